@@ -1,0 +1,233 @@
+//! Defaulting, as the API server's SetDefaults functions do it (pkg/apis/core/v1/defaults.go,
+//! pkg/apis/apps/v1/defaults.go). Admission-time defaults that need cluster state (service
+//! accounts, priority, default tolerations) live in the API server crate.
+
+use crate::object::Object;
+use k8s_openapi::api::apps::v1::{
+    Deployment, DeploymentStrategy, ReplicaSet, RollingUpdateDeployment,
+};
+use k8s_openapi::api::core::v1::{
+    Container, Namespace, NamespaceSpec, NamespaceStatus, Node, PodSecurityContext, PodSpec,
+    PodTemplateSpec, Probe, ResourceRequirements, Service,
+};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+/// Applies the SetDefaults functions of the object's kind in place.
+pub fn apply_defaults(object: &mut Object) {
+    match object {
+        Object::Pod(pod) => {
+            if let Some(spec) = pod.spec.as_mut() {
+                default_pod_spec(spec);
+            }
+        }
+        Object::Node(node) => default_node(node),
+        Object::Namespace(ns) => default_namespace(ns),
+        Object::Deployment(d) => default_deployment(d),
+        Object::ReplicaSet(rs) => default_replica_set(rs),
+        Object::Service(svc) => default_service(svc),
+        Object::Secret(secret) => {
+            secret.type_.get_or_insert_with(|| "Opaque".to_string());
+        }
+        _ => {}
+    }
+}
+
+/// SetDefaults_PodSpec + SetDefaults_Pod + SetDefaults_Container for every container.
+pub fn default_pod_spec(spec: &mut PodSpec) {
+    spec.dns_policy.get_or_insert_with(|| "ClusterFirst".into());
+    spec.restart_policy.get_or_insert_with(|| "Always".into());
+    spec.termination_grace_period_seconds.get_or_insert(30);
+    spec.security_context.get_or_insert_with(PodSecurityContext::default);
+    spec.scheduler_name.get_or_insert_with(|| "default-scheduler".into());
+    spec.enable_service_links.get_or_insert(true);
+    let host_network = spec.host_network.unwrap_or(false);
+    for container in spec.init_containers.iter_mut().flatten() {
+        default_container(container, host_network);
+    }
+    for container in spec.containers.iter_mut() {
+        default_container(container, host_network);
+    }
+    for volume in spec.volumes.iter_mut().flatten() {
+        let has_source = volume.config_map.is_some()
+            || volume.secret.is_some()
+            || volume.persistent_volume_claim.is_some()
+            || volume.host_path.is_some()
+            || volume.projected.is_some()
+            || volume.downward_api.is_some()
+            || volume.nfs.is_some()
+            || volume.csi.is_some()
+            || volume.ephemeral.is_some()
+            || volume.empty_dir.is_some()
+            || volume.image.is_some();
+        if !has_source {
+            volume.empty_dir = Some(Default::default());
+        }
+        if let Some(cm) = volume.config_map.as_mut() {
+            cm.default_mode.get_or_insert(0o644);
+        }
+        if let Some(secret) = volume.secret.as_mut() {
+            secret.default_mode.get_or_insert(0o644);
+        }
+    }
+}
+
+/// SetDefaults_Container (and the requests-from-limits rule of SetDefaults_Pod).
+pub fn default_container(container: &mut Container, host_network: bool) {
+    if container.image_pull_policy.is_none() {
+        container.image_pull_policy = Some(default_image_pull_policy(container.image.as_deref().unwrap_or("")).into());
+    }
+    container.termination_message_path.get_or_insert_with(|| "/dev/termination-log".into());
+    container.termination_message_policy.get_or_insert_with(|| "File".into());
+    for port in container.ports.iter_mut().flatten() {
+        port.protocol.get_or_insert_with(|| "TCP".into());
+        if host_network && port.host_port.is_none() {
+            port.host_port = Some(port.container_port);
+        }
+    }
+    let resources = container.resources.get_or_insert_with(ResourceRequirements::default);
+    if let Some(limits) = resources.limits.clone() {
+        let requests = resources.requests.get_or_insert_with(Default::default);
+        for (name, quantity) in limits {
+            requests.entry(name).or_insert(quantity);
+        }
+    }
+    for probe in [&mut container.liveness_probe, &mut container.readiness_probe, &mut container.startup_probe].into_iter().flatten() {
+        default_probe(probe);
+    }
+}
+
+/// SetDefaults_Probe and the handler defaults (httpGet path "/" and scheme HTTP).
+pub fn default_probe(probe: &mut Probe) {
+    probe.timeout_seconds.get_or_insert(1);
+    probe.period_seconds.get_or_insert(10);
+    probe.success_threshold.get_or_insert(1);
+    probe.failure_threshold.get_or_insert(3);
+    if let Some(http) = probe.http_get.as_mut() {
+        http.path.get_or_insert_with(|| "/".into());
+        http.scheme.get_or_insert_with(|| "HTTP".into());
+    }
+}
+
+/// The imagePullPolicy SetDefaults_Container picks: `Always` for `:latest` or no tag (and no
+/// digest), `IfNotPresent` otherwise.
+pub fn default_image_pull_policy(image: &str) -> &'static str {
+    if image.contains('@') {
+        return "IfNotPresent";
+    }
+    let last_segment = image.rsplit('/').next().unwrap_or(image);
+    match last_segment.split_once(':') {
+        Some((_, "latest")) | None => "Always",
+        Some(_) => "IfNotPresent",
+    }
+}
+
+fn default_node(node: &mut Node) {
+    let status = node.status.get_or_insert_with(Default::default);
+    if status.allocatable.is_none() {
+        status.allocatable = status.capacity.clone();
+    }
+}
+
+fn default_namespace(ns: &mut Namespace) {
+    ns.spec.get_or_insert_with(|| NamespaceSpec { finalizers: Some(vec!["kubernetes".into()]) });
+    ns.status.get_or_insert_with(|| NamespaceStatus { phase: Some("Active".into()), ..Default::default() });
+}
+
+fn default_template(template: &mut PodTemplateSpec) {
+    if let Some(spec) = template.spec.as_mut() {
+        default_pod_spec(spec);
+    }
+}
+
+fn default_deployment(d: &mut Deployment) {
+    let spec = d.spec.get_or_insert_with(Default::default);
+    spec.replicas.get_or_insert(1);
+    let strategy = spec.strategy.get_or_insert_with(DeploymentStrategy::default);
+    let type_ = strategy.type_.get_or_insert_with(|| "RollingUpdate".into()).clone();
+    if type_ == "RollingUpdate" {
+        let rolling = strategy.rolling_update.get_or_insert_with(RollingUpdateDeployment::default);
+        rolling.max_unavailable.get_or_insert_with(|| IntOrString::String("25%".into()));
+        rolling.max_surge.get_or_insert_with(|| IntOrString::String("25%".into()));
+    }
+    spec.revision_history_limit.get_or_insert(10);
+    spec.progress_deadline_seconds.get_or_insert(600);
+    default_template(&mut spec.template);
+}
+
+fn default_replica_set(rs: &mut ReplicaSet) {
+    let spec = rs.spec.get_or_insert_with(Default::default);
+    spec.replicas.get_or_insert(1);
+    if let Some(template) = spec.template.as_mut() {
+        default_template(template);
+    }
+}
+
+fn default_service(svc: &mut Service) {
+    let spec = svc.spec.get_or_insert_with(Default::default);
+    let type_ = spec.type_.get_or_insert_with(|| "ClusterIP".into()).clone();
+    spec.session_affinity.get_or_insert_with(|| "None".into());
+    for port in spec.ports.iter_mut().flatten() {
+        port.protocol.get_or_insert_with(|| "TCP".into());
+        if port.target_port.is_none() {
+            port.target_port = Some(IntOrString::Int(port.port));
+        }
+    }
+    if type_ == "NodePort" || type_ == "LoadBalancer" {
+        spec.external_traffic_policy.get_or_insert_with(|| "Cluster".into());
+    }
+    if type_ != "ExternalName" {
+        spec.internal_traffic_policy.get_or_insert_with(|| "Cluster".into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Mirrors pkg/apis/core/v1/defaults_test.go (TestSetDefaultsContainerImagePullPolicy cases).
+    #[test]
+    fn image_pull_policy_defaults_follow_the_tag() {
+        let cases = [
+            ("nginx", "Always"),
+            ("nginx:latest", "Always"),
+            ("nginx:1.27", "IfNotPresent"),
+            ("nginx@sha256:abc", "IfNotPresent"),
+            ("registry:5000/app", "Always"),
+            ("registry:5000/app:v2", "IfNotPresent"),
+        ];
+        for (image, want) in cases {
+            assert_eq!(default_image_pull_policy(image), want, "{image}");
+        }
+    }
+
+    #[test]
+    fn pod_spec_defaults_match_set_defaults_pod_spec() {
+        let mut spec = PodSpec {
+            containers: vec![Container { name: "c".into(), image: Some("nginx".into()), ..Default::default() }],
+            ..Default::default()
+        };
+        default_pod_spec(&mut spec);
+        assert_eq!(spec.dns_policy.as_deref(), Some("ClusterFirst"));
+        assert_eq!(spec.restart_policy.as_deref(), Some("Always"));
+        assert_eq!(spec.termination_grace_period_seconds, Some(30));
+        assert_eq!(spec.scheduler_name.as_deref(), Some("default-scheduler"));
+        assert_eq!(spec.enable_service_links, Some(true));
+        let c = &spec.containers[0];
+        assert_eq!(c.image_pull_policy.as_deref(), Some("Always"));
+        assert_eq!(c.termination_message_path.as_deref(), Some("/dev/termination-log"));
+        assert_eq!(c.termination_message_policy.as_deref(), Some("File"));
+    }
+
+    #[test]
+    fn deployment_defaults_match_apps_v1() {
+        let mut d = Deployment::default();
+        default_deployment(&mut d);
+        let spec = d.spec.unwrap();
+        assert_eq!(spec.replicas, Some(1));
+        assert_eq!(spec.revision_history_limit, Some(10));
+        assert_eq!(spec.progress_deadline_seconds, Some(600));
+        let rolling = spec.strategy.unwrap().rolling_update.unwrap();
+        assert_eq!(rolling.max_surge, Some(IntOrString::String("25%".into())));
+        assert_eq!(rolling.max_unavailable, Some(IntOrString::String("25%".into())));
+    }
+}

@@ -1,0 +1,21 @@
+//! kubesim's API types layer. Start here:
+//! - [`object`]: the stored object model ([`Object`]) over k8s-openapi types, and the kind registry.
+//! - [`decode`]: multi-document YAML in, objects or precise errors out.
+//! - [`quantity`], [`selector`], [`time`]: the value types every component shares.
+//! - [`defaults`] and [`validation`]: the API server's SetDefaults and validation rules.
+//!
+//! Invariant: this crate performs no I/O and knows nothing of the store, the simulation or the UI.
+
+#![deny(missing_docs)]
+
+pub mod decode;
+pub mod defaults;
+pub mod object;
+pub mod quantity;
+pub mod selector;
+pub mod time;
+pub mod validation;
+
+pub use k8s_openapi;
+pub use object::{kind_info, DynamicObject, KindInfo, Object, Scope};
+pub use time::Millis;

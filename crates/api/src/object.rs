@@ -1,0 +1,331 @@
+//! The object model: one [`Object`] enum over the k8s-openapi types kubesim's components act on,
+//! plus [`DynamicObject`] for every other built-in kind (stored, listed and served, but kept as
+//! JSON so the wasm bundle does not pay for the serde code of kinds nothing reads).
+
+use k8s_openapi::api::apps::v1 as apps;
+use k8s_openapi::api::coordination::v1 as coordination;
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::{Deserialize, Serialize};
+
+/// Whether a kind lives in a namespace or at cluster scope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    /// Namespaced (pods, deployments, ...).
+    Namespaced,
+    /// Cluster-scoped (nodes, namespaces, ...).
+    Cluster,
+}
+
+/// A built-in kind the API server serves: the row `kubectl api-resources` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KindInfo {
+    /// `group/version` or `v1` for the core group.
+    pub api_version: &'static str,
+    /// The kind, e.g. `Pod`.
+    pub kind: &'static str,
+    /// The plural resource name, e.g. `pods`.
+    pub plural: &'static str,
+    /// Short names kubectl accepts.
+    pub short_names: &'static [&'static str],
+    /// Namespaced or cluster-scoped.
+    pub scope: Scope,
+}
+
+impl KindInfo {
+    /// The API group ("" for core).
+    pub fn group(&self) -> &'static str {
+        match self.api_version.split_once('/') {
+            Some((group, _)) => group,
+            None => "",
+        }
+    }
+    /// `plural` or `plural.group` as used in API error messages (`pods`, `deployments.apps`).
+    pub fn qualified_resource(&self) -> String {
+        match self.group() {
+            "" => self.plural.to_string(),
+            group => format!("{}.{}", self.plural, group),
+        }
+    }
+}
+
+/// A built-in kind that kubesim keeps as JSON (see module docs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DynamicObject {
+    /// `apiVersion`.
+    #[serde(rename = "apiVersion")]
+    pub api_version: String,
+    /// `kind`.
+    pub kind: String,
+    /// Standard object metadata.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// Every other top-level field (spec, status, data, ...), in key order.
+    #[serde(flatten)]
+    pub rest: serde_json::Map<String, serde_json::Value>,
+}
+
+macro_rules! typed_kinds {
+    ($( $variant:ident => $ty:ty, $plural:literal, [$($short:literal),*], $scope:ident; )*) => {
+        /// A stored API object. Typed variants for the kinds components act on; `Dynamic` for the rest.
+        #[derive(Clone, Debug, PartialEq)]
+        #[allow(clippy::large_enum_variant)]
+        pub enum Object {
+            $(
+                #[doc = concat!("A `", stringify!($variant), "`.")]
+                $variant(Box<$ty>),
+            )*
+            /// Any other built-in kind, kept as JSON.
+            Dynamic(Box<DynamicObject>),
+        }
+
+        /// The typed kinds, in a fixed order.
+        pub const TYPED_KINDS: &[KindInfo] = &[
+            $( KindInfo {
+                api_version: <$ty as k8s_openapi::Resource>::API_VERSION,
+                kind: <$ty as k8s_openapi::Resource>::KIND,
+                plural: $plural,
+                short_names: &[$($short),*],
+                scope: Scope::$scope,
+            }, )*
+        ];
+
+        impl Object {
+            /// The object's metadata.
+            pub fn metadata(&self) -> &ObjectMeta {
+                match self {
+                    $( Object::$variant(o) => &o.metadata, )*
+                    Object::Dynamic(o) => &o.metadata,
+                }
+            }
+            /// The object's metadata, mutably.
+            pub fn metadata_mut(&mut self) -> &mut ObjectMeta {
+                match self {
+                    $( Object::$variant(o) => &mut o.metadata, )*
+                    Object::Dynamic(o) => &mut o.metadata,
+                }
+            }
+            /// `apiVersion`.
+            pub fn api_version(&self) -> &str {
+                match self {
+                    $( Object::$variant(_) => <$ty as k8s_openapi::Resource>::API_VERSION, )*
+                    Object::Dynamic(o) => &o.api_version,
+                }
+            }
+            /// `kind`.
+            pub fn kind(&self) -> &str {
+                match self {
+                    $( Object::$variant(_) => <$ty as k8s_openapi::Resource>::KIND, )*
+                    Object::Dynamic(o) => &o.kind,
+                }
+            }
+            /// Serializes the object as the API server would serve it (apiVersion and kind first).
+            pub fn to_json(&self) -> serde_json::Value {
+                let value = match self {
+                    $( Object::$variant(o) => serde_json::to_value(o.as_ref()), )*
+                    Object::Dynamic(o) => serde_json::to_value(o.as_ref()),
+                };
+                value.expect("API objects always serialize to JSON")
+            }
+            /// Decodes a JSON document of the given kind into its typed form; the error carries
+            /// the JSON path of the offending field.
+            pub fn from_json(info: &KindInfo, value: serde_json::Value) -> Result<Object, FieldDecodeError> {
+                $(
+                    if info.kind == <$ty as k8s_openapi::Resource>::KIND
+                        && info.api_version == <$ty as k8s_openapi::Resource>::API_VERSION {
+                        return decode_typed::<$ty>(value).map(|o| Object::$variant(Box::new(o)));
+                    }
+                )*
+                decode_typed::<DynamicObject>(value).map(|o| Object::Dynamic(Box::new(o)))
+            }
+        }
+    };
+}
+
+typed_kinds! {
+    Pod => core::Pod, "pods", ["po"], Namespaced;
+    Node => core::Node, "nodes", ["no"], Cluster;
+    Namespace => core::Namespace, "namespaces", ["ns"], Cluster;
+    Event => core::Event, "events", ["ev"], Namespaced;
+    ServiceAccount => core::ServiceAccount, "serviceaccounts", ["sa"], Namespaced;
+    ConfigMap => core::ConfigMap, "configmaps", ["cm"], Namespaced;
+    Secret => core::Secret, "secrets", [], Namespaced;
+    Service => core::Service, "services", ["svc"], Namespaced;
+    Deployment => apps::Deployment, "deployments", ["deploy"], Namespaced;
+    ReplicaSet => apps::ReplicaSet, "replicasets", ["rs"], Namespaced;
+    Lease => coordination::Lease, "leases", [], Namespaced;
+}
+
+/// The remaining built-in kinds of Kubernetes v1.34, served and stored as JSON.
+pub const DYNAMIC_KINDS: &[KindInfo] = &[
+    dynamic("v1", "Binding", "bindings", &[], Scope::Namespaced),
+    dynamic("v1", "ComponentStatus", "componentstatuses", &["cs"], Scope::Cluster),
+    dynamic("v1", "Endpoints", "endpoints", &["ep"], Scope::Namespaced),
+    dynamic("v1", "LimitRange", "limitranges", &["limits"], Scope::Namespaced),
+    dynamic("v1", "PersistentVolumeClaim", "persistentvolumeclaims", &["pvc"], Scope::Namespaced),
+    dynamic("v1", "PersistentVolume", "persistentvolumes", &["pv"], Scope::Cluster),
+    dynamic("v1", "PodTemplate", "podtemplates", &[], Scope::Namespaced),
+    dynamic("v1", "ReplicationController", "replicationcontrollers", &["rc"], Scope::Namespaced),
+    dynamic("v1", "ResourceQuota", "resourcequotas", &["quota"], Scope::Namespaced),
+    dynamic("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", &[], Scope::Cluster),
+    dynamic("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", &[], Scope::Cluster),
+    dynamic("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", &[], Scope::Cluster),
+    dynamic("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", &[], Scope::Cluster),
+    dynamic("apiextensions.k8s.io/v1", "CustomResourceDefinition", "customresourcedefinitions", &["crd", "crds"], Scope::Cluster),
+    dynamic("apiregistration.k8s.io/v1", "APIService", "apiservices", &[], Scope::Cluster),
+    dynamic("apps/v1", "ControllerRevision", "controllerrevisions", &[], Scope::Namespaced),
+    dynamic("apps/v1", "DaemonSet", "daemonsets", &["ds"], Scope::Namespaced),
+    dynamic("apps/v1", "StatefulSet", "statefulsets", &["sts"], Scope::Namespaced),
+    dynamic("autoscaling/v1", "HorizontalPodAutoscaler", "horizontalpodautoscalers", &["hpa"], Scope::Namespaced),
+    dynamic("autoscaling/v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", &["hpa"], Scope::Namespaced),
+    dynamic("batch/v1", "CronJob", "cronjobs", &["cj"], Scope::Namespaced),
+    dynamic("batch/v1", "Job", "jobs", &[], Scope::Namespaced),
+    dynamic("certificates.k8s.io/v1", "CertificateSigningRequest", "certificatesigningrequests", &["csr"], Scope::Cluster),
+    dynamic("discovery.k8s.io/v1", "EndpointSlice", "endpointslices", &[], Scope::Namespaced),
+    dynamic("events.k8s.io/v1", "Event", "events", &["ev"], Scope::Namespaced),
+    dynamic("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", "flowschemas", &[], Scope::Cluster),
+    dynamic("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration", "prioritylevelconfigurations", &[], Scope::Cluster),
+    dynamic("networking.k8s.io/v1", "Ingress", "ingresses", &["ing"], Scope::Namespaced),
+    dynamic("networking.k8s.io/v1", "IngressClass", "ingressclasses", &[], Scope::Cluster),
+    dynamic("networking.k8s.io/v1", "NetworkPolicy", "networkpolicies", &["netpol"], Scope::Namespaced),
+    dynamic("networking.k8s.io/v1", "IPAddress", "ipaddresses", &[], Scope::Cluster),
+    dynamic("networking.k8s.io/v1", "ServiceCIDR", "servicecidrs", &[], Scope::Cluster),
+    dynamic("node.k8s.io/v1", "RuntimeClass", "runtimeclasses", &[], Scope::Cluster),
+    dynamic("policy/v1", "PodDisruptionBudget", "poddisruptionbudgets", &["pdb"], Scope::Namespaced),
+    dynamic("rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", &[], Scope::Cluster),
+    dynamic("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings", &[], Scope::Cluster),
+    dynamic("rbac.authorization.k8s.io/v1", "Role", "roles", &[], Scope::Namespaced),
+    dynamic("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings", &[], Scope::Namespaced),
+    dynamic("resource.k8s.io/v1", "DeviceClass", "deviceclasses", &[], Scope::Cluster),
+    dynamic("resource.k8s.io/v1", "ResourceClaim", "resourceclaims", &[], Scope::Namespaced),
+    dynamic("resource.k8s.io/v1", "ResourceClaimTemplate", "resourceclaimtemplates", &[], Scope::Namespaced),
+    dynamic("resource.k8s.io/v1", "ResourceSlice", "resourceslices", &[], Scope::Cluster),
+    dynamic("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", &["pc"], Scope::Cluster),
+    dynamic("storage.k8s.io/v1", "CSIDriver", "csidrivers", &[], Scope::Cluster),
+    dynamic("storage.k8s.io/v1", "CSINode", "csinodes", &[], Scope::Cluster),
+    dynamic("storage.k8s.io/v1", "CSIStorageCapacity", "csistoragecapacities", &[], Scope::Namespaced),
+    dynamic("storage.k8s.io/v1", "StorageClass", "storageclasses", &["sc"], Scope::Cluster),
+    dynamic("storage.k8s.io/v1", "VolumeAttachment", "volumeattachments", &[], Scope::Cluster),
+    dynamic("storage.k8s.io/v1", "VolumeAttributesClass", "volumeattributesclasses", &[], Scope::Cluster),
+];
+
+const fn dynamic(
+    api_version: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+    short_names: &'static [&'static str],
+    scope: Scope,
+) -> KindInfo {
+    KindInfo { api_version, kind, plural, short_names, scope }
+}
+
+/// Every kind the API server serves: the typed ones first, then the JSON-kept ones.
+pub fn all_kinds() -> impl Iterator<Item = &'static KindInfo> {
+    TYPED_KINDS.iter().chain(DYNAMIC_KINDS.iter())
+}
+
+/// Looks a kind up by `apiVersion` and `kind`, as the API server's REST mapper does.
+pub fn kind_info(api_version: &str, kind: &str) -> Option<&'static KindInfo> {
+    all_kinds().find(|k| k.api_version == api_version && k.kind == kind)
+}
+
+/// Resolves what a kubectl user typed (`po`, `pods`, `pod`, `deployments.apps`, `Deployment`) to a kind.
+/// Where several versions serve one resource (HPA), the first listed wins.
+pub fn resolve_resource(name: &str) -> Option<&'static KindInfo> {
+    let lower = name.to_ascii_lowercase();
+    let (resource, group) = match lower.split_once('.') {
+        Some((resource, group)) => (resource.to_string(), Some(group.to_string())),
+        None => (lower.clone(), None),
+    };
+    all_kinds().find(|k| {
+        let group_ok = group.as_deref().is_none_or(|g| g == k.group());
+        group_ok
+            && (k.plural == resource
+                || k.kind.to_ascii_lowercase() == resource
+                || k.short_names.contains(&resource.as_str()))
+    })
+}
+
+/// A document that could not be decoded into its kind.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct FieldDecodeError {
+    /// The JSON path of the field (`spec.replicas`), `.` for the document itself.
+    pub path: String,
+    /// What was wrong.
+    pub message: String,
+}
+
+fn decode_typed<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, FieldDecodeError> {
+    serde_path_to_error::deserialize(value).map_err(|err| FieldDecodeError {
+        path: err.path().to_string(),
+        message: err.inner().to_string(),
+    })
+}
+
+impl Object {
+    /// The namespace, or "" for cluster-scoped objects.
+    pub fn namespace(&self) -> &str {
+        self.metadata().namespace.as_deref().unwrap_or("")
+    }
+    /// The name ("" if not yet named).
+    pub fn name(&self) -> &str {
+        self.metadata().name.as_deref().unwrap_or("")
+    }
+    /// The decimal resourceVersion ("" if never stored).
+    pub fn resource_version(&self) -> &str {
+        self.metadata().resource_version.as_deref().unwrap_or("")
+    }
+    /// The kind's registry entry.
+    pub fn info(&self) -> Option<&'static KindInfo> {
+        kind_info(self.api_version(), self.kind())
+    }
+    /// The pod, if this is one.
+    pub fn as_pod(&self) -> Option<&core::Pod> {
+        match self {
+            Object::Pod(p) => Some(p),
+            _ => None,
+        }
+    }
+    /// The node, if this is one.
+    pub fn as_node(&self) -> Option<&core::Node> {
+        match self {
+            Object::Node(n) => Some(n),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_kubectl_resource_names_like_the_rest_mapper() {
+        assert_eq!(resolve_resource("po").unwrap().kind, "Pod");
+        assert_eq!(resolve_resource("pods").unwrap().kind, "Pod");
+        assert_eq!(resolve_resource("Deployment").unwrap().kind, "Deployment");
+        assert_eq!(resolve_resource("deployments.apps").unwrap().kind, "Deployment");
+        assert_eq!(resolve_resource("deploy").unwrap().api_version, "apps/v1");
+        assert!(resolve_resource("deployments.batch").is_none());
+        assert!(resolve_resource("frobnicators").is_none());
+    }
+
+    #[test]
+    fn typed_objects_serialize_with_api_version_and_kind() {
+        let pod = Object::Pod(Box::default());
+        let json = pod.to_json();
+        assert_eq!(json["apiVersion"], "v1");
+        assert_eq!(json["kind"], "Pod");
+    }
+
+    #[test]
+    fn decode_errors_name_the_field_path() {
+        let info = kind_info("apps/v1", "Deployment").unwrap();
+        let value = serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "x"}, "spec": {"replicas": "three", "selector": {}, "template": {}}});
+        let err = Object::from_json(info, value).unwrap_err();
+        assert_eq!(err.path, "spec.replicas");
+        assert!(err.message.contains("invalid type"), "{}", err.message);
+    }
+}
