@@ -65,8 +65,19 @@ pub struct DynamicObject {
     pub rest: serde_json::Map<String, serde_json::Value>,
 }
 
+macro_rules! copy_status {
+    (status, $a:ident, $b:ident) => {
+        $a.status = $b.status.clone()
+    };
+    (nostatus, $a:ident, $b:ident) => {{
+        let _ = ($a, $b);
+    }};
+}
+
+/// Declares the typed kinds: `Variant => type, plural, [short names], scope, status|nostatus;`.
+/// To give a JSON-kept kind a typed variant, add it here and remove it from [`DYNAMIC_KINDS`].
 macro_rules! typed_kinds {
-    ($( $variant:ident => $ty:ty, $plural:literal, [$($short:literal),*], $scope:ident; )*) => {
+    ($( $variant:ident => $ty:ty, $plural:literal, [$($short:literal),*], $scope:ident, $status:ident; )*) => {
         /// A stored API object. Typed variants for the kinds components act on; `Dynamic` for the rest.
         #[derive(Clone, Debug, PartialEq)]
         #[allow(clippy::large_enum_variant)]
@@ -127,6 +138,22 @@ macro_rules! typed_kinds {
                 };
                 value.expect("API objects always serialize to JSON")
             }
+            /// Replaces this object's status with `other`'s (the status subresource's ownership
+            /// rule). Objects of different kinds, and kinds without status, are left alone.
+            pub fn copy_status_from(&mut self, other: &Object) {
+                match (self, other) {
+                    $( (Object::$variant(a), Object::$variant(b)) => copy_status!($status, a, b), )*
+                    (Object::Dynamic(a), Object::Dynamic(b)) => match b.rest.get("status") {
+                        Some(status) => {
+                            a.rest.insert("status".into(), status.clone());
+                        }
+                        None => {
+                            a.rest.remove("status");
+                        }
+                    },
+                    _ => {}
+                }
+            }
             /// Decodes a JSON document of the given kind into its typed form; the error carries
             /// the JSON path of the offending field.
             pub fn from_json(info: &KindInfo, value: serde_json::Value) -> Result<Object, FieldDecodeError> {
@@ -143,17 +170,17 @@ macro_rules! typed_kinds {
 }
 
 typed_kinds! {
-    Pod => core::Pod, "pods", ["po"], Namespaced;
-    Node => core::Node, "nodes", ["no"], Cluster;
-    Namespace => core::Namespace, "namespaces", ["ns"], Cluster;
-    Event => core::Event, "events", ["ev"], Namespaced;
-    ServiceAccount => core::ServiceAccount, "serviceaccounts", ["sa"], Namespaced;
-    ConfigMap => core::ConfigMap, "configmaps", ["cm"], Namespaced;
-    Secret => core::Secret, "secrets", [], Namespaced;
-    Service => core::Service, "services", ["svc"], Namespaced;
-    Deployment => apps::Deployment, "deployments", ["deploy"], Namespaced;
-    ReplicaSet => apps::ReplicaSet, "replicasets", ["rs"], Namespaced;
-    Lease => coordination::Lease, "leases", [], Namespaced;
+    Pod => core::Pod, "pods", ["po"], Namespaced, status;
+    Node => core::Node, "nodes", ["no"], Cluster, status;
+    Namespace => core::Namespace, "namespaces", ["ns"], Cluster, status;
+    Event => core::Event, "events", ["ev"], Namespaced, nostatus;
+    ServiceAccount => core::ServiceAccount, "serviceaccounts", ["sa"], Namespaced, nostatus;
+    ConfigMap => core::ConfigMap, "configmaps", ["cm"], Namespaced, nostatus;
+    Secret => core::Secret, "secrets", [], Namespaced, nostatus;
+    Service => core::Service, "services", ["svc"], Namespaced, status;
+    Deployment => apps::Deployment, "deployments", ["deploy"], Namespaced, status;
+    ReplicaSet => apps::ReplicaSet, "replicasets", ["rs"], Namespaced, status;
+    Lease => coordination::Lease, "leases", [], Namespaced, nostatus;
 }
 
 /// The remaining built-in kinds of Kubernetes v1.34, served and stored as JSON.

@@ -1,1 +1,362 @@
-//! placeholder
+//! The etcd model. One global revision counter; every write commits a new revision, and an
+//! object's `metadata.resourceVersion` is the revision of its last write (etcd's modRevision).
+//! Objects are shared as `Arc<Object>`: watchers, caches and the trace hold the same allocation.
+//!
+//! The store knows nothing about admission, defaulting or validation (the API server's job);
+//! it enforces only what etcd's transactions enforce: create-if-absent, compare-and-swap on the
+//! revision, and delete.
+//!
+//! Guarantees: revisions are strictly increasing in commit order; [`Store::drain_commits`]
+//! returns every commit exactly once, in order; iteration orders are key orders (no hashing).
+
+#![deny(missing_docs)]
+
+use kubesim_api::{KindInfo, Millis, Object};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
+
+/// A resource: (API group, plural), e.g. `("", "pods")` or `("apps", "deployments")`.
+pub type Resource = (&'static str, &'static str);
+
+/// The resource a kind is stored under.
+pub fn resource_of(info: &KindInfo) -> Resource {
+    (info.group(), info.plural)
+}
+
+/// An object's key within its resource: (namespace, name). Cluster-scoped objects use "".
+pub type ObjectKey = (String, String);
+
+/// The kind of change a commit made, as a watch reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EventType {
+    /// Created.
+    Added,
+    /// Updated.
+    Modified,
+    /// Removed.
+    Deleted,
+}
+
+impl EventType {
+    /// The watch event type string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One committed write.
+#[derive(Clone, Debug)]
+pub struct Commit {
+    /// The revision this write created.
+    pub revision: u64,
+    /// Virtual time of the write.
+    pub t_ms: Millis,
+    /// What happened.
+    pub event_type: EventType,
+    /// The resource written.
+    pub resource: Resource,
+    /// The object after the write (for deletes: the last state, with the deletion's revision).
+    pub object: Arc<Object>,
+    /// The object before the write (None for creates).
+    pub previous: Option<Arc<Object>>,
+    /// Who wrote it (`kubectl`, `scheduler`, `kubelet/node-1`, ...).
+    pub actor: Arc<str>,
+}
+
+/// What etcd refuses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreError {
+    /// The key exists (create).
+    AlreadyExists,
+    /// The key does not exist (update, delete).
+    NotFound,
+    /// The expected revision does not match the stored one (compare-and-swap failed).
+    Conflict,
+}
+
+/// A watch asked to start from a revision older than the compacted history (HTTP 410).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Gone {
+    /// The oldest revision still in history.
+    pub oldest_available: u64,
+}
+
+/// The versioned store.
+#[derive(Clone, Debug)]
+pub struct Store {
+    revision: u64,
+    objects: BTreeMap<Resource, BTreeMap<ObjectKey, Arc<Object>>>,
+    pods_by_node: BTreeMap<String, BTreeSet<ObjectKey>>,
+    history: VecDeque<Commit>,
+    history_capacity: usize,
+    compacted_revision: u64,
+    undrained: Vec<Commit>,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Store::new(1_000_000)
+    }
+}
+
+impl Store {
+    /// An empty store at revision 1 (as a fresh etcd), keeping at most `history_capacity`
+    /// commits for watches that start from an older revision.
+    pub fn new(history_capacity: usize) -> Store {
+        Store {
+            revision: 1,
+            objects: BTreeMap::new(),
+            pods_by_node: BTreeMap::new(),
+            history: VecDeque::new(),
+            history_capacity,
+            compacted_revision: 1,
+            undrained: Vec::new(),
+        }
+    }
+
+    /// The current global revision (a list's resourceVersion).
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// Reads one object.
+    pub fn get(&self, resource: Resource, namespace: &str, name: &str) -> Option<&Arc<Object>> {
+        self.objects.get(&resource)?.get(&(namespace.to_string(), name.to_string()))
+    }
+
+    /// Lists a resource, in key order, optionally within one namespace.
+    pub fn list<'a>(&'a self, resource: Resource, namespace: Option<&'a str>) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
+        let map = self.objects.get(&resource);
+        let range: Box<dyn Iterator<Item = (&ObjectKey, &Arc<Object>)>> = match (map, namespace) {
+            (None, _) => Box::new(std::iter::empty()),
+            (Some(map), None) => Box::new(map.iter()),
+            (Some(map), Some(ns)) => Box::new(
+                map.range((ns.to_string(), String::new())..)
+                    .take_while(move |((n, _), _)| n == ns),
+            ),
+        };
+        range.map(|(_, v)| v)
+    }
+
+    /// Every resource that has objects, in order.
+    pub fn resources(&self) -> impl Iterator<Item = Resource> + '_ {
+        self.objects.iter().filter(|(_, m)| !m.is_empty()).map(|(r, _)| *r)
+    }
+
+    /// Number of objects of a resource.
+    pub fn count(&self, resource: Resource) -> usize {
+        self.objects.get(&resource).map_or(0, |m| m.len())
+    }
+
+    /// The pods whose spec.nodeName is `node` (index; the kubelet's field-selector list).
+    pub fn pods_on_node<'a>(&'a self, node: &str) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
+        let pods = self.objects.get(&("", "pods"));
+        self.pods_by_node
+            .get(node)
+            .into_iter()
+            .flatten()
+            .filter_map(move |key| pods.and_then(|p| p.get(key)))
+    }
+
+    /// Creates an object; fails if the key exists. Sets resourceVersion.
+    pub fn create(&mut self, resource: Resource, mut object: Object, actor: &Arc<str>, t_ms: Millis) -> Result<Arc<Object>, StoreError> {
+        let key = (object.namespace().to_string(), object.name().to_string());
+        let map = self.objects.entry(resource).or_default();
+        if map.contains_key(&key) {
+            return Err(StoreError::AlreadyExists);
+        }
+        self.revision += 1;
+        object.metadata_mut().resource_version = Some(self.revision.to_string());
+        let object = Arc::new(object);
+        map.insert(key.clone(), object.clone());
+        self.index(resource, &key, None, Some(&object));
+        self.record(EventType::Added, resource, object.clone(), None, actor, t_ms);
+        Ok(object)
+    }
+
+    /// Replaces an object. With `expected_revision`, fails with Conflict unless the stored
+    /// object's resourceVersion equals it.
+    pub fn update(&mut self, resource: Resource, mut object: Object, expected_revision: Option<u64>, actor: &Arc<str>, t_ms: Millis) -> Result<Arc<Object>, StoreError> {
+        let key = (object.namespace().to_string(), object.name().to_string());
+        let map = self.objects.entry(resource).or_default();
+        let previous = map.get(&key).cloned().ok_or(StoreError::NotFound)?;
+        if let Some(expected) = expected_revision {
+            if previous.resource_version() != expected.to_string() {
+                return Err(StoreError::Conflict);
+            }
+        }
+        self.revision += 1;
+        object.metadata_mut().resource_version = Some(self.revision.to_string());
+        let object = Arc::new(object);
+        map.insert(key.clone(), object.clone());
+        self.index(resource, &key, Some(&previous), Some(&object));
+        self.record(EventType::Modified, resource, object.clone(), Some(previous), actor, t_ms);
+        Ok(object)
+    }
+
+    /// Removes an object. With `expected_revision`, compare-and-swap as for update.
+    pub fn delete(&mut self, resource: Resource, namespace: &str, name: &str, expected_revision: Option<u64>, actor: &Arc<str>, t_ms: Millis) -> Result<Arc<Object>, StoreError> {
+        let key = (namespace.to_string(), name.to_string());
+        let map = self.objects.get_mut(&resource).ok_or(StoreError::NotFound)?;
+        let previous = map.get(&key).cloned().ok_or(StoreError::NotFound)?;
+        if let Some(expected) = expected_revision {
+            if previous.resource_version() != expected.to_string() {
+                return Err(StoreError::Conflict);
+            }
+        }
+        map.remove(&key);
+        self.revision += 1;
+        let mut last = (*previous).clone();
+        last.metadata_mut().resource_version = Some(self.revision.to_string());
+        let last = Arc::new(last);
+        self.index(resource, &key, Some(&previous), None);
+        self.record(EventType::Deleted, resource, last.clone(), Some(previous), actor, t_ms);
+        Ok(last)
+    }
+
+    /// Every commit since the last drain, in commit order. The world fans these out to watchers
+    /// and to the trace.
+    pub fn drain_commits(&mut self) -> Vec<Commit> {
+        std::mem::take(&mut self.undrained)
+    }
+
+    /// Whether commits are waiting to be drained.
+    pub fn has_undrained(&self) -> bool {
+        !self.undrained.is_empty()
+    }
+
+    /// The commits after `revision` for a watch starting there, or [`Gone`] if history no
+    /// longer reaches back that far ("too old resource version").
+    pub fn commits_since(&self, revision: u64) -> Result<impl Iterator<Item = &Commit>, Gone> {
+        if revision < self.compacted_revision {
+            return Err(Gone { oldest_available: self.compacted_revision });
+        }
+        Ok(self.history.iter().filter(move |c| c.revision > revision))
+    }
+
+    /// Drops history up to and including `revision` (etcd compaction).
+    pub fn compact(&mut self, revision: u64) {
+        while self.history.front().is_some_and(|c| c.revision <= revision) {
+            self.history.pop_front();
+        }
+        self.compacted_revision = self.compacted_revision.max(revision);
+    }
+
+    fn record(&mut self, event_type: EventType, resource: Resource, object: Arc<Object>, previous: Option<Arc<Object>>, actor: &Arc<str>, t_ms: Millis) {
+        let commit = Commit { revision: self.revision, t_ms, event_type, resource, object, previous, actor: actor.clone() };
+        if self.history_capacity > 0 {
+            if self.history.len() == self.history_capacity {
+                let dropped = self.history.pop_front().expect("history is full");
+                self.compacted_revision = dropped.revision;
+            }
+            self.history.push_back(commit.clone());
+        }
+        self.undrained.push(commit);
+    }
+
+    fn index(&mut self, resource: Resource, key: &ObjectKey, old: Option<&Arc<Object>>, new: Option<&Arc<Object>>) {
+        if resource != ("", "pods") {
+            return;
+        }
+        let node_of = |o: Option<&Arc<Object>>| o.and_then(|o| o.as_pod()).and_then(|p| p.spec.as_ref()).and_then(|s| s.node_name.clone());
+        let (old_node, new_node) = (node_of(old), node_of(new));
+        if old_node == new_node {
+            return;
+        }
+        if let Some(node) = old_node {
+            if let Some(set) = self.pods_by_node.get_mut(&node) {
+                set.remove(key);
+                if set.is_empty() {
+                    self.pods_by_node.remove(&node);
+                }
+            }
+        }
+        if let Some(node) = new_node {
+            self.pods_by_node.entry(node).or_default().insert(key.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kubesim_api::k8s_openapi::api::core::v1::{Pod, PodSpec};
+    use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    const PODS: Resource = ("", "pods");
+
+    fn pod(name: &str, node: Option<&str>) -> Object {
+        Object::Pod(Box::new(Pod {
+            metadata: ObjectMeta { name: Some(name.into()), namespace: Some("default".into()), ..Default::default() },
+            spec: Some(PodSpec { node_name: node.map(Into::into), ..Default::default() }),
+            ..Default::default()
+        }))
+    }
+
+    #[test]
+    fn every_write_takes_the_next_global_revision() {
+        let mut store = Store::default();
+        let actor: Arc<str> = "test".into();
+        let a = store.create(PODS, pod("a", None), &actor, 0).unwrap();
+        let b = store.create(PODS, pod("b", None), &actor, 0).unwrap();
+        assert_eq!(a.resource_version(), "2");
+        assert_eq!(b.resource_version(), "3");
+        let a2 = store.update(PODS, pod("a", Some("n1")), Some(2), &actor, 5).unwrap();
+        assert_eq!(a2.resource_version(), "4");
+        let revisions: Vec<u64> = store.drain_commits().iter().map(|c| c.revision).collect();
+        assert_eq!(revisions, vec![2, 3, 4]);
+        assert!(store.drain_commits().is_empty());
+    }
+
+    #[test]
+    fn stale_revisions_conflict_and_duplicates_already_exist() {
+        let mut store = Store::default();
+        let actor: Arc<str> = "test".into();
+        store.create(PODS, pod("a", None), &actor, 0).unwrap();
+        assert_eq!(store.create(PODS, pod("a", None), &actor, 0).unwrap_err(), StoreError::AlreadyExists);
+        store.update(PODS, pod("a", None), Some(2), &actor, 0).unwrap();
+        assert_eq!(store.update(PODS, pod("a", None), Some(2), &actor, 0).unwrap_err(), StoreError::Conflict);
+        assert_eq!(store.delete(PODS, "default", "zzz", None, &actor, 0).unwrap_err(), StoreError::NotFound);
+    }
+
+    #[test]
+    fn node_index_follows_binding_and_deletion() {
+        let mut store = Store::default();
+        let actor: Arc<str> = "test".into();
+        store.create(PODS, pod("a", None), &actor, 0).unwrap();
+        assert_eq!(store.pods_on_node("n1").count(), 0);
+        store.update(PODS, pod("a", Some("n1")), None, &actor, 0).unwrap();
+        assert_eq!(store.pods_on_node("n1").count(), 1);
+        store.delete(PODS, "default", "a", None, &actor, 0).unwrap();
+        assert_eq!(store.pods_on_node("n1").count(), 0);
+    }
+
+    #[test]
+    fn watches_from_compacted_revisions_are_gone() {
+        let mut store = Store::new(2);
+        let actor: Arc<str> = "test".into();
+        for name in ["a", "b", "c"] {
+            store.create(PODS, pod(name, None), &actor, 0).unwrap();
+        }
+        assert!(store.commits_since(1).is_err());
+        assert_eq!(store.commits_since(3).unwrap().count(), 1);
+        store.compact(4);
+        assert_eq!(store.commits_since(3).err(), Some(Gone { oldest_available: 4 }));
+    }
+
+    #[test]
+    fn list_by_namespace_stays_within_it() {
+        let mut store = Store::default();
+        let actor: Arc<str> = "test".into();
+        store.create(PODS, pod("a", None), &actor, 0).unwrap();
+        let mut other = pod("b", None);
+        other.metadata_mut().namespace = Some("kube-system".into());
+        store.create(PODS, other, &actor, 0).unwrap();
+        assert_eq!(store.list(PODS, Some("default")).count(), 1);
+        assert_eq!(store.list(PODS, None).count(), 2);
+    }
+}

@@ -1,0 +1,278 @@
+//! Admission plugins that run on create (mutating, in upstream order: ServiceAccount, Priority,
+//! DefaultTolerationSeconds; then the pod registry's PrepareForCreate), and update validation.
+
+use crate::error::{ApiError, Result};
+use crate::server::{random_suffix, Request};
+use kubesim_api::k8s_openapi::api::core::v1::{
+    ConfigMapProjection, DownwardAPIProjection, DownwardAPIVolumeFile, KeyToPath, ObjectFieldSelector, Pod,
+    PodStatus, ProjectedVolumeSource, ServiceAccountTokenProjection, Toleration, Volume, VolumeMount,
+    VolumeProjection,
+};
+use kubesim_api::object::{KindInfo, Object};
+use kubesim_api::quantity::parse_milli;
+use kubesim_store::Store;
+
+/// Runs the mutating admission chain on a new object.
+pub fn admit_create(object: &mut Object, store: &Store, req: &mut Request) -> Result<()> {
+    if let Object::Pod(pod) = object {
+        admit_service_account(pod, req);
+        admit_priority(pod, store)?;
+        admit_default_toleration_seconds(pod);
+        prepare_pod_for_create(pod);
+    }
+    Ok(())
+}
+
+/// ServiceAccount admission: default service account and the projected token volume.
+fn admit_service_account(pod: &mut Pod, req: &mut Request) {
+    let Some(spec) = pod.spec.as_mut() else { return };
+    let account = spec
+        .service_account_name
+        .clone()
+        .filter(|s| !s.is_empty())
+        .or_else(|| spec.service_account.clone().filter(|s| !s.is_empty()))
+        .unwrap_or_else(|| "default".to_string());
+    spec.service_account_name = Some(account.clone());
+    spec.service_account = Some(account);
+    if spec.automount_service_account_token == Some(false) {
+        return;
+    }
+    const MOUNT_PATH: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+    let already_mounted = spec
+        .containers
+        .iter()
+        .chain(spec.init_containers.iter().flatten())
+        .any(|c| c.volume_mounts.iter().flatten().any(|m| m.mount_path == MOUNT_PATH));
+    if already_mounted {
+        return;
+    }
+    let volume_name = format!("kube-api-access-{}", random_suffix(req.rng));
+    spec.volumes.get_or_insert_with(Vec::new).push(Volume {
+        name: volume_name.clone(),
+        projected: Some(ProjectedVolumeSource {
+            default_mode: Some(420),
+            sources: Some(vec![
+                VolumeProjection {
+                    service_account_token: Some(ServiceAccountTokenProjection {
+                        expiration_seconds: Some(3607),
+                        path: "token".into(),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+                VolumeProjection {
+                    config_map: Some(ConfigMapProjection {
+                        name: "kube-root-ca.crt".into(),
+                        items: Some(vec![KeyToPath { key: "ca.crt".into(), path: "ca.crt".into(), mode: None }]),
+                        optional: None,
+                    }),
+                    ..Default::default()
+                },
+                VolumeProjection {
+                    downward_api: Some(DownwardAPIProjection {
+                        items: Some(vec![DownwardAPIVolumeFile {
+                            path: "namespace".into(),
+                            field_ref: Some(ObjectFieldSelector { api_version: Some("v1".into()), field_path: "metadata.namespace".into() }),
+                            ..Default::default()
+                        }]),
+                    }),
+                    ..Default::default()
+                },
+            ]),
+        }),
+        ..Default::default()
+    });
+    for container in spec.containers.iter_mut().chain(spec.init_containers.iter_mut().flatten()) {
+        container.volume_mounts.get_or_insert_with(Vec::new).push(VolumeMount {
+            name: volume_name.clone(),
+            mount_path: MOUNT_PATH.into(),
+            read_only: Some(true),
+            ..Default::default()
+        });
+    }
+}
+
+/// Priority admission: spec.priority from the PriorityClass (or 0), preemptionPolicy default.
+fn admit_priority(pod: &mut Pod, store: &Store) -> Result<()> {
+    let name = pod.metadata.name.clone().unwrap_or_default();
+    let Some(spec) = pod.spec.as_mut() else { return Ok(()) };
+    let (priority, policy) = match spec.priority_class_name.as_deref().filter(|n| !n.is_empty()) {
+        Some(class) => {
+            let (value, policy) = match class {
+                "system-node-critical" => (2_000_001_000, None),
+                "system-cluster-critical" => (2_000_000_000, None),
+                _ => {
+                    let object = store.get(("scheduling.k8s.io", "priorityclasses"), "", class).ok_or_else(|| {
+                        ApiError::forbidden("pods", &name, &format!("no PriorityClass with name {class} was found"))
+                    })?;
+                    let Object::Dynamic(pc) = object.as_ref() else { unreachable!("priority classes are stored as JSON") };
+                    let value = pc.rest.get("value").and_then(|v| v.as_i64()).unwrap_or(0) as i32;
+                    let policy = pc.rest.get("preemptionPolicy").and_then(|v| v.as_str()).map(str::to_string);
+                    (value, policy)
+                }
+            };
+            (value, policy)
+        }
+        None => {
+            // The global default PriorityClass, if one exists.
+            let default = store
+                .list(("scheduling.k8s.io", "priorityclasses"), None)
+                .filter_map(|o| match o.as_ref() {
+                    Object::Dynamic(pc) if pc.rest.get("globalDefault").and_then(|v| v.as_bool()) == Some(true) => Some(pc),
+                    _ => None,
+                })
+                .next();
+            match default {
+                Some(pc) => {
+                    spec.priority_class_name = pc.metadata.name.clone();
+                    (
+                        pc.rest.get("value").and_then(|v| v.as_i64()).unwrap_or(0) as i32,
+                        pc.rest.get("preemptionPolicy").and_then(|v| v.as_str()).map(str::to_string),
+                    )
+                }
+                None => (0, None),
+            }
+        }
+    };
+    if let Some(given) = spec.priority {
+        if given != priority {
+            return Err(ApiError::forbidden("pods", &name, &format!("the integer value of priority ({given}) must not be provided in pod spec; priority admission controller computed {priority} from the given PriorityClass name")));
+        }
+    }
+    spec.priority = Some(priority);
+    if spec.preemption_policy.is_none() {
+        spec.preemption_policy = Some(policy.unwrap_or_else(|| "PreemptLowerPriority".into()));
+    }
+    Ok(())
+}
+
+/// DefaultTolerationSeconds: tolerate not-ready and unreachable NoExecute taints for 300 s.
+fn admit_default_toleration_seconds(pod: &mut Pod) {
+    let Some(spec) = pod.spec.as_mut() else { return };
+    let tolerations = spec.tolerations.get_or_insert_with(Vec::new);
+    for key in ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"] {
+        let tolerated = tolerations.iter().any(|t| {
+            let effect_ok = t.effect.as_deref().is_none_or(|e| e.is_empty() || e == "NoExecute");
+            let key_ok = t.key.as_deref() == Some(key) || (t.key.as_deref().unwrap_or("").is_empty() && t.operator.as_deref() == Some("Exists"));
+            effect_ok && key_ok
+        });
+        if !tolerated {
+            tolerations.push(Toleration {
+                key: Some(key.into()),
+                operator: Some("Exists".into()),
+                effect: Some("NoExecute".into()),
+                toleration_seconds: Some(300),
+                value: None,
+            });
+        }
+    }
+}
+
+/// The pod registry's PrepareForCreate: status Pending with the QoS class.
+fn prepare_pod_for_create(pod: &mut Pod) {
+    let qos = pod.spec.as_ref().map(qos_class).unwrap_or("BestEffort");
+    let gated = pod.spec.as_ref().and_then(|s| s.scheduling_gates.as_ref()).is_some_and(|g| !g.is_empty());
+    let mut status = PodStatus { phase: Some("Pending".into()), qos_class: Some(qos.into()), ..Default::default() };
+    if gated {
+        status.conditions = Some(vec![kubesim_api::k8s_openapi::api::core::v1::PodCondition {
+            type_: "PodScheduled".into(),
+            status: "False".into(),
+            reason: Some("SchedulingGated".into()),
+            message: Some("Scheduling is blocked due to non-empty scheduling gates".into()),
+            ..Default::default()
+        }]);
+    }
+    pod.status = Some(status);
+}
+
+/// The pod's QoS class (pkg/apis/core/helper/qos GetPodQOS), over cpu and memory.
+pub fn qos_class(spec: &kubesim_api::k8s_openapi::api::core::v1::PodSpec) -> &'static str {
+    let mut requests_seen = false;
+    let mut limits_seen = false;
+    let mut guaranteed = true;
+    for container in spec.containers.iter().chain(spec.init_containers.iter().flatten()) {
+        let resources = container.resources.clone().unwrap_or_default();
+        let requests = resources.requests.unwrap_or_default();
+        let limits = resources.limits.unwrap_or_default();
+        for name in ["cpu", "memory"] {
+            let request = requests.get(name).and_then(|q| parse_milli(&q.0).ok()).filter(|v| *v != 0);
+            let limit = limits.get(name).and_then(|q| parse_milli(&q.0).ok()).filter(|v| *v != 0);
+            requests_seen |= request.is_some();
+            limits_seen |= limit.is_some();
+            match (request, limit) {
+                (Some(r), Some(l)) if r == l => {}
+                (None, Some(_)) => {}
+                _ => guaranteed = false,
+            }
+        }
+    }
+    if !requests_seen && !limits_seen {
+        "BestEffort"
+    } else if guaranteed && limits_seen {
+        "Guaranteed"
+    } else {
+        "Burstable"
+    }
+}
+
+/// Update validation: a pod's spec is immutable except for container images,
+/// activeDeadlineSeconds, tolerations (additions) and scheduling gates (removals).
+pub fn validate_update(new: &Object, old: &Object, info: &KindInfo) -> Result<()> {
+    if let (Object::Pod(a), Object::Pod(b)) = (new, old) {
+        let mut a_spec = a.spec.clone().unwrap_or_default();
+        let b_spec = b.spec.clone().unwrap_or_default();
+        for (ca, cb) in a_spec.containers.iter_mut().zip(b_spec.containers.iter()) {
+            ca.image = cb.image.clone();
+        }
+        for (ca, cb) in a_spec.init_containers.iter_mut().flatten().zip(b_spec.init_containers.iter().flatten()) {
+            ca.image = cb.image.clone();
+        }
+        a_spec.active_deadline_seconds = b_spec.active_deadline_seconds;
+        a_spec.tolerations = b_spec.tolerations.clone();
+        a_spec.scheduling_gates = b_spec.scheduling_gates.clone();
+        if a_spec != b_spec {
+            let name = a.metadata.name.clone().unwrap_or_default();
+            return Err(ApiError::invalid(format!(
+                "Pod {name:?} is invalid: spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"
+            )));
+        }
+    }
+    let _ = info;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kubesim_api::k8s_openapi::api::core::v1::{Container, PodSpec, ResourceRequirements};
+    use kubesim_api::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+
+    fn container(requests: &[(&str, &str)], limits: &[(&str, &str)]) -> Container {
+        let map = |pairs: &[(&str, &str)]| {
+            if pairs.is_empty() {
+                None
+            } else {
+                Some(pairs.iter().map(|(k, v)| (k.to_string(), Quantity(v.to_string()))).collect())
+            }
+        };
+        Container {
+            name: "c".into(),
+            resources: Some(ResourceRequirements { requests: map(requests), limits: map(limits), ..Default::default() }),
+            ..Default::default()
+        }
+    }
+
+    // Mirrors pkg/apis/core/helper/qos/qos_test.go (TestGetPodQOS).
+    #[test]
+    fn qos_classes_follow_requests_and_limits() {
+        let spec = |containers: Vec<Container>| PodSpec { containers, ..Default::default() };
+        assert_eq!(qos_class(&spec(vec![container(&[], &[])])), "BestEffort");
+        assert_eq!(qos_class(&spec(vec![container(&[("cpu", "100m"), ("memory", "1Gi")], &[("cpu", "100m"), ("memory", "1Gi")])])), "Guaranteed");
+        assert_eq!(qos_class(&spec(vec![container(&[("cpu", "100m")], &[])])), "Burstable");
+        assert_eq!(qos_class(&spec(vec![container(&[("cpu", "100m"), ("memory", "1Gi")], &[("cpu", "200m"), ("memory", "1Gi")])])), "Burstable");
+        assert_eq!(
+            qos_class(&spec(vec![container(&[("cpu", "1"), ("memory", "1Gi")], &[("cpu", "1"), ("memory", "1Gi")]), container(&[], &[])])),
+            "Burstable"
+        );
+    }
+}

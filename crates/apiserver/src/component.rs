@@ -1,0 +1,234 @@
+//! How components (controllers, the scheduler, kubelets) live in the simulation: they declare
+//! what they watch, react to watch events and timers, and act only through [`Ctx`] — API calls
+//! recorded with their actor name, timers on the virtual clock, the world's RNG, and notes for
+//! the trace (CRI calls and other non-API messages the UI animates).
+
+use crate::error::Result;
+use crate::server::{ApiServer, DeleteOptions, Deleted, Request};
+use crate::SimRng;
+use kubesim_api::k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
+use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kubesim_api::object::{KindInfo, Object};
+use kubesim_api::time::time_at;
+use kubesim_api::Millis;
+use kubesim_store::{EventType, Resource};
+use std::any::Any;
+use std::sync::Arc;
+
+/// Which objects a component's watch selects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WatchFilter {
+    /// Every object of the resource.
+    All,
+    /// Pods with `spec.nodeName=<node>` (the kubelet's field selector).
+    PodsOnNode(String),
+    /// Objects named exactly this (a field selector on metadata.name).
+    Named(String),
+}
+
+/// One watch a component holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Interest {
+    /// The resource watched.
+    pub resource: Resource,
+    /// The field selector.
+    pub filter: WatchFilter,
+}
+
+impl Interest {
+    /// Whether an object passes this watch's field selector.
+    pub fn selects(&self, object: &Object) -> bool {
+        match &self.filter {
+            WatchFilter::All => true,
+            WatchFilter::PodsOnNode(node) => object
+                .as_pod()
+                .and_then(|p| p.spec.as_ref())
+                .and_then(|s| s.node_name.as_deref())
+                == Some(node.as_str()),
+            WatchFilter::Named(name) => object.name() == name,
+        }
+    }
+}
+
+/// A watch notification as the watcher sees it (ADDED/DELETED when an object enters or leaves
+/// its field selector, as the API server's filtered watches report).
+#[derive(Clone, Debug)]
+pub struct WatchEvent {
+    /// ADDED, MODIFIED or DELETED.
+    pub event_type: EventType,
+    /// The resource.
+    pub resource: Resource,
+    /// The object (for DELETED: its last state).
+    pub object: Arc<Object>,
+    /// The revision of the commit.
+    pub revision: u64,
+}
+
+/// A non-API message for the trace: a CRI call, a probe, a container exit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Note {
+    /// Virtual time.
+    pub t_ms: Millis,
+    /// Who (e.g. `kubelet/node-1`).
+    pub actor: Arc<str>,
+    /// To whom (e.g. `cri/node-1`).
+    pub target: String,
+    /// The call or message (`RunPodSandbox`, `PullImage`, ...).
+    pub call: String,
+    /// Details (pod, container, image, duration).
+    pub detail: String,
+}
+
+/// A timer request: wake `token` at virtual time `at_ms`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimerRequest {
+    /// When.
+    pub at_ms: Millis,
+    /// The component's own token.
+    pub token: u64,
+    /// Periodic housekeeping (heartbeats, resyncs) does not keep a run going on its own.
+    pub periodic: bool,
+}
+
+/// Everything a component may touch while handling one event.
+pub struct Ctx<'a> {
+    /// Virtual now.
+    pub now: Millis,
+    /// The API server (components must use it only through their actor; reads are free).
+    pub api: &'a mut ApiServer,
+    /// The world's RNG.
+    pub rng: &'a mut SimRng,
+    /// The component's actor name.
+    pub actor: Arc<str>,
+    /// Timers requested during this step.
+    pub timers: &'a mut Vec<TimerRequest>,
+    /// Notes recorded during this step.
+    pub notes: &'a mut Vec<Note>,
+}
+
+impl Ctx<'_> {
+    fn request(&mut self) -> (Request<'_>, &mut ApiServer) {
+        (Request { now: self.now, rng: self.rng, actor: &self.actor }, self.api)
+    }
+    /// Wakes this component with `token` after `delay_ms`.
+    pub fn after(&mut self, delay_ms: Millis, token: u64) {
+        self.timers.push(TimerRequest { at_ms: self.now + delay_ms, token, periodic: false });
+    }
+    /// Like [`Ctx::after`], for periodic housekeeping.
+    pub fn after_periodic(&mut self, delay_ms: Millis, token: u64) {
+        self.timers.push(TimerRequest { at_ms: self.now + delay_ms, token, periodic: true });
+    }
+    /// Records a non-API message.
+    pub fn note(&mut self, target: impl Into<String>, call: impl Into<String>, detail: impl Into<String>) {
+        self.notes.push(Note { t_ms: self.now, actor: self.actor.clone(), target: target.into(), call: call.into(), detail: detail.into() });
+    }
+    /// POST.
+    pub fn create(&mut self, object: Object) -> Result<Arc<Object>> {
+        let (mut req, api) = self.request();
+        api.create(object, &mut req)
+    }
+    /// PUT.
+    pub fn update(&mut self, object: Object) -> Result<Arc<Object>> {
+        let (mut req, api) = self.request();
+        api.update(object, &mut req)
+    }
+    /// PUT status.
+    pub fn update_status(&mut self, object: Object) -> Result<Arc<Object>> {
+        let (mut req, api) = self.request();
+        api.update_status(object, &mut req)
+    }
+    /// POST pods/binding.
+    pub fn bind(&mut self, namespace: &str, name: &str, node: &str) -> Result<Arc<Object>> {
+        let (mut req, api) = self.request();
+        api.bind(namespace, name, node, &mut req)
+    }
+    /// DELETE.
+    pub fn delete(&mut self, info: &KindInfo, namespace: &str, name: &str, options: DeleteOptions) -> Result<Deleted> {
+        let (mut req, api) = self.request();
+        api.delete(info, namespace, name, options, &mut req)
+    }
+    /// Records a v1 Event about `object` (aggregating repeats as the event recorder does:
+    /// same object, reason, message and source → count + 1 and a new lastTimestamp).
+    pub fn event(&mut self, object: &Object, type_: &str, reason: &str, message: String) {
+        let component = self.actor.split('/').next().unwrap_or(&self.actor).to_string();
+        let host = self.actor.split_once('/').map(|(_, h)| h.to_string());
+        let namespace = match object.namespace() {
+            "" => "default".to_string(),
+            ns => ns.to_string(),
+        };
+        let involved = ObjectReference {
+            api_version: Some(object.api_version().to_string()),
+            kind: Some(object.kind().to_string()),
+            name: Some(object.name().to_string()),
+            namespace: Some(object.namespace().to_string()).filter(|n| !n.is_empty()),
+            uid: object.metadata().uid.clone(),
+            resource_version: Some(object.resource_version().to_string()).filter(|r| !r.is_empty()),
+            field_path: None,
+        };
+        let source = EventSource { component: Some(component.clone()), host: host.clone() };
+        // Aggregation: find an existing event with the same key.
+        let existing = self
+            .api
+            .store()
+            .list(("", "events"), Some(&namespace))
+            .filter_map(|o| match o.as_ref() {
+                Object::Event(e) => Some(e),
+                _ => None,
+            })
+            .find(|e| {
+                e.involved_object.uid == involved.uid
+                    && e.involved_object.name == involved.name
+                    && e.reason.as_deref() == Some(reason)
+                    && e.message.as_deref() == Some(message.as_str())
+                    && e.source.as_ref() == Some(&source)
+            })
+            .map(|e| (**e).clone());
+        let now = time_at(self.now);
+        let result = match existing {
+            Some(mut event) => {
+                event.count = Some(event.count.unwrap_or(1) + 1);
+                event.last_timestamp = Some(now);
+                self.update(Object::Event(Box::new(event)))
+            }
+            None => {
+                let name = format!("{}.{:016x}", object.name(), (self.now as u128 * 1_000_000 + rand_core::RngCore::next_u32(self.rng) as u128) as u64);
+                let event = Event {
+                    metadata: ObjectMeta { name: Some(name), namespace: Some(namespace), ..Default::default() },
+                    involved_object: involved,
+                    reason: Some(reason.to_string()),
+                    message: Some(message),
+                    source: Some(source),
+                    first_timestamp: Some(now.clone()),
+                    last_timestamp: Some(now),
+                    count: Some(1),
+                    type_: Some(type_.to_string()),
+                    event_time: None,
+                    reporting_component: Some(component),
+                    reporting_instance: host,
+                    ..Default::default()
+                };
+                self.create(Object::Event(Box::new(event)))
+            }
+        };
+        // Event writes are best effort, as the event broadcaster's are.
+        let _ = result;
+    }
+}
+
+/// A simulated control-plane component.
+pub trait Component {
+    /// The actor name written into the trace (`scheduler`, `kubelet/node-1`, ...).
+    fn name(&self) -> &str;
+    /// The watches this component holds (registered once, at start).
+    fn interests(&self) -> Vec<Interest>;
+    /// Called once at start (virtual time of registration).
+    fn start(&mut self, ctx: &mut Ctx);
+    /// A watch notification.
+    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx);
+    /// A timer this component requested.
+    fn on_timer(&mut self, token: u64, ctx: &mut Ctx);
+    /// Downcasting for introspection (the UI reads scheduler explanations, kubelet runtimes).
+    fn as_any(&self) -> &dyn Any;
+    /// Downcasting for fault injection.
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}

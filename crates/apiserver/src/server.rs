@@ -1,0 +1,414 @@
+//! The API server: the only way anything writes to the store. Create runs defaulting,
+//! admission and validation; update enforces optimistic concurrency and immutability; the
+//! status and binding subresources write only what they own; delete honours grace periods and
+//! finalizers.
+
+use crate::admission;
+use crate::error::{ApiError, Result};
+use crate::SimRng;
+use kubesim_api::defaults::apply_defaults;
+use kubesim_api::k8s_openapi::api::core::v1::{Pod, PodCondition};
+use kubesim_api::object::{kind_info, KindInfo, Object, Scope};
+use kubesim_api::time::time_at;
+use kubesim_api::validation::{invalid_message, validate_create};
+use kubesim_api::Millis;
+use kubesim_store::{resource_of, Resource, Store, StoreError};
+use rand_core::RngCore;
+use std::sync::Arc;
+
+/// Who is calling, when, and with which randomness (the world's one RNG).
+pub struct Request<'a> {
+    /// Virtual now.
+    pub now: Millis,
+    /// The world's RNG (uids, generated names).
+    pub rng: &'a mut SimRng,
+    /// Who writes (recorded in the trace).
+    pub actor: &'a Arc<str>,
+}
+
+/// How dependents are treated when their owner is deleted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Propagation {
+    /// Owner removed now; the garbage collector deletes dependents afterwards.
+    Background,
+    /// Owner kept (finalizer `foregroundDeletion`) until blocking dependents are gone.
+    Foreground,
+    /// Owner removed after its dependents' ownerReferences are stripped (finalizer `orphan`).
+    Orphan,
+}
+
+/// DeleteOptions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeleteOptions {
+    /// gracePeriodSeconds, if given.
+    pub grace_period_seconds: Option<i64>,
+    /// propagationPolicy, if given (else the kind's default).
+    pub propagation: Option<Propagation>,
+    /// Expected resourceVersion (precondition).
+    pub resource_version: Option<u64>,
+}
+
+/// The API server over the store.
+#[derive(Clone, Debug, Default)]
+pub struct ApiServer {
+    store: Store,
+}
+
+/// The outcome of a delete request.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Deleted {
+    /// The object is gone.
+    Removed(Arc<Object>),
+    /// The object is terminating (grace period or finalizers); here is its new state.
+    Terminating(Arc<Object>),
+}
+
+fn info_of(object: &Object) -> Result<&'static KindInfo> {
+    kind_info(object.api_version(), object.kind()).ok_or_else(|| {
+        ApiError::bad_request(format!("no matches for kind {:?} in version {:?}", object.kind(), object.api_version()))
+    })
+}
+
+fn store_error(err: StoreError, info: &KindInfo, name: &str) -> ApiError {
+    match err {
+        StoreError::AlreadyExists => ApiError::already_exists(&info.qualified_resource(), name),
+        StoreError::NotFound => ApiError::not_found(&info.qualified_resource(), name),
+        StoreError::Conflict => ApiError::conflict(&info.qualified_resource(), name),
+    }
+}
+
+/// A v4 UUID from the world's RNG (as google/uuid's NewRandom formats it).
+pub fn new_uid(rng: &mut SimRng) -> String {
+    let mut bytes = [0u8; 16];
+    rng.fill_bytes(&mut bytes);
+    uuid::Builder::from_random_bytes(bytes).into_uuid().hyphenated().to_string()
+}
+
+/// The 5-character suffix of generateName (names.SimpleNameGenerator).
+pub fn random_suffix(rng: &mut SimRng) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    (0..5).map(|_| ALPHABET[(rng.next_u64() % ALPHABET.len() as u64) as usize] as char).collect()
+}
+
+impl ApiServer {
+    /// An API server over an empty store.
+    pub fn new() -> ApiServer {
+        ApiServer::default()
+    }
+
+    /// Read access to the store (components use informers; kubectl and the UI read directly).
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Mutable store access for the world (draining commits, compaction).
+    pub fn store_mut(&mut self) -> &mut Store {
+        &mut self.store
+    }
+
+    /// GET.
+    pub fn get(&self, info: &KindInfo, namespace: &str, name: &str) -> Result<Arc<Object>> {
+        self.store
+            .get(resource_of(info), namespace, name)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(&info.qualified_resource(), name))
+    }
+
+    /// GET by resource tuple, None if absent.
+    pub fn lookup(&self, resource: Resource, namespace: &str, name: &str) -> Option<&Arc<Object>> {
+        self.store.get(resource, namespace, name)
+    }
+
+    /// POST: defaulting, admission, validation, then create.
+    pub fn create(&mut self, mut object: Object, req: &mut Request) -> Result<Arc<Object>> {
+        let info = info_of(&object)?;
+        if object.resource_version() != "" {
+            return Err(ApiError::bad_request("resourceVersion should not be set on objects to be created".into()));
+        }
+        let namespace = match info.scope {
+            Scope::Namespaced => {
+                let ns = object.namespace().to_string();
+                if ns.is_empty() {
+                    return Err(ApiError::bad_request("the namespace of the provided object does not match the namespace sent on the request".into()));
+                }
+                ns
+            }
+            Scope::Cluster => {
+                object.metadata_mut().namespace = None;
+                String::new()
+            }
+        };
+        if info.scope == Scope::Namespaced {
+            match self.store.get(("", "namespaces"), "", &namespace) {
+                None => return Err(ApiError::not_found("namespaces", &namespace)),
+                Some(ns) if ns.metadata().deletion_timestamp.is_some() => {
+                    return Err(ApiError::forbidden(
+                        &info.qualified_resource(),
+                        object.name(),
+                        &format!("unable to create new content in namespace {namespace} because it is being terminated"),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        // generateName
+        if object.name().is_empty() {
+            if let Some(base) = object.metadata().generate_name.clone().filter(|g| !g.is_empty()) {
+                let base: String = base.chars().take(58).collect();
+                let mut attempts = 0;
+                loop {
+                    let candidate = format!("{base}{}", random_suffix(req.rng));
+                    attempts += 1;
+                    if self.store.get(resource_of(info), &namespace, &candidate).is_none() || attempts >= 8 {
+                        object.metadata_mut().name = Some(candidate);
+                        break;
+                    }
+                }
+            }
+        }
+        apply_defaults(&mut object);
+        admission::admit_create(&mut object, &self.store, req)?;
+        let errors = validate_create(&object);
+        if !errors.is_empty() {
+            return Err(ApiError::invalid(invalid_message(object.kind(), object.name(), &errors)));
+        }
+        let meta = object.metadata_mut();
+        meta.uid = Some(new_uid(req.rng));
+        meta.creation_timestamp = Some(time_at(req.now));
+        meta.deletion_timestamp = None;
+        meta.deletion_grace_period_seconds = None;
+        if tracks_generation(info) {
+            meta.generation = Some(1);
+        }
+        let name = object.name().to_string();
+        self.store
+            .create(resource_of(info), object, req.actor, req.now)
+            .map_err(|e| store_error(e, info, &name))
+    }
+
+    /// PUT: replaces the object (spec and metadata; status is carried over unchanged).
+    /// A non-empty resourceVersion makes it conditional (409 on mismatch).
+    pub fn update(&mut self, mut object: Object, req: &mut Request) -> Result<Arc<Object>> {
+        let info = info_of(&object)?;
+        let name = object.name().to_string();
+        let current = self.get(info, object.namespace(), &name)?;
+        let expected = parse_rv(object.resource_version())?;
+        if let Some(expected) = expected {
+            if current.resource_version() != expected.to_string() {
+                return Err(ApiError::conflict(&info.qualified_resource(), &name));
+            }
+        }
+        apply_defaults(&mut object);
+        preserve_server_fields(&mut object, &current);
+        carry_status(&mut object, &current);
+        admission::validate_update(&object, &current, info)?;
+        if tracks_generation(info) && spec_changed(&object, &current, info) {
+            object.metadata_mut().generation = Some(current.metadata().generation.unwrap_or(1) + 1);
+        }
+        self.finish_update(info, object, expected, req)
+    }
+
+    /// PUT .../status: only the status changes; everything else is taken from the stored object.
+    pub fn update_status(&mut self, object: Object, req: &mut Request) -> Result<Arc<Object>> {
+        let info = info_of(&object)?;
+        let name = object.name().to_string();
+        let current = self.get(info, object.namespace(), &name)?;
+        let expected = parse_rv(object.resource_version())?;
+        if let Some(expected) = expected {
+            if current.resource_version() != expected.to_string() {
+                return Err(ApiError::conflict(&info.qualified_resource(), &name));
+            }
+        }
+        let mut merged = (*current).clone();
+        carry_status(&mut merged, &object);
+        if merged == *current {
+            return Ok(current); // no-op updates do not commit (etcd would not see a change)
+        }
+        self.finish_update(info, merged, expected, req)
+    }
+
+    /// POST pods/binding: assigns an unbound pod to a node and marks it PodScheduled.
+    pub fn bind(&mut self, namespace: &str, name: &str, node: &str, req: &mut Request) -> Result<Arc<Object>> {
+        let info = kind_info("v1", "Pod").expect("pods are served");
+        let current = self.get(info, namespace, name)?;
+        let mut pod: Pod = match current.as_ref() {
+            Object::Pod(p) => (**p).clone(),
+            _ => unreachable!("pods resource holds pods"),
+        };
+        if pod.metadata.deletion_timestamp.is_some() {
+            return Err(ApiError::conflict_with("pods/binding", name, "pod is being deleted, cannot be assigned to a host"));
+        }
+        let spec = pod.spec.get_or_insert_with(Default::default);
+        if let Some(existing) = spec.node_name.as_deref().filter(|n| !n.is_empty()) {
+            return Err(ApiError::conflict_with("pods/binding", name, &format!("pod {name} is already assigned to node {existing:?}")));
+        }
+        spec.node_name = Some(node.to_string());
+        let status = pod.status.get_or_insert_with(Default::default);
+        set_pod_condition(status.conditions.get_or_insert_with(Vec::new), PodCondition {
+            type_: "PodScheduled".into(),
+            status: "True".into(),
+            last_transition_time: Some(time_at(req.now)),
+            ..Default::default()
+        });
+        let expected = parse_rv(current.resource_version())?;
+        self.finish_update(info, Object::Pod(Box::new(pod)), expected, req)
+    }
+
+    /// DELETE with options: graceful for pods, finalizers and propagation for everything.
+    pub fn delete(&mut self, info: &KindInfo, namespace: &str, name: &str, options: DeleteOptions, req: &mut Request) -> Result<Deleted> {
+        let current = self.get(info, namespace, name)?;
+        if let Some(expected) = options.resource_version {
+            if current.resource_version() != expected.to_string() {
+                return Err(ApiError::conflict(&info.qualified_resource(), name));
+            }
+        }
+        let mut object = (*current).clone();
+        let propagation = options.propagation.unwrap_or(if info.kind == "ReplicationController" {
+            Propagation::Orphan
+        } else {
+            Propagation::Background
+        });
+        // Grace period: pods only (CheckGracefulDelete).
+        let mut grace: i64 = 0;
+        if let Object::Pod(pod) = &object {
+            grace = options
+                .grace_period_seconds
+                .unwrap_or_else(|| pod.spec.as_ref().and_then(|s| s.termination_grace_period_seconds).unwrap_or(30));
+            let unscheduled = pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).unwrap_or("").is_empty();
+            let terminal = matches!(pod.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Succeeded") | Some("Failed"));
+            if unscheduled || terminal {
+                grace = 0;
+            }
+            if grace < 0 {
+                grace = 1;
+            }
+        }
+        let meta = object.metadata_mut();
+        let mut finalizers = meta.finalizers.clone().unwrap_or_default();
+        let already_deleting = meta.deletion_timestamp.is_some();
+        match propagation {
+            Propagation::Orphan if has_dependents_possible(info) => push_unique(&mut finalizers, "orphan"),
+            Propagation::Foreground => push_unique(&mut finalizers, "foregroundDeletion"),
+            _ => {}
+        }
+        if grace == 0 && finalizers.is_empty() {
+            let resource = resource_of(info);
+            let removed = self
+                .store
+                .delete(resource, namespace, name, None, req.actor, req.now)
+                .map_err(|e| store_error(e, info, name))?;
+            return Ok(Deleted::Removed(removed));
+        }
+        // Terminating: set (or shorten) the deletion timestamp.
+        let new_deadline = req.now + (grace.max(0) as u64) * 1000;
+        let keep_existing = already_deleting
+            && meta.deletion_grace_period_seconds.unwrap_or(0) <= grace
+            && meta.finalizers.clone().unwrap_or_default() == finalizers;
+        if keep_existing {
+            return Ok(Deleted::Terminating(current));
+        }
+        meta.deletion_timestamp = Some(time_at(new_deadline));
+        meta.deletion_grace_period_seconds = Some(grace);
+        meta.finalizers = if finalizers.is_empty() { None } else { Some(finalizers) };
+        let updated = self
+            .store
+            .update(resource_of(info), object, None, req.actor, req.now)
+            .map_err(|e| store_error(e, info, name))?;
+        Ok(Deleted::Terminating(updated))
+    }
+
+    fn finish_update(&mut self, info: &KindInfo, object: Object, expected: Option<u64>, req: &mut Request) -> Result<Arc<Object>> {
+        let name = object.name().to_string();
+        let namespace = object.namespace().to_string();
+        let resource = resource_of(info);
+        // An object being deleted whose last finalizer was removed is deleted by this update.
+        let deleting = object.metadata().deletion_timestamp.is_some();
+        let no_finalizers = object.metadata().finalizers.as_ref().is_none_or(|f| f.is_empty());
+        let graceful_pending = matches!(&object, Object::Pod(_)) && object.metadata().deletion_grace_period_seconds.unwrap_or(0) > 0;
+        if deleting && no_finalizers && !graceful_pending {
+            self.store.update(resource, object, expected, req.actor, req.now).map_err(|e| store_error(e, info, &name))?;
+            return self
+                .store
+                .delete(resource, &namespace, &name, None, req.actor, req.now)
+                .map_err(|e| store_error(e, info, &name));
+        }
+        self.store
+            .update(resource, object, expected, req.actor, req.now)
+            .map_err(|e| store_error(e, info, &name))
+    }
+}
+
+fn push_unique(list: &mut Vec<String>, value: &str) {
+    if !list.iter().any(|f| f == value) {
+        list.push(value.to_string());
+    }
+}
+
+fn has_dependents_possible(_info: &KindInfo) -> bool {
+    true
+}
+
+fn parse_rv(text: &str) -> Result<Option<u64>> {
+    if text.is_empty() {
+        return Ok(None);
+    }
+    text.parse::<u64>()
+        .map(Some)
+        .map_err(|_| ApiError::bad_request(format!("invalid resource version: {text:?}")))
+}
+
+/// Kinds whose metadata.generation the API server maintains.
+fn tracks_generation(info: &KindInfo) -> bool {
+    !matches!(info.kind, "Event" | "Lease" | "ConfigMap" | "Secret" | "Endpoints" | "EndpointSlice" | "Namespace" | "Node" | "Binding")
+}
+
+fn spec_changed(new: &Object, old: &Object, info: &KindInfo) -> bool {
+    let strip = |o: &Object| {
+        let mut v = o.to_json();
+        if let Some(map) = v.as_object_mut() {
+            map.remove("status");
+            let keep_annotations = info.kind == "Deployment";
+            if let Some(meta) = map.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+                let annotations = meta.get("annotations").cloned();
+                meta.clear();
+                if keep_annotations {
+                    if let Some(a) = annotations {
+                        meta.insert("annotations".into(), a);
+                    }
+                }
+            }
+        }
+        v
+    };
+    strip(new) != strip(old)
+}
+
+/// Fields the client cannot change on update (uid, creationTimestamp, deletion state).
+fn preserve_server_fields(object: &mut Object, current: &Object) {
+    let cur = current.metadata();
+    let meta = object.metadata_mut();
+    meta.uid = cur.uid.clone();
+    meta.creation_timestamp = cur.creation_timestamp.clone();
+    meta.generation = cur.generation;
+    meta.deletion_timestamp = cur.deletion_timestamp.clone();
+    meta.deletion_grace_period_seconds = cur.deletion_grace_period_seconds;
+    meta.namespace = cur.namespace.clone();
+}
+
+/// Copies `from`'s status onto `to` (status is owned by the status subresource).
+fn carry_status(to: &mut Object, from: &Object) {
+    to.copy_status_from(from);
+}
+
+/// Sets a condition, keeping lastTransitionTime when the status did not change
+/// (podutil.UpdatePodCondition).
+pub fn set_pod_condition(conditions: &mut Vec<PodCondition>, mut condition: PodCondition) {
+    if let Some(existing) = conditions.iter_mut().find(|c| c.type_ == condition.type_) {
+        if existing.status == condition.status {
+            condition.last_transition_time = existing.last_transition_time.clone();
+        }
+        *existing = condition;
+    } else {
+        conditions.push(condition);
+    }
+}
