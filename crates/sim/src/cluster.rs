@@ -1,0 +1,80 @@
+//! The built-in cluster: the objects a fresh API server has, and the default nodes.
+
+use kubesim_api::k8s_openapi::api::core::v1::{Namespace, Node, NodeStatus};
+use kubesim_api::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kubesim_api::object::{DynamicObject, Object};
+use std::collections::BTreeMap;
+
+/// Namespaces and PriorityClasses every cluster starts with.
+pub fn bootstrap_objects() -> Vec<Object> {
+    let mut objects = Vec::new();
+    for name in ["default", "kube-node-lease", "kube-public", "kube-system"] {
+        let mut labels = BTreeMap::new();
+        labels.insert("kubernetes.io/metadata.name".to_string(), name.to_string());
+        objects.push(Object::Namespace(Box::new(Namespace {
+            metadata: ObjectMeta { name: Some(name.into()), labels: Some(labels), ..Default::default() },
+            ..Default::default()
+        })));
+    }
+    for (name, value, description) in [
+        ("system-cluster-critical", 2_000_000_000, "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary."),
+        ("system-node-critical", 2_000_001_000, "Used for system critical pods that must not be moved from their current node."),
+    ] {
+        let mut rest = serde_json::Map::new();
+        rest.insert("value".into(), value.into());
+        rest.insert("globalDefault".into(), false.into());
+        rest.insert("description".into(), description.into());
+        rest.insert("preemptionPolicy".into(), "PreemptLowerPriority".into());
+        objects.push(Object::Dynamic(Box::new(DynamicObject {
+            api_version: "scheduling.k8s.io/v1".into(),
+            kind: "PriorityClass".into(),
+            metadata: ObjectMeta { name: Some(name.into()), ..Default::default() },
+            rest,
+        })));
+    }
+    objects
+}
+
+/// A node as the default cluster registers it.
+pub fn node_template(name: &str, zone: &str, cpu: &str, memory: &str, pods: &str) -> Node {
+    let labels: BTreeMap<String, String> = [
+        ("beta.kubernetes.io/arch", "amd64"),
+        ("beta.kubernetes.io/os", "linux"),
+        ("kubernetes.io/arch", "amd64"),
+        ("kubernetes.io/hostname", name),
+        ("kubernetes.io/os", "linux"),
+        ("topology.kubernetes.io/zone", zone),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let capacity: BTreeMap<String, Quantity> = [
+        ("cpu", cpu),
+        ("ephemeral-storage", "100Gi"),
+        ("hugepages-1Gi", "0"),
+        ("hugepages-2Mi", "0"),
+        ("memory", memory),
+        ("pods", pods),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
+    .collect();
+    let mut annotations = BTreeMap::new();
+    annotations.insert("node.alpha.kubernetes.io/ttl".to_string(), "0".to_string());
+    annotations.insert("volumes.kubernetes.io/controller-managed-attach-detach".to_string(), "true".to_string());
+    Node {
+        metadata: ObjectMeta { name: Some(name.into()), labels: Some(labels), annotations: Some(annotations), ..Default::default() },
+        spec: None,
+        status: Some(NodeStatus { capacity: Some(capacity.clone()), allocatable: Some(capacity), ..Default::default() }),
+    }
+}
+
+/// The default cluster: node-1, node-2, node-3 (cpu 4, memory 8Gi, pods 110) in zone-a/b/c.
+pub fn default_nodes() -> Vec<Node> {
+    ["zone-a", "zone-b", "zone-c"]
+        .iter()
+        .enumerate()
+        .map(|(i, zone)| node_template(&format!("node-{}", i + 1), zone, "4", "8Gi", "110"))
+        .collect()
+}

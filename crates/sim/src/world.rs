@@ -1,0 +1,469 @@
+//! The world: one virtual clock, one seeded RNG, one API server and every component, driven by
+//! one event queue ordered by (virtual time, sequence number). [`World::step`] runs the next
+//! event; everything else (the CLI, the UI, tests) is a loop around it.
+//!
+//! Guarantees: the same seed and inputs give the same history, byte for byte, on every
+//! platform — no wall clock, no hashing order, one RNG, and a total order on queue entries.
+
+use crate::cluster::{bootstrap_objects, default_nodes};
+use kubesim_api::k8s_openapi::api::core::v1::Node;
+use kubesim_api::object::Object;
+use kubesim_api::Millis;
+use kubesim_apiserver::{ApiServer, Component, Ctx, Interest, Note, Request, SimRng, TimerRequest, WatchEvent, WatchFilter};
+use kubesim_kubelet::{Kubelet, NodeSetup};
+use kubesim_store::{Commit, EventType, Resource};
+use rand_core::SeedableRng;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Watch delivery latency: commit → watcher notified (virtual ms).
+pub const WATCH_LATENCY_MS: Millis = 2;
+/// etcd compaction interval (kube-apiserver --etcd-compaction-interval).
+pub const COMPACTION_INTERVAL_MS: Millis = 5 * 60_000;
+
+/// What happens at a point of the queue.
+#[derive(Debug)]
+enum Item {
+    Timer { component: usize, token: u64 },
+    Deliver(Box<Commit>),
+    Command(String),
+    Compact,
+}
+
+#[derive(Debug)]
+struct Queued {
+    item: Item,
+    periodic: bool,
+}
+
+/// One committed write, as `--trace` prints it.
+#[derive(Clone, Debug)]
+pub struct TraceRecord {
+    /// Virtual ms since start.
+    pub t_ms: Millis,
+    /// The commit's revision.
+    pub revision: u64,
+    /// ADDED / MODIFIED / DELETED.
+    pub event_type: EventType,
+    /// Who wrote it.
+    pub actor: Arc<str>,
+    /// The object after the write.
+    pub object: Arc<Object>,
+}
+
+impl TraceRecord {
+    /// The JSON line of `--trace`.
+    pub fn to_json_line(&self) -> String {
+        let value = serde_json::json!({
+            "t_ms": self.t_ms,
+            "resourceVersion": self.revision.to_string(),
+            "type": self.event_type.as_str(),
+            "actor": &*self.actor,
+            "object": self.object.to_json(),
+        });
+        serde_json::to_string(&value).expect("trace records serialize")
+    }
+}
+
+/// The output of one command issued with `--at` (or from the UI console).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandRecord {
+    /// When it ran.
+    pub t_ms: Millis,
+    /// The command line.
+    pub line: String,
+    /// What it printed.
+    pub stdout: String,
+    /// Its errors.
+    pub stderr: String,
+    /// Its exit status.
+    pub exit_code: i32,
+}
+
+/// The simulation.
+pub struct World {
+    now: Millis,
+    seq: u64,
+    queue: BTreeMap<(Millis, u64), Queued>,
+    non_periodic: usize,
+    rng: SimRng,
+    api: ApiServer,
+    components: Vec<Box<dyn Component>>,
+    kubelets: BTreeMap<String, usize>,
+    watch_all: BTreeMap<Resource, Vec<(usize, Interest)>>,
+    watch_node_pods: BTreeMap<String, Vec<usize>>,
+    trace: Vec<TraceRecord>,
+    notes: Vec<Note>,
+    commands: Vec<CommandRecord>,
+    record_history: bool,
+    seed: u64,
+    last_compaction_revision: u64,
+    node_count: u32,
+}
+
+impl World {
+    /// An empty world at virtual time 0: the API server with its built-in namespaces, the
+    /// controllers and the scheduler. Add nodes with [`World::add_nodes`] (or
+    /// [`World::add_default_nodes`]).
+    pub fn new(seed: u64) -> World {
+        let mut world = World {
+            now: 0,
+            seq: 0,
+            queue: BTreeMap::new(),
+            non_periodic: 0,
+            rng: SimRng::seed_from_u64(seed),
+            api: ApiServer::new(),
+            components: Vec::new(),
+            kubelets: BTreeMap::new(),
+            watch_all: BTreeMap::new(),
+            watch_node_pods: BTreeMap::new(),
+            trace: Vec::new(),
+            notes: Vec::new(),
+            commands: Vec::new(),
+            record_history: true,
+            seed,
+            last_compaction_revision: 0,
+            node_count: 0,
+        };
+        for object in bootstrap_objects() {
+            world.as_actor("apiserver", |ctx| {
+                ctx.create(object).expect("bootstrap objects are valid");
+            });
+        }
+        for controller in kubesim_controllers::controllers() {
+            world.add_component(controller);
+        }
+        world.add_component(Box::new(kubesim_scheduler::Scheduler::new()));
+        world.push(COMPACTION_INTERVAL_MS, Item::Compact, true);
+        world
+    }
+
+    /// Turns off recording of the trace and notes (benchmarks at scale).
+    pub fn set_record_history(&mut self, record: bool) {
+        self.record_history = record;
+    }
+
+    /// The seed this world was created with.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Replaces the scheduler (a custom KubeSchedulerConfiguration).
+    pub fn replace_component(&mut self, name: &str, component: Box<dyn Component>) {
+        if let Some(i) = self.components.iter().position(|c| c.name() == name) {
+            self.components[i] = component;
+        }
+    }
+
+    /// Registers and starts a component now.
+    pub fn add_component(&mut self, component: Box<dyn Component>) -> usize {
+        let index = self.components.len();
+        for interest in component.interests() {
+            match &interest.filter {
+                WatchFilter::PodsOnNode(node) => self.watch_node_pods.entry(node.clone()).or_default().push(index),
+                _ => self.watch_all.entry(interest.resource).or_default().push((index, interest)),
+            }
+        }
+        self.components.push(component);
+        self.with_component(index, |component, ctx| component.start(ctx));
+        index
+    }
+
+    /// Adds the built-in default cluster: node-1..3, 4 cpu / 8Gi / 110 pods, zones a/b/c.
+    pub fn add_default_nodes(&mut self) {
+        for node in default_nodes() {
+            self.add_kubelet(node, true);
+        }
+    }
+
+    /// Adds nodes from input Node objects: kubectl creates each, then its kubelet starts.
+    pub fn add_nodes(&mut self, nodes: Vec<Node>) -> Vec<String> {
+        let mut errors = Vec::new();
+        for node in nodes {
+            let name = node.metadata.name.clone().unwrap_or_default();
+            let result = self.as_actor("kubectl", |ctx| ctx.create(Object::Node(Box::new(node.clone()))));
+            match result {
+                Ok(_) => self.add_kubelet(node, false),
+                Err(e) => errors.push(format!("Error from server ({}): error when creating node {name:?}: {}", e.reason, e.message)),
+            }
+        }
+        errors
+    }
+
+    fn add_kubelet(&mut self, node: Node, register: bool) {
+        let name = node.metadata.name.clone().unwrap_or_default();
+        let setup = NodeSetup { name: name.clone(), index: self.node_count, register: register.then_some(node) };
+        self.node_count += 1;
+        let index = self.add_component(Box::new(Kubelet::new(setup)));
+        self.kubelets.insert(name, index);
+    }
+
+    /// Virtual now (ms).
+    pub fn now(&self) -> Millis {
+        self.now
+    }
+
+    /// The API server (read access for kubectl, the UI and tests).
+    pub fn api(&self) -> &ApiServer {
+        &self.api
+    }
+
+    /// The recorded trace (every committed write, in commit order).
+    pub fn trace(&self) -> &[TraceRecord] {
+        &self.trace
+    }
+
+    /// The recorded non-API messages (CRI calls, PLEG relists, ...).
+    pub fn notes(&self) -> &[Note] {
+        &self.notes
+    }
+
+    /// Commands run so far, with their output.
+    pub fn commands(&self) -> &[CommandRecord] {
+        &self.commands
+    }
+
+    /// A component by actor name (the UI downcasts it, e.g. to the scheduler).
+    pub fn component(&self, name: &str) -> Option<&dyn Component> {
+        self.components.iter().find(|c| c.name() == name).map(|c| c.as_ref())
+    }
+
+    /// The kubelet of a node.
+    pub fn kubelet(&self, node: &str) -> Option<&Kubelet> {
+        let index = *self.kubelets.get(node)?;
+        self.components[index].as_any().downcast_ref::<Kubelet>()
+    }
+
+    /// The kubelet of a node, mutably (exec, faults).
+    pub fn kubelet_mut(&mut self, node: &str) -> Option<&mut Kubelet> {
+        let index = *self.kubelets.get(node)?;
+        self.components[index].as_any_mut().downcast_mut::<Kubelet>()
+    }
+
+    /// Node names with kubelets, in order.
+    pub fn node_names(&self) -> impl Iterator<Item = &String> {
+        self.kubelets.keys()
+    }
+
+    /// Queues a command (`kubectl ...` or `fault ...`) at virtual time `at_ms`.
+    pub fn schedule_command(&mut self, at_ms: Millis, line: &str) {
+        self.push(at_ms, Item::Command(line.to_string()), false);
+    }
+
+    /// Whether anything other than periodic housekeeping is pending.
+    pub fn busy(&self) -> bool {
+        self.non_periodic > 0
+    }
+
+    /// Virtual time of the next queued event.
+    pub fn next_event_time(&self) -> Option<Millis> {
+        self.queue.keys().next().map(|(t, _)| *t)
+    }
+
+    /// Runs the next event. Returns false when the queue is empty.
+    pub fn step(&mut self) -> bool {
+        let Some(((t, _), queued)) = self.queue.pop_first() else { return false };
+        debug_assert!(t >= self.now, "time never runs backwards");
+        self.now = t;
+        if !queued.periodic {
+            self.non_periodic -= 1;
+        }
+        match queued.item {
+            Item::Timer { component, token } => self.with_component(component, |c, ctx| c.on_timer(token, ctx)),
+            Item::Deliver(commit) => self.deliver(&commit),
+            Item::Command(line) => {
+                let _ = self.run_command(&line);
+            }
+            Item::Compact => {
+                let revision = self.api.store().revision();
+                self.api.store_mut().compact(self.last_compaction_revision);
+                self.last_compaction_revision = revision;
+                self.push(self.now + COMPACTION_INTERVAL_MS, Item::Compact, true);
+            }
+        }
+        true
+    }
+
+    /// Runs every event up to and including virtual time `t_ms`, then sets the clock to it.
+    pub fn run_until(&mut self, t_ms: Millis) {
+        while self.next_event_time().is_some_and(|t| t <= t_ms) {
+            self.step();
+        }
+        self.now = self.now.max(t_ms);
+    }
+
+    /// Runs until nothing but periodic work is pending, or `limit_ms` of virtual time.
+    pub fn run_until_quiet(&mut self, limit_ms: Millis) {
+        while self.busy() && self.next_event_time().is_some_and(|t| t <= limit_ms) {
+            self.step();
+        }
+        if !self.busy() {
+            return;
+        }
+        self.now = self.now.max(limit_ms);
+    }
+
+    /// Runs a command line now: `kubectl ...` or `fault ...`.
+    pub fn run_command(&mut self, line: &str) -> CommandRecord {
+        let trimmed = line.trim();
+        let (stdout, stderr, exit_code) = if let Some(rest) = trimmed.strip_prefix("fault ") {
+            match self.fault(rest.trim()) {
+                Ok(out) => (out, String::new(), 0),
+                Err(err) => (String::new(), err, 1),
+            }
+        } else {
+            let rest = trimmed.strip_prefix("kubectl").unwrap_or(trimmed).trim();
+            crate::commands::kubectl(self, rest)
+        };
+        let record = CommandRecord { t_ms: self.now, line: trimmed.to_string(), stdout, stderr, exit_code };
+        self.commands.push(record.clone());
+        record
+    }
+
+    fn fault(&mut self, verb: &str) -> Result<String, String> {
+        let parts: Vec<&str> = verb.split_whitespace().collect();
+        let result = match parts.as_slice() {
+            ["node-down", node] | ["network-partition", node] => {
+                let kubelet = self.kubelet_mut(node).ok_or_else(|| format!("fault: no node {node:?}"))?;
+                kubelet.alive = false;
+                Ok(format!("node/{node} is down"))
+            }
+            ["node-up", node] => {
+                let kubelet = self.kubelet_mut(node).ok_or_else(|| format!("fault: no node {node:?}"))?;
+                kubelet.alive = true;
+                Ok(format!("node/{node} is up"))
+            }
+            ["heal"] => {
+                let names: Vec<String> = self.kubelets.keys().cloned().collect();
+                for name in names {
+                    if let Some(k) = self.kubelet_mut(&name) {
+                        k.alive = true;
+                    }
+                }
+                Ok("all faults healed".to_string())
+            }
+            _ => Err(format!("fault: unknown fault {verb:?} (node-down NODE, node-up NODE, network-partition NODE, heal)")),
+        };
+        if result.is_ok() {
+            self.notes.push(Note { t_ms: self.now, actor: "fault".into(), target: parts.get(1).map(|n| format!("kubelet/{n}")).unwrap_or_default(), call: "fault".into(), detail: verb.to_string() });
+        }
+        result
+    }
+
+    /// Runs `f` with a context acting as `actor` (kubectl, the API server's bootstrap, ...).
+    pub fn as_actor<R>(&mut self, actor: &str, f: impl FnOnce(&mut Ctx) -> R) -> R {
+        let mut timers = Vec::new();
+        let mut notes = Vec::new();
+        let result = {
+            let mut ctx = Ctx { now: self.now, api: &mut self.api, rng: &mut self.rng, actor: actor.into(), timers: &mut timers, notes: &mut notes };
+            f(&mut ctx)
+        };
+        self.after_handler(None, timers, notes);
+        result
+    }
+
+    /// An API request context acting as `actor`, for callers that need `ApiServer` and
+    /// `Request` separately (the kubectl layer).
+    pub fn api_request<R>(&mut self, actor: &str, f: impl FnOnce(&mut ApiServer, &mut Request) -> R) -> R {
+        let actor: Arc<str> = actor.into();
+        let result = {
+            let mut req = Request { now: self.now, rng: &mut self.rng, actor: &actor };
+            f(&mut self.api, &mut req)
+        };
+        self.after_handler(None, Vec::new(), Vec::new());
+        result
+    }
+
+    fn with_component(&mut self, index: usize, f: impl FnOnce(&mut dyn Component, &mut Ctx)) {
+        let mut timers = Vec::new();
+        let mut notes = Vec::new();
+        {
+            let component = &mut self.components[index];
+            let actor: Arc<str> = component.name().into();
+            let mut ctx = Ctx { now: self.now, api: &mut self.api, rng: &mut self.rng, actor, timers: &mut timers, notes: &mut notes };
+            f(component.as_mut(), &mut ctx);
+        }
+        self.after_handler(Some(index), timers, notes);
+    }
+
+    fn after_handler(&mut self, component: Option<usize>, timers: Vec<TimerRequest>, notes: Vec<Note>) {
+        if let Some(index) = component {
+            for timer in timers {
+                self.push(timer.at_ms.max(self.now), Item::Timer { component: index, token: timer.token }, timer.periodic);
+            }
+        }
+        if self.record_history {
+            self.notes.extend(notes);
+        }
+        for commit in self.api.store_mut().drain_commits() {
+            if self.record_history {
+                self.trace.push(TraceRecord {
+                    t_ms: commit.t_ms,
+                    revision: commit.revision,
+                    event_type: commit.event_type,
+                    actor: commit.actor.clone(),
+                    object: commit.object.clone(),
+                });
+            }
+            let periodic = commit.resource == ("coordination.k8s.io", "leases");
+            self.push(self.now + WATCH_LATENCY_MS, Item::Deliver(Box::new(commit)), periodic);
+        }
+    }
+
+    fn push(&mut self, at_ms: Millis, item: Item, periodic: bool) {
+        self.seq += 1;
+        if !periodic {
+            self.non_periodic += 1;
+        }
+        self.queue.insert((at_ms, self.seq), Queued { item, periodic });
+    }
+
+    fn deliver(&mut self, commit: &Commit) {
+        let mut targets: Vec<(usize, EventType)> = Vec::new();
+        if let Some(watchers) = self.watch_all.get(&commit.resource) {
+            for (index, interest) in watchers {
+                let now_selected = interest.selects(&commit.object);
+                let was_selected = commit.previous.as_ref().is_some_and(|p| interest.selects(p));
+                if let Some(event_type) = filtered_event(commit.event_type, was_selected, now_selected) {
+                    targets.push((*index, event_type));
+                }
+            }
+        }
+        if commit.resource == ("", "pods") {
+            let node_of = |o: &Object| o.as_pod().and_then(|p| p.spec.as_ref()).and_then(|s| s.node_name.clone());
+            let new_node = node_of(&commit.object);
+            let old_node = commit.previous.as_deref().and_then(node_of);
+            let mut nodes: Vec<String> = new_node.iter().chain(old_node.iter()).cloned().collect();
+            nodes.dedup();
+            for node in nodes {
+                for index in self.watch_node_pods.get(&node).cloned().unwrap_or_default() {
+                    let now_selected = new_node.as_deref() == Some(node.as_str()) && commit.event_type != EventType::Deleted;
+                    let was_selected = old_node.as_deref() == Some(node.as_str());
+                    let now_selected = now_selected || (commit.event_type == EventType::Deleted && was_selected);
+                    if let Some(event_type) = filtered_event(commit.event_type, was_selected, now_selected) {
+                        targets.push((index, event_type));
+                    }
+                }
+            }
+        }
+        targets.sort_by_key(|(index, _)| *index);
+        for (index, event_type) in targets {
+            let event = WatchEvent { event_type, resource: commit.resource, object: commit.object.clone(), revision: commit.revision };
+            self.with_component(index, |component, ctx| component.on_watch(&event, ctx));
+        }
+    }
+}
+
+/// The event a field-filtered watch reports for a commit (apiserver watch filtering).
+fn filtered_event(event_type: EventType, was_selected: bool, now_selected: bool) -> Option<EventType> {
+    match event_type {
+        EventType::Added => now_selected.then_some(EventType::Added),
+        EventType::Deleted => (was_selected || now_selected).then_some(EventType::Deleted),
+        EventType::Modified => match (was_selected, now_selected) {
+            (true, true) => Some(EventType::Modified),
+            (false, true) => Some(EventType::Added),
+            (true, false) => Some(EventType::Deleted),
+            (false, false) => None,
+        },
+    }
+}
