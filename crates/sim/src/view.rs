@@ -1,2 +1,390 @@
-//! The one narrow interface the UI consumes: plain data snapshots of the world.
-//! (Filled in as the UI grows.)
+//! The one narrow interface the UI consumes: plain-data snapshots of the world, computed on
+//! demand. The UI never touches the store, components or k8s-openapi types directly.
+
+use crate::world::World;
+use kubesim_api::k8s_openapi::api::core::v1::{Node, Pod};
+use kubesim_api::object::Object;
+use kubesim_api::quantity::parse_milli;
+use kubesim_api::time::millis_of;
+use kubesim_api::Millis;
+
+/// Where a pod is in its life, as the lifecycle graph draws it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Lifecycle {
+    /// Waiting for the scheduler (or no feasible node yet).
+    Pending,
+    /// Scheduling gates present.
+    SchedulingGated,
+    /// The scheduler found no node (PodScheduled=False, Unschedulable).
+    Unschedulable,
+    /// Bound to a node, kubelet not yet reporting.
+    Scheduled,
+    /// Sandbox, image pulls, containers being created.
+    ContainerCreating,
+    /// Init containers running.
+    Initializing,
+    /// An image cannot be pulled.
+    ImagePullBackOff,
+    /// Running but not Ready.
+    Running,
+    /// Running and Ready.
+    Ready,
+    /// Restarting with backoff.
+    CrashLoopBackOff,
+    /// Being deleted.
+    Terminating,
+    /// Completed successfully.
+    Succeeded,
+    /// Failed.
+    Failed,
+    /// Evicted by the kubelet.
+    Evicted,
+    /// A container was OOM-killed.
+    OOMKilled,
+}
+
+impl Lifecycle {
+    /// Every state, in graph order.
+    pub const ALL: [Lifecycle; 15] = [
+        Lifecycle::Pending,
+        Lifecycle::SchedulingGated,
+        Lifecycle::Unschedulable,
+        Lifecycle::Scheduled,
+        Lifecycle::ContainerCreating,
+        Lifecycle::Initializing,
+        Lifecycle::ImagePullBackOff,
+        Lifecycle::Running,
+        Lifecycle::Ready,
+        Lifecycle::CrashLoopBackOff,
+        Lifecycle::Terminating,
+        Lifecycle::Succeeded,
+        Lifecycle::Failed,
+        Lifecycle::Evicted,
+        Lifecycle::OOMKilled,
+    ];
+
+    /// Display label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Lifecycle::Pending => "Pending",
+            Lifecycle::SchedulingGated => "SchedulingGated",
+            Lifecycle::Unschedulable => "Unschedulable",
+            Lifecycle::Scheduled => "Scheduled",
+            Lifecycle::ContainerCreating => "ContainerCreating",
+            Lifecycle::Initializing => "Init",
+            Lifecycle::ImagePullBackOff => "ImagePullBackOff",
+            Lifecycle::Running => "Running (not Ready)",
+            Lifecycle::Ready => "Ready",
+            Lifecycle::CrashLoopBackOff => "CrashLoopBackOff",
+            Lifecycle::Terminating => "Terminating",
+            Lifecycle::Succeeded => "Succeeded",
+            Lifecycle::Failed => "Failed",
+            Lifecycle::Evicted => "Evicted",
+            Lifecycle::OOMKilled => "OOMKilled",
+        }
+    }
+}
+
+/// A node as the cluster view draws it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeView {
+    /// Name.
+    pub name: String,
+    /// topology.kubernetes.io/zone.
+    pub zone: String,
+    /// Ready condition is True.
+    pub ready: bool,
+    /// spec.unschedulable.
+    pub unschedulable: bool,
+    /// Taints as `key=value:Effect`.
+    pub taints: Vec<String>,
+    /// Allocatable cpu (millicores).
+    pub cpu_allocatable_milli: i64,
+    /// Allocatable memory (bytes).
+    pub memory_allocatable: i64,
+    /// Allocatable pods.
+    pub pods_allocatable: i64,
+    /// Sum of requests of non-terminal pods bound here (millicores).
+    pub cpu_requested_milli: i64,
+    /// Sum of memory requests (bytes).
+    pub memory_requested: i64,
+    /// Non-terminal pods bound here.
+    pub pod_count: i64,
+}
+
+/// A pod as the views draw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodView {
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// UID.
+    pub uid: String,
+    /// Bound node.
+    pub node: Option<String>,
+    /// status.phase.
+    pub phase: String,
+    /// kubectl's STATUS column.
+    pub status: String,
+    /// READY column (`1/1`).
+    pub ready: String,
+    /// RESTARTS column.
+    pub restarts: i32,
+    /// Controlling owner as `Kind/name`.
+    pub owner: Option<String>,
+    /// Pod IP.
+    pub ip: Option<String>,
+    /// Lifecycle state.
+    pub lifecycle: Lifecycle,
+    /// creationTimestamp (virtual ms).
+    pub created_ms: Millis,
+    /// Labels as `k=v`.
+    pub labels: Vec<String>,
+}
+
+/// A snapshot of the cluster at the world's current time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterSnapshot {
+    /// Virtual time.
+    pub t_ms: Millis,
+    /// The store's revision.
+    pub revision: u64,
+    /// Nodes by name.
+    pub nodes: Vec<NodeView>,
+    /// Pods by namespace and name.
+    pub pods: Vec<PodView>,
+}
+
+/// Builds the snapshot.
+pub fn snapshot(world: &World) -> ClusterSnapshot {
+    let store = world.api().store();
+    let pods: Vec<PodView> = store
+        .list(("", "pods"), None)
+        .filter_map(|o| o.as_pod())
+        .map(pod_view)
+        .collect();
+    let nodes = store
+        .list(("", "nodes"), None)
+        .filter_map(|o| match o.as_ref() {
+            Object::Node(n) => Some(n),
+            _ => None,
+        })
+        .map(|node| node_view(node, world))
+        .collect();
+    ClusterSnapshot { t_ms: world.now(), revision: store.revision(), nodes, pods }
+}
+
+fn quantity(map: Option<&std::collections::BTreeMap<String, kubesim_api::k8s_openapi::apimachinery::pkg::api::resource::Quantity>>, key: &str) -> i128 {
+    map.and_then(|m| m.get(key)).and_then(|q| parse_milli(&q.0).ok()).unwrap_or(0)
+}
+
+fn node_view(node: &Node, world: &World) -> NodeView {
+    let name = node.metadata.name.clone().unwrap_or_default();
+    let status = node.status.as_ref();
+    let allocatable = status.and_then(|s| s.allocatable.as_ref());
+    let mut cpu = 0i128;
+    let mut memory = 0i128;
+    let mut count = 0;
+    for pod in world.api().store().pods_on_node(&name).filter_map(|o| o.as_pod()) {
+        let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or("");
+        if phase == "Succeeded" || phase == "Failed" {
+            continue;
+        }
+        count += 1;
+        for c in pod.spec.iter().flat_map(|s| s.containers.iter()) {
+            let requests = c.resources.as_ref().and_then(|r| r.requests.as_ref());
+            cpu += quantity(requests, "cpu");
+            memory += quantity(requests, "memory");
+        }
+    }
+    NodeView {
+        zone: node.metadata.labels.as_ref().and_then(|l| l.get("topology.kubernetes.io/zone").cloned()).unwrap_or_default(),
+        ready: status.and_then(|s| s.conditions.as_ref()).is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True")),
+        unschedulable: node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false),
+        taints: node
+            .spec
+            .as_ref()
+            .and_then(|s| s.taints.as_ref())
+            .map(|t| t.iter().map(|t| format!("{}{}:{}", t.key, t.value.as_ref().map(|v| format!("={v}")).unwrap_or_default(), t.effect)).collect())
+            .unwrap_or_default(),
+        cpu_allocatable_milli: quantity(allocatable, "cpu") as i64,
+        memory_allocatable: (quantity(allocatable, "memory") / 1000) as i64,
+        pods_allocatable: (quantity(allocatable, "pods") / 1000) as i64,
+        cpu_requested_milli: cpu as i64,
+        memory_requested: (memory / 1000) as i64,
+        pod_count: count,
+        name,
+    }
+}
+
+/// Derives the lifecycle state and kubectl's STATUS word for a pod.
+pub fn pod_view(pod: &Pod) -> PodView {
+    let status = pod.status.clone().unwrap_or_default();
+    let spec = pod.spec.clone().unwrap_or_default();
+    let phase = status.phase.clone().unwrap_or_else(|| "Pending".into());
+    let statuses = status.container_statuses.clone().unwrap_or_default();
+    let init_statuses = status.init_container_statuses.clone().unwrap_or_default();
+    let ready_count = statuses.iter().filter(|s| s.ready).count();
+    let restarts: i32 = statuses.iter().map(|s| s.restart_count).sum::<i32>() + init_statuses.iter().map(|s| s.restart_count).sum::<i32>();
+    let waiting_reason = |list: &[kubesim_api::k8s_openapi::api::core::v1::ContainerStatus]| {
+        list.iter().find_map(|s| s.state.as_ref().and_then(|st| st.waiting.as_ref()).and_then(|w| w.reason.clone()))
+    };
+    let last_oom = statuses.iter().any(|s| {
+        s.last_state.as_ref().and_then(|l| l.terminated.as_ref()).and_then(|t| t.reason.as_deref()) == Some("OOMKilled")
+            || s.state.as_ref().and_then(|l| l.terminated.as_ref()).and_then(|t| t.reason.as_deref()) == Some("OOMKilled")
+    });
+    let conditions = status.conditions.clone().unwrap_or_default();
+    let condition = |t: &str| conditions.iter().find(|c| c.type_ == t).cloned();
+    let scheduled = condition("PodScheduled");
+    let bound = spec.node_name.as_deref().is_some_and(|n| !n.is_empty());
+    let init_running = init_statuses.iter().any(|s| s.state.as_ref().is_some_and(|st| st.running.is_some() || st.waiting.is_some()) && !s.started.unwrap_or(false))
+        && !statuses.iter().any(|s| s.state.as_ref().is_some_and(|st| st.running.is_some()));
+    let lifecycle = if pod.metadata.deletion_timestamp.is_some() && phase != "Succeeded" && phase != "Failed" {
+        Lifecycle::Terminating
+    } else if status.reason.as_deref() == Some("Evicted") {
+        Lifecycle::Evicted
+    } else if phase == "Succeeded" {
+        Lifecycle::Succeeded
+    } else if phase == "Failed" {
+        if last_oom { Lifecycle::OOMKilled } else { Lifecycle::Failed }
+    } else if !bound {
+        match scheduled.as_ref().and_then(|c| c.reason.as_deref()) {
+            Some("SchedulingGated") => Lifecycle::SchedulingGated,
+            Some("Unschedulable") => Lifecycle::Unschedulable,
+            _ => Lifecycle::Pending,
+        }
+    } else {
+        match waiting_reason(&statuses).or_else(|| waiting_reason(&init_statuses)).as_deref() {
+            Some("CrashLoopBackOff") => if last_oom { Lifecycle::OOMKilled } else { Lifecycle::CrashLoopBackOff },
+            Some("ImagePullBackOff") | Some("ErrImagePull") | Some("ErrImageNeverPull") | Some("InvalidImageName") => Lifecycle::ImagePullBackOff,
+            _ if status.container_statuses.is_none() && status.host_ip.is_none() => Lifecycle::Scheduled,
+            _ if init_running => Lifecycle::Initializing,
+            _ if phase == "Running" && condition("Ready").is_some_and(|c| c.status == "True") => Lifecycle::Ready,
+            _ if phase == "Running" => Lifecycle::Running,
+            _ => Lifecycle::ContainerCreating,
+        }
+    };
+    let status_word = kubectl_status(pod);
+    PodView {
+        namespace: pod.metadata.namespace.clone().unwrap_or_default(),
+        name: pod.metadata.name.clone().unwrap_or_default(),
+        uid: pod.metadata.uid.clone().unwrap_or_default(),
+        node: spec.node_name.clone().filter(|n| !n.is_empty()),
+        phase,
+        status: status_word,
+        ready: format!("{}/{}", ready_count, spec.containers.len()),
+        restarts,
+        owner: pod.metadata.owner_references.as_ref().and_then(|o| o.iter().find(|r| r.controller == Some(true))).map(|r| format!("{}/{}", r.kind, r.name)),
+        ip: status.pod_ip.clone(),
+        lifecycle,
+        created_ms: pod.metadata.creation_timestamp.as_ref().map(millis_of).unwrap_or(0),
+        labels: pod.metadata.labels.iter().flatten().map(|(k, v)| format!("{k}={v}")).collect(),
+    }
+}
+
+/// kubectl's STATUS column (printers.go printPod), the common cases.
+pub fn kubectl_status(pod: &Pod) -> String {
+    let status = pod.status.clone().unwrap_or_default();
+    let spec = pod.spec.clone().unwrap_or_default();
+    let mut reason = status.reason.clone().unwrap_or_else(|| status.phase.clone().unwrap_or_else(|| "Pending".into()));
+    let init_count = spec.init_containers.as_ref().map_or(0, |c| c.len());
+    let mut initializing = false;
+    for (i, s) in status.init_container_statuses.iter().flatten().enumerate() {
+        let restartable = spec.init_containers.as_ref().and_then(|c| c.get(i)).and_then(|c| c.restart_policy.as_deref()) == Some("Always");
+        let state = s.state.clone().unwrap_or_default();
+        if let Some(t) = state.terminated.as_ref() {
+            if t.exit_code == 0 {
+                continue;
+            }
+            reason = match &t.reason {
+                Some(r) if !r.is_empty() => format!("Init:{r}"),
+                _ => format!("Init:ExitCode:{}", t.exit_code),
+            };
+            initializing = true;
+        } else if restartable && s.started == Some(true) {
+            continue;
+        } else if let Some(w) = state.waiting.as_ref().filter(|w| w.reason.as_deref().is_some_and(|r| !r.is_empty() && r != "PodInitializing")) {
+            reason = format!("Init:{}", w.reason.clone().unwrap_or_default());
+            initializing = true;
+        } else {
+            reason = format!("Init:{i}/{init_count}");
+            initializing = true;
+        }
+        break;
+    }
+    if !initializing {
+        let mut has_running = false;
+        for s in status.container_statuses.iter().flatten().rev() {
+            let state = s.state.clone().unwrap_or_default();
+            if let Some(w) = state.waiting.as_ref().and_then(|w| w.reason.clone()).filter(|r| !r.is_empty()) {
+                reason = w;
+            } else if let Some(t) = state.terminated.as_ref() {
+                reason = match &t.reason {
+                    Some(r) if !r.is_empty() => r.clone(),
+                    _ if t.signal.unwrap_or(0) != 0 => format!("Signal:{}", t.signal.unwrap_or(0)),
+                    _ => format!("ExitCode:{}", t.exit_code),
+                };
+            } else if s.ready && state.running.is_some() {
+                has_running = true;
+            }
+        }
+        if reason == "Completed" && has_running {
+            let ready = status.conditions.iter().flatten().any(|c| c.type_ == "Ready" && c.status == "True");
+            reason = if ready { "Running".into() } else { "NotReady".into() };
+        }
+    }
+    if pod.metadata.deletion_timestamp.is_some() {
+        if status.reason.as_deref() == Some("NodeLost") {
+            reason = "Unknown".into();
+        } else if reason != "Completed" && reason != "Error" {
+            reason = "Terminating".into();
+        }
+    }
+    reason
+}
+
+/// One message in the component flow: an API write or a CRI call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowMessage {
+    /// Virtual time.
+    pub t_ms: Millis,
+    /// From (actor).
+    pub from: String,
+    /// To (`apiserver`, `cri/node-1`, ...).
+    pub to: String,
+    /// What (e.g. `MODIFIED pods/default/nginx` or `StartContainer`).
+    pub what: String,
+    /// The object it concerns (`pods/default/nginx`), if any.
+    pub object: Option<String>,
+}
+
+/// Messages with `from_ms < t_ms <= to_ms`: API writes from the trace and CRI calls from notes.
+pub fn flow_between(world: &World, from_ms: Millis, to_ms: Millis) -> Vec<FlowMessage> {
+    let mut messages: Vec<FlowMessage> = Vec::new();
+    let trace = world.trace();
+    let start = trace.partition_point(|r| r.t_ms <= from_ms);
+    for record in trace[start..].iter().take_while(|r| r.t_ms <= to_ms) {
+        let info = record.object.info();
+        let resource = info.map(|i| i.plural).unwrap_or("objects");
+        let object = if record.object.namespace().is_empty() {
+            format!("{resource}/{}", record.object.name())
+        } else {
+            format!("{resource}/{}/{}", record.object.namespace(), record.object.name())
+        };
+        messages.push(FlowMessage {
+            t_ms: record.t_ms,
+            from: record.actor.to_string(),
+            to: "apiserver".into(),
+            what: format!("{} {object}", record.event_type.as_str()),
+            object: Some(object),
+        });
+    }
+    let notes = world.notes();
+    let start = notes.partition_point(|n| n.t_ms <= from_ms);
+    for note in notes[start..].iter().take_while(|n| n.t_ms <= to_ms) {
+        messages.push(FlowMessage { t_ms: note.t_ms, from: note.actor.to_string(), to: note.target.clone(), what: format!("{} {}", note.call, note.detail), object: None });
+    }
+    messages.sort_by(|a, b| a.t_ms.cmp(&b.t_ms));
+    messages
+}
