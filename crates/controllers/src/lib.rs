@@ -1,10 +1,43 @@
-//! The kube-controller-manager model (placeholder: the controllers issue fills this crate).
+//! The kube-controller-manager model: workload and cluster controllers.
+//!
+//! Every controller is a [`Component`] structured like its upstream counterpart: informer caches
+//! fed by watch events ([`common::Cache`]), a de-duplicating rate-limited work queue processed
+//! after a modelled latency ([`common::WorkQueue`]), level-triggered sync functions that read
+//! the caches, compute a diff and write through the API (conflicts are retried through the
+//! queue), ownerReferences with `controller: true, blockOwnerDeletion: true` on everything they
+//! create, Events with upstream reasons/messages, and observedGeneration/conditions in status.
+//!
+//! Start here:
+//! - [`replicaset`]: ReplicaSet controller (slow-start creation, deletion ranking, status).
+//! - [`deployment`] + [`deployment_util`]: Deployment controller (rolling/recreate, revisions,
+//!   proportional scaling, progress deadline, history cleanup).
+//!
+//! Known deviations from upstream (v1.34):
+//! - pod-template-hash is FNV-32a over a canonical JSON serialization of the template, not
+//!   go-spew's dump, so hash values differ from a real cluster (shape and alphabet are the same).
+//! - The Deployment controller persists the revision annotation through the status
+//!   subresource as upstream does; if the API server's status update does not keep metadata
+//!   annotations, it falls back to a normal update, which bumps metadata.generation.
+//! - Sorts use stable ordering over name-ordered caches where Go's sort is unstable over
+//!   lister order (deterministic by design).
 
 #![deny(missing_docs)]
+
+pub mod common;
+pub mod deployment;
+pub mod deployment_util;
+pub mod replicaset;
+#[cfg(test)]
+mod testing;
+#[cfg(test)]
+mod e2e_tests;
 
 use kubesim_apiserver::Component;
 
 /// Every controller kube-controller-manager runs by default, in a fixed order.
 pub fn controllers() -> Vec<Box<dyn Component>> {
-    Vec::new()
+    vec![
+        Box::new(deployment::DeploymentController::new()),
+        Box::new(replicaset::ReplicaSetController::new()),
+    ]
 }

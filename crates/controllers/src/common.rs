@@ -1,0 +1,465 @@
+//! The client-go machinery every controller shares: informer caches fed by watch events, a
+//! rate-limited work queue driven by virtual-time timers, expectations, and small helpers
+//! over ownerReferences, pods and conditions.
+
+use kubesim_api::k8s_openapi::api::core::v1::Pod;
+use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
+use kubesim_api::object::Object;
+use kubesim_api::time::{millis_of, time_at};
+use kubesim_api::Millis;
+use kubesim_apiserver::{Ctx, WatchEvent};
+use kubesim_store::EventType;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
+
+/// An object key: (namespace, name) — `cache.MetaNamespaceKeyFunc`.
+pub type Key = (String, String);
+
+/// The key of an object.
+pub fn key_of(object: &Object) -> Key {
+    (object.namespace().to_string(), object.name().to_string())
+}
+
+/// The key rendered as client-go does (`ns/name`, or `name` for cluster-scoped objects).
+pub fn key_string(key: &Key) -> String {
+    if key.0.is_empty() {
+        key.1.clone()
+    } else {
+        format!("{}/{}", key.0, key.1)
+    }
+}
+
+fn rv(object: &Object) -> u64 {
+    object.resource_version().parse().unwrap_or(0)
+}
+
+/// An informer's local store: the last state of every object it has seen, by key.
+#[derive(Clone, Debug, Default)]
+pub struct Cache {
+    objects: BTreeMap<Key, Arc<Object>>,
+}
+
+impl Cache {
+    /// Applies a watch event; returns the previous state (for update handlers).
+    pub fn apply(&mut self, event: &WatchEvent) -> Option<Arc<Object>> {
+        let key = key_of(&event.object);
+        match event.event_type {
+            EventType::Deleted => self.objects.remove(&key),
+            _ => self.put(event.object.clone()),
+        }
+    }
+    /// Inserts an object unless a newer version is already cached (the result of our own
+    /// write may arrive before the watch event of an older one); returns the previous state.
+    pub fn put(&mut self, object: Arc<Object>) -> Option<Arc<Object>> {
+        let key = key_of(&object);
+        match self.objects.get(&key) {
+            Some(existing) if rv(existing) > rv(&object) => Some(existing.clone()),
+            _ => self.objects.insert(key, object),
+        }
+    }
+    /// Removes an object (our own successful delete).
+    pub fn remove(&mut self, key: &Key) -> Option<Arc<Object>> {
+        self.objects.remove(key)
+    }
+    /// Looks an object up.
+    pub fn get(&self, key: &Key) -> Option<&Arc<Object>> {
+        self.objects.get(key)
+    }
+    /// Looks an object up by namespace and name.
+    pub fn get_named(&self, namespace: &str, name: &str) -> Option<&Arc<Object>> {
+        self.objects.get(&(namespace.to_string(), name.to_string()))
+    }
+    /// Every cached object, in key order.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<Object>> {
+        self.objects.values()
+    }
+    /// The objects of one namespace, in name order.
+    pub fn in_namespace<'a>(&'a self, namespace: &'a str) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
+        self.objects
+            .range((namespace.to_string(), String::new())..)
+            .take_while(move |((ns, _), _)| ns == namespace)
+            .map(|(_, o)| o)
+    }
+    /// Number of cached objects.
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+    /// Whether the cache is empty.
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+}
+
+/// Timer token the work queue uses to drain itself.
+pub const TOKEN_DRAIN: u64 = 1;
+/// Timer tokens from here up are delayed adds.
+const TOKEN_DELAYED_BASE: u64 = 1 << 32;
+
+/// Base delay of the per-item exponential rate limiter (client-go DefaultControllerRateLimiter).
+pub const RATE_LIMIT_BASE_MS: Millis = 5;
+/// Cap of the per-item exponential rate limiter.
+pub const RATE_LIMIT_MAX_MS: Millis = 1000 * 1000;
+
+/// A rate-limited, de-duplicating work queue (client-go workqueue). Keys added while queued are
+/// merged; the queue drains after a modelled processing latency; failed keys are re-added with
+/// per-item exponential backoff (5 ms × 2^failures, capped at 1000 s).
+#[derive(Clone, Debug)]
+pub struct WorkQueue {
+    queue: VecDeque<Key>,
+    dirty: BTreeSet<Key>,
+    failures: BTreeMap<Key, u32>,
+    delayed: BTreeMap<u64, Key>,
+    /// Per key, the earliest pending delayed add (to avoid piling up timers).
+    delayed_at: BTreeMap<Key, Millis>,
+    next_token: u64,
+    drain_scheduled: bool,
+    latency_ms: Millis,
+}
+
+impl WorkQueue {
+    /// A queue that processes items `latency_ms` after they are first added.
+    pub fn new(latency_ms: Millis) -> WorkQueue {
+        WorkQueue {
+            queue: VecDeque::new(),
+            dirty: BTreeSet::new(),
+            failures: BTreeMap::new(),
+            delayed: BTreeMap::new(),
+            delayed_at: BTreeMap::new(),
+            next_token: TOKEN_DELAYED_BASE,
+            drain_scheduled: false,
+            latency_ms,
+        }
+    }
+    /// Adds a key (no-op if already queued).
+    pub fn add(&mut self, key: Key, ctx: &mut Ctx) {
+        if self.dirty.insert(key.clone()) {
+            self.queue.push_back(key);
+        }
+        if !self.drain_scheduled {
+            self.drain_scheduled = true;
+            ctx.after(self.latency_ms, TOKEN_DRAIN);
+        }
+    }
+    /// Adds a key after a delay (`AddAfter`).
+    pub fn add_after(&mut self, key: Key, delay_ms: Millis, ctx: &mut Ctx) {
+        if delay_ms == 0 {
+            return self.add(key, ctx);
+        }
+        let at = ctx.now + delay_ms;
+        if let Some(existing) = self.delayed_at.get(&key) {
+            if *existing <= at && *existing > ctx.now {
+                return;
+            }
+        }
+        self.delayed_at.insert(key.clone(), at);
+        let token = self.next_token;
+        self.next_token += 1;
+        self.delayed.insert(token, key);
+        ctx.after(delay_ms, token);
+    }
+    /// Re-adds a key with per-item exponential backoff (`AddRateLimited`).
+    pub fn add_rate_limited(&mut self, key: Key, ctx: &mut Ctx) {
+        let failures = self.failures.entry(key.clone()).or_insert(0);
+        let delay = RATE_LIMIT_BASE_MS.saturating_mul(1u64 << (*failures).min(40)).min(RATE_LIMIT_MAX_MS);
+        *failures += 1;
+        self.add_after(key, delay, ctx);
+    }
+    /// Clears a key's failure history (`Forget`).
+    pub fn forget(&mut self, key: &Key) {
+        self.failures.remove(key);
+    }
+    /// How often a key has failed in a row.
+    pub fn num_requeues(&self, key: &Key) -> u32 {
+        self.failures.get(key).copied().unwrap_or(0)
+    }
+    /// Handles a timer; returns the keys to process now (empty for foreign tokens).
+    pub fn on_timer(&mut self, token: u64, ctx: &mut Ctx) -> Vec<Key> {
+        if token == TOKEN_DRAIN {
+            self.drain_scheduled = false;
+            self.dirty.clear();
+            return self.queue.drain(..).collect();
+        }
+        if let Some(key) = self.delayed.remove(&token) {
+            if self.delayed_at.get(&key).is_some_and(|at| *at <= ctx.now) {
+                self.delayed_at.remove(&key);
+            }
+            self.add(key, ctx);
+        }
+        Vec::new()
+    }
+    /// Whether a token belongs to this queue.
+    pub fn owns(&self, token: u64) -> bool {
+        token == TOKEN_DRAIN || token >= TOKEN_DELAYED_BASE
+    }
+    /// Number of keys waiting.
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+    /// Whether nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+}
+
+/// ExpectationsTimeout (controller_utils.go): unmet expectations older than this are ignored.
+pub const EXPECTATIONS_TIMEOUT_MS: Millis = 5 * 60 * 1000;
+
+#[derive(Clone, Debug, Default)]
+struct Expectation {
+    add: i64,
+    del: BTreeSet<Key>,
+    timestamp: Millis,
+}
+
+/// `UIDTrackingControllerExpectations`: how many creations and which deletions a controller
+/// still expects to observe before it trusts its cache again.
+#[derive(Clone, Debug, Default)]
+pub struct Expectations {
+    records: BTreeMap<Key, Expectation>,
+}
+
+impl Expectations {
+    /// Whether the controller may sync `key` (satisfied, expired, or never set).
+    pub fn satisfied(&self, key: &Key, now: Millis) -> bool {
+        match self.records.get(key) {
+            None => true,
+            Some(e) => (e.add <= 0 && e.del.is_empty()) || now.saturating_sub(e.timestamp) > EXPECTATIONS_TIMEOUT_MS,
+        }
+    }
+    /// `ExpectCreations`.
+    pub fn expect_creations(&mut self, key: &Key, count: i64, now: Millis) {
+        self.records.insert(key.clone(), Expectation { add: count, del: BTreeSet::new(), timestamp: now });
+    }
+    /// `ExpectDeletions` (tracking pod keys).
+    pub fn expect_deletions(&mut self, key: &Key, pods: Vec<Key>, now: Millis) {
+        self.records.insert(key.clone(), Expectation { add: 0, del: pods.into_iter().collect(), timestamp: now });
+    }
+    /// `CreationObserved` (also used to lower expectations for creations never attempted).
+    pub fn creation_observed(&mut self, key: &Key) {
+        if let Some(e) = self.records.get_mut(key) {
+            e.add -= 1;
+        }
+    }
+    /// `DeletionObserved`.
+    pub fn deletion_observed(&mut self, key: &Key, pod: &Key) {
+        if let Some(e) = self.records.get_mut(key) {
+            e.del.remove(pod);
+        }
+    }
+    /// `DeleteExpectations`.
+    pub fn forget(&mut self, key: &Key) {
+        self.records.remove(key);
+    }
+}
+
+/// The ownerReference a controller puts on what it creates (controller: true,
+/// blockOwnerDeletion: true).
+pub fn controller_ref(owner: &Object) -> OwnerReference {
+    OwnerReference {
+        api_version: owner.api_version().to_string(),
+        kind: owner.kind().to_string(),
+        name: owner.name().to_string(),
+        uid: owner.metadata().uid.clone().unwrap_or_default(),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    }
+}
+
+/// The controlling ownerReference (`metav1.GetControllerOf`).
+pub fn controller_of(meta: &ObjectMeta) -> Option<&OwnerReference> {
+    meta.owner_references.iter().flatten().find(|r| r.controller == Some(true))
+}
+
+/// The object's uid ("" if unset).
+pub fn uid_of(meta: &ObjectMeta) -> &str {
+    meta.uid.as_deref().unwrap_or("")
+}
+
+/// Whether an object is being deleted.
+pub fn is_deleting(meta: &ObjectMeta) -> bool {
+    meta.deletion_timestamp.is_some()
+}
+
+/// The virtual millisecond of the creation timestamp (0 if unset).
+pub fn created_ms(meta: &ObjectMeta) -> Millis {
+    meta.creation_timestamp.as_ref().map(millis_of).unwrap_or(0)
+}
+
+/// `Time` at virtual now.
+pub fn now_time(ctx: &Ctx) -> Time {
+    time_at(ctx.now)
+}
+
+/// The pod's phase ("" if unset).
+pub fn pod_phase(pod: &Pod) -> &str {
+    pod.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or("")
+}
+
+/// `controller.IsPodActive`: not Succeeded/Failed and not being deleted.
+pub fn is_pod_active(pod: &Pod) -> bool {
+    !matches!(pod_phase(pod), "Succeeded" | "Failed") && pod.metadata.deletion_timestamp.is_none()
+}
+
+/// `IsPodTerminal`: phase Succeeded or Failed.
+pub fn is_pod_terminal(pod: &Pod) -> bool {
+    matches!(pod_phase(pod), "Succeeded" | "Failed")
+}
+
+/// The pod's node name ("" if unscheduled).
+pub fn pod_node(pod: &Pod) -> &str {
+    pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).unwrap_or("")
+}
+
+/// The pod's condition of a type.
+pub fn pod_condition<'a>(pod: &'a Pod, type_: &str) -> Option<&'a kubesim_api::k8s_openapi::api::core::v1::PodCondition> {
+    pod.status.as_ref()?.conditions.as_ref()?.iter().find(|c| c.type_ == type_)
+}
+
+/// `podutil.IsPodReady`.
+pub fn is_pod_ready(pod: &Pod) -> bool {
+    pod_condition(pod, "Ready").is_some_and(|c| c.status == "True")
+}
+
+/// The virtual time the pod became Ready (its Ready condition's lastTransitionTime), if ready.
+pub fn pod_ready_since(pod: &Pod) -> Option<Millis> {
+    pod_condition(pod, "Ready").filter(|c| c.status == "True").and_then(|c| c.last_transition_time.as_ref()).map(millis_of)
+}
+
+/// `podutil.IsPodAvailable`: Ready, and Ready for longer than minReadySeconds.
+pub fn is_pod_available(pod: &Pod, min_ready_seconds: i32, now: Millis) -> bool {
+    if !is_pod_ready(pod) {
+        return false;
+    }
+    if min_ready_seconds <= 0 {
+        return true;
+    }
+    match pod_condition(pod, "Ready").and_then(|c| c.last_transition_time.as_ref()) {
+        Some(t) => millis_of(t) + (min_ready_seconds as Millis) * 1000 < now,
+        None => false,
+    }
+}
+
+/// The object's labels as a map (empty if unset).
+pub fn labels_of(meta: &ObjectMeta) -> BTreeMap<String, String> {
+    meta.labels.clone().unwrap_or_default()
+}
+
+/// Go-style `omitempty` for counters: 0 → None.
+pub fn nz(value: i32) -> Option<i32> {
+    if value == 0 {
+        None
+    } else {
+        Some(value)
+    }
+}
+
+/// Whether an API error is a 409 Conflict (stale resourceVersion) or AlreadyExists.
+pub fn is_conflict(err: &kubesim_apiserver::ApiError) -> bool {
+    err.code == 409
+}
+
+/// Whether an API error is NotFound.
+pub fn is_not_found(err: &kubesim_apiserver::ApiError) -> bool {
+    err.code == 404
+}
+
+/// Applies a metadata change to the freshest copy of an object, as a PATCH would (read from the
+/// API server, mutate, conditional update).
+pub fn patch_meta(ctx: &mut Ctx, object: &Object, mutate: impl FnOnce(&mut ObjectMeta)) -> kubesim_apiserver::error::Result<Arc<Object>> {
+    let info = object
+        .info()
+        .ok_or_else(|| kubesim_apiserver::ApiError::bad_request(format!("unknown kind {}", object.kind())))?;
+    let current = ctx.api.get(info, object.namespace(), object.name())?;
+    if object.metadata().uid.is_some() && current.metadata().uid != object.metadata().uid {
+        return Err(kubesim_apiserver::ApiError::not_found(&info.qualified_resource(), object.name()));
+    }
+    let mut fresh = (*current).clone();
+    mutate(fresh.metadata_mut());
+    if fresh == *current {
+        return Ok(current);
+    }
+    ctx.update(fresh)
+}
+
+/// `ControllerRefManager.ClaimObjects`: keeps the candidates this owner controls and whose labels
+/// match, adopts matching orphans (unless the owner or the orphan is being deleted), and
+/// releases owned objects that no longer match. Results of writes are put into `cache`.
+pub fn claim(
+    ctx: &mut Ctx,
+    owner: &Object,
+    selector: &kubesim_api::selector::Selector,
+    candidates: Vec<Arc<Object>>,
+    cache: &mut Cache,
+) -> kubesim_apiserver::error::Result<Vec<Arc<Object>>> {
+    let owner_uid = uid_of(owner.metadata()).to_string();
+    let owner_deleting = is_deleting(owner.metadata());
+    let mut claimed = Vec::new();
+    let mut adoption_checked = false;
+    for object in candidates {
+        let matches = selector.matches(object.metadata().labels.as_ref());
+        match controller_of(object.metadata()) {
+            Some(r) if r.uid != owner_uid => continue,
+            Some(_) => {
+                if matches {
+                    claimed.push(object);
+                } else if !owner_deleting {
+                    match patch_meta(ctx, &object, |m| {
+                        if let Some(refs) = m.owner_references.as_mut() {
+                            refs.retain(|r| r.uid != owner_uid);
+                            if refs.is_empty() {
+                                m.owner_references = None;
+                            }
+                        }
+                    }) {
+                        Ok(updated) => {
+                            cache.put(updated);
+                        }
+                        Err(e) if is_not_found(&e) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+            None => {
+                if owner_deleting || !matches || is_deleting(object.metadata()) || object.namespace() != owner.namespace() {
+                    continue;
+                }
+                if !adoption_checked {
+                    // RecheckDeletionTimestamp: a fresh read of the owner must still be it.
+                    let info = owner.info().expect("controllers are served kinds");
+                    let fresh = ctx.api.get(info, owner.namespace(), owner.name())?;
+                    if uid_of(fresh.metadata()) != owner_uid {
+                        return Err(kubesim_apiserver::ApiError::conflict_with(
+                            &info.qualified_resource(),
+                            owner.name(),
+                            &format!("original {}/{} is gone: got uid {}, wanted {}", owner.namespace(), owner.name(), uid_of(fresh.metadata()), owner_uid),
+                        ));
+                    }
+                    if is_deleting(fresh.metadata()) {
+                        return Err(kubesim_apiserver::ApiError::conflict_with(
+                            &info.qualified_resource(),
+                            owner.name(),
+                            &format!("{}/{} has just been deleted", owner.namespace(), owner.name()),
+                        ));
+                    }
+                    adoption_checked = true;
+                }
+                let reference = controller_ref(owner);
+                match patch_meta(ctx, &object, |m| {
+                    if controller_of(m).is_none() {
+                        m.owner_references.get_or_insert_with(Vec::new).push(reference);
+                    }
+                }) {
+                    Ok(updated) => {
+                        if controller_of(updated.metadata()).is_some_and(|r| r.uid == owner_uid) {
+                            cache.put(updated.clone());
+                            claimed.push(updated);
+                        }
+                    }
+                    Err(e) if is_not_found(&e) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
+    Ok(claimed)
+}

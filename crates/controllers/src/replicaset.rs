@@ -1,0 +1,623 @@
+//! The ReplicaSet controller (pkg/controller/replicaset/replica_set.go).
+//!
+//! Level-triggered: every sync reads the informer caches, claims pods (adoption/release),
+//! creates or deletes pods to match spec.replicas — creations in slow-start batches (1, 2, 4,
+//! ...), at most `burstReplicas` (500) per sync, guarded by expectations — and writes status.
+
+use crate::common::*;
+use kubesim_api::k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetCondition, ReplicaSetStatus};
+use kubesim_api::k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
+use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use kubesim_api::object::{kind_info, Object};
+use kubesim_api::selector::Selector;
+use kubesim_api::Millis;
+use kubesim_apiserver::{ApiError, Component, Ctx, DeleteOptions, Interest, WatchEvent, WatchFilter};
+use kubesim_store::EventType;
+use std::any::Any;
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// `BurstReplicas`: the most pods one sync creates or deletes.
+pub const BURST_REPLICAS: usize = 500;
+/// `SlowStartInitialBatchSize`.
+pub const SLOW_START_INITIAL_BATCH_SIZE: usize = 1;
+/// `controller.kubernetes.io/pod-deletion-cost`.
+pub const POD_DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
+/// Modelled processing latency of the work queue.
+pub const SYNC_LATENCY_MS: Millis = 10;
+
+/// The batch sizes `slowStartBatch` uses for `count` creations.
+pub fn slow_start_batches(count: usize, initial: usize) -> Vec<usize> {
+    let mut batches = Vec::new();
+    let mut remaining = count;
+    let mut size = initial.min(remaining);
+    while size > 0 {
+        batches.push(size);
+        remaining -= size;
+        size = (2 * size).min(remaining);
+    }
+    batches
+}
+
+/// `slowStartBatch`: runs `f` in doubling batches, stopping after the first batch with an error.
+/// Returns (successes, first error).
+pub fn slow_start_batch<E>(count: usize, initial: usize, mut f: impl FnMut() -> Result<(), E>) -> (usize, Option<E>) {
+    let mut successes = 0;
+    for size in slow_start_batches(count, initial) {
+        let mut first_error = None;
+        for _ in 0..size {
+            match f() {
+                Ok(()) => successes += 1,
+                Err(e) => {
+                    if first_error.is_none() {
+                        first_error = Some(e);
+                    }
+                }
+            }
+        }
+        if first_error.is_some() {
+            return (successes, first_error);
+        }
+    }
+    (successes, None)
+}
+
+fn phase_ordinal(pod: &Pod) -> u8 {
+    match pod_phase(pod) {
+        "Unknown" => 1,
+        "Running" => 2,
+        _ => 0, // Pending (and unset) — map lookups of other phases give 0 upstream too
+    }
+}
+
+/// The pod-deletion-cost annotation (0 if absent or invalid).
+pub fn deletion_cost(pod: &Pod) -> i32 {
+    pod.metadata.annotations.as_ref().and_then(|a| a.get(POD_DELETION_COST)).and_then(|v| v.parse::<i32>().ok()).unwrap_or(0)
+}
+
+fn max_restarts(pod: &Pod) -> (i32, i32) {
+    let status = pod.status.as_ref();
+    let regular = status.and_then(|s| s.container_statuses.as_ref()).into_iter().flatten().map(|c| c.restart_count).max().unwrap_or(0);
+    let sidecar_names: Vec<&str> = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.init_containers.as_ref())
+        .into_iter()
+        .flatten()
+        .filter(|c| c.restart_policy.as_deref() == Some("Always"))
+        .map(|c| c.name.as_str())
+        .collect();
+    let sidecar = status
+        .and_then(|s| s.init_container_statuses.as_ref())
+        .into_iter()
+        .flatten()
+        .filter(|c| sidecar_names.contains(&c.name.as_str()))
+        .map(|c| c.restart_count)
+        .max()
+        .unwrap_or(0);
+    (regular, sidecar)
+}
+
+fn log2_bucket(now: Millis, t: Millis) -> i64 {
+    // Durations in nanoseconds, as Go's time.Duration.
+    let d = (now as i128 - t as i128) * 1_000_000;
+    if d > 0 {
+        (d as f64).log2() as i64
+    } else {
+        -1
+    }
+}
+
+/// Compares two times the way `afterOrZero` / `logarithmicRankDiff` do; `None` = equal.
+fn compare_times(ti: Option<Millis>, tj: Option<Millis>, now: Millis, uid_i: &str, uid_j: &str) -> Option<bool> {
+    if ti == tj {
+        return None;
+    }
+    match (ti, tj) {
+        (None, _) => Some(true),
+        (_, None) => Some(false),
+        (Some(a), Some(b)) => {
+            if now == 0 {
+                return Some(a > b);
+            }
+            let diff = log2_bucket(now, a) - log2_bucket(now, b);
+            if diff == 0 {
+                Some(uid_i < uid_j)
+            } else {
+                Some(diff < 0)
+            }
+        }
+    }
+}
+
+/// `ActivePodsWithRanks.Less`: whether pod `i` (with `rank_i` co-located related pods) should
+/// be deleted before pod `j`. `deletion_cost_enabled` mirrors the PodDeletionCost gate.
+pub fn pod_deletes_before(i: &Pod, rank_i: usize, j: &Pod, rank_j: usize, now: Millis, deletion_cost_enabled: bool) -> bool {
+    let (ni, nj) = (pod_node(i), pod_node(j));
+    if ni != nj && (ni.is_empty() || nj.is_empty()) {
+        return ni.is_empty();
+    }
+    let (pi, pj) = (phase_ordinal(i), phase_ordinal(j));
+    if pi != pj {
+        return pi < pj;
+    }
+    let (ri, rj) = (is_pod_ready(i), is_pod_ready(j));
+    if ri != rj {
+        return !ri;
+    }
+    if deletion_cost_enabled {
+        let (ci, cj) = (deletion_cost(i), deletion_cost(j));
+        if ci != cj {
+            return ci < cj;
+        }
+    }
+    if rank_i != rank_j {
+        return rank_i > rank_j;
+    }
+    let uid_i = i.metadata.uid.as_deref().unwrap_or("");
+    let uid_j = j.metadata.uid.as_deref().unwrap_or("");
+    if ri && rj {
+        if let Some(result) = compare_times(pod_ready_since(i), pod_ready_since(j), now, uid_i, uid_j) {
+            return result;
+        }
+    }
+    let (restarts_i, restarts_j) = (max_restarts(i), max_restarts(j));
+    if restarts_i.0 != restarts_j.0 {
+        return restarts_i.0 > restarts_j.0;
+    }
+    if restarts_i.1 != restarts_j.1 {
+        return restarts_i.1 > restarts_j.1;
+    }
+    let ci = i.metadata.creation_timestamp.as_ref().map(kubesim_api::time::millis_of);
+    let cj = j.metadata.creation_timestamp.as_ref().map(kubesim_api::time::millis_of);
+    compare_times(ci, cj, now, uid_i, uid_j).unwrap_or(false)
+}
+
+/// `getPodsToDelete`: the `diff` pods to delete among `pods`, ranking by co-located active
+/// related pods (pods of every RS with the same controller).
+pub fn pods_to_delete<'a>(pods: &[&'a Pod], related: &[&Pod], diff: usize, now: Millis) -> Vec<&'a Pod> {
+    if diff >= pods.len() {
+        return pods.to_vec();
+    }
+    let mut on_node: BTreeMap<&str, usize> = BTreeMap::new();
+    for pod in related {
+        if is_pod_active(pod) {
+            *on_node.entry(pod_node(pod)).or_insert(0) += 1;
+        }
+    }
+    let mut ranked: Vec<(&Pod, usize)> = pods.iter().map(|p| (*p, on_node.get(pod_node(p)).copied().unwrap_or(0))).collect();
+    ranked.sort_by(|a, b| {
+        if pod_deletes_before(a.0, a.1, b.0, b.1, now, true) {
+            Ordering::Less
+        } else if pod_deletes_before(b.0, b.1, a.0, a.1, now, true) {
+            Ordering::Greater
+        } else {
+            Ordering::Equal
+        }
+    });
+    ranked.into_iter().take(diff).map(|(p, _)| p).collect()
+}
+
+/// `GetPodFromTemplate`: the pod a controller creates from its template.
+pub fn pod_from_template(template: &PodTemplateSpec, namespace: &str, prefix_name: &str, owner: OwnerReference) -> Pod {
+    let meta = template.metadata.clone().unwrap_or_default();
+    Pod {
+        metadata: ObjectMeta {
+            namespace: Some(namespace.to_string()),
+            generate_name: Some(format!("{prefix_name}-")),
+            labels: meta.labels.clone(),
+            annotations: meta.annotations.clone(),
+            finalizers: meta.finalizers.clone(),
+            owner_references: Some(vec![owner]),
+            ..Default::default()
+        },
+        spec: template.spec.clone(),
+        status: None,
+    }
+}
+
+/// calculateStatus: the RS status for its owned active pods.
+pub fn calculate_status(rs: &ReplicaSet, pods: &[&Pod], manage_error: Option<&str>, now: Millis) -> ReplicaSetStatus {
+    let spec = rs.spec.clone().unwrap_or_default();
+    let template_labels = spec.template.as_ref().and_then(|t| t.metadata.as_ref()).and_then(|m| m.labels.clone()).unwrap_or_default();
+    let min_ready = spec.min_ready_seconds.unwrap_or(0);
+    let mut fully_labeled = 0;
+    let mut ready = 0;
+    let mut available = 0;
+    for pod in pods {
+        let labels = pod.metadata.labels.clone().unwrap_or_default();
+        if template_labels.iter().all(|(k, v)| labels.get(k) == Some(v)) {
+            fully_labeled += 1;
+        }
+        if is_pod_ready(pod) {
+            ready += 1;
+            if is_pod_available(pod, min_ready, now) {
+                available += 1;
+            }
+        }
+    }
+    let old = rs.status.clone().unwrap_or_default();
+    let mut conditions = old.conditions.clone().unwrap_or_default();
+    let has_failure = conditions.iter().any(|c| c.type_ == "ReplicaFailure");
+    match manage_error {
+        Some(message) if !has_failure => {
+            let diff = pods.len() as i64 - spec.replicas.unwrap_or(1) as i64;
+            let reason = match diff.cmp(&0) {
+                Ordering::Less => "FailedCreate",
+                Ordering::Greater => "FailedDelete",
+                Ordering::Equal => "",
+            };
+            conditions.push(ReplicaSetCondition {
+                type_: "ReplicaFailure".into(),
+                status: "True".into(),
+                reason: Some(reason.into()),
+                message: Some(message.to_string()),
+                last_transition_time: Some(kubesim_api::time::time_at(now)),
+            });
+        }
+        None if has_failure => conditions.retain(|c| c.type_ != "ReplicaFailure"),
+        _ => {}
+    }
+    ReplicaSetStatus {
+        replicas: pods.len() as i32,
+        fully_labeled_replicas: nz(fully_labeled),
+        ready_replicas: nz(ready),
+        available_replicas: nz(available),
+        observed_generation: old.observed_generation,
+        conditions: if conditions.is_empty() { None } else { Some(conditions) },
+        terminating_replicas: None,
+    }
+}
+
+/// The ReplicaSet controller.
+#[derive(Debug)]
+pub struct ReplicaSetController {
+    rss: Cache,
+    pods: Cache,
+    queue: WorkQueue,
+    expectations: Expectations,
+}
+
+impl Default for ReplicaSetController {
+    fn default() -> Self {
+        ReplicaSetController::new()
+    }
+}
+
+fn as_rs(object: &Object) -> Option<&ReplicaSet> {
+    match object {
+        Object::ReplicaSet(rs) => Some(rs),
+        _ => None,
+    }
+}
+
+fn rs_selector(rs: &ReplicaSet) -> Selector {
+    rs.spec.as_ref().map(|s| Selector::from_label_selector(&s.selector)).unwrap_or_default()
+}
+
+impl ReplicaSetController {
+    /// A controller with empty caches.
+    pub fn new() -> ReplicaSetController {
+        ReplicaSetController { rss: Cache::default(), pods: Cache::default(), queue: WorkQueue::new(SYNC_LATENCY_MS), expectations: Expectations::default() }
+    }
+
+    fn resolve(&self, namespace: &str, reference: &OwnerReference) -> Option<Key> {
+        if reference.kind != "ReplicaSet" {
+            return None;
+        }
+        let rs = self.rss.get_named(namespace, &reference.name)?;
+        (uid_of(rs.metadata()) == reference.uid).then(|| key_of(rs))
+    }
+
+    fn matching_rss(&self, pod: &Object) -> Vec<Key> {
+        let labels = pod.metadata().labels.clone();
+        self.rss
+            .in_namespace(pod.namespace())
+            .filter(|o| {
+                let sel = as_rs(o).map(rs_selector).unwrap_or_default();
+                !sel.is_empty() && sel.matches(labels.as_ref())
+            })
+            .map(|o| key_of(o))
+            .collect()
+    }
+
+    fn pod_deleted(&mut self, pod: &Object, ctx: &mut Ctx) {
+        let Some(reference) = controller_of(pod.metadata()) else { return };
+        let Some(key) = self.resolve(pod.namespace(), reference) else { return };
+        self.expectations.deletion_observed(&key, &key_of(pod));
+        self.queue.add(key, ctx);
+    }
+
+    fn on_pod(&mut self, event: &WatchEvent, old: Option<Arc<Object>>, ctx: &mut Ctx) {
+        let pod = &event.object;
+        match event.event_type {
+            EventType::Deleted => self.pod_deleted(pod, ctx),
+            EventType::Added => {
+                if is_deleting(pod.metadata()) {
+                    return self.pod_deleted(pod, ctx);
+                }
+                if let Some(reference) = controller_of(pod.metadata()) {
+                    if let Some(key) = self.resolve(pod.namespace(), reference) {
+                        self.expectations.creation_observed(&key);
+                        self.queue.add(key, ctx);
+                    }
+                    return;
+                }
+                for key in self.matching_rss(pod) {
+                    self.queue.add(key, ctx);
+                }
+            }
+            EventType::Modified => {
+                let Some(old) = old else {
+                    // First sight of this pod (e.g. entered the cache late): treat as an add.
+                    if let Some(key) = controller_of(pod.metadata()).and_then(|r| self.resolve(pod.namespace(), r)) {
+                        self.queue.add(key, ctx);
+                    }
+                    return;
+                };
+                if old.resource_version() == pod.resource_version() {
+                    return;
+                }
+                let label_changed = old.metadata().labels != pod.metadata().labels;
+                if is_deleting(pod.metadata()) {
+                    self.pod_deleted(pod, ctx);
+                    if label_changed {
+                        self.pod_deleted(&old, ctx);
+                    }
+                    return;
+                }
+                let cur_ref = controller_of(pod.metadata()).cloned();
+                let old_ref = controller_of(old.metadata()).cloned();
+                let ref_changed = cur_ref != old_ref;
+                if ref_changed {
+                    if let Some(key) = old_ref.as_ref().and_then(|r| self.resolve(pod.namespace(), r)) {
+                        self.queue.add(key, ctx);
+                    }
+                }
+                if let Some(reference) = cur_ref {
+                    let Some(key) = self.resolve(pod.namespace(), &reference) else { return };
+                    self.queue.add(key.clone(), ctx);
+                    let min_ready = self.rss.get(&key).and_then(|o| as_rs(o)).and_then(|rs| rs.spec.as_ref()).and_then(|s| s.min_ready_seconds).unwrap_or(0);
+                    let (was_ready, is_ready) = (old.as_pod().is_some_and(is_pod_ready), pod.as_pod().is_some_and(is_pod_ready));
+                    if !was_ready && is_ready && min_ready > 0 {
+                        self.queue.add_after(key, (min_ready as Millis) * 1000 + 1000, ctx);
+                    }
+                    return;
+                }
+                if label_changed || ref_changed {
+                    for key in self.matching_rss(pod) {
+                        self.queue.add(key, ctx);
+                    }
+                }
+            }
+        }
+    }
+
+    /// syncReplicaSet for one key.
+    pub fn sync(&mut self, key: &Key, ctx: &mut Ctx) -> Result<(), ApiError> {
+        let Some(object) = self.rss.get(key).cloned() else {
+            self.expectations.forget(key);
+            return Ok(());
+        };
+        let Some(rs) = as_rs(&object) else { return Ok(()) };
+        let needs_sync = self.expectations.satisfied(key, ctx.now);
+        let selector = rs_selector(rs);
+        let candidates: Vec<Arc<Object>> = self
+            .pods
+            .in_namespace(&key.0)
+            .filter(|o| o.as_pod().is_some_and(is_pod_active))
+            .cloned()
+            .collect();
+        let owned = claim(ctx, &object, &selector, candidates, &mut self.pods)?;
+        let owned_pods: Vec<&Pod> = owned.iter().filter_map(|o| o.as_pod()).collect();
+        let mut manage_error = None;
+        if needs_sync && !is_deleting(&rs.metadata) {
+            if let Err(e) = self.manage_replicas(key, &object, rs, &owned_pods, ctx) {
+                manage_error = Some(e);
+            }
+        }
+        let new_status = calculate_status(rs, &owned_pods, manage_error.as_ref().map(|e| e.message.as_str()), ctx.now);
+        let updated = self.update_status(&object, rs, new_status, ctx)?;
+        if let Some(rs) = as_rs(&updated) {
+            let spec = rs.spec.clone().unwrap_or_default();
+            let status = rs.status.clone().unwrap_or_default();
+            let min_ready = spec.min_ready_seconds.unwrap_or(0);
+            let replicas = spec.replicas.unwrap_or(1);
+            if manage_error.is_none()
+                && min_ready > 0
+                && status.ready_replicas.unwrap_or(0) == replicas
+                && status.available_replicas.unwrap_or(0) != replicas
+            {
+                self.queue.add_after(key.clone(), (min_ready as Millis) * 1000, ctx);
+            }
+        }
+        match manage_error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn update_status(&mut self, object: &Arc<Object>, rs: &ReplicaSet, mut status: ReplicaSetStatus, ctx: &mut Ctx) -> Result<Arc<Object>, ApiError> {
+        let generation = rs.metadata.generation.unwrap_or(0);
+        let old = rs.status.clone().unwrap_or_default();
+        status.observed_generation = Some(generation);
+        if old == status {
+            return Ok(object.clone());
+        }
+        let mut current = rs.clone();
+        for attempt in 0..2 {
+            current.status = Some(status.clone());
+            match ctx.update_status(Object::ReplicaSet(Box::new(current.clone()))) {
+                Ok(updated) => {
+                    self.rss.put(updated.clone());
+                    return Ok(updated);
+                }
+                Err(e) if attempt == 0 && is_conflict(&e) => {
+                    let info = kind_info("apps/v1", "ReplicaSet").expect("served");
+                    let fresh = ctx.api.get(info, rs.metadata.namespace.as_deref().unwrap_or(""), rs.metadata.name.as_deref().unwrap_or(""))?;
+                    match as_rs(&fresh) {
+                        Some(f) => current = f.clone(),
+                        None => return Err(e),
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(object.clone())
+    }
+
+    fn related_pods(&self, rs: &ReplicaSet) -> Vec<Arc<Object>> {
+        let namespace = rs.metadata.namespace.clone().unwrap_or_default();
+        let related_rss: Vec<&ReplicaSet> = match controller_of(&rs.metadata) {
+            None => vec![rs],
+            Some(owner) => self
+                .rss
+                .in_namespace(&namespace)
+                .filter_map(|o| as_rs(o))
+                .filter(|r| controller_of(&r.metadata).is_some_and(|c| c.uid == owner.uid))
+                .collect(),
+        };
+        let mut seen = std::collections::BTreeSet::new();
+        let mut out = Vec::new();
+        for r in related_rss {
+            let sel = rs_selector(r);
+            for pod in self.pods.in_namespace(&namespace) {
+                if sel.matches(pod.metadata().labels.as_ref()) && seen.insert(key_of(pod)) {
+                    out.push(pod.clone());
+                }
+            }
+        }
+        out
+    }
+
+    fn manage_replicas(&mut self, key: &Key, object: &Arc<Object>, rs: &ReplicaSet, pods: &[&Pod], ctx: &mut Ctx) -> Result<(), ApiError> {
+        let spec = rs.spec.clone().unwrap_or_default();
+        let want = spec.replicas.unwrap_or(1) as i64;
+        let diff = pods.len() as i64 - want;
+        if diff < 0 {
+            let count = ((-diff) as usize).min(BURST_REPLICAS);
+            self.expectations.expect_creations(key, count as i64, ctx.now);
+            let template = spec.template.clone().unwrap_or_default();
+            let has_labels = template.metadata.as_ref().and_then(|m| m.labels.as_ref()).is_some_and(|l| !l.is_empty());
+            let owner = controller_ref(object);
+            let name = key.1.clone();
+            let (successes, error) = slow_start_batch(count, SLOW_START_INITIAL_BATCH_SIZE, || {
+                if !has_labels {
+                    return Err(ApiError::invalid("unable to create pods, no labels".into()));
+                }
+                let pod = pod_from_template(&template, &key.0, &name, owner.clone());
+                match ctx.create(Object::Pod(Box::new(pod))) {
+                    Ok(created) => {
+                        ctx.event(object, "Normal", "SuccessfulCreate", format!("Created pod: {}", created.name()));
+                        Ok(())
+                    }
+                    Err(e) => {
+                        let terminating = e.code == 403 && e.message.contains("because it is being terminated");
+                        if terminating {
+                            return Ok(());
+                        }
+                        ctx.event(object, "Warning", "FailedCreate", format!("Error creating: {}", e.message));
+                        Err(e)
+                    }
+                }
+            });
+            for _ in successes..count {
+                self.expectations.creation_observed(key);
+            }
+            return match error {
+                Some(e) => Err(e),
+                None => Ok(()),
+            };
+        }
+        if diff > 0 {
+            let count = (diff as usize).min(BURST_REPLICAS);
+            let related = self.related_pods(rs);
+            let related_pods: Vec<&Pod> = related.iter().filter_map(|o| o.as_pod()).collect();
+            let victims = pods_to_delete(pods, &related_pods, count, ctx.now);
+            let victim_keys: Vec<Key> =
+                victims.iter().map(|p| (p.metadata.namespace.clone().unwrap_or_default(), p.metadata.name.clone().unwrap_or_default())).collect();
+            self.expectations.expect_deletions(key, victim_keys.clone(), ctx.now);
+            let info = kind_info("v1", "Pod").expect("served");
+            let mut first_error = None;
+            for pod_key in victim_keys {
+                match ctx.delete(info, &pod_key.0, &pod_key.1, DeleteOptions::default()) {
+                    Ok(_) => ctx.event(object, "Normal", "SuccessfulDelete", format!("Deleted pod: {}", pod_key.1)),
+                    Err(e) => {
+                        self.expectations.deletion_observed(key, &pod_key);
+                        if !is_not_found(&e) {
+                            ctx.event(object, "Warning", "FailedDelete", format!("Error deleting: {}", e.message));
+                            first_error.get_or_insert(e);
+                        }
+                    }
+                }
+            }
+            if let Some(e) = first_error {
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    fn process(&mut self, keys: Vec<Key>, ctx: &mut Ctx) {
+        for key in keys {
+            match self.sync(&key, ctx) {
+                Ok(()) => self.queue.forget(&key),
+                Err(_) => self.queue.add_rate_limited(key, ctx),
+            }
+        }
+    }
+}
+
+impl Component for ReplicaSetController {
+    fn name(&self) -> &str {
+        "replicaset-controller"
+    }
+    fn interests(&self) -> Vec<Interest> {
+        vec![
+            Interest { resource: ("apps", "replicasets"), filter: WatchFilter::All },
+            Interest { resource: ("", "pods"), filter: WatchFilter::All },
+        ]
+    }
+    fn start(&mut self, ctx: &mut Ctx) {
+        for object in ctx.api.store().list(("apps", "replicasets"), None) {
+            self.rss.put(object.clone());
+        }
+        for object in ctx.api.store().list(("", "pods"), None) {
+            self.pods.put(object.clone());
+        }
+        let keys: Vec<Key> = self.rss.iter().map(|o| key_of(o)).collect();
+        for key in keys {
+            self.queue.add(key, ctx);
+        }
+    }
+    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+        match event.resource {
+            ("apps", "replicasets") => {
+                self.rss.apply(event);
+                let key = key_of(&event.object);
+                if event.event_type == EventType::Deleted {
+                    self.expectations.forget(&key);
+                }
+                self.queue.add(key, ctx);
+            }
+            ("", "pods") => {
+                let old = self.pods.apply(event);
+                self.on_pod(event, old, ctx);
+            }
+            _ => {}
+        }
+    }
+    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
+        if self.queue.owns(token) {
+            let keys = self.queue.on_timer(token, ctx);
+            self.process(keys, ctx);
+        }
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}

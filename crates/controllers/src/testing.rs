@@ -1,0 +1,242 @@
+//! A miniature world for tests: delivers committed writes to components as watch events and
+//! fires their timers in virtual-time order; plus a fake kubelet that runs pods instantly.
+
+use kubesim_api::k8s_openapi::api::core::v1::{Namespace, Pod, PodCondition, PodStatus};
+use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kubesim_api::object::{kind_info, Object};
+use kubesim_api::time::time_at;
+use kubesim_api::Millis;
+use kubesim_apiserver::{ApiServer, Component, Ctx, DeleteOptions, Interest, Note, TimerRequest, WatchEvent, WatchFilter, SimRng};
+use kubesim_store::EventType;
+use rand_core::SeedableRng;
+use std::any::Any;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+
+/// The mini world.
+pub struct TestWorld {
+    /// API server.
+    pub api: ApiServer,
+    /// RNG.
+    pub rng: SimRng,
+    /// Virtual now.
+    pub now: Millis,
+    /// Components.
+    pub components: Vec<Box<dyn Component>>,
+    interests: Vec<Vec<Interest>>,
+    timers: BinaryHeap<Reverse<(Millis, u64, usize, u64)>>,
+    seq: u64,
+}
+
+impl TestWorld {
+    /// A world with namespace "default" and the given components started.
+    pub fn new(components: Vec<Box<dyn Component>>) -> TestWorld {
+        let mut w = TestWorld {
+            api: ApiServer::new(),
+            rng: SimRng::seed_from_u64(7),
+            now: 0,
+            components: Vec::new(),
+            interests: Vec::new(),
+            timers: BinaryHeap::new(),
+            seq: 0,
+        };
+        w.create(Object::Namespace(Box::new(Namespace { metadata: ObjectMeta { name: Some("default".into()), ..Default::default() }, ..Default::default() })))
+            .unwrap();
+        w.api.store_mut().drain_commits();
+        for c in components {
+            w.add(c);
+        }
+        w
+    }
+
+    /// Registers and starts a component.
+    pub fn add(&mut self, c: Box<dyn Component>) {
+        let idx = self.components.len();
+        self.interests.push(c.interests());
+        self.components.push(c);
+        self.with_ctx(idx, |c, ctx| c.start(ctx));
+    }
+
+    fn with_ctx(&mut self, idx: usize, f: impl FnOnce(&mut Box<dyn Component>, &mut Ctx)) {
+        let mut timers: Vec<TimerRequest> = Vec::new();
+        let mut notes: Vec<Note> = Vec::new();
+        let actor: Arc<str> = Arc::from(self.components[idx].name());
+        {
+            let mut ctx = Ctx { now: self.now, api: &mut self.api, rng: &mut self.rng, actor, timers: &mut timers, notes: &mut notes };
+            f(&mut self.components[idx], &mut ctx);
+        }
+        for t in timers {
+            self.seq += 1;
+            self.timers.push(Reverse((t.at_ms, self.seq, idx, t.token)));
+        }
+    }
+
+    /// A Ctx for direct calls as `actor` (e.g. "kubectl").
+    pub fn as_user<T>(&mut self, f: impl FnOnce(&mut Ctx) -> T) -> T {
+        let mut timers = Vec::new();
+        let mut notes = Vec::new();
+        let mut ctx = Ctx { now: self.now, api: &mut self.api, rng: &mut self.rng, actor: Arc::from("kubectl"), timers: &mut timers, notes: &mut notes };
+        f(&mut ctx)
+    }
+
+    /// POST as kubectl.
+    pub fn create(&mut self, o: Object) -> kubesim_apiserver::error::Result<Arc<Object>> {
+        self.as_user(|ctx| ctx.create(o))
+    }
+
+    fn deliver(&mut self) -> bool {
+        let commits = self.api.store_mut().drain_commits();
+        if commits.is_empty() {
+            return false;
+        }
+        for commit in commits {
+            for idx in 0..self.components.len() {
+                let interested = self.interests[idx].iter().any(|i| i.resource == commit.resource && i.selects(&commit.object));
+                if !interested {
+                    continue;
+                }
+                let event = WatchEvent { event_type: commit.event_type, resource: commit.resource, object: commit.object.clone(), revision: commit.revision };
+                self.with_ctx(idx, |c, ctx| c.on_watch(&event, ctx));
+            }
+        }
+        true
+    }
+
+    /// Runs until virtual time `until` (or nothing is left to do).
+    pub fn run_until(&mut self, until: Millis) {
+        for _ in 0..1_000_000 {
+            if self.deliver() {
+                continue;
+            }
+            match self.timers.peek() {
+                Some(Reverse((at, _, _, _))) if *at <= until => {
+                    let Reverse((at, _, idx, token)) = self.timers.pop().expect("peeked");
+                    self.now = self.now.max(at);
+                    self.with_ctx(idx, |c, ctx| c.on_timer(token, ctx));
+                }
+                _ => {
+                    self.now = self.now.max(until);
+                    return;
+                }
+            }
+        }
+        panic!("test world did not settle");
+    }
+
+    /// Runs for `ms` more.
+    pub fn run_for(&mut self, ms: Millis) {
+        let until = self.now + ms;
+        self.run_until(until);
+    }
+
+    /// Lists objects of a resource in a namespace.
+    pub fn list(&self, resource: (&'static str, &'static str), ns: &str) -> Vec<Arc<Object>> {
+        self.api.store().list(resource, Some(ns)).cloned().collect()
+    }
+
+    /// Gets an object.
+    pub fn get(&self, resource: (&'static str, &'static str), ns: &str, name: &str) -> Option<Arc<Object>> {
+        self.api.store().get(resource, ns, name).cloned()
+    }
+
+    /// Events' reasons and messages, in creation order.
+    pub fn events(&self) -> Vec<(String, String)> {
+        let mut events: Vec<_> = self
+            .api
+            .store()
+            .list(("", "events"), None)
+            .filter_map(|o| match o.as_ref() {
+                Object::Event(e) => Some((o.resource_version().parse::<u64>().unwrap_or(0), e.reason.clone().unwrap_or_default(), e.message.clone().unwrap_or_default())),
+                _ => None,
+            })
+            .collect();
+        events.sort();
+        events.into_iter().map(|(_, r, m)| (r, m)).collect()
+    }
+}
+
+/// A kubelet stand-in: binds new pods to `node-1`, marks them Running+Ready after `start_ms`,
+/// and finishes graceful deletions after `stop_ms`.
+pub struct FakeKubelet {
+    /// Delay before a pod is Ready.
+    pub start_ms: Millis,
+    /// Delay before a terminating pod is removed.
+    pub stop_ms: Millis,
+    pending: std::collections::BTreeMap<u64, (bool, String, String)>,
+    next: u64,
+    /// Pods whose readiness is withheld (by name prefix).
+    pub never_ready_prefix: Option<String>,
+}
+
+impl FakeKubelet {
+    /// A kubelet with the given delays.
+    pub fn new(start_ms: Millis, stop_ms: Millis) -> FakeKubelet {
+        FakeKubelet { start_ms, stop_ms, pending: Default::default(), next: 1, never_ready_prefix: None }
+    }
+}
+
+impl Component for FakeKubelet {
+    fn name(&self) -> &str {
+        "kubelet/node-1"
+    }
+    fn interests(&self) -> Vec<Interest> {
+        vec![Interest { resource: ("", "pods"), filter: WatchFilter::All }]
+    }
+    fn start(&mut self, _ctx: &mut Ctx) {}
+    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+        let Some(pod) = event.object.as_pod() else { return };
+        let key = (pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default());
+        match event.event_type {
+            EventType::Added => {
+                let token = self.next;
+                self.next += 1;
+                self.pending.insert(token, (true, key.0, key.1));
+                ctx.after(self.start_ms, token);
+            }
+            EventType::Modified if pod.metadata.deletion_timestamp.is_some() => {
+                let token = self.next;
+                self.next += 1;
+                self.pending.insert(token, (false, key.0, key.1));
+                ctx.after(self.stop_ms, token);
+            }
+            _ => {}
+        }
+    }
+    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
+        let Some((start, ns, name)) = self.pending.remove(&token) else { return };
+        let info = kind_info("v1", "Pod").unwrap();
+        if start {
+            if self.never_ready_prefix.as_ref().is_some_and(|p| name.starts_with(p.as_str())) {
+                return;
+            }
+            let Ok(current) = ctx.api.get(info, &ns, &name) else { return };
+            if current.metadata().deletion_timestamp.is_some() {
+                return;
+            }
+            let mut pod: Pod = current.as_pod().unwrap().clone();
+            if pod.spec.as_ref().and_then(|s| s.node_name.as_ref()).is_none() {
+                if ctx.bind(&ns, &name, "node-1").is_err() {
+                    return;
+                }
+                pod = ctx.api.get(info, &ns, &name).unwrap().as_pod().unwrap().clone();
+            }
+            let now = time_at(ctx.now);
+            let mut status = pod.status.clone().unwrap_or_else(PodStatus::default);
+            status.phase = Some("Running".into());
+            let conds = status.conditions.get_or_insert_with(Vec::new);
+            conds.retain(|c| c.type_ != "Ready");
+            conds.push(PodCondition { type_: "Ready".into(), status: "True".into(), last_transition_time: Some(now), ..Default::default() });
+            pod.status = Some(status);
+            let _ = ctx.update_status(Object::Pod(Box::new(pod)));
+        } else {
+            let _ = ctx.delete(info, &ns, &name, DeleteOptions { grace_period_seconds: Some(0), ..Default::default() });
+        }
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
