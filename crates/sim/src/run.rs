@@ -74,3 +74,16 @@ pub fn list_all(world: &World) -> serde_json::Value {
         "metadata": { "resourceVersion": store.revision().to_string() },
     })
 }
+
+/// A stable fingerprint of a trace: FNV-1a 64 over its JSON lines, as 16 hex digits. Native and
+/// wasm runs of the same input and seed must agree on it.
+pub fn trace_hash(trace: &[crate::world::TraceRecord]) -> String {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for record in trace {
+        for b in record.to_json_line().bytes().chain([b'\n']) {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x100000001b3);
+        }
+    }
+    format!("{h:016x}")
+}
