@@ -1,0 +1,486 @@
+//! The scheduler cache: compact per-pod ([`PodInfo`]) and per-node ([`NodeInfo`]) aggregates,
+//! updated incrementally from watch events and from assumed pods, so a scheduling cycle never
+//! rescans every pod (upstream `pkg/scheduler/backend/cache` + `framework.NodeInfo`).
+
+use crate::resources::{pod_requests, PodRequests, Resources};
+use k8s_openapi::api::core::v1::{Node, Pod, PodAffinityTerm, Taint};
+use kubesim_api::selector::{Requirement, Selector};
+use kubesim_api::time::millis_of;
+use kubesim_api::{Millis, Object};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// A pod (anti-)affinity term, compiled (upstream `framework.AffinityTerm`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AffinityTerm {
+    /// The label selector (with matchLabelKeys / mismatchLabelKeys merged in).
+    pub selector: Selector,
+    /// Explicit namespaces (the pod's own if neither these nor a namespace selector are set).
+    pub namespaces: BTreeSet<String>,
+    /// The namespace selector (an empty one selects every namespace).
+    pub namespace_selector: Option<Selector>,
+    /// The topology key.
+    pub topology_key: String,
+    /// Weight (preferred terms), 0 for required ones.
+    pub weight: i64,
+}
+
+impl AffinityTerm {
+    fn compile(term: &PodAffinityTerm, owner: &Pod, weight: i64) -> AffinityTerm {
+        let owner_ns = owner.metadata.namespace.clone().unwrap_or_default();
+        let mut selector = match term.label_selector.as_ref() {
+            Some(s) => Selector::from_label_selector(s),
+            // A nil label selector matches nothing (LabelSelectorAsSelector(nil) = Nothing).
+            None => Selector { requirements: Vec::new(), matches_nothing: true },
+        };
+        let labels = owner.metadata.labels.as_ref();
+        if term.label_selector.is_some() {
+            for key in term.match_label_keys.iter().flatten() {
+                if let Some(v) = labels.and_then(|l| l.get(key)) {
+                    selector.requirements.push(Requirement::In(key.clone(), vec![v.clone()]));
+                }
+            }
+            for key in term.mismatch_label_keys.iter().flatten() {
+                if let Some(v) = labels.and_then(|l| l.get(key)) {
+                    selector.requirements.push(Requirement::NotIn(key.clone(), vec![v.clone()]));
+                }
+            }
+        }
+        let mut namespaces: BTreeSet<String> = term.namespaces.iter().flatten().cloned().collect();
+        let namespace_selector = term.namespace_selector.as_ref().map(Selector::from_label_selector);
+        if namespaces.is_empty() && namespace_selector.is_none() {
+            namespaces.insert(owner_ns);
+        }
+        AffinityTerm { selector, namespaces, namespace_selector, topology_key: term.topology_key.clone(), weight }
+    }
+
+    /// Whether `pod` (in a namespace labelled `ns_labels`) matches this term.
+    pub fn matches(&self, pod: &PodInfo, ns_labels: Option<&BTreeMap<String, String>>) -> bool {
+        let ns_ok = self.namespaces.contains(pod.namespace())
+            || self.namespace_selector.as_ref().is_some_and(|s| s.matches(ns_labels));
+        ns_ok && self.selector.matches(pod.labels())
+    }
+}
+
+/// A host port a pod uses.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct HostPort {
+    /// Host IP ("0.0.0.0" if unset).
+    pub ip: String,
+    /// Protocol (TCP if unset).
+    pub protocol: String,
+    /// Port.
+    pub port: i32,
+}
+
+impl HostPort {
+    /// Whether two host ports conflict (same protocol and port, and same IP or a wildcard).
+    pub fn conflicts(&self, other: &HostPort) -> bool {
+        self.port == other.port
+            && self.protocol == other.protocol
+            && (self.ip == other.ip || self.ip == "0.0.0.0" || other.ip == "0.0.0.0")
+    }
+}
+
+/// Everything the scheduler precomputes about a pod once (upstream `framework.PodInfo`).
+#[derive(Clone, Debug)]
+pub struct PodInfo {
+    /// The pod as last seen.
+    pub object: Arc<Object>,
+    /// `namespace/name`.
+    pub key: String,
+    /// Requests.
+    pub requests: PodRequests,
+    /// `.spec.priority` (0 if unset).
+    pub priority: i32,
+    /// Required pod affinity terms.
+    pub required_affinity: Vec<AffinityTerm>,
+    /// Required pod anti-affinity terms.
+    pub required_anti_affinity: Vec<AffinityTerm>,
+    /// Preferred pod affinity terms.
+    pub preferred_affinity: Vec<AffinityTerm>,
+    /// Preferred pod anti-affinity terms.
+    pub preferred_anti_affinity: Vec<AffinityTerm>,
+    /// Host ports.
+    pub host_ports: Vec<HostPort>,
+    /// Normalized images of init and regular containers.
+    pub images: Vec<String>,
+    /// status.startTime (virtual ms) or creation time.
+    pub start_time: Millis,
+}
+
+impl PodInfo {
+    /// Builds the pod's info. `object` must be a pod.
+    pub fn new(object: Arc<Object>) -> PodInfo {
+        let pod = object.as_pod().expect("PodInfo::new takes a pod");
+        let key = format!("{}/{}", object.namespace(), object.name());
+        let spec = pod.spec.as_ref();
+        let requests = pod_requests(pod);
+        let priority = spec.and_then(|s| s.priority).unwrap_or(0);
+        let mut info = PodInfo {
+            key,
+            requests,
+            priority,
+            required_affinity: Vec::new(),
+            required_anti_affinity: Vec::new(),
+            preferred_affinity: Vec::new(),
+            preferred_anti_affinity: Vec::new(),
+            host_ports: Vec::new(),
+            images: Vec::new(),
+            start_time: 0,
+            object: object.clone(),
+        };
+        if let Some(aff) = spec.and_then(|s| s.affinity.as_ref()) {
+            if let Some(pa) = aff.pod_affinity.as_ref() {
+                for t in pa.required_during_scheduling_ignored_during_execution.iter().flatten() {
+                    info.required_affinity.push(AffinityTerm::compile(t, pod, 0));
+                }
+                for w in pa.preferred_during_scheduling_ignored_during_execution.iter().flatten() {
+                    info.preferred_affinity.push(AffinityTerm::compile(&w.pod_affinity_term, pod, w.weight as i64));
+                }
+            }
+            if let Some(pa) = aff.pod_anti_affinity.as_ref() {
+                for t in pa.required_during_scheduling_ignored_during_execution.iter().flatten() {
+                    info.required_anti_affinity.push(AffinityTerm::compile(t, pod, 0));
+                }
+                for w in pa.preferred_during_scheduling_ignored_during_execution.iter().flatten() {
+                    info.preferred_anti_affinity.push(AffinityTerm::compile(&w.pod_affinity_term, pod, w.weight as i64));
+                }
+            }
+        }
+        if let Some(spec) = spec {
+            for c in spec.init_containers.iter().flatten().chain(spec.containers.iter()) {
+                for p in c.ports.iter().flatten() {
+                    if let Some(hp) = p.host_port.filter(|hp| *hp > 0) {
+                        info.host_ports.push(HostPort {
+                            ip: p.host_ip.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| "0.0.0.0".into()),
+                            protocol: p.protocol.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| "TCP".into()),
+                            port: hp,
+                        });
+                    }
+                }
+                if let Some(image) = c.image.as_deref() {
+                    info.images.push(normalized_image_name(image));
+                }
+            }
+        }
+        info.start_time = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.start_time.as_ref())
+            .or(pod.metadata.creation_timestamp.as_ref())
+            .map(millis_of)
+            .unwrap_or(0);
+        info
+    }
+
+    /// The pod.
+    pub fn pod(&self) -> &Pod {
+        self.object.as_pod().expect("PodInfo holds a pod")
+    }
+    /// Namespace.
+    pub fn namespace(&self) -> &str {
+        self.object.namespace()
+    }
+    /// Name.
+    pub fn name(&self) -> &str {
+        self.object.name()
+    }
+    /// Labels.
+    pub fn labels(&self) -> Option<&BTreeMap<String, String>> {
+        self.pod().metadata.labels.as_ref()
+    }
+    /// Whether the pod has any pod affinity or anti-affinity.
+    pub fn has_affinity(&self) -> bool {
+        !(self.required_affinity.is_empty()
+            && self.required_anti_affinity.is_empty()
+            && self.preferred_affinity.is_empty()
+            && self.preferred_anti_affinity.is_empty())
+    }
+    /// Whether the pod is terminating.
+    pub fn is_terminating(&self) -> bool {
+        self.pod().metadata.deletion_timestamp.is_some()
+    }
+}
+
+/// Normalizes an image name as ImageLocality does: append `:latest` when there is no tag.
+pub fn normalized_image_name(name: &str) -> String {
+    let last_slash = name.rfind('/').map(|i| i + 1).unwrap_or(0);
+    if name.contains('@') || name[last_slash..].contains(':') {
+        name.to_string()
+    } else {
+        format!("{name}:latest")
+    }
+}
+
+/// Per-node aggregates (upstream `framework.NodeInfo`).
+#[derive(Clone, Debug)]
+pub struct NodeInfo {
+    /// The node object.
+    pub node: Arc<Object>,
+    /// Node name.
+    pub name: String,
+    /// status.allocatable (falling back to capacity).
+    pub allocatable: Resources,
+    /// Sum of the requests of the pods on the node.
+    pub requested: Resources,
+    /// Sum of the non-zero cpu requests.
+    pub non_zero_cpu: i64,
+    /// Sum of the non-zero memory requests.
+    pub non_zero_memory: i64,
+    /// Pods on the node (bound and assumed).
+    pub pods: Vec<Arc<PodInfo>>,
+    /// Number of pods with (anti-)affinity.
+    pub pods_with_affinity: usize,
+    /// Number of pods with required anti-affinity.
+    pub pods_with_required_anti_affinity: usize,
+    /// Host ports in use.
+    pub used_ports: Vec<HostPort>,
+    /// Images present, normalized name → size in bytes.
+    pub images: BTreeMap<String, i64>,
+    /// Bumped on every change.
+    pub generation: u64,
+}
+
+impl NodeInfo {
+    /// A node's info with no pods.
+    pub fn new(node: Arc<Object>) -> NodeInfo {
+        let mut info = NodeInfo {
+            name: node.name().to_string(),
+            node: node.clone(),
+            allocatable: Resources::default(),
+            requested: Resources::default(),
+            non_zero_cpu: 0,
+            non_zero_memory: 0,
+            pods: Vec::new(),
+            pods_with_affinity: 0,
+            pods_with_required_anti_affinity: 0,
+            used_ports: Vec::new(),
+            images: BTreeMap::new(),
+            generation: 0,
+        };
+        info.set_node(node);
+        info
+    }
+
+    /// Replaces the node object (pods kept).
+    pub fn set_node(&mut self, node: Arc<Object>) {
+        let n = node.as_node().expect("NodeInfo holds a node");
+        let status = n.status.as_ref();
+        let list = status.and_then(|s| s.allocatable.as_ref()).or_else(|| status.and_then(|s| s.capacity.as_ref()));
+        self.allocatable = list.map(Resources::from_list).unwrap_or_default();
+        self.images.clear();
+        for image in status.and_then(|s| s.images.as_ref()).into_iter().flatten() {
+            for name in image.names.iter().flatten() {
+                self.images.insert(normalized_image_name(name), image.size_bytes.unwrap_or(0));
+            }
+        }
+        self.node = node;
+        self.generation += 1;
+    }
+
+    /// The node.
+    pub fn node(&self) -> &Node {
+        self.node.as_node().expect("NodeInfo holds a node")
+    }
+    /// Node labels.
+    pub fn labels(&self) -> Option<&BTreeMap<String, String>> {
+        self.node().metadata.labels.as_ref()
+    }
+    /// Node taints.
+    pub fn taints(&self) -> &[Taint] {
+        self.node().spec.as_ref().and_then(|s| s.taints.as_deref()).unwrap_or(&[])
+    }
+    /// spec.unschedulable.
+    pub fn unschedulable(&self) -> bool {
+        self.node().spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false)
+    }
+
+    /// Adds a pod's requests, ports and affinity counts.
+    pub fn add_pod(&mut self, pod: Arc<PodInfo>) {
+        self.requested.add(&pod.requests.requests);
+        self.requested.allowed_pod_number += 1;
+        self.non_zero_cpu += pod.requests.non_zero_cpu;
+        self.non_zero_memory += pod.requests.non_zero_memory;
+        if pod.has_affinity() {
+            self.pods_with_affinity += 1;
+        }
+        if !pod.required_anti_affinity.is_empty() {
+            self.pods_with_required_anti_affinity += 1;
+        }
+        self.used_ports.extend(pod.host_ports.iter().cloned());
+        self.pods.push(pod);
+        self.generation += 1;
+    }
+
+    /// Removes a pod by key; returns whether it was there.
+    pub fn remove_pod(&mut self, key: &str) -> bool {
+        let Some(i) = self.pods.iter().position(|p| p.key == key) else { return false };
+        let pod = self.pods.remove(i);
+        self.requested.sub(&pod.requests.requests);
+        self.requested.allowed_pod_number -= 1;
+        self.non_zero_cpu -= pod.requests.non_zero_cpu;
+        self.non_zero_memory -= pod.requests.non_zero_memory;
+        if pod.has_affinity() {
+            self.pods_with_affinity -= 1;
+        }
+        if !pod.required_anti_affinity.is_empty() {
+            self.pods_with_required_anti_affinity -= 1;
+        }
+        for hp in &pod.host_ports {
+            if let Some(j) = self.used_ports.iter().position(|u| u == hp) {
+                self.used_ports.remove(j);
+            }
+        }
+        self.generation += 1;
+        true
+    }
+}
+
+#[derive(Clone, Debug)]
+struct CachedPod {
+    node: String,
+    info: Arc<PodInfo>,
+    assumed: bool,
+}
+
+/// The cache: nodes in a stable order (creation order) plus every assigned or assumed pod.
+#[derive(Clone, Debug, Default)]
+pub struct Cache {
+    nodes: Vec<NodeInfo>,
+    index: BTreeMap<String, usize>,
+    pods: BTreeMap<String, CachedPod>,
+    /// Pods whose node is not (yet) in the cache, by node name.
+    orphans: BTreeMap<String, Vec<Arc<PodInfo>>>,
+    image_nodes: BTreeMap<String, usize>,
+    pods_with_affinity: usize,
+}
+
+impl Cache {
+    /// The nodes, in snapshot order.
+    pub fn nodes(&self) -> &[NodeInfo] {
+        &self.nodes
+    }
+    /// A node by name.
+    pub fn node(&self, name: &str) -> Option<&NodeInfo> {
+        self.index.get(name).map(|i| &self.nodes[*i])
+    }
+    /// The index of a node in [`Cache::nodes`].
+    pub fn node_index(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
+    }
+    /// Number of nodes that have an image (normalized name).
+    pub fn nodes_with_image(&self, image: &str) -> usize {
+        self.image_nodes.get(image).copied().unwrap_or(0)
+    }
+    /// Number of cached pods that have pod (anti-)affinity.
+    pub fn pods_with_affinity(&self) -> usize {
+        self.pods_with_affinity
+    }
+    /// The node a cached pod is on, and whether it is only assumed.
+    pub fn pod_node(&self, key: &str) -> Option<(&str, bool)> {
+        self.pods.get(key).map(|p| (p.node.as_str(), p.assumed))
+    }
+    /// The cached info of a pod.
+    pub fn pod(&self, key: &str) -> Option<&Arc<PodInfo>> {
+        self.pods.get(key).map(|p| &p.info)
+    }
+    /// Number of cached pods.
+    pub fn pod_count(&self) -> usize {
+        self.pods.len()
+    }
+
+    fn count_images(&mut self, info: &NodeInfo, delta: isize) {
+        for image in info.images.keys() {
+            let e = self.image_nodes.entry(image.clone()).or_insert(0);
+            *e = (*e as isize + delta).max(0) as usize;
+        }
+    }
+
+    /// Adds or updates a node.
+    pub fn upsert_node(&mut self, node: Arc<Object>) {
+        let name = node.name().to_string();
+        match self.index.get(&name).copied() {
+            Some(i) => {
+                let old = self.nodes[i].clone();
+                self.count_images(&old, -1);
+                self.nodes[i].set_node(node);
+                let new = self.nodes[i].clone();
+                self.count_images(&new, 1);
+            }
+            None => {
+                let mut info = NodeInfo::new(node);
+                for pod in self.orphans.remove(&name).unwrap_or_default() {
+                    info.add_pod(pod);
+                }
+                self.count_images(&info, 1);
+                self.index.insert(name, self.nodes.len());
+                self.nodes.push(info);
+            }
+        }
+    }
+
+    /// Removes a node (its pods stay cached until they are deleted).
+    pub fn remove_node(&mut self, name: &str) {
+        let Some(i) = self.index.remove(name) else { return };
+        let info = self.nodes.remove(i);
+        self.count_images(&info, -1);
+        for v in self.index.values_mut() {
+            if *v > i {
+                *v -= 1;
+            }
+        }
+        self.orphans.insert(name.to_string(), info.pods);
+    }
+
+    fn attach(&mut self, node: &str, info: Arc<PodInfo>) {
+        if info.has_affinity() {
+            self.pods_with_affinity += 1;
+        }
+        match self.index.get(node) {
+            Some(i) => self.nodes[*i].add_pod(info),
+            None => self.orphans.entry(node.to_string()).or_default().push(info),
+        }
+    }
+
+    fn detach(&mut self, node: &str, info: &PodInfo) {
+        if info.has_affinity() {
+            self.pods_with_affinity -= 1;
+        }
+        match self.index.get(node) {
+            Some(i) => {
+                self.nodes[*i].remove_pod(&info.key);
+            }
+            None => {
+                if let Some(list) = self.orphans.get_mut(node) {
+                    list.retain(|p| p.key != info.key);
+                }
+            }
+        }
+    }
+
+    /// Adds or updates an assigned pod (confirms an assumed one).
+    pub fn upsert_pod(&mut self, info: Arc<PodInfo>, node: &str) {
+        if let Some(old) = self.pods.remove(&info.key) {
+            self.detach(&old.node, &old.info);
+        }
+        self.attach(node, info.clone());
+        self.pods.insert(info.key.clone(), CachedPod { node: node.to_string(), info, assumed: false });
+    }
+
+    /// Assumes a pod onto a node before its binding is confirmed.
+    pub fn assume_pod(&mut self, info: Arc<PodInfo>, node: &str) {
+        if let Some(old) = self.pods.remove(&info.key) {
+            self.detach(&old.node, &old.info);
+        }
+        self.attach(node, info.clone());
+        self.pods.insert(info.key.clone(), CachedPod { node: node.to_string(), info, assumed: true });
+    }
+
+    /// Removes a pod (deleted, or an assumed pod whose binding failed).
+    pub fn remove_pod(&mut self, key: &str) -> Option<Arc<PodInfo>> {
+        let old = self.pods.remove(key)?;
+        self.detach(&old.node, &old.info);
+        Some(old.info)
+    }
+}

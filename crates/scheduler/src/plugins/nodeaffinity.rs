@@ -1,0 +1,135 @@
+//! NodeAffinity (PreFilter, Filter, PreScore, Score weight 2) — `plugins/nodeaffinity`,
+//! including pod.spec.nodeSelector.
+
+use crate::cache::{NodeInfo, PodInfo};
+use crate::framework::{ClusterEvent, ClusterView, CycleState, Plugin, Point, Status, MAX_NODE_SCORE};
+use crate::plugins::helper::default_normalize_score;
+use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The NodeAffinity filter reason.
+pub const ERR_REASON_POD: &str = "node(s) didn't match Pod's node affinity/selector";
+
+fn requirement_matches(req: &NodeSelectorRequirement, value: Option<&str>) -> bool {
+    let values = req.values.as_deref().unwrap_or(&[]);
+    match req.operator.as_str() {
+        "In" => value.is_some_and(|v| values.iter().any(|x| x == v)),
+        "NotIn" => value.is_none_or(|v| !values.iter().any(|x| x == v)),
+        "Exists" => value.is_some(),
+        "DoesNotExist" => value.is_none(),
+        "Gt" | "Lt" => {
+            let (Some(v), Some(bound)) = (value.and_then(|v| v.parse::<i64>().ok()), values.first().and_then(|b| b.parse::<i64>().ok())) else {
+                return false;
+            };
+            if values.len() != 1 {
+                return false;
+            }
+            if req.operator == "Gt" { v > bound } else { v < bound }
+        }
+        _ => false,
+    }
+}
+
+/// Whether a node selector term matches (expressions and fields ANDed; an empty term matches nothing).
+pub fn term_matches(term: &NodeSelectorTerm, name: &str, labels: Option<&BTreeMap<String, String>>) -> bool {
+    let exprs = term.match_expressions.as_deref().unwrap_or(&[]);
+    let fields = term.match_fields.as_deref().unwrap_or(&[]);
+    if exprs.is_empty() && fields.is_empty() {
+        return false;
+    }
+    exprs.iter().all(|r| requirement_matches(r, labels.and_then(|l| l.get(&r.key)).map(String::as_str)))
+        && fields.iter().all(|r| r.key == "metadata.name" && requirement_matches(r, Some(name)))
+}
+
+/// Whether the pod's nodeSelector and required node affinity match the node.
+pub fn pod_matches_node_selector_and_affinity(pod: &PodInfo, node: &NodeInfo) -> bool {
+    let Some(spec) = pod.pod().spec.as_ref() else { return true };
+    let labels = node.labels();
+    if let Some(sel) = spec.node_selector.as_ref() {
+        for (k, v) in sel {
+            if labels.and_then(|l| l.get(k)) != Some(v) {
+                return false;
+            }
+        }
+    }
+    if let Some(required) = spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref())
+    {
+        if !required.node_selector_terms.iter().any(|t| term_matches(t, &node.name, labels)) {
+            return false;
+        }
+    }
+    true
+}
+
+/// The NodeAffinity plugin.
+#[derive(Debug, Default)]
+pub struct NodeAffinity;
+
+impl Plugin for NodeAffinity {
+    fn name(&self) -> &'static str {
+        "NodeAffinity"
+    }
+    fn points(&self) -> &'static [Point] {
+        &[Point::PreFilter, Point::Filter, Point::PreScore, Point::Score]
+    }
+    fn events(&self) -> &'static [ClusterEvent] {
+        &[ClusterEvent::NodeAdd, ClusterEvent::NodeLabel, ClusterEvent::UnscheduledPodUpdate]
+    }
+    fn pre_filter(&self, _state: &mut CycleState, pod: &PodInfo, _view: &ClusterView) -> (Status, Option<BTreeSet<String>>) {
+        let spec = pod.pod().spec.as_ref();
+        let has_selector = spec.and_then(|s| s.node_selector.as_ref()).is_some_and(|s| !s.is_empty());
+        let has_required = spec
+            .and_then(|s| s.affinity.as_ref())
+            .and_then(|a| a.node_affinity.as_ref())
+            .is_some_and(|na| na.required_during_scheduling_ignored_during_execution.is_some());
+        if !has_selector && !has_required {
+            return (Status::skip(), None);
+        }
+        (Status::success(), None)
+    }
+    fn filter(&self, _state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+        if pod_matches_node_selector_and_affinity(pod, node) {
+            Status::success()
+        } else {
+            Status::unresolvable(ERR_REASON_POD)
+        }
+    }
+    fn pre_score(&self, _state: &mut CycleState, pod: &PodInfo, _feasible: &[&NodeInfo], _view: &ClusterView) -> Status {
+        let has_preferred = pod
+            .pod()
+            .spec
+            .as_ref()
+            .and_then(|s| s.affinity.as_ref())
+            .and_then(|a| a.node_affinity.as_ref())
+            .and_then(|na| na.preferred_during_scheduling_ignored_during_execution.as_ref())
+            .is_some_and(|p| !p.is_empty());
+        if has_preferred {
+            Status::success()
+        } else {
+            Status::skip()
+        }
+    }
+    fn score(&self, _state: &CycleState, pod: &PodInfo, node: &NodeInfo, _view: &ClusterView) -> i64 {
+        let preferred = pod
+            .pod()
+            .spec
+            .as_ref()
+            .and_then(|s| s.affinity.as_ref())
+            .and_then(|a| a.node_affinity.as_ref())
+            .and_then(|na| na.preferred_during_scheduling_ignored_during_execution.as_ref());
+        let labels = node.labels();
+        preferred
+            .into_iter()
+            .flatten()
+            .filter(|p| p.weight != 0 && term_matches(&p.preference, &node.name, labels))
+            .map(|p| p.weight as i64)
+            .sum()
+    }
+    fn normalize(&self, _state: &CycleState, _pod: &PodInfo, scores: &mut [i64]) {
+        default_normalize_score(MAX_NODE_SCORE, false, scores);
+    }
+}

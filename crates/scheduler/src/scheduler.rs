@@ -1,0 +1,974 @@
+//! The scheduler component: watches pods and nodes, keeps the cache and the queue, and runs one
+//! scheduling cycle per timer tick (`schedule_one.go`): PreFilter → Filter (adaptive
+//! percentageOfNodesToScore, round-robin start) → PostFilter (preemption) → PreScore → Score →
+//! NormalizeScore × weight → selectHost → Reserve → Permit → annotations → PreBind → Bind →
+//! PostBind.
+
+use crate::cache::{Cache, NodeInfo, PodInfo};
+use crate::config::{default_profile, parse_configuration, GlobalConfig};
+use crate::explain::{Attempt, Outcome, PASSED};
+use crate::framework::{ClusterEvent, ClusterView, Code, CycleState, Listers, Point, Profile, Status};
+use crate::latency;
+use crate::queue::{Location, SchedulingQueue, FLUSH_UNSCHEDULABLE_PERIOD_MS};
+use k8s_openapi::api::core::v1::{Pod, PodCondition};
+use kubesim_api::selector::Selector;
+use kubesim_api::time::time_at;
+use kubesim_api::{Millis, Object};
+use kubesim_apiserver::{Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_store::EventType;
+use rand_core::RngCore;
+use std::any::Any;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+const TOKEN_CYCLE: u64 = 1;
+const TOKEN_BACKOFF: u64 = 2;
+const TOKEN_FLUSH: u64 = 3;
+
+/// minFeasibleNodesToFind.
+pub const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
+/// minFeasibleNodesPercentageToFind.
+pub const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: i64 = 5;
+
+/// `numFeasibleNodesToFind(percentageOfNodesToScore, numAllNodes)`.
+pub fn num_feasible_nodes_to_find(percentage: i32, num_all_nodes: usize) -> usize {
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND {
+        return num_all_nodes;
+    }
+    let mut pct = percentage as i64;
+    if pct == 0 {
+        pct = (50 - num_all_nodes as i64 / 125).max(MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND);
+    }
+    let n = (num_all_nodes as i64 * pct / 100) as usize;
+    n.max(MIN_FEASIBLE_NODES_TO_FIND)
+}
+
+/// Builds the FitError message (`FitError.Error()`): `0/N nodes are available: <histogram>.`
+/// plus the PostFilter message.
+pub fn fit_error_message(num_all_nodes: usize, pre_filter_msg: Option<&str>, node_reasons: &[Vec<String>], post_filter_msg: Option<&str>) -> String {
+    let mut msg = format!("0/{num_all_nodes} nodes are available:");
+    match pre_filter_msg {
+        Some(m) if !m.is_empty() => msg.push_str(&format!(" {m}.")),
+        _ => {
+            let histogram = reasons_histogram(node_reasons);
+            if !histogram.is_empty() {
+                msg.push_str(&format!(" {}.", histogram.join(", ")));
+            }
+        }
+    }
+    if let Some(p) = post_filter_msg.filter(|p| !p.is_empty()) {
+        msg.push(' ');
+        msg.push_str(p);
+        if !p.ends_with('.') {
+            msg.push('.');
+        }
+    }
+    msg
+}
+
+/// `sortReasonsHistogram`: "<count> <reason>" entries sorted as strings.
+pub fn reasons_histogram(node_reasons: &[Vec<String>]) -> Vec<String> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for reasons in node_reasons {
+        for r in reasons {
+            *counts.entry(r.as_str()).or_insert(0) += 1;
+        }
+    }
+    let mut list: Vec<String> = counts.into_iter().map(|(r, c)| format!("{c} {r}")).collect();
+    list.sort();
+    list
+}
+
+/// Reservoir-sampled choice among the highest totals (`selectHost`); `totals` in feasible order.
+pub fn select_host(totals: &[i64], rng: &mut dyn RngCore) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    let mut count = 0u64;
+    for (i, t) in totals.iter().enumerate() {
+        match best {
+            None => {
+                best = Some(i);
+                count = 1;
+            }
+            Some(b) if *t > totals[b] => {
+                best = Some(i);
+                count = 1;
+            }
+            Some(b) if *t == totals[b] => {
+                count += 1;
+                if rng.next_u64() % count == 0 {
+                    best = Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    best
+}
+
+/// Why a scheduling cycle found no node.
+#[derive(Clone, Debug, Default)]
+pub struct Diagnosis {
+    /// Nodes in the snapshot.
+    pub num_all_nodes: usize,
+    /// PreFilter rejection message.
+    pub pre_filter_msg: Option<String>,
+    /// Failed nodes: (node index, status).
+    pub node_statuses: Vec<(usize, Status)>,
+    /// Plugins that rejected the pod.
+    pub plugins: BTreeSet<&'static str>,
+    /// PostFilter message.
+    pub post_filter_msg: Option<String>,
+}
+
+impl Diagnosis {
+    /// The FitError message.
+    pub fn message(&self) -> String {
+        if self.num_all_nodes == 0 {
+            return "no nodes available to schedule pods".to_string();
+        }
+        let reasons: Vec<Vec<String>> = self.node_statuses.iter().map(|(_, s)| s.reasons.clone()).collect();
+        fit_error_message(self.num_all_nodes, self.pre_filter_msg.as_deref(), &reasons, self.post_filter_msg.as_deref())
+    }
+    /// The status of a node (None: it passed or was not evaluated).
+    pub fn status_of(&self, index: usize) -> Option<&Status> {
+        self.node_statuses.iter().find(|(i, _)| *i == index).map(|(_, s)| s)
+    }
+}
+
+/// Switches for what the scheduler writes and records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Write the `kubesim.dev/*` annotations before binding.
+    pub annotations: bool,
+    /// Record v1 Events (Scheduled, FailedScheduling, Preempted).
+    pub events: bool,
+    /// Keep an [`Attempt`] history.
+    pub history: bool,
+    /// Attempts kept per pod (oldest dropped).
+    pub max_attempts_per_pod: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { annotations: true, events: true, history: true, max_attempts_per_pod: 32 }
+    }
+}
+
+/// Counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Scheduling cycles run.
+    pub cycles: u64,
+    /// Pods bound.
+    pub scheduled: u64,
+    /// Unschedulable results.
+    pub unschedulable: u64,
+    /// Errors (binding failures).
+    pub errors: u64,
+    /// Pods preempted.
+    pub preempted: u64,
+}
+
+/// The scheduler component.
+#[derive(Debug)]
+pub struct Scheduler {
+    pub(crate) profiles: Vec<Profile>,
+    pub(crate) global: GlobalConfig,
+    pub(crate) cache: Cache,
+    pub(crate) listers: Listers,
+    pub(crate) queue: SchedulingQueue,
+    /// node → pods nominated to it.
+    pub(crate) nominated: BTreeMap<String, Vec<Arc<PodInfo>>>,
+    next_start_node_index: usize,
+    options: Options,
+    history: BTreeMap<String, Vec<Attempt>>,
+    cycle_pending: bool,
+    backoff_timer_at: Option<Millis>,
+    flush_timer: bool,
+    stats: Stats,
+}
+
+impl Default for Scheduler {
+    fn default() -> Self {
+        Scheduler::new()
+    }
+}
+
+impl Scheduler {
+    /// A scheduler with the default profile.
+    pub fn new() -> Scheduler {
+        Scheduler::with_profiles(GlobalConfig::default(), vec![default_profile()])
+    }
+
+    fn with_profiles(global: GlobalConfig, profiles: Vec<Profile>) -> Scheduler {
+        let queue = SchedulingQueue::new(global.pod_initial_backoff_seconds * 1000, global.pod_max_backoff_seconds * 1000);
+        Scheduler {
+            profiles,
+            global,
+            cache: Cache::default(),
+            listers: Listers::default(),
+            queue,
+            nominated: BTreeMap::new(),
+            next_start_node_index: 0,
+            options: Options::default(),
+            history: BTreeMap::new(),
+            cycle_pending: false,
+            backoff_timer_at: None,
+            flush_timer: false,
+            stats: Stats::default(),
+        }
+    }
+
+    /// A scheduler from a KubeSchedulerConfiguration (`kubescheduler.config.k8s.io/v1`) as JSON.
+    pub fn from_config(config: &serde_json::Value) -> Result<Scheduler, String> {
+        let (global, profiles) = parse_configuration(config)?;
+        Ok(Scheduler::with_profiles(global, profiles))
+    }
+
+    /// Turns the `kubesim.dev/*` annotations on or off (default on).
+    pub fn with_annotations(mut self, on: bool) -> Scheduler {
+        self.options.annotations = on;
+        self
+    }
+    /// Turns v1 Events on or off (default on).
+    pub fn with_events(mut self, on: bool) -> Scheduler {
+        self.options.events = on;
+        self
+    }
+    /// Turns the attempt history on or off (default on).
+    pub fn with_history(mut self, on: bool) -> Scheduler {
+        self.options.history = on;
+        self
+    }
+    /// The options.
+    pub fn options(&self) -> Options {
+        self.options
+    }
+    /// Counters.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+    /// The profiles' scheduler names.
+    pub fn scheduler_names(&self) -> Vec<&str> {
+        self.profiles.iter().map(|p| p.scheduler_name.as_str()).collect()
+    }
+    /// The profile serving `scheduler_name`.
+    pub fn profile(&self, scheduler_name: &str) -> Option<&Profile> {
+        self.profiles.iter().find(|p| p.scheduler_name == scheduler_name)
+    }
+    /// The global configuration.
+    pub fn global_config(&self) -> &GlobalConfig {
+        &self.global
+    }
+    /// Every recorded attempt for a pod, oldest first.
+    pub fn attempts(&self, namespace: &str, name: &str) -> &[Attempt] {
+        self.history.get(&format!("{namespace}/{name}")).map(|v| v.as_slice()).unwrap_or(&[])
+    }
+    /// Every pod with recorded attempts (`namespace/name`), in key order.
+    pub fn attempted_pods(&self) -> impl Iterator<Item = &str> {
+        self.history.keys().map(String::as_str)
+    }
+    /// The cache (nodes and their aggregates).
+    pub fn cache(&self) -> &Cache {
+        &self.cache
+    }
+    /// Where a pending pod is in the queue.
+    pub fn queue_location(&self, namespace: &str, name: &str) -> Option<Location> {
+        self.queue.get(&format!("{namespace}/{name}")).map(|p| p.location)
+    }
+    /// Number of pods the queue knows (active, backoff, unschedulable, gated).
+    pub fn pending_pods(&self) -> usize {
+        self.queue.len()
+    }
+
+    fn handles(&self, pod: &Pod) -> bool {
+        let name = pod.spec.as_ref().and_then(|s| s.scheduler_name.as_deref()).unwrap_or(crate::config::DEFAULT_SCHEDULER_NAME);
+        self.profiles.iter().any(|p| p.scheduler_name == name)
+    }
+
+    fn profile_index(&self, pod: &Pod) -> usize {
+        let name = pod.spec.as_ref().and_then(|s| s.scheduler_name.as_deref()).unwrap_or(crate::config::DEFAULT_SCHEDULER_NAME);
+        self.profiles.iter().position(|p| p.scheduler_name == name).unwrap_or(0)
+    }
+
+    fn gated(&self, info: &PodInfo) -> bool {
+        let profile = &self.profiles[self.profile_index(info.pod())];
+        profile.at(Point::PreEnqueue).iter().any(|i| !profile.plugin(*i).pre_enqueue(info).is_success())
+    }
+
+    fn plugin_registers(&self, plugins: &BTreeSet<&'static str>, event: ClusterEvent) -> bool {
+        self.profiles.iter().any(|profile| profile.plugins.iter().any(|p| plugins.contains(p.name()) && p.events().contains(&event)))
+    }
+
+    fn cluster_event(&mut self, event: ClusterEvent, now: Millis) {
+        let profiles = &self.profiles;
+        self.queue.on_cluster_event(event, now, |plugins, ev| {
+            profiles.iter().any(|profile| profile.plugins.iter().any(|p| plugins.contains(p.name()) && p.events().contains(&ev)))
+        });
+        let _ = Self::plugin_registers;
+    }
+
+    // ---------------------------------------------------------------- event handling
+
+    fn on_pod(&mut self, event_type: EventType, object: &Arc<Object>, ctx: &mut Ctx) {
+        let Some(pod) = object.as_pod() else { return };
+        let key = format!("{}/{}", object.namespace(), object.name());
+        let node_name = pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).filter(|n| !n.is_empty());
+        if event_type == EventType::Deleted {
+            if self.cache.remove_pod(&key).is_some() {
+                self.cluster_event(ClusterEvent::AssignedPodDelete, ctx.now);
+            }
+            self.queue.delete(&key);
+            self.clear_nomination(&key);
+            return;
+        }
+        if let Some(node) = node_name {
+            let terminal = matches!(pod.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Succeeded") | Some("Failed"));
+            self.queue.delete(&key);
+            self.clear_nomination(&key);
+            if terminal {
+                if self.cache.remove_pod(&key).is_some() {
+                    self.cluster_event(ClusterEvent::AssignedPodDelete, ctx.now);
+                }
+                return;
+            }
+            let previous = self.cache.pod(&key).cloned();
+            let was_assumed = self.cache.pod_node(&key).is_none_or(|(_, assumed)| assumed);
+            let info = match &previous {
+                Some(prev) if prev.pod().spec == pod.spec && prev.pod().metadata.labels == pod.metadata.labels => {
+                    let mut info = (**prev).clone();
+                    info.object = object.clone();
+                    info
+                }
+                _ => PodInfo::new(object.clone()),
+            };
+            let labels_changed = previous.as_ref().is_some_and(|p| p.pod().metadata.labels != pod.metadata.labels);
+            self.cache.upsert_pod(Arc::new(info), node);
+            if was_assumed {
+                self.cluster_event(ClusterEvent::AssignedPodAdd, ctx.now);
+            } else if labels_changed {
+                self.cluster_event(ClusterEvent::AssignedPodUpdate, ctx.now);
+            }
+            return;
+        }
+        // Unassigned.
+        if self.cache.pod_node(&key).is_some() {
+            return; // assumed: our own writes before the binding lands
+        }
+        if pod.metadata.deletion_timestamp.is_some() || !self.handles(pod) {
+            self.queue.delete(&key);
+            self.clear_nomination(&key);
+            return;
+        }
+        let info = Arc::new(PodInfo::new(object.clone()));
+        let gated = self.gated(&info);
+        self.update_nomination(&info);
+        match self.queue.get(&key) {
+            Some(existing) => {
+                let changed = pod_updated(existing.info.pod(), pod);
+                self.queue.update(info, ctx.now, gated, changed);
+            }
+            None => self.queue.add(info, ctx.now, gated),
+        }
+        self.arm_timers(ctx);
+    }
+
+    fn on_node(&mut self, event_type: EventType, object: &Arc<Object>, ctx: &mut Ctx) {
+        let name = object.name().to_string();
+        match event_type {
+            EventType::Deleted => self.cache.remove_node(&name),
+            _ => {
+                let before = self.cache.node(&name).map(|n| {
+                    (n.allocatable.clone(), n.labels().cloned(), n.taints().to_vec(), n.unschedulable())
+                });
+                self.cache.upsert_node(object.clone());
+                let after = self.cache.node(&name).expect("just inserted");
+                let events: Vec<ClusterEvent> = match before {
+                    None => vec![ClusterEvent::NodeAdd],
+                    Some((alloc, labels, taints, unsched)) => {
+                        let mut evs = Vec::new();
+                        if alloc != after.allocatable {
+                            evs.push(ClusterEvent::NodeAllocatable);
+                        }
+                        if labels.as_ref() != after.labels() {
+                            evs.push(ClusterEvent::NodeLabel);
+                        }
+                        if taints.as_slice() != after.taints() {
+                            evs.push(ClusterEvent::NodeTaint);
+                        }
+                        if unsched != after.unschedulable() {
+                            evs.push(ClusterEvent::NodeSchedulable);
+                        }
+                        evs
+                    }
+                };
+                for ev in events {
+                    self.cluster_event(ev, ctx.now);
+                }
+                self.arm_timers(ctx);
+            }
+        }
+    }
+
+    fn on_other(&mut self, event: &WatchEvent) {
+        let obj = &event.object;
+        let ns = obj.namespace().to_string();
+        let name = obj.name().to_string();
+        let deleted = event.event_type == EventType::Deleted;
+        match (obj.as_ref(), event.resource) {
+            (Object::Namespace(n), _) => {
+                if deleted {
+                    self.listers.namespaces.remove(&name);
+                } else {
+                    self.listers.namespaces.insert(name, n.metadata.labels.clone().unwrap_or_default());
+                }
+            }
+            (Object::Service(s), _) => {
+                let key = (ns, format!("Service/{name}"));
+                match s.spec.as_ref().and_then(|sp| sp.selector.as_ref()).filter(|m| !m.is_empty()) {
+                    Some(sel) if !deleted => {
+                        self.listers.workload_selectors.insert(key, Selector::from_map(sel));
+                    }
+                    _ => {
+                        self.listers.workload_selectors.remove(&key);
+                    }
+                }
+            }
+            (Object::ReplicaSet(rs), _) => {
+                let key = (ns, format!("ReplicaSet/{name}"));
+                match rs.spec.as_ref().map(|s| Selector::from_label_selector(&s.selector)) {
+                    Some(sel) if !deleted => {
+                        self.listers.workload_selectors.insert(key, sel);
+                    }
+                    _ => {
+                        self.listers.workload_selectors.remove(&key);
+                    }
+                }
+            }
+            (Object::Dynamic(d), _) => {
+                let kind = d.kind.clone();
+                match kind.as_str() {
+                    "PodDisruptionBudget" => {
+                        let key = (ns, name);
+                        if deleted {
+                            self.listers.pdbs.remove(&key);
+                        } else {
+                            let selector = d
+                                .rest
+                                .get("spec")
+                                .and_then(|s| s.get("selector"))
+                                .and_then(|s| serde_json::from_value(s.clone()).ok())
+                                .map(|s| Selector::from_label_selector(&s))
+                                .unwrap_or(Selector { requirements: Vec::new(), matches_nothing: true });
+                            let allowed = d.rest.get("status").and_then(|s| s.get("disruptionsAllowed")).and_then(|v| v.as_i64()).unwrap_or(0);
+                            self.listers.pdbs.insert(key, (selector, allowed));
+                        }
+                    }
+                    "StatefulSet" | "ReplicationController" => {
+                        let key = (ns, format!("{kind}/{name}"));
+                        let sel = d.rest.get("spec").and_then(|s| s.get("selector"));
+                        let selector = if kind == "StatefulSet" {
+                            sel.and_then(|s| serde_json::from_value(s.clone()).ok()).map(|s| Selector::from_label_selector(&s))
+                        } else {
+                            sel.and_then(|s| serde_json::from_value::<BTreeMap<String, String>>(s.clone()).ok())
+                                .filter(|m| !m.is_empty())
+                                .map(|m| Selector::from_map(&m))
+                        };
+                        match selector {
+                            Some(s) if !deleted => {
+                                self.listers.workload_selectors.insert(key, s);
+                            }
+                            _ => {
+                                self.listers.workload_selectors.remove(&key);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub(crate) fn clear_nomination(&mut self, key: &str) {
+        for list in self.nominated.values_mut() {
+            list.retain(|p| p.key != key);
+        }
+        self.nominated.retain(|_, l| !l.is_empty());
+    }
+
+    fn update_nomination(&mut self, info: &Arc<PodInfo>) {
+        self.clear_nomination(&info.key);
+        if let Some(node) = info.pod().status.as_ref().and_then(|s| s.nominated_node_name.as_deref()).filter(|n| !n.is_empty()) {
+            self.nominated.entry(node.to_string()).or_default().push(info.clone());
+        }
+    }
+
+    fn arm_timers(&mut self, ctx: &mut Ctx) {
+        if !self.cycle_pending && self.queue.has_poppable() {
+            self.cycle_pending = true;
+            ctx.after(latency::SCHEDULING_CYCLE_MS, TOKEN_CYCLE);
+        }
+        if let Some(exp) = self.queue.next_backoff_expiry() {
+            if self.backoff_timer_at.is_none_or(|t| exp < t || t <= ctx.now) {
+                self.backoff_timer_at = Some(exp);
+                ctx.after(exp.saturating_sub(ctx.now), TOKEN_BACKOFF);
+            }
+        }
+        if !self.flush_timer && self.queue.has_unschedulable() {
+            self.flush_timer = true;
+            ctx.after_periodic(FLUSH_UNSCHEDULABLE_PERIOD_MS, TOKEN_FLUSH);
+        }
+    }
+
+    // ---------------------------------------------------------------- the scheduling cycle
+
+    /// Runs one scheduling cycle now (the timer handler; also usable directly by harnesses).
+    pub fn schedule_one(&mut self, ctx: &mut Ctx) {
+        self.queue.flush_backoff(ctx.now);
+        let Some(queued) = self.queue.pop() else { return };
+        self.stats.cycles += 1;
+        #[cfg(not(target_arch = "wasm32"))]
+        let started = self.options.history.then(std::time::Instant::now);
+        let pod = queued.info.clone();
+        let pi = self.profile_index(pod.pod());
+        let record = self.options.history || self.options.annotations;
+        let mut attempt = Attempt::new(ctx.now, self.stats.cycles, &self.profiles[pi].scheduler_name, self.cache.nodes().len());
+        let mut state = CycleState::default();
+        let result = self.schedule_pod(pi, &pod, &mut state, &mut attempt, record, ctx.rng);
+        match result {
+            Ok(node) => self.bind_cycle(pi, &pod, &mut state, &node, &mut attempt, ctx),
+            Err(mut diagnosis) => {
+                let mut nominated = None;
+                if diagnosis.num_all_nodes > 0 && !self.profiles[pi].at(Point::PostFilter).is_empty() {
+                    let (node, msg, victims) = crate::preemption::post_filter(self, pi, &pod, &mut state, &diagnosis, ctx);
+                    diagnosis.post_filter_msg = msg;
+                    nominated = node;
+                    attempt.victims = victims;
+                }
+                let message = diagnosis.message();
+                attempt.outcome = Outcome::Unschedulable(message.clone());
+                attempt.nominated_node = nominated.clone();
+                self.stats.unschedulable += 1;
+                if self.options.annotations {
+                    self.write_annotations(&pod, &attempt, ctx);
+                }
+                self.record_failure(&pod, "Unschedulable", &message, nominated, ctx);
+                self.queue.failed(&pod.key, diagnosis.plugins.clone(), false, ctx.now);
+            }
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(started) = started {
+            attempt.wall_ns = Some(started.elapsed().as_nanos() as u64);
+        }
+        if self.options.history {
+            let list = self.history.entry(pod.key.clone()).or_default();
+            if list.len() >= self.options.max_attempts_per_pod {
+                list.remove(0);
+            }
+            list.push(attempt);
+        }
+    }
+
+    fn bind_cycle(&mut self, pi: usize, pod: &Arc<PodInfo>, state: &mut CycleState, node: &str, attempt: &mut Attempt, ctx: &mut Ctx) {
+        // Assume, Reserve, Permit.
+        self.cache.assume_pod(pod.clone(), node);
+        self.clear_nomination(&pod.key);
+        let profile = &self.profiles[pi];
+        let mut failure: Option<Status> = None;
+        let mut reserved = Vec::new();
+        for i in profile.at(Point::Reserve) {
+            let s = profile.plugin(*i).reserve(state, pod, node);
+            reserved.push(*i);
+            if !s.is_success() {
+                failure = Some(s.with_plugin(profile.plugin(*i).name()));
+                break;
+            }
+        }
+        if failure.is_none() {
+            for i in profile.at(Point::Permit) {
+                let s = profile.plugin(*i).permit(state, pod, node);
+                if !s.is_success() && s.code != Code::Wait {
+                    failure = Some(s.with_plugin(profile.plugin(*i).name()));
+                    break;
+                }
+            }
+        }
+        if failure.is_none() {
+            attempt.selected = Some(node.to_string());
+            if self.options.annotations {
+                self.write_annotations(pod, attempt, ctx);
+            }
+            let profile = &self.profiles[pi];
+            for i in profile.at(Point::PreBind) {
+                let s = profile.plugin(*i).pre_bind(state, pod, node);
+                if !s.is_success() {
+                    failure = Some(s.with_plugin(profile.plugin(*i).name()));
+                    break;
+                }
+            }
+        }
+        if failure.is_none() {
+            match ctx.bind(pod.namespace(), pod.name(), node) {
+                Ok(bound) => {
+                    // Confirm the assumed pod with the bound object right away.
+                    let mut info = (**pod).clone();
+                    info.object = bound;
+                    self.cache.upsert_pod(Arc::new(info), node);
+                    let profile = &self.profiles[pi];
+                    for i in profile.at(Point::PostBind) {
+                        profile.plugin(*i).post_bind(state, pod, node);
+                    }
+                    self.queue.done(&pod.key);
+                    self.stats.scheduled += 1;
+                    attempt.outcome = Outcome::Scheduled(node.to_string());
+                    if self.options.events {
+                        let message = format!("Successfully assigned {} to {}", pod.key, node);
+                        ctx.event(&pod.object, "Normal", "Scheduled", message);
+                    }
+                    self.cluster_event(ClusterEvent::AssignedPodAdd, ctx.now);
+                    return;
+                }
+                Err(err) => failure = Some(Status::new(Code::Error, format!("binding rejected: {}", err.message))),
+            }
+        }
+        // Failure after assume: forget, unreserve, requeue with error backoff.
+        let status = failure.expect("failure set");
+        self.cache.remove_pod(&pod.key);
+        let profile = &self.profiles[pi];
+        for i in reserved.iter().rev() {
+            profile.plugin(*i).unreserve(state, pod, node);
+        }
+        let message = status.message();
+        attempt.outcome = Outcome::Error(message.clone());
+        attempt.selected = None;
+        self.stats.errors += 1;
+        let pod_exists = ctx.api.lookup(("", "pods"), pod.namespace(), pod.name()).is_some_and(|p| {
+            p.as_pod().and_then(|p| p.spec.as_ref()).and_then(|s| s.node_name.as_deref()).unwrap_or("").is_empty()
+        });
+        if pod_exists {
+            let reason = if status.code == Code::Error { "SchedulerError" } else { "Unschedulable" };
+            self.record_failure(pod, reason, &message, None, ctx);
+            let plugins: BTreeSet<&'static str> = if status.plugin.is_empty() { BTreeSet::new() } else { [status.plugin].into() };
+            self.queue.failed(&pod.key, plugins, status.code == Code::Error, ctx.now);
+        } else {
+            self.queue.delete(&pod.key);
+        }
+    }
+
+    /// PreFilter, Filter, PreScore, Score, NormalizeScore and selectHost for one pod.
+    pub(crate) fn schedule_pod(
+        &mut self,
+        pi: usize,
+        pod: &Arc<PodInfo>,
+        state: &mut CycleState,
+        attempt: &mut Attempt,
+        record: bool,
+        rng: &mut dyn RngCore,
+    ) -> Result<String, Diagnosis> {
+        let num_all = self.cache.nodes().len();
+        let mut diagnosis = Diagnosis { num_all_nodes: num_all, ..Default::default() };
+        if num_all == 0 {
+            return Err(diagnosis);
+        }
+        let profile = &self.profiles[pi];
+        let view = ClusterView { cache: &self.cache, listers: &self.listers };
+        // PreFilter.
+        let mut allowed: Option<BTreeSet<String>> = None;
+        for i in profile.at(Point::PreFilter) {
+            let plugin = profile.plugin(*i);
+            let (status, nodes) = plugin.pre_filter(state, pod, &view);
+            if status.is_skip() {
+                state.skip_filter.insert(plugin.name());
+                if record {
+                    attempt.pre_filter.insert(plugin.name().to_string(), "skip".into());
+                }
+                continue;
+            }
+            if !status.is_success() {
+                let msg = status.message();
+                if record {
+                    attempt.pre_filter.insert(plugin.name().to_string(), msg.clone());
+                }
+                diagnosis.pre_filter_msg = Some(msg);
+                diagnosis.plugins.insert(plugin.name());
+                let all = Status { code: status.code, reasons: status.reasons.clone(), plugin: plugin.name() };
+                diagnosis.node_statuses = (0..num_all).map(|n| (n, all.clone())).collect();
+                return Err(diagnosis);
+            }
+            if let Some(nodes) = nodes {
+                allowed = Some(match allowed {
+                    None => nodes,
+                    Some(prev) => prev.intersection(&nodes).cloned().collect(),
+                });
+            }
+        }
+        let filters: Vec<usize> = profile.at(Point::Filter).iter().copied().filter(|i| !state.skip_filter.contains(profile.plugin(*i).name())).collect();
+        // The nominated node first.
+        let mut feasible: Vec<usize> = Vec::new();
+        if let Some(nn) = pod.pod().status.as_ref().and_then(|s| s.nominated_node_name.as_deref()).filter(|n| !n.is_empty()) {
+            if let Some(idx) = self.cache.node_index(nn) {
+                let node = &self.cache.nodes()[idx];
+                if allowed.as_ref().is_none_or(|a| a.contains(&node.name)) {
+                    let status = self.run_filters_with_nominated(profile, &filters, state, pod, node, attempt, record, &view);
+                    if status.is_success() {
+                        feasible.push(idx);
+                    }
+                }
+            }
+        }
+        if feasible.is_empty() {
+            let to_find = if filters.is_empty() {
+                num_all
+            } else {
+                num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score.unwrap_or(self.global.percentage_of_nodes_to_score), num_all)
+            };
+            let start = self.next_start_node_index % num_all;
+            let mut processed = 0;
+            for offset in 0..num_all {
+                if feasible.len() >= to_find {
+                    break;
+                }
+                let idx = (start + offset) % num_all;
+                processed += 1;
+                let node = &self.cache.nodes()[idx];
+                if let Some(a) = allowed.as_ref() {
+                    if !a.contains(&node.name) {
+                        let plugins: Vec<&str> = profile.at(Point::PreFilter).iter().map(|i| profile.plugin(*i).name()).collect();
+                        let _ = plugins;
+                        diagnosis.node_statuses.push((idx, Status::unresolvable("node(s) didn't satisfy plugin(s) [NodeAffinity]")));
+                        continue;
+                    }
+                }
+                let status = self.run_filters_with_nominated(profile, &filters, state, pod, node, attempt, record, &view);
+                if status.is_success() {
+                    feasible.push(idx);
+                } else {
+                    diagnosis.plugins.insert(status.plugin);
+                    diagnosis.node_statuses.push((idx, status));
+                }
+            }
+            self.next_start_node_index = (start + processed) % num_all;
+            attempt.evaluated_nodes = processed;
+        } else {
+            attempt.evaluated_nodes = 1;
+        }
+        if feasible.is_empty() {
+            return Err(diagnosis);
+        }
+        if feasible.len() == 1 {
+            return Ok(self.cache.nodes()[feasible[0]].name.clone());
+        }
+        // PreScore.
+        let nodes = self.cache.nodes();
+        let feasible_nodes: Vec<&NodeInfo> = feasible.iter().map(|i| &nodes[*i]).collect();
+        for i in profile.at(Point::PreScore) {
+            let plugin = profile.plugin(*i);
+            if plugin.pre_score(state, pod, &feasible_nodes, &view).is_skip() {
+                state.skip_score.insert(plugin.name());
+            }
+        }
+        // Score, NormalizeScore, weights.
+        let mut totals = vec![0i64; feasible.len()];
+        let mut raw = vec![0i64; feasible.len()];
+        for sp in &profile.score {
+            let plugin = profile.plugin(sp.index);
+            if state.skip_score.contains(plugin.name()) {
+                continue;
+            }
+            for (k, node) in feasible_nodes.iter().enumerate() {
+                raw[k] = plugin.score(state, pod, node, &view);
+            }
+            if record {
+                for (k, node) in feasible_nodes.iter().enumerate() {
+                    attempt.scores.entry(node.name.clone()).or_default().insert(plugin.name().to_string(), raw[k]);
+                }
+            }
+            plugin.normalize(state, pod, &mut raw);
+            for (k, node) in feasible_nodes.iter().enumerate() {
+                let weighted = raw[k].clamp(0, crate::framework::MAX_NODE_SCORE) * sp.weight;
+                totals[k] += weighted;
+                if record {
+                    attempt.final_scores.entry(node.name.clone()).or_default().insert(plugin.name().to_string(), weighted);
+                }
+            }
+        }
+        if record {
+            for (k, node) in feasible_nodes.iter().enumerate() {
+                attempt.totals.insert(node.name.clone(), totals[k]);
+            }
+        }
+        let chosen = select_host(&totals, rng).expect("feasible is not empty");
+        Ok(feasible_nodes[chosen].name.clone())
+    }
+
+    /// Filter on one node, with higher-or-equal priority nominated pods added first
+    /// (`RunFilterPluginsWithNominatedPods`).
+    #[allow(clippy::too_many_arguments)]
+    fn run_filters_with_nominated(
+        &self,
+        profile: &Profile,
+        filters: &[usize],
+        state: &CycleState,
+        pod: &PodInfo,
+        node: &NodeInfo,
+        attempt: &mut Attempt,
+        record: bool,
+        _view: &ClusterView,
+    ) -> Status {
+        let nominated: Vec<&Arc<PodInfo>> = self
+            .nominated
+            .get(&node.name)
+            .into_iter()
+            .flatten()
+            .filter(|p| p.key != pod.key && p.priority >= pod.priority)
+            .collect();
+        if nominated.is_empty() {
+            return run_filters(profile, filters, state, pod, node, attempt, record);
+        }
+        let mut with = node.clone();
+        for p in &nominated {
+            with.add_pod((*p).clone());
+        }
+        // Plugins with PreFilter state see the nominated pods through AddPod.
+        let mut state_with = CycleState::default();
+        state_with.skip_filter = state.skip_filter.clone();
+        let _ = &mut state_with;
+        let s = run_filters(profile, filters, state, pod, &with, attempt, record);
+        if !s.is_success() {
+            return s;
+        }
+        run_filters(profile, filters, state, pod, node, attempt, false)
+    }
+
+    fn write_annotations(&self, pod: &PodInfo, attempt: &Attempt, ctx: &mut Ctx) {
+        let Some(current) = ctx.api.lookup(("", "pods"), pod.namespace(), pod.name()).cloned() else { return };
+        let Some(p) = current.as_pod() else { return };
+        let mut p = p.clone();
+        let annotations = p.metadata.annotations.get_or_insert_with(BTreeMap::new);
+        for (k, v) in attempt.annotations() {
+            annotations.insert(k.to_string(), v);
+        }
+        if attempt.selected.is_none() {
+            annotations.remove(crate::explain::ANNOTATION_SELECTED);
+        }
+        p.metadata.resource_version = None;
+        let _ = ctx.update(Object::Pod(Box::new(p)));
+    }
+
+    /// Sets PodScheduled=False (and nominatedNodeName) and records FailedScheduling.
+    fn record_failure(&mut self, pod: &PodInfo, reason: &str, message: &str, nominated: Option<String>, ctx: &mut Ctx) {
+        let Some(current) = ctx.api.lookup(("", "pods"), pod.namespace(), pod.name()).cloned() else { return };
+        let Some(p) = current.as_pod() else { return };
+        let mut p = p.clone();
+        let status = p.status.get_or_insert_with(Default::default);
+        let conditions = status.conditions.get_or_insert_with(Vec::new);
+        let same = conditions.iter().any(|c| c.type_ == "PodScheduled" && c.status == "False" && c.reason.as_deref() == Some(reason) && c.message.as_deref() == Some(message));
+        let nominated_changed = nominated.is_some() && status.nominated_node_name != nominated;
+        if !same || nominated_changed {
+            let condition = PodCondition {
+                type_: "PodScheduled".into(),
+                status: "False".into(),
+                reason: Some(reason.to_string()),
+                message: Some(message.to_string()),
+                last_transition_time: Some(time_at(ctx.now)),
+                ..Default::default()
+            };
+            kubesim_apiserver::server::set_pod_condition(conditions, condition);
+            if nominated.is_some() {
+                status.nominated_node_name = nominated;
+            }
+            p.metadata.resource_version = None;
+            let _ = ctx.update_status(Object::Pod(Box::new(p)));
+        }
+        if self.options.events {
+            ctx.event(&current, "Warning", "FailedScheduling", message.to_string());
+        }
+    }
+}
+
+/// Runs the Filter plugins on one node, stopping at the first rejection.
+pub(crate) fn run_filters(profile: &Profile, filters: &[usize], state: &CycleState, pod: &PodInfo, node: &NodeInfo, attempt: &mut Attempt, record: bool) -> Status {
+    for i in filters {
+        let plugin = profile.plugin(*i);
+        let status = plugin.filter(state, pod, node);
+        if record {
+            let verdict = if status.is_success() { PASSED.to_string() } else { status.message() };
+            attempt.filter.entry(node.name.clone()).or_default().insert(plugin.name().to_string(), verdict);
+        }
+        if !status.is_success() {
+            return status.with_plugin(plugin.name());
+        }
+    }
+    Status::success()
+}
+
+/// Whether a pending pod changed in a way that may make it schedulable (upstream
+/// `isPodUpdated`, ignoring status and kubesim's own annotations).
+fn pod_updated(old: &Pod, new: &Pod) -> bool {
+    if old.spec != new.spec || old.metadata.labels != new.metadata.labels {
+        return true;
+    }
+    let strip = |a: &Option<BTreeMap<String, String>>| -> BTreeMap<String, String> {
+        a.iter().flatten().filter(|(k, _)| !k.starts_with("kubesim.dev/")).map(|(k, v)| (k.clone(), v.clone())).collect()
+    };
+    strip(&old.metadata.annotations) != strip(&new.metadata.annotations)
+}
+
+impl Component for Scheduler {
+    fn name(&self) -> &str {
+        "scheduler"
+    }
+    fn interests(&self) -> Vec<Interest> {
+        [
+            ("", "pods"),
+            ("", "nodes"),
+            ("", "namespaces"),
+            ("", "services"),
+            ("", "replicationcontrollers"),
+            ("apps", "replicasets"),
+            ("apps", "statefulsets"),
+            ("policy", "poddisruptionbudgets"),
+        ]
+        .into_iter()
+        .map(|resource| Interest { resource, filter: WatchFilter::All })
+        .collect()
+    }
+    fn start(&mut self, ctx: &mut Ctx) {
+        self.arm_timers(ctx);
+    }
+    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+        match event.resource {
+            ("", "pods") => self.on_pod(event.event_type, &event.object, ctx),
+            ("", "nodes") => self.on_node(event.event_type, &event.object, ctx),
+            _ => self.on_other(event),
+        }
+    }
+    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
+        match token {
+            TOKEN_CYCLE => {
+                self.cycle_pending = false;
+                self.schedule_one(ctx);
+            }
+            TOKEN_BACKOFF => {
+                if self.backoff_timer_at.is_some_and(|t| t <= ctx.now) {
+                    self.backoff_timer_at = None;
+                }
+                self.queue.flush_backoff(ctx.now);
+            }
+            TOKEN_FLUSH => {
+                self.flush_timer = false;
+                self.queue.flush_unschedulable_leftover(ctx.now);
+                self.queue.flush_backoff(ctx.now);
+            }
+            _ => {}
+        }
+        self.arm_timers(ctx);
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
