@@ -596,20 +596,15 @@ impl DeploymentController {
         let (new_rs, mut old) = self.get_all_and_sync_revision(d, rs_list, true, ctx)?;
         let Some(mut new_rs) = new_rs else { return Ok(()) };
         // reconcileNewReplicaSet
-        let desired = d_replicas(d);
         let new_replicas = rs_replicas(&new_rs);
-        let scaled_up = if new_replicas == desired {
-            false
-        } else if new_replicas > desired {
-            let (scaled, updated) = self.scale_and_record(&new_rs, desired, d, ctx)?;
-            new_rs = updated;
-            scaled
-        } else {
-            let all: i32 = old.iter().map(rs_replicas).sum::<i32>() + new_replicas;
-            let count = new_rs_new_replicas(&Strategy::of(d), all, new_replicas).map_err(ApiError::invalid)?;
-            let (scaled, updated) = self.scale_and_record(&new_rs, count, d, ctx)?;
-            new_rs = updated;
-            scaled
+        let all: i32 = old.iter().map(rs_replicas).sum::<i32>() + new_replicas;
+        let scaled_up = match reconcile_new_rs_target(&Strategy::of(d), all, new_replicas).map_err(ApiError::invalid)? {
+            None => false,
+            Some(count) => {
+                let (scaled, updated) = self.scale_and_record(&new_rs, count, d, ctx)?;
+                new_rs = updated;
+                scaled
+            }
         };
         if scaled_up {
             return self.sync_rollout_status(d, Some(&new_rs), &old, ctx);

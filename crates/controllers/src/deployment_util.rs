@@ -144,6 +144,18 @@ pub fn new_rs_new_replicas(strategy: &Strategy, all_replicas: i32, new_rs_replic
     Ok(new_rs_replicas + scale_up)
 }
 
+/// `reconcileNewReplicaSet`: the new RS's target size, or None when it stays.
+pub fn reconcile_new_rs_target(strategy: &Strategy, all_replicas: i32, new_rs_replicas: i32) -> Result<Option<i32>, String> {
+    if new_rs_replicas == strategy.replicas {
+        return Ok(None);
+    }
+    if new_rs_replicas > strategy.replicas {
+        return Ok(Some(strategy.replicas));
+    }
+    let target = new_rs_new_replicas(strategy, all_replicas, new_rs_replicas)?;
+    Ok((target != new_rs_replicas).then_some(target))
+}
+
 /// What the arithmetic needs to know about one replica set.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RsView {

@@ -31,6 +31,8 @@ pub mod replicaset;
 mod testing;
 #[cfg(test)]
 mod e2e_tests;
+#[cfg(test)]
+mod vector_tests;
 
 use kubesim_apiserver::Component;
 

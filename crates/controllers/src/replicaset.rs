@@ -118,9 +118,6 @@ fn compare_times(ti: Option<Millis>, tj: Option<Millis>, now: Millis, uid_i: &st
         (None, _) => Some(true),
         (_, None) => Some(false),
         (Some(a), Some(b)) => {
-            if now == 0 {
-                return Some(a > b);
-            }
             let diff = log2_bucket(now, a) - log2_bucket(now, b);
             if diff == 0 {
                 Some(uid_i < uid_j)
