@@ -1,0 +1,239 @@
+//! Command-line handling: shell-style splitting and a small pflag-like flag parser.
+
+/// Splits a command string shell-style ("kubectl scale deployment/web --replicas=5") into argv:
+/// whitespace separates words; single quotes keep text literally; double quotes allow `\"`,
+/// `\\`, `\$` and `` \` `` escapes; a backslash outside quotes escapes the next character.
+pub fn split_command(line: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut current));
+                    in_word = false;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => current.push(c),
+                        None => return Err("unterminated single quote".into()),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(c @ ('"' | '\\' | '$' | '`')) => current.push(c),
+                            Some('\n') => {}
+                            Some(c) => {
+                                current.push('\\');
+                                current.push(c);
+                            }
+                            None => return Err("unterminated double quote".into()),
+                        },
+                        Some(c) => current.push(c),
+                        None => return Err("unterminated double quote".into()),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                match chars.next() {
+                    Some('\n') => {}
+                    Some(c) => current.push(c),
+                    None => return Err("trailing backslash".into()),
+                }
+            }
+            c => {
+                in_word = true;
+                current.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(current);
+    }
+    Ok(words)
+}
+
+/// Parsed flags and positional arguments of one command.
+#[derive(Clone, Debug, Default)]
+pub struct Args {
+    /// Positional arguments, in order (before `--`).
+    pub positional: Vec<String>,
+    /// Arguments after `--`.
+    pub after_dash: Vec<String>,
+    /// Flags in order: (long name, value). Boolean flags get "true" unless given `=value`.
+    pub flags: Vec<(String, String)>,
+}
+
+/// Long names of flags that take no value (unless written `--flag=value`).
+const BOOL_FLAGS: &[&str] = &[
+    "all", "all-namespaces", "force", "show-labels", "overwrite", "ignore-daemonsets", "delete-emptydir-data",
+    "delete-local-data", "previous", "watch", "no-headers", "stdin", "tty", "quiet", "record", "recursive",
+    "follow", "wait", "disable-eviction", "local", "show-kind", "namespaced", "short", "client", "help",
+    "ignore-not-found", "now", "show-events", "containers", "timestamps", "insecure-skip-tls-verify",
+    "server-side", "force-conflicts", "exit-code", "allow-missing-template-keys", "sort",
+];
+
+fn short_name(c: char, command: &str) -> Option<&'static str> {
+    Some(match c {
+        'n' => "namespace",
+        'l' => "selector",
+        'o' => "output",
+        'f' if command == "logs" => "follow",
+        'f' => "filename",
+        'A' => "all-namespaces",
+        'c' => "container",
+        'p' if command == "logs" => "previous",
+        'p' => "patch",
+        'i' => "stdin",
+        't' => "tty",
+        'w' => "watch",
+        'R' => "recursive",
+        'L' => "label-columns",
+        'k' => "kustomize",
+        'q' => "quiet",
+        'h' => "help",
+        'r' => "replicas",
+        'v' => "v",
+        _ => return None,
+    })
+}
+
+impl Args {
+    /// Parses argv for `command` (which decides the meaning of `-f` and `-p`).
+    pub fn parse(argv: &[String], command: &str) -> Result<Args, String> {
+        let mut args = Args::default();
+        let mut i = 0;
+        while i < argv.len() {
+            let arg = &argv[i];
+            i += 1;
+            if arg == "--" {
+                args.after_dash.extend(argv[i..].iter().cloned());
+                break;
+            }
+            if let Some(long) = arg.strip_prefix("--") {
+                let (name, value) = match long.split_once('=') {
+                    Some((n, v)) => (n.to_string(), Some(v.to_string())),
+                    None => (long.to_string(), None),
+                };
+                let is_bool = BOOL_FLAGS.contains(&name.as_str()) || (name == "dry-run" && value.is_none());
+                let value = match value {
+                    Some(v) => v,
+                    None if is_bool => "true".to_string(),
+                    None => {
+                        let v = argv.get(i).cloned().ok_or_else(|| format!("flag needs an argument: --{name}"))?;
+                        i += 1;
+                        v
+                    }
+                };
+                args.flags.push((name, value));
+                continue;
+            }
+            if arg.len() > 1 && arg.starts_with('-') && !arg[1..].starts_with(|c: char| c.is_ascii_digit()) {
+                let body: Vec<char> = arg[1..].chars().collect();
+                let mut j = 0;
+                while j < body.len() {
+                    let c = body[j];
+                    let name = short_name(c, command).ok_or_else(|| format!("unknown shorthand flag: '{c}' in {arg}"))?;
+                    j += 1;
+                    if BOOL_FLAGS.contains(&name) {
+                        if j < body.len() && body[j] == '=' {
+                            let v: String = body[j + 1..].iter().collect();
+                            args.flags.push((name.to_string(), v));
+                            break;
+                        }
+                        args.flags.push((name.to_string(), "true".to_string()));
+                        continue;
+                    }
+                    let rest: String = body[j..].iter().collect();
+                    let value = if !rest.is_empty() {
+                        rest.strip_prefix('=').map(str::to_string).unwrap_or(rest)
+                    } else {
+                        let v = argv.get(i).cloned().ok_or_else(|| format!("flag needs an argument: '{c}' in -{c}"))?;
+                        i += 1;
+                        v
+                    };
+                    args.flags.push((name.to_string(), value));
+                    break;
+                }
+                continue;
+            }
+            args.positional.push(arg.clone());
+        }
+        Ok(args)
+    }
+
+    /// The last value of a flag.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.flags.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// Every value of a repeatable flag (`-f a -f b`, `-f a,b` is not split).
+    pub fn all(&self, name: &str) -> Vec<&str> {
+        self.flags.iter().filter(|(n, _)| n == name).map(|(_, v)| v.as_str()).collect()
+    }
+
+    /// Whether a boolean flag is set (and not `=false`).
+    pub fn bool(&self, name: &str) -> bool {
+        matches!(self.get(name), Some(v) if v != "false")
+    }
+
+    /// Whether a flag was given at all.
+    pub fn has(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn splits_like_a_posix_shell() {
+        let cases: &[(&str, &[&str])] = &[
+            ("kubectl get pods", &["kubectl", "get", "pods"]),
+            ("  a   b  ", &["a", "b"]),
+            ("a 'b c' \"d e\"", &["a", "b c", "d e"]),
+            ("-o jsonpath='{.items[*].metadata.name}'", &["-o", "jsonpath={.items[*].metadata.name}"]),
+            ("echo \"a\\\"b\"", &["echo", "a\"b"]),
+            ("a\\ b", &["a b"]),
+            ("''", &[""]),
+            ("x=\"{\\\"a\\\":1}\"", &["x={\"a\":1}"]),
+        ];
+        for (line, want) in cases {
+            assert_eq!(split_command(line).unwrap(), s(want), "{line}");
+        }
+        assert!(split_command("a 'b").is_err());
+        assert!(split_command("a \"b").is_err());
+    }
+
+    #[test]
+    fn parses_pflag_style_flags() {
+        let a = Args::parse(&s(&["pods", "-n", "kube-system", "-owide", "--show-labels", "-l=app=web", "-A"]), "get").unwrap();
+        assert_eq!(a.positional, s(&["pods"]));
+        assert_eq!(a.get("namespace"), Some("kube-system"));
+        assert_eq!(a.get("output"), Some("wide"));
+        assert_eq!(a.get("selector"), Some("app=web"));
+        assert!(a.bool("show-labels") && a.bool("all-namespaces"));
+        let b = Args::parse(&s(&["web-1", "-c", "app", "--", "ls", "-l"]), "exec").unwrap();
+        assert_eq!(b.after_dash, s(&["ls", "-l"]));
+        let c = Args::parse(&s(&["web", "-f", "-p"]), "logs").unwrap();
+        assert!(c.bool("follow") && c.bool("previous"));
+        assert!(Args::parse(&s(&["-n"]), "get").is_err());
+    }
+}

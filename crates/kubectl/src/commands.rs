@@ -1,0 +1,1501 @@
+//! The command dispatcher and the mutating commands (apply, create, delete, scale, set image,
+//! label, annotate, patch, taint, cordon, drain, rollout, run, logs, exec, top, ...), each after
+//! its file under staging/src/k8s.io/kubectl/pkg/cmd/.
+
+use crate::apply::{apply_documents, ApplyOptions, Mode};
+use crate::args::Args;
+use crate::get::{self, parse_targets, Filter, Targets};
+use crate::merge;
+use crate::util::{self, kind_group, server_error, type_name};
+use crate::{describe, ClusterView, Output};
+use kubesim_api::k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
+use kubesim_api::k8s_openapi::api::core::v1::{Container, Namespace, Pod, PodSpec, PodTemplateSpec, Taint};
+use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use kubesim_api::object::{kind_info, KindInfo, Object, Scope};
+use kubesim_api::selector::Selector;
+use kubesim_api::time::time_at;
+use kubesim_apiserver::{ApiError, ApiServer, DeleteOptions, Deleted, Propagation, Request};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The kubectl version kubesim reports.
+pub const CLIENT_VERSION: &str = "v1.34.0";
+
+/// Runs one command.
+pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster: &mut dyn ClusterView, out: &mut Output) {
+    // The command is the first word that is not a flag (global flags may precede it).
+    let Some(pos) = first_command(argv) else {
+        out.fail("error: you must specify a command (kubesim supports: apply, create, get, describe, delete, scale, set, label, annotate, patch, taint, cordon, uncordon, drain, rollout, run, logs, exec, top, api-resources, version, cluster-info)");
+        return;
+    };
+    let command = argv[pos].as_str();
+    let mut rest: Vec<String> = argv[..pos].to_vec();
+    rest.extend_from_slice(&argv[pos + 1..]);
+    let parse_as = match command {
+        "logs" | "log" => "logs",
+        other => other,
+    };
+    let args = match Args::parse(&rest, parse_as) {
+        Ok(a) => a,
+        Err(e) => return out.fail(format!("error: {e}\nSee 'kubectl {command} --help' for usage.")),
+    };
+    let namespace = args.get("namespace").unwrap_or("default").to_string();
+    if args.bool("help") {
+        out.outln(format!("kubesim kubectl: see https://kubernetes.io/docs/reference/kubectl/generated/kubectl_{command}/"));
+        return;
+    }
+    match command {
+        "apply" => apply(&args, api, req, cluster, &namespace, Mode::Apply, out),
+        "create" => create(&args, api, req, cluster, &namespace, out),
+        "replace" => apply(&args, api, req, cluster, &namespace, Mode::Replace, out),
+        "get" => get::run(&args, api, req, &namespace, out),
+        "describe" => describe::run(&args, api, req, &namespace, out),
+        "delete" => delete(&args, api, req, cluster, &namespace, out),
+        "scale" => scale(&args, api, req, &namespace, out),
+        "set" => set(&args, api, req, &namespace, out),
+        "label" => label_or_annotate(&args, api, req, &namespace, out, true),
+        "annotate" => label_or_annotate(&args, api, req, &namespace, out, false),
+        "patch" => patch(&args, api, req, &namespace, out),
+        "taint" => taint(&args, api, req, out),
+        "cordon" => cordon(&args, api, req, out, true),
+        "uncordon" => cordon(&args, api, req, out, false),
+        "drain" => drain(&args, api, req, out),
+        "rollout" => rollout(&args, api, req, &namespace, out),
+        "run" => run_pod(&args, api, req, &namespace, out),
+        "expose" => expose(&args, api, req, &namespace, out),
+        "logs" | "log" => logs(&args, api, cluster, &namespace, out),
+        "exec" => exec(&args, api, cluster, &namespace, out),
+        "top" => top(&args, api, req, cluster, &namespace, out),
+        "api-resources" => api_resources(&args, out),
+        "api-versions" => api_versions(out),
+        "version" => version(&args, out),
+        "cluster-info" => cluster_info(api, out),
+        "explain" => out.fail("error: explain is not supported by kubesim"),
+        other => out.fail(format!("error: unknown command \"{other}\" for \"kubectl\"\n\nDid you mean this?\n\tapply\n\tget\n\tdescribe\n\nRun 'kubectl --help' for usage.")),
+    }
+}
+
+fn first_command(argv: &[String]) -> Option<usize> {
+    let mut i = 0;
+    while i < argv.len() {
+        let a = &argv[i];
+        if a == "-n" || a == "--namespace" || a == "--context" || a == "--kubeconfig" || a == "-s" || a == "--server" {
+            i += 2;
+            continue;
+        }
+        if a.starts_with('-') {
+            i += 1;
+            continue;
+        }
+        return Some(i);
+    }
+    None
+}
+
+fn read_inputs(args: &Args, cluster: &dyn ClusterView, out: &mut Output) -> Option<Vec<(String, String)>> {
+    let files = args.all("filename");
+    if files.is_empty() {
+        out.fail("error: must specify one of -f and -k");
+        return None;
+    }
+    let mut inputs = Vec::new();
+    for f in files {
+        for f in f.split(',') {
+            match cluster.read_file(f) {
+                Ok(text) => inputs.push((f.to_string(), text)),
+                Err(e) => {
+                    out.fail(format!("error: {e}"));
+                    return None;
+                }
+            }
+        }
+    }
+    Some(inputs)
+}
+
+fn dry_run(args: &Args) -> bool {
+    matches!(args.get("dry-run"), Some(v) if v != "none" && v != "false")
+}
+
+fn apply(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn ClusterView, namespace: &str, mode: Mode, out: &mut Output) {
+    let Some(inputs) = read_inputs(args, cluster, out) else { return };
+    let options = ApplyOptions {
+        namespace,
+        enforce_namespace: args.has("namespace"),
+        mode,
+        validate: args.get("validate").unwrap_or("warn"),
+        dry_run: dry_run(args),
+    };
+    let suffix = match args.get("dry-run") {
+        Some("server") => " (server dry run)",
+        _ if options.dry_run => " (dry run)",
+        _ => "",
+    };
+    let name_only = args.get("output") == Some("name");
+    for (file, text) in inputs {
+        let results = apply_documents(&file, &text, &options, api, req);
+        if results.is_empty() {
+            out.fail(format!("error: no objects passed to {}", match mode { Mode::Apply => "apply", Mode::Create => "create", Mode::Replace => "replace" }));
+            continue;
+        }
+        for r in results {
+            for w in &r.warnings {
+                out.errln(w);
+            }
+            match &r.outcome {
+                Ok(action) => {
+                    let kg = r.kind_group.clone().unwrap_or_default();
+                    let name = r.name.clone().unwrap_or_default();
+                    if name_only {
+                        out.outln(format!("{kg}/{name}"));
+                    } else {
+                        let word = match (mode, action) {
+                            (Mode::Replace, _) => "replaced",
+                            (_, a) => a.as_str(),
+                        };
+                        out.outln(format!("{kg}/{name} {word}{suffix}"));
+                    }
+                }
+                Err(message) => out.fail(message),
+            }
+        }
+    }
+}
+
+fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn ClusterView, namespace: &str, out: &mut Output) {
+    if args.has("filename") {
+        return apply(args, api, req, cluster, namespace, Mode::Create, out);
+    }
+    let Some(sub) = args.positional.first().map(String::as_str) else {
+        return out.fail("error: must specify one of -f and -k");
+    };
+    let name = args.positional.get(1).cloned();
+    let object = match (sub, name) {
+        ("namespace" | "ns", Some(name)) => Object::Namespace(Box::new(Namespace {
+            metadata: ObjectMeta { name: Some(name), ..Default::default() },
+            ..Default::default()
+        })),
+        ("deployment" | "deploy", Some(name)) => {
+            let images: Vec<&str> = args.all("image");
+            if images.is_empty() {
+                return out.fail("error: required flag(s) \"image\" not set");
+            }
+            let replicas = match args.get("replicas").map(|r| r.parse::<i32>()) {
+                None => 1,
+                Some(Ok(r)) => r,
+                Some(Err(_)) => return out.fail(format!("error: invalid argument \"{}\" for \"-r, --replicas\" flag: strconv.ParseInt: parsing \"{}\": invalid syntax", args.get("replicas").unwrap_or(""), args.get("replicas").unwrap_or(""))),
+            };
+            let labels: BTreeMap<String, String> = [("app".to_string(), name.clone())].into();
+            let containers: Vec<Container> = images
+                .iter()
+                .map(|image| Container { name: container_name_for_image(image), image: Some(image.to_string()), ..Default::default() })
+                .collect();
+            let mut containers = containers;
+            if let Some(port) = args.get("port").and_then(|p| p.parse::<i32>().ok()) {
+                if let Some(c) = containers.first_mut() {
+                    c.ports = Some(vec![kubesim_api::k8s_openapi::api::core::v1::ContainerPort { container_port: port, ..Default::default() }]);
+                }
+            }
+            Object::Deployment(Box::new(Deployment {
+                metadata: ObjectMeta { name: Some(name), namespace: Some(namespace.to_string()), labels: Some(labels.clone()), ..Default::default() },
+                spec: Some(DeploymentSpec {
+                    replicas: Some(replicas),
+                    selector: LabelSelector { match_labels: Some(labels.clone()), ..Default::default() },
+                    template: PodTemplateSpec {
+                        metadata: Some(ObjectMeta { labels: Some(labels), ..Default::default() }),
+                        spec: Some(PodSpec { containers, ..Default::default() }),
+                    },
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }))
+        }
+        ("namespace" | "ns" | "deployment" | "deploy", None) => {
+            return out.fail(format!("error: exactly one NAME is required, got 0\nSee 'kubectl create {sub} -h' for help and examples"));
+        }
+        (other, _) => return out.fail(format!("error: unknown command \"{other}\" for \"kubectl create\" (kubesim supports create -f, create deployment, create namespace)")),
+    };
+    let info = object.info().expect("built-in kind");
+    if dry_run(args) {
+        return out.outln(format!("{} created (dry run)", type_name(info, object.name())));
+    }
+    match api.create(object, req) {
+        Ok(o) => out.outln(format!("{} created", type_name(info, o.name()))),
+        Err(e) => out.fail(server_error(&e)),
+    }
+}
+
+/// The container name `kubectl create deployment` derives from an image (last path segment
+/// without tag or digest).
+fn container_name_for_image(image: &str) -> String {
+    let last = image.rsplit('/').next().unwrap_or(image);
+    let last = last.split('@').next().unwrap_or(last);
+    let last = last.split(':').next().unwrap_or(last);
+    last.to_string()
+}
+
+/// `kubectl delete` (cmd/delete/delete.go).
+fn delete(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn ClusterView, namespace: &str, out: &mut Output) {
+    let force = args.bool("force");
+    let mut grace: i64 = match args.get("grace-period").map(|g| g.parse::<i64>()) {
+        None => -1,
+        Some(Ok(g)) => g,
+        Some(Err(_)) => return out.fail("error: invalid argument for \"--grace-period\" flag"),
+    };
+    if args.has("now") {
+        grace = 1;
+    }
+    if grace == 0 && !force {
+        grace = 1;
+    }
+    if force && grace < 0 {
+        grace = 0;
+    }
+    let propagation = match args.get("cascade").unwrap_or("background") {
+        "background" | "true" => Propagation::Background,
+        "foreground" => Propagation::Foreground,
+        "orphan" | "false" => Propagation::Orphan,
+        other => return out.fail(format!("error: invalid cascade value ({other}). Must be \"background\", \"foreground\", or \"orphan\".")),
+    };
+    if force && grace == 0 {
+        out.errln("Warning: Immediate deletion does not wait for confirmation that the running resource has been terminated. The resource may continue to run on the cluster indefinitely.");
+    }
+    let options = DeleteOptions {
+        grace_period_seconds: if grace >= 0 { Some(grace) } else { None },
+        propagation: Some(propagation),
+        resource_version: None,
+    };
+    let word = if grace == 0 { "force deleted" } else { "deleted" };
+    let ignore_not_found = args.bool("ignore-not-found");
+    // Collect (info, namespace, name, source file).
+    let mut victims: Vec<(&'static KindInfo, String, String, Option<String>)> = Vec::new();
+    if args.has("filename") {
+        let Some(inputs) = read_inputs(args, cluster, out) else { return };
+        for (file, text) in inputs {
+            let (docs, errors) = kubesim_api::decode::parse_documents(&file, &text);
+            for e in errors {
+                out.fail(e.to_string());
+            }
+            for d in docs {
+                match kubesim_api::decode::decode_document(&file, &d) {
+                    Ok(objects) => {
+                        for o in objects {
+                            let Some(info) = o.info() else { continue };
+                            let ns = if o.namespace().is_empty() { namespace.to_string() } else { o.namespace().to_string() };
+                            victims.push((info, util::namespace_for(info, &ns), o.name().to_string(), Some(file.clone())));
+                        }
+                    }
+                    Err(e) => out.fail(e.to_string()),
+                }
+            }
+        }
+    } else {
+        let targets = match parse_targets(&args.positional) {
+            Ok(t) => t,
+            Err(e) => return out.fail(e.replace("to get", "to delete")),
+        };
+        let has_names = targets.groups.iter().any(|(_, n)| !n.is_empty());
+        let all = args.bool("all");
+        if !has_names && !all && !args.has("selector") && !args.has("field-selector") {
+            return out.fail("error: resource(s) were provided, but no name was specified");
+        }
+        let filter = match Filter::from_args(args, namespace) {
+            Ok(f) => f,
+            Err(e) => return out.fail(e),
+        };
+        let mut found_any = false;
+        for (info, names) in &targets.groups {
+            if names.is_empty() {
+                for o in filter.list(api, info) {
+                    found_any = true;
+                    victims.push((info, o.namespace().to_string(), o.name().to_string(), None));
+                }
+            } else {
+                for n in names {
+                    victims.push((info, util::namespace_for(info, namespace), n.clone(), None));
+                }
+            }
+        }
+        if !has_names && !found_any {
+            let scopes: Vec<Scope> = targets.groups.iter().map(|(i, _)| i.scope).collect();
+            out.errln(get::no_resources(filter.namespace.as_deref(), &scopes));
+            return;
+        }
+    }
+    for (info, ns, name, file) in victims {
+        match api.delete(info, &ns, &name, options, req) {
+            Ok(_) => {
+                if args.get("output") == Some("name") {
+                    out.outln(type_name(info, &name));
+                } else {
+                    out.outln(format!("{} {name:?} {word}", kind_group(info)));
+                }
+            }
+            Err(e) if e.code == 404 && ignore_not_found => {}
+            Err(e) => match file {
+                Some(f) => out.fail(format!("Error from server ({}): error when deleting {f:?}: {}", e.reason, e.message)),
+                None => out.fail(server_error(&e)),
+            },
+        }
+    }
+}
+
+/// Resolves `TYPE NAME` or `TYPE/NAME` to exactly one object.
+fn one_target(args: &Args, api: &ApiServer, namespace: &str) -> Result<(&'static KindInfo, Arc<Object>), String> {
+    let targets: Targets = parse_targets(&args.positional)?;
+    let (info, names) = targets.groups.first().ok_or("error: you must specify the type of resource")?;
+    let name = names.first().ok_or("error: resource name may not be empty")?;
+    let ns = util::namespace_for(info, namespace);
+    api.get(info, &ns, name).map(|o| (*info, o)).map_err(|e| server_error(&e))
+}
+
+/// Every object named or selected by the positional args (`TYPE NAME...`, `TYPE/NAME...`, `TYPE -l ...`, `TYPE --all`).
+fn many_targets(args: &Args, positional: &[String], api: &ApiServer, namespace: &str, out: &mut Output) -> Vec<(&'static KindInfo, Arc<Object>)> {
+    let targets = match parse_targets(positional) {
+        Ok(t) => t,
+        Err(e) => {
+            out.fail(e);
+            return Vec::new();
+        }
+    };
+    let filter = match Filter::from_args(args, namespace) {
+        Ok(f) => f,
+        Err(e) => {
+            out.fail(e);
+            return Vec::new();
+        }
+    };
+    let mut result = Vec::new();
+    for (info, objects) in get::collect(api, &targets, &filter, namespace, out) {
+        for o in objects {
+            result.push((info, o));
+        }
+    }
+    result
+}
+
+fn with_json(object: &Object, info: &KindInfo, f: impl FnOnce(&mut Value) -> Result<(), String>) -> Result<Object, String> {
+    let mut json = object.to_json();
+    f(&mut json)?;
+    util::from_json(info, json)
+}
+
+/// `kubectl scale` (cmd/scale/scale.go).
+fn scale(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
+    let replicas = match args.get("replicas").map(|r| r.parse::<i64>()) {
+        Some(Ok(r)) if r >= 0 => r,
+        Some(Ok(_)) => return out.fail("error: The --replicas=COUNT flag is required, and COUNT must be greater than or equal to 0"),
+        Some(Err(_)) => return out.fail(format!("error: invalid argument \"{}\" for \"--replicas\" flag: strconv.ParseInt: parsing \"{}\": invalid syntax", args.get("replicas").unwrap_or(""), args.get("replicas").unwrap_or(""))),
+        None => return out.fail("error: The --replicas=COUNT flag is required, and COUNT must be greater than or equal to 0"),
+    };
+    let current_replicas = args.get("current-replicas").and_then(|c| c.parse::<i64>().ok());
+    for (info, object) in many_targets(args, &args.positional, api, namespace, out) {
+        if !matches!(info.kind, "Deployment" | "ReplicaSet" | "StatefulSet" | "ReplicationController") {
+            out.fail(format!("error: cannot scale {}: no scale subresource", kind_group(info)));
+            continue;
+        }
+        let json = object.to_json();
+        if let Some(expected) = current_replicas {
+            let actual = util::jget(&json, "spec.replicas").and_then(|v| v.as_i64()).unwrap_or(1);
+            if actual != expected {
+                out.fail(format!("error: Expected replicas to be {expected}, was {actual}"));
+                continue;
+            }
+        }
+        let updated = with_json(&object, info, |j| {
+            j["spec"]["replicas"] = Value::from(replicas);
+            Ok(())
+        });
+        let result = updated.map_err(|e| format!("error: {e}")).and_then(|o| util::update(api, o, req).map_err(|e| server_error(&e)));
+        match result {
+            Ok(_) => out.outln(format!("{} scaled", type_name(info, object.name()))),
+            Err(e) => out.fail(e),
+        }
+    }
+}
+
+fn pod_spec_path(kind: &str) -> Option<&'static str> {
+    match kind {
+        "Pod" => Some("/spec"),
+        "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet" | "Job" | "ReplicationController" => Some("/spec/template/spec"),
+        "CronJob" => Some("/spec/jobTemplate/spec/template/spec"),
+        _ => None,
+    }
+}
+
+/// `kubectl set image` (cmd/set/set_image.go).
+fn set(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
+    match args.positional.first().map(String::as_str) {
+        Some("image") => {}
+        Some(other) => return out.fail(format!("error: unknown command \"{other}\" for \"kubectl set\" (kubesim supports set image)")),
+        None => return out.fail("error: you must specify a subcommand: image"),
+    }
+    let rest = &args.positional[1..];
+    let (resources, pairs): (Vec<String>, Vec<String>) = rest.iter().cloned().partition(|a| !a.contains('='));
+    if pairs.is_empty() {
+        return out.fail("error: at least one image update is required");
+    }
+    let mut updates: Vec<(String, String)> = Vec::new();
+    for p in &pairs {
+        let (c, i) = p.split_once('=').unwrap_or((p, ""));
+        updates.push((c.to_string(), i.to_string()));
+    }
+    let targets = if args.bool("all") && resources.len() == 1 && !resources[0].contains('/') {
+        let Ok(info) = util::resolve(&resources[0]) else { return out.fail(format!("error: the server doesn't have a resource type \"{}\"", resources[0])) };
+        util::list(api, info, Some(namespace)).into_iter().map(|o| (info, o)).collect()
+    } else {
+        many_targets(args, &resources, api, namespace, out)
+    };
+    for (info, object) in targets {
+        let Some(path) = pod_spec_path(info.kind) else {
+            out.fail(format!("error: {} is not a workload with a pod template", type_name(info, object.name())));
+            continue;
+        };
+        let mut json = object.to_json();
+        let mut missing = Vec::new();
+        if let Some(spec) = json.pointer_mut(path) {
+            for (container, image) in &updates {
+                let mut found = false;
+                for list in ["initContainers", "containers"] {
+                    for c in spec.get_mut(list).and_then(|l| l.as_array_mut()).into_iter().flatten() {
+                        if container == "*" || c.get("name").and_then(|n| n.as_str()) == Some(container.as_str()) {
+                            c["image"] = Value::String(image.clone());
+                            found = true;
+                        }
+                    }
+                }
+                if !found {
+                    missing.push(container.clone());
+                }
+            }
+        }
+        if !missing.is_empty() {
+            for c in missing {
+                out.fail(format!("error: unable to find container named \"{c}\""));
+            }
+            continue;
+        }
+        let result = util::from_json(info, json).map_err(|e| format!("error: {e}")).and_then(|o| {
+            if o.to_json() == object.to_json() {
+                return Ok(false);
+            }
+            util::update(api, o, req).map(|_| true).map_err(|e| server_error(&e))
+        });
+        match result {
+            Ok(true) => out.outln(format!("{} image updated", type_name(info, object.name()))),
+            Ok(false) => {}
+            Err(e) => out.fail(e),
+        }
+    }
+}
+
+/// `kubectl label` / `kubectl annotate` (cmd/label/label.go, cmd/annotate/annotate.go).
+fn label_or_annotate(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output, labels: bool) {
+    let (resources, changes): (Vec<String>, Vec<String>) =
+        args.positional.iter().cloned().partition(|a| !(a.contains('=') || (a.ends_with('-') && !a.contains('/') && args.positional.first() != Some(a))));
+    let what = if labels { "labels" } else { "annotations" };
+    if changes.is_empty() {
+        return out.fail(format!("error: at least one {} update is required", if labels { "label" } else { "annotation" }));
+    }
+    let mut set: Vec<(String, String)> = Vec::new();
+    let mut remove: Vec<String> = Vec::new();
+    for c in &changes {
+        if let Some((k, v)) = c.split_once('=') {
+            if labels {
+                if let Some(problem) = kubesim_api::validation::label_key_error(k) {
+                    return out.fail(format!("error: invalid label spec: {c}: {problem}"));
+                }
+                if let Some(problem) = kubesim_api::validation::label_value_error(v) {
+                    return out.fail(format!("error: invalid label value: \"{c}\": {problem}"));
+                }
+            }
+            set.push((k.to_string(), v.to_string()));
+        } else if let Some(k) = c.strip_suffix('-') {
+            remove.push(k.to_string());
+        }
+    }
+    let overwrite = args.bool("overwrite");
+    let targets = if args.bool("all") && resources.len() == 1 && !resources[0].contains('/') {
+        let Ok(info) = util::resolve(&resources[0]) else { return out.fail(format!("error: the server doesn't have a resource type \"{}\"", resources[0])) };
+        let filter = Filter { namespace: if args.bool("all-namespaces") { None } else { Some(namespace.to_string()) }, labels: None, fields: None };
+        filter.list(api, info).into_iter().map(|o| (info, o)).collect()
+    } else {
+        many_targets(args, &resources, api, namespace, out)
+    };
+    for (info, object) in targets {
+        let mut o = (*object).clone();
+        let meta = o.metadata_mut();
+        let map = if labels { meta.labels.get_or_insert_with(Default::default) } else { meta.annotations.get_or_insert_with(Default::default) };
+        let mut conflict = None;
+        for (k, v) in &set {
+            if let Some(existing) = map.get(k) {
+                if existing != v && !overwrite {
+                    conflict = Some(format!("error: '{k}' already has a value ({existing}), and --overwrite is false"));
+                    break;
+                }
+            }
+            map.insert(k.clone(), v.clone());
+        }
+        if let Some(c) = conflict {
+            out.fail(c);
+            continue;
+        }
+        for k in &remove {
+            map.remove(k);
+        }
+        if map.is_empty() {
+            if labels { meta.labels = None } else { meta.annotations = None }
+        }
+        let verb = if labels { "labeled" } else { "annotated" };
+        if o == *object {
+            out.outln(format!("{} not {verb}", type_name(info, object.name())));
+            continue;
+        }
+        o.metadata_mut().resource_version = None;
+        match util::update(api, o, req) {
+            Ok(_) => out.outln(format!("{} {verb}", type_name(info, object.name()))),
+            Err(e) => out.fail(server_error(&e)),
+        }
+    }
+    let _ = what;
+}
+
+/// `kubectl patch` (cmd/patch/patch.go).
+fn patch(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
+    let Some(patch_text) = args.get("patch") else { return out.fail("error: must specify -p to patch") };
+    let patch: Value = match serde_json::from_str(patch_text) {
+        Ok(v) => v,
+        Err(_) => match kubesim_api::decode::parse_documents("patch", patch_text) {
+            (docs, errs) if errs.is_empty() && docs.len() == 1 => docs[0].value.clone(),
+            _ => return out.fail(format!("error: unable to parse \"{patch_text}\": yaml: invalid patch")),
+        },
+    };
+    let (info, object) = match one_target(args, api, namespace) {
+        Ok(t) => t,
+        Err(e) => return out.fail(e),
+    };
+    let current = object.to_json();
+    let patched = match args.get("type").unwrap_or("strategic") {
+        "strategic" => Ok(merge::strategic_patch(&current, &patch)),
+        "merge" => Ok(merge::merge_patch(&current, &patch)),
+        "json" => merge::json_patch(&current, &patch),
+        other => return out.fail(format!("error: --type must be one of [json merge strategic], not \"{other}\"")),
+    };
+    let patched = match patched {
+        Ok(p) => p,
+        Err(e) => return out.fail(format!("error: {e}")),
+    };
+    let status_changed = patched.get("status") != current.get("status") && args.get("subresource") == Some("status");
+    let mut new_object = match util::from_json(info, patched) {
+        Ok(o) => o,
+        Err(e) => return out.fail(format!("Error from server (BadRequest): {e}")),
+    };
+    if new_object == *object {
+        return out.outln(format!("{} patched (no change)", type_name(info, object.name())));
+    }
+    new_object.metadata_mut().resource_version = None;
+    let result = if status_changed { api.update_status(new_object, req) } else { util::update(api, new_object, req) };
+    match result {
+        Ok(_) => out.outln(format!("{} patched", type_name(info, object.name()))),
+        Err(e) => out.fail(server_error(&e)),
+    }
+}
+
+fn get_node(api: &ApiServer, name: &str) -> Result<Arc<Object>, ApiError> {
+    api.get(kind_info("v1", "Node").expect("nodes are served"), "", name)
+}
+
+/// `kubectl taint` (cmd/taint/taint.go).
+fn taint(args: &Args, api: &mut ApiServer, req: &mut Request, out: &mut Output) {
+    let pos = &args.positional;
+    if pos.len() < 2 {
+        return out.fail("error: at least one taint update is required");
+    }
+    let (node_names, specs): (Vec<String>, Vec<String>) = match pos[0].as_str() {
+        "node" | "nodes" | "no" => {
+            if args.bool("all") {
+                (util::list(api, kind_info("v1", "Node").expect("nodes"), None).iter().map(|n| n.name().to_string()).collect(), pos[1..].to_vec())
+            } else {
+                (vec![pos[1].clone()], pos[2..].to_vec())
+            }
+        }
+        s if s.starts_with("node/") || s.starts_with("nodes/") => (vec![s.split_once('/').map(|x| x.1).unwrap_or("").to_string()], pos[1..].to_vec()),
+        other => return out.fail(format!("error: invalid resource type {other}, only node types are supported")),
+    };
+    if specs.is_empty() {
+        return out.fail("error: at least one taint update is required");
+    }
+    let mut add: Vec<Taint> = Vec::new();
+    let mut remove: Vec<(String, Option<String>)> = Vec::new();
+    for spec in &specs {
+        if let Some(s) = spec.strip_suffix('-') {
+            let (key, effect) = match s.split_once(':') {
+                Some((k, e)) => (k.split('=').next().unwrap_or(k).to_string(), Some(e.to_string())),
+                None => (s.split('=').next().unwrap_or(s).to_string(), None),
+            };
+            remove.push((key, effect));
+            continue;
+        }
+        let Some((kv, effect)) = spec.split_once(':') else {
+            return out.fail(format!("error: invalid taint spec: {spec}, unknown taint effect"));
+        };
+        if !["NoSchedule", "PreferNoSchedule", "NoExecute"].contains(&effect) {
+            return out.fail(format!("error: invalid taint effect: {effect}, unsupported taint effect"));
+        }
+        let (key, value) = match kv.split_once('=') {
+            Some((k, v)) => (k.to_string(), Some(v.to_string()).filter(|v| !v.is_empty())),
+            None => (kv.to_string(), None),
+        };
+        if let Some(problem) = kubesim_api::validation::label_key_error(&key) {
+            return out.fail(format!("error: invalid taint spec: {spec}, {problem}"));
+        }
+        add.push(Taint {
+            key,
+            value,
+            effect: effect.to_string(),
+            time_added: if effect == "NoExecute" { Some(time_at(req.now)) } else { None },
+        });
+    }
+    for name in node_names {
+        let node = match get_node(api, &name) {
+            Ok(n) => n,
+            Err(e) => {
+                out.fail(server_error(&e));
+                continue;
+            }
+        };
+        let Object::Node(mut n) = (*node).clone() else { continue };
+        let spec = n.spec.get_or_insert_with(Default::default);
+        let taints = spec.taints.get_or_insert_with(Vec::new);
+        let mut changed = false;
+        for (key, effect) in &remove {
+            let before = taints.len();
+            taints.retain(|t| !(t.key == *key && effect.as_ref().is_none_or(|e| *e == t.effect)));
+            if taints.len() == before {
+                out.fail(format!("error: taint {:?} not found", match effect { Some(e) => format!("{key}:{e}"), None => key.clone() }));
+                return;
+            }
+            changed = true;
+        }
+        for t in &add {
+            if let Some(existing) = taints.iter_mut().find(|e| e.key == t.key && e.effect == t.effect) {
+                if !args.bool("overwrite") {
+                    out.fail(format!("error: node {name} already has {} taint(s) with same effect(s) and --overwrite is false", t.key));
+                    return;
+                }
+                *existing = t.clone();
+            } else {
+                taints.push(t.clone());
+            }
+            changed = true;
+        }
+        if taints.is_empty() {
+            spec.taints = None;
+        }
+        let verb = if !remove.is_empty() && add.is_empty() { "untainted" } else { "tainted" };
+        if !changed {
+            out.outln(format!("node/{name} not {verb}"));
+            continue;
+        }
+        n.metadata.resource_version = None;
+        match util::update(api, Object::Node(n), req) {
+            Ok(_) => out.outln(format!("node/{name} {verb}")),
+            Err(e) => out.fail(server_error(&e)),
+        }
+    }
+}
+
+fn node_names(args: &Args, api: &ApiServer, out: &mut Output) -> Vec<String> {
+    let mut names = Vec::new();
+    for p in &args.positional {
+        let name = p.strip_prefix("node/").or_else(|| p.strip_prefix("nodes/")).unwrap_or(p);
+        names.push(name.to_string());
+    }
+    if let Some(sel) = args.get("selector") {
+        match Selector::parse(sel) {
+            Ok(s) => {
+                for n in util::list(api, kind_info("v1", "Node").expect("nodes"), None) {
+                    if s.matches(n.metadata().labels.as_ref()) {
+                        names.push(n.name().to_string());
+                    }
+                }
+            }
+            Err(e) => out.fail(format!("error: {e}")),
+        }
+    }
+    names
+}
+
+fn set_unschedulable(api: &mut ApiServer, req: &mut Request, name: &str, value: bool, out: &mut Output) -> bool {
+    let node = match get_node(api, name) {
+        Ok(n) => n,
+        Err(e) => {
+            out.fail(server_error(&e));
+            return false;
+        }
+    };
+    let Object::Node(mut n) = (*node).clone() else { return false };
+    let current = n.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false);
+    let verb = if value { "cordoned" } else { "uncordoned" };
+    if current == value {
+        out.outln(format!("node/{name} already {verb}"));
+        return true;
+    }
+    n.spec.get_or_insert_with(Default::default).unschedulable = if value { Some(true) } else { None };
+    n.metadata.resource_version = None;
+    match util::update(api, Object::Node(n), req) {
+        Ok(_) => {
+            out.outln(format!("node/{name} {verb}"));
+            true
+        }
+        Err(e) => {
+            out.fail(server_error(&e));
+            false
+        }
+    }
+}
+
+/// `kubectl cordon` / `uncordon` (cmd/drain/drain.go).
+fn cordon(args: &Args, api: &mut ApiServer, req: &mut Request, out: &mut Output, value: bool) {
+    let names = node_names(args, api, out);
+    if names.is_empty() && out.exit_code == 0 {
+        return out.fail("error: resource(s) were provided, but no name was specified");
+    }
+    for name in names {
+        set_unschedulable(api, req, &name, value, out);
+    }
+}
+
+/// PodDisruptionBudgets that select a pod, with their allowed disruptions.
+fn pdbs_for(api: &ApiServer, pod: &Object) -> Vec<(String, i64)> {
+    let Some(info) = kind_info("policy/v1", "PodDisruptionBudget") else { return Vec::new() };
+    util::list(api, info, Some(pod.namespace()))
+        .into_iter()
+        .filter_map(|pdb| {
+            let json = pdb.to_json();
+            let selector = util::label_selector_json(util::jget(&json, "spec.selector"))?;
+            if Selector::from_label_selector(&selector).matches(pod.metadata().labels.as_ref()) && !(selector.match_labels.is_none() && selector.match_expressions.is_none()) {
+                Some((pdb.name().to_string(), util::jint(&json, "status.disruptionsAllowed")))
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+/// The Eviction API's checks (pkg/registry/core/pod/storage/eviction.go): a pod covered by a
+/// PDB with no disruptions allowed cannot be evicted (429); otherwise it is deleted with its
+/// grace period and the PDB's allowance is decremented.
+pub fn evict(api: &mut ApiServer, req: &mut Request, pod: &Object, grace: Option<i64>) -> Result<(), ApiError> {
+    let pdbs = pdbs_for(api, pod);
+    let terminal = matches!(pod.as_pod().and_then(|p| p.status.as_ref()).and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed"));
+    if !terminal && pod.metadata().deletion_timestamp.is_none() {
+        if pdbs.len() > 1 {
+            return Err(ApiError { code: 500, reason: "InternalError", message: "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.".into() });
+        }
+        if let Some((name, allowed)) = pdbs.first() {
+            if *allowed <= 0 {
+                return Err(ApiError::too_many_requests(format!("Cannot evict pod as it would violate the pod's disruption budget. The disruption budget {name} needs more healthy pods to be available.")));
+            }
+            // Decrement the budget's allowance as the eviction subresource does.
+            if let Some(info) = kind_info("policy/v1", "PodDisruptionBudget") {
+                if let Ok(pdb) = api.get(info, pod.namespace(), name) {
+                    let mut json = pdb.to_json();
+                    json["status"]["disruptionsAllowed"] = Value::from(allowed - 1);
+                    if let Ok(o) = util::from_json(info, json) {
+                        let _ = api.update_status(o, req);
+                    }
+                }
+            }
+        }
+    }
+    let info = kind_info("v1", "Pod").expect("pods");
+    api.delete(info, pod.namespace(), pod.name(), DeleteOptions { grace_period_seconds: grace, ..Default::default() }, req).map(|_| ())
+}
+
+/// `kubectl drain` (cmd/drain/drain.go, k8s.io/kubectl/pkg/drain): cordon, then evict every
+/// pod on the node except mirror pods and (with --ignore-daemonsets) DaemonSet pods.
+fn drain(args: &Args, api: &mut ApiServer, req: &mut Request, out: &mut Output) {
+    let names = node_names(args, api, out);
+    if names.is_empty() {
+        return out.fail("error: USAGE: drain NODE [flags]\nSee 'kubectl drain -h' for help and examples");
+    }
+    let ignore_ds = args.bool("ignore-daemonsets");
+    let delete_emptydir = args.bool("delete-emptydir-data") || args.bool("delete-local-data");
+    let force = args.bool("force");
+    let disable_eviction = args.bool("disable-eviction");
+    let grace = args.get("grace-period").and_then(|g| g.parse::<i64>().ok()).filter(|g| *g >= 0);
+    let pod_selector = args.get("pod-selector").and_then(|s| Selector::parse(s).ok());
+    for name in names {
+        if !set_unschedulable(api, req, &name, true, out) {
+            continue;
+        }
+        let pods: Vec<Arc<Object>> = api.store().pods_on_node(&name).cloned().collect();
+        let mut errors: Vec<String> = Vec::new();
+        let mut warnings: Vec<(String, Vec<String>)> = Vec::new();
+        let mut to_evict = Vec::new();
+        let mut ds_pods = Vec::new();
+        let mut unmanaged = Vec::new();
+        let mut local_storage = Vec::new();
+        for pod in pods {
+            if pod_selector.as_ref().is_some_and(|s| !s.matches(pod.metadata().labels.as_ref())) {
+                continue;
+            }
+            let key = format!("{}/{}", pod.namespace(), pod.name());
+            let Some(p) = pod.as_pod() else { continue };
+            if p.metadata.annotations.as_ref().is_some_and(|a| a.contains_key("kubernetes.io/config.mirror")) {
+                continue;
+            }
+            let phase = p.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or("");
+            let finished = phase == "Succeeded" || phase == "Failed";
+            let controller = p.metadata.owner_references.iter().flatten().find(|r| r.controller == Some(true));
+            if let Some(c) = controller {
+                if c.kind == "DaemonSet" && !finished {
+                    if ignore_ds {
+                        ds_pods.push(key);
+                        continue;
+                    }
+                    errors.push(format!("cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore): {key}"));
+                    continue;
+                }
+            } else if !finished {
+                if !force {
+                    errors.push(format!("cannot delete Pods that declare no controller (use --force to override): {key}"));
+                    continue;
+                }
+                unmanaged.push(key.clone());
+            }
+            let has_emptydir = p.spec.as_ref().and_then(|s| s.volumes.as_ref()).is_some_and(|v| v.iter().any(|v| v.empty_dir.is_some()));
+            if has_emptydir && !finished {
+                if !delete_emptydir {
+                    errors.push(format!("cannot delete Pods with local storage (use --delete-emptydir-data to override): {key}"));
+                    continue;
+                }
+                local_storage.push(key.clone());
+            }
+            to_evict.push(pod);
+        }
+        if !errors.is_empty() {
+            out.fail(format!("error: unable to drain node {name:?} due to error: [{}], continuing command...\nThere are pending nodes to be drained:\n {name}", errors.join(", ")));
+            for e in &errors {
+                out.errln(format!("error: {e}"));
+            }
+            continue;
+        }
+        if !ds_pods.is_empty() {
+            warnings.push(("ignoring DaemonSet-managed Pods".into(), ds_pods));
+        }
+        if !unmanaged.is_empty() {
+            warnings.push(("deleting Pods that declare no controller".into(), unmanaged));
+        }
+        if !local_storage.is_empty() {
+            warnings.push(("deleting Pods with local storage".into(), local_storage));
+        }
+        if !warnings.is_empty() {
+            let text: Vec<String> = warnings.iter().map(|(w, pods)| format!("{w}: {}", pods.join(", "))).collect();
+            out.errln(format!("Warning: {}", text.join("; ")));
+        }
+        let mut failed = false;
+        for pod in &to_evict {
+            let verb = if disable_eviction { "deleting" } else { "evicting" };
+            out.outln(format!("{verb} pod {}/{}", pod.namespace(), pod.name()));
+            let result = if disable_eviction {
+                api.delete(kind_info("v1", "Pod").expect("pods"), pod.namespace(), pod.name(), DeleteOptions { grace_period_seconds: grace, ..Default::default() }, req).map(|_| ())
+            } else {
+                evict(api, req, pod, grace)
+            };
+            match result {
+                Ok(()) => {}
+                Err(e) if e.code == 429 => {
+                    // kubectl retries every 5 s until --timeout; in one virtual instant it cannot succeed.
+                    out.errln(format!("error when evicting pods/{:?} -n {:?} (will retry after 5s): {}", pod.name(), pod.namespace(), e.message));
+                    failed = true;
+                }
+                Err(e) if e.code == 404 => {}
+                Err(e) => {
+                    out.errln(format!("error when evicting pods/{:?} -n {:?}: {}", pod.name(), pod.namespace(), e.message));
+                    failed = true;
+                }
+            }
+        }
+        if failed {
+            out.fail(format!("error: unable to drain node {name:?} due to error: cannot evict pods blocked by a PodDisruptionBudget, continuing command...\nThere are pending nodes to be drained:\n {name}"));
+            continue;
+        }
+        for pod in &to_evict {
+            out.outln(format!("pod/{} evicted", pod.name()));
+        }
+        out.outln(format!("node/{name} drained"));
+    }
+}
+
+/// The ReplicaSets a Deployment owns, by revision.
+fn owned_replica_sets(api: &ApiServer, deployment: &Object) -> Vec<(i64, Arc<Object>)> {
+    let uid = deployment.metadata().uid.clone().unwrap_or_default();
+    let info = kind_info("apps/v1", "ReplicaSet").expect("replicasets");
+    let mut sets: Vec<(i64, Arc<Object>)> = util::list(api, info, Some(deployment.namespace()))
+        .into_iter()
+        .filter(|rs| rs.metadata().owner_references.iter().flatten().any(|r| r.uid == uid && r.controller == Some(true)))
+        .map(|rs| {
+            let revision = rs.metadata().annotations.as_ref().and_then(|a| a.get("deployment.kubernetes.io/revision")).and_then(|r| r.parse().ok()).unwrap_or(0);
+            (revision, rs)
+        })
+        .collect();
+    sets.sort_by_key(|(r, _)| *r);
+    sets
+}
+
+/// `kubectl rollout status|history|undo|restart|pause|resume` (cmd/rollout/).
+fn rollout(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
+    let Some(sub) = args.positional.first().cloned() else {
+        return out.fail("error: you must specify a subcommand: history, pause, restart, resume, status, undo");
+    };
+    let rest: Vec<String> = args.positional[1..].to_vec();
+    let targets = many_targets(args, &rest, api, namespace, out);
+    for (info, object) in targets {
+        let tn = type_name(info, object.name());
+        if !matches!(info.kind, "Deployment" | "DaemonSet" | "StatefulSet") {
+            out.fail(format!("error: no {sub} for {tn}: not a Deployment, DaemonSet or StatefulSet"));
+            continue;
+        }
+        match sub.as_str() {
+            "status" => rollout_status(info, &object, out),
+            "history" => rollout_history(args, api, info, &object, out),
+            "undo" => rollout_undo(args, api, req, info, &object, out),
+            "restart" => {
+                if object.to_json().pointer("/spec/paused").and_then(|p| p.as_bool()) == Some(true) {
+                    out.fail(format!("error: deployments.apps {:?} can't restart paused deployment (run rollout resume first)", object.name()));
+                    continue;
+                }
+                let stamp = time_at(req.now).0.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+                let updated = with_json(&object, info, |j| {
+                    let template = j.pointer_mut("/spec/template").ok_or("no pod template")?;
+                    let meta = template.as_object_mut().ok_or("bad template")?.entry("metadata").or_insert_with(|| Value::Object(Default::default()));
+                    let annotations = meta.as_object_mut().ok_or("bad metadata")?.entry("annotations").or_insert_with(|| Value::Object(Default::default()));
+                    annotations["kubectl.kubernetes.io/restartedAt"] = Value::String(stamp.clone());
+                    Ok(())
+                });
+                match updated.map_err(|e| format!("error: {e}")).and_then(|o| util::update(api, o, req).map_err(|e| server_error(&e))) {
+                    Ok(_) => out.outln(format!("{tn} restarted")),
+                    Err(e) => out.fail(e),
+                }
+            }
+            "pause" | "resume" => {
+                let pause = sub == "pause";
+                if info.kind != "Deployment" {
+                    out.fail(format!("error: {tn} is not a Deployment: pausing is supported for Deployments only"));
+                    continue;
+                }
+                let paused = object.to_json().pointer("/spec/paused").and_then(|p| p.as_bool()).unwrap_or(false);
+                if paused == pause {
+                    out.fail(format!("error: {tn} is already {}", if pause { "paused" } else { "resumed" }));
+                    continue;
+                }
+                let updated = with_json(&object, info, |j| {
+                    if pause { j["spec"]["paused"] = Value::Bool(true) } else if let Some(s) = j["spec"].as_object_mut() { s.remove("paused"); }
+                    Ok(())
+                });
+                match updated.map_err(|e| format!("error: {e}")).and_then(|o| util::update(api, o, req).map_err(|e| server_error(&e))) {
+                    Ok(_) => out.outln(format!("{tn} {}", if pause { "paused" } else { "resumed" })),
+                    Err(e) => out.fail(e),
+                }
+            }
+            other => out.fail(format!("error: unknown command \"{other}\" for \"kubectl rollout\"")),
+        }
+    }
+}
+
+/// The status viewers of kubectl/pkg/polymorphichelpers/rollout_status.go. kubesim cannot wait
+/// inside one virtual instant, so it reports the current state (what `--watch=false` prints).
+fn rollout_status(info: &KindInfo, object: &Object, out: &mut Output) {
+    let json = object.to_json();
+    let name = object.name();
+    let generation = util::jint(&json, "metadata.generation");
+    let observed = util::jint(&json, "status.observedGeneration");
+    match info.kind {
+        "Deployment" => {
+            if generation > observed {
+                return out.outln("Waiting for deployment spec update to be observed...");
+            }
+            let progressing = json.pointer("/status/conditions").and_then(|c| c.as_array()).and_then(|c| c.iter().find(|c| c["type"] == "Progressing")).cloned();
+            if progressing.as_ref().and_then(|c| c.get("reason")).and_then(|r| r.as_str()) == Some("ProgressDeadlineExceeded") {
+                return out.fail(format!("error: deployment {name:?} exceeded its progress deadline"));
+            }
+            let replicas = json.pointer("/spec/replicas").and_then(|v| v.as_i64()).unwrap_or(1);
+            let updated = util::jint(&json, "status.updatedReplicas");
+            let total = util::jint(&json, "status.replicas");
+            let available = util::jint(&json, "status.availableReplicas");
+            if updated < replicas {
+                out.outln(format!("Waiting for deployment {name:?} rollout to finish: {updated} out of {replicas} new replicas have been updated..."));
+            } else if total > updated {
+                out.outln(format!("Waiting for deployment {name:?} rollout to finish: {} old replicas are pending termination...", total - updated));
+            } else if available < updated {
+                out.outln(format!("Waiting for deployment {name:?} rollout to finish: {available} of {updated} updated replicas are available..."));
+            } else {
+                out.outln(format!("deployment {name:?} successfully rolled out"));
+            }
+        }
+        "DaemonSet" => {
+            let desired = util::jint(&json, "status.desiredNumberScheduled");
+            let updated = util::jint(&json, "status.updatedNumberScheduled");
+            let available = util::jint(&json, "status.numberAvailable");
+            if generation > observed {
+                out.outln("Waiting for daemon set spec update to be observed...");
+            } else if updated < desired {
+                out.outln(format!("Waiting for daemon set {name:?} rollout to finish: {updated} out of {desired} new pods have been updated..."));
+            } else if available < desired {
+                out.outln(format!("Waiting for daemon set {name:?} rollout to finish: {available} of {desired} updated pods are available..."));
+            } else {
+                out.outln(format!("daemon set {name:?} successfully rolled out"));
+            }
+        }
+        _ => {
+            let replicas = json.pointer("/spec/replicas").and_then(|v| v.as_i64()).unwrap_or(1);
+            let ready = util::jint(&json, "status.readyReplicas");
+            if generation > observed {
+                out.outln("Waiting for statefulset spec update to be observed...");
+            } else if ready < replicas {
+                out.outln(format!("Waiting for {} pods to be ready...", replicas - ready));
+            } else {
+                out.outln(format!("partitioned roll out complete: {replicas} new pods have been updated..."));
+            }
+        }
+    }
+}
+
+fn rollout_history(args: &Args, api: &ApiServer, info: &KindInfo, object: &Object, out: &mut Output) {
+    if info.kind != "Deployment" {
+        return out.fail(format!("error: kubesim keeps rollout history for Deployments only ({})", type_name(info, object.name())));
+    }
+    let sets = owned_replica_sets(api, object);
+    if let Some(rev) = args.get("revision").and_then(|r| r.parse::<i64>().ok()).filter(|r| *r > 0) {
+        let Some((_, rs)) = sets.iter().find(|(r, _)| *r == rev) else {
+            return out.fail(format!("error: unable to find the specified revision"));
+        };
+        let Object::ReplicaSet(rs) = rs.as_ref() else { return };
+        let mut template = rs.spec.as_ref().and_then(|s| s.template.clone()).unwrap_or_default();
+        if let Some(labels) = template.metadata.as_mut().and_then(|m| m.labels.as_mut()) {
+            labels.remove("pod-template-hash");
+        }
+        out.outln(format!("{} with revision #{rev}", type_name(info, object.name())));
+        out.out(describe::pod_template(&template));
+        return;
+    }
+    out.outln(format!("{}", type_name(info, object.name())));
+    let mut rows = vec![vec!["REVISION".to_string(), "CHANGE-CAUSE".to_string()]];
+    for (rev, rs) in &sets {
+        let cause = rs.metadata().annotations.as_ref().and_then(|a| a.get("kubernetes.io/change-cause")).cloned().unwrap_or_else(|| "<none>".into());
+        rows.push(vec![rev.to_string(), cause]);
+    }
+    out.out(crate::printers::render(&rows));
+    out.out("\n");
+}
+
+fn rollout_undo(args: &Args, api: &mut ApiServer, req: &mut Request, info: &KindInfo, object: &Object, out: &mut Output) {
+    if info.kind != "Deployment" {
+        return out.fail(format!("error: kubesim supports rollout undo for Deployments only ({})", type_name(info, object.name())));
+    }
+    let sets = owned_replica_sets(api, object);
+    let current_rev = object.metadata().annotations.as_ref().and_then(|a| a.get("deployment.kubernetes.io/revision")).and_then(|r| r.parse::<i64>().ok()).unwrap_or(0);
+    let to = args.get("to-revision").and_then(|r| r.parse::<i64>().ok()).unwrap_or(0);
+    let target = if to == 0 {
+        sets.iter().rev().find(|(r, _)| *r != current_rev && *r < current_rev.max(i64::MAX))
+            .filter(|_| sets.len() > 1)
+            .map(|(r, rs)| (*r, rs.clone()))
+    } else {
+        sets.iter().find(|(r, _)| *r == to).map(|(r, rs)| (*r, rs.clone()))
+    };
+    let Some((rev, rs)) = target else {
+        return out.fail(if to == 0 {
+            "error: no rollout history found for deployment".to_string()
+        } else {
+            format!("error: unable to find specified revision {to} in history")
+        });
+    };
+    let Object::ReplicaSet(rs) = rs.as_ref() else { return };
+    let Object::Deployment(d) = object else { return };
+    let mut template = rs.spec.as_ref().and_then(|s| s.template.clone()).unwrap_or_default();
+    if let Some(labels) = template.metadata.as_mut().and_then(|m| m.labels.as_mut()) {
+        labels.remove("pod-template-hash");
+    }
+    let current_template = d.spec.as_ref().map(|s| s.template.clone()).unwrap_or_default();
+    if template == current_template {
+        return out.outln(format!("{} skipped rollback (current template already matches revision {rev})", type_name(info, object.name())));
+    }
+    let mut new = (**d).clone();
+    new.spec.get_or_insert_with(Default::default).template = template;
+    // Copy the revision's annotations (change-cause) as the deployment controller's rollback does.
+    if let Some(cause) = rs.metadata.annotations.as_ref().and_then(|a| a.get("kubernetes.io/change-cause")) {
+        new.metadata.annotations.get_or_insert_with(Default::default).insert("kubernetes.io/change-cause".into(), cause.clone());
+    }
+    new.metadata.resource_version = None;
+    match util::update(api, Object::Deployment(Box::new(new)), req) {
+        Ok(_) => out.outln(format!("{} rolled back", type_name(info, object.name()))),
+        Err(e) => out.fail(server_error(&e)),
+    }
+}
+
+/// `kubectl run NAME --image=I` (cmd/run/run.go with the run-pod/v1 generator).
+fn run_pod(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
+    let Some(name) = args.positional.first().cloned() else {
+        return out.fail("error: NAME is required for run\nSee 'kubectl run -h' for help and examples");
+    };
+    let Some(image) = args.get("image") else { return out.fail("error: required flag(s) \"image\" not set") };
+    let mut labels: BTreeMap<String, String> = BTreeMap::new();
+    match args.get("labels") {
+        Some(l) => {
+            for pair in l.split(',') {
+                let Some((k, v)) = pair.split_once('=') else { return out.fail(format!("error: invalid label spec: {pair}")) };
+                labels.insert(k.to_string(), v.to_string());
+            }
+        }
+        None => {
+            labels.insert("run".into(), name.clone());
+        }
+    }
+    let mut container = Container { name: name.clone(), image: Some(image.to_string()), ..Default::default() };
+    let mut command: Vec<String> = args.positional[1..].to_vec();
+    command.extend(args.after_dash.iter().cloned());
+    if !command.is_empty() {
+        if args.bool("command") {
+            container.command = Some(command);
+        } else {
+            container.args = Some(command);
+        }
+    }
+    if let Some(port) = args.get("port").and_then(|p| p.parse::<i32>().ok()) {
+        container.ports = Some(vec![kubesim_api::k8s_openapi::api::core::v1::ContainerPort { container_port: port, ..Default::default() }]);
+    }
+    if let Some(policy) = args.get("image-pull-policy") {
+        container.image_pull_policy = Some(policy.to_string());
+    }
+    for env in args.all("env") {
+        if let Some((k, v)) = env.split_once('=') {
+            container.env.get_or_insert_with(Vec::new).push(kubesim_api::k8s_openapi::api::core::v1::EnvVar { name: k.into(), value: Some(v.into()), ..Default::default() });
+        }
+    }
+    let restart = args.get("restart").unwrap_or("Always").to_string();
+    if !["Always", "OnFailure", "Never"].contains(&restart.as_str()) {
+        return out.fail(format!("error: invalid restart policy: {restart}"));
+    }
+    let pod = Pod {
+        metadata: ObjectMeta { name: Some(name.clone()), namespace: Some(namespace.to_string()), labels: Some(labels), ..Default::default() },
+        spec: Some(PodSpec { containers: vec![container], dns_policy: Some("ClusterFirst".into()), restart_policy: Some(restart), ..Default::default() }),
+        ..Default::default()
+    };
+    if dry_run(args) {
+        return out.outln(format!("pod/{name} created (dry run)"));
+    }
+    match api.create(Object::Pod(Box::new(pod)), req) {
+        Ok(_) => out.outln(format!("pod/{name} created")),
+        Err(e) => out.fail(server_error(&e)),
+    }
+}
+
+/// `kubectl expose deployment NAME --port=P [--target-port=T] [--type=T]`.
+fn expose(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
+    let (info, object) = match one_target(args, api, namespace) {
+        Ok(t) => t,
+        Err(e) => return out.fail(e),
+    };
+    let json = object.to_json();
+    let selector: Option<BTreeMap<String, String>> = match info.kind {
+        "Pod" => object.metadata().labels.clone(),
+        "Service" => json.pointer("/spec/selector").and_then(|s| serde_json::from_value(s.clone()).ok()),
+        "ReplicationController" => json.pointer("/spec/selector").and_then(|s| serde_json::from_value(s.clone()).ok()),
+        _ => json.pointer("/spec/selector/matchLabels").and_then(|s| serde_json::from_value(s.clone()).ok()),
+    };
+    let Some(selector) = selector.filter(|s| !s.is_empty()) else {
+        return out.fail(format!("error: couldn't retrieve selectors via --selector flag or introspection: the {} has no selector", info.kind));
+    };
+    let port = match args.get("port").and_then(|p| p.parse::<i32>().ok()) {
+        Some(p) => p,
+        None => {
+            let ports: Vec<i64> = json.pointer(if info.kind == "Pod" { "/spec/containers" } else { "/spec/template/spec/containers" })
+                .and_then(|c| c.as_array()).into_iter().flatten()
+                .flat_map(|c| c.get("ports").and_then(|p| p.as_array()).cloned().unwrap_or_default())
+                .filter_map(|p| p.get("containerPort").and_then(|v| v.as_i64())).collect();
+            match ports.first() {
+                Some(p) => *p as i32,
+                None => return out.fail("error: couldn't find port via --port flag or introspection\nSee 'kubectl expose -h' for help and examples"),
+            }
+        }
+    };
+    let name = args.get("name").map(str::to_string).unwrap_or_else(|| object.name().to_string());
+    let mut service = serde_json::json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": name, "namespace": namespace, "labels": object.metadata().labels.clone().unwrap_or_default()},
+        "spec": {"selector": selector, "ports": [{"port": port, "protocol": args.get("protocol").unwrap_or("TCP")}]},
+    });
+    if let Some(t) = args.get("target-port") {
+        service["spec"]["ports"][0]["targetPort"] = t.parse::<i64>().map(Value::from).unwrap_or_else(|_| Value::String(t.into()));
+    }
+    if let Some(t) = args.get("type") {
+        service["spec"]["type"] = Value::String(t.into());
+    }
+    let info_svc = kind_info("v1", "Service").expect("services");
+    let object = match util::from_json(info_svc, service) {
+        Ok(o) => o,
+        Err(e) => return out.fail(format!("error: {e}")),
+    };
+    match api.create(object, req) {
+        Ok(_) => out.outln(format!("service/{name} exposed")),
+        Err(e) => out.fail(server_error(&e)),
+    }
+}
+
+fn resolve_pod(args_pos: &str, api: &ApiServer, namespace: &str) -> Result<Arc<Object>, String> {
+    let pod_info = kind_info("v1", "Pod").expect("pods");
+    let (kind, name) = match args_pos.split_once('/') {
+        Some((k, n)) => (k, n),
+        None => ("pod", args_pos),
+    };
+    let info = util::resolve(kind)?;
+    if info.kind == "Pod" {
+        return api.get(pod_info, namespace, name).map_err(|e| server_error(&e));
+    }
+    // deployment/x, rs/x, job/x...: the first pod its selector matches.
+    let object = api.get(info, namespace, name).map_err(|e| server_error(&e))?;
+    let json = object.to_json();
+    let selector = util::label_selector_json(json.pointer("/spec/selector"))
+        .map(|s| Selector::from_label_selector(&s))
+        .ok_or_else(|| format!("error: cannot find pods for {}", type_name(info, name)))?;
+    util::list(api, pod_info, Some(namespace))
+        .into_iter()
+        .find(|p| selector.matches(p.metadata().labels.as_ref()))
+        .ok_or_else(|| format!("error: timed out waiting for the condition"))
+}
+
+fn container_of(pod: &Object, requested: Option<&str>, out: &mut Output) -> Result<Option<String>, String> {
+    let Some(p) = pod.as_pod() else { return Ok(None) };
+    let containers: Vec<String> = p.spec.as_ref().map(|s| s.containers.iter().map(|c| c.name.clone()).collect()).unwrap_or_default();
+    let all: Vec<String> = p.spec.as_ref().map(|s| s.init_containers.iter().flatten().map(|c| c.name.clone()).chain(containers.iter().cloned()).collect()).unwrap_or_default();
+    match requested {
+        Some(c) => {
+            if all.iter().any(|n| n == c) {
+                Ok(Some(c.to_string()))
+            } else {
+                Err(format!("error: container {c} is not valid for pod {}", pod.name()))
+            }
+        }
+        None => {
+            let default = p.metadata.annotations.as_ref().and_then(|a| a.get("kubectl.kubernetes.io/default-container")).cloned();
+            if let Some(d) = default {
+                return Ok(Some(d));
+            }
+            if containers.len() > 1 {
+                out.errln(format!("Defaulted container {:?} out of: {}", containers[0], all.join(", ")));
+            }
+            Ok(containers.first().cloned())
+        }
+    }
+}
+
+/// `kubectl logs`.
+fn logs(args: &Args, api: &ApiServer, cluster: &mut dyn ClusterView, namespace: &str, out: &mut Output) {
+    let Some(target) = args.positional.first() else {
+        return out.fail("error: expected 'logs [-f] [-p] (POD | TYPE/NAME) [-c CONTAINER]'.\nPOD or TYPE/NAME is a required argument for the logs command\nSee 'kubectl logs -h' for help and examples");
+    };
+    let pod = match resolve_pod(target, api, namespace) {
+        Ok(p) => p,
+        Err(e) => return out.fail(e),
+    };
+    let requested = args.get("container").map(str::to_string).or_else(|| args.positional.get(1).cloned());
+    let container = match container_of(&pod, requested.as_deref(), out) {
+        Ok(c) => c,
+        Err(e) => return out.fail(e),
+    };
+    match cluster.logs(pod.namespace(), pod.name(), container.as_deref(), args.bool("previous")) {
+        Ok(text) => {
+            let text = match args.get("tail").and_then(|t| t.parse::<i64>().ok()).filter(|t| *t >= 0) {
+                Some(n) => {
+                    let lines: Vec<&str> = text.lines().collect();
+                    let start = lines.len().saturating_sub(n as usize);
+                    lines[start..].iter().map(|l| format!("{l}\n")).collect()
+                }
+                None => text,
+            };
+            out.out(text)
+        }
+        Err(e) => out.fail(format!("Error from server (BadRequest): {e}")),
+    }
+}
+
+/// `kubectl exec POD [-c C] -- COMMAND...`.
+fn exec(args: &Args, api: &ApiServer, cluster: &mut dyn ClusterView, namespace: &str, out: &mut Output) {
+    let Some(target) = args.positional.first() else {
+        return out.fail("error: pod, type/name or --filename must be specified");
+    };
+    let mut command: Vec<String> = args.after_dash.clone();
+    if command.is_empty() {
+        command = args.positional[1..].to_vec();
+    }
+    if command.is_empty() {
+        return out.fail("error: you must specify at least one command for the container");
+    }
+    let pod = match resolve_pod(target, api, namespace) {
+        Ok(p) => p,
+        Err(e) => return out.fail(e),
+    };
+    let phase = pod.as_pod().and_then(|p| p.status.as_ref()).and_then(|s| s.phase.clone()).unwrap_or_default();
+    if phase == "Succeeded" || phase == "Failed" {
+        return out.fail(format!("error: cannot exec into a container in a completed pod; current phase is {phase}"));
+    }
+    let container = match container_of(&pod, args.get("container"), out) {
+        Ok(c) => c,
+        Err(e) => return out.fail(e),
+    };
+    match cluster.exec(pod.namespace(), pod.name(), container.as_deref(), &command) {
+        Ok((text, code)) => {
+            out.out(text);
+            if code != 0 {
+                out.errln(format!("command terminated with exit code {code}"));
+                out.exit_code = code;
+            }
+        }
+        Err(e) => out.fail(format!("error: {e}")),
+    }
+}
+
+fn format_memory(bytes: i64) -> String {
+    format!("{}Mi", bytes / (1024 * 1024))
+}
+
+/// `kubectl top pods|nodes` (cmd/top/): usage from the cluster's metrics source.
+fn top(args: &Args, api: &ApiServer, _req: &mut Request, cluster: &mut dyn ClusterView, namespace: &str, out: &mut Output) {
+    let what = args.positional.first().map(String::as_str).unwrap_or("");
+    let pod_info = kind_info("v1", "Pod").expect("pods");
+    match what {
+        "pod" | "pods" | "po" => {
+            let all = args.bool("all-namespaces");
+            let selector = args.get("selector").and_then(|s| Selector::parse(s).ok());
+            let pods: Vec<Arc<Object>> = match args.positional.get(1) {
+                Some(name) => match api.get(pod_info, namespace, name) {
+                    Ok(p) => vec![p],
+                    Err(e) => return out.fail(server_error(&e)),
+                },
+                None => util::list(api, pod_info, if all { None } else { Some(namespace) })
+                    .into_iter()
+                    .filter(|p| selector.as_ref().is_none_or(|s| s.matches(p.metadata().labels.as_ref())))
+                    .collect(),
+            };
+            let mut rows = vec![];
+            if all {
+                rows.push(vec!["NAMESPACE".into(), "NAME".into(), "CPU(cores)".into(), "MEMORY(bytes)".into()]);
+            } else {
+                rows.push(vec!["NAME".into(), "CPU(cores)".into(), "MEMORY(bytes)".into()]);
+            }
+            for p in &pods {
+                let Some((cpu, mem)) = cluster.usage(p.namespace(), p.name()) else { continue };
+                let mut row = vec![p.name().to_string(), format!("{cpu}m"), format_memory(mem)];
+                if all {
+                    row.insert(0, p.namespace().to_string());
+                }
+                rows.push(row);
+            }
+            if rows.len() == 1 {
+                if args.positional.get(1).is_some() {
+                    return out.fail(format!("error: Metrics not available for pod {namespace}/{}, age: unknown", args.positional[1]));
+                }
+                return out.fail(format!("error: Metrics not available in {} namespace", namespace));
+            }
+            out.out(crate::printers::render(&rows));
+        }
+        "node" | "nodes" | "no" => {
+            let node_info = kind_info("v1", "Node").expect("nodes");
+            let mut rows = vec![vec!["NAME".to_string(), "CPU(cores)".into(), "CPU(%)".into(), "MEMORY(bytes)".into(), "MEMORY(%)".into()]];
+            for node in util::list(api, node_info, None) {
+                if args.positional.get(1).is_some_and(|n| n != node.name()) {
+                    continue;
+                }
+                let (mut cpu, mut mem) = (0i64, 0i64);
+                let mut any = false;
+                for pod in api.store().pods_on_node(node.name()) {
+                    if let Some((c, m)) = cluster.usage(pod.namespace(), pod.name()) {
+                        cpu += c;
+                        mem += m;
+                        any = true;
+                    }
+                }
+                let _ = any;
+                let alloc = node.as_node().and_then(|n| n.status.as_ref()).and_then(|s| s.allocatable.clone()).unwrap_or_default();
+                let cpu_alloc = alloc.get("cpu").and_then(|q| kubesim_api::quantity::parse_milli(&q.0).ok()).unwrap_or(0) as i64;
+                let mem_alloc = alloc.get("memory").and_then(|q| kubesim_api::quantity::parse_value(&q.0).ok()).unwrap_or(0) as i64;
+                let pct = |used: i64, total: i64| if total > 0 { format!("{}%", used * 100 / total) } else { "<unknown>".into() };
+                rows.push(vec![node.name().to_string(), format!("{cpu}m"), pct(cpu, cpu_alloc), format_memory(mem), pct(mem, mem_alloc)]);
+            }
+            if rows.len() == 1 {
+                return out.fail("error: metrics not available yet");
+            }
+            out.out(crate::printers::render(&rows));
+        }
+        _ => out.fail("error: you must specify a resource: pod or node"),
+    }
+}
+
+/// `kubectl api-resources`.
+fn api_resources(args: &Args, out: &mut Output) {
+    let namespaced_filter = args.get("namespaced").map(|v| v != "false");
+    let mut rows = vec![vec!["NAME".to_string(), "SHORTNAMES".into(), "APIVERSION".into(), "NAMESPACED".into(), "KIND".into()]];
+    let mut kinds: Vec<&KindInfo> = kubesim_api::object::all_kinds().filter(|k| k.kind != "Binding" || true).collect();
+    // One row per resource (the preferred version), sorted by group then name as kubectl does.
+    kinds.sort_by(|a, b| (a.group(), a.plural).cmp(&(b.group(), b.plural)));
+    kinds.dedup_by(|a, b| a.group() == b.group() && a.plural == b.plural && { if a.api_version > b.api_version { std::mem::swap(a, b) } true });
+    for k in kinds {
+        let namespaced = k.scope == Scope::Namespaced;
+        if namespaced_filter.is_some_and(|f| f != namespaced) {
+            continue;
+        }
+        rows.push(vec![k.plural.to_string(), k.short_names.join(","), k.api_version.to_string(), namespaced.to_string(), k.kind.to_string()]);
+    }
+    if args.get("output") == Some("name") {
+        for r in &rows[1..] {
+            let group = r[2].split_once('/').map(|(g, _)| format!(".{g}")).unwrap_or_default();
+            out.outln(format!("{}{}", r[0], group));
+        }
+        return;
+    }
+    out.out(crate::printers::render(&rows));
+}
+
+fn api_versions(out: &mut Output) {
+    let mut versions: Vec<&str> = kubesim_api::object::all_kinds().map(|k| k.api_version).collect();
+    versions.sort();
+    versions.dedup();
+    for v in versions {
+        out.outln(v);
+    }
+}
+
+fn version(args: &Args, out: &mut Output) {
+    if args.bool("client") {
+        out.outln(format!("Client Version: {CLIENT_VERSION}\nKustomize Version: v5.7.1"));
+        return;
+    }
+    match args.get("output") {
+        Some("json") => out.out(get::to_json_pretty(&serde_json::json!({
+            "clientVersion": {"major": "1", "minor": "34", "gitVersion": CLIENT_VERSION, "platform": "kubesim"},
+            "kustomizeVersion": "v5.7.1",
+            "serverVersion": {"major": "1", "minor": "34", "gitVersion": CLIENT_VERSION, "platform": "kubesim"}
+        }))),
+        _ => out.outln(format!("Client Version: {CLIENT_VERSION}\nKustomize Version: v5.7.1\nServer Version: {CLIENT_VERSION}")),
+    }
+}
+
+fn cluster_info(api: &ApiServer, out: &mut Output) {
+    out.outln("\u{1b}[0;32mKubernetes control plane\u{1b}[0m is running at \u{1b}[0;33mhttps://kubesim.local:6443\u{1b}[0m");
+    let svc = kind_info("v1", "Service").expect("services");
+    if api.get(svc, "kube-system", "kube-dns").is_ok() {
+        out.outln("\u{1b}[0;32mCoreDNS\u{1b}[0m is running at \u{1b}[0;33mhttps://kubesim.local:6443/api/v1/namespaces/kube-system/services/kube-dns:dns/proxy\u{1b}[0m");
+    }
+    out.outln("\nTo further debug and diagnose cluster problems, use 'kubectl cluster-info dump'.");
+}
+
+#[allow(dead_code)]
+fn deleted_word(d: &Deleted) -> &'static str {
+    match d {
+        Deleted::Removed(_) => "deleted",
+        Deleted::Terminating(_) => "deleted",
+    }
+}

@@ -1,0 +1,430 @@
+//! `kubectl get` (staging/src/k8s.io/kubectl/pkg/cmd/get/get.go) and the object printers it
+//! shares with other commands (`-o yaml|json|name|wide|jsonpath=...|custom-columns=...`).
+
+use crate::args::Args;
+use crate::jsonpath;
+use crate::printers::{self, Table};
+use crate::util::{self, kind_group, server_error, type_name};
+use crate::Output;
+use kubesim_api::decode::to_yaml;
+use kubesim_api::object::{KindInfo, Object, Scope};
+use kubesim_api::selector::Selector;
+use kubesim_apiserver::{ApiServer, Request};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// The kinds `get all` covers, in kubectl's order.
+const ALL: &[&str] = &[
+    "pods", "replicationcontrollers", "services", "daemonsets.apps", "deployments.apps", "replicasets.apps",
+    "statefulsets.apps", "horizontalpodautoscalers.autoscaling", "cronjobs.batch", "jobs.batch",
+];
+
+/// Resource arguments: `pods`, `pods,deploy`, `pod/a deploy/b`, `pods a b`, `all`.
+#[derive(Clone, Debug)]
+pub struct Targets {
+    /// Kinds with the names asked for (empty = all objects of the kind).
+    pub groups: Vec<(&'static KindInfo, Vec<String>)>,
+    /// Whether kubectl would print `kind/name` (several types, `all`, or `type/name` args).
+    pub with_kind: bool,
+    /// Whether exactly one object was named (single-object output for yaml/json).
+    pub single: bool,
+}
+
+/// Parses resource arguments.
+pub fn parse_targets(positional: &[String]) -> Result<Targets, String> {
+    if positional.is_empty() {
+        return Err("error: you must specify the type of resource to get. Use \"kubectl api-resources\" for a complete list of supported resources.".into());
+    }
+    let mut groups: Vec<(&'static KindInfo, Vec<String>)> = Vec::new();
+    if positional[0].contains('/') {
+        for arg in positional {
+            let (kind, name) = arg
+                .split_once('/')
+                .ok_or_else(|| format!("error: there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'kubectl get resource/<resource_name>' instead of 'kubectl get resource resource/<resource_name>'"))?;
+            if name.is_empty() {
+                return Err(format!("error: arguments in resource/name form must have a single resource and name"));
+            }
+            let info = util::resolve(kind)?;
+            match groups.iter_mut().find(|(i, _)| std::ptr::eq(*i, info)) {
+                Some((_, names)) => names.push(name.to_string()),
+                None => groups.push((info, vec![name.to_string()])),
+            }
+        }
+        let single = groups.len() == 1 && groups[0].1.len() == 1;
+        return Ok(Targets { groups, with_kind: true, single });
+    }
+    let mut with_kind = false;
+    let types: Vec<&str> = positional[0].split(',').filter(|t| !t.is_empty()).collect();
+    if types.len() > 1 {
+        with_kind = true;
+    }
+    for t in types {
+        if t == "all" {
+            with_kind = true;
+            for name in ALL {
+                let info = util::resolve(name)?;
+                groups.push((info, Vec::new()));
+            }
+            continue;
+        }
+        let info = util::resolve(t)?;
+        if !groups.iter().any(|(i, _)| std::ptr::eq(*i, info)) {
+            groups.push((info, Vec::new()));
+        }
+    }
+    let names: Vec<String> = positional[1..].to_vec();
+    for name in &names {
+        if name.contains('/') {
+            return Err("error: there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'kubectl get resource/<resource_name>' instead of 'kubectl get resource resource/<resource_name>'".into());
+        }
+    }
+    for (_, n) in groups.iter_mut() {
+        n.extend(names.iter().cloned());
+    }
+    let single = groups.len() == 1 && names.len() == 1;
+    Ok(Targets { groups, with_kind, single })
+}
+
+/// A `--field-selector` (`metadata.name=x,status.phase!=Running`), evaluated on JSON.
+#[derive(Clone, Debug, Default)]
+pub struct FieldSelector {
+    terms: Vec<(String, bool, String)>,
+}
+
+impl FieldSelector {
+    /// Parses a field selector.
+    pub fn parse(text: &str) -> Result<FieldSelector, String> {
+        let mut terms = Vec::new();
+        for part in text.split(',').filter(|p| !p.trim().is_empty()) {
+            let (key, negate, value) = if let Some((k, v)) = part.split_once("!=") {
+                (k, true, v)
+            } else if let Some((k, v)) = part.split_once("==") {
+                (k, false, v)
+            } else if let Some((k, v)) = part.split_once('=') {
+                (k, false, v)
+            } else {
+                return Err(format!("invalid selector: '{text}'; can't understand '{part}'"));
+            };
+            terms.push((key.trim().to_string(), negate, value.trim().to_string()));
+        }
+        Ok(FieldSelector { terms })
+    }
+    /// Whether the object matches.
+    pub fn matches(&self, json: &Value) -> bool {
+        self.terms.iter().all(|(key, negate, want)| {
+            let got = util::jget(json, key).map(|v| match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            });
+            let got = got.unwrap_or_default();
+            (got == *want) != *negate
+        })
+    }
+}
+
+/// Filters shared by get, delete, label, annotate...: namespace scope, `-l`, `--field-selector`.
+pub struct Filter {
+    /// Namespace (None = all namespaces).
+    pub namespace: Option<String>,
+    /// `-l`.
+    pub labels: Option<Selector>,
+    /// `--field-selector`.
+    pub fields: Option<FieldSelector>,
+}
+
+impl Filter {
+    /// From flags.
+    pub fn from_args(args: &Args, namespace: &str) -> Result<Filter, String> {
+        let labels = match args.get("selector") {
+            Some(s) => Some(Selector::parse(s).map_err(|e| format!("error: {e}"))?),
+            None => None,
+        };
+        let fields = match args.get("field-selector") {
+            Some(s) => Some(FieldSelector::parse(s).map_err(|e| format!("error: {e}"))?),
+            None => None,
+        };
+        let namespace = if args.bool("all-namespaces") { None } else { Some(namespace.to_string()) };
+        Ok(Filter { namespace, labels, fields })
+    }
+
+    /// The objects of a kind that pass the filter.
+    pub fn list(&self, api: &ApiServer, info: &KindInfo) -> Vec<Arc<Object>> {
+        util::list(api, info, self.namespace.as_deref())
+            .into_iter()
+            .filter(|o| self.labels.as_ref().is_none_or(|s| s.matches(o.metadata().labels.as_ref())))
+            .filter(|o| self.fields.as_ref().is_none_or(|f| f.matches(&o.to_json())))
+            .collect()
+    }
+}
+
+/// Resolves targets to objects; NotFound errors go to `out` (exit 1) as kubectl prints them.
+pub fn collect(api: &ApiServer, targets: &Targets, filter: &Filter, namespace: &str, out: &mut Output) -> Vec<(&'static KindInfo, Vec<Arc<Object>>)> {
+    let mut result = Vec::new();
+    for (info, names) in &targets.groups {
+        if names.is_empty() {
+            result.push((*info, filter.list(api, info)));
+            continue;
+        }
+        let mut objects = Vec::new();
+        for name in names {
+            let ns = util::namespace_for(info, namespace);
+            match api.get(info, &ns, name) {
+                Ok(o) => objects.push(o),
+                Err(e) => out.fail(server_error(&e)),
+            }
+        }
+        result.push((*info, objects));
+    }
+    result
+}
+
+/// The message kubectl prints when a list comes back empty.
+pub fn no_resources(namespace: Option<&str>, scopes: &[Scope]) -> String {
+    match namespace {
+        Some(ns) if scopes.iter().any(|s| *s == Scope::Namespaced) => format!("No resources found in {ns} namespace."),
+        _ => "No resources found".into(),
+    }
+}
+
+/// Output formats.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Default table.
+    Table,
+    /// `-o wide`.
+    Wide,
+    /// `-o yaml`.
+    Yaml,
+    /// `-o json`.
+    Json,
+    /// `-o name`.
+    Name,
+    /// `-o jsonpath=...`.
+    JsonPath(String),
+    /// `-o custom-columns=NAME:.path,...`.
+    CustomColumns(Vec<(String, String)>),
+}
+
+/// Parses `-o`.
+pub fn parse_format(output: Option<&str>) -> Result<Format, String> {
+    let Some(output) = output else { return Ok(Format::Table) };
+    Ok(match output {
+        "" => Format::Table,
+        "wide" => Format::Wide,
+        "yaml" => Format::Yaml,
+        "json" => Format::Json,
+        "name" => Format::Name,
+        o if o.starts_with("jsonpath=") || o.starts_with("jsonpath-as-json=") => Format::JsonPath(o.split_once('=').map(|(_, t)| t.to_string()).unwrap_or_default()),
+        o if o.starts_with("custom-columns=") => {
+            let spec = &o["custom-columns=".len()..];
+            let mut columns = Vec::new();
+            for col in spec.split(',') {
+                let (name, path) = col.split_once(':').ok_or_else(|| format!("error: unexpected custom-columns spec: {col}, expected <header>:<json-path-expr>"))?;
+                columns.push((name.to_string(), path.to_string()));
+            }
+            Format::CustomColumns(columns)
+        }
+        other => {
+            return Err(format!(
+                "error: unable to match a printer suitable for the output format \"{other}\", allowed formats are: custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml"
+            ))
+        }
+    })
+}
+
+/// JSON with 4-space indentation, as kubectl prints it.
+pub fn to_json_pretty(value: &Value) -> String {
+    use serde::Serialize as _;
+    let mut buf = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, formatter);
+    let _ = value.serialize(&mut ser);
+    let mut s = String::from_utf8(buf).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// A `v1 List` of objects.
+pub fn list_json(objects: &[Arc<Object>]) -> Value {
+    serde_json::json!({
+        "apiVersion": "v1",
+        "items": objects.iter().map(|o| o.to_json()).collect::<Vec<_>>(),
+        "kind": "List",
+        "metadata": {"resourceVersion": ""},
+    })
+}
+
+/// Prints objects in a non-table format (yaml, json, name, jsonpath, custom-columns).
+pub fn print_objects(format: &Format, objects: &[(&'static KindInfo, Arc<Object>)], single: bool, out: &mut Output) {
+    let value = if single && objects.len() == 1 {
+        objects[0].1.to_json()
+    } else {
+        list_json(&objects.iter().map(|(_, o)| o.clone()).collect::<Vec<_>>())
+    };
+    match format {
+        Format::Yaml => out.out(to_yaml(&value)),
+        Format::Json => out.out(to_json_pretty(&value)),
+        Format::Name => {
+            for (info, o) in objects {
+                out.outln(type_name(info, o.name()));
+            }
+        }
+        Format::JsonPath(template) => match jsonpath::evaluate(template, &value) {
+            Ok(text) => out.out(text),
+            Err(e) => out.fail(format!("error: {e}")),
+        },
+        Format::CustomColumns(columns) => {
+            let mut rows = vec![columns.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>()];
+            for (_, o) in objects {
+                let json = o.to_json();
+                rows.push(
+                    columns
+                        .iter()
+                        .map(|(_, path)| {
+                            let template = if path.starts_with('{') { path.clone() } else { format!("{{{path}}}") };
+                            match jsonpath::evaluate(&template, &json) {
+                                Ok(s) if s.is_empty() => "<none>".to_string(),
+                                Ok(s) => s,
+                                Err(_) => "<none>".to_string(),
+                            }
+                        })
+                        .collect(),
+                );
+            }
+            out.out(printers::render(&rows));
+        }
+        Format::Table | Format::Wide => {}
+    }
+}
+
+/// Builds the table for one kind.
+pub fn table(info: &KindInfo, objects: &[Arc<Object>], args: &Args, now: u64, with_kind: bool, all_namespaces: bool) -> Table {
+    let wide = args.get("output") == Some("wide");
+    let mut headers: Vec<String> = if info.kind == "Event" && wide {
+        printers::EVENT_WIDE_HEADERS.iter().map(|s| s.to_string()).collect()
+    } else {
+        printers::headers(info, wide).iter().map(|s| s.to_string()).collect()
+    };
+    let namespaced_column = all_namespaces && info.scope == Scope::Namespaced;
+    if namespaced_column {
+        headers.insert(0, "NAMESPACE".into());
+    }
+    let label_columns: Vec<String> = args.all("label-columns").iter().flat_map(|v| v.split(',')).map(str::to_string).collect();
+    for l in &label_columns {
+        headers.push(l.rsplit('/').next().unwrap_or(l).to_ascii_uppercase());
+    }
+    let show_labels = args.bool("show-labels");
+    if show_labels {
+        headers.push("LABELS".into());
+    }
+    let name_column = headers.iter().position(|h| h == "NAME");
+    let mut rows = Vec::new();
+    for o in objects {
+        let mut row = printers::row(o, now, wide);
+        if namespaced_column {
+            row.insert(0, o.namespace().to_string());
+        }
+        if with_kind {
+            if let Some(i) = name_column {
+                if info.kind != "Event" || wide {
+                    row[i] = format!("{}/{}", kind_group(info), row[i]);
+                }
+            }
+        }
+        for l in &label_columns {
+            row.push(o.metadata().labels.as_ref().and_then(|m| m.get(l)).cloned().unwrap_or_default());
+        }
+        if show_labels {
+            row.push(util::format_labels(o.metadata().labels.as_ref()));
+        }
+        rows.push(row);
+    }
+    Table { headers, rows }
+}
+
+/// `kubectl get`.
+pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
+    let format = match parse_format(args.get("output")) {
+        Ok(f) => f,
+        Err(e) => return out.fail(e),
+    };
+    let targets = match parse_targets(&args.positional) {
+        Ok(t) => t,
+        Err(e) => return out.fail(e),
+    };
+    let filter = match Filter::from_args(args, namespace) {
+        Ok(f) => f,
+        Err(e) => return out.fail(e),
+    };
+    let mut groups = collect(api, &targets, &filter, namespace, out);
+    if let Some(sort_by) = args.get("sort-by") {
+        let template = if sort_by.starts_with('{') { sort_by.to_string() } else { format!("{{{sort_by}}}") };
+        for (_, objects) in groups.iter_mut() {
+            let mut keyed: Vec<(SortKey, Arc<Object>)> = objects
+                .drain(..)
+                .map(|o| (SortKey::of(jsonpath::evaluate(&template, &o.to_json()).unwrap_or_default()), o))
+                .collect();
+            keyed.sort_by(|a, b| a.0.cmp(&b.0));
+            objects.extend(keyed.into_iter().map(|(_, o)| o));
+        }
+    }
+    let total: usize = groups.iter().map(|(_, o)| o.len()).sum();
+    let names_requested = targets.groups.iter().any(|(_, n)| !n.is_empty());
+    if total == 0 && !names_requested {
+        if matches!(format, Format::Json | Format::Yaml) {
+            print_objects(&format, &[], false, out);
+            return;
+        }
+        let scopes: Vec<Scope> = targets.groups.iter().map(|(i, _)| i.scope).collect();
+        out.errln(no_resources(filter.namespace.as_deref(), &scopes));
+        return;
+    }
+    match &format {
+        Format::Table | Format::Wide => {
+            let no_headers = args.bool("no-headers");
+            let mut first = true;
+            for (info, objects) in &groups {
+                if objects.is_empty() {
+                    continue;
+                }
+                if !first {
+                    out.out("\n");
+                }
+                first = false;
+                let t = table(info, objects, args, req.now, targets.with_kind, filter.namespace.is_none());
+                out.out(t.render(no_headers));
+            }
+        }
+        other => {
+            let flat: Vec<(&'static KindInfo, Arc<Object>)> = groups.iter().flat_map(|(i, os)| os.iter().map(move |o| (*i, o.clone()))).collect();
+            print_objects(other, &flat, targets.single && !targets.with_kind || (targets.single && flat.len() == 1 && targets.groups.len() == 1), out);
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, PartialOrd)]
+enum SortKey {
+    Number(f64),
+    Text(String),
+}
+
+impl Eq for SortKey {}
+impl Ord for SortKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        match (self, other) {
+            (SortKey::Number(a), SortKey::Number(b)) => a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal),
+            (SortKey::Number(_), SortKey::Text(_)) => std::cmp::Ordering::Less,
+            (SortKey::Text(_), SortKey::Number(_)) => std::cmp::Ordering::Greater,
+            (SortKey::Text(a), SortKey::Text(b)) => a.cmp(b),
+        }
+    }
+}
+
+impl SortKey {
+    fn of(text: String) -> SortKey {
+        match text.parse::<f64>() {
+            Ok(n) => SortKey::Number(n),
+            Err(_) => SortKey::Text(text),
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! kubesim's kubectl: the one command layer behind `kubesim run --at ... 'kubectl ...'`,
+//! `kubesim kubectl ...` and the in-browser console. Start here:
+//! - [`run`]: one kubectl command line (argv without `kubectl`) against the simulated API server.
+//! - [`apply_text`]: `kubectl apply -f` semantics for text already read (client-side apply with
+//!   the last-applied-configuration annotation and a three-way strategic merge).
+//! - [`split_command`]: shell-style splitting of a command string.
+//!
+//! Output mirrors upstream kubectl v1.34 byte for byte where the simulation has the data:
+//! table columns from pkg/printers/internalversion/printers.go, describe layouts from
+//! staging/src/k8s.io/kubectl/pkg/describe/describe.go, messages from the kubectl commands.
+//!
+//! Invariants: no I/O (files, logs and exec go through [`ClusterView`]); every write goes through
+//! the [`ApiServer`] with actor `kubectl`; time is the request's virtual time; never panics on input.
+
+#![deny(missing_docs)]
+
+mod apply;
+mod args;
+mod commands;
+mod describe;
+mod get;
+mod jsonpath;
+mod merge;
+mod printers;
+mod util;
+
+pub use apply::{apply_text, ApplyAction, ApplyResult};
+pub use args::split_command;
+
+use kubesim_apiserver::{ApiServer, Request};
+use std::sync::Arc;
+
+/// What a kubectl invocation printed and its exit status.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Output {
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error (errors and warnings).
+    pub stderr: String,
+    /// Exit status (0 on success, 1 on error as kubectl).
+    pub exit_code: i32,
+}
+
+impl Output {
+    pub(crate) fn out(&mut self, text: impl AsRef<str>) {
+        self.stdout.push_str(text.as_ref());
+    }
+    pub(crate) fn outln(&mut self, text: impl AsRef<str>) {
+        self.stdout.push_str(text.as_ref());
+        self.stdout.push('\n');
+    }
+    pub(crate) fn errln(&mut self, text: impl AsRef<str>) {
+        self.stderr.push_str(text.as_ref());
+        self.stderr.push('\n');
+    }
+    /// Records an error line and sets exit status 1.
+    pub(crate) fn fail(&mut self, text: impl AsRef<str>) {
+        self.errln(text);
+        self.exit_code = 1;
+    }
+}
+
+/// What kubectl needs from the simulated cluster beyond the API server.
+pub trait ClusterView {
+    /// Reads `-f FILE` (`-` = stdin text).
+    fn read_file(&self, path: &str) -> Result<String, String>;
+    /// Container logs (`kubectl logs`).
+    fn logs(&self, namespace: &str, pod: &str, container: Option<&str>, previous: bool) -> Result<String, String>;
+    /// Runs a command in a container (`kubectl exec`): (output, exit code).
+    fn exec(&mut self, namespace: &str, pod: &str, container: Option<&str>, command: &[String]) -> Result<(String, i32), String>;
+    /// Current usage of a pod (`kubectl top`): (cpu millicores, memory bytes).
+    fn usage(&self, namespace: &str, pod: &str) -> Option<(i64, i64)>;
+}
+
+/// The actor every kubectl write is recorded under.
+pub const ACTOR: &str = "kubectl";
+
+/// Runs one kubectl command line (argv without the leading "kubectl") as actor "kubectl".
+pub fn run(args: &[String], api: &mut ApiServer, req: &mut Request, cluster: &mut dyn ClusterView) -> Output {
+    let actor: Arc<str> = Arc::from(ACTOR);
+    let mut request = Request { now: req.now, rng: &mut *req.rng, actor: &actor };
+    let mut out = Output::default();
+    commands::dispatch(args, api, &mut request, cluster, &mut out);
+    out
+}
+
+/// Convenience: [`split_command`] then [`run`]; a leading `kubectl` word is dropped.
+pub fn run_line(line: &str, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn ClusterView) -> Output {
+    match split_command(line) {
+        Ok(mut argv) => {
+            if argv.first().map(String::as_str) == Some("kubectl") {
+                argv.remove(0);
+            }
+            run(&argv, api, req, cluster)
+        }
+        Err(e) => Output { stdout: String::new(), stderr: format!("error: {e}\n"), exit_code: 1 },
+    }
+}
+
+/// A [`ClusterView`] with no files, logs, exec or metrics (for tests and the UI editor).
+#[derive(Clone, Debug, Default)]
+pub struct NoCluster {
+    /// Files `-f` can read, by path.
+    pub files: std::collections::BTreeMap<String, String>,
+}
+
+impl ClusterView for NoCluster {
+    fn read_file(&self, path: &str) -> Result<String, String> {
+        self.files.get(path).cloned().ok_or_else(|| format!("the path \"{path}\" does not exist"))
+    }
+    fn logs(&self, _namespace: &str, pod: &str, _container: Option<&str>, _previous: bool) -> Result<String, String> {
+        Err(format!("logs for pod {pod:?} are not available"))
+    }
+    fn exec(&mut self, _namespace: &str, pod: &str, _container: Option<&str>, _command: &[String]) -> Result<(String, i32), String> {
+        Err(format!("exec into pod {pod:?} is not available"))
+    }
+    fn usage(&self, _namespace: &str, _pod: &str) -> Option<(i64, i64)> {
+        None
+    }
+}

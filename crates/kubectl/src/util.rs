@@ -1,0 +1,187 @@
+//! Shared helpers: resource resolution, names as kubectl prints them, ages, JSON access and
+//! writes that behave as the API server's update validation would.
+
+use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};
+use kubesim_api::object::{resolve_resource, KindInfo, Object, Scope};
+use kubesim_api::time::{human_duration, millis_of};
+use kubesim_api::validation::{invalid_message, validate_create};
+use kubesim_api::Millis;
+use kubesim_apiserver::{ApiError, ApiServer, Request};
+use kubesim_store::resource_of;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// `kind.group` lower-cased as kubectl prints it in `kind/name` (`deployment.apps`, `pod`).
+pub fn kind_group(info: &KindInfo) -> String {
+    match info.group() {
+        "" => info.kind.to_ascii_lowercase(),
+        group => format!("{}.{}", info.kind.to_ascii_lowercase(), group),
+    }
+}
+
+/// `deployment.apps/web`.
+pub fn type_name(info: &KindInfo, name: &str) -> String {
+    format!("{}/{}", kind_group(info), name)
+}
+
+/// Resolves a resource type a user typed, with kubectl's error.
+pub fn resolve(name: &str) -> Result<&'static KindInfo, String> {
+    let lower = name.to_ascii_lowercase();
+    // Prefer the newest HPA version and events in the core group, as kubectl's discovery does.
+    let preferred = match lower.as_str() {
+        "hpa" | "horizontalpodautoscaler" | "horizontalpodautoscalers" => {
+            kubesim_api::object::kind_info("autoscaling/v2", "HorizontalPodAutoscaler")
+        }
+        _ => None,
+    };
+    preferred
+        .or_else(|| resolve_resource(name))
+        .ok_or_else(|| format!("error: the server doesn't have a resource type \"{name}\""))
+}
+
+/// An object's age column (`translateTimestampSince`).
+pub fn age(time: Option<&Time>, now: Millis) -> String {
+    match time {
+        None => "<unknown>".into(),
+        Some(t) => human_duration(now.saturating_sub(millis_of(t))),
+    }
+}
+
+/// The object's namespace for a kind's scope.
+pub fn namespace_for(info: &KindInfo, namespace: &str) -> String {
+    match info.scope {
+        Scope::Namespaced => namespace.to_string(),
+        Scope::Cluster => String::new(),
+    }
+}
+
+/// Lists a kind, in namespace (None = all namespaces), in key order.
+pub fn list(api: &ApiServer, info: &KindInfo, namespace: Option<&str>) -> Vec<Arc<Object>> {
+    let namespace = match info.scope {
+        Scope::Cluster => None,
+        Scope::Namespaced => namespace,
+    };
+    let resource = resource_of(info);
+    api.store()
+        .list(resource, namespace)
+        .filter(|o| o.api_version() == info.api_version || same_resource_other_version(info, o))
+        .cloned()
+        .collect()
+}
+
+fn same_resource_other_version(info: &KindInfo, object: &Object) -> bool {
+    // Objects of one resource stored under another served version (autoscaling v1/v2).
+    object.kind() == info.kind
+}
+
+/// `labels.FormatLabels`: `k=v,k2=v2` sorted, `<none>` when empty.
+pub fn format_labels(labels: Option<&BTreeMap<String, String>>) -> String {
+    match labels {
+        Some(l) if !l.is_empty() => l.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(","),
+        _ => "<none>".into(),
+    }
+}
+
+/// `metav1.FormatLabelSelector`.
+pub fn format_label_selector(selector: Option<&LabelSelector>) -> String {
+    let Some(selector) = selector else { return "<none>".into() };
+    let mut parts: Vec<String> = selector.match_labels.iter().flatten().map(|(k, v)| format!("{k}={v}")).collect();
+    for expr in selector.match_expressions.iter().flatten() {
+        let values = expr.values.clone().unwrap_or_default();
+        let mut sorted = values.clone();
+        sorted.sort();
+        parts.push(match expr.operator.as_str() {
+            "In" => format!("{} in ({})", expr.key, sorted.join(",")),
+            "NotIn" => format!("{} notin ({})", expr.key, sorted.join(",")),
+            "Exists" => expr.key.clone(),
+            "DoesNotExist" => format!("!{}", expr.key),
+            op => format!("{} {op} ({})", expr.key, sorted.join(",")),
+        });
+    }
+    if parts.is_empty() {
+        "<none>".into()
+    } else {
+        parts.join(",")
+    }
+}
+
+/// A LabelSelector from JSON (`spec.selector` of JSON-kept kinds).
+pub fn label_selector_json(value: Option<&Value>) -> Option<LabelSelector> {
+    value.and_then(|v| serde_json::from_value(v.clone()).ok())
+}
+
+/// Reads a path (`spec.replicas`) from JSON.
+pub fn jget<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut cur = value;
+    for part in path.split('.') {
+        cur = cur.get(part)?;
+    }
+    Some(cur)
+}
+
+/// Integer at a JSON path, 0 if absent.
+pub fn jint(value: &Value, path: &str) -> i64 {
+    jget(value, path).and_then(|v| v.as_i64()).unwrap_or(0)
+}
+
+/// String at a JSON path.
+pub fn jstr<'a>(value: &'a Value, path: &str) -> Option<&'a str> {
+    jget(value, path).and_then(|v| v.as_str())
+}
+
+/// kubectl's rendering of an API error.
+pub fn server_error(err: &ApiError) -> String {
+    if err.reason.is_empty() {
+        format!("Error from server: {}", err.message)
+    } else {
+        format!("Error from server ({}): {}", err.reason, err.message)
+    }
+}
+
+/// Checks an update as the API server's validation would (the simulated server validates
+/// creates only), then PUTs it.
+pub fn update(api: &mut ApiServer, object: Object, req: &mut Request) -> Result<Arc<Object>, ApiError> {
+    check_update(api, &object)?;
+    api.update(object, req)
+}
+
+/// Update validation: object validation plus the immutable fields kubectl users meet.
+pub fn check_update(api: &ApiServer, object: &Object) -> Result<(), ApiError> {
+    let errors = validate_create(object);
+    if !errors.is_empty() {
+        return Err(ApiError::invalid(invalid_message(&qualified_kind(object), object.name(), &errors)));
+    }
+    if let Object::Deployment(new) = object {
+        if let Some(info) = object.info() {
+            if let Ok(current) = api.get(info, object.namespace(), object.name()) {
+                if let Object::Deployment(old) = current.as_ref() {
+                    let a = new.spec.as_ref().map(|s| &s.selector);
+                    let b = old.spec.as_ref().map(|s| &s.selector);
+                    if a != b {
+                        let rendered = format!("v1.LabelSelector{{MatchLabels:map[string]string{{{}}}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}}",
+                            a.and_then(|s| s.match_labels.as_ref()).map(|m| m.iter().map(|(k, v)| format!("{k:?}:{v:?}")).collect::<Vec<_>>().join(", ")).unwrap_or_default());
+                        return Err(ApiError::invalid(format!(
+                            "Deployment.apps {:?} is invalid: spec.selector: Invalid value: {rendered}: field is immutable",
+                            object.name()
+                        )));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `Deployment.apps` / `Pod`, as Invalid errors name kinds.
+pub fn qualified_kind(object: &Object) -> String {
+    match object.info().map(|i| i.group()) {
+        Some(group) if !group.is_empty() => format!("{}.{}", object.kind(), group),
+        _ => object.kind().to_string(),
+    }
+}
+
+/// Decodes JSON back into an object of the same kind.
+pub fn from_json(info: &KindInfo, value: Value) -> Result<Object, String> {
+    Object::from_json(info, value).map_err(|e| e.to_string())
+}
