@@ -388,3 +388,299 @@ pub fn flow_between(world: &World, from_ms: Millis, to_ms: Millis) -> Vec<FlowMe
     messages.sort_by(|a, b| a.t_ms.cmp(&b.t_ms));
     messages
 }
+
+/// Which object a trace record or an inspector concerns.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectKey {
+    /// API group ("" for core).
+    pub group: String,
+    /// Plural resource (`pods`).
+    pub resource: String,
+    /// Kind (`Pod`).
+    pub kind: String,
+    /// Namespace ("" for cluster-scoped objects).
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+}
+
+impl ObjectKey {
+    /// The key of an object.
+    pub fn of(object: &Object) -> ObjectKey {
+        let info = object.info();
+        ObjectKey {
+            group: info.map(|i| i.group()).unwrap_or("").to_string(),
+            resource: info.map(|i| i.plural).unwrap_or("objects").to_string(),
+            kind: object.kind().to_string(),
+            namespace: object.namespace().to_string(),
+            name: object.name().to_string(),
+        }
+    }
+
+    /// `Kind/name` or `Kind/namespace/name`... as people read it: `pod/default/nginx`.
+    pub fn display(&self) -> String {
+        if self.namespace.is_empty() {
+            format!("{}/{}", self.kind.to_ascii_lowercase(), self.name)
+        } else {
+            format!("{}/{}/{}", self.kind.to_ascii_lowercase(), self.namespace, self.name)
+        }
+    }
+}
+
+/// One committed write of the trace, without the object body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceEntry {
+    /// Index in [`World::trace`].
+    pub index: usize,
+    /// Virtual time.
+    pub t_ms: Millis,
+    /// Revision of the commit.
+    pub revision: u64,
+    /// ADDED / MODIFIED / DELETED.
+    pub event_type: &'static str,
+    /// Who wrote it.
+    pub actor: String,
+    /// What was written.
+    pub key: ObjectKey,
+    /// For pods: the lifecycle state after the write.
+    pub lifecycle: Option<Lifecycle>,
+    /// For pods: kubectl's STATUS after the write.
+    pub status: Option<String>,
+    /// For pods: the UID.
+    pub uid: Option<String>,
+    /// For pods: the node it is bound to after the write.
+    pub node: Option<String>,
+}
+
+/// The trace from `from_index` on, as plain entries (pods carry their lifecycle state).
+pub fn trace_entries(world: &World, from_index: usize) -> Vec<TraceEntry> {
+    let trace = world.trace();
+    let from_index = from_index.min(trace.len());
+    trace[from_index..]
+        .iter()
+        .enumerate()
+        .map(|(offset, record)| {
+            let pod = record.object.as_pod().map(pod_view);
+            TraceEntry {
+                index: from_index + offset,
+                t_ms: record.t_ms,
+                revision: record.revision,
+                event_type: record.event_type.as_str(),
+                actor: record.actor.to_string(),
+                key: ObjectKey::of(&record.object),
+                lifecycle: pod.as_ref().map(|p| p.lifecycle),
+                status: pod.as_ref().map(|p| p.status.clone()),
+                uid: pod.as_ref().map(|p| p.uid.clone()),
+                node: pod.and_then(|p| p.node),
+            }
+        })
+        .collect()
+}
+
+/// The number of records in the trace (cheap; lets the UI poll for new writes).
+pub fn trace_len(world: &World) -> usize {
+    world.trace().len()
+}
+
+/// One version of an object, as an inspector shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ObjectVersion {
+    /// Virtual time of the write.
+    pub t_ms: Millis,
+    /// Revision of the write.
+    pub revision: u64,
+    /// ADDED / MODIFIED / DELETED.
+    pub event_type: &'static str,
+    /// Who wrote it.
+    pub actor: String,
+    /// The object after the write, as the API serves it.
+    pub json: serde_json::Value,
+}
+
+/// Every recorded version of one object, oldest first.
+pub fn object_versions(world: &World, key: &ObjectKey) -> Vec<ObjectVersion> {
+    world
+        .trace()
+        .iter()
+        .filter(|r| r.object.name() == key.name && r.object.namespace() == key.namespace && r.object.kind() == key.kind)
+        .map(|r| ObjectVersion { t_ms: r.t_ms, revision: r.revision, event_type: r.event_type.as_str(), actor: r.actor.to_string(), json: r.object.to_json() })
+        .collect()
+}
+
+/// Every object in the store now, by resource, namespace and name.
+pub fn object_keys(world: &World) -> Vec<ObjectKey> {
+    let store = world.api().store();
+    let mut keys = Vec::new();
+    for resource in store.resources() {
+        for object in store.list(resource, None) {
+            keys.push(ObjectKey::of(object));
+        }
+    }
+    keys
+}
+
+/// An Event object as the event log shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventView {
+    /// lastTimestamp (virtual ms).
+    pub last_ms: Millis,
+    /// firstTimestamp (virtual ms).
+    pub first_ms: Millis,
+    /// Normal / Warning.
+    pub type_: String,
+    /// Reason (`Scheduled`, `Pulled`, `BackOff`, ...).
+    pub reason: String,
+    /// The involved object as `kind/name`.
+    pub object: String,
+    /// Namespace of the involved object.
+    pub namespace: String,
+    /// The message.
+    pub message: String,
+    /// Reporting component (and host).
+    pub source: String,
+    /// How many times it happened.
+    pub count: i32,
+}
+
+/// Every Event in the store, oldest first (by last timestamp, then name).
+pub fn events(world: &World) -> Vec<EventView> {
+    let mut events: Vec<EventView> = world
+        .api()
+        .store()
+        .list(("", "events"), None)
+        .filter_map(|o| match o.as_ref() {
+            Object::Event(e) => Some(e),
+            _ => None,
+        })
+        .map(|e| {
+            let involved = &e.involved_object;
+            let source = e.source.as_ref();
+            EventView {
+                last_ms: e.last_timestamp.as_ref().map(millis_of).unwrap_or(0),
+                first_ms: e.first_timestamp.as_ref().map(millis_of).unwrap_or(0),
+                type_: e.type_.clone().unwrap_or_default(),
+                reason: e.reason.clone().unwrap_or_default(),
+                object: format!("{}/{}", involved.kind.clone().unwrap_or_default().to_ascii_lowercase(), involved.name.clone().unwrap_or_default()),
+                namespace: involved.namespace.clone().unwrap_or_default(),
+                message: e.message.clone().unwrap_or_default(),
+                source: match (source.and_then(|s| s.component.clone()), source.and_then(|s| s.host.clone())) {
+                    (Some(c), Some(h)) => format!("{c}, {h}"),
+                    (Some(c), None) => c,
+                    (None, Some(h)) => h,
+                    (None, None) => String::new(),
+                },
+                count: e.count.unwrap_or(1),
+            }
+        })
+        .collect();
+    events.sort_by(|a, b| (a.last_ms, &a.object, &a.reason).cmp(&(b.last_ms, &b.object, &b.reason)));
+    events
+}
+
+/// The scheduler's explanation of its last decision for a pod, from the `kubesim.dev/*`
+/// annotations (kube-scheduler-simulator's shape).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SchedulingExplanation {
+    /// Node → [(filter plugin, "passed" or the reason)].
+    pub filter: Vec<(String, Vec<(String, String)>)>,
+    /// Node → [(score plugin, raw score)].
+    pub scores: Vec<(String, Vec<(String, i64)>)>,
+    /// Node → [(score plugin, normalized × weight)].
+    pub final_scores: Vec<(String, Vec<(String, i64)>)>,
+    /// The selected node.
+    pub selected: Option<String>,
+}
+
+impl SchedulingExplanation {
+    /// Whether the pod carries no explanation at all.
+    pub fn is_empty(&self) -> bool {
+        self.filter.is_empty() && self.scores.is_empty() && self.final_scores.is_empty() && self.selected.is_none()
+    }
+}
+
+/// A pod with everything its inspector needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodDetail {
+    /// The summary view.
+    pub view: PodView,
+    /// Annotations as (key, value).
+    pub annotations: Vec<(String, String)>,
+    /// The scheduler's explanation, parsed from the annotations.
+    pub scheduling: SchedulingExplanation,
+    /// Conditions as (type, status, reason).
+    pub conditions: Vec<(String, String, String)>,
+    /// Containers as (name, image, state word).
+    pub containers: Vec<(String, String, String)>,
+}
+
+/// The pod `namespace/name` now, with its details.
+pub fn pod_detail(world: &World, namespace: &str, name: &str) -> Option<PodDetail> {
+    let object = world.api().store().get(("", "pods"), namespace, name)?;
+    let pod = object.as_pod()?;
+    let annotations: Vec<(String, String)> = pod.metadata.annotations.iter().flatten().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let annotation = |key: &str| annotations.iter().find(|(k, _)| k == key).and_then(|(_, v)| serde_json::from_str::<serde_json::Value>(v).ok());
+    let table_of = |value: Option<serde_json::Value>| -> Vec<(String, Vec<(String, serde_json::Value)>)> {
+        match value {
+            Some(serde_json::Value::Object(nodes)) => nodes
+                .into_iter()
+                .map(|(node, plugins)| {
+                    let plugins = match plugins {
+                        serde_json::Value::Object(p) => p.into_iter().collect(),
+                        _ => Vec::new(),
+                    };
+                    (node, plugins)
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let as_text = |v: serde_json::Value| match v {
+        serde_json::Value::String(s) => s,
+        other => other.to_string(),
+    };
+    let as_int = |v: serde_json::Value| match v {
+        serde_json::Value::Number(n) => n.as_i64().unwrap_or(0),
+        serde_json::Value::String(s) => s.parse().unwrap_or(0),
+        _ => 0,
+    };
+    let scheduling = SchedulingExplanation {
+        filter: table_of(annotation("kubesim.dev/filter-result")).into_iter().map(|(n, p)| (n, p.into_iter().map(|(k, v)| (k, as_text(v))).collect())).collect(),
+        scores: table_of(annotation("kubesim.dev/score-result")).into_iter().map(|(n, p)| (n, p.into_iter().map(|(k, v)| (k, as_int(v))).collect())).collect(),
+        final_scores: table_of(annotation("kubesim.dev/finalscore-result")).into_iter().map(|(n, p)| (n, p.into_iter().map(|(k, v)| (k, as_int(v))).collect())).collect(),
+        selected: annotations.iter().find(|(k, _)| k == "kubesim.dev/selected-node").map(|(_, v)| match serde_json::from_str::<serde_json::Value>(v) {
+            Ok(serde_json::Value::String(s)) => s,
+            _ => v.clone(),
+        }),
+    };
+    let status = pod.status.clone().unwrap_or_default();
+    let conditions = status.conditions.iter().flatten().map(|c| (c.type_.clone(), c.status.clone(), c.reason.clone().unwrap_or_default())).collect();
+    let statuses = status.container_statuses.clone().unwrap_or_default();
+    let containers = pod
+        .spec
+        .iter()
+        .flat_map(|s| s.init_containers.iter().flatten().map(|c| (c, true)).chain(s.containers.iter().map(|c| (c, false))))
+        .map(|(c, init)| {
+            let list = if init { status.init_container_statuses.clone().unwrap_or_default() } else { statuses.clone() };
+            let state = list.iter().find(|s| s.name == c.name).and_then(|s| s.state.clone());
+            let word = match state {
+                Some(st) if st.running.is_some() => "running".to_string(),
+                Some(st) if st.terminated.is_some() => {
+                    let t = st.terminated.unwrap_or_default();
+                    format!("terminated: {} (exit {})", t.reason.unwrap_or_default(), t.exit_code)
+                }
+                Some(st) if st.waiting.is_some() => format!("waiting: {}", st.waiting.and_then(|w| w.reason).unwrap_or_default()),
+                _ => "-".to_string(),
+            };
+            let name = if init { format!("{} (init)", c.name) } else { c.name.clone() };
+            (name, c.image.clone().unwrap_or_default(), word)
+        })
+        .collect();
+    Some(PodDetail { view: pod_view(pod), annotations, scheduling, conditions, containers })
+}
+
+/// The current object for a key, as the API serves it (None once deleted).
+pub fn object_json(world: &World, key: &ObjectKey) -> Option<serde_json::Value> {
+    let store = world.api().store();
+    let resource = store.resources().find(|(g, r)| *g == key.group && *r == key.resource)?;
+    store.get(resource, &key.namespace, &key.name).map(|o| o.to_json())
+}
