@@ -191,7 +191,12 @@ impl Ctx<'_> {
                 self.update(Object::Event(Box::new(event)))
             }
             None => {
-                let name = format!("{}.{:016x}", object.name(), (self.now as u128 * 1_000_000 + rand_core::RngCore::next_u32(self.rng) as u128) as u64);
+                // Upstream names events "<object>.<hex unix nanos>"; the sub-millisecond part
+                // comes from the seeded RNG so names stay unique and deterministic.
+                let unix_nanos = (kubesim_api::time::EPOCH_UNIX_SECONDS as u64 * 1_000_000_000)
+                    + self.now * 1_000_000
+                    + (rand_core::RngCore::next_u32(self.rng) % 1_000_000) as u64;
+                let name = format!("{}.{:x}", object.name(), unix_nanos);
                 let event = Event {
                     metadata: ObjectMeta { name: Some(name), namespace: Some(namespace), ..Default::default() },
                     involved_object: involved,
