@@ -162,3 +162,117 @@ fn replica_set_scales_down_and_replaces_deleted_pods() {
     assert_eq!(live_pods(&w), 2);
     assert!(w.get(("", "pods"), "default", &victim).is_none());
 }
+
+fn full_world() -> TestWorld {
+    TestWorld::new(vec![
+        Box::new(DeploymentController::new()),
+        Box::new(ReplicaSetController::new()),
+        Box::new(crate::gc::GarbageCollector::new()),
+        Box::new(crate::namespace::NamespaceController::new()),
+        Box::new(crate::namespace::ServiceAccountController::new()),
+        Box::new(crate::namespace::RootCaPublisher::new()),
+        Box::new(FakeKubelet::new(2000, 1000)),
+    ])
+}
+
+fn delete_deployment(w: &mut TestWorld, name: &str, propagation: kubesim_apiserver::Propagation) {
+    let info = kubesim_api::object::kind_info("apps/v1", "Deployment").unwrap();
+    w.as_user(|ctx| ctx.delete(info, "default", name, kubesim_apiserver::DeleteOptions { propagation: Some(propagation), ..Default::default() })).unwrap();
+}
+
+#[test]
+fn gc_background_deletes_replica_sets_and_pods_after_the_owner() {
+    let mut w = full_world();
+    w.create(Object::Deployment(Box::new(deployment("web", 3, "nginx")))).unwrap();
+    w.run_for(30_000);
+    assert_eq!(live_pods(&w), 3);
+    delete_deployment(&mut w, "web", kubesim_apiserver::Propagation::Background);
+    assert!(w.get(("apps", "deployments"), "default", "web").is_none(), "background: owner removed at once");
+    w.run_for(60_000);
+    assert!(rss(&w).is_empty());
+    assert!(w.list(("", "pods"), "default").is_empty());
+}
+
+#[test]
+fn gc_foreground_keeps_the_owner_until_dependents_are_gone() {
+    let mut w = full_world();
+    w.create(Object::Deployment(Box::new(deployment("web", 3, "nginx")))).unwrap();
+    w.run_for(30_000);
+    delete_deployment(&mut w, "web", kubesim_apiserver::Propagation::Foreground);
+    w.run_for(200);
+    let d = w.get(("apps", "deployments"), "default", "web").expect("foreground: owner kept");
+    assert!(d.metadata().deletion_timestamp.is_some());
+    assert_eq!(d.metadata().finalizers.as_deref(), Some(&["foregroundDeletion".to_string()][..]));
+    assert!(!w.list(("", "pods"), "default").is_empty(), "pods still terminating");
+    w.run_for(60_000);
+    assert!(w.get(("apps", "deployments"), "default", "web").is_none());
+    assert!(rss(&w).is_empty());
+    assert!(w.list(("", "pods"), "default").is_empty());
+}
+
+#[test]
+fn gc_orphan_strips_owner_references_and_keeps_dependents() {
+    let mut w = full_world();
+    w.create(Object::Deployment(Box::new(deployment("web", 2, "nginx")))).unwrap();
+    w.run_for(30_000);
+    delete_deployment(&mut w, "web", kubesim_apiserver::Propagation::Orphan);
+    w.run_for(30_000);
+    assert!(w.get(("apps", "deployments"), "default", "web").is_none());
+    let rss = rss(&w);
+    assert_eq!(rss.len(), 1);
+    assert!(rss[0].metadata.owner_references.as_ref().is_none_or(|r| r.is_empty()));
+    assert_eq!(live_pods(&w), 2);
+    // Pods still belong to the ReplicaSet.
+    for p in w.list(("", "pods"), "default") {
+        assert_eq!(p.metadata().owner_references.as_ref().unwrap()[0].kind, "ReplicaSet");
+    }
+}
+
+#[test]
+fn namespace_deletion_removes_contents_and_the_namespace() {
+    use kubesim_api::k8s_openapi::api::core::v1::Namespace;
+    let mut w = full_world();
+    w.create(Object::Namespace(Box::new(Namespace { metadata: ObjectMeta { name: Some("team".into()), ..Default::default() }, ..Default::default() }))).unwrap();
+    let mut d = deployment("api", 2, "nginx");
+    d.metadata.namespace = Some("team".into());
+    w.run_for(1000);
+    w.create(Object::Deployment(Box::new(d))).unwrap();
+    w.run_for(30_000);
+    assert_eq!(w.list(("", "pods"), "team").len(), 2);
+    assert!(w.get(("", "serviceaccounts"), "team", "default").is_some());
+    assert!(w.get(("", "configmaps"), "team", "kube-root-ca.crt").is_some());
+    let info = kubesim_api::object::kind_info("v1", "Namespace").unwrap();
+    w.as_user(|ctx| ctx.delete(info, "", "team", Default::default())).unwrap();
+    w.run_for(60_000);
+    assert!(w.get(("", "namespaces"), "", "team").is_none());
+    for r in [("", "pods"), ("apps", "replicasets"), ("apps", "deployments"), ("", "serviceaccounts"), ("", "configmaps")] {
+        assert!(w.list(r, "team").is_empty(), "{r:?} left in team");
+    }
+}
+
+#[test]
+fn service_accounts_and_root_ca_are_published_and_restored() {
+    let mut w = full_world();
+    w.run_for(1000);
+    let sa = w.get(("", "serviceaccounts"), "default", "default").expect("default SA");
+    assert_eq!(sa.metadata().owner_references, None);
+    let cm = w.get(("", "configmaps"), "default", "kube-root-ca.crt").expect("root CA");
+    let Object::ConfigMap(cm) = cm.as_ref() else { unreachable!() };
+    assert!(cm.data.as_ref().unwrap()["ca.crt"].starts_with("-----BEGIN CERTIFICATE-----"));
+    // Deleted → recreated; edited → reset.
+    let info = kubesim_api::object::kind_info("v1", "ConfigMap").unwrap();
+    w.as_user(|ctx| ctx.delete(info, "default", "kube-root-ca.crt", Default::default())).unwrap();
+    let sa_info = kubesim_api::object::kind_info("v1", "ServiceAccount").unwrap();
+    w.as_user(|ctx| ctx.delete(sa_info, "default", "default", Default::default())).unwrap();
+    w.run_for(1000);
+    assert!(w.get(("", "configmaps"), "default", "kube-root-ca.crt").is_some());
+    assert!(w.get(("", "serviceaccounts"), "default", "default").is_some());
+    let mut edited = (**cm).clone();
+    edited.metadata = w.get(("", "configmaps"), "default", "kube-root-ca.crt").unwrap().metadata().clone();
+    edited.data = Some(BTreeMap::from([("ca.crt".to_string(), "tampered".to_string())]));
+    w.as_user(|ctx| ctx.update(Object::ConfigMap(Box::new(edited)))).unwrap();
+    w.run_for(1000);
+    let Object::ConfigMap(cm) = w.get(("", "configmaps"), "default", "kube-root-ca.crt").unwrap().as_ref().clone() else { unreachable!() };
+    assert_ne!(cm.data.unwrap()["ca.crt"], "tampered");
+}
+

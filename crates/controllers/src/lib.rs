@@ -11,6 +11,8 @@
 //! - [`replicaset`]: ReplicaSet controller (slow-start creation, deletion ranking, status).
 //! - [`deployment`] + [`deployment_util`]: Deployment controller (rolling/recreate, revisions,
 //!   proportional scaling, progress deadline, history cleanup).
+//! - [`gc`]: garbage collector (background / foreground / orphan propagation).
+//! - [`namespace`]: namespace deletion, ServiceAccount "default", root CA ConfigMap.
 //!
 //! Known deviations from upstream (v1.34):
 //! - pod-template-hash is FNV-32a over a canonical JSON serialization of the template, not
@@ -26,6 +28,8 @@
 pub mod common;
 pub mod deployment;
 pub mod deployment_util;
+pub mod gc;
+pub mod namespace;
 pub mod replicaset;
 #[cfg(test)]
 mod testing;
@@ -41,5 +45,9 @@ pub fn controllers() -> Vec<Box<dyn Component>> {
     vec![
         Box::new(deployment::DeploymentController::new()),
         Box::new(replicaset::ReplicaSetController::new()),
+        Box::new(gc::GarbageCollector::new()),
+        Box::new(namespace::NamespaceController::new()),
+        Box::new(namespace::ServiceAccountController::new()),
+        Box::new(namespace::RootCaPublisher::new()),
     ]
 }
