@@ -276,3 +276,138 @@ fn service_accounts_and_root_ca_are_published_and_restored() {
     assert_ne!(cm.data.unwrap()["ca.crt"], "tampered");
 }
 
+
+fn rs_by_revision(w: &TestWorld) -> BTreeMap<String, ReplicaSet> {
+    rss(w).into_iter().map(|rs| (rs.metadata.annotations.as_ref().unwrap()[REVISION_ANNOTATION].clone(), rs)).collect()
+}
+
+#[test]
+fn rollback_reuses_the_old_replica_set_with_a_new_revision_and_history() {
+    let mut w = world();
+    w.create(Object::Deployment(Box::new(deployment("web", 2, "nginx:1.27")))).unwrap();
+    w.run_for(30_000);
+    update_image(&mut w, "web", "nginx:1.28");
+    w.run_for(60_000);
+    // kubectl rollout undo: copy revision 1's template (without the hash label) into the Deployment.
+    let revs = rs_by_revision(&w);
+    let mut template = revs["1"].spec.as_ref().unwrap().template.clone().unwrap();
+    template.metadata.as_mut().unwrap().labels.as_mut().unwrap().remove(POD_TEMPLATE_HASH_LABEL);
+    let mut d = get_deployment(&w, "web");
+    d.spec.as_mut().unwrap().template = template;
+    w.as_user(|ctx| ctx.update(Object::Deployment(Box::new(d)))).unwrap();
+    w.run_for(60_000);
+    let rss = rss(&w);
+    assert_eq!(rss.len(), 2, "no third replica set");
+    let revs = rs_by_revision(&w);
+    assert_eq!(revs.keys().cloned().collect::<Vec<_>>(), vec!["2".to_string(), "3".to_string()]);
+    let rolled_back = &revs["3"];
+    assert_eq!(rolled_back.metadata.annotations.as_ref().unwrap()[REVISION_HISTORY_ANNOTATION], "1");
+    assert!(rolled_back.spec.as_ref().unwrap().template.as_ref().unwrap().spec.as_ref().unwrap().containers[0].image.as_deref() == Some("nginx:1.27"));
+    assert_eq!(rolled_back.spec.as_ref().unwrap().replicas, Some(2));
+    assert_eq!(revs["2"].spec.as_ref().unwrap().replicas, Some(0));
+    assert_eq!(get_deployment(&w, "web").metadata.annotations.unwrap()[REVISION_ANNOTATION], "3");
+}
+
+#[test]
+fn revision_history_limit_deletes_the_oldest_empty_replica_sets() {
+    let mut w = world();
+    let mut d = deployment("web", 1, "nginx:1");
+    d.spec.as_mut().unwrap().revision_history_limit = Some(1);
+    w.create(Object::Deployment(Box::new(d))).unwrap();
+    w.run_for(30_000);
+    for image in ["nginx:2", "nginx:3", "nginx:4"] {
+        update_image(&mut w, "web", image);
+        w.run_for(60_000);
+    }
+    let revs = rs_by_revision(&w);
+    assert_eq!(revs.keys().cloned().collect::<Vec<_>>(), vec!["3".to_string(), "4".to_string()]);
+}
+
+#[test]
+fn paused_deployments_do_not_roll_out_but_scale_and_resume() {
+    let mut w = world();
+    w.create(Object::Deployment(Box::new(deployment("web", 2, "nginx:1")))).unwrap();
+    w.run_for(30_000);
+    let mut d = get_deployment(&w, "web");
+    d.spec.as_mut().unwrap().paused = Some(true);
+    d.spec.as_mut().unwrap().template.spec.as_mut().unwrap().containers[0].image = Some("nginx:2".into());
+    w.as_user(|ctx| ctx.update(Object::Deployment(Box::new(d)))).unwrap();
+    w.run_for(30_000);
+    assert_eq!(rss(&w).len(), 1, "no rollout while paused");
+    let d = get_deployment(&w, "web");
+    let status = d.status.clone().unwrap();
+    let progressing = crate::deployment::get_condition(&status, "Progressing").unwrap();
+    assert_eq!((progressing.status.as_str(), progressing.reason.as_deref(), progressing.message.as_deref()), ("Unknown", Some("DeploymentPaused"), Some("Deployment is paused")));
+    // Scaling still happens.
+    let mut d = get_deployment(&w, "web");
+    d.spec.as_mut().unwrap().replicas = Some(4);
+    w.as_user(|ctx| ctx.update(Object::Deployment(Box::new(d)))).unwrap();
+    w.run_for(30_000);
+    assert_eq!(live_pods(&w), 4);
+    // Resume → rollout.
+    let mut d = get_deployment(&w, "web");
+    d.spec.as_mut().unwrap().paused = None;
+    w.as_user(|ctx| ctx.update(Object::Deployment(Box::new(d)))).unwrap();
+    w.run_for(120_000);
+    let revs = rs_by_revision(&w);
+    assert_eq!(revs["2"].spec.as_ref().unwrap().replicas, Some(4));
+    assert_eq!(revs["1"].spec.as_ref().unwrap().replicas, Some(0));
+    let d = get_deployment(&w, "web");
+    let progressing = crate::deployment::get_condition(d.status.as_ref().unwrap(), "Progressing").unwrap().clone();
+    assert_eq!(progressing.reason.as_deref(), Some("NewReplicaSetAvailable"));
+}
+
+#[test]
+fn progress_deadline_exceeded_when_new_pods_never_become_ready() {
+    let mut kubelet = FakeKubelet::new(2000, 1000);
+    kubelet.never_ready_prefix = Some("web-".into());
+    let mut w = TestWorld::new(vec![Box::new(DeploymentController::new()), Box::new(ReplicaSetController::new()), Box::new(kubelet)]);
+    let mut d = deployment("web", 2, "nginx:broken");
+    d.spec.as_mut().unwrap().progress_deadline_seconds = Some(10);
+    w.create(Object::Deployment(Box::new(d))).unwrap();
+    w.run_for(5_000);
+    let d = get_deployment(&w, "web");
+    let cond = crate::deployment::get_condition(d.status.as_ref().unwrap(), "Progressing").unwrap().clone();
+    assert_eq!((cond.status.as_str(), cond.reason.as_deref()), ("True", Some("ReplicaSetUpdated")), "pods were created: progress");
+    w.run_for(20_000);
+    let d = get_deployment(&w, "web");
+    let status = d.status.unwrap();
+    let cond = crate::deployment::get_condition(&status, "Progressing").unwrap().clone();
+    let rs_name = rss(&w)[0].metadata.name.clone().unwrap();
+    assert_eq!((cond.status.as_str(), cond.reason.as_deref()), ("False", Some("ProgressDeadlineExceeded")));
+    assert_eq!(cond.message, Some(format!("ReplicaSet {rs_name:?} has timed out progressing.")));
+    let available = crate::deployment::get_condition(&status, "Available").unwrap();
+    assert_eq!((available.status.as_str(), available.reason.as_deref()), ("False", Some("MinimumReplicasUnavailable")));
+    assert_eq!(available.message.as_deref(), Some("Deployment does not have minimum availability."));
+}
+
+#[test]
+fn scaling_mid_rollout_is_proportional() {
+    // New pods never become ready, so the rollout stalls with both replica sets active.
+    let mut w = TestWorld::new(vec![Box::new(DeploymentController::new()), Box::new(ReplicaSetController::new())]);
+    w.create(Object::Deployment(Box::new(deployment("web", 10, "nginx:1")))).unwrap();
+    w.add(Box::new(FakeKubelet::new(2000, 1000)));
+    w.run_for(30_000);
+    let old_hash = rss(&w)[0].metadata.labels.as_ref().unwrap()[POD_TEMPLATE_HASH_LABEL].clone();
+    // Stop readiness for the new template's pods: swap in a kubelet that never readies them.
+    update_image(&mut w, "web", "nginx:2");
+    let new_hash = compute_hash(&get_deployment(&w, "web").spec.unwrap().template, None);
+    let idx = w.components.iter().position(|c| c.name() == "kubelet/node-1").unwrap();
+    w.components[idx].as_any_mut().downcast_mut::<FakeKubelet>().unwrap().never_ready_prefix = Some(format!("web-{new_hash}"));
+    w.run_for(30_000);
+    // 25%/25% of 10: surge 3, unavailable 2 → new 5 (unready), old 8.
+    let sizes = |w: &TestWorld| -> (i32, i32) {
+        let rss = rss(w);
+        let size = |h: &str| rss.iter().find(|r| r.metadata.name.as_deref() == Some(&format!("web-{h}"))).unwrap().spec.as_ref().unwrap().replicas.unwrap();
+        (size(&old_hash), size(&new_hash))
+    };
+    assert_eq!(sizes(&w), (8, 5));
+    let mut d = get_deployment(&w, "web");
+    d.spec.as_mut().unwrap().replicas = Some(20);
+    w.as_user(|ctx| ctx.update(Object::Deployment(Box::new(d)))).unwrap();
+    w.run_for(5_000);
+    // allowed 20 + 5 = 25, 12 to add: old 8 → round(8×25/13)=15, new 5 → round(5×25/13)=10.
+    assert_eq!(sizes(&w), (15, 10));
+    let events = w.events();
+    assert!(events.contains(&("ScalingReplicaSet".into(), format!("Scaled up replica set web-{old_hash} from 8 to 15"))), "{events:?}");
+}

@@ -222,7 +222,7 @@ impl Component for FakeKubelet {
                 pod = ctx.api.get(info, &ns, &name).unwrap().as_pod().unwrap().clone();
             }
             let now = time_at(ctx.now);
-            let mut status = pod.status.clone().unwrap_or_else(PodStatus::default);
+            let mut status = pod.status.clone().unwrap_or_default();
             status.phase = Some("Running".into());
             let conds = status.conditions.get_or_insert_with(Vec::new);
             conds.retain(|c| c.type_ != "Ready");

@@ -1,4 +1,5 @@
 //! Upstream unit-test vectors (reference sections 3 and 4), table-driven.
+#![allow(clippy::type_complexity)]
 
 use crate::deployment_util::*;
 use crate::replicaset::*;
