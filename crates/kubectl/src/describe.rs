@@ -1,16 +1,1202 @@
-//! `kubectl describe` (staging/src/k8s.io/kubectl/pkg/describe/describe.go).
+//! `kubectl describe` (staging/src/k8s.io/kubectl/pkg/describe/describe.go): PrefixWriter
+//! levels of two spaces, one tabwriter (minwidth 0, padding 2) flushed before the Events table.
 
 use crate::args::Args;
+use crate::get::{parse_targets, Filter};
+use crate::printers::{self, tabwriter};
+use crate::util::{self, format_label_selector, jget, jint, jstr, label_selector_json, server_error};
 use crate::Output;
-use kubesim_api::k8s_openapi::api::core::v1::PodTemplateSpec;
+use kubesim_api::k8s_openapi::api::core::v1::{
+    Container, ContainerState, ContainerStatus, Event, Node, Pod, PodTemplateSpec, Probe, Service, Toleration, Volume,
+};
+use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use kubesim_api::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kubesim_api::object::{kind_info, KindInfo, Object};
+use kubesim_api::quantity::{parse_milli, parse_value};
+use kubesim_api::time::{human_duration, millis_of};
+use kubesim_api::Millis;
 use kubesim_apiserver::{ApiServer, Request};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Arc;
 
-/// `kubectl describe`.
-pub fn run(_args: &Args, _api: &mut ApiServer, _req: &mut Request, _namespace: &str, out: &mut Output) {
-    out.fail("error: describe is not implemented yet");
+/// describe.go's PrefixWriter: lines prefixed by two spaces per level.
+#[derive(Default)]
+struct Writer {
+    buf: String,
+    flushed: String,
 }
 
-/// DescribePodTemplate.
-pub fn pod_template(_template: &PodTemplateSpec) -> String {
-    String::new()
+impl Writer {
+    fn w(&mut self, level: usize, text: impl AsRef<str>) {
+        for _ in 0..level {
+            self.buf.push_str("  ");
+        }
+        self.buf.push_str(text.as_ref());
+    }
+    fn flush(&mut self) {
+        self.flushed.push_str(&tabwriter(&self.buf, 0, 2));
+        self.buf.clear();
+    }
+    fn finish(mut self) -> String {
+        self.flush();
+        self.flushed
+    }
+}
+
+/// RFC 1123 with numeric zone, as describe prints times.
+fn rfc1123z(t: &Time) -> String {
+    t.0.strftime("%a, %d %b %Y %H:%M:%S +0000").to_string()
+}
+
+fn since(t: Option<&Time>, now: Millis) -> String {
+    util::age(t, now)
+}
+
+fn or_none(s: &str) -> &str {
+    if s.is_empty() { "<none>" } else { s }
+}
+
+/// printLabelsMultiline.
+fn labels_multiline(w: &mut Writer, title: &str, labels: Option<&BTreeMap<String, String>>) {
+    w.w(0, format!("{title}:\t"));
+    match labels.filter(|l| !l.is_empty()) {
+        None => w.w(0, "<none>\n"),
+        Some(l) => {
+            for (i, (k, v)) in l.iter().enumerate() {
+                if i != 0 {
+                    w.w(0, "\t");
+                }
+                w.w(0, format!("{k}={v}\n"));
+            }
+        }
+    }
+}
+
+/// printAnnotationsMultiline (skips the last-applied-configuration annotation).
+fn annotations_multiline(w: &mut Writer, title: &str, annotations: Option<&BTreeMap<String, String>>) {
+    w.w(0, format!("{title}:\t"));
+    let keys: Vec<(&String, &String)> = annotations
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| k.as_str() != crate::apply::LAST_APPLIED)
+        .collect();
+    if keys.is_empty() {
+        w.w(0, "<none>\n");
+        return;
+    }
+    for (i, (k, v)) in keys.iter().enumerate() {
+        if i != 0 {
+            w.w(0, "\t");
+        }
+        let value = if v.len() > 140 && !v.contains('\n') { format!("{}...", &v[..v.char_indices().nth(140).map(|(i, _)| i).unwrap_or(v.len())]) } else { v.to_string() };
+        if value.contains('\n') {
+            w.w(0, format!("{k}:\n"));
+            for line in value.lines() {
+                w.w(0, format!("\t  {line}\n"));
+            }
+        } else {
+            w.w(0, format!("{k}: {value}\n"));
+        }
+    }
+}
+
+/// printTolerationsMultiline.
+fn tolerations_multiline(w: &mut Writer, title: &str, indent: &str, tolerations: &[Toleration]) {
+    w.w(0, format!("{indent}{title}:\t"));
+    if tolerations.is_empty() {
+        w.w(0, "<none>\n");
+        return;
+    }
+    let mut sorted = tolerations.to_vec();
+    sorted.sort_by(|a, b| a.key.cmp(&b.key));
+    for (i, t) in sorted.iter().enumerate() {
+        if i != 0 {
+            w.w(0, format!("{indent}\t"));
+        }
+        let key = t.key.clone().unwrap_or_default();
+        let mut line = key.clone();
+        let value = t.value.clone().unwrap_or_default();
+        if !value.is_empty() {
+            let _ = write!(line, "={value}");
+        }
+        let effect = t.effect.clone().unwrap_or_default();
+        if !effect.is_empty() {
+            let _ = write!(line, ":{effect}");
+        }
+        if t.operator.as_deref() == Some("Exists") && value.is_empty() {
+            line.push_str(if !key.is_empty() || !effect.is_empty() { " op=Exists" } else { "op=Exists" });
+        }
+        if let Some(s) = t.toleration_seconds {
+            let _ = write!(line, " for {s}s");
+        }
+        w.w(0, format!("{line}\n"));
+    }
+}
+
+/// The Events section for an object (events whose involvedObject is the object).
+fn events_for(api: &ApiServer, object: &Object) -> Vec<Event> {
+    let Some(info) = kind_info("v1", "Event") else { return Vec::new() };
+    let ns = if object.namespace().is_empty() { None } else { Some(object.namespace()) };
+    let uid = object.metadata().uid.clone();
+    let mut events: Vec<Event> = util::list(api, info, ns)
+        .iter()
+        .filter_map(|e| match e.as_ref() {
+            Object::Event(e) => Some((**e).clone()),
+            _ => None,
+        })
+        .filter(|e| {
+            let io = &e.involved_object;
+            io.name.as_deref() == Some(object.name())
+                && io.kind.as_deref() == Some(object.kind())
+                && (io.uid.is_none() || uid.is_none() || io.uid == uid)
+        })
+        .collect();
+    let key = |e: &Event| e.last_timestamp.as_ref().or(e.first_timestamp.as_ref()).map(millis_of).unwrap_or(0);
+    events.sort_by_key(key);
+    events
+}
+
+/// DescribeEvents.
+fn describe_events(w: &mut Writer, events: &[Event], now: Millis) {
+    if events.is_empty() {
+        w.w(0, "Events:\t<none>\n");
+        return;
+    }
+    w.flush();
+    w.w(0, "Events:\n  Type\tReason\tAge\tFrom\tMessage\n");
+    w.w(1, "----\t------\t----\t----\t-------\n");
+    for e in events {
+        let first = match (&e.first_timestamp, &e.event_time) {
+            (Some(t), _) => since(Some(t), now),
+            (None, Some(t)) => human_duration(now.saturating_sub((t.0.as_millisecond() - kubesim_api::time::EPOCH_UNIX_SECONDS * 1000).max(0) as Millis)),
+            _ => "<unknown>".into(),
+        };
+        let count = e.count.unwrap_or(1);
+        let interval = if count > 1 { format!("{} (x{count} over {first})", since(e.last_timestamp.as_ref(), now)) } else { first };
+        let source = e.source.as_ref().and_then(|s| s.component.clone()).filter(|c| !c.is_empty()).or_else(|| e.reporting_component.clone()).unwrap_or_default();
+        w.w(1, format!(
+            "{}\t{}\t{interval}\t{source}\t{}\n",
+            e.type_.clone().unwrap_or_default(),
+            e.reason.clone().unwrap_or_default(),
+            e.message.clone().unwrap_or_default().trim()
+        ));
+    }
+}
+
+fn controller_of(meta: &ObjectMeta) -> Option<String> {
+    meta.owner_references.iter().flatten().find(|r| r.controller == Some(true)).map(|r| format!("{}/{}", r.kind, r.name))
+}
+
+fn describe_status(w: &mut Writer, name: &str, state: &ContainerState) {
+    if let Some(r) = &state.running {
+        w.w(2, format!("{name}:\tRunning\n"));
+        w.w(3, format!("Started:\t{}\n", r.started_at.as_ref().map(rfc1123z).unwrap_or_default()));
+    } else if let Some(wt) = &state.waiting {
+        w.w(2, format!("{name}:\tWaiting\n"));
+        if let Some(r) = wt.reason.as_deref().filter(|r| !r.is_empty()) {
+            w.w(3, format!("Reason:\t{r}\n"));
+        }
+    } else if let Some(t) = &state.terminated {
+        w.w(2, format!("{name}:\tTerminated\n"));
+        if let Some(r) = t.reason.as_deref().filter(|r| !r.is_empty()) {
+            w.w(3, format!("Reason:\t{r}\n"));
+        }
+        if let Some(m) = t.message.as_deref().filter(|r| !r.is_empty()) {
+            w.w(3, format!("Message:\t{m}\n"));
+        }
+        w.w(3, format!("Exit Code:\t{}\n", t.exit_code));
+        if let Some(s) = t.signal.filter(|s| *s > 0) {
+            w.w(3, format!("Signal:\t{s}\n"));
+        }
+        w.w(3, format!("Started:\t{}\n", t.started_at.as_ref().map(rfc1123z).unwrap_or_else(|| "Mon, 01 Jan 0001 00:00:00 +0000".into())));
+        w.w(3, format!("Finished:\t{}\n", t.finished_at.as_ref().map(rfc1123z).unwrap_or_else(|| "Mon, 01 Jan 0001 00:00:00 +0000".into())));
+    } else {
+        w.w(2, format!("{name}:\tWaiting\n"));
+    }
+}
+
+fn int_or_string(v: &IntOrString) -> String {
+    match v {
+        IntOrString::Int(i) => i.to_string(),
+        IntOrString::String(s) => s.clone(),
+    }
+}
+
+/// DescribeProbe.
+fn describe_probe(p: &Probe) -> String {
+    let attrs = format!(
+        "delay={}s timeout={}s period={}s #success={} #failure={}",
+        p.initial_delay_seconds.unwrap_or(0),
+        p.timeout_seconds.unwrap_or(0),
+        p.period_seconds.unwrap_or(0),
+        p.success_threshold.unwrap_or(0),
+        p.failure_threshold.unwrap_or(0)
+    );
+    if let Some(e) = &p.exec {
+        return format!("exec [{}] {attrs}", e.command.clone().unwrap_or_default().join(" "));
+    }
+    if let Some(h) = &p.http_get {
+        let scheme = h.scheme.clone().unwrap_or_default().to_ascii_lowercase();
+        let port = int_or_string(&h.port);
+        let host = h.host.clone().unwrap_or_default();
+        return format!("http-get {scheme}://{host}:{port}{} {attrs}", h.path.clone().unwrap_or_default());
+    }
+    if let Some(t) = &p.tcp_socket {
+        return format!("tcp-socket {}:{} {attrs}", t.host.clone().unwrap_or_default(), int_or_string(&t.port));
+    }
+    if let Some(g) = &p.grpc {
+        return format!("grpc <pod>:{} {} {attrs}", g.port, g.service.clone().unwrap_or_default());
+    }
+    format!("unknown {attrs}")
+}
+
+/// describeContainers.
+fn describe_containers(w: &mut Writer, label: &str, containers: &[Container], statuses: &[ContainerStatus], space: &str) {
+    w.w(0, format!("{space}{label}:\n"));
+    let name_indent = if space.is_empty() { "" } else { " " };
+    for c in containers {
+        let status = statuses.iter().find(|s| s.name == c.name);
+        w.w(1, format!("{name_indent}{}:\n", c.name));
+        if let Some(s) = status {
+            w.w(2, format!("Container ID:\t{}\n", s.container_id.clone().unwrap_or_default()));
+        }
+        w.w(2, format!("Image:\t{}\n", c.image.clone().unwrap_or_default()));
+        if let Some(s) = status {
+            w.w(2, format!("Image ID:\t{}\n", s.image_id));
+        }
+        let ports: Vec<String> = c.ports.iter().flatten().map(|p| format!("{}/{}", p.container_port, p.protocol.clone().unwrap_or_else(|| "TCP".into()))).collect();
+        let host_ports: Vec<String> = c.ports.iter().flatten().map(|p| format!("{}/{}", p.host_port.unwrap_or(0), p.protocol.clone().unwrap_or_else(|| "TCP".into()))).collect();
+        let ports = ports.join(", ");
+        let host_ports = host_ports.join(", ");
+        if ports.contains(',') {
+            w.w(2, format!("Ports:\t{ports}\n"));
+        } else {
+            w.w(2, format!("Port:\t{}\n", or_none(&ports)));
+        }
+        if host_ports.contains(',') {
+            w.w(2, format!("Host Ports:\t{host_ports}\n"));
+        } else {
+            w.w(2, format!("Host Port:\t{}\n", or_none(&host_ports)));
+        }
+        if let Some(p) = &c.restart_policy {
+            w.w(2, format!("Restart Policy:\t{p}\n"));
+        }
+        for (title, list) in [("Command", &c.command), ("Args", &c.args)] {
+            if let Some(list) = list.as_ref().filter(|l| !l.is_empty()) {
+                w.w(2, format!("{title}:\n"));
+                for item in list {
+                    for line in item.split('\n') {
+                        w.w(3, format!("{line}\n"));
+                    }
+                }
+            }
+        }
+        if let Some(s) = status {
+            describe_status(w, "State", &s.state.clone().unwrap_or_default());
+            if let Some(last) = s.last_state.as_ref().filter(|l| l.terminated.is_some()) {
+                describe_status(w, "Last State", last);
+            }
+            w.w(2, format!("Ready:\t{}\n", if s.ready { "True" } else { "False" }));
+            w.w(2, format!("Restart Count:\t{}\n", s.restart_count));
+        }
+        let resources = c.resources.clone().unwrap_or_default();
+        for (title, map) in [("Limits", &resources.limits), ("Requests", &resources.requests)] {
+            if let Some(map) = map.as_ref().filter(|m| !m.is_empty()) {
+                w.w(2, format!("{title}:\n"));
+                for (k, q) in map {
+                    w.w(3, format!("{k}:\t{}\n", q.0));
+                }
+            }
+        }
+        for (title, probe) in [("Liveness", &c.liveness_probe), ("Readiness", &c.readiness_probe), ("Startup", &c.startup_probe)] {
+            if let Some(p) = probe {
+                w.w(2, format!("{title}:\t{}\n", describe_probe(p)));
+            }
+        }
+        if let Some(env_from) = c.env_from.as_ref().filter(|e| !e.is_empty()) {
+            w.w(2, "Environment Variables from:\n");
+            for e in env_from {
+                let (name, kind, optional) = match (&e.config_map_ref, &e.secret_ref) {
+                    (Some(cm), _) => (cm.name.clone(), "ConfigMap", cm.optional.unwrap_or(false)),
+                    (None, Some(s)) => (s.name.clone(), "Secret", s.optional.unwrap_or(false)),
+                    _ => continue,
+                };
+                match e.prefix.as_deref().filter(|p| !p.is_empty()) {
+                    Some(p) => w.w(3, format!("{name}\t{kind} with prefix '{p}'\tOptional: {optional}\n")),
+                    None => w.w(3, format!("{name}\t{kind}\tOptional: {optional}\n")),
+                }
+            }
+        }
+        let env = c.env.clone().unwrap_or_default();
+        w.w(2, format!("Environment:{}\n", if env.is_empty() { "\t<none>" } else { "" }));
+        for e in &env {
+            match &e.value_from {
+                None => {
+                    for (i, line) in e.value.clone().unwrap_or_default().split('\n').enumerate() {
+                        if i == 0 {
+                            w.w(3, format!("{}:\t{line}\n", e.name));
+                        } else {
+                            w.w(3, format!("\t{line}\n"));
+                        }
+                    }
+                }
+                Some(v) => {
+                    if let Some(f) = &v.field_ref {
+                        w.w(3, format!("{}:\t (v1:{})\n", e.name, f.field_path));
+                    } else if let Some(r) = &v.resource_field_ref {
+                        w.w(3, format!("{}:\t ({})\n", e.name, r.resource));
+                    } else if let Some(s) = &v.secret_key_ref {
+                        w.w(3, format!("{}:\t<set to the key '{}' in secret '{}'>\tOptional: {}\n", e.name, s.key, s.name, s.optional.unwrap_or(false)));
+                    } else if let Some(cm) = &v.config_map_key_ref {
+                        w.w(3, format!("{}:\t<set to the key '{}' of config map '{}'>\tOptional: {}\n", e.name, cm.key, cm.name, cm.optional.unwrap_or(false)));
+                    }
+                }
+            }
+        }
+        let mut mounts = c.volume_mounts.clone().unwrap_or_default();
+        mounts.sort_by(|a, b| a.mount_path.cmp(&b.mount_path));
+        w.w(2, format!("Mounts:{}\n", if mounts.is_empty() { "\t<none>" } else { "" }));
+        for m in &mounts {
+            let mut flags = vec![if m.read_only == Some(true) { "ro".to_string() } else { "rw".to_string() }];
+            if let Some(sp) = m.sub_path.as_deref().filter(|s| !s.is_empty()) {
+                flags.push(format!("path={sp:?}"));
+            }
+            w.w(3, format!("{} from {} ({})\n", m.mount_path, m.name, flags.join(",")));
+        }
+    }
+}
+
+/// describeVolumes.
+fn describe_volumes(w: &mut Writer, volumes: &[Volume], space: &str) {
+    if volumes.is_empty() {
+        w.w(0, format!("{space}Volumes:\t<none>\n"));
+        return;
+    }
+    w.w(0, format!("{space}Volumes:\n"));
+    let name_indent = if space.is_empty() { "" } else { " " };
+    for v in volumes {
+        w.w(1, format!("{name_indent}{}:\n", v.name));
+        if let Some(h) = &v.host_path {
+            w.w(2, format!("Type:\tHostPath (bare host directory volume)\n    Path:\t{}\n    HostPathType:\t{}\n", h.path, h.type_.clone().unwrap_or_default()));
+        } else if let Some(e) = &v.empty_dir {
+            w.w(2, format!(
+                "Type:\tEmptyDir (a temporary directory that shares a pod's lifetime)\n    Medium:\t{}\n    SizeLimit:\t{}\n",
+                e.medium.clone().unwrap_or_default(),
+                e.size_limit.as_ref().map(|q| q.0.clone()).unwrap_or_else(|| "<unset>".into())
+            ));
+        } else if let Some(s) = &v.secret {
+            w.w(2, format!("Type:\tSecret (a volume populated by a Secret)\n    SecretName:\t{}\n    Optional:\t{}\n", s.secret_name.clone().unwrap_or_default(), s.optional.unwrap_or(false)));
+        } else if let Some(cm) = &v.config_map {
+            w.w(2, format!("Type:\tConfigMap (a volume populated by a ConfigMap)\n    Name:\t{}\n    Optional:\t{}\n", cm.name, cm.optional.unwrap_or(false)));
+        } else if let Some(pvc) = &v.persistent_volume_claim {
+            w.w(2, format!("Type:\tPersistentVolumeClaim (a reference to a PersistentVolumeClaim in the same namespace)\n    ClaimName:\t{}\n    ReadOnly:\t{}\n", pvc.claim_name, pvc.read_only.unwrap_or(false)));
+        } else if let Some(p) = &v.projected {
+            w.w(2, "Type:\tProjected (a volume that contains injected data from multiple sources)\n");
+            for source in p.sources.iter().flatten() {
+                if let Some(s) = &source.secret {
+                    w.w(2, format!("SecretName:\t{}\n    Optional:\t{}\n", s.name, s.optional.unwrap_or(false)));
+                } else if source.downward_api.is_some() {
+                    w.w(2, "DownwardAPI:\ttrue\n");
+                } else if let Some(cm) = &source.config_map {
+                    w.w(2, format!("ConfigMapName:\t{}\n    Optional:\t{}\n", cm.name, cm.optional.unwrap_or(false)));
+                } else if let Some(t) = &source.service_account_token {
+                    w.w(2, format!("TokenExpirationSeconds:\t{}\n", t.expiration_seconds.unwrap_or(3600)));
+                }
+            }
+        } else if let Some(d) = &v.downward_api {
+            w.w(2, "Type:\tDownwardAPI (a volume populated by information about the pod)\n    Items:\n");
+            for item in d.items.iter().flatten() {
+                if let Some(f) = &item.field_ref {
+                    w.w(0, format!("      {} -> {}\n", f.field_path, item.path));
+                }
+                if let Some(r) = &item.resource_field_ref {
+                    w.w(0, format!("      {} -> {}\n", r.resource, item.path));
+                }
+            }
+        } else if let Some(n) = &v.nfs {
+            w.w(2, format!("Type:\tNFS (an NFS mount that lasts the lifetime of a pod)\n    Server:\t{}\n    Path:\t{}\n    ReadOnly:\t{}\n", n.server, n.path, n.read_only.unwrap_or(false)));
+        } else {
+            w.w(2, "<unknown>\n");
+        }
+    }
+}
+
+/// DescribePodTemplate, as rollout history and workload describes print it.
+pub fn pod_template(template: &PodTemplateSpec) -> String {
+    let mut w = Writer::default();
+    write_pod_template(&mut w, template);
+    w.finish()
+}
+
+fn write_pod_template(w: &mut Writer, template: &PodTemplateSpec) {
+    w.w(0, "Pod Template:\n");
+    let meta = template.metadata.clone().unwrap_or_default();
+    w.w(0, "  ");
+    labels_multiline(w, "Labels", meta.labels.as_ref());
+    if meta.annotations.as_ref().is_some_and(|a| !a.is_empty()) {
+        w.w(0, "  ");
+        annotations_multiline(w, "Annotations", meta.annotations.as_ref());
+    }
+    let spec = template.spec.clone().unwrap_or_default();
+    if let Some(sa) = spec.service_account_name.as_deref().filter(|s| !s.is_empty()) {
+        w.w(0, format!("  Service Account:\t{sa}\n"));
+    }
+    if let Some(init) = spec.init_containers.as_ref().filter(|i| !i.is_empty()) {
+        describe_containers(w, "Init Containers", init, &[], "  ");
+    }
+    describe_containers(w, "Containers", &spec.containers, &[], "  ");
+    describe_volumes(w, spec.volumes.as_deref().unwrap_or_default(), "  ");
+    if let Some(pc) = spec.priority_class_name.as_deref().filter(|s| !s.is_empty()) {
+        w.w(0, format!("  Priority Class Name:\t{pc}\n"));
+    }
+    w.w(0, "  ");
+    labels_multiline(w, "Node-Selectors", spec.node_selector.as_ref());
+    tolerations_multiline(w, "Tolerations", "  ", spec.tolerations.as_deref().unwrap_or_default());
+}
+
+fn describe_pod(api: &ApiServer, pod: &Pod, object: &Object, now: Millis) -> String {
+    let mut w = Writer::default();
+    let meta = &pod.metadata;
+    let spec = pod.spec.clone().unwrap_or_default();
+    let status = pod.status.clone().unwrap_or_default();
+    w.w(0, format!("Name:\t{}\n", meta.name.clone().unwrap_or_default()));
+    w.w(0, format!("Namespace:\t{}\n", meta.namespace.clone().unwrap_or_default()));
+    if let Some(p) = spec.priority {
+        w.w(0, format!("Priority:\t{p}\n"));
+    }
+    if let Some(pc) = spec.priority_class_name.as_deref().filter(|s| !s.is_empty()) {
+        w.w(0, format!("Priority Class Name:\t{pc}\n"));
+    }
+    if let Some(rc) = spec.runtime_class_name.as_deref().filter(|s| !s.is_empty()) {
+        w.w(0, format!("Runtime Class Name:\t{rc}\n"));
+    }
+    if let Some(sa) = spec.service_account_name.as_deref().filter(|s| !s.is_empty()) {
+        w.w(0, format!("Service Account:\t{sa}\n"));
+    }
+    match spec.node_name.as_deref().filter(|n| !n.is_empty()) {
+        None => w.w(0, "Node:\t<none>\n"),
+        Some(n) => w.w(0, format!("Node:\t{n}/{}\n", status.host_ip.clone().unwrap_or_default())),
+    }
+    if let Some(t) = &status.start_time {
+        w.w(0, format!("Start Time:\t{}\n", rfc1123z(t)));
+    }
+    labels_multiline(&mut w, "Labels", meta.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
+    let phase = status.phase.clone().unwrap_or_default();
+    if meta.deletion_timestamp.is_some() && phase != "Failed" && phase != "Succeeded" {
+        w.w(0, format!("Status:\tTerminating (lasts {})\n", since(meta.deletion_timestamp.as_ref(), now)));
+        w.w(0, format!("Termination Grace Period:\t{}s\n", meta.deletion_grace_period_seconds.unwrap_or(0)));
+    } else {
+        w.w(0, format!("Status:\t{phase}\n"));
+    }
+    if let Some(r) = status.reason.as_deref().filter(|s| !s.is_empty()) {
+        w.w(0, format!("Reason:\t{r}\n"));
+    }
+    if let Some(m) = status.message.as_deref().filter(|s| !s.is_empty()) {
+        w.w(0, format!("Message:\t{m}\n"));
+    }
+    w.w(0, format!("IP:\t{}\n", status.pod_ip.clone().unwrap_or_default()));
+    let ips = status.pod_ips.clone().unwrap_or_default();
+    if ips.is_empty() {
+        w.w(0, "IPs:\t<none>\n");
+    } else {
+        w.w(0, "IPs:\n");
+        for ip in ips {
+            w.w(0, format!("  IP:\t{}\n", ip.ip));
+        }
+    }
+    if let Some(c) = controller_of(meta) {
+        w.w(0, format!("Controlled By:\t{c}\n"));
+    }
+    if let Some(n) = status.nominated_node_name.as_deref().filter(|s| !s.is_empty()) {
+        w.w(0, format!("NominatedNodeName:\t{n}\n"));
+    }
+    if let Some(init) = spec.init_containers.as_ref().filter(|i| !i.is_empty()) {
+        describe_containers(&mut w, "Init Containers", init, status.init_container_statuses.as_deref().unwrap_or_default(), "");
+    }
+    describe_containers(&mut w, "Containers", &spec.containers, status.container_statuses.as_deref().unwrap_or_default(), "");
+    if let Some(gates) = spec.readiness_gates.as_ref().filter(|g| !g.is_empty()) {
+        w.w(0, "Readiness Gates:\n  Type\tStatus\n");
+        for g in gates {
+            let s = status.conditions.iter().flatten().find(|c| c.type_ == g.condition_type).map(|c| c.status.clone()).unwrap_or_else(|| "<none>".into());
+            w.w(1, format!("{} \t{s} \n", g.condition_type));
+        }
+    }
+    if let Some(conditions) = status.conditions.as_ref().filter(|c| !c.is_empty()) {
+        w.w(0, "Conditions:\n  Type\tStatus\n");
+        for c in conditions {
+            w.w(1, format!("{} \t{} \n", c.type_, c.status));
+        }
+    }
+    describe_volumes(&mut w, spec.volumes.as_deref().unwrap_or_default(), "");
+    let qos = status.qos_class.clone().unwrap_or_else(|| kubesim_apiserver::admission::qos_class(&spec).to_string());
+    w.w(0, format!("QoS Class:\t{qos}\n"));
+    labels_multiline(&mut w, "Node-Selectors", spec.node_selector.as_ref());
+    tolerations_multiline(&mut w, "Tolerations", "", spec.tolerations.as_deref().unwrap_or_default());
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
+}
+
+fn describe_deployment(api: &ApiServer, object: &Object, now: Millis) -> String {
+    let Object::Deployment(d) = object else { return String::new() };
+    let mut w = Writer::default();
+    let spec = d.spec.clone().unwrap_or_default();
+    let status = d.status.clone().unwrap_or_default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    w.w(0, format!("Namespace:\t{}\n", object.namespace()));
+    w.w(0, format!("CreationTimestamp:\t{}\n", d.metadata.creation_timestamp.as_ref().map(rfc1123z).unwrap_or_default()));
+    labels_multiline(&mut w, "Labels", d.metadata.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", d.metadata.annotations.as_ref());
+    w.w(0, format!("Selector:\t{}\n", format_label_selector(Some(&spec.selector))));
+    let replicas = spec.replicas.unwrap_or(1);
+    w.w(0, format!(
+        "Replicas:\t{replicas} desired | {} updated | {} total | {} available | {} unavailable\n",
+        status.updated_replicas.unwrap_or(0),
+        status.replicas.unwrap_or(0),
+        status.available_replicas.unwrap_or(0),
+        status.unavailable_replicas.unwrap_or(0)
+    ));
+    let strategy = spec.strategy.clone().unwrap_or_default();
+    w.w(0, format!("StrategyType:\t{}\n", strategy.type_.clone().unwrap_or_default()));
+    w.w(0, format!("MinReadySeconds:\t{}\n", spec.min_ready_seconds.unwrap_or(0)));
+    if let Some(ru) = &strategy.rolling_update {
+        w.w(0, format!(
+            "RollingUpdateStrategy:\t{} max unavailable, {} max surge\n",
+            ru.max_unavailable.as_ref().map(int_or_string).unwrap_or_default(),
+            ru.max_surge.as_ref().map(int_or_string).unwrap_or_default()
+        ));
+    }
+    write_pod_template(&mut w, &spec.template);
+    if let Some(conditions) = status.conditions.as_ref().filter(|c| !c.is_empty()) {
+        w.w(0, "Conditions:\n  Type\tStatus\tReason\n");
+        w.w(1, "----\t------\t------\n");
+        for c in conditions {
+            w.w(1, format!("{} \t{}\t{}\n", c.type_, c.status, c.reason.clone().unwrap_or_default()));
+        }
+    }
+    // Old and new ReplicaSets (deploymentutil.GetAllReplicaSets).
+    let uid = d.metadata.uid.clone().unwrap_or_default();
+    let rs_info = kind_info("apps/v1", "ReplicaSet").expect("replicasets");
+    let owned: Vec<Arc<Object>> = util::list(api, rs_info, Some(object.namespace()))
+        .into_iter()
+        .filter(|rs| rs.metadata().owner_references.iter().flatten().any(|r| r.uid == uid && r.controller == Some(true)))
+        .collect();
+    let mut template = spec.template.clone();
+    if let Some(l) = template.metadata.as_mut().and_then(|m| m.labels.as_mut()) {
+        l.remove("pod-template-hash");
+    }
+    let template_matches = |rs: &Object| {
+        let Object::ReplicaSet(rs) = rs else { return false };
+        let mut t = rs.spec.as_ref().and_then(|s| s.template.clone()).unwrap_or_default();
+        if let Some(l) = t.metadata.as_mut().and_then(|m| m.labels.as_mut()) {
+            l.remove("pod-template-hash");
+        }
+        t == template
+    };
+    let new_rs = owned.iter().find(|rs| template_matches(rs)).cloned();
+    let rs_line = |rs: &Object| {
+        let Object::ReplicaSet(r) = rs else { return String::new() };
+        format!("{} ({}/{} replicas created)", rs.name(), r.status.as_ref().map(|s| s.replicas).unwrap_or(0), r.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0))
+    };
+    let old: Vec<String> = owned
+        .iter()
+        .filter(|rs| new_rs.as_ref().is_none_or(|n| n.name() != rs.name()))
+        .filter(|rs| match rs.as_ref() {
+            Object::ReplicaSet(r) => r.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0) > 0 || r.status.as_ref().is_some_and(|s| s.replicas > 0),
+            _ => false,
+        })
+        .map(|rs| rs_line(rs))
+        .collect();
+    w.w(0, format!("OldReplicaSets:\t{}\n", if old.is_empty() { "<none>".to_string() } else { old.join(", ") }));
+    w.w(0, format!("NewReplicaSet:\t{}\n", new_rs.as_ref().map(|rs| rs_line(rs)).unwrap_or_else(|| "<none>".into())));
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
+}
+
+fn pods_status(api: &ApiServer, namespace: &str, selector: &kubesim_api::selector::Selector, owner_uid: Option<&str>) -> (usize, usize, usize, usize, usize) {
+    let pod_info = kind_info("v1", "Pod").expect("pods");
+    let (mut running, mut waiting, mut succeeded, mut failed, mut ready) = (0, 0, 0, 0, 0);
+    for p in util::list(api, pod_info, Some(namespace)) {
+        if !selector.matches(p.metadata().labels.as_ref()) {
+            continue;
+        }
+        if let Some(uid) = owner_uid {
+            if !p.metadata().owner_references.iter().flatten().any(|r| r.uid == uid) {
+                continue;
+            }
+        }
+        let Some(pod) = p.as_pod() else { continue };
+        let status = pod.status.clone().unwrap_or_default();
+        match status.phase.as_deref() {
+            Some("Running") => running += 1,
+            Some("Pending") => waiting += 1,
+            Some("Succeeded") => succeeded += 1,
+            Some("Failed") => failed += 1,
+            _ => {}
+        }
+        if status.conditions.iter().flatten().any(|c| c.type_ == "Ready" && c.status == "True") {
+            ready += 1;
+        }
+    }
+    (running, waiting, succeeded, failed, ready)
+}
+
+fn describe_replica_set(api: &ApiServer, object: &Object, now: Millis) -> String {
+    let Object::ReplicaSet(rs) = object else { return String::new() };
+    let mut w = Writer::default();
+    let spec = rs.spec.clone().unwrap_or_default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    w.w(0, format!("Namespace:\t{}\n", object.namespace()));
+    w.w(0, format!("Selector:\t{}\n", format_label_selector(Some(&spec.selector))));
+    labels_multiline(&mut w, "Labels", rs.metadata.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", rs.metadata.annotations.as_ref());
+    if let Some(c) = controller_of(&rs.metadata) {
+        w.w(0, format!("Controlled By:\t{c}\n"));
+    }
+    w.w(0, format!("Replicas:\t{} current / {} desired\n", rs.status.as_ref().map(|s| s.replicas).unwrap_or(0), spec.replicas.unwrap_or(1)));
+    let selector = kubesim_api::selector::Selector::from_label_selector(&spec.selector);
+    let (running, waiting, succeeded, failed, _) = pods_status(api, object.namespace(), &selector, rs.metadata.uid.as_deref());
+    w.w(0, format!("Pods Status:\t{running} Running / {waiting} Waiting / {succeeded} Succeeded / {failed} Failed\n"));
+    write_pod_template(&mut w, &spec.template.clone().unwrap_or_default());
+    if let Some(conditions) = rs.status.as_ref().and_then(|s| s.conditions.as_ref()).filter(|c| !c.is_empty()) {
+        w.w(0, "Conditions:\n  Type\tStatus\tReason\n");
+        w.w(1, "----\t------\t------\n");
+        for c in conditions {
+            w.w(1, format!("{} \t{}\t{}\n", c.type_, c.status, c.reason.clone().unwrap_or_default()));
+        }
+    }
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
+}
+
+fn describe_service(api: &ApiServer, svc: &Service, object: &Object, now: Millis) -> String {
+    let mut w = Writer::default();
+    let spec = svc.spec.clone().unwrap_or_default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    w.w(0, format!("Namespace:\t{}\n", object.namespace()));
+    labels_multiline(&mut w, "Labels", svc.metadata.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", svc.metadata.annotations.as_ref());
+    w.w(0, format!("Selector:\t{}\n", util::format_labels(spec.selector.as_ref())));
+    let type_ = spec.type_.clone().unwrap_or_else(|| "ClusterIP".into());
+    w.w(0, format!("Type:\t{type_}\n"));
+    if let Some(p) = &spec.ip_family_policy {
+        w.w(0, format!("IP Family Policy:\t{p}\n"));
+    }
+    if let Some(f) = spec.ip_families.as_ref().filter(|f| !f.is_empty()) {
+        w.w(0, format!("IP Families:\t{}\n", f.join(",")));
+    } else {
+        w.w(0, "IP Families:\t<none>\n");
+    }
+    let ip = spec.cluster_ip.clone().unwrap_or_default();
+    w.w(0, format!("IP:\t{}\n", or_none(&ip)));
+    let ips = spec.cluster_ips.clone().unwrap_or_default();
+    if !ips.is_empty() {
+        w.w(0, format!("IPs:\t{}\n", ips.join(",")));
+    } else {
+        w.w(0, "IPs:\t<none>\n");
+    }
+    if let Some(ext) = spec.external_ips.as_ref().filter(|e| !e.is_empty()) {
+        w.w(0, format!("External IPs:\t{}\n", ext.join(",")));
+    }
+    if let Some(lb) = svc.status.as_ref().and_then(|s| s.load_balancer.as_ref()).and_then(|l| l.ingress.as_ref()).filter(|i| !i.is_empty()) {
+        let list: Vec<String> = lb.iter().filter_map(|i| i.ip.clone().or_else(|| i.hostname.clone())).collect();
+        w.w(0, format!("LoadBalancer Ingress:\t{}\n", list.join(", ")));
+    }
+    if type_ == "ExternalName" {
+        w.w(0, format!("External Name:\t{}\n", spec.external_name.clone().unwrap_or_default()));
+    }
+    let endpoints = service_endpoints(api, object);
+    for p in spec.ports.iter().flatten() {
+        let name = p.name.clone().filter(|n| !n.is_empty()).unwrap_or_else(|| "<unset>".into());
+        let protocol = p.protocol.clone().unwrap_or_else(|| "TCP".into());
+        w.w(0, format!("Port:\t{name}\t{}/{protocol}\n", p.port));
+        let target = p.target_port.as_ref().map(int_or_string).unwrap_or_else(|| p.port.to_string());
+        w.w(0, format!("TargetPort:\t{target}/{protocol}\n"));
+        if let Some(np) = p.node_port.filter(|n| *n != 0) {
+            w.w(0, format!("NodePort:\t{name}\t{np}/{protocol}\n"));
+        }
+        let eps = endpoints.get(&p.name.clone().unwrap_or_default()).cloned().unwrap_or_default();
+        w.w(0, format!("Endpoints:\t{}\n", if eps.is_empty() { String::new() } else { format_endpoint_list(&eps) }));
+    }
+    if spec.ports.as_ref().is_none_or(|p| p.is_empty()) {
+        let eps = endpoints.values().flatten().cloned().collect::<Vec<_>>();
+        w.w(0, format!("Endpoints:\t{}\n", if eps.is_empty() { "<none>".to_string() } else { format_endpoint_list(&eps) }));
+    }
+    w.w(0, format!("Session Affinity:\t{}\n", spec.session_affinity.clone().unwrap_or_else(|| "None".into())));
+    if let Some(p) = &spec.external_traffic_policy {
+        w.w(0, format!("External Traffic Policy:\t{p}\n"));
+    }
+    if let Some(p) = &spec.internal_traffic_policy {
+        w.w(0, format!("Internal Traffic Policy:\t{p}\n"));
+    }
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
+}
+
+fn format_endpoint_list(eps: &[String]) -> String {
+    if eps.len() > 3 {
+        format!("{} + {} more...", eps[..3].join(","), eps.len() - 3)
+    } else {
+        eps.join(",")
+    }
+}
+
+/// Ready endpoints of a service by port name, from its EndpointSlices (or Endpoints).
+fn service_endpoints(api: &ApiServer, svc: &Object) -> BTreeMap<String, Vec<String>> {
+    let mut result: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    if let Some(info) = kind_info("discovery.k8s.io/v1", "EndpointSlice") {
+        for slice in util::list(api, info, Some(svc.namespace())) {
+            if slice.metadata().labels.as_ref().and_then(|l| l.get("kubernetes.io/service-name")).map(String::as_str) != Some(svc.name()) {
+                continue;
+            }
+            let json = slice.to_json();
+            let ports: Vec<(String, i64)> = jget(&json, "ports")
+                .and_then(|p| p.as_array())
+                .into_iter()
+                .flatten()
+                .map(|p| (p.get("name").and_then(|n| n.as_str()).unwrap_or("").to_string(), p.get("port").and_then(|n| n.as_i64()).unwrap_or(0)))
+                .collect();
+            for ep in jget(&json, "endpoints").and_then(|e| e.as_array()).into_iter().flatten() {
+                let ready = ep.pointer("/conditions/ready").and_then(|r| r.as_bool()).unwrap_or(true);
+                if !ready {
+                    continue;
+                }
+                for addr in ep.get("addresses").and_then(|a| a.as_array()).into_iter().flatten().filter_map(|a| a.as_str()) {
+                    for (name, port) in &ports {
+                        result.entry(name.clone()).or_default().push(format!("{addr}:{port}"));
+                    }
+                }
+            }
+        }
+    }
+    if result.is_empty() {
+        if let Some(info) = kind_info("v1", "Endpoints") {
+            if let Ok(ep) = api.get(info, svc.namespace(), svc.name()) {
+                let json = ep.to_json();
+                for subset in jget(&json, "subsets").and_then(|s| s.as_array()).into_iter().flatten() {
+                    let addrs: Vec<&str> = subset.get("addresses").and_then(|a| a.as_array()).into_iter().flatten().filter_map(|a| a.get("ip").and_then(|i| i.as_str())).collect();
+                    for p in subset.get("ports").and_then(|p| p.as_array()).into_iter().flatten() {
+                        let name = p.get("name").and_then(|n| n.as_str()).unwrap_or("").to_string();
+                        let port = p.get("port").and_then(|n| n.as_i64()).unwrap_or(0);
+                        for a in &addrs {
+                            result.entry(name.clone()).or_default().push(format!("{a}:{port}"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    result
+}
+
+fn percent(used: i128, total: i128) -> i128 {
+    if total == 0 { 0 } else { used * 100 / total }
+}
+
+fn describe_node(api: &ApiServer, node: &Node, object: &Object, now: Millis) -> String {
+    let mut w = Writer::default();
+    let spec = node.spec.clone().unwrap_or_default();
+    let status = node.status.clone().unwrap_or_default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    w.w(0, format!("Roles:\t{}\n", printers::node_roles(node)));
+    labels_multiline(&mut w, "Labels", node.metadata.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", node.metadata.annotations.as_ref());
+    w.w(0, format!("CreationTimestamp:\t{}\n", node.metadata.creation_timestamp.as_ref().map(rfc1123z).unwrap_or_default()));
+    let taints = spec.taints.clone().unwrap_or_default();
+    w.w(0, "Taints:\t");
+    if taints.is_empty() {
+        w.w(0, "<none>\n");
+    }
+    for (i, t) in taints.iter().enumerate() {
+        if i != 0 {
+            w.w(0, "\t");
+        }
+        let value = t.value.as_deref().filter(|v| !v.is_empty()).map(|v| format!("={v}")).unwrap_or_default();
+        w.w(0, format!("{}{value}:{}\n", t.key, t.effect));
+    }
+    w.w(0, format!("Unschedulable:\t{}\n", spec.unschedulable.unwrap_or(false)));
+    if let Some(info) = kind_info("coordination.k8s.io/v1", "Lease") {
+        if let Ok(lease) = api.get(info, "kube-node-lease", object.name()) {
+            if let Object::Lease(l) = lease.as_ref() {
+                let s = l.spec.clone().unwrap_or_default();
+                w.w(0, "Lease:\n");
+                w.w(1, format!("HolderIdentity:\t{}\n", s.holder_identity.clone().unwrap_or_else(|| "<unset>".into())));
+                w.w(1, format!("AcquireTime:\t{}\n", s.acquire_time.as_ref().map(|t| t.0.strftime("%a, %d %b %Y %H:%M:%S +0000").to_string()).unwrap_or_else(|| "<unset>".into())));
+                w.w(1, format!("RenewTime:\t{}\n", s.renew_time.as_ref().map(|t| t.0.strftime("%a, %d %b %Y %H:%M:%S +0000").to_string()).unwrap_or_else(|| "<unset>".into())));
+            }
+        }
+    }
+    if let Some(conditions) = status.conditions.as_ref().filter(|c| !c.is_empty()) {
+        w.w(0, "Conditions:\n  Type\tStatus\tLastHeartbeatTime\tLastTransitionTime\tReason\tMessage\n");
+        w.w(1, "----\t------\t-----------------\t------------------\t------\t-------\n");
+        for c in conditions {
+            w.w(1, format!(
+                "{} \t{} \t{} \t{} \t{} \t{}\n",
+                c.type_,
+                c.status,
+                c.last_heartbeat_time.as_ref().map(rfc1123z).unwrap_or_default(),
+                c.last_transition_time.as_ref().map(rfc1123z).unwrap_or_default(),
+                c.reason.clone().unwrap_or_default(),
+                c.message.clone().unwrap_or_default()
+            ));
+        }
+    }
+    w.w(0, "Addresses:\n");
+    for a in status.addresses.iter().flatten() {
+        w.w(0, format!("  {}:\t{}\n", a.type_, a.address));
+    }
+    for (title, map) in [("Capacity", &status.capacity), ("Allocatable", &status.allocatable)] {
+        if let Some(map) = map.as_ref().filter(|m| !m.is_empty()) {
+            w.w(0, format!("{title}:\n"));
+            for (k, q) in map {
+                w.w(0, format!("  {k}:\t{}\n", q.0));
+            }
+        }
+    }
+    let info = status.node_info.clone().unwrap_or_default();
+    w.w(0, "System Info:\n");
+    for (k, v) in [
+        ("Machine ID", info.machine_id.clone()),
+        ("System UUID", info.system_uuid.clone()),
+        ("Boot ID", info.boot_id.clone()),
+        ("Kernel Version", info.kernel_version.clone()),
+        ("OS Image", info.os_image.clone()),
+        ("Operating System", info.operating_system.clone()),
+        ("Architecture", info.architecture.clone()),
+        ("Container Runtime Version", info.container_runtime_version.clone()),
+        ("Kubelet Version", info.kubelet_version.clone()),
+        ("Kube-Proxy Version", info.kube_proxy_version.clone()),
+    ] {
+        w.w(0, format!("  {k}:\t{v}\n"));
+    }
+    if let Some(cidr) = spec.pod_cidr.as_deref().filter(|c| !c.is_empty()) {
+        w.w(0, format!("PodCIDR:\t{cidr}\n"));
+        w.w(0, format!("PodCIDRs:\t{}\n", spec.pod_cidrs.clone().unwrap_or_default().join(",")));
+    }
+    if let Some(p) = spec.provider_id.as_deref().filter(|c| !c.is_empty()) {
+        w.w(0, format!("ProviderID:\t{p}\n"));
+    }
+    // Non-terminated pods and allocated resources.
+    let alloc = status.allocatable.clone().unwrap_or_default();
+    let cpu_alloc = alloc.get("cpu").and_then(|q| parse_milli(&q.0).ok()).unwrap_or(0);
+    let mem_alloc = alloc.get("memory").and_then(|q| parse_value(&q.0).ok()).unwrap_or(0);
+    let pods: Vec<Arc<Object>> = api
+        .store()
+        .pods_on_node(object.name())
+        .filter(|p| !matches!(p.as_pod().and_then(|p| p.status.as_ref()).and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed")))
+        .cloned()
+        .collect();
+    w.w(0, format!("Non-terminated Pods:\t({} in total)\n", pods.len()));
+    w.w(0, "  Namespace\tName\t\tCPU Requests\tCPU Limits\tMemory Requests\tMemory Limits\tAge\n");
+    w.w(0, "  ---------\t----\t\t------------\t----------\t---------------\t-------------\t---\n");
+    let (mut cpu_req_total, mut cpu_lim_total, mut mem_req_total, mut mem_lim_total) = (0i128, 0i128, 0i128, 0i128);
+    for p in &pods {
+        let Some(pod) = p.as_pod() else { continue };
+        let (cr, cl, mr, ml) = pod_requests_limits(pod);
+        cpu_req_total += cr;
+        cpu_lim_total += cl;
+        mem_req_total += mr;
+        mem_lim_total += ml;
+        w.w(0, format!(
+            "  {}\t{}\t\t{} ({}%)\t{} ({}%)\t{} ({}%)\t{} ({}%)\t{}\n",
+            p.namespace(),
+            p.name(),
+            fmt_cpu(cr),
+            percent(cr, cpu_alloc),
+            fmt_cpu(cl),
+            percent(cl, cpu_alloc),
+            fmt_mem(mr),
+            percent(mr, mem_alloc),
+            fmt_mem(ml),
+            percent(ml, mem_alloc),
+            since(pod.metadata.creation_timestamp.as_ref(), now)
+        ));
+    }
+    w.w(0, "Allocated resources:\n  (Total limits may be over 100 percent, i.e., overcommitted.)\n");
+    w.w(0, "  Resource\tRequests\tLimits\n");
+    w.w(0, "  --------\t--------\t------\n");
+    w.w(0, format!("  cpu\t{} ({}%)\t{} ({}%)\n", fmt_cpu(cpu_req_total), percent(cpu_req_total, cpu_alloc), fmt_cpu(cpu_lim_total), percent(cpu_lim_total, cpu_alloc)));
+    w.w(0, format!("  memory\t{} ({}%)\t{} ({}%)\n", fmt_mem(mem_req_total), percent(mem_req_total, mem_alloc), fmt_mem(mem_lim_total), percent(mem_lim_total, mem_alloc)));
+    w.w(0, "  ephemeral-storage\t0 (0%)\t0 (0%)\n");
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
+}
+
+fn fmt_cpu(milli: i128) -> String {
+    if milli == 0 { "0".into() } else { kubesim_api::quantity::format_cpu_milli(milli) }
+}
+
+fn fmt_mem(bytes: i128) -> String {
+    if bytes == 0 { "0".into() } else { kubesim_api::quantity::format_bytes(bytes) }
+}
+
+/// Pod requests/limits for cpu (milli) and memory (bytes), as resourcehelper.PodRequestsAndLimits.
+fn pod_requests_limits(pod: &Pod) -> (i128, i128, i128, i128) {
+    let spec = pod.spec.clone().unwrap_or_default();
+    let sum = |containers: &[Container], which: bool, resource: &str, milli: bool| -> i128 {
+        containers
+            .iter()
+            .filter_map(|c| {
+                let r = c.resources.as_ref()?;
+                let map = if which { r.requests.as_ref() } else { r.limits.as_ref() }?;
+                let q = map.get(resource)?;
+                if milli { parse_milli(&q.0).ok() } else { parse_value(&q.0).ok() }
+            })
+            .sum()
+    };
+    let max_init = |which: bool, resource: &str, milli: bool| -> i128 {
+        spec.init_containers
+            .iter()
+            .flatten()
+            .filter_map(|c| {
+                let r = c.resources.as_ref()?;
+                let map = if which { r.requests.as_ref() } else { r.limits.as_ref() }?;
+                let q = map.get(resource)?;
+                if milli { parse_milli(&q.0).ok() } else { parse_value(&q.0).ok() }
+            })
+            .max()
+            .unwrap_or(0)
+    };
+    let c = &spec.containers;
+    (
+        sum(c, true, "cpu", true).max(max_init(true, "cpu", true)),
+        sum(c, false, "cpu", true).max(max_init(false, "cpu", true)),
+        sum(c, true, "memory", false).max(max_init(true, "memory", false)),
+        sum(c, false, "memory", false).max(max_init(false, "memory", false)),
+    )
+}
+
+fn describe_job(api: &ApiServer, object: &Object, now: Millis) -> String {
+    let json = object.to_json();
+    let mut w = Writer::default();
+    let meta = object.metadata();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    w.w(0, format!("Namespace:\t{}\n", object.namespace()));
+    let selector = label_selector_json(jget(&json, "spec.selector"));
+    w.w(0, format!("Selector:\t{}\n", format_label_selector(selector.as_ref())));
+    labels_multiline(&mut w, "Labels", meta.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
+    if let Some(c) = controller_of(meta) {
+        w.w(0, format!("Controlled By:\t{c}\n"));
+    }
+    w.w(0, format!("Parallelism:\t{}\n", jget(&json, "spec.parallelism").and_then(|v| v.as_i64()).unwrap_or(1)));
+    match jget(&json, "spec.completions").and_then(|v| v.as_i64()) {
+        Some(c) => w.w(0, format!("Completions:\t{c}\n")),
+        None => w.w(0, "Completions:\t<unset>\n"),
+    }
+    w.w(0, format!("Completion Mode:\t{}\n", jstr(&json, "spec.completionMode").unwrap_or("NonIndexed")));
+    w.w(0, format!("Suspend:\t{}\n", jget(&json, "spec.suspend").and_then(|v| v.as_bool()).unwrap_or(false)));
+    w.w(0, format!("Backoff Limit:\t{}\n", jget(&json, "spec.backoffLimit").and_then(|v| v.as_i64()).unwrap_or(6)));
+    if let Some(ttl) = jget(&json, "spec.ttlSecondsAfterFinished").and_then(|v| v.as_i64()) {
+        w.w(0, format!("TTL Seconds After Finished:\t{ttl}\n"));
+    }
+    let start: Option<Time> = jget(&json, "status.startTime").and_then(|v| serde_json::from_value(v.clone()).ok());
+    let completion: Option<Time> = jget(&json, "status.completionTime").and_then(|v| serde_json::from_value(v.clone()).ok());
+    if let Some(s) = &start {
+        w.w(0, format!("Start Time:\t{}\n", rfc1123z(s)));
+    }
+    if let Some(c) = &completion {
+        w.w(0, format!("Completed At:\t{}\n", rfc1123z(c)));
+    }
+    if let (Some(s), Some(c)) = (&start, &completion) {
+        w.w(0, format!("Duration:\t{}\n", human_duration(millis_of(c).saturating_sub(millis_of(s)))));
+    }
+    if let Some(d) = jget(&json, "spec.activeDeadlineSeconds").and_then(|v| v.as_i64()) {
+        w.w(0, format!("Active Deadline Seconds:\t{d}s\n"));
+    }
+    let ready = jint(&json, "status.ready");
+    w.w(0, format!(
+        "Pods Statuses:\t{} Active ({ready} Ready) / {} Succeeded / {} Failed\n",
+        jint(&json, "status.active"),
+        jint(&json, "status.succeeded"),
+        jint(&json, "status.failed")
+    ));
+    let template: PodTemplateSpec = jget(&json, "spec.template").and_then(|t| serde_json::from_value(t.clone()).ok()).unwrap_or_default();
+    write_pod_template(&mut w, &template);
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
+}
+
+fn describe_namespace(api: &ApiServer, object: &Object, now: Millis) -> String {
+    let mut w = Writer::default();
+    let meta = object.metadata();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    labels_multiline(&mut w, "Labels", meta.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
+    let phase = object.to_json().pointer("/status/phase").and_then(|p| p.as_str()).unwrap_or("").to_string();
+    w.w(0, format!("Status:\t{phase}\n"));
+    w.w(0, "\n");
+    let quotas = kind_info("v1", "ResourceQuota").map(|i| util::list(api, i, Some(object.name()))).unwrap_or_default();
+    if quotas.is_empty() {
+        w.w(0, "No resource quota.\n");
+    } else {
+        w.w(0, "Resource Quotas\n");
+        for q in quotas {
+            let json = q.to_json();
+            w.w(1, format!("Name:\t{}\n", q.name()));
+            w.w(1, "Resource\tUsed\tHard\n");
+            w.w(1, "--------\t---\t---\n");
+            for (k, v) in jget(&json, "spec.hard").and_then(|h| h.as_object()).into_iter().flatten() {
+                let used = json.pointer(&format!("/status/used/{}", k.replace('~', "~0").replace('/', "~1"))).and_then(|u| u.as_str()).unwrap_or("0");
+                w.w(1, format!("{k}\t{used}\t{}\n", v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())));
+            }
+        }
+    }
+    w.w(0, "\n");
+    let limits = kind_info("v1", "LimitRange").map(|i| util::list(api, i, Some(object.name()))).unwrap_or_default();
+    if limits.is_empty() {
+        w.w(0, "No LimitRange resource.\n");
+    } else {
+        w.w(0, "Resource Limits\n");
+        w.w(1, "Type\tResource\tMin\tMax\tDefault Request\tDefault Limit\tMax Limit/Request Ratio\n");
+        w.w(1, "----\t--------\t---\t---\t---------------\t-------------\t-----------------------\n");
+        for l in limits {
+            let json = l.to_json();
+            for item in jget(&json, "spec.limits").and_then(|i| i.as_array()).into_iter().flatten() {
+                let type_ = item.get("type").and_then(|t| t.as_str()).unwrap_or("");
+                let mut resources: Vec<String> = Vec::new();
+                for key in ["min", "max", "default", "defaultRequest", "maxLimitRequestRatio"] {
+                    for r in item.get(key).and_then(|m| m.as_object()).into_iter().flatten().map(|(k, _)| k.clone()) {
+                        if !resources.contains(&r) {
+                            resources.push(r);
+                        }
+                    }
+                }
+                resources.sort();
+                for r in resources {
+                    let get = |key: &str| item.get(key).and_then(|m| m.get(&r)).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).unwrap_or_else(|| "-".into());
+                    w.w(1, format!("{type_}\t{r}\t{}\t{}\t{}\t{}\t{}\n", get("min"), get("max"), get("defaultRequest"), get("default"), get("maxLimitRequestRatio")));
+                }
+            }
+        }
+    }
+    let _ = now;
+    w.finish()
+}
+
+/// GenericDescriber-like output for kinds without a dedicated describer.
+fn describe_generic(api: &ApiServer, info: &KindInfo, object: &Object, now: Millis) -> String {
+    let mut w = Writer::default();
+    let meta = object.metadata();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    if info.scope == kubesim_api::Scope::Namespaced {
+        w.w(0, format!("Namespace:\t{}\n", object.namespace()));
+    }
+    labels_multiline(&mut w, "Labels", meta.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
+    w.w(0, format!("API Version:\t{}\n", object.api_version()));
+    w.w(0, format!("Kind:\t{}\n", object.kind()));
+    let json = object.to_json();
+    if let Some(map) = json.as_object() {
+        for (k, v) in map {
+            if matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                continue;
+            }
+            generic_field(&mut w, 0, k, v);
+        }
+    }
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
+}
+
+fn title_case(key: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in key.chars().enumerate() {
+        if i == 0 {
+            out.extend(c.to_uppercase());
+        } else if c.is_uppercase() {
+            out.push(' ');
+            out.push(c);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn generic_field(w: &mut Writer, level: usize, key: &str, value: &Value) {
+    match value {
+        Value::Object(m) => {
+            w.w(level, format!("{}:\n", title_case(key)));
+            for (k, v) in m {
+                generic_field(w, level + 1, k, v);
+            }
+        }
+        Value::Array(items) => {
+            w.w(level, format!("{}:\n", title_case(key)));
+            for item in items {
+                match item {
+                    Value::Object(m) => {
+                        for (i, (k, v)) in m.iter().enumerate() {
+                            if i == 0 {
+                                w.w(level + 1, "");
+                            }
+                            generic_field(w, level + 1, k, v);
+                        }
+                    }
+                    other => w.w(level + 1, format!("{}\n", other.as_str().map(str::to_string).unwrap_or_else(|| other.to_string()))),
+                }
+            }
+        }
+        other => w.w(level, format!("{}:\t{}\n", title_case(key), other.as_str().map(str::to_string).unwrap_or_else(|| other.to_string()))),
+    }
+}
+
+/// Describes one object.
+pub fn describe_object(api: &ApiServer, info: &KindInfo, object: &Object, now: Millis) -> String {
+    match object {
+        Object::Pod(p) => describe_pod(api, p, object, now),
+        Object::Deployment(_) => describe_deployment(api, object, now),
+        Object::ReplicaSet(_) => describe_replica_set(api, object, now),
+        Object::Service(s) => describe_service(api, s, object, now),
+        Object::Node(n) => describe_node(api, n, object, now),
+        Object::Namespace(_) => describe_namespace(api, object, now),
+        Object::Dynamic(d) if d.kind == "Job" => describe_job(api, object, now),
+        _ => describe_generic(api, info, object, now),
+    }
+}
+
+/// `kubectl describe TYPE [NAME_PREFIX | -l selector]` or `TYPE/NAME`.
+pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
+    let targets = match parse_targets(&args.positional) {
+        Ok(t) => t,
+        Err(e) => return out.fail(e.replace("to get", "to describe")),
+    };
+    let filter = match Filter::from_args(args, namespace) {
+        Ok(f) => f,
+        Err(e) => return out.fail(e),
+    };
+    let mut described: Vec<String> = Vec::new();
+    for (info, names) in &targets.groups {
+        if names.is_empty() {
+            for o in filter.list(api, info) {
+                described.push(describe_object(api, info, &o, req.now));
+            }
+            continue;
+        }
+        for name in names {
+            let ns = util::namespace_for(info, namespace);
+            match api.get(info, &ns, name) {
+                Ok(o) => described.push(describe_object(api, info, &o, req.now)),
+                Err(e) => {
+                    // describe falls back to a name prefix match.
+                    let matches: Vec<Arc<Object>> = util::list(api, info, Some(&ns)).into_iter().filter(|o| o.name().starts_with(name.as_str())).collect();
+                    if matches.is_empty() {
+                        out.fail(server_error(&e));
+                    }
+                    for o in matches {
+                        described.push(describe_object(api, info, &o, req.now));
+                    }
+                }
+            }
+        }
+    }
+    if described.is_empty() && out.exit_code == 0 {
+        let scopes: Vec<kubesim_api::Scope> = targets.groups.iter().map(|(i, _)| i.scope).collect();
+        out.errln(crate::get::no_resources(filter.namespace.as_deref(), &scopes));
+        return;
+    }
+    out.out(described.join("\n\n"));
 }

@@ -21,28 +21,58 @@ pub struct Table {
 
 /// Renders rows as Go's tabwriter does for kubectl (minwidth 6, padding 3, last column unpadded).
 pub fn render(rows: &[Vec<String>]) -> String {
-    let columns = rows.iter().map(|r| r.len()).max().unwrap_or(0);
-    let mut widths = vec![0usize; columns];
-    for row in rows {
-        for (i, cell) in row.iter().enumerate() {
-            if i + 1 < row.len() {
-                widths[i] = widths[i].max(cell.chars().count() + 3).max(6);
-            }
-        }
-    }
-    let mut out = String::new();
-    for row in rows {
-        for (i, cell) in row.iter().enumerate() {
+    let text: String = rows.iter().map(|r| format!("{}\n", r.join("\t"))).collect();
+    tabwriter(&text, 6, 3)
+}
+
+/// Go's text/tabwriter with a space pad character and no flags: every tab-terminated cell is a
+/// column cell; a column block is a run of consecutive lines that all have a cell in that
+/// column, and its width is the widest cell plus `padding` (at least `minwidth`). The text after
+/// a line's last tab is not part of any column.
+pub fn tabwriter(text: &str, minwidth: usize, padding: usize) -> String {
+    let lines: Vec<Vec<&str>> = text.split_inclusive('\n').map(|l| l.strip_suffix('\n').unwrap_or(l).split('\t').collect()).collect();
+    let ends_with_newline = text.ends_with('\n');
+    let mut widths: Vec<Vec<usize>> = vec![Vec::new(); lines.len()];
+    format_block(&lines, 0, lines.len(), 0, minwidth, padding, &mut widths);
+    let mut out = String::with_capacity(text.len() + text.len() / 2);
+    for (i, line) in lines.iter().enumerate() {
+        for (j, cell) in line.iter().enumerate() {
             out.push_str(cell);
-            if i + 1 < row.len() {
-                for _ in cell.chars().count()..widths[i] {
+            if j + 1 < line.len() {
+                let w = widths[i].get(j).copied().unwrap_or(0);
+                for _ in cell.chars().count()..w {
                     out.push(' ');
                 }
             }
         }
-        out.push('\n');
+        if i + 1 < lines.len() || ends_with_newline {
+            out.push('\n');
+        }
     }
     out
+}
+
+fn format_block(lines: &[Vec<&str>], start: usize, end: usize, column: usize, minwidth: usize, padding: usize, widths: &mut [Vec<usize>]) {
+    let mut this = start;
+    while this < end {
+        if column + 1 >= lines[this].len() {
+            this += 1;
+            continue;
+        }
+        let block_start = this;
+        let mut width = minwidth;
+        while this < end && column + 1 < lines[this].len() {
+            width = width.max(lines[this][column].chars().count() + padding);
+            this += 1;
+        }
+        for w in widths[block_start..this].iter_mut() {
+            if w.len() <= column {
+                w.resize(column + 1, 0);
+            }
+            w[column] = width;
+        }
+        format_block(lines, block_start, this, column + 1, minwidth, padding, widths);
+    }
 }
 
 impl Table {
@@ -932,4 +962,174 @@ fn hpa_targets(json: &Value) -> String {
         return format!("{} + {n} more...", list.join(", "));
     }
     list.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kubesim_api::k8s_openapi::api::core::v1::{
+        ContainerState, ContainerStateRunning, ContainerStateTerminated, ContainerStateWaiting, ContainerStatus, PodCondition,
+        PodSpec, PodStatus,
+    };
+    use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use kubesim_api::time::time_at;
+
+    fn running() -> ContainerState {
+        ContainerState { running: Some(ContainerStateRunning { started_at: Some(time_at(0)) }), ..Default::default() }
+    }
+    fn waiting(reason: &str) -> ContainerState {
+        ContainerState { waiting: Some(ContainerStateWaiting { reason: Some(reason.into()), message: None }), ..Default::default() }
+    }
+    fn terminated(reason: &str, exit_code: i32, signal: i32) -> ContainerState {
+        ContainerState {
+            terminated: Some(ContainerStateTerminated {
+                reason: Some(reason.into()).filter(|r: &String| !r.is_empty()),
+                exit_code,
+                signal: Some(signal).filter(|s| *s != 0),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+    fn cs(name: &str, ready: bool, restarts: i32, state: ContainerState) -> ContainerStatus {
+        ContainerStatus { name: name.into(), ready, restart_count: restarts, state: Some(state), ..Default::default() }
+    }
+    fn container(name: &str) -> Container {
+        Container { name: name.into(), image: Some("i".into()), ..Default::default() }
+    }
+    fn sidecar(name: &str) -> Container {
+        Container { restart_policy: Some("Always".into()), ..container(name) }
+    }
+    fn cond(t: &str, s: &str) -> PodCondition {
+        PodCondition { type_: t.into(), status: s.into(), ..Default::default() }
+    }
+
+    struct Case {
+        containers: Vec<Container>,
+        init: Vec<Container>,
+        phase: &'static str,
+        reason: &'static str,
+        statuses: Vec<ContainerStatus>,
+        init_statuses: Vec<ContainerStatus>,
+        conditions: Vec<PodCondition>,
+        deleting: bool,
+        want: [&'static str; 3],
+    }
+
+    fn base(want: [&'static str; 3]) -> Case {
+        Case { containers: vec![container("a"), container("b")], init: vec![], phase: "podPhase", reason: "", statuses: vec![], init_statuses: vec![], conditions: vec![], deleting: false, want }
+    }
+
+    // Mirrors pkg/printers/internalversion/printers_test.go TestPrintPod, TestPrintPodWithRestartableInitContainer
+    // and TestPrintPodSchedulingGated: READY, STATUS and RESTARTS as printPod derives them.
+    #[test]
+    fn pod_status_column_matches_print_pod() {
+        let cases = vec![
+            Case { statuses: vec![cs("a", true, 3, running()), cs("b", false, 3, ContainerState::default())], ..base(["1/2", "podPhase", "6"]) },
+            Case { statuses: vec![cs("a", false, 3, waiting("ContainerWaitingReason")), cs("b", true, 3, running())], ..base(["1/2", "ContainerWaitingReason", "6"]) },
+            Case { statuses: vec![cs("a", false, 3, terminated("ContainerTerminatedReason", 1, 0)), cs("b", true, 3, running())], ..base(["1/2", "ContainerTerminatedReason", "6"]) },
+            Case { deleting: true, reason: "NodeLost", statuses: vec![cs("a", true, 3, running()), cs("b", true, 3, running())], ..base(["2/2", "Unknown", "6"]) },
+            Case { reason: "podReason", statuses: vec![cs("a", true, 3, running()), cs("b", true, 3, running())], ..base(["2/2", "podReason", "6"]) },
+            Case { statuses: vec![cs("a", false, 0, terminated("", 2, 0))], containers: vec![container("a")], ..base(["0/1", "ExitCode:2", "0"]) },
+            Case { statuses: vec![cs("a", false, 0, terminated("", 0, 9))], containers: vec![container("a")], ..base(["0/1", "Signal:9", "0"]) },
+            // Completed with a running container: Running when the pod is Ready, NotReady otherwise.
+            Case { reason: "", statuses: vec![cs("a", false, 0, terminated("Completed", 0, 0)), cs("b", true, 0, running())], conditions: vec![cond("Ready", "True")], ..base(["1/2", "Running", "0"]) },
+            Case { statuses: vec![cs("a", true, 0, running()), cs("b", false, 0, terminated("Completed", 0, 0))], ..base(["1/2", "NotReady", "0"]) },
+            Case { phase: "Pending", containers: vec![container("a")], statuses: vec![cs("a", false, 0, waiting("ContainerCreating"))], ..base(["0/1", "ContainerCreating", "0"]) },
+            Case { phase: "Pending", containers: vec![container("a")], ..base(["0/1", "Pending", "0"]) },
+            Case { phase: "Running", containers: vec![container("a")], statuses: vec![cs("a", false, 4, waiting("CrashLoopBackOff"))], ..base(["0/1", "CrashLoopBackOff", "4"]) },
+            Case { phase: "Pending", containers: vec![container("a")], statuses: vec![cs("a", false, 0, waiting("ImagePullBackOff"))], ..base(["0/1", "ImagePullBackOff", "0"]) },
+            Case { phase: "Succeeded", containers: vec![container("a")], statuses: vec![cs("a", false, 0, terminated("Completed", 0, 0))], ..base(["0/1", "Completed", "0"]) },
+            Case { phase: "Failed", containers: vec![container("a")], statuses: vec![cs("a", false, 0, terminated("Error", 1, 0))], ..base(["0/1", "Error", "0"]) },
+            Case { phase: "Running", deleting: true, containers: vec![container("a")], statuses: vec![cs("a", true, 0, running())], ..base(["1/1", "Terminating", "0"]) },
+            Case { phase: "Succeeded", deleting: true, containers: vec![container("a")], statuses: vec![cs("a", false, 0, terminated("Completed", 0, 0))], ..base(["0/1", "Completed", "0"]) },
+            // Init containers.
+            Case { phase: "Pending", init: vec![container("i1"), container("i2")], containers: vec![container("a")], init_statuses: vec![cs("i1", false, 0, waiting("PodInitializing"))], ..base(["0/1", "Init:0/2", "0"]) },
+            Case { phase: "Pending", init: vec![container("i1"), container("i2")], containers: vec![container("a")], init_statuses: vec![cs("i1", false, 0, terminated("", 0, 0)), cs("i2", false, 0, running())], ..base(["0/1", "Init:1/2", "0"]) },
+            Case { phase: "Pending", init: vec![container("i1")], containers: vec![container("a")], init_statuses: vec![cs("i1", false, 2, terminated("", 1, 0))], ..base(["0/1", "Init:ExitCode:1", "2"]) },
+            Case { phase: "Pending", init: vec![container("i1")], containers: vec![container("a")], init_statuses: vec![cs("i1", false, 2, terminated("Error", 1, 0))], ..base(["0/1", "Init:Error", "2"]) },
+            Case { phase: "Pending", init: vec![container("i1")], containers: vec![container("a")], init_statuses: vec![cs("i1", false, 0, terminated("", 143, 15))], ..base(["0/1", "Init:Signal:15", "0"]) },
+            Case { phase: "Pending", init: vec![container("i1")], containers: vec![container("a")], init_statuses: vec![cs("i1", false, 5, waiting("CrashLoopBackOff"))], ..base(["0/1", "Init:CrashLoopBackOff", "5"]) },
+            // Restartable init containers (sidecars) count towards READY.
+            Case {
+                phase: "Running",
+                init: vec![sidecar("s")],
+                containers: vec![container("a")],
+                init_statuses: vec![ContainerStatus { started: Some(true), ..cs("s", true, 1, running()) }],
+                statuses: vec![cs("a", true, 2, running())],
+                conditions: vec![cond("Initialized", "True")],
+                ..base(["2/2", "Running", "3"])
+            },
+            // Scheduling gates.
+            Case {
+                phase: "Pending",
+                containers: vec![container("a")],
+                conditions: vec![PodCondition { reason: Some("SchedulingGated".into()), ..cond("PodScheduled", "False") }],
+                ..base(["0/1", "SchedulingGated", "0"])
+            },
+        ];
+        for (i, case) in cases.into_iter().enumerate() {
+            let pod = Pod {
+                metadata: ObjectMeta { name: Some("p".into()), deletion_timestamp: if case.deleting { Some(time_at(0)) } else { None }, ..Default::default() },
+                spec: Some(PodSpec { containers: case.containers, init_containers: Some(case.init).filter(|i| !i.is_empty()), ..Default::default() }),
+                status: Some(PodStatus {
+                    phase: Some(case.phase.into()),
+                    reason: Some(case.reason.into()).filter(|r: &String| !r.is_empty()),
+                    container_statuses: Some(case.statuses),
+                    init_container_statuses: Some(case.init_statuses),
+                    conditions: Some(case.conditions),
+                    ..Default::default()
+                }),
+            };
+            let row = pod_row(&pod, 0, false);
+            assert_eq!([row[1].as_str(), row[2].as_str(), row[3].as_str()], case.want, "case {i}");
+            assert_eq!(row[4], "<unknown>", "case {i}: no creationTimestamp prints <unknown>");
+        }
+    }
+
+    // Mirrors printers_test.go TestPrintPod restarts column: "N (AGE ago)" once a container restarted.
+    #[test]
+    fn restarts_show_time_since_last_restart() {
+        let mut status = cs("a", true, 2, running());
+        status.last_state = Some(terminated("Error", 1, 0));
+        status.last_state.as_mut().unwrap().terminated.as_mut().unwrap().finished_at = Some(time_at(10_000));
+        let pod = Pod {
+            metadata: ObjectMeta { name: Some("p".into()), creation_timestamp: Some(time_at(0)), ..Default::default() },
+            spec: Some(PodSpec { containers: vec![container("a")], ..Default::default() }),
+            status: Some(PodStatus { phase: Some("Running".into()), container_statuses: Some(vec![status]), ..Default::default() }),
+        };
+        let row = pod_row(&pod, 190_000, true);
+        assert_eq!(row, vec!["p", "1/1", "Running", "2 (3m ago)", "3m10s", "<none>", "<none>", "<none>", "<none>"]);
+    }
+
+    // Mirrors Go's text/tabwriter tests (column blocks end at lines without the column).
+    #[test]
+    fn tabwriter_aligns_column_blocks_like_go() {
+        let text = "Name:\tnginx\nNamespace:\tdefault\nContainers:\n  c:\n    Image:\tx\n    Port:\t<none>\nQoS Class:\tBestEffort\n";
+        let want = "Name:       nginx\nNamespace:  default\nContainers:\n  c:\n    Image:  x\n    Port:   <none>\nQoS Class:  BestEffort\n";
+        assert_eq!(tabwriter(text, 0, 2), want);
+        let table = render(&[vec!["NAME".into(), "READY".into(), "AGE".into()], vec!["a-long-name".into(), "1/1".into(), "5s".into()]]);
+        assert_eq!(table, "NAME          READY   AGE\na-long-name   1/1     5s\n");
+        // minwidth 6 applies to short columns.
+        assert_eq!(render(&[vec!["IP".into(), "X".into()]]), "IP    X\n");
+    }
+
+    #[test]
+    fn node_status_and_roles() {
+        use kubesim_api::k8s_openapi::api::core::v1::{NodeCondition, NodeSpec, NodeStatus};
+        let mut node = Node {
+            metadata: ObjectMeta {
+                name: Some("n".into()),
+                labels: Some([("node-role.kubernetes.io/control-plane".to_string(), "".to_string()), ("kubernetes.io/role".to_string(), "worker".to_string())].into()),
+                ..Default::default()
+            },
+            spec: Some(NodeSpec { unschedulable: Some(true), ..Default::default() }),
+            status: Some(NodeStatus { conditions: Some(vec![NodeCondition { type_: "Ready".into(), status: "False".into(), ..Default::default() }]), ..Default::default() }),
+        };
+        assert_eq!(node_status(&node), "NotReady,SchedulingDisabled");
+        assert_eq!(node_roles(&node), "control-plane,worker");
+        node.status = None;
+        node.spec = None;
+        assert_eq!(node_status(&node), "Unknown");
+    }
 }
