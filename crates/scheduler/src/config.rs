@@ -316,6 +316,8 @@ pub fn topology_spread_args(args: Option<&Value>) -> Result<PodTopologySpread, S
                     max_skew: c.get("maxSkew").and_then(Value::as_i64).unwrap_or(1),
                     topology_key: c.get("topologyKey").and_then(Value::as_str).unwrap_or_default().to_string(),
                     hard: c.get("whenUnsatisfiable").and_then(Value::as_str) == Some("DoNotSchedule"),
+                    min_domains: 1,
+                    honor_node_affinity: true,
                     ..Default::default()
                 });
             }

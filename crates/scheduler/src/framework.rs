@@ -86,10 +86,33 @@ impl Status {
     }
 }
 
+/// Data a plugin keeps in the cycle state (cloneable, so preemption and nominated-pod checks
+/// can work on copies as upstream's `CycleState.Clone` does).
+pub trait StateData: Any {
+    /// A boxed copy.
+    fn clone_box(&self) -> Box<dyn StateData>;
+    /// As `Any`.
+    fn as_any(&self) -> &dyn Any;
+    /// As mutable `Any`.
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+impl<T: Any + Clone> StateData for T {
+    fn clone_box(&self) -> Box<dyn StateData> {
+        Box::new(self.clone())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
 /// Per-cycle plugin data (upstream `framework.CycleState`), keyed by plugin name.
 #[derive(Default)]
 pub struct CycleState {
-    data: BTreeMap<&'static str, Box<dyn Any>>,
+    data: BTreeMap<&'static str, Box<dyn StateData>>,
     /// Plugins whose PreFilter returned Skip (their Filter is not run).
     pub skip_filter: BTreeSet<&'static str>,
     /// Plugins whose PreScore returned Skip (their Score is not run).
@@ -102,18 +125,28 @@ impl std::fmt::Debug for CycleState {
     }
 }
 
+impl Clone for CycleState {
+    fn clone(&self) -> Self {
+        CycleState {
+            data: self.data.iter().map(|(k, v)| (*k, (**v).clone_box())).collect(),
+            skip_filter: self.skip_filter.clone(),
+            skip_score: self.skip_score.clone(),
+        }
+    }
+}
+
 impl CycleState {
     /// Stores a plugin's data.
-    pub fn write<T: Any>(&mut self, key: &'static str, value: T) {
+    pub fn write<T: Any + Clone>(&mut self, key: &'static str, value: T) {
         self.data.insert(key, Box::new(value));
     }
     /// Reads a plugin's data.
     pub fn read<T: Any>(&self, key: &'static str) -> Option<&T> {
-        self.data.get(key).and_then(|b| b.downcast_ref())
+        self.data.get(key).and_then(|b| b.as_ref().as_any().downcast_ref())
     }
     /// Reads a plugin's data mutably.
     pub fn read_mut<T: Any>(&mut self, key: &'static str) -> Option<&mut T> {
-        self.data.get_mut(key).and_then(|b| b.downcast_mut())
+        self.data.get_mut(key).and_then(|b| b.as_mut().as_any_mut().downcast_mut())
     }
 }
 
@@ -327,4 +360,36 @@ impl Profile {
     pub fn plugin(&self, index: usize) -> &dyn Plugin {
         self.plugins[index].as_ref()
     }
+}
+
+/// Runs one score plugin alone over every node of the view (PreScore, Score, NormalizeScore),
+/// as upstream's plugin unit tests do. None if PreScore returned Skip. The scores are the
+/// normalized ones (before weighting).
+pub fn score_all_nodes(plugin: &dyn Plugin, pod: &PodInfo, view: &ClusterView) -> Option<Vec<i64>> {
+    let mut state = CycleState::default();
+    let nodes: Vec<&NodeInfo> = view.nodes().iter().collect();
+    if plugin.pre_score(&mut state, pod, &nodes, view).is_skip() {
+        return None;
+    }
+    let mut scores: Vec<i64> = nodes.iter().map(|n| plugin.score(&state, pod, n, view)).collect();
+    plugin.normalize(&state, pod, &mut scores);
+    Some(scores)
+}
+
+/// Runs one filter plugin alone (PreFilter then Filter) on every node of the view.
+pub fn filter_all_nodes(plugin: &dyn Plugin, pod: &PodInfo, view: &ClusterView) -> Vec<Status> {
+    let mut state = CycleState::default();
+    let (pre, _) = plugin.pre_filter(&mut state, pod, view);
+    view.nodes()
+        .iter()
+        .map(|n| {
+            if pre.is_skip() {
+                Status::success()
+            } else if !pre.is_success() {
+                pre.clone()
+            } else {
+                plugin.filter(&state, pod, n)
+            }
+        })
+        .collect()
 }

@@ -95,7 +95,7 @@ pub fn select_host(totals: &[i64], rng: &mut dyn RngCore) -> Option<usize> {
             }
             Some(b) if *t == totals[b] => {
                 count += 1;
-                if rng.next_u64() % count == 0 {
+                if rng.next_u64().is_multiple_of(count) {
                     best = Some(i);
                 }
             }
@@ -831,10 +831,13 @@ impl Scheduler {
             with.add_pod((*p).clone());
         }
         // Plugins with PreFilter state see the nominated pods through AddPod.
-        let mut state_with = CycleState::default();
-        state_with.skip_filter = state.skip_filter.clone();
-        let _ = &mut state_with;
-        let s = run_filters(profile, filters, state, pod, &with, attempt, record);
+        let mut state_with = state.clone();
+        for p in &nominated {
+            for i in profile.at(Point::PreFilter) {
+                profile.plugin(*i).pre_filter_add_pod(&mut state_with, pod, p, &with);
+            }
+        }
+        let s = run_filters(profile, filters, &state_with, pod, &with, attempt, record);
         if !s.is_success() {
             return s;
         }

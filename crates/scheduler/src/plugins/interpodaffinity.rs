@@ -1,6 +1,202 @@
-//! InterPodAffinity (PreFilter, Filter, PreScore, Score weight 2) — `plugins/interpodaffinity`.
+//! InterPodAffinity (PreFilter, Filter, PreScore, Score weight 2) — `plugins/interpodaffinity`
+//! (filtering.go, scoring.go).
 
-use crate::framework::{Plugin, Point};
+use crate::cache::{AffinityTerm, NodeInfo, PodInfo};
+use crate::framework::{ClusterEvent, ClusterView, CycleState, Listers, Plugin, Point, Status, MAX_NODE_SCORE};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Incoming pod's required affinity unsatisfied.
+pub const ERR_AFFINITY: &str = "node(s) didn't match pod affinity rules";
+/// Incoming pod's required anti-affinity violated.
+pub const ERR_ANTI_AFFINITY: &str = "node(s) didn't match pod anti-affinity rules";
+/// An existing pod's required anti-affinity would be violated.
+pub const ERR_EXISTING_ANTI_AFFINITY: &str = "node(s) didn't satisfy existing pods anti-affinity rules";
+const FILTER_KEY: &str = "PreFilterInterPodAffinity";
+const SCORE_KEY: &str = "PreScoreInterPodAffinity";
+
+type Pair = (String, String);
+
+/// PreFilter state.
+#[derive(Clone, Debug, Default)]
+pub struct FilterState {
+    /// Topology pairs where existing pods' required anti-affinity matches the incoming pod.
+    pub existing_anti_affinity: BTreeMap<Pair, i64>,
+    /// Topology pairs with pods matching all the incoming pod's required affinity terms.
+    pub affinity: BTreeMap<Pair, i64>,
+    /// Topology pairs with pods matching the incoming pod's required anti-affinity terms.
+    pub anti_affinity: BTreeMap<Pair, i64>,
+}
+
+fn ns_labels<'a>(listers: &'a Listers, ns: &str) -> Option<&'a BTreeMap<String, String>> {
+    listers.namespaces.get(ns)
+}
+
+fn matches_all(terms: &[AffinityTerm], pod: &PodInfo, listers: &Listers) -> bool {
+    !terms.is_empty() && terms.iter().all(|t| t.matches(pod, ns_labels(listers, pod.namespace())))
+}
+
+fn bump(map: &mut BTreeMap<Pair, i64>, key: &str, node: &NodeInfo, delta: i64) {
+    if let Some(v) = node.labels().and_then(|l| l.get(key)) {
+        let e = map.entry((key.to_string(), v.clone())).or_insert(0);
+        *e += delta;
+        if *e == 0 {
+            map.remove(&(key.to_string(), v.clone()));
+        }
+    }
+}
+
+impl FilterState {
+    fn account_existing(&mut self, pod: &PodInfo, existing: &PodInfo, node: &NodeInfo, listers: &Listers, delta: i64) {
+        for t in &existing.required_anti_affinity {
+            if t.matches(pod, ns_labels(listers, pod.namespace())) {
+                bump(&mut self.existing_anti_affinity, &t.topology_key, node, delta);
+            }
+        }
+        if matches_all(&pod.required_affinity, existing, listers) {
+            for t in &pod.required_affinity {
+                bump(&mut self.affinity, &t.topology_key, node, delta);
+            }
+        }
+        for t in &pod.required_anti_affinity {
+            if t.matches(existing, ns_labels(listers, existing.namespace())) {
+                bump(&mut self.anti_affinity, &t.topology_key, node, delta);
+            }
+        }
+    }
+
+    /// The Filter verdict for a node.
+    pub fn check(&self, pod: &PodInfo, node: &NodeInfo, listers: &Listers) -> Status {
+        let labels = node.labels();
+        // satisfyPodAffinity
+        let mut pods_exist = true;
+        for t in &pod.required_affinity {
+            match labels.and_then(|l| l.get(&t.topology_key)) {
+                Some(v) => {
+                    if self.affinity.get(&(t.topology_key.clone(), v.clone())).copied().unwrap_or(0) <= 0 {
+                        pods_exist = false;
+                    }
+                }
+                None => return Status::unresolvable(ERR_AFFINITY),
+            }
+        }
+        if !pods_exist && !(self.affinity.is_empty() && matches_all(&pod.required_affinity, pod, listers)) {
+            return Status::unresolvable(ERR_AFFINITY);
+        }
+        // satisfyPodAntiAffinity
+        for t in &pod.required_anti_affinity {
+            if let Some(v) = labels.and_then(|l| l.get(&t.topology_key)) {
+                if self.anti_affinity.get(&(t.topology_key.clone(), v.clone())).copied().unwrap_or(0) > 0 {
+                    return Status::unschedulable(ERR_ANTI_AFFINITY);
+                }
+            }
+        }
+        // satisfyExistingPodsAntiAffinity
+        if !self.existing_anti_affinity.is_empty() {
+            for (k, v) in labels.into_iter().flatten() {
+                if self.existing_anti_affinity.get(&(k.clone(), v.clone())).copied().unwrap_or(0) > 0 {
+                    return Status::unschedulable(ERR_EXISTING_ANTI_AFFINITY);
+                }
+            }
+        }
+        Status::success()
+    }
+}
+
+/// Computes the PreFilter state over all nodes.
+pub fn filter_state(pod: &PodInfo, nodes: &[NodeInfo], listers: &Listers) -> FilterState {
+    let mut s = FilterState::default();
+    let incoming = !pod.required_affinity.is_empty() || !pod.required_anti_affinity.is_empty();
+    for node in nodes {
+        if node.pods_with_required_anti_affinity > 0 {
+            for existing in node.pods.iter().filter(|p| !p.required_anti_affinity.is_empty()) {
+                for t in &existing.required_anti_affinity {
+                    if t.matches(pod, ns_labels(listers, pod.namespace())) {
+                        bump(&mut s.existing_anti_affinity, &t.topology_key, node, 1);
+                    }
+                }
+            }
+        }
+        if incoming {
+            for existing in &node.pods {
+                if matches_all(&pod.required_affinity, existing, listers) {
+                    for t in &pod.required_affinity {
+                        bump(&mut s.affinity, &t.topology_key, node, 1);
+                    }
+                }
+                for t in &pod.required_anti_affinity {
+                    if t.matches(existing, ns_labels(listers, existing.namespace())) {
+                        bump(&mut s.anti_affinity, &t.topology_key, node, 1);
+                    }
+                }
+            }
+        }
+    }
+    s
+}
+
+/// PreScore state: topology key → value → accumulated weight.
+#[derive(Clone, Debug, Default)]
+pub struct ScoreState {
+    /// The topology score map.
+    pub topology_score: BTreeMap<String, BTreeMap<String, i64>>,
+}
+
+impl ScoreState {
+    fn process_term(&mut self, term: &AffinityTerm, weight: i64, pod: &PodInfo, listers: &Listers, node: &NodeInfo, multiplier: i64) {
+        if term.matches(pod, ns_labels(listers, pod.namespace())) {
+            if let Some(v) = node.labels().and_then(|l| l.get(&term.topology_key)) {
+                *self.topology_score.entry(term.topology_key.clone()).or_default().entry(v.clone()).or_insert(0) += weight * multiplier;
+            }
+        }
+    }
+
+    /// `processExistingPod`.
+    pub fn process_existing_pod(&mut self, incoming: &PodInfo, existing: &PodInfo, node: &NodeInfo, hard_weight: i64, listers: &Listers) {
+        if node.labels().is_none_or(|l| l.is_empty()) {
+            return;
+        }
+        for t in &incoming.preferred_affinity {
+            self.process_term(t, t.weight, existing, listers, node, 1);
+        }
+        for t in &incoming.preferred_anti_affinity {
+            self.process_term(t, t.weight, existing, listers, node, -1);
+        }
+        if hard_weight > 0 {
+            for t in &existing.required_affinity {
+                self.process_term(t, hard_weight, incoming, listers, node, 1);
+            }
+        }
+        for t in &existing.preferred_affinity {
+            self.process_term(t, t.weight, incoming, listers, node, 1);
+        }
+        for t in &existing.preferred_anti_affinity {
+            self.process_term(t, t.weight, incoming, listers, node, -1);
+        }
+    }
+
+    /// The raw score of a node.
+    pub fn score(&self, node: &NodeInfo) -> i64 {
+        let labels = node.labels();
+        self.topology_score
+            .iter()
+            .filter_map(|(k, values)| labels.and_then(|l| l.get(k)).and_then(|v| values.get(v)))
+            .sum()
+    }
+}
+
+/// NormalizeScore of InterPodAffinity (min-max scaling with float math).
+pub fn normalize_affinity(scores: &mut [i64]) {
+    let (mut min, mut max) = (i64::MAX, i64::MIN);
+    for s in scores.iter() {
+        min = min.min(*s);
+        max = max.max(*s);
+    }
+    let diff = max.saturating_sub(min);
+    for s in scores.iter_mut() {
+        let f = if diff > 0 { MAX_NODE_SCORE as f64 * ((*s - min) as f64 / diff as f64) } else { 0.0 };
+        *s = f as i64;
+    }
+}
 
 /// The InterPodAffinity plugin.
 #[derive(Debug, Clone)]
@@ -15,11 +211,86 @@ impl Default for InterPodAffinity {
     }
 }
 
+/// The listers are needed at Filter time for namespace selectors; the plugin keeps a copy of
+/// the namespace labels in its state.
+#[derive(Clone, Debug, Default)]
+struct FilterData {
+    state: FilterState,
+    listers: Listers,
+}
+
 impl Plugin for InterPodAffinity {
     fn name(&self) -> &'static str {
         "InterPodAffinity"
     }
     fn points(&self) -> &'static [Point] {
         &[Point::PreFilter, Point::Filter, Point::PreScore, Point::Score]
+    }
+    fn events(&self) -> &'static [ClusterEvent] {
+        &[
+            ClusterEvent::AssignedPodAdd,
+            ClusterEvent::AssignedPodUpdate,
+            ClusterEvent::AssignedPodDelete,
+            ClusterEvent::NodeAdd,
+            ClusterEvent::NodeLabel,
+            ClusterEvent::UnscheduledPodUpdate,
+        ]
+    }
+    fn pre_filter(&self, state: &mut CycleState, pod: &PodInfo, view: &ClusterView) -> (Status, Option<BTreeSet<String>>) {
+        let s = filter_state(pod, view.nodes(), view.listers);
+        if s.existing_anti_affinity.is_empty() && pod.required_affinity.is_empty() && pod.required_anti_affinity.is_empty() {
+            return (Status::skip(), None);
+        }
+        let listers = Listers { namespaces: view.listers.namespaces.clone(), ..Default::default() };
+        state.write(FILTER_KEY, FilterData { state: s, listers });
+        (Status::success(), None)
+    }
+    fn pre_filter_add_pod(&self, state: &mut CycleState, pod: &PodInfo, added: &PodInfo, node: &NodeInfo) {
+        if let Some(d) = state.read_mut::<FilterData>(FILTER_KEY) {
+            let listers = std::mem::take(&mut d.listers);
+            d.state.account_existing(pod, added, node, &listers, 1);
+            d.listers = listers;
+        }
+    }
+    fn pre_filter_remove_pod(&self, state: &mut CycleState, pod: &PodInfo, removed: &PodInfo, node: &NodeInfo) {
+        if let Some(d) = state.read_mut::<FilterData>(FILTER_KEY) {
+            let listers = std::mem::take(&mut d.listers);
+            d.state.account_existing(pod, removed, node, &listers, -1);
+            d.listers = listers;
+        }
+    }
+    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+        match state.read::<FilterData>(FILTER_KEY) {
+            Some(d) => d.state.check(pod, node, &d.listers),
+            None => Status::success(),
+        }
+    }
+    fn pre_score(&self, state: &mut CycleState, pod: &PodInfo, _feasible: &[&NodeInfo], view: &ClusterView) -> Status {
+        let has_constraints = !pod.preferred_affinity.is_empty() || !pod.preferred_anti_affinity.is_empty();
+        if !has_constraints && view.cache.pods_with_affinity() == 0 {
+            return Status::skip();
+        }
+        let mut s = ScoreState::default();
+        for node in view.nodes() {
+            if !has_constraints && node.pods_with_affinity == 0 {
+                continue;
+            }
+            for existing in node.pods.iter().filter(|p| has_constraints || p.has_affinity()) {
+                s.process_existing_pod(pod, existing, node, self.hard_pod_affinity_weight, view.listers);
+            }
+        }
+        if s.topology_score.is_empty() {
+            return Status::skip();
+        }
+        state.write(SCORE_KEY, s);
+        Status::success()
+    }
+    fn score(&self, state: &CycleState, _pod: &PodInfo, node: &NodeInfo, _view: &ClusterView) -> i64 {
+        state.read::<ScoreState>(SCORE_KEY).map(|s| s.score(node)).unwrap_or(0)
+    }
+    fn normalize(&self, state: &CycleState, _pod: &PodInfo, scores: &mut [i64]) {
+        if state.read::<ScoreState>(SCORE_KEY).is_some() {
+            normalize_affinity(scores);
+        }
     }
 }

@@ -293,3 +293,13 @@ impl Plugin for BalancedAllocation {
         balanced_allocation(&amounts(node, pod, &self.resources, true))
     }
 }
+
+/// Validates scoring resources as upstream's `validateResources` does (weights 1..100).
+pub fn validate_resources(resources: &[ResourceSpec]) -> Result<(), String> {
+    for r in resources {
+        if !(1..=100).contains(&r.weight) {
+            return Err(format!("resources[].weight: Invalid value: {}: resource weight of {} should be in range [1, 100]", r.weight, r.name));
+        }
+    }
+    Ok(())
+}

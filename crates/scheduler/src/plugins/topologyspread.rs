@@ -1,7 +1,20 @@
-//! PodTopologySpread (PreFilter, Filter, PreScore, Score weight 2) — `plugins/podtopologyspread`.
+//! PodTopologySpread (PreFilter, Filter, PreScore, Score weight 2) — `plugins/podtopologyspread`
+//! (filtering.go, scoring.go, common.go).
 
-use crate::framework::{Plugin, Point};
-use kubesim_api::selector::Selector;
+use crate::cache::{NodeInfo, PodInfo};
+use crate::framework::{ClusterEvent, ClusterView, CycleState, Listers, Plugin, Point, Status, MAX_NODE_SCORE};
+use crate::plugins::nodeaffinity::pod_matches_node_selector_and_affinity;
+use crate::plugins::taints::tolerated;
+use kubesim_api::selector::{Requirement, Selector};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Filter reason: skew exceeded.
+pub const ERR_CONSTRAINTS_NOT_MATCH: &str = "node(s) didn't match pod topology spread constraints";
+/// Filter reason: node lacks a topology key.
+pub const ERR_NODE_LABEL_NOT_MATCH: &str = "node(s) didn't match pod topology spread constraints (missing required label)";
+const HOSTNAME: &str = "kubernetes.io/hostname";
+const FILTER_KEY: &str = "PreFilterPodTopologySpread";
+const SCORE_KEY: &str = "PreScorePodTopologySpread";
 
 /// A compiled topology spread constraint.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -22,12 +35,237 @@ pub struct SpreadConstraint {
     pub honor_node_taints: bool,
 }
 
+impl SpreadConstraint {
+    /// `matchNodeInclusionPolicies`.
+    pub fn includes_node(&self, pod: &PodInfo, node: &NodeInfo) -> bool {
+        if self.honor_node_affinity && !pod_matches_node_selector_and_affinity(pod, node) {
+            return false;
+        }
+        if self.honor_node_taints {
+            let tolerations = pod.pod().spec.as_ref().and_then(|s| s.tolerations.as_deref()).unwrap_or(&[]);
+            if node.taints().iter().any(|t| (t.effect == "NoSchedule" || t.effect == "NoExecute") && !tolerated(tolerations, t)) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
 /// The system default constraints (hostname maxSkew 3, zone maxSkew 5, ScheduleAnyway).
 pub fn system_default_constraints() -> Vec<SpreadConstraint> {
     vec![
-        SpreadConstraint { max_skew: 3, topology_key: "kubernetes.io/hostname".into(), hard: false, min_domains: 1, honor_node_affinity: true, ..Default::default() },
+        SpreadConstraint { max_skew: 3, topology_key: HOSTNAME.into(), hard: false, min_domains: 1, honor_node_affinity: true, ..Default::default() },
         SpreadConstraint { max_skew: 5, topology_key: "topology.kubernetes.io/zone".into(), hard: false, min_domains: 1, honor_node_affinity: true, ..Default::default() },
     ]
+}
+
+/// The pod's own constraints of one kind (hard or soft), compiled.
+pub fn pod_constraints(pod: &PodInfo, hard: bool) -> Vec<SpreadConstraint> {
+    let labels = pod.labels();
+    pod.pod()
+        .spec
+        .as_ref()
+        .and_then(|s| s.topology_spread_constraints.as_ref())
+        .into_iter()
+        .flatten()
+        .filter(|c| (c.when_unsatisfiable == "DoNotSchedule") == hard)
+        .map(|c| {
+            let mut selector = match c.label_selector.as_ref() {
+                Some(s) => Selector::from_label_selector(s),
+                None => Selector { requirements: Vec::new(), matches_nothing: true },
+            };
+            for key in c.match_label_keys.iter().flatten() {
+                if let Some(v) = labels.and_then(|l| l.get(key)) {
+                    selector.requirements.push(Requirement::In(key.clone(), vec![v.clone()]));
+                }
+            }
+            SpreadConstraint {
+                max_skew: c.max_skew as i64,
+                topology_key: c.topology_key.clone(),
+                hard,
+                selector,
+                min_domains: c.min_domains.unwrap_or(1) as i64,
+                honor_node_affinity: c.node_affinity_policy.as_deref() != Some("Ignore"),
+                honor_node_taints: c.node_taints_policy.as_deref() == Some("Honor"),
+            }
+        })
+        .collect()
+}
+
+/// `DefaultSelector`: the merged selectors of Services selecting the pod and of its controller.
+pub fn default_selector(pod: &PodInfo, listers: &Listers) -> Selector {
+    let ns = pod.namespace().to_string();
+    let labels = pod.labels();
+    let mut requirements: Vec<Requirement> = Vec::new();
+    let range = listers.workload_selectors.range((ns.clone(), String::new())..).take_while(|((n, _), _)| *n == ns);
+    for ((_, kind_name), sel) in range {
+        if kind_name.starts_with("Service/") && sel.matches(labels) {
+            for r in &sel.requirements {
+                if !requirements.contains(r) {
+                    requirements.push(r.clone());
+                }
+            }
+        }
+    }
+    if let Some(owner) = pod.pod().metadata.owner_references.iter().flatten().find(|o| o.controller == Some(true)) {
+        let key = (ns.clone(), format!("{}/{}", owner.kind, owner.name));
+        if matches!(owner.kind.as_str(), "ReplicaSet" | "StatefulSet" | "ReplicationController") {
+            if let Some(sel) = listers.workload_selectors.get(&key) {
+                for r in &sel.requirements {
+                    if !requirements.contains(r) {
+                        requirements.push(r.clone());
+                    }
+                }
+            }
+        }
+    }
+    Selector { requirements, matches_nothing: false }
+}
+
+/// Pods on a node in `namespace` matching the selector and not terminating
+/// (`countPodsMatchSelector`).
+pub fn count_pods_match_selector(pods: &[std::sync::Arc<PodInfo>], selector: &Selector, namespace: &str) -> i64 {
+    if selector.is_empty() && !selector.matches_nothing {
+        return pods.iter().filter(|p| p.namespace() == namespace && !p.is_terminating()).count() as i64;
+    }
+    pods.iter().filter(|p| p.namespace() == namespace && !p.is_terminating() && selector.matches(p.labels())).count() as i64
+}
+
+fn node_has_all_keys(node: &NodeInfo, constraints: &[SpreadConstraint]) -> bool {
+    let labels = node.labels();
+    constraints.iter().all(|c| labels.is_some_and(|l| l.contains_key(&c.topology_key)))
+}
+
+/// PreFilter state: matching pod counts per topology pair and per-key minimum.
+#[derive(Clone, Debug, Default)]
+pub struct FilterState {
+    /// The hard constraints.
+    pub constraints: Vec<SpreadConstraint>,
+    /// (key, value) → matching pods.
+    pub pair_counts: BTreeMap<(String, String), i64>,
+    /// Per constraint: minimum over domains (i64::MAX if no domain).
+    pub min_match: Vec<i64>,
+    /// Per constraint: number of domains.
+    pub domains: Vec<usize>,
+}
+
+impl FilterState {
+    fn recompute(&mut self) {
+        self.min_match.clear();
+        self.domains.clear();
+        for c in &self.constraints {
+            let mut min = i64::MAX;
+            let mut n = 0;
+            for ((k, _), v) in self.pair_counts.range((c.topology_key.clone(), String::new())..) {
+                if *k != c.topology_key {
+                    break;
+                }
+                n += 1;
+                min = min.min(*v);
+            }
+            self.min_match.push(min);
+            self.domains.push(n);
+        }
+    }
+
+    /// The Filter verdict for a node (`Filter` of filtering.go).
+    pub fn check(&self, pod: &PodInfo, node: &NodeInfo) -> Status {
+        let labels = node.labels();
+        for (i, c) in self.constraints.iter().enumerate() {
+            let Some(value) = labels.and_then(|l| l.get(&c.topology_key)) else {
+                return Status::unresolvable(ERR_NODE_LABEL_NOT_MATCH);
+            };
+            let mut min = self.min_match[i];
+            if (self.domains[i] as i64) < c.min_domains {
+                min = 0;
+            }
+            let self_match = i64::from(c.selector.matches(pod.labels()));
+            let count = self.pair_counts.get(&(c.topology_key.clone(), value.clone())).copied().unwrap_or(0);
+            let skew = count.saturating_add(self_match).saturating_sub(min);
+            if skew > c.max_skew {
+                return Status::unschedulable(ERR_CONSTRAINTS_NOT_MATCH);
+            }
+        }
+        Status::success()
+    }
+
+    fn apply(&mut self, pod: &PodInfo, other: &PodInfo, node: &NodeInfo, delta: i64) {
+        if other.namespace() != pod.namespace() || !node_has_all_keys(node, &self.constraints) {
+            return;
+        }
+        let labels = node.labels();
+        for c in &self.constraints {
+            if !c.includes_node(pod, node) || !c.selector.matches(other.labels()) {
+                continue;
+            }
+            let value = labels.and_then(|l| l.get(&c.topology_key)).cloned().unwrap_or_default();
+            *self.pair_counts.entry((c.topology_key.clone(), value)).or_insert(0) += delta;
+        }
+        self.recompute();
+    }
+}
+
+/// Computes the PreFilter state over all nodes.
+pub fn filter_state(pod: &PodInfo, constraints: Vec<SpreadConstraint>, nodes: &[NodeInfo]) -> FilterState {
+    let mut s = FilterState { constraints, ..Default::default() };
+    for node in nodes {
+        if !node_has_all_keys(node, &s.constraints) {
+            continue;
+        }
+        let labels = node.labels();
+        for c in &s.constraints {
+            if !c.includes_node(pod, node) {
+                continue;
+            }
+            let value = labels.and_then(|l| l.get(&c.topology_key)).cloned().unwrap_or_default();
+            let count = count_pods_match_selector(&node.pods, &c.selector, pod.namespace());
+            *s.pair_counts.entry((c.topology_key.clone(), value)).or_insert(0) += count;
+        }
+    }
+    s.recompute();
+    s
+}
+
+/// PreScore state.
+#[derive(Clone, Debug, Default)]
+pub struct ScoreState {
+    /// The soft constraints in effect.
+    pub constraints: Vec<SpreadConstraint>,
+    /// Feasible nodes ignored (missing keys), by name.
+    pub ignored: BTreeSet<String>,
+    /// Per constraint: value → matching pods (non-hostname keys).
+    pub counts: Vec<BTreeMap<String, i64>>,
+    /// Per constraint: ln(size + 2).
+    pub weights: Vec<f64>,
+    /// Ignored flags in feasible order (for NormalizeScore).
+    pub ignored_in_order: Vec<bool>,
+}
+
+/// `scoreForCount`.
+pub fn score_for_count(count: i64, max_skew: i64, weight: f64) -> f64 {
+    count as f64 * weight + (max_skew - 1) as f64
+}
+
+/// NormalizeScore of PodTopologySpread.
+pub fn normalize_spread(scores: &mut [i64], ignored: &[bool]) {
+    let mut min = i64::MAX;
+    let mut max = 0i64;
+    for (i, s) in scores.iter().enumerate() {
+        if ignored.get(i).copied().unwrap_or(false) {
+            continue;
+        }
+        min = min.min(*s);
+        max = max.max(*s);
+    }
+    for (i, s) in scores.iter_mut().enumerate() {
+        if ignored.get(i).copied().unwrap_or(false) {
+            *s = 0;
+        } else if max == 0 {
+            *s = MAX_NODE_SCORE;
+        } else {
+            *s = MAX_NODE_SCORE * (max + min - *s) / max;
+        }
+    }
 }
 
 /// The PodTopologySpread plugin.
@@ -45,11 +283,146 @@ impl Default for PodTopologySpread {
     }
 }
 
+impl PodTopologySpread {
+    fn has_own_constraints(pod: &PodInfo) -> bool {
+        pod.pod().spec.as_ref().and_then(|s| s.topology_spread_constraints.as_ref()).is_some_and(|c| !c.is_empty())
+    }
+
+    /// `getConstraints` for hard (filter) or soft (score) constraints.
+    pub fn constraints(&self, pod: &PodInfo, listers: &Listers, hard: bool) -> Vec<SpreadConstraint> {
+        if Self::has_own_constraints(pod) {
+            return pod_constraints(pod, hard);
+        }
+        let wanted: Vec<&SpreadConstraint> = self.default_constraints.iter().filter(|c| c.hard == hard).collect();
+        if wanted.is_empty() {
+            return Vec::new();
+        }
+        let selector = default_selector(pod, listers);
+        if selector.is_empty() {
+            return Vec::new();
+        }
+        wanted.into_iter().map(|c| SpreadConstraint { selector: selector.clone(), ..c.clone() }).collect()
+    }
+}
+
 impl Plugin for PodTopologySpread {
     fn name(&self) -> &'static str {
         "PodTopologySpread"
     }
     fn points(&self) -> &'static [Point] {
         &[Point::PreFilter, Point::Filter, Point::PreScore, Point::Score]
+    }
+    fn events(&self) -> &'static [ClusterEvent] {
+        &[
+            ClusterEvent::AssignedPodAdd,
+            ClusterEvent::AssignedPodUpdate,
+            ClusterEvent::AssignedPodDelete,
+            ClusterEvent::NodeAdd,
+            ClusterEvent::NodeLabel,
+            ClusterEvent::NodeTaint,
+            ClusterEvent::UnscheduledPodUpdate,
+        ]
+    }
+    fn pre_filter(&self, state: &mut CycleState, pod: &PodInfo, view: &ClusterView) -> (Status, Option<BTreeSet<String>>) {
+        let constraints = self.constraints(pod, view.listers, true);
+        if constraints.is_empty() {
+            return (Status::skip(), None);
+        }
+        state.write(FILTER_KEY, filter_state(pod, constraints, view.nodes()));
+        (Status::success(), None)
+    }
+    fn pre_filter_add_pod(&self, state: &mut CycleState, pod: &PodInfo, added: &PodInfo, node: &NodeInfo) {
+        if let Some(s) = state.read_mut::<FilterState>(FILTER_KEY) {
+            s.apply(pod, added, node, 1);
+        }
+    }
+    fn pre_filter_remove_pod(&self, state: &mut CycleState, pod: &PodInfo, removed: &PodInfo, node: &NodeInfo) {
+        if let Some(s) = state.read_mut::<FilterState>(FILTER_KEY) {
+            s.apply(pod, removed, node, -1);
+        }
+    }
+    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+        match state.read::<FilterState>(FILTER_KEY) {
+            Some(s) => s.check(pod, node),
+            None => Status::success(),
+        }
+    }
+    fn pre_score(&self, state: &mut CycleState, pod: &PodInfo, feasible: &[&NodeInfo], view: &ClusterView) -> Status {
+        let constraints = self.constraints(pod, view.listers, false);
+        if constraints.is_empty() {
+            return Status::skip();
+        }
+        let require_all = Self::has_own_constraints(pod) || !self.system_defaulted;
+        let mut s = ScoreState { counts: vec![BTreeMap::new(); constraints.len()], ..Default::default() };
+        let mut sizes = vec![0usize; constraints.len()];
+        for node in feasible {
+            if require_all && !node_has_all_keys(node, &constraints) {
+                s.ignored.insert(node.name.clone());
+                s.ignored_in_order.push(true);
+                continue;
+            }
+            s.ignored_in_order.push(false);
+            let labels = node.labels();
+            for (i, c) in constraints.iter().enumerate() {
+                if c.topology_key == HOSTNAME {
+                    continue;
+                }
+                if let Some(v) = labels.and_then(|l| l.get(&c.topology_key)) {
+                    if !s.counts[i].contains_key(v) {
+                        s.counts[i].insert(v.clone(), 0);
+                        sizes[i] += 1;
+                    }
+                }
+            }
+        }
+        for (i, c) in constraints.iter().enumerate() {
+            let size = if c.topology_key == HOSTNAME { feasible.len() - s.ignored.len() } else { sizes[i] };
+            s.weights.push(((size + 2) as f64).ln());
+        }
+        let needs_counts = constraints.iter().any(|c| c.topology_key != HOSTNAME);
+        if needs_counts {
+            for node in view.nodes() {
+                if require_all && !node_has_all_keys(node, &constraints) {
+                    continue;
+                }
+                let labels = node.labels();
+                for (i, c) in constraints.iter().enumerate() {
+                    if c.topology_key == HOSTNAME || !c.includes_node(pod, node) {
+                        continue;
+                    }
+                    let Some(v) = labels.and_then(|l| l.get(&c.topology_key)) else { continue };
+                    if let Some(slot) = s.counts[i].get_mut(v) {
+                        *slot += count_pods_match_selector(&node.pods, &c.selector, pod.namespace());
+                    }
+                }
+            }
+        }
+        s.constraints = constraints;
+        state.write(SCORE_KEY, s);
+        Status::success()
+    }
+    fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo, _view: &ClusterView) -> i64 {
+        let Some(s) = state.read::<ScoreState>(SCORE_KEY) else { return 0 };
+        if s.ignored.contains(&node.name) {
+            return 0;
+        }
+        let labels = node.labels();
+        let mut score = 0f64;
+        for (i, c) in s.constraints.iter().enumerate() {
+            if let Some(v) = labels.and_then(|l| l.get(&c.topology_key)) {
+                let count = if c.topology_key == HOSTNAME {
+                    count_pods_match_selector(&node.pods, &c.selector, pod.namespace())
+                } else {
+                    s.counts[i].get(v).copied().unwrap_or(0)
+                };
+                score += score_for_count(count, c.max_skew, s.weights[i]);
+            }
+        }
+        score.round() as i64
+    }
+    fn normalize(&self, state: &CycleState, _pod: &PodInfo, scores: &mut [i64]) {
+        if let Some(s) = state.read::<ScoreState>(SCORE_KEY) {
+            normalize_spread(scores, &s.ignored_in_order);
+        }
     }
 }

@@ -1,0 +1,361 @@
+//! Upstream unit-test vectors (reference sections 1–2), table-driven. Each test names the
+//! upstream test it mirrors.
+
+use k8s_openapi::api::core::v1::{Container, ContainerImage, Node, NodeSpec, NodeStatus, Pod, PodSpec, ResourceRequirements};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kubesim_api::Object;
+use kubesim_scheduler::cache::{Cache, PodInfo};
+use kubesim_scheduler::framework::{score_all_nodes, ClusterView, Listers, Plugin};
+use kubesim_scheduler::plugins::helper::{broken_linear, default_normalize_score, ShapePoint};
+use kubesim_scheduler::plugins::imagelocality::ImageLocality;
+use kubesim_scheduler::plugins::noderesources::{validate_resources, BalancedAllocation, Fit, ResourceSpec, ScoringStrategy};
+use kubesim_scheduler::queue::SchedulingQueue;
+use kubesim_scheduler::scheduler::num_feasible_nodes_to_find;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+const MB: i64 = 1024 * 1024;
+
+fn list(pairs: &[(&str, String)]) -> BTreeMap<String, Quantity> {
+    pairs.iter().map(|(k, v)| (k.to_string(), Quantity(v.clone()))).collect()
+}
+
+/// A container request list: cpu in millicores, memory in bytes, extra scalar resources.
+fn req(cpu: i64, mem: i64, extra: &[(&str, i64)]) -> Vec<(&'static str, String)> {
+    let mut v: Vec<(&'static str, String)> = vec![("cpu", format!("{cpu}m")), ("memory", mem.to_string())];
+    for (k, q) in extra {
+        v.push((Box::leak(k.to_string().into_boxed_str()), q.to_string()));
+    }
+    v
+}
+
+fn pod_with(name: &str, containers: Vec<Vec<(&'static str, String)>>) -> Pod {
+    Pod {
+        metadata: ObjectMeta { name: Some(name.into()), namespace: Some("default".into()), ..Default::default() },
+        spec: Some(PodSpec {
+            containers: containers
+                .into_iter()
+                .enumerate()
+                .map(|(i, r)| Container {
+                    name: format!("c{i}"),
+                    resources: Some(ResourceRequirements { requests: Some(list(&r)), ..Default::default() }),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+fn pod_info(pod: Pod) -> Arc<PodInfo> {
+    Arc::new(PodInfo::new(Arc::new(Object::Pod(Box::new(pod)))))
+}
+
+fn node(name: &str, cpu: i64, mem: i64, extra: &[(&str, i64)]) -> Node {
+    let mut r = vec![("cpu", format!("{cpu}m")), ("memory", mem.to_string()), ("pods", "110".to_string())];
+    for (k, q) in extra {
+        r.push((Box::leak(k.to_string().into_boxed_str()), q.to_string()));
+    }
+    Node {
+        metadata: ObjectMeta { name: Some(name.into()), labels: Some([("kubernetes.io/hostname".to_string(), name.to_string())].into()), ..Default::default() },
+        spec: Some(NodeSpec::default()),
+        status: Some(NodeStatus { allocatable: Some(list(&r)), capacity: Some(list(&r)), ..Default::default() }),
+    }
+}
+
+fn cache(nodes: Vec<(Node, Vec<Pod>)>) -> Cache {
+    let mut c = Cache::default();
+    for (n, pods) in nodes {
+        let name = n.metadata.name.clone().unwrap();
+        c.upsert_node(Arc::new(Object::Node(Box::new(n))));
+        for (i, mut p) in pods.into_iter().enumerate() {
+            p.metadata.name = Some(format!("{name}-existing-{i}"));
+            c.upsert_pod(pod_info(p), &name);
+        }
+    }
+    c
+}
+
+fn scores(plugin: &dyn Plugin, pod: Pod, c: &Cache) -> Option<Vec<i64>> {
+    let listers = Listers::default();
+    let view = ClusterView { cache: c, listers: &listers };
+    score_all_nodes(plugin, &pod_info(pod), &view)
+}
+
+fn res(pairs: &[(&str, i64)]) -> Vec<ResourceSpec> {
+    pairs.iter().map(|(n, w)| ResourceSpec { name: n.to_string(), weight: *w }).collect()
+}
+
+// Mirrors pkg/scheduler/framework/plugins/helper/normalize_score_test.go TestDefaultNormalizeScore
+#[test]
+fn default_normalize_score_vectors() {
+    let cases: &[(bool, [i64; 4], [i64; 4])] = &[
+        (false, [1, 2, 3, 4], [25, 50, 75, 100]),
+        (true, [1, 2, 3, 4], [75, 50, 25, 0]),
+        (false, [1000, 10, 20, 30], [100, 1, 2, 3]),
+        (true, [1000, 10, 20, 30], [0, 99, 98, 97]),
+        (false, [1, 1, 1, 1], [100, 100, 100, 100]),
+        (false, [1000, 1, 1, 1], [100, 0, 0, 0]),
+        (true, [0, 1, 1, 1], [100, 0, 0, 0]),
+    ];
+    for (reverse, input, want) in cases {
+        let mut s = input.to_vec();
+        default_normalize_score(100, *reverse, &mut s);
+        assert_eq!(s, want.to_vec(), "reverse={reverse} input={input:?}");
+    }
+    let mut zeros = vec![0, 0];
+    default_normalize_score(100, true, &mut zeros);
+    assert_eq!(zeros, vec![100, 100]);
+}
+
+type Case = (&'static str, Pod, Vec<(Node, Vec<Pod>)>, Vec<ResourceSpec>, [i64; 2]);
+
+fn empty_pod() -> Pod {
+    let mut p = pod_with("incoming", vec![]);
+    p.spec.as_mut().unwrap().containers.clear();
+    p
+}
+
+fn two(name: &str, a: (i64, i64), b: (i64, i64)) -> Pod {
+    pod_with(name, vec![req(a.0, a.1, &[]), req(b.0, b.1, &[])])
+}
+
+fn least_allocated_cases() -> Vec<Case> {
+    let cm = || res(&[("cpu", 1), ("memory", 1)]);
+    let cpu_only = || two("cpu-only", (1000, 0), (2000, 0));
+    let cpu_mem = || two("cpu-mem", (1000, 2000), (2000, 3000));
+    let ext = "nvidia.com/gpu";
+    vec![
+        ("nothing scheduled, nothing requested", empty_pod(), vec![(node("n1", 4000, 10000, &[]), vec![]), (node("n2", 4000, 10000, &[]), vec![])], cm(), [100, 100]),
+        ("nothing scheduled, resources requested, differently sized nodes", cpu_mem(), vec![(node("n1", 4000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[]), vec![])], cm(), [37, 50]),
+        ("no resources requested, pods scheduled", empty_pod(), vec![(node("n1", 4000, 10000, &[]), vec![empty_pod(), empty_pod()]), (node("n2", 4000, 10000, &[]), vec![empty_pod(), empty_pod()])], cm(), [100, 100]),
+        ("no resources requested, pods scheduled with resources", empty_pod(), vec![(node("n1", 10000, 20000, &[]), vec![cpu_only(), cpu_only()]), (node("n2", 10000, 20000, &[]), vec![cpu_only(), cpu_mem()])], cm(), [70, 57]),
+        ("resources requested, pods scheduled with resources", cpu_mem(), vec![(node("n1", 10000, 20000, &[]), vec![cpu_only()]), (node("n2", 10000, 20000, &[]), vec![cpu_mem()])], cm(), [57, 45]),
+        ("resources requested, pods scheduled with resources, differently sized nodes", cpu_mem(), vec![(node("n1", 10000, 20000, &[]), vec![cpu_only()]), (node("n2", 10000, 50000, &[]), vec![cpu_mem()])], cm(), [57, 60]),
+        ("requested resources exceed node capacity", cpu_only(), vec![(node("n1", 4000, 10000, &[]), vec![cpu_only()]), (node("n2", 4000, 10000, &[]), vec![cpu_mem()])], cm(), [50, 25]),
+        ("zero node resources, pods scheduled with resources", empty_pod(), vec![(node("n1", 0, 0, &[]), vec![cpu_only()]), (node("n2", 0, 0, &[]), vec![cpu_mem()])], cm(), [0, 0]),
+        ("weights memory:2 cpu:1", cpu_mem(), vec![(node("n1", 4000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[]), vec![])], res(&[("memory", 2), ("cpu", 1)]), [41, 50]),
+        ("extended resource not requested", cpu_mem(), vec![(node("n1", 6000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[(ext, 4)]), vec![])], res(&[("cpu", 1), ("memory", 1), (ext, 1)]), [50, 50]),
+        (
+            "extended resource requested",
+            pod_with("p", vec![req(1000, 2000, &[(ext, 2)]), req(2000, 3000, &[])]),
+            vec![(node("n1", 6000, 10000, &[(ext, 4)]), vec![]), (node("n2", 6000, 10000, &[(ext, 10)]), vec![])],
+            res(&[("cpu", 1), ("memory", 1), (ext, 1)]),
+            [50, 60],
+        ),
+        (
+            "node lacks the resource, weights ext:2 cpu:1 mem:1",
+            two("p", (1000, 2000), (2000, 2000)),
+            vec![(node("n1", 6000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[(ext, 4)]), vec![])],
+            res(&[(ext, 2), ("cpu", 1), ("memory", 1)]),
+            [55, 55],
+        ),
+    ]
+}
+
+// Mirrors pkg/scheduler/framework/plugins/noderesources/least_allocated_test.go TestLeastAllocatedScoringStrategy
+#[test]
+fn least_allocated_vectors() {
+    for (name, pod, nodes, resources, want) in least_allocated_cases() {
+        let fit = Fit { strategy: ScoringStrategy::LeastAllocated, resources };
+        assert_eq!(scores(&fit, pod, &cache(nodes)), Some(want.to_vec()), "{name}");
+    }
+    for bad in [-1, 0, 101] {
+        assert!(validate_resources(&res(&[("cpu", bad), ("memory", 1)])).is_err(), "weight {bad}");
+    }
+    assert!(validate_resources(&res(&[("cpu", 1), ("memory", 100)])).is_ok());
+}
+
+// Mirrors pkg/scheduler/framework/plugins/noderesources/most_allocated_test.go TestMostAllocatedScoringStrategy
+#[test]
+fn most_allocated_vectors() {
+    let cm = || res(&[("cpu", 1), ("memory", 1)]);
+    let cpu_only = || two("cpu-only", (1000, 0), (2000, 0));
+    let cpu_mem = || two("cpu-mem", (1000, 2000), (2000, 3000));
+    let no_req = || {
+        let mut p = pod_with("no-req", vec![vec![]]);
+        p.spec.as_mut().unwrap().containers[0].resources = None;
+        p
+    };
+    let ext = "nvidia.com/gpu";
+    let cases: Vec<Case> = vec![
+        ("nothing scheduled, nothing requested", empty_pod(), vec![(node("n1", 4000, 10000, &[]), vec![]), (node("n2", 4000, 10000, &[]), vec![])], cm(), [0, 0]),
+        ("differently sized nodes", cpu_mem(), vec![(node("n1", 4000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[]), vec![])], cm(), [62, 50]),
+        ("no resources requested, pods scheduled with resources", empty_pod(), vec![(node("n1", 10000, 20000, &[]), vec![cpu_only(), cpu_only()]), (node("n2", 10000, 20000, &[]), vec![cpu_only(), cpu_mem()])], cm(), [30, 42]),
+        ("resources requested, pods scheduled with resources", cpu_mem(), vec![(node("n1", 10000, 20000, &[]), vec![cpu_only()]), (node("n2", 10000, 20000, &[]), vec![cpu_mem()])], cm(), [42, 55]),
+        ("resources requested equal node capacity", two("p", (2000, 4000), (3000, 5000)), vec![(node("n1", 5000, 10000, &[]), vec![]), (node("n2", 10000, 9000, &[]), vec![])], cm(), [95, 75]),
+        ("weights memory:2 cpu:1", cpu_mem(), vec![(node("n1", 4000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[]), vec![])], res(&[("memory", 2), ("cpu", 1)]), [58, 50]),
+        (
+            "non-zero defaults for containers without requests",
+            no_req(),
+            vec![(node("n1", 250, 1000 * MB, &[]), vec![no_req(), no_req()]), (node("n2", 250, 1000 * MB, &[]), vec![])],
+            cm(),
+            [80, 30],
+        ),
+        ("extended resource not requested", cpu_mem(), vec![(node("n1", 6000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[(ext, 4)]), vec![])], res(&[("cpu", 1), ("memory", 1), (ext, 1)]), [50, 50]),
+        (
+            "extended resource requested",
+            pod_with("p", vec![req(1000, 2000, &[(ext, 2)]), req(2000, 3000, &[])]),
+            vec![(node("n1", 6000, 10000, &[(ext, 4)]), vec![]), (node("n2", 6000, 10000, &[(ext, 10)]), vec![])],
+            res(&[("cpu", 1), ("memory", 1), (ext, 1)]),
+            [50, 40],
+        ),
+        (
+            "node lacks the resource, weights ext:2 cpu:1 mem:1",
+            two("p", (1000, 2000), (2000, 2000)),
+            vec![(node("n1", 6000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[(ext, 4)]), vec![])],
+            res(&[(ext, 2), ("cpu", 1), ("memory", 1)]),
+            [45, 45],
+        ),
+    ];
+    for (name, pod, nodes, resources, want) in cases {
+        let fit = Fit { strategy: ScoringStrategy::MostAllocated, resources };
+        assert_eq!(scores(&fit, pod, &cache(nodes)), Some(want.to_vec()), "{name}");
+    }
+}
+
+fn shape(points: &[(i64, i64)]) -> Vec<ShapePoint> {
+    points.iter().map(|(u, s)| ShapePoint { utilization: *u, score: *s }).collect()
+}
+
+// Mirrors pkg/scheduler/framework/plugins/noderesources/requested_to_capacity_ratio_test.go
+// TestRequestedToCapacityRatioScoringStrategy
+#[test]
+fn requested_to_capacity_ratio_vectors() {
+    let least = ScoringStrategy::RequestedToCapacityRatio(shape(&[(0, 10), (100, 0)]));
+    let fit = Fit { strategy: least, resources: res(&[("cpu", 1), ("memory", 1)]) };
+    let two_nodes = |pods: Vec<Pod>| vec![(node("n1", 4000, 10000, &[]), pods.clone()), (node("n2", 6000, 10000, &[]), pods)];
+    let cpu_mem = || two("p", (1000, 2000), (2000, 3000));
+    assert_eq!(scores(&fit, cpu_mem(), &cache(two_nodes(vec![]))), Some(vec![38, 50]));
+    assert_eq!(scores(&fit, empty_pod(), &cache(two_nodes(vec![cpu_mem()]))), Some(vec![38, 50]));
+    assert_eq!(scores(&fit, empty_pod(), &cache(two_nodes(vec![]))), Some(vec![100, 100]));
+}
+
+// Mirrors pkg/scheduler/framework/plugins/helper/shape_score_test.go TestBrokenLinearFunction
+#[test]
+fn broken_linear_vectors() {
+    let s1 = shape(&[(10, 1), (90, 9)]);
+    for (p, want) in [(-10, 1), (0, 1), (9, 1), (10, 1), (15, 1), (19, 1), (20, 2), (89, 8), (90, 9), (99, 9), (100, 9), (110, 9)] {
+        assert_eq!(broken_linear(&s1, p), want, "f({p})");
+    }
+    let s2 = shape(&[(0, 2), (40, 10), (100, 0)]);
+    for (p, want) in [(-10, 2), (0, 2), (20, 6), (30, 8), (40, 10), (70, 5), (100, 0), (110, 0)] {
+        assert_eq!(broken_linear(&s2, p), want, "f({p})");
+    }
+}
+
+// Mirrors requested_to_capacity_ratio_test.go TestResourceBinPackingSingleExtended and
+// TestResourceBinPackingMultipleExtended
+#[test]
+fn bin_packing_extended_vectors() {
+    let foo = "intel.com/foo";
+    let bar = "intel.com/bar";
+    let fit = Fit { strategy: ScoringStrategy::RequestedToCapacityRatio(shape(&[(0, 0), (100, 1)])), resources: res(&[(foo, 1)]) };
+    let nodes = |n2_pods: Vec<Pod>| vec![(node("n1", 4000, 10000, &[(foo, 8)]), vec![]), (node("n2", 4000, 10000, &[(foo, 4)]), n2_pods)];
+    let foo_pod = |n: i64| pod_with("p", vec![req(0, 0, &[(foo, n)])]);
+    assert_eq!(scores(&fit, pod_with("p", vec![req(0, 0, &[])]), &cache(nodes(vec![]))), Some(vec![0, 0]));
+    assert_eq!(scores(&fit, foo_pod(2), &cache(nodes(vec![]))), Some(vec![2, 5]));
+    assert_eq!(scores(&fit, foo_pod(2), &cache(nodes(vec![foo_pod(2)]))), Some(vec![2, 10]));
+    assert_eq!(scores(&fit, foo_pod(4), &cache(nodes(vec![]))), Some(vec![5, 10]));
+    let fit = Fit { strategy: ScoringStrategy::RequestedToCapacityRatio(shape(&[(0, 0), (100, 1)])), resources: res(&[(foo, 3), (bar, 5)]) };
+    let nodes = vec![(node("n1", 4000, 10000, &[(foo, 8), (bar, 4)]), vec![]), (node("n2", 4000, 10000, &[(foo, 4), (bar, 8)]), vec![])];
+    assert_eq!(scores(&fit, pod_with("p", vec![req(0, 0, &[(foo, 2), (bar, 2)])]), &cache(nodes)), Some(vec![4, 3]));
+}
+
+// Mirrors pkg/scheduler/framework/plugins/noderesources/balanced_allocation_test.go TestNodeResourcesBalancedAllocation
+#[test]
+fn balanced_allocation_vectors() {
+    let gpu = "nvidia.com/gpu";
+    let cpu_only = || two("cpu-only", (1000, 0), (2000, 0));
+    let cpu_mem = || two("cpu-mem", (1000, 2000), (2000, 3000));
+    let cpu_mem_gpu = || pod_with("cpu-mem-gpu", vec![req(1000, 2000, &[(gpu, 1)]), req(2000, 3000, &[(gpu, 2)])]);
+    let plugin = BalancedAllocation::default();
+    // Best-effort pods are skipped at PreScore.
+    let best_effort = pod_with("be", vec![vec![]]);
+    assert_eq!(scores(&plugin, best_effort, &cache(vec![(node("n1", 4000, 10000, &[]), vec![])])), None);
+    let cases: Vec<(&str, Pod, Vec<(Node, Vec<Pod>)>, [i64; 2])> = vec![
+        ("nothing scheduled, differently sized nodes", cpu_mem(), vec![(node("n1", 4000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[]), vec![])], [87, 100]),
+        ("pods scheduled with resources", cpu_mem(), vec![(node("n1", 10000, 20000, &[]), vec![cpu_only()]), (node("n2", 10000, 20000, &[]), vec![cpu_mem()])], [82, 95]),
+        ("pods scheduled with resources, differently sized nodes", cpu_mem(), vec![(node("n1", 10000, 20000, &[]), vec![cpu_only()]), (node("n2", 10000, 50000, &[]), vec![cpu_mem()])], [82, 80]),
+        ("requested resources at node capacity", cpu_only(), vec![(node("n1", 6000, 10000, &[]), vec![cpu_only()]), (node("n2", 6000, 10000, &[]), vec![cpu_mem()])], [50, 75]),
+    ];
+    for (name, pod, nodes, want) in cases {
+        assert_eq!(scores(&plugin, pod, &cache(nodes)), Some(want.to_vec()), "{name}");
+    }
+    let three = BalancedAllocation { resources: res(&[("cpu", 1), ("memory", 1), (gpu, 1)]) };
+    let mut incoming = pod_with("p", vec![vec![("memory", "0".to_string()), (gpu, "1".to_string())]]);
+    incoming.spec.as_mut().unwrap().containers[0].name = "gpu".into();
+    let nodes = vec![(node("n1", 3500, 40000, &[(gpu, 8)]), vec![cpu_mem_gpu()]), (node("n2", 3500, 40000, &[(gpu, 8)]), vec![cpu_mem()])];
+    assert_eq!(scores(&three, incoming, &cache(nodes)), Some(vec![70, 65]), "3 resources");
+    let nodes = vec![(node("n1", 3500, 40000, &[(gpu, 8)]), vec![]), (node("n2", 3500, 40000, &[]), vec![])];
+    assert_eq!(scores(&three, cpu_mem(), &cache(nodes)), Some(vec![63, 63]), "node without scalar resource");
+}
+
+fn image_node(name: &str, images: &[(i64, &[&str])]) -> Node {
+    let mut n = node(name, 4000, 10000, &[]);
+    n.status.as_mut().unwrap().images = Some(
+        images
+            .iter()
+            .map(|(size, names)| ContainerImage { names: Some(names.iter().map(|s| s.to_string()).collect()), size_bytes: Some(size * MB) })
+            .collect(),
+    );
+    n
+}
+
+fn image_pod(containers: &[&str], init: &[&str]) -> Pod {
+    let c = |i: usize, image: &&str| Container { name: format!("c{i}"), image: Some(image.to_string()), ..Default::default() };
+    Pod {
+        metadata: ObjectMeta { name: Some("p".into()), namespace: Some("default".into()), ..Default::default() },
+        spec: Some(PodSpec {
+            containers: containers.iter().enumerate().map(|(i, im)| c(i, im)).collect(),
+            init_containers: if init.is_empty() { None } else { Some(init.iter().enumerate().map(|(i, im)| c(100 + i, im)).collect()) },
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+// Mirrors pkg/scheduler/framework/plugins/imagelocality/image_locality_test.go TestImageLocalityPriority
+#[test]
+fn image_locality_vectors() {
+    let n403002000 = || image_node("n403002000", &[(40, &["gcr.io/40:latest", "gcr.io/40:v1"]), (300, &["gcr.io/300:latest", "gcr.io/300:v1"]), (2000, &["gcr.io/2000:latest"])]);
+    let n25010 = || image_node("n25010", &[(250, &["gcr.io/250:latest"]), (10, &["gcr.io/10:latest", "gcr.io/10:v1"])]);
+    let n60040900 = || image_node("n60040900", &[(600, &["gcr.io/600:latest"]), (40, &["gcr.io/40:latest"]), (900, &["gcr.io/900:latest"])]);
+    let n300600900 = || image_node("n300600900", &[(300, &["gcr.io/300:latest"]), (600, &["gcr.io/600:latest"]), (900, &["gcr.io/900:latest"])]);
+    let n400030 = || image_node("n400030", &[(4000, &["gcr.io/4000:latest"]), (30, &["gcr.io/30:latest"])]);
+    let n203040 = || image_node("n203040", &[(20, &["gcr.io/20:latest"]), (30, &["gcr.io/30:latest"]), (40, &["gcr.io/40:latest"])]);
+    let empty = || image_node("empty", &[]);
+    let cases: Vec<(&str, Pod, Vec<Node>, Vec<i64>)> = vec![
+        ("two images spread on two nodes", image_pod(&["gcr.io/40", "gcr.io/250"], &[]), vec![n403002000(), n25010()], vec![0, 5]),
+        ("two images on one node", image_pod(&["gcr.io/40", "gcr.io/300"], &[]), vec![n403002000(), n25010()], vec![7, 0]),
+        ("over max threshold", image_pod(&["gcr.io/10", "gcr.io/4000"], &[]), vec![n400030(), n25010()], vec![100, 0]),
+        ("spread over three nodes", image_pod(&["gcr.io/10", "gcr.io/4000"], &[]), vec![n400030(), n25010(), empty()], vec![66, 0, 0]),
+        ("three images", image_pod(&["gcr.io/300", "gcr.io/600", "gcr.io/900"], &[]), vec![n60040900(), n300600900(), empty()], vec![32, 36, 0]),
+        ("below min threshold", image_pod(&["gcr.io/30", "gcr.io/40"], &[]), vec![n203040(), n400030()], vec![1, 0]),
+        ("init containers count", image_pod(&["gcr.io/30"], &["gcr.io/300"]), vec![n403002000(), n203040()], vec![6, 0]),
+    ];
+    for (name, pod, nodes, want) in cases {
+        let c = cache(nodes.into_iter().map(|n| (n, vec![])).collect());
+        assert_eq!(scores(&ImageLocality, pod, &c), Some(want), "{name}");
+    }
+}
+
+// Mirrors pkg/scheduler/schedule_one_test.go TestNumFeasibleNodesToFind
+#[test]
+fn num_feasible_nodes_to_find_vectors() {
+    for (pct, nodes, want) in [(0, 10, 10), (40, 10, 10), (0, 1000, 420), (40, 1000, 400), (0, 6000, 300), (0, 100, 100), (0, 500, 230), (0, 2500, 750), (0, 5000, 500), (0, 10000, 500)] {
+        assert_eq!(num_feasible_nodes_to_find(pct, nodes), want, "pct={pct} nodes={nodes}");
+    }
+}
+
+// Mirrors pkg/scheduler/backend/queue/backoff_queue_test.go (calculateBackoffDuration)
+#[test]
+fn backoff_doubles_from_one_to_ten_seconds() {
+    let q = SchedulingQueue::default();
+    let got: Vec<u64> = (0..=7).map(|n| q.backoff_duration(n)).collect();
+    assert_eq!(got, vec![0, 1000, 2000, 4000, 8000, 10000, 10000, 10000]);
+    let disabled = SchedulingQueue::new(1000, 0);
+    assert_eq!(disabled.backoff_duration(3), 0);
+}
