@@ -8,6 +8,7 @@
 //! effect of relisting an unchanged runtime is nothing, so idle nodes cost nothing).
 
 use crate::cri::{latency_ms, normalize_image, digest_ref, ContainerConfig, ContainerState, CriCall, FakeRuntime, ImageService, RuntimeService, SandboxState};
+use crate::probe::{run_probe, ProbeKind};
 use crate::process::program_for;
 use crate::status::get_phase;
 use kubesim_api::k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
@@ -40,6 +41,9 @@ pub const RELIST_MS: Millis = 1_000;
 pub const BACKOFF_INITIAL_MS: Millis = 10_000;
 /// Maximum container restart / image pull backoff.
 pub const BACKOFF_MAX_MS: Millis = 300_000;
+/// After a sync that ended in an error (CrashLoopBackOff, ErrImagePull, ...), the pod worker
+/// requeues the pod after backOffPeriod with jitter factor 0.5 (pod_workers.go).
+pub const WORKER_BACKOFF_MS: Millis = 10_000;
 /// How long a kubelet takes to react to a watch event (informer + pod worker dispatch).
 pub const DISPATCH_MS: Millis = 5;
 
@@ -49,6 +53,7 @@ const T_RUNTIME: u64 = 3 << 56;
 const T_STEP: u64 = 4 << 56;
 const T_RETRY: u64 = 5 << 56;
 const T_DISPATCH: u64 = 6 << 56;
+const T_PROBE: u64 = 7 << 56;
 const KIND_MASK: u64 = 0xff << 56;
 
 /// How a kubelet comes up.
@@ -97,6 +102,16 @@ impl Backoff {
     }
 }
 
+#[derive(Clone, Debug)]
+struct ProbeWorker {
+    uid: String,
+    container: String,
+    container_id: String,
+    kind: ProbeKind,
+    successes: i32,
+    failures: i32,
+}
+
 #[derive(Debug)]
 struct PodWorker {
     seq: u64,
@@ -112,6 +127,7 @@ struct PodWorker {
     restart_backoff: BTreeMap<String, Backoff>,
     pull_backoff: BTreeMap<String, Backoff>,
     stop_requested: BTreeSet<String>,
+    retry_at: Option<Millis>,
     finished: bool,
     last_status: Option<PodStatus>,
 }
@@ -140,6 +156,9 @@ pub struct Kubelet {
     dispatch_scheduled: bool,
     last_node_status: Option<NodeStatus>,
     last_node_status_write: Millis,
+    probes: BTreeMap<u64, ProbeWorker>,
+    probe_results: BTreeMap<(String, String, ProbeKind), bool>,
+    next_probe_seq: u64,
     /// False while the node is down (fault injection): no heartbeats, no syncs.
     pub alive: bool,
 }
@@ -162,6 +181,9 @@ impl Kubelet {
             dispatch_scheduled: false,
             last_node_status: None,
             last_node_status_write: 0,
+            probes: BTreeMap::new(),
+            probe_results: BTreeMap::new(),
+            next_probe_seq: 1,
             alive: true,
         }
     }
@@ -435,7 +457,7 @@ impl Kubelet {
             if requested > 0 && used + requested > capacity {
                 let unit = |m: i128| if resource == "cpu" { m } else { m / 1000 };
                 return Err((
-                    format!("Outof{resource}"),
+                    format!("OutOf{resource}"),
                     format!("Node didn't have enough resource: {resource}, requested: {}, used: {}, capacity: {}", unit(requested), unit(used), unit(capacity)),
                 ));
             }
@@ -481,6 +503,7 @@ impl Kubelet {
                         restart_backoff: BTreeMap::new(),
                         pull_backoff: BTreeMap::new(),
                         stop_requested: BTreeSet::new(),
+                        retry_at: None,
                         finished: false,
                         last_status: None,
                     };
@@ -496,7 +519,16 @@ impl Kubelet {
                     }
                     self.workers.insert(uid.clone(), worker);
                 } else if let Some(worker) = self.workers.get_mut(&uid) {
+                    // The pod config source ignores status-only updates (config.go checkAndUpdatePod).
+                    let old = worker.pod().clone();
                     worker.pod = event.object.clone();
+                    let changed = old.spec != pod.spec
+                        || old.metadata.labels != pod.metadata.labels
+                        || old.metadata.annotations != pod.metadata.annotations
+                        || old.metadata.deletion_timestamp != pod.metadata.deletion_timestamp;
+                    if !changed {
+                        return;
+                    }
                 }
                 self.schedule_dispatch(&uid, ctx);
             }
@@ -625,16 +657,11 @@ impl Kubelet {
                 pod.metadata.uid.clone().unwrap_or_default(),
             );
             let message = format!("back-off {} restarting failed container={} pod={name}_{namespace}({pod_uid})", format_go_duration(backoff.duration_ms).replace("300s", "5m0s"), container.name);
-            let until = finished + backoff.duration_ms;
-            let fresh = worker.waiting.get(&container.name) != Some(&("CrashLoopBackOff".to_string(), message.clone()));
             worker.waiting.insert(container.name.clone(), ("CrashLoopBackOff".into(), message));
-            let seq = worker.seq;
-            if fresh {
-                ctx.after(until.saturating_sub(ctx.now).max(1), T_RETRY | seq);
-                let object = worker.pod.clone();
-                ctx.event(&object, "Warning", "BackOff", format!("Back-off restarting failed container {} in pod {name}_{namespace}({pod_uid})", container.name));
-                self.write_status(uid, ctx, false);
-            }
+            let object = worker.pod.clone();
+            ctx.event(&object, "Warning", "BackOff", format!("Back-off restarting failed container {} in pod {name}_{namespace}({pod_uid})", container.name));
+            self.write_status(uid, ctx, false);
+            self.requeue_after_error(uid, ctx);
             return false;
         }
         worker.restart_backoff.get_mut(&container.name).expect("inserted above").next(finished);
@@ -651,10 +678,10 @@ impl Kubelet {
         match (policy.as_str(), present) {
             ("Never", false) => {
                 let message = format!("Container image {image:?} is not present with pull policy of Never");
-                if worker.waiting.insert(container.name.clone(), ("ErrImageNeverPull".into(), message.clone())).is_none_or(|(r, _)| r != "ErrImageNeverPull") {
-                    ctx.event(&object, "Warning", "ErrImageNeverPull", message);
-                    self.write_status(uid, ctx, false);
-                }
+                worker.waiting.insert(container.name.clone(), ("ErrImageNeverPull".into(), message.clone()));
+                ctx.event(&object, "Warning", "ErrImageNeverPull", message);
+                self.write_status(uid, ctx, false);
+                self.requeue_after_error(uid, ctx);
                 false
             }
             ("IfNotPresent", true) | ("Never", true) => {
@@ -666,13 +693,10 @@ impl Kubelet {
                 let backoff = worker.pull_backoff.entry(image.clone()).or_default().clone();
                 if backoff.in_backoff_since(backoff.last_update, ctx.now) {
                     let message = format!("Back-off pulling image {image:?}");
-                    let until = backoff.last_update + backoff.duration_ms;
-                    let seq = worker.seq;
-                    if worker.waiting.insert(container.name.clone(), ("ImagePullBackOff".into(), message.clone())).is_none_or(|(r, _)| r != "ImagePullBackOff") {
-                        ctx.after(until - ctx.now, T_RETRY | seq);
-                        ctx.event(&object, "Normal", "BackOff", message);
-                        self.write_status(uid, ctx, false);
-                    }
+                    worker.waiting.insert(container.name.clone(), ("ImagePullBackOff".into(), message.clone()));
+                    ctx.event(&object, "Normal", "BackOff", message);
+                    self.write_status(uid, ctx, false);
+                    self.requeue_after_error(uid, ctx);
                     return false;
                 }
                 ctx.event(&object, "Normal", "Pulling", format!("Pulling image {image:?}"));
@@ -681,6 +705,18 @@ impl Kubelet {
                 true
             }
         }
+    }
+
+    /// Requeues a pod whose sync ended in an error, after 10–15 s (wait.Jitter(10s, 0.5)).
+    fn requeue_after_error(&mut self, uid: &str, ctx: &mut Ctx) {
+        let jitter = ctx.rng.next_u64() % (WORKER_BACKOFF_MS / 2);
+        let Some(worker) = self.workers.get_mut(uid) else { return };
+        if worker.retry_at.is_some_and(|at| at > ctx.now) {
+            return;
+        }
+        let at = ctx.now + WORKER_BACKOFF_MS + jitter;
+        worker.retry_at = Some(at);
+        ctx.after(at - ctx.now, T_RETRY | worker.seq);
     }
 
     fn begin(&mut self, uid: &str, step: Step, latency: Millis, ctx: &mut Ctx) {
@@ -737,10 +773,9 @@ impl Kubelet {
                         worker.waiting.insert(container.clone(), ("ErrImagePull".into(), message.clone()));
                         ctx.event(&object, "Warning", "Failed", message);
                         ctx.event(&object, "Warning", "Failed", "Error: ErrImagePull".into());
-                        let until = ctx.now + worker.pull_backoff[&image].duration_ms;
-                        let seq = worker.seq;
-                        ctx.after(until - ctx.now, T_RETRY | seq);
                         self.write_status(uid, ctx, false);
+                        self.requeue_after_error(uid, ctx);
+                        return; // SyncPod returns the pull error; the worker retries later
                     }
                 }
             }
@@ -779,6 +814,9 @@ impl Kubelet {
                         let worker = self.workers.get_mut(uid).expect("worker exists");
                         worker.waiting.insert(container.clone(), ("CreateContainerError".into(), err.0.clone()));
                         ctx.event(&object, "Warning", "Failed", format!("Error: {}", err.0));
+                        self.write_status(uid, ctx, false);
+                        self.requeue_after_error(uid, ctx);
+                        return;
                     }
                 }
             }
@@ -788,7 +826,8 @@ impl Kubelet {
                 ctx.event(&object, "Normal", "Started", format!("Started container {container}"));
                 let worker = self.workers.get_mut(uid).expect("worker exists");
                 let instances = worker.instances.entry(container.clone()).or_default();
-                instances.push(id);
+                instances.push(id.clone());
+                self.add_probes(uid, &container, &id, ctx);
                 self.mark_runtime_changed(ctx);
             }
             Step::StopSandbox => {
@@ -910,14 +949,18 @@ impl Kubelet {
         };
         let running = state.running.is_some();
         let _ = now;
+        let uid = worker.pod().metadata.uid.clone().unwrap_or_default();
+        let result = |kind: ProbeKind| self.probe_results.get(&(uid.clone(), container.name.clone(), kind)).copied();
+        let started = running && (container.startup_probe.is_none() || result(ProbeKind::Startup) == Some(true));
+        let ready = started && (container.readiness_probe.is_none() || result(ProbeKind::Readiness) == Some(true));
         let pulled = self.runtime.image_status(&image).is_some() && latest.is_some();
         ContainerStatus {
             name: container.name.clone(),
             image: if pulled { normalize_image(&image) } else { image.clone() },
             image_id: if pulled { digest_ref(&image) } else { String::new() },
             container_id: latest.map(|c| format!("containerd://{}", c.id)),
-            ready: running,
-            started: Some(running),
+            ready,
+            started: Some(started),
             restart_count: (ids.len() as i32 - 1).max(0),
             state: Some(state),
             last_state: Some(last_state.unwrap_or_default()),
@@ -1026,6 +1069,117 @@ impl Kubelet {
         status
     }
 
+    /// Starts the probe workers of a container that just started (prober_manager AddPod).
+    fn add_probes(&mut self, uid: &str, container: &str, container_id: &str, ctx: &mut Ctx) {
+        let Some(spec) = self.workers.get(uid).and_then(|w| w.pod().spec.clone()) else { return };
+        let Some(c) = spec.init_containers.iter().flatten().chain(spec.containers.iter()).find(|c| c.name == container).cloned() else { return };
+        for kind in [ProbeKind::Startup, ProbeKind::Liveness, ProbeKind::Readiness] {
+            let Some(probe) = kind.of(&c) else { continue };
+            self.probe_results.remove(&(uid.to_string(), container.to_string(), kind));
+            let seq = self.next_probe_seq;
+            self.next_probe_seq += 1;
+            self.probes.insert(seq, ProbeWorker { uid: uid.to_string(), container: container.to_string(), container_id: container_id.to_string(), kind, successes: 0, failures: 0 });
+            // Probes tick every period from the container's start; ticks before
+            // initialDelaySeconds are skipped (worker.go doProbe).
+            let period = probe.period_seconds.unwrap_or(10).max(1) as u64 * 1000;
+            let delay = probe.initial_delay_seconds.unwrap_or(0).max(0) as u64 * 1000;
+            let first = delay.div_ceil(period) * period;
+            ctx.after(first, T_PROBE | seq);
+        }
+    }
+
+    /// One probe tick: run the handler, apply the thresholds, act (restart or readiness).
+    fn probe_tick(&mut self, seq: u64, ctx: &mut Ctx) {
+        let Some(mut probe_worker) = self.probes.get(&seq).cloned() else { return };
+        let Some(worker) = self.workers.get(&probe_worker.uid) else {
+            self.probes.remove(&seq);
+            return;
+        };
+        if !self.alive {
+            return;
+        }
+        let pod = worker.pod().clone();
+        let object = worker.pod.clone();
+        let pod_ip = worker.ip.clone().unwrap_or_default();
+        let latest = worker.instances.get(&probe_worker.container).and_then(|ids| ids.last()).cloned();
+        let key = (probe_worker.uid.clone(), probe_worker.container.clone(), probe_worker.kind);
+        // The container this worker probes is gone or stopped: the worker ends.
+        let running = latest.as_deref() == Some(probe_worker.container_id.as_str())
+            && self.runtime.container_status(&probe_worker.container_id).is_ok_and(|c| c.state == ContainerState::Running)
+            && pod.metadata.deletion_timestamp.is_none();
+        if !running {
+            self.probes.remove(&seq);
+            return;
+        }
+        if self.runtime.advance(ctx.now) {
+            self.mark_runtime_changed(ctx);
+        }
+        let spec = pod.spec.clone().unwrap_or_default();
+        let Some(container) = spec.init_containers.iter().flatten().chain(spec.containers.iter()).find(|c| c.name == probe_worker.container).cloned() else { return };
+        let Some(probe) = probe_worker.kind.of(&container).cloned() else { return };
+        let period = probe.period_seconds.unwrap_or(10).max(1) as u64 * 1000;
+        // Liveness and readiness wait for the startup probe to succeed.
+        let startup_pending = container.startup_probe.is_some()
+            && probe_worker.kind != ProbeKind::Startup
+            && self.probe_results.get(&(key.0.clone(), key.1.clone(), ProbeKind::Startup)) != Some(&true);
+        if startup_pending {
+            ctx.after(period, T_PROBE | seq);
+            return;
+        }
+        let result = run_probe(&probe, &container, &probe_worker.container_id, &mut self.runtime, &pod_ip, ctx.now);
+        ctx.note(format!("cri/{}", self.setup.name), "ExecSync", format!("{} probe {}/{} {}: {}", probe_worker.kind.label(), pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default(), probe_worker.container, if result.success { "success" } else { "failure" }));
+        if result.success {
+            probe_worker.successes += 1;
+            probe_worker.failures = 0;
+        } else {
+            probe_worker.failures += 1;
+            probe_worker.successes = 0;
+            ctx.event(&object, "Warning", "Unhealthy", format!("{} probe failed: {}", probe_worker.kind.label(), result.output));
+        }
+        let success_threshold = probe.success_threshold.unwrap_or(1).max(1);
+        let failure_threshold = probe.failure_threshold.unwrap_or(3).max(1);
+        let previous = self.probe_results.get(&key).copied();
+        let mut new_result = previous;
+        if probe_worker.successes >= success_threshold {
+            new_result = Some(true);
+        } else if probe_worker.failures >= failure_threshold {
+            new_result = Some(false);
+        }
+        let mut steady = result.success && probe_worker.failures == 0;
+        if new_result == Some(false) && probe_worker.kind != ProbeKind::Readiness {
+            // Liveness / startup failure: kill the container; restartPolicy decides the rest.
+            let grace = probe
+                .termination_grace_period_seconds
+                .or(spec.termination_grace_period_seconds)
+                .unwrap_or(30)
+                .max(0) as u64
+                * 1000;
+            ctx.event(&object, "Normal", "Killing", format!("Container {} failed {} probe, will be restarted", probe_worker.container, probe_worker.kind.label().to_ascii_lowercase()));
+            let _ = self.runtime.stop_container(&probe_worker.container_id, grace, ctx.now);
+            ctx.note(format!("cri/{}", self.setup.name), "StopContainer", format!("{}/{} {} timeout={}s", pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default(), probe_worker.container, grace / 1000));
+            self.mark_runtime_changed(ctx);
+            self.probes.remove(&seq);
+            self.probe_results.insert(key, false);
+            return;
+        }
+        if new_result != previous {
+            if let Some(r) = new_result {
+                self.probe_results.insert(key.clone(), r);
+            }
+            // A readiness or startup transition changes the pod status: resync.
+            let uid = key.0.clone();
+            self.schedule_dispatch(&uid, ctx);
+            steady = false;
+        }
+        self.probes.insert(seq, probe_worker);
+        // Steady successes are housekeeping; anything that may still change is real work.
+        if steady {
+            ctx.after_periodic(period, T_PROBE | seq);
+        } else {
+            ctx.after(period, T_PROBE | seq);
+        }
+    }
+
     fn on_dispatch(&mut self, ctx: &mut Ctx) {
         self.dispatch_scheduled = false;
         let pending = std::mem::take(&mut self.dispatch_pending);
@@ -1099,6 +1253,12 @@ fn container_env(pod: &Pod, container: &Container) -> BTreeMap<String, String> {
     env.insert("PATH".to_string(), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string());
     env.insert("KUBERNETES_SERVICE_HOST".to_string(), "10.96.0.1".to_string());
     env.insert("KUBERNETES_SERVICE_PORT".to_string(), "443".to_string());
+    env.insert("KUBERNETES_SERVICE_PORT_HTTPS".to_string(), "443".to_string());
+    env.insert("KUBERNETES_PORT".to_string(), "tcp://10.96.0.1:443".to_string());
+    env.insert("KUBERNETES_PORT_443_TCP".to_string(), "tcp://10.96.0.1:443".to_string());
+    env.insert("KUBERNETES_PORT_443_TCP_ADDR".to_string(), "10.96.0.1".to_string());
+    env.insert("KUBERNETES_PORT_443_TCP_PORT".to_string(), "443".to_string());
+    env.insert("KUBERNETES_PORT_443_TCP_PROTO".to_string(), "tcp".to_string());
     for var in container.env.iter().flatten() {
         if let Some(value) = &var.value {
             // $(VAR) references to earlier variables, as the kubelet expands them.
@@ -1178,10 +1338,17 @@ impl Component for Kubelet {
             }
             T_RETRY => {
                 if let Some(uid) = self.seq_to_uid.get(&seq).cloned() {
+                    if let Some(worker) = self.workers.get_mut(&uid) {
+                        if worker.retry_at != Some(ctx.now) {
+                            return;
+                        }
+                        worker.retry_at = None;
+                    }
                     self.sync(&uid, ctx);
                 }
             }
             T_DISPATCH => self.on_dispatch(ctx),
+            T_PROBE => self.probe_tick(seq, ctx),
             _ => {}
         }
     }

@@ -14,6 +14,7 @@
 
 pub mod cri;
 pub mod kubelet;
+pub mod probe;
 pub mod process;
 pub mod status;
 

@@ -46,6 +46,21 @@ pub struct Program {
     pub idle_memory_bytes: i64,
     /// CPU the process uses by default (millicores).
     pub idle_cpu_milli: i64,
+    /// Whether the process accepts connections (HTTP, TCP and gRPC probes).
+    pub serving: Serving,
+}
+
+/// How a process answers network probes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Serving {
+    /// Nothing listens: probes see "connection refused".
+    No,
+    /// A server; with `unhealthy_after_ms`, its health endpoint starts failing (HTTP 500) that
+    /// long after start (agnhost `liveness`, as in the docs' HTTP liveness example).
+    Yes {
+        /// When /healthz starts returning 500.
+        unhealthy_after_ms: Option<u64>,
+    },
 }
 
 /// Why a container's command cannot be modelled.
@@ -71,8 +86,9 @@ pub fn program_for(image: &str, command: &[String], args: &[String], env: &BTree
                 on_term: TermBehaviour::Ignores,
                 idle_memory_bytes: idle_mem,
                 idle_cpu_milli: idle_cpu,
+                serving: Serving::No,
             },
-            _ => Program { timeline: startup_logs(&base), on_term: entry_term, idle_memory_bytes: idle_mem, idle_cpu_milli: idle_cpu },
+            _ => Program { timeline: startup_logs(&base), on_term: entry_term, idle_memory_bytes: idle_mem, idle_cpu_milli: idle_cpu, serving: Serving::Yes { unhealthy_after_ms: None } },
         };
     }
     // Servers started with flags keep running ("nginx -g daemon off;", "redis-server --port ...").
@@ -81,13 +97,15 @@ pub fn program_for(image: &str, command: &[String], args: &[String], env: &BTree
     let script = if shell {
         match argv.iter().position(|a| a == "-c") {
             Some(i) if i + 1 < argv.len() => argv[i + 1].clone(),
-            _ => return Program { timeline: vec![(0, Effect::Exit(0))], on_term: TermBehaviour::Ignores, idle_memory_bytes: idle_mem, idle_cpu_milli: 0 },
+            _ => return Program { timeline: vec![(0, Effect::Exit(0))], on_term: TermBehaviour::Ignores, idle_memory_bytes: idle_mem, idle_cpu_milli: 0, serving: Serving::No },
         }
     } else if is_interpretable(&program_name) {
         argv.iter_mut().for_each(|a| *a = shell_quote(a));
         argv.join(" ")
     } else {
-        return Program { timeline: startup_logs(&base), on_term: entry_term, idle_memory_bytes: idle_mem, idle_cpu_milli: idle_cpu };
+        // agnhost's `liveness` subcommand serves /healthz: 200 for 10 s, then 500.
+        let unhealthy_after_ms = (base == "agnhost" && argv.first().map(String::as_str) == Some("liveness")).then_some(10_000);
+        return Program { timeline: startup_logs(&base), on_term: entry_term, idle_memory_bytes: idle_mem, idle_cpu_milli: idle_cpu, serving: Serving::Yes { unhealthy_after_ms } };
     };
     let mut interp = Interpreter::new(env.clone(), start_unix_seconds);
     let outcome = interp.run_script(&script);
@@ -97,11 +115,11 @@ pub fn program_for(image: &str, command: &[String], args: &[String], env: &BTree
         Flow::Horizon => {}
     }
     // A shell as PID 1 ignores SIGTERM; `sleep` as PID 1 (exec form) does too (no handler).
-    Program { timeline, on_term: TermBehaviour::Ignores, idle_memory_bytes: 1 << 20, idle_cpu_milli: 0 }
+    Program { timeline, on_term: TermBehaviour::Ignores, idle_memory_bytes: 1 << 20, idle_cpu_milli: 0, serving: Serving::No }
 }
 
 fn is_interpretable(program: &str) -> bool {
-    matches!(program, "sleep" | "echo" | "printf" | "true" | "false" | "exit" | "touch" | "date" | "cat" | "env" | "printenv")
+    matches!(program, "sleep" | "echo" | "printf" | "true" | "false" | "exit" | "touch" | "date" | "cat" | "env" | "printenv" | "wget" | "curl")
 }
 
 fn shell_quote(word: &str) -> String {
@@ -329,6 +347,50 @@ impl Interpreter {
                 Flow::Normal(status)
             }
             "mkdir" => Flow::Normal(0),
+            "wget" | "curl" => {
+                // A download: ~200 ms, then the file (wget -O FILE / curl -o FILE) or stdout.
+                let mut output = None;
+                let mut url = None;
+                let mut i = 0;
+                while i < args.len() {
+                    match args[i].as_str() {
+                        "-O" | "-o" | "--output" | "--output-document" => {
+                            output = args.get(i + 1).cloned();
+                            i += 2;
+                            continue;
+                        }
+                        a if a.starts_with('-') => {}
+                        a => url = Some(a.to_string()),
+                    }
+                    i += 1;
+                }
+                self.clock_ms += 200;
+                let Some(url) = url else {
+                    self.log(format!("{name}: missing URL"));
+                    return Flow::Normal(1);
+                };
+                let host = url.split("://").nth(1).unwrap_or(&url).split(['/', ':']).next().unwrap_or("").to_string();
+                if host.ends_with(".invalid") || host.is_empty() {
+                    self.log(format!("{name}: bad address '{host}'"));
+                    return Flow::Normal(1);
+                }
+                let body = format!("<html><body>{url}</body></html>");
+                match output.filter(|o| o != "-") {
+                    Some(path) => {
+                        if name == "wget" {
+                            self.log(format!("Connecting to {host} (188.184.67.127:80)"));
+                            self.log(format!("saving to '{path}'"));
+                        }
+                        self.files.insert(path.clone(), body.clone());
+                        self.effects.push((self.clock_ms, Effect::WriteFile(path.clone(), body)));
+                        if name == "wget" {
+                            self.log(format!("'{path}' saved"));
+                        }
+                    }
+                    None => self.log(body),
+                }
+                Flow::Normal(0)
+            }
             "cat" => {
                 let mut status = 0;
                 for path in args.iter().filter(|a| !a.starts_with('-')) {
@@ -357,9 +419,10 @@ impl Interpreter {
                 Flow::Normal(0)
             }
             "env" | "printenv" => {
-                let lines: Vec<String> = match args.first() {
-                    Some(key) => self.env.get(key).cloned().into_iter().collect(),
-                    None => self.env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+                let lines: Vec<String> = if args.is_empty() {
+                    self.env.iter().map(|(k, v)| format!("{k}={v}")).collect()
+                } else {
+                    args.iter().filter_map(|key| self.env.get(key).cloned()).collect()
                 };
                 for line in lines {
                     self.log(line);

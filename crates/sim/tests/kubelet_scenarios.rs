@@ -1,0 +1,223 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! Kubelet behaviour end to end through the world: probes, restarts with backoff, image pull
+//! failures, init containers, graceful termination, admission — each as the Kubernetes docs
+//! describe it.
+
+use kubesim_api::k8s_openapi::api::core::v1::{ContainerStatus, Pod};
+use kubesim_api::object::{kind_info, Object};
+use kubesim_apiserver::DeleteOptions;
+use kubesim_sim::scenario::{apply_objects, decode_inputs, InputFile};
+use kubesim_sim::World;
+
+fn world_with(yaml: &str) -> World {
+    let mut world = World::new(1);
+    world.add_default_nodes();
+    let decoded = decode_inputs(&[InputFile { name: "test.yaml".into(), text: yaml.into() }]);
+    assert!(decoded.errors.is_empty(), "{:?}", decoded.errors);
+    apply_objects(&mut world, decoded.objects);
+    world
+}
+
+fn docs(path: &str) -> String {
+    std::fs::read_to_string(format!("{}/../../../shared/corpus/k8s-docs-examples/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+fn pod(world: &World, name: &str) -> Option<Pod> {
+    world.api().lookup(("", "pods"), "default", name).and_then(|o| o.as_pod().cloned())
+}
+
+fn container(world: &World, name: &str) -> ContainerStatus {
+    pod(world, name).unwrap().status.unwrap().container_statuses.unwrap().remove(0)
+}
+
+/// (t_ms, reason, message) of the events about one object, in order of writes.
+fn events(world: &World, name: &str) -> Vec<(u64, String, String)> {
+    world
+        .trace()
+        .iter()
+        .filter_map(|r| match r.object.as_ref() {
+            Object::Event(e) if e.involved_object.name.as_deref() == Some(name) => Some((r.t_ms, e.reason.clone().unwrap_or_default(), e.message.clone().unwrap_or_default())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn delete_pod(world: &mut World, name: &str) {
+    let info = kind_info("v1", "Pod").unwrap();
+    world.as_actor("kubectl", |ctx| ctx.delete(info, "default", name, DeleteOptions::default())).unwrap();
+}
+
+// pods/probe/exec-liveness.yaml: "the kubelet kills the container and restarts it" after the
+// file is removed at 30 s and three probes (period 5 s) fail; a shell as PID 1 ignores SIGTERM,
+// so the kill takes the whole 30 s grace period and ends with exit code 137.
+#[test]
+fn exec_liveness_probe_restarts_the_container_as_the_docs_describe() {
+    let mut world = world_with(&docs("pods/probe/exec-liveness.yaml"));
+    world.run_until(40_000);
+    assert_eq!(container(&world, "liveness-exec").restart_count, 0);
+    let unhealthy: Vec<_> = events(&world, "liveness-exec").into_iter().filter(|e| e.1 == "Unhealthy").collect();
+    assert!(!unhealthy.is_empty() && unhealthy.iter().all(|e| e.0 >= 30_000), "{unhealthy:?}");
+    assert!(unhealthy[0].2.starts_with("Liveness probe failed: cat: can't open '/tmp/healthy'"), "{unhealthy:?}");
+    world.run_until(80_000);
+    let status = container(&world, "liveness-exec");
+    assert_eq!(status.restart_count, 1);
+    let last = status.last_state.unwrap().terminated.unwrap();
+    assert_eq!(last.exit_code, 137, "sh ignores SIGTERM: killed after the grace period");
+    let killing = events(&world, "liveness-exec").into_iter().find(|e| e.1 == "Killing").unwrap();
+    assert_eq!(killing.2, "Container liveness failed liveness probe, will be restarted");
+}
+
+// pods/probe/http-liveness.yaml: agnhost serves /healthz with 200 for 10 s, then 500.
+#[test]
+fn http_liveness_probe_fails_after_ten_seconds() {
+    let mut world = world_with(&docs("pods/probe/http-liveness.yaml"));
+    world.run_until(30_000);
+    let failures: Vec<_> = events(&world, "liveness-http").into_iter().filter(|e| e.1 == "Unhealthy").collect();
+    assert!(failures.iter().all(|e| e.2 == "Liveness probe failed: HTTP probe failed with statuscode: 500"), "{failures:?}");
+    assert!(failures.first().is_some_and(|e| e.0 >= 10_000));
+    assert!(container(&world, "liveness-http").restart_count >= 1);
+}
+
+// Readiness gates Ready: with initialDelaySeconds 15, the goproxy pod is Running but not Ready
+// until its first successful probe (pods/probe/tcp-liveness-readiness.yaml).
+#[test]
+fn readiness_probe_gates_the_ready_condition() {
+    let mut world = world_with(&docs("pods/probe/tcp-liveness-readiness.yaml"));
+    world.run_until(10_000);
+    let status = pod(&world, "goproxy").unwrap().status.unwrap();
+    assert_eq!(status.phase.as_deref(), Some("Running"));
+    let ready = status.conditions.unwrap().into_iter().find(|c| c.type_ == "Ready").unwrap();
+    assert_eq!((ready.status.as_str(), ready.reason.as_deref()), ("False", Some("ContainersNotReady")));
+    world.run_until(25_000);
+    assert!(container(&world, "goproxy").ready);
+}
+
+// pods/init-containers.yaml: the init container runs to completion before nginx starts.
+#[test]
+fn init_containers_finish_before_the_app_starts() {
+    let mut world = world_with(&docs("pods/init-containers.yaml"));
+    world.run_until(20_000);
+    let status = pod(&world, "init-demo").unwrap().status.unwrap();
+    assert_eq!(status.phase.as_deref(), Some("Running"));
+    let init = &status.init_container_statuses.unwrap()[0];
+    let done = init.state.as_ref().unwrap().terminated.as_ref().unwrap();
+    assert_eq!((done.exit_code, done.reason.as_deref()), (0, Some("Completed")));
+    let started: Vec<_> = events(&world, "init-demo").into_iter().filter(|e| e.1 == "Started").collect();
+    assert_eq!(started.iter().map(|e| e.2.as_str()).collect::<Vec<_>>(), vec!["Started container install", "Started container nginx"]);
+    assert!(started[0].0 < started[1].0);
+}
+
+const CRASHER: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: crasher}\nspec:\n  containers:\n  - name: app\n    image: busybox:1.36\n    command: [sh, -c, 'echo starting; sleep 1; exit 1']\n";
+
+// CrashLoopBackOff: restarts wait 10 s, 20 s, 40 s after each exit (flowcontrol backoff
+// doubling; the first restart is immediate). The pod worker re-checks 10–15 s after each failed
+// sync (wait.Jitter(10s, 0.5)), so a restart lands at the first re-check after the backoff.
+#[test]
+fn crashing_containers_back_off_exponentially() {
+    let mut world = world_with(CRASHER);
+    world.run_until(120_000);
+    let starts: Vec<u64> = events(&world, "crasher").into_iter().filter(|e| e.1 == "Started").map(|e| e.0).collect();
+    assert!(starts.len() >= 4, "{starts:?}");
+    // Each container runs 1 s; the gap after that is the backoff (plus PLEG's ≤1 s and the
+    // create/start latency).
+    let gaps: Vec<u64> = starts.windows(2).map(|w| (w[1] - w[0]) / 1000).collect();
+    assert!(gaps[0] <= 3, "first restart is immediate: {gaps:?}");
+    assert!((11..=18).contains(&gaps[1]), "then 10 s: {gaps:?}");
+    assert!((21..=33).contains(&gaps[2]), "then 20 s: {gaps:?}");
+    let status = container(&world, "crasher");
+    let waiting = status.state.unwrap().waiting;
+    let running = waiting.is_none();
+    assert!(running || waiting.unwrap().reason.as_deref() == Some("CrashLoopBackOff"));
+    assert!(events(&world, "crasher").iter().any(|e| e.1 == "BackOff" && e.2.starts_with("Back-off restarting failed container app in pod crasher_default(")));
+    let logs = world.kubelet(pod(&world, "crasher").unwrap().spec.unwrap().node_name.as_deref().unwrap()).unwrap()
+        .logs(&pod(&world, "crasher").unwrap().metadata.uid.unwrap(), "app", false).unwrap();
+    assert_eq!(logs, "starting\n");
+}
+
+// An unresolvable registry fails to pull: ErrImagePull, then ImagePullBackOff.
+#[test]
+fn unpullable_images_back_off() {
+    let mut world = world_with("apiVersion: v1\nkind: Pod\nmetadata: {name: broken}\nspec:\n  containers: [{name: app, image: 'registry.invalid/app:1'}]\n");
+    world.run_until(5_000);
+    let waiting = container(&world, "broken").state.unwrap().waiting.unwrap();
+    assert_eq!(waiting.reason.as_deref(), Some("ErrImagePull"));
+    assert!(waiting.message.unwrap().contains("no such host"));
+    world.run_until(60_000);
+    let reasons: Vec<String> = events(&world, "broken").into_iter().map(|e| e.1).collect();
+    assert!(reasons.contains(&"Failed".to_string()) && reasons.contains(&"BackOff".to_string()), "{reasons:?}");
+    let waiting_reasons: Vec<String> = world
+        .trace()
+        .iter()
+        .filter(|r| r.object.name() == "broken" && r.actor.starts_with("kubelet/"))
+        .filter_map(|r| r.object.as_pod()?.status.as_ref()?.container_statuses.as_ref()?[0].state.as_ref()?.waiting.as_ref()?.reason.clone())
+        .collect();
+    assert!(waiting_reasons.contains(&"ImagePullBackOff".to_string()), "{waiting_reasons:?}");
+    let pod = pod(&world, "broken").unwrap();
+    assert_eq!(pod.status.unwrap().phase.as_deref(), Some("Pending"));
+}
+
+// Graceful deletion: nginx handles SIGTERM and is gone within a second; a shell ignores it and
+// takes the whole grace period (30 s), then SIGKILL.
+#[test]
+fn graceful_termination_depends_on_the_process() {
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: {containers: [{name: nginx, image: 'nginx:1.27'}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: sleeper}\nspec: {containers: [{name: app, image: busybox, command: [sh, -c, 'sleep 3600']}]}\n";
+    let mut world = world_with(yaml);
+    world.run_until(10_000);
+    delete_pod(&mut world, "web");
+    delete_pod(&mut world, "sleeper");
+    world.run_until(11_500);
+    assert!(pod(&world, "web").is_none(), "nginx exits promptly on SIGTERM");
+    let sleeper = pod(&world, "sleeper").expect("still terminating");
+    assert!(sleeper.metadata.deletion_timestamp.is_some());
+    world.run_until(38_000);
+    assert!(pod(&world, "sleeper").is_some(), "grace period not over yet");
+    world.run_until(45_000);
+    assert!(pod(&world, "sleeper").is_none());
+    let final_status = world
+        .trace()
+        .iter()
+        .filter(|r| r.object.name() == "sleeper" && r.actor.starts_with("kubelet/"))
+        .filter_map(|r| r.object.as_pod().and_then(|p| p.status.clone()))
+        .last()
+        .unwrap();
+    let terminated = final_status.container_statuses.unwrap()[0].state.clone().unwrap().terminated.unwrap();
+    assert_eq!(terminated.exit_code, 137);
+    assert_eq!(final_status.phase.as_deref(), Some("Failed"));
+}
+
+// restartPolicy decides the phase of finished pods (getPhase).
+#[test]
+fn finished_pods_succeed_or_fail_by_restart_policy() {
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: ok}\nspec: {restartPolicy: OnFailure, containers: [{name: c, image: busybox, command: [sh, -c, 'echo done']}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec: {restartPolicy: Never, containers: [{name: c, image: busybox, command: [sh, -c, 'exit 3']}]}\n";
+    let mut world = world_with(yaml);
+    world.run_until(20_000);
+    assert_eq!(pod(&world, "ok").unwrap().status.unwrap().phase.as_deref(), Some("Succeeded"));
+    let bad = pod(&world, "bad").unwrap().status.unwrap();
+    assert_eq!(bad.phase.as_deref(), Some("Failed"));
+    let t = bad.container_statuses.unwrap()[0].state.clone().unwrap().terminated.unwrap();
+    assert_eq!((t.exit_code, t.reason.as_deref()), (3, Some("Error")));
+}
+
+// Kubelet admission rejects a pod that does not fit (bypassing the scheduler with nodeName).
+#[test]
+fn kubelet_admission_rejects_pods_that_do_not_fit() {
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: huge}\nspec:\n  nodeName: node-1\n  containers: [{name: c, image: nginx, resources: {requests: {cpu: '5'}}}]\n";
+    let mut world = world_with(yaml);
+    world.run_until(5_000);
+    let status = pod(&world, "huge").unwrap().status.unwrap();
+    assert_eq!(status.phase.as_deref(), Some("Failed"));
+    assert_eq!(status.reason.as_deref(), Some("OutOfcpu"));
+    assert_eq!(status.message.as_deref(), Some("Pod was rejected: Node didn't have enough resource: cpu, requested: 5000, used: 0, capacity: 4000"));
+}
+
+// pods/commands.yaml: printenv prints the variables and exits 0; OnFailure → Succeeded.
+#[test]
+fn commands_example_prints_its_environment() {
+    let mut world = world_with(&docs("pods/commands.yaml"));
+    world.run_until(20_000);
+    let pod = pod(&world, "command-demo").unwrap();
+    assert_eq!(pod.status.as_ref().unwrap().phase.as_deref(), Some("Succeeded"));
+    let node = pod.spec.as_ref().unwrap().node_name.clone().unwrap();
+    let logs = world.kubelet(&node).unwrap().logs(pod.metadata.uid.as_ref().unwrap(), "command-demo-container", false).unwrap();
+    assert_eq!(logs, "command-demo\ntcp://10.96.0.1:443\n");
+}
