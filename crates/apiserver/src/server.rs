@@ -170,7 +170,12 @@ impl ApiServer {
         admission::admit_create(&mut object, &self.store, req)?;
         let errors = validate_create(&object);
         if !errors.is_empty() {
-            return Err(ApiError::invalid(invalid_message(object.kind(), object.name(), &errors)));
+            // Invalid errors name the qualified kind (`Deployment.apps`), as errors.NewInvalid does.
+            let qualified_kind = match info.group() {
+                "" => object.kind().to_string(),
+                group => format!("{}.{group}", object.kind()),
+            };
+            return Err(ApiError::invalid(invalid_message(&qualified_kind, object.name(), &errors)));
         }
         let meta = object.metadata_mut();
         meta.uid = Some(new_uid(req.rng));
