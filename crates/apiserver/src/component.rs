@@ -150,7 +150,10 @@ impl Ctx<'_> {
     /// Records a v1 Event about `object` (aggregating repeats as the event recorder does:
     /// same object, reason, message and source → count + 1 and a new lastTimestamp).
     pub fn event(&mut self, object: &Object, type_: &str, reason: &str, message: String) {
-        let component = self.actor.split('/').next().unwrap_or(&self.actor).to_string();
+        let component = match self.actor.split('/').next().unwrap_or(&self.actor) {
+            "scheduler" => "default-scheduler".to_string(), // the profile's schedulerName
+            other => other.to_string(),
+        };
         let host = self.actor.split_once('/').map(|(_, h)| h.to_string());
         let namespace = match object.namespace() {
             "" => "default".to_string(),

@@ -6,7 +6,7 @@
 
 use kubesim_api::decode::to_yaml;
 use kubesim_api::time::parse_duration;
-use kubesim_sim::run::{list_all, run, RunOptions};
+use kubesim_sim::run::{list_all, RunOptions};
 use kubesim_sim::scenario::{ApplyOutcome, InputFile};
 use std::io::{Read, Write};
 use std::process::ExitCode;
@@ -20,12 +20,16 @@ const USAGE: &str = "usage:
   --at T CMD  run CMD ('kubectl ...' or 'fault ...') at virtual time T (repeatable)
   -o FORMAT   print every object at the end as a v1 List (json or yaml)
   --trace F   write one JSON line per committed write to F
+
+  kubesim kubectl [FILE ...] [--seed N] [--for DURATION] [--at TIME COMMAND]... -- KUBECTL ARGS...
+              run the scenario, then one kubectl command on its final state
 ";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("run") => cmd_run(&args[1..]),
+        Some("kubectl") => cmd_kubectl(&args[1..]),
         Some("-h") | Some("--help") | Some("help") | None => {
             print!("{USAGE}");
             ExitCode::SUCCESS
@@ -126,7 +130,10 @@ fn cmd_run(args: &[String]) -> ExitCode {
             }
         }
     }
-    let outcome = run(options);
+    let outcome = match run_with_files(options) {
+        Ok(outcome) => outcome,
+        Err(code) => return code,
+    };
     for applied in &outcome.applied {
         if let ApplyOutcome::Warning(w) = applied {
             eprintln!("{w}");
@@ -169,4 +176,87 @@ fn cmd_run(args: &[String]) -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+/// Runs the scenario after pre-reading the files `kubectl ... -f PATH` commands refer to.
+fn run_with_files(mut options: RunOptions) -> Result<kubesim_sim::RunOutcome, ExitCode> {
+    let mut extra = Vec::new();
+    for (_, command) in &options.commands {
+        let words: Vec<&str> = command.split_whitespace().collect();
+        for pair in words.windows(2) {
+            let path = match pair {
+                ["-f", path] | ["--filename", path] => Some(*path),
+                _ => None,
+            };
+            if let Some(path) = path.filter(|p| *p != "-") {
+                match std::fs::read_to_string(path) {
+                    Ok(text) => extra.push(InputFile { name: path.to_string(), text }),
+                    Err(e) => {
+                        eprintln!("error: the path {path:?} cannot be read: {e}");
+                        return Err(ExitCode::from(1));
+                    }
+                }
+            }
+        }
+    }
+    let mut world = kubesim_sim::World::new(options.seed);
+    let (applied, errors) = kubesim_sim::run::load(&mut world, &options.files);
+    for file in extra {
+        world.add_file(&file.name, &file.text);
+    }
+    for (at, line) in &options.commands {
+        world.schedule_command(*at, line);
+    }
+    match options.duration_ms.take() {
+        Some(duration) => world.run_until(duration),
+        None => world.run_until_quiet(kubesim_sim::run::DEFAULT_LIMIT_MS),
+    }
+    Ok(kubesim_sim::RunOutcome { world, applied, errors })
+}
+
+fn cmd_kubectl(args: &[String]) -> ExitCode {
+    let Some(split) = args.iter().position(|a| a == "--") else {
+        eprintln!("error: kubesim kubectl needs '--' before the kubectl arguments\n\n{USAGE}");
+        return ExitCode::from(2);
+    };
+    let mut options = RunOptions { seed: 1, ..Default::default() };
+    let mut i = 0;
+    let scenario = &args[..split];
+    while i < scenario.len() {
+        match scenario[i].as_str() {
+            "--seed" => {
+                options.seed = scenario.get(i + 1).and_then(|v| v.parse().ok()).unwrap_or(1);
+                i += 2;
+            }
+            "--for" => {
+                options.duration_ms = scenario.get(i + 1).and_then(|v| parse_duration(v));
+                i += 2;
+            }
+            "--at" => {
+                if let (Some(t), Some(c)) = (scenario.get(i + 1).and_then(|v| parse_duration(v)), scenario.get(i + 2)) {
+                    options.commands.push((t, c.clone()));
+                }
+                i += 3;
+            }
+            file => {
+                match std::fs::read_to_string(file) {
+                    Ok(text) => options.files.push(InputFile { name: file.to_string(), text }),
+                    Err(e) => {
+                        eprintln!("error: the path {file:?} cannot be read: {e}");
+                        return ExitCode::from(1);
+                    }
+                }
+                i += 1;
+            }
+        }
+    }
+    let mut outcome = match run_with_files(options) {
+        Ok(outcome) => outcome,
+        Err(code) => return code,
+    };
+    let line = args[split + 1..].iter().map(|a| if a.contains(char::is_whitespace) { format!("'{a}'") } else { a.clone() }).collect::<Vec<_>>().join(" ");
+    let record = outcome.world.run_command(&format!("kubectl {line}"));
+    print!("{}", record.stdout);
+    eprint!("{}", record.stderr);
+    ExitCode::from(record.exit_code.clamp(0, 255) as u8)
 }

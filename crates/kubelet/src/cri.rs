@@ -115,6 +115,8 @@ pub struct ContainerConfig {
     pub program: Program,
     /// Memory limit (bytes), if any.
     pub memory_limit: Option<i64>,
+    /// Modelled usage: (cpu millicores, memory bytes).
+    pub usage: (i64, i64),
 }
 
 /// A container and its process.
@@ -343,6 +345,10 @@ impl FakeRuntime {
                         exit(container, next, code, if code == 0 { "Completed" } else { "Error" });
                         break;
                     }
+                    Effect::OomKill => {
+                        exit(container, next, 137, "OOMKilled");
+                        break;
+                    }
                 }
             }
         }
@@ -460,6 +466,13 @@ impl RuntimeService for FakeRuntime {
         let container = self.containers.get_mut(id).ok_or_else(|| CriError(format!("container {id} not found")))?;
         container.state = ContainerState::Running;
         container.started_at = Some(now);
+        // Memory usage over the limit: the OOM killer strikes as the process allocates.
+        if container.config.memory_limit.is_some_and(|limit| container.config.usage.1 > limit) {
+            let timeline = &mut container.config.program.timeline;
+            let at = timeline.iter().position(|(off, _)| *off > 50).unwrap_or(timeline.len());
+            timeline.insert(at, (50, Effect::OomKill));
+            timeline.truncate(at + 1);
+        }
         self.advance(now);
         Ok(())
     }

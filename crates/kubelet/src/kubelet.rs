@@ -216,6 +216,23 @@ impl Kubelet {
         Ok(c.logs.iter().map(|(_, l)| format!("{l}\n")).collect())
     }
 
+    /// Current usage of a pod's running containers: (cpu millicores, memory bytes) — the
+    /// metrics-server view `kubectl top` and the HPA read.
+    pub fn usage(&self, uid: &str) -> Option<(i64, i64)> {
+        let worker = self.workers.get(uid)?;
+        let mut total = (0i64, 0i64);
+        let mut any = false;
+        for ids in worker.instances.values() {
+            let Some(c) = ids.last().and_then(|id| self.runtime.container_status(id).ok()) else { continue };
+            if c.state == ContainerState::Running {
+                any = true;
+                total.0 += c.config.usage.0;
+                total.1 += c.config.usage.1;
+            }
+        }
+        any.then_some(total)
+    }
+
     /// `kubectl exec`: runs a command in a running container.
     pub fn exec(&mut self, uid: &str, container: &str, command: &[String], now: Millis) -> Result<(String, i32), String> {
         let worker = self.workers.get(uid).ok_or_else(|| "pod not found on its node".to_string())?;
@@ -796,7 +813,8 @@ impl Kubelet {
                     .and_then(|l| l.get("memory"))
                     .and_then(|q| parse_milli(&q.0).ok())
                     .map(|m| (m / 1000) as i64);
-                let config = ContainerConfig { name: container.clone(), image: spec_container.image.clone().unwrap_or_default(), program, memory_limit };
+                let usage = container_usage(&pod, &program);
+                let config = ContainerConfig { name: container.clone(), image: spec_container.image.clone().unwrap_or_default(), program, memory_limit, usage };
                 let id = random_id(ctx);
                 let sandbox = self.workers[uid].sandbox.clone().unwrap_or_default();
                 match self.runtime.create_container(&sandbox, config, id.clone(), ctx.now) {
@@ -1245,6 +1263,19 @@ pub fn pod_request_milli(pod: &Pod, resource: &str) -> i128 {
     let sum: i128 = spec.containers.iter().map(request).sum();
     let init_max = spec.init_containers.iter().flatten().map(request).max().unwrap_or(0);
     sum.max(init_max)
+}
+
+/// Pod annotation overriding each container's modelled cpu usage (a quantity, e.g. `250m`).
+pub const CPU_USAGE_ANNOTATION: &str = "kubesim.dev/cpu-usage";
+/// Pod annotation overriding each container's modelled memory usage (e.g. `300Mi`).
+pub const MEMORY_USAGE_ANNOTATION: &str = "kubesim.dev/memory-usage";
+
+/// A container's modelled usage: the pod's usage annotations, else the image's idle defaults.
+fn container_usage(pod: &Pod, program: &crate::process::Program) -> (i64, i64) {
+    let annotation = |key: &str| pod.metadata.annotations.as_ref().and_then(|a| a.get(key)).and_then(|v| parse_milli(v).ok());
+    let cpu = annotation(CPU_USAGE_ANNOTATION).map(|m| m as i64).unwrap_or(program.idle_cpu_milli);
+    let memory = annotation(MEMORY_USAGE_ANNOTATION).map(|m| (m / 1000) as i64).unwrap_or(program.idle_memory_bytes);
+    (cpu, memory)
 }
 
 fn container_env(pod: &Pod, container: &Container) -> BTreeMap<String, String> {

@@ -24,6 +24,8 @@ pub enum Effect {
     RemoveFile(String),
     /// The process exits with this code.
     Exit(i32),
+    /// The kernel's OOM killer ends the process (exit 137, reason OOMKilled).
+    OomKill,
 }
 
 /// How a process reacts to SIGTERM.

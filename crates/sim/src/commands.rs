@@ -1,57 +1,99 @@
-//! The bridge from the world to the kubectl command layer.
+//! The bridge from the world to the kubectl command layer (`kubesim-kubectl`): commands run as
+//! actor "kubectl" at the world's current virtual time; logs and exec reach the kubelets.
 
+use crate::scenario::ApplyOutcome;
 use crate::world::World;
+use kubesim_kubectl::{ApplyResult, ClusterView};
+use std::collections::BTreeMap;
+
+/// What kubectl sees of the cluster beyond the API server: files registered with the world,
+/// container logs and exec through the node's kubelet.
+struct WorldView<'a> {
+    files: &'a BTreeMap<String, String>,
+    kubelets: BTreeMap<String, &'a mut kubesim_kubelet::Kubelet>,
+    pods: BTreeMap<(String, String), (String, String, Vec<String>)>,
+    now: kubesim_api::Millis,
+}
+
+impl WorldView<'_> {
+    fn locate(&self, namespace: &str, pod: &str, container: Option<&str>) -> Result<(String, String, String), String> {
+        let (node, uid, containers) = self
+            .pods
+            .get(&(namespace.to_string(), pod.to_string()))
+            .ok_or_else(|| format!("pods {pod:?} not found"))?;
+        let container = match container {
+            Some(c) => c.to_string(),
+            None => containers.first().cloned().unwrap_or_default(),
+        };
+        if node.is_empty() {
+            return Err(format!("pod {pod} does not have a host assigned"));
+        }
+        Ok((node.clone(), uid.clone(), container))
+    }
+}
+
+impl ClusterView for WorldView<'_> {
+    fn read_file(&self, path: &str) -> Result<String, String> {
+        self.files.get(path).cloned().ok_or_else(|| format!("the path \"{path}\" does not exist"))
+    }
+    fn logs(&self, namespace: &str, pod: &str, container: Option<&str>, previous: bool) -> Result<String, String> {
+        let (node, uid, container) = self.locate(namespace, pod, container)?;
+        let kubelet = self.kubelets.get(&node).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
+        kubelet.logs(&uid, &container, previous)
+    }
+    fn exec(&mut self, namespace: &str, pod: &str, container: Option<&str>, command: &[String]) -> Result<(String, i32), String> {
+        let (node, uid, container) = self.locate(namespace, pod, container)?;
+        let now = self.now;
+        let kubelet = self.kubelets.get_mut(&node).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
+        kubelet.exec(&uid, &container, command, now)
+    }
+    fn usage(&self, namespace: &str, pod: &str) -> Option<(i64, i64)> {
+        let (node, uid, _) = self.locate(namespace, pod, None).ok()?;
+        self.kubelets.get(&node)?.usage(&uid)
+    }
+}
 
 /// Runs `kubectl <args>` against the world as actor "kubectl": (stdout, stderr, exit code).
 pub fn kubectl(world: &mut World, args: &str) -> (String, String, i32) {
-    let _ = world;
-    (String::new(), format!("kubectl {args}: the kubectl command layer is not wired in yet"), 1)
-}
-
-use crate::scenario::ApplyOutcome;
-use kubesim_api::object::{Object, Scope};
-
-/// `kubectl apply` of one decoded object: create, or update if it exists.
-pub fn apply_object(world: &mut World, file: &str, document: usize, mut object: Object) -> ApplyOutcome {
-    let info = match object.info() {
-        Some(info) => info,
-        None => return ApplyOutcome::Failed(format!("error: {file}, document {document}: no matches for kind {:?} in version {:?}", object.kind(), object.api_version())),
-    };
-    if info.scope == Scope::Namespaced && object.namespace().is_empty() {
-        object.metadata_mut().namespace = Some("default".into());
-    }
-    let display = format!("{}/{}", kind_display(info), object.name());
-    let namespace = object.namespace().to_string();
-    let name = object.name().to_string();
-    let exists = !name.is_empty() && world.api().get(info, &namespace, &name).is_ok();
-    let result = world.api_request("kubectl", |api, req| {
-        if exists {
-            let current = api.get(info, &namespace, &name)?;
-            object.metadata_mut().resource_version = Some(current.resource_version().to_string());
-            let updated = api.update(object, req)?;
-            Ok((updated.resource_version() != current.resource_version(), false))
-        } else {
-            api.create(object, req).map(|_| (true, true))
-        }
+    let pods: BTreeMap<(String, String), (String, String, Vec<String>)> = world
+        .api()
+        .store()
+        .list(("", "pods"), None)
+        .filter_map(|o| o.as_pod())
+        .map(|p| {
+            let spec = p.spec.clone().unwrap_or_default();
+            (
+                (p.metadata.namespace.clone().unwrap_or_default(), p.metadata.name.clone().unwrap_or_default()),
+                (spec.node_name.clone().unwrap_or_default(), p.metadata.uid.clone().unwrap_or_default(), spec.containers.iter().map(|c| c.name.clone()).collect()),
+            )
+        })
+        .collect();
+    let output = world.with_kubectl(|api, req, files, kubelets| {
+        let mut view = WorldView { files, kubelets, pods, now: req.now };
+        kubesim_kubectl::run_line(args, api, req, &mut view)
     });
-    match result {
-        Ok((_, true)) => ApplyOutcome::Applied(format!("{display} created")),
-        Ok((true, false)) => ApplyOutcome::Applied(format!("{display} configured")),
-        Ok((false, false)) => ApplyOutcome::Applied(format!("{display} unchanged")),
-        Err(e) => ApplyOutcome::Failed(format!(
-            "Error from server ({}): error when {} {file:?} (document {document}): {}",
-            e.reason,
-            if exists { "applying patch to" } else { "creating" },
-            e.message
-        )),
-    }
+    (output.stdout, output.stderr, output.exit_code)
 }
 
-/// `pod`, `deployment.apps`: how kubectl names a kind in its output.
-pub fn kind_display(info: &kubesim_api::KindInfo) -> String {
-    let kind = info.kind.to_ascii_lowercase();
-    match info.group() {
-        "" => kind,
-        group => format!("{kind}.{group}"),
+/// `kubectl apply -f` of one file's text at the world's current time.
+pub fn apply_file(world: &mut World, file: &str, text: &str) -> Vec<ApplyOutcome> {
+    let results: Vec<ApplyResult> = world.api_request(kubesim_kubectl::ACTOR, |api, req| kubesim_kubectl::apply_text(file, text, "default", api, req));
+    let mut outcomes = Vec::new();
+    for result in results {
+        for warning in &result.warnings {
+            outcomes.push(ApplyOutcome::Warning(warning.clone()));
+        }
+        match &result.outcome {
+            Ok(_) => outcomes.push(ApplyOutcome::Applied(result.line())),
+            Err(message) => {
+                let located = if message.contains(file) && (message.contains("document") || result.document == 0) {
+                    message.clone()
+                } else {
+                    format!("{message} (in {file}, document {})", result.document)
+                };
+                outcomes.push(ApplyOutcome::Failed(located));
+            }
+        }
     }
+    outcomes
 }

@@ -1,7 +1,7 @@
 //! `kubesim run`: the whole pipeline from input files to the final state, shared by the native
 //! CLI and the wasm tests (so both produce the same history).
 
-use crate::scenario::{apply_objects, decode_inputs, ApplyOutcome, InputFile};
+use crate::scenario::{decode_inputs, ApplyOutcome, InputFile};
 use crate::world::World;
 use kubesim_api::Millis;
 
@@ -31,22 +31,11 @@ pub struct RunOutcome {
     pub errors: Vec<String>,
 }
 
-/// Runs a scenario.
+/// Runs a scenario: the default cluster unless the input has Nodes, every file applied at t=0
+/// with `kubectl apply -f` semantics, `--at` commands queued, then the clock runs.
 pub fn run(options: RunOptions) -> RunOutcome {
-    let decoded = decode_inputs(&options.files);
-    let mut errors: Vec<String> = decoded.errors.iter().map(|e| e.to_string()).collect();
     let mut world = World::new(options.seed);
-    if decoded.nodes.is_empty() {
-        world.add_default_nodes();
-    } else {
-        errors.extend(world.add_nodes(decoded.nodes));
-    }
-    let applied = apply_objects(&mut world, decoded.objects);
-    for outcome in &applied {
-        if let ApplyOutcome::Failed(line) = outcome {
-            errors.push(line.clone());
-        }
-    }
+    let (applied, errors) = load(&mut world, &options.files);
     for (at, line) in &options.commands {
         world.schedule_command(*at, line);
     }
@@ -55,6 +44,29 @@ pub fn run(options: RunOptions) -> RunOutcome {
         None => world.run_until_quiet(DEFAULT_LIMIT_MS),
     }
     RunOutcome { world, applied, errors }
+}
+
+/// Loads input into a fresh world at t=0 (the part of [`run`] before the clock runs; the UI
+/// uses it too). Returns the per-document outcomes and the error lines.
+pub fn load(world: &mut World, files: &[InputFile]) -> (Vec<ApplyOutcome>, Vec<String>) {
+    let decoded = decode_inputs(files);
+    if decoded.nodes.is_empty() {
+        world.add_default_nodes();
+    }
+    let mut applied = Vec::new();
+    for file in files {
+        world.add_file(&file.name, &file.text);
+        applied.extend(crate::commands::apply_file(world, &file.name, &file.text));
+    }
+    world.adopt_nodes();
+    let errors = applied
+        .iter()
+        .filter_map(|o| match o {
+            ApplyOutcome::Failed(line) => Some(line.clone()),
+            _ => None,
+        })
+        .collect();
+    (applied, errors)
 }
 
 /// The final state as a `v1 List` of every object in the store (all namespaces, status

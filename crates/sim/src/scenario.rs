@@ -61,14 +61,12 @@ pub fn decode_inputs(files: &[InputFile]) -> Decoded {
     decoded
 }
 
-/// Applies decoded objects as kubectl would (create, or update if it exists).
+/// Applies decoded objects with `kubectl apply` semantics (re-encoded per object).
 pub fn apply_objects(world: &mut World, objects: Vec<(String, usize, Object, Vec<String>)>) -> Vec<ApplyOutcome> {
     let mut outcomes = Vec::new();
-    for (file, index, object, warnings) in objects {
-        for warning in warnings {
-            outcomes.push(ApplyOutcome::Warning(format!("Warning: unknown field {warning:?} ({file}, document {index})")));
-        }
-        outcomes.push(crate::commands::apply_object(world, &file, index, object));
+    for (file, index, object, _) in objects {
+        let text = kubesim_api::decode::to_yaml(&object.to_json());
+        outcomes.extend(crate::commands::apply_file(world, &format!("{file}#{index}"), &text));
     }
     outcomes
 }

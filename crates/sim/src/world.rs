@@ -99,6 +99,7 @@ pub struct World {
     seed: u64,
     last_compaction_revision: u64,
     node_count: u32,
+    files: BTreeMap<String, String>,
 }
 
 impl World {
@@ -124,6 +125,7 @@ impl World {
             seed,
             last_compaction_revision: 0,
             node_count: 0,
+            files: BTreeMap::new(),
         };
         for object in bootstrap_objects() {
             world.as_actor("apiserver", |ctx| {
@@ -238,6 +240,53 @@ impl World {
     pub fn kubelet_mut(&mut self, node: &str) -> Option<&mut Kubelet> {
         let index = *self.kubelets.get(node)?;
         self.components[index].as_any_mut().downcast_mut::<Kubelet>()
+    }
+
+    /// Registers a file `kubectl ... -f PATH` commands can read (the CLI pre-reads them; the UI
+    /// registers its editor text).
+    pub fn add_file(&mut self, path: &str, text: &str) {
+        self.files.insert(path.to_string(), text.to_string());
+    }
+
+    /// Starts kubelets for Node objects that have none (Nodes applied from input).
+    pub fn adopt_nodes(&mut self) {
+        let names: Vec<String> = self
+            .api
+            .store()
+            .list(("", "nodes"), None)
+            .map(|n| n.name().to_string())
+            .filter(|name| !self.kubelets.contains_key(name))
+            .collect();
+        for name in names {
+            let setup = NodeSetup { name: name.clone(), index: self.node_count, register: None };
+            self.node_count += 1;
+            let index = self.add_component(Box::new(Kubelet::new(setup)));
+            self.kubelets.insert(name, index);
+        }
+    }
+
+    /// Runs the kubectl layer with the API server, a request as actor "kubectl", the registered
+    /// files and mutable access to every kubelet (logs, exec).
+    pub fn with_kubectl<R>(
+        &mut self,
+        f: impl FnOnce(&mut ApiServer, &mut Request, &BTreeMap<String, String>, BTreeMap<String, &mut Kubelet>) -> R,
+    ) -> R {
+        let actor: Arc<str> = "kubectl".into();
+        let kubelet_indexes: BTreeMap<usize, String> = self.kubelets.iter().map(|(n, i)| (*i, n.clone())).collect();
+        let mut kubelets = BTreeMap::new();
+        for (index, component) in self.components.iter_mut().enumerate() {
+            if let Some(name) = kubelet_indexes.get(&index) {
+                if let Some(k) = component.as_any_mut().downcast_mut::<Kubelet>() {
+                    kubelets.insert(name.clone(), k);
+                }
+            }
+        }
+        let result = {
+            let mut req = Request { now: self.now, rng: &mut self.rng, actor: &actor };
+            f(&mut self.api, &mut req, &self.files, kubelets)
+        };
+        self.after_handler(None, Vec::new(), Vec::new());
+        result
     }
 
     /// Node names with kubelets, in order.
