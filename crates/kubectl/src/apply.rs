@@ -138,6 +138,11 @@ pub fn apply_documents(file: &str, text: &str, options: &ApplyOptions, api: &mut
 }
 
 fn apply_document(file: &str, document: &Document, options: &ApplyOptions, api: &mut ApiServer, req: &mut Request, results: &mut Vec<ApplyResult>) {
+    apply_document_at(file, document, None, options, api, req, results)
+}
+
+/// `path` is the field path of a `List` item (`items[2]`) for error messages.
+fn apply_document_at(file: &str, document: &Document, path: Option<&str>, options: &ApplyOptions, api: &mut ApiServer, req: &mut Request, results: &mut Vec<ApplyResult>) {
     // A v1 List applies item by item.
     let is_list = document.value.get("kind").and_then(|k| k.as_str()) == Some("List")
         && document.value.get("apiVersion").and_then(|k| k.as_str()) == Some("v1");
@@ -145,22 +150,24 @@ fn apply_document(file: &str, document: &Document, options: &ApplyOptions, api: 
         if let Some(items) = document.value.get("items").and_then(|i| i.as_array()) {
             for (i, item) in items.iter().enumerate() {
                 let inner = Document { index: document.index, line: document.line, value: item.clone() };
-                let before = results.len();
-                apply_document(file, &inner, options, api, req, results);
-                for r in &mut results[before..] {
-                    if let Err(message) = &mut r.outcome {
-                        if message.starts_with("error: ") && !message.contains(&format!("items[{i}]")) {
-                            *message = message.replacen(": ", &format!(": items[{i}]: "), 1);
-                        }
-                    }
-                }
+                let item_path = match path {
+                    Some(p) => format!("{p}.items[{i}]"),
+                    None => format!("items[{i}]"),
+                };
+                apply_document_at(file, &inner, Some(&item_path), options, api, req, results);
             }
             return;
         }
     }
     let objects = match decode_document(file, document) {
         Ok(objects) => objects,
-        Err(e) => {
+        Err(mut e) => {
+            if let Some(prefix) = path {
+                e.field_path = Some(match e.field_path.take() {
+                    Some(p) => format!("{prefix}.{p}"),
+                    None => prefix.to_string(),
+                });
+            }
             let mut result = ApplyResult::error(file, document.index, e.to_string());
             if let Some(kind) = document.value.get("kind").and_then(|k| k.as_str()) {
                 result.kind = Some(kind.to_string());
