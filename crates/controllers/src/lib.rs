@@ -13,6 +13,8 @@
 //!   proportional scaling, progress deadline, history cleanup).
 //! - [`gc`]: garbage collector (background / foreground / orphan propagation).
 //! - [`namespace`]: namespace deletion, ServiceAccount "default", root CA ConfigMap.
+//! - [`nodelifecycle`]: node health (Ready=Unknown after the grace period), condition and
+//!   NoExecute taints, taint-based eviction.
 //!
 //! Known deviations from upstream (v1.34):
 //! - pod-template-hash is FNV-32a over a canonical JSON serialization of the template, not
@@ -30,6 +32,7 @@ pub mod deployment;
 pub mod deployment_util;
 pub mod gc;
 pub mod namespace;
+pub mod nodelifecycle;
 pub mod replicaset;
 #[cfg(test)]
 mod testing;
@@ -37,6 +40,8 @@ mod testing;
 mod e2e_tests;
 #[cfg(test)]
 mod vector_tests;
+#[cfg(test)]
+mod node_tests;
 
 use kubesim_apiserver::Component;
 
@@ -49,5 +54,7 @@ pub fn controllers() -> Vec<Box<dyn Component>> {
         Box::new(namespace::NamespaceController::new()),
         Box::new(namespace::ServiceAccountController::new()),
         Box::new(namespace::RootCaPublisher::new()),
+        Box::new(nodelifecycle::NodeLifecycleController::new()),
+        Box::new(nodelifecycle::TaintEvictionController::new()),
     ]
 }

@@ -1,7 +1,7 @@
 //! A miniature world for tests: delivers committed writes to components as watch events and
 //! fires their timers in virtual-time order; plus a fake kubelet that runs pods instantly.
 
-use kubesim_api::k8s_openapi::api::core::v1::{Namespace, Pod, PodCondition, PodStatus};
+use kubesim_api::k8s_openapi::api::core::v1::{Namespace, Pod, PodCondition};
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::{kind_info, Object};
 use kubesim_api::time::time_at;

@@ -1,0 +1,615 @@
+//! The node lifecycle controller (pkg/controller/nodelifecycle) and the taint eviction
+//! controller (pkg/controller/tainteviction).
+//!
+//! Node health: every node-monitor-period (5 s) each node's last heartbeat — a change of its
+//! Ready condition's lastHeartbeatTime or a renewal of its Lease in kube-node-lease — is
+//! compared with the grace period (node-monitor-grace-period 50 s; node-startup-grace-period
+//! 60 s for nodes that never posted Ready). Past it, Ready/MemoryPressure/DiskPressure/
+//! PIDPressure become Unknown ("NodeStatusUnknown", "Kubelet stopped posting node status."),
+//! an event NodeNotReady is recorded and the node's pods are marked Ready=False. Condition
+//! taints (`node.kubernetes.io/not-ready|unreachable|memory-pressure|...:NoSchedule`) follow the
+//! conditions; NoExecute `not-ready` / `unreachable` taints follow the observed Ready status and
+//! are removed when the node is Ready again.
+//!
+//! Deviation: upstream applies NoExecute taints through a per-zone rate-limited queue
+//! (--node-eviction-rate 0.1/s, secondary rates for unhealthy zones); kubesim applies them in the
+//! monitor pass (the first token of the limiter is always available, so for a single failing
+//! node the timing matches).
+
+use crate::common::*;
+use kubesim_api::k8s_openapi::api::core::v1::{Node, NodeCondition, Pod, PodCondition, Taint, Toleration};
+use kubesim_api::object::{kind_info, Object};
+use kubesim_api::time::{millis_of, time_at};
+use kubesim_api::Millis;
+use kubesim_apiserver::{ApiError, Component, Ctx, DeleteOptions, Interest, WatchEvent, WatchFilter};
+use kubesim_store::EventType;
+use std::any::Any;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// --node-monitor-period.
+pub const NODE_MONITOR_PERIOD_MS: Millis = 5_000;
+/// --node-monitor-grace-period (50 s since v1.32).
+pub const NODE_MONITOR_GRACE_PERIOD_MS: Millis = 50_000;
+/// --node-startup-grace-period.
+pub const NODE_STARTUP_GRACE_PERIOD_MS: Millis = 60_000;
+/// `node.kubernetes.io/not-ready`.
+pub const TAINT_NOT_READY: &str = "node.kubernetes.io/not-ready";
+/// `node.kubernetes.io/unreachable`.
+pub const TAINT_UNREACHABLE: &str = "node.kubernetes.io/unreachable";
+/// `node.kubernetes.io/unschedulable`.
+pub const TAINT_UNSCHEDULABLE: &str = "node.kubernetes.io/unschedulable";
+
+const TOKEN_MONITOR: u64 = 2;
+
+fn as_node(object: &Object) -> Option<&Node> {
+    object.as_node()
+}
+
+fn node_condition<'a>(node: &'a Node, type_: &str) -> Option<&'a NodeCondition> {
+    node.status.as_ref()?.conditions.as_ref()?.iter().find(|c| c.type_ == type_)
+}
+
+fn condition_taint(type_: &str, status: &str) -> Option<&'static str> {
+    Some(match (type_, status) {
+        ("Ready", "False") => TAINT_NOT_READY,
+        ("Ready", "Unknown") => TAINT_UNREACHABLE,
+        ("MemoryPressure", "True") => "node.kubernetes.io/memory-pressure",
+        ("DiskPressure", "True") => "node.kubernetes.io/disk-pressure",
+        ("NetworkUnavailable", "True") => "node.kubernetes.io/network-unavailable",
+        ("PIDPressure", "True") => "node.kubernetes.io/pid-pressure",
+        _ => return None,
+    })
+}
+
+fn is_condition_taint_key(key: &str) -> bool {
+    matches!(
+        key,
+        TAINT_NOT_READY
+            | TAINT_UNREACHABLE
+            | "node.kubernetes.io/memory-pressure"
+            | "node.kubernetes.io/disk-pressure"
+            | "node.kubernetes.io/network-unavailable"
+            | "node.kubernetes.io/pid-pressure"
+    )
+}
+
+/// The NoSchedule taints a node's conditions and spec.unschedulable call for
+/// (`doNoScheduleTaintingPass`).
+pub fn no_schedule_taints(node: &Node) -> Vec<String> {
+    let mut keys = Vec::new();
+    for c in node.status.as_ref().and_then(|s| s.conditions.as_ref()).into_iter().flatten() {
+        if let Some(key) = condition_taint(&c.type_, &c.status) {
+            keys.push(key.to_string());
+        }
+    }
+    if node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false) {
+        keys.push(TAINT_UNSCHEDULABLE.to_string());
+    }
+    keys
+}
+
+/// `SwapNodeControllerTaint` on a node value: adds (with timeAdded) and removes taints by
+/// key+effect; returns whether anything changed.
+pub fn swap_taints(node: &mut Node, add: &[(&str, &str)], remove: &[(&str, &str)], now: Millis) -> bool {
+    let spec = node.spec.get_or_insert_with(Default::default);
+    let taints = spec.taints.get_or_insert_with(Vec::new);
+    let before = taints.len();
+    taints.retain(|t| !remove.iter().any(|(k, e)| t.key == *k && t.effect == *e));
+    let mut changed = taints.len() != before;
+    for (key, effect) in add {
+        if !taints.iter().any(|t| t.key == *key && t.effect == *effect) {
+            taints.push(Taint { key: key.to_string(), effect: effect.to_string(), value: None, time_added: Some(time_at(now)) });
+            changed = true;
+        }
+    }
+    if taints.is_empty() {
+        spec.taints = None;
+    }
+    changed
+}
+
+#[derive(Clone, Debug, Default)]
+struct Health {
+    probe: Millis,
+    ready_transition: Millis,
+    saved: Option<(Option<Millis>, Option<Millis>)>,
+    lease_renew: Option<Millis>,
+    observed_ready: Option<String>,
+}
+
+/// The node lifecycle controller.
+#[derive(Debug, Default)]
+pub struct NodeLifecycleController {
+    nodes: Cache,
+    leases: Cache,
+    pods: Cache,
+    health: BTreeMap<String, Health>,
+    queue: Option<WorkQueue>,
+    registered: BTreeSet<String>,
+}
+
+impl NodeLifecycleController {
+    /// A controller with empty caches.
+    pub fn new() -> NodeLifecycleController {
+        NodeLifecycleController { queue: Some(WorkQueue::new(10)), ..Default::default() }
+    }
+
+    fn queue(&mut self) -> &mut WorkQueue {
+        self.queue.get_or_insert_with(|| WorkQueue::new(10))
+    }
+
+    /// `tryUpdateNodeHealth`: returns (observed Ready status, current Ready status).
+    fn try_update_health(&mut self, node: &Node, ctx: &mut Ctx) -> Result<(Option<String>, Option<String>, Node), ApiError> {
+        let name = node.metadata.name.clone().unwrap_or_default();
+        let created = created_ms(&node.metadata);
+        let now = ctx.now;
+        let current = node_condition(node, "Ready").cloned();
+        let (observed_status, grace) = match &current {
+            None => ("Unknown".to_string(), NODE_STARTUP_GRACE_PERIOD_MS),
+            Some(c) => (c.status.clone(), NODE_MONITOR_GRACE_PERIOD_MS),
+        };
+        let stamps = |c: &NodeCondition| (c.last_heartbeat_time.as_ref().map(millis_of), c.last_transition_time.as_ref().map(millis_of));
+        let mut health = match self.health.get(&name).cloned() {
+            None => {
+                if current.is_none() {
+                    Health { probe: created, ready_transition: created, ..Default::default() }
+                } else {
+                    Health { probe: now, ready_transition: now, saved: current.as_ref().map(stamps), ..Default::default() }
+                }
+            }
+            Some(h) => {
+                let keep = |probe, ready_transition, saved| Health { probe, ready_transition, saved, lease_renew: h.lease_renew, observed_ready: h.observed_ready.clone() };
+                match (&h.saved, &current) {
+                    (None, Some(c)) => keep(now, now, Some(stamps(c))),
+                    (Some(_), None) => keep(now, now, None),
+                    (Some(saved), Some(c)) if saved.0 != stamps(c).0 => {
+                        let transition = if saved.1 != stamps(c).1 { now } else { h.ready_transition };
+                        keep(now, transition, Some(stamps(c)))
+                    }
+                    _ => h.clone(),
+                }
+            }
+        };
+        if let Some(lease) = self.leases.get_named("kube-node-lease", &name) {
+            if let Object::Lease(lease) = lease.as_ref() {
+                let renew = lease.spec.as_ref().and_then(|s| s.renew_time.as_ref()).map(|t| (t.0.as_millisecond() - kubesim_api::time::EPOCH_UNIX_SECONDS * 1000).max(0) as Millis);
+                if renew.is_some() && (health.lease_renew.is_none() || health.lease_renew < renew) {
+                    health.lease_renew = renew;
+                    health.probe = now;
+                }
+            }
+        }
+        let mut node = node.clone();
+        let mut current_status = current.as_ref().map(|c| c.status.clone());
+        if now > health.probe + grace {
+            let status = node.status.get_or_insert_with(Default::default);
+            let conditions = status.conditions.get_or_insert_with(Vec::new);
+            for type_ in ["Ready", "MemoryPressure", "DiskPressure", "PIDPressure"] {
+                match conditions.iter_mut().find(|c| c.type_ == type_) {
+                    None => conditions.push(NodeCondition {
+                        type_: type_.into(),
+                        status: "Unknown".into(),
+                        reason: Some("NodeStatusNeverUpdated".into()),
+                        message: Some("Kubelet never posted node status.".into()),
+                        last_heartbeat_time: node.metadata.creation_timestamp.clone(),
+                        last_transition_time: Some(time_at(now)),
+                        ..Default::default()
+                    }),
+                    Some(c) => {
+                        if c.status != "Unknown" {
+                            c.status = "Unknown".into();
+                            c.reason = Some("NodeStatusUnknown".into());
+                            c.message = Some("Kubelet stopped posting node status.".into());
+                            c.last_transition_time = Some(time_at(now));
+                        }
+                    }
+                }
+            }
+            let new_ready = node_condition(&node, "Ready").cloned();
+            if new_ready != current {
+                let updated = ctx.update_status(Object::Node(Box::new(node.clone())))?;
+                self.nodes.put(updated.clone());
+                if let Some(n) = as_node(&updated) {
+                    node = n.clone();
+                }
+                health.ready_transition = now;
+                health.saved = node_condition(&node, "Ready").map(stamps);
+                current_status = Some("Unknown".into());
+            }
+        }
+        self.health.insert(name, health);
+        Ok((Some(observed_status), current_status, node))
+    }
+
+    fn pods_on(&self, node: &str) -> Vec<Arc<Object>> {
+        self.pods.iter().filter(|o| o.as_pod().is_some_and(|p| pod_node(p) == node)).cloned().collect()
+    }
+
+    fn monitor(&mut self, ctx: &mut Ctx) {
+        let nodes: Vec<Node> = self.nodes.iter().filter_map(|o| as_node(o)).cloned().collect();
+        for node in nodes {
+            let name = node.metadata.name.clone().unwrap_or_default();
+            let Ok((observed, current, mut node)) = self.try_update_health(&node, ctx) else { continue };
+            let had_ready = node_condition(&node, "Ready").is_some();
+            if !had_ready {
+                continue;
+            }
+            let observed = observed.unwrap_or_default();
+            // processTaintBaseEviction on the observed Ready status.
+            let now = ctx.now;
+            let changed = match observed.as_str() {
+                "False" => swap_taints(&mut node, &[(TAINT_NOT_READY, "NoExecute")], &[(TAINT_UNREACHABLE, "NoExecute")], now),
+                "Unknown" => swap_taints(&mut node, &[(TAINT_UNREACHABLE, "NoExecute")], &[(TAINT_NOT_READY, "NoExecute")], now),
+                _ => swap_taints(&mut node, &[], &[(TAINT_NOT_READY, "NoExecute"), (TAINT_UNREACHABLE, "NoExecute")], now),
+            };
+            if changed {
+                if let Ok(updated) = ctx.update(Object::Node(Box::new(node.clone()))) {
+                    self.nodes.put(updated);
+                }
+            }
+            let current = current.unwrap_or_default();
+            let previous_observed = self.health.get(&name).and_then(|h| h.observed_ready.clone());
+            if current != "True" && observed == "True" {
+                let node_object = Object::Node(Box::new(node.clone()));
+                ctx.event(&node_object, "Normal", "NodeNotReady", format!("Node {name} status is now: NodeNotReady"));
+            }
+            if current != "True" && (observed == "True" || previous_observed.as_deref() != Some(current.as_str())) {
+                self.mark_pods_not_ready(&name, ctx);
+            }
+            if let Some(h) = self.health.get_mut(&name) {
+                h.observed_ready = Some(current);
+            }
+        }
+    }
+
+    /// `MarkPodsNotReady`.
+    fn mark_pods_not_ready(&mut self, node: &str, ctx: &mut Ctx) {
+        for object in self.pods_on(node) {
+            let Some(pod) = object.as_pod() else { continue };
+            if !is_pod_ready(pod) {
+                continue;
+            }
+            let mut pod: Pod = pod.clone();
+            if let Some(c) = pod.status.as_mut().and_then(|s| s.conditions.as_mut()).and_then(|c| c.iter_mut().find(|c| c.type_ == "Ready")) {
+                c.status = "False".into();
+                c.last_transition_time = Some(time_at(ctx.now));
+            }
+            if let Ok(updated) = ctx.update_status(Object::Pod(Box::new(pod))) {
+                self.pods.put(updated.clone());
+                ctx.event(&updated, "Warning", "NodeNotReady", "Node is not ready".into());
+            }
+        }
+    }
+
+    /// `doNoScheduleTaintingPass` for one node.
+    fn no_schedule_pass(&mut self, name: &str, ctx: &mut Ctx) -> Result<(), ApiError> {
+        let Some(node) = self.nodes.get_named("", name).and_then(|o| as_node(o)).cloned() else { return Ok(()) };
+        let want = no_schedule_taints(&node);
+        let have: Vec<String> = node
+            .spec
+            .as_ref()
+            .and_then(|s| s.taints.as_ref())
+            .into_iter()
+            .flatten()
+            .filter(|t| t.effect == "NoSchedule" && (t.key == TAINT_UNSCHEDULABLE || is_condition_taint_key(&t.key)))
+            .map(|t| t.key.clone())
+            .collect();
+        let add: Vec<(&str, &str)> = want.iter().filter(|k| !have.contains(k)).map(|k| (k.as_str(), "NoSchedule")).collect();
+        let del: Vec<(&str, &str)> = have.iter().filter(|k| !want.contains(k)).map(|k| (k.as_str(), "NoSchedule")).collect();
+        if add.is_empty() && del.is_empty() {
+            return Ok(());
+        }
+        let mut node = node.clone();
+        swap_taints(&mut node, &add, &del, ctx.now);
+        let updated = ctx.update(Object::Node(Box::new(node)))?;
+        self.nodes.put(updated);
+        Ok(())
+    }
+}
+
+impl Component for NodeLifecycleController {
+    fn name(&self) -> &str {
+        "node-controller"
+    }
+    fn interests(&self) -> Vec<Interest> {
+        vec![
+            Interest { resource: ("", "nodes"), filter: WatchFilter::All },
+            Interest { resource: ("coordination.k8s.io", "leases"), filter: WatchFilter::All },
+            Interest { resource: ("", "pods"), filter: WatchFilter::All },
+        ]
+    }
+    fn start(&mut self, ctx: &mut Ctx) {
+        for object in ctx.api.store().list(("", "nodes"), None) {
+            self.nodes.put(object.clone());
+        }
+        for object in ctx.api.store().list(("coordination.k8s.io", "leases"), Some("kube-node-lease")) {
+            self.leases.put(object.clone());
+        }
+        for object in ctx.api.store().list(("", "pods"), None) {
+            self.pods.put(object.clone());
+        }
+        let names: Vec<String> = self.nodes.iter().map(|o| o.name().to_string()).collect();
+        for name in names {
+            self.queue().add((String::new(), name), ctx);
+        }
+        ctx.after_periodic(NODE_MONITOR_PERIOD_MS, TOKEN_MONITOR);
+    }
+    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+        match event.resource {
+            ("", "nodes") => {
+                self.nodes.apply(event);
+                let name = event.object.name().to_string();
+                match event.event_type {
+                    EventType::Deleted => {
+                        self.health.remove(&name);
+                        if self.registered.remove(&name) {
+                            ctx.event(&event.object, "Normal", "RemovingNode", format!("Node {name} event: Removing Node {name} from Controller"));
+                        }
+                    }
+                    _ => {
+                        if self.registered.insert(name.clone()) {
+                            ctx.event(&event.object, "Normal", "RegisteredNode", format!("Node {name} event: Registered Node {name} in Controller"));
+                        }
+                        self.queue().add((String::new(), name), ctx);
+                    }
+                }
+            }
+            ("coordination.k8s.io", "leases") => {
+                if event.object.namespace() == "kube-node-lease" {
+                    self.leases.apply(event);
+                }
+            }
+            _ => {
+                self.pods.apply(event);
+            }
+        }
+    }
+    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
+        if token == TOKEN_MONITOR {
+            self.monitor(ctx);
+            ctx.after_periodic(NODE_MONITOR_PERIOD_MS, TOKEN_MONITOR);
+            return;
+        }
+        if !self.queue().owns(token) {
+            return;
+        }
+        let keys = self.queue().on_timer(token, ctx);
+        for key in keys {
+            match self.no_schedule_pass(&key.1, ctx) {
+                Ok(()) => self.queue().forget(&key),
+                Err(_) => self.queue().add_rate_limited(key, ctx),
+            }
+        }
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+/// `ToleratesTaint` (pkg/apis/core/v1/helper).
+pub fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
+    let effect = toleration.effect.as_deref().unwrap_or("");
+    if !effect.is_empty() && effect != taint.effect {
+        return false;
+    }
+    let key = toleration.key.as_deref().unwrap_or("");
+    let operator = toleration.operator.as_deref().unwrap_or("Equal");
+    if !key.is_empty() && key != taint.key {
+        return false;
+    }
+    match operator {
+        "Exists" => true,
+        "" | "Equal" => toleration.value.as_deref().unwrap_or("") == taint.value.as_deref().unwrap_or(""),
+        _ => false,
+    }
+}
+
+/// `GetMatchingTolerations` + `getMinTolerationTime`: None if some taint is not tolerated
+/// (evict now); Some(None) if tolerated forever; Some(Some(seconds)) otherwise.
+pub fn toleration_time(taints: &[Taint], tolerations: &[Toleration]) -> Option<Option<i64>> {
+    let mut used: Vec<&Toleration> = Vec::new();
+    for taint in taints {
+        let t = tolerations.iter().find(|t| tolerates(t, taint))?;
+        used.push(t);
+    }
+    if used.is_empty() {
+        return Some(Some(0));
+    }
+    let mut min: Option<i64> = None;
+    for t in used {
+        if let Some(s) = t.toleration_seconds {
+            if s <= 0 {
+                return Some(Some(0));
+            }
+            min = Some(min.map_or(s, |m| m.min(s)));
+        }
+    }
+    Some(min)
+}
+
+/// The taint eviction controller: deletes pods that do not tolerate their node's NoExecute
+/// taints, at once or after the smallest matching tolerationSeconds.
+#[derive(Debug, Default)]
+pub struct TaintEvictionController {
+    nodes: Cache,
+    pods: Cache,
+    /// Pod key → (created at, fires at, token).
+    scheduled: BTreeMap<Key, (Millis, Millis, u64)>,
+    tokens: BTreeMap<u64, Key>,
+    next_token: u64,
+}
+
+impl TaintEvictionController {
+    /// A controller with empty caches.
+    pub fn new() -> TaintEvictionController {
+        TaintEvictionController { next_token: 100, ..Default::default() }
+    }
+
+    fn no_execute_taints(&self, node: &str) -> Vec<Taint> {
+        self.nodes
+            .get_named("", node)
+            .and_then(|o| as_node(o))
+            .and_then(|n| n.spec.as_ref())
+            .and_then(|s| s.taints.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|t| t.effect == "NoExecute")
+            .collect()
+    }
+
+    fn cancel(&mut self, key: &Key, ctx: &mut Ctx) {
+        if let Some((_, _, token)) = self.scheduled.remove(key) {
+            self.tokens.remove(&token);
+            if let Some(pod) = self.pods.get(key).cloned() {
+                ctx.event(&pod, "Normal", "TaintManagerEviction", format!("Cancelling deletion of Pod {}", key_string(key)));
+            }
+        }
+    }
+
+    fn schedule(&mut self, key: Key, created: Millis, fire: Millis, ctx: &mut Ctx) {
+        let token = self.next_token;
+        self.next_token += 1;
+        self.tokens.insert(token, key.clone());
+        self.scheduled.insert(key, (created, fire, token));
+        ctx.after(fire.saturating_sub(ctx.now), token);
+    }
+
+    /// `processPodOnNode`.
+    fn process_pod(&mut self, key: &Key, ctx: &mut Ctx) {
+        let Some(object) = self.pods.get(key).cloned() else {
+            self.scheduled.remove(key);
+            return;
+        };
+        let Some(pod) = object.as_pod() else { return };
+        if pod.metadata.deletion_timestamp.is_some() {
+            return;
+        }
+        let node = pod_node(pod).to_string();
+        if node.is_empty() {
+            return;
+        }
+        let taints = self.no_execute_taints(&node);
+        if taints.is_empty() {
+            self.cancel(key, ctx);
+            return;
+        }
+        let tolerations = pod.spec.as_ref().and_then(|s| s.tolerations.clone()).unwrap_or_default();
+        match toleration_time(&taints, &tolerations) {
+            None => {
+                self.cancel(key, ctx);
+                self.schedule(key.clone(), ctx.now, ctx.now, ctx);
+            }
+            Some(None) => self.cancel(key, ctx),
+            Some(Some(seconds)) => {
+                let mut start = ctx.now;
+                let trigger = start + seconds as Millis * 1000;
+                if let Some((created, _, _)) = self.scheduled.get(key).cloned() {
+                    start = created;
+                    if start + (seconds as Millis) * 1000 < trigger {
+                        return;
+                    }
+                    self.cancel(key, ctx);
+                }
+                self.schedule(key.clone(), start, start + seconds as Millis * 1000, ctx);
+            }
+        }
+    }
+
+    fn evict(&mut self, key: &Key, ctx: &mut Ctx) {
+        self.scheduled.remove(key);
+        let info = kind_info("v1", "Pod").expect("served");
+        let Ok(current) = ctx.api.get(info, &key.0, &key.1) else { return };
+        ctx.event(&current, "Normal", "TaintManagerEviction", format!("Marking for deletion Pod {}", key_string(key)));
+        if let Some(pod) = current.as_pod() {
+            let mut pod = pod.clone();
+            let status = pod.status.get_or_insert_with(Default::default);
+            let conditions = status.conditions.get_or_insert_with(Vec::new);
+            if !conditions.iter().any(|c| c.type_ == "DisruptionTarget" && c.status == "True") {
+                conditions.retain(|c| c.type_ != "DisruptionTarget");
+                conditions.push(PodCondition {
+                    type_: "DisruptionTarget".into(),
+                    status: "True".into(),
+                    reason: Some("DeletionByTaintManager".into()),
+                    message: Some("Taint manager: deleting due to NoExecute taint".into()),
+                    last_transition_time: Some(time_at(ctx.now)),
+                    ..Default::default()
+                });
+                let _ = ctx.update_status(Object::Pod(Box::new(pod)));
+            }
+        }
+        let _ = ctx.delete(info, &key.0, &key.1, DeleteOptions::default());
+    }
+}
+
+impl Component for TaintEvictionController {
+    fn name(&self) -> &str {
+        "taint-eviction-controller"
+    }
+    fn interests(&self) -> Vec<Interest> {
+        vec![Interest { resource: ("", "nodes"), filter: WatchFilter::All }, Interest { resource: ("", "pods"), filter: WatchFilter::All }]
+    }
+    fn start(&mut self, ctx: &mut Ctx) {
+        for object in ctx.api.store().list(("", "nodes"), None) {
+            self.nodes.put(object.clone());
+        }
+        for object in ctx.api.store().list(("", "pods"), None) {
+            self.pods.put(object.clone());
+        }
+        let keys: Vec<Key> = self.pods.iter().map(|o| key_of(o)).collect();
+        for key in keys {
+            self.process_pod(&key, ctx);
+        }
+    }
+    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+        match event.resource {
+            ("", "nodes") => {
+                let old = self.nodes.apply(event);
+                let taints = |o: Option<&Object>| -> Vec<Taint> {
+                    o.and_then(as_node).and_then(|n| n.spec.as_ref()).and_then(|s| s.taints.clone()).unwrap_or_default().into_iter().filter(|t| t.effect == "NoExecute").collect()
+                };
+                let (before, after) = (taints(old.as_deref()), taints(Some(&event.object)));
+                if before == after && event.event_type != EventType::Deleted {
+                    return;
+                }
+                let name = event.object.name().to_string();
+                let keys: Vec<Key> = self.pods.iter().filter(|o| o.as_pod().is_some_and(|p| pod_node(p) == name)).map(|o| key_of(o)).collect();
+                for key in keys {
+                    self.process_pod(&key, ctx);
+                }
+            }
+            _ => {
+                let key = key_of(&event.object);
+                let old = self.pods.apply(event);
+                if event.event_type == EventType::Deleted {
+                    if let Some((_, _, token)) = self.scheduled.remove(&key) {
+                        self.tokens.remove(&token);
+                    }
+                    return;
+                }
+                let relevant = |o: &Object| o.as_pod().map(|p| (pod_node(p).to_string(), p.spec.as_ref().and_then(|s| s.tolerations.clone())));
+                if old.as_deref().map(relevant) == Some(relevant(&event.object)) {
+                    return;
+                }
+                self.process_pod(&key, ctx);
+            }
+        }
+    }
+    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
+        if let Some(key) = self.tokens.remove(&token) {
+            if self.scheduled.get(&key).is_some_and(|(_, _, t)| *t == token) {
+                self.evict(&key, ctx);
+            }
+        }
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
