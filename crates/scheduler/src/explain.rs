@@ -41,6 +41,8 @@ pub struct Attempt {
     pub num_all_nodes: usize,
     /// Number of nodes Filter ran on.
     pub evaluated_nodes: usize,
+    /// The round-robin index filtering started at.
+    pub start_node_index: usize,
     /// PreFilter results that were not Success (plugin → "skip" or the rejection message).
     pub pre_filter: BTreeMap<String, String>,
     /// Filter verdicts: node → plugin → "passed" or the reason.
@@ -72,6 +74,7 @@ impl Attempt {
             profile: profile.to_string(),
             num_all_nodes,
             evaluated_nodes: 0,
+            start_node_index: 0,
             pre_filter: BTreeMap::new(),
             filter: BTreeMap::new(),
             scores: BTreeMap::new(),

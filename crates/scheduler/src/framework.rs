@@ -275,6 +275,10 @@ pub trait Plugin: std::fmt::Debug {
     fn name(&self) -> &'static str;
     /// The extension points it implements.
     fn points(&self) -> &'static [Point];
+    /// Downcasting to the concrete plugin (to read its args).
+    fn as_any(&self) -> Option<&dyn Any> {
+        None
+    }
     /// Cluster events that may make a pod this plugin rejected schedulable.
     fn events(&self) -> &'static [ClusterEvent] {
         &[]

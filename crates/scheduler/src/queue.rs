@@ -64,6 +64,7 @@ pub struct SchedulingQueue {
     backoff: BTreeSet<(Millis, u64, String)>,
     seq: u64,
     move_seq: u64,
+    counts: [usize; 5],
     /// podInitialBackoffSeconds in ms.
     pub initial_backoff_ms: Millis,
     /// podMaxBackoffSeconds in ms.
@@ -87,6 +88,7 @@ impl SchedulingQueue {
             backoff: BTreeSet::new(),
             seq: 0,
             move_seq: 0,
+            counts: [0; 5],
             initial_backoff_ms,
             max_backoff_ms,
             pop_from_backoff: true,
@@ -134,9 +136,9 @@ impl SchedulingQueue {
     pub fn active_len(&self) -> usize {
         self.active.len()
     }
-    /// Pods per location, for introspection.
+    /// Pods per location.
     pub fn count(&self, location: Location) -> usize {
-        self.pods.values().filter(|p| p.location == location).count()
+        self.counts[location as usize]
     }
     /// Pending pods (key, location), in key order.
     pub fn pending(&self) -> impl Iterator<Item = (&str, Location)> {
@@ -145,6 +147,7 @@ impl SchedulingQueue {
 
     fn unlink(&mut self, key: &str) {
         let Some(p) = self.pods.get(key) else { return };
+        self.counts[p.location as usize] -= 1;
         match p.location {
             Location::Active => {
                 self.active.remove(&(Reverse(p.info.priority), p.timestamp, p.seq, key.to_string()));
@@ -165,6 +168,7 @@ impl SchedulingQueue {
         p.seq = seq;
         p.location = location;
         let p = p.clone();
+        self.counts[location as usize] += 1;
         match location {
             Location::Active => {
                 self.active.insert((Reverse(p.info.priority), p.timestamp, p.seq, key.to_string()));
@@ -200,6 +204,7 @@ impl SchedulingQueue {
                 last_error: false,
             },
         );
+        self.counts[Location::Gated as usize] += 1;
         self.place(&key, if gated { Location::Gated } else { Location::Active });
     }
 
@@ -241,6 +246,9 @@ impl SchedulingQueue {
 
     /// Forgets a pod (deleted, bound elsewhere, or handed to another scheduler).
     pub fn delete(&mut self, key: &str) -> Option<QueuedPod> {
+        if !self.pods.contains_key(key) {
+            return None;
+        }
         self.unlink(key);
         self.pods.remove(key)
     }
@@ -257,6 +265,9 @@ impl SchedulingQueue {
 
     /// Moves pods parked longer than 5 minutes (flushUnschedulablePodsLeftover).
     pub fn flush_unschedulable_leftover(&mut self, now: Millis) {
+        if !self.has_unschedulable() {
+            return;
+        }
         let stale: Vec<String> = self
             .pods
             .iter()
@@ -281,7 +292,7 @@ impl SchedulingQueue {
 
     /// Whether any pod sits in unschedulablePods.
     pub fn has_unschedulable(&self) -> bool {
-        self.pods.values().any(|p| p.location == Location::Unschedulable)
+        self.count(Location::Unschedulable) > 0
     }
 
     /// Whether `pop` would return a pod.
@@ -340,6 +351,9 @@ impl SchedulingQueue {
     /// registered for it; pods with no recorded plugin move on any event).
     pub fn on_cluster_event(&mut self, event: ClusterEvent, now: Millis, interested: impl Fn(&BTreeSet<&'static str>, ClusterEvent) -> bool) {
         self.move_seq += 1;
+        if !self.has_unschedulable() {
+            return;
+        }
         let keys: Vec<String> = self
             .pods
             .iter()

@@ -248,6 +248,9 @@ impl Scheduler {
     pub fn stats(&self) -> Stats {
         self.stats
     }
+    pub(crate) fn stats_mut(&mut self) -> &mut Stats {
+        &mut self.stats
+    }
     /// The profiles' scheduler names.
     pub fn scheduler_names(&self) -> Vec<&str> {
         self.profiles.iter().map(|p| p.scheduler_name.as_str()).collect()
@@ -724,6 +727,7 @@ impl Scheduler {
                 num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score.unwrap_or(self.global.percentage_of_nodes_to_score), num_all)
             };
             let start = self.next_start_node_index % num_all;
+            attempt.start_node_index = start;
             let mut processed = 0;
             for offset in 0..num_all {
                 if feasible.len() >= to_find {
@@ -805,7 +809,7 @@ impl Scheduler {
     /// Filter on one node, with higher-or-equal priority nominated pods added first
     /// (`RunFilterPluginsWithNominatedPods`).
     #[allow(clippy::too_many_arguments)]
-    fn run_filters_with_nominated(
+    pub(crate) fn run_filters_with_nominated(
         &self,
         profile: &Profile,
         filters: &[usize],
@@ -946,6 +950,7 @@ impl Component for Scheduler {
             ("", "nodes") => self.on_node(event.event_type, &event.object, ctx),
             _ => self.on_other(event),
         }
+        self.arm_timers(ctx);
     }
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
         match token {

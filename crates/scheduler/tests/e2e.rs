@@ -74,3 +74,283 @@ fn pods_for_unknown_schedulers_stay_pending() {
     assert_eq!(h.node_of("default", "custom"), None);
     assert!(condition(&h, "custom").is_none_or(|c| c.0 != "False"));
 }
+
+mod more {
+    use super::*;
+    use k8s_openapi::api::core::v1::{
+        Affinity, PodAffinityTerm, PodAntiAffinity, PodSchedulingGate, TopologySpreadConstraint,
+    };
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+    use kubesim_scheduler::explain::{ANNOTATION_FILTER, ANNOTATION_FINAL_SCORE, ANNOTATION_SCORE, ANNOTATION_SELECTED};
+    use std::collections::BTreeMap;
+
+    fn labelled(mut pod: k8s_openapi::api::core::v1::Pod, labels: &[(&str, &str)]) -> k8s_openapi::api::core::v1::Pod {
+        pod.metadata.labels = Some(labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
+        pod
+    }
+
+    fn priority_class(h: &mut Harness, name: &str, value: i64, policy: Option<&str>) {
+        let info = kubesim_api::kind_info("scheduling.k8s.io/v1", "PriorityClass").unwrap();
+        let mut json = serde_json::json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value});
+        if let Some(p) = policy {
+            json["preemptionPolicy"] = serde_json::json!(p);
+        }
+        h.create(Object::from_json(info, json).unwrap()).unwrap();
+    }
+
+    fn selector(k: &str, v: &str) -> LabelSelector {
+        LabelSelector { match_labels: Some([(k.to_string(), v.to_string())].into()), ..Default::default() }
+    }
+
+    // Mirrors the message example of pkg/scheduler/framework/types.go FitError.Error (reference 1.8b).
+    #[test]
+    fn fit_error_histogram_sorted_as_strings() {
+        let mut h = Harness::new(Scheduler::new());
+        let mut n1 = make_node("node-1", &[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")], &[], vec![]);
+        if let Object::Node(n) = &mut n1 {
+            n.metadata.labels.as_mut().unwrap().insert("disk".into(), "hdd".into());
+        }
+        h.create(n1).unwrap();
+        let cp = Taint { key: "node-role.kubernetes.io/control-plane".into(), value: None, effect: "NoSchedule".into(), time_added: None };
+        h.create(make_node("cp", &[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")], &[("disk", "ssd")], vec![cp])).unwrap();
+        for i in 0..4 {
+            let gpu = Taint { key: "nvidia.com/gpu".into(), value: Some("present".into()), effect: "NoSchedule".into(), time_added: None };
+            h.create(make_node(&format!("gpu-{i}"), &[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")], &[("disk", "ssd")], vec![gpu])).unwrap();
+        }
+        let mut pod = make_pod("p", &[]);
+        pod.spec.as_mut().unwrap().node_selector = Some([("disk".to_string(), "ssd".to_string())].into());
+        h.create(Object::Pod(Box::new(pod))).unwrap();
+        h.run_until_idle(10_000);
+        assert_eq!(
+            condition(&h, "p").unwrap().2,
+            "0/6 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 4 node(s) had untolerated taint {nvidia.com/gpu: present}. preemption: 0/6 nodes are available: 6 Preemption is not helpful for scheduling."
+        );
+    }
+
+    // Mirrors pkg/scheduler/schedule_one_test.go TestFairEvaluationForNodes.
+    #[test]
+    fn fair_evaluation_round_robins_the_start_index() {
+        let config = serde_json::json!({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "percentageOfNodesToScore": 30});
+        let mut h = Harness::new(Scheduler::from_config(&config).unwrap().with_annotations(false).with_events(false));
+        for i in 0..500 {
+            h.create(node(&format!("n{i:03}"), "100", "100Gi")).unwrap();
+        }
+        for i in 0..5 {
+            h.create(Object::Pod(Box::new(make_pod(&format!("p{i}"), &[("cpu", "10m")])))).unwrap();
+        }
+        h.run_until_idle(60_000);
+        for i in 0..5 {
+            let a = &h.scheduler.attempts("default", &format!("p{i}"))[0];
+            assert_eq!(a.evaluated_nodes, 150, "pod {i}");
+            assert_eq!(a.start_node_index, (i * 150) % 500, "pod {i}");
+        }
+    }
+
+    #[test]
+    fn annotations_explain_the_decision_before_binding() {
+        let mut h = Harness::new(Scheduler::new());
+        h.create(node("node-1", "4", "8Gi")).unwrap();
+        h.create(node("node-2", "2", "8Gi")).unwrap();
+        let taint = Taint { key: "k".into(), value: Some("v".into()), effect: "NoSchedule".into(), time_added: None };
+        h.create(make_node("node-3", &[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")], &[], vec![taint])).unwrap();
+        h.create(Object::Pod(Box::new(make_pod("web", &[("cpu", "1"), ("memory", "1Gi")])))).unwrap();
+        h.run_until_idle(10_000);
+        let pod = h.pod("default", "web").unwrap();
+        let ann = pod.metadata.annotations.unwrap();
+        let filter: serde_json::Value = serde_json::from_str(&ann[ANNOTATION_FILTER]).unwrap();
+        assert_eq!(filter["node-1"]["NodeResourcesFit"], "passed");
+        assert_eq!(filter["node-3"]["TaintToleration"], "node(s) had untolerated taint {k: v}");
+        assert!(filter["node-3"].get("NodeResourcesFit").is_none(), "plugins after a rejection do not run");
+        let score: serde_json::Value = serde_json::from_str(&ann[ANNOTATION_SCORE]).unwrap();
+        // node-1: cpu (4000-1000)/4000 = 75, memory (8Gi-1Gi)/8Gi = 87 → 81.
+        assert_eq!(score["node-1"]["NodeResourcesFit"], 81);
+        assert_eq!(score["node-2"]["NodeResourcesFit"], 68);
+        assert!(score["node-1"].get("NodeAffinity").is_none(), "skipped by PreScore");
+        let final_score: serde_json::Value = serde_json::from_str(&ann[ANNOTATION_FINAL_SCORE]).unwrap();
+        assert_eq!(final_score["node-1"]["TaintToleration"], 300);
+        assert_eq!(ann[ANNOTATION_SELECTED], "\"node-1\"");
+        assert_eq!(h.node_of("default", "web").as_deref(), Some("node-1"));
+        let attempts = h.scheduler.attempts("default", "web");
+        assert_eq!(attempts.len(), 1);
+        assert_eq!(attempts[0].totals["node-1"], 300 + 81 + attempts[0].final_scores["node-1"]["NodeResourcesBalancedAllocation"] + attempts[0].final_scores["node-1"]["ImageLocality"]);
+    }
+
+    #[test]
+    fn annotations_can_be_turned_off() {
+        let mut h = Harness::new(Scheduler::new().with_annotations(false));
+        h.create(node("node-1", "4", "8Gi")).unwrap();
+        h.create(Object::Pod(Box::new(make_pod("web", &[])))).unwrap();
+        h.run_until_idle(10_000);
+        assert!(h.pod("default", "web").unwrap().metadata.annotations.is_none());
+    }
+
+    #[test]
+    fn unschedulable_pod_is_retried_when_a_node_is_added() {
+        let mut h = Harness::new(Scheduler::new());
+        h.create(node("small", "1", "1Gi")).unwrap();
+        h.create(Object::Pod(Box::new(make_pod("big", &[("cpu", "2")])))).unwrap();
+        h.run_until_idle(10_000);
+        assert_eq!(h.node_of("default", "big"), None);
+        assert_eq!(h.scheduler.queue_location("default", "big"), Some(kubesim_scheduler::queue::Location::Unschedulable));
+        h.create(node("large", "4", "8Gi")).unwrap();
+        h.run_until_idle(60_000);
+        assert_eq!(h.node_of("default", "big").as_deref(), Some("large"));
+        assert_eq!(h.scheduler.attempts("default", "big").len(), 2);
+    }
+
+    #[test]
+    fn gated_pods_wait_until_their_gates_are_removed() {
+        let mut h = Harness::new(Scheduler::new());
+        h.create(node("node-1", "4", "8Gi")).unwrap();
+        let mut pod = make_pod("gated", &[]);
+        pod.spec.as_mut().unwrap().scheduling_gates = Some(vec![PodSchedulingGate { name: "example.com/wait".into() }]);
+        h.create(Object::Pod(Box::new(pod))).unwrap();
+        h.run_until_idle(10_000);
+        assert_eq!(h.scheduler.queue_location("default", "gated"), Some(kubesim_scheduler::queue::Location::Gated));
+        assert!(h.scheduler.attempts("default", "gated").is_empty());
+    }
+
+    #[test]
+    fn required_anti_affinity_puts_replicas_on_distinct_nodes() {
+        let mut h = Harness::new(Scheduler::new());
+        for i in 1..=3 {
+            h.create(node(&format!("node-{i}"), "4", "8Gi")).unwrap();
+        }
+        for i in 0..4 {
+            let mut pod = labelled(make_pod(&format!("db-{i}"), &[("cpu", "100m")]), &[("app", "db")]);
+            pod.spec.as_mut().unwrap().affinity = Some(Affinity {
+                pod_anti_affinity: Some(PodAntiAffinity {
+                    required_during_scheduling_ignored_during_execution: Some(vec![PodAffinityTerm {
+                        label_selector: Some(selector("app", "db")),
+                        topology_key: "kubernetes.io/hostname".into(),
+                        ..Default::default()
+                    }]),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            });
+            h.create(Object::Pod(Box::new(pod))).unwrap();
+        }
+        h.run_until_idle(60_000);
+        let nodes: std::collections::BTreeSet<String> = (0..4).filter_map(|i| h.node_of("default", &format!("db-{i}"))).collect();
+        assert_eq!(nodes.len(), 3);
+        let pending: Vec<String> = (0..4).map(|i| format!("db-{i}")).filter(|n| h.node_of("default", n).is_none()).collect();
+        assert_eq!(pending.len(), 1);
+        let msg = condition(&h, &pending[0]).unwrap().2;
+        assert!(msg.starts_with("0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules."), "{msg}");
+    }
+
+    #[test]
+    fn hard_topology_spread_balances_zones() {
+        let mut h = Harness::new(Scheduler::new());
+        for (name, zone) in [("a1", "a"), ("a2", "a"), ("b1", "b")] {
+            h.create(make_node(name, &[("cpu", "8"), ("memory", "8Gi"), ("pods", "110")], &[("topology.kubernetes.io/zone", zone)], vec![])).unwrap();
+        }
+        for i in 0..6 {
+            let mut pod = labelled(make_pod(&format!("w{i}"), &[("cpu", "100m")]), &[("app", "w")]);
+            pod.spec.as_mut().unwrap().topology_spread_constraints = Some(vec![TopologySpreadConstraint {
+                max_skew: 1,
+                topology_key: "topology.kubernetes.io/zone".into(),
+                when_unsatisfiable: "DoNotSchedule".into(),
+                label_selector: Some(selector("app", "w")),
+                ..Default::default()
+            }]);
+            h.create(Object::Pod(Box::new(pod))).unwrap();
+        }
+        h.run_until_idle(60_000);
+        let mut per_zone: BTreeMap<&str, usize> = BTreeMap::new();
+        for i in 0..6 {
+            let n = h.node_of("default", &format!("w{i}")).expect("bound");
+            *per_zone.entry(if n.starts_with('a') { "a" } else { "b" }).or_default() += 1;
+        }
+        assert_eq!(per_zone, BTreeMap::from([("a", 3), ("b", 3)]));
+    }
+
+    #[test]
+    fn preemption_evicts_lower_priority_pods_and_nominates_the_node() {
+        let mut h = Harness::new(Scheduler::new());
+        h.create(node("node-1", "2", "8Gi")).unwrap();
+        for i in 0..2 {
+            h.create(Object::Pod(Box::new(make_pod(&format!("low-{i}"), &[("cpu", "1")])))).unwrap();
+        }
+        h.run_until_idle(10_000);
+        assert!(h.node_of("default", "low-0").is_some() && h.node_of("default", "low-1").is_some());
+        priority_class(&mut h, "high", 1000, None);
+        let mut high = make_pod("high", &[("cpu", "1")]);
+        high.spec.as_mut().unwrap().priority_class_name = Some("high".into());
+        h.create(Object::Pod(Box::new(high))).unwrap();
+        h.run_until_idle(20_000);
+        let attempt = h.scheduler.attempts("default", "high")[0].clone();
+        assert_eq!(attempt.nominated_node.as_deref(), Some("node-1"));
+        assert_eq!(attempt.victims.len(), 1);
+        let victim = attempt.victims[0].split('/').nth(1).unwrap().to_string();
+        let vp = h.pod("default", &victim).unwrap();
+        assert!(vp.metadata.deletion_timestamp.is_some(), "victim deleted gracefully");
+        let dt = vp.status.unwrap().conditions.unwrap().into_iter().find(|c| c.type_ == "DisruptionTarget").unwrap();
+        assert_eq!(dt.reason.as_deref(), Some("PreemptionByScheduler"));
+        assert_eq!(h.pod("default", "high").unwrap().status.unwrap().nominated_node_name.as_deref(), Some("node-1"));
+        // The kubelet finishes the graceful deletion; the preemptor then lands on the node.
+        h.delete_pod("default", &victim);
+        h.run_until_idle(60_000);
+        assert_eq!(h.node_of("default", "high").as_deref(), Some("node-1"));
+    }
+
+    #[test]
+    fn preemption_policy_never_does_not_preempt() {
+        let mut h = Harness::new(Scheduler::new());
+        h.create(node("node-1", "1", "8Gi")).unwrap();
+        h.create(Object::Pod(Box::new(make_pod("low", &[("cpu", "1")])))).unwrap();
+        h.run_until_idle(10_000);
+        priority_class(&mut h, "high-never", 1000, Some("Never"));
+        let mut high = make_pod("high", &[("cpu", "1")]);
+        high.spec.as_mut().unwrap().priority_class_name = Some("high-never".into());
+        h.create(Object::Pod(Box::new(high))).unwrap();
+        h.run_until_idle(10_000);
+        assert_eq!(condition(&h, "high").unwrap().2, "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.");
+        assert!(h.pod("default", "low").unwrap().metadata.deletion_timestamp.is_none());
+    }
+
+    #[test]
+    fn equal_priority_pods_find_no_victims() {
+        let mut h = Harness::new(Scheduler::new());
+        h.create(node("node-1", "1", "8Gi")).unwrap();
+        h.create(Object::Pod(Box::new(make_pod("a", &[("cpu", "1")])))).unwrap();
+        h.run_until_idle(10_000);
+        h.create(Object::Pod(Box::new(make_pod("b", &[("cpu", "1")])))).unwrap();
+        h.run_until_idle(10_000);
+        assert_eq!(condition(&h, "b").unwrap().2, "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.");
+    }
+
+    #[test]
+    fn config_profiles_and_unknown_schedulers() {
+        let config = serde_json::json!({
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [
+                {"schedulerName": "default-scheduler"},
+                {"schedulerName": "bin-packing",
+                 "pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}}}]}
+            ]
+        });
+        let mut h = Harness::new(Scheduler::from_config(&config).unwrap());
+        h.create(node("node-1", "4", "8Gi")).unwrap();
+        h.create(node("node-2", "4", "8Gi")).unwrap();
+        let mut first = make_pod("first", &[("cpu", "1")]);
+        first.spec.as_mut().unwrap().node_name = Some("node-2".into());
+        h.create(Object::Pod(Box::new(first))).unwrap();
+        for i in 0..3 {
+            let mut p = make_pod(&format!("packed-{i}"), &[("cpu", "500m")]);
+            p.spec.as_mut().unwrap().scheduler_name = Some("bin-packing".into());
+            h.create(Object::Pod(Box::new(p))).unwrap();
+        }
+        let mut other = make_pod("other", &[]);
+        other.spec.as_mut().unwrap().scheduler_name = Some("nobody".into());
+        h.create(Object::Pod(Box::new(other))).unwrap();
+        h.run_until_idle(60_000);
+        for i in 0..3 {
+            assert_eq!(h.node_of("default", &format!("packed-{i}")).as_deref(), Some("node-2"), "MostAllocated packs");
+        }
+        assert_eq!(h.node_of("default", "other"), None);
+        assert!(Scheduler::from_config(&serde_json::json!({"profiles": [{"schedulerName": "x", "plugins": {"score": {"enabled": [{"name": "Frobnicate"}]}}}]})).is_err());
+    }
+}

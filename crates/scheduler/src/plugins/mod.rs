@@ -36,6 +36,9 @@ impl Plugin for DefaultPreemption {
     fn points(&self) -> &'static [Point] {
         &[Point::PostFilter]
     }
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
+    }
 }
 
 /// The default MultiPoint plugins, in upstream order, with their score weights
