@@ -169,16 +169,26 @@ impl Ctx<'_> {
             field_path: None,
         };
         let source = EventSource { component: Some(component.clone()), host: host.clone() };
-        // Aggregation: find an existing event with the same key.
+        // Aggregation: the recorder's cache maps (object, reason, message, source) to the event.
+        let key = {
+            let mut h: u64 = 0xcbf29ce484222325;
+            for part in [&namespace, involved.uid.as_deref().unwrap_or(""), involved.name.as_deref().unwrap_or(""), reason, message.as_str(), &component, host.as_deref().unwrap_or("")] {
+                for b in part.bytes().chain([0xff]) {
+                    h ^= b as u64;
+                    h = h.wrapping_mul(0x100000001b3);
+                }
+            }
+            h
+        };
         let existing = self
             .api
-            .store()
-            .list(("", "events"), Some(&namespace))
-            .filter_map(|o| match o.as_ref() {
+            .event_name(key)
+            .and_then(|name| self.api.lookup(("", "events"), &namespace, name))
+            .and_then(|o| match o.as_ref() {
                 Object::Event(e) => Some(e),
                 _ => None,
             })
-            .find(|e| {
+            .filter(|e| {
                 e.involved_object.uid == involved.uid
                     && e.involved_object.name == involved.name
                     && e.reason.as_deref() == Some(reason)
@@ -215,7 +225,11 @@ impl Ctx<'_> {
                     reporting_instance: host,
                     ..Default::default()
                 };
-                self.create(Object::Event(Box::new(event)))
+                let created = self.create(Object::Event(Box::new(event)));
+                if let Ok(object) = &created {
+                    self.api.remember_event(key, object.name().to_string());
+                }
+                created
             }
         };
         // Event writes are best effort, as the event broadcaster's are.

@@ -52,6 +52,9 @@ pub struct DeleteOptions {
 #[derive(Clone, Debug, Default)]
 pub struct ApiServer {
     store: Store,
+    /// Event aggregation index (the event recorder's cache): key hash → event name, so
+    /// repeats are found without scanning every event of a namespace.
+    event_index: std::collections::BTreeMap<u64, String>,
 }
 
 /// The outcome of a delete request.
@@ -99,6 +102,16 @@ impl ApiServer {
     /// Read access to the store (components use informers; kubectl and the UI read directly).
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The event recorder's aggregation cache: the name of the event recorded under `key`.
+    pub fn event_name(&self, key: u64) -> Option<&str> {
+        self.event_index.get(&key).map(String::as_str)
+    }
+
+    /// Remembers the event recorded under `key`.
+    pub fn remember_event(&mut self, key: u64, name: String) {
+        self.event_index.insert(key, name);
     }
 
     /// Mutable store access for the world (draining commits, compaction).
