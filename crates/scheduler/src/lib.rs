@@ -15,6 +15,7 @@
 
 #![deny(missing_docs)]
 
+pub mod bench;
 pub mod cache;
 pub mod config;
 pub mod explain;

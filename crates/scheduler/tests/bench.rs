@@ -1,0 +1,29 @@
+//! Throughput runs (ignored by default; run with
+//! `cargo test --release -p kubesim-scheduler --test bench -- --ignored --nocapture`).
+
+use kubesim_scheduler::bench::{bench, bench_scheduling_basic, Workload};
+
+#[test]
+fn small_basic_run_schedules_everything() {
+    let r = bench_scheduling_basic(100, 100, 500);
+    assert_eq!(r.scheduled, 500, "{r}");
+    let r = bench(Workload::PodAntiAffinity, 50, 10, 30);
+    assert_eq!(r.scheduled, 30, "{r}");
+    let r = bench(Workload::TopologySpreading, 30, 30, 60);
+    assert_eq!(r.scheduled, 60, "{r}");
+}
+
+#[test]
+#[ignore]
+fn scheduling_basic_5000_nodes() {
+    for (nodes, init, pods) in [(500, 500, 1000), (5000, 1000, 10000), (5000, 5000, 50000)] {
+        println!("{}", bench_scheduling_basic(nodes, init, pods));
+    }
+}
+
+#[test]
+#[ignore]
+fn anti_affinity_and_spread() {
+    println!("{}", bench(Workload::PodAntiAffinity, 5000, 1000, 1000));
+    println!("{}", bench(Workload::TopologySpreading, 5000, 1000, 5000));
+}
