@@ -6,7 +6,7 @@ use crate::jsonpath;
 use crate::printers::{self, Table};
 use crate::util::{self, kind_group, server_error, type_name};
 use crate::Output;
-use kubesim_api::decode::to_yaml;
+use crate::yaml::to_yaml;
 use kubesim_api::object::{KindInfo, Object, Scope};
 use kubesim_api::selector::Selector;
 use kubesim_apiserver::{ApiServer, Request};

@@ -23,6 +23,7 @@ mod jsonpath;
 mod merge;
 mod printers;
 mod util;
+mod yaml;
 
 pub use apply::{apply_text, ApplyAction, ApplyResult};
 pub use args::split_command;
