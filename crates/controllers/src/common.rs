@@ -463,3 +463,54 @@ pub fn claim(
     }
     Ok(claimed)
 }
+
+/// Decodes a JSON-kept object (`Object::Dynamic`) into its k8s-openapi type.
+pub fn decode<T: serde::de::DeserializeOwned>(object: &Object) -> Option<T> {
+    serde_json::from_value(object.to_json()).ok()
+}
+
+/// Encodes a k8s-openapi value as the API server stores its kind (typed or JSON-kept).
+pub fn encode<T: serde::Serialize>(value: &T, api_version: &str, kind: &str) -> Object {
+    let json = serde_json::to_value(value).expect("API types serialize");
+    let info = kubesim_api::kind_info(api_version, kind).expect("served kind");
+    Object::from_json(info, json).expect("round-trips through its own type")
+}
+
+/// The ActivePods order (controller.ActivePods): unassigned < assigned, Pending < Unknown <
+/// Running, not ready < ready, more recently ready first, more restarts first, newer first.
+pub fn active_pods_order(a: &Pod, b: &Pod) -> std::cmp::Ordering {
+    let key_phase = |p: &Pod| match pod_phase(p) {
+        "Unknown" => 1,
+        "Running" => 2,
+        _ => 0,
+    };
+    let (na, nb) = (pod_node(a).is_empty(), pod_node(b).is_empty());
+    if na != nb {
+        return if na { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater };
+    }
+    let (pa, pb) = (key_phase(a), key_phase(b));
+    if pa != pb {
+        return pa.cmp(&pb);
+    }
+    let (ra, rb) = (is_pod_ready(a), is_pod_ready(b));
+    if ra != rb {
+        return if !ra { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater };
+    }
+    if ra && rb {
+        let (ta, tb) = (pod_ready_since(a), pod_ready_since(b));
+        if ta != tb {
+            // later (or zero) first
+            return match (ta, tb) {
+                (None, _) => std::cmp::Ordering::Less,
+                (_, None) => std::cmp::Ordering::Greater,
+                (Some(x), Some(y)) => y.cmp(&x),
+            };
+        }
+    }
+    let restarts = |p: &Pod| p.status.as_ref().and_then(|s| s.container_statuses.as_ref()).into_iter().flatten().map(|c| c.restart_count).max().unwrap_or(0);
+    let (xa, xb) = (restarts(a), restarts(b));
+    if xa != xb {
+        return xb.cmp(&xa);
+    }
+    created_ms(&b.metadata).cmp(&created_ms(&a.metadata))
+}

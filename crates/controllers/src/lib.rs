@@ -15,6 +15,8 @@
 //! - [`namespace`]: namespace deletion, ServiceAccount "default", root CA ConfigMap.
 //! - [`nodelifecycle`]: node health (Ready=Unknown after the grace period), condition and
 //!   NoExecute taints, taint-based eviction.
+//! - [`job`]: Job controller (completions, parallelism, backoffLimit, Indexed, conditions) and
+//!   TTL-after-finished.
 //!
 //! Known deviations from upstream (v1.34):
 //! - pod-template-hash is FNV-32a over a canonical JSON serialization of the template, not
@@ -31,6 +33,7 @@ pub mod common;
 pub mod deployment;
 pub mod deployment_util;
 pub mod gc;
+pub mod job;
 pub mod namespace;
 pub mod nodelifecycle;
 pub mod replicaset;
@@ -42,6 +45,8 @@ mod e2e_tests;
 mod vector_tests;
 #[cfg(test)]
 mod node_tests;
+#[cfg(test)]
+mod job_tests;
 
 use kubesim_apiserver::Component;
 
@@ -56,5 +61,7 @@ pub fn controllers() -> Vec<Box<dyn Component>> {
         Box::new(namespace::RootCaPublisher::new()),
         Box::new(nodelifecycle::NodeLifecycleController::new()),
         Box::new(nodelifecycle::TaintEvictionController::new()),
+        Box::new(job::JobController::new()),
+        Box::new(job::TtlAfterFinishedController::new()),
     ]
 }

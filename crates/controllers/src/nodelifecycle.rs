@@ -194,7 +194,6 @@ impl NodeLifecycleController {
                         message: Some("Kubelet never posted node status.".into()),
                         last_heartbeat_time: node.metadata.creation_timestamp.clone(),
                         last_transition_time: Some(time_at(now)),
-                        ..Default::default()
                     }),
                     Some(c) => {
                         if c.status != "Unknown" {

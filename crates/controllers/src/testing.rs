@@ -163,16 +163,20 @@ pub struct FakeKubelet {
     pub start_ms: Millis,
     /// Delay before a terminating pod is removed.
     pub stop_ms: Millis,
-    pending: std::collections::BTreeMap<u64, (bool, String, String)>,
+    pending: std::collections::BTreeMap<u64, (u8, String, String)>,
     next: u64,
     /// Pods whose readiness is withheld (by name prefix).
     pub never_ready_prefix: Option<String>,
+    /// Run-to-completion pods (restartPolicy Never/OnFailure) finish this long after starting.
+    pub run_ms: Millis,
+    /// Run-to-completion pods whose name starts with this fail (exit 1).
+    pub fail_prefix: Option<String>,
 }
 
 impl FakeKubelet {
     /// A kubelet with the given delays.
     pub fn new(start_ms: Millis, stop_ms: Millis) -> FakeKubelet {
-        FakeKubelet { start_ms, stop_ms, pending: Default::default(), next: 1, never_ready_prefix: None }
+        FakeKubelet { start_ms, stop_ms, pending: Default::default(), next: 1, never_ready_prefix: None, run_ms: 5000, fail_prefix: None }
     }
 }
 
@@ -191,22 +195,38 @@ impl Component for FakeKubelet {
             EventType::Added => {
                 let token = self.next;
                 self.next += 1;
-                self.pending.insert(token, (true, key.0, key.1));
+                self.pending.insert(token, (0, key.0, key.1));
                 ctx.after(self.start_ms, token);
             }
             EventType::Modified if pod.metadata.deletion_timestamp.is_some() => {
                 let token = self.next;
                 self.next += 1;
-                self.pending.insert(token, (false, key.0, key.1));
+                self.pending.insert(token, (1, key.0, key.1));
                 ctx.after(self.stop_ms, token);
             }
             _ => {}
         }
     }
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        let Some((start, ns, name)) = self.pending.remove(&token) else { return };
+        let Some((what, ns, name)) = self.pending.remove(&token) else { return };
         let info = kind_info("v1", "Pod").unwrap();
-        if start {
+        if what == 2 {
+            let Ok(current) = ctx.api.get(info, &ns, &name) else { return };
+            let mut pod: Pod = current.as_pod().unwrap().clone();
+            let fail = self.fail_prefix.as_ref().is_some_and(|p| name.starts_with(p.as_str()));
+            let status = pod.status.get_or_insert_with(Default::default);
+            status.phase = Some(if fail { "Failed" } else { "Succeeded" }.into());
+            for c in status.conditions.iter_mut().flatten() {
+                if c.type_ == "Ready" {
+                    c.status = "False".into();
+                    c.reason = Some("PodCompleted".into());
+                    c.last_transition_time = Some(time_at(ctx.now));
+                }
+            }
+            let _ = ctx.update_status(Object::Pod(Box::new(pod)));
+            return;
+        }
+        if what == 0 {
             if self.never_ready_prefix.as_ref().is_some_and(|p| name.starts_with(p.as_str())) {
                 return;
             }
@@ -227,8 +247,15 @@ impl Component for FakeKubelet {
             let conds = status.conditions.get_or_insert_with(Vec::new);
             conds.retain(|c| c.type_ != "Ready");
             conds.push(PodCondition { type_: "Ready".into(), status: "True".into(), last_transition_time: Some(now), ..Default::default() });
+            let run_to_completion = pod.spec.as_ref().and_then(|s| s.restart_policy.as_deref()).is_some_and(|p| p != "Always");
             pod.status = Some(status);
             let _ = ctx.update_status(Object::Pod(Box::new(pod)));
+            if run_to_completion {
+                let token = self.next;
+                self.next += 1;
+                self.pending.insert(token, (2, ns, name));
+                ctx.after(self.run_ms, token);
+            }
         } else {
             let _ = ctx.delete(info, &ns, &name, DeleteOptions { grace_period_seconds: Some(0), ..Default::default() });
         }
