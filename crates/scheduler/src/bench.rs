@@ -97,7 +97,7 @@ pub fn bench(workload: Workload, nodes: usize, init_pods: usize, pods: usize) ->
 
 /// Runs a workload with the given scheduler.
 pub fn bench_with(workload: Workload, nodes: usize, init_pods: usize, pods: usize, scheduler: Scheduler) -> BenchResult {
-    let mut h = Harness::new(scheduler);
+    let mut h = Harness::with_history_capacity(scheduler, 10_000);
     let zones = ["moon-1", "moon-2", "moon-3"];
     for i in 0..nodes {
         let zone = zones[i % zones.len()];

@@ -240,6 +240,8 @@ pub struct NodeInfo {
     pub images: BTreeMap<String, i64>,
     /// Bumped on every change.
     pub generation: u64,
+    unschedulable: bool,
+    has_taints: bool,
 }
 
 impl NodeInfo {
@@ -258,6 +260,8 @@ impl NodeInfo {
             used_ports: Vec::new(),
             images: BTreeMap::new(),
             generation: 0,
+            unschedulable: false,
+            has_taints: false,
         };
         info.set_node(node);
         info
@@ -275,6 +279,8 @@ impl NodeInfo {
                 self.images.insert(normalized_image_name(name), image.size_bytes.unwrap_or(0));
             }
         }
+        self.unschedulable = n.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false);
+        self.has_taints = n.spec.as_ref().and_then(|s| s.taints.as_ref()).is_some_and(|t| !t.is_empty());
         self.node = node;
         self.generation += 1;
     }
@@ -289,11 +295,14 @@ impl NodeInfo {
     }
     /// Node taints.
     pub fn taints(&self) -> &[Taint] {
+        if !self.has_taints {
+            return &[];
+        }
         self.node().spec.as_ref().and_then(|s| s.taints.as_deref()).unwrap_or(&[])
     }
     /// spec.unschedulable.
     pub fn unschedulable(&self) -> bool {
-        self.node().spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false)
+        self.unschedulable
     }
 
     /// Adds a pod's requests, ports and affinity counts.
@@ -354,6 +363,7 @@ pub struct Cache {
     orphans: BTreeMap<String, Vec<Arc<PodInfo>>>,
     image_nodes: BTreeMap<String, usize>,
     pods_with_affinity: usize,
+    pods_with_required_anti_affinity: usize,
 }
 
 impl Cache {
@@ -376,6 +386,10 @@ impl Cache {
     /// Number of cached pods that have pod (anti-)affinity.
     pub fn pods_with_affinity(&self) -> usize {
         self.pods_with_affinity
+    }
+    /// Number of cached pods that have required pod anti-affinity.
+    pub fn pods_with_required_anti_affinity(&self) -> usize {
+        self.pods_with_required_anti_affinity
     }
     /// The node a cached pod is on, and whether it is only assumed.
     pub fn pod_node(&self, key: &str) -> Option<(&str, bool)> {
@@ -437,6 +451,9 @@ impl Cache {
         if info.has_affinity() {
             self.pods_with_affinity += 1;
         }
+        if !info.required_anti_affinity.is_empty() {
+            self.pods_with_required_anti_affinity += 1;
+        }
         match self.index.get(node) {
             Some(i) => self.nodes[*i].add_pod(info),
             None => self.orphans.entry(node.to_string()).or_default().push(info),
@@ -446,6 +463,9 @@ impl Cache {
     fn detach(&mut self, node: &str, info: &PodInfo) {
         if info.has_affinity() {
             self.pods_with_affinity -= 1;
+        }
+        if !info.required_anti_affinity.is_empty() {
+            self.pods_with_required_anti_affinity -= 1;
         }
         match self.index.get(node) {
             Some(i) => {

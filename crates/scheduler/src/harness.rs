@@ -32,9 +32,17 @@ pub struct Harness {
 impl Harness {
     /// A harness with namespace `default` created.
     pub fn new(scheduler: Scheduler) -> Harness {
+        Harness::with_history_capacity(scheduler, 1_000_000)
+    }
+
+    /// A harness whose store keeps at most `capacity` commits of watch history (the store's
+    /// default keeps a million; benchmarks bound it as a long-running world would).
+    pub fn with_history_capacity(scheduler: Scheduler, capacity: usize) -> Harness {
         let interests = scheduler.interests();
+        let mut api = ApiServer::new();
+        *api.store_mut() = kubesim_store::Store::new(capacity);
         let mut h = Harness {
-            api: ApiServer::new(),
+            api,
             rng: SimRng::seed_from_u64(42),
             scheduler,
             now: 0,

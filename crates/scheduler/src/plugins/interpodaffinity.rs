@@ -79,7 +79,7 @@ impl FilterState {
                 None => return Status::unresolvable(ERR_AFFINITY),
             }
         }
-        if !pods_exist && !(self.affinity.is_empty() && matches_all(&pod.required_affinity, pod, listers)) {
+        if !(pods_exist || self.affinity.is_empty() && matches_all(&pod.required_affinity, pod, listers)) {
             return Status::unresolvable(ERR_AFFINITY);
         }
         // satisfyPodAntiAffinity
@@ -237,6 +237,9 @@ impl Plugin for InterPodAffinity {
         ]
     }
     fn pre_filter(&self, state: &mut CycleState, pod: &PodInfo, view: &ClusterView) -> (Status, Option<BTreeSet<String>>) {
+        if view.cache.pods_with_required_anti_affinity() == 0 && pod.required_affinity.is_empty() && pod.required_anti_affinity.is_empty() {
+            return (Status::skip(), None);
+        }
         let s = filter_state(pod, view.nodes(), view.listers);
         if s.existing_anti_affinity.is_empty() && pod.required_affinity.is_empty() && pod.required_anti_affinity.is_empty() {
             return (Status::skip(), None);

@@ -21,6 +21,10 @@ pub fn default_resources() -> Vec<ResourceSpec> {
     vec![ResourceSpec { name: CPU.into(), weight: 1 }, ResourceSpec { name: MEMORY.into(), weight: 1 }]
 }
 
+fn is_default_resources(r: &[ResourceSpec]) -> bool {
+    r.len() == 2 && r[0].name == CPU && r[0].weight == 1 && r[1].name == MEMORY && r[1].weight == 1
+}
+
 /// The NodeResourcesFit scoring strategy.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ScoringStrategy {
@@ -152,11 +156,22 @@ pub fn requested_to_capacity_ratio(amounts: &[Amount], shape: &[ShapePoint]) -> 
 
 /// BalancedAllocation node score (`balancedResourceScorer`).
 pub fn balanced_allocation(amounts: &[Amount]) -> i64 {
-    let fractions: Vec<f64> = amounts
-        .iter()
-        .filter(|a| a.allocatable != 0)
-        .map(|a| (a.requested as f64 / a.allocatable as f64).min(1.0))
-        .collect();
+    let mut buf = [0f64; 8];
+    let mut heap = Vec::new();
+    let mut n = 0;
+    for a in amounts.iter().filter(|a| a.allocatable != 0) {
+        let f = (a.requested as f64 / a.allocatable as f64).min(1.0);
+        if n < buf.len() {
+            buf[n] = f;
+        } else {
+            if heap.is_empty() {
+                heap.extend_from_slice(&buf);
+            }
+            heap.push(f);
+        }
+        n += 1;
+    }
+    let fractions: &[f64] = if n <= buf.len() { &buf[..n] } else { &heap };
     let std = match fractions.len() {
         0 | 1 => 0.0,
         2 => ((fractions[0] - fractions[1]) / 2.0).abs(),
@@ -250,7 +265,7 @@ impl Plugin for Fit {
         Status { code, reasons: insufficient.into_iter().map(|i| i.reason).collect(), plugin: "" }
     }
     fn score(&self, _state: &CycleState, pod: &PodInfo, node: &NodeInfo, _view: &ClusterView) -> i64 {
-        if self.strategy == ScoringStrategy::LeastAllocated && self.resources == default_resources() {
+        if self.strategy == ScoringStrategy::LeastAllocated && is_default_resources(&self.resources) {
             // Fast path for the default configuration (same math as `least_allocated`).
             let cpu = least_requested_score(node.non_zero_cpu + pod.requests.non_zero_cpu, node.allocatable.milli_cpu);
             let mem = least_requested_score(node.non_zero_memory + pod.requests.non_zero_memory, node.allocatable.memory);
@@ -290,6 +305,14 @@ impl Plugin for BalancedAllocation {
         if best_effort { Status::skip() } else { Status::success() }
     }
     fn score(&self, _state: &CycleState, pod: &PodInfo, node: &NodeInfo, _view: &ClusterView) -> i64 {
+        if is_default_resources(&self.resources) {
+            // Fast path for [cpu, memory] (same math as `balanced_allocation`, no allocation).
+            let a = [
+                Amount { allocatable: node.allocatable.milli_cpu, requested: node.requested.milli_cpu + pod.requests.requests.milli_cpu, weight: 1 },
+                Amount { allocatable: node.allocatable.memory, requested: node.requested.memory + pod.requests.requests.memory, weight: 1 },
+            ];
+            return balanced_allocation(&a);
+        }
         balanced_allocation(&amounts(node, pod, &self.resources, true))
     }
 }
