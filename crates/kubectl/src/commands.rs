@@ -72,7 +72,7 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
         "version" => version(&args, out),
         "cluster-info" => cluster_info(api, out),
         "explain" => out.fail("error: explain is not supported by kubesim"),
-        other => out.fail(format!("error: unknown command \"{other}\" for \"kubectl\"\n\nDid you mean this?\n\tapply\n\tget\n\tdescribe\n\nRun 'kubectl --help' for usage.")),
+        other => out.fail(format!("error: unknown command \"{other}\" for \"kubectl\"\nRun 'kubectl --help' for usage.")),
     }
 }
 
@@ -767,7 +767,9 @@ fn cordon(args: &Args, api: &mut ApiServer, req: &mut Request, out: &mut Output,
     }
 }
 
-/// PodDisruptionBudgets that select a pod, with their allowed disruptions.
+/// PodDisruptionBudgets that select a pod, with their allowed disruptions: the budget's
+/// status when a disruption controller has observed it, otherwise computed as that controller
+/// would (pkg/controller/disruption: healthy pods minus desired healthy, floored at 0).
 fn pdbs_for(api: &ApiServer, pod: &Object) -> Vec<(String, i64)> {
     let Some(info) = kind_info("policy/v1", "PodDisruptionBudget") else { return Vec::new() };
     util::list(api, info, Some(pod.namespace()))
@@ -775,13 +777,54 @@ fn pdbs_for(api: &ApiServer, pod: &Object) -> Vec<(String, i64)> {
         .filter_map(|pdb| {
             let json = pdb.to_json();
             let selector = util::label_selector_json(util::jget(&json, "spec.selector"))?;
-            if Selector::from_label_selector(&selector).matches(pod.metadata().labels.as_ref()) && !(selector.match_labels.is_none() && selector.match_expressions.is_none()) {
-                Some((pdb.name().to_string(), util::jint(&json, "status.disruptionsAllowed")))
-            } else {
-                None
+            if selector.match_labels.as_ref().is_none_or(|m| m.is_empty()) && selector.match_expressions.as_ref().is_none_or(|m| m.is_empty()) {
+                return None;
             }
+            let selector = Selector::from_label_selector(&selector);
+            if !selector.matches(pod.metadata().labels.as_ref()) {
+                return None;
+            }
+            let allowed = if util::jget(&json, "status.observedGeneration").is_some() {
+                util::jint(&json, "status.disruptionsAllowed")
+            } else {
+                computed_disruptions_allowed(api, pod.namespace(), &selector, &json)
+            };
+            Some((pdb.name().to_string(), allowed))
         })
         .collect()
+}
+
+fn computed_disruptions_allowed(api: &ApiServer, namespace: &str, selector: &Selector, pdb: &Value) -> i64 {
+    let pod_info = kind_info("v1", "Pod").expect("pods");
+    let pods: Vec<Arc<Object>> = util::list(api, pod_info, Some(namespace))
+        .into_iter()
+        .filter(|p| selector.matches(p.metadata().labels.as_ref()))
+        .filter(|p| !matches!(p.as_pod().and_then(|p| p.status.as_ref()).and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed")))
+        .collect();
+    let expected = pods.len() as i64;
+    let healthy = pods
+        .iter()
+        .filter(|p| p.metadata().deletion_timestamp.is_none())
+        .filter(|p| p.as_pod().and_then(|p| p.status.as_ref()).and_then(|s| s.conditions.as_ref()).is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True")))
+        .count() as i64;
+    let scaled = |v: &Value| -> i64 {
+        match v {
+            Value::Number(n) => n.as_i64().unwrap_or(0),
+            Value::String(s) => {
+                let pct: i64 = s.trim_end_matches('%').parse().unwrap_or(0);
+                (pct * expected + 99) / 100
+            }
+            _ => 0,
+        }
+    };
+    let desired = if let Some(min) = util::jget(pdb, "spec.minAvailable") {
+        scaled(min)
+    } else if let Some(max) = util::jget(pdb, "spec.maxUnavailable") {
+        expected - scaled(max)
+    } else {
+        expected
+    };
+    (healthy - desired).max(0)
 }
 
 /// The Eviction API's checks (pkg/registry/core/pod/storage/eviction.go): a pod covered by a
@@ -796,11 +839,12 @@ pub fn evict(api: &mut ApiServer, req: &mut Request, pod: &Object, grace: Option
         }
         if let Some((name, allowed)) = pdbs.first() {
             if *allowed <= 0 {
-                return Err(ApiError::too_many_requests(format!("Cannot evict pod as it would violate the pod's disruption budget. The disruption budget {name} needs more healthy pods to be available.")));
+                return Err(ApiError::too_many_requests("Cannot evict pod as it would violate the pod's disruption budget.".to_string()));
             }
-            // Decrement the budget's allowance as the eviction subresource does.
+            // Decrement the budget's allowance as the eviction subresource does (only when a
+            // disruption controller maintains the status; otherwise it is recomputed from pods).
             if let Some(info) = kind_info("policy/v1", "PodDisruptionBudget") {
-                if let Ok(pdb) = api.get(info, pod.namespace(), name) {
+                if let Some(pdb) = api.get(info, pod.namespace(), name).ok().filter(|p| p.to_json().pointer("/status/observedGeneration").is_some()) {
                     let mut json = pdb.to_json();
                     json["status"]["disruptionsAllowed"] = Value::from(allowed - 1);
                     if let Ok(o) = util::from_json(info, json) {
@@ -879,7 +923,7 @@ fn drain(args: &Args, api: &mut ApiServer, req: &mut Request, out: &mut Output) 
         if !errors.is_empty() {
             out.fail(format!("error: unable to drain node {name:?} due to error: [{}], continuing command...\nThere are pending nodes to be drained:\n {name}", errors.join(", ")));
             for e in &errors {
-                out.errln(format!("error: {e}"));
+                out.errln(e);
             }
             continue;
         }
@@ -1108,7 +1152,7 @@ fn rollout_undo(args: &Args, api: &mut ApiServer, req: &mut Request, info: &Kind
     };
     let Some((rev, rs)) = target else {
         return out.fail(if to == 0 {
-            "error: no rollout history found for deployment".to_string()
+            format!("error: no rollout history found for deployment {:?}", object.name())
         } else {
             format!("error: unable to find specified revision {to} in history")
         });
@@ -1484,10 +1528,10 @@ fn version(args: &Args, out: &mut Output) {
 }
 
 fn cluster_info(api: &ApiServer, out: &mut Output) {
-    out.outln("\u{1b}[0;32mKubernetes control plane\u{1b}[0m is running at \u{1b}[0;33mhttps://kubesim.local:6443\u{1b}[0m");
+    out.outln("Kubernetes control plane is running at https://kubesim.local:6443");
     let svc = kind_info("v1", "Service").expect("services");
     if api.get(svc, "kube-system", "kube-dns").is_ok() {
-        out.outln("\u{1b}[0;32mCoreDNS\u{1b}[0m is running at \u{1b}[0;33mhttps://kubesim.local:6443/api/v1/namespaces/kube-system/services/kube-dns:dns/proxy\u{1b}[0m");
+        out.outln("CoreDNS is running at https://kubesim.local:6443/api/v1/namespaces/kube-system/services/kube-dns:dns/proxy");
     }
     out.outln("\nTo further debug and diagnose cluster problems, use 'kubectl cluster-info dump'.");
 }

@@ -1,0 +1,293 @@
+//! Mutating commands against the scenario cluster, each checked for kubectl's exact output and
+//! for what it wrote. Mirrors the behaviour of staging/src/k8s.io/kubectl/pkg/cmd/{delete,scale,
+//! set,label,annotate,patch,taint,drain,rollout,run,create,expose,logs,exec,top}.
+
+mod common;
+mod scenario;
+
+use common::Fixture;
+use kubesim_api::object::Object;
+use kubesim_kubectl::ClusterView;
+
+fn check(f: &mut Fixture, cmd: &str, stdout: &str, stderr: &str, code: i32) {
+    let o = f.kubectl(cmd);
+    assert_eq!((o.stdout.as_str(), o.stderr.as_str(), o.exit_code), (stdout, stderr, code), "`kubectl {cmd}`");
+}
+
+fn json(f: &Fixture, kind: &str, name: &str) -> serde_json::Value {
+    f.get(kind, if kind == "nodes" { "" } else { "default" }, name).unwrap().to_json()
+}
+
+#[test]
+fn delete_honours_grace_force_cascade_and_selectors() {
+    let mut f = scenario::cluster();
+    check(&mut f, "delete pod web-7d4b9c7f5-abcde", "pod \"web-7d4b9c7f5-abcde\" deleted\n", "", 0);
+    // A bound pod with a grace period is Terminating until the kubelet finishes it.
+    let pod = json(&f, "pods", "web-7d4b9c7f5-abcde");
+    assert_eq!(pod["metadata"]["deletionGracePeriodSeconds"], 30);
+    assert_eq!(pod["metadata"]["deletionTimestamp"], "2025-01-01T00:05:30Z");
+    let get = f.kubectl("get pod web-7d4b9c7f5-abcde --no-headers");
+    assert!(get.stdout.contains("Terminating"), "{}", get.stdout);
+    check(
+        &mut f,
+        "delete pod web-7d4b9c7f5-abcde --force --grace-period=0",
+        "pod \"web-7d4b9c7f5-abcde\" force deleted\n",
+        "Warning: Immediate deletion does not wait for confirmation that the running resource has been terminated. The resource may continue to run on the cluster indefinitely.\n",
+        0,
+    );
+    assert!(f.get("pods", "default", "web-7d4b9c7f5-abcde").is_none());
+    // --grace-period=0 without --force becomes 1 second.
+    check(&mut f, "delete pods -l app=web --grace-period=0", "pod \"web-7d4b9c7f5-fghij\" deleted\n", "", 0);
+    assert_eq!(json(&f, "pods", "web-7d4b9c7f5-fghij")["metadata"]["deletionGracePeriodSeconds"], 1);
+    // Orphan cascade keeps the owner until the garbage collector removes the finalizer.
+    check(&mut f, "delete deployment web --cascade=orphan", "deployment.apps \"web\" deleted\n", "", 0);
+    assert_eq!(json(&f, "deployments", "web")["metadata"]["finalizers"], serde_json::json!(["orphan"]));
+    check(&mut f, "delete rs web-7d4b9c7f5 --cascade=foreground", "replicaset.apps \"web-7d4b9c7f5\" deleted\n", "", 0);
+    assert_eq!(json(&f, "replicasets", "web-7d4b9c7f5")["metadata"]["finalizers"], serde_json::json!(["foregroundDeletion"]));
+    check(&mut f, "delete svc --all", "service \"web\" deleted\n", "", 0);
+    check(&mut f, "delete svc --all", "", "No resources found in default namespace.\n", 0);
+    check(&mut f, "delete pod nope", "", "Error from server (NotFound): pods \"nope\" not found\n", 1);
+    check(&mut f, "delete pod nope --ignore-not-found", "", "", 0);
+    check(&mut f, "delete pods", "", "error: resource(s) were provided, but no name was specified\n", 1);
+    check(&mut f, "delete deploy x --cascade=sometimes", "", "error: invalid cascade value (sometimes). Must be \"background\", \"foreground\", or \"orphan\".\n", 1);
+    f.file("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n");
+    check(&mut f, "apply -f cm.yaml", "configmap/a created\nconfigmap/b created\n", "", 0);
+    check(&mut f, "delete -f cm.yaml", "configmap \"a\" deleted\nconfigmap \"b\" deleted\n", "", 0);
+    check(&mut f, "delete -f cm.yaml", "", "Error from server (NotFound): error when deleting \"cm.yaml\": configmaps \"a\" not found\nError from server (NotFound): error when deleting \"cm.yaml\": configmaps \"b\" not found\n", 1);
+}
+
+#[test]
+fn scale_set_image_label_annotate() {
+    let mut f = scenario::cluster();
+    check(&mut f, "scale deployment web --replicas=5", "deployment.apps/web scaled\n", "", 0);
+    assert_eq!(json(&f, "deployments", "web")["spec"]["replicas"], 5);
+    assert_eq!(json(&f, "deployments", "web")["metadata"]["generation"], 3, "spec change bumps generation");
+    check(&mut f, "scale deploy/web --replicas=1 --current-replicas=7", "", "error: Expected replicas to be 7, was 5\n", 1);
+    check(&mut f, "scale deploy/web --replicas=-1", "", "error: The --replicas=COUNT flag is required, and COUNT must be greater than or equal to 0\n", 1);
+    check(&mut f, "scale svc/web --replicas=2", "", "error: cannot scale service: no scale subresource\n", 1);
+    check(&mut f, "set image deployment/web nginx=nginx:1.28", "deployment.apps/web image updated\n", "", 0);
+    assert_eq!(json(&f, "deployments", "web")["spec"]["template"]["spec"]["containers"][0]["image"], "nginx:1.28");
+    check(&mut f, "set image deployment/web nginx=nginx:1.28", "", "", 0);
+    check(&mut f, "set image deploy/web nope=x", "", "error: unable to find container named \"nope\"\n", 1);
+    check(&mut f, "label pods -l app=web tier=front", "pod/web-7d4b9c7f5-abcde labeled\npod/web-7d4b9c7f5-fghij labeled\n", "", 0);
+    check(&mut f, "label pod web-7d4b9c7f5-abcde tier=back", "", "error: 'tier' already has a value (front), and --overwrite is false\n", 1);
+    check(&mut f, "label pod web-7d4b9c7f5-abcde tier=back --overwrite", "pod/web-7d4b9c7f5-abcde labeled\n", "", 0);
+    check(&mut f, "label pod web-7d4b9c7f5-abcde tier-", "pod/web-7d4b9c7f5-abcde labeled\n", "", 0);
+    check(&mut f, "label pod web-7d4b9c7f5-abcde app=web", "pod/web-7d4b9c7f5-abcde not labeled\n", "", 0);
+    check(&mut f, "label pod web-7d4b9c7f5-abcde 'bad key=x'", "", "error: invalid label spec: bad key=x: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')\n", 1);
+    check(&mut f, "annotate deploy web kubernetes.io/change-cause='image update'", "deployment.apps/web annotated\n", "", 0);
+    assert_eq!(json(&f, "deployments", "web")["metadata"]["annotations"]["kubernetes.io/change-cause"], "image update");
+    check(&mut f, "annotate nodes --all team=infra", "node/node-1 annotated\n", "", 0);
+}
+
+#[test]
+fn patch_types() {
+    let mut f = scenario::cluster();
+    check(&mut f, "patch deploy web -p '{\"spec\":{\"replicas\":3}}'", "deployment.apps/web patched\n", "", 0);
+    check(&mut f, "patch deploy web --type=json -p '[{\"op\":\"replace\",\"path\":\"/spec/replicas\",\"value\":4}]'", "deployment.apps/web patched\n", "", 0);
+    assert_eq!(json(&f, "deployments", "web")["spec"]["replicas"], 4);
+    check(&mut f, "patch deploy web --type merge -p '{\"spec\":{\"replicas\":4}}'", "deployment.apps/web patched (no change)\n", "", 0);
+    // Strategic merge patches merge containers by name; merge patches replace the list.
+    check(&mut f, "patch deploy web -p '{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"sidecar\",\"image\":\"busybox\"}]}}}}'", "deployment.apps/web patched\n", "", 0);
+    let names: Vec<String> = json(&f, "deployments", "web")["spec"]["template"]["spec"]["containers"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_string()).collect();
+    assert_eq!(names, ["nginx", "sidecar"]);
+    check(&mut f, "patch deploy web --type merge -p '{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"only\",\"image\":\"busybox\"}]}}}}'", "deployment.apps/web patched\n", "", 0);
+    assert_eq!(json(&f, "deployments", "web")["spec"]["template"]["spec"]["containers"].as_array().unwrap().len(), 1);
+    check(&mut f, "patch deploy web --type json -p '[{\"op\":\"remove\",\"path\":\"/spec/nope\"}]'", "", "error: remove operation does not apply: doc is missing path: \"/spec/nope\"\n", 1);
+    check(&mut f, "patch deploy web -p '{\"spec\":{\"replicas\":-3}}'", "", "Error from server (Invalid): Deployment.apps \"web\" is invalid: spec.replicas: Invalid value: -3: must be greater than or equal to 0\n", 1);
+    check(&mut f, "patch deploy web --type xml -p '{}'", "", "error: --type must be one of [json merge strategic], not \"xml\"\n", 1);
+    check(&mut f, "patch deploy nope -p '{}'", "", "Error from server (NotFound): deployments.apps \"nope\" not found\n", 1);
+}
+
+#[test]
+fn taint_cordon_and_drain() {
+    let mut f = scenario::cluster();
+    check(&mut f, "taint nodes node-1 dedicated=gpu:NoSchedule", "node/node-1 tainted\n", "", 0);
+    assert_eq!(json(&f, "nodes", "node-1")["spec"]["taints"], serde_json::json!([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]));
+    check(&mut f, "taint nodes node-1 dedicated=gpu:NoSchedule", "", "error: node node-1 already has dedicated taint(s) with same effect(s) and --overwrite is false\n", 1);
+    check(&mut f, "taint node node-1 dedicated:NoSchedule-", "node/node-1 untainted\n", "", 0);
+    check(&mut f, "taint node node-1 dedicated-", "", "error: taint \"dedicated\" not found\n", 1);
+    check(&mut f, "taint node node-1 x=y:Sometimes", "", "error: invalid taint effect: Sometimes, unsupported taint effect\n", 1);
+    check(&mut f, "cordon node-1", "node/node-1 cordoned\n", "", 0);
+    check(&mut f, "cordon node-1", "node/node-1 already cordoned\n", "", 0);
+    check(&mut f, "get nodes --no-headers", "node-1   Ready,SchedulingDisabled   worker   5m    v1.34.0\n", "", 0);
+    check(&mut f, "uncordon node-1", "node/node-1 uncordoned\n", "", 0);
+    check(&mut f, "cordon nope", "", "Error from server (NotFound): nodes \"nope\" not found\n", 1);
+
+    // A PDB that allows no disruption blocks the eviction (the Eviction API's 429).
+    f.file("pdb.yaml", "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web-pdb}\nspec:\n  minAvailable: 2\n  selector: {matchLabels: {app: web}}\n");
+    check(&mut f, "apply -f pdb.yaml", "poddisruptionbudget.policy/web-pdb created\n", "", 0);
+    let o = f.kubectl("drain node-1 --ignore-daemonsets");
+    assert_eq!(o.exit_code, 1);
+    assert_eq!(o.stdout, "node/node-1 cordoned\nevicting pod default/web-7d4b9c7f5-abcde\nevicting pod default/web-7d4b9c7f5-fghij\n");
+    assert!(o.stderr.starts_with("error when evicting pods/\"web-7d4b9c7f5-abcde\" -n \"default\" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.\n"), "{}", o.stderr);
+    assert!(f.get("pods", "default", "web-7d4b9c7f5-abcde").unwrap().metadata().deletion_timestamp.is_none());
+    // minAvailable 1: the first eviction succeeds, the second would break the budget.
+    f.file("pdb.yaml", "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web-pdb}\nspec:\n  minAvailable: 1\n  selector: {matchLabels: {app: web}}\n");
+    check(&mut f, "apply -f pdb.yaml", "poddisruptionbudget.policy/web-pdb configured\n", "", 0);
+    let o = f.kubectl("drain node-1");
+    assert_eq!(o.exit_code, 1);
+    assert!(f.get("pods", "default", "web-7d4b9c7f5-abcde").unwrap().metadata().deletion_timestamp.is_some());
+    assert!(f.get("pods", "default", "web-7d4b9c7f5-fghij").unwrap().metadata().deletion_timestamp.is_none());
+    // Without a budget every pod is evicted.
+    check(&mut f, "delete pdb web-pdb", "poddisruptionbudget.policy \"web-pdb\" deleted\n", "", 0);
+    check(
+        &mut f,
+        "drain node-1 --grace-period=10",
+        "node/node-1 already cordoned\nevicting pod default/web-7d4b9c7f5-abcde\nevicting pod default/web-7d4b9c7f5-fghij\npod/web-7d4b9c7f5-abcde evicted\npod/web-7d4b9c7f5-fghij evicted\nnode/node-1 drained\n",
+        "",
+        0,
+    );
+    // Unmanaged pods need --force.
+    check(&mut f, "uncordon node-1", "node/node-1 uncordoned\n", "", 0);
+    scenario::create(&mut f, "apiVersion: v1\nkind: Pod\nmetadata: {name: lone}\nspec: {nodeName: node-1, containers: [{name: c, image: nginx}]}\n");
+    let o = f.kubectl("drain node-1");
+    assert_eq!(o.exit_code, 1);
+    assert!(o.stderr.contains("cannot delete Pods that declare no controller (use --force to override): default/lone"), "{}", o.stderr);
+    let o = f.kubectl("drain node-1 --force");
+    assert_eq!(o.exit_code, 0, "{}", o.stderr);
+    assert_eq!(o.stderr, "Warning: deleting Pods that declare no controller: default/lone\n");
+}
+
+#[test]
+fn rollout_commands() {
+    let mut f = scenario::cluster();
+    check(&mut f, "rollout status deploy/web", "deployment \"web\" successfully rolled out\n", "", 0);
+    check(&mut f, "rollout history deployment/web", "deployment.apps/web\nREVISION   CHANGE-CAUSE\n1          <none>\n\n", "", 0);
+    check(&mut f, "rollout undo deploy/web", "", "error: no rollout history found for deployment \"web\"\n", 1);
+    // restart stamps the template with virtual time.
+    check(&mut f, "rollout restart deployment web", "deployment.apps/web restarted\n", "", 0);
+    assert_eq!(json(&f, "deployments", "web")["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"], "2025-01-01T00:05:00Z");
+    check(&mut f, "rollout status deploy/web", "Waiting for deployment spec update to be observed...\n", "", 0);
+    check(&mut f, "rollout pause deploy/web", "deployment.apps/web paused\n", "", 0);
+    check(&mut f, "rollout pause deploy/web", "", "error: deployment.apps/web is already paused\n", 1);
+    check(&mut f, "rollout restart deploy/web", "", "error: deployments.apps \"web\" can't restart paused deployment (run rollout resume first)\n", 1);
+    check(&mut f, "rollout resume deploy/web", "deployment.apps/web resumed\n", "", 0);
+    assert!(json(&f, "deployments", "web")["spec"].get("paused").is_none());
+    // undo copies revision 1's template (minus pod-template-hash) back into the Deployment.
+    check(&mut f, "set image deploy/web nginx=nginx:1.29", "deployment.apps/web image updated\n", "", 0);
+    check(&mut f, "rollout undo deploy/web --to-revision=1", "deployment.apps/web rolled back\n", "", 0);
+    let template = &json(&f, "deployments", "web")["spec"]["template"];
+    assert_eq!(template["spec"]["containers"][0]["image"], "nginx:1.27");
+    assert_eq!(template["metadata"]["labels"], serde_json::json!({"app": "web"}));
+    check(&mut f, "rollout undo deploy/web --to-revision=1", "deployment.apps/web skipped rollback (current template already matches revision 1)\n", "", 0);
+    check(&mut f, "rollout undo deploy/web --to-revision=9", "", "error: unable to find specified revision 9 in history\n", 1);
+    let history = f.kubectl("rollout history deploy/web --revision=1");
+    assert!(history.stdout.starts_with("deployment.apps/web with revision #1\nPod Template:\n  Labels:  app=web\n  Containers:\n   nginx:\n    Image:      nginx:1.27\n"), "{}", history.stdout);
+    check(&mut f, "rollout status svc/web", "", "error: no status for service/web: not a Deployment, DaemonSet or StatefulSet\n", 1);
+}
+
+#[test]
+fn create_run_and_expose_build_kubectls_objects() {
+    let mut f = scenario::cluster();
+    check(&mut f, "run nginx --image=nginx:1.27", "pod/nginx created\n", "", 0);
+    let pod = json(&f, "pods", "nginx");
+    assert_eq!(pod["metadata"]["labels"], serde_json::json!({"run": "nginx"}));
+    assert_eq!(pod["spec"]["dnsPolicy"], "ClusterFirst");
+    assert_eq!(pod["spec"]["restartPolicy"], "Always");
+    assert_eq!(pod["spec"]["containers"][0]["name"], "nginx");
+    assert_eq!(pod["spec"]["containers"][0]["image"], "nginx:1.27");
+    check(&mut f, "run busybox --image=busybox --restart=Never -- sleep 3600", "pod/busybox created\n", "", 0);
+    let pod = json(&f, "pods", "busybox");
+    assert_eq!(pod["spec"]["containers"][0]["args"], serde_json::json!(["sleep", "3600"]));
+    assert_eq!(pod["spec"]["restartPolicy"], "Never");
+    check(&mut f, "run x --image=busybox --command -- sh -c true", "pod/x created\n", "", 0);
+    assert_eq!(json(&f, "pods", "x")["spec"]["containers"][0]["command"], serde_json::json!(["sh", "-c", "true"]));
+    check(&mut f, "run nginx --image=nginx", "", "Error from server (AlreadyExists): pods \"nginx\" already exists\n", 1);
+    check(&mut f, "run y", "", "error: required flag(s) \"image\" not set\n", 1);
+    check(&mut f, "run Bad --image=x", "", "Error from server (Invalid): Pod \"Bad\" is invalid: [metadata.name: Invalid value: \"Bad\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'), spec.containers[0].name: Invalid value: \"Bad\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')]\n", 1);
+    check(&mut f, "create deployment api --image=nginx --image=redis:7 --replicas=3", "deployment.apps/api created\n", "", 0);
+    let d = json(&f, "deployments", "api");
+    assert_eq!(d["spec"]["replicas"], 3);
+    assert_eq!(d["spec"]["selector"], serde_json::json!({"matchLabels": {"app": "api"}}));
+    assert_eq!(d["spec"]["template"]["spec"]["containers"][1]["name"], "redis");
+    check(&mut f, "create ns team-a", "namespace/team-a created\n", "", 0);
+    check(&mut f, "create namespace team-a", "", "Error from server (AlreadyExists): namespaces \"team-a\" already exists\n", 1);
+    check(&mut f, "create deployment d2", "", "error: required flag(s) \"image\" not set\n", 1);
+    check(&mut f, "expose deployment api --port=80 --target-port=8080", "service/api exposed\n", "", 0);
+    let svc = json(&f, "services", "api");
+    assert_eq!(svc["spec"]["selector"], serde_json::json!({"app": "api"}));
+    assert_eq!(svc["spec"]["ports"][0]["targetPort"], 8080);
+    f.file("ns.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: team-a}\n");
+    check(&mut f, "apply -f ns.yaml -n default", "", "error: the namespace from the provided object \"team-a\" does not match the namespace \"default\". You must pass '--namespace=team-a' to perform this operation.\n", 1);
+    check(&mut f, "create -f ns.yaml", "configmap/c created\n", "", 0);
+    check(&mut f, "create -f ns.yaml", "", "Error from server (AlreadyExists): error when creating \"ns.yaml\": configmaps \"c\" already exists\n", 1);
+    check(&mut f, "apply -f ns.yaml --dry-run=client", "configmap/c configured (dry run)\n", "", 0);
+    check(&mut f, "get cm -n team-a -o name", "configmap/c\n", "", 0);
+}
+
+/// A ClusterView with canned logs, exec results and usage.
+struct FakeCluster;
+
+impl ClusterView for FakeCluster {
+    fn read_file(&self, path: &str) -> Result<String, String> {
+        Err(format!("the path \"{path}\" does not exist"))
+    }
+    fn logs(&self, _ns: &str, pod: &str, container: Option<&str>, previous: bool) -> Result<String, String> {
+        Ok(format!("{pod}/{} previous={previous}\nline 2\nline 3\n", container.unwrap_or("-")))
+    }
+    fn exec(&mut self, _ns: &str, _pod: &str, _container: Option<&str>, command: &[String]) -> Result<(String, i32), String> {
+        if command.first().map(String::as_str) == Some("false") {
+            return Ok((String::new(), 1));
+        }
+        Ok((format!("{}\n", command.join(" ")), 0))
+    }
+    fn usage(&self, _ns: &str, pod: &str) -> Option<(i64, i64)> {
+        pod.starts_with("web").then_some((12, 20 * 1024 * 1024))
+    }
+}
+
+fn run_with(f: &mut Fixture, line: &str) -> kubesim_kubectl::Output {
+    let actor: std::sync::Arc<str> = std::sync::Arc::from("test");
+    let mut req = kubesim_apiserver::Request { now: f.now, rng: &mut f.rng, actor: &actor };
+    kubesim_kubectl::run_line(line, &mut f.api, &mut req, &mut FakeCluster)
+}
+
+#[test]
+fn logs_exec_and_top_go_through_the_cluster_view() {
+    let mut f = scenario::cluster();
+    let o = run_with(&mut f, "logs web-7d4b9c7f5-abcde");
+    assert_eq!(o.stdout, "web-7d4b9c7f5-abcde/nginx previous=false\nline 2\nline 3\n");
+    let o = run_with(&mut f, "logs deploy/web -p --tail=1");
+    assert_eq!(o.stdout, "line 3\n");
+    let o = run_with(&mut f, "logs web-7d4b9c7f5-abcde -c nope");
+    assert_eq!((o.stderr.as_str(), o.exit_code), ("error: container nope is not valid for pod web-7d4b9c7f5-abcde\n", 1));
+    let o = run_with(&mut f, "exec web-7d4b9c7f5-abcde -- ls -l /");
+    assert_eq!((o.stdout.as_str(), o.exit_code), ("ls -l /\n", 0));
+    let o = run_with(&mut f, "exec web-7d4b9c7f5-abcde -- false");
+    assert_eq!((o.stderr.as_str(), o.exit_code), ("command terminated with exit code 1\n", 1));
+    let o = run_with(&mut f, "exec nope -- ls");
+    assert_eq!((o.stderr.as_str(), o.exit_code), ("Error from server (NotFound): pods \"nope\" not found\n", 1));
+    let o = run_with(&mut f, "top pods");
+    assert_eq!(o.stdout, "NAME                  CPU(cores)   MEMORY(bytes)\nweb-7d4b9c7f5-abcde   12m          20Mi\nweb-7d4b9c7f5-fghij   12m          20Mi\n");
+    let o = run_with(&mut f, "top nodes");
+    assert_eq!(o.stdout, "NAME     CPU(cores)   CPU(%)   MEMORY(bytes)   MEMORY(%)\nnode-1   24m          0%       40Mi            0%\n");
+    // Without a cluster view kubectl reports what is unavailable.
+    let o = f.kubectl("logs web-7d4b9c7f5-abcde");
+    assert_eq!(o.exit_code, 1);
+}
+
+#[test]
+fn discovery_and_misc_commands() {
+    let mut f = scenario::cluster();
+    let o = f.kubectl("api-resources");
+    assert!(o.stdout.starts_with("NAME                                SHORTNAMES   APIVERSION                        NAMESPACED   KIND\nbindings                                         v1                                true         Binding\n"), "{}", o.stdout);
+    assert!(o.stdout.contains("\ndeployments                         deploy       apps/v1                           true         Deployment\n"));
+    assert_eq!(o.stdout.matches("horizontalpodautoscalers").count(), 1);
+    let o = f.kubectl("api-resources --namespaced=false -o name");
+    assert!(o.stdout.contains("\nnodes\n") && !o.stdout.contains("pods"), "{}", o.stdout);
+    check(&mut f, "version --client", "Client Version: v1.34.0\nKustomize Version: v5.7.1\n", "", 0);
+    check(&mut f, "cluster-info", "Kubernetes control plane is running at https://kubesim.local:6443\n\nTo further debug and diagnose cluster problems, use 'kubectl cluster-info dump'.\n", "", 0);
+    check(&mut f, "frobnicate", "", "error: unknown command \"frobnicate\" for \"kubectl\"\nRun 'kubectl --help' for usage.\n", 1);
+    check(&mut f, "-n kube-system get pods", "", "No resources found in kube-system namespace.\n", 0);
+    check(&mut f, "get pods -n", "", "error: flag needs an argument: 'n' in -n\nSee 'kubectl get --help' for usage.\n", 1);
+    let o = kubesim_kubectl::run_line("get pods 'unterminated", &mut f.api, &mut kubesim_apiserver::Request { now: 0, rng: &mut f.rng, actor: &std::sync::Arc::from("t") }, &mut f.cluster);
+    assert_eq!((o.stderr.as_str(), o.exit_code), ("error: unterminated single quote\n", 1));
+    // Every write is recorded under the kubectl actor.
+    f.api.store_mut().drain_commits();
+    f.kubectl("label ns default a=b");
+    let commits = f.api.store_mut().drain_commits();
+    assert_eq!(commits.len(), 1);
+    assert_eq!(&*commits[0].actor, "kubectl");
+    let _ = Object::Pod(Box::default());
+}
