@@ -17,6 +17,8 @@
 //!   NoExecute taints, taint-based eviction.
 //! - [`job`]: Job controller (completions, parallelism, backoffLimit, Indexed, conditions) and
 //!   TTL-after-finished.
+//! - [`statefulset`] + [`history`]: StatefulSet controller (ordinals, OrderedReady/Parallel,
+//!   PVCs, RollingUpdate with partition) over ControllerRevisions.
 //!
 //! Known deviations from upstream (v1.34):
 //! - pod-template-hash is FNV-32a over a canonical JSON serialization of the template, not
@@ -33,10 +35,12 @@ pub mod common;
 pub mod deployment;
 pub mod deployment_util;
 pub mod gc;
+pub mod history;
 pub mod job;
 pub mod namespace;
 pub mod nodelifecycle;
 pub mod replicaset;
+pub mod statefulset;
 #[cfg(test)]
 mod testing;
 #[cfg(test)]
@@ -47,6 +51,8 @@ mod vector_tests;
 mod node_tests;
 #[cfg(test)]
 mod job_tests;
+#[cfg(test)]
+mod sts_tests;
 
 use kubesim_apiserver::Component;
 
@@ -63,5 +69,6 @@ pub fn controllers() -> Vec<Box<dyn Component>> {
         Box::new(nodelifecycle::TaintEvictionController::new()),
         Box::new(job::JobController::new()),
         Box::new(job::TtlAfterFinishedController::new()),
+        Box::new(statefulset::StatefulSetController::new()),
     ]
 }
