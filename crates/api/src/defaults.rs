@@ -27,6 +27,14 @@ pub fn apply_defaults(object: &mut Object) {
         Object::Service(svc) => default_service(svc),
         Object::Secret(secret) => {
             secret.type_.get_or_insert_with(|| "Opaque".to_string());
+            // The secret registry's PrepareForCreate/Update: stringData is write-only and merged
+            // into data (pkg/registry/core/secret/strategy.go dropDisabledFields/stringData).
+            if let Some(string_data) = secret.string_data.take() {
+                let data = secret.data.get_or_insert_with(Default::default);
+                for (key, value) in string_data {
+                    data.insert(key, k8s_openapi::ByteString(value.into_bytes()));
+                }
+            }
         }
         _ => {}
     }
@@ -216,6 +224,19 @@ mod tests {
         assert_eq!(c.image_pull_policy.as_deref(), Some("Always"));
         assert_eq!(c.termination_message_path.as_deref(), Some("/dev/termination-log"));
         assert_eq!(c.termination_message_policy.as_deref(), Some("File"));
+    }
+
+    #[test]
+    fn secret_string_data_is_merged_into_data() {
+        let mut secret = Object::Secret(Box::new(k8s_openapi::api::core::v1::Secret {
+            string_data: Some([("username".to_string(), "admin".to_string())].into()),
+            ..Default::default()
+        }));
+        apply_defaults(&mut secret);
+        let Object::Secret(s) = secret else { unreachable!() };
+        assert_eq!(s.string_data, None);
+        assert_eq!(s.data.unwrap()["username"].0, b"admin".to_vec());
+        assert_eq!(s.type_.as_deref(), Some("Opaque"));
     }
 
     #[test]
