@@ -19,6 +19,8 @@
 //!   TTL-after-finished.
 //! - [`statefulset`] + [`history`]: StatefulSet controller (ordinals, OrderedReady/Parallel,
 //!   PVCs, RollingUpdate with partition) over ControllerRevisions.
+//! - [`daemonset`]: DaemonSet controller (one pod per eligible node via node affinity on
+//!   metadata.name, default tolerations, rolling update).
 //!
 //! Known deviations from upstream (v1.34):
 //! - pod-template-hash is FNV-32a over a canonical JSON serialization of the template, not
@@ -32,6 +34,7 @@
 #![deny(missing_docs)]
 
 pub mod common;
+pub mod daemonset;
 pub mod deployment;
 pub mod deployment_util;
 pub mod gc;
@@ -53,6 +56,8 @@ mod node_tests;
 mod job_tests;
 #[cfg(test)]
 mod sts_tests;
+#[cfg(test)]
+mod ds_tests;
 
 use kubesim_apiserver::Component;
 
@@ -70,5 +75,6 @@ pub fn controllers() -> Vec<Box<dyn Component>> {
         Box::new(job::JobController::new()),
         Box::new(job::TtlAfterFinishedController::new()),
         Box::new(statefulset::StatefulSetController::new()),
+        Box::new(daemonset::DaemonSetController::new()),
     ]
 }

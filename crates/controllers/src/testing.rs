@@ -267,3 +267,48 @@ impl Component for FakeKubelet {
         self
     }
 }
+
+/// A scheduler stand-in: binds new pods pinned by node affinity (`metadata.name In [n]`) to
+/// that node at once.
+#[derive(Default)]
+pub struct FakeScheduler;
+
+impl Component for FakeScheduler {
+    fn name(&self) -> &str {
+        "scheduler"
+    }
+    fn interests(&self) -> Vec<Interest> {
+        vec![Interest { resource: ("", "pods"), filter: WatchFilter::All }]
+    }
+    fn start(&mut self, _ctx: &mut Ctx) {}
+    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+        if event.event_type != EventType::Added {
+            return;
+        }
+        let Some(pod) = event.object.as_pod() else { return };
+        if pod.spec.as_ref().and_then(|s| s.node_name.as_ref()).is_some() {
+            return;
+        }
+        let node = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.affinity.as_ref())
+            .and_then(|a| a.node_affinity.as_ref())
+            .and_then(|n| n.required_during_scheduling_ignored_during_execution.as_ref())
+            .and_then(|r| r.node_selector_terms.first())
+            .and_then(|t| t.match_fields.as_ref())
+            .and_then(|f| f.first())
+            .and_then(|r| r.values.as_ref())
+            .and_then(|v| v.first().cloned());
+        if let Some(node) = node {
+            let _ = ctx.bind(pod.metadata.namespace.as_deref().unwrap_or(""), pod.metadata.name.as_deref().unwrap_or(""), &node);
+        }
+    }
+    fn on_timer(&mut self, _token: u64, _ctx: &mut Ctx) {}
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}

@@ -1,0 +1,463 @@
+//! The DaemonSet controller (pkg/controller/daemon): one pod per eligible node, pinned with a
+//! required node affinity on `metadata.name` (the default scheduler binds it), the DaemonSet
+//! default tolerations, RollingUpdate by maxUnavailable (or OnDelete), revisions as
+//! ControllerRevisions (`controller-revision-hash` = hash, `pod-template-generation`), status.
+//!
+//! Deviations: DaemonSet is JSON-kept in kubesim's object model (decoded per sync); maxSurge
+//! rolling updates and the failed-pod backoff are simplified (failed pods are deleted at once).
+
+use crate::common::*;
+use crate::deployment_util::scaled_value;
+use crate::history::{ensure_revision, truncate_history, HASH_LABEL};
+use crate::nodelifecycle::tolerates;
+use kubesim_api::k8s_openapi::api::apps::v1::{DaemonSet, DaemonSetStatus};
+use kubesim_api::k8s_openapi::api::core::v1::{
+    Affinity, Node, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Pod, PodSpec, Toleration,
+};
+use kubesim_api::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kubesim_api::object::{kind_info, Object};
+use kubesim_api::selector::Selector;
+use kubesim_api::Millis;
+use kubesim_apiserver::{ApiError, Component, Ctx, DeleteOptions, Interest, WatchEvent, WatchFilter};
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// `pod-template-generation`.
+pub const TEMPLATE_GENERATION_LABEL: &str = "pod-template-generation";
+/// `controller-revision-hash`.
+pub const REVISION_HASH_LABEL: &str = "controller-revision-hash";
+/// Modelled processing latency.
+pub const DS_LATENCY_MS: Millis = 10;
+
+/// `AddOrUpdateDaemonPodTolerations`.
+pub fn add_daemon_tolerations(spec: &mut PodSpec) {
+    let mut wanted: Vec<(&str, &str)> = vec![
+        ("node.kubernetes.io/not-ready", "NoExecute"),
+        ("node.kubernetes.io/unreachable", "NoExecute"),
+        ("node.kubernetes.io/disk-pressure", "NoSchedule"),
+        ("node.kubernetes.io/memory-pressure", "NoSchedule"),
+        ("node.kubernetes.io/pid-pressure", "NoSchedule"),
+        ("node.kubernetes.io/unschedulable", "NoSchedule"),
+    ];
+    if spec.host_network == Some(true) {
+        wanted.push(("node.kubernetes.io/network-unavailable", "NoSchedule"));
+    }
+    let tolerations = spec.tolerations.get_or_insert_with(Vec::new);
+    for (key, effect) in wanted {
+        tolerations.retain(|t| !(t.key.as_deref() == Some(key) && t.effect.as_deref() == Some(effect)));
+        tolerations.push(Toleration { key: Some(key.into()), operator: Some("Exists".into()), effect: Some(effect.into()), value: None, toleration_seconds: None });
+    }
+}
+
+/// Replaces the pod's required node affinity with `metadata.name In [node]`
+/// (`ReplaceDaemonSetPodNodeNameNodeAffinity`).
+pub fn pin_to_node(spec: &mut PodSpec, node: &str) {
+    let term = NodeSelectorTerm {
+        match_expressions: None,
+        match_fields: Some(vec![NodeSelectorRequirement { key: "metadata.name".into(), operator: "In".into(), values: Some(vec![node.into()]) }]),
+    };
+    let affinity = spec.affinity.get_or_insert_with(Affinity::default);
+    let node_affinity = affinity.node_affinity.get_or_insert_with(NodeAffinity::default);
+    node_affinity.required_during_scheduling_ignored_during_execution = Some(NodeSelector { node_selector_terms: vec![term] });
+}
+
+fn requirement_matches(req: &NodeSelectorRequirement, value: Option<&String>) -> bool {
+    let values = req.values.clone().unwrap_or_default();
+    match req.operator.as_str() {
+        "In" => value.is_some_and(|v| values.contains(v)),
+        "NotIn" => value.is_none_or(|v| !values.contains(v)),
+        "Exists" => value.is_some(),
+        "DoesNotExist" => value.is_none(),
+        "Gt" | "Lt" => {
+            let (Some(v), Some(bound)) = (value.and_then(|v| v.parse::<i64>().ok()), values.first().and_then(|b| b.parse::<i64>().ok())) else { return false };
+            if req.operator == "Gt" {
+                v > bound
+            } else {
+                v < bound
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Whether a node satisfies a pod's nodeSelector and required node affinity.
+pub fn node_matches(spec: &PodSpec, node: &Node) -> bool {
+    let labels = node.metadata.labels.clone().unwrap_or_default();
+    if let Some(selector) = &spec.node_selector {
+        if !selector.iter().all(|(k, v)| labels.get(k) == Some(v)) {
+            return false;
+        }
+    }
+    let Some(required) = spec.affinity.as_ref().and_then(|a| a.node_affinity.as_ref()).and_then(|n| n.required_during_scheduling_ignored_during_execution.as_ref()) else {
+        return true;
+    };
+    let name = node.metadata.name.clone().unwrap_or_default();
+    required.node_selector_terms.iter().any(|term| {
+        let exprs = term.match_expressions.clone().unwrap_or_default();
+        let fields = term.match_fields.clone().unwrap_or_default();
+        if exprs.is_empty() && fields.is_empty() {
+            return false;
+        }
+        exprs.iter().all(|r| requirement_matches(r, labels.get(&r.key)))
+            && fields.iter().all(|r| r.key == "metadata.name" && requirement_matches(r, Some(&name)))
+    })
+}
+
+/// `NodeShouldRunDaemonPod`: the node fits the template and its NoSchedule/NoExecute taints are
+/// tolerated (with the daemon tolerations added).
+pub fn should_run(template_spec: &PodSpec, node: &Node) -> bool {
+    let mut spec = template_spec.clone();
+    add_daemon_tolerations(&mut spec);
+    if !node_matches(&spec, node) {
+        return false;
+    }
+    let tolerations = spec.tolerations.clone().unwrap_or_default();
+    node.spec.as_ref().and_then(|s| s.taints.clone()).unwrap_or_default().iter().filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute").all(|t| tolerations.iter().any(|tol| tolerates(tol, t)))
+}
+
+/// The DaemonSet controller.
+#[derive(Debug)]
+pub struct DaemonSetController {
+    sets: Cache,
+    pods: Cache,
+    nodes: Cache,
+    revisions: Cache,
+    queue: WorkQueue,
+    expectations: Expectations,
+}
+
+impl Default for DaemonSetController {
+    fn default() -> Self {
+        DaemonSetController::new()
+    }
+}
+
+impl DaemonSetController {
+    /// A controller with empty caches.
+    pub fn new() -> DaemonSetController {
+        DaemonSetController {
+            sets: Cache::default(),
+            pods: Cache::default(),
+            nodes: Cache::default(),
+            revisions: Cache::default(),
+            queue: WorkQueue::new(DS_LATENCY_MS),
+            expectations: Expectations::default(),
+        }
+    }
+
+    fn owner_key(&self, pod: &Object) -> Option<Key> {
+        let r = controller_of(pod.metadata())?;
+        if r.kind != "DaemonSet" {
+            return None;
+        }
+        let set = self.sets.get_named(pod.namespace(), &r.name)?;
+        (uid_of(set.metadata()) == r.uid).then(|| key_of(set))
+    }
+
+    fn delete_pods(&mut self, ctx: &mut Ctx, set_obj: &Object, key: &Key, victims: &[Pod]) -> Result<(), ApiError> {
+        let info = kind_info("v1", "Pod").expect("served");
+        let keys: Vec<Key> = victims.iter().map(|p| (p.metadata.namespace.clone().unwrap_or_default(), p.metadata.name.clone().unwrap_or_default())).collect();
+        self.expectations.expect_deletions(key, keys.clone(), ctx.now);
+        let mut error = None;
+        for k in keys {
+            match ctx.delete(info, &k.0, &k.1, DeleteOptions::default()) {
+                Ok(_) => ctx.event(set_obj, "Normal", "SuccessfulDelete", format!("Deleted pod: {}", k.1)),
+                Err(e) => {
+                    self.expectations.deletion_observed(key, &k);
+                    if !is_not_found(&e) {
+                        ctx.event(set_obj, "Warning", "FailedDelete", format!("Error deleting: {}", e.message));
+                        error.get_or_insert(e);
+                    }
+                }
+            }
+        }
+        error.map_or(Ok(()), Err)
+    }
+
+    /// syncDaemonSet.
+    pub fn sync(&mut self, key: &Key, ctx: &mut Ctx) -> Result<(), ApiError> {
+        let Some(set_obj) = self.sets.get(key).cloned() else {
+            self.expectations.forget(key);
+            return Ok(());
+        };
+        let Some(ds) = decode::<DaemonSet>(&set_obj) else { return Ok(()) };
+        let now = ctx.now;
+        let spec = ds.spec.clone().unwrap_or_default();
+        let selector = Selector::from_label_selector(&spec.selector);
+        let candidates: Vec<Arc<Object>> = self.pods.in_namespace(&key.0).cloned().collect();
+        let claimed = claim(ctx, &set_obj, &selector, candidates, &mut self.pods)?;
+        let pods: Vec<Pod> = claimed.iter().filter_map(|o| o.as_pod()).cloned().collect();
+        let collision = ds.status.as_ref().and_then(|s| s.collision_count);
+        let revision = ensure_revision(ctx, &mut self.revisions, &set_obj, &spec.template, spec.selector.match_labels.clone().unwrap_or_default(), collision)?;
+        let hash = revision.metadata.labels.as_ref().and_then(|l| l.get(HASH_LABEL)).cloned().unwrap_or_default();
+        let generation = ds.metadata.generation.unwrap_or(1);
+        let is_updated = |p: &Pod| {
+            let labels = p.metadata.labels.clone().unwrap_or_default();
+            labels.get(REVISION_HASH_LABEL) == Some(&hash) || (!labels.contains_key(REVISION_HASH_LABEL) && labels.get(TEMPLATE_GENERATION_LABEL) == Some(&generation.to_string()))
+        };
+        let template_spec = spec.template.spec.clone().unwrap_or_default();
+        let min_ready = spec.min_ready_seconds.unwrap_or(0);
+        let mut by_node: BTreeMap<String, Vec<Pod>> = BTreeMap::new();
+        for p in &pods {
+            by_node.entry(pod_node_or_affinity(p)).or_default().push(p.clone());
+        }
+        let nodes: Vec<Node> = self.nodes.iter().filter_map(|o| o.as_node()).cloned().collect();
+        let mut to_create: Vec<String> = Vec::new();
+        let mut to_delete: Vec<Pod> = Vec::new();
+        let mut desired = 0;
+        let mut current = 0;
+        let mut misscheduled = 0;
+        let mut ready = 0;
+        let mut available = 0;
+        let mut updated = 0;
+        let satisfied = self.expectations.satisfied(key, now);
+        for node in &nodes {
+            let name = node.metadata.name.clone().unwrap_or_default();
+            let run = should_run(&template_spec, node);
+            let mut existing: Vec<Pod> = by_node.remove(&name).unwrap_or_default().into_iter().filter(|p| p.metadata.deletion_timestamp.is_none()).collect();
+            if run {
+                desired += 1;
+                // Failed pods are killed (and replaced on a later sync).
+                let (failed, alive): (Vec<Pod>, Vec<Pod>) = existing.drain(..).partition(|p| pod_phase(p) == "Failed");
+                for p in &failed {
+                    ctx.event(&set_obj, "Warning", "FailedDaemonPod", format!("Found failed daemon pod {}/{} on node {name}, will try to kill it", key.0, p.metadata.name.clone().unwrap_or_default()));
+                }
+                to_delete.extend(failed.iter().cloned());
+                if alive.is_empty() && failed.is_empty() {
+                    to_create.push(name.clone());
+                } else if !alive.is_empty() {
+                    current += 1;
+                    let mut alive = alive;
+                    alive.sort_by_key(|p| (created_ms(&p.metadata), p.metadata.name.clone()));
+                    // Keep the oldest; delete duplicates.
+                    to_delete.extend(alive.iter().skip(1).cloned());
+                    let keep = &alive[0];
+                    if is_pod_ready(keep) {
+                        ready += 1;
+                    }
+                    if is_pod_available(keep, min_ready, now) {
+                        available += 1;
+                    }
+                    if is_updated(keep) {
+                        updated += 1;
+                    }
+                }
+            } else if !existing.is_empty() {
+                misscheduled += 1;
+                to_delete.extend(existing);
+            }
+        }
+        // Pods on nodes that no longer exist.
+        for (_, rest) in by_node {
+            to_delete.extend(rest.into_iter().filter(|p| p.metadata.deletion_timestamp.is_none()));
+        }
+        let mut result = Ok(());
+        if satisfied && ds.metadata.deletion_timestamp.is_none() {
+            if !to_delete.is_empty() {
+                result = self.delete_pods(ctx, &set_obj, key, &to_delete);
+            }
+            if !to_create.is_empty() && result.is_ok() {
+                result = self.create_pods(ctx, &set_obj, &ds, key, &to_create, &hash, generation);
+            }
+            // Rolling update.
+            let strategy = spec.update_strategy.clone().unwrap_or_default();
+            if result.is_ok() && to_delete.is_empty() && to_create.is_empty() && strategy.type_.as_deref().unwrap_or("RollingUpdate") == "RollingUpdate" {
+                let max_unavailable = strategy
+                    .rolling_update
+                    .as_ref()
+                    .and_then(|r| r.max_unavailable.clone())
+                    .map(|v| scaled_value(&v, desired, true).unwrap_or(1))
+                    .unwrap_or_else(|| scaled_value(&IntOrString::Int(1), desired, true).unwrap_or(1))
+                    .max(if desired > 0 { 1 } else { 0 });
+                let mut unavailable = desired - available;
+                let mut old_pods: Vec<Pod> = pods.iter().filter(|p| p.metadata.deletion_timestamp.is_none() && !is_updated(p) && !is_pod_terminal(p)).cloned().collect();
+                // Unavailable old pods first, then available ones while the budget allows.
+                old_pods.sort_by_key(|p| (is_pod_available(p, min_ready, now), pod_node(p).to_string()));
+                let mut victims = Vec::new();
+                for p in old_pods {
+                    if !is_pod_available(&p, min_ready, now) {
+                        victims.push(p);
+                    } else if unavailable < max_unavailable {
+                        unavailable += 1;
+                        victims.push(p);
+                    }
+                }
+                if !victims.is_empty() {
+                    result = self.delete_pods(ctx, &set_obj, key, &victims);
+                }
+            }
+        }
+        let status = DaemonSetStatus {
+            collision_count: collision,
+            conditions: ds.status.as_ref().and_then(|s| s.conditions.clone()),
+            current_number_scheduled: current,
+            desired_number_scheduled: desired,
+            number_available: nz(available),
+            number_misscheduled: misscheduled,
+            number_ready: ready,
+            number_unavailable: nz(desired - available),
+            observed_generation: ds.metadata.generation,
+            updated_number_scheduled: nz(updated),
+        };
+        if ds.status.as_ref() != Some(&status) {
+            let mut copy = ds.clone();
+            copy.status = Some(status.clone());
+            let written = ctx.update_status(encode(&copy, "apps/v1", "DaemonSet"))?;
+            self.sets.put(written);
+        }
+        let in_use = vec![revision.metadata.name.clone().unwrap_or_default()];
+        truncate_history(ctx, &mut self.revisions, &set_obj, &in_use, spec.revision_history_limit.unwrap_or(10));
+        if min_ready > 0 && ready != available {
+            self.queue.add_after(key.clone(), min_ready as Millis * 1000, ctx);
+        }
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn create_pods(&mut self, ctx: &mut Ctx, set_obj: &Object, ds: &DaemonSet, key: &Key, nodes: &[String], hash: &str, generation: i64) -> Result<(), ApiError> {
+        let spec = ds.spec.clone().unwrap_or_default();
+        let mut template = spec.template.clone();
+        let labels = template.metadata.get_or_insert_with(Default::default).labels.get_or_insert_with(BTreeMap::new);
+        labels.insert(REVISION_HASH_LABEL.into(), hash.to_string());
+        labels.insert(TEMPLATE_GENERATION_LABEL.into(), generation.to_string());
+        if let Some(s) = template.spec.as_mut() {
+            add_daemon_tolerations(s);
+        }
+        self.expectations.expect_creations(key, nodes.len() as i64, ctx.now);
+        let owner = controller_ref(set_obj);
+        let mut queue = nodes.iter();
+        let name = key.1.clone();
+        let (successes, error) = crate::replicaset::slow_start_batch(nodes.len(), 1, || {
+            let node = queue.next().expect("one per node");
+            let mut pod = crate::replicaset::pod_from_template(&template, &key.0, &name, owner.clone());
+            if let Some(s) = pod.spec.as_mut() {
+                pin_to_node(s, node);
+            }
+            match ctx.create(Object::Pod(Box::new(pod))) {
+                Ok(created) => {
+                    ctx.event(set_obj, "Normal", "SuccessfulCreate", format!("Created pod: {}", created.name()));
+                    Ok(())
+                }
+                Err(e) if e.code == 403 && e.message.contains("because it is being terminated") => Ok(()),
+                Err(e) => {
+                    ctx.event(set_obj, "Warning", "FailedCreate", format!("Error creating: {}", e.message));
+                    Err(e)
+                }
+            }
+        });
+        for _ in successes..nodes.len() {
+            self.expectations.creation_observed(key);
+        }
+        error.map_or(Ok(()), Err)
+    }
+}
+
+/// The node a daemon pod is for: its nodeName, or the node its affinity pins it to.
+fn pod_node_or_affinity(pod: &Pod) -> String {
+    let node = pod_node(pod);
+    if !node.is_empty() {
+        return node.to_string();
+    }
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.affinity.as_ref())
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|n| n.required_during_scheduling_ignored_during_execution.as_ref())
+        .and_then(|r| r.node_selector_terms.first())
+        .and_then(|t| t.match_fields.as_ref())
+        .and_then(|f| f.iter().find(|r| r.key == "metadata.name"))
+        .and_then(|r| r.values.as_ref())
+        .and_then(|v| v.first().cloned())
+        .unwrap_or_default()
+}
+
+impl Component for DaemonSetController {
+    fn name(&self) -> &str {
+        "daemonset-controller"
+    }
+    fn interests(&self) -> Vec<Interest> {
+        vec![
+            Interest { resource: ("apps", "daemonsets"), filter: WatchFilter::All },
+            Interest { resource: ("", "pods"), filter: WatchFilter::All },
+            Interest { resource: ("", "nodes"), filter: WatchFilter::All },
+            Interest { resource: ("apps", "controllerrevisions"), filter: WatchFilter::All },
+        ]
+    }
+    fn start(&mut self, ctx: &mut Ctx) {
+        for object in ctx.api.store().list(("apps", "daemonsets"), None) {
+            self.sets.put(object.clone());
+        }
+        for object in ctx.api.store().list(("", "pods"), None) {
+            self.pods.put(object.clone());
+        }
+        for object in ctx.api.store().list(("", "nodes"), None) {
+            self.nodes.put(object.clone());
+        }
+        for object in ctx.api.store().list(("apps", "controllerrevisions"), None) {
+            self.revisions.put(object.clone());
+        }
+        let keys: Vec<Key> = self.sets.iter().map(|o| key_of(o)).collect();
+        for key in keys {
+            self.queue.add(key, ctx);
+        }
+    }
+    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+        match event.resource {
+            ("apps", "daemonsets") => {
+                self.sets.apply(event);
+                if event.event_type == kubesim_store::EventType::Deleted {
+                    self.expectations.forget(&key_of(&event.object));
+                }
+                self.queue.add(key_of(&event.object), ctx);
+            }
+            ("", "pods") => {
+                let old = self.pods.apply(event);
+                if let Some(key) = self.owner_key(&event.object) {
+                    let pk = key_of(&event.object);
+                    match event.event_type {
+                        kubesim_store::EventType::Added => self.expectations.creation_observed(&key),
+                        kubesim_store::EventType::Deleted => self.expectations.deletion_observed(&key, &pk),
+                        kubesim_store::EventType::Modified => {
+                            if is_deleting(event.object.metadata()) && old.is_some_and(|o| !is_deleting(o.metadata())) {
+                                self.expectations.deletion_observed(&key, &pk);
+                            }
+                        }
+                    }
+                    self.queue.add(key, ctx);
+                }
+            }
+            ("", "nodes") => {
+                let old = self.nodes.apply(event);
+                let relevant = |o: &Object| o.as_node().map(|n| (n.metadata.labels.clone(), n.spec.as_ref().and_then(|s| s.taints.clone())));
+                if old.as_deref().map(relevant) == Some(relevant(&event.object)) {
+                    return;
+                }
+                let keys: Vec<Key> = self.sets.iter().map(|o| key_of(o)).collect();
+                for key in keys {
+                    self.queue.add(key, ctx);
+                }
+            }
+            _ => {
+                self.revisions.apply(event);
+            }
+        }
+    }
+    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
+        if !self.queue.owns(token) {
+            return;
+        }
+        for key in self.queue.on_timer(token, ctx) {
+            match self.sync(&key, ctx) {
+                Ok(()) => self.queue.forget(&key),
+                Err(_) => self.queue.add_rate_limited(key, ctx),
+            }
+        }
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
