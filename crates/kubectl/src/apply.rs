@@ -261,7 +261,7 @@ fn apply_object(file: &str, document: &Document, mut object: Object, options: &A
                     result.name = Some(created.name().to_string());
                     Ok(ApplyAction::Created)
                 }
-                Err(e) => Err(format!("{}", server_error_when(&e, "creating", file))),
+                Err(e) => Err(server_error_when(&e, "creating", file)),
             };
         }
         (Mode::Create, Some(_)) => {
@@ -304,7 +304,11 @@ fn apply_object(file: &str, document: &Document, mut object: Object, options: &A
                     return result;
                 }
             };
-            if merged_object.to_json() == current_json {
+            // Compare as the API server would store it (defaults applied), so a no-op apply
+            // neither writes nor reports a change.
+            let mut defaulted = merged_object.clone();
+            kubesim_api::defaults::apply_defaults(&mut defaulted);
+            if merged_object.to_json() == current_json || defaulted.to_json() == current_json {
                 result.outcome = Ok(ApplyAction::Unchanged);
                 return result;
             }

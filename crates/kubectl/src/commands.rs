@@ -1115,7 +1115,7 @@ fn rollout_history(args: &Args, api: &ApiServer, info: &KindInfo, object: &Objec
     let sets = owned_replica_sets(api, object);
     if let Some(rev) = args.get("revision").and_then(|r| r.parse::<i64>().ok()).filter(|r| *r > 0) {
         let Some((_, rs)) = sets.iter().find(|(r, _)| *r == rev) else {
-            return out.fail(format!("error: unable to find the specified revision"));
+            return out.fail("error: unable to find the specified revision");
         };
         let Object::ReplicaSet(rs) = rs.as_ref() else { return };
         let mut template = rs.spec.as_ref().and_then(|s| s.template.clone()).unwrap_or_default();
@@ -1126,7 +1126,7 @@ fn rollout_history(args: &Args, api: &ApiServer, info: &KindInfo, object: &Objec
         out.out(describe::pod_template(&template));
         return;
     }
-    out.outln(format!("{}", type_name(info, object.name())));
+    out.outln(type_name(info, object.name()));
     let mut rows = vec![vec!["REVISION".to_string(), "CHANGE-CAUSE".to_string()]];
     for (rev, rs) in &sets {
         let cause = rs.metadata().annotations.as_ref().and_then(|a| a.get("kubernetes.io/change-cause")).cloned().unwrap_or_else(|| "<none>".into());
@@ -1144,7 +1144,7 @@ fn rollout_undo(args: &Args, api: &mut ApiServer, req: &mut Request, info: &Kind
     let current_rev = object.metadata().annotations.as_ref().and_then(|a| a.get("deployment.kubernetes.io/revision")).and_then(|r| r.parse::<i64>().ok()).unwrap_or(0);
     let to = args.get("to-revision").and_then(|r| r.parse::<i64>().ok()).unwrap_or(0);
     let target = if to == 0 {
-        sets.iter().rev().find(|(r, _)| *r != current_rev && *r < current_rev.max(i64::MAX))
+        sets.iter().rev().find(|(r, _)| *r != current_rev)
             .filter(|_| sets.len() > 1)
             .map(|(r, rs)| (*r, rs.clone()))
     } else {
@@ -1308,7 +1308,7 @@ fn resolve_pod(args_pos: &str, api: &ApiServer, namespace: &str) -> Result<Arc<O
     util::list(api, pod_info, Some(namespace))
         .into_iter()
         .find(|p| selector.matches(p.metadata().labels.as_ref()))
-        .ok_or_else(|| format!("error: timed out waiting for the condition"))
+        .ok_or_else(|| "error: timed out waiting for the condition".to_string())
 }
 
 fn container_of(pod: &Object, requested: Option<&str>, out: &mut Output) -> Result<Option<String>, String> {
@@ -1482,7 +1482,7 @@ fn top(args: &Args, api: &ApiServer, _req: &mut Request, cluster: &mut dyn Clust
 fn api_resources(args: &Args, out: &mut Output) {
     let namespaced_filter = args.get("namespaced").map(|v| v != "false");
     let mut rows = vec![vec!["NAME".to_string(), "SHORTNAMES".into(), "APIVERSION".into(), "NAMESPACED".into(), "KIND".into()]];
-    let mut kinds: Vec<&KindInfo> = kubesim_api::object::all_kinds().filter(|k| k.kind != "Binding" || true).collect();
+    let mut kinds: Vec<&KindInfo> = kubesim_api::object::all_kinds().collect();
     // One row per resource (the preferred version), sorted by group then name as kubectl does.
     kinds.sort_by(|a, b| (a.group(), a.plural).cmp(&(b.group(), b.plural)));
     kinds.dedup_by(|a, b| a.group() == b.group() && a.plural == b.plural && { if a.api_version > b.api_version { std::mem::swap(a, b) } true });

@@ -974,15 +974,24 @@ fn describe_job(api: &ApiServer, object: &Object, now: Millis) -> String {
     let meta = object.metadata();
     w.w(0, format!("Name:\t{}\n", object.name()));
     w.w(0, format!("Namespace:\t{}\n", object.namespace()));
-    let selector = label_selector_json(jget(&json, "spec.selector"));
+    // Jobs without a manual selector select their pods by controller uid (generateSelector).
+    let selector = label_selector_json(jget(&json, "spec.selector")).or_else(|| {
+        meta.uid.as_ref().map(|uid| kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector {
+            match_labels: Some([("batch.kubernetes.io/controller-uid".to_string(), uid.clone())].into()),
+            match_expressions: None,
+        })
+    });
     w.w(0, format!("Selector:\t{}\n", format_label_selector(selector.as_ref())));
     labels_multiline(&mut w, "Labels", meta.labels.as_ref());
     annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
     if let Some(c) = controller_of(meta) {
         w.w(0, format!("Controlled By:\t{c}\n"));
     }
-    w.w(0, format!("Parallelism:\t{}\n", jget(&json, "spec.parallelism").and_then(|v| v.as_i64()).unwrap_or(1)));
-    match jget(&json, "spec.completions").and_then(|v| v.as_i64()) {
+    // SetDefaults_Job: completions and parallelism default to 1 when both are unset.
+    let parallelism = jget(&json, "spec.parallelism").and_then(|v| v.as_i64());
+    let completions = jget(&json, "spec.completions").and_then(|v| v.as_i64()).or(if parallelism.is_none() { Some(1) } else { None });
+    w.w(0, format!("Parallelism:\t{}\n", parallelism.unwrap_or(1)));
+    match completions {
         Some(c) => w.w(0, format!("Completions:\t{c}\n")),
         None => w.w(0, "Completions:\t<unset>\n"),
     }
@@ -1129,10 +1138,7 @@ fn generic_field(w: &mut Writer, level: usize, key: &str, value: &Value) {
             for item in items {
                 match item {
                     Value::Object(m) => {
-                        for (i, (k, v)) in m.iter().enumerate() {
-                            if i == 0 {
-                                w.w(level + 1, "");
-                            }
+                        for (k, v) in m.iter() {
                             generic_field(w, level + 1, k, v);
                         }
                     }
@@ -1142,6 +1148,111 @@ fn generic_field(w: &mut Writer, level: usize, key: &str, value: &Value) {
         }
         other => w.w(level, format!("{}:\t{}\n", title_case(key), other.as_str().map(str::to_string).unwrap_or_else(|| other.to_string()))),
     }
+}
+
+fn describe_stateful_set(api: &ApiServer, object: &Object, now: Millis) -> String {
+    let json = object.to_json();
+    let mut w = Writer::default();
+    let meta = object.metadata();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    w.w(0, format!("Namespace:\t{}\n", object.namespace()));
+    w.w(0, format!("CreationTimestamp:\t{}\n", meta.creation_timestamp.as_ref().map(rfc1123z).unwrap_or_default()));
+    let selector = label_selector_json(jget(&json, "spec.selector"));
+    w.w(0, format!("Selector:\t{}\n", format_label_selector(selector.as_ref())));
+    labels_multiline(&mut w, "Labels", meta.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
+    w.w(0, format!("Replicas:\t{} desired | {} total\n", jget(&json, "spec.replicas").and_then(|v| v.as_i64()).unwrap_or(1), jint(&json, "status.replicas")));
+    w.w(0, format!("Update Strategy:\t{}\n", jstr(&json, "spec.updateStrategy.type").unwrap_or("RollingUpdate")));
+    if jstr(&json, "spec.updateStrategy.type").unwrap_or("RollingUpdate") == "RollingUpdate" {
+        w.w(1, format!("Partition:\t{}\n", jint(&json, "spec.updateStrategy.rollingUpdate.partition")));
+    }
+    let sel = kubesim_api::selector::Selector::from_label_selector(&selector.unwrap_or_default());
+    let (running, waiting, succeeded, failed, _) = pods_status(api, object.namespace(), &sel, meta.uid.as_deref());
+    w.w(0, format!("Pods Status:\t{running} Running / {waiting} Waiting / {succeeded} Succeeded / {failed} Failed\n"));
+    let template: PodTemplateSpec = jget(&json, "spec.template").and_then(|t| serde_json::from_value(t.clone()).ok()).unwrap_or_default();
+    write_pod_template(&mut w, &template);
+    let claims = jget(&json, "spec.volumeClaimTemplates").and_then(|c| c.as_array()).cloned().unwrap_or_default();
+    if claims.is_empty() {
+        w.w(0, "Volume Claims:\t<none>\n");
+    } else {
+        w.w(0, "Volume Claims:\n");
+        for c in &claims {
+            let labels: Option<BTreeMap<String, String>> = c.pointer("/metadata/labels").and_then(|l| serde_json::from_value(l.clone()).ok());
+            let annotations: Option<BTreeMap<String, String>> = c.pointer("/metadata/annotations").and_then(|l| serde_json::from_value(l.clone()).ok());
+            w.w(1, format!("Name:\t{}\n", c.pointer("/metadata/name").and_then(|n| n.as_str()).unwrap_or("")));
+            w.w(1, format!("StorageClass:\t{}\n", c.pointer("/spec/storageClassName").and_then(|n| n.as_str()).unwrap_or("")));
+            w.w(0, "  ");
+            labels_multiline(&mut w, "Labels", labels.as_ref());
+            w.w(0, "  ");
+            annotations_multiline(&mut w, "Annotations", annotations.as_ref());
+            w.w(1, format!("Capacity:\t{}\n", c.pointer("/spec/resources/requests/storage").and_then(|n| n.as_str()).unwrap_or("")));
+            let modes: Vec<&str> = c.pointer("/spec/accessModes").and_then(|m| m.as_array()).into_iter().flatten().filter_map(|m| m.as_str()).collect();
+            w.w(1, format!("Access Modes:\t[{}]\n", modes.join(" ")));
+        }
+    }
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
+}
+
+fn describe_daemon_set(api: &ApiServer, object: &Object, now: Millis) -> String {
+    let json = object.to_json();
+    let mut w = Writer::default();
+    let meta = object.metadata();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    let selector = label_selector_json(jget(&json, "spec.selector"));
+    w.w(0, format!("Selector:\t{}\n", format_label_selector(selector.as_ref())));
+    let node_selector: Option<BTreeMap<String, String>> = jget(&json, "spec.template.spec.nodeSelector").and_then(|v| serde_json::from_value(v.clone()).ok());
+    w.w(0, format!("Node-Selector:\t{}\n", util::format_labels(node_selector.as_ref())));
+    labels_multiline(&mut w, "Labels", meta.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
+    w.w(0, format!("Desired Number of Nodes Scheduled: {}\n", jint(&json, "status.desiredNumberScheduled")));
+    w.w(0, format!("Current Number of Nodes Scheduled: {}\n", jint(&json, "status.currentNumberScheduled")));
+    w.w(0, format!("Number of Nodes Scheduled with Up-to-date Pods: {}\n", jint(&json, "status.updatedNumberScheduled")));
+    w.w(0, format!("Number of Nodes Scheduled with Available Pods: {}\n", jint(&json, "status.numberAvailable")));
+    w.w(0, format!("Number of Nodes Misscheduled: {}\n", jint(&json, "status.numberMisscheduled")));
+    let sel = kubesim_api::selector::Selector::from_label_selector(&selector.unwrap_or_default());
+    let (running, waiting, succeeded, failed, _) = pods_status(api, object.namespace(), &sel, meta.uid.as_deref());
+    w.w(0, format!("Pods Status:\t{running} Running / {waiting} Waiting / {succeeded} Succeeded / {failed} Failed\n"));
+    let template: PodTemplateSpec = jget(&json, "spec.template").and_then(|t| serde_json::from_value(t.clone()).ok()).unwrap_or_default();
+    write_pod_template(&mut w, &template);
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
+}
+
+fn describe_config_map(api: &ApiServer, object: &Object, now: Millis) -> String {
+    let Object::ConfigMap(cm) = object else { return String::new() };
+    let mut w = Writer::default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    w.w(0, format!("Namespace:\t{}\n", object.namespace()));
+    labels_multiline(&mut w, "Labels", cm.metadata.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", cm.metadata.annotations.as_ref());
+    w.w(0, "\nData\n====\n");
+    for (k, v) in cm.data.iter().flatten() {
+        w.w(0, format!("{k}:\n----\n"));
+        w.w(0, format!("{v}\n\n"));
+    }
+    w.w(0, "\nBinaryData\n====\n");
+    for (k, v) in cm.binary_data.iter().flatten() {
+        w.w(0, format!("{k}: {} bytes\n", v.0.len()));
+    }
+    w.w(0, "\n");
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
+}
+
+fn describe_secret(object: &Object) -> String {
+    let Object::Secret(secret) = object else { return String::new() };
+    let mut w = Writer::default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    w.w(0, format!("Namespace:\t{}\n", object.namespace()));
+    labels_multiline(&mut w, "Labels", secret.metadata.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", secret.metadata.annotations.as_ref());
+    w.w(0, format!("\nType:\t{}\n\n", secret.type_.clone().unwrap_or_default()));
+    w.w(0, "Data\n====\n");
+    for (k, v) in secret.data.iter().flatten() {
+        w.w(0, format!("{k}:\t{} bytes\n", v.0.len()));
+    }
+    w.finish()
 }
 
 /// Describes one object.
@@ -1154,6 +1265,10 @@ pub fn describe_object(api: &ApiServer, info: &KindInfo, object: &Object, now: M
         Object::Node(n) => describe_node(api, n, object, now),
         Object::Namespace(_) => describe_namespace(api, object, now),
         Object::Dynamic(d) if d.kind == "Job" => describe_job(api, object, now),
+        Object::Dynamic(d) if d.kind == "StatefulSet" => describe_stateful_set(api, object, now),
+        Object::Dynamic(d) if d.kind == "DaemonSet" => describe_daemon_set(api, object, now),
+        Object::ConfigMap(_) => describe_config_map(api, object, now),
+        Object::Secret(_) => describe_secret(object),
         _ => describe_generic(api, info, object, now),
     }
 }

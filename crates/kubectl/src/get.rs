@@ -40,9 +40,9 @@ pub fn parse_targets(positional: &[String]) -> Result<Targets, String> {
         for arg in positional {
             let (kind, name) = arg
                 .split_once('/')
-                .ok_or_else(|| format!("error: there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'kubectl get resource/<resource_name>' instead of 'kubectl get resource resource/<resource_name>'"))?;
+                .ok_or_else(|| "error: there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'kubectl get resource/<resource_name>' instead of 'kubectl get resource resource/<resource_name>'".to_string())?;
             if name.is_empty() {
-                return Err(format!("error: arguments in resource/name form must have a single resource and name"));
+                return Err("error: arguments in resource/name form must have a single resource and name".into());
             }
             let info = util::resolve(kind)?;
             match groups.iter_mut().find(|(i, _)| std::ptr::eq(*i, info)) {
@@ -181,7 +181,7 @@ pub fn collect(api: &ApiServer, targets: &Targets, filter: &Filter, namespace: &
 /// The message kubectl prints when a list comes back empty.
 pub fn no_resources(namespace: Option<&str>, scopes: &[Scope]) -> String {
     match namespace {
-        Some(ns) if scopes.iter().any(|s| *s == Scope::Namespaced) => format!("No resources found in {ns} namespace."),
+        Some(ns) if scopes.contains(&Scope::Namespaced) => format!("No resources found in {ns} namespace."),
         _ => "No resources found".into(),
     }
 }
@@ -402,13 +402,18 @@ pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str,
     }
 }
 
-#[derive(Clone, Debug, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, PartialEq)]
 enum SortKey {
     Number(f64),
     Text(String),
 }
 
 impl Eq for SortKey {}
+impl PartialOrd for SortKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
 impl Ord for SortKey {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         match (self, other) {

@@ -36,7 +36,7 @@ fn render(nodes: &[Node], value: &Value, out: &mut String) -> Result<(), String>
             Node::Text(t) => out.push_str(t),
             Node::Path(steps) => {
                 let results = eval(steps, value);
-                let rendered: Vec<String> = results.iter().map(|v| print_value(v)).collect();
+                let rendered: Vec<String> = results.iter().map(print_value).collect();
                 out.push_str(&rendered.join(" "));
             }
             Node::Range(steps, body) => {

@@ -267,7 +267,7 @@ fn literal_block(s: &str, level: usize) -> Option<String> {
         "-"
     };
     let mut out = format!("|{chomp}");
-    let body = if chomp == "+" { s.strip_suffix('\n').unwrap_or(s) } else { s.strip_suffix('\n').unwrap_or(s) };
+    let body = s.strip_suffix('\n').unwrap_or(s);
     for line in body.split('\n') {
         out.push('\n');
         if !line.is_empty() {

@@ -116,6 +116,7 @@ pub fn running_pod(f: &mut Fixture, name: &str, rs: &Object, ip: &str) -> Arc<Ob
     set_status(f, Object::Pod(p))
 }
 
+#[allow(clippy::too_many_arguments)]
 pub fn event(f: &mut Fixture, object: &Object, type_: &str, reason: &str, message: &str, component: &str, count: i32, first: u64, last: u64) {
     let e = Event {
         metadata: ObjectMeta { name: Some(format!("{}.{:x}", object.name(), f.now + first)), namespace: Some("default".into()), ..Default::default() },

@@ -1,0 +1,68 @@
+//! Tables and describers for the JSON-kept workload kinds, over real documentation manifests
+//! (../shared/corpus/k8s-docs-examples). Columns mirror pkg/printers/internalversion/printers.go
+//! (printJob, printCronJob, printStatefulSet, printPersistentVolume(Claim), printHorizontalPodAutoscaler,
+//! printIngress, printPodDisruptionBudget, printSecret, printPriorityClass, printStorageClass).
+
+mod common;
+
+use common::Fixture;
+
+fn cluster() -> Fixture {
+    let mut f = Fixture::new();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/k8s-docs-examples");
+    for file in [
+        "controllers/job.yaml", "application/job/cronjob.yaml", "application/web/web.yaml", "pods/storage/pv-volume.yaml",
+        "pods/storage/pv-claim.yaml", "application/hpa/php-apache.yaml", "service/networking/minimal-ingress.yaml",
+        "policy/zookeeper-pod-disruption-budget-minavailable.yaml", "configmap/configmaps.yaml", "secret/basicauth-secret.yaml",
+        "priorityclass/low-priority-class.yaml", "storage/storageclass-low-latency.yaml", "admin/resource/quota-mem-cpu.yaml",
+        "controllers/replication.yaml",
+    ] {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        for r in f.apply(file, &text, "default") {
+            assert!(r.outcome.is_ok(), "{file}: {}", r.line());
+        }
+    }
+    f.now = 90_000;
+    f
+}
+
+#[test]
+fn workload_tables() {
+    let mut f = cluster();
+    let cases: &[(&str, &str)] = &[
+        ("get jobs -o wide", "NAME   STATUS    COMPLETIONS   DURATION   AGE   CONTAINERS   IMAGES   SELECTOR\npi     Running   0/1                      90s   pi           perl     <none>\n"),
+        ("get cj", "NAME    SCHEDULE    TIMEZONE   SUSPEND   ACTIVE   LAST SCHEDULE   AGE\nhello   * * * * *   <none>     <unset>   0        <none>          90s\n"),
+        ("get sts -o wide", "NAME   READY   AGE   CONTAINERS   IMAGES\nweb    0/2     90s   nginx        registry.k8s.io/nginx-slim:0.7\n"),
+        ("get pvc", "NAME            STATUS   VOLUME   CAPACITY   ACCESS MODES   STORAGECLASS   VOLUMEATTRIBUTESCLASS   AGE\ntask-pv-claim                                               manual         <unset>                 90s\n"),
+        ("get hpa", "NAME         REFERENCE               TARGETS              MINPODS   MAXPODS   REPLICAS   AGE\nphp-apache   Deployment/php-apache   cpu: <unknown>/50%   1         10        0          90s\n"),
+        ("get ing", "NAME              CLASS           HOSTS   ADDRESS   PORTS   AGE\nminimal-ingress   nginx-example   *                 80      90s\n"),
+        ("get pdb", "NAME     MIN AVAILABLE   MAX UNAVAILABLE   ALLOWED DISRUPTIONS   AGE\nzk-pdb   2               N/A               0                     90s\n"),
+        ("get secrets", "NAME                TYPE                       DATA   AGE\nsecret-basic-auth   kubernetes.io/basic-auth   2      90s\n"),
+        ("get pc", "NAME          VALUE   GLOBAL-DEFAULT   AGE   PREEMPTIONPOLICY\nplaceholder   -1000   false            90s   PreemptLowerPriority\n"),
+        ("get rc", "NAME    DESIRED   CURRENT   READY   AGE\nnginx   3         0         0       90s\n"),
+        ("get quota", "NAME           REQUEST                                     LIMIT                                   AGE\nmem-cpu-demo   requests.cpu: 0/1, requests.memory: 0/1Gi   limits.cpu: 0/2, limits.memory: 0/2Gi   90s\n"),
+    ];
+    for (cmd, want) in cases {
+        let o = f.kubectl(cmd);
+        assert_eq!((o.stdout.as_str(), o.stderr.as_str(), o.exit_code), (*want, "", 0), "kubectl {cmd}");
+    }
+}
+
+#[test]
+fn workload_describers() {
+    let mut f = cluster();
+    let job = f.kubectl("describe job pi").stdout;
+    assert!(job.starts_with("Name:             pi\nNamespace:        default\nSelector:         batch.kubernetes.io/controller-uid="), "{job}");
+    assert!(job.contains("\nParallelism:      1\nCompletions:      1\nCompletion Mode:  NonIndexed\nSuspend:          false\nBackoff Limit:    4\nPods Statuses:    0 Active (0 Ready) / 0 Succeeded / 0 Failed\n"), "{job}");
+    assert!(job.contains("    Command:\n      perl\n      -Mbignum=bpi\n      -wle\n      print bpi(1000)\n"), "{job}");
+    let sts = f.kubectl("describe sts web").stdout;
+    assert!(sts.contains("Replicas:           2 desired | 0 total\nUpdate Strategy:    RollingUpdate\n  Partition:        0\n"), "{sts}");
+    assert!(sts.contains("Volume Claims:\n  Name:          www\n  StorageClass:  \n  Labels:        <none>\n  Annotations:   <none>\n  Capacity:      1Gi\n  Access Modes:  [ReadWriteOnce]\n"), "{sts}");
+    let secret = f.kubectl("describe secret secret-basic-auth").stdout;
+    assert_eq!(secret, "Name:         secret-basic-auth\nNamespace:    default\nLabels:       <none>\nAnnotations:  <none>\n\nType:  kubernetes.io/basic-auth\n\nData\n====\npassword:  10 bytes\nusername:  5 bytes\n");
+    let cm = f.kubectl("describe cm special-config").stdout;
+    assert_eq!(cm, "Name:         special-config\nNamespace:    default\nLabels:       <none>\nAnnotations:  <none>\n\nData\n====\nspecial.how:\n----\nvery\n\n\nBinaryData\n====\n\nEvents:  <none>\n");
+    // Kinds without a dedicated describer get the generic one.
+    let pdb = f.kubectl("describe pdb zk-pdb").stdout;
+    assert!(pdb.starts_with("Name:         zk-pdb\nNamespace:    default\nLabels:       <none>\nAnnotations:  <none>\nAPI Version:  policy/v1\nKind:         PodDisruptionBudget\nSpec:\n  Min Available:  2\n"), "{pdb}");
+}
