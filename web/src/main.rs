@@ -1,1 +1,5 @@
-fn main() {}
+//! The web app's entry point (trunk builds this binary).
+
+fn main() {
+    kubesim_web::start();
+}

@@ -1,0 +1,211 @@
+// End-to-end test of the built app (dist/): serves it with a tiny static server, drives it in
+// Debian's headless Chromium through playwright-core, asserts on what the views show, saves
+// screenshots of every view and prints measurements (wasm size, first render, frame times).
+//
+// Usage: node tests/e2e/e2e.mjs [--dist dist] [--out tests/e2e/screenshots]
+// Needs: `trunk build --release` first; playwright-core from .tools/node_modules (scripts/setup.sh).
+import http from "node:http";
+import fs from "node:fs";
+import path from "node:path";
+import zlib from "node:zlib";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, "../..");
+const args = process.argv.slice(2);
+const opt = (name, fallback) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : fallback; };
+const dist = path.resolve(root, opt("--dist", "dist"));
+const out = path.resolve(root, opt("--out", "tests/e2e/screenshots"));
+const require = createRequire(path.join(root, ".tools/node_modules/"));
+const { chromium } = require("playwright-core");
+
+const types = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".css": "text/css", ".png": "image/png", ".svg": "image/svg+xml" };
+function serve(dir) {
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, "http://x");
+    let file = path.join(dir, decodeURIComponent(url.pathname));
+    if (!file.startsWith(dir)) { res.writeHead(403); return res.end(); }
+    if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, "index.html");
+    if (!fs.existsSync(file)) { res.writeHead(404); return res.end("not found"); }
+    res.writeHead(200, { "content-type": types[path.extname(file)] || "application/octet-stream", "cache-control": "no-store" });
+    fs.createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+let failures = 0;
+const check = (ok, what) => { console.log(`${ok ? "ok  " : "FAIL"} ${what}`); if (!ok) failures++; };
+
+const wasmFile = fs.readdirSync(dist).find((f) => f.endsWith(".wasm"));
+const wasm = fs.readFileSync(path.join(dist, wasmFile));
+const gzip = zlib.gzipSync(wasm, { level: 9 }).length;
+console.log(`wasm ${wasmFile}: ${(wasm.length / 1024).toFixed(0)} KiB raw, ${(gzip / 1024).toFixed(0)} KiB gzip`);
+check(gzip <= 800 * 1024, `initial wasm <= 800 KiB gzip (${(gzip / 1024).toFixed(0)} KiB)`);
+
+const server = await serve(dist);
+const base = `http://127.0.0.1:${server.address().port}`;
+const browser = await chromium.launch({
+  executablePath: "/usr/bin/chromium",
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+fs.mkdirSync(out, { recursive: true });
+const shot = async (page, name) => { await page.screenshot({ path: path.join(out, `${name}.png`) }); console.log(`     screenshot ${name}.png`); };
+
+try {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1, colorScheme: "light" });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+
+  // 1. First render of the default scenario.
+  const t0 = Date.now();
+  await page.goto(`${base}/index.html`);
+  await page.waitForSelector(".ks-node", { timeout: 20000 });
+  const firstRender = Date.now() - t0;
+  const nav = await page.evaluate(() => { const n = performance.getEntriesByType("navigation")[0]; return { domContentLoaded: Math.round(n.domContentLoadedEventEnd), }; });
+  const paint = await page.evaluate(() => Math.round(performance.now()));
+  console.log(`first render: ${firstRender} ms from navigation to node cards (page clock ${paint} ms, DOMContentLoaded ${nav.domContentLoaded} ms)`);
+  check(firstRender <= 1500, `first render <= 1.5 s (${firstRender} ms)`);
+  check(await page.locator(".ks-node").count() === 3, "default cluster shows 3 node cards");
+  check(await page.locator(".ks-state-node").count() === 15, "lifecycle graph shows 15 states");
+
+  // Let the default scenario play: the nginx Deployment rolls out.
+  await page.waitForFunction(() => [...document.querySelectorAll(".ks-chip .ks-chip-status")].filter((e) => e.textContent === "Running").length >= 3, null, { timeout: 30000 });
+  check(true, "default scenario: at least 3 pods reach Running");
+  await page.waitForTimeout(600);
+  await shot(page, "01-overview");
+
+  // 2. Apply a manifest through the editor, then play and watch it run.
+  await page.click("button.ks-round[aria-label='Pause']").catch(() => {});
+  await page.fill(".ks-textarea", `apiVersion: v1
+kind: Pod
+metadata:
+  name: e2e-web
+  labels:
+    app: e2e
+spec:
+  containers:
+  - name: web
+    image: nginx:1.27
+    resources:
+      requests:
+        cpu: 300m
+        memory: 64Mi
+`);
+  await page.click("#ks-apply");
+  await page.waitForSelector(".ks-result .ks-ok-line", { timeout: 5000 });
+  const applied = await page.textContent(".ks-result");
+  check(/pod\/e2e-web created/.test(applied), `editor apply prints "pod/e2e-web created" (${applied.trim()})`);
+  const chip = page.locator(".ks-chip", { hasText: "e2e-web" });
+  await chip.first().waitFor({ timeout: 5000 });
+  check(true, "the new pod appears in the cluster view");
+  await page.click("button.ks-play");
+  await page.waitForFunction(() => [...document.querySelectorAll(".ks-chip")].some((c) => c.textContent.includes("e2e-web") && c.textContent.includes("Running")), null, { timeout: 30000 });
+  check(true, "the new pod reaches Running in the cluster view");
+  await chip.first().click();
+  await page.waitForSelector(".ks-path-steps li", { timeout: 5000 });
+  const steps = await page.locator(".ks-path-steps .ks-path-state").allTextContents();
+  console.log(`     e2e-web path: ${steps.join(" → ")}`);
+  check(steps[0] === "Pending" && steps.includes("Ready"), "the new pod moved through the lifecycle graph from Pending to Ready");
+  await page.waitForTimeout(400);
+  await shot(page, "02-overview-selected-pod");
+
+  // Inspectors.
+  await page.click(".ks-subtab:has-text('Scheduling')");
+  await page.waitForTimeout(200);
+  await shot(page, "03-inspector-scheduling");
+  await page.click(".ks-subtab:has-text('History')");
+  await page.waitForTimeout(200);
+  await shot(page, "04-inspector-history");
+
+  // 3. Each view.
+  for (const [view, name] of [["Cluster", "05-cluster"], ["Lifecycle", "06-lifecycle"], ["Flow", "07-flow"], ["Pods", "08-pods"]]) {
+    await page.click(`.ks-tab:has-text('${view}')`);
+    await page.waitForTimeout(500);
+    await shot(page, name);
+  }
+
+  // Frame times while playing the flow view at 10x.
+  await page.click(".ks-tab:has-text('Flow')");
+  await page.selectOption(".ks-speed select", "10");
+  const frames = await page.evaluate(() => new Promise((resolve) => {
+    const times = []; let last = performance.now();
+    const tick = (t) => { times.push(t - last); last = t; if (times.length < 120) requestAnimationFrame(tick); else resolve(times); };
+    requestAnimationFrame(tick);
+  }));
+  frames.sort((a, b) => a - b);
+  const p50 = frames[Math.floor(frames.length * 0.5)], p95 = frames[Math.floor(frames.length * 0.95)];
+  console.log(`frame times (flow view, 10x, 3 nodes): p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms`);
+
+  // 4. Console, events, gallery, dark theme.
+  await page.click(".ks-tab:has-text('Overview')");
+  await page.click(".ks-ptab:has-text('kubectl')");
+  await page.fill(".ks-console-in input", "get pods -o wide");
+  await page.press(".ks-console-in input", "Enter");
+  await page.waitForSelector(".ks-console-entry", { timeout: 5000 });
+  await shot(page, "09-console");
+  await page.click(".ks-ptab:has-text('Events')");
+  await page.waitForTimeout(200);
+  await shot(page, "10-events");
+  await page.click(".ks-scenario");
+  await page.waitForSelector(".ks-card");
+  await shot(page, "11-gallery");
+  await page.keyboard.press("Escape");
+
+  // 5. Time travel: scrub back to 2 s and check the new pod is gone from that moment.
+  await page.click("button.ks-round[aria-label='Pause']").catch(() => {});
+  const box = await page.locator(".ks-track").boundingBox();
+  await page.mouse.click(box.x + 2, box.y + box.height / 2);
+  await page.waitForTimeout(300);
+  const clock = await page.textContent(".ks-clock-value");
+  check(clock.startsWith("00:00"), `scrubbing to the start travels back in time (clock ${clock})`);
+
+  // 6. Scenarios through URL parameters, dark theme, embeds.
+  await page.goto(`${base}/index.html?scenario=crashloop&view=lifecycle&speed=10&theme=dark`);
+  await page.waitForFunction(() => [...document.querySelectorAll(".ks-state-node.is-occupied .ks-state-label")].some((e) => e.textContent === "CrashLoopBackOff"), null, { timeout: 30000 });
+  check(true, "?scenario=crashloop reaches CrashLoopBackOff in the lifecycle graph");
+  await shot(page, "12-crashloop-dark");
+  await page.goto(`${base}/index.html?scenario=node-failure&view=cluster&speed=5`);
+  await page.waitForSelector(".ks-node.is-down", { timeout: 30000 });
+  await page.waitForTimeout(4000);
+  await shot(page, "13-node-failure");
+  await page.goto(`${base}/index.html?scenario=big-cluster&view=cluster&speed=max`);
+  await page.waitForSelector("canvas", { timeout: 30000 });
+  await page.waitForTimeout(5000);
+  const bigFrames = await page.evaluate(() => new Promise((resolve) => {
+    const times = []; let last = performance.now();
+    const tick = (t) => { times.push(t - last); last = t; if (times.length < 120) requestAnimationFrame(tick); else resolve(times); };
+    requestAnimationFrame(tick);
+  }));
+  bigFrames.sort((a, b) => a - b);
+  const podCount = await page.evaluate(() => document.querySelector(".ks-summary")?.textContent);
+  console.log(`frame times (1,000-pod scenario, canvas): p50 ${bigFrames[60].toFixed(1)} ms, p95 ${bigFrames[114].toFixed(1)} ms (${podCount})`);
+  await shot(page, "14-big-cluster-canvas");
+  await page.goto(`${base}/embed-example.html`);
+  await page.waitForSelector("#lifecycle .ks-graph", { timeout: 20000 });
+  await page.waitForSelector("#flow .ks-flow-svg", { timeout: 20000 });
+  await page.waitForTimeout(3000);
+  await page.screenshot({ path: path.join(out, "15-embed-example.png"), fullPage: true });
+  console.log("     screenshot 15-embed-example.png");
+  check(await page.locator(".ks.ks-embed").count() === 2, "the docs page embeds two views");
+
+  // 7. Responsive: 768 px.
+  const narrow = await browser.newContext({ viewport: { width: 768, height: 1024 }, colorScheme: "light" });
+  const small = await narrow.newPage();
+  await small.goto(`${base}/index.html`);
+  await small.waitForSelector(".ks-node");
+  await small.waitForTimeout(2500);
+  const overflow = await small.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  check(overflow <= 0, `no horizontal overflow at 768 px (${overflow}px)`);
+  await small.screenshot({ path: path.join(out, "16-tablet-768.png") });
+  console.log("     screenshot 16-tablet-768.png");
+
+  check(errors.length === 0, `no page errors${errors.length ? ": " + errors.slice(0, 3).join(" | ") : ""}`);
+} finally {
+  await browser.close();
+  server.close();
+}
+console.log(failures ? `${failures} check(s) failed` : "all checks passed");
+process.exit(failures ? 1 : 0);

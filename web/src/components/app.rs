@@ -1,0 +1,292 @@
+//! The root component: owns the driver, the reducer and the animation loop.
+
+use crate::components::{cluster::ClusterView, flow::FlowView, gallery::Gallery, header::Header, lifecycle::LifecycleView, panel::SidePanel, pods::PodsView, timeline::Timeline};
+use crate::driver::Driver;
+use crate::engine::{Input, Millis};
+use crate::options::Options;
+use crate::state::{Action, AppState, ConsoleEntry, Theme, View};
+use std::cell::RefCell;
+use std::rc::Rc;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::JsCast;
+use yew::prelude::*;
+
+/// Root props.
+#[derive(Properties, PartialEq, Clone)]
+pub struct AppProps {
+    /// Start-up options.
+    pub options: Options,
+}
+
+/// Shared access to the driver (identity comparison).
+#[derive(Clone)]
+pub struct Sim(pub Rc<RefCell<Driver>>);
+
+impl PartialEq for Sim {
+    fn eq(&self, other: &Sim) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// Everything a view may do, as callbacks (the effects live here, not in the reducer).
+#[derive(Clone, PartialEq)]
+pub struct Controls {
+    /// Dispatch a UI action.
+    pub dispatch: Callback<Action>,
+    /// Apply YAML now (from the editor).
+    pub apply: Callback<String>,
+    /// Run a command line now (`kubectl ...`, `fault ...`).
+    pub command: Callback<String>,
+    /// Travel to a virtual time.
+    pub seek: Callback<Millis>,
+    /// Step to the next (+1) or previous (-1) API write.
+    pub step: Callback<i32>,
+    /// Load a scenario by name.
+    pub load: Callback<String>,
+    /// The driver, for read-only queries while rendering.
+    pub sim: Sim,
+}
+
+/// Wall clock in ms (performance.now), for animation and frame budgets only.
+pub fn wall_now() -> f64 {
+    web_sys::window().and_then(|w| w.performance()).map(|p| p.now()).unwrap_or(0.0)
+}
+
+fn request_frame(callback: &Closure<dyn FnMut(f64)>) {
+    if let Some(window) = web_sys::window() {
+        let _ = window.request_animation_frame(callback.as_ref().unchecked_ref());
+    }
+}
+
+/// Runs `tick` on every animation frame until the returned stopper is called.
+fn animation_loop(mut tick: impl FnMut(f64) + 'static) -> impl FnOnce() {
+    let alive = Rc::new(std::cell::Cell::new(true));
+    let slot: Rc<RefCell<Option<Closure<dyn FnMut(f64)>>>> = Rc::new(RefCell::new(None));
+    let slot_inner = slot.clone();
+    let alive_inner = alive.clone();
+    *slot.borrow_mut() = Some(Closure::new(move |t: f64| {
+        if !alive_inner.get() {
+            return;
+        }
+        tick(t);
+        if let Some(callback) = slot_inner.borrow().as_ref() {
+            request_frame(callback);
+        }
+    }));
+    if let Some(callback) = slot.borrow().as_ref() {
+        request_frame(callback);
+    }
+    move || {
+        alive.set(false);
+    }
+}
+
+/// The app.
+#[function_component(App)]
+pub fn app(props: &AppProps) -> Html {
+    let options = props.options.clone();
+    let sim = {
+        let options = options.clone();
+        use_memo((), move |_| {
+            let scenario = crate::scenarios::by_name(&options.scenario).unwrap_or_else(|| crate::scenarios::all().remove(0));
+            Sim(Rc::new(RefCell::new(Driver::new(scenario, options.seed))))
+        })
+    };
+    let state = {
+        let frame = sim.0.borrow().frame();
+        let options = options.clone();
+        use_reducer(move || AppState::new(&options, frame))
+    };
+    let settings = use_mut_ref(|| (state.playing, state.speed));
+    *settings.borrow_mut() = (state.playing, state.speed);
+
+    let controls = {
+        let dispatcher = state.dispatcher();
+        let sim = (*sim).clone();
+        use_memo((), move |_| {
+            let d = dispatcher.clone();
+            let dispatch = Callback::from(move |action: Action| d.dispatch(action));
+            let apply = {
+                let (d, sim) = (dispatcher.clone(), sim.clone());
+                Callback::from(move |text: String| {
+                    let result = sim.0.borrow_mut().engine_mut().apply_now(Input::Apply { name: "editor.yaml".into(), text });
+                    let frame = sim.0.borrow_mut().refresh(wall_now());
+                    d.dispatch(Action::Applied(Rc::new(result)));
+                    d.dispatch(Action::Frame(frame));
+                })
+            };
+            let command = {
+                let (d, sim) = (dispatcher.clone(), sim.clone());
+                Callback::from(move |line: String| {
+                    let line = line.trim().to_string();
+                    if line.is_empty() {
+                        return;
+                    }
+                    let full = if line.starts_with("kubectl") || line.starts_with("fault") { line.clone() } else { format!("kubectl {line}") };
+                    let t_ms = sim.0.borrow().engine().now();
+                    let result = sim.0.borrow_mut().engine_mut().apply_now(Input::Command(full.clone()));
+                    let frame = sim.0.borrow_mut().refresh(wall_now());
+                    let stdout = result.lines.join("\n");
+                    let stderr = result.errors.iter().map(|e| e.message.clone()).collect::<Vec<_>>().join("\n");
+                    d.dispatch(Action::Console(ConsoleEntry { t_ms, line: full, stdout, stderr }));
+                    d.dispatch(Action::Frame(frame));
+                })
+            };
+            let seek = {
+                let (d, sim) = (dispatcher.clone(), sim.clone());
+                Callback::from(move |t: Millis| {
+                    sim.0.borrow_mut().engine_mut().seek(t);
+                    let frame = sim.0.borrow_mut().refresh(wall_now());
+                    d.dispatch(Action::Frame(frame));
+                })
+            };
+            let step = {
+                let (d, sim) = (dispatcher.clone(), sim.clone());
+                Callback::from(move |direction: i32| {
+                    {
+                        let mut driver = sim.0.borrow_mut();
+                        let engine = driver.engine_mut();
+                        if direction >= 0 {
+                            let limit = engine.now() + 10 * 60_000;
+                            engine.step_to_next_write(limit);
+                        } else {
+                            let now = engine.now();
+                            let previous = engine.activity().iter().rev().find(|t| **t < now).copied().unwrap_or(0);
+                            engine.seek(previous);
+                        }
+                    }
+                    let frame = sim.0.borrow_mut().refresh(wall_now());
+                    d.dispatch(Action::Pause);
+                    d.dispatch(Action::Frame(frame));
+                })
+            };
+            let load = {
+                let (d, sim) = (dispatcher.clone(), sim.clone());
+                Callback::from(move |name: String| {
+                    let Some(scenario) = crate::scenarios::by_name(&name) else { return };
+                    let view = View::parse(scenario.view);
+                    let frame = sim.0.borrow_mut().load(scenario, wall_now());
+                    d.dispatch(Action::ScenarioLoaded(name, frame));
+                    if let Some(view) = view {
+                        d.dispatch(Action::SetView(view));
+                    }
+                    d.dispatch(Action::Play);
+                })
+            };
+            Controls { dispatch, apply, command, seek, step, load, sim }
+        })
+    };
+
+    {
+        let sim = (*sim).clone();
+        let dispatcher = state.dispatcher();
+        let settings = settings.clone();
+        use_effect_with((), move |_| {
+            let mut last: Option<Rc<crate::frame::Frame>> = None;
+            let stop = animation_loop(move |t| {
+                let (playing, speed) = *settings.borrow();
+                let frame = sim.0.borrow_mut().tick(t, playing, speed, 9.0, &wall_now);
+                if last.as_ref().is_none_or(|l| !Rc::ptr_eq(l, &frame)) {
+                    last = Some(frame.clone());
+                    dispatcher.dispatch(Action::Frame(frame));
+                }
+            });
+            move || stop()
+        });
+    }
+
+    // Keyboard: space play/pause, arrows step, [ ] speed. Document-wide for the full app,
+    // on the app element when embedded (several embeds may share a page).
+    let root = use_node_ref();
+    {
+        let controls = (*controls).clone();
+        let embed = state.embed;
+        let root = root.clone();
+        use_effect_with((), move |_| {
+            let handler = Closure::<dyn Fn(web_sys::KeyboardEvent)>::new(move |event: web_sys::KeyboardEvent| {
+                let target_tag = event.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()).map(|e| e.tag_name()).unwrap_or_default();
+                if matches!(target_tag.as_str(), "TEXTAREA" | "INPUT" | "SELECT") || event.ctrl_key() || event.meta_key() || event.alt_key() {
+                    return;
+                }
+                match event.key().as_str() {
+                    " " => {
+                        event.prevent_default();
+                        controls.dispatch.emit(Action::TogglePlay);
+                    }
+                    "ArrowRight" => {
+                        event.prevent_default();
+                        controls.step.emit(1);
+                    }
+                    "ArrowLeft" => {
+                        event.prevent_default();
+                        controls.step.emit(-1);
+                    }
+                    "]" => controls.dispatch.emit(Action::NudgeSpeed(1)),
+                    "[" => controls.dispatch.emit(Action::NudgeSpeed(-1)),
+                    "?" => controls.dispatch.emit(Action::Help(true)),
+                    "Escape" => {
+                        controls.dispatch.emit(Action::Help(false));
+                        controls.dispatch.emit(Action::Gallery(false));
+                    }
+                    _ => {}
+                }
+            });
+            let target: Option<web_sys::EventTarget> = if embed { root.cast::<web_sys::Element>().map(|e| e.into()) } else { web_sys::window().and_then(|w| w.document()).map(|d| d.into()) };
+            if let Some(target) = &target {
+                let _ = target.add_event_listener_with_callback("keydown", handler.as_ref().unchecked_ref());
+            }
+            move || {
+                if let Some(target) = &target {
+                    let _ = target.remove_event_listener_with_callback("keydown", handler.as_ref().unchecked_ref());
+                }
+                drop(handler);
+            }
+        });
+    }
+
+    let frame = state.frame.clone();
+    let on_select = controls.dispatch.reform(Action::Select);
+    let stage = |view: View| -> Html {
+        match view {
+            View::Overview => html! {
+                <div class="ks-overview">
+                    <ClusterView scene={frame.scene.clone()} selection={state.selection.clone()} on_select={on_select.clone()} compact=true />
+                    <LifecycleView frame={frame.clone()} selection={state.selection.clone()} on_select={on_select.clone()} />
+                </div>
+            },
+            View::Cluster => html! { <ClusterView scene={frame.scene.clone()} selection={state.selection.clone()} on_select={on_select.clone()} compact=false /> },
+            View::Lifecycle => html! { <LifecycleView frame={frame.clone()} selection={state.selection.clone()} on_select={on_select.clone()} /> },
+            View::Flow => html! { <FlowView frame={frame.clone()} selection={state.selection.clone()} on_select={on_select.clone()} /> },
+            View::Pods => html! { <PodsView scene={frame.scene.clone()} selection={state.selection.clone()} on_select={on_select.clone()} /> },
+        }
+    };
+    let theme = match state.theme {
+        Theme::Light => "ks-light",
+        Theme::Dark => "ks-dark",
+    };
+    let scenario_title = sim.0.borrow().scenario().title;
+    html! {
+        <ContextProvider<Controls> context={(*controls).clone()}>
+            <div ref={root} class={classes!("ks", theme, state.embed.then_some("ks-embed"), format!("ks-view-{}", state.view.name()))} tabindex="-1" aria-label="kubesim: Kubernetes control-plane simulator">
+                if !state.embed {
+                    <Header view={state.view} theme={state.theme} scenario_title={scenario_title} scene={frame.scene.clone()} />
+                }
+                <div class="ks-body">
+                    <main class="ks-stage" aria-label={format!("{} view", state.view.label())}>
+                        { stage(state.view) }
+                    </main>
+                    if !state.embed {
+                        <SidePanel state={(*state).clone()} />
+                    }
+                </div>
+                <Timeline frame={frame.clone()} playing={state.playing} speed={state.speed} compact={state.embed} />
+                if state.gallery_open {
+                    <Gallery current={state.scenario.clone()} />
+                }
+                if state.help_open {
+                    <crate::components::header::Help />
+                }
+            </div>
+        </ContextProvider<Controls>>
+    }
+}

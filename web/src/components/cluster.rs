@@ -1,0 +1,190 @@
+//! The cluster view: node cards (zone, conditions, taints, requested vs allocatable) with their
+//! pods as chips coloured by kubectl's STATUS, grouped by owner. Large clusters switch to the
+//! canvas renderer.
+
+use crate::components::app::Controls;
+use crate::components::canvas::ClusterCanvas;
+use crate::state::Selection;
+use crate::text::{bytes, cpu, status_class};
+use kubesim_sim::view::{ClusterSnapshot, NodeView, PodView};
+use std::rc::Rc;
+use yew::prelude::*;
+
+/// Above this many pods (or nodes) the cluster view draws on a canvas.
+pub const CANVAS_THRESHOLD_PODS: usize = 300;
+/// Above this many nodes the cluster view draws on a canvas.
+pub const CANVAS_THRESHOLD_NODES: usize = 24;
+
+/// Cluster view props.
+#[derive(Properties, PartialEq)]
+pub struct ClusterProps {
+    /// Nodes and pods.
+    pub scene: Rc<ClusterSnapshot>,
+    /// Selection.
+    pub selection: Selection,
+    /// Select something.
+    pub on_select: Callback<Selection>,
+    /// Overview layout (smaller cards).
+    pub compact: bool,
+}
+
+fn pod_selection(pod: &PodView) -> Selection {
+    Selection::Pod { namespace: pod.namespace.clone(), name: pod.name.clone(), uid: pod.uid.clone() }
+}
+
+fn is_selected(selection: &Selection, pod: &PodView) -> bool {
+    matches!(selection, Selection::Pod { uid, .. } if *uid == pod.uid)
+}
+
+/// A pod chip.
+pub fn pod_chip(pod: &PodView, selection: &Selection, on_select: &Callback<Selection>) -> Html {
+    let class = status_class(&pod.status);
+    let selected = is_selected(selection, pod);
+    let target = pod_selection(pod);
+    let onclick = on_select.reform(move |_: MouseEvent| target.clone());
+    let title = format!("{}/{} · {} · {} ready · {} restarts", pod.namespace, pod.name, pod.status, pod.ready, pod.restarts);
+    html! {
+        <button key={pod.uid.clone()} class={classes!("ks-chip", format!("s-{class}"), selected.then_some("is-selected"))} {title} {onclick}
+            aria-label={format!("pod {} {}", pod.name, pod.status)} aria-pressed={selected.to_string()}>
+            <span class="ks-chip-dot" aria-hidden="true" />
+            <span class="ks-chip-name">{ &pod.name }</span>
+            <span class="ks-chip-status">{ &pod.status }</span>
+        </button>
+    }
+}
+
+fn bar(label: &str, used: i64, total: i64, text: String) -> Html {
+    let pct = if total > 0 { (used as f64 / total as f64 * 100.0).clamp(0.0, 100.0) } else { 0.0 };
+    let level = if pct > 90.0 { "hot" } else if pct > 70.0 { "warm" } else { "cool" };
+    html! {
+        <div class="ks-bar" title={format!("{label}: {text} requested ({pct:.0}%)")}>
+            <span class="ks-bar-label">{ label }</span>
+            <span class="ks-bar-track" role="meter" aria-label={format!("{label} requested")} aria-valuemin="0" aria-valuemax="100" aria-valuenow={format!("{pct:.0}")}>
+                <span class={classes!("ks-bar-fill", level)} style={format!("width:{pct:.1}%")} />
+            </span>
+            <span class="ks-bar-text">{ text }</span>
+        </div>
+    }
+}
+
+fn owner_groups<'a>(pods: &[&'a PodView]) -> Vec<(String, Vec<&'a PodView>)> {
+    let mut groups: Vec<(String, Vec<&PodView>)> = Vec::new();
+    for pod in pods {
+        let owner = pod.owner.clone().unwrap_or_else(|| "no owner".to_string());
+        match groups.iter_mut().find(|(o, _)| *o == owner) {
+            Some((_, list)) => list.push(pod),
+            None => groups.push((owner, vec![pod])),
+        }
+    }
+    groups
+}
+
+fn node_card(node: &NodeView, pods: &[&PodView], props: &ClusterProps, down: bool, controls: &Controls) -> Html {
+    let selected = matches!(&props.selection, Selection::Node(n) if *n == node.name);
+    let name = node.name.clone();
+    let select = props.on_select.reform(move |_: MouseEvent| Selection::Node(name.clone()));
+    let fault = {
+        let command = controls.command.clone();
+        let line = if down { format!("fault node-up {}", node.name) } else { format!("fault node-down {}", node.name) };
+        Callback::from(move |e: MouseEvent| {
+            e.stop_propagation();
+            command.emit(line.clone());
+        })
+    };
+    let (state_class, state_text) = if !node.ready {
+        ("bad", "NotReady")
+    } else if down {
+        ("warn", "Ready · kubelet down")
+    } else if node.unschedulable {
+        ("warn", "Ready · cordoned")
+    } else {
+        ("ok", "Ready")
+    };
+    let groups = owner_groups(pods);
+    html! {
+        <article key={node.name.clone()} class={classes!("ks-node", selected.then_some("is-selected"), (!node.ready || down).then_some("is-down"))} aria-label={format!("node {}", node.name)}>
+            <header class="ks-node-head">
+                <button class="ks-node-name" onclick={select} aria-pressed={selected.to_string()} title="Inspect node">
+                    <span class={classes!("ks-led", state_class)} aria-hidden="true" />
+                    { &node.name }
+                </button>
+                <span class="ks-tag">{ if node.zone.is_empty() { "no zone".to_string() } else { node.zone.clone() } }</span>
+                <span class={classes!("ks-state", state_class)}>{ state_text }</span>
+            </header>
+            <div class="ks-bars">
+                { bar("CPU", node.cpu_requested_milli, node.cpu_allocatable_milli, format!("{} / {}", cpu(node.cpu_requested_milli), cpu(node.cpu_allocatable_milli))) }
+                { bar("Mem", node.memory_requested, node.memory_allocatable, format!("{} / {}", bytes(node.memory_requested), bytes(node.memory_allocatable))) }
+                { bar("Pods", node.pod_count, node.pods_allocatable, format!("{} / {}", node.pod_count, node.pods_allocatable)) }
+            </div>
+            if !node.taints.is_empty() {
+                <div class="ks-taints">{ for node.taints.iter().map(|t| html! { <span class="ks-taint" title="taint">{ t }</span> }) }</div>
+            }
+            <div class="ks-node-pods">
+                if pods.is_empty() {
+                    <span class="ks-empty">{ "no pods" }</span>
+                }
+                { for groups.iter().map(|(owner, list)| html! {
+                    <div class="ks-group" key={owner.clone()}>
+                        <span class="ks-group-label">{ owner }</span>
+                        <div class="ks-chips">{ for list.iter().map(|p| pod_chip(p, &props.selection, &props.on_select)) }</div>
+                    </div>
+                }) }
+            </div>
+            <footer class="ks-node-foot">
+                <button class="ks-link-button" onclick={fault} title={if down { "Restart this node's kubelet (fault node-up)" } else { "Stop this node's kubelet (fault node-down)" }}>
+                    { if down { "▶ Start kubelet" } else { "■ Stop kubelet" } }
+                </button>
+            </footer>
+        </article>
+    }
+}
+
+/// The cluster view.
+#[function_component(ClusterView)]
+pub fn cluster_view(props: &ClusterProps) -> Html {
+    let controls = use_context::<Controls>().expect("controls");
+    let scene = &props.scene;
+    if scene.pods.len() > CANVAS_THRESHOLD_PODS || scene.nodes.len() > CANVAS_THRESHOLD_NODES {
+        return html! { <ClusterCanvas scene={scene.clone()} selection={props.selection.clone()} on_select={props.on_select.clone()} /> };
+    }
+    let down_nodes = controls.sim.0.borrow().engine().nodes_down();
+    let unscheduled: Vec<&PodView> = scene.pods.iter().filter(|p| p.node.is_none()).collect();
+    html! {
+        <section class={classes!("ks-cluster", props.compact.then_some("is-compact"))} aria-label="Nodes">
+            <div class="ks-section-head">
+                <h2>{ "Cluster" }</h2>
+                <span class="ks-muted">{ format!("{} nodes · {} pods", scene.nodes.len(), scene.pods.len()) }</span>
+                <span class="ks-legend" aria-label="Status colours">
+                    <span class="s-ok"><i />{ "Running" }</span>
+                    <span class="s-wait"><i />{ "Pending / creating" }</span>
+                    <span class="s-done"><i />{ "Completed" }</span>
+                    <span class="s-bad"><i />{ "Error / back-off" }</span>
+                    <span class="s-term"><i />{ "Terminating" }</span>
+                </span>
+            </div>
+            <div class="ks-nodes">
+                { for scene.nodes.iter().map(|node| {
+                    let pods: Vec<&PodView> = scene.pods.iter().filter(|p| p.node.as_deref() == Some(node.name.as_str())).collect();
+                    let down = down_nodes.iter().any(|n| *n == node.name);
+                    node_card(node, &pods, props, down, &controls)
+                }) }
+                if !unscheduled.is_empty() {
+                    <article class="ks-node ks-unscheduled" aria-label="Pods not bound to a node">
+                        <header class="ks-node-head">
+                            <span class="ks-node-name is-static"><span class="ks-led wait" aria-hidden="true" />{ "Not scheduled" }</span>
+                            <span class="ks-state wait">{ format!("{} pending", unscheduled.len()) }</span>
+                        </header>
+                        <div class="ks-node-pods">
+                            { for owner_groups(&unscheduled).iter().map(|(owner, list)| html! {
+                                <div class="ks-group" key={owner.clone()}>
+                                    <span class="ks-group-label">{ owner }</span>
+                                    <div class="ks-chips">{ for list.iter().map(|p| pod_chip(p, &props.selection, &props.on_select)) }</div>
+                                </div>
+                            }) }
+                        </div>
+                    </article>
+                }
+            </div>
+        </section>
+    }
+}

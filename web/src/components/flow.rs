@@ -1,0 +1,287 @@
+//! The component flow: kubectl, the API server and its store, the controllers, the scheduler,
+//! the kubelets and their container runtimes, with every API write (from the trace) and every
+//! CRI call (from the world's notes) travelling between them.
+
+use crate::engine::FlowItem;
+use crate::frame::Frame;
+use crate::state::Selection;
+use crate::text::clock;
+use std::rc::Rc;
+use yew::prelude::*;
+
+const W: f64 = 1160.0;
+const H: f64 = 470.0;
+const MAX_NODE_SLOTS: usize = 5;
+
+#[derive(Clone, Debug, PartialEq)]
+struct Place {
+    id: String,
+    label: String,
+    sub: String,
+    x: f64,
+    y: f64,
+    w: f64,
+    h: f64,
+    kind: &'static str,
+}
+
+fn actor_kind(actor: &str) -> &'static str {
+    if actor == "kubectl" {
+        "user"
+    } else if actor == "apiserver" {
+        "api"
+    } else if actor == "scheduler" || actor.contains("scheduler") {
+        "sched"
+    } else if actor.starts_with("kubelet/") {
+        "kubelet"
+    } else if actor.starts_with("cri/") {
+        "cri"
+    } else if actor == "fault" {
+        "fault"
+    } else {
+        "ctrl"
+    }
+}
+
+struct Layout {
+    places: Vec<Place>,
+    node_slots: Vec<String>,
+}
+
+impl Layout {
+    fn new(frame: &Frame) -> Layout {
+        let mut places = vec![
+            Place { id: "kubectl".into(), label: "kubectl".into(), sub: "you".into(), x: 110.0, y: 150.0, w: 150.0, h: 56.0, kind: "user" },
+            Place { id: "fault".into(), label: "fault injector".into(), sub: "node-down / up".into(), x: 110.0, y: 330.0, w: 150.0, h: 56.0, kind: "fault" },
+            Place { id: "apiserver".into(), label: "kube-apiserver".into(), sub: "admission · validation".into(), x: 460.0, y: 240.0, w: 180.0, h: 76.0, kind: "api" },
+            Place { id: "etcd".into(), label: "etcd".into(), sub: format!("revision {}", frame.scene.revision), x: 460.0, y: 410.0, w: 150.0, h: 52.0, kind: "store" },
+        ];
+        // Controllers and the scheduler: the actors seen so far, plus the scheduler always.
+        let mut top: Vec<String> = frame.flow_counts.iter().map(|(a, _)| a.clone()).filter(|a| matches!(actor_kind(a), "ctrl" | "sched")).collect();
+        if !top.iter().any(|a| a == "scheduler") {
+            top.push("scheduler".into());
+        }
+        top.sort_by_key(|a| (actor_kind(a) == "sched", a.clone()));
+        let n = top.len().max(1) as f64;
+        let span = 620.0;
+        for (i, actor) in top.iter().enumerate() {
+            let x = 460.0 - span / 2.0 + span * (i as f64 + 0.5) / n;
+            places.push(Place { id: actor.clone(), label: actor.clone(), sub: String::new(), x, y: 62.0, w: (span / n - 16.0).min(190.0), h: 52.0, kind: actor_kind(actor) });
+        }
+        let mut nodes: Vec<String> = frame.scene.nodes.iter().map(|n| n.name.clone()).collect();
+        nodes.sort();
+        let overflow = nodes.len() > MAX_NODE_SLOTS;
+        let shown: Vec<String> = if overflow { nodes[..MAX_NODE_SLOTS - 1].to_vec() } else { nodes.clone() };
+        let slots = shown.len() + usize::from(overflow);
+        let mut node_slots = Vec::new();
+        for i in 0..slots {
+            let y = 150.0 + (i as f64) * (300.0 / (slots.max(2) - 1) as f64).min(80.0);
+            let (name, label) = if i < shown.len() { (shown[i].clone(), shown[i].clone()) } else { ("…".to_string(), format!("{} more nodes", nodes.len() - shown.len())) };
+            places.push(Place { id: format!("kubelet/{name}"), label: format!("kubelet · {label}"), sub: String::new(), x: 820.0, y, w: 190.0, h: 48.0, kind: "kubelet" });
+            places.push(Place { id: format!("cri/{name}"), label: "containerd".into(), sub: "CRI".into(), x: 1065.0, y, w: 150.0, h: 48.0, kind: "cri" });
+            node_slots.push(name);
+        }
+        Layout { places, node_slots }
+    }
+
+    fn slot_of(&self, id: &str) -> String {
+        for prefix in ["kubelet/", "cri/"] {
+            if let Some(node) = id.strip_prefix(prefix) {
+                if self.node_slots.iter().any(|n| n == node) {
+                    return id.to_string();
+                }
+                return format!("{prefix}…");
+            }
+        }
+        id.to_string()
+    }
+
+    fn find(&self, id: &str) -> Option<&Place> {
+        let id = self.slot_of(id);
+        self.places.iter().find(|p| p.id == id)
+    }
+}
+
+fn edge_point(from: &Place, to: &Place) -> (f64, f64) {
+    let (dx, dy) = (to.x - from.x, to.y - from.y);
+    if dx.abs() < 1e-6 && dy.abs() < 1e-6 {
+        return (from.x, from.y);
+    }
+    let tx = if dx.abs() > 1e-6 { (from.w / 2.0) / dx.abs() } else { f64::INFINITY };
+    let ty = if dy.abs() > 1e-6 { (from.h / 2.0) / dy.abs() } else { f64::INFINITY };
+    let t = tx.min(ty);
+    (from.x + dx * t, from.y + dy * t)
+}
+
+fn segment(a: &Place, b: &Place) -> ((f64, f64), (f64, f64)) {
+    (edge_point(a, b), edge_point(b, a))
+}
+
+fn lerp(a: (f64, f64), b: (f64, f64), t: f64) -> (f64, f64) {
+    (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t)
+}
+
+fn pulse_class(item: &FlowItem) -> &'static str {
+    if item.object.is_none() {
+        "call"
+    } else if item.what.starts_with("ADDED") {
+        "added"
+    } else if item.what.starts_with("DELETED") {
+        "deleted"
+    } else {
+        "modified"
+    }
+}
+
+fn concerns(item: &FlowItem, selection: &Selection) -> bool {
+    match selection {
+        Selection::Pod { namespace, name, .. } => {
+            item.object.as_ref().is_some_and(|k| k.kind == "Pod" && k.namespace == *namespace && k.name == *name) || (item.object.is_none() && item.what.contains(&format!("{namespace}/{name}")))
+        }
+        Selection::Node(name) => item.from == format!("kubelet/{name}") || item.to.ends_with(&format!("/{name}")) || item.object.as_ref().is_some_and(|k| k.kind == "Node" && k.name == *name),
+        Selection::Object(key) => item.object.as_ref() == Some(key),
+        Selection::None => false,
+    }
+}
+
+/// Flow view props.
+#[derive(Properties, PartialEq)]
+pub struct FlowProps {
+    /// The frame.
+    pub frame: Rc<Frame>,
+    /// Selection (its messages are highlighted).
+    pub selection: Selection,
+    /// Select something.
+    pub on_select: Callback<Selection>,
+}
+
+/// The component flow view.
+#[function_component(FlowView)]
+pub fn flow_view(props: &FlowProps) -> Html {
+    let frame = &props.frame;
+    let layout = Layout::new(frame);
+    let count_of = |id: &str| frame.flow_counts.iter().find(|(a, _)| a == id).map(|(_, n)| *n).unwrap_or(0);
+    let api = layout.find("apiserver").cloned().expect("apiserver place");
+    let etcd = layout.find("etcd").cloned().expect("etcd place");
+    let active: Vec<String> = frame.pulses.iter().filter(|p| p.progress < 0.35).map(|p| layout.slot_of(&p.item.from)).collect();
+
+    // Static wires.
+    let mut wires: Vec<Html> = Vec::new();
+    for place in &layout.places {
+        let target = match place.kind {
+            "user" | "ctrl" | "sched" | "kubelet" => Some(&api),
+            "api" => Some(&etcd),
+            _ => None,
+        };
+        if let Some(target) = target {
+            let (a, b) = segment(place, target);
+            wires.push(html! { <line key={format!("w-{}", place.id)} x1={format!("{:.1}", a.0)} y1={format!("{:.1}", a.1)} x2={format!("{:.1}", b.0)} y2={format!("{:.1}", b.1)} class="ks-wire" /> });
+        }
+        if place.kind == "kubelet" {
+            if let Some(cri) = layout.find(&place.id.replace("kubelet/", "cri/")) {
+                let (a, b) = segment(place, cri);
+                wires.push(html! { <line key={format!("c-{}", place.id)} x1={format!("{:.1}", a.0)} y1={format!("{:.1}", a.1)} x2={format!("{:.1}", b.0)} y2={format!("{:.1}", b.1)} class="ks-wire is-cri" /> });
+            }
+        }
+        if place.kind == "fault" {
+            for kubelet in layout.places.iter().filter(|p| p.kind == "kubelet").take(1) {
+                let (a, b) = segment(place, kubelet);
+                wires.push(html! { <line key="w-fault" x1={format!("{:.1}", a.0)} y1={format!("{:.1}", a.1)} x2={format!("{:.1}", b.0)} y2={format!("{:.1}", b.1)} class="ks-wire is-fault" /> });
+            }
+        }
+    }
+
+    let boxes = layout.places.iter().map(|place| {
+        let count = if place.kind == "cri" { 0 } else { count_of(&place.id) };
+        let sub = if place.kind == "api" || place.kind == "store" || place.kind == "cri" || place.kind == "fault" {
+            place.sub.clone()
+        } else if count > 0 {
+            format!("{count} writes")
+        } else {
+            "idle".to_string()
+        };
+        let flashing = active.contains(&place.id);
+        let selected = match &props.selection {
+            Selection::Node(n) => place.id == format!("kubelet/{n}") || place.id == format!("cri/{n}"),
+            _ => false,
+        };
+        html! {
+            <g key={place.id.clone()} class={classes!("ks-comp", format!("k-{}", place.kind), flashing.then_some("is-active"), selected.then_some("is-selected"))} role="group" aria-label={place.label.clone()}>
+                <rect x={format!("{:.1}", place.x - place.w / 2.0)} y={format!("{:.1}", place.y - place.h / 2.0)} width={format!("{:.1}", place.w)} height={format!("{:.1}", place.h)} rx="10" />
+                <text x={format!("{:.1}", place.x)} y={format!("{:.1}", place.y - 3.0)} text-anchor="middle" class="ks-comp-label">{ &place.label }</text>
+                <text x={format!("{:.1}", place.x)} y={format!("{:.1}", place.y + 14.0)} text-anchor="middle" class="ks-comp-sub">{ sub }</text>
+            </g>
+        }
+    });
+
+    let pulses = frame.pulses.iter().filter_map(|pulse| {
+        let item = &pulse.item;
+        let from = layout.find(&item.from)?;
+        let highlighted = concerns(item, &props.selection);
+        let (x, y) = if item.to == "apiserver" {
+            let (a, b) = segment(from, &api);
+            if pulse.progress < 0.62 {
+                lerp(a, b, pulse.progress / 0.62)
+            } else {
+                let (c, d) = segment(&api, &etcd);
+                lerp(c, d, (pulse.progress - 0.62) / 0.38)
+            }
+        } else {
+            let to = layout.find(&item.to)?;
+            let (a, b) = segment(from, to);
+            lerp(a, b, pulse.progress)
+        };
+        Some(html! {
+            <circle key={pulse.id} cx={format!("{x:.1}")} cy={format!("{y:.1}")} r={if highlighted { "8" } else { "5.5" }} class={classes!("ks-pulse", pulse_class(item), highlighted.then_some("is-selected"))}>
+                <title>{ format!("{} → {}: {}", item.from, item.to, item.what) }</title>
+            </circle>
+        })
+    });
+
+    let log = frame.flow_log.iter().rev().filter(|i| !i.object.as_ref().is_some_and(|k| k.resource == "leases")).take(80).map(|item| {
+        let highlighted = concerns(item, &props.selection);
+        let select = item.object.clone().map(|key| {
+            let scene_pod = frame.scene.pods.iter().find(|p| key.kind == "Pod" && p.namespace == key.namespace && p.name == key.name);
+            match (key.kind.as_str(), scene_pod) {
+                ("Pod", Some(p)) => Selection::Pod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() },
+                ("Node", _) => Selection::Node(key.name.clone()),
+                _ => Selection::Object(key),
+            }
+        });
+        let onclick = select.map(|s| props.on_select.reform(move |_: MouseEvent| s.clone()));
+        html! {
+            <tr class={classes!(highlighted.then_some("is-selected"), onclick.is_some().then_some("is-clickable"))} onclick={onclick}>
+                <td class="ks-mono">{ clock(item.t_ms) }</td>
+                <td class="ks-mono">{ &item.from }</td>
+                <td class="ks-mono">{ &item.to }</td>
+                <td><span class={classes!("ks-dot", pulse_class(item))} />{ &item.what }</td>
+            </tr>
+        }
+    });
+
+    html! {
+        <section class="ks-flow" aria-label="Component flow">
+            <div class="ks-section-head">
+                <h2>{ "Component flow" }</h2>
+                <span class="ks-muted">{ "API writes (from the trace) and container-runtime calls (from the kubelets), as they happen" }</span>
+                <span class="ks-legend">
+                    <span class="f-added"><i />{ "created" }</span>
+                    <span class="f-modified"><i />{ "updated" }</span>
+                    <span class="f-deleted"><i />{ "deleted" }</span>
+                    <span class="f-call"><i />{ "CRI call" }</span>
+                </span>
+            </div>
+            <svg class="ks-flow-svg" viewBox={format!("0 0 {W} {H}")} role="img" aria-label="Components and the messages between them">
+                <g>{ for wires }</g>
+                <g>{ for boxes }</g>
+                <g>{ for pulses }</g>
+            </svg>
+            <div class="ks-flow-log">
+                <table class="ks-table">
+                    <thead><tr><th>{ "TIME" }</th><th>{ "FROM" }</th><th>{ "TO" }</th><th>{ "MESSAGE" }</th></tr></thead>
+                    <tbody>{ for log }</tbody>
+                </table>
+            </div>
+        </section>
+    }
+}

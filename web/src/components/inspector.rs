@@ -1,0 +1,381 @@
+//! Inspectors: the selected object at the current moment (YAML), its history from the trace
+//! with a diff against the previous version, and for pods the scheduler's explanation (filter
+//! verdicts and scores per node from the `kubesim.dev/*` annotations) and the lifecycle path.
+
+use crate::components::app::Controls;
+use crate::components::lifecycle::category;
+use crate::frame::Frame;
+use crate::state::{Action, Selection};
+use crate::text::{clock, diff_lines, status_class, to_yaml, DiffLine};
+use kubesim_sim::view::{self, ObjectKey, ObjectVersion, SchedulingExplanation};
+use std::rc::Rc;
+use yew::prelude::*;
+
+/// Inspector props.
+#[derive(Properties, PartialEq)]
+pub struct InspectorProps {
+    /// What to inspect.
+    pub selection: Selection,
+    /// The frame (for the revision).
+    pub frame: Rc<Frame>,
+}
+
+fn key_of(selection: &Selection) -> Option<ObjectKey> {
+    match selection {
+        Selection::Pod { namespace, name, .. } => Some(ObjectKey { group: String::new(), resource: "pods".into(), kind: "Pod".into(), namespace: namespace.clone(), name: name.clone() }),
+        Selection::Node(name) => Some(ObjectKey { group: String::new(), resource: "nodes".into(), kind: "Node".into(), namespace: String::new(), name: name.clone() }),
+        Selection::Object(key) => Some(key.clone()),
+        Selection::None => None,
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tab {
+    Summary,
+    Explain,
+    Yaml,
+    History,
+}
+
+/// The inspector.
+#[function_component(Inspector)]
+pub fn inspector(props: &InspectorProps) -> Html {
+    let controls = use_context::<Controls>().expect("controls");
+    let tab = use_state(|| Tab::Summary);
+    let revision = props.frame.scene.revision;
+    let generation = props.frame.generation;
+    let Some(key) = key_of(&props.selection) else {
+        return html! { <ObjectBrowser frame={props.frame.clone()} /> };
+    };
+    let is_pod = matches!(props.selection, Selection::Pod { .. });
+    let versions: Rc<Vec<ObjectVersion>> = {
+        let sim = controls.sim.clone();
+        let key = key.clone();
+        use_memo((key, revision, generation), move |(key, _, _)| view::object_versions(sim.0.borrow().engine().world(), key))
+    };
+    let current = view::object_json(controls.sim.0.borrow().engine().world(), &key);
+    let tabs = [(Tab::Summary, "Summary"), (Tab::Explain, "Scheduling"), (Tab::Yaml, "YAML"), (Tab::History, "History")];
+    let active = if !is_pod && matches!(*tab, Tab::Explain) { Tab::Summary } else { *tab };
+    let clear = controls.dispatch.reform(|_: MouseEvent| Action::Select(Selection::None));
+    let body = match active {
+        Tab::Summary => summary(&props.selection, &key, &controls, current.as_ref(), &versions),
+        Tab::Explain => {
+            let detail = view::pod_detail(controls.sim.0.borrow().engine().world(), &key.namespace, &key.name);
+            match detail {
+                Some(detail) => explanation(&detail.scheduling),
+                None => html! { <p class="ks-muted">{ "The pod no longer exists." }</p> },
+            }
+        }
+        Tab::Yaml => match &current {
+            Some(json) => html! { <pre class="ks-yaml">{ to_yaml(json) }</pre> },
+            None => html! { <p class="ks-muted">{ "Deleted: see History for its last version." }</p> },
+        },
+        Tab::History => html! { <History versions={versions.clone()} /> },
+    };
+    html! {
+        <div class="ks-inspector">
+            <div class="ks-inspect-head">
+                <div>
+                    <div class="ks-kind">{ &key.kind }{ if key.namespace.is_empty() { String::new() } else { format!(" · {}", key.namespace) } }</div>
+                    <h3 class="ks-inspect-name">{ &key.name }</h3>
+                </div>
+                <button class="ks-icon-button" onclick={clear} aria-label="Back to all objects" title="All objects">{ "✕" }</button>
+            </div>
+            <nav class="ks-subtabs" role="tablist">
+                { for tabs.iter().filter(|(t, _)| is_pod || *t != Tab::Explain).map(|(t, label)| {
+                    let t = *t;
+                    let tab = tab.clone();
+                    html! { <button role="tab" class={classes!("ks-subtab", (t == active).then_some("is-active"))} aria-selected={(t == active).to_string()} onclick={Callback::from(move |_: MouseEvent| tab.set(t))}>{ *label }</button> }
+                }) }
+            </nav>
+            <div class="ks-inspect-body">{ body }</div>
+        </div>
+    }
+}
+
+fn summary(selection: &Selection, key: &ObjectKey, controls: &Controls, current: Option<&serde_json::Value>, versions: &[ObjectVersion]) -> Html {
+    let world_ref = controls.sim.0.borrow();
+    let world = world_ref.engine().world();
+    let meta = |json: &serde_json::Value, field: &str| json.pointer(field).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).unwrap_or_default();
+    let written = html! {
+        <div class="ks-kv">
+            <span>{ "versions" }</span><span>{ versions.len() }</span>
+            <span>{ "first written" }</span><span>{ versions.first().map(|v| format!("{} by {}", clock(v.t_ms), v.actor)).unwrap_or_default() }</span>
+            <span>{ "last written" }</span><span>{ versions.last().map(|v| format!("{} by {}", clock(v.t_ms), v.actor)).unwrap_or_default() }</span>
+            if let Some(json) = current {
+                <span>{ "resourceVersion" }</span><span class="ks-mono">{ meta(json, "/metadata/resourceVersion") }</span>
+                <span>{ "uid" }</span><span class="ks-mono">{ meta(json, "/metadata/uid") }</span>
+            }
+        </div>
+    };
+    match selection {
+        Selection::Pod { uid, .. } => {
+            let detail = view::pod_detail(world, &key.namespace, &key.name);
+            let path = world_ref.engine().pod_path(uid).cloned();
+            html! {
+                <>
+                    if let Some(detail) = &detail {
+                        <div class="ks-kv">
+                            <span>{ "status" }</span><span><span class={classes!("ks-status-pill", format!("s-{}", status_class(&detail.view.status)))}>{ &detail.view.status }</span></span>
+                            <span>{ "ready" }</span><span>{ &detail.view.ready }</span>
+                            <span>{ "restarts" }</span><span>{ detail.view.restarts }</span>
+                            <span>{ "node" }</span><span>{ detail.view.node.clone().unwrap_or_else(|| "—".into()) }</span>
+                            <span>{ "IP" }</span><span class="ks-mono">{ detail.view.ip.clone().unwrap_or_else(|| "—".into()) }</span>
+                            <span>{ "owner" }</span><span>{ detail.view.owner.clone().unwrap_or_else(|| "—".into()) }</span>
+                        </div>
+                        <h4>{ "Containers" }</h4>
+                        <table class="ks-table">
+                            <thead><tr><th>{ "NAME" }</th><th>{ "IMAGE" }</th><th>{ "STATE" }</th></tr></thead>
+                            <tbody>{ for detail.containers.iter().map(|(n, i, s)| html! { <tr><td>{ n }</td><td class="ks-mono">{ i }</td><td>{ s }</td></tr> }) }</tbody>
+                        </table>
+                        <h4>{ "Conditions" }</h4>
+                        <table class="ks-table">
+                            <thead><tr><th>{ "TYPE" }</th><th>{ "STATUS" }</th><th>{ "REASON" }</th></tr></thead>
+                            <tbody>{ for detail.conditions.iter().map(|(t, s, r)| html! { <tr><td>{ t }</td><td class={if s == "True" { "ks-true" } else { "ks-false" }}>{ s }</td><td>{ r }</td></tr> }) }</tbody>
+                        </table>
+                    } else {
+                        <p class="ks-muted">{ "This pod has been deleted." }</p>
+                    }
+                    if let Some(path) = path {
+                        <h4>{ "Lifecycle path" }</h4>
+                        <ol class="ks-timeline-list">
+                            { for path.steps.iter().map(|(t, state, status, actor)| html! {
+                                <li class={format!("c-{}", category(*state))}>
+                                    <span class="ks-mono">{ clock(*t) }</span>
+                                    <b>{ state.label() }</b>
+                                    <span class="ks-muted">{ format!("{status} · {actor}") }</span>
+                                </li>
+                            }) }
+                            if let Some(t) = path.deleted_ms {
+                                <li class="c-gone"><span class="ks-mono">{ clock(t) }</span><b>{ "deleted" }</b></li>
+                            }
+                        </ol>
+                    }
+                    <h4>{ "Writes" }</h4>
+                    { written }
+                </>
+            }
+        }
+        Selection::Node(_) => {
+            let scene = kubesim_sim::view::snapshot(world);
+            let node = scene.nodes.iter().find(|n| n.name == key.name).cloned();
+            let pods: Vec<_> = scene.pods.iter().filter(|p| p.node.as_deref() == Some(key.name.as_str())).collect();
+            let conditions: Vec<(String, String, String)> = current
+                .and_then(|j| j.pointer("/status/conditions"))
+                .and_then(|c| c.as_array())
+                .map(|list| list.iter().map(|c| (meta(c, "/type"), meta(c, "/status"), meta(c, "/reason"))).collect())
+                .unwrap_or_default();
+            html! {
+                <>
+                    if let Some(node) = node {
+                        <div class="ks-kv">
+                            <span>{ "ready" }</span><span class={if node.ready { "ks-true" } else { "ks-false" }}>{ node.ready.to_string() }</span>
+                            <span>{ "zone" }</span><span>{ node.zone.clone() }</span>
+                            <span>{ "schedulable" }</span><span>{ (!node.unschedulable).to_string() }</span>
+                            <span>{ "taints" }</span><span>{ if node.taints.is_empty() { "none".to_string() } else { node.taints.join(", ") } }</span>
+                            <span>{ "cpu requested" }</span><span>{ format!("{} / {}", crate::text::cpu(node.cpu_requested_milli), crate::text::cpu(node.cpu_allocatable_milli)) }</span>
+                            <span>{ "memory requested" }</span><span>{ format!("{} / {}", crate::text::bytes(node.memory_requested), crate::text::bytes(node.memory_allocatable)) }</span>
+                            <span>{ "pods" }</span><span>{ format!("{} / {}", node.pod_count, node.pods_allocatable) }</span>
+                        </div>
+                    }
+                    <h4>{ "Conditions" }</h4>
+                    <table class="ks-table">
+                        <thead><tr><th>{ "TYPE" }</th><th>{ "STATUS" }</th><th>{ "REASON" }</th></tr></thead>
+                        <tbody>{ for conditions.iter().map(|(t, s, r)| html! { <tr><td>{ t }</td><td>{ s }</td><td>{ r }</td></tr> }) }</tbody>
+                    </table>
+                    <h4>{ format!("Pods ({})", pods.len()) }</h4>
+                    <ul class="ks-plain-list">{ for pods.iter().map(|p| html! { <li><span class={classes!("ks-status-pill", format!("s-{}", status_class(&p.status)))}>{ &p.status }</span>{ " " }{ &p.name }</li> }) }</ul>
+                    <h4>{ "Writes" }</h4>
+                    { written }
+                </>
+            }
+        }
+        _ => written,
+    }
+}
+
+fn explanation(explanation: &SchedulingExplanation) -> Html {
+    if explanation.is_empty() {
+        return html! { <p class="ks-muted">{ "No scheduling decision recorded on this pod yet (the scheduler writes kubesim.dev/filter-result, score-result, finalscore-result and selected-node annotations when it decides)." }</p> };
+    }
+    let plugins = |rows: &[(String, Vec<(String, String)>)]| -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for (_, list) in rows {
+            for (plugin, _) in list {
+                if !names.contains(plugin) {
+                    names.push(plugin.clone());
+                }
+            }
+        }
+        names
+    };
+    let filter_plugins = plugins(&explanation.filter);
+    let selected = explanation.selected.clone().unwrap_or_default();
+    let score_rows: Vec<(String, Vec<(String, String)>)> = explanation.final_scores.iter().map(|(n, l)| (n.clone(), l.iter().map(|(p, s)| (p.clone(), s.to_string())).collect())).collect();
+    let score_plugins = plugins(&score_rows);
+    let raw = |node: &str, plugin: &str| explanation.scores.iter().find(|(n, _)| n == node).and_then(|(_, l)| l.iter().find(|(p, _)| p == plugin)).map(|(_, s)| *s);
+    html! {
+        <>
+            <div class="ks-kv">
+                <span>{ "selected node" }</span><span><b>{ if selected.is_empty() { "none".to_string() } else { selected.clone() } }</b></span>
+            </div>
+            <h4>{ "Filter" }</h4>
+            <div class="ks-scroll-x">
+                <table class="ks-table ks-matrix">
+                    <thead><tr><th>{ "NODE" }</th>{ for filter_plugins.iter().map(|p| html! { <th title={p.clone()}>{ p }</th> }) }</tr></thead>
+                    <tbody>
+                        { for explanation.filter.iter().map(|(node, list)| html! {
+                            <tr class={classes!((*node == selected).then_some("is-selected"))}>
+                                <td class="ks-mono">{ node }</td>
+                                { for filter_plugins.iter().map(|p| {
+                                    let verdict = list.iter().find(|(q, _)| q == p).map(|(_, v)| v.clone());
+                                    match verdict {
+                                        Some(v) if v == "passed" => html! { <td class="ks-pass" title="passed">{ "✓" }</td> },
+                                        Some(v) => html! { <td class="ks-fail" title={v.clone()}>{ v }</td> },
+                                        None => html! { <td class="ks-muted">{ "—" }</td> },
+                                    }
+                                }) }
+                            </tr>
+                        }) }
+                    </tbody>
+                </table>
+            </div>
+            if !score_rows.is_empty() {
+                <h4>{ "Score (normalized × weight, raw in brackets)" }</h4>
+                <div class="ks-scroll-x">
+                    <table class="ks-table ks-matrix">
+                        <thead><tr><th>{ "NODE" }</th>{ for score_plugins.iter().map(|p| html! { <th title={p.clone()}>{ p }</th> }) }<th>{ "TOTAL" }</th></tr></thead>
+                        <tbody>
+                            { for score_rows.iter().map(|(node, list)| {
+                                let total: i64 = list.iter().map(|(_, s)| s.parse::<i64>().unwrap_or(0)).sum();
+                                html! {
+                                    <tr class={classes!((*node == selected).then_some("is-selected"))}>
+                                        <td class="ks-mono">{ node }</td>
+                                        { for score_plugins.iter().map(|p| {
+                                            let v = list.iter().find(|(q, _)| q == p).map(|(_, v)| v.clone()).unwrap_or_else(|| "—".into());
+                                            let r = raw(node, p).map(|r| format!(" ({r})")).unwrap_or_default();
+                                            html! { <td class="ks-num">{ v }<span class="ks-muted">{ r }</span></td> }
+                                        }) }
+                                        <td class="ks-num"><b>{ total }</b></td>
+                                    </tr>
+                                }
+                            }) }
+                        </tbody>
+                    </table>
+                </div>
+            }
+        </>
+    }
+}
+
+/// History props.
+#[derive(Properties, PartialEq)]
+pub struct HistoryProps {
+    /// Versions, oldest first.
+    pub versions: Rc<Vec<ObjectVersion>>,
+}
+
+/// Every version from the trace, with a diff against the previous one.
+#[function_component(History)]
+pub fn history(props: &HistoryProps) -> Html {
+    let chosen = use_state(|| None::<usize>);
+    let versions = &props.versions;
+    if versions.is_empty() {
+        return html! { <p class="ks-muted">{ "No writes recorded." }</p> };
+    }
+    let index = chosen.unwrap_or(versions.len() - 1).min(versions.len() - 1);
+    let version = &versions[index];
+    let new_yaml = to_yaml(&version.json);
+    let old_yaml = if index > 0 { to_yaml(&versions[index - 1].json) } else { String::new() };
+    let diff = diff_lines(&old_yaml, &new_yaml);
+    // Show changed lines with 2 lines of context.
+    let changed: Vec<bool> = diff.iter().map(|d| !matches!(d, DiffLine::Same(_))).collect();
+    let near = |i: usize| (i.saturating_sub(2)..=(i + 2).min(diff.len() - 1)).any(|j| changed[j]);
+    let mut rows = Vec::new();
+    let mut skipped = 0;
+    for (i, line) in diff.iter().enumerate() {
+        if index > 0 && !near(i) {
+            skipped += 1;
+            continue;
+        }
+        if skipped > 0 {
+            rows.push(html! { <div class="ks-diff-skip">{ format!("… {skipped} unchanged lines") }</div> });
+            skipped = 0;
+        }
+        rows.push(match line {
+            DiffLine::Same(l) => html! { <div class="ks-diff-same">{ format!("  {l}") }</div> },
+            DiffLine::Added(l) => html! { <div class="ks-diff-add">{ format!("+ {l}") }</div> },
+            DiffLine::Removed(l) => html! { <div class="ks-diff-del">{ format!("- {l}") }</div> },
+        });
+    }
+    if skipped > 0 {
+        rows.push(html! { <div class="ks-diff-skip">{ format!("… {skipped} unchanged lines") }</div> });
+    }
+    html! {
+        <div class="ks-history">
+            <ol class="ks-versions">
+                { for versions.iter().enumerate().rev().map(|(i, v)| {
+                    let chosen = chosen.clone();
+                    html! {
+                        <li>
+                            <button class={classes!("ks-version", (i == index).then_some("is-active"))} onclick={Callback::from(move |_: MouseEvent| chosen.set(Some(i)))}>
+                                <span class="ks-mono">{ clock(v.t_ms) }</span>
+                                <span class={classes!("ks-etype", v.event_type.to_ascii_lowercase())}>{ v.event_type }</span>
+                                <span class="ks-actor">{ &v.actor }</span>
+                                <span class="ks-muted ks-mono">{ format!("rv {}", v.revision) }</span>
+                            </button>
+                        </li>
+                    }
+                }) }
+            </ol>
+            <div class="ks-diff" aria-label="Changes against the previous version">
+                <div class="ks-diff-title">{ if index == 0 { "created".to_string() } else { format!("changes since {}", clock(versions[index - 1].t_ms)) } }</div>
+                { for rows }
+            </div>
+        </div>
+    }
+}
+
+/// Object browser props.
+#[derive(Properties, PartialEq)]
+pub struct ObjectBrowserProps {
+    /// For the revision.
+    pub frame: Rc<Frame>,
+}
+
+/// Every object in the store, by kind.
+#[function_component(ObjectBrowser)]
+pub fn object_browser(props: &ObjectBrowserProps) -> Html {
+    let controls = use_context::<Controls>().expect("controls");
+    let keys = {
+        let sim = controls.sim.clone();
+        use_memo((props.frame.scene.revision, props.frame.generation), move |_| view::object_keys(sim.0.borrow().engine().world()))
+    };
+    let mut kinds: Vec<(String, Vec<ObjectKey>)> = Vec::new();
+    for key in keys.iter().filter(|k| k.kind != "Event" && k.kind != "Lease") {
+        match kinds.iter_mut().find(|(k, _)| *k == key.kind) {
+            Some((_, list)) => list.push(key.clone()),
+            None => kinds.push((key.kind.clone(), vec![key.clone()])),
+        }
+    }
+    html! {
+        <div class="ks-browser">
+            <p class="ks-muted">{ "Select a pod or node in a view, or any object here, to see its YAML at this moment, every version the trace recorded (with diffs) and, for pods, the scheduler's reasoning." }</p>
+            { for kinds.iter().map(|(kind, list)| html! {
+                <details open={matches!(kind.as_str(), "Pod" | "Deployment" | "ReplicaSet" | "Node" | "Job")}>
+                    <summary>{ format!("{kind} ({})", list.len()) }</summary>
+                    <ul class="ks-plain-list">
+                        { for list.iter().map(|key| {
+                            let selection = match key.kind.as_str() {
+                                "Node" => Selection::Node(key.name.clone()),
+                                _ => Selection::Object(key.clone()),
+                            };
+                            let onclick = controls.dispatch.reform(move |_: MouseEvent| Action::Select(selection.clone()));
+                            html! { <li><button class="ks-link-button" {onclick}>{ if key.namespace.is_empty() { key.name.clone() } else { format!("{}/{}", key.namespace, key.name) } }</button></li> }
+                        }) }
+                    </ul>
+                </details>
+            }) }
+        </div>
+    }
+}

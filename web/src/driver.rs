@@ -1,0 +1,253 @@
+//! The driver: maps wall time to virtual time, runs the engine within a per-frame budget, and
+//! turns what happened into a [`Frame`] (including the wall-clock animations of messages and
+//! pods). It takes wall time as arguments and never reads a clock itself, so it is testable.
+
+use crate::engine::{Engine, FlowItem, Millis, Transition};
+use crate::frame::{Frame, Marker, Mover, Perf, Pulse};
+use crate::scenarios::Scenario;
+use kubesim_sim::view;
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
+
+/// How long a message takes to cross the flow view (wall ms).
+pub const PULSE_MS: f64 = 1100.0;
+/// How long a pod takes to cross a lifecycle edge (wall ms).
+pub const MOVER_MS: f64 = 900.0;
+/// At most this many messages animate at once; the rest only go to the log.
+pub const MAX_PULSES: usize = 48;
+/// At most this many pods animate at once.
+pub const MAX_MOVERS: usize = 160;
+/// Messages kept for the log.
+pub const LOG_LEN: usize = 300;
+/// At "max" speed, one frame may advance at most this much virtual time.
+pub const MAX_SPEED_WINDOW_MS: Millis = 5 * 60_000;
+
+/// The driver.
+pub struct Driver {
+    engine: Engine,
+    scenario: Scenario,
+    last_wall: Option<f64>,
+    carry_ms: f64,
+    generation: u64,
+    transitions_cursor: usize,
+    pulse_seq: u64,
+    pulses: VecDeque<(u64, Rc<FlowItem>, f64)>,
+    movers: VecDeque<(Transition, f64)>,
+    flow_log: VecDeque<Rc<FlowItem>>,
+    flow_counts: BTreeMap<String, u32>,
+    frame: Rc<Frame>,
+    frame_walls: VecDeque<f64>,
+    lagging: bool,
+    sim_ms: f64,
+}
+
+impl Driver {
+    /// A driver at t=0 of `scenario`.
+    pub fn new(scenario: Scenario, seed: u64) -> Driver {
+        let engine = Engine::new(seed, scenario.inputs.clone());
+        let mut driver = Driver {
+            engine,
+            scenario,
+            last_wall: None,
+            carry_ms: 0.0,
+            generation: 0,
+            transitions_cursor: 0,
+            pulse_seq: 0,
+            pulses: VecDeque::new(),
+            movers: VecDeque::new(),
+            flow_log: VecDeque::new(),
+            flow_counts: BTreeMap::new(),
+            frame: Rc::new(Frame::empty()),
+            frame_walls: VecDeque::new(),
+            lagging: false,
+            sim_ms: 0.0,
+        };
+        driver.collect(0.0, true);
+        driver
+    }
+
+    /// Replaces the scenario (a new world at t=0).
+    pub fn load(&mut self, scenario: Scenario, wall_now: f64) -> Rc<Frame> {
+        let seed = self.engine.seed();
+        self.engine = Engine::new(seed, scenario.inputs.clone());
+        self.scenario = scenario;
+        self.generation = 0;
+        self.last_wall = None;
+        self.collect(wall_now, true)
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The engine, for inputs and time travel; call [`Driver::refresh`] afterwards.
+    pub fn engine_mut(&mut self) -> &mut Engine {
+        &mut self.engine
+    }
+
+    /// The scenario.
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+
+    /// The latest frame.
+    pub fn frame(&self) -> Rc<Frame> {
+        self.frame.clone()
+    }
+
+    /// One animation frame: advances virtual time by the wall time since the last tick × speed
+    /// (speed 0 = as much as `budget_ms` of wall time allows), then builds the frame.
+    /// `clock` reads the wall clock (ms) for the budget.
+    pub fn tick(&mut self, wall_now: f64, playing: bool, speed: f64, budget_ms: f64, clock: &dyn Fn() -> f64) -> Rc<Frame> {
+        let dt = self.last_wall.map_or(0.0, |last| (wall_now - last).clamp(0.0, 100.0));
+        self.last_wall = Some(wall_now);
+        self.frame_walls.push_back(wall_now);
+        while self.frame_walls.front().is_some_and(|w| wall_now - w > 1000.0) {
+            self.frame_walls.pop_front();
+        }
+        if playing {
+            let now = self.engine.now();
+            let target = if speed <= 0.0 {
+                now + MAX_SPEED_WINDOW_MS
+            } else {
+                self.carry_ms += dt * speed;
+                let whole = self.carry_ms.floor();
+                self.carry_ms -= whole;
+                now + whole as Millis
+            };
+            if target > now {
+                let start = clock();
+                let reached = self.engine.advance(target, &mut || clock() - start > budget_ms);
+                self.sim_ms = clock() - start;
+                self.lagging = !reached && speed > 0.0;
+            }
+        } else {
+            self.carry_ms = 0.0;
+            self.lagging = false;
+        }
+        self.collect(wall_now, false)
+    }
+
+    /// Rebuilds the frame after a direct engine operation (apply, seek, step).
+    pub fn refresh(&mut self, wall_now: f64) -> Rc<Frame> {
+        self.collect(wall_now, true)
+    }
+
+    fn collect(&mut self, wall_now: f64, force: bool) -> Rc<Frame> {
+        let mut changed = force;
+        let new_flow = self.engine.take_flow();
+        if self.engine.generation() != self.generation {
+            // Rebuilt (time travel or a new scenario): drop animations, recount from the
+            // history the rebuild replayed.
+            self.generation = self.engine.generation();
+            self.pulses.clear();
+            self.movers.clear();
+            self.flow_log.clear();
+            self.flow_counts.clear();
+            for item in &new_flow {
+                *self.flow_counts.entry(item.from.clone()).or_insert(0) += 1;
+            }
+            let skip = new_flow.len().saturating_sub(LOG_LEN);
+            self.flow_log.extend(new_flow.into_iter().skip(skip).map(Rc::new));
+            self.transitions_cursor = self.engine.transitions().len();
+            changed = true;
+        } else if !new_flow.is_empty() {
+            changed = true;
+            let first_animated = new_flow.len().saturating_sub(MAX_PULSES);
+            for (n, item) in new_flow.into_iter().enumerate() {
+                *self.flow_counts.entry(item.from.clone()).or_insert(0) += 1;
+                let item = Rc::new(item);
+                let housekeeping = item.object.as_ref().is_some_and(|k| crate::engine::is_housekeeping(&k.resource));
+                if n >= first_animated && !housekeeping {
+                    self.pulse_seq += 1;
+                    self.pulses.push_back((self.pulse_seq, item.clone(), wall_now));
+                }
+                self.flow_log.push_back(item);
+            }
+            while self.pulses.len() > MAX_PULSES {
+                self.pulses.pop_front();
+            }
+            while self.flow_log.len() > LOG_LEN {
+                self.flow_log.pop_front();
+            }
+        }
+        let transitions = self.engine.transitions();
+        if transitions.len() > self.transitions_cursor {
+            changed = true;
+            let fresh = &transitions[self.transitions_cursor..];
+            let first = fresh.len().saturating_sub(MAX_MOVERS);
+            for transition in &fresh[first..] {
+                self.movers.push_back((transition.clone(), wall_now));
+            }
+            while self.movers.len() > MAX_MOVERS {
+                self.movers.pop_front();
+            }
+            self.transitions_cursor = transitions.len();
+        }
+        let had_animations = !self.pulses.is_empty() || !self.movers.is_empty();
+        self.pulses.retain(|(_, _, start)| wall_now - start < PULSE_MS);
+        self.movers.retain(|(_, start)| wall_now - start < MOVER_MS);
+        changed |= had_animations;
+
+        let previous = self.frame.clone();
+        let world = self.engine.world();
+        let now = self.engine.now();
+        if now != previous.t_ms {
+            changed = true;
+        }
+        if !changed {
+            return previous;
+        }
+        let revision = world.api().store().revision();
+        let (scene, events) = if revision != previous.scene.revision || force {
+            (Rc::new(view::snapshot(world)), Rc::new(view::events(world)))
+        } else {
+            (previous.scene.clone(), previous.events.clone())
+        };
+        let markers: Vec<Marker> = self
+            .engine
+            .inputs()
+            .filter(|(input, _)| input.t_ms > 0 || input.user)
+            .map(|(input, result)| Marker { t_ms: input.t_ms, label: input.label(), user: input.user, error: result.is_some_and(|r| !r.errors.is_empty()) })
+            .collect();
+        let markers = if *previous.markers == markers { previous.markers.clone() } else { Rc::new(markers) };
+        let activity = self.engine.activity();
+        let activity = if previous.activity.len() == activity.len() && !force { previous.activity.clone() } else { Rc::new(activity.to_vec()) };
+        let edges: Vec<_> = self.engine.edge_counts().iter().map(|((from, to), n)| (*from, *to, *n)).collect();
+        let edges = if *previous.edges == edges { previous.edges.clone() } else { Rc::new(edges) };
+        let pulses: Vec<Pulse> = self.pulses.iter().map(|(id, item, start)| Pulse { id: *id, item: item.clone(), progress: ((wall_now - start) / PULSE_MS).clamp(0.0, 1.0) }).collect();
+        let movers: Vec<Mover> = self
+            .movers
+            .iter()
+            .map(|(t, start)| Mover { id: t.seq, uid: t.uid.clone(), from: t.from, to: t.to, progress: ((wall_now - start) / MOVER_MS).clamp(0.0, 1.0) })
+            .collect();
+        let flow_log: Vec<Rc<FlowItem>> = self.flow_log.iter().cloned().collect();
+        let flow_log = if previous.flow_log.len() == flow_log.len() && previous.flow_log.last().map(Rc::as_ptr) == flow_log.last().map(Rc::as_ptr) {
+            previous.flow_log.clone()
+        } else {
+            Rc::new(flow_log)
+        };
+        let flow_counts: Vec<(String, u32)> = self.flow_counts.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        let flow_counts = if *previous.flow_counts == flow_counts { previous.flow_counts.clone() } else { Rc::new(flow_counts) };
+        let frame = Frame {
+            t_ms: now,
+            high_water_ms: self.engine.high_water_ms(),
+            busy: self.engine.busy(),
+            generation: self.generation,
+            lagging: self.lagging,
+            scene,
+            events,
+            pulses: if pulses.is_empty() && previous.pulses.is_empty() { previous.pulses.clone() } else { Rc::new(pulses) },
+            movers: if movers.is_empty() && previous.movers.is_empty() { previous.movers.clone() } else { Rc::new(movers) },
+            flow_log,
+            flow_counts,
+            edges,
+            markers,
+            activity,
+            perf: Perf { sim_ms: self.sim_ms, fps: self.frame_walls.len() as f64 },
+        };
+        self.frame = Rc::new(frame);
+        self.frame.clone()
+    }
+}

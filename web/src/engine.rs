@@ -1,0 +1,495 @@
+//! The engine: one [`World`] plus the inputs that drove it, so any moment can be rebuilt.
+//!
+//! Guarantees:
+//! - Inputs (YAML applies, command lines) are recorded with the virtual time they were applied
+//!   at, and are only ever applied when every event at or before that time has run. Replaying
+//!   the same inputs with the same seed therefore reproduces the same history exactly, which is
+//!   how the timeline travels backwards: rebuild, then run forward to the target time.
+//! - Nothing here reads a wall clock. The caller decides how much work a frame may do through
+//!   the `should_yield` callback, which is only consulted between distinct virtual timestamps.
+//!
+//! Derived data (pod lifecycle transitions, API activity per second) is computed from the
+//! world's trace, so it is exact whatever the frame rate.
+
+use kubesim_sim::scenario::{apply_objects, decode_inputs, ApplyOutcome, InputFile};
+use kubesim_sim::view::{self, Lifecycle};
+use kubesim_sim::World;
+use std::collections::BTreeMap;
+
+/// Virtual milliseconds.
+pub type Millis = u64;
+
+/// Something a person (or a scenario) does to the cluster.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// `kubectl apply -f` of a YAML text.
+    Apply {
+        /// A file name for messages.
+        name: String,
+        /// The YAML.
+        text: String,
+    },
+    /// A command line: `kubectl ...` or `fault ...`.
+    Command(String),
+}
+
+/// An input and when it happens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimedInput {
+    /// Virtual time.
+    pub t_ms: Millis,
+    /// What.
+    pub input: Input,
+    /// Entered in the UI (as opposed to part of the scenario).
+    pub user: bool,
+}
+
+impl TimedInput {
+    /// A short label for timeline markers.
+    pub fn label(&self) -> String {
+        match &self.input {
+            Input::Apply { name, .. } => format!("apply {name}"),
+            Input::Command(line) => line.clone(),
+        }
+    }
+}
+
+/// One problem with an input, with the line it concerns when known.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputError {
+    /// The message, kubectl style.
+    pub message: String,
+    /// 1-based line in the YAML text.
+    pub line: Option<usize>,
+}
+
+/// What applying an input printed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InputResult {
+    /// stdout lines (`deployment.apps/nginx created`).
+    pub lines: Vec<String>,
+    /// Warnings.
+    pub warnings: Vec<String>,
+    /// Errors.
+    pub errors: Vec<InputError>,
+}
+
+/// A pod moving from one lifecycle state to another (None = not existing).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transition {
+    /// Sequence number (stable identity for animations).
+    pub seq: u64,
+    /// Virtual time of the write that caused it.
+    pub t_ms: Millis,
+    /// Pod UID.
+    pub uid: String,
+    /// `namespace/name`.
+    pub pod: String,
+    /// Before.
+    pub from: Option<Lifecycle>,
+    /// After.
+    pub to: Option<Lifecycle>,
+}
+
+/// A pod's path through the lifecycle graph.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PodPath {
+    /// `namespace/name`.
+    pub pod: String,
+    /// (virtual time, state, kubectl STATUS, actor of the write).
+    pub steps: Vec<(Millis, Lifecycle, String, String)>,
+    /// Deleted from the API (time).
+    pub deleted_ms: Option<Millis>,
+}
+
+/// One message between components: an API write, or a call a component made (CRI, faults).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowItem {
+    /// Virtual time.
+    pub t_ms: Millis,
+    /// Sender (actor).
+    pub from: String,
+    /// Receiver (`apiserver`, `cri/node-1`, ...).
+    pub to: String,
+    /// What (`MODIFIED pod/default/nginx`, `PullImage nginx:1.27`).
+    pub what: String,
+    /// The object written, for API writes.
+    pub object: Option<kubesim_sim::view::ObjectKey>,
+}
+
+/// Writes to these resources are housekeeping (heartbeats), not activity worth a marker.
+pub fn is_housekeeping(resource: &str) -> bool {
+    resource == "leases"
+}
+
+/// The engine.
+pub struct Engine {
+    seed: u64,
+    world: World,
+    inputs: Vec<TimedInput>,
+    results: Vec<InputResult>,
+    next_input: usize,
+    high_water_ms: Millis,
+    trace_cursor: usize,
+    pods: BTreeMap<String, PodPath>,
+    current: BTreeMap<String, Lifecycle>,
+    transitions: Vec<Transition>,
+    transition_seq: u64,
+    edge_counts: BTreeMap<(Option<Lifecycle>, Option<Lifecycle>), u32>,
+    activity: Vec<Millis>,
+    activity_seen: usize,
+    generation: u64,
+    notes_cursor: usize,
+    flow: Vec<FlowItem>,
+}
+
+impl Engine {
+    /// A world built from `inputs` (the t=0 applies form the initial cluster), at t=0.
+    pub fn new(seed: u64, inputs: Vec<TimedInput>) -> Engine {
+        let mut inputs = inputs;
+        inputs.sort_by_key(|i| i.t_ms);
+        let mut engine = Engine {
+            seed,
+            world: World::new(seed),
+            inputs,
+            results: Vec::new(),
+            next_input: 0,
+            high_water_ms: 0,
+            trace_cursor: 0,
+            pods: BTreeMap::new(),
+            current: BTreeMap::new(),
+            transitions: Vec::new(),
+            transition_seq: 0,
+            edge_counts: BTreeMap::new(),
+            activity: Vec::new(),
+            activity_seen: 0,
+            generation: 0,
+            notes_cursor: 0,
+            flow: Vec::new(),
+        };
+        engine.rebuild();
+        engine
+    }
+
+    /// Recreates the world from the inputs and applies the t=0 ones.
+    fn rebuild(&mut self) {
+        self.world = World::new(self.seed);
+        self.generation += 1;
+        self.trace_cursor = 0;
+        self.activity_seen = 0;
+        self.notes_cursor = 0;
+        self.flow.clear();
+        self.pods.clear();
+        self.current.clear();
+        self.transitions.clear();
+        self.edge_counts.clear();
+        self.results = vec![InputResult::default(); self.inputs.len()];
+        // The initial cluster: every t=0 apply, decoded together so Nodes replace the default
+        // cluster exactly as `kubesim run` does.
+        let initial: Vec<usize> = self.inputs.iter().enumerate().take_while(|(_, i)| i.t_ms == 0 && matches!(i.input, Input::Apply { .. })).map(|(n, _)| n).collect();
+        let files: Vec<InputFile> = initial
+            .iter()
+            .map(|&n| match &self.inputs[n].input {
+                Input::Apply { name, text } => InputFile { name: name.clone(), text: text.clone() },
+                Input::Command(_) => unreachable!("filtered above"),
+            })
+            .collect();
+        let decoded = decode_inputs(&files);
+        let file_index = |name: &str| initial.iter().copied().find(|&n| matches!(&self.inputs[n].input, Input::Apply { name: f, .. } if f == name));
+        let mut results = std::mem::take(&mut self.results);
+        for error in &decoded.errors {
+            if let Some(n) = file_index(&error.file) {
+                results[n].errors.push(InputError { message: error.to_string(), line: error.line });
+            }
+        }
+        if decoded.nodes.is_empty() {
+            self.world.add_default_nodes();
+        } else {
+            let errors = self.world.add_nodes(decoded.nodes);
+            if let Some(&first) = initial.first() {
+                results[first].errors.extend(errors.into_iter().map(|message| InputError { message, line: None }));
+            }
+        }
+        let objects = decoded.objects;
+        let owners: Vec<Option<usize>> = objects.iter().map(|(file, ..)| file_index(file)).collect();
+        // apply_objects returns outcomes in order, with warnings before their object's line.
+        let mut outcomes = apply_objects(&mut self.world, objects).into_iter();
+        let mut owner_iter = owners.into_iter();
+        let mut owner = owner_iter.next().flatten();
+        for outcome in outcomes.by_ref() {
+            let target = owner.or(initial.first().copied());
+            match outcome {
+                ApplyOutcome::Warning(w) => {
+                    if let Some(n) = target {
+                        results[n].warnings.push(w);
+                    }
+                    continue;
+                }
+                ApplyOutcome::Applied(line) => {
+                    if let Some(n) = target {
+                        results[n].lines.push(line);
+                    }
+                }
+                ApplyOutcome::Failed(line) => {
+                    if let Some(n) = target {
+                        results[n].errors.push(InputError { message: line, line: None });
+                    }
+                }
+            }
+            owner = owner_iter.next().flatten();
+        }
+        self.results = results;
+        self.next_input = initial.len();
+        self.sync();
+    }
+
+    fn apply_input(&mut self, index: usize) {
+        let input = self.inputs[index].input.clone();
+        let mut result = InputResult::default();
+        match input {
+            Input::Apply { name, text } => {
+                let decoded = decode_inputs(&[InputFile { name, text }]);
+                result.errors.extend(decoded.errors.iter().map(|e| InputError { message: e.to_string(), line: e.line }));
+                if !decoded.nodes.is_empty() {
+                    let errors = self.world.add_nodes(decoded.nodes);
+                    result.errors.extend(errors.into_iter().map(|message| InputError { message, line: None }));
+                }
+                for outcome in apply_objects(&mut self.world, decoded.objects) {
+                    match outcome {
+                        ApplyOutcome::Applied(line) => result.lines.push(line),
+                        ApplyOutcome::Warning(line) => result.warnings.push(line),
+                        ApplyOutcome::Failed(line) => result.errors.push(InputError { message: line, line: None }),
+                    }
+                }
+            }
+            Input::Command(line) => {
+                let record = self.world.run_command(&line);
+                result.lines.extend(record.stdout.lines().map(str::to_string));
+                result.errors.extend(record.stderr.lines().filter(|l| !l.trim().is_empty()).map(|l| InputError { message: l.to_string(), line: None }));
+            }
+        }
+        self.results[index] = result;
+    }
+
+    /// Runs the world forward to virtual time `target_ms`, applying due inputs on the way.
+    /// Returns false when `should_yield` asked to stop early (the clock then rests at the last
+    /// timestamp whose events have all run).
+    pub fn advance(&mut self, target_ms: Millis, should_yield: &mut dyn FnMut() -> bool) -> bool {
+        let mut checks = 0u32;
+        let reached = loop {
+            let next_event = self.world.next_event_time();
+            if let Some(input_t) = self.inputs.get(self.next_input).map(|i| i.t_ms).filter(|t| *t <= target_ms) {
+                if next_event.is_none_or(|e| e > input_t) {
+                    self.world.run_until(input_t);
+                    let index = self.next_input;
+                    self.next_input += 1;
+                    self.apply_input(index);
+                    continue;
+                }
+            }
+            match next_event {
+                Some(e) if e <= target_ms => {
+                    if e > self.world.now() {
+                        checks += 1;
+                        if checks % 8 == 0 && should_yield() {
+                            break false;
+                        }
+                    }
+                    self.world.step();
+                }
+                _ => break true,
+            }
+        };
+        if reached {
+            self.world.run_until(target_ms);
+        }
+        self.high_water_ms = self.high_water_ms.max(self.world.now());
+        self.sync();
+        reached
+    }
+
+    /// Runs events until the next API write that is not housekeeping (or `limit_ms`).
+    pub fn step_to_next_write(&mut self, limit_ms: Millis) {
+        let start = self.world.trace().len();
+        loop {
+            let next_event = self.world.next_event_time();
+            let next_input = self.inputs.get(self.next_input).map(|i| i.t_ms);
+            let next = match (next_event, next_input) {
+                (Some(e), Some(i)) => e.min(i),
+                (Some(e), None) => e,
+                (None, Some(i)) => i,
+                (None, None) => break,
+            };
+            if next > limit_ms {
+                break;
+            }
+            // Finish the whole timestamp so inputs stay replayable.
+            self.advance(next, &mut || false);
+            let trace = self.world.trace();
+            if trace[start.min(trace.len())..].iter().any(|r| !is_housekeeping(r.object.info().map(|i| i.plural).unwrap_or(""))) {
+                break;
+            }
+        }
+        self.sync();
+    }
+
+    /// Travels to virtual time `t_ms`: forward by running, backward by rebuilding and replaying.
+    pub fn seek(&mut self, t_ms: Millis) {
+        if t_ms < self.world.now() {
+            self.rebuild();
+        }
+        self.advance(t_ms, &mut || false);
+    }
+
+    /// Applies an input now. Inputs recorded after now (from a branch left by time travel) are
+    /// dropped: the new input starts a new future. Returns the result.
+    pub fn apply_now(&mut self, input: Input) -> InputResult {
+        let now = self.world.now();
+        self.inputs.truncate(self.next_input);
+        self.results.truncate(self.next_input);
+        self.high_water_ms = now;
+        self.activity.truncate(self.activity_seen);
+        self.inputs.push(TimedInput { t_ms: now, input, user: true });
+        self.results.push(InputResult::default());
+        let index = self.next_input;
+        self.next_input += 1;
+        self.apply_input(index);
+        self.sync();
+        self.results[index].clone()
+    }
+
+    /// Folds new trace records into the derived data (lifecycle transitions, activity).
+    fn sync(&mut self) {
+        let entries = view::trace_entries(&self.world, self.trace_cursor);
+        self.trace_cursor += entries.len();
+        let mut flow: Vec<FlowItem> = Vec::new();
+        for entry in entries {
+            flow.push(FlowItem {
+                t_ms: entry.t_ms,
+                from: entry.actor.clone(),
+                to: "apiserver".to_string(),
+                what: format!("{} {}", entry.event_type, entry.key.display()),
+                object: Some(entry.key.clone()),
+            });
+            if !is_housekeeping(&entry.key.resource) {
+                if self.activity_seen >= self.activity.len() {
+                    self.activity.push(entry.t_ms);
+                }
+                self.activity_seen += 1;
+            }
+            let (Some(lifecycle), Some(uid)) = (entry.lifecycle, entry.uid.clone()) else { continue };
+            let pod = format!("{}/{}", entry.key.namespace, entry.key.name);
+            let path = self.pods.entry(uid.clone()).or_insert_with(|| PodPath { pod: pod.clone(), ..Default::default() });
+            let before = self.current.get(&uid).copied();
+            let after = if entry.event_type == "DELETED" { None } else { Some(lifecycle) };
+            if entry.event_type == "DELETED" {
+                path.deleted_ms = Some(entry.t_ms);
+                self.current.remove(&uid);
+            } else {
+                if before != after {
+                    path.steps.push((entry.t_ms, lifecycle, entry.status.clone().unwrap_or_default(), entry.actor.clone()));
+                }
+                self.current.insert(uid.clone(), lifecycle);
+            }
+            if before != after {
+                self.transition_seq += 1;
+                *self.edge_counts.entry((before, after)).or_insert(0) += 1;
+                self.transitions.push(Transition { seq: self.transition_seq, t_ms: entry.t_ms, uid, pod, from: before, to: after });
+            }
+        }
+        let notes = self.world.notes();
+        for note in &notes[self.notes_cursor.min(notes.len())..] {
+            flow.push(FlowItem { t_ms: note.t_ms, from: note.actor.to_string(), to: note.target.clone(), what: format!("{} {}", note.call, note.detail), object: None });
+        }
+        self.notes_cursor = notes.len();
+        flow.sort_by_key(|f| f.t_ms);
+        self.flow.extend(flow);
+        if self.flow.len() > 20_000 {
+            self.flow.drain(..10_000);
+        }
+    }
+
+    /// Takes the messages recorded since the last call.
+    pub fn take_flow(&mut self) -> Vec<FlowItem> {
+        std::mem::take(&mut self.flow)
+    }
+
+    /// The world (read-only).
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// Virtual now.
+    pub fn now(&self) -> Millis {
+        self.world.now()
+    }
+
+    /// The furthest virtual time reached in this history.
+    pub fn high_water_ms(&self) -> Millis {
+        self.high_water_ms.max(self.world.now())
+    }
+
+    /// Whether anything but housekeeping is pending (or an input is still due).
+    pub fn busy(&self) -> bool {
+        self.world.busy() || self.next_input < self.inputs.len()
+    }
+
+    /// The inputs of this history, with their results (None = not yet applied).
+    pub fn inputs(&self) -> impl Iterator<Item = (&TimedInput, Option<&InputResult>)> {
+        self.inputs.iter().enumerate().map(move |(n, i)| (i, (n < self.next_input).then(|| &self.results[n])))
+    }
+
+    /// Nodes whose kubelet a `fault` command stopped (and no later command restarted).
+    pub fn nodes_down(&self) -> Vec<String> {
+        let mut down: Vec<String> = Vec::new();
+        for (input, result) in self.inputs() {
+            let (Input::Command(line), Some(result)) = (&input.input, result) else { continue };
+            if !result.errors.is_empty() {
+                continue;
+            }
+            let words: Vec<&str> = line.split_whitespace().collect();
+            match words.as_slice() {
+                ["fault", "node-down" | "network-partition", node] => {
+                    if !down.iter().any(|n| n == node) {
+                        down.push(node.to_string());
+                    }
+                }
+                ["fault", "node-up", node] => down.retain(|n| n != node),
+                ["fault", "heal"] => down.clear(),
+                _ => {}
+            }
+        }
+        down
+    }
+
+    /// Lifecycle transitions so far (this generation), oldest first.
+    pub fn transitions(&self) -> &[Transition] {
+        &self.transitions
+    }
+
+    /// How many pods took each edge so far.
+    pub fn edge_counts(&self) -> &BTreeMap<(Option<Lifecycle>, Option<Lifecycle>), u32> {
+        &self.edge_counts
+    }
+
+    /// A pod's path by UID.
+    pub fn pod_path(&self, uid: &str) -> Option<&PodPath> {
+        self.pods.get(uid)
+    }
+
+    /// Virtual times of non-housekeeping API writes, over the whole history seen (including
+    /// the part beyond now after travelling back).
+    pub fn activity(&self) -> &[Millis] {
+        &self.activity
+    }
+
+    /// Increments each time the world is rebuilt (time travel), so views can drop animations.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+}

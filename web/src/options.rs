@@ -1,0 +1,103 @@
+//! How an app instance starts: from the page URL (`?scenario=...&view=...&autoplay=1&speed=2
+//! &embed=1&theme=dark&seed=7`) or from the object given to `kubesim.mount(element, options)`.
+
+use crate::state::{Theme, View};
+use wasm_bindgen::JsValue;
+
+/// Start-up options.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    /// Scenario name (see the gallery).
+    pub scenario: String,
+    /// Main view.
+    pub view: View,
+    /// Start playing.
+    pub autoplay: bool,
+    /// Speed factor (0 = max).
+    pub speed: f64,
+    /// Chrome-less embed: only the view, a small transport bar, no side panel.
+    pub embed: bool,
+    /// Theme.
+    pub theme: Theme,
+    /// The simulation seed.
+    pub seed: u64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { scenario: crate::scenarios::DEFAULT_SCENARIO.to_string(), view: View::Overview, autoplay: true, speed: 1.0, embed: false, theme: Theme::Light, seed: 1 }
+    }
+}
+
+impl Options {
+    /// Applies one `key=value` setting; unknown keys and bad values are ignored.
+    pub fn set(&mut self, key: &str, value: &str) {
+        match key {
+            "scenario" => {
+                if crate::scenarios::by_name(value).is_some() {
+                    self.scenario = value.to_string();
+                }
+            }
+            "view" => {
+                if let Some(view) = View::parse(value) {
+                    self.view = view;
+                }
+            }
+            "autoplay" => self.autoplay = !matches!(value, "0" | "false" | "no"),
+            "speed" => {
+                if value == "max" {
+                    self.speed = 0.0;
+                } else if let Ok(speed) = value.trim_end_matches('x').parse::<f64>() {
+                    if speed.is_finite() {
+                        self.speed = speed.clamp(0.0, 100.0);
+                    }
+                }
+            }
+            "embed" => self.embed = !matches!(value, "0" | "false" | "no"),
+            "theme" => {
+                self.theme = match value {
+                    "dark" => Theme::Dark,
+                    _ => Theme::Light,
+                }
+            }
+            "seed" => {
+                if let Ok(seed) = value.parse() {
+                    self.seed = seed;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Parses a query string (with or without the leading `?`).
+    pub fn from_query(query: &str, mut base: Options) -> Options {
+        for pair in query.trim_start_matches('?').split('&').filter(|p| !p.is_empty()) {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, "1"));
+            let value = js_sys::decode_uri_component(value).ok().and_then(|v| v.as_string()).unwrap_or_else(|| value.to_string());
+            base.set(key, &value);
+        }
+        base
+    }
+
+    /// Reads a JS options object (`{scenario: "crashloop", view: "lifecycle", speed: 2}`).
+    pub fn from_js(value: &JsValue, mut base: Options) -> Options {
+        if !value.is_object() {
+            return base;
+        }
+        for key in ["scenario", "view", "autoplay", "speed", "embed", "theme", "seed"] {
+            let Ok(field) = js_sys::Reflect::get(value, &JsValue::from_str(key)) else { continue };
+            if field.is_undefined() || field.is_null() {
+                continue;
+            }
+            let text = if let Some(b) = field.as_bool() {
+                if b { "1".to_string() } else { "0".to_string() }
+            } else if let Some(n) = field.as_f64() {
+                n.to_string()
+            } else {
+                field.as_string().unwrap_or_default()
+            };
+            base.set(key, &text);
+        }
+        base
+    }
+}

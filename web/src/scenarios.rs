@@ -1,0 +1,142 @@
+//! The scenario gallery: each scenario is input data (YAML applied at given virtual times, and
+//! command lines), never a script of what the UI should show. Everything on screen comes from
+//! the world those inputs drive.
+
+use crate::engine::{Input, TimedInput};
+
+/// One gallery entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    /// URL name (`?scenario=<name>`).
+    pub name: &'static str,
+    /// Title on the card.
+    pub title: &'static str,
+    /// One or two sentences: what to watch for.
+    pub summary: &'static str,
+    /// Inputs, in time order (t=0 ones form the initial cluster).
+    pub inputs: Vec<TimedInput>,
+    /// The view that shows it best.
+    pub view: &'static str,
+}
+
+const NGINX: &str = include_str!("../scenarios/nginx-deployment.yaml");
+const ROLLING: &str = include_str!("../scenarios/rolling-update.yaml");
+const ROLLING_V2: &str = include_str!("../scenarios/rolling-update-v2.yaml");
+const CRASHLOOP: &str = include_str!("../scenarios/crashloop.yaml");
+const IMAGEPULL: &str = include_str!("../scenarios/imagepull.yaml");
+const INIT: &str = include_str!("../scenarios/init-containers.yaml");
+const JOB: &str = include_str!("../scenarios/job.yaml");
+const NODE_FAILURE: &str = include_str!("../scenarios/node-failure.yaml");
+const UNSCHEDULABLE: &str = include_str!("../scenarios/unschedulable.yaml");
+const SCALE: &str = include_str!("../scenarios/scale.yaml");
+
+fn apply(t_ms: u64, name: &str, text: impl Into<String>) -> TimedInput {
+    TimedInput { t_ms, input: Input::Apply { name: name.to_string(), text: text.into() }, user: false }
+}
+
+fn command(t_ms: u64, line: &str) -> TimedInput {
+    TimedInput { t_ms, input: Input::Command(line.to_string()), user: false }
+}
+
+/// The name of the scenario the app opens on.
+pub const DEFAULT_SCENARIO: &str = "nginx";
+
+/// Every scenario, in gallery order.
+pub fn all() -> Vec<Scenario> {
+    vec![
+        Scenario {
+            name: "nginx",
+            title: "Deployment roll-out",
+            summary: "An nginx Deployment with 3 replicas and a bare debug pod on the default 3-node cluster.",
+            inputs: vec![apply(0, "nginx-deployment.yaml", NGINX)],
+            view: "overview",
+        },
+        Scenario {
+            name: "rolling-update",
+            title: "Rolling update",
+            summary: "4 replicas of nginx:1.27; at 20 s a new image rolls out with maxSurge/maxUnavailable 25%.",
+            inputs: vec![apply(0, "rolling-update.yaml", ROLLING), apply(20_000, "rolling-update-v2.yaml", ROLLING_V2)],
+            view: "overview",
+        },
+        Scenario {
+            name: "scale",
+            title: "Scale up and down",
+            summary: "A Deployment scaled from 2 to 8 replicas at 15 s and down to 3 at 45 s.",
+            inputs: vec![
+                apply(0, "scale.yaml", SCALE),
+                apply(15_000, "scale-8.yaml", SCALE.replace("replicas: 2", "replicas: 8")),
+                apply(45_000, "scale-3.yaml", SCALE.replace("replicas: 2", "replicas: 3")),
+            ],
+            view: "cluster",
+        },
+        Scenario {
+            name: "crashloop",
+            title: "CrashLoopBackOff",
+            summary: "sh -c 'sleep 5; exit 1': the kubelet restarts the container with exponential back-off.",
+            inputs: vec![apply(0, "crashloop.yaml", CRASHLOOP)],
+            view: "lifecycle",
+        },
+        Scenario {
+            name: "imagepull",
+            title: "ImagePullBackOff",
+            summary: "An image from registry.invalid cannot be pulled: ErrImagePull, then back-off.",
+            inputs: vec![apply(0, "imagepull.yaml", IMAGEPULL)],
+            view: "lifecycle",
+        },
+        Scenario {
+            name: "init-containers",
+            title: "Init containers",
+            summary: "Two init containers run in order before the app container starts (Init:0/2, Init:1/2).",
+            inputs: vec![apply(0, "init-containers.yaml", INIT)],
+            view: "lifecycle",
+        },
+        Scenario {
+            name: "job",
+            title: "Run to completion",
+            summary: "A Job with 3 completions, 2 in parallel, and a one-shot pod: Running, then Completed.",
+            inputs: vec![apply(0, "job.yaml", JOB)],
+            view: "lifecycle",
+        },
+        Scenario {
+            name: "unschedulable",
+            title: "Unschedulable pod",
+            summary: "A pod requests 16 CPUs on 4-CPU nodes; the explanation tab shows every filter verdict.",
+            inputs: vec![apply(0, "unschedulable.yaml", UNSCHEDULABLE)],
+            view: "cluster",
+        },
+        Scenario {
+            name: "node-failure",
+            title: "Node failure",
+            summary: "6 replicas over 3 nodes; at 15 s node-2 goes down (fault node-down node-2).",
+            inputs: vec![apply(0, "node-failure.yaml", NODE_FAILURE), command(15_000, "fault node-down node-2")],
+            view: "cluster",
+        },
+        Scenario {
+            name: "big-cluster",
+            title: "1,000 pods",
+            summary: "40 nodes and a 1,000-replica Deployment: the canvas renderer at scale.",
+            inputs: vec![apply(0, "big-cluster.yaml", big_cluster_yaml(40, 1000))],
+            view: "cluster",
+        },
+    ]
+}
+
+/// Finds a scenario by URL name.
+pub fn by_name(name: &str) -> Option<Scenario> {
+    all().into_iter().find(|s| s.name == name)
+}
+
+/// `nodes` Node objects (4 cpu, 16Gi, 110 pods, three zones) and a Deployment of `replicas` pods.
+pub fn big_cluster_yaml(nodes: usize, replicas: usize) -> String {
+    let mut text = String::new();
+    for i in 1..=nodes {
+        let zone = ["zone-a", "zone-b", "zone-c"][i % 3];
+        text.push_str(&format!(
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-{i:02}\n  labels:\n    kubernetes.io/hostname: node-{i:02}\n    kubernetes.io/os: linux\n    topology.kubernetes.io/zone: {zone}\nstatus:\n  capacity: {{cpu: \"4\", memory: 16Gi, pods: \"110\"}}\n  allocatable: {{cpu: \"4\", memory: 16Gi, pods: \"110\"}}\n---\n"
+        ));
+    }
+    text.push_str(&format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: fleet\nspec:\n  replicas: {replicas}\n  selector:\n    matchLabels: {{app: fleet}}\n  template:\n    metadata:\n      labels: {{app: fleet}}\n    spec:\n      containers:\n      - name: app\n        image: nginx:1.27\n        resources:\n          requests: {{cpu: 100m, memory: 64Mi}}\n"
+    ));
+    text
+}
