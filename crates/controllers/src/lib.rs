@@ -21,6 +21,7 @@
 //!   PVCs, RollingUpdate with partition) over ControllerRevisions.
 //! - [`daemonset`]: DaemonSet controller (one pod per eligible node via node affinity on
 //!   metadata.name, default tolerations, rolling update).
+//! - [`cronjob`]: CronJob controller and cron schedule parser.
 //!
 //! Known deviations from upstream (v1.34):
 //! - pod-template-hash is FNV-32a over a canonical JSON serialization of the template, not
@@ -34,6 +35,7 @@
 #![deny(missing_docs)]
 
 pub mod common;
+pub mod cronjob;
 pub mod daemonset;
 pub mod deployment;
 pub mod deployment_util;
@@ -58,6 +60,8 @@ mod job_tests;
 mod sts_tests;
 #[cfg(test)]
 mod ds_tests;
+#[cfg(test)]
+mod cron_tests;
 
 use kubesim_apiserver::Component;
 
@@ -76,5 +80,6 @@ pub fn controllers() -> Vec<Box<dyn Component>> {
         Box::new(job::TtlAfterFinishedController::new()),
         Box::new(statefulset::StatefulSetController::new()),
         Box::new(daemonset::DaemonSetController::new()),
+        Box::new(cronjob::CronJobController::new()),
     ]
 }
