@@ -41,6 +41,9 @@ pub struct ApplyResult {
     pub file: String,
     /// 1-based document index within the file (0 if the file failed as a whole).
     pub document: usize,
+    /// 1-based line where the document (or, for syntax errors, the error) is (0 if unknown);
+    /// for editors that mark the offending document.
+    pub line: usize,
     /// The object's kind, when the document got that far (`Deployment`).
     pub kind: Option<String>,
     /// `kind.group` as kubectl prints it (`deployment.apps`), when known.
@@ -69,10 +72,11 @@ impl ApplyResult {
         }
     }
 
-    fn error(file: &str, document: usize, message: String) -> ApplyResult {
+    fn error(file: &str, document: usize, line: usize, message: String) -> ApplyResult {
         ApplyResult {
             file: file.to_string(),
             document,
+            line,
             kind: None,
             kind_group: None,
             name: None,
@@ -130,7 +134,7 @@ pub fn apply_documents(file: &str, text: &str, options: &ApplyOptions, api: &mut
     pending.sort_by_key(|(i, _)| *i);
     for (index, document) in pending {
         match document {
-            Err(e) => results.push(ApplyResult::error(file, index, e.to_string())),
+            Err(e) => results.push(ApplyResult::error(file, index, e.line.unwrap_or(0), e.to_string())),
             Ok(document) => apply_document(file, &document, options, api, req, &mut results),
         }
     }
@@ -168,7 +172,7 @@ fn apply_document_at(file: &str, document: &Document, path: Option<&str>, option
                     None => prefix.to_string(),
                 });
             }
-            let mut result = ApplyResult::error(file, document.index, e.to_string());
+            let mut result = ApplyResult::error(file, document.index, document.line, e.to_string());
             if let Some(kind) = document.value.get("kind").and_then(|k| k.as_str()) {
                 result.kind = Some(kind.to_string());
             }
@@ -185,11 +189,12 @@ fn apply_document_at(file: &str, document: &Document, path: Option<&str>, option
 fn apply_object(file: &str, document: &Document, mut object: Object, options: &ApplyOptions, api: &mut ApiServer, req: &mut Request) -> ApplyResult {
     let info: &'static KindInfo = match object.info() {
         Some(info) => info,
-        None => return ApplyResult::error(file, document.index, format!("error: {file}: no kind {:?} is registered", object.kind())),
+        None => return ApplyResult::error(file, document.index, document.line, format!("error: {file}: no kind {:?} is registered", object.kind())),
     };
     let mut result = ApplyResult {
         file: file.to_string(),
         document: document.index,
+        line: document.line,
         kind: Some(info.kind.to_string()),
         kind_group: Some(kind_group(info)),
         name: Some(object.name().to_string()),

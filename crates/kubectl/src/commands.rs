@@ -71,6 +71,10 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
         "api-versions" => api_versions(out),
         "version" => version(&args, out),
         "cluster-info" => cluster_info(api, out),
+        "wait" => wait(&args, api, &namespace, out),
+        "events" => events(&args, api, req.now, &namespace, out),
+        "auth" => auth(&args, out),
+        "config" => config(&args, &namespace, out),
         "explain" => out.fail("error: explain is not supported by kubesim"),
         other => out.fail(format!("error: unknown command \"{other}\" for \"kubectl\"\nRun 'kubectl --help' for usage.")),
     }
@@ -1534,6 +1538,168 @@ fn cluster_info(api: &ApiServer, out: &mut Output) {
         out.outln("CoreDNS is running at https://kubesim.local:6443/api/v1/namespaces/kube-system/services/kube-dns:dns/proxy");
     }
     out.outln("\nTo further debug and diagnose cluster problems, use 'kubectl cluster-info dump'.");
+}
+
+/// `kubectl wait --for=condition=C|delete|jsonpath='{...}'=V TYPE/NAME...` (cmd/wait/wait.go).
+/// kubesim evaluates the condition at the current virtual instant: met → `kind/name condition
+/// met`; not met → the timeout error kubectl would print once --timeout elapsed.
+fn wait(args: &Args, api: &ApiServer, namespace: &str, out: &mut Output) {
+    let Some(condition) = args.get("for") else {
+        return out.fail("error: --for must be set");
+    };
+    enum For {
+        Delete,
+        Create,
+        Condition(String, String),
+        JsonPath(String, Option<String>),
+    }
+    let spec = if condition == "delete" {
+        For::Delete
+    } else if condition == "create" {
+        For::Create
+    } else if let Some(c) = condition.strip_prefix("condition=") {
+        let (name, value) = c.split_once('=').map(|(n, v)| (n.to_string(), v.to_string())).unwrap_or((c.to_string(), "true".to_string()));
+        For::Condition(name, value)
+    } else if let Some(j) = condition.strip_prefix("jsonpath=") {
+        match j.rsplit_once('=').filter(|(path, _)| path.ends_with('}')) {
+            Some((path, value)) => For::JsonPath(path.to_string(), Some(value.to_string())),
+            None => For::JsonPath(j.to_string(), None),
+        }
+    } else {
+        return out.fail(format!("error: unrecognized condition: {condition:?}"));
+    };
+    let targets = match parse_targets(&args.positional) {
+        Ok(t) => t,
+        Err(e) => return out.fail(e),
+    };
+    let filter = match Filter::from_args(args, namespace) {
+        Ok(f) => f,
+        Err(e) => return out.fail(e),
+    };
+    let timeout = args.get("timeout").unwrap_or("30s");
+    for (info, names) in &targets.groups {
+        let objects: Vec<(String, Option<Arc<Object>>)> = if names.is_empty() {
+            filter.list(api, info).into_iter().map(|o| (o.name().to_string(), Some(o))).collect()
+        } else {
+            names.iter().map(|n| (n.clone(), api.get(info, &util::namespace_for(info, namespace), n).ok())).collect()
+        };
+        if objects.is_empty() {
+            out.fail("error: no matching resources found");
+            continue;
+        }
+        for (name, object) in objects {
+            let tn = type_name(info, &name);
+            let met = match (&spec, &object) {
+                (For::Delete, None) => true,
+                (For::Delete, Some(_)) => false,
+                (For::Create, o) => o.is_some(),
+                (_, None) => {
+                    out.fail(format!("Error from server (NotFound): {} {name:?} not found", info.qualified_resource()));
+                    continue;
+                }
+                (For::Condition(c, want), Some(o)) => o
+                    .to_json()
+                    .pointer("/status/conditions")
+                    .and_then(|c| c.as_array())
+                    .and_then(|list| list.iter().find(|x| x.get("type").and_then(|t| t.as_str()).is_some_and(|t| t.eq_ignore_ascii_case(c))))
+                    .and_then(|x| x.get("status").and_then(|s| s.as_str()))
+                    .is_some_and(|s| s.eq_ignore_ascii_case(want)),
+                (For::JsonPath(path, want), Some(o)) => {
+                    let path = path.trim_matches('\'');
+                    match crate::jsonpath::evaluate(path, &o.to_json()) {
+                        Ok(v) => match want {
+                            Some(w) => v == w.trim_matches('\''),
+                            None => !v.is_empty(),
+                        },
+                        Err(e) => {
+                            out.fail(format!("error: {e}"));
+                            continue;
+                        }
+                    }
+                }
+            };
+            if met {
+                out.outln(format!("{tn} condition met"));
+            } else {
+                out.fail(format!("error: timed out waiting for the condition on {}/{name} (after {timeout})", info.qualified_resource()));
+            }
+        }
+    }
+}
+
+/// `kubectl events` (cmd/events/events.go, event_printer.go): sorted by time, `Kind/name`.
+fn events(args: &Args, api: &ApiServer, now: u64, namespace: &str, out: &mut Output) {
+    let info = kind_info("v1", "Event").expect("events");
+    let all = args.bool("all-namespaces");
+    let mut list: Vec<kubesim_api::k8s_openapi::api::core::v1::Event> = util::list(api, info, if all { None } else { Some(namespace) })
+        .iter()
+        .filter_map(|o| match o.as_ref() {
+            Object::Event(e) => Some((**e).clone()),
+            _ => None,
+        })
+        .collect();
+    if let Some(target) = args.get("for") {
+        let (kind, name) = match target.split_once('/') {
+            Some((k, n)) => (util::resolve(k).map(|i| i.kind.to_string()).unwrap_or_default(), n.to_string()),
+            None => ("Pod".to_string(), target.to_string()),
+        };
+        list.retain(|e| e.involved_object.kind.as_deref() == Some(kind.as_str()) && e.involved_object.name.as_deref() == Some(name.as_str()));
+    }
+    if let Some(types) = args.get("types") {
+        let types: Vec<&str> = types.split(',').collect();
+        list.retain(|e| types.iter().any(|t| e.type_.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(t))));
+    }
+    let key = |e: &kubesim_api::k8s_openapi::api::core::v1::Event| {
+        e.last_timestamp.as_ref().or(e.first_timestamp.as_ref()).map(kubesim_api::time::millis_of).unwrap_or(0)
+    };
+    list.sort_by_key(key);
+    if list.is_empty() {
+        out.errln(if all { "No events found.".to_string() } else { format!("No events found in {namespace} namespace.") });
+        return;
+    }
+    let mut text = String::new();
+    if !args.bool("no-headers") {
+        if all {
+            text.push_str("NAMESPACE\t");
+        }
+        text.push_str("LAST SEEN\tTYPE\tREASON\tOBJECT\tMESSAGE\n");
+    }
+    for e in &list {
+        let first = e.first_timestamp.as_ref().map(|t| util::age(Some(t), now)).unwrap_or_else(|| "<unknown>".into());
+        let count = e.count.unwrap_or(1);
+        let interval = if count > 1 { format!("{} (x{count} over {first})", util::age(e.last_timestamp.as_ref(), now)) } else { first };
+        if all {
+            text.push_str(&format!("{}\t", e.metadata.namespace.clone().unwrap_or_default()));
+        }
+        text.push_str(&format!(
+            "{interval}\t{}\t{}\t{}/{}\t{}\n",
+            e.type_.clone().unwrap_or_default(),
+            e.reason.clone().unwrap_or_default(),
+            e.involved_object.kind.clone().unwrap_or_default(),
+            e.involved_object.name.clone().unwrap_or_default(),
+            e.message.clone().unwrap_or_default().trim()
+        ));
+    }
+    out.out(crate::printers::tabwriter(&text, 6, 3));
+}
+
+/// `kubectl auth can-i`: kubesim has no authorization; everything is allowed.
+fn auth(args: &Args, out: &mut Output) {
+    match args.positional.first().map(String::as_str) {
+        Some("can-i") => out.outln("yes"),
+        Some("whoami") => out.out("ATTRIBUTE   VALUE\nUsername    kubernetes-admin\nGroups      [kubeadm:cluster-admins system:authenticated]\n"),
+        _ => out.fail("error: kubesim supports auth can-i and auth whoami"),
+    }
+}
+
+/// `kubectl config` for the one simulated context.
+fn config(args: &Args, namespace: &str, out: &mut Output) {
+    match args.positional.first().map(String::as_str) {
+        Some("current-context") => out.outln("kubesim"),
+        Some("get-contexts") => out.out(crate::printers::tabwriter(&format!("CURRENT\tNAME\tCLUSTER\tAUTHINFO\tNAMESPACE\n*\tkubesim\tkubesim\tkubesim-admin\t{}\n", if namespace == "default" { "" } else { namespace }), 6, 3)),
+        Some("view") => out.out("apiVersion: v1\nclusters:\n- cluster:\n    server: https://kubesim.local:6443\n  name: kubesim\ncontexts:\n- context:\n    cluster: kubesim\n    user: kubesim-admin\n  name: kubesim\ncurrent-context: kubesim\nkind: Config\npreferences: {}\nusers:\n- name: kubesim-admin\n  user:\n    client-certificate-data: DATA+OMITTED\n    client-key-data: DATA+OMITTED\n"),
+        _ => out.fail("error: kubesim supports config current-context, get-contexts and view"),
+    }
 }
 
 #[allow(dead_code)]

@@ -291,3 +291,41 @@ fn discovery_and_misc_commands() {
     assert_eq!(&*commits[0].actor, "kubectl");
     let _ = Object::Pod(Box::default());
 }
+
+#[test]
+fn wait_events_auth_config() {
+    let mut f = scenario::cluster();
+    check(&mut f, "wait --for=condition=Ready pod/web-7d4b9c7f5-abcde", "pod/web-7d4b9c7f5-abcde condition met\n", "", 0);
+    check(&mut f, "wait --for=condition=Available deployment web", "deployment.apps/web condition met\n", "", 0);
+    check(&mut f, "wait --for condition=Ready pods -l app=web", "pod/web-7d4b9c7f5-abcde condition met\npod/web-7d4b9c7f5-fghij condition met\n", "", 0);
+    check(&mut f, "wait --for=jsonpath='{.status.phase}'=Running pod/web-7d4b9c7f5-abcde", "pod/web-7d4b9c7f5-abcde condition met\n", "", 0);
+    check(&mut f, "wait --for=delete pod/web-7d4b9c7f5-abcde --timeout=60s", "", "error: timed out waiting for the condition on pods/web-7d4b9c7f5-abcde (after 60s)\n", 1);
+    check(&mut f, "wait --for=delete pod/gone", "pod/gone condition met\n", "", 0);
+    check(&mut f, "wait --for=condition=Ready pod/gone", "", "Error from server (NotFound): pods \"gone\" not found\n", 1);
+    check(
+        &mut f,
+        "events",
+        "LAST SEEN               TYPE      REASON              OBJECT                    MESSAGE\n4m58s                   Normal    ScalingReplicaSet   Deployment/web            Scaled up replica set web-7d4b9c7f5 from 0 to 2\n4m56s                   Normal    Scheduled           Pod/web-7d4b9c7f5-abcde   Successfully assigned default/web-7d4b9c7f5-abcde to node-1\n4m55s                   Normal    Pulled              Pod/web-7d4b9c7f5-abcde   Container image \"nginx:1.27\" already present on machine\n4m20s (x3 over 4m50s)   Warning   Unhealthy           Pod/web-7d4b9c7f5-abcde   Readiness probe failed: connection refused\n",
+        "",
+        0,
+    );
+    let o = f.kubectl("events --types=Warning --for pod/web-7d4b9c7f5-abcde");
+    assert_eq!(o.stdout.lines().count(), 2, "{}", o.stdout);
+    check(&mut f, "events -n kube-system", "", "No events found in kube-system namespace.\n", 0);
+    check(&mut f, "auth can-i create pods", "yes\n", "", 0);
+    check(&mut f, "config current-context", "kubesim\n", "", 0);
+}
+
+#[test]
+fn apply_results_locate_documents() {
+    let mut f = Fixture::new();
+    let text = "# header\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: B}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: [x\n";
+    let r = f.apply("loc.yaml", text, "default");
+    assert_eq!(r.len(), 3);
+    assert_eq!((r[0].document, r[0].line, r[0].line()), (1, 2, "configmap/a created".to_string()));
+    assert_eq!((r[1].document, r[1].line), (2, 6));
+    assert_eq!(r[1].outcome.as_ref().unwrap_err(), "Error from server (Invalid): error when creating \"loc.yaml\": ConfigMap \"B\" is invalid: metadata.name: Invalid value: \"B\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
+    assert_eq!(r[2].document, 3);
+    assert!(r[2].line >= 12, "{:?}", r[2]);
+    assert!(r[2].outcome.as_ref().unwrap_err().starts_with("error: loc.yaml, document 3, line "));
+}
