@@ -411,3 +411,37 @@ fn scaling_mid_rollout_is_proportional() {
     let events = w.events();
     assert!(events.contains(&("ScalingReplicaSet".into(), format!("Scaled up replica set web-{old_hash} from 8 to 15"))), "{events:?}");
 }
+
+#[test]
+fn replication_controller_manages_pods_and_orphans_them_on_default_delete() {
+    use kubesim_api::k8s_openapi::api::core::v1::{ReplicationController, ReplicationControllerSpec};
+    let mut w = TestWorld::new(vec![
+        Box::new(ReplicaSetController::replication_manager()),
+        Box::new(crate::gc::GarbageCollector::new()),
+        Box::new(FakeKubelet::new(2000, 1000)),
+    ]);
+    let rc = ReplicationController {
+        metadata: ObjectMeta { name: Some("legacy".into()), namespace: Some("default".into()), ..Default::default() },
+        spec: Some(ReplicationControllerSpec { replicas: Some(2), selector: None, template: Some(template("nginx")), ..Default::default() }),
+        status: None,
+    };
+    w.create(crate::common::encode(&rc, "v1", "ReplicationController")).unwrap();
+    w.run_for(10_000);
+    let pods = w.list(("", "pods"), "default");
+    assert_eq!(pods.len(), 2);
+    let owner = &pods[0].metadata().owner_references.as_ref().unwrap()[0];
+    assert_eq!((owner.api_version.as_str(), owner.kind.as_str()), ("v1", "ReplicationController"));
+    assert!(pods[0].name().starts_with("legacy-"));
+    let rc: ReplicationController = crate::common::decode(&w.get(("", "replicationcontrollers"), "default", "legacy").unwrap()).unwrap();
+    let status = rc.status.unwrap();
+    assert_eq!((status.replicas, status.ready_replicas, status.available_replicas), (2, Some(2), Some(2)));
+    assert!(w.events().iter().any(|(r, m)| r == "SuccessfulCreate" && m.starts_with("Created pod: legacy-")));
+    // DELETE without a policy orphans an RC's pods.
+    let info = kubesim_api::object::kind_info("v1", "ReplicationController").unwrap();
+    w.as_user(|ctx| ctx.delete(info, "default", "legacy", Default::default())).unwrap();
+    w.run_for(10_000);
+    assert!(w.get(("", "replicationcontrollers"), "default", "legacy").is_none());
+    let pods = w.list(("", "pods"), "default");
+    assert_eq!(pods.len(), 2);
+    assert!(pods.iter().all(|p| p.metadata().owner_references.as_ref().is_none_or(|r| r.is_empty())));
+}

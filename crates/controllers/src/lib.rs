@@ -8,7 +8,8 @@
 //! create, Events with upstream reasons/messages, and observedGeneration/conditions in status.
 //!
 //! Start here:
-//! - [`replicaset`]: ReplicaSet controller (slow-start creation, deletion ranking, status).
+//! - [`replicaset`]: ReplicaSet controller (slow-start creation, deletion ranking, status), also
+//!   run over ReplicationControllers as the replication manager.
 //! - [`deployment`] + [`deployment_util`]: Deployment controller (rolling/recreate, revisions,
 //!   proportional scaling, progress deadline, history cleanup).
 //! - [`gc`]: garbage collector (background / foreground / orphan propagation).
@@ -81,5 +82,6 @@ pub fn controllers() -> Vec<Box<dyn Component>> {
         Box::new(statefulset::StatefulSetController::new()),
         Box::new(daemonset::DaemonSetController::new()),
         Box::new(cronjob::CronJobController::new()),
+        Box::new(replicaset::ReplicaSetController::replication_manager()),
     ]
 }

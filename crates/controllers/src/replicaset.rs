@@ -6,6 +6,7 @@
 
 use crate::common::*;
 use kubesim_api::k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetCondition, ReplicaSetStatus};
+use kubesim_api::k8s_openapi::api::core::v1::{ReplicationController, ReplicationControllerCondition, ReplicationControllerStatus};
 use kubesim_api::k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kubesim_api::object::{kind_info, Object};
@@ -270,6 +271,7 @@ pub fn calculate_status(rs: &ReplicaSet, pods: &[&Pod], manage_error: Option<&st
 /// The ReplicaSet controller.
 #[derive(Debug)]
 pub struct ReplicaSetController {
+    rc: bool,
     rss: Cache,
     pods: Cache,
     queue: WorkQueue,
@@ -282,10 +284,66 @@ impl Default for ReplicaSetController {
     }
 }
 
-fn as_rs(object: &Object) -> Option<&ReplicaSet> {
+/// The ReplicaSet view of a ReplicaSet or a ReplicationController (whose map selector —
+/// defaulting to the template labels — becomes matchLabels).
+fn as_rs(object: &Object) -> Option<std::borrow::Cow<'_, ReplicaSet>> {
     match object {
-        Object::ReplicaSet(rs) => Some(rs),
+        Object::ReplicaSet(rs) => Some(std::borrow::Cow::Borrowed(rs)),
+        Object::Dynamic(d) if d.kind == "ReplicationController" => {
+            let rc: ReplicationController = decode(object)?;
+            let spec = rc.spec.unwrap_or_default();
+            let template_labels = spec.template.as_ref().and_then(|t| t.metadata.as_ref()).and_then(|m| m.labels.clone());
+            let selector = spec.selector.clone().filter(|s| !s.is_empty()).or(template_labels);
+            let status = rc.status.map(|s| ReplicaSetStatus {
+                replicas: s.replicas,
+                fully_labeled_replicas: s.fully_labeled_replicas,
+                ready_replicas: s.ready_replicas,
+                available_replicas: s.available_replicas,
+                observed_generation: s.observed_generation,
+                conditions: s.conditions.map(|c| {
+                    c.into_iter()
+                        .map(|c| ReplicaSetCondition { type_: c.type_, status: c.status, reason: c.reason, message: c.message, last_transition_time: c.last_transition_time })
+                        .collect()
+                }),
+                terminating_replicas: None,
+            });
+            let _ = d;
+            Some(std::borrow::Cow::Owned(ReplicaSet {
+                metadata: rc.metadata,
+                spec: Some(kubesim_api::k8s_openapi::api::apps::v1::ReplicaSetSpec {
+                    replicas: Some(spec.replicas.unwrap_or(1)),
+                    min_ready_seconds: spec.min_ready_seconds,
+                    selector: kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector { match_labels: selector, match_expressions: None },
+                    template: spec.template,
+                }),
+                status,
+            }))
+        }
         _ => None,
+    }
+}
+
+/// The object to PUT for a status change of `object` (a ReplicaSet or a ReplicationController).
+fn with_status(object: &Object, rs: &ReplicaSet) -> Object {
+    match object {
+        Object::Dynamic(_) => {
+            let mut rc: ReplicationController = decode(object).unwrap_or_default();
+            rc.metadata = rs.metadata.clone();
+            rc.status = rs.status.clone().map(|s| ReplicationControllerStatus {
+                replicas: s.replicas,
+                fully_labeled_replicas: s.fully_labeled_replicas,
+                ready_replicas: s.ready_replicas,
+                available_replicas: s.available_replicas,
+                observed_generation: s.observed_generation,
+                conditions: s.conditions.map(|c| {
+                    c.into_iter()
+                        .map(|c| ReplicationControllerCondition { type_: c.type_, status: c.status, reason: c.reason, message: c.message, last_transition_time: c.last_transition_time })
+                        .collect()
+                }),
+            });
+            encode(&rc, "v1", "ReplicationController")
+        }
+        _ => Object::ReplicaSet(Box::new(rs.clone())),
     }
 }
 
@@ -296,11 +354,33 @@ fn rs_selector(rs: &ReplicaSet) -> Selector {
 impl ReplicaSetController {
     /// A controller with empty caches.
     pub fn new() -> ReplicaSetController {
-        ReplicaSetController { rss: Cache::default(), pods: Cache::default(), queue: WorkQueue::new(SYNC_LATENCY_MS), expectations: Expectations::default() }
+        ReplicaSetController { rc: false, rss: Cache::default(), pods: Cache::default(), queue: WorkQueue::new(SYNC_LATENCY_MS), expectations: Expectations::default() }
+    }
+
+    /// The ReplicationManager: the same controller over ReplicationControllers
+    /// (pkg/controller/replication wraps the ReplicaSet controller the same way).
+    pub fn replication_manager() -> ReplicaSetController {
+        ReplicaSetController { rc: true, ..ReplicaSetController::new() }
+    }
+
+    fn kind(&self) -> &'static str {
+        if self.rc {
+            "ReplicationController"
+        } else {
+            "ReplicaSet"
+        }
+    }
+
+    fn resource(&self) -> (&'static str, &'static str) {
+        if self.rc {
+            ("", "replicationcontrollers")
+        } else {
+            ("apps", "replicasets")
+        }
     }
 
     fn resolve(&self, namespace: &str, reference: &OwnerReference) -> Option<Key> {
-        if reference.kind != "ReplicaSet" {
+        if reference.kind != self.kind() {
             return None;
         }
         let rs = self.rss.get_named(namespace, &reference.name)?;
@@ -312,7 +392,7 @@ impl ReplicaSetController {
         self.rss
             .in_namespace(pod.namespace())
             .filter(|o| {
-                let sel = as_rs(o).map(rs_selector).unwrap_or_default();
+                let sel = as_rs(o).map(|r| rs_selector(&r)).unwrap_or_default();
                 !sel.is_empty() && sel.matches(labels.as_ref())
             })
             .map(|o| key_of(o))
@@ -375,7 +455,7 @@ impl ReplicaSetController {
                 if let Some(reference) = cur_ref {
                     let Some(key) = self.resolve(pod.namespace(), &reference) else { return };
                     self.queue.add(key.clone(), ctx);
-                    let min_ready = self.rss.get(&key).and_then(|o| as_rs(o)).and_then(|rs| rs.spec.as_ref()).and_then(|s| s.min_ready_seconds).unwrap_or(0);
+                    let min_ready = self.rss.get(&key).and_then(|o| as_rs(o)).and_then(|rs| rs.spec.as_ref().and_then(|s| s.min_ready_seconds)).unwrap_or(0);
                     let (was_ready, is_ready) = (old.as_pod().is_some_and(is_pod_ready), pod.as_pod().is_some_and(is_pod_ready));
                     if !was_ready && is_ready && min_ready > 0 {
                         self.queue.add_after(key, (min_ready as Millis) * 1000 + 1000, ctx);
@@ -398,6 +478,7 @@ impl ReplicaSetController {
             return Ok(());
         };
         let Some(rs) = as_rs(&object) else { return Ok(()) };
+        let rs: &ReplicaSet = &rs;
         let needs_sync = self.expectations.satisfied(key, ctx.now);
         let selector = rs_selector(rs);
         let candidates: Vec<Arc<Object>> = self
@@ -416,7 +497,7 @@ impl ReplicaSetController {
         }
         let new_status = calculate_status(rs, &owned_pods, manage_error.as_ref().map(|e| e.message.as_str()), ctx.now);
         let updated = self.update_status(&object, rs, new_status, ctx)?;
-        if let Some(rs) = as_rs(&updated) {
+        if let Some(rs) = as_rs(&updated).as_deref() {
             let spec = rs.spec.clone().unwrap_or_default();
             let status = rs.status.clone().unwrap_or_default();
             let min_ready = spec.min_ready_seconds.unwrap_or(0);
@@ -445,16 +526,16 @@ impl ReplicaSetController {
         let mut current = rs.clone();
         for attempt in 0..2 {
             current.status = Some(status.clone());
-            match ctx.update_status(Object::ReplicaSet(Box::new(current.clone()))) {
+            match ctx.update_status(with_status(object, &current)) {
                 Ok(updated) => {
                     self.rss.put(updated.clone());
                     return Ok(updated);
                 }
                 Err(e) if attempt == 0 && is_conflict(&e) => {
-                    let info = kind_info("apps/v1", "ReplicaSet").expect("served");
+                    let info = object.info().expect("served");
                     let fresh = ctx.api.get(info, rs.metadata.namespace.as_deref().unwrap_or(""), rs.metadata.name.as_deref().unwrap_or(""))?;
                     match as_rs(&fresh) {
-                        Some(f) => current = f.clone(),
+                        Some(f) => current = f.into_owned(),
                         None => return Err(e),
                     }
                 }
@@ -466,18 +547,18 @@ impl ReplicaSetController {
 
     fn related_pods(&self, rs: &ReplicaSet) -> Vec<Arc<Object>> {
         let namespace = rs.metadata.namespace.clone().unwrap_or_default();
-        let related_rss: Vec<&ReplicaSet> = match controller_of(&rs.metadata) {
-            None => vec![rs],
+        let related_rss: Vec<ReplicaSet> = match controller_of(&rs.metadata) {
+            None => vec![rs.clone()],
             Some(owner) => self
                 .rss
                 .in_namespace(&namespace)
-                .filter_map(|o| as_rs(o))
+                .filter_map(|o| as_rs(o).map(|r| r.into_owned()))
                 .filter(|r| controller_of(&r.metadata).is_some_and(|c| c.uid == owner.uid))
                 .collect(),
         };
         let mut seen = std::collections::BTreeSet::new();
         let mut out = Vec::new();
-        for r in related_rss {
+        for r in &related_rss {
             let sel = rs_selector(r);
             for pod in self.pods.in_namespace(&namespace) {
                 if sel.matches(pod.metadata().labels.as_ref()) && seen.insert(key_of(pod)) {
@@ -568,16 +649,20 @@ impl ReplicaSetController {
 
 impl Component for ReplicaSetController {
     fn name(&self) -> &str {
-        "replicaset-controller"
+        if self.rc {
+            "replication-controller"
+        } else {
+            "replicaset-controller"
+        }
     }
     fn interests(&self) -> Vec<Interest> {
         vec![
-            Interest { resource: ("apps", "replicasets"), filter: WatchFilter::All },
+            Interest { resource: self.resource(), filter: WatchFilter::All },
             Interest { resource: ("", "pods"), filter: WatchFilter::All },
         ]
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        for object in ctx.api.store().list(("apps", "replicasets"), None) {
+        for object in ctx.api.store().list(self.resource(), None) {
             self.rss.put(object.clone());
         }
         for object in ctx.api.store().list(("", "pods"), None) {
@@ -590,7 +675,7 @@ impl Component for ReplicaSetController {
     }
     fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
         match event.resource {
-            ("apps", "replicasets") => {
+            r if r == self.resource() => {
                 self.rss.apply(event);
                 let key = key_of(&event.object);
                 if event.event_type == EventType::Deleted {
