@@ -238,7 +238,8 @@ pub struct NodeInfo {
     pub used_ports: Vec<HostPort>,
     /// Images present, normalized name → size in bytes.
     pub images: BTreeMap<String, i64>,
-    /// Bumped on every change.
+    /// Changes on every change (unique across the cache's nodes: the cache stamps it from one
+    /// counter, so per-node memoization keyed by it is safe).
     pub generation: u64,
     unschedulable: bool,
     has_taints: bool,
@@ -364,6 +365,8 @@ pub struct Cache {
     image_nodes: BTreeMap<String, usize>,
     pods_with_affinity: usize,
     pods_with_required_anti_affinity: usize,
+    anti_affinity_keys: BTreeMap<String, usize>,
+    generation: u64,
 }
 
 impl Cache {
@@ -387,6 +390,10 @@ impl Cache {
     pub fn pods_with_affinity(&self) -> usize {
         self.pods_with_affinity
     }
+    /// Topology keys used by cached pods' required anti-affinity terms.
+    pub fn anti_affinity_keys(&self) -> impl Iterator<Item = &str> {
+        self.anti_affinity_keys.keys().map(String::as_str)
+    }
     /// Number of cached pods that have required pod anti-affinity.
     pub fn pods_with_required_anti_affinity(&self) -> usize {
         self.pods_with_required_anti_affinity
@@ -404,6 +411,11 @@ impl Cache {
         self.pods.len()
     }
 
+    fn stamp(&mut self, index: usize) {
+        self.generation += 1;
+        self.nodes[index].generation = self.generation;
+    }
+
     fn count_images(&mut self, info: &NodeInfo, delta: isize) {
         for image in info.images.keys() {
             let e = self.image_nodes.entry(image.clone()).or_insert(0);
@@ -419,6 +431,7 @@ impl Cache {
                 let old = self.nodes[i].clone();
                 self.count_images(&old, -1);
                 self.nodes[i].set_node(node);
+                self.stamp(i);
                 let new = self.nodes[i].clone();
                 self.count_images(&new, 1);
             }
@@ -430,6 +443,7 @@ impl Cache {
                 self.count_images(&info, 1);
                 self.index.insert(name, self.nodes.len());
                 self.nodes.push(info);
+                self.stamp(self.nodes.len() - 1);
             }
         }
     }
@@ -453,9 +467,15 @@ impl Cache {
         }
         if !info.required_anti_affinity.is_empty() {
             self.pods_with_required_anti_affinity += 1;
+            for t in &info.required_anti_affinity {
+                *self.anti_affinity_keys.entry(t.topology_key.clone()).or_insert(0) += 1;
+            }
         }
-        match self.index.get(node) {
-            Some(i) => self.nodes[*i].add_pod(info),
+        match self.index.get(node).copied() {
+            Some(i) => {
+                self.nodes[i].add_pod(info);
+                self.stamp(i);
+            }
             None => self.orphans.entry(node.to_string()).or_default().push(info),
         }
     }
@@ -466,10 +486,19 @@ impl Cache {
         }
         if !info.required_anti_affinity.is_empty() {
             self.pods_with_required_anti_affinity -= 1;
+            for t in &info.required_anti_affinity {
+                if let Some(n) = self.anti_affinity_keys.get_mut(&t.topology_key) {
+                    *n -= 1;
+                    if *n == 0 {
+                        self.anti_affinity_keys.remove(&t.topology_key);
+                    }
+                }
+            }
         }
-        match self.index.get(node) {
+        match self.index.get(node).copied() {
             Some(i) => {
-                self.nodes[*i].remove_pod(&info.key);
+                self.nodes[i].remove_pod(&info.key);
+                self.stamp(i);
             }
             None => {
                 if let Some(list) = self.orphans.get_mut(node) {

@@ -8,6 +8,7 @@ use crate::plugins::helper::ShapePoint;
 use crate::plugins::interpodaffinity::InterPodAffinity;
 use crate::plugins::noderesources::{default_resources, BalancedAllocation, Fit, ResourceSpec, ScoringStrategy};
 use crate::plugins::topologyspread::{PodTopologySpread, SpreadConstraint};
+
 use crate::plugins::{new_plugin, DefaultPreemption, DEFAULT_PLUGINS};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -283,7 +284,7 @@ pub fn inter_pod_affinity_args(args: Option<&Value>) -> Result<InterPodAffinity,
     if !(0..=100).contains(&w) {
         return Err(format!("hardPodAffinityWeight: Invalid value: {w}: not in valid range [0-100]"));
     }
-    Ok(InterPodAffinity { hard_pod_affinity_weight: w })
+    Ok(InterPodAffinity { hard_pod_affinity_weight: w, ..Default::default() })
 }
 
 /// DefaultPreemptionArgs.

@@ -50,3 +50,90 @@ pub fn broken_linear(shape: &[ShapePoint], p: i64) -> i64 {
 pub fn clamp_score(s: i64) -> i64 {
     s.clamp(0, MAX_NODE_SCORE)
 }
+
+/// Memoized per-node counts (e.g. pods matching a spread selector), recomputed only for nodes
+/// whose cache generation changed since the last query with the same key. Exact, so it does not
+/// change results; it turns PodTopologySpread/InterPodAffinity PreFilter from O(pods) into
+/// O(nodes) for replicas of one workload.
+#[derive(Debug, Default, Clone)]
+pub struct CountCache {
+    entries: std::cell::RefCell<Vec<(String, Vec<(u64, i64)>)>>,
+}
+
+/// Keys kept by a [`CountCache`].
+const COUNT_CACHE_KEYS: usize = 32;
+
+impl CountCache {
+    /// The counts for `key` over `nodes` (in order), computing `f` where needed.
+    pub fn counts(&self, key: &str, nodes: &[crate::cache::NodeInfo], f: impl Fn(&crate::cache::NodeInfo) -> i64) -> Vec<i64> {
+        let mut entries = self.entries.borrow_mut();
+        let pos = entries.iter().position(|(k, _)| k == key);
+        let mut entry = match pos {
+            Some(i) => entries.remove(i).1,
+            None => Vec::new(),
+        };
+        if entry.len() != nodes.len() {
+            entry = vec![(u64::MAX, 0); nodes.len()];
+        }
+        let mut out = Vec::with_capacity(nodes.len());
+        for (slot, node) in entry.iter_mut().zip(nodes) {
+            if slot.0 != node.generation {
+                *slot = (node.generation, f(node));
+            }
+            out.push(slot.1);
+        }
+        entries.insert(0, (key.to_string(), entry));
+        entries.truncate(COUNT_CACHE_KEYS);
+        out
+    }
+}
+
+/// Counts per topology pair (key → value → count), looked up without allocating.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PairCounts {
+    map: std::collections::BTreeMap<String, std::collections::BTreeMap<String, i64>>,
+}
+
+impl PairCounts {
+    /// The count of (key, value) (0 if absent).
+    pub fn get(&self, key: &str, value: &str) -> i64 {
+        self.map.get(key).and_then(|m| m.get(value)).copied().unwrap_or(0)
+    }
+    /// Whether (key, value) has an entry (even a zero one).
+    pub fn contains(&self, key: &str, value: &str) -> bool {
+        self.map.get(key).is_some_and(|m| m.contains_key(value))
+    }
+    /// Adds `delta` to (key, value), keeping zero entries.
+    pub fn add(&mut self, key: &str, value: &str, delta: i64) {
+        let inner = match self.map.get_mut(key) {
+            Some(m) => m,
+            None => self.map.entry(key.to_string()).or_default(),
+        };
+        match inner.get_mut(value) {
+            Some(v) => *v += delta,
+            None => {
+                inner.insert(value.to_string(), delta);
+            }
+        }
+    }
+    /// Adds `delta` to (key, value), dropping the entry when it reaches zero.
+    pub fn bump(&mut self, key: &str, value: &str, delta: i64) {
+        self.add(key, value, delta);
+        if let Some(inner) = self.map.get_mut(key) {
+            if inner.get(value) == Some(&0) {
+                inner.remove(value);
+            }
+            if inner.is_empty() {
+                self.map.remove(key);
+            }
+        }
+    }
+    /// The values and counts of a key.
+    pub fn values(&self, key: &str) -> impl Iterator<Item = (&str, i64)> {
+        self.map.get(key).into_iter().flatten().map(|(v, c)| (v.as_str(), *c))
+    }
+    /// Whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}

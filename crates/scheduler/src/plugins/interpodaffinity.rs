@@ -2,6 +2,7 @@
 //! (filtering.go, scoring.go).
 
 use crate::cache::{AffinityTerm, NodeInfo, PodInfo};
+use crate::plugins::helper::{CountCache, PairCounts};
 use crate::framework::{ClusterEvent, ClusterView, CycleState, Listers, Plugin, Point, Status, MAX_NODE_SCORE};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -14,17 +15,16 @@ pub const ERR_EXISTING_ANTI_AFFINITY: &str = "node(s) didn't satisfy existing po
 const FILTER_KEY: &str = "PreFilterInterPodAffinity";
 const SCORE_KEY: &str = "PreScoreInterPodAffinity";
 
-type Pair = (String, String);
 
 /// PreFilter state.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FilterState {
     /// Topology pairs where existing pods' required anti-affinity matches the incoming pod.
-    pub existing_anti_affinity: BTreeMap<Pair, i64>,
+    pub existing_anti_affinity: PairCounts,
     /// Topology pairs with pods matching all the incoming pod's required affinity terms.
-    pub affinity: BTreeMap<Pair, i64>,
+    pub affinity: PairCounts,
     /// Topology pairs with pods matching the incoming pod's required anti-affinity terms.
-    pub anti_affinity: BTreeMap<Pair, i64>,
+    pub anti_affinity: PairCounts,
 }
 
 fn ns_labels<'a>(listers: &'a Listers, ns: &str) -> Option<&'a BTreeMap<String, String>> {
@@ -35,13 +35,9 @@ fn matches_all(terms: &[AffinityTerm], pod: &PodInfo, listers: &Listers) -> bool
     !terms.is_empty() && terms.iter().all(|t| t.matches(pod, ns_labels(listers, pod.namespace())))
 }
 
-fn bump(map: &mut BTreeMap<Pair, i64>, key: &str, node: &NodeInfo, delta: i64) {
+fn bump(map: &mut PairCounts, key: &str, node: &NodeInfo, delta: i64) {
     if let Some(v) = node.labels().and_then(|l| l.get(key)) {
-        let e = map.entry((key.to_string(), v.clone())).or_insert(0);
-        *e += delta;
-        if *e == 0 {
-            map.remove(&(key.to_string(), v.clone()));
-        }
+        map.bump(key, v, delta);
     }
 }
 
@@ -72,7 +68,7 @@ impl FilterState {
         for t in &pod.required_affinity {
             match labels.and_then(|l| l.get(&t.topology_key)) {
                 Some(v) => {
-                    if self.affinity.get(&(t.topology_key.clone(), v.clone())).copied().unwrap_or(0) <= 0 {
+                    if self.affinity.get(&t.topology_key, v) <= 0 {
                         pods_exist = false;
                     }
                 }
@@ -85,7 +81,7 @@ impl FilterState {
         // satisfyPodAntiAffinity
         for t in &pod.required_anti_affinity {
             if let Some(v) = labels.and_then(|l| l.get(&t.topology_key)) {
-                if self.anti_affinity.get(&(t.topology_key.clone(), v.clone())).copied().unwrap_or(0) > 0 {
+                if self.anti_affinity.get(&t.topology_key, v) > 0 {
                     return Status::unschedulable(ERR_ANTI_AFFINITY);
                 }
             }
@@ -93,13 +89,66 @@ impl FilterState {
         // satisfyExistingPodsAntiAffinity
         if !self.existing_anti_affinity.is_empty() {
             for (k, v) in labels.into_iter().flatten() {
-                if self.existing_anti_affinity.get(&(k.clone(), v.clone())).copied().unwrap_or(0) > 0 {
+                if self.existing_anti_affinity.get(k, v) > 0 {
                     return Status::unschedulable(ERR_EXISTING_ANTI_AFFINITY);
                 }
             }
         }
         Status::success()
     }
+}
+
+/// Computes the PreFilter state over all nodes, memoizing per-node counts in `counter`
+/// (exact: the same counts `filter_state` computes, reused while a node is unchanged).
+pub fn filter_state_cached(pod: &PodInfo, cache: &crate::cache::Cache, listers: &Listers, counter: &CountCache) -> FilterState {
+    let nodes = cache.nodes();
+    let mut s = FilterState::default();
+    let ns = pod.namespace();
+    let labels_key = format!("{ns}|{:?}", pod.labels());
+    // Existing pods' anti-affinity terms matching the incoming pod, per topology key.
+    if cache.pods_with_required_anti_affinity() > 0 {
+        let ns_l = ns_labels(listers, ns);
+        for key in cache.anti_affinity_keys() {
+            let counts = counter.counts(&format!("existing|{key}|{labels_key}"), nodes, |node| {
+                if node.pods_with_required_anti_affinity == 0 {
+                    return 0;
+                }
+                let mut n = 0;
+                for existing in node.pods.iter().filter(|p| !p.required_anti_affinity.is_empty()) {
+                    n += existing.required_anti_affinity.iter().filter(|t| t.topology_key == key && t.matches(pod, ns_l)).count() as i64;
+                }
+                n
+            });
+            for (i, node) in nodes.iter().enumerate() {
+                if counts[i] > 0 {
+                    bump(&mut s.existing_anti_affinity, key, node, counts[i]);
+                }
+            }
+        }
+    }
+    // The incoming pod's required anti-affinity terms, per term.
+    for t in &pod.required_anti_affinity {
+        let term_key = format!("anti|{:?}|{:?}|{:?}", t.selector, t.namespaces, t.namespace_selector);
+        let counts = counter.counts(&term_key, nodes, |node| node.pods.iter().filter(|e| t.matches(e, ns_labels(listers, e.namespace()))).count() as i64);
+        for (i, node) in nodes.iter().enumerate() {
+            if counts[i] > 0 {
+                bump(&mut s.anti_affinity, &t.topology_key, node, counts[i]);
+            }
+        }
+    }
+    // The incoming pod's required affinity terms (all must match one existing pod).
+    if !pod.required_affinity.is_empty() {
+        for node in nodes {
+            for existing in &node.pods {
+                if matches_all(&pod.required_affinity, existing, listers) {
+                    for t in &pod.required_affinity {
+                        bump(&mut s.affinity, &t.topology_key, node, 1);
+                    }
+                }
+            }
+        }
+    }
+    s
 }
 
 /// Computes the PreFilter state over all nodes.
@@ -203,11 +252,13 @@ pub fn normalize_affinity(scores: &mut [i64]) {
 pub struct InterPodAffinity {
     /// hardPodAffinityWeight (default 1).
     pub hard_pod_affinity_weight: i64,
+    /// Memoized per-node counts for PreFilter.
+    pub counter: CountCache,
 }
 
 impl Default for InterPodAffinity {
     fn default() -> Self {
-        InterPodAffinity { hard_pod_affinity_weight: 1 }
+        InterPodAffinity { hard_pod_affinity_weight: 1, counter: CountCache::default() }
     }
 }
 
@@ -240,7 +291,7 @@ impl Plugin for InterPodAffinity {
         if view.cache.pods_with_required_anti_affinity() == 0 && pod.required_affinity.is_empty() && pod.required_anti_affinity.is_empty() {
             return (Status::skip(), None);
         }
-        let s = filter_state(pod, view.nodes(), view.listers);
+        let s = filter_state_cached(pod, view.cache, view.listers, &self.counter);
         if s.existing_anti_affinity.is_empty() && pod.required_affinity.is_empty() && pod.required_anti_affinity.is_empty() {
             return (Status::skip(), None);
         }
@@ -295,5 +346,56 @@ impl Plugin for InterPodAffinity {
         if state.read::<ScoreState>(SCORE_KEY).is_some() {
             normalize_affinity(scores);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::Cache;
+    use crate::harness::{make_node, make_pod};
+    use k8s_openapi::api::core::v1::{Affinity, PodAffinityTerm, PodAntiAffinity};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+    use kubesim_api::Object;
+    use std::sync::Arc;
+
+    fn anti_pod(name: &str, app: &str, key: &str) -> Arc<PodInfo> {
+        let mut p = make_pod(name, &[]);
+        p.metadata.labels = Some([("app".to_string(), app.to_string())].into());
+        p.spec.as_mut().unwrap().affinity = Some(Affinity {
+            pod_anti_affinity: Some(PodAntiAffinity {
+                required_during_scheduling_ignored_during_execution: Some(vec![PodAffinityTerm {
+                    label_selector: Some(LabelSelector { match_labels: Some([("app".to_string(), app.to_string())].into()), ..Default::default() }),
+                    topology_key: key.into(),
+                    ..Default::default()
+                }]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        Arc::new(PodInfo::new(Arc::new(Object::Pod(Box::new(p)))))
+    }
+
+    // The memoized PreFilter must equal the plain computation, before and after the cluster changes.
+    #[test]
+    fn cached_filter_state_equals_the_plain_one() {
+        let mut cache = Cache::default();
+        for i in 0..6 {
+            let zone = if i % 2 == 0 { "a" } else { "b" };
+            cache.upsert_node(Arc::new(make_node(&format!("n{i}"), &[("cpu", "4"), ("pods", "110")], &[("zone", zone)], vec![])));
+        }
+        let listers = Listers::default();
+        let counter = CountCache::default();
+        let incoming = anti_pod("in", "web", "kubernetes.io/hostname");
+        for step in 0..6 {
+            let p = anti_pod(&format!("p{step}"), if step % 2 == 0 { "web" } else { "db" }, if step % 3 == 0 { "zone" } else { "kubernetes.io/hostname" });
+            cache.upsert_pod(p, &format!("n{}", step % 6));
+            let plain = filter_state(&incoming, cache.nodes(), &listers);
+            let cached = filter_state_cached(&incoming, &cache, &listers, &counter);
+            assert_eq!(plain, cached, "step {step}");
+            assert!(!plain.anti_affinity.is_empty() || step == 0 || step == 1);
+        }
+        cache.remove_pod("default/p0");
+        assert_eq!(filter_state(&incoming, cache.nodes(), &listers), filter_state_cached(&incoming, &cache, &listers, &counter));
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::cache::{NodeInfo, PodInfo};
 use crate::framework::{ClusterEvent, ClusterView, CycleState, Listers, Plugin, Point, Status, MAX_NODE_SCORE};
+use crate::plugins::helper::{CountCache, PairCounts};
 use crate::plugins::nodeaffinity::pod_matches_node_selector_and_affinity;
 use crate::plugins::taints::tolerated;
 use kubesim_api::selector::{Requirement, Selector};
@@ -142,7 +143,7 @@ pub struct FilterState {
     /// The hard constraints.
     pub constraints: Vec<SpreadConstraint>,
     /// (key, value) → matching pods.
-    pub pair_counts: BTreeMap<(String, String), i64>,
+    pub pair_counts: PairCounts,
     /// Per constraint: minimum over domains (i64::MAX if no domain).
     pub min_match: Vec<i64>,
     /// Per constraint: number of domains.
@@ -156,12 +157,9 @@ impl FilterState {
         for c in &self.constraints {
             let mut min = i64::MAX;
             let mut n = 0;
-            for ((k, _), v) in self.pair_counts.range((c.topology_key.clone(), String::new())..) {
-                if *k != c.topology_key {
-                    break;
-                }
+            for (_, v) in self.pair_counts.values(&c.topology_key) {
                 n += 1;
-                min = min.min(*v);
+                min = min.min(v);
             }
             self.min_match.push(min);
             self.domains.push(n);
@@ -180,7 +178,7 @@ impl FilterState {
                 min = 0;
             }
             let self_match = i64::from(c.selector.matches(pod.labels()));
-            let count = self.pair_counts.get(&(c.topology_key.clone(), value.clone())).copied().unwrap_or(0);
+            let count = self.pair_counts.get(&c.topology_key, value);
             let skew = count.saturating_add(self_match).saturating_sub(min);
             if skew > c.max_skew {
                 return Status::unschedulable(ERR_CONSTRAINTS_NOT_MATCH);
@@ -199,27 +197,48 @@ impl FilterState {
                 continue;
             }
             let value = labels.and_then(|l| l.get(&c.topology_key)).cloned().unwrap_or_default();
-            *self.pair_counts.entry((c.topology_key.clone(), value)).or_insert(0) += delta;
+            self.pair_counts.add(&c.topology_key, &value, delta);
         }
         self.recompute();
     }
 }
 
+/// Per-node counts of pods matching a constraint's selector in the pod's namespace (memoized
+/// in `counter` when given).
+pub fn node_counts(pod: &PodInfo, c: &SpreadConstraint, nodes: &[NodeInfo], counter: Option<&CountCache>) -> Vec<i64> {
+    let ns = pod.namespace();
+    let f = |n: &NodeInfo| count_pods_match_selector(&n.pods, &c.selector, ns);
+    match counter {
+        Some(cc) => cc.counts(&format!("{ns}|{:?}", c.selector), nodes, f),
+        None => nodes.iter().map(f).collect(),
+    }
+}
+
 /// Computes the PreFilter state over all nodes.
-pub fn filter_state(pod: &PodInfo, constraints: Vec<SpreadConstraint>, nodes: &[NodeInfo]) -> FilterState {
+pub fn filter_state(pod: &PodInfo, constraints: Vec<SpreadConstraint>, nodes: &[NodeInfo], counter: Option<&CountCache>) -> FilterState {
     let mut s = FilterState { constraints, ..Default::default() };
-    for node in nodes {
-        if !node_has_all_keys(node, &s.constraints) {
-            continue;
-        }
-        let labels = node.labels();
-        for c in &s.constraints {
-            if !c.includes_node(pod, node) {
+    let counts: Vec<Vec<i64>> = s.constraints.iter().map(|c| node_counts(pod, c, nodes, counter)).collect();
+    let mut borrowed: Vec<BTreeMap<&str, i64>> = vec![BTreeMap::new(); s.constraints.len()];
+    let simple_affinity = pod.pod().spec.as_ref().is_none_or(|sp| {
+        sp.node_selector.as_ref().is_none_or(|m| m.is_empty()) && sp.affinity.as_ref().is_none_or(|a| a.node_affinity.is_none())
+    });
+    for (n, node) in nodes.iter().enumerate() {
+        let Some(labels) = node.labels() else { continue };
+        for (i, c) in s.constraints.iter().enumerate() {
+            let Some(value) = labels.get(&c.topology_key) else { continue };
+            if s.constraints.len() > 1 && !node_has_all_keys(node, &s.constraints) {
+                break;
+            }
+            let included = if simple_affinity && !c.honor_node_taints { true } else { c.includes_node(pod, node) };
+            if !included {
                 continue;
             }
-            let value = labels.and_then(|l| l.get(&c.topology_key)).cloned().unwrap_or_default();
-            let count = count_pods_match_selector(&node.pods, &c.selector, pod.namespace());
-            *s.pair_counts.entry((c.topology_key.clone(), value)).or_insert(0) += count;
+            *borrowed[i].entry(value.as_str()).or_insert(0) += counts[i][n];
+        }
+    }
+    for (i, c) in s.constraints.iter().enumerate() {
+        for (v, n) in &borrowed[i] {
+            s.pair_counts.add(&c.topology_key, v, *n);
         }
     }
     s.recompute();
@@ -275,11 +294,13 @@ pub struct PodTopologySpread {
     pub system_defaulted: bool,
     /// Default constraints for pods without their own (selector filled in per pod).
     pub default_constraints: Vec<SpreadConstraint>,
+    /// Memoized per-node matching-pod counts.
+    pub counter: CountCache,
 }
 
 impl Default for PodTopologySpread {
     fn default() -> Self {
-        PodTopologySpread { system_defaulted: true, default_constraints: system_default_constraints() }
+        PodTopologySpread { system_defaulted: true, default_constraints: system_default_constraints(), counter: CountCache::default() }
     }
 }
 
@@ -328,7 +349,7 @@ impl Plugin for PodTopologySpread {
         if constraints.is_empty() {
             return (Status::skip(), None);
         }
-        state.write(FILTER_KEY, filter_state(pod, constraints, view.nodes()));
+        state.write(FILTER_KEY, filter_state(pod, constraints, view.nodes(), Some(&self.counter)));
         (Status::success(), None)
     }
     fn pre_filter_add_pod(&self, state: &mut CycleState, pod: &PodInfo, added: &PodInfo, node: &NodeInfo) {
@@ -379,20 +400,24 @@ impl Plugin for PodTopologySpread {
             let size = if c.topology_key == HOSTNAME { feasible.len() - s.ignored.len() } else { sizes[i] };
             s.weights.push(((size + 2) as f64).ln());
         }
-        let needs_counts = constraints.iter().any(|c| c.topology_key != HOSTNAME);
-        if needs_counts {
-            for node in view.nodes() {
+        let per_node: Vec<Option<Vec<i64>>> = constraints
+            .iter()
+            .map(|c| (c.topology_key != HOSTNAME).then(|| node_counts(pod, c, view.nodes(), Some(&self.counter))))
+            .collect();
+        if per_node.iter().any(Option::is_some) {
+            for (n, node) in view.nodes().iter().enumerate() {
                 if require_all && !node_has_all_keys(node, &constraints) {
                     continue;
                 }
                 let labels = node.labels();
                 for (i, c) in constraints.iter().enumerate() {
-                    if c.topology_key == HOSTNAME || !c.includes_node(pod, node) {
+                    let Some(counts) = per_node[i].as_ref() else { continue };
+                    if !c.includes_node(pod, node) {
                         continue;
                     }
                     let Some(v) = labels.and_then(|l| l.get(&c.topology_key)) else { continue };
                     if let Some(slot) = s.counts[i].get_mut(v) {
-                        *slot += count_pods_match_selector(&node.pods, &c.selector, pod.namespace());
+                        *slot += counts[n];
                     }
                 }
             }
