@@ -130,6 +130,7 @@ fn apply(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn 
         mode,
         validate: args.get("validate").unwrap_or("warn"),
         dry_run: dry_run(args),
+        save_config: args.bool("save-config"),
     };
     let suffix = match args.get("dry-run") {
         Some("server") => " (server dry run)",

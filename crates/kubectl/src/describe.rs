@@ -717,11 +717,14 @@ fn describe_service(api: &ApiServer, svc: &Service, object: &Object, now: Millis
         if let Some(np) = p.node_port.filter(|n| *n != 0) {
             w.w(0, format!("NodePort:\t{name}\t{np}/{protocol}\n"));
         }
-        let eps = endpoints.get(&p.name.clone().unwrap_or_default()).cloned().unwrap_or_default();
-        w.w(0, format!("Endpoints:\t{}\n", if eps.is_empty() { String::new() } else { format_endpoint_list(&eps) }));
+        let cell = match &endpoints {
+            None => "<none>".to_string(),
+            Some(map) => format_endpoint_list(&map.get(&p.name.clone().unwrap_or_default()).cloned().unwrap_or_default()),
+        };
+        w.w(0, format!("Endpoints:\t{cell}\n"));
     }
     if spec.ports.as_ref().is_none_or(|p| p.is_empty()) {
-        let eps = endpoints.values().flatten().cloned().collect::<Vec<_>>();
+        let eps = endpoints.iter().flat_map(|m| m.values().flatten().cloned()).collect::<Vec<_>>();
         w.w(0, format!("Endpoints:\t{}\n", if eps.is_empty() { "<none>".to_string() } else { format_endpoint_list(&eps) }));
     }
     w.w(0, format!("Session Affinity:\t{}\n", spec.session_affinity.clone().unwrap_or_else(|| "None".into())));
@@ -743,14 +746,17 @@ fn format_endpoint_list(eps: &[String]) -> String {
     }
 }
 
-/// Ready endpoints of a service by port name, from its EndpointSlices (or Endpoints).
-fn service_endpoints(api: &ApiServer, svc: &Object) -> BTreeMap<String, Vec<String>> {
+/// Ready endpoints of a service by port name, from its EndpointSlices (or Endpoints); None when
+/// the service has neither (describe prints `<none>`).
+fn service_endpoints(api: &ApiServer, svc: &Object) -> Option<BTreeMap<String, Vec<String>>> {
     let mut result: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut found = false;
     if let Some(info) = kind_info("discovery.k8s.io/v1", "EndpointSlice") {
         for slice in util::list(api, info, Some(svc.namespace())) {
             if slice.metadata().labels.as_ref().and_then(|l| l.get("kubernetes.io/service-name")).map(String::as_str) != Some(svc.name()) {
                 continue;
             }
+            found = true;
             let json = slice.to_json();
             let ports: Vec<(String, i64)> = jget(&json, "ports")
                 .and_then(|p| p.as_array())
@@ -774,6 +780,7 @@ fn service_endpoints(api: &ApiServer, svc: &Object) -> BTreeMap<String, Vec<Stri
     if result.is_empty() {
         if let Some(info) = kind_info("v1", "Endpoints") {
             if let Ok(ep) = api.get(info, svc.namespace(), svc.name()) {
+                found = true;
                 let json = ep.to_json();
                 for subset in jget(&json, "subsets").and_then(|s| s.as_array()).into_iter().flatten() {
                     let addrs: Vec<&str> = subset.get("addresses").and_then(|a| a.as_array()).into_iter().flatten().filter_map(|a| a.get("ip").and_then(|i| i.as_str())).collect();
@@ -788,7 +795,7 @@ fn service_endpoints(api: &ApiServer, svc: &Object) -> BTreeMap<String, Vec<Stri
             }
         }
     }
-    result
+    found.then_some(result)
 }
 
 fn percent(used: i128, total: i128) -> i128 {

@@ -212,7 +212,10 @@ fn create_run_and_expose_build_kubectls_objects() {
     check(&mut f, "apply -f ns.yaml -n default", "", "error: the namespace from the provided object \"team-a\" does not match the namespace \"default\". You must pass '--namespace=team-a' to perform this operation.\n", 1);
     check(&mut f, "create -f ns.yaml", "configmap/c created\n", "", 0);
     check(&mut f, "create -f ns.yaml", "", "Error from server (AlreadyExists): error when creating \"ns.yaml\": configmaps \"c\" already exists\n", 1);
-    check(&mut f, "apply -f ns.yaml --dry-run=client", "configmap/c configured (dry run)\n", "", 0);
+    let o = f.kubectl("apply -f ns.yaml --dry-run=client");
+    assert_eq!((o.stdout.as_str(), o.exit_code), ("configmap/c configured (dry run)\n", 0));
+    assert!(o.stderr.starts_with("Warning: resource configmaps/c is missing the kubectl.kubernetes.io/last-applied-configuration annotation"), "{}", o.stderr);
+    assert!(json(&f, "configmaps", "c")["metadata"].get("annotations").is_none(), "dry run writes nothing");
     check(&mut f, "get cm -n team-a -o name", "configmap/c\n", "", 0);
 }
 
@@ -328,4 +331,36 @@ fn apply_results_locate_documents() {
     assert_eq!(r[2].document, 3);
     assert!(r[2].line >= 12, "{:?}", r[2]);
     assert!(r[2].outcome.as_ref().unwrap_err().starts_with("error: loc.yaml, document 3, line "));
+}
+
+#[test]
+fn apply_after_create_warns_about_the_missing_annotation() {
+    let mut f = Fixture::new();
+    f.file("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: '1'}\n");
+    check(&mut f, "create -f cm.yaml", "configmap/c created\n", "", 0);
+    check(
+        &mut f,
+        "apply -f cm.yaml",
+        "configmap/c configured\n",
+        "Warning: resource configmaps/c is missing the kubectl.kubernetes.io/last-applied-configuration annotation which is required by kubectl apply. kubectl apply should only be used on resources created declaratively by either kubectl create --save-config or kubectl apply. The missing annotation will be patched automatically.\n",
+        0,
+    );
+    check(&mut f, "apply -f cm.yaml", "configmap/c unchanged\n", "", 0);
+    f.file("cm2.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\ndata: {a: '1'}\n");
+    check(&mut f, "create -f cm2.yaml --save-config", "configmap/d created\n", "", 0);
+    check(&mut f, "apply -f cm2.yaml", "configmap/d unchanged\n", "", 0);
+    // Removing a key from the file removes it from the object; keys set by others stay.
+    check(&mut f, "patch cm d --type merge -p '{\"data\":{\"other\":\"x\"}}'", "configmap/d patched\n", "", 0);
+    f.file("cm2.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\ndata: {b: '2'}\n");
+    check(&mut f, "apply -f cm2.yaml", "configmap/d configured\n", "", 0);
+    assert_eq!(json(&f, "configmaps", "d")["data"], serde_json::json!({"b": "2", "other": "x"}));
+}
+
+#[test]
+fn describe_service_lists_ready_endpoints_from_slices() {
+    let mut f = scenario::cluster();
+    scenario::create(&mut f, "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: web-abc, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nports: [{name: '', port: 80, protocol: TCP}]\nendpoints:\n- addresses: [10.244.0.5]\n  conditions: {ready: true}\n- addresses: [10.244.0.6]\n  conditions: {ready: true}\n- addresses: [10.244.0.7]\n  conditions: {ready: false}\n");
+    let o = f.kubectl("describe svc web");
+    assert!(o.stdout.contains("\nEndpoints:                10.244.0.5:80,10.244.0.6:80\n"), "{}", o.stdout);
+    check(&mut f, "get endpointslices", "NAME      ADDRESSTYPE   PORTS   ENDPOINTS                          AGE\nweb-abc   IPv4          80      10.244.0.5,10.244.0.6,10.244.0.7   0s\n", "", 0);
 }
