@@ -215,7 +215,7 @@ fn create_run_and_expose_build_kubectls_objects() {
     let o = f.kubectl("apply -f ns.yaml --dry-run=client");
     assert_eq!((o.stdout.as_str(), o.exit_code), ("configmap/c configured (dry run)\n", 0));
     assert!(o.stderr.starts_with("Warning: resource configmaps/c is missing the kubectl.kubernetes.io/last-applied-configuration annotation"), "{}", o.stderr);
-    assert!(json(&f, "configmaps", "c")["metadata"].get("annotations").is_none(), "dry run writes nothing");
+    assert!(f.get("configmaps", "team-a", "c").unwrap().metadata().annotations.is_none(), "dry run writes nothing");
     check(&mut f, "get cm -n team-a -o name", "configmap/c\n", "", 0);
 }
 
