@@ -445,3 +445,38 @@ fn replication_controller_manages_pods_and_orphans_them_on_default_delete() {
     assert_eq!(pods.len(), 2);
     assert!(pods.iter().all(|p| p.metadata().owner_references.as_ref().is_none_or(|r| r.is_empty())));
 }
+
+#[test]
+fn pdb_status_counts_healthy_pods_against_the_budget() {
+    use kubesim_api::k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
+    use kubesim_api::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+    let mut w = world();
+    w.add(Box::new(crate::disruption::DisruptionController::new()));
+    w.create(Object::Deployment(Box::new(deployment("web", 3, "nginx")))).unwrap();
+    let selector = LabelSelector { match_labels: Some(BTreeMap::from([("app".to_string(), "web".to_string())])), ..Default::default() };
+    let pdb = |name: &str, min: Option<IntOrString>, max: Option<IntOrString>| PodDisruptionBudget {
+        metadata: ObjectMeta { name: Some(name.into()), namespace: Some("default".into()), ..Default::default() },
+        spec: Some(PodDisruptionBudgetSpec { min_available: min, max_unavailable: max, selector: Some(selector.clone()), ..Default::default() }),
+        status: None,
+    };
+    w.create(crate::common::encode(&pdb("min2", Some(IntOrString::Int(2)), None), "policy/v1", "PodDisruptionBudget")).unwrap();
+    w.create(crate::common::encode(&pdb("max50", None, Some(IntOrString::String("50%".into()))), "policy/v1", "PodDisruptionBudget")).unwrap();
+    w.run_for(30_000);
+    let status = |w: &TestWorld, name: &str| {
+        crate::common::decode::<PodDisruptionBudget>(&w.get(("policy", "poddisruptionbudgets"), "default", name).unwrap()).unwrap().status.unwrap()
+    };
+    let s = status(&w, "min2");
+    assert_eq!((s.expected_pods, s.current_healthy, s.desired_healthy, s.disruptions_allowed), (3, 3, 2, 1));
+    let c = &s.conditions.unwrap()[0];
+    assert_eq!((c.type_.as_str(), c.status.as_str(), c.reason.as_str()), ("DisruptionAllowed", "True", "SufficientPods"));
+    let s = status(&w, "max50");
+    assert_eq!((s.expected_pods, s.desired_healthy, s.disruptions_allowed), (3, 1, 2), "maxUnavailable 50% of 3 rounds up to 2");
+    // Scale to 1: the min2 budget allows nothing.
+    let mut d = get_deployment(&w, "web");
+    d.spec.as_mut().unwrap().replicas = Some(1);
+    w.as_user(|ctx| ctx.update(Object::Deployment(Box::new(d)))).unwrap();
+    w.run_for(30_000);
+    let s = status(&w, "min2");
+    assert_eq!((s.current_healthy, s.disruptions_allowed), (1, 0));
+    assert_eq!(s.conditions.unwrap()[0].reason, "InsufficientPods");
+}

@@ -23,6 +23,7 @@
 //! - [`daemonset`]: DaemonSet controller (one pod per eligible node via node affinity on
 //!   metadata.name, default tolerations, rolling update).
 //! - [`cronjob`]: CronJob controller and cron schedule parser.
+//! - [`disruption`]: PodDisruptionBudget status.
 //!
 //! Known deviations from upstream (v1.34):
 //! - pod-template-hash is FNV-32a over a canonical JSON serialization of the template, not
@@ -40,6 +41,7 @@ pub mod cronjob;
 pub mod daemonset;
 pub mod deployment;
 pub mod deployment_util;
+pub mod disruption;
 pub mod gc;
 pub mod history;
 pub mod job;
@@ -83,5 +85,6 @@ pub fn controllers() -> Vec<Box<dyn Component>> {
         Box::new(daemonset::DaemonSetController::new()),
         Box::new(cronjob::CronJobController::new()),
         Box::new(replicaset::ReplicaSetController::replication_manager()),
+        Box::new(disruption::DisruptionController::new()),
     ]
 }
