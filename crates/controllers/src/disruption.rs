@@ -144,11 +144,10 @@ impl DisruptionController {
         let mut expected: Result<i32, String> = Ok(0);
         for p in &pods {
             match controller_scale(ctx, p) {
-                Some((uid, replicas)) => {
-                    if seen.insert(uid) {
-                        expected = expected.map(|e| e + replicas);
-                    }
+                Some((uid, replicas)) if seen.insert(uid) => {
+                    expected = expected.map(|e| e + replicas);
                 }
+                Some(_) => {}
                 None if controller_of(&p.metadata).is_some() => {
                     expected = Err(format!("found no controllers for pod {:?}", p.metadata.name.clone().unwrap_or_default()));
                 }
