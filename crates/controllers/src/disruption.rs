@@ -144,7 +144,7 @@ impl DisruptionController {
         let mut expected: Result<i32, String> = Ok(0);
         for p in &pods {
             match controller_scale(ctx, p) {
-                Some((uid, replicas)) if seen.insert(uid) => {
+                Some((uid, replicas)) if seen.insert(uid.clone()) => {
                     expected = expected.map(|e| e + replicas);
                 }
                 Some(_) => {}
