@@ -186,7 +186,9 @@ pub fn clock(t_ms: u64) -> String {
 
 /// `12.3s`, `4m10s`: compact durations for labels.
 pub fn short_duration(t_ms: u64) -> String {
-    if t_ms < 1000 {
+    if t_ms == 0 {
+        "0s".to_string()
+    } else if t_ms < 1000 {
         format!("{t_ms}ms")
     } else if t_ms < 60_000 {
         let tenths = t_ms / 100;

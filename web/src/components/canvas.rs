@@ -26,7 +26,7 @@ struct HitMap {
     pods: Vec<(f64, f64, f64, Selection)>,
 }
 
-const TILE_W: f64 = 172.0;
+const TILE_W: f64 = 180.0;
 const CELL: f64 = 9.0;
 const GAP: f64 = 10.0;
 const HEAD: f64 = 34.0;
@@ -58,17 +58,24 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, scene: &ClusterSnapshot, selection:
     let ratio = window.device_pixel_ratio().max(1.0);
     let width = canvas.parent_element().map(|p| p.client_width() as f64).unwrap_or(900.0).max(320.0);
     let columns = ((width + GAP) / (TILE_W + GAP)).floor().max(1.0) as usize;
-    let per_row = ((TILE_W - 16.0) / CELL).floor() as usize;
+    let tile_w = (width - GAP * (columns as f64 - 1.0)) / columns as f64;
+    let per_row = ((tile_w - 16.0) / CELL).floor().max(1.0) as usize;
     let mut pods_by_node: Vec<Vec<&kubesim_sim::view::PodView>> = vec![Vec::new(); scene.nodes.len() + 1];
     for pod in &scene.pods {
         let index = pod.node.as_ref().and_then(|n| scene.nodes.iter().position(|x| x.name == *n)).unwrap_or(scene.nodes.len());
         pods_by_node[index].push(pod);
     }
     let tiles = scene.nodes.len() + usize::from(!pods_by_node[scene.nodes.len()].is_empty());
-    let max_rows = pods_by_node.iter().map(|p| p.len().div_ceil(per_row)).max().unwrap_or(1).max(1);
-    let tile_h = HEAD + max_rows as f64 * CELL + 12.0;
+    // Each grid row is as tall as its fullest tile.
     let rows = tiles.div_ceil(columns);
-    let height = rows as f64 * (tile_h + GAP);
+    let row_heights: Vec<f64> = (0..rows)
+        .map(|r| {
+            let most = (r * columns..((r + 1) * columns).min(tiles)).map(|t| pods_by_node[t].len().div_ceil(per_row)).max().unwrap_or(1).max(1);
+            HEAD + most as f64 * CELL + 10.0
+        })
+        .collect();
+    let row_tops: Vec<f64> = row_heights.iter().scan(0.0, |top, h| { let t = *top; *top += h + GAP; Some(t) }).collect();
+    let height = row_heights.iter().map(|h| h + GAP).sum::<f64>();
     canvas.set_width((width * ratio) as u32);
     canvas.set_height((height * ratio).max(1.0) as u32);
     let _ = canvas.style().set_property("height", &format!("{height}px"));
@@ -83,14 +90,15 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, scene: &ClusterSnapshot, selection:
     };
     for tile in 0..tiles {
         let (col, row) = (tile % columns, tile / columns);
-        let (x, y) = (col as f64 * (TILE_W + GAP), row as f64 * (tile_h + GAP));
+        let (x, y) = (col as f64 * (tile_w + GAP), row_tops[row]);
+        let tile_h = row_heights[row];
         let node = scene.nodes.get(tile);
         let selected_node = matches!((selection, node), (Selection::Node(n), Some(node)) if *n == node.name);
         ctx.set_fill_style_str(&c_card);
         ctx.set_stroke_style_str(if selected_node { &c_accent } else { &c_line });
         ctx.set_line_width(if selected_node { 2.0 } else { 1.0 });
         ctx.begin_path();
-        let _ = ctx.round_rect_with_f64(x + 0.5, y + 0.5, TILE_W - 1.0, tile_h - 1.0, 8.0);
+        let _ = ctx.round_rect_with_f64(x + 0.5, y + 0.5, tile_w - 1.0, tile_h - 1.0, 8.0);
         ctx.fill();
         ctx.stroke();
         ctx.set_font("600 12px system-ui, sans-serif");
@@ -100,14 +108,14 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, scene: &ClusterSnapshot, selection:
         if let Some(node) = node {
             ctx.set_fill_style_str(if node.ready { &c_ok } else { &c_bad });
             ctx.begin_path();
-            let _ = ctx.arc(x + TILE_W - 14.0, y + 12.0, 4.0, 0.0, std::f64::consts::TAU);
+            let _ = ctx.arc(x + tile_w - 14.0, y + 12.0, 4.0, 0.0, std::f64::consts::TAU);
             ctx.fill();
             let fraction = if node.cpu_allocatable_milli > 0 { (node.cpu_requested_milli as f64 / node.cpu_allocatable_milli as f64).clamp(0.0, 1.0) } else { 0.0 };
             ctx.set_fill_style_str(&c_line);
-            ctx.fill_rect(x + 10.0, y + 23.0, TILE_W - 20.0, 4.0);
+            ctx.fill_rect(x + 10.0, y + 23.0, tile_w - 20.0, 4.0);
             ctx.set_fill_style_str(if fraction > 0.9 { &c_bad } else { &c_accent });
-            ctx.fill_rect(x + 10.0, y + 23.0, (TILE_W - 20.0) * fraction, 4.0);
-            hits.nodes.push((x, y, TILE_W, HEAD, node.name.clone()));
+            ctx.fill_rect(x + 10.0, y + 23.0, (tile_w - 20.0) * fraction, 4.0);
+            hits.nodes.push((x, y, tile_w, HEAD, node.name.clone()));
         } else {
             ctx.set_fill_style_str(&c_muted);
             let _ = ctx.fill_text(&format!("{} pods", pods_by_node[tile].len()), x + 10.0, y + 28.0);

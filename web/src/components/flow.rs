@@ -51,8 +51,8 @@ struct Layout {
 impl Layout {
     fn new(frame: &Frame) -> Layout {
         let mut places = vec![
-            Place { id: "kubectl".into(), label: "kubectl".into(), sub: "you".into(), x: 110.0, y: 150.0, w: 150.0, h: 56.0, kind: "user" },
-            Place { id: "fault".into(), label: "fault injector".into(), sub: "node-down / up".into(), x: 110.0, y: 330.0, w: 150.0, h: 56.0, kind: "fault" },
+            Place { id: "kubectl".into(), label: "kubectl".into(), sub: "you".into(), x: 110.0, y: 200.0, w: 150.0, h: 56.0, kind: "user" },
+            Place { id: "fault".into(), label: "fault injector".into(), sub: "node-down / up".into(), x: 110.0, y: 360.0, w: 150.0, h: 56.0, kind: "fault" },
             Place { id: "apiserver".into(), label: "kube-apiserver".into(), sub: "admission · validation".into(), x: 460.0, y: 240.0, w: 180.0, h: 76.0, kind: "api" },
             Place { id: "etcd".into(), label: "etcd".into(), sub: format!("revision {}", frame.scene.revision), x: 460.0, y: 410.0, w: 150.0, h: 52.0, kind: "store" },
         ];
@@ -63,10 +63,14 @@ impl Layout {
         }
         top.sort_by_key(|a| (actor_kind(a) == "sched", a.clone()));
         let n = top.len().max(1) as f64;
-        let span = 620.0;
+        let (left, right) = (30.0, W - 30.0);
+        let slot = (right - left) / n;
         for (i, actor) in top.iter().enumerate() {
-            let x = 460.0 - span / 2.0 + span * (i as f64 + 0.5) / n;
-            places.push(Place { id: actor.clone(), label: actor.clone(), sub: String::new(), x, y: 62.0, w: (span / n - 16.0).min(190.0), h: 52.0, kind: actor_kind(actor) });
+            let x = left + slot * (i as f64 + 0.5);
+            let short = actor.strip_suffix("-controller").unwrap_or(actor);
+            let label = if short == "scheduler" { "kube-scheduler".to_string() } else { short.to_string() };
+            let sub = if actor_kind(actor) == "ctrl" { "controller".to_string() } else { String::new() };
+            places.push(Place { id: actor.clone(), label, sub, x, y: 58.0, w: (slot - 14.0).min(200.0), h: 52.0, kind: actor_kind(actor) });
         }
         let mut nodes: Vec<String> = frame.scene.nodes.iter().map(|n| n.name.clone()).collect();
         nodes.sort();
@@ -75,7 +79,7 @@ impl Layout {
         let slots = shown.len() + usize::from(overflow);
         let mut node_slots = Vec::new();
         for i in 0..slots {
-            let y = 150.0 + (i as f64) * (300.0 / (slots.max(2) - 1) as f64).min(80.0);
+            let y = 160.0 + (i as f64) * (290.0 / (slots.max(2) - 1) as f64).min(76.0);
             let (name, label) = if i < shown.len() { (shown[i].clone(), shown[i].clone()) } else { ("…".to_string(), format!("{} more nodes", nodes.len() - shown.len())) };
             places.push(Place { id: format!("kubelet/{name}"), label: format!("kubelet · {label}"), sub: String::new(), x: 820.0, y, w: 190.0, h: 48.0, kind: "kubelet" });
             places.push(Place { id: format!("cri/{name}"), label: "containerd".into(), sub: "CRI".into(), x: 1065.0, y, w: 150.0, h: 48.0, kind: "cri" });
@@ -193,12 +197,11 @@ pub fn flow_view(props: &FlowProps) -> Html {
 
     let boxes = layout.places.iter().map(|place| {
         let count = if place.kind == "cri" { 0 } else { count_of(&place.id) };
-        let sub = if place.kind == "api" || place.kind == "store" || place.kind == "cri" || place.kind == "fault" {
-            place.sub.clone()
-        } else if count > 0 {
-            format!("{count} writes")
-        } else {
-            "idle".to_string()
+        let sub = match place.kind {
+            "api" | "store" | "cri" | "fault" => place.sub.clone(),
+            _ if !place.sub.is_empty() => format!("{} · {}", place.sub, if count > 0 { format!("{count} writes") } else { "idle".into() }),
+            _ if count > 0 => format!("{count} writes"),
+            _ => "idle".to_string(),
         };
         let flashing = active.contains(&place.id);
         let selected = match &props.selection {

@@ -209,57 +209,73 @@ fn explanation(explanation: &SchedulingExplanation) -> Html {
         }
         names
     };
-    let filter_plugins = plugins(&explanation.filter);
     let selected = explanation.selected.clone().unwrap_or_default();
+    // Rows are plugins, columns are nodes (clusters have fewer nodes than plugins, usually).
+    let nodes: Vec<String> = {
+        let mut nodes: Vec<String> = explanation.filter.iter().map(|(n, _)| n.clone()).collect();
+        for (n, _) in explanation.final_scores.iter() {
+            if !nodes.contains(n) {
+                nodes.push(n.clone());
+            }
+        }
+        nodes
+    };
+    let filter_plugins = plugins(&explanation.filter);
     let score_rows: Vec<(String, Vec<(String, String)>)> = explanation.final_scores.iter().map(|(n, l)| (n.clone(), l.iter().map(|(p, s)| (p.clone(), s.to_string())).collect())).collect();
     let score_plugins = plugins(&score_rows);
+    let verdict = |node: &str, plugin: &str| explanation.filter.iter().find(|(n, _)| n == node).and_then(|(_, l)| l.iter().find(|(p, _)| p == plugin)).map(|(_, v)| v.clone());
+    let final_score = |node: &str, plugin: &str| explanation.final_scores.iter().find(|(n, _)| n == node).and_then(|(_, l)| l.iter().find(|(p, _)| p == plugin)).map(|(_, s)| *s);
     let raw = |node: &str, plugin: &str| explanation.scores.iter().find(|(n, _)| n == node).and_then(|(_, l)| l.iter().find(|(p, _)| p == plugin)).map(|(_, s)| *s);
+    let total = |node: &str| explanation.final_scores.iter().find(|(n, _)| n == node).map(|(_, l)| l.iter().map(|(_, s)| *s).sum::<i64>());
+    let feasible = |node: &str| explanation.filter.iter().find(|(n, _)| n == node).is_none_or(|(_, l)| l.iter().all(|(_, v)| v == "passed"));
+    let head = html! {
+        <tr><th>{ "PLUGIN" }</th>{ for nodes.iter().map(|n| html! { <th class={classes!("ks-num", (*n == selected).then_some("is-selected-col"))}>{ n }</th> }) }</tr>
+    };
     html! {
         <>
             <div class="ks-kv">
                 <span>{ "selected node" }</span><span><b>{ if selected.is_empty() { "none".to_string() } else { selected.clone() } }</b></span>
+                <span>{ "feasible nodes" }</span><span>{ format!("{} of {}", nodes.iter().filter(|n| feasible(n)).count(), nodes.len()) }</span>
             </div>
             <h4>{ "Filter" }</h4>
             <div class="ks-scroll-x">
                 <table class="ks-table ks-matrix">
-                    <thead><tr><th>{ "NODE" }</th>{ for filter_plugins.iter().map(|p| html! { <th title={p.clone()}>{ p }</th> }) }</tr></thead>
+                    <thead>{ head.clone() }</thead>
                     <tbody>
-                        { for explanation.filter.iter().map(|(node, list)| html! {
-                            <tr class={classes!((*node == selected).then_some("is-selected"))}>
-                                <td class="ks-mono">{ node }</td>
-                                { for filter_plugins.iter().map(|p| {
-                                    let verdict = list.iter().find(|(q, _)| q == p).map(|(_, v)| v.clone());
-                                    match verdict {
-                                        Some(v) if v == "passed" => html! { <td class="ks-pass" title="passed">{ "✓" }</td> },
-                                        Some(v) => html! { <td class="ks-fail" title={v.clone()}>{ v }</td> },
-                                        None => html! { <td class="ks-muted">{ "—" }</td> },
-                                    }
+                        { for filter_plugins.iter().map(|p| html! {
+                            <tr>
+                                <td>{ p }</td>
+                                { for nodes.iter().map(|node| match verdict(node, p) {
+                                    Some(v) if v == "passed" => html! { <td class={classes!("ks-pass", (*node == selected).then_some("is-selected-col"))} title="passed">{ "✓" }</td> },
+                                    Some(v) => html! { <td class="ks-fail" title={v.clone()}>{ v }</td> },
+                                    None => html! { <td class="ks-muted ks-num">{ "—" }</td> },
                                 }) }
                             </tr>
                         }) }
                     </tbody>
                 </table>
             </div>
-            if !score_rows.is_empty() {
-                <h4>{ "Score (normalized × weight, raw in brackets)" }</h4>
+            if !score_plugins.is_empty() {
+                <h4>{ "Score: normalized × weight (raw)" }</h4>
                 <div class="ks-scroll-x">
                     <table class="ks-table ks-matrix">
-                        <thead><tr><th>{ "NODE" }</th>{ for score_plugins.iter().map(|p| html! { <th title={p.clone()}>{ p }</th> }) }<th>{ "TOTAL" }</th></tr></thead>
+                        <thead>{ head }</thead>
                         <tbody>
-                            { for score_rows.iter().map(|(node, list)| {
-                                let total: i64 = list.iter().map(|(_, s)| s.parse::<i64>().unwrap_or(0)).sum();
-                                html! {
-                                    <tr class={classes!((*node == selected).then_some("is-selected"))}>
-                                        <td class="ks-mono">{ node }</td>
-                                        { for score_plugins.iter().map(|p| {
-                                            let v = list.iter().find(|(q, _)| q == p).map(|(_, v)| v.clone()).unwrap_or_else(|| "—".into());
-                                            let r = raw(node, p).map(|r| format!(" ({r})")).unwrap_or_default();
-                                            html! { <td class="ks-num">{ v }<span class="ks-muted">{ r }</span></td> }
-                                        }) }
-                                        <td class="ks-num"><b>{ total }</b></td>
-                                    </tr>
-                                }
+                            { for score_plugins.iter().map(|p| html! {
+                                <tr>
+                                    <td>{ p }</td>
+                                    { for nodes.iter().map(|node| html! {
+                                        <td class={classes!("ks-num", (*node == selected).then_some("is-selected-col"))}>
+                                            { final_score(node, p).map(|s| s.to_string()).unwrap_or_else(|| "—".into()) }
+                                            <span class="ks-muted">{ raw(node, p).map(|r| format!(" ({r})")).unwrap_or_default() }</span>
+                                        </td>
+                                    }) }
+                                </tr>
                             }) }
+                            <tr class="ks-total">
+                                <td><b>{ "Total" }</b></td>
+                                { for nodes.iter().map(|node| html! { <td class={classes!("ks-num", (*node == selected).then_some("is-selected-col"))}><b>{ total(node).map(|t| t.to_string()).unwrap_or_else(|| "—".into()) }</b></td> }) }
+                            </tr>
                         </tbody>
                     </table>
                 </div>

@@ -211,10 +211,10 @@ pub fn lifecycle_view(props: &LifecycleProps) -> Html {
         let is_current = selected_uid.as_ref().is_some_and(|uid| here.iter().any(|p| p.uid == *uid));
         let on_path = path.as_ref().is_some_and(|p| p.steps.iter().any(|(_, s, _, _)| *s == state));
         let class = classes!("ks-state-node", format!("c-{}", category(state)), (count > 0).then_some("is-occupied"), is_current.then_some("is-current"), on_path.then_some("is-path"));
-        let shown = settled.len().min(14);
+        let shown = settled.len().min(10);
         let dots = settled.iter().take(shown).enumerate().map(|(i, pod)| {
-            let dx = x - HW + 14.0 + (i as f64) * 10.0;
-            let dy = y + 12.0;
+            let dx = x - HW + 15.0 + (i as f64) * 10.0;
+            let dy = y + 11.0;
             let selected = selected_uid.as_deref() == Some(pod.uid.as_str());
             let target = Selection::Pod { namespace: pod.namespace.clone(), name: pod.name.clone(), uid: pod.uid.clone() };
             let onclick = props.on_select.reform(move |_: MouseEvent| target.clone());
@@ -227,11 +227,11 @@ pub fn lifecycle_view(props: &LifecycleProps) -> Html {
         html! {
             <g key={format!("{state:?}")} class={class} role="group" aria-label={format!("{}: {} pods", state.label(), count)}>
                 <rect x={format!("{:.1}", x - HW)} y={format!("{:.1}", y - HH)} width={format!("{:.1}", HW * 2.0)} height={format!("{:.1}", HH * 2.0)} rx="12" />
-                <text x={format!("{:.1}", x - HW + 12.0)} y={format!("{:.1}", y - 5.0)} class="ks-state-label">{ state.label() }</text>
-                <text x={format!("{:.1}", x + HW - 12.0)} y={format!("{:.1}", y - 3.0)} text-anchor="end" class="ks-state-count">{ count }</text>
+                <text x={format!("{:.1}", x - HW + 11.0)} y={format!("{:.1}", y - 8.0)} class="ks-state-label">{ state.label() }</text>
+                <text x={format!("{:.1}", x + HW - 10.0)} y={format!("{:.1}", y + 19.0)} text-anchor="end" class="ks-state-count">{ count }</text>
                 { for dots }
                 if settled.len() > shown {
-                    <text x={format!("{:.1}", x + HW - 12.0)} y={format!("{:.1}", y + 16.0)} text-anchor="end" class="ks-state-more">{ format!("+{}", settled.len() - shown) }</text>
+                    <text x={format!("{:.1}", x - HW + 15.0 + 10.0 * shown as f64)} y={format!("{:.1}", y + 15.0)} class="ks-state-more">{ format!("+{}", settled.len() - shown) }</text>
                 }
             </g>
         }

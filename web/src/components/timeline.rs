@@ -11,6 +11,19 @@ use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
+/// Small transport icons (SVG, so they never depend on the fonts installed).
+pub fn icon(name: &str) -> Html {
+    let d = match name {
+        "play" => "M5 3.5v9l8-4.5z",
+        "pause" => "M4.5 3h2.6v10H4.5zM8.9 3h2.6v10H8.9z",
+        "back" => "M12 3.5v9L5.5 8zM3.5 3.5h2v9h-2z",
+        "forward" => "M4 3.5v9L10.5 8zM10.5 3.5h2v9h-2z",
+        "restart" => "M3 3h2v10H3zM13 3.5v9L6 8z",
+        _ => "",
+    };
+    html! { <svg class="ks-icon" viewBox="0 0 16 16" aria-hidden="true"><path d={d} /></svg> }
+}
+
 /// Timeline props.
 #[derive(Properties, PartialEq)]
 pub struct TimelineProps {
@@ -165,12 +178,12 @@ pub fn timeline(props: &TimelineProps) -> Html {
     html! {
         <footer class={classes!("ks-timeline", props.compact.then_some("is-compact"))} aria-label="Timeline">
             <div class="ks-transport" role="toolbar" aria-label="Playback">
-                <button class="ks-round" onclick={restart} aria-label="Back to the start" title="Back to t=0">{ "⏮" }</button>
-                <button class="ks-round" onclick={back} aria-label="Step back" title="Step back (←)">{ "◀" }</button>
+                <button class="ks-round" onclick={restart} aria-label="Back to the start" title="Back to t=0">{ icon("restart") }</button>
+                <button class="ks-round" onclick={back} aria-label="Step back" title="Step back (←)">{ icon("back") }</button>
                 <button class={classes!("ks-round", "ks-play", props.playing.then_some("is-playing"))} onclick={toggle} aria-label={if props.playing { "Pause" } else { "Play" }} aria-pressed={props.playing.to_string()} title="Play / pause (space)">
-                    { if props.playing { "❚❚" } else { "▶" } }
+                    { if props.playing { icon("pause") } else { icon("play") } }
                 </button>
-                <button class="ks-round" onclick={forward} aria-label="Step forward" title="Step to the next API write (→)">{ "▶|" }</button>
+                <button class="ks-round" onclick={forward} aria-label="Step forward" title="Step to the next API write (→)">{ icon("forward") }</button>
                 <label class="ks-speed">
                     <span class="ks-visually-hidden">{ "Speed" }</span>
                     <select onchange={on_speed} aria-label="Speed" title="Speed ([ and ])">

@@ -1,0 +1,134 @@
+//! Browser tests: the app renders its views from the world; the reducer is pure; the engine
+//! travels back in time exactly. Run with
+//! `CHROMEDRIVER=/usr/bin/chromedriver cargo test -p kubesim-web --target wasm32-unknown-unknown`.
+#![cfg(target_arch = "wasm32")]
+
+use kubesim_web::driver::Driver;
+use kubesim_web::engine::{Engine, Input};
+use kubesim_web::frame::Frame;
+use kubesim_web::options::Options;
+use kubesim_web::state::{Action, AppState, Panel, Selection, Theme, View};
+use kubesim_web::text::{clock, diff_lines, to_yaml, DiffLine};
+use kubesim_web::{mount, scenarios};
+use std::rc::Rc;
+use wasm_bindgen_test::*;
+use yew::Reducible;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn container() -> web_sys::Element {
+    let document = web_sys::window().unwrap().document().unwrap();
+    let element = document.create_element("div").unwrap();
+    element.set_attribute("style", "width:1280px;height:800px").unwrap();
+    document.body().unwrap().append_child(&element).unwrap();
+    element
+}
+
+fn count(root: &web_sys::Element, selector: &str) -> u32 {
+    root.query_selector_all(selector).unwrap().length()
+}
+
+#[wasm_bindgen_test]
+async fn app_renders_nodes_and_the_lifecycle_graph() {
+    let root = container();
+    mount(root.clone(), Options { autoplay: false, ..Options::default() });
+    yew::scheduler::flush().await;
+    assert_eq!(count(&root, ".ks-node:not(.ks-unscheduled)"), 3, "three node cards for the default cluster");
+    assert_eq!(count(&root, ".ks-state-node"), 15, "one graph node per lifecycle state");
+    assert_eq!(count(&root, ".ks-tab"), 5, "five views");
+    let clock_text = root.query_selector(".ks-clock-value").unwrap().unwrap().text_content().unwrap();
+    assert_eq!(clock_text, "00:00.000", "paused at virtual time zero");
+    // The nginx Deployment and the debug pod are in the store at t=0, not yet bound.
+    assert!(root.query_selector(".ks-unscheduled").unwrap().is_some(), "pending pods are shown as not scheduled");
+}
+
+#[wasm_bindgen_test]
+async fn embed_mode_shows_only_the_requested_view() {
+    let root = container();
+    let options = Options::from_query("?scenario=crashloop&view=lifecycle&embed=1&autoplay=0", Options::default());
+    mount(root.clone(), options);
+    yew::scheduler::flush().await;
+    assert_eq!(count(&root, ".ks-embed"), 1);
+    assert_eq!(count(&root, ".ks-header"), 0, "no chrome when embedded");
+    assert_eq!(count(&root, ".ks-side"), 0, "no side panel when embedded");
+    assert_eq!(count(&root, ".ks-graph"), 1, "the lifecycle graph");
+}
+
+#[wasm_bindgen_test]
+fn reducer_is_pure_and_handles_every_action() {
+    let options = Options { autoplay: false, ..Options::default() };
+    let state = Rc::new(AppState::new(&options, Rc::new(Frame::empty())));
+    let state = state.reduce(Action::TogglePlay);
+    assert!(state.playing);
+    let state = state.reduce(Action::SetSpeed(1.0)).reduce(Action::NudgeSpeed(1));
+    assert_eq!(state.speed, 2.0);
+    let state = state.reduce(Action::NudgeSpeed(100));
+    assert_eq!(state.speed, 0.0, "the last speed is max");
+    let state = state.reduce(Action::SetView(View::Flow));
+    assert_eq!(state.view, View::Flow);
+    let selection = Selection::Node("node-1".into());
+    let state = state.reduce(Action::Select(selection.clone()));
+    assert_eq!(state.selection, selection);
+    assert_eq!(state.panel, Panel::Inspect, "selecting opens the inspector");
+    let theme = state.theme;
+    let state = state.reduce(Action::ToggleTheme);
+    assert_ne!(state.theme, theme);
+    let same = state.clone().reduce(Action::Frame(state.frame.clone()));
+    assert!(Rc::ptr_eq(&same, &state), "the same frame is not a change");
+    let state = state.reduce(Action::ScenarioLoaded("crashloop".into(), Rc::new(Frame::empty())));
+    assert_eq!(state.scenario, "crashloop");
+    assert_eq!(state.selection, Selection::None);
+    assert_eq!(Theme::Light, Options::from_query("theme=light", Options::default()).theme);
+}
+
+#[wasm_bindgen_test]
+fn time_travel_replays_the_same_history() {
+    let scenario = scenarios::by_name("nginx").unwrap();
+    let mut engine = Engine::new(7, scenario.inputs.clone());
+    engine.advance(4_000, &mut || false);
+    let user = engine.apply_now(Input::Apply { name: "x.yaml".into(), text: "apiVersion: v1\nkind: Pod\nmetadata:\n  name: late\nspec:\n  containers:\n  - name: c\n    image: nginx\n".into() });
+    assert_eq!(user.lines, vec!["pod/late created".to_string()]);
+    engine.advance(20_000, &mut || false);
+    let forward = kubesim_sim::view::snapshot(engine.world());
+    let writes = engine.world().trace().len();
+    engine.seek(2_000);
+    assert_eq!(engine.now(), 2_000);
+    assert!(kubesim_sim::view::snapshot(engine.world()).pods.iter().all(|p| p.name != "late"), "at 2s the late pod does not exist yet");
+    engine.seek(20_000);
+    assert_eq!(kubesim_sim::view::snapshot(engine.world()), forward, "replaying reaches the identical state");
+    assert_eq!(engine.world().trace().len(), writes);
+    assert!(forward.pods.iter().any(|p| p.name == "late" && p.status == "Running"));
+}
+
+#[wasm_bindgen_test]
+fn lifecycle_transitions_come_from_the_trace() {
+    let scenario = scenarios::by_name("nginx").unwrap();
+    let mut driver = Driver::new(scenario, 1);
+    driver.engine_mut().advance(15_000, &mut || false);
+    let frame = driver.refresh(0.0);
+    let ready = frame.scene.pods.iter().filter(|p| p.lifecycle == kubesim_sim::view::Lifecycle::Ready).count();
+    assert!(ready >= 1, "pods became Ready");
+    let into_ready: u32 = frame.edges.iter().filter(|(_, to, _)| *to == Some(kubesim_sim::view::Lifecycle::Ready)).map(|e| e.2).sum();
+    assert_eq!(into_ready as usize, ready, "every Ready pod took an edge into Ready");
+    let uid = &frame.scene.pods[0].uid;
+    let path = driver.engine().pod_path(uid).unwrap();
+    assert_eq!(path.steps[0].1, kubesim_sim::view::Lifecycle::Pending);
+}
+
+#[wasm_bindgen_test]
+fn editor_errors_carry_line_numbers() {
+    let mut engine = Engine::new(1, Vec::new());
+    let result = engine.apply_now(Input::Apply { name: "bad.yaml".into(), text: "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers: [\n".into() });
+    assert!(!result.errors.is_empty());
+    assert!(result.errors.iter().any(|e| e.line.is_some()), "{:?}", result.errors);
+}
+
+#[wasm_bindgen_test]
+fn text_helpers() {
+    let value = serde_json::json!({"metadata": {"name": "a", "labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "args": ["-c", "sleep 5; exit 1"]}], "replicas": 3}, "on": "yes"});
+    let yaml = to_yaml(&value);
+    assert_eq!(yaml, "metadata:\n  labels:\n    app: web\n  name: a\n\"on\": \"yes\"\nspec:\n  containers:\n  - args:\n    - \"-c\"\n    - sleep 5; exit 1\n    name: c\n  replicas: 3\n");
+    let diff = diff_lines("a\nb\nc\n", "a\nc\nd\n");
+    assert_eq!(diff, vec![DiffLine::Same("a".into()), DiffLine::Removed("b".into()), DiffLine::Same("c".into()), DiffLine::Added("d".into())]);
+    assert_eq!(clock(65_250), "01:05.250");
+}
