@@ -1,17 +1,63 @@
-//! The kube-scheduler model.
+//! The kube-scheduler model (behaviour target: Kubernetes v1.34).
 //!
 //! Start here:
-//! - [`Scheduler`]: the component (watches pods, nodes and the objects plugins consult; one
-//!   scheduling cycle per timer tick; binds through the API).
-//! - [`framework`]: statuses, cycle state, the [`framework::Plugin`] trait and profiles.
-//! - [`plugins`]: the default plugins; their math is in pure functions the unit tests drive
-//!   with upstream's test vectors.
-//! - [`cache`] and [`queue`]: the scheduler cache (per-node aggregates, assumed pods) and the
-//!   scheduling queue (activeQ, backoffQ, unschedulablePods).
-//! - [`config`]: KubeSchedulerConfiguration parsing. [`explain`]: attempt history and
-//!   annotations. [`preemption`]: DefaultPreemption.
+//! - [`Scheduler`]: the component. It watches pods, nodes, namespaces, Services, ReplicaSets,
+//!   StatefulSets, ReplicationControllers and PodDisruptionBudgets, keeps its own cache, and runs
+//!   one scheduling cycle per timer tick ([`latency::SCHEDULING_CYCLE_MS`]), binding through
+//!   `pods/binding`. Pods whose `spec.schedulerName` names no profile stay Pending.
+//! - [`framework`]: statuses, cycle state, the [`framework::Plugin`] trait (one method per
+//!   extension point: PreEnqueue, QueueSort, PreFilter (+AddPod/RemovePod), Filter, PostFilter,
+//!   PreScore, Score, NormalizeScore, Reserve/Unreserve, Permit, PreBind, Bind, PostBind) and
+//!   [`framework::Profile`].
+//! - [`plugins`]: the 18 default plugins in upstream order and weights; their math is in pure
+//!   functions that `tests/vectors.rs` drives with upstream's unit-test vectors.
+//! - [`cache`]: per-node aggregates (requested, non-zero requested, ports, images, affinity
+//!   counts) updated incrementally from watch events and assumed pods. [`queue`]: activeQ
+//!   (priority, timestamp), backoffQ (1 s doubling to 10 s), unschedulablePods (moved by the
+//!   cluster events the rejecting plugins registered, or after 5 minutes), gated pods.
+//! - [`config`]: KubeSchedulerConfiguration (`kubescheduler.config.k8s.io/v1`) parsing:
+//!   [`Scheduler::from_config`].
+//! - [`explain`]: the per-attempt history ([`Scheduler::attempts`]) and the `kubesim.dev/*`
+//!   annotations written before binding ([`Scheduler::with_annotations`]).
+//! - [`preemption`]: DefaultPreemption. [`mod@bench`]: scheduler_perf-shaped benchmarks.
+//!   [`harness`]: a minimal driver for tests and benchmarks.
 //!
-//! Virtual time: see [`latency`].
+//! Determinism: every map is a BTreeMap or an ordered Vec; randomness (selectHost ties,
+//! the preemption candidate offset) comes only from `ctx.rng`; the wall clock is read only to
+//! fill [`Attempt::wall_ns`] and the benchmark figures, never on wasm, and never feeds decisions.
+//!
+//! # Deviations from upstream kube-scheduler v1.34
+//! - One cycle at a time, no goroutines: filtering and scoring are sequential (upstream runs 16
+//!   in parallel; results are identical because filtering stops at the same count and scoring is
+//!   per node). Binding is synchronous at the end of the cycle (upstream binds asynchronously);
+//!   the cycle's modelled duration is [`latency::SCHEDULING_CYCLE_MS`].
+//! - Node order is creation order (upstream interleaves zones in its node tree); the
+//!   round-robin start index and `percentageOfNodesToScore` follow upstream exactly.
+//! - Ties in selectHost use reservoir sampling over the feasible order with `ctx.rng` (upstream
+//!   samples in heap order with math/rand): same distribution, different draws.
+//! - Preemption runs synchronously (upstream v1.34 may run the API calls asynchronously): the
+//!   victims get the DisruptionTarget condition and a graceful delete in the same cycle. The
+//!   dry run checks candidates sequentially from a random offset. Extenders are not modelled.
+//! - NodeAffinity's PreFilter does not narrow the node list for `matchFields` terms (Filter still
+//!   rejects the other nodes, with the NodeAffinity reason instead of "didn't satisfy plugin(s)").
+//! - QueueingHints are approximated by plugin-level cluster-event registration
+//!   ([`framework::Plugin::events`]); a pod moves when any plugin that rejected it registered the
+//!   event. SchedulerPopFromBackoffQ is on (pods in backoffQ are popped when activeQ is empty).
+//! - Volume plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone) keep their
+//!   places in the profile but always pass; DynamicResources is not in the profile.
+//! - Pods in phase Succeeded/Failed release their resources in the cache (upstream keeps them
+//!   until deletion only when the kubelet has not yet reported them terminal).
+//! - The FitError PostFilter part is appended as `" <message>"` with a final "." only if missing,
+//!   which gives upstream's observed text ("... 3 Insufficient cpu. preemption: 0/3 nodes are
+//!   available: 3 No preemption victims found for incoming pod.").
+//! - PodTopologySpread's and InterPodAffinity's PreFilter memoize per-node match counts keyed by
+//!   the cache's node generation ([`plugins::helper::CountCache`]); this is exact and only
+//!   changes cost.
+//! - The `kubesim.dev/selected-node` annotation holds a JSON string (`"node-1"`, quotes
+//!   included), like the other three annotations hold JSON. Annotations and history cost memory
+//!   proportional to the nodes evaluated per attempt; turn them off for very large runs
+//!   ([`Scheduler::with_annotations`], [`Scheduler::with_history`]); history keeps at most
+//!   [`Options::max_history_pods`] pods.
 
 #![deny(missing_docs)]
 

@@ -49,7 +49,7 @@ pub fn num_candidates(args: &DefaultPreemption, num_nodes: usize) -> usize {
 
 /// `filterPodsWithPDBViolation`: (violating, non-violating), keeping order.
 pub fn split_by_pdb(pods: &[Arc<PodInfo>], listers: &Listers) -> (Vec<Arc<PodInfo>>, Vec<Arc<PodInfo>>) {
-    let pdbs: Vec<(&(String, String), &(kubesim_api::selector::Selector, i64))> = listers.pdbs.iter().collect();
+    let pdbs: Vec<_> = listers.pdbs.iter().collect();
     let mut allowed: Vec<i64> = pdbs.iter().map(|(_, (_, a))| *a).collect();
     let (mut violating, mut ok) = (Vec::new(), Vec::new());
     for p in pods {

@@ -66,7 +66,7 @@ pub fn fit_error_message(num_all_nodes: usize, pre_filter_msg: Option<&str>, nod
     msg
 }
 
-/// `sortReasonsHistogram`: "<count> <reason>" entries sorted as strings.
+/// `sortReasonsHistogram`: `"<count> <reason>"` entries sorted as strings.
 pub fn reasons_histogram(node_reasons: &[Vec<String>]) -> Vec<String> {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for reasons in node_reasons {
@@ -146,11 +146,13 @@ pub struct Options {
     pub history: bool,
     /// Attempts kept per pod (oldest dropped).
     pub max_attempts_per_pod: usize,
+    /// Pods whose history is kept (the pod first recorded longest ago is dropped first).
+    pub max_history_pods: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { annotations: true, events: true, history: true, max_attempts_per_pod: 32 }
+        Options { annotations: true, events: true, history: true, max_attempts_per_pod: 32, max_history_pods: 10_000 }
     }
 }
 
@@ -182,6 +184,7 @@ pub struct Scheduler {
     next_start_node_index: usize,
     options: Options,
     history: BTreeMap<String, Vec<Attempt>>,
+    history_order: std::collections::VecDeque<String>,
     cycle_pending: bool,
     backoff_timer_at: Option<Millis>,
     flush_timer: bool,
@@ -212,6 +215,7 @@ impl Scheduler {
             next_start_node_index: 0,
             options: Options::default(),
             history: BTreeMap::new(),
+            history_order: std::collections::VecDeque::new(),
             cycle_pending: false,
             backoff_timer_at: None,
             flush_timer: false,
@@ -243,6 +247,11 @@ impl Scheduler {
     /// The options.
     pub fn options(&self) -> Options {
         self.options
+    }
+    /// Replaces the options.
+    pub fn with_options(mut self, options: Options) -> Scheduler {
+        self.options = options;
+        self
     }
     /// Counters.
     pub fn stats(&self) -> Stats {
@@ -565,8 +574,16 @@ impl Scheduler {
             attempt.wall_ns = Some(started.elapsed().as_nanos() as u64);
         }
         if self.options.history {
+            if !self.history.contains_key(&pod.key) {
+                self.history_order.push_back(pod.key.clone());
+                while self.history_order.len() > self.options.max_history_pods.max(1) {
+                    if let Some(old) = self.history_order.pop_front() {
+                        self.history.remove(&old);
+                    }
+                }
+            }
             let list = self.history.entry(pod.key.clone()).or_default();
-            if list.len() >= self.options.max_attempts_per_pod {
+            if list.len() >= self.options.max_attempts_per_pod.max(1) {
                 list.remove(0);
             }
             list.push(attempt);

@@ -354,3 +354,74 @@ mod more {
         assert!(Scheduler::from_config(&serde_json::json!({"profiles": [{"schedulerName": "x", "plugins": {"score": {"enabled": [{"name": "Frobnicate"}]}}}]})).is_err());
     }
 }
+
+mod queue_behaviour {
+    use super::*;
+    use kubesim_scheduler::queue::{Location, SchedulingQueue};
+
+    fn priority_class(h: &mut Harness, name: &str, value: i64) {
+        let info = kubesim_api::kind_info("scheduling.k8s.io/v1", "PriorityClass").unwrap();
+        let json = serde_json::json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value, "preemptionPolicy": "Never"});
+        h.create(Object::from_json(info, json).unwrap()).unwrap();
+    }
+
+    // PrioritySort: the highest priority pod is popped first, whatever the creation order.
+    #[test]
+    fn higher_priority_pods_are_scheduled_first() {
+        let mut h = Harness::new(Scheduler::new());
+        priority_class(&mut h, "p100", 100);
+        priority_class(&mut h, "p200", 200);
+        h.create(node("node-1", "1", "8Gi")).unwrap();
+        for (name, class) in [("low", None), ("mid", Some("p100")), ("top", Some("p200"))] {
+            let mut pod = make_pod(name, &[("cpu", "1")]);
+            pod.spec.as_mut().unwrap().priority_class_name = class.map(String::from);
+            h.create(Object::Pod(Box::new(pod))).unwrap();
+        }
+        h.run_until_idle(10_000);
+        assert_eq!(h.node_of("default", "top").as_deref(), Some("node-1"));
+        assert_eq!(h.node_of("default", "mid"), None);
+        assert_eq!(h.node_of("default", "low"), None);
+        let t = |n: &str| h.scheduler.attempts("default", n)[0].t_ms;
+        assert!(t("top") < t("mid") && t("mid") < t("low"));
+    }
+
+    // flushUnschedulablePodsLeftover: after 5 minutes in unschedulablePods a pod is retried
+    // even without a cluster event.
+    #[test]
+    fn unschedulable_pods_are_retried_after_five_minutes() {
+        let mut h = Harness::new(Scheduler::new());
+        h.create(node("node-1", "1", "8Gi")).unwrap();
+        h.create(Object::Pod(Box::new(make_pod("big", &[("cpu", "2")])))).unwrap();
+        h.run_until_idle(10_000);
+        assert_eq!(h.scheduler.attempts("default", "big").len(), 1);
+        h.advance_to(4 * 60 * 1000);
+        assert_eq!(h.scheduler.attempts("default", "big").len(), 1, "not before 5 minutes");
+        h.advance_to(6 * 60 * 1000);
+        let attempts = h.scheduler.attempts("default", "big");
+        assert_eq!(attempts.len(), 2);
+        assert!(attempts[1].t_ms > 5 * 60 * 1000 && attempts[1].t_ms <= 5 * 60 * 1000 + 30_000 + 10, "{}", attempts[1].t_ms);
+        assert_eq!(h.scheduler.queue_location("default", "big"), Some(Location::Unschedulable));
+    }
+
+    // A cluster event while the pod is in flight sends it to backoffQ (1 s after the first
+    // failure, rounded up to the 1-s window), not to unschedulablePods.
+    #[test]
+    fn queue_moves_and_backoff_expiry() {
+        let q = SchedulingQueue::default();
+        assert_eq!(q.backoff_duration(1), 1000);
+        let mut h = Harness::new(Scheduler::new());
+        h.create(node("node-1", "1", "8Gi")).unwrap();
+        h.create(Object::Pod(Box::new(make_pod("big", &[("cpu", "2")])))).unwrap();
+        h.run_until_idle(10_000);
+        // An unrelated node event (labels) does not move a pod NodeResourcesFit rejected.
+        let mut n = h.api.lookup(("", "nodes"), "", "node-1").unwrap().as_node().unwrap().clone();
+        n.metadata.labels.as_mut().unwrap().insert("x".into(), "y".into());
+        n.metadata.resource_version = None;
+        let actor: std::sync::Arc<str> = "kubectl".into();
+        let mut req = kubesim_apiserver::Request { now: h.now, rng: &mut h.rng, actor: &actor };
+        h.api.update(Object::Node(Box::new(n)), &mut req).unwrap();
+        h.run_until_idle(60_000);
+        assert_eq!(h.scheduler.attempts("default", "big").len(), 1);
+        assert_eq!(h.scheduler.queue_location("default", "big"), Some(Location::Unschedulable));
+    }
+}

@@ -275,7 +275,8 @@ fn balanced_allocation_vectors() {
     // Best-effort pods are skipped at PreScore.
     let best_effort = pod_with("be", vec![vec![]]);
     assert_eq!(scores(&plugin, best_effort, &cache(vec![(node("n1", 4000, 10000, &[]), vec![])])), None);
-    let cases: Vec<(&str, Pod, Vec<(Node, Vec<Pod>)>, [i64; 2])> = vec![
+    type BalancedCase = (&'static str, Pod, Vec<(Node, Vec<Pod>)>, [i64; 2]);
+    let cases: Vec<BalancedCase> = vec![
         ("nothing scheduled, differently sized nodes", cpu_mem(), vec![(node("n1", 4000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[]), vec![])], [87, 100]),
         ("pods scheduled with resources", cpu_mem(), vec![(node("n1", 10000, 20000, &[]), vec![cpu_only()]), (node("n2", 10000, 20000, &[]), vec![cpu_mem()])], [82, 95]),
         ("pods scheduled with resources, differently sized nodes", cpu_mem(), vec![(node("n1", 10000, 20000, &[]), vec![cpu_only()]), (node("n2", 10000, 50000, &[]), vec![cpu_mem()])], [82, 80]),

@@ -57,8 +57,11 @@ pub fn clamp_score(s: i64) -> i64 {
 /// O(nodes) for replicas of one workload.
 #[derive(Debug, Default, Clone)]
 pub struct CountCache {
-    entries: std::cell::RefCell<Vec<(String, Vec<(u64, i64)>)>>,
+    entries: std::cell::RefCell<Vec<CountEntry>>,
 }
+
+/// One memoized key: (key, per node (generation, count)).
+type CountEntry = (String, Vec<(u64, i64)>);
 
 /// Keys kept by a [`CountCache`].
 const COUNT_CACHE_KEYS: usize = 32;
