@@ -1092,69 +1092,125 @@ fn describe_namespace(api: &ApiServer, object: &Object, now: Millis) -> String {
     w.finish()
 }
 
-/// GenericDescriber-like output for kinds without a dedicated describer.
-fn describe_generic(api: &ApiServer, info: &KindInfo, object: &Object, now: Millis) -> String {
+/// The generic describer (describe.go genericDescriber + printUnstructuredContent) for kinds
+/// without a dedicated describer.
+fn describe_generic(api: &ApiServer, _info: &KindInfo, object: &Object, now: Millis) -> String {
     let mut w = Writer::default();
     let meta = object.metadata();
     w.w(0, format!("Name:\t{}\n", object.name()));
-    if info.scope == kubesim_api::Scope::Namespaced {
-        w.w(0, format!("Namespace:\t{}\n", object.namespace()));
-    }
+    w.w(0, format!("Namespace:\t{}\n", object.namespace()));
     labels_multiline(&mut w, "Labels", meta.labels.as_ref());
     annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
-    w.w(0, format!("API Version:\t{}\n", object.api_version()));
-    w.w(0, format!("Kind:\t{}\n", object.kind()));
-    let json = object.to_json();
-    if let Some(map) = json.as_object() {
-        for (k, v) in map {
-            if matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
-                continue;
-            }
-            generic_field(&mut w, 0, k, v);
-        }
+    if let Value::Object(map) = object.to_json() {
+        let skip = [".metadata.managedFields", ".metadata.name", ".metadata.namespace", ".metadata.labels", ".metadata.annotations"];
+        unstructured_content(&mut w, 0, &map, "", &skip);
     }
     describe_events(&mut w, &events_for(api, object), now);
     w.finish()
 }
 
-fn title_case(key: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in key.chars().enumerate() {
-        if i == 0 {
-            out.extend(c.to_uppercase());
-        } else if c.is_uppercase() {
-            out.push(' ');
-            out.push(c);
-        } else {
-            out.push(c);
-        }
+/// smartLabelFor: `minAvailable` → `Min Available`, `apiVersion` → `API Version`; fields with
+/// characters other than letters and '-' are printed as they are.
+fn smart_label(field: &str) -> String {
+    if field.chars().any(|c| !c.is_alphabetic() && c != '-') {
+        return field.to_string();
     }
-    out
-}
-
-fn generic_field(w: &mut Writer, level: usize, key: &str, value: &Value) {
-    match value {
-        Value::Object(m) => {
-            w.w(level, format!("{}:\n", title_case(key)));
-            for (k, v) in m {
-                generic_field(w, level + 1, k, v);
-            }
+    // camelcase.Split: runs of lower case, runs of upper case (the last upper letter of a run
+    // followed by lower case starts the next word).
+    let chars: Vec<char> = field.chars().collect();
+    let mut parts: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        let starts_word = i > 0
+            && ((c.is_uppercase() && chars[i - 1].is_lowercase())
+                || (c.is_uppercase() && chars[i - 1].is_uppercase() && chars.get(i + 1).is_some_and(|n| n.is_lowercase()))
+                || (!c.is_alphabetic()) != (!chars[i - 1].is_alphabetic()));
+        if starts_word && !current.is_empty() {
+            parts.push(std::mem::take(&mut current));
         }
-        Value::Array(items) => {
-            w.w(level, format!("{}:\n", title_case(key)));
-            for item in items {
-                match item {
-                    Value::Object(m) => {
-                        for (k, v) in m.iter() {
-                            generic_field(w, level + 1, k, v);
-                        }
-                    }
-                    other => w.w(level + 1, format!("{}\n", other.as_str().map(str::to_string).unwrap_or_else(|| other.to_string()))),
+        current.push(c);
+    }
+    if !current.is_empty() {
+        parts.push(current);
+    }
+    parts
+        .into_iter()
+        .filter(|p| p != "_")
+        .map(|p| {
+            let upper = p.to_uppercase();
+            if ["API", "URL", "UID", "OSB", "GUID"].contains(&upper.as_str()) {
+                upper
+            } else {
+                let mut cs = p.chars();
+                match cs.next() {
+                    Some(f) => f.to_uppercase().chain(cs).collect(),
+                    None => String::new(),
                 }
             }
-        }
-        other => w.w(level, format!("{}:\t{}\n", title_case(key), other.as_str().map(str::to_string).unwrap_or_else(|| other.to_string()))),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn go_value(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "<nil>".into(),
+        other => other.to_string(),
     }
+}
+
+/// printUnstructuredContent.
+fn unstructured_content(w: &mut Writer, level: usize, content: &serde_json::Map<String, Value>, skip_prefix: &str, skip: &[&str]) {
+    for (field, value) in content {
+        let expr = format!("{skip_prefix}.{field}");
+        if skip.contains(&expr.as_str()) {
+            continue;
+        }
+        match value {
+            Value::Object(m) => {
+                w.w(level, format!("{}:\n", smart_label(field)));
+                unstructured_content(w, level + 1, m, &expr, skip);
+            }
+            Value::Array(items) => {
+                w.w(level, format!("{}:\n", smart_label(field)));
+                for item in items {
+                    match item {
+                        Value::Object(m) => unstructured_content(w, level + 1, m, &expr, skip),
+                        other => w.w(level + 1, format!("{}\n", go_value(other))),
+                    }
+                }
+            }
+            other => w.w(level, format!("{}:\t{}\n", smart_label(field), go_value(other))),
+        }
+    }
+}
+
+fn describe_pdb(api: &ApiServer, object: &Object, now: Millis) -> String {
+    let json = object.to_json();
+    let mut w = Writer::default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    w.w(0, format!("Namespace:\t{}\n", object.namespace()));
+    let render = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    if let Some(v) = jget(&json, "spec.minAvailable") {
+        w.w(0, format!("Min available:\t{}\n", render(v)));
+    } else if let Some(v) = jget(&json, "spec.maxUnavailable") {
+        w.w(0, format!("Max unavailable:\t{}\n", render(v)));
+    }
+    match label_selector_json(jget(&json, "spec.selector")) {
+        Some(s) => w.w(0, format!("Selector:\t{}\n", format_label_selector(Some(&s)))),
+        None => w.w(0, "Selector:\t<unset>\n"),
+    }
+    w.w(0, "Status:\n");
+    w.w(2, format!("Allowed disruptions:\t{}\n", jint(&json, "status.disruptionsAllowed")));
+    w.w(2, format!("Current:\t{}\n", jint(&json, "status.currentHealthy")));
+    w.w(2, format!("Desired:\t{}\n", jint(&json, "status.desiredHealthy")));
+    w.w(2, format!("Total:\t{}\n", jint(&json, "status.expectedPods")));
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
 }
 
 fn describe_stateful_set(api: &ApiServer, object: &Object, now: Millis) -> String {
@@ -1274,6 +1330,7 @@ pub fn describe_object(api: &ApiServer, info: &KindInfo, object: &Object, now: M
         Object::Dynamic(d) if d.kind == "Job" => describe_job(api, object, now),
         Object::Dynamic(d) if d.kind == "StatefulSet" => describe_stateful_set(api, object, now),
         Object::Dynamic(d) if d.kind == "DaemonSet" => describe_daemon_set(api, object, now),
+        Object::Dynamic(d) if d.kind == "PodDisruptionBudget" => describe_pdb(api, object, now),
         Object::ConfigMap(_) => describe_config_map(api, object, now),
         Object::Secret(_) => describe_secret(object),
         _ => describe_generic(api, info, object, now),
@@ -1321,4 +1378,30 @@ pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str,
         return;
     }
     out.out(described.join("\n\n"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Follows describe.go smartLabelFor over fatih/camelcase.Split (runs of lower, upper, other).
+    #[test]
+    fn smart_labels_follow_describe_go() {
+        let cases = [
+            ("", ""),
+            ("apiVersion", "API Version"),
+            ("Api", "API"),
+            ("url", "URL"),
+            ("uid", "UID"),
+            ("minAvailable", "Min Available"),
+            ("creationTimestamp", "Creation Timestamp"),
+            ("podCIDR", "Pod CIDR"),
+            ("special.how", "special.how"),
+            ("api-version", "API - Version"),
+            ("foo_bar", "foo_bar"),
+        ];
+        for (field, want) in cases {
+            assert_eq!(smart_label(field), want, "{field}");
+        }
+    }
 }

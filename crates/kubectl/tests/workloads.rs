@@ -62,7 +62,10 @@ fn workload_describers() {
     assert_eq!(secret, "Name:         secret-basic-auth\nNamespace:    default\nLabels:       <none>\nAnnotations:  <none>\n\nType:  kubernetes.io/basic-auth\n\nData\n====\npassword:  10 bytes\nusername:  5 bytes\n");
     let cm = f.kubectl("describe cm special-config").stdout;
     assert_eq!(cm, "Name:         special-config\nNamespace:    default\nLabels:       <none>\nAnnotations:  <none>\n\nData\n====\nspecial.how:\n----\nvery\n\n\nBinaryData\n====\n\nEvents:  <none>\n");
-    // Kinds without a dedicated describer get the generic one.
     let pdb = f.kubectl("describe pdb zk-pdb").stdout;
-    assert!(pdb.starts_with("Name:         zk-pdb\nNamespace:    default\nLabels:       <none>\nAnnotations:  <none>\nAPI Version:  policy/v1\nKind:         PodDisruptionBudget\nSpec:\n  Min Available:  2\n"), "{pdb}");
+    assert_eq!(pdb, "Name:           zk-pdb\nNamespace:      default\nMin available:  2\nSelector:       app.kubernetes.io/name=zookeeper\nStatus:\n    Allowed disruptions:  0\n    Current:              0\n    Desired:              0\n    Total:                0\nEvents:                   <none>\n");
+    // Kinds without a dedicated describer get the generic one (printUnstructuredContent).
+    let pc = f.kubectl("describe pc placeholder").stdout;
+    assert!(pc.starts_with("Name:            placeholder\nNamespace:       \nLabels:          <none>\nAnnotations:     <none>\nAPI Version:     scheduling.k8s.io/v1\nDescription:     Negative priority for placeholder pods to enable overprovisioning.\nGlobal Default:  false\nKind:            PriorityClass\nMetadata:\n  Creation Timestamp:  2025-01-01T00:00:00Z\n  Generation:          1\n"), "{pc}");
+    assert!(pc.ends_with("Value:                 -1000\nEvents:                <none>\n"), "{pc}");
 }
