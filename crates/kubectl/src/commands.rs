@@ -1294,26 +1294,49 @@ fn expose(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, 
     }
 }
 
-fn resolve_pod(args_pos: &str, api: &ApiServer, namespace: &str) -> Result<Arc<Object>, String> {
+/// The pod a `logs`/`exec` target names: `POD`, `pod/POD`, or the first pod of a workload
+/// (polymorphichelpers.AttachablePodForObject: running and ready pods first). Returns the pod
+/// and how many pods the workload had.
+fn resolve_pod(target: &str, api: &ApiServer, namespace: &str) -> Result<(Arc<Object>, usize), String> {
     let pod_info = kind_info("v1", "Pod").expect("pods");
-    let (kind, name) = match args_pos.split_once('/') {
+    let (kind, name) = match target.split_once('/') {
         Some((k, n)) => (k, n),
-        None => ("pod", args_pos),
+        None => ("pod", target),
     };
     let info = util::resolve(kind)?;
     if info.kind == "Pod" {
-        return api.get(pod_info, namespace, name).map_err(|e| server_error(&e));
+        return api.get(pod_info, namespace, name).map(|p| (p, 1)).map_err(|e| server_error(&e));
     }
-    // deployment/x, rs/x, job/x...: the first pod its selector matches.
     let object = api.get(info, namespace, name).map_err(|e| server_error(&e))?;
     let json = object.to_json();
     let selector = util::label_selector_json(json.pointer("/spec/selector"))
+        .filter(|s| s.match_labels.is_some() || s.match_expressions.is_some())
         .map(|s| Selector::from_label_selector(&s))
-        .ok_or_else(|| format!("error: cannot find pods for {}", type_name(info, name)))?;
-    util::list(api, pod_info, Some(namespace))
+        .or_else(|| {
+            json.pointer("/spec/selector").and_then(|s| serde_json::from_value::<BTreeMap<String, String>>(s.clone()).ok()).map(|m| Selector::from_map(&m))
+        });
+    let uid = object.metadata().uid.clone().unwrap_or_default();
+    let mut pods: Vec<Arc<Object>> = util::list(api, pod_info, Some(namespace))
         .into_iter()
-        .find(|p| selector.matches(p.metadata().labels.as_ref()))
-        .ok_or_else(|| "error: timed out waiting for the condition".to_string())
+        .filter(|p| match &selector {
+            Some(s) => s.matches(p.metadata().labels.as_ref()),
+            // Jobs without a manual selector: their pods carry the job's uid.
+            None => p.metadata().owner_references.iter().flatten().any(|r| r.uid == uid)
+                || p.metadata().labels.as_ref().and_then(|l| l.get("batch.kubernetes.io/controller-uid")) == Some(&uid),
+        })
+        .collect();
+    if pods.is_empty() {
+        return Err("error: timed out waiting for the condition".to_string());
+    }
+    let rank = |p: &Arc<Object>| {
+        let status = p.as_pod().and_then(|p| p.status.clone()).unwrap_or_default();
+        let running = status.phase.as_deref() == Some("Running");
+        let ready = status.conditions.iter().flatten().any(|c| c.type_ == "Ready" && c.status == "True");
+        (!running, !ready, p.metadata().deletion_timestamp.is_some())
+    };
+    pods.sort_by_key(rank);
+    let count = pods.len();
+    Ok((pods.swap_remove(0), count))
 }
 
 fn container_of(pod: &Object, requested: Option<&str>, out: &mut Output) -> Result<Option<String>, String> {
@@ -1347,7 +1370,12 @@ fn logs(args: &Args, api: &ApiServer, cluster: &mut dyn ClusterView, namespace: 
         return out.fail("error: expected 'logs [-f] [-p] (POD | TYPE/NAME) [-c CONTAINER]'.\nPOD or TYPE/NAME is a required argument for the logs command\nSee 'kubectl logs -h' for help and examples");
     };
     let pod = match resolve_pod(target, api, namespace) {
-        Ok(p) => p,
+        Ok((p, count)) => {
+            if count > 1 {
+                out.errln(format!("Found {count} pods, using pod/{}", p.name()));
+            }
+            p
+        }
         Err(e) => return out.fail(e),
     };
     let requested = args.get("container").map(str::to_string).or_else(|| args.positional.get(1).cloned());
@@ -1384,7 +1412,7 @@ fn exec(args: &Args, api: &ApiServer, cluster: &mut dyn ClusterView, namespace: 
         return out.fail("error: you must specify at least one command for the container");
     }
     let pod = match resolve_pod(target, api, namespace) {
-        Ok(p) => p,
+        Ok((p, _)) => p,
         Err(e) => return out.fail(e),
     };
     let phase = pod.as_pod().and_then(|p| p.status.as_ref()).and_then(|s| s.phase.clone()).unwrap_or_default();

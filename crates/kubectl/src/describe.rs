@@ -74,8 +74,10 @@ fn labels_multiline(w: &mut Writer, title: &str, labels: Option<&BTreeMap<String
     }
 }
 
-/// printAnnotationsMultiline (skips the last-applied-configuration annotation).
+/// printAnnotationsMultiline (skips the last-applied-configuration annotation): values longer
+/// than maxAnnotationLen (140) or spanning lines go on their own lines, shortened.
 fn annotations_multiline(w: &mut Writer, title: &str, annotations: Option<&BTreeMap<String, String>>) {
+    const MAX: usize = 140;
     w.w(0, format!("{title}:\t"));
     let keys: Vec<(&String, &String)> = annotations
         .into_iter()
@@ -86,19 +88,31 @@ fn annotations_multiline(w: &mut Writer, title: &str, annotations: Option<&BTree
         w.w(0, "<none>\n");
         return;
     }
-    for (i, (k, v)) in keys.iter().enumerate() {
+    for (i, (key, value)) in keys.iter().enumerate() {
         if i != 0 {
             w.w(0, "\t");
         }
-        let value = if v.len() > 140 && !v.contains('\n') { format!("{}...", &v[..v.char_indices().nth(140).map(|(i, _)| i).unwrap_or(v.len())]) } else { v.to_string() };
-        if value.contains('\n') {
-            w.w(0, format!("{k}:\n"));
-            for line in value.lines() {
-                w.w(0, format!("\t  {line}\n"));
+        let value = value.strip_suffix('\n').unwrap_or(value);
+        if value.len() + key.len() + 2 > MAX || value.contains('\n') {
+            w.w(0, format!("{key}:\n"));
+            for line in value.split('\n') {
+                w.w(0, format!("\t  {}\n", shorten(line, MAX - 2)));
             }
         } else {
-            w.w(0, format!("{k}: {value}\n"));
+            w.w(0, format!("{key}: {value}\n"));
         }
+    }
+}
+
+fn shorten(s: &str, max: usize) -> String {
+    if s.len() > max {
+        let mut cut = max;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        format!("{}...", &s[..cut])
+    } else {
+        s.to_string()
     }
 }
 
@@ -1383,6 +1397,18 @@ pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Mirrors describe.go printAnnotationsMultiline (maxAnnotationLen 140, multi-line values).
+    #[test]
+    fn long_and_multiline_annotations_get_their_own_lines() {
+        let mut w = Writer::default();
+        let long = "x".repeat(150);
+        let annotations: BTreeMap<String, String> =
+            [("a".to_string(), "short".to_string()), ("b".to_string(), long.clone()), ("c".to_string(), "one\ntwo\n".to_string())].into();
+        annotations_multiline(&mut w, "Annotations", Some(&annotations));
+        let want = format!("Annotations:  a: short\n              b:\n                {}...\n              c:\n                one\n                two\n", &long[..138]);
+        assert_eq!(w.finish(), want);
+    }
 
     // Follows describe.go smartLabelFor over fatih/camelcase.Split (runs of lower, upper, other).
     #[test]

@@ -1,13 +1,31 @@
 //! kubesim's kubectl: the one command layer behind `kubesim run --at ... 'kubectl ...'`,
 //! `kubesim kubectl ...` and the in-browser console. Start here:
-//! - [`run`]: one kubectl command line (argv without `kubectl`) against the simulated API server.
+//! - [`run`] / [`run_line`]: one kubectl command line against the simulated API server.
 //! - [`apply_text`]: `kubectl apply -f` semantics for text already read (client-side apply with
 //!   the last-applied-configuration annotation and a three-way strategic merge).
 //! - [`split_command`]: shell-style splitting of a command string.
 //!
+//! Commands: `apply`, `create` (`-f`, `deployment`, `namespace`), `replace`, `get`, `describe`,
+//! `delete`, `scale`, `set image`, `label`, `annotate`, `patch` (strategic, merge, json),
+//! `taint`, `cordon`, `uncordon`, `drain`, `rollout status|history|undo|restart|pause|resume`,
+//! `run`, `expose`, `logs`, `exec`, `top pods|nodes`, `wait`, `events`, `api-resources`,
+//! `api-versions`, `version`, `cluster-info`, `auth can-i`, `config current-context|view`.
+//!
 //! Output mirrors upstream kubectl v1.34 byte for byte where the simulation has the data:
-//! table columns from pkg/printers/internalversion/printers.go, describe layouts from
-//! staging/src/k8s.io/kubectl/pkg/describe/describe.go, messages from the kubectl commands.
+//! table columns from pkg/printers/internalversion/printers.go, Go's text/tabwriter alignment,
+//! describe layouts from staging/src/k8s.io/kubectl/pkg/describe/describe.go, `-o yaml` as
+//! sigs.k8s.io/yaml + yaml.v2 emit it, messages from the kubectl commands.
+//!
+//! Deviations (the simulation acts in one virtual instant per command):
+//! - `wait` evaluates its condition now (met, or the timeout error); `rollout status`, `get -w`
+//!   and `logs -f` report the current state instead of blocking.
+//! - `drain` evicts through the Eviction API's checks implemented here (the simulated API server
+//!   has no eviction subresource); a PDB's allowance comes from its status when a disruption
+//!   controller maintains it, else it is computed from the selected pods. Blocked evictions are
+//!   reported once instead of retried every 5 s.
+//! - Unknown fields warn (`--validate=warn`) unless `--validate=strict` is given.
+//! - Updates are validated here (object validation and Deployment selector immutability) because
+//!   the simulated API server validates creates only.
 //!
 //! Invariants: no I/O (files, logs and exec go through [`ClusterView`]); every write goes through
 //! the [`ApiServer`] with actor `kubectl`; time is the request's virtual time; never panics on input.
