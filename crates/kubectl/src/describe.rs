@@ -1138,7 +1138,7 @@ fn smart_label(field: &str) -> String {
         let starts_word = i > 0
             && ((c.is_uppercase() && chars[i - 1].is_lowercase())
                 || (c.is_uppercase() && chars[i - 1].is_uppercase() && chars.get(i + 1).is_some_and(|n| n.is_lowercase()))
-                || (!c.is_alphabetic()) != (!chars[i - 1].is_alphabetic()));
+                || c.is_alphabetic() != chars[i - 1].is_alphabetic());
         if starts_word && !current.is_empty() {
             parts.push(std::mem::take(&mut current));
         }
