@@ -461,7 +461,7 @@ pub fn service_external_ip(svc: &Service, wide: bool) -> String {
             ips.dedup();
             let mut lb = ips.join(",");
             if !wide && lb.len() > 16 {
-                lb = format!("{}...", &lb[..13]);
+                lb = format!("{}...", lb.chars().take(13).collect::<String>());
             }
             if !external.is_empty() {
                 let mut results: Vec<String> = if lb.is_empty() { vec![] } else { lb.split(',').map(str::to_string).collect() };
@@ -949,7 +949,9 @@ fn hpa_targets(json: &Value) -> String {
                 }
             }
             _ => {
-                let target = metric.pointer(&format!("/{}/target", type_.chars().next().map(|c| c.to_ascii_lowercase().to_string() + &type_[1..]).unwrap_or_default())).cloned().unwrap_or_default();
+                let mut key = type_.chars();
+                let key: String = key.next().map(|c| c.to_ascii_lowercase().to_string() + key.as_str()).unwrap_or_default();
+                let target = metric.pointer(&format!("/{key}/target")).cloned().unwrap_or_default();
                 let t = target.get("averageValue").or_else(|| target.get("value")).and_then(|v| v.as_str()).unwrap_or("").to_string();
                 format!("<unknown>/{t}")
             }
