@@ -24,6 +24,7 @@
 //!   metadata.name, default tolerations, rolling update).
 //! - [`cronjob`]: CronJob controller and cron schedule parser.
 //! - [`disruption`]: PodDisruptionBudget status.
+//! - [`hpa`]: HorizontalPodAutoscaler (replica calculator, stabilization, behavior rates).
 //!
 //! Known deviations from upstream (v1.34):
 //! - pod-template-hash is FNV-32a over a canonical JSON serialization of the template, not
@@ -44,6 +45,7 @@ pub mod deployment_util;
 pub mod disruption;
 pub mod gc;
 pub mod history;
+pub mod hpa;
 pub mod job;
 pub mod namespace;
 pub mod nodelifecycle;
@@ -65,6 +67,8 @@ mod sts_tests;
 mod ds_tests;
 #[cfg(test)]
 mod cron_tests;
+#[cfg(test)]
+mod hpa_tests;
 
 use kubesim_apiserver::Component;
 
@@ -86,5 +90,6 @@ pub fn controllers() -> Vec<Box<dyn Component>> {
         Box::new(cronjob::CronJobController::new()),
         Box::new(replicaset::ReplicaSetController::replication_manager()),
         Box::new(disruption::DisruptionController::new()),
+        Box::new(hpa::HpaController::new()),
     ]
 }

@@ -244,6 +244,7 @@ impl Component for FakeKubelet {
             let now = time_at(ctx.now);
             let mut status = pod.status.clone().unwrap_or_default();
             status.phase = Some("Running".into());
+            status.start_time.get_or_insert_with(|| time_at(ctx.now));
             let conds = status.conditions.get_or_insert_with(Vec::new);
             conds.retain(|c| c.type_ != "Ready");
             conds.push(PodCondition { type_: "Ready".into(), status: "True".into(), last_transition_time: Some(now), ..Default::default() });
