@@ -164,13 +164,7 @@ impl PodInfo {
                 }
             }
         }
-        info.start_time = pod
-            .status
-            .as_ref()
-            .and_then(|s| s.start_time.as_ref())
-            .or(pod.metadata.creation_timestamp.as_ref())
-            .map(millis_of)
-            .unwrap_or(0);
+        info.start_time = pod_start_time(pod);
         info
     }
 
@@ -201,6 +195,16 @@ impl PodInfo {
     pub fn is_terminating(&self) -> bool {
         self.pod().metadata.deletion_timestamp.is_some()
     }
+}
+
+/// A pod's start time for preemption ordering: status.startTime, else creation time (virtual ms).
+pub fn pod_start_time(pod: &Pod) -> Millis {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.start_time.as_ref())
+        .or(pod.metadata.creation_timestamp.as_ref())
+        .map(millis_of)
+        .unwrap_or(0)
 }
 
 /// Normalizes an image name as ImageLocality does: append `:latest` when there is no tag.

@@ -63,6 +63,10 @@ pub struct Attempt {
     pub nominated_node: Option<String>,
     /// Wall-clock nanoseconds the attempt took (native builds only; never feeds the simulation).
     pub wall_ns: Option<u64>,
+    /// Wall-clock nanoseconds per extension point and plugin (`PreFilter/NodeAffinity`,
+    /// `Filter` for all filter plugins over all nodes, `PreScore/...`, `Score/...` including
+    /// NormalizeScore). Native builds with history on only.
+    pub plugin_ns: BTreeMap<String, u64>,
 }
 
 impl Attempt {
@@ -85,6 +89,7 @@ impl Attempt {
             victims: Vec::new(),
             nominated_node: None,
             wall_ns: None,
+            plugin_ns: BTreeMap::new(),
         }
     }
 
@@ -107,5 +112,44 @@ impl Attempt {
             out.push((ANNOTATION_SELECTED, Value::String(node.clone()).to_string()));
         }
         out
+    }
+}
+
+/// A stopwatch that reads the wall clock only on native builds and only when enabled.
+#[derive(Clone, Copy, Debug)]
+pub struct Stopwatch {
+    #[cfg(not(target_arch = "wasm32"))]
+    start: Option<std::time::Instant>,
+}
+
+impl Stopwatch {
+    /// Starts (if `on`).
+    pub fn start(on: bool) -> Stopwatch {
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            Stopwatch { start: on.then(std::time::Instant::now) }
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            let _ = on;
+            Stopwatch {}
+        }
+    }
+    /// Nanoseconds since start (None when off or on wasm).
+    pub fn elapsed_ns(&self) -> Option<u64> {
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            self.start.map(|s| s.elapsed().as_nanos() as u64)
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            None
+        }
+    }
+    /// Adds the elapsed time to `attempt.plugin_ns[key]`.
+    pub fn record(&self, attempt: &mut Attempt, key: impl FnOnce() -> String) {
+        if let Some(ns) = self.elapsed_ns() {
+            *attempt.plugin_ns.entry(key()).or_insert(0) += ns;
+        }
     }
 }

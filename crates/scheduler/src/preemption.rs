@@ -208,6 +208,23 @@ pub(crate) fn post_filter(
     let potential: Vec<usize> = (0..nodes.len())
         .filter(|i| diagnosis.status_of(*i).is_none_or(|st| st.code != Code::UnschedulableAndUnresolvable))
         .collect();
+    if potential.is_empty() {
+        // Preemption cannot help anywhere: a stale nomination is cleared (ClearNominatedNodeName).
+        if pod.pod().status.as_ref().and_then(|st| st.nominated_node_name.as_deref()).is_some_and(|n| !n.is_empty()) {
+            s.clear_nomination(&pod.key);
+            if let Some(current) = ctx.api.lookup(("", "pods"), pod.namespace(), pod.name()).cloned() {
+                if let Some(cp) = current.as_pod() {
+                    let mut cp = cp.clone();
+                    if let Some(st) = cp.status.as_mut() {
+                        st.nominated_node_name = None;
+                    }
+                    cp.metadata.resource_version = None;
+                    let _ = ctx.update_status(Object::Pod(Box::new(cp)));
+                }
+            }
+        }
+    }
+    let nodes = s.cache.nodes();
     let mut statuses: Vec<Option<Status>> = vec![None; nodes.len()];
     let mut candidates: Vec<Candidate> = Vec::new();
     if !potential.is_empty() {

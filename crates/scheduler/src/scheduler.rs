@@ -6,7 +6,7 @@
 
 use crate::cache::{Cache, NodeInfo, PodInfo};
 use crate::config::{default_profile, parse_configuration, GlobalConfig};
-use crate::explain::{Attempt, Outcome, PASSED};
+use crate::explain::{Attempt, Outcome, Stopwatch, PASSED};
 use crate::framework::{ClusterEvent, ClusterView, Code, CycleState, Listers, Point, Profile, Status};
 use crate::latency;
 use crate::queue::{Location, SchedulingQueue, FLUSH_UNSCHEDULABLE_PERIOD_MS};
@@ -284,6 +284,14 @@ impl Scheduler {
     pub fn cache(&self) -> &Cache {
         &self.cache
     }
+    /// The scheduling queue (pending pods and where they wait).
+    pub fn queue(&self) -> &SchedulingQueue {
+        &self.queue
+    }
+    /// Pods nominated to nodes by preemption (node → pod keys), in node order.
+    pub fn nominations(&self) -> Vec<(String, Vec<String>)> {
+        self.nominated.iter().map(|(n, pods)| (n.clone(), pods.iter().map(|p| p.key.clone()).collect())).collect()
+    }
     /// Where a pending pod is in the queue.
     pub fn queue_location(&self, namespace: &str, name: &str) -> Option<Location> {
         self.queue.get(&format!("{namespace}/{name}")).map(|p| p.location)
@@ -350,6 +358,7 @@ impl Scheduler {
                 Some(prev) if prev.pod().spec == pod.spec && prev.pod().metadata.labels == pod.metadata.labels => {
                     let mut info = (**prev).clone();
                     info.object = object.clone();
+                    info.start_time = crate::cache::pod_start_time(pod);
                     info
                 }
                 _ => PodInfo::new(object.clone()),
@@ -540,8 +549,7 @@ impl Scheduler {
         self.queue.flush_backoff(ctx.now);
         let Some(queued) = self.queue.pop() else { return };
         self.stats.cycles += 1;
-        #[cfg(not(target_arch = "wasm32"))]
-        let started = self.options.history.then(std::time::Instant::now);
+        let started = Stopwatch::start(self.options.history);
         let pod = queued.info.clone();
         let pi = self.profile_index(pod.pod());
         let record = self.options.history || self.options.annotations;
@@ -569,10 +577,7 @@ impl Scheduler {
                 self.queue.failed(&pod.key, diagnosis.plugins.clone(), false, ctx.now);
             }
         }
-        #[cfg(not(target_arch = "wasm32"))]
-        if let Some(started) = started {
-            attempt.wall_ns = Some(started.elapsed().as_nanos() as u64);
-        }
+        attempt.wall_ns = started.elapsed_ns();
         if self.options.history {
             if !self.history.contains_key(&pod.key) {
                 self.history_order.push_back(pod.key.clone());
@@ -693,11 +698,14 @@ impl Scheduler {
         }
         let profile = &self.profiles[pi];
         let view = ClusterView { cache: &self.cache, listers: &self.listers };
+        let timed = self.options.history;
         // PreFilter.
         let mut allowed: Option<BTreeSet<String>> = None;
         for i in profile.at(Point::PreFilter) {
             let plugin = profile.plugin(*i);
+            let watch = Stopwatch::start(timed);
             let (status, nodes) = plugin.pre_filter(state, pod, &view);
+            watch.record(attempt, || format!("PreFilter/{}", plugin.name()));
             if status.is_skip() {
                 state.skip_filter.insert(plugin.name());
                 if record {
@@ -737,6 +745,7 @@ impl Scheduler {
                 }
             }
         }
+        let filter_watch = Stopwatch::start(timed);
         if feasible.is_empty() {
             let to_find = if filters.is_empty() {
                 num_all
@@ -774,6 +783,7 @@ impl Scheduler {
         } else {
             attempt.evaluated_nodes = 1;
         }
+        filter_watch.record(attempt, || "Filter".to_string());
         if feasible.is_empty() {
             return Err(diagnosis);
         }
@@ -785,9 +795,11 @@ impl Scheduler {
         let feasible_nodes: Vec<&NodeInfo> = feasible.iter().map(|i| &nodes[*i]).collect();
         for i in profile.at(Point::PreScore) {
             let plugin = profile.plugin(*i);
+            let watch = Stopwatch::start(timed);
             if plugin.pre_score(state, pod, &feasible_nodes, &view).is_skip() {
                 state.skip_score.insert(plugin.name());
             }
+            watch.record(attempt, || format!("PreScore/{}", plugin.name()));
         }
         // Score, NormalizeScore, weights.
         let mut totals = vec![0i64; feasible.len()];
@@ -797,6 +809,7 @@ impl Scheduler {
             if state.skip_score.contains(plugin.name()) {
                 continue;
             }
+            let watch = Stopwatch::start(timed);
             for (k, node) in feasible_nodes.iter().enumerate() {
                 raw[k] = plugin.score(state, pod, node, &view);
             }
@@ -806,6 +819,7 @@ impl Scheduler {
                 }
             }
             plugin.normalize(state, pod, &mut raw);
+            watch.record(attempt, || format!("Score/{}", plugin.name()));
             for (k, node) in feasible_nodes.iter().enumerate() {
                 let weighted = raw[k].clamp(0, crate::framework::MAX_NODE_SCORE) * sp.weight;
                 totals[k] += weighted;

@@ -23,7 +23,12 @@ fn scheduling_basic_5000_nodes() {
 
 #[test]
 #[ignore]
-fn anti_affinity_and_spread() {
+fn anti_affinity_5000_nodes() {
     println!("{}", bench(Workload::PodAntiAffinity, 5000, 1000, 1000));
+}
+
+#[test]
+#[ignore]
+fn topology_spreading_5000_nodes() {
     println!("{}", bench(Workload::TopologySpreading, 5000, 1000, 5000));
 }

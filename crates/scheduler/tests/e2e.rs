@@ -172,6 +172,9 @@ mod more {
         assert_eq!(h.node_of("default", "web").as_deref(), Some("node-1"));
         let attempts = h.scheduler.attempts("default", "web");
         assert_eq!(attempts.len(), 1);
+        assert!(attempts[0].plugin_ns.contains_key("Filter"), "{:?}", attempts[0].plugin_ns);
+        assert!(attempts[0].plugin_ns.contains_key("Score/NodeResourcesFit"));
+        assert!(attempts[0].wall_ns.is_some());
         assert_eq!(attempts[0].totals["node-1"], 300 + 81 + attempts[0].final_scores["node-1"]["NodeResourcesBalancedAllocation"] + attempts[0].final_scores["node-1"]["ImageLocality"]);
     }
 

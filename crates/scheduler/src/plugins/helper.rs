@@ -91,10 +91,16 @@ impl CountCache {
     }
 }
 
-/// Counts per topology pair (key → value → count), looked up without allocating.
+/// A hasher with fixed keys: hashing (and iteration order for equal insertion sequences) is
+/// the same in every run and on every platform.
+pub type FixedState = std::hash::BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
+
+/// Counts per topology pair (key → value → count), looked up without allocating. The inner
+/// maps are hash maps with fixed keys; nothing iterates them in an order-dependent way
+/// ([`PairCounts::values`] feeds only minimum and count computations).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PairCounts {
-    map: std::collections::BTreeMap<String, std::collections::BTreeMap<String, i64>>,
+    map: std::collections::BTreeMap<String, std::collections::HashMap<String, i64, FixedState>>,
 }
 
 impl PairCounts {
@@ -131,7 +137,7 @@ impl PairCounts {
             }
         }
     }
-    /// The values and counts of a key.
+    /// The values and counts of a key (unordered: use only for order-independent folds).
     pub fn values(&self, key: &str) -> impl Iterator<Item = (&str, i64)> {
         self.map.get(key).into_iter().flatten().map(|(v, c)| (v.as_str(), *c))
     }
