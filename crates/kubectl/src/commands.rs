@@ -64,6 +64,7 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
         "rollout" => rollout(&args, api, req, &namespace, out),
         "run" => run_pod(&args, api, req, &namespace, out),
         "expose" => expose(&args, api, req, &namespace, out),
+        "autoscale" => autoscale(&args, api, req, &namespace, out),
         "logs" | "log" => logs(&args, api, cluster, &namespace, out),
         "exec" => exec(&args, api, cluster, &namespace, out),
         "top" => top(&args, api, req, cluster, &namespace, out),
@@ -216,10 +217,119 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
                 ..Default::default()
             }))
         }
-        ("namespace" | "ns" | "deployment" | "deploy", None) => {
+        ("configmap" | "cm", Some(name)) => {
+            let data = match literal_and_file_data(args, cluster) {
+                Ok(d) => d,
+                Err(e) => return out.fail(e),
+            };
+            let json = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}, "data": data});
+            match util::from_json(kind_info("v1", "ConfigMap").expect("configmaps"), json) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            }
+        }
+        ("secret", Some(kind)) => {
+            if kind != "generic" {
+                return out.fail(format!("error: unknown command \"{kind}\" for \"kubectl create secret\" (kubesim supports create secret generic)"));
+            }
+            let Some(name) = args.positional.get(2).cloned() else {
+                return out.fail("error: exactly one NAME is required, got 0\nSee 'kubectl create secret generic -h' for help and examples");
+            };
+            let data = match literal_and_file_data(args, cluster) {
+                Ok(d) => d,
+                Err(e) => return out.fail(e),
+            };
+            let encoded: BTreeMap<String, Value> = data.into_iter().map(|(k, v)| (k, Value::String(base64(v.as_bytes())))).collect();
+            let json = serde_json::json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace}, "type": args.get("type").unwrap_or("Opaque"), "data": encoded});
+            match util::from_json(kind_info("v1", "Secret").expect("secrets"), json) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            }
+        }
+        ("job", Some(name)) => {
+            let job_template = |image: &str| {
+                let mut container = serde_json::json!({"name": name, "image": image, "resources": {}});
+                if !args.after_dash.is_empty() {
+                    container["command"] = serde_json::json!(args.after_dash);
+                }
+                serde_json::json!({"spec": {"containers": [container], "restartPolicy": "Never"}, "metadata": {}})
+            };
+            let json = if let Some(from) = args.get("from") {
+                let Some(cj_name) = from.strip_prefix("cronjob/").or_else(|| from.strip_prefix("cronjobs/")).or_else(|| from.strip_prefix("cj/")) else {
+                    return out.fail(format!("error: from must be an existing cronjob: unknown object type {from}"));
+                };
+                let info = kind_info("batch/v1", "CronJob").expect("cronjobs");
+                let cj = match api.get(info, namespace, cj_name) {
+                    Ok(c) => c.to_json(),
+                    Err(e) => return out.fail(server_error(&e)),
+                };
+                let spec = cj.pointer("/spec/jobTemplate/spec").cloned().unwrap_or_default();
+                serde_json::json!({"apiVersion": "batch/v1", "kind": "Job",
+                    "metadata": {"name": name, "namespace": namespace, "annotations": {"cronjob.kubernetes.io/instantiate": "manual"},
+                        "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob", "name": cj_name, "uid": cj.pointer("/metadata/uid").cloned().unwrap_or_default(), "controller": true}]},
+                    "spec": spec})
+            } else {
+                let Some(image) = args.get("image") else { return out.fail("error: either --image or --from must be specified") };
+                serde_json::json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": namespace}, "spec": {"template": job_template(image)}})
+            };
+            match util::from_json(kind_info("batch/v1", "Job").expect("jobs"), json) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            }
+        }
+        ("cronjob" | "cj", Some(name)) => {
+            let Some(image) = args.get("image") else { return out.fail("error: required flag(s) \"image\" not set") };
+            let Some(schedule) = args.get("schedule") else { return out.fail("error: required flag(s) \"schedule\" not set") };
+            let mut container = serde_json::json!({"name": name, "image": image, "resources": {}});
+            if !args.after_dash.is_empty() {
+                container["command"] = serde_json::json!(args.after_dash);
+            }
+            let json = serde_json::json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name, "namespace": namespace},
+                "spec": {"schedule": schedule, "jobTemplate": {"metadata": {"name": name}, "spec": {"template": {"metadata": {}, "spec": {"containers": [container], "restartPolicy": args.get("restart").unwrap_or("OnFailure")}}}}}});
+            match util::from_json(kind_info("batch/v1", "CronJob").expect("cronjobs"), json) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            }
+        }
+        ("service" | "svc", Some(type_)) => {
+            let Some(name) = args.positional.get(2).cloned() else {
+                return out.fail(format!("error: exactly one NAME is required, got 0\nSee 'kubectl create service {type_} -h' for help and examples"));
+            };
+            let service_type = match type_.as_str() {
+                "clusterip" => "ClusterIP",
+                "nodeport" => "NodePort",
+                "loadbalancer" => "LoadBalancer",
+                "externalname" => "ExternalName",
+                other => return out.fail(format!("error: unknown command \"{other}\" for \"kubectl create service\"")),
+            };
+            let mut ports = Vec::new();
+            for spec in args.all("tcp").iter().flat_map(|t| t.split(',')) {
+                let (port, target) = spec.split_once(':').unwrap_or((spec, spec));
+                let (Ok(port), Ok(target)) = (port.parse::<i64>(), target.parse::<i64>()) else {
+                    return out.fail(format!("error: {spec} is not a valid port specification"));
+                };
+                let mut p = serde_json::json!({"name": format!("{port}-{target}"), "port": port, "protocol": "TCP", "targetPort": target});
+                if let Some(np) = args.get("node-port").and_then(|n| n.parse::<i64>().ok()) {
+                    p["nodePort"] = Value::from(np);
+                }
+                ports.push(p);
+            }
+            let mut json = serde_json::json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": namespace, "labels": {"app": name}},
+                "spec": {"type": service_type, "selector": {"app": name}, "ports": ports}});
+            if service_type == "ExternalName" {
+                json["spec"] = serde_json::json!({"type": "ExternalName", "externalName": args.get("external-name").unwrap_or("")});
+            } else if type_ == "clusterip" && args.get("clusterip") == Some("None") {
+                json["spec"]["clusterIP"] = Value::String("None".into());
+            }
+            match util::from_json(kind_info("v1", "Service").expect("services"), json) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            }
+        }
+        (_, None) => {
             return out.fail(format!("error: exactly one NAME is required, got 0\nSee 'kubectl create {sub} -h' for help and examples"));
         }
-        (other, _) => return out.fail(format!("error: unknown command \"{other}\" for \"kubectl create\" (kubesim supports create -f, create deployment, create namespace)")),
+        (other, _) => return out.fail(format!("error: unknown command \"{other}\" for \"kubectl create\"")),
     };
     let info = object.info().expect("built-in kind");
     if dry_run(args) {
@@ -229,6 +339,51 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
         Ok(o) => out.outln(format!("{} created", type_name(info, o.name()))),
         Err(e) => out.fail(server_error(&e)),
     }
+}
+
+/// `--from-literal=k=v` and `--from-file=[key=]path` data for `create configmap|secret`.
+fn literal_and_file_data(args: &Args, cluster: &dyn ClusterView) -> Result<BTreeMap<String, String>, String> {
+    let mut data = BTreeMap::new();
+    for literal in args.all("from-literal") {
+        let (k, v) = literal.split_once('=').ok_or_else(|| format!("error: invalid literal source {literal}, expected key=value"))?;
+        if data.insert(k.to_string(), v.to_string()).is_some() {
+            return Err(format!("error: cannot add key {k}, another key by that name already exists in Data for ConfigMap"));
+        }
+    }
+    for file in args.all("from-file") {
+        let (key, path) = match file.split_once('=') {
+            Some((k, p)) => (k.to_string(), p),
+            None => (file.rsplit('/').next().unwrap_or(file).to_string(), file),
+        };
+        let text = cluster.read_file(path).map_err(|e| format!("error: {e}"))?;
+        data.insert(key, text);
+    }
+    for file in args.all("from-env-file") {
+        let text = cluster.read_file(file).map_err(|e| format!("error: {e}"))?;
+        for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+            let (k, v) = line.split_once('=').unwrap_or((line, ""));
+            data.insert(k.to_string(), v.to_string());
+        }
+    }
+    Ok(data)
+}
+
+/// Standard base64 with padding (Secret data).
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 /// The container name `kubectl create deployment` derives from an image (last path segment
@@ -429,12 +584,14 @@ fn pod_spec_path(kind: &str) -> Option<&'static str> {
     }
 }
 
-/// `kubectl set image` (cmd/set/set_image.go).
+/// `kubectl set image|env|resources` (cmd/set/).
 fn set(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
     match args.positional.first().map(String::as_str) {
         Some("image") => {}
-        Some(other) => return out.fail(format!("error: unknown command \"{other}\" for \"kubectl set\" (kubesim supports set image)")),
-        None => return out.fail("error: you must specify a subcommand: image"),
+        Some("env") => return set_containers(args, api, req, namespace, out, SetKind::Env),
+        Some("resources") => return set_containers(args, api, req, namespace, out, SetKind::Resources),
+        Some(other) => return out.fail(format!("error: unknown command \"{other}\" for \"kubectl set\" (kubesim supports set image, env, resources)")),
+        None => return out.fail("error: you must specify a subcommand: image, env or resources"),
     }
     let rest = &args.positional[1..];
     let (resources, pairs): (Vec<String>, Vec<String>) = rest.iter().cloned().partition(|a| !a.contains('='));
@@ -492,6 +649,154 @@ fn set(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out
             Ok(false) => {}
             Err(e) => out.fail(e),
         }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SetKind {
+    Env,
+    Resources,
+}
+
+/// `kubectl set env` (set_env.go: `KEY=VALUE`, `KEY-`) and `kubectl set resources`
+/// (set_resources.go: `--limits`/`--requests` as `cpu=200m,memory=512Mi`), for every container
+/// or the one named by `-c`.
+fn set_containers(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output, kind: SetKind) {
+    let rest = &args.positional[1..];
+    let (resources, pairs): (Vec<String>, Vec<String>) = rest.iter().cloned().partition(|a| {
+        let env_change = a.contains('=') || (a.ends_with('-') && !a.contains('/'));
+        !(kind == SetKind::Env && env_change)
+    });
+    let mut env_set: Vec<(String, String)> = Vec::new();
+    let mut env_remove: Vec<String> = Vec::new();
+    for p in &pairs {
+        match p.split_once('=') {
+            Some((k, v)) => env_set.push((k.to_string(), v.to_string())),
+            None => env_remove.push(p.trim_end_matches('-').to_string()),
+        }
+    }
+    let parse_list = |flag: &str| -> Result<serde_json::Map<String, Value>, String> {
+        let mut m = serde_json::Map::new();
+        for item in args.get(flag).unwrap_or("").split(',').filter(|i| !i.is_empty()) {
+            let (k, v) = item.split_once('=').ok_or_else(|| format!("error: invalid {flag} {item}: expected NAME=QUANTITY"))?;
+            kubesim_api::quantity::parse_milli(v).map_err(|e| format!("error: invalid {flag} {item}: {e}"))?;
+            m.insert(k.to_string(), Value::String(v.to_string()));
+        }
+        Ok(m)
+    };
+    let (limits, requests) = match (parse_list("limits"), parse_list("requests")) {
+        (Ok(l), Ok(r)) => (l, r),
+        (Err(e), _) | (_, Err(e)) => return out.fail(e),
+    };
+    if kind == SetKind::Env && env_set.is_empty() && env_remove.is_empty() {
+        return out.fail("error: at least one environment variable must be provided");
+    }
+    if kind == SetKind::Resources && limits.is_empty() && requests.is_empty() {
+        return out.fail("error: you must specify an update to requests or limits (in the form of --requests/--limits)");
+    }
+    let only = args.get("containers").or(args.get("container")).filter(|c| *c != "*");
+    for (info, object) in many_targets(args, &resources, api, namespace, out) {
+        let Some(path) = pod_spec_path(info.kind) else {
+            out.fail(format!("error: {} is not a workload with a pod template", type_name(info, object.name())));
+            continue;
+        };
+        let mut json = object.to_json();
+        let mut touched = 0;
+        if let Some(spec) = json.pointer_mut(path) {
+            for c in spec.get_mut("containers").and_then(|l| l.as_array_mut()).into_iter().flatten() {
+                if only.is_some_and(|n| c.get("name").and_then(|x| x.as_str()) != Some(n)) {
+                    continue;
+                }
+                touched += 1;
+                match kind {
+                    SetKind::Env => {
+                        let env = c.as_object_mut().expect("containers are objects").entry("env").or_insert_with(|| Value::Array(Vec::new()));
+                        let list = env.as_array_mut().expect("env is a list");
+                        list.retain(|e| !env_remove.iter().any(|r| e.get("name").and_then(|n| n.as_str()) == Some(r.as_str())));
+                        for (k, v) in &env_set {
+                            match list.iter_mut().find(|e| e.get("name").and_then(|n| n.as_str()) == Some(k.as_str())) {
+                                Some(e) => *e = serde_json::json!({"name": k, "value": v}),
+                                None => list.push(serde_json::json!({"name": k, "value": v})),
+                            }
+                        }
+                        if list.is_empty() {
+                            c.as_object_mut().expect("containers are objects").remove("env");
+                        }
+                    }
+                    SetKind::Resources => {
+                        let resources = c.as_object_mut().expect("containers are objects").entry("resources").or_insert_with(|| Value::Object(Default::default()));
+                        for (key, values) in [("limits", &limits), ("requests", &requests)] {
+                            if values.is_empty() {
+                                continue;
+                            }
+                            let m = resources.as_object_mut().expect("resources is an object").entry(key).or_insert_with(|| Value::Object(Default::default()));
+                            for (k, v) in values {
+                                m[k] = v.clone();
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if touched == 0 {
+            out.fail(format!("error: unable to find container named {}", only.unwrap_or("")));
+            continue;
+        }
+        let result = util::from_json(info, json).map_err(|e| format!("error: {e}")).and_then(|o| {
+            if o.to_json() == object.to_json() {
+                return Ok(false);
+            }
+            util::update(api, o, req).map(|_| true).map_err(|e| server_error(&e))
+        });
+        let word = if kind == SetKind::Env { "env updated" } else { "resource requirements updated" };
+        match result {
+            Ok(true) => out.outln(format!("{} {word}", type_name(info, object.name()))),
+            Ok(false) => {}
+            Err(e) => out.fail(e),
+        }
+    }
+}
+
+/// `kubectl autoscale` (cmd/autoscale/autoscale.go): an autoscaling/v2 HorizontalPodAutoscaler.
+fn autoscale(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
+    let (info, object) = match one_target(args, api, namespace) {
+        Ok(t) => t,
+        Err(e) => return out.fail(e),
+    };
+    if !matches!(info.kind, "Deployment" | "ReplicaSet" | "StatefulSet" | "ReplicationController") {
+        return out.fail(format!("error: cannot autoscale a {}: no scale subresource", info.kind));
+    }
+    let Some(max) = args.get("max").and_then(|m| m.parse::<i64>().ok()).filter(|m| *m >= 1) else {
+        return out.fail("error: --max=MAXPODS is required and must be at least 1");
+    };
+    let min = args.get("min").and_then(|m| m.parse::<i64>().ok());
+    if min.is_some_and(|m| m > max) {
+        return out.fail(format!("error: --max=MAXPODS must be larger or equal to --min=MINPODS, got max: {max}, min: {}", min.unwrap_or(0)));
+    }
+    let name = args.get("name").unwrap_or(object.name()).to_string();
+    let mut spec = serde_json::json!({
+        "scaleTargetRef": {"apiVersion": object.api_version(), "kind": info.kind, "name": object.name()},
+        "maxReplicas": max,
+    });
+    if let Some(min) = min {
+        spec["minReplicas"] = Value::from(min);
+    }
+    let cpu = args.get("cpu-percent").or(args.get("cpu")).map(|c| c.trim_end_matches('%')).and_then(|c| c.parse::<i64>().ok()).filter(|c| *c >= 0);
+    if let Some(cpu) = cpu {
+        spec["metrics"] = serde_json::json!([{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": cpu}}}]);
+    }
+    let json = serde_json::json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": name, "namespace": namespace}, "spec": spec});
+    let hpa_info = kind_info("autoscaling/v2", "HorizontalPodAutoscaler").expect("hpa");
+    let hpa = match util::from_json(hpa_info, json) {
+        Ok(o) => o,
+        Err(e) => return out.fail(format!("error: {e}")),
+    };
+    if dry_run(args) {
+        return out.outln(format!("horizontalpodautoscaler.autoscaling/{name} autoscaled (dry run)"));
+    }
+    match api.create(hpa, req) {
+        Ok(_) => out.outln(format!("horizontalpodautoscaler.autoscaling/{name} autoscaled")),
+        Err(e) => out.fail(server_error(&e)),
     }
 }
 

@@ -365,3 +365,40 @@ fn describe_service_lists_ready_endpoints_from_slices() {
     assert!(o.stdout.contains("\nEndpoints:                10.244.0.5:80,10.244.0.6:80\n"), "{}", o.stdout);
     check(&mut f, "get endpointslices", "NAME      ADDRESSTYPE   PORTS   ENDPOINTS                          AGE\nweb-abc   IPv4          80      10.244.0.5,10.244.0.6,10.244.0.7   0s\n", "", 0);
 }
+
+#[test]
+fn set_env_resources_autoscale_and_create_generators() {
+    let mut f = scenario::cluster();
+    check(&mut f, "set env deployment/web MODE=prod LEVEL=3", "deployment.apps/web env updated\n", "", 0);
+    assert_eq!(json(&f, "deployments", "web")["spec"]["template"]["spec"]["containers"][0]["env"], serde_json::json!([{"name": "MODE", "value": "prod"}, {"name": "LEVEL", "value": "3"}]));
+    check(&mut f, "set env deployment/web LEVEL-", "deployment.apps/web env updated\n", "", 0);
+    assert_eq!(json(&f, "deployments", "web")["spec"]["template"]["spec"]["containers"][0]["env"], serde_json::json!([{"name": "MODE", "value": "prod"}]));
+    check(&mut f, "set resources deployment web --limits=cpu=200m,memory=512Mi --requests=cpu=100m", "deployment.apps/web resource requirements updated\n", "", 0);
+    assert_eq!(json(&f, "deployments", "web")["spec"]["template"]["spec"]["containers"][0]["resources"], serde_json::json!({"limits": {"cpu": "200m", "memory": "512Mi"}, "requests": {"cpu": "100m", "memory": "64Mi"}}));
+    check(&mut f, "set resources deployment web --limits=cpu=lots", "", "error: invalid limits cpu=lots: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'\n", 1);
+    check(&mut f, "set resources deployment web --limits=cpu=50m", "", "Error from server (Invalid): Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].resources.requests: Invalid value: \"100m\": must be less than or equal to cpu limit of 50m\n", 1);
+    check(&mut f, "autoscale deployment web --cpu-percent=50 --min=1 --max=10", "horizontalpodautoscaler.autoscaling/web autoscaled\n", "", 0);
+    check(&mut f, "get hpa", "NAME   REFERENCE        TARGETS              MINPODS   MAXPODS   REPLICAS   AGE\nweb    Deployment/web   cpu: <unknown>/50%   1         10        0          0s\n", "", 0);
+    check(&mut f, "autoscale deployment web --max=0", "", "error: --max=MAXPODS is required and must be at least 1\n", 1);
+    check(&mut f, "create configmap app --from-literal=mode=prod --from-literal=level=3", "configmap/app created\n", "", 0);
+    assert_eq!(json(&f, "configmaps", "app")["data"], serde_json::json!({"level": "3", "mode": "prod"}));
+    f.file("conf/app.properties", "a=1\n");
+    check(&mut f, "create cm files --from-file=conf/app.properties --from-file=k=conf/app.properties", "configmap/files created\n", "", 0);
+    assert_eq!(json(&f, "configmaps", "files")["data"], serde_json::json!({"app.properties": "a=1\n", "k": "a=1\n"}));
+    check(&mut f, "create secret generic db --from-literal=password=t0p-Secret", "secret/db created\n", "", 0);
+    assert_eq!(json(&f, "secrets", "db")["data"], serde_json::json!({"password": "dDBwLVNlY3JldA=="}));
+    check(&mut f, "create secret tls x", "", "error: unknown command \"tls\" for \"kubectl create secret\" (kubesim supports create secret generic)\n", 1);
+    check(&mut f, "create job pi --image=perl -- perl -Mbignum=bpi -wle 'print bpi(2000)'", "job.batch/pi created\n", "", 0);
+    let job = json(&f, "jobs", "pi");
+    assert_eq!(job["spec"]["template"]["spec"]["containers"][0]["command"], serde_json::json!(["perl", "-Mbignum=bpi", "-wle", "print bpi(2000)"]));
+    assert_eq!(job["spec"]["template"]["spec"]["restartPolicy"], "Never");
+    check(&mut f, "create cronjob hello --image=busybox --schedule='*/1 * * * *' -- echo hello", "cronjob.batch/hello created\n", "", 0);
+    assert_eq!(json(&f, "cronjobs", "hello")["spec"]["schedule"], "*/1 * * * *");
+    check(&mut f, "create job manual --from=cronjob/hello", "job.batch/manual created\n", "", 0);
+    assert_eq!(json(&f, "jobs", "manual")["metadata"]["annotations"]["cronjob.kubernetes.io/instantiate"], "manual");
+    check(&mut f, "create service clusterip my-cs --tcp=5678:8080", "service/my-cs created\n", "", 0);
+    assert_eq!(json(&f, "services", "my-cs")["spec"]["ports"], serde_json::json!([{"name": "5678-8080", "port": 5678, "protocol": "TCP", "targetPort": 8080}]));
+    check(&mut f, "create service nodeport np --tcp=80:8080 --node-port=30080", "service/np created\n", "", 0);
+    check(&mut f, "get svc np --no-headers", "np    NodePort   <none>   <none>   80:30080/TCP   0s\n", "", 0);
+    check(&mut f, "create job", "", "error: exactly one NAME is required, got 0\nSee 'kubectl create job -h' for help and examples\n", 1);
+}
