@@ -428,3 +428,29 @@ mod queue_behaviour {
         assert_eq!(h.scheduler.queue_location("default", "big"), Some(Location::Unschedulable));
     }
 }
+
+// The same inputs and seed give the same decisions, attempt records and store contents.
+#[test]
+fn runs_are_deterministic() {
+    let run = || {
+        let mut h = Harness::new(Scheduler::new());
+        for i in 0..8 {
+            h.create(node(&format!("node-{i}"), "4", "8Gi")).unwrap();
+        }
+        for i in 0..40 {
+            h.create(Object::Pod(Box::new(make_pod(&format!("p{i}"), &[("cpu", "300m")])))).unwrap();
+        }
+        h.run_until_idle(60_000);
+        let placements: Vec<Option<String>> = (0..40).map(|i| h.node_of("default", &format!("p{i}"))).collect();
+        let attempts: Vec<(u64, Option<String>, std::collections::BTreeMap<String, i64>)> = (0..40)
+            .map(|i| {
+                let a = &h.scheduler.attempts("default", &format!("p{i}"))[0];
+                (a.t_ms, a.selected.clone(), a.totals.clone())
+            })
+            .collect();
+        (placements, attempts, h.api.store().revision())
+    };
+    let first = run();
+    assert!(first.0.iter().all(Option::is_some));
+    assert_eq!(first, run());
+}

@@ -360,3 +360,160 @@ fn backoff_doubles_from_one_to_ten_seconds() {
     let disabled = SchedulingQueue::new(1000, 0);
     assert_eq!(disabled.backoff_duration(3), 0);
 }
+
+mod scoring_behaviour {
+    use super::*;
+    use k8s_openapi::api::core::v1::{
+        Affinity, NodeAffinity as NodeAffinitySpec, NodeSelectorRequirement, NodeSelectorTerm, PodAffinity, PodAffinityTerm,
+        PreferredSchedulingTerm, Taint, Toleration, TopologySpreadConstraint, WeightedPodAffinityTerm,
+    };
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+    use kubesim_scheduler::harness::{make_node, make_pod};
+    use kubesim_scheduler::plugins::interpodaffinity::InterPodAffinity;
+    use kubesim_scheduler::plugins::nodeaffinity::NodeAffinity;
+    use kubesim_scheduler::plugins::taints::TaintToleration;
+    use kubesim_scheduler::plugins::topologyspread::PodTopologySpread;
+
+    fn labelled_node(name: &str, labels: &[(&str, &str)], taints: Vec<Taint>) -> Node {
+        match make_node(name, &[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")], labels, taints) {
+            Object::Node(n) => *n,
+            _ => unreachable!(),
+        }
+    }
+
+    fn pns(key: &str, value: &str) -> Taint {
+        Taint { key: key.into(), value: Some(value.into()), effect: "PreferNoSchedule".into(), time_added: None }
+    }
+
+    fn req(key: &str, value: &str) -> NodeSelectorRequirement {
+        NodeSelectorRequirement { key: key.into(), operator: "In".into(), values: Some(vec![value.into()]) }
+    }
+
+    // Mirrors pkg/scheduler/framework/plugins/tainttoleration/taint_toleration_test.go TestTaintTolerationScore
+    // ("the more intolerable taints a node has, the lower score it gets").
+    #[test]
+    fn taint_toleration_scores_reverse_normalized() {
+        let mut pod = make_pod("p", &[]);
+        pod.spec.as_mut().unwrap().tolerations = Some(vec![Toleration {
+            key: Some("foo".into()),
+            operator: Some("Equal".into()),
+            value: Some("bar".into()),
+            effect: Some("PreferNoSchedule".into()),
+            ..Default::default()
+        }]);
+        let nodes = vec![
+            (labelled_node("n0", &[], vec![pns("foo", "bar")]), vec![]),
+            (labelled_node("n1", &[], vec![pns("foo", "bar"), pns("cpu-type", "arm64")]), vec![]),
+            (labelled_node("n2", &[], vec![pns("cpu-type", "arm64"), pns("disk", "hdd")]), vec![]),
+        ];
+        assert_eq!(scores(&TaintToleration, pod, &cache(nodes)), Some(vec![100, 50, 0]));
+    }
+
+    // Mirrors pkg/scheduler/framework/plugins/nodeaffinity/node_affinity_test.go TestNodeAffinityPriority
+    // ("all nodes matches the preferred scheduling requirements of pod but with different priorities").
+    #[test]
+    fn node_affinity_preferred_terms() {
+        let mut pod = make_pod("p", &[]);
+        let term = |w: i32, reqs: Vec<NodeSelectorRequirement>| PreferredSchedulingTerm {
+            weight: w,
+            preference: NodeSelectorTerm { match_expressions: Some(reqs), match_fields: None },
+        };
+        pod.spec.as_mut().unwrap().affinity = Some(Affinity {
+            node_affinity: Some(NodeAffinitySpec {
+                preferred_during_scheduling_ignored_during_execution: Some(vec![
+                    term(2, vec![req("foo", "bar")]),
+                    term(4, vec![req("key", "value")]),
+                    term(5, vec![req("foo", "bar"), req("key", "value"), req("az", "az1")]),
+                ]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        let nodes = vec![
+            (labelled_node("n1", &[("foo", "bar")], vec![]), vec![]),
+            (labelled_node("n5", &[("foo", "bar"), ("key", "value"), ("az", "az1")], vec![]), vec![]),
+            (labelled_node("n2", &[("key", "value")], vec![]), vec![]),
+        ];
+        assert_eq!(scores(&NodeAffinity, pod.clone(), &cache(nodes)), Some(vec![18, 100, 36]));
+        let mut plain = pod;
+        plain.spec.as_mut().unwrap().affinity = None;
+        assert_eq!(scores(&NodeAffinity, plain, &cache(vec![(labelled_node("n1", &[], vec![]), vec![])])), None, "PreScore skips");
+    }
+
+    fn app(name: &str, value: &str) -> Pod {
+        let mut p = make_pod(name, &[]);
+        p.metadata.labels = Some([("app".to_string(), value.to_string())].into());
+        p
+    }
+
+    // Hand-computed from scoring.go: preferred affinity weight 5 to app=db by zone.
+    #[test]
+    fn inter_pod_affinity_preferred_by_zone() {
+        let mut pod = make_pod("p", &[]);
+        pod.spec.as_mut().unwrap().affinity = Some(Affinity {
+            pod_affinity: Some(PodAffinity {
+                preferred_during_scheduling_ignored_during_execution: Some(vec![WeightedPodAffinityTerm {
+                    weight: 5,
+                    pod_affinity_term: PodAffinityTerm {
+                        label_selector: Some(LabelSelector { match_labels: Some([("app".to_string(), "db".to_string())].into()), ..Default::default() }),
+                        topology_key: "zone".into(),
+                        ..Default::default()
+                    },
+                }]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        let nodes = vec![
+            (labelled_node("a1", &[("zone", "a")], vec![]), vec![app("db-0", "db")]),
+            (labelled_node("a2", &[("zone", "a")], vec![]), vec![]),
+            (labelled_node("b1", &[("zone", "b")], vec![]), vec![app("web-0", "web")]),
+        ];
+        assert_eq!(scores(&InterPodAffinity::default(), pod, &cache(nodes)), Some(vec![100, 100, 0]));
+    }
+
+    // Hand-computed from scoring.go: one soft zone constraint, weight ln(2 + 2), counts 2 and 0.
+    #[test]
+    fn topology_spread_soft_constraint() {
+        let mut pod = app("p", "w");
+        pod.spec.as_mut().unwrap().topology_spread_constraints = Some(vec![TopologySpreadConstraint {
+            max_skew: 1,
+            topology_key: "zone".into(),
+            when_unsatisfiable: "ScheduleAnyway".into(),
+            label_selector: Some(LabelSelector { match_labels: Some([("app".to_string(), "w".to_string())].into()), ..Default::default() }),
+            ..Default::default()
+        }]);
+        let nodes = vec![
+            (labelled_node("a1", &[("zone", "a")], vec![]), vec![app("w0", "w"), app("w1", "w")]),
+            (labelled_node("b1", &[("zone", "b")], vec![]), vec![app("x0", "x")]),
+            (labelled_node("none", &[], vec![]), vec![]),
+        ];
+        // a1: round(2 × ln 4) = 3; b1: 0; "none" lacks the key → ignored → 0.
+        // Normalized: a1 = 100 × (3 + 0 − 3) / 3 = 0, b1 = 100.
+        assert_eq!(scores(&PodTopologySpread::default(), pod, &cache(nodes)), Some(vec![0, 100, 0]));
+    }
+}
+
+// Mirrors pkg/scheduler/schedule_one_test.go TestSelectHost: only highest-scored nodes are
+// chosen, ties are broken at random (reservoir sampling), reproducibly for a seed.
+#[test]
+fn select_host_breaks_ties_among_the_best_only() {
+    use kubesim_scheduler::scheduler::select_host;
+    use rand_core::SeedableRng;
+    let mut rng = kubesim_apiserver::SimRng::seed_from_u64(7);
+    let totals = [10, 30, 5, 30, 30, 29];
+    let mut seen = [0usize; 6];
+    for _ in 0..600 {
+        seen[select_host(&totals, &mut rng).unwrap()] += 1;
+    }
+    assert_eq!((seen[0], seen[2], seen[5]), (0, 0, 0));
+    for i in [1, 3, 4] {
+        assert!((150..250).contains(&seen[i]), "node {i} chosen {} times of 600", seen[i]);
+    }
+    assert_eq!(select_host(&[], &mut rng), None);
+    let mut a = kubesim_apiserver::SimRng::seed_from_u64(1);
+    let mut b = kubesim_apiserver::SimRng::seed_from_u64(1);
+    let ra: Vec<_> = (0..20).map(|_| select_host(&totals, &mut a)).collect();
+    let rb: Vec<_> = (0..20).map(|_| select_host(&totals, &mut b)).collect();
+    assert_eq!(ra, rb);
+}
