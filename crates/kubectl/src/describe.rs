@@ -1200,6 +1200,68 @@ fn unstructured_content(w: &mut Writer, level: usize, content: &serde_json::Map<
     }
 }
 
+/// describeHorizontalPodAutoscalerV2.
+fn describe_hpa(api: &ApiServer, object: &Object, now: Millis) -> String {
+    let json = object.to_json();
+    let mut w = Writer::default();
+    let meta = object.metadata();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    w.w(0, format!("Namespace:\t{}\n", object.namespace()));
+    labels_multiline(&mut w, "Labels", meta.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
+    w.w(0, format!("CreationTimestamp:\t{}\n", meta.creation_timestamp.as_ref().map(rfc1123z).unwrap_or_default()));
+    let kind = jstr(&json, "spec.scaleTargetRef.kind").unwrap_or("").to_string();
+    w.w(0, format!("Reference:\t{kind}/{}\n", jstr(&json, "spec.scaleTargetRef.name").unwrap_or("")));
+    w.w(0, "Metrics:\t( current / target )\n");
+    let current = jget(&json, "status.currentMetrics").and_then(|m| m.as_array()).cloned().unwrap_or_default();
+    let text = |v: Option<&Value>| v.map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
+    for (i, metric) in jget(&json, "spec.metrics").and_then(|m| m.as_array()).into_iter().flatten().enumerate() {
+        match metric.get("type").and_then(|t| t.as_str()).unwrap_or("") {
+            "Resource" => {
+                let name = metric.pointer("/resource/name").and_then(|n| n.as_str()).unwrap_or("");
+                let cur = current.get(i).and_then(|c| c.pointer("/resource/current"));
+                if let Some(target) = text(metric.pointer("/resource/target/averageValue")) {
+                    let c = text(cur.and_then(|c| c.get("averageValue"))).unwrap_or_else(|| "<unknown>".into());
+                    w.w(1, format!("resource {name} on pods:\t{c} / {target}\n"));
+                } else {
+                    let c = match (cur.and_then(|c| c.get("averageUtilization")).and_then(|u| u.as_i64()), text(cur.and_then(|c| c.get("averageValue")))) {
+                        (Some(u), Some(v)) => format!("{u}% ({v})"),
+                        _ => "<unknown>".into(),
+                    };
+                    let t = metric.pointer("/resource/target/averageUtilization").and_then(|u| u.as_i64()).map(|u| format!("{u}%")).unwrap_or_else(|| "<auto>".into());
+                    w.w(1, format!("resource {name} on pods  (as a percentage of request):\t{c} / {t}\n"));
+                }
+            }
+            other => {
+                let key = match other {
+                    "Pods" => "pods",
+                    "Object" => "object",
+                    "External" => "external",
+                    "ContainerResource" => "containerResource",
+                    _ => "",
+                };
+                let name = metric.pointer(&format!("/{key}/metric/name")).or_else(|| metric.pointer(&format!("/{key}/name"))).and_then(|n| n.as_str()).unwrap_or("");
+                let target = text(metric.pointer(&format!("/{key}/target/averageValue")).or_else(|| metric.pointer(&format!("/{key}/target/value")))).unwrap_or_else(|| "<auto>".into());
+                w.w(1, format!("\"{name}\" ({}):\t<unknown> / {target}\n", other.to_ascii_lowercase()));
+            }
+        }
+    }
+    w.w(0, format!("Min replicas:\t{}\n", jget(&json, "spec.minReplicas").and_then(|v| v.as_i64()).map(|v| v.to_string()).unwrap_or_else(|| "<unset>".into())));
+    w.w(0, format!("Max replicas:\t{}\n", jint(&json, "spec.maxReplicas")));
+    w.w(0, format!("{kind} pods:\t{} current / {} desired\n", jint(&json, "status.currentReplicas"), jint(&json, "status.desiredReplicas")));
+    if let Some(conditions) = jget(&json, "status.conditions").and_then(|c| c.as_array()).filter(|c| !c.is_empty()) {
+        w.w(0, "Conditions:\n");
+        w.w(1, "Type\tStatus\tReason\tMessage\n");
+        w.w(1, "----\t------\t------\t-------\n");
+        for c in conditions {
+            let f = |k: &str| c.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+            w.w(1, format!("{}\t{}\t{}\t{}\n", f("type"), f("status"), f("reason"), f("message")));
+        }
+    }
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
+}
+
 fn describe_pdb(api: &ApiServer, object: &Object, now: Millis) -> String {
     let json = object.to_json();
     let mut w = Writer::default();
@@ -1345,6 +1407,7 @@ pub fn describe_object(api: &ApiServer, info: &KindInfo, object: &Object, now: M
         Object::Dynamic(d) if d.kind == "StatefulSet" => describe_stateful_set(api, object, now),
         Object::Dynamic(d) if d.kind == "DaemonSet" => describe_daemon_set(api, object, now),
         Object::Dynamic(d) if d.kind == "PodDisruptionBudget" => describe_pdb(api, object, now),
+        Object::Dynamic(d) if d.kind == "HorizontalPodAutoscaler" => describe_hpa(api, object, now),
         Object::ConfigMap(_) => describe_config_map(api, object, now),
         Object::Secret(_) => describe_secret(object),
         _ => describe_generic(api, info, object, now),

@@ -64,6 +64,8 @@ fn workload_describers() {
     assert_eq!(cm, "Name:         special-config\nNamespace:    default\nLabels:       <none>\nAnnotations:  <none>\n\nData\n====\nspecial.how:\n----\nvery\n\n\nBinaryData\n====\n\nEvents:  <none>\n");
     let pdb = f.kubectl("describe pdb zk-pdb").stdout;
     assert_eq!(pdb, "Name:           zk-pdb\nNamespace:      default\nMin available:  2\nSelector:       app.kubernetes.io/name=zookeeper\nStatus:\n    Allowed disruptions:  0\n    Current:              0\n    Desired:              0\n    Total:                0\nEvents:                   <none>\n");
+    let hpa = f.kubectl("describe hpa php-apache").stdout;
+    assert!(hpa.contains("\nReference:                                             Deployment/php-apache\nMetrics:                                               ( current / target )\n  resource cpu on pods  (as a percentage of request):  <unknown> / 50%\nMin replicas:                                          1\nMax replicas:                                          10\nDeployment pods:                                       0 current / 0 desired\n"), "{hpa}");
     // Kinds without a dedicated describer get the generic one (printUnstructuredContent).
     let pc = f.kubectl("describe pc placeholder").stdout;
     assert!(pc.starts_with("Name:            placeholder\nNamespace:       \nLabels:          <none>\nAnnotations:     <none>\nAPI Version:     scheduling.k8s.io/v1\nDescription:     Negative priority for placeholder pods to enable overprovisioning.\nGlobal Default:  false\nKind:            PriorityClass\nMetadata:\n  Creation Timestamp:  2025-01-01T00:00:00Z\n  Generation:          1\n"), "{pc}");
