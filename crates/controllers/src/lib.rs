@@ -25,6 +25,7 @@
 //! - [`cronjob`]: CronJob controller and cron schedule parser.
 //! - [`disruption`]: PodDisruptionBudget status.
 //! - [`hpa`]: HorizontalPodAutoscaler (replica calculator, stabilization, behavior rates).
+//! - [`endpoints`]: EndpointSlice and (legacy) Endpoints for Services with selectors.
 //!
 //! Known deviations from upstream (v1.34):
 //! - pod-template-hash is FNV-32a over a canonical JSON serialization of the template, not
@@ -43,6 +44,7 @@ pub mod daemonset;
 pub mod deployment;
 pub mod deployment_util;
 pub mod disruption;
+pub mod endpoints;
 pub mod gc;
 pub mod history;
 pub mod hpa;
@@ -69,6 +71,8 @@ mod ds_tests;
 mod cron_tests;
 #[cfg(test)]
 mod hpa_tests;
+#[cfg(test)]
+mod endpoints_tests;
 
 use kubesim_apiserver::Component;
 
@@ -91,5 +95,7 @@ pub fn controllers() -> Vec<Box<dyn Component>> {
         Box::new(replicaset::ReplicaSetController::replication_manager()),
         Box::new(disruption::DisruptionController::new()),
         Box::new(hpa::HpaController::new()),
+        Box::new(endpoints::EndpointSliceController::new()),
+        Box::new(endpoints::EndpointsController::new()),
     ]
 }

@@ -245,6 +245,8 @@ impl Component for FakeKubelet {
             let mut status = pod.status.clone().unwrap_or_default();
             status.phase = Some("Running".into());
             status.start_time.get_or_insert_with(|| time_at(ctx.now));
+            status.pod_ip.get_or_insert_with(|| format!("10.244.0.{}", 10 + token));
+            status.host_ip.get_or_insert_with(|| "172.18.0.2".to_string());
             let conds = status.conditions.get_or_insert_with(Vec::new);
             conds.retain(|c| c.type_ != "Ready");
             conds.push(PodCondition { type_: "Ready".into(), status: "True".into(), last_transition_time: Some(now), ..Default::default() });
