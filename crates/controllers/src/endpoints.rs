@@ -419,7 +419,8 @@ impl Default for EndpointsController {
 /// Builds the subsets of an Endpoints object (grouped by port set, addresses sorted by IP).
 pub fn endpoints_subsets(service: &Service, pods: &[Pod]) -> Vec<EndpointSubset> {
     let publish = service.spec.as_ref().and_then(|s| s.publish_not_ready_addresses).unwrap_or(false);
-    let mut groups: BTreeMap<String, (Vec<CoreEndpointPort>, Vec<EndpointAddress>, Vec<EndpointAddress>)> = BTreeMap::new();
+    type Group = (Vec<CoreEndpointPort>, Vec<EndpointAddress>, Vec<EndpointAddress>);
+    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
     for pod in pods.iter().filter(|p| eligible(p, publish)) {
         let ports: Vec<CoreEndpointPort> = endpoint_ports(service, pod)
             .into_iter()
