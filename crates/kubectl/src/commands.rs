@@ -1782,7 +1782,7 @@ fn top(args: &Args, api: &ApiServer, _req: &mut Request, cluster: &mut dyn Clust
                 }
                 return out.fail(format!("error: Metrics not available in {} namespace", namespace));
             }
-            out.out(crate::printers::render(&rows));
+            out.out(top_table(&rows));
         }
         "node" | "nodes" | "no" => {
             let node_info = kind_info("v1", "Node").expect("nodes");
@@ -1810,10 +1810,17 @@ fn top(args: &Args, api: &ApiServer, _req: &mut Request, cluster: &mut dyn Clust
             if rows.len() == 1 {
                 return out.fail("error: metrics not available yet");
             }
-            out.out(crate::printers::render(&rows));
+            out.out(top_table(&rows));
         }
         _ => out.fail("error: you must specify a resource: pod or node"),
     }
+}
+
+/// kubectl top's printer terminates every cell with a tab (top_printer.go printValue), so the
+/// last column is padded too.
+fn top_table(rows: &[Vec<String>]) -> String {
+    let text: String = rows.iter().map(|r| r.iter().map(|c| format!("{c}\t")).collect::<String>() + "\n").collect();
+    crate::printers::tabwriter(&text, 6, 3)
 }
 
 /// `kubectl api-resources`.

@@ -5,10 +5,11 @@
 //!   the last-applied-configuration annotation and a three-way strategic merge).
 //! - [`split_command`]: shell-style splitting of a command string.
 //!
-//! Commands: `apply`, `create` (`-f`, `deployment`, `namespace`), `replace`, `get`, `describe`,
-//! `delete`, `scale`, `set image`, `label`, `annotate`, `patch` (strategic, merge, json),
-//! `taint`, `cordon`, `uncordon`, `drain`, `rollout status|history|undo|restart|pause|resume`,
-//! `run`, `expose`, `logs`, `exec`, `top pods|nodes`, `wait`, `events`, `api-resources`,
+//! Commands: `apply`, `create` (`-f`, `deployment`, `namespace`, `configmap`, `secret generic`,
+//! `job`, `cronjob`, `service`), `replace`, `get`, `describe`, `delete`, `scale`,
+//! `set image|env|resources`, `label`, `annotate`, `patch` (strategic, merge, json), `taint`,
+//! `cordon`, `uncordon`, `drain`, `rollout status|history|undo|restart|pause|resume`, `run`,
+//! `expose`, `autoscale`, `logs`, `exec`, `top pods|nodes`, `wait`, `events`, `api-resources`,
 //! `api-versions`, `version`, `cluster-info`, `auth can-i`, `config current-context|view`.
 //!
 //! Output mirrors upstream kubectl v1.34 byte for byte where the simulation has the data:

@@ -263,9 +263,9 @@ fn logs_exec_and_top_go_through_the_cluster_view() {
     let o = run_with(&mut f, "exec nope -- ls");
     assert_eq!((o.stderr.as_str(), o.exit_code), ("Error from server (NotFound): pods \"nope\" not found\n", 1));
     let o = run_with(&mut f, "top pods");
-    assert_eq!(o.stdout, "NAME                  CPU(cores)   MEMORY(bytes)\nweb-7d4b9c7f5-abcde   12m          20Mi\nweb-7d4b9c7f5-fghij   12m          20Mi\n");
+    assert_eq!(o.stdout, "NAME                  CPU(cores)   MEMORY(bytes)   \nweb-7d4b9c7f5-abcde   12m          20Mi            \nweb-7d4b9c7f5-fghij   12m          20Mi            \n");
     let o = run_with(&mut f, "top nodes");
-    assert_eq!(o.stdout, "NAME     CPU(cores)   CPU(%)   MEMORY(bytes)   MEMORY(%)\nnode-1   24m          0%       40Mi            0%\n");
+    assert_eq!(o.stdout, "NAME     CPU(cores)   CPU(%)   MEMORY(bytes)   MEMORY(%)   \nnode-1   24m          0%       40Mi            0%          \n");
     // Without a cluster view kubectl reports what is unavailable.
     let o = f.kubectl("logs web-7d4b9c7f5-abcde");
     assert_eq!(o.exit_code, 1);
