@@ -99,6 +99,11 @@ impl ApiServer {
         ApiServer::default()
     }
 
+    /// An API server over a given (empty) store.
+    pub fn with_store(store: Store) -> ApiServer {
+        ApiServer { store, ..Default::default() }
+    }
+
     /// Read access to the store (components use informers; kubectl and the UI read directly).
     pub fn store(&self) -> &Store {
         &self.store

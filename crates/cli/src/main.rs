@@ -9,6 +9,8 @@ use kubesim_api::time::parse_duration;
 use kubesim_sim::run::{list_all, RunOptions};
 use kubesim_sim::scenario::{ApplyOutcome, InputFile};
 use std::io::{Read, Write};
+
+mod bench;
 use std::process::ExitCode;
 
 const USAGE: &str = "usage:
@@ -21,6 +23,11 @@ const USAGE: &str = "usage:
   -o FORMAT   print every object at the end as a v1 List (json or yaml)
   --trace F   write one JSON line per committed write to F
 
+  kubesim bench cluster [--nodes N] [--pods M] [--per-deployment K]
+              a cluster of N nodes and Deployments totalling M pods, run until all are Running
+  kubesim bench store [--nodes N] [--pods M]
+              store operations: create, update, list by label, watch fan-out
+
   kubesim kubectl [FILE ...] [--seed N] [--for DURATION] [--at TIME COMMAND]... -- KUBECTL ARGS...
               run the scenario, then one kubectl command on its final state
 ";
@@ -30,6 +37,7 @@ fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         Some("run") => cmd_run(&args[1..]),
         Some("kubectl") => cmd_kubectl(&args[1..]),
+        Some("bench") => bench::cmd_bench(&args[1..]),
         Some("-h") | Some("--help") | Some("help") | None => {
             print!("{USAGE}");
             ExitCode::SUCCESS
@@ -199,8 +207,9 @@ fn run_with_files(mut options: RunOptions) -> Result<kubesim_sim::RunOutcome, Ex
             }
         }
     }
-    let mut world = kubesim_sim::World::new(options.seed);
-    let (applied, errors) = kubesim_sim::run::load(&mut world, &options.files);
+    let (mut world, config_errors) = kubesim_sim::run::world_for(options.seed, &options.files);
+    let (applied, mut errors) = kubesim_sim::run::load(&mut world, &options.files);
+    errors.extend(config_errors);
     for file in extra {
         world.add_file(&file.name, &file.text);
     }

@@ -34,8 +34,9 @@ pub struct RunOutcome {
 /// Runs a scenario: the default cluster unless the input has Nodes, every file applied at t=0
 /// with `kubectl apply -f` semantics, `--at` commands queued, then the clock runs.
 pub fn run(options: RunOptions) -> RunOutcome {
-    let mut world = World::new(options.seed);
-    let (applied, errors) = load(&mut world, &options.files);
+    let (mut world, config_errors) = world_for(options.seed, &options.files);
+    let (applied, mut errors) = load(&mut world, &options.files);
+    errors.extend(config_errors);
     for (at, line) in &options.commands {
         world.schedule_command(*at, line);
     }
@@ -44,6 +45,29 @@ pub fn run(options: RunOptions) -> RunOutcome {
         None => world.run_until_quiet(DEFAULT_LIMIT_MS),
     }
     RunOutcome { world, applied, errors }
+}
+
+/// A fresh world for these inputs: a `KubeSchedulerConfiguration` document among them
+/// configures the scheduler (it is not an API object, so it is not applied).
+pub fn world_for(seed: u64, files: &[InputFile]) -> (World, Vec<String>) {
+    let mut config = crate::world::WorldConfig::seeded(seed);
+    let mut errors = Vec::new();
+    for file in files {
+        let (documents, _) = kubesim_api::decode::parse_documents(&file.name, &file.text);
+        for document in documents {
+            if document.value.get("kind").and_then(|k| k.as_str()) == Some("KubeSchedulerConfiguration") {
+                config.scheduler_config = Some(document.value.clone());
+            }
+        }
+    }
+    match World::build(config.clone()) {
+        Ok(world) => (world, errors),
+        Err(e) => {
+            errors.push(format!("error: invalid KubeSchedulerConfiguration: {e}; using the default profile"));
+            config.scheduler_config = None;
+            (World::build(config).expect("the default configuration is valid"), errors)
+        }
+    }
 }
 
 /// Loads input into a fresh world at t=0 (the part of [`run`] before the clock runs; the UI
@@ -59,6 +83,12 @@ pub fn load(world: &mut World, files: &[InputFile]) -> (Vec<ApplyOutcome>, Vec<S
         applied.extend(crate::commands::apply_file(world, &file.name, &file.text));
     }
     world.adopt_nodes();
+    // KubeSchedulerConfiguration documents configured the scheduler (see world_for); kubectl
+    // rightly cannot apply them, so their "no matches for kind" results are dropped.
+    let applied: Vec<ApplyOutcome> = applied
+        .into_iter()
+        .filter(|o| !matches!(o, ApplyOutcome::Failed(line) if line.contains("\"KubeSchedulerConfiguration\"")))
+        .collect();
     let errors = applied
         .iter()
         .filter_map(|o| match o {

@@ -80,6 +80,30 @@ pub struct CommandRecord {
     pub exit_code: i32,
 }
 
+/// How a world is built.
+#[derive(Clone, Debug)]
+pub struct WorldConfig {
+    /// The seed of the one RNG.
+    pub seed: u64,
+    /// Record the trace and notes (off for benchmarks at scale).
+    pub record_history: bool,
+    /// Write the scheduler's explanation annotations on pods (large per-node JSON; off at scale).
+    pub scheduler_annotations: bool,
+    /// Keep every scheduling attempt's full explanation for the UI (off at scale).
+    pub scheduler_history: bool,
+    /// A `KubeSchedulerConfiguration` document for the scheduler.
+    pub scheduler_config: Option<serde_json::Value>,
+    /// How many commits the store keeps for watches from an older revision.
+    pub watch_history: usize,
+}
+
+impl WorldConfig {
+    /// The defaults for a seed: history on, annotations on, default scheduler profile.
+    pub fn seeded(seed: u64) -> WorldConfig {
+        WorldConfig { seed, record_history: true, scheduler_annotations: true, scheduler_history: true, scheduler_config: None, watch_history: 20_000 }
+    }
+}
+
 /// The simulation.
 pub struct World {
     now: Millis,
@@ -107,13 +131,25 @@ impl World {
     /// controllers and the scheduler. Add nodes with [`World::add_nodes`] (or
     /// [`World::add_default_nodes`]).
     pub fn new(seed: u64) -> World {
+        World::build(WorldConfig::seeded(seed)).expect("the default configuration is valid")
+    }
+
+    /// A world from a configuration; fails only for an invalid scheduler configuration.
+    pub fn build(config: WorldConfig) -> Result<World, String> {
+        let seed = config.seed;
+        let scheduler = match &config.scheduler_config {
+            Some(value) => kubesim_scheduler::Scheduler::from_config(value)?,
+            None => kubesim_scheduler::Scheduler::new(),
+        }
+        .with_annotations(config.scheduler_annotations)
+        .with_history(config.scheduler_history);
         let mut world = World {
             now: 0,
             seq: 0,
             queue: BTreeMap::new(),
             non_periodic: 0,
             rng: SimRng::seed_from_u64(seed),
-            api: ApiServer::new(),
+            api: ApiServer::with_store(kubesim_store::Store::new(config.watch_history)),
             components: Vec::new(),
             kubelets: BTreeMap::new(),
             watch_all: BTreeMap::new(),
@@ -121,7 +157,7 @@ impl World {
             trace: Vec::new(),
             notes: Vec::new(),
             commands: Vec::new(),
-            record_history: true,
+            record_history: config.record_history,
             seed,
             last_compaction_revision: 0,
             node_count: 0,
@@ -135,9 +171,9 @@ impl World {
         for controller in kubesim_controllers::controllers() {
             world.add_component(controller);
         }
-        world.add_component(Box::new(kubesim_scheduler::Scheduler::new()));
+        world.add_component(Box::new(scheduler));
         world.push(COMPACTION_INTERVAL_MS, Item::Compact, true);
-        world
+        Ok(world)
     }
 
     /// Turns off recording of the trace and notes (benchmarks at scale).
@@ -190,6 +226,11 @@ impl World {
             }
         }
         errors
+    }
+
+    /// Adds one node that registers itself through its kubelet (benchmarks, generated clusters).
+    pub fn add_node(&mut self, node: Node) {
+        self.add_kubelet(node, true);
     }
 
     fn add_kubelet(&mut self, node: Node, register: bool) {

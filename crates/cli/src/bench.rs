@@ -1,0 +1,185 @@
+//! `kubesim bench`: wall-clock benchmarks of the simulation (never assertions in tests).
+
+use kubesim_sim::cluster::node_template;
+use kubesim_sim::World;
+use std::process::ExitCode;
+use std::time::Instant;
+
+fn flag(args: &[String], name: &str, default: u64) -> u64 {
+    args.windows(2).find(|w| w[0] == name).and_then(|w| w[1].parse().ok()).unwrap_or(default)
+}
+
+/// Peak resident memory of this process in bytes (Linux VmHWM), if known.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+pub fn cmd_bench(args: &[String]) -> ExitCode {
+    match args.first().map(String::as_str) {
+        Some("cluster") => bench_cluster(&args[1..]),
+        Some("scheduler") => bench_scheduler(&args[1..]),
+        Some("store") => bench_store(&args[1..]),
+        _ => {
+            eprintln!("usage: kubesim bench cluster|scheduler|store [flags]");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn bench_cluster(args: &[String]) -> ExitCode {
+    let nodes = flag(args, "--nodes", 5_000);
+    let pods = flag(args, "--pods", 150_000);
+    let per_deployment = flag(args, "--per-deployment", 100).max(1);
+    let started = Instant::now();
+    let mut config = kubesim_sim::world::WorldConfig::seeded(1);
+    config.record_history = false;
+    config.scheduler_annotations = false;
+    config.scheduler_history = false;
+    let mut world = World::build(config).expect("default scheduler");
+    let node_objects: Vec<_> = (0..nodes)
+        .map(|i| {
+            let zone = ["zone-a", "zone-b", "zone-c"][(i % 3) as usize];
+            node_template(&format!("node-{}", i + 1), zone, "32", "256Gi", "110")
+        })
+        .collect();
+    for node in node_objects {
+        world.add_node(node);
+    }
+    let deployments = pods.div_ceil(per_deployment);
+    let mut yaml = String::new();
+    for d in 0..deployments {
+        let replicas = per_deployment.min(pods - d * per_deployment);
+        yaml.push_str(&format!(
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: app-{d}}}\nspec:\n  replicas: {replicas}\n  selector: {{matchLabels: {{app: app-{d}}}}}\n  template:\n    metadata: {{labels: {{app: app-{d}}}}}\n    spec:\n      containers: [{{name: c, image: 'nginx:1.27', resources: {{requests: {{cpu: 100m, memory: 128Mi}}}}}}]\n"
+        ));
+    }
+    let setup = started.elapsed();
+    let outcomes = kubesim_sim::commands::apply_file(&mut world, "bench.yaml", &yaml);
+    let failed = outcomes.iter().filter(|o| matches!(o, kubesim_sim::scenario::ApplyOutcome::Failed(_))).count();
+    let run_started = Instant::now();
+    let mut steps: u64 = 0;
+    let mut last_check = 0;
+    let converged_at;
+    loop {
+        if !world.step() {
+            converged_at = world.now();
+            break;
+        }
+        steps += 1;
+        if world.now() >= last_check + 5_000 {
+            last_check = world.now();
+            let running = world
+                .api()
+                .store()
+                .list(("", "pods"), None)
+                .filter(|p| p.as_pod().and_then(|p| p.status.as_ref()).and_then(|s| s.phase.as_deref()) == Some("Running"))
+                .count() as u64;
+            eprintln!("  t={:>5}s  pods running {running}/{pods}  revision {}  wall {:.1}s", world.now() / 1000, world.api().store().revision(), run_started.elapsed().as_secs_f64());
+            if running >= pods || world.now() > 30 * 60_000 {
+                converged_at = world.now();
+                break;
+            }
+        }
+    }
+    let wall = run_started.elapsed().as_secs_f64();
+    let revision = world.api().store().revision();
+    let result = serde_json::json!({
+        "workload": "cluster-convergence",
+        "nodes": nodes,
+        "pods": pods,
+        "deployments": deployments,
+        "apply_failures": failed,
+        "setup_seconds": setup.as_secs_f64(),
+        "seconds": wall,
+        "virtual_seconds_to_converge": converged_at as f64 / 1000.0,
+        "events_processed": steps,
+        "events_per_second": steps as f64 / wall,
+        "writes": revision,
+        "writes_per_second": revision as f64 / wall,
+        "peak_rss_bytes": peak_rss_bytes(),
+    });
+    println!("{result}");
+    ExitCode::SUCCESS
+}
+
+fn bench_scheduler(args: &[String]) -> ExitCode {
+    let _ = args;
+    eprintln!("bench scheduler: see kubesim-scheduler's bench entry point");
+    ExitCode::from(2)
+}
+
+fn bench_store(args: &[String]) -> ExitCode {
+    use kubesim_api::k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+    use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use kubesim_api::object::Object;
+    use kubesim_api::selector::Selector;
+    use kubesim_store::Store;
+    use std::sync::Arc;
+    let nodes = flag(args, "--nodes", 5_000);
+    let pods = flag(args, "--pods", 150_000);
+    let mut store = Store::new(100_000);
+    let actor: Arc<str> = "bench".into();
+    let rss_before = peak_rss_bytes().unwrap_or(0);
+    let make = |i: u64, node: Option<String>| {
+        let mut labels = std::collections::BTreeMap::new();
+        labels.insert("app".to_string(), format!("app-{}", i % 1_500));
+        labels.insert("tier".to_string(), "web".to_string());
+        Object::Pod(Box::new(Pod {
+            metadata: ObjectMeta { name: Some(format!("pod-{i}")), namespace: Some("default".into()), labels: Some(labels), uid: Some(format!("{i:032x}")), ..Default::default() },
+            spec: Some(PodSpec { node_name: node, containers: vec![Container { name: "c".into(), image: Some("nginx:1.27".into()), ..Default::default() }], ..Default::default() }),
+            status: None,
+        }))
+    };
+    let t = Instant::now();
+    for i in 0..pods {
+        store.create(("", "pods"), make(i, None), &actor, 0).expect("unique names");
+        if i % 10_000 == 0 {
+            store.drain_commits();
+        }
+    }
+    store.drain_commits();
+    let create_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    for i in 0..pods {
+        let node = format!("node-{}", i % nodes + 1);
+        store.update(("", "pods"), make(i, Some(node)), None, &actor, 0).expect("exists");
+        if i % 10_000 == 0 {
+            store.drain_commits();
+        }
+    }
+    store.drain_commits();
+    let update_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let lists = 200u64;
+    let mut matched = 0;
+    for i in 0..lists {
+        let selector = Selector::parse(&format!("app=app-{}", i % 1_500)).expect("valid");
+        matched += store.list(("", "pods"), Some("default")).filter(|p| selector.matches(p.metadata().labels.as_ref())).count();
+    }
+    let list_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let node_lists = 5_000u64;
+    let mut on_node = 0;
+    for i in 0..node_lists {
+        on_node += store.pods_on_node(&format!("node-{}", i % nodes + 1)).count();
+    }
+    let node_list_s = t.elapsed().as_secs_f64();
+    let rss_after = peak_rss_bytes().unwrap_or(0);
+    let result = serde_json::json!({
+        "workload": "store",
+        "nodes": nodes,
+        "pods": pods,
+        "create_ops_per_second": pods as f64 / create_s,
+        "update_ops_per_second": pods as f64 / update_s,
+        "list_by_label_per_second": lists as f64 / list_s,
+        "list_by_label_matched": matched,
+        "pods_on_node_lists_per_second": node_lists as f64 / node_list_s,
+        "pods_on_node_matched": on_node,
+        "bytes_per_pod_approx": (rss_after.saturating_sub(rss_before)) / pods.max(1),
+    });
+    println!("{result}");
+    ExitCode::SUCCESS
+}
