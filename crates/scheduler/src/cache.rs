@@ -107,6 +107,8 @@ pub struct PodInfo {
     pub images: Vec<String>,
     /// status.startTime (virtual ms) or creation time.
     pub start_time: Millis,
+    /// spec.nodeName if set and non-empty.
+    pub node_name: Option<String>,
 }
 
 impl PodInfo {
@@ -128,6 +130,7 @@ impl PodInfo {
             host_ports: Vec::new(),
             images: Vec::new(),
             start_time: 0,
+            node_name: spec.and_then(|s| s.node_name.clone()).filter(|n| !n.is_empty()),
             object: object.clone(),
         };
         if let Some(aff) = spec.and_then(|s| s.affinity.as_ref()) {

@@ -44,7 +44,9 @@
 //!   ([`framework::Plugin::events`]); a pod moves when any plugin that rejected it registered the
 //!   event. SchedulerPopFromBackoffQ is on (pods in backoffQ are popped when activeQ is empty).
 //! - Volume plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone) keep their
-//!   places in the profile but always pass; DynamicResources is not in the profile.
+//!   places in the profile and skip at PreFilter for pods without the volumes they check (as
+//!   upstream's do), but otherwise always pass: no PV topology, access modes or attach limits are
+//!   modelled. DynamicResources is not in the profile.
 //! - Pods in phase Succeeded/Failed release their resources in the cache (upstream keeps them
 //!   until deletion only when the kubelet has not yet reported them terminal).
 //! - The FitError PostFilter part is appended as `" <message>"` with a final "." only if missing,

@@ -2,7 +2,8 @@
 //! the volume plugins (which pass: kubesim models no volume topology yet) and DefaultBinder.
 
 use crate::cache::{NodeInfo, PodInfo};
-use crate::framework::{ClusterEvent, CycleState, Plugin, Point, Status};
+use crate::framework::{ClusterEvent, ClusterView, CycleState, Plugin, Point, Status};
+use std::collections::BTreeSet;
 
 /// SchedulingGates (PreEnqueue): pods with spec.schedulingGates wait outside activeQ.
 #[derive(Debug, Default)]
@@ -95,15 +96,42 @@ impl Plugin for NodeName {
         &[ClusterEvent::NodeAdd]
     }
     fn filter(&self, _state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
-        match pod.pod().spec.as_ref().and_then(|s| s.node_name.as_deref()) {
-            Some(n) if !n.is_empty() && n != node.name => Status::unresolvable(ERR_NODE_NAME),
+        match pod.node_name.as_deref() {
+            Some(n) if n != node.name => Status::unresolvable(ERR_NODE_NAME),
             _ => Status::success(),
         }
     }
 }
 
-macro_rules! passing_plugin {
-    ($ty:ident, $name:literal, $doc:literal, [$($point:ident),*]) => {
+/// Whether a pod has volumes backed by PersistentVolumeClaims (or generic ephemeral volumes).
+pub fn has_pvc_volumes(pod: &PodInfo) -> bool {
+    pod.pod()
+        .spec
+        .as_ref()
+        .and_then(|s| s.volumes.as_ref())
+        .is_some_and(|vs| vs.iter().any(|v| v.persistent_volume_claim.is_some() || v.ephemeral.is_some()))
+}
+
+/// Whether a pod has volumes VolumeRestrictions checks (PVCs and the in-tree disk types).
+fn needs_restrictions_check(pod: &PodInfo) -> bool {
+    pod.pod().spec.as_ref().and_then(|s| s.volumes.as_ref()).is_some_and(|vs| {
+        vs.iter().any(|v| {
+            v.persistent_volume_claim.is_some()
+                || v.gce_persistent_disk.is_some()
+                || v.aws_elastic_block_store.is_some()
+                || v.rbd.is_some()
+                || v.iscsi.is_some()
+        })
+    })
+}
+
+/// Whether a pod has volumes NodeVolumeLimits counts (PVCs, generic ephemeral, inline CSI).
+fn has_limited_volumes(pod: &PodInfo) -> bool {
+    has_pvc_volumes(pod) || pod.pod().spec.as_ref().and_then(|s| s.volumes.as_ref()).is_some_and(|vs| vs.iter().any(|v| v.csi.is_some()))
+}
+
+macro_rules! volume_plugin {
+    ($ty:ident, $name:literal, $doc:literal, [$($point:ident),*], $relevant:path) => {
         #[doc = $doc]
         #[derive(Debug, Default)]
         pub struct $ty;
@@ -114,12 +142,30 @@ macro_rules! passing_plugin {
             fn points(&self) -> &'static [Point] {
                 &[$(Point::$point),*]
             }
+            fn pre_filter(&self, _state: &mut CycleState, pod: &PodInfo, _view: &ClusterView) -> (Status, Option<BTreeSet<String>>) {
+                if $relevant(pod) {
+                    (Status::success(), None)
+                } else {
+                    (Status::skip(), None)
+                }
+            }
         }
     };
 }
 
-passing_plugin!(VolumeRestrictions, "VolumeRestrictions", "VolumeRestrictions (PreFilter, Filter): passes (kubesim does not model volume access modes on nodes).", [PreFilter, Filter]);
-passing_plugin!(NodeVolumeLimits, "NodeVolumeLimits", "NodeVolumeLimits (PreFilter, Filter): passes (no CSI attach limits are modelled).", [PreFilter, Filter]);
-passing_plugin!(VolumeBinding, "VolumeBinding", "VolumeBinding (PreFilter, Filter, Reserve, PreBind): passes (no delayed-binding volume topology is modelled).", [PreFilter, Filter, Reserve, PreBind]);
-passing_plugin!(VolumeZone, "VolumeZone", "VolumeZone (PreFilter, Filter): passes (no zonal PersistentVolumes are modelled).", [PreFilter, Filter]);
-passing_plugin!(DefaultBinder, "DefaultBinder", "DefaultBinder (Bind): the scheduler posts pods/binding through the API.", [Bind]);
+volume_plugin!(VolumeRestrictions, "VolumeRestrictions", "VolumeRestrictions (PreFilter, Filter): skipped for pods without restricted volumes, otherwise passes (kubesim does not model volume access modes on nodes).", [PreFilter, Filter], needs_restrictions_check);
+volume_plugin!(NodeVolumeLimits, "NodeVolumeLimits", "NodeVolumeLimits (PreFilter, Filter): skipped for pods without PVC/CSI volumes, otherwise passes (no CSI attach limits are modelled).", [PreFilter, Filter], has_limited_volumes);
+volume_plugin!(VolumeBinding, "VolumeBinding", "VolumeBinding (PreFilter, Filter, Reserve, PreBind): skipped for pods without PVCs, otherwise passes (no delayed-binding volume topology is modelled).", [PreFilter, Filter, Reserve, PreBind], has_pvc_volumes);
+volume_plugin!(VolumeZone, "VolumeZone", "VolumeZone (PreFilter, Filter): skipped for pods without PVCs, otherwise passes (no zonal PersistentVolumes are modelled).", [PreFilter, Filter], has_pvc_volumes);
+
+/// DefaultBinder (Bind): the scheduler posts pods/binding through the API.
+#[derive(Debug, Default)]
+pub struct DefaultBinder;
+impl Plugin for DefaultBinder {
+    fn name(&self) -> &'static str {
+        "DefaultBinder"
+    }
+    fn points(&self) -> &'static [Point] {
+        &[Point::Bind]
+    }
+}
