@@ -113,6 +113,9 @@ pub struct ApplyOptions<'a> {
     pub dry_run: bool,
     /// `kubectl create --save-config`: record the last-applied annotation on create too.
     pub save_config: bool,
+    /// `kubectl apply --server-side`: no last-applied annotation; fields are merged into the
+    /// live object (kubesim models field ownership as "the applier owns what it sets").
+    pub server_side: bool,
 }
 
 /// kubectl apply -f semantics for already-read text (used by the CLI for input files at t=0 and
@@ -120,7 +123,7 @@ pub struct ApplyOptions<'a> {
 /// (file, document index, line, field path, API message) and valid documents are still applied.
 /// Returns per-document results in order.
 pub fn apply_text(file: &str, text: &str, default_namespace: &str, api: &mut ApiServer, req: &mut Request) -> Vec<ApplyResult> {
-    let options = ApplyOptions { namespace: default_namespace, enforce_namespace: false, mode: Mode::Apply, validate: "warn", dry_run: false, save_config: false };
+    let options = ApplyOptions { namespace: default_namespace, enforce_namespace: false, mode: Mode::Apply, validate: "warn", dry_run: false, save_config: false, server_side: false };
     apply_documents(file, text, &options, api, req)
 }
 
@@ -252,7 +255,7 @@ fn apply_object(file: &str, document: &Document, mut object: Object, options: &A
         result.outcome = Err(format!("Error from server (BadRequest): error when creating {file:?}: resourceVersion should not be set on objects to be created"));
         return result;
     }
-    if options.mode == Mode::Apply || options.save_config {
+    if (options.mode == Mode::Apply && !options.server_side) || options.save_config {
         let annotation = last_applied_json(&raw);
         object.metadata_mut().annotations.get_or_insert_with(Default::default).insert(LAST_APPLIED.into(), annotation);
     }
@@ -290,13 +293,13 @@ fn apply_object(file: &str, document: &Document, mut object: Object, options: &A
         (Mode::Apply, Some(current)) => {
             let current_json = current.to_json();
             let recorded = current.metadata().annotations.as_ref().and_then(|a| a.get(LAST_APPLIED));
-            if recorded.is_none() {
+            if recorded.is_none() && !options.server_side {
                 result.warnings.push(format!(
                     "Warning: resource {}/{name} is missing the {LAST_APPLIED} annotation which is required by kubectl apply. kubectl apply should only be used on resources created declaratively by either kubectl create --save-config or kubectl apply. The missing annotation will be patched automatically.",
                     info.qualified_resource()
                 ));
             }
-            let original: Option<Value> = recorded.and_then(|text| serde_json::from_str(text).ok());
+            let original: Option<Value> = if options.server_side { None } else { recorded.and_then(|text| serde_json::from_str(text).ok()) };
             let modified = object.to_json();
             let mut merged = merge::three_way(original.as_ref(), &modified, Some(&current_json));
             if info.kind == "Pod" {

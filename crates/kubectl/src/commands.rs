@@ -73,6 +73,7 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
         "version" => version(&args, out),
         "cluster-info" => cluster_info(api, out),
         "wait" => wait(&args, api, &namespace, out),
+        "diff" => diff(&args, api, req.now, cluster, &namespace, out),
         "events" => events(&args, api, req.now, &namespace, out),
         "auth" => auth(&args, out),
         "config" => config(&args, &namespace, out),
@@ -132,6 +133,7 @@ fn apply(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn 
         validate: args.get("validate").unwrap_or("warn"),
         dry_run: dry_run(args),
         save_config: args.bool("save-config"),
+        server_side: args.bool("server-side"),
     };
     let suffix = match args.get("dry-run") {
         Some("server") => " (server dry run)",
@@ -158,6 +160,7 @@ fn apply(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn 
                     } else {
                         let word = match (mode, action) {
                             (Mode::Replace, _) => "replaced",
+                            (Mode::Apply, _) if options.server_side => "serverside-applied",
                             (_, a) => a.as_str(),
                         };
                         out.outln(format!("{kg}/{name} {word}{suffix}"));
@@ -167,6 +170,21 @@ fn apply(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn 
             }
         }
     }
+}
+
+/// `kubectl diff -f FILE`.
+fn diff(args: &Args, api: &ApiServer, now: u64, cluster: &mut dyn ClusterView, namespace: &str, out: &mut Output) {
+    let Some(inputs) = read_inputs(args, cluster, out) else { return };
+    let options = ApplyOptions {
+        namespace,
+        enforce_namespace: args.has("namespace"),
+        mode: Mode::Apply,
+        validate: args.get("validate").unwrap_or("warn"),
+        dry_run: false,
+        save_config: false,
+        server_side: args.bool("server-side"),
+    };
+    crate::diff::diff_inputs(&inputs, &options, api, now, out);
 }
 
 fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn ClusterView, namespace: &str, out: &mut Output) {

@@ -10,7 +10,7 @@
 //! `set image|env|resources`, `label`, `annotate`, `patch` (strategic, merge, json), `taint`,
 //! `cordon`, `uncordon`, `drain`, `rollout status|history|undo|restart|pause|resume`, `run`,
 //! `expose`, `autoscale`, `logs`, `exec`, `top pods|nodes`, `wait`, `events`, `api-resources`,
-//! `api-versions`, `version`, `cluster-info`, `auth can-i`, `config current-context|view`.
+//! `api-versions`, `version`, `cluster-info`, `auth can-i`, `config current-context|view`, `diff`.
 //!
 //! Output mirrors upstream kubectl v1.34 byte for byte where the simulation has the data:
 //! table columns from pkg/printers/internalversion/printers.go, Go's text/tabwriter alignment,
@@ -24,6 +24,8 @@
 //!   has no eviction subresource); a PDB's allowance comes from its status when a disruption
 //!   controller maintains it, else it is computed from the selected pods. Blocked evictions are
 //!   reported once instead of retried every 5 s.
+//! - `apply --server-side` merges into the live object without a last-applied annotation and
+//!   prints `serverside-applied`; managedFields and conflicts are not modelled.
 //! - Unknown fields warn (`--validate=warn`) unless `--validate=strict` is given.
 //! - Updates are validated here (object validation and Deployment selector immutability) because
 //!   the simulated API server validates creates only.
@@ -37,6 +39,7 @@ mod apply;
 mod args;
 mod commands;
 mod describe;
+mod diff;
 mod get;
 mod jsonpath;
 mod merge;

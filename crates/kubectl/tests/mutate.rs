@@ -402,3 +402,34 @@ fn set_env_resources_autoscale_and_create_generators() {
     check(&mut f, "get svc np --no-headers", "np    NodePort   <none>   <none>   80:30080/TCP   0s\n", "", 0);
     check(&mut f, "create job", "", "error: exactly one NAME is required, got 0\nSee 'kubectl create job -h' for help and examples\n", 1);
 }
+
+#[test]
+fn server_side_apply_reports_serverside_applied() {
+    let mut f = Fixture::new();
+    f.file("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: '1'}\n");
+    check(&mut f, "apply --server-side -f cm.yaml", "configmap/c serverside-applied\n", "", 0);
+    assert!(f.get("configmaps", "default", "c").unwrap().metadata().annotations.is_none());
+    check(&mut f, "apply --server-side -f cm.yaml", "configmap/c serverside-applied\n", "", 0);
+}
+
+#[test]
+fn diff_shows_what_apply_would_change_without_changing_it() {
+    let mut f = scenario::cluster();
+    let changed = scenario::APP.split("---").next().unwrap().replace("replicas: 2", "replicas: 3");
+    f.file("web.yaml", &changed);
+    let before = f.snapshot();
+    let o = f.kubectl("diff -f web.yaml");
+    assert_eq!(o.exit_code, 1, "{}", o.stderr);
+    assert!(o.stdout.starts_with("diff -u -N /tmp/LIVE-kubesim/apps.v1.Deployment.default.web /tmp/MERGED-kubesim/apps.v1.Deployment.default.web\n--- /tmp/LIVE-kubesim/apps.v1.Deployment.default.web\t2025-01-01 00:05:00.000000000 +0000\n+++ /tmp/MERGED-kubesim/apps.v1.Deployment.default.web\t2025-01-01 00:05:00.000000000 +0000\n@@ "), "{}", o.stdout);
+    assert!(o.stdout.contains("\n-  replicas: 2\n+  replicas: 3\n"), "{}", o.stdout);
+    assert!(o.stdout.contains("\n-  generation: 2\n+  generation: 3\n"), "{}", o.stdout);
+    assert_eq!(before, f.snapshot(), "diff writes nothing");
+    // A new object diffs against nothing; an unchanged one prints nothing.
+    f.file("new.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fresh}\ndata: {a: b}\n");
+    let o = f.kubectl("diff -f new.yaml");
+    assert_eq!(o.exit_code, 1);
+    assert!(o.stdout.contains("@@ -0,0 +1,"), "{}", o.stdout);
+    assert!(o.stdout.contains("\n+kind: ConfigMap\n"), "{}", o.stdout);
+    f.file("same.yaml", scenario::APP);
+    check(&mut f, "diff -f same.yaml", "", "", 0);
+}
