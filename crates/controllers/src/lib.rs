@@ -26,6 +26,7 @@
 //! - [`disruption`]: PodDisruptionBudget status.
 //! - [`hpa`]: HorizontalPodAutoscaler (replica calculator, stabilization, behavior rates).
 //! - [`endpoints`]: EndpointSlice and (legacy) Endpoints for Services with selectors.
+//! - [`volume`]: PersistentVolume binder and (inline) dynamic provisioner.
 //!
 //! Known deviations from upstream (v1.34):
 //! - pod-template-hash is FNV-32a over a canonical JSON serialization of the template, not
@@ -53,6 +54,7 @@ pub mod namespace;
 pub mod nodelifecycle;
 pub mod replicaset;
 pub mod statefulset;
+pub mod volume;
 #[cfg(test)]
 mod testing;
 #[cfg(test)]
@@ -73,6 +75,8 @@ mod cron_tests;
 mod hpa_tests;
 #[cfg(test)]
 mod endpoints_tests;
+#[cfg(test)]
+mod volume_tests;
 
 use kubesim_apiserver::Component;
 
@@ -97,5 +101,6 @@ pub fn controllers() -> Vec<Box<dyn Component>> {
         Box::new(hpa::HpaController::new()),
         Box::new(endpoints::EndpointSliceController::new()),
         Box::new(endpoints::EndpointsController::new()),
+        Box::new(volume::PersistentVolumeController::new()),
     ]
 }
