@@ -27,6 +27,8 @@
 //! - [`hpa`]: HorizontalPodAutoscaler (replica calculator, stabilization, behavior rates).
 //! - [`endpoints`]: EndpointSlice and (legacy) Endpoints for Services with selectors.
 //! - [`volume`]: PersistentVolume binder and (inline) dynamic provisioner.
+//! - [`podgc`]: pod garbage collector (orphaned, unscheduled-terminating, out-of-service,
+//!   terminated-over-threshold pods).
 //!
 //! Known deviations from upstream (v1.34):
 //! - pod-template-hash is FNV-32a over a canonical JSON serialization of the template, not
@@ -52,6 +54,7 @@ pub mod hpa;
 pub mod job;
 pub mod namespace;
 pub mod nodelifecycle;
+pub mod podgc;
 pub mod replicaset;
 pub mod statefulset;
 pub mod volume;
@@ -102,5 +105,6 @@ pub fn controllers() -> Vec<Box<dyn Component>> {
         Box::new(endpoints::EndpointSliceController::new()),
         Box::new(endpoints::EndpointsController::new()),
         Box::new(volume::PersistentVolumeController::new()),
+        Box::new(podgc::PodGcController::new()),
     ]
 }

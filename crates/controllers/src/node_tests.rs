@@ -162,3 +162,26 @@ fn min_toleration_time() {
     let any = Toleration { operator: Some("Exists".into()), ..Default::default() };
     assert_eq!(toleration_time(&[taint("x")], &[any]), Some(None), "empty key + Exists tolerates everything");
 }
+
+#[test]
+fn pod_gc_removes_pods_of_deleted_nodes_and_terminated_pods_over_the_threshold() {
+    let mut w = TestWorld::new(vec![Box::new(crate::podgc::PodGcController::with_threshold(1))]);
+    w.create(Object::Node(Box::new(node("n1", "True", 0)))).unwrap();
+    w.create(Object::Pod(Box::new(ready_pod("orphan", "n1", None)))).unwrap();
+    for name in ["done-1", "done-2"] {
+        w.run_for(1_000);
+        w.create(Object::Pod(Box::new(ready_pod(name, "n1", None)))).unwrap();
+        let mut pod = w.get(("", "pods"), "default", name).unwrap().as_pod().unwrap().clone();
+        pod.status.get_or_insert_with(Default::default).phase = Some("Succeeded".into());
+        w.as_user(|ctx| ctx.update_status(Object::Pod(Box::new(pod)))).unwrap();
+    }
+    w.run_for(20_000);
+    assert!(w.get(("", "pods"), "default", "done-1").is_none(), "oldest terminated pod beyond the threshold");
+    assert!(w.get(("", "pods"), "default", "done-2").is_some());
+    let info = kubesim_api::object::kind_info("v1", "Node").unwrap();
+    w.as_user(|ctx| ctx.delete(info, "", "n1", Default::default())).unwrap();
+    w.run_for(30_000);
+    assert!(w.get(("", "pods"), "default", "orphan").is_some(), "quarantine");
+    w.run_for(40_000);
+    assert!(w.get(("", "pods"), "default", "orphan").is_none());
+}
