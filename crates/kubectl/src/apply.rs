@@ -263,7 +263,10 @@ fn apply_object(file: &str, document: &Document, mut object: Object, options: &A
     match (options.mode, current) {
         (Mode::Apply | Mode::Create, None) => {
             if options.dry_run {
-                result.outcome = Ok(ApplyAction::Created);
+                result.outcome = match dry_run_create(api, object) {
+                    Ok(()) => Ok(ApplyAction::Created),
+                    Err(e) => Err(server_error_when(&e, "creating", file)),
+                };
                 return result;
             }
             result.outcome = match api.create(object, req) {
@@ -285,7 +288,7 @@ fn apply_object(file: &str, document: &Document, mut object: Object, options: &A
         }
         (Mode::Replace, Some(_)) => {
             object.metadata_mut().resource_version = None;
-            result.outcome = match if options.dry_run { Ok(()) } else { util::update(api, object, req).map(|_| ()) } {
+            result.outcome = match if options.dry_run { util::check_update(api, &object) } else { util::update(api, object, req).map(|_| ()) } {
                 Ok(()) => Ok(ApplyAction::Configured),
                 Err(e) => Err(server_error_when(&e, "replacing", file)),
             };
@@ -325,7 +328,10 @@ fn apply_object(file: &str, document: &Document, mut object: Object, options: &A
                 return result;
             }
             if options.dry_run {
-                result.outcome = Ok(ApplyAction::Configured);
+                result.outcome = match util::check_update(api, &defaulted) {
+                    Ok(()) => Ok(ApplyAction::Configured),
+                    Err(e) => Err(server_error_when(&e, "patching", file)),
+                };
                 return result;
             }
             let mut to_write = merged_object;
@@ -347,6 +353,25 @@ fn apply_object(file: &str, document: &Document, mut object: Object, options: &A
         }
     }
     result
+}
+
+/// What a server-side dry-run create checks without writing: the namespace, defaulting and
+/// validation (admission that needs cluster state is not re-run).
+fn dry_run_create(api: &ApiServer, object: Object) -> Result<(), kubesim_apiserver::ApiError> {
+    let info = object.info().expect("decoded objects have a registered kind");
+    if info.scope == Scope::Namespaced {
+        let ns_info = kubesim_api::object::kind_info("v1", "Namespace").expect("namespaces are served");
+        if api.get(ns_info, "", object.namespace()).is_err() {
+            return Err(kubesim_apiserver::ApiError::not_found("namespaces", object.namespace()));
+        }
+    }
+    let mut object = object;
+    kubesim_api::defaults::apply_defaults(&mut object);
+    let errors = kubesim_api::validation::validate_create(&object);
+    if !errors.is_empty() {
+        return Err(kubesim_apiserver::ApiError::invalid(kubesim_api::validation::invalid_message(&util::qualified_kind(&object), object.name(), &errors)));
+    }
+    Ok(())
 }
 
 fn server_error_when(e: &kubesim_apiserver::ApiError, verb: &str, file: &str) -> String {

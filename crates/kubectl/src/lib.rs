@@ -47,7 +47,7 @@ mod printers;
 mod util;
 mod yaml;
 
-pub use apply::{apply_text, ApplyAction, ApplyResult};
+pub use apply::{apply_documents, apply_text, ApplyAction, ApplyOptions, ApplyResult, Mode};
 pub use args::split_command;
 
 use kubesim_apiserver::{ApiServer, Request};
@@ -94,6 +94,13 @@ pub trait ClusterView {
     /// Current usage of a pod (`kubectl top`): (cpu millicores, memory bytes).
     fn usage(&self, namespace: &str, pod: &str) -> Option<(i64, i64)>;
 }
+
+/// The top-level commands kubesim's kubectl understands (for console completion and help).
+pub const COMMANDS: &[&str] = &[
+    "annotate", "api-resources", "api-versions", "apply", "auth", "autoscale", "cluster-info", "config", "cordon", "create",
+    "delete", "describe", "diff", "drain", "events", "exec", "expose", "get", "label", "logs", "patch", "replace", "rollout",
+    "run", "scale", "set", "taint", "top", "uncordon", "version", "wait",
+];
 
 /// The actor every kubectl write is recorded under.
 pub const ACTOR: &str = "kubectl";

@@ -433,3 +433,41 @@ fn diff_shows_what_apply_would_change_without_changing_it() {
     f.file("same.yaml", scenario::APP);
     check(&mut f, "diff -f same.yaml", "", "", 0);
 }
+
+#[test]
+fn every_listed_command_is_dispatched() {
+    let mut f = Fixture::new();
+    for command in kubesim_kubectl::COMMANDS {
+        let o = f.kubectl(command);
+        assert!(!o.stderr.contains("unknown command \"") || o.stderr.contains("for \"kubectl "), "{command}: {}", o.stderr);
+        assert!(!o.stderr.starts_with(&format!("error: unknown command \"{command}\" for \"kubectl\"")), "{command} is listed but not dispatched");
+    }
+}
+
+#[test]
+fn apply_documents_supports_dry_run_validation_for_editors() {
+    let mut f = Fixture::new();
+    let options = kubesim_kubectl::ApplyOptions { namespace: "default", enforce_namespace: false, mode: kubesim_kubectl::Mode::Apply, validate: "warn", dry_run: true, save_config: false, server_side: false };
+    let actor: std::sync::Arc<str> = std::sync::Arc::from("ui");
+    let mut req = kubesim_apiserver::Request { now: 0, rng: &mut f.rng, actor: &actor };
+    let r = kubesim_kubectl::apply_documents("editor", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", &options, &mut f.api, &mut req);
+    assert_eq!(r[0].line(), "configmap/x created");
+    assert!(f.get("configmaps", "default", "x").is_none());
+}
+
+#[test]
+fn dry_runs_validate_without_writing() {
+    let mut f = scenario::cluster();
+    f.file("bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n");
+    check(&mut f, "apply -f bad.yaml --dry-run=server", "", "Error from server (Invalid): error when creating \"bad.yaml\": Pod \"p\" is invalid: spec.containers[0].image: Required value\n", 1);
+    f.file("ns.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p, namespace: nope}\n");
+    check(&mut f, "create -f ns.yaml --dry-run=client", "", "Error from server (NotFound): error when creating \"ns.yaml\": namespaces \"nope\" not found\n", 1);
+    let bad_update = scenario::APP.split("---").next().unwrap().replace("replicas: 2", "replicas: -2");
+    f.file("web.yaml", &bad_update);
+    let o = f.kubectl("apply -f web.yaml --dry-run=server");
+    assert_eq!(o.exit_code, 1);
+    assert!(o.stderr.contains("spec.replicas: Invalid value: -2"), "{}", o.stderr);
+    f.file("ok.yaml", &scenario::APP.split("---").next().unwrap().replace("replicas: 2", "replicas: 4"));
+    check(&mut f, "apply -f ok.yaml --dry-run=server", "deployment.apps/web configured (server dry run)\n", "", 0);
+    assert_eq!(f.get("deployments", "default", "web").unwrap().to_json()["spec"]["replicas"], 2);
+}
