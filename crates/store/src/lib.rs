@@ -11,6 +11,7 @@
 
 #![deny(missing_docs)]
 
+use kubesim_api::selector::{Requirement, Selector};
 use kubesim_api::{KindInfo, Millis, Object};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -91,6 +92,7 @@ pub struct Store {
     revision: u64,
     objects: BTreeMap<Resource, BTreeMap<ObjectKey, Arc<Object>>>,
     pods_by_node: BTreeMap<String, BTreeSet<ObjectKey>>,
+    by_label: BTreeMap<(Resource, String, String), BTreeSet<ObjectKey>>,
     history: VecDeque<Commit>,
     history_capacity: usize,
     compacted_revision: u64,
@@ -111,6 +113,7 @@ impl Store {
             revision: 1,
             objects: BTreeMap::new(),
             pods_by_node: BTreeMap::new(),
+            by_label: BTreeMap::new(),
             history: VecDeque::new(),
             history_capacity,
             compacted_revision: 1,
@@ -160,6 +163,42 @@ impl Store {
             .into_iter()
             .flatten()
             .filter_map(move |key| pods.and_then(|p| p.get(key)))
+    }
+
+    /// Lists the objects a label selector selects, optionally in one namespace, in key order.
+    /// An equality requirement (`app=web`, `app in (web)`) narrows the scan to the label index;
+    /// other selectors scan the resource.
+    pub fn list_selected(&self, resource: Resource, namespace: Option<&str>, selector: &Selector) -> Vec<Arc<Object>> {
+        let Some(map) = self.objects.get(&resource) else { return Vec::new() };
+        let in_namespace = |key: &ObjectKey| namespace.is_none_or(|ns| key.0 == ns);
+        let candidates = selector
+            .requirements
+            .iter()
+            .filter_map(|r| match r {
+                Requirement::In(key, values) if values.len() == 1 => {
+                    Some(self.by_label.get(&(resource, key.clone(), values[0].clone())).map_or(0, |s| s.len()))
+                        .map(|n| (n, key.clone(), values[0].clone()))
+                }
+                _ => None,
+            })
+            .min();
+        match candidates {
+            Some((_, key, value)) => self
+                .by_label
+                .get(&(resource, key, value))
+                .into_iter()
+                .flatten()
+                .filter(|k| in_namespace(k))
+                .filter_map(|k| map.get(k))
+                .filter(|o| selector.matches(o.metadata().labels.as_ref()))
+                .cloned()
+                .collect(),
+            None => self
+                .list(resource, namespace)
+                .filter(|o| selector.matches(o.metadata().labels.as_ref()))
+                .cloned()
+                .collect(),
+        }
     }
 
     /// Creates an object; fails if the key exists. Sets resourceVersion.
@@ -259,6 +298,26 @@ impl Store {
     }
 
     fn index(&mut self, resource: Resource, key: &ObjectKey, old: Option<&Arc<Object>>, new: Option<&Arc<Object>>) {
+        let labels_of = |o: Option<&Arc<Object>>| o.and_then(|o| o.metadata().labels.clone()).unwrap_or_default();
+        let (old_labels, new_labels) = (labels_of(old), labels_of(new));
+        if old_labels != new_labels {
+            for (k, v) in &old_labels {
+                if new_labels.get(k) != Some(v) {
+                    let index_key = (resource, k.clone(), v.clone());
+                    if let Some(set) = self.by_label.get_mut(&index_key) {
+                        set.remove(key);
+                        if set.is_empty() {
+                            self.by_label.remove(&index_key);
+                        }
+                    }
+                }
+            }
+            for (k, v) in &new_labels {
+                if old_labels.get(k) != Some(v) {
+                    self.by_label.entry((resource, k.clone(), v.clone())).or_default().insert(key.clone());
+                }
+            }
+        }
         if resource != ("", "pods") {
             return;
         }
@@ -346,6 +405,32 @@ mod tests {
         assert_eq!(store.commits_since(3).unwrap().count(), 1);
         store.compact(4);
         assert_eq!(store.commits_since(3).err(), Some(Gone { oldest_available: 4 }));
+    }
+
+    #[test]
+    fn label_selected_lists_use_the_index_and_agree_with_a_scan() {
+        let mut store = Store::default();
+        let actor: Arc<str> = "test".into();
+        for i in 0..20 {
+            let mut p = pod(&format!("p{i}"), None);
+            let mut labels = std::collections::BTreeMap::new();
+            labels.insert("app".to_string(), format!("a{}", i % 3));
+            labels.insert("tier".to_string(), if i % 2 == 0 { "web" } else { "db" }.to_string());
+            p.metadata_mut().labels = Some(labels);
+            store.create(PODS, p, &actor, 0).unwrap();
+        }
+        for text in ["app=a1", "app=a1,tier=web", "tier!=web", "app in (a0,a2)", "!app", ""] {
+            let selector = Selector::parse(text).unwrap();
+            let indexed: Vec<String> = store.list_selected(PODS, Some("default"), &selector).iter().map(|o| o.name().to_string()).collect();
+            let scanned: Vec<String> = store.list(PODS, Some("default")).filter(|o| selector.matches(o.metadata().labels.as_ref())).map(|o| o.name().to_string()).collect();
+            assert_eq!(indexed, scanned, "{text}");
+        }
+        // Relabelling moves the object between index entries.
+        let mut p = (**store.get(PODS, "default", "p1").unwrap()).clone();
+        p.metadata_mut().labels.as_mut().unwrap().insert("app".into(), "zz".into());
+        store.update(PODS, p, None, &actor, 0).unwrap();
+        assert_eq!(store.list_selected(PODS, None, &Selector::parse("app=zz").unwrap()).len(), 1);
+        assert_eq!(store.list_selected(PODS, None, &Selector::parse("app=a1").unwrap()).len(), 6);
     }
 
     #[test]
