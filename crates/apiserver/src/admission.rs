@@ -15,6 +15,7 @@ use kubesim_store::Store;
 /// Runs the mutating admission chain on a new object.
 pub fn admit_create(object: &mut Object, store: &Store, req: &mut Request) -> Result<()> {
     if let Object::Pod(pod) = object {
+        crate::quota::limit_ranger_pod(pod, store)?;
         admit_service_account(pod, req);
         admit_priority(pod, store)?;
         admit_default_toleration_seconds(pod);

@@ -13,6 +13,7 @@
 pub mod admission;
 pub mod component;
 pub mod error;
+pub mod quota;
 pub mod server;
 
 pub use component::{Component, Ctx, Interest, Note, TimerRequest, WatchEvent, WatchFilter};

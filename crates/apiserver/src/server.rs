@@ -203,10 +203,25 @@ impl ApiServer {
         if tracks_generation(info) {
             meta.generation = Some(1);
         }
+        // ResourceQuota runs last in the admission chain; it reserves usage in quota status.
+        let quota_updates = crate::quota::check_quota(&object, &self.store)?;
         let name = object.name().to_string();
-        self.store
+        let created = self
+            .store
             .create(resource_of(info), object, req.actor, req.now)
-            .map_err(|e| store_error(e, info, &name))
+            .map_err(|e| store_error(e, info, &name))?;
+        for (quota_name, used) in quota_updates {
+            self.set_quota_status(created.namespace(), &quota_name, used, req);
+        }
+        Ok(created)
+    }
+
+    fn set_quota_status(&mut self, namespace: &str, name: &str, used: std::collections::BTreeMap<String, String>, req: &mut Request) {
+        let Some(Object::Dynamic(quota)) = self.store.get(("", "resourcequotas"), namespace, name).map(|o| (**o).clone()) else { return };
+        let mut quota = *quota;
+        let hard = quota.rest.get("spec").and_then(|s| s.get("hard")).cloned().unwrap_or_default();
+        quota.rest.insert("status".into(), serde_json::json!({ "hard": hard, "used": used }));
+        let _ = self.store.update(("", "resourcequotas"), Object::Dynamic(Box::new(quota)), None, req.actor, req.now);
     }
 
     /// PUT: replaces the object (spec and metadata; status is carried over unchanged).

@@ -1,0 +1,98 @@
+//! Admission end to end through the API server: LimitRanger defaults and constraints and
+//! ResourceQuota enforcement, with the docs' manifests (admin/resource/*) and upstream messages
+//! (plugin/pkg/admission/limitranger/admission.go, resourcequota/controller.go).
+
+use kubesim_api::decode::{decode_document, parse_documents};
+use kubesim_api::object::Object;
+use kubesim_apiserver::{ApiServer, Request, SimRng};
+use rand_core::SeedableRng;
+use std::sync::Arc;
+
+fn object(yaml: &str) -> Object {
+    let (docs, errors) = parse_documents("t.yaml", yaml);
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut o = decode_document("t.yaml", &docs[0]).unwrap().remove(0);
+    if o.info().unwrap().scope == kubesim_api::Scope::Namespaced && o.namespace().is_empty() {
+        o.metadata_mut().namespace = Some("demo".into());
+    }
+    o
+}
+
+struct Api {
+    api: ApiServer,
+    rng: SimRng,
+    actor: Arc<str>,
+}
+
+impl Api {
+    fn new() -> Api {
+        let mut api = Api { api: ApiServer::new(), rng: SimRng::seed_from_u64(1), actor: "test".into() };
+        api.create("apiVersion: v1\nkind: Namespace\nmetadata: {name: demo}\n").unwrap();
+        api
+    }
+    fn create(&mut self, yaml: &str) -> Result<Arc<Object>, kubesim_apiserver::ApiError> {
+        let mut req = Request { now: 0, rng: &mut self.rng, actor: &self.actor };
+        self.api.create(object(yaml), &mut req)
+    }
+}
+
+fn pod(name: &str, resources: &str) -> String {
+    format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}}}\nspec:\n  containers:\n  - name: c\n    image: nginx\n    resources: {resources}\n")
+}
+
+// Docs: admin/resource/memory-defaults.yaml — "the container was given a memory request of
+// 256 MiB and a memory limit of 512 MiB".
+#[test]
+fn limit_range_defaults_fill_requests_and_limits() {
+    let mut api = Api::new();
+    api.create(include_str!("../../../../shared/corpus/k8s-docs-examples/admin/resource/memory-defaults.yaml")).unwrap();
+    let created = api.create(&pod("default-mem-demo", "{}")).unwrap();
+    let resources = created.as_pod().unwrap().spec.as_ref().unwrap().containers[0].resources.clone().unwrap();
+    assert_eq!(resources.limits.unwrap()["memory"].0, "512Mi");
+    assert_eq!(resources.requests.unwrap()["memory"].0, "256Mi");
+    // A limit but no request: the request defaults to the limit.
+    let created = api.create(&pod("default-mem-demo-2", "{limits: {memory: 1Gi}}")).unwrap();
+    let resources = created.as_pod().unwrap().spec.as_ref().unwrap().containers[0].resources.clone().unwrap();
+    assert_eq!(resources.requests.unwrap()["memory"].0, "1Gi");
+}
+
+// Docs: admin/resource/cpu-constraints.yaml (min 200m, max 800m).
+#[test]
+fn limit_range_constraints_reject_with_upstream_messages() {
+    let mut api = Api::new();
+    api.create(include_str!("../../../../shared/corpus/k8s-docs-examples/admin/resource/cpu-constraints.yaml")).unwrap();
+    let err = api.create(&pod("constraints-cpu-demo-2", "{limits: {cpu: 1500m}, requests: {cpu: 500m}}")).unwrap_err();
+    assert_eq!(err.code, 403);
+    assert_eq!(err.message, "pods \"constraints-cpu-demo-2\" is forbidden: maximum cpu usage per Container is 800m, but limit is 1500m");
+    let err = api.create(&pod("constraints-cpu-demo-3", "{limits: {cpu: 800m}, requests: {cpu: 100m}}")).unwrap_err();
+    assert_eq!(err.message, "pods \"constraints-cpu-demo-3\" is forbidden: minimum cpu usage per Container is 200m, but request is 100m");
+    assert!(api.create(&pod("constraints-cpu-demo", "{limits: {cpu: 800m}, requests: {cpu: 500m}}")).is_ok());
+    assert!(api.api.lookup(("", "pods"), "demo", "constraints-cpu-demo-2").is_none(), "rejected writes leave the store untouched");
+}
+
+// Docs: admin/resource/quota-mem-cpu.yaml.
+#[test]
+fn resource_quota_rejects_pods_that_exceed_it() {
+    let mut api = Api::new();
+    api.create(include_str!("../../../../shared/corpus/k8s-docs-examples/admin/resource/quota-mem-cpu.yaml")).unwrap();
+    let err = api.create(&pod("no-limits", "{}")).unwrap_err();
+    assert_eq!(err.message, "pods \"no-limits\" is forbidden: failed quota: mem-cpu-demo: must specify limits.cpu for: c; limits.memory for: c; requests.cpu for: c; requests.memory for: c");
+    api.create(&pod("quota-mem-cpu-demo", "{limits: {memory: 800Mi, cpu: 800m}, requests: {memory: 600Mi, cpu: 400m}}")).unwrap();
+    let err = api.create(&pod("quota-mem-cpu-demo-2", "{limits: {memory: 1Gi, cpu: 800m}, requests: {memory: 700Mi, cpu: 400m}}")).unwrap_err();
+    assert_eq!(err.code, 403);
+    assert_eq!(err.message, "pods \"quota-mem-cpu-demo-2\" is forbidden: exceeded quota: mem-cpu-demo, requested: requests.memory=700Mi, used: requests.memory=600Mi, limited: requests.memory=1Gi");
+    let quota = api.api.lookup(("", "resourcequotas"), "demo", "mem-cpu-demo").unwrap().to_json();
+    assert_eq!(quota["status"]["used"]["requests.memory"], "600Mi");
+    assert_eq!(quota["status"]["used"]["limits.cpu"], "800m");
+}
+
+// Docs: admin/resource/quota-objects.yaml (persistentvolumeclaims: 1).
+#[test]
+fn object_count_quotas_limit_creations() {
+    let mut api = Api::new();
+    api.create(include_str!("../../../../shared/corpus/k8s-docs-examples/admin/resource/quota-objects.yaml")).unwrap();
+    let pvc = |name: &str| format!("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {{name: {name}}}\nspec: {{accessModes: [ReadWriteOnce], resources: {{requests: {{storage: 3Gi}}}}}}\n");
+    api.create(&pvc("pvc-quota-demo")).unwrap();
+    let err = api.create(&pvc("pvc-quota-demo-2")).unwrap_err();
+    assert_eq!(err.message, "persistentvolumeclaims \"pvc-quota-demo-2\" is forbidden: exceeded quota: object-quota-demo, requested: persistentvolumeclaims=1, used: persistentvolumeclaims=1, limited: persistentvolumeclaims=1");
+}
