@@ -184,6 +184,7 @@ impl ApiServer {
                 }
             }
         }
+        reset_status_on_create(&mut object);
         apply_defaults(&mut object);
         admission::admit_create(&mut object, &self.store, req)?;
         let errors = validate_create(&object);
@@ -355,6 +356,101 @@ impl ApiServer {
         Ok(Deleted::Terminating(updated))
     }
 
+    /// POST pods/eviction (policy/v1 Eviction): deletes the pod gracefully unless a
+    /// PodDisruptionBudget forbids it (429), as pkg/registry/core/pod/storage/eviction.go.
+    pub fn evict(&mut self, namespace: &str, name: &str, options: DeleteOptions, req: &mut Request) -> Result<Deleted> {
+        let info = kind_info("v1", "Pod").expect("pods are served");
+        let current = self.get(info, namespace, name)?;
+        let pod = current.as_pod().expect("pods resource holds pods").clone();
+        let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or("Pending");
+        // Terminal or not-yet-running pods can always be evicted (they cannot be disrupted).
+        let guarded = !matches!(phase, "Succeeded" | "Failed" | "Pending") && pod.metadata.deletion_timestamp.is_none();
+        if guarded {
+            let labels = pod.metadata.labels.clone();
+            let budgets: Vec<kubesim_api::DynamicObject> = self
+                .store
+                .list(("policy", "poddisruptionbudgets"), Some(namespace))
+                .filter_map(|o| match o.as_ref() {
+                    Object::Dynamic(d) => Some((**d).clone()),
+                    _ => None,
+                })
+                .filter(|pdb| {
+                    let selector = pdb.rest.get("spec").and_then(|s| s.get("selector")).cloned().unwrap_or_default();
+                    let selector: kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector = serde_json::from_value(selector).unwrap_or_default();
+                    let empty = selector.match_labels.as_ref().is_none_or(|m| m.is_empty()) && selector.match_expressions.as_ref().is_none_or(|e| e.is_empty());
+                    !empty && kubesim_api::selector::Selector::from_label_selector(&selector).matches(labels.as_ref())
+                })
+                .collect();
+            if budgets.len() > 1 {
+                return Err(ApiError { code: 500, reason: "InternalError", message: "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.".into() });
+            }
+            if let Some(mut pdb) = budgets.into_iter().next() {
+                let status = pdb.rest.get("status").cloned().unwrap_or_default();
+                let allowed = status.get("disruptionsAllowed").and_then(|v| v.as_i64()).unwrap_or(0);
+                if allowed <= 0 {
+                    let desired = status.get("desiredHealthy").and_then(|v| v.as_i64()).unwrap_or(0);
+                    let healthy = status.get("currentHealthy").and_then(|v| v.as_i64()).unwrap_or(0);
+                    return Err(ApiError::too_many_requests(format!(
+                        "Cannot evict pod as it would violate the pod's disruption budget. The disruption budget {} needs {desired} healthy pods and has {healthy} currently",
+                        pdb.metadata.name.clone().unwrap_or_default()
+                    )));
+                }
+                let status = pdb.rest.entry("status").or_insert_with(|| serde_json::json!({}));
+                status["disruptionsAllowed"] = serde_json::Value::from(allowed - 1);
+                status["disruptedPods"][name] = serde_json::to_value(time_at(req.now)).expect("times serialize");
+                self.store
+                    .update(("policy", "poddisruptionbudgets"), Object::Dynamic(Box::new(pdb)), None, req.actor, req.now)
+                    .map_err(|_| ApiError::conflict("poddisruptionbudgets.policy", name))?;
+            }
+        }
+        // The DisruptionTarget condition, then the graceful delete.
+        let mut with_condition = pod.clone();
+        let status = with_condition.status.get_or_insert_with(Default::default);
+        set_pod_condition(status.conditions.get_or_insert_with(Vec::new), PodCondition {
+            type_: "DisruptionTarget".into(),
+            status: "True".into(),
+            reason: Some("EvictionByEvictionAPI".into()),
+            message: Some("Eviction API: evicting".into()),
+            last_transition_time: Some(time_at(req.now)),
+            ..Default::default()
+        });
+        let _ = self.update_status(Object::Pod(Box::new(with_condition)), req);
+        self.delete(info, namespace, name, options, req)
+    }
+
+    /// GET .../scale: the autoscaling/v1 Scale of a Deployment, ReplicaSet, StatefulSet or
+    /// ReplicationController.
+    pub fn get_scale(&self, info: &KindInfo, namespace: &str, name: &str) -> Result<serde_json::Value> {
+        if !matches!(info.kind, "Deployment" | "ReplicaSet" | "StatefulSet" | "ReplicationController") {
+            return Err(ApiError::not_found(&format!("{}/scale", info.qualified_resource()), name));
+        }
+        let object = self.get(info, namespace, name)?.to_json();
+        let selector = object.pointer("/spec/selector").cloned().unwrap_or_default();
+        let selector_text = match selector.get("matchLabels").or(if info.kind == "ReplicationController" { Some(&selector) } else { None }) {
+            Some(map) => map.as_object().map(|m| m.iter().map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or(""))).collect::<Vec<_>>().join(",")).unwrap_or_default(),
+            None => String::new(),
+        };
+        Ok(serde_json::json!({
+            "apiVersion": "autoscaling/v1",
+            "kind": "Scale",
+            "metadata": { "name": name, "namespace": namespace, "uid": object["metadata"]["uid"], "resourceVersion": object["metadata"]["resourceVersion"], "creationTimestamp": object["metadata"]["creationTimestamp"] },
+            "spec": { "replicas": object.pointer("/spec/replicas").cloned().unwrap_or(serde_json::Value::from(1)) },
+            "status": { "replicas": object.pointer("/status/replicas").cloned().unwrap_or(serde_json::Value::from(0)), "selector": selector_text },
+        }))
+    }
+
+    /// PUT .../scale: sets spec.replicas (the only field the scale subresource writes).
+    pub fn update_scale(&mut self, info: &KindInfo, namespace: &str, name: &str, replicas: i32, req: &mut Request) -> Result<Arc<Object>> {
+        self.get_scale(info, namespace, name)?;
+        if replicas < 0 {
+            return Err(ApiError::invalid(format!("Scale.autoscaling {name:?} is invalid: spec.replicas: Invalid value: {replicas}: must be greater than or equal to 0")));
+        }
+        let mut json = self.get(info, namespace, name)?.to_json();
+        json["spec"]["replicas"] = serde_json::Value::from(replicas);
+        let object = Object::from_json(info, json).map_err(|e| ApiError::bad_request(e.to_string()))?;
+        self.update(object, req)
+    }
+
     fn finish_update(&mut self, info: &KindInfo, object: Object, expected: Option<u64>, req: &mut Request) -> Result<Arc<Object>> {
         let name = object.name().to_string();
         let namespace = object.namespace().to_string();
@@ -373,6 +469,27 @@ impl ApiServer {
         self.store
             .update(resource, object, expected, req.actor, req.now)
             .map_err(|e| store_error(e, info, &name))
+    }
+}
+
+/// The registry strategies' PrepareForCreate: a client cannot create an object with a status
+/// (workloads, services, budgets start empty; volumes and claims start Pending). Nodes keep
+/// theirs (the kubelet registers with it), pods get theirs from admission.
+fn reset_status_on_create(object: &mut Object) {
+    match object {
+        Object::Deployment(d) => d.status = None,
+        Object::ReplicaSet(rs) => rs.status = None,
+        Object::Service(svc) => svc.status = Some(Default::default()),
+        Object::Dynamic(d) => match d.kind.as_str() {
+            "StatefulSet" | "DaemonSet" | "Job" | "CronJob" | "HorizontalPodAutoscaler" | "PodDisruptionBudget" | "ReplicationController" => {
+                d.rest.remove("status");
+            }
+            "PersistentVolumeClaim" | "PersistentVolume" => {
+                d.rest.insert("status".into(), serde_json::json!({ "phase": "Pending" }));
+            }
+            _ => {}
+        },
+        _ => {}
     }
 }
 

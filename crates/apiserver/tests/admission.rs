@@ -96,3 +96,72 @@ fn object_count_quotas_limit_creations() {
     let err = api.create(&pvc("pvc-quota-demo-2")).unwrap_err();
     assert_eq!(err.message, "persistentvolumeclaims \"pvc-quota-demo-2\" is forbidden: exceeded quota: object-quota-demo, requested: persistentvolumeclaims=1, used: persistentvolumeclaims=1, limited: persistentvolumeclaims=1");
 }
+
+fn pdb(min_available: i64, allowed: i64) -> String {
+    format!("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {{name: web-pdb}}\nspec: {{minAvailable: {min_available}, selector: {{matchLabels: {{app: web}}}}}}\nstatus: {{disruptionsAllowed: {allowed}, currentHealthy: 2, desiredHealthy: 2, expectedPods: 2}}\n")
+}
+
+fn running_pod(api: &mut Api, name: &str) {
+    api.create(&format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, labels: {{app: web}}}}\nspec: {{nodeName: node-1, containers: [{{name: c, image: nginx}}]}}\n")).unwrap();
+    let mut pod = (**api.api.lookup(("", "pods"), "demo", name).unwrap()).clone();
+    if let Object::Pod(p) = &mut pod {
+        p.status.as_mut().unwrap().phase = Some("Running".into());
+    }
+    let mut req = Request { now: 0, rng: &mut api.rng, actor: &api.actor };
+    api.api.update_status(pod, &mut req).unwrap();
+}
+
+/// Creates the PDB, then writes its status (as the disruption controller would; create drops it).
+fn set_pdb(api: &mut Api, yaml: &str) {
+    let created = api.create(yaml).unwrap();
+    assert!(created.to_json().get("status").is_none(), "PrepareForCreate drops status");
+    let mut with_status = object(yaml);
+    with_status.metadata_mut().resource_version = None;
+    let mut req = Request { now: 0, rng: &mut api.rng, actor: &api.actor };
+    api.api.update_status(with_status, &mut req).unwrap();
+}
+
+// pkg/registry/core/pod/storage/eviction.go: a PDB with no disruptions allowed blocks (429).
+#[test]
+fn eviction_honours_pod_disruption_budgets() {
+    let mut api = Api::new();
+    running_pod(&mut api, "web-1");
+    running_pod(&mut api, "web-2");
+    set_pdb(&mut api, &pdb(2, 0));
+    let mut req = Request { now: 0, rng: &mut api.rng, actor: &api.actor };
+    let err = api.api.evict("demo", "web-1", Default::default(), &mut req).unwrap_err();
+    assert_eq!(err.code, 429);
+    assert!(err.message.starts_with("Cannot evict pod as it would violate the pod's disruption budget."), "{}", err.message);
+    assert!(api.api.lookup(("", "pods"), "demo", "web-1").unwrap().metadata().deletion_timestamp.is_none());
+}
+
+#[test]
+fn eviction_deletes_gracefully_and_spends_the_budget() {
+    let mut api = Api::new();
+    running_pod(&mut api, "web-1");
+    set_pdb(&mut api, &pdb(1, 1));
+    let mut req = Request { now: 0, rng: &mut api.rng, actor: &api.actor };
+    api.api.evict("demo", "web-1", Default::default(), &mut req).unwrap();
+    let pod = api.api.lookup(("", "pods"), "demo", "web-1").unwrap();
+    assert!(pod.metadata().deletion_timestamp.is_some(), "graceful: still there, terminating");
+    let conditions = pod.as_pod().unwrap().status.clone().unwrap().conditions.unwrap();
+    assert!(conditions.iter().any(|c| c.type_ == "DisruptionTarget" && c.reason.as_deref() == Some("EvictionByEvictionAPI")));
+    let budget = api.api.lookup(("policy", "poddisruptionbudgets"), "demo", "web-pdb").unwrap().to_json();
+    assert_eq!(budget["status"]["disruptionsAllowed"], 0);
+}
+
+#[test]
+fn the_scale_subresource_reads_and_writes_replicas() {
+    let mut api = Api::new();
+    api.create("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 2, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c, image: nginx}]}}}\n").unwrap();
+    let info = kubesim_api::kind_info("apps/v1", "Deployment").unwrap();
+    let scale = api.api.get_scale(info, "demo", "web").unwrap();
+    assert_eq!(scale["spec"]["replicas"], 2);
+    assert_eq!(scale["status"]["selector"], "app=web");
+    let mut req = Request { now: 0, rng: &mut api.rng, actor: &api.actor };
+    let updated = api.api.update_scale(info, "demo", "web", 5, &mut req).unwrap();
+    assert_eq!(updated.to_json()["spec"]["replicas"], 5);
+    assert_eq!(updated.metadata().generation, Some(2));
+    let mut req = Request { now: 0, rng: &mut api.rng, actor: &api.actor };
+    assert_eq!(api.api.update_scale(info, "demo", "web", -1, &mut req).unwrap_err().code, 422);
+}
