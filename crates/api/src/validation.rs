@@ -138,10 +138,173 @@ pub fn validate_create(object: &Object) -> Vec<FieldError> {
                 validate_selector_and_template(Some(&spec.selector), spec.template.as_ref(), &mut errors);
             }
         }
+        Object::Service(svc) => validate_service(svc, &mut errors),
+        Object::ConfigMap(cm) => {
+            for key in cm.data.iter().flat_map(|d| d.keys()).chain(cm.binary_data.iter().flat_map(|d| d.keys())) {
+                config_key(key, &format!("data[{key}]"), &mut errors);
+            }
+        }
+        Object::Secret(secret) => {
+            for key in secret.data.iter().flat_map(|d| d.keys()) {
+                config_key(key, &format!("data[{key}]"), &mut errors);
+            }
+        }
+        Object::Dynamic(d) => validate_json_kind(&d.kind, &serde_json::Value::Object(d.rest.clone()), &mut errors),
         Object::Node(_) | Object::Namespace(_) => {}
         _ => {}
     }
     errors
+}
+
+fn config_key(key: &str, path: &str, errors: &mut Vec<FieldError>) {
+    let ok = !key.is_empty() && key.len() <= 253 && key.chars().all(|c| c.is_ascii_alphanumeric() || "-._".contains(c)) && key != "." && key != "..";
+    if !ok {
+        errors.push(invalid(path, format!("{key:?}"), "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"));
+    }
+}
+
+fn not_supported(path: impl Into<String>, value: &str, allowed: Vec<&'static str>) -> FieldError {
+    FieldError { path: path.into(), kind: FieldErrorKind::NotSupported(format!("{value:?}"), allowed), detail: String::new() }
+}
+
+/// ValidateService (the common rules).
+fn validate_service(svc: &k8s_openapi::api::core::v1::Service, errors: &mut Vec<FieldError>) {
+    let Some(spec) = svc.spec.as_ref() else { return };
+    let type_ = spec.type_.as_deref().unwrap_or("ClusterIP");
+    if !["ClusterIP", "NodePort", "LoadBalancer", "ExternalName"].contains(&type_) {
+        errors.push(not_supported("spec.type", type_, vec!["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"]));
+    }
+    let headless = spec.cluster_ip.as_deref() == Some("None");
+    let ports = spec.ports.clone().unwrap_or_default();
+    if ports.is_empty() && type_ != "ExternalName" && !headless {
+        errors.push(required("spec.ports", ""));
+    }
+    if type_ == "ExternalName" && spec.external_name.as_deref().unwrap_or("").is_empty() {
+        errors.push(required("spec.externalName", ""));
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for (i, port) in ports.iter().enumerate() {
+        if ports.len() > 1 && port.name.as_deref().unwrap_or("").is_empty() {
+            errors.push(required(format!("spec.ports[{i}].name"), ""));
+        }
+        if let Some(name) = port.name.as_deref().filter(|n| !n.is_empty()) {
+            if !names.insert(name.to_string()) {
+                errors.push(FieldError { path: format!("spec.ports[{i}].name"), kind: FieldErrorKind::Duplicate(format!("{name:?}")), detail: String::new() });
+            }
+        }
+        if !(1..=65535).contains(&port.port) {
+            errors.push(invalid(format!("spec.ports[{i}].port"), port.port.to_string(), "must be between 1 and 65535, inclusive"));
+        }
+        if let Some(protocol) = port.protocol.as_deref() {
+            if !["TCP", "UDP", "SCTP"].contains(&protocol) {
+                errors.push(not_supported(format!("spec.ports[{i}].protocol"), protocol, vec!["SCTP", "TCP", "UDP"]));
+            }
+        }
+        if let Some(node_port) = port.node_port {
+            if type_ == "ClusterIP" {
+                errors.push(FieldError { path: format!("spec.ports[{i}].nodePort"), kind: FieldErrorKind::Forbidden, detail: "may not be used when `type` is 'ClusterIP'".into() });
+            } else if !(1..=65535).contains(&node_port) {
+                errors.push(invalid(format!("spec.ports[{i}].nodePort"), node_port.to_string(), "must be between 1 and 65535, inclusive"));
+            }
+        }
+    }
+}
+
+fn int_at(value: &serde_json::Value, pointer: &str) -> Option<i64> {
+    value.pointer(pointer).and_then(|v| v.as_i64())
+}
+
+/// Validation of the JSON-kept kinds the docs use most (apps, batch, autoscaling, policy, PVCs).
+fn validate_json_kind(kind: &str, body: &serde_json::Value, errors: &mut Vec<FieldError>) {
+    let template = || -> Option<PodTemplateSpec> { body.pointer("/spec/template").and_then(|t| serde_json::from_value(t.clone()).ok()) };
+    let selector = || -> Option<LabelSelector> { body.pointer("/spec/selector").and_then(|t| serde_json::from_value(t.clone()).ok()) };
+    match kind {
+        "StatefulSet" | "DaemonSet" => {
+            if kind == "StatefulSet" {
+                if let Some(r) = int_at(body, "/spec/replicas") {
+                    non_negative(r, "spec.replicas", errors);
+                }
+            }
+            validate_selector_and_template(selector().as_ref(), template().as_ref(), errors);
+        }
+        "ReplicationController" => {
+            if let Some(r) = int_at(body, "/spec/replicas") {
+                non_negative(r, "spec.replicas", errors);
+            }
+            if body.pointer("/spec/template").is_none() {
+                errors.push(required("spec.template", ""));
+            }
+        }
+        "Job" => validate_job_spec(body.get("spec"), "spec", errors),
+        "CronJob" => {
+            match body.pointer("/spec/schedule").and_then(|s| s.as_str()) {
+                None | Some("") => errors.push(required("spec.schedule", "")),
+                Some(_) => {}
+            }
+            if let Some(policy) = body.pointer("/spec/concurrencyPolicy").and_then(|s| s.as_str()) {
+                if !["Allow", "Forbid", "Replace"].contains(&policy) {
+                    errors.push(not_supported("spec.concurrencyPolicy", policy, vec!["Allow", "Forbid", "Replace"]));
+                }
+            }
+            validate_job_spec(body.pointer("/spec/jobTemplate/spec"), "spec.jobTemplate.spec", errors);
+        }
+        "HorizontalPodAutoscaler" => {
+            let max = int_at(body, "/spec/maxReplicas");
+            match max {
+                None => errors.push(required("spec.maxReplicas", "")),
+                Some(m) if m < 1 => errors.push(invalid("spec.maxReplicas", m.to_string(), "must be greater than or equal to 1")),
+                _ => {}
+            }
+            if let (Some(min), Some(max)) = (int_at(body, "/spec/minReplicas"), max) {
+                if min < 1 {
+                    errors.push(invalid("spec.minReplicas", min.to_string(), "must be greater than or equal to 1"));
+                } else if min > max {
+                    errors.push(invalid("spec.maxReplicas", max.to_string(), "must be greater than or equal to `minReplicas`"));
+                }
+            }
+            if body.pointer("/spec/scaleTargetRef/name").and_then(|n| n.as_str()).unwrap_or("").is_empty() {
+                errors.push(required("spec.scaleTargetRef.name", ""));
+            }
+        }
+        "PodDisruptionBudget" => {
+            if body.pointer("/spec/minAvailable").is_some() && body.pointer("/spec/maxUnavailable").is_some() {
+                errors.push(invalid("spec", "{...}".into(), "minAvailable and maxUnavailable cannot be both set"));
+            }
+        }
+        "PersistentVolumeClaim" => {
+            if body.pointer("/spec/accessModes").and_then(|a| a.as_array()).is_none_or(|a| a.is_empty()) && body.pointer("/spec/dataSourceRef").is_none() {
+                errors.push(required("spec.accessModes", "at least 1 access mode is required"));
+            }
+            if body.pointer("/spec/resources/requests/storage").is_none() {
+                errors.push(required("spec.resources[storage]", ""));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn validate_job_spec(spec: Option<&serde_json::Value>, path: &str, errors: &mut Vec<FieldError>) {
+    let Some(spec) = spec else {
+        errors.push(required(path, ""));
+        return;
+    };
+    for field in ["parallelism", "completions", "backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished"] {
+        if let Some(v) = spec.get(field).and_then(|v| v.as_i64()) {
+            non_negative(v, &format!("{path}.{field}"), errors);
+        }
+    }
+    let template: Option<PodTemplateSpec> = spec.get("template").and_then(|t| serde_json::from_value(t.clone()).ok());
+    match template.as_ref().and_then(|t| t.spec.as_ref()) {
+        None => errors.push(required(format!("{path}.template.spec"), "")),
+        Some(pod) => {
+            validate_pod_spec(pod, &format!("{path}.template.spec"), errors);
+            match pod.restart_policy.as_deref() {
+                Some("OnFailure") | Some("Never") => {}
+                Some(other) => errors.push(not_supported(format!("{path}.template.spec.restartPolicy"), other, vec!["OnFailure", "Never"])),
+                None => errors.push(required(format!("{path}.template.spec.restartPolicy"), "valid values: \"OnFailure\", \"Never\"")),
+            }
+        }
+    }
 }
 
 fn non_negative(value: i64, path: &str, errors: &mut Vec<FieldError>) {
@@ -389,6 +552,36 @@ mod tests {
              "Pod \"x\" is invalid: spec.restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\""),
             ("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec: {containers: [{name: c, image: nginx}, {name: c, image: redis}]}\n",
              "Pod \"x\" is invalid: spec.containers[1].name: Duplicate value: \"c\""),
+        ];
+        for (yaml, want) in cases {
+            let got = validate_yaml(yaml);
+            assert!(got.starts_with(want), "\n got: {got}\nwant: {want}");
+        }
+    }
+
+    #[test]
+    fn more_kinds_get_the_api_servers_messages() {
+        let cases: &[(&str, &str)] = &[
+            ("apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {selector: {a: b}}\n",
+             "Service \"s\" is invalid: spec.ports: Required value"),
+            ("apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {type: Magic, ports: [{port: 80}]}\n",
+             "Service \"s\" is invalid: spec.type: Unsupported value: \"Magic\": supported values: \"ClusterIP\", \"ExternalName\", \"LoadBalancer\", \"NodePort\""),
+            ("apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 70000}]}\n",
+             "Service \"s\" is invalid: spec.ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive"),
+            ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec: {template: {spec: {restartPolicy: Always, containers: [{name: c, image: busybox}]}}}\n",
+             "Job \"j\" is invalid: spec.template.spec.restartPolicy: Unsupported value: \"Always\": supported values: \"OnFailure\", \"Never\""),
+            ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec: {backoffLimit: -1, template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}\n",
+             "Job \"j\" is invalid: spec.backoffLimit: Invalid value: -1: must be greater than or equal to 0"),
+            ("apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: c}\nspec: {jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}}\n",
+             "CronJob \"c\" is invalid: spec.schedule: Required value"),
+            ("apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: h}\nspec: {scaleTargetRef: {kind: Deployment, name: web}, maxReplicas: 0}\n",
+             "HorizontalPodAutoscaler \"h\" is invalid: spec.maxReplicas: Invalid value: 0: must be greater than or equal to 1"),
+            ("apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: s}\nspec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: x}}, spec: {containers: [{name: c, image: nginx}]}}}\n",
+             "StatefulSet \"s\" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{\"a\":\"x\"}: `selector` does not match template `labels`"),
+            ("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: p}\nspec: {resources: {requests: {storage: 1Gi}}}\n",
+             "PersistentVolumeClaim \"p\" is invalid: spec.accessModes: Required value: at least 1 access mode is required"),
+            ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {'bad key': x}\n",
+             "ConfigMap \"c\" is invalid: data[bad key]: Invalid value: \"bad key\": a valid config key must consist of alphanumeric characters"),
         ];
         for (yaml, want) in cases {
             let got = validate_yaml(yaml);
