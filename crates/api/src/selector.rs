@@ -180,3 +180,73 @@ mod tests {
         assert!(Selector::from_label_selector(&LabelSelector::default()).matches(None));
     }
 }
+
+/// A field selector (`metadata.name=x,status.phase!=Running`), as the API server supports per
+/// kind (pods: metadata.*, spec.nodeName, spec.schedulerName, spec.restartPolicy,
+/// spec.serviceAccountName, status.phase, status.podIP, status.nominatedNodeName; events:
+/// involvedObject.*, reason, type, source; nodes: spec.unschedulable; every kind:
+/// metadata.name and metadata.namespace).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FieldSelector {
+    /// (field, value, equal?) requirements, ANDed.
+    pub requirements: Vec<(String, String, bool)>,
+}
+
+impl FieldSelector {
+    /// Parses `a=b,c==d,e!=f`.
+    pub fn parse(text: &str) -> Result<FieldSelector, String> {
+        let mut requirements = Vec::new();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (field, value, equal) = if let Some((f, v)) = part.split_once("!=") {
+                (f, v, false)
+            } else if let Some((f, v)) = part.split_once("==") {
+                (f, v, true)
+            } else if let Some((f, v)) = part.split_once('=') {
+                (f, v, true)
+            } else {
+                return Err(format!("invalid selector: '{text}'; can't understand '{part}'"));
+            };
+            requirements.push((field.trim().to_string(), value.trim().to_string(), equal));
+        }
+        Ok(FieldSelector { requirements })
+    }
+
+    /// The value of a supported field of an object, or an error naming the unsupported field
+    /// (`field label not supported: foo`).
+    pub fn field_value(object: &crate::Object, field: &str) -> Result<String, String> {
+        let json = || object.to_json();
+        let text = |v: Option<&serde_json::Value>| v.map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).unwrap_or_default();
+        let value = match (object.kind(), field) {
+            (_, "metadata.name") => object.name().to_string(),
+            (_, "metadata.namespace") => object.namespace().to_string(),
+            ("Pod", "spec.nodeName") => object.as_pod().and_then(|p| p.spec.as_ref()).and_then(|s| s.node_name.clone()).unwrap_or_default(),
+            ("Pod", "status.phase") => object.as_pod().and_then(|p| p.status.as_ref()).and_then(|s| s.phase.clone()).unwrap_or_default(),
+            ("Pod", f @ ("spec.schedulerName" | "spec.restartPolicy" | "spec.serviceAccountName" | "status.podIP" | "status.nominatedNodeName")) => {
+                text(json().pointer(&format!("/{}", f.replace('.', "/"))))
+            }
+            ("Event", f) if f.starts_with("involvedObject.") || f == "reason" || f == "type" || f == "reportingComponent" => text(json().pointer(&format!("/{}", f.replace('.', "/")))),
+            ("Event", "source") => text(json().pointer("/source/component")),
+            ("Node", "spec.unschedulable") => object.as_node().and_then(|n| n.spec.as_ref()).and_then(|s| s.unschedulable).unwrap_or(false).to_string(),
+            ("Namespace", "status.phase") => text(json().pointer("/status/phase")),
+            ("Secret", "type") => text(json().pointer("/type")),
+            _ => return Err(format!("field label not supported: {field}")),
+        };
+        Ok(value)
+    }
+
+    /// Whether the object satisfies every requirement (unsupported fields are errors).
+    pub fn matches(&self, object: &crate::Object) -> Result<bool, String> {
+        for (field, value, equal) in &self.requirements {
+            let actual = FieldSelector::field_value(object, field)?;
+            if (actual == *value) != *equal {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// The value required for `spec.nodeName`, if the selector pins one (index lookups).
+    pub fn node_name(&self) -> Option<&str> {
+        self.requirements.iter().find(|(f, _, eq)| f == "spec.nodeName" && *eq).map(|(_, v, _)| v.as_str())
+    }
+}

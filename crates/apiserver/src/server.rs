@@ -137,6 +137,50 @@ impl ApiServer {
         self.store.get(resource, namespace, name)
     }
 
+    /// LIST with label and field selectors, through the store's indexes where they apply
+    /// (pods by spec.nodeName, equality label requirements). Returns the objects in key order
+    /// and the list's resourceVersion.
+    pub fn list(
+        &self,
+        info: &KindInfo,
+        namespace: Option<&str>,
+        labels: Option<&kubesim_api::selector::Selector>,
+        fields: Option<&kubesim_api::selector::FieldSelector>,
+    ) -> Result<(Vec<Arc<Object>>, u64)> {
+        let resource = resource_of(info);
+        let namespace = namespace.filter(|n| !n.is_empty() && info.scope == Scope::Namespaced);
+        let mut items: Vec<Arc<Object>> = match (fields.and_then(|f| f.node_name()), resource) {
+            (Some(node), ("", "pods")) => self.store.pods_on_node(node).filter(|o| namespace.is_none_or(|ns| o.namespace() == ns)).cloned().collect(),
+            _ => match labels {
+                Some(selector) => self.store.list_selected(resource, namespace, selector),
+                None => self.store.list(resource, namespace).cloned().collect(),
+            },
+        };
+        if let Some(selector) = labels {
+            items.retain(|o| selector.matches(o.metadata().labels.as_ref()));
+        }
+        if let Some(fields) = fields {
+            let mut kept = Vec::with_capacity(items.len());
+            for item in items {
+                if fields.matches(&item).map_err(ApiError::bad_request)? {
+                    kept.push(item);
+                }
+            }
+            items = kept;
+        }
+        Ok((items, self.store.revision()))
+    }
+
+    /// WATCH from a resourceVersion: the changes to one resource since then, or 410 Gone
+    /// ("too old resource version") once compaction has passed it — the client must relist.
+    pub fn watch_since(&self, info: &KindInfo, since: u64) -> Result<Vec<(kubesim_store::EventType, Arc<Object>, u64)>> {
+        let resource = resource_of(info);
+        match self.store.commits_since(since) {
+            Ok(commits) => Ok(commits.filter(|c| c.resource == resource).map(|c| (c.event_type, c.object.clone(), c.revision)).collect()),
+            Err(gone) => Err(ApiError { code: 410, reason: "Expired", message: format!("too old resource version: {since} ({})", gone.oldest_available) }),
+        }
+    }
+
     /// POST: defaulting, admission, validation, then create.
     pub fn create(&mut self, mut object: Object, req: &mut Request) -> Result<Arc<Object>> {
         let info = info_of(&object)?;

@@ -165,3 +165,29 @@ fn the_scale_subresource_reads_and_writes_replicas() {
     let mut req = Request { now: 0, rng: &mut api.rng, actor: &api.actor };
     assert_eq!(api.api.update_scale(info, "demo", "web", -1, &mut req).unwrap_err().code, 422);
 }
+
+#[test]
+fn lists_filter_by_labels_and_fields_and_watches_expire_after_compaction() {
+    use kubesim_api::selector::{FieldSelector, Selector};
+    let mut api = Api::new();
+    running_pod(&mut api, "web-1");
+    api.create("apiVersion: v1\nkind: Pod\nmetadata: {name: db-1, labels: {app: db}}\nspec: {containers: [{name: c, image: redis}]}\n").unwrap();
+    let info = kubesim_api::kind_info("v1", "Pod").unwrap();
+    let (by_label, _) = api.api.list(info, Some("demo"), Some(&Selector::parse("app=web").unwrap()), None).unwrap();
+    assert_eq!(by_label.iter().map(|o| o.name()).collect::<Vec<_>>(), vec!["web-1"]);
+    let (on_node, _) = api.api.list(info, None, None, Some(&FieldSelector::parse("spec.nodeName=node-1").unwrap())).unwrap();
+    assert_eq!(on_node.len(), 1);
+    let (pending, revision) = api.api.list(info, None, None, Some(&FieldSelector::parse("status.phase=Pending").unwrap())).unwrap();
+    assert_eq!(pending.iter().map(|o| o.name()).collect::<Vec<_>>(), vec!["db-1"]);
+    let err = api.api.list(info, None, None, Some(&FieldSelector::parse("spec.color=blue").unwrap())).unwrap_err();
+    assert_eq!((err.code, err.message.as_str()), (400, "field label not supported: spec.color"));
+    // Watch from the list's revision sees later writes; after compaction it is 410 Gone.
+    running_pod(&mut api, "web-2");
+    let events = api.api.watch_since(info, revision).unwrap();
+    assert!(events.iter().any(|(_, o, _)| o.name() == "web-2"));
+    let now = api.api.store().revision();
+    api.api.store_mut().compact(now);
+    let gone = api.api.watch_since(info, revision).unwrap_err();
+    assert_eq!(gone.code, 410);
+    assert_eq!(gone.message, format!("too old resource version: {revision} ({now})"));
+}
