@@ -256,20 +256,22 @@ pub fn list_json(objects: &[Arc<Object>]) -> Value {
 
 /// Prints objects in a non-table format (yaml, json, name, jsonpath, custom-columns).
 pub fn print_objects(format: &Format, objects: &[(&'static KindInfo, Arc<Object>)], single: bool, out: &mut Output) {
-    let value = if single && objects.len() == 1 {
-        objects[0].1.to_json()
-    } else {
-        list_json(&objects.iter().map(|(_, o)| o.clone()).collect::<Vec<_>>())
+    let value = || {
+        if single && objects.len() == 1 {
+            objects[0].1.to_json()
+        } else {
+            list_json(&objects.iter().map(|(_, o)| o.clone()).collect::<Vec<_>>())
+        }
     };
     match format {
-        Format::Yaml => out.out(to_yaml(&value)),
-        Format::Json => out.out(to_json_pretty(&value)),
+        Format::Yaml => out.out(to_yaml(&value())),
+        Format::Json => out.out(to_json_pretty(&value())),
         Format::Name => {
             for (info, o) in objects {
                 out.outln(type_name(info, o.name()));
             }
         }
-        Format::JsonPath(template) => match jsonpath::evaluate(template, &value) {
+        Format::JsonPath(template) => match jsonpath::evaluate(template, &value()) {
             Ok(text) => out.out(text),
             Err(e) => out.fail(format!("error: {e}")),
         },
