@@ -39,6 +39,8 @@ pub struct Driver {
     frame_walls: VecDeque<f64>,
     lagging: bool,
     sim_ms: f64,
+    events_wall: f64,
+    playing: bool,
 }
 
 impl Driver {
@@ -61,6 +63,8 @@ impl Driver {
             frame_walls: VecDeque::new(),
             lagging: false,
             sim_ms: 0.0,
+            events_wall: f64::NEG_INFINITY,
+            playing: false,
         };
         driver.collect(0.0, true);
         driver
@@ -102,6 +106,7 @@ impl Driver {
     pub fn tick(&mut self, wall_now: f64, playing: bool, speed: f64, budget_ms: f64, clock: &dyn Fn() -> f64) -> Rc<Frame> {
         let dt = self.last_wall.map_or(0.0, |last| (wall_now - last).clamp(0.0, 100.0));
         self.last_wall = Some(wall_now);
+        self.playing = playing;
         self.frame_walls.push_back(wall_now);
         while self.frame_walls.front().is_some_and(|w| wall_now - w > 1000.0) {
             self.frame_walls.pop_front();
@@ -200,10 +205,26 @@ impl Driver {
             return previous;
         }
         let revision = world.api().store().revision();
-        let (scene, events) = if revision != previous.scene.revision || force {
-            (Rc::new(view::snapshot(world)), Rc::new(view::events(world)))
+        let scene = if revision != previous.revision || force {
+            // Heartbeats change the revision but rarely what the views draw: keep the old
+            // snapshot (and the views' memoized renders) when nodes and pods are unchanged.
+            let fresh = view::snapshot(world);
+            if !force && fresh.nodes == previous.scene.nodes && fresh.pods == previous.scene.pods {
+                previous.scene.clone()
+            } else {
+                Rc::new(fresh)
+            }
         } else {
-            (previous.scene.clone(), previous.events.clone())
+            previous.scene.clone()
+        };
+        // The event log is throttled while playing (thousands of Events at scale).
+        let events_due = force || !self.playing || wall_now - self.events_wall > 400.0;
+        let events = if revision != previous.revision && events_due {
+            self.events_wall = wall_now;
+            let fresh = view::events(world);
+            if *previous.events == fresh { previous.events.clone() } else { Rc::new(fresh) }
+        } else {
+            previous.events.clone()
         };
         let markers: Vec<Marker> = self
             .engine
@@ -232,6 +253,7 @@ impl Driver {
         let flow_counts = if *previous.flow_counts == flow_counts { previous.flow_counts.clone() } else { Rc::new(flow_counts) };
         let frame = Frame {
             t_ms: now,
+            revision,
             high_water_ms: self.engine.high_water_ms(),
             busy: self.engine.busy(),
             generation: self.generation,

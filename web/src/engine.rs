@@ -291,7 +291,7 @@ impl Engine {
                 Some(e) if e <= target_ms => {
                     if e > self.world.now() {
                         checks += 1;
-                        if checks % 8 == 0 && should_yield() {
+                        if checks % 2 == 0 && should_yield() {
                             break false;
                         }
                     }

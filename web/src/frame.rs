@@ -58,6 +58,8 @@ pub struct Perf {
 pub struct Frame {
     /// Virtual now.
     pub t_ms: Millis,
+    /// The store's revision.
+    pub revision: u64,
     /// The furthest time this history has reached.
     pub high_water_ms: Millis,
     /// Work other than housekeeping is pending.
@@ -93,6 +95,7 @@ impl Frame {
     pub fn empty() -> Frame {
         Frame {
             t_ms: 0,
+            revision: 0,
             high_water_ms: 0,
             busy: false,
             generation: 0,

@@ -107,7 +107,7 @@ pub fn all() -> Vec<Scenario> {
         Scenario {
             name: "node-failure",
             title: "Node failure",
-            summary: "6 replicas over 3 nodes; at 15 s node-2 goes down (fault node-down node-2).",
+            summary: "6 replicas on 3 nodes; at 15 s node-2's kubelet stops. The node controller marks it NotReady after its grace period, taints it, and its pods are evicted when their toleration runs out.",
             inputs: vec![apply(0, "node-failure.yaml", NODE_FAILURE), command(15_000, "fault node-down node-2")],
             view: "cluster",
         },

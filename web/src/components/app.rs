@@ -269,7 +269,7 @@ pub fn app(props: &AppProps) -> Html {
         <ContextProvider<Controls> context={(*controls).clone()}>
             <div ref={root} class={classes!("ks", theme, state.embed.then_some("ks-embed"), format!("ks-view-{}", state.view.name()))} tabindex="-1" aria-label="kubesim: Kubernetes control-plane simulator">
                 if !state.embed {
-                    <Header view={state.view} theme={state.theme} scenario_title={scenario_title} scene={frame.scene.clone()} />
+                    <Header view={state.view} theme={state.theme} scenario_title={scenario_title} scene={frame.scene.clone()} revision={frame.revision} />
                 }
                 <div class="ks-body">
                     <main class="ks-stage" aria-label={format!("{} view", state.view.label())}>

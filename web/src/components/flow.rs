@@ -54,7 +54,7 @@ impl Layout {
             Place { id: "kubectl".into(), label: "kubectl".into(), sub: "you".into(), x: 110.0, y: 200.0, w: 150.0, h: 56.0, kind: "user" },
             Place { id: "fault".into(), label: "fault injector".into(), sub: "node-down / up".into(), x: 110.0, y: 360.0, w: 150.0, h: 56.0, kind: "fault" },
             Place { id: "apiserver".into(), label: "kube-apiserver".into(), sub: "admission · validation".into(), x: 460.0, y: 240.0, w: 180.0, h: 76.0, kind: "api" },
-            Place { id: "etcd".into(), label: "etcd".into(), sub: format!("revision {}", frame.scene.revision), x: 460.0, y: 410.0, w: 150.0, h: 52.0, kind: "store" },
+            Place { id: "etcd".into(), label: "etcd".into(), sub: format!("revision {}", frame.revision), x: 460.0, y: 410.0, w: 150.0, h: 52.0, kind: "store" },
         ];
         // Controllers and the scheduler: the actors seen so far, plus the scheduler always.
         let mut top: Vec<String> = frame.flow_counts.iter().map(|(a, _)| a.clone()).filter(|a| matches!(actor_kind(a), "ctrl" | "sched")).collect();

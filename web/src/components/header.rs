@@ -17,6 +17,8 @@ pub struct HeaderProps {
     pub scenario_title: AttrValue,
     /// For the summary counts.
     pub scene: Rc<ClusterSnapshot>,
+    /// The store's revision.
+    pub revision: u64,
 }
 
 /// The kubesim mark: a helm-like heptagon.
@@ -63,7 +65,7 @@ pub fn header(props: &HeaderProps) -> Html {
             <div class="ks-summary" aria-label="Cluster summary">
                 <span><b>{ ready_nodes }</b>{ "/" }{ scene.nodes.len() }{ " nodes ready" }</span>
                 <span><b>{ running }</b>{ "/" }{ scene.pods.len() }{ " pods running" }</span>
-                <span class="ks-rev" title="etcd revision">{ "rev " }{ scene.revision }</span>
+                <span class="ks-rev" title="etcd revision">{ "rev " }{ props.revision }</span>
             </div>
             <button class="ks-icon-button" onclick={toggle_theme} aria-label="Toggle dark theme" title="Toggle theme">
                 { if props.theme == Theme::Dark { "☀" } else { "☾" } }

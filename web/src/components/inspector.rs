@@ -42,7 +42,7 @@ enum Tab {
 pub fn inspector(props: &InspectorProps) -> Html {
     let controls = use_context::<Controls>().expect("controls");
     let tab = use_state(|| Tab::Summary);
-    let revision = props.frame.scene.revision;
+    let revision = props.frame.revision;
     let generation = props.frame.generation;
     let Some(key) = key_of(&props.selection) else {
         return html! { <ObjectBrowser frame={props.frame.clone()} /> };
@@ -365,7 +365,7 @@ pub fn object_browser(props: &ObjectBrowserProps) -> Html {
     let controls = use_context::<Controls>().expect("controls");
     let keys = {
         let sim = controls.sim.clone();
-        use_memo((props.frame.scene.revision, props.frame.generation), move |_| view::object_keys(sim.0.borrow().engine().world()))
+        use_memo((props.frame.revision, props.frame.generation), move |_| view::object_keys(sim.0.borrow().engine().world()))
     };
     let mut kinds: Vec<(String, Vec<ObjectKey>)> = Vec::new();
     for key in keys.iter().filter(|k| k.kind != "Event" && k.kind != "Lease") {
@@ -382,8 +382,10 @@ pub fn object_browser(props: &ObjectBrowserProps) -> Html {
                     <summary>{ format!("{kind} ({})", list.len()) }</summary>
                     <ul class="ks-plain-list">
                         { for list.iter().map(|key| {
-                            let selection = match key.kind.as_str() {
-                                "Node" => Selection::Node(key.name.clone()),
+                            let pod = props.frame.scene.pods.iter().find(|p| key.kind == "Pod" && p.namespace == key.namespace && p.name == key.name);
+                            let selection = match (key.kind.as_str(), pod) {
+                                ("Node", _) => Selection::Node(key.name.clone()),
+                                ("Pod", Some(p)) => Selection::Pod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() },
                                 _ => Selection::Object(key.clone()),
                             };
                             let onclick = controls.dispatch.reform(move |_: MouseEvent| Action::Select(selection.clone()));

@@ -12,7 +12,7 @@ use yew::prelude::*;
 
 const W: f64 = 1160.0;
 const H: f64 = 450.0;
-const HW: f64 = 76.0;
+const HW: f64 = 71.0;
 const HH: f64 = 27.0;
 
 /// Where each state sits.
@@ -119,7 +119,7 @@ fn bend_for(from: Option<Lifecycle>, to: Option<Lifecycle>, both_ways: bool) -> 
     let a = position(from, false);
     let b = position(to, true);
     let long_straight = (a.1 - b.1).abs() < 1.0 && (a.0 - b.0).abs() > 200.0;
-    let mut bend = if both_ways { 26.0 } else { 0.0 };
+    let mut bend = if both_ways { 20.0 } else { 0.0 };
     if long_straight {
         bend += 70.0;
     }
@@ -127,6 +127,11 @@ fn bend_for(from: Option<Lifecycle>, to: Option<Lifecycle>, both_ways: bool) -> 
         bend = 0.0;
     }
     bend
+}
+
+/// `1 pod`, `3 pods`.
+pub fn plural(n: usize, word: &str) -> String {
+    if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") }
 }
 
 fn ease(t: f64) -> f64 {
@@ -270,7 +275,7 @@ pub fn lifecycle_view(props: &LifecycleProps) -> Html {
         <section class="ks-lifecycle" aria-label="Pod lifecycle graph">
             <div class="ks-section-head">
                 <h2>{ "Pod lifecycle" }</h2>
-                <span class="ks-muted">{ format!("{} pods · {} transitions", pods.len(), frame.edges.iter().map(|e| e.2).sum::<u32>()) }</span>
+                <span class="ks-muted">{ format!("{} · {}", plural(pods.len(), "pod"), plural(frame.edges.iter().map(|e| e.2 as usize).sum::<usize>(), "transition")) }</span>
             </div>
             <svg class="ks-graph" viewBox={format!("0 0 {W} {H}")} role="img" aria-label="States a pod passes through, with the number of pods in each">
                 <defs>
