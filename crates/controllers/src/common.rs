@@ -33,10 +33,13 @@ fn rv(object: &Object) -> u64 {
     object.resource_version().parse().unwrap_or(0)
 }
 
-/// An informer's local store: the last state of every object it has seen, by key.
+/// An informer's local store: the last state of every object it has seen, by key, with the
+/// indexes controllers need to stay cheap at 150,000 pods (by controller uid; orphans).
 #[derive(Clone, Debug, Default)]
 pub struct Cache {
     objects: BTreeMap<Key, Arc<Object>>,
+    by_controller: BTreeMap<String, BTreeSet<Key>>,
+    orphans: BTreeSet<Key>,
 }
 
 impl Cache {
@@ -44,7 +47,7 @@ impl Cache {
     pub fn apply(&mut self, event: &WatchEvent) -> Option<Arc<Object>> {
         let key = key_of(&event.object);
         match event.event_type {
-            EventType::Deleted => self.objects.remove(&key),
+            EventType::Deleted => self.remove(&key),
             _ => self.put(event.object.clone()),
         }
     }
@@ -54,12 +57,51 @@ impl Cache {
         let key = key_of(&object);
         match self.objects.get(&key) {
             Some(existing) if rv(existing) > rv(&object) => Some(existing.clone()),
-            _ => self.objects.insert(key, object),
+            _ => {
+                self.index(&key, Some(&object));
+                self.objects.insert(key, object)
+            }
         }
     }
     /// Removes an object (our own successful delete).
     pub fn remove(&mut self, key: &Key) -> Option<Arc<Object>> {
+        self.index(key, None);
         self.objects.remove(key)
+    }
+    fn index(&mut self, key: &Key, new: Option<&Arc<Object>>) {
+        if let Some(old) = self.objects.get(key) {
+            match controller_of(old.metadata()) {
+                Some(r) => {
+                    if let Some(set) = self.by_controller.get_mut(&r.uid) {
+                        set.remove(key);
+                        if set.is_empty() {
+                            self.by_controller.remove(&r.uid);
+                        }
+                    }
+                }
+                None => {
+                    self.orphans.remove(key);
+                }
+            }
+        }
+        if let Some(new) = new {
+            match controller_of(new.metadata()) {
+                Some(r) => {
+                    self.by_controller.entry(r.uid.clone()).or_default().insert(key.clone());
+                }
+                None => {
+                    self.orphans.insert(key.clone());
+                }
+            }
+        }
+    }
+    /// The objects a controller's ClaimObjects can act on in a namespace: those it controls
+    /// and the orphans (objects controlled by others are skipped by claim anyway), in key order.
+    pub fn claim_candidates<'a>(&'a self, namespace: &'a str, owner_uid: &str) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
+        let owned = self.by_controller.get(owner_uid).into_iter().flatten().filter(move |k| k.0 == namespace);
+        let orphans = self.orphans.range((namespace.to_string(), String::new())..).take_while(move |k| k.0 == namespace);
+        let keys: BTreeSet<&Key> = owned.chain(orphans).collect();
+        keys.into_iter().filter_map(move |k| self.objects.get(k))
     }
     /// Looks an object up.
     pub fn get(&self, key: &Key) -> Option<&Arc<Object>> {
@@ -513,4 +555,31 @@ pub fn active_pods_order(a: &Pod, b: &Pod) -> std::cmp::Ordering {
         return xb.cmp(&xa);
     }
     created_ms(&b.metadata).cmp(&created_ms(&a.metadata))
+}
+
+/// A stable merge sort driven by a `less` predicate, like Go's `sort.Sort` over a `Less` that
+/// need not be a strict weak order (upstream's pod ranking is not transitive across log-scale
+/// buckets; Rust's slice sorts may panic on such comparators).
+pub fn sort_by_less<T: Clone>(items: &mut [T], less: &impl Fn(&T, &T) -> bool) {
+    let n = items.len();
+    if n < 2 {
+        return;
+    }
+    let mid = n / 2;
+    sort_by_less(&mut items[..mid], less);
+    sort_by_less(&mut items[mid..], less);
+    let mut merged: Vec<T> = Vec::with_capacity(n);
+    let (mut i, mut j) = (0, mid);
+    while i < mid && j < n {
+        if less(&items[j], &items[i]) {
+            merged.push(items[j].clone());
+            j += 1;
+        } else {
+            merged.push(items[i].clone());
+            i += 1;
+        }
+    }
+    merged.extend_from_slice(&items[i..mid]);
+    merged.extend_from_slice(&items[j..n]);
+    items.clone_from_slice(&merged);
 }

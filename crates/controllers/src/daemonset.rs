@@ -185,7 +185,7 @@ impl DaemonSetController {
         let now = ctx.now;
         let spec = ds.spec.clone().unwrap_or_default();
         let selector = Selector::from_label_selector(&spec.selector);
-        let candidates: Vec<Arc<Object>> = self.pods.in_namespace(&key.0).cloned().collect();
+        let candidates: Vec<Arc<Object>> = self.pods.claim_candidates(&key.0, set_obj.metadata().uid.as_deref().unwrap_or("")).cloned().collect();
         let claimed = claim(ctx, &set_obj, &selector, candidates, &mut self.pods)?;
         let pods: Vec<Pod> = claimed.iter().filter_map(|o| o.as_pod()).cloned().collect();
         let collision = ds.status.as_ref().and_then(|s| s.collision_count);

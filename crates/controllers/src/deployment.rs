@@ -378,7 +378,7 @@ impl DeploymentController {
             return Ok(());
         }
         let selector = Selector::from_label_selector(&spec.selector);
-        let candidates: Vec<Arc<Object>> = self.rss.in_namespace(&key.0).cloned().collect();
+        let candidates: Vec<Arc<Object>> = self.rss.claim_candidates(&key.0, object.metadata().uid.as_deref().unwrap_or("")).cloned().collect();
         let claimed = claim(ctx, &object, &selector, candidates, &mut self.rss)?;
         let rs_list: Vec<ReplicaSet> = claimed.iter().filter_map(|o| as_rs(o)).cloned().collect();
         if is_deleting(&d.metadata) {

@@ -442,9 +442,9 @@ pub fn plan_history_cleanup(old: &[HistoryEntry], limit: Option<i32>) -> Vec<Str
         return Vec::new();
     }
     // ReplicaSetsByRevision: by revision; unparsable / equal revisions fall back to creation.
-    alive.sort_by(|a, b| match (a.revision, b.revision) {
-        (Some(x), Some(y)) if x != y => x.cmp(&y),
-        _ => a.created.cmp(&b.created).then_with(|| a.name.cmp(&b.name)),
+    crate::common::sort_by_less(&mut alive, &|a: &&HistoryEntry, b: &&HistoryEntry| match (a.revision, b.revision) {
+        (Some(x), Some(y)) if x != y => x < y,
+        _ => (a.created, &a.name) < (b.created, &b.name),
     });
     alive
         .iter()

@@ -263,7 +263,7 @@ impl JobController {
         let spec = defaulted_spec(&job.spec.clone().unwrap_or_default());
         let satisfied = self.expectations.satisfied(key, now);
         let selector = Self::effective_selector(&job);
-        let candidates: Vec<Arc<Object>> = self.pods.in_namespace(&key.0).cloned().collect();
+        let candidates: Vec<Arc<Object>> = self.pods.claim_candidates(&key.0, object.metadata().uid.as_deref().unwrap_or("")).cloned().collect();
         let claimed = claim(ctx, &object, &selector, candidates, &mut self.pods)?;
         let pods: Vec<Pod> = claimed.iter().filter_map(|o| o.as_pod()).cloned().collect();
         let status = job.status.get_or_insert_with(Default::default);

@@ -185,15 +185,7 @@ pub fn pods_to_delete<'a>(pods: &[&'a Pod], related: &[&Pod], diff: usize, now: 
         }
     }
     let mut ranked: Vec<(&Pod, usize)> = pods.iter().map(|p| (*p, on_node.get(pod_node(p)).copied().unwrap_or(0))).collect();
-    ranked.sort_by(|a, b| {
-        if pod_deletes_before(a.0, a.1, b.0, b.1, now, true) {
-            Ordering::Less
-        } else if pod_deletes_before(b.0, b.1, a.0, a.1, now, true) {
-            Ordering::Greater
-        } else {
-            Ordering::Equal
-        }
-    });
+    sort_by_less(&mut ranked, &|a: &(&Pod, usize), b: &(&Pod, usize)| pod_deletes_before(a.0, a.1, b.0, b.1, now, true));
     ranked.into_iter().take(diff).map(|(p, _)| p).collect()
 }
 
@@ -481,9 +473,10 @@ impl ReplicaSetController {
         let rs: &ReplicaSet = &rs;
         let needs_sync = self.expectations.satisfied(key, ctx.now);
         let selector = rs_selector(rs);
+        let owner_uid = rs.metadata.uid.clone().unwrap_or_default();
         let candidates: Vec<Arc<Object>> = self
             .pods
-            .in_namespace(&key.0)
+            .claim_candidates(&key.0, &owner_uid)
             .filter(|o| o.as_pod().is_some_and(is_pod_active))
             .cloned()
             .collect();

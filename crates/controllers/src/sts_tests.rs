@@ -4,7 +4,8 @@ use crate::common::{decode, encode};
 use crate::statefulset::*;
 use crate::testing::{FakeKubelet, TestWorld};
 use kubesim_api::k8s_openapi::api::apps::v1::{RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetSpec, StatefulSetUpdateStrategy};
-use kubesim_api::k8s_openapi::api::core::v1::{Container, PersistentVolumeClaim, PersistentVolumeClaimSpec, PodSpec, PodTemplateSpec};
+use kubesim_api::k8s_openapi::api::core::v1::{Container, PersistentVolumeClaim, PersistentVolumeClaimSpec, PodSpec, PodTemplateSpec, VolumeResourceRequirements};
+use kubesim_api::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kubesim_api::time::millis_of;
 use std::collections::BTreeMap;
@@ -24,7 +25,11 @@ fn sts(replicas: i32, parallel: bool) -> StatefulSet {
             },
             volume_claim_templates: Some(vec![PersistentVolumeClaim {
                 metadata: ObjectMeta { name: Some("www".into()), ..Default::default() },
-                spec: Some(PersistentVolumeClaimSpec { access_modes: Some(vec!["ReadWriteOnce".into()]), ..Default::default() }),
+                spec: Some(PersistentVolumeClaimSpec {
+                    access_modes: Some(vec!["ReadWriteOnce".into()]),
+                    resources: Some(VolumeResourceRequirements { requests: Some(BTreeMap::from([("storage".to_string(), Quantity("1Gi".into()))])), limits: None }),
+                    ..Default::default()
+                }),
                 status: None,
             }]),
             ..Default::default()

@@ -417,3 +417,21 @@ fn pods_to_delete_prefers_unscheduled_pending_unready_and_doubled_up() {
     assert!(std::ptr::eq(victims[2], &ready_b), "node-b has more related pods");
     assert_eq!(pods_to_delete(&pods, &related, 4, now).len(), 4);
 }
+
+#[test]
+fn sorting_with_a_non_transitive_less_does_not_panic() {
+    // Ready pods whose ready times straddle log2 buckets, compared by UID within a bucket:
+    // upstream's Less is not transitive here; the sort must still terminate with a permutation.
+    let now: Millis = 1_000_000_000;
+    let mut pods: Vec<Pod> = (0..200)
+        .map(|i| {
+            let mut p = pod("n", "Running", Some(Some(now - (i * 7919 % 100_000) as Millis * 37)), Some(now - 1000));
+            p.metadata.uid = Some(format!("{:04}", (i * 31) % 200));
+            p
+        })
+        .collect();
+    let refs: Vec<&Pod> = pods.iter().collect();
+    let victims = pods_to_delete(&refs, &refs, 100, now);
+    assert_eq!(victims.len(), 100);
+    pods.clear();
+}
