@@ -227,6 +227,8 @@ pub struct NodeInfo {
     pub node: Arc<Object>,
     /// Node name.
     pub name: String,
+    /// Node name, shared (attempt records point at it without copying).
+    pub shared_name: Arc<str>,
     /// status.allocatable (falling back to capacity).
     pub allocatable: Resources,
     /// Sum of the requests of the pods on the node.
@@ -257,6 +259,7 @@ impl NodeInfo {
     pub fn new(node: Arc<Object>) -> NodeInfo {
         let mut info = NodeInfo {
             name: node.name().to_string(),
+            shared_name: Arc::from(node.name()),
             node: node.clone(),
             allocatable: Resources::default(),
             requested: Resources::default(),

@@ -139,7 +139,7 @@ fn select_victims_on_node(s: &Scheduler, pi: usize, pod: &PodInfo, state: &Cycle
     }
     let mut scratch = Attempt::new(0, 0, "", 0);
     let view = crate::framework::ClusterView { cache: &s.cache, listers: &s.listers };
-    let status = s.run_filters_with_nominated(profile, &filters, &state, pod, &node, &mut scratch, false, &view);
+    let status = s.run_filters_with_nominated(profile, &filters, &state, pod, &node, &mut scratch, None, &view);
     if !status.is_success() {
         return Err(status);
     }
@@ -152,7 +152,7 @@ fn select_victims_on_node(s: &Scheduler, pi: usize, pod: &PodInfo, state: &Cycle
         for i in &prefilters {
             profile.plugin(*i).pre_filter_add_pod(state, pod, p, node);
         }
-        let fits = s.run_filters_with_nominated(profile, &filters, state, pod, node, &mut scratch, false, &view).is_success();
+        let fits = s.run_filters_with_nominated(profile, &filters, state, pod, node, &mut scratch, None, &view).is_success();
         if !fits {
             node.remove_pod(&p.key);
             for i in &prefilters {

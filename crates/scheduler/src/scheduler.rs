@@ -6,7 +6,7 @@
 
 use crate::cache::{Cache, NodeInfo, PodInfo};
 use crate::config::{default_profile, parse_configuration, GlobalConfig};
-use crate::explain::{Attempt, Outcome, Stopwatch, PASSED};
+use crate::explain::{Attempt, FilterRecord, Outcome, ScoreRecord, Stopwatch};
 use crate::framework::{ClusterEvent, ClusterView, Code, CycleState, Listers, Point, Profile, Status};
 use crate::latency;
 use crate::queue::{Location, SchedulingQueue, FLUSH_UNSCHEDULABLE_PERIOD_MS};
@@ -148,11 +148,14 @@ pub struct Options {
     pub max_attempts_per_pod: usize,
     /// Pods whose history is kept (the pod first recorded longest ago is dropped first).
     pub max_history_pods: usize,
+    /// Above this many nodes, attempts (and annotations) keep per-node filter verdicts only in
+    /// the FitError summary and scores only for the top 3 nodes and the selected one.
+    pub detail_max_nodes: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { annotations: true, events: true, history: true, max_attempts_per_pod: 32, max_history_pods: 10_000 }
+        Options { annotations: true, events: true, history: true, max_attempts_per_pod: 32, max_history_pods: 10_000, detail_max_nodes: 1000 }
     }
 }
 
@@ -699,24 +702,27 @@ impl Scheduler {
         let profile = &self.profiles[pi];
         let view = ClusterView { cache: &self.cache, listers: &self.listers };
         let timed = self.options.history;
+        let detailed = record && num_all <= self.options.detail_max_nodes;
+        attempt.detailed = detailed;
+        let mut feasible_ni: Vec<u32> = Vec::new();
         // PreFilter.
         let mut allowed: Option<BTreeSet<String>> = None;
         for i in profile.at(Point::PreFilter) {
             let plugin = profile.plugin(*i);
             let watch = Stopwatch::start(timed);
             let (status, nodes) = plugin.pre_filter(state, pod, &view);
-            watch.record(attempt, || format!("PreFilter/{}", plugin.name()));
+            watch.record(attempt, "PreFilter", plugin.name());
             if status.is_skip() {
                 state.skip_filter.insert(plugin.name());
                 if record {
-                    attempt.pre_filter.insert(plugin.name().to_string(), "skip".into());
+                    attempt.pre_filter.push((plugin.name(), "skip".into()));
                 }
                 continue;
             }
             if !status.is_success() {
                 let msg = status.message();
                 if record {
-                    attempt.pre_filter.insert(plugin.name().to_string(), msg.clone());
+                    attempt.pre_filter.push((plugin.name(), msg.clone()));
                 }
                 diagnosis.pre_filter_msg = Some(msg);
                 diagnosis.plugins.insert(plugin.name());
@@ -738,9 +744,11 @@ impl Scheduler {
             if let Some(idx) = self.cache.node_index(nn) {
                 let node = &self.cache.nodes()[idx];
                 if allowed.as_ref().is_none_or(|a| a.contains(&node.name)) {
-                    let status = self.run_filters_with_nominated(profile, &filters, state, pod, node, attempt, record, &view);
+                    let ni = detailed.then(|| attempt.node_index(&node.shared_name));
+                    let status = self.run_filters_with_nominated(profile, &filters, state, pod, node, attempt, ni, &view);
                     if status.is_success() {
                         feasible.push(idx);
+                        feasible_ni.extend(ni);
                     }
                 }
             }
@@ -764,15 +772,15 @@ impl Scheduler {
                 let node = &self.cache.nodes()[idx];
                 if let Some(a) = allowed.as_ref() {
                     if !a.contains(&node.name) {
-                        let plugins: Vec<&str> = profile.at(Point::PreFilter).iter().map(|i| profile.plugin(*i).name()).collect();
-                        let _ = plugins;
                         diagnosis.node_statuses.push((idx, Status::unresolvable("node(s) didn't satisfy plugin(s) [NodeAffinity]")));
                         continue;
                     }
                 }
-                let status = self.run_filters_with_nominated(profile, &filters, state, pod, node, attempt, record, &view);
+                let ni = detailed.then(|| attempt.node_index(&node.shared_name));
+                let status = self.run_filters_with_nominated(profile, &filters, state, pod, node, attempt, ni, &view);
                 if status.is_success() {
                     feasible.push(idx);
+                    feasible_ni.extend(ni);
                 } else {
                     diagnosis.plugins.insert(status.plugin);
                     diagnosis.node_statuses.push((idx, status));
@@ -783,7 +791,7 @@ impl Scheduler {
         } else {
             attempt.evaluated_nodes = 1;
         }
-        filter_watch.record(attempt, || "Filter".to_string());
+        filter_watch.record(attempt, "Filter", "*");
         if feasible.is_empty() {
             return Err(diagnosis);
         }
@@ -799,11 +807,12 @@ impl Scheduler {
             if plugin.pre_score(state, pod, &feasible_nodes, &view).is_skip() {
                 state.skip_score.insert(plugin.name());
             }
-            watch.record(attempt, || format!("PreScore/{}", plugin.name()));
+            watch.record(attempt, "PreScore", plugin.name());
         }
         // Score, NormalizeScore, weights.
         let mut totals = vec![0i64; feasible.len()];
         let mut raw = vec![0i64; feasible.len()];
+        let mut pending: Vec<ScoreRecord> = Vec::new();
         for sp in &profile.score {
             let plugin = profile.plugin(sp.index);
             if state.skip_score.contains(plugin.name()) {
@@ -813,27 +822,47 @@ impl Scheduler {
             for (k, node) in feasible_nodes.iter().enumerate() {
                 raw[k] = plugin.score(state, pod, node, &view);
             }
-            if record {
-                for (k, node) in feasible_nodes.iter().enumerate() {
-                    attempt.scores.entry(node.name.clone()).or_default().insert(plugin.name().to_string(), raw[k]);
-                }
-            }
+            let raw_scores = if record { raw.clone() } else { Vec::new() };
             plugin.normalize(state, pod, &mut raw);
-            watch.record(attempt, || format!("Score/{}", plugin.name()));
-            for (k, node) in feasible_nodes.iter().enumerate() {
+            watch.record(attempt, "Score", plugin.name());
+            for k in 0..feasible_nodes.len() {
                 let weighted = raw[k].clamp(0, crate::framework::MAX_NODE_SCORE) * sp.weight;
                 totals[k] += weighted;
                 if record {
-                    attempt.final_scores.entry(node.name.clone()).or_default().insert(plugin.name().to_string(), weighted);
+                    pending.push(ScoreRecord { node: k as u32, plugin: plugin.name(), raw: raw_scores[k], weighted });
                 }
             }
         }
+        let chosen = select_host(&totals, rng).expect("feasible is not empty");
         if record {
-            for (k, node) in feasible_nodes.iter().enumerate() {
-                attempt.totals.insert(node.name.clone(), totals[k]);
+            // Map feasible positions to attempt node indices (all of them, or the top 3 + chosen).
+            let mut slot: Vec<Option<u32>> = vec![None; feasible_nodes.len()];
+            if detailed {
+                for (k, ni) in feasible_ni.iter().enumerate() {
+                    slot[k] = Some(*ni);
+                }
+            } else {
+                let mut order: Vec<usize> = (0..totals.len()).collect();
+                order.sort_by(|a, b| totals[*b].cmp(&totals[*a]).then(a.cmp(b)));
+                let mut keep: Vec<usize> = order.into_iter().take(3).collect();
+                if !keep.contains(&chosen) {
+                    keep.push(chosen);
+                }
+                for k in keep {
+                    slot[k] = Some(attempt.node_index(&feasible_nodes[k].shared_name));
+                }
+            }
+            for r in pending {
+                if let Some(ni) = slot[r.node as usize] {
+                    attempt.score_records.push(ScoreRecord { node: ni, ..r });
+                }
+            }
+            for (k, t) in totals.iter().enumerate() {
+                if let Some(ni) = slot[k] {
+                    attempt.node_totals.push((ni, *t));
+                }
             }
         }
-        let chosen = select_host(&totals, rng).expect("feasible is not empty");
         Ok(feasible_nodes[chosen].name.clone())
     }
 
@@ -848,7 +877,7 @@ impl Scheduler {
         pod: &PodInfo,
         node: &NodeInfo,
         attempt: &mut Attempt,
-        record: bool,
+        record: Option<u32>,
         _view: &ClusterView,
     ) -> Status {
         let nominated: Vec<&Arc<PodInfo>> = self
@@ -876,7 +905,7 @@ impl Scheduler {
         if !s.is_success() {
             return s;
         }
-        run_filters(profile, filters, state, pod, node, attempt, false)
+        run_filters(profile, filters, state, pod, node, attempt, None)
     }
 
     fn write_annotations(&self, pod: &PodInfo, attempt: &Attempt, ctx: &mut Ctx) {
@@ -926,13 +955,13 @@ impl Scheduler {
 }
 
 /// Runs the Filter plugins on one node, stopping at the first rejection.
-pub(crate) fn run_filters(profile: &Profile, filters: &[usize], state: &CycleState, pod: &PodInfo, node: &NodeInfo, attempt: &mut Attempt, record: bool) -> Status {
+pub(crate) fn run_filters(profile: &Profile, filters: &[usize], state: &CycleState, pod: &PodInfo, node: &NodeInfo, attempt: &mut Attempt, record: Option<u32>) -> Status {
     for i in filters {
         let plugin = profile.plugin(*i);
         let status = plugin.filter(state, pod, node);
-        if record {
-            let verdict = if status.is_success() { PASSED.to_string() } else { status.message() };
-            attempt.filter.entry(node.name.clone()).or_default().insert(plugin.name().to_string(), verdict);
+        if let Some(ni) = record {
+            let reason = (!status.is_success()).then(|| status.message().into_boxed_str());
+            attempt.filter_records.push(FilterRecord { node: ni, plugin: plugin.name(), reason });
         }
         if !status.is_success() {
             return status.with_plugin(plugin.name());

@@ -172,10 +172,12 @@ mod more {
         assert_eq!(h.node_of("default", "web").as_deref(), Some("node-1"));
         let attempts = h.scheduler.attempts("default", "web");
         assert_eq!(attempts.len(), 1);
-        assert!(attempts[0].plugin_ns.contains_key("Filter"), "{:?}", attempts[0].plugin_ns);
-        assert!(attempts[0].plugin_ns.contains_key("Score/NodeResourcesFit"));
+        assert!(attempts[0].plugin_time("Filter", "*").is_some(), "{:?}", attempts[0].plugin_ns);
+        assert!(attempts[0].plugin_time("Score", "NodeResourcesFit").is_some());
         assert!(attempts[0].wall_ns.is_some());
-        assert_eq!(attempts[0].totals["node-1"], 300 + 81 + attempts[0].final_scores["node-1"]["NodeResourcesBalancedAllocation"] + attempts[0].final_scores["node-1"]["ImageLocality"]);
+        let finals = attempts[0].final_scores();
+        assert_eq!(attempts[0].totals()["node-1"], 300 + 81 + finals["node-1"]["NodeResourcesBalancedAllocation"] + finals["node-1"]["ImageLocality"]);
+        assert_eq!(attempts[0].filter()["node-3"]["TaintToleration"], "node(s) had untolerated taint {k: v}");
     }
 
     #[test]
@@ -211,6 +213,15 @@ mod more {
         h.run_until_idle(10_000);
         assert_eq!(h.scheduler.queue_location("default", "gated"), Some(kubesim_scheduler::queue::Location::Gated));
         assert!(h.scheduler.attempts("default", "gated").is_empty());
+        // Removing the gate lets the pod into activeQ.
+        let mut pod = h.pod("default", "gated").unwrap();
+        pod.spec.as_mut().unwrap().scheduling_gates = None;
+        pod.metadata.resource_version = None;
+        let actor: std::sync::Arc<str> = "kubectl".into();
+        let mut req = kubesim_apiserver::Request { now: h.now, rng: &mut h.rng, actor: &actor };
+        h.api.update(Object::Pod(Box::new(pod)), &mut req).unwrap();
+        h.run_until_idle(20_000);
+        assert_eq!(h.node_of("default", "gated").as_deref(), Some("node-1"));
     }
 
     #[test]
@@ -445,7 +456,7 @@ fn runs_are_deterministic() {
         let attempts: Vec<(u64, Option<String>, std::collections::BTreeMap<String, i64>)> = (0..40)
             .map(|i| {
                 let a = &h.scheduler.attempts("default", &format!("p{i}"))[0];
-                (a.t_ms, a.selected.clone(), a.totals.clone())
+                (a.t_ms, a.selected.clone(), a.totals())
             })
             .collect();
         (placements, attempts, h.api.store().revision())
@@ -453,4 +464,25 @@ fn runs_are_deterministic() {
     let first = run();
     assert!(first.0.iter().all(Option::is_some));
     assert_eq!(first, run());
+}
+
+// Above `detail_max_nodes`, attempts keep the top 3 scored nodes and the selected one.
+#[test]
+fn large_clusters_keep_summarized_details() {
+    let options = kubesim_scheduler::Options { detail_max_nodes: 5, ..Default::default() };
+    let mut h = Harness::new(Scheduler::new().with_options(options));
+    for i in 0..8 {
+        h.create(node(&format!("node-{i}"), "4", "8Gi")).unwrap();
+    }
+    h.create(Object::Pod(Box::new(make_pod("p", &[("cpu", "100m")])))).unwrap();
+    h.run_until_idle(10_000);
+    let a = &h.scheduler.attempts("default", "p")[0];
+    assert!(!a.detailed);
+    assert!(a.filter_records.is_empty());
+    let totals = a.totals();
+    assert_eq!(totals.len(), 3, "{totals:?}");
+    assert!(totals.contains_key(a.selected.as_deref().unwrap()));
+    let ann = h.pod("default", "p").unwrap().metadata.annotations.unwrap();
+    let scores: serde_json::Value = serde_json::from_str(&ann["kubesim.dev/score-result"]).unwrap();
+    assert_eq!(scores.as_object().unwrap().len(), 3);
 }
