@@ -496,8 +496,8 @@ fn delete(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
             }
         }
         if !has_names && !found_any {
-            let scopes: Vec<Scope> = targets.groups.iter().map(|(i, _)| i.scope).collect();
-            out.errln(get::no_resources(filter.namespace.as_deref(), &scopes));
+            // delete.go prints this on stdout, without a namespace.
+            out.outln("No resources found");
             return;
         }
     }
@@ -573,19 +573,22 @@ fn scale(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, o
             out.fail(format!("error: cannot scale {}: no scale subresource", kind_group(info)));
             continue;
         }
-        let json = object.to_json();
+        // GET and PUT the scale subresource, as kubectl's scaler does.
+        let scale = match api.get_scale(info, object.namespace(), object.name()) {
+            Ok(s) => s,
+            Err(e) => {
+                out.fail(server_error(&e));
+                continue;
+            }
+        };
         if let Some(expected) = current_replicas {
-            let actual = util::jget(&json, "spec.replicas").and_then(|v| v.as_i64()).unwrap_or(1);
+            let actual = scale.pointer("/spec/replicas").and_then(|v| v.as_i64()).unwrap_or(1);
             if actual != expected {
                 out.fail(format!("error: Expected replicas to be {expected}, was {actual}"));
                 continue;
             }
         }
-        let updated = with_json(&object, info, |j| {
-            j["spec"]["replicas"] = Value::from(replicas);
-            Ok(())
-        });
-        let result = updated.map_err(|e| format!("error: {e}")).and_then(|o| util::update(api, o, req).map_err(|e| server_error(&e)));
+        let result = api.update_scale(info, object.namespace(), object.name(), replicas as i32, req).map_err(|e| server_error(&e));
         match result {
             Ok(_) => out.outln(format!("{} scaled", type_name(info, object.name()))),
             Err(e) => out.fail(e),
@@ -1095,95 +1098,9 @@ fn cordon(args: &Args, api: &mut ApiServer, req: &mut Request, out: &mut Output,
     }
 }
 
-/// PodDisruptionBudgets that select a pod, with their allowed disruptions: the budget's
-/// status when a disruption controller has observed it, otherwise computed as that controller
-/// would (pkg/controller/disruption: healthy pods minus desired healthy, floored at 0).
-fn pdbs_for(api: &ApiServer, pod: &Object) -> Vec<(String, i64)> {
-    let Some(info) = kind_info("policy/v1", "PodDisruptionBudget") else { return Vec::new() };
-    util::list(api, info, Some(pod.namespace()))
-        .into_iter()
-        .filter_map(|pdb| {
-            let json = pdb.to_json();
-            let selector = util::label_selector_json(util::jget(&json, "spec.selector"))?;
-            if selector.match_labels.as_ref().is_none_or(|m| m.is_empty()) && selector.match_expressions.as_ref().is_none_or(|m| m.is_empty()) {
-                return None;
-            }
-            let selector = Selector::from_label_selector(&selector);
-            if !selector.matches(pod.metadata().labels.as_ref()) {
-                return None;
-            }
-            let allowed = if util::jget(&json, "status.observedGeneration").is_some() {
-                util::jint(&json, "status.disruptionsAllowed")
-            } else {
-                computed_disruptions_allowed(api, pod.namespace(), &selector, &json)
-            };
-            Some((pdb.name().to_string(), allowed))
-        })
-        .collect()
-}
-
-fn computed_disruptions_allowed(api: &ApiServer, namespace: &str, selector: &Selector, pdb: &Value) -> i64 {
-    let pod_info = kind_info("v1", "Pod").expect("pods");
-    let pods: Vec<Arc<Object>> = util::list(api, pod_info, Some(namespace))
-        .into_iter()
-        .filter(|p| selector.matches(p.metadata().labels.as_ref()))
-        .filter(|p| !matches!(p.as_pod().and_then(|p| p.status.as_ref()).and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed")))
-        .collect();
-    let expected = pods.len() as i64;
-    let healthy = pods
-        .iter()
-        .filter(|p| p.metadata().deletion_timestamp.is_none())
-        .filter(|p| p.as_pod().and_then(|p| p.status.as_ref()).and_then(|s| s.conditions.as_ref()).is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True")))
-        .count() as i64;
-    let scaled = |v: &Value| -> i64 {
-        match v {
-            Value::Number(n) => n.as_i64().unwrap_or(0),
-            Value::String(s) => {
-                let pct: i64 = s.trim_end_matches('%').parse().unwrap_or(0);
-                (pct * expected + 99) / 100
-            }
-            _ => 0,
-        }
-    };
-    let desired = if let Some(min) = util::jget(pdb, "spec.minAvailable") {
-        scaled(min)
-    } else if let Some(max) = util::jget(pdb, "spec.maxUnavailable") {
-        expected - scaled(max)
-    } else {
-        expected
-    };
-    (healthy - desired).max(0)
-}
-
-/// The Eviction API's checks (pkg/registry/core/pod/storage/eviction.go): a pod covered by a
-/// PDB with no disruptions allowed cannot be evicted (429); otherwise it is deleted with its
-/// grace period and the PDB's allowance is decremented.
-pub fn evict(api: &mut ApiServer, req: &mut Request, pod: &Object, grace: Option<i64>) -> Result<(), ApiError> {
-    let pdbs = pdbs_for(api, pod);
-    let terminal = matches!(pod.as_pod().and_then(|p| p.status.as_ref()).and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed"));
-    if !terminal && pod.metadata().deletion_timestamp.is_none() {
-        if pdbs.len() > 1 {
-            return Err(ApiError { code: 500, reason: "InternalError", message: "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.".into() });
-        }
-        if let Some((name, allowed)) = pdbs.first() {
-            if *allowed <= 0 {
-                return Err(ApiError::too_many_requests("Cannot evict pod as it would violate the pod's disruption budget.".to_string()));
-            }
-            // Decrement the budget's allowance as the eviction subresource does (only when a
-            // disruption controller maintains the status; otherwise it is recomputed from pods).
-            if let Some(info) = kind_info("policy/v1", "PodDisruptionBudget") {
-                if let Some(pdb) = api.get(info, pod.namespace(), name).ok().filter(|p| p.to_json().pointer("/status/observedGeneration").is_some()) {
-                    let mut json = pdb.to_json();
-                    json["status"]["disruptionsAllowed"] = Value::from(allowed - 1);
-                    if let Ok(o) = util::from_json(info, json) {
-                        let _ = api.update_status(o, req);
-                    }
-                }
-            }
-        }
-    }
-    let info = kind_info("v1", "Pod").expect("pods");
-    api.delete(info, pod.namespace(), pod.name(), DeleteOptions { grace_period_seconds: grace, ..Default::default() }, req).map(|_| ())
+/// POST pods/eviction through the API server's eviction subresource (PDB checks, 429).
+fn evict(api: &mut ApiServer, req: &mut Request, pod: &Object, grace: Option<i64>) -> Result<(), ApiError> {
+    api.evict(pod.namespace(), pod.name(), DeleteOptions { grace_period_seconds: grace, ..Default::default() }, req).map(|_| ())
 }
 
 /// `kubectl drain` (cmd/drain/drain.go, k8s.io/kubectl/pkg/drain): cordon, then evict every

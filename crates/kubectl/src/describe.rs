@@ -1450,8 +1450,7 @@ pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str,
         }
     }
     if described.is_empty() && out.exit_code == 0 {
-        let scopes: Vec<kubesim_api::Scope> = targets.groups.iter().map(|(i, _)| i.scope).collect();
-        out.errln(crate::get::no_resources(filter.namespace.as_deref(), &scopes));
+        out.errln(crate::get::no_resources(filter.namespace.as_deref()));
         return;
     }
     out.out(described.join("\n\n"));

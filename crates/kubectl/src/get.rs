@@ -24,8 +24,6 @@ const ALL: &[&str] = &[
 pub struct Targets {
     /// Kinds with the names asked for (empty = all objects of the kind).
     pub groups: Vec<(&'static KindInfo, Vec<String>)>,
-    /// Whether kubectl would print `kind/name` (several types, `all`, or `type/name` args).
-    pub with_kind: bool,
     /// Whether exactly one object was named (single-object output for yaml/json).
     pub single: bool,
 }
@@ -51,16 +49,11 @@ pub fn parse_targets(positional: &[String]) -> Result<Targets, String> {
             }
         }
         let single = groups.len() == 1 && groups[0].1.len() == 1;
-        return Ok(Targets { groups, with_kind: true, single });
+        return Ok(Targets { groups, single });
     }
-    let mut with_kind = false;
     let types: Vec<&str> = positional[0].split(',').filter(|t| !t.is_empty()).collect();
-    if types.len() > 1 {
-        with_kind = true;
-    }
     for t in types {
         if t == "all" {
-            with_kind = true;
             for name in ALL {
                 let info = util::resolve(name)?;
                 groups.push((info, Vec::new()));
@@ -82,7 +75,7 @@ pub fn parse_targets(positional: &[String]) -> Result<Targets, String> {
         n.extend(names.iter().cloned());
     }
     let single = groups.len() == 1 && names.len() == 1;
-    Ok(Targets { groups, with_kind, single })
+    Ok(Targets { groups, single })
 }
 
 /// A `--field-selector` (`metadata.name=x,status.phase!=Running`), evaluated on JSON.
@@ -178,11 +171,12 @@ pub fn collect(api: &ApiServer, targets: &Targets, filter: &Filter, namespace: &
     result
 }
 
-/// The message kubectl prints when a list comes back empty.
-pub fn no_resources(namespace: Option<&str>, scopes: &[Scope]) -> String {
+/// The message get and describe print when nothing was found: get.go names the namespace
+/// unless `-A` was given, whatever the kinds' scope (so `get pv` says "in default namespace").
+pub fn no_resources(namespace: Option<&str>) -> String {
     match namespace {
-        Some(ns) if scopes.contains(&Scope::Namespaced) => format!("No resources found in {ns} namespace."),
-        _ => "No resources found".into(),
+        Some(ns) => format!("No resources found in {ns} namespace."),
+        None => "No resources found".into(),
     }
 }
 
@@ -373,14 +367,17 @@ pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str,
     let total: usize = groups.iter().map(|(_, o)| o.len()).sum();
     let names_requested = targets.groups.iter().any(|(_, n)| !n.is_empty());
     if total == 0 && !names_requested {
-        if matches!(format, Format::Json | Format::Yaml) {
-            print_objects(&format, &[], false, out);
-            return;
+        match format {
+            // printGeneric: an empty List for yaml/json, nothing at all for name/jsonpath.
+            Format::Json | Format::Yaml => print_objects(&format, &[], false, out),
+            Format::Table | Format::Wide => out.errln(no_resources(filter.namespace.as_deref())),
+            _ => {}
         }
-        let scopes: Vec<Scope> = targets.groups.iter().map(|(i, _)| i.scope).collect();
-        out.errln(no_resources(filter.namespace.as_deref(), &scopes));
         return;
     }
+    // multipleGVKsRequested: `kind/name` only when the results span several kinds.
+    let kinds_found = groups.iter().filter(|(_, o)| !o.is_empty()).count();
+    let with_kind = kinds_found > 1;
     match &format {
         Format::Table | Format::Wide => {
             let no_headers = args.bool("no-headers");
@@ -393,13 +390,13 @@ pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str,
                     out.out("\n");
                 }
                 first = false;
-                let t = table(info, objects, args, req.now, targets.with_kind, filter.namespace.is_none());
+                let t = table(info, objects, args, req.now, with_kind, filter.namespace.is_none());
                 out.out(t.render(no_headers));
             }
         }
         other => {
             let flat: Vec<(&'static KindInfo, Arc<Object>)> = groups.iter().flat_map(|(i, os)| os.iter().map(move |o| (*i, o.clone()))).collect();
-            print_objects(other, &flat, targets.single && !targets.with_kind || (targets.single && flat.len() == 1 && targets.groups.len() == 1), out);
+            print_objects(other, &flat, targets.single, out);
         }
     }
 }

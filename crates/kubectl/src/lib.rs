@@ -20,10 +20,8 @@
 //! Deviations (the simulation acts in one virtual instant per command):
 //! - `wait` evaluates its condition now (met, or the timeout error); `rollout status`, `get -w`
 //!   and `logs -f` report the current state instead of blocking.
-//! - `drain` evicts through the Eviction API's checks implemented here (the simulated API server
-//!   has no eviction subresource); a PDB's allowance comes from its status when a disruption
-//!   controller maintains it, else it is computed from the selected pods. Blocked evictions are
-//!   reported once instead of retried every 5 s.
+//! - `drain` evicts through the API server's eviction subresource (PDB checks, 429); blocked
+//!   evictions are reported once instead of retried every 5 s until --timeout.
 //! - `apply --server-side` merges into the live object without a last-applied annotation and
 //!   prints `serverside-applied`; managedFields and conflicts are not modelled.
 //! - Unknown fields warn (`--validate=warn`) unless `--validate=strict` is given.

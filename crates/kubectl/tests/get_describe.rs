@@ -41,7 +41,10 @@ fn get_tables() {
         (r#"get pods -o jsonpath='{range .items[*]}{.metadata.name}{"\t"}{.status.podIP}{"\n"}{end}'"#, "web-7d4b9c7f5-abcde\t10.244.0.5\nweb-7d4b9c7f5-fghij\t10.244.0.6\n"),
         ("get pods -o custom-columns=NAME:.metadata.name,NODE:.spec.nodeName", "NAME                  NODE\nweb-7d4b9c7f5-abcde   node-1\nweb-7d4b9c7f5-fghij   node-1\n"),
         ("get pods --sort-by=.status.podIP -o name", "pod/web-7d4b9c7f5-abcde\npod/web-7d4b9c7f5-fghij\n"),
-        ("get pods -n kube-system -o name", ""),
+        // A single kind in the results: no kind/ prefix even for type/name arguments.
+        ("get pod/web-7d4b9c7f5-abcde", "NAME                  READY   STATUS    RESTARTS   AGE\nweb-7d4b9c7f5-abcde   1/1     Running   0          4m56s\n"),
+        ("get pods,pvc", "NAME                  READY   STATUS    RESTARTS   AGE\nweb-7d4b9c7f5-abcde   1/1     Running   0          4m56s\nweb-7d4b9c7f5-fghij   1/1     Running   0          4m56s\n"),
+        ("get pods -n kube-system", ""),
     ];
     for (cmd, want) in cases {
         let stderr = if want.is_empty() {
@@ -63,7 +66,12 @@ fn get_errors() {
     check(&mut f, "get pods -o xml", "", "error: unable to match a printer suitable for the output format \"xml\", allowed formats are: custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml\n", 1);
     check(&mut f, "get nodes -A", "NAME     STATUS   ROLES    AGE   VERSION\nnode-1   Ready    worker   5m    v1.34.0\n", "", 0);
     check(&mut f, "get pvc", "", "No resources found in default namespace.\n", 0);
-    check(&mut f, "get pv", "", "No resources found\n", 0);
+    // get.go names the namespace whenever -A is absent, even for cluster-scoped kinds.
+    check(&mut f, "get pv", "", "No resources found in default namespace.\n", 0);
+    check(&mut f, "get pv -A", "", "No resources found\n", 0);
+    // Non-table formats print nothing (name, jsonpath) or an empty List (yaml, json).
+    check(&mut f, "get pods -n kube-system -o name", "", "", 0);
+    check(&mut f, "get pods -n kube-system -o json", "{\n    \"apiVersion\": \"v1\",\n    \"items\": [],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n", "", 0);
     check(&mut f, "get pods -l 'a in b'", "", "error: unable to parse requirement: found 'b', expected: '('\n", 1);
 }
 
