@@ -485,7 +485,11 @@ fn delete(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
         let mut found_any = false;
         for (info, names) in &targets.groups {
             if names.is_empty() {
-                for o in filter.list(api, info) {
+                let listed = match filter.list(api, info) {
+                    Ok(l) => l,
+                    Err(e) => return out.fail(e),
+                };
+                for o in listed {
                     found_any = true;
                     victims.push((info, o.namespace().to_string(), o.name().to_string(), None));
                 }
@@ -849,8 +853,8 @@ fn label_or_annotate(args: &Args, api: &mut ApiServer, req: &mut Request, namesp
     let overwrite = args.bool("overwrite");
     let targets = if args.bool("all") && resources.len() == 1 && !resources[0].contains('/') {
         let Ok(info) = util::resolve(&resources[0]) else { return out.fail(format!("error: the server doesn't have a resource type \"{}\"", resources[0])) };
-        let filter = Filter { namespace: if args.bool("all-namespaces") { None } else { Some(namespace.to_string()) }, labels: None, fields: None };
-        filter.list(api, info).into_iter().map(|o| (info, o)).collect()
+        let filter = Filter::namespace_only(if args.bool("all-namespaces") { None } else { Some(namespace.to_string()) });
+        filter.list(api, info).unwrap_or_default().into_iter().map(|o| (info, o)).collect()
     } else {
         many_targets(args, &resources, api, namespace, out)
     };
@@ -1855,7 +1859,13 @@ fn wait(args: &Args, api: &ApiServer, namespace: &str, out: &mut Output) {
     let timeout = args.get("timeout").unwrap_or("30s");
     for (info, names) in &targets.groups {
         let objects: Vec<(String, Option<Arc<Object>>)> = if names.is_empty() {
-            filter.list(api, info).into_iter().map(|o| (o.name().to_string(), Some(o))).collect()
+            match filter.list(api, info) {
+                Ok(l) => l.into_iter().map(|o| (o.name().to_string(), Some(o))).collect(),
+                Err(e) => {
+                    out.fail(e);
+                    continue;
+                }
+            }
         } else {
             names.iter().map(|n| (n.clone(), api.get(info, &util::namespace_for(info, namespace), n).ok())).collect()
         };

@@ -1427,7 +1427,14 @@ pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str,
     let mut described: Vec<String> = Vec::new();
     for (info, names) in &targets.groups {
         if names.is_empty() {
-            for o in filter.list(api, info) {
+            let listed = match filter.list(api, info) {
+                Ok(l) => l,
+                Err(e) => {
+                    out.fail(e);
+                    continue;
+                }
+            };
+            for o in listed {
                 described.push(describe_object(api, info, &o, req.now));
             }
             continue;

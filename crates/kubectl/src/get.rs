@@ -8,7 +8,7 @@ use crate::util::{self, kind_group, server_error, type_name};
 use crate::Output;
 use crate::yaml::to_yaml;
 use kubesim_api::object::{KindInfo, Object, Scope};
-use kubesim_api::selector::Selector;
+use kubesim_api::selector::{FieldSelector, Selector};
 use kubesim_apiserver::{ApiServer, Request};
 use serde_json::Value;
 use std::sync::Arc;
@@ -78,44 +78,8 @@ pub fn parse_targets(positional: &[String]) -> Result<Targets, String> {
     Ok(Targets { groups, single })
 }
 
-/// A `--field-selector` (`metadata.name=x,status.phase!=Running`), evaluated on JSON.
-#[derive(Clone, Debug, Default)]
-pub struct FieldSelector {
-    terms: Vec<(String, bool, String)>,
-}
-
-impl FieldSelector {
-    /// Parses a field selector.
-    pub fn parse(text: &str) -> Result<FieldSelector, String> {
-        let mut terms = Vec::new();
-        for part in text.split(',').filter(|p| !p.trim().is_empty()) {
-            let (key, negate, value) = if let Some((k, v)) = part.split_once("!=") {
-                (k, true, v)
-            } else if let Some((k, v)) = part.split_once("==") {
-                (k, false, v)
-            } else if let Some((k, v)) = part.split_once('=') {
-                (k, false, v)
-            } else {
-                return Err(format!("invalid selector: '{text}'; can't understand '{part}'"));
-            };
-            terms.push((key.trim().to_string(), negate, value.trim().to_string()));
-        }
-        Ok(FieldSelector { terms })
-    }
-    /// Whether the object matches.
-    pub fn matches(&self, json: &Value) -> bool {
-        self.terms.iter().all(|(key, negate, want)| {
-            let got = util::jget(json, key).map(|v| match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            });
-            let got = got.unwrap_or_default();
-            (got == *want) != *negate
-        })
-    }
-}
-
-/// Filters shared by get, delete, label, annotate...: namespace scope, `-l`, `--field-selector`.
+/// Filters shared by get, delete, label, annotate...: namespace scope, `-l`, `--field-selector`,
+/// evaluated by the API server's LIST (field selectors support the fields upstream supports).
 pub struct Filter {
     /// Namespace (None = all namespaces).
     pub namespace: Option<String>,
@@ -123,6 +87,8 @@ pub struct Filter {
     pub labels: Option<Selector>,
     /// `--field-selector`.
     pub fields: Option<FieldSelector>,
+    label_text: String,
+    field_text: String,
 }
 
 impl Filter {
@@ -137,16 +103,38 @@ impl Filter {
             None => None,
         };
         let namespace = if args.bool("all-namespaces") { None } else { Some(namespace.to_string()) };
-        Ok(Filter { namespace, labels, fields })
+        Ok(Filter {
+            namespace,
+            labels,
+            fields,
+            label_text: args.get("selector").unwrap_or("").to_string(),
+            field_text: args.get("field-selector").unwrap_or("").to_string(),
+        })
     }
 
-    /// The objects of a kind that pass the filter.
-    pub fn list(&self, api: &ApiServer, info: &KindInfo) -> Vec<Arc<Object>> {
-        util::list(api, info, self.namespace.as_deref())
-            .into_iter()
-            .filter(|o| self.labels.as_ref().is_none_or(|s| s.matches(o.metadata().labels.as_ref())))
-            .filter(|o| self.fields.as_ref().is_none_or(|f| f.matches(&o.to_json())))
-            .collect()
+    /// A filter for one namespace (or all) with no selectors.
+    pub fn namespace_only(namespace: Option<String>) -> Filter {
+        Filter { namespace, labels: None, fields: None, label_text: String::new(), field_text: String::new() }
+    }
+
+    /// The objects of a kind that pass the filter, or the error kubectl prints
+    /// (resource/selector.go wraps BadRequest list errors with the selectors).
+    pub fn list(&self, api: &ApiServer, info: &KindInfo) -> Result<Vec<Arc<Object>>, String> {
+        match api.list(info, self.namespace.as_deref(), self.labels.as_ref(), self.fields.as_ref()) {
+            Ok((items, _)) => Ok(items.into_iter().filter(|o| o.kind() == info.kind).collect()),
+            Err(mut e) => {
+                let gvr = match info.api_version.split_once('/') {
+                    Some((g, v)) => format!("{{{g:?} {v:?} {:?}}}", info.plural),
+                    None => format!("{{\"\" {:?} {:?}}}", info.api_version, info.plural),
+                };
+                e.message = if self.label_text.is_empty() && self.field_text.is_empty() {
+                    format!("Unable to list {gvr}: {}", e.message)
+                } else {
+                    format!("Unable to find {gvr} that match label selector {:?}, field selector {:?}: {}", self.label_text, self.field_text, e.message)
+                };
+                Err(server_error(&e))
+            }
+        }
     }
 }
 
@@ -155,7 +143,10 @@ pub fn collect(api: &ApiServer, targets: &Targets, filter: &Filter, namespace: &
     let mut result = Vec::new();
     for (info, names) in &targets.groups {
         if names.is_empty() {
-            result.push((*info, filter.list(api, info)));
+            match filter.list(api, info) {
+                Ok(objects) => result.push((*info, objects)),
+                Err(e) => out.fail(e),
+            }
             continue;
         }
         let mut objects = Vec::new();
@@ -370,7 +361,8 @@ pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str,
         match format {
             // printGeneric: an empty List for yaml/json, nothing at all for name/jsonpath.
             Format::Json | Format::Yaml => print_objects(&format, &[], false, out),
-            Format::Table | Format::Wide => out.errln(no_resources(filter.namespace.as_deref())),
+            // get.go prints this only when nothing failed.
+            Format::Table | Format::Wide if out.exit_code == 0 => out.errln(no_resources(filter.namespace.as_deref())),
             _ => {}
         }
         return;

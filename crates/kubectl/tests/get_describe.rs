@@ -72,6 +72,9 @@ fn get_errors() {
     // Non-table formats print nothing (name, jsonpath) or an empty List (yaml, json).
     check(&mut f, "get pods -n kube-system -o name", "", "", 0);
     check(&mut f, "get pods -n kube-system -o json", "{\n    \"apiVersion\": \"v1\",\n    \"items\": [],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n", "", 0);
+    check(&mut f, "get pods --field-selector spec.foo=bar", "", "Error from server (BadRequest): Unable to find {\"\" \"v1\" \"pods\"} that match label selector \"\", field selector \"spec.foo=bar\": field label not supported: spec.foo\n", 1);
+    check(&mut f, "get events --field-selector type=Warning -o name", "event/web-7d4b9c7f5-abcde.36b0\n", "", 0);
+    check(&mut f, "get pods --field-selector spec.nodeName=node-1,status.phase=Running -o name", "pod/web-7d4b9c7f5-abcde\npod/web-7d4b9c7f5-fghij\n", "", 0);
     check(&mut f, "get pods -l 'a in b'", "", "error: unable to parse requirement: found 'b', expected: '('\n", 1);
 }
 
