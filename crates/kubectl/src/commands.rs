@@ -1371,18 +1371,17 @@ fn rollout_history(args: &Args, api: &ApiServer, info: &KindInfo, object: &Objec
         if let Some(labels) = template.metadata.as_mut().and_then(|m| m.labels.as_mut()) {
             labels.remove("pod-template-hash");
         }
-        out.outln(format!("{} with revision #{rev}", type_name(info, object.name())));
-        out.out(describe::pod_template(&template));
+        // rollout_history.go prints through the name printer: "<kind/name> <operation>\n" where
+        // the operation is "with revision #N\n<history>".
+        out.out(format!("{} with revision #{rev}\n{}\n", type_name(info, object.name()), describe::pod_template(&template)));
         return;
     }
-    out.outln(type_name(info, object.name()));
-    let mut rows = vec![vec!["REVISION".to_string(), "CHANGE-CAUSE".to_string()]];
+    let mut table = String::from("REVISION\tCHANGE-CAUSE\n");
     for (rev, rs) in &sets {
         let cause = rs.metadata().annotations.as_ref().and_then(|a| a.get("kubernetes.io/change-cause")).cloned().unwrap_or_else(|| "<none>".into());
-        rows.push(vec![rev.to_string(), cause]);
+        table.push_str(&format!("{rev}\t{cause}\n"));
     }
-    out.out(crate::printers::render(&rows));
-    out.out("\n");
+    out.out(format!("{} \n{}\n", type_name(info, object.name()), crate::printers::tabwriter(&table, 0, 2)));
 }
 
 fn rollout_undo(args: &Args, api: &mut ApiServer, req: &mut Request, info: &KindInfo, object: &Object, out: &mut Output) {

@@ -617,8 +617,9 @@ fn describe_deployment(api: &ApiServer, object: &Object, now: Millis) -> String 
     let old: Vec<String> = owned
         .iter()
         .filter(|rs| new_rs.as_ref().is_none_or(|n| n.name() != rs.name()))
+        // FindOldReplicaSets' "required" sets: spec.replicas != 0.
         .filter(|rs| match rs.as_ref() {
-            Object::ReplicaSet(r) => r.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0) > 0 || r.status.as_ref().is_some_and(|s| s.replicas > 0),
+            Object::ReplicaSet(r) => r.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1) != 0,
             _ => false,
         })
         .map(|rs| rs_line(rs))

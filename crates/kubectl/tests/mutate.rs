@@ -164,7 +164,7 @@ fn taint_cordon_and_drain() {
 fn rollout_commands() {
     let mut f = scenario::cluster();
     check(&mut f, "rollout status deploy/web", "deployment \"web\" successfully rolled out\n", "", 0);
-    check(&mut f, "rollout history deployment/web", "deployment.apps/web\nREVISION   CHANGE-CAUSE\n1          <none>\n\n", "", 0);
+    check(&mut f, "rollout history deployment/web", "deployment.apps/web \nREVISION  CHANGE-CAUSE\n1         <none>\n\n", "", 0);
     check(&mut f, "rollout undo deploy/web", "", "error: no rollout history found for deployment \"web\"\n", 1);
     // restart stamps the template with virtual time.
     check(&mut f, "rollout restart deployment web", "deployment.apps/web restarted\n", "", 0);
