@@ -351,6 +351,9 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
     };
     let info = object.info().expect("built-in kind");
     if dry_run(args) {
+        if let Some(printed) = print_generated(args, &object) {
+            return out.out(printed);
+        }
         return out.outln(format!("{} created (dry run)", type_name(info, object.name())));
     }
     match api.create(object, req) {
@@ -402,6 +405,76 @@ fn base64(bytes: &[u8]) -> String {
         }
     }
     out
+}
+
+/// `--dry-run=client -o yaml|json|name` on a generator: the object as the client built it,
+/// serialized like kubectl's typed objects (`creationTimestamp: null`, empty `status`,
+/// `resources: {}`), without the namespace (the generators leave it to the request).
+fn print_generated(args: &Args, object: &Object) -> Option<String> {
+    let format = args.get("output")?;
+    let mut json = object.to_json();
+    fn meta_null_timestamp(v: &mut Value) {
+        if let Some(m) = v.as_object_mut() {
+            let meta = m.entry("metadata").or_insert_with(|| Value::Object(Default::default()));
+            if let Some(meta) = meta.as_object_mut() {
+                meta.insert("creationTimestamp".into(), Value::Null);
+            }
+        }
+    }
+    fn containers_resources(spec: Option<&mut Value>) {
+        for c in spec.and_then(|s| s.get_mut("containers")).and_then(|c| c.as_array_mut()).into_iter().flatten() {
+            if let Some(c) = c.as_object_mut() {
+                c.entry("resources").or_insert_with(|| Value::Object(Default::default()));
+            }
+        }
+    }
+    meta_null_timestamp(&mut json);
+    if let Some(meta) = json.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+        meta.remove("namespace");
+    }
+    match object.kind() {
+        "Pod" => containers_resources(json.get_mut("spec")),
+        "Deployment" => {
+            if let Some(spec) = json.get_mut("spec").and_then(|s| s.as_object_mut()) {
+                spec.entry("strategy").or_insert_with(|| Value::Object(Default::default()));
+            }
+            if let Some(t) = json.pointer_mut("/spec/template") {
+                meta_null_timestamp(t);
+            }
+            containers_resources(json.pointer_mut("/spec/template/spec"));
+        }
+        "Job" => {
+            if let Some(t) = json.pointer_mut("/spec/template") {
+                meta_null_timestamp(t);
+            }
+        }
+        "CronJob" => {
+            if let Some(t) = json.pointer_mut("/spec/jobTemplate") {
+                meta_null_timestamp(t);
+            }
+            if let Some(t) = json.pointer_mut("/spec/jobTemplate/spec/template") {
+                meta_null_timestamp(t);
+            }
+        }
+        "Namespace" => {
+            if let Some(m) = json.as_object_mut() {
+                m.insert("spec".into(), Value::Object(Default::default()));
+            }
+        }
+        _ => {}
+    }
+    if matches!(object.kind(), "Pod" | "Deployment" | "Namespace" | "Service" | "Job" | "CronJob") {
+        if let Some(m) = json.as_object_mut() {
+            m.insert("status".into(), Value::Object(Default::default()));
+        }
+    }
+    let info = object.info()?;
+    Some(match format {
+        "yaml" => crate::yaml::to_yaml(&json),
+        "json" => get::to_json_pretty(&json),
+        "name" => format!("{}\n", type_name(info, object.name())),
+        _ => return None,
+    })
 }
 
 /// The container name `kubectl create deployment` derives from an image (last path segment
@@ -1477,6 +1550,9 @@ fn run_pod(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str,
         ..Default::default()
     };
     if dry_run(args) {
+        if let Some(printed) = print_generated(args, &Object::Pod(Box::new(pod.clone()))) {
+            return out.out(printed);
+        }
         return out.outln(format!("pod/{name} created (dry run)"));
     }
     match api.create(Object::Pod(Box::new(pod)), req) {

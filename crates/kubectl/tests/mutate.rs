@@ -482,3 +482,29 @@ fn dry_runs_validate_without_writing() {
     check(&mut f, "apply -f ok.yaml --dry-run=server", "deployment.apps/web configured (server dry run)\n", "", 0);
     assert_eq!(f.get("deployments", "default", "web").unwrap().to_json()["spec"]["replicas"], 2);
 }
+
+#[test]
+fn generators_print_their_objects_on_client_dry_run() {
+    let mut f = Fixture::new();
+    check(
+        &mut f,
+        "create deployment web --image=nginx --dry-run=client -o yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  creationTimestamp: null\n  labels:\n    app: web\n  name: web\nspec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: web\n  strategy: {}\n  template:\n    metadata:\n      creationTimestamp: null\n      labels:\n        app: web\n    spec:\n      containers:\n      - image: nginx\n        name: nginx\n        resources: {}\nstatus: {}\n",
+        "",
+        0,
+    );
+    check(
+        &mut f,
+        "run nginx --image=nginx --dry-run=client -o yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  creationTimestamp: null\n  labels:\n    run: nginx\n  name: nginx\nspec:\n  containers:\n  - image: nginx\n    name: nginx\n    resources: {}\n  dnsPolicy: ClusterFirst\n  restartPolicy: Always\nstatus: {}\n",
+        "",
+        0,
+    );
+    check(&mut f, "create ns team --dry-run=client -o yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  creationTimestamp: null\n  name: team\nspec: {}\nstatus: {}\n", "", 0);
+    check(&mut f, "create cm c --from-literal=a=b --dry-run=client -o name", "configmap/c\n", "", 0);
+    assert!(f.get("deployments", "default", "web").is_none() && f.get("pods", "default", "nginx").is_none());
+    // The generated YAML applies cleanly.
+    let yaml = f.kubectl("create deployment web --image=nginx --dry-run=client -o yaml").stdout;
+    f.file("web.yaml", &yaml);
+    check(&mut f, "apply -f web.yaml", "deployment.apps/web created\n", "", 0);
+}
