@@ -200,9 +200,12 @@ impl Attempt {
         for r in &self.score_records {
             score_by[r.node as usize].push((r.plugin, r.raw, r.weighted));
         }
-        let mut filter = String::from("{");
-        let mut raw = String::from("{");
-        let mut weighted = String::from("{");
+        let mut filter = String::with_capacity(2 + self.filter_records.len() * 40);
+        filter.push('{');
+        let mut raw = String::with_capacity(2 + self.score_records.len() * 32);
+        raw.push('{');
+        let mut weighted = String::with_capacity(2 + self.score_records.len() * 32);
+        weighted.push('{');
         for (name, ids) in &groups {
             let mut f: Vec<(&'static str, Option<&str>)> = Vec::new();
             let mut sc: Vec<(&'static str, i64, i64)> = Vec::new();
@@ -273,6 +276,11 @@ fn open_entry(out: &mut String, name: &str) {
 /// Appends `s` as a JSON string literal (serde_json's escaping).
 fn push_json_str(out: &mut String, s: &str) {
     out.push('"');
+    if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),
