@@ -30,14 +30,45 @@
 //! - [`podgc`]: pod garbage collector (orphaned, unscheduled-terminating, out-of-service,
 //!   terminated-over-threshold pods).
 //!
-//! Known deviations from upstream (v1.34):
-//! - pod-template-hash is FNV-32a over a canonical JSON serialization of the template, not
-//!   go-spew's dump, so hash values differ from a real cluster (shape and alphabet are the same).
-//! - The Deployment controller persists the revision annotation through the status
-//!   subresource as upstream does; if the API server's status update does not keep metadata
-//!   annotations, it falls back to a normal update, which bumps metadata.generation.
-//! - Sorts use stable ordering over name-ordered caches where Go's sort is unstable over
-//!   lister order (deterministic by design).
+//! Timing model: each controller's work queue drains 10 ms (virtual) after its first add;
+//! failed syncs are retried with client-go's per-item exponential backoff (5 ms × 2^n, capped at
+//! 1000 s); `AddAfter` requeues (minReadySeconds, progress deadlines, cron schedules, toleration
+//! seconds) are timers. The node lifecycle controller ticks every 5 s, the HPA every 15 s and the
+//! pod GC every 20 s (periodic timers). Informers LIST in `start` and then follow watch events;
+//! a controller also puts the result of its own writes into its cache (never replacing a newer
+//! resourceVersion), which saves the conflict round trips a stale cache would cause upstream.
+//!
+//! Known deviations from upstream (v1.34) — also noted in each module:
+//! - pod-template-hash (and ControllerRevision hashes) are FNV-32a over a canonical JSON
+//!   serialization of the template, not go-spew's dump: same shape and alphabet, different
+//!   values than a real cluster.
+//! - The Deployment controller writes the revision annotation through the status subresource as
+//!   upstream does; kubesim's API server currently drops metadata changes on status updates, so
+//!   the controller falls back to a normal update, which bumps metadata.generation (a new
+//!   Deployment ends up at generation 2 after its first rollout).
+//! - Namespace deletion: kubesim's API server currently removes a Namespace at once instead of
+//!   marking it Terminating; the namespace controller then deletes the leftover contents. When
+//!   the API server keeps Terminating namespaces, the controller deletes the contents, reports
+//!   the NamespaceDeletion*/NamespaceContentRemaining/NamespaceFinalizersRemaining conditions and
+//!   finalizes (drops `kubernetes` from spec.finalizers, then DELETE).
+//! - StatefulSet, DaemonSet, Job, CronJob, HPA, PDB, PV/PVC, StorageClass, ControllerRevision,
+//!   EndpointSlice, Endpoints and ReplicationController are JSON-kept kinds in kubesim's object
+//!   model; their controllers decode them to the k8s-openapi types on each sync
+//!   ([`common::decode`] / [`common::encode`]) instead of adding typed variants.
+//! - Job: the API server neither defaults Jobs nor generates their selector; the Job controller
+//!   applies SetDefaults_Job in memory and selects/labels pods by
+//!   `batch.kubernetes.io/controller-uid` itself. podFailurePolicy, successPolicy and
+//!   backoffLimitPerIndex are not modelled.
+//! - Node lifecycle: NoExecute taints are applied in the monitor pass, without the per-zone
+//!   eviction rate limiter (for one failing node the timing is the same).
+//! - HPA: Resource metrics only; usage comes from [`hpa::HpaController::set_pod_metrics`] or the
+//!   pods' `kubesim.dev/cpu-usage` / `kubesim.dev/memory-usage` annotations (no metrics-server).
+//! - CronJob: UTC schedules only.
+//! - PV binder: DefaultStorageClass admission and the scheduler's selected-node annotation (for
+//!   WaitForFirstConsumer) are emulated by the controller; the external provisioner is inline.
+//! - DaemonSet: maxSurge and the failed-pod backoff are not modelled.
+//! - Sorting: stable sorts over name-ordered caches where Go sorts lister order with an unstable
+//!   sort (deterministic by design); non-transitive `Less` functions use a Go-like merge sort.
 
 #![deny(missing_docs)]
 
