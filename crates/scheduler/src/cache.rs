@@ -438,12 +438,20 @@ impl Cache {
         let name = node.name().to_string();
         match self.index.get(&name).copied() {
             Some(i) => {
-                let old = self.nodes[i].clone();
-                self.count_images(&old, -1);
+                let old_images: Vec<String> = self.nodes[i].images.keys().cloned().collect();
                 self.nodes[i].set_node(node);
                 self.stamp(i);
-                let new = self.nodes[i].clone();
-                self.count_images(&new, 1);
+                if !old_images.iter().eq(self.nodes[i].images.keys()) {
+                    for image in old_images {
+                        if let Some(n) = self.image_nodes.get_mut(&image) {
+                            *n = n.saturating_sub(1);
+                        }
+                    }
+                    let new_images: Vec<String> = self.nodes[i].images.keys().cloned().collect();
+                    for image in new_images {
+                        *self.image_nodes.entry(image).or_insert(0) += 1;
+                    }
+                }
             }
             None => {
                 let mut info = NodeInfo::new(node);

@@ -62,6 +62,7 @@ pub struct SchedulingQueue {
     pods: BTreeMap<String, QueuedPod>,
     active: BTreeSet<(Reverse<i32>, Millis, u64, String)>,
     backoff: BTreeSet<(Millis, u64, String)>,
+    unschedulable: BTreeSet<String>,
     seq: u64,
     move_seq: u64,
     counts: [usize; 5],
@@ -86,6 +87,7 @@ impl SchedulingQueue {
             pods: BTreeMap::new(),
             active: BTreeSet::new(),
             backoff: BTreeSet::new(),
+            unschedulable: BTreeSet::new(),
             seq: 0,
             move_seq: 0,
             counts: [0; 5],
@@ -156,6 +158,9 @@ impl SchedulingQueue {
                 let exp = self.backoff_expiry(p);
                 self.backoff.remove(&(exp, p.seq, key.to_string()));
             }
+            Location::Unschedulable => {
+                self.unschedulable.remove(key);
+            }
             _ => {}
         }
     }
@@ -176,6 +181,9 @@ impl SchedulingQueue {
             Location::Backoff => {
                 let exp = self.backoff_expiry(&p);
                 self.backoff.insert((exp, p.seq, key.to_string()));
+            }
+            Location::Unschedulable => {
+                self.unschedulable.insert(key.to_string());
             }
             _ => {}
         }
@@ -269,10 +277,10 @@ impl SchedulingQueue {
             return;
         }
         let stale: Vec<String> = self
-            .pods
+            .unschedulable
             .iter()
-            .filter(|(_, p)| p.location == Location::Unschedulable && now.saturating_sub(p.last_failure) > MAX_IN_UNSCHEDULABLE_MS)
-            .map(|(k, _)| k.clone())
+            .filter(|k| self.pods.get(*k).is_some_and(|p| now.saturating_sub(p.last_failure) > MAX_IN_UNSCHEDULABLE_MS))
+            .cloned()
             .collect();
         for key in stale {
             self.requeue_from_unschedulable(&key, now);
@@ -355,10 +363,10 @@ impl SchedulingQueue {
             return;
         }
         let keys: Vec<String> = self
-            .pods
+            .unschedulable
             .iter()
-            .filter(|(_, p)| p.location == Location::Unschedulable && (p.unschedulable_plugins.is_empty() || interested(&p.unschedulable_plugins, event)))
-            .map(|(k, _)| k.clone())
+            .filter(|k| self.pods.get(*k).is_some_and(|p| p.unschedulable_plugins.is_empty() || interested(&p.unschedulable_plugins, event)))
+            .cloned()
             .collect();
         for key in keys {
             self.requeue_from_unschedulable(&key, now);
