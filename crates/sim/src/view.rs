@@ -684,3 +684,65 @@ pub fn object_json(world: &World, key: &ObjectKey) -> Option<serde_json::Value> 
     let resource = store.resources().find(|(g, r)| *g == key.group && *r == key.resource)?;
     store.get(resource, &key.namespace, &key.name).map(|o| o.to_json())
 }
+
+/// A workload controller (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job) as the cluster
+/// view summarizes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkloadView {
+    /// Kind.
+    pub kind: String,
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// Desired pods (spec.replicas, Job completions, DaemonSet desiredNumberScheduled).
+    pub desired: i64,
+    /// Current pods (status.replicas / active / currentNumberScheduled).
+    pub current: i64,
+    /// Ready pods (status.readyReplicas / numberReady; Jobs: succeeded).
+    pub ready: i64,
+    /// Up to date (status.updatedReplicas), where the kind has it.
+    pub updated: Option<i64>,
+    /// Controlling owner as `Kind/name`.
+    pub owner: Option<String>,
+    /// Container images of the pod template.
+    pub images: Vec<String>,
+    /// `deployment.kubernetes.io/revision`, where present.
+    pub revision: Option<String>,
+}
+
+/// Every workload in the store, by kind, namespace and name.
+pub fn workloads(world: &World) -> Vec<WorkloadView> {
+    let store = world.api().store();
+    let mut out = Vec::new();
+    for resource in [("apps", "deployments"), ("apps", "replicasets"), ("apps", "statefulsets"), ("apps", "daemonsets"), ("batch", "jobs")] {
+        for object in store.list(resource, None) {
+            let json = object.to_json();
+            let int = |pointer: &str| json.pointer(pointer).and_then(|v| v.as_i64());
+            let (desired, current, ready, updated) = match resource.1 {
+                "daemonsets" => (int("/status/desiredNumberScheduled").unwrap_or(0), int("/status/currentNumberScheduled").unwrap_or(0), int("/status/numberReady").unwrap_or(0), int("/status/updatedNumberScheduled")),
+                "jobs" => (int("/spec/completions").unwrap_or(1), int("/status/active").unwrap_or(0), int("/status/succeeded").unwrap_or(0), None),
+                "replicasets" => (int("/spec/replicas").unwrap_or(1), int("/status/replicas").unwrap_or(0), int("/status/readyReplicas").unwrap_or(0), None),
+                _ => (int("/spec/replicas").unwrap_or(1), int("/status/replicas").unwrap_or(0), int("/status/readyReplicas").unwrap_or(0), Some(int("/status/updatedReplicas").unwrap_or(0))),
+            };
+            let images = json
+                .pointer("/spec/template/spec/containers")
+                .and_then(|c| c.as_array())
+                .map(|list| list.iter().filter_map(|c| c.get("image").and_then(|i| i.as_str()).map(str::to_string)).collect())
+                .unwrap_or_default();
+            out.push(WorkloadView {
+                kind: object.kind().to_string(),
+                namespace: object.namespace().to_string(),
+                name: object.name().to_string(),
+                desired,
+                current,
+                ready,
+                updated,
+                owner: object.metadata().owner_references.as_ref().and_then(|o| o.iter().find(|r| r.controller == Some(true))).map(|r| format!("{}/{}", r.kind, r.name)),
+                images,
+                revision: object.metadata().annotations.as_ref().and_then(|a| a.get("deployment.kubernetes.io/revision").cloned()),
+            });
+        }
+    }
+    out
+}
