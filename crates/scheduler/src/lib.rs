@@ -38,8 +38,9 @@
 //! - Preemption runs synchronously (upstream v1.34 may run the API calls asynchronously): the
 //!   victims get the DisruptionTarget condition and a graceful delete in the same cycle. The
 //!   dry run checks candidates sequentially from a random offset. Extenders are not modelled.
-//! - NodeAffinity's PreFilter does not narrow the node list for `matchFields` terms (Filter still
-//!   rejects the other nodes, with the NodeAffinity reason instead of "didn't satisfy plugin(s)").
+//! - With a PreFilter node restriction (NodeAffinity `matchFields` on `metadata.name`, as
+//!   DaemonSet pods use), the named nodes are evaluated in snapshot order and the round-robin
+//!   start index is left unchanged.
 //! - QueueingHints are approximated by plugin-level cluster-event registration
 //!   ([`framework::Plugin::events`]); a pod moves when any plugin that rejected it registered the
 //!   event. SchedulerPopFromBackoffQ is on (pods in backoffQ are popped when activeQ is empty).

@@ -118,6 +118,8 @@ pub struct Diagnosis {
     pub plugins: BTreeSet<&'static str>,
     /// PostFilter message.
     pub post_filter_msg: Option<String>,
+    /// The status of nodes a PreFilter result excluded (not evaluated).
+    pub absent: Option<Status>,
 }
 
 impl Diagnosis {
@@ -126,12 +128,17 @@ impl Diagnosis {
         if self.num_all_nodes == 0 {
             return "no nodes available to schedule pods".to_string();
         }
-        let reasons: Vec<Vec<String>> = self.node_statuses.iter().map(|(_, s)| s.reasons.clone()).collect();
+        let mut reasons: Vec<Vec<String>> = self.node_statuses.iter().map(|(_, s)| s.reasons.clone()).collect();
+        if let Some(absent) = &self.absent {
+            for _ in self.node_statuses.len()..self.num_all_nodes {
+                reasons.push(absent.reasons.clone());
+            }
+        }
         fit_error_message(self.num_all_nodes, self.pre_filter_msg.as_deref(), &reasons, self.post_filter_msg.as_deref())
     }
     /// The status of a node (None: it passed or was not evaluated).
     pub fn status_of(&self, index: usize) -> Option<&Status> {
-        self.node_statuses.iter().find(|(i, _)| *i == index).map(|(_, s)| s)
+        self.node_statuses.iter().find(|(i, _)| *i == index).map(|(_, s)| s).or(self.absent.as_ref())
     }
 }
 
@@ -707,6 +714,7 @@ impl Scheduler {
         let mut feasible_ni: Vec<u32> = Vec::new();
         // PreFilter.
         let mut allowed: Option<BTreeSet<String>> = None;
+        let mut restricting: Vec<&'static str> = Vec::new();
         for i in profile.at(Point::PreFilter) {
             let plugin = profile.plugin(*i);
             let watch = Stopwatch::start(timed);
@@ -731,6 +739,7 @@ impl Scheduler {
                 return Err(diagnosis);
             }
             if let Some(nodes) = nodes {
+                restricting.push(plugin.name());
                 allowed = Some(match allowed {
                     None => nodes,
                     Some(prev) => prev.intersection(&nodes).cloned().collect(),
@@ -755,27 +764,35 @@ impl Scheduler {
         }
         let filter_watch = Stopwatch::start(timed);
         if feasible.is_empty() {
+            // A PreFilter result restricts evaluation to its nodes (in snapshot order); the
+            // others get one "didn't satisfy plugin(s)" status.
+            let candidates: Option<Vec<usize>> = allowed.as_ref().map(|names| {
+                let mut v: Vec<usize> = names.iter().filter_map(|n| self.cache.node_index(n)).collect();
+                v.sort_unstable();
+                v
+            });
+            if candidates.is_some() {
+                diagnosis.absent = Some(Status::unresolvable(format!("node(s) didn't satisfy plugin(s) [{}]", restricting.join(" "))));
+            }
+            let total = candidates.as_ref().map_or(num_all, |c| c.len());
             let to_find = if filters.is_empty() {
-                num_all
+                total
             } else {
-                num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score.unwrap_or(self.global.percentage_of_nodes_to_score), num_all)
+                num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score.unwrap_or(self.global.percentage_of_nodes_to_score), total)
             };
-            let start = self.next_start_node_index % num_all;
+            let start = if candidates.is_some() { 0 } else { self.next_start_node_index % num_all };
             attempt.start_node_index = start;
             let mut processed = 0;
-            for offset in 0..num_all {
+            for offset in 0..total {
                 if feasible.len() >= to_find {
                     break;
                 }
-                let idx = (start + offset) % num_all;
+                let idx = match &candidates {
+                    Some(c) => c[offset],
+                    None => (start + offset) % num_all,
+                };
                 processed += 1;
                 let node = &self.cache.nodes()[idx];
-                if let Some(a) = allowed.as_ref() {
-                    if !a.contains(&node.name) {
-                        diagnosis.node_statuses.push((idx, Status::unresolvable("node(s) didn't satisfy plugin(s) [NodeAffinity]")));
-                        continue;
-                    }
-                }
                 let ni = detailed.then(|| attempt.node_index(&node.shared_name));
                 let status = self.run_filters_with_nominated(profile, &filters, state, pod, node, attempt, ni, &view);
                 if status.is_success() {
@@ -786,7 +803,9 @@ impl Scheduler {
                     diagnosis.node_statuses.push((idx, status));
                 }
             }
-            self.next_start_node_index = (start + processed) % num_all;
+            if candidates.is_none() {
+                self.next_start_node_index = (start + processed) % num_all;
+            }
             attempt.evaluated_nodes = processed;
         } else {
             attempt.evaluated_nodes = 1;

@@ -486,3 +486,51 @@ fn large_clusters_keep_summarized_details() {
     let scores: serde_json::Value = serde_json::from_str(&ann["kubesim.dev/score-result"]).unwrap();
     assert_eq!(scores.as_object().unwrap().len(), 3);
 }
+
+mod node_name_affinity {
+    use super::*;
+    use k8s_openapi::api::core::v1::{Affinity, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
+
+    fn pinned(name: &str, node: &str, cpu: &str) -> k8s_openapi::api::core::v1::Pod {
+        let mut pod = make_pod(name, &[("cpu", cpu)]);
+        pod.spec.as_mut().unwrap().affinity = Some(Affinity {
+            node_affinity: Some(NodeAffinity {
+                required_during_scheduling_ignored_during_execution: Some(NodeSelector {
+                    node_selector_terms: vec![NodeSelectorTerm {
+                        match_expressions: None,
+                        match_fields: Some(vec![NodeSelectorRequirement { key: "metadata.name".into(), operator: "In".into(), values: Some(vec![node.into()]) }]),
+                    }],
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        pod
+    }
+
+    // Mirrors pkg/scheduler/framework/plugins/nodeaffinity/node_affinity_test.go TestNodeAffinity
+    // PreFilter results and schedule_one.go's handling of PreFilterResult.NodeNames.
+    #[test]
+    fn daemonset_style_pods_evaluate_only_their_node() {
+        let mut h = Harness::new(Scheduler::new());
+        for i in 1..=3 {
+            h.create(node(&format!("node-{i}"), "1", "8Gi")).unwrap();
+        }
+        h.create(Object::Pod(Box::new(pinned("ds-a", "node-2", "100m")))).unwrap();
+        h.run_until_idle(10_000);
+        assert_eq!(h.node_of("default", "ds-a").as_deref(), Some("node-2"));
+        assert_eq!(h.scheduler.attempts("default", "ds-a")[0].evaluated_nodes, 1);
+        let mut filler = make_pod("filler", &[("cpu", "1")]);
+        filler.spec.as_mut().unwrap().node_name = Some("node-1".into());
+        h.create(Object::Pod(Box::new(filler))).unwrap();
+        h.create(Object::Pod(Box::new(pinned("ds-b", "node-1", "500m")))).unwrap();
+        h.run_until_idle(10_000);
+        assert_eq!(
+            condition(&h, "ds-b").unwrap().2,
+            "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling."
+        );
+        h.create(Object::Pod(Box::new(pinned("ds-c", "node-9", "100m")))).unwrap();
+        h.run_until_idle(10_000);
+        assert!(condition(&h, "ds-c").unwrap().2.starts_with("0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity]."));
+    }
+}

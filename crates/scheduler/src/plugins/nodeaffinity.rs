@@ -9,6 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// The NodeAffinity filter reason.
 pub const ERR_REASON_POD: &str = "node(s) didn't match Pod's node affinity/selector";
+/// PreFilter: every term names nodes, and they conflict.
+pub const ERR_REASON_CONFLICT: &str = "pod affinity terms conflict";
 
 fn requirement_matches(req: &NodeSelectorRequirement, value: Option<&str>) -> bool {
     let values = req.values.as_deref().unwrap_or(&[]);
@@ -89,7 +91,36 @@ impl Plugin for NodeAffinity {
         if !has_selector && !has_required {
             return (Status::skip(), None);
         }
-        (Status::success(), None)
+        // Affinity to specific nodes by metadata.name narrows the nodes to evaluate.
+        let terms = spec
+            .and_then(|s| s.affinity.as_ref())
+            .and_then(|a| a.node_affinity.as_ref())
+            .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref())
+            .map(|r| r.node_selector_terms.as_slice())
+            .unwrap_or(&[]);
+        let mut names: Option<BTreeSet<String>> = None;
+        for t in terms {
+            let mut term_names: Option<BTreeSet<String>> = None;
+            for r in t.match_fields.iter().flatten() {
+                if r.key == "metadata.name" && r.operator == "In" {
+                    let set: BTreeSet<String> = r.values.iter().flatten().cloned().collect();
+                    term_names = Some(match term_names {
+                        None => set,
+                        Some(prev) => prev.intersection(&set).cloned().collect(),
+                    });
+                }
+            }
+            let Some(term_names) = term_names else {
+                // A term without a node-name requirement makes every node eligible.
+                return (Status::success(), None);
+            };
+            names.get_or_insert_with(BTreeSet::new).extend(term_names);
+        }
+        match names {
+            Some(n) if n.is_empty() => (Status::unresolvable(ERR_REASON_CONFLICT), None),
+            Some(n) => (Status::success(), Some(n)),
+            None => (Status::success(), None),
+        }
     }
     fn filter(&self, _state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
         if pod_matches_node_selector_and_affinity(pod, node) {
