@@ -29,6 +29,7 @@
 //! - [`volume`]: PersistentVolume binder and (inline) dynamic provisioner.
 //! - [`podgc`]: pod garbage collector (orphaned, unscheduled-terminating, out-of-service,
 //!   terminated-over-threshold pods).
+//! - [`resourcequota`]: ResourceQuota status.used recomputation and replenishment.
 //!
 //! Timing model: each controller's work queue drains 10 ms (virtual) after its first add;
 //! failed syncs are retried with client-go's per-item exponential backoff (5 ms × 2^n, capped at
@@ -87,6 +88,7 @@ pub mod namespace;
 pub mod nodelifecycle;
 pub mod podgc;
 pub mod replicaset;
+pub mod resourcequota;
 pub mod statefulset;
 pub mod volume;
 #[cfg(test)]
@@ -137,5 +139,6 @@ pub fn controllers() -> Vec<Box<dyn Component>> {
         Box::new(endpoints::EndpointsController::new()),
         Box::new(volume::PersistentVolumeController::new()),
         Box::new(podgc::PodGcController::new()),
+        Box::new(resourcequota::ResourceQuotaController::new()),
     ]
 }

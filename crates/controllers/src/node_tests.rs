@@ -185,3 +185,36 @@ fn pod_gc_removes_pods_of_deleted_nodes_and_terminated_pods_over_the_threshold()
     w.run_for(40_000);
     assert!(w.get(("", "pods"), "default", "orphan").is_none());
 }
+
+#[test]
+fn resource_quota_usage_is_recomputed_and_replenished() {
+    use kubesim_api::k8s_openapi::api::core::v1::ResourceRequirements;
+    use kubesim_api::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+    let mut w = TestWorld::new(vec![Box::new(crate::resourcequota::ResourceQuotaController::new())]);
+    let info = kubesim_api::object::kind_info("v1", "ResourceQuota").unwrap();
+    let quota = Object::from_json(
+        info,
+        serde_json::json!({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "default"}, "spec": {"hard": {"pods": "2", "requests.cpu": "1"}}}),
+    )
+    .unwrap();
+    w.create(quota).unwrap();
+    w.run_for(1_000);
+    let used = |w: &TestWorld| w.get(("", "resourcequotas"), "default", "q").unwrap().to_json()["status"]["used"].clone();
+    assert_eq!(used(&w), serde_json::json!({"pods": "0", "requests.cpu": "0"}));
+    let with_cpu = |name: &str| {
+        let mut p = ready_pod(name, "n1", None);
+        p.spec.as_mut().unwrap().containers[0].resources =
+            Some(ResourceRequirements { requests: Some(std::collections::BTreeMap::from([("cpu".to_string(), Quantity("200m".into()))])), ..Default::default() });
+        Object::Pod(Box::new(p))
+    };
+    w.create(with_cpu("a")).unwrap();
+    w.create(with_cpu("b")).unwrap();
+    w.run_for(1_000);
+    assert_eq!(used(&w), serde_json::json!({"pods": "2", "requests.cpu": "400m"}));
+    assert!(w.create(with_cpu("c")).is_err(), "quota exhausted");
+    let pod_info = kubesim_api::object::kind_info("v1", "Pod").unwrap();
+    w.as_user(|ctx| ctx.delete(pod_info, "default", "a", kubesim_apiserver::DeleteOptions { grace_period_seconds: Some(0), ..Default::default() })).unwrap();
+    w.run_for(1_000);
+    assert_eq!(used(&w), serde_json::json!({"pods": "1", "requests.cpu": "200m"}), "replenished");
+    assert!(w.create(with_cpu("c")).is_ok());
+}

@@ -1,0 +1,294 @@
+//! The ResourceQuota controller (pkg/controller/resourcequota): recomputes status.hard and
+//! status.used from the objects in the namespace — on quota changes, when tracked objects are
+//! deleted or pods finish (replenishment), and every 5 minutes — so usage the API server's
+//! admission reserved is released again.
+//!
+//! Usage follows the core evaluators: pods (non-terminal), requests/limits of cpu, memory and
+//! ephemeral-storage (max of init containers vs the sum of containers), services (+ nodeports,
+//! loadbalancers), configmaps, secrets, persistentvolumeclaims (+ requests.storage),
+//! replicationcontrollers, resourcequotas and `count/<resource>`. Pod scopes Terminating,
+//! NotTerminating, BestEffort and NotBestEffort are honoured; scopeSelector is not modelled.
+
+use crate::common::*;
+use kubesim_api::k8s_openapi::api::core::v1::{Container, Pod};
+use kubesim_api::object::{all_kinds, Object};
+use kubesim_api::quantity::{format_bytes, format_cpu_milli, parse_milli};
+use kubesim_api::Millis;
+use kubesim_apiserver::{ApiError, Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_store::{resource_of, EventType, Resource};
+use std::any::Any;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// --resource-quota-sync-period.
+pub const QUOTA_RESYNC_MS: Millis = 300_000;
+/// Modelled processing latency.
+pub const QUOTA_LATENCY_MS: Millis = 10;
+const TOKEN_RESYNC: u64 = 2;
+
+fn milli(text: &str) -> i128 {
+    parse_milli(text).unwrap_or(0)
+}
+
+fn is_best_effort(pod: &Pod) -> bool {
+    let spec = pod.spec.clone().unwrap_or_default();
+    spec.containers.iter().chain(spec.init_containers.iter().flatten()).all(|c| {
+        let r = c.resources.clone().unwrap_or_default();
+        let has = |m: &Option<BTreeMap<String, kubesim_api::k8s_openapi::apimachinery::pkg::api::resource::Quantity>>| {
+            m.as_ref().is_some_and(|m| m.iter().any(|(k, q)| (k == "cpu" || k == "memory") && milli(&q.0) != 0))
+        };
+        !has(&r.requests) && !has(&r.limits)
+    })
+}
+
+fn pod_in_scopes(pod: &Pod, scopes: &[String]) -> bool {
+    scopes.iter().all(|s| match s.as_str() {
+        "Terminating" => pod.spec.as_ref().and_then(|s| s.active_deadline_seconds).is_some(),
+        "NotTerminating" => pod.spec.as_ref().and_then(|s| s.active_deadline_seconds).is_none(),
+        "BestEffort" => is_best_effort(pod),
+        "NotBestEffort" => !is_best_effort(pod),
+        _ => true,
+    })
+}
+
+/// The usage one object contributes (milli-units per resource name).
+pub fn usage_of(object: &Object) -> BTreeMap<String, i128> {
+    let mut usage = BTreeMap::new();
+    let Some(info) = object.info() else { return usage };
+    let count_key = if info.group().is_empty() { format!("count/{}", info.plural) } else { format!("count/{}.{}", info.plural, info.group()) };
+    match object {
+        Object::Pod(pod) => {
+            if is_pod_terminal(pod) {
+                return usage;
+            }
+            usage.insert(count_key, 1000);
+            usage.insert("pods".into(), 1000);
+            let spec = pod.spec.clone().unwrap_or_default();
+            for (kind, key) in [("requests", "cpu"), ("requests", "memory"), ("limits", "cpu"), ("limits", "memory"), ("requests", "ephemeral-storage"), ("limits", "ephemeral-storage")] {
+                let of = |c: &Container| {
+                    let r = c.resources.clone().unwrap_or_default();
+                    let map = if kind == "requests" { r.requests } else { r.limits };
+                    map.and_then(|m| m.get(key).map(|q| milli(&q.0))).unwrap_or(0)
+                };
+                let sum: i128 = spec.containers.iter().map(of).sum();
+                let init = spec.init_containers.iter().flatten().map(of).max().unwrap_or(0);
+                let total = sum.max(init);
+                usage.insert(format!("{kind}.{key}"), total);
+                if kind == "requests" {
+                    usage.insert(key.to_string(), total);
+                }
+            }
+        }
+        Object::Service(svc) => {
+            usage.insert(count_key, 1000);
+            usage.insert("services".into(), 1000);
+            let type_ = svc.spec.as_ref().and_then(|s| s.type_.as_deref()).unwrap_or("ClusterIP");
+            let ports = svc.spec.as_ref().and_then(|s| s.ports.as_ref()).map_or(0, |p| p.len()) as i128;
+            match type_ {
+                "LoadBalancer" => {
+                    usage.insert("services.loadbalancers".into(), 1000);
+                    usage.insert("services.nodeports".into(), ports * 1000);
+                }
+                "NodePort" => {
+                    usage.insert("services.nodeports".into(), ports * 1000);
+                }
+                _ => {}
+            }
+        }
+        Object::ConfigMap(_) => {
+            usage.insert(count_key, 1000);
+            usage.insert("configmaps".into(), 1000);
+        }
+        Object::Secret(_) => {
+            usage.insert(count_key, 1000);
+            usage.insert("secrets".into(), 1000);
+        }
+        Object::Dynamic(d) => {
+            usage.insert(count_key, 1000);
+            let simple = match d.kind.as_str() {
+                "PersistentVolumeClaim" => Some("persistentvolumeclaims"),
+                "ReplicationController" => Some("replicationcontrollers"),
+                "ResourceQuota" => Some("resourcequotas"),
+                _ => None,
+            };
+            if let Some(key) = simple {
+                usage.insert(key.into(), 1000);
+            }
+            if d.kind == "PersistentVolumeClaim" {
+                let storage = d.rest.get("spec").and_then(|s| s.pointer("/resources/requests/storage")).and_then(|v| v.as_str()).map(milli).unwrap_or(0);
+                usage.insert("requests.storage".into(), storage);
+            }
+        }
+        _ => {
+            usage.insert(count_key, 1000);
+        }
+    }
+    usage
+}
+
+/// Formats a usage value as quota status does.
+pub fn format_usage(key: &str, milli: i128) -> String {
+    if key.contains("memory") || key.contains("storage") {
+        format_bytes(milli / 1000)
+    } else if key.ends_with("cpu") || key == "cpu" {
+        format_cpu_milli(milli)
+    } else {
+        (milli / 1000).to_string()
+    }
+}
+
+/// The resources a quota key is counted over.
+fn resources_for(key: &str) -> Vec<Resource> {
+    if let Some(rest) = key.strip_prefix("count/") {
+        let (plural, group) = rest.split_once('.').unwrap_or((rest, ""));
+        return all_kinds().map(resource_of).filter(|r| r.1 == plural && r.0 == group).take(1).collect();
+    }
+    match key {
+        "services" | "services.nodeports" | "services.loadbalancers" => vec![("", "services")],
+        "configmaps" => vec![("", "configmaps")],
+        "secrets" => vec![("", "secrets")],
+        "persistentvolumeclaims" | "requests.storage" => vec![("", "persistentvolumeclaims")],
+        "replicationcontrollers" => vec![("", "replicationcontrollers")],
+        "resourcequotas" => vec![("", "resourcequotas")],
+        _ => vec![("", "pods")],
+    }
+}
+
+/// The ResourceQuota controller.
+#[derive(Debug)]
+pub struct ResourceQuotaController {
+    quotas: Cache,
+    queue: WorkQueue,
+}
+
+impl Default for ResourceQuotaController {
+    fn default() -> Self {
+        ResourceQuotaController::new()
+    }
+}
+
+impl ResourceQuotaController {
+    /// A controller with an empty cache.
+    pub fn new() -> ResourceQuotaController {
+        ResourceQuotaController { quotas: Cache::default(), queue: WorkQueue::new(QUOTA_LATENCY_MS) }
+    }
+
+    fn sync(&mut self, key: &Key, ctx: &mut Ctx) -> Result<(), ApiError> {
+        let Some(object) = self.quotas.get(key).cloned() else { return Ok(()) };
+        let Object::Dynamic(quota) = object.as_ref() else { return Ok(()) };
+        let spec = quota.rest.get("spec").cloned().unwrap_or_default();
+        let hard: BTreeMap<String, String> = spec
+            .get("hard")
+            .and_then(|h| h.as_object())
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_str().map(String::from).unwrap_or_else(|| v.to_string()))).collect())
+            .unwrap_or_default();
+        let scopes: Vec<String> = spec.get("scopes").and_then(|s| s.as_array()).map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect()).unwrap_or_default();
+        let resources: BTreeSet<Resource> = hard.keys().flat_map(|k| resources_for(k)).collect();
+        let mut totals: BTreeMap<String, i128> = BTreeMap::new();
+        for resource in resources {
+            for o in ctx.api.store().list(resource, Some(&key.0)) {
+                if let Object::Pod(p) = o.as_ref() {
+                    if !pod_in_scopes(p, &scopes) {
+                        continue;
+                    }
+                }
+                for (k, v) in usage_of(o) {
+                    *totals.entry(k).or_insert(0) += v;
+                }
+            }
+        }
+        let used: serde_json::Map<String, serde_json::Value> = hard.keys().map(|k| (k.clone(), serde_json::Value::String(format_usage(k, totals.get(k).copied().unwrap_or(0))))).collect();
+        let status = serde_json::json!({ "hard": spec.get("hard").cloned().unwrap_or_default(), "used": used });
+        if quota.rest.get("status") == Some(&status) {
+            return Ok(());
+        }
+        let mut copy = (**quota).clone();
+        copy.rest.insert("status".into(), status);
+        let written = ctx.update_status(Object::Dynamic(Box::new(copy)))?;
+        self.quotas.put(written);
+        Ok(())
+    }
+
+    fn enqueue_namespace(&mut self, namespace: &str, ctx: &mut Ctx) {
+        let keys: Vec<Key> = self.quotas.in_namespace(namespace).map(|o| key_of(o)).collect();
+        for key in keys {
+            self.queue.add(key, ctx);
+        }
+    }
+}
+
+const REPLENISHED: &[Resource] = &[
+    ("", "pods"),
+    ("", "services"),
+    ("", "configmaps"),
+    ("", "secrets"),
+    ("", "persistentvolumeclaims"),
+    ("", "replicationcontrollers"),
+];
+
+impl Component for ResourceQuotaController {
+    fn name(&self) -> &str {
+        "resourcequota-controller"
+    }
+    fn interests(&self) -> Vec<Interest> {
+        let mut v = vec![Interest { resource: ("", "resourcequotas"), filter: WatchFilter::All }];
+        v.extend(REPLENISHED.iter().map(|r| Interest { resource: *r, filter: WatchFilter::All }));
+        v
+    }
+    fn start(&mut self, ctx: &mut Ctx) {
+        for object in ctx.api.store().list(("", "resourcequotas"), None) {
+            self.quotas.put(object.clone());
+        }
+        let keys: Vec<Key> = self.quotas.iter().map(|o| key_of(o)).collect();
+        for key in keys {
+            self.queue.add(key, ctx);
+        }
+        ctx.after_periodic(QUOTA_RESYNC_MS, TOKEN_RESYNC);
+    }
+    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+        if event.resource == ("", "resourcequotas") {
+            let old = self.quotas.apply(event);
+            let spec = |o: &Object| o.to_json().get("spec").cloned();
+            if event.event_type != EventType::Deleted && old.as_deref().map(spec) != Some(spec(&event.object)) {
+                self.queue.add(key_of(&event.object), ctx);
+            }
+            return;
+        }
+        if self.quotas.in_namespace(event.object.namespace()).next().is_none() {
+            return;
+        }
+        // Replenishment: deletions, and pods turning terminal.
+        let replenish = match event.event_type {
+            EventType::Deleted => true,
+            EventType::Modified => event.object.as_pod().is_some_and(is_pod_terminal),
+            EventType::Added => false,
+        };
+        if replenish {
+            self.enqueue_namespace(&event.object.namespace().to_string(), ctx);
+        }
+    }
+    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
+        if token == TOKEN_RESYNC {
+            let keys: Vec<Key> = self.quotas.iter().map(|o| key_of(o)).collect();
+            for key in keys {
+                self.queue.add(key, ctx);
+            }
+            ctx.after_periodic(QUOTA_RESYNC_MS, TOKEN_RESYNC);
+            return;
+        }
+        if !self.queue.owns(token) {
+            return;
+        }
+        for key in self.queue.on_timer(token, ctx) {
+            match self.sync(&key, ctx) {
+                Ok(()) => self.queue.forget(&key),
+                Err(_) => self.queue.add_rate_limited(key, ctx),
+            }
+        }
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
