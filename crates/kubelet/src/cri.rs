@@ -372,6 +372,18 @@ impl FakeRuntime {
             .min()
     }
 
+    /// Fault injection: a running container's process dies now with exit code 1.
+    pub fn crash(&mut self, id: &str, now: Millis) -> bool {
+        match self.containers.get_mut(id) {
+            Some(c) if c.state == ContainerState::Running => {
+                c.logs.push((now, "panic: injected fault (kubesim fault container-crash)".into()));
+                exit(c, now, 1, "Error");
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Containers of one sandbox, oldest first.
     pub fn containers_in(&self, sandbox_id: &str) -> Vec<&Container> {
         let mut list: Vec<&Container> = self.containers.values().filter(|c| c.sandbox_id == sandbox_id).collect();

@@ -203,6 +203,70 @@ impl Kubelet {
         format!("10.244.{}.0/24", self.setup.index)
     }
 
+    /// Fault: the node loses power. Every container and sandbox stops at once; the kubelet
+    /// goes silent (no heartbeats, no status) until [`Kubelet::power_on`].
+    pub fn power_off(&mut self, ctx: &mut Ctx) {
+        self.alive = false;
+        let sandboxes: Vec<String> = self.runtime.list_pod_sandbox().iter().map(|s| s.id.clone()).collect();
+        for id in sandboxes {
+            let _ = self.runtime.stop_pod_sandbox(&id, ctx.now);
+        }
+        ctx.note(format!("cri/{}", self.setup.name), "fault", "node powered off: all containers stopped".to_string());
+    }
+
+    /// Fault: the kubelet cannot reach the API server (containers keep running).
+    pub fn partition(&mut self) {
+        self.alive = false;
+    }
+
+    /// Recovery: the kubelet is back (after a power-off, partition or restart). It relists its
+    /// pods from the API server, tears down pods that were deleted meanwhile and resyncs the rest.
+    pub fn power_on(&mut self, ctx: &mut Ctx) {
+        self.alive = true;
+        let current: BTreeMap<String, Arc<Object>> = ctx
+            .api
+            .store()
+            .pods_on_node(&self.setup.name)
+            .map(|o| (o.metadata().uid.clone().unwrap_or_default(), o.clone()))
+            .collect();
+        let gone: Vec<String> = self.workers.keys().filter(|uid| !current.contains_key(*uid)).cloned().collect();
+        for uid in gone {
+            if let Some(worker) = self.workers.remove(&uid) {
+                if let Some(sandbox) = worker.sandbox.clone() {
+                    let _ = self.runtime.stop_pod_sandbox(&sandbox, ctx.now);
+                    let _ = self.runtime.remove_pod_sandbox(&sandbox);
+                }
+                self.seq_to_uid.remove(&worker.seq);
+            }
+        }
+        for (uid, object) in current {
+            let event = WatchEvent { event_type: if self.workers.contains_key(&uid) { EventType::Modified } else { EventType::Added }, resource: ("", "pods"), object, revision: 0 };
+            self.on_pod_event(&event, ctx);
+            self.schedule_dispatch(&uid, ctx);
+        }
+        self.heartbeat(ctx);
+        self.mark_runtime_changed(ctx);
+    }
+
+    /// Fault: a container's process crashes now (exit code 1); restartPolicy decides the rest.
+    pub fn crash_container(&mut self, namespace: &str, pod: &str, container: Option<&str>, ctx: &mut Ctx) -> Result<String, String> {
+        let worker = self
+            .workers
+            .values()
+            .find(|w| w.pod().metadata.namespace.as_deref() == Some(namespace) && w.pod().metadata.name.as_deref() == Some(pod))
+            .ok_or_else(|| format!("pod {namespace}/{pod} is not running on {}", self.setup.name))?;
+        let name = match container {
+            Some(c) => c.to_string(),
+            None => worker.pod().spec.as_ref().and_then(|s| s.containers.first()).map(|c| c.name.clone()).unwrap_or_default(),
+        };
+        let id = worker.instances.get(&name).and_then(|ids| ids.last()).cloned().ok_or_else(|| format!("container {name:?} has not started"))?;
+        if !self.runtime.crash(&id, ctx.now) {
+            return Err(format!("container {name:?} is not running"));
+        }
+        self.mark_runtime_changed(ctx);
+        Ok(format!("container {name} in pod {namespace}/{pod} crashed (exit code 1)"))
+    }
+
     /// Container logs (`kubectl logs`), in the runtime's words.
     pub fn logs(&self, uid: &str, container: &str, previous: bool) -> Result<String, String> {
         let worker = self.workers.get(uid).ok_or_else(|| "pod not found on its node".to_string())?;

@@ -412,32 +412,90 @@ impl World {
 
     fn fault(&mut self, verb: &str) -> Result<String, String> {
         let parts: Vec<&str> = verb.split_whitespace().collect();
+        let kubelet_index = |world: &World, node: &str| world.kubelets.get(node).copied().ok_or_else(|| format!("fault: no node {node:?}"));
         let result = match parts.as_slice() {
-            ["node-down", node] | ["network-partition", node] => {
-                let kubelet = self.kubelet_mut(node).ok_or_else(|| format!("fault: no node {node:?}"))?;
-                kubelet.alive = false;
-                Ok(format!("node/{node} is down"))
+            ["node-down", node] => {
+                let index = kubelet_index(self, node)?;
+                self.with_kubelet(index, |k, ctx| k.power_off(ctx));
+                Ok(format!("node/{node} is down: its kubelet stopped and nothing runs there any more"))
+            }
+            ["network-partition", node] => {
+                let index = kubelet_index(self, node)?;
+                self.with_kubelet(index, |k, _| k.partition());
+                Ok(format!("node/{node} is cut off from the API server (its containers keep running)"))
             }
             ["node-up", node] => {
-                let kubelet = self.kubelet_mut(node).ok_or_else(|| format!("fault: no node {node:?}"))?;
-                kubelet.alive = true;
+                let index = kubelet_index(self, node)?;
+                self.with_kubelet(index, |k, ctx| k.power_on(ctx));
                 Ok(format!("node/{node} is up"))
             }
+            ["kubelet-restart", node] => {
+                // The kubelet process restarts: it drops its in-memory state and rebuilds it
+                // from the API server and the runtime (containers keep running).
+                let index = kubelet_index(self, node)?;
+                self.with_kubelet(index, |k, ctx| {
+                    k.partition();
+                    k.power_on(ctx);
+                });
+                Ok(format!("kubelet on node/{node} restarted"))
+            }
+            ["container-crash", pod] | ["container-crash", pod, _] => {
+                let (namespace, name) = match pod.split_once('/') {
+                    Some((ns, n)) => (ns.to_string(), n.to_string()),
+                    None => ("default".to_string(), pod.to_string()),
+                };
+                let node = self
+                    .api
+                    .store()
+                    .get(("", "pods"), &namespace, &name)
+                    .and_then(|o| o.as_pod().and_then(|p| p.spec.as_ref()).and_then(|s| s.node_name.clone()))
+                    .ok_or_else(|| format!("fault: pod {namespace}/{name} is not bound to a node"))?;
+                let index = kubelet_index(self, &node)?;
+                let container = parts.get(2).map(|c| c.to_string());
+                self.with_kubelet(index, |k, ctx| k.crash_container(&namespace, &name, container.as_deref(), ctx))
+            }
             ["heal"] => {
-                let names: Vec<String> = self.kubelets.keys().cloned().collect();
-                for name in names {
-                    if let Some(k) = self.kubelet_mut(&name) {
-                        k.alive = true;
+                let names: Vec<(String, usize)> = self.kubelets.iter().map(|(n, i)| (n.clone(), *i)).collect();
+                for (_, index) in names {
+                    let down = self.components[index].as_any().downcast_ref::<Kubelet>().is_some_and(|k| !k.alive);
+                    if down {
+                        self.with_kubelet(index, |k, ctx| k.power_on(ctx));
                     }
                 }
                 Ok("all faults healed".to_string())
             }
-            _ => Err(format!("fault: unknown fault {verb:?} (node-down NODE, node-up NODE, network-partition NODE, heal)")),
+            _ => Err(format!("fault: unknown fault {verb:?} (node-down NODE, node-up NODE, network-partition NODE, kubelet-restart NODE, container-crash POD [CONTAINER], heal)")),
         };
         if result.is_ok() {
-            self.notes.push(Note { t_ms: self.now, actor: "fault".into(), target: parts.get(1).map(|n| format!("kubelet/{n}")).unwrap_or_default(), call: "fault".into(), detail: verb.to_string() });
+            // Faults are logged in the trace too: an Event written by actor "fault".
+            let subject = match parts.as_slice() {
+                ["container-crash", pod, ..] => {
+                    let (ns, name) = pod.split_once('/').unwrap_or(("default", pod));
+                    self.api.store().get(("", "pods"), ns, name).cloned()
+                }
+                [_, node] => self.api.store().get(("", "nodes"), "", node).cloned(),
+                _ => None,
+            };
+            if let Some(subject) = subject {
+                let message = format!("kubesim fault injected: {verb}");
+                self.as_actor("fault", |ctx| ctx.event(&subject, "Warning", "FaultInjected", message));
+            }
+            let target = match parts.as_slice() {
+                [_, node] if parts[0] != "container-crash" => format!("kubelet/{node}"),
+                _ => "cluster".to_string(),
+            };
+            self.notes.push(Note { t_ms: self.now, actor: "fault".into(), target, call: "fault".into(), detail: verb.to_string() });
         }
         result
+    }
+
+    fn with_kubelet<R>(&mut self, index: usize, f: impl FnOnce(&mut Kubelet, &mut Ctx) -> R) -> R {
+        let mut out = None;
+        self.with_component(index, |component, ctx| {
+            let kubelet = component.as_any_mut().downcast_mut::<Kubelet>().expect("kubelet index");
+            out = Some(f(kubelet, ctx));
+        });
+        out.expect("the closure ran")
     }
 
     /// Runs `f` with a context acting as `actor` (kubectl, the API server's bootstrap, ...).

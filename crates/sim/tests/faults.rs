@@ -1,0 +1,80 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! Fault injection through the world, with the node lifecycle controller and taint-based
+//! eviction reacting as upstream does (node-monitor-grace-period 50 s, tolerationSeconds 300).
+
+use kubesim_api::object::Object;
+use kubesim_sim::run::{run, RunOptions};
+use kubesim_sim::scenario::InputFile;
+
+const DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 3\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: nginx, image: 'nginx:1.27'}]}\n";
+
+fn scenario(commands: Vec<(u64, &str)>, duration_ms: u64) -> kubesim_sim::RunOutcome {
+    run(RunOptions {
+        files: vec![InputFile { name: "web.yaml".into(), text: DEPLOYMENT.into() }],
+        seed: 3,
+        duration_ms: Some(duration_ms),
+        commands: commands.into_iter().map(|(t, c)| (t, c.to_string())).collect(),
+    })
+}
+
+fn running_pods_by_node(world: &kubesim_sim::World) -> Vec<(String, String)> {
+    world
+        .api()
+        .store()
+        .list(("", "pods"), Some("default"))
+        .filter_map(|o| o.as_pod())
+        .filter(|p| p.metadata.deletion_timestamp.is_none() && p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
+        .map(|p| (p.metadata.name.clone().unwrap_or_default(), p.spec.as_ref().and_then(|s| s.node_name.clone()).unwrap_or_default()))
+        .collect()
+}
+
+// A node goes down: after node-monitor-grace-period (50 s) it is tainted unreachable, its pods
+// are evicted 300 s later (DefaultTolerationSeconds) and the ReplicaSet replaces them elsewhere.
+#[test]
+fn a_node_going_down_has_its_pods_replaced_after_the_toleration_period() {
+    let outcome = scenario(vec![(30_000, "fault node-down node-1")], 30_000 + 50_000 + 300_000 + 60_000);
+    let world = &outcome.world;
+    let fault_line = world.trace().iter().find(|r| &*r.actor == "fault").expect("the fault is in the trace");
+    assert_eq!(fault_line.object.kind(), "Event");
+    let node = world.api().lookup(("", "nodes"), "", "node-1").unwrap();
+    let Object::Node(node) = node.as_ref() else { panic!() };
+    let taints: Vec<String> = node.spec.as_ref().and_then(|s| s.taints.clone()).unwrap_or_default().into_iter().map(|t| format!("{}:{}", t.key, t.effect)).collect();
+    assert!(taints.contains(&"node.kubernetes.io/unreachable:NoExecute".to_string()), "{taints:?}");
+    let ready = node.status.as_ref().unwrap().conditions.as_ref().unwrap().iter().find(|c| c.type_ == "Ready").unwrap().clone();
+    assert_eq!(ready.status, "Unknown");
+    let running = running_pods_by_node(world);
+    assert_eq!(running.len(), 3, "{running:?}");
+    assert!(running.iter().all(|(_, n)| n != "node-1"), "replacements run elsewhere: {running:?}");
+    // The taint arrived ~50 s after the last heartbeat, the eviction ~300 s after the taint.
+    let taint_t = world
+        .trace()
+        .iter()
+        .find(|r| r.object.kind() == "Node" && r.object.name() == "node-1" && r.object.to_json().pointer("/spec/taints").is_some_and(|t| t.to_string().contains("unreachable")))
+        .map(|r| r.t_ms)
+        .expect("tainted");
+    assert!((70_000..=100_000).contains(&taint_t), "taint at {taint_t} ms");
+}
+
+// A container crash is restarted by the kubelet (restartPolicy Always), restartCount 1.
+#[test]
+fn an_injected_container_crash_restarts_the_container() {
+    let first = scenario(vec![], 20_000);
+    let pod = running_pods_by_node(&first.world)[0].0.clone();
+    let outcome = scenario(vec![(20_000, &format!("fault container-crash {pod}"))], 40_000);
+    let p = outcome.world.api().lookup(("", "pods"), "default", &pod).unwrap().as_pod().cloned().unwrap();
+    let status = &p.status.unwrap().container_statuses.unwrap()[0];
+    assert_eq!(status.restart_count, 1);
+    assert_eq!(status.last_state.as_ref().unwrap().terminated.as_ref().unwrap().exit_code, 1);
+}
+
+// A partitioned node keeps its containers running; when it heals, everything is Ready again.
+#[test]
+fn a_partition_heals_without_losing_pods() {
+    let outcome = scenario(vec![(20_000, "fault network-partition node-2"), (60_000, "fault heal")], 120_000);
+    let world = &outcome.world;
+    assert!(world.commands().iter().all(|c| c.exit_code == 0), "{:?}", world.commands());
+    let node = world.api().lookup(("", "nodes"), "", "node-2").unwrap().to_json();
+    let ready = node["status"]["conditions"].as_array().unwrap().iter().find(|c| c["type"] == "Ready").unwrap().clone();
+    assert_eq!(ready["status"], "True");
+    assert_eq!(running_pods_by_node(world).len(), 3);
+}
