@@ -263,7 +263,7 @@ impl Component for ResourceQuotaController {
             EventType::Added => false,
         };
         if replenish {
-            self.enqueue_namespace(&event.object.namespace().to_string(), ctx);
+            self.enqueue_namespace(event.object.namespace(), ctx);
         }
     }
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
