@@ -700,9 +700,9 @@ impl Scheduler {
         attempt: &mut Attempt,
         record: bool,
         rng: &mut dyn RngCore,
-    ) -> Result<String, Diagnosis> {
+    ) -> Result<String, Box<Diagnosis>> {
         let num_all = self.cache.nodes().len();
-        let mut diagnosis = Diagnosis { num_all_nodes: num_all, ..Default::default() };
+        let mut diagnosis = Box::new(Diagnosis { num_all_nodes: num_all, ..Default::default() });
         if num_all == 0 {
             return Err(diagnosis);
         }
