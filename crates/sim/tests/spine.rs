@@ -106,3 +106,41 @@ fn the_history_matches_the_golden_hash_shared_with_the_wasm_test() {
     }
     assert_eq!(hash, golden, "trace changed: if intended, rerun with KUBESIM_BLESS=1");
 }
+
+const CUSTOM_NODES: &str = "apiVersion: v1\nkind: Node\nmetadata: {name: big, labels: {kubernetes.io/hostname: big, disk: ssd}}\nstatus:\n  capacity: {cpu: '16', memory: 64Gi, pods: '50'}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: broken}\nstatus:\n  capacity: {cpu: '2', memory: 4Gi, pods: '10'}\n  conditions: [{type: Ready, status: 'False', reason: Maintenance}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: app}\nspec:\n  nodeSelector: {disk: ssd}\n  containers: [{name: c, image: nginx}]\n";
+
+// CLI contract: Node objects in the input replace the default cluster; each gets a kubelet,
+// keeps the status it was given (allocatable defaults to capacity) and is Ready unless its
+// status says otherwise.
+#[test]
+fn input_nodes_replace_the_default_cluster() {
+    let outcome = run(RunOptions { files: vec![InputFile { name: "nodes.yaml".into(), text: CUSTOM_NODES.into() }], seed: 1, ..Default::default() });
+    assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
+    let world = &outcome.world;
+    let names: Vec<String> = world.api().store().list(("", "nodes"), None).map(|n| n.name().to_string()).collect();
+    assert_eq!(names, vec!["big", "broken"]);
+    let big = world.api().lookup(("", "nodes"), "", "big").unwrap().to_json();
+    assert_eq!(big["status"]["capacity"]["cpu"], "16");
+    assert_eq!(big["status"]["allocatable"]["memory"], "64Gi");
+    let ready = |node: &serde_json::Value| node["status"]["conditions"].as_array().unwrap().iter().find(|c| c["type"] == "Ready").unwrap()["status"].clone();
+    assert_eq!(ready(&big), "True");
+    let broken = world.api().lookup(("", "nodes"), "", "broken").unwrap().to_json();
+    assert_eq!(ready(&broken), "False");
+    let pod = world.api().lookup(("", "pods"), "default", "app").unwrap().to_json();
+    assert_eq!(pod["spec"]["nodeName"], "big");
+    assert_eq!(pod["status"]["phase"], "Running");
+}
+
+// CLI contract: failing documents are reported (file, document, line / field path, message),
+// valid ones are still applied.
+#[test]
+fn invalid_documents_are_reported_and_valid_ones_still_applied() {
+    let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: good}\nspec: {containers: [{name: c, image: nginx}]}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: bad}\nspec: {replicas: three}\n---\napiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: Bad_Name}\nspec: {containers: [{name: c, image: nginx}]}\n";
+    let outcome = run(RunOptions { files: vec![InputFile { name: "mixed.yaml".into(), text: text.into() }], seed: 1, ..Default::default() });
+    assert_eq!(outcome.errors.len(), 3, "{:#?}", outcome.errors);
+    assert!(outcome.errors.iter().any(|e| e.contains("mixed.yaml") && e.contains("spec.replicas")), "{:#?}", outcome.errors);
+    assert!(outcome.errors.iter().any(|e| e.contains("no matches for kind \"Widget\" in version \"example.com/v1\"")), "{:#?}", outcome.errors);
+    assert!(outcome.errors.iter().any(|e| e.contains("metadata.name: Invalid value: \"Bad_Name\"")), "{:#?}", outcome.errors);
+    let good = outcome.world.api().lookup(("", "pods"), "default", "good").unwrap().to_json();
+    assert_eq!(good["status"]["phase"], "Running");
+}
