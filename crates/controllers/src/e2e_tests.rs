@@ -480,3 +480,37 @@ fn pdb_status_counts_healthy_pods_against_the_budget() {
     assert_eq!((s.current_healthy, s.disruptions_allowed), (1, 0));
     assert_eq!(s.conditions.unwrap()[0].reason, "InsufficientPods");
 }
+
+#[test]
+fn quota_failures_surface_as_replica_failure_conditions() {
+    use kubesim_api::k8s_openapi::api::core::v1::ResourceRequirements;
+    use kubesim_api::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+    let mut w = world();
+    w.add(Box::new(crate::resourcequota::ResourceQuotaController::new()));
+    let info = kubesim_api::object::kind_info("v1", "ResourceQuota").unwrap();
+    let quota = Object::from_json(info, serde_json::json!({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "default"}, "spec": {"hard": {"pods": "2"}}})).unwrap();
+    w.create(quota).unwrap();
+    let mut d = deployment("web", 3, "nginx");
+    d.spec.as_mut().unwrap().template.spec.as_mut().unwrap().containers[0].resources =
+        Some(ResourceRequirements { requests: Some(BTreeMap::from([("cpu".to_string(), Quantity("100m".into()))])), ..Default::default() });
+    w.create(Object::Deployment(Box::new(d))).unwrap();
+    w.run_for(30_000);
+    assert_eq!(live_pods(&w), 2);
+    let events = w.events();
+    assert!(events.iter().any(|(r, m)| r == "FailedCreate" && m.starts_with("Error creating: pods \"web-") && m.contains("exceeded quota")), "{events:?}");
+    let rs = &rss(&w)[0];
+    let cond = rs.status.as_ref().unwrap().conditions.as_ref().unwrap().iter().find(|c| c.type_ == "ReplicaFailure").unwrap().clone();
+    assert_eq!((cond.status.as_str(), cond.reason.as_deref()), ("True", Some("FailedCreate")));
+    let d = get_deployment(&w, "web");
+    let dc = crate::deployment::get_condition(d.status.as_ref().unwrap(), "ReplicaFailure").unwrap();
+    assert_eq!(dc.reason.as_deref(), Some("FailedCreate"));
+    // Raise the quota: the third pod is created and the failure condition clears.
+    let mut q = w.get(("", "resourcequotas"), "default", "q").unwrap().to_json();
+    q["spec"]["hard"]["pods"] = serde_json::json!("5");
+    w.as_user(|ctx| ctx.update(Object::from_json(info, q).unwrap())).unwrap();
+    w.run_for(120_000);
+    assert_eq!(live_pods(&w), 3);
+    let rs = &rss(&w)[0];
+    assert!(rs.status.as_ref().unwrap().conditions.is_none(), "{:?}", rs.status);
+    assert!(crate::deployment::get_condition(get_deployment(&w, "web").status.as_ref().unwrap(), "ReplicaFailure").is_none());
+}
