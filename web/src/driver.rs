@@ -41,6 +41,8 @@ pub struct Driver {
     sim_ms: f64,
     events_wall: f64,
     playing: bool,
+    scene_writes: usize,
+    events_stale: bool,
 }
 
 impl Driver {
@@ -65,6 +67,8 @@ impl Driver {
             sim_ms: 0.0,
             events_wall: f64::NEG_INFINITY,
             playing: false,
+            scene_writes: usize::MAX,
+            events_stale: true,
         };
         driver.collect(0.0, true);
         driver
@@ -198,14 +202,17 @@ impl Driver {
         let previous = self.frame.clone();
         let world = self.engine.world();
         let now = self.engine.now();
-        if now != previous.t_ms {
+        if now != previous.t_ms || self.events_stale {
             changed = true;
         }
         if !changed {
             return previous;
         }
         let revision = world.api().store().revision();
-        let scene = if revision != previous.revision || force {
+        let writes = self.engine.content_writes();
+        let content_changed = writes != self.scene_writes;
+        self.scene_writes = writes;
+        let scene = if content_changed || force {
             // Heartbeats change the revision but rarely what the views draw: keep the old
             // snapshot (and the views' memoized renders) when nodes and pods are unchanged.
             let fresh = view::snapshot(world);
@@ -217,10 +224,18 @@ impl Driver {
         } else {
             previous.scene.clone()
         };
+        let workloads = if content_changed || force {
+            let fresh = view::workloads(world);
+            if *previous.workloads == fresh { previous.workloads.clone() } else { Rc::new(fresh) }
+        } else {
+            previous.workloads.clone()
+        };
         // The event log is throttled while playing (thousands of Events at scale).
         let events_due = force || !self.playing || wall_now - self.events_wall > 400.0;
-        let events = if revision != previous.revision && events_due {
+        self.events_stale |= content_changed || force;
+        let events = if self.events_stale && events_due {
             self.events_wall = wall_now;
+            self.events_stale = false;
             let fresh = view::events(world);
             if *previous.events == fresh { previous.events.clone() } else { Rc::new(fresh) }
         } else {
@@ -259,6 +274,7 @@ impl Driver {
             generation: self.generation,
             lagging: self.lagging,
             scene,
+            workloads,
             events,
             pulses: if pulses.is_empty() && previous.pulses.is_empty() { previous.pulses.clone() } else { Rc::new(pulses) },
             movers: if movers.is_empty() && previous.movers.is_empty() { previous.movers.clone() } else { Rc::new(movers) },

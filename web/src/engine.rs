@@ -483,6 +483,12 @@ impl Engine {
         &self.activity
     }
 
+    /// The number of non-housekeeping writes in this history so far: when it has not changed,
+    /// nothing the views draw from the store has either (only Lease renewals happened).
+    pub fn content_writes(&self) -> usize {
+        self.activity_seen
+    }
+
     /// Increments each time the world is rebuilt (time travel), so views can drop animations.
     pub fn generation(&self) -> u64 {
         self.generation

@@ -2,7 +2,7 @@
 //! their `Rc`, so components comparing props skip re-rendering them.
 
 use crate::engine::{FlowItem, Millis};
-use kubesim_sim::view::{ClusterSnapshot, EventView, Lifecycle};
+use kubesim_sim::view::{ClusterSnapshot, EventView, Lifecycle, WorkloadView};
 use std::rc::Rc;
 
 /// A message travelling between two components in the flow view.
@@ -70,6 +70,8 @@ pub struct Frame {
     pub lagging: bool,
     /// Nodes and pods.
     pub scene: Rc<ClusterSnapshot>,
+    /// Deployments, ReplicaSets, Jobs, ...
+    pub workloads: Rc<Vec<WorkloadView>>,
     /// Events in the store.
     pub events: Rc<Vec<EventView>>,
     /// Messages in flight.
@@ -101,6 +103,7 @@ impl Frame {
             generation: 0,
             lagging: false,
             scene: Rc::new(ClusterSnapshot { t_ms: 0, revision: 0, nodes: Vec::new(), pods: Vec::new() }),
+            workloads: Rc::new(Vec::new()),
             events: Rc::new(Vec::new()),
             pulses: Rc::new(Vec::new()),
             movers: Rc::new(Vec::new()),

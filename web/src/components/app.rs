@@ -250,11 +250,11 @@ pub fn app(props: &AppProps) -> Html {
         match view {
             View::Overview => html! {
                 <div class="ks-overview">
-                    <ClusterView scene={frame.scene.clone()} selection={state.selection.clone()} on_select={on_select.clone()} compact=true />
+                    <ClusterView scene={frame.scene.clone()} workloads={frame.workloads.clone()} selection={state.selection.clone()} on_select={on_select.clone()} compact=true />
                     <LifecycleView frame={frame.clone()} selection={state.selection.clone()} on_select={on_select.clone()} />
                 </div>
             },
-            View::Cluster => html! { <ClusterView scene={frame.scene.clone()} selection={state.selection.clone()} on_select={on_select.clone()} compact=false /> },
+            View::Cluster => html! { <ClusterView scene={frame.scene.clone()} workloads={frame.workloads.clone()} selection={state.selection.clone()} on_select={on_select.clone()} compact=false /> },
             View::Lifecycle => html! { <LifecycleView frame={frame.clone()} selection={state.selection.clone()} on_select={on_select.clone()} /> },
             View::Flow => html! { <FlowView frame={frame.clone()} selection={state.selection.clone()} on_select={on_select.clone()} /> },
             View::Pods => html! { <PodsView scene={frame.scene.clone()} selection={state.selection.clone()} on_select={on_select.clone()} /> },

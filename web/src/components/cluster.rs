@@ -6,7 +6,7 @@ use crate::components::app::Controls;
 use crate::components::canvas::ClusterCanvas;
 use crate::state::Selection;
 use crate::text::{bytes, cpu, status_class};
-use kubesim_sim::view::{ClusterSnapshot, NodeView, PodView};
+use kubesim_sim::view::{ClusterSnapshot, NodeView, ObjectKey, PodView, WorkloadView};
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -24,8 +24,82 @@ pub struct ClusterProps {
     pub selection: Selection,
     /// Select something.
     pub on_select: Callback<Selection>,
+    /// Workloads.
+    pub workloads: Rc<Vec<WorkloadView>>,
     /// Overview layout (smaller cards).
     pub compact: bool,
+}
+
+fn workload_key(w: &WorkloadView) -> ObjectKey {
+    let (group, resource) = match w.kind.as_str() {
+        "Deployment" => ("apps", "deployments"),
+        "ReplicaSet" => ("apps", "replicasets"),
+        "StatefulSet" => ("apps", "statefulsets"),
+        "DaemonSet" => ("apps", "daemonsets"),
+        "Job" => ("batch", "jobs"),
+        _ => ("", "objects"),
+    };
+    ObjectKey { group: group.into(), resource: resource.into(), kind: w.kind.clone(), namespace: w.namespace.clone(), name: w.name.clone() }
+}
+
+fn segments(w: &WorkloadView) -> Html {
+    let total = w.desired.max(w.current).max(1) as f64;
+    let ready = (w.ready as f64 / total * 100.0).min(100.0);
+    let starting = ((w.current - w.ready).max(0) as f64 / total * 100.0).min(100.0 - ready);
+    html! {
+        <span class="ks-seg" aria-hidden="true">
+            <span class="ks-seg-ready" style={format!("width:{ready:.1}%")} />
+            <span class="ks-seg-starting" style={format!("width:{starting:.1}%")} />
+        </span>
+    }
+}
+
+fn workload_strip(workloads: &[WorkloadView], selection: &Selection, on_select: &Callback<Selection>) -> Html {
+    let is_child = |w: &WorkloadView| w.owner.as_ref().is_some_and(|o| workloads.iter().any(|p| format!("{}/{}", p.kind, p.name) == *o && p.namespace == w.namespace));
+    let tops: Vec<&WorkloadView> = workloads.iter().filter(|w| !is_child(w)).collect();
+    if tops.is_empty() {
+        return html! {};
+    }
+    let row = |w: &WorkloadView, child: bool| {
+        let key = workload_key(w);
+        let selected = matches!(selection, Selection::Object(k) if *k == key);
+        let target = Selection::Object(key);
+        let onclick = on_select.reform(move |_: MouseEvent| target.clone());
+        let done = if w.kind == "Job" { w.ready >= w.desired } else { w.ready >= w.desired && w.current == w.desired };
+        html! {
+            <button class={classes!(if child { "ks-wl-child" } else { "ks-wl-main" }, selected.then_some("is-selected"))} {onclick} title={format!("{} {}/{}", w.kind, w.namespace, w.name)}>
+                <span class="ks-wl-kind">{ w.kind.to_ascii_lowercase() }</span>
+                <span class="ks-wl-name">{ &w.name }</span>
+                if child { { segments(w) } }
+                <span class={classes!("ks-wl-count", done.then_some("is-done"))}>
+                    { format!("{}/{}", w.ready, w.desired) }
+                    <span class="ks-muted">{ if w.kind == "Job" { " done" } else { " ready" } }</span>
+                </span>
+                if !child { { segments(w) } }
+                if !child {
+                    <span class="ks-wl-meta">
+                        { w.images.join(", ") }
+                        { w.updated.map(|u| format!(" · {u} up-to-date")).unwrap_or_default() }
+                        { w.revision.as_ref().map(|r| format!(" · rev {r}")).unwrap_or_default() }
+                    </span>
+                }
+            </button>
+        }
+    };
+    html! {
+        <div class="ks-workloads" aria-label="Workloads">
+            { for tops.iter().map(|top| {
+                let owner = format!("{}/{}", top.kind, top.name);
+                let children: Vec<&WorkloadView> = workloads.iter().filter(|w| w.owner.as_deref() == Some(owner.as_str()) && w.namespace == top.namespace && (w.desired > 0 || w.current > 0)).collect();
+                html! {
+                    <div class="ks-wl" key={owner.clone()}>
+                        { row(top, false) }
+                        { for children.iter().map(|c| row(c, true)) }
+                    </div>
+                }
+            }) }
+        </div>
+    }
 }
 
 fn pod_selection(pod: &PodView) -> Selection {
@@ -162,6 +236,7 @@ pub fn cluster_view(props: &ClusterProps) -> Html {
                     <span class="s-term"><i />{ "Terminating" }</span>
                 </span>
             </div>
+            { workload_strip(&props.workloads, &props.selection, &props.on_select) }
             <div class="ks-nodes">
                 { for scene.nodes.iter().map(|node| {
                     let pods: Vec<&PodView> = scene.pods.iter().filter(|p| p.node.as_deref() == Some(node.name.as_str())).collect();

@@ -11,31 +11,31 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 const W: f64 = 1160.0;
-const H: f64 = 450.0;
+const H: f64 = 372.0;
 const HW: f64 = 71.0;
-const HH: f64 = 27.0;
+const HH: f64 = 25.0;
 
 /// Where each state sits.
 pub fn position(state: Option<Lifecycle>, to: bool) -> (f64, f64) {
     match state {
-        None if to => (1128.0, 425.0),
-        None => (22.0, 225.0),
+        None if to => (1128.0, 355.0),
+        None => (22.0, 186.0),
         Some(s) => match s {
-            Lifecycle::SchedulingGated => (125.0, 70.0),
-            Lifecycle::Pending => (125.0, 225.0),
-            Lifecycle::Unschedulable => (125.0, 380.0),
-            Lifecycle::Scheduled => (310.0, 225.0),
-            Lifecycle::Initializing => (495.0, 70.0),
-            Lifecycle::ContainerCreating => (495.0, 225.0),
-            Lifecycle::ImagePullBackOff => (495.0, 380.0),
-            Lifecycle::Running => (680.0, 225.0),
-            Lifecycle::CrashLoopBackOff => (680.0, 380.0),
-            Lifecycle::Terminating => (865.0, 70.0),
-            Lifecycle::Ready => (865.0, 225.0),
-            Lifecycle::OOMKilled => (865.0, 380.0),
-            Lifecycle::Succeeded => (1050.0, 135.0),
-            Lifecycle::Failed => (1050.0, 240.0),
-            Lifecycle::Evicted => (1050.0, 335.0),
+            Lifecycle::SchedulingGated => (125.0, 52.0),
+            Lifecycle::Pending => (125.0, 186.0),
+            Lifecycle::Unschedulable => (125.0, 320.0),
+            Lifecycle::Scheduled => (310.0, 186.0),
+            Lifecycle::Initializing => (495.0, 52.0),
+            Lifecycle::ContainerCreating => (495.0, 186.0),
+            Lifecycle::ImagePullBackOff => (495.0, 320.0),
+            Lifecycle::Running => (680.0, 186.0),
+            Lifecycle::CrashLoopBackOff => (680.0, 320.0),
+            Lifecycle::Terminating => (865.0, 52.0),
+            Lifecycle::Ready => (865.0, 186.0),
+            Lifecycle::OOMKilled => (865.0, 320.0),
+            Lifecycle::Succeeded => (1050.0, 106.0),
+            Lifecycle::Failed => (1050.0, 196.0),
+            Lifecycle::Evicted => (1050.0, 286.0),
         },
     }
 }
@@ -219,7 +219,7 @@ pub fn lifecycle_view(props: &LifecycleProps) -> Html {
         let shown = settled.len().min(10);
         let dots = settled.iter().take(shown).enumerate().map(|(i, pod)| {
             let dx = x - HW + 15.0 + (i as f64) * 10.0;
-            let dy = y + 11.0;
+            let dy = y + 10.0;
             let selected = selected_uid.as_deref() == Some(pod.uid.as_str());
             let target = Selection::Pod { namespace: pod.namespace.clone(), name: pod.name.clone(), uid: pod.uid.clone() };
             let onclick = props.on_select.reform(move |_: MouseEvent| target.clone());
@@ -232,8 +232,8 @@ pub fn lifecycle_view(props: &LifecycleProps) -> Html {
         html! {
             <g key={format!("{state:?}")} class={class} role="group" aria-label={format!("{}: {} pods", state.label(), count)}>
                 <rect x={format!("{:.1}", x - HW)} y={format!("{:.1}", y - HH)} width={format!("{:.1}", HW * 2.0)} height={format!("{:.1}", HH * 2.0)} rx="12" />
-                <text x={format!("{:.1}", x - HW + 11.0)} y={format!("{:.1}", y - 8.0)} class="ks-state-label">{ state.label() }</text>
-                <text x={format!("{:.1}", x + HW - 10.0)} y={format!("{:.1}", y + 19.0)} text-anchor="end" class="ks-state-count">{ count }</text>
+                <text x={format!("{:.1}", x - HW + 11.0)} y={format!("{:.1}", y - 6.0)} class="ks-state-label">{ state.label() }</text>
+                <text x={format!("{:.1}", x + HW - 10.0)} y={format!("{:.1}", y + 18.0)} text-anchor="end" class="ks-state-count">{ count }</text>
                 { for dots }
                 if settled.len() > shown {
                     <text x={format!("{:.1}", x - HW + 15.0 + 10.0 * shown as f64)} y={format!("{:.1}", y + 15.0)} class="ks-state-more">{ format!("+{}", settled.len() - shown) }</text>
@@ -279,15 +279,15 @@ pub fn lifecycle_view(props: &LifecycleProps) -> Html {
             </div>
             <svg class="ks-graph" viewBox={format!("0 0 {W} {H}")} role="img" aria-label="States a pod passes through, with the number of pods in each">
                 <defs>
-                    <marker id="ks-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="ks-arrow" /></marker>
-                    <marker id="ks-arrow-used" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="ks-arrow-used" /></marker>
-                    <marker id="ks-arrow-path" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="ks-arrow-path" /></marker>
+                    <marker id="ks-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="9" markerHeight="9" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="ks-arrow" /></marker>
+                    <marker id="ks-arrow-used" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="9" markerHeight="9" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="ks-arrow-used" /></marker>
+                    <marker id="ks-arrow-path" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="9" markerHeight="9" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="ks-arrow-path" /></marker>
                 </defs>
                 <g class="ks-terminals">
-                    <circle cx="22" cy="225" r="6" class="ks-terminal" />
-                    <text x="22" y="250" text-anchor="middle" class="ks-terminal-label">{ "created" }</text>
-                    <circle cx="1128" cy="425" r="6" class="ks-terminal" />
-                    <text x="1128" y="410" text-anchor="middle" class="ks-terminal-label">{ "deleted" }</text>
+                    <circle cx="22" cy="186" r="6" class="ks-terminal" />
+                    <text x="22" y="210" text-anchor="middle" class="ks-terminal-label">{ "created" }</text>
+                    <circle cx="1128" cy="355" r="6" class="ks-terminal" />
+                    <text x="1128" y="340" text-anchor="middle" class="ks-terminal-label">{ "deleted" }</text>
                 </g>
                 <g>{ for edge_html }</g>
                 <g>{ for state_html }</g>
