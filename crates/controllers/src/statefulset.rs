@@ -4,9 +4,11 @@
 //! RollingUpdate from the highest ordinal down to the partition (or OnDelete), revisions as
 //! ControllerRevisions, and status counters.
 //!
+//! persistentVolumeClaimRetentionPolicy (whenDeleted / whenScaled = Delete) is applied through
+//! ownerReferences on the claims, which the garbage collector follows.
+//!
 //! Deviations: StatefulSet is JSON-kept in kubesim's object model (decoded per sync);
-//! `maxUnavailable` (alpha) and PVC retention policy `Delete` are not modelled (claims are
-//! retained, as with the default policy).
+//! `maxUnavailable` (alpha) is not modelled.
 
 use crate::common::*;
 use crate::history::{ensure_revision, owned_revisions, revision_template, truncate_history};
@@ -250,6 +252,7 @@ impl StatefulSetController {
             }
         };
         let mut result: Result<(), ApiError> = Ok(());
+        self.apply_claim_retention(ctx, &set_obj, &set, &pods, start, replicas);
         let mut blocked = false;
         let ordinals: Vec<i32> = slots.keys().copied().collect();
         for ordinal in &ordinals {
@@ -373,6 +376,66 @@ impl StatefulSetController {
             self.queue.add_after(key.clone(), min_ready as Millis * 1000, ctx);
         }
         result
+    }
+
+    /// `updateClaimOwnerRefForSetAndPod` for every pod's claims: with
+    /// persistentVolumeClaimRetentionPolicy whenDeleted=Delete the claims are owned by the set,
+    /// with whenScaled=Delete a condemned pod's claims are owned by the pod (the garbage
+    /// collector then deletes them).
+    fn apply_claim_retention(&mut self, ctx: &mut Ctx, set_obj: &Object, set: &StatefulSet, pods: &[Pod], start: i32, replicas: i32) {
+        let spec = set.spec.clone().unwrap_or_default();
+        let policy = spec.persistent_volume_claim_retention_policy.clone().unwrap_or_default();
+        let when_deleted = policy.when_deleted.as_deref().unwrap_or("Retain") == "Delete";
+        let when_scaled = policy.when_scaled.as_deref().unwrap_or("Retain") == "Delete";
+        let set_name = set.metadata.name.clone().unwrap_or_default();
+        let ns = set.metadata.namespace.clone().unwrap_or_default();
+        let set_ref = {
+            let mut r = controller_ref(set_obj);
+            r.controller = None;
+            r.block_owner_deletion = None;
+            r
+        };
+        for pod in pods {
+            let Some(ordinal) = ordinal_of(&set_name, pod.metadata.name.as_deref().unwrap_or("")) else { continue };
+            let scaled_down = ordinal < start || ordinal >= start + replicas;
+            let pod_ref = kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+                api_version: "v1".into(),
+                kind: "Pod".into(),
+                name: pod.metadata.name.clone().unwrap_or_default(),
+                uid: pod.metadata.uid.clone().unwrap_or_default(),
+                controller: None,
+                block_owner_deletion: None,
+            };
+            let (want_set, want_pod) = match (when_scaled, when_deleted) {
+                (false, false) => (false, false),
+                (false, true) => (true, false),
+                (true, false) => (false, scaled_down),
+                (true, true) => (!scaled_down, scaled_down),
+            };
+            for template in spec.volume_claim_templates.iter().flatten() {
+                let name = claim_name(template.metadata.name.as_deref().unwrap_or(""), &set_name, ordinal);
+                let Some(claim) = self.claims.get_named(&ns, &name).cloned() else { continue };
+                let refs = claim.metadata().owner_references.clone().unwrap_or_default();
+                let mut wanted: Vec<_> = refs.iter().filter(|r| r.uid != set_ref.uid && r.uid != pod_ref.uid).cloned().collect();
+                let has = |uid: &str| refs.iter().find(|r| r.uid == uid).cloned();
+                if want_set {
+                    wanted.push(has(&set_ref.uid).unwrap_or_else(|| set_ref.clone()));
+                }
+                if want_pod {
+                    wanted.push(has(&pod_ref.uid).unwrap_or_else(|| pod_ref.clone()));
+                }
+                let mut sorted_have = refs.clone();
+                let mut sorted_want = wanted.clone();
+                sorted_have.sort_by(|a, b| a.uid.cmp(&b.uid));
+                sorted_want.sort_by(|a, b| a.uid.cmp(&b.uid));
+                if sorted_have == sorted_want {
+                    continue;
+                }
+                if let Ok(updated) = patch_meta(ctx, &claim, |m| m.owner_references = if wanted.is_empty() { None } else { Some(wanted.clone()) }) {
+                    self.claims.put(updated);
+                }
+            }
+        }
     }
 
     fn owner_key(&self, pod: &Object) -> Option<Key> {

@@ -156,3 +156,25 @@ fn ordinals_parse_strictly() {
     assert_eq!(ordinal_of("web", "webx-1"), None);
     assert_eq!(claim_name("www", "web", 2), "www-web-2");
 }
+
+#[test]
+fn claim_retention_policy_delete_removes_claims_on_scale_down_and_deletion() {
+    use kubesim_api::k8s_openapi::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy;
+    let mut w = TestWorld::new(vec![Box::new(StatefulSetController::new()), Box::new(crate::gc::GarbageCollector::new()), Box::new(FakeKubelet::new(2000, 1000))]);
+    let mut s = sts(3, false);
+    s.spec.as_mut().unwrap().persistent_volume_claim_retention_policy =
+        Some(StatefulSetPersistentVolumeClaimRetentionPolicy { when_deleted: Some("Delete".into()), when_scaled: Some("Delete".into()) });
+    w.create(encode(&s, "apps/v1", "StatefulSet")).unwrap();
+    w.run_for(30_000);
+    let claim = w.get(("", "persistentvolumeclaims"), "default", "www-web-0").unwrap();
+    assert_eq!(claim.metadata().owner_references.as_ref().unwrap()[0].kind, "StatefulSet");
+    update(&mut w, |s| s.replicas = Some(1));
+    w.run_for(30_000);
+    let claims: Vec<String> = w.list(("", "persistentvolumeclaims"), "default").iter().map(|c| c.name().to_string()).collect();
+    assert_eq!(claims, vec!["www-web-0".to_string()], "whenScaled=Delete");
+    let info = kubesim_api::object::kind_info("apps/v1", "StatefulSet").unwrap();
+    w.as_user(|ctx| ctx.delete(info, "default", "web", Default::default())).unwrap();
+    w.run_for(30_000);
+    assert!(w.list(("", "persistentvolumeclaims"), "default").is_empty(), "whenDeleted=Delete");
+    assert!(w.list(("", "pods"), "default").is_empty());
+}
