@@ -65,6 +65,9 @@ pub fn timeline(props: &TimelineProps) -> Html {
     let scale = scale_for(frame.high_water_ms.max(frame.t_ms));
     let track = use_node_ref();
     let dragging = use_mut_ref(|| false);
+    // While dragging, the playhead previews the target; the world travels there on release
+    // (travelling back replays the history, which is not free for long histories).
+    let preview = use_state(|| None::<Millis>);
 
     let time_at = {
         let track = track.clone();
@@ -79,31 +82,34 @@ pub fn timeline(props: &TimelineProps) -> Html {
         }
     };
     let on_down = {
-        let (time_at, seek, dragging, dispatch) = (time_at.clone(), controls.seek.clone(), dragging.clone(), controls.dispatch.clone());
+        let (time_at, dragging, dispatch, preview) = (time_at.clone(), dragging.clone(), controls.dispatch.clone(), preview.clone());
         Callback::from(move |e: PointerEvent| {
             if let Some(target) = e.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) {
                 let _ = target.set_pointer_capture(e.pointer_id());
             }
             *dragging.borrow_mut() = true;
             dispatch.emit(Action::Pause);
-            if let Some(t) = time_at(e.client_x()) {
-                seek.emit(t);
-            }
+            preview.set(time_at(e.client_x()));
         })
     };
     let on_move = {
-        let (time_at, seek, dragging) = (time_at.clone(), controls.seek.clone(), dragging.clone());
+        let (time_at, dragging, preview) = (time_at.clone(), dragging.clone(), preview.clone());
         Callback::from(move |e: PointerEvent| {
             if *dragging.borrow() {
-                if let Some(t) = time_at(e.client_x()) {
-                    seek.emit(t);
-                }
+                preview.set(time_at(e.client_x()));
             }
         })
     };
     let on_up = {
-        let dragging = dragging.clone();
-        Callback::from(move |_: PointerEvent| *dragging.borrow_mut() = false)
+        let (dragging, preview, seek) = (dragging.clone(), preview.clone(), controls.seek.clone());
+        Callback::from(move |_: PointerEvent| {
+            if std::mem::replace(&mut *dragging.borrow_mut(), false) {
+                if let Some(t) = *preview {
+                    seek.emit(t);
+                }
+                preview.set(None);
+            }
+        })
     };
     let on_key = {
         let (seek, t) = (controls.seek.clone(), frame.t_ms);
@@ -158,6 +164,7 @@ pub fn timeline(props: &TimelineProps) -> Html {
         }
     });
     let played = frame.t_ms as f64 / scale as f64 * 100.0;
+    let ghost = preview.map(|t| (t as f64 / scale as f64 * 100.0, t));
     let reached = frame.high_water_ms as f64 / scale as f64 * 100.0;
 
     let toggle = controls.dispatch.reform(|_: MouseEvent| Action::TogglePlay);
@@ -205,6 +212,10 @@ pub fn timeline(props: &TimelineProps) -> Html {
                     { for markers }
                     <line x1={format!("{played:.2}%")} x2={format!("{played:.2}%")} y1="0" y2="36" class="ks-playhead" />
                     <circle cx={format!("{played:.2}%")} cy="31" r="5" class="ks-playhead-knob" />
+                    if let Some((x, t)) = ghost {
+                        <line x1={format!("{x:.2}%")} x2={format!("{x:.2}%")} y1="0" y2="36" class="ks-ghost" />
+                        <text x={format!("{x:.2}%")} y="-4" text-anchor="middle" class="ks-ghost-label">{ clock(t) }</text>
+                    }
                 </svg>
             </div>
         </footer>
