@@ -1201,6 +1201,132 @@ fn unstructured_content(w: &mut Writer, level: usize, content: &serde_json::Map<
     }
 }
 
+fn access_modes(v: Option<&Value>) -> String {
+    let modes: Vec<&str> = v.and_then(|v| v.as_array()).into_iter().flatten().filter_map(|m| m.as_str()).collect();
+    let mut out = Vec::new();
+    for (full, short) in [("ReadWriteOnce", "RWO"), ("ReadOnlyMany", "ROX"), ("ReadWriteMany", "RWX"), ("ReadWriteOncePod", "RWOP")] {
+        if modes.contains(&full) {
+            out.push(short);
+        }
+    }
+    out.join(",")
+}
+
+fn finalizers_line(meta: &ObjectMeta) -> String {
+    format!("[{}]", meta.finalizers.clone().unwrap_or_default().join(" "))
+}
+
+/// describePersistentVolumeClaim.
+fn describe_pvc(api: &ApiServer, object: &Object, now: Millis) -> String {
+    let json = object.to_json();
+    let meta = object.metadata();
+    let mut w = Writer::default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    w.w(0, format!("Namespace:\t{}\n", object.namespace()));
+    w.w(0, format!("StorageClass:\t{}\n", jstr(&json, "spec.storageClassName").unwrap_or("")));
+    if let Some(vac) = jstr(&json, "spec.volumeAttributesClassName") {
+        w.w(0, format!("VolumeAttributesClass:\t{vac}\n"));
+    }
+    if meta.deletion_timestamp.is_some() {
+        w.w(0, format!("Status:\tTerminating (lasts {})\n", since(meta.deletion_timestamp.as_ref(), now)));
+    } else {
+        w.w(0, format!("Status:\t{}\n", jstr(&json, "status.phase").unwrap_or("")));
+    }
+    w.w(0, format!("Volume:\t{}\n", jstr(&json, "spec.volumeName").unwrap_or("")));
+    labels_multiline(&mut w, "Labels", meta.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
+    w.w(0, format!("Finalizers:\t{}\n", finalizers_line(meta)));
+    let bound = jstr(&json, "spec.volumeName").is_some_and(|v| !v.is_empty());
+    let capacity = if bound { jstr(&json, "status.capacity.storage").unwrap_or("") } else { "" };
+    let modes = if bound { access_modes(jget(&json, "status.accessModes")) } else { String::new() };
+    w.w(0, format!("Capacity:\t{capacity}\n"));
+    w.w(0, format!("Access Modes:\t{modes}\n"));
+    if let Some(mode) = jstr(&json, "spec.volumeMode") {
+        w.w(0, format!("VolumeMode:\t{mode}\n"));
+    }
+    if let Some(ds) = jget(&json, "spec.dataSource") {
+        w.w(0, "DataSource:\n");
+        w.w(1, format!("Kind:\t{}\n", ds.get("kind").and_then(|v| v.as_str()).unwrap_or("")));
+        w.w(1, format!("Name:\t{}\n", ds.get("name").and_then(|v| v.as_str()).unwrap_or("")));
+    }
+    // Used By: pods in the namespace that mount the claim.
+    let pod_info = kind_info("v1", "Pod").expect("pods");
+    let users: Vec<String> = util::list(api, pod_info, Some(object.namespace()))
+        .iter()
+        .filter(|p| {
+            p.as_pod()
+                .and_then(|p| p.spec.as_ref())
+                .and_then(|s| s.volumes.as_ref())
+                .is_some_and(|v| v.iter().any(|v| v.persistent_volume_claim.as_ref().is_some_and(|c| c.claim_name == object.name())))
+        })
+        .map(|p| p.name().to_string())
+        .collect();
+    if users.is_empty() {
+        w.w(0, "Used By:\t<none>\n");
+    } else {
+        for (i, u) in users.iter().enumerate() {
+            if i == 0 {
+                w.w(0, format!("Used By:\t{u}\n"));
+            } else {
+                w.w(0, format!("\t{u}\n"));
+            }
+        }
+    }
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
+}
+
+/// describePersistentVolume (the common sources).
+fn describe_pv(api: &ApiServer, object: &Object, now: Millis) -> String {
+    let json = object.to_json();
+    let meta = object.metadata();
+    let mut w = Writer::default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    labels_multiline(&mut w, "Labels", meta.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
+    w.w(0, format!("Finalizers:\t{}\n", finalizers_line(meta)));
+    w.w(0, format!("StorageClass:\t{}\n", jstr(&json, "spec.storageClassName").unwrap_or("")));
+    if let Some(vac) = jstr(&json, "spec.volumeAttributesClassName") {
+        w.w(0, format!("VolumeAttributesClass:\t{vac}\n"));
+    }
+    if meta.deletion_timestamp.is_some() {
+        w.w(0, format!("Status:\tTerminating (lasts {})\n", since(meta.deletion_timestamp.as_ref(), now)));
+    } else {
+        w.w(0, format!("Status:\t{}\n", jstr(&json, "status.phase").unwrap_or("")));
+    }
+    let claim = match jget(&json, "spec.claimRef") {
+        Some(c) => format!("{}/{}", c.get("namespace").and_then(|v| v.as_str()).unwrap_or(""), c.get("name").and_then(|v| v.as_str()).unwrap_or("")),
+        None => String::new(),
+    };
+    w.w(0, format!("Claim:\t{claim}\n"));
+    w.w(0, format!("Reclaim Policy:\t{}\n", jstr(&json, "spec.persistentVolumeReclaimPolicy").unwrap_or("")));
+    w.w(0, format!("Access Modes:\t{}\n", access_modes(jget(&json, "spec.accessModes"))));
+    if let Some(mode) = jstr(&json, "spec.volumeMode") {
+        w.w(0, format!("VolumeMode:\t{mode}\n"));
+    }
+    w.w(0, format!("Capacity:\t{}\n", jstr(&json, "spec.capacity.storage").unwrap_or("")));
+    if jget(&json, "spec.nodeAffinity").is_some() {
+        w.w(0, "Node Affinity:\t\n");
+    } else {
+        w.w(0, "Node Affinity:\t<none>\n");
+    }
+    w.w(0, format!("Message:\t{}\n", jstr(&json, "status.message").unwrap_or("")));
+    w.w(0, "Source:\n");
+    if let Some(h) = jget(&json, "spec.hostPath") {
+        w.w(2, format!("Type:\tHostPath (bare host directory volume)\n    Path:\t{}\n    HostPathType:\t{}\n", h.get("path").and_then(|v| v.as_str()).unwrap_or(""), h.get("type").and_then(|v| v.as_str()).unwrap_or("")));
+    } else if let Some(l) = jget(&json, "spec.local") {
+        w.w(2, format!("Type:\tLocalVolume (a persistent volume backed by local storage on a node)\n    Path:\t{}\n", l.get("path").and_then(|v| v.as_str()).unwrap_or("")));
+    } else if let Some(n) = jget(&json, "spec.nfs") {
+        w.w(2, format!("Type:\tNFS (an NFS mount that lasts the lifetime of a pod)\n    Server:\t{}\n    Path:\t{}\n    ReadOnly:\t{}\n", n.get("server").and_then(|v| v.as_str()).unwrap_or(""), n.get("path").and_then(|v| v.as_str()).unwrap_or(""), n.get("readOnly").and_then(|v| v.as_bool()).unwrap_or(false)));
+    } else if let Some(c) = jget(&json, "spec.csi") {
+        w.w(2, format!("Type:\tCSI (a Container Storage Interface (CSI) volume source)\n    Driver:\t{}\n    FSType:\t{}\n    VolumeHandle:\t{}\n    ReadOnly:\t{}\n", c.get("driver").and_then(|v| v.as_str()).unwrap_or(""), c.get("fsType").and_then(|v| v.as_str()).unwrap_or(""), c.get("volumeHandle").and_then(|v| v.as_str()).unwrap_or(""), c.get("readOnly").and_then(|v| v.as_bool()).unwrap_or(false)));
+    } else {
+        w.w(2, "<unknown>\n");
+    }
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
+}
+
 /// describeHorizontalPodAutoscalerV2.
 fn describe_hpa(api: &ApiServer, object: &Object, now: Millis) -> String {
     let json = object.to_json();
@@ -1409,6 +1535,8 @@ pub fn describe_object(api: &ApiServer, info: &KindInfo, object: &Object, now: M
         Object::Dynamic(d) if d.kind == "DaemonSet" => describe_daemon_set(api, object, now),
         Object::Dynamic(d) if d.kind == "PodDisruptionBudget" => describe_pdb(api, object, now),
         Object::Dynamic(d) if d.kind == "HorizontalPodAutoscaler" => describe_hpa(api, object, now),
+        Object::Dynamic(d) if d.kind == "PersistentVolumeClaim" => describe_pvc(api, object, now),
+        Object::Dynamic(d) if d.kind == "PersistentVolume" => describe_pv(api, object, now),
         Object::ConfigMap(_) => describe_config_map(api, object, now),
         Object::Secret(_) => describe_secret(object),
         _ => describe_generic(api, info, object, now),

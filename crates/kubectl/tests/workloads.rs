@@ -66,6 +66,12 @@ fn workload_describers() {
     assert_eq!(pdb, "Name:           zk-pdb\nNamespace:      default\nMin available:  2\nSelector:       app.kubernetes.io/name=zookeeper\nStatus:\n    Allowed disruptions:  0\n    Current:              0\n    Desired:              0\n    Total:                0\nEvents:                   <none>\n");
     let hpa = f.kubectl("describe hpa php-apache").stdout;
     assert!(hpa.contains("\nReference:                                             Deployment/php-apache\nMetrics:                                               ( current / target )\n  resource cpu on pods  (as a percentage of request):  <unknown> / 50%\nMin replicas:                                          1\nMax replicas:                                          10\nDeployment pods:                                       0 current / 0 desired\n"), "{hpa}");
+    let pvc = f.kubectl("describe pvc task-pv-claim").stdout;
+    assert!(pvc.starts_with("Name:          task-pv-claim\nNamespace:     default\nStorageClass:  manual\nStatus:        Pending\nVolume:        \nLabels:        <none>\nAnnotations:   <none>\nFinalizers:    ["), "{pvc}");
+    assert!(pvc.contains("\nUsed By:       <none>\n"), "{pvc}");
+    let pv = f.kubectl("describe pv task-pv-volume").stdout;
+    assert!(pv.starts_with("Name:            task-pv-volume\nLabels:          type=local\nAnnotations:     <none>\n"), "{pv}");
+    assert!(pv.contains("\nSource:\n    Type:          HostPath (bare host directory volume)\n    Path:          /mnt/data\n    HostPathType:  \n"), "{pv}");
     // Kinds without a dedicated describer get the generic one (printUnstructuredContent).
     let pc = f.kubectl("describe pc placeholder").stdout;
     assert!(pc.starts_with("Name:            placeholder\nNamespace:       \nLabels:          <none>\nAnnotations:     <none>\nAPI Version:     scheduling.k8s.io/v1\nDescription:     Negative priority for placeholder pods to enable overprovisioning.\nGlobal Default:  false\nKind:            PriorityClass\nMetadata:\n  Creation Timestamp:  2025-01-01T00:00:00Z\n  Generation:          1\n"), "{pc}");
