@@ -14,8 +14,9 @@
 //! selector; the controller applies SetDefaults_Job in memory (completions/parallelism 1,
 //! backoffLimit 6) and, for jobs without `manualSelector`, selects and labels pods with
 //! `batch.kubernetes.io/controller-uid` / `batch.kubernetes.io/job-name` (and the legacy
-//! `controller-uid` / `job-name`) itself. podFailurePolicy, successPolicy and
-//! backoffLimitPerIndex are not modelled.
+//! `controller-uid` / `job-name`) itself. podFailurePolicy (FailJob / Ignore / Count on exit
+//! codes and pod conditions) and successPolicy are modelled; backoffLimitPerIndex / FailIndex
+//! are not.
 
 use crate::common::*;
 use crate::replicaset::slow_start_batch;
@@ -282,7 +283,9 @@ impl JobController {
         let new_succeeded: Vec<&Pod> = pods.iter().filter(|p| has_finalizer(p) && !unc_succ.contains(&uid(p)) && valid(p) && pod_phase(p) == "Succeeded").collect();
         let new_failed: Vec<&Pod> = pods.iter().filter(|p| has_finalizer(p) && !unc_fail.contains(&uid(p)) && valid(p) && is_failed(p)).collect();
         let mut succeeded = status.succeeded.unwrap_or(0) + new_succeeded.len() as i32 + unc_succ.len() as i32;
-        let failed = status.failed.unwrap_or(0) + new_failed.len() as i32 + unc_fail.len() as i32;
+        let policy = spec.pod_failure_policy.clone();
+        let counted_failures = new_failed.iter().filter(|p| match_pod_failure_policy(policy.as_ref(), p).1).count() as i32;
+        let failed = status.failed.unwrap_or(0) + counted_failures + unc_fail.len() as i32;
         let suspended = spec.suspend == Some(true);
         if status.start_time.is_none() && !suspended {
             status.start_time = Some(time_at(now));
@@ -307,6 +310,8 @@ impl JobController {
         if finished.is_none() {
             if let Some(target) = condition(status, "FailureTarget") {
                 finished = Some(new_condition("Failed", target.reason.as_deref().unwrap_or(""), target.message.as_deref().unwrap_or(""), now));
+            } else if let Some(message) = pods.iter().filter(|p| is_failed(p)).find_map(|p| match_pod_failure_policy(policy.as_ref(), p).0) {
+                finished = Some(new_condition("FailureTarget", "PodFailurePolicy", &message, now));
             }
         }
         if finished.is_none() {
@@ -336,6 +341,11 @@ impl JobController {
                 }
             }
             succeeded = succeeded_indexes.len() as i32;
+            if finished.is_none() {
+                if let Some(message) = match_success_policy(spec.success_policy.as_ref(), completions.unwrap_or(0), &succeeded_indexes) {
+                    finished = Some(new_condition("SuccessCriteriaMet", "SuccessPolicy", &message, now));
+                }
+            }
         }
         let mut active = active_pods.len() as i32;
         let mut manage_error = None;
@@ -418,7 +428,7 @@ impl JobController {
                 if !indexed && !unc_s.contains(&id) {
                     unc_s.push(id);
                 }
-            } else if (considered_failed || failing) && !unc_f.contains(&id) && valid(p) {
+            } else if (considered_failed || failing) && !unc_f.contains(&id) && valid(p) && (!considered_failed || match_pod_failure_policy(policy.as_ref(), p).1) {
                 unc_f.push(id);
             }
         }
@@ -730,6 +740,75 @@ fn remove_tracking_finalizer(m: &mut kubesim_api::k8s_openapi::apimachinery::pkg
             m.finalizers = None;
         }
     }
+}
+
+/// `matchPodFailurePolicy`: (FailJob message, whether the failure counts, action).
+pub fn match_pod_failure_policy(policy: Option<&kubesim_api::k8s_openapi::api::batch::v1::PodFailurePolicy>, pod: &Pod) -> (Option<String>, bool, Option<String>) {
+    let Some(policy) = policy else { return (None, true, None) };
+    let status = pod.status.clone().unwrap_or_default();
+    let ns = pod.metadata.namespace.clone().unwrap_or_default();
+    let name = pod.metadata.name.clone().unwrap_or_default();
+    for (index, rule) in policy.rules.iter().enumerate() {
+        let matched: Option<String> = if let Some(req) = &rule.on_exit_codes {
+            status
+                .init_container_statuses
+                .iter()
+                .flatten()
+                .chain(status.container_statuses.iter().flatten())
+                .filter(|c| req.container_name.as_ref().is_none_or(|n| *n == c.name))
+                .find_map(|c| {
+                    let code = c.state.as_ref()?.terminated.as_ref()?.exit_code;
+                    let listed = req.values.contains(&code);
+                    let hit = code != 0 && if req.operator == "NotIn" { !listed } else { listed };
+                    hit.then(|| format!("Container {} for pod {ns}/{name} failed with exit code {code} matching {} rule at index {index}", c.name, rule.action))
+                })
+        } else if let Some(patterns) = &rule.on_pod_conditions {
+            patterns.iter().find_map(|pat| {
+                status.conditions.iter().flatten().find(|c| c.type_ == pat.type_ && c.status == pat.status).map(|c| {
+                    format!("Pod {ns}/{name} has condition {} matching {} rule at index {index}", c.type_, rule.action)
+                })
+            })
+        } else {
+            None
+        };
+        if let Some(message) = matched {
+            return match rule.action.as_str() {
+                "Ignore" => (None, false, Some(rule.action.clone())),
+                "FailJob" => (Some(message), true, Some(rule.action.clone())),
+                _ => (None, true, Some(rule.action.clone())),
+            };
+        }
+    }
+    (None, true, None)
+}
+
+/// `matchSuccessPolicy`: the SuccessCriteriaMet message when a rule matches the succeeded
+/// indexes.
+pub fn match_success_policy(policy: Option<&kubesim_api::k8s_openapi::api::batch::v1::SuccessPolicy>, completions: i32, succeeded: &BTreeSet<i32>) -> Option<String> {
+    let policy = policy?;
+    if succeeded.is_empty() {
+        return None;
+    }
+    for (index, rule) in policy.rules.iter().enumerate() {
+        let hit = match &rule.succeeded_indexes {
+            Some(text) => {
+                let required = parse_indexes(text, completions);
+                if required.is_empty() {
+                    continue;
+                }
+                let done = required.intersection(succeeded).count() as i32;
+                match rule.succeeded_count {
+                    Some(n) => done >= n,
+                    None => done == required.len() as i32,
+                }
+            }
+            None => rule.succeeded_count.is_some_and(|n| succeeded.len() as i32 >= n),
+        };
+        if hit {
+            return Some(format!("Matched rules at index {index}"));
+        }
+    }
+    None
 }
 
 /// `pastBackoffLimitOnFailure`: restartPolicy OnFailure counts container restarts.

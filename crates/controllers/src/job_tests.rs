@@ -162,3 +162,76 @@ fn pod_failure_backoff() {
     assert_eq!(failure_backoff_ms(7), 360_000);
     assert_eq!(failure_backoff_ms(50), 360_000);
 }
+
+// Mirrors the docs example controllers/job-pod-failure-policy-example.yaml
+#[test]
+fn pod_failure_policy_fail_job_on_exit_code() {
+    use kubesim_api::k8s_openapi::api::batch::v1::{PodFailurePolicy, PodFailurePolicyOnExitCodesRequirement, PodFailurePolicyRule};
+    let mut kubelet = FakeKubelet::new(1000, 1000);
+    kubelet.fail_prefix = Some("pfp-".into());
+    kubelet.exit_code = 42;
+    let mut w = world(kubelet);
+    let mut j = job("pfp", Some(12), Some(3));
+    j.spec.as_mut().unwrap().pod_failure_policy = Some(PodFailurePolicy {
+        rules: vec![PodFailurePolicyRule {
+            action: "FailJob".into(),
+            on_exit_codes: Some(PodFailurePolicyOnExitCodesRequirement { container_name: Some("pi".into()), operator: "In".into(), values: vec![42] }),
+            on_pod_conditions: None,
+        }],
+    });
+    w.create(encode(&j, "batch/v1", "Job")).unwrap();
+    w.run_for(60_000);
+    let j = get_job(&w, "pfp");
+    assert_eq!(condition_types(&j), vec!["FailureTarget".to_string(), "Failed".to_string()]);
+    let failed = j.status.clone().unwrap().conditions.unwrap().into_iter().find(|c| c.type_ == "Failed").unwrap();
+    assert_eq!(failed.reason.as_deref(), Some("PodFailurePolicy"));
+    let message = failed.message.unwrap();
+    assert!(message.starts_with("Container pi for pod default/pfp-") && message.ends_with("failed with exit code 42 matching FailJob rule at index 0"), "{message}");
+    assert!(w.list(("", "pods"), "default").len() <= 3, "no replacements after FailJob");
+}
+
+#[test]
+fn pod_failure_policy_ignore_does_not_count_against_the_backoff_limit() {
+    use kubesim_api::k8s_openapi::api::batch::v1::{PodFailurePolicy, PodFailurePolicyOnExitCodesRequirement, PodFailurePolicyRule};
+    let mut kubelet = FakeKubelet::new(1000, 1000);
+    kubelet.fail_prefix = Some("ign-".into());
+    kubelet.exit_code = 42;
+    let mut w = world(kubelet);
+    let mut j = job("ign", Some(1), Some(1));
+    j.spec.as_mut().unwrap().backoff_limit = Some(0);
+    j.spec.as_mut().unwrap().pod_failure_policy = Some(PodFailurePolicy {
+        rules: vec![PodFailurePolicyRule {
+            action: "Ignore".into(),
+            on_exit_codes: Some(PodFailurePolicyOnExitCodesRequirement { container_name: None, operator: "In".into(), values: vec![42] }),
+            on_pod_conditions: None,
+        }],
+    });
+    w.create(encode(&j, "batch/v1", "Job")).unwrap();
+    w.run_for(60_000);
+    let j = get_job(&w, "ign");
+    assert!(condition_types(&j).is_empty(), "{:?}", j.status);
+    assert_eq!(j.status.unwrap().failed, None, "ignored failures are not counted");
+    assert!(w.list(("", "pods"), "default").len() > 1, "failed pods are replaced");
+}
+
+// Mirrors the docs example controllers/job-success-policy.yaml
+#[test]
+fn success_policy_completes_the_job_when_a_rule_matches() {
+    use kubesim_api::k8s_openapi::api::batch::v1::{SuccessPolicy, SuccessPolicyRule};
+    let mut kubelet = FakeKubelet::new(1000, 1000);
+    kubelet.finish_prefix = Some("sp-2-".into());
+    let mut w = world(kubelet);
+    let mut j = job("sp", Some(10), Some(10));
+    let spec = j.spec.as_mut().unwrap();
+    spec.completion_mode = Some("Indexed".into());
+    spec.success_policy = Some(SuccessPolicy { rules: vec![SuccessPolicyRule { succeeded_indexes: Some("0,2-3".into()), succeeded_count: Some(1) }] });
+    w.create(encode(&j, "batch/v1", "Job")).unwrap();
+    w.run_for(60_000);
+    let j = get_job(&w, "sp");
+    assert_eq!(condition_types(&j), vec!["SuccessCriteriaMet".to_string(), "Complete".to_string()]);
+    let c = j.status.clone().unwrap().conditions.unwrap().into_iter().find(|c| c.type_ == "Complete").unwrap();
+    assert_eq!((c.reason.as_deref(), c.message.as_deref()), (Some("SuccessPolicy"), Some("Matched rules at index 0")));
+    assert_eq!(j.status.unwrap().completed_indexes.as_deref(), Some("2"));
+    let live = w.list(("", "pods"), "default").iter().filter(|p| p.metadata().deletion_timestamp.is_none() && p.as_pod().is_some_and(crate::common::is_pod_active)).count();
+    assert_eq!(live, 0, "the other indexes were terminated");
+}

@@ -58,8 +58,8 @@
 //!   ([`common::decode`] / [`common::encode`]) instead of adding typed variants.
 //! - Job: the API server neither defaults Jobs nor generates their selector; the Job controller
 //!   applies SetDefaults_Job in memory and selects/labels pods by
-//!   `batch.kubernetes.io/controller-uid` itself. podFailurePolicy, successPolicy and
-//!   backoffLimitPerIndex are not modelled.
+//!   `batch.kubernetes.io/controller-uid` itself. backoffLimitPerIndex / FailIndex are not
+//!   modelled (podFailurePolicy and successPolicy are).
 //! - Node lifecycle: NoExecute taints are applied in the monitor pass, without the per-zone
 //!   eviction rate limiter (for one failing node the timing is the same).
 //! - HPA: Resource metrics only; usage comes from [`hpa::HpaController::set_pod_metrics`] or the

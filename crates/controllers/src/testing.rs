@@ -169,14 +169,18 @@ pub struct FakeKubelet {
     pub never_ready_prefix: Option<String>,
     /// Run-to-completion pods (restartPolicy Never/OnFailure) finish this long after starting.
     pub run_ms: Millis,
-    /// Run-to-completion pods whose name starts with this fail (exit 1).
+    /// Run-to-completion pods whose name starts with this fail (with `exit_code`).
     pub fail_prefix: Option<String>,
+    /// The exit code of failing containers.
+    pub exit_code: i32,
+    /// When set, only run-to-completion pods with this name prefix ever finish.
+    pub finish_prefix: Option<String>,
 }
 
 impl FakeKubelet {
     /// A kubelet with the given delays.
     pub fn new(start_ms: Millis, stop_ms: Millis) -> FakeKubelet {
-        FakeKubelet { start_ms, stop_ms, pending: Default::default(), next: 1, never_ready_prefix: None, run_ms: 5000, fail_prefix: None }
+        FakeKubelet { start_ms, stop_ms, pending: Default::default(), next: 1, never_ready_prefix: None, run_ms: 5000, fail_prefix: None, exit_code: 1, finish_prefix: None }
     }
 }
 
@@ -213,9 +217,31 @@ impl Component for FakeKubelet {
         if what == 2 {
             let Ok(current) = ctx.api.get(info, &ns, &name) else { return };
             let mut pod: Pod = current.as_pod().unwrap().clone();
+            if self.finish_prefix.as_ref().is_some_and(|p| !name.starts_with(p.as_str())) {
+                return;
+            }
             let fail = self.fail_prefix.as_ref().is_some_and(|p| name.starts_with(p.as_str()));
+            let code = if fail { self.exit_code } else { 0 };
+            let containers: Vec<String> = pod.spec.as_ref().map(|s| s.containers.iter().map(|c| c.name.clone()).collect()).unwrap_or_default();
             let status = pod.status.get_or_insert_with(Default::default);
             status.phase = Some(if fail { "Failed" } else { "Succeeded" }.into());
+            status.container_statuses = Some(
+                containers
+                    .into_iter()
+                    .map(|c| kubesim_api::k8s_openapi::api::core::v1::ContainerStatus {
+                        name: c,
+                        state: Some(kubesim_api::k8s_openapi::api::core::v1::ContainerState {
+                            terminated: Some(kubesim_api::k8s_openapi::api::core::v1::ContainerStateTerminated {
+                                exit_code: code,
+                                reason: Some(if fail { "Error" } else { "Completed" }.into()),
+                                ..Default::default()
+                            }),
+                            ..Default::default()
+                        }),
+                        ..Default::default()
+                    })
+                    .collect(),
+            );
             for c in status.conditions.iter_mut().flatten() {
                 if c.type_ == "Ready" {
                     c.status = "False".into();
