@@ -36,6 +36,78 @@ pub fn apply_defaults(object: &mut Object) {
                 }
             }
         }
+        Object::Dynamic(d) => default_dynamic(&d.kind.clone(), &mut d.rest),
+        _ => {}
+    }
+}
+
+/// The SetDefaults functions of the JSON-kept kinds whose defaults users see in `kubectl get`
+/// and `describe` (pkg/apis/{core,apps,batch}/v1/defaults.go): top-level fields only.
+fn default_dynamic(kind: &str, rest: &mut serde_json::Map<String, serde_json::Value>) {
+    use serde_json::{json, Value};
+    let spec = || json!({});
+    let set = |m: &mut serde_json::Map<String, Value>, key: &str, value: Value| {
+        if m.get(key).is_none_or(|v| v.is_null()) {
+            m.insert(key.to_string(), value);
+        }
+    };
+    match kind {
+        "PersistentVolume" => {
+            if let Some(s) = rest.entry("spec").or_insert_with(spec).as_object_mut() {
+                set(s, "persistentVolumeReclaimPolicy", json!("Retain"));
+                set(s, "volumeMode", json!("Filesystem"));
+            }
+        }
+        "PersistentVolumeClaim" => {
+            if let Some(s) = rest.entry("spec").or_insert_with(spec).as_object_mut() {
+                set(s, "volumeMode", json!("Filesystem"));
+            }
+        }
+        "StatefulSet" => {
+            if let Some(s) = rest.entry("spec").or_insert_with(spec).as_object_mut() {
+                set(s, "replicas", json!(1));
+                set(s, "podManagementPolicy", json!("OrderedReady"));
+                set(s, "updateStrategy", json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}));
+                set(s, "revisionHistoryLimit", json!(10));
+                set(s, "persistentVolumeClaimRetentionPolicy", json!({"whenDeleted": "Retain", "whenScaled": "Retain"}));
+            }
+        }
+        "DaemonSet" => {
+            if let Some(s) = rest.entry("spec").or_insert_with(spec).as_object_mut() {
+                set(s, "updateStrategy", json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}));
+                set(s, "revisionHistoryLimit", json!(10));
+            }
+        }
+        "Job" => {
+            if let Some(s) = rest.entry("spec").or_insert_with(spec).as_object_mut() {
+                let unset = |k: &str| s.get(k).is_none_or(|v| v.is_null());
+                if unset("completions") && unset("parallelism") {
+                    s.insert("completions".into(), json!(1));
+                }
+                set(s, "parallelism", json!(1));
+                set(s, "backoffLimit", json!(6));
+                set(s, "completionMode", json!("NonIndexed"));
+                set(s, "suspend", json!(false));
+                set(s, "podReplacementPolicy", json!("TerminatingOrFailed"));
+            }
+        }
+        "CronJob" => {
+            if let Some(s) = rest.entry("spec").or_insert_with(spec).as_object_mut() {
+                set(s, "concurrencyPolicy", json!("Allow"));
+                set(s, "suspend", json!(false));
+                set(s, "successfulJobsHistoryLimit", json!(3));
+                set(s, "failedJobsHistoryLimit", json!(1));
+            }
+        }
+        "ReplicationController" => {
+            if let Some(s) = rest.entry("spec").or_insert_with(spec).as_object_mut() {
+                set(s, "replicas", json!(1));
+                let labels = s.get("template").and_then(|t| t.get("metadata")).and_then(|m| m.get("labels")).cloned();
+                if let Some(labels) = labels.filter(|l| l.as_object().is_some_and(|m| !m.is_empty())) {
+                    set(s, "selector", labels);
+                }
+            }
+        }
         _ => {}
     }
 }
@@ -237,6 +309,37 @@ mod tests {
         assert_eq!(s.string_data, None);
         assert_eq!(s.data.unwrap()["username"].0, b"admin".to_vec());
         assert_eq!(s.type_.as_deref(), Some("Opaque"));
+    }
+
+    // Mirrors pkg/apis/batch/v1/defaults_test.go and pkg/apis/core/v1/defaults_test.go
+    // (TestSetDefaultJob, TestSetDefaultPersistentVolume) for the JSON-kept kinds.
+    #[test]
+    fn json_kept_kinds_get_their_defaults() {
+        let mut job = Object::Dynamic(Box::new(crate::DynamicObject {
+            api_version: "batch/v1".into(),
+            kind: "Job".into(),
+            metadata: Default::default(),
+            rest: serde_json::json!({"spec": {"template": {}}}).as_object().unwrap().clone(),
+        }));
+        apply_defaults(&mut job);
+        let spec = &job.to_json()["spec"];
+        assert_eq!((spec["completions"].clone(), spec["parallelism"].clone(), spec["backoffLimit"].clone()), (1.into(), 1.into(), 6.into()));
+        let mut parallel = Object::Dynamic(Box::new(crate::DynamicObject {
+            api_version: "batch/v1".into(),
+            kind: "Job".into(),
+            metadata: Default::default(),
+            rest: serde_json::json!({"spec": {"parallelism": 3}}).as_object().unwrap().clone(),
+        }));
+        apply_defaults(&mut parallel);
+        assert!(parallel.to_json()["spec"].get("completions").is_none(), "completions stay unset with parallelism");
+        let mut pv = Object::Dynamic(Box::new(crate::DynamicObject {
+            api_version: "v1".into(),
+            kind: "PersistentVolume".into(),
+            metadata: Default::default(),
+            rest: serde_json::json!({"spec": {"persistentVolumeReclaimPolicy": "Delete"}}).as_object().unwrap().clone(),
+        }));
+        apply_defaults(&mut pv);
+        assert_eq!(pv.to_json()["spec"], serde_json::json!({"persistentVolumeReclaimPolicy": "Delete", "volumeMode": "Filesystem"}));
     }
 
     #[test]
