@@ -240,6 +240,10 @@ fn apply_object(file: &str, document: &Document, mut object: Object, options: &A
             return result;
         }
     }
+    if info.scope == Scope::Cluster {
+        // The API server ignores a namespace on cluster-scoped objects.
+        object.metadata_mut().namespace = None;
+    }
     let namespace = util::namespace_for(info, object.namespace());
     result.namespace = Some(namespace.clone());
     let name = object.name().to_string();

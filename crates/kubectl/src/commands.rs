@@ -77,7 +77,11 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
         "events" => events(&args, api, req.now, &namespace, out),
         "auth" => auth(&args, out),
         "config" => config(&args, &namespace, out),
-        "explain" => out.fail("error: explain is not supported by kubesim"),
+        "explain" => out.fail("error: kubesim does not serve OpenAPI schemas, so explain is not available; see https://kubernetes.io/docs/reference/kubernetes-api/"),
+        "edit" => out.fail("error: kubectl edit needs an interactive editor; in kubesim use kubectl patch, kubectl set or kubectl apply -f"),
+        "attach" | "port-forward" | "proxy" | "cp" | "debug" => {
+            out.fail(format!("error: kubectl {command} needs a connection to a real container or network; the simulated cluster has none (use kubectl logs or kubectl exec)"))
+        }
         other => out.fail(format!("error: unknown command \"{other}\" for \"kubectl\"\nRun 'kubectl --help' for usage.")),
     }
 }

@@ -508,3 +508,17 @@ fn generators_print_their_objects_on_client_dry_run() {
     f.file("web.yaml", &yaml);
     check(&mut f, "apply -f web.yaml", "deployment.apps/web created\n", "", 0);
 }
+
+#[test]
+fn interactive_commands_explain_themselves() {
+    let mut f = Fixture::new();
+    for cmd in ["edit deploy/web", "port-forward svc/web 8080:80", "attach pod/x", "cp a b", "explain pods"] {
+        let o = f.kubectl(cmd);
+        assert_eq!(o.exit_code, 1, "{cmd}");
+        assert!(o.stderr.starts_with("error: ") && !o.stderr.contains("unknown command"), "{cmd}: {}", o.stderr);
+    }
+    // A namespace on a cluster-scoped object is ignored, and re-applying it changes nothing.
+    f.file("pv.yaml", "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv1, namespace: oops}\nspec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], hostPath: {path: /data}}\n");
+    check(&mut f, "apply -f pv.yaml", "persistentvolume/pv1 created\n", "", 0);
+    check(&mut f, "apply -f pv.yaml", "persistentvolume/pv1 unchanged\n", "", 0);
+}
