@@ -81,14 +81,18 @@ fn default_dynamic(kind: &str, rest: &mut serde_json::Map<String, serde_json::Va
         "Job" => {
             if let Some(s) = rest.entry("spec").or_insert_with(spec).as_object_mut() {
                 let unset = |k: &str| s.get(k).is_none_or(|v| v.is_null());
+                // SetDefaults_Job: backoffLimit is MaxInt32 with backoffLimitPerIndex, and only
+                // failed pods are replaced when a podFailurePolicy is set.
+                let per_index = !unset("backoffLimitPerIndex");
+                let failure_policy = !unset("podFailurePolicy");
                 if unset("completions") && unset("parallelism") {
                     s.insert("completions".into(), json!(1));
                 }
                 set(s, "parallelism", json!(1));
-                set(s, "backoffLimit", json!(6));
+                set(s, "backoffLimit", json!(if per_index { i32::MAX } else { 6 }));
                 set(s, "completionMode", json!("NonIndexed"));
                 set(s, "suspend", json!(false));
-                set(s, "podReplacementPolicy", json!("TerminatingOrFailed"));
+                set(s, "podReplacementPolicy", json!(if failure_policy { "Failed" } else { "TerminatingOrFailed" }));
             }
         }
         "CronJob" => {
