@@ -1786,13 +1786,24 @@ fn top(args: &Args, api: &ApiServer, _req: &mut Request, cluster: &mut dyn Clust
             } else {
                 rows.push(vec!["NAME".into(), "CPU(cores)".into(), "MEMORY(bytes)".into()]);
             }
-            for p in &pods {
-                let Some((cpu, mem)) = cluster.usage(p.namespace(), p.name()) else { continue };
+            let mut measured: Vec<(&Arc<Object>, i64, i64)> = pods.iter().filter_map(|p| cluster.usage(p.namespace(), p.name()).map(|(c, m)| (p, c, m))).collect();
+            // --sort-by=cpu|memory sorts descending (top/top_pod.go PodMetricsSorter).
+            match args.get("sort-by") {
+                Some("cpu") => measured.sort_by(|a, b| b.1.cmp(&a.1)),
+                Some("memory") => measured.sort_by(|a, b| b.2.cmp(&a.2)),
+                Some(other) => return out.fail(format!("error: --sort-by accepts only cpu or memory, got {other:?}")),
+                None => {}
+            }
+            for (p, cpu, mem) in measured {
                 let mut row = vec![p.name().to_string(), format!("{cpu}m"), format_memory(mem)];
                 if all {
                     row.insert(0, p.namespace().to_string());
                 }
                 rows.push(row);
+            }
+            if args.bool("no-headers") && rows.len() > 1 {
+                rows.remove(0);
+                return out.out(top_table(&rows));
             }
             if rows.len() == 1 {
                 if args.positional.get(1).is_some() {

@@ -247,7 +247,11 @@ impl ClusterView for FakeCluster {
         Ok((format!("{}\n", command.join(" ")), 0))
     }
     fn usage(&self, _ns: &str, pod: &str) -> Option<(i64, i64)> {
-        pod.starts_with("web").then_some((12, 20 * 1024 * 1024))
+        match pod {
+            "web-7d4b9c7f5-abcde" => Some((12, 20 * 1024 * 1024)),
+            "web-7d4b9c7f5-fghij" => Some((30, 10 * 1024 * 1024)),
+            _ => None,
+        }
     }
 }
 
@@ -274,9 +278,13 @@ fn logs_exec_and_top_go_through_the_cluster_view() {
     let o = run_with(&mut f, "exec nope -- ls");
     assert_eq!((o.stderr.as_str(), o.exit_code), ("Error from server (NotFound): pods \"nope\" not found\n", 1));
     let o = run_with(&mut f, "top pods");
-    assert_eq!(o.stdout, "NAME                  CPU(cores)   MEMORY(bytes)   \nweb-7d4b9c7f5-abcde   12m          20Mi            \nweb-7d4b9c7f5-fghij   12m          20Mi            \n");
+    assert_eq!(o.stdout, "NAME                  CPU(cores)   MEMORY(bytes)   \nweb-7d4b9c7f5-abcde   12m          20Mi            \nweb-7d4b9c7f5-fghij   30m          10Mi            \n");
+    let o = run_with(&mut f, "top pods --sort-by=cpu --no-headers");
+    assert_eq!(o.stdout, "web-7d4b9c7f5-fghij   30m   10Mi   \nweb-7d4b9c7f5-abcde   12m   20Mi   \n");
+    let o = run_with(&mut f, "top pods --sort-by=memory -o name");
+    assert!(o.stdout.starts_with("NAME                  CPU(cores)   MEMORY(bytes)   \nweb-7d4b9c7f5-abcde"), "{}", o.stdout);
     let o = run_with(&mut f, "top nodes");
-    assert_eq!(o.stdout, "NAME     CPU(cores)   CPU(%)   MEMORY(bytes)   MEMORY(%)   \nnode-1   24m          0%       40Mi            0%          \n");
+    assert_eq!(o.stdout, "NAME     CPU(cores)   CPU(%)   MEMORY(bytes)   MEMORY(%)   \nnode-1   42m          1%       30Mi            0%          \n");
     // Without a cluster view kubectl reports what is unavailable.
     let o = f.kubectl("logs web-7d4b9c7f5-abcde");
     assert_eq!(o.exit_code, 1);
