@@ -10,13 +10,13 @@
 //! annotation, label, hostname and JOB_COMPLETION_INDEX env var.
 //!
 //! Deviations: Job is a JSON-kept kind in kubesim's object model, so the controller decodes it
-//! to the k8s-openapi type on each sync. The API server does not default Jobs or generate their
-//! selector; the controller applies SetDefaults_Job in memory (completions/parallelism 1,
-//! backoffLimit 6) and, for jobs without `manualSelector`, selects and labels pods with
+//! to the k8s-openapi type on each sync. The API server does not generate Job selectors; the
+//! controller (re)applies SetDefaults_Job in memory and, for jobs without `manualSelector`,
+//! selects and labels pods with
 //! `batch.kubernetes.io/controller-uid` / `batch.kubernetes.io/job-name` (and the legacy
 //! `controller-uid` / `job-name`) itself. podFailurePolicy (FailJob / Ignore / Count on exit
-//! codes and pod conditions) and successPolicy are modelled; backoffLimitPerIndex / FailIndex
-//! are not.
+//! codes and pod conditions), successPolicy and backoffLimitPerIndex / maxFailedIndexes (per-index
+//! failure counts from the failed pods, per-index backoff, status.failedIndexes) are modelled.
 
 use crate::common::*;
 use crate::replicaset::slow_start_batch;
@@ -172,6 +172,17 @@ fn ensure_condition(list: &mut Vec<JobCondition>, type_: &str, status: &str, rea
     false
 }
 
+/// backoffLimitPerIndex bookkeeping for one sync.
+#[derive(Clone, Debug, Default)]
+struct IndexState {
+    failed: BTreeSet<i32>,
+    failures: BTreeMap<i32, u32>,
+    last_failure: BTreeMap<i32, Millis>,
+}
+
+/// `batch.kubernetes.io/job-index-failure-count`.
+pub const INDEX_FAILURE_COUNT: &str = "batch.kubernetes.io/job-index-failure-count";
+
 #[derive(Clone, Debug, Default)]
 struct BackoffRecord {
     failures_after_last_success: u32,
@@ -182,6 +193,8 @@ struct BackoffRecord {
 /// The Job controller.
 #[derive(Debug)]
 pub struct JobController {
+    per_index: Option<IndexState>,
+    failed_seen: BTreeMap<String, Millis>,
     jobs: Cache,
     pods: Cache,
     queue: WorkQueue,
@@ -198,7 +211,7 @@ impl Default for JobController {
 impl JobController {
     /// A controller with empty caches.
     pub fn new() -> JobController {
-        JobController { jobs: Cache::default(), pods: Cache::default(), queue: WorkQueue::new(JOB_LATENCY_MS), expectations: Expectations::default(), backoff: BTreeMap::new() }
+        JobController { per_index: None, failed_seen: BTreeMap::new(), jobs: Cache::default(), pods: Cache::default(), queue: WorkQueue::new(JOB_LATENCY_MS), expectations: Expectations::default(), backoff: BTreeMap::new() }
     }
 
     fn resolve(&self, namespace: &str, reference: &kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference) -> Option<Key> {
@@ -341,11 +354,51 @@ impl JobController {
                 }
             }
             succeeded = succeeded_indexes.len() as i32;
+            if let Some(limit) = spec.backoff_limit_per_index {
+                let mut state = IndexState {
+                    failed: parse_indexes(status.failed_indexes.as_deref().unwrap_or(""), completions.unwrap_or(0)),
+                    ..Default::default()
+                };
+                for p in pods.iter().filter(|p| pod_phase(p) == "Failed") {
+                    let Some(i) = completion_index(p).filter(|i| *i < completions.unwrap_or(0)) else { continue };
+                    if !match_pod_failure_policy(policy.as_ref(), p).1 {
+                        continue;
+                    }
+                    let uid = p.metadata.uid.clone().unwrap_or_default();
+                    let seen = *self.failed_seen.entry(uid).or_insert(now);
+                    let prior: u32 = p.metadata.annotations.as_ref().and_then(|a| a.get(INDEX_FAILURE_COUNT)).and_then(|v| v.parse().ok()).unwrap_or(0);
+                    let count = state.failures.entry(i).or_insert(0);
+                    *count = (*count).max(prior + 1);
+                    let last = state.last_failure.entry(i).or_insert(seen);
+                    *last = (*last).max(seen);
+                    let fail_index = match_pod_failure_policy(policy.as_ref(), p).2.as_deref() == Some("FailIndex");
+                    if *count as i64 > limit as i64 || fail_index {
+                        state.failed.insert(i);
+                    }
+                }
+                for i in &succeeded_indexes {
+                    state.failed.remove(i);
+                }
+                if finished.is_none() {
+                    let failed_count = state.failed.len() as i32;
+                    if spec.max_failed_indexes.is_some_and(|m| failed_count > m) {
+                        finished = Some(new_condition("FailureTarget", "MaxFailedIndexesExceeded", "Job has exceeded the specified maximal number of failed indexes", now));
+                    } else if failed_count > 0 && failed_count + succeeded_indexes.len() as i32 >= completions.unwrap_or(0) {
+                        finished = Some(new_condition("FailureTarget", "FailedIndexes", "Job has failed indexes", now));
+                    }
+                }
+                status.failed_indexes = Some(format_indexes(&state.failed));
+                self.per_index = Some(state);
+            } else {
+                self.per_index = None;
+            }
             if finished.is_none() {
                 if let Some(message) = match_success_policy(spec.success_policy.as_ref(), completions.unwrap_or(0), &succeeded_indexes) {
                     finished = Some(new_condition("SuccessCriteriaMet", "SuccessPolicy", &message, now));
                 }
             }
+        } else {
+            self.per_index = None;
         }
         let mut active = active_pods.len() as i32;
         let mut manage_error = None;
@@ -646,19 +699,43 @@ impl JobController {
         if diff <= 0 {
             return Ok((active, 0, 0));
         }
-        let backoff = failure_backoff_ms(record.failures_after_last_success);
-        if let Some(last) = record.last_failure {
-            let elapsed = ctx.now.saturating_sub(last);
-            if backoff > elapsed {
-                self.queue.add_after(key.clone(), backoff - elapsed, ctx);
-                return Ok((active, 0, 0));
+        let per_index = self.per_index.clone();
+        if per_index.is_none() {
+            let backoff = failure_backoff_ms(record.failures_after_last_success);
+            if let Some(last) = record.last_failure {
+                let elapsed = ctx.now.saturating_sub(last);
+                if backoff > elapsed {
+                    self.queue.add_after(key.clone(), backoff - elapsed, ctx);
+                    return Ok((active, 0, 0));
+                }
             }
         }
         diff = diff.min(MAX_POD_CREATE_DELETE_PER_SYNC as i32);
         let mut indexes: Vec<i32> = Vec::new();
         if indexed {
             let taken: BTreeSet<i32> = active_pods.iter().filter_map(|p| completion_index(p)).collect();
-            indexes = (0..completions.unwrap_or(0)).filter(|i| !succeeded_indexes.contains(i) && !taken.contains(i)).take(diff as usize).collect();
+            let failed_indexes = per_index.as_ref().map(|s| s.failed.clone()).unwrap_or_default();
+            let pending: Vec<i32> = (0..completions.unwrap_or(0)).filter(|i| !succeeded_indexes.contains(i) && !taken.contains(i) && !failed_indexes.contains(i)).take(diff as usize).collect();
+            // Per-index backoff: indexes whose last failure is too recent wait.
+            let mut wait: Option<Millis> = None;
+            indexes = pending
+                .into_iter()
+                .filter(|i| {
+                    let Some(state) = &per_index else { return true };
+                    let (Some(f), Some(last)) = (state.failures.get(i), state.last_failure.get(i)) else { return true };
+                    let remaining = failure_backoff_ms(*f).saturating_sub(ctx.now.saturating_sub(*last));
+                    if remaining > 0 {
+                        wait = Some(wait.map_or(remaining, |w| w.min(remaining)));
+                        return false;
+                    }
+                    true
+                })
+                .collect();
+            if indexes.is_empty() {
+                if let Some(w) = wait {
+                    self.queue.add_after(key.clone(), w, ctx);
+                }
+            }
             diff = indexes.len() as i32;
         }
         if diff == 0 {
@@ -704,6 +781,12 @@ impl JobController {
                 let meta = t.metadata.get_or_insert_with(Default::default);
                 meta.annotations.get_or_insert_with(BTreeMap::new).insert(COMPLETION_INDEX.into(), i.to_string());
                 meta.labels.get_or_insert_with(BTreeMap::new).insert(COMPLETION_INDEX.into(), i.to_string());
+                if let Some(state) = &per_index {
+                    let count = state.failures.get(&i).copied().unwrap_or(0);
+                    let a = meta.annotations.get_or_insert_with(BTreeMap::new);
+                    a.insert(INDEX_FAILURE_COUNT.into(), count.to_string());
+                    a.insert("batch.kubernetes.io/job-index-ignored-failure-count".into(), "0".into());
+                }
                 if let Some(s) = t.spec.as_mut() {
                     s.hostname = Some(format!("{job_name}-{i}"));
                 }

@@ -235,3 +235,29 @@ fn success_policy_completes_the_job_when_a_rule_matches() {
     let live = w.list(("", "pods"), "default").iter().filter(|p| p.metadata().deletion_timestamp.is_none() && p.as_pod().is_some_and(crate::common::is_pod_active)).count();
     assert_eq!(live, 0, "the other indexes were terminated");
 }
+
+// Mirrors the docs example controllers/job-backoff-limit-per-index-example.yaml
+#[test]
+fn backoff_limit_per_index_fails_indexes_independently() {
+    let mut kubelet = FakeKubelet::new(1000, 1000);
+    kubelet.fail_prefixes = (0..10).step_by(2).map(|i| format!("bli-{i}-")).collect();
+    let mut w = world(kubelet);
+    let mut j = job("bli", Some(10), Some(3));
+    let spec = j.spec.as_mut().unwrap();
+    spec.completion_mode = Some("Indexed".into());
+    spec.backoff_limit_per_index = Some(1);
+    spec.max_failed_indexes = Some(5);
+    w.create(encode(&j, "batch/v1", "Job")).unwrap();
+    w.run_for(600_000);
+    let j = get_job(&w, "bli");
+    let status = j.status.clone().unwrap();
+    assert_eq!(status.failed_indexes.as_deref(), Some("0,2,4,6,8"));
+    assert_eq!(status.completed_indexes.as_deref(), Some("1,3,5,7,9"));
+    assert_eq!(status.failed, Some(10), "each even index failed twice");
+    assert_eq!(condition_types(&j), vec!["FailureTarget".to_string(), "Failed".to_string()]);
+    let failed = status.conditions.unwrap().into_iter().find(|c| c.type_ == "Failed").unwrap();
+    assert_eq!((failed.reason.as_deref(), failed.message.as_deref()), (Some("FailedIndexes"), Some("Job has failed indexes")));
+    // Replacement pods carry the index failure count.
+    let retried = w.list(("", "pods"), "default").into_iter().filter(|p| p.name().starts_with("bli-0-")).count();
+    assert_eq!(retried, 2);
+}

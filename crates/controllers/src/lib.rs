@@ -56,10 +56,8 @@
 //!   EndpointSlice, Endpoints and ReplicationController are JSON-kept kinds in kubesim's object
 //!   model; their controllers decode them to the k8s-openapi types on each sync
 //!   ([`common::decode`] / [`common::encode`]) instead of adding typed variants.
-//! - Job: the API server neither defaults Jobs nor generates their selector; the Job controller
-//!   applies SetDefaults_Job in memory and selects/labels pods by
-//!   `batch.kubernetes.io/controller-uid` itself. backoffLimitPerIndex / FailIndex are not
-//!   modelled (podFailurePolicy and successPolicy are).
+//! - Job: the API server does not generate Job selectors; the Job controller selects/labels pods
+//!   by `batch.kubernetes.io/controller-uid` itself (the job's own spec is not rewritten).
 //! - Node lifecycle: NoExecute taints are applied in the monitor pass, without the per-zone
 //!   eviction rate limiter (for one failing node the timing is the same).
 //! - HPA: Resource metrics only; usage comes from [`hpa::HpaController::set_pod_metrics`] or the

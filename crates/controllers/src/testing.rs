@@ -173,6 +173,8 @@ pub struct FakeKubelet {
     pub fail_prefix: Option<String>,
     /// The exit code of failing containers.
     pub exit_code: i32,
+    /// More failing name prefixes.
+    pub fail_prefixes: Vec<String>,
     /// When set, only run-to-completion pods with this name prefix ever finish.
     pub finish_prefix: Option<String>,
 }
@@ -180,7 +182,7 @@ pub struct FakeKubelet {
 impl FakeKubelet {
     /// A kubelet with the given delays.
     pub fn new(start_ms: Millis, stop_ms: Millis) -> FakeKubelet {
-        FakeKubelet { start_ms, stop_ms, pending: Default::default(), next: 1, never_ready_prefix: None, run_ms: 5000, fail_prefix: None, exit_code: 1, finish_prefix: None }
+        FakeKubelet { start_ms, stop_ms, pending: Default::default(), next: 1, never_ready_prefix: None, run_ms: 5000, fail_prefix: None, exit_code: 1, fail_prefixes: Vec::new(), finish_prefix: None }
     }
 }
 
@@ -220,7 +222,7 @@ impl Component for FakeKubelet {
             if self.finish_prefix.as_ref().is_some_and(|p| !name.starts_with(p.as_str())) {
                 return;
             }
-            let fail = self.fail_prefix.as_ref().is_some_and(|p| name.starts_with(p.as_str()));
+            let fail = self.fail_prefix.as_ref().is_some_and(|p| name.starts_with(p.as_str())) || self.fail_prefixes.iter().any(|p| name.starts_with(p.as_str()));
             let code = if fail { self.exit_code } else { 0 };
             let containers: Vec<String> = pod.spec.as_ref().map(|s| s.containers.iter().map(|c| c.name.clone()).collect()).unwrap_or_default();
             let status = pod.status.get_or_insert_with(Default::default);
