@@ -14,7 +14,7 @@ use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector,
 use kubesim_api::object::{kind_info, KindInfo, Object, Scope};
 use kubesim_api::selector::Selector;
 use kubesim_api::time::time_at;
-use kubesim_apiserver::{ApiError, ApiServer, DeleteOptions, Deleted, Propagation, Request};
+use kubesim_apiserver::{ApiError, ApiServer, DeleteOptions, Propagation, Request};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -2078,10 +2078,3 @@ fn config(args: &Args, namespace: &str, out: &mut Output) {
     }
 }
 
-#[allow(dead_code)]
-fn deleted_word(d: &Deleted) -> &'static str {
-    match d {
-        Deleted::Removed(_) => "deleted",
-        Deleted::Terminating(_) => "deleted",
-    }
-}
