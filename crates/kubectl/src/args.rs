@@ -82,7 +82,7 @@ const BOOL_FLAGS: &[&str] = &[
     "delete-local-data", "previous", "watch", "no-headers", "stdin", "tty", "quiet", "record", "recursive",
     "follow", "wait", "disable-eviction", "local", "show-kind", "namespaced", "short", "client", "help",
     "ignore-not-found", "now", "show-events", "containers", "timestamps", "insecure-skip-tls-verify",
-    "server-side", "force-conflicts", "save-config", "exit-code", "allow-missing-template-keys", "sort", "command",
+    "server-side", "force-conflicts", "save-config", "exit-code", "allow-missing-template-keys", "sort", "command", "all-containers", "prefix",
 ];
 
 fn short_name(c: char, command: &str) -> Option<&'static str> {

@@ -1689,36 +1689,71 @@ fn container_of(pod: &Object, requested: Option<&str>, out: &mut Output) -> Resu
 
 /// `kubectl logs`.
 fn logs(args: &Args, api: &ApiServer, cluster: &mut dyn ClusterView, namespace: &str, out: &mut Output) {
-    let Some(target) = args.positional.first() else {
-        return out.fail("error: expected 'logs [-f] [-p] (POD | TYPE/NAME) [-c CONTAINER]'.\nPOD or TYPE/NAME is a required argument for the logs command\nSee 'kubectl logs -h' for help and examples");
-    };
-    let pod = match resolve_pod(target, api, namespace) {
-        Ok((p, count)) => {
-            if count > 1 {
-                out.errln(format!("Found {count} pods, using pod/{}", p.name()));
-            }
-            p
-        }
-        Err(e) => return out.fail(e),
-    };
-    let requested = args.get("container").map(str::to_string).or_else(|| args.positional.get(1).cloned());
-    let container = match container_of(&pod, requested.as_deref(), out) {
-        Ok(c) => c,
-        Err(e) => return out.fail(e),
-    };
-    match cluster.logs(pod.namespace(), pod.name(), container.as_deref(), args.bool("previous")) {
-        Ok(text) => {
-            let text = match args.get("tail").and_then(|t| t.parse::<i64>().ok()).filter(|t| *t >= 0) {
-                Some(n) => {
-                    let lines: Vec<&str> = text.lines().collect();
-                    let start = lines.len().saturating_sub(n as usize);
-                    lines[start..].iter().map(|l| format!("{l}\n")).collect()
+    let all_containers = args.bool("all-containers");
+    let prefix = args.bool("prefix");
+    // Pods: one named target, or every pod a -l selector picks (at most --max-log-requests).
+    let pods: Vec<Arc<Object>> = match (args.positional.first(), args.get("selector")) {
+        (Some(target), _) => match resolve_pod(target, api, namespace) {
+            Ok((p, count)) => {
+                if count > 1 {
+                    out.errln(format!("Found {count} pods, using pod/{}", p.name()));
                 }
-                None => text,
+                vec![p]
+            }
+            Err(e) => return out.fail(e),
+        },
+        (None, Some(_)) => {
+            let filter = match Filter::from_args(args, namespace) {
+                Ok(f) => f,
+                Err(e) => return out.fail(e),
             };
-            out.out(text)
+            let pods = match filter.list(api, kind_info("v1", "Pod").expect("pods")) {
+                Ok(p) => p,
+                Err(e) => return out.fail(e),
+            };
+            let max = args.get("max-log-requests").and_then(|m| m.parse::<usize>().ok()).unwrap_or(5);
+            if pods.len() > max && args.bool("follow") {
+                return out.fail(format!("error: you are attempting to follow {} log streams, but maximum allowed concurrency is {max}, use --max-log-requests to increase the limit", pods.len()));
+            }
+            if pods.is_empty() {
+                return out.errln(format!("No resources found in {namespace} namespace."));
+            }
+            pods
         }
-        Err(e) => out.fail(format!("Error from server (BadRequest): {e}")),
+        (None, None) => {
+            return out.fail("error: expected 'logs [-f] [-p] (POD | TYPE/NAME) [-c CONTAINER]'.\nPOD or TYPE/NAME is a required argument for the logs command\nSee 'kubectl logs -h' for help and examples");
+        }
+    };
+    let tail = args.get("tail").and_then(|t| t.parse::<i64>().ok()).filter(|t| *t >= 0);
+    for pod in pods {
+        let containers: Vec<Option<String>> = if all_containers {
+            pod.as_pod()
+                .and_then(|p| p.spec.as_ref())
+                .map(|s| s.init_containers.iter().flatten().chain(s.containers.iter()).map(|c| Some(c.name.clone())).collect())
+                .unwrap_or_default()
+        } else {
+            let requested = args.get("container").map(str::to_string).or_else(|| args.positional.get(1).cloned());
+            match container_of(&pod, requested.as_deref(), out) {
+                Ok(c) => vec![c],
+                Err(e) => return out.fail(e),
+            }
+        };
+        for container in containers {
+            match cluster.logs(pod.namespace(), pod.name(), container.as_deref(), args.bool("previous")) {
+                Ok(text) => {
+                    let lines: Vec<&str> = text.lines().collect();
+                    let start = tail.map_or(0, |n| lines.len().saturating_sub(n as usize));
+                    for line in &lines[start..] {
+                        if prefix {
+                            out.outln(format!("[pod/{}/{}] {line}", pod.name(), container.as_deref().unwrap_or("")));
+                        } else {
+                            out.outln(line);
+                        }
+                    }
+                }
+                Err(e) => out.fail(format!("Error from server (BadRequest): {e}")),
+            }
+        }
     }
 }
 

@@ -269,6 +269,10 @@ fn logs_exec_and_top_go_through_the_cluster_view() {
     let o = run_with(&mut f, "logs deploy/web -p --tail=1");
     assert_eq!(o.stdout, "line 3\n");
     assert_eq!(o.stderr, "Found 2 pods, using pod/web-7d4b9c7f5-abcde\n");
+    let o = run_with(&mut f, "logs -l app=web --prefix --tail=1");
+    assert_eq!(o.stdout, "[pod/web-7d4b9c7f5-abcde/nginx] line 3\n[pod/web-7d4b9c7f5-fghij/nginx] line 3\n");
+    let o = run_with(&mut f, "logs web-7d4b9c7f5-abcde --all-containers");
+    assert_eq!(o.stdout, "web-7d4b9c7f5-abcde/nginx previous=false\nline 2\nline 3\n");
     let o = run_with(&mut f, "logs web-7d4b9c7f5-abcde -c nope");
     assert_eq!((o.stderr.as_str(), o.exit_code), ("error: container nope is not valid for pod web-7d4b9c7f5-abcde\n", 1));
     let o = run_with(&mut f, "exec web-7d4b9c7f5-abcde -- ls -l /");
