@@ -1824,8 +1824,8 @@ fn top(args: &Args, api: &ApiServer, _req: &mut Request, cluster: &mut dyn Clust
             let mut measured: Vec<(&Arc<Object>, i64, i64)> = pods.iter().filter_map(|p| cluster.usage(p.namespace(), p.name()).map(|(c, m)| (p, c, m))).collect();
             // --sort-by=cpu|memory sorts descending (top/top_pod.go PodMetricsSorter).
             match args.get("sort-by") {
-                Some("cpu") => measured.sort_by(|a, b| b.1.cmp(&a.1)),
-                Some("memory") => measured.sort_by(|a, b| b.2.cmp(&a.2)),
+                Some("cpu") => measured.sort_by_key(|m| std::cmp::Reverse(m.1)),
+                Some("memory") => measured.sort_by_key(|m| std::cmp::Reverse(m.2)),
                 Some(other) => return out.fail(format!("error: --sort-by accepts only cpu or memory, got {other:?}")),
                 None => {}
             }
