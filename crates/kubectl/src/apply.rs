@@ -54,6 +54,9 @@ pub struct ApplyResult {
     pub namespace: Option<String>,
     /// What happened, or the error exactly as kubectl prints it.
     pub outcome: Result<ApplyAction, String>,
+    /// The field an error is about (`spec.replicas`, `spec.containers[0].image`), where known:
+    /// from the decoder, or the first field of an Invalid error; for editors to highlight.
+    pub field_path: Option<String>,
     /// Warnings kubectl prints to stderr (`Warning: unknown field "spec.foo"`).
     pub warnings: Vec<String>,
 }
@@ -82,6 +85,7 @@ impl ApplyResult {
             name: None,
             namespace: None,
             outcome: Err(message),
+            field_path: None,
             warnings: Vec::new(),
         }
     }
@@ -139,7 +143,11 @@ pub fn apply_documents(file: &str, text: &str, options: &ApplyOptions, api: &mut
     pending.sort_by_key(|(i, _)| *i);
     for (index, document) in pending {
         match document {
-            Err(e) => results.push(ApplyResult::error(file, index, e.line.unwrap_or(0), e.to_string())),
+            Err(e) => {
+                let mut r = ApplyResult::error(file, index, e.line.unwrap_or(0), e.to_string());
+                r.field_path = e.field_path.clone();
+                results.push(r);
+            }
             Ok(document) => apply_document(file, &document, options, api, req, &mut results),
         }
     }
@@ -178,6 +186,7 @@ fn apply_document_at(file: &str, document: &Document, path: Option<&str>, option
                 });
             }
             let mut result = ApplyResult::error(file, document.index, document.line, e.to_string());
+            result.field_path = e.field_path.clone();
             if let Some(kind) = document.value.get("kind").and_then(|k| k.as_str()) {
                 result.kind = Some(kind.to_string());
             }
@@ -191,7 +200,26 @@ fn apply_document_at(file: &str, document: &Document, path: Option<&str>, option
     }
 }
 
-fn apply_object(file: &str, document: &Document, mut object: Object, options: &ApplyOptions, api: &mut ApiServer, req: &mut Request) -> ApplyResult {
+fn apply_object(file: &str, document: &Document, object: Object, options: &ApplyOptions, api: &mut ApiServer, req: &mut Request) -> ApplyResult {
+    let mut result = apply_object_inner(file, document, object, options, api, req);
+    if result.field_path.is_none() {
+        if let Err(message) = &result.outcome {
+            result.field_path = invalid_field(message);
+        }
+    }
+    result
+}
+
+/// The first field of an API server Invalid message (`... is invalid: spec.replicas: ...` or
+/// `... is invalid: [spec.a: ..., spec.b: ...]`).
+fn invalid_field(message: &str) -> Option<String> {
+    let rest = message.rsplit_once(" is invalid: ")?.1;
+    let rest = rest.strip_prefix('[').unwrap_or(rest);
+    let (path, _) = rest.split_once(": ")?;
+    Some(path.to_string()).filter(|p| !p.contains(' '))
+}
+
+fn apply_object_inner(file: &str, document: &Document, mut object: Object, options: &ApplyOptions, api: &mut ApiServer, req: &mut Request) -> ApplyResult {
     let info: &'static KindInfo = match object.info() {
         Some(info) => info,
         None => return ApplyResult::error(file, document.index, document.line, format!("error: {file}: no kind {:?} is registered", object.kind())),
@@ -205,6 +233,7 @@ fn apply_object(file: &str, document: &Document, mut object: Object, options: &A
         name: Some(object.name().to_string()),
         namespace: None,
         outcome: Err(String::new()),
+        field_path: None,
         warnings: Vec::new(),
     };
     let unknown = unknown_fields(&document.value, &object);

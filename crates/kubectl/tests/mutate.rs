@@ -534,3 +534,16 @@ fn interactive_commands_explain_themselves() {
     check(&mut f, "apply -f pv.yaml", "persistentvolume/pv1 created\n", "", 0);
     check(&mut f, "apply -f pv.yaml", "persistentvolume/pv1 unchanged\n", "", 0);
 }
+
+#[test]
+fn apply_results_name_the_offending_field() {
+    let mut f = Fixture::new();
+    let r = f.apply("d.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {replicas: x}\n", "default");
+    assert_eq!(r[0].field_path.as_deref(), Some("spec.replicas"));
+    let r = f.apply("p.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n", "default");
+    assert_eq!(r[0].field_path.as_deref(), Some("spec.containers[0].image"));
+    let r = f.apply("p.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: P}\nspec: {containers: [{name: c}]}\n", "default");
+    assert_eq!(r[0].field_path.as_deref(), Some("metadata.name"));
+    let r = f.apply("n.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: nope}\n", "default");
+    assert_eq!(r[0].field_path, None);
+}
