@@ -186,6 +186,8 @@ pub enum Format {
     Name,
     /// `-o jsonpath=...`.
     JsonPath(String),
+    /// `-o jsonpath-as-json=...`.
+    JsonPathAsJson(String),
     /// `-o custom-columns=NAME:.path,...`.
     CustomColumns(Vec<(String, String)>),
 }
@@ -199,7 +201,8 @@ pub fn parse_format(output: Option<&str>) -> Result<Format, String> {
         "yaml" => Format::Yaml,
         "json" => Format::Json,
         "name" => Format::Name,
-        o if o.starts_with("jsonpath=") || o.starts_with("jsonpath-as-json=") => Format::JsonPath(o.split_once('=').map(|(_, t)| t.to_string()).unwrap_or_default()),
+        o if o.starts_with("jsonpath=") => Format::JsonPath(o["jsonpath=".len()..].to_string()),
+        o if o.starts_with("jsonpath-as-json=") => Format::JsonPathAsJson(o["jsonpath-as-json=".len()..].to_string()),
         o if o.starts_with("custom-columns=") => {
             let spec = &o["custom-columns=".len()..];
             let mut columns = Vec::new();
@@ -258,6 +261,10 @@ pub fn print_objects(format: &Format, objects: &[(&'static KindInfo, Arc<Object>
         }
         Format::JsonPath(template) => match jsonpath::evaluate(template, &value()) {
             Ok(text) => out.out(text),
+            Err(e) => out.fail(format!("error: {e}")),
+        },
+        Format::JsonPathAsJson(template) => match jsonpath::evaluate_values(template, &value()) {
+            Ok(values) => out.out(to_json_pretty(&Value::Array(values))),
             Err(e) => out.fail(format!("error: {e}")),
         },
         Format::CustomColumns(columns) => {

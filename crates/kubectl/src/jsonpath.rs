@@ -30,6 +30,28 @@ pub fn evaluate(template: &str, value: &Value) -> Result<String, String> {
     Ok(out)
 }
 
+/// Evaluates a template collecting the selected values (`-o jsonpath-as-json`).
+pub fn evaluate_values(template: &str, value: &Value) -> Result<Vec<Value>, String> {
+    let nodes = parse_template(template)?;
+    let mut out = Vec::new();
+    collect(&nodes, value, &mut out);
+    Ok(out)
+}
+
+fn collect(nodes: &[Node], value: &Value, out: &mut Vec<Value>) {
+    for node in nodes {
+        match node {
+            Node::Text(_) => {}
+            Node::Path(steps) => out.extend(eval(steps, value)),
+            Node::Range(steps, body) => {
+                for item in eval(steps, value) {
+                    collect(body, &item, out);
+                }
+            }
+        }
+    }
+}
+
 fn render(nodes: &[Node], value: &Value, out: &mut String) -> Result<(), String> {
     for node in nodes {
         match node {
@@ -380,6 +402,7 @@ mod tests {
         for (template, want) in cases {
             assert_eq!(evaluate(template, &list).unwrap(), *want, "{template}");
         }
+        assert_eq!(evaluate_values("{.items[*].metadata.name}", &list).unwrap(), vec![json!("a"), json!("b")]);
         assert!(evaluate("{.items[", &list).is_err());
         assert!(evaluate("{range .items[*]}{.x}", &list).is_err());
         assert!(evaluate("{end}", &list).is_err());

@@ -39,6 +39,7 @@ fn get_tables() {
         ("get pods --field-selector metadata.name=web-7d4b9c7f5-fghij -o name", "pod/web-7d4b9c7f5-fghij\n"),
         ("get deploy web -o jsonpath={.spec.replicas}", "2"),
         (r#"get pods -o jsonpath='{range .items[*]}{.metadata.name}{"\t"}{.status.podIP}{"\n"}{end}'"#, "web-7d4b9c7f5-abcde\t10.244.0.5\nweb-7d4b9c7f5-fghij\t10.244.0.6\n"),
+        ("get pods -o jsonpath-as-json={.items[*].status.podIP}", "[\n    \"10.244.0.5\",\n    \"10.244.0.6\"\n]\n"),
         ("get pods -o custom-columns=NAME:.metadata.name,NODE:.spec.nodeName", "NAME                  NODE\nweb-7d4b9c7f5-abcde   node-1\nweb-7d4b9c7f5-fghij   node-1\n"),
         ("get pods --sort-by=.status.podIP -o name", "pod/web-7d4b9c7f5-abcde\npod/web-7d4b9c7f5-fghij\n"),
         // A single kind in the results: no kind/ prefix even for type/name arguments.
