@@ -3,6 +3,7 @@
 /// Splits a command string shell-style ("kubectl scale deployment/web --replicas=5") into argv:
 /// whitespace separates words; single quotes keep text literally; double quotes allow `\"`,
 /// `\\`, `\$` and `` \` `` escapes; a backslash outside quotes escapes the next character.
+/// Unquoted shell operators (`|`, `>`, `<`, `;`, `&`, `` ` ``) are refused: one command only.
 pub fn split_command(line: &str) -> Result<Vec<String>, String> {
     let mut words = Vec::new();
     let mut current = String::new();
@@ -52,6 +53,9 @@ pub fn split_command(line: &str) -> Result<Vec<String>, String> {
                     Some(c) => current.push(c),
                     None => return Err("trailing backslash".into()),
                 }
+            }
+            '|' | '>' | '<' | ';' | '&' | '`' => {
+                return Err(format!("shell operator '{c}' is not supported: kubesim runs a single kubectl command (quote the character to pass it literally)"));
             }
             c => {
                 in_word = true;
@@ -219,6 +223,9 @@ mod tests {
             assert_eq!(split_command(line).unwrap(), s(want), "{line}");
         }
         assert!(split_command("a 'b").is_err());
+        assert!(split_command("kubectl get pods | grep web").unwrap_err().contains("shell operator '|'"));
+        assert!(split_command("kubectl get pods > out.txt").is_err());
+        assert_eq!(split_command("get pods -l 'a|b' --field-selector \"x!=y\"").unwrap(), s(&["get", "pods", "-l", "a|b", "--field-selector", "x!=y"]));
         assert!(split_command("a \"b").is_err());
     }
 
