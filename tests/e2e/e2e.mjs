@@ -177,6 +177,12 @@ spec:
   const replaced = await page.evaluate(() => [...document.querySelectorAll(".ks-node:not(.is-down) .ks-chip")].length);
   console.log(`     node failure at ${await page.textContent(".ks-clock-value")}: ${replaced} pods on the healthy nodes`);
   await shot(page, "13-node-failure");
+  await page.goto(`${base}/index.html?scenario=rolling-update&view=overview&speed=4`);
+  await page.waitForFunction(() => document.querySelector(".ks-clock-value").textContent >= "00:23", null, { timeout: 60000 });
+  await page.click("button.ks-play");
+  const replicaSets = await page.locator(".ks-wl-child").count();
+  console.log(`     rolling update at ${await page.textContent(".ks-clock-value")}: ${replicaSets} replica sets with pods`);
+  await shot(page, "17-rolling-update");
   const frameTimes = (n) => page.evaluate((n) => new Promise((resolve) => {
     const times = []; let last = performance.now();
     const tick = (t) => { times.push(t - last); last = t; if (times.length < n) requestAnimationFrame(tick); else resolve(times.sort((a, b) => a - b)); };

@@ -255,7 +255,7 @@ pub fn app(props: &AppProps) -> Html {
                 </div>
             },
             View::Cluster => html! { <ClusterView scene={frame.scene.clone()} workloads={frame.workloads.clone()} selection={state.selection.clone()} on_select={on_select.clone()} compact=false /> },
-            View::Lifecycle => html! { <LifecycleView frame={frame.clone()} selection={state.selection.clone()} on_select={on_select.clone()} /> },
+            View::Lifecycle => html! { <LifecycleView frame={frame.clone()} selection={state.selection.clone()} on_select={on_select.clone()} show_log={!state.embed} /> },
             View::Flow => html! { <FlowView frame={frame.clone()} selection={state.selection.clone()} on_select={on_select.clone()} /> },
             View::Pods => html! { <PodsView scene={frame.scene.clone()} selection={state.selection.clone()} on_select={on_select.clone()} /> },
         }

@@ -151,6 +151,9 @@ pub struct LifecycleProps {
     pub selection: Selection,
     /// Select something.
     pub on_select: Callback<Selection>,
+    /// Show the log of recent transitions under the graph (the full view).
+    #[prop_or_default]
+    pub show_log: bool,
 }
 
 /// The lifecycle graph.
@@ -271,6 +274,46 @@ pub fn lifecycle_view(props: &LifecycleProps) -> Html {
         _ => html! { <div class="ks-path is-hint">{ "Click a pod (a chip or a dot) to follow its path through the graph, with the virtual time of every step." }</div> },
     };
 
+    let log = if props.show_log {
+        let sim = controls.sim.0.borrow();
+        let transitions = sim.engine().transitions();
+        let rows: Vec<Html> = transitions
+            .iter()
+            .rev()
+            .take(60)
+            .map(|t| {
+                let selected = selected_uid.as_deref() == Some(t.uid.as_str());
+                let pod = frame.scene.pods.iter().find(|p| p.uid == t.uid);
+                let onclick = pod.map(|p| {
+                    let target = Selection::Pod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() };
+                    props.on_select.reform(move |_: MouseEvent| target.clone())
+                });
+                let state = |s: Option<Lifecycle>, end: &str| match s {
+                    Some(s) => html! { <span class={classes!("ks-status-pill", format!("c-{}", category(s)))}>{ s.label() }</span> },
+                    None => html! { <span class="ks-muted">{ end.to_string() }</span> },
+                };
+                html! {
+                    <tr key={t.seq} class={classes!(onclick.is_some().then_some("is-clickable"), selected.then_some("is-selected"))} onclick={onclick}>
+                        <td class="ks-mono">{ clock(t.t_ms) }</td>
+                        <td class="ks-mono">{ &t.pod }</td>
+                        <td>{ state(t.from, "created") }{ " → " }{ state(t.to, "deleted") }</td>
+                    </tr>
+                }
+            })
+            .collect();
+        html! {
+            <div class="ks-transitions">
+                <h4>{ "Recent transitions" }</h4>
+                <table class="ks-table">
+                    <thead><tr><th>{ "TIME" }</th><th>{ "POD" }</th><th>{ "TRANSITION" }</th></tr></thead>
+                    <tbody>{ for rows }</tbody>
+                </table>
+            </div>
+        }
+    } else {
+        html! {}
+    };
+
     html! {
         <section class="ks-lifecycle" aria-label="Pod lifecycle graph">
             <div class="ks-section-head">
@@ -294,6 +337,7 @@ pub fn lifecycle_view(props: &LifecycleProps) -> Html {
                 <g>{ for movers }</g>
             </svg>
             { path_strip }
+            { log }
         </section>
     }
 }
