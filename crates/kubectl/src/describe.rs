@@ -1327,6 +1327,104 @@ fn describe_pv(api: &ApiServer, object: &Object, now: Millis) -> String {
     w.finish()
 }
 
+/// describeIngressV1.
+fn describe_ingress(api: &ApiServer, object: &Object, now: Millis) -> String {
+    let json = object.to_json();
+    let meta = object.metadata();
+    let ns = object.namespace();
+    let mut w = Writer::default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    labels_multiline(&mut w, "Labels", meta.labels.as_ref());
+    w.w(0, format!("Namespace:\t{ns}\n"));
+    let mut addresses: Vec<String> = jget(&json, "status.loadBalancer.ingress")
+        .and_then(|i| i.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i.get("ip").or_else(|| i.get("hostname")).and_then(|v| v.as_str()).map(str::to_string))
+        .collect();
+    addresses.sort();
+    w.w(0, format!("Address:\t{}\n", addresses.join(",")));
+    w.w(0, format!("Ingress Class:\t{}\n", jstr(&json, "spec.ingressClassName").unwrap_or("<none>")));
+    let default_backend = jget(&json, "spec.defaultBackend").map(|b| ingress_backend(api, ns, b)).unwrap_or_else(|| "<default>".into());
+    w.w(0, format!("Default backend:\t{default_backend}\n"));
+    if let Some(tls) = jget(&json, "spec.tls").and_then(|t| t.as_array()).filter(|t| !t.is_empty()) {
+        w.w(0, "TLS:\n");
+        for t in tls {
+            let hosts: Vec<&str> = t.get("hosts").and_then(|h| h.as_array()).into_iter().flatten().filter_map(|h| h.as_str()).collect();
+            match t.get("secretName").and_then(|s| s.as_str()) {
+                Some(secret) => w.w(1, format!("{secret} terminates {}\n", hosts.join(","))),
+                None => w.w(1, format!("SNI routes {}\n", hosts.join(","))),
+            }
+        }
+    }
+    w.w(0, "Rules:\n  Host\tPath\tBackends\n");
+    w.w(1, "----\t----\t--------\n");
+    let mut count = 0;
+    for rule in jget(&json, "spec.rules").and_then(|r| r.as_array()).into_iter().flatten() {
+        let Some(http) = rule.get("http") else { continue };
+        count += 1;
+        let host = rule.get("host").and_then(|h| h.as_str()).filter(|h| !h.is_empty()).unwrap_or("*");
+        w.w(1, format!("{host}\t\n"));
+        for path in http.get("paths").and_then(|p| p.as_array()).into_iter().flatten() {
+            let backend = path.get("backend").map(|b| ingress_backend(api, ns, b)).unwrap_or_default();
+            w.w(2, format!("\t{} \t{backend}\n", path.get("path").and_then(|p| p.as_str()).unwrap_or("")));
+        }
+    }
+    if count == 0 {
+        w.w(1, format!("*\t*\t{default_backend}\n"));
+    }
+    annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
+}
+
+/// describeBackendV1: `service:port (endpoints)` or the lookup error.
+fn ingress_backend(api: &ApiServer, ns: &str, backend: &Value) -> String {
+    let Some(svc) = backend.get("service") else {
+        return match backend.get("resource") {
+            Some(r) => format!(
+                "APIGroup: {}, Kind: {}, Name: {}",
+                r.get("apiGroup").and_then(|v| v.as_str()).unwrap_or(""),
+                r.get("kind").and_then(|v| v.as_str()).unwrap_or(""),
+                r.get("name").and_then(|v| v.as_str()).unwrap_or("")
+            ),
+            None => String::new(),
+        };
+    };
+    let name = svc.get("name").and_then(|v| v.as_str()).unwrap_or("");
+    let port_number = svc.pointer("/port/number").and_then(|v| v.as_i64());
+    let port_name = svc.pointer("/port/name").and_then(|v| v.as_str());
+    let stringer = match (port_number, port_name) {
+        (Some(n), _) => format!("{name}:{n}"),
+        (None, Some(p)) => format!("{name}:{p}"),
+        _ => name.to_string(),
+    };
+    let svc_info = kind_info("v1", "Service").expect("services");
+    let service = match api.get(svc_info, ns, name) {
+        Ok(s) => s,
+        Err(e) => return format!("{stringer} (<error: {}>)", e.message),
+    };
+    let port = service
+        .to_json()
+        .pointer("/spec/ports")
+        .and_then(|p| p.as_array())
+        .and_then(|ports| {
+            ports.iter().find(|p| {
+                port_number.is_some_and(|n| p.get("port").and_then(|v| v.as_i64()) == Some(n)) || port_name.is_some_and(|n| p.get("name").and_then(|v| v.as_str()) == Some(n))
+            })
+        })
+        .and_then(|p| p.get("name").and_then(|v| v.as_str()).map(str::to_string))
+        .unwrap_or_default();
+    let endpoints = match service_endpoints(api, &service) {
+        None => "<none>".to_string(),
+        Some(map) => {
+            let eps = map.get(&port).cloned().unwrap_or_default();
+            if eps.is_empty() { "<none>".to_string() } else { format_endpoint_list(&eps) }
+        }
+    };
+    format!("{stringer} ({endpoints})")
+}
+
 /// describeHorizontalPodAutoscalerV2.
 fn describe_hpa(api: &ApiServer, object: &Object, now: Millis) -> String {
     let json = object.to_json();
@@ -1537,6 +1635,7 @@ pub fn describe_object(api: &ApiServer, info: &KindInfo, object: &Object, now: M
         Object::Dynamic(d) if d.kind == "HorizontalPodAutoscaler" => describe_hpa(api, object, now),
         Object::Dynamic(d) if d.kind == "PersistentVolumeClaim" => describe_pvc(api, object, now),
         Object::Dynamic(d) if d.kind == "PersistentVolume" => describe_pv(api, object, now),
+        Object::Dynamic(d) if d.kind == "Ingress" => describe_ingress(api, object, now),
         Object::ConfigMap(_) => describe_config_map(api, object, now),
         Object::Secret(_) => describe_secret(object),
         _ => describe_generic(api, info, object, now),

@@ -72,6 +72,8 @@ fn workload_describers() {
     let pv = f.kubectl("describe pv task-pv-volume").stdout;
     assert!(pv.starts_with("Name:            task-pv-volume\nLabels:          type=local\nAnnotations:     <none>\n"), "{pv}");
     assert!(pv.contains("\nSource:\n    Type:          HostPath (bare host directory volume)\n    Path:          /mnt/data\n    HostPathType:  \n"), "{pv}");
+    let ing = f.kubectl("describe ingress minimal-ingress").stdout;
+    assert_eq!(ing, "Name:             minimal-ingress\nLabels:           <none>\nNamespace:        default\nAddress:          \nIngress Class:    nginx-example\nDefault backend:  <default>\nRules:\n  Host        Path  Backends\n  ----        ----  --------\n  *           \n              /testpath   test:80 (<error: services \"test\" not found>)\nAnnotations:  <none>\nEvents:       <none>\n");
     // Kinds without a dedicated describer get the generic one (printUnstructuredContent).
     let pc = f.kubectl("describe pc placeholder").stdout;
     assert!(pc.starts_with("Name:            placeholder\nNamespace:       \nLabels:          <none>\nAnnotations:     <none>\nAPI Version:     scheduling.k8s.io/v1\nDescription:     Negative priority for placeholder pods to enable overprovisioning.\nGlobal Default:  false\nKind:            PriorityClass\nMetadata:\n  Creation Timestamp:  2025-01-01T00:00:00Z\n  Generation:          1\n"), "{pc}");
