@@ -79,3 +79,43 @@ fn workload_describers() {
     assert!(pc.starts_with("Name:            placeholder\nNamespace:       \nLabels:          <none>\nAnnotations:     <none>\nAPI Version:     scheduling.k8s.io/v1\nDescription:     Negative priority for placeholder pods to enable overprovisioning.\nGlobal Default:  false\nKind:            PriorityClass\nMetadata:\n  Creation Timestamp:  2025-01-01T00:00:00Z\n  Generation:          1\n"), "{pc}");
     assert!(pc.ends_with("Value:                 -1000\nEvents:                <none>\n"), "{pc}");
 }
+
+#[test]
+fn rollout_status_for_statefulsets_and_daemonsets() {
+    let mut f = cluster();
+    let o = f.kubectl("rollout status sts/web");
+    assert_eq!((o.stdout.as_str(), o.exit_code), ("Waiting for statefulset spec update to be observed...\n", 0));
+    // Once the controller has observed the spec, readiness decides.
+    let sts = f.get("statefulsets", "default", "web").unwrap();
+    let mut json = sts.to_json();
+    json["status"] = serde_json::json!({"observedGeneration": 1, "replicas": 2, "readyReplicas": 1});
+    let info = sts.info().unwrap();
+    let actor: std::sync::Arc<str> = std::sync::Arc::from("statefulset-controller");
+    let mut req = kubesim_apiserver::Request { now: f.now, rng: &mut f.rng, actor: &actor };
+    f.api.update_status(kubesim_api::Object::from_json(info, json.clone()).unwrap(), &mut req).unwrap();
+    assert_eq!(f.kubectl("rollout status statefulset web").stdout, "Waiting for 1 pods to be ready...\n");
+    json["status"]["readyReplicas"] = 2.into();
+    json["metadata"]["resourceVersion"] = serde_json::Value::Null;
+    let mut req = kubesim_apiserver::Request { now: f.now, rng: &mut f.rng, actor: &actor };
+    f.api.update_status(kubesim_api::Object::from_json(info, json).unwrap(), &mut req).unwrap();
+    assert_eq!(f.kubectl("rollout status statefulset web").stdout, "partitioned roll out complete: 2 new pods have been updated...\n");
+    // DaemonSets report scheduled/updated/available counts.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/k8s-docs-examples");
+    let text = std::fs::read_to_string(dir.join("controllers/daemonset.yaml")).unwrap();
+    for r in f.apply("ds.yaml", &text, "default") {
+        assert!(r.outcome.is_ok(), "{}", r.line());
+    }
+    let ds = f.get("daemonsets", "kube-system", "fluentd-elasticsearch").unwrap();
+    let mut json = ds.to_json();
+    json["status"] = serde_json::json!({"observedGeneration": 1, "desiredNumberScheduled": 3, "updatedNumberScheduled": 2, "numberAvailable": 2, "currentNumberScheduled": 3, "numberReady": 2});
+    let mut req = kubesim_apiserver::Request { now: f.now, rng: &mut f.rng, actor: &actor };
+    f.api.update_status(kubesim_api::Object::from_json(ds.info().unwrap(), json).unwrap(), &mut req).unwrap();
+    assert_eq!(
+        f.kubectl("rollout status ds/fluentd-elasticsearch -n kube-system").stdout,
+        "Waiting for daemon set \"fluentd-elasticsearch\" rollout to finish: 2 out of 3 new pods have been updated...\n"
+    );
+    assert_eq!(
+        f.kubectl("get ds -n kube-system").stdout,
+        "NAME                    DESIRED   CURRENT   READY   UP-TO-DATE   AVAILABLE   NODE SELECTOR   AGE\nfluentd-elasticsearch   3         3         2       2            2           <none>          0s\n"
+    );
+}
