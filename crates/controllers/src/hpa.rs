@@ -133,6 +133,9 @@ pub fn resource_replicas(current: i32, target_utilization: i32, pods: &[PodSampl
     if pods.is_empty() {
         return Err("no pods returned by selector while calculating replica count".into());
     }
+    if pods.iter().all(|p| p.metric.is_none()) {
+        return Err(format!("unable to get metrics for resource {}: no metrics returned from resource metrics API", if cpu { "cpu" } else { "memory" }));
+    }
     let g = group_pods(pods, cpu, now);
     let mut metrics: BTreeMap<usize, i64> = pods.iter().enumerate().filter_map(|(i, p)| p.metric.map(|(v, _)| (i, v))).collect();
     for i in g.ignored.iter().chain(g.unready.iter()) {

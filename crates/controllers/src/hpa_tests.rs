@@ -72,7 +72,14 @@ fn replica_calculator_cpu_vectors() {
         assert_eq!((util, replicas), (want_util, want_replicas), "{name}");
     }
     assert!(resource_replicas(3, 50, &[], true, NOW).is_err(), "no pods");
-    assert!(resource_replicas(1, 50, &[pod(0, Kind::Ready, 1000, None)], true, NOW).is_err(), "no metrics");
+    assert_eq!(
+        resource_replicas(1, 50, &[pod(0, Kind::Ready, 1000, None)], true, NOW).unwrap_err(),
+        "unable to get metrics for resource cpu: no metrics returned from resource metrics API"
+    );
+    assert_eq!(
+        resource_replicas(1, 50, &[pod(0, Kind::Unready, 1000, Some(100))], true, NOW).unwrap_err(),
+        "did not receive metrics for targeted pods (pods might be unready)"
+    );
 }
 
 // Mirrors pkg/controller/podautoscaler/horizontal_test.go TestConvertDesiredReplicasWithRules
