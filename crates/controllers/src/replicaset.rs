@@ -216,8 +216,8 @@ pub fn calculate_status(rs: &ReplicaSet, pods: &[&Pod], manage_error: Option<&st
     let mut ready = 0;
     let mut available = 0;
     for pod in pods {
-        let labels = pod.metadata.labels.clone().unwrap_or_default();
-        if template_labels.iter().all(|(k, v)| labels.get(k) == Some(v)) {
+        let labels = pod.metadata.labels.as_ref();
+        if template_labels.iter().all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v)) {
             fully_labeled += 1;
         }
         if is_pod_ready(pod) {
