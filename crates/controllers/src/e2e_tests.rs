@@ -514,3 +514,70 @@ fn quota_failures_surface_as_replica_failure_conditions() {
     assert!(rs.status.as_ref().unwrap().conditions.is_none(), "{:?}", rs.status);
     assert!(crate::deployment::get_condition(get_deployment(&w, "web").status.as_ref().unwrap(), "ReplicaFailure").is_none());
 }
+
+// Mirrors pkg/controller/replicaset/replica_set_test.go (TestPodControllerLookup / adoption and
+// TestUpdateLabelsRemoveControllerRef / release)
+#[test]
+fn replica_sets_adopt_matching_orphans_and_release_relabelled_pods() {
+    use kubesim_api::k8s_openapi::api::apps::v1::ReplicaSetSpec;
+    use kubesim_api::k8s_openapi::api::core::v1::Pod;
+    let mut w = TestWorld::new(vec![Box::new(ReplicaSetController::new()), Box::new(FakeKubelet::new(2000, 1000))]);
+    let t = template("nginx");
+    let orphan = Pod { metadata: ObjectMeta { name: Some("orphan".into()), namespace: Some("default".into()), labels: t.metadata.as_ref().unwrap().labels.clone(), ..Default::default() }, spec: t.spec.clone(), status: None };
+    w.create(Object::Pod(Box::new(orphan))).unwrap();
+    w.run_for(1_000);
+    let rs = ReplicaSet {
+        metadata: ObjectMeta { name: Some("frontend".into()), namespace: Some("default".into()), ..Default::default() },
+        spec: Some(ReplicaSetSpec {
+            replicas: Some(2),
+            selector: LabelSelector { match_labels: Some(BTreeMap::from([("app".to_string(), "web".to_string())])), ..Default::default() },
+            template: Some(t.clone()),
+            min_ready_seconds: None,
+        }),
+        status: None,
+    };
+    w.create(Object::ReplicaSet(Box::new(rs))).unwrap();
+    w.run_for(10_000);
+    assert_eq!(live_pods(&w), 2, "the orphan counts");
+    let orphan = w.get(("", "pods"), "default", "orphan").unwrap();
+    let owner = &orphan.metadata().owner_references.as_ref().unwrap()[0];
+    assert_eq!((owner.kind.as_str(), owner.name.as_str(), owner.controller), ("ReplicaSet", "frontend", Some(true)));
+    assert_eq!(w.events().iter().filter(|(r, _)| r == "SuccessfulCreate").count(), 1);
+    // Relabel the orphan: released, and replaced.
+    let mut pod = orphan.as_pod().unwrap().clone();
+    pod.metadata.labels = Some(BTreeMap::from([("app".to_string(), "debug".to_string())]));
+    w.as_user(|ctx| ctx.update(Object::Pod(Box::new(pod)))).unwrap();
+    w.run_for(10_000);
+    let released = w.get(("", "pods"), "default", "orphan").unwrap();
+    assert!(released.metadata().owner_references.as_ref().is_none_or(|r| r.is_empty()), "released");
+    assert_eq!(live_pods(&w), 3, "two owned + the released one");
+}
+
+// Mirrors pkg/controller/deployment/util/deployment_util_test.go TestSetNewReplicaSetAnnotations /
+// TestAnnotationUtils (copy skip list, revision only raised, replicas annotations on new RSs)
+#[test]
+fn new_replica_set_annotations() {
+    use crate::deployment::set_new_rs_annotations;
+    let mut d = deployment("web", 4, "nginx");
+    d.metadata.annotations = Some(BTreeMap::from([
+        ("team".to_string(), "blue".to_string()),
+        (LAST_APPLIED_ANNOTATION.to_string(), "{}".to_string()),
+        (REVISION_ANNOTATION.to_string(), "9".to_string()),
+    ]));
+    // API defaults: 25% surge of 4 → max-replicas 5.
+    let mut object = Object::Deployment(Box::new(d));
+    kubesim_api::defaults::apply_defaults(&mut object);
+    let Object::Deployment(d) = object else { unreachable!() };
+    let mut rs = ReplicaSet::default();
+    assert!(set_new_rs_annotations(&d, &mut rs, "3", false));
+    let a = rs.metadata.annotations.clone().unwrap();
+    assert_eq!(a.get("team").map(String::as_str), Some("blue"));
+    assert!(!a.contains_key(LAST_APPLIED_ANNOTATION), "last-applied is not copied");
+    assert_eq!(a[REVISION_ANNOTATION], "3", "the deployment's revision is not copied");
+    assert_eq!((a[DESIRED_REPLICAS_ANNOTATION].as_str(), a[MAX_REPLICAS_ANNOTATION].as_str()), ("4", "5"));
+    assert!(!set_new_rs_annotations(&d, &mut rs, "2", true), "revisions are never lowered");
+    assert_eq!(rs.metadata.annotations.as_ref().unwrap()[REVISION_ANNOTATION], "3");
+    assert!(set_new_rs_annotations(&d, &mut rs, "5", true));
+    let a = rs.metadata.annotations.unwrap();
+    assert_eq!((a[REVISION_ANNOTATION].as_str(), a[REVISION_HISTORY_ANNOTATION].as_str()), ("5", "3"));
+}
