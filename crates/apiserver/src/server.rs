@@ -285,6 +285,11 @@ impl ApiServer {
         preserve_server_fields(&mut object, &current);
         carry_status(&mut object, &current);
         admission::validate_update(&object, &current, info)?;
+        let mut errors = validate_create(&object);
+        errors.extend(immutable_field_errors(&object, &current, info));
+        if !errors.is_empty() {
+            return Err(ApiError::invalid(invalid_message(&qualified_kind(info), object.name(), &errors)));
+        }
         if tracks_generation(info) && spec_changed(&object, &current, info) {
             object.metadata_mut().generation = Some(current.metadata().generation.unwrap_or(1) + 1);
         }
@@ -346,6 +351,24 @@ impl ApiServer {
             }
         }
         let mut object = (*current).clone();
+        // A namespace with spec.finalizers goes Terminating; the namespace controller empties
+        // it and finalizes it (pkg/registry/core/namespace/storage.go Delete).
+        if let Object::Namespace(ns) = &mut object {
+            let spec_finalizers = ns.spec.as_ref().and_then(|s| s.finalizers.as_ref()).is_some_and(|f| !f.is_empty());
+            if spec_finalizers {
+                if ns.metadata.deletion_timestamp.is_some() {
+                    return Ok(Deleted::Terminating(current));
+                }
+                ns.metadata.deletion_timestamp = Some(time_at(req.now));
+                ns.metadata.deletion_grace_period_seconds = Some(0);
+                ns.status.get_or_insert_with(Default::default).phase = Some("Terminating".into());
+                let updated = self
+                    .store
+                    .update(resource_of(info), object, None, req.actor, req.now)
+                    .map_err(|e| store_error(e, info, name))?;
+                return Ok(Deleted::Terminating(updated));
+            }
+        }
         let propagation = options.propagation.unwrap_or(if info.kind == "ReplicationController" {
             Propagation::Orphan
         } else {
@@ -501,7 +524,11 @@ impl ApiServer {
         let resource = resource_of(info);
         // An object being deleted whose last finalizer was removed is deleted by this update.
         let deleting = object.metadata().deletion_timestamp.is_some();
-        let no_finalizers = object.metadata().finalizers.as_ref().is_none_or(|f| f.is_empty());
+        let spec_finalizers = match &object {
+            Object::Namespace(ns) => ns.spec.as_ref().and_then(|s| s.finalizers.as_ref()).is_some_and(|f| !f.is_empty()),
+            _ => false,
+        };
+        let no_finalizers = object.metadata().finalizers.as_ref().is_none_or(|f| f.is_empty()) && !spec_finalizers;
         let graceful_pending = matches!(&object, Object::Pod(_)) && object.metadata().deletion_grace_period_seconds.unwrap_or(0) > 0;
         if deleting && no_finalizers && !graceful_pending {
             self.store.update(resource, object, expected, req.actor, req.now).map_err(|e| store_error(e, info, &name))?;
@@ -534,6 +561,50 @@ fn reset_status_on_create(object: &mut Object) {
             _ => {}
         },
         _ => {}
+    }
+}
+
+/// ValidateUpdate's immutable fields: workload selectors (apps/v1), a Job's selector and
+/// template, a PVC's spec once bound, a ConfigMap/Secret marked immutable.
+fn immutable_field_errors(new: &Object, old: &Object, info: &KindInfo) -> Vec<kubesim_api::validation::FieldError> {
+    use kubesim_api::validation::{FieldError, FieldErrorKind};
+    let immutable = |path: &str, value: &serde_json::Value| FieldError {
+        path: path.to_string(),
+        kind: FieldErrorKind::Invalid(render_go_value(value)),
+        detail: "field is immutable".into(),
+    };
+    let (a, b) = (new.to_json(), old.to_json());
+    let mut errors = Vec::new();
+    let pointers: &[&str] = match info.kind {
+        "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet" => &["/spec/selector"],
+        "Job" => &["/spec/selector", "/spec/completionMode"],
+        _ => &[],
+    };
+    for pointer in pointers {
+        let (x, y) = (a.pointer(pointer), b.pointer(pointer));
+        if x != y && y.is_some() {
+            errors.push(immutable(&pointer[1..].replace('/', "."), x.unwrap_or(&serde_json::Value::Null)));
+        }
+    }
+    if matches!(info.kind, "ConfigMap" | "Secret") && b.get("immutable") == Some(&serde_json::Value::Bool(true)) && (a.get("data") != b.get("data") || a.get("binaryData") != b.get("binaryData")) {
+        errors.push(FieldError { path: "data".into(), kind: FieldErrorKind::Forbidden, detail: "field is immutable when `immutable` is set".into() });
+    }
+    errors
+}
+
+/// A JSON value as Go's %v renders it in field errors (`v1.LabelSelector{...}` is approximated by JSON).
+fn render_go_value(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => format!("{s:?}"),
+        other => other.to_string(),
+    }
+}
+
+/// `Kind.group` as API errors name a kind (`Deployment.apps`), `Kind` for the core group.
+fn qualified_kind(info: &KindInfo) -> String {
+    match info.group() {
+        "" => info.kind.to_string(),
+        group => format!("{}.{group}", info.kind),
     }
 }
 

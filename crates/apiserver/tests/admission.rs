@@ -191,3 +191,42 @@ fn lists_filter_by_labels_and_fields_and_watches_expire_after_compaction() {
     assert_eq!(gone.code, 410);
     assert_eq!(gone.message, format!("too old resource version: {revision} ({now})"));
 }
+
+// pkg/registry/core/namespace/storage: DELETE marks a namespace Terminating while
+// spec.finalizers remain; removing the last finalizer completes the deletion.
+#[test]
+fn namespaces_terminate_until_finalized() {
+    let mut api = Api::new();
+    let info = kubesim_api::kind_info("v1", "Namespace").unwrap();
+    let mut req = Request { now: 1_000, rng: &mut api.rng, actor: &api.actor };
+    let deleted = api.api.delete(info, "", "demo", Default::default(), &mut req).unwrap();
+    let kubesim_apiserver::Deleted::Terminating(ns) = deleted else { panic!("namespace removed at once") };
+    assert_eq!(ns.to_json()["status"]["phase"], "Terminating");
+    let err = api.create(&pod("late", "{}")).unwrap_err();
+    assert_eq!(err.message, "pods \"late\" is forbidden: unable to create new content in namespace demo because it is being terminated");
+    let mut finalized = (*ns).clone();
+    if let Object::Namespace(n) = &mut finalized {
+        n.spec.as_mut().unwrap().finalizers = Some(vec![]);
+    }
+    let mut req = Request { now: 2_000, rng: &mut api.rng, actor: &api.actor };
+    api.api.update(finalized, &mut req).unwrap();
+    assert!(api.api.lookup(("", "namespaces"), "", "demo").is_none(), "finalized namespaces are removed");
+}
+
+// ValidateUpdate: a Deployment's selector is immutable in apps/v1, and updates are validated.
+#[test]
+fn updates_are_validated_and_selectors_are_immutable() {
+    let mut api = Api::new();
+    let yaml = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 1, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web, v: x}}, spec: {containers: [{name: c, image: nginx}]}}}\n";
+    api.create(yaml).unwrap();
+    let mut changed = object(&yaml.replace("matchLabels: {app: web}", "matchLabels: {app: web, v: x}"));
+    changed.metadata_mut().namespace = Some("demo".into());
+    let mut req = Request { now: 0, rng: &mut api.rng, actor: &api.actor };
+    let err = api.api.update(changed, &mut req).unwrap_err();
+    assert!(err.message.starts_with("Deployment.apps \"web\" is invalid: spec.selector: Invalid value: "), "{}", err.message);
+    assert!(err.message.ends_with("field is immutable"), "{}", err.message);
+    let negative = object(&yaml.replace("replicas: 1", "replicas: -3"));
+    let mut req = Request { now: 0, rng: &mut api.rng, actor: &api.actor };
+    let err = api.api.update(negative, &mut req).unwrap_err();
+    assert_eq!(err.message, "Deployment.apps \"web\" is invalid: spec.replicas: Invalid value: -3: must be greater than or equal to 0");
+}
