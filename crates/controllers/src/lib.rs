@@ -30,6 +30,7 @@
 //! - [`podgc`]: pod garbage collector (orphaned, unscheduled-terminating, out-of-service,
 //!   terminated-over-threshold pods).
 //! - [`resourcequota`]: ResourceQuota status.used recomputation and replenishment.
+//! - [`ephemeral`]: PVCs for generic ephemeral volumes, owned by their pods.
 //!
 //! Timing model: each controller's work queue drains 10 ms (virtual) after its first add;
 //! failed syncs are retried with client-go's per-item exponential backoff (5 ms × 2^n, capped at
@@ -78,6 +79,7 @@ pub mod deployment;
 pub mod deployment_util;
 pub mod disruption;
 pub mod endpoints;
+pub mod ephemeral;
 pub mod gc;
 pub mod history;
 pub mod hpa;
@@ -138,5 +140,6 @@ pub fn controllers() -> Vec<Box<dyn Component>> {
         Box::new(volume::PersistentVolumeController::new()),
         Box::new(podgc::PodGcController::new()),
         Box::new(resourcequota::ResourceQuotaController::new()),
+        Box::new(ephemeral::EphemeralVolumeController::new()),
     ]
 }

@@ -145,3 +145,39 @@ fn wait_for_first_consumer_binds_after_the_pod_is_scheduled() {
     let term = &volume.spec.unwrap().node_affinity.unwrap().required.unwrap().node_selector_terms[0];
     assert_eq!(term.match_expressions.as_ref().unwrap()[0].values.as_ref().unwrap()[0], "node-1");
 }
+
+#[test]
+fn ephemeral_volumes_get_pod_owned_claims_that_are_bound_and_collected() {
+    use kubesim_api::k8s_openapi::api::core::v1::{Container, EphemeralVolumeSource, PersistentVolumeClaimTemplate, Pod, PodSpec, Volume};
+    use kubesim_api::object::Object;
+    let mut w = TestWorld::new(vec![
+        Box::new(crate::ephemeral::EphemeralVolumeController::new()),
+        Box::new(PersistentVolumeController::new()),
+        Box::new(crate::gc::GarbageCollector::new()),
+    ]);
+    w.create(encode(&class("standard", "Immediate", true), "storage.k8s.io/v1", "StorageClass")).unwrap();
+    let pod = Pod {
+        metadata: ObjectMeta { name: Some("scratch".into()), namespace: Some("default".into()), ..Default::default() },
+        spec: Some(PodSpec {
+            containers: vec![Container { name: "c".into(), image: Some("busybox".into()), ..Default::default() }],
+            volumes: Some(vec![Volume {
+                name: "data".into(),
+                ephemeral: Some(EphemeralVolumeSource {
+                    volume_claim_template: Some(PersistentVolumeClaimTemplate { metadata: None, spec: pvc("x", "1Gi", None).spec.unwrap() }),
+                }),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        }),
+        status: None,
+    };
+    w.create(Object::Pod(Box::new(pod))).unwrap();
+    w.run_for(5_000);
+    let claim = get_pvc(&w, "scratch-data");
+    assert_eq!(claim.metadata.owner_references.as_ref().unwrap()[0].kind, "Pod");
+    assert_eq!(claim.status.unwrap().phase.as_deref(), Some("Bound"));
+    let info = kubesim_api::object::kind_info("v1", "Pod").unwrap();
+    w.as_user(|ctx| ctx.delete(info, "default", "scratch", Default::default())).unwrap();
+    w.run_for(5_000);
+    assert!(w.get(("", "persistentvolumeclaims"), "default", "scratch-data").is_none());
+}

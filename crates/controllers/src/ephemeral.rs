@@ -1,0 +1,128 @@
+//! The ephemeral volume controller (pkg/controller/volume/ephemeral): for every pod volume with
+//! `ephemeral.volumeClaimTemplate` it creates the PVC `<pod>-<volume>`, controlled by the pod (so
+//! the garbage collector deletes it with the pod).
+
+use crate::common::*;
+use kubesim_api::k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kubesim_api::object::Object;
+use kubesim_api::Millis;
+use kubesim_apiserver::{ApiError, Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_store::EventType;
+use std::any::Any;
+
+/// Modelled processing latency.
+pub const EPHEMERAL_LATENCY_MS: Millis = 10;
+
+/// The name of a generic ephemeral volume's claim.
+pub fn ephemeral_claim_name(pod: &str, volume: &str) -> String {
+    format!("{pod}-{volume}")
+}
+
+/// The ephemeral volume controller.
+#[derive(Debug)]
+pub struct EphemeralVolumeController {
+    pods: Cache,
+    queue: WorkQueue,
+}
+
+impl Default for EphemeralVolumeController {
+    fn default() -> Self {
+        EphemeralVolumeController::new()
+    }
+}
+
+impl EphemeralVolumeController {
+    /// A controller with an empty cache.
+    pub fn new() -> EphemeralVolumeController {
+        EphemeralVolumeController { pods: Cache::default(), queue: WorkQueue::new(EPHEMERAL_LATENCY_MS) }
+    }
+
+    fn sync(&mut self, key: &Key, ctx: &mut Ctx) -> Result<(), ApiError> {
+        let Some(object) = self.pods.get(key).cloned() else { return Ok(()) };
+        let Some(pod) = object.as_pod() else { return Ok(()) };
+        if pod.metadata.deletion_timestamp.is_some() {
+            return Ok(());
+        }
+        let pod: Pod = pod.clone();
+        let pod_name = pod.metadata.name.clone().unwrap_or_default();
+        let pod_uid = pod.metadata.uid.clone().unwrap_or_default();
+        for volume in pod.spec.as_ref().and_then(|s| s.volumes.clone()).unwrap_or_default() {
+            let Some(template) = volume.ephemeral.as_ref().and_then(|e| e.volume_claim_template.clone()) else { continue };
+            let name = ephemeral_claim_name(&pod_name, &volume.name);
+            if let Some(existing) = ctx.api.lookup(("", "persistentvolumeclaims"), &key.0, &name) {
+                if !controller_of(existing.metadata()).is_some_and(|r| r.uid == pod_uid) {
+                    ctx.event(&object, "Warning", "FailedBinding", format!("PVC {}/{name} was not created for pod {}/{pod_name} (pod is not owner)", key.0, key.0));
+                }
+                continue;
+            }
+            let meta = template.metadata.clone().unwrap_or_default();
+            let claim = PersistentVolumeClaim {
+                metadata: ObjectMeta {
+                    name: Some(name.clone()),
+                    namespace: Some(key.0.clone()),
+                    labels: meta.labels.clone(),
+                    annotations: meta.annotations.clone(),
+                    owner_references: Some(vec![controller_ref(&object)]),
+                    ..Default::default()
+                },
+                spec: Some(template.spec.clone()),
+                status: None,
+            };
+            match ctx.create(encode(&claim, "v1", "PersistentVolumeClaim")) {
+                Ok(_) => {}
+                Err(e) if e.reason == "AlreadyExists" => {}
+                Err(e) => {
+                    ctx.event(&object, "Warning", "FailedCreate", format!("create PVC {name}: {}", e.message));
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Component for EphemeralVolumeController {
+    fn name(&self) -> &str {
+        "ephemeral-volume-controller"
+    }
+    fn interests(&self) -> Vec<Interest> {
+        vec![Interest { resource: ("", "pods"), filter: WatchFilter::All }]
+    }
+    fn start(&mut self, ctx: &mut Ctx) {
+        for object in ctx.api.store().list(("", "pods"), None) {
+            self.pods.put(object.clone());
+        }
+        let keys: Vec<Key> = self.pods.iter().filter(|o| has_ephemeral(o)).map(|o| key_of(o)).collect();
+        for key in keys {
+            self.queue.add(key, ctx);
+        }
+    }
+    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+        self.pods.apply(event);
+        if event.event_type == EventType::Added && has_ephemeral(&event.object) {
+            self.queue.add(key_of(&event.object), ctx);
+        }
+    }
+    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
+        if !self.queue.owns(token) {
+            return;
+        }
+        for key in self.queue.on_timer(token, ctx) {
+            match self.sync(&key, ctx) {
+                Ok(()) => self.queue.forget(&key),
+                Err(_) => self.queue.add_rate_limited(key, ctx),
+            }
+        }
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+fn has_ephemeral(object: &Object) -> bool {
+    object.as_pod().and_then(|p| p.spec.as_ref()).and_then(|s| s.volumes.as_ref()).is_some_and(|v| v.iter().any(|v| v.ephemeral.is_some()))
+}
