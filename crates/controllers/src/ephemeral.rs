@@ -51,7 +51,7 @@ impl EphemeralVolumeController {
             let Some(template) = volume.ephemeral.as_ref().and_then(|e| e.volume_claim_template.clone()) else { continue };
             let name = ephemeral_claim_name(&pod_name, &volume.name);
             if let Some(existing) = ctx.api.lookup(("", "persistentvolumeclaims"), &key.0, &name) {
-                if !controller_of(existing.metadata()).is_some_and(|r| r.uid == pod_uid) {
+                if controller_of(existing.metadata()).is_none_or(|r| r.uid != pod_uid) {
                     ctx.event(&object, "Warning", "FailedBinding", format!("PVC {}/{name} was not created for pod {}/{pod_name} (pod is not owner)", key.0, key.0));
                 }
                 continue;
