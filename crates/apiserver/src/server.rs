@@ -55,6 +55,32 @@ pub struct ApiServer {
     /// Event aggregation index (the event recorder's cache): key hash → event name, so
     /// repeats are found without scanning every event of a namespace.
     event_index: std::collections::BTreeMap<u64, String>,
+    /// ClusterIP allocations (offsets into the service CIDR) and NodePort allocations.
+    allocated_ips: std::collections::BTreeSet<u32>,
+    allocated_node_ports: std::collections::BTreeSet<i32>,
+}
+
+/// The service CIDR (kubeadm's default serviceSubnet 10.96.0.0/12).
+pub const SERVICE_CIDR_BASE: u32 = (10 << 24) | (96 << 16);
+/// Usable addresses in the /12 (network and broadcast excluded).
+const SERVICE_CIDR_SIZE: u32 = (1 << 20) - 2;
+/// NodePort range 30000–32767.
+const NODE_PORT_BASE: i32 = 30_000;
+const NODE_PORT_SIZE: i32 = 2_768;
+
+fn ip_string(offset: u32) -> String {
+    let ip = SERVICE_CIDR_BASE + 1 + offset;
+    format!("{}.{}.{}.{}", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255)
+}
+
+fn ip_offset(text: &str) -> Option<u32> {
+    let parts: Vec<u32> = text.split('.').map(|p| p.parse().ok()).collect::<Option<_>>()?;
+    if parts.len() != 4 || parts.iter().any(|p| *p > 255) {
+        return None;
+    }
+    let ip = (parts[0] << 24) | (parts[1] << 16) | (parts[2] << 8) | parts[3];
+    let offset = ip.checked_sub(SERVICE_CIDR_BASE + 1)?;
+    (offset < SERVICE_CIDR_SIZE).then_some(offset)
 }
 
 /// The outcome of a delete request.
@@ -231,6 +257,7 @@ impl ApiServer {
         reset_status_on_create(&mut object);
         apply_defaults(&mut object);
         admission::admit_create(&mut object, &self.store, req)?;
+        let service_allocations = self.allocate_service(&mut object, req)?;
         let errors = validate_create(&object);
         if !errors.is_empty() {
             // Invalid errors name the qualified kind (`Deployment.apps`), as errors.NewInvalid does.
@@ -249,16 +276,104 @@ impl ApiServer {
             meta.generation = Some(1);
         }
         // ResourceQuota runs last in the admission chain; it reserves usage in quota status.
-        let quota_updates = crate::quota::check_quota(&object, &self.store)?;
+        let quota_updates = match crate::quota::check_quota(&object, &self.store) {
+            Ok(updates) => updates,
+            Err(e) => {
+                self.release_service(service_allocations);
+                return Err(e);
+            }
+        };
         let name = object.name().to_string();
-        let created = self
-            .store
-            .create(resource_of(info), object, req.actor, req.now)
-            .map_err(|e| store_error(e, info, &name))?;
+        let created = match self.store.create(resource_of(info), object, req.actor, req.now) {
+            Ok(created) => created,
+            Err(e) => {
+                self.release_service(service_allocations);
+                return Err(store_error(e, info, &name));
+            }
+        };
         for (quota_name, used) in quota_updates {
             self.set_quota_status(created.namespace(), &quota_name, used, req);
         }
         Ok(created)
+    }
+
+    /// The Service REST's allocators: a ClusterIP from the service CIDR (random in the upper
+    /// band first, ipallocator/bitmap.go) and NodePorts (portallocator), as the registry does on
+    /// create. Returns what was allocated, to release if the create fails.
+    fn allocate_service(&mut self, object: &mut Object, req: &mut Request) -> Result<(Option<u32>, Vec<i32>)> {
+        let Object::Service(svc) = object else { return Ok((None, Vec::new())) };
+        let name = svc.metadata.name.clone().unwrap_or_default();
+        let spec = svc.spec.get_or_insert_with(Default::default);
+        let type_ = spec.type_.clone().unwrap_or_else(|| "ClusterIP".into());
+        let mut ip = None;
+        if type_ != "ExternalName" {
+            let offset = match spec.cluster_ip.as_deref().filter(|ip| !ip.is_empty()) {
+                Some("None") => None,
+                Some(given) => {
+                    let offset = ip_offset(given).ok_or_else(|| {
+                        ApiError::invalid(format!("Service {name:?} is invalid: spec.clusterIPs: Invalid value: []string{{{given:?}}}: failed to allocate IP {given}: the provided IP ({given}) is not in the valid range. The range of valid IPs is 10.96.0.0/12"))
+                    })?;
+                    if !self.allocated_ips.insert(offset) {
+                        return Err(ApiError::invalid(format!("Service {name:?} is invalid: spec.clusterIPs: Invalid value: []string{{{given:?}}}: failed to allocate IP {given}: provided IP is already allocated")));
+                    }
+                    Some(offset)
+                }
+                None => {
+                    // Upper band first (offset = min(max(16, size/16), 256)), random start, scan.
+                    let band = 256u32;
+                    let span = SERVICE_CIDR_SIZE - band;
+                    let start = (req.rng.next_u64() % span as u64) as u32;
+                    let free = (0..span).map(|i| band + (start + i) % span).find(|o| !self.allocated_ips.contains(o)).or_else(|| (0..band).find(|o| !self.allocated_ips.contains(o)));
+                    let offset = free.ok_or_else(|| ApiError { code: 500, reason: "InternalError", message: "Internal error occurred: failed to allocate a serviceIP: range is full".into() })?;
+                    self.allocated_ips.insert(offset);
+                    Some(offset)
+                }
+            };
+            ip = offset;
+            let text = offset.map(ip_string).unwrap_or_else(|| "None".into());
+            spec.cluster_ip = Some(text.clone());
+            spec.cluster_ips = Some(vec![text]);
+            spec.ip_families.get_or_insert_with(|| vec!["IPv4".into()]);
+            spec.ip_family_policy.get_or_insert_with(|| "SingleStack".into());
+        }
+        let mut ports = Vec::new();
+        if type_ == "NodePort" || type_ == "LoadBalancer" {
+            for port in spec.ports.iter_mut().flatten() {
+                let node_port = match port.node_port {
+                    Some(p) => {
+                        if !self.allocated_node_ports.insert(p) {
+                            self.release_service((ip, ports));
+                            return Err(ApiError::invalid(format!("Service {name:?} is invalid: spec.ports[0].nodePort: Invalid value: {p}: provided port is already allocated")));
+                        }
+                        p
+                    }
+                    None => {
+                        let band = 86;
+                        let span = NODE_PORT_SIZE - band;
+                        let start = (req.rng.next_u64() % span as u64) as i32;
+                        let free = (0..span).map(|i| band + (start + i) % span).chain(0..band).map(|o| NODE_PORT_BASE + o).find(|p| !self.allocated_node_ports.contains(p));
+                        let Some(p) = free else {
+                            self.release_service((ip, ports));
+                            return Err(ApiError { code: 500, reason: "InternalError", message: "Internal error occurred: failed to allocate a nodePort: range is full".into() });
+                        };
+                        self.allocated_node_ports.insert(p);
+                        p
+                    }
+                };
+                port.node_port = Some(node_port);
+                ports.push(node_port);
+            }
+        }
+        Ok((ip, ports))
+    }
+
+    fn release_service(&mut self, (ip, ports): (Option<u32>, Vec<i32>)) {
+        if let Some(ip) = ip {
+            self.allocated_ips.remove(&ip);
+        }
+        for port in ports {
+            self.allocated_node_ports.remove(&port);
+        }
     }
 
     fn set_quota_status(&mut self, namespace: &str, name: &str, used: std::collections::BTreeMap<String, String>, req: &mut Request) {
@@ -403,6 +518,12 @@ impl ApiServer {
                 .store
                 .delete(resource, namespace, name, None, req.actor, req.now)
                 .map_err(|e| store_error(e, info, name))?;
+            if let Object::Service(svc) = removed.as_ref() {
+                let spec = svc.spec.clone().unwrap_or_default();
+                let ip = spec.cluster_ip.as_deref().and_then(ip_offset);
+                let ports = spec.ports.iter().flatten().filter_map(|p| p.node_port).collect();
+                self.release_service((ip, ports));
+            }
             return Ok(Deleted::Removed(removed));
         }
         // Terminating: set (or shorten) the deletion timestamp.
@@ -653,8 +774,29 @@ fn spec_changed(new: &Object, old: &Object, info: &KindInfo) -> bool {
     strip(new) != strip(old)
 }
 
-/// Fields the client cannot change on update (uid, creationTimestamp, deletion state).
+/// Fields the client cannot change on update (uid, creationTimestamp, deletion state), and the
+/// Service fields the registry keeps from the old object when an update omits them
+/// (patchAllocatedValues: clusterIP(s), IP families, node ports).
 fn preserve_server_fields(object: &mut Object, current: &Object) {
+    if let (Object::Service(new), Object::Service(old)) = (&mut *object, current) {
+        if let (Some(n), Some(o)) = (new.spec.as_mut(), old.spec.as_ref()) {
+            if n.cluster_ip.as_deref().unwrap_or("").is_empty() {
+                n.cluster_ip = o.cluster_ip.clone();
+                n.cluster_ips = o.cluster_ips.clone();
+            }
+            if n.ip_families.is_none() {
+                n.ip_families = o.ip_families.clone();
+            }
+            if n.ip_family_policy.is_none() {
+                n.ip_family_policy = o.ip_family_policy.clone();
+            }
+            for port in n.ports.iter_mut().flatten() {
+                if port.node_port.is_none() {
+                    port.node_port = o.ports.iter().flatten().find(|p| p.port == port.port && p.protocol == port.protocol).and_then(|p| p.node_port);
+                }
+            }
+        }
+    }
     let cur = current.metadata();
     let meta = object.metadata_mut();
     meta.uid = cur.uid.clone();

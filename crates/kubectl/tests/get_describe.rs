@@ -23,12 +23,12 @@ fn get_tables() {
         ("get po -o wide", "NAME                  READY   STATUS    RESTARTS   AGE     IP           NODE     NOMINATED NODE   READINESS GATES\nweb-7d4b9c7f5-abcde   1/1     Running   0          4m56s   10.244.0.5   node-1   <none>           <none>\nweb-7d4b9c7f5-fghij   1/1     Running   0          4m56s   10.244.0.6   node-1   <none>           <none>\n"),
         ("get nodes", "NAME     STATUS   ROLES    AGE   VERSION\nnode-1   Ready    worker   5m    v1.34.0\n"),
         ("get no -o wide", "NAME     STATUS   ROLES    AGE   VERSION   INTERNAL-IP   EXTERNAL-IP   OS-IMAGE   KERNEL-VERSION   CONTAINER-RUNTIME\nnode-1   Ready    worker   5m    v1.34.0   10.0.0.11     <none>        kubesim    6.1.0            containerd://2.0.0\n"),
-        ("get deploy,rs,svc", "NAME                  READY   UP-TO-DATE   AVAILABLE   AGE\ndeployment.apps/web   2/2     2            2           5m\n\nNAME                            DESIRED   CURRENT   READY   AGE\nreplicaset.apps/web-7d4b9c7f5   2         2         2       4m58s\n\nNAME          TYPE        CLUSTER-IP   EXTERNAL-IP   PORT(S)   AGE\nservice/web   ClusterIP   <none>       <none>        80/TCP    5m\n"),
+        ("get deploy,rs,svc", "NAME                  READY   UP-TO-DATE   AVAILABLE   AGE\ndeployment.apps/web   2/2     2            2           5m\n\nNAME                            DESIRED   CURRENT   READY   AGE\nreplicaset.apps/web-7d4b9c7f5   2         2         2       4m58s\n\nNAME          TYPE        CLUSTER-IP    EXTERNAL-IP   PORT(S)   AGE\nservice/web   ClusterIP   10.107.54.6   <none>        80/TCP    5m\n"),
         ("get deployments.apps -o wide", "NAME   READY   UP-TO-DATE   AVAILABLE   AGE   CONTAINERS   IMAGES       SELECTOR\nweb    2/2     2            2           5m    nginx        nginx:1.27   app=web\n"),
         ("get rs -o wide", "NAME            DESIRED   CURRENT   READY   AGE     CONTAINERS   IMAGES       SELECTOR\nweb-7d4b9c7f5   2         2         2       4m58s   nginx        nginx:1.27   app=web,pod-template-hash=7d4b9c7f5\n"),
-        ("get svc -o wide", "NAME   TYPE        CLUSTER-IP   EXTERNAL-IP   PORT(S)   AGE   SELECTOR\nweb    ClusterIP   <none>       <none>        80/TCP    5m    app=web\n"),
+        ("get svc -o wide", "NAME   TYPE        CLUSTER-IP    EXTERNAL-IP   PORT(S)   AGE   SELECTOR\nweb    ClusterIP   10.107.54.6   <none>        80/TCP    5m    app=web\n"),
         ("get ns", "NAME              STATUS   AGE\ndefault           Active   5m\nkube-node-lease   Active   5m\nkube-public       Active   5m\nkube-system       Active   5m\n"),
-        ("get all", "NAME                      READY   STATUS    RESTARTS   AGE\npod/web-7d4b9c7f5-abcde   1/1     Running   0          4m56s\npod/web-7d4b9c7f5-fghij   1/1     Running   0          4m56s\n\nNAME          TYPE        CLUSTER-IP   EXTERNAL-IP   PORT(S)   AGE\nservice/web   ClusterIP   <none>       <none>        80/TCP    5m\n\nNAME                  READY   UP-TO-DATE   AVAILABLE   AGE\ndeployment.apps/web   2/2     2            2           5m\n\nNAME                            DESIRED   CURRENT   READY   AGE\nreplicaset.apps/web-7d4b9c7f5   2         2         2       4m58s\n"),
+        ("get all", "NAME                      READY   STATUS    RESTARTS   AGE\npod/web-7d4b9c7f5-abcde   1/1     Running   0          4m56s\npod/web-7d4b9c7f5-fghij   1/1     Running   0          4m56s\n\nNAME          TYPE        CLUSTER-IP    EXTERNAL-IP   PORT(S)   AGE\nservice/web   ClusterIP   10.107.54.6   <none>        80/TCP    5m\n\nNAME                  READY   UP-TO-DATE   AVAILABLE   AGE\ndeployment.apps/web   2/2     2            2           5m\n\nNAME                            DESIRED   CURRENT   READY   AGE\nreplicaset.apps/web-7d4b9c7f5   2         2         2       4m58s\n"),
         ("get pod/web-7d4b9c7f5-abcde deploy/web", "NAME                      READY   STATUS    RESTARTS   AGE\npod/web-7d4b9c7f5-abcde   1/1     Running   0          4m56s\n\nNAME                  READY   UP-TO-DATE   AVAILABLE   AGE\ndeployment.apps/web   2/2     2            2           5m\n"),
         ("get events", "LAST SEEN   TYPE      REASON              OBJECT                    MESSAGE\n4m56s       Normal    Scheduled           pod/web-7d4b9c7f5-abcde   Successfully assigned default/web-7d4b9c7f5-abcde to node-1\n4m55s       Normal    Pulled              pod/web-7d4b9c7f5-abcde   Container image \"nginx:1.27\" already present on machine\n4m20s       Warning   Unhealthy           pod/web-7d4b9c7f5-abcde   Readiness probe failed: connection refused\n4m58s       Normal    ScalingReplicaSet   deployment/web            Scaled up replica set web-7d4b9c7f5 from 0 to 2\n"),
         ("get pods -A", "NAMESPACE   NAME                  READY   STATUS    RESTARTS   AGE\ndefault     web-7d4b9c7f5-abcde   1/1     Running   0          4m56s\ndefault     web-7d4b9c7f5-fghij   1/1     Running   0          4m56s\n"),
@@ -128,7 +128,7 @@ Containers:
       memory:     64Mi
     Environment:  <none>
     Mounts:
-      /var/run/secrets/kubernetes.io/serviceaccount from kube-api-access-6ldmt (ro)
+      /var/run/secrets/kubernetes.io/serviceaccount from kube-api-access-ldmtz (ro)
 Conditions:
   Type                        Status
   PodReadyToStartContainers   True 
@@ -137,7 +137,7 @@ Conditions:
   ContainersReady             True 
   PodScheduled                True 
 Volumes:
-  kube-api-access-6ldmt:
+  kube-api-access-ldmtz:
     Type:                    Projected (a volume that contains injected data from multiple sources)
     TokenExpirationSeconds:  3607
     ConfigMapName:           kube-root-ca.crt

@@ -17,6 +17,29 @@ pub fn bootstrap_objects() -> Vec<Object> {
             ..Default::default()
         })));
     }
+    // The "kubernetes" Service in default: the first address of the service CIDR.
+    objects.push(Object::Service(Box::new(kubesim_api::k8s_openapi::api::core::v1::Service {
+        metadata: ObjectMeta {
+            name: Some("kubernetes".into()),
+            namespace: Some("default".into()),
+            labels: Some([("component", "apiserver"), ("provider", "kubernetes")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
+            ..Default::default()
+        },
+        spec: Some(kubesim_api::k8s_openapi::api::core::v1::ServiceSpec {
+            cluster_ip: Some("10.96.0.1".into()),
+            ports: Some(vec![kubesim_api::k8s_openapi::api::core::v1::ServicePort {
+                name: Some("https".into()),
+                port: 443,
+                protocol: Some("TCP".into()),
+                target_port: Some(kubesim_api::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(6443)),
+                ..Default::default()
+            }]),
+            session_affinity: Some("None".into()),
+            type_: Some("ClusterIP".into()),
+            ..Default::default()
+        }),
+        status: None,
+    })));
     for (name, value, description) in [
         ("system-cluster-critical", 2_000_000_000, "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary."),
         ("system-node-critical", 2_000_001_000, "Used for system critical pods that must not be moved from their current node."),
