@@ -48,8 +48,17 @@ impl Options {
                 if value == "max" {
                     self.speed = 0.0;
                 } else if let Ok(speed) = value.trim_end_matches('x').parse::<f64>() {
-                    if speed.is_finite() {
-                        self.speed = speed.clamp(0.0, 100.0);
+                    if speed.is_finite() && speed > 0.0 {
+                        // Snap to the speeds the transport offers.
+                        let speed = speed.clamp(0.25, 100.0);
+                        self.speed = crate::state::SPEEDS
+                            .iter()
+                            .copied()
+                            .filter(|s| *s > 0.0)
+                            .min_by(|a, b| (a.ln() - speed.ln()).abs().total_cmp(&(b.ln() - speed.ln()).abs()))
+                            .unwrap_or(1.0);
+                    } else if speed == 0.0 {
+                        self.speed = 0.0;
                     }
                 }
             }

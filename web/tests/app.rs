@@ -79,6 +79,8 @@ fn reducer_is_pure_and_handles_every_action() {
     assert_eq!(state.scenario, "crashloop");
     assert_eq!(state.selection, Selection::None);
     assert_eq!(Theme::Light, Options::from_query("theme=light", Options::default()).theme);
+    assert_eq!(Options::from_query("speed=4", Options::default()).speed, 5.0, "speeds snap to the transport's steps");
+    assert_eq!(Options::from_query("speed=max", Options::default()).speed, 0.0);
 }
 
 #[wasm_bindgen_test]
