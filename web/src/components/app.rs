@@ -166,6 +166,12 @@ pub fn app(props: &AppProps) -> Html {
                     let Some(scenario) = crate::scenarios::by_name(&name) else { return };
                     let view = View::parse(scenario.view);
                     let frame = sim.0.borrow_mut().load(scenario, wall_now());
+                    // Keep the address shareable (full app only: embeds do not own the URL).
+                    if web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id("kubesim-app")).is_some() {
+                        if let Ok(history) = web_sys::window().expect("window").history() {
+                            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("?scenario={name}")));
+                        }
+                    }
                     d.dispatch(Action::ScenarioLoaded(name, frame));
                     if let Some(view) = view {
                         d.dispatch(Action::SetView(view));

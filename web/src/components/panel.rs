@@ -313,20 +313,20 @@ pub fn event_log(props: &EventLogProps) -> Html {
                     <label class="ks-check"><input type="checkbox" checked={*only_selected} onchange={toggle} />{ format!(" only {name}") }</label>
                 }
             </div>
-            <table class="ks-table ks-event-table">
-                <thead><tr><th>{ "LAST SEEN" }</th><th>{ "TYPE" }</th><th>{ "REASON" }</th><th>{ "OBJECT" }</th><th>{ "MESSAGE" }</th></tr></thead>
-                <tbody>
-                    { for events.iter().take(300).map(|e| html! {
-                        <tr class={classes!((e.type_ == "Warning").then_some("is-warning"))}>
-                            <td class="ks-mono">{ clock(e.last_ms) }</td>
-                            <td>{ &e.type_ }</td>
-                            <td>{ &e.reason }{ if e.count > 1 { format!(" (x{})", e.count) } else { String::new() } }</td>
-                            <td class="ks-mono">{ &e.object }</td>
-                            <td>{ &e.message }</td>
-                        </tr>
-                    }) }
-                </tbody>
-            </table>
+            <ol class="ks-event-list">
+                { for events.iter().take(300).map(|e| html! {
+                    <li class={classes!((e.type_ == "Warning").then_some("is-warning"))}>
+                        <div class="ks-event-head">
+                            <span class="ks-mono ks-muted">{ clock(e.last_ms) }</span>
+                            <span class="ks-event-reason">{ &e.reason }</span>
+                            if e.count > 1 { <span class="ks-badge">{ format!("×{}", e.count) }</span> }
+                            <span class="ks-event-object">{ &e.object }</span>
+                        </div>
+                        <div class="ks-event-message">{ &e.message }</div>
+                        <div class="ks-event-source">{ &e.source }</div>
+                    </li>
+                }) }
+            </ol>
         </div>
     }
 }
