@@ -48,11 +48,9 @@
 //!   upstream does; kubesim's API server currently drops metadata changes on status updates, so
 //!   the controller falls back to a normal update, which bumps metadata.generation (a new
 //!   Deployment ends up at generation 2 after its first rollout).
-//! - Namespace deletion: kubesim's API server currently removes a Namespace at once instead of
-//!   marking it Terminating; the namespace controller then deletes the leftover contents. When
-//!   the API server keeps Terminating namespaces, the controller deletes the contents, reports
-//!   the NamespaceDeletion*/NamespaceContentRemaining/NamespaceFinalizersRemaining conditions and
-//!   finalizes (drops `kubernetes` from spec.finalizers, then DELETE).
+//! - Namespace deletion: the finalize subresource is modelled as an update of spec.finalizers
+//!   followed by a DELETE; should a Namespace ever disappear without a Terminating phase, the
+//!   controller still deletes its leftover contents.
 //! - StatefulSet, DaemonSet, Job, CronJob, HPA, PDB, PV/PVC, StorageClass, ControllerRevision,
 //!   EndpointSlice, Endpoints and ReplicationController are JSON-kept kinds in kubesim's object
 //!   model; their controllers decode them to the k8s-openapi types on each sync
