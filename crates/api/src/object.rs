@@ -284,10 +284,85 @@ pub struct FieldDecodeError {
 }
 
 fn decode_typed<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, FieldDecodeError> {
-    serde_path_to_error::deserialize(value).map_err(|err| FieldDecodeError {
-        path: err.path().to_string(),
-        message: err.inner().to_string(),
-    })
+    match serde_json::from_value::<T>(value.clone()) {
+        Ok(object) => Ok(object),
+        Err(err) => {
+            let message = err.to_string();
+            let path = locate_error::<T>(&value, &message);
+            Err(FieldDecodeError { path, message })
+        }
+    }
+}
+
+/// Finds the JSON path of a decode error by elimination: a field is the culprit when removing
+/// it makes that error go away; descend into it until no single child does. Runs only on the
+/// error path, and reuses the one `serde_json::Value` deserializer every typed kind already
+/// has (a path-tracking deserializer would double the wasm code for every kind).
+fn locate_error<T: serde::de::DeserializeOwned>(root: &serde_json::Value, message: &str) -> String {
+    fn pointer_mut<'a>(value: &'a mut serde_json::Value, path: &[PathStep]) -> Option<&'a mut serde_json::Value> {
+        let mut current = value;
+        for step in path {
+            current = match step {
+                PathStep::Key(k) => current.as_object_mut()?.get_mut(k)?,
+                PathStep::Index(i) => current.as_array_mut()?.get_mut(*i)?,
+            };
+        }
+        Some(current)
+    }
+    let still_fails = |candidate: serde_json::Value| match serde_json::from_value::<T>(candidate) {
+        Ok(_) => false,
+        Err(e) => e.to_string() == message,
+    };
+    let mut path: Vec<PathStep> = Vec::new();
+    // Bounded: at most 32 levels, each trying the children of one node.
+    'descend: for _ in 0..32 {
+        let Some(node) = pointer_mut(&mut root.clone(), &path).map(|n| n.clone()) else { break };
+        let children: Vec<PathStep> = match &node {
+            serde_json::Value::Object(map) => map.keys().cloned().map(PathStep::Key).collect(),
+            serde_json::Value::Array(items) => (0..items.len()).map(PathStep::Index).collect(),
+            _ => break,
+        };
+        for child in children {
+            let mut candidate = root.clone();
+            let Some(parent) = pointer_mut(&mut candidate, &path) else { break 'descend };
+            match (&child, parent) {
+                (PathStep::Key(k), serde_json::Value::Object(map)) => {
+                    map.remove(k);
+                }
+                (PathStep::Index(i), serde_json::Value::Array(items)) => {
+                    items.remove(*i);
+                }
+                _ => continue,
+            }
+            if !still_fails(candidate) {
+                path.push(child);
+                continue 'descend;
+            }
+        }
+        break;
+    }
+    if path.is_empty() {
+        return ".".to_string();
+    }
+    let mut text = String::new();
+    for step in &path {
+        match step {
+            PathStep::Key(k) => {
+                if !text.is_empty() {
+                    text.push('.');
+                }
+                text.push_str(k);
+            }
+            PathStep::Index(i) => text.push_str(&format!("[{i}]")),
+        }
+    }
+    text
+}
+
+#[derive(Clone, Debug)]
+enum PathStep {
+    Key(String),
+    Index(usize),
 }
 
 impl Object {
@@ -354,5 +429,10 @@ mod tests {
         let err = Object::from_json(info, value).unwrap_err();
         assert_eq!(err.path, "spec.replicas");
         assert!(err.message.contains("invalid type"), "{}", err.message);
+        let info = kind_info("v1", "Pod").unwrap();
+        let value = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y", "ports": [{"containerPort": "eighty"}]}]}});
+        let err = Object::from_json(info, value).unwrap_err();
+        assert_eq!(err.path, "spec.containers[1].ports[0].containerPort");
     }
 }
