@@ -172,13 +172,13 @@ spec:
   await page.goto(`${base}/index.html?scenario=node-failure&view=cluster&speed=100`);
   await page.waitForSelector(".ks-node.is-down", { timeout: 30000 });
   // The node controller's grace period (40 s) and the pods' not-ready toleration (300 s).
-  await page.waitForFunction(() => document.querySelector(".ks-clock-value").textContent >= "07:00", null, { timeout: 60000 });
+  await page.waitForFunction(() => (document.querySelector(".ks-clock-value")?.textContent || "") >= "07:00", null, { timeout: 60000 });
   await page.click("button.ks-play");
   const replaced = await page.evaluate(() => [...document.querySelectorAll(".ks-node:not(.is-down) .ks-chip")].length);
   console.log(`     node failure at ${await page.textContent(".ks-clock-value")}: ${replaced} pods on the healthy nodes`);
   await shot(page, "13-node-failure");
   await page.goto(`${base}/index.html?scenario=rolling-update&view=overview&speed=4`);
-  await page.waitForFunction(() => document.querySelector(".ks-clock-value").textContent >= "00:23", null, { timeout: 60000 });
+  await page.waitForFunction(() => (document.querySelector(".ks-clock-value")?.textContent || "") >= "00:23", null, { timeout: 60000 });
   await page.click("button.ks-play");
   const replicaSets = await page.locator(".ks-wl-child").count();
   console.log(`     rolling update at ${await page.textContent(".ks-clock-value")}: ${replicaSets} replica sets with pods`);
