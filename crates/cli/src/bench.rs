@@ -22,6 +22,7 @@ pub fn cmd_bench(args: &[String]) -> ExitCode {
         Some("cluster") => bench_cluster(&args[1..]),
         Some("scheduler") => bench_scheduler(&args[1..]),
         Some("store") => bench_store(&args[1..]),
+        Some("kubelet") => bench_kubelet(&args[1..]),
         _ => {
             eprintln!("usage: kubesim bench cluster|scheduler|store [flags]");
             ExitCode::from(2)
@@ -99,6 +100,66 @@ fn bench_cluster(args: &[String]) -> ExitCode {
         "events_per_second": steps as f64 / wall,
         "writes": revision,
         "writes_per_second": revision as f64 / wall,
+        "peak_rss_bytes": peak_rss_bytes(),
+    });
+    println!("{result}");
+    ExitCode::SUCCESS
+}
+
+/// Kubelet work alone: pods pre-bound with spec.nodeName (no scheduler involvement), run until
+/// every pod is Running; reports pods started per wall-clock second.
+fn bench_kubelet(args: &[String]) -> ExitCode {
+    use kubesim_api::k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+    use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use kubesim_api::object::Object;
+    let nodes = flag(args, "--nodes", 5_000);
+    let pods = flag(args, "--pods", 50_000);
+    let mut config = kubesim_sim::world::WorldConfig::seeded(1);
+    config.record_history = false;
+    config.scheduler_annotations = false;
+    config.scheduler_history = false;
+    let mut world = World::build(config).expect("default scheduler");
+    for i in 0..nodes {
+        world.add_node(node_template(&format!("node-{}", i + 1), ["zone-a", "zone-b", "zone-c"][(i % 3) as usize], "32", "256Gi", "110"));
+    }
+    world.run_until(1_000);
+    let started = Instant::now();
+    for i in 0..pods {
+        let pod = Pod {
+            metadata: ObjectMeta { name: Some(format!("pod-{i}")), namespace: Some("default".into()), ..Default::default() },
+            spec: Some(PodSpec {
+                node_name: Some(format!("node-{}", i % nodes + 1)),
+                containers: vec![Container { name: "c".into(), image: Some("nginx:1.27".into()), ..Default::default() }],
+                ..Default::default()
+            }),
+            status: None,
+        };
+        world.as_actor("kubectl", |ctx| ctx.create(Object::Pod(Box::new(pod)))).expect("valid pod");
+    }
+    let mut steps = 0u64;
+    let mut last_check = 0;
+    loop {
+        if !world.step() {
+            break;
+        }
+        steps += 1;
+        if world.now() >= last_check + 2_000 {
+            last_check = world.now();
+            let running = world.api().store().list(("", "pods"), Some("default")).filter(|p| p.as_pod().and_then(|p| p.status.as_ref()).and_then(|s| s.phase.as_deref()) == Some("Running")).count() as u64;
+            if running >= pods || world.now() > 10 * 60_000 {
+                break;
+            }
+        }
+    }
+    let wall = started.elapsed().as_secs_f64();
+    let result = serde_json::json!({
+        "workload": "kubelet-start",
+        "nodes": nodes,
+        "pods": pods,
+        "seconds": wall,
+        "pods_started_per_second": pods as f64 / wall,
+        "virtual_seconds": world.now() as f64 / 1000.0,
+        "events_processed": steps,
         "peak_rss_bytes": peak_rss_bytes(),
     });
     println!("{result}");
