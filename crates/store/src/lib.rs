@@ -298,10 +298,11 @@ impl Store {
     }
 
     fn index(&mut self, resource: Resource, key: &ObjectKey, old: Option<&Arc<Object>>, new: Option<&Arc<Object>>) {
-        let labels_of = |o: Option<&Arc<Object>>| o.and_then(|o| o.metadata().labels.clone()).unwrap_or_default();
-        let (old_labels, new_labels) = (labels_of(old), labels_of(new));
+        let empty = std::collections::BTreeMap::new();
+        let old_labels = old.and_then(|o| o.metadata().labels.as_ref()).unwrap_or(&empty);
+        let new_labels = new.and_then(|o| o.metadata().labels.as_ref()).unwrap_or(&empty);
         if old_labels != new_labels {
-            for (k, v) in &old_labels {
+            for (k, v) in old_labels {
                 if new_labels.get(k) != Some(v) {
                     let index_key = (resource, k.clone(), v.clone());
                     if let Some(set) = self.by_label.get_mut(&index_key) {
@@ -312,7 +313,7 @@ impl Store {
                     }
                 }
             }
-            for (k, v) in &new_labels {
+            for (k, v) in new_labels {
                 if old_labels.get(k) != Some(v) {
                     self.by_label.entry((resource, k.clone(), v.clone())).or_default().insert(key.clone());
                 }
