@@ -134,3 +134,19 @@ fn text_helpers() {
     assert_eq!(diff, vec![DiffLine::Same("a".into()), DiffLine::Removed("b".into()), DiffLine::Same("c".into()), DiffLine::Added("d".into())]);
     assert_eq!(clock(65_250), "01:05.250");
 }
+
+#[wasm_bindgen_test]
+fn every_gallery_scenario_applies_cleanly() {
+    for scenario in scenarios::all() {
+        let mut engine = Engine::new(1, scenario.inputs.clone());
+        // Run past every input (the big cluster only to t=0: it is slow in debug builds).
+        let until = if scenario.name == "big-cluster" { 0 } else { scenario.inputs.iter().map(|i| i.t_ms).max().unwrap_or(0) + 1 };
+        engine.advance(until, &mut || false);
+        for (input, result) in engine.inputs() {
+            let result = result.unwrap_or_else(|| panic!("{}: input {} was not applied", scenario.name, input.label()));
+            assert!(result.errors.is_empty(), "{}: {} failed: {:?}", scenario.name, input.label(), result.errors);
+            assert!(!result.lines.is_empty(), "{}: {} printed nothing", scenario.name, input.label());
+        }
+        assert!(!kubesim_sim::view::snapshot(engine.world()).nodes.is_empty(), "{}: has nodes", scenario.name);
+    }
+}
