@@ -69,7 +69,14 @@ impl Cache {
         self.objects.remove(key)
     }
     fn index(&mut self, key: &Key, new: Option<&Arc<Object>>) {
-        if let Some(old) = self.objects.get(key) {
+        let old = self.objects.get(key);
+        if let (Some(old), Some(new)) = (old, new) {
+            // Most updates keep the controller: nothing to re-index.
+            if controller_of(old.metadata()).map(|r| r.uid.as_str()) == controller_of(new.metadata()).map(|r| r.uid.as_str()) {
+                return;
+            }
+        }
+        if let Some(old) = old {
             match controller_of(old.metadata()) {
                 Some(r) => {
                     if let Some(set) = self.by_controller.get_mut(&r.uid) {
