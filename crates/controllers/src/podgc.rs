@@ -54,10 +54,11 @@ impl PodGcController {
     }
 
     fn gc(&mut self, ctx: &mut Ctx) {
-        let pods: Vec<Pod> = self.pods.iter().filter_map(|o| o.as_pod()).cloned().collect();
+        let objects: Vec<std::sync::Arc<Object>> = self.pods.iter().cloned().collect();
+        let pods: Vec<&Pod> = objects.iter().filter_map(|o| o.as_pod()).collect();
         // Terminated pods beyond the threshold, oldest first.
         let threshold = self.threshold.unwrap_or(TERMINATED_POD_THRESHOLD);
-        let mut terminated: Vec<&Pod> = pods.iter().filter(|p| is_pod_terminal(p)).collect();
+        let mut terminated: Vec<&Pod> = pods.iter().copied().filter(|p| is_pod_terminal(p)).collect();
         if terminated.len() > threshold {
             terminated.sort_by_key(|p| (created_ms(&p.metadata), p.metadata.name.clone()));
             let excess = terminated.len() - threshold;
@@ -88,7 +89,7 @@ impl PodGcController {
                 continue;
             }
             if !is_pod_terminal(p) {
-                let mut pod = p.clone();
+                let mut pod = (*p).clone();
                 let status = pod.status.get_or_insert_with(Default::default);
                 status.phase = Some("Failed".into());
                 let conditions = status.conditions.get_or_insert_with(Vec::new);
