@@ -109,6 +109,7 @@ pub struct PodInfo {
     pub start_time: Millis,
     /// spec.nodeName if set and non-empty.
     pub node_name: Option<String>,
+    ns: String,
 }
 
 impl PodInfo {
@@ -131,6 +132,7 @@ impl PodInfo {
             images: Vec::new(),
             start_time: 0,
             node_name: spec.and_then(|s| s.node_name.clone()).filter(|n| !n.is_empty()),
+            ns: object.namespace().to_string(),
             object: object.clone(),
         };
         if let Some(aff) = spec.and_then(|s| s.affinity.as_ref()) {
@@ -177,7 +179,7 @@ impl PodInfo {
     }
     /// Namespace.
     pub fn namespace(&self) -> &str {
-        self.object.namespace()
+        &self.ns
     }
     /// Name.
     pub fn name(&self) -> &str {
@@ -229,6 +231,10 @@ pub struct NodeInfo {
     pub name: String,
     /// Node name, shared (attempt records point at it without copying).
     pub shared_name: Arc<str>,
+    /// Position in [`Cache::nodes`] (maintained by the cache).
+    pub index: usize,
+    /// Changes whenever the node object changes (labels may have); unique across the cache.
+    pub label_generation: u64,
     /// status.allocatable (falling back to capacity).
     pub allocatable: Resources,
     /// Sum of the requests of the pods on the node.
@@ -260,6 +266,8 @@ impl NodeInfo {
         let mut info = NodeInfo {
             name: node.name().to_string(),
             shared_name: Arc::from(node.name()),
+            index: 0,
+            label_generation: 0,
             node: node.clone(),
             allocatable: Resources::default(),
             requested: Resources::default(),
@@ -426,6 +434,11 @@ impl Cache {
         self.nodes[index].generation = self.generation;
     }
 
+    fn stamp_labels(&mut self, index: usize) {
+        self.generation += 1;
+        self.nodes[index].label_generation = self.generation;
+    }
+
     fn count_images(&mut self, info: &NodeInfo, delta: isize) {
         for image in info.images.keys() {
             let e = self.image_nodes.entry(image.clone()).or_insert(0);
@@ -441,6 +454,7 @@ impl Cache {
                 let old_images: Vec<String> = self.nodes[i].images.keys().cloned().collect();
                 self.nodes[i].set_node(node);
                 self.stamp(i);
+                self.stamp_labels(i);
                 if !old_images.iter().eq(self.nodes[i].images.keys()) {
                     for image in old_images {
                         if let Some(n) = self.image_nodes.get_mut(&image) {
@@ -459,9 +473,11 @@ impl Cache {
                     info.add_pod(pod);
                 }
                 self.count_images(&info, 1);
+                info.index = self.nodes.len();
                 self.index.insert(name, self.nodes.len());
                 self.nodes.push(info);
                 self.stamp(self.nodes.len() - 1);
+                self.stamp_labels(self.nodes.len() - 1);
             }
         }
     }
@@ -475,6 +491,9 @@ impl Cache {
             if *v > i {
                 *v -= 1;
             }
+        }
+        for (j, n) in self.nodes.iter_mut().enumerate().skip(i) {
+            n.index = j;
         }
         self.orphans.insert(name.to_string(), info.pods);
     }
@@ -533,6 +552,26 @@ impl Cache {
         }
         self.attach(node, info.clone());
         self.pods.insert(info.key.clone(), CachedPod { node: node.to_string(), info, assumed: false });
+    }
+
+    /// Replaces a bound pod's object when nothing the cache aggregates changed (same node,
+    /// spec and labels: a status update). Node generations change only if the pod started or
+    /// stopped terminating, so memoized counts stay valid. False if the pod is not cached there.
+    pub fn refresh_pod(&mut self, info: Arc<PodInfo>, node: &str) -> bool {
+        let Some(cached) = self.pods.get_mut(&info.key) else { return false };
+        if cached.node != node || cached.assumed {
+            return false;
+        }
+        let terminating_changed = cached.info.is_terminating() != info.is_terminating();
+        cached.info = info.clone();
+        let Some(i) = self.index.get(node).copied() else { return false };
+        if let Some(slot) = self.nodes[i].pods.iter_mut().find(|p| p.key == info.key) {
+            *slot = info;
+        }
+        if terminating_changed {
+            self.stamp(i);
+        }
+        true
     }
 
     /// Assumes a pod onto a node before its binding is confirmed.

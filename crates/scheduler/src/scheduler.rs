@@ -364,8 +364,9 @@ impl Scheduler {
             }
             let previous = self.cache.pod(&key).cloned();
             let was_assumed = self.cache.pod_node(&key).is_none_or(|(_, assumed)| assumed);
+            let unchanged = previous.as_ref().is_some_and(|prev| prev.pod().spec == pod.spec && prev.pod().metadata.labels == pod.metadata.labels);
             let info = match &previous {
-                Some(prev) if prev.pod().spec == pod.spec && prev.pod().metadata.labels == pod.metadata.labels => {
+                Some(prev) if unchanged => {
                     let mut info = (**prev).clone();
                     info.object = object.clone();
                     info.start_time = crate::cache::pod_start_time(pod);
@@ -373,6 +374,9 @@ impl Scheduler {
                 }
                 _ => PodInfo::new(object.clone()),
             };
+            if unchanged && !was_assumed && self.cache.refresh_pod(Arc::new(info.clone()), node) {
+                return;
+            }
             let labels_changed = previous.as_ref().is_some_and(|p| p.pod().metadata.labels != pod.metadata.labels);
             self.cache.upsert_pod(Arc::new(info), node);
             if was_assumed {

@@ -53,30 +53,42 @@ pub fn clamp_score(s: i64) -> i64 {
 
 /// Memoized per-node counts (e.g. pods matching a spread selector), recomputed only for nodes
 /// whose cache generation changed since the last query with the same key. Exact, so it does not
-/// change results; it turns PodTopologySpread/InterPodAffinity PreFilter from O(pods) into
-/// O(nodes) for replicas of one workload.
+/// change results; it turns PodTopologySpread/InterPodAffinity PreFilter/PreScore from O(pods)
+/// into O(nodes) for replicas of one workload. Keeps [`COUNT_CACHE_KEYS`] keys, evicting the
+/// least recently used.
 #[derive(Debug, Default, Clone)]
 pub struct CountCache {
-    entries: std::cell::RefCell<Vec<CountEntry>>,
+    inner: std::cell::RefCell<CountCacheInner>,
 }
 
-/// One memoized key: (key, per node (generation, count)).
-type CountEntry = (String, Vec<(u64, i64)>);
+#[derive(Debug, Default, Clone)]
+struct CountCacheInner {
+    tick: u64,
+    entries: std::collections::BTreeMap<String, (u64, Vec<(u64, i64)>)>,
+}
 
 /// Keys kept by a [`CountCache`].
-const COUNT_CACHE_KEYS: usize = 32;
+pub const COUNT_CACHE_KEYS: usize = 128;
 
 impl CountCache {
     /// The counts for `key` over `nodes` (in order), computing `f` where needed.
     pub fn counts(&self, key: &str, nodes: &[crate::cache::NodeInfo], f: impl Fn(&crate::cache::NodeInfo) -> i64) -> Vec<i64> {
-        let mut entries = self.entries.borrow_mut();
-        let pos = entries.iter().position(|(k, _)| k == key);
-        let mut entry = match pos {
-            Some(i) => entries.remove(i).1,
-            None => Vec::new(),
-        };
+        let mut inner = self.inner.borrow_mut();
+        inner.tick += 1;
+        let tick = inner.tick;
+        if !inner.entries.contains_key(key) {
+            if inner.entries.len() >= COUNT_CACHE_KEYS {
+                let oldest = inner.entries.iter().min_by_key(|(_, (t, _))| *t).map(|(k, _)| k.clone());
+                if let Some(oldest) = oldest {
+                    inner.entries.remove(&oldest);
+                }
+            }
+            inner.entries.insert(key.to_string(), (tick, Vec::new()));
+        }
+        let (used, entry) = inner.entries.get_mut(key).expect("just ensured");
+        *used = tick;
         if entry.len() != nodes.len() {
-            entry = vec![(u64::MAX, 0); nodes.len()];
+            *entry = vec![(u64::MAX, 0); nodes.len()];
         }
         let mut out = Vec::with_capacity(nodes.len());
         for (slot, node) in entry.iter_mut().zip(nodes) {
@@ -85,8 +97,6 @@ impl CountCache {
             }
             out.push(slot.1);
         }
-        entries.insert(0, (key.to_string(), entry));
-        entries.truncate(COUNT_CACHE_KEYS);
         out
     }
 }
@@ -144,5 +154,56 @@ impl PairCounts {
     /// Whether there are no entries.
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
+    }
+}
+
+/// Per-node topology domain ids for a label key (`u32::MAX` when the node lacks the key),
+/// memoized by each node's label generation: turns per-node label lookups into indexing.
+#[derive(Debug, Default, Clone)]
+pub struct DomainCache {
+    inner: std::cell::RefCell<std::collections::BTreeMap<String, DomainEntry>>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct DomainEntry {
+    values: Vec<String>,
+    ids: std::collections::HashMap<String, u32, FixedState>,
+    per_node: Vec<(u64, u32)>,
+}
+
+/// The id of "no such label".
+pub const NO_DOMAIN: u32 = u32::MAX;
+
+impl DomainCache {
+    /// Per-node domain ids of `key` over `nodes` (by position), and the number of distinct values.
+    pub fn ids(&self, key: &str, nodes: &[crate::cache::NodeInfo]) -> (Vec<u32>, usize) {
+        let mut inner = self.inner.borrow_mut();
+        if !inner.contains_key(key) {
+            inner.insert(key.to_string(), DomainEntry::default());
+        }
+        let entry = inner.get_mut(key).expect("just ensured");
+        if entry.per_node.len() != nodes.len() {
+            entry.per_node = vec![(u64::MAX, NO_DOMAIN); nodes.len()];
+        }
+        let mut out = Vec::with_capacity(nodes.len());
+        for (slot, node) in entry.per_node.iter_mut().zip(nodes) {
+            if slot.0 != node.label_generation {
+                let id = match node.labels().and_then(|l| l.get(key)) {
+                    None => NO_DOMAIN,
+                    Some(v) => match entry.ids.get(v.as_str()) {
+                        Some(id) => *id,
+                        None => {
+                            let id = entry.values.len() as u32;
+                            entry.values.push(v.clone());
+                            entry.ids.insert(v.clone(), id);
+                            id
+                        }
+                    },
+                };
+                *slot = (node.label_generation, id);
+            }
+            out.push(slot.1);
+        }
+        (out, entry.values.len())
     }
 }

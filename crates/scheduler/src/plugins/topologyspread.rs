@@ -3,7 +3,7 @@
 
 use crate::cache::{NodeInfo, PodInfo};
 use crate::framework::{ClusterEvent, ClusterView, CycleState, Listers, Plugin, Point, Status, MAX_NODE_SCORE};
-use crate::plugins::helper::{CountCache, PairCounts};
+use crate::plugins::helper::{CountCache, DomainCache, PairCounts, NO_DOMAIN};
 use crate::plugins::nodeaffinity::pod_matches_node_selector_and_affinity;
 use crate::plugins::taints::tolerated;
 use kubesim_api::selector::{Requirement, Selector};
@@ -252,12 +252,16 @@ pub struct ScoreState {
     pub constraints: Vec<SpreadConstraint>,
     /// Feasible nodes ignored (missing keys), by name.
     pub ignored: BTreeSet<String>,
-    /// Per constraint: value → matching pods (non-hostname keys).
-    pub counts: Vec<BTreeMap<String, i64>>,
+    /// Per constraint: domain id → matching pods (non-hostname keys; domains of feasible nodes).
+    pub domain_counts: Vec<Vec<i64>>,
+    /// Per constraint: each node's domain id (by cache index).
+    pub domain_ids: Vec<Vec<u32>>,
     /// Per constraint: ln(size + 2).
     pub weights: Vec<f64>,
     /// Ignored flags in feasible order (for NormalizeScore).
     pub ignored_in_order: Vec<bool>,
+    /// Per constraint with the hostname key: matching pods per node (by cache index).
+    pub host_counts: Vec<Option<Vec<i64>>>,
 }
 
 /// `scoreForCount`.
@@ -296,11 +300,18 @@ pub struct PodTopologySpread {
     pub default_constraints: Vec<SpreadConstraint>,
     /// Memoized per-node matching-pod counts.
     pub counter: CountCache,
+    /// Memoized per-node topology domains.
+    pub domains: DomainCache,
 }
 
 impl Default for PodTopologySpread {
     fn default() -> Self {
-        PodTopologySpread { system_defaulted: true, default_constraints: system_default_constraints(), counter: CountCache::default() }
+        PodTopologySpread {
+            system_defaulted: true,
+            default_constraints: system_default_constraints(),
+            counter: CountCache::default(),
+            domains: DomainCache::default(),
+        }
     }
 }
 
@@ -374,25 +385,27 @@ impl Plugin for PodTopologySpread {
             return Status::skip();
         }
         let require_all = Self::has_own_constraints(pod) || !self.system_defaulted;
-        let mut s = ScoreState { counts: vec![BTreeMap::new(); constraints.len()], ..Default::default() };
+        let nodes = view.nodes();
+        let mut s = ScoreState::default();
+        // Domain ids per node for every constraint's key (memoized label lookups).
+        let domains: Vec<(Vec<u32>, usize)> = constraints.iter().map(|c| self.domains.ids(&c.topology_key, nodes)).collect();
+        let mut present: Vec<Vec<bool>> = domains.iter().map(|(_, n)| vec![false; *n]).collect();
         let mut sizes = vec![0usize; constraints.len()];
         for node in feasible {
-            if require_all && !node_has_all_keys(node, &constraints) {
+            if require_all && domains.iter().any(|(ids, _)| ids[node.index] == NO_DOMAIN) {
                 s.ignored.insert(node.name.clone());
                 s.ignored_in_order.push(true);
                 continue;
             }
             s.ignored_in_order.push(false);
-            let labels = node.labels();
             for (i, c) in constraints.iter().enumerate() {
                 if c.topology_key == HOSTNAME {
                     continue;
                 }
-                if let Some(v) = labels.and_then(|l| l.get(&c.topology_key)) {
-                    if !s.counts[i].contains_key(v) {
-                        s.counts[i].insert(v.clone(), 0);
-                        sizes[i] += 1;
-                    }
+                let id = domains[i].0[node.index];
+                if id != NO_DOMAIN && !present[i][id as usize] {
+                    present[i][id as usize] = true;
+                    sizes[i] += 1;
                 }
             }
         }
@@ -402,46 +415,59 @@ impl Plugin for PodTopologySpread {
         }
         let per_node: Vec<Option<Vec<i64>>> = constraints
             .iter()
-            .map(|c| (c.topology_key != HOSTNAME).then(|| node_counts(pod, c, view.nodes(), Some(&self.counter))))
+            .map(|c| (c.topology_key != HOSTNAME).then(|| node_counts(pod, c, nodes, Some(&self.counter))))
             .collect();
+        s.host_counts = constraints
+            .iter()
+            .map(|c| (c.topology_key == HOSTNAME).then(|| node_counts(pod, c, nodes, Some(&self.counter))))
+            .collect();
+        let simple_affinity = pod.pod().spec.as_ref().is_none_or(|sp| {
+            sp.node_selector.as_ref().is_none_or(|m| m.is_empty()) && sp.affinity.as_ref().is_none_or(|a| a.node_affinity.is_none())
+        });
+        s.domain_counts = domains.iter().map(|(_, n)| vec![0i64; *n]).collect();
         if per_node.iter().any(Option::is_some) {
-            for (n, node) in view.nodes().iter().enumerate() {
-                if require_all && !node_has_all_keys(node, &constraints) {
+            for (n, node) in nodes.iter().enumerate() {
+                if require_all && domains.iter().any(|(ids, _)| ids[n] == NO_DOMAIN) {
                     continue;
                 }
-                let labels = node.labels();
                 for (i, c) in constraints.iter().enumerate() {
                     let Some(counts) = per_node[i].as_ref() else { continue };
-                    if !c.includes_node(pod, node) {
+                    let id = domains[i].0[n];
+                    if id == NO_DOMAIN || !present[i][id as usize] {
                         continue;
                     }
-                    let Some(v) = labels.and_then(|l| l.get(&c.topology_key)) else { continue };
-                    if let Some(slot) = s.counts[i].get_mut(v) {
-                        *slot += counts[n];
+                    let included = if simple_affinity && !c.honor_node_taints { true } else { c.includes_node(pod, node) };
+                    if included {
+                        s.domain_counts[i][id as usize] += counts[n];
                     }
                 }
             }
         }
+        s.domain_ids = domains.into_iter().map(|(ids, _)| ids).collect();
         s.constraints = constraints;
         state.write(SCORE_KEY, s);
         Status::success()
     }
     fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo, _view: &ClusterView) -> i64 {
         let Some(s) = state.read::<ScoreState>(SCORE_KEY) else { return 0 };
-        if s.ignored.contains(&node.name) {
+        if !s.ignored.is_empty() && s.ignored.contains(&node.name) {
             return 0;
         }
-        let labels = node.labels();
         let mut score = 0f64;
         for (i, c) in s.constraints.iter().enumerate() {
-            if let Some(v) = labels.and_then(|l| l.get(&c.topology_key)) {
-                let count = if c.topology_key == HOSTNAME {
-                    count_pods_match_selector(&node.pods, &c.selector, pod.namespace())
-                } else {
-                    s.counts[i].get(v).copied().unwrap_or(0)
-                };
-                score += score_for_count(count, c.max_skew, s.weights[i]);
+            let id = s.domain_ids[i].get(node.index).copied().unwrap_or(NO_DOMAIN);
+            if id == NO_DOMAIN {
+                continue;
             }
+            let count = if c.topology_key == HOSTNAME {
+                match s.host_counts.get(i).and_then(|h| h.as_ref()).and_then(|h| h.get(node.index)) {
+                    Some(n) => *n,
+                    None => count_pods_match_selector(&node.pods, &c.selector, pod.namespace()),
+                }
+            } else {
+                s.domain_counts[i][id as usize]
+            };
+            score += score_for_count(count, c.max_skew, s.weights[i]);
         }
         score.round() as i64
     }
