@@ -477,3 +477,56 @@ impl Plugin for PodTopologySpread {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::Cache;
+    use crate::framework::{score_all_nodes, Listers};
+    use crate::harness::{make_node, make_pod};
+    use k8s_openapi::api::core::v1::TopologySpreadConstraint;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+    use kubesim_api::Object;
+    use std::sync::Arc;
+
+    fn pod(name: &str, soft: bool) -> Arc<PodInfo> {
+        let mut p = make_pod(name, &[]);
+        p.metadata.labels = Some([("app".to_string(), "w".to_string())].into());
+        if soft {
+            p.spec.as_mut().unwrap().topology_spread_constraints = Some(vec![TopologySpreadConstraint {
+                max_skew: 2,
+                topology_key: "zone".into(),
+                when_unsatisfiable: "ScheduleAnyway".into(),
+                label_selector: Some(LabelSelector { match_labels: Some([("app".to_string(), "w".to_string())].into()), ..Default::default() }),
+                ..Default::default()
+            }]);
+        }
+        Arc::new(PodInfo::new(Arc::new(Object::Pod(Box::new(p)))))
+    }
+
+    // The memoizing plugin (reused across cycles) must score exactly like a fresh one after
+    // pods move and node labels change.
+    #[test]
+    fn memoized_scoring_tracks_cluster_changes() {
+        let mut cache = Cache::default();
+        for i in 0..6 {
+            let zone = ["a", "b", "c"][i % 3];
+            cache.upsert_node(Arc::new(make_node(&format!("n{i}"), &[("cpu", "4"), ("pods", "110")], &[("zone", zone)], vec![])));
+        }
+        let listers = Listers::default();
+        let reused = PodTopologySpread::default();
+        let incoming = pod("in", true);
+        for step in 0..8 {
+            cache.upsert_pod(pod(&format!("p{step}"), false), &format!("n{}", (step * 5) % 6));
+            if step == 4 {
+                cache.upsert_node(Arc::new(make_node("n1", &[("cpu", "4"), ("pods", "110")], &[("zone", "c")], vec![])));
+            }
+            if step == 6 {
+                cache.upsert_node(Arc::new(make_node("n2", &[("cpu", "4"), ("pods", "110")], &[], vec![])));
+            }
+            let view = ClusterView { cache: &cache, listers: &listers };
+            let fresh = PodTopologySpread::default();
+            assert_eq!(score_all_nodes(&reused, &incoming, &view), score_all_nodes(&fresh, &incoming, &view), "step {step}");
+        }
+    }
+}
