@@ -124,9 +124,19 @@ spec:
   // 3. Each view.
   for (const [view, name] of [["Cluster", "05-cluster"], ["Lifecycle", "06-lifecycle"], ["Flow", "07-flow"], ["Pods", "08-pods"]]) {
     await page.click(`.ks-tab:has-text('${view}')`);
-    await page.waitForTimeout(500);
+    if (view === "Flow") {
+      // Scale the Deployment through the console so messages are in flight in the screenshot.
+      await page.click(".ks-ptab:has-text('kubectl')");
+      await page.fill(".ks-console-in input", "scale deployment/nginx --replicas=5");
+      await page.press(".ks-console-in input", "Enter");
+      await page.waitForTimeout(350);
+    } else {
+      await page.waitForTimeout(500);
+    }
     await shot(page, name);
   }
+  const scaled = await page.locator(".ks-pod-table tbody tr").count();
+  check(scaled === 7, `kubectl scale through the console: the pods table lists 7 pods (${scaled})`);
 
   // Frame times while playing the flow view at 10x.
   await page.click(".ks-tab:has-text('Flow')");

@@ -163,6 +163,22 @@ pub fn timeline(props: &TimelineProps) -> Html {
             </g>
         }
     });
+    // Warning events (BackOff, FailedScheduling, ...) as red ticks under the activity.
+    let mut warned: Vec<(Millis, String)> = Vec::new();
+    for e in frame.events.iter().filter(|e| e.type_ == "Warning") {
+        if !warned.iter().any(|(t, r)| *t == e.first_ms && *r == e.reason) {
+            warned.push((e.first_ms, format!("{} {}: {}", e.reason, e.object, e.message)));
+        }
+    }
+    let warnings = warned.iter().take(200).map(|(t, text)| {
+        let x = (*t as f64 / scale as f64 * 100.0).min(100.0);
+        html! {
+            <g class="ks-warning-tick">
+                <rect x={format!("{x:.2}%")} y="33" width="3" height="6" />
+                <title>{ format!("{} · {}", clock(*t), text) }</title>
+            </g>
+        }
+    });
     let played = frame.t_ms as f64 / scale as f64 * 100.0;
     let ghost = preview.map(|t| (t as f64 / scale as f64 * 100.0, t));
     let reached = frame.high_water_ms as f64 / scale as f64 * 100.0;
@@ -209,6 +225,7 @@ pub fn timeline(props: &TimelineProps) -> Html {
                     <rect x="0" y="30" width={format!("{played:.2}%")} height="2" class="ks-played" />
                     { for bars }
                     { for ticks }
+                    { for warnings }
                     { for markers }
                     <line x1={format!("{played:.2}%")} x2={format!("{played:.2}%")} y1="0" y2="36" class="ks-playhead" />
                     <circle cx={format!("{played:.2}%")} cy="31" r="5" class="ks-playhead-knob" />
