@@ -64,6 +64,9 @@ fn world() -> TestWorld {
 fn silent_node_becomes_unknown_tainted_and_its_pods_are_evicted_after_toleration_seconds() {
     let mut w = world();
     w.create(Object::Node(Box::new(node("n1", "True", 0)))).unwrap();
+    // A healthy second node in the same zone keeps the zone out of full disruption.
+    w.create(Object::Node(Box::new(node("n2", "True", 0)))).unwrap();
+    w.add(Box::new(crate::testing::FakeHeartbeat { nodes: vec!["n2".into()] }));
     w.create(Object::Pod(Box::new(ready_pod("web", "n1", None)))).unwrap();
     let forever = Toleration { key: Some(TAINT_UNREACHABLE.into()), operator: Some("Exists".into()), effect: Some("NoExecute".into()), ..Default::default() };
     w.create(Object::Pod(Box::new(ready_pod("agent", "n1", Some(vec![forever]))))).unwrap();
@@ -104,6 +107,8 @@ fn silent_node_becomes_unknown_tainted_and_its_pods_are_evicted_after_toleration
 #[test]
 fn lease_renewals_keep_a_node_healthy_and_recovery_removes_taints() {
     let mut w = world();
+    w.create(Object::Node(Box::new(node("n2", "True", 0)))).unwrap();
+    w.add(Box::new(crate::testing::FakeHeartbeat { nodes: vec!["n2".into()] }));
     w.create(Object::Namespace(Box::new(Namespace { metadata: ObjectMeta { name: Some("kube-node-lease".into()), ..Default::default() }, ..Default::default() }))).unwrap();
     w.create(Object::Node(Box::new(node("n1", "True", 0)))).unwrap();
     let lease = Lease {
@@ -142,6 +147,7 @@ fn unschedulable_and_condition_taints_follow_the_node() {
     let mut n = node("n1", "False", 0);
     n.spec = Some(kubesim_api::k8s_openapi::api::core::v1::NodeSpec { unschedulable: Some(true), ..Default::default() });
     w.create(Object::Node(Box::new(n))).unwrap();
+    w.create(Object::Node(Box::new(node("n2", "True", 0)))).unwrap();
     w.run_for(6_000);
     let ts = taints(&get_node(&w, "n1"));
     assert!(ts.contains(&(TAINT_UNSCHEDULABLE.into(), "NoSchedule".into())), "{ts:?}");
@@ -217,4 +223,30 @@ fn resource_quota_usage_is_recomputed_and_replenished() {
     w.run_for(1_000);
     assert_eq!(used(&w), serde_json::json!({"pods": "1", "requests.cpu": "200m"}), "replenished");
     assert!(w.create(with_cpu("c")).is_ok());
+}
+
+#[test]
+fn all_zones_down_enters_master_disruption_mode_without_eviction_taints() {
+    let mut w = world();
+    for n in ["n1", "n2"] {
+        w.create(Object::Node(Box::new(node(n, "True", 0)))).unwrap();
+    }
+    w.run_for(70_000);
+    for n in ["n1", "n2"] {
+        let node = get_node(&w, n);
+        assert_eq!(node.status.as_ref().unwrap().conditions.as_ref().unwrap()[0].status, "Unknown");
+        let ts = taints(&node);
+        assert!(!ts.contains(&(TAINT_UNREACHABLE.into(), "NoExecute".into())), "no eviction taints: {ts:?}");
+        assert!(ts.contains(&(TAINT_UNREACHABLE.into(), "NoSchedule".into())), "{ts:?}");
+    }
+}
+
+// Mirrors pkg/controller/nodelifecycle/node_lifecycle_controller_test.go (ComputeZoneState)
+#[test]
+fn zone_states() {
+    assert_eq!(zone_state(3, 0), ZoneState::Normal);
+    assert_eq!(zone_state(0, 1), ZoneState::FullDisruption);
+    assert_eq!(zone_state(1, 2), ZoneState::Normal, "fewer than 3 not ready");
+    assert_eq!(zone_state(2, 3), ZoneState::PartialDisruption);
+    assert_eq!(zone_state(3, 3), ZoneState::Normal, "50 % < 55 %");
 }

@@ -11,10 +11,14 @@
 //! conditions; NoExecute `not-ready` / `unreachable` taints follow the observed Ready status and
 //! are removed when the node is Ready again.
 //!
+//! Zones (handleDisruption): when every zone is fully disrupted the controller enters
+//! master-disruption mode — no NoExecute taints, existing ones removed; a partially disrupted
+//! zone (≥ 3 and ≥ 55 % not ready) of at most 50 nodes gets no new NoExecute taints.
+//!
 //! Deviation: upstream applies NoExecute taints through a per-zone rate-limited queue
-//! (--node-eviction-rate 0.1/s, secondary rates for unhealthy zones); kubesim applies them in the
-//! monitor pass (the first token of the limiter is always available, so for a single failing
-//! node the timing matches).
+//! (--node-eviction-rate 0.1/s, --secondary-node-eviction-rate 0.01/s); kubesim applies them in
+//! the monitor pass when the zone's rate is non-zero (the first token of the limiter is always
+//! available, so for a single failing node the timing matches).
 
 use crate::common::*;
 use kubesim_api::k8s_openapi::api::core::v1::{Node, NodeCondition, Pod, PodCondition, Taint, Toleration};
@@ -41,6 +45,41 @@ pub const TAINT_UNREACHABLE: &str = "node.kubernetes.io/unreachable";
 pub const TAINT_UNSCHEDULABLE: &str = "node.kubernetes.io/unschedulable";
 
 const TOKEN_MONITOR: u64 = 2;
+
+/// --unhealthy-zone-threshold.
+pub const UNHEALTHY_ZONE_THRESHOLD: f64 = 0.55;
+/// --large-cluster-size-threshold.
+pub const LARGE_CLUSTER_SIZE_THRESHOLD: usize = 50;
+
+/// A zone's disruption state (`ComputeZoneState`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZoneState {
+    /// Healthy enough: normal eviction rate.
+    Normal,
+    /// At least 3 and ≥ 55 % of the zone's nodes are not ready.
+    PartialDisruption,
+    /// No node of the zone is ready.
+    FullDisruption,
+}
+
+/// `ComputeZoneState` from (ready, not ready) node counts.
+pub fn zone_state(ready: usize, not_ready: usize) -> ZoneState {
+    if ready == 0 && not_ready > 0 {
+        ZoneState::FullDisruption
+    } else if not_ready > 2 && not_ready as f64 / (not_ready + ready) as f64 >= UNHEALTHY_ZONE_THRESHOLD {
+        ZoneState::PartialDisruption
+    } else {
+        ZoneState::Normal
+    }
+}
+
+/// A node's zone key (`GetZoneKey`: region and zone labels).
+pub fn zone_of(node: &Node) -> String {
+    let labels = node.metadata.labels.clone().unwrap_or_default();
+    let region = labels.get("topology.kubernetes.io/region").cloned().unwrap_or_default();
+    let zone = labels.get("topology.kubernetes.io/zone").cloned().unwrap_or_default();
+    format!("{region}:\x00:{zone}")
+}
 
 fn as_node(object: &Object) -> Option<&Node> {
     object.as_node()
@@ -227,20 +266,49 @@ impl NodeLifecycleController {
 
     fn monitor(&mut self, ctx: &mut Ctx) {
         let nodes: Vec<Node> = self.nodes.iter().filter_map(|o| as_node(o)).cloned().collect();
+        // First pass: tryUpdateNodeHealth for every node.
+        let mut results = Vec::new();
         for node in nodes {
+            let Ok((observed, current, node)) = self.try_update_health(&node, ctx) else { continue };
+            results.push((observed, current, node));
+        }
+        // handleDisruption: zone states from the current Ready conditions.
+        let mut zones: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+        for (_, current, node) in &results {
+            let entry = zones.entry(zone_of(node)).or_insert((0, 0));
+            if current.as_deref() == Some("True") {
+                entry.0 += 1;
+            } else {
+                entry.1 += 1;
+            }
+        }
+        let states: BTreeMap<String, ZoneState> = zones.iter().map(|(z, (ready, not_ready))| (z.clone(), zone_state(*ready, *not_ready))).collect();
+        let all_fully_disrupted = !states.is_empty() && states.values().all(|s| *s == ZoneState::FullDisruption);
+        for (observed, current, mut node) in results {
             let name = node.metadata.name.clone().unwrap_or_default();
-            let Ok((observed, current, mut node)) = self.try_update_health(&node, ctx) else { continue };
             let had_ready = node_condition(&node, "Ready").is_some();
             if !had_ready {
                 continue;
             }
             let observed = observed.unwrap_or_default();
-            // processTaintBaseEviction on the observed Ready status.
+            // processTaintBaseEviction on the observed Ready status, gated by the zone's
+            // eviction rate (0 in master-disruption mode and for partially disrupted small zones).
             let now = ctx.now;
-            let changed = match observed.as_str() {
-                "False" => swap_taints(&mut node, &[(TAINT_NOT_READY, "NoExecute")], &[(TAINT_UNREACHABLE, "NoExecute")], now),
-                "Unknown" => swap_taints(&mut node, &[(TAINT_UNREACHABLE, "NoExecute")], &[(TAINT_NOT_READY, "NoExecute")], now),
-                _ => swap_taints(&mut node, &[], &[(TAINT_NOT_READY, "NoExecute"), (TAINT_UNREACHABLE, "NoExecute")], now),
+            let zone_size = zones.get(&zone_of(&node)).map(|(r, n)| r + n).unwrap_or(0);
+            let may_taint = match states.get(&zone_of(&node)) {
+                _ if all_fully_disrupted => false,
+                Some(ZoneState::PartialDisruption) => zone_size > LARGE_CLUSTER_SIZE_THRESHOLD,
+                _ => true,
+            };
+            let changed = if all_fully_disrupted {
+                swap_taints(&mut node, &[], &[(TAINT_NOT_READY, "NoExecute"), (TAINT_UNREACHABLE, "NoExecute")], now)
+            } else {
+                match observed.as_str() {
+                    "False" if may_taint => swap_taints(&mut node, &[(TAINT_NOT_READY, "NoExecute")], &[(TAINT_UNREACHABLE, "NoExecute")], now),
+                    "Unknown" if may_taint => swap_taints(&mut node, &[(TAINT_UNREACHABLE, "NoExecute")], &[(TAINT_NOT_READY, "NoExecute")], now),
+                    "False" | "Unknown" => false,
+                    _ => swap_taints(&mut node, &[], &[(TAINT_NOT_READY, "NoExecute"), (TAINT_UNREACHABLE, "NoExecute")], now),
+                }
             };
             if changed {
                 if let Ok(updated) = ctx.update(Object::Node(Box::new(node.clone()))) {

@@ -343,3 +343,43 @@ impl Component for FakeScheduler {
         self
     }
 }
+
+/// Posts Ready=True heartbeats (node status) every 10 s for the listed nodes.
+pub struct FakeHeartbeat {
+    /// Nodes kept alive.
+    pub nodes: Vec<String>,
+}
+
+impl Component for FakeHeartbeat {
+    fn name(&self) -> &str {
+        "kubelet/heartbeat"
+    }
+    fn interests(&self) -> Vec<Interest> {
+        Vec::new()
+    }
+    fn start(&mut self, ctx: &mut Ctx) {
+        ctx.after_periodic(10_000, 1);
+    }
+    fn on_watch(&mut self, _event: &WatchEvent, _ctx: &mut Ctx) {}
+    fn on_timer(&mut self, _token: u64, ctx: &mut Ctx) {
+        let info = kind_info("v1", "Node").unwrap();
+        for name in self.nodes.clone() {
+            let Ok(current) = ctx.api.get(info, "", &name) else { continue };
+            let mut node = current.as_node().unwrap().clone();
+            for c in node.status.as_mut().and_then(|s| s.conditions.as_mut()).into_iter().flatten() {
+                if c.type_ == "Ready" {
+                    c.status = "True".into();
+                    c.last_heartbeat_time = Some(time_at(ctx.now));
+                }
+            }
+            let _ = ctx.update_status(Object::Node(Box::new(node)));
+        }
+        ctx.after_periodic(10_000, 1);
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
