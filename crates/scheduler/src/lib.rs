@@ -22,7 +22,8 @@
 //! - [`preemption`]: DefaultPreemption. [`mod@bench`]: scheduler_perf-shaped benchmarks.
 //!   [`harness`]: a minimal driver for tests and benchmarks.
 //!
-//! Determinism: every map is a BTreeMap or an ordered Vec; randomness (selectHost ties,
+//! Determinism: maps that are iterated are BTreeMaps or ordered Vecs (the few hash maps use a
+//! fixed-key hasher and are only looked up or folded order-independently); randomness (selectHost ties,
 //! the preemption candidate offset) comes only from `ctx.rng`; the wall clock is read only to
 //! fill [`Attempt::wall_ns`] and the benchmark figures, never on wasm, and never feeds decisions.
 //!
@@ -53,14 +54,20 @@
 //! - The FitError PostFilter part is appended as `" <message>"` with a final "." only if missing,
 //!   which gives upstream's observed text ("... 3 Insufficient cpu. preemption: 0/3 nodes are
 //!   available: 3 No preemption victims found for incoming pod.").
-//! - PodTopologySpread's and InterPodAffinity's PreFilter memoize per-node match counts keyed by
-//!   the cache's node generation ([`plugins::helper::CountCache`]); this is exact and only
-//!   changes cost.
+//! - PodTopologySpread and InterPodAffinity memoize per-node match counts keyed by the cache's
+//!   node generation ([`plugins::helper::CountCache`]) and per-node topology domains keyed by
+//!   the node's label generation ([`plugins::helper::DomainCache`]); this is exact (tests compare
+//!   against fresh computations) and only changes cost. A pod status update that changes
+//!   nothing the cache aggregates does not change the node's generation.
 //! - The `kubesim.dev/selected-node` annotation holds a JSON string (`"node-1"`, quotes
 //!   included), like the other three annotations hold JSON. Annotations and history cost memory
 //!   proportional to the nodes evaluated per attempt; turn them off for very large runs
 //!   ([`Scheduler::with_annotations`], [`Scheduler::with_history`]); history keeps at most
-//!   [`Options::max_history_pods`] pods.
+//!   [`Options::max_history_pods`] pods, and above [`Options::detail_max_nodes`] nodes an
+//!   attempt keeps scores only for the top 3 nodes and the selected one (upstream's
+//!   `numberOfHighestScoredNodesToReport`), with filter verdicts summarized by the FitError.
+//! - The events plugins register for requeueing, and the modelled cycle time, are
+//!   approximations; Permit never waits (no default plugin does).
 
 #![deny(missing_docs)]
 

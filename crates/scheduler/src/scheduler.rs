@@ -326,16 +326,11 @@ impl Scheduler {
         profile.at(Point::PreEnqueue).iter().any(|i| !profile.plugin(*i).pre_enqueue(info).is_success())
     }
 
-    fn plugin_registers(&self, plugins: &BTreeSet<&'static str>, event: ClusterEvent) -> bool {
-        self.profiles.iter().any(|profile| profile.plugins.iter().any(|p| plugins.contains(p.name()) && p.events().contains(&event)))
-    }
-
     fn cluster_event(&mut self, event: ClusterEvent, now: Millis) {
         let profiles = &self.profiles;
         self.queue.on_cluster_event(event, now, |plugins, ev| {
             profiles.iter().any(|profile| profile.plugins.iter().any(|p| plugins.contains(p.name()) && p.events().contains(&ev)))
         });
-        let _ = Self::plugin_registers;
     }
 
     // ---------------------------------------------------------------- event handling
