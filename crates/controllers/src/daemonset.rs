@@ -3,8 +3,11 @@
 //! default tolerations, RollingUpdate by maxUnavailable (or OnDelete), revisions as
 //! ControllerRevisions (`controller-revision-hash` = hash, `pod-template-generation`), status.
 //!
-//! Deviations: DaemonSet is JSON-kept in kubesim's object model (decoded per sync); maxSurge
-//! rolling updates and the failed-pod backoff are simplified (failed pods are deleted at once).
+//! Rolling updates use maxUnavailable, or maxSurge (a new pod beside each old one, the old one
+//! deleted once the new one is available).
+//!
+//! Deviations: DaemonSet is JSON-kept in kubesim's object model (decoded per sync); the failed-pod
+//! backoff is not modelled (failed pods are deleted at once).
 
 use crate::common::*;
 use crate::deployment_util::scaled_value;
@@ -197,6 +200,10 @@ impl DaemonSetController {
             labels.get(REVISION_HASH_LABEL) == Some(&hash) || (!labels.contains_key(REVISION_HASH_LABEL) && labels.get(TEMPLATE_GENERATION_LABEL) == Some(&generation.to_string()))
         };
         let template_spec = spec.template.spec.clone().unwrap_or_default();
+        let strategy = spec.update_strategy.clone().unwrap_or_default();
+        let rolling = strategy.type_.as_deref().unwrap_or("RollingUpdate") == "RollingUpdate";
+        let surge_spec = strategy.rolling_update.as_ref().and_then(|r| r.max_surge.clone());
+        let surge_allowed = rolling && surge_spec.as_ref().is_some_and(|v| !matches!(v, IntOrString::Int(0)) && *v != IntOrString::String("0%".into()));
         let min_ready = spec.min_ready_seconds.unwrap_or(0);
         let mut by_node: BTreeMap<String, Vec<Pod>> = BTreeMap::new();
         for p in &pods {
@@ -230,9 +237,17 @@ impl DaemonSetController {
                     current += 1;
                     let mut alive = alive;
                     alive.sort_by_key(|p| (created_ms(&p.metadata), p.metadata.name.clone()));
-                    // Keep the oldest; delete duplicates.
-                    to_delete.extend(alive.iter().skip(1).cloned());
-                    let keep = &alive[0];
+                    let keep_idx: Vec<usize> = if surge_allowed {
+                        // During a surge: keep the oldest old pod and the newest updated pod.
+                        let oldest_old = alive.iter().position(|p| !is_updated(p));
+                        let newest_new = alive.iter().rposition(|p| is_updated(p));
+                        oldest_old.into_iter().chain(newest_new).collect()
+                    } else {
+                        vec![0]
+                    };
+                    to_delete.extend(alive.iter().enumerate().filter(|(i, _)| !keep_idx.contains(i)).map(|(_, p)| p.clone()));
+                    // Status counts the updated pod when there is one.
+                    let keep = keep_idx.iter().rev().map(|i| &alive[*i]).next().unwrap_or(&alive[0]);
                     if is_pod_ready(keep) {
                         ready += 1;
                     }
@@ -260,9 +275,53 @@ impl DaemonSetController {
             if !to_create.is_empty() && result.is_ok() {
                 result = self.create_pods(ctx, &set_obj, &ds, key, &to_create, &hash, generation);
             }
-            // Rolling update.
-            let strategy = spec.update_strategy.clone().unwrap_or_default();
-            if result.is_ok() && to_delete.is_empty() && to_create.is_empty() && strategy.type_.as_deref().unwrap_or("RollingUpdate") == "RollingUpdate" {
+            // Rolling update with surge: a new pod next to each old one (up to maxSurge at a time),
+            // the old pod deleted once the new one is available.
+            if result.is_ok() && to_delete.is_empty() && to_create.is_empty() && surge_allowed {
+                let max_surge = surge_spec.as_ref().map(|v| scaled_value(v, desired, true).unwrap_or(1)).unwrap_or(0).max(1);
+                let mut num_surge = 0;
+                let mut candidates: Vec<String> = Vec::new();
+                let mut allowed: Vec<String> = Vec::new();
+                let mut old_to_delete: Vec<Pod> = Vec::new();
+                let mut per_node: BTreeMap<String, (Option<Pod>, Option<Pod>)> = BTreeMap::new();
+                for p in pods.iter().filter(|p| p.metadata.deletion_timestamp.is_none() && !is_pod_terminal(p)) {
+                    let entry = per_node.entry(pod_node_or_affinity(p)).or_default();
+                    if is_updated(p) {
+                        entry.0 = Some(p.clone());
+                    } else if entry.1.is_none() {
+                        entry.1 = Some(p.clone());
+                    }
+                }
+                for (node, (new_pod, old_pod)) in per_node {
+                    match (new_pod, old_pod) {
+                        (_, None) => {}
+                        (None, Some(old)) => {
+                            if !is_pod_available(&old, min_ready, now) {
+                                allowed.push(node);
+                            } else if num_surge < max_surge {
+                                candidates.push(node);
+                            }
+                        }
+                        (Some(new), Some(old)) => {
+                            if is_pod_available(&new, min_ready, now) {
+                                old_to_delete.push(old);
+                            } else {
+                                num_surge += 1;
+                            }
+                        }
+                    }
+                }
+                let remaining = (max_surge - num_surge).max(0) as usize;
+                allowed.extend(candidates.into_iter().take(remaining));
+                if !old_to_delete.is_empty() {
+                    result = self.delete_pods(ctx, &set_obj, key, &old_to_delete);
+                }
+                if !allowed.is_empty() && result.is_ok() {
+                    result = self.create_pods(ctx, &set_obj, &ds, key, &allowed, &hash, generation);
+                }
+            }
+            // Rolling update by maxUnavailable.
+            if result.is_ok() && to_delete.is_empty() && to_create.is_empty() && rolling && !surge_allowed {
                 let max_unavailable = strategy
                     .rolling_update
                     .as_ref()

@@ -126,3 +126,32 @@ fn rolling_update_replaces_pods_one_node_at_a_time() {
     }
     assert_eq!(w.list(("apps", "controllerrevisions"), "default").len(), 2);
 }
+
+#[test]
+fn surge_rolling_update_starts_the_new_pod_before_removing_the_old_one() {
+    use kubesim_api::k8s_openapi::api::apps::v1::{DaemonSetUpdateStrategy, RollingUpdateDaemonSet};
+    use kubesim_api::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+    let mut w = world();
+    let mut d = ds(None);
+    d.spec.as_mut().unwrap().update_strategy = Some(DaemonSetUpdateStrategy {
+        type_: Some("RollingUpdate".into()),
+        rolling_update: Some(RollingUpdateDaemonSet { max_surge: Some(IntOrString::Int(1)), max_unavailable: Some(IntOrString::Int(0)) }),
+    });
+    w.create(encode(&d, "apps/v1", "DaemonSet")).unwrap();
+    w.run_for(10_000);
+    let mut d = get_ds(&w);
+    d.spec.as_mut().unwrap().template.spec.as_mut().unwrap().containers[0].image = Some("agent:2".into());
+    w.as_user(|ctx| ctx.update(encode(&d, "apps/v1", "DaemonSet"))).unwrap();
+    w.run_for(1_000);
+    let by_node = pods_by_node(&w);
+    assert_eq!(by_node.values().filter(|p| p.len() == 2).count(), 1, "one node surges: {by_node:?}");
+    assert!(w.list(("", "pods"), "default").iter().all(|p| p.metadata().deletion_timestamp.is_none()), "nothing deleted before the new pod is available");
+    w.run_for(30_000);
+    let by_node = pods_by_node(&w);
+    assert!(by_node.values().all(|p| p.len() == 1), "{by_node:?}");
+    for p in w.list(("", "pods"), "default") {
+        assert_eq!(p.as_pod().unwrap().spec.as_ref().unwrap().containers[0].image.as_deref(), Some("agent:2"));
+    }
+    let status = get_ds(&w).status.unwrap();
+    assert_eq!((status.updated_number_scheduled, status.number_available), (Some(2), Some(2)));
+}

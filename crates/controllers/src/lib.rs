@@ -64,7 +64,7 @@
 //! - CronJob: UTC schedules only.
 //! - PV binder: DefaultStorageClass admission and the scheduler's selected-node annotation (for
 //!   WaitForFirstConsumer) are emulated by the controller; the external provisioner is inline.
-//! - DaemonSet: maxSurge and the failed-pod backoff are not modelled.
+//! - DaemonSet: the failed-pod backoff is not modelled.
 //! - Sorting: stable sorts over name-ordered caches where Go sorts lister order with an unstable
 //!   sort (deterministic by design); non-transitive `Less` functions use a Go-like merge sort.
 
