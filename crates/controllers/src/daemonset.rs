@@ -240,7 +240,7 @@ impl DaemonSetController {
                     let keep_idx: Vec<usize> = if surge_allowed {
                         // During a surge: keep the oldest old pod and the newest updated pod.
                         let oldest_old = alive.iter().position(|p| !is_updated(p));
-                        let newest_new = alive.iter().rposition(|p| is_updated(p));
+                        let newest_new = alive.iter().rposition(&is_updated);
                         oldest_old.into_iter().chain(newest_new).collect()
                     } else {
                         vec![0]
