@@ -44,7 +44,10 @@
 //!   start index is left unchanged.
 //! - QueueingHints are approximated by plugin-level cluster-event registration
 //!   ([`framework::Plugin::events`]); a pod moves when any plugin that rejected it registered the
-//!   event. SchedulerPopFromBackoffQ is on (pods in backoffQ are popped when activeQ is empty).
+//!   event, with upstream's hints for an assigned pod's arrival applied to PodTopologySpread (the
+//!   new pod must match the rejected pod's own spread selector) and InterPodAffinity (it must
+//!   match a required affinity term). SchedulerPopFromBackoffQ is on (pods in backoffQ are
+//!   popped when activeQ is empty).
 //! - Volume plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone) keep their
 //!   places in the profile and skip at PreFilter for pods without the volumes they check (as
 //!   upstream's do), but otherwise always pass: no PV topology, access modes or attach limits are

@@ -357,7 +357,7 @@ impl SchedulingQueue {
 
     /// A cluster event: moves the unschedulable pods it may help (those rejected by a plugin
     /// registered for it; pods with no recorded plugin move on any event).
-    pub fn on_cluster_event(&mut self, event: ClusterEvent, now: Millis, interested: impl Fn(&BTreeSet<&'static str>, ClusterEvent) -> bool) {
+    pub fn on_cluster_event(&mut self, event: ClusterEvent, now: Millis, interested: impl Fn(&QueuedPod, ClusterEvent) -> bool) {
         self.move_seq += 1;
         if !self.has_unschedulable() {
             return;
@@ -365,7 +365,7 @@ impl SchedulingQueue {
         let keys: Vec<String> = self
             .unschedulable
             .iter()
-            .filter(|k| self.pods.get(*k).is_some_and(|p| p.unschedulable_plugins.is_empty() || interested(&p.unschedulable_plugins, event)))
+            .filter(|k| self.pods.get(*k).is_some_and(|p| p.unschedulable_plugins.is_empty() || interested(p, event)))
             .cloned()
             .collect();
         for key in keys {

@@ -327,9 +327,19 @@ impl Scheduler {
     }
 
     fn cluster_event(&mut self, event: ClusterEvent, now: Millis) {
+        self.cluster_event_for(event, now, None);
+    }
+
+    /// Moves the unschedulable pods `event` may help. For an assigned pod's arrival, the
+    /// PodTopologySpread and InterPodAffinity queueing hints are applied: the new pod must match
+    /// a rejected pod's own spread selector (same namespace) or one of its required affinity terms.
+    fn cluster_event_for(&mut self, event: ClusterEvent, now: Millis, involved: Option<&PodInfo>) {
         let profiles = &self.profiles;
-        self.queue.on_cluster_event(event, now, |plugins, ev| {
-            profiles.iter().any(|profile| profile.plugins.iter().any(|p| plugins.contains(p.name()) && p.events().contains(&ev)))
+        self.queue.on_cluster_event(event, now, |queued, ev| {
+            queued.unschedulable_plugins.iter().any(|name| {
+                let registered = profiles.iter().any(|profile| profile.plugins.iter().any(|p| p.name() == *name && p.events().contains(&ev)));
+                registered && queueing_hint(name, &queued.info, ev, involved)
+            })
         });
     }
 
@@ -373,9 +383,10 @@ impl Scheduler {
                 return;
             }
             let labels_changed = previous.as_ref().is_some_and(|p| p.pod().metadata.labels != pod.metadata.labels);
-            self.cache.upsert_pod(Arc::new(info), node);
+            let info = Arc::new(info);
+            self.cache.upsert_pod(info.clone(), node);
             if was_assumed {
-                self.cluster_event(ClusterEvent::AssignedPodAdd, ctx.now);
+                self.cluster_event_for(ClusterEvent::AssignedPodAdd, ctx.now, Some(&info));
             } else if labels_changed {
                 self.cluster_event(ClusterEvent::AssignedPodUpdate, ctx.now);
             }
@@ -660,7 +671,7 @@ impl Scheduler {
                         let message = format!("Successfully assigned {} to {}", pod.key, node);
                         ctx.event(&pod.object, "Normal", "Scheduled", message);
                     }
-                    self.cluster_event(ClusterEvent::AssignedPodAdd, ctx.now);
+                    self.cluster_event_for(ClusterEvent::AssignedPodAdd, ctx.now, Some(pod));
                     return;
                 }
                 Err(err) => failure = Some(Status::new(Code::Error, format!("binding rejected: {}", err.message))),
@@ -969,6 +980,20 @@ impl Scheduler {
         if self.options.events {
             ctx.event(&current, "Warning", "FailedScheduling", message.to_string());
         }
+    }
+}
+
+/// The QueueingHint of a plugin that rejected `rejected`, for an event involving `involved`.
+fn queueing_hint(plugin: &str, rejected: &PodInfo, event: ClusterEvent, involved: Option<&PodInfo>) -> bool {
+    let (ClusterEvent::AssignedPodAdd, Some(added)) = (event, involved) else { return true };
+    match plugin {
+        "PodTopologySpread" => {
+            let own = crate::plugins::topologyspread::pod_constraints(rejected, true);
+            own.is_empty() || (added.namespace() == rejected.namespace() && own.iter().any(|c| c.selector.matches(added.labels())))
+        }
+        // Only required affinity can become satisfied by a pod's arrival.
+        "InterPodAffinity" => rejected.required_affinity.iter().any(|t| t.namespace_selector.is_some() || t.matches(added, None)),
+        _ => true,
     }
 }
 

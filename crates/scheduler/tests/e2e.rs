@@ -534,3 +534,50 @@ mod node_name_affinity {
         assert!(condition(&h, "ds-c").unwrap().2.starts_with("0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity]."));
     }
 }
+
+// QueueingHints: an assigned pod's arrival requeues a pod PodTopologySpread rejected only if
+// the new pod matches its spread selector.
+#[test]
+fn spread_rejected_pods_requeue_only_for_matching_pods() {
+    use k8s_openapi::api::core::v1::TopologySpreadConstraint;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+    let mut h = Harness::new(Scheduler::new());
+    for (name, zone) in [("a1", "a"), ("b1", "b")] {
+        h.create(make_node(name, &[("cpu", "8"), ("memory", "8Gi"), ("pods", "110")], &[("zone", zone)], vec![])).unwrap();
+    }
+    let labelled = |name: &str, app: &str, node: Option<&str>| {
+        let mut p = make_pod(name, &[]);
+        p.metadata.labels = Some([("app".to_string(), app.to_string())].into());
+        p.spec.as_mut().unwrap().node_name = node.map(String::from);
+        p
+    };
+    // Zone a has two "w" pods, zone b none; a new "w" pod may only go to b, which is cordoned.
+    h.create(Object::Pod(Box::new(labelled("w0", "w", Some("a1"))))).unwrap();
+    h.create(Object::Pod(Box::new(labelled("w1", "w", Some("a1"))))).unwrap();
+    let mut b = h.api.lookup(("", "nodes"), "", "b1").unwrap().as_node().unwrap().clone();
+    b.spec.get_or_insert_with(Default::default).unschedulable = Some(true);
+    b.metadata.resource_version = None;
+    let actor: std::sync::Arc<str> = "kubectl".into();
+    let mut req = kubesim_apiserver::Request { now: h.now, rng: &mut h.rng, actor: &actor };
+    h.api.update(Object::Node(Box::new(b)), &mut req).unwrap();
+    let mut spread = labelled("w2", "w", None);
+    spread.spec.as_mut().unwrap().topology_spread_constraints = Some(vec![TopologySpreadConstraint {
+        max_skew: 1,
+        topology_key: "zone".into(),
+        when_unsatisfiable: "DoNotSchedule".into(),
+        label_selector: Some(LabelSelector { match_labels: Some([("app".to_string(), "w".to_string())].into()), ..Default::default() }),
+        ..Default::default()
+    }]);
+    h.create(Object::Pod(Box::new(spread))).unwrap();
+    h.run_until_idle(10_000);
+    assert_eq!(h.scheduler.attempts("default", "w2").len(), 1);
+    // An unrelated pod lands: no retry.
+    h.create(Object::Pod(Box::new(labelled("other", "x", None)))).unwrap();
+    h.run_until_idle(20_000);
+    assert_eq!(h.node_of("default", "other").as_deref(), Some("a1"));
+    assert_eq!(h.scheduler.attempts("default", "w2").len(), 1);
+    // A matching pod lands: the spread pod is retried.
+    h.create(Object::Pod(Box::new(labelled("w3", "w", Some("a1"))))).unwrap();
+    h.run_until_idle(30_000);
+    assert_eq!(h.scheduler.attempts("default", "w2").len(), 2);
+}
