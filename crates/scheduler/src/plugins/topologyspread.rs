@@ -3,11 +3,11 @@
 
 use crate::cache::{NodeInfo, PodInfo};
 use crate::framework::{ClusterEvent, ClusterView, CycleState, Listers, Plugin, Point, Status, MAX_NODE_SCORE};
-use crate::plugins::helper::{CountCache, DomainCache, PairCounts, NO_DOMAIN};
+use crate::plugins::helper::{CountCache, DomainCache, NO_DOMAIN};
 use crate::plugins::nodeaffinity::pod_matches_node_selector_and_affinity;
 use crate::plugins::taints::tolerated;
 use kubesim_api::selector::{Requirement, Selector};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// Filter reason: skew exceeded.
 pub const ERR_CONSTRAINTS_NOT_MATCH: &str = "node(s) didn't match pod topology spread constraints";
@@ -132,18 +132,17 @@ pub fn count_pods_match_selector(pods: &[std::sync::Arc<PodInfo>], selector: &Se
     pods.iter().filter(|p| p.namespace() == namespace && !p.is_terminating() && selector.matches(p.labels())).count() as i64
 }
 
-fn node_has_all_keys(node: &NodeInfo, constraints: &[SpreadConstraint]) -> bool {
-    let labels = node.labels();
-    constraints.iter().all(|c| labels.is_some_and(|l| l.contains_key(&c.topology_key)))
-}
 
-/// PreFilter state: matching pod counts per topology pair and per-key minimum.
+/// PreFilter state: per constraint, matching pod counts per topology domain (as v1.34's
+/// per-constraint `TpValueToMatchNum`) and the minimum over eligible domains.
 #[derive(Clone, Debug, Default)]
 pub struct FilterState {
     /// The hard constraints.
     pub constraints: Vec<SpreadConstraint>,
-    /// (key, value) → matching pods.
-    pub pair_counts: PairCounts,
+    /// Per constraint: each node's domain id (by cache index; [`NO_DOMAIN`] if it lacks the key).
+    pub node_domains: Vec<Vec<u32>>,
+    /// Per constraint: matching pods per domain id (None: not an eligible domain).
+    pub counts: Vec<Vec<Option<i64>>>,
     /// Per constraint: minimum over domains (i64::MAX if no domain).
     pub min_match: Vec<i64>,
     /// Per constraint: number of domains.
@@ -154,31 +153,35 @@ impl FilterState {
     fn recompute(&mut self) {
         self.min_match.clear();
         self.domains.clear();
-        for c in &self.constraints {
+        for counts in &self.counts {
             let mut min = i64::MAX;
             let mut n = 0;
-            for (_, v) in self.pair_counts.values(&c.topology_key) {
+            for v in counts.iter().flatten() {
                 n += 1;
-                min = min.min(v);
+                min = min.min(*v);
             }
             self.min_match.push(min);
             self.domains.push(n);
         }
     }
 
+    fn domain(&self, i: usize, node: &NodeInfo) -> u32 {
+        self.node_domains[i].get(node.index).copied().unwrap_or(NO_DOMAIN)
+    }
+
     /// The Filter verdict for a node (`Filter` of filtering.go).
     pub fn check(&self, pod: &PodInfo, node: &NodeInfo) -> Status {
-        let labels = node.labels();
         for (i, c) in self.constraints.iter().enumerate() {
-            let Some(value) = labels.and_then(|l| l.get(&c.topology_key)) else {
+            let id = self.domain(i, node);
+            if id == NO_DOMAIN {
                 return Status::unresolvable(ERR_NODE_LABEL_NOT_MATCH);
-            };
+            }
             let mut min = self.min_match[i];
             if (self.domains[i] as i64) < c.min_domains {
                 min = 0;
             }
             let self_match = i64::from(c.selector.matches(pod.labels()));
-            let count = self.pair_counts.get(&c.topology_key, value);
+            let count = self.counts[i].get(id as usize).copied().flatten().unwrap_or(0);
             let skew = count.saturating_add(self_match).saturating_sub(min);
             if skew > c.max_skew {
                 return Status::unschedulable(ERR_CONSTRAINTS_NOT_MATCH);
@@ -188,16 +191,18 @@ impl FilterState {
     }
 
     fn apply(&mut self, pod: &PodInfo, other: &PodInfo, node: &NodeInfo, delta: i64) {
-        if other.namespace() != pod.namespace() || !node_has_all_keys(node, &self.constraints) {
+        if other.namespace() != pod.namespace() || (0..self.constraints.len()).any(|i| self.domain(i, node) == NO_DOMAIN) {
             return;
         }
-        let labels = node.labels();
-        for c in &self.constraints {
+        for i in 0..self.constraints.len() {
+            let c = &self.constraints[i];
             if !c.includes_node(pod, node) || !c.selector.matches(other.labels()) {
                 continue;
             }
-            let value = labels.and_then(|l| l.get(&c.topology_key)).cloned().unwrap_or_default();
-            self.pair_counts.add(&c.topology_key, &value, delta);
+            let id = self.domain(i, node) as usize;
+            if let Some(slot) = self.counts[i].get_mut(id) {
+                *slot = Some(slot.unwrap_or(0) + delta);
+            }
         }
         self.recompute();
     }
@@ -214,31 +219,31 @@ pub fn node_counts(pod: &PodInfo, c: &SpreadConstraint, nodes: &[NodeInfo], coun
     }
 }
 
-/// Computes the PreFilter state over all nodes.
-pub fn filter_state(pod: &PodInfo, constraints: Vec<SpreadConstraint>, nodes: &[NodeInfo], counter: Option<&CountCache>) -> FilterState {
+/// Computes the PreFilter state over all nodes (memoizing counts and domains when given).
+pub fn filter_state(pod: &PodInfo, constraints: Vec<SpreadConstraint>, nodes: &[NodeInfo], counter: Option<&CountCache>, domains: Option<&DomainCache>) -> FilterState {
+    let fresh = DomainCache::default();
+    let domains = domains.unwrap_or(&fresh);
     let mut s = FilterState { constraints, ..Default::default() };
-    let counts: Vec<Vec<i64>> = s.constraints.iter().map(|c| node_counts(pod, c, nodes, counter)).collect();
-    let mut borrowed: Vec<BTreeMap<&str, i64>> = vec![BTreeMap::new(); s.constraints.len()];
+    let per_node: Vec<Vec<i64>> = s.constraints.iter().map(|c| node_counts(pod, c, nodes, counter)).collect();
+    for c in &s.constraints {
+        let (ids, n) = domains.ids(&c.topology_key, nodes);
+        s.node_domains.push(ids);
+        s.counts.push(vec![None; n]);
+    }
     let simple_affinity = pod.pod().spec.as_ref().is_none_or(|sp| {
         sp.node_selector.as_ref().is_none_or(|m| m.is_empty()) && sp.affinity.as_ref().is_none_or(|a| a.node_affinity.is_none())
     });
     for (n, node) in nodes.iter().enumerate() {
-        let Some(labels) = node.labels() else { continue };
+        if s.node_domains.iter().any(|ids| ids[n] == NO_DOMAIN) {
+            continue;
+        }
         for (i, c) in s.constraints.iter().enumerate() {
-            let Some(value) = labels.get(&c.topology_key) else { continue };
-            if s.constraints.len() > 1 && !node_has_all_keys(node, &s.constraints) {
-                break;
-            }
             let included = if simple_affinity && !c.honor_node_taints { true } else { c.includes_node(pod, node) };
             if !included {
                 continue;
             }
-            *borrowed[i].entry(value.as_str()).or_insert(0) += counts[i][n];
-        }
-    }
-    for (i, c) in s.constraints.iter().enumerate() {
-        for (v, n) in &borrowed[i] {
-            s.pair_counts.add(&c.topology_key, v, *n);
+            let slot = &mut s.counts[i][s.node_domains[i][n] as usize];
+            *slot = Some(slot.unwrap_or(0) + per_node[i][n]);
         }
     }
     s.recompute();
@@ -360,7 +365,7 @@ impl Plugin for PodTopologySpread {
         if constraints.is_empty() {
             return (Status::skip(), None);
         }
-        state.write(FILTER_KEY, filter_state(pod, constraints, view.nodes(), Some(&self.counter)));
+        state.write(FILTER_KEY, filter_state(pod, constraints, view.nodes(), Some(&self.counter), Some(&self.domains)));
         (Status::success(), None)
     }
     fn pre_filter_add_pod(&self, state: &mut CycleState, pod: &PodInfo, added: &PodInfo, node: &NodeInfo) {
@@ -527,6 +532,17 @@ mod tests {
             let view = ClusterView { cache: &cache, listers: &listers };
             let fresh = PodTopologySpread::default();
             assert_eq!(score_all_nodes(&reused, &incoming, &view), score_all_nodes(&fresh, &incoming, &view), "step {step}");
+            // Filtering with a hard version of the constraint: memoized and fresh agree node by node.
+            let mut hard = pod_constraints(&incoming, false);
+            for c in &mut hard {
+                c.hard = true;
+            }
+            let memo = filter_state(&incoming, hard.clone(), cache.nodes(), Some(&reused.counter), Some(&reused.domains));
+            let plain = filter_state(&incoming, hard, cache.nodes(), None, None);
+            for n in cache.nodes() {
+                assert_eq!(memo.check(&incoming, n), plain.check(&incoming, n), "step {step} node {}", n.name);
+            }
+            assert_eq!((memo.min_match.clone(), memo.domains.clone()), (plain.min_match.clone(), plain.domains.clone()));
         }
     }
 }
