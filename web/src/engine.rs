@@ -291,7 +291,7 @@ impl Engine {
                 Some(e) if e <= target_ms => {
                     if e > self.world.now() {
                         checks += 1;
-                        if checks % 2 == 0 && should_yield() {
+                        if checks.is_multiple_of(2) && should_yield() {
                             break false;
                         }
                     }
@@ -449,11 +449,7 @@ impl Engine {
             }
             let words: Vec<&str> = line.split_whitespace().collect();
             match words.as_slice() {
-                ["fault", "node-down" | "network-partition", node] => {
-                    if !down.iter().any(|n| n == node) {
-                        down.push(node.to_string());
-                    }
-                }
+                ["fault", "node-down" | "network-partition", node] if !down.iter().any(|n| n == node) => down.push(node.to_string()),
                 ["fault", "node-up", node] => down.retain(|n| n != node),
                 ["fault", "heal"] => down.clear(),
                 _ => {}

@@ -5,6 +5,9 @@ use crate::engine::{FlowItem, Millis};
 use kubesim_sim::view::{ClusterSnapshot, EventView, Lifecycle, WorkloadView};
 use std::rc::Rc;
 
+/// A lifecycle edge (from, to; None = created / deleted) and how many pods took it.
+pub type EdgeCount = (Option<Lifecycle>, Option<Lifecycle>, u32);
+
 /// A message travelling between two components in the flow view.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pulse {
@@ -83,7 +86,7 @@ pub struct Frame {
     /// Messages sent per component so far.
     pub flow_counts: Rc<Vec<(String, u32)>>,
     /// Edge traversal counts of the lifecycle graph.
-    pub edges: Rc<Vec<(Option<Lifecycle>, Option<Lifecycle>, u32)>>,
+    pub edges: Rc<Vec<EdgeCount>>,
     /// Inputs on the timeline.
     pub markers: Rc<Vec<Marker>>,
     /// Virtual times of non-housekeeping API writes.

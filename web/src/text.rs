@@ -192,14 +192,14 @@ pub fn short_duration(t_ms: u64) -> String {
         format!("{t_ms}ms")
     } else if t_ms < 60_000 {
         let tenths = t_ms / 100;
-        if tenths % 10 == 0 {
+        if tenths.is_multiple_of(10) {
             format!("{}s", tenths / 10)
         } else {
             format!("{}.{}s", tenths / 10, tenths % 10)
         }
     } else {
         let s = t_ms / 1000;
-        if s % 60 == 0 {
+        if s.is_multiple_of(60) {
             format!("{}m", s / 60)
         } else {
             format!("{}m{}s", s / 60, s % 60)

@@ -58,10 +58,12 @@ fn request_frame(callback: &Closure<dyn FnMut(f64)>) {
     }
 }
 
+type FrameCallback = Rc<RefCell<Option<Closure<dyn FnMut(f64)>>>>;
+
 /// Runs `tick` on every animation frame until the returned stopper is called.
 fn animation_loop(mut tick: impl FnMut(f64) + 'static) -> impl FnOnce() {
     let alive = Rc::new(std::cell::Cell::new(true));
-    let slot: Rc<RefCell<Option<Closure<dyn FnMut(f64)>>>> = Rc::new(RefCell::new(None));
+    let slot: FrameCallback = Rc::new(RefCell::new(None));
     let slot_inner = slot.clone();
     let alive_inner = alive.clone();
     *slot.borrow_mut() = Some(Closure::new(move |t: f64| {

@@ -88,6 +88,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, scene: &ClusterSnapshot, selection:
         Selection::Pod { uid, .. } => Some(uid.as_str()),
         _ => None,
     };
+    #[allow(clippy::needless_range_loop)] // `tile` indexes nodes and pods_by_node alike
     for tile in 0..tiles {
         let (col, row) = (tile % columns, tile / columns);
         let (x, y) = (col as f64 * (tile_w + GAP), row_tops[row]);

@@ -240,7 +240,7 @@ pub fn cluster_view(props: &ClusterProps) -> Html {
             <div class="ks-nodes">
                 { for scene.nodes.iter().map(|node| {
                     let pods: Vec<&PodView> = scene.pods.iter().filter(|p| p.node.as_deref() == Some(node.name.as_str())).collect();
-                    let down = down_nodes.iter().any(|n| *n == node.name);
+                    let down = down_nodes.contains(&node.name);
                     node_card(node, &pods, props, down, &controls)
                 }) }
                 if !unscheduled.is_empty() {

@@ -241,7 +241,7 @@ pub fn flow_view(props: &FlowProps) -> Html {
         })
     });
 
-    let log = frame.flow_log.iter().rev().filter(|i| !i.object.as_ref().is_some_and(|k| k.resource == "leases")).take(80).map(|item| {
+    let log = frame.flow_log.iter().rev().filter(|i| i.object.as_ref().is_none_or(|k| k.resource != "leases")).take(80).map(|item| {
         let highlighted = concerns(item, &props.selection);
         let select = item.object.clone().map(|key| {
             let scene_pod = frame.scene.pods.iter().find(|p| key.kind == "Pod" && p.namespace == key.namespace && p.name == key.name);
