@@ -372,6 +372,22 @@ impl FakeRuntime {
             .min()
     }
 
+    /// StopContainer after a preStop hook: SIGTERM `term_delay_ms` from now, SIGKILL at
+    /// `timeout_ms` from now.
+    pub fn stop_container_after(&mut self, id: &str, term_delay_ms: Millis, timeout_ms: Millis, now: Millis) -> Result<(), CriError> {
+        let container = self.containers.get_mut(id).ok_or_else(|| CriError(format!("container {id} not found")))?;
+        if container.state != ContainerState::Running {
+            return Ok(());
+        }
+        let term = match container.config.program.on_term {
+            TermBehaviour::ExitsAfter(ms, code) => Some((now + term_delay_ms + ms, code)),
+            TermBehaviour::Ignores => None,
+        };
+        container.stop = Some((now + timeout_ms, term));
+        self.advance(now);
+        Ok(())
+    }
+
     /// Fault injection: a running container's process dies now with exit code 1.
     pub fn crash(&mut self, id: &str, now: Millis) -> bool {
         match self.containers.get_mut(id) {

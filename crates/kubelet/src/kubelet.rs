@@ -35,6 +35,10 @@ use std::sync::Arc;
 pub const HEARTBEAT_MS: Millis = 10_000;
 /// nodeStatusReportFrequency: an unchanged node status is still written this often.
 pub const NODE_STATUS_REPORT_MS: Millis = 5 * 60_000;
+/// evictionHard memory.available (bytes).
+pub const EVICTION_MEMORY_AVAILABLE_BYTES: i64 = 100 << 20;
+/// evictionPressureTransitionPeriod.
+pub const EVICTION_PRESSURE_TRANSITION_MS: Millis = 5 * 60_000;
 /// PLEG relist period.
 pub const RELIST_MS: Millis = 1_000;
 /// Container restart backoff (initial, max) and the stable-run reset window.
@@ -159,6 +163,8 @@ pub struct Kubelet {
     probes: BTreeMap<u64, ProbeWorker>,
     probe_results: BTreeMap<(String, String, ProbeKind), bool>,
     next_probe_seq: u64,
+    /// Last time the eviction manager observed memory.available below its hard threshold.
+    memory_pressure_at: Option<Millis>,
     /// False while the node is down (fault injection): no heartbeats, no syncs.
     pub alive: bool,
 }
@@ -184,6 +190,7 @@ impl Kubelet {
             probes: BTreeMap::new(),
             probe_results: BTreeMap::new(),
             next_probe_seq: 1,
+            memory_pressure_at: None,
             alive: true,
         }
     }
@@ -455,7 +462,11 @@ impl Kubelet {
         // A Node given with Ready=False stays so (scenario control); otherwise the kubelet is ready.
         let given_not_ready = previous.get("Ready").is_some_and(|c| c.status == "False" && c.reason.as_deref() != Some("KubeletNotReady"));
         status.conditions = Some(vec![
-            condition("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+            if self.memory_pressure_at.is_some_and(|at| now.saturating_sub(at) < EVICTION_PRESSURE_TRANSITION_MS) {
+                condition("MemoryPressure", "True", "KubeletHasInsufficientMemory", "kubelet has insufficient memory available")
+            } else {
+                condition("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available")
+            },
             condition("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
             condition("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
             if given_not_ready {
@@ -495,7 +506,74 @@ impl Kubelet {
         status
     }
 
+    /// The eviction manager's synchronize (pkg/kubelet/eviction): memory.available = capacity −
+    /// working set of running containers; below the hard threshold (100Mi) the node reports
+    /// MemoryPressure and one pod is evicted per monitoring interval, ranked by whether its
+    /// usage exceeds its request, then priority, then usage above request.
+    fn evict_if_under_pressure(&mut self, ctx: &mut Ctx) {
+        let Some(Object::Node(node)) = ctx.api.lookup(("", "nodes"), "", &self.setup.name).map(|o| (**o).clone()) else { return };
+        let capacity = node
+            .status
+            .as_ref()
+            .and_then(|s| s.capacity.as_ref())
+            .and_then(|c| c.get("memory"))
+            .and_then(|q| parse_milli(&q.0).ok())
+            .map(|m| (m / 1000) as i64)
+            .unwrap_or(i64::MAX);
+        let mut candidates: Vec<(bool, i32, i64, String, i64, i64, String)> = Vec::new();
+        let mut used = 0i64;
+        for (uid, worker) in &self.workers {
+            if worker.finished || worker.rejected {
+                continue;
+            }
+            let Some((_, memory)) = self.usage(uid) else { continue };
+            used += memory;
+            let pod = worker.pod();
+            let request = (pod_request_milli(pod, "memory") / 1000) as i64;
+            let priority = pod.spec.as_ref().and_then(|s| s.priority).unwrap_or(0);
+            let container = pod.spec.as_ref().and_then(|s| s.containers.first()).map(|c| c.name.clone()).unwrap_or_default();
+            candidates.push((memory <= request, priority, -(memory - request), uid.clone(), memory, request, container));
+        }
+        let available = capacity.saturating_sub(used);
+        if available >= EVICTION_MEMORY_AVAILABLE_BYTES {
+            return;
+        }
+        self.memory_pressure_at = Some(ctx.now);
+        candidates.sort();
+        let Some((_, _, _, uid, memory, request, container)) = candidates.into_iter().next() else { return };
+        let message = format!(
+            "The node was low on resource: memory. Threshold quantity: 100Mi, available: {}Ki. Container {container} was using {}Ki, request is {}, has larger consumption of memory. ",
+            available.max(0) / 1024,
+            memory / 1024,
+            if request == 0 { "0".to_string() } else { kubesim_api::quantity::format_bytes(request as i128) }
+        );
+        let worker = self.workers.get_mut(&uid).expect("candidate exists");
+        worker.finished = true;
+        let object = worker.pod.clone();
+        if let Some(sandbox) = worker.sandbox.clone() {
+            let _ = self.runtime.stop_pod_sandbox(&sandbox, ctx.now);
+        }
+        ctx.event(&object, "Warning", "Evicted", message.clone());
+        let mut pod = worker.pod().clone();
+        let mut status = self.generate_status(&self.workers[&uid], ctx.now, true);
+        status.phase = Some("Failed".into());
+        status.reason = Some("Evicted".into());
+        status.message = Some(message.clone());
+        set_pod_condition(status.conditions.get_or_insert_with(Vec::new), PodCondition {
+            type_: "DisruptionTarget".into(),
+            status: "True".into(),
+            reason: Some("TerminationByKubelet".into()),
+            message: Some(message),
+            last_transition_time: Some(time_at(ctx.now)),
+            ..Default::default()
+        });
+        pod.status = Some(status);
+        let _ = ctx.update_status(Object::Pod(Box::new(pod)));
+        self.mark_runtime_changed(ctx);
+    }
+
     fn heartbeat(&mut self, ctx: &mut Ctx) {
+        self.evict_if_under_pressure(ctx);
         let name = self.setup.name.clone();
         // Lease renewal.
         if let Some(Object::Lease(lease)) = ctx.api.lookup(("coordination.k8s.io", "leases"), "kube-node-lease", &name).map(|o| (**o).clone()) {
@@ -862,7 +940,18 @@ impl Kubelet {
             }
             Step::Create { container } => {
                 let Some(spec_container) = find_container(&container) else { return };
-                let env = container_env(&pod, &spec_container);
+                let env = match container_env(&pod, &spec_container, ctx.api.store()) {
+                    Ok(env) => env,
+                    Err(message) => {
+                        // generateContainerConfig failed: CreateContainerConfigError, retried later.
+                        let worker = self.workers.get_mut(uid).expect("worker exists");
+                        worker.waiting.insert(container.clone(), ("CreateContainerConfigError".into(), message.clone()));
+                        ctx.event(&object, "Warning", "Failed", format!("Error: {message}"));
+                        self.write_status(uid, ctx, false);
+                        self.requeue_after_error(uid, ctx);
+                        return;
+                    }
+                };
                 let program = program_for(
                     spec_container.image.as_deref().unwrap_or(""),
                     spec_container.command.as_deref().unwrap_or(&[]),
@@ -947,7 +1036,19 @@ impl Kubelet {
             any_new = true;
             let object = self.workers[uid].pod.clone();
             ctx.event(&object, "Normal", "Killing", format!("Stopping container {name}"));
-            let _ = self.runtime.stop_container(id, grace_ms, ctx.now);
+            // The preStop hook runs first and counts against the grace period.
+            let hook_ms = pod
+                .spec
+                .as_ref()
+                .and_then(|s| s.containers.iter().chain(s.init_containers.iter().flatten()).find(|c| &c.name == name))
+                .and_then(|c| c.lifecycle.as_ref())
+                .and_then(|l| l.pre_stop.as_ref())
+                .map(|hook| prestop_duration_ms(hook, grace_ms))
+                .unwrap_or(0);
+            if hook_ms > 0 {
+                ctx.note(format!("cri/{}", self.setup.name), "ExecSync", format!("preStop hook {name}: {} ms", hook_ms));
+            }
+            let _ = self.runtime.stop_container_after(id, hook_ms.min(grace_ms), grace_ms, ctx.now);
             self.note_cri(ctx, CriCall::StopContainer, format!("{}/{} {name} timeout={}s", pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default(), grace_ms / 1000));
             self.workers.get_mut(uid).expect("worker").stop_requested.insert(id.clone());
         }
@@ -1329,6 +1430,25 @@ pub fn pod_request_milli(pod: &Pod, resource: &str) -> i128 {
     sum.max(init_max)
 }
 
+/// How long a preStop hook keeps the container from receiving SIGTERM: the sleep action's
+/// seconds, or the exec command's own runtime (`sleep 5`, `sh -c 'sleep 5'`); httpGet returns at once.
+fn prestop_duration_ms(hook: &kubesim_api::k8s_openapi::api::core::v1::LifecycleHandler, grace_ms: Millis) -> Millis {
+    if let Some(sleep) = hook.sleep.as_ref() {
+        return (sleep.seconds.max(0) as u64 * 1000).min(grace_ms);
+    }
+    if let Some(exec) = hook.exec.as_ref() {
+        let command = exec.command.clone().unwrap_or_default();
+        let program = program_for("busybox", &command, &[], &BTreeMap::new(), EPOCH_UNIX_SECONDS);
+        return program
+            .timeline
+            .iter()
+            .find_map(|(t, e)| matches!(e, crate::process::Effect::Exit(_)).then_some(*t))
+            .unwrap_or(grace_ms)
+            .min(grace_ms);
+    }
+    0
+}
+
 /// Pod annotation overriding each container's modelled cpu usage (a quantity, e.g. `250m`).
 pub const CPU_USAGE_ANNOTATION: &str = "kubesim.dev/cpu-usage";
 /// Pod annotation overriding each container's modelled memory usage (e.g. `300Mi`).
@@ -1342,8 +1462,50 @@ fn container_usage(pod: &Pod, program: &crate::process::Program) -> (i64, i64) {
     (cpu, memory)
 }
 
-fn container_env(pod: &Pod, container: &Container) -> BTreeMap<String, String> {
+/// The container's environment as the kubelet builds it (makeEnvironmentVariables): service
+/// variables, envFrom, env with $(VAR) expansion and valueFrom. Missing ConfigMaps/Secrets or
+/// keys that are not optional fail with the kubelet's messages.
+fn container_env(pod: &Pod, container: &Container, store: &kubesim_store::Store) -> Result<BTreeMap<String, String>, String> {
+    let namespace = pod.metadata.namespace.clone().unwrap_or_default();
+    let lookup = |kind: &str, name: &str| -> Option<BTreeMap<String, String>> {
+        match kind {
+            "ConfigMap" => store.get(("", "configmaps"), &namespace, name).and_then(|o| match o.as_ref() {
+                Object::ConfigMap(cm) => Some(cm.data.clone().unwrap_or_default()),
+                _ => None,
+            }),
+            _ => store.get(("", "secrets"), &namespace, name).and_then(|o| match o.as_ref() {
+                Object::Secret(secret) => Some(
+                    secret
+                        .data
+                        .clone()
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|(k, v)| (k, String::from_utf8_lossy(&v.0).into_owned()))
+                        .chain(secret.string_data.clone().unwrap_or_default())
+                        .collect(),
+                ),
+                _ => None,
+            }),
+        }
+    };
+    let not_found = |kind: &str, name: &str| format!("{} {name:?} not found", kind.to_ascii_lowercase());
     let mut env = BTreeMap::new();
+    for source in container.env_from.iter().flatten() {
+        let (kind, name, optional) = match (&source.config_map_ref, &source.secret_ref) {
+            (Some(cm), _) => ("ConfigMap", cm.name.clone(), cm.optional.unwrap_or(false)),
+            (_, Some(secret)) => ("Secret", secret.name.clone(), secret.optional.unwrap_or(false)),
+            _ => continue,
+        };
+        match lookup(kind, &name) {
+            Some(data) => {
+                for (k, v) in data {
+                    env.insert(format!("{}{k}", source.prefix.clone().unwrap_or_default()), v);
+                }
+            }
+            None if optional => {}
+            None => return Err(not_found(kind, &name)),
+        }
+    }
     env.insert("HOSTNAME".to_string(), pod.metadata.name.clone().unwrap_or_default());
     env.insert("PATH".to_string(), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string());
     env.insert("KUBERNETES_SERVICE_HOST".to_string(), "10.96.0.1".to_string());
@@ -1374,9 +1536,26 @@ fn container_env(pod: &Pod, container: &Container) -> BTreeMap<String, String> {
                 _ => String::new(),
             };
             env.insert(var.name.clone(), value);
+        } else if let Some(source) = var.value_from.as_ref() {
+            let (kind, name, key, optional) = match (&source.config_map_key_ref, &source.secret_key_ref) {
+                (Some(r), _) => ("ConfigMap", r.name.clone(), r.key.clone(), r.optional.unwrap_or(false)),
+                (_, Some(r)) => ("Secret", r.name.clone(), r.key.clone(), r.optional.unwrap_or(false)),
+                _ => continue,
+            };
+            match lookup(kind, &name) {
+                Some(data) => match data.get(&key) {
+                    Some(value) => {
+                        env.insert(var.name.clone(), value.clone());
+                    }
+                    None if optional => {}
+                    None => return Err(format!("couldn't find key {key} in {kind} {namespace}/{name}")),
+                },
+                None if optional => {}
+                None => return Err(not_found(kind, &name)),
+            }
         }
     }
-    env
+    Ok(env)
 }
 
 impl Component for Kubelet {

@@ -221,3 +221,64 @@ fn commands_example_prints_its_environment() {
     let logs = world.kubelet(&node).unwrap().logs(pod.metadata.uid.as_ref().unwrap(), "command-demo-container", false).unwrap();
     assert_eq!(logs, "command-demo\ntcp://10.96.0.1:443\n");
 }
+
+// A missing ConfigMap key: CreateContainerConfigError until the ConfigMap appears
+// (kubelet_pods.go makeEnvironmentVariables messages).
+#[test]
+fn missing_config_fails_container_creation_until_it_exists() {
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: cfg}\nspec:\n  containers:\n  - name: app\n    image: busybox\n    command: [sh, -c, 'echo $LEVEL; sleep 3600']\n    env: [{name: LEVEL, valueFrom: {configMapKeyRef: {name: settings, key: level}}}]\n";
+    let mut world = world_with(yaml);
+    world.run_until(5_000);
+    let waiting = container(&world, "cfg").state.unwrap().waiting.unwrap();
+    assert_eq!(waiting.reason.as_deref(), Some("CreateContainerConfigError"));
+    assert_eq!(waiting.message.as_deref(), Some("configmap \"settings\" not found"));
+    let decoded = decode_inputs(&[InputFile { name: "cm.yaml".into(), text: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: default}\ndata: {level: debug}\n".into() }]);
+    apply_objects(&mut world, decoded.objects);
+    world.run_until(40_000);
+    let status = container(&world, "cfg");
+    assert!(status.state.unwrap().running.is_some());
+    let p = pod(&world, "cfg").unwrap();
+    let logs = world.kubelet(p.spec.as_ref().unwrap().node_name.as_deref().unwrap()).unwrap().logs(p.metadata.uid.as_ref().unwrap(), "app", false).unwrap();
+    assert_eq!(logs, "debug\n");
+}
+
+// A preStop sleep hook delays SIGTERM: nginx exits after the hook, not at once.
+#[test]
+fn prestop_hooks_run_before_sigterm() {
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: hooked}\nspec:\n  containers:\n  - name: nginx\n    image: 'nginx:1.27'\n    lifecycle: {preStop: {sleep: {seconds: 5}}}\n";
+    let mut world = world_with(yaml);
+    world.run_until(10_000);
+    delete_pod(&mut world, "hooked");
+    world.run_until(14_000);
+    assert!(pod(&world, "hooked").is_some(), "the hook is still sleeping");
+    world.run_until(17_500);
+    assert!(pod(&world, "hooked").is_none(), "nginx exits promptly once SIGTERM arrives after the hook");
+}
+
+// Memory usage over the limit: OOMKilled (exit 137), then restarts with backoff.
+#[test]
+fn memory_over_the_limit_is_oom_killed() {
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: hog, annotations: {kubesim.dev/memory-usage: 300Mi}}\nspec:\n  containers:\n  - name: app\n    image: 'nginx:1.27'\n    resources: {limits: {memory: 200Mi}}\n";
+    let mut world = world_with(yaml);
+    world.run_until(30_000);
+    let status = container(&world, "hog");
+    assert!(status.restart_count >= 1);
+    let last = status.last_state.unwrap().terminated.unwrap();
+    assert_eq!((last.exit_code, last.reason.as_deref()), (137, Some("OOMKilled")));
+}
+
+// The eviction manager: memory.available under 100Mi → MemoryPressure and the pod using most
+// above its request is evicted (status Failed, reason Evicted).
+#[test]
+fn memory_pressure_evicts_the_greediest_pod() {
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: greedy, annotations: {kubesim.dev/memory-usage: 7900Mi}}\nspec: {nodeName: node-1, containers: [{name: app, image: 'nginx:1.27'}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: modest, annotations: {kubesim.dev/memory-usage: 200Mi}}\nspec: {nodeName: node-1, containers: [{name: app, image: 'nginx:1.27', resources: {requests: {memory: 256Mi}}}]}\n";
+    let mut world = world_with(yaml);
+    world.run_until(30_000);
+    let greedy = pod(&world, "greedy").unwrap().status.unwrap();
+    assert_eq!((greedy.phase.as_deref(), greedy.reason.as_deref()), (Some("Failed"), Some("Evicted")));
+    assert!(greedy.message.unwrap().starts_with("The node was low on resource: memory. Threshold quantity: 100Mi, available: "));
+    assert_eq!(pod(&world, "modest").unwrap().status.unwrap().phase.as_deref(), Some("Running"));
+    let node = world.api().lookup(("", "nodes"), "", "node-1").unwrap().to_json();
+    let pressure = node["status"]["conditions"].as_array().unwrap().iter().find(|c| c["type"] == "MemoryPressure").unwrap().clone();
+    assert_eq!(pressure["status"], "True");
+}
