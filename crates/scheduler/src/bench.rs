@@ -10,13 +10,13 @@
 //!
 //! | workload | nodes | init pods | pods | pods/s |
 //! |---|---|---|---|---|
-//! | SchedulingBasic | 500 | 500 | 1,000 | ~25,000 |
-//! | SchedulingBasic | 5,000 | 1,000 | 10,000 | ~14,500 |
-//! | SchedulingBasic | 5,000 | 5,000 | 50,000 | ~12,700 (6,800–12,700 depending on machine load) |
-//! | SchedulingPodAntiAffinity | 5,000 | 1,000 | 1,000 | ~610 |
-//! | TopologySpreading (zone, DoNotSchedule) | 5,000 | 1,000 | 5,000 | ~1,750 |
+//! | SchedulingBasic | 500 | 500 | 1,000 | 15,000–25,000 |
+//! | SchedulingBasic | 5,000 | 1,000 | 10,000 | 10,000–14,500 |
+//! | SchedulingBasic | 5,000 | 5,000 | 50,000 | 11,300–12,700 (6,800 at the worst machine load seen) |
+//! | SchedulingPodAntiAffinity | 5,000 | 1,000 | 1,000 | 610–700 |
+//! | TopologySpreading (zone, DoNotSchedule) | 5,000 | 1,000 | 5,000 | ~7,000 |
 //! | Basic with annotations + events + history | 1,000 | 0 | 5,000 | ~1,340 |
-//! | Basic with history only | 1,000 | 0 | 5,000 | ~11,000 |
+//! | Basic with history only | 1,000 | 0 | 5,000 | 8,700–11,000 |
 //!
 //! Upstream's scheduler_perf thresholds for the real kube-scheduler are 680 pods/s
 //! (5000Nodes_10000Pods) and 810 pods/s (5000Nodes_50000Pods) for SchedulingBasic.
