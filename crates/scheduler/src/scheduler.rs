@@ -142,7 +142,9 @@ impl Diagnosis {
     }
 }
 
-/// Switches for what the scheduler writes and records.
+/// Switches for what the scheduler writes and records. The history defaults bound memory to
+/// roughly `max_history_pods × max_attempts_per_pod × (evaluated nodes × ~300 bytes)` in the
+/// worst case (all pods retried, detailed records); typical runs keep one attempt per pod.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
     /// Write the `kubesim.dev/*` annotations before binding.
@@ -162,7 +164,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { annotations: true, events: true, history: true, max_attempts_per_pod: 32, max_history_pods: 10_000, detail_max_nodes: 1000 }
+        Options { annotations: true, events: true, history: true, max_attempts_per_pod: 8, max_history_pods: 2_000, detail_max_nodes: 500 }
     }
 }
 
