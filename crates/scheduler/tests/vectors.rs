@@ -517,3 +517,58 @@ fn select_host_breaks_ties_among_the_best_only() {
     let rb: Vec<_> = (0..20).map(|_| select_host(&totals, &mut b)).collect();
     assert_eq!(ra, rb);
 }
+
+// Mirrors pkg/scheduler/framework/plugins/noderesources/fit_test.go TestEnoughRequests (reasons,
+// pod-count limit, extended resources, unresolvable when the request exceeds allocatable).
+#[test]
+fn fit_filter_reasons() {
+    use kubesim_scheduler::framework::{filter_all_nodes, Code};
+    let ext = "example.com/aaa";
+    let check = |pod: Pod, node_alloc: (i64, i64, &[(&str, i64)]), existing: Vec<Pod>| {
+        let c = cache(vec![(node("n", node_alloc.0, node_alloc.1, node_alloc.2), existing)]);
+        let listers = Listers::default();
+        let view = ClusterView { cache: &c, listers: &listers };
+        filter_all_nodes(&Fit::default(), &pod_info(pod), &view).remove(0)
+    };
+    let ok = check(empty_pod(), (10, 20, &[]), vec![two("e", (10, 20), (0, 0))]);
+    assert_eq!(ok.code, Code::Success, "no resources requested always fits");
+    let s = check(pod_with("p", vec![req(1, 1, &[])]), (10, 20, &[]), vec![two("e", (10, 20), (0, 0))]);
+    assert_eq!((s.code, s.reasons.clone()), (Code::Unschedulable, vec!["Insufficient cpu".to_string(), "Insufficient memory".to_string()]));
+    let s = check(pod_with("p", vec![req(1, 0, &[])]), (10, 20, &[]), vec![two("e", (5, 5), (0, 0))]);
+    assert_eq!(s.code, Code::Success);
+    let s = check(pod_with("p", vec![req(11, 0, &[])]), (10, 20, &[]), vec![]);
+    assert_eq!((s.code, s.reasons.clone()), (Code::UnschedulableAndUnresolvable, vec!["Insufficient cpu".to_string()]), "request above allocatable");
+    let s = check(pod_with("p", vec![req(0, 0, &[(ext, 3)])]), (10, 20, &[(ext, 5)]), vec![pod_with("e", vec![req(0, 0, &[(ext, 3)])])]);
+    assert_eq!((s.code, s.reasons.clone()), (Code::Unschedulable, vec![format!("Insufficient {ext}")]));
+    // Too many pods: allocatable pods = 110 in these nodes; fill it.
+    let full: Vec<Pod> = (0..110).map(|i| pod_with(&format!("e{i}"), vec![req(0, 0, &[])])).collect();
+    let s = check(empty_pod(), (10, 20, &[]), full);
+    assert_eq!((s.code, s.reasons.clone()), (Code::Unschedulable, vec!["Too many pods".to_string()]));
+}
+
+// Mirrors pkg/api/v1/resource/helpers_test.go TestPodRequests / pkg/scheduler/util
+// GetNonzeroRequests: init containers, restartable sidecars, overhead, non-zero defaults.
+#[test]
+fn pod_request_aggregation() {
+    use k8s_openapi::api::core::v1::Container;
+    use kubesim_scheduler::resources::{pod_requests, DEFAULT_MEMORY_REQUEST};
+    let c = |name: &str, cpu: &str, restart: Option<&str>| Container {
+        name: name.into(),
+        resources: Some(ResourceRequirements { requests: Some(list(&[("cpu", cpu.to_string())])), ..Default::default() }),
+        restart_policy: restart.map(String::from),
+        ..Default::default()
+    };
+    let mut pod = pod_with("p", vec![]);
+    let spec = pod.spec.as_mut().unwrap();
+    spec.containers = vec![c("a", "1", None), c("b", "1", None)];
+    // A regular init container larger than the sum wins; a sidecar adds to both.
+    spec.init_containers = Some(vec![c("sidecar", "500m", Some("Always")), c("init", "3", None)]);
+    spec.overhead = Some(list(&[("cpu", "250m".to_string())]));
+    let r = pod_requests(&pod);
+    // max(2 + 0.5 (sidecar), 0.5 + 3 (init after sidecar)) + 0.25 overhead = 3.75
+    assert_eq!(r.requests.milli_cpu, 3750);
+    assert_eq!(r.requests.memory, 0);
+    // Non-zero: every container lacks memory → 200 MiB each (max of regular sum 3×… vs init).
+    assert_eq!(r.non_zero_cpu, 3750);
+    assert_eq!(r.non_zero_memory, 3 * DEFAULT_MEMORY_REQUEST);
+}
