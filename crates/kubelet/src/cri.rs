@@ -473,6 +473,7 @@ impl RuntimeService for FakeRuntime {
         if self.image_status(&config.image).is_none() {
             return Err(CriError(format!("image {:?} not found", config.image)));
         }
+        let files = config.program.files.clone();
         self.containers.insert(id.clone(), Container {
             id: id.clone(),
             sandbox_id: sandbox_id.to_string(),
@@ -484,7 +485,7 @@ impl RuntimeService for FakeRuntime {
             exit_code: None,
             reason: None,
             logs: Vec::new(),
-            files: BTreeMap::new(),
+            files,
             next_effect: 0,
             stop: None,
         });

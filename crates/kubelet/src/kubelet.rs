@@ -9,7 +9,7 @@
 
 use crate::cri::{latency_ms, normalize_image, digest_ref, ContainerConfig, ContainerState, CriCall, FakeRuntime, ImageService, RuntimeService, SandboxState};
 use crate::probe::{run_probe, ProbeKind};
-use crate::process::program_for;
+use crate::process::{program_for, program_with_files};
 use crate::status::get_phase;
 use kubesim_api::k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use kubesim_api::k8s_openapi::api::core::v1::{
@@ -952,11 +952,21 @@ impl Kubelet {
                         return;
                     }
                 };
-                let program = program_for(
+                let files = match volume_files(&pod, &spec_container, ctx.api.store()) {
+                    Ok(files) => files,
+                    Err(message) => {
+                        // MountVolume.SetUp failed: the pod stays ContainerCreating and retries.
+                        ctx.event(&object, "Warning", "FailedMount", message);
+                        self.requeue_after_error(uid, ctx);
+                        return;
+                    }
+                };
+                let program = program_with_files(
                     spec_container.image.as_deref().unwrap_or(""),
                     spec_container.command.as_deref().unwrap_or(&[]),
                     spec_container.args.as_deref().unwrap_or(&[]),
                     &env,
+                    &files,
                     EPOCH_UNIX_SECONDS + (ctx.now / 1000) as i64,
                 );
                 let memory_limit = spec_container
@@ -1428,6 +1438,68 @@ pub fn pod_request_milli(pod: &Pod, resource: &str) -> i128 {
     let sum: i128 = spec.containers.iter().map(request).sum();
     let init_max = spec.init_containers.iter().flatten().map(request).max().unwrap_or(0);
     sum.max(init_max)
+}
+
+/// The files a container's volume mounts show (ConfigMap, Secret, downward API), keyed by
+/// absolute path. A missing ConfigMap or Secret that is not optional fails the mount with the
+/// kubelet's message.
+fn volume_files(pod: &Pod, container: &Container, store: &kubesim_store::Store) -> Result<BTreeMap<String, String>, String> {
+    let namespace = pod.metadata.namespace.clone().unwrap_or_default();
+    let mut files = BTreeMap::new();
+    let volumes = pod.spec.as_ref().and_then(|s| s.volumes.clone()).unwrap_or_default();
+    for mount in container.volume_mounts.iter().flatten() {
+        let Some(volume) = volumes.iter().find(|v| v.name == mount.name) else { continue };
+        let base = mount.mount_path.trim_end_matches('/').to_string();
+        let mut put = |data: BTreeMap<String, String>, items: Option<&Vec<kubesim_api::k8s_openapi::api::core::v1::KeyToPath>>| match items {
+            Some(items) => {
+                for item in items {
+                    if let Some(value) = data.get(&item.key) {
+                        files.insert(format!("{base}/{}", item.path), value.clone());
+                    }
+                }
+            }
+            None => {
+                for (k, v) in data {
+                    files.insert(format!("{base}/{k}"), v);
+                }
+            }
+        };
+        if let Some(cm) = volume.config_map.as_ref() {
+            match store.get(("", "configmaps"), &namespace, &cm.name).and_then(|o| match o.as_ref() {
+                Object::ConfigMap(c) => Some(c.data.clone().unwrap_or_default()),
+                _ => None,
+            }) {
+                Some(data) => put(data, cm.items.as_ref()),
+                None if cm.optional.unwrap_or(false) => {}
+                None => return Err(format!("MountVolume.SetUp failed for volume {:?} : configmap {:?} not found", volume.name, cm.name)),
+            }
+        } else if let Some(secret) = volume.secret.as_ref() {
+            let name = secret.secret_name.clone().unwrap_or_default();
+            match store.get(("", "secrets"), &namespace, &name).and_then(|o| match o.as_ref() {
+                Object::Secret(s) => Some(s.data.clone().unwrap_or_default().into_iter().map(|(k, v)| (k, String::from_utf8_lossy(&v.0).into_owned())).collect::<BTreeMap<_, _>>()),
+                _ => None,
+            }) {
+                Some(data) => put(data, secret.items.as_ref()),
+                None if secret.optional.unwrap_or(false) => {}
+                None => return Err(format!("MountVolume.SetUp failed for volume {:?} : secret {:?} not found", volume.name, name)),
+            }
+        } else if let Some(downward) = volume.downward_api.as_ref() {
+            for item in downward.items.iter().flatten() {
+                let Some(field) = item.field_ref.as_ref() else { continue };
+                let render = |map: &Option<BTreeMap<String, String>>| map.iter().flatten().map(|(k, v)| format!("{k}={v:?}")).collect::<Vec<_>>().join("\n");
+                let value = match field.field_path.as_str() {
+                    "metadata.labels" => render(&pod.metadata.labels),
+                    "metadata.annotations" => render(&pod.metadata.annotations),
+                    "metadata.name" => pod.metadata.name.clone().unwrap_or_default(),
+                    "metadata.namespace" => namespace.clone(),
+                    "metadata.uid" => pod.metadata.uid.clone().unwrap_or_default(),
+                    _ => String::new(),
+                };
+                files.insert(format!("{base}/{}", item.path), value);
+            }
+        }
+    }
+    Ok(files)
 }
 
 /// How long a preStop hook keeps the container from receiving SIGTERM: the sleep action's

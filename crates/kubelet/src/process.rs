@@ -50,6 +50,8 @@ pub struct Program {
     pub idle_cpu_milli: i64,
     /// Whether the process accepts connections (HTTP, TCP and gRPC probes).
     pub serving: Serving,
+    /// Files visible at start (mounted ConfigMap, Secret and downward API volumes).
+    pub files: BTreeMap<String, String>,
 }
 
 /// How a process answers network probes.
@@ -71,6 +73,17 @@ pub struct UnsupportedCommand(pub String);
 
 /// Builds the program for a container: image entrypoint defaults, or the interpreted command.
 pub fn program_for(image: &str, command: &[String], args: &[String], env: &BTreeMap<String, String>, start_unix_seconds: i64) -> Program {
+    program_with_files(image, command, args, env, &BTreeMap::new(), start_unix_seconds)
+}
+
+/// [`program_for`] with the files the container's volumes mount.
+pub fn program_with_files(image: &str, command: &[String], args: &[String], env: &BTreeMap<String, String>, files: &BTreeMap<String, String>, start_unix_seconds: i64) -> Program {
+    let mut program = build_program(image, command, args, env, files, start_unix_seconds);
+    program.files = files.clone();
+    program
+}
+
+fn build_program(image: &str, command: &[String], args: &[String], env: &BTreeMap<String, String>, files: &BTreeMap<String, String>, start_unix_seconds: i64) -> Program {
     let base = image_base_name(image);
     let (entry_term, idle_mem, idle_cpu) = match base.as_str() {
         "nginx" | "httpd" | "redis" | "memcached" | "php" => (TermBehaviour::ExitsAfter(150, 0), 8 << 20, 1),
@@ -89,8 +102,9 @@ pub fn program_for(image: &str, command: &[String], args: &[String], env: &BTree
                 idle_memory_bytes: idle_mem,
                 idle_cpu_milli: idle_cpu,
                 serving: Serving::No,
+                files: BTreeMap::new(),
             },
-            _ => Program { timeline: startup_logs(&base), on_term: entry_term, idle_memory_bytes: idle_mem, idle_cpu_milli: idle_cpu, serving: Serving::Yes { unhealthy_after_ms: None } },
+            _ => Program { timeline: startup_logs(&base), on_term: entry_term, idle_memory_bytes: idle_mem, idle_cpu_milli: idle_cpu, serving: Serving::Yes { unhealthy_after_ms: None }, files: BTreeMap::new() },
         };
     }
     // Servers started with flags keep running ("nginx -g daemon off;", "redis-server --port ...").
@@ -99,7 +113,7 @@ pub fn program_for(image: &str, command: &[String], args: &[String], env: &BTree
     let script = if shell {
         match argv.iter().position(|a| a == "-c") {
             Some(i) if i + 1 < argv.len() => argv[i + 1].clone(),
-            _ => return Program { timeline: vec![(0, Effect::Exit(0))], on_term: TermBehaviour::Ignores, idle_memory_bytes: idle_mem, idle_cpu_milli: 0, serving: Serving::No },
+            _ => return Program { timeline: vec![(0, Effect::Exit(0))], on_term: TermBehaviour::Ignores, idle_memory_bytes: idle_mem, idle_cpu_milli: 0, serving: Serving::No, files: BTreeMap::new() },
         }
     } else if is_interpretable(&program_name) {
         argv.iter_mut().for_each(|a| *a = shell_quote(a));
@@ -107,9 +121,10 @@ pub fn program_for(image: &str, command: &[String], args: &[String], env: &BTree
     } else {
         // agnhost's `liveness` subcommand serves /healthz: 200 for 10 s, then 500.
         let unhealthy_after_ms = (base == "agnhost" && argv.first().map(String::as_str) == Some("liveness")).then_some(10_000);
-        return Program { timeline: startup_logs(&base), on_term: entry_term, idle_memory_bytes: idle_mem, idle_cpu_milli: idle_cpu, serving: Serving::Yes { unhealthy_after_ms } };
+        return Program { timeline: startup_logs(&base), on_term: entry_term, idle_memory_bytes: idle_mem, idle_cpu_milli: idle_cpu, serving: Serving::Yes { unhealthy_after_ms }, files: BTreeMap::new() };
     };
     let mut interp = Interpreter::new(env.clone(), start_unix_seconds);
+    interp.files = files.clone();
     let outcome = interp.run_script(&script);
     let mut timeline = interp.effects;
     match outcome {
@@ -117,11 +132,11 @@ pub fn program_for(image: &str, command: &[String], args: &[String], env: &BTree
         Flow::Horizon => {}
     }
     // A shell as PID 1 ignores SIGTERM; `sleep` as PID 1 (exec form) does too (no handler).
-    Program { timeline, on_term: TermBehaviour::Ignores, idle_memory_bytes: 1 << 20, idle_cpu_milli: 0, serving: Serving::No }
+    Program { timeline, on_term: TermBehaviour::Ignores, idle_memory_bytes: 1 << 20, idle_cpu_milli: 0, serving: Serving::No, files: BTreeMap::new() }
 }
 
 fn is_interpretable(program: &str) -> bool {
-    matches!(program, "sleep" | "echo" | "printf" | "true" | "false" | "exit" | "touch" | "date" | "cat" | "env" | "printenv" | "wget" | "curl")
+    matches!(program, "sleep" | "echo" | "printf" | "true" | "false" | "exit" | "touch" | "date" | "cat" | "env" | "printenv" | "wget" | "curl" | "ls")
 }
 
 fn shell_quote(word: &str) -> String {
@@ -349,6 +364,32 @@ impl Interpreter {
                 Flow::Normal(status)
             }
             "mkdir" => Flow::Normal(0),
+            "ls" => {
+                let dirs: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+                let dirs: Vec<String> = if dirs.is_empty() { vec!["/".to_string()] } else { dirs.into_iter().cloned().collect() };
+                let mut status = 0;
+                for dir in dirs {
+                    let prefix = format!("{}/", dir.trim_end_matches('/'));
+                    if self.files.contains_key(&dir) {
+                        self.log(dir.clone());
+                        continue;
+                    }
+                    let entries: std::collections::BTreeSet<String> = self
+                        .files
+                        .keys()
+                        .filter_map(|k| k.strip_prefix(&prefix))
+                        .map(|rest| rest.split('/').next().unwrap_or(rest).to_string())
+                        .collect();
+                    if entries.is_empty() {
+                        self.log(format!("ls: {dir}: No such file or directory"));
+                        status = 1;
+                    }
+                    for entry in entries {
+                        self.log(entry);
+                    }
+                }
+                Flow::Normal(status)
+            }
             "wget" | "curl" => {
                 // A download: ~200 ms, then the file (wget -O FILE / curl -o FILE) or stdout.
                 let mut output = None;

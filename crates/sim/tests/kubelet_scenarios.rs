@@ -282,3 +282,50 @@ fn memory_pressure_evicts_the_greediest_pod() {
     let pressure = node["status"]["conditions"].as_array().unwrap().iter().find(|c| c["type"] == "MemoryPressure").unwrap().clone();
     assert_eq!(pressure["status"], "True");
 }
+
+fn with_configmaps(pod_file: &str) -> World {
+    let mut world = World::new(1);
+    world.add_default_nodes();
+    let decoded = decode_inputs(&[
+        InputFile { name: "configmaps.yaml".into(), text: docs("configmap/configmaps.yaml") },
+        InputFile { name: "pod.yaml".into(), text: docs(pod_file) },
+    ]);
+    assert!(decoded.errors.is_empty(), "{:?}", decoded.errors);
+    apply_objects(&mut world, decoded.objects);
+    world
+}
+
+fn logs_of(world: &World, name: &str, container: &str) -> String {
+    let p = pod(world, name).unwrap();
+    world.kubelet(p.spec.as_ref().unwrap().node_name.as_deref().unwrap()).unwrap().logs(p.metadata.uid.as_ref().unwrap(), container, false).unwrap()
+}
+
+// pods/pod-configmap-volume.yaml: "ls /etc/config/" lists the ConfigMap's keys (docs: special.how).
+#[test]
+fn configmap_volumes_show_their_keys_as_files() {
+    let mut world = with_configmaps("pods/pod-configmap-volume.yaml");
+    world.run_until(20_000);
+    assert_eq!(pod(&world, "dapi-test-pod").unwrap().status.unwrap().phase.as_deref(), Some("Succeeded"));
+    assert_eq!(logs_of(&world, "dapi-test-pod", "test-container"), "special.how\n");
+}
+
+// Without the ConfigMap the volume cannot mount: FailedMount and the pod stays ContainerCreating.
+#[test]
+fn a_missing_configmap_volume_fails_the_mount() {
+    let mut world = world_with(&docs("pods/pod-configmap-volume.yaml"));
+    world.run_until(20_000);
+    let waiting = container(&world, "dapi-test-pod").state.unwrap().waiting.unwrap();
+    assert_eq!(waiting.reason.as_deref(), Some("ContainerCreating"));
+    let failed = events(&world, "dapi-test-pod").into_iter().find(|e| e.1 == "FailedMount").unwrap();
+    assert_eq!(failed.2, "MountVolume.SetUp failed for volume \"config-volume\" : configmap \"special-config\" not found");
+}
+
+// pods/pod-configmap-envFrom.yaml with configmap/configmaps.yaml: env shows the keys.
+#[test]
+fn env_from_configmaps_reaches_the_process() {
+    let mut world = with_configmaps("pods/pod-configmap-envFrom.yaml");
+    world.run_until(20_000);
+    let logs = logs_of(&world, "dapi-test-pod", "test-container");
+    assert!(logs.lines().any(|l| l == "special.how=very"), "{logs}");
+    assert!(logs.lines().any(|l| l == "HOSTNAME=dapi-test-pod"), "{logs}");
+}
