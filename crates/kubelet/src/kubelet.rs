@@ -35,6 +35,9 @@ use std::sync::Arc;
 pub const HEARTBEAT_MS: Millis = 10_000;
 /// nodeStatusReportFrequency: an unchanged node status is still written this often.
 pub const NODE_STATUS_REPORT_MS: Millis = 5 * 60_000;
+/// The ConfigMap (in kube-system) through which a scenario overrides image sizes and declares
+/// missing images.
+pub const IMAGE_CATALOGUE_CONFIGMAP: &str = "kubesim-images";
 /// evictionHard memory.available (bytes).
 pub const EVICTION_MEMORY_AVAILABLE_BYTES: i64 = 100 << 20;
 /// evictionPressureTransitionPeriod.
@@ -859,9 +862,27 @@ impl Kubelet {
                     return false;
                 }
                 ctx.event(&object, "Normal", "Pulling", format!("Pulling image {image:?}"));
+                self.load_image_catalogue(ctx);
                 let bytes = if present || crate::cri::image_unresolvable(&image) { 0 } else { self.runtime.image_size(&image) };
                 self.begin(uid, Step::Pull { container: container.name.clone(), image, started: ctx.now }, latency_ms(CriCall::PullImage(bytes)), ctx);
                 true
+            }
+        }
+    }
+
+    /// Scenario overrides of the image catalogue: a ConfigMap `kubesim-images` in kube-system
+    /// with key `sizes` (lines of `IMAGE BYTES`, image references or base names) and key
+    /// `missing` (references the registry does not have, comma- or line-separated).
+    fn load_image_catalogue(&mut self, ctx: &Ctx) {
+        let Some(Object::ConfigMap(cm)) = ctx.api.lookup(("", "configmaps"), "kube-system", IMAGE_CATALOGUE_CONFIGMAP).map(|o| o.as_ref()) else { return };
+        let data = cm.data.clone().unwrap_or_default();
+        if let Some(missing) = data.get("missing") {
+            self.runtime.missing_images = missing.split([',', '\n']).map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+        }
+        for line in data.get("sizes").map(String::as_str).unwrap_or("").lines() {
+            let mut words = line.split_whitespace();
+            if let (Some(image), Some(size)) = (words.next(), words.next().and_then(|w| w.parse::<u64>().ok())) {
+                self.runtime.image_sizes.insert(image.to_string(), size);
             }
         }
     }

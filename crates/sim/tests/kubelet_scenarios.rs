@@ -329,3 +329,15 @@ fn env_from_configmaps_reaches_the_process() {
     assert!(logs.lines().any(|l| l == "special.how=very"), "{logs}");
     assert!(logs.lines().any(|l| l == "HOSTNAME=dapi-test-pod"), "{logs}");
 }
+
+// The scenario's image catalogue: sizes drive pull time; declared-missing images fail to pull.
+#[test]
+fn the_scenario_can_override_image_sizes_and_declare_missing_images() {
+    let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kubesim-images, namespace: kube-system}\ndata: {sizes: 'example.com/big:1 400000000', missing: 'example.com/gone:2'}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: big}\nspec: {containers: [{name: c, image: 'example.com/big:1'}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: gone}\nspec: {containers: [{name: c, image: 'example.com/gone:2'}]}\n";
+    let mut world = world_with(yaml);
+    world.run_until(30_000);
+    let pulled = events(&world, "big").into_iter().find(|e| e.1 == "Pulled").unwrap();
+    assert!(pulled.2.starts_with("Successfully pulled image \"example.com/big:1\" in 10.3s"), "{}", pulled.2);
+    let waiting = container(&world, "gone").state.unwrap().waiting.unwrap();
+    assert!(matches!(waiting.reason.as_deref(), Some("ErrImagePull") | Some("ImagePullBackOff")));
+}
