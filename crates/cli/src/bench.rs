@@ -166,10 +166,36 @@ fn bench_kubelet(args: &[String]) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// scheduler_perf shapes (SchedulingBasic, SchedulingPodAntiAffinity, TopologySpreading) with
+/// binding through the API store; the last line is one JSON object.
 fn bench_scheduler(args: &[String]) -> ExitCode {
-    let _ = args;
-    eprintln!("bench scheduler: see kubesim-scheduler's bench entry point");
-    ExitCode::from(2)
+    use kubesim_scheduler::bench::{bench, Workload};
+    let nodes = flag(args, "--nodes", 5_000) as usize;
+    let init_pods = flag(args, "--init-pods", 1_000) as usize;
+    let pods = flag(args, "--pods", 10_000) as usize;
+    let name = args.windows(2).find(|w| w[0] == "--workload").map(|w| w[1].clone()).unwrap_or_else(|| "SchedulingBasic".into());
+    let workload = match name.as_str() {
+        "SchedulingBasic" | "basic" => Workload::Basic,
+        "SchedulingPodAntiAffinity" | "anti-affinity" => Workload::PodAntiAffinity,
+        "TopologySpreading" | "topology-spreading" => Workload::TopologySpreading,
+        other => {
+            eprintln!("error: unknown workload {other:?} (SchedulingBasic, SchedulingPodAntiAffinity, TopologySpreading)");
+            return ExitCode::from(2);
+        }
+    };
+    let result = bench(workload, nodes, init_pods, pods);
+    let seconds = result.wall_seconds.unwrap_or(0.0);
+    let line = serde_json::json!({
+        "workload": name,
+        "nodes": nodes,
+        "init_pods": init_pods,
+        "pods": pods,
+        "scheduled": result.scheduled,
+        "seconds": seconds,
+        "pods_per_second": if seconds > 0.0 { pods as f64 / seconds } else { 0.0 },
+    });
+    println!("{line}");
+    ExitCode::SUCCESS
 }
 
 fn bench_store(args: &[String]) -> ExitCode {

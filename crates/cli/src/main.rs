@@ -25,6 +25,10 @@ const USAGE: &str = "usage:
 
   kubesim bench cluster [--nodes N] [--pods M] [--per-deployment K]
               a cluster of N nodes and Deployments totalling M pods, run until all are Running
+  kubesim bench scheduler [--nodes N] [--init-pods M] [--pods K] [--workload SchedulingBasic|SchedulingPodAntiAffinity|TopologySpreading]
+              kube-scheduler throughput in the scheduler_perf shapes
+  kubesim bench kubelet [--nodes N] [--pods M]
+              pods pre-bound across N nodes: pods started per second
   kubesim bench store [--nodes N] [--pods M]
               store operations: create, update, list by label, watch fan-out
 
