@@ -38,8 +38,10 @@ fn rv(object: &Object) -> u64 {
 #[derive(Clone, Debug, Default)]
 pub struct Cache {
     objects: BTreeMap<Key, Arc<Object>>,
-    by_controller: BTreeMap<String, BTreeSet<Key>>,
-    orphans: BTreeSet<Key>,
+    /// Controller uid → the objects it controls (the same `Arc`s as `objects`).
+    by_controller: BTreeMap<String, BTreeMap<Key, Arc<Object>>>,
+    /// Objects without a controller.
+    orphans: BTreeMap<Key, Arc<Object>>,
 }
 
 impl Cache {
@@ -69,20 +71,14 @@ impl Cache {
         self.objects.remove(key)
     }
     fn index(&mut self, key: &Key, new: Option<&Arc<Object>>) {
-        let old = self.objects.get(key);
-        if let (Some(old), Some(new)) = (old, new) {
-            // Most updates keep the controller: nothing to re-index.
-            if controller_of(old.metadata()).map(|r| r.uid.as_str()) == controller_of(new.metadata()).map(|r| r.uid.as_str()) {
-                return;
-            }
-        }
-        if let Some(old) = old {
-            match controller_of(old.metadata()) {
-                Some(r) => {
-                    if let Some(set) = self.by_controller.get_mut(&r.uid) {
-                        set.remove(key);
-                        if set.is_empty() {
-                            self.by_controller.remove(&r.uid);
+        let old_owner = self.objects.get(key).map(|o| controller_of(o.metadata()).map(|r| r.uid.clone()));
+        if let Some(old_owner) = old_owner {
+            match old_owner {
+                Some(uid) => {
+                    if let Some(map) = self.by_controller.get_mut(&uid) {
+                        map.remove(key);
+                        if map.is_empty() {
+                            self.by_controller.remove(&uid);
                         }
                     }
                 }
@@ -94,21 +90,21 @@ impl Cache {
         if let Some(new) = new {
             match controller_of(new.metadata()) {
                 Some(r) => {
-                    self.by_controller.entry(r.uid.clone()).or_default().insert(key.clone());
+                    self.by_controller.entry(r.uid.clone()).or_default().insert(key.clone(), new.clone());
                 }
                 None => {
-                    self.orphans.insert(key.clone());
+                    self.orphans.insert(key.clone(), new.clone());
                 }
             }
         }
     }
     /// The objects a controller's ClaimObjects can act on in a namespace: those it controls
-    /// and the orphans (objects controlled by others are skipped by claim anyway), in key order.
+    /// and the orphans (objects controlled by others are skipped by claim anyway). Owned and
+    /// orphan objects are disjoint and each set is in key order.
     pub fn claim_candidates<'a>(&'a self, namespace: &'a str, owner_uid: &str) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
-        let owned = self.by_controller.get(owner_uid).into_iter().flatten().filter(move |k| k.0 == namespace);
-        let orphans = self.orphans.range((namespace.to_string(), String::new())..).take_while(move |k| k.0 == namespace);
-        let keys: BTreeSet<&Key> = owned.chain(orphans).collect();
-        keys.into_iter().filter_map(move |k| self.objects.get(k))
+        let owned = self.by_controller.get(owner_uid).into_iter().flat_map(|m| m.values()).filter(move |o| o.namespace() == namespace);
+        let orphans = self.orphans.range((namespace.to_string(), String::new())..).take_while(move |(k, _)| k.0 == namespace).map(|(_, o)| o);
+        owned.chain(orphans)
     }
     /// Looks an object up.
     pub fn get(&self, key: &Key) -> Option<&Arc<Object>> {
