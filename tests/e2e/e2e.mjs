@@ -179,6 +179,19 @@ spec:
   check(true, "?scenario=crashloop reaches CrashLoopBackOff in the lifecycle graph");
   await shot(page, "12-crashloop-dark");
   if (!quick) {
+  // The scheduler's explanation of an unschedulable pod (filter verdicts per node).
+  await page.goto(`${base}/index.html?scenario=unschedulable&view=cluster&speed=5`);
+  await page.waitForSelector(".ks-chip:has-text('too-big')", { timeout: 20000 });
+  await page.waitForTimeout(3000);
+  await page.click(".ks-chip:has-text('too-big')");
+  await page.click(".ks-subtab:has-text('Scheduling')");
+  await page.waitForTimeout(300);
+  const failures = await page.locator(".ks-fail").count();
+  check(failures >= 3, `unschedulable pod: the explanation shows a failed filter on every node (${failures} failures)`);
+  await shot(page, "18-unschedulable-explain");
+  await page.goto(`${base}/index.html?scenario=job&view=overview&speed=2&theme=dark`);
+  await page.waitForTimeout(7000);
+  await shot(page, "19-job-overview-dark");
   await page.goto(`${base}/index.html?scenario=node-failure&view=cluster&speed=100`);
   await page.waitForSelector(".ks-node.is-down", { timeout: 30000 });
   // The node controller's grace period (40 s) and the pods' not-ready toleration (300 s).
