@@ -232,6 +232,10 @@ pub fn app(props: &AppProps) -> Html {
                     "]" => controls.dispatch.emit(Action::NudgeSpeed(1)),
                     "[" => controls.dispatch.emit(Action::NudgeSpeed(-1)),
                     "?" => controls.dispatch.emit(Action::Help(true)),
+                    key @ ("1" | "2" | "3" | "4" | "5") if !embed => {
+                        let index = key.parse::<usize>().unwrap_or(1) - 1;
+                        controls.dispatch.emit(Action::SetView(View::ALL[index]));
+                    }
                     "Escape" => {
                         controls.dispatch.emit(Action::Help(false));
                         controls.dispatch.emit(Action::Gallery(false));

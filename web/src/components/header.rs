@@ -85,6 +85,7 @@ pub fn help() -> Html {
         ("→", "Step to the next API write"),
         ("←", "Step back to the previous API write (time travel)"),
         ("[  ]", "Slower / faster"),
+        ("1 – 5", "Overview, Cluster, Lifecycle, Flow, Pods"),
         ("?", "This help"),
         ("Esc", "Close overlays"),
     ];
