@@ -389,7 +389,6 @@ struct HpaState {
 #[derive(Debug, Default)]
 pub struct HpaController {
     hpas: Cache,
-    pods: Cache,
     state: BTreeMap<Key, HpaState>,
     metrics: BTreeMap<Key, (i64, i64)>,
     use_fed_metrics: bool,
@@ -541,7 +540,8 @@ impl HpaController {
             rescale_reason = "Current number of replicas below Spec.MinReplicas".into();
             desired = min;
         } else {
-            let pods: Vec<Pod> = self.pods.in_namespace(&key.0).filter_map(|o| o.as_pod()).filter(|p| selector.matches(p.metadata.labels.as_ref())).cloned().collect();
+            // Pods are read from the API server at each 15 s sync (no pod informer needed).
+            let pods: Vec<Pod> = ctx.api.store().list(("", "pods"), Some(&key.0)).filter_map(|o| o.as_pod()).filter(|p| selector.matches(p.metadata.labels.as_ref())).cloned().collect();
             let metrics = spec.metrics.clone().filter(|m| !m.is_empty()).unwrap_or_else(|| vec![cpu_utilization_metric(80)]);
             let mut proposal: Option<(i32, String)> = None;
             let mut invalid = 0;
@@ -725,32 +725,22 @@ impl Component for HpaController {
         "horizontal-pod-autoscaler"
     }
     fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("autoscaling", "horizontalpodautoscalers"), filter: WatchFilter::All }, Interest { resource: ("", "pods"), filter: WatchFilter::All }]
+        vec![Interest { resource: ("autoscaling", "horizontalpodautoscalers"), filter: WatchFilter::All }]
     }
     fn start(&mut self, ctx: &mut Ctx) {
         for object in ctx.api.store().list(("autoscaling", "horizontalpodautoscalers"), None) {
             self.hpas.put(object.clone());
         }
-        for object in ctx.api.store().list(("", "pods"), None) {
-            self.pods.put(object.clone());
-        }
         ctx.after_periodic(SYNC_PERIOD_MS, TOKEN_RESYNC);
     }
     fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
-        match event.resource {
-            ("autoscaling", "horizontalpodautoscalers") => {
-                // New or changed HPAs are processed at the next resync tick: upstream enqueues
-                // them through a fixed-interval rate limiter of one sync period.
-                self.hpas.apply(event);
-                if event.event_type == EventType::Deleted {
-                    self.state.remove(&key_of(&event.object));
-                }
-                let _ = ctx;
-            }
-            _ => {
-                self.pods.apply(event);
-            }
+        // New or changed HPAs are processed at the next resync tick: upstream enqueues them
+        // through a fixed-interval rate limiter of one sync period.
+        self.hpas.apply(event);
+        if event.event_type == EventType::Deleted {
+            self.state.remove(&key_of(&event.object));
         }
+        let _ = ctx;
     }
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
         if token != TOKEN_RESYNC {

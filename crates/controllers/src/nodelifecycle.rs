@@ -162,7 +162,6 @@ struct Health {
 pub struct NodeLifecycleController {
     nodes: Cache,
     leases: Cache,
-    pods: Cache,
     health: BTreeMap<String, Health>,
     queue: Option<WorkQueue>,
     registered: BTreeSet<String>,
@@ -260,8 +259,9 @@ impl NodeLifecycleController {
         Ok((Some(observed_status), current_status, node))
     }
 
-    fn pods_on(&self, node: &str) -> Vec<Arc<Object>> {
-        self.pods.iter().filter(|o| o.as_pod().is_some_and(|p| pod_node(p) == node)).cloned().collect()
+    /// The pods bound to a node, from the API server's node index.
+    fn pods_on(ctx: &Ctx, node: &str) -> Vec<Arc<Object>> {
+        ctx.api.store().pods_on_node(node).cloned().collect()
     }
 
     fn monitor(&mut self, ctx: &mut Ctx) {
@@ -332,7 +332,7 @@ impl NodeLifecycleController {
 
     /// `MarkPodsNotReady`.
     fn mark_pods_not_ready(&mut self, node: &str, ctx: &mut Ctx) {
-        for object in self.pods_on(node) {
+        for object in Self::pods_on(ctx, node) {
             let Some(pod) = object.as_pod() else { continue };
             if !is_pod_ready(pod) {
                 continue;
@@ -343,7 +343,6 @@ impl NodeLifecycleController {
                 c.last_transition_time = Some(time_at(ctx.now));
             }
             if let Ok(updated) = ctx.update_status(Object::Pod(Box::new(pod))) {
-                self.pods.put(updated.clone());
                 ctx.event(&updated, "Warning", "NodeNotReady", "Node is not ready".into());
             }
         }
@@ -383,7 +382,6 @@ impl Component for NodeLifecycleController {
         vec![
             Interest { resource: ("", "nodes"), filter: WatchFilter::All },
             Interest { resource: ("coordination.k8s.io", "leases"), filter: WatchFilter::All },
-            Interest { resource: ("", "pods"), filter: WatchFilter::All },
         ]
     }
     fn start(&mut self, ctx: &mut Ctx) {
@@ -392,9 +390,6 @@ impl Component for NodeLifecycleController {
         }
         for object in ctx.api.store().list(("coordination.k8s.io", "leases"), Some("kube-node-lease")) {
             self.leases.put(object.clone());
-        }
-        for object in ctx.api.store().list(("", "pods"), None) {
-            self.pods.put(object.clone());
         }
         let names: Vec<String> = self.nodes.iter().map(|o| o.name().to_string()).collect();
         for name in names {
@@ -422,13 +417,10 @@ impl Component for NodeLifecycleController {
                     }
                 }
             }
-            ("coordination.k8s.io", "leases") => {
+            _ => {
                 if event.object.namespace() == "kube-node-lease" {
                     self.leases.apply(event);
                 }
-            }
-            _ => {
-                self.pods.apply(event);
             }
         }
     }

@@ -25,7 +25,6 @@ const TOKEN_GC: u64 = 2;
 /// The pod garbage collector.
 #[derive(Debug, Default)]
 pub struct PodGcController {
-    pods: Cache,
     nodes: Cache,
     /// Missing node → first time seen missing.
     missing_since: BTreeMap<String, Millis>,
@@ -54,7 +53,8 @@ impl PodGcController {
     }
 
     fn gc(&mut self, ctx: &mut Ctx) {
-        let objects: Vec<std::sync::Arc<Object>> = self.pods.iter().cloned().collect();
+        // Read from the API server's store: the collector needs every pod only every 20 s.
+        let objects: Vec<std::sync::Arc<Object>> = ctx.api.store().list(("", "pods"), None).cloned().collect();
         let pods: Vec<&Pod> = objects.iter().filter_map(|o| o.as_pod()).collect();
         // Terminated pods beyond the threshold, oldest first.
         let threshold = self.threshold.unwrap_or(TERMINATED_POD_THRESHOLD);
@@ -119,26 +119,16 @@ impl Component for PodGcController {
         "pod-garbage-collector"
     }
     fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("", "pods"), filter: WatchFilter::All }, Interest { resource: ("", "nodes"), filter: WatchFilter::All }]
+        vec![Interest { resource: ("", "nodes"), filter: WatchFilter::All }]
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        for object in ctx.api.store().list(("", "pods"), None) {
-            self.pods.put(object.clone());
-        }
         for object in ctx.api.store().list(("", "nodes"), None) {
             self.nodes.put(object.clone());
         }
         ctx.after_periodic(GC_CHECK_PERIOD_MS, TOKEN_GC);
     }
     fn on_watch(&mut self, event: &WatchEvent, _ctx: &mut Ctx) {
-        match event.resource {
-            ("", "pods") => {
-                self.pods.apply(event);
-            }
-            _ => {
-                self.nodes.apply(event);
-            }
-        }
+        self.nodes.apply(event);
     }
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
         if token == TOKEN_GC {

@@ -17,7 +17,7 @@ use kubesim_api::k8s_openapi::api::core::v1::{
 };
 use kubesim_api::k8s_openapi::api::storage::v1::StorageClass;
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kubesim_api::object::{kind_info, Object};
+use kubesim_api::object::kind_info;
 use kubesim_api::quantity::parse_value;
 use kubesim_api::selector::Selector;
 use kubesim_api::time::time_at;
@@ -110,7 +110,6 @@ pub struct PersistentVolumeController {
     volumes: Cache,
     claims: Cache,
     classes: Cache,
-    pods: Cache,
     queue: WorkQueue,
     provisioning: BTreeMap<u64, Key>,
     next_token: u64,
@@ -129,7 +128,6 @@ impl PersistentVolumeController {
             volumes: Cache::default(),
             claims: Cache::default(),
             classes: Cache::default(),
-            pods: Cache::default(),
             queue: WorkQueue::new(PV_LATENCY_MS),
             provisioning: BTreeMap::new(),
             next_token: 1 << 20,
@@ -148,13 +146,15 @@ impl PersistentVolumeController {
         self.volumes.iter().filter_map(|o| decode(o)).collect()
     }
 
-    /// The node of a bound pod using the claim (the emulated selected-node).
-    fn consumer_node(&self, claim: &PersistentVolumeClaim) -> Option<String> {
+    /// The node of a bound pod using the claim (the emulated selected-node), read from the
+    /// API server (only WaitForFirstConsumer claims need it).
+    fn consumer_node(ctx: &Ctx, claim: &PersistentVolumeClaim) -> Option<String> {
         let ns = claim.metadata.namespace.clone().unwrap_or_default();
         let name = claim.metadata.name.clone().unwrap_or_default();
-        let node = self
-            .pods
-            .in_namespace(&ns)
+        let node = ctx
+            .api
+            .store()
+            .list(("", "pods"), Some(&ns))
             .filter_map(|o| o.as_pod())
             .filter(|p| {
                 p.spec.as_ref().and_then(|s| s.volumes.as_ref()).into_iter().flatten().any(|v| v.persistent_volume_claim.as_ref().is_some_and(|c| c.claim_name == name))
@@ -239,7 +239,7 @@ impl PersistentVolumeController {
         let class_name = claim_class(&claim).unwrap_or_default();
         let class = (!class_name.is_empty()).then(|| self.class(&class_name)).flatten();
         let delayed = class.as_ref().and_then(|c| c.volume_binding_mode.as_deref()) == Some("WaitForFirstConsumer");
-        let selected_node = claim.metadata.annotations.as_ref().and_then(|a| a.get(SELECTED_NODE_ANNOTATION)).cloned().or_else(|| if delayed { self.consumer_node(&claim) } else { None });
+        let selected_node = claim.metadata.annotations.as_ref().and_then(|a| a.get(SELECTED_NODE_ANNOTATION)).cloned().or_else(|| if delayed { Self::consumer_node(ctx, &claim) } else { None });
         let volumes = self.all_volumes();
         if let Some(v) = volume_name {
             // Pre-bound claim: bind once the volume exists.
@@ -445,9 +445,6 @@ impl Component for PersistentVolumeController {
         for object in ctx.api.store().list(("storage.k8s.io", "storageclasses"), None) {
             self.classes.put(object.clone());
         }
-        for object in ctx.api.store().list(("", "pods"), None) {
-            self.pods.put(object.clone());
-        }
         let keys: Vec<Key> = self.claims.iter().map(|o| key_of(o)).chain(self.volumes.iter().map(|o| key_of(o))).collect();
         for key in keys {
             self.queue.add(key, ctx);
@@ -488,13 +485,11 @@ impl Component for PersistentVolumeController {
                 }
             }
             _ => {
-                let old = self.pods.apply(event);
-                // A pod using claims got a node: delayed-binding claims may proceed.
-                let node_of = |o: &Object| o.as_pod().map(|p| pod_node(p).to_string());
-                if old.as_deref().map(node_of) == Some(node_of(&event.object)) {
+                // A scheduled pod using claims: delayed-binding claims may proceed.
+                let Some(pod) = event.object.as_pod() else { return };
+                if pod_node(pod).is_empty() || event.event_type == kubesim_store::EventType::Deleted {
                     return;
                 }
-                let Some(pod) = event.object.as_pod() else { return };
                 let ns = pod.metadata.namespace.clone().unwrap_or_default();
                 for v in pod.spec.as_ref().and_then(|s| s.volumes.clone()).unwrap_or_default() {
                     if let Some(c) = v.persistent_volume_claim {
