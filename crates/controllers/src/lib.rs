@@ -39,6 +39,8 @@
 //! pod GC every 20 s (periodic timers). Informers LIST in `start` and then follow watch events;
 //! a controller also puts the result of its own writes into its cache (never replacing a newer
 //! resourceVersion), which saves the conflict round trips a stale cache would cause upstream.
+//! Controllers that need pods only occasionally (node lifecycle, HPA, pod GC, PV binder) read
+//! them from the API server's store at sync time instead of keeping a pod informer.
 //!
 //! Known deviations from upstream (v1.34) — also noted in each module:
 //! - pod-template-hash (and ControllerRevision hashes) are FNV-32a over a canonical JSON
