@@ -267,8 +267,11 @@ impl ApiServer {
             };
             return Err(ApiError::invalid(invalid_message(&qualified_kind, object.name(), &errors)));
         }
+        let uid = new_uid(req.rng);
+        generate_job_selector(&mut object, &uid);
+        default_storage_class(&mut object, &self.store);
         let meta = object.metadata_mut();
-        meta.uid = Some(new_uid(req.rng));
+        meta.uid = Some(uid);
         meta.creation_timestamp = Some(time_at(req.now));
         meta.deletion_timestamp = None;
         meta.deletion_grace_period_seconds = None;
@@ -422,11 +425,18 @@ impl ApiServer {
                 return Err(ApiError::conflict(&info.qualified_resource(), &name));
             }
         }
-        if status_equal(&object, &current) {
+        // The Deployment and ReplicaSet status strategies keep the new object's metadata
+        // (annotations) and only reset the spec (deploymentStatusStrategy.PrepareForUpdate).
+        let keeps_metadata = matches!(info.kind, "Deployment" | "ReplicaSet");
+        let metadata_same = !keeps_metadata || object.metadata().annotations == current.metadata().annotations;
+        if metadata_same && status_equal(&object, &current) {
             return Ok(current); // no-op updates do not commit (etcd would not see a change)
         }
         let mut merged = (*current).clone();
         carry_status(&mut merged, &object);
+        if keeps_metadata {
+            merged.metadata_mut().annotations = object.metadata().annotations.clone();
+        }
         self.finish_update(info, merged, expected, req)
     }
 
@@ -661,6 +671,53 @@ impl ApiServer {
         self.store
             .update(resource, object, expected, req.actor, req.now)
             .map_err(|e| store_error(e, info, &name))
+    }
+}
+
+/// The Job registry's generated selector (pkg/registry/batch/job/strategy.go): unless
+/// spec.manualSelector, the selector is `batch.kubernetes.io/controller-uid=<uid>` and the
+/// template gets the controller-uid and job-name labels (new and legacy keys).
+fn generate_job_selector(object: &mut Object, uid: &str) {
+    let Object::Dynamic(job) = object else { return };
+    if job.kind != "Job" {
+        return;
+    }
+    let name = job.metadata.name.clone().unwrap_or_default();
+    let Some(spec) = job.rest.get_mut("spec").and_then(|s| s.as_object_mut()) else { return };
+    if spec.get("manualSelector").and_then(|m| m.as_bool()) == Some(true) {
+        return;
+    }
+    spec.insert("selector".into(), serde_json::json!({ "matchLabels": { "batch.kubernetes.io/controller-uid": uid } }));
+    let labels = spec
+        .entry("template")
+        .or_insert_with(|| serde_json::json!({}))
+        .as_object_mut()
+        .map(|t| t.entry("metadata").or_insert_with(|| serde_json::json!({})))
+        .and_then(|m| m.as_object_mut())
+        .map(|m| m.entry("labels").or_insert_with(|| serde_json::json!({})));
+    if let Some(serde_json::Value::Object(labels)) = labels {
+        labels.insert("batch.kubernetes.io/controller-uid".into(), uid.into());
+        labels.insert("batch.kubernetes.io/job-name".into(), name.clone().into());
+        labels.insert("controller-uid".into(), uid.into());
+        labels.insert("job-name".into(), name.into());
+    }
+}
+
+/// DefaultStorageClass admission: a PVC with no storageClassName gets the default class.
+fn default_storage_class(object: &mut Object, store: &Store) {
+    let Object::Dynamic(pvc) = object else { return };
+    if pvc.kind != "PersistentVolumeClaim" {
+        return;
+    }
+    let Some(spec) = pvc.rest.get_mut("spec").and_then(|s| s.as_object_mut()) else { return };
+    if spec.contains_key("storageClassName") {
+        return;
+    }
+    let default = store.list(("storage.k8s.io", "storageclasses"), None).find(|sc| {
+        sc.metadata().annotations.as_ref().and_then(|a| a.get("storageclass.kubernetes.io/is-default-class")).map(String::as_str) == Some("true")
+    });
+    if let Some(class) = default {
+        spec.insert("storageClassName".into(), class.name().into());
     }
 }
 

@@ -40,6 +40,22 @@ pub fn bootstrap_objects() -> Vec<Object> {
         }),
         status: None,
     })));
+    // The default StorageClass (kind ships "standard"; kubesim binds immediately because its
+    // scheduler's VolumeBinding plugin does not select nodes for claims).
+    let mut sc = serde_json::Map::new();
+    sc.insert("provisioner".into(), "rancher.io/local-path".into());
+    sc.insert("reclaimPolicy".into(), "Delete".into());
+    sc.insert("volumeBindingMode".into(), "Immediate".into());
+    objects.push(Object::Dynamic(Box::new(DynamicObject {
+        api_version: "storage.k8s.io/v1".into(),
+        kind: "StorageClass".into(),
+        metadata: ObjectMeta {
+            name: Some("standard".into()),
+            annotations: Some([("storageclass.kubernetes.io/is-default-class".to_string(), "true".to_string())].into_iter().collect()),
+            ..Default::default()
+        },
+        rest: sc,
+    })));
     for (name, value, description) in [
         ("system-cluster-critical", 2_000_000_000, "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary."),
         ("system-node-critical", 2_000_001_000, "Used for system critical pods that must not be moved from their current node."),

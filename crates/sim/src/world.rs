@@ -18,6 +18,8 @@ use std::sync::Arc;
 
 /// Watch delivery latency: commit → watcher notified (virtual ms).
 pub const WATCH_LATENCY_MS: Millis = 2;
+/// metrics-server resolution: how often pod usage is scraped from the kubelets (15 s).
+pub const METRICS_RESOLUTION_MS: Millis = 15_000;
 /// etcd compaction interval (kube-apiserver --etcd-compaction-interval).
 pub const COMPACTION_INTERVAL_MS: Millis = 5 * 60_000;
 
@@ -28,6 +30,7 @@ enum Item {
     Deliver(Box<Commit>),
     Command(String),
     Compact,
+    ScrapeMetrics,
 }
 
 #[derive(Debug)]
@@ -173,6 +176,7 @@ impl World {
         }
         world.add_component(Box::new(scheduler));
         world.push(COMPACTION_INTERVAL_MS, Item::Compact, true);
+        world.push(METRICS_RESOLUTION_MS, Item::ScrapeMetrics, true);
         Ok(world)
     }
 
@@ -364,6 +368,10 @@ impl World {
             Item::Command(line) => {
                 let _ = self.run_command(&line);
             }
+            Item::ScrapeMetrics => {
+                self.scrape_metrics();
+                self.push(self.now + METRICS_RESOLUTION_MS, Item::ScrapeMetrics, true);
+            }
             Item::Compact => {
                 let revision = self.api.store().revision();
                 self.api.store_mut().compact(self.last_compaction_revision);
@@ -487,6 +495,32 @@ impl World {
             self.notes.push(Note { t_ms: self.now, actor: "fault".into(), target, call: "fault".into(), detail: verb.to_string() });
         }
         result
+    }
+
+    /// The metrics-server model: pod usage scraped from every kubelet's runtime and served to
+    /// the HPA controller (the resource metrics API). Skipped while no HPA exists.
+    fn scrape_metrics(&mut self) {
+        if self.api.store().count(("autoscaling", "horizontalpodautoscalers")) == 0 {
+            return;
+        }
+        let mut metrics = BTreeMap::new();
+        for index in self.kubelets.values() {
+            let Some(kubelet) = self.components[*index].as_any().downcast_ref::<Kubelet>() else { continue };
+            for pod in self.api.store().pods_on_node(kubelet.node_name()) {
+                let uid = pod.metadata().uid.clone().unwrap_or_default();
+                if let Some(usage) = kubelet.usage(&uid) {
+                    metrics.insert((pod.namespace().to_string(), pod.name().to_string()), usage);
+                }
+            }
+        }
+        if let Some(hpa) = self
+            .components
+            .iter_mut()
+            .find(|c| c.name() == "horizontal-pod-autoscaler")
+            .and_then(|c| c.as_any_mut().downcast_mut::<kubesim_controllers::hpa::HpaController>())
+        {
+            hpa.set_pod_metrics(metrics);
+        }
     }
 
     fn with_kubelet<R>(&mut self, index: usize, f: impl FnOnce(&mut Kubelet, &mut Ctx) -> R) -> R {

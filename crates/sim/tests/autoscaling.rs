@@ -1,0 +1,32 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! The HPA through the whole world: the metrics-server model scrapes the kubelets' usage model
+//! every 15 s, the HPA controller computes replicas (replica_calculator.go) and scales the
+//! Deployment; pods come up through the scheduler and kubelets.
+
+use kubesim_sim::run::{run, RunOptions};
+use kubesim_sim::scenario::InputFile;
+
+const HOT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: php-apache}\nspec:\n  replicas: 1\n  selector: {matchLabels: {run: php-apache}}\n  template:\n    metadata: {labels: {run: php-apache}, annotations: {kubesim.dev/cpu-usage: 500m}}\n    spec: {containers: [{name: php-apache, image: 'registry.k8s.io/hpa-example', resources: {requests: {cpu: 200m}, limits: {cpu: 500m}}}]}\n---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: php-apache}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: php-apache}\n  minReplicas: 1\n  maxReplicas: 10\n  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}}]\n";
+
+#[test]
+fn an_hpa_scales_a_busy_deployment_up_from_scraped_usage() {
+    let outcome = run(RunOptions { files: vec![InputFile { name: "hpa.yaml".into(), text: HOT.into() }], seed: 1, duration_ms: Some(180_000), ..Default::default() });
+    assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
+    let world = &outcome.world;
+    let deployment = world.api().lookup(("apps", "deployments"), "default", "php-apache").unwrap().to_json();
+    let replicas = deployment["spec"]["replicas"].as_i64().unwrap();
+    // 500m used of 200m requested = 250% against a 50% target: ceil(2.5/0.5 × 1) = 5, then
+    // scale-up limits (×2 or +4 per 15 s) and more pods at the same per-pod usage push further.
+    assert!(replicas >= 4, "scaled up: {replicas}");
+    let hpa = world.api().lookup(("autoscaling", "horizontalpodautoscalers"), "default", "php-apache").unwrap().to_json();
+    assert!(hpa["status"]["desiredReplicas"].as_i64().unwrap() >= 4, "{hpa}");
+    let reasons: Vec<String> = world
+        .trace()
+        .iter()
+        .filter_map(|r| match r.object.as_ref() {
+            kubesim_api::object::Object::Event(e) if e.involved_object.kind.as_deref() == Some("HorizontalPodAutoscaler") => e.reason.clone(),
+            _ => None,
+        })
+        .collect();
+    assert!(reasons.iter().any(|r| r == "SuccessfulRescale"), "{reasons:?}");
+}
