@@ -118,7 +118,7 @@ fn check_container(container: &Container, min: &BTreeMap<String, String>, max: &
 }
 
 /// The usage one object adds to a quota (the core quota evaluators), in milli-units.
-fn usage_of(object: &Object) -> BTreeMap<String, i128> {
+pub fn usage_of(object: &Object) -> BTreeMap<String, i128> {
     let mut usage = BTreeMap::new();
     let Some(info) = object.info() else { return usage };
     let count_key = if info.group().is_empty() { format!("count/{}", info.plural) } else { format!("count/{}.{}", info.plural, info.group()) };
@@ -191,7 +191,8 @@ fn pretty(map: &BTreeMap<String, String>) -> String {
     map.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
 }
 
-fn format_usage(key: &str, milli: i128) -> String {
+/// Formats a usage value as quota status shows it (cpu in m/cores, memory and storage binary).
+pub fn format_usage(key: &str, milli: i128) -> String {
     if key.contains("memory") || key.contains("storage") {
         kubesim_api::quantity::format_bytes(milli / 1000)
     } else if key.ends_with("cpu") || key == "cpu" {

@@ -10,9 +10,9 @@
 //! NotTerminating, BestEffort and NotBestEffort are honoured; scopeSelector is not modelled.
 
 use crate::common::*;
-use kubesim_api::k8s_openapi::api::core::v1::{Container, Pod};
+use kubesim_api::k8s_openapi::api::core::v1::Pod;
 use kubesim_api::object::{all_kinds, Object};
-use kubesim_api::quantity::{format_bytes, format_cpu_milli, parse_milli};
+use kubesim_api::quantity::parse_milli;
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, Component, Ctx, Interest, WatchEvent, WatchFilter};
 use kubesim_store::{resource_of, EventType, Resource};
@@ -50,91 +50,9 @@ fn pod_in_scopes(pod: &Pod, scopes: &[String]) -> bool {
     })
 }
 
-/// The usage one object contributes (milli-units per resource name).
-pub fn usage_of(object: &Object) -> BTreeMap<String, i128> {
-    let mut usage = BTreeMap::new();
-    let Some(info) = object.info() else { return usage };
-    let count_key = if info.group().is_empty() { format!("count/{}", info.plural) } else { format!("count/{}.{}", info.plural, info.group()) };
-    match object {
-        Object::Pod(pod) => {
-            if is_pod_terminal(pod) {
-                return usage;
-            }
-            usage.insert(count_key, 1000);
-            usage.insert("pods".into(), 1000);
-            let spec = pod.spec.clone().unwrap_or_default();
-            for (kind, key) in [("requests", "cpu"), ("requests", "memory"), ("limits", "cpu"), ("limits", "memory"), ("requests", "ephemeral-storage"), ("limits", "ephemeral-storage")] {
-                let of = |c: &Container| {
-                    let r = c.resources.clone().unwrap_or_default();
-                    let map = if kind == "requests" { r.requests } else { r.limits };
-                    map.and_then(|m| m.get(key).map(|q| milli(&q.0))).unwrap_or(0)
-                };
-                let sum: i128 = spec.containers.iter().map(of).sum();
-                let init = spec.init_containers.iter().flatten().map(of).max().unwrap_or(0);
-                let total = sum.max(init);
-                usage.insert(format!("{kind}.{key}"), total);
-                if kind == "requests" {
-                    usage.insert(key.to_string(), total);
-                }
-            }
-        }
-        Object::Service(svc) => {
-            usage.insert(count_key, 1000);
-            usage.insert("services".into(), 1000);
-            let type_ = svc.spec.as_ref().and_then(|s| s.type_.as_deref()).unwrap_or("ClusterIP");
-            let ports = svc.spec.as_ref().and_then(|s| s.ports.as_ref()).map_or(0, |p| p.len()) as i128;
-            match type_ {
-                "LoadBalancer" => {
-                    usage.insert("services.loadbalancers".into(), 1000);
-                    usage.insert("services.nodeports".into(), ports * 1000);
-                }
-                "NodePort" => {
-                    usage.insert("services.nodeports".into(), ports * 1000);
-                }
-                _ => {}
-            }
-        }
-        Object::ConfigMap(_) => {
-            usage.insert(count_key, 1000);
-            usage.insert("configmaps".into(), 1000);
-        }
-        Object::Secret(_) => {
-            usage.insert(count_key, 1000);
-            usage.insert("secrets".into(), 1000);
-        }
-        Object::Dynamic(d) => {
-            usage.insert(count_key, 1000);
-            let simple = match d.kind.as_str() {
-                "PersistentVolumeClaim" => Some("persistentvolumeclaims"),
-                "ReplicationController" => Some("replicationcontrollers"),
-                "ResourceQuota" => Some("resourcequotas"),
-                _ => None,
-            };
-            if let Some(key) = simple {
-                usage.insert(key.into(), 1000);
-            }
-            if d.kind == "PersistentVolumeClaim" {
-                let storage = d.rest.get("spec").and_then(|s| s.pointer("/resources/requests/storage")).and_then(|v| v.as_str()).map(milli).unwrap_or(0);
-                usage.insert("requests.storage".into(), storage);
-            }
-        }
-        _ => {
-            usage.insert(count_key, 1000);
-        }
-    }
-    usage
-}
-
-/// Formats a usage value as quota status does.
-pub fn format_usage(key: &str, milli: i128) -> String {
-    if key.contains("memory") || key.contains("storage") {
-        format_bytes(milli / 1000)
-    } else if key.ends_with("cpu") || key == "cpu" {
-        format_cpu_milli(milli)
-    } else {
-        (milli / 1000).to_string()
-    }
-}
+/// The usage one object contributes (milli-units per resource name): the API server's quota
+/// evaluators, shared so admission and this controller agree.
+pub use kubesim_apiserver::quota::{format_usage, usage_of};
 
 /// The resources a quota key is counted over.
 fn resources_for(key: &str) -> Vec<Resource> {
