@@ -135,6 +135,62 @@ fn build_program(image: &str, command: &[String], args: &[String], env: &BTreeMa
     Program { timeline, on_term: TermBehaviour::Ignores, idle_memory_bytes: 1 << 20, idle_cpu_milli: 0, serving: Serving::No, files: BTreeMap::new() }
 }
 
+/// The commands the shell model implements (anything else exits 127 at run time).
+pub const SHELL_BUILTINS: &[&str] = &[
+    "sleep", "exit", "true", ":", "false", "echo", "printf", "touch", "rm", "mkdir", "ls", "wget", "curl", "cat", "date", "hostname", "env", "printenv", "test", "[",
+];
+
+/// The commands of a container's shell script that the model does not implement, so the
+/// simulation can warn at apply time instead of guessing (they exit 127 when run).
+pub fn unsupported_commands(command: &[String], args: &[String]) -> Vec<String> {
+    let argv: Vec<&String> = command.iter().chain(args.iter()).collect();
+    let Some(first) = argv.first() else { return Vec::new() };
+    let program = first.rsplit('/').next().unwrap_or(first);
+    if !matches!(program, "sh" | "bash" | "ash" | "dash") {
+        return Vec::new();
+    }
+    let Some(script) = argv.iter().position(|a| a.as_str() == "-c").and_then(|i| argv.get(i + 1)) else { return Vec::new() };
+    let mut parser = Parser { tokens: tokenize(script), pos: 0 };
+    let tree = parser.parse_list(&[]);
+    let mut unknown = Vec::new();
+    collect_commands(&tree, &mut unknown);
+    unknown.sort();
+    unknown.dedup();
+    unknown
+}
+
+fn collect_commands(node: &Node, out: &mut Vec<String>) {
+    match node {
+        Node::Seq(items) => items.iter().for_each(|n| collect_commands(n, out)),
+        Node::And(a, b) | Node::Or(a, b) => {
+            collect_commands(a, out);
+            collect_commands(b, out);
+        }
+        Node::Loop { cond, body, .. } => {
+            collect_commands(cond, out);
+            collect_commands(body, out);
+        }
+        Node::If { cond, then, otherwise } => {
+            collect_commands(cond, out);
+            collect_commands(then, out);
+            if let Some(o) = otherwise {
+                collect_commands(o, out);
+            }
+        }
+        Node::Simple(words) => {
+            let Some(Word(parts)) = words.first() else { return };
+            let [Part::Lit(name)] = parts.as_slice() else { return };
+            if name.contains('=') {
+                return;
+            }
+            let base = name.rsplit('/').next().unwrap_or(name);
+            if !SHELL_BUILTINS.contains(&base) {
+                out.push(base.to_string());
+            }
+        }
+    }
+}
+
 fn is_interpretable(program: &str) -> bool {
     matches!(program, "sleep" | "echo" | "printf" | "true" | "false" | "exit" | "touch" | "date" | "cat" | "env" | "printenv" | "wget" | "curl" | "ls")
 }

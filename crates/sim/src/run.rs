@@ -83,6 +83,12 @@ pub fn load(world: &mut World, files: &[InputFile]) -> (Vec<ApplyOutcome>, Vec<S
         applied.extend(crate::commands::apply_file(world, &file.name, &file.text));
     }
     world.adopt_nodes();
+    // Loud, not guessed: container scripts using commands the shell model does not implement.
+    for (file, document, object, _) in &decoded.objects {
+        for warning in unsupported_command_warnings(object) {
+            applied.push(ApplyOutcome::Warning(format!("Warning: {file} (document {document}): {warning}")));
+        }
+    }
     // KubeSchedulerConfiguration documents configured the scheduler (see world_for); kubectl
     // rightly cannot apply them, so their "no matches for kind" results are dropped.
     let applied: Vec<ApplyOutcome> = applied
@@ -97,6 +103,37 @@ pub fn load(world: &mut World, files: &[InputFile]) -> (Vec<ApplyOutcome>, Vec<S
         })
         .collect();
     (applied, errors)
+}
+
+/// Warnings for containers (of a Pod or any workload's pod template) whose `sh -c` scripts use
+/// commands the kubelet's process model does not implement.
+pub fn unsupported_command_warnings(object: &kubesim_api::Object) -> Vec<String> {
+    let json = object.to_json();
+    let spec = if object.kind() == "Pod" {
+        json.get("spec").cloned()
+    } else {
+        json.pointer("/spec/template/spec").or_else(|| json.pointer("/spec/jobTemplate/spec/template/spec")).cloned()
+    };
+    let Some(spec) = spec else { return Vec::new() };
+    let mut warnings = Vec::new();
+    for list in ["initContainers", "containers"] {
+        for container in spec.get(list).and_then(|c| c.as_array()).into_iter().flatten() {
+            let strings = |key: &str| -> Vec<String> {
+                container.get(key).and_then(|v| v.as_array()).map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect()).unwrap_or_default()
+            };
+            let unknown = kubesim_kubelet::process::unsupported_commands(&strings("command"), &strings("args"));
+            if !unknown.is_empty() {
+                warnings.push(format!(
+                    "{}/{} container {:?}: the simulated shell does not implement {} (they exit 127, \"not found\", when the container runs)",
+                    object.kind().to_ascii_lowercase(),
+                    object.name(),
+                    container.get("name").and_then(|n| n.as_str()).unwrap_or(""),
+                    unknown.iter().map(|u| format!("{u:?}")).collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+    }
+    warnings
 }
 
 /// The final state as a `v1 List` of every object in the store (all namespaces, status

@@ -341,3 +341,67 @@ fn the_scenario_can_override_image_sizes_and_declare_missing_images() {
     let waiting = container(&world, "gone").state.unwrap().waiting.unwrap();
     assert!(matches!(waiting.reason.as_deref(), Some("ErrImagePull") | Some("ImagePullBackOff")));
 }
+
+// Sidecars (restartable init containers, KEP-753): started before the app, kept running.
+#[test]
+fn sidecars_start_first_and_keep_running() {
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: with-sidecar}\nspec:\n  initContainers: [{name: proxy, image: 'nginx:1.27', restartPolicy: Always}]\n  containers: [{name: app, image: busybox, command: [sh, -c, 'sleep 3600']}]\n";
+    let mut world = world_with(yaml);
+    world.run_until(20_000);
+    let status = pod(&world, "with-sidecar").unwrap().status.unwrap();
+    assert_eq!(status.phase.as_deref(), Some("Running"));
+    let sidecar = &status.init_container_statuses.unwrap()[0];
+    assert!(sidecar.state.as_ref().unwrap().running.is_some(), "the sidecar keeps running");
+    assert_eq!(sidecar.started, Some(true));
+    let started: Vec<String> = events(&world, "with-sidecar").into_iter().filter(|e| e.1 == "Started").map(|e| e.2).collect();
+    assert_eq!(started, vec!["Started container proxy", "Started container app"]);
+}
+
+// hostNetwork pods use the node's IP; others get one from the node's podCIDR.
+#[test]
+fn host_network_pods_use_the_node_ip() {
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: hostnet}\nspec: {hostNetwork: true, nodeName: node-2, containers: [{name: c, image: 'nginx:1.27'}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: podnet}\nspec: {nodeName: node-2, containers: [{name: c, image: 'nginx:1.27'}]}\n";
+    let mut world = world_with(yaml);
+    world.run_until(10_000);
+    let hostnet = pod(&world, "hostnet").unwrap().status.unwrap();
+    assert_eq!(hostnet.pod_ip, hostnet.host_ip);
+    let podnet = pod(&world, "podnet").unwrap().status.unwrap();
+    assert!(podnet.pod_ip.unwrap().starts_with("10.244.1."), "node-2's podCIDR is 10.244.1.0/24");
+}
+
+// imagePullPolicy Never with the image absent: ErrImageNeverPull, no pull attempted.
+#[test]
+fn never_pull_policy_without_the_image_fails() {
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: never}\nspec: {containers: [{name: c, image: 'nginx:1.27', imagePullPolicy: Never}]}\n";
+    let mut world = world_with(yaml);
+    world.run_until(5_000);
+    let waiting = container(&world, "never").state.unwrap().waiting.unwrap();
+    assert_eq!(waiting.reason.as_deref(), Some("ErrImageNeverPull"));
+    assert_eq!(waiting.message.as_deref(), Some("Container image \"nginx:1.27\" is not present with pull policy of Never"));
+    assert!(!events(&world, "never").iter().any(|e| e.1 == "Pulling"));
+}
+
+// A startup probe holds liveness and readiness back until it succeeds; `started` follows it.
+#[test]
+fn startup_probes_gate_started_and_ready() {
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: slow}\nspec:\n  containers:\n  - name: app\n    image: busybox\n    command: [sh, -c, 'sleep 20; touch /tmp/ready; sleep 3600']\n    startupProbe: {exec: {command: [cat, /tmp/ready]}, periodSeconds: 5, failureThreshold: 10}\n";
+    let mut world = world_with(yaml);
+    world.run_until(15_000);
+    let status = container(&world, "slow");
+    assert_eq!((status.started, status.ready), (Some(false), false));
+    world.run_until(40_000);
+    let status = container(&world, "slow");
+    assert_eq!((status.started, status.ready, status.restart_count), (Some(true), true, 0));
+}
+
+// Commands the shell model does not implement are reported when the input is applied.
+#[test]
+fn unsupported_shell_commands_are_reported_at_apply_time() {
+    let yaml = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: tool}\nspec:\n  selector: {matchLabels: {app: tool}}\n  template:\n    metadata: {labels: {app: tool}}\n    spec: {containers: [{name: c, image: busybox, command: [sh, -c, 'apk add curl && jq . /x; sleep 60']}]}\n";
+    let outcome = kubesim_sim::run::run(kubesim_sim::RunOptions { files: vec![InputFile { name: "tool.yaml".into(), text: yaml.into() }], seed: 1, duration_ms: Some(1_000), ..Default::default() });
+    let warnings: Vec<String> = outcome.applied.iter().filter_map(|o| match o {
+        kubesim_sim::scenario::ApplyOutcome::Warning(w) => Some(w.clone()),
+        _ => None,
+    }).collect();
+    assert_eq!(warnings, vec!["Warning: tool.yaml (document 1): deployment/tool container \"c\": the simulated shell does not implement \"apk\", \"jq\" (they exit 127, \"not found\", when the container runs)".to_string()]);
+}
