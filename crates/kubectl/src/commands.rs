@@ -905,7 +905,7 @@ fn autoscale(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &st
 /// `kubectl label` / `kubectl annotate` (cmd/label/label.go, cmd/annotate/annotate.go).
 fn label_or_annotate(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output, labels: bool) {
     let (resources, changes): (Vec<String>, Vec<String>) =
-        args.positional.iter().cloned().partition(|a| !(a.contains('=') || (a.ends_with('-') && !a.contains('/') && args.positional.first() != Some(a))));
+        args.positional.iter().cloned().partition(|a| !(a.contains('=') || (a.ends_with('-') && args.positional.first() != Some(a))));
     let what = if labels { "labels" } else { "annotations" };
     if changes.is_empty() {
         return out.fail(format!("error: at least one {} update is required", if labels { "label" } else { "annotation" }));

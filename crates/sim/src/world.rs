@@ -18,6 +18,10 @@ use std::sync::Arc;
 
 /// Watch delivery latency: commit → watcher notified (virtual ms).
 pub const WATCH_LATENCY_MS: Millis = 2;
+/// Service annotation: requests per second the Service receives (the load model).
+pub const LOAD_ANNOTATION: &str = "kubesim.dev/load";
+/// Service annotation: CPU each request costs the pod serving it (a quantity, default 2m).
+pub const CPU_PER_REQUEST_ANNOTATION: &str = "kubesim.dev/cpu-per-request";
 /// metrics-server resolution: how often pod usage is scraped from the kubelets (15 s).
 pub const METRICS_RESOLUTION_MS: Millis = 15_000;
 /// etcd compaction interval (kube-apiserver --etcd-compaction-interval).
@@ -513,6 +517,7 @@ impl World {
                 }
             }
         }
+        self.add_service_load(&mut metrics);
         if let Some(hpa) = self
             .components
             .iter_mut()
@@ -520,6 +525,39 @@ impl World {
             .and_then(|c| c.as_any_mut().downcast_mut::<kubesim_controllers::hpa::HpaController>())
         {
             hpa.set_pod_metrics(metrics);
+        }
+    }
+
+    /// The load model: a Service annotated `kubesim.dev/load` (requests per second) spreads
+    /// that rate over its ready endpoints; each request costs `kubesim.dev/cpu-per-request`
+    /// (default 2m) of CPU on the pod that serves it, on top of the pod's own usage.
+    fn add_service_load(&self, metrics: &mut BTreeMap<(String, String), (i64, i64)>) {
+        for service in self.api.store().list(("", "services"), None) {
+            let Object::Service(svc) = service.as_ref() else { continue };
+            let annotations = svc.metadata.annotations.clone().unwrap_or_default();
+            let Some(rate) = annotations.get(LOAD_ANNOTATION).and_then(|r| r.trim().parse::<f64>().ok()) else { continue };
+            let cost = annotations.get(CPU_PER_REQUEST_ANNOTATION).and_then(|q| kubesim_api::quantity::parse_milli(q).ok()).unwrap_or(2) as f64;
+            let Some(selector) = svc.spec.as_ref().and_then(|s| s.selector.as_ref()).filter(|s| !s.is_empty()) else { continue };
+            let selector = kubesim_api::selector::Selector::from_map(selector);
+            let namespace = service.namespace().to_string();
+            let ready: Vec<String> = self
+                .api
+                .store()
+                .list_selected(("", "pods"), Some(&namespace), &selector)
+                .iter()
+                .filter_map(|o| o.as_pod())
+                .filter(|p| p.metadata.deletion_timestamp.is_none())
+                .filter(|p| p.status.as_ref().and_then(|s| s.conditions.as_ref()).is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True")))
+                .filter_map(|p| p.metadata.name.clone())
+                .collect();
+            if ready.is_empty() {
+                continue;
+            }
+            let share = (rate * cost / ready.len() as f64).round() as i64;
+            for name in ready {
+                let entry = metrics.entry((namespace.clone(), name)).or_insert((0, 0));
+                entry.0 += share;
+            }
         }
     }
 

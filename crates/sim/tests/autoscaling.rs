@@ -30,3 +30,45 @@ fn an_hpa_scales_a_busy_deployment_up_from_scraped_usage() {
         .collect();
     assert!(reasons.iter().any(|r| r == "SuccessfulRescale"), "{reasons:?}");
 }
+
+fn docs(path: &str) -> String {
+    std::fs::read_to_string(format!("{}/../../../shared/corpus/k8s-docs-examples/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+// The docs' HorizontalPodAutoscaler walkthrough (application/php-apache.yaml +
+// application/hpa/php-apache.yaml): load arrives (here as the Service's request rate), the HPA
+// scales up; the load stops, and after the 5-minute downscale stabilization window it scales
+// back to minReplicas.
+#[test]
+fn the_php_apache_walkthrough_scales_up_under_load_and_back_down() {
+    let outcome = run(RunOptions {
+        files: vec![
+            InputFile { name: "php-apache.yaml".into(), text: docs("application/php-apache.yaml") },
+            InputFile { name: "hpa.yaml".into(), text: docs("application/hpa/php-apache.yaml") },
+        ],
+        seed: 1,
+        duration_ms: Some(15 * 60_000),
+        commands: vec![
+            (60_000, "kubectl annotate service php-apache kubesim.dev/load=500".to_string()),
+            (300_000, "kubectl annotate service php-apache kubesim.dev/load-".to_string()),
+        ],
+    });
+    assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
+    let world = &outcome.world;
+    assert!(world.commands().iter().all(|c| c.exit_code == 0), "{:?}", world.commands());
+    let replicas_at = |t: u64| {
+        world
+            .trace()
+            .iter()
+            .filter(|r| r.t_ms <= t && r.object.kind() == "Deployment" && r.object.name() == "php-apache")
+            .last()
+            .map(|r| r.object.to_json()["spec"]["replicas"].as_i64().unwrap_or(1))
+            .unwrap()
+    };
+    assert_eq!(replicas_at(55_000), 1, "no load yet");
+    let peak = replicas_at(290_000);
+    assert!(peak >= 5, "scaled up under load: {peak}");
+    assert_eq!(replicas_at(14 * 60_000), 1, "scaled back down after the stabilization window");
+    // Not before the 5-minute window after the load stopped.
+    assert!(replicas_at(300_000 + 4 * 60_000) > 1);
+}
