@@ -1504,6 +1504,16 @@ fn volume_files(pod: &Pod, container: &Container, store: &kubesim_store::Store) 
                 None if secret.optional.unwrap_or(false) => {}
                 None => return Err(format!("MountVolume.SetUp failed for volume {:?} : secret {:?} not found", volume.name, name)),
             }
+        } else if let Some(claim) = volume.persistent_volume_claim.as_ref() {
+            // WaitForAttachAndMount: the claim must exist and be Bound before containers start.
+            let pvc = store.get(("", "persistentvolumeclaims"), &namespace, &claim.claim_name).map(|o| o.to_json());
+            match pvc {
+                None => return Err(format!("persistentvolumeclaim {:?} not found", claim.claim_name)),
+                Some(pvc) if pvc.pointer("/status/phase").and_then(|p| p.as_str()) != Some("Bound") => {
+                    return Err(format!("Unable to attach or mount volumes: unmounted volumes=[{}], unattached volumes=[{}]: persistentvolumeclaim {:?} is not bound", volume.name, volume.name, claim.claim_name));
+                }
+                Some(_) => {}
+            }
         } else if let Some(downward) = volume.downward_api.as_ref() {
             for item in downward.items.iter().flatten() {
                 let Some(field) = item.field_ref.as_ref() else { continue };

@@ -405,3 +405,26 @@ fn unsupported_shell_commands_are_reported_at_apply_time() {
     }).collect();
     assert_eq!(warnings, vec!["Warning: tool.yaml (document 1): deployment/tool container \"c\": the simulated shell does not implement \"apk\", \"jq\" (they exit 127, \"not found\", when the container runs)".to_string()]);
 }
+
+// Volumes: a pod whose claim is not bound waits (FailedMount) and starts once the claim binds
+// (docs: pods/storage/pv-volume.yaml, pv-claim.yaml, pv-pod.yaml applied in reverse order).
+#[test]
+fn pods_wait_for_their_claims_to_bind() {
+    let mut world = World::new(1);
+    world.add_default_nodes();
+    let pod_only = decode_inputs(&[InputFile { name: "pv-pod.yaml".into(), text: docs("pods/storage/pv-pod.yaml") }]);
+    apply_objects(&mut world, pod_only.objects);
+    world.run_until(20_000);
+    let waiting = container(&world, "task-pv-pod").state.unwrap().waiting.unwrap();
+    assert_eq!(waiting.reason.as_deref(), Some("ContainerCreating"));
+    assert!(events(&world, "task-pv-pod").iter().any(|e| e.1 == "FailedMount" && e.2.contains("persistentvolumeclaim \"task-pv-claim\"")));
+    let storage = decode_inputs(&[
+        InputFile { name: "pv-volume.yaml".into(), text: docs("pods/storage/pv-volume.yaml") },
+        InputFile { name: "pv-claim.yaml".into(), text: docs("pods/storage/pv-claim.yaml") },
+    ]);
+    apply_objects(&mut world, storage.objects);
+    world.run_until(60_000);
+    let pvc = world.api().lookup(("", "persistentvolumeclaims"), "default", "task-pv-claim").unwrap().to_json();
+    assert_eq!(pvc["status"]["phase"], "Bound", "{pvc}");
+    assert!(container(&world, "task-pv-pod").state.unwrap().running.is_some());
+}
