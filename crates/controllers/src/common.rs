@@ -209,6 +209,15 @@ impl WorkQueue {
         *failures += 1;
         self.add_after(key, delay, ctx);
     }
+    /// Finishes processing a key as every controller's processNextWorkItem does: a successful
+    /// sync forgets its failure history, a failed one is re-added with backoff.
+    pub fn done(&mut self, key: Key, succeeded: bool, ctx: &mut Ctx) {
+        if succeeded {
+            self.forget(&key);
+        } else {
+            self.add_rate_limited(key, ctx);
+        }
+    }
     /// Clears a key's failure history (`Forget`).
     pub fn forget(&mut self, key: &Key) {
         self.failures.remove(key);

@@ -384,10 +384,8 @@ impl Component for EndpointSliceController {
             return;
         }
         for key in self.queue.on_timer(token, ctx) {
-            match self.sync(&key, ctx) {
-                Ok(()) => self.queue.forget(&key),
-                Err(_) => self.queue.add_rate_limited(key, ctx),
-            }
+            let succeeded = self.sync(&key, ctx).is_ok();
+            self.queue.done(key, succeeded, ctx);
         }
     }
     fn as_any(&self) -> &dyn Any {
@@ -543,10 +541,8 @@ impl Component for EndpointsController {
             return;
         }
         for key in self.queue.on_timer(token, ctx) {
-            match self.sync(&key, ctx) {
-                Ok(()) => self.queue.forget(&key),
-                Err(_) => self.queue.add_rate_limited(key, ctx),
-            }
+            let succeeded = self.sync(&key, ctx).is_ok();
+            self.queue.done(key, succeeded, ctx);
         }
     }
     fn as_any(&self) -> &dyn Any {

@@ -369,10 +369,7 @@ impl Component for GarbageCollector {
                 ORPHAN => self.attempt_to_orphan(&key.1, ctx),
                 _ => self.attempt_to_delete(&key.1, ctx),
             };
-            match result {
-                Ok(()) => self.queue.forget(&key),
-                Err(_) => self.queue.add_rate_limited(key, ctx),
-            }
+            self.queue.done(key, result.is_ok(), ctx);
         }
     }
     fn as_any(&self) -> &dyn Any {

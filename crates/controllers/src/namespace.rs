@@ -215,10 +215,8 @@ impl Component for NamespaceController {
             return;
         }
         for key in self.queue.on_timer(token, ctx) {
-            match self.sync(&key, ctx) {
-                Ok(()) => self.queue.forget(&key),
-                Err(_) => self.queue.add_rate_limited(key, ctx),
-            }
+            let succeeded = self.sync(&key, ctx).is_ok();
+            self.queue.done(key, succeeded, ctx);
         }
     }
     fn as_any(&self) -> &dyn Any {
@@ -317,10 +315,8 @@ impl Component for ServiceAccountController {
             return;
         }
         for key in self.queue.on_timer(token, ctx) {
-            match self.sync(&key.1, ctx) {
-                Ok(()) => self.queue.forget(&key),
-                Err(_) => self.queue.add_rate_limited(key, ctx),
-            }
+            let succeeded = self.sync(&key.1, ctx).is_ok();
+            self.queue.done(key, succeeded, ctx);
         }
     }
     fn as_any(&self) -> &dyn Any {
@@ -451,10 +447,8 @@ impl Component for RootCaPublisher {
             return;
         }
         for key in self.queue.on_timer(token, ctx) {
-            match self.sync(&key.1, ctx) {
-                Ok(()) => self.queue.forget(&key),
-                Err(_) => self.queue.add_rate_limited(key, ctx),
-            }
+            let succeeded = self.sync(&key.1, ctx).is_ok();
+            self.queue.done(key, succeeded, ctx);
         }
     }
     fn as_any(&self) -> &dyn Any {

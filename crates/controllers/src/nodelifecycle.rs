@@ -435,10 +435,8 @@ impl Component for NodeLifecycleController {
         }
         let keys = self.queue().on_timer(token, ctx);
         for key in keys {
-            match self.no_schedule_pass(&key.1, ctx) {
-                Ok(()) => self.queue().forget(&key),
-                Err(_) => self.queue().add_rate_limited(key, ctx),
-            }
+            let succeeded = self.no_schedule_pass(&key.1, ctx).is_ok();
+            self.queue().done(key, succeeded, ctx);
         }
     }
     fn as_any(&self) -> &dyn Any {

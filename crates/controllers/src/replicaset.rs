@@ -632,10 +632,8 @@ impl ReplicaSetController {
 
     fn process(&mut self, keys: Vec<Key>, ctx: &mut Ctx) {
         for key in keys {
-            match self.sync(&key, ctx) {
-                Ok(()) => self.queue.forget(&key),
-                Err(_) => self.queue.add_rate_limited(key, ctx),
-            }
+            let succeeded = self.sync(&key, ctx).is_ok();
+            self.queue.done(key, succeeded, ctx);
         }
     }
 }

@@ -509,10 +509,7 @@ impl Component for PersistentVolumeController {
         }
         for key in self.queue.on_timer(token, ctx) {
             let result = if key.0.is_empty() { self.sync_volume(&key.1, ctx) } else { self.sync_claim(&key, ctx) };
-            match result {
-                Ok(()) => self.queue.forget(&key),
-                Err(_) => self.queue.add_rate_limited(key, ctx),
-            }
+            self.queue.done(key, result.is_ok(), ctx);
         }
     }
     fn as_any(&self) -> &dyn Any {
