@@ -65,6 +65,12 @@ impl Cache {
             }
         }
     }
+    /// Fills the cache from the store's current list of a resource (the informer's initial LIST).
+    pub fn fill(&mut self, store: &kubesim_store::Store, resource: kubesim_store::Resource) {
+        for object in store.list(resource, None) {
+            self.put(object.clone());
+        }
+    }
     /// Removes an object (our own successful delete).
     pub fn remove(&mut self, key: &Key) -> Option<Arc<Object>> {
         self.index(key, None);

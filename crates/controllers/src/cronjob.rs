@@ -455,12 +455,8 @@ impl Component for CronJobController {
         vec![Interest { resource: ("batch", "cronjobs"), filter: WatchFilter::All }, Interest { resource: ("batch", "jobs"), filter: WatchFilter::All }]
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        for object in ctx.api.store().list(("batch", "cronjobs"), None) {
-            self.cronjobs.put(object.clone());
-        }
-        for object in ctx.api.store().list(("batch", "jobs"), None) {
-            self.jobs.put(object.clone());
-        }
+        self.cronjobs.fill(ctx.api.store(), ("batch", "cronjobs"));
+        self.jobs.fill(ctx.api.store(), ("batch", "jobs"));
         let keys: Vec<Key> = self.cronjobs.iter().map(|o| key_of(o)).collect();
         for key in keys {
             self.queue.add(key, ctx);

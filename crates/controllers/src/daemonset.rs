@@ -444,18 +444,10 @@ impl Component for DaemonSetController {
         ]
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        for object in ctx.api.store().list(("apps", "daemonsets"), None) {
-            self.sets.put(object.clone());
-        }
-        for object in ctx.api.store().list(("", "pods"), None) {
-            self.pods.put(object.clone());
-        }
-        for object in ctx.api.store().list(("", "nodes"), None) {
-            self.nodes.put(object.clone());
-        }
-        for object in ctx.api.store().list(("apps", "controllerrevisions"), None) {
-            self.revisions.put(object.clone());
-        }
+        self.sets.fill(ctx.api.store(), ("apps", "daemonsets"));
+        self.pods.fill(ctx.api.store(), ("", "pods"));
+        self.nodes.fill(ctx.api.store(), ("", "nodes"));
+        self.revisions.fill(ctx.api.store(), ("apps", "controllerrevisions"));
         let keys: Vec<Key> = self.sets.iter().map(|o| key_of(o)).collect();
         for key in keys {
             self.queue.add(key, ctx);

@@ -888,15 +888,9 @@ impl Component for DeploymentController {
         ]
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        for object in ctx.api.store().list(("apps", "deployments"), None) {
-            self.deployments.put(object.clone());
-        }
-        for object in ctx.api.store().list(("apps", "replicasets"), None) {
-            self.rss.put(object.clone());
-        }
-        for object in ctx.api.store().list(("", "pods"), None) {
-            self.pods.put(object.clone());
-        }
+        self.deployments.fill(ctx.api.store(), ("apps", "deployments"));
+        self.rss.fill(ctx.api.store(), ("apps", "replicasets"));
+        self.pods.fill(ctx.api.store(), ("", "pods"));
         let keys: Vec<Key> = self.deployments.iter().map(|o| key_of(o)).collect();
         for key in keys {
             self.queue.add(key, ctx);

@@ -175,12 +175,8 @@ impl Component for DisruptionController {
         vec![Interest { resource: ("policy", "poddisruptionbudgets"), filter: WatchFilter::All }, Interest { resource: ("", "pods"), filter: WatchFilter::All }]
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        for object in ctx.api.store().list(("policy", "poddisruptionbudgets"), None) {
-            self.pdbs.put(object.clone());
-        }
-        for object in ctx.api.store().list(("", "pods"), None) {
-            self.pods.put(object.clone());
-        }
+        self.pdbs.fill(ctx.api.store(), ("policy", "poddisruptionbudgets"));
+        self.pods.fill(ctx.api.store(), ("", "pods"));
         let keys: Vec<Key> = self.pdbs.iter().map(|o| key_of(o)).collect();
         for key in keys {
             self.queue.add(key, ctx);

@@ -356,9 +356,7 @@ impl Component for EndpointSliceController {
         for object in ctx.api.store().list(("", "nodes"), None) {
             self.shared.nodes.put(object.clone());
         }
-        for object in ctx.api.store().list(("discovery.k8s.io", "endpointslices"), None) {
-            self.slices.put(object.clone());
-        }
+        self.slices.fill(ctx.api.store(), ("discovery.k8s.io", "endpointslices"));
         let keys: Vec<Key> = self.shared.services.iter().map(|o| key_of(o)).collect();
         for key in keys {
             self.queue.add(key, ctx);

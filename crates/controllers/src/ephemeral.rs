@@ -90,9 +90,7 @@ impl Component for EphemeralVolumeController {
         vec![Interest { resource: ("", "pods"), filter: WatchFilter::All }]
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        for object in ctx.api.store().list(("", "pods"), None) {
-            self.pods.put(object.clone());
-        }
+        self.pods.fill(ctx.api.store(), ("", "pods"));
         let keys: Vec<Key> = self.pods.iter().filter(|o| has_ephemeral(o)).map(|o| key_of(o)).collect();
         for key in keys {
             self.queue.add(key, ctx);

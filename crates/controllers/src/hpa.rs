@@ -728,9 +728,7 @@ impl Component for HpaController {
         vec![Interest { resource: ("autoscaling", "horizontalpodautoscalers"), filter: WatchFilter::All }]
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        for object in ctx.api.store().list(("autoscaling", "horizontalpodautoscalers"), None) {
-            self.hpas.put(object.clone());
-        }
+        self.hpas.fill(ctx.api.store(), ("autoscaling", "horizontalpodautoscalers"));
         ctx.after_periodic(SYNC_PERIOD_MS, TOKEN_RESYNC);
     }
     fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {

@@ -923,12 +923,8 @@ impl Component for JobController {
         vec![Interest { resource: ("batch", "jobs"), filter: WatchFilter::All }, Interest { resource: ("", "pods"), filter: WatchFilter::All }]
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        for object in ctx.api.store().list(("batch", "jobs"), None) {
-            self.jobs.put(object.clone());
-        }
-        for object in ctx.api.store().list(("", "pods"), None) {
-            self.pods.put(object.clone());
-        }
+        self.jobs.fill(ctx.api.store(), ("batch", "jobs"));
+        self.pods.fill(ctx.api.store(), ("", "pods"));
         let keys: Vec<Key> = self.jobs.iter().map(|o| key_of(o)).collect();
         for key in keys {
             self.queue.add(key, ctx);
@@ -1031,9 +1027,7 @@ impl Component for TtlAfterFinishedController {
         vec![Interest { resource: ("batch", "jobs"), filter: WatchFilter::All }]
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        for object in ctx.api.store().list(("batch", "jobs"), None) {
-            self.jobs.put(object.clone());
-        }
+        self.jobs.fill(ctx.api.store(), ("batch", "jobs"));
         let keys: Vec<Key> = self.jobs.iter().map(|o| key_of(o)).collect();
         for key in keys {
             self.process(&key, ctx);

@@ -196,9 +196,7 @@ impl Component for NamespaceController {
         vec![Interest { resource: ("", "namespaces"), filter: WatchFilter::All }]
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        for object in ctx.api.store().list(("", "namespaces"), None) {
-            self.namespaces.put(object.clone());
-        }
+        self.namespaces.fill(ctx.api.store(), ("", "namespaces"));
         let keys: Vec<Key> = self.namespaces.iter().filter(|o| o.metadata().deletion_timestamp.is_some()).map(|o| key_of(o)).collect();
         for key in keys {
             self.queue.add(key, ctx);
@@ -283,9 +281,7 @@ impl Component for ServiceAccountController {
         ]
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        for object in ctx.api.store().list(("", "namespaces"), None) {
-            self.namespaces.put(object.clone());
-        }
+        self.namespaces.fill(ctx.api.store(), ("", "namespaces"));
         for object in ctx.api.store().list(("", "serviceaccounts"), None).filter(|o| o.name() == "default") {
             self.accounts.put(object.clone());
         }
@@ -417,9 +413,7 @@ impl Component for RootCaPublisher {
         ]
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        for object in ctx.api.store().list(("", "namespaces"), None) {
-            self.namespaces.put(object.clone());
-        }
+        self.namespaces.fill(ctx.api.store(), ("", "namespaces"));
         for object in ctx.api.store().list(("", "configmaps"), None).filter(|o| o.name() == ROOT_CA_CONFIGMAP) {
             self.configmaps.put(object.clone());
         }

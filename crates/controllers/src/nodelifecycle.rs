@@ -385,9 +385,7 @@ impl Component for NodeLifecycleController {
         ]
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        for object in ctx.api.store().list(("", "nodes"), None) {
-            self.nodes.put(object.clone());
-        }
+        self.nodes.fill(ctx.api.store(), ("", "nodes"));
         for object in ctx.api.store().list(("coordination.k8s.io", "leases"), Some("kube-node-lease")) {
             self.leases.put(object.clone());
         }
@@ -610,12 +608,8 @@ impl Component for TaintEvictionController {
         vec![Interest { resource: ("", "nodes"), filter: WatchFilter::All }, Interest { resource: ("", "pods"), filter: WatchFilter::All }]
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        for object in ctx.api.store().list(("", "nodes"), None) {
-            self.nodes.put(object.clone());
-        }
-        for object in ctx.api.store().list(("", "pods"), None) {
-            self.pods.put(object.clone());
-        }
+        self.nodes.fill(ctx.api.store(), ("", "nodes"));
+        self.pods.fill(ctx.api.store(), ("", "pods"));
         let keys: Vec<Key> = self.pods.iter().map(|o| key_of(o)).collect();
         for key in keys {
             self.process_pod(&key, ctx);

@@ -122,9 +122,7 @@ impl Component for PodGcController {
         vec![Interest { resource: ("", "nodes"), filter: WatchFilter::All }]
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        for object in ctx.api.store().list(("", "nodes"), None) {
-            self.nodes.put(object.clone());
-        }
+        self.nodes.fill(ctx.api.store(), ("", "nodes"));
         ctx.after_periodic(GC_CHECK_PERIOD_MS, TOKEN_GC);
     }
     fn on_watch(&mut self, event: &WatchEvent, _ctx: &mut Ctx) {

@@ -656,9 +656,7 @@ impl Component for ReplicaSetController {
         for object in ctx.api.store().list(self.resource(), None) {
             self.rss.put(object.clone());
         }
-        for object in ctx.api.store().list(("", "pods"), None) {
-            self.pods.put(object.clone());
-        }
+        self.pods.fill(ctx.api.store(), ("", "pods"));
         let keys: Vec<Key> = self.rss.iter().map(|o| key_of(o)).collect();
         for key in keys {
             self.queue.add(key, ctx);

@@ -153,9 +153,7 @@ impl Component for ResourceQuotaController {
         v
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        for object in ctx.api.store().list(("", "resourcequotas"), None) {
-            self.quotas.put(object.clone());
-        }
+        self.quotas.fill(ctx.api.store(), ("", "resourcequotas"));
         let keys: Vec<Key> = self.quotas.iter().map(|o| key_of(o)).collect();
         for key in keys {
             self.queue.add(key, ctx);

@@ -461,18 +461,10 @@ impl Component for StatefulSetController {
         ]
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        for object in ctx.api.store().list(("apps", "statefulsets"), None) {
-            self.sets.put(object.clone());
-        }
-        for object in ctx.api.store().list(("", "pods"), None) {
-            self.pods.put(object.clone());
-        }
-        for object in ctx.api.store().list(("apps", "controllerrevisions"), None) {
-            self.revisions.put(object.clone());
-        }
-        for object in ctx.api.store().list(("", "persistentvolumeclaims"), None) {
-            self.claims.put(object.clone());
-        }
+        self.sets.fill(ctx.api.store(), ("apps", "statefulsets"));
+        self.pods.fill(ctx.api.store(), ("", "pods"));
+        self.revisions.fill(ctx.api.store(), ("apps", "controllerrevisions"));
+        self.claims.fill(ctx.api.store(), ("", "persistentvolumeclaims"));
         let keys: Vec<Key> = self.sets.iter().map(|o| key_of(o)).collect();
         for key in keys {
             self.queue.add(key, ctx);

@@ -436,15 +436,9 @@ impl Component for PersistentVolumeController {
         ]
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        for object in ctx.api.store().list(("", "persistentvolumes"), None) {
-            self.volumes.put(object.clone());
-        }
-        for object in ctx.api.store().list(("", "persistentvolumeclaims"), None) {
-            self.claims.put(object.clone());
-        }
-        for object in ctx.api.store().list(("storage.k8s.io", "storageclasses"), None) {
-            self.classes.put(object.clone());
-        }
+        self.volumes.fill(ctx.api.store(), ("", "persistentvolumes"));
+        self.claims.fill(ctx.api.store(), ("", "persistentvolumeclaims"));
+        self.classes.fill(ctx.api.store(), ("storage.k8s.io", "storageclasses"));
         let keys: Vec<Key> = self.claims.iter().map(|o| key_of(o)).chain(self.volumes.iter().map(|o| key_of(o))).collect();
         for key in keys {
             self.queue.add(key, ctx);
