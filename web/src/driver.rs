@@ -34,7 +34,7 @@ pub struct Driver {
     pulses: VecDeque<(u64, Rc<FlowItem>, f64)>,
     movers: VecDeque<(Transition, f64)>,
     flow_log: VecDeque<Rc<FlowItem>>,
-    flow_counts: BTreeMap<String, u32>,
+    flow_counts: BTreeMap<String, (u32, u32)>,
     frame: Rc<Frame>,
     frame_walls: VecDeque<f64>,
     lagging: bool,
@@ -155,7 +155,7 @@ impl Driver {
             self.flow_log.clear();
             self.flow_counts.clear();
             for item in &new_flow {
-                *self.flow_counts.entry(item.from.clone()).or_insert(0) += 1;
+                count_message(&mut self.flow_counts, item);
             }
             let skip = new_flow.len().saturating_sub(LOG_LEN);
             self.flow_log.extend(new_flow.into_iter().skip(skip).map(Rc::new));
@@ -165,7 +165,7 @@ impl Driver {
             changed = true;
             let first_animated = new_flow.len().saturating_sub(MAX_PULSES);
             for (n, item) in new_flow.into_iter().enumerate() {
-                *self.flow_counts.entry(item.from.clone()).or_insert(0) += 1;
+                count_message(&mut self.flow_counts, &item);
                 let item = Rc::new(item);
                 let housekeeping = item.object.as_ref().is_some_and(|k| crate::engine::is_housekeeping(&k.resource));
                 if n >= first_animated && !housekeeping {
@@ -264,7 +264,7 @@ impl Driver {
         } else {
             Rc::new(flow_log)
         };
-        let flow_counts: Vec<(String, u32)> = self.flow_counts.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        let flow_counts: Vec<(String, u32, u32)> = self.flow_counts.iter().map(|(k, (sent, watched))| (k.clone(), *sent, *watched)).collect();
         let flow_counts = if *previous.flow_counts == flow_counts { previous.flow_counts.clone() } else { Rc::new(flow_counts) };
         let frame = Frame {
             t_ms: now,
@@ -287,5 +287,13 @@ impl Driver {
         };
         self.frame = Rc::new(frame);
         self.frame.clone()
+    }
+}
+
+/// Counts a message: a write or call for its sender, a watch notification for its receiver.
+fn count_message(counts: &mut BTreeMap<String, (u32, u32)>, item: &FlowItem) {
+    match item.kind {
+        crate::engine::FlowKind::Watch => counts.entry(item.to.clone()).or_default().1 += 1,
+        _ => counts.entry(item.from.clone()).or_default().0 += 1,
     }
 }

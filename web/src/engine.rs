@@ -102,9 +102,23 @@ pub struct PodPath {
     pub deleted_ms: Option<Millis>,
 }
 
-/// One message between components: an API write, or a call a component made (CRI, faults).
+/// What kind of message a [`FlowItem`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowKind {
+    /// A write to the API server (from the trace).
+    Write,
+    /// A watch notification from the API server to a watching component.
+    Watch,
+    /// A call a component made outside the API (CRI calls, faults).
+    Call,
+}
+
+/// One message between components: an API write, a watch notification, or a call a component
+/// made (CRI, faults).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FlowItem {
+    /// Write, watch or call.
+    pub kind: FlowKind,
     /// Virtual time.
     pub t_ms: Millis,
     /// Sender (actor).
@@ -113,7 +127,7 @@ pub struct FlowItem {
     pub to: String,
     /// What (`MODIFIED pod/default/nginx`, `PullImage nginx:1.27`).
     pub what: String,
-    /// The object written, for API writes.
+    /// The object written or watched.
     pub object: Option<kubesim_sim::view::ObjectKey>,
 }
 
@@ -140,6 +154,7 @@ pub struct Engine {
     activity_seen: usize,
     generation: u64,
     notes_cursor: usize,
+    deliveries_cursor: usize,
     flow: Vec<FlowItem>,
 }
 
@@ -165,6 +180,7 @@ impl Engine {
             activity_seen: 0,
             generation: 0,
             notes_cursor: 0,
+            deliveries_cursor: 0,
             flow: Vec::new(),
         };
         engine.rebuild();
@@ -178,6 +194,7 @@ impl Engine {
         self.trace_cursor = 0;
         self.activity_seen = 0;
         self.notes_cursor = 0;
+        self.deliveries_cursor = 0;
         self.flow.clear();
         self.pods.clear();
         self.current.clear();
@@ -365,6 +382,7 @@ impl Engine {
         let mut flow: Vec<FlowItem> = Vec::new();
         for entry in entries {
             flow.push(FlowItem {
+                kind: FlowKind::Write,
                 t_ms: entry.t_ms,
                 from: entry.actor.clone(),
                 to: "apiserver".to_string(),
@@ -399,9 +417,13 @@ impl Engine {
         }
         let notes = self.world.notes();
         for note in &notes[self.notes_cursor.min(notes.len())..] {
-            flow.push(FlowItem { t_ms: note.t_ms, from: note.actor.to_string(), to: note.target.clone(), what: format!("{} {}", note.call, note.detail), object: None });
+            flow.push(FlowItem { kind: FlowKind::Call, t_ms: note.t_ms, from: note.actor.to_string(), to: note.target.clone(), what: format!("{} {}", note.call, note.detail), object: None });
         }
         self.notes_cursor = notes.len();
+        for d in view::delivery_entries(&self.world, self.deliveries_cursor) {
+            flow.push(FlowItem { kind: FlowKind::Watch, t_ms: d.t_ms, from: "apiserver".to_string(), to: d.component, what: format!("watch {} {}", d.event_type, d.key.display()), object: Some(d.key) });
+        }
+        self.deliveries_cursor = self.world.deliveries().len();
         flow.sort_by_key(|f| f.t_ms);
         self.flow.extend(flow);
         if self.flow.len() > 20_000 {

@@ -83,8 +83,8 @@ pub struct Frame {
     pub movers: Rc<Vec<Mover>>,
     /// The most recent messages, newest last.
     pub flow_log: Rc<Vec<Rc<FlowItem>>>,
-    /// Messages sent per component so far.
-    pub flow_counts: Rc<Vec<(String, u32)>>,
+    /// Per component so far: (writes and calls sent, watch notifications received).
+    pub flow_counts: Rc<Vec<(String, u32, u32)>>,
     /// Edge traversal counts of the lifecycle graph.
     pub edges: Rc<Vec<EdgeCount>>,
     /// Inputs on the timeline.

@@ -477,6 +477,36 @@ pub fn trace_entries(world: &World, from_index: usize) -> Vec<TraceEntry> {
         .collect()
 }
 
+/// One watch notification, as the flow view animates it (API server → watcher).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeliveryEntry {
+    /// Virtual time of delivery.
+    pub t_ms: Millis,
+    /// Revision of the commit delivered.
+    pub revision: u64,
+    /// ADDED / MODIFIED / DELETED as the watcher saw it.
+    pub event_type: &'static str,
+    /// The watching component.
+    pub component: String,
+    /// The object the event is about.
+    pub key: ObjectKey,
+}
+
+/// Watch deliveries from `from_index` on (see [`World::deliveries`]), with their objects
+/// looked up in the trace by revision.
+pub fn delivery_entries(world: &World, from_index: usize) -> Vec<DeliveryEntry> {
+    let deliveries = world.deliveries();
+    let trace = world.trace();
+    let from_index = from_index.min(deliveries.len());
+    deliveries[from_index..]
+        .iter()
+        .filter_map(|d| {
+            let at = trace.binary_search_by_key(&d.revision, |r| r.revision).ok()?;
+            Some(DeliveryEntry { t_ms: d.t_ms, revision: d.revision, event_type: d.event_type.as_str(), component: d.component.to_string(), key: ObjectKey::of(&trace[at].object) })
+        })
+        .collect()
+}
+
 /// The number of records in the trace (cheap; lets the UI poll for new writes).
 pub fn trace_len(world: &World) -> usize {
     world.trace().len()

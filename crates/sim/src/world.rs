@@ -72,6 +72,21 @@ impl TraceRecord {
     }
 }
 
+/// One watch notification delivered to a component: the informer side of a write. The
+/// flow view animates these from the API server to the watcher.
+#[derive(Clone, Debug)]
+pub struct WatchDelivery {
+    /// Virtual ms of delivery (the write's time plus the watch latency).
+    pub t_ms: Millis,
+    /// The revision of the commit delivered (find the object in [`World::trace`]).
+    pub revision: u64,
+    /// The event as the watcher saw it (a field-filtered watch turns MODIFIED into ADDED or
+    /// DELETED when the object enters or leaves the selection).
+    pub event_type: EventType,
+    /// The watching component (`replicaset-controller`, `kubelet/node-1`, ...).
+    pub component: Arc<str>,
+}
+
 /// The output of one command issued with `--at` (or from the UI console).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CommandRecord {
@@ -125,6 +140,7 @@ pub struct World {
     watch_node_pods: BTreeMap<String, Vec<usize>>,
     trace: Vec<TraceRecord>,
     notes: Vec<Note>,
+    deliveries: Vec<WatchDelivery>,
     commands: Vec<CommandRecord>,
     record_history: bool,
     seed: u64,
@@ -163,6 +179,7 @@ impl World {
             watch_node_pods: BTreeMap::new(),
             trace: Vec::new(),
             notes: Vec::new(),
+            deliveries: Vec::new(),
             commands: Vec::new(),
             record_history: config.record_history,
             seed,
@@ -267,6 +284,11 @@ impl World {
     /// The recorded non-API messages (CRI calls, PLEG relists, ...).
     pub fn notes(&self) -> &[Note] {
         &self.notes
+    }
+
+    /// Watch notifications delivered so far (lease heartbeats left out), in delivery order.
+    pub fn deliveries(&self) -> &[WatchDelivery] {
+        &self.deliveries
     }
 
     /// Commands run so far, with their output.
@@ -667,7 +689,11 @@ impl World {
             }
         }
         targets.sort_by_key(|(index, _)| *index);
+        let record = self.record_history && commit.resource != ("coordination.k8s.io", "leases");
         for (index, event_type) in targets {
+            if record {
+                self.deliveries.push(WatchDelivery { t_ms: self.now, revision: commit.revision, event_type, component: self.components[index].name().into() });
+            }
             let event = WatchEvent { event_type, resource: commit.resource, object: commit.object.clone(), revision: commit.revision };
             self.with_component(index, |component, ctx| component.on_watch(&event, ctx));
         }

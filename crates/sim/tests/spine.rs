@@ -144,3 +144,28 @@ fn invalid_documents_are_reported_and_valid_ones_still_applied() {
     let good = outcome.world.api().lookup(("", "pods"), "default", "good").unwrap().to_json();
     assert_eq!(good["status"]["phase"], "Running");
 }
+
+#[test]
+fn watch_deliveries_show_the_informer_side_of_each_write() {
+    let outcome = run_nginx(1);
+    let world = &outcome.world;
+    let pod = world.api().lookup(("", "pods"), "default", "nginx").expect("pod exists");
+    let node = pod.as_pod().and_then(|p| p.spec.as_ref()).and_then(|s| s.node_name.clone()).expect("bound");
+    let entries = kubesim_sim::view::delivery_entries(world, 0);
+    assert_eq!(entries.len(), world.deliveries().len(), "every delivery resolves to a traced write");
+    let about_nginx: Vec<_> = entries.iter().filter(|d| d.key.kind == "Pod" && d.key.name == "nginx").collect();
+    // kubectl's create reaches the scheduler as ADDED; the binding reaches only the chosen
+    // node's kubelet, whose field-selected watch sees it as ADDED.
+    assert!(about_nginx.iter().any(|d| d.component == "scheduler" && d.event_type == "ADDED"));
+    let kubelet = format!("kubelet/{node}");
+    let first_for_kubelet = about_nginx.iter().find(|d| d.component == kubelet).expect("the kubelet is told");
+    assert_eq!(first_for_kubelet.event_type, "ADDED");
+    assert!(!about_nginx.iter().any(|d| d.component.starts_with("kubelet/") && d.component != kubelet), "other kubelets never hear of it");
+    // Deliveries come after the write (watch latency) and in time order; no lease heartbeats.
+    for d in &entries {
+        let write = world.trace().iter().find(|r| r.revision == d.revision).unwrap();
+        assert!(d.t_ms > write.t_ms, "{d:?}");
+        assert_ne!(d.key.resource, "leases");
+    }
+    assert!(entries.windows(2).all(|w| w[0].t_ms <= w[1].t_ms));
+}

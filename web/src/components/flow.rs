@@ -2,7 +2,7 @@
 //! the kubelets and their container runtimes, with every API write (from the trace) and every
 //! CRI call (from the world's notes) travelling between them.
 
-use crate::engine::FlowItem;
+use crate::engine::{FlowItem, FlowKind};
 use crate::frame::Frame;
 use crate::state::Selection;
 use crate::text::clock;
@@ -56,21 +56,27 @@ impl Layout {
             Place { id: "apiserver".into(), label: "kube-apiserver".into(), sub: "admission · validation".into(), x: 460.0, y: 240.0, w: 180.0, h: 76.0, kind: "api" },
             Place { id: "etcd".into(), label: "etcd".into(), sub: format!("revision {}", frame.revision), x: 460.0, y: 410.0, w: 150.0, h: 52.0, kind: "store" },
         ];
-        // Controllers and the scheduler: the actors seen so far, plus the scheduler always.
-        let mut top: Vec<String> = frame.flow_counts.iter().map(|(a, _)| a.clone()).filter(|a| matches!(actor_kind(a), "ctrl" | "sched")).collect();
+        // Controllers and the scheduler: the components seen writing or watching so far, plus
+        // the scheduler always; two rows when there are many.
+        let mut top: Vec<String> = frame.flow_counts.iter().map(|(a, _, _)| a.clone()).filter(|a| matches!(actor_kind(a), "ctrl" | "sched")).collect();
         if !top.iter().any(|a| a == "scheduler") {
             top.push("scheduler".into());
         }
         top.sort_by_key(|a| (actor_kind(a) == "sched", a.clone()));
-        let n = top.len().max(1) as f64;
+        let rows = if top.len() > 9 { 2 } else { 1 };
+        let per_row = top.len().div_ceil(rows).max(1);
         let (left, right) = (30.0, W - 30.0);
-        let slot = (right - left) / n;
+        let slot = (right - left) / per_row as f64;
         for (i, actor) in top.iter().enumerate() {
-            let x = left + slot * (i as f64 + 0.5);
+            let (row, col) = (i / per_row, i % per_row);
+            // The second row is offset by half a slot so wires from the first row stay visible.
+            let x = left + slot * (col as f64 + 0.5 + if row == 1 { 0.5 } else { 0.0 }).min(per_row as f64 - 0.5);
+            let y = if rows == 1 { 58.0 } else { 32.0 + 60.0 * row as f64 };
             let short = actor.strip_suffix("-controller").unwrap_or(actor);
             let label = if short == "scheduler" { "kube-scheduler".to_string() } else { short.to_string() };
             let sub = if actor_kind(actor) == "ctrl" { "controller".to_string() } else { String::new() };
-            places.push(Place { id: actor.clone(), label, sub, x, y: 58.0, w: (slot - 14.0).min(200.0), h: 52.0, kind: actor_kind(actor) });
+            let h = if rows == 1 { 52.0 } else { 44.0 };
+            places.push(Place { id: actor.clone(), label, sub, x, y, w: (slot - 12.0).min(200.0), h, kind: actor_kind(actor) });
         }
         let mut nodes: Vec<String> = frame.scene.nodes.iter().map(|n| n.name.clone()).collect();
         nodes.sort();
@@ -126,7 +132,9 @@ fn lerp(a: (f64, f64), b: (f64, f64), t: f64) -> (f64, f64) {
 }
 
 fn pulse_class(item: &FlowItem) -> &'static str {
-    if item.object.is_none() {
+    if item.kind == FlowKind::Watch {
+        "watch"
+    } else if item.object.is_none() {
         "call"
     } else if item.what.starts_with("ADDED") {
         "added"
@@ -148,6 +156,37 @@ fn concerns(item: &FlowItem, selection: &Selection) -> bool {
     }
 }
 
+/// Which messages the flow view shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowFilter {
+    /// API writes.
+    pub writes: bool,
+    /// Watch notifications.
+    pub watches: bool,
+    /// CRI calls and faults.
+    pub calls: bool,
+    /// Only messages about the selected pod, node or object.
+    pub only_selected: bool,
+}
+
+impl Default for FlowFilter {
+    fn default() -> FlowFilter {
+        FlowFilter { writes: true, watches: true, calls: true, only_selected: false }
+    }
+}
+
+impl FlowFilter {
+    /// Whether `item` passes the filter.
+    pub fn shows(&self, item: &FlowItem, selection: &Selection) -> bool {
+        let kind = match item.kind {
+            FlowKind::Write => self.writes,
+            FlowKind::Watch => self.watches,
+            FlowKind::Call => self.calls,
+        };
+        kind && (!self.only_selected || *selection == Selection::None || concerns(item, selection))
+    }
+}
+
 /// Flow view props.
 #[derive(Properties, PartialEq)]
 pub struct FlowProps {
@@ -163,8 +202,9 @@ pub struct FlowProps {
 #[function_component(FlowView)]
 pub fn flow_view(props: &FlowProps) -> Html {
     let frame = &props.frame;
+    let filter = use_state(FlowFilter::default);
     let layout = Layout::new(frame);
-    let count_of = |id: &str| frame.flow_counts.iter().find(|(a, _)| a == id).map(|(_, n)| *n).unwrap_or(0);
+    let count_of = |id: &str| frame.flow_counts.iter().find(|(a, _, _)| a == id).map(|(_, sent, watched)| (*sent, *watched)).unwrap_or((0, 0));
     let api = layout.find("apiserver").cloned().expect("apiserver place");
     let etcd = layout.find("etcd").cloned().expect("etcd place");
     let active: Vec<String> = frame.pulses.iter().filter(|p| p.progress < 0.35).map(|p| layout.slot_of(&p.item.from)).collect();
@@ -196,12 +236,18 @@ pub fn flow_view(props: &FlowProps) -> Html {
     }
 
     let boxes = layout.places.iter().map(|place| {
-        let count = if place.kind == "cri" { 0 } else { count_of(&place.id) };
+        let (count, watched) = if place.kind == "cri" { (0, 0) } else { count_of(&place.id) };
+        let activity = match (count, watched) {
+            (0, 0) => "idle".to_string(),
+            (0, w) => format!("{w} events in"),
+            (c, 0) => format!("{c} writes"),
+            (c, w) => format!("{c} writes · {w} in"),
+        };
         let sub = match place.kind {
             "api" | "store" | "cri" | "fault" => place.sub.clone(),
-            _ if !place.sub.is_empty() => format!("{} · {}", place.sub, if count > 0 { format!("{count} writes") } else { "idle".into() }),
-            _ if count > 0 => format!("{count} writes"),
-            _ => "idle".to_string(),
+            "ctrl" => activity,
+            _ if !place.sub.is_empty() => format!("{} · {activity}", place.sub),
+            _ => activity,
         };
         let flashing = active.contains(&place.id);
         let selected = match &props.selection {
@@ -217,11 +263,21 @@ pub fn flow_view(props: &FlowProps) -> Html {
         }
     });
 
-    let pulses = frame.pulses.iter().filter_map(|pulse| {
+    let pulses = frame.pulses.iter().filter(|p| filter.shows(&p.item, &props.selection)).filter_map(|pulse| {
         let item = &pulse.item;
         let from = layout.find(&item.from)?;
         let highlighted = concerns(item, &props.selection);
-        let (x, y) = if item.to == "apiserver" {
+        let (x, y) = if item.kind == FlowKind::Watch {
+            // etcd's watch → the API server's watch cache → the component's informer.
+            let to = layout.find(&item.to)?;
+            if pulse.progress < 0.3 {
+                let (c, d) = segment(&etcd, &api);
+                lerp(c, d, pulse.progress / 0.3)
+            } else {
+                let (a, b) = segment(&api, to);
+                lerp(a, b, (pulse.progress - 0.3) / 0.7)
+            }
+        } else if item.to == "apiserver" {
             let (a, b) = segment(from, &api);
             if pulse.progress < 0.62 {
                 lerp(a, b, pulse.progress / 0.62)
@@ -241,7 +297,7 @@ pub fn flow_view(props: &FlowProps) -> Html {
         })
     });
 
-    let log = frame.flow_log.iter().rev().filter(|i| i.object.as_ref().is_none_or(|k| k.resource != "leases")).take(80).map(|item| {
+    let log = frame.flow_log.iter().rev().filter(|i| i.object.as_ref().is_none_or(|k| k.resource != "leases") && filter.shows(i, &props.selection)).take(80).map(|item| {
         let highlighted = concerns(item, &props.selection);
         let select = item.object.clone().map(|key| {
             let scene_pod = frame.scene.pods.iter().find(|p| key.kind == "Pod" && p.namespace == key.namespace && p.name == key.name);
@@ -266,13 +322,20 @@ pub fn flow_view(props: &FlowProps) -> Html {
         <section class="ks-flow" aria-label="Component flow">
             <div class="ks-section-head">
                 <h2>{ "Component flow" }</h2>
-                <span class="ks-muted">{ "API writes (from the trace) and container-runtime calls (from the kubelets), as they happen" }</span>
+                <span class="ks-muted">{ "API writes (from the trace), watch events to each informer, and container-runtime calls, as they happen" }</span>
                 <span class="ks-legend">
                     <span class="f-added"><i />{ "created" }</span>
                     <span class="f-modified"><i />{ "updated" }</span>
                     <span class="f-deleted"><i />{ "deleted" }</span>
+                    <span class="f-watch"><i />{ "watch event" }</span>
                     <span class="f-call"><i />{ "CRI call" }</span>
                 </span>
+            </div>
+            <div class="ks-flow-filters" role="group" aria-label="Which messages to show">
+                { toggle(&filter, "writes", "API writes", |f| &mut f.writes) }
+                { toggle(&filter, "watches", "watch events", |f| &mut f.watches) }
+                { toggle(&filter, "calls", "CRI calls", |f| &mut f.calls) }
+                { toggle(&filter, "only", "only the selected object", |f| &mut f.only_selected) }
             </div>
             <svg class="ks-flow-svg" viewBox={format!("0 0 {W} {H}")} role="img" aria-label="Components and the messages between them">
                 <g>{ for wires }</g>
@@ -286,5 +349,25 @@ pub fn flow_view(props: &FlowProps) -> Html {
                 </table>
             </div>
         </section>
+    }
+}
+
+fn toggle(filter: &UseStateHandle<FlowFilter>, id: &str, label: &str, field: fn(&mut FlowFilter) -> &mut bool) -> Html {
+    let mut current = **filter;
+    let checked = *field(&mut current);
+    let onchange = {
+        let filter = filter.clone();
+        Callback::from(move |_: Event| {
+            let mut next = *filter;
+            let value = field(&mut next);
+            *value = !*value;
+            filter.set(next);
+        })
+    };
+    html! {
+        <label>
+            <input type="checkbox" id={format!("ks-flow-{id}")} checked={checked} onchange={onchange} />
+            { label }
+        </label>
     }
 }
