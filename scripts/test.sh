@@ -8,8 +8,8 @@ export PATH="$HOME/.cargo/bin:$PWD/.tools/node_modules/.bin:$PATH"
 export CHROMEDRIVER=/usr/bin/chromedriver
 section() { printf '\n\033[1;34m== %s\033[0m\n' "$*" >&2; }
 
-section "native tests (cargo test --workspace)"
-cargo test --workspace --exclude kubesim-web
+section "native tests (cargo test --workspace: model crates, CLI, and the views rendered to HTML)"
+cargo test --workspace
 
 section "browser tests (wasm-bindgen-test in headless Chromium)"
 cargo test --target wasm32-unknown-unknown -p kubesim-sim -p kubesim-web

@@ -1,0 +1,127 @@
+//! Native tests: the views rendered to HTML with Yew's server renderer, from frames the real
+//! simulation produced (no browser needed). Run with `cargo test -p kubesim-web`.
+#![cfg(not(target_arch = "wasm32"))]
+
+use kubesim_web::components::app::{Controls, Sim};
+use kubesim_web::components::cluster::ClusterView;
+use kubesim_web::components::flow::{FlowProps, FlowView};
+use kubesim_web::components::inspector::Inspector;
+use kubesim_web::components::lifecycle::LifecycleView;
+use kubesim_web::components::pods::{PodsProps, PodsView};
+use kubesim_web::components::timeline::Timeline;
+use kubesim_web::driver::Driver;
+use kubesim_web::frame::Frame;
+use kubesim_web::scenarios;
+use kubesim_web::state::Selection;
+use std::cell::RefCell;
+use std::rc::Rc;
+use yew::prelude::*;
+use yew::LocalServerRenderer;
+
+fn render<C: BaseComponent>(props: C::Properties) -> String {
+    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+    let local = tokio::task::LocalSet::new();
+    runtime.block_on(local.run_until(LocalServerRenderer::<C>::with_props(props).hydratable(false).render()))
+}
+
+/// The nginx scenario after `ms` virtual milliseconds.
+fn driver_at(ms: u64) -> (Rc<RefCell<Driver>>, Rc<Frame>) {
+    let mut driver = Driver::new(scenarios::by_name("nginx").expect("nginx scenario"), 1);
+    driver.engine_mut().advance(ms, &mut || false);
+    let frame = driver.refresh(0.0);
+    (Rc::new(RefCell::new(driver)), frame)
+}
+
+fn count(html: &str, needle: &str) -> usize {
+    html.matches(needle).count()
+}
+
+#[derive(Properties, PartialEq)]
+struct WithControlsProps {
+    sim: Sim,
+    children: Html,
+}
+
+/// Provides the `Controls` context the panels read (callbacks that do nothing).
+#[function_component(WithControls)]
+fn with_controls(props: &WithControlsProps) -> Html {
+    let controls = Controls { dispatch: Callback::noop(), apply: Callback::noop(), command: Callback::noop(), seek: Callback::noop(), step: Callback::noop(), load: Callback::noop(), sim: props.sim.clone() };
+    html! { <ContextProvider<Controls> context={controls}>{ props.children.clone() }</ContextProvider<Controls>> }
+}
+
+#[test]
+fn cluster_view_renders_a_card_per_node_and_a_chip_per_pod() {
+    let (sim, frame) = driver_at(20_000);
+    let (sim, frame) = (sim, frame);
+    let children = html! { <ClusterView scene={frame.scene.clone()} selection={Selection::None} on_select={Callback::noop()} workloads={frame.workloads.clone()} compact={false} /> };
+    let html = render::<WithControls>(WithControlsProps { sim: Sim(sim), children });
+    assert_eq!(count(&html, "<article aria-label=\"node "), 3, "three node cards: {html}");
+    let running = frame.scene.pods.iter().filter(|p| p.status == "Running").count();
+    assert!(running >= 3, "the Deployment's pods run after 20 s");
+    assert!(count(&html, "class=\"ks-chip ") >= running, "a chip per pod");
+    // Names and the kubectl STATUS words, and the requested/allocatable bars.
+    for node in ["node-1", "node-2", "node-3"] {
+        assert!(html.contains(node), "{node}");
+    }
+    assert!(html.contains("Running"));
+    assert_eq!(count(&html, "aria-label=\"CPU requested\""), 3, "a CPU requested bar per node");
+}
+
+#[test]
+fn lifecycle_graph_counts_pods_per_state() {
+    let (sim, frame) = driver_at(20_000);
+    let children = html! { <LifecycleView frame={frame.clone()} selection={Selection::None} on_select={Callback::noop()} /> };
+    let html = render::<WithControls>(WithControlsProps { sim: Sim(sim), children });
+    assert_eq!(count(&html, "ks-state-node"), 15, "one graph node per lifecycle state");
+    for state in ["Pending", "ContainerCreating", "Ready", "Terminating", "Succeeded", "Failed", "CrashLoopBackOff", "ImagePullBackOff", "Evicted", "OOMKilled"] {
+        assert!(html.contains(state), "state {state} drawn");
+    }
+}
+
+#[test]
+fn flow_view_shows_components_writes_and_watch_events() {
+    // Stop just after the start, while messages are still in the log.
+    let (_, frame) = driver_at(3_000);
+    let props = FlowProps { frame: frame.clone(), selection: Selection::None, on_select: Callback::noop() };
+    let html = render::<FlowView>(props);
+    for component in ["kube-apiserver", "etcd", "kube-scheduler", "kubelet · node-1", "containerd", "replicaset"] {
+        assert!(html.contains(component), "{component} box drawn");
+    }
+    assert!(html.contains("<span class=\"ks-dot watch\"></span>watch MODIFIED pod/default/"), "watch events in the log");
+    assert!(html.contains("<span class=\"ks-dot modified\"></span>MODIFIED pod/default/"), "writes in the log");
+    assert!(html.contains("RunPodSandbox") || html.contains("PullImage"), "CRI calls in the log");
+    assert!(html.contains("ks-flow-watches"), "the watch-event filter");
+}
+
+#[test]
+fn pods_table_lists_every_pod_with_kubectl_columns() {
+    let (_, frame) = driver_at(20_000);
+    let props = PodsProps { scene: frame.scene.clone(), selection: Selection::None, on_select: Callback::noop() };
+    let html = render::<PodsView>(props);
+    for column in ["NAME", "READY", "STATUS", "RESTARTS", "NODE"] {
+        assert!(html.contains(column), "column {column}");
+    }
+    for pod in frame.scene.pods.iter() {
+        assert!(html.contains(&pod.name), "{} listed", pod.name);
+    }
+}
+
+#[test]
+fn inspector_describes_the_selected_pod_with_its_events() {
+    let (sim, frame) = driver_at(20_000);
+    let pod = frame.scene.pods.iter().find(|p| p.status == "Running").expect("a running pod").clone();
+    let selection = Selection::Pod { namespace: pod.namespace.clone(), name: pod.name.clone(), uid: pod.uid.clone() };
+    let children = html! { <Inspector selection={selection} frame={frame.clone()} /> };
+    let html = render::<WithControls>(WithControlsProps { sim: Sim(sim), children });
+    assert!(html.contains(&pod.name));
+    assert!(html.contains("Scheduled"), "the scheduler's Event: {html}");
+}
+
+#[test]
+fn timeline_shows_the_virtual_clock_and_controls() {
+    let (sim, frame) = driver_at(12_345);
+    let children = html! { <Timeline frame={frame.clone()} playing={false} speed={1.0} compact={false} /> };
+    let html = render::<WithControls>(WithControlsProps { sim: Sim(sim), children });
+    assert!(html.contains("00:12.345"), "virtual clock: {html}");
+    assert!(html.contains("aria-label=\"Play"), "a labelled play button");
+}
