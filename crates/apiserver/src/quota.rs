@@ -248,7 +248,7 @@ pub fn check_quota(object: &Object, store: &Store) -> Result<Vec<(String, BTreeM
                 }
             }
             if !missing.is_empty() {
-                missing.sort();
+                kubesim_api::sort::sort(&mut missing);
                 return Err(ApiError::forbidden(&resource, object.name(), &format!("failed quota: {quota_name}: must specify {}", missing.join("; "))));
             }
         }

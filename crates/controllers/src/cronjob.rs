@@ -429,7 +429,7 @@ impl CronJobController {
         for (kind, limit) in [("Complete", successful_limit), ("Failed", failed_limit)] {
             let mut list = by_kind.remove(kind).unwrap_or_default();
             // Oldest (by start time, then creation) first.
-            list.sort_by_key(|j| (j.status.as_ref().and_then(|s| s.start_time.as_ref()).map(millis_of).unwrap_or_else(|| created_ms(&j.metadata)), j.metadata.name.clone()));
+            kubesim_api::sort::sort_by_key(&mut list, |j| (j.status.as_ref().and_then(|s| s.start_time.as_ref()).map(millis_of).unwrap_or_else(|| created_ms(&j.metadata)), j.metadata.name.clone()));
             let excess = list.len() as i64 - limit.max(0) as i64;
             for job in list.into_iter().take(excess.max(0) as usize) {
                 self.delete_job(ctx, cj_obj, job);

@@ -236,7 +236,7 @@ impl DaemonSetController {
                 } else if !alive.is_empty() {
                     current += 1;
                     let mut alive = alive;
-                    alive.sort_by_key(|p| (created_ms(&p.metadata), p.metadata.name.clone()));
+                    kubesim_api::sort::sort_by_key(&mut alive, |p| (created_ms(&p.metadata), p.metadata.name.clone()));
                     let keep_idx: Vec<usize> = if surge_allowed {
                         // During a surge: keep the oldest old pod and the newest updated pod.
                         let oldest_old = alive.iter().position(|p| !is_updated(p));
@@ -332,7 +332,7 @@ impl DaemonSetController {
                 let mut unavailable = desired - available;
                 let mut old_pods: Vec<Pod> = pods.iter().filter(|p| p.metadata.deletion_timestamp.is_none() && !is_updated(p) && !is_pod_terminal(p)).cloned().collect();
                 // Unavailable old pods first, then available ones while the budget allows.
-                old_pods.sort_by_key(|p| (is_pod_available(p, min_ready, now), pod_node(p).to_string()));
+                kubesim_api::sort::sort_by_key(&mut old_pods, |p| (is_pod_available(p, min_ready, now), pod_node(p).to_string()));
                 let mut victims = Vec::new();
                 for p in old_pods {
                     if !is_pod_available(&p, min_ready, now) {

@@ -445,7 +445,7 @@ impl DeploymentController {
     /// `getAllReplicaSetsAndSyncRevision`: (new RS, old RSs).
     fn get_all_and_sync_revision(&mut self, d: &mut Deployment, rs_list: &[ReplicaSet], create: bool, ctx: &mut Ctx) -> Result<(Option<ReplicaSet>, Vec<ReplicaSet>)> {
         let mut sorted: Vec<ReplicaSet> = rs_list.to_vec();
-        sorted.sort_by(|a, b| created_ms(&a.metadata).cmp(&created_ms(&b.metadata)).then_with(|| a.metadata.name.cmp(&b.metadata.name)));
+        kubesim_api::sort::sort_by(&mut sorted, |a, b| created_ms(&a.metadata).cmp(&created_ms(&b.metadata)).then_with(|| a.metadata.name.cmp(&b.metadata.name)));
         let template = d.spec.clone().unwrap_or_default().template;
         let new_index = sorted.iter().position(|rs| rs.spec.as_ref().and_then(|s| s.template.as_ref()).is_some_and(|t| equal_ignore_hash(t, &template)));
         let existing_new = new_index.map(|i| sorted[i].clone());

@@ -189,7 +189,7 @@ pub type Scale = (usize, i32);
 /// `max_cleanup`. Returns the scales and the total scaled down.
 pub fn plan_cleanup_unhealthy(old: &[RsView], max_cleanup: i32) -> (Vec<Scale>, i32) {
     let mut order: Vec<usize> = (0..old.len()).collect();
-    order.sort_by(|&a, &b| by_creation(&old[a], &old[b]));
+    kubesim_api::sort::sort_by(&mut order, |&a, &b| by_creation(&old[a], &old[b]));
     let mut total = 0;
     let mut scales = Vec::new();
     for i in order {
@@ -215,7 +215,7 @@ pub fn plan_scale_down_old(old: &[RsView], all_available: i32, strategy: &Strate
         return (Vec::new(), 0);
     }
     let mut order: Vec<usize> = (0..old.len()).collect();
-    order.sort_by(|&a, &b| by_creation(&old[a], &old[b]));
+    kubesim_api::sort::sort_by(&mut order, |&a, &b| by_creation(&old[a], &old[b]));
     let wanted = all_available - min_available;
     let mut total = 0;
     let mut scales = Vec::new();
@@ -345,10 +345,10 @@ pub fn plan_scale(rss: &[RsView], new: Option<usize>, strategy: &Strategy, statu
     let allowed = if strategy.replicas > 0 { strategy.replicas + strategy.max_surge() } else { 0 };
     let to_add = allowed - current;
     match to_add.cmp(&0) {
-        Ordering::Greater => act.sort_by(|&a, &b| {
+        Ordering::Greater => kubesim_api::sort::sort_by(&mut act, |&a, &b| {
             rss[b].replicas.cmp(&rss[a].replicas).then_with(|| by_creation(&rss[b], &rss[a]))
         }),
-        Ordering::Less => act.sort_by(|&a, &b| {
+        Ordering::Less => kubesim_api::sort::sort_by(&mut act, |&a, &b| {
             rss[b].replicas.cmp(&rss[a].replicas).then_with(|| by_creation(&rss[a], &rss[b]))
         }),
         Ordering::Equal => {}
@@ -512,7 +512,7 @@ fn canonical_json(value: &serde_json::Value) -> String {
     match value {
         serde_json::Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
+            kubesim_api::sort::sort(&mut keys);
             let body: Vec<String> = keys
                 .into_iter()
                 .map(|k| format!("{}:{}", serde_json::Value::String(k.clone()), canonical_json(&map[k])))

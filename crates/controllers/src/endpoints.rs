@@ -275,7 +275,7 @@ impl EndpointSliceController {
             }
             for (group, (ports, mut wanted)) in desired {
                 let mut slices = by_group.remove(&group).unwrap_or_default();
-                slices.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+                kubesim_api::sort::sort_by(&mut slices, |a, b| a.metadata.name.cmp(&b.metadata.name));
                 let mut updated: Vec<EndpointSlice> = Vec::new();
                 let mut unchanged: Vec<EndpointSlice> = Vec::new();
                 for mut slice in slices {
@@ -446,8 +446,8 @@ pub fn endpoints_subsets(service: &Service, pods: &[Pod]) -> Vec<EndpointSubset>
     groups
         .into_values()
         .map(|(ports, mut ready, mut not_ready)| {
-            ready.sort_by_key(ip_key);
-            not_ready.sort_by_key(ip_key);
+            kubesim_api::sort::sort_by_key(&mut ready, ip_key);
+            kubesim_api::sort::sort_by_key(&mut not_ready, ip_key);
             EndpointSubset {
                 addresses: (!ready.is_empty()).then_some(ready),
                 not_ready_addresses: (!not_ready.is_empty()).then_some(not_ready),

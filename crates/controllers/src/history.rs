@@ -60,7 +60,7 @@ pub fn owned_revisions(cache: &Cache, owner: &Object) -> Vec<ControllerRevision>
         .filter(|o| controller_of(o.metadata()).is_some_and(|r| r.uid == uid))
         .filter_map(|o| decode::<ControllerRevision>(o))
         .collect();
-    out.sort_by(|a, b| a.revision.cmp(&b.revision).then_with(|| a.metadata.name.cmp(&b.metadata.name)));
+    kubesim_api::sort::sort_by(&mut out, |a, b| a.revision.cmp(&b.revision).then_with(|| a.metadata.name.cmp(&b.metadata.name)));
     out
 }
 

@@ -464,7 +464,7 @@ impl JobController {
         let failing = finished.as_ref().is_some_and(|c| c.type_ != "SuccessCriteriaMet");
         let mut sorted_pods = pods.clone();
         if indexed {
-            sorted_pods.sort_by_key(|p| completion_index(p).unwrap_or(i32::MAX));
+            kubesim_api::sort::sort_by_key(&mut sorted_pods, |p| completion_index(p).unwrap_or(i32::MAX));
         }
         for p in &sorted_pods {
             if !has_finalizer(p) {
@@ -643,7 +643,7 @@ impl JobController {
         let completions = spec.completions;
         if spec.suspend == Some(true) {
             let mut victims: Vec<&Pod> = active_pods.to_vec();
-            victims.sort_by(|a, b| active_pods_order(a, b));
+            kubesim_api::sort::sort_by(&mut victims, |a, b| active_pods_order(a, b));
             let keys: Vec<Key> = victims.iter().map(|p| (p.metadata.namespace.clone().unwrap_or_default(), p.metadata.name.clone().unwrap_or_default())).collect();
             self.expectations.expect_deletions(key, keys, ctx.now);
             let (deleted, ready, err) = self.delete_pods(job_object, &victims, true, ctx);
@@ -668,7 +668,7 @@ impl JobController {
         if indexed {
             let mut seen = BTreeSet::new();
             let mut sorted: Vec<&Pod> = active_pods.to_vec();
-            sorted.sort_by_key(|p| completion_index(p).unwrap_or(i32::MAX));
+            kubesim_api::sort::sort_by_key(&mut sorted, |p| completion_index(p).unwrap_or(i32::MAX));
             for p in sorted {
                 match completion_index(p) {
                     Some(i) if i < completions.unwrap_or(0) && seen.insert(i) => left.push(p),
@@ -680,7 +680,7 @@ impl JobController {
         }
         let rm_at_least = (active - want_active).max(0) as usize;
         if remove.len() < rm_at_least {
-            left.sort_by(|a, b| active_pods_order(a, b));
+            kubesim_api::sort::sort_by(&mut left, |a, b| active_pods_order(a, b));
             let extra = rm_at_least - remove.len();
             remove.extend(left.iter().take(extra).copied());
         }

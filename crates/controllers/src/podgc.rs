@@ -60,7 +60,7 @@ impl PodGcController {
         let threshold = self.threshold.unwrap_or(TERMINATED_POD_THRESHOLD);
         let mut terminated: Vec<&Pod> = pods.iter().copied().filter(|p| is_pod_terminal(p)).collect();
         if terminated.len() > threshold {
-            terminated.sort_by_key(|p| (created_ms(&p.metadata), p.metadata.name.clone()));
+            kubesim_api::sort::sort_by_key(&mut terminated, |p| (created_ms(&p.metadata), p.metadata.name.clone()));
             let excess = terminated.len() - threshold;
             for p in terminated.into_iter().take(excess) {
                 Self::force_delete(ctx, p);

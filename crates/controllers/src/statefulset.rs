@@ -242,7 +242,7 @@ impl StatefulSetController {
                 _ => condemned.push(pod.clone()),
             }
         }
-        condemned.sort_by_key(|p| std::cmp::Reverse(ordinal_of(&set_name, p.metadata.name.as_deref().unwrap_or("")).unwrap_or(-1)));
+        kubesim_api::sort::sort_by_key(&mut condemned, |p| std::cmp::Reverse(ordinal_of(&set_name, p.metadata.name.as_deref().unwrap_or("")).unwrap_or(-1)));
         let version_for = |ordinal: i32| -> (PodTemplateSpec, String) {
             let use_current = if rolling { ordinal < start + partition } else { ordinal < start + status_current_replicas };
             if use_current && current_name != update_name {
@@ -426,8 +426,8 @@ impl StatefulSetController {
                 }
                 let mut sorted_have = refs.clone();
                 let mut sorted_want = wanted.clone();
-                sorted_have.sort_by(|a, b| a.uid.cmp(&b.uid));
-                sorted_want.sort_by(|a, b| a.uid.cmp(&b.uid));
+                kubesim_api::sort::sort_by(&mut sorted_have, |a, b| a.uid.cmp(&b.uid));
+                kubesim_api::sort::sort_by(&mut sorted_want, |a, b| a.uid.cmp(&b.uid));
                 if sorted_have == sorted_want {
                     continue;
                 }

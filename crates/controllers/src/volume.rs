@@ -59,7 +59,7 @@ pub fn find_matching_volume<'a>(claim: &PersistentVolumeClaim, volumes: &'a [Per
     let mut groups: BTreeMap<(usize, Vec<String>), Vec<&PersistentVolume>> = BTreeMap::new();
     for pv in volumes {
         let mut pv_modes = pv.spec.as_ref().and_then(|s| s.access_modes.clone()).unwrap_or_default();
-        pv_modes.sort();
+        kubesim_api::sort::sort(&mut pv_modes);
         pv_modes.dedup();
         if modes.iter().all(|m| pv_modes.contains(m)) {
             groups.entry((pv_modes.len(), pv_modes)).or_default().push(pv);

@@ -140,7 +140,7 @@ pub fn apply_documents(file: &str, text: &str, options: &ApplyOptions, api: &mut
     for e in syntax_errors {
         pending.push((e.document.unwrap_or(0), Err(e)));
     }
-    pending.sort_by_key(|(i, _)| *i);
+    kubesim_api::sort::sort_by_key(&mut pending, |(i, _)| *i);
     for (index, document) in pending {
         match document {
             Err(e) => {

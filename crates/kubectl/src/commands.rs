@@ -1312,7 +1312,7 @@ fn owned_replica_sets(api: &ApiServer, deployment: &Object) -> Vec<(i64, Arc<Obj
             (revision, rs)
         })
         .collect();
-    sets.sort_by_key(|(r, _)| *r);
+    kubesim_api::sort::sort_by_key(&mut sets, |(r, _)| *r);
     sets
 }
 
@@ -1657,7 +1657,7 @@ fn resolve_pod(target: &str, api: &ApiServer, namespace: &str) -> Result<(Arc<Ob
         let ready = status.conditions.iter().flatten().any(|c| c.type_ == "Ready" && c.status == "True");
         (!running, !ready, p.metadata().deletion_timestamp.is_some())
     };
-    pods.sort_by_key(rank);
+    kubesim_api::sort::sort_by_key(&mut pods, rank);
     let count = pods.len();
     Ok((pods.swap_remove(0), count))
 }
@@ -1824,8 +1824,8 @@ fn top(args: &Args, api: &ApiServer, _req: &mut Request, cluster: &mut dyn Clust
             let mut measured: Vec<(&Arc<Object>, i64, i64)> = pods.iter().filter_map(|p| cluster.usage(p.namespace(), p.name()).map(|(c, m)| (p, c, m))).collect();
             // --sort-by=cpu|memory sorts descending (top/top_pod.go PodMetricsSorter).
             match args.get("sort-by") {
-                Some("cpu") => measured.sort_by_key(|m| std::cmp::Reverse(m.1)),
-                Some("memory") => measured.sort_by_key(|m| std::cmp::Reverse(m.2)),
+                Some("cpu") => kubesim_api::sort::sort_by_key(&mut measured, |m| std::cmp::Reverse(m.1)),
+                Some("memory") => kubesim_api::sort::sort_by_key(&mut measured, |m| std::cmp::Reverse(m.2)),
                 Some(other) => return out.fail(format!("error: --sort-by accepts only cpu or memory, got {other:?}")),
                 None => {}
             }
@@ -1893,7 +1893,7 @@ fn api_resources(args: &Args, out: &mut Output) {
     let mut rows = vec![vec!["NAME".to_string(), "SHORTNAMES".into(), "APIVERSION".into(), "NAMESPACED".into(), "KIND".into()]];
     let mut kinds: Vec<&KindInfo> = kubesim_api::object::all_kinds().collect();
     // One row per resource (the preferred version), sorted by group then name as kubectl does.
-    kinds.sort_by(|a, b| (a.group(), a.plural).cmp(&(b.group(), b.plural)));
+    kubesim_api::sort::sort_by(&mut kinds, |a, b| (a.group(), a.plural).cmp(&(b.group(), b.plural)));
     kinds.dedup_by(|a, b| a.group() == b.group() && a.plural == b.plural && { if a.api_version > b.api_version { std::mem::swap(a, b) } true });
     for k in kinds {
         let namespaced = k.scope == Scope::Namespaced;
@@ -1914,7 +1914,7 @@ fn api_resources(args: &Args, out: &mut Output) {
 
 fn api_versions(out: &mut Output) {
     let mut versions: Vec<&str> = kubesim_api::object::all_kinds().map(|k| k.api_version).collect();
-    versions.sort();
+    kubesim_api::sort::sort(&mut versions);
     versions.dedup();
     for v in versions {
         out.outln(v);
@@ -2063,7 +2063,7 @@ fn events(args: &Args, api: &ApiServer, now: u64, namespace: &str, out: &mut Out
     let key = |e: &kubesim_api::k8s_openapi::api::core::v1::Event| {
         e.last_timestamp.as_ref().or(e.first_timestamp.as_ref()).map(kubesim_api::time::millis_of).unwrap_or(0)
     };
-    list.sort_by_key(key);
+    kubesim_api::sort::sort_by_key(&mut list, key);
     if list.is_empty() {
         out.errln(if all { "No events found.".to_string() } else { format!("No events found in {namespace} namespace.") });
         return;

@@ -124,7 +124,7 @@ fn tolerations_multiline(w: &mut Writer, title: &str, indent: &str, tolerations:
         return;
     }
     let mut sorted = tolerations.to_vec();
-    sorted.sort_by(|a, b| a.key.cmp(&b.key));
+    kubesim_api::sort::sort_by(&mut sorted, |a, b| a.key.cmp(&b.key));
     for (i, t) in sorted.iter().enumerate() {
         if i != 0 {
             w.w(0, format!("{indent}\t"));
@@ -168,7 +168,7 @@ fn events_for(api: &ApiServer, object: &Object) -> Vec<Event> {
         })
         .collect();
     let key = |e: &Event| e.last_timestamp.as_ref().or(e.first_timestamp.as_ref()).map(millis_of).unwrap_or(0);
-    events.sort_by_key(key);
+    kubesim_api::sort::sort_by_key(&mut events, key);
     events
 }
 
@@ -370,7 +370,7 @@ fn describe_containers(w: &mut Writer, label: &str, containers: &[Container], st
             }
         }
         let mut mounts = c.volume_mounts.clone().unwrap_or_default();
-        mounts.sort_by(|a, b| a.mount_path.cmp(&b.mount_path));
+        kubesim_api::sort::sort_by(&mut mounts, |a, b| a.mount_path.cmp(&b.mount_path));
         w.w(2, format!("Mounts:{}\n", if mounts.is_empty() { "\t<none>" } else { "" }));
         for m in &mounts {
             let mut flags = vec![if m.read_only == Some(true) { "ro".to_string() } else { "rw".to_string() }];
@@ -1095,7 +1095,7 @@ fn describe_namespace(api: &ApiServer, object: &Object, now: Millis) -> String {
                         }
                     }
                 }
-                resources.sort();
+                kubesim_api::sort::sort(&mut resources);
                 for r in resources {
                     let get = |key: &str| item.get(key).and_then(|m| m.get(&r)).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).unwrap_or_else(|| "-".into());
                     w.w(1, format!("{type_}\t{r}\t{}\t{}\t{}\t{}\t{}\n", get("min"), get("max"), get("defaultRequest"), get("default"), get("maxLimitRequestRatio")));
@@ -1342,7 +1342,7 @@ fn describe_ingress(api: &ApiServer, object: &Object, now: Millis) -> String {
         .flatten()
         .filter_map(|i| i.get("ip").or_else(|| i.get("hostname")).and_then(|v| v.as_str()).map(str::to_string))
         .collect();
-    addresses.sort();
+    kubesim_api::sort::sort(&mut addresses);
     w.w(0, format!("Address:\t{}\n", addresses.join(",")));
     w.w(0, format!("Ingress Class:\t{}\n", jstr(&json, "spec.ingressClassName").unwrap_or("<none>")));
     let default_backend = jget(&json, "spec.defaultBackend").map(|b| ingress_backend(api, ns, b)).unwrap_or_else(|| "<default>".into());

@@ -358,7 +358,7 @@ pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str,
                 .drain(..)
                 .map(|o| (SortKey::of(jsonpath::evaluate(&template, &o.to_json()).unwrap_or_default()), o))
                 .collect();
-            keyed.sort_by(|a, b| a.0.cmp(&b.0));
+            kubesim_api::sort::sort_by(&mut keyed, |a, b| a.0.cmp(&b.0));
             objects.extend(keyed.into_iter().map(|(_, o)| o));
         }
     }

@@ -457,7 +457,7 @@ pub fn service_external_ip(svc: &Service, wide: bool) -> String {
                 .flatten()
                 .filter_map(|i| i.ip.clone().filter(|s| !s.is_empty()).or_else(|| i.hostname.clone().filter(|s| !s.is_empty())))
                 .collect();
-            ips.sort();
+            kubesim_api::sort::sort(&mut ips);
             ips.dedup();
             let mut lb = ips.join(",");
             if !wide && lb.len() > 16 {
@@ -778,7 +778,7 @@ fn dynamic_row(kind: &str, json: &Value, created: &Option<Time>, now: Millis, wi
                 .flatten()
                 .filter_map(|i| i.get("ip").or_else(|| i.get("hostname")).and_then(|v| v.as_str()).map(str::to_string))
                 .collect();
-            addresses.sort();
+            kubesim_api::sort::sort(&mut addresses);
             let ports = if jget(json, "spec.tls").and_then(|t| t.as_array()).is_some_and(|t| !t.is_empty()) { "80, 443" } else { "80" };
             vec![name, jstr(json, "spec.ingressClassName").unwrap_or("<none>").to_string(), hosts_cell, addresses.join(","), ports.into(), age_cell]
         }

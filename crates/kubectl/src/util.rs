@@ -90,7 +90,7 @@ pub fn format_label_selector(selector: Option<&LabelSelector>) -> String {
     for expr in selector.match_expressions.iter().flatten() {
         let values = expr.values.clone().unwrap_or_default();
         let mut sorted = values.clone();
-        sorted.sort();
+        kubesim_api::sort::sort(&mut sorted);
         parts.push(match expr.operator.as_str() {
             "In" => format!("{} in ({})", expr.key, sorted.join(",")),
             "NotIn" => format!("{} notin ({})", expr.key, sorted.join(",")),

@@ -23,7 +23,7 @@ pub fn to_yaml(value: &Value) -> String {
 
 fn sorted_keys(m: &serde_json::Map<String, Value>) -> Vec<&String> {
     let mut keys: Vec<&String> = m.keys().collect();
-    keys.sort_by(|a, b| key_order(a, b));
+    kubesim_api::sort::sort_by(&mut keys, |a, b| key_order(a, b));
     keys
 }
 

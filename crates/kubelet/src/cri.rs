@@ -403,7 +403,7 @@ impl FakeRuntime {
     /// Containers of one sandbox, oldest first.
     pub fn containers_in(&self, sandbox_id: &str) -> Vec<&Container> {
         let mut list: Vec<&Container> = self.containers.values().filter(|c| c.sandbox_id == sandbox_id).collect();
-        list.sort_by_key(|c| (c.created_at, c.id.clone()));
+        kubesim_api::sort::sort_by_key(&mut list, |c| (c.created_at, c.id.clone()));
         list
     }
 }

@@ -503,7 +503,7 @@ impl Kubelet {
             .into_iter()
             .map(|i| ContainerImage { names: Some(vec![i.digest_ref.clone(), i.reference.clone()]), size_bytes: Some(i.size as i64) })
             .collect();
-        images.sort_by(|a, b| b.size_bytes.cmp(&a.size_bytes).then(a.names.cmp(&b.names)));
+        kubesim_api::sort::sort_by(&mut images, |a, b| b.size_bytes.cmp(&a.size_bytes).then(a.names.cmp(&b.names)));
         images.truncate(50);
         status.images = Some(images);
         status
@@ -542,7 +542,7 @@ impl Kubelet {
             return;
         }
         self.memory_pressure_at = Some(ctx.now);
-        candidates.sort();
+        kubesim_api::sort::sort(&mut candidates);
         let Some((_, _, _, uid, memory, request, container)) = candidates.into_iter().next() else { return };
         let message = format!(
             "The node was low on resource: memory. Threshold quantity: 100Mi, available: {}Ki. Container {container} was using {}Ki, request is {}, has larger consumption of memory. ",
@@ -1277,7 +1277,7 @@ impl Kubelet {
         set_pod_condition(&mut conditions, containers_ready);
         // Order as the kubelet writes them; PodScheduled (from the scheduler) last.
         let order = ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"];
-        conditions.sort_by_key(|c| order.iter().position(|o| *o == c.type_).unwrap_or(order.len()));
+        kubesim_api::sort::sort_by_key(&mut conditions, |c| order.iter().position(|o| *o == c.type_).unwrap_or(order.len()));
         status.conditions = Some(conditions);
         status.container_statuses = Some(statuses);
         status

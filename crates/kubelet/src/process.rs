@@ -154,7 +154,7 @@ pub fn unsupported_commands(command: &[String], args: &[String]) -> Vec<String> 
     let tree = parser.parse_list(&[]);
     let mut unknown = Vec::new();
     collect_commands(&tree, &mut unknown);
-    unknown.sort();
+    kubesim_api::sort::sort(&mut unknown);
     unknown.dedup();
     unknown
 }

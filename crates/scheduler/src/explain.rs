@@ -183,7 +183,7 @@ impl Attempt {
         // Node indices grouped by name, in name order (a node evaluated twice appears under
         // two indices; the later records win, as with the maps).
         let mut order: Vec<u32> = (0..self.nodes.len() as u32).collect();
-        order.sort_by(|a, b| self.nodes[*a as usize].cmp(&self.nodes[*b as usize]).then(a.cmp(b)));
+        kubesim_api::sort::sort_by(&mut order, |a, b| self.nodes[*a as usize].cmp(&self.nodes[*b as usize]).then(a.cmp(b)));
         let mut groups: Vec<(&str, Vec<u32>)> = Vec::new();
         for i in order {
             let name = &*self.nodes[i as usize];
@@ -219,8 +219,8 @@ impl Attempt {
                     sc.push(*e);
                 }
             }
-            f.sort_by(|a, b| a.0.cmp(b.0));
-            sc.sort_by(|a, b| a.0.cmp(b.0));
+            kubesim_api::sort::sort_by(&mut f, |a, b| a.0.cmp(b.0));
+            kubesim_api::sort::sort_by(&mut sc, |a, b| a.0.cmp(b.0));
             if !f.is_empty() {
                 open_entry(&mut filter, name);
                 for (k, (plugin, reason)) in f.iter().enumerate() {

@@ -143,7 +143,7 @@ fn select_victims_on_node(s: &Scheduler, pi: usize, pod: &PodInfo, state: &Cycle
     if !status.is_success() {
         return Err(status);
     }
-    potential.sort_by(|a, b| more_important(a, b));
+    kubesim_api::sort::sort_by(&mut potential, |a, b| more_important(a, b));
     let (violating, non_violating) = split_by_pdb(&potential, &s.listers);
     let mut victims: Vec<Arc<PodInfo>> = Vec::new();
     let mut violations = 0;
@@ -171,7 +171,7 @@ fn select_victims_on_node(s: &Scheduler, pi: usize, pod: &PodInfo, state: &Cycle
         reprieve(p, &mut node, &mut state);
     }
     if !violating.is_empty() && !non_violating.is_empty() {
-        victims.sort_by(|a, b| more_important(a, b));
+        kubesim_api::sort::sort_by(&mut victims, |a, b| more_important(a, b));
     }
     Ok((victims, violations))
 }

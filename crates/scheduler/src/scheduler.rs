@@ -75,7 +75,7 @@ pub fn reasons_histogram(node_reasons: &[Vec<String>]) -> Vec<String> {
         }
     }
     let mut list: Vec<String> = counts.into_iter().map(|(r, c)| format!("{c} {r}")).collect();
-    list.sort();
+    kubesim_api::sort::sort(&mut list);
     list
 }
 
@@ -780,7 +780,7 @@ impl Scheduler {
             // others get one "didn't satisfy plugin(s)" status.
             let candidates: Option<Vec<usize>> = allowed.as_ref().map(|names| {
                 let mut v: Vec<usize> = names.iter().filter_map(|n| self.cache.node_index(n)).collect();
-                v.sort_unstable();
+                kubesim_api::sort::sort(&mut v);
                 v
             });
             if candidates.is_some() {
@@ -874,7 +874,7 @@ impl Scheduler {
                 }
             } else {
                 let mut order: Vec<usize> = (0..totals.len()).collect();
-                order.sort_by(|a, b| totals[*b].cmp(&totals[*a]).then(a.cmp(b)));
+                kubesim_api::sort::sort_by(&mut order, |a, b| totals[*b].cmp(&totals[*a]).then(a.cmp(b)));
                 let mut keep: Vec<usize> = order.into_iter().take(3).collect();
                 if !keep.contains(&chosen) {
                     keep.push(chosen);
