@@ -162,7 +162,7 @@ impl Engine {
     /// A world built from `inputs` (the t=0 applies form the initial cluster), at t=0.
     pub fn new(seed: u64, inputs: Vec<TimedInput>) -> Engine {
         let mut inputs = inputs;
-        inputs.sort_by_key(|i| i.t_ms);
+        kubesim_api::sort::sort_by_key(&mut inputs, |i| i.t_ms);
         let mut engine = Engine {
             seed,
             world: World::new(seed),
@@ -420,11 +420,12 @@ impl Engine {
             flow.push(FlowItem { kind: FlowKind::Call, t_ms: note.t_ms, from: note.actor.to_string(), to: note.target.clone(), what: format!("{} {}", note.call, note.detail), object: None });
         }
         self.notes_cursor = notes.len();
-        for d in view::delivery_entries(&self.world, self.deliveries_cursor) {
+        let (deliveries, next) = view::delivery_entries(&self.world, self.deliveries_cursor);
+        for d in deliveries {
             flow.push(FlowItem { kind: FlowKind::Watch, t_ms: d.t_ms, from: "apiserver".to_string(), to: d.component, what: format!("watch {} {}", d.event_type, d.key.display()), object: Some(d.key) });
         }
-        self.deliveries_cursor = self.world.deliveries().len();
-        flow.sort_by_key(|f| f.t_ms);
+        self.deliveries_cursor = next;
+        kubesim_api::sort::sort_by_key(&mut flow, |f| f.t_ms);
         self.flow.extend(flow);
         if self.flow.len() > 20_000 {
             self.flow.drain(..10_000);

@@ -118,6 +118,13 @@ pub fn all() -> Vec<Scenario> {
             inputs: vec![apply(0, "big-cluster.yaml", big_cluster_yaml(40, 1000))],
             view: "cluster",
         },
+        Scenario {
+            name: "huge-cluster",
+            title: "10,000 pods",
+            summary: "1,000 nodes and a 10,000-replica Deployment. Play at max speed and watch the ReplicaSet's slow-start batches and the scheduler fill the fleet; drag, scroll and zoom the canvas. Heavy: it takes a while to converge.",
+            inputs: vec![apply(0, "huge-cluster.yaml", big_cluster_yaml(1000, 10_000))],
+            view: "cluster",
+        },
     ]
 }
 
@@ -129,10 +136,11 @@ pub fn by_name(name: &str) -> Option<Scenario> {
 /// `nodes` Node objects (4 cpu, 16Gi, 110 pods, three zones) and a Deployment of `replicas` pods.
 pub fn big_cluster_yaml(nodes: usize, replicas: usize) -> String {
     let mut text = String::new();
+    let width = nodes.to_string().len().max(2);
     for i in 1..=nodes {
         let zone = ["zone-a", "zone-b", "zone-c"][i % 3];
         text.push_str(&format!(
-            "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-{i:02}\n  labels:\n    kubernetes.io/hostname: node-{i:02}\n    kubernetes.io/os: linux\n    topology.kubernetes.io/zone: {zone}\nstatus:\n  capacity: {{cpu: \"4\", memory: 16Gi, pods: \"110\"}}\n  allocatable: {{cpu: \"4\", memory: 16Gi, pods: \"110\"}}\n---\n"
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-{i:0width$}\n  labels:\n    kubernetes.io/hostname: node-{i:0width$}\n    kubernetes.io/os: linux\n    topology.kubernetes.io/zone: {zone}\nstatus:\n  capacity: {{cpu: \"4\", memory: 16Gi, pods: \"110\"}}\n  allocatable: {{cpu: \"4\", memory: 16Gi, pods: \"110\"}}\n---\n"
         ));
     }
     text.push_str(&format!(

@@ -125,3 +125,23 @@ fn timeline_shows_the_virtual_clock_and_controls() {
     assert!(html.contains("00:12.345"), "virtual clock: {html}");
     assert!(html.contains("aria-label=\"Play"), "a labelled play button");
 }
+
+/// How long the 10,000-pod scenario takes to converge natively (a benchmark, not a test:
+/// `cargo test -p kubesim-web --release --test ssr -- --ignored --nocapture huge`).
+#[test]
+#[ignore]
+fn huge_cluster_converges() {
+    let started = std::time::Instant::now();
+    let mut driver = Driver::new(scenarios::by_name("huge-cluster").expect("scenario"), 1);
+    let mut t = 0;
+    loop {
+        t += 10_000;
+        driver.engine_mut().advance(t, &mut || false);
+        let frame = driver.refresh(0.0);
+        let running = frame.scene.pods.iter().filter(|p| p.status == "Running").count();
+        eprintln!("virtual {:>4} s: {running} running, wall {:.1} s", t / 1000, started.elapsed().as_secs_f64());
+        if running == 10_000 || t >= 600_000 {
+            break;
+        }
+    }
+}

@@ -385,7 +385,7 @@ pub fn flow_between(world: &World, from_ms: Millis, to_ms: Millis) -> Vec<FlowMe
     for note in notes[start..].iter().take_while(|n| n.t_ms <= to_ms) {
         messages.push(FlowMessage { t_ms: note.t_ms, from: note.actor.to_string(), to: note.target.clone(), what: format!("{} {}", note.call, note.detail), object: None });
     }
-    messages.sort_by(|a, b| a.t_ms.cmp(&b.t_ms));
+    kubesim_api::sort::sort_by(&mut messages, |a, b| a.t_ms.cmp(&b.t_ms));
     messages
 }
 
@@ -492,19 +492,22 @@ pub struct DeliveryEntry {
     pub key: ObjectKey,
 }
 
-/// Watch deliveries from `from_index` on (see [`World::deliveries`]), with their objects
-/// looked up in the trace by revision.
-pub fn delivery_entries(world: &World, from_index: usize) -> Vec<DeliveryEntry> {
+/// Watch deliveries from number `from` on (counting every delivery since the start; see
+/// [`World::deliveries`]), with their objects looked up in the trace by revision. Returns them
+/// and the number to continue from.
+pub fn delivery_entries(world: &World, from: usize) -> (Vec<DeliveryEntry>, usize) {
     let deliveries = world.deliveries();
     let trace = world.trace();
-    let from_index = from_index.min(deliveries.len());
-    deliveries[from_index..]
+    let end = world.deliveries_dropped() + deliveries.len();
+    let from_index = from.saturating_sub(world.deliveries_dropped()).min(deliveries.len());
+    let entries = deliveries[from_index..]
         .iter()
         .filter_map(|d| {
             let at = trace.binary_search_by_key(&d.revision, |r| r.revision).ok()?;
             Some(DeliveryEntry { t_ms: d.t_ms, revision: d.revision, event_type: d.event_type.as_str(), component: d.component.to_string(), key: ObjectKey::of(&trace[at].object) })
         })
-        .collect()
+        .collect();
+    (entries, end)
 }
 
 /// The number of records in the trace (cheap; lets the UI poll for new writes).
@@ -603,7 +606,7 @@ pub fn events(world: &World) -> Vec<EventView> {
             }
         })
         .collect();
-    events.sort_by(|a, b| (a.last_ms, &a.object, &a.reason).cmp(&(b.last_ms, &b.object, &b.reason)));
+    kubesim_api::sort::sort_by(&mut events, |a, b| (a.last_ms, &a.object, &a.reason).cmp(&(b.last_ms, &b.object, &b.reason)));
     events
 }
 

@@ -72,6 +72,9 @@ impl TraceRecord {
     }
 }
 
+/// How many watch deliveries [`World::deliveries`] keeps at least (memory bound at scale).
+pub const DELIVERY_HISTORY: usize = 100_000;
+
 /// One watch notification delivered to a component: the informer side of a write. The
 /// flow view animates these from the API server to the watcher.
 #[derive(Clone, Debug)]
@@ -141,6 +144,7 @@ pub struct World {
     trace: Vec<TraceRecord>,
     notes: Vec<Note>,
     deliveries: Vec<WatchDelivery>,
+    deliveries_dropped: usize,
     commands: Vec<CommandRecord>,
     record_history: bool,
     seed: u64,
@@ -180,6 +184,7 @@ impl World {
             trace: Vec::new(),
             notes: Vec::new(),
             deliveries: Vec::new(),
+            deliveries_dropped: 0,
             commands: Vec::new(),
             record_history: config.record_history,
             seed,
@@ -286,9 +291,16 @@ impl World {
         &self.notes
     }
 
-    /// Watch notifications delivered so far (lease heartbeats left out), in delivery order.
+    /// The most recent watch notifications (lease heartbeats left out), in delivery order. Only
+    /// the last [`DELIVERY_HISTORY`]..2× that many are kept; [`World::deliveries_dropped`] counts
+    /// the older ones, so `dropped + index` numbers every delivery since the start.
     pub fn deliveries(&self) -> &[WatchDelivery] {
         &self.deliveries
+    }
+
+    /// How many deliveries were dropped from the front of [`World::deliveries`].
+    pub fn deliveries_dropped(&self) -> usize {
+        self.deliveries_dropped
     }
 
     /// Commands run so far, with their output.
@@ -688,10 +700,14 @@ impl World {
                 }
             }
         }
-        targets.sort_by_key(|(index, _)| *index);
+        kubesim_api::sort::sort_by_key(&mut targets, |(index, _)| *index);
         let record = self.record_history && commit.resource != ("coordination.k8s.io", "leases");
         for (index, event_type) in targets {
             if record {
+                if self.deliveries.len() >= 2 * DELIVERY_HISTORY {
+                    self.deliveries.drain(..DELIVERY_HISTORY);
+                    self.deliveries_dropped += DELIVERY_HISTORY;
+                }
                 self.deliveries.push(WatchDelivery { t_ms: self.now, revision: commit.revision, event_type, component: self.components[index].name().into() });
             }
             let event = WatchEvent { event_type, resource: commit.resource, object: commit.object.clone(), revision: commit.revision };

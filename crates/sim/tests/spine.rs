@@ -151,7 +151,8 @@ fn watch_deliveries_show_the_informer_side_of_each_write() {
     let world = &outcome.world;
     let pod = world.api().lookup(("", "pods"), "default", "nginx").expect("pod exists");
     let node = pod.as_pod().and_then(|p| p.spec.as_ref()).and_then(|s| s.node_name.clone()).expect("bound");
-    let entries = kubesim_sim::view::delivery_entries(world, 0);
+    let (entries, next) = kubesim_sim::view::delivery_entries(world, 0);
+    assert_eq!(next, world.deliveries().len());
     assert_eq!(entries.len(), world.deliveries().len(), "every delivery resolves to a traced write");
     let about_nginx: Vec<_> = entries.iter().filter(|d| d.key.kind == "Pod" && d.key.name == "nginx").collect();
     // kubectl's create reaches the scheduler as ADDED; the binding reaches only the chosen

@@ -62,7 +62,7 @@ impl Layout {
         if !top.iter().any(|a| a == "scheduler") {
             top.push("scheduler".into());
         }
-        top.sort_by_key(|a| (actor_kind(a) == "sched", a.clone()));
+        kubesim_api::sort::sort_by_key(&mut top, |a| (actor_kind(a) == "sched", a.clone()));
         let rows = if top.len() > 9 { 2 } else { 1 };
         let per_row = top.len().div_ceil(rows).max(1);
         let (left, right) = (30.0, W - 30.0);
@@ -79,7 +79,7 @@ impl Layout {
             places.push(Place { id: actor.clone(), label, sub, x, y, w: (slot - 12.0).min(200.0), h, kind: actor_kind(actor) });
         }
         let mut nodes: Vec<String> = frame.scene.nodes.iter().map(|n| n.name.clone()).collect();
-        nodes.sort();
+        kubesim_api::sort::sort(&mut nodes);
         let overflow = nodes.len() > MAX_NODE_SLOTS;
         let shown: Vec<String> = if overflow { nodes[..MAX_NODE_SLOTS - 1].to_vec() } else { nodes.clone() };
         let slots = shown.len() + usize::from(overflow);

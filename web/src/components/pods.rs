@@ -60,7 +60,7 @@ pub fn pods_view(props: &PodsProps) -> Html {
         .filter(|p| *filter == "all" || status_class(&p.status) == filter.as_str())
         .collect();
     let (column, ascending) = *sort;
-    pods.sort_by(|a, b| {
+    kubesim_api::sort::sort_by(&mut pods, |a, b| {
         let ordering = match column {
             Column::Name => (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)),
             Column::Ready => a.ready.cmp(&b.ready),
