@@ -54,26 +54,36 @@ pub fn preferred_theme() -> state::Theme {
     }
 }
 
-/// Mounts an app into `element` with `options`.
-pub fn mount(element: web_sys::Element, options: Options) {
+/// Mounts an app into `element` with `options`. Destroying the handle stops the simulation
+/// and its animation loop and removes the app from the element.
+pub fn mount(element: web_sys::Element, options: Options) -> yew::AppHandle<components::app::App> {
     install_style();
-    yew::Renderer::<components::app::App>::with_root_and_props(element, components::app::AppProps { options }).render();
+    yew::Renderer::<components::app::App>::with_root_and_props(element, components::app::AppProps { options }).render()
 }
 
-/// Registers `window.kubesim.mount(element, options)` and mounts the full app into
-/// `#kubesim-app` when the page has one (options from the URL).
+/// Registers `window.kubesim.mount(element, options)` (which returns `{ unmount() }`) and
+/// mounts the full app into `#kubesim-app` when the page has one (options from the URL).
 pub fn start() {
     let Some(window) = web_sys::window() else { return };
-    let mount_fn = Closure::<dyn Fn(JsValue, JsValue)>::new(|target: JsValue, options: JsValue| {
+    let mount_fn = Closure::<dyn Fn(JsValue, JsValue) -> JsValue>::new(|target: JsValue, options: JsValue| -> JsValue {
         let element = if let Some(selector) = target.as_string() {
             web_sys::window().and_then(|w| w.document()).and_then(|d| d.query_selector(&selector).ok().flatten())
         } else {
             target.dyn_into::<web_sys::Element>().ok()
         };
-        if let Some(element) = element {
-            let base = Options { theme: preferred_theme(), ..Options::default() };
-            mount(element, Options::from_js(&options, base));
-        }
+        let Some(element) = element else { return JsValue::NULL };
+        let base = Options { theme: preferred_theme(), ..Options::default() };
+        let handle = std::cell::RefCell::new(Some(mount(element, Options::from_js(&options, base))));
+        // `unmount()` destroys the app once; later calls do nothing.
+        let unmount = Closure::<dyn Fn()>::new(move || {
+            if let Some(handle) = handle.borrow_mut().take() {
+                handle.destroy();
+            }
+        });
+        let api = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&api, &JsValue::from_str("unmount"), unmount.as_ref());
+        unmount.forget();
+        api.into()
     });
     let api = js_sys::Object::new();
     let _ = js_sys::Reflect::set(&api, &JsValue::from_str("mount"), mount_fn.as_ref());
@@ -88,7 +98,8 @@ pub fn start() {
         if let Some(element) = document.get_element_by_id("kubesim-app") {
             let query = window.location().search().unwrap_or_default();
             let base = Options { theme: preferred_theme(), ..Options::default() };
-            mount(element, Options::from_query(&query, base));
+            // The page's own app lives as long as the page.
+            let _ = mount(element, Options::from_query(&query, base));
         }
         if let Ok(event) = web_sys::CustomEvent::new("kubesim-ready") {
             let _ = document.dispatch_event(&event);

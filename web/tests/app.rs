@@ -55,6 +55,17 @@ async fn embed_mode_shows_only_the_requested_view() {
 }
 
 #[wasm_bindgen_test]
+async fn unmount_removes_the_app_and_stops_it() {
+    let root = container();
+    let handle = mount(root.clone(), Options::from_query("?scenario=nginx&view=flow&embed=1&autoplay=1", Options::default()));
+    yew::scheduler::flush().await;
+    assert_eq!(count(&root, ".ks-flow-svg"), 1, "mounted");
+    handle.destroy();
+    yew::scheduler::flush().await;
+    assert_eq!(root.child_element_count(), 0, "nothing left in the element");
+}
+
+#[wasm_bindgen_test]
 fn reducer_is_pure_and_handles_every_action() {
     let options = Options { autoplay: false, ..Options::default() };
     let state = Rc::new(AppState::new(&options, Rc::new(Frame::empty())));
