@@ -9,6 +9,13 @@ use kubesim_sim::view;
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 
+/// A frame whose refresh overruns the 60 Hz frame period by more than this (wall ms, besides
+/// the simulation's budget) is heavy.
+pub const HEAVY_FRAME_MS: f64 = 14.0;
+
+/// The simulation's budget per animation frame while refreshes are heavy (wall ms).
+pub const HEAVY_SIM_BUDGET_MS: f64 = 28.0;
+
 /// How long a message takes to cross the flow view (wall ms).
 pub const PULSE_MS: f64 = 1100.0;
 /// How long a pod takes to cross a lifecycle edge (wall ms).
@@ -39,6 +46,13 @@ pub struct Driver {
     frame_walls: VecDeque<f64>,
     lagging: bool,
     sim_ms: f64,
+    /// Wall ms a frame costs besides the simulation (snapshot, views, paint): an average over
+    /// frames that followed a refresh.
+    overhead_ms: f64,
+    /// Whether the last tick handed out a new frame.
+    refreshed: bool,
+    /// Wall time of the last refresh.
+    refresh_wall: f64,
     events_wall: f64,
     playing: bool,
     scene_writes: usize,
@@ -65,6 +79,9 @@ impl Driver {
             frame_walls: VecDeque::new(),
             lagging: false,
             sim_ms: 0.0,
+            overhead_ms: 0.0,
+            refreshed: false,
+            refresh_wall: f64::NEG_INFINITY,
             events_wall: f64::NEG_INFINITY,
             playing: false,
             scene_writes: usize::MAX,
@@ -107,7 +124,19 @@ impl Driver {
     /// One animation frame: advances virtual time by the wall time since the last tick × speed
     /// (speed 0 = as much as `budget_ms` of wall time allows), then builds the frame.
     /// `clock` reads the wall clock (ms) for the budget.
+    ///
+    /// Big clusters: when refreshing the views costs more than [`HEAVY_FRAME_MS`] (measured on
+    /// the frames after a refresh), the views are refreshed only every few of those costs while
+    /// playing, and the simulation gets a larger budget in between — otherwise a 10,000-pod
+    /// world would spend most of each frame redrawing and advance at a crawl.
     pub fn tick(&mut self, wall_now: f64, playing: bool, speed: f64, budget_ms: f64, clock: &dyn Fn() -> f64) -> Rc<Frame> {
+        if let (Some(last), true) = (self.last_wall, self.refreshed) {
+            // Beyond one 60 Hz frame period: what the refresh cost over the simulation's share.
+            let overhead = (wall_now - last - self.sim_ms - 16.7).max(0.0);
+            self.overhead_ms = 0.7 * self.overhead_ms + 0.3 * overhead;
+        }
+        let heavy = playing && self.overhead_ms > HEAVY_FRAME_MS;
+        let budget_ms = if heavy { budget_ms.max(HEAVY_SIM_BUDGET_MS) } else { budget_ms };
         let dt = self.last_wall.map_or(0.0, |last| (wall_now - last).clamp(0.0, 100.0));
         self.last_wall = Some(wall_now);
         self.playing = playing;
@@ -134,8 +163,19 @@ impl Driver {
         } else {
             self.carry_ms = 0.0;
             self.lagging = false;
+            self.sim_ms = 0.0;
         }
-        self.collect(wall_now, false)
+        if heavy && wall_now - self.refresh_wall < (4.0 * self.overhead_ms).clamp(100.0, 1000.0) {
+            self.refreshed = false;
+            return self.frame.clone();
+        }
+        let before = Rc::as_ptr(&self.frame);
+        let frame = self.collect(wall_now, false);
+        self.refreshed = !std::ptr::eq(before, Rc::as_ptr(&frame));
+        if self.refreshed {
+            self.refresh_wall = wall_now;
+        }
+        frame
     }
 
     /// Rebuilds the frame after a direct engine operation (apply, seek, step).

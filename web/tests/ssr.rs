@@ -144,4 +144,26 @@ fn huge_cluster_converges() {
             break;
         }
     }
+    let started = std::time::Instant::now();
+    for _ in 0..10 {
+        std::hint::black_box(kubesim_sim::view::snapshot(driver.engine().world()));
+    }
+    eprintln!("view::snapshot of 10,000 pods: {:.1} ms", started.elapsed().as_secs_f64() * 100.0);
+    let started = std::time::Instant::now();
+    let store = driver.engine().world().api().store();
+    for _ in 0..10 {
+        let views: Vec<_> = store.list(("", "pods"), None).filter_map(|o| o.as_pod()).map(kubesim_sim::view::pod_view).collect();
+        std::hint::black_box(views);
+    }
+    eprintln!("  of which pod views: {:.1} ms", started.elapsed().as_secs_f64() * 100.0);
+    let started = std::time::Instant::now();
+    for _ in 0..10 {
+        std::hint::black_box(store.list(("", "pods"), None).count());
+    }
+    eprintln!("  of which listing: {:.1} ms", started.elapsed().as_secs_f64() * 100.0);
+    let started = std::time::Instant::now();
+    for _ in 0..10 {
+        std::hint::black_box(kubesim_sim::view::workloads(driver.engine().world()));
+    }
+    eprintln!("view::workloads: {:.1} ms", started.elapsed().as_secs_f64() * 100.0);
 }

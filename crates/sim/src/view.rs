@@ -2,7 +2,7 @@
 //! demand. The UI never touches the store, components or k8s-openapi types directly.
 
 use crate::world::World;
-use kubesim_api::k8s_openapi::api::core::v1::{Node, Pod};
+use kubesim_api::k8s_openapi::api::core::v1::{ContainerState, Node, Pod, PodSpec, PodStatus};
 use kubesim_api::object::Object;
 use kubesim_api::quantity::parse_milli;
 use kubesim_api::time::millis_of;
@@ -220,11 +220,14 @@ fn node_view(node: &Node, world: &World) -> NodeView {
 
 /// Derives the lifecycle state and kubectl's STATUS word for a pod.
 pub fn pod_view(pod: &Pod) -> PodView {
-    let status = pod.status.clone().unwrap_or_default();
-    let spec = pod.spec.clone().unwrap_or_default();
+    // Borrow, never clone, the spec and status: this runs for every pod on every refresh.
+    let no_status = PodStatus::default();
+    let no_spec = PodSpec::default();
+    let status = pod.status.as_ref().unwrap_or(&no_status);
+    let spec = pod.spec.as_ref().unwrap_or(&no_spec);
     let phase = status.phase.clone().unwrap_or_else(|| "Pending".into());
-    let statuses = status.container_statuses.clone().unwrap_or_default();
-    let init_statuses = status.init_container_statuses.clone().unwrap_or_default();
+    let statuses: &[kubesim_api::k8s_openapi::api::core::v1::ContainerStatus] = status.container_statuses.as_deref().unwrap_or(&[]);
+    let init_statuses: &[kubesim_api::k8s_openapi::api::core::v1::ContainerStatus] = status.init_container_statuses.as_deref().unwrap_or(&[]);
     let ready_count = statuses.iter().filter(|s| s.ready).count();
     let restarts: i32 = statuses.iter().map(|s| s.restart_count).sum::<i32>() + init_statuses.iter().map(|s| s.restart_count).sum::<i32>();
     let waiting_reason = |list: &[kubesim_api::k8s_openapi::api::core::v1::ContainerStatus]| {
@@ -234,8 +237,8 @@ pub fn pod_view(pod: &Pod) -> PodView {
         s.last_state.as_ref().and_then(|l| l.terminated.as_ref()).and_then(|t| t.reason.as_deref()) == Some("OOMKilled")
             || s.state.as_ref().and_then(|l| l.terminated.as_ref()).and_then(|t| t.reason.as_deref()) == Some("OOMKilled")
     });
-    let conditions = status.conditions.clone().unwrap_or_default();
-    let condition = |t: &str| conditions.iter().find(|c| c.type_ == t).cloned();
+    let conditions: &[kubesim_api::k8s_openapi::api::core::v1::PodCondition] = status.conditions.as_deref().unwrap_or(&[]);
+    let condition = |t: &str| conditions.iter().find(|c| c.type_ == t);
     let scheduled = condition("PodScheduled");
     let bound = spec.node_name.as_deref().is_some_and(|n| !n.is_empty());
     let init_running = init_statuses.iter().any(|s| s.state.as_ref().is_some_and(|st| st.running.is_some() || st.waiting.is_some()) && !s.started.unwrap_or(false))
@@ -249,13 +252,13 @@ pub fn pod_view(pod: &Pod) -> PodView {
     } else if phase == "Failed" {
         if last_oom { Lifecycle::OOMKilled } else { Lifecycle::Failed }
     } else if !bound {
-        match scheduled.as_ref().and_then(|c| c.reason.as_deref()) {
+        match scheduled.and_then(|c| c.reason.as_deref()) {
             Some("SchedulingGated") => Lifecycle::SchedulingGated,
             Some("Unschedulable") => Lifecycle::Unschedulable,
             _ => Lifecycle::Pending,
         }
     } else {
-        match waiting_reason(&statuses).or_else(|| waiting_reason(&init_statuses)).as_deref() {
+        match waiting_reason(statuses).or_else(|| waiting_reason(init_statuses)).as_deref() {
             Some("CrashLoopBackOff") => if last_oom { Lifecycle::OOMKilled } else { Lifecycle::CrashLoopBackOff },
             Some("ImagePullBackOff") | Some("ErrImagePull") | Some("ErrImageNeverPull") | Some("InvalidImageName") => Lifecycle::ImagePullBackOff,
             _ if status.container_statuses.is_none() && status.host_ip.is_none() => Lifecycle::Scheduled,
@@ -285,14 +288,17 @@ pub fn pod_view(pod: &Pod) -> PodView {
 
 /// kubectl's STATUS column (printers.go printPod), the common cases.
 pub fn kubectl_status(pod: &Pod) -> String {
-    let status = pod.status.clone().unwrap_or_default();
-    let spec = pod.spec.clone().unwrap_or_default();
+    let no_status = PodStatus::default();
+    let no_spec = PodSpec::default();
+    let status = pod.status.as_ref().unwrap_or(&no_status);
+    let spec = pod.spec.as_ref().unwrap_or(&no_spec);
     let mut reason = status.reason.clone().unwrap_or_else(|| status.phase.clone().unwrap_or_else(|| "Pending".into()));
     let init_count = spec.init_containers.as_ref().map_or(0, |c| c.len());
     let mut initializing = false;
     for (i, s) in status.init_container_statuses.iter().flatten().enumerate() {
         let restartable = spec.init_containers.as_ref().and_then(|c| c.get(i)).and_then(|c| c.restart_policy.as_deref()) == Some("Always");
-        let state = s.state.clone().unwrap_or_default();
+        let no_state = ContainerState::default();
+        let state = s.state.as_ref().unwrap_or(&no_state);
         if let Some(t) = state.terminated.as_ref() {
             if t.exit_code == 0 {
                 continue;
@@ -316,7 +322,8 @@ pub fn kubectl_status(pod: &Pod) -> String {
     if !initializing {
         let mut has_running = false;
         for s in status.container_statuses.iter().flatten().rev() {
-            let state = s.state.clone().unwrap_or_default();
+            let no_state = ContainerState::default();
+            let state = s.state.as_ref().unwrap_or(&no_state);
             if let Some(w) = state.waiting.as_ref().and_then(|w| w.reason.clone()).filter(|r| !r.is_empty()) {
                 reason = w;
             } else if let Some(t) = state.terminated.as_ref() {
