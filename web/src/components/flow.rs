@@ -46,37 +46,43 @@ fn actor_kind(actor: &str) -> &'static str {
 struct Layout {
     places: Vec<Place>,
     node_slots: Vec<String>,
+    /// Height of the drawing (taller when the controllers need three rows).
+    height: f64,
 }
 
 impl Layout {
     fn new(frame: &Frame) -> Layout {
-        let mut places = vec![
-            Place { id: "kubectl".into(), label: "kubectl".into(), sub: "you".into(), x: 110.0, y: 200.0, w: 150.0, h: 56.0, kind: "user" },
-            Place { id: "fault".into(), label: "fault injector".into(), sub: "node-down / up".into(), x: 110.0, y: 360.0, w: 150.0, h: 56.0, kind: "fault" },
-            Place { id: "apiserver".into(), label: "kube-apiserver".into(), sub: "admission · validation".into(), x: 460.0, y: 240.0, w: 180.0, h: 76.0, kind: "api" },
-            Place { id: "etcd".into(), label: "etcd".into(), sub: format!("revision {}", frame.revision), x: 460.0, y: 410.0, w: 150.0, h: 52.0, kind: "store" },
-        ];
         // Controllers and the scheduler: the components seen writing or watching so far, plus
-        // the scheduler always; two rows when there are many.
+        // the scheduler always; up to three rows of at most eight.
         let mut top: Vec<String> = frame.flow_counts.iter().map(|(a, _, _)| a.clone()).filter(|a| matches!(actor_kind(a), "ctrl" | "sched")).collect();
         if !top.iter().any(|a| a == "scheduler") {
             top.push("scheduler".into());
         }
         kubesim_api::sort::sort_by_key(&mut top, |a| (actor_kind(a) == "sched", a.clone()));
-        let rows = if top.len() > 9 { 2 } else { 1 };
+        let rows = top.len().div_ceil(8).clamp(1, 3);
         let per_row = top.len().div_ceil(rows).max(1);
+        let row_h = if rows == 1 { 52.0 } else { 40.0 };
+        let pitch = row_h + 8.0;
+        // Everything below the controllers moves down with the extra rows.
+        let dy = (rows as f64 - 1.0) * pitch - if rows > 1 { 10.0 } else { 0.0 };
+        let mut places = vec![
+            Place { id: "kubectl".into(), label: "kubectl".into(), sub: "you".into(), x: 110.0, y: 200.0 + dy, w: 150.0, h: 56.0, kind: "user" },
+            Place { id: "fault".into(), label: "fault injector".into(), sub: "node-down / up".into(), x: 110.0, y: 360.0 + dy, w: 150.0, h: 56.0, kind: "fault" },
+            Place { id: "apiserver".into(), label: "kube-apiserver".into(), sub: "admission · validation".into(), x: 460.0, y: 240.0 + dy, w: 180.0, h: 76.0, kind: "api" },
+            Place { id: "etcd".into(), label: "etcd".into(), sub: format!("revision {}", frame.revision), x: 460.0, y: 410.0 + dy, w: 150.0, h: 52.0, kind: "store" },
+        ];
         let (left, right) = (30.0, W - 30.0);
         let slot = (right - left) / per_row as f64;
         for (i, actor) in top.iter().enumerate() {
             let (row, col) = (i / per_row, i % per_row);
-            // The second row is offset by half a slot so wires from the first row stay visible.
-            let x = left + slot * (col as f64 + 0.5 + if row == 1 { 0.5 } else { 0.0 }).min(per_row as f64 - 0.5);
-            let y = if rows == 1 { 58.0 } else { 32.0 + 60.0 * row as f64 };
+            // Odd rows are offset by half a slot so wires from the rows above stay visible.
+            let shift = if row % 2 == 1 { 0.5 } else { 0.0 };
+            let x = left + slot * (col as f64 + 0.5 + shift).min(per_row as f64 - 0.5);
+            let y = if rows == 1 { 58.0 } else { 30.0 + pitch * row as f64 };
             let short = actor.strip_suffix("-controller").unwrap_or(actor);
             let label = if short == "scheduler" { "kube-scheduler".to_string() } else { short.to_string() };
             let sub = if actor_kind(actor) == "ctrl" { "controller".to_string() } else { String::new() };
-            let h = if rows == 1 { 52.0 } else { 44.0 };
-            places.push(Place { id: actor.clone(), label, sub, x, y, w: (slot - 12.0).min(200.0), h, kind: actor_kind(actor) });
+            places.push(Place { id: actor.clone(), label, sub, x, y, w: (slot - 10.0).min(200.0), h: row_h, kind: actor_kind(actor) });
         }
         let mut nodes: Vec<String> = frame.scene.nodes.iter().map(|n| n.name.clone()).collect();
         kubesim_api::sort::sort(&mut nodes);
@@ -85,13 +91,13 @@ impl Layout {
         let slots = shown.len() + usize::from(overflow);
         let mut node_slots = Vec::new();
         for i in 0..slots {
-            let y = 160.0 + (i as f64) * (290.0 / (slots.max(2) - 1) as f64).min(76.0);
+            let y = 160.0 + dy + (i as f64) * (290.0 / (slots.max(2) - 1) as f64).min(76.0);
             let (name, label) = if i < shown.len() { (shown[i].clone(), shown[i].clone()) } else { ("…".to_string(), format!("{} more nodes", nodes.len() - shown.len())) };
             places.push(Place { id: format!("kubelet/{name}"), label: format!("kubelet · {label}"), sub: String::new(), x: 820.0, y, w: 190.0, h: 48.0, kind: "kubelet" });
             places.push(Place { id: format!("cri/{name}"), label: "containerd".into(), sub: "CRI".into(), x: 1065.0, y, w: 150.0, h: 48.0, kind: "cri" });
             node_slots.push(name);
         }
-        Layout { places, node_slots }
+        Layout { places, node_slots, height: H + dy }
     }
 
     fn slot_of(&self, id: &str) -> String {
@@ -257,7 +263,7 @@ pub fn flow_view(props: &FlowProps) -> Html {
         html! {
             <g key={place.id.clone()} class={classes!("ks-comp", format!("k-{}", place.kind), flashing.then_some("is-active"), selected.then_some("is-selected"))} role="group" aria-label={place.label.clone()}>
                 <rect x={format!("{:.1}", place.x - place.w / 2.0)} y={format!("{:.1}", place.y - place.h / 2.0)} width={format!("{:.1}", place.w)} height={format!("{:.1}", place.h)} rx="10" />
-                <text x={format!("{:.1}", place.x)} y={format!("{:.1}", place.y - 3.0)} text-anchor="middle" class="ks-comp-label">{ &place.label }</text>
+                <text x={format!("{:.1}", place.x)} y={format!("{:.1}", place.y - 3.0)} text-anchor="middle" class={classes!("ks-comp-label", (place.w < 150.0).then_some("is-dense"))}>{ &place.label }</text>
                 <text x={format!("{:.1}", place.x)} y={format!("{:.1}", place.y + 14.0)} text-anchor="middle" class="ks-comp-sub">{ sub }</text>
             </g>
         }
@@ -337,7 +343,7 @@ pub fn flow_view(props: &FlowProps) -> Html {
                 { toggle(&filter, "calls", "CRI calls", |f| &mut f.calls) }
                 { toggle(&filter, "only", "only the selected object", |f| &mut f.only_selected) }
             </div>
-            <svg class="ks-flow-svg" viewBox={format!("0 0 {W} {H}")} role="img" aria-label="Components and the messages between them">
+            <svg class="ks-flow-svg" viewBox={format!("0 0 {W} {:.0}", layout.height)} role="img" aria-label="Components and the messages between them">
                 <g>{ for wires }</g>
                 <g>{ for boxes }</g>
                 <g>{ for pulses }</g>
