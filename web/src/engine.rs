@@ -4,7 +4,17 @@
 //! - Inputs (YAML applies, command lines) are recorded with the virtual time they were applied
 //!   at, and are only ever applied when every event at or before that time has run. Replaying
 //!   the same inputs with the same seed therefore reproduces the same history exactly, which is
-//!   how the timeline travels backwards: rebuild, then run forward to the target time.
+//!   how the timeline travels backwards: back to the latest snapshot at or before the target
+//!   (or a rebuild from t=0 when there is none), then run forward to the target time.
+//! - Snapshots are clones of the engine's state (the [`World`] is `Clone`, and a clone's future
+//!   is bit-identical to the original's), taken while advancing every [`SNAPSHOT_INTERVAL_MS`]
+//!   of virtual time or [`SNAPSHOT_INTERVAL_WRITES`] API writes, whichever comes first. Memory is
+//!   bounded: at most [`MAX_SNAPSHOTS`] (thinned so they spread over the history), at most
+//!   [`SNAPSHOT_POD_BUDGET`] pods in all of them together, none while the world holds more than
+//!   [`SNAPSHOT_MAX_PODS`] pods. Applying an input now drops the snapshots at or after now
+//!   (their future no longer happens). Everything a seek produces —
+//!   the world, lifecycle transitions, pod paths, edge counts, activity, the message flow and
+//!   the generation counter — is exactly what a rebuild and replay from t=0 would produce.
 //! - Nothing here reads a wall clock. The caller decides how much work a frame may do through
 //!   the `should_yield` callback, which is only consulted between distinct virtual timestamps.
 //!
@@ -136,6 +146,118 @@ pub fn is_housekeeping(resource: &str) -> bool {
     resource == "leases"
 }
 
+/// Virtual time between time-travel snapshots.
+pub const SNAPSHOT_INTERVAL_MS: Millis = 20_000;
+/// API writes between time-travel snapshots (busy stretches, like the first seconds of a
+/// 1,000-pod roll-out, get snapshots closer together than [`SNAPSHOT_INTERVAL_MS`]).
+pub const SNAPSHOT_INTERVAL_WRITES: usize = 2_500;
+/// At most this many snapshots are kept; beyond it the one whose neighbours are closest (in
+/// virtual time and writes) is dropped, so the kept ones spread over the whole history (the
+/// t=0 one and the newest always stay).
+pub const MAX_SNAPSHOTS: usize = 12;
+/// The pods of all snapshots together stay under this (closest ones dropped first). A snapshot
+/// costs roughly 12 KB per pod (objects are shared `Arc`s, but component caches, the trace and
+/// watch-delivery logs and the derived data are copied): ~12 MB at 1,000 pods, so about
+/// 120 MB for the whole budget.
+pub const SNAPSHOT_POD_BUDGET: usize = 10_000;
+/// No snapshot is taken while the world holds more pods than this (seeking back there restores
+/// the latest smaller snapshot, or rebuilds from t=0).
+pub const SNAPSHOT_MAX_PODS: usize = 3_000;
+
+/// The flow view's message buffer is cut back by 10,000 when it grows past this.
+const FLOW_BUFFER: usize = 20_000;
+
+/// A point of the history to resume from: the world and every cursor and derived datum, so
+/// running forward from it gives exactly what running forward from t=0 gives. (The message
+/// flow is regenerated from the world's history on restore instead.)
+#[derive(Clone)]
+struct Snapshot {
+    point: SnapshotPoint,
+    world: World,
+    results: Vec<InputResult>,
+    next_input: usize,
+    trace_cursor: usize,
+    pods: BTreeMap<String, PodPath>,
+    current: BTreeMap<String, Lifecycle>,
+    transitions: Vec<Transition>,
+    edge_counts: BTreeMap<(Option<Lifecycle>, Option<Lifecycle>), u32>,
+    activity_seen: usize,
+}
+
+/// Where the history stood right after the t=0 inputs (the first batch of the message flow).
+#[derive(Clone, Debug, Default)]
+struct FlowStart {
+    /// The flow items of that batch, as the rebuild produced them.
+    items: Vec<FlowItem>,
+    trace: usize,
+    notes: usize,
+    deliveries: usize,
+}
+
+/// How far apart two points of a history are for snapshotting: 1000 = one snapshot interval
+/// (of virtual time or of writes, whichever is further).
+fn snapshot_distance(a: SnapshotPoint, b: SnapshotPoint) -> u64 {
+    let time = b.t_ms.saturating_sub(a.t_ms) * 1000 / SNAPSHOT_INTERVAL_MS;
+    let writes = (b.writes.saturating_sub(a.writes) * 1000 / SNAPSHOT_INTERVAL_WRITES) as u64;
+    time.max(writes)
+}
+
+/// Where a snapshot is in the history, and its weight.
+#[derive(Clone, Copy, Debug)]
+struct SnapshotPoint {
+    t_ms: Millis,
+    writes: usize,
+    pods: usize,
+}
+
+/// Which of these points (in history order) to keep: while there are more than
+/// [`MAX_SNAPSHOTS`] or more than [`SNAPSHOT_POD_BUDGET`] pods in them, the interior one whose
+/// neighbours are closest together goes (the first and the last stay), so the kept ones spread
+/// over the whole history.
+fn thin(points: &[SnapshotPoint]) -> Vec<bool> {
+    let mut kept: Vec<usize> = (0..points.len()).collect();
+    let over = |kept: &[usize]| kept.len() > MAX_SNAPSHOTS || kept.iter().map(|&i| points[i].pods).sum::<usize>() > SNAPSHOT_POD_BUDGET;
+    while kept.len() > 2 && over(&kept) {
+        let drop = (1..kept.len() - 1)
+            .min_by_key(|&j| (snapshot_distance(points[kept[j - 1]], points[kept[j + 1]]), std::cmp::Reverse(j)))
+            .expect("more than two points");
+        kept.remove(drop);
+    }
+    let mut keep = vec![false; points.len()];
+    for i in kept {
+        keep[i] = true;
+    }
+    keep
+}
+
+/// The flow item of a committed write.
+fn write_item(t_ms: Millis, actor: String, event_type: &str, key: view::ObjectKey) -> FlowItem {
+    FlowItem { kind: FlowKind::Write, t_ms, from: actor, to: "apiserver".to_string(), what: format!("{} {}", event_type, key.display()), object: Some(key) }
+}
+
+/// The flow item of a non-API call (a note: CRI call, fault).
+fn call_item(t_ms: Millis, actor: &str, target: &str, call: &str, detail: &str) -> FlowItem {
+    FlowItem { kind: FlowKind::Call, t_ms, from: actor.to_string(), to: target.to_string(), what: format!("{call} {detail}"), object: None }
+}
+
+/// The flow item of a watch delivery.
+fn watch_item(d: view::DeliveryEntry) -> FlowItem {
+    FlowItem { kind: FlowKind::Watch, t_ms: d.t_ms, from: "apiserver".to_string(), to: d.component, what: format!("watch {} {}", d.event_type, d.key.display()), object: Some(d.key) }
+}
+
+/// How many leading inputs form the initial cluster (the t=0 applies, decoded together).
+fn initial_count(inputs: &[TimedInput]) -> usize {
+    inputs.iter().take_while(|i| i.t_ms == 0 && matches!(i.input, Input::Apply { .. })).count()
+}
+
+/// Appends a batch to the flow buffer, bounded as the buffer always is.
+fn extend_flow(flow: &mut Vec<FlowItem>, batch: Vec<FlowItem>) {
+    flow.extend(batch);
+    if flow.len() > FLOW_BUFFER {
+        flow.drain(..FLOW_BUFFER / 2);
+    }
+}
+
 /// The engine.
 pub struct Engine {
     seed: u64,
@@ -156,6 +278,16 @@ pub struct Engine {
     notes_cursor: usize,
     deliveries_cursor: usize,
     flow: Vec<FlowItem>,
+    /// Writes folded into the derived data but not yet into `flow` (see [`Engine::sync`]).
+    pending_writes: Vec<FlowItem>,
+    flow_start: FlowStart,
+    /// Time-travel snapshots, oldest first.
+    snapshots: Vec<Snapshot>,
+    /// How many leading inputs the last rebuild applied together as the initial cluster.
+    initial_inputs: usize,
+    /// No snapshots until the next rebuild (the history diverged from what a replay gives).
+    snapshots_paused: bool,
+    snapshots_enabled: bool,
 }
 
 impl Engine {
@@ -182,6 +314,12 @@ impl Engine {
             notes_cursor: 0,
             deliveries_cursor: 0,
             flow: Vec::new(),
+            pending_writes: Vec::new(),
+            flow_start: FlowStart::default(),
+            snapshots: Vec::new(),
+            initial_inputs: 0,
+            snapshots_paused: false,
+            snapshots_enabled: true,
         };
         engine.rebuild();
         engine
@@ -196,6 +334,7 @@ impl Engine {
         self.notes_cursor = 0;
         self.deliveries_cursor = 0;
         self.flow.clear();
+        self.pending_writes.clear();
         self.pods.clear();
         self.current.clear();
         self.transitions.clear();
@@ -203,7 +342,9 @@ impl Engine {
         self.results = vec![InputResult::default(); self.inputs.len()];
         // The initial cluster: every t=0 apply, decoded together so Nodes replace the default
         // cluster exactly as `kubesim run` does.
-        let initial: Vec<usize> = self.inputs.iter().enumerate().take_while(|(_, i)| i.t_ms == 0 && matches!(i.input, Input::Apply { .. })).map(|(n, _)| n).collect();
+        let initial: Vec<usize> = (0..initial_count(&self.inputs)).collect();
+        self.initial_inputs = initial.len();
+        self.snapshots_paused = false;
         let files: Vec<InputFile> = initial
             .iter()
             .map(|&n| match &self.inputs[n].input {
@@ -258,6 +399,105 @@ impl Engine {
         self.results = results;
         self.next_input = initial.len();
         self.sync();
+        self.flow_start = FlowStart { items: self.flow.clone(), trace: self.trace_cursor, notes: self.notes_cursor, deliveries: self.deliveries_cursor };
+        // The t=0 snapshot (kept first) spares later rebuilds the decoding of the inputs.
+        if self.snapshots.first().is_none_or(|s| s.point.t_ms > 0) {
+            self.take_snapshot();
+        }
+    }
+
+    /// Takes a snapshot now unless one is less than a snapshot interval away (or the world is
+    /// too large).
+    fn maybe_snapshot(&mut self) {
+        if !self.snapshots_enabled || self.snapshots_paused {
+            return;
+        }
+        let here = SnapshotPoint { t_ms: self.world.now(), writes: self.world.trace().len(), pods: 0 };
+        let at = self.snapshots.partition_point(|s| s.point.t_ms <= here.t_ms);
+        let far_from_previous = at == 0 || snapshot_distance(self.snapshots[at - 1].point, here) >= 1000;
+        let far_from_next = self.snapshots.get(at).is_none_or(|next| snapshot_distance(here, next.point) >= 1000);
+        if far_from_previous && far_from_next {
+            self.take_snapshot();
+        }
+    }
+
+    fn take_snapshot(&mut self) {
+        let point = SnapshotPoint { t_ms: self.world.now(), writes: self.world.trace().len(), pods: self.world.api().store().count(("", "pods")) };
+        if !self.snapshots_enabled || self.snapshots_paused || point.pods > SNAPSHOT_MAX_PODS {
+            return;
+        }
+        let at = self.snapshots.partition_point(|s| s.point.t_ms <= point.t_ms);
+        let mut points: Vec<SnapshotPoint> = self.snapshots.iter().map(|s| s.point).collect();
+        points.insert(at, point);
+        let keep = thin(&points);
+        if !keep[at] {
+            return; // it would be the first to go: not worth the copy
+        }
+        self.fold_trace();
+        let snapshot = Snapshot {
+            point,
+            world: self.world.clone(),
+            results: self.results[..self.next_input].to_vec(),
+            next_input: self.next_input,
+            trace_cursor: self.trace_cursor,
+            pods: self.pods.clone(),
+            current: self.current.clone(),
+            transitions: self.transitions.clone(),
+            edge_counts: self.edge_counts.clone(),
+            activity_seen: self.activity_seen,
+        };
+        self.snapshots.insert(at, snapshot);
+        let mut keep = keep.into_iter();
+        self.snapshots.retain(|_| keep.next().unwrap_or(true));
+    }
+
+    /// Restores the latest snapshot at or before `t_ms`; false if there is none.
+    fn restore(&mut self, t_ms: Millis) -> bool {
+        let Some(snapshot) = self.snapshots.iter().rev().find(|s| s.point.t_ms <= t_ms) else { return false };
+        let snapshot = snapshot.clone();
+        self.world = snapshot.world;
+        // As a rebuild does: a new generation; `activity` keeps the history beyond now.
+        self.generation += 1;
+        self.results = snapshot.results;
+        self.results.resize(self.inputs.len(), InputResult::default());
+        self.next_input = snapshot.next_input;
+        self.trace_cursor = snapshot.trace_cursor;
+        self.pods = snapshot.pods;
+        self.current = snapshot.current;
+        // Transition numbers are never reused (they identify animations): a replay numbers the
+        // transitions it re-derives after the current counter, and so does a restore.
+        self.transitions = snapshot.transitions;
+        for transition in &mut self.transitions {
+            self.transition_seq += 1;
+            transition.seq = self.transition_seq;
+        }
+        self.edge_counts = snapshot.edge_counts;
+        self.activity_seen = snapshot.activity_seen;
+        // The flow is regenerated after running forward (see `replay_flow`).
+        self.pending_writes.clear();
+        self.flow.clear();
+        self.notes_cursor = self.world.notes().len();
+        self.deliveries_cursor = self.world.deliveries_dropped() + self.world.deliveries().len();
+        true
+    }
+
+    /// The message flow buffer exactly as a rebuild from t=0 followed by one run forward to now
+    /// leaves it: the t=0 batch, then every later message in one time-sorted batch.
+    fn replay_flow(&self) -> Vec<FlowItem> {
+        let start = &self.flow_start;
+        let mut batch: Vec<FlowItem> = Vec::new();
+        let trace = self.world.trace();
+        for record in &trace[start.trace.min(trace.len())..] {
+            batch.push(write_item(record.t_ms, record.actor.to_string(), record.event_type.as_str(), view::ObjectKey::of(&record.object)));
+        }
+        let notes = self.world.notes();
+        batch.extend(notes[start.notes.min(notes.len())..].iter().map(|n| call_item(n.t_ms, &n.actor, &n.target, &n.call, &n.detail)));
+        let (deliveries, _) = view::delivery_entries(&self.world, start.deliveries);
+        batch.extend(deliveries.into_iter().map(watch_item));
+        kubesim_api::sort::sort_by_key(&mut batch, |f| f.t_ms);
+        let mut flow = start.items.clone();
+        extend_flow(&mut flow, batch);
+        flow
     }
 
     fn apply_input(&mut self, index: usize) {
@@ -307,6 +547,8 @@ impl Engine {
             match next_event {
                 Some(e) if e <= target_ms => {
                     if e > self.world.now() {
+                        // Every event and input at or before now has run: a resumable point.
+                        self.maybe_snapshot();
                         checks += 1;
                         if checks.is_multiple_of(2) && should_yield() {
                             break false;
@@ -350,24 +592,55 @@ impl Engine {
         self.sync();
     }
 
-    /// Travels to virtual time `t_ms`: forward by running, backward by rebuilding and replaying.
+    /// Travels to virtual time `t_ms`: forward by running; backward by restoring the latest
+    /// snapshot at or before `t_ms` (or rebuilding from t=0) and running forward from there.
     pub fn seek(&mut self, t_ms: Millis) {
         if t_ms < self.world.now() {
+            if self.restore(t_ms) {
+                self.advance(t_ms, &mut || false);
+                self.flow = self.replay_flow();
+                return;
+            }
             self.rebuild();
         }
         self.advance(t_ms, &mut || false);
+    }
+
+    /// The virtual times of the time-travel snapshots kept, oldest first.
+    pub fn snapshot_times(&self) -> Vec<Millis> {
+        self.snapshots.iter().map(|s| s.point.t_ms).collect()
+    }
+
+    /// Turns time-travel snapshots on (the default) or off (dropping them): without them every
+    /// backward seek rebuilds from t=0 and replays. The results are the same either way.
+    pub fn set_snapshots(&mut self, enabled: bool) {
+        self.snapshots_enabled = enabled;
+        if !enabled {
+            self.snapshots.clear();
+        }
     }
 
     /// Applies an input now. Inputs recorded after now (from a branch left by time travel) are
     /// dropped: the new input starts a new future. Returns the result.
     pub fn apply_now(&mut self, input: Input) -> InputResult {
         let now = self.world.now();
+        // The snapshots at or after now were taken on the future this input replaces (and a
+        // replay would treat a t=0 apply as part of the initial cluster: drop that one too).
+        self.snapshots.retain(|s| s.point.t_ms < now);
         self.inputs.truncate(self.next_input);
         self.results.truncate(self.next_input);
         self.high_water_ms = now;
         self.activity.truncate(self.activity_seen);
         self.inputs.push(TimedInput { t_ms: now, input, user: true });
         self.results.push(InputResult::default());
+        if initial_count(&self.inputs) > self.initial_inputs {
+            // A replay decodes every leading t=0 apply together as the initial cluster, so it
+            // would not reproduce the history this input starts (a Node applied now joins the
+            // default cluster; in a replay it replaces it). Snapshots could only restore this
+            // history: none until the next rebuild, so time travel stays a replay.
+            self.snapshots.clear();
+            self.snapshots_paused = true;
+        }
         let index = self.next_input;
         self.next_input += 1;
         self.apply_input(index);
@@ -375,20 +648,28 @@ impl Engine {
         self.results[index].clone()
     }
 
-    /// Folds new trace records into the derived data (lifecycle transitions, activity).
+    /// Folds new trace records into the derived data (lifecycle transitions, activity) and new
+    /// messages into the flow buffer (one time-sorted batch per call).
     fn sync(&mut self) {
+        self.fold_trace();
+        let mut flow: Vec<FlowItem> = std::mem::take(&mut self.pending_writes);
+        let notes = self.world.notes();
+        flow.extend(notes[self.notes_cursor.min(notes.len())..].iter().map(|n| call_item(n.t_ms, &n.actor, &n.target, &n.call, &n.detail)));
+        self.notes_cursor = notes.len();
+        let (deliveries, next) = view::delivery_entries(&self.world, self.deliveries_cursor);
+        flow.extend(deliveries.into_iter().map(watch_item));
+        self.deliveries_cursor = next;
+        kubesim_api::sort::sort_by_key(&mut flow, |f| f.t_ms);
+        extend_flow(&mut self.flow, flow);
+    }
+
+    /// Folds new trace records into the derived data. The writes wait in `pending_writes` for
+    /// the next [`Engine::sync`], so the flow's batches do not depend on when this runs.
+    fn fold_trace(&mut self) {
         let entries = view::trace_entries(&self.world, self.trace_cursor);
         self.trace_cursor += entries.len();
-        let mut flow: Vec<FlowItem> = Vec::new();
         for entry in entries {
-            flow.push(FlowItem {
-                kind: FlowKind::Write,
-                t_ms: entry.t_ms,
-                from: entry.actor.clone(),
-                to: "apiserver".to_string(),
-                what: format!("{} {}", entry.event_type, entry.key.display()),
-                object: Some(entry.key.clone()),
-            });
+            self.pending_writes.push(write_item(entry.t_ms, entry.actor.clone(), entry.event_type, entry.key.clone()));
             if !is_housekeeping(&entry.key.resource) {
                 if self.activity_seen >= self.activity.len() {
                     self.activity.push(entry.t_ms);
@@ -414,21 +695,6 @@ impl Engine {
                 *self.edge_counts.entry((before, after)).or_insert(0) += 1;
                 self.transitions.push(Transition { seq: self.transition_seq, t_ms: entry.t_ms, uid, pod, from: before, to: after });
             }
-        }
-        let notes = self.world.notes();
-        for note in &notes[self.notes_cursor.min(notes.len())..] {
-            flow.push(FlowItem { kind: FlowKind::Call, t_ms: note.t_ms, from: note.actor.to_string(), to: note.target.clone(), what: format!("{} {}", note.call, note.detail), object: None });
-        }
-        self.notes_cursor = notes.len();
-        let (deliveries, next) = view::delivery_entries(&self.world, self.deliveries_cursor);
-        for d in deliveries {
-            flow.push(FlowItem { kind: FlowKind::Watch, t_ms: d.t_ms, from: "apiserver".to_string(), to: d.component, what: format!("watch {} {}", d.event_type, d.key.display()), object: Some(d.key) });
-        }
-        self.deliveries_cursor = next;
-        kubesim_api::sort::sort_by_key(&mut flow, |f| f.t_ms);
-        self.flow.extend(flow);
-        if self.flow.len() > 20_000 {
-            self.flow.drain(..10_000);
         }
     }
 

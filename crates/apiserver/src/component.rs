@@ -237,8 +237,28 @@ impl Ctx<'_> {
     }
 }
 
-/// A simulated control-plane component.
-pub trait Component {
+/// Cloning a boxed component (so a whole world can be cloned: time travel from snapshots).
+/// Implemented for every `Component + Clone`: derive `Clone` on the component.
+pub trait ComponentClone {
+    /// An independent copy whose future behaviour is identical to this one's.
+    fn clone_box(&self) -> Box<dyn Component>;
+}
+
+impl<T: Component + Clone + 'static> ComponentClone for T {
+    fn clone_box(&self) -> Box<dyn Component> {
+        Box::new(self.clone())
+    }
+}
+
+impl Clone for Box<dyn Component> {
+    fn clone(&self) -> Box<dyn Component> {
+        self.as_ref().clone_box()
+    }
+}
+
+/// A simulated control-plane component. Components must be `Clone` (via [`ComponentClone`]):
+/// a clone's future is bit-identical to the original's, so everything they hold is plain data.
+pub trait Component: ComponentClone {
     /// The actor name written into the trace (`scheduler`, `kubelet/node-1`, ...).
     fn name(&self) -> &str;
     /// The watches this component holds (registered once, at start).

@@ -16,7 +16,7 @@ pub mod error;
 pub mod quota;
 pub mod server;
 
-pub use component::{Component, Ctx, Interest, Note, TimerRequest, WatchEvent, WatchFilter};
+pub use component::{Component, ComponentClone, Ctx, Interest, Note, TimerRequest, WatchEvent, WatchFilter};
 pub use error::ApiError;
 pub use server::{ApiServer, DeleteOptions, Deleted, Propagation, Request};
 

@@ -207,7 +207,7 @@ pub fn most_recent_schedule(schedule: &Schedule, earliest_unix: i64, now_unix: i
 }
 
 /// The CronJob controller.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct CronJobController {
     cronjobs: Cache,
     jobs: Cache,

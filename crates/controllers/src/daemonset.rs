@@ -120,7 +120,7 @@ pub fn should_run(template_spec: &PodSpec, node: &Node) -> bool {
 }
 
 /// The DaemonSet controller.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct DaemonSetController {
     sets: Cache,
     pods: Cache,

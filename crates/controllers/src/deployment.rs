@@ -240,7 +240,7 @@ fn selector_with_hash(selector: &LabelSelector, hash: &str) -> LabelSelector {
 }
 
 /// The Deployment controller.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct DeploymentController {
     deployments: Cache,
     rss: Cache,

@@ -112,7 +112,7 @@ pub fn pdb_status(pdb: &PodDisruptionBudget, pods: &[&Pod], expected_scale: Resu
 }
 
 /// The disruption controller.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct DisruptionController {
     pdbs: Cache,
     pods: Cache,

@@ -105,6 +105,7 @@ fn eligible(pod: &Pod, include_terminating: bool) -> bool {
     !is_pod_terminal(pod) && pod_ip(pod).is_some() && (include_terminating || pod.metadata.deletion_timestamp.is_none())
 }
 
+#[derive(Clone)]
 struct Shared {
     services: Cache,
     pods: Cache,
@@ -174,6 +175,7 @@ fn endpoint_key(e: &Endpoint) -> String {
 }
 
 /// The EndpointSlice controller.
+#[derive(Clone)]
 pub struct EndpointSliceController {
     shared: Shared,
     slices: Cache,
@@ -395,6 +397,7 @@ impl Component for EndpointSliceController {
 }
 
 /// The legacy Endpoints controller.
+#[derive(Clone)]
 pub struct EndpointsController {
     shared: Shared,
     queue: WorkQueue,

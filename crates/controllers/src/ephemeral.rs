@@ -20,7 +20,7 @@ pub fn ephemeral_claim_name(pod: &str, volume: &str) -> String {
 }
 
 /// The ephemeral volume controller.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct EphemeralVolumeController {
     pods: Cache,
     queue: WorkQueue,

@@ -43,7 +43,7 @@ impl Node {
 }
 
 /// The garbage collector.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct GarbageCollector {
     nodes: BTreeMap<String, Node>,
     dependents: BTreeMap<String, BTreeSet<String>>,

@@ -378,7 +378,7 @@ pub fn stabilize_with_behavior(recommendations: &mut Vec<Timestamped>, current: 
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct HpaState {
     recommendations: Vec<Timestamped>,
     up_events: Vec<Timestamped>,
@@ -386,7 +386,7 @@ struct HpaState {
 }
 
 /// The HPA controller.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct HpaController {
     hpas: Cache,
     state: BTreeMap<Key, HpaState>,

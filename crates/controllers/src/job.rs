@@ -191,7 +191,7 @@ struct BackoffRecord {
 }
 
 /// The Job controller.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct JobController {
     per_index: Option<IndexState>,
     failed_seen: BTreeMap<String, Millis>,
@@ -976,7 +976,7 @@ impl Component for JobController {
 
 /// The TTL-after-finished controller: deletes finished Jobs (foreground) once
 /// ttlSecondsAfterFinished has passed since completionTime / the Failed condition.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct TtlAfterFinishedController {
     jobs: Cache,
     timers: BTreeMap<u64, Key>,

@@ -59,7 +59,7 @@ fn ns_condition(type_: &str, status: &str, reason: &str, message: String, now: M
 }
 
 /// The namespace controller.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct NamespaceController {
     namespaces: Cache,
     queue: WorkQueue,
@@ -231,7 +231,7 @@ fn namespace_active(ns: &Object) -> bool {
 }
 
 /// The ServiceAccount controller: ensures ServiceAccount "default" in every active namespace.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ServiceAccountController {
     namespaces: Cache,
     accounts: Cache,
@@ -332,7 +332,7 @@ pub const ROOT_CA_PEM: &str = "-----BEGIN CERTIFICATE-----\nMIIC/jCCAeagAwIBAgIB
 
 /// The root-ca-cert-publisher: ConfigMap `kube-root-ca.crt` (data `ca.crt`) in every active
 /// namespace, recreated if deleted and reset if edited.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct RootCaPublisher {
     namespaces: Cache,
     configmaps: Cache,

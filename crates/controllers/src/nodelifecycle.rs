@@ -158,7 +158,7 @@ struct Health {
 }
 
 /// The node lifecycle controller.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct NodeLifecycleController {
     nodes: Cache,
     leases: Cache,
@@ -488,7 +488,7 @@ pub fn toleration_time(taints: &[Taint], tolerations: &[Toleration]) -> Option<O
 
 /// The taint eviction controller: deletes pods that do not tolerate their node's NoExecute
 /// taints, at once or after the smallest matching tolerationSeconds.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct TaintEvictionController {
     nodes: Cache,
     pods: Cache,

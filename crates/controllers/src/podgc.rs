@@ -23,7 +23,7 @@ pub const QUARANTINE_MS: Millis = 40_000;
 const TOKEN_GC: u64 = 2;
 
 /// The pod garbage collector.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct PodGcController {
     nodes: Cache,
     /// Missing node → first time seen missing.

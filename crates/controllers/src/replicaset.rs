@@ -261,7 +261,7 @@ pub fn calculate_status(rs: &ReplicaSet, pods: &[&Pod], manage_error: Option<&st
 }
 
 /// The ReplicaSet controller.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ReplicaSetController {
     rc: bool,
     rss: Cache,

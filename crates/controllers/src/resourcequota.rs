@@ -72,7 +72,7 @@ fn resources_for(key: &str) -> Vec<Resource> {
 }
 
 /// The ResourceQuota controller.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ResourceQuotaController {
     quotas: Cache,
     queue: WorkQueue,

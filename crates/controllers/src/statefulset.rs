@@ -97,7 +97,7 @@ pub fn new_stateful_pod(set: &StatefulSet, template: &PodTemplateSpec, owner: &O
 }
 
 /// The StatefulSet controller.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct StatefulSetController {
     sets: Cache,
     pods: Cache,

@@ -158,6 +158,7 @@ impl TestWorld {
 
 /// A kubelet stand-in: binds new pods to `node-1`, marks them Running+Ready after `start_ms`,
 /// and finishes graceful deletions after `stop_ms`.
+#[derive(Clone)]
 pub struct FakeKubelet {
     /// Delay before a pod is Ready.
     pub start_ms: Millis,
@@ -301,7 +302,7 @@ impl Component for FakeKubelet {
 
 /// A scheduler stand-in: binds new pods pinned by node affinity (`metadata.name In [n]`) to
 /// that node at once.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct FakeScheduler;
 
 impl Component for FakeScheduler {
@@ -345,6 +346,7 @@ impl Component for FakeScheduler {
 }
 
 /// Posts Ready=True heartbeats (node status) every 10 s for the listed nodes.
+#[derive(Clone)]
 pub struct FakeHeartbeat {
     /// Nodes kept alive.
     pub nodes: Vec<String>,

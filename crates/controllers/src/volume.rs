@@ -105,7 +105,7 @@ pub fn find_matching_volume<'a>(claim: &PersistentVolumeClaim, volumes: &'a [Per
 }
 
 /// The persistent-volume binder.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct PersistentVolumeController {
     volumes: Cache,
     claims: Cache,

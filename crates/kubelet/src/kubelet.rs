@@ -119,7 +119,7 @@ struct ProbeWorker {
     failures: i32,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct PodWorker {
     seq: u64,
     pod: Arc<Object>,
@@ -136,7 +136,8 @@ struct PodWorker {
     stop_requested: BTreeSet<String>,
     retry_at: Option<Millis>,
     finished: bool,
-    last_status: Option<PodStatus>,
+    /// Shared: a cloned kubelet (a time-travel snapshot) does not copy it.
+    last_status: Option<Arc<PodStatus>>,
 }
 
 impl PodWorker {
@@ -146,7 +147,7 @@ impl PodWorker {
 }
 
 /// The kubelet component of one node.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Kubelet {
     actor: String,
     setup: NodeSetup,
@@ -1112,7 +1113,7 @@ impl Kubelet {
     fn write_status(&mut self, uid: &str, ctx: &mut Ctx, terminal: bool) {
         let Some(worker) = self.workers.get(uid) else { return };
         let status = self.generate_status(worker, ctx.now, terminal);
-        if worker.last_status.as_ref() == Some(&status) {
+        if worker.last_status.as_deref() == Some(&status) {
             return;
         }
         let mut pod = worker.pod().clone();
@@ -1120,7 +1121,7 @@ impl Kubelet {
         let result = ctx.update_status(Object::Pod(Box::new(pod)));
         if let Ok(updated) = result {
             let worker = self.workers.get_mut(uid).expect("worker");
-            worker.last_status = Some(status);
+            worker.last_status = Some(Arc::new(status));
             worker.pod = updated;
         }
     }

@@ -268,9 +268,28 @@ pub enum ClusterEvent {
     UnscheduledPodUpdate,
 }
 
+/// Cloning a boxed plugin (a cloned scheduler gets its own plugins, memo caches included).
+/// Implemented for every `Plugin + Clone`: derive `Clone` on the plugin.
+pub trait PluginClone {
+    /// An independent copy.
+    fn clone_box(&self) -> Box<dyn Plugin>;
+}
+
+impl<T: Plugin + Clone + 'static> PluginClone for T {
+    fn clone_box(&self) -> Box<dyn Plugin> {
+        Box::new(self.clone())
+    }
+}
+
+impl Clone for Box<dyn Plugin> {
+    fn clone(&self) -> Box<dyn Plugin> {
+        self.as_ref().clone_box()
+    }
+}
+
 /// A scheduler plugin. Every method has a neutral default; [`Plugin::points`] lists the
 /// extension points the plugin implements (used to expand `multiPoint`).
-pub trait Plugin: std::fmt::Debug {
+pub trait Plugin: std::fmt::Debug + PluginClone {
     /// The plugin name (`NodeResourcesFit`).
     fn name(&self) -> &'static str;
     /// The extension points it implements.
@@ -337,7 +356,7 @@ pub struct ScorePlugin {
 }
 
 /// A scheduling profile: plugins enabled per extension point, in order.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Profile {
     /// `schedulerName` pods select this profile with.
     pub scheduler_name: String,

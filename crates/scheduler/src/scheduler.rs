@@ -184,7 +184,7 @@ pub struct Stats {
 }
 
 /// The scheduler component.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Scheduler {
     pub(crate) profiles: Vec<Profile>,
     pub(crate) global: GlobalConfig,
@@ -195,7 +195,9 @@ pub struct Scheduler {
     pub(crate) nominated: BTreeMap<String, Vec<Arc<PodInfo>>>,
     next_start_node_index: usize,
     options: Options,
-    history: BTreeMap<String, Vec<Attempt>>,
+    /// Per pod, shared copy-on-write: a cloned scheduler (a time-travel snapshot) shares the
+    /// recorded attempts instead of copying them.
+    history: BTreeMap<String, Arc<Vec<Attempt>>>,
     history_order: std::collections::VecDeque<String>,
     cycle_pending: bool,
     backoff_timer_at: Option<Millis>,
@@ -609,7 +611,7 @@ impl Scheduler {
                     }
                 }
             }
-            let list = self.history.entry(pod.key.clone()).or_default();
+            let list = Arc::make_mut(self.history.entry(pod.key.clone()).or_default());
             if list.len() >= self.options.max_attempts_per_pod.max(1) {
                 list.remove(0);
             }

@@ -28,7 +28,7 @@ pub const METRICS_RESOLUTION_MS: Millis = 15_000;
 pub const COMPACTION_INTERVAL_MS: Millis = 5 * 60_000;
 
 /// What happens at a point of the queue.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Item {
     Timer { component: usize, token: u64 },
     Deliver(Box<Commit>),
@@ -37,7 +37,7 @@ enum Item {
     ScrapeMetrics,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Queued {
     item: Item,
     periodic: bool,
@@ -130,6 +130,12 @@ impl WorldConfig {
 }
 
 /// The simulation.
+///
+/// `Clone` gives an independent world whose future is bit-identical to the original's (the
+/// queue, the RNG state, the store, every component's caches and timers, and the recorded
+/// history are copied; objects are shared `Arc`s, immutable once committed). The UI keeps
+/// clones as time-travel snapshots.
+#[derive(Clone)]
 pub struct World {
     now: Millis,
     seq: u64,

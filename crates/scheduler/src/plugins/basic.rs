@@ -6,7 +6,7 @@ use crate::framework::{ClusterEvent, ClusterView, CycleState, Plugin, Point, Sta
 use std::collections::BTreeSet;
 
 /// SchedulingGates (PreEnqueue): pods with spec.schedulingGates wait outside activeQ.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct SchedulingGates;
 impl Plugin for SchedulingGates {
     fn name(&self) -> &'static str {
@@ -38,7 +38,7 @@ impl Plugin for SchedulingGates {
 
 /// PrioritySort (QueueSort): higher priority first, then earlier queue timestamp. The queue
 /// implements the ordering; this plugin only holds its place in the profile.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct PrioritySort;
 impl Plugin for PrioritySort {
     fn name(&self) -> &'static str {
@@ -51,7 +51,7 @@ impl Plugin for PrioritySort {
 
 /// NodeUnschedulable (Filter): nodes with spec.unschedulable reject pods that do not tolerate
 /// `node.kubernetes.io/unschedulable:NoSchedule`.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct NodeUnschedulable;
 /// The NodeUnschedulable reason.
 pub const ERR_NODE_UNSCHEDULABLE: &str = "node(s) were unschedulable";
@@ -81,7 +81,7 @@ impl Plugin for NodeUnschedulable {
 }
 
 /// NodeName (Filter): spec.nodeName, if set, must be this node.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct NodeName;
 /// The NodeName reason.
 pub const ERR_NODE_NAME: &str = "node(s) didn't match the requested node name";
@@ -133,7 +133,7 @@ fn has_limited_volumes(pod: &PodInfo) -> bool {
 macro_rules! volume_plugin {
     ($ty:ident, $name:literal, $doc:literal, [$($point:ident),*], $relevant:path) => {
         #[doc = $doc]
-        #[derive(Debug, Default)]
+        #[derive(Clone, Debug, Default)]
         pub struct $ty;
         impl Plugin for $ty {
             fn name(&self) -> &'static str {
@@ -159,7 +159,7 @@ volume_plugin!(VolumeBinding, "VolumeBinding", "VolumeBinding (PreFilter, Filter
 volume_plugin!(VolumeZone, "VolumeZone", "VolumeZone (PreFilter, Filter): skipped for pods without PVCs, otherwise passes (no zonal PersistentVolumes are modelled).", [PreFilter, Filter], has_pvc_volumes);
 
 /// DefaultBinder (Bind): the scheduler posts pods/binding through the API.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct DefaultBinder;
 impl Plugin for DefaultBinder {
     fn name(&self) -> &'static str {

@@ -26,7 +26,7 @@ pub fn scaled_image_score(size: i64, num_nodes: usize, total_nodes: usize) -> i6
 }
 
 /// The ImageLocality plugin.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct ImageLocality;
 
 impl Plugin for ImageLocality {

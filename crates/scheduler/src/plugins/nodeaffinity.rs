@@ -68,7 +68,7 @@ pub fn pod_matches_node_selector_and_affinity(pod: &PodInfo, node: &NodeInfo) ->
 }
 
 /// The NodeAffinity plugin.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct NodeAffinity;
 
 impl Plugin for NodeAffinity {

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 pub const ERR_REASON: &str = "node(s) didn't have free ports for the requested pod ports";
 
 /// The NodePorts plugin.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct NodePorts;
 
 impl Plugin for NodePorts {

@@ -35,7 +35,7 @@ pub fn untolerated_reason(taint: &Taint) -> String {
 }
 
 /// The TaintToleration plugin.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct TaintToleration;
 
 fn pod_tolerations(pod: &PodInfo) -> &[Toleration] {
