@@ -1,7 +1,8 @@
 //! kubesim-web: the browser visualizer. A Yew app over `kubesim_sim`.
 //!
 //! Code map:
-//! - [`engine`]: one `World` plus the inputs that drove it; time travel by rebuild and replay.
+//! - [`engine`]: one `World` plus the inputs that drove it; time travel restores the latest
+//!   periodic snapshot (a clone of the world) and runs forward, or rebuilds and replays.
 //! - [`driver`]: wall time → virtual time per animation frame, and the [`frame::Frame`] the
 //!   views draw (with message and pod animations).
 //! - [`state`]: the UI state, its `Action`s and the pure reducer.

@@ -96,7 +96,7 @@ pub fn help() -> Html {
                 <table>
                     { for rows.iter().map(|(k, v)| html! { <tr><td><kbd>{ *k }</kbd></td><td>{ *v }</td></tr> }) }
                 </table>
-                <p class="ks-muted">{ "Everything on screen is read from the simulated API server's state and its write trace. Virtual time only: the same scenario and seed replay identically, which is how the timeline travels backwards." }</p>
+                <p class="ks-muted">{ "Everything on screen is read from the simulated API server's state and its write trace. Virtual time only: the same scenario and seed replay identically, so the timeline can travel backwards (from periodic snapshots of the world)." }</p>
                 <button class="ks-button" onclick={close}>{ "Close" }</button>
             </div>
         </div>

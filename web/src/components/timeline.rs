@@ -1,6 +1,7 @@
 //! The timeline: transport (step back, play/pause, step), speed, the virtual clock, and a
 //! scrubbable track with API activity, input markers and the playhead. Scrubbing backwards
-//! rebuilds the world and replays it (deterministic), so every moment is real.
+//! restores the latest snapshot of the world before that moment and runs it forward
+//! (deterministic), so every moment is real.
 
 use crate::components::app::Controls;
 use crate::engine::Millis;
@@ -66,7 +67,7 @@ pub fn timeline(props: &TimelineProps) -> Html {
     let track = use_node_ref();
     let dragging = use_mut_ref(|| false);
     // While dragging, the playhead previews the target; the world travels there on release
-    // (travelling back replays the history, which is not free for long histories).
+    // (travelling back restores a snapshot and runs forward, which is not free for big worlds).
     let preview = use_state(|| None::<Millis>);
 
     let time_at = {
