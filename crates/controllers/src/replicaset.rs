@@ -268,6 +268,8 @@ pub struct ReplicaSetController {
     pods: Cache,
     queue: WorkQueue,
     expectations: Expectations,
+    /// Pods examined by the syncs of the current batch (for the modelled sync cost).
+    examined: u64,
 }
 
 impl Default for ReplicaSetController {
@@ -346,7 +348,7 @@ fn rs_selector(rs: &ReplicaSet) -> Selector {
 impl ReplicaSetController {
     /// A controller with empty caches.
     pub fn new() -> ReplicaSetController {
-        ReplicaSetController { rc: false, rss: Cache::default(), pods: Cache::default(), queue: WorkQueue::new(SYNC_LATENCY_MS), expectations: Expectations::default() }
+        ReplicaSetController { rc: false, rss: Cache::default(), pods: Cache::default(), queue: WorkQueue::new(SYNC_LATENCY_MS), expectations: Expectations::default(), examined: 0 }
     }
 
     /// The ReplicationManager: the same controller over ReplicationControllers
@@ -480,6 +482,7 @@ impl ReplicaSetController {
             .filter(|o| o.as_pod().is_some_and(is_pod_active))
             .cloned()
             .collect();
+        self.examined += candidates.len() as u64;
         let owned = claim(ctx, &object, &selector, candidates, &mut self.pods)?;
         let owned_pods: Vec<&Pod> = owned.iter().filter_map(|o| o.as_pod()).collect();
         let mut manage_error = None;
@@ -631,10 +634,12 @@ impl ReplicaSetController {
     }
 
     fn process(&mut self, keys: Vec<Key>, ctx: &mut Ctx) {
+        self.examined = 0;
         for key in keys {
             let succeeded = self.sync(&key, ctx).is_ok();
             self.queue.done(key, succeeded, ctx);
         }
+        self.queue.busy_until(ctx.now + self.examined * crate::common::SYNC_NS_PER_OBJECT / 1_000_000);
     }
 }
 
