@@ -104,6 +104,10 @@ fn pods_table_lists_every_pod_with_kubectl_columns() {
     for pod in frame.scene.pods.iter() {
         assert!(html.contains(&pod.name), "{} listed", pod.name);
     }
+    for filter in ["Filter by status", "Filter by namespace", "Filter by node", "Filter by owner", "Label selector"] {
+        assert!(html.contains(filter), "{filter} control");
+    }
+    assert!(html.contains("<option value=\"node-2\">node-2</option>"), "the node filter lists the nodes");
 }
 
 #[test]

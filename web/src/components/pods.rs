@@ -1,4 +1,5 @@
-//! The pods table: searchable, sortable, filterable by status.
+//! The pods table: searchable, sortable, filterable by namespace, label selector (kubectl's
+//! `-l` syntax), node, status and owner. At most 1,000 rows are drawn.
 
 use crate::state::Selection;
 use crate::text::{clock, status_class};
@@ -33,7 +34,27 @@ enum Column {
 pub fn pods_view(props: &PodsProps) -> Html {
     let query = use_state(String::new);
     let filter = use_state(|| "all".to_string());
+    let namespace = use_state(|| "all".to_string());
+    let node = use_state(|| "all".to_string());
+    let owner = use_state(|| "all".to_string());
+    let labels = use_state(String::new);
     let sort = use_state(|| (Column::Name, true));
+    let on_select_value = |state: &UseStateHandle<String>| {
+        let state = state.clone();
+        Callback::from(move |e: Event| {
+            if let Some(select) = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlSelectElement>().ok()) {
+                state.set(select.value());
+            }
+        })
+    };
+    let on_labels = {
+        let labels = labels.clone();
+        Callback::from(move |e: InputEvent| {
+            if let Some(input) = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) {
+                labels.set(input.value());
+            }
+        })
+    };
     let on_query = {
         let query = query.clone();
         Callback::from(move |e: InputEvent| {
@@ -52,13 +73,35 @@ pub fn pods_view(props: &PodsProps) -> Html {
     };
     let now = props.scene.t_ms;
     let q = query.to_ascii_lowercase();
+    // kubectl's label selector syntax; an invalid one filters nothing and says why.
+    let selector = if labels.trim().is_empty() { Ok(None) } else { kubesim_api::selector::Selector::parse(labels.trim()).map(Some) };
+    let label_maps: Option<Vec<std::collections::BTreeMap<String, String>>> = match &selector {
+        Ok(Some(_)) => Some(props.scene.pods.iter().map(|p| p.labels.iter().filter_map(|l| l.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect()).collect()),
+        _ => None,
+    };
+    let distinct = |f: &dyn Fn(&PodView) -> String| {
+        let mut values: Vec<String> = props.scene.pods.iter().map(f).collect();
+        kubesim_api::sort::sort(&mut values);
+        values.dedup();
+        values
+    };
+    let namespaces = distinct(&|p| p.namespace.clone());
+    let nodes = distinct(&|p| p.node.clone().unwrap_or_else(|| "<none>".into()));
+    let owners = distinct(&|p| p.owner.clone().unwrap_or_else(|| "<none>".into()));
     let mut pods: Vec<&PodView> = props
         .scene
         .pods
         .iter()
         .filter(|p| q.is_empty() || p.name.contains(&q) || p.node.as_deref().is_some_and(|n| n.contains(&q)) || p.labels.iter().any(|l| l.contains(&q)) || p.status.to_ascii_lowercase().contains(&q))
         .filter(|p| *filter == "all" || status_class(&p.status) == filter.as_str())
+        .filter(|p| *namespace == "all" || p.namespace == *namespace)
+        .filter(|p| *node == "all" || p.node.as_deref().unwrap_or("<none>") == node.as_str())
+        .filter(|p| *owner == "all" || p.owner.as_deref().unwrap_or("<none>") == owner.as_str())
         .collect();
+    if let (Ok(Some(selector)), Some(maps)) = (&selector, &label_maps) {
+        let index: std::collections::BTreeMap<&str, usize> = props.scene.pods.iter().enumerate().map(|(i, p)| (p.uid.as_str(), i)).collect();
+        pods.retain(|p| index.get(p.uid.as_str()).is_some_and(|i| selector.matches(Some(&maps[*i]))));
+    }
     let (column, ascending) = *sort;
     kubesim_api::sort::sort_by(&mut pods, |a, b| {
         let ordering = match column {
@@ -89,7 +132,11 @@ pub fn pods_view(props: &PodsProps) -> Html {
                 <select class="ks-select" onchange={on_filter} aria-label="Filter by status">
                     { for [("all", "All statuses"), ("ok", "Running"), ("wait", "Pending / creating"), ("done", "Completed"), ("bad", "Errors / back-off"), ("term", "Terminating")].iter().map(|(v, l)| html! { <option value={*v} selected={*filter == *v}>{ *l }</option> }) }
                 </select>
-                <span class="ks-muted">{ format!("{} of {}", pods.len(), props.scene.pods.len()) }</span>
+                { choice("namespace", "All namespaces", &namespaces, &namespace, on_select_value(&namespace)) }
+                { choice("node", "All nodes", &nodes, &node, on_select_value(&node)) }
+                { choice("owner", "All owners", &owners, &owner, on_select_value(&owner)) }
+                <input class={classes!("ks-input", "ks-labels", selector.is_err().then_some("is-invalid"))} type="search" placeholder="-l app=web,tier!=db" value={(*labels).clone()} oninput={on_labels} aria-label="Label selector" title={selector.as_ref().err().cloned().unwrap_or_else(|| "Label selector, as kubectl get -l".into())} />
+                <span class="ks-muted">{ if pods.len() > 1000 { format!("{} of {} (first 1,000 shown)", pods.len(), props.scene.pods.len()) } else { format!("{} of {}", pods.len(), props.scene.pods.len()) } }</span>
             </div>
             <div class="ks-table-wrap">
                 <table class="ks-table ks-pod-table">
@@ -120,5 +167,14 @@ pub fn pods_view(props: &PodsProps) -> Html {
             </div>
             <p class="ks-muted ks-foot-note">{ format!("Snapshot at {}", clock(now)) }</p>
         </section>
+    }
+}
+
+fn choice(id: &str, all: &str, values: &[String], current: &UseStateHandle<String>, onchange: Callback<Event>) -> Html {
+    html! {
+        <select class="ks-select" {onchange} aria-label={format!("Filter by {id}")}>
+            <option value="all" selected={**current == "all"}>{ all }</option>
+            { for values.iter().map(|v| html! { <option value={v.clone()} selected={**current == *v}>{ v }</option> }) }
+        </select>
     }
 }
