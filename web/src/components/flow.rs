@@ -72,12 +72,13 @@ impl Layout {
             Place { id: "etcd".into(), label: "etcd".into(), sub: format!("revision {}", frame.revision), x: 460.0, y: 410.0 + dy, w: 150.0, h: 52.0, kind: "store" },
         ];
         let (left, right) = (30.0, W - 30.0);
-        let slot = (right - left) / per_row as f64;
+        // With several rows, odd rows are offset by half a slot so wires from the rows above
+        // stay visible (the slots are narrowed so every row still fits).
+        let slot = (right - left) / (per_row as f64 + if rows > 1 { 0.5 } else { 0.0 });
         for (i, actor) in top.iter().enumerate() {
             let (row, col) = (i / per_row, i % per_row);
-            // Odd rows are offset by half a slot so wires from the rows above stay visible.
             let shift = if row % 2 == 1 { 0.5 } else { 0.0 };
-            let x = left + slot * (col as f64 + 0.5 + shift).min(per_row as f64 - 0.5);
+            let x = left + slot * (col as f64 + 0.5 + shift);
             let y = if rows == 1 { 58.0 } else { 30.0 + pitch * row as f64 };
             let short = actor.strip_suffix("-controller").unwrap_or(actor);
             let label = if short == "scheduler" { "kube-scheduler".to_string() } else { short.to_string() };
