@@ -86,6 +86,7 @@ pub fn help() -> Html {
         ("←", "Step back to the previous API write (time travel)"),
         ("[  ]", "Slower / faster"),
         ("1 – 5", "Overview, Cluster, Lifecycle, Flow, Pods"),
+        ("+  −  0", "Zoom in / out / fit the canvas cluster view (when focused; arrows scroll it)"),
         ("?", "This help"),
         ("Esc", "Close overlays"),
     ];
