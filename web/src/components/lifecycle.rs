@@ -202,7 +202,7 @@ pub fn lifecycle_view(props: &LifecycleProps) -> Html {
                 <path d={c.path()} class={class} marker-end={if on_path { "url(#ks-arrow-path)" } else if *count > 0 { "url(#ks-arrow-used)" } else { "url(#ks-arrow)" }} />
                 if *count > 0 && from.is_some() && to.is_some() {
                     <g class="ks-edge-count" transform={format!("translate({:.1},{:.1})", mid.0, mid.1)}>
-                        <rect x="-13" y="-9" width="26" height="18" rx="9" />
+                        <rect x={format!("{:.1}", -edge_pill(*count) / 2.0)} y="-9" width={format!("{:.1}", edge_pill(*count))} height="18" rx="9" />
                         <text y="4" text-anchor="middle">{ count }</text>
                     </g>
                 }
@@ -219,7 +219,15 @@ pub fn lifecycle_view(props: &LifecycleProps) -> Html {
         let is_current = selected_uid.as_ref().is_some_and(|uid| here.iter().any(|p| p.uid == *uid));
         let on_path = path.as_ref().is_some_and(|p| p.steps.iter().any(|(_, s, _, _)| *s == state));
         let class = classes!("ks-state-node", format!("c-{}", category(state)), (count > 0).then_some("is-occupied"), is_current.then_some("is-current"), on_path.then_some("is-path"));
-        let shown = settled.len().min(10);
+        // As many dots as fit beside the count (and the "+N" after them).
+        let digits = |n: usize| n.to_string().len() as f64;
+        let big = count >= 1000;
+        let count_w = digits(count) * if big { 9.0 } else { 12.0 };
+        let room = HW * 2.0 - 31.0 - count_w;
+        let shown = (0..=settled.len().min(10))
+            .rev()
+            .find(|&n| n as f64 * 10.0 + if settled.len() > n { (1.0 + digits(settled.len() - n)) * 6.5 + 4.0 } else { 0.0 } <= room)
+            .unwrap_or(0);
         let dots = settled.iter().take(shown).enumerate().map(|(i, pod)| {
             let dx = x - HW + 15.0 + (i as f64) * 10.0;
             let dy = y + 10.0;
@@ -236,7 +244,7 @@ pub fn lifecycle_view(props: &LifecycleProps) -> Html {
             <g key={format!("{state:?}")} class={class} role="group" aria-label={format!("{}: {} pods", state.label(), count)}>
                 <rect x={format!("{:.1}", x - HW)} y={format!("{:.1}", y - HH)} width={format!("{:.1}", HW * 2.0)} height={format!("{:.1}", HH * 2.0)} rx="12" />
                 <text x={format!("{:.1}", x - HW + 11.0)} y={format!("{:.1}", y - 6.0)} class="ks-state-label">{ state.label() }</text>
-                <text x={format!("{:.1}", x + HW - 10.0)} y={format!("{:.1}", y + 18.0)} text-anchor="end" class="ks-state-count">{ count }</text>
+                <text x={format!("{:.1}", x + HW - 10.0)} y={format!("{:.1}", y + 18.0)} text-anchor="end" class={classes!("ks-state-count", big.then_some("is-big"))}>{ count }</text>
                 { for dots }
                 if settled.len() > shown {
                     <text x={format!("{:.1}", x - HW + 15.0 + 10.0 * shown as f64)} y={format!("{:.1}", y + 15.0)} class="ks-state-more">{ format!("+{}", settled.len() - shown) }</text>
@@ -340,4 +348,9 @@ pub fn lifecycle_view(props: &LifecycleProps) -> Html {
             { log }
         </section>
     }
+}
+
+/// Width of an edge's count pill.
+fn edge_pill(count: u32) -> f64 {
+    (count.to_string().len() as f64 * 7.0 + 10.0).max(26.0)
 }
