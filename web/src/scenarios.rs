@@ -121,7 +121,7 @@ pub fn all() -> Vec<Scenario> {
         Scenario {
             name: "huge-cluster",
             title: "10,000 pods",
-            summary: "1,000 nodes and a 10,000-replica Deployment. Play at max speed and watch the ReplicaSet's slow-start batches and the scheduler fill the fleet; drag, scroll and zoom the canvas. Heavy: it takes a while to converge.",
+            summary: "1,000 nodes and a 10,000-replica Deployment. Play at max speed and watch the ReplicaSet's slow-start batches and the scheduler fill the fleet; drag, scroll and zoom the canvas. Heavy: the simulation needs a minute or two of wall time at max speed to converge.",
             inputs: vec![apply(0, "huge-cluster.yaml", big_cluster_yaml(1000, 10_000))],
             view: "cluster",
         },
