@@ -8,7 +8,9 @@
 //! ownerReferences on the claims, which the garbage collector follows.
 //!
 //! Deviations: StatefulSet is JSON-kept in kubesim's object model (decoded per sync);
-//! `maxUnavailable` (alpha) is not modelled.
+//! `rollingUpdate.maxUnavailable` is ignored, as in v1.34 by default: its feature gate
+//! `MaxUnavailableStatefulSet` is alpha and off in v1.34 (pkg/features/kube_features.go; beta and
+//! on from v1.35), so updates replace one pod at a time.
 
 use crate::common::*;
 use crate::history::{ensure_revision, owned_revisions, revision_template, truncate_history};
