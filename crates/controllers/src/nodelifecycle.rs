@@ -11,14 +11,36 @@
 //! conditions; NoExecute `not-ready` / `unreachable` taints follow the observed Ready status and
 //! are removed when the node is Ready again.
 //!
-//! Zones (handleDisruption): when every zone is fully disrupted the controller enters
-//! master-disruption mode — no NoExecute taints, existing ones removed; a partially disrupted
-//! zone (≥ 3 and ≥ 55 % not ready) of at most 50 nodes gets no new NoExecute taints.
+//! NoExecute taints (processTaintBaseEviction, markNodeForTainting, doNoExecuteTaintingPass):
+//! a node whose observed Ready status is False/Unknown joins its zone's rate-limited queue
+//! (`zoneNoExecuteTainter[zone]`, a de-duplicating FIFO: once tainted a node stays in the
+//! queue's set, so it is not queued again until it is Ready and removed). A node that already
+//! carries the opposite NoExecute taint has it swapped at once. The queues are drained by
+//! `RateLimitedTimedQueue.Try`: items in order, each first taking a token from the zone's
+//! token bucket (burst 1; a new bucket is full), the zone stopping at the first refusal.
+//! Bucket rates follow the zone state (`setLimiterInZone` via `SwapLimiter`, which keeps the
+//! limiter when the rate is unchanged and starts the new one empty when the old one was empty):
+//! Normal --node-eviction-rate 0.1/s; PartialDisruption 0 (never) for zones of at most
+//! --large-cluster-size-threshold 50 nodes, else --secondary-node-eviction-rate 0.01/s;
+//! FullDisruption 0.1/s. So nodes of one zone going down together are tainted 10 s apart.
 //!
-//! Deviation: upstream applies NoExecute taints through a per-zone rate-limited queue
-//! (--node-eviction-rate 0.1/s, --secondary-node-eviction-rate 0.01/s); kubesim applies them in
-//! the monitor pass when the zone's rate is non-zero (the first token of the limiter is always
-//! available, so for a single failing node the timing matches).
+//! Zones (handleDisruption): when every zone is fully disrupted the controller enters
+//! master-disruption mode — existing NoExecute taints are removed, the queues emptied and every
+//! zone's rate set to 0; on leaving it, probe timestamps are reset and the rates follow the zone
+//! states again.
+//!
+//! Pass timing: upstream runs doNoExecuteTaintingPass every NodeEvictionPeriod (100 ms). kubesim
+//! drains the queues right after each monitor pass (after handleDisruption, as upstream's next
+//! 100 ms pass would) and, while a queue with a non-zero rate is waiting, sets a one-shot timer
+//! for the pass at which the next token is available, rounded up to the 100 ms grid. Zones
+//! whose rate is 0 set no timer; their nodes wait for the next monitor pass after a rate change.
+//!
+//! Verified against kubernetes/kubernetes pkg/controller/nodelifecycle/node_lifecycle_controller.go,
+//! pkg/controller/nodelifecycle/scheduler/rate_limited_queue.go and client-go
+//! util/flowcontrol/throttle.go (the never-limiter reports QPS 1, so `SwapLimiter(1)` after a
+//! zero rate keeps the never-limiter; unreachable with the default rates, mirrored anyway).
+//! Not modelled: nodes labelled `node.kubernetes.io/exclude-disruption`, and the NoExecute
+//! clean-up upstream does when it first sees a node.
 
 use crate::common::*;
 use kubesim_api::k8s_openapi::api::core::v1::{Node, NodeCondition, Pod, PodCondition, Taint, Toleration};
@@ -50,6 +72,184 @@ const TOKEN_MONITOR: u64 = 2;
 pub const UNHEALTHY_ZONE_THRESHOLD: f64 = 0.55;
 /// --large-cluster-size-threshold.
 pub const LARGE_CLUSTER_SIZE_THRESHOLD: usize = 50;
+
+/// --node-eviction-rate (`evictionLimiterQPS`).
+pub const NODE_EVICTION_RATE_QPS: f64 = 0.1;
+/// --secondary-node-eviction-rate (`secondaryEvictionLimiterQPS`).
+pub const SECONDARY_NODE_EVICTION_RATE_QPS: f64 = 0.01;
+/// `scheduler.NodeEvictionPeriod`: how often upstream runs doNoExecuteTaintingPass.
+pub const NODE_EVICTION_PERIOD_MS: Millis = 100;
+const TOKEN_TAINT_PASS: u64 = 3;
+
+/// The eviction rate (tokens per second) of a zone in a state (`setLimiterInZone`:
+/// Normal → evictionLimiterQPS, PartialDisruption → `ReducedQPSFunc(zoneSize)`,
+/// FullDisruption → `HealthyQPSFunc`).
+pub fn zone_eviction_qps(state: ZoneState, zone_size: usize) -> f64 {
+    match state {
+        ZoneState::Normal | ZoneState::FullDisruption => NODE_EVICTION_RATE_QPS,
+        ZoneState::PartialDisruption if zone_size > LARGE_CLUSTER_SIZE_THRESHOLD => SECONDARY_NODE_EVICTION_RATE_QPS,
+        ZoneState::PartialDisruption => 0.0,
+    }
+}
+
+/// client-go's `flowcontrol.NewTokenBucketRateLimiter(qps, 1)` in virtual time (a qps of 0 or
+/// less is `NewFakeNeverRateLimiter`, which never accepts).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TokenBucket {
+    /// Tokens per second; ≤ 0 never accepts.
+    pub qps: f64,
+    /// Available tokens, at most 1 (the burst).
+    pub tokens: f64,
+    /// When `tokens` was last brought up to date.
+    pub last_ms: Millis,
+}
+
+/// Tolerance for float rounding when a refill lands exactly on a whole token.
+const TOKEN_EPSILON: f64 = 1e-9;
+
+impl TokenBucket {
+    /// A limiter created at `now`: a token bucket starts full.
+    pub fn new(qps: f64, now: Millis) -> TokenBucket {
+        TokenBucket { qps, tokens: if qps > 0.0 { 1.0 } else { 0.0 }, last_ms: now }
+    }
+    /// Whether this is the never-accepting limiter.
+    pub fn is_never(&self) -> bool {
+        self.qps <= 0.0
+    }
+    /// `RateLimiter.QPS()`: the never-limiter reports 1 (client-go throttle.go).
+    pub fn reported_qps(&self) -> f64 {
+        if self.is_never() {
+            1.0
+        } else {
+            self.qps
+        }
+    }
+    fn refill(&mut self, now: Millis) {
+        if self.is_never() {
+            return;
+        }
+        let elapsed_s = now.saturating_sub(self.last_ms) as f64 / 1000.0;
+        self.tokens = (self.tokens + elapsed_s * self.qps).min(1.0);
+        self.last_ms = self.last_ms.max(now);
+    }
+    /// `TryAccept`: takes a token if one is available at `now`.
+    pub fn try_accept(&mut self, now: Millis) -> bool {
+        if self.is_never() {
+            return false;
+        }
+        self.refill(now);
+        if self.tokens >= 1.0 - TOKEN_EPSILON {
+            self.tokens = (self.tokens - 1.0).max(0.0);
+            true
+        } else {
+            false
+        }
+    }
+    /// When the next token is available (now or later); None for the never-limiter.
+    pub fn next_token_at(&self, now: Millis) -> Option<Millis> {
+        if self.is_never() {
+            return None;
+        }
+        let mut bucket = self.clone();
+        bucket.refill(now);
+        if bucket.tokens >= 1.0 - TOKEN_EPSILON {
+            return Some(now);
+        }
+        let wait_ms = ((1.0 - bucket.tokens) / self.qps * 1000.0 - TOKEN_EPSILON).ceil().max(0.0) as Millis;
+        Some(bucket.last_ms + wait_ms)
+    }
+    /// `RateLimitedTimedQueue.SwapLimiter`: nothing if the QPS is unchanged; a new limiter
+    /// otherwise, drained if the old one had no token to give.
+    pub fn swap(&mut self, qps: f64, now: Millis) {
+        if self.reported_qps() == qps {
+            return;
+        }
+        if qps <= 0.0 {
+            *self = TokenBucket::new(0.0, now);
+            return;
+        }
+        let old_had_token = self.try_accept(now);
+        let mut bucket = TokenBucket::new(qps, now);
+        if !old_had_token {
+            bucket.try_accept(now);
+        }
+        *self = bucket;
+    }
+}
+
+/// `scheduler.RateLimitedTimedQueue` of one zone: a unique FIFO (by time added, ties in
+/// insertion order) of node names plus its limiter. A value stays in the de-duplicating set
+/// after it was processed until [`RateLimitedTimedQueue::remove`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct RateLimitedTimedQueue {
+    /// (node, process at), in processing order.
+    items: Vec<(String, Millis)>,
+    set: BTreeSet<String>,
+    /// The zone's limiter.
+    pub limiter: TokenBucket,
+}
+
+impl RateLimitedTimedQueue {
+    /// An empty queue with a limiter.
+    pub fn new(limiter: TokenBucket) -> RateLimitedTimedQueue {
+        RateLimitedTimedQueue { items: Vec::new(), set: BTreeSet::new(), limiter }
+    }
+    /// `Add`: queues a value unless it is in the set; returns whether it was added.
+    pub fn add(&mut self, value: &str, now: Millis) -> bool {
+        if !self.set.insert(value.to_string()) {
+            return false;
+        }
+        self.push(value.to_string(), now);
+        true
+    }
+    fn push(&mut self, value: String, process_at: Millis) {
+        let at = self.items.iter().position(|(_, t)| *t > process_at).unwrap_or(self.items.len());
+        self.items.insert(at, (value, process_at));
+    }
+    /// `Remove`: drops a value from the queue and the set; returns whether it was in the set.
+    pub fn remove(&mut self, value: &str) -> bool {
+        self.items.retain(|(v, _)| v != value);
+        self.set.remove(value)
+    }
+    /// `Clear`.
+    pub fn clear(&mut self) {
+        self.items.clear();
+        self.set.clear();
+    }
+    /// The queued values in processing order.
+    pub fn queued(&self) -> Vec<&str> {
+        self.items.iter().map(|(v, _)| v.as_str()).collect()
+    }
+    /// Whether a value is in the de-duplicating set.
+    pub fn contains(&self, value: &str) -> bool {
+        self.set.contains(value)
+    }
+    /// `Try`: for the head value, take a token (stop if refused), stop if it is not due yet,
+    /// else run `f`; `Ok(())` keeps the value in the set only, `Err(wait_ms)` retries it after
+    /// `wait_ms` (+1, as upstream's `wait + 1ns`).
+    pub fn try_process(&mut self, now: Millis, mut f: impl FnMut(&str) -> Result<(), Millis>) {
+        while let Some((value, process_at)) = self.items.first().cloned() {
+            if !self.limiter.try_accept(now) {
+                break;
+            }
+            if now < process_at {
+                break;
+            }
+            self.items.remove(0);
+            if let Err(wait_ms) = f(&value) {
+                if self.set.contains(&value) {
+                    self.push(value, now + wait_ms + 1);
+                }
+            }
+        }
+    }
+    /// When a pass could process the head next: its token and its due time; None if the queue
+    /// is empty or the limiter never accepts.
+    pub fn next_attempt(&self, now: Millis) -> Option<Millis> {
+        let (_, process_at) = self.items.first()?;
+        Some(self.limiter.next_token_at(now)?.max(*process_at))
+    }
+}
 
 /// A zone's disruption state (`ComputeZoneState`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,6 +365,12 @@ pub struct NodeLifecycleController {
     health: BTreeMap<String, Health>,
     queue: Option<WorkQueue>,
     registered: BTreeSet<String>,
+    /// `zoneStates` (None = stateInitial).
+    zone_states: BTreeMap<String, Option<ZoneState>>,
+    /// `zoneNoExecuteTainter`.
+    tainters: BTreeMap<String, RateLimitedTimedQueue>,
+    /// The pending one-shot tainting-pass timer, if any.
+    taint_pass_at: Option<Millis>,
 }
 
 impl NodeLifecycleController {
@@ -266,13 +472,21 @@ impl NodeLifecycleController {
 
     fn monitor(&mut self, ctx: &mut Ctx) {
         let nodes: Vec<Node> = self.nodes.iter().filter_map(|o| as_node(o)).cloned().collect();
+        // classifyNodes / addPodEvictorForNewZone: a queue with a full bucket per new zone.
+        for node in &nodes {
+            let zone = zone_of(node);
+            if !self.zone_states.contains_key(&zone) {
+                self.zone_states.insert(zone.clone(), None);
+                self.tainters.insert(zone, RateLimitedTimedQueue::new(TokenBucket::new(NODE_EVICTION_RATE_QPS, ctx.now)));
+            }
+        }
         // First pass: tryUpdateNodeHealth for every node.
         let mut results = Vec::new();
         for node in nodes {
             let Ok((observed, current, node)) = self.try_update_health(&node, ctx) else { continue };
             results.push((observed, current, node));
         }
-        // handleDisruption: zone states from the current Ready conditions.
+        // Zone sizes and ready counts from the current Ready conditions.
         let mut zones: BTreeMap<String, (usize, usize)> = BTreeMap::new();
         for (_, current, node) in &results {
             let entry = zones.entry(zone_of(node)).or_insert((0, 0));
@@ -282,39 +496,16 @@ impl NodeLifecycleController {
                 entry.1 += 1;
             }
         }
-        let states: BTreeMap<String, ZoneState> = zones.iter().map(|(z, (ready, not_ready))| (z.clone(), zone_state(*ready, *not_ready))).collect();
-        let all_fully_disrupted = !states.is_empty() && states.values().all(|s| *s == ZoneState::FullDisruption);
+        let mut seen = Vec::new();
         for (observed, current, mut node) in results {
             let name = node.metadata.name.clone().unwrap_or_default();
             let had_ready = node_condition(&node, "Ready").is_some();
+            seen.push(node.clone());
             if !had_ready {
                 continue;
             }
             let observed = observed.unwrap_or_default();
-            // processTaintBaseEviction on the observed Ready status, gated by the zone's
-            // eviction rate (0 in master-disruption mode and for partially disrupted small zones).
-            let now = ctx.now;
-            let zone_size = zones.get(&zone_of(&node)).map(|(r, n)| r + n).unwrap_or(0);
-            let may_taint = match states.get(&zone_of(&node)) {
-                _ if all_fully_disrupted => false,
-                Some(ZoneState::PartialDisruption) => zone_size > LARGE_CLUSTER_SIZE_THRESHOLD,
-                _ => true,
-            };
-            let changed = if all_fully_disrupted {
-                swap_taints(&mut node, &[], &[(TAINT_NOT_READY, "NoExecute"), (TAINT_UNREACHABLE, "NoExecute")], now)
-            } else {
-                match observed.as_str() {
-                    "False" if may_taint => swap_taints(&mut node, &[(TAINT_NOT_READY, "NoExecute")], &[(TAINT_UNREACHABLE, "NoExecute")], now),
-                    "Unknown" if may_taint => swap_taints(&mut node, &[(TAINT_UNREACHABLE, "NoExecute")], &[(TAINT_NOT_READY, "NoExecute")], now),
-                    "False" | "Unknown" => false,
-                    _ => swap_taints(&mut node, &[], &[(TAINT_NOT_READY, "NoExecute"), (TAINT_UNREACHABLE, "NoExecute")], now),
-                }
-            };
-            if changed {
-                if let Ok(updated) = ctx.update(Object::Node(Box::new(node.clone()))) {
-                    self.nodes.put(updated);
-                }
-            }
+            self.process_taint_based_eviction(&mut node, &observed, ctx);
             let current = current.unwrap_or_default();
             let previous_observed = self.health.get(&name).and_then(|h| h.observed_ready.clone());
             if current != "True" && observed == "True" {
@@ -327,6 +518,166 @@ impl NodeLifecycleController {
             if let Some(h) = self.health.get_mut(&name) {
                 h.observed_ready = Some(current);
             }
+        }
+        self.handle_disruption(&zones, &seen, ctx);
+        // doNoExecuteTaintingPass, as the next 100 ms pass would run it.
+        self.no_execute_tainting_pass(ctx);
+    }
+
+    /// `processTaintBaseEviction` on the observed Ready status.
+    fn process_taint_based_eviction(&mut self, node: &mut Node, observed: &str, ctx: &mut Ctx) {
+        let has = |node: &Node, key: &str| node.spec.as_ref().and_then(|s| s.taints.as_ref()).is_some_and(|ts| ts.iter().any(|t| t.key == key && t.effect == "NoExecute"));
+        let (want, opposite) = match observed {
+            "False" => (TAINT_NOT_READY, TAINT_UNREACHABLE),
+            "Unknown" => (TAINT_UNREACHABLE, TAINT_NOT_READY),
+            _ => {
+                // markNodeAsReachable.
+                if swap_taints(node, &[], &[(TAINT_NOT_READY, "NoExecute"), (TAINT_UNREACHABLE, "NoExecute")], ctx.now) {
+                    if let Ok(updated) = ctx.update(Object::Node(Box::new(node.clone()))) {
+                        self.nodes.put(updated);
+                    }
+                }
+                let name = node.metadata.name.clone().unwrap_or_default();
+                if let Some(q) = self.tainters.get_mut(&zone_of(node)) {
+                    q.remove(&name);
+                }
+                return;
+            }
+        };
+        if has(node, opposite) {
+            // The opposite NoExecute taint is swapped straight away.
+            if swap_taints(node, &[(want, "NoExecute")], &[(opposite, "NoExecute")], ctx.now) {
+                if let Ok(updated) = ctx.update(Object::Node(Box::new(node.clone()))) {
+                    self.nodes.put(updated);
+                }
+            }
+            return;
+        }
+        // markNodeForTainting.
+        let name = node.metadata.name.clone().unwrap_or_default();
+        let tainted = has(node, want);
+        if let Some(q) = self.tainters.get_mut(&zone_of(node)) {
+            if !tainted {
+                q.remove(&name);
+            }
+            q.add(&name, ctx.now);
+        }
+    }
+
+    /// `handleDisruption` and `setLimiterInZone`.
+    fn handle_disruption(&mut self, zones: &BTreeMap<String, (usize, usize)>, nodes: &[Node], ctx: &mut Ctx) {
+        let now = ctx.now;
+        let new_states: BTreeMap<String, ZoneState> = zones.iter().map(|(z, (ready, not_ready))| (z.clone(), zone_state(*ready, *not_ready))).collect();
+        let all_are_fully_disrupted = new_states.values().all(|s| *s == ZoneState::FullDisruption);
+        for zone in new_states.keys() {
+            self.zone_states.entry(zone.clone()).or_insert(None);
+        }
+        self.zone_states.retain(|z, _| zones.contains_key(z));
+        let all_were_fully_disrupted = self.zone_states.values().all(|s| *s == Some(ZoneState::FullDisruption));
+        if all_are_fully_disrupted && all_were_fully_disrupted {
+            return;
+        }
+        let size = |z: &str| zones.get(z).map(|(r, n)| r + n).unwrap_or(0);
+        if all_are_fully_disrupted {
+            // Entering master disruption mode: no NoExecute taints, no evictions.
+            for node in nodes {
+                let mut node = self.nodes.get_named("", node.metadata.name.as_deref().unwrap_or_default()).and_then(|o| as_node(o)).cloned().unwrap_or_else(|| node.clone());
+                if swap_taints(&mut node, &[], &[(TAINT_NOT_READY, "NoExecute"), (TAINT_UNREACHABLE, "NoExecute")], now) {
+                    if let Ok(updated) = ctx.update(Object::Node(Box::new(node.clone()))) {
+                        self.nodes.put(updated);
+                    }
+                }
+                let name = node.metadata.name.clone().unwrap_or_default();
+                if let Some(q) = self.tainters.get_mut(&zone_of(&node)) {
+                    q.remove(&name);
+                }
+            }
+            let zone_names: Vec<String> = self.zone_states.keys().cloned().collect();
+            for zone in zone_names {
+                if let Some(q) = self.tainters.get_mut(&zone) {
+                    q.limiter.swap(0.0, now);
+                }
+                self.zone_states.insert(zone, Some(ZoneState::FullDisruption));
+            }
+            return;
+        }
+        if all_were_fully_disrupted {
+            // Leaving master disruption mode: every node gets a fresh probe timestamp.
+            for node in nodes {
+                if let Some(h) = self.health.get_mut(node.metadata.name.as_deref().unwrap_or_default()) {
+                    h.probe = now;
+                    h.ready_transition = now;
+                }
+            }
+        }
+        let zone_names: Vec<String> = self.zone_states.keys().cloned().collect();
+        for zone in zone_names {
+            let new_state = new_states[&zone];
+            if !all_were_fully_disrupted && self.zone_states[&zone] == Some(new_state) {
+                continue;
+            }
+            if let Some(q) = self.tainters.get_mut(&zone) {
+                q.limiter.swap(zone_eviction_qps(new_state, size(&zone)), now);
+            }
+            self.zone_states.insert(zone, Some(new_state));
+        }
+    }
+
+    /// `doNoExecuteTaintingPass`, then a one-shot timer for the next pass that can take a token.
+    fn no_execute_tainting_pass(&mut self, ctx: &mut Ctx) {
+        let now = ctx.now;
+        let zones: Vec<String> = self.tainters.keys().cloned().collect();
+        for zone in zones {
+            let Some(mut q) = self.tainters.remove(&zone) else { continue };
+            q.try_process(now, |name| self.apply_no_execute_taint(name, ctx));
+            self.tainters.insert(zone, q);
+        }
+        let next = self.tainters.values().filter_map(|q| q.next_attempt(now)).min();
+        let Some(next) = next else { return };
+        let grid = NODE_EVICTION_PERIOD_MS;
+        let mut at = next.div_ceil(grid) * grid;
+        if at <= now {
+            at = (now / grid + 1) * grid;
+        }
+        if self.taint_pass_at.is_some_and(|pending| pending > now && pending <= at) {
+            return;
+        }
+        self.taint_pass_at = Some(at);
+        ctx.after(at - now, TOKEN_TAINT_PASS);
+    }
+
+    /// The action of doNoExecuteTaintingPass for one queued node: the taint its current Ready
+    /// condition calls for (`Err(retry ms)` when it cannot be applied now).
+    fn apply_no_execute_taint(&mut self, name: &str, ctx: &mut Ctx) -> Result<(), Millis> {
+        let Some(node) = self.nodes.get_named("", name).and_then(|o| as_node(o)).cloned() else { return Ok(()) };
+        let Some(ready) = node_condition(&node, "Ready") else { return Err(50) };
+        let (add, remove) = match ready.status.as_str() {
+            "False" => (TAINT_NOT_READY, TAINT_UNREACHABLE),
+            "Unknown" => (TAINT_UNREACHABLE, TAINT_NOT_READY),
+            _ => return Ok(()),
+        };
+        let mut tainted = node.clone();
+        if !swap_taints(&mut tainted, &[(add, "NoExecute")], &[(remove, "NoExecute")], ctx.now) {
+            return Ok(());
+        }
+        // SwapNodeControllerTaint retries a conflict with the node read from the API server.
+        let result = match ctx.update(Object::Node(Box::new(tainted))) {
+            Ok(updated) => Ok(updated),
+            Err(_) => {
+                let info = kind_info("v1", "Node").expect("served");
+                let Some(mut fresh) = ctx.api.get(info, "", name).ok().and_then(|o| as_node(&o).cloned()) else { return Ok(()) };
+                if !swap_taints(&mut fresh, &[(add, "NoExecute")], &[(remove, "NoExecute")], ctx.now) {
+                    return Ok(());
+                }
+                ctx.update(Object::Node(Box::new(fresh)))
+            }
+        };
+        match result {
+            Ok(updated) => {
+                self.nodes.put(updated);
+                Ok(())
+            }
+            Err(_) => Err(0),
         }
     }
 
@@ -426,6 +777,13 @@ impl Component for NodeLifecycleController {
         if token == TOKEN_MONITOR {
             self.monitor(ctx);
             ctx.after_periodic(NODE_MONITOR_PERIOD_MS, TOKEN_MONITOR);
+            return;
+        }
+        if token == TOKEN_TAINT_PASS {
+            if self.taint_pass_at == Some(ctx.now) {
+                self.taint_pass_at = None;
+            }
+            self.no_execute_tainting_pass(ctx);
             return;
         }
         if !self.queue().owns(token) {

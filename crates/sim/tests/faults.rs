@@ -102,3 +102,63 @@ fn a_busy_scenario_is_deterministic_for_a_seed() {
     assert_eq!(a, b, "non-determinism detected; reproduce with SEED=11");
     assert_ne!(a, hash(12));
 }
+
+fn zone_nodes(count: usize, zone: &str) -> String {
+    (1..=count)
+        .map(|i| format!("apiVersion: v1\nkind: Node\nmetadata: {{name: n{i}, labels: {{kubernetes.io/hostname: n{i}, topology.kubernetes.io/zone: {zone}}}}}\nstatus: {{capacity: {{cpu: '4', memory: 8Gi, pods: '110'}}}}\n"))
+        .collect::<Vec<_>>()
+        .join("---\n")
+}
+
+/// When each node first got the `unreachable:NoExecute` taint, from the trace.
+fn no_execute_taint_times(world: &kubesim_sim::World) -> std::collections::BTreeMap<String, u64> {
+    let mut times = std::collections::BTreeMap::new();
+    for r in world.trace().iter().filter(|r| r.object.kind() == "Node") {
+        let json = r.object.to_json();
+        let tainted = json.pointer("/spec/taints").and_then(|t| t.as_array()).is_some_and(|ts| ts.iter().any(|t| t["key"] == "node.kubernetes.io/unreachable" && t["effect"] == "NoExecute"));
+        if tainted {
+            times.entry(r.object.name().to_string()).or_insert(r.t_ms);
+        }
+    }
+    times
+}
+
+fn zone_scenario(nodes: usize, down: &[&str], duration_ms: u64) -> kubesim_sim::RunOutcome {
+    let outcome = run(RunOptions {
+        files: vec![InputFile { name: "nodes.yaml".into(), text: zone_nodes(nodes, "zone-a") }],
+        seed: 5,
+        duration_ms: Some(duration_ms),
+        commands: down.iter().map(|n| (30_000, format!("fault node-down {n}"))).collect(),
+    });
+    assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
+    outcome
+}
+
+// Two nodes of a 6-node zone go down together: 2 of 6 not ready keeps the zone Normal, whose
+// --node-eviction-rate 0.1/s token bucket (burst 1) lets the NoExecute taints through 10 s
+// apart (upstream zoneNoExecuteTainter / doNoExecuteTaintingPass).
+#[test]
+fn two_nodes_down_in_one_zone_are_tainted_ten_seconds_apart() {
+    let outcome = zone_scenario(6, &["n1", "n2"], 200_000);
+    let times = no_execute_taint_times(&outcome.world);
+    assert_eq!(times.len(), 2, "only the two down nodes: {times:?}");
+    let mut t: Vec<u64> = times.values().copied().collect();
+    t.sort();
+    assert!((80_000..=100_000).contains(&t[0]), "first taint ~50 s after the last heartbeat: {times:?}");
+    assert_eq!(t[1] - t[0], 10_000, "{times:?}");
+}
+
+// Three of five nodes of a zone down: PartialDisruption, and a zone of at most 50 nodes
+// (--large-cluster-size-threshold) gets no NoExecute taints at all (ReducedQPSFunc → 0).
+#[test]
+fn a_small_partially_disrupted_zone_gets_no_no_execute_taints() {
+    let outcome = zone_scenario(5, &["n1", "n2", "n3"], 300_000);
+    let world = &outcome.world;
+    assert!(no_execute_taint_times(world).is_empty(), "{:?}", no_execute_taint_times(world));
+    for n in ["n1", "n2", "n3"] {
+        let node = world.api().lookup(("", "nodes"), "", n).unwrap().to_json();
+        let ready = node["status"]["conditions"].as_array().unwrap().iter().find(|c| c["type"] == "Ready").unwrap().clone();
+        assert_eq!(ready["status"], "Unknown", "{n}");
+        assert!(node["spec"]["taints"].as_array().unwrap().iter().any(|t| t["key"] == "node.kubernetes.io/unreachable" && t["effect"] == "NoSchedule"), "{n}");
+    }
+}
