@@ -171,3 +171,26 @@ fn huge_cluster_converges() {
     }
     eprintln!("view::workloads: {:.1} ms", started.elapsed().as_secs_f64() * 100.0);
 }
+
+#[test]
+fn flow_filter_shows_each_kind_and_follows_the_selection() {
+    use kubesim_web::components::flow::FlowFilter;
+    use kubesim_web::engine::{FlowItem, FlowKind};
+    let key = |name: &str| kubesim_sim::view::ObjectKey { group: String::new(), resource: "pods".into(), kind: "Pod".into(), namespace: "default".into(), name: name.into() };
+    let write = FlowItem { kind: FlowKind::Write, t_ms: 1, from: "kubectl".into(), to: "apiserver".into(), what: "ADDED pod/default/a".into(), object: Some(key("a")) };
+    let watch = FlowItem { kind: FlowKind::Watch, t_ms: 3, from: "apiserver".into(), to: "scheduler".into(), what: "watch ADDED pod/default/b".into(), object: Some(key("b")) };
+    let call = FlowItem { kind: FlowKind::Call, t_ms: 5, from: "kubelet/node-1".into(), to: "cri/node-1".into(), what: "PullImage default/a nginx".into(), object: None };
+    let all = FlowFilter::default();
+    let none = Selection::None;
+    assert!(all.shows(&write, &none) && all.shows(&watch, &none) && all.shows(&call, &none));
+    let no_watches = FlowFilter { watches: false, ..all };
+    assert!(no_watches.shows(&write, &none) && !no_watches.shows(&watch, &none) && no_watches.shows(&call, &none));
+    let no_calls = FlowFilter { calls: false, ..all };
+    assert!(!no_calls.shows(&call, &none));
+    let only = FlowFilter { only_selected: true, ..all };
+    let a = Selection::Pod { namespace: "default".into(), name: "a".into(), uid: "u".into() };
+    assert!(only.shows(&write, &a), "the selected pod's write");
+    assert!(!only.shows(&watch, &a), "another pod's watch event");
+    assert!(only.shows(&call, &a), "a CRI call naming the selected pod");
+    assert!(only.shows(&watch, &none), "nothing selected: nothing filtered out");
+}
