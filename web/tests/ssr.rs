@@ -194,3 +194,18 @@ fn flow_filter_shows_each_kind_and_follows_the_selection() {
     assert!(only.shows(&call, &a), "a CRI call naming the selected pod");
     assert!(only.shows(&watch, &none), "nothing selected: nothing filtered out");
 }
+
+#[test]
+fn event_log_lists_events_with_object_reason_component_and_type_filters() {
+    let (_, frame) = driver_at(20_000);
+    let props = kubesim_web::components::panel::EventLogProps { frame: frame.clone(), selection: Selection::None };
+    let html = render::<kubesim_web::components::panel::EventLog>(props);
+    for filter in ["Filter events by object", "Filter events by reason", "Filter events by component", "Filter events by type"] {
+        assert!(html.contains(filter), "{filter} control");
+    }
+    // The reasons and components of the Events in the store are offered.
+    for option in ["<option value=\"Scheduled\">Scheduled</option>", "<option value=\"Pulled\">Pulled</option>", "<option value=\"default-scheduler\">default-scheduler</option>", "<option value=\"kubelet\">kubelet</option>"] {
+        assert!(html.contains(option), "{option} offered");
+    }
+    assert!(html.contains(&format!("{} events", frame.events.len())));
+}

@@ -294,6 +294,10 @@ pub struct EventLogProps {
 #[function_component(EventLog)]
 pub fn event_log(props: &EventLogProps) -> Html {
     let only_selected = use_state(|| false);
+    let object_query = use_state(String::new);
+    let reason = use_state(|| "all".to_string());
+    let component = use_state(|| "all".to_string());
+    let type_ = use_state(|| "all".to_string());
     let selected_name = match &props.selection {
         Selection::Pod { name, .. } => Some(format!("pod/{name}")),
         Selection::Node(name) => Some(format!("node/{name}")),
@@ -304,11 +308,60 @@ pub fn event_log(props: &EventLogProps) -> Html {
         let only_selected = only_selected.clone();
         Callback::from(move |_: Event| only_selected.set(!*only_selected))
     };
-    let events: Vec<_> = props.frame.events.iter().rev().filter(|e| !*only_selected || selected_name.as_ref().is_none_or(|n| e.object == *n)).collect();
+    let on_select = |state: &UseStateHandle<String>| {
+        let state = state.clone();
+        Callback::from(move |e: Event| {
+            if let Some(select) = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlSelectElement>().ok()) {
+                state.set(select.value());
+            }
+        })
+    };
+    let on_object = {
+        let object_query = object_query.clone();
+        Callback::from(move |e: InputEvent| {
+            if let Some(input) = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) {
+                object_query.set(input.value());
+            }
+        })
+    };
+    // The reporting component is the source before its host (`kubelet, node-1` → `kubelet`).
+    let component_of = |source: &str| source.split(',').next().unwrap_or("").trim().to_string();
+    let distinct = |f: &dyn Fn(&kubesim_sim::view::EventView) -> String| {
+        let mut values: Vec<String> = props.frame.events.iter().map(f).filter(|v| !v.is_empty()).collect();
+        kubesim_api::sort::sort(&mut values);
+        values.dedup();
+        values
+    };
+    let reasons = distinct(&|e| e.reason.clone());
+    let components = distinct(&|e| component_of(&e.source));
+    let query = object_query.trim().to_ascii_lowercase();
+    let events: Vec<_> = props
+        .frame
+        .events
+        .iter()
+        .rev()
+        .filter(|e| !*only_selected || selected_name.as_ref().is_none_or(|n| e.object == *n))
+        .filter(|e| query.is_empty() || e.object.to_ascii_lowercase().contains(&query) || e.namespace.contains(&query))
+        .filter(|e| *reason == "all" || e.reason == *reason)
+        .filter(|e| *component == "all" || component_of(&e.source) == *component)
+        .filter(|e| *type_ == "all" || e.type_ == *type_)
+        .collect();
+    let select = |label: &str, all: &str, values: Vec<String>, current: &UseStateHandle<String>| {
+        html! {
+            <select class="ks-select ks-select-small" onchange={on_select(current)} aria-label={format!("Filter events by {label}")}>
+                <option value="all" selected={**current == "all"}>{ all.to_string() }</option>
+                { for values.into_iter().map(|v| html! { <option value={v.clone()} selected={**current == v}>{ v.clone() }</option> }) }
+            </select>
+        }
+    };
     html! {
         <div class="ks-events">
-            <div class="ks-editor-bar">
+            <div class="ks-editor-bar ks-event-filters">
                 <span class="ks-panel-title">{ format!("{} events", events.len()) }</span>
+                <input class="ks-input ks-input-small" type="search" placeholder="object, e.g. pod/web" value={(*object_query).clone()} oninput={on_object} aria-label="Filter events by object" />
+                { select("reason", "All reasons", reasons, &reason) }
+                { select("component", "All components", components, &component) }
+                { select("type", "Normal + Warning", vec!["Normal".to_string(), "Warning".to_string()], &type_) }
                 if let Some(name) = &selected_name {
                     <label class="ks-check"><input type="checkbox" checked={*only_selected} onchange={toggle} />{ format!(" only {name}") }</label>
                 }
