@@ -205,6 +205,13 @@ impl WorkQueue {
     pub fn busy_until(&mut self, at: Millis) {
         self.busy_until = self.busy_until.max(at);
     }
+    /// Adds the key of every object in `cache` (a resync, or the initial sync after the
+    /// informer's first LIST).
+    pub fn add_all(&mut self, cache: &Cache, ctx: &mut Ctx) {
+        for object in cache.iter() {
+            self.add(key_of(object), ctx);
+        }
+    }
     /// Adds a key after a delay (`AddAfter`).
     pub fn add_after(&mut self, key: Key, delay_ms: Millis, ctx: &mut Ctx) {
         if delay_ms == 0 {

@@ -457,10 +457,7 @@ impl Component for CronJobController {
     fn start(&mut self, ctx: &mut Ctx) {
         self.cronjobs.fill(ctx.api.store(), ("batch", "cronjobs"));
         self.jobs.fill(ctx.api.store(), ("batch", "jobs"));
-        let keys: Vec<Key> = self.cronjobs.iter().map(|o| key_of(o)).collect();
-        for key in keys {
-            self.queue.add(key, ctx);
-        }
+        self.queue.add_all(&self.cronjobs, ctx);
     }
     fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
         match event.resource {

@@ -448,10 +448,7 @@ impl Component for DaemonSetController {
         self.pods.fill(ctx.api.store(), ("", "pods"));
         self.nodes.fill(ctx.api.store(), ("", "nodes"));
         self.revisions.fill(ctx.api.store(), ("apps", "controllerrevisions"));
-        let keys: Vec<Key> = self.sets.iter().map(|o| key_of(o)).collect();
-        for key in keys {
-            self.queue.add(key, ctx);
-        }
+        self.queue.add_all(&self.sets, ctx);
     }
     fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
         match event.resource {
@@ -484,10 +481,7 @@ impl Component for DaemonSetController {
                 if old.as_deref().map(relevant) == Some(relevant(&event.object)) {
                     return;
                 }
-                let keys: Vec<Key> = self.sets.iter().map(|o| key_of(o)).collect();
-                for key in keys {
-                    self.queue.add(key, ctx);
-                }
+                self.queue.add_all(&self.sets, ctx);
             }
             _ => {
                 self.revisions.apply(event);

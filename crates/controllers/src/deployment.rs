@@ -891,10 +891,7 @@ impl Component for DeploymentController {
         self.deployments.fill(ctx.api.store(), ("apps", "deployments"));
         self.rss.fill(ctx.api.store(), ("apps", "replicasets"));
         self.pods.fill(ctx.api.store(), ("", "pods"));
-        let keys: Vec<Key> = self.deployments.iter().map(|o| key_of(o)).collect();
-        for key in keys {
-            self.queue.add(key, ctx);
-        }
+        self.queue.add_all(&self.deployments, ctx);
     }
     fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
         match event.resource {

@@ -177,10 +177,7 @@ impl Component for DisruptionController {
     fn start(&mut self, ctx: &mut Ctx) {
         self.pdbs.fill(ctx.api.store(), ("policy", "poddisruptionbudgets"));
         self.pods.fill(ctx.api.store(), ("", "pods"));
-        let keys: Vec<Key> = self.pdbs.iter().map(|o| key_of(o)).collect();
-        for key in keys {
-            self.queue.add(key, ctx);
-        }
+        self.queue.add_all(&self.pdbs, ctx);
     }
     fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
         match event.resource {

@@ -349,20 +349,11 @@ impl Component for EndpointSliceController {
         ]
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        for object in ctx.api.store().list(("", "services"), None) {
-            self.shared.services.put(object.clone());
-        }
-        for object in ctx.api.store().list(("", "pods"), None) {
-            self.shared.pods.put(object.clone());
-        }
-        for object in ctx.api.store().list(("", "nodes"), None) {
-            self.shared.nodes.put(object.clone());
-        }
+        self.shared.services.fill(ctx.api.store(), ("", "services"));
+        self.shared.pods.fill(ctx.api.store(), ("", "pods"));
+        self.shared.nodes.fill(ctx.api.store(), ("", "nodes"));
         self.slices.fill(ctx.api.store(), ("discovery.k8s.io", "endpointslices"));
-        let keys: Vec<Key> = self.shared.services.iter().map(|o| key_of(o)).collect();
-        for key in keys {
-            self.queue.add(key, ctx);
-        }
+        self.queue.add_all(&self.shared.services, ctx);
     }
     fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
         if event.resource == ("discovery.k8s.io", "endpointslices") {
@@ -514,16 +505,9 @@ impl Component for EndpointsController {
         ]
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        for object in ctx.api.store().list(("", "services"), None) {
-            self.shared.services.put(object.clone());
-        }
-        for object in ctx.api.store().list(("", "pods"), None) {
-            self.shared.pods.put(object.clone());
-        }
-        let keys: Vec<Key> = self.shared.services.iter().map(|o| key_of(o)).collect();
-        for key in keys {
-            self.queue.add(key, ctx);
-        }
+        self.shared.services.fill(ctx.api.store(), ("", "services"));
+        self.shared.pods.fill(ctx.api.store(), ("", "pods"));
+        self.queue.add_all(&self.shared.services, ctx);
     }
     fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
         let deleted_service = event.resource == ("", "services") && event.event_type == kubesim_store::EventType::Deleted;

@@ -925,10 +925,7 @@ impl Component for JobController {
     fn start(&mut self, ctx: &mut Ctx) {
         self.jobs.fill(ctx.api.store(), ("batch", "jobs"));
         self.pods.fill(ctx.api.store(), ("", "pods"));
-        let keys: Vec<Key> = self.jobs.iter().map(|o| key_of(o)).collect();
-        for key in keys {
-            self.queue.add(key, ctx);
-        }
+        self.queue.add_all(&self.jobs, ctx);
     }
     fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
         match event.resource {

@@ -658,14 +658,9 @@ impl Component for ReplicaSetController {
         ]
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        for object in ctx.api.store().list(self.resource(), None) {
-            self.rss.put(object.clone());
-        }
+        self.rss.fill(ctx.api.store(), self.resource());
         self.pods.fill(ctx.api.store(), ("", "pods"));
-        let keys: Vec<Key> = self.rss.iter().map(|o| key_of(o)).collect();
-        for key in keys {
-            self.queue.add(key, ctx);
-        }
+        self.queue.add_all(&self.rss, ctx);
     }
     fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
         match event.resource {

@@ -154,10 +154,7 @@ impl Component for ResourceQuotaController {
     }
     fn start(&mut self, ctx: &mut Ctx) {
         self.quotas.fill(ctx.api.store(), ("", "resourcequotas"));
-        let keys: Vec<Key> = self.quotas.iter().map(|o| key_of(o)).collect();
-        for key in keys {
-            self.queue.add(key, ctx);
-        }
+        self.queue.add_all(&self.quotas, ctx);
         ctx.after_periodic(QUOTA_RESYNC_MS, TOKEN_RESYNC);
     }
     fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
@@ -184,10 +181,7 @@ impl Component for ResourceQuotaController {
     }
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
         if token == TOKEN_RESYNC {
-            let keys: Vec<Key> = self.quotas.iter().map(|o| key_of(o)).collect();
-            for key in keys {
-                self.queue.add(key, ctx);
-            }
+            self.queue.add_all(&self.quotas, ctx);
             ctx.after_periodic(QUOTA_RESYNC_MS, TOKEN_RESYNC);
             return;
         }

@@ -467,10 +467,7 @@ impl Component for StatefulSetController {
         self.pods.fill(ctx.api.store(), ("", "pods"));
         self.revisions.fill(ctx.api.store(), ("apps", "controllerrevisions"));
         self.claims.fill(ctx.api.store(), ("", "persistentvolumeclaims"));
-        let keys: Vec<Key> = self.sets.iter().map(|o| key_of(o)).collect();
-        for key in keys {
-            self.queue.add(key, ctx);
-        }
+        self.queue.add_all(&self.sets, ctx);
     }
     fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
         match event.resource {
