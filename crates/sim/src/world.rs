@@ -144,6 +144,9 @@ pub struct World {
     rng: SimRng,
     api: ApiServer,
     components: Vec<Box<dyn Component>>,
+    /// Each component's name, as the actor of its writes and the receiver of its watch events
+    /// (kept so that handlers and deliveries share it instead of allocating it each time).
+    actors: Vec<Arc<str>>,
     kubelets: BTreeMap<String, usize>,
     watch_all: BTreeMap<Resource, Vec<(usize, Interest)>>,
     watch_node_pods: BTreeMap<String, Vec<usize>>,
@@ -184,6 +187,7 @@ impl World {
             rng: SimRng::seed_from_u64(seed),
             api: ApiServer::with_store(kubesim_store::Store::new(config.watch_history)),
             components: Vec::new(),
+            actors: Vec::new(),
             kubelets: BTreeMap::new(),
             watch_all: BTreeMap::new(),
             watch_node_pods: BTreeMap::new(),
@@ -225,6 +229,7 @@ impl World {
     /// Replaces the scheduler (a custom KubeSchedulerConfiguration).
     pub fn replace_component(&mut self, name: &str, component: Box<dyn Component>) {
         if let Some(i) = self.components.iter().position(|c| c.name() == name) {
+            self.actors[i] = component.name().into();
             self.components[i] = component;
         }
     }
@@ -238,6 +243,7 @@ impl World {
                 _ => self.watch_all.entry(interest.resource).or_default().push((index, interest)),
             }
         }
+        self.actors.push(component.name().into());
         self.components.push(component);
         self.with_component(index, |component, ctx| component.start(ctx));
         index
@@ -639,7 +645,7 @@ impl World {
         let mut notes = Vec::new();
         {
             let component = &mut self.components[index];
-            let actor: Arc<str> = component.name().into();
+            let actor = self.actors[index].clone();
             let mut ctx = Ctx { now: self.now, api: &mut self.api, rng: &mut self.rng, actor, timers: &mut timers, notes: &mut notes };
             f(component.as_mut(), &mut ctx);
         }
@@ -714,7 +720,7 @@ impl World {
                     self.deliveries.drain(..DELIVERY_HISTORY);
                     self.deliveries_dropped += DELIVERY_HISTORY;
                 }
-                self.deliveries.push(WatchDelivery { t_ms: self.now, revision: commit.revision, event_type, component: self.components[index].name().into() });
+                self.deliveries.push(WatchDelivery { t_ms: self.now, revision: commit.revision, event_type, component: self.actors[index].clone() });
             }
             let event = WatchEvent { event_type, resource: commit.resource, object: commit.object.clone(), revision: commit.revision };
             self.with_component(index, |component, ctx| component.on_watch(&event, ctx));
