@@ -59,6 +59,12 @@ const shot = async (page, name) => { await page.screenshot({ path: path.join(out
 try {
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1, colorScheme: "light" });
   const page = await context.newPage();
+  // Frame intervals (ms, sorted) of the next n animation frames, measured in the page.
+  const frameTimes = (n) => page.evaluate((n) => new Promise((resolve) => {
+    const times = []; let last = performance.now();
+    const tick = (t) => { times.push(t - last); last = t; if (times.length < n) requestAnimationFrame(tick); else resolve(times.sort((a, b) => a - b)); };
+    requestAnimationFrame(tick);
+  }), n);
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
   page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
@@ -144,12 +150,7 @@ spec:
   // Frame times while playing the flow view at 10x.
   await page.click(".ks-tab:has-text('Flow')");
   await page.selectOption(".ks-speed select", "10");
-  const frames = await page.evaluate(() => new Promise((resolve) => {
-    const times = []; let last = performance.now();
-    const tick = (t) => { times.push(t - last); last = t; if (times.length < 120) requestAnimationFrame(tick); else resolve(times); };
-    requestAnimationFrame(tick);
-  }));
-  frames.sort((a, b) => a - b);
+  const frames = await frameTimes(120);
   const p50 = frames[Math.floor(frames.length * 0.5)], p95 = frames[Math.floor(frames.length * 0.95)];
   console.log(`frame times (flow view, 10x, 3 nodes): p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms`);
 
@@ -209,11 +210,6 @@ spec:
   const replicaSets = await page.locator(".ks-wl-child").count();
   console.log(`     rolling update at ${await page.textContent(".ks-clock-value")}: ${replicaSets} replica sets with pods`);
   await shot(page, "17-rolling-update");
-  const frameTimes = (n) => page.evaluate((n) => new Promise((resolve) => {
-    const times = []; let last = performance.now();
-    const tick = (t) => { times.push(t - last); last = t; if (times.length < n) requestAnimationFrame(tick); else resolve(times.sort((a, b) => a - b)); };
-    requestAnimationFrame(tick);
-  }), n);
   await page.goto(`${base}/index.html?scenario=big-cluster&view=cluster&speed=max`);
   await page.waitForSelector("canvas", { timeout: 30000 });
   const rollout = await frameTimes(120);
@@ -249,11 +245,7 @@ spec:
   console.log(`frame times at 1x with 10,000 running pods (canvas, ${drawn} pods in view): p50 ${huge[90].toFixed(1)} ms, p95 ${huge[171].toFixed(1)} ms`);
   console.log(`     benchmark: ${(1000 / huge[90]).toFixed(0)} fps (p50) with 10,000 pods in the canvas view (bar: 30)`);
   const box = await page.locator("canvas").boundingBox();
-  const panning = page.evaluate(() => new Promise((resolve) => {
-    const times = []; let last = performance.now();
-    const tick = (t) => { times.push(t - last); last = t; if (times.length < 90) requestAnimationFrame(tick); else resolve(times.sort((a, b) => a - b)); };
-    requestAnimationFrame(tick);
-  }));
+  const panning = frameTimes(90); // measured while the drag below runs
   await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
   await page.mouse.down();
   for (let i = 0; i < 60; i++) await page.mouse.move(box.x + box.width / 2 - i * 3, box.y + box.height / 2 - i * 8);
@@ -269,11 +261,7 @@ spec:
   check(Number(drawnAll) === 10000, `zoomed out, the canvas draws every pod (${drawnAll})`);
   // Force a full redraw of all 10,000 pods on every frame: drag across the fitted canvas (each
   // pointer move redraws), and read the canvas's own timing of its last redraw.
-  const fullRedraws = page.evaluate(() => new Promise((resolve) => {
-    const times = []; let last = performance.now();
-    const tick = (t) => { times.push(t - last); last = t; if (times.length < 90) requestAnimationFrame(tick); else resolve(times.sort((a, b) => a - b)); };
-    requestAnimationFrame(tick);
-  }));
+  const fullRedraws = frameTimes(90); // measured while the drag below runs
   const fbox = await page.locator("canvas").boundingBox();
   await page.mouse.move(fbox.x + 40, fbox.y + 40);
   await page.mouse.down();

@@ -102,17 +102,12 @@ impl Layout {
         if x < 0.0 || y < 0.0 {
             return None;
         }
-        let col = (x / (self.tile_w + GAP)) as usize;
-        if col >= self.columns || x - col as f64 * (self.tile_w + GAP) > self.tile_w {
+        // `tile_near` clamps to the nearest tile; points in the gaps or past the grid miss.
+        let (tile, dx, dy) = self.tile_near(x, y)?;
+        if dx < 0.0 || dy < 0.0 || dx > self.tile_w || dy > self.row_heights[tile / self.columns] {
             return None;
         }
-        let row = self.row_tops.partition_point(|top| *top <= y).checked_sub(1)?;
-        let tile = row * self.columns + col;
-        if tile >= self.tiles || y - self.row_tops[row] > self.row_heights[row] {
-            return None;
-        }
-        let (tx, ty) = self.tile_origin(tile);
-        let (dx, dy) = (x - tx - 8.0, y - ty - HEAD);
+        let (dx, dy) = (dx - 8.0, dy - HEAD);
         if dx < 0.0 || dy < 0.0 {
             return Some((tile, None));
         }
@@ -145,8 +140,6 @@ struct Surface {
     layout: Layout,
     camera: Camera,
     drag: Option<(f64, f64, f64, f64, bool)>,
-    /// Pods drawn in the last frame (for the on-screen note and the benchmark).
-    drawn: usize,
 }
 
 struct Palette {
@@ -367,7 +360,7 @@ impl Surface {
                 }
             }
         }
-        self.drawn = drawn;
+        // Pods drawn by this redraw, for the e2e benchmark.
         let _ = canvas.set_attribute("data-drawn-pods", &drawn.to_string());
         let _ = canvas.set_attribute("data-scale", &format!("{scale:.3}"));
         // The cost of this redraw, for the e2e benchmark (wall ms; never used by the model).

@@ -2,6 +2,7 @@
 
 use crate::components::app::Controls;
 use crate::components::inspector::Inspector;
+use crate::components::{distinct, filter_select, set_from_input};
 use crate::engine::InputResult;
 use crate::frame::Frame;
 use crate::state::{Action, AppState, ConsoleEntry, Panel, Selection};
@@ -202,14 +203,7 @@ pub fn console(props: &ConsoleProps) -> Html {
             }
         });
     }
-    let oninput = {
-        let line = line.clone();
-        Callback::from(move |e: InputEvent| {
-            if let Some(input) = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) {
-                line.set(input.value());
-            }
-        })
-    };
+    let oninput = set_from_input(&line);
     let onkeydown = {
         let (line, command, entries, history_index) = (line.clone(), controls.command.clone(), props.entries.clone(), history_index.clone());
         Callback::from(move |e: KeyboardEvent| match e.key().as_str() {
@@ -308,32 +302,11 @@ pub fn event_log(props: &EventLogProps) -> Html {
         let only_selected = only_selected.clone();
         Callback::from(move |_: Event| only_selected.set(!*only_selected))
     };
-    let on_select = |state: &UseStateHandle<String>| {
-        let state = state.clone();
-        Callback::from(move |e: Event| {
-            if let Some(select) = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlSelectElement>().ok()) {
-                state.set(select.value());
-            }
-        })
-    };
-    let on_object = {
-        let object_query = object_query.clone();
-        Callback::from(move |e: InputEvent| {
-            if let Some(input) = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) {
-                object_query.set(input.value());
-            }
-        })
-    };
+    let on_object = set_from_input(&object_query);
     // The reporting component is the source before its host (`kubelet, node-1` → `kubelet`).
     let component_of = |source: &str| source.split(',').next().unwrap_or("").trim().to_string();
-    let distinct = |f: &dyn Fn(&kubesim_sim::view::EventView) -> String| {
-        let mut values: Vec<String> = props.frame.events.iter().map(f).filter(|v| !v.is_empty()).collect();
-        kubesim_api::sort::sort(&mut values);
-        values.dedup();
-        values
-    };
-    let reasons = distinct(&|e| e.reason.clone());
-    let components = distinct(&|e| component_of(&e.source));
+    let reasons = distinct(props.frame.events.iter().map(|e| e.reason.clone()));
+    let components = distinct(props.frame.events.iter().map(|e| component_of(&e.source)));
     let query = object_query.trim().to_ascii_lowercase();
     let events: Vec<_> = props
         .frame
@@ -346,22 +319,15 @@ pub fn event_log(props: &EventLogProps) -> Html {
         .filter(|e| *component == "all" || component_of(&e.source) == *component)
         .filter(|e| *type_ == "all" || e.type_ == *type_)
         .collect();
-    let select = |label: &str, all: &str, values: Vec<String>, current: &UseStateHandle<String>| {
-        html! {
-            <select class="ks-select ks-select-small" onchange={on_select(current)} aria-label={format!("Filter events by {label}")}>
-                <option value="all" selected={**current == "all"}>{ all.to_string() }</option>
-                { for values.into_iter().map(|v| html! { <option value={v.clone()} selected={**current == v}>{ v.clone() }</option> }) }
-            </select>
-        }
-    };
+    let select = |label: &str, all: &str, values: &[String], state: &UseStateHandle<String>| filter_select(format!("Filter events by {label}"), "ks-select ks-select-small", all, values, state);
     html! {
         <div class="ks-events">
             <div class="ks-editor-bar ks-event-filters">
                 <span class="ks-panel-title">{ format!("{} events", events.len()) }</span>
                 <input class="ks-input ks-input-small" type="search" placeholder="object, e.g. pod/web" value={(*object_query).clone()} oninput={on_object} aria-label="Filter events by object" />
-                { select("reason", "All reasons", reasons, &reason) }
-                { select("component", "All components", components, &component) }
-                { select("type", "Normal + Warning", vec!["Normal".to_string(), "Warning".to_string()], &type_) }
+                { select("reason", "All reasons", &reasons, &reason) }
+                { select("component", "All components", &components, &component) }
+                { select("type", "Normal + Warning", &["Normal".to_string(), "Warning".to_string()], &type_) }
                 if let Some(name) = &selected_name {
                     <label class="ks-check"><input type="checkbox" checked={*only_selected} onchange={toggle} />{ format!(" only {name}") }</label>
                 }

@@ -1,11 +1,11 @@
 //! The pods table: searchable, sortable, filterable by namespace, label selector (kubectl's
 //! `-l` syntax), node, status and owner. At most 1,000 rows are drawn.
 
+use crate::components::{distinct, filter_select, set_from_input, set_from_select};
 use crate::state::Selection;
 use crate::text::{clock, status_class};
 use kubesim_sim::view::{ClusterSnapshot, PodView};
 use std::rc::Rc;
-use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 /// Pods view props.
@@ -39,55 +39,19 @@ pub fn pods_view(props: &PodsProps) -> Html {
     let owner = use_state(|| "all".to_string());
     let labels = use_state(String::new);
     let sort = use_state(|| (Column::Name, true));
-    let on_select_value = |state: &UseStateHandle<String>| {
-        let state = state.clone();
-        Callback::from(move |e: Event| {
-            if let Some(select) = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlSelectElement>().ok()) {
-                state.set(select.value());
-            }
-        })
-    };
-    let on_labels = {
-        let labels = labels.clone();
-        Callback::from(move |e: InputEvent| {
-            if let Some(input) = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) {
-                labels.set(input.value());
-            }
-        })
-    };
-    let on_query = {
-        let query = query.clone();
-        Callback::from(move |e: InputEvent| {
-            if let Some(input) = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) {
-                query.set(input.value());
-            }
-        })
-    };
-    let on_filter = {
-        let filter = filter.clone();
-        Callback::from(move |e: Event| {
-            if let Some(select) = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlSelectElement>().ok()) {
-                filter.set(select.value());
-            }
-        })
-    };
+    let (on_query, on_filter, on_labels) = (set_from_input(&query), set_from_select(&filter), set_from_input(&labels));
     let now = props.scene.t_ms;
     let q = query.to_ascii_lowercase();
     // kubectl's label selector syntax; an invalid one filters nothing and says why.
     let selector = if labels.trim().is_empty() { Ok(None) } else { kubesim_api::selector::Selector::parse(labels.trim()).map(Some) };
-    let label_maps: Option<Vec<std::collections::BTreeMap<String, String>>> = match &selector {
-        Ok(Some(_)) => Some(props.scene.pods.iter().map(|p| p.labels.iter().filter_map(|l| l.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect()).collect()),
-        _ => None,
+    let label_selected = |p: &PodView| match &selector {
+        Ok(Some(selector)) => selector.matches(Some(&p.labels.iter().filter_map(|l| l.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect())),
+        _ => true,
     };
-    let distinct = |f: &dyn Fn(&PodView) -> String| {
-        let mut values: Vec<String> = props.scene.pods.iter().map(f).collect();
-        kubesim_api::sort::sort(&mut values);
-        values.dedup();
-        values
-    };
-    let namespaces = distinct(&|p| p.namespace.clone());
-    let nodes = distinct(&|p| p.node.clone().unwrap_or_else(|| "<none>".into()));
-    let owners = distinct(&|p| p.owner.clone().unwrap_or_else(|| "<none>".into()));
+    let all = &props.scene.pods;
+    let namespaces = distinct(all.iter().map(|p| p.namespace.clone()));
+    let nodes = distinct(all.iter().map(|p| p.node.clone().unwrap_or_else(|| "<none>".into())));
+    let owners = distinct(all.iter().map(|p| p.owner.clone().unwrap_or_else(|| "<none>".into())));
     let mut pods: Vec<&PodView> = props
         .scene
         .pods
@@ -97,11 +61,8 @@ pub fn pods_view(props: &PodsProps) -> Html {
         .filter(|p| *namespace == "all" || p.namespace == *namespace)
         .filter(|p| *node == "all" || p.node.as_deref().unwrap_or("<none>") == node.as_str())
         .filter(|p| *owner == "all" || p.owner.as_deref().unwrap_or("<none>") == owner.as_str())
+        .filter(|p| label_selected(p))
         .collect();
-    if let (Ok(Some(selector)), Some(maps)) = (&selector, &label_maps) {
-        let index: std::collections::BTreeMap<&str, usize> = props.scene.pods.iter().enumerate().map(|(i, p)| (p.uid.as_str(), i)).collect();
-        pods.retain(|p| index.get(p.uid.as_str()).is_some_and(|i| selector.matches(Some(&maps[*i]))));
-    }
     let (column, ascending) = *sort;
     kubesim_api::sort::sort_by(&mut pods, |a, b| {
         let ordering = match column {
@@ -132,9 +93,9 @@ pub fn pods_view(props: &PodsProps) -> Html {
                 <select class="ks-select" onchange={on_filter} aria-label="Filter by status">
                     { for [("all", "All statuses"), ("ok", "Running"), ("wait", "Pending / creating"), ("done", "Completed"), ("bad", "Errors / back-off"), ("term", "Terminating")].iter().map(|(v, l)| html! { <option value={*v} selected={*filter == *v}>{ *l }</option> }) }
                 </select>
-                { choice("namespace", "All namespaces", &namespaces, &namespace, on_select_value(&namespace)) }
-                { choice("node", "All nodes", &nodes, &node, on_select_value(&node)) }
-                { choice("owner", "All owners", &owners, &owner, on_select_value(&owner)) }
+                { filter_select("Filter by namespace".into(), "ks-select", "All namespaces", &namespaces, &namespace) }
+                { filter_select("Filter by node".into(), "ks-select", "All nodes", &nodes, &node) }
+                { filter_select("Filter by owner".into(), "ks-select", "All owners", &owners, &owner) }
                 <input class={classes!("ks-input", "ks-labels", selector.is_err().then_some("is-invalid"))} type="search" placeholder="-l app=web,tier!=db" value={(*labels).clone()} oninput={on_labels} aria-label="Label selector" title={selector.as_ref().err().cloned().unwrap_or_else(|| "Label selector, as kubectl get -l".into())} />
                 <span class="ks-muted">{ if pods.len() > 1000 { format!("{} of {} (first 1,000 shown)", pods.len(), props.scene.pods.len()) } else { format!("{} of {}", pods.len(), props.scene.pods.len()) } }</span>
             </div>
@@ -167,14 +128,5 @@ pub fn pods_view(props: &PodsProps) -> Html {
             </div>
             <p class="ks-muted ks-foot-note">{ format!("Snapshot at {}", clock(now)) }</p>
         </section>
-    }
-}
-
-fn choice(id: &str, all: &str, values: &[String], current: &UseStateHandle<String>, onchange: Callback<Event>) -> Html {
-    html! {
-        <select class="ks-select" {onchange} aria-label={format!("Filter by {id}")}>
-            <option value="all" selected={**current == "all"}>{ all }</option>
-            { for values.iter().map(|v| html! { <option value={v.clone()} selected={**current == *v}>{ v }</option> }) }
-        </select>
     }
 }
