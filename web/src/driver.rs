@@ -266,7 +266,11 @@ impl Driver {
         };
         let workloads = if content_changed || force {
             let fresh = view::workloads(world);
-            if *previous.workloads == fresh { previous.workloads.clone() } else { Rc::new(fresh) }
+            if *previous.workloads == fresh {
+                previous.workloads.clone()
+            } else {
+                Rc::new(fresh)
+            }
         } else {
             previous.workloads.clone()
         };
@@ -277,7 +281,11 @@ impl Driver {
             self.events_wall = wall_now;
             self.events_stale = false;
             let fresh = view::events(world);
-            if *previous.events == fresh { previous.events.clone() } else { Rc::new(fresh) }
+            if *previous.events == fresh {
+                previous.events.clone()
+            } else {
+                Rc::new(fresh)
+            }
         } else {
             previous.events.clone()
         };
@@ -292,7 +300,11 @@ impl Driver {
         let activity = if previous.activity.len() == activity.len() && !force { previous.activity.clone() } else { Rc::new(activity.to_vec()) };
         let edges: Vec<_> = self.engine.edge_counts().iter().map(|((from, to), n)| (*from, *to, *n)).collect();
         let edges = if *previous.edges == edges { previous.edges.clone() } else { Rc::new(edges) };
-        let pulses: Vec<Pulse> = self.pulses.iter().map(|(id, item, start)| Pulse { id: *id, item: item.clone(), progress: ((wall_now - start) / PULSE_MS).clamp(0.0, 1.0) }).collect();
+        let pulses: Vec<Pulse> = self
+            .pulses
+            .iter()
+            .map(|(id, item, start)| Pulse { id: *id, item: item.clone(), progress: ((wall_now - start) / PULSE_MS).clamp(0.0, 1.0) })
+            .collect();
         let movers: Vec<Mover> = self
             .movers
             .iter()

@@ -242,7 +242,14 @@ fn call_item(t_ms: Millis, actor: &str, target: &str, call: &str, detail: &str) 
 
 /// The flow item of a watch delivery.
 fn watch_item(d: view::DeliveryEntry) -> FlowItem {
-    FlowItem { kind: FlowKind::Watch, t_ms: d.t_ms, from: "apiserver".to_string(), to: d.component, what: format!("watch {} {}", d.event_type, d.key.display()), object: Some(d.key) }
+    FlowItem {
+        kind: FlowKind::Watch,
+        t_ms: d.t_ms,
+        from: "apiserver".to_string(),
+        to: d.component,
+        what: format!("watch {} {}", d.event_type, d.key.display()),
+        object: Some(d.key),
+    }
 }
 
 /// How many leading inputs form the initial cluster (the t=0 applies, decoded together).

@@ -25,7 +25,15 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Options {
-        Options { scenario: crate::scenarios::DEFAULT_SCENARIO.to_string(), view: View::Overview, autoplay: true, speed: 1.0, embed: false, theme: Theme::Light, seed: 1 }
+        Options {
+            scenario: crate::scenarios::DEFAULT_SCENARIO.to_string(),
+            view: View::Overview,
+            autoplay: true,
+            speed: 1.0,
+            embed: false,
+            theme: Theme::Light,
+            seed: 1,
+        }
     }
 }
 
@@ -95,7 +103,11 @@ impl Options {
                 continue;
             }
             let text = if let Some(b) = field.as_bool() {
-                if b { "1".to_string() } else { "0".to_string() }
+                if b {
+                    "1".to_string()
+                } else {
+                    "0".to_string()
+                }
             } else if let Some(n) = field.as_f64() {
                 n.to_string()
             } else {

@@ -99,7 +99,10 @@ fn time_travel_replays_the_same_history() {
     let scenario = scenarios::by_name("nginx").unwrap();
     let mut engine = Engine::new(7, scenario.inputs.clone());
     engine.advance(4_000, &mut || false);
-    let user = engine.apply_now(Input::Apply { name: "x.yaml".into(), text: "apiVersion: v1\nkind: Pod\nmetadata:\n  name: late\nspec:\n  containers:\n  - name: c\n    image: nginx\n".into() });
+    let user = engine.apply_now(Input::Apply {
+        name: "x.yaml".into(),
+        text: "apiVersion: v1\nkind: Pod\nmetadata:\n  name: late\nspec:\n  containers:\n  - name: c\n    image: nginx\n".into(),
+    });
     assert_eq!(user.lines, vec!["pod/late created".to_string()]);
     engine.advance(20_000, &mut || false);
     let forward = kubesim_sim::view::snapshot(engine.world());
@@ -131,7 +134,8 @@ fn lifecycle_transitions_come_from_the_trace() {
 #[wasm_bindgen_test]
 fn editor_errors_carry_line_numbers() {
     let mut engine = Engine::new(1, Vec::new());
-    let result = engine.apply_now(Input::Apply { name: "bad.yaml".into(), text: "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers: [\n".into() });
+    let result =
+        engine.apply_now(Input::Apply { name: "bad.yaml".into(), text: "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers: [\n".into() });
     assert!(!result.errors.is_empty());
     assert!(result.errors.iter().any(|e| e.line.is_some()), "{:?}", result.errors);
 }
@@ -151,7 +155,8 @@ fn every_gallery_scenario_applies_cleanly() {
     for scenario in scenarios::all() {
         let mut engine = Engine::new(1, scenario.inputs.clone());
         // Run past every input (the big cluster only to t=0: it is slow in debug builds).
-        let until = if scenario.name == "big-cluster" || scenario.name == "huge-cluster" { 0 } else { scenario.inputs.iter().map(|i| i.t_ms).max().unwrap_or(0) + 1 };
+        let until =
+            if scenario.name == "big-cluster" || scenario.name == "huge-cluster" { 0 } else { scenario.inputs.iter().map(|i| i.t_ms).max().unwrap_or(0) + 1 };
         engine.advance(until, &mut || false);
         for (input, result) in engine.inputs() {
             let result = result.unwrap_or_else(|| panic!("{}: input {} was not applied", scenario.name, input.label()));

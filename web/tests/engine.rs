@@ -151,11 +151,14 @@ fn seeking_back_to_a_snapshot_equals_a_replay_and_a_fresh_run() {
         let mut fresh = engine(scenario, true);
         fresh.advance(25_000, &mut || false);
         assert_eq!(history(&with), history(&fresh), "{scenario}: seeking back to 25 s equals a fresh run to 25 s");
-        assert_eq!(flow_lines(&fresh.take_flow()), flow_lines(&{
-            let mut replayed = engine(scenario, false);
-            replayed.advance(25_000, &mut || false);
-            replayed.take_flow()
-        }));
+        assert_eq!(
+            flow_lines(&fresh.take_flow()),
+            flow_lines(&{
+                let mut replayed = engine(scenario, false);
+                replayed.advance(25_000, &mut || false);
+                replayed.take_flow()
+            })
+        );
 
         // Forward again: the same 60 s as the first time (a new generation, and transitions
         // numbered after the ones before, as a replay numbers them).

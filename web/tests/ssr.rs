@@ -45,7 +45,15 @@ struct WithControlsProps {
 /// Provides the `Controls` context the panels read (callbacks that do nothing).
 #[function_component(WithControls)]
 fn with_controls(props: &WithControlsProps) -> Html {
-    let controls = Controls { dispatch: Callback::noop(), apply: Callback::noop(), command: Callback::noop(), seek: Callback::noop(), step: Callback::noop(), load: Callback::noop(), sim: props.sim.clone() };
+    let controls = Controls {
+        dispatch: Callback::noop(),
+        apply: Callback::noop(),
+        command: Callback::noop(),
+        seek: Callback::noop(),
+        step: Callback::noop(),
+        load: Callback::noop(),
+        sim: props.sim.clone(),
+    };
     html! { <ContextProvider<Controls> context={controls}>{ props.children.clone() }</ContextProvider<Controls>> }
 }
 
@@ -73,7 +81,8 @@ fn lifecycle_graph_counts_pods_per_state() {
     let children = html! { <LifecycleView frame={frame.clone()} selection={Selection::None} on_select={Callback::noop()} /> };
     let html = render::<WithControls>(WithControlsProps { sim: Sim(sim), children });
     assert_eq!(count(&html, "ks-state-node"), 15, "one graph node per lifecycle state");
-    for state in ["Pending", "ContainerCreating", "Ready", "Terminating", "Succeeded", "Failed", "CrashLoopBackOff", "ImagePullBackOff", "Evicted", "OOMKilled"] {
+    for state in ["Pending", "ContainerCreating", "Ready", "Terminating", "Succeeded", "Failed", "CrashLoopBackOff", "ImagePullBackOff", "Evicted", "OOMKilled"]
+    {
         assert!(html.contains(state), "state {state} drawn");
     }
 }
@@ -176,10 +185,31 @@ fn huge_cluster_converges() {
 fn flow_filter_shows_each_kind_and_follows_the_selection() {
     use kubesim_web::components::flow::FlowFilter;
     use kubesim_web::engine::{FlowItem, FlowKind};
-    let key = |name: &str| kubesim_sim::view::ObjectKey { group: String::new(), resource: "pods".into(), kind: "Pod".into(), namespace: "default".into(), name: name.into() };
-    let write = FlowItem { kind: FlowKind::Write, t_ms: 1, from: "kubectl".into(), to: "apiserver".into(), what: "ADDED pod/default/a".into(), object: Some(key("a")) };
-    let watch = FlowItem { kind: FlowKind::Watch, t_ms: 3, from: "apiserver".into(), to: "scheduler".into(), what: "watch ADDED pod/default/b".into(), object: Some(key("b")) };
-    let call = FlowItem { kind: FlowKind::Call, t_ms: 5, from: "kubelet/node-1".into(), to: "cri/node-1".into(), what: "PullImage default/a nginx".into(), object: None };
+    let key = |name: &str| kubesim_sim::view::ObjectKey {
+        group: String::new(),
+        resource: "pods".into(),
+        kind: "Pod".into(),
+        namespace: "default".into(),
+        name: name.into(),
+    };
+    let write =
+        FlowItem { kind: FlowKind::Write, t_ms: 1, from: "kubectl".into(), to: "apiserver".into(), what: "ADDED pod/default/a".into(), object: Some(key("a")) };
+    let watch = FlowItem {
+        kind: FlowKind::Watch,
+        t_ms: 3,
+        from: "apiserver".into(),
+        to: "scheduler".into(),
+        what: "watch ADDED pod/default/b".into(),
+        object: Some(key("b")),
+    };
+    let call = FlowItem {
+        kind: FlowKind::Call,
+        t_ms: 5,
+        from: "kubelet/node-1".into(),
+        to: "cri/node-1".into(),
+        what: "PullImage default/a nginx".into(),
+        object: None,
+    };
     let all = FlowFilter::default();
     let none = Selection::None;
     assert!(all.shows(&write, &none) && all.shows(&watch, &none) && all.shows(&call, &none));
@@ -204,7 +234,12 @@ fn event_log_lists_events_with_object_reason_component_and_type_filters() {
         assert!(html.contains(filter), "{filter} control");
     }
     // The reasons and components of the Events in the store are offered.
-    for option in ["<option value=\"Scheduled\">Scheduled</option>", "<option value=\"Pulled\">Pulled</option>", "<option value=\"default-scheduler\">default-scheduler</option>", "<option value=\"kubelet\">kubelet</option>"] {
+    for option in [
+        "<option value=\"Scheduled\">Scheduled</option>",
+        "<option value=\"Pulled\">Pulled</option>",
+        "<option value=\"default-scheduler\">default-scheduler</option>",
+        "<option value=\"kubelet\">kubelet</option>",
+    ] {
         assert!(html.contains(option), "{option} offered");
     }
     assert!(html.contains(&format!("{} events", frame.events.len())));

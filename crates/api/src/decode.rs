@@ -123,10 +123,9 @@ pub fn decode_document(file: &str, document: &Document) -> Result<Vec<Object>, D
         field_path,
         message,
     };
-    let map = document
-        .value
-        .as_object()
-        .ok_or_else(|| error(None, format!("error unmarshaling JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}", json_type(&document.value))))?;
+    let map = document.value.as_object().ok_or_else(|| {
+        error(None, format!("error unmarshaling JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}", json_type(&document.value)))
+    })?;
     let api_version = match map.get("apiVersion") {
         Some(serde_json::Value::String(s)) if !s.is_empty() => s.as_str(),
         Some(serde_json::Value::String(_)) | None => {
@@ -262,19 +261,11 @@ fn yaml_to_json(value: serde_yaml::Value, path: &str) -> Result<serde_json::Valu
                 J::from(u)
             } else {
                 let f = n.as_f64().unwrap_or(f64::NAN);
-                serde_json::Number::from_f64(f)
-                    .map(J::Number)
-                    .ok_or_else(|| (path.to_string(), format!("invalid number {f}: not representable in JSON")))?
+                serde_json::Number::from_f64(f).map(J::Number).ok_or_else(|| (path.to_string(), format!("invalid number {f}: not representable in JSON")))?
             }
         }
         Y::String(s) => J::String(s),
-        Y::Sequence(items) => J::Array(
-            items
-                .into_iter()
-                .enumerate()
-                .map(|(i, item)| yaml_to_json(item, &format!("{path}[{i}]")))
-                .collect::<Result<_, _>>()?,
-        ),
+        Y::Sequence(items) => J::Array(items.into_iter().enumerate().map(|(i, item)| yaml_to_json(item, &format!("{path}[{i}]"))).collect::<Result<_, _>>()?),
         Y::Mapping(map) => {
             let mut out = serde_json::Map::new();
             for (key, value) in map {
@@ -337,7 +328,12 @@ mod tests {
         let (docs, _) = parse_documents("d.yaml", text);
         let err = decode_document("d.yaml", &docs[0]).unwrap_err();
         assert_eq!(err.field_path.as_deref(), Some("spec.replicas"));
-        assert!(err.to_string().contains("d.yaml, document 1, line 1: spec.replicas: Deployment in version \"v1\" cannot be handled as a Deployment: invalid type: string \"three\""), "{err}");
+        assert!(
+            err.to_string().contains(
+                "d.yaml, document 1, line 1: spec.replicas: Deployment in version \"v1\" cannot be handled as a Deployment: invalid type: string \"three\""
+            ),
+            "{err}"
+        );
     }
 
     #[test]

@@ -3,12 +3,9 @@
 //! accounts, priority, default tolerations) live in the API server crate.
 
 use crate::object::Object;
-use k8s_openapi::api::apps::v1::{
-    Deployment, DeploymentStrategy, ReplicaSet, RollingUpdateDeployment,
-};
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentStrategy, ReplicaSet, RollingUpdateDeployment};
 use k8s_openapi::api::core::v1::{
-    Container, Namespace, NamespaceSpec, NamespaceStatus, Node, PodSecurityContext, PodSpec,
-    PodTemplateSpec, Probe, ResourceRequirements, Service,
+    Container, Namespace, NamespaceSpec, NamespaceStatus, Node, PodSecurityContext, PodSpec, PodTemplateSpec, Probe, ResourceRequirements, Service,
 };
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
@@ -286,10 +283,7 @@ mod tests {
 
     #[test]
     fn pod_spec_defaults_match_set_defaults_pod_spec() {
-        let mut spec = PodSpec {
-            containers: vec![Container { name: "c".into(), image: Some("nginx".into()), ..Default::default() }],
-            ..Default::default()
-        };
+        let mut spec = PodSpec { containers: vec![Container { name: "c".into(), image: Some("nginx".into()), ..Default::default() }], ..Default::default() };
         default_pod_spec(&mut spec);
         assert_eq!(spec.dns_policy.as_deref(), Some("ClusterFirst"));
         assert_eq!(spec.restart_policy.as_deref(), Some("Always"));

@@ -236,13 +236,7 @@ pub const DYNAMIC_KINDS: &[KindInfo] = &[
     dynamic("storage.k8s.io/v1", "VolumeAttributesClass", "volumeattributesclasses", &[], Scope::Cluster),
 ];
 
-const fn dynamic(
-    api_version: &'static str,
-    kind: &'static str,
-    plural: &'static str,
-    short_names: &'static [&'static str],
-    scope: Scope,
-) -> KindInfo {
+const fn dynamic(api_version: &'static str, kind: &'static str, plural: &'static str, short_names: &'static [&'static str], scope: Scope) -> KindInfo {
     KindInfo { api_version, kind, plural, short_names, scope }
 }
 
@@ -266,10 +260,7 @@ pub fn resolve_resource(name: &str) -> Option<&'static KindInfo> {
     };
     all_kinds().find(|k| {
         let group_ok = group.as_deref().is_none_or(|g| g == k.group());
-        group_ok
-            && (k.plural == resource
-                || k.kind.to_ascii_lowercase() == resource
-                || k.short_names.contains(&resource.as_str()))
+        group_ok && (k.plural == resource || k.kind.to_ascii_lowercase() == resource || k.short_names.contains(&resource.as_str()))
     })
 }
 

@@ -77,7 +77,11 @@ pub fn parse_value(text: &str) -> Result<i128, QuantityError> {
 
 /// Formats millicores the way kubectl prints cpu (`250m`, `2`).
 pub fn format_cpu_milli(milli: i128) -> String {
-    if milli % 1000 == 0 { format!("{}", milli / 1000) } else { format!("{milli}m") }
+    if milli % 1000 == 0 {
+        format!("{}", milli / 1000)
+    } else {
+        format!("{milli}m")
+    }
 }
 
 /// Formats bytes with the largest exact binary suffix (`8Gi`, `500Mi`, `1234`).

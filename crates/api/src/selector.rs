@@ -52,10 +52,7 @@ impl Selector {
 
     /// The equality selector of a label map (a Service's or ReplicationController's selector).
     pub fn from_map(labels: &BTreeMap<String, String>) -> Selector {
-        Selector {
-            requirements: labels.iter().map(|(k, v)| Requirement::In(k.clone(), vec![v.clone()])).collect(),
-            matches_nothing: false,
-        }
+        Selector { requirements: labels.iter().map(|(k, v)| Requirement::In(k.clone(), vec![v.clone()])).collect(), matches_nothing: false }
     }
 
     /// Parses kubectl's `-l` syntax: `app=web,tier!=db,env in (a,b),!legacy,release`.
@@ -154,9 +151,21 @@ mod tests {
     fn string_selectors_match_like_apimachinery() {
         let l = labels(&[("x", "y"), ("z", "w")]);
         let cases: &[(&str, bool)] = &[
-            ("", true), ("x=y", true), ("x=y,z=w", true), ("x!=z", true), ("x", true), ("!a", true),
-            ("x in (y,q)", true), ("x notin (q)", true), ("a notin (q)", true),
-            ("x=z", false), ("x=y,z=q", false), ("!x", false), ("a", false), ("x in (q)", false), ("x notin (y)", false),
+            ("", true),
+            ("x=y", true),
+            ("x=y,z=w", true),
+            ("x!=z", true),
+            ("x", true),
+            ("!a", true),
+            ("x in (y,q)", true),
+            ("x notin (q)", true),
+            ("a notin (q)", true),
+            ("x=z", false),
+            ("x=y,z=q", false),
+            ("!x", false),
+            ("a", false),
+            ("x in (q)", false),
+            ("x notin (y)", false),
         ];
         for (text, want) in cases {
             let sel = Selector::parse(text).unwrap();
@@ -168,11 +177,7 @@ mod tests {
     fn label_selector_objects_match_labels_and_expressions() {
         let sel = LabelSelector {
             match_labels: Some(labels(&[("app", "web")])),
-            match_expressions: Some(vec![LabelSelectorRequirement {
-                key: "tier".into(),
-                operator: "In".into(),
-                values: Some(vec!["frontend".into()]),
-            }]),
+            match_expressions: Some(vec![LabelSelectorRequirement { key: "tier".into(), operator: "In".into(), values: Some(vec!["frontend".into()]) }]),
         };
         let sel = Selector::from_label_selector(&sel);
         assert!(sel.matches(Some(&labels(&[("app", "web"), ("tier", "frontend")]))));
@@ -224,7 +229,9 @@ impl FieldSelector {
             ("Pod", f @ ("spec.schedulerName" | "spec.restartPolicy" | "spec.serviceAccountName" | "status.podIP" | "status.nominatedNodeName")) => {
                 text(json().pointer(&format!("/{}", f.replace('.', "/"))))
             }
-            ("Event", f) if f.starts_with("involvedObject.") || f == "reason" || f == "type" || f == "reportingComponent" => text(json().pointer(&format!("/{}", f.replace('.', "/")))),
+            ("Event", f) if f.starts_with("involvedObject.") || f == "reason" || f == "type" || f == "reportingComponent" => {
+                text(json().pointer(&format!("/{}", f.replace('.', "/"))))
+            }
             ("Event", "source") => text(json().pointer("/source/component")),
             ("Node", "spec.unschedulable") => object.as_node().and_then(|n| n.spec.as_ref()).and_then(|s| s.unschedulable).unwrap_or(false).to_string(),
             ("Namespace", "status.phase") => text(json().pointer("/status/phase")),

@@ -80,10 +80,7 @@ fn is_label_char(b: u8) -> bool {
 
 fn valid_dns1123_label(text: &str) -> bool {
     let b = text.as_bytes();
-    !b.is_empty()
-        && b.iter().all(|&c| is_label_char(c))
-        && b[0] != b'-'
-        && b[b.len() - 1] != b'-'
+    !b.is_empty() && b.iter().all(|&c| is_label_char(c)) && b[0] != b'-' && b[b.len() - 1] != b'-'
 }
 
 /// IsDNS1123Label: the error messages for a label (container names, namespace names, ...).
@@ -202,7 +199,11 @@ fn validate_service(svc: &k8s_openapi::api::core::v1::Service, errors: &mut Vec<
         }
         if let Some(node_port) = port.node_port {
             if type_ == "ClusterIP" {
-                errors.push(FieldError { path: format!("spec.ports[{i}].nodePort"), kind: FieldErrorKind::Forbidden, detail: "may not be used when `type` is 'ClusterIP'".into() });
+                errors.push(FieldError {
+                    path: format!("spec.ports[{i}].nodePort"),
+                    kind: FieldErrorKind::Forbidden,
+                    detail: "may not be used when `type` is 'ClusterIP'".into(),
+                });
             } else if !(1..=65535).contains(&node_port) {
                 errors.push(invalid(format!("spec.ports[{i}].nodePort"), node_port.to_string(), "must be between 1 and 65535, inclusive"));
             }
@@ -319,11 +320,7 @@ fn validate_replicas(replicas: Option<i32>, errors: &mut Vec<FieldError>) {
     }
 }
 
-fn validate_selector_and_template(
-    selector: Option<&LabelSelector>,
-    template: Option<&PodTemplateSpec>,
-    errors: &mut Vec<FieldError>,
-) {
+fn validate_selector_and_template(selector: Option<&LabelSelector>, template: Option<&PodTemplateSpec>, errors: &mut Vec<FieldError>) {
     let selector = match selector {
         Some(s) if s.match_labels.as_ref().is_some_and(|m| !m.is_empty()) || s.match_expressions.as_ref().is_some_and(|e| !e.is_empty()) => s,
         _ => {
@@ -458,12 +455,7 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &str, errors: &mut Vec<FieldError
     }
 }
 
-fn validate_container(
-    container: &Container,
-    path: &str,
-    names: &mut std::collections::BTreeSet<String>,
-    errors: &mut Vec<FieldError>,
-) {
+fn validate_container(container: &Container, path: &str, names: &mut std::collections::BTreeSet<String>, errors: &mut Vec<FieldError>) {
     if container.name.is_empty() {
         errors.push(required(format!("{path}.name"), ""));
     } else {
@@ -471,11 +463,7 @@ fn validate_container(
             errors.push(invalid(format!("{path}.name"), format!("{:?}", container.name), problem));
         }
         if !names.insert(container.name.clone()) {
-            errors.push(FieldError {
-                path: format!("{path}.name"),
-                kind: FieldErrorKind::Duplicate(format!("{:?}", container.name)),
-                detail: String::new(),
-            });
+            errors.push(FieldError { path: format!("{path}.name"), kind: FieldErrorKind::Duplicate(format!("{:?}", container.name)), detail: String::new() });
         }
     }
     match container.image.as_deref() {
@@ -504,7 +492,9 @@ fn validate_container(
             for (resource, quantity) in map.iter().flatten() {
                 match crate::quantity::parse_milli(&quantity.0) {
                     Err(e) => errors.push(invalid(format!("{path}.resources.{name}[{resource}]"), format!("{:?}", quantity.0), e.to_string())),
-                    Ok(v) if v < 0 => errors.push(invalid(format!("{path}.resources.{name}[{resource}]"), format!("{:?}", quantity.0), "must be greater than or equal to 0")),
+                    Ok(v) if v < 0 => {
+                        errors.push(invalid(format!("{path}.resources.{name}[{resource}]"), format!("{:?}", quantity.0), "must be greater than or equal to 0"))
+                    }
                     Ok(_) => {}
                 }
             }
@@ -514,7 +504,11 @@ fn validate_container(
                 if let Some(limit) = limits.get(resource) {
                     if let (Ok(r), Ok(l)) = (crate::quantity::parse_milli(&request.0), crate::quantity::parse_milli(&limit.0)) {
                         if r > l {
-                            errors.push(invalid(format!("{path}.resources.requests"), format!("{:?}", request.0), format!("must be less than or equal to {resource} limit of {}", limit.0)));
+                            errors.push(invalid(
+                                format!("{path}.resources.requests"),
+                                format!("{:?}", request.0),
+                                format!("must be less than or equal to {resource} limit of {}", limit.0),
+                            ));
                         }
                     }
                 }

@@ -4,9 +4,8 @@
 use crate::error::{ApiError, Result};
 use crate::server::{random_suffix, Request};
 use kubesim_api::k8s_openapi::api::core::v1::{
-    ConfigMapProjection, DownwardAPIProjection, DownwardAPIVolumeFile, KeyToPath, ObjectFieldSelector, Pod,
-    PodStatus, ProjectedVolumeSource, ServiceAccountTokenProjection, Toleration, Volume, VolumeMount,
-    VolumeProjection,
+    ConfigMapProjection, DownwardAPIProjection, DownwardAPIVolumeFile, KeyToPath, ObjectFieldSelector, Pod, PodStatus, ProjectedVolumeSource,
+    ServiceAccountTokenProjection, Toleration, Volume, VolumeMount, VolumeProjection,
 };
 use kubesim_api::object::{KindInfo, Object};
 use kubesim_api::quantity::parse_milli;
@@ -39,11 +38,8 @@ fn admit_service_account(pod: &mut Pod, req: &mut Request) {
         return;
     }
     const MOUNT_PATH: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
-    let already_mounted = spec
-        .containers
-        .iter()
-        .chain(spec.init_containers.iter().flatten())
-        .any(|c| c.volume_mounts.iter().flatten().any(|m| m.mount_path == MOUNT_PATH));
+    let already_mounted =
+        spec.containers.iter().chain(spec.init_containers.iter().flatten()).any(|c| c.volume_mounts.iter().flatten().any(|m| m.mount_path == MOUNT_PATH));
     if already_mounted {
         return;
     }
@@ -54,11 +50,7 @@ fn admit_service_account(pod: &mut Pod, req: &mut Request) {
             default_mode: Some(420),
             sources: Some(vec![
                 VolumeProjection {
-                    service_account_token: Some(ServiceAccountTokenProjection {
-                        expiration_seconds: Some(3607),
-                        path: "token".into(),
-                        ..Default::default()
-                    }),
+                    service_account_token: Some(ServiceAccountTokenProjection { expiration_seconds: Some(3607), path: "token".into(), ..Default::default() }),
                     ..Default::default()
                 },
                 VolumeProjection {
@@ -103,9 +95,9 @@ fn admit_priority(pod: &mut Pod, store: &Store) -> Result<()> {
                 "system-node-critical" => (2_000_001_000, None),
                 "system-cluster-critical" => (2_000_000_000, None),
                 _ => {
-                    let object = store.get(("scheduling.k8s.io", "priorityclasses"), "", class).ok_or_else(|| {
-                        ApiError::forbidden("pods", &name, &format!("no PriorityClass with name {class} was found"))
-                    })?;
+                    let object = store
+                        .get(("scheduling.k8s.io", "priorityclasses"), "", class)
+                        .ok_or_else(|| ApiError::forbidden("pods", &name, &format!("no PriorityClass with name {class} was found")))?;
                     let Object::Dynamic(pc) = object.as_ref() else { unreachable!("priority classes are stored as JSON") };
                     let value = pc.rest.get("value").and_then(|v| v.as_i64()).unwrap_or(0) as i32;
                     let policy = pc.rest.get("preemptionPolicy").and_then(|v| v.as_str()).map(str::to_string);
@@ -271,9 +263,6 @@ mod tests {
         assert_eq!(qos_class(&spec(vec![container(&[("cpu", "100m"), ("memory", "1Gi")], &[("cpu", "100m"), ("memory", "1Gi")])])), "Guaranteed");
         assert_eq!(qos_class(&spec(vec![container(&[("cpu", "100m")], &[])])), "Burstable");
         assert_eq!(qos_class(&spec(vec![container(&[("cpu", "100m"), ("memory", "1Gi")], &[("cpu", "200m"), ("memory", "1Gi")])])), "Burstable");
-        assert_eq!(
-            qos_class(&spec(vec![container(&[("cpu", "1"), ("memory", "1Gi")], &[("cpu", "1"), ("memory", "1Gi")]), container(&[], &[])])),
-            "Burstable"
-        );
+        assert_eq!(qos_class(&spec(vec![container(&[("cpu", "1"), ("memory", "1Gi")], &[("cpu", "1"), ("memory", "1Gi")]), container(&[], &[])])), "Burstable");
     }
 }

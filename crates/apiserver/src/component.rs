@@ -40,11 +40,7 @@ impl Interest {
     pub fn selects(&self, object: &Object) -> bool {
         match &self.filter {
             WatchFilter::All => true,
-            WatchFilter::PodsOnNode(node) => object
-                .as_pod()
-                .and_then(|p| p.spec.as_ref())
-                .and_then(|s| s.node_name.as_deref())
-                == Some(node.as_str()),
+            WatchFilter::PodsOnNode(node) => object.as_pod().and_then(|p| p.spec.as_ref()).and_then(|s| s.node_name.as_deref()) == Some(node.as_str()),
             WatchFilter::Named(name) => object.name() == name,
         }
     }
@@ -172,7 +168,15 @@ impl Ctx<'_> {
         // Aggregation: the recorder's cache maps (object, reason, message, source) to the event.
         let key = {
             let mut h: u64 = 0xcbf29ce484222325;
-            for part in [&namespace, involved.uid.as_deref().unwrap_or(""), involved.name.as_deref().unwrap_or(""), reason, message.as_str(), &component, host.as_deref().unwrap_or("")] {
+            for part in [
+                &namespace,
+                involved.uid.as_deref().unwrap_or(""),
+                involved.name.as_deref().unwrap_or(""),
+                reason,
+                message.as_str(),
+                &component,
+                host.as_deref().unwrap_or(""),
+            ] {
                 for b in part.bytes().chain([0xff]) {
                     h ^= b as u64;
                     h = h.wrapping_mul(0x100000001b3);

@@ -13,7 +13,9 @@ use std::collections::BTreeMap;
 fn json_quantities(value: Option<&serde_json::Value>) -> BTreeMap<String, String> {
     value
         .and_then(|v| v.as_object())
-        .map(|m| m.iter().filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())).or_else(|| v.as_i64().map(|n| (k.clone(), n.to_string())))).collect())
+        .map(|m| {
+            m.iter().filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())).or_else(|| v.as_i64().map(|n| (k.clone(), n.to_string())))).collect()
+        })
         .unwrap_or_default()
 }
 
@@ -131,7 +133,14 @@ pub fn usage_of(object: &Object) -> BTreeMap<String, i128> {
             }
             usage.insert("pods".into(), 1000);
             let spec = pod.spec.clone().unwrap_or_default();
-            for (kind, key) in [("requests", "cpu"), ("requests", "memory"), ("limits", "cpu"), ("limits", "memory"), ("requests", "ephemeral-storage"), ("limits", "ephemeral-storage")] {
+            for (kind, key) in [
+                ("requests", "cpu"),
+                ("requests", "memory"),
+                ("limits", "cpu"),
+                ("limits", "memory"),
+                ("requests", "ephemeral-storage"),
+                ("limits", "ephemeral-storage"),
+            ] {
                 let of = |c: &Container| {
                     let r = c.resources.clone().unwrap_or_default();
                     let map = if kind == "requests" { r.requests } else { r.limits };
@@ -264,11 +273,8 @@ pub fn check_quota(object: &Object, store: &Store) -> Result<Vec<(String, BTreeM
             }
         }
         let requested: BTreeMap<String, i128> = delta.iter().filter(|(k, v)| hard.contains_key(*k) && **v != 0).map(|(k, v)| (k.clone(), *v)).collect();
-        let exceeded: Vec<String> = requested
-            .iter()
-            .filter(|(k, v)| used.get(*k).copied().unwrap_or(0) + **v > milli(&hard[*k]))
-            .map(|(k, _)| k.clone())
-            .collect();
+        let exceeded: Vec<String> =
+            requested.iter().filter(|(k, v)| used.get(*k).copied().unwrap_or(0) + **v > milli(&hard[*k])).map(|(k, _)| k.clone()).collect();
         if !exceeded.is_empty() {
             let pick = |source: &dyn Fn(&str) -> String| exceeded.iter().map(|k| (k.clone(), source(k))).collect::<BTreeMap<_, _>>();
             let requested_s = pick(&|k| format_usage(k, requested[k]));
@@ -281,10 +287,8 @@ pub fn check_quota(object: &Object, store: &Store) -> Result<Vec<(String, BTreeM
             ));
         }
         if !requested.is_empty() {
-            let new_used: BTreeMap<String, String> = hard
-                .keys()
-                .map(|k| (k.clone(), format_usage(k, used.get(k).copied().unwrap_or(0) + requested.get(k).copied().unwrap_or(0))))
-                .collect();
+            let new_used: BTreeMap<String, String> =
+                hard.keys().map(|k| (k.clone(), format_usage(k, used.get(k).copied().unwrap_or(0) + requested.get(k).copied().unwrap_or(0)))).collect();
             updates.push((quota_name, new_used));
         }
     }

@@ -93,9 +93,8 @@ pub enum Deleted {
 }
 
 fn info_of(object: &Object) -> Result<&'static KindInfo> {
-    kind_info(object.api_version(), object.kind()).ok_or_else(|| {
-        ApiError::bad_request(format!("no matches for kind {:?} in version {:?}", object.kind(), object.api_version()))
-    })
+    kind_info(object.api_version(), object.kind())
+        .ok_or_else(|| ApiError::bad_request(format!("no matches for kind {:?} in version {:?}", object.kind(), object.api_version())))
 }
 
 fn store_error(err: StoreError, info: &KindInfo, name: &str) -> ApiError {
@@ -152,10 +151,7 @@ impl ApiServer {
 
     /// GET.
     pub fn get(&self, info: &KindInfo, namespace: &str, name: &str) -> Result<Arc<Object>> {
-        self.store
-            .get(resource_of(info), namespace, name)
-            .cloned()
-            .ok_or_else(|| ApiError::not_found(&info.qualified_resource(), name))
+        self.store.get(resource_of(info), namespace, name).cloned().ok_or_else(|| ApiError::not_found(&info.qualified_resource(), name))
     }
 
     /// GET by resource tuple, None if absent.
@@ -326,8 +322,15 @@ impl ApiServer {
                     let band = 256u32;
                     let span = SERVICE_CIDR_SIZE - band;
                     let start = (req.rng.next_u64() % span as u64) as u32;
-                    let free = (0..span).map(|i| band + (start + i) % span).find(|o| !self.allocated_ips.contains(o)).or_else(|| (0..band).find(|o| !self.allocated_ips.contains(o)));
-                    let offset = free.ok_or_else(|| ApiError { code: 500, reason: "InternalError", message: "Internal error occurred: failed to allocate a serviceIP: range is full".into() })?;
+                    let free = (0..span)
+                        .map(|i| band + (start + i) % span)
+                        .find(|o| !self.allocated_ips.contains(o))
+                        .or_else(|| (0..band).find(|o| !self.allocated_ips.contains(o)));
+                    let offset = free.ok_or_else(|| ApiError {
+                        code: 500,
+                        reason: "InternalError",
+                        message: "Internal error occurred: failed to allocate a serviceIP: range is full".into(),
+                    })?;
                     self.allocated_ips.insert(offset);
                     Some(offset)
                 }
@@ -346,7 +349,9 @@ impl ApiServer {
                     Some(p) => {
                         if !self.allocated_node_ports.insert(p) {
                             self.release_service((ip, ports));
-                            return Err(ApiError::invalid(format!("Service {name:?} is invalid: spec.ports[0].nodePort: Invalid value: {p}: provided port is already allocated")));
+                            return Err(ApiError::invalid(format!(
+                                "Service {name:?} is invalid: spec.ports[0].nodePort: Invalid value: {p}: provided port is already allocated"
+                            )));
                         }
                         p
                     }
@@ -354,10 +359,18 @@ impl ApiServer {
                         let band = 86;
                         let span = NODE_PORT_SIZE - band;
                         let start = (req.rng.next_u64() % span as u64) as i32;
-                        let free = (0..span).map(|i| band + (start + i) % span).chain(0..band).map(|o| NODE_PORT_BASE + o).find(|p| !self.allocated_node_ports.contains(p));
+                        let free = (0..span)
+                            .map(|i| band + (start + i) % span)
+                            .chain(0..band)
+                            .map(|o| NODE_PORT_BASE + o)
+                            .find(|p| !self.allocated_node_ports.contains(p));
                         let Some(p) = free else {
                             self.release_service((ip, ports));
-                            return Err(ApiError { code: 500, reason: "InternalError", message: "Internal error occurred: failed to allocate a nodePort: range is full".into() });
+                            return Err(ApiError {
+                                code: 500,
+                                reason: "InternalError",
+                                message: "Internal error occurred: failed to allocate a nodePort: range is full".into(),
+                            });
                         };
                         self.allocated_node_ports.insert(p);
                         p
@@ -457,12 +470,10 @@ impl ApiServer {
         }
         spec.node_name = Some(node.to_string());
         let status = pod.status.get_or_insert_with(Default::default);
-        set_pod_condition(status.conditions.get_or_insert_with(Vec::new), PodCondition {
-            type_: "PodScheduled".into(),
-            status: "True".into(),
-            last_transition_time: Some(time_at(req.now)),
-            ..Default::default()
-        });
+        set_pod_condition(
+            status.conditions.get_or_insert_with(Vec::new),
+            PodCondition { type_: "PodScheduled".into(), status: "True".into(), last_transition_time: Some(time_at(req.now)), ..Default::default() },
+        );
         let expected = parse_rv(current.resource_version())?;
         self.finish_update(info, Object::Pod(Box::new(pod)), expected, req)
     }
@@ -487,24 +498,15 @@ impl ApiServer {
                 ns.metadata.deletion_timestamp = Some(time_at(req.now));
                 ns.metadata.deletion_grace_period_seconds = Some(0);
                 ns.status.get_or_insert_with(Default::default).phase = Some("Terminating".into());
-                let updated = self
-                    .store
-                    .update(resource_of(info), object, None, req.actor, req.now)
-                    .map_err(|e| store_error(e, info, name))?;
+                let updated = self.store.update(resource_of(info), object, None, req.actor, req.now).map_err(|e| store_error(e, info, name))?;
                 return Ok(Deleted::Terminating(updated));
             }
         }
-        let propagation = options.propagation.unwrap_or(if info.kind == "ReplicationController" {
-            Propagation::Orphan
-        } else {
-            Propagation::Background
-        });
+        let propagation = options.propagation.unwrap_or(if info.kind == "ReplicationController" { Propagation::Orphan } else { Propagation::Background });
         // Grace period: pods only (CheckGracefulDelete).
         let mut grace: i64 = 0;
         if let Object::Pod(pod) = &object {
-            grace = options
-                .grace_period_seconds
-                .unwrap_or_else(|| pod.spec.as_ref().and_then(|s| s.termination_grace_period_seconds).unwrap_or(30));
+            grace = options.grace_period_seconds.unwrap_or_else(|| pod.spec.as_ref().and_then(|s| s.termination_grace_period_seconds).unwrap_or(30));
             let unscheduled = pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).unwrap_or("").is_empty();
             let terminal = matches!(pod.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Succeeded") | Some("Failed"));
             if unscheduled || terminal {
@@ -524,10 +526,7 @@ impl ApiServer {
         }
         if grace == 0 && finalizers.is_empty() {
             let resource = resource_of(info);
-            let removed = self
-                .store
-                .delete(resource, namespace, name, None, req.actor, req.now)
-                .map_err(|e| store_error(e, info, name))?;
+            let removed = self.store.delete(resource, namespace, name, None, req.actor, req.now).map_err(|e| store_error(e, info, name))?;
             if let Object::Service(svc) = removed.as_ref() {
                 let spec = svc.spec.clone().unwrap_or_default();
                 let ip = spec.cluster_ip.as_deref().and_then(ip_offset);
@@ -538,19 +537,15 @@ impl ApiServer {
         }
         // Terminating: set (or shorten) the deletion timestamp.
         let new_deadline = req.now + (grace.max(0) as u64) * 1000;
-        let keep_existing = already_deleting
-            && meta.deletion_grace_period_seconds.unwrap_or(0) <= grace
-            && meta.finalizers.clone().unwrap_or_default() == finalizers;
+        let keep_existing =
+            already_deleting && meta.deletion_grace_period_seconds.unwrap_or(0) <= grace && meta.finalizers.clone().unwrap_or_default() == finalizers;
         if keep_existing {
             return Ok(Deleted::Terminating(current));
         }
         meta.deletion_timestamp = Some(time_at(new_deadline));
         meta.deletion_grace_period_seconds = Some(grace);
         meta.finalizers = if finalizers.is_empty() { None } else { Some(finalizers) };
-        let updated = self
-            .store
-            .update(resource_of(info), object, None, req.actor, req.now)
-            .map_err(|e| store_error(e, info, name))?;
+        let updated = self.store.update(resource_of(info), object, None, req.actor, req.now).map_err(|e| store_error(e, info, name))?;
         Ok(Deleted::Terminating(updated))
     }
 
@@ -574,13 +569,18 @@ impl ApiServer {
                 })
                 .filter(|pdb| {
                     let selector = pdb.rest.get("spec").and_then(|s| s.get("selector")).cloned().unwrap_or_default();
-                    let selector: kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector = serde_json::from_value(selector).unwrap_or_default();
+                    let selector: kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector =
+                        serde_json::from_value(selector).unwrap_or_default();
                     let empty = selector.match_labels.as_ref().is_none_or(|m| m.is_empty()) && selector.match_expressions.as_ref().is_none_or(|e| e.is_empty());
                     !empty && kubesim_api::selector::Selector::from_label_selector(&selector).matches(labels.as_ref())
                 })
                 .collect();
             if budgets.len() > 1 {
-                return Err(ApiError { code: 500, reason: "InternalError", message: "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.".into() });
+                return Err(ApiError {
+                    code: 500,
+                    reason: "InternalError",
+                    message: "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.".into(),
+                });
             }
             if let Some(mut pdb) = budgets.into_iter().next() {
                 let status = pdb.rest.get("status").cloned().unwrap_or_default();
@@ -604,14 +604,17 @@ impl ApiServer {
         // The DisruptionTarget condition, then the graceful delete.
         let mut with_condition = pod.clone();
         let status = with_condition.status.get_or_insert_with(Default::default);
-        set_pod_condition(status.conditions.get_or_insert_with(Vec::new), PodCondition {
-            type_: "DisruptionTarget".into(),
-            status: "True".into(),
-            reason: Some("EvictionByEvictionAPI".into()),
-            message: Some("Eviction API: evicting".into()),
-            last_transition_time: Some(time_at(req.now)),
-            ..Default::default()
-        });
+        set_pod_condition(
+            status.conditions.get_or_insert_with(Vec::new),
+            PodCondition {
+                type_: "DisruptionTarget".into(),
+                status: "True".into(),
+                reason: Some("EvictionByEvictionAPI".into()),
+                message: Some("Eviction API: evicting".into()),
+                last_transition_time: Some(time_at(req.now)),
+                ..Default::default()
+            },
+        );
         let _ = self.update_status(Object::Pod(Box::new(with_condition)), req);
         self.delete(info, namespace, name, options, req)
     }
@@ -625,7 +628,9 @@ impl ApiServer {
         let object = self.get(info, namespace, name)?.to_json();
         let selector = object.pointer("/spec/selector").cloned().unwrap_or_default();
         let selector_text = match selector.get("matchLabels").or(if info.kind == "ReplicationController" { Some(&selector) } else { None }) {
-            Some(map) => map.as_object().map(|m| m.iter().map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or(""))).collect::<Vec<_>>().join(",")).unwrap_or_default(),
+            Some(map) => {
+                map.as_object().map(|m| m.iter().map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or(""))).collect::<Vec<_>>().join(",")).unwrap_or_default()
+            }
             None => String::new(),
         };
         Ok(serde_json::json!({
@@ -641,7 +646,9 @@ impl ApiServer {
     pub fn update_scale(&mut self, info: &KindInfo, namespace: &str, name: &str, replicas: i32, req: &mut Request) -> Result<Arc<Object>> {
         self.get_scale(info, namespace, name)?;
         if replicas < 0 {
-            return Err(ApiError::invalid(format!("Scale.autoscaling {name:?} is invalid: spec.replicas: Invalid value: {replicas}: must be greater than or equal to 0")));
+            return Err(ApiError::invalid(format!(
+                "Scale.autoscaling {name:?} is invalid: spec.replicas: Invalid value: {replicas}: must be greater than or equal to 0"
+            )));
         }
         let mut json = self.get(info, namespace, name)?.to_json();
         json["spec"]["replicas"] = serde_json::Value::from(replicas);
@@ -663,14 +670,9 @@ impl ApiServer {
         let graceful_pending = matches!(&object, Object::Pod(_)) && object.metadata().deletion_grace_period_seconds.unwrap_or(0) > 0;
         if deleting && no_finalizers && !graceful_pending {
             self.store.update(resource, object, expected, req.actor, req.now).map_err(|e| store_error(e, info, &name))?;
-            return self
-                .store
-                .delete(resource, &namespace, &name, None, req.actor, req.now)
-                .map_err(|e| store_error(e, info, &name));
+            return self.store.delete(resource, &namespace, &name, None, req.actor, req.now).map_err(|e| store_error(e, info, &name));
         }
-        self.store
-            .update(resource, object, expected, req.actor, req.now)
-            .map_err(|e| store_error(e, info, &name))
+        self.store.update(resource, object, expected, req.actor, req.now).map_err(|e| store_error(e, info, &name))
     }
 }
 
@@ -713,9 +715,9 @@ fn default_storage_class(object: &mut Object, store: &Store) {
     if spec.contains_key("storageClassName") {
         return;
     }
-    let default = store.list(("storage.k8s.io", "storageclasses"), None).find(|sc| {
-        sc.metadata().annotations.as_ref().and_then(|a| a.get("storageclass.kubernetes.io/is-default-class")).map(String::as_str) == Some("true")
-    });
+    let default = store
+        .list(("storage.k8s.io", "storageclasses"), None)
+        .find(|sc| sc.metadata().annotations.as_ref().and_then(|a| a.get("storageclass.kubernetes.io/is-default-class")).map(String::as_str) == Some("true"));
     if let Some(class) = default {
         spec.insert("storageClassName".into(), class.name().into());
     }
@@ -764,7 +766,10 @@ fn immutable_field_errors(new: &Object, old: &Object, info: &KindInfo) -> Vec<ku
             errors.push(immutable(&pointer[1..].replace('/', "."), x.unwrap_or(&serde_json::Value::Null)));
         }
     }
-    if matches!(info.kind, "ConfigMap" | "Secret") && b.get("immutable") == Some(&serde_json::Value::Bool(true)) && (a.get("data") != b.get("data") || a.get("binaryData") != b.get("binaryData")) {
+    if matches!(info.kind, "ConfigMap" | "Secret")
+        && b.get("immutable") == Some(&serde_json::Value::Bool(true))
+        && (a.get("data") != b.get("data") || a.get("binaryData") != b.get("binaryData"))
+    {
         errors.push(FieldError { path: "data".into(), kind: FieldErrorKind::Forbidden, detail: "field is immutable when `immutable` is set".into() });
     }
     errors
@@ -800,9 +805,7 @@ fn parse_rv(text: &str) -> Result<Option<u64>> {
     if text.is_empty() {
         return Ok(None);
     }
-    text.parse::<u64>()
-        .map(Some)
-        .map_err(|_| ApiError::bad_request(format!("invalid resource version: {text:?}")))
+    text.parse::<u64>().map(Some).map_err(|_| ApiError::bad_request(format!("invalid resource version: {text:?}")))
 }
 
 /// Kinds whose metadata.generation the API server maintains.

@@ -91,7 +91,9 @@ fn resource_quota_rejects_pods_that_exceed_it() {
 fn object_count_quotas_limit_creations() {
     let mut api = Api::new();
     api.create(include_str!("../../../../shared/corpus/k8s-docs-examples/admin/resource/quota-objects.yaml")).unwrap();
-    let pvc = |name: &str| format!("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {{name: {name}}}\nspec: {{accessModes: [ReadWriteOnce], resources: {{requests: {{storage: 3Gi}}}}}}\n");
+    let pvc = |name: &str| {
+        format!("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {{name: {name}}}\nspec: {{accessModes: [ReadWriteOnce], resources: {{requests: {{storage: 3Gi}}}}}}\n")
+    };
     api.create(&pvc("pvc-quota-demo")).unwrap();
     let err = api.create(&pvc("pvc-quota-demo-2")).unwrap_err();
     assert_eq!(err.message, "persistentvolumeclaims \"pvc-quota-demo-2\" is forbidden: exceeded quota: object-quota-demo, requested: persistentvolumeclaims=1, used: persistentvolumeclaims=1, limited: persistentvolumeclaims=1");
@@ -102,7 +104,10 @@ fn pdb(min_available: i64, allowed: i64) -> String {
 }
 
 fn running_pod(api: &mut Api, name: &str) {
-    api.create(&format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, labels: {{app: web}}}}\nspec: {{nodeName: node-1, containers: [{{name: c, image: nginx}}]}}\n")).unwrap();
+    api.create(&format!(
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, labels: {{app: web}}}}\nspec: {{nodeName: node-1, containers: [{{name: c, image: nginx}}]}}\n"
+    ))
+    .unwrap();
     let mut pod = (**api.api.lookup(("", "pods"), "demo", name).unwrap()).clone();
     if let Object::Pod(p) = &mut pod {
         p.status.as_mut().unwrap().phase = Some("Running".into());

@@ -78,7 +78,12 @@ fn bench_cluster(args: &[String]) -> ExitCode {
                 .list(("", "pods"), None)
                 .filter(|p| p.as_pod().and_then(|p| p.status.as_ref()).and_then(|s| s.phase.as_deref()) == Some("Running"))
                 .count() as u64;
-            eprintln!("  t={:>5}s  pods running {running}/{pods}  revision {}  wall {:.1}s", world.now() / 1000, world.api().store().revision(), run_started.elapsed().as_secs_f64());
+            eprintln!(
+                "  t={:>5}s  pods running {running}/{pods}  revision {}  wall {:.1}s",
+                world.now() / 1000,
+                world.api().store().revision(),
+                run_started.elapsed().as_secs_f64()
+            );
             if running >= pods || world.now() > 30 * 60_000 {
                 converged_at = world.now();
                 break;
@@ -145,7 +150,12 @@ fn bench_kubelet(args: &[String]) -> ExitCode {
         steps += 1;
         if world.now() >= last_check + 2_000 {
             last_check = world.now();
-            let running = world.api().store().list(("", "pods"), Some("default")).filter(|p| p.as_pod().and_then(|p| p.status.as_ref()).and_then(|s| s.phase.as_deref()) == Some("Running")).count() as u64;
+            let running = world
+                .api()
+                .store()
+                .list(("", "pods"), Some("default"))
+                .filter(|p| p.as_pod().and_then(|p| p.status.as_ref()).and_then(|s| s.phase.as_deref()) == Some("Running"))
+                .count() as u64;
             if running >= pods || world.now() > 10 * 60_000 {
                 break;
             }
@@ -215,8 +225,18 @@ fn bench_store(args: &[String]) -> ExitCode {
         labels.insert("app".to_string(), format!("app-{}", i % 1_500));
         labels.insert("tier".to_string(), "web".to_string());
         Object::Pod(Box::new(Pod {
-            metadata: ObjectMeta { name: Some(format!("pod-{i}")), namespace: Some("default".into()), labels: Some(labels), uid: Some(format!("{i:032x}")), ..Default::default() },
-            spec: Some(PodSpec { node_name: node, containers: vec![Container { name: "c".into(), image: Some("nginx:1.27".into()), ..Default::default() }], ..Default::default() }),
+            metadata: ObjectMeta {
+                name: Some(format!("pod-{i}")),
+                namespace: Some("default".into()),
+                labels: Some(labels),
+                uid: Some(format!("{i:032x}")),
+                ..Default::default()
+            },
+            spec: Some(PodSpec {
+                node_name: node,
+                containers: vec![Container { name: "c".into(), image: Some("nginx:1.27".into()), ..Default::default() }],
+                ..Default::default()
+            }),
             status: None,
         }))
     };

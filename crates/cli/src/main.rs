@@ -176,11 +176,7 @@ fn cmd_run(args: &[String]) -> ExitCode {
     }
     if let Some(format) = output {
         let list = list_all(&outcome.world);
-        let text = if format == "json" {
-            serde_json::to_string_pretty(&list).expect("lists serialize") + "\n"
-        } else {
-            to_yaml(&list)
-        };
+        let text = if format == "json" { serde_json::to_string_pretty(&list).expect("lists serialize") + "\n" } else { to_yaml(&list) };
         let _ = std::io::stdout().write_all(text.as_bytes());
     }
     if outcome.errors.is_empty() {

@@ -126,10 +126,7 @@ impl Cache {
     }
     /// The objects of one namespace, in name order.
     pub fn in_namespace<'a>(&'a self, namespace: &'a str) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
-        self.objects
-            .range((namespace.to_string(), String::new())..)
-            .take_while(move |((ns, _), _)| ns == namespace)
-            .map(|(_, o)| o)
+        self.objects.range((namespace.to_string(), String::new())..).take_while(move |((ns, _), _)| ns == namespace).map(|(_, o)| o)
     }
     /// Number of cached objects.
     pub fn len(&self) -> usize {
@@ -447,9 +444,7 @@ pub fn is_not_found(err: &kubesim_apiserver::ApiError) -> bool {
 /// Applies a metadata change to the freshest copy of an object, as a PATCH would (read from the
 /// API server, mutate, conditional update).
 pub fn patch_meta(ctx: &mut Ctx, object: &Object, mutate: impl FnOnce(&mut ObjectMeta)) -> kubesim_apiserver::error::Result<Arc<Object>> {
-    let info = object
-        .info()
-        .ok_or_else(|| kubesim_apiserver::ApiError::bad_request(format!("unknown kind {}", object.kind())))?;
+    let info = object.info().ok_or_else(|| kubesim_apiserver::ApiError::bad_request(format!("unknown kind {}", object.kind())))?;
     let current = ctx.api.get(info, object.namespace(), object.name())?;
     if object.metadata().uid.is_some() && current.metadata().uid != object.metadata().uid {
         return Err(kubesim_apiserver::ApiError::not_found(&info.qualified_resource(), object.name()));

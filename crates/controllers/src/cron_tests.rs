@@ -54,7 +54,11 @@ fn cronjob(policy: &str) -> CronJob {
                 spec: Some(JobSpec {
                     template: PodTemplateSpec {
                         metadata: None,
-                        spec: Some(PodSpec { restart_policy: Some("Never".into()), containers: vec![Container { name: "c".into(), image: Some("busybox".into()), ..Default::default() }], ..Default::default() }),
+                        spec: Some(PodSpec {
+                            restart_policy: Some("Never".into()),
+                            containers: vec![Container { name: "c".into(), image: Some("busybox".into()), ..Default::default() }],
+                            ..Default::default()
+                        }),
                     },
                     ..Default::default()
                 }),
@@ -67,7 +71,12 @@ fn cronjob(policy: &str) -> CronJob {
 
 #[test]
 fn cronjob_creates_a_job_per_minute_and_keeps_history() {
-    let mut w = TestWorld::new(vec![Box::new(CronJobController::new()), Box::new(crate::job::JobController::new()), Box::new(crate::gc::GarbageCollector::new()), Box::new(FakeKubelet::new(1000, 1000))]);
+    let mut w = TestWorld::new(vec![
+        Box::new(CronJobController::new()),
+        Box::new(crate::job::JobController::new()),
+        Box::new(crate::gc::GarbageCollector::new()),
+        Box::new(FakeKubelet::new(1000, 1000)),
+    ]);
     w.create(encode(&cronjob("Allow"), "batch/v1", "CronJob")).unwrap();
     w.run_for(5 * 60_000 + 30_000);
     let names: Vec<String> = w.list(("batch", "jobs"), "default").iter().map(|j| j.name().to_string()).collect();

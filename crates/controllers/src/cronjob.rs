@@ -254,7 +254,12 @@ impl CronJobController {
     fn delete_job(&mut self, ctx: &mut Ctx, cj_obj: &Object, job: &Job) -> bool {
         let info = kind_info("batch/v1", "Job").expect("served");
         let name = job.metadata.name.clone().unwrap_or_default();
-        match ctx.delete(info, job.metadata.namespace.as_deref().unwrap_or(""), &name, DeleteOptions { propagation: Some(Propagation::Background), ..Default::default() }) {
+        match ctx.delete(
+            info,
+            job.metadata.namespace.as_deref().unwrap_or(""),
+            &name,
+            DeleteOptions { propagation: Some(Propagation::Background), ..Default::default() },
+        ) {
             Ok(_) => {
                 ctx.event(cj_obj, "Normal", "SuccessfulDelete", format!("Deleted job {name}"));
                 true
@@ -286,7 +291,12 @@ impl CronJobController {
                 Some(cond) => {
                     if in_active {
                         active.retain(|r| r.uid != uid);
-                        ctx.event(&cj_obj, "Normal", "SawCompletedJob", format!("Saw completed job: {}, condition: {cond}", job.metadata.name.clone().unwrap_or_default()));
+                        ctx.event(
+                            &cj_obj,
+                            "Normal",
+                            "SawCompletedJob",
+                            format!("Saw completed job: {}, condition: {cond}", job.metadata.name.clone().unwrap_or_default()),
+                        );
                     }
                     if cond == "Complete" {
                         let done = job.status.as_ref().and_then(|s| s.completion_time.clone());
@@ -341,7 +351,12 @@ impl CronJobController {
             let (scheduled, missed) = most_recent_schedule(&schedule, unix_of(earliest), now_unix);
             let Some(scheduled) = scheduled else { break 'schedule };
             if missed > 100 {
-                ctx.event(&cj_obj, "Warning", "TooManyMissedTimes", format!("too many missed start times: {missed}. Set or decrease .spec.startingDeadlineSeconds or check clock skew"));
+                ctx.event(
+                    &cj_obj,
+                    "Warning",
+                    "TooManyMissedTimes",
+                    format!("too many missed start times: {missed}. Set or decrease .spec.startingDeadlineSeconds or check clock skew"),
+                );
             }
             let scheduled_ms = ms_of_unix(scheduled);
             if let Some(deadline) = spec.starting_deadline_seconds {
@@ -357,7 +372,12 @@ impl CronJobController {
             }
             match spec.concurrency_policy.as_deref().unwrap_or("Allow") {
                 "Forbid" if !active.is_empty() => {
-                    ctx.event(&cj_obj, "Normal", "JobAlreadyActive", "Not starting job because prior execution is running and concurrency policy is Forbid".into());
+                    ctx.event(
+                        &cj_obj,
+                        "Normal",
+                        "JobAlreadyActive",
+                        "Not starting job because prior execution is running and concurrency policy is Forbid".into(),
+                    );
                     break 'schedule;
                 }
                 "Replace" => {
@@ -375,7 +395,10 @@ impl CronJobController {
             let template = spec.job_template.clone();
             let meta = template.metadata.clone().unwrap_or_default();
             let mut annotations = meta.annotations.clone().unwrap_or_default();
-            annotations.insert(SCHEDULED_TIMESTAMP_ANNOTATION.into(), serde_json::to_value(time_at(scheduled_ms)).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default());
+            annotations.insert(
+                SCHEDULED_TIMESTAMP_ANNOTATION.into(),
+                serde_json::to_value(time_at(scheduled_ms)).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
+            );
             let job = Job {
                 metadata: ObjectMeta {
                     name: Some(job_name.clone()),
@@ -429,7 +452,9 @@ impl CronJobController {
         for (kind, limit) in [("Complete", successful_limit), ("Failed", failed_limit)] {
             let mut list = by_kind.remove(kind).unwrap_or_default();
             // Oldest (by start time, then creation) first.
-            kubesim_api::sort::sort_by_key(&mut list, |j| (j.status.as_ref().and_then(|s| s.start_time.as_ref()).map(millis_of).unwrap_or_else(|| created_ms(&j.metadata)), j.metadata.name.clone()));
+            kubesim_api::sort::sort_by_key(&mut list, |j| {
+                (j.status.as_ref().and_then(|s| s.start_time.as_ref()).map(millis_of).unwrap_or_else(|| created_ms(&j.metadata)), j.metadata.name.clone())
+            });
             let excess = list.len() as i64 - limit.max(0) as i64;
             for job in list.into_iter().take(excess.max(0) as usize) {
                 self.delete_job(ctx, cj_obj, job);

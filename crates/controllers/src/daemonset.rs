@@ -49,7 +49,13 @@ pub fn add_daemon_tolerations(spec: &mut PodSpec) {
     let tolerations = spec.tolerations.get_or_insert_with(Vec::new);
     for (key, effect) in wanted {
         tolerations.retain(|t| !(t.key.as_deref() == Some(key) && t.effect.as_deref() == Some(effect)));
-        tolerations.push(Toleration { key: Some(key.into()), operator: Some("Exists".into()), effect: Some(effect.into()), value: None, toleration_seconds: None });
+        tolerations.push(Toleration {
+            key: Some(key.into()),
+            operator: Some("Exists".into()),
+            effect: Some(effect.into()),
+            value: None,
+            toleration_seconds: None,
+        });
     }
 }
 
@@ -92,7 +98,9 @@ pub fn node_matches(spec: &PodSpec, node: &Node) -> bool {
             return false;
         }
     }
-    let Some(required) = spec.affinity.as_ref().and_then(|a| a.node_affinity.as_ref()).and_then(|n| n.required_during_scheduling_ignored_during_execution.as_ref()) else {
+    let Some(required) =
+        spec.affinity.as_ref().and_then(|a| a.node_affinity.as_ref()).and_then(|n| n.required_during_scheduling_ignored_during_execution.as_ref())
+    else {
         return true;
     };
     let name = node.metadata.name.clone().unwrap_or_default();
@@ -116,7 +124,13 @@ pub fn should_run(template_spec: &PodSpec, node: &Node) -> bool {
         return false;
     }
     let tolerations = spec.tolerations.clone().unwrap_or_default();
-    node.spec.as_ref().and_then(|s| s.taints.clone()).unwrap_or_default().iter().filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute").all(|t| tolerations.iter().any(|tol| tolerates(tol, t)))
+    node.spec
+        .as_ref()
+        .and_then(|s| s.taints.clone())
+        .unwrap_or_default()
+        .iter()
+        .filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute")
+        .all(|t| tolerations.iter().any(|tol| tolerates(tol, t)))
 }
 
 /// The DaemonSet controller.
@@ -197,7 +211,8 @@ impl DaemonSetController {
         let generation = ds.metadata.generation.unwrap_or(1);
         let is_updated = |p: &Pod| {
             let labels = p.metadata.labels.clone().unwrap_or_default();
-            labels.get(REVISION_HASH_LABEL) == Some(&hash) || (!labels.contains_key(REVISION_HASH_LABEL) && labels.get(TEMPLATE_GENERATION_LABEL) == Some(&generation.to_string()))
+            labels.get(REVISION_HASH_LABEL) == Some(&hash)
+                || (!labels.contains_key(REVISION_HASH_LABEL) && labels.get(TEMPLATE_GENERATION_LABEL) == Some(&generation.to_string()))
         };
         let template_spec = spec.template.spec.clone().unwrap_or_default();
         let strategy = spec.update_strategy.clone().unwrap_or_default();
@@ -228,7 +243,12 @@ impl DaemonSetController {
                 // Failed pods are killed (and replaced on a later sync).
                 let (failed, alive): (Vec<Pod>, Vec<Pod>) = existing.drain(..).partition(|p| pod_phase(p) == "Failed");
                 for p in &failed {
-                    ctx.event(&set_obj, "Warning", "FailedDaemonPod", format!("Found failed daemon pod {}/{} on node {name}, will try to kill it", key.0, p.metadata.name.clone().unwrap_or_default()));
+                    ctx.event(
+                        &set_obj,
+                        "Warning",
+                        "FailedDaemonPod",
+                        format!("Found failed daemon pod {}/{} on node {name}, will try to kill it", key.0, p.metadata.name.clone().unwrap_or_default()),
+                    );
                 }
                 to_delete.extend(failed.iter().cloned());
                 if alive.is_empty() && failed.is_empty() {
@@ -330,7 +350,8 @@ impl DaemonSetController {
                     .unwrap_or_else(|| scaled_value(&IntOrString::Int(1), desired, true).unwrap_or(1))
                     .max(if desired > 0 { 1 } else { 0 });
                 let mut unavailable = desired - available;
-                let mut old_pods: Vec<Pod> = pods.iter().filter(|p| p.metadata.deletion_timestamp.is_none() && !is_updated(p) && !is_pod_terminal(p)).cloned().collect();
+                let mut old_pods: Vec<Pod> =
+                    pods.iter().filter(|p| p.metadata.deletion_timestamp.is_none() && !is_updated(p) && !is_pod_terminal(p)).cloned().collect();
                 // Unavailable old pods first, then available ones while the budget allows.
                 kubesim_api::sort::sort_by_key(&mut old_pods, |p| (is_pod_available(p, min_ready, now), pod_node(p).to_string()));
                 let mut victims = Vec::new();
@@ -374,7 +395,16 @@ impl DaemonSetController {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn create_pods(&mut self, ctx: &mut Ctx, set_obj: &Object, ds: &DaemonSet, key: &Key, nodes: &[String], hash: &str, generation: i64) -> Result<(), ApiError> {
+    fn create_pods(
+        &mut self,
+        ctx: &mut Ctx,
+        set_obj: &Object,
+        ds: &DaemonSet,
+        key: &Key,
+        nodes: &[String],
+        hash: &str,
+        generation: i64,
+    ) -> Result<(), ApiError> {
         let spec = ds.spec.clone().unwrap_or_default();
         let mut template = spec.template.clone();
         let labels = template.metadata.get_or_insert_with(Default::default).labels.get_or_insert_with(BTreeMap::new);

@@ -193,7 +193,12 @@ pub fn set_new_rs_annotations(d: &Deployment, rs: &mut ReplicaSet, new_revision:
 fn skip_copy_annotation(key: &str) -> bool {
     matches!(
         key,
-        LAST_APPLIED_ANNOTATION | REVISION_ANNOTATION | REVISION_HISTORY_ANNOTATION | DESIRED_REPLICAS_ANNOTATION | MAX_REPLICAS_ANNOTATION | DEPRECATED_ROLLBACK_TO
+        LAST_APPLIED_ANNOTATION
+            | REVISION_ANNOTATION
+            | REVISION_HISTORY_ANNOTATION
+            | DESIRED_REPLICAS_ANNOTATION
+            | MAX_REPLICAS_ANNOTATION
+            | DEPRECATED_ROLLBACK_TO
     )
 }
 
@@ -334,12 +339,7 @@ impl DeploymentController {
     fn owned_rss(&self, d: &Deployment) -> Vec<ReplicaSet> {
         let uid = uid_of(&d.metadata);
         let ns = d.metadata.namespace.clone().unwrap_or_default();
-        self.rss
-            .in_namespace(&ns)
-            .filter_map(|o| as_rs(o))
-            .filter(|rs| controller_of(&rs.metadata).is_some_and(|r| r.uid == uid))
-            .cloned()
-            .collect()
+        self.rss.in_namespace(&ns).filter_map(|o| as_rs(o)).filter(|rs| controller_of(&rs.metadata).is_some_and(|r| r.uid == uid)).cloned().collect()
     }
 
     /// `getPodMapForDeployment`: pods matching the selector, grouped by owning RS uid.
@@ -366,8 +366,8 @@ impl DeploymentController {
         let Some(d) = as_deployment(&object) else { return Ok(()) };
         let mut d = d.clone();
         let spec = d.spec.clone().unwrap_or_default();
-        let selector_empty = spec.selector.match_labels.as_ref().is_none_or(|m| m.is_empty())
-            && spec.selector.match_expressions.as_ref().is_none_or(|m| m.is_empty());
+        let selector_empty =
+            spec.selector.match_labels.as_ref().is_none_or(|m| m.is_empty()) && spec.selector.match_expressions.as_ref().is_none_or(|m| m.is_empty());
         if selector_empty {
             ctx.event(&object, "Warning", "SelectingAll", "This deployment is selecting all pods. A non-empty selector is required.".into());
             let status = d.status.get_or_insert_with(Default::default);
@@ -443,9 +443,17 @@ impl DeploymentController {
     }
 
     /// `getAllReplicaSetsAndSyncRevision`: (new RS, old RSs).
-    fn get_all_and_sync_revision(&mut self, d: &mut Deployment, rs_list: &[ReplicaSet], create: bool, ctx: &mut Ctx) -> Result<(Option<ReplicaSet>, Vec<ReplicaSet>)> {
+    fn get_all_and_sync_revision(
+        &mut self,
+        d: &mut Deployment,
+        rs_list: &[ReplicaSet],
+        create: bool,
+        ctx: &mut Ctx,
+    ) -> Result<(Option<ReplicaSet>, Vec<ReplicaSet>)> {
         let mut sorted: Vec<ReplicaSet> = rs_list.to_vec();
-        kubesim_api::sort::sort_by(&mut sorted, |a, b| created_ms(&a.metadata).cmp(&created_ms(&b.metadata)).then_with(|| a.metadata.name.cmp(&b.metadata.name)));
+        kubesim_api::sort::sort_by(&mut sorted, |a, b| {
+            created_ms(&a.metadata).cmp(&created_ms(&b.metadata)).then_with(|| a.metadata.name.cmp(&b.metadata.name))
+        });
         let template = d.spec.clone().unwrap_or_default().template;
         let new_index = sorted.iter().position(|rs| rs.spec.as_ref().and_then(|s| s.template.as_ref()).is_some_and(|t| equal_ignore_hash(t, &template)));
         let existing_new = new_index.map(|i| sorted[i].clone());
@@ -468,7 +476,13 @@ impl DeploymentController {
             let mut needs_update = set_deployment_revision(d, &revision);
             d.status.get_or_insert_with(Default::default);
             if has_progress_deadline(d) && get_condition(d.status.as_ref().expect("set above"), "Progressing").is_none() {
-                let cond = new_condition("Progressing", "True", reasons::FOUND_NEW_RS, format!("Found new replica set {:?}", copy.metadata.name.clone().unwrap_or_default()), ctx.now);
+                let cond = new_condition(
+                    "Progressing",
+                    "True",
+                    reasons::FOUND_NEW_RS,
+                    format!("Found new replica set {:?}", copy.metadata.name.clone().unwrap_or_default()),
+                    ctx.now,
+                );
                 set_condition(d.status.as_mut().expect("set above"), cond);
                 needs_update = true;
             }
@@ -681,9 +695,11 @@ impl DeploymentController {
     fn is_scaling_event(&mut self, d: &mut Deployment, rs_list: &[ReplicaSet], ctx: &mut Ctx) -> Result<bool> {
         let (new_rs, old) = self.get_all_and_sync_revision(d, rs_list, false, ctx)?;
         let desired = d_replicas(d);
-        Ok(old.iter().chain(new_rs.iter()).filter(|rs| rs_replicas(rs) > 0).any(|rs| {
-            annotation(&rs.metadata, DESIRED_REPLICAS_ANNOTATION).and_then(|v| v.parse::<i32>().ok()).is_some_and(|v| v != desired)
-        }))
+        Ok(old
+            .iter()
+            .chain(new_rs.iter())
+            .filter(|rs| rs_replicas(rs) > 0)
+            .any(|rs| annotation(&rs.metadata, DESIRED_REPLICAS_ANNOTATION).and_then(|v| v.parse::<i32>().ok()).is_some_and(|v| v != desired)))
     }
 
     /// `sync`: scaling (proportional) and status, for paused deployments and scaling events.
@@ -745,8 +761,8 @@ impl DeploymentController {
         }
         let old_status = d.status.clone().unwrap_or_default();
         let current = get_condition(&old_status, "Progressing").cloned();
-        let complete_already = status.replicas == status.updated_replicas
-            && current.as_ref().is_some_and(|c| c.reason.as_deref() == Some(reasons::NEW_RS_AVAILABLE));
+        let complete_already =
+            status.replicas == status.updated_replicas && current.as_ref().is_some_and(|c| c.reason.as_deref() == Some(reasons::NEW_RS_AVAILABLE));
         let d_name = d.metadata.name.clone().unwrap_or_default();
         let rs_name = new_rs.and_then(|r| r.metadata.name.clone());
         if has_progress_deadline(d) && !complete_already {

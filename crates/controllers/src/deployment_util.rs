@@ -56,9 +56,7 @@ pub fn scaled_value(value: &IntOrString, total: i32, round_up: bool) -> Result<i
             let Some(number) = s.strip_suffix('%') else {
                 return Err("invalid type: string is not a percentage".into());
             };
-            let percent: i64 = number
-                .parse()
-                .map_err(|_| format!("invalid value {s:?}: strconv.Atoi: parsing {number:?}: invalid syntax"))?;
+            let percent: i64 = number.parse().map_err(|_| format!("invalid value {s:?}: strconv.Atoi: parsing {number:?}: invalid syntax"))?;
             let scaled = percent as f64 * total as f64 / 100.0;
             Ok(if round_up { scaled.ceil() } else { scaled.floor() } as i32)
         }
@@ -101,12 +99,7 @@ impl Strategy {
     }
     /// A rolling strategy with integer surge / unavailable.
     pub fn rolling(replicas: i32, max_surge: i32, max_unavailable: i32) -> Strategy {
-        Strategy {
-            replicas,
-            rolling: true,
-            max_surge: Some(IntOrString::Int(max_surge)),
-            max_unavailable: Some(IntOrString::Int(max_unavailable)),
-        }
+        Strategy { replicas, rolling: true, max_surge: Some(IntOrString::Int(max_surge)), max_unavailable: Some(IntOrString::Int(max_unavailable)) }
     }
     /// `MaxUnavailable(d)`.
     pub fn max_unavailable(&self) -> i32 {
@@ -345,12 +338,8 @@ pub fn plan_scale(rss: &[RsView], new: Option<usize>, strategy: &Strategy, statu
     let allowed = if strategy.replicas > 0 { strategy.replicas + strategy.max_surge() } else { 0 };
     let to_add = allowed - current;
     match to_add.cmp(&0) {
-        Ordering::Greater => kubesim_api::sort::sort_by(&mut act, |&a, &b| {
-            rss[b].replicas.cmp(&rss[a].replicas).then_with(|| by_creation(&rss[b], &rss[a]))
-        }),
-        Ordering::Less => kubesim_api::sort::sort_by(&mut act, |&a, &b| {
-            rss[b].replicas.cmp(&rss[a].replicas).then_with(|| by_creation(&rss[a], &rss[b]))
-        }),
+        Ordering::Greater => kubesim_api::sort::sort_by(&mut act, |&a, &b| rss[b].replicas.cmp(&rss[a].replicas).then_with(|| by_creation(&rss[b], &rss[a]))),
+        Ordering::Less => kubesim_api::sort::sort_by(&mut act, |&a, &b| rss[b].replicas.cmp(&rss[a].replicas).then_with(|| by_creation(&rss[a], &rss[b]))),
         Ordering::Equal => {}
     }
     let mut added = 0;
@@ -446,12 +435,7 @@ pub fn plan_history_cleanup(old: &[HistoryEntry], limit: Option<i32>) -> Vec<Str
         (Some(x), Some(y)) if x != y => x < y,
         _ => (a.created, &a.name) < (b.created, &b.name),
     });
-    alive
-        .iter()
-        .take(diff as usize)
-        .filter(|r| r.actual == 0 && r.replicas == 0 && r.generation <= r.observed_generation)
-        .map(|r| r.name.clone())
-        .collect()
+    alive.iter().take(diff as usize).filter(|r| r.actual == 0 && r.replicas == 0 && r.generation <= r.observed_generation).map(|r| r.name.clone()).collect()
 }
 
 /// Appends `old_revision` to a revision-history annotation, dropping the oldest entries to stay
@@ -513,10 +497,7 @@ fn canonical_json(value: &serde_json::Value) -> String {
         serde_json::Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             kubesim_api::sort::sort(&mut keys);
-            let body: Vec<String> = keys
-                .into_iter()
-                .map(|k| format!("{}:{}", serde_json::Value::String(k.clone()), canonical_json(&map[k])))
-                .collect();
+            let body: Vec<String> = keys.into_iter().map(|k| format!("{}:{}", serde_json::Value::String(k.clone()), canonical_json(&map[k]))).collect();
             format!("{{{}}}", body.join(","))
         }
         serde_json::Value::Array(items) => format!("[{}]", items.iter().map(canonical_json).collect::<Vec<_>>().join(",")),

@@ -7,8 +7,8 @@
 
 use crate::common::*;
 use crate::deployment_util::scaled_value;
-use kubesim_api::k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetStatus};
 use kubesim_api::k8s_openapi::api::core::v1::Pod;
+use kubesim_api::k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetStatus};
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kubesim_api::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kubesim_api::object::Object;

@@ -16,7 +16,10 @@ fn node(name: &str, labels: &[(&str, &str)], taint: Option<&str>) -> Node {
             labels: Some(labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
             ..Default::default()
         },
-        spec: taint.map(|k| NodeSpec { taints: Some(vec![Taint { key: k.into(), value: Some("x".into()), effect: "NoSchedule".into(), time_added: None }]), ..Default::default() }),
+        spec: taint.map(|k| NodeSpec {
+            taints: Some(vec![Taint { key: k.into(), value: Some("x".into()), effect: "NoSchedule".into(), time_added: None }]),
+            ..Default::default()
+        }),
         status: None,
     }
 }
@@ -78,7 +81,20 @@ fn one_pod_per_eligible_node_pinned_by_affinity_with_daemon_tolerations() {
     let labels = pod.metadata.labels.as_ref().unwrap();
     assert_eq!(labels[TEMPLATE_GENERATION_LABEL], "1");
     assert!(labels.contains_key(REVISION_HASH_LABEL));
-    let term = &pod.spec.as_ref().unwrap().affinity.as_ref().unwrap().node_affinity.as_ref().unwrap().required_during_scheduling_ignored_during_execution.as_ref().unwrap().node_selector_terms[0];
+    let term = &pod
+        .spec
+        .as_ref()
+        .unwrap()
+        .affinity
+        .as_ref()
+        .unwrap()
+        .node_affinity
+        .as_ref()
+        .unwrap()
+        .required_during_scheduling_ignored_during_execution
+        .as_ref()
+        .unwrap()
+        .node_selector_terms[0];
     assert_eq!(term.match_fields.as_ref().unwrap()[0].key, "metadata.name");
     let tolerations = pod.spec.as_ref().unwrap().tolerations.as_ref().unwrap();
     let unreachable = tolerations.iter().find(|t| t.key.as_deref() == Some("node.kubernetes.io/unreachable")).unwrap();

@@ -31,11 +31,7 @@ pub(crate) fn deployment(name: &str, replicas: i32, image: &str) -> Deployment {
 }
 
 fn world() -> TestWorld {
-    TestWorld::new(vec![
-        Box::new(DeploymentController::new()),
-        Box::new(ReplicaSetController::new()),
-        Box::new(FakeKubelet::new(2000, 1000)),
-    ])
+    TestWorld::new(vec![Box::new(DeploymentController::new()), Box::new(ReplicaSetController::new()), Box::new(FakeKubelet::new(2000, 1000))])
 }
 
 fn rss(w: &TestWorld) -> Vec<ReplicaSet> {
@@ -232,7 +228,8 @@ fn gc_orphan_strips_owner_references_and_keeps_dependents() {
 fn namespace_deletion_removes_contents_and_the_namespace() {
     use kubesim_api::k8s_openapi::api::core::v1::Namespace;
     let mut w = full_world();
-    w.create(Object::Namespace(Box::new(Namespace { metadata: ObjectMeta { name: Some("team".into()), ..Default::default() }, ..Default::default() }))).unwrap();
+    w.create(Object::Namespace(Box::new(Namespace { metadata: ObjectMeta { name: Some("team".into()), ..Default::default() }, ..Default::default() })))
+        .unwrap();
     let mut d = deployment("api", 2, "nginx");
     d.metadata.namespace = Some("team".into());
     w.run_for(1000);
@@ -275,7 +272,6 @@ fn service_accounts_and_root_ca_are_published_and_restored() {
     let Object::ConfigMap(cm) = w.get(("", "configmaps"), "default", "kube-root-ca.crt").unwrap().as_ref().clone() else { unreachable!() };
     assert_ne!(cm.data.unwrap()["ca.crt"], "tampered");
 }
-
 
 fn rs_by_revision(w: &TestWorld) -> BTreeMap<String, ReplicaSet> {
     rss(w).into_iter().map(|rs| (rs.metadata.annotations.as_ref().unwrap()[REVISION_ANNOTATION].clone(), rs)).collect()
@@ -337,7 +333,10 @@ fn paused_deployments_do_not_roll_out_but_scale_and_resume() {
     let d = get_deployment(&w, "web");
     let status = d.status.clone().unwrap();
     let progressing = crate::deployment::get_condition(&status, "Progressing").unwrap();
-    assert_eq!((progressing.status.as_str(), progressing.reason.as_deref(), progressing.message.as_deref()), ("Unknown", Some("DeploymentPaused"), Some("Deployment is paused")));
+    assert_eq!(
+        (progressing.status.as_str(), progressing.reason.as_deref(), progressing.message.as_deref()),
+        ("Unknown", Some("DeploymentPaused"), Some("Deployment is paused"))
+    );
     // Scaling still happens.
     let mut d = get_deployment(&w, "web");
     d.spec.as_mut().unwrap().replicas = Some(4);
@@ -488,7 +487,11 @@ fn quota_failures_surface_as_replica_failure_conditions() {
     let mut w = world();
     w.add(Box::new(crate::resourcequota::ResourceQuotaController::new()));
     let info = kubesim_api::object::kind_info("v1", "ResourceQuota").unwrap();
-    let quota = Object::from_json(info, serde_json::json!({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "default"}, "spec": {"hard": {"pods": "2"}}})).unwrap();
+    let quota = Object::from_json(
+        info,
+        serde_json::json!({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "default"}, "spec": {"hard": {"pods": "2"}}}),
+    )
+    .unwrap();
     w.create(quota).unwrap();
     let mut d = deployment("web", 3, "nginx");
     d.spec.as_mut().unwrap().template.spec.as_mut().unwrap().containers[0].resources =
@@ -523,7 +526,16 @@ fn replica_sets_adopt_matching_orphans_and_release_relabelled_pods() {
     use kubesim_api::k8s_openapi::api::core::v1::Pod;
     let mut w = TestWorld::new(vec![Box::new(ReplicaSetController::new()), Box::new(FakeKubelet::new(2000, 1000))]);
     let t = template("nginx");
-    let orphan = Pod { metadata: ObjectMeta { name: Some("orphan".into()), namespace: Some("default".into()), labels: t.metadata.as_ref().unwrap().labels.clone(), ..Default::default() }, spec: t.spec.clone(), status: None };
+    let orphan = Pod {
+        metadata: ObjectMeta {
+            name: Some("orphan".into()),
+            namespace: Some("default".into()),
+            labels: t.metadata.as_ref().unwrap().labels.clone(),
+            ..Default::default()
+        },
+        spec: t.spec.clone(),
+        status: None,
+    };
     w.create(Object::Pod(Box::new(orphan))).unwrap();
     w.run_for(1_000);
     let rs = ReplicaSet {

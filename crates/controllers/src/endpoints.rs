@@ -53,7 +53,13 @@ pub fn find_port(pod: &Pod, target: Option<&IntOrString>, port: i32, protocol: &
             if let Ok(n) = name.parse::<i32>() {
                 return Some(n);
             }
-            pod.spec.as_ref()?.containers.iter().flat_map(|c| c.ports.iter().flatten()).find(|p| p.name.as_deref() == Some(name.as_str()) && p.protocol.as_deref().unwrap_or("TCP") == protocol).map(|p| p.container_port)
+            pod.spec
+                .as_ref()?
+                .containers
+                .iter()
+                .flat_map(|c| c.ports.iter().flatten())
+                .find(|p| p.name.as_deref() == Some(name.as_str()) && p.protocol.as_deref().unwrap_or("TCP") == protocol)
+                .map(|p| p.container_port)
         }
     }
 }
@@ -63,7 +69,12 @@ fn endpoint_ports(service: &Service, pod: &Pod) -> Vec<EndpointPort> {
     for sp in service.spec.as_ref().and_then(|s| s.ports.clone()).unwrap_or_default() {
         let protocol = sp.protocol.clone().unwrap_or_else(|| "TCP".into());
         if let Some(port) = find_port(pod, sp.target_port.as_ref(), sp.port, &protocol) {
-            out.push(EndpointPort { name: Some(sp.name.clone().unwrap_or_default()), port: Some(port), protocol: Some(protocol), app_protocol: sp.app_protocol.clone() });
+            out.push(EndpointPort {
+                name: Some(sp.name.clone().unwrap_or_default()),
+                port: Some(port),
+                protocol: Some(protocol),
+                app_protocol: sp.app_protocol.clone(),
+            });
         }
     }
     out
@@ -155,7 +166,16 @@ impl Shared {
             ("", "pods") => {
                 let old = self.pods.apply(event);
                 let relevant = |o: &Object| {
-                    o.as_pod().map(|p| (p.metadata.labels.clone(), pod_ip(p), is_pod_ready(p), p.metadata.deletion_timestamp.is_some(), pod_phase(p).to_string(), pod_node(p).to_string()))
+                    o.as_pod().map(|p| {
+                        (
+                            p.metadata.labels.clone(),
+                            pod_ip(p),
+                            is_pod_ready(p),
+                            p.metadata.deletion_timestamp.is_some(),
+                            pod_phase(p).to_string(),
+                            pod_node(p).to_string(),
+                        )
+                    })
                 };
                 if event.event_type == kubesim_store::EventType::Modified && old.as_deref().map(relevant) == Some(relevant(&event.object)) {
                     return Vec::new();
@@ -308,7 +328,12 @@ impl EndpointSliceController {
                     }
                 }
                 for chunk in remaining.chunks(MAX_ENDPOINTS_PER_SLICE) {
-                    to_create.push(EndpointSlice { metadata: meta.clone(), address_type: address_type.clone(), endpoints: chunk.to_vec(), ports: Some(ports.clone()) });
+                    to_create.push(EndpointSlice {
+                        metadata: meta.clone(),
+                        address_type: address_type.clone(),
+                        endpoints: chunk.to_vec(),
+                        ports: Some(ports.clone()),
+                    });
                 }
                 to_update.extend(updated);
             }
@@ -499,10 +524,7 @@ impl Component for EndpointsController {
         "endpoint-controller"
     }
     fn interests(&self) -> Vec<Interest> {
-        vec![
-            Interest { resource: ("", "services"), filter: WatchFilter::All },
-            Interest { resource: ("", "pods"), filter: WatchFilter::All },
-        ]
+        vec![Interest { resource: ("", "services"), filter: WatchFilter::All }, Interest { resource: ("", "pods"), filter: WatchFilter::All }]
     }
     fn start(&mut self, ctx: &mut Ctx) {
         self.shared.services.fill(ctx.api.store(), ("", "services"));

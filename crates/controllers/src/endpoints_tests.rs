@@ -45,7 +45,8 @@ fn slices_and_endpoints_follow_the_ready_pods() {
     assert_eq!(s.len(), 1, "placeholder slice");
     assert!(s[0].endpoints.is_empty() && s[0].ports.is_none());
     let mut d = crate::e2e_tests::deployment("web", 3, "nginx");
-    d.spec.as_mut().unwrap().template.spec.as_mut().unwrap().containers[0].ports = Some(vec![ContainerPort { name: Some("web".into()), container_port: 8080, ..Default::default() }]);
+    d.spec.as_mut().unwrap().template.spec.as_mut().unwrap().containers[0].ports =
+        Some(vec![ContainerPort { name: Some("web".into()), container_port: 8080, ..Default::default() }]);
     w.create(Object::Deployment(Box::new(d))).unwrap();
     w.run_for(30_000);
     let s = slices(&w);

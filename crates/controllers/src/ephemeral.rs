@@ -52,7 +52,12 @@ impl EphemeralVolumeController {
             let name = ephemeral_claim_name(&pod_name, &volume.name);
             if let Some(existing) = ctx.api.lookup(("", "persistentvolumeclaims"), &key.0, &name) {
                 if controller_of(existing.metadata()).is_none_or(|r| r.uid != pod_uid) {
-                    ctx.event(&object, "Warning", "FailedBinding", format!("PVC {}/{name} was not created for pod {}/{pod_name} (pod is not owner)", key.0, key.0));
+                    ctx.event(
+                        &object,
+                        "Warning",
+                        "FailedBinding",
+                        format!("PVC {}/{name} was not created for pod {}/{pod_name} (pod is not owner)", key.0, key.0),
+                    );
                 }
                 continue;
             }

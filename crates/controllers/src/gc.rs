@@ -171,11 +171,7 @@ impl GarbageCollector {
             .get(uid)
             .into_iter()
             .flatten()
-            .filter(|dep| {
-                self.nodes
-                    .get(*dep)
-                    .is_some_and(|n| n.owners.iter().any(|r| r.uid == uid && r.block_owner_deletion == Some(true)))
-            })
+            .filter(|dep| self.nodes.get(*dep).is_some_and(|n| n.owners.iter().any(|r| r.uid == uid && r.block_owner_deletion == Some(true))))
             .cloned()
             .collect()
     }

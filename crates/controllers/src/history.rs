@@ -35,7 +35,13 @@ pub fn revision_template(revision: &ControllerRevision) -> Option<PodTemplateSpe
 }
 
 /// A new revision of `owner` for `template`.
-pub fn new_revision(owner: &Object, template: &PodTemplateSpec, labels: BTreeMap<String, String>, revision: i64, collision_count: Option<i32>) -> ControllerRevision {
+pub fn new_revision(
+    owner: &Object,
+    template: &PodTemplateSpec,
+    labels: BTreeMap<String, String>,
+    revision: i64,
+    collision_count: Option<i32>,
+) -> ControllerRevision {
     let hash = compute_hash(template, collision_count);
     let mut labels = labels;
     labels.insert(HASH_LABEL.into(), hash.clone());

@@ -343,7 +343,14 @@ pub fn convert_desired_with_behavior(
 }
 
 /// `stabilizeRecommendationWithBehaviors`: (recommendation, reason, message).
-pub fn stabilize_with_behavior(recommendations: &mut Vec<Timestamped>, current: i32, desired: i32, up_window_s: i32, down_window_s: i32, now: Millis) -> (i32, &'static str, &'static str) {
+pub fn stabilize_with_behavior(
+    recommendations: &mut Vec<Timestamped>,
+    current: i32,
+    desired: i32,
+    up_window_s: i32,
+    down_window_s: i32,
+    now: Millis,
+) -> (i32, &'static str, &'static str) {
     let up_cutoff = now.saturating_sub(up_window_s.max(0) as Millis * 1000);
     let down_cutoff = now.saturating_sub(down_window_s.max(0) as Millis * 1000);
     let mut up_rec = desired;
@@ -421,14 +428,23 @@ pub fn read_hpa(object: &Object) -> Option<HorizontalPodAutoscaler> {
 fn cpu_utilization_metric(target: i32) -> MetricSpec {
     MetricSpec {
         type_: "Resource".into(),
-        resource: Some(ResourceMetricSource { name: "cpu".into(), target: MetricTarget { type_: "Utilization".into(), average_utilization: Some(target), average_value: None, value: None } }),
+        resource: Some(ResourceMetricSource {
+            name: "cpu".into(),
+            target: MetricTarget { type_: "Utilization".into(), average_utilization: Some(target), average_value: None, value: None },
+        }),
         ..Default::default()
     }
 }
 
 fn set_hpa_condition(status: &mut HorizontalPodAutoscalerStatus, type_: &str, value: &str, reason: &str, message: String, now: Millis) {
     let conditions = status.conditions.get_or_insert_with(Vec::new);
-    let mut cond = HorizontalPodAutoscalerCondition { type_: type_.into(), status: value.into(), reason: Some(reason.into()), message: Some(message), last_transition_time: Some(time_at(now)) };
+    let mut cond = HorizontalPodAutoscalerCondition {
+        type_: type_.into(),
+        status: value.into(),
+        reason: Some(reason.into()),
+        message: Some(message),
+        last_transition_time: Some(time_at(now)),
+    };
     if let Some(existing) = conditions.iter_mut().find(|c| c.type_ == type_) {
         if existing.status == cond.status {
             cond.last_transition_time = existing.last_transition_time.clone();
@@ -503,12 +519,20 @@ impl HpaController {
             ("apps", "StatefulSet") => ("apps", "statefulsets"),
             ("", "ReplicationController") => ("", "replicationcontrollers"),
             _ => {
-                set_hpa_condition(&mut status, "AbleToScale", "False", "FailedGetScale", format!("the HPA controller was unable to get the target's current scale: no matches for kind {:?} in group {group:?}", target_ref.kind), now);
+                set_hpa_condition(
+                    &mut status,
+                    "AbleToScale",
+                    "False",
+                    "FailedGetScale",
+                    format!("the HPA controller was unable to get the target's current scale: no matches for kind {:?} in group {group:?}", target_ref.kind),
+                    now,
+                );
                 return self.write(ctx, &object, &hpa, status);
             }
         };
         let Some(target) = ctx.api.lookup(resource, &key.0, &target_ref.name).cloned() else {
-            let message = format!("the HPA controller was unable to get the target's current scale: {}.{} {:?} not found", resource.1, resource.0, target_ref.name);
+            let message =
+                format!("the HPA controller was unable to get the target's current scale: {}.{} {:?} not found", resource.1, resource.0, target_ref.name);
             set_hpa_condition(&mut status, "AbleToScale", "False", "FailedGetScale", message.clone(), now);
             ctx.event(&object, "Warning", "FailedGetScale", format!("{}.{} {:?} not found", resource.1, resource.0, target_ref.name));
             return self.write(ctx, &object, &hpa, status);
@@ -532,7 +556,14 @@ impl HpaController {
         let desired: i32;
         if current == 0 && min != 0 {
             desired = 0;
-            set_hpa_condition(&mut status, "ScalingActive", "False", "ScalingDisabled", "scaling is disabled since the replica count of the target is zero".into(), now);
+            set_hpa_condition(
+                &mut status,
+                "ScalingActive",
+                "False",
+                "ScalingDisabled",
+                "scaling is disabled since the replica count of the target is zero".into(),
+                now,
+            );
         } else if current > max {
             rescale_reason = "Current number of replicas above Spec.MaxReplicas".into();
             desired = max;
@@ -541,7 +572,14 @@ impl HpaController {
             desired = min;
         } else {
             // Pods are read from the API server at each 15 s sync (no pod informer needed).
-            let pods: Vec<Pod> = ctx.api.store().list(("", "pods"), Some(&key.0)).filter_map(|o| o.as_pod()).filter(|p| selector.matches(p.metadata.labels.as_ref())).cloned().collect();
+            let pods: Vec<Pod> = ctx
+                .api
+                .store()
+                .list(("", "pods"), Some(&key.0))
+                .filter_map(|o| o.as_pod())
+                .filter(|p| selector.matches(p.metadata.labels.as_ref()))
+                .cloned()
+                .collect();
             let metrics = spec.metrics.clone().filter(|m| !m.is_empty()).unwrap_or_else(|| vec![cpu_utilization_metric(80)]);
             let mut proposal: Option<(i32, String)> = None;
             let mut invalid = 0;
@@ -549,7 +587,10 @@ impl HpaController {
             for metric in &metrics {
                 let Some(res) = metric.resource.as_ref().filter(|_| metric.type_ == "Resource") else {
                     invalid += 1;
-                    last_error = Some(("InvalidMetricSourceType".to_string(), format!("the HPA was unable to compute the replica count: unsupported metric source type {:?}", metric.type_)));
+                    last_error = Some((
+                        "InvalidMetricSourceType".to_string(),
+                        format!("the HPA was unable to compute the replica count: unsupported metric source type {:?}", metric.type_),
+                    ));
                     continue;
                 };
                 let samples: Vec<PodSample> = pods.iter().map(|p| self.sample(p, &res.name, now)).collect();
@@ -565,7 +606,9 @@ impl HpaController {
                     _ => {
                         let target_util = res.target.average_utilization.unwrap_or(80);
                         match resource_replicas(current, target_util, &samples, cpu, now) {
-                            Ok((r, util, raw)) => (Ok(r), MetricValueStatus { average_utilization: Some(util), average_value: Some(milli_quantity(raw, cpu)), value: None }),
+                            Ok((r, util, raw)) => {
+                                (Ok(r), MetricValueStatus { average_utilization: Some(util), average_value: Some(milli_quantity(raw, cpu)), value: None })
+                            }
                             Err(e) => (Err(e), MetricValueStatus::default()),
                         }
                     }
@@ -577,15 +620,23 @@ impl HpaController {
                             resource: Some(ResourceMetricStatus { name: res.name.clone(), current: current_status }),
                             ..Default::default()
                         });
-                        let description = format!("{} resource{}", res.name, if res.target.type_ == "Utilization" { " utilization (percentage of request)" } else { "" });
+                        let description =
+                            format!("{} resource{}", res.name, if res.target.type_ == "Utilization" { " utilization (percentage of request)" } else { "" });
                         if proposal.as_ref().is_none_or(|(p, _)| r > *p) {
                             proposal = Some((r, description));
                         }
                     }
                     Err(e) => {
                         invalid += 1;
-                        metric_statuses.push(MetricStatus { type_: "Resource".into(), resource: Some(ResourceMetricStatus { name: res.name.clone(), current: MetricValueStatus::default() }), ..Default::default() });
-                        last_error = Some(("FailedGetResourceMetric".to_string(), format!("the HPA was unable to compute the replica count: failed to get {} utilization: {e}", res.name)));
+                        metric_statuses.push(MetricStatus {
+                            type_: "Resource".into(),
+                            resource: Some(ResourceMetricStatus { name: res.name.clone(), current: MetricValueStatus::default() }),
+                            ..Default::default()
+                        });
+                        last_error = Some((
+                            "FailedGetResourceMetric".to_string(),
+                            format!("the HPA was unable to compute the replica count: failed to get {} utilization: {e}", res.name),
+                        ));
                     }
                 }
             }
@@ -593,21 +644,44 @@ impl HpaController {
                 let (reason, message) = last_error.unwrap_or_else(|| ("FailedGetResourceMetric".into(), "invalid metrics".into()));
                 set_hpa_condition(&mut status, "ScalingActive", "False", &reason, message.clone(), now);
                 ctx.event(&object, "Warning", &reason, message.trim_start_matches("the HPA was unable to compute the replica count: ").to_string());
-                ctx.event(&object, "Warning", "FailedComputeMetricsReplicas", format!("invalid metrics ({invalid} invalid out of {}), first error is: {}", metrics.len(), message.trim_start_matches("the HPA was unable to compute the replica count: ")));
+                ctx.event(
+                    &object,
+                    "Warning",
+                    "FailedComputeMetricsReplicas",
+                    format!(
+                        "invalid metrics ({invalid} invalid out of {}), first error is: {}",
+                        metrics.len(),
+                        message.trim_start_matches("the HPA was unable to compute the replica count: ")
+                    ),
+                );
                 status.current_metrics = Some(metric_statuses);
                 status.current_replicas = Some(current);
                 status.desired_replicas = current;
                 return self.write(ctx, &object, &hpa, status);
             }
             let (proposed, description) = proposal.unwrap_or((current, String::new()));
-            set_hpa_condition(&mut status, "ScalingActive", "True", "ValidMetricFound", format!("the HPA was able to successfully calculate a replica count from {description}"), now);
+            set_hpa_condition(
+                &mut status,
+                "ScalingActive",
+                "True",
+                "ValidMetricFound",
+                format!("the HPA was able to successfully calculate a replica count from {description}"),
+                now,
+            );
             rescale_reason = if proposed > current { format!("{description} above target") } else { "All metrics below target".into() };
             let state = self.state.entry(key.clone()).or_default();
             desired = match &spec.behavior {
                 None => {
                     let stabilized = stabilize(&mut state.recommendations, proposed, now);
                     if stabilized != proposed {
-                        set_hpa_condition(&mut status, "AbleToScale", "True", "ScaleDownStabilized", "recent recommendations were higher than current one, applying the highest recent recommendation".into(), now);
+                        set_hpa_condition(
+                            &mut status,
+                            "AbleToScale",
+                            "True",
+                            "ScaleDownStabilized",
+                            "recent recommendations were higher than current one, applying the highest recent recommendation".into(),
+                            now,
+                        );
                     } else {
                         set_hpa_condition(&mut status, "AbleToScale", "True", "ReadyForNewScale", "recommended size matches current size".into(), now);
                     }
@@ -632,7 +706,8 @@ impl HpaController {
                     } else {
                         set_hpa_condition(&mut status, "AbleToScale", "True", "ReadyForNewScale", "recommended size matches current size".into(), now);
                     }
-                    let (d, reason, message) = convert_desired_with_behavior(current, stabilized, min, max, &up, &down, &state.up_events, &state.down_events, now);
+                    let (d, reason, message) =
+                        convert_desired_with_behavior(current, stabilized, min, max, &up, &down, &state.up_events, &state.down_events, now);
                     set_hpa_condition(&mut status, "ScalingLimited", if d == stabilized { "False" } else { "True" }, reason, message.into(), now);
                     d
                 }
@@ -645,7 +720,14 @@ impl HpaController {
             let updated = Object::from_json(info, json).map_err(|e| ApiError::bad_request(e.to_string()))?;
             match ctx.update(updated) {
                 Ok(_) => {
-                    set_hpa_condition(&mut status, "AbleToScale", "True", "SucceededRescale", format!("the HPA controller was able to update the target scale to {desired}"), now);
+                    set_hpa_condition(
+                        &mut status,
+                        "AbleToScale",
+                        "True",
+                        "SucceededRescale",
+                        format!("the HPA controller was able to update the target scale to {desired}"),
+                        now,
+                    );
                     ctx.event(&object, "Normal", "SuccessfulRescale", format!("New size: {desired}; reason: {rescale_reason}"));
                     status.last_scale_time = Some(time_at(now));
                     let state = self.state.entry(key.clone()).or_default();
@@ -659,7 +741,14 @@ impl HpaController {
                     }
                 }
                 Err(e) => {
-                    set_hpa_condition(&mut status, "AbleToScale", "False", "FailedUpdateScale", format!("the HPA controller was unable to update the target scale: {}", e.message), now);
+                    set_hpa_condition(
+                        &mut status,
+                        "AbleToScale",
+                        "False",
+                        "FailedUpdateScale",
+                        format!("the HPA controller was unable to update the target scale: {}", e.message),
+                        now,
+                    );
                     ctx.event(&object, "Warning", "FailedRescale", format!("New size: {desired}; reason: {rescale_reason}; error: {}", e.message));
                 }
             }

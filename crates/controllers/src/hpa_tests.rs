@@ -27,15 +27,7 @@ fn pod(i: usize, kind: Kind, request: i64, metric: Option<i64>) -> PodSample {
         Kind::Deleting => ("Running", Some((true, long_ago + 10_000)), Some(long_ago), true),
         Kind::Pending => ("Pending", None, None, false),
     };
-    PodSample {
-        name: format!("pod-{i}"),
-        phase: phase.into(),
-        deleting,
-        ready,
-        start_time: start,
-        request: Some(request),
-        metric: metric.map(|m| (m, NOW)),
-    }
+    PodSample { name: format!("pod-{i}"), phase: phase.into(), deleting, ready, start_time: start, request: Some(request), metric: metric.map(|m| (m, NOW)) }
 }
 
 // Mirrors pkg/controller/podautoscaler/replica_calculator_test.go (CPU cases)
@@ -49,22 +41,93 @@ fn replica_calculator_cpu_vectors() {
         ("TestReplicaCalcScaleUpHotCpuLessScale", 3, vec![(Hot, 1000, Some(300)), (Ready, 1000, Some(500)), (Ready, 1000, Some(700))], 30, 60, 4),
         ("TestReplicaCalcScaleUpUnreadyNoScale", 3, vec![(Ready, 1000, Some(400)), (Unready, 1000, Some(500)), (Unready, 1000, Some(700))], 30, 40, 3),
         ("TestReplicaCalcScaleHotCpuNoScale", 3, vec![(Ready, 1000, Some(400)), (Hot, 1000, Some(500)), (Hot, 1000, Some(700))], 30, 40, 3),
-        ("TestReplicaCalcScaleUpIgnoresFailedPods", 2, vec![(Ready, 1000, Some(500)), (Ready, 1000, Some(700)), (Failed, 1000, Some(100)), (Failed, 1000, Some(100))], 30, 60, 4),
-        ("TestReplicaCalcScaleUpIgnoresDeletionPods", 2, vec![(Ready, 1000, Some(500)), (Ready, 1000, Some(700)), (Deleting, 1000, Some(100)), (Deleting, 1000, Some(100))], 30, 60, 4),
-        ("TestReplicaCalcScaleDown", 5, vec![(Ready, 1000, Some(100)), (Ready, 1000, Some(300)), (Ready, 1000, Some(500)), (Ready, 1000, Some(250)), (Ready, 1000, Some(250))], 50, 28, 3),
-        ("TestReplicaCalcScaleDownIncludeUnreadyPods", 5, vec![(Ready, 1000, Some(100)), (Ready, 1000, Some(300)), (Ready, 1000, Some(500)), (Unready, 1000, Some(250)), (Unready, 1000, Some(250))], 50, 30, 2),
-        ("TestReplicaCalcScaleDownExcludeUnscheduledPods", 5, vec![(Ready, 1000, Some(100)), (Pending, 1000, None), (Pending, 1000, None), (Pending, 1000, None), (Pending, 1000, None)], 50, 10, 1),
-        ("TestReplicaCalcScaleDownIgnoreHotCpuPods", 5, vec![(Ready, 1000, Some(100)), (Ready, 1000, Some(300)), (Ready, 1000, Some(500)), (Hot, 1000, Some(250)), (Hot, 1000, Some(250))], 50, 30, 2),
-        ("TestReplicaCalcScaleDownIgnoresFailedPods", 5, vec![(Ready, 1000, Some(100)), (Ready, 1000, Some(300)), (Ready, 1000, Some(500)), (Ready, 1000, Some(250)), (Ready, 1000, Some(250)), (Failed, 1000, Some(10)), (Failed, 1000, Some(10))], 50, 28, 3),
+        (
+            "TestReplicaCalcScaleUpIgnoresFailedPods",
+            2,
+            vec![(Ready, 1000, Some(500)), (Ready, 1000, Some(700)), (Failed, 1000, Some(100)), (Failed, 1000, Some(100))],
+            30,
+            60,
+            4,
+        ),
+        (
+            "TestReplicaCalcScaleUpIgnoresDeletionPods",
+            2,
+            vec![(Ready, 1000, Some(500)), (Ready, 1000, Some(700)), (Deleting, 1000, Some(100)), (Deleting, 1000, Some(100))],
+            30,
+            60,
+            4,
+        ),
+        (
+            "TestReplicaCalcScaleDown",
+            5,
+            vec![(Ready, 1000, Some(100)), (Ready, 1000, Some(300)), (Ready, 1000, Some(500)), (Ready, 1000, Some(250)), (Ready, 1000, Some(250))],
+            50,
+            28,
+            3,
+        ),
+        (
+            "TestReplicaCalcScaleDownIncludeUnreadyPods",
+            5,
+            vec![(Ready, 1000, Some(100)), (Ready, 1000, Some(300)), (Ready, 1000, Some(500)), (Unready, 1000, Some(250)), (Unready, 1000, Some(250))],
+            50,
+            30,
+            2,
+        ),
+        (
+            "TestReplicaCalcScaleDownExcludeUnscheduledPods",
+            5,
+            vec![(Ready, 1000, Some(100)), (Pending, 1000, None), (Pending, 1000, None), (Pending, 1000, None), (Pending, 1000, None)],
+            50,
+            10,
+            1,
+        ),
+        (
+            "TestReplicaCalcScaleDownIgnoreHotCpuPods",
+            5,
+            vec![(Ready, 1000, Some(100)), (Ready, 1000, Some(300)), (Ready, 1000, Some(500)), (Hot, 1000, Some(250)), (Hot, 1000, Some(250))],
+            50,
+            30,
+            2,
+        ),
+        (
+            "TestReplicaCalcScaleDownIgnoresFailedPods",
+            5,
+            vec![
+                (Ready, 1000, Some(100)),
+                (Ready, 1000, Some(300)),
+                (Ready, 1000, Some(500)),
+                (Ready, 1000, Some(250)),
+                (Ready, 1000, Some(250)),
+                (Failed, 1000, Some(10)),
+                (Failed, 1000, Some(10)),
+            ],
+            50,
+            28,
+            3,
+        ),
         ("TestReplicaCalcTolerance", 3, vec![(Ready, 900, Some(1010)), (Ready, 1000, Some(1030)), (Ready, 1100, Some(1020))], 100, 102, 3),
-        ("TestReplicaCalcSuperfluousMetrics", 4, vec![(Ready, 1000, Some(4000)), (Ready, 1000, Some(9500)), (Ready, 1000, Some(3000)), (Ready, 1000, Some(7000))], 100, 587, 24),
+        (
+            "TestReplicaCalcSuperfluousMetrics",
+            4,
+            vec![(Ready, 1000, Some(4000)), (Ready, 1000, Some(9500)), (Ready, 1000, Some(3000)), (Ready, 1000, Some(7000))],
+            100,
+            587,
+            24,
+        ),
         ("TestReplicaCalcMissingMetrics", 4, vec![(Ready, 1000, Some(400)), (Ready, 1000, Some(95)), (Ready, 1000, None), (Ready, 1000, None)], 100, 24, 3),
         ("TestReplicaCalcMissingMetricsNoChangeEq", 2, vec![(Ready, 1000, Some(1000)), (Ready, 1000, None)], 100, 100, 2),
         ("TestReplicaCalcMissingMetricsNoChangeGt", 2, vec![(Ready, 1000, Some(1900)), (Ready, 1000, None)], 100, 190, 2),
         ("TestReplicaCalcMissingMetricsNoChangeLt", 2, vec![(Ready, 1000, Some(600)), (Ready, 1000, None)], 100, 60, 2),
         ("TestReplicaCalcMissingMetricsUnreadyChange", 3, vec![(Unready, 1000, Some(100)), (Ready, 1000, Some(450)), (Ready, 1000, None)], 50, 45, 3),
         ("TestReplicaCalcMissingMetricsUnreadyScaleUp", 3, vec![(Unready, 1000, Some(100)), (Ready, 1000, Some(2000)), (Ready, 1000, None)], 50, 200, 4),
-        ("TestReplicaCalcMissingMetricsUnreadyScaleDown", 4, vec![(Unready, 1000, Some(100)), (Ready, 1000, Some(100)), (Ready, 1000, Some(100)), (Ready, 1000, None)], 50, 10, 3),
+        (
+            "TestReplicaCalcMissingMetricsUnreadyScaleDown",
+            4,
+            vec![(Unready, 1000, Some(100)), (Ready, 1000, Some(100)), (Ready, 1000, Some(100)), (Ready, 1000, None)],
+            50,
+            10,
+            3,
+        ),
     ];
     for (name, current, pods, target, want_util, want_replicas) in cases {
         let samples: Vec<PodSample> = pods.iter().enumerate().map(|(i, (k, r, m))| pod(i, *k, *r, *m)).collect();
@@ -181,10 +244,8 @@ fn hpa_scales_a_deployment_on_cpu_utilization() {
     let mut d = crate::e2e_tests::deployment("web", 2, "nginx");
     let template = &mut d.spec.as_mut().unwrap().template;
     template.metadata.as_mut().unwrap().annotations = Some(BTreeMap::from([(CPU_USAGE_ANNOTATION.to_string(), "180m".to_string())]));
-    template.spec.as_mut().unwrap().containers[0].resources = Some(ResourceRequirements {
-        requests: Some(BTreeMap::from([("cpu".to_string(), Quantity("200m".into()))])),
-        ..Default::default()
-    });
+    template.spec.as_mut().unwrap().containers[0].resources =
+        Some(ResourceRequirements { requests: Some(BTreeMap::from([("cpu".to_string(), Quantity("200m".into()))])), ..Default::default() });
     w.create(Object::Deployment(Box::new(d))).unwrap();
     let hpa = HorizontalPodAutoscaler {
         metadata: ObjectMeta { name: Some("web".into()), namespace: Some("default".into()), ..Default::default() },
@@ -212,5 +273,9 @@ fn hpa_scales_a_deployment_on_cpu_utilization() {
     assert_eq!((status.current_replicas, status.desired_replicas), (Some(2), 3));
     let util = status.current_metrics.unwrap()[0].resource.as_ref().unwrap().current.average_utilization;
     assert_eq!(util, Some(90));
-    assert!(w.events().contains(&("SuccessfulRescale".into(), "New size: 3; reason: cpu resource utilization (percentage of request) above target".into())), "{:?}", w.events());
+    assert!(
+        w.events().contains(&("SuccessfulRescale".into(), "New size: 3; reason: cpu resource utilization (percentage of request) above target".into())),
+        "{:?}",
+        w.events()
+    );
 }

@@ -211,7 +211,15 @@ impl Default for JobController {
 impl JobController {
     /// A controller with empty caches.
     pub fn new() -> JobController {
-        JobController { per_index: None, failed_seen: BTreeMap::new(), jobs: Cache::default(), pods: Cache::default(), queue: WorkQueue::new(JOB_LATENCY_MS), expectations: Expectations::default(), backoff: BTreeMap::new() }
+        JobController {
+            per_index: None,
+            failed_seen: BTreeMap::new(),
+            jobs: Cache::default(),
+            pods: Cache::default(),
+            queue: WorkQueue::new(JOB_LATENCY_MS),
+            expectations: Expectations::default(),
+            backoff: BTreeMap::new(),
+        }
     }
 
     fn resolve(&self, namespace: &str, reference: &kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference) -> Option<Key> {
@@ -293,7 +301,8 @@ impl JobController {
         let indexed = spec.completion_mode.as_deref() == Some("Indexed");
         let completions = spec.completions;
         let valid = |p: &Pod| !indexed || completion_index(p).is_some_and(|i| i < completions.unwrap_or(0));
-        let new_succeeded: Vec<&Pod> = pods.iter().filter(|p| has_finalizer(p) && !unc_succ.contains(&uid(p)) && valid(p) && pod_phase(p) == "Succeeded").collect();
+        let new_succeeded: Vec<&Pod> =
+            pods.iter().filter(|p| has_finalizer(p) && !unc_succ.contains(&uid(p)) && valid(p) && pod_phase(p) == "Succeeded").collect();
         let new_failed: Vec<&Pod> = pods.iter().filter(|p| has_finalizer(p) && !unc_fail.contains(&uid(p)) && valid(p) && is_failed(p)).collect();
         let mut succeeded = status.succeeded.unwrap_or(0) + new_succeeded.len() as i32 + unc_succ.len() as i32;
         let policy = spec.pod_failure_policy.clone();
@@ -328,9 +337,9 @@ impl JobController {
             }
         }
         if finished.is_none() {
-            let past_deadline = spec.active_deadline_seconds.is_some_and(|d| {
-                !suspended && status.start_time.as_ref().is_some_and(|s| now >= millis_of(s) + d as Millis * 1000)
-            });
+            let past_deadline = spec
+                .active_deadline_seconds
+                .is_some_and(|d| !suspended && status.start_time.as_ref().is_some_and(|s| now >= millis_of(s) + d as Millis * 1000));
             if failed > spec.backoff_limit.unwrap_or(6) || past_backoff_limit_on_failure(&spec, &pods) {
                 finished = Some(new_condition("FailureTarget", "BackoffLimitExceeded", "Job has reached the specified backoff limit", now));
             } else if past_deadline {
@@ -355,10 +364,8 @@ impl JobController {
             }
             succeeded = succeeded_indexes.len() as i32;
             if let Some(limit) = spec.backoff_limit_per_index {
-                let mut state = IndexState {
-                    failed: parse_indexes(status.failed_indexes.as_deref().unwrap_or(""), completions.unwrap_or(0)),
-                    ..Default::default()
-                };
+                let mut state =
+                    IndexState { failed: parse_indexes(status.failed_indexes.as_deref().unwrap_or(""), completions.unwrap_or(0)), ..Default::default() };
                 for p in pods.iter().filter(|p| pod_phase(p) == "Failed") {
                     let Some(i) = completion_index(p).filter(|i| *i < completions.unwrap_or(0)) else { continue };
                     if !match_pod_failure_policy(policy.as_ref(), p).1 {
@@ -382,7 +389,12 @@ impl JobController {
                 if finished.is_none() {
                     let failed_count = state.failed.len() as i32;
                     if spec.max_failed_indexes.is_some_and(|m| failed_count > m) {
-                        finished = Some(new_condition("FailureTarget", "MaxFailedIndexesExceeded", "Job has exceeded the specified maximal number of failed indexes", now));
+                        finished = Some(new_condition(
+                            "FailureTarget",
+                            "MaxFailedIndexesExceeded",
+                            "Job has exceeded the specified maximal number of failed indexes",
+                            now,
+                        ));
                     } else if failed_count > 0 && failed_count + succeeded_indexes.len() as i32 >= completions.unwrap_or(0) {
                         finished = Some(new_condition("FailureTarget", "FailedIndexes", "Job has failed indexes", now));
                     }
@@ -481,7 +493,11 @@ impl JobController {
                 if !indexed && !unc_s.contains(&id) {
                     unc_s.push(id);
                 }
-            } else if (considered_failed || failing) && !unc_f.contains(&id) && valid(p) && (!considered_failed || match_pod_failure_policy(policy.as_ref(), p).1) {
+            } else if (considered_failed || failing)
+                && !unc_f.contains(&id)
+                && valid(p)
+                && (!considered_failed || match_pod_failure_policy(policy.as_ref(), p).1)
+            {
                 unc_f.push(id);
             }
         }
@@ -504,10 +520,8 @@ impl JobController {
             }
             other => other.clone(),
         };
-        status.uncounted_terminated_pods = Some(UncountedTerminatedPods {
-            succeeded: (!unc_s.is_empty()).then(|| unc_s.clone()),
-            failed: (!unc_f.is_empty()).then(|| unc_f.clone()),
-        });
+        status.uncounted_terminated_pods =
+            Some(UncountedTerminatedPods { succeeded: (!unc_s.is_empty()).then(|| unc_s.clone()), failed: (!unc_f.is_empty()).then(|| unc_f.clone()) });
         let original_status = decode::<Job>(&object).and_then(|j| j.status).unwrap_or_default();
         if job.status.as_ref() != Some(&original_status) {
             job = self.write_status(&job, ctx)?;
@@ -541,7 +555,8 @@ impl JobController {
         }
         status.failed = nz(status.failed.unwrap_or(0) + done_f.len() as i32);
         let no_uncounted = keep_s.is_empty() && keep_f.is_empty();
-        status.uncounted_terminated_pods = Some(UncountedTerminatedPods { succeeded: (!keep_s.is_empty()).then_some(keep_s), failed: (!keep_f.is_empty()).then_some(keep_f) });
+        status.uncounted_terminated_pods =
+            Some(UncountedTerminatedPods { succeeded: (!keep_s.is_empty()).then_some(keep_s), failed: (!keep_f.is_empty()).then_some(keep_f) });
         // enactJobFinished
         let mut finished_now = None;
         if let Some(c) = final_condition {
@@ -644,7 +659,8 @@ impl JobController {
         if spec.suspend == Some(true) {
             let mut victims: Vec<&Pod> = active_pods.to_vec();
             kubesim_api::sort::sort_by(&mut victims, |a, b| active_pods_order(a, b));
-            let keys: Vec<Key> = victims.iter().map(|p| (p.metadata.namespace.clone().unwrap_or_default(), p.metadata.name.clone().unwrap_or_default())).collect();
+            let keys: Vec<Key> =
+                victims.iter().map(|p| (p.metadata.namespace.clone().unwrap_or_default(), p.metadata.name.clone().unwrap_or_default())).collect();
             self.expectations.expect_deletions(key, keys, ctx.now);
             let (deleted, ready, err) = self.delete_pods(job_object, &victims, true, ctx);
             return match err {
@@ -686,7 +702,8 @@ impl JobController {
         }
         remove.truncate(MAX_POD_CREATE_DELETE_PER_SYNC);
         if !remove.is_empty() {
-            let keys: Vec<Key> = remove.iter().map(|p| (p.metadata.namespace.clone().unwrap_or_default(), p.metadata.name.clone().unwrap_or_default())).collect();
+            let keys: Vec<Key> =
+                remove.iter().map(|p| (p.metadata.namespace.clone().unwrap_or_default(), p.metadata.name.clone().unwrap_or_default())).collect();
             self.expectations.expect_deletions(key, keys, ctx.now);
             let (deleted, ready, err) = self.delete_pods(job_object, &remove, true, ctx);
             return match err {
@@ -715,7 +732,10 @@ impl JobController {
         if indexed {
             let taken: BTreeSet<i32> = active_pods.iter().filter_map(|p| completion_index(p)).collect();
             let failed_indexes = per_index.as_ref().map(|s| s.failed.clone()).unwrap_or_default();
-            let pending: Vec<i32> = (0..completions.unwrap_or(0)).filter(|i| !succeeded_indexes.contains(i) && !taken.contains(i) && !failed_indexes.contains(i)).take(diff as usize).collect();
+            let pending: Vec<i32> = (0..completions.unwrap_or(0))
+                .filter(|i| !succeeded_indexes.contains(i) && !taken.contains(i) && !failed_indexes.contains(i))
+                .take(diff as usize)
+                .collect();
             // Per-index backoff: indexes whose last failure is too recent wait.
             let mut wait: Option<Millis> = None;
             indexes = pending
@@ -826,7 +846,10 @@ fn remove_tracking_finalizer(m: &mut kubesim_api::k8s_openapi::apimachinery::pkg
 }
 
 /// `matchPodFailurePolicy`: (FailJob message, whether the failure counts, action).
-pub fn match_pod_failure_policy(policy: Option<&kubesim_api::k8s_openapi::api::batch::v1::PodFailurePolicy>, pod: &Pod) -> (Option<String>, bool, Option<String>) {
+pub fn match_pod_failure_policy(
+    policy: Option<&kubesim_api::k8s_openapi::api::batch::v1::PodFailurePolicy>,
+    pod: &Pod,
+) -> (Option<String>, bool, Option<String>) {
     let Some(policy) = policy else { return (None, true, None) };
     let status = pod.status.clone().unwrap_or_default();
     let ns = pod.metadata.namespace.clone().unwrap_or_default();
@@ -847,9 +870,12 @@ pub fn match_pod_failure_policy(policy: Option<&kubesim_api::k8s_openapi::api::b
                 })
         } else if let Some(patterns) = &rule.on_pod_conditions {
             patterns.iter().find_map(|pat| {
-                status.conditions.iter().flatten().find(|c| c.type_ == pat.type_ && c.status == pat.status).map(|c| {
-                    format!("Pod {ns}/{name} has condition {} matching {} rule at index {index}", c.type_, rule.action)
-                })
+                status
+                    .conditions
+                    .iter()
+                    .flatten()
+                    .find(|c| c.type_ == pat.type_ && c.status == pat.status)
+                    .map(|c| format!("Pod {ns}/{name} has condition {} matching {} rule at index {index}", c.type_, rule.action))
             })
         } else {
             None
@@ -867,7 +893,11 @@ pub fn match_pod_failure_policy(policy: Option<&kubesim_api::k8s_openapi::api::b
 
 /// `matchSuccessPolicy`: the SuccessCriteriaMet message when a rule matches the succeeded
 /// indexes.
-pub fn match_success_policy(policy: Option<&kubesim_api::k8s_openapi::api::batch::v1::SuccessPolicy>, completions: i32, succeeded: &BTreeSet<i32>) -> Option<String> {
+pub fn match_success_policy(
+    policy: Option<&kubesim_api::k8s_openapi::api::batch::v1::SuccessPolicy>,
+    completions: i32,
+    succeeded: &BTreeSet<i32>,
+) -> Option<String> {
     let policy = policy?;
     if succeeded.is_empty() {
         return None;

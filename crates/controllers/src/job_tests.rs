@@ -186,7 +186,10 @@ fn pod_failure_policy_fail_job_on_exit_code() {
     let failed = j.status.clone().unwrap().conditions.unwrap().into_iter().find(|c| c.type_ == "Failed").unwrap();
     assert_eq!(failed.reason.as_deref(), Some("PodFailurePolicy"));
     let message = failed.message.unwrap();
-    assert!(message.starts_with("Container pi for pod default/pfp-") && message.ends_with("failed with exit code 42 matching FailJob rule at index 0"), "{message}");
+    assert!(
+        message.starts_with("Container pi for pod default/pfp-") && message.ends_with("failed with exit code 42 matching FailJob rule at index 0"),
+        "{message}"
+    );
     assert!(w.list(("", "pods"), "default").len() <= 3, "no replacements after FailJob");
 }
 
@@ -232,7 +235,11 @@ fn success_policy_completes_the_job_when_a_rule_matches() {
     let c = j.status.clone().unwrap().conditions.unwrap().into_iter().find(|c| c.type_ == "Complete").unwrap();
     assert_eq!((c.reason.as_deref(), c.message.as_deref()), (Some("SuccessPolicy"), Some("Matched rules at index 0")));
     assert_eq!(j.status.unwrap().completed_indexes.as_deref(), Some("2"));
-    let live = w.list(("", "pods"), "default").iter().filter(|p| p.metadata().deletion_timestamp.is_none() && p.as_pod().is_some_and(crate::common::is_pod_active)).count();
+    let live = w
+        .list(("", "pods"), "default")
+        .iter()
+        .filter(|p| p.metadata().deletion_timestamp.is_none() && p.as_pod().is_some_and(crate::common::is_pod_active))
+        .count();
     assert_eq!(live, 0, "the other indexes were terminated");
 }
 

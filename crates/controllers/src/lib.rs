@@ -73,44 +73,44 @@
 #![deny(missing_docs)]
 
 pub mod common;
+#[cfg(test)]
+mod cron_tests;
 pub mod cronjob;
 pub mod daemonset;
 pub mod deployment;
 pub mod deployment_util;
 pub mod disruption;
+#[cfg(test)]
+mod ds_tests;
+#[cfg(test)]
+mod e2e_tests;
 pub mod endpoints;
+#[cfg(test)]
+mod endpoints_tests;
 pub mod ephemeral;
 pub mod gc;
 pub mod history;
 pub mod hpa;
+#[cfg(test)]
+mod hpa_tests;
 pub mod job;
+#[cfg(test)]
+mod job_tests;
 pub mod namespace;
+#[cfg(test)]
+mod node_tests;
 pub mod nodelifecycle;
 pub mod podgc;
 pub mod replicaset;
 pub mod resourcequota;
 pub mod statefulset;
-pub mod volume;
-#[cfg(test)]
-mod testing;
-#[cfg(test)]
-mod e2e_tests;
-#[cfg(test)]
-mod vector_tests;
-#[cfg(test)]
-mod node_tests;
-#[cfg(test)]
-mod job_tests;
 #[cfg(test)]
 mod sts_tests;
 #[cfg(test)]
-mod ds_tests;
+mod testing;
 #[cfg(test)]
-mod cron_tests;
-#[cfg(test)]
-mod hpa_tests;
-#[cfg(test)]
-mod endpoints_tests;
+mod vector_tests;
+pub mod volume;
 #[cfg(test)]
 mod volume_tests;
 

@@ -123,20 +123,50 @@ impl NamespaceController {
         let now = ctx.now;
         let mut conditions = vec![
             ns_condition("NamespaceDeletionDiscoveryFailure", "False", "ResourcesDiscovered", "All resources successfully discovered".into(), now),
-            ns_condition("NamespaceDeletionGroupVersionParsingFailure", "False", "ParsedGroupVersions", "All legacy kube types successfully parsed".into(), now),
-            ns_condition("NamespaceDeletionContentFailure", "False", "ContentDeleted", "All content successfully deleted, may be waiting on finalization".into(), now),
+            ns_condition(
+                "NamespaceDeletionGroupVersionParsingFailure",
+                "False",
+                "ParsedGroupVersions",
+                "All legacy kube types successfully parsed".into(),
+                now,
+            ),
+            ns_condition(
+                "NamespaceDeletionContentFailure",
+                "False",
+                "ContentDeleted",
+                "All content successfully deleted, may be waiting on finalization".into(),
+                now,
+            ),
         ];
         if remaining.is_empty() {
             conditions.push(ns_condition("NamespaceContentRemaining", "False", "ContentRemoved", "All content successfully removed".into(), now));
         } else {
             let parts: Vec<String> = remaining.iter().map(|(r, n)| format!("{r} has {n} resource instances")).collect();
-            conditions.push(ns_condition("NamespaceContentRemaining", "True", "SomeResourcesRemain", format!("Some resources are remaining: {}", parts.join(", ")), now));
+            conditions.push(ns_condition(
+                "NamespaceContentRemaining",
+                "True",
+                "SomeResourcesRemain",
+                format!("Some resources are remaining: {}", parts.join(", ")),
+                now,
+            ));
         }
         if finalizers.is_empty() {
-            conditions.push(ns_condition("NamespaceFinalizersRemaining", "False", "ContentHasNoFinalizers", "All content-preserving finalizers finished".into(), now));
+            conditions.push(ns_condition(
+                "NamespaceFinalizersRemaining",
+                "False",
+                "ContentHasNoFinalizers",
+                "All content-preserving finalizers finished".into(),
+                now,
+            ));
         } else {
             let parts: Vec<String> = finalizers.iter().map(|(f, n)| format!("{f} in {n} resource instances")).collect();
-            conditions.push(ns_condition("NamespaceFinalizersRemaining", "True", "SomeFinalizersRemain", format!("Some content in the namespace has finalizers remaining: {}", parts.join(", ")), now));
+            conditions.push(ns_condition(
+                "NamespaceFinalizersRemaining",
+                "True",
+                "SomeFinalizersRemain",
+                format!("Some content in the namespace has finalizers remaining: {}", parts.join(", ")),
+                now,
+            ));
         }
         let status = ns.status.get_or_insert_with(Default::default);
         // Keep transition times of unchanged conditions.
@@ -226,8 +256,7 @@ impl Component for NamespaceController {
 }
 
 fn namespace_active(ns: &Object) -> bool {
-    ns.metadata().deletion_timestamp.is_none()
-        && as_namespace(ns).and_then(|n| n.status.as_ref()).and_then(|s| s.phase.as_deref()) != Some("Terminating")
+    ns.metadata().deletion_timestamp.is_none() && as_namespace(ns).and_then(|n| n.status.as_ref()).and_then(|s| s.phase.as_deref()) != Some("Terminating")
 }
 
 /// The ServiceAccount controller: ensures ServiceAccount "default" in every active namespace.
@@ -381,7 +410,8 @@ impl RootCaPublisher {
             },
             Some(existing) => {
                 let Object::ConfigMap(cm) = existing.as_ref() else { return Ok(()) };
-                let annotation_ok = cm.metadata.annotations.as_ref().and_then(|a| a.get("kubernetes.io/description")).map(String::as_str) == Some(ROOT_CA_DESCRIPTION);
+                let annotation_ok =
+                    cm.metadata.annotations.as_ref().and_then(|a| a.get("kubernetes.io/description")).map(String::as_str) == Some(ROOT_CA_DESCRIPTION);
                 if cm.data == desired.data && annotation_ok && cm.binary_data.is_none() {
                     return Ok(());
                 }

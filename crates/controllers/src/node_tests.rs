@@ -53,7 +53,8 @@ fn make_ready(w: &mut TestWorld, name: &str) {
     let mut pod = w.get(("", "pods"), "default", name).unwrap().as_pod().unwrap().clone();
     let status = pod.status.get_or_insert_with(Default::default);
     status.phase = Some("Running".into());
-    status.conditions = Some(vec![PodCondition { type_: "Ready".into(), status: "True".into(), last_transition_time: Some(time_at(w.now)), ..Default::default() }]);
+    status.conditions =
+        Some(vec![PodCondition { type_: "Ready".into(), status: "True".into(), last_transition_time: Some(time_at(w.now)), ..Default::default() }]);
     w.as_user(|ctx| ctx.update_status(Object::Pod(Box::new(pod)))).unwrap();
 }
 
@@ -79,7 +80,10 @@ fn silent_node_becomes_unknown_tainted_and_its_pods_are_evicted_after_toleration
     w.run_for(20_000); // t = 65 s > 50 s grace (+ monitor period)
     let n = get_node(&w, "n1");
     let ready = n.status.as_ref().unwrap().conditions.as_ref().unwrap().iter().find(|c| c.type_ == "Ready").unwrap().clone();
-    assert_eq!((ready.status.as_str(), ready.reason.as_deref(), ready.message.as_deref()), ("Unknown", Some("NodeStatusUnknown"), Some("Kubelet stopped posting node status.")));
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_deref(), ready.message.as_deref()),
+        ("Unknown", Some("NodeStatusUnknown"), Some("Kubelet stopped posting node status."))
+    );
     for t in ["MemoryPressure", "DiskPressure", "PIDPressure"] {
         let c = n.status.as_ref().unwrap().conditions.as_ref().unwrap().iter().find(|c| c.type_ == t).unwrap().clone();
         assert_eq!((c.status.as_str(), c.reason.as_deref()), ("Unknown", Some("NodeStatusNeverUpdated")));
@@ -110,11 +114,20 @@ fn lease_renewals_keep_a_node_healthy_and_recovery_removes_taints() {
     let mut w = world();
     w.create(Object::Node(Box::new(node("n2", "True", 0)))).unwrap();
     w.add(Box::new(crate::testing::FakeHeartbeat { nodes: vec!["n2".into()] }));
-    w.create(Object::Namespace(Box::new(Namespace { metadata: ObjectMeta { name: Some("kube-node-lease".into()), ..Default::default() }, ..Default::default() }))).unwrap();
+    w.create(Object::Namespace(Box::new(Namespace {
+        metadata: ObjectMeta { name: Some("kube-node-lease".into()), ..Default::default() },
+        ..Default::default()
+    })))
+    .unwrap();
     w.create(Object::Node(Box::new(node("n1", "True", 0)))).unwrap();
     let lease = Lease {
         metadata: ObjectMeta { name: Some("n1".into()), namespace: Some("kube-node-lease".into()), ..Default::default() },
-        spec: Some(LeaseSpec { holder_identity: Some("n1".into()), lease_duration_seconds: Some(40), renew_time: Some(micro_time_at(0)), ..Default::default() }),
+        spec: Some(LeaseSpec {
+            holder_identity: Some("n1".into()),
+            lease_duration_seconds: Some(40),
+            renew_time: Some(micro_time_at(0)),
+            ..Default::default()
+        }),
     };
     w.create(Object::Lease(Box::new(lease))).unwrap();
     for i in 1..=12u64 {
@@ -160,7 +173,13 @@ fn unschedulable_and_condition_taints_follow_the_node() {
 #[test]
 fn min_toleration_time() {
     let taint = |k: &str| Taint { key: k.into(), effect: "NoExecute".into(), ..Default::default() };
-    let tol = |k: &str, s: Option<i64>| Toleration { key: Some(k.into()), operator: Some("Exists".into()), effect: Some("NoExecute".into()), toleration_seconds: s, ..Default::default() };
+    let tol = |k: &str, s: Option<i64>| Toleration {
+        key: Some(k.into()),
+        operator: Some("Exists".into()),
+        effect: Some("NoExecute".into()),
+        toleration_seconds: s,
+        ..Default::default()
+    };
     assert_eq!(toleration_time(&[taint("a")], &[]), None, "untolerated → evict now");
     assert_eq!(toleration_time(&[taint("a")], &[tol("a", None)]), Some(None), "forever");
     assert_eq!(toleration_time(&[taint("a"), taint("b")], &[tol("a", Some(300)), tol("b", Some(60))]), Some(Some(60)));
@@ -210,8 +229,10 @@ fn resource_quota_usage_is_recomputed_and_replenished() {
     assert_eq!(used(&w), serde_json::json!({"pods": "0", "requests.cpu": "0"}));
     let with_cpu = |name: &str| {
         let mut p = ready_pod(name, "n1", None);
-        p.spec.as_mut().unwrap().containers[0].resources =
-            Some(ResourceRequirements { requests: Some(std::collections::BTreeMap::from([("cpu".to_string(), Quantity("200m".into()))])), ..Default::default() });
+        p.spec.as_mut().unwrap().containers[0].resources = Some(ResourceRequirements {
+            requests: Some(std::collections::BTreeMap::from([("cpu".to_string(), Quantity("200m".into()))])),
+            ..Default::default()
+        });
         Object::Pod(Box::new(p))
     };
     w.create(with_cpu("a")).unwrap();
@@ -292,12 +313,12 @@ fn token_bucket_try_accept() {
 #[test]
 fn swap_limiter() {
     let cases: &[(f64, bool, f64, Millis, f64, bool)] = &[
-        (0.1, false, 0.0, 0, 1.0, false),  // → never limiter, which reports QPS 1
-        (0.1, false, 5.5, 0, 5.5, true),   // old had a token: the new one starts full
+        (0.1, false, 0.0, 0, 1.0, false),      // → never limiter, which reports QPS 1
+        (0.1, false, 5.5, 0, 5.5, true),       // old had a token: the new one starts full
         (0.1, true, 0.01, 1_000, 0.01, false), // old was empty: the new one is drained
         (0.1, true, 0.01, 10_000, 0.01, true), // old refilled by then: full
-        (0.0, false, 0.1, 0, 0.1, false),  // from never: drained
-        (0.0, false, 1.0, 0, 1.0, false),  // QPS 1 equals the never-limiter's: kept (upstream quirk)
+        (0.0, false, 0.1, 0, 0.1, false),      // from never: drained
+        (0.0, false, 1.0, 0, 1.0, false),      // QPS 1 equals the never-limiter's: kept (upstream quirk)
     ];
     for (from, consume, to, at, want_qps, want_token) in cases {
         let mut bucket = TokenBucket::new(*from, 0);
@@ -326,8 +347,8 @@ fn zone_eviction_rates() {
     let cases: &[(usize, usize, ZoneState, f64)] = &[
         (6, 0, ZoneState::Normal, 0.1),
         (4, 2, ZoneState::Normal, 0.1),
-        (2, 3, ZoneState::PartialDisruption, 0.0),   // 5 nodes ≤ 50: stop
-        (20, 30, ZoneState::PartialDisruption, 0.0), // exactly 50: stop
+        (2, 3, ZoneState::PartialDisruption, 0.0),    // 5 nodes ≤ 50: stop
+        (20, 30, ZoneState::PartialDisruption, 0.0),  // exactly 50: stop
         (20, 31, ZoneState::PartialDisruption, 0.01), // 51 > 50: secondary rate
         (0, 1, ZoneState::FullDisruption, 0.1),
         (0, 100, ZoneState::FullDisruption, 0.1),

@@ -403,7 +403,13 @@ impl NodeLifecycleController {
                 }
             }
             Some(h) => {
-                let keep = |probe, ready_transition, saved| Health { probe, ready_transition, saved, lease_renew: h.lease_renew, observed_ready: h.observed_ready.clone() };
+                let keep = |probe, ready_transition, saved| Health {
+                    probe,
+                    ready_transition,
+                    saved,
+                    lease_renew: h.lease_renew,
+                    observed_ready: h.observed_ready.clone(),
+                };
                 match (&h.saved, &current) {
                     (None, Some(c)) => keep(now, now, Some(stamps(c))),
                     (Some(_), None) => keep(now, now, None),
@@ -417,7 +423,11 @@ impl NodeLifecycleController {
         };
         if let Some(lease) = self.leases.get_named("kube-node-lease", &name) {
             if let Object::Lease(lease) = lease.as_ref() {
-                let renew = lease.spec.as_ref().and_then(|s| s.renew_time.as_ref()).map(|t| (t.0.as_millisecond() - kubesim_api::time::EPOCH_UNIX_SECONDS * 1000).max(0) as Millis);
+                let renew = lease
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.renew_time.as_ref())
+                    .map(|t| (t.0.as_millisecond() - kubesim_api::time::EPOCH_UNIX_SECONDS * 1000).max(0) as Millis);
                 if renew.is_some() && (health.lease_renew.is_none() || health.lease_renew < renew) {
                     health.lease_renew = renew;
                     health.probe = now;
@@ -526,7 +536,9 @@ impl NodeLifecycleController {
 
     /// `processTaintBaseEviction` on the observed Ready status.
     fn process_taint_based_eviction(&mut self, node: &mut Node, observed: &str, ctx: &mut Ctx) {
-        let has = |node: &Node, key: &str| node.spec.as_ref().and_then(|s| s.taints.as_ref()).is_some_and(|ts| ts.iter().any(|t| t.key == key && t.effect == "NoExecute"));
+        let has = |node: &Node, key: &str| {
+            node.spec.as_ref().and_then(|s| s.taints.as_ref()).is_some_and(|ts| ts.iter().any(|t| t.key == key && t.effect == "NoExecute"))
+        };
         let (want, opposite) = match observed {
             "False" => (TAINT_NOT_READY, TAINT_UNREACHABLE),
             "Unknown" => (TAINT_UNREACHABLE, TAINT_NOT_READY),
@@ -581,7 +593,12 @@ impl NodeLifecycleController {
         if all_are_fully_disrupted {
             // Entering master disruption mode: no NoExecute taints, no evictions.
             for node in nodes {
-                let mut node = self.nodes.get_named("", node.metadata.name.as_deref().unwrap_or_default()).and_then(|o| as_node(o)).cloned().unwrap_or_else(|| node.clone());
+                let mut node = self
+                    .nodes
+                    .get_named("", node.metadata.name.as_deref().unwrap_or_default())
+                    .and_then(|o| as_node(o))
+                    .cloned()
+                    .unwrap_or_else(|| node.clone());
                 if swap_taints(&mut node, &[], &[(TAINT_NOT_READY, "NoExecute"), (TAINT_UNREACHABLE, "NoExecute")], now) {
                     if let Ok(updated) = ctx.update(Object::Node(Box::new(node.clone()))) {
                         self.nodes.put(updated);
@@ -730,10 +747,7 @@ impl Component for NodeLifecycleController {
         "node-controller"
     }
     fn interests(&self) -> Vec<Interest> {
-        vec![
-            Interest { resource: ("", "nodes"), filter: WatchFilter::All },
-            Interest { resource: ("coordination.k8s.io", "leases"), filter: WatchFilter::All },
-        ]
+        vec![Interest { resource: ("", "nodes"), filter: WatchFilter::All }, Interest { resource: ("coordination.k8s.io", "leases"), filter: WatchFilter::All }]
     }
     fn start(&mut self, ctx: &mut Ctx) {
         self.nodes.fill(ctx.api.store(), ("", "nodes"));
@@ -978,7 +992,13 @@ impl Component for TaintEvictionController {
             ("", "nodes") => {
                 let old = self.nodes.apply(event);
                 let taints = |o: Option<&Object>| -> Vec<Taint> {
-                    o.and_then(as_node).and_then(|n| n.spec.as_ref()).and_then(|s| s.taints.clone()).unwrap_or_default().into_iter().filter(|t| t.effect == "NoExecute").collect()
+                    o.and_then(as_node)
+                        .and_then(|n| n.spec.as_ref())
+                        .and_then(|s| s.taints.clone())
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|t| t.effect == "NoExecute")
+                        .collect()
                 };
                 let (before, after) = (taints(old.as_deref()), taints(Some(&event.object)));
                 if before == after && event.event_type != EventType::Deleted {
@@ -1021,4 +1041,3 @@ impl Component for TaintEvictionController {
         self
     }
 }
-

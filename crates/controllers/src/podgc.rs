@@ -69,8 +69,17 @@ impl PodGcController {
         // Terminating pods on out-of-service, NotReady nodes.
         for p in pods.iter().filter(|p| p.metadata.deletion_timestamp.is_some() && !pod_node(p).is_empty()) {
             let Some(node) = self.nodes.get_named("", pod_node(p)).and_then(|o| o.as_node()) else { continue };
-            let out_of_service = node.spec.as_ref().and_then(|s| s.taints.as_ref()).is_some_and(|t| t.iter().any(|t| t.key == "node.kubernetes.io/out-of-service" && t.effect == "NoExecute"));
-            let ready = node.status.as_ref().and_then(|s| s.conditions.as_ref()).and_then(|c| c.iter().find(|c| c.type_ == "Ready")).is_some_and(|c| c.status == "True");
+            let out_of_service = node
+                .spec
+                .as_ref()
+                .and_then(|s| s.taints.as_ref())
+                .is_some_and(|t| t.iter().any(|t| t.key == "node.kubernetes.io/out-of-service" && t.effect == "NoExecute"));
+            let ready = node
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
+                .is_some_and(|c| c.status == "True");
             if out_of_service && !ready {
                 Self::force_delete(ctx, p);
             }

@@ -6,8 +6,8 @@
 
 use crate::common::*;
 use kubesim_api::k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetCondition, ReplicaSetStatus};
-use kubesim_api::k8s_openapi::api::core::v1::{ReplicationController, ReplicationControllerCondition, ReplicationControllerStatus};
 use kubesim_api::k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
+use kubesim_api::k8s_openapi::api::core::v1::{ReplicationController, ReplicationControllerCondition, ReplicationControllerStatus};
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kubesim_api::object::{kind_info, Object};
 use kubesim_api::selector::Selector;
@@ -296,7 +296,13 @@ fn as_rs(object: &Object) -> Option<std::borrow::Cow<'_, ReplicaSet>> {
                 observed_generation: s.observed_generation,
                 conditions: s.conditions.map(|c| {
                     c.into_iter()
-                        .map(|c| ReplicaSetCondition { type_: c.type_, status: c.status, reason: c.reason, message: c.message, last_transition_time: c.last_transition_time })
+                        .map(|c| ReplicaSetCondition {
+                            type_: c.type_,
+                            status: c.status,
+                            reason: c.reason,
+                            message: c.message,
+                            last_transition_time: c.last_transition_time,
+                        })
                         .collect()
                 }),
                 terminating_replicas: None,
@@ -331,7 +337,13 @@ fn with_status(object: &Object, rs: &ReplicaSet) -> Object {
                 observed_generation: s.observed_generation,
                 conditions: s.conditions.map(|c| {
                     c.into_iter()
-                        .map(|c| ReplicationControllerCondition { type_: c.type_, status: c.status, reason: c.reason, message: c.message, last_transition_time: c.last_transition_time })
+                        .map(|c| ReplicationControllerCondition {
+                            type_: c.type_,
+                            status: c.status,
+                            reason: c.reason,
+                            message: c.message,
+                            last_transition_time: c.last_transition_time,
+                        })
                         .collect()
                 }),
             });
@@ -348,7 +360,14 @@ fn rs_selector(rs: &ReplicaSet) -> Selector {
 impl ReplicaSetController {
     /// A controller with empty caches.
     pub fn new() -> ReplicaSetController {
-        ReplicaSetController { rc: false, rss: Cache::default(), pods: Cache::default(), queue: WorkQueue::new(SYNC_LATENCY_MS), expectations: Expectations::default(), examined: 0 }
+        ReplicaSetController {
+            rc: false,
+            rss: Cache::default(),
+            pods: Cache::default(),
+            queue: WorkQueue::new(SYNC_LATENCY_MS),
+            expectations: Expectations::default(),
+            examined: 0,
+        }
     }
 
     /// The ReplicationManager: the same controller over ReplicationControllers
@@ -476,12 +495,7 @@ impl ReplicaSetController {
         let needs_sync = self.expectations.satisfied(key, ctx.now);
         let selector = rs_selector(rs);
         let owner_uid = rs.metadata.uid.clone().unwrap_or_default();
-        let candidates: Vec<Arc<Object>> = self
-            .pods
-            .claim_candidates(&key.0, &owner_uid)
-            .filter(|o| o.as_pod().is_some_and(is_pod_active))
-            .cloned()
-            .collect();
+        let candidates: Vec<Arc<Object>> = self.pods.claim_candidates(&key.0, &owner_uid).filter(|o| o.as_pod().is_some_and(is_pod_active)).cloned().collect();
         self.examined += candidates.len() as u64;
         let owned = claim(ctx, &object, &selector, candidates, &mut self.pods)?;
         let owned_pods: Vec<&Pod> = owned.iter().filter_map(|o| o.as_pod()).collect();
@@ -498,11 +512,7 @@ impl ReplicaSetController {
             let status = rs.status.clone().unwrap_or_default();
             let min_ready = spec.min_ready_seconds.unwrap_or(0);
             let replicas = spec.replicas.unwrap_or(1);
-            if manage_error.is_none()
-                && min_ready > 0
-                && status.ready_replicas.unwrap_or(0) == replicas
-                && status.available_replicas.unwrap_or(0) != replicas
-            {
+            if manage_error.is_none() && min_ready > 0 && status.ready_replicas.unwrap_or(0) == replicas && status.available_replicas.unwrap_or(0) != replicas {
                 self.queue.add_after(key.clone(), (min_ready as Millis) * 1000, ctx);
             }
         }
@@ -652,10 +662,7 @@ impl Component for ReplicaSetController {
         }
     }
     fn interests(&self) -> Vec<Interest> {
-        vec![
-            Interest { resource: self.resource(), filter: WatchFilter::All },
-            Interest { resource: ("", "pods"), filter: WatchFilter::All },
-        ]
+        vec![Interest { resource: self.resource(), filter: WatchFilter::All }, Interest { resource: ("", "pods"), filter: WatchFilter::All }]
     }
     fn start(&mut self, ctx: &mut Ctx) {
         self.rss.fill(ctx.api.store(), self.resource());

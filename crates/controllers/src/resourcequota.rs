@@ -99,7 +99,8 @@ impl ResourceQuotaController {
             .and_then(|h| h.as_object())
             .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_str().map(String::from).unwrap_or_else(|| v.to_string()))).collect())
             .unwrap_or_default();
-        let scopes: Vec<String> = spec.get("scopes").and_then(|s| s.as_array()).map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect()).unwrap_or_default();
+        let scopes: Vec<String> =
+            spec.get("scopes").and_then(|s| s.as_array()).map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect()).unwrap_or_default();
         let resources: BTreeSet<Resource> = hard.keys().flat_map(|k| resources_for(k)).collect();
         let mut totals: BTreeMap<String, i128> = BTreeMap::new();
         for resource in resources {
@@ -114,7 +115,8 @@ impl ResourceQuotaController {
                 }
             }
         }
-        let used: serde_json::Map<String, serde_json::Value> = hard.keys().map(|k| (k.clone(), serde_json::Value::String(format_usage(k, totals.get(k).copied().unwrap_or(0))))).collect();
+        let used: serde_json::Map<String, serde_json::Value> =
+            hard.keys().map(|k| (k.clone(), serde_json::Value::String(format_usage(k, totals.get(k).copied().unwrap_or(0))))).collect();
         let status = serde_json::json!({ "hard": spec.get("hard").cloned().unwrap_or_default(), "used": used });
         if quota.rest.get("status") == Some(&status) {
             return Ok(());
@@ -134,14 +136,8 @@ impl ResourceQuotaController {
     }
 }
 
-const REPLENISHED: &[Resource] = &[
-    ("", "pods"),
-    ("", "services"),
-    ("", "configmaps"),
-    ("", "secrets"),
-    ("", "persistentvolumeclaims"),
-    ("", "replicationcontrollers"),
-];
+const REPLENISHED: &[Resource] =
+    &[("", "pods"), ("", "services"), ("", "configmaps"), ("", "secrets"), ("", "persistentvolumeclaims"), ("", "replicationcontrollers")];
 
 impl Component for ResourceQuotaController {
     fn name(&self) -> &str {

@@ -90,7 +90,10 @@ pub fn new_stateful_pod(set: &StatefulSet, template: &PodTemplateSpec, owner: &O
             volumes.retain(|v| v.name != claim_template);
             volumes.push(Volume {
                 name: claim_template.clone(),
-                persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource { claim_name: claim_name(&claim_template, &set_name, ordinal), read_only: None }),
+                persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
+                    claim_name: claim_name(&claim_template, &set_name, ordinal),
+                    read_only: None,
+                }),
                 ..Default::default()
             });
         }
@@ -117,14 +120,22 @@ impl Default for StatefulSetController {
 impl StatefulSetController {
     /// A controller with empty caches.
     pub fn new() -> StatefulSetController {
-        StatefulSetController { sets: Cache::default(), pods: Cache::default(), revisions: Cache::default(), claims: Cache::default(), queue: WorkQueue::new(STS_LATENCY_MS) }
+        StatefulSetController {
+            sets: Cache::default(),
+            pods: Cache::default(),
+            revisions: Cache::default(),
+            claims: Cache::default(),
+            queue: WorkQueue::new(STS_LATENCY_MS),
+        }
     }
 
     fn event(&self, ctx: &mut Ctx, set: &Object, verb: &str, pod: &str, err: Option<&ApiError>) {
         let title = format!("{}{}", verb[..1].to_uppercase(), &verb[1..]);
         match err {
             None => ctx.event(set, "Normal", &format!("Successful{title}"), format!("{verb} Pod {pod} in StatefulSet {} successful", set.name())),
-            Some(e) => ctx.event(set, "Warning", &format!("Failed{title}"), format!("{verb} Pod {pod} in StatefulSet {} failed error: {}", set.name(), e.message)),
+            Some(e) => {
+                ctx.event(set, "Warning", &format!("Failed{title}"), format!("{verb} Pod {pod} in StatefulSet {} failed error: {}", set.name(), e.message))
+            }
         }
     }
 
@@ -157,7 +168,12 @@ impl StatefulSetController {
                 }
                 Err(e) if e.reason == "AlreadyExists" => {}
                 Err(e) => {
-                    ctx.event(set_obj, "Warning", "FailedCreate", format!("create Claim {name} for Pod {pod_name} in StatefulSet {set_name} failed error: {}", e.message));
+                    ctx.event(
+                        set_obj,
+                        "Warning",
+                        "FailedCreate",
+                        format!("create Claim {name} for Pod {pod_name} in StatefulSet {set_name} failed error: {}", e.message),
+                    );
                     return Err(e);
                 }
             }

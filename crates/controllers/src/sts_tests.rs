@@ -4,7 +4,9 @@ use crate::common::{decode, encode};
 use crate::statefulset::*;
 use crate::testing::{FakeKubelet, TestWorld};
 use kubesim_api::k8s_openapi::api::apps::v1::{RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetSpec, StatefulSetUpdateStrategy};
-use kubesim_api::k8s_openapi::api::core::v1::{Container, PersistentVolumeClaim, PersistentVolumeClaimSpec, PodSpec, PodTemplateSpec, VolumeResourceRequirements};
+use kubesim_api::k8s_openapi::api::core::v1::{
+    Container, PersistentVolumeClaim, PersistentVolumeClaimSpec, PodSpec, PodTemplateSpec, VolumeResourceRequirements,
+};
 use kubesim_api::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kubesim_api::time::millis_of;
@@ -21,13 +23,19 @@ fn sts(replicas: i32, parallel: bool) -> StatefulSet {
             selector: LabelSelector { match_labels: Some(labels.clone()), ..Default::default() },
             template: PodTemplateSpec {
                 metadata: Some(ObjectMeta { labels: Some(labels), ..Default::default() }),
-                spec: Some(PodSpec { containers: vec![Container { name: "nginx".into(), image: Some("nginx:1".into()), ..Default::default() }], ..Default::default() }),
+                spec: Some(PodSpec {
+                    containers: vec![Container { name: "nginx".into(), image: Some("nginx:1".into()), ..Default::default() }],
+                    ..Default::default()
+                }),
             },
             volume_claim_templates: Some(vec![PersistentVolumeClaim {
                 metadata: ObjectMeta { name: Some("www".into()), ..Default::default() },
                 spec: Some(PersistentVolumeClaimSpec {
                     access_modes: Some(vec!["ReadWriteOnce".into()]),
-                    resources: Some(VolumeResourceRequirements { requests: Some(BTreeMap::from([("storage".to_string(), Quantity("1Gi".into()))])), limits: None }),
+                    resources: Some(VolumeResourceRequirements {
+                        requests: Some(BTreeMap::from([("storage".to_string(), Quantity("1Gi".into()))])),
+                        limits: None,
+                    }),
                     ..Default::default()
                 }),
                 status: None,
@@ -160,7 +168,8 @@ fn ordinals_parse_strictly() {
 #[test]
 fn claim_retention_policy_delete_removes_claims_on_scale_down_and_deletion() {
     use kubesim_api::k8s_openapi::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy;
-    let mut w = TestWorld::new(vec![Box::new(StatefulSetController::new()), Box::new(crate::gc::GarbageCollector::new()), Box::new(FakeKubelet::new(2000, 1000))]);
+    let mut w =
+        TestWorld::new(vec![Box::new(StatefulSetController::new()), Box::new(crate::gc::GarbageCollector::new()), Box::new(FakeKubelet::new(2000, 1000))]);
     let mut s = sts(3, false);
     s.spec.as_mut().unwrap().persistent_volume_claim_retention_policy =
         Some(StatefulSetPersistentVolumeClaimRetentionPolicy { when_deleted: Some("Delete".into()), when_scaled: Some("Delete".into()) });

@@ -6,7 +6,7 @@ use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::{kind_info, Object};
 use kubesim_api::time::time_at;
 use kubesim_api::Millis;
-use kubesim_apiserver::{ApiServer, Component, Ctx, DeleteOptions, Interest, Note, TimerRequest, WatchEvent, WatchFilter, SimRng};
+use kubesim_apiserver::{ApiServer, Component, Ctx, DeleteOptions, Interest, Note, SimRng, TimerRequest, WatchEvent, WatchFilter};
 use kubesim_store::EventType;
 use rand_core::SeedableRng;
 use std::any::Any;
@@ -147,7 +147,9 @@ impl TestWorld {
             .store()
             .list(("", "events"), None)
             .filter_map(|o| match o.as_ref() {
-                Object::Event(e) => Some((o.resource_version().parse::<u64>().unwrap_or(0), e.reason.clone().unwrap_or_default(), e.message.clone().unwrap_or_default())),
+                Object::Event(e) => {
+                    Some((o.resource_version().parse::<u64>().unwrap_or(0), e.reason.clone().unwrap_or_default(), e.message.clone().unwrap_or_default()))
+                }
                 _ => None,
             })
             .collect();
@@ -183,7 +185,18 @@ pub struct FakeKubelet {
 impl FakeKubelet {
     /// A kubelet with the given delays.
     pub fn new(start_ms: Millis, stop_ms: Millis) -> FakeKubelet {
-        FakeKubelet { start_ms, stop_ms, pending: Default::default(), next: 1, never_ready_prefix: None, run_ms: 5000, fail_prefix: None, exit_code: 1, fail_prefixes: Vec::new(), finish_prefix: None }
+        FakeKubelet {
+            start_ms,
+            stop_ms,
+            pending: Default::default(),
+            next: 1,
+            never_ready_prefix: None,
+            run_ms: 5000,
+            fail_prefix: None,
+            exit_code: 1,
+            fail_prefixes: Vec::new(),
+            finish_prefix: None,
+        }
     }
 }
 
@@ -223,7 +236,8 @@ impl Component for FakeKubelet {
             if self.finish_prefix.as_ref().is_some_and(|p| !name.starts_with(p.as_str())) {
                 return;
             }
-            let fail = self.fail_prefix.as_ref().is_some_and(|p| name.starts_with(p.as_str())) || self.fail_prefixes.iter().any(|p| name.starts_with(p.as_str()));
+            let fail =
+                self.fail_prefix.as_ref().is_some_and(|p| name.starts_with(p.as_str())) || self.fail_prefixes.iter().any(|p| name.starts_with(p.as_str()));
             let code = if fail { self.exit_code } else { 0 };
             let containers: Vec<String> = pod.spec.as_ref().map(|s| s.containers.iter().map(|c| c.name.clone()).collect()).unwrap_or_default();
             let status = pod.status.get_or_insert_with(Default::default);

@@ -20,12 +20,8 @@ fn ios(s: &str) -> IntOrString {
 // Mirrors pkg/controller/deployment/util/deployment_util_test.go TestResolveFenceposts
 #[test]
 fn resolve_fenceposts_vectors() {
-    let cases: &[(&str, &str, i32, Option<(i32, i32)>)] = &[
-        ("0%", "0%", 0, Some((0, 1))),
-        ("39%", "39%", 10, Some((4, 3))),
-        ("oops", "39%", 10, None),
-        ("55%", "urg", 10, None),
-    ];
+    let cases: &[(&str, &str, i32, Option<(i32, i32)>)] =
+        &[("0%", "0%", 0, Some((0, 1))), ("39%", "39%", 10, Some((4, 3))), ("oops", "39%", 10, None), ("55%", "urg", 10, None)];
     for (surge, unavailable, desired, want) in cases {
         let got = resolve_fenceposts(Some(&ios(surge)), Some(&ios(unavailable)), *desired).ok();
         assert_eq!(got, *want, "{surge} {unavailable} {desired}");
@@ -145,22 +141,182 @@ fn proportional_scale_vectors() {
         want: &'static [i32],
     }
     let cases = [
-        Case { name: "normal scaling event: 10 -> 12", old_replicas: 10, old_surge: 0, new_replicas: 12, new_surge: 0, new_unavailable: 0, rss: &[("v1", 10, 0)], has_new: true, want: &[12] },
-        Case { name: "normal scaling event: 10 -> 5", old_replicas: 10, old_surge: 0, new_replicas: 5, new_surge: 0, new_unavailable: 0, rss: &[("v1", 10, 0)], has_new: true, want: &[5] },
-        Case { name: "proportional scaling: 5 -> 10", old_replicas: 5, old_surge: 0, new_replicas: 10, new_surge: 0, new_unavailable: 0, rss: &[("v2", 2, 0), ("v1", 3, 0)], has_new: true, want: &[4, 6] },
-        Case { name: "proportional scaling: 5 -> 3", old_replicas: 5, old_surge: 0, new_replicas: 3, new_surge: 0, new_unavailable: 0, rss: &[("v2", 2, 0), ("v1", 3, 0)], has_new: true, want: &[1, 2] },
-        Case { name: "proportional scaling: 9 -> 4", old_replicas: 9, old_surge: 0, new_replicas: 4, new_surge: 0, new_unavailable: 0, rss: &[("v2", 8, 0), ("v1", 1, 0)], has_new: true, want: &[4, 0] },
-        Case { name: "proportional scaling: 7 -> 10", old_replicas: 7, old_surge: 0, new_replicas: 10, new_surge: 0, new_unavailable: 0, rss: &[("v3", 2, 0), ("v2", 3, 0), ("v1", 2, 0)], has_new: true, want: &[3, 4, 3] },
-        Case { name: "proportional scaling: 13 -> 8", old_replicas: 13, old_surge: 0, new_replicas: 8, new_surge: 0, new_unavailable: 0, rss: &[("v3", 2, 0), ("v2", 8, 0), ("v1", 3, 0)], has_new: true, want: &[1, 5, 2] },
-        Case { name: "leftover distribution: 3 -> 4", old_replicas: 3, old_surge: 0, new_replicas: 4, new_surge: 0, new_unavailable: 0, rss: &[("v3", 1, 0), ("v2", 1, 0), ("v1", 1, 0)], has_new: true, want: &[2, 1, 1] },
-        Case { name: "leftover distribution: 3 -> 2", old_replicas: 3, old_surge: 0, new_replicas: 2, new_surge: 0, new_unavailable: 0, rss: &[("v3", 1, 0), ("v2", 1, 0), ("v1", 1, 0)], has_new: true, want: &[1, 1, 0] },
-        Case { name: "scaling with no new replica set", old_replicas: 4, old_surge: 0, new_replicas: 5, new_surge: 0, new_unavailable: 0, rss: &[("v2", 2, 0), ("v1", 2, 0)], has_new: false, want: &[3, 2] },
-        Case { name: "scaling down to zero", old_replicas: 6, old_surge: 0, new_replicas: 0, new_surge: 0, new_unavailable: 0, rss: &[("v3", 3, 0), ("v2", 2, 0), ("v1", 1, 0)], has_new: true, want: &[0, 0, 0] },
-        Case { name: "scaling up from zero", old_replicas: 6, old_surge: 0, new_replicas: 6, new_surge: 0, new_unavailable: 0, rss: &[("v3", 0, 0), ("v2", 0, 0), ("v1", 0, 0)], has_new: true, want: &[6, 0, 0] },
-        Case { name: "scenario: surge pods", old_replicas: 10, old_surge: 2, new_replicas: 20, new_surge: 2, new_unavailable: 0, rss: &[("v2", 6, 0), ("v1", 6, 0)], has_new: true, want: &[11, 11] },
-        Case { name: "change both surge and size", old_replicas: 10, old_surge: 3, new_replicas: 50, new_surge: 6, new_unavailable: 0, rss: &[("v2", 5, 0), ("v1", 8, 0)], has_new: true, want: &[22, 34] },
-        Case { name: "change both size and template", old_replicas: 10, old_surge: 0, new_replicas: 14, new_surge: 0, new_unavailable: 0, rss: &[("v2", 7, 0), ("v1", 3, 0)], has_new: false, want: &[10, 4] },
-        Case { name: "saturated but broken new replica set", old_replicas: 2, old_surge: 1, new_replicas: 2, new_surge: 1, new_unavailable: 1, rss: &[("v2", 2, 0), ("v1", 1, 0)], has_new: true, want: &[2, 1] },
+        Case {
+            name: "normal scaling event: 10 -> 12",
+            old_replicas: 10,
+            old_surge: 0,
+            new_replicas: 12,
+            new_surge: 0,
+            new_unavailable: 0,
+            rss: &[("v1", 10, 0)],
+            has_new: true,
+            want: &[12],
+        },
+        Case {
+            name: "normal scaling event: 10 -> 5",
+            old_replicas: 10,
+            old_surge: 0,
+            new_replicas: 5,
+            new_surge: 0,
+            new_unavailable: 0,
+            rss: &[("v1", 10, 0)],
+            has_new: true,
+            want: &[5],
+        },
+        Case {
+            name: "proportional scaling: 5 -> 10",
+            old_replicas: 5,
+            old_surge: 0,
+            new_replicas: 10,
+            new_surge: 0,
+            new_unavailable: 0,
+            rss: &[("v2", 2, 0), ("v1", 3, 0)],
+            has_new: true,
+            want: &[4, 6],
+        },
+        Case {
+            name: "proportional scaling: 5 -> 3",
+            old_replicas: 5,
+            old_surge: 0,
+            new_replicas: 3,
+            new_surge: 0,
+            new_unavailable: 0,
+            rss: &[("v2", 2, 0), ("v1", 3, 0)],
+            has_new: true,
+            want: &[1, 2],
+        },
+        Case {
+            name: "proportional scaling: 9 -> 4",
+            old_replicas: 9,
+            old_surge: 0,
+            new_replicas: 4,
+            new_surge: 0,
+            new_unavailable: 0,
+            rss: &[("v2", 8, 0), ("v1", 1, 0)],
+            has_new: true,
+            want: &[4, 0],
+        },
+        Case {
+            name: "proportional scaling: 7 -> 10",
+            old_replicas: 7,
+            old_surge: 0,
+            new_replicas: 10,
+            new_surge: 0,
+            new_unavailable: 0,
+            rss: &[("v3", 2, 0), ("v2", 3, 0), ("v1", 2, 0)],
+            has_new: true,
+            want: &[3, 4, 3],
+        },
+        Case {
+            name: "proportional scaling: 13 -> 8",
+            old_replicas: 13,
+            old_surge: 0,
+            new_replicas: 8,
+            new_surge: 0,
+            new_unavailable: 0,
+            rss: &[("v3", 2, 0), ("v2", 8, 0), ("v1", 3, 0)],
+            has_new: true,
+            want: &[1, 5, 2],
+        },
+        Case {
+            name: "leftover distribution: 3 -> 4",
+            old_replicas: 3,
+            old_surge: 0,
+            new_replicas: 4,
+            new_surge: 0,
+            new_unavailable: 0,
+            rss: &[("v3", 1, 0), ("v2", 1, 0), ("v1", 1, 0)],
+            has_new: true,
+            want: &[2, 1, 1],
+        },
+        Case {
+            name: "leftover distribution: 3 -> 2",
+            old_replicas: 3,
+            old_surge: 0,
+            new_replicas: 2,
+            new_surge: 0,
+            new_unavailable: 0,
+            rss: &[("v3", 1, 0), ("v2", 1, 0), ("v1", 1, 0)],
+            has_new: true,
+            want: &[1, 1, 0],
+        },
+        Case {
+            name: "scaling with no new replica set",
+            old_replicas: 4,
+            old_surge: 0,
+            new_replicas: 5,
+            new_surge: 0,
+            new_unavailable: 0,
+            rss: &[("v2", 2, 0), ("v1", 2, 0)],
+            has_new: false,
+            want: &[3, 2],
+        },
+        Case {
+            name: "scaling down to zero",
+            old_replicas: 6,
+            old_surge: 0,
+            new_replicas: 0,
+            new_surge: 0,
+            new_unavailable: 0,
+            rss: &[("v3", 3, 0), ("v2", 2, 0), ("v1", 1, 0)],
+            has_new: true,
+            want: &[0, 0, 0],
+        },
+        Case {
+            name: "scaling up from zero",
+            old_replicas: 6,
+            old_surge: 0,
+            new_replicas: 6,
+            new_surge: 0,
+            new_unavailable: 0,
+            rss: &[("v3", 0, 0), ("v2", 0, 0), ("v1", 0, 0)],
+            has_new: true,
+            want: &[6, 0, 0],
+        },
+        Case {
+            name: "scenario: surge pods",
+            old_replicas: 10,
+            old_surge: 2,
+            new_replicas: 20,
+            new_surge: 2,
+            new_unavailable: 0,
+            rss: &[("v2", 6, 0), ("v1", 6, 0)],
+            has_new: true,
+            want: &[11, 11],
+        },
+        Case {
+            name: "change both surge and size",
+            old_replicas: 10,
+            old_surge: 3,
+            new_replicas: 50,
+            new_surge: 6,
+            new_unavailable: 0,
+            rss: &[("v2", 5, 0), ("v1", 8, 0)],
+            has_new: true,
+            want: &[22, 34],
+        },
+        Case {
+            name: "change both size and template",
+            old_replicas: 10,
+            old_surge: 0,
+            new_replicas: 14,
+            new_surge: 0,
+            new_unavailable: 0,
+            rss: &[("v2", 7, 0), ("v1", 3, 0)],
+            has_new: false,
+            want: &[10, 4],
+        },
+        Case {
+            name: "saturated but broken new replica set",
+            old_replicas: 2,
+            old_surge: 1,
+            new_replicas: 2,
+            new_surge: 1,
+            new_unavailable: 1,
+            rss: &[("v2", 2, 0), ("v1", 1, 0)],
+            has_new: true,
+            want: &[2, 1],
+        },
     ];
     for case in cases {
         let n = case.rss.len();
@@ -323,9 +479,8 @@ fn slow_start_batch_sizes() {
 const HOUR: Millis = 3_600_000;
 
 fn pod(node: &str, phase: &str, ready: Option<Option<Millis>>, created: Option<Millis>) -> Pod {
-    let conditions = ready.map(|ltt| {
-        vec![PodCondition { type_: "Ready".into(), status: "True".into(), last_transition_time: ltt.map(time_at), ..Default::default() }]
-    });
+    let conditions =
+        ready.map(|ltt| vec![PodCondition { type_: "Ready".into(), status: "True".into(), last_transition_time: ltt.map(time_at), ..Default::default() }]);
     Pod {
         metadata: ObjectMeta { creation_timestamp: created.map(time_at), ..Default::default() },
         spec: Some(PodSpec { node_name: (!node.is_empty()).then(|| node.to_string()), ..Default::default() }),
@@ -362,8 +517,22 @@ fn sorting_active_pods_with_ranks_vectors() {
     let ready_10h = pod("foo", "Running", Some(Some(now - 8 * HOUR)), Some(then));
 
     let all = [
-        &unscheduled, &pending, &unknown, &not_ready, &ready_no_ltt, &ready_now, &ready_then, &ready_high_restarts,
-        &ready_now_created_then, &low_cost, &high_cost, &unscheduled_5h, &unscheduled_8h, &ready_2h, &ready_5h, &ready_10h,
+        &unscheduled,
+        &pending,
+        &unknown,
+        &not_ready,
+        &ready_no_ltt,
+        &ready_now,
+        &ready_then,
+        &ready_high_restarts,
+        &ready_now_created_then,
+        &low_cost,
+        &high_cost,
+        &unscheduled_5h,
+        &unscheduled_8h,
+        &ready_2h,
+        &ready_5h,
+        &ready_10h,
     ];
     for p in all {
         assert!(!pod_deletes_before(p, 1, p, 1, now, true), "a pod is not less than itself");

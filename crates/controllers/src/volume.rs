@@ -12,8 +12,8 @@
 
 use crate::common::*;
 use kubesim_api::k8s_openapi::api::core::v1::{
-    CSIPersistentVolumeSource, HostPathVolumeSource, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, ObjectReference, PersistentVolume, PersistentVolumeClaim,
-    PersistentVolumeClaimStatus, PersistentVolumeSpec, PersistentVolumeStatus, VolumeNodeAffinity,
+    CSIPersistentVolumeSource, HostPathVolumeSource, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, ObjectReference, PersistentVolume,
+    PersistentVolumeClaim, PersistentVolumeClaimStatus, PersistentVolumeSpec, PersistentVolumeStatus, VolumeNodeAffinity,
 };
 use kubesim_api::k8s_openapi::api::storage::v1::StorageClass;
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -139,7 +139,10 @@ impl PersistentVolumeController {
     }
 
     fn default_class(&self) -> Option<StorageClass> {
-        self.classes.iter().filter_map(|o| decode::<StorageClass>(o)).find(|c| c.metadata.annotations.as_ref().and_then(|a| a.get(DEFAULT_CLASS_ANNOTATION)).map(String::as_str) == Some("true"))
+        self.classes
+            .iter()
+            .filter_map(|o| decode::<StorageClass>(o))
+            .find(|c| c.metadata.annotations.as_ref().and_then(|a| a.get(DEFAULT_CLASS_ANNOTATION)).map(String::as_str) == Some("true"))
     }
 
     fn all_volumes(&self) -> Vec<PersistentVolume> {
@@ -157,7 +160,12 @@ impl PersistentVolumeController {
             .list(("", "pods"), Some(&ns))
             .filter_map(|o| o.as_pod())
             .filter(|p| {
-                p.spec.as_ref().and_then(|s| s.volumes.as_ref()).into_iter().flatten().any(|v| v.persistent_volume_claim.as_ref().is_some_and(|c| c.claim_name == name))
+                p.spec
+                    .as_ref()
+                    .and_then(|s| s.volumes.as_ref())
+                    .into_iter()
+                    .flatten()
+                    .any(|v| v.persistent_volume_claim.as_ref().is_some_and(|c| c.claim_name == name))
             })
             .map(|p| pod_node(p).to_string())
             .find(|n| !n.is_empty());
@@ -190,7 +198,8 @@ impl PersistentVolumeController {
             volume
         };
         if volume.status.as_ref().and_then(|s| s.phase.as_deref()) != Some("Bound") {
-            volume.status = Some(PersistentVolumeStatus { phase: Some("Bound".into()), last_phase_transition_time: Some(time_at(ctx.now)), ..Default::default() });
+            volume.status =
+                Some(PersistentVolumeStatus { phase: Some("Bound".into()), last_phase_transition_time: Some(time_at(ctx.now)), ..Default::default() });
             let updated = ctx.update_status(encode(&volume, "v1", "PersistentVolume"))?;
             self.volumes.put(updated);
         }
@@ -203,7 +212,12 @@ impl PersistentVolumeController {
         let updated = ctx.update(encode(&c, "v1", "PersistentVolumeClaim"))?;
         let mut c: PersistentVolumeClaim = decode(&updated).unwrap_or(c);
         let vspec = volume.spec.clone().unwrap_or_default();
-        c.status = Some(PersistentVolumeClaimStatus { phase: Some("Bound".into()), access_modes: vspec.access_modes.clone(), capacity: vspec.capacity.clone(), ..Default::default() });
+        c.status = Some(PersistentVolumeClaimStatus {
+            phase: Some("Bound".into()),
+            access_modes: vspec.access_modes.clone(),
+            capacity: vspec.capacity.clone(),
+            ..Default::default()
+        });
         let updated = ctx.update_status(encode(&c, "v1", "PersistentVolumeClaim"))?;
         self.claims.put(updated);
         Ok(())
@@ -239,7 +253,13 @@ impl PersistentVolumeController {
         let class_name = claim_class(&claim).unwrap_or_default();
         let class = (!class_name.is_empty()).then(|| self.class(&class_name)).flatten();
         let delayed = class.as_ref().and_then(|c| c.volume_binding_mode.as_deref()) == Some("WaitForFirstConsumer");
-        let selected_node = claim.metadata.annotations.as_ref().and_then(|a| a.get(SELECTED_NODE_ANNOTATION)).cloned().or_else(|| if delayed { Self::consumer_node(ctx, &claim) } else { None });
+        let selected_node = claim.metadata.annotations.as_ref().and_then(|a| a.get(SELECTED_NODE_ANNOTATION)).cloned().or_else(|| {
+            if delayed {
+                Self::consumer_node(ctx, &claim)
+            } else {
+                None
+            }
+        });
         let volumes = self.all_volumes();
         if let Some(v) = volume_name {
             // Pre-bound claim: bind once the volume exists.
@@ -276,7 +296,9 @@ impl PersistentVolumeController {
             Some(class) => {
                 // Hand over to the (external) provisioner.
                 let annotations = claim.metadata.annotations.clone().unwrap_or_default();
-                if annotations.get("volume.kubernetes.io/storage-provisioner") != Some(&class.provisioner) || (selected_node.is_some() && annotations.get(SELECTED_NODE_ANNOTATION) != selected_node.as_ref()) {
+                if annotations.get("volume.kubernetes.io/storage-provisioner") != Some(&class.provisioner)
+                    || (selected_node.is_some() && annotations.get(SELECTED_NODE_ANNOTATION) != selected_node.as_ref())
+                {
                     let mut c = claim.clone();
                     let a = c.metadata.annotations.get_or_insert_with(BTreeMap::new);
                     a.insert("volume.beta.kubernetes.io/storage-provisioner".into(), class.provisioner.clone());
@@ -337,12 +359,19 @@ impl PersistentVolumeController {
                 persistent_volume_reclaim_policy: Some(class.reclaim_policy.clone().unwrap_or_else(|| "Delete".into())),
                 storage_class_name: Some(class_name.clone()),
                 volume_mode: Some(spec.volume_mode.clone().unwrap_or_else(|| "Filesystem".into())),
-                host_path: local.then(|| HostPathVolumeSource { path: format!("/var/local-path-provisioner/{name}_{}_{}", key.0, key.1), type_: Some("DirectoryOrCreate".into()) }),
+                host_path: local.then(|| HostPathVolumeSource {
+                    path: format!("/var/local-path-provisioner/{name}_{}_{}", key.0, key.1),
+                    type_: Some("DirectoryOrCreate".into()),
+                }),
                 csi: (!local).then(|| CSIPersistentVolumeSource { driver: class.provisioner.clone(), volume_handle: name.clone(), ..Default::default() }),
                 node_affinity: node.filter(|_| local).map(|n| VolumeNodeAffinity {
                     required: Some(NodeSelector {
                         node_selector_terms: vec![NodeSelectorTerm {
-                            match_expressions: Some(vec![NodeSelectorRequirement { key: "kubernetes.io/hostname".into(), operator: "In".into(), values: Some(vec![n]) }]),
+                            match_expressions: Some(vec![NodeSelectorRequirement {
+                                key: "kubernetes.io/hostname".into(),
+                                operator: "In".into(),
+                                values: Some(vec![n]),
+                            }]),
                             match_fields: None,
                         }],
                     }),
@@ -372,7 +401,9 @@ impl PersistentVolumeController {
         if pv.metadata.deletion_timestamp.is_some() {
             // pv-protection: release once no claim is bound to it.
             let bound = pv.spec.as_ref().and_then(|s| s.claim_ref.as_ref()).is_some_and(|r| {
-                self.claims.get_named(r.namespace.as_deref().unwrap_or(""), r.name.as_deref().unwrap_or("")).is_some_and(|c| uid_of(c.metadata()) == r.uid.as_deref().unwrap_or(""))
+                self.claims
+                    .get_named(r.namespace.as_deref().unwrap_or(""), r.name.as_deref().unwrap_or(""))
+                    .is_some_and(|c| uid_of(c.metadata()) == r.uid.as_deref().unwrap_or(""))
             });
             if !bound && pv.metadata.finalizers.iter().flatten().any(|f| f == "kubernetes.io/pv-protection") {
                 let _ = patch_meta(ctx, &object, |m| {
@@ -450,7 +481,12 @@ impl Component for PersistentVolumeController {
                 self.volumes.apply(event);
                 self.queue.add(key_of(&event.object), ctx);
                 // Claims waiting for volumes.
-                let pending: Vec<Key> = self.claims.iter().filter(|c| decode::<PersistentVolumeClaim>(c).is_some_and(|c| c.status.and_then(|s| s.phase).as_deref() != Some("Bound"))).map(|c| key_of(c)).collect();
+                let pending: Vec<Key> = self
+                    .claims
+                    .iter()
+                    .filter(|c| decode::<PersistentVolumeClaim>(c).is_some_and(|c| c.status.and_then(|s| s.phase).as_deref() != Some("Bound")))
+                    .map(|c| key_of(c))
+                    .collect();
                 for key in pending {
                     self.queue.add(key, ctx);
                 }
@@ -463,7 +499,12 @@ impl Component for PersistentVolumeController {
                         self.queue.add((String::new(), v), ctx);
                     }
                     let uid = uid_of(event.object.metadata()).to_string();
-                    let bound: Vec<Key> = self.volumes.iter().filter(|v| decode::<PersistentVolume>(v).and_then(|v| v.spec).and_then(|s| s.claim_ref).and_then(|r| r.uid) == Some(uid.clone())).map(|v| key_of(v)).collect();
+                    let bound: Vec<Key> = self
+                        .volumes
+                        .iter()
+                        .filter(|v| decode::<PersistentVolume>(v).and_then(|v| v.spec).and_then(|s| s.claim_ref).and_then(|r| r.uid) == Some(uid.clone()))
+                        .map(|v| key_of(v))
+                        .collect();
                     for key in bound {
                         self.queue.add(key, ctx);
                     }

@@ -1,9 +1,11 @@
 //! PersistentVolume binder tests.
 
 use crate::common::{decode, encode};
-use crate::volume::*;
 use crate::testing::TestWorld;
-use kubesim_api::k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, PersistentVolumeClaimSpec, PersistentVolumeSpec, VolumeResourceRequirements, HostPathVolumeSource};
+use crate::volume::*;
+use kubesim_api::k8s_openapi::api::core::v1::{
+    HostPathVolumeSource, PersistentVolume, PersistentVolumeClaim, PersistentVolumeClaimSpec, PersistentVolumeSpec, VolumeResourceRequirements,
+};
 use kubesim_api::k8s_openapi::api::storage::v1::StorageClass;
 use kubesim_api::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -131,7 +133,11 @@ fn wait_for_first_consumer_binds_after_the_pod_is_scheduled() {
         metadata: ObjectMeta { name: Some("user".into()), namespace: Some("default".into()), ..Default::default() },
         spec: Some(PodSpec {
             containers: vec![Container { name: "c".into(), image: Some("busybox".into()), ..Default::default() }],
-            volumes: Some(vec![Volume { name: "d".into(), persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource { claim_name: "data".into(), read_only: None }), ..Default::default() }]),
+            volumes: Some(vec![Volume {
+                name: "d".into(),
+                persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource { claim_name: "data".into(), read_only: None }),
+                ..Default::default()
+            }]),
             ..Default::default()
         }),
         status: None,

@@ -65,12 +65,7 @@ impl ApplyResult {
     /// The line kubectl prints: `deployment.apps/web configured`, or the error.
     pub fn line(&self) -> String {
         match &self.outcome {
-            Ok(action) => format!(
-                "{}/{} {}",
-                self.kind_group.as_deref().unwrap_or(""),
-                self.name.as_deref().unwrap_or(""),
-                action.as_str()
-            ),
+            Ok(action) => format!("{}/{} {}", self.kind_group.as_deref().unwrap_or(""), self.name.as_deref().unwrap_or(""), action.as_str()),
             Err(message) => message.clone(),
         }
     }
@@ -127,7 +122,15 @@ pub struct ApplyOptions<'a> {
 /// (file, document index, line, field path, API message) and valid documents are still applied.
 /// Returns per-document results in order.
 pub fn apply_text(file: &str, text: &str, default_namespace: &str, api: &mut ApiServer, req: &mut Request) -> Vec<ApplyResult> {
-    let options = ApplyOptions { namespace: default_namespace, enforce_namespace: false, mode: Mode::Apply, validate: "warn", dry_run: false, save_config: false, server_side: false };
+    let options = ApplyOptions {
+        namespace: default_namespace,
+        enforce_namespace: false,
+        mode: Mode::Apply,
+        validate: "warn",
+        dry_run: false,
+        save_config: false,
+        server_side: false,
+    };
     apply_documents(file, text, &options, api, req)
 }
 
@@ -159,10 +162,18 @@ fn apply_document(file: &str, document: &Document, options: &ApplyOptions, api: 
 }
 
 /// `path` is the field path of a `List` item (`items[2]`) for error messages.
-fn apply_document_at(file: &str, document: &Document, path: Option<&str>, options: &ApplyOptions, api: &mut ApiServer, req: &mut Request, results: &mut Vec<ApplyResult>) {
+fn apply_document_at(
+    file: &str,
+    document: &Document,
+    path: Option<&str>,
+    options: &ApplyOptions,
+    api: &mut ApiServer,
+    req: &mut Request,
+    results: &mut Vec<ApplyResult>,
+) {
     // A v1 List applies item by item.
-    let is_list = document.value.get("kind").and_then(|k| k.as_str()) == Some("List")
-        && document.value.get("apiVersion").and_then(|k| k.as_str()) == Some("v1");
+    let is_list =
+        document.value.get("kind").and_then(|k| k.as_str()) == Some("List") && document.value.get("apiVersion").and_then(|k| k.as_str()) == Some("v1");
     if is_list {
         if let Some(items) = document.value.get("items").and_then(|i| i.as_array()) {
             for (i, item) in items.iter().enumerate() {
@@ -285,7 +296,8 @@ fn apply_object_inner(file: &str, document: &Document, mut object: Object, optio
         return result;
     }
     if object.resource_version() != "" && options.mode == Mode::Create {
-        result.outcome = Err(format!("Error from server (BadRequest): error when creating {file:?}: resourceVersion should not be set on objects to be created"));
+        result.outcome =
+            Err(format!("Error from server (BadRequest): error when creating {file:?}: resourceVersion should not be set on objects to be created"));
         return result;
     }
     if (options.mode == Mode::Apply && !options.server_side) || options.save_config {
@@ -311,10 +323,8 @@ fn apply_object_inner(file: &str, document: &Document, mut object: Object, optio
             };
         }
         (Mode::Create, Some(_)) => {
-            result.outcome = Err(format!(
-                "Error from server (AlreadyExists): error when creating {file:?}: {} {name:?} already exists",
-                info.qualified_resource()
-            ));
+            result.outcome =
+                Err(format!("Error from server (AlreadyExists): error when creating {file:?}: {} {name:?} already exists", info.qualified_resource()));
         }
         (Mode::Replace, None) => {
             result.outcome = Err(format!("Error from server (NotFound): error when replacing {file:?}: {} {name:?} not found", info.qualified_resource()));
@@ -426,7 +436,11 @@ fn gvk_string(info: &KindInfo) -> String {
 }
 
 fn gv(info: &KindInfo) -> String {
-    if info.api_version.contains('/') { info.api_version.to_string() } else { format!("/{}", info.api_version) }
+    if info.api_version.contains('/') {
+        info.api_version.to_string()
+    } else {
+        format!("/{}", info.api_version)
+    }
 }
 
 /// GetModifiedConfiguration: the input object with the annotation itself removed (leaving

@@ -77,11 +77,13 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
         "events" => events(&args, api, req.now, &namespace, out),
         "auth" => auth(&args, out),
         "config" => config(&args, &namespace, out),
-        "explain" => out.fail("error: kubesim does not serve OpenAPI schemas, so explain is not available; see https://kubernetes.io/docs/reference/kubernetes-api/"),
-        "edit" => out.fail("error: kubectl edit needs an interactive editor; in kubesim use kubectl patch, kubectl set or kubectl apply -f"),
-        "attach" | "port-forward" | "proxy" | "cp" | "debug" => {
-            out.fail(format!("error: kubectl {command} needs a connection to a real container or network; the simulated cluster has none (use kubectl logs or kubectl exec)"))
+        "explain" => {
+            out.fail("error: kubesim does not serve OpenAPI schemas, so explain is not available; see https://kubernetes.io/docs/reference/kubernetes-api/")
         }
+        "edit" => out.fail("error: kubectl edit needs an interactive editor; in kubesim use kubectl patch, kubectl set or kubectl apply -f"),
+        "attach" | "port-forward" | "proxy" | "cp" | "debug" => out.fail(format!(
+            "error: kubectl {command} needs a connection to a real container or network; the simulated cluster has none (use kubectl logs or kubectl exec)"
+        )),
         other => out.fail(format!("error: unknown command \"{other}\" for \"kubectl\"\nRun 'kubectl --help' for usage.")),
     }
 }
@@ -148,7 +150,14 @@ fn apply(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn 
     for (file, text) in inputs {
         let results = apply_documents(&file, &text, &options, api, req);
         if results.is_empty() {
-            out.fail(format!("error: no objects passed to {}", match mode { Mode::Apply => "apply", Mode::Create => "create", Mode::Replace => "replace" }));
+            out.fail(format!(
+                "error: no objects passed to {}",
+                match mode {
+                    Mode::Apply => "apply",
+                    Mode::Create => "create",
+                    Mode::Replace => "replace",
+                }
+            ));
             continue;
         }
         for r in results {
@@ -200,10 +209,9 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
     };
     let name = args.positional.get(1).cloned();
     let object = match (sub, name) {
-        ("namespace" | "ns", Some(name)) => Object::Namespace(Box::new(Namespace {
-            metadata: ObjectMeta { name: Some(name), ..Default::default() },
-            ..Default::default()
-        })),
+        ("namespace" | "ns", Some(name)) => {
+            Object::Namespace(Box::new(Namespace { metadata: ObjectMeta { name: Some(name), ..Default::default() }, ..Default::default() }))
+        }
         ("deployment" | "deploy", Some(name)) => {
             let images: Vec<&str> = args.all("image");
             if images.is_empty() {
@@ -212,13 +220,17 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
             let replicas = match args.get("replicas").map(|r| r.parse::<i32>()) {
                 None => 1,
                 Some(Ok(r)) => r,
-                Some(Err(_)) => return out.fail(format!("error: invalid argument \"{}\" for \"-r, --replicas\" flag: strconv.ParseInt: parsing \"{}\": invalid syntax", args.get("replicas").unwrap_or(""), args.get("replicas").unwrap_or(""))),
+                Some(Err(_)) => {
+                    return out.fail(format!(
+                        "error: invalid argument \"{}\" for \"-r, --replicas\" flag: strconv.ParseInt: parsing \"{}\": invalid syntax",
+                        args.get("replicas").unwrap_or(""),
+                        args.get("replicas").unwrap_or("")
+                    ))
+                }
             };
             let labels: BTreeMap<String, String> = [("app".to_string(), name.clone())].into();
-            let containers: Vec<Container> = images
-                .iter()
-                .map(|image| Container { name: container_name_for_image(image), image: Some(image.to_string()), ..Default::default() })
-                .collect();
+            let containers: Vec<Container> =
+                images.iter().map(|image| Container { name: container_name_for_image(image), image: Some(image.to_string()), ..Default::default() }).collect();
             let mut containers = containers;
             if let Some(port) = args.get("port").and_then(|p| p.parse::<i32>().ok()) {
                 if let Some(c) = containers.first_mut() {
@@ -516,11 +528,7 @@ fn delete(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
     if force && grace == 0 {
         out.errln("Warning: Immediate deletion does not wait for confirmation that the running resource has been terminated. The resource may continue to run on the cluster indefinitely.");
     }
-    let options = DeleteOptions {
-        grace_period_seconds: if grace >= 0 { Some(grace) } else { None },
-        propagation: Some(propagation),
-        resource_version: None,
-    };
+    let options = DeleteOptions { grace_period_seconds: if grace >= 0 { Some(grace) } else { None }, propagation: Some(propagation), resource_version: None };
     let word = if grace == 0 { "force deleted" } else { "deleted" };
     let ignore_not_found = args.bool("ignore-not-found");
     // Collect (info, namespace, name, source file).
@@ -645,7 +653,13 @@ fn scale(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, o
     let replicas = match args.get("replicas").map(|r| r.parse::<i64>()) {
         Some(Ok(r)) if r >= 0 => r,
         Some(Ok(_)) => return out.fail("error: The --replicas=COUNT flag is required, and COUNT must be greater than or equal to 0"),
-        Some(Err(_)) => return out.fail(format!("error: invalid argument \"{}\" for \"--replicas\" flag: strconv.ParseInt: parsing \"{}\": invalid syntax", args.get("replicas").unwrap_or(""), args.get("replicas").unwrap_or(""))),
+        Some(Err(_)) => {
+            return out.fail(format!(
+                "error: invalid argument \"{}\" for \"--replicas\" flag: strconv.ParseInt: parsing \"{}\": invalid syntax",
+                args.get("replicas").unwrap_or(""),
+                args.get("replicas").unwrap_or("")
+            ))
+        }
         None => return out.fail("error: The --replicas=COUNT flag is required, and COUNT must be greater than or equal to 0"),
     };
     let current_replicas = args.get("current-replicas").and_then(|c| c.parse::<i64>().ok());
@@ -826,7 +840,8 @@ fn set_containers(args: &Args, api: &mut ApiServer, req: &mut Request, namespace
                         }
                     }
                     SetKind::Resources => {
-                        let resources = c.as_object_mut().expect("containers are objects").entry("resources").or_insert_with(|| Value::Object(Default::default()));
+                        let resources =
+                            c.as_object_mut().expect("containers are objects").entry("resources").or_insert_with(|| Value::Object(Default::default()));
                         for (key, values) in [("limits", &limits), ("requests", &requests)] {
                             if values.is_empty() {
                                 continue;
@@ -957,7 +972,11 @@ fn label_or_annotate(args: &Args, api: &mut ApiServer, req: &mut Request, namesp
             map.remove(k);
         }
         if map.is_empty() {
-            if labels { meta.labels = None } else { meta.annotations = None }
+            if labels {
+                meta.labels = None
+            } else {
+                meta.annotations = None
+            }
         }
         let verb = if labels { "labeled" } else { "annotated" };
         if o == *object {
@@ -1062,12 +1081,7 @@ fn taint(args: &Args, api: &mut ApiServer, req: &mut Request, out: &mut Output) 
         if let Some(problem) = kubesim_api::validation::label_key_error(&key) {
             return out.fail(format!("error: invalid taint spec: {spec}, {problem}"));
         }
-        add.push(Taint {
-            key,
-            value,
-            effect: effect.to_string(),
-            time_added: if effect == "NoExecute" { Some(time_at(req.now)) } else { None },
-        });
+        add.push(Taint { key, value, effect: effect.to_string(), time_added: if effect == "NoExecute" { Some(time_at(req.now)) } else { None } });
     }
     for name in node_names {
         let node = match get_node(api, &name) {
@@ -1085,7 +1099,13 @@ fn taint(args: &Args, api: &mut ApiServer, req: &mut Request, out: &mut Output) 
             let before = taints.len();
             taints.retain(|t| !(t.key == *key && effect.as_ref().is_none_or(|e| *e == t.effect)));
             if taints.len() == before {
-                out.fail(format!("error: taint {:?} not found", match effect { Some(e) => format!("{key}:{e}"), None => key.clone() }));
+                out.fail(format!(
+                    "error: taint {:?} not found",
+                    match effect {
+                        Some(e) => format!("{key}:{e}"),
+                        None => key.clone(),
+                    }
+                ));
                 return;
             }
             changed = true;
@@ -1247,7 +1267,10 @@ fn drain(args: &Args, api: &mut ApiServer, req: &mut Request, out: &mut Output) 
             to_evict.push(pod);
         }
         if !errors.is_empty() {
-            out.fail(format!("error: unable to drain node {name:?} due to error: [{}], continuing command...\nThere are pending nodes to be drained:\n {name}", errors.join(", ")));
+            out.fail(format!(
+                "error: unable to drain node {name:?} due to error: [{}], continuing command...\nThere are pending nodes to be drained:\n {name}",
+                errors.join(", ")
+            ));
             for e in &errors {
                 out.errln(e);
             }
@@ -1271,7 +1294,14 @@ fn drain(args: &Args, api: &mut ApiServer, req: &mut Request, out: &mut Output) 
             let verb = if disable_eviction { "deleting" } else { "evicting" };
             out.outln(format!("{verb} pod {}/{}", pod.namespace(), pod.name()));
             let result = if disable_eviction {
-                api.delete(kind_info("v1", "Pod").expect("pods"), pod.namespace(), pod.name(), DeleteOptions { grace_period_seconds: grace, ..Default::default() }, req).map(|_| ())
+                api.delete(
+                    kind_info("v1", "Pod").expect("pods"),
+                    pod.namespace(),
+                    pod.name(),
+                    DeleteOptions { grace_period_seconds: grace, ..Default::default() },
+                    req,
+                )
+                .map(|_| ())
             } else {
                 evict(api, req, pod, grace)
             };
@@ -1308,7 +1338,8 @@ fn owned_replica_sets(api: &ApiServer, deployment: &Object) -> Vec<(i64, Arc<Obj
         .into_iter()
         .filter(|rs| rs.metadata().owner_references.iter().flatten().any(|r| r.uid == uid && r.controller == Some(true)))
         .map(|rs| {
-            let revision = rs.metadata().annotations.as_ref().and_then(|a| a.get("deployment.kubernetes.io/revision")).and_then(|r| r.parse().ok()).unwrap_or(0);
+            let revision =
+                rs.metadata().annotations.as_ref().and_then(|a| a.get("deployment.kubernetes.io/revision")).and_then(|r| r.parse().ok()).unwrap_or(0);
             (revision, rs)
         })
         .collect();
@@ -1363,7 +1394,11 @@ fn rollout(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str,
                     continue;
                 }
                 let updated = with_json(&object, info, |j| {
-                    if pause { j["spec"]["paused"] = Value::Bool(true) } else if let Some(s) = j["spec"].as_object_mut() { s.remove("paused"); }
+                    if pause {
+                        j["spec"]["paused"] = Value::Bool(true)
+                    } else if let Some(s) = j["spec"].as_object_mut() {
+                        s.remove("paused");
+                    }
                     Ok(())
                 });
                 match updated.map_err(|e| format!("error: {e}")).and_then(|o| util::update(api, o, req).map_err(|e| server_error(&e))) {
@@ -1388,7 +1423,8 @@ fn rollout_status(info: &KindInfo, object: &Object, out: &mut Output) {
             if generation > observed {
                 return out.outln("Waiting for deployment spec update to be observed...");
             }
-            let progressing = json.pointer("/status/conditions").and_then(|c| c.as_array()).and_then(|c| c.iter().find(|c| c["type"] == "Progressing")).cloned();
+            let progressing =
+                json.pointer("/status/conditions").and_then(|c| c.as_array()).and_then(|c| c.iter().find(|c| c["type"] == "Progressing")).cloned();
             if progressing.as_ref().and_then(|c| c.get("reason")).and_then(|r| r.as_str()) == Some("ProgressDeadlineExceeded") {
                 return out.fail(format!("error: deployment {name:?} exceeded its progress deadline"));
             }
@@ -1466,12 +1502,11 @@ fn rollout_undo(args: &Args, api: &mut ApiServer, req: &mut Request, info: &Kind
         return out.fail(format!("error: kubesim supports rollout undo for Deployments only ({})", type_name(info, object.name())));
     }
     let sets = owned_replica_sets(api, object);
-    let current_rev = object.metadata().annotations.as_ref().and_then(|a| a.get("deployment.kubernetes.io/revision")).and_then(|r| r.parse::<i64>().ok()).unwrap_or(0);
+    let current_rev =
+        object.metadata().annotations.as_ref().and_then(|a| a.get("deployment.kubernetes.io/revision")).and_then(|r| r.parse::<i64>().ok()).unwrap_or(0);
     let to = args.get("to-revision").and_then(|r| r.parse::<i64>().ok()).unwrap_or(0);
     let target = if to == 0 {
-        sets.iter().rev().find(|(r, _)| *r != current_rev)
-            .filter(|_| sets.len() > 1)
-            .map(|(r, rs)| (*r, rs.clone()))
+        sets.iter().rev().find(|(r, _)| *r != current_rev).filter(|_| sets.len() > 1).map(|(r, rs)| (*r, rs.clone()))
     } else {
         sets.iter().find(|(r, _)| *r == to).map(|(r, rs)| (*r, rs.clone()))
     };
@@ -1541,7 +1576,11 @@ fn run_pod(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str,
     }
     for env in args.all("env") {
         if let Some((k, v)) = env.split_once('=') {
-            container.env.get_or_insert_with(Vec::new).push(kubesim_api::k8s_openapi::api::core::v1::EnvVar { name: k.into(), value: Some(v.into()), ..Default::default() });
+            container.env.get_or_insert_with(Vec::new).push(kubesim_api::k8s_openapi::api::core::v1::EnvVar {
+                name: k.into(),
+                value: Some(v.into()),
+                ..Default::default()
+            });
         }
     }
     let restart = args.get("restart").unwrap_or("Always").to_string();
@@ -1584,10 +1623,14 @@ fn expose(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, 
     let port = match args.get("port").and_then(|p| p.parse::<i32>().ok()) {
         Some(p) => p,
         None => {
-            let ports: Vec<i64> = json.pointer(if info.kind == "Pod" { "/spec/containers" } else { "/spec/template/spec/containers" })
-                .and_then(|c| c.as_array()).into_iter().flatten()
+            let ports: Vec<i64> = json
+                .pointer(if info.kind == "Pod" { "/spec/containers" } else { "/spec/template/spec/containers" })
+                .and_then(|c| c.as_array())
+                .into_iter()
+                .flatten()
                 .flat_map(|c| c.get("ports").and_then(|p| p.as_array()).cloned().unwrap_or_default())
-                .filter_map(|p| p.get("containerPort").and_then(|v| v.as_i64())).collect();
+                .filter_map(|p| p.get("containerPort").and_then(|v| v.as_i64()))
+                .collect();
             match ports.first() {
                 Some(p) => *p as i32,
                 None => return out.fail("error: couldn't find port via --port flag or introspection\nSee 'kubectl expose -h' for help and examples"),
@@ -1644,8 +1687,10 @@ fn resolve_pod(target: &str, api: &ApiServer, namespace: &str) -> Result<(Arc<Ob
         .filter(|p| match &selector {
             Some(s) => s.matches(p.metadata().labels.as_ref()),
             // Jobs without a manual selector: their pods carry the job's uid.
-            None => p.metadata().owner_references.iter().flatten().any(|r| r.uid == uid)
-                || p.metadata().labels.as_ref().and_then(|l| l.get("batch.kubernetes.io/controller-uid")) == Some(&uid),
+            None => {
+                p.metadata().owner_references.iter().flatten().any(|r| r.uid == uid)
+                    || p.metadata().labels.as_ref().and_then(|l| l.get("batch.kubernetes.io/controller-uid")) == Some(&uid)
+            }
         })
         .collect();
     if pods.is_empty() {
@@ -1665,7 +1710,8 @@ fn resolve_pod(target: &str, api: &ApiServer, namespace: &str) -> Result<(Arc<Ob
 fn container_of(pod: &Object, requested: Option<&str>, out: &mut Output) -> Result<Option<String>, String> {
     let Some(p) = pod.as_pod() else { return Ok(None) };
     let containers: Vec<String> = p.spec.as_ref().map(|s| s.containers.iter().map(|c| c.name.clone()).collect()).unwrap_or_default();
-    let all: Vec<String> = p.spec.as_ref().map(|s| s.init_containers.iter().flatten().map(|c| c.name.clone()).chain(containers.iter().cloned()).collect()).unwrap_or_default();
+    let all: Vec<String> =
+        p.spec.as_ref().map(|s| s.init_containers.iter().flatten().map(|c| c.name.clone()).chain(containers.iter().cloned()).collect()).unwrap_or_default();
     match requested {
         Some(c) => {
             if all.iter().any(|n| n == c) {
@@ -1821,7 +1867,8 @@ fn top(args: &Args, api: &ApiServer, _req: &mut Request, cluster: &mut dyn Clust
             } else {
                 rows.push(vec!["NAME".into(), "CPU(cores)".into(), "MEMORY(bytes)".into()]);
             }
-            let mut measured: Vec<(&Arc<Object>, i64, i64)> = pods.iter().filter_map(|p| cluster.usage(p.namespace(), p.name()).map(|(c, m)| (p, c, m))).collect();
+            let mut measured: Vec<(&Arc<Object>, i64, i64)> =
+                pods.iter().filter_map(|p| cluster.usage(p.namespace(), p.name()).map(|(c, m)| (p, c, m))).collect();
             // --sort-by=cpu|memory sorts descending (top/top_pod.go PodMetricsSorter).
             match args.get("sort-by") {
                 Some("cpu") => kubesim_api::sort::sort_by_key(&mut measured, |m| std::cmp::Reverse(m.1)),
@@ -1894,7 +1941,14 @@ fn api_resources(args: &Args, out: &mut Output) {
     let mut kinds: Vec<&KindInfo> = kubesim_api::object::all_kinds().collect();
     // One row per resource (the preferred version), sorted by group then name as kubectl does.
     kubesim_api::sort::sort_by(&mut kinds, |a, b| (a.group(), a.plural).cmp(&(b.group(), b.plural)));
-    kinds.dedup_by(|a, b| a.group() == b.group() && a.plural == b.plural && { if a.api_version > b.api_version { std::mem::swap(a, b) } true });
+    kinds.dedup_by(|a, b| {
+        a.group() == b.group() && a.plural == b.plural && {
+            if a.api_version > b.api_version {
+                std::mem::swap(a, b)
+            }
+            true
+        }
+    });
     for k in kinds {
         let namespaced = k.scope == Scope::Namespaced;
         if namespaced_filter.is_some_and(|f| f != namespaced) {
@@ -2112,4 +2166,3 @@ fn config(args: &Args, namespace: &str, out: &mut Output) {
         _ => out.fail("error: kubesim supports config current-context, get-contexts and view"),
     }
 }
-

@@ -55,7 +55,11 @@ fn since(t: Option<&Time>, now: Millis) -> String {
 }
 
 fn or_none(s: &str) -> &str {
-    if s.is_empty() { "<none>" } else { s }
+    if s.is_empty() {
+        "<none>"
+    } else {
+        s
+    }
 }
 
 /// printLabelsMultiline.
@@ -79,11 +83,7 @@ fn labels_multiline(w: &mut Writer, title: &str, labels: Option<&BTreeMap<String
 fn annotations_multiline(w: &mut Writer, title: &str, annotations: Option<&BTreeMap<String, String>>) {
     const MAX: usize = 140;
     w.w(0, format!("{title}:\t"));
-    let keys: Vec<(&String, &String)> = annotations
-        .into_iter()
-        .flatten()
-        .filter(|(k, _)| k.as_str() != crate::apply::LAST_APPLIED)
-        .collect();
+    let keys: Vec<(&String, &String)> = annotations.into_iter().flatten().filter(|(k, _)| k.as_str() != crate::apply::LAST_APPLIED).collect();
     if keys.is_empty() {
         w.w(0, "<none>\n");
         return;
@@ -162,9 +162,7 @@ fn events_for(api: &ApiServer, object: &Object) -> Vec<Event> {
         })
         .filter(|e| {
             let io = &e.involved_object;
-            io.name.as_deref() == Some(object.name())
-                && io.kind.as_deref() == Some(object.kind())
-                && (io.uid.is_none() || uid.is_none() || io.uid == uid)
+            io.name.as_deref() == Some(object.name()) && io.kind.as_deref() == Some(object.kind()) && (io.uid.is_none() || uid.is_none() || io.uid == uid)
         })
         .collect();
     let key = |e: &Event| e.last_timestamp.as_ref().or(e.first_timestamp.as_ref()).map(millis_of).unwrap_or(0);
@@ -189,13 +187,17 @@ fn describe_events(w: &mut Writer, events: &[Event], now: Millis) {
         };
         let count = e.count.unwrap_or(1);
         let interval = if count > 1 { format!("{} (x{count} over {first})", since(e.last_timestamp.as_ref(), now)) } else { first };
-        let source = e.source.as_ref().and_then(|s| s.component.clone()).filter(|c| !c.is_empty()).or_else(|| e.reporting_component.clone()).unwrap_or_default();
-        w.w(1, format!(
-            "{}\t{}\t{interval}\t{source}\t{}\n",
-            e.type_.clone().unwrap_or_default(),
-            e.reason.clone().unwrap_or_default(),
-            e.message.clone().unwrap_or_default().trim()
-        ));
+        let source =
+            e.source.as_ref().and_then(|s| s.component.clone()).filter(|c| !c.is_empty()).or_else(|| e.reporting_component.clone()).unwrap_or_default();
+        w.w(
+            1,
+            format!(
+                "{}\t{}\t{interval}\t{source}\t{}\n",
+                e.type_.clone().unwrap_or_default(),
+                e.reason.clone().unwrap_or_default(),
+                e.message.clone().unwrap_or_default().trim()
+            ),
+        );
     }
 }
 
@@ -280,8 +282,10 @@ fn describe_containers(w: &mut Writer, label: &str, containers: &[Container], st
         if let Some(s) = status {
             w.w(2, format!("Image ID:\t{}\n", s.image_id));
         }
-        let ports: Vec<String> = c.ports.iter().flatten().map(|p| format!("{}/{}", p.container_port, p.protocol.clone().unwrap_or_else(|| "TCP".into()))).collect();
-        let host_ports: Vec<String> = c.ports.iter().flatten().map(|p| format!("{}/{}", p.host_port.unwrap_or(0), p.protocol.clone().unwrap_or_else(|| "TCP".into()))).collect();
+        let ports: Vec<String> =
+            c.ports.iter().flatten().map(|p| format!("{}/{}", p.container_port, p.protocol.clone().unwrap_or_else(|| "TCP".into()))).collect();
+        let host_ports: Vec<String> =
+            c.ports.iter().flatten().map(|p| format!("{}/{}", p.host_port.unwrap_or(0), p.protocol.clone().unwrap_or_else(|| "TCP".into()))).collect();
         let ports = ports.join(", ");
         let host_ports = host_ports.join(", ");
         if ports.contains(',') {
@@ -393,19 +397,39 @@ fn describe_volumes(w: &mut Writer, volumes: &[Volume], space: &str) {
     for v in volumes {
         w.w(1, format!("{name_indent}{}:\n", v.name));
         if let Some(h) = &v.host_path {
-            w.w(2, format!("Type:\tHostPath (bare host directory volume)\n    Path:\t{}\n    HostPathType:\t{}\n", h.path, h.type_.clone().unwrap_or_default()));
+            w.w(
+                2,
+                format!("Type:\tHostPath (bare host directory volume)\n    Path:\t{}\n    HostPathType:\t{}\n", h.path, h.type_.clone().unwrap_or_default()),
+            );
         } else if let Some(e) = &v.empty_dir {
-            w.w(2, format!(
-                "Type:\tEmptyDir (a temporary directory that shares a pod's lifetime)\n    Medium:\t{}\n    SizeLimit:\t{}\n",
-                e.medium.clone().unwrap_or_default(),
-                e.size_limit.as_ref().map(|q| q.0.clone()).unwrap_or_else(|| "<unset>".into())
-            ));
+            w.w(
+                2,
+                format!(
+                    "Type:\tEmptyDir (a temporary directory that shares a pod's lifetime)\n    Medium:\t{}\n    SizeLimit:\t{}\n",
+                    e.medium.clone().unwrap_or_default(),
+                    e.size_limit.as_ref().map(|q| q.0.clone()).unwrap_or_else(|| "<unset>".into())
+                ),
+            );
         } else if let Some(s) = &v.secret {
-            w.w(2, format!("Type:\tSecret (a volume populated by a Secret)\n    SecretName:\t{}\n    Optional:\t{}\n", s.secret_name.clone().unwrap_or_default(), s.optional.unwrap_or(false)));
+            w.w(
+                2,
+                format!(
+                    "Type:\tSecret (a volume populated by a Secret)\n    SecretName:\t{}\n    Optional:\t{}\n",
+                    s.secret_name.clone().unwrap_or_default(),
+                    s.optional.unwrap_or(false)
+                ),
+            );
         } else if let Some(cm) = &v.config_map {
             w.w(2, format!("Type:\tConfigMap (a volume populated by a ConfigMap)\n    Name:\t{}\n    Optional:\t{}\n", cm.name, cm.optional.unwrap_or(false)));
         } else if let Some(pvc) = &v.persistent_volume_claim {
-            w.w(2, format!("Type:\tPersistentVolumeClaim (a reference to a PersistentVolumeClaim in the same namespace)\n    ClaimName:\t{}\n    ReadOnly:\t{}\n", pvc.claim_name, pvc.read_only.unwrap_or(false)));
+            w.w(
+                2,
+                format!(
+                    "Type:\tPersistentVolumeClaim (a reference to a PersistentVolumeClaim in the same namespace)\n    ClaimName:\t{}\n    ReadOnly:\t{}\n",
+                    pvc.claim_name,
+                    pvc.read_only.unwrap_or(false)
+                ),
+            );
         } else if let Some(p) = &v.projected {
             w.w(2, "Type:\tProjected (a volume that contains injected data from multiple sources)\n");
             for source in p.sources.iter().flatten() {
@@ -430,7 +454,15 @@ fn describe_volumes(w: &mut Writer, volumes: &[Volume], space: &str) {
                 }
             }
         } else if let Some(n) = &v.nfs {
-            w.w(2, format!("Type:\tNFS (an NFS mount that lasts the lifetime of a pod)\n    Server:\t{}\n    Path:\t{}\n    ReadOnly:\t{}\n", n.server, n.path, n.read_only.unwrap_or(false)));
+            w.w(
+                2,
+                format!(
+                    "Type:\tNFS (an NFS mount that lasts the lifetime of a pod)\n    Server:\t{}\n    Path:\t{}\n    ReadOnly:\t{}\n",
+                    n.server,
+                    n.path,
+                    n.read_only.unwrap_or(false)
+                ),
+            );
         } else {
             w.w(2, "<unknown>\n");
         }
@@ -565,22 +597,28 @@ fn describe_deployment(api: &ApiServer, object: &Object, now: Millis) -> String 
     annotations_multiline(&mut w, "Annotations", d.metadata.annotations.as_ref());
     w.w(0, format!("Selector:\t{}\n", format_label_selector(Some(&spec.selector))));
     let replicas = spec.replicas.unwrap_or(1);
-    w.w(0, format!(
-        "Replicas:\t{replicas} desired | {} updated | {} total | {} available | {} unavailable\n",
-        status.updated_replicas.unwrap_or(0),
-        status.replicas.unwrap_or(0),
-        status.available_replicas.unwrap_or(0),
-        status.unavailable_replicas.unwrap_or(0)
-    ));
+    w.w(
+        0,
+        format!(
+            "Replicas:\t{replicas} desired | {} updated | {} total | {} available | {} unavailable\n",
+            status.updated_replicas.unwrap_or(0),
+            status.replicas.unwrap_or(0),
+            status.available_replicas.unwrap_or(0),
+            status.unavailable_replicas.unwrap_or(0)
+        ),
+    );
     let strategy = spec.strategy.clone().unwrap_or_default();
     w.w(0, format!("StrategyType:\t{}\n", strategy.type_.clone().unwrap_or_default()));
     w.w(0, format!("MinReadySeconds:\t{}\n", spec.min_ready_seconds.unwrap_or(0)));
     if let Some(ru) = &strategy.rolling_update {
-        w.w(0, format!(
-            "RollingUpdateStrategy:\t{} max unavailable, {} max surge\n",
-            ru.max_unavailable.as_ref().map(int_or_string).unwrap_or_default(),
-            ru.max_surge.as_ref().map(int_or_string).unwrap_or_default()
-        ));
+        w.w(
+            0,
+            format!(
+                "RollingUpdateStrategy:\t{} max unavailable, {} max surge\n",
+                ru.max_unavailable.as_ref().map(int_or_string).unwrap_or_default(),
+                ru.max_surge.as_ref().map(int_or_string).unwrap_or_default()
+            ),
+        );
     }
     write_pod_template(&mut w, &spec.template);
     if let Some(conditions) = status.conditions.as_ref().filter(|c| !c.is_empty()) {
@@ -612,7 +650,12 @@ fn describe_deployment(api: &ApiServer, object: &Object, now: Millis) -> String 
     let new_rs = owned.iter().find(|rs| template_matches(rs)).cloned();
     let rs_line = |rs: &Object| {
         let Object::ReplicaSet(r) = rs else { return String::new() };
-        format!("{} ({}/{} replicas created)", rs.name(), r.status.as_ref().map(|s| s.replicas).unwrap_or(0), r.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0))
+        format!(
+            "{} ({}/{} replicas created)",
+            rs.name(),
+            r.status.as_ref().map(|s| s.replicas).unwrap_or(0),
+            r.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0)
+        )
     };
     let old: Vec<String> = owned
         .iter()
@@ -798,7 +841,8 @@ fn service_endpoints(api: &ApiServer, svc: &Object) -> Option<BTreeMap<String, V
                 found = true;
                 let json = ep.to_json();
                 for subset in jget(&json, "subsets").and_then(|s| s.as_array()).into_iter().flatten() {
-                    let addrs: Vec<&str> = subset.get("addresses").and_then(|a| a.as_array()).into_iter().flatten().filter_map(|a| a.get("ip").and_then(|i| i.as_str())).collect();
+                    let addrs: Vec<&str> =
+                        subset.get("addresses").and_then(|a| a.as_array()).into_iter().flatten().filter_map(|a| a.get("ip").and_then(|i| i.as_str())).collect();
                     for p in subset.get("ports").and_then(|p| p.as_array()).into_iter().flatten() {
                         let name = p.get("name").and_then(|n| n.as_str()).unwrap_or("").to_string();
                         let port = p.get("port").and_then(|n| n.as_i64()).unwrap_or(0);
@@ -814,7 +858,11 @@ fn service_endpoints(api: &ApiServer, svc: &Object) -> Option<BTreeMap<String, V
 }
 
 fn percent(used: i128, total: i128) -> i128 {
-    if total == 0 { 0 } else { used * 100 / total }
+    if total == 0 {
+        0
+    } else {
+        used * 100 / total
+    }
 }
 
 fn describe_node(api: &ApiServer, node: &Node, object: &Object, now: Millis) -> String {
@@ -845,8 +893,20 @@ fn describe_node(api: &ApiServer, node: &Node, object: &Object, now: Millis) -> 
                 let s = l.spec.clone().unwrap_or_default();
                 w.w(0, "Lease:\n");
                 w.w(1, format!("HolderIdentity:\t{}\n", s.holder_identity.clone().unwrap_or_else(|| "<unset>".into())));
-                w.w(1, format!("AcquireTime:\t{}\n", s.acquire_time.as_ref().map(|t| t.0.strftime("%a, %d %b %Y %H:%M:%S +0000").to_string()).unwrap_or_else(|| "<unset>".into())));
-                w.w(1, format!("RenewTime:\t{}\n", s.renew_time.as_ref().map(|t| t.0.strftime("%a, %d %b %Y %H:%M:%S +0000").to_string()).unwrap_or_else(|| "<unset>".into())));
+                w.w(
+                    1,
+                    format!(
+                        "AcquireTime:\t{}\n",
+                        s.acquire_time.as_ref().map(|t| t.0.strftime("%a, %d %b %Y %H:%M:%S +0000").to_string()).unwrap_or_else(|| "<unset>".into())
+                    ),
+                );
+                w.w(
+                    1,
+                    format!(
+                        "RenewTime:\t{}\n",
+                        s.renew_time.as_ref().map(|t| t.0.strftime("%a, %d %b %Y %H:%M:%S +0000").to_string()).unwrap_or_else(|| "<unset>".into())
+                    ),
+                );
             }
         }
     }
@@ -854,15 +914,18 @@ fn describe_node(api: &ApiServer, node: &Node, object: &Object, now: Millis) -> 
         w.w(0, "Conditions:\n  Type\tStatus\tLastHeartbeatTime\tLastTransitionTime\tReason\tMessage\n");
         w.w(1, "----\t------\t-----------------\t------------------\t------\t-------\n");
         for c in conditions {
-            w.w(1, format!(
-                "{} \t{} \t{} \t{} \t{} \t{}\n",
-                c.type_,
-                c.status,
-                c.last_heartbeat_time.as_ref().map(rfc1123z).unwrap_or_default(),
-                c.last_transition_time.as_ref().map(rfc1123z).unwrap_or_default(),
-                c.reason.clone().unwrap_or_default(),
-                c.message.clone().unwrap_or_default()
-            ));
+            w.w(
+                1,
+                format!(
+                    "{} \t{} \t{} \t{} \t{} \t{}\n",
+                    c.type_,
+                    c.status,
+                    c.last_heartbeat_time.as_ref().map(rfc1123z).unwrap_or_default(),
+                    c.last_transition_time.as_ref().map(rfc1123z).unwrap_or_default(),
+                    c.reason.clone().unwrap_or_default(),
+                    c.message.clone().unwrap_or_default()
+                ),
+            );
         }
     }
     w.w(0, "Addresses:\n");
@@ -921,37 +984,66 @@ fn describe_node(api: &ApiServer, node: &Node, object: &Object, now: Millis) -> 
         cpu_lim_total += cl;
         mem_req_total += mr;
         mem_lim_total += ml;
-        w.w(0, format!(
-            "  {}\t{}\t\t{} ({}%)\t{} ({}%)\t{} ({}%)\t{} ({}%)\t{}\n",
-            p.namespace(),
-            p.name(),
-            fmt_cpu(cr),
-            percent(cr, cpu_alloc),
-            fmt_cpu(cl),
-            percent(cl, cpu_alloc),
-            fmt_mem(mr),
-            percent(mr, mem_alloc),
-            fmt_mem(ml),
-            percent(ml, mem_alloc),
-            since(pod.metadata.creation_timestamp.as_ref(), now)
-        ));
+        w.w(
+            0,
+            format!(
+                "  {}\t{}\t\t{} ({}%)\t{} ({}%)\t{} ({}%)\t{} ({}%)\t{}\n",
+                p.namespace(),
+                p.name(),
+                fmt_cpu(cr),
+                percent(cr, cpu_alloc),
+                fmt_cpu(cl),
+                percent(cl, cpu_alloc),
+                fmt_mem(mr),
+                percent(mr, mem_alloc),
+                fmt_mem(ml),
+                percent(ml, mem_alloc),
+                since(pod.metadata.creation_timestamp.as_ref(), now)
+            ),
+        );
     }
     w.w(0, "Allocated resources:\n  (Total limits may be over 100 percent, i.e., overcommitted.)\n");
     w.w(0, "  Resource\tRequests\tLimits\n");
     w.w(0, "  --------\t--------\t------\n");
-    w.w(0, format!("  cpu\t{} ({}%)\t{} ({}%)\n", fmt_cpu(cpu_req_total), percent(cpu_req_total, cpu_alloc), fmt_cpu(cpu_lim_total), percent(cpu_lim_total, cpu_alloc)));
-    w.w(0, format!("  memory\t{} ({}%)\t{} ({}%)\n", fmt_mem(mem_req_total), percent(mem_req_total, mem_alloc), fmt_mem(mem_lim_total), percent(mem_lim_total, mem_alloc)));
+    w.w(
+        0,
+        format!(
+            "  cpu\t{} ({}%)\t{} ({}%)\n",
+            fmt_cpu(cpu_req_total),
+            percent(cpu_req_total, cpu_alloc),
+            fmt_cpu(cpu_lim_total),
+            percent(cpu_lim_total, cpu_alloc)
+        ),
+    );
+    w.w(
+        0,
+        format!(
+            "  memory\t{} ({}%)\t{} ({}%)\n",
+            fmt_mem(mem_req_total),
+            percent(mem_req_total, mem_alloc),
+            fmt_mem(mem_lim_total),
+            percent(mem_lim_total, mem_alloc)
+        ),
+    );
     w.w(0, "  ephemeral-storage\t0 (0%)\t0 (0%)\n");
     describe_events(&mut w, &events_for(api, object), now);
     w.finish()
 }
 
 fn fmt_cpu(milli: i128) -> String {
-    if milli == 0 { "0".into() } else { kubesim_api::quantity::format_cpu_milli(milli) }
+    if milli == 0 {
+        "0".into()
+    } else {
+        kubesim_api::quantity::format_cpu_milli(milli)
+    }
 }
 
 fn fmt_mem(bytes: i128) -> String {
-    if bytes == 0 { "0".into() } else { kubesim_api::quantity::format_bytes(bytes) }
+    if bytes == 0 {
+        "0".into()
+    } else {
+        kubesim_api::quantity::format_bytes(bytes)
+    }
 }
 
 /// Pod requests/limits for cpu (milli) and memory (bytes), as resourcehelper.PodRequestsAndLimits.
@@ -964,7 +1056,11 @@ fn pod_requests_limits(pod: &Pod) -> (i128, i128, i128, i128) {
                 let r = c.resources.as_ref()?;
                 let map = if which { r.requests.as_ref() } else { r.limits.as_ref() }?;
                 let q = map.get(resource)?;
-                if milli { parse_milli(&q.0).ok() } else { parse_value(&q.0).ok() }
+                if milli {
+                    parse_milli(&q.0).ok()
+                } else {
+                    parse_value(&q.0).ok()
+                }
             })
             .sum()
     };
@@ -976,7 +1072,11 @@ fn pod_requests_limits(pod: &Pod) -> (i128, i128, i128, i128) {
                 let r = c.resources.as_ref()?;
                 let map = if which { r.requests.as_ref() } else { r.limits.as_ref() }?;
                 let q = map.get(resource)?;
-                if milli { parse_milli(&q.0).ok() } else { parse_value(&q.0).ok() }
+                if milli {
+                    parse_milli(&q.0).ok()
+                } else {
+                    parse_value(&q.0).ok()
+                }
             })
             .max()
             .unwrap_or(0)
@@ -1038,12 +1138,15 @@ fn describe_job(api: &ApiServer, object: &Object, now: Millis) -> String {
         w.w(0, format!("Active Deadline Seconds:\t{d}s\n"));
     }
     let ready = jint(&json, "status.ready");
-    w.w(0, format!(
-        "Pods Statuses:\t{} Active ({ready} Ready) / {} Succeeded / {} Failed\n",
-        jint(&json, "status.active"),
-        jint(&json, "status.succeeded"),
-        jint(&json, "status.failed")
-    ));
+    w.w(
+        0,
+        format!(
+            "Pods Statuses:\t{} Active ({ready} Ready) / {} Succeeded / {} Failed\n",
+            jint(&json, "status.active"),
+            jint(&json, "status.succeeded"),
+            jint(&json, "status.failed")
+        ),
+    );
     let template: PodTemplateSpec = jget(&json, "spec.template").and_then(|t| serde_json::from_value(t.clone()).ok()).unwrap_or_default();
     write_pod_template(&mut w, &template);
     describe_events(&mut w, &events_for(api, object), now);
@@ -1097,8 +1200,23 @@ fn describe_namespace(api: &ApiServer, object: &Object, now: Millis) -> String {
                 }
                 kubesim_api::sort::sort(&mut resources);
                 for r in resources {
-                    let get = |key: &str| item.get(key).and_then(|m| m.get(&r)).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).unwrap_or_else(|| "-".into());
-                    w.w(1, format!("{type_}\t{r}\t{}\t{}\t{}\t{}\t{}\n", get("min"), get("max"), get("defaultRequest"), get("default"), get("maxLimitRequestRatio")));
+                    let get = |key: &str| {
+                        item.get(key)
+                            .and_then(|m| m.get(&r))
+                            .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+                            .unwrap_or_else(|| "-".into())
+                    };
+                    w.w(
+                        1,
+                        format!(
+                            "{type_}\t{r}\t{}\t{}\t{}\t{}\t{}\n",
+                            get("min"),
+                            get("max"),
+                            get("defaultRequest"),
+                            get("default"),
+                            get("maxLimitRequestRatio")
+                        ),
+                    );
                 }
             }
         }
@@ -1313,13 +1431,43 @@ fn describe_pv(api: &ApiServer, object: &Object, now: Millis) -> String {
     w.w(0, format!("Message:\t{}\n", jstr(&json, "status.message").unwrap_or("")));
     w.w(0, "Source:\n");
     if let Some(h) = jget(&json, "spec.hostPath") {
-        w.w(2, format!("Type:\tHostPath (bare host directory volume)\n    Path:\t{}\n    HostPathType:\t{}\n", h.get("path").and_then(|v| v.as_str()).unwrap_or(""), h.get("type").and_then(|v| v.as_str()).unwrap_or("")));
+        w.w(
+            2,
+            format!(
+                "Type:\tHostPath (bare host directory volume)\n    Path:\t{}\n    HostPathType:\t{}\n",
+                h.get("path").and_then(|v| v.as_str()).unwrap_or(""),
+                h.get("type").and_then(|v| v.as_str()).unwrap_or("")
+            ),
+        );
     } else if let Some(l) = jget(&json, "spec.local") {
-        w.w(2, format!("Type:\tLocalVolume (a persistent volume backed by local storage on a node)\n    Path:\t{}\n", l.get("path").and_then(|v| v.as_str()).unwrap_or("")));
+        w.w(
+            2,
+            format!(
+                "Type:\tLocalVolume (a persistent volume backed by local storage on a node)\n    Path:\t{}\n",
+                l.get("path").and_then(|v| v.as_str()).unwrap_or("")
+            ),
+        );
     } else if let Some(n) = jget(&json, "spec.nfs") {
-        w.w(2, format!("Type:\tNFS (an NFS mount that lasts the lifetime of a pod)\n    Server:\t{}\n    Path:\t{}\n    ReadOnly:\t{}\n", n.get("server").and_then(|v| v.as_str()).unwrap_or(""), n.get("path").and_then(|v| v.as_str()).unwrap_or(""), n.get("readOnly").and_then(|v| v.as_bool()).unwrap_or(false)));
+        w.w(
+            2,
+            format!(
+                "Type:\tNFS (an NFS mount that lasts the lifetime of a pod)\n    Server:\t{}\n    Path:\t{}\n    ReadOnly:\t{}\n",
+                n.get("server").and_then(|v| v.as_str()).unwrap_or(""),
+                n.get("path").and_then(|v| v.as_str()).unwrap_or(""),
+                n.get("readOnly").and_then(|v| v.as_bool()).unwrap_or(false)
+            ),
+        );
     } else if let Some(c) = jget(&json, "spec.csi") {
-        w.w(2, format!("Type:\tCSI (a Container Storage Interface (CSI) volume source)\n    Driver:\t{}\n    FSType:\t{}\n    VolumeHandle:\t{}\n    ReadOnly:\t{}\n", c.get("driver").and_then(|v| v.as_str()).unwrap_or(""), c.get("fsType").and_then(|v| v.as_str()).unwrap_or(""), c.get("volumeHandle").and_then(|v| v.as_str()).unwrap_or(""), c.get("readOnly").and_then(|v| v.as_bool()).unwrap_or(false)));
+        w.w(
+            2,
+            format!(
+                "Type:\tCSI (a Container Storage Interface (CSI) volume source)\n    Driver:\t{}\n    FSType:\t{}\n    VolumeHandle:\t{}\n    ReadOnly:\t{}\n",
+                c.get("driver").and_then(|v| v.as_str()).unwrap_or(""),
+                c.get("fsType").and_then(|v| v.as_str()).unwrap_or(""),
+                c.get("volumeHandle").and_then(|v| v.as_str()).unwrap_or(""),
+                c.get("readOnly").and_then(|v| v.as_bool()).unwrap_or(false)
+            ),
+        );
     } else {
         w.w(2, "<unknown>\n");
     }
@@ -1410,7 +1558,8 @@ fn ingress_backend(api: &ApiServer, ns: &str, backend: &Value) -> String {
         .and_then(|p| p.as_array())
         .and_then(|ports| {
             ports.iter().find(|p| {
-                port_number.is_some_and(|n| p.get("port").and_then(|v| v.as_i64()) == Some(n)) || port_name.is_some_and(|n| p.get("name").and_then(|v| v.as_str()) == Some(n))
+                port_number.is_some_and(|n| p.get("port").and_then(|v| v.as_i64()) == Some(n))
+                    || port_name.is_some_and(|n| p.get("name").and_then(|v| v.as_str()) == Some(n))
             })
         })
         .and_then(|p| p.get("name").and_then(|v| v.as_str()).map(str::to_string))
@@ -1419,7 +1568,11 @@ fn ingress_backend(api: &ApiServer, ns: &str, backend: &Value) -> String {
         None => "<none>".to_string(),
         Some(map) => {
             let eps = map.get(&port).cloned().unwrap_or_default();
-            if eps.is_empty() { "<none>".to_string() } else { format_endpoint_list(&eps) }
+            if eps.is_empty() {
+                "<none>".to_string()
+            } else {
+                format_endpoint_list(&eps)
+            }
         }
     };
     format!("{stringer} ({endpoints})")
@@ -1453,7 +1606,11 @@ fn describe_hpa(api: &ApiServer, object: &Object, now: Millis) -> String {
                         (Some(u), Some(v)) => format!("{u}% ({v})"),
                         _ => "<unknown>".into(),
                     };
-                    let t = metric.pointer("/resource/target/averageUtilization").and_then(|u| u.as_i64()).map(|u| format!("{u}%")).unwrap_or_else(|| "<auto>".into());
+                    let t = metric
+                        .pointer("/resource/target/averageUtilization")
+                        .and_then(|u| u.as_i64())
+                        .map(|u| format!("{u}%"))
+                        .unwrap_or_else(|| "<auto>".into());
                     w.w(1, format!("resource {name} on pods  (as a percentage of request):\t{c} / {t}\n"));
                 }
             }
@@ -1465,8 +1622,10 @@ fn describe_hpa(api: &ApiServer, object: &Object, now: Millis) -> String {
                     "ContainerResource" => "containerResource",
                     _ => "",
                 };
-                let name = metric.pointer(&format!("/{key}/metric/name")).or_else(|| metric.pointer(&format!("/{key}/name"))).and_then(|n| n.as_str()).unwrap_or("");
-                let target = text(metric.pointer(&format!("/{key}/target/averageValue")).or_else(|| metric.pointer(&format!("/{key}/target/value")))).unwrap_or_else(|| "<auto>".into());
+                let name =
+                    metric.pointer(&format!("/{key}/metric/name")).or_else(|| metric.pointer(&format!("/{key}/name"))).and_then(|n| n.as_str()).unwrap_or("");
+                let target = text(metric.pointer(&format!("/{key}/target/averageValue")).or_else(|| metric.pointer(&format!("/{key}/target/value"))))
+                    .unwrap_or_else(|| "<auto>".into());
                 w.w(1, format!("\"{name}\" ({}):\t<unknown> / {target}\n", other.to_ascii_lowercase()));
             }
         }
@@ -1703,7 +1862,10 @@ mod tests {
         let annotations: BTreeMap<String, String> =
             [("a".to_string(), "short".to_string()), ("b".to_string(), long.clone()), ("c".to_string(), "one\ntwo\n".to_string())].into();
         annotations_multiline(&mut w, "Annotations", Some(&annotations));
-        let want = format!("Annotations:  a: short\n              b:\n                {}...\n              c:\n                one\n                two\n", &long[..138]);
+        let want = format!(
+            "Annotations:  a: short\n              b:\n                {}...\n              c:\n                one\n                two\n",
+            &long[..138]
+        );
         assert_eq!(w.finish(), want);
     }
 

@@ -35,7 +35,11 @@ pub fn diff_inputs(inputs: &[(String, String)], options: &ApplyOptions, api: &Ap
                 continue;
             }
             let (Some(kind), Some(name), Some(namespace)) = (result.kind.as_deref(), result.name.as_deref(), result.namespace.as_deref()) else { continue };
-            let Some(info) = kubesim_api::object::all_kinds().find(|k| k.kind == kind && crate::util::kind_group(k) == result.kind_group.clone().unwrap_or_default()) else { continue };
+            let Some(info) =
+                kubesim_api::object::all_kinds().find(|k| k.kind == kind && crate::util::kind_group(k) == result.kind_group.clone().unwrap_or_default())
+            else {
+                continue;
+            };
             let live = api.get(info, namespace, name).ok().map(|o| strip(o.to_json()));
             let merged = scratch.get(info, namespace, name).ok().map(|o| strip(o.to_json()));
             let live_text = live.as_ref().map(to_yaml).unwrap_or_default();
@@ -144,7 +148,10 @@ mod tests {
         assert_eq!(unified("x\n", "", 3), "@@ -1 +0,0 @@\n-x\n");
         let long_a: String = (0..20).map(|i| format!("l{i}\n")).collect();
         let long_b = long_a.replace("l2\n", "two\n").replace("l17\n", "seventeen\n");
-        assert_eq!(unified(&long_a, &long_b, 3), "@@ -1,6 +1,6 @@\n l0\n l1\n-l2\n+two\n l3\n l4\n l5\n@@ -15,6 +15,6 @@\n l14\n l15\n l16\n-l17\n+seventeen\n l18\n l19\n");
+        assert_eq!(
+            unified(&long_a, &long_b, 3),
+            "@@ -1,6 +1,6 @@\n l0\n l1\n-l2\n+two\n l3\n l4\n l5\n@@ -15,6 +15,6 @@\n l14\n l15\n l16\n-l17\n+seventeen\n l18\n l19\n"
+        );
         assert_eq!(unified("same\n", "same\n", 3), "");
     }
 }

@@ -5,8 +5,8 @@ use crate::args::Args;
 use crate::jsonpath;
 use crate::printers::{self, Table};
 use crate::util::{self, kind_group, server_error, type_name};
-use crate::Output;
 use crate::yaml::to_yaml;
+use crate::Output;
 use kubesim_api::object::{KindInfo, Object, Scope};
 use kubesim_api::selector::{FieldSelector, Selector};
 use kubesim_apiserver::{ApiServer, Request};
@@ -15,8 +15,16 @@ use std::sync::Arc;
 
 /// The kinds `get all` covers, in kubectl's order.
 const ALL: &[&str] = &[
-    "pods", "replicationcontrollers", "services", "daemonsets.apps", "deployments.apps", "replicasets.apps",
-    "statefulsets.apps", "horizontalpodautoscalers.autoscaling", "cronjobs.batch", "jobs.batch",
+    "pods",
+    "replicationcontrollers",
+    "services",
+    "daemonsets.apps",
+    "deployments.apps",
+    "replicasets.apps",
+    "statefulsets.apps",
+    "horizontalpodautoscalers.autoscaling",
+    "cronjobs.batch",
+    "jobs.batch",
 ];
 
 /// Resource arguments: `pods`, `pods,deploy`, `pod/a deploy/b`, `pods a b`, `all`.
@@ -354,10 +362,8 @@ pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str,
     if let Some(sort_by) = args.get("sort-by") {
         let template = if sort_by.starts_with('{') { sort_by.to_string() } else { format!("{{{sort_by}}}") };
         for (_, objects) in groups.iter_mut() {
-            let mut keyed: Vec<(SortKey, Arc<Object>)> = objects
-                .drain(..)
-                .map(|o| (SortKey::of(jsonpath::evaluate(&template, &o.to_json()).unwrap_or_default()), o))
-                .collect();
+            let mut keyed: Vec<(SortKey, Arc<Object>)> =
+                objects.drain(..).map(|o| (SortKey::of(jsonpath::evaluate(&template, &o.to_json()).unwrap_or_default()), o)).collect();
             kubesim_api::sort::sort_by(&mut keyed, |a, b| a.0.cmp(&b.0));
             objects.extend(keyed.into_iter().map(|(_, o)| o));
         }

@@ -278,7 +278,11 @@ fn parse_bracket(inner: &str, expr: &str) -> Result<Step, String> {
     if let Some((a, b)) = inner.split_once(':') {
         let parse = |s: &str| -> Result<Option<i64>, String> {
             let s = s.trim();
-            if s.is_empty() { Ok(None) } else { s.parse().map(Some).map_err(|_| format!("invalid array index {s} in {expr}")) }
+            if s.is_empty() {
+                Ok(None)
+            } else {
+                s.parse().map(Some).map_err(|_| format!("invalid array index {s} in {expr}"))
+            }
         };
         let b = b.split(':').next().unwrap_or("");
         return Ok(Step::Slice(parse(a)?, parse(b)?));
@@ -335,7 +339,11 @@ fn eval(steps: &[Step], root: &Value) -> Vec<Value> {
                             None => !found.is_empty(),
                             Some((op, want)) => {
                                 let matches = found.iter().any(|f| f == want || (f.is_number() && want.is_number() && f.as_f64() == want.as_f64()));
-                                if op == "==" { matches } else { !found.is_empty() && !matches }
+                                if op == "==" {
+                                    matches
+                                } else {
+                                    !found.is_empty() && !matches
+                                }
                             }
                         };
                         if keep {

@@ -70,10 +70,7 @@ fn merge3(original: Option<&Value>, modified: &Value, current: Option<&Value>, p
             let key = field.and_then(|f| merge_key(parent, f));
             let Some(key) = key else { return modified.clone() };
             let (Some(mk), Some(ck)) = (keyed_items(m, key), keyed_items(c, key)) else { return modified.clone() };
-            let ok: Vec<(&Value, &Value)> = original
-                .and_then(|o| o.as_array())
-                .and_then(|o| keyed_items(o, key))
-                .unwrap_or_default();
+            let ok: Vec<(&Value, &Value)> = original.and_then(|o| o.as_array()).and_then(|o| keyed_items(o, key)).unwrap_or_default();
             let mut result = Vec::new();
             for (k, item) in &mk {
                 let cur = ck.iter().find(|(ck, _)| ck == k).map(|(_, v)| *v);
@@ -155,9 +152,9 @@ fn smp(target: &Value, patch: &Value, parent: Option<&str>, field: Option<&str>)
 
 fn strip_directives(value: &Value) -> Value {
     match value {
-        Value::Object(m) => Value::Object(
-            m.iter().filter(|(k, v)| !k.starts_with('$') && !v.is_null()).map(|(k, v)| (k.clone(), strip_directives(v))).collect(),
-        ),
+        Value::Object(m) => {
+            Value::Object(m.iter().filter(|(k, v)| !k.starts_with('$') && !v.is_null()).map(|(k, v)| (k.clone(), strip_directives(v))).collect())
+        }
         Value::Array(items) => Value::Array(items.iter().map(strip_directives).collect()),
         other => other.clone(),
     }
@@ -312,9 +309,12 @@ mod tests {
             {"name": "b", "image": "y"},
             {"name": "sidecar", "image": "z"}]}}}});
         let result = three_way(Some(&original), &modified, Some(&current));
-        assert_eq!(result, json!({"spec": {"replicas": 3, "strategy": {"type": "RollingUpdate"}, "template": {"spec": {"containers": [
+        assert_eq!(
+            result,
+            json!({"spec": {"replicas": 3, "strategy": {"type": "RollingUpdate"}, "template": {"spec": {"containers": [
             {"name": "a", "image": "x:2", "imagePullPolicy": "IfNotPresent"},
-            {"name": "sidecar", "image": "z"}]}}}}));
+            {"name": "sidecar", "image": "z"}]}}}})
+        );
     }
 
     #[test]

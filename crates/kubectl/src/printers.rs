@@ -106,7 +106,10 @@ pub fn headers(info: &KindInfo, wide: bool) -> Vec<&'static str> {
         "ServiceAccount" => (&["NAME", "SECRETS", "AGE"], &[]),
         "Endpoints" => (&["NAME", "ENDPOINTS", "AGE"], &[]),
         "PersistentVolumeClaim" => (&["NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS MODES", "STORAGECLASS", "VOLUMEATTRIBUTESCLASS", "AGE"], &["VOLUMEMODE"]),
-        "PersistentVolume" => (&["NAME", "CAPACITY", "ACCESS MODES", "RECLAIM POLICY", "STATUS", "CLAIM", "STORAGECLASS", "VOLUMEATTRIBUTESCLASS", "REASON", "AGE"], &["VOLUMEMODE"]),
+        "PersistentVolume" => (
+            &["NAME", "CAPACITY", "ACCESS MODES", "RECLAIM POLICY", "STATUS", "CLAIM", "STORAGECLASS", "VOLUMEATTRIBUTESCLASS", "REASON", "AGE"],
+            &["VOLUMEMODE"],
+        ),
         "PodDisruptionBudget" => (&["NAME", "MIN AVAILABLE", "MAX UNAVAILABLE", "ALLOWED DISRUPTIONS", "AGE"], &[]),
         "HorizontalPodAutoscaler" => (&["NAME", "REFERENCE", "TARGETS", "MINPODS", "MAXPODS", "REPLICAS", "AGE"], &[]),
         "Ingress" => (&["NAME", "CLASS", "HOSTS", "ADDRESS", "PORTS", "AGE"], &[]),
@@ -144,10 +147,7 @@ fn container_cells(containers: &[Container]) -> (String, String) {
 }
 
 fn container_cells_json(spec: Option<&Value>) -> (String, String) {
-    let containers: Vec<Container> = spec
-        .and_then(|s| s.get("containers"))
-        .and_then(|c| serde_json::from_value(c.clone()).ok())
-        .unwrap_or_default();
+    let containers: Vec<Container> = spec.and_then(|s| s.get("containers")).and_then(|c| serde_json::from_value(c.clone()).ok()).unwrap_or_default();
     container_cells(&containers)
 }
 
@@ -176,11 +176,9 @@ pub fn row(object: &Object, now: Millis, wide: bool) -> Vec<String> {
             (s.data.as_ref().map_or(0, |d| d.len())).to_string(),
             ts(&s.metadata.creation_timestamp, now),
         ],
-        Object::ServiceAccount(sa) => vec![
-            sa.metadata.name.clone().unwrap_or_default(),
-            sa.secrets.as_ref().map_or(0, |s| s.len()).to_string(),
-            ts(&sa.metadata.creation_timestamp, now),
-        ],
+        Object::ServiceAccount(sa) => {
+            vec![sa.metadata.name.clone().unwrap_or_default(), sa.secrets.as_ref().map_or(0, |s| s.len()).to_string(), ts(&sa.metadata.creation_timestamp, now)]
+        }
         Object::Lease(l) => vec![
             l.metadata.name.clone().unwrap_or_default(),
             l.spec.as_ref().and_then(|s| s.holder_identity.clone()).unwrap_or_default(),
@@ -214,9 +212,7 @@ pub fn pod_row(pod: &Pod, now: Millis, wide: bool) -> Vec<String> {
         }
     }
     let init_containers = spec.init_containers.clone().unwrap_or_default();
-    let restartable = |name: &str| {
-        init_containers.iter().any(|c| c.name == name && c.restart_policy.as_deref() == Some("Always"))
-    };
+    let restartable = |name: &str| init_containers.iter().any(|c| c.name == name && c.restart_policy.as_deref() == Some("Always"));
     total += init_containers.iter().filter(|c| c.restart_policy.as_deref() == Some("Always")).count();
     let later = |a: Option<Millis>, b: Option<&Time>| -> Option<Millis> {
         match (a, b.map(millis_of)) {
@@ -299,23 +295,16 @@ pub fn pod_row(pod: &Pod, now: Millis, wide: bool) -> Vec<String> {
         Some(t) if restarts != 0 => format!("{restarts} ({} ago)", human_duration(now.saturating_sub(t))),
         _ => restarts.to_string(),
     };
-    let mut row = vec![
-        pod.metadata.name.clone().unwrap_or_default(),
-        format!("{ready}/{total}"),
-        reason,
-        restarts_cell,
-        ts(&pod.metadata.creation_timestamp, now),
-    ];
+    let mut row =
+        vec![pod.metadata.name.clone().unwrap_or_default(), format!("{ready}/{total}"), reason, restarts_cell, ts(&pod.metadata.creation_timestamp, now)];
     if wide {
         let ip = status.pod_ips.as_ref().and_then(|ips| ips.first()).map(|ip| ip.ip.clone()).filter(|s| !s.is_empty());
         let gates = spec.readiness_gates.clone().unwrap_or_default();
         let gates_cell = if gates.is_empty() {
             "<none>".to_string()
         } else {
-            let true_count = gates
-                .iter()
-                .filter(|g| status.conditions.iter().flatten().find(|c| c.type_ == g.condition_type).is_some_and(|c| c.status == "True"))
-                .count();
+            let true_count =
+                gates.iter().filter(|g| status.conditions.iter().flatten().find(|c| c.type_ == g.condition_type).is_some_and(|c| c.status == "True")).count();
             format!("{true_count}/{}", gates.len())
         };
         row.push(ip.unwrap_or_else(|| "<none>".into()));
@@ -353,7 +342,11 @@ pub fn node_roles(node: &Node) -> String {
             roles.insert(v.clone());
         }
     }
-    if roles.is_empty() { "<none>".into() } else { roles.into_iter().collect::<Vec<_>>().join(",") }
+    if roles.is_empty() {
+        "<none>".into()
+    } else {
+        roles.into_iter().collect::<Vec<_>>().join(",")
+    }
 }
 
 fn node_row(node: &Node, now: Millis, wide: bool) -> Vec<String> {
@@ -436,7 +429,11 @@ pub fn service_ports(svc: &Service) -> String {
             }
         })
         .collect();
-    if ports.is_empty() { "<none>".into() } else { ports.join(",") }
+    if ports.is_empty() {
+        "<none>".into()
+    } else {
+        ports.join(",")
+    }
 }
 
 /// getServiceExternalIP.
@@ -445,7 +442,11 @@ pub fn service_external_ip(svc: &Service, wide: bool) -> String {
     let external = spec.external_ips.clone().unwrap_or_default();
     match spec.type_.as_deref().unwrap_or("ClusterIP") {
         "ClusterIP" | "NodePort" => {
-            if external.is_empty() { "<none>".into() } else { external.join(",") }
+            if external.is_empty() {
+                "<none>".into()
+            } else {
+                external.join(",")
+            }
         }
         "LoadBalancer" => {
             let mut ips: Vec<String> = svc
@@ -468,7 +469,11 @@ pub fn service_external_ip(svc: &Service, wide: bool) -> String {
                 results.extend(external);
                 return results.join(",");
             }
-            if lb.is_empty() { "<pending>".into() } else { lb }
+            if lb.is_empty() {
+                "<pending>".into()
+            } else {
+                lb
+            }
         }
         "ExternalName" => spec.external_name.clone().unwrap_or_default(),
         _ => "<unknown>".into(),
@@ -524,7 +529,11 @@ pub fn event_source(e: &Event) -> String {
         Some(c) => (c.to_string(), source.host.clone().unwrap_or_default()),
         None => (e.reporting_component.clone().unwrap_or_default(), e.reporting_instance.clone().unwrap_or_default()),
     };
-    if host.is_empty() { component } else { format!("{component}, {host}") }
+    if host.is_empty() {
+        component
+    } else {
+        format!("{component}, {host}")
+    }
 }
 
 fn event_row(e: &Event, now: Millis, wide: bool) -> Vec<String> {
@@ -592,7 +601,8 @@ fn dynamic_row(kind: &str, json: &Value, created: &Option<Time>, now: Millis, wi
     let template_spec = |path: &str| jget(json, path);
     match kind {
         "StatefulSet" => {
-            let mut row = vec![name, format!("{}/{}", jint(json, "status.readyReplicas"), jget(json, "spec.replicas").and_then(|v| v.as_i64()).unwrap_or(1)), age_cell];
+            let mut row =
+                vec![name, format!("{}/{}", jint(json, "status.readyReplicas"), jget(json, "spec.replicas").and_then(|v| v.as_i64()).unwrap_or(1)), age_cell];
             if wide {
                 let (n, i) = container_cells_json(template_spec("spec.template.spec"));
                 row.extend([n, i]);
@@ -628,7 +638,8 @@ fn dynamic_row(kind: &str, json: &Value, created: &Option<Time>, now: Millis, wi
             ];
             if wide {
                 let (n, i) = container_cells_json(template_spec("spec.template.spec"));
-                let selector: Option<std::collections::BTreeMap<String, String>> = jget(json, "spec.selector").and_then(|v| serde_json::from_value(v.clone()).ok());
+                let selector: Option<std::collections::BTreeMap<String, String>> =
+                    jget(json, "spec.selector").and_then(|v| serde_json::from_value(v.clone()).ok());
                 row.extend([n, i, format_labels(selector.as_ref())]);
             }
             row
@@ -639,7 +650,11 @@ fn dynamic_row(kind: &str, json: &Value, created: &Option<Time>, now: Millis, wi
                 Some(c) => format!("{succeeded}/{c}"),
                 None => {
                     let parallelism = jint(json, "spec.parallelism");
-                    if parallelism > 1 { format!("{succeeded}/1 of {parallelism}") } else { format!("{succeeded}/1") }
+                    if parallelism > 1 {
+                        format!("{succeeded}/1 of {parallelism}")
+                    } else {
+                        format!("{succeeded}/1")
+                    }
                 }
             };
             let start = time_json(jget(json, "status.startTime"));
@@ -694,7 +709,11 @@ fn dynamic_row(kind: &str, json: &Value, created: &Option<Time>, now: Millis, wi
             row
         }
         "PersistentVolumeClaim" => {
-            let phase = if jget(json, "metadata.deletionTimestamp").is_some() { "Terminating".to_string() } else { jstr(json, "status.phase").unwrap_or("").to_string() };
+            let phase = if jget(json, "metadata.deletionTimestamp").is_some() {
+                "Terminating".to_string()
+            } else {
+                jstr(json, "status.phase").unwrap_or("").to_string()
+            };
             let volume = jstr(json, "spec.volumeName").unwrap_or("").to_string();
             let (capacity, modes) = if volume.is_empty() {
                 (String::new(), String::new())
@@ -705,7 +724,8 @@ fn dynamic_row(kind: &str, json: &Value, created: &Option<Time>, now: Millis, wi
                 .or_else(|| jstr(json, "metadata.annotations.volume\\.beta\\.kubernetes\\.io/storage-class"))
                 .unwrap_or("")
                 .to_string();
-            let mut row = vec![name, phase, volume, capacity, modes, class, jstr(json, "spec.volumeAttributesClassName").unwrap_or("<unset>").to_string(), age_cell];
+            let mut row =
+                vec![name, phase, volume, capacity, modes, class, jstr(json, "spec.volumeAttributesClassName").unwrap_or("<unset>").to_string(), age_cell];
             if wide {
                 row.push(jstr(json, "spec.volumeMode").unwrap_or("<unset>").to_string());
             }
@@ -716,7 +736,11 @@ fn dynamic_row(kind: &str, json: &Value, created: &Option<Time>, now: Millis, wi
                 Some(c) => format!("{}/{}", c.get("namespace").and_then(|v| v.as_str()).unwrap_or(""), c.get("name").and_then(|v| v.as_str()).unwrap_or("")),
                 None => String::new(),
             };
-            let phase = if jget(json, "metadata.deletionTimestamp").is_some() { "Terminating".to_string() } else { jstr(json, "status.phase").unwrap_or("").to_string() };
+            let phase = if jget(json, "metadata.deletionTimestamp").is_some() {
+                "Terminating".to_string()
+            } else {
+                jstr(json, "status.phase").unwrap_or("").to_string()
+            };
             let mut row = vec![
                 name,
                 jstr(json, "spec.capacity.storage").unwrap_or("").to_string(),
@@ -749,7 +773,15 @@ fn dynamic_row(kind: &str, json: &Value, created: &Option<Time>, now: Millis, wi
                 target.and_then(|t| t.get("name")).and_then(|v| v.as_str()).unwrap_or("")
             );
             let min = jget(json, "spec.minReplicas").and_then(|v| v.as_i64()).map(|v| v.to_string()).unwrap_or_else(|| "<unset>".into());
-            vec![name, reference, hpa_targets(json), min, jint(json, "spec.maxReplicas").to_string(), jint(json, "status.currentReplicas").to_string(), age_cell]
+            vec![
+                name,
+                reference,
+                hpa_targets(json),
+                min,
+                jint(json, "spec.maxReplicas").to_string(),
+                jint(json, "status.currentReplicas").to_string(),
+                age_cell,
+            ]
         }
         "Ingress" => {
             let rules = jget(json, "spec.rules").and_then(|r| r.as_array()).cloned().unwrap_or_default();
@@ -790,10 +822,7 @@ fn dynamic_row(kind: &str, json: &Value, created: &Option<Time>, now: Millis, wi
             jstr(json, "preemptionPolicy").unwrap_or("PreemptLowerPriority").to_string(),
         ],
         "StorageClass" => {
-            let default = json
-                .pointer("/metadata/annotations/storageclass.kubernetes.io~1is-default-class")
-                .and_then(|v| v.as_str())
-                == Some("true");
+            let default = json.pointer("/metadata/annotations/storageclass.kubernetes.io~1is-default-class").and_then(|v| v.as_str()) == Some("true");
             let display = if default { format!("{name} (default)") } else { name };
             vec![
                 display,
@@ -816,8 +845,10 @@ fn dynamic_row(kind: &str, json: &Value, created: &Option<Time>, now: Millis, wi
             let mut list = Vec::new();
             let mut count = 0;
             for subset in jget(json, "subsets").and_then(|s| s.as_array()).into_iter().flatten() {
-                let addresses: Vec<&str> = subset.get("addresses").and_then(|a| a.as_array()).into_iter().flatten().filter_map(|a| a.get("ip").and_then(|i| i.as_str())).collect();
-                let ports: Vec<i64> = subset.get("ports").and_then(|p| p.as_array()).into_iter().flatten().filter_map(|p| p.get("port").and_then(|i| i.as_i64())).collect();
+                let addresses: Vec<&str> =
+                    subset.get("addresses").and_then(|a| a.as_array()).into_iter().flatten().filter_map(|a| a.get("ip").and_then(|i| i.as_str())).collect();
+                let ports: Vec<i64> =
+                    subset.get("ports").and_then(|p| p.as_array()).into_iter().flatten().filter_map(|p| p.get("port").and_then(|i| i.as_i64())).collect();
                 if ports.is_empty() {
                     count += addresses.len();
                     list.extend(addresses.iter().map(|a| a.to_string()));
@@ -844,7 +875,11 @@ fn dynamic_row(kind: &str, json: &Value, created: &Option<Time>, now: Millis, wi
             for (k, v) in &hard {
                 let used = jget(json, "status.used").and_then(|u| u.get(k)).and_then(|u| u.as_str()).unwrap_or("0");
                 let entry = format!("{k}: {used}/{}", v.as_str().unwrap_or(""));
-                if k.starts_with("limits.") { limits.push(entry) } else { requests.push(entry) }
+                if k.starts_with("limits.") {
+                    limits.push(entry)
+                } else {
+                    requests.push(entry)
+                }
             }
             vec![name, requests.join(", "), limits.join(", "), age_cell]
         }
@@ -892,7 +927,13 @@ fn dynamic_row(kind: &str, json: &Value, created: &Option<Time>, now: Millis, wi
                 .and_then(|p| p.as_array())
                 .into_iter()
                 .flatten()
-                .map(|p| p.get("port").and_then(|v| v.as_i64()).map(|v| v.to_string()).or_else(|| p.get("name").and_then(|v| v.as_str()).map(str::to_string)).unwrap_or_else(|| "*".into()))
+                .map(|p| {
+                    p.get("port")
+                        .and_then(|v| v.as_i64())
+                        .map(|v| v.to_string())
+                        .or_else(|| p.get("name").and_then(|v| v.as_str()).map(str::to_string))
+                        .unwrap_or_else(|| "*".into())
+                })
                 .collect();
             let addresses: Vec<String> = jget(json, "endpoints")
                 .and_then(|p| p.as_array())
@@ -924,7 +965,8 @@ fn hpa_targets(json: &Value) -> String {
     if metrics.is_empty() {
         // autoscaling/v1 style
         if let Some(target) = jget(json, "spec.targetCPUUtilizationPercentage").and_then(|v| v.as_i64()) {
-            let cur = jget(json, "status.currentCPUUtilizationPercentage").and_then(|v| v.as_i64()).map(|v| format!("{v}%")).unwrap_or_else(|| "<unknown>".into());
+            let cur =
+                jget(json, "status.currentCPUUtilizationPercentage").and_then(|v| v.as_i64()).map(|v| format!("{v}%")).unwrap_or_else(|| "<unknown>".into());
             return format!("cpu: {cur}/{target}%");
         }
         return "<none>".into();
@@ -940,7 +982,8 @@ fn hpa_targets(json: &Value) -> String {
                 let target = resource.get("target").cloned().unwrap_or_default();
                 let cur = current.get(i).and_then(|c| c.get(key)).and_then(|r| r.get("current")).cloned();
                 if let Some(util) = target.get("averageUtilization").and_then(|v| v.as_i64()) {
-                    let c = cur.and_then(|c| c.get("averageUtilization").and_then(|v| v.as_i64())).map(|v| format!("{v}%")).unwrap_or_else(|| "<unknown>".into());
+                    let c =
+                        cur.and_then(|c| c.get("averageUtilization").and_then(|v| v.as_i64())).map(|v| format!("{v}%")).unwrap_or_else(|| "<unknown>".into());
                     format!("{name}: {c}/{util}%")
                 } else {
                     let t = target.get("averageValue").or_else(|| target.get("value")).and_then(|v| v.as_str()).unwrap_or("").to_string();
@@ -970,8 +1013,7 @@ fn hpa_targets(json: &Value) -> String {
 mod tests {
     use super::*;
     use kubesim_api::k8s_openapi::api::core::v1::{
-        ContainerState, ContainerStateRunning, ContainerStateTerminated, ContainerStateWaiting, ContainerStatus, PodCondition,
-        PodSpec, PodStatus,
+        ContainerState, ContainerStateRunning, ContainerStateTerminated, ContainerStateWaiting, ContainerStatus, PodCondition, PodSpec, PodStatus,
     };
     use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     use kubesim_api::time::time_at;
@@ -1019,7 +1061,17 @@ mod tests {
     }
 
     fn base(want: [&'static str; 3]) -> Case {
-        Case { containers: vec![container("a"), container("b")], init: vec![], phase: "podPhase", reason: "", statuses: vec![], init_statuses: vec![], conditions: vec![], deleting: false, want }
+        Case {
+            containers: vec![container("a"), container("b")],
+            init: vec![],
+            phase: "podPhase",
+            reason: "",
+            statuses: vec![],
+            init_statuses: vec![],
+            conditions: vec![],
+            deleting: false,
+            want,
+        }
     }
 
     // Mirrors pkg/printers/internalversion/printers_test.go TestPrintPod, TestPrintPodWithRestartableInitContainer
@@ -1028,30 +1080,119 @@ mod tests {
     fn pod_status_column_matches_print_pod() {
         let cases = vec![
             Case { statuses: vec![cs("a", true, 3, running()), cs("b", false, 3, ContainerState::default())], ..base(["1/2", "podPhase", "6"]) },
-            Case { statuses: vec![cs("a", false, 3, waiting("ContainerWaitingReason")), cs("b", true, 3, running())], ..base(["1/2", "ContainerWaitingReason", "6"]) },
-            Case { statuses: vec![cs("a", false, 3, terminated("ContainerTerminatedReason", 1, 0)), cs("b", true, 3, running())], ..base(["1/2", "ContainerTerminatedReason", "6"]) },
-            Case { deleting: true, reason: "NodeLost", statuses: vec![cs("a", true, 3, running()), cs("b", true, 3, running())], ..base(["2/2", "Unknown", "6"]) },
+            Case {
+                statuses: vec![cs("a", false, 3, waiting("ContainerWaitingReason")), cs("b", true, 3, running())],
+                ..base(["1/2", "ContainerWaitingReason", "6"])
+            },
+            Case {
+                statuses: vec![cs("a", false, 3, terminated("ContainerTerminatedReason", 1, 0)), cs("b", true, 3, running())],
+                ..base(["1/2", "ContainerTerminatedReason", "6"])
+            },
+            Case {
+                deleting: true,
+                reason: "NodeLost",
+                statuses: vec![cs("a", true, 3, running()), cs("b", true, 3, running())],
+                ..base(["2/2", "Unknown", "6"])
+            },
             Case { reason: "podReason", statuses: vec![cs("a", true, 3, running()), cs("b", true, 3, running())], ..base(["2/2", "podReason", "6"]) },
             Case { statuses: vec![cs("a", false, 0, terminated("", 2, 0))], containers: vec![container("a")], ..base(["0/1", "ExitCode:2", "0"]) },
             Case { statuses: vec![cs("a", false, 0, terminated("", 0, 9))], containers: vec![container("a")], ..base(["0/1", "Signal:9", "0"]) },
             // Completed with a running container: Running when the pod is Ready, NotReady otherwise.
-            Case { reason: "", statuses: vec![cs("a", false, 0, terminated("Completed", 0, 0)), cs("b", true, 0, running())], conditions: vec![cond("Ready", "True")], ..base(["1/2", "Running", "0"]) },
+            Case {
+                reason: "",
+                statuses: vec![cs("a", false, 0, terminated("Completed", 0, 0)), cs("b", true, 0, running())],
+                conditions: vec![cond("Ready", "True")],
+                ..base(["1/2", "Running", "0"])
+            },
             Case { statuses: vec![cs("a", true, 0, running()), cs("b", false, 0, terminated("Completed", 0, 0))], ..base(["1/2", "NotReady", "0"]) },
-            Case { phase: "Pending", containers: vec![container("a")], statuses: vec![cs("a", false, 0, waiting("ContainerCreating"))], ..base(["0/1", "ContainerCreating", "0"]) },
+            Case {
+                phase: "Pending",
+                containers: vec![container("a")],
+                statuses: vec![cs("a", false, 0, waiting("ContainerCreating"))],
+                ..base(["0/1", "ContainerCreating", "0"])
+            },
             Case { phase: "Pending", containers: vec![container("a")], ..base(["0/1", "Pending", "0"]) },
-            Case { phase: "Running", containers: vec![container("a")], statuses: vec![cs("a", false, 4, waiting("CrashLoopBackOff"))], ..base(["0/1", "CrashLoopBackOff", "4"]) },
-            Case { phase: "Pending", containers: vec![container("a")], statuses: vec![cs("a", false, 0, waiting("ImagePullBackOff"))], ..base(["0/1", "ImagePullBackOff", "0"]) },
-            Case { phase: "Succeeded", containers: vec![container("a")], statuses: vec![cs("a", false, 0, terminated("Completed", 0, 0))], ..base(["0/1", "Completed", "0"]) },
-            Case { phase: "Failed", containers: vec![container("a")], statuses: vec![cs("a", false, 0, terminated("Error", 1, 0))], ..base(["0/1", "Error", "0"]) },
-            Case { phase: "Running", deleting: true, containers: vec![container("a")], statuses: vec![cs("a", true, 0, running())], ..base(["1/1", "Terminating", "0"]) },
-            Case { phase: "Succeeded", deleting: true, containers: vec![container("a")], statuses: vec![cs("a", false, 0, terminated("Completed", 0, 0))], ..base(["0/1", "Completed", "0"]) },
+            Case {
+                phase: "Running",
+                containers: vec![container("a")],
+                statuses: vec![cs("a", false, 4, waiting("CrashLoopBackOff"))],
+                ..base(["0/1", "CrashLoopBackOff", "4"])
+            },
+            Case {
+                phase: "Pending",
+                containers: vec![container("a")],
+                statuses: vec![cs("a", false, 0, waiting("ImagePullBackOff"))],
+                ..base(["0/1", "ImagePullBackOff", "0"])
+            },
+            Case {
+                phase: "Succeeded",
+                containers: vec![container("a")],
+                statuses: vec![cs("a", false, 0, terminated("Completed", 0, 0))],
+                ..base(["0/1", "Completed", "0"])
+            },
+            Case {
+                phase: "Failed",
+                containers: vec![container("a")],
+                statuses: vec![cs("a", false, 0, terminated("Error", 1, 0))],
+                ..base(["0/1", "Error", "0"])
+            },
+            Case {
+                phase: "Running",
+                deleting: true,
+                containers: vec![container("a")],
+                statuses: vec![cs("a", true, 0, running())],
+                ..base(["1/1", "Terminating", "0"])
+            },
+            Case {
+                phase: "Succeeded",
+                deleting: true,
+                containers: vec![container("a")],
+                statuses: vec![cs("a", false, 0, terminated("Completed", 0, 0))],
+                ..base(["0/1", "Completed", "0"])
+            },
             // Init containers.
-            Case { phase: "Pending", init: vec![container("i1"), container("i2")], containers: vec![container("a")], init_statuses: vec![cs("i1", false, 0, waiting("PodInitializing"))], ..base(["0/1", "Init:0/2", "0"]) },
-            Case { phase: "Pending", init: vec![container("i1"), container("i2")], containers: vec![container("a")], init_statuses: vec![cs("i1", false, 0, terminated("", 0, 0)), cs("i2", false, 0, running())], ..base(["0/1", "Init:1/2", "0"]) },
-            Case { phase: "Pending", init: vec![container("i1")], containers: vec![container("a")], init_statuses: vec![cs("i1", false, 2, terminated("", 1, 0))], ..base(["0/1", "Init:ExitCode:1", "2"]) },
-            Case { phase: "Pending", init: vec![container("i1")], containers: vec![container("a")], init_statuses: vec![cs("i1", false, 2, terminated("Error", 1, 0))], ..base(["0/1", "Init:Error", "2"]) },
-            Case { phase: "Pending", init: vec![container("i1")], containers: vec![container("a")], init_statuses: vec![cs("i1", false, 0, terminated("", 143, 15))], ..base(["0/1", "Init:Signal:15", "0"]) },
-            Case { phase: "Pending", init: vec![container("i1")], containers: vec![container("a")], init_statuses: vec![cs("i1", false, 5, waiting("CrashLoopBackOff"))], ..base(["0/1", "Init:CrashLoopBackOff", "5"]) },
+            Case {
+                phase: "Pending",
+                init: vec![container("i1"), container("i2")],
+                containers: vec![container("a")],
+                init_statuses: vec![cs("i1", false, 0, waiting("PodInitializing"))],
+                ..base(["0/1", "Init:0/2", "0"])
+            },
+            Case {
+                phase: "Pending",
+                init: vec![container("i1"), container("i2")],
+                containers: vec![container("a")],
+                init_statuses: vec![cs("i1", false, 0, terminated("", 0, 0)), cs("i2", false, 0, running())],
+                ..base(["0/1", "Init:1/2", "0"])
+            },
+            Case {
+                phase: "Pending",
+                init: vec![container("i1")],
+                containers: vec![container("a")],
+                init_statuses: vec![cs("i1", false, 2, terminated("", 1, 0))],
+                ..base(["0/1", "Init:ExitCode:1", "2"])
+            },
+            Case {
+                phase: "Pending",
+                init: vec![container("i1")],
+                containers: vec![container("a")],
+                init_statuses: vec![cs("i1", false, 2, terminated("Error", 1, 0))],
+                ..base(["0/1", "Init:Error", "2"])
+            },
+            Case {
+                phase: "Pending",
+                init: vec![container("i1")],
+                containers: vec![container("a")],
+                init_statuses: vec![cs("i1", false, 0, terminated("", 143, 15))],
+                ..base(["0/1", "Init:Signal:15", "0"])
+            },
+            Case {
+                phase: "Pending",
+                init: vec![container("i1")],
+                containers: vec![container("a")],
+                init_statuses: vec![cs("i1", false, 5, waiting("CrashLoopBackOff"))],
+                ..base(["0/1", "Init:CrashLoopBackOff", "5"])
+            },
             // Restartable init containers (sidecars) count towards READY.
             Case {
                 phase: "Running",
@@ -1122,11 +1263,16 @@ mod tests {
         let mut node = Node {
             metadata: ObjectMeta {
                 name: Some("n".into()),
-                labels: Some([("node-role.kubernetes.io/control-plane".to_string(), "".to_string()), ("kubernetes.io/role".to_string(), "worker".to_string())].into()),
+                labels: Some(
+                    [("node-role.kubernetes.io/control-plane".to_string(), "".to_string()), ("kubernetes.io/role".to_string(), "worker".to_string())].into(),
+                ),
                 ..Default::default()
             },
             spec: Some(NodeSpec { unschedulable: Some(true), ..Default::default() }),
-            status: Some(NodeStatus { conditions: Some(vec![NodeCondition { type_: "Ready".into(), status: "False".into(), ..Default::default() }]), ..Default::default() }),
+            status: Some(NodeStatus {
+                conditions: Some(vec![NodeCondition { type_: "Ready".into(), status: "False".into(), ..Default::default() }]),
+                ..Default::default()
+            }),
         };
         assert_eq!(node_status(&node), "NotReady,SchedulingDisabled");
         assert_eq!(node_roles(&node), "control-plane,worker");

@@ -30,14 +30,10 @@ pub fn resolve(name: &str) -> Result<&'static KindInfo, String> {
     let lower = name.to_ascii_lowercase();
     // Prefer the newest HPA version and events in the core group, as kubectl's discovery does.
     let preferred = match lower.as_str() {
-        "hpa" | "horizontalpodautoscaler" | "horizontalpodautoscalers" => {
-            kubesim_api::object::kind_info("autoscaling/v2", "HorizontalPodAutoscaler")
-        }
+        "hpa" | "horizontalpodautoscaler" | "horizontalpodautoscalers" => kubesim_api::object::kind_info("autoscaling/v2", "HorizontalPodAutoscaler"),
         _ => None,
     };
-    preferred
-        .or_else(|| resolve_resource(name))
-        .ok_or_else(|| format!("error: the server doesn't have a resource type \"{name}\""))
+    preferred.or_else(|| resolve_resource(name)).ok_or_else(|| format!("error: the server doesn't have a resource type \"{name}\""))
 }
 
 /// An object's age column (`translateTimestampSince`).
@@ -63,11 +59,7 @@ pub fn list(api: &ApiServer, info: &KindInfo, namespace: Option<&str>) -> Vec<Ar
         Scope::Namespaced => namespace,
     };
     let resource = resource_of(info);
-    api.store()
-        .list(resource, namespace)
-        .filter(|o| o.api_version() == info.api_version || same_resource_other_version(info, o))
-        .cloned()
-        .collect()
+    api.store().list(resource, namespace).filter(|o| o.api_version() == info.api_version || same_resource_other_version(info, o)).cloned().collect()
 }
 
 fn same_resource_other_version(info: &KindInfo, object: &Object) -> bool {
@@ -159,8 +151,12 @@ pub fn check_update(api: &ApiServer, object: &Object) -> Result<(), ApiError> {
                     let a = new.spec.as_ref().map(|s| &s.selector);
                     let b = old.spec.as_ref().map(|s| &s.selector);
                     if a != b {
-                        let rendered = format!("v1.LabelSelector{{MatchLabels:map[string]string{{{}}}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}}",
-                            a.and_then(|s| s.match_labels.as_ref()).map(|m| m.iter().map(|(k, v)| format!("{k:?}:{v:?}")).collect::<Vec<_>>().join(", ")).unwrap_or_default());
+                        let rendered = format!(
+                            "v1.LabelSelector{{MatchLabels:map[string]string{{{}}}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}}",
+                            a.and_then(|s| s.match_labels.as_ref())
+                                .map(|m| m.iter().map(|(k, v)| format!("{k:?}:{v:?}")).collect::<Vec<_>>().join(", "))
+                                .unwrap_or_default()
+                        );
                         return Err(ApiError::invalid(format!(
                             "Deployment.apps {:?} is invalid: spec.selector: Invalid value: {rendered}: field is immutable",
                             object.name()

@@ -150,9 +150,8 @@ fn resolves_to_non_string(s: &str) -> bool {
         return true;
     }
     const SPECIAL: &[&str] = &[
-        "~", "null", "Null", "NULL", "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "true", "True", "TRUE",
-        "false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF",
-        "-.inf", "-.Inf", "-.INF", ".nan", ".NaN", ".NAN", "<<",
+        "~", "null", "Null", "NULL", "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE", "on", "On",
+        "ON", "off", "Off", "OFF", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", ".nan", ".NaN", ".NAN", "<<",
     ];
     if SPECIAL.contains(&s) {
         return true;
@@ -161,7 +160,12 @@ fn resolves_to_non_string(s: &str) -> bool {
     if first.is_ascii_digit() || first == '-' || first == '+' || first == '.' {
         let plain = s.replace('_', "");
         let body = plain.trim_start_matches(['-', '+']);
-        if body.parse::<f64>().is_ok() && !body.is_empty() && !body.eq_ignore_ascii_case("inf") && !body.eq_ignore_ascii_case("nan") && !body.eq_ignore_ascii_case("infinity") {
+        if body.parse::<f64>().is_ok()
+            && !body.is_empty()
+            && !body.eq_ignore_ascii_case("inf")
+            && !body.eq_ignore_ascii_case("nan")
+            && !body.eq_ignore_ascii_case("infinity")
+        {
             return true;
         }
         if let Some(hex) = body.strip_prefix("0x") {

@@ -49,7 +49,11 @@ fn get_tables() {
     ];
     for (cmd, want) in cases {
         let stderr = if want.is_empty() {
-            if cmd.contains("kube-system") { "No resources found in kube-system namespace.\n" } else { "No resources found in default namespace.\n" }
+            if cmd.contains("kube-system") {
+                "No resources found in kube-system namespace.\n"
+            } else {
+                "No resources found in default namespace.\n"
+            }
         } else {
             ""
         };
@@ -63,7 +67,13 @@ fn get_errors() {
     check(&mut f, "get pod nope", "", "Error from server (NotFound): pods \"nope\" not found\n", 1);
     check(&mut f, "get deploy nope", "", "Error from server (NotFound): deployments.apps \"nope\" not found\n", 1);
     check(&mut f, "get frobs", "", "error: the server doesn't have a resource type \"frobs\"\n", 1);
-    check(&mut f, "get", "", "error: you must specify the type of resource to get. Use \"kubectl api-resources\" for a complete list of supported resources.\n", 1);
+    check(
+        &mut f,
+        "get",
+        "",
+        "error: you must specify the type of resource to get. Use \"kubectl api-resources\" for a complete list of supported resources.\n",
+        1,
+    );
     check(&mut f, "get pods -o xml", "", "error: unable to match a printer suitable for the output format \"xml\", allowed formats are: custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml\n", 1);
     check(&mut f, "get nodes -A", "NAME     STATUS   ROLES    AGE   VERSION\nnode-1   Ready    worker   5m    v1.34.0\n", "", 0);
     check(&mut f, "get pvc", "", "No resources found in default namespace.\n", 0);
@@ -72,7 +82,13 @@ fn get_errors() {
     check(&mut f, "get pv -A", "", "No resources found\n", 0);
     // Non-table formats print nothing (name, jsonpath) or an empty List (yaml, json).
     check(&mut f, "get pods -n kube-system -o name", "", "", 0);
-    check(&mut f, "get pods -n kube-system -o json", "{\n    \"apiVersion\": \"v1\",\n    \"items\": [],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n", "", 0);
+    check(
+        &mut f,
+        "get pods -n kube-system -o json",
+        "{\n    \"apiVersion\": \"v1\",\n    \"items\": [],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n",
+        "",
+        0,
+    );
     check(&mut f, "get pods --field-selector spec.foo=bar", "", "Error from server (BadRequest): Unable to find {\"\" \"v1\" \"pods\"} that match label selector \"\", field selector \"spec.foo=bar\": field label not supported: spec.foo\n", 1);
     check(&mut f, "get events --field-selector type=Warning -o name", "event/web-7d4b9c7f5-abcde.36b0\n", "", 0);
     check(&mut f, "get pods --field-selector spec.nodeName=node-1,status.phase=Running -o name", "pod/web-7d4b9c7f5-abcde\npod/web-7d4b9c7f5-fghij\n", "", 0);
@@ -85,7 +101,13 @@ fn yaml_and_json_output() {
     let o = f.kubectl("get pod web-7d4b9c7f5-abcde -o yaml");
     assert!(o.stdout.starts_with("apiVersion: v1\nkind: Pod\nmetadata:\n  creationTimestamp: \"2025-01-01T00:00:04Z\"\n  generation: 1\n  labels:\n    app: web\n    pod-template-hash: 7d4b9c7f5\n  name: web-7d4b9c7f5-abcde\n  namespace: default\n  ownerReferences:\n  - apiVersion: apps/v1\n    blockOwnerDeletion: true\n    controller: true\n    kind: ReplicaSet\n    name: web-7d4b9c7f5\n"), "{}", o.stdout);
     assert!(o.stdout.contains("\n  resourceVersion: \"15\"\n"), "{}", o.stdout);
-    assert!(o.stdout.contains("\nstatus:\n  conditions:\n  - lastTransitionTime: \"2025-01-01T00:00:04Z\"\n    status: \"True\"\n    type: PodReadyToStartContainers\n"), "{}", o.stdout);
+    assert!(
+        o.stdout.contains(
+            "\nstatus:\n  conditions:\n  - lastTransitionTime: \"2025-01-01T00:00:04Z\"\n    status: \"True\"\n    type: PodReadyToStartContainers\n"
+        ),
+        "{}",
+        o.stdout
+    );
     let o = f.kubectl("get pods -o yaml");
     assert!(o.stdout.starts_with("apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Pod\n"), "{}", o.stdout);
     assert!(o.stdout.ends_with("kind: List\nmetadata:\n  resourceVersion: \"\"\n"), "{}", o.stdout);
@@ -94,7 +116,8 @@ fn yaml_and_json_output() {
     let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
     assert_eq!(v["spec"]["replicas"], 2);
     // The last-applied annotation is the input with namespace set and `annotations: {}`.
-    let last: serde_json::Value = serde_json::from_str(v["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"].as_str().unwrap()).unwrap();
+    let last: serde_json::Value =
+        serde_json::from_str(v["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"].as_str().unwrap()).unwrap();
     assert_eq!(last["metadata"], serde_json::json!({"annotations": {}, "labels": {"app": "web"}, "name": "web", "namespace": "default"}));
 }
 
@@ -205,7 +228,13 @@ fn describe_layouts() {
     assert!(node.stdout.contains("Allocated resources:\n  (Total limits may be over 100 percent, i.e., overcommitted.)\n  Resource           Requests    Limits\n  --------           --------    ------\n  cpu                200m (5%)   0 (0%)\n  memory             128Mi (1%)  0 (0%)\n"), "{}", node.stdout);
     let svc = f.kubectl("describe svc web");
     assert!(svc.stdout.contains("Port:                     <unset>  80/TCP\nTargetPort:               80/TCP\n"), "{}", svc.stdout);
-    check(&mut f, "describe ns default", "Name:         default\nLabels:       <none>\nAnnotations:  <none>\nStatus:       Active\n\nNo resource quota.\n\nNo LimitRange resource.\n", "", 0);
+    check(
+        &mut f,
+        "describe ns default",
+        "Name:         default\nLabels:       <none>\nAnnotations:  <none>\nStatus:       Active\n\nNo resource quota.\n\nNo LimitRange resource.\n",
+        "",
+        0,
+    );
     // A name prefix describes every match; objects are separated by two blank lines (describe.go "\\n\\n%s").
     let both = f.kubectl("describe pods web-7d4b9c7f5");
     assert_eq!(both.stdout.matches("Name:             web-7d4b9c7f5-").count(), 2);

@@ -12,10 +12,7 @@ use std::path::Path;
 
 fn run_case(name: &str, text: &str) -> Result<(), String> {
     let header = |key: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(&format!("# {key}: ")))
-            .map(str::to_string)
-            .ok_or_else(|| format!("{name}: missing '# {key}:' header"))
+        text.lines().find_map(|l| l.strip_prefix(&format!("# {key}: "))).map(str::to_string).ok_or_else(|| format!("{name}: missing '# {key}:' header"))
     };
     let expect = header("expect")?;
     let applied: usize = header("applied")?.parse().map_err(|_| format!("{name}: bad applied count"))?;

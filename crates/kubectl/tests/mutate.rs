@@ -49,7 +49,13 @@ fn delete_honours_grace_force_cascade_and_selectors() {
     check(&mut f, "delete pod nope", "", "Error from server (NotFound): pods \"nope\" not found\n", 1);
     check(&mut f, "delete pod nope --ignore-not-found", "", "", 0);
     check(&mut f, "delete pods", "", "error: resource(s) were provided, but no name was specified\n", 1);
-    check(&mut f, "delete deploy x --cascade=sometimes", "", "error: invalid cascade value (sometimes). Must be \"background\", \"foreground\", or \"orphan\".\n", 1);
+    check(
+        &mut f,
+        "delete deploy x --cascade=sometimes",
+        "",
+        "error: invalid cascade value (sometimes). Must be \"background\", \"foreground\", or \"orphan\".\n",
+        1,
+    );
     f.file("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n");
     check(&mut f, "apply -f cm.yaml", "configmap/a created\nconfigmap/b created\n", "", 0);
     check(&mut f, "delete -f cm.yaml", "configmap \"a\" deleted\nconfigmap \"b\" deleted\n", "", 0);
@@ -88,13 +94,42 @@ fn patch_types() {
     assert_eq!(json(&f, "deployments", "web")["spec"]["replicas"], 4);
     check(&mut f, "patch deploy web --type merge -p '{\"spec\":{\"replicas\":4}}'", "deployment.apps/web patched (no change)\n", "", 0);
     // Strategic merge patches merge containers by name; merge patches replace the list.
-    check(&mut f, "patch deploy web -p '{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"sidecar\",\"image\":\"busybox\"}]}}}}'", "deployment.apps/web patched\n", "", 0);
-    let names: Vec<String> = json(&f, "deployments", "web")["spec"]["template"]["spec"]["containers"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_string()).collect();
+    check(
+        &mut f,
+        "patch deploy web -p '{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"sidecar\",\"image\":\"busybox\"}]}}}}'",
+        "deployment.apps/web patched\n",
+        "",
+        0,
+    );
+    let names: Vec<String> = json(&f, "deployments", "web")["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(names, ["nginx", "sidecar"]);
-    check(&mut f, "patch deploy web --type merge -p '{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"only\",\"image\":\"busybox\"}]}}}}'", "deployment.apps/web patched\n", "", 0);
+    check(
+        &mut f,
+        "patch deploy web --type merge -p '{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"only\",\"image\":\"busybox\"}]}}}}'",
+        "deployment.apps/web patched\n",
+        "",
+        0,
+    );
     assert_eq!(json(&f, "deployments", "web")["spec"]["template"]["spec"]["containers"].as_array().unwrap().len(), 1);
-    check(&mut f, "patch deploy web --type json -p '[{\"op\":\"remove\",\"path\":\"/spec/nope\"}]'", "", "error: remove operation does not apply: doc is missing path: \"/spec/nope\"\n", 1);
-    check(&mut f, "patch deploy web -p '{\"spec\":{\"replicas\":-3}}'", "", "Error from server (Invalid): Deployment.apps \"web\" is invalid: spec.replicas: Invalid value: -3: must be greater than or equal to 0\n", 1);
+    check(
+        &mut f,
+        "patch deploy web --type json -p '[{\"op\":\"remove\",\"path\":\"/spec/nope\"}]'",
+        "",
+        "error: remove operation does not apply: doc is missing path: \"/spec/nope\"\n",
+        1,
+    );
+    check(
+        &mut f,
+        "patch deploy web -p '{\"spec\":{\"replicas\":-3}}'",
+        "",
+        "Error from server (Invalid): Deployment.apps \"web\" is invalid: spec.replicas: Invalid value: -3: must be greater than or equal to 0\n",
+        1,
+    );
     check(&mut f, "patch deploy web --type xml -p '{}'", "", "error: --type must be one of [json merge strategic], not \"xml\"\n", 1);
     check(&mut f, "patch deploy nope -p '{}'", "", "Error from server (NotFound): deployments.apps \"nope\" not found\n", 1);
 }
@@ -103,7 +138,8 @@ fn patch_types() {
 fn set_pdb_status(f: &mut Fixture, allowed: i64, healthy: i64, desired: i64) {
     let pdb = f.get("pdb", "default", "web-pdb").unwrap();
     let mut json = pdb.to_json();
-    json["status"] = serde_json::json!({"disruptionsAllowed": allowed, "currentHealthy": healthy, "desiredHealthy": desired, "expectedPods": 2, "observedGeneration": 1});
+    json["status"] =
+        serde_json::json!({"disruptionsAllowed": allowed, "currentHealthy": healthy, "desiredHealthy": desired, "expectedPods": 2, "observedGeneration": 1});
     let info = pdb.info().unwrap();
     scenario::set_status(f, Object::from_json(info, json).unwrap());
 }
@@ -113,7 +149,13 @@ fn taint_cordon_and_drain() {
     let mut f = scenario::cluster();
     check(&mut f, "taint nodes node-1 dedicated=gpu:NoSchedule", "node/node-1 tainted\n", "", 0);
     assert_eq!(json(&f, "nodes", "node-1")["spec"]["taints"], serde_json::json!([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]));
-    check(&mut f, "taint nodes node-1 dedicated=gpu:NoSchedule", "", "error: node node-1 already has dedicated taint(s) with same effect(s) and --overwrite is false\n", 1);
+    check(
+        &mut f,
+        "taint nodes node-1 dedicated=gpu:NoSchedule",
+        "",
+        "error: node node-1 already has dedicated taint(s) with same effect(s) and --overwrite is false\n",
+        1,
+    );
     check(&mut f, "taint node node-1 dedicated:NoSchedule-", "node/node-1 untainted\n", "", 0);
     check(&mut f, "taint node node-1 dedicated-", "", "error: taint \"dedicated\" not found\n", 1);
     check(&mut f, "taint node node-1 x=y:Sometimes", "", "error: invalid taint effect: Sometimes, unsupported taint effect\n", 1);
@@ -124,7 +166,10 @@ fn taint_cordon_and_drain() {
     check(&mut f, "cordon nope", "", "Error from server (NotFound): nodes \"nope\" not found\n", 1);
 
     // A PDB that allows no disruption blocks the eviction (the Eviction API's 429).
-    f.file("pdb.yaml", "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web-pdb}\nspec:\n  minAvailable: 2\n  selector: {matchLabels: {app: web}}\n");
+    f.file(
+        "pdb.yaml",
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web-pdb}\nspec:\n  minAvailable: 2\n  selector: {matchLabels: {app: web}}\n",
+    );
     check(&mut f, "apply -f pdb.yaml", "poddisruptionbudget.policy/web-pdb created\n", "", 0);
     set_pdb_status(&mut f, 0, 2, 2);
     let o = f.kubectl("drain node-1 --ignore-daemonsets");
@@ -133,7 +178,10 @@ fn taint_cordon_and_drain() {
     assert!(o.stderr.starts_with("error when evicting pods/\"web-7d4b9c7f5-abcde\" -n \"default\" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget."), "{}", o.stderr);
     assert!(f.get("pods", "default", "web-7d4b9c7f5-abcde").unwrap().metadata().deletion_timestamp.is_none());
     // minAvailable 1: the first eviction succeeds, the second would break the budget.
-    f.file("pdb.yaml", "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web-pdb}\nspec:\n  minAvailable: 1\n  selector: {matchLabels: {app: web}}\n");
+    f.file(
+        "pdb.yaml",
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web-pdb}\nspec:\n  minAvailable: 1\n  selector: {matchLabels: {app: web}}\n",
+    );
     check(&mut f, "apply -f pdb.yaml", "poddisruptionbudget.policy/web-pdb configured\n", "", 0);
     set_pdb_status(&mut f, 1, 2, 1);
     let o = f.kubectl("drain node-1");
@@ -184,7 +232,13 @@ fn rollout_commands() {
     check(&mut f, "rollout undo deploy/web --to-revision=1", "deployment.apps/web skipped rollback (current template already matches revision 1)\n", "", 0);
     check(&mut f, "rollout undo deploy/web --to-revision=9", "", "error: unable to find specified revision 9 in history\n", 1);
     let history = f.kubectl("rollout history deploy/web --revision=1");
-    assert!(history.stdout.starts_with("deployment.apps/web with revision #1\nPod Template:\n  Labels:  app=web\n  Containers:\n   nginx:\n    Image:      nginx:1.27\n"), "{}", history.stdout);
+    assert!(
+        history
+            .stdout
+            .starts_with("deployment.apps/web with revision #1\nPod Template:\n  Labels:  app=web\n  Containers:\n   nginx:\n    Image:      nginx:1.27\n"),
+        "{}",
+        history.stdout
+    );
     check(&mut f, "rollout status svc/web", "", "error: no status for service/web: not a Deployment, DaemonSet or StatefulSet\n", 1);
 }
 
@@ -308,7 +362,12 @@ fn discovery_and_misc_commands() {
     check(&mut f, "frobnicate", "", "error: unknown command \"frobnicate\" for \"kubectl\"\nRun 'kubectl --help' for usage.\n", 1);
     check(&mut f, "-n kube-system get pods", "", "No resources found in kube-system namespace.\n", 0);
     check(&mut f, "get pods -n", "", "error: flag needs an argument: 'n' in -n\nSee 'kubectl get --help' for usage.\n", 1);
-    let o = kubesim_kubectl::run_line("get pods 'unterminated", &mut f.api, &mut kubesim_apiserver::Request { now: 0, rng: &mut f.rng, actor: &std::sync::Arc::from("t") }, &mut f.cluster);
+    let o = kubesim_kubectl::run_line(
+        "get pods 'unterminated",
+        &mut f.api,
+        &mut kubesim_apiserver::Request { now: 0, rng: &mut f.rng, actor: &std::sync::Arc::from("t") },
+        &mut f.cluster,
+    );
     assert_eq!((o.stderr.as_str(), o.exit_code), ("error: unterminated single quote\n", 1));
     // Every write is recorded under the kubectl actor.
     f.api.store_mut().drain_commits();
@@ -326,7 +385,13 @@ fn wait_events_auth_config() {
     check(&mut f, "wait --for=condition=Available deployment web", "deployment.apps/web condition met\n", "", 0);
     check(&mut f, "wait --for condition=Ready pods -l app=web", "pod/web-7d4b9c7f5-abcde condition met\npod/web-7d4b9c7f5-fghij condition met\n", "", 0);
     check(&mut f, "wait --for=jsonpath='{.status.phase}'=Running pod/web-7d4b9c7f5-abcde", "pod/web-7d4b9c7f5-abcde condition met\n", "", 0);
-    check(&mut f, "wait --for=delete pod/web-7d4b9c7f5-abcde --timeout=60s", "", "error: timed out waiting for the condition on pods/web-7d4b9c7f5-abcde (after 60s)\n", 1);
+    check(
+        &mut f,
+        "wait --for=delete pod/web-7d4b9c7f5-abcde --timeout=60s",
+        "",
+        "error: timed out waiting for the condition on pods/web-7d4b9c7f5-abcde (after 60s)\n",
+        1,
+    );
     check(&mut f, "wait --for=delete pod/gone", "pod/gone condition met\n", "", 0);
     check(&mut f, "wait --for=condition=Ready pod/gone", "", "Error from server (NotFound): pods \"gone\" not found\n", 1);
     check(
@@ -386,19 +451,43 @@ fn describe_service_lists_ready_endpoints_from_slices() {
     scenario::create(&mut f, "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: web-abc, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nports: [{name: '', port: 80, protocol: TCP}]\nendpoints:\n- addresses: [10.244.0.5]\n  conditions: {ready: true}\n- addresses: [10.244.0.6]\n  conditions: {ready: true}\n- addresses: [10.244.0.7]\n  conditions: {ready: false}\n");
     let o = f.kubectl("describe svc web");
     assert!(o.stdout.contains("\nEndpoints:                10.244.0.5:80,10.244.0.6:80\n"), "{}", o.stdout);
-    check(&mut f, "get endpointslices", "NAME      ADDRESSTYPE   PORTS   ENDPOINTS                          AGE\nweb-abc   IPv4          80      10.244.0.5,10.244.0.6,10.244.0.7   0s\n", "", 0);
+    check(
+        &mut f,
+        "get endpointslices",
+        "NAME      ADDRESSTYPE   PORTS   ENDPOINTS                          AGE\nweb-abc   IPv4          80      10.244.0.5,10.244.0.6,10.244.0.7   0s\n",
+        "",
+        0,
+    );
 }
 
 #[test]
 fn set_env_resources_autoscale_and_create_generators() {
     let mut f = scenario::cluster();
     check(&mut f, "set env deployment/web MODE=prod LEVEL=3", "deployment.apps/web env updated\n", "", 0);
-    assert_eq!(json(&f, "deployments", "web")["spec"]["template"]["spec"]["containers"][0]["env"], serde_json::json!([{"name": "MODE", "value": "prod"}, {"name": "LEVEL", "value": "3"}]));
+    assert_eq!(
+        json(&f, "deployments", "web")["spec"]["template"]["spec"]["containers"][0]["env"],
+        serde_json::json!([{"name": "MODE", "value": "prod"}, {"name": "LEVEL", "value": "3"}])
+    );
     check(&mut f, "set env deployment/web LEVEL-", "deployment.apps/web env updated\n", "", 0);
     assert_eq!(json(&f, "deployments", "web")["spec"]["template"]["spec"]["containers"][0]["env"], serde_json::json!([{"name": "MODE", "value": "prod"}]));
-    check(&mut f, "set resources deployment web --limits=cpu=200m,memory=512Mi --requests=cpu=100m", "deployment.apps/web resource requirements updated\n", "", 0);
-    assert_eq!(json(&f, "deployments", "web")["spec"]["template"]["spec"]["containers"][0]["resources"], serde_json::json!({"limits": {"cpu": "200m", "memory": "512Mi"}, "requests": {"cpu": "100m", "memory": "64Mi"}}));
-    check(&mut f, "set resources deployment web --limits=cpu=lots", "", "error: invalid limits cpu=lots: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'\n", 1);
+    check(
+        &mut f,
+        "set resources deployment web --limits=cpu=200m,memory=512Mi --requests=cpu=100m",
+        "deployment.apps/web resource requirements updated\n",
+        "",
+        0,
+    );
+    assert_eq!(
+        json(&f, "deployments", "web")["spec"]["template"]["spec"]["containers"][0]["resources"],
+        serde_json::json!({"limits": {"cpu": "200m", "memory": "512Mi"}, "requests": {"cpu": "100m", "memory": "64Mi"}})
+    );
+    check(
+        &mut f,
+        "set resources deployment web --limits=cpu=lots",
+        "",
+        "error: invalid limits cpu=lots: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'\n",
+        1,
+    );
     check(&mut f, "set resources deployment web --limits=cpu=50m", "", "Error from server (Invalid): Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].resources.requests: Invalid value: \"100m\": must be less than or equal to cpu limit of 50m\n", 1);
     check(&mut f, "autoscale deployment web --cpu-percent=50 --min=1 --max=10", "horizontalpodautoscaler.autoscaling/web autoscaled\n", "", 0);
     check(&mut f, "get hpa", "NAME   REFERENCE        TARGETS              MINPODS   MAXPODS   REPLICAS   AGE\nweb    Deployment/web   cpu: <unknown>/50%   1         10        0          0s\n", "", 0);
@@ -470,7 +559,15 @@ fn every_listed_command_is_dispatched() {
 #[test]
 fn apply_documents_supports_dry_run_validation_for_editors() {
     let mut f = Fixture::new();
-    let options = kubesim_kubectl::ApplyOptions { namespace: "default", enforce_namespace: false, mode: kubesim_kubectl::Mode::Apply, validate: "warn", dry_run: true, save_config: false, server_side: false };
+    let options = kubesim_kubectl::ApplyOptions {
+        namespace: "default",
+        enforce_namespace: false,
+        mode: kubesim_kubectl::Mode::Apply,
+        validate: "warn",
+        dry_run: true,
+        save_config: false,
+        server_side: false,
+    };
     let actor: std::sync::Arc<str> = std::sync::Arc::from("ui");
     let mut req = kubesim_apiserver::Request { now: 0, rng: &mut f.rng, actor: &actor };
     let r = kubesim_kubectl::apply_documents("editor", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", &options, &mut f.api, &mut req);
@@ -482,9 +579,21 @@ fn apply_documents_supports_dry_run_validation_for_editors() {
 fn dry_runs_validate_without_writing() {
     let mut f = scenario::cluster();
     f.file("bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n");
-    check(&mut f, "apply -f bad.yaml --dry-run=server", "", "Error from server (Invalid): error when creating \"bad.yaml\": Pod \"p\" is invalid: spec.containers[0].image: Required value\n", 1);
+    check(
+        &mut f,
+        "apply -f bad.yaml --dry-run=server",
+        "",
+        "Error from server (Invalid): error when creating \"bad.yaml\": Pod \"p\" is invalid: spec.containers[0].image: Required value\n",
+        1,
+    );
     f.file("ns.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p, namespace: nope}\n");
-    check(&mut f, "create -f ns.yaml --dry-run=client", "", "Error from server (NotFound): error when creating \"ns.yaml\": namespaces \"nope\" not found\n", 1);
+    check(
+        &mut f,
+        "create -f ns.yaml --dry-run=client",
+        "",
+        "Error from server (NotFound): error when creating \"ns.yaml\": namespaces \"nope\" not found\n",
+        1,
+    );
     let bad_update = scenario::APP.split("---").next().unwrap().replace("replicas: 2", "replicas: -2");
     f.file("web.yaml", &bad_update);
     let o = f.kubectl("apply -f web.yaml --dry-run=server");
@@ -512,7 +621,13 @@ fn generators_print_their_objects_on_client_dry_run() {
         "",
         0,
     );
-    check(&mut f, "create ns team --dry-run=client -o yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  creationTimestamp: null\n  name: team\nspec: {}\nstatus: {}\n", "", 0);
+    check(
+        &mut f,
+        "create ns team --dry-run=client -o yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  creationTimestamp: null\n  name: team\nspec: {}\nstatus: {}\n",
+        "",
+        0,
+    );
     check(&mut f, "create cm c --from-literal=a=b --dry-run=client -o name", "configmap/c\n", "", 0);
     assert!(f.get("deployments", "default", "web").is_none() && f.get("pods", "default", "nginx").is_none());
     // The generated YAML applies cleanly.

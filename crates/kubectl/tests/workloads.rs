@@ -11,10 +11,19 @@ fn cluster() -> Fixture {
     let mut f = Fixture::new();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/k8s-docs-examples");
     for file in [
-        "controllers/job.yaml", "application/job/cronjob.yaml", "application/web/web.yaml", "pods/storage/pv-volume.yaml",
-        "pods/storage/pv-claim.yaml", "application/hpa/php-apache.yaml", "service/networking/minimal-ingress.yaml",
-        "policy/zookeeper-pod-disruption-budget-minavailable.yaml", "configmap/configmaps.yaml", "secret/basicauth-secret.yaml",
-        "priorityclass/low-priority-class.yaml", "storage/storageclass-low-latency.yaml", "admin/resource/quota-mem-cpu.yaml",
+        "controllers/job.yaml",
+        "application/job/cronjob.yaml",
+        "application/web/web.yaml",
+        "pods/storage/pv-volume.yaml",
+        "pods/storage/pv-claim.yaml",
+        "application/hpa/php-apache.yaml",
+        "service/networking/minimal-ingress.yaml",
+        "policy/zookeeper-pod-disruption-budget-minavailable.yaml",
+        "configmap/configmaps.yaml",
+        "secret/basicauth-secret.yaml",
+        "priorityclass/low-priority-class.yaml",
+        "storage/storageclass-low-latency.yaml",
+        "admin/resource/quota-mem-cpu.yaml",
         "controllers/replication.yaml",
     ] {
         let text = std::fs::read_to_string(dir.join(file)).unwrap();

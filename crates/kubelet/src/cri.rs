@@ -444,7 +444,8 @@ pub fn digest_ref(image: &str) -> String {
 
 impl RuntimeService for FakeRuntime {
     fn run_pod_sandbox(&mut self, pod_uid: &str, ip: &str, id: String, now: Millis) -> Result<String, CriError> {
-        self.sandboxes.insert(id.clone(), Sandbox { id: id.clone(), pod_uid: pod_uid.to_string(), ip: ip.to_string(), state: SandboxState::Ready, created_at: now });
+        self.sandboxes
+            .insert(id.clone(), Sandbox { id: id.clone(), pod_uid: pod_uid.to_string(), ip: ip.to_string(), state: SandboxState::Ready, created_at: now });
         Ok(id)
     }
     fn stop_pod_sandbox(&mut self, id: &str, now: Millis) -> Result<(), CriError> {
@@ -474,21 +475,24 @@ impl RuntimeService for FakeRuntime {
             return Err(CriError(format!("image {:?} not found", config.image)));
         }
         let files = config.program.files.clone();
-        self.containers.insert(id.clone(), Container {
-            id: id.clone(),
-            sandbox_id: sandbox_id.to_string(),
-            config,
-            state: ContainerState::Created,
-            created_at: now,
-            started_at: None,
-            finished_at: None,
-            exit_code: None,
-            reason: None,
-            logs: Vec::new(),
-            files,
-            next_effect: 0,
-            stop: None,
-        });
+        self.containers.insert(
+            id.clone(),
+            Container {
+                id: id.clone(),
+                sandbox_id: sandbox_id.to_string(),
+                config,
+                state: ContainerState::Created,
+                created_at: now,
+                started_at: None,
+                finished_at: None,
+                exit_code: None,
+                reason: None,
+                logs: Vec::new(),
+                files,
+                next_effect: 0,
+                stop: None,
+            },
+        );
         Ok(id)
     }
     fn start_container(&mut self, id: &str, now: Millis) -> Result<(), CriError> {
@@ -572,7 +576,9 @@ impl ImageService for FakeRuntime {
             )));
         }
         if self.missing_images.iter().any(|m| normalize_image(m) == normalized) {
-            return Err(CriError(format!("failed to pull and unpack image {normalized:?}: failed to resolve reference {normalized:?}: {normalized}: not found")));
+            return Err(CriError(format!(
+                "failed to pull and unpack image {normalized:?}: failed to resolve reference {normalized:?}: {normalized}: not found"
+            )));
         }
         let size = self.image_size(image);
         self.images.insert(normalized.clone(), Image { reference: normalized.clone(), digest_ref: digest_ref(image), size });

@@ -7,15 +7,14 @@
 //! its modelled latency. PLEG relists on a 1 s grid, but only when the runtime changed (the
 //! effect of relisting an unchanged runtime is nothing, so idle nodes cost nothing).
 
-use crate::cri::{latency_ms, normalize_image, digest_ref, ContainerConfig, ContainerState, CriCall, FakeRuntime, ImageService, RuntimeService, SandboxState};
+use crate::cri::{digest_ref, latency_ms, normalize_image, ContainerConfig, ContainerState, CriCall, FakeRuntime, ImageService, RuntimeService, SandboxState};
 use crate::probe::{run_probe, ProbeKind};
 use crate::process::{program_for, program_with_files};
 use crate::status::get_phase;
 use kubesim_api::k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use kubesim_api::k8s_openapi::api::core::v1::{
-    Container, ContainerImage, ContainerState as ApiContainerState, ContainerStateRunning, ContainerStateTerminated,
-    ContainerStateWaiting, ContainerStatus, DaemonEndpoint, Node, NodeAddress, NodeCondition, NodeDaemonEndpoints,
-    NodeSpec, NodeStatus, NodeSystemInfo, Pod, PodCondition, PodIP, HostIP, PodStatus,
+    Container, ContainerImage, ContainerState as ApiContainerState, ContainerStateRunning, ContainerStateTerminated, ContainerStateWaiting, ContainerStatus,
+    DaemonEndpoint, HostIP, Node, NodeAddress, NodeCondition, NodeDaemonEndpoints, NodeSpec, NodeStatus, NodeSystemInfo, Pod, PodCondition, PodIP, PodStatus,
 };
 use kubesim_api::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -234,12 +233,8 @@ impl Kubelet {
     /// pods from the API server, tears down pods that were deleted meanwhile and resyncs the rest.
     pub fn power_on(&mut self, ctx: &mut Ctx) {
         self.alive = true;
-        let current: BTreeMap<String, Arc<Object>> = ctx
-            .api
-            .store()
-            .pods_on_node(&self.setup.name)
-            .map(|o| (o.metadata().uid.clone().unwrap_or_default(), o.clone()))
-            .collect();
+        let current: BTreeMap<String, Arc<Object>> =
+            ctx.api.store().pods_on_node(&self.setup.name).map(|o| (o.metadata().uid.clone().unwrap_or_default(), o.clone())).collect();
         let gone: Vec<String> = self.workers.keys().filter(|uid| !current.contains_key(*uid)).cloned().collect();
         for uid in gone {
             if let Some(worker) = self.workers.remove(&uid) {
@@ -251,7 +246,12 @@ impl Kubelet {
             }
         }
         for (uid, object) in current {
-            let event = WatchEvent { event_type: if self.workers.contains_key(&uid) { EventType::Modified } else { EventType::Added }, resource: ("", "pods"), object, revision: 0 };
+            let event = WatchEvent {
+                event_type: if self.workers.contains_key(&uid) { EventType::Modified } else { EventType::Added },
+                resource: ("", "pods"),
+                object,
+                revision: 0,
+            };
             self.on_pod_event(&event, ctx);
             self.schedule_dispatch(&uid, ctx);
         }
@@ -281,9 +281,13 @@ impl Kubelet {
     /// Container logs (`kubectl logs`), in the runtime's words.
     pub fn logs(&self, uid: &str, container: &str, previous: bool) -> Result<String, String> {
         let worker = self.workers.get(uid).ok_or_else(|| "pod not found on its node".to_string())?;
-        let ids = worker.instances.get(container).ok_or_else(|| format!("container {container:?} in pod {:?} is waiting to start: ContainerCreating", worker.pod().metadata.name.clone().unwrap_or_default()))?;
+        let ids = worker.instances.get(container).ok_or_else(|| {
+            format!("container {container:?} in pod {:?} is waiting to start: ContainerCreating", worker.pod().metadata.name.clone().unwrap_or_default())
+        })?;
         let id = if previous {
-            ids.iter().rev().nth(1).ok_or_else(|| format!("previous terminated container {container:?} in pod {:?} not found", worker.pod().metadata.name.clone().unwrap_or_default()))?
+            ids.iter().rev().nth(1).ok_or_else(|| {
+                format!("previous terminated container {container:?} in pod {:?} not found", worker.pod().metadata.name.clone().unwrap_or_default())
+            })?
         } else {
             ids.last().expect("instances are non-empty")
         };
@@ -363,12 +367,8 @@ impl Kubelet {
             }
         }
         self.pleg_snapshot = current;
-        let uids: Vec<String> = self
-            .workers
-            .iter()
-            .filter(|(_, w)| w.sandbox.as_ref().is_some_and(|s| changed_sandboxes.contains(s)))
-            .map(|(uid, _)| uid.clone())
-            .collect();
+        let uids: Vec<String> =
+            self.workers.iter().filter(|(_, w)| w.sandbox.as_ref().is_some_and(|s| changed_sandboxes.contains(s))).map(|(uid, _)| uid.clone()).collect();
         if !uids.is_empty() {
             ctx.note(format!("kubelet/{}", self.setup.name), "PLEG", format!("relist: {} pod(s) changed", uids.len()));
         }
@@ -441,12 +441,7 @@ impl Kubelet {
             status.allocatable = status.capacity.clone();
         }
         let now_time = time_at(now);
-        let previous: BTreeMap<String, NodeCondition> = status
-            .conditions
-            .iter()
-            .flatten()
-            .map(|c| (c.type_.clone(), c.clone()))
-            .collect();
+        let previous: BTreeMap<String, NodeCondition> = status.conditions.iter().flatten().map(|c| (c.type_.clone(), c.clone())).collect();
         let condition = |type_: &str, value: &str, reason: &str, message: &str| {
             let prev = previous.get(type_);
             let transition = match prev {
@@ -473,11 +468,7 @@ impl Kubelet {
             },
             condition("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
             condition("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
-            if given_not_ready {
-                previous["Ready"].clone()
-            } else {
-                condition("Ready", "True", "KubeletReady", "kubelet is posting ready status")
-            },
+            if given_not_ready { previous["Ready"].clone() } else { condition("Ready", "True", "KubeletReady", "kubelet is posting ready status") },
         ]);
         status.addresses = Some(vec![
             NodeAddress { type_: "InternalIP".into(), address: self.node_ip() },
@@ -563,14 +554,17 @@ impl Kubelet {
         status.phase = Some("Failed".into());
         status.reason = Some("Evicted".into());
         status.message = Some(message.clone());
-        set_pod_condition(status.conditions.get_or_insert_with(Vec::new), PodCondition {
-            type_: "DisruptionTarget".into(),
-            status: "True".into(),
-            reason: Some("TerminationByKubelet".into()),
-            message: Some(message),
-            last_transition_time: Some(time_at(ctx.now)),
-            ..Default::default()
-        });
+        set_pod_condition(
+            status.conditions.get_or_insert_with(Vec::new),
+            PodCondition {
+                type_: "DisruptionTarget".into(),
+                status: "True".into(),
+                reason: Some("TerminationByKubelet".into()),
+                message: Some(message),
+                last_transition_time: Some(time_at(ctx.now)),
+                ..Default::default()
+            },
+        );
         pod.status = Some(status);
         let _ = ctx.update_status(Object::Pod(Box::new(pod)));
         self.mark_runtime_changed(ctx);
@@ -729,11 +723,7 @@ impl Kubelet {
             self.terminate(uid, ctx);
             return;
         }
-        let sandbox_ready = worker
-            .sandbox
-            .as_ref()
-            .and_then(|s| self.runtime.pod_sandbox_status(s).ok())
-            .is_some_and(|s| s.state == SandboxState::Ready);
+        let sandbox_ready = worker.sandbox.as_ref().and_then(|s| self.runtime.pod_sandbox_status(s).ok()).is_some_and(|s| s.state == SandboxState::Ready);
         if !sandbox_ready {
             self.begin(uid, Step::RunSandbox, latency_ms(CriCall::RunPodSandbox), ctx);
             return;
@@ -819,7 +809,11 @@ impl Kubelet {
                 pod.metadata.namespace.clone().unwrap_or_default(),
                 pod.metadata.uid.clone().unwrap_or_default(),
             );
-            let message = format!("back-off {} restarting failed container={} pod={name}_{namespace}({pod_uid})", format_go_duration(backoff.duration_ms).replace("300s", "5m0s"), container.name);
+            let message = format!(
+                "back-off {} restarting failed container={} pod={name}_{namespace}({pod_uid})",
+                format_go_duration(backoff.duration_ms).replace("300s", "5m0s"),
+                container.name
+            );
             worker.waiting.insert(container.name.clone(), ("CrashLoopBackOff".into(), message));
             let object = worker.pod.clone();
             ctx.event(&object, "Warning", "BackOff", format!("Back-off restarting failed container {} in pod {name}_{namespace}({pod_uid})", container.name));
@@ -939,7 +933,12 @@ impl Kubelet {
                         let took = ctx.now - started;
                         let size = self.runtime.image_status(&image).map_or(0, |i| i.size);
                         let secs = format_go_duration(took);
-                        ctx.event(&object, "Normal", "Pulled", format!("Successfully pulled image {image:?} in {secs} ({secs} including waiting). Image size: {size} bytes."));
+                        ctx.event(
+                            &object,
+                            "Normal",
+                            "Pulled",
+                            format!("Successfully pulled image {image:?} in {secs} ({secs} including waiting). Image size: {size} bytes."),
+                        );
                         let worker = self.workers.get_mut(uid).expect("worker exists");
                         worker.pull_backoff.remove(&image);
                         worker.busy = Some(Step::Create { container });
@@ -1081,7 +1080,16 @@ impl Kubelet {
                 ctx.note(format!("cri/{}", self.setup.name), "ExecSync", format!("preStop hook {name}: {} ms", hook_ms));
             }
             let _ = self.runtime.stop_container_after(id, hook_ms.min(grace_ms), grace_ms, ctx.now);
-            self.note_cri(ctx, CriCall::StopContainer, format!("{}/{} {name} timeout={}s", pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default(), grace_ms / 1000));
+            self.note_cri(
+                ctx,
+                CriCall::StopContainer,
+                format!(
+                    "{}/{} {name} timeout={}s",
+                    pod.metadata.namespace.clone().unwrap_or_default(),
+                    pod.metadata.name.clone().unwrap_or_default(),
+                    grace_ms / 1000
+                ),
+            );
             self.workers.get_mut(uid).expect("worker").stop_requested.insert(id.clone());
         }
         if any_new {
@@ -1091,11 +1099,8 @@ impl Kubelet {
         if still_running {
             return; // PLEG brings us back when they exit
         }
-        let sandbox_ready = self.workers[uid]
-            .sandbox
-            .as_ref()
-            .and_then(|s| self.runtime.pod_sandbox_status(s).ok())
-            .is_some_and(|s| s.state == SandboxState::Ready);
+        let sandbox_ready =
+            self.workers[uid].sandbox.as_ref().and_then(|s| self.runtime.pod_sandbox_status(s).ok()).is_some_and(|s| s.state == SandboxState::Ready);
         if sandbox_ready {
             self.begin(uid, Step::StopSandbox, latency_ms(CriCall::StopPodSandbox), ctx);
             return;
@@ -1143,10 +1148,9 @@ impl Kubelet {
         let waiting = worker.waiting.get(&container.name).cloned();
         let mut last_state = previous.map(|p| ApiContainerState { terminated: Some(terminated_of(p)), ..Default::default() });
         let state = match latest {
-            Some(c) if c.state == ContainerState::Running => ApiContainerState {
-                running: Some(ContainerStateRunning { started_at: c.started_at.map(time_at) }),
-                ..Default::default()
-            },
+            Some(c) if c.state == ContainerState::Running => {
+                ApiContainerState { running: Some(ContainerStateRunning { started_at: c.started_at.map(time_at) }), ..Default::default() }
+            }
             Some(c) if c.state == ContainerState::Exited => match waiting {
                 Some((reason, message)) if reason == "CrashLoopBackOff" => {
                     last_state = Some(ApiContainerState { terminated: Some(terminated_of(c)), ..Default::default() });
@@ -1155,7 +1159,8 @@ impl Kubelet {
                 _ => ApiContainerState { terminated: Some(terminated_of(c)), ..Default::default() },
             },
             _ => {
-                let (reason, message) = waiting.unwrap_or_else(|| ((if pending_init { "PodInitializing" } else { "ContainerCreating" }).to_string(), String::new()));
+                let (reason, message) =
+                    waiting.unwrap_or_else(|| ((if pending_init { "PodInitializing" } else { "ContainerCreating" }).to_string(), String::new()));
                 ApiContainerState {
                     waiting: Some(ContainerStateWaiting { reason: Some(reason), message: Some(message).filter(|m| !m.is_empty()) }),
                     ..Default::default()
@@ -1203,11 +1208,8 @@ impl Kubelet {
         for c in spec.init_containers.iter().flatten() {
             let s = self.container_status(worker, c, false, now);
             let sidecar = c.restart_policy.as_deref() == Some("Always");
-            let complete = if sidecar {
-                s.started == Some(true)
-            } else {
-                s.state.as_ref().and_then(|st| st.terminated.as_ref()).is_some_and(|t| t.exit_code == 0)
-            };
+            let complete =
+                if sidecar { s.started == Some(true) } else { s.state.as_ref().and_then(|st| st.terminated.as_ref()).is_some_and(|t| t.exit_code == 0) };
             if !complete {
                 init_done = false;
             }
@@ -1235,7 +1237,8 @@ impl Kubelet {
             ..Default::default()
         };
         set_pod_condition(&mut conditions, cond("PodReadyToStartContainers", sandbox_ready, None, None));
-        let any_regular_started = statuses.iter().any(|s| s.state.as_ref().is_some_and(|st| st.running.is_some() || st.terminated.is_some()) || s.restart_count > 0);
+        let any_regular_started =
+            statuses.iter().any(|s| s.state.as_ref().is_some_and(|st| st.running.is_some() || st.terminated.is_some()) || s.restart_count > 0);
         let initialized = phase == "Succeeded" || any_regular_started || init_done;
         let incomplete: Vec<String> = spec
             .init_containers
@@ -1269,7 +1272,9 @@ impl Kubelet {
         let containers_ready = match phase.as_str() {
             "Succeeded" => cond("ContainersReady", false, Some("PodCompleted"), None),
             "Failed" => cond("ContainersReady", false, Some("PodFailed"), None),
-            _ if !unready.is_empty() => cond("ContainersReady", false, Some("ContainersNotReady"), Some(format!("containers with unready status: [{}]", unready.join(" ")))),
+            _ if !unready.is_empty() => {
+                cond("ContainersReady", false, Some("ContainersNotReady"), Some(format!("containers with unready status: [{}]", unready.join(" "))))
+            }
             _ => cond("ContainersReady", true, None, None),
         };
         let mut ready = containers_ready.clone();
@@ -1293,7 +1298,10 @@ impl Kubelet {
             self.probe_results.remove(&(uid.to_string(), container.to_string(), kind));
             let seq = self.next_probe_seq;
             self.next_probe_seq += 1;
-            self.probes.insert(seq, ProbeWorker { uid: uid.to_string(), container: container.to_string(), container_id: container_id.to_string(), kind, successes: 0, failures: 0 });
+            self.probes.insert(
+                seq,
+                ProbeWorker { uid: uid.to_string(), container: container.to_string(), container_id: container_id.to_string(), kind, successes: 0, failures: 0 },
+            );
             // Probes tick every period from the container's start; ticks before
             // initialDelaySeconds are skipped (worker.go doProbe).
             let period = probe.period_seconds.unwrap_or(10).max(1) as u64 * 1000;
@@ -1330,7 +1338,9 @@ impl Kubelet {
             self.mark_runtime_changed(ctx);
         }
         let spec = pod.spec.clone().unwrap_or_default();
-        let Some(container) = spec.init_containers.iter().flatten().chain(spec.containers.iter()).find(|c| c.name == probe_worker.container).cloned() else { return };
+        let Some(container) = spec.init_containers.iter().flatten().chain(spec.containers.iter()).find(|c| c.name == probe_worker.container).cloned() else {
+            return;
+        };
         let Some(probe) = probe_worker.kind.of(&container).cloned() else { return };
         let period = probe.period_seconds.unwrap_or(10).max(1) as u64 * 1000;
         // Liveness and readiness wait for the startup probe to succeed.
@@ -1342,7 +1352,18 @@ impl Kubelet {
             return;
         }
         let result = run_probe(&probe, &container, &probe_worker.container_id, &mut self.runtime, &pod_ip, ctx.now);
-        ctx.note(format!("cri/{}", self.setup.name), "ExecSync", format!("{} probe {}/{} {}: {}", probe_worker.kind.label(), pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default(), probe_worker.container, if result.success { "success" } else { "failure" }));
+        ctx.note(
+            format!("cri/{}", self.setup.name),
+            "ExecSync",
+            format!(
+                "{} probe {}/{} {}: {}",
+                probe_worker.kind.label(),
+                pod.metadata.namespace.clone().unwrap_or_default(),
+                pod.metadata.name.clone().unwrap_or_default(),
+                probe_worker.container,
+                if result.success { "success" } else { "failure" }
+            ),
+        );
         if result.success {
             probe_worker.successes += 1;
             probe_worker.failures = 0;
@@ -1363,15 +1384,25 @@ impl Kubelet {
         let mut steady = result.success && probe_worker.failures == 0;
         if new_result == Some(false) && probe_worker.kind != ProbeKind::Readiness {
             // Liveness / startup failure: kill the container; restartPolicy decides the rest.
-            let grace = probe
-                .termination_grace_period_seconds
-                .or(spec.termination_grace_period_seconds)
-                .unwrap_or(30)
-                .max(0) as u64
-                * 1000;
-            ctx.event(&object, "Normal", "Killing", format!("Container {} failed {} probe, will be restarted", probe_worker.container, probe_worker.kind.label().to_ascii_lowercase()));
+            let grace = probe.termination_grace_period_seconds.or(spec.termination_grace_period_seconds).unwrap_or(30).max(0) as u64 * 1000;
+            ctx.event(
+                &object,
+                "Normal",
+                "Killing",
+                format!("Container {} failed {} probe, will be restarted", probe_worker.container, probe_worker.kind.label().to_ascii_lowercase()),
+            );
             let _ = self.runtime.stop_container(&probe_worker.container_id, grace, ctx.now);
-            ctx.note(format!("cri/{}", self.setup.name), "StopContainer", format!("{}/{} {} timeout={}s", pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default(), probe_worker.container, grace / 1000));
+            ctx.note(
+                format!("cri/{}", self.setup.name),
+                "StopContainer",
+                format!(
+                    "{}/{} {} timeout={}s",
+                    pod.metadata.namespace.clone().unwrap_or_default(),
+                    pod.metadata.name.clone().unwrap_or_default(),
+                    probe_worker.container,
+                    grace / 1000
+                ),
+            );
             self.mark_runtime_changed(ctx);
             self.probes.remove(&seq);
             self.probe_results.insert(key, false);
@@ -1450,12 +1481,7 @@ pub fn pod_request_milli(pod: &Pod, resource: &str) -> i128 {
         None => return 0,
     };
     let request = |c: &Container| {
-        c.resources
-            .as_ref()
-            .and_then(|r| r.requests.as_ref())
-            .and_then(|r| r.get(resource))
-            .and_then(|q: &Quantity| parse_milli(&q.0).ok())
-            .unwrap_or(0)
+        c.resources.as_ref().and_then(|r| r.requests.as_ref()).and_then(|r| r.get(resource)).and_then(|q: &Quantity| parse_milli(&q.0).ok()).unwrap_or(0)
     };
     let sum: i128 = spec.containers.iter().map(request).sum();
     let init_max = spec.init_containers.iter().flatten().map(request).max().unwrap_or(0);
@@ -1498,7 +1524,9 @@ fn volume_files(pod: &Pod, container: &Container, store: &kubesim_store::Store) 
         } else if let Some(secret) = volume.secret.as_ref() {
             let name = secret.secret_name.clone().unwrap_or_default();
             match store.get(("", "secrets"), &namespace, &name).and_then(|o| match o.as_ref() {
-                Object::Secret(s) => Some(s.data.clone().unwrap_or_default().into_iter().map(|(k, v)| (k, String::from_utf8_lossy(&v.0).into_owned())).collect::<BTreeMap<_, _>>()),
+                Object::Secret(s) => Some(
+                    s.data.clone().unwrap_or_default().into_iter().map(|(k, v)| (k, String::from_utf8_lossy(&v.0).into_owned())).collect::<BTreeMap<_, _>>(),
+                ),
                 _ => None,
             }) {
                 Some(data) => put(data, secret.items.as_ref()),
@@ -1511,7 +1539,10 @@ fn volume_files(pod: &Pod, container: &Container, store: &kubesim_store::Store) 
             match pvc {
                 None => return Err(format!("persistentvolumeclaim {:?} not found", claim.claim_name)),
                 Some(pvc) if pvc.pointer("/status/phase").and_then(|p| p.as_str()) != Some("Bound") => {
-                    return Err(format!("Unable to attach or mount volumes: unmounted volumes=[{}], unattached volumes=[{}]: persistentvolumeclaim {:?} is not bound", volume.name, volume.name, claim.claim_name));
+                    return Err(format!(
+                        "Unable to attach or mount volumes: unmounted volumes=[{}], unattached volumes=[{}]: persistentvolumeclaim {:?} is not bound",
+                        volume.name, volume.name, claim.claim_name
+                    ));
                 }
                 Some(_) => {}
             }
@@ -1543,12 +1574,7 @@ fn prestop_duration_ms(hook: &kubesim_api::k8s_openapi::api::core::v1::Lifecycle
     if let Some(exec) = hook.exec.as_ref() {
         let command = exec.command.clone().unwrap_or_default();
         let program = program_for("busybox", &command, &[], &BTreeMap::new(), EPOCH_UNIX_SECONDS);
-        return program
-            .timeline
-            .iter()
-            .find_map(|(t, e)| matches!(e, crate::process::Effect::Exit(_)).then_some(*t))
-            .unwrap_or(grace_ms)
-            .min(grace_ms);
+        return program.timeline.iter().find_map(|(t, e)| matches!(e, crate::process::Effect::Exit(_)).then_some(*t)).unwrap_or(grace_ms).min(grace_ms);
     }
     0
 }

@@ -103,7 +103,10 @@ pub fn run_probe(probe: &Probe, container: &Container, container_id: &str, runti
     }
     if let Some(grpc) = probe.grpc.as_ref() {
         return match serving {
-            Serving::No => ProbeResult { success: false, output: format!("timeout: failed to connect service \"{pod_ip}:{}\" within 1s: context deadline exceeded", grpc.port) },
+            Serving::No => ProbeResult {
+                success: false,
+                output: format!("timeout: failed to connect service \"{pod_ip}:{}\" within 1s: context deadline exceeded", grpc.port),
+            },
             Serving::Yes { .. } => ProbeResult { success: true, output: String::new() },
         };
     }

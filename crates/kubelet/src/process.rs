@@ -77,13 +77,27 @@ pub fn program_for(image: &str, command: &[String], args: &[String], env: &BTree
 }
 
 /// [`program_for`] with the files the container's volumes mount.
-pub fn program_with_files(image: &str, command: &[String], args: &[String], env: &BTreeMap<String, String>, files: &BTreeMap<String, String>, start_unix_seconds: i64) -> Program {
+pub fn program_with_files(
+    image: &str,
+    command: &[String],
+    args: &[String],
+    env: &BTreeMap<String, String>,
+    files: &BTreeMap<String, String>,
+    start_unix_seconds: i64,
+) -> Program {
     let mut program = build_program(image, command, args, env, files, start_unix_seconds);
     program.files = files.clone();
     program
 }
 
-fn build_program(image: &str, command: &[String], args: &[String], env: &BTreeMap<String, String>, files: &BTreeMap<String, String>, start_unix_seconds: i64) -> Program {
+fn build_program(
+    image: &str,
+    command: &[String],
+    args: &[String],
+    env: &BTreeMap<String, String>,
+    files: &BTreeMap<String, String>,
+    start_unix_seconds: i64,
+) -> Program {
     let base = image_base_name(image);
     let (entry_term, idle_mem, idle_cpu) = match base.as_str() {
         "nginx" | "httpd" | "redis" | "memcached" | "php" => (TermBehaviour::ExitsAfter(150, 0), 8 << 20, 1),
@@ -104,7 +118,14 @@ fn build_program(image: &str, command: &[String], args: &[String], env: &BTreeMa
                 serving: Serving::No,
                 files: BTreeMap::new(),
             },
-            _ => Program { timeline: startup_logs(&base), on_term: entry_term, idle_memory_bytes: idle_mem, idle_cpu_milli: idle_cpu, serving: Serving::Yes { unhealthy_after_ms: None }, files: BTreeMap::new() },
+            _ => Program {
+                timeline: startup_logs(&base),
+                on_term: entry_term,
+                idle_memory_bytes: idle_mem,
+                idle_cpu_milli: idle_cpu,
+                serving: Serving::Yes { unhealthy_after_ms: None },
+                files: BTreeMap::new(),
+            },
         };
     }
     // Servers started with flags keep running ("nginx -g daemon off;", "redis-server --port ...").
@@ -113,7 +134,16 @@ fn build_program(image: &str, command: &[String], args: &[String], env: &BTreeMa
     let script = if shell {
         match argv.iter().position(|a| a == "-c") {
             Some(i) if i + 1 < argv.len() => argv[i + 1].clone(),
-            _ => return Program { timeline: vec![(0, Effect::Exit(0))], on_term: TermBehaviour::Ignores, idle_memory_bytes: idle_mem, idle_cpu_milli: 0, serving: Serving::No, files: BTreeMap::new() },
+            _ => {
+                return Program {
+                    timeline: vec![(0, Effect::Exit(0))],
+                    on_term: TermBehaviour::Ignores,
+                    idle_memory_bytes: idle_mem,
+                    idle_cpu_milli: 0,
+                    serving: Serving::No,
+                    files: BTreeMap::new(),
+                }
+            }
         }
     } else if is_interpretable(&program_name) {
         argv.iter_mut().for_each(|a| *a = shell_quote(a));
@@ -121,7 +151,14 @@ fn build_program(image: &str, command: &[String], args: &[String], env: &BTreeMa
     } else {
         // agnhost's `liveness` subcommand serves /healthz: 200 for 10 s, then 500.
         let unhealthy_after_ms = (base == "agnhost" && argv.first().map(String::as_str) == Some("liveness")).then_some(10_000);
-        return Program { timeline: startup_logs(&base), on_term: entry_term, idle_memory_bytes: idle_mem, idle_cpu_milli: idle_cpu, serving: Serving::Yes { unhealthy_after_ms }, files: BTreeMap::new() };
+        return Program {
+            timeline: startup_logs(&base),
+            on_term: entry_term,
+            idle_memory_bytes: idle_mem,
+            idle_cpu_milli: idle_cpu,
+            serving: Serving::Yes { unhealthy_after_ms },
+            files: BTreeMap::new(),
+        };
     };
     let mut interp = Interpreter::new(env.clone(), start_unix_seconds);
     interp.files = files.clone();
@@ -137,7 +174,8 @@ fn build_program(image: &str, command: &[String], args: &[String], env: &BTreeMa
 
 /// The commands the shell model implements (anything else exits 127 at run time).
 pub const SHELL_BUILTINS: &[&str] = &[
-    "sleep", "exit", "true", ":", "false", "echo", "printf", "touch", "rm", "mkdir", "ls", "wget", "curl", "cat", "date", "hostname", "env", "printenv", "test", "[",
+    "sleep", "exit", "true", ":", "false", "echo", "printf", "touch", "rm", "mkdir", "ls", "wget", "curl", "cat", "date", "hostname", "env", "printenv",
+    "test", "[",
 ];
 
 /// The commands of a container's shell script that the model does not implement, so the
@@ -218,7 +256,9 @@ fn startup_logs(base: &str) -> Vec<(u64, Effect)> {
             "nginx: [notice] start worker processes",
         ],
         "redis" => &["Redis version=7.4.1, bits=64, commit=00000000, modified=0, pid=1, just started", "Ready to accept connections tcp"],
-        "httpd" => &["AH00558: httpd: Could not reliably determine the server's fully qualified domain name", "Apache/2.4 configured -- resuming normal operations"],
+        "httpd" => {
+            &["AH00558: httpd: Could not reliably determine the server's fully qualified domain name", "Apache/2.4 configured -- resuming normal operations"]
+        }
         _ => &[],
     };
     lines.iter().enumerate().map(|(i, l)| (i as u64 * 5, Effect::Log(l.to_string()))).collect()
@@ -430,12 +470,8 @@ impl Interpreter {
                         self.log(dir.clone());
                         continue;
                     }
-                    let entries: std::collections::BTreeSet<String> = self
-                        .files
-                        .keys()
-                        .filter_map(|k| k.strip_prefix(&prefix))
-                        .map(|rest| rest.split('/').next().unwrap_or(rest).to_string())
-                        .collect();
+                    let entries: std::collections::BTreeSet<String> =
+                        self.files.keys().filter_map(|k| k.strip_prefix(&prefix)).map(|rest| rest.split('/').next().unwrap_or(rest).to_string()).collect();
                     if entries.is_empty() {
                         self.log(format!("ls: {dir}: No such file or directory"));
                         status = 1;

@@ -120,9 +120,7 @@ pub fn get_phase(spec: &PodSpec, init_statuses: &[ContainerStatus], statuses: &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kubesim_api::k8s_openapi::api::core::v1::{
-        ContainerState, ContainerStateRunning, ContainerStateTerminated, ContainerStateWaiting,
-    };
+    use kubesim_api::k8s_openapi::api::core::v1::{ContainerState, ContainerStateRunning, ContainerStateTerminated, ContainerStateWaiting};
 
     fn spec(policy: &str, init: &[(&str, bool)], containers: &[&str]) -> PodSpec {
         PodSpec {
@@ -130,31 +128,49 @@ mod tests {
             init_containers: if init.is_empty() {
                 None
             } else {
-                Some(init.iter().map(|(n, sidecar)| Container {
-                    name: n.to_string(),
-                    restart_policy: sidecar.then(|| "Always".to_string()),
-                    ..Default::default()
-                }).collect())
+                Some(
+                    init.iter()
+                        .map(|(n, sidecar)| Container { name: n.to_string(), restart_policy: sidecar.then(|| "Always".to_string()), ..Default::default() })
+                        .collect(),
+                )
             },
             containers: containers.iter().map(|n| Container { name: n.to_string(), ..Default::default() }).collect(),
             ..Default::default()
         }
     }
     fn running(name: &str) -> ContainerStatus {
-        ContainerStatus { name: name.into(), state: Some(ContainerState { running: Some(ContainerStateRunning::default()), ..Default::default() }), ..Default::default() }
+        ContainerStatus {
+            name: name.into(),
+            state: Some(ContainerState { running: Some(ContainerStateRunning::default()), ..Default::default() }),
+            ..Default::default()
+        }
     }
     fn started(name: &str) -> ContainerStatus {
         ContainerStatus { started: Some(true), ..running(name) }
     }
     fn terminated(name: &str, code: i32) -> ContainerStatus {
-        ContainerStatus { name: name.into(), state: Some(ContainerState { terminated: Some(ContainerStateTerminated { exit_code: code, ..Default::default() }), ..Default::default() }), ..Default::default() }
+        ContainerStatus {
+            name: name.into(),
+            state: Some(ContainerState { terminated: Some(ContainerStateTerminated { exit_code: code, ..Default::default() }), ..Default::default() }),
+            ..Default::default()
+        }
     }
     fn waiting(name: &str) -> ContainerStatus {
-        ContainerStatus { name: name.into(), state: Some(ContainerState { waiting: Some(ContainerStateWaiting { reason: Some("ContainerCreating".into()), ..Default::default() }), ..Default::default() }), ..Default::default() }
+        ContainerStatus {
+            name: name.into(),
+            state: Some(ContainerState {
+                waiting: Some(ContainerStateWaiting { reason: Some("ContainerCreating".into()), ..Default::default() }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
     }
     fn crashloop(name: &str, last_exit: i32) -> ContainerStatus {
         ContainerStatus {
-            last_state: Some(ContainerState { terminated: Some(ContainerStateTerminated { exit_code: last_exit, ..Default::default() }), ..Default::default() }),
+            last_state: Some(ContainerState {
+                terminated: Some(ContainerStateTerminated { exit_code: last_exit, ..Default::default() }),
+                ..Default::default()
+            }),
             ..waiting(name)
         }
     }

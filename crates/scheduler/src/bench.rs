@@ -61,11 +61,7 @@ pub struct BenchResult {
 
 impl std::fmt::Display for BenchResult {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{:?} {} nodes, {} init pods, {} pods: {} scheduled",
-            self.workload, self.nodes, self.init_pods, self.pods, self.scheduled
-        )?;
+        write!(f, "{:?} {} nodes, {} init pods, {} pods: {} scheduled", self.workload, self.nodes, self.init_pods, self.pods, self.scheduled)?;
         if let (Some(s), Some(r)) = (self.wall_seconds, self.pods_per_second) {
             write!(f, " in {s:.3} s = {r:.0} pods/s")?;
         }

@@ -56,8 +56,7 @@ impl AffinityTerm {
 
     /// Whether `pod` (in a namespace labelled `ns_labels`) matches this term.
     pub fn matches(&self, pod: &PodInfo, ns_labels: Option<&BTreeMap<String, String>>) -> bool {
-        let ns_ok = self.namespaces.contains(pod.namespace())
-            || self.namespace_selector.as_ref().is_some_and(|s| s.matches(ns_labels));
+        let ns_ok = self.namespaces.contains(pod.namespace()) || self.namespace_selector.as_ref().is_some_and(|s| s.matches(ns_labels));
         ns_ok && self.selector.matches(pod.labels())
     }
 }
@@ -76,9 +75,7 @@ pub struct HostPort {
 impl HostPort {
     /// Whether two host ports conflict (same protocol and port, and same IP or a wildcard).
     pub fn conflicts(&self, other: &HostPort) -> bool {
-        self.port == other.port
-            && self.protocol == other.protocol
-            && (self.ip == other.ip || self.ip == "0.0.0.0" || other.ip == "0.0.0.0")
+        self.port == other.port && self.protocol == other.protocol && (self.ip == other.ip || self.ip == "0.0.0.0" || other.ip == "0.0.0.0")
     }
 }
 
@@ -204,12 +201,7 @@ impl PodInfo {
 
 /// A pod's start time for preemption ordering: status.startTime, else creation time (virtual ms).
 pub fn pod_start_time(pod: &Pod) -> Millis {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.start_time.as_ref())
-        .or(pod.metadata.creation_timestamp.as_ref())
-        .map(millis_of)
-        .unwrap_or(0)
+    pod.status.as_ref().and_then(|s| s.start_time.as_ref()).or(pod.metadata.creation_timestamp.as_ref()).map(millis_of).unwrap_or(0)
 }
 
 /// Normalizes an image name as ImageLocality does: append `:latest` when there is no tag.

@@ -41,21 +41,10 @@ impl Harness {
         let interests = scheduler.interests();
         let mut api = ApiServer::new();
         *api.store_mut() = kubesim_store::Store::new(capacity);
-        let mut h = Harness {
-            api,
-            rng: SimRng::seed_from_u64(42),
-            scheduler,
-            now: 0,
-            timers: BTreeSet::new(),
-            seq: 0,
-            interests,
-            actor: Arc::from("scheduler"),
-        };
-        h.create(Object::Namespace(Box::new(Namespace {
-            metadata: ObjectMeta { name: Some("default".into()), ..Default::default() },
-            ..Default::default()
-        })))
-        .expect("namespace default");
+        let mut h =
+            Harness { api, rng: SimRng::seed_from_u64(42), scheduler, now: 0, timers: BTreeSet::new(), seq: 0, interests, actor: Arc::from("scheduler") };
+        h.create(Object::Namespace(Box::new(Namespace { metadata: ObjectMeta { name: Some("default".into()), ..Default::default() }, ..Default::default() })))
+            .expect("namespace default");
         let mut timers = Vec::new();
         let mut notes = Vec::new();
         let mut ctx = Ctx { now: h.now, api: &mut h.api, rng: &mut h.rng, actor: h.actor.clone(), timers: &mut timers, notes: &mut notes };

@@ -113,11 +113,7 @@ pub fn pick_one_node(candidates: &[Candidate]) -> Option<usize> {
 }
 
 fn args_of(s: &Scheduler, pi: usize) -> DefaultPreemption {
-    s.profiles[pi]
-        .plugins
-        .iter()
-        .find_map(|p| p.as_any().and_then(|a| a.downcast_ref::<DefaultPreemption>()).cloned())
-        .unwrap_or_default()
+    s.profiles[pi].plugins.iter().find_map(|p| p.as_any().and_then(|a| a.downcast_ref::<DefaultPreemption>()).cloned()).unwrap_or_default()
 }
 
 /// `SelectVictimsOnNode`: Ok((victims, pdb violations)) or the status why the node cannot help.
@@ -190,11 +186,7 @@ pub(crate) fn post_filter(
         return (None, Some("preemption: not eligible due to preemptionPolicy=Never.".into()), Vec::new());
     }
     if let Some(nn) = pod.pod().status.as_ref().and_then(|st| st.nominated_node_name.as_deref()).filter(|n| !n.is_empty()) {
-        let unresolvable = s
-            .cache
-            .node_index(nn)
-            .and_then(|i| diagnosis.status_of(i))
-            .is_some_and(|st| st.code == Code::UnschedulableAndUnresolvable);
+        let unresolvable = s.cache.node_index(nn).and_then(|i| diagnosis.status_of(i)).is_some_and(|st| st.code == Code::UnschedulableAndUnresolvable);
         if !unresolvable {
             if let Some(node) = s.cache.node(nn) {
                 if node.pods.iter().any(|p| p.is_terminating() && p.priority < pod.priority) {
@@ -205,9 +197,7 @@ pub(crate) fn post_filter(
     }
     let num_all = diagnosis.num_all_nodes;
     let nodes = s.cache.nodes();
-    let potential: Vec<usize> = (0..nodes.len())
-        .filter(|i| diagnosis.status_of(*i).is_none_or(|st| st.code != Code::UnschedulableAndUnresolvable))
-        .collect();
+    let potential: Vec<usize> = (0..nodes.len()).filter(|i| diagnosis.status_of(*i).is_none_or(|st| st.code != Code::UnschedulableAndUnresolvable)).collect();
     if potential.is_empty() {
         // Preemption cannot help anywhere: a stale nomination is cleared (ClearNominatedNodeName).
         if pod.pod().status.as_ref().and_then(|st| st.nominated_node_name.as_deref()).is_some_and(|n| !n.is_empty()) {
@@ -255,7 +245,8 @@ pub(crate) fn post_filter(
         candidates.extend(violating);
     }
     let Some(chosen) = pick_one_node(&candidates) else {
-        let reasons: Vec<Vec<String>> = statuses.iter().map(|st| st.as_ref().map(|st| st.reasons.clone()).unwrap_or_else(|| vec![NOT_HELPFUL.to_string()])).collect();
+        let reasons: Vec<Vec<String>> =
+            statuses.iter().map(|st| st.as_ref().map(|st| st.reasons.clone()).unwrap_or_else(|| vec![NOT_HELPFUL.to_string()])).collect();
         let msg = format!("preemption: 0/{num_all} nodes are available: {}.", reasons_histogram(&reasons).join(", "));
         return (None, Some(msg), Vec::new());
     };
@@ -270,14 +261,17 @@ pub(crate) fn post_filter(
             if let Some(p) = current.as_pod() {
                 let mut p = p.clone();
                 let conditions = p.status.get_or_insert_with(Default::default).conditions.get_or_insert_with(Vec::new);
-                kubesim_apiserver::server::set_pod_condition(conditions, PodCondition {
-                    type_: "DisruptionTarget".into(),
-                    status: "True".into(),
-                    reason: Some("PreemptionByScheduler".into()),
-                    message: Some(format!("{scheduler_name}: preempting to accommodate a higher priority pod")),
-                    last_transition_time: Some(time_at(ctx.now)),
-                    ..Default::default()
-                });
+                kubesim_apiserver::server::set_pod_condition(
+                    conditions,
+                    PodCondition {
+                        type_: "DisruptionTarget".into(),
+                        status: "True".into(),
+                        reason: Some("PreemptionByScheduler".into()),
+                        message: Some(format!("{scheduler_name}: preempting to accommodate a higher priority pod")),
+                        last_transition_time: Some(time_at(ctx.now)),
+                        ..Default::default()
+                    },
+                );
                 p.metadata.resource_version = None;
                 let _ = ctx.update_status(Object::Pod(Box::new(p)));
             }
@@ -290,14 +284,8 @@ pub(crate) fn post_filter(
     }
     s.stats_mut().preempted += candidate.victims.len() as u64;
     // Lower-priority pods nominated to the node lose their nomination.
-    let lower: Vec<Arc<PodInfo>> = s
-        .nominated
-        .get(&candidate.node)
-        .into_iter()
-        .flatten()
-        .filter(|p| p.priority < pod.priority && p.key != pod.key)
-        .cloned()
-        .collect();
+    let lower: Vec<Arc<PodInfo>> =
+        s.nominated.get(&candidate.node).into_iter().flatten().filter(|p| p.priority < pod.priority && p.key != pod.key).cloned().collect();
     for p in lower {
         s.clear_nomination(&p.key);
         if let Some(current) = ctx.api.lookup(("", "pods"), p.namespace(), p.name()).cloned() {

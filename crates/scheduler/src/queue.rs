@@ -241,11 +241,7 @@ impl SchedulingQueue {
                     self.place(&key, Location::Gated);
                 } else if changed || location == Location::Gated {
                     let p = self.pods.get(&key).expect("present");
-                    let to = if location == Location::Unschedulable && self.backoff_expiry(p) > now {
-                        Location::Backoff
-                    } else {
-                        Location::Active
-                    };
+                    let to = if location == Location::Unschedulable && self.backoff_expiry(p) > now { Location::Backoff } else { Location::Active };
                     self.place(&key, to);
                 }
             }

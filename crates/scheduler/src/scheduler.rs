@@ -423,9 +423,7 @@ impl Scheduler {
         match event_type {
             EventType::Deleted => self.cache.remove_node(&name),
             _ => {
-                let before = self.cache.node(&name).map(|n| {
-                    (n.allocatable.clone(), n.labels().cloned(), n.taints().to_vec(), n.unschedulable())
-                });
+                let before = self.cache.node(&name).map(|n| (n.allocatable.clone(), n.labels().cloned(), n.taints().to_vec(), n.unschedulable()));
                 self.cache.upsert_node(object.clone());
                 let after = self.cache.node(&name).expect("just inserted");
                 let events: Vec<ClusterEvent> = match before {
@@ -692,9 +690,10 @@ impl Scheduler {
         attempt.outcome = Outcome::Error(message.clone());
         attempt.selected = None;
         self.stats.errors += 1;
-        let pod_exists = ctx.api.lookup(("", "pods"), pod.namespace(), pod.name()).is_some_and(|p| {
-            p.as_pod().and_then(|p| p.spec.as_ref()).and_then(|s| s.node_name.as_deref()).unwrap_or("").is_empty()
-        });
+        let pod_exists = ctx
+            .api
+            .lookup(("", "pods"), pod.namespace(), pod.name())
+            .is_some_and(|p| p.as_pod().and_then(|p| p.spec.as_ref()).and_then(|s| s.node_name.as_deref()).unwrap_or("").is_empty());
         if pod_exists {
             let reason = if status.code == Code::Error { "SchedulerError" } else { "Unschedulable" };
             self.record_failure(pod, reason, &message, None, ctx);
@@ -913,13 +912,8 @@ impl Scheduler {
         record: Option<u32>,
         _view: &ClusterView,
     ) -> Status {
-        let nominated: Vec<&Arc<PodInfo>> = self
-            .nominated
-            .get(&node.name)
-            .into_iter()
-            .flatten()
-            .filter(|p| p.key != pod.key && p.priority >= pod.priority)
-            .collect();
+        let nominated: Vec<&Arc<PodInfo>> =
+            self.nominated.get(&node.name).into_iter().flatten().filter(|p| p.key != pod.key && p.priority >= pod.priority).collect();
         if nominated.is_empty() {
             return run_filters(profile, filters, state, pod, node, attempt, record);
         }
@@ -963,7 +957,9 @@ impl Scheduler {
         let mut p = p.clone();
         let status = p.status.get_or_insert_with(Default::default);
         let conditions = status.conditions.get_or_insert_with(Vec::new);
-        let same = conditions.iter().any(|c| c.type_ == "PodScheduled" && c.status == "False" && c.reason.as_deref() == Some(reason) && c.message.as_deref() == Some(message));
+        let same = conditions
+            .iter()
+            .any(|c| c.type_ == "PodScheduled" && c.status == "False" && c.reason.as_deref() == Some(reason) && c.message.as_deref() == Some(message));
         let nominated_changed = nominated.is_some() && status.nominated_node_name != nominated;
         if !same || nominated_changed {
             let condition = PodCondition {
@@ -1002,7 +998,15 @@ fn queueing_hint(plugin: &str, rejected: &PodInfo, event: ClusterEvent, involved
 }
 
 /// Runs the Filter plugins on one node, stopping at the first rejection.
-pub(crate) fn run_filters(profile: &Profile, filters: &[usize], state: &CycleState, pod: &PodInfo, node: &NodeInfo, attempt: &mut Attempt, record: Option<u32>) -> Status {
+pub(crate) fn run_filters(
+    profile: &Profile,
+    filters: &[usize],
+    state: &CycleState,
+    pod: &PodInfo,
+    node: &NodeInfo,
+    attempt: &mut Attempt,
+    record: Option<u32>,
+) -> Status {
     for i in filters {
         let plugin = profile.plugin(*i);
         let status = plugin.filter(state, pod, node);

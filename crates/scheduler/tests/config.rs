@@ -23,12 +23,33 @@ fn default_profile_points_and_weights() {
     assert_eq!(names(&p, Point::QueueSort), vec!["PrioritySort"]);
     assert_eq!(
         names(&p, Point::Filter),
-        vec!["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity"]
+        vec![
+            "NodeUnschedulable",
+            "NodeName",
+            "TaintToleration",
+            "NodeAffinity",
+            "NodePorts",
+            "NodeResourcesFit",
+            "VolumeRestrictions",
+            "NodeVolumeLimits",
+            "VolumeBinding",
+            "VolumeZone",
+            "PodTopologySpread",
+            "InterPodAffinity"
+        ]
     );
     assert_eq!(names(&p, Point::PostFilter), vec!["DefaultPreemption"]);
     assert_eq!(
         weights(&p),
-        vec![("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
+        vec![
+            ("TaintToleration", 3),
+            ("NodeAffinity", 2),
+            ("NodeResourcesFit", 1),
+            ("PodTopologySpread", 2),
+            ("InterPodAffinity", 2),
+            ("NodeResourcesBalancedAllocation", 1),
+            ("ImageLocality", 1)
+        ]
     );
     assert_eq!(weights(&p).iter().map(|(_, w)| w).sum::<i64>(), 12);
     assert_eq!(names(&p, Point::Bind), vec!["DefaultBinder"]);

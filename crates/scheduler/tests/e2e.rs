@@ -77,9 +77,7 @@ fn pods_for_unknown_schedulers_stay_pending() {
 
 mod more {
     use super::*;
-    use k8s_openapi::api::core::v1::{
-        Affinity, PodAffinityTerm, PodAntiAffinity, PodSchedulingGate, TopologySpreadConstraint,
-    };
+    use k8s_openapi::api::core::v1::{Affinity, PodAffinityTerm, PodAntiAffinity, PodSchedulingGate, TopologySpreadConstraint};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
     use kubesim_scheduler::explain::{ANNOTATION_FILTER, ANNOTATION_FINAL_SCORE, ANNOTATION_SCORE, ANNOTATION_SELECTED};
     use std::collections::BTreeMap;
@@ -332,7 +330,10 @@ mod more {
         h.run_until_idle(10_000);
         h.create(Object::Pod(Box::new(make_pod("b", &[("cpu", "1")])))).unwrap();
         h.run_until_idle(10_000);
-        assert_eq!(condition(&h, "b").unwrap().2, "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.");
+        assert_eq!(
+            condition(&h, "b").unwrap().2,
+            "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+        );
     }
 
     #[test]
@@ -365,7 +366,10 @@ mod more {
             assert_eq!(h.node_of("default", &format!("packed-{i}")).as_deref(), Some("node-2"), "MostAllocated packs");
         }
         assert_eq!(h.node_of("default", "other"), None);
-        assert!(Scheduler::from_config(&serde_json::json!({"profiles": [{"schedulerName": "x", "plugins": {"score": {"enabled": [{"name": "Frobnicate"}]}}}]})).is_err());
+        assert!(Scheduler::from_config(
+            &serde_json::json!({"profiles": [{"schedulerName": "x", "plugins": {"score": {"enabled": [{"name": "Frobnicate"}]}}}]})
+        )
+        .is_err());
     }
 }
 
@@ -498,7 +502,11 @@ mod node_name_affinity {
                 required_during_scheduling_ignored_during_execution: Some(NodeSelector {
                     node_selector_terms: vec![NodeSelectorTerm {
                         match_expressions: None,
-                        match_fields: Some(vec![NodeSelectorRequirement { key: "metadata.name".into(), operator: "In".into(), values: Some(vec![node.into()]) }]),
+                        match_fields: Some(vec![NodeSelectorRequirement {
+                            key: "metadata.name".into(),
+                            operator: "In".into(),
+                            values: Some(vec![node.into()]),
+                        }]),
                     }],
                 }),
                 ..Default::default()

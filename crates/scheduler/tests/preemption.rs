@@ -7,14 +7,19 @@ use kubesim_api::Object;
 use kubesim_scheduler::cache::PodInfo;
 use kubesim_scheduler::framework::Listers;
 use kubesim_scheduler::harness::{make_node, make_pod, Harness};
-use kubesim_scheduler::preemption::{num_candidates, pick_one_node, split_by_pdb, Candidate};
 use kubesim_scheduler::plugins::DefaultPreemption;
+use kubesim_scheduler::preemption::{num_candidates, pick_one_node, split_by_pdb, Candidate};
 use kubesim_scheduler::Scheduler;
 use std::sync::Arc;
 
 fn victim(name: &str, priority: i32, start_s: u64) -> Arc<PodInfo> {
     let pod = Pod {
-        metadata: ObjectMeta { name: Some(name.into()), namespace: Some("default".into()), labels: Some([("app".to_string(), name.to_string())].into()), ..Default::default() },
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("default".into()),
+            labels: Some([("app".to_string(), name.to_string())].into()),
+            ..Default::default()
+        },
         spec: Some(PodSpec { priority: Some(priority), ..Default::default() }),
         status: Some(PodStatus { start_time: Some(time_at(start_s * 1000)), ..Default::default() }),
     };
@@ -76,7 +81,11 @@ fn pdb_violations_are_counted_against_disruptions_allowed() {
 fn preemption_prefers_nodes_without_pdb_violations() {
     let mut h = Harness::new(Scheduler::new());
     let pc = kubesim_api::kind_info("scheduling.k8s.io/v1", "PriorityClass").unwrap();
-    h.create(Object::from_json(pc, serde_json::json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000})).unwrap()).unwrap();
+    h.create(
+        Object::from_json(pc, serde_json::json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000}))
+            .unwrap(),
+    )
+    .unwrap();
     for n in ["node-a", "node-b"] {
         h.create(make_node(n, &[("cpu", "1"), ("memory", "8Gi"), ("pods", "110")], &[], vec![])).unwrap();
     }

@@ -128,16 +128,76 @@ fn least_allocated_cases() -> Vec<Case> {
     let cpu_mem = || two("cpu-mem", (1000, 2000), (2000, 3000));
     let ext = "nvidia.com/gpu";
     vec![
-        ("nothing scheduled, nothing requested", empty_pod(), vec![(node("n1", 4000, 10000, &[]), vec![]), (node("n2", 4000, 10000, &[]), vec![])], cm(), [100, 100]),
-        ("nothing scheduled, resources requested, differently sized nodes", cpu_mem(), vec![(node("n1", 4000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[]), vec![])], cm(), [37, 50]),
-        ("no resources requested, pods scheduled", empty_pod(), vec![(node("n1", 4000, 10000, &[]), vec![empty_pod(), empty_pod()]), (node("n2", 4000, 10000, &[]), vec![empty_pod(), empty_pod()])], cm(), [100, 100]),
-        ("no resources requested, pods scheduled with resources", empty_pod(), vec![(node("n1", 10000, 20000, &[]), vec![cpu_only(), cpu_only()]), (node("n2", 10000, 20000, &[]), vec![cpu_only(), cpu_mem()])], cm(), [70, 57]),
-        ("resources requested, pods scheduled with resources", cpu_mem(), vec![(node("n1", 10000, 20000, &[]), vec![cpu_only()]), (node("n2", 10000, 20000, &[]), vec![cpu_mem()])], cm(), [57, 45]),
-        ("resources requested, pods scheduled with resources, differently sized nodes", cpu_mem(), vec![(node("n1", 10000, 20000, &[]), vec![cpu_only()]), (node("n2", 10000, 50000, &[]), vec![cpu_mem()])], cm(), [57, 60]),
-        ("requested resources exceed node capacity", cpu_only(), vec![(node("n1", 4000, 10000, &[]), vec![cpu_only()]), (node("n2", 4000, 10000, &[]), vec![cpu_mem()])], cm(), [50, 25]),
-        ("zero node resources, pods scheduled with resources", empty_pod(), vec![(node("n1", 0, 0, &[]), vec![cpu_only()]), (node("n2", 0, 0, &[]), vec![cpu_mem()])], cm(), [0, 0]),
-        ("weights memory:2 cpu:1", cpu_mem(), vec![(node("n1", 4000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[]), vec![])], res(&[("memory", 2), ("cpu", 1)]), [41, 50]),
-        ("extended resource not requested", cpu_mem(), vec![(node("n1", 6000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[(ext, 4)]), vec![])], res(&[("cpu", 1), ("memory", 1), (ext, 1)]), [50, 50]),
+        (
+            "nothing scheduled, nothing requested",
+            empty_pod(),
+            vec![(node("n1", 4000, 10000, &[]), vec![]), (node("n2", 4000, 10000, &[]), vec![])],
+            cm(),
+            [100, 100],
+        ),
+        (
+            "nothing scheduled, resources requested, differently sized nodes",
+            cpu_mem(),
+            vec![(node("n1", 4000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[]), vec![])],
+            cm(),
+            [37, 50],
+        ),
+        (
+            "no resources requested, pods scheduled",
+            empty_pod(),
+            vec![(node("n1", 4000, 10000, &[]), vec![empty_pod(), empty_pod()]), (node("n2", 4000, 10000, &[]), vec![empty_pod(), empty_pod()])],
+            cm(),
+            [100, 100],
+        ),
+        (
+            "no resources requested, pods scheduled with resources",
+            empty_pod(),
+            vec![(node("n1", 10000, 20000, &[]), vec![cpu_only(), cpu_only()]), (node("n2", 10000, 20000, &[]), vec![cpu_only(), cpu_mem()])],
+            cm(),
+            [70, 57],
+        ),
+        (
+            "resources requested, pods scheduled with resources",
+            cpu_mem(),
+            vec![(node("n1", 10000, 20000, &[]), vec![cpu_only()]), (node("n2", 10000, 20000, &[]), vec![cpu_mem()])],
+            cm(),
+            [57, 45],
+        ),
+        (
+            "resources requested, pods scheduled with resources, differently sized nodes",
+            cpu_mem(),
+            vec![(node("n1", 10000, 20000, &[]), vec![cpu_only()]), (node("n2", 10000, 50000, &[]), vec![cpu_mem()])],
+            cm(),
+            [57, 60],
+        ),
+        (
+            "requested resources exceed node capacity",
+            cpu_only(),
+            vec![(node("n1", 4000, 10000, &[]), vec![cpu_only()]), (node("n2", 4000, 10000, &[]), vec![cpu_mem()])],
+            cm(),
+            [50, 25],
+        ),
+        (
+            "zero node resources, pods scheduled with resources",
+            empty_pod(),
+            vec![(node("n1", 0, 0, &[]), vec![cpu_only()]), (node("n2", 0, 0, &[]), vec![cpu_mem()])],
+            cm(),
+            [0, 0],
+        ),
+        (
+            "weights memory:2 cpu:1",
+            cpu_mem(),
+            vec![(node("n1", 4000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[]), vec![])],
+            res(&[("memory", 2), ("cpu", 1)]),
+            [41, 50],
+        ),
+        (
+            "extended resource not requested",
+            cpu_mem(),
+            vec![(node("n1", 6000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[(ext, 4)]), vec![])],
+            res(&[("cpu", 1), ("memory", 1), (ext, 1)]),
+            [50, 50],
+        ),
         (
             "extended resource requested",
             pod_with("p", vec![req(1000, 2000, &[(ext, 2)]), req(2000, 3000, &[])]),
@@ -181,12 +241,42 @@ fn most_allocated_vectors() {
     };
     let ext = "nvidia.com/gpu";
     let cases: Vec<Case> = vec![
-        ("nothing scheduled, nothing requested", empty_pod(), vec![(node("n1", 4000, 10000, &[]), vec![]), (node("n2", 4000, 10000, &[]), vec![])], cm(), [0, 0]),
+        (
+            "nothing scheduled, nothing requested",
+            empty_pod(),
+            vec![(node("n1", 4000, 10000, &[]), vec![]), (node("n2", 4000, 10000, &[]), vec![])],
+            cm(),
+            [0, 0],
+        ),
         ("differently sized nodes", cpu_mem(), vec![(node("n1", 4000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[]), vec![])], cm(), [62, 50]),
-        ("no resources requested, pods scheduled with resources", empty_pod(), vec![(node("n1", 10000, 20000, &[]), vec![cpu_only(), cpu_only()]), (node("n2", 10000, 20000, &[]), vec![cpu_only(), cpu_mem()])], cm(), [30, 42]),
-        ("resources requested, pods scheduled with resources", cpu_mem(), vec![(node("n1", 10000, 20000, &[]), vec![cpu_only()]), (node("n2", 10000, 20000, &[]), vec![cpu_mem()])], cm(), [42, 55]),
-        ("resources requested equal node capacity", two("p", (2000, 4000), (3000, 5000)), vec![(node("n1", 5000, 10000, &[]), vec![]), (node("n2", 10000, 9000, &[]), vec![])], cm(), [95, 75]),
-        ("weights memory:2 cpu:1", cpu_mem(), vec![(node("n1", 4000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[]), vec![])], res(&[("memory", 2), ("cpu", 1)]), [58, 50]),
+        (
+            "no resources requested, pods scheduled with resources",
+            empty_pod(),
+            vec![(node("n1", 10000, 20000, &[]), vec![cpu_only(), cpu_only()]), (node("n2", 10000, 20000, &[]), vec![cpu_only(), cpu_mem()])],
+            cm(),
+            [30, 42],
+        ),
+        (
+            "resources requested, pods scheduled with resources",
+            cpu_mem(),
+            vec![(node("n1", 10000, 20000, &[]), vec![cpu_only()]), (node("n2", 10000, 20000, &[]), vec![cpu_mem()])],
+            cm(),
+            [42, 55],
+        ),
+        (
+            "resources requested equal node capacity",
+            two("p", (2000, 4000), (3000, 5000)),
+            vec![(node("n1", 5000, 10000, &[]), vec![]), (node("n2", 10000, 9000, &[]), vec![])],
+            cm(),
+            [95, 75],
+        ),
+        (
+            "weights memory:2 cpu:1",
+            cpu_mem(),
+            vec![(node("n1", 4000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[]), vec![])],
+            res(&[("memory", 2), ("cpu", 1)]),
+            [58, 50],
+        ),
         (
             "non-zero defaults for containers without requests",
             no_req(),
@@ -194,7 +284,13 @@ fn most_allocated_vectors() {
             cm(),
             [80, 30],
         ),
-        ("extended resource not requested", cpu_mem(), vec![(node("n1", 6000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[(ext, 4)]), vec![])], res(&[("cpu", 1), ("memory", 1), (ext, 1)]), [50, 50]),
+        (
+            "extended resource not requested",
+            cpu_mem(),
+            vec![(node("n1", 6000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[(ext, 4)]), vec![])],
+            res(&[("cpu", 1), ("memory", 1), (ext, 1)]),
+            [50, 50],
+        ),
         (
             "extended resource requested",
             pod_with("p", vec![req(1000, 2000, &[(ext, 2)]), req(2000, 3000, &[])]),
@@ -277,10 +373,30 @@ fn balanced_allocation_vectors() {
     assert_eq!(scores(&plugin, best_effort, &cache(vec![(node("n1", 4000, 10000, &[]), vec![])])), None);
     type BalancedCase = (&'static str, Pod, Vec<(Node, Vec<Pod>)>, [i64; 2]);
     let cases: Vec<BalancedCase> = vec![
-        ("nothing scheduled, differently sized nodes", cpu_mem(), vec![(node("n1", 4000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[]), vec![])], [87, 100]),
-        ("pods scheduled with resources", cpu_mem(), vec![(node("n1", 10000, 20000, &[]), vec![cpu_only()]), (node("n2", 10000, 20000, &[]), vec![cpu_mem()])], [82, 95]),
-        ("pods scheduled with resources, differently sized nodes", cpu_mem(), vec![(node("n1", 10000, 20000, &[]), vec![cpu_only()]), (node("n2", 10000, 50000, &[]), vec![cpu_mem()])], [82, 80]),
-        ("requested resources at node capacity", cpu_only(), vec![(node("n1", 6000, 10000, &[]), vec![cpu_only()]), (node("n2", 6000, 10000, &[]), vec![cpu_mem()])], [50, 75]),
+        (
+            "nothing scheduled, differently sized nodes",
+            cpu_mem(),
+            vec![(node("n1", 4000, 10000, &[]), vec![]), (node("n2", 6000, 10000, &[]), vec![])],
+            [87, 100],
+        ),
+        (
+            "pods scheduled with resources",
+            cpu_mem(),
+            vec![(node("n1", 10000, 20000, &[]), vec![cpu_only()]), (node("n2", 10000, 20000, &[]), vec![cpu_mem()])],
+            [82, 95],
+        ),
+        (
+            "pods scheduled with resources, differently sized nodes",
+            cpu_mem(),
+            vec![(node("n1", 10000, 20000, &[]), vec![cpu_only()]), (node("n2", 10000, 50000, &[]), vec![cpu_mem()])],
+            [82, 80],
+        ),
+        (
+            "requested resources at node capacity",
+            cpu_only(),
+            vec![(node("n1", 6000, 10000, &[]), vec![cpu_only()]), (node("n2", 6000, 10000, &[]), vec![cpu_mem()])],
+            [50, 75],
+        ),
     ];
     for (name, pod, nodes, want) in cases {
         assert_eq!(scores(&plugin, pod, &cache(nodes)), Some(want.to_vec()), "{name}");
@@ -297,10 +413,7 @@ fn balanced_allocation_vectors() {
 fn image_node(name: &str, images: &[(i64, &[&str])]) -> Node {
     let mut n = node(name, 4000, 10000, &[]);
     n.status.as_mut().unwrap().images = Some(
-        images
-            .iter()
-            .map(|(size, names)| ContainerImage { names: Some(names.iter().map(|s| s.to_string()).collect()), size_bytes: Some(size * MB) })
-            .collect(),
+        images.iter().map(|(size, names)| ContainerImage { names: Some(names.iter().map(|s| s.to_string()).collect()), size_bytes: Some(size * MB) }).collect(),
     );
     n
 }
@@ -321,7 +434,12 @@ fn image_pod(containers: &[&str], init: &[&str]) -> Pod {
 // Mirrors pkg/scheduler/framework/plugins/imagelocality/image_locality_test.go TestImageLocalityPriority
 #[test]
 fn image_locality_vectors() {
-    let n403002000 = || image_node("n403002000", &[(40, &["gcr.io/40:latest", "gcr.io/40:v1"]), (300, &["gcr.io/300:latest", "gcr.io/300:v1"]), (2000, &["gcr.io/2000:latest"])]);
+    let n403002000 = || {
+        image_node(
+            "n403002000",
+            &[(40, &["gcr.io/40:latest", "gcr.io/40:v1"]), (300, &["gcr.io/300:latest", "gcr.io/300:v1"]), (2000, &["gcr.io/2000:latest"])],
+        )
+    };
     let n25010 = || image_node("n25010", &[(250, &["gcr.io/250:latest"]), (10, &["gcr.io/10:latest", "gcr.io/10:v1"])]);
     let n60040900 = || image_node("n60040900", &[(600, &["gcr.io/600:latest"]), (40, &["gcr.io/40:latest"]), (900, &["gcr.io/900:latest"])]);
     let n300600900 = || image_node("n300600900", &[(300, &["gcr.io/300:latest"]), (600, &["gcr.io/600:latest"]), (900, &["gcr.io/900:latest"])]);
@@ -346,7 +464,18 @@ fn image_locality_vectors() {
 // Mirrors pkg/scheduler/schedule_one_test.go TestNumFeasibleNodesToFind
 #[test]
 fn num_feasible_nodes_to_find_vectors() {
-    for (pct, nodes, want) in [(0, 10, 10), (40, 10, 10), (0, 1000, 420), (40, 1000, 400), (0, 6000, 300), (0, 100, 100), (0, 500, 230), (0, 2500, 750), (0, 5000, 500), (0, 10000, 500)] {
+    for (pct, nodes, want) in [
+        (0, 10, 10),
+        (40, 10, 10),
+        (0, 1000, 420),
+        (40, 1000, 400),
+        (0, 6000, 300),
+        (0, 100, 100),
+        (0, 500, 230),
+        (0, 2500, 750),
+        (0, 5000, 500),
+        (0, 10000, 500),
+    ] {
         assert_eq!(num_feasible_nodes_to_find(pct, nodes), want, "pct={pct} nodes={nodes}");
     }
 }
@@ -364,8 +493,8 @@ fn backoff_doubles_from_one_to_ten_seconds() {
 mod scoring_behaviour {
     use super::*;
     use k8s_openapi::api::core::v1::{
-        Affinity, NodeAffinity as NodeAffinitySpec, NodeSelectorRequirement, NodeSelectorTerm, PodAffinity, PodAffinityTerm,
-        PreferredSchedulingTerm, Taint, Toleration, TopologySpreadConstraint, WeightedPodAffinityTerm,
+        Affinity, NodeAffinity as NodeAffinitySpec, NodeSelectorRequirement, NodeSelectorTerm, PodAffinity, PodAffinityTerm, PreferredSchedulingTerm, Taint,
+        Toleration, TopologySpreadConstraint, WeightedPodAffinityTerm,
     };
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
     use kubesim_scheduler::harness::{make_node, make_pod};

@@ -57,7 +57,11 @@ pub fn bootstrap_objects() -> Vec<Object> {
         rest: sc,
     })));
     for (name, value, description) in [
-        ("system-cluster-critical", 2_000_000_000, "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary."),
+        (
+            "system-cluster-critical",
+            2_000_000_000,
+            "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
+        ),
         ("system-node-critical", 2_000_001_000, "Used for system critical pods that must not be moved from their current node."),
     ] {
         let mut rest = serde_json::Map::new();
@@ -88,17 +92,11 @@ pub fn node_template(name: &str, zone: &str, cpu: &str, memory: &str, pods: &str
     .iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
-    let capacity: BTreeMap<String, Quantity> = [
-        ("cpu", cpu),
-        ("ephemeral-storage", "100Gi"),
-        ("hugepages-1Gi", "0"),
-        ("hugepages-2Mi", "0"),
-        ("memory", memory),
-        ("pods", pods),
-    ]
-    .iter()
-    .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
-    .collect();
+    let capacity: BTreeMap<String, Quantity> =
+        [("cpu", cpu), ("ephemeral-storage", "100Gi"), ("hugepages-1Gi", "0"), ("hugepages-2Mi", "0"), ("memory", memory), ("pods", pods)]
+            .iter()
+            .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
+            .collect();
     let mut annotations = BTreeMap::new();
     annotations.insert("node.alpha.kubernetes.io/ttl".to_string(), "0".to_string());
     annotations.insert("volumes.kubernetes.io/controller-managed-attach-detach".to_string(), "true".to_string());
@@ -111,9 +109,5 @@ pub fn node_template(name: &str, zone: &str, cpu: &str, memory: &str, pods: &str
 
 /// The default cluster: node-1, node-2, node-3 (cpu 4, memory 8Gi, pods 110) in zone-a/b/c.
 pub fn default_nodes() -> Vec<Node> {
-    ["zone-a", "zone-b", "zone-c"]
-        .iter()
-        .enumerate()
-        .map(|(i, zone)| node_template(&format!("node-{}", i + 1), zone, "4", "8Gi", "110"))
-        .collect()
+    ["zone-a", "zone-b", "zone-c"].iter().enumerate().map(|(i, zone)| node_template(&format!("node-{}", i + 1), zone, "4", "8Gi", "110")).collect()
 }

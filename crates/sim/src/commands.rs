@@ -17,10 +17,7 @@ struct WorldView<'a> {
 
 impl WorldView<'_> {
     fn locate(&self, namespace: &str, pod: &str, container: Option<&str>) -> Result<(String, String, String), String> {
-        let (node, uid, containers) = self
-            .pods
-            .get(&(namespace.to_string(), pod.to_string()))
-            .ok_or_else(|| format!("pods {pod:?} not found"))?;
+        let (node, uid, containers) = self.pods.get(&(namespace.to_string(), pod.to_string())).ok_or_else(|| format!("pods {pod:?} not found"))?;
         let container = match container {
             Some(c) => c.to_string(),
             None => containers.first().cloned().unwrap_or_default(),
@@ -64,7 +61,11 @@ pub fn kubectl(world: &mut World, args: &str) -> (String, String, i32) {
             let spec = p.spec.clone().unwrap_or_default();
             (
                 (p.metadata.namespace.clone().unwrap_or_default(), p.metadata.name.clone().unwrap_or_default()),
-                (spec.node_name.clone().unwrap_or_default(), p.metadata.uid.clone().unwrap_or_default(), spec.containers.iter().map(|c| c.name.clone()).collect()),
+                (
+                    spec.node_name.clone().unwrap_or_default(),
+                    p.metadata.uid.clone().unwrap_or_default(),
+                    spec.containers.iter().map(|c| c.name.clone()).collect(),
+                ),
             )
         })
         .collect();

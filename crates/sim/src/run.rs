@@ -91,10 +91,8 @@ pub fn load(world: &mut World, files: &[InputFile]) -> (Vec<ApplyOutcome>, Vec<S
     }
     // KubeSchedulerConfiguration documents configured the scheduler (see world_for); kubectl
     // rightly cannot apply them, so their "no matches for kind" results are dropped.
-    let applied: Vec<ApplyOutcome> = applied
-        .into_iter()
-        .filter(|o| !matches!(o, ApplyOutcome::Failed(line) if line.contains("\"KubeSchedulerConfiguration\"")))
-        .collect();
+    let applied: Vec<ApplyOutcome> =
+        applied.into_iter().filter(|o| !matches!(o, ApplyOutcome::Failed(line) if line.contains("\"KubeSchedulerConfiguration\""))).collect();
     let errors = applied
         .iter()
         .filter_map(|o| match o {

@@ -159,11 +159,7 @@ pub struct ClusterSnapshot {
 /// Builds the snapshot.
 pub fn snapshot(world: &World) -> ClusterSnapshot {
     let store = world.api().store();
-    let pods: Vec<PodView> = store
-        .list(("", "pods"), None)
-        .filter_map(|o| o.as_pod())
-        .map(pod_view)
-        .collect();
+    let pods: Vec<PodView> = store.list(("", "pods"), None).filter_map(|o| o.as_pod()).map(pod_view).collect();
     let nodes = store
         .list(("", "nodes"), None)
         .filter_map(|o| match o.as_ref() {
@@ -241,8 +237,9 @@ pub fn pod_view(pod: &Pod) -> PodView {
     let condition = |t: &str| conditions.iter().find(|c| c.type_ == t);
     let scheduled = condition("PodScheduled");
     let bound = spec.node_name.as_deref().is_some_and(|n| !n.is_empty());
-    let init_running = init_statuses.iter().any(|s| s.state.as_ref().is_some_and(|st| st.running.is_some() || st.waiting.is_some()) && !s.started.unwrap_or(false))
-        && !statuses.iter().any(|s| s.state.as_ref().is_some_and(|st| st.running.is_some()));
+    let init_running =
+        init_statuses.iter().any(|s| s.state.as_ref().is_some_and(|st| st.running.is_some() || st.waiting.is_some()) && !s.started.unwrap_or(false))
+            && !statuses.iter().any(|s| s.state.as_ref().is_some_and(|st| st.running.is_some()));
     let lifecycle = if pod.metadata.deletion_timestamp.is_some() && phase != "Succeeded" && phase != "Failed" {
         Lifecycle::Terminating
     } else if status.reason.as_deref() == Some("Evicted") {
@@ -250,7 +247,11 @@ pub fn pod_view(pod: &Pod) -> PodView {
     } else if phase == "Succeeded" {
         Lifecycle::Succeeded
     } else if phase == "Failed" {
-        if last_oom { Lifecycle::OOMKilled } else { Lifecycle::Failed }
+        if last_oom {
+            Lifecycle::OOMKilled
+        } else {
+            Lifecycle::Failed
+        }
     } else if !bound {
         match scheduled.and_then(|c| c.reason.as_deref()) {
             Some("SchedulingGated") => Lifecycle::SchedulingGated,
@@ -259,7 +260,13 @@ pub fn pod_view(pod: &Pod) -> PodView {
         }
     } else {
         match waiting_reason(statuses).or_else(|| waiting_reason(init_statuses)).as_deref() {
-            Some("CrashLoopBackOff") => if last_oom { Lifecycle::OOMKilled } else { Lifecycle::CrashLoopBackOff },
+            Some("CrashLoopBackOff") => {
+                if last_oom {
+                    Lifecycle::OOMKilled
+                } else {
+                    Lifecycle::CrashLoopBackOff
+                }
+            }
             Some("ImagePullBackOff") | Some("ErrImagePull") | Some("ErrImageNeverPull") | Some("InvalidImageName") => Lifecycle::ImagePullBackOff,
             _ if status.container_statuses.is_none() && status.host_ip.is_none() => Lifecycle::Scheduled,
             _ if init_running => Lifecycle::Initializing,
@@ -390,7 +397,13 @@ pub fn flow_between(world: &World, from_ms: Millis, to_ms: Millis) -> Vec<FlowMe
     let notes = world.notes();
     let start = notes.partition_point(|n| n.t_ms <= from_ms);
     for note in notes[start..].iter().take_while(|n| n.t_ms <= to_ms) {
-        messages.push(FlowMessage { t_ms: note.t_ms, from: note.actor.to_string(), to: note.target.clone(), what: format!("{} {}", note.call, note.detail), object: None });
+        messages.push(FlowMessage {
+            t_ms: note.t_ms,
+            from: note.actor.to_string(),
+            to: note.target.clone(),
+            what: format!("{} {}", note.call, note.detail),
+            object: None,
+        });
     }
     kubesim_api::sort::sort_by(&mut messages, |a, b| a.t_ms.cmp(&b.t_ms));
     messages
@@ -511,7 +524,13 @@ pub fn delivery_entries(world: &World, from: usize) -> (Vec<DeliveryEntry>, usiz
         .iter()
         .filter_map(|d| {
             let at = trace.binary_search_by_key(&d.revision, |r| r.revision).ok()?;
-            Some(DeliveryEntry { t_ms: d.t_ms, revision: d.revision, event_type: d.event_type.as_str(), component: d.component.to_string(), key: ObjectKey::of(&trace[at].object) })
+            Some(DeliveryEntry {
+                t_ms: d.t_ms,
+                revision: d.revision,
+                event_type: d.event_type.as_str(),
+                component: d.component.to_string(),
+                key: ObjectKey::of(&trace[at].object),
+            })
         })
         .collect();
     (entries, end)
@@ -684,9 +703,15 @@ pub fn pod_detail(world: &World, namespace: &str, name: &str) -> Option<PodDetai
         _ => 0,
     };
     let scheduling = SchedulingExplanation {
-        filter: table_of(annotation("kubesim.dev/filter-result")).into_iter().map(|(n, p)| (n, p.into_iter().map(|(k, v)| (k, as_text(v))).collect())).collect(),
+        filter: table_of(annotation("kubesim.dev/filter-result"))
+            .into_iter()
+            .map(|(n, p)| (n, p.into_iter().map(|(k, v)| (k, as_text(v))).collect()))
+            .collect(),
         scores: table_of(annotation("kubesim.dev/score-result")).into_iter().map(|(n, p)| (n, p.into_iter().map(|(k, v)| (k, as_int(v))).collect())).collect(),
-        final_scores: table_of(annotation("kubesim.dev/finalscore-result")).into_iter().map(|(n, p)| (n, p.into_iter().map(|(k, v)| (k, as_int(v))).collect())).collect(),
+        final_scores: table_of(annotation("kubesim.dev/finalscore-result"))
+            .into_iter()
+            .map(|(n, p)| (n, p.into_iter().map(|(k, v)| (k, as_int(v))).collect()))
+            .collect(),
         selected: annotations.iter().find(|(k, _)| k == "kubesim.dev/selected-node").map(|(_, v)| match serde_json::from_str::<serde_json::Value>(v) {
             Ok(serde_json::Value::String(s)) => s,
             _ => v.clone(),
@@ -760,10 +785,20 @@ pub fn workloads(world: &World) -> Vec<WorkloadView> {
             let json = object.to_json();
             let int = |pointer: &str| json.pointer(pointer).and_then(|v| v.as_i64());
             let (desired, current, ready, updated) = match resource.1 {
-                "daemonsets" => (int("/status/desiredNumberScheduled").unwrap_or(0), int("/status/currentNumberScheduled").unwrap_or(0), int("/status/numberReady").unwrap_or(0), int("/status/updatedNumberScheduled")),
+                "daemonsets" => (
+                    int("/status/desiredNumberScheduled").unwrap_or(0),
+                    int("/status/currentNumberScheduled").unwrap_or(0),
+                    int("/status/numberReady").unwrap_or(0),
+                    int("/status/updatedNumberScheduled"),
+                ),
                 "jobs" => (int("/spec/completions").unwrap_or(1), int("/status/active").unwrap_or(0), int("/status/succeeded").unwrap_or(0), None),
                 "replicasets" => (int("/spec/replicas").unwrap_or(1), int("/status/replicas").unwrap_or(0), int("/status/readyReplicas").unwrap_or(0), None),
-                _ => (int("/spec/replicas").unwrap_or(1), int("/status/replicas").unwrap_or(0), int("/status/readyReplicas").unwrap_or(0), Some(int("/status/updatedReplicas").unwrap_or(0))),
+                _ => (
+                    int("/spec/replicas").unwrap_or(1),
+                    int("/status/replicas").unwrap_or(0),
+                    int("/status/readyReplicas").unwrap_or(0),
+                    Some(int("/status/updatedReplicas").unwrap_or(0)),
+                ),
             };
             let images = json
                 .pointer("/spec/template/spec/containers")
@@ -778,7 +813,12 @@ pub fn workloads(world: &World) -> Vec<WorkloadView> {
                 current,
                 ready,
                 updated,
-                owner: object.metadata().owner_references.as_ref().and_then(|o| o.iter().find(|r| r.controller == Some(true))).map(|r| format!("{}/{}", r.kind, r.name)),
+                owner: object
+                    .metadata()
+                    .owner_references
+                    .as_ref()
+                    .and_then(|o| o.iter().find(|r| r.controller == Some(true)))
+                    .map(|r| format!("{}/{}", r.kind, r.name)),
                 images,
                 revision: object.metadata().annotations.as_ref().and_then(|a| a.get("deployment.kubernetes.io/revision").cloned()),
             });

@@ -345,13 +345,8 @@ impl World {
 
     /// Starts kubelets for Node objects that have none (Nodes applied from input).
     pub fn adopt_nodes(&mut self) {
-        let names: Vec<String> = self
-            .api
-            .store()
-            .list(("", "nodes"), None)
-            .map(|n| n.name().to_string())
-            .filter(|name| !self.kubelets.contains_key(name))
-            .collect();
+        let names: Vec<String> =
+            self.api.store().list(("", "nodes"), None).map(|n| n.name().to_string()).filter(|name| !self.kubelets.contains_key(name)).collect();
         for name in names {
             let setup = NodeSetup { name: name.clone(), index: self.node_count, register: None };
             self.node_count += 1;
@@ -362,10 +357,7 @@ impl World {
 
     /// Runs the kubectl layer with the API server, a request as actor "kubectl", the registered
     /// files and mutable access to every kubelet (logs, exec).
-    pub fn with_kubectl<R>(
-        &mut self,
-        f: impl FnOnce(&mut ApiServer, &mut Request, &BTreeMap<String, String>, BTreeMap<String, &mut Kubelet>) -> R,
-    ) -> R {
+    pub fn with_kubectl<R>(&mut self, f: impl FnOnce(&mut ApiServer, &mut Request, &BTreeMap<String, String>, BTreeMap<String, &mut Kubelet>) -> R) -> R {
         let actor: Arc<str> = "kubectl".into();
         let kubelet_indexes: BTreeMap<usize, String> = self.kubelets.iter().map(|(n, i)| (*i, n.clone())).collect();
         let mut kubelets = BTreeMap::new();

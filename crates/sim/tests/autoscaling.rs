@@ -10,7 +10,8 @@ const HOT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: php-a
 
 #[test]
 fn an_hpa_scales_a_busy_deployment_up_from_scraped_usage() {
-    let outcome = run(RunOptions { files: vec![InputFile { name: "hpa.yaml".into(), text: HOT.into() }], seed: 1, duration_ms: Some(180_000), ..Default::default() });
+    let outcome =
+        run(RunOptions { files: vec![InputFile { name: "hpa.yaml".into(), text: HOT.into() }], seed: 1, duration_ms: Some(180_000), ..Default::default() });
     assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
     let world = &outcome.world;
     let deployment = world.api().lookup(("apps", "deployments"), "default", "php-apache").unwrap().to_json();

@@ -74,7 +74,17 @@ fn a_clone_taken_mid_run_has_the_same_future_as_the_original_and_a_fresh_run() {
     let expected = fingerprint(&fresh.world);
     // The scenario is busy: writes from many actors, a node failure, a rollout, the HPA.
     let actors: std::collections::BTreeSet<&str> = fresh.world.trace().iter().map(|r| &*r.actor).collect();
-    for actor in ["kubectl", "fault", "scheduler", "replicaset-controller", "deployment-controller", "node-controller", "taint-eviction-controller", "horizontal-pod-autoscaler", "job-controller"] {
+    for actor in [
+        "kubectl",
+        "fault",
+        "scheduler",
+        "replicaset-controller",
+        "deployment-controller",
+        "node-controller",
+        "taint-eviction-controller",
+        "horizontal-pod-autoscaler",
+        "job-controller",
+    ] {
         assert!(actors.contains(actor), "{actor} wrote something: {actors:?}");
     }
     assert!(fresh.world.commands().iter().all(|c| c.exit_code == 0), "{:?}", fresh.world.commands());

@@ -38,7 +38,8 @@ fn a_node_going_down_has_its_pods_replaced_after_the_toleration_period() {
     assert_eq!(fault_line.object.kind(), "Event");
     let node = world.api().lookup(("", "nodes"), "", "node-1").unwrap();
     let Object::Node(node) = node.as_ref() else { panic!() };
-    let taints: Vec<String> = node.spec.as_ref().and_then(|s| s.taints.clone()).unwrap_or_default().into_iter().map(|t| format!("{}:{}", t.key, t.effect)).collect();
+    let taints: Vec<String> =
+        node.spec.as_ref().and_then(|s| s.taints.clone()).unwrap_or_default().into_iter().map(|t| format!("{}:{}", t.key, t.effect)).collect();
     assert!(taints.contains(&"node.kubernetes.io/unreachable:NoExecute".to_string()), "{taints:?}");
     let ready = node.status.as_ref().unwrap().conditions.as_ref().unwrap().iter().find(|c| c.type_ == "Ready").unwrap().clone();
     assert_eq!(ready.status, "Unknown");
@@ -49,7 +50,11 @@ fn a_node_going_down_has_its_pods_replaced_after_the_toleration_period() {
     let taint_t = world
         .trace()
         .iter()
-        .find(|r| r.object.kind() == "Node" && r.object.name() == "node-1" && r.object.to_json().pointer("/spec/taints").is_some_and(|t| t.to_string().contains("unreachable")))
+        .find(|r| {
+            r.object.kind() == "Node"
+                && r.object.name() == "node-1"
+                && r.object.to_json().pointer("/spec/taints").is_some_and(|t| t.to_string().contains("unreachable"))
+        })
         .map(|r| r.t_ms)
         .expect("tainted");
     assert!((70_000..=100_000).contains(&taint_t), "taint at {taint_t} ms");
@@ -115,7 +120,10 @@ fn no_execute_taint_times(world: &kubesim_sim::World) -> std::collections::BTree
     let mut times = std::collections::BTreeMap::new();
     for r in world.trace().iter().filter(|r| r.object.kind() == "Node") {
         let json = r.object.to_json();
-        let tainted = json.pointer("/spec/taints").and_then(|t| t.as_array()).is_some_and(|ts| ts.iter().any(|t| t["key"] == "node.kubernetes.io/unreachable" && t["effect"] == "NoExecute"));
+        let tainted = json
+            .pointer("/spec/taints")
+            .and_then(|t| t.as_array())
+            .is_some_and(|ts| ts.iter().any(|t| t["key"] == "node.kubernetes.io/unreachable" && t["effect"] == "NoExecute"));
         if tainted {
             times.entry(r.object.name().to_string()).or_insert(r.t_ms);
         }

@@ -36,7 +36,9 @@ fn events(world: &World, name: &str) -> Vec<(u64, String, String)> {
         .trace()
         .iter()
         .filter_map(|r| match r.object.as_ref() {
-            Object::Event(e) if e.involved_object.name.as_deref() == Some(name) => Some((r.t_ms, e.reason.clone().unwrap_or_default(), e.message.clone().unwrap_or_default())),
+            Object::Event(e) if e.involved_object.name.as_deref() == Some(name) => {
+                Some((r.t_ms, e.reason.clone().unwrap_or_default(), e.message.clone().unwrap_or_default()))
+            }
             _ => None,
         })
         .collect()
@@ -129,8 +131,11 @@ fn crashing_containers_back_off_exponentially() {
     let running = waiting.is_none();
     assert!(running || waiting.unwrap().reason.as_deref() == Some("CrashLoopBackOff"));
     assert!(events(&world, "crasher").iter().any(|e| e.1 == "BackOff" && e.2.starts_with("Back-off restarting failed container app in pod crasher_default(")));
-    let logs = world.kubelet(pod(&world, "crasher").unwrap().spec.unwrap().node_name.as_deref().unwrap()).unwrap()
-        .logs(&pod(&world, "crasher").unwrap().metadata.uid.unwrap(), "app", false).unwrap();
+    let logs = world
+        .kubelet(pod(&world, "crasher").unwrap().spec.unwrap().node_name.as_deref().unwrap())
+        .unwrap()
+        .logs(&pod(&world, "crasher").unwrap().metadata.uid.unwrap(), "app", false)
+        .unwrap();
     assert_eq!(logs, "starting\n");
 }
 
@@ -232,7 +237,10 @@ fn missing_config_fails_container_creation_until_it_exists() {
     let waiting = container(&world, "cfg").state.unwrap().waiting.unwrap();
     assert_eq!(waiting.reason.as_deref(), Some("CreateContainerConfigError"));
     assert_eq!(waiting.message.as_deref(), Some("configmap \"settings\" not found"));
-    let decoded = decode_inputs(&[InputFile { name: "cm.yaml".into(), text: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: default}\ndata: {level: debug}\n".into() }]);
+    let decoded = decode_inputs(&[InputFile {
+        name: "cm.yaml".into(),
+        text: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: default}\ndata: {level: debug}\n".into(),
+    }]);
     apply_objects(&mut world, decoded.objects);
     world.run_until(40_000);
     let status = container(&world, "cfg");
@@ -398,11 +406,20 @@ fn startup_probes_gate_started_and_ready() {
 #[test]
 fn unsupported_shell_commands_are_reported_at_apply_time() {
     let yaml = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: tool}\nspec:\n  selector: {matchLabels: {app: tool}}\n  template:\n    metadata: {labels: {app: tool}}\n    spec: {containers: [{name: c, image: busybox, command: [sh, -c, 'apk add curl && jq . /x; sleep 60']}]}\n";
-    let outcome = kubesim_sim::run::run(kubesim_sim::RunOptions { files: vec![InputFile { name: "tool.yaml".into(), text: yaml.into() }], seed: 1, duration_ms: Some(1_000), ..Default::default() });
-    let warnings: Vec<String> = outcome.applied.iter().filter_map(|o| match o {
-        kubesim_sim::scenario::ApplyOutcome::Warning(w) => Some(w.clone()),
-        _ => None,
-    }).collect();
+    let outcome = kubesim_sim::run::run(kubesim_sim::RunOptions {
+        files: vec![InputFile { name: "tool.yaml".into(), text: yaml.into() }],
+        seed: 1,
+        duration_ms: Some(1_000),
+        ..Default::default()
+    });
+    let warnings: Vec<String> = outcome
+        .applied
+        .iter()
+        .filter_map(|o| match o {
+            kubesim_sim::scenario::ApplyOutcome::Warning(w) => Some(w.clone()),
+            _ => None,
+        })
+        .collect();
     assert_eq!(warnings, vec!["Warning: tool.yaml (document 1): deployment/tool container \"c\": the simulated shell does not implement \"apk\", \"jq\" (they exit 127, \"not found\", when the container runs)".to_string()]);
 }
 

@@ -10,7 +10,12 @@ use serde_json::Value;
 const NODES: &str = "apiVersion: v1\nkind: Node\nmetadata: {name: a, labels: {kubernetes.io/hostname: a, topology.kubernetes.io/zone: z1, disk: ssd}}\nstatus: {capacity: {cpu: '4', memory: 8Gi, pods: '110'}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: b, labels: {kubernetes.io/hostname: b, topology.kubernetes.io/zone: z2}}\nspec: {taints: [{key: dedicated, value: gpu, effect: NoSchedule}]}\nstatus: {capacity: {cpu: '4', memory: 8Gi, pods: '110'}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: c, labels: {kubernetes.io/hostname: c, topology.kubernetes.io/zone: z3}}\nstatus: {capacity: {cpu: '2', memory: 8Gi, pods: '110'}}\n";
 
 fn world(extra: &str) -> kubesim_sim::World {
-    let outcome = run(RunOptions { files: vec![InputFile { name: "s.yaml".into(), text: format!("{NODES}---\n{extra}") }], seed: 2, duration_ms: Some(30_000), ..Default::default() });
+    let outcome = run(RunOptions {
+        files: vec![InputFile { name: "s.yaml".into(), text: format!("{NODES}---\n{extra}") }],
+        seed: 2,
+        duration_ms: Some(30_000),
+        ..Default::default()
+    });
     assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
     outcome.world
 }
@@ -43,7 +48,8 @@ fn node_selector_and_taints_filter_nodes() {
 fn insufficient_resources_explain_the_failure() {
     let w = world("apiVersion: v1\nkind: Pod\nmetadata: {name: huge}\nspec: {containers: [{name: c, image: nginx, resources: {requests: {cpu: '5'}}}]}\n");
     let pod = w.api().lookup(("", "pods"), "default", "huge").unwrap().to_json();
-    let message = pod["status"]["conditions"].as_array().unwrap().iter().find(|c| c["type"] == "PodScheduled").unwrap()["message"].as_str().unwrap().to_string();
+    let message =
+        pod["status"]["conditions"].as_array().unwrap().iter().find(|c| c["type"] == "PodScheduled").unwrap()["message"].as_str().unwrap().to_string();
     assert_eq!(message, "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.");
 }
 
@@ -51,7 +57,9 @@ fn insufficient_resources_explain_the_failure() {
 // TaintToleration's PreferNoSchedule-free nodes all score 100 × 3.
 #[test]
 fn scores_follow_least_allocated() {
-    let w = world("apiVersion: v1\nkind: Pod\nmetadata: {name: s}\nspec: {containers: [{name: c, image: nginx, resources: {requests: {cpu: '1', memory: 1Gi}}}]}\n");
+    let w = world(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: s}\nspec: {containers: [{name: c, image: nginx, resources: {requests: {cpu: '1', memory: 1Gi}}}]}\n",
+    );
     let raw = annotation(&w, "s", "kubesim.dev/score-result");
     let fit_a = raw["a"]["NodeResourcesFit"].as_i64().unwrap();
     let fit_c = raw["c"]["NodeResourcesFit"].as_i64().unwrap();
@@ -67,7 +75,8 @@ fn scores_follow_least_allocated() {
 #[test]
 fn topology_spread_constraints_spread_replicas() {
     let w = world("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: spread}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: spread}}\n  template:\n    metadata: {labels: {app: spread}}\n    spec:\n      topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: spread}}}]\n      containers: [{name: c, image: nginx}]\n");
-    let nodes: Vec<String> = w.api().store().list(("", "pods"), Some("default")).map(|p| p.to_json()["spec"]["nodeName"].as_str().unwrap_or("").to_string()).collect();
+    let nodes: Vec<String> =
+        w.api().store().list(("", "pods"), Some("default")).map(|p| p.to_json()["spec"]["nodeName"].as_str().unwrap_or("").to_string()).collect();
     let mut sorted = nodes.clone();
     sorted.sort();
     assert_eq!(sorted, vec!["a".to_string(), "c".to_string()], "one per untainted zone: {nodes:?}");
@@ -82,7 +91,8 @@ fn required_anti_affinity_keeps_replicas_apart() {
     assert_eq!(bound.len(), 2, "two schedulable nodes");
     assert_ne!(bound[0], bound[1]);
     let pending = pods.iter().find(|p| p["spec"]["nodeName"].is_null()).unwrap();
-    let message = pending["status"]["conditions"].as_array().unwrap().iter().find(|c| c["type"] == "PodScheduled").unwrap()["message"].as_str().unwrap().to_string();
+    let message =
+        pending["status"]["conditions"].as_array().unwrap().iter().find(|c| c["type"] == "PodScheduled").unwrap()["message"].as_str().unwrap().to_string();
     assert!(message.contains("2 node(s) didn't match pod anti-affinity rules"), "{message}");
 }
 

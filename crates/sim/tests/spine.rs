@@ -9,11 +9,7 @@ use kubesim_sim::scenario::InputFile;
 const NGINX_POD: &str = include_str!("../../../examples/nginx-pod.yaml");
 
 fn run_nginx(seed: u64) -> kubesim_sim::RunOutcome {
-    run(RunOptions {
-        files: vec![InputFile { name: "nginx-pod.yaml".into(), text: NGINX_POD.into() }],
-        seed,
-        ..Default::default()
-    })
+    run(RunOptions { files: vec![InputFile { name: "nginx-pod.yaml".into(), text: NGINX_POD.into() }], seed, ..Default::default() })
 }
 
 #[test]
@@ -60,11 +56,8 @@ fn the_trace_shows_kubectl_scheduler_and_kubelet_writes_in_revision_order() {
         assert!(record.revision > last, "revisions strictly increase");
         last = record.revision;
     }
-    let pod_writes: Vec<(&str, &str)> = trace
-        .iter()
-        .filter(|r| r.object.kind() == "Pod" && r.object.name() == "nginx")
-        .map(|r| (&*r.actor, r.event_type.as_str()))
-        .collect();
+    let pod_writes: Vec<(&str, &str)> =
+        trace.iter().filter(|r| r.object.kind() == "Pod" && r.object.name() == "nginx").map(|r| (&*r.actor, r.event_type.as_str())).collect();
     assert_eq!(pod_writes.first(), Some(&("kubectl", "ADDED")), "{pod_writes:?}");
     assert!(pod_writes.iter().any(|(actor, _)| *actor == "scheduler"), "{pod_writes:?}");
     let kubelet_writes = pod_writes.iter().filter(|(actor, _)| actor.starts_with("kubelet/")).count();

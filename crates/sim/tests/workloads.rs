@@ -67,11 +67,8 @@ fn a_rolling_update_stays_within_max_surge_and_max_unavailable() {
 // `kubectl rollout undo` brings every replica back on the old image.
 #[test]
 fn a_stalled_rollout_is_held_and_recovered_by_undo() {
-    let world = scenario(
-        WEB,
-        &[(30_000, "kubectl set image deployment/web nginx=registry.invalid/nginx:9"), (90_000, "kubectl rollout undo deployment/web")],
-        180_000,
-    );
+    let world =
+        scenario(WEB, &[(30_000, "kubectl set image deployment/web nginx=registry.invalid/nginx:9"), (90_000, "kubectl rollout undo deployment/web")], 180_000);
     let series = pod_counts_over_time(&world, "web");
     let stalled: Vec<_> = series.iter().filter(|(t, _, _)| (30_000..90_000).contains(t)).collect();
     assert!(stalled.iter().all(|(_, n, r)| *n <= 5 && *r >= 3), "held within bounds: {stalled:?}");
@@ -92,15 +89,24 @@ fn a_stalled_rollout_is_held_and_recovered_by_undo() {
 fn a_statefulset_creates_its_pods_in_order() {
     let yaml = "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web}\nspec:\n  serviceName: nginx\n  replicas: 3\n  selector: {matchLabels: {app: sts}}\n  template:\n    metadata: {labels: {app: sts}}\n    spec: {containers: [{name: nginx, image: 'nginx:1.27'}]}\n";
     let world = scenario(yaml, &[], 60_000);
-    let created = |name: &str| world.trace().iter().find(|r| r.object.kind() == "Pod" && r.object.name() == name && r.event_type.as_str() == "ADDED").map(|r| r.t_ms);
+    let created =
+        |name: &str| world.trace().iter().find(|r| r.object.kind() == "Pod" && r.object.name() == name && r.event_type.as_str() == "ADDED").map(|r| r.t_ms);
     let ready = |name: &str| {
         world
             .trace()
             .iter()
-            .find(|r| r.object.name() == name && r.object.as_pod().and_then(|p| p.status.as_ref()).and_then(|s| s.conditions.as_ref()).is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True")))
+            .find(|r| {
+                r.object.name() == name
+                    && r.object
+                        .as_pod()
+                        .and_then(|p| p.status.as_ref())
+                        .and_then(|s| s.conditions.as_ref())
+                        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+            })
             .map(|r| r.t_ms)
     };
-    let (c0, r0, c1, r1, c2) = (created("web-0").unwrap(), ready("web-0").unwrap(), created("web-1").unwrap(), ready("web-1").unwrap(), created("web-2").unwrap());
+    let (c0, r0, c1, r1, c2) =
+        (created("web-0").unwrap(), ready("web-0").unwrap(), created("web-1").unwrap(), ready("web-1").unwrap(), created("web-2").unwrap());
     assert!(c0 < r0 && r0 <= c1 && c1 < r1 && r1 <= c2, "{c0} {r0} {c1} {r1} {c2}");
     let pod = world.api().lookup(("", "pods"), "default", "web-1").unwrap().to_json();
     assert_eq!(pod["spec"]["hostname"], "web-1");

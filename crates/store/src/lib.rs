@@ -137,10 +137,7 @@ impl Store {
         let range: Box<dyn Iterator<Item = (&ObjectKey, &Arc<Object>)>> = match (map, namespace) {
             (None, _) => Box::new(std::iter::empty()),
             (Some(map), None) => Box::new(map.iter()),
-            (Some(map), Some(ns)) => Box::new(
-                map.range((ns.to_string(), String::new())..)
-                    .take_while(move |((n, _), _)| n == ns),
-            ),
+            (Some(map), Some(ns)) => Box::new(map.range((ns.to_string(), String::new())..).take_while(move |((n, _), _)| n == ns)),
         };
         range.map(|(_, v)| v)
     }
@@ -158,11 +155,7 @@ impl Store {
     /// The pods whose spec.nodeName is `node` (index; the kubelet's field-selector list).
     pub fn pods_on_node<'a>(&'a self, node: &str) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
         let pods = self.objects.get(&("", "pods"));
-        self.pods_by_node
-            .get(node)
-            .into_iter()
-            .flatten()
-            .filter_map(move |key| pods.and_then(|p| p.get(key)))
+        self.pods_by_node.get(node).into_iter().flatten().filter_map(move |key| pods.and_then(|p| p.get(key)))
     }
 
     /// Lists the objects a label selector selects, optionally in one namespace, in key order.
@@ -176,8 +169,7 @@ impl Store {
             .iter()
             .filter_map(|r| match r {
                 Requirement::In(key, values) if values.len() == 1 => {
-                    Some(self.by_label.get(&(resource, key.clone(), values[0].clone())).map_or(0, |s| s.len()))
-                        .map(|n| (n, key.clone(), values[0].clone()))
+                    Some(self.by_label.get(&(resource, key.clone(), values[0].clone())).map_or(0, |s| s.len())).map(|n| (n, key.clone(), values[0].clone()))
                 }
                 _ => None,
             })
@@ -193,11 +185,7 @@ impl Store {
                 .filter(|o| selector.matches(o.metadata().labels.as_ref()))
                 .cloned()
                 .collect(),
-            None => self
-                .list(resource, namespace)
-                .filter(|o| selector.matches(o.metadata().labels.as_ref()))
-                .cloned()
-                .collect(),
+            None => self.list(resource, namespace).filter(|o| selector.matches(o.metadata().labels.as_ref())).cloned().collect(),
         }
     }
 
@@ -219,7 +207,14 @@ impl Store {
 
     /// Replaces an object. With `expected_revision`, fails with Conflict unless the stored
     /// object's resourceVersion equals it.
-    pub fn update(&mut self, resource: Resource, mut object: Object, expected_revision: Option<u64>, actor: &Arc<str>, t_ms: Millis) -> Result<Arc<Object>, StoreError> {
+    pub fn update(
+        &mut self,
+        resource: Resource,
+        mut object: Object,
+        expected_revision: Option<u64>,
+        actor: &Arc<str>,
+        t_ms: Millis,
+    ) -> Result<Arc<Object>, StoreError> {
         let key = (object.namespace().to_string(), object.name().to_string());
         let map = self.objects.entry(resource).or_default();
         let previous = map.get(&key).cloned().ok_or(StoreError::NotFound)?;
@@ -238,7 +233,15 @@ impl Store {
     }
 
     /// Removes an object. With `expected_revision`, compare-and-swap as for update.
-    pub fn delete(&mut self, resource: Resource, namespace: &str, name: &str, expected_revision: Option<u64>, actor: &Arc<str>, t_ms: Millis) -> Result<Arc<Object>, StoreError> {
+    pub fn delete(
+        &mut self,
+        resource: Resource,
+        namespace: &str,
+        name: &str,
+        expected_revision: Option<u64>,
+        actor: &Arc<str>,
+        t_ms: Millis,
+    ) -> Result<Arc<Object>, StoreError> {
         let key = (namespace.to_string(), name.to_string());
         let map = self.objects.get_mut(&resource).ok_or(StoreError::NotFound)?;
         let previous = map.get(&key).cloned().ok_or(StoreError::NotFound)?;
@@ -423,7 +426,8 @@ mod tests {
         for text in ["app=a1", "app=a1,tier=web", "tier!=web", "app in (a0,a2)", "!app", ""] {
             let selector = Selector::parse(text).unwrap();
             let indexed: Vec<String> = store.list_selected(PODS, Some("default"), &selector).iter().map(|o| o.name().to_string()).collect();
-            let scanned: Vec<String> = store.list(PODS, Some("default")).filter(|o| selector.matches(o.metadata().labels.as_ref())).map(|o| o.name().to_string()).collect();
+            let scanned: Vec<String> =
+                store.list(PODS, Some("default")).filter(|o| selector.matches(o.metadata().labels.as_ref())).map(|o| o.name().to_string()).collect();
             assert_eq!(indexed, scanned, "{text}");
         }
         // Relabelling moves the object between index entries.

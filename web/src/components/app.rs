@@ -1,6 +1,8 @@
 //! The root component: owns the driver, the reducer and the animation loop.
 
-use crate::components::{cluster::ClusterView, flow::FlowView, gallery::Gallery, header::Header, lifecycle::LifecycleView, panel::SidePanel, pods::PodsView, timeline::Timeline};
+use crate::components::{
+    cluster::ClusterView, flow::FlowView, gallery::Gallery, header::Header, lifecycle::LifecycleView, panel::SidePanel, pods::PodsView, timeline::Timeline,
+};
 use crate::driver::Driver;
 use crate::engine::{Input, Millis};
 use crate::options::Options;
@@ -243,7 +245,8 @@ pub fn app(props: &AppProps) -> Html {
                     _ => {}
                 }
             });
-            let target: Option<web_sys::EventTarget> = if embed { root.cast::<web_sys::Element>().map(|e| e.into()) } else { web_sys::window().and_then(|w| w.document()).map(|d| d.into()) };
+            let target: Option<web_sys::EventTarget> =
+                if embed { root.cast::<web_sys::Element>().map(|e| e.into()) } else { web_sys::window().and_then(|w| w.document()).map(|d| d.into()) };
             if let Some(target) = &target {
                 let _ = target.add_event_listener_with_callback("keydown", handler.as_ref().unchecked_ref());
             }
@@ -266,8 +269,12 @@ pub fn app(props: &AppProps) -> Html {
                     <LifecycleView frame={frame.clone()} selection={state.selection.clone()} on_select={on_select.clone()} />
                 </div>
             },
-            View::Cluster => html! { <ClusterView scene={frame.scene.clone()} workloads={frame.workloads.clone()} selection={state.selection.clone()} on_select={on_select.clone()} compact=false /> },
-            View::Lifecycle => html! { <LifecycleView frame={frame.clone()} selection={state.selection.clone()} on_select={on_select.clone()} show_log={!state.embed} /> },
+            View::Cluster => {
+                html! { <ClusterView scene={frame.scene.clone()} workloads={frame.workloads.clone()} selection={state.selection.clone()} on_select={on_select.clone()} compact=false /> }
+            }
+            View::Lifecycle => {
+                html! { <LifecycleView frame={frame.clone()} selection={state.selection.clone()} on_select={on_select.clone()} show_log={!state.embed} /> }
+            }
             View::Flow => html! { <FlowView frame={frame.clone()} selection={state.selection.clone()} on_select={on_select.clone()} /> },
             View::Pods => html! { <PodsView scene={frame.scene.clone()} selection={state.selection.clone()} on_select={on_select.clone()} /> },
         }

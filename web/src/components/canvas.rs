@@ -160,7 +160,11 @@ fn palette(window: &web_sys::Window, canvas: &web_sys::HtmlCanvasElement) -> Pal
     let pick = |name: &str, fallback: &str| {
         let value = style.as_ref().and_then(|s| s.get_property_value(name).ok()).unwrap_or_default();
         let value = value.trim();
-        if value.is_empty() { fallback.to_string() } else { value.to_string() }
+        if value.is_empty() {
+            fallback.to_string()
+        } else {
+            value.to_string()
+        }
     };
     Palette {
         ok: pick("--ok", "#16a34a"),
@@ -230,7 +234,11 @@ impl Surface {
         } else {
             for _ in 0..24 {
                 let mid = (low + high) / 2.0;
-                if fits(mid) { low = mid } else { high = mid }
+                if fits(mid) {
+                    low = mid
+                } else {
+                    high = mid
+                }
             }
         }
         self.camera = Camera { scale: low, x: 0.0, y: 0.0 };
@@ -318,7 +326,11 @@ impl Surface {
                     }
                     ctx.set_fill_style_str(if node.ready { &colours.ok } else { &colours.bad });
                     ctx.fill_rect(x + layout.tile_w - 18.0, y + 8.0, 8.0, 8.0);
-                    let fraction = if node.cpu_allocatable_milli > 0 { (node.cpu_requested_milli as f64 / node.cpu_allocatable_milli as f64).clamp(0.0, 1.0) } else { 0.0 };
+                    let fraction = if node.cpu_allocatable_milli > 0 {
+                        (node.cpu_requested_milli as f64 / node.cpu_allocatable_milli as f64).clamp(0.0, 1.0)
+                    } else {
+                        0.0
+                    };
                     ctx.set_fill_style_str(&colours.line);
                     ctx.fill_rect(x + 10.0, y + 23.0, layout.tile_w - 20.0, 4.0);
                     ctx.set_fill_style_str(if fraction > 0.9 { &colours.bad } else { &colours.accent });
@@ -584,9 +596,35 @@ mod tests {
 
     fn scene(nodes: usize, pods_per_node: usize) -> ClusterSnapshot {
         let node_views: Vec<NodeView> = (0..nodes)
-            .map(|i| NodeView { name: format!("node-{i}"), zone: String::new(), ready: true, unschedulable: false, taints: Vec::new(), cpu_allocatable_milli: 4000, memory_allocatable: 0, pods_allocatable: 110, cpu_requested_milli: 0, memory_requested: 0, pod_count: 0 })
+            .map(|i| NodeView {
+                name: format!("node-{i}"),
+                zone: String::new(),
+                ready: true,
+                unschedulable: false,
+                taints: Vec::new(),
+                cpu_allocatable_milli: 4000,
+                memory_allocatable: 0,
+                pods_allocatable: 110,
+                cpu_requested_milli: 0,
+                memory_requested: 0,
+                pod_count: 0,
+            })
             .collect();
-        let pod = |name: String, uid: String, node: Option<String>, status: &str, lifecycle: Lifecycle| PodView { namespace: "default".into(), name, uid, node, phase: String::new(), status: status.into(), ready: String::new(), restarts: 0, owner: None, ip: None, lifecycle, created_ms: 0, labels: Vec::new() };
+        let pod = |name: String, uid: String, node: Option<String>, status: &str, lifecycle: Lifecycle| PodView {
+            namespace: "default".into(),
+            name,
+            uid,
+            node,
+            phase: String::new(),
+            status: status.into(),
+            ready: String::new(),
+            restarts: 0,
+            owner: None,
+            ip: None,
+            lifecycle,
+            created_ms: 0,
+            labels: Vec::new(),
+        };
         let mut pods = Vec::new();
         for n in 0..nodes {
             for p in 0..pods_per_node {

@@ -55,7 +55,8 @@ fn segments(w: &WorkloadView) -> Html {
 }
 
 fn workload_strip(workloads: &[WorkloadView], selection: &Selection, on_select: &Callback<Selection>) -> Html {
-    let is_child = |w: &WorkloadView| w.owner.as_ref().is_some_and(|o| workloads.iter().any(|p| format!("{}/{}", p.kind, p.name) == *o && p.namespace == w.namespace));
+    let is_child =
+        |w: &WorkloadView| w.owner.as_ref().is_some_and(|o| workloads.iter().any(|p| format!("{}/{}", p.kind, p.name) == *o && p.namespace == w.namespace));
     let tops: Vec<&WorkloadView> = workloads.iter().filter(|w| !is_child(w)).collect();
     if tops.is_empty() {
         return html! {};
@@ -129,7 +130,13 @@ pub fn pod_chip(pod: &PodView, selection: &Selection, on_select: &Callback<Selec
 
 fn bar(label: &str, used: i64, total: i64, text: String) -> Html {
     let pct = if total > 0 { (used as f64 / total as f64 * 100.0).clamp(0.0, 100.0) } else { 0.0 };
-    let level = if pct > 90.0 { "hot" } else if pct > 70.0 { "warm" } else { "cool" };
+    let level = if pct > 90.0 {
+        "hot"
+    } else if pct > 70.0 {
+        "warm"
+    } else {
+        "cool"
+    };
     html! {
         <div class="ks-bar" title={format!("{label}: {text} requested ({pct:.0}%)")}>
             <span class="ks-bar-label">{ label }</span>

@@ -67,9 +67,36 @@ impl Layout {
         let dy = (rows as f64 - 1.0) * pitch - if rows > 1 { 10.0 } else { 0.0 };
         let mut places = vec![
             Place { id: "kubectl".into(), label: "kubectl".into(), sub: "you".into(), x: 110.0, y: 200.0 + dy, w: 150.0, h: 56.0, kind: "user" },
-            Place { id: "fault".into(), label: "fault injector".into(), sub: "node-down / up".into(), x: 110.0, y: 360.0 + dy, w: 150.0, h: 56.0, kind: "fault" },
-            Place { id: "apiserver".into(), label: "kube-apiserver".into(), sub: "admission · validation".into(), x: 460.0, y: 240.0 + dy, w: 180.0, h: 76.0, kind: "api" },
-            Place { id: "etcd".into(), label: "etcd".into(), sub: format!("revision {}", frame.revision), x: 460.0, y: 410.0 + dy, w: 150.0, h: 52.0, kind: "store" },
+            Place {
+                id: "fault".into(),
+                label: "fault injector".into(),
+                sub: "node-down / up".into(),
+                x: 110.0,
+                y: 360.0 + dy,
+                w: 150.0,
+                h: 56.0,
+                kind: "fault",
+            },
+            Place {
+                id: "apiserver".into(),
+                label: "kube-apiserver".into(),
+                sub: "admission · validation".into(),
+                x: 460.0,
+                y: 240.0 + dy,
+                w: 180.0,
+                h: 76.0,
+                kind: "api",
+            },
+            Place {
+                id: "etcd".into(),
+                label: "etcd".into(),
+                sub: format!("revision {}", frame.revision),
+                x: 460.0,
+                y: 410.0 + dy,
+                w: 150.0,
+                h: 52.0,
+                kind: "store",
+            },
         ];
         let (left, right) = (30.0, W - 30.0);
         // With several rows, odd rows are offset by half a slot so wires from the rows above
@@ -93,8 +120,18 @@ impl Layout {
         let mut node_slots = Vec::new();
         for i in 0..slots {
             let y = 160.0 + dy + (i as f64) * (290.0 / (slots.max(2) - 1) as f64).min(76.0);
-            let (name, label) = if i < shown.len() { (shown[i].clone(), shown[i].clone()) } else { ("…".to_string(), format!("{} more nodes", nodes.len() - shown.len())) };
-            places.push(Place { id: format!("kubelet/{name}"), label: format!("kubelet · {label}"), sub: String::new(), x: 820.0, y, w: 190.0, h: 48.0, kind: "kubelet" });
+            let (name, label) =
+                if i < shown.len() { (shown[i].clone(), shown[i].clone()) } else { ("…".to_string(), format!("{} more nodes", nodes.len() - shown.len())) };
+            places.push(Place {
+                id: format!("kubelet/{name}"),
+                label: format!("kubelet · {label}"),
+                sub: String::new(),
+                x: 820.0,
+                y,
+                w: 190.0,
+                h: 48.0,
+                kind: "kubelet",
+            });
             places.push(Place { id: format!("cri/{name}"), label: "containerd".into(), sub: "CRI".into(), x: 1065.0, y, w: 150.0, h: 48.0, kind: "cri" });
             node_slots.push(name);
         }
@@ -155,9 +192,14 @@ fn pulse_class(item: &FlowItem) -> &'static str {
 fn concerns(item: &FlowItem, selection: &Selection) -> bool {
     match selection {
         Selection::Pod { namespace, name, .. } => {
-            item.object.as_ref().is_some_and(|k| k.kind == "Pod" && k.namespace == *namespace && k.name == *name) || (item.object.is_none() && item.what.contains(&format!("{namespace}/{name}")))
+            item.object.as_ref().is_some_and(|k| k.kind == "Pod" && k.namespace == *namespace && k.name == *name)
+                || (item.object.is_none() && item.what.contains(&format!("{namespace}/{name}")))
         }
-        Selection::Node(name) => item.from == format!("kubelet/{name}") || item.to.ends_with(&format!("/{name}")) || item.object.as_ref().is_some_and(|k| k.kind == "Node" && k.name == *name),
+        Selection::Node(name) => {
+            item.from == format!("kubelet/{name}")
+                || item.to.ends_with(&format!("/{name}"))
+                || item.object.as_ref().is_some_and(|k| k.kind == "Node" && k.name == *name)
+        }
         Selection::Object(key) => item.object.as_ref() == Some(key),
         Selection::None => false,
     }
@@ -304,26 +346,29 @@ pub fn flow_view(props: &FlowProps) -> Html {
         })
     });
 
-    let log = frame.flow_log.iter().rev().filter(|i| i.object.as_ref().is_none_or(|k| k.resource != "leases") && filter.shows(i, &props.selection)).take(80).map(|item| {
-        let highlighted = concerns(item, &props.selection);
-        let select = item.object.clone().map(|key| {
-            let scene_pod = frame.scene.pods.iter().find(|p| key.kind == "Pod" && p.namespace == key.namespace && p.name == key.name);
-            match (key.kind.as_str(), scene_pod) {
-                ("Pod", Some(p)) => Selection::Pod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() },
-                ("Node", _) => Selection::Node(key.name.clone()),
-                _ => Selection::Object(key),
-            }
-        });
-        let onclick = select.map(|s| props.on_select.reform(move |_: MouseEvent| s.clone()));
-        html! {
-            <tr class={classes!(highlighted.then_some("is-selected"), onclick.is_some().then_some("is-clickable"))} onclick={onclick}>
-                <td class="ks-mono">{ clock(item.t_ms) }</td>
-                <td class="ks-mono">{ &item.from }</td>
-                <td class="ks-mono">{ &item.to }</td>
-                <td><span class={classes!("ks-dot", pulse_class(item))} />{ &item.what }</td>
-            </tr>
-        }
-    });
+    let log =
+        frame.flow_log.iter().rev().filter(|i| i.object.as_ref().is_none_or(|k| k.resource != "leases") && filter.shows(i, &props.selection)).take(80).map(
+            |item| {
+                let highlighted = concerns(item, &props.selection);
+                let select = item.object.clone().map(|key| {
+                    let scene_pod = frame.scene.pods.iter().find(|p| key.kind == "Pod" && p.namespace == key.namespace && p.name == key.name);
+                    match (key.kind.as_str(), scene_pod) {
+                        ("Pod", Some(p)) => Selection::Pod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() },
+                        ("Node", _) => Selection::Node(key.name.clone()),
+                        _ => Selection::Object(key),
+                    }
+                });
+                let onclick = select.map(|s| props.on_select.reform(move |_: MouseEvent| s.clone()));
+                html! {
+                    <tr class={classes!(highlighted.then_some("is-selected"), onclick.is_some().then_some("is-clickable"))} onclick={onclick}>
+                        <td class="ks-mono">{ clock(item.t_ms) }</td>
+                        <td class="ks-mono">{ &item.from }</td>
+                        <td class="ks-mono">{ &item.to }</td>
+                        <td><span class={classes!("ks-dot", pulse_class(item))} />{ &item.what }</td>
+                    </tr>
+                }
+            },
+        );
 
     html! {
         <section class="ks-flow" aria-label="Component flow">

@@ -22,8 +22,12 @@ pub struct InspectorProps {
 
 fn key_of(selection: &Selection) -> Option<ObjectKey> {
     match selection {
-        Selection::Pod { namespace, name, .. } => Some(ObjectKey { group: String::new(), resource: "pods".into(), kind: "Pod".into(), namespace: namespace.clone(), name: name.clone() }),
-        Selection::Node(name) => Some(ObjectKey { group: String::new(), resource: "nodes".into(), kind: "Node".into(), namespace: String::new(), name: name.clone() }),
+        Selection::Pod { namespace, name, .. } => {
+            Some(ObjectKey { group: String::new(), resource: "pods".into(), kind: "Pod".into(), namespace: namespace.clone(), name: name.clone() })
+        }
+        Selection::Node(name) => {
+            Some(ObjectKey { group: String::new(), resource: "nodes".into(), kind: "Node".into(), namespace: String::new(), name: name.clone() })
+        }
         Selection::Object(key) => Some(key.clone()),
         Selection::None => None,
     }
@@ -96,7 +100,9 @@ pub fn inspector(props: &InspectorProps) -> Html {
 fn summary(selection: &Selection, key: &ObjectKey, controls: &Controls, current: Option<&serde_json::Value>, versions: &[ObjectVersion]) -> Html {
     let world_ref = controls.sim.0.borrow();
     let world = world_ref.engine().world();
-    let meta = |json: &serde_json::Value, field: &str| json.pointer(field).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).unwrap_or_default();
+    let meta = |json: &serde_json::Value, field: &str| {
+        json.pointer(field).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).unwrap_or_default()
+    };
     let written = html! {
         <div class="ks-kv">
             <span>{ "versions" }</span><span>{ versions.len() }</span>
@@ -221,11 +227,17 @@ fn explanation(explanation: &SchedulingExplanation) -> Html {
         nodes
     };
     let filter_plugins = plugins(&explanation.filter);
-    let score_rows: Vec<(String, Vec<(String, String)>)> = explanation.final_scores.iter().map(|(n, l)| (n.clone(), l.iter().map(|(p, s)| (p.clone(), s.to_string())).collect())).collect();
+    let score_rows: Vec<(String, Vec<(String, String)>)> =
+        explanation.final_scores.iter().map(|(n, l)| (n.clone(), l.iter().map(|(p, s)| (p.clone(), s.to_string())).collect())).collect();
     let score_plugins = plugins(&score_rows);
-    let verdict = |node: &str, plugin: &str| explanation.filter.iter().find(|(n, _)| n == node).and_then(|(_, l)| l.iter().find(|(p, _)| p == plugin)).map(|(_, v)| v.clone());
-    let final_score = |node: &str, plugin: &str| explanation.final_scores.iter().find(|(n, _)| n == node).and_then(|(_, l)| l.iter().find(|(p, _)| p == plugin)).map(|(_, s)| *s);
-    let raw = |node: &str, plugin: &str| explanation.scores.iter().find(|(n, _)| n == node).and_then(|(_, l)| l.iter().find(|(p, _)| p == plugin)).map(|(_, s)| *s);
+    let verdict = |node: &str, plugin: &str| {
+        explanation.filter.iter().find(|(n, _)| n == node).and_then(|(_, l)| l.iter().find(|(p, _)| p == plugin)).map(|(_, v)| v.clone())
+    };
+    let final_score = |node: &str, plugin: &str| {
+        explanation.final_scores.iter().find(|(n, _)| n == node).and_then(|(_, l)| l.iter().find(|(p, _)| p == plugin)).map(|(_, s)| *s)
+    };
+    let raw =
+        |node: &str, plugin: &str| explanation.scores.iter().find(|(n, _)| n == node).and_then(|(_, l)| l.iter().find(|(p, _)| p == plugin)).map(|(_, s)| *s);
     let total = |node: &str| explanation.final_scores.iter().find(|(n, _)| n == node).map(|(_, l)| l.iter().map(|(_, s)| *s).sum::<i64>());
     let feasible = |node: &str| explanation.filter.iter().find(|(n, _)| n == node).is_none_or(|(_, l)| l.iter().all(|(_, v)| v == "passed"));
     let head = html! {

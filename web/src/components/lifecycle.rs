@@ -48,7 +48,12 @@ pub fn category(state: Lifecycle) -> &'static str {
         Lifecycle::Ready => "ok",
         Lifecycle::Succeeded => "done",
         Lifecycle::Terminating => "term",
-        Lifecycle::Unschedulable | Lifecycle::ImagePullBackOff | Lifecycle::CrashLoopBackOff | Lifecycle::Failed | Lifecycle::Evicted | Lifecycle::OOMKilled => "bad",
+        Lifecycle::Unschedulable
+        | Lifecycle::ImagePullBackOff
+        | Lifecycle::CrashLoopBackOff
+        | Lifecycle::Failed
+        | Lifecycle::Evicted
+        | Lifecycle::OOMKilled => "bad",
     }
 }
 
@@ -81,10 +86,7 @@ struct Curve {
 impl Curve {
     fn at(&self, t: f64) -> (f64, f64) {
         let u = 1.0 - t;
-        (
-            u * u * self.start.0 + 2.0 * u * t * self.control.0 + t * t * self.end.0,
-            u * u * self.start.1 + 2.0 * u * t * self.control.1 + t * t * self.end.1,
-        )
+        (u * u * self.start.0 + 2.0 * u * t * self.control.0 + t * t * self.end.0, u * u * self.start.1 + 2.0 * u * t * self.control.1 + t * t * self.end.1)
     }
     fn path(&self) -> String {
         format!("M{:.1},{:.1} Q{:.1},{:.1} {:.1},{:.1}", self.start.0, self.start.1, self.control.0, self.control.1, self.end.0, self.end.1)
@@ -131,7 +133,11 @@ fn bend_for(from: Option<Lifecycle>, to: Option<Lifecycle>, both_ways: bool) -> 
 
 /// `1 pod`, `3 pods`.
 pub fn plural(n: usize, word: &str) -> String {
-    if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") }
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }
 
 fn ease(t: f64) -> f64 {
@@ -279,7 +285,9 @@ pub fn lifecycle_view(props: &LifecycleProps) -> Html {
                 </ol>
             </div>
         },
-        _ => html! { <div class="ks-path is-hint">{ "Click a pod (a chip or a dot) to follow its path through the graph, with the virtual time of every step." }</div> },
+        _ => {
+            html! { <div class="ks-path is-hint">{ "Click a pod (a chip or a dot) to follow its path through the graph, with the virtual time of every step." }</div> }
+        }
     };
 
     let log = if props.show_log {

@@ -319,7 +319,9 @@ pub fn event_log(props: &EventLogProps) -> Html {
         .filter(|e| *component == "all" || component_of(&e.source) == *component)
         .filter(|e| *type_ == "all" || e.type_ == *type_)
         .collect();
-    let select = |label: &str, all: &str, values: &[String], state: &UseStateHandle<String>| filter_select(format!("Filter events by {label}"), "ks-select ks-select-small", all, values, state);
+    let select = |label: &str, all: &str, values: &[String], state: &UseStateHandle<String>| {
+        filter_select(format!("Filter events by {label}"), "ks-select ks-select-small", all, values, state)
+    };
     html! {
         <div class="ks-events">
             <div class="ks-editor-bar ks-event-filters">

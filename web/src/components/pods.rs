@@ -56,7 +56,13 @@ pub fn pods_view(props: &PodsProps) -> Html {
         .scene
         .pods
         .iter()
-        .filter(|p| q.is_empty() || p.name.contains(&q) || p.node.as_deref().is_some_and(|n| n.contains(&q)) || p.labels.iter().any(|l| l.contains(&q)) || p.status.to_ascii_lowercase().contains(&q))
+        .filter(|p| {
+            q.is_empty()
+                || p.name.contains(&q)
+                || p.node.as_deref().is_some_and(|n| n.contains(&q))
+                || p.labels.iter().any(|l| l.contains(&q))
+                || p.status.to_ascii_lowercase().contains(&q)
+        })
         .filter(|p| *filter == "all" || status_class(&p.status) == filter.as_str())
         .filter(|p| *namespace == "all" || p.namespace == *namespace)
         .filter(|p| *node == "all" || p.node.as_deref().unwrap_or("<none>") == node.as_str())
@@ -73,12 +79,24 @@ pub fn pods_view(props: &PodsProps) -> Html {
             Column::Node => a.node.cmp(&b.node),
             Column::Age => b.created_ms.cmp(&a.created_ms),
         };
-        if ascending { ordering } else { ordering.reverse() }
+        if ascending {
+            ordering
+        } else {
+            ordering.reverse()
+        }
     });
     let header = |label: &str, col: Column| {
         let sort = sort.clone();
         let active = column == col;
-        let arrow = if active { if ascending { " ▲" } else { " ▼" } } else { "" };
+        let arrow = if active {
+            if ascending {
+                " ▲"
+            } else {
+                " ▼"
+            }
+        } else {
+            ""
+        };
         let onclick = Callback::from(move |_: MouseEvent| {
             let (c, asc) = *sort;
             sort.set((col, if c == col { !asc } else { true }));

@@ -149,7 +149,8 @@ pub fn cluster() -> Fixture {
     let node = create(&mut f, NODE);
     let mut n = (*node).clone();
     if let Object::Node(node) = &mut n {
-        node.status = kubesim_api::decode::decode_document("n", &kubesim_api::decode::parse_documents("n", NODE).0[0]).unwrap()[0].as_node().unwrap().status.clone();
+        node.status =
+            kubesim_api::decode::decode_document("n", &kubesim_api::decode::parse_documents("n", NODE).0[0]).unwrap()[0].as_node().unwrap().status.clone();
     }
     set_status(&mut f, n);
     for r in f.apply("app.yaml", APP, "default") {
@@ -161,7 +162,14 @@ pub fn cluster() -> Fixture {
     let rs = create(&mut f, &rs_yaml);
     let mut rs2 = (*rs).clone();
     if let Object::ReplicaSet(r) = &mut rs2 {
-        r.status = Some(kubesim_api::k8s_openapi::api::apps::v1::ReplicaSetStatus { replicas: 2, ready_replicas: Some(2), available_replicas: Some(2), fully_labeled_replicas: Some(2), observed_generation: Some(1), ..Default::default() });
+        r.status = Some(kubesim_api::k8s_openapi::api::apps::v1::ReplicaSetStatus {
+            replicas: 2,
+            ready_replicas: Some(2),
+            available_replicas: Some(2),
+            fully_labeled_replicas: Some(2),
+            observed_generation: Some(1),
+            ..Default::default()
+        });
     }
     let rs = set_status(&mut f, rs2);
     // Deployment revision annotation and status.
@@ -178,8 +186,20 @@ pub fn cluster() -> Fixture {
             available_replicas: Some(2),
             observed_generation: d.metadata.generation,
             conditions: Some(vec![
-                kubesim_api::k8s_openapi::api::apps::v1::DeploymentCondition { type_: "Available".into(), status: "True".into(), reason: Some("MinimumReplicasAvailable".into()), message: Some("Deployment has minimum availability.".into()), ..Default::default() },
-                kubesim_api::k8s_openapi::api::apps::v1::DeploymentCondition { type_: "Progressing".into(), status: "True".into(), reason: Some("NewReplicaSetAvailable".into()), message: Some("ReplicaSet \"web-7d4b9c7f5\" has successfully progressed.".into()), ..Default::default() },
+                kubesim_api::k8s_openapi::api::apps::v1::DeploymentCondition {
+                    type_: "Available".into(),
+                    status: "True".into(),
+                    reason: Some("MinimumReplicasAvailable".into()),
+                    message: Some("Deployment has minimum availability.".into()),
+                    ..Default::default()
+                },
+                kubesim_api::k8s_openapi::api::apps::v1::DeploymentCondition {
+                    type_: "Progressing".into(),
+                    status: "True".into(),
+                    reason: Some("NewReplicaSetAvailable".into()),
+                    message: Some("ReplicaSet \"web-7d4b9c7f5\" has successfully progressed.".into()),
+                    ..Default::default()
+                },
             ]),
             ..Default::default()
         });

@@ -19,15 +19,7 @@ impl Plugin for SchedulingGates {
         &[ClusterEvent::UnscheduledPodUpdate]
     }
     fn pre_enqueue(&self, pod: &PodInfo) -> Status {
-        let gates: Vec<String> = pod
-            .pod()
-            .spec
-            .as_ref()
-            .and_then(|s| s.scheduling_gates.as_ref())
-            .into_iter()
-            .flatten()
-            .map(|g| g.name.clone())
-            .collect();
+        let gates: Vec<String> = pod.pod().spec.as_ref().and_then(|s| s.scheduling_gates.as_ref()).into_iter().flatten().map(|g| g.name.clone()).collect();
         if gates.is_empty() {
             Status::success()
         } else {
@@ -69,9 +61,14 @@ impl Plugin for NodeUnschedulable {
         if !node.unschedulable() {
             return Status::success();
         }
-        let tolerated = pod.pod().spec.as_ref().and_then(|s| s.tolerations.as_ref()).into_iter().flatten().any(|t| {
-            crate::plugins::taints::tolerates(t, "node.kubernetes.io/unschedulable", None, "NoSchedule")
-        });
+        let tolerated = pod
+            .pod()
+            .spec
+            .as_ref()
+            .and_then(|s| s.tolerations.as_ref())
+            .into_iter()
+            .flatten()
+            .any(|t| crate::plugins::taints::tolerates(t, "node.kubernetes.io/unschedulable", None, "NoSchedule"));
         if tolerated {
             Status::success()
         } else {
@@ -105,11 +102,7 @@ impl Plugin for NodeName {
 
 /// Whether a pod has volumes backed by PersistentVolumeClaims (or generic ephemeral volumes).
 pub fn has_pvc_volumes(pod: &PodInfo) -> bool {
-    pod.pod()
-        .spec
-        .as_ref()
-        .and_then(|s| s.volumes.as_ref())
-        .is_some_and(|vs| vs.iter().any(|v| v.persistent_volume_claim.is_some() || v.ephemeral.is_some()))
+    pod.pod().spec.as_ref().and_then(|s| s.volumes.as_ref()).is_some_and(|vs| vs.iter().any(|v| v.persistent_volume_claim.is_some() || v.ephemeral.is_some()))
 }
 
 /// Whether a pod has volumes VolumeRestrictions checks (PVCs and the in-tree disk types).
@@ -154,9 +147,27 @@ macro_rules! volume_plugin {
 }
 
 volume_plugin!(VolumeRestrictions, "VolumeRestrictions", "VolumeRestrictions (PreFilter, Filter): skipped for pods without restricted volumes, otherwise passes (kubesim does not model volume access modes on nodes).", [PreFilter, Filter], needs_restrictions_check);
-volume_plugin!(NodeVolumeLimits, "NodeVolumeLimits", "NodeVolumeLimits (PreFilter, Filter): skipped for pods without PVC/CSI volumes, otherwise passes (no CSI attach limits are modelled).", [PreFilter, Filter], has_limited_volumes);
-volume_plugin!(VolumeBinding, "VolumeBinding", "VolumeBinding (PreFilter, Filter, Reserve, PreBind): skipped for pods without PVCs, otherwise passes (no delayed-binding volume topology is modelled).", [PreFilter, Filter, Reserve, PreBind], has_pvc_volumes);
-volume_plugin!(VolumeZone, "VolumeZone", "VolumeZone (PreFilter, Filter): skipped for pods without PVCs, otherwise passes (no zonal PersistentVolumes are modelled).", [PreFilter, Filter], has_pvc_volumes);
+volume_plugin!(
+    NodeVolumeLimits,
+    "NodeVolumeLimits",
+    "NodeVolumeLimits (PreFilter, Filter): skipped for pods without PVC/CSI volumes, otherwise passes (no CSI attach limits are modelled).",
+    [PreFilter, Filter],
+    has_limited_volumes
+);
+volume_plugin!(
+    VolumeBinding,
+    "VolumeBinding",
+    "VolumeBinding (PreFilter, Filter, Reserve, PreBind): skipped for pods without PVCs, otherwise passes (no delayed-binding volume topology is modelled).",
+    [PreFilter, Filter, Reserve, PreBind],
+    has_pvc_volumes
+);
+volume_plugin!(
+    VolumeZone,
+    "VolumeZone",
+    "VolumeZone (PreFilter, Filter): skipped for pods without PVCs, otherwise passes (no zonal PersistentVolumes are modelled).",
+    [PreFilter, Filter],
+    has_pvc_volumes
+);
 
 /// DefaultBinder (Bind): the scheduler posts pods/binding through the API.
 #[derive(Clone, Debug, Default)]

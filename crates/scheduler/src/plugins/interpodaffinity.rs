@@ -2,8 +2,8 @@
 //! (filtering.go, scoring.go).
 
 use crate::cache::{AffinityTerm, NodeInfo, PodInfo};
-use crate::plugins::helper::{CountCache, PairCounts};
 use crate::framework::{ClusterEvent, ClusterView, CycleState, Listers, Plugin, Point, Status, MAX_NODE_SCORE};
+use crate::plugins::helper::{CountCache, PairCounts};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Incoming pod's required affinity unsatisfied.
@@ -14,7 +14,6 @@ pub const ERR_ANTI_AFFINITY: &str = "node(s) didn't match pod anti-affinity rule
 pub const ERR_EXISTING_ANTI_AFFINITY: &str = "node(s) didn't satisfy existing pods anti-affinity rules";
 const FILTER_KEY: &str = "PreFilterInterPodAffinity";
 const SCORE_KEY: &str = "PreScoreInterPodAffinity";
-
 
 /// PreFilter state.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -226,10 +225,7 @@ impl ScoreState {
     /// The raw score of a node.
     pub fn score(&self, node: &NodeInfo) -> i64 {
         let labels = node.labels();
-        self.topology_score
-            .iter()
-            .filter_map(|(k, values)| labels.and_then(|l| l.get(k)).and_then(|v| values.get(v)))
-            .sum()
+        self.topology_score.iter().filter_map(|(k, values)| labels.and_then(|l| l.get(k)).and_then(|v| values.get(v))).sum()
     }
 }
 

@@ -26,7 +26,11 @@ fn requirement_matches(req: &NodeSelectorRequirement, value: Option<&str>) -> bo
             if values.len() != 1 {
                 return false;
             }
-            if req.operator == "Gt" { v > bound } else { v < bound }
+            if req.operator == "Gt" {
+                v > bound
+            } else {
+                v < bound
+            }
         }
         _ => false,
     }
@@ -54,11 +58,8 @@ pub fn pod_matches_node_selector_and_affinity(pod: &PodInfo, node: &NodeInfo) ->
             }
         }
     }
-    if let Some(required) = spec
-        .affinity
-        .as_ref()
-        .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref())
+    if let Some(required) =
+        spec.affinity.as_ref().and_then(|a| a.node_affinity.as_ref()).and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref())
     {
         if !required.node_selector_terms.iter().any(|t| term_matches(t, &node.name, labels)) {
             return false;
@@ -153,12 +154,7 @@ impl Plugin for NodeAffinity {
             .and_then(|a| a.node_affinity.as_ref())
             .and_then(|na| na.preferred_during_scheduling_ignored_during_execution.as_ref());
         let labels = node.labels();
-        preferred
-            .into_iter()
-            .flatten()
-            .filter(|p| p.weight != 0 && term_matches(&p.preference, &node.name, labels))
-            .map(|p| p.weight as i64)
-            .sum()
+        preferred.into_iter().flatten().filter(|p| p.weight != 0 && term_matches(&p.preference, &node.name, labels)).map(|p| p.weight as i64).sum()
     }
     fn normalize(&self, _state: &CycleState, _pod: &PodInfo, scores: &mut [i64]) {
         default_normalize_score(MAX_NODE_SCORE, false, scores);

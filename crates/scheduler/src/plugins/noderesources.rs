@@ -90,14 +90,8 @@ pub fn amounts(node: &NodeInfo, pod: &PodInfo, resources: &[ResourceSpec], use_r
         .iter()
         .map(|r| {
             let pod_req = pod_request_for_scoring(pod, &r.name, use_requested);
-            let (allocatable, requested) = allocatable_request(
-                &node.allocatable,
-                &node.requested,
-                (node.non_zero_cpu, node.non_zero_memory),
-                &r.name,
-                pod_req,
-                use_requested,
-            );
+            let (allocatable, requested) =
+                allocatable_request(&node.allocatable, &node.requested, (node.non_zero_cpu, node.non_zero_memory), &r.name, pod_req, use_requested);
             Amount { allocatable, requested, weight: r.weight }
         })
         .collect()
@@ -135,13 +129,16 @@ fn weighted(amounts: &[Amount], f: fn(i64, i64) -> i64) -> i64 {
         score += f(a.requested, a.allocatable) * a.weight;
         weights += a.weight;
     }
-    if weights == 0 { 0 } else { score / weights }
+    if weights == 0 {
+        0
+    } else {
+        score / weights
+    }
 }
 
 /// RequestedToCapacityRatio node score; `shape` as configured (scores 0..10).
 pub fn requested_to_capacity_ratio(amounts: &[Amount], shape: &[ShapePoint]) -> i64 {
-    let scaled: Vec<ShapePoint> =
-        shape.iter().map(|p| ShapePoint { utilization: p.utilization, score: p.score * (MAX_NODE_SCORE / 10) }).collect();
+    let scaled: Vec<ShapePoint> = shape.iter().map(|p| ShapePoint { utilization: p.utilization, score: p.score * (MAX_NODE_SCORE / 10) }).collect();
     let (mut score, mut weights) = (0f64, 0i64);
     for a in amounts.iter().filter(|a| a.allocatable != 0) {
         let util = if a.requested > a.allocatable { 100 } else { a.requested * 100 / a.allocatable };
@@ -151,7 +148,11 @@ pub fn requested_to_capacity_ratio(amounts: &[Amount], shape: &[ShapePoint]) -> 
             weights += a.weight;
         }
     }
-    if weights == 0 { 0 } else { (score / weights as f64).round() as i64 }
+    if weights == 0 {
+        0
+    } else {
+        (score / weights as f64).round() as i64
+    }
 }
 
 /// BalancedAllocation node score (`balancedResourceScorer`).
@@ -302,7 +303,11 @@ impl Plugin for BalancedAllocation {
     }
     fn pre_score(&self, _state: &mut CycleState, pod: &PodInfo, _feasible: &[&NodeInfo], _view: &ClusterView) -> Status {
         let best_effort = self.resources.iter().all(|r| pod_request_for_scoring(pod, &r.name, true) == 0);
-        if best_effort { Status::skip() } else { Status::success() }
+        if best_effort {
+            Status::skip()
+        } else {
+            Status::success()
+        }
     }
     fn score(&self, _state: &CycleState, pod: &PodInfo, node: &NodeInfo, _view: &ClusterView) -> i64 {
         if is_default_resources(&self.resources) {

@@ -44,8 +44,7 @@ fn pod_tolerations(pod: &PodInfo) -> &[Toleration] {
 
 /// Counts PreferNoSchedule taints not tolerated by the (PreferNoSchedule-or-empty-effect) tolerations.
 pub fn count_intolerable_prefer_no_schedule(taints: &[Taint], tolerations: &[Toleration]) -> i64 {
-    let relevant: Vec<&Toleration> =
-        tolerations.iter().filter(|t| matches!(t.effect.as_deref(), None | Some("") | Some("PreferNoSchedule"))).collect();
+    let relevant: Vec<&Toleration> = tolerations.iter().filter(|t| matches!(t.effect.as_deref(), None | Some("") | Some("PreferNoSchedule"))).collect();
     taints
         .iter()
         .filter(|taint| taint.effect == "PreferNoSchedule")

@@ -56,7 +56,14 @@ impl SpreadConstraint {
 pub fn system_default_constraints() -> Vec<SpreadConstraint> {
     vec![
         SpreadConstraint { max_skew: 3, topology_key: HOSTNAME.into(), hard: false, min_domains: 1, honor_node_affinity: true, ..Default::default() },
-        SpreadConstraint { max_skew: 5, topology_key: "topology.kubernetes.io/zone".into(), hard: false, min_domains: 1, honor_node_affinity: true, ..Default::default() },
+        SpreadConstraint {
+            max_skew: 5,
+            topology_key: "topology.kubernetes.io/zone".into(),
+            hard: false,
+            min_domains: 1,
+            honor_node_affinity: true,
+            ..Default::default()
+        },
     ]
 }
 
@@ -131,7 +138,6 @@ pub fn count_pods_match_selector(pods: &[std::sync::Arc<PodInfo>], selector: &Se
     }
     pods.iter().filter(|p| p.namespace() == namespace && !p.is_terminating() && selector.matches(p.labels())).count() as i64
 }
-
 
 /// PreFilter state: per constraint, matching pod counts per topology domain (as v1.34's
 /// per-constraint `TpValueToMatchNum`) and the minimum over eligible domains.
@@ -220,7 +226,13 @@ pub fn node_counts(pod: &PodInfo, c: &SpreadConstraint, nodes: &[NodeInfo], coun
 }
 
 /// Computes the PreFilter state over all nodes (memoizing counts and domains when given).
-pub fn filter_state(pod: &PodInfo, constraints: Vec<SpreadConstraint>, nodes: &[NodeInfo], counter: Option<&CountCache>, domains: Option<&DomainCache>) -> FilterState {
+pub fn filter_state(
+    pod: &PodInfo,
+    constraints: Vec<SpreadConstraint>,
+    nodes: &[NodeInfo],
+    counter: Option<&CountCache>,
+    domains: Option<&DomainCache>,
+) -> FilterState {
     let fresh = DomainCache::default();
     let domains = domains.unwrap_or(&fresh);
     let mut s = FilterState { constraints, ..Default::default() };
@@ -230,9 +242,11 @@ pub fn filter_state(pod: &PodInfo, constraints: Vec<SpreadConstraint>, nodes: &[
         s.node_domains.push(ids);
         s.counts.push(vec![None; n]);
     }
-    let simple_affinity = pod.pod().spec.as_ref().is_none_or(|sp| {
-        sp.node_selector.as_ref().is_none_or(|m| m.is_empty()) && sp.affinity.as_ref().is_none_or(|a| a.node_affinity.is_none())
-    });
+    let simple_affinity = pod
+        .pod()
+        .spec
+        .as_ref()
+        .is_none_or(|sp| sp.node_selector.as_ref().is_none_or(|m| m.is_empty()) && sp.affinity.as_ref().is_none_or(|a| a.node_affinity.is_none()));
     for (n, node) in nodes.iter().enumerate() {
         if s.node_domains.iter().any(|ids| ids[n] == NO_DOMAIN) {
             continue;
@@ -418,17 +432,14 @@ impl Plugin for PodTopologySpread {
             let size = if c.topology_key == HOSTNAME { feasible.len() - s.ignored.len() } else { sizes[i] };
             s.weights.push(((size + 2) as f64).ln());
         }
-        let per_node: Vec<Option<Vec<i64>>> = constraints
-            .iter()
-            .map(|c| (c.topology_key != HOSTNAME).then(|| node_counts(pod, c, nodes, Some(&self.counter))))
-            .collect();
-        s.host_counts = constraints
-            .iter()
-            .map(|c| (c.topology_key == HOSTNAME).then(|| node_counts(pod, c, nodes, Some(&self.counter))))
-            .collect();
-        let simple_affinity = pod.pod().spec.as_ref().is_none_or(|sp| {
-            sp.node_selector.as_ref().is_none_or(|m| m.is_empty()) && sp.affinity.as_ref().is_none_or(|a| a.node_affinity.is_none())
-        });
+        let per_node: Vec<Option<Vec<i64>>> =
+            constraints.iter().map(|c| (c.topology_key != HOSTNAME).then(|| node_counts(pod, c, nodes, Some(&self.counter)))).collect();
+        s.host_counts = constraints.iter().map(|c| (c.topology_key == HOSTNAME).then(|| node_counts(pod, c, nodes, Some(&self.counter)))).collect();
+        let simple_affinity = pod
+            .pod()
+            .spec
+            .as_ref()
+            .is_none_or(|sp| sp.node_selector.as_ref().is_none_or(|m| m.is_empty()) && sp.affinity.as_ref().is_none_or(|a| a.node_affinity.is_none()));
         s.domain_counts = domains.iter().map(|(_, n)| vec![0i64; *n]).collect();
         if per_node.iter().any(Option::is_some) {
             for (n, node) in nodes.iter().enumerate() {
