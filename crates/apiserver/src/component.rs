@@ -167,7 +167,7 @@ impl Ctx<'_> {
         let source = EventSource { component: Some(component.clone()), host: host.clone() };
         // Aggregation: the recorder's cache maps (object, reason, message, source) to the event.
         let key = {
-            let mut h: u64 = 0xcbf29ce484222325;
+            let mut h = kubesim_api::hash::Fnv64::new();
             for part in [
                 &namespace,
                 involved.uid.as_deref().unwrap_or(""),
@@ -177,12 +177,9 @@ impl Ctx<'_> {
                 &component,
                 host.as_deref().unwrap_or(""),
             ] {
-                for b in part.bytes().chain([0xff]) {
-                    h ^= b as u64;
-                    h = h.wrapping_mul(0x100000001b3);
-                }
+                h = h.bytes(part.as_bytes()).byte(0xff);
             }
-            h
+            h.finish()
         };
         let existing = self
             .api

@@ -12,7 +12,6 @@
 use crate::common::*;
 use kubesim_api::k8s_openapi::api::core::v1::Pod;
 use kubesim_api::object::{all_kinds, Object};
-use kubesim_api::quantity::parse_milli;
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, Component, Ctx, Interest, WatchEvent, WatchFilter};
 use kubesim_store::{resource_of, EventType, Resource};
@@ -25,19 +24,9 @@ pub const QUOTA_RESYNC_MS: Millis = 300_000;
 pub const QUOTA_LATENCY_MS: Millis = 10;
 const TOKEN_RESYNC: u64 = 2;
 
-fn milli(text: &str) -> i128 {
-    parse_milli(text).unwrap_or(0)
-}
 
 fn is_best_effort(pod: &Pod) -> bool {
-    let spec = pod.spec.clone().unwrap_or_default();
-    spec.containers.iter().chain(spec.init_containers.iter().flatten()).all(|c| {
-        let r = c.resources.clone().unwrap_or_default();
-        let has = |m: &Option<BTreeMap<String, kubesim_api::k8s_openapi::apimachinery::pkg::api::resource::Quantity>>| {
-            m.as_ref().is_some_and(|m| m.iter().any(|(k, q)| (k == "cpu" || k == "memory") && milli(&q.0) != 0))
-        };
-        !has(&r.requests) && !has(&r.limits)
-    })
+    kubesim_api::pod::qos_class(pod) == "BestEffort"
 }
 
 fn pod_in_scopes(pod: &Pod, scopes: &[String]) -> bool {

@@ -431,13 +431,10 @@ pub fn digest_ref(image: &str) -> String {
     };
     // FNV-1a over the reference, widened to 64 hex chars deterministically.
     let mut hex = String::new();
-    let mut h: u64 = 0xcbf29ce484222325;
+    let mut h = kubesim_api::hash::Fnv64::new();
     for round in 0..4u8 {
-        for b in normalized.bytes().chain([round]) {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x100000001b3);
-        }
-        hex.push_str(&format!("{h:016x}"));
+        h = h.bytes(normalized.as_bytes()).byte(round);
+        hex.push_str(&format!("{:016x}", h.finish()));
     }
     format!("{repo}@sha256:{hex}")
 }

@@ -16,7 +16,6 @@ use kubesim_api::k8s_openapi::api::core::v1::{
     Container, ContainerImage, ContainerState as ApiContainerState, ContainerStateRunning, ContainerStateTerminated, ContainerStateWaiting, ContainerStatus,
     DaemonEndpoint, HostIP, Node, NodeAddress, NodeCondition, NodeDaemonEndpoints, NodeSpec, NodeStatus, NodeSystemInfo, Pod, PodCondition, PodIP, PodStatus,
 };
-use kubesim_api::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::{kind_info, Object};
 use kubesim_api::quantity::parse_milli;
@@ -1442,12 +1441,7 @@ fn random_id(ctx: &mut Ctx) -> String {
 }
 
 fn fnv64(text: &str) -> u64 {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in text.bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    h
+    kubesim_api::hash::fnv64a(text.as_bytes())
 }
 
 /// Go's time.Duration.String for the Pulled event ("1.802s", "543ms").
@@ -1474,18 +1468,16 @@ fn is_terminal(pod: &Pod) -> bool {
     matches!(pod.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Succeeded") | Some("Failed"))
 }
 
-/// A pod's effective request for a resource in milli-units (max of init vs sum of containers).
+/// A pod's request for a resource in milli-units (upstream `resourcehelper.PodRequests`: init
+/// containers, sidecars, pod-level resources and overhead, as the scheduler computes it).
 pub fn pod_request_milli(pod: &Pod, resource: &str) -> i128 {
-    let spec = match pod.spec.as_ref() {
-        Some(s) => s,
-        None => return 0,
-    };
-    let request = |c: &Container| {
-        c.resources.as_ref().and_then(|r| r.requests.as_ref()).and_then(|r| r.get(resource)).and_then(|q: &Quantity| parse_milli(&q.0).ok()).unwrap_or(0)
-    };
-    let sum: i128 = spec.containers.iter().map(request).sum();
-    let init_max = spec.init_containers.iter().flatten().map(request).max().unwrap_or(0);
-    sum.max(init_max)
+    let requests = kubesim_api::resources::pod_requests(pod).requests;
+    let value = requests.get(resource) as i128;
+    if resource == kubesim_api::resources::CPU {
+        value
+    } else {
+        value * 1000
+    }
 }
 
 /// The files a container's volume mounts show (ConfigMap, Secret, downward API), keyed by

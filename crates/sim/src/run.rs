@@ -155,12 +155,9 @@ pub fn list_all(world: &World) -> serde_json::Value {
 /// A stable fingerprint of a trace: FNV-1a 64 over its JSON lines, as 16 hex digits. Native and
 /// wasm runs of the same input and seed must agree on it.
 pub fn trace_hash(trace: &[crate::world::TraceRecord]) -> String {
-    let mut h: u64 = 0xcbf29ce484222325;
+    let mut h = kubesim_api::hash::Fnv64::new();
     for record in trace {
-        for b in record.to_json_line().bytes().chain([b'\n']) {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x100000001b3);
-        }
+        h = h.bytes(record.to_json_line().as_bytes()).byte(b'\n');
     }
-    format!("{h:016x}")
+    format!("{:016x}", h.finish())
 }
