@@ -66,8 +66,7 @@ mod tests {
         for (input, want) in cases32 {
             assert_eq!(fnv32a(input.as_bytes()), *want, "fnv32a({input:?})");
         }
-        let cases64: &[(&str, u64)] =
-            &[("", 0xcbf29ce484222325), ("a", 0xaf63dc4c8601ec8c), ("ab", 0x089c4407b545986a), ("abc", 0xe71fa2190541574b)];
+        let cases64: &[(&str, u64)] = &[("", 0xcbf29ce484222325), ("a", 0xaf63dc4c8601ec8c), ("ab", 0x089c4407b545986a), ("abc", 0xe71fa2190541574b)];
         for (input, want) in cases64 {
             assert_eq!(fnv64a(input.as_bytes()), *want, "fnv64a({input:?})");
         }

@@ -215,7 +215,11 @@ mod tests {
         let list = |pairs: &[(&str, &str)]| -> Option<BTreeMap<String, Quantity>> {
             (!pairs.is_empty()).then(|| pairs.iter().map(|(k, v)| (k.to_string(), Quantity(v.to_string()))).collect())
         };
-        Container { name: "c".into(), resources: Some(ResourceRequirements { requests: list(requests), limits: list(limits), ..Default::default() }), ..Default::default() }
+        Container {
+            name: "c".into(),
+            resources: Some(ResourceRequirements { requests: list(requests), limits: list(limits), ..Default::default() }),
+            ..Default::default()
+        }
     }
 
     fn pod(containers: Vec<Container>, init: Vec<Container>) -> Pod {

@@ -2,9 +2,9 @@
 //! for scoring (`schedutil.DefaultMilliCPURequest` / `DefaultMemoryRequest`) and node
 //! allocatable, all as exact integers (cpu in millicores, everything else in whole units).
 
+use crate::quantity::{parse_milli, parse_value};
 use k8s_openapi::api::core::v1::{Container, Pod};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use crate::quantity::{parse_milli, parse_value};
 use std::collections::BTreeMap;
 
 /// CPU request assumed for scoring when a container sets none (100m).

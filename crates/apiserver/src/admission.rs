@@ -177,7 +177,6 @@ fn prepare_pod_for_create(pod: &mut Pod) {
     pod.status = Some(status);
 }
 
-
 /// Update validation: a pod's spec is immutable except for container images,
 /// activeDeadlineSeconds, tolerations (additions) and scheduling gates (removals).
 pub fn validate_update(new: &Object, old: &Object, info: &KindInfo) -> Result<()> {

@@ -14,9 +14,9 @@ use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::{kind_info, Object};
 use kubesim_api::time::{millis_of, time_at, EPOCH_UNIX_SECONDS};
 use kubesim_api::Millis;
-use kubesim_apiserver::{ApiError, Component, Ctx, DeleteOptions, Interest, Propagation, WatchEvent, WatchFilter};
+use kubesim_apiserver::{ApiError, DeleteOptions, Propagation};
+use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
 use kubesim_store::EventType;
-use std::any::Any;
 use std::collections::BTreeMap;
 
 /// `batch.kubernetes.io/cronjob-scheduled-timestamp`.
@@ -511,11 +511,5 @@ impl Component for CronJobController {
             let succeeded = self.sync(&key, ctx).is_ok();
             self.queue.done(key, succeeded, ctx);
         }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }

@@ -15,8 +15,8 @@ use kubesim_api::object::Object;
 use kubesim_api::selector::Selector;
 use kubesim_api::time::time_at;
 use kubesim_api::Millis;
-use kubesim_apiserver::{ApiError, Component, Ctx, Interest, WatchEvent, WatchFilter};
-use std::any::Any;
+use kubesim_apiserver::ApiError;
+use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
 use std::collections::BTreeSet;
 
 /// Modelled processing latency.
@@ -215,11 +215,5 @@ impl Component for DisruptionController {
             let succeeded = self.sync(&key, ctx).is_ok();
             self.queue.done(key, succeeded, ctx);
         }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }

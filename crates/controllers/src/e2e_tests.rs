@@ -391,8 +391,7 @@ fn scaling_mid_rollout_is_proportional() {
     // Stop readiness for the new template's pods: swap in a kubelet that never readies them.
     update_image(&mut w, "web", "nginx:2");
     let new_hash = compute_hash(&get_deployment(&w, "web").spec.unwrap().template, None);
-    let idx = w.components.iter().position(|c| c.name() == "kubelet/node-1").unwrap();
-    w.components[idx].as_any_mut().downcast_mut::<FakeKubelet>().unwrap().never_ready_prefix = Some(format!("web-{new_hash}"));
+    w.component_mut::<FakeKubelet>("kubelet/node-1").never_ready_prefix = Some(format!("web-{new_hash}"));
     w.run_for(30_000);
     // 25%/25% of 10: surge 3, unavailable 2 → new 5 (unready), old 8.
     let sizes = |w: &TestWorld| -> (i32, i32) {

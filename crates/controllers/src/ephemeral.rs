@@ -7,9 +7,9 @@ use kubesim_api::k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::Object;
 use kubesim_api::Millis;
-use kubesim_apiserver::{ApiError, Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_apiserver::ApiError;
+use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
 use kubesim_store::EventType;
-use std::any::Any;
 
 /// Modelled processing latency.
 pub const EPHEMERAL_LATENCY_MS: Millis = 10;
@@ -115,12 +115,6 @@ impl Component for EphemeralVolumeController {
             let succeeded = self.sync(&key, ctx).is_ok();
             self.queue.done(key, succeeded, ctx);
         }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }
 

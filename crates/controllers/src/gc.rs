@@ -14,9 +14,9 @@ use crate::common::*;
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kubesim_api::object::{all_kinds, kind_info, Object};
 use kubesim_api::Millis;
-use kubesim_apiserver::{ApiError, Component, Ctx, DeleteOptions, Interest, Propagation, WatchEvent, WatchFilter};
+use kubesim_apiserver::{ApiError, DeleteOptions, Propagation};
+use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
 use kubesim_store::{resource_of, EventType, Resource};
-use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Modelled processing latency of the GC's queues.
@@ -367,11 +367,5 @@ impl Component for GarbageCollector {
             };
             self.queue.done(key, result.is_ok(), ctx);
         }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }

@@ -1,8 +1,8 @@
 //! The HorizontalPodAutoscaler controller (pkg/controller/podautoscaler: horizontal.go,
 //! replica_calculator.go) for Resource metrics (cpu / memory, Utilization or AverageValue).
 //!
-//! Metrics: kubesim has no metrics-server. The controller reads per-pod usage from
-//! [`HpaController::set_pod_metrics`] (the world can feed the kubelets' modelled usage), and
+//! Metrics: the controller reads per-pod usage from the resource metrics API (`Ctx::metrics`,
+//! which the simulation's metrics-server publishes every 15 s from the kubelets' usage), and
 //! otherwise from the pods' `kubesim.dev/cpu-usage` / `kubesim.dev/memory-usage` annotations
 //! (per container, as the kubelet models them). Pods with neither are "missing" metrics.
 //! Pods/Object/External metric sources are reported as unsupported (ScalingActive=False).
@@ -20,9 +20,9 @@ use kubesim_api::quantity::{format_cpu_milli, parse_milli};
 use kubesim_api::selector::Selector;
 use kubesim_api::time::{millis_of, time_at};
 use kubesim_api::Millis;
-use kubesim_apiserver::{ApiError, Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_apiserver::ApiError;
+use kubesim_runtime::{Component, Ctx, Interest, ResourceMetrics, WatchEvent, WatchFilter};
 use kubesim_store::EventType;
-use std::any::Any;
 use std::collections::BTreeMap;
 
 /// --horizontal-pod-autoscaler-sync-period.
@@ -397,8 +397,6 @@ struct HpaState {
 pub struct HpaController {
     hpas: Cache,
     state: BTreeMap<Key, HpaState>,
-    metrics: BTreeMap<Key, (i64, i64)>,
-    use_fed_metrics: bool,
 }
 
 const TOKEN_RESYNC: u64 = 2;
@@ -461,13 +459,7 @@ impl HpaController {
         HpaController::default()
     }
 
-    /// Feeds per-pod usage (cpu milli-cores, memory bytes), replacing the annotation fallback.
-    pub fn set_pod_metrics(&mut self, metrics: BTreeMap<Key, (i64, i64)>) {
-        self.metrics = metrics;
-        self.use_fed_metrics = true;
-    }
-
-    fn sample(&self, pod: &Pod, resource: &str, now: Millis) -> PodSample {
+    fn sample(&self, metrics: &ResourceMetrics, pod: &Pod, resource: &str, now: Millis) -> PodSample {
         let spec = pod.spec.clone().unwrap_or_default();
         let request = spec
             .containers
@@ -475,8 +467,8 @@ impl HpaController {
             .map(|c| c.resources.as_ref().and_then(|r| r.requests.as_ref()).and_then(|r| r.get(resource)).and_then(|q| parse_quantity_milli(&q.0)))
             .try_fold(0i64, |acc, v| v.map(|v| acc + v));
         let key = (pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default());
-        let metric = if self.use_fed_metrics {
-            self.metrics.get(&key).map(|(cpu, mem)| if resource == "cpu" { *cpu } else { mem * 1000 })
+        let metric = if metrics.served() {
+            metrics.pod(&key.0, &key.1).map(|u| if resource == "cpu" { u.cpu_milli } else { u.memory_bytes * 1000 })
         } else {
             let annotation = if resource == "cpu" { CPU_USAGE_ANNOTATION } else { MEMORY_USAGE_ANNOTATION };
             pod.metadata
@@ -593,7 +585,7 @@ impl HpaController {
                     ));
                     continue;
                 };
-                let samples: Vec<PodSample> = pods.iter().map(|p| self.sample(p, &res.name, now)).collect();
+                let samples: Vec<PodSample> = pods.iter().map(|p| self.sample(ctx.metrics, p, &res.name, now)).collect();
                 let cpu = res.name == "cpu";
                 let (result, current_status) = match res.target.type_.as_str() {
                     "AverageValue" => {
@@ -838,11 +830,5 @@ impl Component for HpaController {
             let _ = self.sync(&key, ctx);
         }
         ctx.after_periodic(SYNC_PERIOD_MS, TOKEN_RESYNC);
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }

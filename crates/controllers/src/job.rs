@@ -27,9 +27,9 @@ use kubesim_api::object::{kind_info, Object};
 use kubesim_api::selector::Selector;
 use kubesim_api::time::{millis_of, time_at};
 use kubesim_api::Millis;
-use kubesim_apiserver::{ApiError, Component, Ctx, DeleteOptions, Interest, Propagation, WatchEvent, WatchFilter};
+use kubesim_apiserver::{ApiError, DeleteOptions, Propagation};
+use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
 use kubesim_store::EventType;
-use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -993,12 +993,6 @@ impl Component for JobController {
             self.queue.done(key, succeeded, ctx);
         }
     }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
 }
 
 /// The TTL-after-finished controller: deletes finished Jobs (foreground) once
@@ -1070,11 +1064,5 @@ impl Component for TtlAfterFinishedController {
         if let Some(key) = self.timers.remove(&token) {
             self.process(&key, ctx);
         }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }

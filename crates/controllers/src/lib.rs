@@ -61,7 +61,7 @@
 //!   by `batch.kubernetes.io/controller-uid` itself (the job's own spec is not rewritten).
 //! - Node lifecycle: NoExecute taints are applied in the monitor pass, without the per-zone
 //!   eviction rate limiter (for one failing node the timing is the same).
-//! - HPA: Resource metrics only; usage comes from [`hpa::HpaController::set_pod_metrics`] or the
+//! - HPA: Resource metrics only; usage comes from the resource metrics API (`Ctx::metrics`) or the
 //!   pods' `kubesim.dev/cpu-usage` / `kubesim.dev/memory-usage` annotations (no metrics-server).
 //! - CronJob: UTC schedules only.
 //! - PV binder: DefaultStorageClass admission and the scheduler's selected-node annotation (for
@@ -114,7 +114,7 @@ pub mod volume;
 #[cfg(test)]
 mod volume_tests;
 
-use kubesim_apiserver::Component;
+use kubesim_runtime::Component;
 
 /// Every controller kube-controller-manager runs by default, in a fixed order.
 pub fn controllers() -> Vec<Box<dyn Component>> {

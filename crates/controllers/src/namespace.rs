@@ -17,9 +17,9 @@ use kubesim_api::k8s_openapi::api::core::v1::{ConfigMap, Namespace, NamespaceCon
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::{all_kinds, Object, Scope};
 use kubesim_api::Millis;
-use kubesim_apiserver::{ApiError, Component, Ctx, DeleteOptions, Interest, WatchEvent, WatchFilter};
+use kubesim_apiserver::{ApiError, DeleteOptions};
+use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
 use kubesim_store::{resource_of, EventType, Resource};
-use std::any::Any;
 use std::collections::BTreeMap;
 
 /// Modelled processing latency.
@@ -247,12 +247,6 @@ impl Component for NamespaceController {
             self.queue.done(key, succeeded, ctx);
         }
     }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
 }
 
 fn namespace_active(ns: &Object) -> bool {
@@ -343,12 +337,6 @@ impl Component for ServiceAccountController {
             let succeeded = self.sync(&key.1, ctx).is_ok();
             self.queue.done(key, succeeded, ctx);
         }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }
 
@@ -474,11 +462,5 @@ impl Component for RootCaPublisher {
             let succeeded = self.sync(&key.1, ctx).is_ok();
             self.queue.done(key, succeeded, ctx);
         }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }

@@ -54,7 +54,7 @@ fn make_ready(w: &mut TestWorld, name: &str) {
     let status = pod.status.get_or_insert_with(Default::default);
     status.phase = Some("Running".into());
     status.conditions =
-        Some(vec![PodCondition { type_: "Ready".into(), status: "True".into(), last_transition_time: Some(time_at(w.now)), ..Default::default() }]);
+        Some(vec![PodCondition { type_: "Ready".into(), status: "True".into(), last_transition_time: Some(time_at(w.now())), ..Default::default() }]);
     w.as_user(|ctx| ctx.update_status(Object::Pod(Box::new(pod)))).unwrap();
 }
 
@@ -136,7 +136,7 @@ fn lease_renewals_keep_a_node_healthy_and_recovery_removes_taints() {
             Object::Lease(l) => (**l).clone(),
             _ => unreachable!(),
         };
-        l.spec.as_mut().unwrap().renew_time = Some(MicroTime(micro_time_at(w.now).0));
+        l.spec.as_mut().unwrap().renew_time = Some(MicroTime(micro_time_at(w.now()).0));
         w.as_user(|ctx| ctx.update(Object::Lease(Box::new(l)))).unwrap();
     }
     let n = get_node(&w, "n1");
@@ -148,8 +148,8 @@ fn lease_renewals_keep_a_node_healthy_and_recovery_removes_taints() {
     let c = &mut n.status.as_mut().unwrap().conditions.as_mut().unwrap()[0];
     c.status = "True".into();
     c.reason = Some("KubeletReady".into());
-    c.last_heartbeat_time = Some(time_at(w.now));
-    c.last_transition_time = Some(time_at(w.now));
+    c.last_heartbeat_time = Some(time_at(w.now()));
+    c.last_transition_time = Some(time_at(w.now()));
     w.as_user(|ctx| ctx.update_status(Object::Node(Box::new(n)))).unwrap();
     w.run_for(6_000);
     assert!(taints(&get_node(&w, "n1")).is_empty(), "{:?}", taints(&get_node(&w, "n1")));
@@ -428,11 +428,11 @@ fn nodes_of_one_normal_zone_are_tainted_at_the_eviction_rate() {
     }
     w.add(Box::new(crate::testing::FakeHeartbeat { nodes: names[2..].to_vec() }));
     let mut first_tainted: BTreeMap<String, Millis> = BTreeMap::new();
-    while w.now < 120_000 {
+    while w.now() < 120_000 {
         w.run_for(100);
         for n in ["n1", "n2"] {
             if no_execute(&get_node(&w, n)).contains(&TAINT_UNREACHABLE.to_string()) {
-                first_tainted.entry(n.to_string()).or_insert(w.now);
+                first_tainted.entry(n.to_string()).or_insert(w.now());
             }
         }
     }
@@ -469,16 +469,16 @@ fn a_small_partially_disrupted_zone_gets_no_eviction_taints_until_it_is_normal()
     let mut n3 = get_node(&w, "n3");
     let c = &mut n3.status.as_mut().unwrap().conditions.as_mut().unwrap()[0];
     c.status = "True".into();
-    c.last_heartbeat_time = Some(time_at(w.now));
-    c.last_transition_time = Some(time_at(w.now));
+    c.last_heartbeat_time = Some(time_at(w.now()));
+    c.last_transition_time = Some(time_at(w.now()));
     w.as_user(|ctx| ctx.update_status(Object::Node(Box::new(n3)))).unwrap();
-    let back = w.now;
+    let back = w.now();
     let mut first_tainted: BTreeMap<String, Millis> = BTreeMap::new();
-    while w.now < back + 60_000 {
+    while w.now() < back + 60_000 {
         w.run_for(100);
         for n in ["n1", "n2"] {
             if no_execute(&get_node(&w, n)).contains(&TAINT_UNREACHABLE.to_string()) {
-                first_tainted.entry(n.to_string()).or_insert(w.now);
+                first_tainted.entry(n.to_string()).or_insert(w.now());
             }
         }
     }

@@ -47,9 +47,9 @@ use kubesim_api::k8s_openapi::api::core::v1::{Node, NodeCondition, Pod, PodCondi
 use kubesim_api::object::{kind_info, Object};
 use kubesim_api::time::{millis_of, time_at};
 use kubesim_api::Millis;
-use kubesim_apiserver::{ApiError, Component, Ctx, DeleteOptions, Interest, WatchEvent, WatchFilter};
+use kubesim_apiserver::{ApiError, DeleteOptions};
+use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
 use kubesim_store::EventType;
-use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -809,12 +809,6 @@ impl Component for NodeLifecycleController {
             self.queue().done(key, succeeded, ctx);
         }
     }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
 }
 
 /// `ToleratesTaint` (pkg/apis/core/v1/helper).
@@ -1033,11 +1027,5 @@ impl Component for TaintEvictionController {
                 self.evict(&key, ctx);
             }
         }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }

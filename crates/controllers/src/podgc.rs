@@ -9,8 +9,8 @@ use kubesim_api::k8s_openapi::api::core::v1::{Pod, PodCondition};
 use kubesim_api::object::{kind_info, Object};
 use kubesim_api::time::time_at;
 use kubesim_api::Millis;
-use kubesim_apiserver::{Component, Ctx, DeleteOptions, Interest, WatchEvent, WatchFilter};
-use std::any::Any;
+use kubesim_apiserver::DeleteOptions;
+use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
 use std::collections::BTreeMap;
 
 /// gcCheckPeriod.
@@ -142,11 +142,5 @@ impl Component for PodGcController {
             self.gc(ctx);
             ctx.after_periodic(GC_CHECK_PERIOD_MS, TOKEN_GC);
         }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }

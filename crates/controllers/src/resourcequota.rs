@@ -13,9 +13,9 @@ use crate::common::*;
 use kubesim_api::k8s_openapi::api::core::v1::Pod;
 use kubesim_api::object::{all_kinds, Object};
 use kubesim_api::Millis;
-use kubesim_apiserver::{ApiError, Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_apiserver::ApiError;
+use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
 use kubesim_store::{resource_of, EventType, Resource};
-use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// --resource-quota-sync-period.
@@ -23,7 +23,6 @@ pub const QUOTA_RESYNC_MS: Millis = 300_000;
 /// Modelled processing latency.
 pub const QUOTA_LATENCY_MS: Millis = 10;
 const TOKEN_RESYNC: u64 = 2;
-
 
 fn is_best_effort(pod: &Pod) -> bool {
     kubesim_api::pod::qos_class(pod) == "BestEffort"
@@ -177,11 +176,5 @@ impl Component for ResourceQuotaController {
             let succeeded = self.sync(&key, ctx).is_ok();
             self.queue.done(key, succeeded, ctx);
         }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }

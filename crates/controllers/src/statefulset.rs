@@ -20,9 +20,9 @@ use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::{kind_info, Object};
 use kubesim_api::selector::Selector;
 use kubesim_api::Millis;
-use kubesim_apiserver::{ApiError, Component, Ctx, DeleteOptions, Interest, WatchEvent, WatchFilter};
+use kubesim_apiserver::{ApiError, DeleteOptions};
+use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
 use kubesim_store::EventType;
-use std::any::Any;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -532,11 +532,5 @@ impl Component for StatefulSetController {
             let succeeded = self.sync(&key, ctx).is_ok();
             self.queue.done(key, succeeded, ctx);
         }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }

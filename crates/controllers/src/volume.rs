@@ -22,8 +22,8 @@ use kubesim_api::quantity::parse_value;
 use kubesim_api::selector::Selector;
 use kubesim_api::time::time_at;
 use kubesim_api::Millis;
-use kubesim_apiserver::{ApiError, Component, Ctx, DeleteOptions, Interest, WatchEvent, WatchFilter};
-use std::any::Any;
+use kubesim_apiserver::{ApiError, DeleteOptions};
+use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
 use std::collections::BTreeMap;
 
 /// `storageclass.kubernetes.io/is-default-class`.
@@ -546,11 +546,5 @@ impl Component for PersistentVolumeController {
             let result = if key.0.is_empty() { self.sync_volume(&key.1, ctx) } else { self.sync_claim(&key, ctx) };
             self.queue.done(key, result.is_ok(), ctx);
         }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }

@@ -1,6 +1,9 @@
 //! The simulation world and everything around it. Start here:
-//! - [`world::World`]: the virtual clock, the seeded RNG, the event queue, the API server and
-//!   every component; `step()` is the only driver.
+//! - [`world::World`]: the component runtime (clock, RNG, queue, API server, hosts, fabric)
+//!   wired as a cluster: controllers, scheduler, metrics-server, and per node a host with its
+//!   agents; `step()` is the only driver.
+//! - [`fault`]: faults as typed verbs, parsed once for the CLI, `--at` and the browser.
+//! - [`metrics_server`]: the metrics-server addon (resource metrics API).
 //! - [`scenario`]: input files in, objects applied at t=0.
 //! - [`cluster`]: the built-in namespaces and the default nodes.
 //! - [`commands`]: `kubectl ...` and `fault ...` commands against the world.
@@ -12,10 +15,13 @@
 
 pub mod cluster;
 pub mod commands;
+pub mod fault;
+pub mod metrics_server;
 pub mod run;
 pub mod scenario;
 pub mod view;
 pub mod world;
 
+pub use fault::Fault;
 pub use run::{RunOptions, RunOutcome};
 pub use world::World;

@@ -119,7 +119,7 @@ pub fn unsupported_command_warnings(object: &kubesim_api::Object) -> Vec<String>
             let strings = |key: &str| -> Vec<String> {
                 container.get(key).and_then(|v| v.as_array()).map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect()).unwrap_or_default()
             };
-            let unknown = kubesim_kubelet::process::unsupported_commands(&strings("command"), &strings("args"));
+            let unknown = kubesim_host::process::unsupported_commands(&strings("command"), &strings("args"));
             if !unknown.is_empty() {
                 warnings.push(format!(
                     "{}/{} container {:?}: the simulated shell does not implement {} (they exit 127, \"not found\", when the container runs)",

@@ -132,8 +132,9 @@ fn crashing_containers_back_off_exponentially() {
     assert!(running || waiting.unwrap().reason.as_deref() == Some("CrashLoopBackOff"));
     assert!(events(&world, "crasher").iter().any(|e| e.1 == "BackOff" && e.2.starts_with("Back-off restarting failed container app in pod crasher_default(")));
     let logs = world
-        .kubelet(pod(&world, "crasher").unwrap().spec.unwrap().node_name.as_deref().unwrap())
+        .host(pod(&world, "crasher").unwrap().spec.unwrap().node_name.as_deref().unwrap())
         .unwrap()
+        .cri
         .logs(&pod(&world, "crasher").unwrap().metadata.uid.unwrap(), "app", false)
         .unwrap();
     assert_eq!(logs, "starting\n");
@@ -223,7 +224,7 @@ fn commands_example_prints_its_environment() {
     let pod = pod(&world, "command-demo").unwrap();
     assert_eq!(pod.status.as_ref().unwrap().phase.as_deref(), Some("Succeeded"));
     let node = pod.spec.as_ref().unwrap().node_name.clone().unwrap();
-    let logs = world.kubelet(&node).unwrap().logs(pod.metadata.uid.as_ref().unwrap(), "command-demo-container", false).unwrap();
+    let logs = world.host(&node).unwrap().cri.logs(pod.metadata.uid.as_ref().unwrap(), "command-demo-container", false).unwrap();
     assert_eq!(logs, "command-demo\ntcp://10.96.0.1:443\n");
 }
 
@@ -246,7 +247,7 @@ fn missing_config_fails_container_creation_until_it_exists() {
     let status = container(&world, "cfg");
     assert!(status.state.unwrap().running.is_some());
     let p = pod(&world, "cfg").unwrap();
-    let logs = world.kubelet(p.spec.as_ref().unwrap().node_name.as_deref().unwrap()).unwrap().logs(p.metadata.uid.as_ref().unwrap(), "app", false).unwrap();
+    let logs = world.host(p.spec.as_ref().unwrap().node_name.as_deref().unwrap()).unwrap().cri.logs(p.metadata.uid.as_ref().unwrap(), "app", false).unwrap();
     assert_eq!(logs, "debug\n");
 }
 
@@ -305,7 +306,7 @@ fn with_configmaps(pod_file: &str) -> World {
 
 fn logs_of(world: &World, name: &str, container: &str) -> String {
     let p = pod(world, name).unwrap();
-    world.kubelet(p.spec.as_ref().unwrap().node_name.as_deref().unwrap()).unwrap().logs(p.metadata.uid.as_ref().unwrap(), container, false).unwrap()
+    world.host(p.spec.as_ref().unwrap().node_name.as_deref().unwrap()).unwrap().cri.logs(p.metadata.uid.as_ref().unwrap(), container, false).unwrap()
 }
 
 // pods/pod-configmap-volume.yaml: "ls /etc/config/" lists the ConfigMap's keys (docs: special.how).
