@@ -2,9 +2,8 @@
 //! actor "kubectl" at the world's current virtual time; logs and exec reach the containers
 //! through their node's host (as the API server proxies them to the node's kubelet).
 
-use crate::scenario::ApplyOutcome;
 use crate::world::World;
-use kubesim_kubectl::{ApplyResult, ClusterView};
+use kubesim_kubectl::ClusterView;
 use std::collections::BTreeMap;
 
 /// What kubectl sees of the cluster beyond the API server: files registered with the world,
@@ -75,27 +74,4 @@ pub fn kubectl(world: &mut World, args: &str) -> (String, String, i32) {
         kubesim_kubectl::run_line(args, api, req, &mut view)
     });
     (output.stdout, output.stderr, output.exit_code)
-}
-
-/// `kubectl apply -f` of one file's text at the world's current time.
-pub fn apply_file(world: &mut World, file: &str, text: &str) -> Vec<ApplyOutcome> {
-    let results: Vec<ApplyResult> = world.api_request(kubesim_kubectl::ACTOR, |api, req| kubesim_kubectl::apply_text(file, text, "default", api, req));
-    let mut outcomes = Vec::new();
-    for result in results {
-        for warning in &result.warnings {
-            outcomes.push(ApplyOutcome::Warning(warning.clone()));
-        }
-        match &result.outcome {
-            Ok(_) => outcomes.push(ApplyOutcome::Applied(result.line())),
-            Err(message) => {
-                let located = if message.contains(file) && (message.contains("document") || result.document == 0) {
-                    message.clone()
-                } else {
-                    format!("{message} (in {file}, document {})", result.document)
-                };
-                outcomes.push(ApplyOutcome::Failed(located));
-            }
-        }
-    }
-    outcomes
 }

@@ -4,7 +4,8 @@
 //!   agents; `step()` is the only driver.
 //! - [`fault`]: faults as typed verbs, parsed once for the CLI, `--at` and the browser.
 //! - [`metrics_server`]: the metrics-server addon (resource metrics API).
-//! - [`scenario`]: input files in, objects applied at t=0.
+//! - [`loader`]: the one loader — input files in, a world out (CLI, browser and tests alike).
+//! - [`scenario`]: input files and their decoding.
 //! - [`cluster`]: the built-in namespaces and the default nodes.
 //! - [`commands`]: `kubectl ...` and `fault ...` commands against the world.
 //! - [`view`]: the one narrow interface the UI consumes (plain data snapshots).
@@ -16,6 +17,7 @@
 pub mod cluster;
 pub mod commands;
 pub mod fault;
+pub mod loader;
 pub mod metrics_server;
 pub mod run;
 pub mod scenario;
