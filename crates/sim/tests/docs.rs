@@ -87,7 +87,7 @@ struct Step {
     /// The output the page shows (verbatim).
     #[serde(default)]
     expect: Option<String>,
-    /// tolerant (default) | contains | lines-contain | lines-unordered | exit-code-only.
+    /// tolerant (default) | contains | fragments | lines-contain | lines-unordered | exit-code-only.
     #[serde(default)]
     r#match: Option<String>,
     /// The expected exit status (default 0).
@@ -96,6 +96,15 @@ struct Step {
     /// Replacements in this step's expected output (after the page's), each with a `why`.
     #[serde(default)]
     substitute: Vec<Substitution>,
+    /// For "repeat the command until ..." instructions: run the command again every 2 s (virtual)
+    /// until its output matches, for at most this long (`2m`). Later steps run no earlier
+    /// than the last repetition.
+    #[serde(default)]
+    repeat: Option<String>,
+    /// Files the page has you write just before this step (`cat <<EOF >./kustomization.yaml`),
+    /// by path; registered for `-f`/`-k` at this step's time (a later step may overwrite them).
+    #[serde(default)]
+    write: BTreeMap<String, String>,
     /// Set when the step cannot be run in kubesim at all (host commands such as `curl`,
     /// `minikube service`, interactive sessions): the reason. The step is counted as skipped.
     #[serde(default)]
@@ -210,10 +219,10 @@ fn file_args(line: &str) -> Vec<String> {
     let mut i = 0;
     while i < w.len() {
         let a = &w[i];
-        let value = if a == "-f" || a == "--filename" {
+        let value = if a == "-f" || a == "--filename" || a == "-k" || a == "--kustomize" {
             i += 1;
             w.get(i).cloned()
-        } else if let Some(v) = a.strip_prefix("-f=").or_else(|| a.strip_prefix("--filename=")) {
+        } else if let Some(v) = a.strip_prefix("-f=").or_else(|| a.strip_prefix("--filename=")).or_else(|| a.strip_prefix("--kustomize=")) {
             Some(v.to_string())
         } else if let Some(v) = a.strip_prefix("--from-file=") {
             Some(v.split_once('=').map(|(_, p)| p.to_string()).unwrap_or_else(|| v.to_string()))
@@ -333,7 +342,9 @@ fn run_page(slug: &str, page: &Page, corpus: &Path) -> PageResult {
             continue;
         }
         for path in file_args(&step.run) {
-            if files.contains_key(&path) {
+            let dir = format!("{}/", path.trim_end_matches('/'));
+            let written = page.steps.iter().any(|s| s.write.keys().any(|k| *k == path || k.starts_with(&dir)));
+            if files.contains_key(&path) || files.keys().any(|k| k.starts_with(&dir)) || written {
                 continue;
             }
             let Some(rel) = EXAMPLE_PREFIXES.iter().find_map(|p| path.strip_prefix(p)) else {
@@ -378,30 +389,61 @@ fn run_page(slug: &str, page: &Page, corpus: &Path) -> PageResult {
             result.steps.push(step_result);
             continue;
         }
+        let mut at = at.max(world.now());
         world.run_until(at);
+        for (path, text) in &step.write {
+            world.add_file(path, text);
+        }
+        let repeat_until = match step.repeat.as_deref().map(parse_duration).transpose() {
+            Ok(r) => r.map(|r| at + r),
+            Err(e) => {
+                result.error = Some(e);
+                return result;
+            }
+        };
         let line = step.run.trim();
+        loop {
+            let (stdout, stderr, exit_code) = run_line(&mut world, line, &mut vars);
+            let divergence = check_step(page, step, &nodes, &stdout, &stderr, exit_code);
+            let again = divergence.is_some() && repeat_until.is_some_and(|until| at + 2_000 <= until);
+            if !again {
+                step_result.divergence = divergence;
+                step_result.passed = step_result.divergence.is_none();
+                step_result.stdout = stdout;
+                step_result.stderr = stderr;
+                step_result.exit_code = exit_code;
+                if step.repeat.is_some() {
+                    step_result.at = format!("{} (repeated until {}s)", step.at, at / 1000);
+                }
+                break;
+            }
+            at += 2_000;
+            world.run_until(at);
+        }
+        result.steps.push(step_result);
+    }
+    world.run_until(last.max(world.now()) + tail);
+    result
+}
+
+/// Runs one step's line: `NAME=$(kubectl ...)` and `echo` are the shell's, the rest kubesim's.
+fn run_line(world: &mut kubesim_sim::World, line: &str, vars: &mut BTreeMap<String, String>) -> (String, String, i32) {
+    {
         let (stdout, stderr, exit_code) = if let Some((name, command)) = assignment(line) {
             // NAME=$(kubectl ...): the shell keeps the output (without trailing newlines) and
             // prints nothing but the command's errors.
-            let record = world.run_command(&expand(&command, &vars));
+            let record = world.run_command(&expand(&command, vars));
             vars.insert(name, record.stdout.trim_end_matches('\n').to_string());
             (String::new(), record.stderr, record.exit_code)
         } else if let Some(rest) = line.strip_prefix("echo ").or((line == "echo").then_some("")) {
             // The shell's echo of variables (word splitting joins the words with spaces).
-            (format!("{}\n", words(&expand(rest, &vars)).join(" ")), String::new(), 0)
+            (format!("{}\n", words(&expand(rest, vars)).join(" ")), String::new(), 0)
         } else {
-            let record = world.run_command(&expand(line, &vars));
+            let record = world.run_command(&expand(line, vars));
             (record.stdout, record.stderr, record.exit_code)
         };
-        step_result.divergence = check_step(page, step, &nodes, &stdout, &stderr, exit_code);
-        step_result.passed = step_result.divergence.is_none();
-        step_result.stdout = stdout;
-        step_result.stderr = stderr;
-        step_result.exit_code = exit_code;
-        result.steps.push(step_result);
+        (stdout, stderr, exit_code)
     }
-    world.run_until(last + tail);
-    result
 }
 
 /// Every node name that becomes `<node>`: the page's cluster (or the default one), the docs'
@@ -491,6 +533,16 @@ fn lines(text: &str) -> Vec<String> {
     text.lines().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).filter(|l| !l.is_empty()).collect()
 }
 
+/// Two normalised lines are equal cell by cell; the page's `<something>` placeholder (a
+/// measured value the page does not give) matches any one cell.
+fn line_eq(want: &str, got: &str) -> bool {
+    if !want.contains("<something>") {
+        return want == got;
+    }
+    let (w, g): (Vec<&str>, Vec<&str>) = (want.split(' ').collect(), got.split(' ').collect());
+    w.len() == g.len() && w.iter().zip(&g).all(|(a, b)| *a == "<something>" || a == b)
+}
+
 /// A line that only marks an elision in the page's output (`...`, `<...>`).
 fn is_elision(line: &str) -> bool {
     matches!(line, "..." | "<...>" | "…")
@@ -501,7 +553,7 @@ fn compare(mode: &str, want: &str, got: &str) -> Result<(), String> {
     let show = |s: &str| if s.len() > 150 { format!("{}…", &s[..s.char_indices().nth(150).map(|(i, _)| i).unwrap_or(s.len())]) } else { s.to_string() };
     match mode {
         "tolerant" => {
-            if w == g {
+            if w.len() == g.len() && w.iter().zip(&g).all(|(a, b)| line_eq(a, b)) {
                 return Ok(());
             }
             // Rows of a table whose names are random sort in a random order: compare the rows
@@ -510,14 +562,14 @@ fn compare(mode: &str, want: &str, got: &str) -> Result<(), String> {
                 let (mut ws, mut gs) = (w[1..].to_vec(), g[1..].to_vec());
                 ws.sort();
                 gs.sort();
-                if ws == gs {
+                if ws.iter().zip(&gs).all(|(a, b)| line_eq(a, b)) {
                     return Ok(());
                 }
                 // The first expected row kubesim does not have (and the first extra row).
                 let mut extra = gs.clone();
                 let mut missing = None;
                 for row in &ws {
-                    match extra.iter().position(|x| x == row) {
+                    match extra.iter().position(|x| line_eq(row, x)) {
                         Some(i) => {
                             extra.remove(i);
                         }
@@ -530,7 +582,7 @@ fn compare(mode: &str, want: &str, got: &str) -> Result<(), String> {
             }
             for i in 0..w.len().max(g.len()) {
                 match (w.get(i), g.get(i)) {
-                    (Some(a), Some(b)) if a == b => continue,
+                    (Some(a), Some(b)) if line_eq(a, b) => continue,
                     (Some(a), Some(b)) => return Err(format!("line {}: want `{}` got `{}`", i + 1, show(a), show(b))),
                     (Some(a), None) => return Err(format!("line {}: want `{}` got end of output", i + 1, show(a))),
                     (None, Some(b)) => return Err(format!("line {}: want end of output got `{}`", i + 1, show(b))),
@@ -547,9 +599,20 @@ fn compare(mode: &str, want: &str, got: &str) -> Result<(), String> {
                 Err(format!("`{}` not in output (starts `{}`)", show(&w.join(" ⏎ ")), show(&g.iter().take(3).cloned().collect::<Vec<_>>().join(" ⏎ "))))
             }
         }
+        "fragments" => {
+            // Each expected line is part of a kubesim line, in order.
+            let mut at = 0;
+            for line in w.iter().filter(|l| !is_elision(l)) {
+                match g[at..].iter().position(|x| x.contains(line.as_str())) {
+                    Some(p) => at += p + 1,
+                    None => return Err(format!("no line containing `{}` (output starts `{}`)", show(line), show(g.first().map(String::as_str).unwrap_or("")))),
+                }
+            }
+            Ok(())
+        }
         "lines-unordered" => {
             for line in w.iter().filter(|l| !is_elision(l)) {
-                if !g.contains(line) {
+                if !g.iter().any(|x| line_eq(line, x)) {
                     return Err(format!("missing line `{}` (output starts `{}`)", show(line), show(g.first().map(String::as_str).unwrap_or(""))));
                 }
             }
@@ -564,7 +627,7 @@ fn compare(mode: &str, want: &str, got: &str) -> Result<(), String> {
             let mut lcs = vec![vec![0u32; m + 1]; n + 1];
             for i in (0..n).rev() {
                 for j in (0..m).rev() {
-                    lcs[i][j] = if *want[i] == g[j] { lcs[i + 1][j + 1] + 1 } else { lcs[i + 1][j].max(lcs[i][j + 1]) };
+                    lcs[i][j] = if line_eq(want[i], &g[j]) { lcs[i + 1][j + 1] + 1 } else { lcs[i + 1][j].max(lcs[i][j + 1]) };
                 }
             }
             if lcs[0][0] as usize == n {
@@ -572,7 +635,7 @@ fn compare(mode: &str, want: &str, got: &str) -> Result<(), String> {
             }
             let (mut i, mut j) = (0, 0);
             while i < n {
-                if j < m && *want[i] == g[j] && lcs[i][j] == lcs[i + 1][j + 1] + 1 {
+                if j < m && line_eq(want[i], &g[j]) && lcs[i][j] == lcs[i + 1][j + 1] + 1 {
                     i += 1;
                     j += 1;
                 } else if j >= m || lcs[i + 1][j] >= lcs[i][j + 1] {
@@ -583,7 +646,7 @@ fn compare(mode: &str, want: &str, got: &str) -> Result<(), String> {
             }
             // want[i] is not matched; kubesim's line at this point of the alignment:
             let there = g.get(j).map(|x| format!("kubesim has `{}` there", show(x))).unwrap_or_else(|| "kubesim's output ends".into());
-            let elsewhere = if g[..j].contains(want[i]) { " (it appears earlier, out of order)" } else { "" };
+            let elsewhere = if g[..j].iter().any(|x| line_eq(want[i], x)) { " (it appears earlier, out of order)" } else { "" };
             Err(format!("missing line `{}`{elsewhere}; {there}", show(want[i])))
         }
         other => Err(format!("unknown match mode {other:?}")),
@@ -603,6 +666,7 @@ struct Rules {
     ip: Regex,
     resource_version: Regex,
     hash_label: Regex,
+    minutes_context: Regex,
     name: Regex,
     duration: Regex,
 }
@@ -627,6 +691,7 @@ fn rules() -> &'static Rules {
             ip: Regex::new(r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b").unwrap(),
             resource_version: Regex::new(r#"("?resourceVersion"?:\s*)"?\d+"?"#).unwrap(),
             hash_label: Regex::new(r#"((?:pod-template-hash|controller-revision-hash)(?:=|:\s*)"?)[a-z0-9-]+"#).unwrap(),
+            minutes_context: Regex::new(r"(\(|over )\d+m(\)| ago\))").unwrap(),
             name: Regex::new(r"[A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9]").unwrap(),
             duration: Regex::new(r"(?:<invalid>|\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h|d|y)(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h|d))*)").unwrap(),
         }
@@ -689,9 +754,113 @@ fn replace_word(text: &str, from: &str, to: &str) -> String {
     out
 }
 
+/// Column headers whose cells are ages or durations.
+const AGE_HEADERS: &[&str] = &["AGE", "Age", "DURATION", "LAST SEEN", "LAST SCHEDULE", "SINCE"];
+
+/// A bare minute count (`7m`) is also how CPU quantities look (`500m`): it is an age only in an
+/// age column of a table (found by the header's position, or as the last cell when the age
+/// column is the last one) or in `(7m ago)` / `over 7m)`. This marks those on the raw text,
+/// before anything shifts the columns.
+fn mark_age_cells(text: &str) -> String {
+    let mut out = Vec::new();
+    let mut columns: Vec<(usize, Option<usize>)> = Vec::new();
+    let mut last_is_age = false;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            columns.clear();
+            last_is_age = false;
+            out.push(line.to_string());
+            continue;
+        }
+        // A header: the first cell is upper case (NAME, NAMESPACE, LAST SEEN, TYPE) or Type,
+        // and an age header is among the cells (separated by two spaces or more).
+        let cells: Vec<(usize, &str)> = header_cells(line);
+        let first = cells.first().map(|c| c.1).unwrap_or("");
+        if (first.chars().all(|c| c.is_ascii_uppercase() || c == ' ' || c == '-') || first == "Type") && cells.iter().any(|c| AGE_HEADERS.contains(&c.1)) && cells.len() >= 2 {
+            columns = cells
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| AGE_HEADERS.contains(&c.1))
+                .map(|(i, c)| (c.0, cells.get(i + 1).map(|n| n.0)))
+                .collect();
+            last_is_age = cells.last().is_some_and(|c| AGE_HEADERS.contains(&c.1));
+            out.push(line.to_string());
+            continue;
+        }
+        let mut row = line.to_string();
+        if !columns.is_empty() {
+            let mut done_last = false;
+            if last_is_age {
+                // The last cell, whatever the alignment (pages often realign by hand).
+                if let Some(pos) = row.trim_end().rfind(char::is_whitespace) {
+                    let cell = row[pos + 1..].trim_end().to_string();
+                    if is_minutes(&cell) {
+                        row = format!("{}<dur>", &row[..pos + 1]);
+                    }
+                }
+                done_last = true;
+            }
+            for (start, end) in columns.iter().rev() {
+                if done_last && end.is_none() {
+                    continue;
+                }
+                if *start >= row.len() || !row.is_char_boundary(*start) {
+                    continue;
+                }
+                let stop = end.filter(|e| *e <= row.len() && row.is_char_boundary(*e)).unwrap_or(row.len());
+                let cell = &row[*start..stop];
+                let token = cell.split_whitespace().next().unwrap_or("");
+                if is_minutes(token) && cell.trim_start().starts_with(token) {
+                    let at = *start + cell.find(token).unwrap_or(0);
+                    row = format!("{}<dur>{}", &row[..at], &row[at + token.len()..]);
+                }
+            }
+        }
+        out.push(row);
+    }
+    let mut s = out.join("\n");
+    if text.ends_with('\n') {
+        s.push('\n');
+    }
+    // (7m ago), (x2 over 7m)
+    let r = rules();
+    s = r.minutes_context.replace_all(&s, "${1}<dur>${2}").into_owned();
+    s
+}
+
+/// The cells of a table header: (byte offset, text), cells separated by 2+ spaces.
+fn header_cells(line: &str) -> Vec<(usize, &str)> {
+    let mut cells = Vec::new();
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        while i < bytes.len() && bytes[i] == b' ' {
+            i += 1;
+        }
+        if i >= bytes.len() {
+            break;
+        }
+        let start = i;
+        while i < bytes.len() && !(bytes[i] == b' ' && (i + 1 >= bytes.len() || bytes[i + 1] == b' ')) {
+            i += 1;
+        }
+        cells.push((start, &line[start..i]));
+    }
+    cells
+}
+
+fn is_minutes(s: &str) -> bool {
+    s.len() >= 2 && s.ends_with('m') && s[..s.len() - 1].chars().all(|c| c.is_ascii_digit())
+}
+
 fn normalise(text: &str, nodes: &[String]) -> String {
     let r = rules();
+    let top = text.contains("CPU(cores)");
     let mut s = text.replace('\t', "    ");
+    if !top {
+        s = mark_age_cells(&s);
+    }
     for t in &r.timestamps {
         s = t.replace_all(&s, "<time>").into_owned();
     }
@@ -700,12 +869,18 @@ fn normalise(text: &str, nodes: &[String]) -> String {
     s = r.digest.replace_all(&s, "sha256:<digest>").into_owned();
     s = r.ip.replace_all(&s, "<ip>").into_owned();
     s = r.resource_version.replace_all(&s, "${1}<rv>").into_owned();
+    // YAML may or may not quote a timestamp.
+    s = s.replace("\"<time>\"", "<time>").replace("'<time>'", "<time>");
     for node in nodes {
         s = replace_word(&s, node, "<node>");
     }
     s = r.hash_label.replace_all(&s, "${1}<hash>").into_owned();
     s = r.name.replace_all(&s, |c: &regex::Captures| generated_name(&c[0]).unwrap_or_else(|| c[0].to_string())).into_owned();
-    // Durations as whole cells: AGE columns, Events ages, "(5s ago)", "in 1.2s".
+    // Durations with an unambiguous unit (5s, 2m10s, 3h, 4d, 1.2s, <invalid>) as whole cells
+    // anywhere; bare minutes were marked above. Not in `kubectl top` output.
+    if top {
+        return s;
+    }
     let mut out = String::with_capacity(s.len());
     let mut last = 0;
     for m in r.duration.find_iter(&s) {
@@ -714,7 +889,7 @@ fn normalise(text: &str, nodes: &[String]) -> String {
         let open = before.is_none_or(|c| c.is_whitespace() || c == '(' || c == '[');
         let close = after.is_none_or(|c| c.is_whitespace() || c == ')' || c == ']' || c == ',');
         out.push_str(&s[last..m.start()]);
-        out.push_str(if open && close { "<dur>" } else { m.as_str() });
+        out.push_str(if open && close && !is_minutes(m.as_str()) { "<dur>" } else { m.as_str() });
         last = m.end();
     }
     out.push_str(&s[last..]);
@@ -909,8 +1084,14 @@ fn normalisation_is_tolerant_only_of_what_is_random() {
     assert_eq!(n("Pod IP 10.244.1.5 on minikube, node-1"), "Pod IP <ip> on <node>, <node>");
     assert_eq!(n("nginx   1/1  Running  1 (5s ago)   2m10s"), "nginx   1/1  Running  1 (<dur> ago)   <dur>");
     assert_eq!(n("delay=5s timeout=1s"), "delay=5s timeout=1s");
+    assert_eq!(n("NAME    READY   AGE\nweb-0   1/1     42m\n"), "NAME    READY   AGE\nweb-0   1/1     <dur>\n");
+    assert_eq!(n("NAME   AGE   LABELS\nweb    10m   app=web\n"), "NAME   AGE   LABELS\nweb    <dur>   app=web\n");
+    assert_eq!(n("  Warning  BackOff  3m (x5 over 9m)  kubelet  x"), "  Warning  BackOff  3m (x5 over <dur>)  kubelet  x");
+    assert_eq!(n("  Type    Reason   Age   From     Message\n  ----    ------   ----  ----     -------\n  Normal  Pulled   3m    kubelet  x\n"), "  Type    Reason   Age   From     Message\n  ----    ------   ----  ----     -------\n  Normal  Pulled   <dur>    kubelet  x\n");
+    assert_eq!(n("    cpu: 500m\nContainer  cpu  100m  800m"), "    cpu: 500m\nContainer  cpu  100m  800m");
     assert_eq!(n("Started:  Mon, 01 Jan 2026 10:56:25 +0000"), "Started:  <time>");
-    assert_eq!(n("creationTimestamp: \"2026-01-01T10:56:25Z\""), "creationTimestamp: \"<time>\"");
+    assert_eq!(n("creationTimestamp: \"2026-01-01T10:56:25Z\""), "creationTimestamp: <time>");
+    assert_eq!(n("creationTimestamp: 2016-02-18T18:52:05Z"), "creationTimestamp: <time>");
     assert_eq!(n("uid: 3c9a2b4e-1f2d-4c5b-9a8e-7d6c5b4a3f21"), "uid: <uid>");
     assert_eq!(n("containerd://0123456789abcdef0123"), "containerd://<id>");
     assert_eq!(n("resourceVersion: \"12345\""), "resourceVersion: <rv>");
