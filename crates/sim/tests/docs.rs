@@ -533,6 +533,19 @@ fn lines(text: &str) -> Vec<String> {
     text.lines().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).filter(|l| !l.is_empty()).collect()
 }
 
+/// Two long lines shown around their first difference.
+fn around_difference(a: &str, b: &str) -> (String, String) {
+    let common = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    let cut = |s: &str| {
+        let chars: Vec<char> = s.chars().collect();
+        let start = common.saturating_sub(50);
+        let end = (common + 70).min(chars.len());
+        let text: String = chars[start..end].iter().collect();
+        format!("{}{text}{}", if start > 0 { "…" } else { "" }, if end < chars.len() { "…" } else { "" })
+    };
+    (cut(a), cut(b))
+}
+
 /// Two normalised lines are equal cell by cell; the page's `<something>` placeholder (a
 /// measured value the page does not give) matches any one cell.
 fn line_eq(want: &str, got: &str) -> bool {
@@ -545,7 +558,7 @@ fn line_eq(want: &str, got: &str) -> bool {
 
 /// A line that only marks an elision in the page's output (`...`, `<...>`).
 fn is_elision(line: &str) -> bool {
-    matches!(line, "..." | "<...>" | "…")
+    matches!(line, "..." | "<...>" | "[...]" | "…")
 }
 
 fn compare(mode: &str, want: &str, got: &str) -> Result<(), String> {
@@ -583,7 +596,10 @@ fn compare(mode: &str, want: &str, got: &str) -> Result<(), String> {
             for i in 0..w.len().max(g.len()) {
                 match (w.get(i), g.get(i)) {
                     (Some(a), Some(b)) if line_eq(a, b) => continue,
-                    (Some(a), Some(b)) => return Err(format!("line {}: want `{}` got `{}`", i + 1, show(a), show(b))),
+                    (Some(a), Some(b)) => {
+                        let (a, b) = around_difference(a, b);
+                        return Err(format!("line {}: want `{a}` got `{b}`", i + 1));
+                    }
                     (Some(a), None) => return Err(format!("line {}: want `{}` got end of output", i + 1, show(a))),
                     (None, Some(b)) => return Err(format!("line {}: want end of output got `{}`", i + 1, show(b))),
                     (None, None) => unreachable!(),
@@ -667,6 +683,7 @@ struct Rules {
     resource_version: Regex,
     hash_label: Regex,
     minutes_context: Regex,
+    restart_age: Regex,
     name: Regex,
     duration: Regex,
 }
@@ -691,6 +708,7 @@ fn rules() -> &'static Rules {
             ip: Regex::new(r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b").unwrap(),
             resource_version: Regex::new(r#"("?resourceVersion"?:\s*)"?\d+"?"#).unwrap(),
             hash_label: Regex::new(r#"((?:pod-template-hash|controller-revision-hash)(?:=|:\s*)"?)[a-z0-9-]+"#).unwrap(),
+            restart_age: Regex::new(r"(\b\d+) \(<dur> ago\)").unwrap(),
             minutes_context: Regex::new(r"(\(|over )\d+m(\)| ago\))").unwrap(),
             name: Regex::new(r"[A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9]").unwrap(),
             duration: Regex::new(r"(?:<invalid>|\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h|d|y)(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h|d))*)").unwrap(),
@@ -883,7 +901,7 @@ fn normalise(text: &str, nodes: &[String]) -> String {
     }
     let mut out = String::with_capacity(s.len());
     let mut last = 0;
-    for m in r.duration.find_iter(&s) {
+    for m in r.duration.find_iter(&s.clone()) {
         let before = s[..m.start()].chars().last();
         let after = s[m.end()..].chars().next();
         let open = before.is_none_or(|c| c.is_whitespace() || c == '(' || c == '[');
@@ -893,7 +911,9 @@ fn normalise(text: &str, nodes: &[String]) -> String {
         last = m.end();
     }
     out.push_str(&s[last..]);
-    out
+    // RESTARTS: "1 (20s ago)" since v1.22 and "1" before are the same count; the time since
+    // the last restart is an age.
+    r.restart_age.replace_all(&out, "$1").into_owned()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1082,7 +1102,7 @@ fn normalisation_is_tolerant_only_of_what_is_random() {
     assert_eq!(n("pi-9bkg9 hello-27985213-xc2mw"), "pi-<sfx> hello-<hash>-<sfx>");
     assert_eq!(n("nginx-deployment web-0 mysql redis-master memory-demo-2"), "nginx-deployment web-0 mysql redis-master memory-demo-2");
     assert_eq!(n("Pod IP 10.244.1.5 on minikube, node-1"), "Pod IP <ip> on <node>, <node>");
-    assert_eq!(n("nginx   1/1  Running  1 (5s ago)   2m10s"), "nginx   1/1  Running  1 (<dur> ago)   <dur>");
+    assert_eq!(n("nginx   1/1  Running  1 (5s ago)   2m10s"), "nginx   1/1  Running  1   <dur>");
     assert_eq!(n("delay=5s timeout=1s"), "delay=5s timeout=1s");
     assert_eq!(n("NAME    READY   AGE\nweb-0   1/1     42m\n"), "NAME    READY   AGE\nweb-0   1/1     <dur>\n");
     assert_eq!(n("NAME   AGE   LABELS\nweb    10m   app=web\n"), "NAME   AGE   LABELS\nweb    <dur>   app=web\n");
