@@ -47,6 +47,10 @@ struct Page {
     /// `https://k8s.io/examples/...` files missing from the corpus.
     #[serde(default)]
     files: BTreeMap<String, String>,
+    /// Example files the page has you download to a local path ("save it to a file named
+    /// web.yaml"): local path → path in the corpus.
+    #[serde(default)]
+    copies: BTreeMap<String, String>,
     /// Node names the page's outputs show, mapped to the kubesim node a step targets (e.g. the
     /// node a page labels). Every other node name becomes `<node>` on both sides.
     #[serde(default)]
@@ -307,6 +311,52 @@ fn expand(line: &str, vars: &BTreeMap<String, String>) -> String {
     out
 }
 
+/// The host's `grep [-i] [-C N] PATTERN` at the end of a pipeline (fixed strings).
+struct Grep {
+    pattern: String,
+    context: usize,
+    ignore_case: bool,
+}
+
+impl Grep {
+    fn apply(&self, text: &str) -> String {
+        let lines: Vec<&str> = text.lines().collect();
+        let hit = |l: &str| if self.ignore_case { l.to_lowercase().contains(&self.pattern.to_lowercase()) } else { l.contains(&self.pattern) };
+        let mut keep = vec![false; lines.len()];
+        for (i, l) in lines.iter().enumerate() {
+            if hit(l) {
+                for k in keep.iter_mut().take((i + self.context + 1).min(lines.len())).skip(i.saturating_sub(self.context)) {
+                    *k = true;
+                }
+            }
+        }
+        lines.iter().zip(keep).filter(|(_, k)| *k).map(|(l, _)| format!("{l}\n")).collect()
+    }
+}
+
+fn host_grep(line: &str) -> Option<(String, Grep)> {
+    let (command, pipe) = line.rsplit_once(" | ")?;
+    let w = words(pipe);
+    if w.first().map(String::as_str) != Some("grep") {
+        return None;
+    }
+    let (mut context, mut ignore_case, mut pattern) = (0, false, None);
+    let mut i = 1;
+    while i < w.len() {
+        match w[i].as_str() {
+            "-C" => {
+                context = w.get(i + 1)?.parse().ok()?;
+                i += 1;
+            }
+            "-i" => ignore_case = true,
+            p if pattern.is_none() => pattern = Some(p.to_string()),
+            _ => return None,
+        }
+        i += 1;
+    }
+    Some((command.to_string(), Grep { pattern: pattern?, context, ignore_case }))
+}
+
 /// `NAME=$(COMMAND)`: (NAME, COMMAND).
 fn assignment(line: &str) -> Option<(String, String)> {
     let (name, rest) = line.split_once("=$(")?;
@@ -320,8 +370,19 @@ fn assignment(line: &str) -> Option<(String, String)> {
 fn run_page(slug: &str, page: &Page, corpus: &Path) -> PageResult {
     let mut result =
         PageResult { slug: slug.into(), title: page.title.clone(), url: page.url.clone(), reason: page.reason.clone(), steps: Vec::new(), error: None };
-    // Files: the page's own, then example URLs from the corpus.
+    // Files: the page's own, its downloads, then example URLs from the corpus.
     let mut files = page.files.clone();
+    for (local, rel) in &page.copies {
+        match std::fs::read_to_string(corpus.join(rel)) {
+            Ok(text) => {
+                files.insert(local.clone(), text);
+            }
+            Err(_) => {
+                result.error = Some(format!("copies: {rel} is not in the corpus"));
+                return result;
+            }
+        }
+    }
     let mut times = Vec::new();
     let mut last = 0;
     for step in &page.steps {
@@ -342,6 +403,10 @@ fn run_page(slug: &str, page: &Page, corpus: &Path) -> PageResult {
             continue;
         }
         for path in file_args(&step.run) {
+            let path = path.strip_prefix("./").map(str::to_string).filter(|p| files.contains_key(p)).map(|_| path.clone()).unwrap_or(path);
+            if files.contains_key(path.trim_start_matches("./")) {
+                continue;
+            }
             let dir = format!("{}/", path.trim_end_matches('/'));
             let written = page.steps.iter().any(|s| s.write.keys().any(|k| *k == path || k.starts_with(&dir)));
             if files.contains_key(&path) || files.keys().any(|k| k.starts_with(&dir)) || written {
@@ -361,6 +426,15 @@ fn run_page(slug: &str, page: &Page, corpus: &Path) -> PageResult {
                 }
             }
         }
+    }
+    // A local file is the same with or without "./".
+    let aliases: Vec<(String, String)> = files
+        .iter()
+        .filter(|(k, _)| !k.contains("://") && !k.starts_with('/'))
+        .map(|(k, v)| (k.strip_prefix("./").map(str::to_string).unwrap_or_else(|| format!("./{k}")), v.clone()))
+        .collect();
+    for (k, v) in aliases {
+        files.entry(k).or_insert(v);
     }
     let tail = match page.tail.as_deref().map(parse_duration).transpose() {
         Ok(t) => t.unwrap_or(1_000),
@@ -438,6 +512,10 @@ fn run_line(world: &mut kubesim_sim::World, line: &str, vars: &mut BTreeMap<Stri
         } else if let Some(rest) = line.strip_prefix("echo ").or((line == "echo").then_some("")) {
             // The shell's echo of variables (word splitting joins the words with spaces).
             (format!("{}\n", words(&expand(rest, vars)).join(" ")), String::new(), 0)
+        } else if let Some((command, filter)) = host_grep(line) {
+            // `kubectl ... | grep [-C N] PATTERN`: the host's grep over kubectl's stdout.
+            let record = world.run_command(&expand(&command, vars));
+            (filter.apply(&record.stdout), record.stderr, record.exit_code)
         } else {
             let record = world.run_command(&expand(line, vars));
             (record.stdout, record.stderr, record.exit_code)
