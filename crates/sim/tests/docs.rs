@@ -51,10 +51,15 @@ struct Page {
     /// web.yaml"): local path → path in the corpus.
     #[serde(default)]
     copies: BTreeMap<String, String>,
-    /// Node names the page's outputs show, mapped to the kubesim node a step targets (e.g. the
-    /// node a page labels). Every other node name becomes `<node>` on both sides.
+    /// Node names the page's outputs show, mapped to the kubesim node the page's steps make
+    /// them (the node a page labels or taints): replaced in expected outputs and then compared
+    /// literally. Every other node name becomes `<node>` on both sides.
     #[serde(default)]
     nodes: BTreeMap<String, String>,
+    /// Further node names of the page's cluster (besides minikube, kind-*, docker-desktop) that
+    /// stand for whichever node kubesim picks: they become `<node>`.
+    #[serde(default)]
+    node_aliases: Vec<String>,
     /// Text replacements applied to every expected output before normalisation, for outputs
     /// that legitimately differ from what this page's own manifests produce (each with a `why`).
     #[serde(default)]
@@ -335,7 +340,19 @@ impl Grep {
 }
 
 fn host_grep(line: &str) -> Option<(String, Grep)> {
-    let (command, pipe) = line.rsplit_once(" | ")?;
+    // The last `|` outside quotes.
+    let mut quote = None;
+    let mut split = None;
+    for (i, c) in line.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '|') => split = Some(i),
+            _ => {}
+        }
+    }
+    let at = split?;
+    let (command, pipe) = (line[..at].trim_end(), &line[at + 1..]);
     let w = words(pipe);
     if w.first().map(String::as_str) != Some("grep") {
         return None;
@@ -537,10 +554,12 @@ fn node_names(page: &Page) -> Vec<String> {
             }
         }
     }
-    names.extend(page.nodes.values().cloned());
+    names.extend(page.node_aliases.iter().cloned());
     names.extend(
         ["minikube", "minikube-m02", "minikube-m03", "kind-control-plane", "kind-worker", "kind-worker2", "kind-worker3", "docker-desktop"].map(String::from),
     );
+    // Pinned names stay literal.
+    names.retain(|n| !page.nodes.values().any(|pinned| pinned == n));
     names.sort_by_key(|n| std::cmp::Reverse(n.len()));
     names.dedup();
     names
@@ -694,13 +713,19 @@ fn compare(mode: &str, want: &str, got: &str) -> Result<(), String> {
             }
         }
         "fragments" => {
-            // Each expected line is part of a kubesim line, in order.
-            let mut at = 0;
-            for line in w.iter().filter(|l| !is_elision(l)) {
-                match g[at..].iter().position(|x| x.contains(line.as_str())) {
-                    Some(p) => at += p + 1,
-                    None => return Err(format!("no line containing `{}` (output starts `{}`)", show(line), show(g.first().map(String::as_str).unwrap_or("")))),
+            // Each expected line is part of a kubesim line, in order (the next fragment may
+            // follow on the same line).
+            let (mut row, mut col) = (0, 0);
+            'fragments: for line in w.iter().filter(|l| !is_elision(l)) {
+                while row < g.len() {
+                    if let Some(p) = g[row].get(col..).and_then(|rest| rest.find(line.as_str())) {
+                        col += p + line.len();
+                        continue 'fragments;
+                    }
+                    row += 1;
+                    col = 0;
                 }
+                return Err(format!("no line containing `{}` (output starts `{}`)", show(line), show(g.first().map(String::as_str).unwrap_or(""))));
             }
             Ok(())
         }
@@ -873,13 +898,11 @@ fn mark_age_cells(text: &str) -> String {
         // and an age header is among the cells (separated by two spaces or more).
         let cells: Vec<(usize, &str)> = header_cells(line);
         let first = cells.first().map(|c| c.1).unwrap_or("");
-        if (first.chars().all(|c| c.is_ascii_uppercase() || c == ' ' || c == '-') || first == "Type") && cells.iter().any(|c| AGE_HEADERS.contains(&c.1)) && cells.len() >= 2 {
-            columns = cells
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| AGE_HEADERS.contains(&c.1))
-                .map(|(i, c)| (c.0, cells.get(i + 1).map(|n| n.0)))
-                .collect();
+        if (first.chars().all(|c| c.is_ascii_uppercase() || c == ' ' || c == '-') || first == "Type")
+            && cells.iter().any(|c| AGE_HEADERS.contains(&c.1))
+            && cells.len() >= 2
+        {
+            columns = cells.iter().enumerate().filter(|(_, c)| AGE_HEADERS.contains(&c.1)).map(|(i, c)| (c.0, cells.get(i + 1).map(|n| n.0))).collect();
             last_is_age = cells.last().is_some_and(|c| AGE_HEADERS.contains(&c.1));
             out.push(line.to_string());
             continue;
@@ -1185,7 +1208,10 @@ fn normalisation_is_tolerant_only_of_what_is_random() {
     assert_eq!(n("NAME    READY   AGE\nweb-0   1/1     42m\n"), "NAME    READY   AGE\nweb-0   1/1     <dur>\n");
     assert_eq!(n("NAME   AGE   LABELS\nweb    10m   app=web\n"), "NAME   AGE   LABELS\nweb    <dur>   app=web\n");
     assert_eq!(n("  Warning  BackOff  3m (x5 over 9m)  kubelet  x"), "  Warning  BackOff  3m (x5 over <dur>)  kubelet  x");
-    assert_eq!(n("  Type    Reason   Age   From     Message\n  ----    ------   ----  ----     -------\n  Normal  Pulled   3m    kubelet  x\n"), "  Type    Reason   Age   From     Message\n  ----    ------   ----  ----     -------\n  Normal  Pulled   <dur>    kubelet  x\n");
+    assert_eq!(
+        n("  Type    Reason   Age   From     Message\n  ----    ------   ----  ----     -------\n  Normal  Pulled   3m    kubelet  x\n"),
+        "  Type    Reason   Age   From     Message\n  ----    ------   ----  ----     -------\n  Normal  Pulled   <dur>    kubelet  x\n"
+    );
     assert_eq!(n("    cpu: 500m\nContainer  cpu  100m  800m"), "    cpu: 500m\nContainer  cpu  100m  800m");
     assert_eq!(n("Started:  Mon, 01 Jan 2026 10:56:25 +0000"), "Started:  <time>");
     assert_eq!(n("creationTimestamp: \"2026-01-01T10:56:25Z\""), "creationTimestamp: <time>");
