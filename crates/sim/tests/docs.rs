@@ -284,20 +284,16 @@ impl PageResult {
     }
 }
 
-/// The world a page runs in.
-///
-/// `kubesim_sim::run::run` applies every `RunOptions.files` entry at t=0 and has no way to
-/// register a file that a later command applies (`kubectl apply -f URL` at 60 s), nor to run a
-/// command whose line depends on an earlier command's output (`kubectl logs $pods`). So this
-/// does what `run` does with the public pieces it is made of: a world for the seed
-/// (`run::world_for`), the default cluster or the page's Nodes (`run::load`), the page's files
-/// registered for `-f` (`World::add_file`, not applied); then each step advances the clock to
-/// its time (`World::run_until`) and runs its command there (`World::run_command`).
+/// The world a page runs in: the one loader (`kubesim_sim::loader::load`) with the page's
+/// Nodes (or the default cluster) at t=0, and the page's files registered for `-f`
+/// (`World::add_file`, not applied). Each step then advances the clock to its time
+/// (`World::run_until`) and runs its command there (`World::run_command`), so a command can
+/// use an earlier command's output (`kubectl logs $pods`).
 fn new_world(seed: u64, cluster: Option<&str>, files: &BTreeMap<String, String>) -> kubesim_sim::World {
     use kubesim_sim::scenario::InputFile;
     let cluster_files: Vec<InputFile> = cluster.map(|text| vec![InputFile { name: "cluster.yaml".into(), text: text.into() }]).unwrap_or_default();
-    let (mut world, _) = kubesim_sim::run::world_for(seed, &[]);
-    let (_, errors) = kubesim_sim::run::load(&mut world, &cluster_files);
+    let (mut world, outcomes, errors) = kubesim_sim::loader::load(kubesim_sim::world::WorldConfig::seeded(seed), &cluster_files);
+    let errors: Vec<String> = errors.into_iter().chain(outcomes.into_iter().flat_map(|o| o.errors.into_iter().map(|e| e.message))).collect();
     assert!(errors.is_empty(), "the page's cluster does not load: {errors:?}");
     for (path, text) in files {
         world.add_file(path, text);
