@@ -14,7 +14,6 @@ use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions};
 use kubesim_runtime::{Ctx, WatchEvent};
 use kubesim_store::EventType;
-use kubesim_store::Resource;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -891,18 +890,11 @@ impl Reconciler for DeploymentController {
     fn name(&self) -> &'static str {
         "deployment-controller"
     }
-    fn informers(&self) -> Vec<Informer> {
-        vec![Informer::all(("apps", "deployments")), Informer::all(("apps", "replicasets")), Informer::all(("", "pods"))]
-    }
-    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
-        match resource {
-            ("apps", "deployments") => Some(&mut self.deployments),
-            ("apps", "replicasets") => Some(&mut self.rss),
-            _ => Some(&mut self.pods),
-        }
-    }
-    fn queue(&mut self) -> Option<&mut WorkQueue> {
-        Some(&mut self.queue)
+    crate::informers! {
+        queue: queue;
+        Informer::all(("apps", "deployments")) => deployments,
+        Informer::all(("apps", "replicasets")) => rss,
+        Informer::all(("", "pods")) => pods,
     }
     fn changed(&mut self, change: Change, ctx: &mut Ctx) {
         let event = change.event;
