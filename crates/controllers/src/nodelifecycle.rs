@@ -374,6 +374,12 @@ pub struct NodeLifecycleController {
     taint_pass_at: Option<Millis>,
 }
 
+impl Default for NodeLifecycleController {
+    fn default() -> Self {
+        NodeLifecycleController::new()
+    }
+}
+
 impl NodeLifecycleController {
     /// A controller with empty caches.
     pub fn new() -> NodeLifecycleController {

@@ -41,6 +41,9 @@ impl Plugin for DefaultPreemption {
     }
 }
 
+/// A plugin constructor: pluginConfig args (`None`: the defaults) to the plugin.
+pub type PluginFactory = fn(Option<&Value>) -> Result<Box<dyn Plugin>, String>;
+
 /// One in-tree plugin: its name, its score weight in the default MultiPoint set, and how it is
 /// built from its pluginConfig args (`None`: the defaults).
 pub struct Registration {
@@ -49,7 +52,7 @@ pub struct Registration {
     /// Its weight when the default profile scores with it (0: it does not score).
     pub default_weight: i64,
     /// Builds the plugin from its args.
-    pub new: fn(Option<&Value>) -> Result<Box<dyn Plugin>, String>,
+    pub new: PluginFactory,
 }
 
 fn plain<P: Plugin + Default + 'static>(_: Option<&Value>) -> Result<Box<dyn Plugin>, String> {
