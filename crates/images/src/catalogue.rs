@@ -195,7 +195,7 @@ pub(crate) fn is_version(s: &str) -> bool {
 
 /// Splits a tag into (version, pattern) the way the generator does:
 /// `^((?:[a-z]+-)*)(\d+(?:\.\d+)*)((?:-.+)?)$` → (`1.14.2`, `@-alpine`) for `1.14.2-alpine`,
-/// (`2.8`, `cli-@-php8.1`) for `cli-2.8-php8.1`. Tags without a version give `None`.
+/// (`2.8`, `cli-@-php8.1`) for `cli-2.8-php8.1`, (`5.0.1`, `v@`) for `v5.0.1`. Tags without a version give `None`.
 pub(crate) fn split_tag(tag: &str) -> Option<(String, String)> {
     let b = tag.as_bytes();
     let mut i = 0;
@@ -210,6 +210,10 @@ pub(crate) fn split_tag(tag: &str) -> Option<(String, String)> {
         } else {
             break;
         }
+    }
+    // a `v` directly before the version (`v5.0.1`, `v1.4`) belongs to the pattern
+    if i + 1 < b.len() && b[i] == b'v' && b[i + 1].is_ascii_digit() {
+        i += 1;
     }
     let prefix = &tag[..i];
     let start = i;

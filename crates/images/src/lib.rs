@@ -342,18 +342,23 @@ impl RepositoryInfo {
     }
 }
 
-fn repository_info(repo: &Repo) -> RepositoryInfo {
-    let familiar = parse_reference(&repo.name).map(|r| r.familiar()).unwrap_or_else(|_| repo.name.clone());
+fn repository_info(listed: &Repo) -> RepositoryInfo {
+    let familiar = parse_reference(&listed.name).map(|r| r.familiar()).unwrap_or_else(|_| listed.name.clone());
+    let repo = catalogue().repo(&listed.name).unwrap_or(listed);
     let mut floating: Vec<(String, String)> = Vec::new();
     for w in repo.alias.keys() {
         if let Some(c) = concrete(repo, w) {
             floating.push((w.clone(), c.tag()));
         }
     }
+    let summary = match &listed.same {
+        Some(target) => format!("The old name of {target}, which it redirects to."),
+        None => repo.summary.clone(),
+    };
     RepositoryInfo {
-        name: repo.name.clone(),
+        name: listed.name.clone(),
         familiar,
-        summary: repo.summary.clone(),
+        summary,
         sources: repo.source.clone(),
         notes: repo.notes.clone(),
         official: repo.name.starts_with("docker.io/library/"),
@@ -370,14 +375,28 @@ pub fn repositories() -> Vec<RepositoryInfo> {
 /// One repository by name (any form [`parse_reference`] accepts: `nginx`, `docker.io/library/nginx`).
 pub fn repository(name: &str) -> Option<RepositoryInfo> {
     let r = parse_reference(name).ok()?;
-    catalogue().repo(&r.name()).filter(|r| !r.hidden).map(repository_info)
+    let cat = catalogue();
+    cat.by_name.get(&r.name()).map(|&i| &cat.repos[i]).filter(|r| !r.hidden).map(repository_info)
 }
 
 /// The key a build's synthetic digest derives from: the first pattern of its config group, so
 /// tags that alias one build (`1.29.1`, `1.29.1-bookworm`) share a digest.
 fn build_key(repo: &Repo, c: &Concrete) -> String {
-    let pattern = repo.groups.iter().find(|g| g.patterns.iter().any(|p| *p == c.pattern)).map(|g| g.patterns[0].as_str()).unwrap_or(c.pattern.as_str());
-    pattern.replace('@', &c.version)
+    if let Some(g) = repo.groups.iter().find(|g| g.patterns.contains(&c.pattern)) {
+        return g.patterns[0].replace('@', &c.version);
+    }
+    // A pinned tag without a group of its own (`1.29.1-bookworm`) is the same build as its
+    // family's tag when the pin changes nothing (its base is the family's base).
+    for fallback in resolve::unpin_patterns(&c.pattern) {
+        if let Some(g) = repo.groups.iter().find(|g| g.patterns.contains(&fallback)) {
+            let other = Concrete { version: c.version.clone(), pattern: fallback.clone() };
+            if repo.tag_exists(&c.version, &fallback) && resolve::layer(repo, &other).from == resolve::layer(repo, c).from {
+                return g.patterns[0].replace('@', &c.version);
+            }
+            break;
+        }
+    }
+    c.tag()
 }
 
 fn synthetic(kind: &str, name: &str, key: &str) -> String {

@@ -53,7 +53,10 @@ pub(crate) fn concrete(repo: &Repo, tag: &str) -> Option<Concrete> {
         let (version, pattern) = split_tag(t)?;
         return Some(Concrete { version, pattern });
     }
-    let full = repo.highest_with_prefix(&version, &pattern)?;
+    // A partial tag whose builds were all pre-releases (not catalogued) takes the highest
+    // release of any variant with that prefix.
+    let prefix = format!("{version}.");
+    let full = repo.highest_with_prefix(&version, &pattern).or_else(|| repo.versions.iter().rev().find(|v| v.starts_with(&prefix)).cloned())?;
     Some(Concrete { version: full, pattern })
 }
 
@@ -108,8 +111,8 @@ fn unpin(pattern: &str) -> Vec<(String, Vec<(String, String)>)> {
     let q = no_code.join("-");
     let a: Vec<String> =
         no_code.iter().map(|s| if alpine.as_deref().is_some_and(|v| *s == format!("alpine{v}")) { "alpine".to_string() } else { s.to_string() }).collect();
-    let b: Vec<&str> = no_code.iter().copied().filter(|s| !alpine.as_deref().is_some_and(|v| *s == format!("alpine{v}"))).collect();
-    let c: Vec<&str> = segs.iter().copied().filter(|s| !php.as_deref().is_some_and(|v| *s == format!("php{v}"))).collect();
+    let b: Vec<&str> = no_code.iter().copied().filter(|s| alpine.as_deref().is_none_or(|v| *s != format!("alpine{v}"))).collect();
+    let c: Vec<&str> = segs.iter().copied().filter(|s| php.as_deref().is_none_or(|v| *s != format!("php{v}"))).collect();
     push(q, subs.clone());
     push(a.join("-"), subs.clone());
     push(b.join("-"), subs.clone());
@@ -120,6 +123,11 @@ fn unpin(pattern: &str) -> Vec<(String, Vec<(String, String)>)> {
         push(cut.join("-"), Vec::new());
     }
     out
+}
+
+/// The patterns a pinned pattern falls back to, in order.
+pub(crate) fn unpin_patterns(pattern: &str) -> Vec<String> {
+    unpin(pattern).into_iter().map(|(p, _)| p).collect()
 }
 
 /// Applies a pin substitution to a `from` reference: `buildpack-deps:trixie` → `buildpack-deps:bullseye`,
@@ -275,10 +283,10 @@ fn apply(layer: &mut Layer, op: &Op, v: &str) {
 pub(crate) fn layer(repo: &Repo, c: &Concrete) -> Layer {
     let mut l = Layer::default();
     let mut found: Option<(&crate::catalogue::Group, Vec<(String, String)>)> =
-        repo.groups.iter().find(|g| g.patterns.iter().any(|p| *p == c.pattern)).map(|g| (g, Vec::new()));
+        repo.groups.iter().find(|g| g.patterns.contains(&c.pattern)).map(|g| (g, Vec::new()));
     if found.is_none() {
         for (p, subs) in unpin(&c.pattern) {
-            if let Some(g) = repo.groups.iter().find(|g| g.patterns.iter().any(|q| *q == p)) {
+            if let Some(g) = repo.groups.iter().find(|g| g.patterns.contains(&p)) {
                 found = Some((g, subs));
                 break;
             }
