@@ -779,3 +779,47 @@ impl Repo {
         out.into_iter().collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_data_file_is_embedded() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/data/files");
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        on_disk.sort();
+        let mut embedded: Vec<String> = BLOBS.iter().map(|(n, _)| n.to_string()).collect();
+        embedded.sort();
+        assert_eq!(on_disk, embedded, "src/blobs.rs must list every file under data/files");
+    }
+
+    #[test]
+    fn data_parses_and_cross_references_resolve() {
+        let cat = Catalogue::parse(SOURCES).unwrap();
+        assert_eq!(cat.snapshot, "2025-08-27");
+        assert!(cat.repos.len() > 60);
+    }
+
+    #[test]
+    fn tag_splitting() {
+        let s = |t: &str| split_tag(t).map(|(v, p)| format!("{v} {p}"));
+        assert_eq!(s("1.14.2").as_deref(), Some("1.14.2 @"));
+        assert_eq!(s("1.28.0-alpine3.21-perl").as_deref(), Some("1.28.0 @-alpine3.21-perl"));
+        assert_eq!(s("cli-2.8-php8.1").as_deref(), Some("2.8 cli-@-php8.1"));
+        assert_eq!(s("v5.0.1").as_deref(), Some("5.0.1 v@"));
+        assert_eq!(s("1.0-3.4.10").as_deref(), Some("1.0 @-3.4.10"));
+        assert_eq!(s("latest"), None);
+        assert_eq!(s("stable-alpine"), None);
+        assert_eq!(s("3.14.0rc2"), None);
+    }
+
+    #[test]
+    fn version_sets() {
+        assert_eq!(expand_vset_item("1.7.{1,5..7}").unwrap(), ["1.7.1", "1.7.5", "1.7.6", "1.7.7"]);
+        assert_eq!(expand_vset_item("2.{5..6}.{0..1}").unwrap(), ["2.5.0", "2.5.1", "2.6.0", "2.6.1"]);
+        assert_eq!(expand_vset_item("13.{10,04}").unwrap(), ["13.10", "13.04"]);
+        assert_eq!(cmp_version("1.9.15", "1.10.0"), Ordering::Less);
+        assert_eq!(cmp_version("13.04", "13.10"), Ordering::Less);
+    }
+}

@@ -383,3 +383,57 @@ fn catalogue_listing() {
         }
     }
 }
+
+/// Images the Kubernetes task and tutorial pages use in `kubectl run --image=…`, `kubectl create
+/// deployment --image=…` and inline manifests (beyond the example corpus).
+#[test]
+fn docs_page_images_resolve() {
+    for image in [
+        "registry.k8s.io/e2e-test-images/agnhost:2.39",
+        "gcr.io/google-samples/kubernetes-bootcamp:v1",
+        "jocatalin/kubernetes-bootcamp:v2",
+        "nginx:1.16.1",
+        "nginx:1.7.9",
+        "busybox:1.28",
+        "registry.k8s.io/echoserver:1.10",
+        "registry.k8s.io/echoserver:1.4",
+        "gcr.io/google-samples/hello-app:1.0",
+        "gcr.io/google-samples/node-hello:1.0",
+        "mysql:5.7",
+        "mysql:5.6",
+        "wordpress:6.2.1-apache",
+        "mongo:5.0",
+        "registry.k8s.io/serve_hostname",
+        "radial/busyboxplus:curl",
+        "ubuntu",
+        "ubuntu:18.04",
+        "registry.k8s.io/pause:3.1",
+        "registry.k8s.io/pause:2.0",
+        "alpine:latest",
+        "docker.io/alpine:latest",
+        "curlimages/curl",
+        "perl:5.34.0",
+        "python:3",
+        "rabbitmq:3",
+        "redis",
+        "gcr.io/google-containers/busybox",
+        "registry.k8s.io/busybox:1.24",
+        "registry.k8s.io/e2e-test-images/jessie-dnsutils:1.3",
+        "gcr.io/kubernetes-e2e-test-images/dnsutils:1.3",
+        "tutum/dnsutils",
+        "registry.k8s.io/nginx-slim:0.21",
+        "gcr.io/google-samples/cassandra:v14",
+        "us-docker.pkg.dev/google-samples/containers/gke/gb-frontend:v5",
+        "httpd:2.4",
+        "postgres",
+        "node:20",
+        "golang:1.22",
+        "memcached",
+        "cassandra",
+        "centos:7",
+        "debian:stable-slim",
+    ] {
+        let info = resolve(image).unwrap_or_else(|e| panic!("{image}: {e}"));
+        assert!(!info.generic, "{image} should be catalogued");
+    }
+}
