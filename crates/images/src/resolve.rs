@@ -415,7 +415,10 @@ pub(crate) fn build(cat: &Catalogue, repo: &Repo, c: &Concrete, depth: usize) ->
             if let Ok(r) = crate::parse_reference(from) {
                 let tag = r.tag().unwrap_or(crate::reference::DEFAULT_TAG).to_string();
                 if let Some(brepo) = cat.repo(&r.name()) {
-                    if let Some(bc) = concrete(brepo, &tag) {
+                    // A coarse release-line config can name a variant a patch never had
+                    // (`node:6.10.3-stretch`): fall back to the plain version of that build.
+                    let plain = split_tag(&tag).map(|(v, _)| v);
+                    if let Some(bc) = concrete(brepo, &tag).or_else(|| plain.and_then(|v| concrete(brepo, &v))) {
                         base = build(cat, brepo, &bc, depth + 1);
                         base.bases.insert(0, format!("{}:{}", r.name(), bc.tag()));
                         found = true;

@@ -120,6 +120,9 @@ def parse_df(text):
         elif ins=='ARG':
             k,_,v=rest.partition('='); args[k.strip()]=v.strip().strip('"')
         elif ins=='ENV':
+            # ENV values may name build ARGs (`ENV MONGO_PACKAGE=${MONGO_PACKAGE}`): use their defaults
+            for an, av in args.items():
+                rest = rest.replace('${'+an+'}', av)
             if '=' in rest.split(None,1)[0]:
                 for m in re.finditer(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)',rest):
                     v=m.group(2)
