@@ -464,12 +464,7 @@ impl CronJobController {
     }
 
     fn owner_key(&self, job: &Object) -> Option<Key> {
-        let r = controller_of(job.metadata())?;
-        if r.kind != "CronJob" {
-            return None;
-        }
-        let cj = self.cronjobs.get_named(job.namespace(), &r.name)?;
-        (uid_of(cj.metadata()) == r.uid).then(|| key_of(cj))
+        self.cronjobs.controller_key(job, "CronJob")
     }
 }
 

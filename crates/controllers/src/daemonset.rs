@@ -165,12 +165,7 @@ impl DaemonSetController {
     }
 
     fn owner_key(&self, pod: &Object) -> Option<Key> {
-        let r = controller_of(pod.metadata())?;
-        if r.kind != "DaemonSet" {
-            return None;
-        }
-        let set = self.sets.get_named(pod.namespace(), &r.name)?;
-        (uid_of(set.metadata()) == r.uid).then(|| key_of(set))
+        self.sets.controller_key(pod, "DaemonSet")
     }
 
     fn delete_pods(&mut self, ctx: &mut Ctx, set_obj: &Object, key: &Key, victims: &[Pod]) -> Result<(), ApiError> {

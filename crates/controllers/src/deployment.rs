@@ -267,11 +267,7 @@ impl DeploymentController {
     }
 
     fn resolve(&self, namespace: &str, reference: &OwnerReference) -> Option<Key> {
-        if reference.kind != "Deployment" {
-            return None;
-        }
-        let d = self.deployments.get_named(namespace, &reference.name)?;
-        (uid_of(d.metadata()) == reference.uid).then(|| key_of(d))
+        self.deployments.resolve_controller_ref(namespace, reference, "Deployment")
     }
 
     fn deployments_for_rs(&self, rs: &Object) -> Vec<Key> {

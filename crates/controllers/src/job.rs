@@ -224,11 +224,7 @@ impl JobController {
     }
 
     fn resolve(&self, namespace: &str, reference: &kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference) -> Option<Key> {
-        if reference.kind != "Job" {
-            return None;
-        }
-        let job = self.jobs.get_named(namespace, &reference.name)?;
-        (uid_of(job.metadata()) == reference.uid).then(|| key_of(job))
+        self.jobs.resolve_controller_ref(namespace, reference, "Job")
     }
 
     fn effective_selector(job: &Job) -> Selector {

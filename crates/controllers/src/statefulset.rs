@@ -458,12 +458,7 @@ impl StatefulSetController {
     }
 
     fn owner_key(&self, pod: &Object) -> Option<Key> {
-        let r = controller_of(pod.metadata())?;
-        if r.kind != "StatefulSet" {
-            return None;
-        }
-        let set = self.sets.get_named(pod.namespace(), &r.name)?;
-        (uid_of(set.metadata()) == r.uid).then(|| key_of(set))
+        self.sets.controller_key(pod, "StatefulSet")
     }
 }
 
