@@ -14,6 +14,25 @@
 //! Everything is deterministic plain data: no clocks, no threads, no hash-ordered iteration,
 //! randomness only through [`program::Os::random_u64`].
 #![deny(missing_docs)]
+// Style lints this codebase opts out of (the shapes mirror the C sources they model).
+#![allow(
+    clippy::type_complexity,
+    clippy::result_unit_err,
+    clippy::result_large_err,
+    clippy::if_same_then_else,
+    clippy::manual_range_contains,
+    clippy::manual_checked_ops,
+    clippy::manual_is_multiple_of,
+    clippy::needless_match,
+    clippy::nonminimal_bool,
+    clippy::question_mark,
+    clippy::redundant_closure,
+    clippy::single_char_add_str,
+    clippy::unnecessary_to_owned,
+    clippy::useless_format,
+    clippy::while_let_loop,
+    clippy::explicit_counter_loop
+)]
 
 pub mod applets;
 pub mod fs;

@@ -292,7 +292,7 @@ pub(crate) fn ps(c: &mut Ctx) -> i32 {
     let procs = c.os.processes();
     let mut out = String::new();
     if c.gnu() {
-        let full = c.args.iter().any(|a| a == "-ef" || a == "-e" && false || a == "-f" || a == "-eF");
+        let full = c.args.iter().any(|a| a == "-ef" || a == "-f" || a == "-eF");
         let aux = c.args.iter().any(|a| a == "aux" || a == "-aux" || a == "axu");
         if aux {
             out.push_str("USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND\n");

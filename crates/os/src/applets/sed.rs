@@ -516,7 +516,7 @@ fn run(cmds: &[Cmd], input: &str, quiet: bool, out: &mut String, wfiles: &mut Ve
                 }
             }
         }
-        if !deleted && !quiet || quit == Some(true) && !quiet && !deleted {
+        if !deleted && !quiet {
             out.push_str(&ps);
             if li < n || trailing_nl {
                 out.push('\n');
@@ -570,7 +570,7 @@ pub(crate) fn sed(c: &mut Ctx) -> i32 {
             inplace = Some(suf.to_string());
         } else if a == "--in-place" {
             inplace = Some(String::new());
-        } else if a == "-s" || a == "-u" || a == "-z" && false {
+        } else if a == "-s" || a == "-u" {
         } else if a.starts_with('-') && a.len() > 1 && a.chars().skip(1).all(|ch| "nEr".contains(ch)) {
             quiet |= a.contains('n');
             ere |= a.contains('E') || a.contains('r');

@@ -387,7 +387,7 @@ impl Xargs {
         let mut i = 0;
         let mut n: Option<usize> = None;
         let mut replace: Option<String> = None;
-        let mut no_empty = self.family == Family::Busybox && false;
+        let mut no_empty = false;
         let mut nul = false;
         let mut delim: Option<char> = None;
         while i < args.len() && args[i].starts_with('-') {

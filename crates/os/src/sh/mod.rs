@@ -1,4 +1,5 @@
 //! The shell: one resumable interpreter with three flavours (busybox ash, dash, bash).
+#![allow(clippy::result_large_err)]
 //!
 //! Execution is an explicit stack of [`Frame`]s over the `Arc`-shared syntax tree, so a run
 //! can stop in the middle of a loop, a function, a command substitution or a pipeline when a

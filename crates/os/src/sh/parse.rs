@@ -856,9 +856,6 @@ impl Parser {
                     continue;
                 }
             }
-            if !s.words.is_empty() && s.words.len() == 1 && self.bash() && false {
-                break;
-            }
             let w = self.word(false)?;
             s.words.push(w);
         }
