@@ -14,6 +14,8 @@ pub enum TestErr {
     TooMany(String),
     /// `(` without `)`.
     MissingParen,
+    /// Three operands whose middle one is not a binary operator: (first, middle).
+    BinaryExpected(String, String),
 }
 
 /// Message styles.
@@ -43,6 +45,10 @@ impl TestErr {
             (TestErr::TooMany(_), ErrStyle::Bash) => "too many arguments".into(),
             (TestErr::UnknownOperand(x) | TestErr::TooMany(x), ErrStyle::Gnu) => format!("'{x}': binary operator expected"),
             (TestErr::MissingParen, ErrStyle::Bash) => "`)' expected".into(),
+            (TestErr::BinaryExpected(_, op), ErrStyle::Busybox) => format!("{op}: unknown operand"),
+            (TestErr::BinaryExpected(first, _), ErrStyle::Dash) => format!("{first}: unexpected operator"),
+            (TestErr::BinaryExpected(_, op), ErrStyle::Bash) => format!("{op}: binary operator expected"),
+            (TestErr::BinaryExpected(_, op), ErrStyle::Gnu) => format!("'{op}': binary operator expected"),
             (TestErr::MissingParen, _) => "missing )".into(),
         }
     }
@@ -87,7 +93,7 @@ pub fn eval(args: &[String], os: &mut dyn Os, cwd: &str) -> Result<bool, TestErr
             if args[0] == "(" && args[2] == ")" {
                 return Ok(!args[1].is_empty());
             }
-            Err(TestErr::UnknownOperand(args[1].clone()))
+            Err(TestErr::BinaryExpected(args[0].clone(), args[1].clone()))
         }
         4 if args[0] == "!" => eval(&args[1..], t.os, cwd).map(|b| !b),
         _ => {

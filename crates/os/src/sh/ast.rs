@@ -141,6 +141,9 @@ pub struct Simple {
     pub redirs: Vec<Redir>,
     /// Source line.
     pub line: u32,
+    /// Assignment arguments of bash's declaration builtins (`declare -a A=(1 2)`), applied
+    /// after the builtin ran; their names also appear in `words`.
+    pub decl: Vec<Assign>,
 }
 
 /// A command.

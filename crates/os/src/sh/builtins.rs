@@ -14,6 +14,7 @@ enum AVal {
 }
 
 struct XAssign {
+    decl: bool,
     name: String,
     index: Option<String>,
     value: AVal,
@@ -127,7 +128,7 @@ impl Shell {
     fn expand_simple(&mut self, os: &mut dyn Os, s: &Simple, ctx: &mut Ctx) -> Result<(Vec<String>, Vec<XAssign>, Vec<XRedir>), Need> {
         let argv = self.expand_fields(os, &s.words, ctx)?;
         let mut assigns = Vec::new();
-        for a in &s.assigns {
+        for (decl, a) in s.assigns.iter().map(|a| (false, a)).chain(s.decl.iter().map(|a| (true, a))) {
             let index = match &a.index {
                 Some(w) => Some(self.expand_string(os, w, ctx)?),
                 None => None,
@@ -136,7 +137,7 @@ impl Shell {
                 AssignValue::Scalar(w) => AVal::Scalar(self.expand_string(os, w, ctx)?),
                 AssignValue::Array(ws) => AVal::Array(self.expand_fields(os, ws, ctx)?),
             };
-            assigns.push(XAssign { name: a.name.clone(), index, value, append: a.append });
+            assigns.push(XAssign { decl, name: a.name.clone(), index, value, append: a.append });
         }
         let mut redirs = Vec::new();
         for r in &s.redirs {
@@ -457,6 +458,7 @@ impl Shell {
     }
 
     fn exec_simple(&mut self, os: &mut dyn Os, argv: Vec<String>, assigns: Vec<XAssign>, redirs: Vec<XRedir>, last_status: Option<i32>) -> Act {
+        let (decl, assigns): (Vec<XAssign>, Vec<XAssign>) = assigns.into_iter().partition(|a| a.decl);
         self.trace(os, &assigns, &argv);
         if argv.is_empty() {
             for a in &assigns {
@@ -519,6 +521,9 @@ impl Shell {
             }
             self.fds = fds;
             let act = self.builtin(os, &argv, &redirs);
+            for a in &decl {
+                let _ = self.do_assign(os, a);
+            }
             self.restore_locals(temp);
             if name == "exec" && argv.len() == 1 {
                 // `exec >file`: the redirections stay.
@@ -702,7 +707,11 @@ impl Shell {
                 let (out, errs, code) = applets::printf::format(&args[0], &args[1..]);
                 self.write_fd(os, 1, &out);
                 for e in errs {
-                    self.berr(os, "printf", &e);
+                    match self.flavor {
+                        Flavor::Ash => self.test_err(os, "printf", &format!("invalid number '{e}'")),
+                        Flavor::Dash => self.berr(os, "printf", &format!("{e}: expected numeric value")),
+                        Flavor::Bash => self.berr(os, "printf", &format!("{e}: invalid number")),
+                    }
                 }
                 st(self, code)
             }
@@ -1049,7 +1058,7 @@ impl Shell {
                 _ => "not in a function",
             };
             self.berr(os, "local", msg);
-            self.status = 1;
+            self.status = if self.flavor == Flavor::Bash { 1 } else { 2 };
             return if self.flavor == Flavor::Bash { Act::Pop } else { Act::Unwind(Unwind::Exit) };
         }
         if names.is_empty() || print && names.is_empty() {
@@ -1595,7 +1604,8 @@ impl Shell {
             return Some(("keyword".into(), format!("{name} is a shell keyword")));
         }
         if self.funcs.contains_key(name) {
-            return Some(("function".into(), format!("{name} is a function")));
+            let what = if self.flavor == Flavor::Dash { "a shell function" } else { "a function" };
+            return Some(("function".into(), format!("{name} is {what}")));
         }
         if self.is_builtin(name) {
             let special = SPECIAL.contains(&name) && self.flavor != Flavor::Bash;

@@ -88,6 +88,13 @@ impl Shell {
     /// Words → fields (splitting and globbing).
     pub(super) fn expand_fields(&mut self, os: &mut dyn Os, words: &[Word], ctx: &mut Ctx) -> Result<Vec<String>, Need> {
         let mut out = Vec::new();
+        let braced: Vec<Word>;
+        let words = if self.flavor == Flavor::Bash && words.iter().any(|w| w.0.iter().any(|p| matches!(p, WordPart::Lit(s) if s.contains('{')))) {
+            braced = words.iter().flat_map(|w| brace_expand(w, 0)).collect();
+            &braced[..]
+        } else {
+            words
+        };
         for w in words {
             let segs = self.segs(os, w, ctx, false)?;
             let fields = self.split(&segs);
@@ -373,7 +380,8 @@ impl Shell {
 
     /// Arithmetic evaluation with the flavour's error handling.
     pub(super) fn arith(&mut self, os: &mut dyn Os, text: &str) -> Result<i64, Act> {
-        match arith::eval(text, &mut Vars(self)) {
+        let r = if self.flavor == Flavor::Dash && text.contains("**") { Err("syntax error".to_string()) } else { arith::eval(text, &mut Vars(self)) };
+        match r {
             Ok(v) => Ok(v),
             Err(e) => {
                 let msg = match self.flavor {
@@ -381,8 +389,13 @@ impl Shell {
                         if e == "division by zero" {
                             let tok = text.rsplit(['/', '%']).next().unwrap_or("").trim();
                             format!("{}: division by 0 (error token is \"{tok}\")", text.trim())
+                        } else if let Some(rest) = e.strip_prefix("syntax error: operand expected (error token is \"\")") {
+                            let t = text.trim_start();
+                            let tok = t.trim_end().rsplit(' ').next().unwrap_or("");
+                            let tail = &t[t.trim_end().len() - tok.len()..];
+                            format!("{t}: syntax error: operand expected (error token is \"{tail}\"){rest}")
                         } else {
-                            format!("{}: {e}", text.trim())
+                            format!("{}: {e}", text.trim_start())
                         }
                     }
                     Flavor::Dash => {
@@ -571,9 +584,11 @@ impl Shell {
                         if self.flavor == Flavor::Bash { format!("{name_for_msg}: unbound variable") } else { format!("{name_for_msg}: parameter not set") };
                     return Err(self.fatal(os, &msg, 127));
                 }
+                let posix_at = self.flavor != Flavor::Bash && (p.name == "@" || p.name == "*");
                 Ok(PVal::Str(match base {
                     PVal::Unset => "0".into(),
                     PVal::Str(s) => s.chars().count().to_string(),
+                    PVal::List(l, _) if posix_at => l.join(" ").chars().count().to_string(),
                     PVal::List(l, _) => l.len().to_string(),
                 }))
             }
@@ -824,4 +839,134 @@ pub(crate) fn home_of(os: &mut dyn Os, user: &str) -> Option<String> {
         let f: Vec<&str> = l.split(':').collect();
         (f.len() >= 6 && f[0] == user).then(|| f[5].to_string())
     })
+}
+
+/// bash brace expansion (`pre{a,b}post`, `{1..5}`, `{a..e}`, `{0..10..2}`) within one
+/// unquoted literal part of a word.
+fn brace_expand(w: &Word, depth: usize) -> Vec<Word> {
+    if depth > 8 {
+        return vec![w.clone()];
+    }
+    for (pi, part) in w.0.iter().enumerate() {
+        let WordPart::Lit(s) = part else { continue };
+        let chars: Vec<char> = s.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            if chars[i] != '{' {
+                i += 1;
+                continue;
+            }
+            // Find the matching close brace.
+            let mut d = 0;
+            let mut j = i;
+            let mut commas = Vec::new();
+            while j < chars.len() {
+                match chars[j] {
+                    '{' => d += 1,
+                    '}' => {
+                        d -= 1;
+                        if d == 0 {
+                            break;
+                        }
+                    }
+                    ',' if d == 1 => commas.push(j),
+                    _ => {}
+                }
+                j += 1;
+            }
+            if j >= chars.len() {
+                break;
+            }
+            let inner: String = chars[i + 1..j].iter().collect();
+            let alts: Vec<String> = if !commas.is_empty() {
+                let mut v = Vec::new();
+                let mut st = i + 1;
+                for &c in &commas {
+                    v.push(chars[st..c].iter().collect());
+                    st = c + 1;
+                }
+                v.push(chars[st..j].iter().collect());
+                v
+            } else if let Some(seq) = brace_seq(&inner) {
+                seq
+            } else {
+                i += 1;
+                continue;
+            };
+            let before: String = chars[..i].iter().collect();
+            let after: String = chars[j + 1..].iter().collect();
+            let mut out = Vec::new();
+            for a in alts {
+                let mut parts: Vec<WordPart> = w.0[..pi].to_vec();
+                let text = format!("{before}{a}{after}");
+                if !text.is_empty() {
+                    parts.push(WordPart::Lit(text));
+                }
+                parts.extend_from_slice(&w.0[pi + 1..]);
+                out.extend(brace_expand(&Word(parts), depth + 1));
+                if out.len() > 10_000 {
+                    break;
+                }
+            }
+            return out;
+        }
+    }
+    vec![w.clone()]
+}
+
+fn brace_seq(inner: &str) -> Option<Vec<String>> {
+    let parts: Vec<&str> = inner.split("..").collect();
+    if parts.len() < 2 || parts.len() > 3 {
+        return None;
+    }
+    let step: i64 = match parts.get(2) {
+        Some(s) => s.parse().ok()?,
+        None => 1,
+    };
+    let step = step.unsigned_abs().max(1) as i64;
+    if let (Ok(a), Ok(b)) = (parts[0].parse::<i64>(), parts[1].parse::<i64>()) {
+        let width = if parts[0].starts_with('0') && parts[0].len() > 1 || parts[1].starts_with('0') && parts[1].len() > 1 {
+            parts[0].len().max(parts[1].len())
+        } else {
+            0
+        };
+        let mut v = Vec::new();
+        let mut x = a;
+        loop {
+            v.push(format!("{x:0width$}"));
+            if x == b || v.len() > 10_000 {
+                break;
+            }
+            if a < b {
+                x += step;
+                if x > b {
+                    break;
+                }
+            } else {
+                x -= step;
+                if x < b {
+                    break;
+                }
+            }
+        }
+        return Some(v);
+    }
+    let (ca, cb) = (parts[0].chars().collect::<Vec<_>>(), parts[1].chars().collect::<Vec<_>>());
+    if ca.len() == 1 && cb.len() == 1 && ca[0].is_ascii_alphabetic() && cb[0].is_ascii_alphabetic() {
+        let (a, b) = (ca[0] as i64, cb[0] as i64);
+        let mut v = Vec::new();
+        let mut x = a;
+        loop {
+            v.push(char::from_u32(x as u32).map(String::from).unwrap_or_default());
+            if x == b {
+                break;
+            }
+            x += if a < b { step } else { -step };
+            if (a < b && x > b) || (a > b && x < b) {
+                break;
+            }
+        }
+        return Some(v);
+    }
+    None
 }

@@ -31,6 +31,10 @@ pub enum SyntaxKind {
     Unterminated(char),
     /// `${...}` that is not a valid expansion.
     BadSubst(String),
+    /// `for` not followed by a name.
+    BadForVar,
+    /// A redirection operator where none may be.
+    UnexpectedRedirection,
 }
 
 impl SyntaxError {
@@ -45,7 +49,9 @@ impl SyntaxError {
                     self.line,
                     self.source_line.trim_end()
                 ),
-                SyntaxKind::Eof(_) => format!("{arg0}: -c: line {}: syntax error: unexpected end of file", self.line),
+                SyntaxKind::Eof(_) => format!("{arg0}: -c: line {}: syntax error: unexpected end of file", self.line + 1),
+                SyntaxKind::BadForVar => format!("{arg0}: -c: line {}: `{}': not a valid identifier", self.line, self.source_line.trim()),
+                SyntaxKind::UnexpectedRedirection => format!("{arg0}: -c: line {}: syntax error near unexpected token `<'", self.line),
                 SyntaxKind::Unterminated(c) => {
                     let c = if *c == ')' { '(' } else { *c };
                     format!("{arg0}: -c: line {}: unexpected EOF while looking for matching `{}'", self.line, c)
@@ -63,6 +69,7 @@ impl SyntaxError {
                     let what = match c {
                         '\'' | '"' => "Unterminated quoted string",
                         '`' => "EOF in backquote substitution",
+                        '}' => "Missing '}'",
                         _ => "Missing '))'",
                     };
                     if *c == ')' {
@@ -72,6 +79,8 @@ impl SyntaxError {
                     }
                 }
                 SyntaxKind::BadSubst(_) => format!("{arg0}: {}: Bad substitution", self.line),
+                SyntaxKind::BadForVar => format!("{arg0}: {}: Syntax error: Bad for loop variable", self.line),
+                SyntaxKind::UnexpectedRedirection => format!("{arg0}: {}: Syntax error: redirection unexpected", self.line),
             },
             Flavor::Ash => match &self.kind {
                 SyntaxKind::Unexpected(t) => {
@@ -82,9 +91,12 @@ impl SyntaxError {
                 SyntaxKind::Eof(None) => format!("{arg0}: syntax error: unexpected end of file"),
                 SyntaxKind::Unterminated(c) => match c {
                     '\'' | '"' => format!("{arg0}: syntax error: unterminated quoted string"),
+                    '}' => format!("{arg0}: syntax error: missing '}}'"),
                     _ => format!("{arg0}: syntax error: unexpected end of file (expecting \")\")"),
                 },
                 SyntaxKind::BadSubst(_) => format!("{arg0}: syntax error: bad substitution"),
+                SyntaxKind::BadForVar => format!("{arg0}: syntax error: bad for loop variable"),
+                SyntaxKind::UnexpectedRedirection => format!("{arg0}: syntax error: unexpected redirection"),
             },
         }
     }
@@ -161,6 +173,11 @@ impl Parser {
             self.bonus_lines = 0;
         }
         Some(c)
+    }
+
+    fn peek_is_eof(&mut self) -> bool {
+        self.blank_nl();
+        self.peek().is_none()
     }
 
     fn bash(&self) -> bool {
@@ -245,7 +262,7 @@ impl Parser {
                 if !self.bash() && matches!(*op, ";;&" | ";&" | "|&") {
                     continue;
                 }
-                if self.flavor == Flavor::Dash && matches!(*op, "&>>" | "&>" | "<<<") {
+                if self.flavor == Flavor::Dash && matches!(*op, "&>>" | "&>") {
                     continue;
                 }
                 return Some(op);
@@ -262,7 +279,7 @@ impl Parser {
                 if next.is_none_or(|c| is_meta(c))
                     || (*r == "{" || *r == "}" || *r == "!") && next.is_none_or(|c| c == ' ' || c == '\t' || c == '\n' || c == ';')
                 {
-                    if (*r == "[[" || *r == "]]") && !self.bash() {
+                    if (*r == "[[" || *r == "]]") && self.flavor == Flavor::Dash {
                         return None;
                     }
                     if *r == "function" && self.flavor == Flavor::Dash {
@@ -441,7 +458,7 @@ impl Parser {
                 return Ok(Arc::new(Cmd::Compound(Arc::new(c), redirs, line)));
             }
         }
-        if self.starts("((") && self.not_dash() {
+        if self.starts("((") && self.bash() {
             self.pos += 2;
             let w = self.arith_body()?;
             let redirs = self.redirs_after()?;
@@ -519,11 +536,17 @@ impl Parser {
         loop {
             let cond = self.list(&["then"])?;
             if cond.is_empty() {
+                if self.peek_is_eof() {
+                    return Err(self.err(SyntaxKind::Eof(Some("then".into()))));
+                }
                 return Err(self.unexpected_here());
             }
             self.expect_reserved("then", "if")?;
             let body = self.list(&["elif", "else", "fi"])?;
             if body.is_empty() {
+                if self.peek_is_eof() {
+                    return Err(self.err(SyntaxKind::Eof(Some("fi".into()))));
+                }
                 return Err(self.unexpected_here());
             }
             arms.push((Arc::new(Cmd::List(cond)), Arc::new(Cmd::List(body))));
@@ -553,6 +576,9 @@ impl Parser {
     fn for_cmd(&mut self) -> PResult<Compound> {
         self.pos += 3;
         self.blank();
+        if self.peek() == Some('(') && !self.bash() {
+            return Err(self.err(SyntaxKind::BadForVar));
+        }
         if self.starts("((") && self.bash() {
             self.pos += 2;
             let body = self.arith_body()?;
@@ -576,7 +602,10 @@ impl Parser {
         }
         let var = self.peek_word_text();
         if !valid_name(&var) {
-            return Err(self.err(SyntaxKind::Unexpected(if var.is_empty() { "newline".into() } else { var })));
+            if !var.is_empty() {
+                return Err(self.err(SyntaxKind::BadForVar));
+            }
+            return Err(self.err(SyntaxKind::Unexpected("newline".into())));
         }
         self.pos += var.len();
         self.blank();
@@ -769,7 +798,7 @@ impl Parser {
         for op in ops {
             if self.starts(op) && self.peek_at(op.len()).is_some_and(|c| c == ' ' || c == '\t') {
                 self.pos += op.len();
-                let rhs = self.cond_word(op == "=~")?;
+                let rhs = self.cond_word(op == "=~" && self.bash())?;
                 return Ok(CondExpr::Binary(w, op.to_string(), rhs));
             }
         }
@@ -833,7 +862,7 @@ impl Parser {
     }
 
     fn simple(&mut self, line: u32) -> PResult<Arc<Cmd>> {
-        let mut s = Simple { assigns: Vec::new(), words: Vec::new(), redirs: Vec::new(), line };
+        let mut s = Simple { assigns: Vec::new(), words: Vec::new(), redirs: Vec::new(), line, decl: Vec::new() };
         loop {
             self.blank();
             let Some(c) = self.peek() else { break };
@@ -854,6 +883,17 @@ impl Parser {
                 if let Some(a) = self.try_assign()? {
                     s.assigns.push(a);
                     continue;
+                }
+            }
+            if self.bash() && s.words.first().and_then(|w| w.as_lit()).is_some_and(|n| matches!(n, "declare" | "typeset" | "local" | "export" | "readonly")) {
+                let save = (self.pos, self.line, self.bonus_lines);
+                if let Some(a) = self.try_assign()? {
+                    if matches!(a.value, AssignValue::Array(_)) {
+                        s.words.push(Word::lit(&a.name));
+                        s.decl.push(a);
+                        continue;
+                    }
+                    (self.pos, self.line, self.bonus_lines) = save;
                 }
             }
             let w = self.word(false)?;
@@ -953,6 +993,9 @@ impl Parser {
                 return Ok(None);
             }
         };
+        if op == "<<<" && !self.bash() {
+            return Err(self.err(SyntaxKind::UnexpectedRedirection));
+        }
         if fd.is_some() && matches!(op, "&>" | "&>>") {
             self.pos = start;
             return Ok(None);

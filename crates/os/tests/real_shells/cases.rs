@@ -1,0 +1,4681 @@
+// Generated from the real shells on Debian 12: busybox 1.35 `sh`, dash 0.5.12 `sh`, GNU bash 5.2.15.
+// Each row: script, then (stdout, stderr, exit code) for ash, dash, bash.
+pub const CASES: &[(&str, [(&str, &str, i32); 3])] = &[
+    (
+        r#"echo hello world"#,
+        [
+            (
+                r#"hello world
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"hello world
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"hello world
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo -n no newline; echo"#,
+        [
+            (
+                r#"no newline
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"no newline
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"no newline
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "a  b"   c"#,
+        [
+            (
+                r#"a  b c
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a  b c
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a  b c
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'single $HOME' "double $((2+3))""#,
+        [
+            (
+                r#"single $HOME double 5
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"single $HOME double 5
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"single $HOME double 5
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"x=5; echo $x ${x} "${x}""#,
+        [
+            (
+                r#"5 5 5
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"5 5 5
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"5 5 5
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"x=; echo "[${x:-default}]" "[${x-unset}]" "[${y:-dflt}]" "[${y-dflt2}]""#,
+        [
+            (
+                r#"[default] [] [dflt] [dflt2]
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"[default] [] [dflt] [dflt2]
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"[default] [] [dflt] [dflt2]
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"y=val; echo ${y:+alt} ${z:+alt} end"#,
+        [
+            (
+                r#"alt end
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"alt end
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"alt end
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo ${u:=assigned} $u"#,
+        [
+            (
+                r#"assigned assigned
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"assigned assigned
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"assigned assigned
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"s=hello.tar.gz; echo ${s#*.} ${s##*.} ${s%.*} ${s%%.*}"#,
+        [
+            (
+                r#"tar.gz gz hello.tar hello
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"tar.gz gz hello.tar hello
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"tar.gz gz hello.tar hello
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"s=abcdef; echo ${#s}"#,
+        [
+            (
+                r#"6
+"#, r#""#, 0,
+            ),
+            (
+                r#"6
+"#, r#""#, 0,
+            ),
+            (
+                r#"6
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $((1+2*3)) $((10/3)) $((10%3)) $(( (1+2)*3 )) $((-5+2))"#,
+        [
+            (
+                r#"7 3 1 9 -3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"7 3 1 9 -3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"7 3 1 9 -3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"i=0; i=$((i+1)); echo $i"#,
+        [
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"a=3; b=4; echo $((a*b)) $((a<b)) $((a==b)) $((a!=b))"#,
+        [
+            (
+                r#"12 1 0 1
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"12 1 0 1
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"12 1 0 1
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $((0x1f)) $((010)) $((1<<4)) $((255&15)) $((5|2)) $((5^1))"#,
+        [
+            (
+                r#"31 8 16 15 7 4
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"31 8 16 15 7 4
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"31 8 16 15 7 4
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"for i in 1 2 3; do echo item $i; done"#,
+        [
+            (
+                r#"item 1
+item 2
+item 3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"item 1
+item 2
+item 3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"item 1
+item 2
+item 3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"for i in a b; do for j in 1 2; do echo $i$j; done; done"#,
+        [
+            (
+                r#"a1
+a2
+b1
+b2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a1
+a2
+b1
+b2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a1
+a2
+b1
+b2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"i=0; while [ $i -lt 3 ]; do echo w$i; i=$((i+1)); done"#,
+        [
+            (
+                r#"w0
+w1
+w2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"w0
+w1
+w2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"w0
+w1
+w2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"i=0; until [ $i -ge 2 ]; do echo u$i; i=$((i+1)); done"#,
+        [
+            (
+                r#"u0
+u1
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"u0
+u1
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"u0
+u1
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"if true; then echo yes; else echo no; fi"#,
+        [
+            (
+                r#"yes
+"#, r#""#, 0,
+            ),
+            (
+                r#"yes
+"#, r#""#, 0,
+            ),
+            (
+                r#"yes
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"if false; then echo yes; elif true; then echo elif; else echo no; fi"#,
+        [
+            (
+                r#"elif
+"#, r#""#, 0,
+            ),
+            (
+                r#"elif
+"#, r#""#, 0,
+            ),
+            (
+                r#"elif
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"if [ 1 -eq 2 ]; then echo eq; fi; echo after $?"#,
+        [
+            (
+                r#"after 0
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"after 0
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"after 0
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"case hello in h*) echo starts-h;; *) echo other;; esac"#,
+        [
+            (
+                r#"starts-h
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"starts-h
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"starts-h
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"case x.txt in *.sh|*.txt) echo script-or-text;; esac"#,
+        [
+            (
+                r#"script-or-text
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"script-or-text
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"script-or-text
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"case abc in a?c) echo q;; esac; case b in [abc]) echo class;; esac"#,
+        [
+            (
+                r#"q
+class
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"q
+class
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"q
+class
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"case zz in a) echo a;; *) echo default;; esac"#,
+        [
+            (
+                r#"default
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"default
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"default
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"f() { echo in f $1 $2; return 3; }; f one two; echo rc=$?"#,
+        [
+            (
+                r#"in f one two
+rc=3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"in f one two
+rc=3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"in f one two
+rc=3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"f() { local v=inner; echo $v; }; v=outer; f; echo $v"#,
+        [
+            (
+                r#"inner
+outer
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"inner
+outer
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"inner
+outer
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"true && echo and-ok; false && echo not-printed; false || echo or-ok"#,
+        [
+            (
+                r#"and-ok
+or-ok
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"and-ok
+or-ok
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"and-ok
+or-ok
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"! true; echo $?; ! false; echo $?"#,
+        [
+            (
+                r#"1
+0
+"#, r#""#, 0,
+            ),
+            (
+                r#"1
+0
+"#, r#""#, 0,
+            ),
+            (
+                r#"1
+0
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $(echo nested $(echo deeper))"#,
+        [
+            (
+                r#"nested deeper
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"nested deeper
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"nested deeper
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo `echo back` "`echo tick`""#,
+        [
+            (
+                r#"back tick
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"back tick
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"back tick
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"x=$(printf 'a\nb\n\n'); echo "[$x]""#,
+        [
+            (
+                r#"[a
+b]
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"[a
+b]
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"[a
+b]
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -- a b c; echo $# $1 $2 $3 "$@"; shift; echo $# $1"#,
+        [
+            (
+                r#"3 a b c a b c
+2 b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3 a b c a b c
+2 b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3 a b c a b c
+2 b
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -- "a b" c; for x in "$@"; do echo "<$x>"; done"#,
+        [
+            (
+                r#"<a b>
+<c>
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"<a b>
+<c>
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"<a b>
+<c>
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -- "a b" c; for x in $*; do echo "<$x>"; done"#,
+        [
+            (
+                r#"<a>
+<b>
+<c>
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"<a>
+<b>
+<c>
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"<a>
+<b>
+<c>
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -- "a b" c; for x in "$*"; do echo "<$x>"; done"#,
+        [
+            (
+                r#"<a b c>
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"<a b c>
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"<a b c>
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"IFS=:; v=a:b:c; for x in $v; do echo $x; done"#,
+        [
+            (
+                r#"a
+b
+c
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a
+b
+c
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a
+b
+c
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"v="  lead  trail  "; for x in $v; do echo "[$x]"; done"#,
+        [
+            (
+                r#"[lead]
+[trail]
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"[lead]
+[trail]
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"[lead]
+[trail]
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo a > /tmp/w/f1; echo b >> /tmp/w/f1; cat /tmp/w/f1"#,
+        [
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo err >&2; echo out"#,
+        [
+            (
+                r#"out
+"#, r#"err
+"#, 0,
+            ),
+            (
+                r#"out
+"#, r#"err
+"#, 0,
+            ),
+            (
+                r#"out
+"#, r#"err
+"#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"ls /nope 2>/dev/null; echo rc=$?"#,
+        [
+            (
+                r#"rc=1
+"#, r#""#, 0,
+            ),
+            (
+                r#"rc=2
+"#, r#""#, 0,
+            ),
+            (
+                r#"rc=2
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"{ echo grouped; echo two; } > /tmp/w/g; cat /tmp/w/g"#,
+        [
+            (
+                r#"grouped
+two
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"grouped
+two
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"grouped
+two
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"(echo sub; exit 3); echo rc=$?"#,
+        [
+            (
+                r#"sub
+rc=3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"sub
+rc=3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"sub
+rc=3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"x=1; (x=2); echo $x"#,
+        [
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo one | cat"#,
+        [
+            (
+                r#"one
+"#, r#""#, 0,
+            ),
+            (
+                r#"one
+"#, r#""#, 0,
+            ),
+            (
+                r#"one
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo abc | tr a-z A-Z"#,
+        [
+            (
+                r#"ABC
+"#, r#""#, 0,
+            ),
+            (
+                r#"ABC
+"#, r#""#, 0,
+            ),
+            (
+                r#"ABC
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%s\n' c b a | sort"#,
+        [
+            (
+                r#"a
+b
+c
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a
+b
+c
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a
+b
+c
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%s\n' b a b a | sort | uniq -c"#,
+        [
+            (
+                r#"      2 a
+      2 b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"      2 a
+      2 b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"      2 a
+      2 b
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'x y z\n' | awk '{print $2}'"#,
+        [
+            (
+                r#"y
+"#, r#""#, 0,
+            ),
+            (
+                r#"y
+"#, r#""#, 0,
+            ),
+            (
+                r#"y
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a:b:c\n' | cut -d: -f2"#,
+        [
+            (
+                r#"b
+"#, r#""#, 0,
+            ),
+            (
+                r#"b
+"#, r#""#, 0,
+            ),
+            (
+                r#"b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'line1\nline2\nline3\n' | head -n 2"#,
+        [
+            (
+                r#"line1
+line2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"line1
+line2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"line1
+line2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'line1\nline2\nline3\n' | tail -n 1"#,
+        [
+            (
+                r#"line3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"line3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"line3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'hello\n' | sed 's/l/L/g'"#,
+        [
+            (
+                r#"heLLo
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"heLLo
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"heLLo
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'one\ntwo\n' | grep -n tw"#,
+        [
+            (
+                r#"2:two
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"2:two
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"2:two
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\n' | wc -l"#,
+        [
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"seq 3"#,
+        [
+            (
+                r#"1
+2
+3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1
+2
+3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1
+2
+3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"seq 2 4"#,
+        [
+            (
+                r#"2
+3
+4
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"2
+3
+4
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"2
+3
+4
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"seq 1 2 7"#,
+        [
+            (
+                r#"1
+3
+5
+7
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1
+3
+5
+7
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1
+3
+5
+7
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $(( $(echo 4) * 2 ))"#,
+        [
+            (
+                r#"8
+"#, r#""#, 0,
+            ),
+            (
+                r#"8
+"#, r#""#, 0,
+            ),
+            (
+                r#"8
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"x=abc; echo ${x/b/X} ${x//[ac]/-}"#,
+        [
+            (
+                r#"aXc -b-
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Bad substitution
+"#,
+                2,
+            ),
+            (
+                r#"aXc -b-
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%05.1f|%-3s|%3d\n' 3.14159 ab 7"#,
+        [
+            (
+                r#"003.1|ab |  7
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"003.1|ab |  7
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"003.1|ab |  7
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%x %o %c\n' 255 8 hello"#,
+        [
+            (
+                r#"ff 10 h
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"ff 10 h
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"ff 10 h
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"yes | head -n 3"#,
+        [
+            (
+                r#"y
+y
+y
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"y
+y
+y
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"y
+y
+y
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo start; sleep 1; echo done"#,
+        [
+            (
+                r#"start
+done
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"start
+done
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"start
+done
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"t=$(( 3 > 2 ? 10 : 20 )); echo $t"#,
+        [
+            (
+                r#"10
+"#, r#""#, 0,
+            ),
+            (
+                r#"10
+"#, r#""#, 0,
+            ),
+            (
+                r#"10
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"n=0; for x in a b c d; do n=$((n+1)); [ $x = c ] && break; done; echo $n"#,
+        [
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"for x in 1 2 3 4; do [ $x = 2 ] && continue; echo $x; done"#,
+        [
+            (
+                r#"1
+3
+4
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1
+3
+4
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1
+3
+4
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"for i in 1 2; do for j in 1 2 3; do [ $j = 2 ] && continue 2; echo $i$j; done; done"#,
+        [
+            (
+                r#"11
+21
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"11
+21
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"11
+21
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo ${#@}; set -- 1 2 3; echo ${#@}"#,
+        [
+            (
+                r#"0
+5
+"#, r#""#, 0,
+            ),
+            (
+                r#"0
+5
+"#, r#""#, 0,
+            ),
+            (
+                r#"0
+3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"[ -z "" ] && echo empty; [ -n "x" ] && echo nonempty"#,
+        [
+            (
+                r#"empty
+nonempty
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"empty
+nonempty
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"empty
+nonempty
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"[ abc = abc ] && echo streq; [ abc != abd ] && echo strne"#,
+        [
+            (
+                r#"streq
+strne
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"streq
+strne
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"streq
+strne
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"[ 3 -gt 2 ] && [ 2 -le 2 ] && echo numeric"#,
+        [
+            (
+                r#"numeric
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"numeric
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"numeric
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"[ -d / ] && [ -f /etc/passwd ] && [ ! -e /nonexistent ] && echo files"#,
+        [
+            (
+                r#"files
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"files
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"files
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"test 1 -eq 1 -a 2 -eq 2 && echo and-a"#,
+        [
+            (
+                r#"and-a
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"and-a
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"and-a
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"[ abc -eq 1 ]; echo rc=$?"#,
+        [
+            (
+                r#"rc=2
+"#,
+                r#"sh: abc: bad number
+"#,
+                0,
+            ),
+            (
+                r#"rc=2
+"#,
+                r#"sh: 1: [: Illegal number: abc
+"#,
+                0,
+            ),
+            (
+                r#"rc=2
+"#,
+                r#"bash: line 1: [: abc: integer expression expected
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"[ 1 -foo 2 ]; echo rc=$?"#,
+        [
+            (
+                r#"rc=2
+"#,
+                r#"sh: -foo: unknown operand
+"#,
+                0,
+            ),
+            (
+                r#"rc=2
+"#,
+                r#"sh: 1: [: 1: unexpected operator
+"#,
+                0,
+            ),
+            (
+                r#"rc=2
+"#,
+                r#"bash: line 1: [: -foo: binary operator expected
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"foo; echo rc=$?"#,
+        [
+            (
+                r#"rc=127
+"#,
+                r#"sh: foo: not found
+"#,
+                0,
+            ),
+            (
+                r#"rc=127
+"#,
+                r#"sh: 1: foo: not found
+"#,
+                0,
+            ),
+            (
+                r#"rc=127
+"#,
+                r#"bash: line 1: foo: command not found
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"/nonexistent/cmd; echo rc=$?"#,
+        [
+            (
+                r#"rc=127
+"#,
+                r#"sh: /nonexistent/cmd: not found
+"#,
+                0,
+            ),
+            (
+                r#"rc=127
+"#,
+                r#"sh: 1: /nonexistent/cmd: not found
+"#,
+                0,
+            ),
+            (
+                r#"rc=127
+"#,
+                r#"bash: line 1: /nonexistent/cmd: No such file or directory
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /nope; echo rc=$?"#,
+        [
+            (
+                r#"rc=2
+"#,
+                r#"sh: cd: line 0: can't cd to /nope: No such file or directory
+"#,
+                0,
+            ),
+            (
+                r#"rc=2
+"#,
+                r#"sh: 1: cd: can't cd to /nope
+"#,
+                0,
+            ),
+            (
+                r#"rc=1
+"#,
+                r#"bash: line 1: cd: /nope: No such file or directory
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp && pwd"#,
+        [
+            (
+                r#"/tmp
+"#, r#""#, 0,
+            ),
+            (
+                r#"/tmp
+"#, r#""#, 0,
+            ),
+            (
+                r#"/tmp
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo ${x:?}"#,
+        [
+            (
+                r#""#,
+                r#"sh: x: parameter not set or null
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: x: parameter not set or null
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"bash: line 1: x: parameter null or not set
+"#,
+                127,
+            ),
+        ],
+    ),
+    (
+        r#"echo ${undefined_var:?custom message}; echo notreached"#,
+        [
+            (
+                r#""#,
+                r#"sh: undefined_var: custom message
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: undefined_var: custom message
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"bash: line 1: undefined_var: custom message
+"#,
+                127,
+            ),
+        ],
+    ),
+    (
+        r#"set -u; echo $unset_thing; echo after"#,
+        [
+            (
+                r#""#,
+                r#"sh: unset_thing: parameter not set
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: unset_thing: parameter not set
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"bash: line 1: unset_thing: unbound variable
+"#,
+                127,
+            ),
+        ],
+    ),
+    (r#"set -e; false; echo not-reached"#, [(r#""#, r#""#, 1), (r#""#, r#""#, 1), (r#""#, r#""#, 1)]),
+    (
+        r#"set -e; false || true; echo reached"#,
+        [
+            (
+                r#"reached
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"reached
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"reached
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -e; if false; then :; fi; echo reached2"#,
+        [
+            (
+                r#"reached2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"reached2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"reached2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -e; f() { false; echo inside; }; f || echo caught"#,
+        [
+            (
+                r#"inside
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"inside
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"inside
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $((1/0)); echo after"#,
+        [
+            (
+                r#""#,
+                r#"sh: divide by zero
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: arithmetic expression: division by zero: "1/0"
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"bash: line 1: 1/0: division by 0 (error token is "0")
+"#,
+                1,
+            ),
+        ],
+    ),
+    (
+        r#"if true; then"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unexpected end of file (expecting "fi")
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: end of file unexpected (expecting "fi")
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"bash: -c: line 2: syntax error: unexpected end of file
+"#,
+                2,
+            ),
+        ],
+    ),
+    (
+        r#"if true; then echo a; fi; echo )"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unexpected ")"
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: ")" unexpected
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"bash: -c: line 1: syntax error near unexpected token `)'
+bash: -c: line 1: `if true; then echo a; fi; echo )'
+"#,
+                2,
+            ),
+        ],
+    ),
+    (
+        r#"readonly R=1; R=2; echo after"#,
+        [
+            (
+                r#""#,
+                r#"sh: R: is read only
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: R: is read only
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"bash: line 1: R: readonly variable
+"#,
+                1,
+            ),
+        ],
+    ),
+    (
+        r#"x=1; export x; sh -c 'echo child $x'"#,
+        [
+            (
+                r#"child 1
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"child 1
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"child 1
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"unset x; echo "[${x}]""#,
+        [
+            (
+                r#"[]
+"#, r#""#, 0,
+            ),
+            (
+                r#"[]
+"#, r#""#, 0,
+            ),
+            (
+                r#"[]
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"a=1 b=2; echo $a$b"#,
+        [
+            (
+                r#"12
+"#, r#""#, 0,
+            ),
+            (
+                r#"12
+"#, r#""#, 0,
+            ),
+            (
+                r#"12
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"c=3 sh -c 'echo $c'"#,
+        [
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"v=$(exit 4); echo $?"#,
+        [
+            (
+                r#"4
+"#, r#""#, 0,
+            ),
+            (
+                r#"4
+"#, r#""#, 0,
+            ),
+            (
+                r#"4
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (r#"exit 7"#, [(r#""#, r#""#, 7), (r#""#, r#""#, 7), (r#""#, r#""#, 7)]),
+    (
+        r#"(exit 5); echo $?; false; echo $?"#,
+        [
+            (
+                r#"5
+1
+"#, r#""#, 0,
+            ),
+            (
+                r#"5
+1
+"#, r#""#, 0,
+            ),
+            (
+                r#"5
+1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "tab	here" | cat"#,
+        [
+            (
+                r#"tab	here
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"tab	here
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"tab	here
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'it'\''s'"#,
+        [
+            (
+                r#"it's
+"#, r#""#, 0,
+            ),
+            (
+                r#"it's
+"#, r#""#, 0,
+            ),
+            (
+                r#"it's
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "a\"b" 'c"d' "e\$f" "g\\h""#,
+        [
+            (
+                r#"a"b c"d e$f g\h
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a"b c"d e$f g\h
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a"b c"d e$f g\h
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo \* \$HOME "\*""#,
+        [
+            (
+                r#"* $HOME \*
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"* $HOME \*
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"* $HOME \*
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"x='*'; echo "$x""#,
+        [
+            (
+                r#"*
+"#, r#""#, 0,
+            ),
+            (
+                r#"*
+"#, r#""#, 0,
+            ),
+            (
+                r#"*
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $(( 7 % 3 )) $(( -7 / 2 ))"#,
+        [
+            (
+                r#"1 -3
+"#, r#""#, 0,
+            ),
+            (
+                r#"1 -3
+"#, r#""#, 0,
+            ),
+            (
+                r#"1 -3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%d\n' abc; echo rc=$?"#,
+        [
+            (
+                r#"0
+rc=1
+"#,
+                r#"sh: invalid number 'abc'
+"#,
+                0,
+            ),
+            (
+                r#"0
+rc=1
+"#,
+                r#"sh: 1: printf: abc: expected numeric value
+"#,
+                0,
+            ),
+            (
+                r#"0
+rc=1
+"#,
+                r#"bash: line 1: printf: abc: invalid number
+"#,
+                0,
+            ),
+        ],
+    ),
+    (r#"printf 'no newline'"#, [(r#"no newline"#, r#""#, 0), (r#"no newline"#, r#""#, 0), (r#"no newline"#, r#""#, 0)]),
+    (
+        r#"printf '%s-%s\n' a b c"#,
+        [
+            (
+                r#"a-b
+c-
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a-b
+c-
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a-b
+c-
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo a; false; echo $?"#,
+        [
+            (
+                r#"a
+1
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+1
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"getopts_test() { while getopts "ab:" o; do echo "opt $o ${OPTARG:-}"; done; }; getopts_test -a -b val"#,
+        [
+            (
+                r#"opt a 
+opt b val
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"opt a 
+opt b val
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"opt a 
+opt b val
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"trap 'echo trapped' EXIT; echo body"#,
+        [
+            (
+                r#"body
+trapped
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"body
+trapped
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"body
+trapped
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"trap 'echo bye' EXIT; exit 2"#,
+        [
+            (
+                r#"bye
+"#, r#""#, 2,
+            ),
+            (
+                r#"bye
+"#, r#""#, 2,
+            ),
+            (
+                r#"bye
+"#, r#""#, 2,
+            ),
+        ],
+    ),
+    (
+        r#"x=10; x=$((x-3)); echo $x"#,
+        [
+            (
+                r#"7
+"#, r#""#, 0,
+            ),
+            (
+                r#"7
+"#, r#""#, 0,
+            ),
+            (
+                r#"7
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"type echo"#,
+        [
+            (
+                r#"echo is a shell builtin
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"echo is a shell builtin
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"echo is a shell builtin
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"command -v echo"#,
+        [
+            (
+                r#"echo
+"#, r#""#, 0,
+            ),
+            (
+                r#"echo
+"#, r#""#, 0,
+            ),
+            (
+                r#"echo
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"eval 'echo evaled $((2*3))'"#,
+        [
+            (
+                r#"evaled 6
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"evaled 6
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"evaled 6
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"eval "x=42"; echo $x"#,
+        [
+            (
+                r#"42
+"#, r#""#, 0,
+            ),
+            (
+                r#"42
+"#, r#""#, 0,
+            ),
+            (
+                r#"42
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; echo traced; y=1"#,
+        [
+            (
+                r#"traced
+"#,
+                r#"+ echo traced
++ y=1
+"#,
+                0,
+            ),
+            (
+                r#"traced
+"#,
+                r#"+ echo traced
++ y=1
+"#,
+                0,
+            ),
+            (
+                r#"traced
+"#,
+                r#"+ echo traced
++ y=1
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; echo "a b" 'c'"#,
+        [
+            (
+                r#"a b c
+"#,
+                r#"+ echo 'a b' c
+"#,
+                0,
+            ),
+            (
+                r#"a b c
+"#,
+                r#"+ echo a b c
+"#,
+                0,
+            ),
+            (
+                r#"a b c
+"#,
+                r#"+ echo 'a b' c
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"f() { echo $#; }; f; f a; f a b c"#,
+        [
+            (
+                r#"0
+1
+3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"0
+1
+3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"0
+1
+3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"fib() { if [ $1 -le 1 ]; then echo $1; else echo $(( $(fib $(($1-1))) + $(fib $(($1-2))) )); fi; }; fib 10"#,
+        [
+            (
+                r#"55
+"#, r#""#, 0,
+            ),
+            (
+                r#"55
+"#, r#""#, 0,
+            ),
+            (
+                r#"55
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"s=; for w in one two three; do s="$s$w,"; done; echo ${s%,}"#,
+        [
+            (
+                r#"one,two,three
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"one,two,three
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"one,two,three
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "$(echo "inner quoted")""#,
+        [
+            (
+                r#"inner quoted
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"inner quoted
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"inner quoted
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo pre{a,b}post"#,
+        [
+            (
+                r#"pre{a,b}post
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"pre{a,b}post
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"preapost prebpost
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo x | read y; echo "[$y]""#,
+        [
+            (
+                r#"[]
+"#, r#""#, 0,
+            ),
+            (
+                r#"[]
+"#, r#""#, 0,
+            ),
+            (
+                r#"[]
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"i=0; while true; do i=$((i+1)); [ $i -ge 5 ] && break; done; echo $i"#,
+        [
+            (
+                r#"5
+"#, r#""#, 0,
+            ),
+            (
+                r#"5
+"#, r#""#, 0,
+            ),
+            (
+                r#"5
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $(seq 1 3 | tr '\n' ' ')"#,
+        [
+            (
+                r#"1 2 3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1 2 3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1 2 3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"for f in /etc/pass*; do echo $f; done"#,
+        [
+            (
+                r#"/etc/passwd
+/etc/passwd-
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/etc/passwd
+/etc/passwd-
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/etc/passwd
+/etc/passwd-
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo /etc/passw?"#,
+        [
+            (
+                r#"/etc/passwd
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/etc/passwd
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/etc/passwd
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo /nomatch*"#,
+        [
+            (
+                r#"/nomatch*
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/nomatch*
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/nomatch*
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"x=abc; case "$x" in *b*) echo contains-b;; esac"#,
+        [
+            (
+                r#"contains-b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"contains-b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"contains-b
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $((2**10))"#,
+        [
+            (
+                r#"1024
+"#, r#""#, 0,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: arithmetic expression: expecting primary: "2**10"
+"#,
+                2,
+            ),
+            (
+                r#"1024
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"shift 5; echo rc=$?"#,
+        [
+            (
+                r#"rc=1
+"#, r#""#, 0,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: shift: can't shift that many
+"#,
+                2,
+            ),
+            (
+                r#"rc=1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"local x=1; echo rc=$?"#,
+        [
+            (
+                r#""#,
+                r#"sh: local: line 0: not in a function
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: local: not in a function
+"#,
+                2,
+            ),
+            (
+                r#"rc=1
+"#,
+                r#"bash: line 1: local: can only be used in a function
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"break; echo after-break"#,
+        [
+            (
+                r#"after-break
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"after-break
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"after-break
+"#,
+                r#"bash: line 1: break: only meaningful in a `for', `while', or `until' loop
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo a | grep -q b; echo rc=$?"#,
+        [
+            (
+                r#"rc=1
+"#, r#""#, 0,
+            ),
+            (
+                r#"rc=1
+"#, r#""#, 0,
+            ),
+            (
+                r#"rc=1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"expr 2 + 3; expr 10 / 3; expr 5 \> 3; expr abc : 'a\(.\)c'"#,
+        [
+            (
+                r#"5
+3
+1
+b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"5
+3
+1
+b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"5
+3
+1
+b
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $(expr length hello)"#,
+        [
+            (
+                r#"5
+"#, r#""#, 0,
+            ),
+            (
+                r#"5
+"#, r#""#, 0,
+            ),
+            (
+                r#"5
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"basename /a/b/c.txt; basename /a/b/c.txt .txt; dirname /a/b/c.txt"#,
+        [
+            (
+                r#"c.txt
+c
+/a/b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"c.txt
+c
+/a/b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"c.txt
+c
+/a/b
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "x" > /tmp/w/t && test -s /tmp/w/t && echo nonempty-file"#,
+        [
+            (
+                r#"nonempty-file
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"nonempty-file
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"nonempty-file
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"rm /tmp/w/missing; echo rc=$?"#,
+        [
+            (
+                r#"rc=1
+"#,
+                r#"rm: can't remove '/tmp/w/missing': No such file or directory
+"#,
+                0,
+            ),
+            (
+                r#"rc=1
+"#,
+                r#"rm: cannot remove '/tmp/w/missing': No such file or directory
+"#,
+                0,
+            ),
+            (
+                r#"rc=1
+"#,
+                r#"rm: cannot remove '/tmp/w/missing': No such file or directory
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"mkdir /tmp/w/d1 && mkdir /tmp/w/d1; echo rc=$?"#,
+        [
+            (
+                r#"rc=1
+"#,
+                r#"mkdir: can't create directory '/tmp/w/d1': File exists
+"#,
+                0,
+            ),
+            (
+                r#"rc=1
+"#,
+                r#"mkdir: cannot create directory '/tmp/w/d1': File exists
+"#,
+                0,
+            ),
+            (
+                r#"rc=1
+"#,
+                r#"mkdir: cannot create directory '/tmp/w/d1': File exists
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"mkdir -p /tmp/w/a/b/c && ls /tmp/w/a/b"#,
+        [
+            (
+                r#"c
+"#, r#""#, 0,
+            ),
+            (
+                r#"c
+"#, r#""#, 0,
+            ),
+            (
+                r#"c
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"touch /tmp/w/tf && ls /tmp/w/tf"#,
+        [
+            (
+                r#"/tmp/w/tf
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/tmp/w/tf
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/tmp/w/tf
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cp /tmp/w/nope /tmp/w/x; echo rc=$?"#,
+        [
+            (
+                r#"rc=1
+"#,
+                r#"cp: can't stat '/tmp/w/nope': No such file or directory
+"#,
+                0,
+            ),
+            (
+                r#"rc=1
+"#,
+                r#"cp: cannot stat '/tmp/w/nope': No such file or directory
+"#,
+                0,
+            ),
+            (
+                r#"rc=1
+"#,
+                r#"cp: cannot stat '/tmp/w/nope': No such file or directory
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo hi > /tmp/w/src; cp /tmp/w/src /tmp/w/dst; cat /tmp/w/dst"#,
+        [
+            (
+                r#"hi
+"#, r#""#, 0,
+            ),
+            (
+                r#"hi
+"#, r#""#, 0,
+            ),
+            (
+                r#"hi
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo hi > /tmp/w/m1; mv /tmp/w/m1 /tmp/w/m2; cat /tmp/w/m2; ls /tmp/w/m1"#,
+        [
+            (
+                r#"hi
+"#,
+                r#"ls: /tmp/w/m1: No such file or directory
+"#,
+                1,
+            ),
+            (
+                r#"hi
+"#,
+                r#"ls: cannot access '/tmp/w/m1': No such file or directory
+"#,
+                2,
+            ),
+            (
+                r#"hi
+"#,
+                r#"ls: cannot access '/tmp/w/m1': No such file or directory
+"#,
+                2,
+            ),
+        ],
+    ),
+    (
+        r#"ln -s /etc/passwd /tmp/w/lnk; readlink /tmp/w/lnk"#,
+        [
+            (
+                r#"/etc/passwd
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/etc/passwd
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/etc/passwd
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo abc | rev"#,
+        [
+            (
+                r#"cba
+"#, r#""#, 0,
+            ),
+            (
+                r#"cba
+"#, r#""#, 0,
+            ),
+            (
+                r#"cba
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "hello world" | wc -c"#,
+        [
+            (
+                r#"12
+"#, r#""#, 0,
+            ),
+            (
+                r#"12
+"#, r#""#, 0,
+            ),
+            (
+                r#"12
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'b\na\nc\n' | sort -r"#,
+        [
+            (
+                r#"c
+b
+a
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"c
+b
+a
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"c
+b
+a
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '10\n9\n100\n' | sort -n"#,
+        [
+            (
+                r#"9
+10
+100
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"9
+10
+100
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"9
+10
+100
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a b\nc d\n' | awk '{print $2, $1}'"#,
+        [
+            (
+                r#"b a
+d c
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"b a
+d c
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"b a
+d c
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'k=v\n' | awk -F= '{print $2}'"#,
+        [
+            (
+                r#"v
+"#, r#""#, 0,
+            ),
+            (
+                r#"v
+"#, r#""#, 0,
+            ),
+            (
+                r#"v
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '1\n2\n3\n' | awk '{s+=$1} END {print s}'"#,
+        [
+            (
+                r#"6
+"#, r#""#, 0,
+            ),
+            (
+                r#"6
+"#, r#""#, 0,
+            ),
+            (
+                r#"6
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'x\ny\n' | awk 'NR==2'"#,
+        [
+            (
+                r#"y
+"#, r#""#, 0,
+            ),
+            (
+                r#"y
+"#, r#""#, 0,
+            ),
+            (
+                r#"y
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'foo bar\n' | sed -n 's/foo/baz/p'"#,
+        [
+            (
+                r#"baz bar
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"baz bar
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"baz bar
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\nc\n' | sed '2d'"#,
+        [
+            (
+                r#"a
+c
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+c
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+c
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\nc\n' | sed -n '$p'"#,
+        [
+            (
+                r#"c
+"#, r#""#, 0,
+            ),
+            (
+                r#"c
+"#, r#""#, 0,
+            ),
+            (
+                r#"c
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'hello\n' | sed -E 's/(h)(e)/\2\1/'"#,
+        [
+            (
+                r#"ehllo
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"ehllo
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"ehllo
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo HeLLo | tr 'A-Z' 'a-z'"#,
+        [
+            (
+                r#"hello
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"hello
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"hello
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo hello | tr -d l"#,
+        [
+            (
+                r#"heo
+"#, r#""#, 0,
+            ),
+            (
+                r#"heo
+"#, r#""#, 0,
+            ),
+            (
+                r#"heo
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo aaabbb | tr -s a"#,
+        [
+            (
+                r#"abbb
+"#, r#""#, 0,
+            ),
+            (
+                r#"abbb
+"#, r#""#, 0,
+            ),
+            (
+                r#"abbb
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "a,b,c" | cut -d, -f1,3"#,
+        [
+            (
+                r#"a,c
+"#, r#""#, 0,
+            ),
+            (
+                r#"a,c
+"#, r#""#, 0,
+            ),
+            (
+                r#"a,c
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo abc | md5sum"#,
+        [
+            (
+                r#"0bee89b07a248e27c83fc3d5951213c1  -
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"0bee89b07a248e27c83fc3d5951213c1  -
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"0bee89b07a248e27c83fc3d5951213c1  -
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo abc | sha256sum"#,
+        [
+            (
+                r#"edeaaff3f1774ad2888673770c6d64097e391bc362d7d6fb34982ddf0efd18cb  -
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"edeaaff3f1774ad2888673770c6d64097e391bc362d7d6fb34982ddf0efd18cb  -
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"edeaaff3f1774ad2888673770c6d64097e391bc362d7d6fb34982ddf0efd18cb  -
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo hello | base64"#,
+        [
+            (
+                r#"aGVsbG8K
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"aGVsbG8K
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"aGVsbG8K
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo aGVsbG8K | base64 -d"#,
+        [
+            (
+                r#"hello
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"hello
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"hello
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"x="a b c"; set -- $x; echo $#"#,
+        [
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "${x:-a b}" | wc -w"#,
+        [
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%s\n' "$(echo one; echo two)""#,
+        [
+            (
+                r#"one
+two
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"one
+two
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"one
+two
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $(( 1 + ))"#,
+        [
+            (
+                r#""#,
+                r#"sh: arithmetic syntax error
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: arithmetic expression: expecting primary: " 1 + "
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"bash: line 1: 1 + : syntax error: operand expected (error token is "+ ")
+"#,
+                1,
+            ),
+        ],
+    ),
+    (
+        r#"echo ${x"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: missing '}'
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: Missing '}'
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"bash: -c: line 1: unexpected EOF while looking for matching `}'
+"#,
+                2,
+            ),
+        ],
+    ),
+    (
+        r#"echo "unterminated"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unterminated quoted string
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: Unterminated quoted string
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"bash: -c: line 1: unexpected EOF while looking for matching `"'
+"#,
+                2,
+            ),
+        ],
+    ),
+    (
+        r#"f() { echo f; }; type f | head -1"#,
+        [
+            (
+                r#"f is a function
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"f is a shell function
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"f is a function
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"true; echo $?; false; echo $?"#,
+        [
+            (
+                r#"0
+1
+"#, r#""#, 0,
+            ),
+            (
+                r#"0
+1
+"#, r#""#, 0,
+            ),
+            (
+                r#"0
+1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $((3 - -2)) $((~0)) $((!5))"#,
+        [
+            (
+                r#"5 -1 0
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"5 -1 0
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"5 -1 0
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"n=5; echo $(( n += 2 )) $n"#,
+        [
+            (
+                r#"7 7
+"#, r#""#, 0,
+            ),
+            (
+                r#"7 7
+"#, r#""#, 0,
+            ),
+            (
+                r#"7 7
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo -e 'a\tb'"#,
+        [
+            (
+                r#"a	b
+"#, r#""#, 0,
+            ),
+            (
+                r#"-e a	b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a	b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo -e 'x\ny'"#,
+        [
+            (
+                r#"x
+y
+"#, r#""#, 0,
+            ),
+            (
+                r#"-e x
+y
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"x
+y
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'x\ny'"#,
+        [
+            (
+                r#"x\ny
+"#, r#""#, 0,
+            ),
+            (
+                r#"x
+y
+"#, r#""#, 0,
+            ),
+            (
+                r#"x\ny
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo -E 'p\tq'"#,
+        [
+            (
+                r#"p\tq
+"#, r#""#, 0,
+            ),
+            (
+                r#"-E p	q
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"p\tq
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo -- -n"#,
+        [
+            (
+                r#"-- -n
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"-- -n
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"-- -n
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo -n -e 'z\n'"#,
+        [
+            (
+                r#"z
+"#, r#""#, 0,
+            ),
+            (
+                r#"-e z
+"#, r#""#, 0,
+            ),
+            (
+                r#"z
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"i=0; for x in $(seq 1 100); do i=$((i+x)); done; echo $i"#,
+        [
+            (
+                r#"5050
+"#, r#""#, 0,
+            ),
+            (
+                r#"5050
+"#, r#""#, 0,
+            ),
+            (
+                r#"5050
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%s %s\n' $(echo a b c d)"#,
+        [
+            (
+                r#"a b
+c d
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a b
+c d
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a b
+c d
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "$@"; set -- x; echo "[$@]""#,
+        [
+            (
+                r#"
+[x]
+"#, r#""#, 0,
+            ),
+            (
+                r#"
+[x]
+"#, r#""#, 0,
+            ),
+            (
+                r#"
+[x]
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"v=abc; echo ${v:1} ${v:0:2} ${v: -1}"#,
+        [
+            (
+                r#"bc ab c
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Bad substitution
+"#,
+                2,
+            ),
+            (
+                r#"bc ab c
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"arr=(a b c); echo ${arr[1]} ${#arr[@]} ${arr[@]}"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unexpected "("
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: "(" unexpected
+"#,
+                2,
+            ),
+            (
+                r#"b 3 a b c
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"[[ abc == a* ]] && echo glob-match"#,
+        [
+            (
+                r#"glob-match
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: [[: not found
+"#,
+                127,
+            ),
+            (
+                r#"glob-match
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"[[ -f /etc/passwd && -d /tmp ]] && echo cond-and"#,
+        [
+            (
+                r#"cond-and
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: [[: not found
+"#,
+                127,
+            ),
+            (
+                r#"cond-and
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"[[ mysql-2 =~ -([0-9]+)$ ]] && echo ${BASH_REMATCH[1]}"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unexpected "("
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: "(" unexpected
+"#,
+                2,
+            ),
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"x=3; (( x > 2 )) && echo arith-cond"#,
+        [
+            (
+                r#""#,
+                r#"sh: x: not found
+"#,
+                127,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: x: not found
+"#,
+                127,
+            ),
+            (
+                r#"arith-cond
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"for ((i=0; i<3; i++)); do echo c$i; done"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: bad for loop variable
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: Bad for loop variable
+"#,
+                2,
+            ),
+            (
+                r#"c0
+c1
+c2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $'ansi\tc'"#,
+        [
+            (
+                r#"ansi	c
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"$ansi	c
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"ansi	c
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"let x=2+3; echo $x"#,
+        [
+            (
+                r#"5
+"#, r#""#, 0,
+            ),
+            (
+                r#"
+"#,
+                r#"sh: 1: let: not found
+"#,
+                0,
+            ),
+            (
+                r#"5
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo ${v^^} ${v^}"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: bad substitution
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Bad substitution
+"#,
+                2,
+            ),
+            (
+                r#"
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"cat <<< "here string""#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unexpected redirection
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: redirection unexpected
+"#,
+                2,
+            ),
+            (
+                r#"here string
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo {1..3}"#,
+        [
+            (
+                r#"{1..3}
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"{1..3}
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1 2 3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"declare -a A=(1 2); echo ${A[0]}"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unexpected "("
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: "(" unexpected
+"#,
+                2,
+            ),
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"cat <<EOF
+heredoc $((1+1))
+  indented
+EOF"#,
+        [
+            (
+                r#"heredoc 2
+  indented
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"heredoc 2
+  indented
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"heredoc 2
+  indented
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cat <<'EOF'
+quoted $HOME
+EOF"#,
+        [
+            (
+                r#"quoted $HOME
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"quoted $HOME
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"quoted $HOME
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cat <<-EOF
+	tab stripped
+	EOF"#,
+        [
+            (
+                r#"tab stripped
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"tab stripped
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"tab stripped
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"read a b <<EOF
+first second third
+EOF
+echo "$a|$b""#,
+        [
+            (
+                r#"first|second third
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"first|second third
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"first|second third
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"while read -r l; do echo "[$l]"; done <<EOF
+a\b
+c d
+EOF"#,
+        [
+            (
+                r#"[a\b]
+[c d]
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"[a]
+[c d]
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"[a\b]
+[c d]
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'l1\nl2\n' | while read line; do echo "got $line"; done"#,
+        [
+            (
+                r#"got l1
+got l2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"got l1
+got l2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"got l1
+got l2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"x=1
+if [ $x = 1 ]; then
+  echo multi-line if
+fi
+foo_missing
+echo after"#,
+        [
+            (
+                r#"multi-line if
+after
+"#,
+                r#"sh: foo_missing: not found
+"#,
+                0,
+            ),
+            (
+                r#"multi-line if
+after
+"#,
+                r#"sh: 5: foo_missing: not found
+"#,
+                0,
+            ),
+            (
+                r#"multi-line if
+after
+"#,
+                r#"bash: line 5: foo_missing: command not found
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x
+x=$(echo hi)
+echo "$x" > /dev/null"#,
+        [
+            (
+                r#""#,
+                r#"+ echo hi
++ x=hi
++ echo hi
+"#,
+                0,
+            ),
+            (
+                r#""#,
+                r#"+ echo hi
++ x=hi
++ echo hi
+"#,
+                0,
+            ),
+            (
+                r#""#,
+                r#"++ echo hi
++ x=hi
++ echo hi
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"i=0
+while [ $i -lt 2 ]
+do
+  echo loop $i
+  i=$((i+1))
+done"#,
+        [
+            (
+                r#"loop 0
+loop 1
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"loop 0
+loop 1
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"loop 0
+loop 1
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"case "$1" in
+  start) echo starting ;;
+  *) echo "usage: $0 start" ;;
+esac"#,
+        [
+            (
+                r#"usage: sh start
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"usage: sh start
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"usage: bash start
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+];
