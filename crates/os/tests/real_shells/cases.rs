@@ -1,6 +1,8 @@
 // Generated from the real shells on Debian 12: busybox 1.35 `sh`, dash 0.5.12 `sh`, GNU bash 5.2.15.
 // Each row: script, then (stdout, stderr, exit code) for ash, dash, bash.
-pub const CASES: &[(&str, [(&str, &str, i32); 3])] = &[
+/// (stdout, stderr, exit code).
+pub type Expect = (&'static str, &'static str, i32);
+pub const CASES: &[(&str, [Expect; 3])] = &[
     (
         r#"echo hello world"#,
         [
