@@ -1179,7 +1179,7 @@ impl Fs for OwnedFs {
 /// `stamp` is the directory name suffix (`2026_12_01_09_04_57.123456789`).
 pub fn atomic_volume(files: &[(&str, &[u8])], stamp: &str, mode: u32) -> Tree {
     let mut t = Tree::new();
-    t.add_dir("/", 0o1777);
+    t.add_dir("/", 0o777);
     let dir = format!("..{stamp}");
     t.add_dir(&format!("/{dir}"), 0o755);
     for (k, v) in files {

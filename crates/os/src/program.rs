@@ -478,6 +478,11 @@ pub trait Os {
     fn write_stdout(&mut self, data: &[u8]) -> Result<(), Errno>;
     /// Writes to the process's stderr.
     fn write_stderr(&mut self, data: &[u8]) -> Result<(), Errno>;
+    /// Whether stdout goes somewhere other than the container's log (a pipe, a file, a
+    /// command substitution): programs spawned on the host then need `capture_stdout`.
+    fn stdout_captured(&self) -> bool {
+        false
+    }
     /// The container's filesystem view.
     fn fs(&mut self) -> &mut dyn Fs;
     /// Read-only access to the filesystem view.

@@ -238,6 +238,9 @@ impl Os for Routed<'_> {
     fn write_stderr(&mut self, data: &[u8]) -> Result<(), Errno> {
         route(self.inner, self.err, data, Some((self.capture, self.limit)))
     }
+    fn stdout_captured(&self) -> bool {
+        *self.out != FdTarget::Stdout || self.inner.stdout_captured()
+    }
     fn fs(&mut self) -> &mut dyn Fs {
         self.inner.fs()
     }

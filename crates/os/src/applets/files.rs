@@ -518,11 +518,11 @@ pub(crate) fn rm(c: &mut Ctx) -> i32 {
     st
 }
 
-fn copy_tree(c: &mut Ctx, src: &str, dst: &str, depth: usize) -> Result<(), Errno> {
+fn copy_tree(c: &mut Ctx, src: &str, dst: &str, depth: usize, follow: bool) -> Result<(), Errno> {
     if depth > 64 {
         return Err(Errno::ELOOP);
     }
-    let m = c.os.fs_ref().lstat(src)?;
+    let m = if follow { c.os.fs_ref().stat(src)? } else { c.os.fs_ref().lstat(src)? };
     match m.ftype {
         FileType::Dir => {
             match c.os.fs().mkdir(dst, m.mode, false) {
@@ -530,7 +530,7 @@ fn copy_tree(c: &mut Ctx, src: &str, dst: &str, depth: usize) -> Result<(), Errn
                 Err(e) => return Err(e),
             }
             for e in c.os.fs_ref().read_dir(src)? {
-                copy_tree(c, &fs::join(src, &e.name), &fs::join(dst, &e.name), depth + 1)?;
+                copy_tree(c, &fs::join(src, &e.name), &fs::join(dst, &e.name), depth + 1, false)?;
             }
             Ok(())
         }
@@ -599,7 +599,8 @@ pub(crate) fn cp(c: &mut Ctx) -> i32 {
             continue;
         }
         let target = if dst_is_dir { fs::join(&dp, &fs::basename(&s)) } else { dp.clone() };
-        if let Err(e) = copy_tree(c, &sp, &target, 0) {
+        let follow = !rec || opts.iter().any(|(o, _)| matches!(o, 'L' | 'H'));
+        if let Err(e) = copy_tree(c, &sp, &target, 0, follow) {
             let qt = q(c, &dst);
             if c.gnu() {
                 c.err(&format!("cannot create regular file {qt}: {}", e.strerror()));
@@ -632,7 +633,7 @@ pub(crate) fn mv(c: &mut Ctx) -> i32 {
         let sp = c.path(&s);
         let target = if dst_is_dir { fs::join(&dp, &fs::basename(&s)) } else { dp.clone() };
         let r = match c.os.fs().rename(&sp, &target) {
-            Err(Errno::EXDEV) => copy_tree(c, &sp, &target, 0).and_then(|_| c.os.fs().remove_all(&sp)),
+            Err(Errno::EXDEV) => copy_tree(c, &sp, &target, 0, false).and_then(|_| c.os.fs().remove_all(&sp)),
             other => other,
         };
         if let Err(e) = r {

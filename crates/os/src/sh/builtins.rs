@@ -359,13 +359,21 @@ impl Shell {
         }
     }
 
+    /// PS4 with its first character repeated per command-substitution level (bash).
+    pub(super) fn trace_prefix(&self, ps4: &str) -> String {
+        if self.flavor != Flavor::Bash || self.trace_depth <= 1 {
+            return ps4.to_string();
+        }
+        let first: String = ps4.chars().take(1).collect();
+        format!("{}{ps4}", first.repeat((self.trace_depth - 1).min(50) as usize))
+    }
+
     fn trace(&mut self, os: &mut dyn Os, assigns: &[XAssign], argv: &[String]) {
         if !self.opts.xtrace {
             return;
         }
-        let depth = if self.subshell && self.flavor == Flavor::Bash { 2 } else { 1 };
         let ps4 = self.ps4();
-        let prefix = if depth > 1 { format!("{}{}", &ps4[..1.min(ps4.len())], ps4) } else { ps4 };
+        let prefix = self.trace_prefix(&ps4);
         let mut lines = Vec::new();
         let mut av: Vec<String> = Vec::new();
         for a in assigns {
@@ -642,8 +650,14 @@ impl Shell {
                 return self.check_errexit().unwrap_or(Act::Pop);
             }
         };
-        let spawn =
-            Spawn { argv, env: self.env_for_child(&env_extra), cwd: self.cwd.clone(), stdin, capture_stdout: fds.get(1) != Some(&FdTarget::Stdout), path };
+        let spawn = Spawn {
+            argv,
+            env: self.env_for_child(&env_extra),
+            cwd: self.cwd.clone(),
+            stdin,
+            capture_stdout: fds.get(1) != Some(&FdTarget::Stdout) || os.stdout_captured(),
+            path,
+        };
         match registry::start(&spawn, os.fs_ref()) {
             Ok(prog) => {
                 let pid = if kind == ChildKind::Exec { self.pid } else { os.alloc_pid() };
@@ -1765,50 +1779,32 @@ impl Shell {
         Act::Pop
     }
 
-    /// Evaluates `[[ ... ]]`.
+    /// Evaluates `[[ ... ]]` lazily (`&&`/`||` short-circuit); with `set -x` each primary is
+    /// traced as bash does (`+ [[ -f x ]]`).
     pub(super) fn eval_cond(&mut self, os: &mut dyn Os, e: &CondExpr) -> Result<bool, Option<Act>> {
+        self.cond(os, e, false)
+    }
+
+    fn trace_cond(&mut self, os: &mut dyn Os, neg: bool, text: &str) {
         if self.opts.xtrace {
-            let t = format!("{}[[ {} ]]\n", self.ps4(), self.cond_text(os, e));
+            let t = format!("{}[[ {}{} ]]\n", self.trace_prefix(&self.ps4()), if neg { "! " } else { "" }, text);
             self.write_fd(os, 2, t.as_bytes());
         }
-        self.cond(os, e)
     }
 
-    fn cond_text(&mut self, os: &mut dyn Os, e: &CondExpr) -> String {
-        let mut s = |w: &Word, sh: &mut Shell| sh.expand_str_nosubst(os, w).unwrap_or_default();
+    fn cond(&mut self, os: &mut dyn Os, e: &CondExpr, neg: bool) -> Result<bool, Option<Act>> {
         match e {
-            CondExpr::Unary(op, w) => format!("{op} {}", s(w, self)),
-            CondExpr::Binary(a, op, b) => {
-                let l = s(a, self);
-                let r = if op == "=~" { b.text() } else { s(b, self) };
-                format!("{l} {op} {r}")
+            CondExpr::And(a, b) => Ok(self.cond(os, a, false)? && self.cond(os, b, false)?),
+            CondExpr::Or(a, b) => Ok(self.cond(os, a, false)? || self.cond(os, b, false)?),
+            CondExpr::Not(a) => Ok(!self.cond(os, a, !neg)?),
+            CondExpr::Single(w) => {
+                let v = self.expand_str_nosubst(os, w).map_err(Some)?;
+                self.trace_cond(os, neg, &v);
+                Ok(!v.is_empty())
             }
-            CondExpr::Single(w) => s(w, self),
-            CondExpr::Not(x) => {
-                let inner = self.cond_text(os, x);
-                format!("! {inner}")
-            }
-            CondExpr::And(a, b) => {
-                let l = self.cond_text(os, a);
-                let r = self.cond_text(os, b);
-                format!("{l} && {r}")
-            }
-            CondExpr::Or(a, b) => {
-                let l = self.cond_text(os, a);
-                let r = self.cond_text(os, b);
-                format!("{l} || {r}")
-            }
-        }
-    }
-
-    fn cond(&mut self, os: &mut dyn Os, e: &CondExpr) -> Result<bool, Option<Act>> {
-        match e {
-            CondExpr::And(a, b) => Ok(self.cond(os, a)? && self.cond(os, b)?),
-            CondExpr::Or(a, b) => Ok(self.cond(os, a)? || self.cond(os, b)?),
-            CondExpr::Not(a) => Ok(!self.cond(os, a)?),
-            CondExpr::Single(w) => Ok(!self.expand_str_nosubst(os, w).map_err(Some)?.is_empty()),
             CondExpr::Unary(op, w) => {
                 let v = self.expand_str_nosubst(os, w).map_err(Some)?;
+                self.trace_cond(os, neg, &format!("{op} {v}"));
                 let cwd = self.cwd.clone();
                 applets::test::eval(&[op.clone(), v], os, &cwd).map_err(|m| {
                     let m = self.test_msg(&m);
@@ -1821,11 +1817,13 @@ impl Shell {
                 match op.as_str() {
                     "==" | "=" | "!=" => {
                         let pat = self.expand_pattern_nosubst(os, b).map_err(Some)?;
+                        self.trace_cond(os, neg, &format!("{l} {op} {pat}"));
                         let m = crate::pattern::matches(&pat, &l);
                         Ok(if op == "!=" { !m } else { m })
                     }
                     "=~" => {
                         let pat = self.expand_regex_nosubst(os, b).map_err(Some)?;
+                        self.trace_cond(os, neg, &format!("{l} {op} {pat}"));
                         match crate::regex::Regex::new(&pat, true, false) {
                             Ok(re) => match re.captures(&l) {
                                 Some(caps) => {
@@ -1843,10 +1841,12 @@ impl Shell {
                     }
                     "<" | ">" => {
                         let r = self.expand_str_nosubst(os, b).map_err(Some)?;
+                        self.trace_cond(os, neg, &format!("{l} {op} {r}"));
                         Ok(if op == "<" { l < r } else { l > r })
                     }
                     _ => {
                         let r = self.expand_str_nosubst(os, b).map_err(Some)?;
+                        self.trace_cond(os, neg, &format!("{l} {op} {r}"));
                         if matches!(op.as_str(), "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge") {
                             let x = self.arith(os, &l).map_err(Some)?;
                             let y = self.arith(os, &r).map_err(Some)?;

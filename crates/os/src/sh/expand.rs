@@ -349,7 +349,8 @@ impl Shell {
                 }
             }
         }
-        let sub = self.make_subshell(os, c, Vec::new());
+        let mut sub = self.make_subshell(os, c, Vec::new());
+        sub.trace_depth += 1;
         let pid = os.alloc_pid();
         let mut fds = self.child_fds();
         fds[0] = FdTarget::Null;

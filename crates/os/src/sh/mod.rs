@@ -231,6 +231,7 @@ pub struct Shell {
     interrupted: Option<Signal>,
     in_trap: u32,
     exec_child: bool,
+    trace_depth: u32,
 }
 
 /// What to run.
@@ -414,6 +415,7 @@ impl Shell {
             interrupted: None,
             in_trap: 0,
             exec_child: false,
+            trace_depth: 1,
         };
         if !sh.vars.contains_key("IFS") {
             let _ = sh.set_var("IFS", " \t\n");
@@ -658,6 +660,7 @@ impl Shell {
             interrupted: None,
             in_trap: 0,
             exec_child: false,
+            trace_depth: self.trace_depth,
         };
         let _ = os;
         s.loops = 0;
