@@ -137,14 +137,16 @@ impl FakeOs {
         }
     }
 
-    /// Adds an A record answer for `name` (any server).
+    /// Adds an A record for `name` (any server); the name's AAAA query answers NOERROR with
+    /// no records, as CoreDNS does for IPv4-only services.
     pub fn with_dns(mut self, name: &str, ip: &str) -> FakeOs {
         let fq = format!("{}.", name.trim_end_matches('.'));
         self.net.push(NetRule {
             matcher: NetMatch::Dns(fq.clone(), RType::A),
-            reply: NetReply::Dns(Ok(DnsMessage::answer(vec![DnsRecord { name: fq, ttl: 30, rtype: RType::A, data: ip.into() }]))),
+            reply: NetReply::Dns(Ok(DnsMessage::answer(vec![DnsRecord { name: fq.clone(), ttl: 30, rtype: RType::A, data: ip.into() }]))),
             latency_ms: 1,
         });
+        self.net.push(NetRule { matcher: NetMatch::Dns(fq, RType::Aaaa), reply: NetReply::Dns(Ok(DnsMessage::answer(Vec::new()))), latency_ms: 1 });
         self
     }
 

@@ -31,12 +31,14 @@ pub struct Dig {
 
 /// Pads `s` with tabs to `col` (8-column tab stops), or one space if already past it.
 fn pad_to(s: &mut String, col: usize) {
-    let len = s.chars().count();
-    if len >= col {
+    let mut cur = 0;
+    for ch in s.chars() {
+        cur = if ch == '\t' { (cur / 8 + 1) * 8 } else { cur + 1 };
+    }
+    if cur >= col {
         s.push(' ');
         return;
     }
-    let mut cur = len;
     while cur < col {
         s.push('\t');
         cur = (cur / 8 + 1) * 8;

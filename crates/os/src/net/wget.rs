@@ -185,7 +185,7 @@ impl Wget {
                 self.ip = r.addrs[0].clone();
                 let port = self.url.as_ref().map(|u| u.port).unwrap_or(80);
                 if !self.opts.quiet {
-                    let host = self.url.as_ref().map(|u| u.host.clone()).unwrap_or_default();
+                    let host = self.url.as_ref().map(|u| u.host_header()).unwrap_or_default();
                     let _ = os.write_stderr(format!("Connecting to {host} ({}:{port})\n", self.ip).as_bytes());
                 }
                 self.connect(os)
