@@ -6,6 +6,7 @@ use crate::regex::Regex;
 
 #[derive(Clone, Debug)]
 enum Addr {
+    Step(usize, usize),
     Line(usize),
     Last,
     Re(Regex),
@@ -51,6 +52,7 @@ struct Parser<'a> {
     s: Vec<char>,
     i: usize,
     ere: bool,
+    gnu: bool,
     last_re: &'a mut Option<Regex>,
 }
 
@@ -111,7 +113,20 @@ impl Parser<'_> {
                 while self.peek().is_some_and(|c| c.is_ascii_digit()) {
                     self.i += 1;
                 }
-                Ok(Some(Addr::Line(self.s[st..self.i].iter().collect::<String>().parse().unwrap_or(0))))
+                let n: usize = self.s[st..self.i].iter().collect::<String>().parse().unwrap_or(0);
+                if self.peek() == Some('~') {
+                    if !self.gnu {
+                        return Err("unsupported command ~".into());
+                    }
+                    self.i += 1;
+                    let st2 = self.i;
+                    while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+                        self.i += 1;
+                    }
+                    let step: usize = self.s[st2..self.i].iter().collect::<String>().parse().unwrap_or(0);
+                    return Ok(Some(Addr::Step(n, step)));
+                }
+                Ok(Some(Addr::Line(n)))
             }
             Some('$') => {
                 self.i += 1;
@@ -333,6 +348,17 @@ fn subst(re: &Regex, line: &str, rep: &str, global: bool, nth: usize) -> Option<
             out.push(chars[a]);
             last_end = a + 1;
         }
+        // An empty match right after a non-empty one does not count (POSIX).
+        if b > a && b < chars.len() && global {
+            if let Some(next) = re.find_chars(&chars, b, false) {
+                if next[0] == Some((b, b)) {
+                    out.extend(&chars[last_end..b]);
+                    out.push(chars[b]);
+                    last_end = b + 1;
+                    pos = b + 1;
+                }
+            }
+        }
     }
     if !did {
         return None;
@@ -378,6 +404,13 @@ fn run(cmds: &[Cmd], input: &str, quiet: bool, out: &mut String, wfiles: &mut Ve
             }
             let is_last = li == n;
             let m = |a: &Addr, ps: &str| match a {
+                Addr::Step(first, step) => {
+                    if *step == 0 {
+                        lineno == *first
+                    } else {
+                        lineno >= *first && (lineno - first) % step == 0
+                    }
+                }
                 Addr::Line(k) => lineno == *k,
                 Addr::Last => is_last,
                 Addr::Re(r) => r.is_match(ps),
@@ -589,7 +622,8 @@ pub(crate) fn sed(c: &mut Ctx) -> i32 {
     }
     let script = scripts.join("\n");
     let mut last_re = None;
-    let mut p = Parser { s: script.chars().collect(), i: 0, ere, last_re: &mut last_re };
+    let gnu = c.gnu();
+    let mut p = Parser { s: script.chars().collect(), i: 0, ere, gnu, last_re: &mut last_re };
     let cmds = match p.parse() {
         Ok(c) => c,
         Err(e) => {

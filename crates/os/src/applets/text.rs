@@ -13,11 +13,17 @@ fn lines(d: &[u8]) -> Vec<&[u8]> {
 }
 
 fn num_arg(c: &mut Ctx) -> Vec<String> {
-    // `head -5` == `head -n 5`.
-    c.args
-        .iter()
-        .map(|a| if a.len() > 1 && a.starts_with('-') && a[1..].chars().all(|ch| ch.is_ascii_digit()) { format!("-n{}", &a[1..]) } else { a.clone() })
-        .collect()
+    // `head -5` == `head -n 5` (but `head -n -5` keeps its negative count).
+    let mut out: Vec<String> = Vec::new();
+    for a in &c.args {
+        let after_opt = out.last().is_some_and(|p| p == "-n" || p == "-c");
+        if !after_opt && a.len() > 1 && a.starts_with('-') && a[1..].chars().all(|ch| ch.is_ascii_digit()) {
+            out.push(format!("-n{}", &a[1..]));
+        } else {
+            out.push(a.clone());
+        }
+    }
+    out
 }
 
 pub(crate) fn head(c: &mut Ctx) -> i32 {
@@ -50,7 +56,7 @@ pub(crate) fn head(c: &mut Ctx) -> i32 {
                 if c.gnu() {
                     c.err(&format!("cannot open '{f}' for reading: {}", e.strerror()));
                 } else {
-                    c.open_err(f, e);
+                    c.err(&format!("{f}: {}", e.strerror()));
                 }
                 st = 1;
                 continue;
@@ -199,7 +205,7 @@ pub(crate) fn wc(c: &mut Ctx) -> i32 {
         } else {
             rows.iter().flat_map(|(r, _)| r.iter()).max().map(|m| m.to_string().len()).unwrap_or(1)
         }
-    } else if sel.len() == 1 {
+    } else if sel.len() == 1 && rows.len() == 1 {
         0
     } else {
         9
@@ -761,6 +767,10 @@ pub(crate) fn seq(c: &mut Ctx) -> i32 {
             "-s" if i + 1 < args.len() => {
                 sep = args[i + 1].clone();
                 args.drain(i..i + 2);
+            }
+            a if a.starts_with("-s") && a.len() > 2 => {
+                sep = a[2..].to_string();
+                args.remove(i);
             }
             "-w" => {
                 width = true;
