@@ -587,6 +587,7 @@ fn native(name: &str, spawn: &Spawn, fs: &dyn Fs) -> Started {
         "nslookup-bind" => Started::Prog(Box::new(crate::net::nslookup::Nslookup::new(spawn, crate::net::nslookup::Style::Bind))),
         "dig" => Started::Prog(Box::new(crate::net::dig::Dig::new(spawn))),
         "wget-busybox" => Started::Prog(Box::new(crate::net::wget::Wget::new(spawn))),
+        "stress" => Started::Prog(Box::new(applets::stress::Stress::new(spawn))),
         other => Started::Foreign(other.to_string()),
     }
 }

@@ -315,3 +315,23 @@ fn foreign_programs_in_the_corpus_are_handed_to_the_host() {
     let fs = pod.os.fs_ref();
     assert!(fs.stat("/usr/bin/perl").is_ok());
 }
+
+#[test]
+fn memory_stress_reports_its_allocation_and_hangs() {
+    in_corpus("pods/resource/memory-request-limit.yaml", "\"--vm-bytes\",");
+    let mut pod = Pod::new(kubesim_os::registry::alpine_image());
+    kubesim_os::registry::add_foreign(&mut pod.os.fs.root, "/usr/bin/stress", "stress");
+    let out = pod.run_for(&["stress", "--vm", "1", "--vm-bytes", "150M", "--vm-hang", "1"], 5_000);
+    assert_eq!((out.stdout_str().as_str(), out.code), ("stress: info: [1] dispatching hogs: 0 cpu, 0 io, 1 vm, 0 hdd\n", None));
+    assert_eq!(pod.os.memory, (1 << 20) + 150 * (1 << 20));
+}
+
+#[test]
+fn cpu_stress_asks_for_two_cpus_of_compute_forever() {
+    in_corpus("pods/resource/cpu-request-limit.yaml", "\"-cpus\",");
+    let mut pod = Pod::new(kubesim_os::registry::alpine_image());
+    kubesim_os::registry::add_foreign(&mut pod.os.fs.root, "/usr/bin/stress", "stress");
+    let _ = pod.run_for(&["stress", "-cpus", "2"], 3_000);
+    let compute = pod.os.calls.iter().filter(|c| matches!(c, Call::Compute(1000))).count();
+    assert_eq!(compute, 4);
+}

@@ -10,6 +10,7 @@ pub mod hash;
 pub mod misc;
 pub mod printf;
 pub mod sed;
+pub mod stress;
 pub mod test;
 pub mod text;
 pub mod wait;
