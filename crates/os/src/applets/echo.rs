@@ -17,7 +17,7 @@ pub fn render(style: Style, args: &[String]) -> Vec<u8> {
     while i < args.len() {
         let a = &args[i];
         if style == Style::Dash {
-            if a == "-n" {
+            if a == "-n" && i == 0 {
                 newline = false;
                 i += 1;
                 continue;
@@ -83,6 +83,16 @@ pub fn unescape(s: &str, dash_octal: bool) -> (Vec<u8>, bool) {
             b'e' if !dash_octal => out.push(27),
             b'\\' => out.push(b'\\'),
             b'c' => return (out, true),
+            b'1'..=b'7' if dash_octal => {
+                let mut v: u32 = (c - b'0') as u32;
+                let mut n = 1;
+                while n < 3 && i < b.len() && (b'0'..=b'7').contains(&b[i]) {
+                    v = v * 8 + (b[i] - b'0') as u32;
+                    i += 1;
+                    n += 1;
+                }
+                out.push(v as u8);
+            }
             b'0' => {
                 let mut v: u32 = 0;
                 let mut n = 0;

@@ -62,11 +62,17 @@ struct T<'a> {
     i: usize,
     os: &'a mut dyn Os,
     cwd: &'a str,
+    glob: bool,
 }
 
 /// Evaluates `test args` (without the closing `]`).
 pub fn eval(args: &[String], os: &mut dyn Os, cwd: &str) -> Result<bool, TestErr> {
-    let mut t = T { a: args, i: 0, os, cwd };
+    eval_ext(args, os, cwd, false)
+}
+
+/// Like [`eval`]; with `glob`, `==`/`!=` match shell patterns (busybox ash's `[[`).
+pub fn eval_ext(args: &[String], os: &mut dyn Os, cwd: &str, glob: bool) -> Result<bool, TestErr> {
+    let mut t = T { a: args, i: 0, os, cwd, glob };
     match args.len() {
         0 => Ok(false),
         1 => Ok(!args[0].is_empty()),
@@ -88,14 +94,14 @@ pub fn eval(args: &[String], os: &mut dyn Os, cwd: &str) -> Result<bool, TestErr
                 return Ok(if args[1] == "-a" { l && r } else { l || r });
             }
             if args[0] == "!" {
-                return eval(&args[1..], t.os, cwd).map(|b| !b);
+                return eval_ext(&args[1..], t.os, cwd, glob).map(|b| !b);
             }
             if args[0] == "(" && args[2] == ")" {
                 return Ok(!args[1].is_empty());
             }
             Err(TestErr::BinaryExpected(args[0].clone(), args[1].clone()))
         }
-        4 if args[0] == "!" => eval(&args[1..], t.os, cwd).map(|b| !b),
+        4 if args[0] == "!" => eval_ext(&args[1..], t.os, cwd, glob).map(|b| !b),
         _ => {
             let v = t.or()?;
             if t.i < args.len() {
@@ -199,6 +205,8 @@ impl T<'_> {
     fn binary(&mut self, l: &str, op: &str, r: &str) -> Result<bool, TestErr> {
         let int = |s: &str| -> Result<i64, TestErr> { s.trim().parse::<i64>().map_err(|_| TestErr::BadNumber(s.to_string())) };
         Ok(match op {
+            "=" | "==" if self.glob => crate::pattern::matches(r, l),
+            "!=" if self.glob => !crate::pattern::matches(r, l),
             "=" | "==" => l == r,
             "!=" => l != r,
             "<" => l < r,

@@ -451,7 +451,11 @@ impl Shell {
                 Err(_) => return Err(()),
             },
             (AVal::Scalar(v), None) => {
-                let v = if a.append { format!("{}{v}", self.get_var(&a.name).unwrap_or_default()) } else { v.clone() };
+                let v = match (a.append, self.integers.contains(&a.name)) {
+                    (true, true) => format!("{}+({v})", self.get_var(&a.name).unwrap_or_else(|| "0".into())),
+                    (true, false) => format!("{}{v}", self.get_var(&a.name).unwrap_or_default()),
+                    _ => v.clone(),
+                };
                 self.set_var(&a.name, &v)
             }
         };
@@ -625,7 +629,7 @@ impl Shell {
         let mut fds = self.fds.clone();
         if self.apply_redirs(os, &mut fds, &redirs).is_err() {
             self.inputs.truncate(ninputs);
-            self.status = 1;
+            self.status = if self.flavor == Flavor::Dash { 2 } else { 1 };
             return self.check_errexit().unwrap_or(Act::Pop);
         }
         let stdin = match fds.first() {
@@ -709,6 +713,26 @@ impl Shell {
                 let ok = self.write_fd(os, 1, &out);
                 st(self, if ok { 0 } else { 1 })
             }
+            "printf" if args.first().is_some_and(|a| a == "-v") && self.flavor != Flavor::Ash => {
+                if self.flavor == Flavor::Dash {
+                    self.berr(os, "printf", "Illegal option -v");
+                    return st(self, 2);
+                }
+                let (Some(var), Some(fmt)) = (args.get(1).cloned(), args.get(2).cloned()) else {
+                    self.berr(os, "printf", "-v: option requires an argument");
+                    return st(self, 2);
+                };
+                let (out, errs, code) = applets::printf::format(&fmt, &args[3..]);
+                for e in errs {
+                    self.berr(os, "printf", &format!("{e}: invalid number"));
+                }
+                let text = String::from_utf8_lossy(&out).into_owned();
+                if let Err(e) = self.set_var(&var, &text) {
+                    self.err_msg(os, None, &e);
+                    return st(self, 1);
+                }
+                st(self, code)
+            }
             "printf" => {
                 if args.is_empty() {
                     let msg = match self.flavor {
@@ -744,7 +768,17 @@ impl Shell {
                     a.pop();
                 }
                 let cwd = self.cwd.clone();
-                match applets::test::eval(&a, os, &cwd) {
+                let glob = name == "[[";
+                if glob {
+                    for x in a.iter_mut() {
+                        if x == "&&" {
+                            *x = "-a".into();
+                        } else if x == "||" {
+                            *x = "-o".into();
+                        }
+                    }
+                }
+                match applets::test::eval_ext(&a, os, &cwd, glob) {
                     Ok(b) => st(self, if b { 0 } else { 1 }),
                     Err(e) => {
                         let m = self.test_msg(&e);
@@ -778,7 +812,11 @@ impl Shell {
                             _ => format!("{a}: is read only"),
                         };
                         self.berr(os, "unset", &msg);
-                        return st(self, if self.flavor == Flavor::Bash { 1 } else { 2 });
+                        if self.flavor != Flavor::Bash {
+                            self.status = 2;
+                            return Act::Unwind(Unwind::Exit);
+                        }
+                        return st(self, 1);
                     } else if let Some(base) = a.strip_suffix(']').and_then(|x| x.split_once('[')) {
                         let (n, i) = base;
                         if let (Ok(i), Some(Var { val: Val::Arr(m), .. })) = (i.parse::<usize>(), self.vars.get_mut(n)) {
@@ -1049,6 +1087,7 @@ impl Shell {
         let mut export = name == "export";
         let mut readonly = name == "readonly";
         let mut array = false;
+        let mut integer = false;
         let mut print = false;
         let mut names = Vec::new();
         for a in args {
@@ -1058,6 +1097,7 @@ impl Shell {
                         'x' => export = true,
                         'r' => readonly = true,
                         'a' | 'A' => array = true,
+                        'i' => integer = true,
                         'p' => print = true,
                         _ => {}
                     }
@@ -1129,6 +1169,9 @@ impl Shell {
                     return Act::Unwind(Unwind::Exit);
                 }
                 continue;
+            }
+            if integer {
+                self.integers.insert(var.clone());
             }
             if name == "local" {
                 let old = self.vars.get(&var).cloned();

@@ -46,7 +46,7 @@ enum PVal {
     List(Vec<String>, bool),
 }
 
-struct Vars<'a>(&'a mut Shell);
+pub(super) struct Vars<'a>(pub(super) &'a mut Shell);
 
 impl arith::ArithVars for Vars<'_> {
     fn get(&mut self, name: &str) -> Option<String> {
@@ -381,7 +381,13 @@ impl Shell {
 
     /// Arithmetic evaluation with the flavour's error handling.
     pub(super) fn arith(&mut self, os: &mut dyn Os, text: &str) -> Result<i64, Act> {
-        let r = if self.flavor == Flavor::Dash && text.contains("**") { Err("syntax error".to_string()) } else { arith::eval(text, &mut Vars(self)) };
+        let r = if self.flavor == Flavor::Dash && text.contains('#') {
+            Err("expecting EOF".to_string())
+        } else if self.flavor == Flavor::Dash && text.contains("**") {
+            Err("syntax error".to_string())
+        } else {
+            arith::eval(text, &mut Vars(self))
+        };
         match r {
             Ok(v) => Ok(v),
             Err(e) => {
@@ -402,6 +408,8 @@ impl Shell {
                     Flavor::Dash => {
                         if e == "division by zero" {
                             format!("arithmetic expression: division by zero: \"{text}\"")
+                        } else if e == "expecting EOF" {
+                            format!("arithmetic expression: expecting EOF: \"{text}\"")
                         } else {
                             format!("arithmetic expression: expecting primary: \"{text}\"")
                         }

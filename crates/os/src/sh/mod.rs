@@ -232,6 +232,7 @@ pub struct Shell {
     in_trap: u32,
     exec_child: bool,
     trace_depth: u32,
+    integers: std::collections::BTreeSet<String>,
 }
 
 /// What to run.
@@ -365,7 +366,7 @@ impl Shell {
         };
         if let Some(e) = err {
             let code = if sh.status != 0 { sh.status } else { 2 };
-            sh.startup = Some(Err(parse::SyntaxError { line: 0, kind: parse::SyntaxKind::Unexpected(String::new()), source_line: e }));
+            sh.startup = Some(Err(parse::SyntaxError { line: 0, kind: parse::SyntaxKind::Unexpected(String::new()), source_line: e, expecting: None }));
             sh.status = code;
             return sh;
         }
@@ -416,6 +417,7 @@ impl Shell {
             in_trap: 0,
             exec_child: false,
             trace_depth: 1,
+            integers: std::collections::BTreeSet::new(),
         };
         if !sh.vars.contains_key("IFS") {
             let _ = sh.set_var("IFS", " \t\n");
@@ -489,6 +491,13 @@ impl Shell {
     }
 
     fn set_var(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let computed;
+        let value = if self.integers.contains(name) && value.parse::<i64>().is_err() {
+            computed = arith::eval(value, &mut expand::Vars(self)).unwrap_or(0).to_string();
+            computed.as_str()
+        } else {
+            value
+        };
         if let Some(v) = self.vars.get_mut(name) {
             if v.readonly {
                 return Err(self.readonly_msg(name));
@@ -661,6 +670,7 @@ impl Shell {
             in_trap: 0,
             exec_child: false,
             trace_depth: self.trace_depth,
+            integers: self.integers.clone(),
         };
         let _ = os;
         s.loops = 0;

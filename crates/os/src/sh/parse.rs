@@ -18,6 +18,8 @@ pub struct SyntaxError {
     pub kind: SyntaxKind,
     /// The source line (bash prints it).
     pub source_line: String,
+    /// The closer of the innermost open construct (ash/dash print `(expecting "}")`).
+    pub expecting: Option<String>,
 }
 
 /// Syntax error kinds.
@@ -61,7 +63,8 @@ impl SyntaxError {
             Flavor::Dash => match &self.kind {
                 SyntaxKind::Unexpected(t) => {
                     let t = if t == "newline" { "newline".to_string() } else { format!("\"{t}\"") };
-                    format!("{arg0}: {}: Syntax error: {} unexpected", self.line, t)
+                    let exp = self.expecting.as_ref().map(|e| format!(" (expecting \"{e}\")")).unwrap_or_default();
+                    format!("{arg0}: {}: Syntax error: {} unexpected{exp}", self.line, t)
                 }
                 SyntaxKind::Eof(Some(e)) => format!("{arg0}: {}: Syntax error: end of file unexpected (expecting \"{e}\")", self.line),
                 SyntaxKind::Eof(None) => format!("{arg0}: {}: Syntax error: end of file unexpected", self.line),
@@ -85,7 +88,8 @@ impl SyntaxError {
             Flavor::Ash => match &self.kind {
                 SyntaxKind::Unexpected(t) => {
                     let t = if t == "newline" { "newline".to_string() } else { format!("\"{t}\"") };
-                    format!("{arg0}: syntax error: unexpected {t}")
+                    let exp = self.expecting.as_ref().map(|e| format!(" (expecting \"{e}\")")).unwrap_or_default();
+                    format!("{arg0}: syntax error: unexpected {t}{exp}")
                 }
                 SyntaxKind::Eof(Some(e)) => format!("{arg0}: syntax error: unexpected end of file (expecting \"{e}\")"),
                 SyntaxKind::Eof(None) => format!("{arg0}: syntax error: unexpected end of file"),
@@ -106,7 +110,7 @@ type PResult<T> = Result<T, SyntaxError>;
 
 /// Parses a whole script.
 pub fn parse(src: &str, flavor: Flavor) -> PResult<Arc<Cmd>> {
-    let mut p = Parser { s: src.chars().collect(), pos: 0, line: 1, flavor, depth: 0, bonus_lines: 0 };
+    let mut p = Parser { s: src.chars().collect(), pos: 0, line: 1, flavor, depth: 0, bonus_lines: 0, closers: Vec::new() };
     let list = p.list(&[])?;
     p.blank_nl();
     if p.pos < p.s.len() {
@@ -122,6 +126,7 @@ struct Parser {
     flavor: Flavor,
     depth: usize,
     bonus_lines: u32,
+    closers: Vec<&'static str>,
 }
 
 fn is_meta(c: char) -> bool {
@@ -191,7 +196,7 @@ impl Parser {
     fn err(&self, kind: SyntaxKind) -> SyntaxError {
         let start = self.s[..self.pos.min(self.s.len())].iter().rposition(|&c| c == '\n').map(|i| i + 1).unwrap_or(0);
         let end = self.s[self.pos.min(self.s.len())..].iter().position(|&c| c == '\n').map(|i| i + self.pos).unwrap_or(self.s.len());
-        SyntaxError { line: self.line, kind, source_line: self.s[start..end].iter().collect() }
+        SyntaxError { line: self.line, kind, source_line: self.s[start..end].iter().collect(), expecting: self.closers.last().map(|c| c.to_string()) }
     }
 
     fn unexpected_here(&mut self) -> SyntaxError {
@@ -414,7 +419,9 @@ impl Parser {
             let compound = match r {
                 "{" => {
                     self.pos += 1;
+                    self.closers.push("}");
                     let body = self.list(&["}"])?;
+                    self.closers.pop();
                     self.expect_reserved("}", "{")?;
                     Some(Compound::Group(Arc::new(Cmd::List(body))))
                 }
@@ -423,12 +430,56 @@ impl Parser {
                     self.pos += r.len();
                     let cond = self.list(&["do"])?;
                     self.expect_reserved("do", r)?;
-                    let body = self.list(&["done"])?;
+                    self.closers.push("done");
+                    let body = self.list(&["done"]);
+                    self.closers.pop();
+                    let body = body?;
                     self.expect_reserved("done", "do")?;
                     Some(Compound::While { until: r == "until", cond: Arc::new(Cmd::List(cond)), body: Arc::new(Cmd::List(body)) })
                 }
                 "for" => Some(self.for_cmd()?),
                 "case" => Some(self.case_cmd()?),
+                "[[" if self.flavor == Flavor::Ash => {
+                    // busybox ash: `[[ ... ]]` is its test builtin; `&&`, `||`, `(`, `)` are
+                    // words there, `<` and `>` stay redirections.
+                    let mut s = Simple { assigns: Vec::new(), words: vec![Word::lit("[[")], redirs: Vec::new(), line, decl: Vec::new() };
+                    self.pos += 2;
+                    loop {
+                        self.blank();
+                        match self.peek() {
+                            None | Some('\n') | Some(';') => break,
+                            _ => {}
+                        }
+                        if self.starts("]]") && self.s.get(self.pos + 2).is_none_or(|c| is_meta(*c)) {
+                            self.pos += 2;
+                            s.words.push(Word::lit("]]"));
+                            break;
+                        }
+                        let mut op = None;
+                        for o in ["&&", "||"] {
+                            if self.starts(o) {
+                                op = Some(o);
+                                break;
+                            }
+                        }
+                        if let Some(o) = op {
+                            self.pos += o.len();
+                            s.words.push(Word::lit(o));
+                            continue;
+                        }
+                        if let Some(r) = self.try_redir()? {
+                            s.redirs.push(r);
+                            continue;
+                        }
+                        if self.peek().is_some_and(is_meta) {
+                            return Err(self.unexpected_here());
+                        }
+                        s.words.push(self.word(false)?);
+                    }
+                    let redirs = self.redirs_after()?;
+                    s.redirs.extend(redirs);
+                    return Ok(Arc::new(Cmd::Simple(s)));
+                }
                 "[[" => {
                     self.pos += 2;
                     let e = self.cond_or()?;
@@ -466,7 +517,9 @@ impl Parser {
         }
         if self.peek() == Some('(') {
             self.pos += 1;
+            self.closers.push(")");
             let body = self.list(&[])?;
+            self.closers.pop();
             self.blank_nl();
             if self.peek() != Some(')') {
                 if self.peek().is_none() {
@@ -542,7 +595,10 @@ impl Parser {
                 return Err(self.unexpected_here());
             }
             self.expect_reserved("then", "if")?;
-            let body = self.list(&["elif", "else", "fi"])?;
+            self.closers.push("fi");
+            let body = self.list(&["elif", "else", "fi"]);
+            self.closers.pop();
+            let body = body?;
             if body.is_empty() {
                 if self.peek_is_eof() {
                     return Err(self.err(SyntaxKind::Eof(Some("fi".into()))));
@@ -588,7 +644,8 @@ impl Parser {
                 return Err(self.err(SyntaxKind::Unexpected("((".into())));
             }
             let mk = |s: &str| -> PResult<Word> {
-                let mut p = Parser { s: s.chars().collect(), pos: 0, line: self.line, flavor: self.flavor, depth: self.depth, bonus_lines: 0 };
+                let mut p =
+                    Parser { s: s.chars().collect(), pos: 0, line: self.line, flavor: self.flavor, depth: self.depth, bonus_lines: 0, closers: Vec::new() };
                 p.arith_text_word(None)
             };
             let (init, cond, step) = (mk(parts[0])?, mk(parts[1])?, mk(parts[2])?);
@@ -821,7 +878,7 @@ impl Parser {
         }
         let text: String = self.s[start..self.pos].iter().collect();
         self.pos += 2;
-        let mut p = Parser { s: text.chars().collect(), pos: 0, line: self.line, flavor: self.flavor, depth: self.depth, bonus_lines: 0 };
+        let mut p = Parser { s: text.chars().collect(), pos: 0, line: self.line, flavor: self.flavor, depth: self.depth, bonus_lines: 0, closers: Vec::new() };
         p.arith_text_word(None)
     }
 
@@ -942,11 +999,12 @@ impl Parser {
                 return Ok(None);
             }
             let text: String = self.s[i + 1..j].iter().collect();
-            let mut p = Parser { s: text.chars().collect(), pos: 0, line: self.line, flavor: self.flavor, depth: self.depth, bonus_lines: 0 };
+            let mut p =
+                Parser { s: text.chars().collect(), pos: 0, line: self.line, flavor: self.flavor, depth: self.depth, bonus_lines: 0, closers: Vec::new() };
             index = Some(p.arith_text_word(None)?);
             i = after;
         }
-        let append = self.s.get(i) == Some(&'+') && self.s.get(i + 1) == Some(&'=') && self.not_dash();
+        let append = self.s.get(i) == Some(&'+') && self.s.get(i + 1) == Some(&'=') && self.bash();
         if append {
             i += 1;
         }
@@ -1025,7 +1083,15 @@ impl Parser {
                 let target = if quoted {
                     Word(vec![WordPart::Quoted(body)])
                 } else {
-                    let mut p = Parser { s: body.chars().collect(), pos: 0, line: self.line, flavor: self.flavor, depth: self.depth, bonus_lines: 0 };
+                    let mut p = Parser {
+                        s: body.chars().collect(),
+                        pos: 0,
+                        line: self.line,
+                        flavor: self.flavor,
+                        depth: self.depth,
+                        bonus_lines: 0,
+                        closers: Vec::new(),
+                    };
                     p.heredoc_word()?
                 };
                 return Ok(Some(Redir { fd, op: RedirOp::HereDoc { expand: !quoted }, target }));
@@ -1352,7 +1418,8 @@ impl Parser {
                 Some(c) => src.push(c),
             }
         }
-        let mut p = Parser { s: src.chars().collect(), pos: 0, line: self.line, flavor: self.flavor, depth: self.depth + 1, bonus_lines: 0 };
+        let mut p =
+            Parser { s: src.chars().collect(), pos: 0, line: self.line, flavor: self.flavor, depth: self.depth + 1, bonus_lines: 0, closers: Vec::new() };
         if p.depth > MAX_DEPTH {
             return Err(self.err(SyntaxKind::Unexpected("`".into())));
         }
@@ -1388,7 +1455,8 @@ impl Parser {
                 }
                 let text: String = self.s[start..self.pos].iter().collect();
                 self.pos += 2;
-                let mut p = Parser { s: text.chars().collect(), pos: 0, line: self.line, flavor: self.flavor, depth: self.depth, bonus_lines: 0 };
+                let mut p =
+                    Parser { s: text.chars().collect(), pos: 0, line: self.line, flavor: self.flavor, depth: self.depth, bonus_lines: 0, closers: Vec::new() };
                 Ok(WordPart::Arith(p.arith_text_word(None)?))
             }
             Some('(') => {
@@ -1500,7 +1568,8 @@ impl Parser {
             }
             let text: String = self.s[s..self.pos].iter().collect();
             self.pos += 1;
-            let mut p = Parser { s: text.chars().collect(), pos: 0, line: self.line, flavor: self.flavor, depth: self.depth, bonus_lines: 0 };
+            let mut p =
+                Parser { s: text.chars().collect(), pos: 0, line: self.line, flavor: self.flavor, depth: self.depth, bonus_lines: 0, closers: Vec::new() };
             index = Some(p.arith_text_word(None)?);
         }
         if length {
@@ -1611,7 +1680,7 @@ impl Parser {
             self.bump();
         }
         let text: String = self.s[s..self.pos].iter().collect();
-        let mut p = Parser { s: text.chars().collect(), pos: 0, line: self.line, flavor: self.flavor, depth: self.depth, bonus_lines: 0 };
+        let mut p = Parser { s: text.chars().collect(), pos: 0, line: self.line, flavor: self.flavor, depth: self.depth, bonus_lines: 0, closers: Vec::new() };
         p.arith_text_word(None)
     }
 
@@ -1649,14 +1718,14 @@ impl Parser {
                             lit.push('\\');
                             lit.push(n);
                         } else {
-                            flush_any(&mut lit, &mut parts, in_dq);
+                            flush_any(&mut lit, &mut parts, false);
                             parts.push(WordPart::Quoted(n.to_string()));
                         }
                     }
                 }
                 '\'' if !in_dq => {
                     self.bump();
-                    flush_any(&mut lit, &mut parts, in_dq);
+                    flush_any(&mut lit, &mut parts, false);
                     let mut q = String::new();
                     loop {
                         match self.bump() {
@@ -1669,18 +1738,18 @@ impl Parser {
                 }
                 '"' => {
                     self.bump();
-                    flush_any(&mut lit, &mut parts, in_dq);
+                    flush_any(&mut lit, &mut parts, false);
                     let inner = self.dquoted()?;
                     parts.push(WordPart::Dq(inner));
                 }
                 '$' => {
                     self.bump();
-                    flush_any(&mut lit, &mut parts, in_dq);
+                    flush_any(&mut lit, &mut parts, false);
                     parts.push(self.dollar(in_dq)?);
                 }
                 '`' => {
                     self.bump();
-                    flush_any(&mut lit, &mut parts, in_dq);
+                    flush_any(&mut lit, &mut parts, false);
                     parts.push(self.backtick()?);
                 }
                 _ => {
@@ -1689,7 +1758,7 @@ impl Parser {
                 }
             }
         }
-        flush_any(&mut lit, &mut parts, in_dq);
+        flush_any(&mut lit, &mut parts, false);
         Ok(Word(parts))
     }
 }

@@ -4680,4 +4680,1914 @@ esac"#,
             ),
         ],
     ),
+    (
+        r#"arr=(a b c); arr+=(d); echo ${#arr[@]} "${arr[@]:1:2}"; arr[5]=x; echo ${!arr[@]}"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unexpected "("
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: "(" unexpected
+"#,
+                2,
+            ),
+            (
+                r#"4 b c
+0 1 2 3 5
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"arr=(one "two words" three); for x in "${arr[@]}"; do echo "<$x>"; done"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unexpected "("
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: "(" unexpected
+"#,
+                2,
+            ),
+            (
+                r#"<one>
+<two words>
+<three>
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"arr=(3 1 2); echo ${arr[-1]} ${#arr[1]}; unset 'arr[0]'; echo ${arr[@]}"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unexpected "("
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: "(" unexpected
+"#,
+                2,
+            ),
+            (
+                r#"2 1
+1 2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -o pipefail; false | true; echo $?"#,
+        [
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: set: Illegal option -o pipefail
+"#,
+                2,
+            ),
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"true | false | true; echo ${PIPESTATUS[@]}"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: bad substitution
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Bad substitution
+"#,
+                2,
+            ),
+            (
+                r#"0 1 0
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"x="a b"; [[ $x == "a b" ]] && echo quoted-eq; [[ -n $undefined ]] || echo empty-unquoted"#,
+        [
+            (
+                r#""#,
+                r#"sh: b: unknown operand
+"#,
+                0,
+            ),
+            (
+                r#"empty-unquoted
+"#,
+                r#"sh: 1: [[: not found
+sh: 1: [[: not found
+"#,
+                0,
+            ),
+            (
+                r#"quoted-eq
+empty-unquoted
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"[[ 1 -lt 2 && 3 -gt 2 ]] && echo both; [[ abc < abd ]] && echo lt"#,
+        [
+            (
+                r#"both
+"#,
+                r#"sh: can't open abd: no such file
+"#,
+                1,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: [[: not found
+sh: 1: cannot open abd: No such file
+"#,
+                2,
+            ),
+            (
+                r#"both
+lt
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $'a\nb' $'\x41\101'"#,
+        [
+            (
+                r#"a
+b AA
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"$a
+b $\x41A
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a
+b AA
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"s="hello world"; echo ${s// /_} ${s^^} ${s:6} ${s: -5:3} ${s^}"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: bad substitution
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Bad substitution
+"#,
+                2,
+            ),
+            (
+                r#"hello_world HELLO WORLD world wor Hello world
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf -v v '%05d' 42; echo $v"#,
+        [
+            (
+                r#"-v
+"#, r#""#, 0,
+            ),
+            (
+                r#"
+"#,
+                r#"sh: 1: printf: Illegal option -v
+"#,
+                0,
+            ),
+            (
+                r#"00042
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"read -a parts <<< "a b c"; echo ${parts[1]} ${#parts[@]}"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unexpected redirection
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: redirection unexpected
+"#,
+                2,
+            ),
+            (
+                r#"b 3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"function f { echo f-kw; }; f"#,
+        [
+            (
+                r#"f-kw
+"#, r#""#, 0,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: "}" unexpected
+"#,
+                2,
+            ),
+            (
+                r#"f-kw
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"i=0; (( i++ )); echo $i; (( 0 )); echo $?; (( 5 )); echo $?"#,
+        [
+            (
+                r#"0
+127
+127
+"#,
+                r#"sh: i++: not found
+sh: 0: not found
+sh: 5: not found
+"#,
+                0,
+            ),
+            (
+                r#"0
+127
+127
+"#,
+                r#"sh: 1: i++: not found
+sh: 1: 0: not found
+sh: 1: 5: not found
+"#,
+                0,
+            ),
+            (
+                r#"1
+1
+0
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"let "x = 5 * 2"; echo $x"#,
+        [
+            (
+                r#"10
+"#, r#""#, 0,
+            ),
+            (
+                r#"
+"#,
+                r#"sh: 1: let: not found
+"#,
+                0,
+            ),
+            (
+                r#"10
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"x=b; case $x in a) echo A;& b) echo B;& c) echo C;; d) echo D;; esac"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unexpected "&"
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: "&" unexpected
+"#,
+                2,
+            ),
+            (
+                r#"B
+C
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"x=5; echo $(( x ** 2 ))"#,
+        [
+            (
+                r#"25
+"#, r#""#, 0,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: arithmetic expression: expecting primary: " x ** 2 "
+"#,
+                2,
+            ),
+            (
+                r#"25
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo {a..c}{1..2}"#,
+        [
+            (
+                r#"{a..c}{1..2}
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"{a..c}{1..2}
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a1 a2 b1 b2 c1 c2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"if ! grep -q x <<< "abc"; then echo no-x; fi"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unexpected redirection
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: redirection unexpected
+"#,
+                2,
+            ),
+            (
+                r#"no-x
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"f() { local -a arr=(x y); echo ${arr[1]}; }; f"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unexpected "(" (expecting "}")
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: "(" unexpected (expecting "}")
+"#,
+                2,
+            ),
+            (
+                r#"y
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"declare -i n=5; n+=3; echo $n"#,
+        [
+            (
+                r#"
+"#,
+                r#"sh: declare: not found
+sh: n+=3: not found
+"#,
+                0,
+            ),
+            (
+                r#"
+"#,
+                r#"sh: 1: declare: not found
+sh: 1: n+=3: not found
+"#,
+                0,
+            ),
+            (
+                r#"8
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"s=abc; echo ${#s} ${s:1:1}; s+=def; echo $s"#,
+        [
+            (
+                r#"3 b
+abc
+"#,
+                r#"sh: s+=def: not found
+"#,
+                0,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Bad substitution
+"#,
+                2,
+            ),
+            (
+                r#"3 b
+abcdef
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"x=; echo ${x:-unset-or-empty}; unset x; echo ${x-unset}"#,
+        [
+            (
+                r#"unset-or-empty
+unset
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"unset-or-empty
+unset
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"unset-or-empty
+unset
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $(( 16#ff )) $(( 2#101 ))"#,
+        [
+            (
+                r#"255 5
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: arithmetic expression: expecting EOF: " 16#ff "
+"#,
+                2,
+            ),
+            (
+                r#"255 5
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"for ((i=3; i>0; i--)); do printf '%d ' $i; done; echo"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: bad for loop variable
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: Bad for loop variable
+"#,
+                2,
+            ),
+            (
+                r#"3 2 1 
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"while IFS=: read -r a b; do echo "$b-$a"; done <<< "x:y""#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unexpected redirection
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: redirection unexpected
+"#,
+                2,
+            ),
+            (
+                r#"y-x
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "$((1 + 2))" '$((1 + 2))'"#,
+        [
+            (
+                r#"3 $((1 + 2))
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3 $((1 + 2))
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3 $((1 + 2))
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"f() { echo "args: $*"; }; f 1 "2 3""#,
+        [
+            (
+                r#"args: 1 2 3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"args: 1 2 3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"args: 1 2 3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"f() { return 7; }; f; echo $?; f && echo no || echo yes"#,
+        [
+            (
+                r#"7
+yes
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"7
+yes
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"7
+yes
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"f() { echo x; } > /tmp/w/fo; f; cat /tmp/w/fo"#,
+        [
+            (
+                r#"x
+"#, r#""#, 0,
+            ),
+            (
+                r#"x
+"#, r#""#, 0,
+            ),
+            (
+                r#"x
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "$(echo "$(echo inner)")""#,
+        [
+            (
+                r#"inner
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"inner
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"inner
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $((u + 1)) $((u))"#,
+        [
+            (
+                r#"1 0
+"#, r#""#, 0,
+            ),
+            (
+                r#"1 0
+"#, r#""#, 0,
+            ),
+            (
+                r#"1 0
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"x='a*'; case abc in $x) echo unquoted-pat;; esac; case abc in "$x") echo quoted;; *) echo literal;; esac"#,
+        [
+            (
+                r#"unquoted-pat
+literal
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"unquoted-pat
+literal
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"unquoted-pat
+literal
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (r#"set -e; (false); echo after-subshell"#, [(r#""#, r#""#, 1), (r#""#, r#""#, 1), (r#""#, r#""#, 1)]),
+    (r#"set -e; x=$(false); echo after-subst"#, [(r#""#, r#""#, 1), (r#""#, r#""#, 1), (r#""#, r#""#, 1)]),
+    (
+        r#"set -e; false && true; echo after-and"#,
+        [
+            (
+                r#"after-and
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"after-and
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"after-and
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -e; ! true; echo after-bang"#,
+        [
+            (
+                r#"after-bang
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"after-bang
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"after-bang
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"trap 'echo one' EXIT; trap - EXIT; echo cleared"#,
+        [
+            (
+                r#"cleared
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"cleared
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"cleared
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"trap 'echo t' INT TERM; trap"#,
+        [
+            (
+                r#"trap -- 'echo t' INT
+trap -- 'echo t' TERM
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"trap -- 'echo t' INT
+trap -- 'echo t' TERM
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"trap -- 'echo t' SIGINT
+trap -- 'echo t' SIGTERM
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"i=5; while [ $i -gt 0 ]; do i=$((i-2)); done; echo $i"#,
+        [
+            (
+                r#"-1
+"#, r#""#, 0,
+            ),
+            (
+                r#"-1
+"#, r#""#, 0,
+            ),
+            (
+                r#"-1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo a b | { read x y; echo $y $x; }"#,
+        [
+            (
+                r#"b a
+"#, r#""#, 0,
+            ),
+            (
+                r#"b a
+"#, r#""#, 0,
+            ),
+            (
+                r#"b a
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"f() { cat; }; echo through | f"#,
+        [
+            (
+                r#"through
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"through
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"through
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $(( $(echo 3) + $(echo 4) ))"#,
+        [
+            (
+                r#"7
+"#, r#""#, 0,
+            ),
+            (
+                r#"7
+"#, r#""#, 0,
+            ),
+            (
+                r#"7
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"a=1; a=$((a+a)); a=$((a*a)); echo $a"#,
+        [
+            (
+                r#"4
+"#, r#""#, 0,
+            ),
+            (
+                r#"4
+"#, r#""#, 0,
+            ),
+            (
+                r#"4
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%s\n' "a b" c | while read -r l; do echo "[$l]"; done"#,
+        [
+            (
+                r#"[a b]
+[c]
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"[a b]
+[c]
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"[a b]
+[c]
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -- a b c d e; shift 2; echo "$@"; echo $#"#,
+        [
+            (
+                r#"c d e
+3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"c d e
+3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"c d e
+3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -- x y; echo "${1}${2}" "${3:-none}""#,
+        [
+            (
+                r#"xy none
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"xy none
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"xy none
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"x=1; y=$x$x; echo ${y}0"#,
+        [
+            (
+                r#"110
+"#, r#""#, 0,
+            ),
+            (
+                r#"110
+"#, r#""#, 0,
+            ),
+            (
+                r#"110
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo ${#}; set -- a; echo ${#}"#,
+        [
+            (
+                r#"0
+1
+"#, r#""#, 0,
+            ),
+            (
+                r#"0
+1
+"#, r#""#, 0,
+            ),
+            (
+                r#"0
+1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "$#" "$*" "$@""#,
+        [
+            (
+                r#"0 
+"#, r#""#, 0,
+            ),
+            (
+                r#"0 
+"#, r#""#, 0,
+            ),
+            (
+                r#"0 
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $(true) $? ; echo $(false) ; echo $?"#,
+        [
+            (
+                r#"0
+
+0
+"#, r#""#, 0,
+            ),
+            (
+                r#"0
+
+0
+"#, r#""#, 0,
+            ),
+            (
+                r#"0
+
+0
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"x=$(echo a; exit 3); echo $x $?"#,
+        [
+            (
+                r#"a 3
+"#, r#""#, 0,
+            ),
+            (
+                r#"a 3
+"#, r#""#, 0,
+            ),
+            (
+                r#"a 3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo `echo \`echo nested-bt\``"#,
+        [
+            (
+                r#"nested-bt
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"nested-bt
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"nested-bt
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "a"'b'c"d""#,
+        [
+            (
+                r#"abcd
+"#, r#""#, 0,
+            ),
+            (
+                r#"abcd
+"#, r#""#, 0,
+            ),
+            (
+                r#"abcd
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo \a\b\c"#,
+        [
+            (
+                r#"abc
+"#, r#""#, 0,
+            ),
+            (
+                r#"abc
+"#, r#""#, 0,
+            ),
+            (
+                r#"abc
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%s' a; printf '%s\n' b"#,
+        [
+            (
+                r#"ab
+"#, r#""#, 0,
+            ),
+            (
+                r#"ab
+"#, r#""#, 0,
+            ),
+            (
+                r#"ab
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '[%3s][%-3s][%03d][%x][%X][%o]\n' a b 5 255 255 8"#,
+        [
+            (
+                r#"[  a][b  ][005][ff][FF][10]
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"[  a][b  ][005][ff][FF][10]
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"[  a][b  ][005][ff][FF][10]
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%c%c%c\n' a bc d"#,
+        [
+            (
+                r#"abd
+"#, r#""#, 0,
+            ),
+            (
+                r#"abd
+"#, r#""#, 0,
+            ),
+            (
+                r#"abd
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%.3f %.0f %5.1f\n' 3.14159 2.5 9.99"#,
+        [
+            (
+                r#"3.142 2  10.0
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3.142 2  10.0
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3.142 2  10.0
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"exec 3>&1; echo to-three >&3"#,
+        [
+            (
+                r#"to-three
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"to-three
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"to-three
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo out 1>&2 2>/dev/null"#,
+        [
+            (
+                r#""#, r#"out
+"#, 0,
+            ),
+            (
+                r#""#, r#"out
+"#, 0,
+            ),
+            (
+                r#""#, r#"out
+"#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"{ echo a; echo b >&2; } 2>&1 | cat"#,
+        [
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"ls /nonexistent 2>&1 | head -1 | cut -c1-3"#,
+        [
+            (
+                r#"ls:
+"#, r#""#, 0,
+            ),
+            (
+                r#"ls:
+"#, r#""#, 0,
+            ),
+            (
+                r#"ls:
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"for i in $(seq 3); do echo -n $i; done; echo"#,
+        [
+            (
+                r#"123
+"#, r#""#, 0,
+            ),
+            (
+                r#"123
+"#, r#""#, 0,
+            ),
+            (
+                r#"123
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"n=0; until false; do n=$((n+1)); [ $n -eq 3 ] && break; done; echo $n"#,
+        [
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"case "" in "") echo empty-case;; esac"#,
+        [
+            (
+                r#"empty-case
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"empty-case
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"empty-case
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"case a in (a) echo paren-pattern;; esac"#,
+        [
+            (
+                r#"paren-pattern
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"paren-pattern
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"paren-pattern
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"f() { g() { echo inner-def; }; g; }; f; g"#,
+        [
+            (
+                r#"inner-def
+inner-def
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"inner-def
+inner-def
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"inner-def
+inner-def
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"x=1; f() { x=2; }; f; echo $x"#,
+        [
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"x=1; f() { local x=2; g; }; g() { echo $x; }; f"#,
+        [
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo ${x:-$(echo default-subst)}"#,
+        [
+            (
+                r#"default-subst
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"default-subst
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"default-subst
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"unset -f nosuch; unset nosuchvar; echo ok"#,
+        [
+            (
+                r#"ok
+"#, r#""#, 0,
+            ),
+            (
+                r#"ok
+"#, r#""#, 0,
+            ),
+            (
+                r#"ok
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"readonly r=5; echo $r; unset r; echo rc=$?"#,
+        [
+            (
+                r#"5
+"#,
+                r#"sh: unset: line 0: r: is read only
+"#,
+                2,
+            ),
+            (
+                r#"5
+"#,
+                r#"sh: 1: unset: r: is read only
+"#,
+                2,
+            ),
+            (
+                r#"5
+rc=1
+"#,
+                r#"bash: line 1: unset: r: cannot unset: readonly variable
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"export A=1; env | grep -c '^A=1$'"#,
+        [
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "${PATH%%:*}""#,
+        [
+            (
+                r#"/usr/local/sbin
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/usr/local/sbin
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/usr/local/sbin
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $((10 > 5)) $((5 >= 5)) $((3 && 0)) $((3 || 0))"#,
+        [
+            (
+                r#"1 1 0 1
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1 1 0 1
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1 1 0 1
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $(( (2 + 3) * (4 - 1) / 5 ))"#,
+        [
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"x=10; echo $((x /= 3)) $x; echo $((x <<= 2)) $((x % 5))"#,
+        [
+            (
+                r#"3 3
+12 2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3 3
+12 2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3 3
+12 2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo -n; echo -n ""; echo done"#,
+        [
+            (
+                r#"done
+"#, r#""#, 0,
+            ),
+            (
+                r#"done
+"#, r#""#, 0,
+            ),
+            (
+                r#"done
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo -e; echo -n -n x; echo"#,
+        [
+            (
+                r#"
+x
+"#, r#""#, 0,
+            ),
+            (
+                r#"-e
+-n x
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"
+x
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"test ! -d /etc/passwd && echo not-dir"#,
+        [
+            (
+                r#"not-dir
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"not-dir
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"not-dir
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"[ -r /etc/passwd ] && [ -w /tmp ] && [ -x /bin ] && echo perms"#,
+        [
+            (
+                r#"perms
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"perms
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"perms
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"[ "a" \< "b" ] && echo lt-quoted"#,
+        [
+            (
+                r#"lt-quoted
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"lt-quoted
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"lt-quoted
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"[ ! ] ; echo $?; [ -n ] ; echo $?"#,
+        [
+            (
+                r#"0
+0
+"#, r#""#, 0,
+            ),
+            (
+                r#"0
+0
+"#, r#""#, 0,
+            ),
+            (
+                r#"0
+0
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"[ 01 -eq 1 ] && echo octal-not"#,
+        [
+            (
+                r#"octal-not
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"octal-not
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"octal-not
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"[ "" ] || echo empty-false"#,
+        [
+            (
+                r#"empty-false
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"empty-false
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"empty-false
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"test; echo $?"#,
+        [
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"IFS=: read a b c <<EOF
+1:2:3
+EOF
+echo $c$b$a"#,
+        [
+            (
+                r#"321
+"#, r#""#, 0,
+            ),
+            (
+                r#"321
+"#, r#""#, 0,
+            ),
+            (
+                r#"321
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"IFS= read -r line <<EOF
+  spaced  line  
+EOF
+echo "[$line]""#,
+        [
+            (
+                r#"[  spaced  line  ]
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"[  spaced  line  ]
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"[  spaced  line  ]
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cat <<EOF | tr a-z A-Z
+piped heredoc
+EOF"#,
+        [
+            (
+                r#"PIPED HEREDOC
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"PIPED HEREDOC
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"PIPED HEREDOC
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"x=$(cat <<EOF
+inside
+EOF
+); echo $x"#,
+        [
+            (
+                r#"inside
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"inside
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"inside
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
 ];
