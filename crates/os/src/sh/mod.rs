@@ -44,6 +44,8 @@ pub const CPU_MS_PER_SLICE: u64 = 10;
 pub const MAX_FRAMES: usize = 4_000;
 /// Most background jobs alive at once.
 pub const MAX_JOBS: usize = 64;
+/// Deepest nesting of subshells (each is a level of host recursion).
+pub const MAX_NEST: u32 = 24;
 
 /// Which shell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -233,6 +235,7 @@ pub struct Shell {
     exec_child: bool,
     trace_depth: u32,
     integers: std::collections::BTreeSet<String>,
+    nest: u32,
 }
 
 /// What to run.
@@ -418,6 +421,7 @@ impl Shell {
             exec_child: false,
             trace_depth: 1,
             integers: std::collections::BTreeSet::new(),
+            nest: 0,
         };
         if !sh.vars.contains_key("IFS") {
             let _ = sh.set_var("IFS", " \t\n");
@@ -633,6 +637,12 @@ impl Shell {
     }
 
     fn make_subshell(&self, os: &mut dyn Os, cmd: Arc<Cmd>, stdin: Vec<u8>) -> Shell {
+        let cmd = if self.nest + 1 >= MAX_NEST {
+            // Too deep: the subshell reports the error instead of running `cmd`.
+            parse::parse("echo \"kubesim: subshell nesting too deep\" >&2; exit 2", self.flavor).unwrap_or(cmd)
+        } else {
+            cmd
+        };
         let mut s = Shell {
             flavor: self.flavor,
             arg0: self.arg0.clone(),
@@ -671,6 +681,7 @@ impl Shell {
             exec_child: false,
             trace_depth: self.trace_depth,
             integers: self.integers.clone(),
+            nest: self.nest + 1,
         };
         let _ = os;
         s.loops = 0;

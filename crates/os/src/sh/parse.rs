@@ -7,7 +7,7 @@ use super::Flavor;
 use std::sync::Arc;
 
 /// Deepest nesting the parser accepts (hostile input guard).
-const MAX_DEPTH: usize = 200;
+const MAX_DEPTH: usize = 40;
 
 /// A syntax error.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1023,6 +1023,7 @@ impl Parser {
                         break;
                     }
                     None => return Err(self.err(SyntaxKind::Unterminated(')'))),
+                    Some(c) if is_meta(c) => return Err(self.unexpected_here()),
                     _ => items.push(self.word(false)?),
                 }
             }
