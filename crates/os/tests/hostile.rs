@@ -26,7 +26,7 @@ const TOKENS: &[&str] = &[
 
 fn script(r: &mut Rng) -> String {
     let n = 1 + r.next() as usize % 40;
-    (0..n).map(|_| r.pick(TOKENS)).collect::<Vec<_>>().join(if r.next() % 2 == 0 { " " } else { "" })
+    (0..n).map(|_| r.pick(TOKENS)).collect::<Vec<_>>().join(if r.next().is_multiple_of(2) { " " } else { "" })
 }
 
 #[test]
