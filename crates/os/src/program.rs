@@ -23,6 +23,12 @@
 //! `Signal::Kill` need not be delivered at all (the host may simply drop the program); a
 //! program that receives it exits with 137.
 //!
+//! Servers: the host routes an incoming connection to a program whose
+//! [`Program::listening`] includes the port by calling [`Program::serve`] synchronously. If the
+//! program was blocked in `Wait` or `Sleep` when `serve` returned `Some`, the host then resumes
+//! it with `Wake::Timer` (so `nc -l` in a shell loop can exit and the loop listen again; a
+//! sleeping program simply re-issues its remaining sleep).
+//!
 //! Everything here is plain `Clone` data: cloning a program (`Box<dyn Program>` is `Clone`)
 //! yields a process whose future is bit-identical given the same wakes.
 

@@ -324,3 +324,35 @@ fn glibc_tries_names_with_enough_dots_as_is_then_with_the_search_list() {
     assert_eq!(candidates("a.", &rc, Libc::Glibc), vec!["a"]);
     let _ = DnsQuestion { name: "x.".into(), qtype: RType::A };
 }
+
+#[test]
+fn a_shell_loop_around_nc_listen_serves_one_connection_per_iteration() {
+    use kubesim_os::program::{Incoming, Outgoing, Program, Step, Wake};
+    use kubesim_os::Os;
+    let mut os = kubesim_os::testing::FakeOs::new(kubesim_os::registry::busybox_image());
+    let script = "while true; do printf 'HTTP/1.1 200 OK\\r\\n\\r\\nhello\\n' | nc -l -p 8080; done";
+    let argv: Vec<String> = ["sh", "-c", script].iter().map(|s| s.to_string()).collect();
+    let mut p = kubesim_os::registry::command(&argv, &kubesim_os::registry::default_env("p"), "/", Vec::new(), os.fs_ref()).expect("sh");
+    assert_eq!(p.resume(&mut os, Wake::Start), Step::Wait);
+    assert_eq!(p.listening(), vec![(8080, false)]);
+    for _ in 0..3 {
+        let conn = Incoming { src: "10.244.0.9".into(), src_port: 40000, port: 8080, udp: false, data: b"GET / HTTP/1.1\r\n\r\n".to_vec() };
+        assert_eq!(p.serve(&mut os, &conn), Some(Outgoing::Reply(b"HTTP/1.1 200 OK\r\n\r\nhello\n".to_vec())));
+        assert_eq!(p.resume(&mut os, Wake::Timer), Step::Wait);
+    }
+    assert_eq!(String::from_utf8_lossy(&os.stdout), "GET / HTTP/1.1\r\n\r\n".repeat(3));
+    let other = Incoming { src: "10.244.0.9".into(), src_port: 40001, port: 9090, udp: false, data: Vec::new() };
+    assert_eq!(p.serve(&mut os, &other), None);
+}
+
+#[test]
+fn for_loops_over_a_blocking_command_substitution_suspend() {
+    let mut pod = cluster(Pod::busybox());
+    pod.os = pod.os.clone().with_dns("list.default.svc.cluster.local", "10.96.0.30").with_tcp(
+        "10.96.0.30",
+        80,
+        b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\na b c\n",
+    );
+    let out = pod.run(&["sh", "-c", "for x in $(wget -qO- http://list); do echo item $x; sleep 1; done"]);
+    assert_eq!((out.stdout_str().as_str(), out.stderr_str().as_str(), out.code), ("item a\nitem b\nitem c\n", "", Some(0)));
+}

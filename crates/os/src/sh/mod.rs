@@ -133,23 +133,78 @@ struct Child {
 #[derive(Clone, Debug)]
 enum Frame {
     Run(Arc<Cmd>),
-    List { node: Arc<Cmd>, idx: usize },
-    AndOr { node: Arc<Cmd>, idx: usize },
-    Pipeline { node: Arc<Cmd>, idx: usize, input: Vec<u8>, statuses: Vec<i32> },
-    If { node: Arc<Compound>, arm: usize, in_body: bool },
-    While { node: Arc<Compound>, in_body: bool, status: i32 },
-    For { var: String, items: Vec<String>, idx: usize, body: Arc<Cmd>, status: i32 },
-    ArithFor { node: Arc<Compound>, phase: u8, status: i32 },
-    Case { node: Arc<Compound>, subject: Option<String>, arm: usize, substs: Vec<String> },
-    Simple { node: Arc<Cmd>, substs: Vec<String>, subst_status: Option<i32> },
+    List {
+        node: Arc<Cmd>,
+        idx: usize,
+    },
+    AndOr {
+        node: Arc<Cmd>,
+        idx: usize,
+    },
+    Pipeline {
+        node: Arc<Cmd>,
+        idx: usize,
+        input: Vec<u8>,
+        statuses: Vec<i32>,
+    },
+    If {
+        node: Arc<Compound>,
+        arm: usize,
+        in_body: bool,
+    },
+    While {
+        node: Arc<Compound>,
+        in_body: bool,
+        status: i32,
+    },
+    For {
+        var: String,
+        items: Vec<String>,
+        idx: usize,
+        body: Arc<Cmd>,
+        status: i32,
+    },
+    /// Expanding a `for` word list (may suspend on command substitutions).
+    ForWords {
+        node: Arc<Compound>,
+        substs: Vec<String>,
+    },
+    ArithFor {
+        node: Arc<Compound>,
+        phase: u8,
+        status: i32,
+    },
+    Case {
+        node: Arc<Compound>,
+        subject: Option<String>,
+        arm: usize,
+        substs: Vec<String>,
+    },
+    Simple {
+        node: Arc<Cmd>,
+        substs: Vec<String>,
+        subst_status: Option<i32>,
+    },
     Child(Box<Child>),
-    Restore { fds: Fds, inputs: usize },
-    Func { saved_pos: Vec<String>, locals: Vec<(String, Option<Var>)> },
-    Source { saved_pos: Option<Vec<String>> },
-    Trap { saved_status: i32 },
+    Restore {
+        fds: Fds,
+        inputs: usize,
+    },
+    Func {
+        saved_pos: Vec<String>,
+        locals: Vec<(String, Option<Var>)>,
+    },
+    Source {
+        saved_pos: Option<Vec<String>>,
+    },
+    Trap {
+        saved_status: i32,
+    },
     Guard,
     Negate,
-    WaitJobs { pids: Vec<u32> },
+    WaitJobs {
+        pids: Vec<u32>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1048,6 +1103,25 @@ impl Shell {
                 }
             }
             Frame::Case { node, subject, arm, substs } => self.step_case(os, node, subject, arm, substs),
+            Frame::ForWords { node, mut substs } => {
+                if let Some((_, out)) = self.child_done.take() {
+                    substs.push(strip_trailing_newlines(&out));
+                }
+                let Compound::For { var, words: Some(ws), body } = &*node else { return Act::Pop };
+                let mut ctx = expand::Ctx { cached: substs, idx: 0, last_status: None };
+                match self.expand_fields(os, ws, &mut ctx) {
+                    Ok(items) => {
+                        self.loops += 1;
+                        Act::Push(Frame::For { var: var.clone(), items, idx: 0, body: body.clone(), status: 0 })
+                    }
+                    Err(expand::Need::Blocked(child, step)) => {
+                        self.frames.push(Frame::ForWords { node: node.clone(), substs: ctx.cached });
+                        self.frames.push(Frame::Child(child));
+                        Act::Block(step)
+                    }
+                    Err(expand::Need::Fail(a)) => a,
+                }
+            }
             Frame::Simple { node, substs, subst_status } => self.step_simple(os, node, substs, subst_status),
             Frame::Child(c) => self.step_child(os, c),
             Frame::Restore { fds, inputs } => {
@@ -1148,17 +1222,13 @@ impl Shell {
                 self.status = 0;
                 Act::Push(Frame::While { node: c.clone(), in_body: true, status: 0 })
             }
-            Compound::For { var, words, body } => {
-                let items = match words {
-                    None => self.pos.clone(),
-                    Some(ws) => match self.expand_words_nosubst(os, ws) {
-                        Ok(v) => v,
-                        Err(a) => return a,
-                    },
-                };
-                self.loops += 1;
-                Act::Push(Frame::For { var: var.clone(), items, idx: 0, body: body.clone(), status: 0 })
-            }
+            Compound::For { var, words, body } => match words {
+                None => {
+                    self.loops += 1;
+                    Act::Push(Frame::For { var: var.clone(), items: self.pos.clone(), idx: 0, body: body.clone(), status: 0 })
+                }
+                Some(_) => Act::Push(Frame::ForWords { node: c.clone(), substs: Vec::new() }),
+            },
             Compound::ArithFor { .. } => {
                 self.loops += 1;
                 Act::Push(Frame::ArithFor { node: c.clone(), phase: 0, status: 0 })
@@ -1589,6 +1659,52 @@ impl Program for Shell {
             return step;
         }
         self.schedule(os)
+    }
+
+    fn serve(&mut self, os: &mut dyn Os, conn: &crate::program::Incoming) -> Option<crate::program::Outgoing> {
+        // A server the shell runs in the foreground (`nc -l`, an exec'd program) or in a
+        // background job answers.
+        if let Some(Frame::Child(c)) = self.frames.last_mut() {
+            let Child { prog, fds, capture, limit, pid, .. } = &mut **c;
+            let out = fds.get(1).cloned().unwrap_or(FdTarget::Closed);
+            let err = fds.get(2).cloned().unwrap_or(FdTarget::Closed);
+            let mut r = Routed { inner: os, out: &out, err: &err, capture, limit: *limit, pid: *pid };
+            if let Some(o) = prog.serve(&mut r, conn) {
+                if self.fg == TaskState::Waiting {
+                    self.fg = TaskState::Ready(Wake::Timer);
+                    self.wake_for_child = true;
+                }
+                return Some(o);
+            }
+        }
+        for j in &mut self.jobs {
+            if j.code.is_some() {
+                continue;
+            }
+            let out = j.fds.get(1).cloned().unwrap_or(FdTarget::Closed);
+            let err = j.fds.get(2).cloned().unwrap_or(FdTarget::Closed);
+            let mut r = Routed { inner: os, out: &out, err: &err, capture: &mut j.capture, limit: 0, pid: j.pid };
+            if let Some(o) = j.prog.serve(&mut r, conn) {
+                if j.state == TaskState::Waiting {
+                    j.state = TaskState::Ready(Wake::Timer);
+                }
+                return Some(o);
+            }
+        }
+        None
+    }
+
+    fn listening(&self) -> Vec<(u16, bool)> {
+        let mut v = Vec::new();
+        if let Some(Frame::Child(c)) = self.frames.last() {
+            v.extend(c.prog.listening());
+        }
+        for j in &self.jobs {
+            if j.code.is_none() {
+                v.extend(j.prog.listening());
+            }
+        }
+        v
     }
 
     fn memory_bytes(&self) -> u64 {
