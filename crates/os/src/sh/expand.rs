@@ -81,10 +81,6 @@ impl Shell {
         self.nosubst(os, |sh, os, ctx| sh.expand_pattern(os, w, ctx))
     }
 
-    pub(super) fn expand_words_nosubst(&mut self, os: &mut dyn Os, ws: &[Word]) -> Result<Vec<String>, Act> {
-        self.nosubst(os, |sh, os, ctx| sh.expand_fields(os, ws, ctx))
-    }
-
     /// Words → fields (splitting and globbing).
     pub(super) fn expand_fields(&mut self, os: &mut dyn Os, words: &[Word], ctx: &mut Ctx) -> Result<Vec<String>, Need> {
         let mut out = Vec::new();
