@@ -327,7 +327,7 @@ fn glibc_tries_names_with_enough_dots_as_is_then_with_the_search_list() {
 
 #[test]
 fn a_shell_loop_around_nc_listen_serves_one_connection_per_iteration() {
-    use kubesim_os::program::{Incoming, Outgoing, Program, Step, Wake};
+    use kubesim_os::program::{Incoming, Outgoing, Step, Wake};
     use kubesim_os::Os;
     let mut os = kubesim_os::testing::FakeOs::new(kubesim_os::registry::busybox_image());
     let script = "while true; do printf 'HTTP/1.1 200 OK\\r\\n\\r\\nhello\\n' | nc -l -p 8080; done";
