@@ -426,6 +426,7 @@ fn applet_program(name: &str, spawn: &Spawn, fs: &dyn Fs, family: Family) -> Sta
         "wget" => Box::new(crate::net::wget::Wget::new(spawn)),
         "nc" | "netcat" => Box::new(crate::net::nc::Nc::new(spawn)),
         "nslookup" => Box::new(crate::net::nslookup::Nslookup::new(spawn, crate::net::nslookup::Style::Busybox)),
+        "nslookup-1.28" => Box::new(crate::net::nslookup::Nslookup::new(spawn, crate::net::nslookup::Style::Busybox128)),
         "ping" | "ping6" => Box::new(crate::net::ping::Ping::new(spawn, family)),
         _ => match applets::sync_applet(name) {
             Some(f) => Box::new(SyncApplet::new(spawn.clone(), name, family, f)),
@@ -543,6 +544,13 @@ fn read_text(fs: &dyn Fs, p: &str) -> Result<String, Errno> {
 fn native(name: &str, spawn: &Spawn, fs: &dyn Fs) -> Started {
     let argv0 = spawn.argv.first().map(|a| crate::fs::basename(a)).unwrap_or_default();
     match name {
+        "busybox-1.28" => {
+            let applet = argv0.clone();
+            if applet == "nslookup" {
+                return applet_program("nslookup-1.28", spawn, fs, Family::Busybox);
+            }
+            native("busybox", spawn, fs)
+        }
         "busybox" => {
             let mut applet = argv0.clone();
             let mut sp = spawn.clone();
@@ -651,6 +659,14 @@ pub fn busybox_image() -> Tree {
     t.add_dir("/var/www", 0o755);
     t.add_dir("/usr/sbin", 0o755);
     t.add_dir("/home", 0o755);
+    t
+}
+
+/// A `busybox:1.28` image (the tag the Kubernetes docs use for DNS debugging): like
+/// [`busybox_image`], with 1.28's `nslookup` (libc resolver, `Address 1: IP NAME`).
+pub fn busybox_128_image() -> Tree {
+    let mut t = busybox_image();
+    t.add_file("/bin/nslookup", "#!kubesim busybox-1.28\n", 0o755);
     t
 }
 

@@ -356,3 +356,22 @@ fn for_loops_over_a_blocking_command_substitution_suspend() {
     let out = pod.run(&["sh", "-c", "for x in $(wget -qO- http://list); do echo item $x; sleep 1; done"]);
     assert_eq!((out.stdout_str().as_str(), out.stderr_str().as_str(), out.code), ("item a\nitem b\nitem c\n", "", Some(0)));
 }
+
+#[test]
+fn busybox_1_28_nslookup_prints_the_format_of_the_kubernetes_dns_debugging_page() {
+    use kubesim_os::program::{DnsMessage, DnsRecord, NetReply};
+    let mut pod = Pod::new(kubesim_os::registry::busybox_128_image()).cluster_dns("default");
+    pod.os = pod.os.clone().with_dns("kubernetes.default.svc.cluster.local", "10.96.0.1");
+    let ptr = |ip: &str, name: &str| NetRule {
+        matcher: NetMatch::Dns(format!("{ip}.in-addr.arpa."), RType::Ptr),
+        reply: NetReply::Dns(Ok(DnsMessage::answer(vec![DnsRecord { name: format!("{ip}.in-addr.arpa."), ttl: 30, rtype: RType::Ptr, data: name.into() }]))),
+        latency_ms: 1,
+    };
+    pod.os.net.push(ptr("10.0.96.10", "kube-dns.kube-system.svc.cluster.local."));
+    pod.os.net.push(ptr("1.0.96.10", "kubernetes.default.svc.cluster.local."));
+    let out = pod.run(&["nslookup", "kubernetes.default"]);
+    let want = "Server:    10.96.0.10\nAddress 1: 10.96.0.10 kube-dns.kube-system.svc.cluster.local\n\nName:      kubernetes.default\nAddress 1: 10.96.0.1 kubernetes.default.svc.cluster.local\n";
+    assert_eq!((out.stdout_str().as_str(), out.stderr_str().as_str(), out.code), (want, "", Some(0)));
+    let fail = pod.run(&["nslookup", "nope"]);
+    assert_eq!((fail.stderr_str().as_str(), fail.code), ("nslookup: can't resolve 'nope'\n", Some(1)));
+}

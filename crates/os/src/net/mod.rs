@@ -203,6 +203,14 @@ impl Resolver {
         r
     }
 
+    /// Uses these name servers instead of resolv.conf's.
+    pub fn with_servers(mut self, servers: Vec<String>) -> Resolver {
+        if !servers.is_empty() {
+            self.rc.nameservers = servers;
+        }
+        self
+    }
+
     /// The resolv.conf in use.
     pub fn conf(&self) -> &ResolvConf {
         &self.rc

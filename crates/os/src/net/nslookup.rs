@@ -12,6 +12,9 @@ pub enum Style {
     Busybox,
     /// bind9 9.18 (dnsutils).
     Bind,
+    /// busybox ≤ 1.28 (getaddrinfo through the libc resolver, `Address 1: IP NAME` lines with
+    /// reverse lookups) — the format the Kubernetes DNS-debugging page shows.
+    Busybox128,
 }
 
 /// The `nslookup` program.
@@ -36,6 +39,32 @@ pub struct Nslookup {
     bind_found: Option<String>,
     bind_stage_aaaa: bool,
     last: Option<Step>,
+    old: Option<Old>,
+}
+
+/// busybox 1.28 state: reverse lookup of the server, forward lookup, reverse of each address.
+#[derive(Clone, Debug)]
+struct Old {
+    phase: u8,
+    resolver: Option<Box<super::Resolver>>,
+    addrs: Vec<String>,
+    ai: usize,
+    lines: Vec<String>,
+}
+
+fn ptr_query(server: &str, ip: &str) -> NetCall {
+    NetCall::Dns {
+        server: server.to_string(),
+        port: 53,
+        question: DnsQuestion { name: format!("{}.", ptr_name(ip)), qtype: RType::Ptr },
+        tcp: false,
+        timeout_ms: 5000,
+    }
+}
+
+fn ptr_answer(r: &Result<DnsMessage, crate::program::NetError>) -> Option<String> {
+    let m = r.as_ref().ok()?;
+    m.answers.iter().find(|a| a.rtype == RType::Ptr).map(|a| strip_dot(&a.data).to_string())
 }
 
 fn ptr_name(ip: &str) -> String {
@@ -123,13 +152,90 @@ impl Nslookup {
             bind_found: None,
             bind_stage_aaaa: false,
             last: None,
+            old: None,
+        }
+    }
+
+    fn old_start(&mut self, os: &mut dyn Os) -> Step {
+        let ops: Vec<String> = self.spawn.argv[1..].iter().filter(|a| !a.starts_with('-')).cloned().collect();
+        if ops.is_empty() || ops.len() > 2 || self.spawn.argv[1..].iter().any(|a| a.starts_with('-')) {
+            let _ = os.write_stderr(b"BusyBox v1.28.4 (2018-05-22 17:00:17 UTC) multi-call binary.\n\nUsage: nslookup [HOST] [SERVER]\n\nQuery the nameserver for the IP address of the given HOST\noptionally using a specified DNS server\n");
+            return Step::Exit(1);
+        }
+        self.name = ops[0].clone();
+        let rc = ResolvConf::load(os.fs_ref());
+        self.servers = match ops.get(1) {
+            Some(s) => vec![s.clone()],
+            None => rc.nameservers.first().cloned().into_iter().collect(),
+        };
+        if self.servers.is_empty() {
+            self.servers.push("127.0.0.1".into());
+        }
+        self.old = Some(Old { phase: 0, resolver: None, addrs: Vec::new(), ai: 0, lines: Vec::new() });
+        Step::Net(ptr_query(&self.servers[0], &self.servers[0]))
+    }
+
+    fn old_reply(&mut self, os: &mut dyn Os, r: Result<DnsMessage, crate::program::NetError>) -> Step {
+        let Some(mut st) = self.old.take() else { return Step::Exit(1) };
+        let server = self.servers[0].clone();
+        let step = match st.phase {
+            0 => {
+                let ptr = ptr_answer(&r).map(|n| format!(" {n}")).unwrap_or_default();
+                self.out.push_str(&format!("{:<10} {server}\nAddress 1: {server}{ptr}\n\n", "Server:"));
+                let _ = os.write_stdout(std::mem::take(&mut self.out).as_bytes());
+                st.phase = 1;
+                let mut res = super::Resolver::new(os.fs_ref(), &self.name, Libc::Glibc).with_servers(self.servers.clone());
+                let s = res.start();
+                st.resolver = Some(Box::new(res));
+                self.old_forward(os, &mut st, s)
+            }
+            1 => {
+                let s = match st.resolver.as_mut() {
+                    Some(res) => res.reply(&NetReply::Dns(r)),
+                    None => super::ResolveStep::Done(Err(super::ResolveError::NotFound)),
+                };
+                self.old_forward(os, &mut st, s)
+            }
+            _ => {
+                let ip = st.addrs[st.ai].clone();
+                let ptr = ptr_answer(&r).map(|n| format!(" {n}")).unwrap_or_default();
+                st.lines.push(format!("Address {}: {ip}{ptr}\n", st.ai + 1));
+                st.ai += 1;
+                if st.ai < st.addrs.len() {
+                    Step::Net(ptr_query(&server, &st.addrs[st.ai]))
+                } else {
+                    let mut out = format!("{:<10} {}\n", "Name:", self.name);
+                    for l in &st.lines {
+                        out.push_str(l);
+                    }
+                    let _ = os.write_stdout(out.as_bytes());
+                    Step::Exit(0)
+                }
+            }
+        };
+        self.old = Some(st);
+        step
+    }
+
+    fn old_forward(&mut self, os: &mut dyn Os, st: &mut Old, s: super::ResolveStep) -> Step {
+        match s {
+            super::ResolveStep::Query(c) => Step::Net(c),
+            super::ResolveStep::Done(Ok(r)) => {
+                st.addrs = r.addrs;
+                st.phase = 2;
+                Step::Net(ptr_query(&self.servers[0], &st.addrs[0]))
+            }
+            super::ResolveStep::Done(Err(_)) => {
+                let _ = os.write_stderr(format!("nslookup: can't resolve '{}'\n", self.name).as_bytes());
+                Step::Exit(1)
+            }
         }
     }
 
     fn usage(&self, os: &mut dyn Os) -> Step {
         let msg = match self.style {
             Style::Busybox => "BusyBox v1.36.1 (2023-05-18 22:34:17 UTC) multi-call binary.\n\nUsage: nslookup [-type=QUERY_TYPE] [-debug] HOST [DNS_SERVER]\n\nQuery DNS about HOST\n\nQUERY_TYPE: soa,ns,a,aaaa,cname,mx,txt,ptr,srv,any\n",
-            Style::Bind => "Usage: nslookup [-opt ...] host [server]\n",
+            Style::Bind | Style::Busybox128 => "Usage: nslookup [-opt ...] host [server]\n",
         };
         let _ = os.write_stderr(msg.as_bytes());
         Step::Exit(1)
@@ -197,7 +303,7 @@ impl Nslookup {
                     }
                 }
             }
-            Style::Bind => {
+            Style::Bind | Style::Busybox128 => {
                 if is_ipv4(&self.name) {
                     self.queries.push((ptr_name(&self.name), RType::Ptr));
                 } else {
@@ -229,7 +335,7 @@ impl Nslookup {
         let s = self.servers[self.si].clone();
         match self.style {
             Style::Busybox => self.out.push_str(&format!("Server:\t\t{s}\nAddress:\t{s}:{}\n\n", self.port)),
-            Style::Bind => self.out.push_str(&format!("Server:\t\t{s}\nAddress:\t{s}#{}\n\n", self.port)),
+            Style::Bind | Style::Busybox128 => self.out.push_str(&format!("Server:\t\t{s}\nAddress:\t{s}#{}\n\n", self.port)),
         }
     }
 
@@ -352,10 +458,12 @@ impl Nslookup {
 impl Program for Nslookup {
     fn resume(&mut self, os: &mut dyn Os, wake: Wake) -> Step {
         let step = match wake {
+            Wake::Start if self.style == Style::Busybox128 => self.old_start(os),
             Wake::Start => self.start(os),
             Wake::Net(NetReply::Dns(r)) => match self.style {
                 Style::Busybox => self.on_reply_busybox(os, r),
                 Style::Bind => self.on_reply_bind(os, r),
+                Style::Busybox128 => self.old_reply(os, r),
             },
             Wake::Signal(s) => match default_signal_exit(os, s) {
                 Some(c) => Step::Exit(c),
