@@ -484,7 +484,15 @@ impl Shell {
             let mut fds = self.fds.clone();
             let ok = self.apply_redirs(os, &mut fds, &redirs);
             self.inputs.truncate(ninputs);
-            self.status = if ok.is_err() { 1 } else { last_status.unwrap_or(0) };
+            self.status = if ok.is_err() {
+                if self.flavor == Flavor::Dash {
+                    2
+                } else {
+                    1
+                }
+            } else {
+                last_status.unwrap_or(0)
+            };
             return self.check_errexit().unwrap_or(Act::Pop);
         }
         let name = argv[0].clone();
@@ -497,7 +505,7 @@ impl Shell {
             let mut fds = self.fds.clone();
             if self.apply_redirs(os, &mut fds, &redirs).is_err() {
                 self.inputs.truncate(ninputs);
-                self.status = 1;
+                self.status = if self.flavor == Flavor::Dash { 2 } else { 1 };
                 if SPECIAL.contains(&name.as_str()) && self.flavor != Flavor::Bash {
                     return Act::Unwind(Unwind::Exit);
                 }
