@@ -952,7 +952,31 @@ impl Shell {
             "read" => self.bi_read(os, args),
             "type" => self.bi_type(os, args),
             "command" => self.bi_command(os, args),
-            "hash" | "alias" | "unalias" | "shopt" | "enable" | "disown" | "complete" | "compgen" | "history" => st(self, 0),
+            "shopt" => {
+                let set = args.iter().any(|a| a == "-s");
+                let unset = args.iter().any(|a| a == "-u");
+                let mut code = 0;
+                for o in args.iter().filter(|a| !a.starts_with('-')) {
+                    match o.as_str() {
+                        "nullglob" => self.opts.nullglob = set || !unset && self.opts.nullglob,
+                        "expand_aliases"
+                        | "checkwinsize"
+                        | "histappend"
+                        | "huponexit"
+                        | "promptvars"
+                        | "sourcepath"
+                        | "hostcomplete"
+                        | "interactive_comments"
+                        | "cmdhist" => {}
+                        other => {
+                            self.berr(os, "shopt", &format!("{other}: not supported by kubesim"));
+                            code = 1;
+                        }
+                    }
+                }
+                st(self, code)
+            }
+            "hash" | "alias" | "unalias" | "enable" | "disown" | "complete" | "compgen" | "history" => st(self, 0),
             "umask" => {
                 if args.is_empty() {
                     self.out(os, "0022\n");
@@ -1104,7 +1128,12 @@ impl Shell {
                     match c {
                         'x' => export = true,
                         'r' => readonly = true,
-                        'a' | 'A' => array = true,
+                        'A' => {
+                            self.berr(os, name, "-A: associative arrays are not supported by kubesim");
+                            self.status = 2;
+                            return Act::Pop;
+                        }
+                        'a' => array = true,
                         'i' => integer = true,
                         'p' => print = true,
                         _ => {}

@@ -101,6 +101,9 @@ impl Shell {
                         out.extend(matches);
                         continue;
                     }
+                    if self.opts.nullglob {
+                        continue;
+                    }
                 }
                 out.push(f.text);
             }

@@ -94,6 +94,7 @@ struct Opts {
     nounset: bool,
     pipefail: bool,
     noglob: bool,
+    nullglob: bool,
     noexec: bool,
     allexport: bool,
     verbose: bool,

@@ -6590,4 +6590,142 @@ EOF
             ),
         ],
     ),
+    (
+        r#"shopt -s nullglob; echo /nomatch*; echo end"#,
+        [
+            (
+                r#"/nomatch*
+end
+"#,
+                r#"sh: shopt: not found
+"#,
+                0,
+            ),
+            (
+                r#"/nomatch*
+end
+"#,
+                r#"sh: 1: shopt: not found
+"#,
+                0,
+            ),
+            (
+                r#"
+end
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"declare -A m; echo rc=$?"#,
+        [
+            (
+                r#"rc=127
+"#,
+                r#"sh: declare: not found
+"#,
+                0,
+            ),
+            (
+                r#"rc=127
+"#,
+                r#"sh: 1: declare: not found
+"#,
+                0,
+            ),
+            (
+                r#"rc=0
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"select x in a b; do echo $x; done < /dev/null; echo rc=$?"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unexpected "do"
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: "do" unexpected
+"#,
+                2,
+            ),
+            (
+                r#"
+rc=1
+"#,
+                r#"1) a
+2) b
+#? "#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"diff <(echo a) <(echo a); echo rc=$?"#,
+        [
+            (
+                r#"rc=0
+"#, r#""#, 0,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: "(" unexpected
+"#,
+                2,
+            ),
+            (
+                r#"rc=0
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo ${x@Q}"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: bad substitution
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Bad substitution
+"#,
+                2,
+            ),
+            (
+                r#"
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"coproc cat; echo rc=$?"#,
+        [
+            (
+                r#"rc=127
+"#,
+                r#"sh: coproc: not found
+"#,
+                0,
+            ),
+            (
+                r#"rc=127
+"#,
+                r#"sh: 1: coproc: not found
+"#,
+                0,
+            ),
+            (
+                r#"rc=0
+"#, r#""#, 0,
+            ),
+        ],
+    ),
 ];
