@@ -183,3 +183,20 @@ fn the_same_seed_gives_the_same_random_numbers_and_a_clone_the_same_future() {
     let r2 = kubesim_os::testing::run(p2, &mut os2);
     assert_eq!(r1, r2);
 }
+
+#[test]
+fn command_substitutions_that_sleep_suspend_the_command_and_resume_it() {
+    let cases: &[(&str, &str, u64)] = &[
+        ("echo $(sleep 1; echo a) $(sleep 2; echo b)", "a b\n", 3_000),
+        ("case $(sleep 1; echo x) in x) echo matched;; esac", "matched\n", 1_000),
+        ("(sleep 1; echo hi) | cat", "hi\n", 1_000),
+        ("x=$(sleep 1; echo v); echo $x$x", "vv\n", 1_000),
+        ("f() { sleep 1; echo in-f; }; y=$(f); echo $y", "in-f\n", 1_000),
+        ("echo start; for i in 1 2; do echo $(sleep 1; echo $i); done", "start\n1\n2\n", 2_000),
+    ];
+    for (script, want, ms) in cases {
+        let mut pod = Pod::busybox();
+        let out = pod.run(&["sh", "-c", script]);
+        assert_eq!((out.stdout_str().as_str(), out.code, out.elapsed_ms), (*want, Some(0), *ms), "{script}");
+    }
+}
