@@ -200,3 +200,40 @@ fn command_substitutions_that_sleep_suspend_the_command_and_resume_it() {
         assert_eq!((out.stdout_str().as_str(), out.code, out.elapsed_ms), (*want, Some(0), *ms), "{script}");
     }
 }
+
+#[test]
+fn a_long_running_loop_does_not_grow() {
+    use kubesim_os::program::{NetReply, Step, Wake};
+    use kubesim_os::{registry, Os};
+    let mut os = kubesim_os::testing::FakeOs::new(registry::busybox_image())
+        .with_cluster_dns("default", "10.96.0.10")
+        .with_dns("web.default.svc.cluster.local", "10.96.0.11");
+    let argv: Vec<String> = ["sh", "-c", "while true; do wget -q -O- http://web >/dev/null 2>&1; sleep 0.01; done"].iter().map(|s| s.to_string()).collect();
+    let mut p = registry::command(&argv, &registry::default_env("p"), "/", Vec::new(), os.fs_ref()).expect("sh");
+    let mut wake = Wake::Start;
+    let mut sizes = Vec::new();
+    for iter in 0..20_000 {
+        match p.resume(&mut os, wake) {
+            Step::Sleep(ms) => {
+                os.now_ms += ms;
+                wake = Wake::Timer;
+            }
+            Step::Net(kubesim_os::program::NetCall::Dns { .. }) => {
+                wake = Wake::Net(NetReply::Dns(Ok(kubesim_os::program::DnsMessage::answer(vec![kubesim_os::program::DnsRecord {
+                    name: "web.default.svc.cluster.local.".into(),
+                    ttl: 5,
+                    rtype: kubesim_os::program::RType::A,
+                    data: "10.96.0.11".into(),
+                }]))))
+            }
+            Step::Net(_) => wake = Wake::Net(NetReply::Tcp(Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".to_vec()))),
+            other => panic!("{other:?}"),
+        }
+        if iter == 1_000 || iter == 19_999 {
+            sizes.push((p.memory_bytes(), format!("{p:?}").len()));
+        }
+    }
+    // Same memory; the state's size differs only by growing pid/clock digits.
+    assert_eq!(sizes[0].0, sizes[1].0);
+    assert!(sizes[1].1.abs_diff(sizes[0].1) < 32, "{sizes:?}");
+}
