@@ -398,6 +398,9 @@ pub const DEBIAN_TOOLS: &[&str] = &[
     "uptime",
     "free",
     "pidof",
+    "tac",
+    "paste",
+    "fold",
 ];
 
 fn applet_program(name: &str, spawn: &Spawn, fs: &dyn Fs, family: Family) -> Started {

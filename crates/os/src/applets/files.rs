@@ -98,6 +98,34 @@ pub fn human(n: u64) -> String {
     }
 }
 
+/// busybox `make_human_readable_str`: one decimal, rounded half up (`3.8K`).
+pub fn bb_human_size(n: u64) -> String {
+    if n == 0 {
+        return "0".into();
+    }
+    if n < 1024 {
+        return n.to_string();
+    }
+    let units = ['K', 'M', 'G', 'T', 'P', 'E'];
+    let mut val = n;
+    let mut frac = 0;
+    let mut u = 0;
+    let mut first = true;
+    while val >= 1024 && u < units.len() {
+        if !first {
+            u += 1;
+        }
+        first = false;
+        frac = ((val % 1024) * 10 + 512) / 1024;
+        val /= 1024;
+    }
+    if frac >= 10 {
+        val += 1;
+        frac = 0;
+    }
+    format!("{val}.{frac}{}", units[u.min(units.len() - 1)])
+}
+
 /// 1K blocks a file occupies (4 KiB allocation units).
 pub fn blocks_1k(m: &Metadata) -> u64 {
     match m.ftype {
@@ -323,6 +351,8 @@ fn ls_render(c: &mut Ctx, list: &[(String, Metadata, String)], o: &LsOpts, gnu: 
         let group = if o.numeric { m.gid.to_string() } else { group_name(c, m.gid) };
         let size = if m.ftype == FileType::CharDev {
             format!("{}, {}", m.rdev.0, m.rdev.1)
+        } else if o.human && !gnu {
+            bb_human_size(m.size)
         } else if o.human {
             human(m.size)
         } else {
@@ -345,8 +375,9 @@ fn ls_render(c: &mut Ctx, list: &[(String, Metadata, String)], o: &LsOpts, gnu: 
             out.push_str(&format!("{} {:>wl$} {:<wu$} {:<wg$} {:>ws$} {} {}\n", r.mode, r.links, r.user, r.group, r.size, r.time, r.name));
         }
     } else {
+        let w = if o.human { 7 } else { 9 };
         for r in rows {
-            out.push_str(&format!("{:<10} {:>4} {:<8} {:<8} {:>9} {} {}\n", r.mode, r.links, r.user, r.group, r.size, r.time, r.name));
+            out.push_str(&format!("{:<10} {:>4} {:<8} {:<8} {:>w$} {} {}\n", r.mode, r.links, r.user, r.group, r.size, r.time, r.name));
         }
     }
     out

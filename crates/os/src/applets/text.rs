@@ -635,6 +635,18 @@ pub(crate) fn sort(c: &mut Ctx) -> i32 {
     let (data, ok) = c.read_inputs(&files);
     let text = String::from_utf8_lossy(&data).into_owned();
     let mut ls: Vec<String> = text.lines().map(str::to_string).collect();
+    if has('c') {
+        for i in 1..ls.len() {
+            let bad = if has('n') { num_prefix(&ls[i]) < num_prefix(&ls[i - 1]) } else { ls[i] < ls[i - 1] };
+            let bad = if has('r') { !bad && ls[i] != ls[i - 1] } else { bad };
+            if bad {
+                let name = files.first().cloned().unwrap_or_else(|| "-".into());
+                c.err(&format!("{name}:{}: disorder: {}", i + 1, ls[i]));
+                return 1;
+            }
+        }
+        return 0;
+    }
     let field = |l: &str, a: usize, b: Option<usize>| -> String {
         let fields: Vec<&str> = match sep {
             Some(s) => l.split(s).collect(),
@@ -1104,6 +1116,106 @@ pub(crate) fn nl(c: &mut Ctx) -> i32 {
         } else {
             out.push_str(&format!("{n:>6}\t{l}\n"));
             n += 1;
+        }
+    }
+    c.outs(&out);
+    if ok {
+        0
+    } else {
+        1
+    }
+}
+
+pub(crate) fn tac(c: &mut Ctx) -> i32 {
+    let files = c.args.clone();
+    let (data, ok) = c.read_inputs(&files);
+    let mut out = Vec::new();
+    for l in lines(&data).iter().rev() {
+        out.extend_from_slice(l);
+        if !l.ends_with(b"\n") {
+            out.push(b'\n');
+        }
+    }
+    c.out(&out);
+    if ok {
+        0
+    } else {
+        1
+    }
+}
+
+pub(crate) fn paste(c: &mut Ctx) -> i32 {
+    let (opts, files) = match getopt(&c.args, "s", "d") {
+        Ok(v) => v,
+        Err(o) => return c.bad_option(&o),
+    };
+    let delims: Vec<char> = opts.iter().find(|(o, _)| *o == 'd').map(|(_, v)| v.chars().collect()).unwrap_or_else(|| vec!['\t']);
+    let delims = if delims.is_empty() { vec!['\t'] } else { delims };
+    let files = if files.is_empty() { vec!["-".to_string()] } else { files };
+    let mut cols: Vec<Vec<String>> = Vec::new();
+    for f in &files {
+        match c.read(f) {
+            Ok(d) => cols.push(String::from_utf8_lossy(&d).lines().map(str::to_string).collect()),
+            Err(e) => {
+                c.err(&format!("{f}: {}", e.strerror()));
+                return 1;
+            }
+        }
+    }
+    let mut out = String::new();
+    if opts.iter().any(|(o, _)| *o == 's') {
+        for col in cols {
+            for (i, l) in col.iter().enumerate() {
+                if i > 0 {
+                    out.push(delims[(i - 1) % delims.len()]);
+                }
+                out.push_str(l);
+            }
+            out.push('\n');
+        }
+    } else {
+        let n = cols.iter().map(Vec::len).max().unwrap_or(0);
+        for r in 0..n {
+            for (i, col) in cols.iter().enumerate() {
+                if i > 0 {
+                    out.push(delims[(i - 1) % delims.len()]);
+                }
+                out.push_str(col.get(r).map(String::as_str).unwrap_or(""));
+            }
+            out.push('\n');
+        }
+    }
+    c.outs(&out);
+    0
+}
+
+pub(crate) fn fold(c: &mut Ctx) -> i32 {
+    let args: Vec<String> = c
+        .args
+        .iter()
+        .map(|a| if a.starts_with('-') && a[1..].chars().all(|ch| ch.is_ascii_digit()) && a.len() > 1 { format!("-w{}", &a[1..]) } else { a.clone() })
+        .collect();
+    let (opts, files) = match getopt(&args, "bs", "w") {
+        Ok(v) => v,
+        Err(o) => return c.bad_option(&o),
+    };
+    let w: usize = opts.iter().find(|(o, _)| *o == 'w').and_then(|(_, v)| v.parse().ok()).unwrap_or(80).max(1);
+    let (data, ok) = c.read_inputs(&files);
+    let mut out = String::new();
+    for l in String::from_utf8_lossy(&data).split_inclusive('\n') {
+        let (body, nl) = match l.strip_suffix('\n') {
+            Some(b) => (b, true),
+            None => (l, false),
+        };
+        let chars: Vec<char> = body.chars().collect();
+        for (i, ch) in chars.chunks(w).enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.extend(ch);
+        }
+        if nl {
+            out.push('\n');
         }
     }
     c.outs(&out);

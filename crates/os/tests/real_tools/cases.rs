@@ -2026,4 +2026,1326 @@ rc=1
         ],
     ),
     (r#"printf 'x y\n' | awk '{print $1; print $2}' | tr '\n' ','"#, [(r#"x,y,"#, r#""#, 0), (r#"x,y,"#, r#""#, 0)]),
+    (
+        r#"cd /tmp/w && seq 1 1000 > big && touch -d '2026-01-02 03:04:05' big && ls -lh big && ls -l big | tr -s ' ' | cut -d' ' -f5"#,
+        [
+            (
+                r#"-rw-r--r-- 1 root root 3.9K Jan  2  2026 big
+3893
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"-rw-r--r--    1 root     root        3.8K Jan  2  2026 big
+3893
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp/w && printf 'x' > a && mkdir b && touch -d '2025-05-06 07:08:09' a b && ls -ld a b"#,
+        [
+            (
+                r#"-rw-r--r-- 1 root root    1 May  6  2025 a
+drwxr-xr-x 2 root root 4096 May  6  2025 b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"-rw-r--r--    1 root     root             1 May  6  2025 a
+drwxr-xr-x    2 root     root          4096 May  6  2025 b
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp/w && touch .hidden vis && ls -A && ls -a | head -2"#,
+        [
+            (
+                r#".hidden
+vis
+.
+..
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#".hidden
+vis
+.
+..
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp/w && mkdir -p p/q && touch p/q/r && ls -lR p | grep -v total"#,
+        [
+            (
+                r#"p:
+drwxr-xr-x 2 root root 4096 Dec  1 10:41 q
+
+p/q:
+-rw-r--r-- 1 root root 0 Dec  1 10:41 r
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"p:
+drwxr-xr-x    2 root     root          4096 Dec  1 10:41 q
+
+p/q:
+-rw-r--r--    1 root     root             0 Dec  1 10:41 r
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'b 2\na 10\nc 1\n' | sort -k2,2n"#,
+        [
+            (
+                r#"c 1
+b 2
+a 10
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"c 1
+b 2
+a 10
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'b 2\na 10\nc 1\n' | sort -k2 -n -r"#,
+        [
+            (
+                r#"a 10
+b 2
+c 1
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a 10
+b 2
+c 1
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '1\n10\n2\n' | sort"#,
+        [
+            (
+                r#"1
+10
+2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1
+10
+2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'x\n' | sort -c; echo rc=$?"#,
+        [
+            (
+                r#"rc=0
+"#, r#""#, 0,
+            ),
+            (
+                r#"rc=0
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\tb\tc\n' | cut -f1,3"#,
+        [
+            (
+                r#"a	c
+"#, r#""#, 0,
+            ),
+            (
+                r#"a	c
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'hello world foo\n' | cut -d' ' -f2-"#,
+        [
+            (
+                r#"world foo
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"world foo
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'abc\n' | cut -c1,3"#,
+        [
+            (
+                r#"ac
+"#, r#""#, 0,
+            ),
+            (
+                r#"ac
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (r#"printf 'Hello World\n' | tr -d '[:space:]'"#, [(r#"HelloWorld"#, r#""#, 0), (r#"HelloWorld"#, r#""#, 0)]),
+    (
+        r#"printf 'aaa\n' | tr a b"#,
+        [
+            (
+                r#"bbb
+"#, r#""#, 0,
+            ),
+            (
+                r#"bbb
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'one\ntwo\nthree\n' | grep -n -v two"#,
+        [
+            (
+                r#"1:one
+3:three
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1:one
+3:three
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp/w && printf 'a\nb\n' > x && printf 'b\nc\n' > y && grep -n b x y"#,
+        [
+            (
+                r#"x:2:b
+y:1:b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"x:2:b
+y:1:b
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp/w && printf 'a\nb\n' > x && grep -H a x && grep -h a x"#,
+        [
+            (
+                r#"x:a
+a
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"x:a
+a
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'A1\nb2\n' | grep -E '^[A-Z][0-9]$'"#,
+        [
+            (
+                r#"A1
+"#, r#""#, 0,
+            ),
+            (
+                r#"A1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a.b\naxb\n' | grep -F a.b"#,
+        [
+            (
+                r#"a.b
+"#, r#""#, 0,
+            ),
+            (
+                r#"a.b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'foo\n' | grep -q foo && echo found"#,
+        [
+            (
+                r#"found
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"found
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'x\n' | grep -e x -e y"#,
+        [
+            (
+                r#"x
+"#, r#""#, 0,
+            ),
+            (
+                r#"x
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'abc\n' | sed 's/b/\n/'"#,
+        [
+            (
+                r#"a
+c
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+c
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a b c\n' | sed 's/ /-/2'"#,
+        [
+            (
+                r#"a b-c
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a b-c
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'path/to/file\n' | sed 's|/|:|g'"#,
+        [
+            (
+                r#"path:to:file
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"path:to:file
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\n\nb\n' | sed '/^$/d'"#,
+        [
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'x\n' | sed -e 's/x/y/' -e 's/y/z/'"#,
+        [
+            (
+                r#"z
+"#, r#""#, 0,
+            ),
+            (
+                r#"z
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'line\n' | sed 's/.*/[&]/'"#,
+        [
+            (
+                r#"[line]
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"[line]
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'aXbXc\n' | awk -FX '{print $3 $1}'"#,
+        [
+            (
+                r#"ca
+"#, r#""#, 0,
+            ),
+            (
+                r#"ca
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'k1 v1\nk2 v2\n' | awk '$1 == "k2" {print $2}'"#,
+        [
+            (
+                r#"v2
+"#, r#""#, 0,
+            ),
+            (
+                r#"v2
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '3\n1\n2\n' | awk '{a[NR]=$1} END {for (i=NR; i>0; i--) print a[i]}'"#,
+        [
+            (
+                r#"2
+1
+3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"2
+1
+3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN {printf "%s-%d-%.1f\n", "s", 42, 2.25}'"#,
+        [
+            (
+                r#"s-42-2.2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"s-42-2.2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN {print substr("kubernetes", 5)}'"#,
+        [
+            (
+                r#"rnetes
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"rnetes
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a b\n' | awk '{print NF; $5="e"; print; print NF}'"#,
+        [
+            (
+                r#"2
+a b   e
+5
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"2
+a b   e
+5
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'x=1\ny=2\n' | awk -F= '{sum += $2} END {print "total", sum}'"#,
+        [
+            (
+                r#"total 3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"total 3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN { if (!(3 in a)) print "absent"; a[3]; if (3 in a) print "present" }'"#,
+        [
+            (
+                r#"absent
+present
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"absent
+present
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '1 2 3\n' | awk '{for (i = NF; i > 0; i--) printf "%s%s", $i, (i > 1 ? " " : "\n")}'"#,
+        [
+            (
+                r#"3 2 1
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3 2 1
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN { x = "10"; y = 9; print (x > y) ? "num" : "str" }'"#,
+        [
+            (
+                r#"str
+"#, r#""#, 0,
+            ),
+            (
+                r#"str
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'foo\n' | awk '{ sub(/o+/, "0"); print }'"#,
+        [
+            (
+                r#"f0
+"#, r#""#, 0,
+            ),
+            (
+                r#"f0
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN { print length() }' </dev/null"#,
+        [
+            (
+                r#"0
+"#, r#""#, 0,
+            ),
+            (
+                r#"0
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a b c\n' | awk '{ $1 = ""; print }'"#,
+        [
+            (
+                r#" b c
+"#, r#""#, 0,
+            ),
+            (
+                r#" b c
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'one\n' | awk 'END { print NR }'"#,
+        [
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"seq 10 | awk 'NR % 3 == 0'"#,
+        [
+            (
+                r#"3
+6
+9
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3
+6
+9
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"seq 5 | tail -n 2 | head -n 1"#,
+        [
+            (
+                r#"4
+"#, r#""#, 0,
+            ),
+            (
+                r#"4
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"seq 3 | tac 2>/dev/null || echo no-tac"#,
+        [
+            (
+                r#"3
+2
+1
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3
+2
+1
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"seq 3 | paste -sd, 2>/dev/null || echo no-paste"#,
+        [
+            (
+                r#"1,2,3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1,2,3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 12345 | fold -w 2 2>/dev/null || echo no-fold"#,
+        [
+            (
+                r#"12
+34
+5
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"12
+34
+5
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%s\n' a b c | tee /tmp/w/t | wc -l; cat /tmp/w/t"#,
+        [
+            (
+                r#"3
+a
+b
+c
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3
+a
+b
+c
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"date -u -d '2026-12-01 09:04:57' '+%H:%M:%S %D %T %R %F'"#,
+        [
+            (
+                r#"09:04:57 12/01/26 09:04:57 09:04 2026-12-01
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"09:04:57 12/01/26 09:04:57 09:04 2026-12-01
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"date -u -d '2026-02-28 12:00:00' '+%j %U' 2>&1 | cut -c1-3"#,
+        [
+            (
+                r#"059
+"#, r#""#, 0,
+            ),
+            (
+                r#"059
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"date -u -d @1700000000"#,
+        [
+            (
+                r#"Tue Nov 14 22:13:20 UTC 2023
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"Tue Nov 14 22:13:20 UTC 2023
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"date -u +%Y -d @0"#,
+        [
+            (
+                r#"1970
+"#, r#""#, 0,
+            ),
+            (
+                r#"1970
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"expr 3 + 4 \* 2"#,
+        [
+            (
+                r#"11
+"#, r#""#, 0,
+            ),
+            (
+                r#"11
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"expr \( 3 + 4 \) \* 2"#,
+        [
+            (
+                r#"14
+"#, r#""#, 0,
+            ),
+            (
+                r#"14
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"expr 5 - 8"#,
+        [
+            (
+                r#"-3
+"#, r#""#, 0,
+            ),
+            (
+                r#"-3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"expr abc \< abd"#,
+        [
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"expr 0; echo rc=$?"#,
+        [
+            (
+                r#"0
+rc=1
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"0
+rc=1
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%5s|%-5s|%5.1f|%-8.3f|\n' ab cd 1.25 2.5"#,
+        [
+            (
+                r#"   ab|cd   |  1.2|2.500   |
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"   ab|cd   |  1.2|2.500   |
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%s %s %s\n' 1 2"#,
+        [
+            (
+                r#"1 2 
+"#, r#""#, 0,
+            ),
+            (
+                r#"1 2 
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%08.3f|%+d|% d\n' 3.14159 5 7"#,
+        [
+            (
+                r#"0003.142|+5| 7
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"0003.142|+5| 7
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%i|%u\n' 010 0x10"#,
+        [
+            (
+                r#"8|16
+"#, r#""#, 0,
+            ),
+            (
+                r#"8|16
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\\nb\n'"#,
+        [
+            (
+                r#"a\nb
+"#, r#""#, 0,
+            ),
+            (
+                r#"a\nb
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '\101\102\n'"#,
+        [
+            (
+                r#"AB
+"#, r#""#, 0,
+            ),
+            (
+                r#"AB
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo -e 'a\x41\0102' 2>/dev/null | od -c 2>/dev/null | head -1 || echo no-od"#,
+        [
+            (
+                r#"0000000   a   A   B  \n
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"0000000   a   A   B  \n
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"basename a/b/ ; basename / ; dirname /a ; dirname a/b/c/"#,
+        [
+            (
+                r#"b
+/
+/
+a/b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"b
+/
+/
+a/b
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp/w && mkdir -p m/n && touch m/n/o && find m -name o -type f && find m -mindepth 2"#,
+        [
+            (
+                r#"m/n/o
+m/n/o
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"m/n/o
+m/n/o
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp/w && touch a.txt b.log && find . -name '*.txt' -o -name '*.log' | sort"#,
+        [
+            (
+                r#"./a.txt
+./b.log
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"./a.txt
+./b.log
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp/w && mkdir e1 && touch f1 && find . -empty | sort"#,
+        [
+            (
+                r#"./e1
+./f1
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"./e1
+./f1
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\nc\n' | xargs -n 2 echo"#,
+        [
+            (
+                r#"a b
+c
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a b
+c
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a b' | xargs -0 echo 2>/dev/null"#,
+        [
+            (
+                r#"a b
+"#, r#""#, 0,
+            ),
+            (
+                r#"a b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'x y z' | xargs -n1 | sort -r"#,
+        [
+            (
+                r#"z
+y
+x
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"z
+y
+x
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'aGk=' | base64 -d; echo"#,
+        [
+            (
+                r#"hi
+"#, r#""#, 0,
+            ),
+            (
+                r#"hi
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'hello world' | base64 -w 8"#,
+        [
+            (
+                r#"aGVsbG8g
+d29ybGQ=
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"aGVsbG8g
+d29ybGQ=
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '' | wc -c"#,
+        [
+            (
+                r#"0
+"#, r#""#, 0,
+            ),
+            (
+                r#"0
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'no newline' | wc -l"#,
+        [
+            (
+                r#"0
+"#, r#""#, 0,
+            ),
+            (
+                r#"0
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\nc\n' | head -n 0; echo end"#,
+        [
+            (
+                r#"end
+"#, r#""#, 0,
+            ),
+            (
+                r#"end
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\nc\n' | tail -n 0; echo end"#,
+        [
+            (
+                r#"end
+"#, r#""#, 0,
+            ),
+            (
+                r#"end
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\nc\n' | tail -c 2"#,
+        [
+            (
+                r#"c
+"#, r#""#, 0,
+            ),
+            (
+                r#"c
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'one\n' | cat - /dev/null"#,
+        [
+            (
+                r#"one
+"#, r#""#, 0,
+            ),
+            (
+                r#"one
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp/w && printf 'x\n' > f && cat f f"#,
+        [
+            (
+                r#"x
+x
+"#, r#""#, 0,
+            ),
+            (
+                r#"x
+x
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp/w && echo hi > f && cat -n f /dev/null f"#,
+        [
+            (
+                r#"     1	hi
+     2	hi
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"     1	hi
+     2	hi
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"yes abc | head -n 2"#,
+        [
+            (
+                r#"abc
+abc
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"abc
+abc
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'a:b' | awk -F: -v OFS=/ '{$1=$1; print}'"#,
+        [
+            (
+                r#"a/b
+"#, r#""#, 0,
+            ),
+            (
+                r#"a/b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo | awk '{ print "empty line NF=" NF }'"#,
+        [
+            (
+                r#"empty line NF=0
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"empty line NF=0
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
 ];
