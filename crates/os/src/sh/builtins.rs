@@ -1400,7 +1400,7 @@ impl Shell {
                     Flavor::Ash => format!("can't open '{file}': {}", e.strerror()),
                 };
                 if self.flavor == Flavor::Bash {
-                    self.berr(os, if args.is_empty() { "." } else { "source" }, &msg);
+                    self.err_msg(os, None, &msg);
                     self.status = 1;
                     Act::Pop
                 } else {

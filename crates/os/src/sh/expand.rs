@@ -467,7 +467,7 @@ impl Shell {
                 s.push('c');
                 Some(s)
             }
-            "LINENO" if !self.vars.contains_key("LINENO") => Some(self.lineno.to_string()),
+            "LINENO" if !self.vars.contains_key("LINENO") && self.flavor != Flavor::Dash => Some(self.lineno.to_string()),
             "RANDOM" if self.flavor != Flavor::Dash && !self.vars.get("RANDOM").is_some_and(|v| v.readonly) => Some(self.next_random().to_string()),
             "SECONDS" if self.flavor == Flavor::Bash => None,
             "BASH_VERSION" if self.flavor == Flavor::Bash => Some("5.2.15(1)-release".into()),

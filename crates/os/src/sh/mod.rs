@@ -415,10 +415,7 @@ impl Shell {
                         Flavor::Dash => format!("{name}: 0: cannot open {path}: {}", dash_open_err(e)),
                         Flavor::Ash => format!("{name}: can't open '{path}': {}", e.strerror()),
                     });
-                    sh.status = 127;
-                    if flavor == Flavor::Dash {
-                        sh.status = 2;
-                    }
+                    sh.status = if flavor == Flavor::Bash { 127 } else { 2 };
                     Invocation::Command(String::new())
                 }
             }
@@ -641,7 +638,8 @@ impl Shell {
             Flavor::Ash => {
                 let script = self.script_file.is_some();
                 match (cmd, script) {
-                    (Some(c), _) => format!("{a0}: {c}: line {}: ", self.lineno),
+                    (Some(c), true) => format!("{a0}: {c}: line {}: ", self.lineno),
+                    (Some(c), false) => format!("{a0}: {c}: line {}: ", self.lineno.saturating_sub(1)),
                     (None, true) => format!("{a0}: line {}: ", self.lineno),
                     (None, false) => format!("{a0}: "),
                 }
@@ -684,7 +682,18 @@ impl Shell {
                 None
             }
             Some(Err(e)) => {
-                let msg = if e.line == 0 { e.source_line.clone() } else { e.message(self.flavor, &self.arg0) };
+                let msg = if e.line == 0 {
+                    e.source_line.clone()
+                } else if self.flavor == Flavor::Ash && self.script_file.is_some() {
+                    // busybox ash names the line for scripts: `script: line 2: syntax error: ...`.
+                    let m = e.message(self.flavor, &self.arg0);
+                    match m.strip_prefix(&format!("{}: ", self.arg0)) {
+                        Some(rest) => format!("{}: line {}: {rest}", self.arg0, e.line),
+                        None => m,
+                    }
+                } else {
+                    e.message(self.flavor, &self.arg0)
+                };
                 let _ = os.write_stderr(format!("{msg}\n").as_bytes());
                 Some(if e.line == 0 { self.status } else { 2 })
             }

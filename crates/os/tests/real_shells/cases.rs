@@ -6728,4 +6728,273 @@ rc=1
             ),
         ],
     ),
+    (
+        r#"printf 'echo "[$0] [$1] [$#]"\nfoo\necho line3 $LINENO\n' > /tmp/w/s.sh; sh /tmp/w/s.sh a b; echo rc=$?"#,
+        [
+            (
+                r#"[/tmp/w/s.sh] [a] [2]
+line3 3
+rc=0
+"#,
+                r#"/tmp/w/s.sh: line 2: foo: not found
+"#,
+                0,
+            ),
+            (
+                r#"[/tmp/w/s.sh] [a] [2]
+line3
+rc=0
+"#,
+                r#"/tmp/w/s.sh: 2: foo: not found
+"#,
+                0,
+            ),
+            (
+                r#"[/tmp/w/s.sh] [a] [2]
+line3
+rc=0
+"#,
+                r#"/tmp/w/s.sh: 2: foo: not found
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'x=sourced\nf() { echo in-f; }\n' > /tmp/w/lib.sh; . /tmp/w/lib.sh; echo $x; f"#,
+        [
+            (
+                r#"sourced
+in-f
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"sourced
+in-f
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"sourced
+in-f
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'return 3\necho not\n' > /tmp/w/r.sh; . /tmp/w/r.sh; echo rc=$?"#,
+        [
+            (
+                r#"rc=3
+"#, r#""#, 0,
+            ),
+            (
+                r#"rc=3
+"#, r#""#, 0,
+            ),
+            (
+                r#"rc=3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#". /tmp/w/missing.sh; echo rc=$?"#,
+        [
+            (
+                r#""#,
+                r#"sh: .: line 0: can't open '/tmp/w/missing.sh': No such file or directory
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: .: cannot open /tmp/w/missing.sh: No such file
+"#,
+                2,
+            ),
+            (
+                r#"rc=1
+"#,
+                r#"bash: line 1: /tmp/w/missing.sh: No such file or directory
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'if true; then\n' > /tmp/w/bad.sh; sh /tmp/w/bad.sh; echo rc=$?"#,
+        [
+            (
+                r#"rc=2
+"#,
+                r#"/tmp/w/bad.sh: line 2: syntax error: unexpected end of file (expecting "fi")
+"#,
+                0,
+            ),
+            (
+                r#"rc=2
+"#,
+                r#"/tmp/w/bad.sh: 2: Syntax error: end of file unexpected (expecting "fi")
+"#,
+                0,
+            ),
+            (
+                r#"rc=2
+"#,
+                r#"/tmp/w/bad.sh: 2: Syntax error: end of file unexpected (expecting "fi")
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'cd /nope\necho after-cd\n' > /tmp/w/c.sh; sh /tmp/w/c.sh; echo rc=$?"#,
+        [
+            (
+                r#"after-cd
+rc=0
+"#,
+                r#"/tmp/w/c.sh: cd: line 1: can't cd to /nope: No such file or directory
+"#,
+                0,
+            ),
+            (
+                r#"after-cd
+rc=0
+"#,
+                r#"/tmp/w/c.sh: 1: cd: can't cd to /nope
+"#,
+                0,
+            ),
+            (
+                r#"after-cd
+rc=0
+"#,
+                r#"/tmp/w/c.sh: 1: cd: can't cd to /nope
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"sh /tmp/w/none.sh; echo rc=$?"#,
+        [
+            (
+                r#"rc=2
+"#,
+                r#"sh: can't open '/tmp/w/none.sh': No such file or directory
+"#,
+                0,
+            ),
+            (
+                r#"rc=2
+"#,
+                r#"sh: 0: cannot open /tmp/w/none.sh: No such file
+"#,
+                0,
+            ),
+            (
+                r#"rc=2
+"#,
+                r#"sh: 0: cannot open /tmp/w/none.sh: No such file
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'echo $1-$2\n' > /tmp/w/p.sh; sh -c '. /tmp/w/p.sh' x y z; sh /tmp/w/p.sh 1 2"#,
+        [
+            (
+                r#"y-z
+1-2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"y-z
+1-2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"y-z
+1-2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"sh -c 'echo $0 $1' name arg"#,
+        [
+            (
+                r#"name arg
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"name arg
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"name arg
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"sh -c 'exit 3'; echo $?"#,
+        [
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'echo from-stdin $((1+1))' | sh"#,
+        [
+            (
+                r#"from-stdin 2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"from-stdin 2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"from-stdin 2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
 ];
