@@ -335,3 +335,87 @@ fn cpu_stress_asks_for_two_cpus_of_compute_forever() {
     let compute = pod.os.calls.iter().filter(|c| matches!(c, Call::Compute(1000))).count();
     assert_eq!(compute, 4);
 }
+
+/// The xtrabackup sidecar of the MySQL StatefulSet tutorial, as GNU bash 5.2.15 traces it when
+/// the data directory holds a binlog position from a clone of the primary.
+const XTRABACKUP: &str = r#"set -ex
+cd /var/lib/mysql
+
+# Determine binlog position of cloned data, if any.
+if [[ -f xtrabackup_slave_info && "x$(<xtrabackup_slave_info)" != "x" ]]; then
+  # XtraBackup already generated a partial "CHANGE MASTER TO" query
+  # because we're cloning from an existing secondary. (Need to remove the tailing semicolon!)
+  cat xtrabackup_slave_info | sed -E 's/;$//g' > change_master_to.sql.in
+  # Ignore xtrabackup_binlog_info in this case (it's useless).
+  rm -f xtrabackup_slave_info xtrabackup_binlog_info
+elif [[ -f xtrabackup_binlog_info ]]; then
+  # We're cloning directly from primary. Parse binlog position.
+  [[ `cat xtrabackup_binlog_info` =~ ^(.*?)[[:space:]]+(.*?)$ ]] || exit 1
+  rm -f xtrabackup_binlog_info xtrabackup_slave_info
+  echo "CHANGE MASTER TO MASTER_LOG_FILE='${BASH_REMATCH[1]}',\
+        MASTER_LOG_POS=${BASH_REMATCH[2]}" > change_master_to.sql.in
+fi
+
+# Check if we need to complete a clone by starting replication.
+if [[ -f change_master_to.sql.in ]]; then
+  echo "Waiting for mysqld to be ready (accepting connections)"
+  until mysql -h 127.0.0.1 -e "SELECT 1"; do sleep 1; done
+
+  echo "Initializing replication from clone position"
+  mysql -h 127.0.0.1 \
+        -e "$(<change_master_to.sql.in), \
+                MASTER_HOST='mysql-0.mysql', \
+                MASTER_USER='root', \
+                MASTER_PASSWORD='', \
+                MASTER_CONNECT_RETRY=10; \
+              START SLAVE;" || exit 1
+  # In case of container restart, attempt this at-most-once.
+  mv change_master_to.sql.in change_master_to.sql.orig
+fi
+
+# Start a server to send backups when requested by peers.
+exec ncat --listen --keep-open --send-only --max-conns=1 3307 -c \
+  "xtrabackup --backup --slave-info --stream=xbstream --host=127.0.0.1 --user=root"
+"#;
+
+#[test]
+fn xtrabackup_sidecar_parses_the_binlog_position_and_execs_ncat() {
+    in_corpus("application/mysql/mysql-statefulset.yaml", "[[ `cat xtrabackup_binlog_info` =~ ^(.*?)[[:space:]]+(.*?)$ ]] || exit 1");
+    in_corpus("application/mysql/mysql-statefulset.yaml", "exec ncat --listen --keep-open --send-only --max-conns=1 3307 -c");
+    let mut pod = Pod::debian().hostname("mysql-1").empty_dir("/var/lib/mysql", "data");
+    if let Some(t) = pod.os.fs.volumes.trees.get_mut("data") {
+        t.add_file("/xtrabackup_binlog_info", b"mysql-bin.000003\t154\n".to_vec(), 0o644);
+    }
+    kubesim_os::registry::add_foreign(&mut pod.os.fs.root, "/usr/bin/mysql", "mysql");
+    kubesim_os::registry::add_foreign(&mut pod.os.fs.root, "/usr/bin/ncat", "ncat");
+    pod.os = pod.os.clone().with_spawn("mysql", 0, "").with_spawn("ncat", 0, "");
+    let out = pod.run(&["bash", "-c", XTRABACKUP]);
+    let want_err = r#"+ cd /var/lib/mysql
++ [[ -f xtrabackup_slave_info ]]
++ [[ -f xtrabackup_binlog_info ]]
+++ cat xtrabackup_binlog_info
++ [[ mysql-bin.000003	154 =~ ^(.*?)[[:space:]]+(.*?)$ ]]
++ rm -f xtrabackup_binlog_info xtrabackup_slave_info
++ echo 'CHANGE MASTER TO MASTER_LOG_FILE='\''mysql-bin.000003'\'',        MASTER_LOG_POS=154'
++ [[ -f change_master_to.sql.in ]]
++ echo 'Waiting for mysqld to be ready (accepting connections)'
++ mysql -h 127.0.0.1 -e 'SELECT 1'
++ echo 'Initializing replication from clone position'
++ mysql -h 127.0.0.1 -e 'CHANGE MASTER TO MASTER_LOG_FILE='\''mysql-bin.000003'\'',        MASTER_LOG_POS=154,                 MASTER_HOST='\''mysql-0.mysql'\'',                 MASTER_USER='\''root'\'',                 MASTER_PASSWORD='\'''\'',                 MASTER_CONNECT_RETRY=10;               START SLAVE;'
++ mv change_master_to.sql.in change_master_to.sql.orig
++ exec ncat --listen --keep-open --send-only --max-conns=1 3307 -c 'xtrabackup --backup --slave-info --stream=xbstream --host=127.0.0.1 --user=root'
+"#;
+    assert_eq!(
+        (out.stdout_str().as_str(), out.stderr_str().as_str(), out.code),
+        ("Waiting for mysqld to be ready (accepting connections)\nInitializing replication from clone position\n", want_err, Some(0))
+    );
+    assert_eq!(
+        pod.read("/var/lib/mysql/change_master_to.sql.orig").as_deref(),
+        Some("CHANGE MASTER TO MASTER_LOG_FILE='mysql-bin.000003',        MASTER_LOG_POS=154\n")
+    );
+    let last = out.calls.iter().rev().find_map(|c| if let Call::Spawn(a) = c { Some(a.clone()) } else { None });
+    assert_eq!(
+        last.map(|a| a.join(" ")).as_deref(),
+        Some("ncat --listen --keep-open --send-only --max-conns=1 3307 -c xtrabackup --backup --slave-info --stream=xbstream --host=127.0.0.1 --user=root")
+    );
+}
