@@ -304,7 +304,7 @@ impl Shell {
         Ok(())
     }
 
-    fn quote_trace(&self, w: &str) -> String {
+    pub(super) fn quote_trace(&self, w: &str) -> String {
         match self.flavor {
             Flavor::Dash => w.to_string(),
             Flavor::Bash => {
@@ -349,7 +349,8 @@ impl Shell {
                 if w.is_empty() {
                     return String::new();
                 }
-                let needs = w.chars().any(|c| c < '+' || (';'..='?').contains(&c) || c == '`' || c == '[' || c == '\\' || c > 'z');
+                const KEYWORDS: &[&str] = &["!", "case", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if", "in", "then", "until", "while"];
+                let needs = KEYWORDS.contains(&w) || w.chars().any(|c| c < '+' || (';'..='?').contains(&c) || c == '`' || c == '[' || c == '\\' || c > 'z');
                 if needs {
                     format!("'{}'", w.replace('\'', "'\"'\"'"))
                 } else {
@@ -378,6 +379,7 @@ impl Shell {
         let mut av: Vec<String> = Vec::new();
         for a in assigns {
             let v = match &a.value {
+                AVal::Scalar(s) if s.is_empty() && self.flavor == Flavor::Bash => String::new(),
                 AVal::Scalar(s) => self.quote_trace(s),
                 AVal::Array(items) => format!("({})", items.iter().map(|s| self.quote_trace(s)).collect::<Vec<_>>().join(" ")),
             };
@@ -395,6 +397,17 @@ impl Shell {
         }
         if !av.is_empty() {
             lines.push(av.join(" "));
+        }
+        // bash traces the assignments of declaration builtins once more.
+        if self.flavor == Flavor::Bash && argv.first().is_some_and(|n| matches!(n.as_str(), "export" | "declare" | "typeset" | "readonly")) {
+            for w in &argv[1..] {
+                if let Some((k, v)) = w.split_once('=') {
+                    if parse::valid_name(k) {
+                        let q = if v.is_empty() { String::new() } else { self.quote_trace(v) };
+                        lines.push(format!("{k}={q}"));
+                    }
+                }
+            }
         }
         let mut out = String::new();
         for l in lines {
@@ -914,6 +927,10 @@ impl Shell {
                 match parse::parse(&src, self.flavor) {
                     Ok(cmd) => {
                         self.status = 0;
+                        if self.flavor == Flavor::Bash {
+                            self.frames.push(Frame::TraceDepth(self.trace_depth));
+                            self.trace_depth += 1;
+                        }
                         Act::Push(Frame::Run(cmd))
                     }
                     Err(e) => {

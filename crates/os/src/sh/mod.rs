@@ -203,6 +203,8 @@ enum Frame {
     },
     Guard,
     Negate,
+    /// Restores the xtrace nesting level (bash `eval` traces one level deeper).
+    TraceDepth(u32),
     WaitJobs {
         pids: Vec<u32>,
     },
@@ -292,6 +294,7 @@ pub struct Shell {
     trace_depth: u32,
     integers: std::collections::BTreeSet<String>,
     nest: u32,
+    parse_warnings: Vec<String>,
 }
 
 /// What to run.
@@ -475,6 +478,7 @@ impl Shell {
             trace_depth: 1,
             integers: std::collections::BTreeSet::new(),
             nest: 0,
+            parse_warnings: Vec::new(),
         };
         if !sh.vars.contains_key("IFS") {
             let _ = sh.set_var("IFS", " \t\n");
@@ -512,7 +516,14 @@ impl Shell {
             Some(_) if self.script_file.is_some() => text.to_string(),
             _ => text,
         };
-        self.startup = Some(parse::parse(&text, self.flavor));
+        let (r, warnings) = parse::parse_with_warnings(&text, self.flavor);
+        self.startup = Some(r);
+        if self.flavor == Flavor::Bash {
+            self.parse_warnings = warnings
+                .into_iter()
+                .map(|(line, delim)| format!("{}: line {line}: warning: here-document at line {line} delimited by end-of-file (wanted `{delim}')\n", self.arg0))
+                .collect();
+        }
     }
 
     /// The flavour.
@@ -673,6 +684,9 @@ impl Shell {
             let p = os.ppid();
             self.vars.insert("PPID".into(), Var { val: Val::Str(p.to_string()), exported: false, readonly: false });
         }
+        for w in std::mem::take(&mut self.parse_warnings) {
+            let _ = os.write_stderr(w.as_bytes());
+        }
         match self.startup.take() {
             Some(Ok(cmd)) => {
                 if self.opts.noexec {
@@ -747,6 +761,7 @@ impl Shell {
             trace_depth: self.trace_depth,
             integers: self.integers.clone(),
             nest: self.nest + 1,
+            parse_warnings: Vec::new(),
         };
         let _ = os;
         s.loops = 0;
@@ -905,6 +920,7 @@ impl Shell {
             }
             Frame::Source { saved_pos: Some(p) } => self.pos = p,
             Frame::Trap { .. } => self.in_trap = self.in_trap.saturating_sub(1),
+            Frame::TraceDepth(d) => self.trace_depth = d,
             Frame::While { .. } | Frame::For { .. } | Frame::ArithFor { .. } => self.loops = self.loops.saturating_sub(1),
             _ => {}
         }
@@ -971,6 +987,10 @@ impl Shell {
                 Act::Pop
             }
             Frame::Guard => Act::Pop,
+            Frame::TraceDepth(d) => {
+                self.trace_depth = d;
+                Act::Pop
+            }
             Frame::Negate => {
                 self.status = if self.status == 0 { 1 } else { 0 };
                 Act::Pop
@@ -1063,6 +1083,11 @@ impl Shell {
                         self.status = 0;
                     }
                     return Act::Pop;
+                }
+                if self.opts.xtrace && self.flavor == Flavor::Bash {
+                    let words: Vec<String> = items.iter().map(|w| self.quote_trace(w)).collect();
+                    let line = format!("{}for {var} in {}\n", self.trace_prefix(&self.ps4()), words.join(" "));
+                    self.write_fd(os, 2, line.as_bytes());
                 }
                 if let Err(e) = self.set_var(&var, &items[idx]) {
                     self.err_msg(os, None, &e);
@@ -1250,7 +1275,7 @@ impl Shell {
                     Err(a) => return a,
                 };
                 if self.opts.xtrace {
-                    let line = format!("{}(({}))\n", self.ps4(), text);
+                    let line = format!("{}(( {} ))\n", self.trace_prefix(&self.ps4()), text);
                     self.write_fd(os, 2, line.as_bytes());
                 }
                 match self.arith(os, &text) {
@@ -1304,6 +1329,10 @@ impl Shell {
                 }
             }
         };
+        if self.opts.xtrace && self.flavor == Flavor::Bash && arm == 0 {
+            let line = format!("{}case {} in\n", self.trace_prefix(&self.ps4()), self.quote_trace(&subject));
+            self.write_fd(os, 2, line.as_bytes());
+        }
         let mut i = arm;
         while i < arms.len() {
             let a = &arms[i];

@@ -110,13 +110,22 @@ type PResult<T> = Result<T, SyntaxError>;
 
 /// Parses a whole script.
 pub fn parse(src: &str, flavor: Flavor) -> PResult<Arc<Cmd>> {
-    let mut p = Parser { s: src.chars().collect(), pos: 0, line: 1, flavor, depth: 0, bonus_lines: 0, closers: Vec::new() };
-    let list = p.list(&[])?;
-    p.blank_nl();
-    if p.pos < p.s.len() {
-        return Err(p.unexpected_here());
-    }
-    Ok(Arc::new(Cmd::List(list)))
+    parse_with_warnings(src, flavor).0
+}
+
+/// Parses a whole script, also returning the warnings bash prints while parsing (a
+/// here-document ended by end of file): `(line, wanted delimiter)`.
+pub fn parse_with_warnings(src: &str, flavor: Flavor) -> (PResult<Arc<Cmd>>, Vec<(u32, String)>) {
+    let mut p = Parser { s: src.chars().collect(), pos: 0, line: 1, flavor, depth: 0, bonus_lines: 0, closers: Vec::new(), warnings: Vec::new() };
+    let r = (|| {
+        let list = p.list(&[])?;
+        p.blank_nl();
+        if p.pos < p.s.len() {
+            return Err(p.unexpected_here());
+        }
+        Ok(Arc::new(Cmd::List(list)))
+    })();
+    (r, std::mem::take(&mut p.warnings))
 }
 
 struct Parser {
@@ -127,6 +136,7 @@ struct Parser {
     depth: usize,
     bonus_lines: u32,
     closers: Vec<&'static str>,
+    warnings: Vec<(u32, String)>,
 }
 
 fn is_meta(c: char) -> bool {
@@ -644,8 +654,16 @@ impl Parser {
                 return Err(self.err(SyntaxKind::Unexpected("((".into())));
             }
             let mk = |s: &str| -> PResult<Word> {
-                let mut p =
-                    Parser { s: s.chars().collect(), pos: 0, line: self.line, flavor: self.flavor, depth: self.depth, bonus_lines: 0, closers: Vec::new() };
+                let mut p = Parser {
+                    s: s.chars().collect(),
+                    pos: 0,
+                    line: self.line,
+                    flavor: self.flavor,
+                    depth: self.depth,
+                    bonus_lines: 0,
+                    closers: Vec::new(),
+                    warnings: Vec::new(),
+                };
                 p.arith_text_word(None)
             };
             let (init, cond, step) = (mk(parts[0])?, mk(parts[1])?, mk(parts[2])?);
@@ -878,7 +896,16 @@ impl Parser {
         }
         let text: String = self.s[start..self.pos].iter().collect();
         self.pos += 2;
-        let mut p = Parser { s: text.chars().collect(), pos: 0, line: self.line, flavor: self.flavor, depth: self.depth, bonus_lines: 0, closers: Vec::new() };
+        let mut p = Parser {
+            s: text.chars().collect(),
+            pos: 0,
+            line: self.line,
+            flavor: self.flavor,
+            depth: self.depth,
+            bonus_lines: 0,
+            closers: Vec::new(),
+            warnings: Vec::new(),
+        };
         p.arith_text_word(None)
     }
 
@@ -999,8 +1026,16 @@ impl Parser {
                 return Ok(None);
             }
             let text: String = self.s[i + 1..j].iter().collect();
-            let mut p =
-                Parser { s: text.chars().collect(), pos: 0, line: self.line, flavor: self.flavor, depth: self.depth, bonus_lines: 0, closers: Vec::new() };
+            let mut p = Parser {
+                s: text.chars().collect(),
+                pos: 0,
+                line: self.line,
+                flavor: self.flavor,
+                depth: self.depth,
+                bonus_lines: 0,
+                closers: Vec::new(),
+                warnings: Vec::new(),
+            };
             index = Some(p.arith_text_word(None)?);
             i = after;
         }
@@ -1092,6 +1127,7 @@ impl Parser {
                         depth: self.depth,
                         bonus_lines: 0,
                         closers: Vec::new(),
+                        warnings: Vec::new(),
                     };
                     p.heredoc_word()?
                 };
@@ -1116,13 +1152,15 @@ impl Parser {
             i += 1;
         }
         if i >= self.s.len() {
-            // Body missing: bash warns and uses an empty body; treat as empty.
+            // Body missing: bash warns and uses an empty body.
+            self.warnings.push((self.line, delim.to_string()));
             return Ok(String::new());
         }
         let body_start = i + 1;
         let mut j = body_start;
         let mut body = String::new();
         let mut lines = 0u32;
+        let mut found = false;
         loop {
             if j >= self.s.len() {
                 break;
@@ -1137,6 +1175,7 @@ impl Parser {
             let next = if k < self.s.len() { k + 1 } else { k };
             if cmp == delim {
                 j = next;
+                found = true;
                 break;
             }
             body.push_str(cmp);
@@ -1145,6 +1184,9 @@ impl Parser {
         }
         self.s.drain(body_start..j);
         self.bonus_lines += lines;
+        if !found {
+            self.warnings.push((self.line, delim.to_string()));
+        }
         Ok(body)
     }
 
@@ -1419,8 +1461,16 @@ impl Parser {
                 Some(c) => src.push(c),
             }
         }
-        let mut p =
-            Parser { s: src.chars().collect(), pos: 0, line: self.line, flavor: self.flavor, depth: self.depth + 1, bonus_lines: 0, closers: Vec::new() };
+        let mut p = Parser {
+            s: src.chars().collect(),
+            pos: 0,
+            line: self.line,
+            flavor: self.flavor,
+            depth: self.depth + 1,
+            bonus_lines: 0,
+            closers: Vec::new(),
+            warnings: Vec::new(),
+        };
         if p.depth > MAX_DEPTH {
             return Err(self.err(SyntaxKind::Unexpected("`".into())));
         }
@@ -1456,8 +1506,16 @@ impl Parser {
                 }
                 let text: String = self.s[start..self.pos].iter().collect();
                 self.pos += 2;
-                let mut p =
-                    Parser { s: text.chars().collect(), pos: 0, line: self.line, flavor: self.flavor, depth: self.depth, bonus_lines: 0, closers: Vec::new() };
+                let mut p = Parser {
+                    s: text.chars().collect(),
+                    pos: 0,
+                    line: self.line,
+                    flavor: self.flavor,
+                    depth: self.depth,
+                    bonus_lines: 0,
+                    closers: Vec::new(),
+                    warnings: Vec::new(),
+                };
                 Ok(WordPart::Arith(p.arith_text_word(None)?))
             }
             Some('(') => {
@@ -1569,8 +1627,16 @@ impl Parser {
             }
             let text: String = self.s[s..self.pos].iter().collect();
             self.pos += 1;
-            let mut p =
-                Parser { s: text.chars().collect(), pos: 0, line: self.line, flavor: self.flavor, depth: self.depth, bonus_lines: 0, closers: Vec::new() };
+            let mut p = Parser {
+                s: text.chars().collect(),
+                pos: 0,
+                line: self.line,
+                flavor: self.flavor,
+                depth: self.depth,
+                bonus_lines: 0,
+                closers: Vec::new(),
+                warnings: Vec::new(),
+            };
             index = Some(p.arith_text_word(None)?);
         }
         if length {
@@ -1681,7 +1747,16 @@ impl Parser {
             self.bump();
         }
         let text: String = self.s[s..self.pos].iter().collect();
-        let mut p = Parser { s: text.chars().collect(), pos: 0, line: self.line, flavor: self.flavor, depth: self.depth, bonus_lines: 0, closers: Vec::new() };
+        let mut p = Parser {
+            s: text.chars().collect(),
+            pos: 0,
+            line: self.line,
+            flavor: self.flavor,
+            depth: self.depth,
+            bonus_lines: 0,
+            closers: Vec::new(),
+            warnings: Vec::new(),
+        };
         p.arith_text_word(None)
     }
 

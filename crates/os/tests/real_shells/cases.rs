@@ -6997,4 +6997,878 @@ rc=0
             ),
         ],
     ),
+    (
+        r#"set -x; echo a | cat"#,
+        [
+            (
+                r#"a
+"#,
+                r#"+ echo a
++ cat
+"#,
+                0,
+            ),
+            (
+                r#"a
+"#,
+                r#"+ echo a
++ cat
+"#,
+                0,
+            ),
+            (
+                r#"a
+"#,
+                r#"+ echo a
++ cat
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; f() { echo in; }; f arg"#,
+        [
+            (
+                r#"in
+"#,
+                r#"+ f arg
++ echo 'in'
+"#,
+                0,
+            ),
+            (
+                r#"in
+"#,
+                r#"+ f arg
++ echo in
+"#,
+                0,
+            ),
+            (
+                r#"in
+"#,
+                r#"+ f arg
++ echo in
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; for i in 1 2; do echo $i; done"#,
+        [
+            (
+                r#"1
+2
+"#,
+                r#"+ echo 1
++ echo 2
+"#,
+                0,
+            ),
+            (
+                r#"1
+2
+"#,
+                r#"+ echo 1
++ echo 2
+"#,
+                0,
+            ),
+            (
+                r#"1
+2
+"#,
+                r#"+ for i in 1 2
++ echo 1
++ for i in 1 2
++ echo 2
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; if [ 1 = 1 ]; then echo y; fi"#,
+        [
+            (
+                r#"y
+"#,
+                r#"+ '[' 1 '=' 1 ]
++ echo y
+"#,
+                0,
+            ),
+            (
+                r#"y
+"#,
+                r#"+ [ 1 = 1 ]
++ echo y
+"#,
+                0,
+            ),
+            (
+                r#"y
+"#,
+                r#"+ '[' 1 = 1 ']'
++ echo y
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; x=$(echo sub); echo "$x""#,
+        [
+            (
+                r#"sub
+"#,
+                r#"+ echo sub
++ x=sub
++ echo sub
+"#,
+                0,
+            ),
+            (
+                r#"sub
+"#,
+                r#"+ echo sub
++ x=sub
++ echo sub
+"#,
+                0,
+            ),
+            (
+                r#"sub
+"#,
+                r#"++ echo sub
++ x=sub
++ echo sub
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; case a in a) echo m;; esac"#,
+        [
+            (
+                r#"m
+"#,
+                r#"+ echo m
+"#,
+                0,
+            ),
+            (
+                r#"m
+"#,
+                r#"+ echo m
+"#,
+                0,
+            ),
+            (
+                r#"m
+"#,
+                r#"+ case a in
++ echo m
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; while false; do :; done; echo out"#,
+        [
+            (
+                r#"out
+"#,
+                r#"+ false
++ echo out
+"#,
+                0,
+            ),
+            (
+                r#"out
+"#,
+                r#"+ false
++ echo out
+"#,
+                0,
+            ),
+            (
+                r#"out
+"#,
+                r#"+ false
++ echo out
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; cd /tmp; pwd"#,
+        [
+            (
+                r#"/tmp
+"#,
+                r#"+ cd /tmp
++ pwd
+"#,
+                0,
+            ),
+            (
+                r#"/tmp
+"#,
+                r#"+ cd /tmp
++ pwd
+"#,
+                0,
+            ),
+            (
+                r#"/tmp
+"#,
+                r#"+ cd /tmp
++ pwd
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; export E=1 F; echo $E"#,
+        [
+            (
+                r#"1
+"#,
+                r#"+ export 'E=1' F
++ echo 1
+"#,
+                0,
+            ),
+            (
+                r#"1
+"#,
+                r#"+ export E=1 F
++ echo 1
+"#,
+                0,
+            ),
+            (
+                r#"1
+"#,
+                r#"+ export E=1 F
++ E=1
++ echo 1
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; a=1 b=2 env | grep -c ZZZ"#,
+        [
+            (
+                r#"0
+"#,
+                r#"+ a=1 b=2 env
++ grep -c ZZZ
+"#,
+                1,
+            ),
+            (
+                r#"0
+"#,
+                r#"+ grep -c ZZZ
++ a=1 b=2 env
+"#,
+                1,
+            ),
+            (
+                r#"0
+"#,
+                r#"+ a=1
++ grep -c ZZZ
++ b=2
++ env
+"#,
+                1,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; true && false || echo recovered"#,
+        [
+            (
+                r#"recovered
+"#,
+                r#"+ true
++ false
++ echo recovered
+"#,
+                0,
+            ),
+            (
+                r#"recovered
+"#,
+                r#"+ true
++ false
++ echo recovered
+"#,
+                0,
+            ),
+            (
+                r#"recovered
+"#,
+                r#"+ true
++ false
++ echo recovered
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; (echo subsh)"#,
+        [
+            (
+                r#"subsh
+"#,
+                r#"+ echo subsh
+"#,
+                0,
+            ),
+            (
+                r#"subsh
+"#,
+                r#"+ echo subsh
+"#,
+                0,
+            ),
+            (
+                r#"subsh
+"#,
+                r#"+ echo subsh
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; { echo grp; } 2>/dev/null"#,
+        [
+            (
+                r#"grp
+"#, r#""#, 0,
+            ),
+            (
+                r#"grp
+"#, r#""#, 0,
+            ),
+            (
+                r#"grp
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; echo $((1+2)) "${HOME%/*}""#,
+        [
+            (
+                r#"3 
+"#,
+                r#"+ echo 3 
+"#,
+                0,
+            ),
+            (
+                r#"3 
+"#,
+                r#"+ echo 3 
+"#,
+                0,
+            ),
+            (
+                r#"3 
+"#,
+                r#"+ echo 3 ''
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; printf '%s\n' "with space" 'it'"'"'s'"#,
+        [
+            (
+                r#"with space
+it's
+"#,
+                r#"+ printf '%s\n' 'with space' 'it'"'"'s'
+"#,
+                0,
+            ),
+            (
+                r#"with space
+it's
+"#,
+                r#"+ printf %s\n with space it's
+"#,
+                0,
+            ),
+            (
+                r#"with space
+it's
+"#,
+                r#"+ printf '%s\n' 'with space' 'it'\''s'
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -ex; echo one; false; echo two"#,
+        [
+            (
+                r#"one
+"#,
+                r#"+ echo one
++ false
+"#,
+                1,
+            ),
+            (
+                r#"one
+"#,
+                r#"+ echo one
++ false
+"#,
+                1,
+            ),
+            (
+                r#"one
+"#,
+                r#"+ echo one
++ false
+"#,
+                1,
+            ),
+        ],
+    ),
+    (
+        r#"set -e; trap 'echo exit-trap $?' EXIT; false"#,
+        [
+            (
+                r#"exit-trap 1
+"#,
+                r#""#,
+                1,
+            ),
+            (
+                r#"exit-trap 1
+"#,
+                r#""#,
+                1,
+            ),
+            (
+                r#"exit-trap 1
+"#,
+                r#""#,
+                1,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; read v <<EOF"#,
+        [
+            (
+                r#""#,
+                r#"+ read v
+"#,
+                1,
+            ),
+            (
+                r#""#,
+                r#"+ read v
+"#,
+                1,
+            ),
+            (
+                r#""#,
+                r#"bash: line 1: warning: here-document at line 1 delimited by end-of-file (wanted `EOF')
++ read v
+"#,
+                1,
+            ),
+        ],
+    ),
+    (
+        r#"line"#,
+        [
+            (
+                r#""#,
+                r#"sh: line: not found
+"#,
+                127,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: line: not found
+"#,
+                127,
+            ),
+            (
+                r#""#,
+                r#"bash: line 1: line: command not found
+"#,
+                127,
+            ),
+        ],
+    ),
+    (
+        r#"EOF"#,
+        [
+            (
+                r#""#,
+                r#"sh: EOF: not found
+"#,
+                127,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: EOF: not found
+"#,
+                127,
+            ),
+            (
+                r#""#,
+                r#"bash: line 1: EOF: command not found
+"#,
+                127,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; local_test() { local z=3; echo $z; }; local_test"#,
+        [
+            (
+                r#"3
+"#,
+                r#"+ local_test
++ local 'z=3'
++ echo 3
+"#,
+                0,
+            ),
+            (
+                r#"3
+"#,
+                r#"+ local_test
++ local z=3
++ echo 3
+"#,
+                0,
+            ),
+            (
+                r#"3
+"#,
+                r#"+ local_test
++ local z=3
++ echo 3
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; [ -f /etc/passwd ] && echo file"#,
+        [
+            (
+                r#"file
+"#,
+                r#"+ '[' -f /etc/passwd ]
++ echo file
+"#,
+                0,
+            ),
+            (
+                r#"file
+"#,
+                r#"+ [ -f /etc/passwd ]
++ echo file
+"#,
+                0,
+            ),
+            (
+                r#"file
+"#,
+                r#"+ '[' -f /etc/passwd ']'
++ echo file
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; test -d /tmp || echo no"#,
+        [
+            (
+                r#""#,
+                r#"+ test -d /tmp
+"#,
+                0,
+            ),
+            (
+                r#""#,
+                r#"+ test -d /tmp
+"#,
+                0,
+            ),
+            (
+                r#""#,
+                r#"+ test -d /tmp
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; :"#,
+        [
+            (
+                r#""#, r#"+ :
+"#, 0,
+            ),
+            (
+                r#""#, r#"+ :
+"#, 0,
+            ),
+            (
+                r#""#, r#"+ :
+"#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; eval 'echo ev'"#,
+        [
+            (
+                r#"ev
+"#,
+                r#"+ eval 'echo ev'
++ echo ev
+"#,
+                0,
+            ),
+            (
+                r#"ev
+"#,
+                r#"+ eval echo ev
++ echo ev
+"#,
+                0,
+            ),
+            (
+                r#"ev
+"#,
+                r#"+ eval 'echo ev'
+++ echo ev
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; echo "$(echo "$(echo deep)")""#,
+        [
+            (
+                r#"deep
+"#,
+                r#"+ echo deep
++ echo deep
++ echo deep
+"#,
+                0,
+            ),
+            (
+                r#"deep
+"#,
+                r#"+ echo deep
++ echo deep
++ echo deep
+"#,
+                0,
+            ),
+            (
+                r#"deep
+"#,
+                r#"+++ echo deep
+++ echo deep
++ echo deep
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"PS4='>> '; set -x; echo custom-ps4"#,
+        [
+            (
+                r#"custom-ps4
+"#,
+                r#">> echo custom-ps4
+"#,
+                0,
+            ),
+            (
+                r#"custom-ps4
+"#,
+                r#">> echo custom-ps4
+"#,
+                0,
+            ),
+            (
+                r#"custom-ps4
+"#,
+                r#">> echo custom-ps4
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; echo *nomatch*"#,
+        [
+            (
+                r#"*nomatch*
+"#,
+                r#"+ echo '*nomatch*'
+"#,
+                0,
+            ),
+            (
+                r#"*nomatch*
+"#,
+                r#"+ echo *nomatch*
+"#,
+                0,
+            ),
+            (
+                r#"*nomatch*
+"#,
+                r#"+ echo '*nomatch*'
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; x=; echo "[$x]""#,
+        [
+            (
+                r#"[]
+"#,
+                r#"+ x=
++ echo '[]'
+"#,
+                0,
+            ),
+            (
+                r#"[]
+"#,
+                r#"+ x=
++ echo []
+"#,
+                0,
+            ),
+            (
+                r#"[]
+"#,
+                r#"+ x=
++ echo '[]'
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; arr=(1 2); echo ${arr[1]}"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unexpected "("
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: "(" unexpected
+"#,
+                2,
+            ),
+            (
+                r#"2
+"#,
+                r#"+ arr=(1 2)
++ echo 2
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; [[ -n x ]] && echo dbl"#,
+        [
+            (
+                r#"dbl
+"#,
+                r#"+ '[[' -n x ]]
++ echo dbl
+"#,
+                0,
+            ),
+            (
+                r#""#,
+                r#"+ [[ -n x ]]
+sh: 1: [[: not found
+"#,
+                127,
+            ),
+            (
+                r#"dbl
+"#,
+                r#"+ [[ -n x ]]
++ echo dbl
+"#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -x; (( 2 > 1 )) && echo arith"#,
+        [
+            (
+                r#""#,
+                r#"+ 2
+sh: 2: not found
+"#,
+                127,
+            ),
+            (
+                r#""#,
+                r#"+ 2
+sh: 1: 2: not found
+"#,
+                127,
+            ),
+            (
+                r#"arith
+"#,
+                r#"+ ((  2 > 1  ))
++ echo arith
+"#,
+                0,
+            ),
+        ],
+    ),
 ];
