@@ -419,3 +419,37 @@ fn xtrabackup_sidecar_parses_the_binlog_position_and_execs_ncat() {
         Some("ncat --listen --keep-open --send-only --max-conns=1 3307 -c xtrabackup --backup --slave-info --stream=xbstream --host=127.0.0.1 --user=root")
     );
 }
+
+#[test]
+fn env_from_configmap_prints_the_environment() {
+    in_corpus("pods/pod-configmap-envFrom.yaml", "command: [ \"/bin/sh\", \"-c\", \"env\" ]");
+    let mut pod = Pod::busybox().env("SPECIAL_LEVEL", "very").env("SPECIAL_TYPE", "charm");
+    let out = pod.run(&["/bin/sh", "-c", "env"]);
+    // Sorted by name here; the real order is the runtime's (a documented deviation).
+    assert_eq!(
+        out.stdout_str(),
+        "HOME=/root\nHOSTNAME=pod\nPATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\nPWD=/\nSPECIAL_LEVEL=very\nSPECIAL_TYPE=charm\n"
+    );
+}
+
+#[test]
+fn python_jobs_are_handed_to_the_host_with_their_environment() {
+    in_corpus("controllers/job-success-policy.yaml", "if os.environ.get(\"JOB_COMPLETION_INDEX\") == \"2\":");
+    let mut pod = Pod::debian().env("JOB_COMPLETION_INDEX", "2");
+    kubesim_os::registry::add_foreign(&mut pod.os.fs.root, "/usr/local/bin/python3", "python3");
+    pod.os = pod.os.clone().with_spawn("python3", 0, "");
+    let out = pod.run(&["python3", "-c", "import os, sys\nif os.environ.get(\"JOB_COMPLETION_INDEX\") == \"2\":\n  sys.exit(0)\nelse:\n  sys.exit(1)\n"]);
+    assert_eq!(out.code, Some(0));
+    assert!(matches!(out.calls.first(), Some(Call::Spawn(a)) if a[0] == "python3" && a[1] == "-c"));
+}
+
+#[test]
+fn an_entrypoint_script_execs_its_arguments() {
+    let mut pod = Pod::busybox().file("/docker-entrypoint.sh", "#!/bin/sh\nset -e\necho \"starting $1\"\nexec \"$@\"\n");
+    kubesim_os::registry::add_foreign(&mut pod.os.fs.root, "/usr/sbin/nginx", "nginx");
+    pod.os.fs.root.add_file("/docker-entrypoint.sh", "#!/bin/sh\nset -e\necho \"starting $1\"\nexec \"$@\"\n", 0o755);
+    pod.os = pod.os.clone().with_spawn("nginx", 0, "");
+    let out = pod.run(&["/docker-entrypoint.sh", "nginx", "-g", "daemon off;"]);
+    assert_eq!((out.stdout_str().as_str(), out.code), ("starting nginx\n", Some(0)));
+    assert_eq!(out.calls.last(), Some(&Call::Spawn(vec!["nginx".into(), "-g".into(), "daemon off;".into()])));
+}
