@@ -401,6 +401,7 @@ pub const DEBIAN_TOOLS: &[&str] = &[
     "tac",
     "paste",
     "fold",
+    "od",
 ];
 
 fn applet_program(name: &str, spawn: &Spawn, fs: &dyn Fs, family: Family) -> Started {

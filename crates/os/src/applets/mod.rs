@@ -302,6 +302,7 @@ pub fn sync_applet(name: &str) -> Option<AppletFn> {
         "tac" => text::tac,
         "paste" => text::paste,
         "fold" => text::fold,
+        "od" => text::od,
         "date" => misc::date,
         "hostname" => misc::hostname,
         "env" | "printenv" => misc::env,

@@ -1225,3 +1225,98 @@ pub(crate) fn fold(c: &mut Ctx) -> i32 {
         1
     }
 }
+
+/// `od` with `-c`, `-x`, `-b`, `-d`, `-tx1`/`-tx2`/`-to2`/`-tc`, `-An`/`-Ad`/`-Ax`; default octal
+/// 2-byte words. Offsets are octal unless `-A` says otherwise.
+pub(crate) fn od(c: &mut Ctx) -> i32 {
+    let mut kind = "o2".to_string();
+    let mut addr = 'o';
+    let mut files = Vec::new();
+    let args = c.args.clone();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        match a.as_str() {
+            "-c" => kind = "c".into(),
+            "-x" => kind = "x2".into(),
+            "-b" => kind = "o1".into(),
+            "-d" => kind = "u2".into(),
+            "-t" => {
+                i += 1;
+                kind = args.get(i).cloned().unwrap_or_else(|| "o2".into());
+            }
+            "-A" => {
+                i += 1;
+                addr = args.get(i).and_then(|s| s.chars().next()).unwrap_or('o');
+            }
+            s if s.starts_with("-t") => kind = s[2..].to_string(),
+            s if s.starts_with("-A") => addr = s[2..].chars().next().unwrap_or('o'),
+            s if s.starts_with('-') && s.len() > 1 => return c.bad_option(s),
+            s => files.push(s.to_string()),
+        }
+        i += 1;
+    }
+    let kind = match kind.as_str() {
+        "x" => "x2".to_string(),
+        "o" => "o2".to_string(),
+        "d" => "d2".to_string(),
+        "u" => "u2".to_string(),
+        k => k.to_string(),
+    };
+    let (data, ok) = c.read_inputs(&files);
+    let size: usize = kind.get(1..).and_then(|s| s.parse().ok()).unwrap_or(1).clamp(1, 8);
+    let offset = |n: usize| -> String {
+        match addr {
+            'n' => String::new(),
+            'd' => format!("{n:07}"),
+            'x' => format!("{n:06x}"),
+            _ => format!("{n:07o}"),
+        }
+    };
+    let mut out = String::new();
+    for (row, chunk) in data.chunks(16).enumerate() {
+        out.push_str(&offset(row * 16));
+        if kind.starts_with('c') || kind == "a" {
+            for &b in chunk {
+                let s = match b {
+                    b'\n' => "\\n".to_string(),
+                    b'\t' => "\\t".to_string(),
+                    b'\r' => "\\r".to_string(),
+                    0 => "\\0".to_string(),
+                    7 => "\\a".to_string(),
+                    8 => "\\b".to_string(),
+                    12 => "\\f".to_string(),
+                    11 => "\\v".to_string(),
+                    0x20..=0x7e => (b as char).to_string(),
+                    _ => format!("{b:03o}"),
+                };
+                out.push_str(&format!("{s:>4}"));
+            }
+        } else {
+            for w in chunk.chunks(size) {
+                let mut v: u64 = 0;
+                for (k, &b) in w.iter().enumerate() {
+                    v |= (b as u64) << (8 * k);
+                }
+                let s = match kind.chars().next() {
+                    Some('x') => format!("{v:0w$x}", w = size * 2),
+                    Some('d') | Some('u') => format!("{v:>w$}", w = [3, 5, 0, 10, 0, 0, 0, 20][size - 1].max(3)),
+                    _ => format!("{v:0w$o}", w = [3, 6, 0, 11, 0, 0, 0, 22][size - 1].max(3)),
+                };
+                out.push(' ');
+                out.push_str(&s);
+            }
+        }
+        out.push('\n');
+    }
+    if addr != 'n' {
+        out.push_str(&offset(data.len()));
+        out.push('\n');
+    }
+    c.outs(&out);
+    if ok {
+        0
+    } else {
+        1
+    }
+}

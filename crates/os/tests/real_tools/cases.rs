@@ -2092,20 +2092,20 @@ vis
         [
             (
                 r#"p:
-drwxr-xr-x 2 root root 4096 Dec  1 10:41 q
+drwxr-xr-x 2 root root 4096 Dec  1 10:47 q
 
 p/q:
--rw-r--r-- 1 root root 0 Dec  1 10:41 r
+-rw-r--r-- 1 root root 0 Dec  1 10:47 r
 "#,
                 r#""#,
                 0,
             ),
             (
                 r#"p:
-drwxr-xr-x    2 root     root          4096 Dec  1 10:41 q
+drwxr-xr-x    2 root     root          4096 Dec  1 10:47 q
 
 p/q:
--rw-r--r--    1 root     root             0 Dec  1 10:41 r
+-rw-r--r--    1 root     root             0 Dec  1 10:47 r
 "#,
                 r#""#,
                 0,
@@ -3342,6 +3342,82 @@ abc
             ),
             (
                 r#"empty line NF=0
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'ab\tc\n' | od -c"#,
+        [
+            (
+                r#"0000000   a   b  \t   c  \n
+0000005
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"0000000   a   b  \t   c  \n
+0000005
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'ab\tc\n' | od -An -tx1"#,
+        [
+            (
+                r#" 61 62 09 63 0a
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#" 61 62 09 63 0a
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'abc\n' | od"#,
+        [
+            (
+                r#"0000000 061141 005143
+0000004
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"0000000 061141 005143
+0000004
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'abcdefghijklmnopqr' | od -c"#,
+        [
+            (
+                r#"0000000   a   b   c   d   e   f   g   h   i   j   k   l   m   n   o   p
+0000020   q   r
+0000022
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"0000000   a   b   c   d   e   f   g   h   i   j   k   l   m   n   o   p
+0000020   q   r
+0000022
 "#,
                 r#""#,
                 0,
