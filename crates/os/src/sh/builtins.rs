@@ -1457,6 +1457,11 @@ impl Shell {
         };
         let mut status = 0;
         for s in sigs {
+            if self.flavor == Flavor::Dash && matches!(s.to_ascii_uppercase().as_str(), "ERR" | "DEBUG" | "RETURN") {
+                self.write_fd(os, 2, format!("trap: {s}: bad trap\n").as_bytes());
+                status = 1;
+                continue;
+            }
             let key = match s.to_ascii_uppercase().as_str() {
                 "0" | "EXIT" => "EXIT".to_string(),
                 "ERR" | "DEBUG" | "RETURN" => s.to_ascii_uppercase(),

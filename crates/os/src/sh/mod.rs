@@ -205,6 +205,8 @@ enum Frame {
     Negate,
     /// Restores the xtrace nesting level (bash `eval` traces one level deeper).
     TraceDepth(u32),
+    /// Exit with this status when reached (`set -e` after an ERR trap).
+    ExitNow(i32),
     WaitJobs {
         pids: Vec<u32>,
     },
@@ -945,7 +947,24 @@ impl Shell {
 
     /// After a command finished with `self.status`: `set -e`.
     fn check_errexit(&mut self) -> Option<Act> {
-        if self.opts.errexit && self.status != 0 && !self.in_cond() {
+        if self.status == 0 || self.in_cond() {
+            return None;
+        }
+        // bash's ERR trap runs first (then `set -e` exits).
+        if self.flavor != Flavor::Dash && self.in_trap == 0 {
+            if let Some(action) = self.traps.get("ERR").filter(|a| !a.is_empty()).cloned() {
+                if let Ok(cmd) = parse::parse(&action, self.flavor) {
+                    if self.opts.errexit {
+                        self.frames.push(Frame::ExitNow(self.status));
+                    }
+                    self.frames.push(Frame::Trap { saved_status: self.status });
+                    self.in_trap += 1;
+                    self.frames.push(Frame::Run(cmd));
+                    return Some(Act::Pop);
+                }
+            }
+        }
+        if self.opts.errexit {
             return Some(Act::Unwind(Unwind::Exit));
         }
         None
@@ -990,6 +1009,11 @@ impl Shell {
             Frame::TraceDepth(d) => {
                 self.trace_depth = d;
                 Act::Pop
+            }
+            Frame::ExitNow(code) => {
+                self.status = code;
+                self.exiting = Some(code);
+                Act::Unwind(Unwind::Exit)
             }
             Frame::Negate => {
                 self.status = if self.status == 0 { 1 } else { 0 };

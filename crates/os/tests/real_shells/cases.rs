@@ -7279,8 +7279,8 @@ rc=0
             (
                 r#"0
 "#,
-                r#"+ grep -c ZZZ
-+ a=1 b=2 env
+                r#"+ a=1 b=2 env
++ grep -c ZZZ
 "#,
                 1,
             ),
@@ -7288,9 +7288,9 @@ rc=0
                 r#"0
 "#,
                 r#"+ a=1
-+ grep -c ZZZ
 + b=2
 + env
++ grep -c ZZZ
 "#,
                 1,
             ),
@@ -7867,6 +7867,79 @@ sh: 1: 2: not found
                 r#"+ ((  2 > 1  ))
 + echo arith
 "#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"trap 'echo err-trap $?' ERR; false; echo after"#,
+        [
+            (
+                r#"err-trap 1
+after
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"after
+"#,
+                r#"trap: ERR: bad trap
+"#,
+                0,
+            ),
+            (
+                r#"err-trap 1
+after
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -e; trap 'echo caught' ERR; false; echo not-reached"#,
+        [
+            (
+                r#"caught
+"#,
+                r#""#,
+                1,
+            ),
+            (
+                r#""#,
+                r#"trap: ERR: bad trap
+"#,
+                1,
+            ),
+            (
+                r#"caught
+"#,
+                r#""#,
+                1,
+            ),
+        ],
+    ),
+    (
+        r#"trap 'echo e' ERR; if false; then :; fi; false || true; echo quiet"#,
+        [
+            (
+                r#"quiet
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"quiet
+"#,
+                r#"trap: ERR: bad trap
+"#,
+                0,
+            ),
+            (
+                r#"quiet
+"#,
+                r#""#,
                 0,
             ),
         ],
