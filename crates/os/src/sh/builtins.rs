@@ -754,6 +754,10 @@ impl Shell {
                 }
                 st(self, code)
             }
+            "printf" if args.first().is_some_and(|a| a == "--") => {
+                let rest: Vec<String> = std::iter::once("printf".to_string()).chain(args[1..].iter().cloned()).collect();
+                self.builtin(os, &rest, &[])
+            }
             "printf" => {
                 if args.is_empty() {
                     let msg = match self.flavor {
@@ -995,8 +999,20 @@ impl Shell {
             }
             "hash" | "alias" | "unalias" | "enable" | "disown" | "complete" | "compgen" | "history" => st(self, 0),
             "umask" => {
-                if args.is_empty() {
-                    self.out(os, "0022\n");
+                match args.iter().find(|a| !a.starts_with('-')) {
+                    None => {
+                        let m = self.get_var("__KUBESIM_UMASK").unwrap_or_else(|| "0022".into());
+                        self.out(os, &format!("{m}\n"));
+                    }
+                    Some(m) => match u32::from_str_radix(m, 8) {
+                        Ok(v) => {
+                            self.vars.insert("__KUBESIM_UMASK".into(), Var { val: Val::Str(format!("{:04o}", v & 0o777)), exported: false, readonly: false });
+                        }
+                        Err(_) => {
+                            self.berr(os, "umask", &format!("{m}: octal number out of range"));
+                            return st(self, 1);
+                        }
+                    },
                 }
                 st(self, 0)
             }
@@ -1846,6 +1862,9 @@ impl Shell {
             Some(p) if c != ':' => {
                 let takes = spec[p + 1..].starts_with(':');
                 let _ = self.set_var(var, &c.to_string());
+                if !takes {
+                    self.vars.remove("OPTARG");
+                }
                 if takes {
                     if sub + 1 < chars.len() {
                         let v: String = chars[sub + 1..].iter().collect();
@@ -1856,9 +1875,14 @@ impl Shell {
                         let _ = self.set_var("OPTARG", &v);
                         let _ = self.set_var("OPTIND", &(optind + 2).to_string());
                         self.vars.remove("__KUBESIM_OPTSUB");
+                    } else if spec.starts_with(':') {
+                        let _ = self.set_var(var, ":");
+                        let _ = self.set_var("OPTARG", &c.to_string());
+                        next(self, true);
                     } else {
                         self.err_msg(os, None, &format!("option requires an argument -- {c}"));
                         let _ = self.set_var(var, "?");
+                        self.vars.remove("OPTARG");
                         next(self, true);
                     }
                 } else {
@@ -1872,6 +1896,9 @@ impl Shell {
                         _ => format!("Illegal option -{c}"),
                     };
                     self.err_msg(os, None, &msg);
+                    self.vars.remove("OPTARG");
+                } else {
+                    let _ = self.set_var("OPTARG", &c.to_string());
                 }
                 let _ = self.set_var(var, "?");
                 next(self, sub + 1 >= chars.len());

@@ -222,7 +222,7 @@ impl Shell {
                 if pattern::has_glob(comp) {
                     let Ok(entries) = os.fs_ref().read_dir(&dir) else { continue };
                     let mut names: Vec<String> = entries.into_iter().map(|e| e.name).collect();
-                    if comp.starts_with('.') || comp.starts_with("\\.") {
+                    if (comp.starts_with('.') || comp.starts_with("\\.")) && self.flavor != Flavor::Bash {
                         names.push(".".into());
                         names.push("..".into());
                         names.sort();
@@ -382,7 +382,7 @@ impl Shell {
     pub(super) fn arith(&mut self, os: &mut dyn Os, text: &str) -> Result<i64, Act> {
         let r = if self.flavor == Flavor::Dash && text.contains('#') {
             Err("expecting EOF".to_string())
-        } else if self.flavor == Flavor::Dash && text.contains("**") {
+        } else if self.flavor == Flavor::Dash && (text.contains("**") || text.contains("++") || text.contains("--")) {
             Err("syntax error".to_string())
         } else {
             arith::eval(text, &mut Vars(self))

@@ -7003,8 +7003,8 @@ rc=0
             (
                 r#"a
 "#,
-                r#"+ echo a
-+ cat
+                r#"+ cat
++ echo a
 "#,
                 0,
             ),
@@ -7279,8 +7279,8 @@ rc=0
             (
                 r#"0
 "#,
-                r#"+ a=1 b=2 env
-+ grep -c ZZZ
+                r#"+ grep -c ZZZ
++ a=1 b=2 env
 "#,
                 1,
             ),
@@ -7288,9 +7288,9 @@ rc=0
                 r#"0
 "#,
                 r#"+ a=1
++ grep -c ZZZ
 + b=2
 + env
-+ grep -c ZZZ
 "#,
                 1,
             ),
@@ -7938,6 +7938,1102 @@ after
             ),
             (
                 r#"quiet
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp/w && touch a1 a2 b1 .h && echo a* && echo ?1 && echo [ab]2 && echo [!a]* && echo .* && echo *"#,
+        [
+            (
+                r#"a1 a2
+a1 b1
+a2
+b1
+. .. .h
+a1 a2 b1
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a1 a2
+a1 b1
+a2
+b1
+. .. .h
+a1 a2 b1
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a1 a2
+a1 b1
+a2
+b1
+.h
+a1 a2 b1
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp/w && mkdir d && touch d/x d/y && echo d/* && echo */x && echo d/[xy]"#,
+        [
+            (
+                r#"d/x d/y
+d/x
+d/x d/y
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"d/x d/y
+d/x
+d/x d/y
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"d/x d/y
+d/x
+d/x d/y
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp/w && touch 'sp ace' && for f in *; do echo "<$f>"; done"#,
+        [
+            (
+                r#"<sp ace>
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"<sp ace>
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"<sp ace>
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp/w && touch f && echo "*" '*' \* && echo f*"#,
+        [
+            (
+                r#"* * *
+f
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"* * *
+f
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"* * *
+f
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp && cd /tmp/w && cd - && pwd"#,
+        [
+            (
+                r#"/tmp
+/tmp
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/tmp
+/tmp
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/tmp
+/tmp
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp/w && mkdir -p x/y && cd x/y && cd .. && pwd && cd ../.. && pwd"#,
+        [
+            (
+                r#"/tmp/w/x
+/tmp
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/tmp/w/x
+/tmp
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/tmp/w/x
+/tmp
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cd; pwd"#,
+        [
+            (
+                r#"/root
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/root
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/root
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"IFS=, read a b c <<< "1,2,3" 2>/dev/null; echo "$a|$b|$c""#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unexpected redirection
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: redirection unexpected
+"#,
+                2,
+            ),
+            (
+                r#"1|2|3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"x="a:b:c"; IFS=:; set -- $x; echo $# $2; IFS=' '"#,
+        [
+            (
+                r#"3 b
+"#, r#""#, 0,
+            ),
+            (
+                r#"3 b
+"#, r#""#, 0,
+            ),
+            (
+                r#"3 b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"v='a  b'; echo $v "$v""#,
+        [
+            (
+                r#"a b a  b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a b a  b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a b a  b
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"v="*"; echo $v | head -c 1 >/dev/null; echo ok"#,
+        [
+            (
+                r#"ok
+"#, r#""#, 0,
+            ),
+            (
+                r#"ok
+"#, r#""#, 0,
+            ),
+            (
+                r#"ok
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"case A in [a-z]) echo lower;; [A-Z]) echo upper;; esac"#,
+        [
+            (
+                r#"upper
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"upper
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"upper
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"case foo.tar.gz in *.tar.*) echo tarball;; esac"#,
+        [
+            (
+                r#"tarball
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"tarball
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"tarball
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"case x in [!y]) echo not-y;; esac"#,
+        [
+            (
+                r#"not-y
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"not-y
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"not-y
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"case 5 in [0-9]) echo digit;; esac"#,
+        [
+            (
+                r#"digit
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"digit
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"digit
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"case "a b" in "a b") echo spaced;; esac"#,
+        [
+            (
+                r#"spaced
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"spaced
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"spaced
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"case '' in *) echo star-empty;; esac"#,
+        [
+            (
+                r#"star-empty
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"star-empty
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"star-empty
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"x=abc; case $x in a*c) echo pat1;; esac; case $x in *[b]*) echo pat2;; esac"#,
+        [
+            (
+                r#"pat1
+pat2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"pat1
+pat2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"pat1
+pat2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"while getopts ":ab:c" o -a -b x -c -z; do echo "$o ${OPTARG-}"; done"#,
+        [
+            (
+                r#"a 
+b x
+c 
+? z
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a 
+b x
+c 
+? z
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a 
+b x
+c 
+? z
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"f() { OPTIND=1; while getopts "n:" o; do echo "n=$OPTARG"; done; shift $((OPTIND-1)); echo "rest=$*"; }; f -n 3 a b"#,
+        [
+            (
+                r#"n=3
+rest=a b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"n=3
+rest=a b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"n=3
+rest=a b
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%s\n' "$(printf 'x\ty')""#,
+        [
+            (
+                r#"x	y
+"#, r#""#, 0,
+            ),
+            (
+                r#"x	y
+"#, r#""#, 0,
+            ),
+            (
+                r#"x	y
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%-10s|\n' hello"#,
+        [
+            (
+                r#"hello     |
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"hello     |
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"hello     |
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%5.2s|\n' abcdef"#,
+        [
+            (
+                r#"   ab|
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"   ab|
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"   ab|
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%c' A B; echo"#,
+        [
+            (
+                r#"AB
+"#, r#""#, 0,
+            ),
+            (
+                r#"AB
+"#, r#""#, 0,
+            ),
+            (
+                r#"AB
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%d%%\n' 50"#,
+        [
+            (
+                r#"50%
+"#, r#""#, 0,
+            ),
+            (
+                r#"50%
+"#, r#""#, 0,
+            ),
+            (
+                r#"50%
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%s\n'"#,
+        [
+            (
+                r#"
+"#, r#""#, 0,
+            ),
+            (
+                r#"
+"#, r#""#, 0,
+            ),
+            (
+                r#"
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf -- '-%s\n' x"#,
+        [
+            (
+                r#"-x
+"#, r#""#, 0,
+            ),
+            (
+                r#"-x
+"#, r#""#, 0,
+            ),
+            (
+                r#"-x
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo a\"#,
+        [
+            (
+                r#"a\
+"#, r#""#, 0,
+            ),
+            (
+                r#"a\
+"#, r#""#, 0,
+            ),
+            (
+                r#"a\
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"b"#,
+        [
+            (
+                r#""#,
+                r#"sh: b: not found
+"#,
+                127,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: b: not found
+"#,
+                127,
+            ),
+            (
+                r#""#,
+                r#"bash: line 1: b: command not found
+"#,
+                127,
+            ),
+        ],
+    ),
+    (
+        r#"echo "a\"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unterminated quoted string
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: Unterminated quoted string
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"bash: -c: line 1: unexpected EOF while looking for matching `"'
+"#,
+                2,
+            ),
+        ],
+    ),
+    (
+        r#"b""#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unterminated quoted string
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: Unterminated quoted string
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"bash: -c: line 1: unexpected EOF while looking for matching `"'
+"#,
+                2,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'a\"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unterminated quoted string
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: Unterminated quoted string
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"bash: -c: line 1: unexpected EOF while looking for matching `''
+"#,
+                2,
+            ),
+        ],
+    ),
+    (
+        r#"b'"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unterminated quoted string
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: Unterminated quoted string
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"bash: -c: line 1: unexpected EOF while looking for matching `''
+"#,
+                2,
+            ),
+        ],
+    ),
+    (
+        r#"x=1; [ $x -eq 1 ] && [ $x -ne 2 ] && [ $x -ge 1 ] && [ $x -le 1 ] && echo nums"#,
+        [
+            (
+                r#"nums
+"#, r#""#, 0,
+            ),
+            (
+                r#"nums
+"#, r#""#, 0,
+            ),
+            (
+                r#"nums
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"[ -z "$undefined_xyz" ] && echo undef-empty"#,
+        [
+            (
+                r#"undef-empty
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"undef-empty
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"undef-empty
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"[ "abc" = "abc" -a 1 -eq 1 ] && echo and"#,
+        [
+            (
+                r#"and
+"#, r#""#, 0,
+            ),
+            (
+                r#"and
+"#, r#""#, 0,
+            ),
+            (
+                r#"and
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"[ "abc" = "x" -o 1 -eq 1 ] && echo or"#,
+        [
+            (
+                r#"or
+"#, r#""#, 0,
+            ),
+            (
+                r#"or
+"#, r#""#, 0,
+            ),
+            (
+                r#"or
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"[ \( 1 -eq 1 \) ] && echo parens"#,
+        [
+            (
+                r#"parens
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"parens
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"parens
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"test -n "" ; echo $?"#,
+        [
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"umask; umask 077; umask"#,
+        [
+            (
+                r#"0022
+0077
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"0022
+0077
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"0022
+0077
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $(( 010 + 0x10 + 2 ))"#,
+        [
+            (
+                r#"26
+"#, r#""#, 0,
+            ),
+            (
+                r#"26
+"#, r#""#, 0,
+            ),
+            (
+                r#"26
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $(( -3 % 2 )) $(( 7 / -2 ))"#,
+        [
+            (
+                r#"-1 -3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"-1 -3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"-1 -3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"a=5; echo $((a++)) $a $((++a)) $((a--)) $a"#,
+        [
+            (
+                r#"5 6 7 7 6
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: arithmetic expression: expecting primary: "a++"
+"#,
+                2,
+            ),
+            (
+                r#"5 6 7 7 6
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $(( 1 ? 2 : 3 )) $(( 0 ? 2 : 3 ))"#,
+        [
+            (
+                r#"2 3
+"#, r#""#, 0,
+            ),
+            (
+                r#"2 3
+"#, r#""#, 0,
+            ),
+            (
+                r#"2 3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"x=3; echo $(( x > 2 && x < 5 ))"#,
+        [
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $(( 1 << 10 )) $(( 1024 >> 3 ))"#,
+        [
+            (
+                r#"1024 128
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1024 128
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1024 128
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"i=0; while [ $i -lt 100 ]; do i=$((i+1)); done; echo $i"#,
+        [
+            (
+                r#"100
+"#, r#""#, 0,
+            ),
+            (
+                r#"100
+"#, r#""#, 0,
+            ),
+            (
+                r#"100
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"s=0; for i in 1 2 3 4 5; do s=$((s+i*i)); done; echo $s"#,
+        [
+            (
+                r#"55
+"#, r#""#, 0,
+            ),
+            (
+                r#"55
+"#, r#""#, 0,
+            ),
+            (
+                r#"55
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"n=10; f=1; while [ $n -gt 1 ]; do f=$((f*n)); n=$((n-1)); done; echo $f"#,
+        [
+            (
+                r#"3628800
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3628800
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3628800
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"str=hello; rev=; i=${#str}; while [ $i -gt 0 ]; do i=$((i-1)); rev="$rev$(echo $str | cut -c$((i+1)))"; done; echo $rev"#,
+        [
+            (
+                r#"olleh
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"olleh
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"olleh
 "#,
                 r#""#,
                 0,
