@@ -1038,11 +1038,11 @@ pub(crate) fn stat(c: &mut Ctx) -> i32 {
     st
 }
 
-fn du_walk(c: &mut Ctx, p: &str, shown: &str, depth: usize, opts: &(bool, bool, bool, Option<usize>), out: &mut String, budget: &mut usize) -> u64 {
-    let (all, human_, summarize, maxd) = *opts;
+fn du_walk(c: &mut Ctx, p: &str, shown: &str, depth: usize, opts: &(bool, bool, bool, Option<usize>, bool), out: &mut String, budget: &mut usize) -> u64 {
+    let (all, human_, summarize, maxd, bytes) = *opts;
     *budget = budget.saturating_sub(1);
     let Ok(m) = c.os.fs_ref().lstat(p) else { return 0 };
-    let mut total = blocks_1k(&m);
+    let mut total = if bytes { m.size } else { blocks_1k(&m) };
     if m.is_dir() && *budget > 0 {
         if let Ok(es) = c.os.fs_ref().read_dir(p) {
             for e in es {
@@ -1054,14 +1054,14 @@ fn du_walk(c: &mut Ctx, p: &str, shown: &str, depth: usize, opts: &(bool, bool, 
     }
     let show_this = if summarize { depth == 0 } else { (m.is_dir() || all || depth == 0) && maxd.is_none_or(|d| depth <= d) };
     if show_this {
-        let size = if human_ { human(total * 1024) } else { total.to_string() };
+        let size = if human_ { human(if bytes { total } else { total * 1024 }) } else { total.to_string() };
         out.push_str(&format!("{size}\t{shown}\n"));
     }
     total
 }
 
 pub(crate) fn du(c: &mut Ctx) -> i32 {
-    let (opts, mut ops) = match getopt(&c.args, "ashkcmxL", "d") {
+    let (opts, mut ops) = match getopt(&c.args, "ashkcmxLb", "d") {
         Ok(v) => v,
         Err(o) => return c.bad_option(&o),
     };
@@ -1086,7 +1086,7 @@ pub(crate) fn du(c: &mut Ctx) -> i32 {
         }
         let mut out = String::new();
         let mut budget = 100_000;
-        grand += du_walk(c, &p, o, 0, &(has('a'), has('h'), has('s'), maxd), &mut out, &mut budget);
+        grand += du_walk(c, &p, o, 0, &(has('a'), has('h'), has('s'), maxd, has('b')), &mut out, &mut budget);
         c.outs(&out);
     }
     if has('c') {

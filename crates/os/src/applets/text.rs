@@ -226,7 +226,7 @@ pub(crate) fn wc(c: &mut Ctx) -> i32 {
 }
 
 pub(crate) fn grep(c: &mut Ctx) -> i32 {
-    let (opts, mut ops) = match getopt(&c.args, "ivcqEFonrRlLhHwxsaUz", "emAB") {
+    let (opts, mut ops) = match getopt(&c.args, "ivcqEFonrRlLhHwxsaUz", "emABC") {
         Ok(v) => v,
         Err(o) => {
             c.bad_option(&o);
@@ -317,6 +317,59 @@ pub(crate) fn grep(c: &mut Ctx) -> i32 {
             }
         };
         let name = if f == "-" { "(standard input)".to_string() } else { f.clone() };
+        let num = |k: char| opts.iter().rev().find(|(o, _)| *o == k).and_then(|(_, v)| v.parse::<usize>().ok());
+        let (after, before) = (num('A').or(num('C')).unwrap_or(0), num('B').or(num('C')).unwrap_or(0));
+        if (after > 0 || before > 0) && !has('c') && !has('l') && !has('L') && !has('q') && !has('o') {
+            let all = lines(&d);
+            let texts: Vec<String> = all.iter().map(|l| String::from_utf8_lossy(l).trim_end_matches('\n').to_string()).collect();
+            let hits: Vec<bool> = texts.iter().map(|t| res.iter().any(|r| r.is_match(t)) != has('v')).collect();
+            let mut last: Option<usize> = None;
+            let mut shown = 0usize;
+            for i in 0..texts.len() {
+                if !hits[i] {
+                    continue;
+                }
+                if max.is_some_and(|m| shown >= m) {
+                    break;
+                }
+                shown += 1;
+                matched_any = true;
+                let from = i.saturating_sub(before);
+                let start = match last {
+                    Some(l) if l + 1 >= from => l + 1,
+                    Some(_) => {
+                        out.extend(b"--\n");
+                        from
+                    }
+                    None => from,
+                };
+                let mut end = i + after;
+                let mut j = i + 1;
+                while j <= end.min(texts.len().saturating_sub(1)) {
+                    if hits[j] && max.is_none_or(|m| shown < m) {
+                        shown += 1;
+                        end = j + after;
+                    }
+                    j += 1;
+                }
+                let end = end.min(texts.len().saturating_sub(1));
+                for k in start..=end {
+                    let sep = if hits[k] { ':' } else { '-' };
+                    if show_name {
+                        out.extend(name.bytes());
+                        out.push(sep as u8);
+                    }
+                    if has('n') {
+                        out.extend((k + 1).to_string().bytes());
+                        out.push(sep as u8);
+                    }
+                    out.extend(texts[k].bytes());
+                    out.push(b'\n');
+                }
+                last = Some(end);
+            }
+            continue;
+        }
         let mut count = 0usize;
         for (ln, line) in lines(&d).iter().enumerate() {
             let text = String::from_utf8_lossy(line);

@@ -2092,20 +2092,20 @@ vis
         [
             (
                 r#"p:
-drwxr-xr-x 2 root root 4096 Dec  1 10:47 q
+drwxr-xr-x 2 root root 4096 Dec  1 10:51 q
 
 p/q:
--rw-r--r-- 1 root root 0 Dec  1 10:47 r
+-rw-r--r-- 1 root root 0 Dec  1 10:51 r
 "#,
                 r#""#,
                 0,
             ),
             (
                 r#"p:
-drwxr-xr-x    2 root     root          4096 Dec  1 10:47 q
+drwxr-xr-x    2 root     root          4096 Dec  1 10:51 q
 
 p/q:
--rw-r--r--    1 root     root             0 Dec  1 10:47 r
+-rw-r--r--    1 root     root             0 Dec  1 10:51 r
 "#,
                 r#""#,
                 0,
@@ -3418,6 +3418,584 @@ abc
                 r#"0000000   a   b   c   d   e   f   g   h   i   j   k   l   m   n   o   p
 0000020   q   r
 0000022
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"seq 10 | grep -A1 5"#,
+        [
+            (
+                r#"5
+6
+"#, r#""#, 0,
+            ),
+            (
+                r#"5
+6
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"seq 10 | grep -B2 5"#,
+        [
+            (
+                r#"3
+4
+5
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3
+4
+5
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"seq 20 | grep -C1 -E '^(5|15)$'"#,
+        [
+            (
+                r#"4
+5
+6
+--
+14
+15
+16
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"4
+5
+6
+--
+14
+15
+16
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"seq 10 | grep -n -A1 -E '^(3|4)$'"#,
+        [
+            (
+                r#"3:3
+4:4
+5-5
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3:3
+4:4
+5-5
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"seq 10 | grep -A1 -E '^(3|5)$'"#,
+        [
+            (
+                r#"3
+4
+5
+6
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3
+4
+5
+6
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp/w && printf 'a\nb\n' > f && sed -i 's/a/A/' f && cat f"#,
+        [
+            (
+                r#"A
+b
+"#, r#""#, 0,
+            ),
+            (
+                r#"A
+b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp/w && printf 'x\n' > f && sed -i.bak 's/x/y/' f && cat f f.bak"#,
+        [
+            (
+                r#"y
+x
+"#, r#""#, 0,
+            ),
+            (
+                r#"y
+x
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp/w && printf '3 a\n1 b\n2 c\n' > f && sort -o f f && cat f"#,
+        [
+            (
+                r#"1 b
+2 c
+3 a
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1 b
+2 c
+3 a
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a b c\nd e f\n' | awk '{print $1 > "/tmp/w/o"} END {close("/tmp/w/o")}'; cat /tmp/w/o"#,
+        [
+            (
+                r#"a
+d
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+d
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'k v\n' | awk '{printf "%s=%s\n", $1, $2}'"#,
+        [
+            (
+                r#"k=v
+"#, r#""#, 0,
+            ),
+            (
+                r#"k=v
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '1\n2\n' | awk 'BEGIN{getline_unused=1} {print $1*10}'"#,
+        [
+            (
+                r#"10
+20
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"10
+20
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a:b\n' | awk 'BEGIN { FS=":" } { print $2 }'"#,
+        [
+            (
+                r#"b
+"#, r#""#, 0,
+            ),
+            (
+                r#"b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'x\n' | awk '{ print toupper(substr($0,1,1)) substr($0,2) }'"#,
+        [
+            (
+                r#"X
+"#, r#""#, 0,
+            ),
+            (
+                r#"X
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN { s = sprintf("%03d-%s", 7, "x"); print s, length(s) }'"#,
+        [
+            (
+                r#"007-x 5
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"007-x 5
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'aa bb\n' | awk '{ n = gsub(/a/, "x"); print n, $0 }'"#,
+        [
+            (
+                r#"2 xx bb
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"2 xx bb
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '10 20\n' | awk '{ print ($1 < $2), ($1 "" < $2 "") }'"#,
+        [
+            (
+                r#"1 1
+"#, r#""#, 0,
+            ),
+            (
+                r#"1 1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN { print 1/3 }'"#,
+        [
+            (
+                r#"0.333333
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"0.333333
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN { print 100000000, 1e6, 0.1+0.2 }'"#,
+        [
+            (
+                r#"100000000 1000000 0.3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"100000000 1000000 0.3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\nc\n' | awk 'NR>1 {print prev} {prev=$0}'"#,
+        [
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"ls /tmp/w/nope 2>&1; echo rc=$?"#,
+        [
+            (
+                r#"ls: cannot access '/tmp/w/nope': No such file or directory
+rc=2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"ls: /tmp/w/nope: No such file or directory
+rc=1
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp/w && touch -d '2026-01-01 00:00:00' old && touch -d '2026-06-01 00:00:00' new && ls -t && ls -tr"#,
+        [
+            (
+                r#"new
+old
+old
+new
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"new
+old
+old
+new
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp/w && printf '12345' > big && printf '1' > small && ls -S && ls -F"#,
+        [
+            (
+                r#"big
+small
+big
+small
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"big
+small
+big
+small
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp/w && mkdir dir && touch exe && chmod +x exe && ls -F && ls -p"#,
+        [
+            (
+                r#"dir/
+exe*
+dir/
+exe
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"dir/
+exe*
+dir/
+exe
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"du -s /tmp/w | cut -f2"#,
+        [
+            (
+                r#"/tmp/w
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/tmp/w
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"cd /tmp/w && printf 'abc' > f && du -b f 2>/dev/null | cut -f1 || echo nob"#,
+        [
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"wc -m < /dev/null"#,
+        [
+            (
+                r#"0
+"#, r#""#, 0,
+            ),
+            (
+                r#"0
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'héllo\n' | wc -c"#,
+        [
+            (
+                r#"7
+"#, r#""#, 0,
+            ),
+            (
+                r#"7
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\n' | head -q -n1"#,
+        [
+            (
+                r#"a
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'a b' | cut -b1"#,
+        [
+            (
+                r#"a
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'A\na\n' | uniq -i"#,
+        [
+            (
+                r#"A
+"#, r#""#, 0,
+            ),
+            (
+                r#"A
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'b 1\na 1\nb 2\n' | sort -u -k1,1"#,
+        [
+            (
+                r#"a 1
+b 1
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a 1
+b 1
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%s\n' 1 2 3 | xargs -r echo got"#,
+        [
+            (
+                r#"got 1 2 3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"got 1 2 3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '' | xargs -r echo never; echo done"#,
+        [
+            (
+                r#"done
+"#, r#""#, 0,
+            ),
+            (
+                r#"done
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '' | xargs echo empty"#,
+        [
+            (
+                r#"empty
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"empty
 "#,
                 r#""#,
                 0,
