@@ -237,3 +237,20 @@ fn a_long_running_loop_does_not_grow() {
     assert_eq!(sizes[0].0, sizes[1].0);
     assert!(sizes[1].1.abs_diff(sizes[0].1) < 32, "{sizes:?}");
 }
+
+#[test]
+fn blocking_substitutions_inside_double_brackets_and_arithmetic_suspend_and_replay() {
+    // Output and xtrace mirror GNU bash 5.2 (`bash -c 'set -x; ...'`): each `[[ ]]` part is
+    // traced once, after the substitutions it needs have run.
+    let mut pod = Pod::debian();
+    let script = "set -x; x=1; if [[ $x == 1 && $(sleep 0.1; echo a) == a && -n $(echo b) ]]; then echo yes; fi; \
+                  (( $(sleep 0.1; echo 3) + 1 == 4 )) && echo ok; [[ $(echo q) =~ ^(q)$ ]] && echo ${BASH_REMATCH[1]}";
+    let out = pod.run(&["bash", "-c", script]);
+    assert_eq!(out.stdout_str(), "yes\nok\nq\n");
+    assert_eq!(
+        out.stderr_str(),
+        "+ x=1\n+ [[ 1 == 1 ]]\n++ sleep 0.1\n++ echo a\n+ [[ a == a ]]\n++ echo b\n+ [[ -n b ]]\n+ echo yes\n\
+         ++ sleep 0.1\n++ echo 3\n+ ((  3 + 1 == 4  ))\n+ echo ok\n++ echo q\n+ [[ q =~ ^(q)$ ]]\n+ echo q\n"
+    );
+    assert_eq!((out.code, out.elapsed_ms), (Some(0), 200));
+}

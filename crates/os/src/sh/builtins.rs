@@ -1915,6 +1915,12 @@ impl Shell {
     }
 
     fn trace_cond(&mut self, os: &mut dyn Os, neg: bool, text: &str) {
+        if let Some(rp) = self.replay.as_mut() {
+            rp.traces += 1;
+            if rp.traces <= rp.skip_traces {
+                return;
+            }
+        }
         if self.opts.xtrace {
             let t = format!("{}[[ {}{} ]]\n", self.trace_prefix(&self.ps4()), if neg { "! " } else { "" }, text);
             self.write_fd(os, 2, t.as_bytes());

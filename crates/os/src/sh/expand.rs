@@ -61,6 +61,27 @@ impl Shell {
     /// Expansion where a blocking substitution is an error (rare contexts: arithmetic `for`,
     /// redirections of compound commands, `[[ ]]`, `(( ))`).
     pub(super) fn nosubst<T>(&mut self, os: &mut dyn Os, f: impl FnOnce(&mut Shell, &mut dyn Os, &mut Ctx) -> Result<T, Need>) -> Result<T, Act> {
+        if let Some(mut rp) = self.replay.take() {
+            if rp.blocked.is_some() {
+                // Already suspended: evaluate nothing more in this attempt.
+                self.replay = Some(rp);
+                return Err(Act::Pop);
+            }
+            let mut ctx = Ctx { cached: std::mem::take(&mut rp.cached), idx: rp.idx, last_status: None };
+            let r = f(self, os, &mut ctx);
+            rp.cached = ctx.cached;
+            rp.idx = ctx.idx;
+            let r = match r {
+                Ok(v) => Ok(v),
+                Err(Need::Fail(a)) => Err(a),
+                Err(Need::Blocked(child, step)) => {
+                    rp.blocked = Some((child, step));
+                    Err(Act::Pop)
+                }
+            };
+            self.replay = Some(rp);
+            return r;
+        }
         let mut ctx = Ctx { cached: Vec::new(), idx: 0, last_status: None };
         match f(self, os, &mut ctx) {
             Ok(v) => Ok(v),

@@ -120,6 +120,17 @@ enum ChildKind {
     Exec,
 }
 
+/// Replay state of a compound command whose expansions may block (see [`Frame::Replay`]).
+#[derive(Clone, Debug, Default)]
+struct Replay {
+    cached: Vec<String>,
+    idx: usize,
+    /// `[[ ]]` xtrace lines already printed by an earlier attempt.
+    skip_traces: usize,
+    traces: usize,
+    blocked: Option<(Box<Child>, Step)>,
+}
+
 #[derive(Clone, Debug)]
 struct Child {
     prog: Box<dyn Program>,
@@ -197,6 +208,12 @@ enum Frame {
     },
     Source {
         saved_pos: Option<Vec<String>>,
+    },
+    /// `[[ ]]` or `(( ))` waiting for a blocking command substitution; replayed when it is done.
+    Replay {
+        node: Arc<Compound>,
+        substs: Vec<String>,
+        skip_traces: usize,
     },
     Trap {
         saved_status: i32,
@@ -291,6 +308,9 @@ pub struct Shell {
     started: bool,
     random_seeded: bool,
     interrupted: Option<Signal>,
+    /// Set while a `[[ ]]`/`(( ))`/arithmetic `for` is being (re)evaluated: command substitutions
+    /// that block suspend the compound command, which is replayed with their cached outputs.
+    replay: Option<Replay>,
     in_trap: u32,
     exec_child: bool,
     trace_depth: u32,
@@ -475,6 +495,7 @@ impl Shell {
             started: false,
             random_seeded: false,
             interrupted: None,
+            replay: None,
             in_trap: 0,
             exec_child: false,
             trace_depth: 1,
@@ -758,6 +779,7 @@ impl Shell {
             started: true,
             random_seeded: self.random_seeded,
             interrupted: None,
+            replay: None,
             in_trap: 0,
             exec_child: false,
             trace_depth: self.trace_depth,
@@ -1193,6 +1215,12 @@ impl Shell {
                 self.restore_locals(locals);
                 Act::Pop
             }
+            Frame::Replay { node, mut substs, skip_traces } => {
+                if let Some((_, out)) = self.child_done.take() {
+                    substs.push(strip_trailing_newlines(&out));
+                }
+                self.run_replayable(os, node, substs, skip_traces)
+            }
             Frame::Source { saved_pos } => {
                 if let Some(p) = saved_pos {
                     self.pos = p;
@@ -1293,11 +1321,32 @@ impl Shell {
                 Act::Push(Frame::ArithFor { node: c.clone(), phase: 0, status: 0 })
             }
             Compound::Case { .. } => Act::Push(Frame::Case { node: c.clone(), subject: None, arm: 0, substs: Vec::new() }),
+            Compound::Arith(_) | Compound::Cond(_) => self.run_replayable(os, c.clone(), Vec::new(), 0),
+        }
+    }
+
+    /// Runs `(( ))` or `[[ ]]` with the outputs of already finished command substitutions;
+    /// a substitution that blocks suspends the command in a [`Frame::Replay`].
+    fn run_replayable(&mut self, os: &mut dyn Os, node: Arc<Compound>, substs: Vec<String>, skip_traces: usize) -> Act {
+        self.replay = Some(Replay { cached: substs, skip_traces, ..Replay::default() });
+        let act = self.replayable(os, &node);
+        let rp = self.replay.take().unwrap_or_default();
+        if let Some((child, step)) = rp.blocked {
+            self.frames.push(Frame::Replay { node, substs: rp.cached, skip_traces: rp.traces });
+            self.frames.push(Frame::Child(child));
+            return Act::Block(step);
+        }
+        act
+    }
+
+    fn replayable(&mut self, os: &mut dyn Os, c: &Compound) -> Act {
+        match c {
             Compound::Arith(w) => {
                 let text = match self.expand_str_nosubst(os, w) {
                     Ok(t) => t,
                     Err(a) => return a,
                 };
+                self.replay = None;
                 if self.opts.xtrace {
                     let line = format!("{}(( {} ))\n", self.trace_prefix(&self.ps4()), text);
                     self.write_fd(os, 2, line.as_bytes());
@@ -1315,6 +1364,9 @@ impl Shell {
             }
             Compound::Cond(e) => {
                 let r = self.eval_cond(os, e);
+                if self.replay.as_ref().is_some_and(|r| r.blocked.is_some()) {
+                    return Act::Pop;
+                }
                 match r {
                     Ok(b) => {
                         self.status = if b { 0 } else { 1 };
@@ -1330,6 +1382,7 @@ impl Shell {
                     }
                 }
             }
+            _ => Act::Pop,
         }
     }
 
