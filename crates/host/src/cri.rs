@@ -1,11 +1,21 @@
-//! The modelled container runtime, behind traits shaped like CRI's RuntimeService and
-//! ImageService. Every call has a modelled latency ([`latency_ms`]); the kubelet invokes a call
-//! when its latency has elapsed, so the call's effect lands at its completion time. Container
-//! processes play their [`Program`] timelines on the virtual clock.
+//! The modelled container runtime (containerd behind the CRI): sandboxes, containers and their
+//! processes, the image store, and the node's volume storage. Every CRI call has a modelled
+//! latency ([`latency_ms`]); the kubelet invokes a call when its latency has elapsed, so the
+//! call's effect lands at its completion time. Processes run on the virtual clock
+//! ([`ContainerRuntime::advance`]); their network calls wait in an outbox for the fabric to
+//! route ([`ContainerRuntime::take_outbox`], [`ContainerRuntime::deliver_reply`]), or — for
+//! ExecSync, which must answer synchronously — are routed on the node itself or through the
+//! caller ([`ContainerRuntime::exec_with`]).
 
-use crate::process::{Effect, Program, TermBehaviour};
+pub use crate::container::{Container, ContainerSpec, ContainerState, ExecOutput, LogLine, NetRequest, PreStop, Stream};
+use crate::container::{Foreign, SessionEvent};
+use crate::images::{ImageStore, PulledImage};
 use kubesim_api::Millis;
+use kubesim_images::PullError;
+use kubesim_os::fs::Volumes;
+use kubesim_os::program::{Incoming, NetCall, NetError, NetReply, Outgoing, Wake};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// A CRI error (gRPC status message).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,401 +121,58 @@ pub struct Sandbox {
     pub created_at: Millis,
 }
 
-/// Container state (CRI ContainerState).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ContainerState {
-    /// Created, not started.
-    Created,
-    /// Running.
-    Running,
-    /// Exited.
-    Exited,
-}
+/// The pause image every node has before any pull.
+pub const PAUSE_IMAGE: &str = "registry.k8s.io/pause:3.10";
 
-/// What the kubelet asks the runtime to create.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ContainerConfig {
-    /// Container name.
-    pub name: String,
-    /// Image reference as in the pod spec.
-    pub image: String,
-    /// The process model.
-    pub program: Program,
-    /// Memory limit (bytes), if any.
-    pub memory_limit: Option<i64>,
-    /// Modelled usage: (cpu millicores, memory bytes).
-    pub usage: (i64, i64),
-}
-
-/// A container and its process.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Container {
-    /// Container id (64 hex chars).
-    pub id: String,
-    /// Sandbox it belongs to.
-    pub sandbox_id: String,
-    /// Config it was created with.
-    pub config: ContainerConfig,
-    /// State.
-    pub state: ContainerState,
-    /// Creation time.
-    pub created_at: Millis,
-    /// Start time.
-    pub started_at: Option<Millis>,
-    /// Exit time.
-    pub finished_at: Option<Millis>,
-    /// Exit code.
-    pub exit_code: Option<i32>,
-    /// Reason (`Completed`, `Error`, `OOMKilled`).
-    pub reason: Option<String>,
-    /// Log lines (virtual time, line).
-    pub logs: Vec<(Millis, String)>,
-    /// The container's files (plus whatever the script wrote).
-    pub files: BTreeMap<String, String>,
-    /// Index of the next timeline effect to play.
-    next_effect: usize,
-    /// When a stop was requested: the SIGKILL deadline and the SIGTERM exit time if handled.
-    stop: Option<(Millis, Option<(Millis, i32)>)>,
-}
-
-/// A pulled image.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Image {
-    /// Normalized reference (`docker.io/library/nginx:latest`).
-    pub reference: String,
-    /// Digest reference (`docker.io/library/nginx@sha256:...`).
-    pub digest_ref: String,
-    /// Size in bytes.
-    pub size: u64,
-}
-
-/// CRI RuntimeService.
-pub trait RuntimeService {
-    /// Creates and starts a sandbox; returns its id.
-    fn run_pod_sandbox(&mut self, config: &SandboxConfig, id: String, now: Millis) -> Result<String, CriError>;
-    /// Stops a sandbox (and any containers still in it).
-    fn stop_pod_sandbox(&mut self, id: &str, now: Millis) -> Result<(), CriError>;
-    /// Removes a sandbox and its containers.
-    fn remove_pod_sandbox(&mut self, id: &str) -> Result<(), CriError>;
-    /// Sandbox status.
-    fn pod_sandbox_status(&self, id: &str) -> Result<&Sandbox, CriError>;
-    /// All sandboxes.
-    fn list_pod_sandbox(&self) -> Vec<&Sandbox>;
-    /// Creates a container in a sandbox; returns its id.
-    fn create_container(&mut self, sandbox_id: &str, config: ContainerConfig, id: String, now: Millis) -> Result<String, CriError>;
-    /// Starts a created container.
-    fn start_container(&mut self, id: &str, now: Millis) -> Result<(), CriError>;
-    /// Sends SIGTERM, then SIGKILL after `timeout_ms`.
-    fn stop_container(&mut self, id: &str, timeout_ms: Millis, now: Millis) -> Result<(), CriError>;
-    /// Removes an exited container.
-    fn remove_container(&mut self, id: &str) -> Result<(), CriError>;
-    /// All containers.
-    fn list_containers(&self) -> Vec<&Container>;
-    /// One container's status.
-    fn container_status(&self, id: &str) -> Result<&Container, CriError>;
-    /// Runs a command in a container (probes, `kubectl exec`): stdout and exit code.
-    fn exec_sync(&mut self, id: &str, command: &[String], now: Millis) -> Result<(String, i32), CriError>;
-}
-
-/// CRI ImageService.
-pub trait ImageService {
-    /// Pulls an image; returns the image reference.
-    fn pull_image(&mut self, image: &str) -> Result<String, CriError>;
-    /// The image, if present.
-    fn image_status(&self, image: &str) -> Option<&Image>;
-    /// Every image present.
-    fn list_images(&self) -> Vec<&Image>;
-    /// Removes an image.
-    fn remove_image(&mut self, image: &str) -> Result<(), CriError>;
-}
-
-/// The built-in image catalogue: (base name, compressed size in bytes). Overridable per world.
-pub const IMAGE_CATALOGUE: &[(&str, u64)] = &[
-    ("nginx", 72_099_501),
-    ("httpd", 58_060_000),
-    ("redis", 45_100_000),
-    ("postgres", 158_300_000),
-    ("mysql", 172_600_000),
-    ("busybox", 2_155_000),
-    ("alpine", 3_650_000),
-    ("pause", 320_000),
-    ("agnhost", 51_200_000),
-    ("php-hpa-example", 181_000_000),
-    ("hpa-example", 181_000_000),
-    ("ubuntu", 29_750_000),
-    ("debian", 48_500_000),
-    ("perl", 335_000_000),
-    ("mongo", 250_000_000),
-    ("memcached", 31_000_000),
-    ("cassandra", 145_000_000),
-    ("kubernetes-zookeeper", 120_000_000),
-    ("fluentd-elasticsearch", 140_000_000),
-    ("gb-frontend", 120_000_000),
-    ("xtrabackup", 150_000_000),
-    ("wordpress", 250_000_000),
-];
-
-/// Default size for images not in the catalogue.
-pub const DEFAULT_IMAGE_SIZE: u64 = 50_000_000;
-
-/// Normalizes an image reference as containerd does (`nginx` → `docker.io/library/nginx:latest`).
-pub fn normalize_image(image: &str) -> String {
-    let (name, suffix) = match image.split_once('@') {
-        Some((name, digest)) => (name.to_string(), format!("@{digest}")),
-        None => {
-            let last = image.rsplit('/').next().unwrap_or(image);
-            if last.contains(':') {
-                let cut = image.len() - last.len() + last.find(':').unwrap();
-                (image[..cut].to_string(), image[cut..].to_string())
-            } else {
-                (image.to_string(), ":latest".to_string())
-            }
-        }
-    };
-    let first = name.split('/').next().unwrap_or("");
-    let has_registry = name.contains('/') && (first.contains('.') || first.contains(':') || first == "localhost");
-    let full = if has_registry {
-        name
-    } else if name.contains('/') {
-        format!("docker.io/{name}")
-    } else {
-        format!("docker.io/library/{name}")
-    };
-    format!("{full}{suffix}")
-}
-
-/// Whether pulling this image fails (registry under the reserved `.invalid` TLD).
-pub fn image_unresolvable(image: &str) -> bool {
-    let normalized = normalize_image(image);
-    let registry = normalized.split('/').next().unwrap_or("");
-    let host = registry.split(':').next().unwrap_or("");
-    host.ends_with(".invalid") || host == "invalid"
-}
-
-/// The modelled runtime of one node (containerd-like).
-#[derive(Clone, Debug, Default)]
-pub struct FakeRuntime {
+/// The runtime of one node.
+#[derive(Clone, Debug)]
+pub struct ContainerRuntime {
     sandboxes: BTreeMap<String, Sandbox>,
     containers: BTreeMap<String, Container>,
-    images: BTreeMap<String, Image>,
-    /// Image sizes by base name or full reference (the catalogue plus scenario overrides).
-    pub image_sizes: BTreeMap<String, u64>,
-    /// Image references the scenario declares missing from their registry.
-    pub missing_images: Vec<String>,
+    /// The image store.
+    pub images: ImageStore,
+    /// The node's volume storage (emptyDirs, rendered configMaps and secrets, the node's own
+    /// directories for hostPath volumes), shared by reference by every container mounting it.
+    pub volumes: Volumes,
+    /// How programs `kubesim-os` does not implement are built (the application models).
+    pub foreign: Foreign,
+    outbox: Vec<NetRequest>,
+    next_request: u64,
+    /// Requests in flight: id → container.
+    in_flight: BTreeMap<u64, String>,
 }
 
-impl FakeRuntime {
-    /// A runtime with the built-in image catalogue and the pause image present.
-    pub fn new() -> FakeRuntime {
-        let mut runtime = FakeRuntime::default();
-        for (name, size) in IMAGE_CATALOGUE {
-            runtime.image_sizes.insert(name.to_string(), *size);
-        }
-        let pause = "registry.k8s.io/pause:3.10";
-        runtime.images.insert(normalize_image(pause), Image { reference: normalize_image(pause), digest_ref: digest_ref(pause), size: 320_000 });
-        runtime
-    }
+fn no_foreign(_: &str, _: &kubesim_os::program::Spawn) -> Option<Box<dyn kubesim_os::program::Program>> {
+    None
+}
 
-    /// The size the model uses for an image.
-    pub fn image_size(&self, image: &str) -> u64 {
-        let normalized = normalize_image(image);
-        if let Some(size) = self.image_sizes.get(&normalized).or_else(|| self.image_sizes.get(image)) {
-            return *size;
-        }
-        let base = crate::process::image_base_name(image);
-        self.image_sizes.get(&base).copied().unwrap_or(DEFAULT_IMAGE_SIZE)
-    }
-
-    /// Plays every running container's timeline up to `now`: logs, files, exits, kills.
-    /// Returns whether anything changed.
-    pub fn advance(&mut self, now: Millis) -> bool {
-        let mut changed = false;
-        for container in self.containers.values_mut() {
-            if container.state != ContainerState::Running {
-                continue;
-            }
-            let started = container.started_at.unwrap_or(now);
-            // Stop deadlines first if they come before the next effect.
-            loop {
-                let next_effect_at = container.config.program.timeline.get(container.next_effect).map(|(off, _)| started + off);
-                let stop_at = container.stop.map(|(kill, term)| term.map_or(kill, |(t, _)| t.min(kill)));
-                let next = match (next_effect_at, stop_at) {
-                    (Some(a), Some(b)) => a.min(b),
-                    (Some(a), None) => a,
-                    (None, Some(b)) => b,
-                    (None, None) => break,
-                };
-                if next > now {
-                    break;
-                }
-                if stop_at == Some(next) && next_effect_at.is_none_or(|e| e >= next) {
-                    let (kill, term) = container.stop.expect("stop_at implies stop");
-                    let (code, reason) = match term {
-                        Some((t, code)) if t <= kill => (code, if code == 0 { "Completed" } else { "Error" }),
-                        _ => (137, "Error"),
-                    };
-                    exit(container, next, code, reason);
-                    changed = true;
-                    break;
-                }
-                let (_, effect) = container.config.program.timeline[container.next_effect].clone();
-                container.next_effect += 1;
-                changed = true;
-                match effect {
-                    Effect::Log(line) => container.logs.push((next, line)),
-                    Effect::WriteFile(path, content) => {
-                        container.files.insert(path, content);
-                    }
-                    Effect::RemoveFile(path) => {
-                        container.files.remove(&path);
-                    }
-                    Effect::Exit(code) => {
-                        exit(container, next, code, if code == 0 { "Completed" } else { "Error" });
-                        break;
-                    }
-                    Effect::OomKill => {
-                        exit(container, next, 137, "OOMKilled");
-                        break;
-                    }
-                }
-            }
-        }
-        changed
-    }
-
-    /// The earliest virtual time at which [`FakeRuntime::advance`] would change something.
-    pub fn next_wakeup(&self) -> Option<Millis> {
-        self.containers
-            .values()
-            .filter(|c| c.state == ContainerState::Running)
-            .filter_map(|c| {
-                let started = c.started_at?;
-                let effect = c.config.program.timeline.get(c.next_effect).map(|(off, _)| started + off);
-                let stop = c.stop.map(|(kill, term)| term.map_or(kill, |(t, _)| t.min(kill)));
-                match (effect, stop) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                }
-            })
-            .min()
-    }
-
-    /// StopContainer after a preStop hook: SIGTERM `term_delay_ms` from now, SIGKILL at
-    /// `timeout_ms` from now.
-    pub fn stop_container_after(&mut self, id: &str, term_delay_ms: Millis, timeout_ms: Millis, now: Millis) -> Result<(), CriError> {
-        let container = self.containers.get_mut(id).ok_or_else(|| CriError(format!("container {id} not found")))?;
-        if container.state != ContainerState::Running {
-            return Ok(());
-        }
-        let term = match container.config.program.on_term {
-            TermBehaviour::ExitsAfter(ms, code) => Some((now + term_delay_ms + ms, code)),
-            TermBehaviour::Ignores => None,
-        };
-        container.stop = Some((now + timeout_ms, term));
-        self.advance(now);
-        Ok(())
-    }
-
-    /// Fault injection: a running container's process dies now with exit code 1.
-    pub fn crash(&mut self, id: &str, now: Millis) -> bool {
-        match self.containers.get_mut(id) {
-            Some(c) if c.state == ContainerState::Running => {
-                c.logs.push((now, "panic: injected fault (kubesim fault container-crash)".into()));
-                exit(c, now, 1, "Error");
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Every container ever created for a pod's container (across the pod's sandboxes),
-    /// oldest first: the attempts the kubelet counts restarts over.
-    pub fn pod_container_attempts(&self, pod_uid: &str, container: &str) -> Vec<&Container> {
-        let sandboxes: Vec<&str> = self.sandboxes.values().filter(|s| s.pod_uid == pod_uid).map(|s| s.id.as_str()).collect();
-        let mut list: Vec<&Container> = self.containers.values().filter(|c| c.config.name == container && sandboxes.contains(&c.sandbox_id.as_str())).collect();
-        kubesim_api::sort::sort_by_key(&mut list, |c| (c.created_at, c.id.clone()));
-        list
-    }
-
-    /// The pod's name as its newest sandbox records it.
-    fn pod_name(&self, pod_uid: &str) -> String {
-        self.sandboxes.values().filter(|s| s.pod_uid == pod_uid).max_by_key(|s| s.created_at).map(|s| s.pod_name.clone()).unwrap_or_default()
-    }
-
-    /// Container logs (`kubectl logs`, through the kubelet's log endpoint), in the runtime's
-    /// and the kubelet's words.
-    pub fn logs(&self, pod_uid: &str, container: &str, previous: bool) -> Result<String, String> {
-        let attempts = self.pod_container_attempts(pod_uid, container);
-        let pod = self.pod_name(pod_uid);
-        let chosen = if previous {
-            attempts.iter().rev().nth(1).ok_or_else(|| format!("previous terminated container {container:?} in pod {pod:?} not found"))?
-        } else {
-            attempts.last().ok_or_else(|| format!("container {container:?} in pod {pod:?} is waiting to start: ContainerCreating"))?
-        };
-        Ok(chosen.logs.iter().map(|(_, l)| format!("{l}\n")).collect())
-    }
-
-    /// Current usage of a pod's running containers: (cpu millicores, memory bytes), as the
-    /// kubelet's resource metrics endpoint reports it to the metrics-server.
-    pub fn pod_usage(&self, pod_uid: &str) -> Option<(i64, i64)> {
-        let sandboxes: Vec<&str> = self.sandboxes.values().filter(|s| s.pod_uid == pod_uid).map(|s| s.id.as_str()).collect();
-        let mut total = (0i64, 0i64);
-        let mut any = false;
-        for c in self.containers.values().filter(|c| c.state == ContainerState::Running && sandboxes.contains(&c.sandbox_id.as_str())) {
-            any = true;
-            total.0 += c.config.usage.0;
-            total.1 += c.config.usage.1;
-        }
-        any.then_some(total)
-    }
-
-    /// `kubectl exec`: runs a command in the newest instance of a pod's container.
-    pub fn exec_in(&mut self, pod_uid: &str, container: &str, command: &[String], now: Millis) -> Result<(String, i32), String> {
-        let id = self.pod_container_attempts(pod_uid, container).last().map(|c| c.id.clone()).ok_or_else(|| format!("container {container:?} not found"))?;
-        self.exec_sync(&id, command, now).map_err(|e| e.0)
-    }
-
-    /// Containers of one sandbox, oldest first.
-    pub fn containers_in(&self, sandbox_id: &str) -> Vec<&Container> {
-        let mut list: Vec<&Container> = self.containers.values().filter(|c| c.sandbox_id == sandbox_id).collect();
-        kubesim_api::sort::sort_by_key(&mut list, |c| (c.created_at, c.id.clone()));
-        list
+impl Default for ContainerRuntime {
+    fn default() -> Self {
+        ContainerRuntime::new()
     }
 }
 
-fn exit(container: &mut Container, at: Millis, code: i32, reason: &str) {
-    container.state = ContainerState::Exited;
-    container.finished_at = Some(at);
-    container.exit_code = Some(code);
-    container.reason = Some(reason.to_string());
-    container.stop = None;
-}
-
-/// A stable fake digest reference for an image (sha256 of nothing real, but fixed per name).
-pub fn digest_ref(image: &str) -> String {
-    let normalized = normalize_image(image);
-    let repo = match normalized.rfind(['@']) {
-        Some(i) => normalized[..i].to_string(),
-        None => {
-            let last_slash = normalized.rfind('/').unwrap_or(0);
-            match normalized[last_slash..].find(':') {
-                Some(i) => normalized[..last_slash + i].to_string(),
-                None => normalized.clone(),
-            }
+impl ContainerRuntime {
+    /// A runtime with the pause image present.
+    pub fn new() -> ContainerRuntime {
+        let mut images = ImageStore::default();
+        images.preload(PAUSE_IMAGE);
+        ContainerRuntime {
+            sandboxes: BTreeMap::new(),
+            containers: BTreeMap::new(),
+            images,
+            volumes: Volumes::default(),
+            foreign: no_foreign,
+            outbox: Vec::new(),
+            next_request: 1,
+            in_flight: BTreeMap::new(),
         }
-    };
-    // FNV-1a over the reference, widened to 64 hex chars deterministically.
-    let mut hex = String::new();
-    let mut h = kubesim_api::hash::Fnv64::new();
-    for round in 0..4u8 {
-        h = h.bytes(normalized.as_bytes()).byte(round);
-        hex.push_str(&format!("{:016x}", h.finish()));
     }
-    format!("{repo}@sha256:{hex}")
-}
 
-impl RuntimeService for FakeRuntime {
-    fn run_pod_sandbox(&mut self, config: &SandboxConfig, id: String, now: Millis) -> Result<String, CriError> {
+    // ---------------------------------------------------------------- RuntimeService
+
+    /// RunPodSandbox.
+    pub fn run_pod_sandbox(&mut self, config: &SandboxConfig, id: String, now: Millis) -> Result<String, CriError> {
         let sandbox = Sandbox {
             id: id.clone(),
             pod_uid: config.pod_uid.clone(),
@@ -518,176 +185,314 @@ impl RuntimeService for FakeRuntime {
         self.sandboxes.insert(id.clone(), sandbox);
         Ok(id)
     }
-    fn stop_pod_sandbox(&mut self, id: &str, now: Millis) -> Result<(), CriError> {
+    /// StopPodSandbox: every container in it is killed.
+    pub fn stop_pod_sandbox(&mut self, id: &str, now: Millis) -> Result<(), CriError> {
         let sandbox = self.sandboxes.get_mut(id).ok_or_else(|| CriError(format!("sandbox {id} not found")))?;
         sandbox.state = SandboxState::NotReady;
-        for container in self.containers.values_mut().filter(|c| c.sandbox_id == id && c.state == ContainerState::Running) {
-            exit(container, now, 137, "Error");
+        for container in self.containers.values_mut().filter(|c| c.sandbox_id == id) {
+            container.sandbox_stopped(now);
+            container.capture_termination_message(&mut self.volumes);
         }
         Ok(())
     }
-    fn remove_pod_sandbox(&mut self, id: &str) -> Result<(), CriError> {
+    /// RemovePodSandbox: the sandbox and its containers are gone.
+    pub fn remove_pod_sandbox(&mut self, id: &str) -> Result<(), CriError> {
         self.sandboxes.remove(id);
         self.containers.retain(|_, c| c.sandbox_id != id);
         Ok(())
     }
-    fn pod_sandbox_status(&self, id: &str) -> Result<&Sandbox, CriError> {
+    /// PodSandboxStatus.
+    pub fn pod_sandbox_status(&self, id: &str) -> Result<&Sandbox, CriError> {
         self.sandboxes.get(id).ok_or_else(|| CriError(format!("sandbox {id} not found")))
     }
-    fn list_pod_sandbox(&self) -> Vec<&Sandbox> {
+    /// ListPodSandbox.
+    pub fn list_pod_sandbox(&self) -> Vec<&Sandbox> {
         self.sandboxes.values().collect()
     }
-    fn create_container(&mut self, sandbox_id: &str, config: ContainerConfig, id: String, now: Millis) -> Result<String, CriError> {
+    /// CreateContainer: the image must have been pulled.
+    pub fn create_container(&mut self, sandbox_id: &str, spec: ContainerSpec, id: String, now: Millis) -> Result<String, CriError> {
         if !self.sandboxes.contains_key(sandbox_id) {
             return Err(CriError(format!("sandbox {sandbox_id} not found")));
         }
-        if self.image_status(&config.image).is_none() {
-            return Err(CriError(format!("image {:?} not found", config.image)));
-        }
-        let files = config.program.files.clone();
-        self.containers.insert(
-            id.clone(),
-            Container {
-                id: id.clone(),
-                sandbox_id: sandbox_id.to_string(),
-                config,
-                state: ContainerState::Created,
-                created_at: now,
-                started_at: None,
-                finished_at: None,
-                exit_code: None,
-                reason: None,
-                logs: Vec::new(),
-                files,
-                next_effect: 0,
-                stop: None,
-            },
-        );
+        let image = self.images.status(&spec.image).cloned().ok_or_else(|| CriError(format!("image {:?} not found", spec.image)))?;
+        let container = Container::new(id.clone(), sandbox_id.to_string(), spec, &image.tree, &mut self.volumes, now);
+        self.containers.insert(id.clone(), container);
         Ok(id)
     }
-    fn start_container(&mut self, id: &str, now: Millis) -> Result<(), CriError> {
+    /// StartContainer.
+    pub fn start_container(&mut self, id: &str, now: Millis) -> Result<(), CriError> {
         let container = self.containers.get_mut(id).ok_or_else(|| CriError(format!("container {id} not found")))?;
-        container.state = ContainerState::Running;
-        container.started_at = Some(now);
-        // Memory usage over the limit: the OOM killer strikes as the process allocates.
-        if container.config.memory_limit.is_some_and(|limit| container.config.usage.1 > limit) {
-            let timeline = &mut container.config.program.timeline;
-            let at = timeline.iter().position(|(off, _)| *off > 50).unwrap_or(timeline.len());
-            timeline.insert(at, (50, Effect::OomKill));
-            timeline.truncate(at + 1);
-        }
-        self.advance(now);
+        container.start(&mut self.volumes, self.foreign, now);
         Ok(())
     }
-    fn stop_container(&mut self, id: &str, timeout_ms: Millis, now: Millis) -> Result<(), CriError> {
+    /// StopContainer: the preStop hook, the stop signal, SIGKILL after `timeout_ms`.
+    pub fn stop_container(&mut self, id: &str, timeout_ms: Millis, pre_stop: Option<PreStop>, now: Millis) -> Result<(), CriError> {
         let container = self.containers.get_mut(id).ok_or_else(|| CriError(format!("container {id} not found")))?;
-        if container.state != ContainerState::Running {
-            return Ok(());
-        }
-        let term = match container.config.program.on_term {
-            TermBehaviour::ExitsAfter(ms, code) => Some((now + ms, code)),
-            TermBehaviour::Ignores => None,
-        };
-        let kill = now + timeout_ms;
-        container.stop = Some(match container.stop {
-            Some((old_kill, old_term)) => (old_kill.min(kill), old_term.or(term)),
-            None => (kill, term),
-        });
-        self.advance(now);
+        container.stop(timeout_ms, pre_stop, &mut self.volumes, self.foreign, now);
         Ok(())
     }
-    fn remove_container(&mut self, id: &str) -> Result<(), CriError> {
+    /// RemoveContainer.
+    pub fn remove_container(&mut self, id: &str) -> Result<(), CriError> {
         self.containers.remove(id);
         Ok(())
     }
-    fn list_containers(&self) -> Vec<&Container> {
+    /// ListContainers.
+    pub fn list_containers(&self) -> Vec<&Container> {
         self.containers.values().collect()
     }
-    fn container_status(&self, id: &str) -> Result<&Container, CriError> {
+    /// ContainerStatus.
+    pub fn container_status(&self, id: &str) -> Result<&Container, CriError> {
         self.containers.get(id).ok_or_else(|| CriError(format!("container {id} not found")))
     }
-    fn exec_sync(&mut self, id: &str, command: &[String], now: Millis) -> Result<(String, i32), CriError> {
-        self.advance(now);
-        let container = self.containers.get(id).ok_or_else(|| CriError(format!("container {id} not found")))?;
-        if container.state != ContainerState::Running {
-            return Err(CriError("container is not running".into()));
+    /// A container, mutably (the kubelet reads termination messages).
+    pub fn container_mut(&mut self, id: &str) -> Option<(&mut Container, &mut Volumes)> {
+        let container = self.containers.get_mut(id)?;
+        Some((container, &mut self.volumes))
+    }
+    /// Fault injection: a running container's main process dies now with exit code 1.
+    pub fn crash(&mut self, id: &str, now: Millis) -> bool {
+        let crashed = self.containers.get_mut(id).is_some_and(|c| c.crash(now));
+        if let Some(c) = self.containers.get_mut(id) {
+            c.capture_termination_message(&mut self.volumes);
         }
-        let argv: Vec<&str> = command.iter().map(|s| s.as_str()).collect();
-        let (argv, _) = match argv.as_slice() {
-            ["sh", "-c", script] | ["/bin/sh", "-c", script] | ["bash", "-c", script] => (script.split_whitespace().collect::<Vec<_>>(), ()),
-            other => (other.to_vec(), ()),
-        };
-        Ok(match argv.as_slice() {
-            ["cat", path] => match container.files.get(*path) {
-                Some(content) => (content.clone(), 0),
-                None => (format!("cat: can't open '{path}': No such file or directory\n"), 1),
-            },
-            ["ls", path] => {
-                let entries: Vec<&str> = container.files.keys().filter(|k| k.starts_with(path)).map(|k| k.as_str()).collect();
-                (entries.join("\n"), 0)
+        crashed
+    }
+
+    // ---------------------------------------------------------------- ImageService
+
+    /// PullImage.
+    pub fn pull_image(&mut self, image: &str) -> Result<Arc<PulledImage>, PullError> {
+        self.images.pull(image)
+    }
+    /// ImageStatus.
+    pub fn image_status(&self, image: &str) -> Option<&Arc<PulledImage>> {
+        self.images.status(image)
+    }
+    /// ListImages.
+    pub fn list_images(&self) -> Vec<&Arc<PulledImage>> {
+        self.images.list().collect()
+    }
+
+    // ---------------------------------------------------------------- processes
+
+    /// Runs every container's processes that have something to do at `now`. Returns whether a
+    /// container exited (the kubelet's PLEG should relist).
+    pub fn advance(&mut self, now: Millis) -> bool {
+        let mut changed = false;
+        let ids: Vec<String> = self.containers.iter().filter(|(_, c)| c.next_wakeup(now).is_some_and(|t| t <= now)).map(|(id, _)| id.clone()).collect();
+        for id in ids {
+            let Some(container) = self.containers.get_mut(&id) else { continue };
+            let before = self.outbox.len();
+            if container.run(now, &mut self.volumes, self.foreign, &mut self.outbox, &mut self.next_request) {
+                changed = true;
+                container.capture_termination_message(&mut self.volumes);
             }
-            ["true"] | [] => (String::new(), 0),
-            ["false"] => (String::new(), 1),
-            ["echo", rest @ ..] => (rest.join(" ") + "\n", 0),
-            ["test", "-f", path] | ["test", "-e", path] => (String::new(), if container.files.contains_key(*path) { 0 } else { 1 }),
-            ["hostname"] => (String::new(), 0),
-            [program, ..] => (format!("OCI runtime exec failed: exec failed: unable to start container process: exec: \"{program}\": executable file not found in $PATH: unknown\n"), 126),
+            for request in &self.outbox[before..] {
+                self.in_flight.insert(request.id, request.container.clone());
+            }
+        }
+        changed
+    }
+
+    /// The earliest time a process has something to do on its own.
+    pub fn next_wakeup(&self, now: Millis) -> Option<Millis> {
+        self.containers.values().filter_map(|c| c.next_wakeup(now)).min()
+    }
+
+    /// Network calls made since the last call, for the fabric to route.
+    pub fn take_outbox(&mut self) -> Vec<NetRequest> {
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// Delivers the reply to a routed request.
+    pub fn deliver_reply(&mut self, id: u64, reply: NetReply) -> bool {
+        let Some(container) = self.in_flight.remove(&id) else { return false };
+        self.containers.get_mut(&container).is_some_and(|c| c.deliver_reply(id, reply))
+    }
+
+    /// The sandbox with this IP, if it runs on this node.
+    pub fn sandbox_with_ip(&self, ip: &str) -> Option<&Sandbox> {
+        self.sandboxes.values().filter(|s| s.ip == ip && s.state == SandboxState::Ready).max_by_key(|s| s.created_at)
+    }
+
+    /// An incoming connection for `sandbox`'s network namespace: the answer of the container
+    /// process listening on the port, or `None` when nothing listens.
+    pub fn serve(&mut self, sandbox_id: &str, incoming: &Incoming, now: Millis) -> Option<Outgoing> {
+        let ids: Vec<String> = self.containers.iter().filter(|(_, c)| c.sandbox_id == sandbox_id && c.state == ContainerState::Running).map(|(id, _)| id.clone()).collect();
+        for id in ids {
+            let container = self.containers.get_mut(&id).expect("listed above");
+            if container.listening().contains(&(incoming.port, incoming.udp)) {
+                return container.serve(incoming, &mut self.volumes, now);
+            }
+        }
+        None
+    }
+
+    /// The (port, udp) pairs processes of a sandbox's running containers listen on.
+    pub fn listening(&self, sandbox_id: &str) -> Vec<(u16, bool)> {
+        let mut ports: Vec<(u16, bool)> =
+            self.containers.values().filter(|c| c.sandbox_id == sandbox_id && c.state == ContainerState::Running).flat_map(|c| c.listening()).collect();
+        ports.sort();
+        ports.dedup();
+        ports
+    }
+
+    /// Routes a call that stays on this node: loopback to the caller's own sandbox, or a pod
+    /// IP of this node. `None` when the destination is elsewhere.
+    fn route_local(&mut self, from_sandbox: &str, call: &NetCall, now: Millis) -> Option<NetReply> {
+        let (dst, port, udp, data) = match call {
+            NetCall::Tcp { dst, port, send, .. } => (dst.clone(), *port, false, send.clone()),
+            NetCall::Udp { dst, port, send, .. } => (dst.clone(), *port, true, send.clone()),
+            NetCall::Dns { server, port, .. } => (server.clone(), *port, true, Vec::new()),
+        };
+        let from_ip = self.sandboxes.get(from_sandbox).map(|s| s.ip.clone()).unwrap_or_default();
+        let sandbox = if dst.starts_with("127.") || dst == "::1" { Some(from_sandbox.to_string()) } else { self.sandbox_with_ip(&dst).map(|s| s.id.clone()) }?;
+        if let NetCall::Dns { .. } = call {
+            // No DNS server in a pod of this node answers the local way; the fabric routes DNS.
+            return None;
+        }
+        let incoming = Incoming { src: from_ip, src_port: 40_000, port, udp, data };
+        let answer = self.serve(&sandbox, &incoming, now);
+        Some(match (call, answer) {
+            (NetCall::Tcp { .. }, Some(Outgoing::Reply(bytes))) => NetReply::Tcp(Ok(bytes)),
+            (NetCall::Tcp { .. }, Some(Outgoing::Reset)) => NetReply::Tcp(Err(NetError::Reset)),
+            (NetCall::Tcp { .. }, Some(Outgoing::Hang)) => NetReply::Tcp(Err(NetError::TimedOut)),
+            (NetCall::Tcp { .. }, None) => NetReply::Tcp(Err(NetError::Refused)),
+            (_, Some(Outgoing::Reply(bytes))) => NetReply::Udp(Ok(bytes)),
+            _ => NetReply::Udp(Err(NetError::TimedOut)),
         })
+    }
+
+    /// Answers a network call of a container when it stays on this node (loopback, or a pod
+    /// IP of this node); `None` when the fabric must route it.
+    pub fn deliver_local(&mut self, container: &str, call: &NetCall, now: Millis) -> Option<NetReply> {
+        let sandbox = self.containers.get(container)?.sandbox_id.clone();
+        self.route_local(&sandbox, call, now)
+    }
+
+    /// The pod IP a container's packets come from.
+    pub fn container_ip(&self, container: &str) -> Option<String> {
+        let sandbox = &self.containers.get(container)?.sandbox_id;
+        self.sandboxes.get(sandbox).map(|s| s.ip.clone())
+    }
+
+    /// ExecSync: runs a command in a container to completion now, its network calls routed on
+    /// this node (loopback and this node's pods) and otherwise timing out.
+    pub fn exec_sync(&mut self, id: &str, argv: &[String], now: Millis) -> ExecOutput {
+        self.exec_with(id, argv, Vec::new(), now, &mut |call| timed_out(call))
+    }
+
+    /// Like [`ContainerRuntime::exec_sync`], with `remote` answering calls that leave the node
+    /// (`kubectl exec`, which the world routes through the fabric). Sleeps are fast-forwarded;
+    /// the command runs against the container's live filesystem and processes.
+    pub fn exec_with(&mut self, id: &str, argv: &[String], stdin: Vec<u8>, now: Millis, remote: &mut dyn FnMut(&NetCall) -> NetReply) -> ExecOutput {
+        let foreign = self.foreign;
+        let Some(container) = self.containers.get_mut(id) else {
+            return ExecOutput { stderr: format!("container {id} not found").into_bytes(), code: 126, ..Default::default() };
+        };
+        let sandbox = container.sandbox_id.clone();
+        let session = match container.session_start(argv, stdin, &mut self.volumes, foreign, now) {
+            Ok(pid) => pid,
+            Err(message) => {
+                let code = if message.contains("not found") || message.contains("no such file") { 127 } else { 126 };
+                return ExecOutput { stderr: format!("{message}\n").into_bytes(), code, ..Default::default() };
+            }
+        };
+        let mut clock = now;
+        let mut code = None;
+        for _ in 0..200_000 {
+            let container = self.containers.get_mut(id).expect("the exec container exists");
+            let Some((pid, wake_at)) = container.session_next(session) else { break };
+            if let Some(at) = wake_at {
+                if at.saturating_sub(now) > 24 * 3_600_000 {
+                    break; // sleeps past a day: the exec would outlive any caller
+                }
+                clock = clock.max(at);
+            }
+            match container.session_resume(pid, &mut self.volumes, foreign, clock) {
+                SessionEvent::Net(call) => {
+                    let reply = self.route_local(&sandbox, &call, clock).unwrap_or_else(|| remote(&call));
+                    if let Some(c) = self.containers.get_mut(id) {
+                        c.session_wake(pid, Wake::Net(reply));
+                    }
+                }
+                SessionEvent::Exited(c) if pid == session => {
+                    code = Some(c);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let container = self.containers.get_mut(id).expect("the exec container exists");
+        let (stdout, stderr) = container.session_finish(session);
+        ExecOutput { stdout, stderr, code: code.unwrap_or(137), elapsed_ms: clock - now }
+    }
+
+    // ---------------------------------------------------------------- pod-level queries
+
+    /// Every container ever created for a pod's container (across the pod's sandboxes),
+    /// oldest first: the attempts the kubelet counts restarts over.
+    pub fn pod_container_attempts(&self, pod_uid: &str, container: &str) -> Vec<&Container> {
+        let sandboxes: Vec<&str> = self.sandboxes.values().filter(|s| s.pod_uid == pod_uid).map(|s| s.id.as_str()).collect();
+        let mut list: Vec<&Container> = self.containers.values().filter(|c| c.spec.name == container && sandboxes.contains(&c.sandbox_id.as_str())).collect();
+        kubesim_api::sort::sort_by_key(&mut list, |c| (c.created_at, c.id.clone()));
+        list
+    }
+
+    fn pod_name(&self, pod_uid: &str) -> String {
+        self.sandboxes.values().filter(|s| s.pod_uid == pod_uid).max_by_key(|s| s.created_at).map(|s| s.pod_name.clone()).unwrap_or_default()
+    }
+
+    /// The log lines of a pod's container (`kubectl logs`): the newest attempt, or the one
+    /// before it (`--previous`), in the kubelet's words when there is none.
+    pub fn log_lines(&self, pod_uid: &str, container: &str, previous: bool) -> Result<Vec<LogLine>, String> {
+        let attempts = self.pod_container_attempts(pod_uid, container);
+        let pod = self.pod_name(pod_uid);
+        let chosen = if previous {
+            attempts.iter().rev().nth(1).ok_or_else(|| format!("previous terminated container {container:?} in pod {pod:?} not found"))?
+        } else {
+            attempts.last().ok_or_else(|| format!("container {container:?} in pod {pod:?} is waiting to start: ContainerCreating"))?
+        };
+        Ok(chosen.io.logs.clone())
+    }
+
+    /// Container logs as text (every line, stdout and stderr interleaved as written).
+    pub fn logs(&self, pod_uid: &str, container: &str, previous: bool) -> Result<String, String> {
+        Ok(self.log_lines(pod_uid, container, previous)?.iter().map(|l| format!("{}\n", l.text)).collect())
+    }
+
+    /// Current usage of a pod's running containers: (cpu millicores, memory bytes), as the
+    /// kubelet's resource metrics endpoint reports it to the metrics-server.
+    pub fn pod_usage(&self, pod_uid: &str, now: Millis) -> Option<(i64, i64)> {
+        let sandboxes: Vec<&str> = self.sandboxes.values().filter(|s| s.pod_uid == pod_uid).map(|s| s.id.as_str()).collect();
+        let mut total = (0i64, 0i64);
+        let mut any = false;
+        for c in self.containers.values().filter(|c| c.state == ContainerState::Running && sandboxes.contains(&c.sandbox_id.as_str())) {
+            any = true;
+            total.0 += c.cpu_milli(now);
+            total.1 += c.memory_bytes() as i64;
+        }
+        any.then_some(total)
+    }
+
+    /// The newest attempt of a pod's container.
+    pub fn latest_attempt(&self, pod_uid: &str, container: &str) -> Option<String> {
+        self.pod_container_attempts(pod_uid, container).last().map(|c| c.id.clone())
     }
 }
 
-impl ImageService for FakeRuntime {
-    fn pull_image(&mut self, image: &str) -> Result<String, CriError> {
-        let normalized = normalize_image(image);
-        if image_unresolvable(image) {
-            let host = normalized.split('/').next().unwrap_or("");
-            return Err(CriError(format!(
-                "failed to pull and unpack image {normalized:?}: failed to resolve reference {normalized:?}: failed to do request: Head \"https://{host}/v2/\": dial tcp: lookup {host}: no such host"
-            )));
-        }
-        if self.missing_images.iter().any(|m| normalize_image(m) == normalized) {
-            return Err(CriError(format!(
-                "failed to pull and unpack image {normalized:?}: failed to resolve reference {normalized:?}: {normalized}: not found"
-            )));
-        }
-        let size = self.image_size(image);
-        self.images.insert(normalized.clone(), Image { reference: normalized.clone(), digest_ref: digest_ref(image), size });
-        Ok(normalized)
-    }
-    fn image_status(&self, image: &str) -> Option<&Image> {
-        self.images.get(&normalize_image(image))
-    }
-    fn list_images(&self) -> Vec<&Image> {
-        self.images.values().collect()
-    }
-    fn remove_image(&mut self, image: &str) -> Result<(), CriError> {
-        self.images.remove(&normalize_image(image));
-        Ok(())
+/// The timeout a call gets when nothing answers it.
+pub fn timed_out(call: &NetCall) -> NetReply {
+    match call {
+        NetCall::Tcp { .. } => NetReply::Tcp(Err(NetError::TimedOut)),
+        NetCall::Udp { .. } => NetReply::Udp(Err(NetError::TimedOut)),
+        NetCall::Dns { .. } => NetReply::Dns(Err(NetError::TimedOut)),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn image_references_normalize_like_containerd() {
-        assert_eq!(normalize_image("nginx"), "docker.io/library/nginx:latest");
-        assert_eq!(normalize_image("nginx:1.27"), "docker.io/library/nginx:1.27");
-        assert_eq!(normalize_image("bitnami/redis"), "docker.io/bitnami/redis:latest");
-        assert_eq!(normalize_image("registry.k8s.io/pause:3.10"), "registry.k8s.io/pause:3.10");
-        assert_eq!(normalize_image("localhost:5000/app"), "localhost:5000/app:latest");
-        assert!(digest_ref("nginx").starts_with("docker.io/library/nginx@sha256:"));
-        assert_eq!(digest_ref("nginx").len(), "docker.io/library/nginx@sha256:".len() + 64);
-    }
-
-    #[test]
-    fn invalid_registries_fail_to_pull() {
-        let mut runtime = FakeRuntime::new();
-        assert!(runtime.pull_image("registry.invalid/app:1").unwrap_err().0.contains("no such host"));
-        assert!(runtime.pull_image("nginx").is_ok());
-        assert!(runtime.image_status("nginx:latest").is_some());
-    }
 
     #[test]
     fn pull_latency_follows_image_size() {

@@ -1,10 +1,12 @@
 //! One machine of the simulated cluster: what lives on a node independently of the agents that
 //! manage it. Start here:
 //! - [`Host`]: a machine with its name, addresses, power state and container runtime.
-//! - [`cri`]: the container runtime (containerd model behind the CRI `RuntimeService` and
-//!   `ImageService` traits): sandboxes, images, containers and their processes, with the
-//!   latency table and the image catalogue.
-//! - [`process`]: what a container's process does (image entrypoints, the shell subset).
+//! - [`cri`]: the container runtime (containerd behind the CRI): sandboxes, containers, the
+//!   image store, the node's volume storage, ExecSync, local routing; the latency table.
+//! - [`container`]: a container and its processes (`kubesim-os` programs and the application
+//!   models) on virtual time: sleeps, CPU work under the CPU limit, spawns, signals, OOM kills.
+//! - [`images`]: the image store: pulls resolved through the catalogue (`kubesim-images`),
+//!   containerd's errors, each image's filesystem tree.
 //!
 //! Node agents (the kubelet, and as the data plane grows kube-proxy and the CNI and CSI
 //! plugins) reach their host through the runtime's `Ctx::host`; the host knows nothing of the
@@ -15,8 +17,9 @@
 
 #![deny(missing_docs)]
 
+pub mod container;
 pub mod cri;
-pub mod process;
+pub mod images;
 
 use kubesim_api::Millis;
 
@@ -31,7 +34,7 @@ pub struct Host {
     /// sandbox at once; its agents are suspended by the runtime until power returns.
     pub powered: bool,
     /// The container runtime (containerd).
-    pub cri: cri::FakeRuntime,
+    pub cri: cri::ContainerRuntime,
     /// When power was last lost (for the UI).
     pub powered_off_at: Option<Millis>,
 }
@@ -39,7 +42,7 @@ pub struct Host {
 impl Host {
     /// A powered-on host with an empty container runtime.
     pub fn new(name: &str, index: u32) -> Host {
-        Host { name: name.to_string(), index, powered: true, cri: cri::FakeRuntime::new(), powered_off_at: None }
+        Host { name: name.to_string(), index, powered: true, cri: cri::ContainerRuntime::new(), powered_off_at: None }
     }
 
     /// The node's InternalIP: 172.18.0.<index+2>, as kind numbers its node containers.
@@ -54,7 +57,6 @@ impl Host {
 
     /// The machine loses power: every container and sandbox stops at once.
     pub fn power_off(&mut self, now: Millis) {
-        use cri::RuntimeService;
         self.powered = false;
         self.powered_off_at = Some(now);
         let sandboxes: Vec<String> = self.cri.list_pod_sandbox().iter().map(|s| s.id.clone()).collect();

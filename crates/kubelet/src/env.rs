@@ -1,15 +1,74 @@
 //! The container environment (pkg/kubelet/kubelet_pods.go makeEnvironmentVariables): Service
-//! variables, envFrom, env with `$(VAR)` references and valueFrom (fieldRef, configMapKeyRef,
-//! secretKeyRef).
+//! link variables, envFrom, env with `$(VAR)` references and valueFrom (fieldRef,
+//! resourceFieldRef, configMapKeyRef, secretKeyRef).
 
-use kubesim_api::k8s_openapi::api::core::v1::{Container, Pod};
+use crate::expansion::{expand, mapping_for};
+use kubesim_api::k8s_openapi::api::core::v1::{Container, Pod, Service};
 use kubesim_api::object::Object;
+use kubesim_api::quantity::parse_milli;
 use std::collections::BTreeMap;
 
-/// The container's environment as the kubelet builds it (makeEnvironmentVariables): service
-/// variables, envFrom, env with $(VAR) expansion and valueFrom. Missing ConfigMaps/Secrets or
+/// The Service link variables for a pod (getServiceEnvVarMap + envvars.FromServices): every
+/// Service of the pod's namespace with a cluster IP when `enableServiceLinks` (default true),
+/// and always the `kubernetes` Service of `default`.
+pub fn service_env(pod: &Pod, store: &kubesim_store::Store) -> BTreeMap<String, String> {
+    let namespace = pod.metadata.namespace.clone().unwrap_or_default();
+    let links = pod.spec.as_ref().and_then(|s| s.enable_service_links).unwrap_or(true);
+    let mut services: BTreeMap<String, Service> = BTreeMap::new();
+    for object in store.list(("", "services"), None) {
+        let Object::Service(svc) = object.as_ref() else { continue };
+        let name = svc.metadata.name.clone().unwrap_or_default();
+        let ns = svc.metadata.namespace.clone().unwrap_or_default();
+        if ns == "default" && name == "kubernetes" {
+            services.entry(name).or_insert_with(|| (**svc).clone());
+        } else if ns == namespace && links {
+            services.insert(name, (**svc).clone());
+        }
+    }
+    let mut env = BTreeMap::new();
+    for (name, svc) in &services {
+        let spec = svc.spec.clone().unwrap_or_default();
+        let Some(ip) = spec.cluster_ip.clone().filter(|ip| !ip.is_empty() && ip != "None") else { continue };
+        let ports = spec.ports.clone().unwrap_or_default();
+        let Some(first) = ports.first() else { continue };
+        let prefix = name.to_ascii_uppercase().replace('-', "_");
+        env.insert(format!("{prefix}_SERVICE_HOST"), ip.clone());
+        env.insert(format!("{prefix}_SERVICE_PORT"), first.port.to_string());
+        for port in &ports {
+            if let Some(port_name) = port.name.as_deref().filter(|n| !n.is_empty()) {
+                env.insert(format!("{prefix}_SERVICE_PORT_{}", port_name.to_ascii_uppercase().replace('-', "_")), port.port.to_string());
+            }
+        }
+        let protocol = |p: &kubesim_api::k8s_openapi::api::core::v1::ServicePort| p.protocol.clone().unwrap_or_else(|| "TCP".into());
+        env.insert(format!("{prefix}_PORT"), format!("{}://{ip}:{}", protocol(first).to_ascii_lowercase(), first.port));
+        for port in &ports {
+            let proto = protocol(port);
+            let key = format!("{prefix}_PORT_{}_{}", port.port, proto.to_ascii_uppercase());
+            env.insert(key.clone(), format!("{}://{ip}:{}", proto.to_ascii_lowercase(), port.port));
+            env.insert(format!("{key}_PROTO"), proto.to_ascii_lowercase());
+            env.insert(format!("{key}_PORT"), port.port.to_string());
+            env.insert(format!("{key}_ADDR"), ip.clone());
+        }
+    }
+    env
+}
+
+/// A resource field of a container (`resourceFieldRef`): limits default to the node's
+/// allocatable, values are divided by the divisor and rounded up (ExtractContainerResourceValue).
+fn resource_field(container: &Container, resource: &str, divisor: Option<&str>, node_allocatable: &BTreeMap<String, i128>) -> String {
+    let (kind, name) = resource.split_once('.').unwrap_or(("limits", resource));
+    let list = container.resources.as_ref().and_then(|r| if kind == "requests" { r.requests.as_ref() } else { r.limits.as_ref() });
+    let value = list.and_then(|l| l.get(name)).and_then(|q| parse_milli(&q.0).ok()).or_else(|| node_allocatable.get(name).copied()).unwrap_or(0);
+    let divisor = divisor.and_then(|d| parse_milli(d).ok()).filter(|d| *d > 0).unwrap_or(1000);
+    let quotient = (value + divisor - 1) / divisor;
+    quotient.to_string()
+}
+
+/// The container's environment as the kubelet builds it (makeEnvironmentVariables): envFrom,
+/// then env (each value expanded against the variables defined before it and the Service
+/// links), valueFrom, and the Service link variables underneath. Missing ConfigMaps/Secrets or
 /// keys that are not optional fail with the kubelet's messages.
-pub(crate) fn container_env(pod: &Pod, container: &Container, store: &kubesim_store::Store) -> Result<BTreeMap<String, String>, String> {
+pub fn container_env(pod: &Pod, container: &Container, store: &kubesim_store::Store, node_allocatable: &BTreeMap<String, i128>) -> Result<BTreeMap<String, String>, String> {
     let namespace = pod.metadata.namespace.clone().unwrap_or_default();
     let lookup = |kind: &str, name: &str| -> Option<BTreeMap<String, String>> {
         match kind {
@@ -33,7 +92,8 @@ pub(crate) fn container_env(pod: &Pod, container: &Container, store: &kubesim_st
         }
     };
     let not_found = |kind: &str, name: &str| format!("{} {name:?} not found", kind.to_ascii_lowercase());
-    let mut env = BTreeMap::new();
+    let services = service_env(pod, store);
+    let mut env: BTreeMap<String, String> = BTreeMap::new();
     for source in container.env_from.iter().flatten() {
         let (kind, name, optional) = match (&source.config_map_ref, &source.secret_ref) {
             (Some(cm), _) => ("ConfigMap", cm.name.clone(), cm.optional.unwrap_or(false)),
@@ -50,36 +110,21 @@ pub(crate) fn container_env(pod: &Pod, container: &Container, store: &kubesim_st
             None => return Err(not_found(kind, &name)),
         }
     }
-    env.insert("HOSTNAME".to_string(), pod.metadata.name.clone().unwrap_or_default());
-    env.insert("PATH".to_string(), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string());
-    env.insert("KUBERNETES_SERVICE_HOST".to_string(), "10.96.0.1".to_string());
-    env.insert("KUBERNETES_SERVICE_PORT".to_string(), "443".to_string());
-    env.insert("KUBERNETES_SERVICE_PORT_HTTPS".to_string(), "443".to_string());
-    env.insert("KUBERNETES_PORT".to_string(), "tcp://10.96.0.1:443".to_string());
-    env.insert("KUBERNETES_PORT_443_TCP".to_string(), "tcp://10.96.0.1:443".to_string());
-    env.insert("KUBERNETES_PORT_443_TCP_ADDR".to_string(), "10.96.0.1".to_string());
-    env.insert("KUBERNETES_PORT_443_TCP_PORT".to_string(), "443".to_string());
-    env.insert("KUBERNETES_PORT_443_TCP_PROTO".to_string(), "tcp".to_string());
     for var in container.env.iter().flatten() {
         if let Some(value) = &var.value {
-            // $(VAR) references to earlier variables, as the kubelet expands them.
-            let mut expanded = value.clone();
-            for (k, v) in &env {
-                expanded = expanded.replace(&format!("$({k})"), v);
-            }
+            let contexts = [&env, &services];
+            let expanded = expand(value, &mapping_for(&contexts));
             env.insert(var.name.clone(), expanded);
         } else if let Some(field) = var.value_from.as_ref().and_then(|v| v.field_ref.as_ref()) {
-            let value = match field.field_path.as_str() {
-                "metadata.name" => pod.metadata.name.clone().unwrap_or_default(),
-                "metadata.namespace" => pod.metadata.namespace.clone().unwrap_or_default(),
-                "metadata.uid" => pod.metadata.uid.clone().unwrap_or_default(),
-                "spec.nodeName" => pod.spec.as_ref().and_then(|s| s.node_name.clone()).unwrap_or_default(),
-                "spec.serviceAccountName" => pod.spec.as_ref().and_then(|s| s.service_account_name.clone()).unwrap_or_default(),
-                "status.podIP" => pod.status.as_ref().and_then(|s| s.pod_ip.clone()).unwrap_or_default(),
-                "status.hostIP" => pod.status.as_ref().and_then(|s| s.host_ip.clone()).unwrap_or_default(),
-                _ => String::new(),
-            };
+            let value = field_value(pod, &field.field_path);
             env.insert(var.name.clone(), value);
+        } else if let Some(resource) = var.value_from.as_ref().and_then(|v| v.resource_field_ref.as_ref()) {
+            let target = match resource.container_name.as_deref().filter(|c| !c.is_empty()) {
+                Some(name) => pod.spec.as_ref().and_then(|s| s.containers.iter().chain(s.init_containers.iter().flatten()).find(|c| c.name == name).cloned()).unwrap_or_else(|| container.clone()),
+                None => container.clone(),
+            };
+            let divisor = resource.divisor.as_ref().map(|d| d.0.as_str());
+            env.insert(var.name.clone(), resource_field(&target, &resource.resource, divisor, node_allocatable));
         } else if let Some(source) = var.value_from.as_ref() {
             let (kind, name, key, optional) = match (&source.config_map_key_ref, &source.secret_key_ref) {
                 (Some(r), _) => ("ConfigMap", r.name.clone(), r.key.clone(), r.optional.unwrap_or(false)),
@@ -99,5 +144,42 @@ pub(crate) fn container_env(pod: &Pod, container: &Container, store: &kubesim_st
             }
         }
     }
+    for (k, v) in services {
+        env.entry(k).or_insert(v);
+    }
     Ok(env)
+}
+
+/// A downward-API field of the pod (`fieldRef`): the value the kubelet exposes.
+pub fn field_value(pod: &Pod, path: &str) -> String {
+    let meta = &pod.metadata;
+    let render = |map: &Option<BTreeMap<String, String>>| map.iter().flatten().map(|(k, v)| format!("{k}={v:?}")).collect::<Vec<_>>().join("\n");
+    if let Some(key) = path.strip_prefix("metadata.labels['").and_then(|k| k.strip_suffix("']")) {
+        return meta.labels.as_ref().and_then(|l| l.get(key)).cloned().unwrap_or_default();
+    }
+    if let Some(key) = path.strip_prefix("metadata.annotations['").and_then(|k| k.strip_suffix("']")) {
+        return meta.annotations.as_ref().and_then(|l| l.get(key)).cloned().unwrap_or_default();
+    }
+    let spec = pod.spec.as_ref();
+    let status = pod.status.as_ref();
+    match path {
+        "metadata.name" => meta.name.clone().unwrap_or_default(),
+        "metadata.namespace" => meta.namespace.clone().unwrap_or_default(),
+        "metadata.uid" => meta.uid.clone().unwrap_or_default(),
+        "metadata.labels" => render(&meta.labels),
+        "metadata.annotations" => render(&meta.annotations),
+        "spec.nodeName" => spec.and_then(|s| s.node_name.clone()).unwrap_or_default(),
+        "spec.serviceAccountName" => spec.and_then(|s| s.service_account_name.clone()).unwrap_or_default(),
+        "status.podIP" => status.and_then(|s| s.pod_ip.clone()).unwrap_or_default(),
+        "status.podIPs" => status.and_then(|s| s.pod_ips.as_ref()).map(|ips| ips.iter().map(|i| i.ip.clone()).collect::<Vec<_>>().join(",")).unwrap_or_default(),
+        "status.hostIP" => status.and_then(|s| s.host_ip.clone()).unwrap_or_default(),
+        "status.hostIPs" => status.and_then(|s| s.host_ips.as_ref()).map(|ips| ips.iter().map(|i| i.ip.clone()).collect::<Vec<_>>().join(",")).unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+/// The resource value a downward-API volume file shows (resourceFieldRef).
+pub fn resource_value(pod: &Pod, container: &str, resource: &str, divisor: Option<&str>, node_allocatable: &BTreeMap<String, i128>) -> String {
+    let found = pod.spec.as_ref().and_then(|s| s.containers.iter().chain(s.init_containers.iter().flatten()).find(|c| c.name == container).cloned()).unwrap_or_default();
+    resource_field(&found, resource, divisor, node_allocatable)
 }

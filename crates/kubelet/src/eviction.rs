@@ -11,7 +11,6 @@ use kubesim_api::quantity::parse_milli;
 use kubesim_api::time::time_at;
 use kubesim_api::Millis;
 use kubesim_apiserver::server::set_pod_condition;
-use kubesim_host::cri::RuntimeService;
 use kubesim_host::Host;
 use kubesim_runtime::Ctx;
 
@@ -41,7 +40,7 @@ impl Kubelet {
             if !worker.active() {
                 continue;
             }
-            let Some((_, memory)) = host.cri.pod_usage(uid) else { continue };
+            let Some((_, memory)) = host.cri.pod_usage(uid, ctx.now) else { continue };
             used += memory;
             let pod = worker.pod();
             let request = (pod_request_milli(pod, "memory") / 1000) as i64;

@@ -15,7 +15,7 @@ use crate::pod_worker::{PodWorker, WorkerState};
 use crate::prober::Prober;
 use kubesim_api::k8s_openapi::api::core::v1::{Node, NodeStatus};
 use kubesim_api::Millis;
-use kubesim_host::cri::{ContainerState, CriCall, RuntimeService};
+use kubesim_host::cri::{ContainerState, CriCall};
 use kubesim_host::Host;
 use kubesim_runtime::{Component, Ctx, HostEvent, Interest, Timers, WatchEvent, WatchFilter};
 use kubesim_store::EventType;
@@ -46,8 +46,6 @@ pub(crate) enum Wake {
     Heartbeat,
     /// A PLEG relist on the 1 s grid.
     Relist,
-    /// A container process has something to do (a log line, an exit).
-    Runtime,
     /// A worker's in-flight CRI call completes.
     Step(u64),
     /// A worker's error requeue.
@@ -80,7 +78,6 @@ pub struct Kubelet {
     pub(crate) network: HostLocal,
     pub(crate) pleg_snapshot: BTreeMap<String, (ContainerState, Option<Millis>)>,
     pub(crate) relist_at: Option<Millis>,
-    pub(crate) runtime_wake_at: Option<Millis>,
     pub(crate) dispatch_pending: BTreeSet<String>,
     pub(crate) dispatch_scheduled: bool,
     pub(crate) last_node_status: Option<NodeStatus>,
@@ -112,7 +109,6 @@ impl Kubelet {
             next_seq: 1,
             pleg_snapshot: BTreeMap::new(),
             relist_at: None,
-            runtime_wake_at: None,
             dispatch_pending: BTreeSet::new(),
             dispatch_scheduled: false,
             last_node_status: None,
@@ -264,7 +260,6 @@ impl Kubelet {
         self.dispatch_pending.clear();
         self.dispatch_scheduled = false;
         self.relist_at = None;
-        self.runtime_wake_at = None;
         self.prober.clear();
         for worker in self.workers.values_mut() {
             worker.in_flight = None; // the CRI call died with the machine
@@ -309,16 +304,6 @@ impl Kubelet {
             Wake::Relist => {
                 if self.relist_at == Some(ctx.now) {
                     self.relist(host, ctx);
-                }
-            }
-            Wake::Runtime => {
-                if self.runtime_wake_at == Some(ctx.now) {
-                    self.runtime_wake_at = None;
-                    if host.cri.advance(ctx.now) {
-                        self.mark_runtime_changed(host, ctx);
-                    } else {
-                        self.schedule_runtime_wake(host, ctx);
-                    }
                 }
             }
             Wake::Step(seq) => {
@@ -406,6 +391,8 @@ impl Component for Kubelet {
             // and probes keep running.
             HostEvent::Disconnected => {}
             HostEvent::Reconnected | HostEvent::Restart => with_host(ctx, |host, ctx| self.relist_pods(host, ctx)),
+            // A container exited or a process changed state: the PLEG relists at its next tick.
+            HostEvent::RuntimeChanged => with_host(ctx, |host, ctx| self.mark_runtime_changed(host, ctx)),
         }
     }
 }

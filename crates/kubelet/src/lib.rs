@@ -23,6 +23,9 @@
 #![deny(missing_docs)]
 
 pub mod admission;
+pub mod container_config;
+pub mod dns;
+pub mod expansion;
 pub mod env;
 pub mod eviction;
 pub mod kubelet;

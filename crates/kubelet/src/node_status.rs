@@ -13,7 +13,6 @@ use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::{kind_info, Object};
 use kubesim_api::time::{micro_time_at, time_at};
 use kubesim_api::Millis;
-use kubesim_host::cri::ImageService;
 use kubesim_host::Host;
 use kubesim_runtime::Ctx;
 use std::collections::BTreeMap;
@@ -135,7 +134,7 @@ impl Kubelet {
             .cri
             .list_images()
             .into_iter()
-            .map(|i| ContainerImage { names: Some(vec![i.digest_ref.clone(), i.reference.clone()]), size_bytes: Some(i.size as i64) })
+            .map(|i| ContainerImage { names: Some(vec![i.digest_ref().to_string(), i.reference().to_string()]), size_bytes: Some(i.size as i64) })
             .collect();
         kubesim_api::sort::sort_by(&mut images, |a, b| b.size_bytes.cmp(&a.size_bytes).then(a.names.cmp(&b.names)));
         images.truncate(50);

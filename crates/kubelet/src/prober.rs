@@ -8,9 +8,9 @@ use crate::kubelet::{Kubelet, Wake};
 use kubesim_api::k8s_openapi::api::core::v1::{Container, Probe};
 use kubesim_api::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kubesim_api::Millis;
-use kubesim_host::cri::{ContainerState, FakeRuntime, RuntimeService};
-use kubesim_host::process::Serving;
+use kubesim_host::cri::{ContainerRuntime, ContainerState};
 use kubesim_host::Host;
+use kubesim_os::program::{Incoming, Outgoing};
 use kubesim_runtime::Ctx;
 use std::collections::BTreeMap;
 
@@ -94,9 +94,7 @@ impl Kubelet {
             self.prober.workers.remove(&seq);
             return;
         }
-        if host.cri.advance(ctx.now) {
-            self.mark_runtime_changed(host, ctx);
-        }
+        let sandbox = worker.sandbox.clone().unwrap_or_default();
         let spec = pod.spec.clone().unwrap_or_default();
         let Some(container) = spec.init_containers.iter().flatten().chain(spec.containers.iter()).find(|c| c.name == probe_worker.container).cloned() else {
             return;
@@ -113,7 +111,8 @@ impl Kubelet {
         }
         // Network probes travel the fabric to the pod's address on this node.
         let routed = ctx.fabric.route_local(&host.name, &pod_ip).is_ok();
-        let result = run_probe(&probe, &container, &probe_worker.container_id, &mut host.cri, &pod_ip, routed, ctx.now);
+        let target = ProbeTarget { container_id: &probe_worker.container_id, sandbox_id: &sandbox, pod_ip: &pod_ip, routed };
+        let result = run_probe(&probe, &container, &target, &mut host.cri, ctx.now);
         ctx.note(
             format!("cri/{}", self.setup.name),
             "ExecSync",
@@ -153,7 +152,7 @@ impl Kubelet {
                 "Killing",
                 format!("Container {} failed {} probe, will be restarted", probe_worker.container, probe_worker.kind.label().to_ascii_lowercase()),
             );
-            let _ = host.cri.stop_container(&probe_worker.container_id, grace, ctx.now);
+            let _ = host.cri.stop_container(&probe_worker.container_id, grace, None, ctx.now);
             ctx.note(
                 format!("cri/{}", self.setup.name),
                 "StopContainer",
@@ -238,66 +237,115 @@ fn resolve_port(port: &IntOrString, container: &Container) -> Option<i32> {
     }
 }
 
-/// Runs a probe of a running container.
-///
-/// `routed` says whether the fabric routes the node's packets to `pod_ip`: when it does not, the
-/// network probes (httpGet, tcpSocket, grpc) fail as a dial with no route does.
-pub fn run_probe(probe: &Probe, container: &Container, container_id: &str, runtime: &mut FakeRuntime, pod_ip: &str, routed: bool, now: Millis) -> ProbeResult {
-    let Ok(state) = runtime.container_status(container_id) else {
-        return ProbeResult { success: false, output: "container not found".into() };
-    };
-    let serving = state.config.program.serving;
-    let started = state.started_at.unwrap_or(now);
-    let refused = |port: i32, scheme: &str, path: &str| match scheme {
-        "tcp" => format!("dial tcp {pod_ip}:{port}: connect: connection refused"),
-        _ => format!("Get \"{}://{pod_ip}:{port}{path}\": dial tcp {pod_ip}:{port}: connect: connection refused", scheme.to_ascii_lowercase()),
-    };
+/// What a probe runs against.
+pub struct ProbeTarget<'a> {
+    /// The container (exec probes run in it).
+    pub container_id: &'a str,
+    /// The pod's sandbox (network probes connect to its network namespace).
+    pub sandbox_id: &'a str,
+    /// The pod IP, for messages.
+    pub pod_ip: &'a str,
+    /// Whether the fabric routes the node's packets to the pod IP: when it does not, the
+    /// network probes (httpGet, tcpSocket, grpc) fail as a dial with no route does.
+    pub routed: bool,
+}
+
+/// The User-Agent of the kubelet's HTTP probes (probe/http/request.go: `kube-probe/<major>.<minor>`).
+pub const PROBE_USER_AGENT: &str = "kube-probe/1.34";
+
+/// The HTTP request an httpGet probe sends (probe/http/request.go NewRequestForHTTPGetAction:
+/// User-Agent and Accept defaults, the probe's headers override them).
+pub fn probe_request(path: &str, host: &str, port: i32, headers: &[(String, String)]) -> Vec<u8> {
+    let mut fields: Vec<(String, String)> = vec![("Host".into(), format!("{host}:{port}")), ("User-Agent".into(), PROBE_USER_AGENT.into()), ("Accept".into(), "*/*".into())];
+    for (name, value) in headers {
+        match fields.iter_mut().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
+            Some(field) => field.1 = value.clone(),
+            None => fields.push((name.clone(), value.clone())),
+        }
+    }
+    let mut request = format!("GET {path} HTTP/1.1\r\n");
+    for (name, value) in fields {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("Connection: close\r\n\r\n");
+    request.into_bytes()
+}
+
+/// The status code of an HTTP response, if it is one.
+pub fn status_code(response: &[u8]) -> Option<u16> {
+    let text = std::str::from_utf8(&response[..response.len().min(64)]).ok()?;
+    let mut words = text.split_whitespace();
+    words.next().filter(|w| w.starts_with("HTTP/"))?;
+    words.next()?.parse().ok()
+}
+
+fn success() -> ProbeResult {
+    ProbeResult { success: true, output: String::new() }
+}
+
+fn failure(output: String) -> ProbeResult {
+    ProbeResult { success: false, output }
+}
+
+/// Runs a probe of a running container, with the prober's result and message shapes
+/// (pkg/probe/exec, http, tcp, grpc).
+pub fn run_probe(probe: &Probe, container: &Container, target: &ProbeTarget, runtime: &mut ContainerRuntime, now: Millis) -> ProbeResult {
+    let pod_ip = target.pod_ip;
+    let timeout_ms = probe.timeout_seconds.unwrap_or(1).max(1) as u64 * 1000;
     if let Some(exec) = probe.exec.as_ref() {
         let command = exec.command.clone().unwrap_or_default();
-        return match runtime.exec_sync(container_id, &command, now) {
-            Ok((_, 0)) => ProbeResult { success: true, output: String::new() },
-            Ok((output, code)) => ProbeResult {
-                success: false,
-                output: if output.trim().is_empty() { format!("command {:?} exited with {code}", command.join(" ")) } else { output.trim_end().to_string() },
-            },
-            Err(e) => ProbeResult { success: false, output: e.0 },
-        };
+        let output = runtime.exec_sync(target.container_id, &command, now);
+        if output.elapsed_ms > timeout_ms {
+            return failure(format!("command {:?} timed out", command.join(" ")));
+        }
+        let mut data = output.stdout;
+        data.extend_from_slice(&output.stderr);
+        let text = String::from_utf8_lossy(&data).trim_end().to_string();
+        return if output.code == 0 { success() } else { failure(text) };
     }
     let network_probe = probe.http_get.is_some() || probe.tcp_socket.is_some() || probe.grpc.is_some();
-    if network_probe && !routed {
-        return ProbeResult { success: false, output: format!("dial tcp {pod_ip}: connect: no route to host") };
+    if network_probe && !target.routed {
+        return failure(format!("dial tcp {pod_ip}: connect: no route to host"));
     }
+    let connect = |runtime: &mut ContainerRuntime, port: i32, data: Vec<u8>| {
+        let incoming = Incoming { src: String::new(), src_port: 0, port: port.clamp(0, 65_535) as u16, udp: false, data };
+        runtime.serve(target.sandbox_id, &incoming, now)
+    };
     if let Some(http) = probe.http_get.as_ref() {
         let Some(port) = resolve_port(&http.port, container) else {
-            return ProbeResult { success: false, output: format!("unable to resolve named port {:?}", http.port) };
+            return failure(format!("unable to resolve named port {:?}", http.port));
         };
-        let path = http.path.clone().unwrap_or_else(|| "/".into());
-        let scheme = http.scheme.clone().unwrap_or_else(|| "HTTP".into());
-        return match serving {
-            Serving::No => ProbeResult { success: false, output: refused(port, &scheme, &path) },
-            Serving::Yes { unhealthy_after_ms: Some(after) } if now.saturating_sub(started) >= after => {
-                ProbeResult { success: false, output: "HTTP probe failed with statuscode: 500".into() }
-            }
-            Serving::Yes { .. } => ProbeResult { success: true, output: String::new() },
+        let path = http.path.clone().filter(|p| !p.is_empty()).unwrap_or_else(|| "/".into());
+        let scheme = http.scheme.clone().unwrap_or_else(|| "HTTP".into()).to_ascii_lowercase();
+        let host = http.host.clone().filter(|h| !h.is_empty()).unwrap_or_else(|| pod_ip.to_string());
+        let url = format!("{scheme}://{host}:{port}{path}");
+        let headers: Vec<(String, String)> = http.http_headers.iter().flatten().map(|h| (h.name.clone(), h.value.clone())).collect();
+        return match connect(runtime, port, probe_request(&path, &host, port, &headers)) {
+            None => failure(format!("Get {url:?}: dial tcp {host}:{port}: connect: connection refused")),
+            Some(Outgoing::Reset) => failure(format!("Get {url:?}: read tcp {host}:{port}: read: connection reset by peer")),
+            Some(Outgoing::Hang) => failure(format!("Get {url:?}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)")),
+            Some(Outgoing::Reply(bytes)) => match status_code(&bytes) {
+                Some(code) if (200..400).contains(&code) => success(),
+                Some(code) => failure(format!("HTTP probe failed with statuscode: {code}")),
+                None => failure(format!("Get {url:?}: net/http: HTTP/1.x transport connection broken: malformed HTTP response")),
+            },
         };
     }
     if let Some(tcp) = probe.tcp_socket.as_ref() {
         let Some(port) = resolve_port(&tcp.port, container) else {
-            return ProbeResult { success: false, output: format!("unable to resolve named port {:?}", tcp.port) };
+            return failure(format!("unable to resolve named port {:?}", tcp.port));
         };
-        return match serving {
-            Serving::No => ProbeResult { success: false, output: refused(port, "tcp", "") },
-            Serving::Yes { .. } => ProbeResult { success: true, output: String::new() },
-        };
+        let host = tcp.host.clone().filter(|h| !h.is_empty()).unwrap_or_else(|| pod_ip.to_string());
+        let listening = runtime.container_status(target.container_id).is_ok_and(|_| runtime.listening(target.sandbox_id).contains(&(port as u16, false)));
+        return if listening { success() } else { failure(format!("dial tcp {host}:{port}: connect: connection refused")) };
     }
     if let Some(grpc) = probe.grpc.as_ref() {
-        return match serving {
-            Serving::No => ProbeResult {
-                success: false,
-                output: format!("timeout: failed to connect service \"{pod_ip}:{}\" within 1s: context deadline exceeded", grpc.port),
-            },
-            Serving::Yes { .. } => ProbeResult { success: true, output: String::new() },
+        let listening = runtime.listening(target.sandbox_id).contains(&(grpc.port as u16, false));
+        return if listening {
+            success()
+        } else {
+            failure(format!("timeout: failed to connect service \"{pod_ip}:{}\" within {}s: context deadline exceeded", grpc.port, timeout_ms / 1000))
         };
     }
-    ProbeResult { success: false, output: "probe has no handler".into() }
+    failure("probe has no handler".into())
 }

@@ -14,7 +14,7 @@ use kubesim_api::object::Object;
 use kubesim_api::time::time_at;
 use kubesim_api::Millis;
 use kubesim_apiserver::server::set_pod_condition;
-use kubesim_host::cri::{digest_ref, normalize_image, ContainerState, ImageService, RuntimeService, SandboxState};
+use kubesim_host::cri::{ContainerState, SandboxState, Stream};
 use kubesim_host::Host;
 use kubesim_runtime::Ctx;
 use std::sync::Arc;
@@ -40,10 +40,12 @@ impl Kubelet {
         let ids = worker.instances.get(&container.name).cloned().unwrap_or_default();
         let image = container.image.clone().unwrap_or_default();
         let runtime_container = |id: &String| host.cri.container_status(id).ok();
+        let fallback_to_logs = container.termination_message_policy.as_deref() == Some("FallbackToLogsOnError");
         let terminated_of = |c: &kubesim_host::cri::Container| ContainerStateTerminated {
             container_id: Some(format!("containerd://{}", c.id)),
             exit_code: c.exit_code.unwrap_or(0),
             reason: c.reason.clone(),
+            message: termination_message(c, fallback_to_logs),
             started_at: c.started_at.map(time_at),
             finished_at: c.finished_at.map(time_at),
             ..Default::default()
@@ -78,11 +80,13 @@ impl Kubelet {
         let result = |kind: ProbeKind| self.prober.result(&uid, &container.name, kind);
         let started = running && (container.startup_probe.is_none() || result(ProbeKind::Startup) == Some(true));
         let ready = started && (container.readiness_probe.is_none() || result(ProbeKind::Readiness) == Some(true));
-        let pulled = host.cri.image_status(&image).is_some() && latest.is_some();
+        // A created container reports the image the runtime resolved (docker.io/library/…) and
+        // its digest; before that, the spec's image and no id.
+        let pulled = host.cri.image_status(&image).filter(|_| latest.is_some());
         ContainerStatus {
             name: container.name.clone(),
-            image: if pulled { normalize_image(&image) } else { image.clone() },
-            image_id: if pulled { digest_ref(&image) } else { String::new() },
+            image: pulled.map_or_else(|| image.clone(), |p| p.reference().to_string()),
+            image_id: pulled.map_or_else(String::new, |p| p.digest_ref().to_string()),
             container_id: latest.map(|c| format!("containerd://{}", c.id)),
             ready,
             started: Some(started),
@@ -193,4 +197,26 @@ impl Kubelet {
         status.container_statuses = Some(statuses);
         status
     }
+}
+
+/// The terminated state's message (kuberuntime getTerminationMessage): what the container wrote
+/// to its terminationMessagePath; with FallbackToLogsOnError and a failure, the last 80 lines
+/// (at most 2048 bytes) of its log instead; for a failed start, the runtime's error.
+fn termination_message(c: &kubesim_host::cri::Container, fallback_to_logs: bool) -> Option<String> {
+    if let Some(error) = &c.start_error {
+        return Some(error.clone());
+    }
+    let written = c.termination_message.clone().unwrap_or_default();
+    if !written.is_empty() {
+        return Some(written);
+    }
+    if fallback_to_logs && c.exit_code.is_some_and(|code| code != 0) {
+        let lines: Vec<&str> = c.io.logs.iter().filter(|l| matches!(l.stream, Stream::Stdout | Stream::Stderr)).map(|l| l.text.as_str()).collect();
+        let tail = lines[lines.len().saturating_sub(80)..].iter().map(|l| format!("{l}\n")).collect::<String>();
+        let bytes = tail.as_bytes();
+        let start = bytes.len().saturating_sub(2048);
+        let text = String::from_utf8_lossy(&bytes[start..]).into_owned();
+        return Some(text).filter(|t| !t.is_empty());
+    }
+    None
 }

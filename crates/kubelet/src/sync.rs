@@ -6,14 +6,14 @@
 use crate::kubelet::{format_go_duration, random_id, Kubelet, Wake, IMAGE_CATALOGUE_CONFIGMAP};
 use crate::network::NetworkPlugin;
 use crate::pod_worker::{Step, WorkerState};
-use kubesim_api::k8s_openapi::api::core::v1::{Container, Pod};
+use crate::container_config::{container_spec, ConfigContext, ConfigError};
+use kubesim_api::k8s_openapi::api::core::v1::{Container, LifecycleHandler};
 use kubesim_api::object::{kind_info, Object};
 use kubesim_api::quantity::parse_milli;
 use kubesim_api::time::EPOCH_UNIX_SECONDS;
 use kubesim_api::Millis;
 use kubesim_apiserver::DeleteOptions;
-use kubesim_host::cri::{latency_ms, ContainerConfig, ContainerState, CriCall, ImageService, RuntimeService, SandboxConfig, SandboxState};
-use kubesim_host::process::{program_for, program_with_files};
+use kubesim_host::cri::{latency_ms, ContainerState, CriCall, PreStop, SandboxConfig, SandboxState};
 use kubesim_host::Host;
 use kubesim_runtime::Ctx;
 use std::collections::BTreeMap;
@@ -150,18 +150,30 @@ impl Kubelet {
         self.start_container(host, uid, container, ctx)
     }
 
-    /// Starts the image/create/start chain for a container. Returns whether a call is in flight.
+    /// Starts the image/create/start chain for a container (EnsureImageExists, then
+    /// CreateContainer). Returns whether a call is in flight.
     fn start_container(&mut self, host: &mut Host, uid: &str, container: &Container, ctx: &mut Ctx) -> bool {
         let image = container.image.clone().unwrap_or_default();
-        let policy = container.image_pull_policy.clone().unwrap_or_else(|| kubesim_api::defaults::default_image_pull_policy(&image).to_string());
-        let present = host.cri.image_status(&image).is_some();
         let worker = self.workers.get_mut(uid).expect("worker exists");
         let object = worker.pod.clone();
+        // applyDefaultImageTag: an unparsable reference never reaches the runtime.
+        if let Err(error) = kubesim_images::parse_reference(&image) {
+            let message = error.kubelet_message(&image);
+            worker.waiting.insert(container.name.clone(), ("InvalidImageName".into(), message.clone()));
+            ctx.event(&object, "Warning", "InspectFailed", message);
+            ctx.event(&object, "Warning", "Failed", "Error: InvalidImageName".into());
+            self.write_status(host, uid, ctx, false);
+            self.requeue_after_error(uid, ctx);
+            return false;
+        }
+        let policy = container.image_pull_policy.clone().unwrap_or_else(|| kubesim_api::defaults::default_image_pull_policy(&image).to_string());
+        let present = host.cri.image_status(&image).is_some();
         match (policy.as_str(), present) {
             ("Never", false) => {
                 let message = format!("Container image {image:?} is not present with pull policy of Never");
                 worker.waiting.insert(container.name.clone(), ("ErrImageNeverPull".into(), message.clone()));
                 ctx.event(&object, "Warning", "ErrImageNeverPull", message);
+                ctx.event(&object, "Warning", "Failed", "Error: ErrImageNeverPull".into());
                 self.write_status(host, uid, ctx, false);
                 self.requeue_after_error(uid, ctx);
                 false
@@ -177,13 +189,15 @@ impl Kubelet {
                     let message = format!("Back-off pulling image {image:?}");
                     worker.waiting.insert(container.name.clone(), ("ImagePullBackOff".into(), message.clone()));
                     ctx.event(&object, "Normal", "BackOff", message);
+                    ctx.event(&object, "Warning", "Failed", "Error: ImagePullBackOff".into());
                     self.write_status(host, uid, ctx, false);
                     self.requeue_after_error(uid, ctx);
                     return false;
                 }
                 ctx.event(&object, "Normal", "Pulling", format!("Pulling image {image:?}"));
                 self.load_image_catalogue(host, ctx);
-                let bytes = if present || kubesim_host::cri::image_unresolvable(&image) { 0 } else { host.cri.image_size(&image) };
+                // Pulling a tag the node has (policy Always) re-checks the manifest only.
+                let bytes = if present { 0 } else { host.cri.images.pull_size(&image) };
                 self.begin(uid, Step::Pull { container: container.name.clone(), image, started: ctx.now }, latency_ms(CriCall::PullImage(bytes)), ctx);
                 true
             }
@@ -197,12 +211,12 @@ impl Kubelet {
         let Some(Object::ConfigMap(cm)) = ctx.api.lookup(("", "configmaps"), "kube-system", IMAGE_CATALOGUE_CONFIGMAP).map(|o| o.as_ref()) else { return };
         let data = cm.data.clone().unwrap_or_default();
         if let Some(missing) = data.get("missing") {
-            host.cri.missing_images = missing.split([',', '\n']).map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+            host.cri.images.missing = missing.split([',', '\n']).map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
         }
         for line in data.get("sizes").map(String::as_str).unwrap_or("").lines() {
             let mut words = line.split_whitespace();
             if let (Some(image), Some(size)) = (words.next(), words.next().and_then(|w| w.parse::<u64>().ok())) {
-                host.cri.image_sizes.insert(image.to_string(), size);
+                host.cri.images.size_overrides.insert(image.to_string(), size);
             }
         }
     }
@@ -244,15 +258,14 @@ impl Kubelet {
             Step::Pull { container, image, started } => {
                 self.note_cri(ctx, CriCall::PullImage(0), image.to_string());
                 match host.cri.pull_image(&image) {
-                    Ok(_) => {
+                    Ok(pulled) => {
                         let took = ctx.now - started;
-                        let size = host.cri.image_status(&image).map_or(0, |i| i.size);
                         let secs = format_go_duration(took);
                         ctx.event(
                             &object,
                             "Normal",
                             "Pulled",
-                            format!("Successfully pulled image {image:?} in {secs} ({secs} including waiting). Image size: {size} bytes."),
+                            format!("Successfully pulled image {image:?} in {secs} ({secs} including waiting). Image size: {} bytes.", pulled.size),
                         );
                         let worker = self.workers.get_mut(uid).expect("worker exists");
                         worker.pull_backoff.remove(&image);
@@ -264,10 +277,11 @@ impl Kubelet {
                     Err(err) => {
                         let worker = self.workers.get_mut(uid).expect("worker exists");
                         worker.pull_backoff.entry(image.clone()).or_default().next(ctx.now);
-                        let message = format!("Failed to pull image {image:?}: {}", err.0);
-                        worker.waiting.insert(container.clone(), ("ErrImagePull".into(), message.clone()));
+                        let message = err.kubelet_message(&image);
+                        let reason = err.kubelet_reason();
+                        worker.waiting.insert(container.clone(), (reason.into(), message.clone()));
                         ctx.event(&object, "Warning", "Failed", message);
-                        ctx.event(&object, "Warning", "Failed", "Error: ErrImagePull".into());
+                        ctx.event(&object, "Warning", "Failed", format!("Error: {reason}"));
                         self.write_status(host, uid, ctx, false);
                         self.requeue_after_error(uid, ctx);
                         return; // SyncPod returns the pull error; the worker retries later
@@ -276,9 +290,32 @@ impl Kubelet {
             }
             Step::Create { container } => {
                 let Some(spec_container) = find_container(&container) else { return };
-                let env = match crate::env::container_env(&pod, &spec_container, ctx.api.store()) {
-                    Ok(env) => env,
-                    Err(message) => {
+                let image = spec_container.image.clone().unwrap_or_default();
+                let Some(pulled) = host.cri.image_status(&image).cloned() else {
+                    // The image went away between the pull and the create: pull again.
+                    self.requeue_after_error(uid, ctx);
+                    return;
+                };
+                let node = ctx.api.lookup(("", "nodes"), "", &self.setup.name).and_then(|o| o.as_node().cloned());
+                let node_allocatable: BTreeMap<String, i128> = node
+                    .and_then(|n| n.status.and_then(|s| s.allocatable))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|(k, q)| parse_milli(&q.0).ok().map(|m| (k, m)))
+                    .collect();
+                let pod_ip = self.workers[uid].ip.clone().unwrap_or_default();
+                let node_ip = self.node_ip();
+                let cx = ConfigContext {
+                    store: ctx.api.store(),
+                    image: &pulled.info,
+                    pod_ip: &pod_ip,
+                    node: (&self.setup.name, &node_ip),
+                    node_allocatable: &node_allocatable,
+                    now_unix_ms: EPOCH_UNIX_SECONDS as u64 * 1000 + ctx.now,
+                };
+                let config = match container_spec(&pod, &spec_container, &mut host.cri.volumes, &cx) {
+                    Ok(config) => config,
+                    Err(ConfigError::Config(message)) => {
                         // generateContainerConfig failed: CreateContainerConfigError, retried later.
                         let worker = self.workers.get_mut(uid).expect("worker exists");
                         worker.waiting.insert(container.clone(), ("CreateContainerConfigError".into(), message.clone()));
@@ -287,33 +324,16 @@ impl Kubelet {
                         self.requeue_after_error(uid, ctx);
                         return;
                     }
-                };
-                let files = match crate::volumes::volume_files(&pod, &spec_container, ctx.api.store()) {
-                    Ok(files) => files,
-                    Err(message) => {
+                    Err(ConfigError::Mount(message)) => {
                         // MountVolume.SetUp failed: the pod stays ContainerCreating and retries.
                         ctx.event(&object, "Warning", "FailedMount", message);
                         self.requeue_after_error(uid, ctx);
                         return;
                     }
                 };
-                let program = program_with_files(
-                    spec_container.image.as_deref().unwrap_or(""),
-                    spec_container.command.as_deref().unwrap_or(&[]),
-                    spec_container.args.as_deref().unwrap_or(&[]),
-                    &env,
-                    &files,
-                    EPOCH_UNIX_SECONDS + (ctx.now / 1000) as i64,
-                );
-                let memory_limit = spec_container
-                    .resources
-                    .as_ref()
-                    .and_then(|r| r.limits.as_ref())
-                    .and_then(|l| l.get("memory"))
-                    .and_then(|q| parse_milli(&q.0).ok())
-                    .map(|m| (m / 1000) as i64);
-                let usage = container_usage(&pod, &program);
-                let config = ContainerConfig { name: container.clone(), image: spec_container.image.clone().unwrap_or_default(), program, memory_limit, usage };
+                for warning in crate::dns::pod_dns(&pod).warnings {
+                    ctx.event(&object, "Warning", "DNSConfigForming", warning);
+                }
                 let id = random_id(ctx);
                 let sandbox = self.workers[uid].sandbox.clone().unwrap_or_default();
                 match host.cri.create_container(&sandbox, config, id.clone(), ctx.now) {
@@ -340,7 +360,12 @@ impl Kubelet {
             Step::Start { container, id } => {
                 let _ = host.cri.start_container(&id, ctx.now);
                 self.note_cri(ctx, CriCall::StartContainer, format!("{pod_ref} {container}"));
-                ctx.event(&object, "Normal", "Started", format!("Started container {container}"));
+                let start_error = host.cri.container_status(&id).ok().and_then(|c| c.start_error.clone());
+                match start_error {
+                    // runc could not exec the command: the container is created but never ran.
+                    Some(message) => ctx.event(&object, "Warning", "Failed", format!("Error: {message}")),
+                    None => ctx.event(&object, "Normal", "Started", format!("Started container {container}")),
+                }
                 let worker = self.workers.get_mut(uid).expect("worker exists");
                 let instances = worker.instances.entry(container.clone()).or_default();
                 instances.push(id.clone());
@@ -384,18 +409,17 @@ impl Kubelet {
             let object = self.workers[uid].pod.clone();
             ctx.event(&object, "Normal", "Killing", format!("Stopping container {name}"));
             // The preStop hook runs first and counts against the grace period.
-            let hook_ms = pod
+            let hook = pod
                 .spec
                 .as_ref()
                 .and_then(|s| s.containers.iter().chain(s.init_containers.iter().flatten()).find(|c| &c.name == name))
                 .and_then(|c| c.lifecycle.as_ref())
                 .and_then(|l| l.pre_stop.as_ref())
-                .map(|hook| prestop_duration_ms(hook, grace_ms))
-                .unwrap_or(0);
-            if hook_ms > 0 {
-                ctx.note(format!("cri/{}", self.setup.name), "ExecSync", format!("preStop hook {name}: {} ms", hook_ms));
+                .and_then(pre_stop);
+            if let Some(hook) = &hook {
+                ctx.note(format!("cri/{}", self.setup.name), "ExecSync", format!("preStop hook {name}: {hook:?}"));
             }
-            let _ = host.cri.stop_container_after(id, hook_ms.min(grace_ms), grace_ms, ctx.now);
+            let _ = host.cri.stop_container(id, grace_ms, hook, ctx.now);
             self.note_cri(
                 ctx,
                 CriCall::StopContainer,
@@ -432,29 +456,12 @@ impl Kubelet {
     }
 }
 
-/// How long a preStop hook keeps the container from receiving SIGTERM: the sleep action's
-/// seconds, or the exec command's own runtime (`sleep 5`, `sh -c 'sleep 5'`); httpGet returns at once.
-fn prestop_duration_ms(hook: &kubesim_api::k8s_openapi::api::core::v1::LifecycleHandler, grace_ms: Millis) -> Millis {
+/// What the runtime runs for a preStop handler: an exec action's command, or a sleep action
+/// (the kubelet sleeps before sending the stop signal). An httpGet hook's request is answered
+/// at once by the model and does not delay the stop.
+fn pre_stop(hook: &LifecycleHandler) -> Option<PreStop> {
     if let Some(sleep) = hook.sleep.as_ref() {
-        return (sleep.seconds.max(0) as u64 * 1000).min(grace_ms);
+        return Some(PreStop::Sleep(sleep.seconds.max(0) as u64 * 1000));
     }
-    if let Some(exec) = hook.exec.as_ref() {
-        let command = exec.command.clone().unwrap_or_default();
-        let program = program_for("busybox", &command, &[], &BTreeMap::new(), EPOCH_UNIX_SECONDS);
-        return program.timeline.iter().find_map(|(t, e)| matches!(e, kubesim_host::process::Effect::Exit(_)).then_some(*t)).unwrap_or(grace_ms).min(grace_ms);
-    }
-    0
-}
-
-/// Pod annotation overriding each container's modelled cpu usage (a quantity, e.g. `250m`).
-pub const CPU_USAGE_ANNOTATION: &str = "kubesim.dev/cpu-usage";
-/// Pod annotation overriding each container's modelled memory usage (e.g. `300Mi`).
-pub const MEMORY_USAGE_ANNOTATION: &str = "kubesim.dev/memory-usage";
-
-/// A container's modelled usage: the pod's usage annotations, else the image's idle defaults.
-fn container_usage(pod: &Pod, program: &kubesim_host::process::Program) -> (i64, i64) {
-    let annotation = |key: &str| pod.metadata.annotations.as_ref().and_then(|a| a.get(key)).and_then(|v| parse_milli(v).ok());
-    let cpu = annotation(CPU_USAGE_ANNOTATION).map(|m| m as i64).unwrap_or(program.idle_cpu_milli);
-    let memory = annotation(MEMORY_USAGE_ANNOTATION).map(|m| (m / 1000) as i64).unwrap_or(program.idle_memory_bytes);
-    (cpu, memory)
+    hook.exec.as_ref().and_then(|e| e.command.clone()).filter(|c| !c.is_empty()).map(PreStop::Exec)
 }

@@ -311,6 +311,9 @@ pub enum HostEvent {
     /// The agent's process restarts: it drops its in-memory state and rebuilds it from the API
     /// server and the host.
     Restart,
+    /// A container on the host changed state on its own (its main process exited, the OOM
+    /// killer struck): the runtime's event stream, which the kubelet's PLEG relists on.
+    RuntimeChanged,
 }
 
 /// Downcasting, implemented for every `'static` type (no per-component boilerplate).

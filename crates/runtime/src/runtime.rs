@@ -162,6 +162,10 @@ enum Item<E> {
     Deliver(Box<Commit>),
     Compact,
     External(E),
+    /// A host's processes have something to do (a sleep ended, CPU work finished).
+    HostWake(String),
+    /// The reply to a process's network call arrives.
+    NetReply { host: String, id: u64, reply: Box<kubesim_os::program::NetReply> },
 }
 
 #[derive(Clone, Debug)]
@@ -207,6 +211,8 @@ pub struct Runtime<E: Clone = ()> {
     host_agents: BTreeMap<String, Vec<usize>>,
     fabric: Fabric,
     metrics: ResourceMetrics,
+    /// When each host's next process wake-up is queued.
+    host_wakes: BTreeMap<String, Millis>,
     watch_all: BTreeMap<Resource, Vec<(usize, Interest)>>,
     watch_node_pods: BTreeMap<String, Vec<usize>>,
     config: RuntimeConfig,
@@ -235,6 +241,7 @@ impl<E: Clone> Runtime<E> {
             host_agents: BTreeMap::new(),
             fabric: Fabric::default(),
             metrics: ResourceMetrics::default(),
+            host_wakes: BTreeMap::new(),
             watch_all: BTreeMap::new(),
             watch_node_pods: BTreeMap::new(),
             config,
@@ -439,6 +446,18 @@ impl<E: Clone> Runtime<E> {
                 self.push(self.now + self.config.compaction_interval_ms, Item::Compact, true);
             }
             Item::External(event) => return Some(Stepped::External(event)),
+            Item::HostWake(host) => {
+                if self.host_wakes.get(&host) == Some(&self.now) {
+                    self.host_wakes.remove(&host);
+                }
+                self.run_host(&host);
+            }
+            Item::NetReply { host, id, reply } => {
+                if let Some(h) = self.hosts.get_mut(&host).filter(|h| h.powered) {
+                    h.cri.deliver_reply(id, *reply);
+                }
+                self.sync_host(&host);
+            }
         }
         Some(Stepped::Internal)
     }
@@ -470,13 +489,17 @@ impl<E: Clone> Runtime<E> {
 
     /// Runs `f` with the API server and a request acting as `actor` (the kubectl layer), plus
     /// every host mutably (exec and logs reach containers). Its writes are delivered.
-    pub fn with_api<R>(&mut self, actor: &str, f: impl FnOnce(&mut ApiServer, &mut Request, &mut BTreeMap<String, Host>) -> R) -> R {
+    pub fn with_api<R>(&mut self, actor: &str, f: impl FnOnce(&mut ApiServer, &mut Request, &mut BTreeMap<String, Host>, &Fabric) -> R) -> R {
         let actor: Arc<str> = actor.into();
         let result = {
             let mut req = Request { now: self.now, rng: &mut self.rng, actor: &actor };
-            f(&mut self.api, &mut req, &mut self.hosts)
+            f(&mut self.api, &mut req, &mut self.hosts, &self.fabric)
         };
         self.after_handler(None, Vec::new(), Vec::new());
+        let names: Vec<String> = self.hosts.keys().cloned().collect();
+        for name in names {
+            self.sync_host(&name);
+        }
         result
     }
 
@@ -594,6 +617,9 @@ impl<E: Clone> Runtime<E> {
             for timer in timers {
                 self.push(timer.at_ms.max(self.now), Item::Timer { component: index, token: timer.token, epoch }, timer.periodic);
             }
+            if let Some(host) = self.slots[index].host.clone() {
+                self.sync_host(&host);
+            }
         }
         if self.config.record_history {
             self.notes.extend(notes);
@@ -616,6 +642,72 @@ impl<E: Clone> Runtime<E> {
             let periodic = is_housekeeping(commit.resource);
             self.push(self.now + self.config.watch_latency_ms, Item::Deliver(Box::new(commit)), periodic);
         }
+    }
+
+    /// Runs a host's processes that are due now; a container that exited wakes the host's
+    /// agents ([`HostEvent::RuntimeChanged`]: the kubelet's PLEG relists).
+    fn run_host(&mut self, name: &str) {
+        let now = self.now;
+        let changed = match self.hosts.get_mut(name) {
+            Some(host) if host.powered => host.cri.advance(now),
+            _ => return,
+        };
+        if changed {
+            for index in self.host_agents.get(name).cloned().unwrap_or_default() {
+                if self.runs(index) {
+                    self.with_component(index, |c, ctx| c.on_host(HostEvent::RuntimeChanged, ctx));
+                }
+            }
+        }
+        self.sync_host(name);
+    }
+
+    /// After anything touched a host: routes its processes' network calls and queues its next
+    /// process wake-up.
+    fn sync_host(&mut self, name: &str) {
+        let now = self.now;
+        let outbox = match self.hosts.get_mut(name) {
+            Some(host) if host.powered => host.cri.take_outbox(),
+            _ => return,
+        };
+        for request in outbox {
+            let (reply, latency) = self.route(name, &request);
+            self.push(now + latency, Item::NetReply { host: name.to_string(), id: request.id, reply: Box::new(reply) }, false);
+        }
+        let Some(next) = self.hosts.get(name).and_then(|h| h.cri.next_wakeup(now)) else { return };
+        let next = next.max(now);
+        if self.host_wakes.get(name).is_some_and(|at| *at <= next && *at >= now) {
+            return;
+        }
+        self.host_wakes.insert(name.to_string(), next);
+        self.push(next, Item::HostWake(name.to_string()), false);
+    }
+
+    /// Routes one network call: the host's own pods and loopback answer locally, everything
+    /// else travels the fabric ([`crate::net::route_remote`]). The answer and when it arrives.
+    fn route(&mut self, from: &str, request: &kubesim_host::cri::NetRequest) -> (kubesim_os::program::NetReply, Millis) {
+        let now = self.now;
+        if let Some(reply) = self.hosts.get_mut(from).and_then(|h| h.cri.deliver_local(&request.container, &request.call, now)) {
+            return (reply, 1);
+        }
+        let src_ip = self.hosts.get(from).and_then(|h| h.cri.container_ip(&request.container)).unwrap_or_default();
+        let packet = crate::net::Packet { from_host: from, src_ip, src_port: 40_000 + (request.id % 20_000) as u16, call: &request.call };
+        let delivery = crate::net::route_remote(&mut self.hosts, &self.fabric, &packet, now);
+        if let Some(host) = delivery.served_by {
+            self.sync_host(&host);
+        }
+        (delivery.reply, delivery.latency_ms)
+    }
+
+    /// Runs a command in a container to completion now, its calls routed over the fabric
+    /// ([`crate::net::exec`]); the hosts it touched are synced afterwards.
+    pub fn exec(&mut self, host: &str, container_id: &str, argv: &[String], stdin: Vec<u8>) -> Option<kubesim_host::cri::ExecOutput> {
+        let output = crate::net::exec(&mut self.hosts, &self.fabric, host, container_id, argv, stdin, self.now);
+        let names: Vec<String> = self.hosts.keys().cloned().collect();
+        for name in names {
+            self.sync_host(&name);
+        }
+        output
     }
 
     fn push(&mut self, at_ms: Millis, item: Item<E>, periodic: bool) {

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 struct WorldView<'a> {
     files: &'a BTreeMap<String, String>,
     hosts: &'a mut BTreeMap<String, kubesim_host::Host>,
+    fabric: &'a kubesim_runtime::Fabric,
     pods: BTreeMap<(String, String), (String, String, Vec<String>)>,
     now: kubesim_api::Millis,
 }
@@ -41,12 +42,14 @@ impl ClusterView for WorldView<'_> {
     fn exec(&mut self, namespace: &str, pod: &str, container: Option<&str>, command: &[String]) -> Result<(String, i32), String> {
         let (node, uid, container) = self.locate(namespace, pod, container)?;
         let now = self.now;
-        let host = self.hosts.get_mut(&node).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
-        host.cri.exec_in(&uid, &container, command, now)
+        let output = exec_in_pod(self.hosts, self.fabric, &node, &uid, &container, command, Vec::new(), now)?;
+        let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
+        text.push_str(&String::from_utf8_lossy(&output.stderr));
+        Ok((text, output.code))
     }
     fn usage(&self, namespace: &str, pod: &str) -> Option<(i64, i64)> {
         let (node, uid, _) = self.locate(namespace, pod, None).ok()?;
-        self.hosts.get(&node)?.cri.pod_usage(&uid)
+        self.hosts.get(&node)?.cri.pod_usage(&uid, self.now)
     }
 }
 
@@ -69,9 +72,35 @@ pub fn kubectl(world: &mut World, args: &str) -> (String, String, i32) {
             )
         })
         .collect();
-    let output = world.with_kubectl(|api, req, files, hosts| {
-        let mut view = WorldView { files, hosts, pods, now: req.now };
+    let output = world.with_kubectl(|api, req, files, hosts, fabric| {
+        let mut view = WorldView { files, hosts, fabric, pods, now: req.now };
         kubesim_kubectl::run_line(args, api, req, &mut view)
     });
     (output.stdout, output.stderr, output.exit_code)
+}
+
+/// Runs a command in a pod's container as the API server's exec subresource does (through the
+/// node's kubelet to the runtime's ExecSync), its network calls routed over the fabric. The
+/// errors are the API server's and kubelet's words.
+#[allow(clippy::too_many_arguments)]
+pub fn exec_in_pod(
+    hosts: &mut BTreeMap<String, kubesim_host::Host>,
+    fabric: &kubesim_runtime::Fabric,
+    node: &str,
+    pod_uid: &str,
+    container: &str,
+    argv: &[String],
+    stdin: Vec<u8>,
+    now: kubesim_api::Millis,
+) -> Result<kubesim_host::cri::ExecOutput, String> {
+    let host = hosts.get(node).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
+    if !host.powered {
+        return Err(format!("error dialing backend: dial tcp {}:10250: connect: no route to host", host.ip()));
+    }
+    let id = host.cri.latest_attempt(pod_uid, container).ok_or_else(|| format!("container {container:?} in pod is waiting to start: ContainerCreating"))?;
+    let running = host.cri.container_status(&id).is_ok_and(|c| c.state == kubesim_host::cri::ContainerState::Running);
+    if !running {
+        return Err(format!("container {container:?} is not running"));
+    }
+    kubesim_runtime::net::exec(hosts, fabric, node, &id, argv, stdin, now).ok_or_else(|| format!("node {node:?} has no kubelet"))
 }

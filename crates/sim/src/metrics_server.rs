@@ -28,7 +28,7 @@ impl MetricsServer {
             }
             for pod in ctx.api.store().pods_on_node(name) {
                 let uid = pod.metadata().uid.clone().unwrap_or_default();
-                if let Some((cpu, memory)) = host.cri.pod_usage(&uid) {
+                if let Some((cpu, memory)) = host.cri.pod_usage(&uid, ctx.now) {
                     pods.insert(
                         (pod.namespace().to_string(), pod.name().to_string()),
                         PodUsage { cpu_milli: cpu, memory_bytes: memory, timestamp_ms: ctx.now },

@@ -54,8 +54,10 @@ pub fn start(options: &RunOptions) -> (World, Vec<FileOutcome>, Vec<String>) {
     (world, files, errors)
 }
 
-/// Warnings for containers (of a Pod or any workload's pod template) whose `sh -c` scripts use
-/// commands the kubelet's process model does not implement.
+/// Warnings for containers (of a Pod or any workload's pod template) whose programs the
+/// model cannot run: commands missing from the image (they exit 127, `not found`, as the real
+/// shell reports), and images from repositories the catalogue does not know (they run as a
+/// generic server listening on the declared containerPorts).
 pub fn unsupported_command_warnings(object: &kubesim_api::Object) -> Vec<String> {
     let json = object.to_json();
     let spec = if object.kind() == "Pod" {
@@ -63,23 +65,31 @@ pub fn unsupported_command_warnings(object: &kubesim_api::Object) -> Vec<String>
     } else {
         json.pointer("/spec/template/spec").or_else(|| json.pointer("/spec/jobTemplate/spec/template/spec")).cloned()
     };
+    let spec = spec.and_then(|s| serde_json::from_value::<kubesim_api::k8s_openapi::api::core::v1::PodSpec>(s).ok());
     let Some(spec) = spec else { return Vec::new() };
+    let kind = object.kind().to_ascii_lowercase();
     let mut warnings = Vec::new();
-    for list in ["initContainers", "containers"] {
-        for container in spec.get(list).and_then(|c| c.as_array()).into_iter().flatten() {
-            let strings = |key: &str| -> Vec<String> {
-                container.get(key).and_then(|v| v.as_array()).map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect()).unwrap_or_default()
-            };
-            let unknown = kubesim_host::process::unsupported_commands(&strings("command"), &strings("args"));
-            if !unknown.is_empty() {
-                warnings.push(format!(
-                    "{}/{} container {:?}: the simulated shell does not implement {} (they exit 127, \"not found\", when the container runs)",
-                    object.kind().to_ascii_lowercase(),
-                    object.name(),
-                    container.get("name").and_then(|n| n.as_str()).unwrap_or(""),
-                    unknown.iter().map(|u| format!("{u:?}")).collect::<Vec<_>>().join(", ")
-                ));
-            }
+    for container in spec.init_containers.iter().flatten().chain(spec.containers.iter()) {
+        let image = container.image.clone().unwrap_or_default();
+        let Ok(info) = kubesim_images::resolve(&image) else { continue };
+        if info.generic {
+            let ports: Vec<String> = container.ports.iter().flatten().map(|p| p.container_port.to_string()).collect();
+            warnings.push(format!(
+                "{kind}/{} container {:?}: image {image:?} is not in kubesim's catalogue; it runs as a generic server{}",
+                object.name(),
+                container.name,
+                if ports.is_empty() { " (no containerPorts declared: it listens on nothing)".to_string() } else { format!(" listening on {}", ports.join(", ")) }
+            ));
+            continue;
+        }
+        let missing = kubesim_kubelet::container_config::missing_commands(container, &info);
+        if !missing.is_empty() {
+            warnings.push(format!(
+                "{kind}/{} container {:?}: image {image:?} has no {} (they exit 127, \"not found\", when the container runs)",
+                object.name(),
+                container.name,
+                missing.iter().map(|u| format!("{u:?}")).collect::<Vec<_>>().join(", ")
+            ));
         }
     }
     warnings

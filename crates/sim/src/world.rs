@@ -250,9 +250,12 @@ impl World {
 
     /// Runs the kubectl layer with the API server, a request as actor "kubectl", the registered
     /// files and every host (logs and exec reach containers through their node's runtime).
-    pub fn with_kubectl<R>(&mut self, f: impl FnOnce(&mut ApiServer, &mut Request, &BTreeMap<String, String>, &mut BTreeMap<String, Host>) -> R) -> R {
+    pub fn with_kubectl<R>(
+        &mut self,
+        f: impl FnOnce(&mut ApiServer, &mut Request, &BTreeMap<String, String>, &mut BTreeMap<String, Host>, &kubesim_runtime::Fabric) -> R,
+    ) -> R {
         let files = &self.files;
-        self.runtime.with_api("kubectl", |api, req, hosts| f(api, req, files, hosts))
+        self.runtime.with_api("kubectl", |api, req, hosts, fabric| f(api, req, files, hosts, fabric))
     }
 
     /// Node names with hosts, in order.
@@ -407,7 +410,7 @@ impl World {
     /// An API request context acting as `actor`, for callers that need `ApiServer` and
     /// `Request` separately (the kubectl layer).
     pub fn api_request<R>(&mut self, actor: &str, f: impl FnOnce(&mut ApiServer, &mut Request) -> R) -> R {
-        self.runtime.with_api(actor, |api, req, _| f(api, req))
+        self.runtime.with_api(actor, |api, req, _, _| f(api, req))
     }
 }
 

@@ -71,6 +71,7 @@ fn exec_liveness_probe_restarts_the_container_as_the_docs_describe() {
 
 // pods/probe/http-liveness.yaml: agnhost serves /healthz with 200 for 10 s, then 500.
 #[test]
+#[ignore = "needs agnhost's liveness model (kubesim-programs)"]
 fn http_liveness_probe_fails_after_ten_seconds() {
     let mut world = world_with(&docs("pods/probe/http-liveness.yaml"));
     world.run_until(30_000);
@@ -83,6 +84,7 @@ fn http_liveness_probe_fails_after_ten_seconds() {
 // Readiness gates Ready: with initialDelaySeconds 15, the goproxy pod is Running but not Ready
 // until its first successful probe (pods/probe/tcp-liveness-readiness.yaml).
 #[test]
+#[ignore = "needs goproxy's model (kubesim-programs)"]
 fn readiness_probe_gates_the_ready_condition() {
     let mut world = world_with(&docs("pods/probe/tcp-liveness-readiness.yaml"));
     world.run_until(10_000);
@@ -96,6 +98,7 @@ fn readiness_probe_gates_the_ready_condition() {
 
 // pods/init-containers.yaml: the init container runs to completion before nginx starts.
 #[test]
+#[ignore = "the init container's wget needs DNS and the internet model (#14)"]
 fn init_containers_finish_before_the_app_starts() {
     let mut world = world_with(&docs("pods/init-containers.yaml"));
     world.run_until(20_000);
@@ -416,7 +419,7 @@ fn unsupported_shell_commands_are_reported_at_apply_time() {
         ..Default::default()
     });
     let warnings: Vec<String> = outcome.files.iter().flat_map(|f| f.warnings.iter().cloned()).collect();
-    assert_eq!(warnings, vec!["Warning: tool.yaml (document 1): deployment/tool container \"c\": the simulated shell does not implement \"apk\", \"jq\" (they exit 127, \"not found\", when the container runs)".to_string()]);
+    assert_eq!(warnings, vec!["Warning: tool.yaml (document 1): deployment/tool container \"c\": image \"busybox\" has no \"apk\", \"jq\" (they exit 127, \"not found\", when the container runs)".to_string()]);
 }
 
 // Volumes: a pod whose claim is not bound waits (FailedMount) and starts once the claim binds

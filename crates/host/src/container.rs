@@ -1,0 +1,1056 @@
+//! A container and its processes: the programs (`kubesim-os` shells and applets, the
+//! application models of `kubesim-programs`) that run inside it on virtual time, over its root
+//! filesystem (a copy-on-write clone of its image) and the node's volumes.
+//!
+//! The process engine follows the `Program` contract (kubesim-os `program` docs): a process is
+//! resumed with a `Wake` and answers with a `Step`. Sleeps and CPU work become wake-up times
+//! (CPU work is stretched by the container's CPU limit); network calls go to the host's outbox
+//! for the fabric to route; spawns become child processes; signals interrupt sleeps, waits and
+//! CPU work. When PID 1 exits, the container exits with its code.
+
+use kubesim_api::time::EPOCH_UNIX_SECONDS;
+use kubesim_api::Millis;
+use kubesim_os::fs::{ContainerFs, Errno, Fs, Mount, Tree, Volumes};
+use kubesim_os::program::{Creds, Incoming, MemInfo, NetCall, NetReply, Os, Outgoing, ProcessInfo, Program, Signal, Spawn, Step, Wake};
+use std::collections::BTreeMap;
+
+/// Most processes one container may have at once (a fork bomb stops here: EAGAIN).
+pub const MAX_PROCESSES: usize = 256;
+/// Most resumes one `run` call performs per container before yielding (a runaway program
+/// cannot stall the world; the rest runs at the next wake-up).
+pub const MAX_RESUMES_PER_RUN: usize = 10_000;
+/// Most log lines kept per container (older lines are dropped, as log rotation would).
+pub const MAX_LOG_LINES: usize = 10_000;
+/// The CPU meter's window (the rate `kubectl top` and the metrics-server see).
+pub const CPU_WINDOW_MS: Millis = 15_000;
+
+/// Which stream a log line came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stream {
+    /// stdout.
+    Stdout,
+    /// stderr.
+    Stderr,
+}
+
+/// One line of a container's log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogLine {
+    /// When it was written (virtual ms).
+    pub t_ms: Millis,
+    /// Its stream.
+    pub stream: Stream,
+    /// The text, without its newline.
+    pub text: String,
+}
+
+/// What CreateContainer is told (the CRI ContainerConfig, after the kubelet resolved the
+/// command, environment and mounts).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct ContainerSpec {
+    /// The container's name in the pod.
+    pub name: String,
+    /// The image as written in the pod spec.
+    pub image: String,
+    /// The command line (entrypoint + cmd, as the kubelet built it).
+    pub argv: Vec<String>,
+    /// The environment.
+    pub env: BTreeMap<String, String>,
+    /// The working directory.
+    pub cwd: String,
+    /// Volume mounts (volumes live in the host's storage).
+    pub mounts: Vec<Mount>,
+    /// The hostname the container sees.
+    pub hostname: String,
+    /// Files the runtime writes into the root filesystem (/etc/hosts, /etc/hostname,
+    /// /etc/resolv.conf).
+    pub files: Vec<(String, Vec<u8>, u32)>,
+    /// memory limit in bytes.
+    pub memory_limit: Option<u64>,
+    /// cpu limit in millicores.
+    pub cpu_limit_milli: Option<u64>,
+    /// Usage overrides from the pod's `kubesim.dev/*-usage` annotations: (cpu milli, memory bytes).
+    pub usage_override: (Option<i64>, Option<i64>),
+    /// The signal StopContainer sends first (the image's STOPSIGNAL; SIGTERM by default).
+    pub stop_signal: Option<Signal>,
+    /// Where the kubelet reads the termination message from.
+    pub termination_message_path: String,
+    /// The node's CPU count and memory (what `nproc` and `free` show).
+    pub node_cpus: u32,
+    /// Node memory in bytes.
+    pub node_memory: u64,
+    /// Process credentials (securityContext runAsUser / runAsGroup).
+    pub uid: u32,
+    /// Group id.
+    pub gid: u32,
+}
+
+/// Container state (CRI ContainerState).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContainerState {
+    /// Created, not started.
+    Created,
+    /// Running.
+    Running,
+    /// Exited.
+    Exited,
+}
+
+/// What a process is doing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProcState {
+    /// Resume it now with this wake.
+    Runnable(Wake),
+    /// Sleeping until then.
+    Sleeping(Millis),
+    /// Using the CPU until then.
+    Computing(Millis),
+    /// Waiting for the reply to network request `id`.
+    Net(u64),
+    /// Waiting for a child to exit.
+    Child(u32),
+    /// Blocked until a signal.
+    Waiting,
+}
+
+/// Where a process's stdout goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Sink {
+    /// The container's log.
+    Log,
+    /// A buffer its parent reads (a spawn with capture_stdout).
+    Capture(Vec<u8>),
+    /// An exec session's output.
+    Session(u64),
+    /// Nowhere (a lifecycle hook's output, which the kubelet only reports on failure).
+    Discard,
+}
+
+/// One process.
+#[derive(Clone, Debug)]
+pub struct Process {
+    /// Its pid in the container's namespace.
+    pub pid: u32,
+    /// Its parent (0 for PID 1 and exec'd processes).
+    pub ppid: u32,
+    /// Its command line.
+    pub argv: Vec<String>,
+    program: Option<Box<dyn Program>>,
+    /// What it is doing.
+    pub state: ProcState,
+    memory: Option<u64>,
+    /// CPU time used (ms).
+    pub cpu_ms: u64,
+    sink: Sink,
+    pending: Vec<Signal>,
+    /// The exec session it belongs to (its root pid), if any.
+    session: Option<u32>,
+}
+
+/// What resuming a session process did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SessionEvent {
+    /// Nothing the driver must act on.
+    Continue,
+    /// A network call to answer with [`Container::session_wake`].
+    Net(NetCall),
+    /// The process exited with this code.
+    Exited(i32),
+    /// No such process.
+    Gone,
+}
+
+/// A network request a process made, for the fabric to route.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NetRequest {
+    /// Its id (the reply is matched by it).
+    pub id: u64,
+    /// The container that sent it.
+    pub container: String,
+    /// The call.
+    pub call: NetCall,
+}
+
+/// An exec session's result.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExecOutput {
+    /// stdout.
+    pub stdout: Vec<u8>,
+    /// stderr.
+    pub stderr: Vec<u8>,
+    /// Exit code (126/127 for exec failures, as runc reports them).
+    pub code: i32,
+    /// Virtual time the command took.
+    pub elapsed_ms: Millis,
+}
+
+/// CPU used over the last [`CPU_WINDOW_MS`].
+#[derive(Clone, Debug, Default)]
+struct CpuMeter {
+    /// (start, end, millicores) intervals of CPU use, oldest first.
+    spans: Vec<(Millis, Millis, u64)>,
+}
+
+impl CpuMeter {
+    fn record(&mut self, start: Millis, end: Millis, milli: u64) {
+        if end > start {
+            self.spans.push((start, end, milli));
+        }
+        if self.spans.len() > 4_096 {
+            self.spans.drain(..2_048);
+        }
+    }
+    fn rate_milli(&self, now: Millis) -> i64 {
+        let from = now.saturating_sub(CPU_WINDOW_MS);
+        let used: u128 = self.spans.iter().map(|(s, e, m)| (e.min(&now).saturating_sub(*s.max(&from))) as u128 * *m as u128).sum();
+        (used / CPU_WINDOW_MS as u128) as i64
+    }
+}
+
+/// A preStop hook as the runtime runs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PreStop {
+    /// An exec action: a process in the container; the stop signal follows its exit.
+    Exec(Vec<String>),
+    /// A sleep action (the kubelet sleeps, the container keeps running), in ms.
+    Sleep(Millis),
+}
+
+/// A container.
+#[derive(Clone, Debug)]
+pub struct Container {
+    /// Container id (64 hex chars).
+    pub id: String,
+    /// Sandbox it belongs to.
+    pub sandbox_id: String,
+    /// What it was created with.
+    pub spec: ContainerSpec,
+    /// State.
+    pub state: ContainerState,
+    /// Creation time.
+    pub created_at: Millis,
+    /// Start time.
+    pub started_at: Option<Millis>,
+    /// Exit time.
+    pub finished_at: Option<Millis>,
+    /// Exit code.
+    pub exit_code: Option<i32>,
+    /// Reason (`Completed`, `Error`, `OOMKilled`, `StartError`).
+    pub reason: Option<String>,
+    /// The runtime's message for a failed start.
+    pub start_error: Option<String>,
+    /// What the container wrote to its terminationMessagePath (at most 4096 bytes), read
+    /// once it exited.
+    pub termination_message: Option<String>,
+    /// Its output: the log, and exec sessions' buffers.
+    pub io: ContainerIo,
+    /// The root filesystem.
+    pub rootfs: Tree,
+    procs: ProcTable,
+    rng: u64,
+    /// SIGKILL deadline of a StopContainer in progress.
+    kill_at: Option<Millis>,
+    /// A preStop hook is running as this pid; the stop signal follows when it exits.
+    hook_pid: Option<u32>,
+    /// A preStop sleep action ends at this time; the stop signal follows.
+    signal_at: Option<Millis>,
+    cpu: CpuMeter,
+}
+
+/// A container's output: its log (lines per stream) and exec sessions' buffers.
+#[derive(Clone, Debug, Default)]
+pub struct ContainerIo {
+    /// The log.
+    pub logs: Vec<LogLine>,
+    partial: [Vec<u8>; 2],
+    sessions: BTreeMap<u64, (Vec<u8>, Vec<u8>)>,
+}
+
+impl ContainerIo {
+    fn write(&mut self, sink: &Sink, stream: Stream, data: &[u8], now: Millis) -> Result<(), Errno> {
+        match sink {
+            Sink::Session(id) => {
+                if let Some(s) = self.sessions.get_mut(id) {
+                    let buffer = if stream == Stream::Stdout { &mut s.0 } else { &mut s.1 };
+                    if buffer.len() < 4 << 20 {
+                        buffer.extend_from_slice(data);
+                    }
+                }
+                Ok(())
+            }
+            Sink::Discard => Ok(()),
+            _ => {
+                self.log_bytes(stream, data, now);
+                Ok(())
+            }
+        }
+    }
+
+    fn log_bytes(&mut self, stream: Stream, data: &[u8], now: Millis) {
+        let index = stream as usize;
+        self.partial[index].extend_from_slice(data);
+        while let Some(nl) = self.partial[index].iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = self.partial[index].drain(..=nl).collect();
+            let text = String::from_utf8_lossy(&line[..line.len() - 1]).into_owned();
+            self.push_line(now, stream, text);
+        }
+        if self.partial[index].len() > 64 * 1024 {
+            let rest = std::mem::take(&mut self.partial[index]);
+            self.push_line(now, stream, String::from_utf8_lossy(&rest).into_owned());
+        }
+    }
+
+    fn push_line(&mut self, now: Millis, stream: Stream, text: String) {
+        if self.logs.len() >= MAX_LOG_LINES {
+            self.logs.drain(..MAX_LOG_LINES / 10);
+        }
+        self.logs.push(LogLine { t_ms: now, stream, text });
+    }
+
+    fn flush_partial(&mut self, now: Millis) {
+        for stream in [Stream::Stdout, Stream::Stderr] {
+            let rest = std::mem::take(&mut self.partial[stream as usize]);
+            if !rest.is_empty() {
+                self.push_line(now, stream, String::from_utf8_lossy(&rest).into_owned());
+            }
+        }
+    }
+}
+
+/// A container's processes, by pid.
+#[derive(Clone, Debug)]
+struct ProcTable {
+    procs: BTreeMap<u32, Process>,
+    next_pid: u32,
+}
+
+impl Default for ProcTable {
+    fn default() -> Self {
+        ProcTable { procs: BTreeMap::new(), next_pid: 1 }
+    }
+}
+
+impl ProcTable {
+    fn alloc_pid(&mut self) -> u32 {
+        let pid = self.next_pid;
+        self.next_pid += 1;
+        pid
+    }
+    fn memory_bytes(&self) -> u64 {
+        self.procs.values().map(Process::rss).sum()
+    }
+    fn infos(&self) -> Vec<ProcessInfo> {
+        self.procs.values().map(|p| p.info(p.rss())).collect()
+    }
+}
+
+fn seed_of(id: &str) -> u64 {
+    kubesim_api::hash::fnv64a(id.as_bytes()) | 1
+}
+
+impl Container {
+    /// CreateContainer: the root filesystem is the image's tree plus the runtime's files.
+    pub fn new(id: String, sandbox_id: String, spec: ContainerSpec, image_tree: &Tree, volumes: &mut Volumes, now: Millis) -> Container {
+        let mut rootfs = image_tree.clone();
+        for (path, data, mode) in &spec.files {
+            rootfs.add_file(path, data.clone(), *mode);
+        }
+        kubesim_os::fs::prepare_mountpoints(&mut rootfs, &spec.mounts, volumes);
+        let rng = seed_of(&id);
+        Container {
+            id,
+            sandbox_id,
+            spec,
+            state: ContainerState::Created,
+            created_at: now,
+            started_at: None,
+            finished_at: None,
+            exit_code: None,
+            reason: None,
+            start_error: None,
+            io: ContainerIo::default(),
+            rootfs,
+            procs: ProcTable::default(),
+            rng,
+            kill_at: None,
+            hook_pid: None,
+            signal_at: None,
+            termination_message: None,
+            cpu: CpuMeter::default(),
+        }
+    }
+
+    /// StartContainer: starts PID 1 from the command line. A command that cannot be executed
+    /// makes the container exit at once with runc's error (exit 128, reason StartError).
+    pub fn start(&mut self, volumes: &mut Volumes, foreign: Foreign, now: Millis) {
+        self.state = ContainerState::Running;
+        self.started_at = Some(now);
+        let spawn = Spawn { argv: self.spec.argv.clone(), env: self.spec.env.clone(), cwd: self.spec.cwd.clone(), stdin: Vec::new(), capture_stdout: false, path: String::new() };
+        match self.load(&spawn, volumes, foreign, now) {
+            Ok(program) => {
+                let pid = self.alloc_pid();
+                self.procs.procs.insert(pid, Process::new(pid, 0, spawn.argv.clone(), program, Sink::Log));
+            }
+            Err(message) => {
+                self.start_error = Some(message);
+                self.exit(now, 128, "StartError");
+            }
+        }
+    }
+
+    /// Resolves and loads a program for `spawn` (argv[0] through PATH unless `path` is set),
+    /// with runc's error text when it cannot be executed.
+    fn load(&mut self, spawn: &Spawn, volumes: &mut Volumes, foreign: Foreign, now: Millis) -> Result<Box<dyn Program>, String> {
+        let unix_ms = unix_ms(now);
+        let fs = ContainerFs::new(&mut self.rootfs, &self.spec.mounts, volumes, unix_ms);
+        let first = spawn.argv.first().cloned().unwrap_or_default();
+        let path = if spawn.path.is_empty() {
+            kubesim_os::registry::resolve_command(&first, spawn.env.get("PATH").map(String::as_str), &spawn.cwd, &fs).map_err(|e| exec_error(&first, e))?
+        } else {
+            spawn.path.clone()
+        };
+        let spawn = Spawn { path, ..spawn.clone() };
+        match kubesim_os::registry::program_for(&spawn, &fs) {
+            Ok(program) => Ok(program),
+            Err(not_implemented) => match kubesim_os::registry::inspect(&fs, &spawn.path) {
+                Err(e) => Err(exec_error(&first, e)),
+                Ok(kubesim_os::registry::Exe::Unknown) => Err(exec_error(&first, Errno::ENOEXEC)),
+                Ok(_) => Ok(foreign(&not_implemented.name, &spawn).unwrap_or_else(|| Box::new(Idle::default()))),
+            },
+        }
+    }
+
+    fn alloc_pid(&mut self) -> u32 {
+        self.procs.alloc_pid()
+    }
+
+    /// The resumable `Os` over this container's parts for one process.
+    fn os<'a>(&'a mut self, volumes: &'a mut Volumes, process: &'a mut Process, now: Millis) -> ContainerOs<'a> {
+        let Container { rootfs, spec, io, procs, rng, .. } = self;
+        let fs = ContainerFs::new(rootfs, &spec.mounts, volumes, unix_ms(now));
+        ContainerOs { fs, spec, io, procs, rng, process, now }
+    }
+
+    /// The earliest time something in this container happens on its own (a sleep or a CPU
+    /// burst ends, a kill deadline passes), or now if something is runnable.
+    pub fn next_wakeup(&self, now: Millis) -> Option<Millis> {
+        if self.state != ContainerState::Running {
+            return None;
+        }
+        let mut next = match (self.kill_at, self.signal_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        for p in self.procs.procs.values().filter(|p| p.session.is_none()) {
+            let at = match &p.state {
+                ProcState::Runnable(_) => Some(now),
+                ProcState::Sleeping(t) | ProcState::Computing(t) => Some(*t),
+                _ if !p.pending.is_empty() => Some(now),
+                _ => None,
+            };
+            if let Some(at) = at {
+                next = Some(next.map_or(at, |n: Millis| n.min(at)));
+            }
+        }
+        next
+    }
+
+    /// Runs every process that has something to do at `now`. Returns whether the container's
+    /// state changed (it exited). Network calls are appended to `outbox`.
+    pub fn run(&mut self, now: Millis, volumes: &mut Volumes, foreign: Foreign, outbox: &mut Vec<NetRequest>, next_request: &mut u64) -> bool {
+        if self.state != ContainerState::Running {
+            return false;
+        }
+        if self.kill_at.is_some_and(|t| t <= now) {
+            self.exit(now, 137, "Error");
+            return true;
+        }
+        if self.signal_at.is_some_and(|t| t <= now) {
+            self.signal_at = None;
+            self.signal_main(self.spec.stop_signal.unwrap_or(Signal::Term));
+        }
+        for _ in 0..MAX_RESUMES_PER_RUN {
+            let Some(pid) = self.next_runnable(now) else { break };
+            let Some(mut process) = self.procs.procs.remove(&pid) else { break };
+            let wake = process.take_wake(now);
+            let mut program = process.program.take().expect("a process has its program between resumes");
+            let step = program.resume(&mut self.os(volumes, &mut process, now), wake);
+            process.program = Some(program);
+            if let Some(exited) = self.apply_step(process, step, now, volumes, foreign, outbox, next_request) {
+                if exited {
+                    return true;
+                }
+            }
+            if self.oom_killed(now) {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn next_runnable(&self, now: Millis) -> Option<u32> {
+        self.procs
+            .procs
+            .values()
+            .filter(|p| p.session.is_none())
+            .find(|p| match &p.state {
+                ProcState::Runnable(_) => true,
+                ProcState::Sleeping(t) | ProcState::Computing(t) => *t <= now || !p.pending.is_empty(),
+                ProcState::Waiting => !p.pending.is_empty(),
+                _ => false,
+            })
+            .map(|p| p.pid)
+    }
+
+    /// Applies a step; `Some(true)` when PID 1 exited (the container is gone).
+    #[allow(clippy::too_many_arguments)]
+    fn apply_step(&mut self, mut process: Process, step: Step, now: Millis, volumes: &mut Volumes, foreign: Foreign, outbox: &mut Vec<NetRequest>, next_request: &mut u64) -> Option<bool> {
+        match step {
+            Step::Sleep(ms) => process.state = ProcState::Sleeping(now.saturating_add(ms)),
+            Step::Compute { cpu_ms, threads } => {
+                let limit = self.spec.cpu_limit_milli.unwrap_or(self.spec.node_cpus as u64 * 1000).max(1);
+                let cores_milli = (threads.max(1) as u64 * 1000).min(limit);
+                let wall = cpu_ms.saturating_mul(1000) / cores_milli.max(1);
+                let wall = wall.max(1);
+                self.cpu.record(now, now + wall, cores_milli);
+                process.cpu_ms += cpu_ms;
+                process.state = ProcState::Computing(now + wall);
+            }
+            Step::Net(call) => {
+                let id = *next_request;
+                *next_request += 1;
+                outbox.push(NetRequest { id, container: self.id.clone(), call });
+                process.state = ProcState::Net(id);
+            }
+            Step::Spawn(spawn) => {
+                if self.procs.procs.len() + 1 >= MAX_PROCESSES {
+                    let _ = self.io.write(&process.sink, Stream::Stderr, b"fork: Resource temporarily unavailable\n", now);
+                    process.state = ProcState::Runnable(Wake::Child { code: 126, stdout: Vec::new() });
+                } else {
+                    let sink = if spawn.capture_stdout { Sink::Capture(Vec::new()) } else { process.sink.clone() };
+                    match self.load(&spawn, volumes, foreign, now) {
+                        Ok(program) => {
+                            let pid = self.alloc_pid();
+                            self.procs.procs.insert(pid, Process::new(pid, process.pid, spawn.argv.clone(), program, sink));
+                            process.state = ProcState::Child(pid);
+                        }
+                        Err(message) => {
+                            let line = format!("{message}\n");
+                            let _ = self.io.write(&process.sink, Stream::Stderr, line.as_bytes(), now);
+                            process.state = ProcState::Runnable(Wake::Child { code: 127, stdout: Vec::new() });
+                        }
+                    }
+                }
+            }
+            Step::Wait => process.state = ProcState::Waiting,
+            Step::Exit(code) => return Some(self.process_exited(process, code, now)),
+        }
+        self.procs.procs.insert(process.pid, process);
+        None
+    }
+
+    /// A process exited: its parent hears of it; PID 1's exit ends the container.
+    fn process_exited(&mut self, process: Process, code: i32, now: Millis) -> bool {
+        if process.pid == 1 && process.ppid == 0 {
+            self.exit(now, code, if code == 0 { "Completed" } else { "Error" });
+            return true;
+        }
+        if self.hook_pid == Some(process.pid) {
+            self.hook_pid = None;
+            self.signal_main(self.spec.stop_signal.unwrap_or(Signal::Term));
+        }
+        if let Sink::Session(id) = process.sink {
+            let _ = (id, code);
+        }
+        let stdout = match process.sink {
+            Sink::Capture(buffer) => buffer,
+            _ => Vec::new(),
+        };
+        if let Some(parent) = self.procs.procs.get_mut(&process.ppid) {
+            if parent.state == ProcState::Child(process.pid) {
+                parent.state = ProcState::Runnable(Wake::Child { code, stdout });
+            }
+        }
+        // Orphans of the exited process are re-parented to init, as the kernel does.
+        for p in self.procs.procs.values_mut().filter(|p| p.ppid == process.pid) {
+            p.ppid = 1;
+        }
+        false
+    }
+
+    /// The container exits now: every process is gone.
+    fn exit(&mut self, now: Millis, code: i32, reason: &str) {
+        self.io.flush_partial(now);
+        self.state = ContainerState::Exited;
+        self.finished_at = Some(now);
+        self.exit_code = Some(code);
+        self.reason = Some(reason.to_string());
+        self.procs.procs.clear();
+        self.kill_at = None;
+        self.hook_pid = None;
+        self.signal_at = None;
+    }
+
+    /// Whether the container's memory exceeds its limit: the kernel's OOM killer ends it
+    /// (exit 137, reason OOMKilled).
+    fn oom_killed(&mut self, now: Millis) -> bool {
+        let Some(limit) = self.spec.memory_limit else { return false };
+        if self.memory_bytes() > limit {
+            self.exit(now, 137, "OOMKilled");
+            return true;
+        }
+        false
+    }
+
+    /// Resident memory of every process (bytes), or the annotation override.
+    pub fn memory_bytes(&self) -> u64 {
+        if let Some(m) = self.spec.usage_override.1 {
+            return m.max(0) as u64;
+        }
+        self.procs.memory_bytes()
+    }
+
+    /// CPU usage now (millicores over the last window), or the annotation override.
+    pub fn cpu_milli(&self, now: Millis) -> i64 {
+        if let Some(c) = self.spec.usage_override.0 {
+            return c;
+        }
+        self.cpu.rate_milli(now)
+    }
+
+    /// Charges CPU work done for a request (a server's cost per request).
+    pub fn charge_cpu(&mut self, now: Millis, cpu_ms: u64) {
+        let limit = self.spec.cpu_limit_milli.unwrap_or(self.spec.node_cpus as u64 * 1000).max(1);
+        let milli = limit.min(1000);
+        let wall = cpu_ms * 1000 / milli.max(1);
+        self.cpu.record(now, now + wall.max(1), milli);
+    }
+
+    /// StopContainer: the preStop hook (if any) runs first, then the stop signal goes to
+    /// PID 1; whatever still runs at `now + timeout_ms` is killed (exit 137).
+    pub fn stop(&mut self, timeout_ms: Millis, pre_stop: Option<PreStop>, volumes: &mut Volumes, foreign: Foreign, now: Millis) {
+        if self.state != ContainerState::Running {
+            return;
+        }
+        let kill_at = now + timeout_ms;
+        self.kill_at = Some(self.kill_at.map_or(kill_at, |k| k.min(kill_at)));
+        if self.hook_pid.is_some() || self.signal_at.is_some() {
+            return; // a hook of an earlier stop is still running
+        }
+        match pre_stop {
+            Some(PreStop::Exec(argv)) => {
+                let spawn = Spawn { argv: argv.clone(), env: self.spec.env.clone(), cwd: self.spec.cwd.clone(), ..Default::default() };
+                if let Ok(program) = self.load(&spawn, volumes, foreign, now) {
+                    let pid = self.alloc_pid();
+                    self.procs.procs.insert(pid, Process::new(pid, 0, argv, program, Sink::Discard));
+                    self.hook_pid = Some(pid);
+                    return;
+                }
+            }
+            Some(PreStop::Sleep(ms)) if ms > 0 => {
+                self.signal_at = Some(now + ms);
+                return;
+            }
+            _ => {}
+        }
+        self.signal_main(self.spec.stop_signal.unwrap_or(Signal::Term));
+    }
+
+    fn signal_main(&mut self, signal: Signal) {
+        if let Some(main) = self.procs.procs.get_mut(&1) {
+            main.pending.push(signal);
+        }
+    }
+
+    /// Sends a signal to PID 1 now (fault injection, `docker kill`-style).
+    pub fn kill_main(&mut self, signal: Signal, now: Millis) {
+        if signal == Signal::Kill {
+            self.exit(now, 137, "Error");
+        } else {
+            self.signal_main(signal);
+        }
+    }
+
+    /// A crash now: the main process dies with exit code 1 (fault injection).
+    pub fn crash(&mut self, now: Millis) -> bool {
+        if self.state != ContainerState::Running {
+            return false;
+        }
+        self.io.push_line(now, Stream::Stderr, "panic: injected fault (kubesim fault container-crash)".into());
+        self.exit(now, 1, "Error");
+        true
+    }
+
+    /// The sandbox stopped: every process is killed (exit 137 unless already exited).
+    pub fn sandbox_stopped(&mut self, now: Millis) {
+        if self.state == ContainerState::Running {
+            self.exit(now, 137, "Error");
+        }
+    }
+
+    /// Delivers a network reply to the process that asked.
+    pub fn deliver_reply(&mut self, id: u64, reply: NetReply) -> bool {
+        for p in self.procs.procs.values_mut() {
+            if p.state == ProcState::Net(id) {
+                p.state = ProcState::Runnable(Wake::Net(reply));
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The ports processes of this container listen on.
+    pub fn listening(&self) -> Vec<(u16, bool)> {
+        let mut ports: Vec<(u16, bool)> = self.procs.procs.values().flat_map(|p| p.program.as_ref().map(|prog| prog.listening()).unwrap_or_default()).collect();
+        ports.sort();
+        ports.dedup();
+        ports
+    }
+
+    /// An incoming connection for a process listening on its port: the server's answer
+    /// (`None` when nothing listens). A process blocked in a sleep or wait while serving is
+    /// woken afterwards, as the contract asks.
+    pub fn serve(&mut self, incoming: &Incoming, volumes: &mut Volumes, now: Millis) -> Option<Outgoing> {
+        if self.state != ContainerState::Running {
+            return None;
+        }
+        let pid = self.procs.procs.values().find(|p| p.program.as_ref().is_some_and(|prog| prog.listening().contains(&(incoming.port, incoming.udp))))?.pid;
+        let mut process = self.procs.procs.remove(&pid)?;
+        let mut program = process.program.take().expect("a process has its program between resumes");
+        let answer = program.serve(&mut self.os(volumes, &mut process, now), incoming);
+        process.program = Some(program);
+        if answer.is_some() && matches!(process.state, ProcState::Waiting | ProcState::Sleeping(_)) {
+            process.state = ProcState::Runnable(Wake::Timer);
+        }
+        self.procs.procs.insert(pid, process);
+        answer
+    }
+
+    /// Starts an exec session (ExecSync, `kubectl exec`, hooks run to completion): its
+    /// process and the children it spawns belong to the session and write to its buffers.
+    /// Returns the session's root pid, or runc's exec error.
+    pub fn session_start(&mut self, argv: &[String], stdin: Vec<u8>, volumes: &mut Volumes, foreign: Foreign, now: Millis) -> Result<u32, String> {
+        if self.state != ContainerState::Running {
+            return Err("container is not running".to_string());
+        }
+        let spawn = Spawn { argv: argv.to_vec(), env: self.spec.env.clone(), cwd: self.spec.cwd.clone(), stdin, capture_stdout: false, path: String::new() };
+        let program = self.load(&spawn, volumes, foreign, now)?;
+        let pid = self.alloc_pid();
+        self.io.sessions.insert(pid as u64, (Vec::new(), Vec::new()));
+        let mut process = Process::new(pid, 0, argv.to_vec(), program, Sink::Session(pid as u64));
+        process.session = Some(pid);
+        self.procs.procs.insert(pid, process);
+        Ok(pid)
+    }
+
+    /// The session's next process to resume: a runnable one, else the earliest sleeper (the
+    /// driver fast-forwards its clock to it).
+    pub fn session_next(&self, session: u32) -> Option<(u32, Option<Millis>)> {
+        let members = self.procs.procs.values().filter(|p| p.session == Some(session));
+        let mut sleeper: Option<(u32, Millis)> = None;
+        for p in members {
+            match p.state {
+                ProcState::Runnable(_) => return Some((p.pid, None)),
+                ProcState::Sleeping(t) | ProcState::Computing(t) => {
+                    if sleeper.is_none_or(|(_, best)| t < best) {
+                        sleeper = Some((p.pid, t));
+                    }
+                }
+                _ => {}
+            }
+        }
+        sleeper.map(|(pid, t)| (pid, Some(t)))
+    }
+
+    /// Resumes one session process at virtual time `clock`. Spawned children join the
+    /// session; a network call is returned for the driver to answer ([`Container::session_wake`]).
+    pub fn session_resume(&mut self, pid: u32, volumes: &mut Volumes, foreign: Foreign, clock: Millis) -> SessionEvent {
+        let Some(mut process) = self.procs.procs.remove(&pid) else { return SessionEvent::Gone };
+        let wake = process.take_wake(clock);
+        let mut program = process.program.take().expect("a process has its program between resumes");
+        let step = program.resume(&mut self.os(volumes, &mut process, clock), wake);
+        process.program = Some(program);
+        let session = process.session;
+        match step {
+            Step::Net(call) => {
+                process.state = ProcState::Net(u64::MAX);
+                self.procs.procs.insert(pid, process);
+                SessionEvent::Net(call)
+            }
+            Step::Exit(code) => {
+                let stdout = match std::mem::replace(&mut process.sink, Sink::Log) {
+                    Sink::Capture(buffer) => buffer,
+                    _ => Vec::new(),
+                };
+                if let Some(parent) = self.procs.procs.get_mut(&process.ppid) {
+                    if parent.state == ProcState::Child(pid) {
+                        parent.state = ProcState::Runnable(Wake::Child { code, stdout });
+                    }
+                }
+                if self.hook_pid == Some(pid) {
+                    self.hook_pid = None;
+                    self.signal_main(self.spec.stop_signal.unwrap_or(Signal::Term));
+                }
+                SessionEvent::Exited(code)
+            }
+            Step::Spawn(spawn) => {
+                let sink = if spawn.capture_stdout { Sink::Capture(Vec::new()) } else { process.sink.clone() };
+                match self.load(&spawn, volumes, foreign, clock) {
+                    Ok(child_program) => {
+                        let child = self.alloc_pid();
+                        let mut child_process = Process::new(child, pid, spawn.argv.clone(), child_program, sink);
+                        child_process.session = session;
+                        self.procs.procs.insert(child, child_process);
+                        process.state = ProcState::Child(child);
+                    }
+                    Err(message) => {
+                        let _ = self.io.write(&process.sink, Stream::Stderr, format!("{message}\n").as_bytes(), clock);
+                        process.state = ProcState::Runnable(Wake::Child { code: 127, stdout: Vec::new() });
+                    }
+                }
+                self.procs.procs.insert(pid, process);
+                SessionEvent::Continue
+            }
+            other => {
+                let now_state = match other {
+                    Step::Sleep(ms) => ProcState::Sleeping(clock.saturating_add(ms)),
+                    Step::Compute { cpu_ms, threads } => {
+                        let cores = (threads.max(1) as u64 * 1000).min(self.spec.cpu_limit_milli.unwrap_or(self.spec.node_cpus as u64 * 1000)).max(1);
+                        ProcState::Computing(clock.saturating_add(cpu_ms * 1000 / cores))
+                    }
+                    _ => ProcState::Waiting,
+                };
+                process.state = now_state;
+                self.procs.procs.insert(pid, process);
+                SessionEvent::Continue
+            }
+        }
+    }
+
+    /// Wakes a session process (the answer to its network call).
+    pub fn session_wake(&mut self, pid: u32, wake: Wake) {
+        if let Some(p) = self.procs.procs.get_mut(&pid) {
+            p.state = ProcState::Runnable(wake);
+        }
+    }
+
+    /// Ends a session: what it wrote, and its remaining processes are gone.
+    pub fn session_finish(&mut self, session: u32) -> (Vec<u8>, Vec<u8>) {
+        self.procs.procs.retain(|_, p| p.session != Some(session));
+        self.io.sessions.remove(&(session as u64)).unwrap_or_default()
+    }
+
+    /// A file of the container (the kubelet reads the termination message).
+    pub fn read_file(&mut self, path: &str, volumes: &mut Volumes) -> Option<Vec<u8>> {
+        let fs = ContainerFs::new(&mut self.rootfs, &self.spec.mounts, volumes, 0);
+        fs.read(path).ok()
+    }
+
+    /// Once exited, reads the termination message file (the kubelet's getTerminationMessage,
+    /// kubecontainer.MaxContainerTerminationMessageLength = 4096 bytes).
+    pub fn capture_termination_message(&mut self, volumes: &mut Volumes) {
+        if self.state != ContainerState::Exited || self.termination_message.is_some() {
+            return;
+        }
+        let path = self.spec.termination_message_path.clone();
+        let mut bytes = self.read_file(&path, volumes).unwrap_or_default();
+        bytes.truncate(4096);
+        self.termination_message = Some(String::from_utf8_lossy(&bytes).into_owned());
+    }
+
+    /// The processes (`ps`), for the UI.
+    pub fn processes(&self) -> Vec<ProcessInfo> {
+        self.procs.infos()
+    }
+}
+
+/// How the host builds programs `kubesim-os` does not implement (the application models),
+/// by implementation name.
+pub type Foreign = fn(&str, &Spawn) -> Option<Box<dyn Program>>;
+
+/// runc's exec error for a command that cannot run.
+fn exec_error(command: &str, errno: Errno) -> String {
+    let why = match errno {
+        Errno::ENOENT if command.contains('/') => format!("exec: {command:?}: stat {command}: no such file or directory"),
+        Errno::ENOENT => format!("exec: {command:?}: executable file not found in $PATH"),
+        Errno::EACCES => format!("exec: {command:?}: permission denied"),
+        Errno::ENOEXEC => format!("exec: {command:?}: exec format error"),
+        other => format!("exec: {command:?}: {}", other.strerror()),
+    };
+    format!("failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: {why}: unknown")
+}
+
+fn unix_ms(now: Millis) -> u64 {
+    EPOCH_UNIX_SECONDS as u64 * 1000 + now
+}
+
+impl Process {
+    fn new(pid: u32, ppid: u32, argv: Vec<String>, program: Box<dyn Program>, sink: Sink) -> Process {
+        Process { pid, ppid, argv, program: Some(program), state: ProcState::Runnable(Wake::Start), memory: None, cpu_ms: 0, sink, pending: Vec::new(), session: None }
+    }
+
+    /// The wake this resume gets: a pending signal first (interrupting sleeps, waits and CPU
+    /// work), else what its state says.
+    fn take_wake(&mut self, now: Millis) -> Wake {
+        let interruptible = matches!(self.state, ProcState::Sleeping(_) | ProcState::Computing(_) | ProcState::Waiting);
+        if interruptible && !self.pending.is_empty() {
+            return Wake::Signal(self.pending.remove(0));
+        }
+        match std::mem::replace(&mut self.state, ProcState::Waiting) {
+            ProcState::Runnable(w) => w,
+            ProcState::Sleeping(t) | ProcState::Computing(t) if t <= now => Wake::Timer,
+            other => {
+                self.state = other;
+                Wake::Timer
+            }
+        }
+    }
+
+    fn rss(&self) -> u64 {
+        self.memory.unwrap_or_else(|| self.program.as_ref().map_or(0, |prog| prog.memory_bytes()))
+    }
+
+    fn info(&self, rss: u64) -> ProcessInfo {
+        ProcessInfo {
+            pid: self.pid,
+            ppid: self.ppid,
+            user: "root".into(),
+            cpu_ms: self.cpu_ms,
+            cmdline: self.argv.join(" "),
+            rss_bytes: rss,
+            state: match self.state {
+                ProcState::Runnable(_) | ProcState::Computing(_) => 'R',
+                _ => 'S',
+            },
+        }
+    }
+}
+
+/// A foreign program the host has no model for: it runs, idles, and exits 0 on SIGTERM (a
+/// generic server without listeners).
+#[derive(Clone, Debug, Default)]
+pub struct Idle;
+
+impl Program for Idle {
+    fn resume(&mut self, _os: &mut dyn Os, wake: Wake) -> Step {
+        match wake {
+            Wake::Signal(Signal::Term | Signal::Int | Signal::Quit | Signal::Kill) => Step::Exit(0),
+            _ => Step::Wait,
+        }
+    }
+}
+
+/// The `Os` a process sees: its container's filesystem, log, process table and limits.
+struct ContainerOs<'a> {
+    fs: ContainerFs<'a>,
+    spec: &'a ContainerSpec,
+    io: &'a mut ContainerIo,
+    procs: &'a mut ProcTable,
+    rng: &'a mut u64,
+    process: &'a mut Process,
+    now: Millis,
+}
+
+impl ContainerOs<'_> {
+    fn output(&mut self, stream: Stream, data: &[u8]) -> Result<(), Errno> {
+        if stream == Stream::Stdout {
+            if let Sink::Capture(buffer) = &mut self.process.sink {
+                if buffer.len() < 4 << 20 {
+                    buffer.extend_from_slice(data);
+                }
+                return Ok(());
+            }
+        }
+        self.io.write(&self.process.sink, stream, data, self.now)
+    }
+}
+
+impl Os for ContainerOs<'_> {
+    fn now_ms(&self) -> u64 {
+        self.now
+    }
+    fn unix_time_ms(&self) -> u64 {
+        unix_ms(self.now)
+    }
+    fn hostname(&self) -> String {
+        self.spec.hostname.clone()
+    }
+    fn write_stdout(&mut self, data: &[u8]) -> Result<(), Errno> {
+        self.output(Stream::Stdout, data)
+    }
+    fn write_stderr(&mut self, data: &[u8]) -> Result<(), Errno> {
+        self.output(Stream::Stderr, data)
+    }
+    fn stdout_captured(&self) -> bool {
+        matches!(self.process.sink, Sink::Capture(_))
+    }
+    fn fs(&mut self) -> &mut dyn Fs {
+        self.fs.now_ms = unix_ms(self.now);
+        &mut self.fs
+    }
+    fn fs_ref(&self) -> &dyn Fs {
+        &self.fs
+    }
+    fn random_u64(&mut self) -> u64 {
+        // xorshift64*, seeded per container from its id: deterministic and cloneable.
+        let mut x = *self.rng;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        *self.rng = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn pid(&self) -> u32 {
+        self.process.pid
+    }
+    fn ppid(&self) -> u32 {
+        self.process.ppid
+    }
+    fn alloc_pid(&mut self) -> u32 {
+        self.procs.alloc_pid()
+    }
+    fn processes(&self) -> Vec<ProcessInfo> {
+        let mut list = self.procs.infos();
+        list.push(self.process.info(self.process.memory.unwrap_or(1 << 20)));
+        list.sort_by_key(|p| p.pid);
+        list
+    }
+    fn kill(&mut self, pid: u32, sig: Option<Signal>) -> Result<(), Errno> {
+        if pid == self.process.pid {
+            if let Some(s) = sig {
+                self.process.pending.push(s);
+            }
+            return Ok(());
+        }
+        let target = self.procs.procs.get_mut(&pid).ok_or(Errno::ESRCH)?;
+        match sig {
+            None => Ok(()),
+            Some(Signal::Kill) => {
+                target.pending.clear();
+                target.state = ProcState::Runnable(Wake::Signal(Signal::Kill));
+                Ok(())
+            }
+            Some(s) => {
+                target.pending.push(s);
+                Ok(())
+            }
+        }
+    }
+    fn creds(&self) -> Creds {
+        Creds { uid: self.spec.uid, gid: self.spec.gid, groups: vec![self.spec.gid] }
+    }
+    fn cpu_count(&self) -> u32 {
+        self.spec.node_cpus.max(1)
+    }
+    fn mem_info(&self) -> MemInfo {
+        let total = self.spec.node_memory.max(1 << 30);
+        let used = self.procs.memory_bytes() + self.process.rss();
+        MemInfo { total, free: total.saturating_sub(used + (512 << 20)), available: total.saturating_sub(used + (256 << 20)) }
+    }
+    fn set_memory(&mut self, bytes: u64) {
+        self.process.memory = Some(bytes);
+    }
+    fn uptime_ms(&self) -> u64 {
+        self.now
+    }
+}
