@@ -254,6 +254,9 @@ pub struct Container {
     hook_pid: Option<u32>,
     /// A preStop sleep action ends at this time; the stop signal follows.
     signal_at: Option<Millis>,
+    /// Set when a run used its whole resume budget with processes still runnable: the next run
+    /// is a virtual millisecond later, so a program that never blocks cannot stall the clock.
+    throttled_until: Option<Millis>,
     cpu: CpuMeter,
 }
 
@@ -375,6 +378,7 @@ impl Container {
             kill_at: None,
             hook_pid: None,
             signal_at: None,
+            throttled_until: None,
             termination_message: None,
             cpu: CpuMeter::default(),
         }
@@ -442,13 +446,8 @@ impl Container {
             (a, b) => a.or(b),
         };
         for p in self.procs.procs.values().filter(|p| p.session.is_none()) {
-            let at = match &p.state {
-                ProcState::Runnable(_) => Some(now),
-                ProcState::Sleeping(t) | ProcState::Computing(t) => Some(*t),
-                _ if !p.pending.is_empty() => Some(now),
-                _ => None,
-            };
-            if let Some(at) = at {
+            if let Some(at) = p.wake_at(now) {
+                let at = self.throttled_until.map_or(at, |t| at.max(t));
                 next = Some(next.map_or(at, |n: Millis| n.min(at)));
             }
         }
@@ -469,8 +468,12 @@ impl Container {
             self.signal_at = None;
             self.signal_main(self.spec.stop_signal.unwrap_or(Signal::Term));
         }
+        if self.throttled_until.is_some_and(|t| t > now) {
+            return false;
+        }
+        self.throttled_until = None;
         for _ in 0..MAX_RESUMES_PER_RUN {
-            let Some(pid) = self.next_runnable(now) else { break };
+            let Some(pid) = self.next_runnable(now) else { return false };
             let Some(mut process) = self.procs.procs.remove(&pid) else { break };
             let wake = process.take_wake(now);
             let mut program = process.program.take().expect("a process has its program between resumes");
@@ -485,6 +488,7 @@ impl Container {
                 return true;
             }
         }
+        self.throttled_until = Some(now + 1);
         false
     }
 
@@ -493,12 +497,7 @@ impl Container {
             .procs
             .values()
             .filter(|p| p.session.is_none())
-            .find(|p| match &p.state {
-                ProcState::Runnable(_) => true,
-                ProcState::Sleeping(t) | ProcState::Computing(t) => *t <= now || !p.pending.is_empty(),
-                ProcState::Waiting => !p.pending.is_empty(),
-                _ => false,
-            })
+            .find(|p| p.wake_at(now).is_some_and(|t| t <= now))
             .map(|p| p.pid)
     }
 
@@ -887,6 +886,17 @@ fn unix_ms(now: Millis) -> u64 {
 impl Process {
     fn new(pid: u32, ppid: u32, argv: Vec<String>, program: Box<dyn Program>, sink: Sink) -> Process {
         Process { pid, ppid, argv, program: Some(program), state: ProcState::Runnable(Wake::Start), memory: None, cpu_ms: 0, sink, pending: Vec::new(), session: None }
+    }
+
+    /// When this process next has something to do: the one predicate both the wake-up time and
+    /// the choice of what to resume use (they must agree, or a host wakes with nothing to run).
+    fn wake_at(&self, now: Millis) -> Option<Millis> {
+        match &self.state {
+            ProcState::Runnable(_) => Some(now),
+            ProcState::Sleeping(_) | ProcState::Computing(_) | ProcState::Waiting if !self.pending.is_empty() => Some(now),
+            ProcState::Sleeping(t) | ProcState::Computing(t) => Some(*t),
+            ProcState::Waiting | ProcState::Net(_) | ProcState::Child(_) => None,
+        }
     }
 
     /// The wake this resume gets: a pending signal first (interrupting sleeps, waits and CPU
