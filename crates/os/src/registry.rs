@@ -885,6 +885,41 @@ pub fn add_curl(t: &mut Tree, path: &str) {
     t.add_file(path, "#!kubesim curl\n", 0o755);
 }
 
+/// The `/etc/hosts` the kubelet writes into every container of a pod (mirrors
+/// `managedHostsFileContent`/`hostsEntriesFromHostAliases` in kubelet's `kubelet_pods.go`):
+/// the localhost boilerplate, one line per pod IP (`ip\thost.domain\thost` when the pod has a
+/// `subdomain`, so `domain` is e.g. `sub.ns.svc.cluster.local`), then `hostAliases`.
+pub fn kubelet_hosts_file(pod_ips: &[&str], hostname: &str, domain: Option<&str>, host_aliases: &[(&str, &[&str])]) -> String {
+    let mut s = String::from(
+        "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n\
+         fe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n",
+    );
+    for ip in pod_ips {
+        match domain.filter(|d| !d.is_empty()) {
+            Some(d) => s.push_str(&format!("{ip}\t{hostname}.{d}\t{hostname}\n")),
+            None => s.push_str(&format!("{ip}\t{hostname}\n")),
+        }
+    }
+    if !host_aliases.is_empty() {
+        s.push_str("\n# Entries added by HostAliases.\n");
+        for (ip, names) in host_aliases {
+            s.push_str(&format!("{ip}\t{}\n", names.join("\t")));
+        }
+    }
+    s
+}
+
+/// The `/etc/resolv.conf` of a `dnsPolicy: ClusterFirst` pod (what kubelet writes):
+/// `search <ns>.svc.<domain> svc.<domain> <domain>`, the cluster DNS servers, `options ndots:5`.
+pub fn kubelet_resolv_conf(namespace: &str, cluster_domain: &str, nameservers: &[&str]) -> String {
+    let mut s = format!("search {namespace}.svc.{cluster_domain} svc.{cluster_domain} {cluster_domain}\n");
+    for n in nameservers {
+        s.push_str(&format!("nameserver {n}\n"));
+    }
+    s.push_str("options ndots:5\n");
+    s
+}
+
 /// The default environment a container runtime sets (`PATH`, `HOSTNAME`, `HOME`), before the
 /// image's and the pod's variables.
 pub fn default_env(hostname: &str) -> std::collections::BTreeMap<String, String> {
