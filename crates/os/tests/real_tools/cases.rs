@@ -2092,20 +2092,20 @@ vis
         [
             (
                 r#"p:
-drwxr-xr-x 2 root root 4096 Dec  1 10:51 q
+drwxr-xr-x 2 root root 4096 Dec  1 10:58 q
 
 p/q:
--rw-r--r-- 1 root root 0 Dec  1 10:51 r
+-rw-r--r-- 1 root root 0 Dec  1 10:58 r
 "#,
                 r#""#,
                 0,
             ),
             (
                 r#"p:
-drwxr-xr-x    2 root     root          4096 Dec  1 10:51 q
+drwxr-xr-x    2 root     root          4096 Dec  1 10:58 q
 
 p/q:
--rw-r--r--    1 root     root             0 Dec  1 10:51 r
+-rw-r--r--    1 root     root             0 Dec  1 10:58 r
 "#,
                 r#""#,
                 0,
@@ -3999,6 +3999,1091 @@ b 1
 "#,
                 r#""#,
                 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo hello | tr a-z A-Z"#,
+        [
+            (
+                r#"HELLO
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"HELLO
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'a,b,c' | cut -d, -f2"#,
+        [
+            (
+                r#"b
+"#, r#""#, 0,
+            ),
+            (
+                r#"b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "  x  " | sed 's/^ *//;s/ *$//'"#,
+        [
+            (
+                r#"x
+"#, r#""#, 0,
+            ),
+            (
+                r#"x
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '3\n1\n2\n' | sort -n | tail -1"#,
+        [
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo abc | awk '{print length($0)}'"#,
+        [
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a b\nc d\n' | awk '{print $2, $1}'"#,
+        [
+            (
+                r#"b a
+d c
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"b a
+d c
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a:b\n' | awk -F: '{print $2}'"#,
+        [
+            (
+                r#"b
+"#, r#""#, 0,
+            ),
+            (
+                r#"b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '1\n2\n3\n' | awk '{s+=$1} END {print s}'"#,
+        [
+            (
+                r#"6
+"#, r#""#, 0,
+            ),
+            (
+                r#"6
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo hello | md5sum"#,
+        [
+            (
+                r#"b1946ac92492d2347c6235b4d2611184  -
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"b1946ac92492d2347c6235b4d2611184  -
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo -n hello | sha256sum"#,
+        [
+            (
+                r#"2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824  -
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824  -
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (r#"echo aGVsbG8= | base64 -d"#, [(r#"hello"#, r#""#, 0), (r#"hello"#, r#""#, 0)]),
+    (
+        r#"seq 1 2 9"#,
+        [
+            (
+                r#"1
+3
+5
+7
+9
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1
+3
+5
+7
+9
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"seq -s, 3"#,
+        [
+            (
+                r#"1,2,3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1,2,3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"expr 3 + 4; expr length hello; expr 7 / 2; expr 2 \* 3"#,
+        [
+            (
+                r#"7
+5
+3
+6
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"7
+5
+3
+6
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"basename /a/b/c.txt .txt; dirname /a/b/c.txt"#,
+        [
+            (
+                r#"c
+/a/b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"c
+/a/b
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'x\n' | tee /tmp/w/t; cat /tmp/w/t"#,
+        [
+            (
+                r#"x
+x
+"#, r#""#, 0,
+            ),
+            (
+                r#"x
+x
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "a b c" | wc -w"#,
+        [
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"date -u -d @86400 +%F"#,
+        [
+            (
+                r#"1970-01-02
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1970-01-02
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo hello world | awk '{print toupper($1)}'"#,
+        [
+            (
+                r#"HELLO
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"HELLO
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'x=1' | sed -n 's/x=\(.*\)/\1/p'"#,
+        [
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo abc | sed -E 's/(a)(b)/\2\1/'"#,
+        [
+            (
+                r#"bac
+"#, r#""#, 0,
+            ),
+            (
+                r#"bac
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo foo | grep -o o"#,
+        [
+            (
+                r#"o
+o
+"#, r#""#, 0,
+            ),
+            (
+                r#"o
+o
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\n' | grep -n b"#,
+        [
+            (
+                r#"2:b
+"#, r#""#, 0,
+            ),
+            (
+                r#"2:b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 1.5 | awk '{printf "%.2f\n", $1*2}'"#,
+        [
+            (
+                r#"3.00
+"#, r#""#, 0,
+            ),
+            (
+                r#"3.00
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN{for(i=0;i<3;i++) print i}'"#,
+        [
+            (
+                r#"0
+1
+2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"0
+1
+2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "a b" | awk '{print NF}'"#,
+        [
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'k=v\nz=w\n' | awk -F= '$1=="k" {print $2}'"#,
+        [
+            (
+                r#"v
+"#, r#""#, 0,
+            ),
+            (
+                r#"v
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo abc | rev"#,
+        [
+            (
+                r#"cba
+"#, r#""#, 0,
+            ),
+            (
+                r#"cba
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"seq 5 | tail -n +3"#,
+        [
+            (
+                r#"3
+4
+5
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3
+4
+5
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%d%%\n' 50"#,
+        [
+            (
+                r#"50%
+"#, r#""#, 0,
+            ),
+            (
+                r#"50%
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\n' | cat -n"#,
+        [
+            (
+                r#"     1	a
+     2	b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"     1	a
+     2	b
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"touch /tmp/w/a /tmp/w/b; ls -1 /tmp/w"#,
+        [
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"mkdir -p /tmp/w/a1/b && ls -R /tmp/w"#,
+        [
+            (
+                r#"/tmp/w:
+a1
+
+/tmp/w/a1:
+b
+
+/tmp/w/a1/b:
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/tmp/w:
+a1
+
+/tmp/w/a1:
+b
+
+/tmp/w/a1/b:
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"touch /tmp/w/f && rm /tmp/w/f && ls /tmp/w/f"#,
+        [
+            (
+                r#""#,
+                r#"ls: cannot access '/tmp/w/f': No such file or directory
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"ls: /tmp/w/f: No such file or directory
+"#,
+                1,
+            ),
+        ],
+    ),
+    (
+        r#"cp /tmp/w/nonexist /tmp/w/x"#,
+        [
+            (
+                r#""#,
+                r#"cp: cannot stat '/tmp/w/nonexist': No such file or directory
+"#,
+                1,
+            ),
+            (
+                r#""#,
+                r#"cp: can't stat '/tmp/w/nonexist': No such file or directory
+"#,
+                1,
+            ),
+        ],
+    ),
+    (
+        r#"mv /tmp/w/nope /tmp/w/x"#,
+        [
+            (
+                r#""#,
+                r#"mv: cannot stat '/tmp/w/nope': No such file or directory
+"#,
+                1,
+            ),
+            (
+                r#""#,
+                r#"mv: can't rename '/tmp/w/nope': No such file or directory
+"#,
+                1,
+            ),
+        ],
+    ),
+    (
+        r#"cat /nonexistent"#,
+        [
+            (
+                r#""#,
+                r#"cat: /nonexistent: No such file or directory
+"#,
+                1,
+            ),
+            (
+                r#""#,
+                r#"cat: can't open '/nonexistent': No such file or directory
+"#,
+                1,
+            ),
+        ],
+    ),
+    (
+        r#"rmdir /tmp/w/nope"#,
+        [
+            (
+                r#""#,
+                r#"rmdir: failed to remove '/tmp/w/nope': No such file or directory
+"#,
+                1,
+            ),
+            (
+                r#""#,
+                r#"rmdir: '/tmp/w/nope': No such file or directory
+"#,
+                1,
+            ),
+        ],
+    ),
+    (
+        r#"echo t > /tmp/w/t; ln -s /tmp/w/t /tmp/w/l && readlink /tmp/w/l; cat /tmp/w/l"#,
+        [
+            (
+                r#"/tmp/w/t
+t
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/tmp/w/t
+t
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo hello | cut -c2-4"#,
+        [
+            (
+                r#"ell
+"#, r#""#, 0,
+            ),
+            (
+                r#"ell
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"env -i A=1 env"#,
+        [
+            (
+                r#"A=1
+"#, r#""#, 0,
+            ),
+            (
+                r#"A=1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%5s|%-5s|\n' a b"#,
+        [
+            (
+                r#"    a|b    |
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"    a|b    |
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%x %o %X\n' 255 8 255"#,
+        [
+            (
+                r#"ff 10 FF
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"ff 10 FF
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo hello | sed 's/l/L/2'"#,
+        [
+            (
+                r#"helLo
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"helLo
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'one\ntwo\nthree\n' | sed -n '2p'"#,
+        [
+            (
+                r#"two
+"#, r#""#, 0,
+            ),
+            (
+                r#"two
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'one\ntwo\nthree\n' | sed '2d'"#,
+        [
+            (
+                r#"one
+three
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"one
+three
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'one\ntwo\nthree\n' | sed -n '/t/p'"#,
+        [
+            (
+                r#"two
+three
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"two
+three
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'one\ntwo\nthree\n' | sed '$d'"#,
+        [
+            (
+                r#"one
+two
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"one
+two
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'one\ntwo\n' | sed 's/o/0/g'"#,
+        [
+            (
+                r#"0ne
+tw0
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"0ne
+tw0
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'path/to/file' | sed 's|/|_|g'"#,
+        [
+            (
+                r#"path_to_file
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"path_to_file
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'b\na\nc\n' | sort | head -n 2"#,
+        [
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'x 3\ny 1\nz 2\n' | sort -k2 -n"#,
+        [
+            (
+                r#"y 1
+z 2
+x 3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"y 1
+z 2
+x 3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\na\nb\n' | uniq -c"#,
+        [
+            (
+                r#"      2 a
+      1 b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"      2 a
+      1 b
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\na\nb\n' | sort | uniq -d"#,
+        [
+            (
+                r#"a
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'hello world' | tr -d o"#,
+        [
+            (
+                r#"hell wrld
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"hell wrld
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'aabbcc' | tr -s a-c"#,
+        [
+            (
+                r#"abc
+"#, r#""#, 0,
+            ),
+            (
+                r#"abc
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'hello' | tr -c 'a-z\n' '_'"#,
+        [
+            (
+                r#"hello
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"hello
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '1\n2\n' | xargs -n1 echo n"#,
+        [
+            (
+                r#"n 1
+n 2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"n 1
+n 2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo a b c | xargs -n 2"#,
+        [
+            (
+                r#"a b
+c
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a b
+c
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"seq 3 | xargs -I{} echo item-{}"#,
+        [
+            (
+                r#"item-1
+item-2
+item-3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"item-1
+item-2
+item-3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo '{"a":1}' | grep -o '"a":[0-9]*'"#,
+        [
+            (
+                r#""a":1
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#""a":1
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'GET / HTTP/1.1\r\n' | head -c 3; echo"#,
+        [
+            (
+                r#"GET
+"#, r#""#, 0,
+            ),
+            (
+                r#"GET
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 12345 | wc -c"#,
+        [
+            (
+                r#"6
+"#, r#""#, 0,
+            ),
+            (
+                r#"6
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'abc' | wc -c"#,
+        [
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"stat -c '%s %n' /tmp/w"#,
+        [
+            (
+                r#"4096 /tmp/w
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"4096 /tmp/w
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"test -d /tmp/w && echo dir; test -f /tmp/w || echo notfile"#,
+        [
+            (
+                r#"dir
+notfile
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"dir
+notfile
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $(( $(date -u -d @100 +%s) + 1 ))"#,
+        [
+            (
+                r#"101
+"#, r#""#, 0,
+            ),
+            (
+                r#"101
+"#, r#""#, 0,
             ),
         ],
     ),
