@@ -253,4 +253,7 @@ fn blocking_substitutions_inside_double_brackets_and_arithmetic_suspend_and_repl
          ++ sleep 0.1\n++ echo 3\n+ ((  3 + 1 == 4  ))\n+ echo ok\n++ echo q\n+ [[ q =~ ^(q)$ ]]\n+ echo q\n"
     );
     assert_eq!((out.code, out.elapsed_ms), (Some(0), 200));
+    // An arithmetic `for` condition is evaluated (and its substitution run) once per iteration.
+    let out = pod.run(&["bash", "-c", "for ((i=0; i<$(sleep 1; echo 2); i++)); do echo $i; done"]);
+    assert_eq!((out.stdout_str().as_str(), out.code, out.elapsed_ms), ("0\n1\n", Some(0), 3_000));
 }

@@ -185,6 +185,7 @@ enum Frame {
         node: Arc<Compound>,
         phase: u8,
         status: i32,
+        substs: Vec<String>,
     },
     Case {
         node: Arc<Compound>,
@@ -912,7 +913,7 @@ impl Shell {
                                 let f = match f {
                                     Frame::While { node, .. } => Frame::While { node, in_body: true, status: self.status },
                                     Frame::For { var, items, idx, body, .. } => Frame::For { var, items, idx, body, status: self.status },
-                                    Frame::ArithFor { node, .. } => Frame::ArithFor { node, phase: 3, status: self.status },
+                                    Frame::ArithFor { node, .. } => Frame::ArithFor { node, phase: 3, status: self.status, substs: Vec::new() },
                                     other => other,
                                 };
                                 self.loops += 1;
@@ -1144,43 +1145,53 @@ impl Shell {
                 self.frames.push(Frame::For { var, items, idx: idx + 1, body: body.clone(), status: 0 });
                 Act::Push(Frame::Run(body))
             }
-            Frame::ArithFor { node, phase, status } => {
-                let Compound::ArithFor { init, cond, step, body } = &*node else { return Act::Pop };
-                // phase 0: init, 1: cond, 2: body done → step, 3: continue → step
-                let eval = |sh: &mut Shell, os: &mut dyn Os, w: &Word| -> Result<i64, Act> {
-                    let text = match sh.expand_str_nosubst(os, w) {
-                        Ok(t) => t,
-                        Err(a) => return Err(a),
-                    };
-                    if text.trim().is_empty() {
-                        return Ok(1);
-                    }
-                    sh.arith(os, &text)
-                };
-                let mut ph = phase;
-                if ph == 0 {
-                    if let Err(a) = eval(self, os, init) {
-                        return a;
-                    }
-                    ph = 1;
-                } else if ph >= 2 {
-                    if let Err(a) = eval(self, os, step) {
-                        return a;
-                    }
-                    ph = 1;
+            Frame::ArithFor { node, phase, status, mut substs } => {
+                if let Some((_, out)) = self.child_done.take() {
+                    substs.push(strip_trailing_newlines(&out));
                 }
-                let _ = ph;
-                match eval(self, os, cond) {
-                    Err(a) => a,
-                    Ok(0) => {
+                let Compound::ArithFor { init, cond, step, body } = &*node else { return Act::Pop };
+                // phase 0: init, 1: cond, 2: body done → step, 3: continue → step.
+                // A blocking command substitution suspends the frame at its phase; the
+                // expression is replayed with the cached outputs (see `Frame::Replay`).
+                let status = if phase == 2 { self.status } else { status };
+                let mut ph = phase;
+                loop {
+                    let w = match ph {
+                        0 => init,
+                        1 => cond,
+                        _ => step,
+                    };
+                    self.replay = Some(Replay { cached: std::mem::take(&mut substs), ..Replay::default() });
+                    let r = match self.expand_str_nosubst(os, w) {
+                        Ok(text) if text.trim().is_empty() => Ok(1),
+                        Ok(text) => {
+                            self.replay = None;
+                            self.arith(os, &text)
+                        }
+                        Err(a) => Err(a),
+                    };
+                    let rp = self.replay.take().unwrap_or_default();
+                    if let Some((child, st)) = rp.blocked {
+                        let phase = if ph == 2 { 3 } else { ph };
+                        self.frames.push(Frame::ArithFor { node: node.clone(), phase, status, substs: rp.cached });
+                        self.frames.push(Frame::Child(child));
+                        return Act::Block(st);
+                    }
+                    let v = match r {
+                        Ok(v) => v,
+                        Err(a) => return a,
+                    };
+                    if ph != 1 {
+                        ph = 1;
+                        continue;
+                    }
+                    if v == 0 {
                         self.loops = self.loops.saturating_sub(1);
                         self.status = status;
-                        Act::Pop
+                        return Act::Pop;
                     }
-                    Ok(_) => {
-                        self.frames.push(Frame::ArithFor { node: node.clone(), phase: 2, status: 0 });
-                        Act::Push(Frame::Run(body.clone()))
-                    }
+                    self.frames.push(Frame::ArithFor { node: node.clone(), phase: 2, status: 0, substs: Vec::new() });
+                    return Act::Push(Frame::Run(body.clone()));
                 }
             }
             Frame::Case { node, subject, arm, substs } => self.step_case(os, node, subject, arm, substs),
@@ -1318,7 +1329,7 @@ impl Shell {
             },
             Compound::ArithFor { .. } => {
                 self.loops += 1;
-                Act::Push(Frame::ArithFor { node: c.clone(), phase: 0, status: 0 })
+                Act::Push(Frame::ArithFor { node: c.clone(), phase: 0, status: 0, substs: Vec::new() })
             }
             Compound::Case { .. } => Act::Push(Frame::Case { node: c.clone(), subject: None, arm: 0, substs: Vec::new() }),
             Compound::Arith(_) | Compound::Cond(_) => self.run_replayable(os, c.clone(), Vec::new(), 0),

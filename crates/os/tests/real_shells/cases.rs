@@ -7287,10 +7287,10 @@ rc=0
             (
                 r#"0
 "#,
-                r#"+ grep -c ZZZ
-+ a=1
+                r#"+ a=1
 + b=2
 + env
++ grep -c ZZZ
 "#,
                 1,
             ),
@@ -9276,6 +9276,96 @@ b
             ),
             (
                 r#"root x 0:0
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"for ((i=0;i<1;i++)); do false; done; echo $?"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: bad for loop variable
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: Bad for loop variable
+"#,
+                2,
+            ),
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"for ((i=0;i<0;i++)); do false; done; echo $?"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: bad for loop variable
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: Bad for loop variable
+"#,
+                2,
+            ),
+            (
+                r#"0
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"for ((i=0; i<$(echo 3); i++)); do printf '%s;' $i; done; echo"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: bad for loop variable
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: Bad for loop variable
+"#,
+                2,
+            ),
+            (
+                r#"0;1;2;
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"for ((i=0;i<4;i++)); do [ $i = 1 ] && continue; echo $i; done"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: bad for loop variable
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: Bad for loop variable
+"#,
+                2,
+            ),
+            (
+                r#"0
+2
+3
 "#,
                 r#""#,
                 0,
