@@ -257,3 +257,12 @@ fn blocking_substitutions_inside_double_brackets_and_arithmetic_suspend_and_repl
     let out = pod.run(&["bash", "-c", "for ((i=0; i<$(sleep 1; echo 2); i++)); do echo $i; done"]);
     assert_eq!((out.stdout_str().as_str(), out.code, out.elapsed_ms), ("0\n1\n", Some(0), 3_000));
 }
+
+#[test]
+fn a_background_writer_wakes_before_a_poller_that_slept_more_recently() {
+    // Real shells: the poller's three `sleep 1` drift later than the writer's one `sleep 3`
+    // (each iteration costs a fork), so the third check already sees the file.
+    let mut pod = Pod::busybox();
+    let out = pod.run(&["sh", "-c", "(sleep 3; touch /tmp/ready) & until [ -f /tmp/ready ]; do echo waiting; sleep 1; done; echo ready"]);
+    assert_eq!((out.stdout_str().as_str(), out.code, out.elapsed_ms), ("waiting\nwaiting\nwaiting\nready\n", Some(0), 3_000));
+}

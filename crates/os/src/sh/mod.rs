@@ -233,7 +233,9 @@ enum Frame {
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum TaskState {
     Ready(Wake),
-    Sleeping(u64),
+    /// Sleeping until the first time; the second is when the sleep began (tasks that wake
+    /// together run oldest sleep first, as the one with fewer wakeups in between would).
+    Sleeping(u64, u64),
     Waiting,
     WaitingJobs,
     Host(Step, bool),
@@ -312,6 +314,8 @@ pub struct Shell {
     /// Set while a `[[ ]]`/`(( ))`/arithmetic `for` is being (re)evaluated: command substitutions
     /// that block suspend the compound command, which is replayed with their cached outputs.
     replay: Option<Replay>,
+    /// Background jobs that slept since before the foreground's sleep run first this round.
+    jobs_first: bool,
     in_trap: u32,
     exec_child: bool,
     trace_depth: u32,
@@ -497,6 +501,7 @@ impl Shell {
             random_seeded: false,
             interrupted: None,
             replay: None,
+            jobs_first: false,
             in_trap: 0,
             exec_child: false,
             trace_depth: 1,
@@ -781,6 +786,7 @@ impl Shell {
             random_seeded: self.random_seeded,
             interrupted: None,
             replay: None,
+            jobs_first: false,
             in_trap: 0,
             exec_child: false,
             trace_depth: self.trace_depth,
@@ -1599,7 +1605,7 @@ impl Shell {
                     TaskState::WaitingJobs | TaskState::Waiting => {
                         self.fg = TaskState::Ready(Wake::Signal(sig));
                     }
-                    TaskState::Sleeping(_) if !matches!(self.frames.last(), Some(Frame::Child(_))) => {
+                    TaskState::Sleeping(..) if !matches!(self.frames.last(), Some(Frame::Child(_))) => {
                         self.fg = TaskState::Ready(Wake::Signal(sig));
                     }
                     _ => {}
@@ -1638,7 +1644,7 @@ impl Shell {
 
     fn state_after(now: u64, step: &Step) -> TaskState {
         match step {
-            Step::Sleep(ms) => TaskState::Sleeping(now.saturating_add(*ms)),
+            Step::Sleep(ms) => TaskState::Sleeping(now.saturating_add(*ms), now),
             Step::Wait => TaskState::Waiting,
             Step::Exit(_) => TaskState::Done,
             other => TaskState::Host(other.clone(), false),
@@ -1653,7 +1659,8 @@ impl Shell {
                 return Step::Compute { cpu_ms: CPU_MS_PER_SLICE, threads: 1 };
             }
             let mut progressed = false;
-            if let TaskState::Ready(w) = self.fg.clone() {
+            let jobs_first = std::mem::take(&mut self.jobs_first);
+            if let (false, TaskState::Ready(w)) = (jobs_first, self.fg.clone()) {
                 progressed = true;
                 let step = self.run_fg(os, w);
                 let in_wait = matches!(self.frames.last(), Some(Frame::WaitJobs { .. }));
@@ -1705,11 +1712,11 @@ impl Shell {
             }
             let now = os.now_ms();
             let mut min: Option<u64> = None;
-            if let TaskState::Sleeping(u) = self.fg {
+            if let TaskState::Sleeping(u, _) = self.fg {
                 min = Some(u);
             }
             for j in &self.jobs {
-                if let TaskState::Sleeping(u) = j.state {
+                if let TaskState::Sleeping(u, _) = j.state {
                     min = Some(min.map_or(u, |m| m.min(u)));
                 }
             }
@@ -1732,12 +1739,21 @@ impl Shell {
                         self.set_task(t, TaskState::Ready(Wake::Timer));
                     }
                 }
-                if matches!(self.fg, TaskState::Sleeping(u) if u <= now) {
+                let fg_since = match self.fg {
+                    TaskState::Sleeping(u, since) if u <= now => Some(since),
+                    _ => None,
+                };
+                if fg_since.is_some() {
                     self.fg = TaskState::Ready(Wake::Timer);
                 }
                 for j in &mut self.jobs {
-                    if matches!(j.state, TaskState::Sleeping(u) if u <= now) {
-                        j.state = TaskState::Ready(Wake::Timer);
+                    if let TaskState::Sleeping(u, since) = j.state {
+                        if u <= now {
+                            j.state = TaskState::Ready(Wake::Timer);
+                            if fg_since.is_some_and(|f| since < f) {
+                                self.jobs_first = true;
+                            }
+                        }
                     }
                 }
             }
