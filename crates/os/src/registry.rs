@@ -432,6 +432,7 @@ fn applet_program(name: &str, spawn: &Spawn, fs: &dyn Fs, family: Family) -> Sta
         "nslookup" => Box::new(crate::net::nslookup::Nslookup::new(spawn, crate::net::nslookup::Style::Busybox)),
         "nslookup-1.28" => Box::new(crate::net::nslookup::Nslookup::new(spawn, crate::net::nslookup::Style::Busybox128)),
         "ping" | "ping6" => Box::new(crate::net::ping::Ping::new(spawn, family)),
+        "getent" => Box::new(crate::net::getent::Getent::new(spawn)),
         _ => match applets::sync_applet(name) {
             Some(f) => Box::new(SyncApplet::new(spawn.clone(), name, family, f)),
             None => return Started::Foreign(name.to_string()),
@@ -833,6 +834,7 @@ fn debian_like(os_release: &str) -> Tree {
     t.add_symlink("/usr/bin/rbash", "bash");
     t.add_file("/usr/bin/dash", "#!kubesim dash\n", 0o755);
     t.add_symlink("/usr/bin/sh", "dash");
+    t.add_file("/usr/bin/getent", "#!kubesim coreutils\n", 0o755);
     t.add_file("/usr/bin/apt-get", "#!kubesim apt-get\n", 0o755);
     t.add_file("/usr/bin/dpkg", "#!kubesim dpkg\n", 0o755);
     t.add_file("/etc/os-release", os_release, 0o644);
