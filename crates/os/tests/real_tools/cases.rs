@@ -2092,20 +2092,20 @@ vis
         [
             (
                 r#"p:
-drwxr-xr-x 2 root root 4096 Dec  1 10:58 q
+drwxr-xr-x 2 root root 4096 Dec  1 11:06 q
 
 p/q:
--rw-r--r-- 1 root root 0 Dec  1 10:58 r
+-rw-r--r-- 1 root root 0 Dec  1 11:06 r
 "#,
                 r#""#,
                 0,
             ),
             (
                 r#"p:
-drwxr-xr-x    2 root     root          4096 Dec  1 10:58 q
+drwxr-xr-x    2 root     root          4096 Dec  1 11:06 q
 
 p/q:
--rw-r--r--    1 root     root             0 Dec  1 10:58 r
+-rw-r--r--    1 root     root             0 Dec  1 11:06 r
 "#,
                 r#""#,
                 0,
@@ -5083,6 +5083,672 @@ notfile
             ),
             (
                 r#"101
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo '1,2,3' | awk -F, '{for(i=1;i<=NF;i++) s+=$i} END{print s}'"#,
+        [
+            (
+                r#"6
+"#, r#""#, 0,
+            ),
+            (
+                r#"6
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\nc\n' | awk 'NR==2'"#,
+        [
+            (
+                r#"b
+"#, r#""#, 0,
+            ),
+            (
+                r#"b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'ab\nabcd\n' | awk 'length > 3'"#,
+        [
+            (
+                r#"abcd
+"#, r#""#, 0,
+            ),
+            (
+                r#"abcd
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'a b c' | awk '{ $2=""; print }'"#,
+        [
+            (
+                r#"a  c
+"#, r#""#, 0,
+            ),
+            (
+                r#"a  c
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\nb\n' | awk '/b/ {c++} END {print c+0}'"#,
+        [
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'x\ny\n' | awk '{printf "%s-%d\n", $1, NR}'"#,
+        [
+            (
+                r#"x-1
+y-2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"x-1
+y-2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN{n=split("a:b:c",arr,":"); print arr[2], n}'"#,
+        [
+            (
+                r#"b 3
+"#, r#""#, 0,
+            ),
+            (
+                r#"b 3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo hello | awk '{print substr($0,2,3)}'"#,
+        [
+            (
+                r#"ell
+"#, r#""#, 0,
+            ),
+            (
+                r#"ell
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo banana | awk '{gsub(/a/,"X"); print}'"#,
+        [
+            (
+                r#"bXnXnX
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"bXnXnX
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo banana | awk '{sub(/a/,"X"); print}'"#,
+        [
+            (
+                r#"bXnana
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"bXnana
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'x\ny\n' | awk '{print NR": "$0}'"#,
+        [
+            (
+                r#"1: x
+2: y
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1: x
+2: y
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"awk -v n=3 'BEGIN{print n+1}'"#,
+        [
+            (
+                r#"4
+"#, r#""#, 0,
+            ),
+            (
+                r#"4
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\n' | awk 'END{print NR}'"#,
+        [
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo hello | awk '{print toupper(substr($1,1,1)) substr($1,2)}'"#,
+        [
+            (
+                r#"Hello
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"Hello
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN{printf "%5.1f|%-3s|%03d\n", 3.14159, "a", 7}'"#,
+        [
+            (
+                r#"  3.1|a  |007
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"  3.1|a  |007
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '1\n2\n' | awk '{ if ($1 > 1) print "big"; else print "small" }'"#,
+        [
+            (
+                r#"small
+big
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"small
+big
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'a b c' | awk '{print $NF}'"#,
+        [
+            (
+                r#"c
+"#, r#""#, 0,
+            ),
+            (
+                r#"c
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN{while(i<3){i++; print i}}'"#,
+        [
+            (
+                r#"1
+2
+3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1
+2
+3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'a,b,c' | awk '{n=split($0,a,/,/); print n}'"#,
+        [
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'abc\nxyz\n' | awk 'index($0,"b")'"#,
+        [
+            (
+                r#"abc
+"#, r#""#, 0,
+            ),
+            (
+                r#"abc
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo aabbb | awk '{print match($0,/b+/), RSTART, RLENGTH}'"#,
+        [
+            (
+                r#"3 3 3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3 3 3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN{x=sprintf("%x",255); print x}'"#,
+        [
+            (
+                r#"ff
+"#, r#""#, 0,
+            ),
+            (
+                r#"ff
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 7 | awk '{print int($1/2)}'"#,
+        [
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN{print 1/3}'"#,
+        [
+            (
+                r#"0.333333
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"0.333333
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'a b c' | awk 'BEGIN{OFS="-"} {$1=$1; print}'"#,
+        [
+            (
+                r#"a-b-c
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a-b-c
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '1\n2\n3\n4\n' | awk 'NR%2==0'"#,
+        [
+            (
+                r#"2
+4
+"#, r#""#, 0,
+            ),
+            (
+                r#"2
+4
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\na\n' | awk '!seen[$0]++'"#,
+        [
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '1\n2\n3\n' | awk '{a[NR]=$0} END{for(i=NR;i>0;i--) print a[i]}'"#,
+        [
+            (
+                r#"3
+2
+1
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3
+2
+1
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 3 | awk 'function f(x){return x*2} {print f($1)}'"#,
+        [
+            (
+                r#"6
+"#, r#""#, 0,
+            ),
+            (
+                r#"6
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'k1 5\nk1 3\n' | awk '{sum[$1]+=$2} END{for(k in sum) print k, sum[k]}'"#,
+        [
+            (
+                r#"k1 8
+"#, r#""#, 0,
+            ),
+            (
+                r#"k1 8
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'x' | awk '{print length()}'"#,
+        [
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN { printf "%s %s\n", "a" }'"#,
+        [
+            (
+                r#"a "#,
+                r#"awk: run time error: not enough arguments passed to printf("%s %s
+")
+	FILENAME="" FNR=0 NR=0
+"#,
+                2,
+            ),
+            (
+                r#"a 
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "10 20" | awk '{print $1 * $2, $1 / $2, $1 % 3, $1 ^ 2}'"#,
+        [
+            (
+                r#"200 0.5 1 100
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"200 0.5 1 "#,
+                r#"awk: cmd. line:1: Math support is not compiled in
+"#,
+                1,
+            ),
+        ],
+    ),
+    (
+        r#"echo "a:b" | awk 'BEGIN{FS=":"} {print $2}'"#,
+        [
+            (
+                r#"b
+"#, r#""#, 0,
+            ),
+            (
+                r#"b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a b\n' | awk '{print; print $0}'"#,
+        [
+            (
+                r#"a b
+a b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a b
+a b
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN{s="x"; s = s "y"; print s, length(s)}'"#,
+        [
+            (
+                r#"xy 2
+"#, r#""#, 0,
+            ),
+            (
+                r#"xy 2
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo | awk '{print 1e3, 0.1+0.2, 100000000}'"#,
+        [
+            (
+                r#"1000 0.3 100000000
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1000 0.3 100000000
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'line1\nline2\n' | awk 'NR==1{next} {print}'"#,
+        [
+            (
+                r#"line2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"line2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\nc\n' | awk 'NR==2{exit} {print}'"#,
+        [
+            (
+                r#"a
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN{exit 3}'; echo $?"#,
+        [
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "5 apples" | awk '$1 >= 5 && /apple/ {print "many"}'"#,
+        [
+            (
+                r#"many
+"#, r#""#, 0,
+            ),
+            (
+                r#"many
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "x" | awk '{print "a" > "/tmp/w/o"} END{close("/tmp/w/o"); while((getline l < "/tmp/w/o") > 0) print "got " l}'"#,
+        [
+            (
+                r#"got a
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"got a
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'b\na\n' | awk '{print | "sort"}'"#,
+        [
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN{"echo hi" | getline x; print x}'"#,
+        [
+            (
+                r#"hi
+"#, r#""#, 0,
+            ),
+            (
+                r#"hi
 "#, r#""#, 0,
             ),
         ],
