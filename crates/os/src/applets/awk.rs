@@ -60,6 +60,7 @@ enum S {
     Break,
     Continue,
     Delete(String, Option<Vec<E>>),
+    Return(Option<E>),
 }
 
 #[derive(Clone, Debug)]
@@ -118,7 +119,7 @@ fn lex(src: &str) -> Result<Vec<Tok>, String> {
                 i += 1;
             }
             let t: String = c[st..i].iter().collect();
-            if c.get(i) == Some(&'(') && BUILTINS.contains(&t.as_str()) {
+            if c.get(i) == Some(&'(') && (BUILTINS.contains(&t.as_str()) || !KEYWORDS.contains(&t.as_str())) {
                 out.push(Tok::Func(t));
             } else {
                 out.push(Tok::Name(t));
@@ -200,6 +201,12 @@ fn lex(src: &str) -> Result<Vec<Tok>, String> {
     Ok(out)
 }
 
+/// Words that are never function calls, even directly before `(`.
+const KEYWORDS: &[&str] = &[
+    "if", "while", "for", "do", "else", "function", "func", "return", "print", "printf", "in", "delete", "exit", "next", "break", "continue", "getline",
+    "BEGIN", "END",
+];
+
 const BUILTINS: &[&str] = &[
     "length", "substr", "index", "split", "sub", "gsub", "match", "sprintf", "toupper", "tolower", "int", "sqrt", "exp", "log", "sin", "cos", "rand", "srand",
     "system", "close", "fflush",
@@ -209,6 +216,14 @@ struct P {
     t: Vec<Tok>,
     i: usize,
     depth: usize,
+    funcs: BTreeMap<String, Func>,
+}
+
+/// A user-defined function: parameter names and body.
+#[derive(Clone, Debug)]
+struct Func {
+    params: Vec<String>,
+    body: Vec<S>,
 }
 
 type R<T> = Result<T, String>;
@@ -261,7 +276,32 @@ impl P {
                     self.i += 1;
                     Pat::End
                 }
-                Tok::Name(n) if n == "function" => return Err("user-defined functions are not supported (kubesim)".into()),
+                Tok::Name(n) if n == "function" || n == "func" => {
+                    self.i += 1;
+                    let name = match self.peek().clone() {
+                        Tok::Name(f) | Tok::Func(f) => f,
+                        _ => return Err("syntax error in function definition".into()),
+                    };
+                    if BUILTINS.contains(&name.as_str()) {
+                        return Err(format!("function name {name} previously defined"));
+                    }
+                    self.i += 1;
+                    self.expect("(")?;
+                    let mut params = Vec::new();
+                    while let Tok::Name(pn) = self.peek().clone() {
+                        self.i += 1;
+                        params.push(pn);
+                        if !self.eat(",") {
+                            break;
+                        }
+                        self.only_nl();
+                    }
+                    self.expect(")")?;
+                    self.nls();
+                    let body = self.block()?;
+                    self.funcs.insert(name, Func { params, body });
+                    continue;
+                }
                 Tok::Op(o) if o == "{" => Pat::All,
                 _ => {
                     let e = self.expr()?;
@@ -462,6 +502,12 @@ impl P {
                 self.i += 1;
                 self.end_stmt();
                 Ok(S::Break)
+            }
+            Some("return") => {
+                self.i += 1;
+                let e = if matches!(self.peek(), Tok::Nl | Tok::Eof) || self.is_op(";") || self.is_op("}") { None } else { Some(self.expr()?) };
+                self.end_stmt();
+                Ok(S::Return(e))
             }
             Some("continue") => {
                 self.i += 1;
@@ -832,6 +878,8 @@ enum Flow {
     Exit,
     Break,
     Continue,
+    /// `return` from a user-defined function (the value is in `Interp::ret`).
+    Return,
 }
 
 struct Interp<'a, 'b> {
@@ -846,6 +894,9 @@ struct Interp<'a, 'b> {
     files: BTreeMap<String, Vec<u8>>,
     re_cache: BTreeMap<String, Regex>,
     range_on: Vec<bool>,
+    funcs: BTreeMap<String, Func>,
+    ret: V,
+    call_depth: usize,
 }
 
 impl Interp<'_, '_> {
@@ -1136,8 +1187,84 @@ impl Interp<'_, '_> {
             "rand" => V::Num((self.c.os.random_u64() >> 11) as f64 / (1u64 << 53) as f64),
             "srand" | "close" | "fflush" => V::Num(0.0),
             "system" => return Err("system() is not supported (kubesim)".into()),
-            other => return Err(format!("calling undefined function {other}")),
+            other => return self.call_user(other, args),
         })
+    }
+
+    /// Calls a user-defined function: scalars by value, arrays (and never-assigned names) by
+    /// reference; parameters beyond the arguments are fresh locals.
+    fn call_user(&mut self, f: &str, args: &[E]) -> R<V> {
+        let Some(func) = self.funcs.get(f).cloned() else { return Err(format!("calling undefined function {f}")) };
+        if args.len() > func.params.len() {
+            return Err(format!("function {f} called with {} args, accepts only {}", args.len(), func.params.len()));
+        }
+        if self.call_depth >= MAX_CALL_DEPTH {
+            return Err("function call nesting too deep (kubesim)".into());
+        }
+        enum Bind {
+            Scalar(V),
+            /// By reference; `true` when the name already was an array.
+            Array(String, bool),
+        }
+        let mut binds = Vec::new();
+        for a in args {
+            match a {
+                E::Var(n) if self.arrays.contains_key(n) || !self.vars.contains_key(n) => binds.push(Bind::Array(n.clone(), self.arrays.contains_key(n))),
+                _ => binds.push(Bind::Scalar(self.eval(a)?)),
+            }
+        }
+        let mut taken: Vec<Option<BTreeMap<String, V>>> = Vec::new();
+        for b in &binds {
+            taken.push(match b {
+                Bind::Array(n, _) => Some(self.arrays.remove(n).unwrap_or_default()),
+                Bind::Scalar(_) => None,
+            });
+        }
+        let saved: Vec<(String, Option<V>, Option<BTreeMap<String, V>>)> =
+            func.params.iter().map(|p| (p.clone(), self.vars.remove(p), self.arrays.remove(p))).collect();
+        for (k, b) in binds.iter().enumerate() {
+            let p = &func.params[k];
+            match b {
+                Bind::Scalar(v) => {
+                    self.vars.insert(p.clone(), v.clone());
+                }
+                Bind::Array(..) => {
+                    self.arrays.insert(p.clone(), taken[k].take().unwrap_or_default());
+                }
+            }
+        }
+        self.call_depth += 1;
+        let flow = self.exec(&S::Block(func.body.clone()));
+        self.call_depth -= 1;
+        let mut back = Vec::new();
+        for (k, b) in binds.iter().enumerate() {
+            if let Bind::Array(n, existed) = b {
+                let a = self.arrays.remove(&func.params[k]).unwrap_or_default();
+                // An untouched never-assigned name stays a scalar name.
+                if *existed || !a.is_empty() {
+                    back.push((n.clone(), a));
+                }
+            }
+        }
+        for (p, v, a) in saved {
+            self.vars.remove(&p);
+            self.arrays.remove(&p);
+            if let Some(v) = v {
+                self.vars.insert(p.clone(), v);
+            }
+            if let Some(a) = a {
+                self.arrays.insert(p, a);
+            }
+        }
+        for (n, a) in back {
+            self.arrays.insert(n, a);
+        }
+        match flow? {
+            Flow::Return => Ok(std::mem::replace(&mut self.ret, V::StrNum(String::new()))),
+            Flow::Exit => Err(EXIT_IN_FUNCTION.into()),
+            Flow::Next => Err("next used in a function (kubesim)".into()),
+            _ => Ok(V::StrNum(String::new())),
+        }
     }
     fn emit(&mut self, data: &[u8], red: &Option<(bool, E)>) -> R<()> {
         match red {
@@ -1218,6 +1345,7 @@ impl Interp<'_, '_> {
                         Flow::Break => break,
                         Flow::Next => return Ok(Flow::Next),
                         Flow::Exit => return Ok(Flow::Exit),
+                        Flow::Return => return Ok(Flow::Return),
                         _ => {}
                     }
                 }
@@ -1227,6 +1355,7 @@ impl Interp<'_, '_> {
                     Flow::Break => break,
                     Flow::Next => return Ok(Flow::Next),
                     Flow::Exit => return Ok(Flow::Exit),
+                    Flow::Return => return Ok(Flow::Return),
                     _ => {}
                 }
                 if !self.eval(c)?.truthy() {
@@ -1247,6 +1376,7 @@ impl Interp<'_, '_> {
                         Flow::Break => break,
                         Flow::Next => return Ok(Flow::Next),
                         Flow::Exit => return Ok(Flow::Exit),
+                        Flow::Return => return Ok(Flow::Return),
                         _ => {}
                     }
                     if let Some(s) = step {
@@ -1262,6 +1392,7 @@ impl Interp<'_, '_> {
                         Flow::Break => break,
                         Flow::Next => return Ok(Flow::Next),
                         Flow::Exit => return Ok(Flow::Exit),
+                        Flow::Return => return Ok(Flow::Return),
                         _ => {}
                     }
                 }
@@ -1280,6 +1411,13 @@ impl Interp<'_, '_> {
                     self.exit_code = self.eval(e)?.num() as i32;
                 }
                 return Ok(Flow::Exit);
+            }
+            S::Return(e) => {
+                self.ret = match e {
+                    Some(e) => self.eval(e)?,
+                    None => V::StrNum(String::new()),
+                };
+                return Ok(Flow::Return);
             }
             S::Break => return Ok(Flow::Break),
             S::Continue => return Ok(Flow::Continue),
@@ -1504,7 +1642,7 @@ pub(crate) fn awk(c: &mut Ctx) -> i32 {
             return 2;
         }
     };
-    let mut p = P { t: toks, i: 0, depth: 0 };
+    let mut p = P { t: toks, i: 0, depth: 0, funcs: BTreeMap::new() };
     let items = match p.program() {
         Ok(v) => v,
         Err(e) => {
@@ -1524,6 +1662,9 @@ pub(crate) fn awk(c: &mut Ctx) -> i32 {
         files: BTreeMap::new(),
         re_cache: BTreeMap::new(),
         range_on: vec![false; items.len()],
+        funcs: std::mem::take(&mut p.funcs),
+        ret: V::StrNum(String::new()),
+        call_depth: 0,
     };
     for (k, v) in [("FS", fs.as_str()), ("OFS", " "), ("ORS", "\n"), ("OFMT", "%.6g"), ("CONVFMT", "%.6g"), ("SUBSEP", "\x1c")] {
         it.vars.insert(k.into(), V::Str(v.into()));
@@ -1541,6 +1682,7 @@ pub(crate) fn awk(c: &mut Ctx) -> i32 {
     it.c.out(&out);
     match result {
         Ok(()) => it.exit_code,
+        Err(e) if e == EXIT_IN_FUNCTION => it.exit_code,
         Err(e) => {
             if !e.is_empty() {
                 it.c.err(&e);
@@ -1550,11 +1692,26 @@ pub(crate) fn awk(c: &mut Ctx) -> i32 {
     }
 }
 
+/// Nesting limit of user-defined function calls (each level costs several interpreter frames
+/// of native stack; wasm's default stack is 1 MiB).
+const MAX_CALL_DEPTH: usize = 32;
+
+/// Internal marker: `exit` inside a function unwinds the expression as an error.
+const EXIT_IN_FUNCTION: &str = "\u{0}exit";
+
+/// An `exit` that unwound out of a function call is a plain `exit` at rule level.
+fn top(r: R<Flow>) -> R<Flow> {
+    match r {
+        Err(e) if e == EXIT_IN_FUNCTION => Ok(Flow::Exit),
+        other => other,
+    }
+}
+
 fn run_awk(it: &mut Interp, items: &[(Pat, Option<Vec<S>>)], files: &[String]) -> R<()> {
     let mut exited = false;
     for (p, body) in items {
         if let (Pat::Begin, Some(b)) = (p, body) {
-            if let Flow::Exit = it.exec(&S::Block(b.clone()))? {
+            if let Flow::Exit = top(it.exec(&S::Block(b.clone())))? {
                 exited = true;
                 break;
             }
@@ -1617,7 +1774,7 @@ fn run_awk(it: &mut Interp, items: &[(Pat, Option<Vec<S>>)], files: &[String]) -
                         continue;
                     }
                     let flow = match body {
-                        Some(b) => it.exec(&S::Block(b.clone()))?,
+                        Some(b) => top(it.exec(&S::Block(b.clone())))?,
                         None => it.exec(&S::Print(vec![], None))?,
                     };
                     match flow {
@@ -1635,7 +1792,7 @@ fn run_awk(it: &mut Interp, items: &[(Pat, Option<Vec<S>>)], files: &[String]) -
     let _ = exited;
     for (p, body) in items {
         if let (Pat::End, Some(b)) = (p, body) {
-            if let Flow::Exit = it.exec(&S::Block(b.clone()))? {
+            if let Flow::Exit = top(it.exec(&S::Block(b.clone())))? {
                 break;
             }
         }

@@ -2092,20 +2092,20 @@ vis
         [
             (
                 r#"p:
-drwxr-xr-x 2 root root 4096 Dec  1 11:06 q
+drwxr-xr-x 2 root root 4096 Dec  1 11:09 q
 
 p/q:
--rw-r--r-- 1 root root 0 Dec  1 11:06 r
+-rw-r--r-- 1 root root 0 Dec  1 11:09 r
 "#,
                 r#""#,
                 0,
             ),
             (
                 r#"p:
-drwxr-xr-x    2 root     root          4096 Dec  1 11:06 q
+drwxr-xr-x    2 root     root          4096 Dec  1 11:09 q
 
 p/q:
--rw-r--r--    1 root     root             0 Dec  1 11:06 r
+-rw-r--r--    1 root     root             0 Dec  1 11:09 r
 "#,
                 r#""#,
                 0,
@@ -5749,6 +5749,139 @@ b
             ),
             (
                 r#"hi
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'function fact(n) { return n <= 1 ? 1 : n * fact(n-1) } BEGIN { print fact(10) }'"#,
+        [
+            (
+                r#"3628800
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3628800
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'function fill(a) { a["x"]=1; a["y"]=2 } BEGIN { fill(arr); print length(arr), arr["y"] }'"#,
+        [
+            (
+                r#"2 2
+"#, r#""#, 0,
+            ),
+            (
+                r#"2 2
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'function loc(x,   tmp) { tmp = x + 1; return tmp } BEGIN { tmp = 5; print loc(1), tmp }'"#,
+        [
+            (
+                r#"2 5
+"#, r#""#, 0,
+            ),
+            (
+                r#"2 5
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'function noret() { y = 1 } BEGIN { v = noret(); print "[" v "]", y }'"#,
+        [
+            (
+                r#"[] 1
+"#, r#""#, 0,
+            ),
+            (
+                r#"[] 1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'function quit() { exit 4 } BEGIN { quit(); print "no" } END { print "end" }'; echo $?"#,
+        [
+            (
+                r#"end
+4
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"end
+4
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a b\nc d\n' | awk 'function swap(  t) { t=$1; $1=$2; $2=t } { swap(); print }'"#,
+        [
+            (
+                r#"b a
+d c
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"b a
+d c
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '3\n9\n2\n' | awk 'function max(a, b) { return a > b ? a : b } { m = max(m, $1) } END { print m }'"#,
+        [
+            (
+                r#"9
+"#, r#""#, 0,
+            ),
+            (
+                r#"9
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'function f(s) { s = s "x"; return s } BEGIN { v = "a"; print f(v), v }'"#,
+        [
+            (
+                r#"ax a
+"#, r#""#, 0,
+            ),
+            (
+                r#"ax a
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'function inc(arr, k) { arr[k]++ } BEGIN { inc(c, "a"); inc(c, "a"); print c["a"] }'"#,
+        [
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+            (
+                r#"2
 "#, r#""#, 0,
             ),
         ],
