@@ -42,6 +42,8 @@ enum E {
     Incr(Box<E>, f64, bool),
     Call(String, Vec<E>),
     Group(Box<E>),
+    /// `getline [var] [< file]`.
+    Getline(Option<Box<E>>, Option<Box<E>>),
 }
 
 #[derive(Clone, Debug)]
@@ -755,6 +757,15 @@ impl P {
                 self.expect(")")?;
                 Ok(E::Group(Box::new(e)))
             }
+            Tok::Name(n) if n == "getline" => {
+                let var = match self.peek() {
+                    Tok::Op(o) if o == "$" => Some(Box::new(self.primary()?)),
+                    Tok::Name(v) if !KEYWORDS.contains(&v.as_str()) => Some(Box::new(self.primary()?)),
+                    _ => None,
+                };
+                let file = if self.eat("<") { Some(Box::new(self.primary()?)) } else { None };
+                Ok(E::Getline(var, file))
+            }
             Tok::Op(o) if o == "-" => Ok(E::Neg(Box::new(self.primary()?))),
             Tok::Op(o) if o == "!" => Ok(E::Not(Box::new(self.primary()?))),
             Tok::Func(f) => {
@@ -897,6 +908,33 @@ struct Interp<'a, 'b> {
     funcs: BTreeMap<String, Func>,
     ret: V,
     call_depth: usize,
+    /// Main input: operands (files and `var=value`), opened lazily.
+    operands: Vec<String>,
+    /// (name, data, `var=value` operands before it).
+    main: Option<Vec<(String, Vec<u8>, Vec<(String, String)>)>>,
+    /// `var=value` operands after the last file (applied at the end of input).
+    tail_assigns: Vec<(String, String)>,
+    main_file: usize,
+    main_pos: usize,
+    nr: u64,
+    fnr: u64,
+    /// `getline < file` cursors.
+    rfiles: BTreeMap<String, (Vec<u8>, usize)>,
+}
+
+/// The next line of `d` from `*pos` (without its newline, like `str::lines`).
+fn next_line(d: &[u8], pos: &mut usize) -> Option<String> {
+    if *pos >= d.len() {
+        return None;
+    }
+    let rest = &d[*pos..];
+    let (line, adv) = match rest.iter().position(|&b| b == b'\n') {
+        Some(n) => (&rest[..n], n + 1),
+        None => (rest, rest.len()),
+    };
+    *pos += adv;
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    Some(String::from_utf8_lossy(line).into_owned())
 }
 
 impl Interp<'_, '_> {
@@ -913,6 +951,76 @@ impl Interp<'_, '_> {
     }
     fn fs(&self) -> String {
         self.var("FS").str()
+    }
+    /// Opens the main input (stdin or the file operands; `var=value` operands assign when
+    /// the operand is reached).
+    fn open_main(&mut self) {
+        let files = self.operands.clone();
+        let is_assign = |f: &str| f.split_once('=').is_some_and(|(k, _)| crate::sh::parse::valid_name(k));
+        let mut inputs = Vec::new();
+        let mut pending: Vec<(String, String)> = Vec::new();
+        for f in &files {
+            if is_assign(f) {
+                if let Some((k, v)) = f.split_once('=') {
+                    pending.push((k.to_string(), v.to_string()));
+                }
+                continue;
+            }
+            match self.c.read(f) {
+                Ok(d) => inputs.push((f.clone(), d, std::mem::take(&mut pending))),
+                Err(e) => {
+                    let f2 = f.clone();
+                    self.c.err(&format!("can't open file {f2}: {}", e.strerror()));
+                    self.exit_code = 2;
+                }
+            }
+        }
+        if files.iter().all(|f| is_assign(f)) {
+            inputs.push(("".into(), self.c.stdin.to_vec(), std::mem::take(&mut pending)));
+        }
+        self.tail_assigns = pending;
+        self.main = Some(inputs);
+    }
+    /// The next main-input record (updates NR, FNR, FILENAME).
+    fn next_main(&mut self) -> Option<String> {
+        if self.main.is_none() {
+            self.open_main();
+        }
+        loop {
+            let mut pos = self.main_pos;
+            let (entered, line) = {
+                let inputs = self.main.as_ref()?;
+                let Some((name, data, assigns)) = inputs.get(self.main_file) else {
+                    for (k, v) in std::mem::take(&mut self.tail_assigns) {
+                        self.vars.insert(k, V::StrNum(v));
+                    }
+                    return None;
+                };
+                let fresh = self.main_pos == 0 && self.fnr == 0;
+                (fresh.then(|| (name.clone(), assigns.clone())), next_line(data, &mut pos))
+            };
+            self.main_pos = pos;
+            if let Some((name, assigns)) = entered {
+                for (k, v) in assigns {
+                    self.vars.insert(k, V::StrNum(v));
+                }
+                self.vars.insert("FILENAME".into(), V::Str(name));
+            }
+            match line {
+                Some(l) => {
+                    self.nr += 1;
+                    self.fnr += 1;
+                    self.vars.insert("NR".into(), V::Num(self.nr as f64));
+                    self.vars.insert("FNR".into(), V::Num(self.fnr as f64));
+                    return Some(l);
+                }
+                None => {
+                    self.main_file += 1;
+                    self.main_pos = 0;
+                    self.fnr = 0;
+                }
+            }
+        }
     }
     fn split_record(&mut self) {
         let fs = self.fs();
@@ -994,6 +1102,42 @@ impl Interp<'_, '_> {
             }
             E::Var(n) => self.var(n),
             E::Group(e) => self.eval(e)?,
+            E::Getline(var, file) => {
+                let line = match file {
+                    None => self.next_main(),
+                    Some(f) => {
+                        let name = self.eval(f)?.str();
+                        if !self.rfiles.contains_key(&name) {
+                            let data = if name == "-" || name == "/dev/stdin" {
+                                Ok(self.c.stdin.to_vec())
+                            } else {
+                                let p = self.c.path(&name);
+                                crate::sys::read_file(self.c.os, &p)
+                            };
+                            match data {
+                                Ok(d) => {
+                                    self.rfiles.insert(name.clone(), (d, 0));
+                                }
+                                Err(_) => return Ok(V::Num(-1.0)),
+                            }
+                        }
+                        self.rfiles.get_mut(&name).and_then(|(d, pos)| next_line(d, pos))
+                    }
+                };
+                match line {
+                    None => V::Num(0.0),
+                    Some(l) => {
+                        match var {
+                            Some(v) => self.assign_to(v, V::StrNum(l))?,
+                            None => {
+                                self.record = l;
+                                self.split_record();
+                            }
+                        }
+                        V::Num(1.0)
+                    }
+                }
+            }
             E::Field(e) => {
                 let i = self.eval(e)?.num();
                 if i < 0.0 {
@@ -1185,7 +1329,14 @@ impl Interp<'_, '_> {
             "sin" => V::Num(self.eval(args.first().unwrap_or(&E::Num(0.0)))?.num().sin()),
             "cos" => V::Num(self.eval(args.first().unwrap_or(&E::Num(0.0)))?.num().cos()),
             "rand" => V::Num((self.c.os.random_u64() >> 11) as f64 / (1u64 << 53) as f64),
-            "srand" | "close" | "fflush" => V::Num(0.0),
+            "close" => {
+                if let Some(a) = args.first() {
+                    let n = self.eval(a)?.str();
+                    self.rfiles.remove(&n);
+                }
+                V::Num(0.0)
+            }
+            "srand" | "fflush" => V::Num(0.0),
             "system" => return Err("system() is not supported (kubesim)".into()),
             other => return self.call_user(other, args),
         })
@@ -1630,12 +1781,6 @@ pub(crate) fn awk(c: &mut Ctx) -> i32 {
         return 2;
     };
     let toks = match lex(&src) {
-        // `getline` in any form needs input cursors this subset does not model: fail loudly
-        // rather than loop or skip records.
-        Ok(t) if t.iter().any(|t| matches!(t, Tok::Name(n) if n == "getline")) => {
-            c.err("getline is not supported (kubesim)");
-            return 2;
-        }
         Ok(t) => t,
         Err(e) => {
             c.err(&e);
@@ -1665,6 +1810,14 @@ pub(crate) fn awk(c: &mut Ctx) -> i32 {
         funcs: std::mem::take(&mut p.funcs),
         ret: V::StrNum(String::new()),
         call_depth: 0,
+        operands: files.clone(),
+        main: None,
+        main_file: 0,
+        main_pos: 0,
+        nr: 0,
+        fnr: 0,
+        rfiles: BTreeMap::new(),
+        tail_assigns: Vec::new(),
     };
     for (k, v) in [("FS", fs.as_str()), ("OFS", " "), ("ORS", "\n"), ("OFMT", "%.6g"), ("CONVFMT", "%.6g"), ("SUBSEP", "\x1c")] {
         it.vars.insert(k.into(), V::Str(v.into()));
@@ -1719,37 +1872,10 @@ fn run_awk(it: &mut Interp, items: &[(Pat, Option<Vec<S>>)], files: &[String]) -
     }
     let has_main = items.iter().any(|(p, _)| !matches!(p, Pat::Begin));
     if !exited && has_main {
-        let inputs: Vec<(String, Vec<u8>)> = if files.is_empty() {
-            vec![("".into(), it.c.stdin.to_vec())]
-        } else {
-            let mut v = Vec::new();
-            for f in files {
-                if let Some((k, val)) = f.split_once('=').filter(|(k, _)| crate::sh::parse::valid_name(k)) {
-                    it.vars.insert(k.into(), V::StrNum(val.into()));
-                    continue;
-                }
-                match it.c.read(f) {
-                    Ok(d) => v.push((f.clone(), d)),
-                    Err(e) => {
-                        let f2 = f.clone();
-                        it.c.err(&format!("can't open file {f2}: {}", e.strerror()));
-                        it.exit_code = 2;
-                    }
-                }
-            }
-            v
-        };
-        let mut nr = 0u64;
-        'files: for (name, data) in inputs {
-            it.vars.insert("FILENAME".into(), V::Str(name));
-            let text = String::from_utf8_lossy(&data).into_owned();
-            let mut fnr = 0u64;
-            for line in text.lines() {
-                nr += 1;
-                fnr += 1;
-                it.vars.insert("NR".into(), V::Num(nr as f64));
-                it.vars.insert("FNR".into(), V::Num(fnr as f64));
-                it.record = line.to_string();
+        let _ = files;
+        'files: while let Some(line) = it.next_main() {
+            {
+                it.record = line;
                 it.split_record();
                 for (k, (p, body)) in items.iter().enumerate() {
                     let sel = match p {

@@ -2092,20 +2092,20 @@ vis
         [
             (
                 r#"p:
-drwxr-xr-x 2 root root 4096 Dec  1 11:09 q
+drwxr-xr-x 2 root root 4096 Dec  1 11:12 q
 
 p/q:
--rw-r--r-- 1 root root 0 Dec  1 11:09 r
+-rw-r--r-- 1 root root 0 Dec  1 11:12 r
 "#,
                 r#""#,
                 0,
             ),
             (
                 r#"p:
-drwxr-xr-x    2 root     root          4096 Dec  1 11:09 q
+drwxr-xr-x    2 root     root          4096 Dec  1 11:12 q
 
 p/q:
--rw-r--r--    1 root     root             0 Dec  1 11:09 r
+-rw-r--r--    1 root     root             0 Dec  1 11:12 r
 "#,
                 r#""#,
                 0,
@@ -5883,6 +5883,165 @@ d c
             (
                 r#"2
 "#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\nc\nd\n' | awk '{getline; print}'"#,
+        [
+            (
+                r#"b
+d
+"#, r#""#, 0,
+            ),
+            (
+                r#"b
+d
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\nc\n' | awk 'NR==1{getline x; print "x=" x, NR} END{print NR}'"#,
+        [
+            (
+                r#"x=b 2
+3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"x=b 2
+3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'k1\nk2\n' > /tmp/w/keys; printf 'x\n' | awk '{while ((getline line < "/tmp/w/keys") > 0) print $0, line}'"#,
+        [
+            (
+                r#"x k1
+x k2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"x k1
+x k2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN{while ((getline l < "/nonexistent") > 0) n++; print n+0, (getline l < "/nonexistent")}'"#,
+        [
+            (
+                r#"0 -1
+"#, r#""#, 0,
+            ),
+            (
+                r#"0 -1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '1\n2\n' | awk 'BEGIN{getline; print "first " $0} {print "main " $0}'"#,
+        [
+            (
+                r#"first 1
+main 2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"first 1
+main 2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a b c\n' > /tmp/w/f; awk 'BEGIN{getline < "/tmp/w/f"; print NF, $2, NR}'"#,
+        [
+            (
+                r#"3 b 0
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3 b 0
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'q\n' | awk '{print FILENAME "|" FNR}' - "#,
+        [
+            (
+                r#"-|1
+"#, r#""#, 0,
+            ),
+            (
+                r#"-|1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\n' > /tmp/w/f1; printf 'c\n' > /tmp/w/f2; awk '{print FILENAME, FNR, NR}' /tmp/w/f1 /tmp/w/f2"#,
+        [
+            (
+                r#"/tmp/w/f1 1 1
+/tmp/w/f1 2 2
+/tmp/w/f2 1 3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/tmp/w/f1 1 1
+/tmp/w/f1 2 2
+/tmp/w/f2 1 3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\n' > /tmp/w/f1; awk '{print v, $0}' v=1 /tmp/w/f1 v=2 /tmp/w/f1"#,
+        [
+            (
+                r#"1 a
+1 b
+2 a
+2 b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1 a
+1 b
+2 a
+2 b
+"#,
+                r#""#,
+                0,
             ),
         ],
     ),
