@@ -922,6 +922,57 @@ pub fn kubelet_resolv_conf(namespace: &str, cluster_domain: &str, nameservers: &
     s
 }
 
+/// Kubernetes' `$(VAR)` expansion of a container's `command`, `args` and env values (the
+/// kubelet does it before exec; mirrors `third_party/forked/golang/expansion`): `$(NAME)`
+/// becomes the variable's value, `$$` becomes `$`, references to undefined variables and
+/// malformed ones (`$(A`, `$A`) stay as written.
+pub fn expand_kube_vars(input: &str, env: &std::collections::BTreeMap<String, String>) -> String {
+    let b = input.as_bytes();
+    let mut out = String::new();
+    let mut checkpoint = 0;
+    let mut cursor = 0;
+    while cursor < b.len() {
+        if b[cursor] == b'$' && cursor + 1 < b.len() {
+            out.push_str(&input[checkpoint..cursor]);
+            let rest = &input[cursor + 1..];
+            let advance = match rest.as_bytes()[0] {
+                b'$' => {
+                    out.push('$');
+                    1
+                }
+                b'(' => match rest.find(')') {
+                    Some(i) => {
+                        let name = &rest[1..i];
+                        match env.get(name) {
+                            Some(v) => out.push_str(v),
+                            None => {
+                                out.push_str("$(");
+                                out.push_str(name);
+                                out.push(')');
+                            }
+                        }
+                        i + 1
+                    }
+                    None => {
+                        out.push_str("$(");
+                        1
+                    }
+                },
+                _ => {
+                    // `$` and the next character, copied as they are.
+                    out.push('$');
+                    0
+                }
+            };
+            cursor += advance;
+            checkpoint = cursor + 1;
+        }
+        cursor += 1;
+    }
+    out.push_str(&input[checkpoint.min(input.len())..]);
+    out
+}
+
 /// The default environment a container runtime sets (`PATH`, `HOSTNAME`, `HOME`), before the
 /// image's and the pod's variables.
 pub fn default_env(hostname: &str) -> std::collections::BTreeMap<String, String> {

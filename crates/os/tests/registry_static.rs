@@ -113,3 +113,36 @@ fn kubelet_managed_hosts_and_resolv_conf_match_what_the_docs_show() {
         "search default.svc.cluster.local svc.cluster.local cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n"
     );
 }
+
+#[test]
+fn kubernetes_dollar_paren_expansion_matches_the_kubelet() {
+    // Cases from kubernetes third_party/forked/golang/expansion/expand_test.go.
+    let env: std::collections::BTreeMap<String, String> = [("VAR_A", "A"), ("VAR_B", "B"), ("VAR_C", "C"), ("VAR_REF", "$(VAR_A)"), ("VAR_EMPTY", "")]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let cases = [
+        ("$(VAR_A)", "A"),
+        ("___$(VAR_B)___", "___B___"),
+        ("$(VAR_C)-1", "C-1"),
+        ("$(VAR_A)_$(VAR_B)_$(VAR_C)", "A_B_C"),
+        ("$$(VAR_B)_$(VAR_A)", "$(VAR_B)_A"),
+        ("$$(VAR_A)", "$(VAR_A)"),
+        ("$$$$$$(BIG_MONEY)", "$$$(BIG_MONEY)"),
+        ("$(VAR_DNE)", "$(VAR_DNE)"),
+        ("$(VAR_REF)", "$(VAR_A)"),
+        ("foo$(VAR_EMPTY)bar", "foobar"),
+        ("$(VAR_A", "$(VAR_A"),
+        ("$VAR_A", "$VAR_A"),
+        ("$$", "$"),
+        ("$", "$"),
+        ("foo$", "foo$"),
+        ("$()", "$()"),
+        ("$$$$$$$(VAR_A)", "$$$A"),
+        ("echo $(VAR_A) > /tmp/x", "echo A > /tmp/x"),
+        ("é$(VAR_A)é$é", "éAé$é"),
+    ];
+    for (input, want) in cases {
+        assert_eq!(registry::expand_kube_vars(input, &env), want, "{input}");
+    }
+}
