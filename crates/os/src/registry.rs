@@ -432,6 +432,7 @@ fn applet_program(name: &str, spawn: &Spawn, fs: &dyn Fs, family: Family) -> Sta
         "nslookup" => Box::new(crate::net::nslookup::Nslookup::new(spawn, crate::net::nslookup::Style::Busybox)),
         "nslookup-1.28" => Box::new(crate::net::nslookup::Nslookup::new(spawn, crate::net::nslookup::Style::Busybox128)),
         "ping" | "ping6" => Box::new(crate::net::ping::Ping::new(spawn, family)),
+        "getent" => Box::new(crate::net::getent::Getent::new(spawn)),
         _ => match applets::sync_applet(name) {
             Some(f) => Box::new(SyncApplet::new(spawn.clone(), name, family, f)),
             None => return Started::Foreign(name.to_string()),
@@ -833,6 +834,7 @@ fn debian_like(os_release: &str) -> Tree {
     t.add_symlink("/usr/bin/rbash", "bash");
     t.add_file("/usr/bin/dash", "#!kubesim dash\n", 0o755);
     t.add_symlink("/usr/bin/sh", "dash");
+    t.add_file("/usr/bin/getent", "#!kubesim coreutils\n", 0o755);
     t.add_file("/usr/bin/apt-get", "#!kubesim apt-get\n", 0o755);
     t.add_file("/usr/bin/dpkg", "#!kubesim dpkg\n", 0o755);
     t.add_file("/etc/os-release", os_release, 0o644);
@@ -883,6 +885,92 @@ pub fn add_foreign(t: &mut Tree, path: &str, name: &str) {
 /// Adds `curl` to an image.
 pub fn add_curl(t: &mut Tree, path: &str) {
     t.add_file(path, "#!kubesim curl\n", 0o755);
+}
+
+/// The `/etc/hosts` the kubelet writes into every container of a pod (mirrors
+/// `managedHostsFileContent`/`hostsEntriesFromHostAliases` in kubelet's `kubelet_pods.go`):
+/// the localhost boilerplate, one line per pod IP (`ip\thost.domain\thost` when the pod has a
+/// `subdomain`, so `domain` is e.g. `sub.ns.svc.cluster.local`), then `hostAliases`.
+pub fn kubelet_hosts_file(pod_ips: &[&str], hostname: &str, domain: Option<&str>, host_aliases: &[(&str, &[&str])]) -> String {
+    let mut s = String::from(
+        "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n\
+         fe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n",
+    );
+    for ip in pod_ips {
+        match domain.filter(|d| !d.is_empty()) {
+            Some(d) => s.push_str(&format!("{ip}\t{hostname}.{d}\t{hostname}\n")),
+            None => s.push_str(&format!("{ip}\t{hostname}\n")),
+        }
+    }
+    if !host_aliases.is_empty() {
+        s.push_str("\n# Entries added by HostAliases.\n");
+        for (ip, names) in host_aliases {
+            s.push_str(&format!("{ip}\t{}\n", names.join("\t")));
+        }
+    }
+    s
+}
+
+/// The `/etc/resolv.conf` of a `dnsPolicy: ClusterFirst` pod (what kubelet writes):
+/// `search <ns>.svc.<domain> svc.<domain> <domain>`, the cluster DNS servers, `options ndots:5`.
+pub fn kubelet_resolv_conf(namespace: &str, cluster_domain: &str, nameservers: &[&str]) -> String {
+    let mut s = format!("search {namespace}.svc.{cluster_domain} svc.{cluster_domain} {cluster_domain}\n");
+    for n in nameservers {
+        s.push_str(&format!("nameserver {n}\n"));
+    }
+    s.push_str("options ndots:5\n");
+    s
+}
+
+/// Kubernetes' `$(VAR)` expansion of a container's `command`, `args` and env values (the
+/// kubelet does it before exec; mirrors `third_party/forked/golang/expansion`): `$(NAME)`
+/// becomes the variable's value, `$$` becomes `$`, references to undefined variables and
+/// malformed ones (`$(A`, `$A`) stay as written.
+pub fn expand_kube_vars(input: &str, env: &std::collections::BTreeMap<String, String>) -> String {
+    let b = input.as_bytes();
+    let mut out = String::new();
+    let mut checkpoint = 0;
+    let mut cursor = 0;
+    while cursor < b.len() {
+        if b[cursor] == b'$' && cursor + 1 < b.len() {
+            out.push_str(&input[checkpoint..cursor]);
+            let rest = &input[cursor + 1..];
+            let advance = match rest.as_bytes()[0] {
+                b'$' => {
+                    out.push('$');
+                    1
+                }
+                b'(' => match rest.find(')') {
+                    Some(i) => {
+                        let name = &rest[1..i];
+                        match env.get(name) {
+                            Some(v) => out.push_str(v),
+                            None => {
+                                out.push_str("$(");
+                                out.push_str(name);
+                                out.push(')');
+                            }
+                        }
+                        i + 1
+                    }
+                    None => {
+                        out.push_str("$(");
+                        1
+                    }
+                },
+                _ => {
+                    // `$` and the next character, copied as they are.
+                    out.push('$');
+                    0
+                }
+            };
+            cursor += advance;
+            checkpoint = cursor + 1;
+        }
+        cursor += 1;
+    }
+    out.push_str(&input[checkpoint.min(input.len())..]);
+    out
 }
 
 /// The default environment a container runtime sets (`PATH`, `HOSTNAME`, `HOME`), before the

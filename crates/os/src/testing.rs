@@ -189,7 +189,7 @@ impl FakeOs {
 
     /// The kubelet's resolv.conf for a pod in `ns` with cluster DNS at `dns_ip`.
     pub fn with_cluster_dns(self, ns: &str, dns_ip: &str) -> FakeOs {
-        let rc = format!("search {ns}.svc.cluster.local svc.cluster.local cluster.local\nnameserver {dns_ip}\noptions ndots:5\n");
+        let rc = crate::registry::kubelet_resolv_conf(ns, "cluster.local", &[dns_ip]);
         self.with_file("/etc/resolv.conf", rc.as_bytes())
     }
 

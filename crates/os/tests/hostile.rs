@@ -127,3 +127,11 @@ fn deep_nesting_and_runaway_recursion_are_bounded() {
         }
     }
 }
+
+#[test]
+fn runaway_awk_recursion_is_cut_off_with_an_error() {
+    let mut os = kubesim_os::testing::FakeOs::new(kubesim_os::registry::busybox_image());
+    let prog = kubesim_os::sh_program(&["sh", "-c", "awk 'function f(n) { return f(n+1) } BEGIN { f(1) }'; echo rc=$?"]);
+    let out = kubesim_os::testing::run(prog, &mut os);
+    assert_eq!((out.stdout_str().as_str(), out.stderr_str().as_str()), ("rc=2\n", "awk: function call nesting too deep (kubesim)\n"));
+}

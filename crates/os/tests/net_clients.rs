@@ -375,3 +375,26 @@ fn busybox_1_28_nslookup_prints_the_format_of_the_kubernetes_dns_debugging_page(
     let fail = pod.run(&["nslookup", "nope"]);
     assert_eq!((fail.stderr_str().as_str(), fail.code), ("nslookup: can't resolve 'nope'\n", Some(1)));
 }
+
+#[test]
+fn getent_hosts_prints_glibc_lines_from_etc_hosts_and_dns() {
+    // glibc 2.36 `getent` (Debian 12): `%-15s %s` + aliases; IPv6 lines of /etc/hosts first;
+    // exit 2 for a name that does not resolve; usage errors exit 1.
+    let hosts = kubesim_os::registry::kubelet_hosts_file(&["10.244.1.5"], "web-0", Some("web.default.svc.cluster.local"), &[]);
+    let mut pod = cluster(Pod::debian()).file("/etc/hosts", &hosts);
+    let cases: &[(&[&str], &str, &str, i32)] = &[
+        (&["getent", "hosts", "web"], "10.96.0.11      web.default.svc.cluster.local\n", "", 0),
+        (&["getent", "hosts", "web-0"], "10.244.1.5      web-0.web.default.svc.cluster.local web-0\n", "", 0),
+        (&["getent", "hosts", "localhost"], "::1             localhost ip6-localhost ip6-loopback\n", "", 0),
+        (&["getent", "ahostsv4", "localhost"], "127.0.0.1       STREAM localhost\n127.0.0.1       DGRAM  \n127.0.0.1       RAW    \n", "", 0),
+        (&["getent", "hosts", "nope"], "", "", 2),
+        (&["getent", "passwd", "root"], "root:x:0:0:root:/root:/bin/bash\n", "", 0),
+        (&["getent", "group", "0"], "root:x:0:\n", "", 0),
+        (&["getent"], "", "getent: wrong number of arguments\nTry `getent --help' or `getent --usage' for more information.\n", 1),
+        (&["getent", "foo", "x"], "", "Unknown database: foo\nTry `getent --help' or `getent --usage' for more information.\n", 1),
+    ];
+    for (argv, out_want, err_want, code) in cases {
+        let out = pod.run(argv);
+        assert_eq!((out.stdout_str().as_str(), out.stderr_str().as_str(), out.code), (*out_want, *err_want, Some(*code)), "{argv:?}");
+    }
+}

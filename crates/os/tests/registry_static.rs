@@ -90,3 +90,59 @@ fn busybox_reports_unknown_applets_and_lists_its_own() {
     let o = run(&mut os, &["busybox", "--list"]);
     assert!(o.stdout_str().lines().any(|l| l == "wget"));
 }
+
+#[test]
+fn kubelet_managed_hosts_and_resolv_conf_match_what_the_docs_show() {
+    // kubernetes.io "Adding entries to Pod /etc/hosts with HostAliases" (`kubectl logs hostaliases-pod`).
+    let hosts = registry::kubelet_hosts_file(
+        &["10.200.0.5"],
+        "hostaliases-pod",
+        None,
+        &[("127.0.0.1", &["foo.local", "bar.local"]), ("10.1.2.3", &["foo.remote", "bar.remote"])],
+    );
+    assert_eq!(
+        hosts,
+        "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\n\
+         fe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n10.200.0.5\thostaliases-pod\n\n\
+         # Entries added by HostAliases.\n127.0.0.1\tfoo.local\tbar.local\n10.1.2.3\tfoo.remote\tbar.remote\n"
+    );
+    let sub = registry::kubelet_hosts_file(&["10.244.1.5"], "busybox-1", Some("default-subdomain.my-namespace.svc.cluster.local"), &[]);
+    assert!(sub.ends_with("fe00::2\tip6-allrouters\n10.244.1.5\tbusybox-1.default-subdomain.my-namespace.svc.cluster.local\tbusybox-1\n"), "{sub}");
+    assert_eq!(
+        registry::kubelet_resolv_conf("default", "cluster.local", &["10.96.0.10"]),
+        "search default.svc.cluster.local svc.cluster.local cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n"
+    );
+}
+
+#[test]
+fn kubernetes_dollar_paren_expansion_matches_the_kubelet() {
+    // Cases from kubernetes third_party/forked/golang/expansion/expand_test.go.
+    let env: std::collections::BTreeMap<String, String> = [("VAR_A", "A"), ("VAR_B", "B"), ("VAR_C", "C"), ("VAR_REF", "$(VAR_A)"), ("VAR_EMPTY", "")]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let cases = [
+        ("$(VAR_A)", "A"),
+        ("___$(VAR_B)___", "___B___"),
+        ("$(VAR_C)-1", "C-1"),
+        ("$(VAR_A)_$(VAR_B)_$(VAR_C)", "A_B_C"),
+        ("$$(VAR_B)_$(VAR_A)", "$(VAR_B)_A"),
+        ("$$(VAR_A)", "$(VAR_A)"),
+        ("$$$$$$(BIG_MONEY)", "$$$(BIG_MONEY)"),
+        ("$(VAR_DNE)", "$(VAR_DNE)"),
+        ("$(VAR_REF)", "$(VAR_A)"),
+        ("foo$(VAR_EMPTY)bar", "foobar"),
+        ("$(VAR_A", "$(VAR_A"),
+        ("$VAR_A", "$VAR_A"),
+        ("$$", "$"),
+        ("$", "$"),
+        ("foo$", "foo$"),
+        ("$()", "$()"),
+        ("$$$$$$$(VAR_A)", "$$$A"),
+        ("echo $(VAR_A) > /tmp/x", "echo A > /tmp/x"),
+        ("é$(VAR_A)é$é", "éAé$é"),
+    ];
+    for (input, want) in cases {
+        assert_eq!(registry::expand_kube_vars(input, &env), want, "{input}");
+    }
+}

@@ -253,4 +253,32 @@ fn blocking_substitutions_inside_double_brackets_and_arithmetic_suspend_and_repl
          ++ sleep 0.1\n++ echo 3\n+ ((  3 + 1 == 4  ))\n+ echo ok\n++ echo q\n+ [[ q =~ ^(q)$ ]]\n+ echo q\n"
     );
     assert_eq!((out.code, out.elapsed_ms), (Some(0), 200));
+    // An arithmetic `for` condition is evaluated (and its substitution run) once per iteration.
+    let out = pod.run(&["bash", "-c", "for ((i=0; i<$(sleep 1; echo 2); i++)); do echo $i; done"]);
+    assert_eq!((out.stdout_str().as_str(), out.code, out.elapsed_ms), ("0\n1\n", Some(0), 3_000));
+}
+
+#[test]
+fn a_background_writer_wakes_before_a_poller_that_slept_more_recently() {
+    // Real shells: the poller's three `sleep 1` drift later than the writer's one `sleep 3`
+    // (each iteration costs a fork), so the third check already sees the file.
+    let mut pod = Pod::busybox();
+    let out = pod.run(&["sh", "-c", "(sleep 3; touch /tmp/ready) & until [ -f /tmp/ready ]; do echo waiting; sleep 1; done; echo ready"]);
+    assert_eq!((out.stdout_str().as_str(), out.code, out.elapsed_ms), ("waiting\nwaiting\nwaiting\nready\n", Some(0), 3_000));
+}
+
+#[test]
+fn tail_capital_f_waits_for_a_missing_file_and_follows_it_once_it_appears() {
+    // busybox 1.35 `tail -n+1 -F` on a file created later (checked on Debian 12): the open error,
+    // then "has appeared" and the whole file, then appended lines.
+    let mut pod = Pod::busybox();
+    let out = pod.run_for(&["sh", "-c", "(sleep 1.5; echo hi > /tmp/l; sleep 1; echo two >> /tmp/l) & tail -n+1 -F /tmp/l"], 3_500);
+    assert_eq!(out.stdout_str(), "hi\ntwo\n");
+    assert_eq!(out.stderr_str(), "tail: can't open '/tmp/l': No such file or directory\ntail: /tmp/l has appeared; following end of new file\n");
+    assert_eq!(out.code, None);
+    // GNU tail 9.x wording.
+    let mut pod = Pod::debian();
+    let out = pod.run_for(&["sh", "-c", "(sleep 1.5; echo hi > /tmp/l) & tail -F /tmp/l"], 3_500);
+    assert_eq!(out.stdout_str(), "hi\n");
+    assert_eq!(out.stderr_str(), "tail: cannot open '/tmp/l' for reading: No such file or directory\ntail: '/tmp/l' has appeared;  following new file\n");
 }

@@ -42,6 +42,8 @@ enum E {
     Incr(Box<E>, f64, bool),
     Call(String, Vec<E>),
     Group(Box<E>),
+    /// `getline [var] [< file]`.
+    Getline(Option<Box<E>>, Option<Box<E>>),
 }
 
 #[derive(Clone, Debug)]
@@ -60,7 +62,7 @@ enum S {
     Break,
     Continue,
     Delete(String, Option<Vec<E>>),
-    Getline,
+    Return(Option<E>),
 }
 
 #[derive(Clone, Debug)]
@@ -119,7 +121,7 @@ fn lex(src: &str) -> Result<Vec<Tok>, String> {
                 i += 1;
             }
             let t: String = c[st..i].iter().collect();
-            if c.get(i) == Some(&'(') && BUILTINS.contains(&t.as_str()) {
+            if c.get(i) == Some(&'(') && (BUILTINS.contains(&t.as_str()) || !KEYWORDS.contains(&t.as_str())) {
                 out.push(Tok::Func(t));
             } else {
                 out.push(Tok::Name(t));
@@ -201,6 +203,12 @@ fn lex(src: &str) -> Result<Vec<Tok>, String> {
     Ok(out)
 }
 
+/// Words that are never function calls, even directly before `(`.
+const KEYWORDS: &[&str] = &[
+    "if", "while", "for", "do", "else", "function", "func", "return", "print", "printf", "in", "delete", "exit", "next", "break", "continue", "getline",
+    "BEGIN", "END",
+];
+
 const BUILTINS: &[&str] = &[
     "length", "substr", "index", "split", "sub", "gsub", "match", "sprintf", "toupper", "tolower", "int", "sqrt", "exp", "log", "sin", "cos", "rand", "srand",
     "system", "close", "fflush",
@@ -210,6 +218,14 @@ struct P {
     t: Vec<Tok>,
     i: usize,
     depth: usize,
+    funcs: BTreeMap<String, Func>,
+}
+
+/// A user-defined function: parameter names and body.
+#[derive(Clone, Debug)]
+struct Func {
+    params: Vec<String>,
+    body: Vec<S>,
 }
 
 type R<T> = Result<T, String>;
@@ -262,7 +278,32 @@ impl P {
                     self.i += 1;
                     Pat::End
                 }
-                Tok::Name(n) if n == "function" => return Err("user-defined functions are not supported (kubesim)".into()),
+                Tok::Name(n) if n == "function" || n == "func" => {
+                    self.i += 1;
+                    let name = match self.peek().clone() {
+                        Tok::Name(f) | Tok::Func(f) => f,
+                        _ => return Err("syntax error in function definition".into()),
+                    };
+                    if BUILTINS.contains(&name.as_str()) {
+                        return Err(format!("function name {name} previously defined"));
+                    }
+                    self.i += 1;
+                    self.expect("(")?;
+                    let mut params = Vec::new();
+                    while let Tok::Name(pn) = self.peek().clone() {
+                        self.i += 1;
+                        params.push(pn);
+                        if !self.eat(",") {
+                            break;
+                        }
+                        self.only_nl();
+                    }
+                    self.expect(")")?;
+                    self.nls();
+                    let body = self.block()?;
+                    self.funcs.insert(name, Func { params, body });
+                    continue;
+                }
                 Tok::Op(o) if o == "{" => Pat::All,
                 _ => {
                     let e = self.expr()?;
@@ -464,15 +505,16 @@ impl P {
                 self.end_stmt();
                 Ok(S::Break)
             }
+            Some("return") => {
+                self.i += 1;
+                let e = if matches!(self.peek(), Tok::Nl | Tok::Eof) || self.is_op(";") || self.is_op("}") { None } else { Some(self.expr()?) };
+                self.end_stmt();
+                Ok(S::Return(e))
+            }
             Some("continue") => {
                 self.i += 1;
                 self.end_stmt();
                 Ok(S::Continue)
-            }
-            Some("getline") => {
-                self.i += 1;
-                self.end_stmt();
-                Ok(S::Getline)
             }
             Some("delete") => {
                 self.i += 1;
@@ -715,6 +757,15 @@ impl P {
                 self.expect(")")?;
                 Ok(E::Group(Box::new(e)))
             }
+            Tok::Name(n) if n == "getline" => {
+                let var = match self.peek() {
+                    Tok::Op(o) if o == "$" => Some(Box::new(self.primary()?)),
+                    Tok::Name(v) if !KEYWORDS.contains(&v.as_str()) => Some(Box::new(self.primary()?)),
+                    _ => None,
+                };
+                let file = if self.eat("<") { Some(Box::new(self.primary()?)) } else { None };
+                Ok(E::Getline(var, file))
+            }
             Tok::Op(o) if o == "-" => Ok(E::Neg(Box::new(self.primary()?))),
             Tok::Op(o) if o == "!" => Ok(E::Not(Box::new(self.primary()?))),
             Tok::Func(f) => {
@@ -838,6 +889,8 @@ enum Flow {
     Exit,
     Break,
     Continue,
+    /// `return` from a user-defined function (the value is in `Interp::ret`).
+    Return,
 }
 
 struct Interp<'a, 'b> {
@@ -852,6 +905,36 @@ struct Interp<'a, 'b> {
     files: BTreeMap<String, Vec<u8>>,
     re_cache: BTreeMap<String, Regex>,
     range_on: Vec<bool>,
+    funcs: BTreeMap<String, Func>,
+    ret: V,
+    call_depth: usize,
+    /// Main input: operands (files and `var=value`), opened lazily.
+    operands: Vec<String>,
+    /// (name, data, `var=value` operands before it).
+    main: Option<Vec<(String, Vec<u8>, Vec<(String, String)>)>>,
+    /// `var=value` operands after the last file (applied at the end of input).
+    tail_assigns: Vec<(String, String)>,
+    main_file: usize,
+    main_pos: usize,
+    nr: u64,
+    fnr: u64,
+    /// `getline < file` cursors.
+    rfiles: BTreeMap<String, (Vec<u8>, usize)>,
+}
+
+/// The next line of `d` from `*pos` (without its newline, like `str::lines`).
+fn next_line(d: &[u8], pos: &mut usize) -> Option<String> {
+    if *pos >= d.len() {
+        return None;
+    }
+    let rest = &d[*pos..];
+    let (line, adv) = match rest.iter().position(|&b| b == b'\n') {
+        Some(n) => (&rest[..n], n + 1),
+        None => (rest, rest.len()),
+    };
+    *pos += adv;
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    Some(String::from_utf8_lossy(line).into_owned())
 }
 
 impl Interp<'_, '_> {
@@ -868,6 +951,76 @@ impl Interp<'_, '_> {
     }
     fn fs(&self) -> String {
         self.var("FS").str()
+    }
+    /// Opens the main input (stdin or the file operands; `var=value` operands assign when
+    /// the operand is reached).
+    fn open_main(&mut self) {
+        let files = self.operands.clone();
+        let is_assign = |f: &str| f.split_once('=').is_some_and(|(k, _)| crate::sh::parse::valid_name(k));
+        let mut inputs = Vec::new();
+        let mut pending: Vec<(String, String)> = Vec::new();
+        for f in &files {
+            if is_assign(f) {
+                if let Some((k, v)) = f.split_once('=') {
+                    pending.push((k.to_string(), v.to_string()));
+                }
+                continue;
+            }
+            match self.c.read(f) {
+                Ok(d) => inputs.push((f.clone(), d, std::mem::take(&mut pending))),
+                Err(e) => {
+                    let f2 = f.clone();
+                    self.c.err(&format!("can't open file {f2}: {}", e.strerror()));
+                    self.exit_code = 2;
+                }
+            }
+        }
+        if files.iter().all(|f| is_assign(f)) {
+            inputs.push(("".into(), self.c.stdin.to_vec(), std::mem::take(&mut pending)));
+        }
+        self.tail_assigns = pending;
+        self.main = Some(inputs);
+    }
+    /// The next main-input record (updates NR, FNR, FILENAME).
+    fn next_main(&mut self) -> Option<String> {
+        if self.main.is_none() {
+            self.open_main();
+        }
+        loop {
+            let mut pos = self.main_pos;
+            let (entered, line) = {
+                let inputs = self.main.as_ref()?;
+                let Some((name, data, assigns)) = inputs.get(self.main_file) else {
+                    for (k, v) in std::mem::take(&mut self.tail_assigns) {
+                        self.vars.insert(k, V::StrNum(v));
+                    }
+                    return None;
+                };
+                let fresh = self.main_pos == 0 && self.fnr == 0;
+                (fresh.then(|| (name.clone(), assigns.clone())), next_line(data, &mut pos))
+            };
+            self.main_pos = pos;
+            if let Some((name, assigns)) = entered {
+                for (k, v) in assigns {
+                    self.vars.insert(k, V::StrNum(v));
+                }
+                self.vars.insert("FILENAME".into(), V::Str(name));
+            }
+            match line {
+                Some(l) => {
+                    self.nr += 1;
+                    self.fnr += 1;
+                    self.vars.insert("NR".into(), V::Num(self.nr as f64));
+                    self.vars.insert("FNR".into(), V::Num(self.fnr as f64));
+                    return Some(l);
+                }
+                None => {
+                    self.main_file += 1;
+                    self.main_pos = 0;
+                    self.fnr = 0;
+                }
+            }
+        }
     }
     fn split_record(&mut self) {
         let fs = self.fs();
@@ -949,6 +1102,42 @@ impl Interp<'_, '_> {
             }
             E::Var(n) => self.var(n),
             E::Group(e) => self.eval(e)?,
+            E::Getline(var, file) => {
+                let line = match file {
+                    None => self.next_main(),
+                    Some(f) => {
+                        let name = self.eval(f)?.str();
+                        if !self.rfiles.contains_key(&name) {
+                            let data = if name == "-" || name == "/dev/stdin" {
+                                Ok(self.c.stdin.to_vec())
+                            } else {
+                                let p = self.c.path(&name);
+                                crate::sys::read_file(self.c.os, &p)
+                            };
+                            match data {
+                                Ok(d) => {
+                                    self.rfiles.insert(name.clone(), (d, 0));
+                                }
+                                Err(_) => return Ok(V::Num(-1.0)),
+                            }
+                        }
+                        self.rfiles.get_mut(&name).and_then(|(d, pos)| next_line(d, pos))
+                    }
+                };
+                match line {
+                    None => V::Num(0.0),
+                    Some(l) => {
+                        match var {
+                            Some(v) => self.assign_to(v, V::StrNum(l))?,
+                            None => {
+                                self.record = l;
+                                self.split_record();
+                            }
+                        }
+                        V::Num(1.0)
+                    }
+                }
+            }
             E::Field(e) => {
                 let i = self.eval(e)?.num();
                 if i < 0.0 {
@@ -1140,10 +1329,93 @@ impl Interp<'_, '_> {
             "sin" => V::Num(self.eval(args.first().unwrap_or(&E::Num(0.0)))?.num().sin()),
             "cos" => V::Num(self.eval(args.first().unwrap_or(&E::Num(0.0)))?.num().cos()),
             "rand" => V::Num((self.c.os.random_u64() >> 11) as f64 / (1u64 << 53) as f64),
-            "srand" | "close" | "fflush" => V::Num(0.0),
+            "close" => {
+                if let Some(a) = args.first() {
+                    let n = self.eval(a)?.str();
+                    self.rfiles.remove(&n);
+                }
+                V::Num(0.0)
+            }
+            "srand" | "fflush" => V::Num(0.0),
             "system" => return Err("system() is not supported (kubesim)".into()),
-            other => return Err(format!("calling undefined function {other}")),
+            other => return self.call_user(other, args),
         })
+    }
+
+    /// Calls a user-defined function: scalars by value, arrays (and never-assigned names) by
+    /// reference; parameters beyond the arguments are fresh locals.
+    fn call_user(&mut self, f: &str, args: &[E]) -> R<V> {
+        let Some(func) = self.funcs.get(f).cloned() else { return Err(format!("calling undefined function {f}")) };
+        if args.len() > func.params.len() {
+            return Err(format!("function {f} called with {} args, accepts only {}", args.len(), func.params.len()));
+        }
+        if self.call_depth >= MAX_CALL_DEPTH {
+            return Err("function call nesting too deep (kubesim)".into());
+        }
+        enum Bind {
+            Scalar(V),
+            /// By reference; `true` when the name already was an array.
+            Array(String, bool),
+        }
+        let mut binds = Vec::new();
+        for a in args {
+            match a {
+                E::Var(n) if self.arrays.contains_key(n) || !self.vars.contains_key(n) => binds.push(Bind::Array(n.clone(), self.arrays.contains_key(n))),
+                _ => binds.push(Bind::Scalar(self.eval(a)?)),
+            }
+        }
+        let mut taken: Vec<Option<BTreeMap<String, V>>> = Vec::new();
+        for b in &binds {
+            taken.push(match b {
+                Bind::Array(n, _) => Some(self.arrays.remove(n).unwrap_or_default()),
+                Bind::Scalar(_) => None,
+            });
+        }
+        let saved: Vec<(String, Option<V>, Option<BTreeMap<String, V>>)> =
+            func.params.iter().map(|p| (p.clone(), self.vars.remove(p), self.arrays.remove(p))).collect();
+        for (k, b) in binds.iter().enumerate() {
+            let p = &func.params[k];
+            match b {
+                Bind::Scalar(v) => {
+                    self.vars.insert(p.clone(), v.clone());
+                }
+                Bind::Array(..) => {
+                    self.arrays.insert(p.clone(), taken[k].take().unwrap_or_default());
+                }
+            }
+        }
+        self.call_depth += 1;
+        let flow = self.exec(&S::Block(func.body.clone()));
+        self.call_depth -= 1;
+        let mut back = Vec::new();
+        for (k, b) in binds.iter().enumerate() {
+            if let Bind::Array(n, existed) = b {
+                let a = self.arrays.remove(&func.params[k]).unwrap_or_default();
+                // An untouched never-assigned name stays a scalar name.
+                if *existed || !a.is_empty() {
+                    back.push((n.clone(), a));
+                }
+            }
+        }
+        for (p, v, a) in saved {
+            self.vars.remove(&p);
+            self.arrays.remove(&p);
+            if let Some(v) = v {
+                self.vars.insert(p.clone(), v);
+            }
+            if let Some(a) = a {
+                self.arrays.insert(p, a);
+            }
+        }
+        for (n, a) in back {
+            self.arrays.insert(n, a);
+        }
+        match flow? {
+            Flow::Return => Ok(std::mem::replace(&mut self.ret, V::StrNum(String::new()))),
+            Flow::Exit => Err(EXIT_IN_FUNCTION.into()),
+            Flow::Next => Err("next used in a function (kubesim)".into()),
+            _ => Ok(V::StrNum(String::new())),
+        }
     }
     fn emit(&mut self, data: &[u8], red: &Option<(bool, E)>) -> R<()> {
         match red {
@@ -1224,6 +1496,7 @@ impl Interp<'_, '_> {
                         Flow::Break => break,
                         Flow::Next => return Ok(Flow::Next),
                         Flow::Exit => return Ok(Flow::Exit),
+                        Flow::Return => return Ok(Flow::Return),
                         _ => {}
                     }
                 }
@@ -1233,6 +1506,7 @@ impl Interp<'_, '_> {
                     Flow::Break => break,
                     Flow::Next => return Ok(Flow::Next),
                     Flow::Exit => return Ok(Flow::Exit),
+                    Flow::Return => return Ok(Flow::Return),
                     _ => {}
                 }
                 if !self.eval(c)?.truthy() {
@@ -1253,6 +1527,7 @@ impl Interp<'_, '_> {
                         Flow::Break => break,
                         Flow::Next => return Ok(Flow::Next),
                         Flow::Exit => return Ok(Flow::Exit),
+                        Flow::Return => return Ok(Flow::Return),
                         _ => {}
                     }
                     if let Some(s) = step {
@@ -1268,6 +1543,7 @@ impl Interp<'_, '_> {
                         Flow::Break => break,
                         Flow::Next => return Ok(Flow::Next),
                         Flow::Exit => return Ok(Flow::Exit),
+                        Flow::Return => return Ok(Flow::Return),
                         _ => {}
                     }
                 }
@@ -1287,6 +1563,13 @@ impl Interp<'_, '_> {
                 }
                 return Ok(Flow::Exit);
             }
+            S::Return(e) => {
+                self.ret = match e {
+                    Some(e) => self.eval(e)?,
+                    None => V::StrNum(String::new()),
+                };
+                return Ok(Flow::Return);
+            }
             S::Break => return Ok(Flow::Break),
             S::Continue => return Ok(Flow::Continue),
             S::Delete(a, idx) => match idx {
@@ -1300,7 +1583,6 @@ impl Interp<'_, '_> {
                     self.arrays.remove(a);
                 }
             },
-            S::Getline => {}
         }
         Ok(Flow::Normal)
     }
@@ -1505,7 +1787,7 @@ pub(crate) fn awk(c: &mut Ctx) -> i32 {
             return 2;
         }
     };
-    let mut p = P { t: toks, i: 0, depth: 0 };
+    let mut p = P { t: toks, i: 0, depth: 0, funcs: BTreeMap::new() };
     let items = match p.program() {
         Ok(v) => v,
         Err(e) => {
@@ -1525,6 +1807,17 @@ pub(crate) fn awk(c: &mut Ctx) -> i32 {
         files: BTreeMap::new(),
         re_cache: BTreeMap::new(),
         range_on: vec![false; items.len()],
+        funcs: std::mem::take(&mut p.funcs),
+        ret: V::StrNum(String::new()),
+        call_depth: 0,
+        operands: files.clone(),
+        main: None,
+        main_file: 0,
+        main_pos: 0,
+        nr: 0,
+        fnr: 0,
+        rfiles: BTreeMap::new(),
+        tail_assigns: Vec::new(),
     };
     for (k, v) in [("FS", fs.as_str()), ("OFS", " "), ("ORS", "\n"), ("OFMT", "%.6g"), ("CONVFMT", "%.6g"), ("SUBSEP", "\x1c")] {
         it.vars.insert(k.into(), V::Str(v.into()));
@@ -1542,6 +1835,7 @@ pub(crate) fn awk(c: &mut Ctx) -> i32 {
     it.c.out(&out);
     match result {
         Ok(()) => it.exit_code,
+        Err(e) if e == EXIT_IN_FUNCTION => it.exit_code,
         Err(e) => {
             if !e.is_empty() {
                 it.c.err(&e);
@@ -1551,11 +1845,26 @@ pub(crate) fn awk(c: &mut Ctx) -> i32 {
     }
 }
 
+/// Nesting limit of user-defined function calls (each level costs several interpreter frames
+/// of native stack; wasm's default stack is 1 MiB).
+const MAX_CALL_DEPTH: usize = 32;
+
+/// Internal marker: `exit` inside a function unwinds the expression as an error.
+const EXIT_IN_FUNCTION: &str = "\u{0}exit";
+
+/// An `exit` that unwound out of a function call is a plain `exit` at rule level.
+fn top(r: R<Flow>) -> R<Flow> {
+    match r {
+        Err(e) if e == EXIT_IN_FUNCTION => Ok(Flow::Exit),
+        other => other,
+    }
+}
+
 fn run_awk(it: &mut Interp, items: &[(Pat, Option<Vec<S>>)], files: &[String]) -> R<()> {
     let mut exited = false;
     for (p, body) in items {
         if let (Pat::Begin, Some(b)) = (p, body) {
-            if let Flow::Exit = it.exec(&S::Block(b.clone()))? {
+            if let Flow::Exit = top(it.exec(&S::Block(b.clone())))? {
                 exited = true;
                 break;
             }
@@ -1563,37 +1872,10 @@ fn run_awk(it: &mut Interp, items: &[(Pat, Option<Vec<S>>)], files: &[String]) -
     }
     let has_main = items.iter().any(|(p, _)| !matches!(p, Pat::Begin));
     if !exited && has_main {
-        let inputs: Vec<(String, Vec<u8>)> = if files.is_empty() {
-            vec![("".into(), it.c.stdin.to_vec())]
-        } else {
-            let mut v = Vec::new();
-            for f in files {
-                if let Some((k, val)) = f.split_once('=').filter(|(k, _)| crate::sh::parse::valid_name(k)) {
-                    it.vars.insert(k.into(), V::StrNum(val.into()));
-                    continue;
-                }
-                match it.c.read(f) {
-                    Ok(d) => v.push((f.clone(), d)),
-                    Err(e) => {
-                        let f2 = f.clone();
-                        it.c.err(&format!("can't open file {f2}: {}", e.strerror()));
-                        it.exit_code = 2;
-                    }
-                }
-            }
-            v
-        };
-        let mut nr = 0u64;
-        'files: for (name, data) in inputs {
-            it.vars.insert("FILENAME".into(), V::Str(name));
-            let text = String::from_utf8_lossy(&data).into_owned();
-            let mut fnr = 0u64;
-            for line in text.lines() {
-                nr += 1;
-                fnr += 1;
-                it.vars.insert("NR".into(), V::Num(nr as f64));
-                it.vars.insert("FNR".into(), V::Num(fnr as f64));
-                it.record = line.to_string();
+        let _ = files;
+        'files: while let Some(line) = it.next_main() {
+            {
+                it.record = line;
                 it.split_record();
                 for (k, (p, body)) in items.iter().enumerate() {
                     let sel = match p {
@@ -1618,7 +1900,7 @@ fn run_awk(it: &mut Interp, items: &[(Pat, Option<Vec<S>>)], files: &[String]) -
                         continue;
                     }
                     let flow = match body {
-                        Some(b) => it.exec(&S::Block(b.clone()))?,
+                        Some(b) => top(it.exec(&S::Block(b.clone())))?,
                         None => it.exec(&S::Print(vec![], None))?,
                     };
                     match flow {
@@ -1636,7 +1918,7 @@ fn run_awk(it: &mut Interp, items: &[(Pat, Option<Vec<S>>)], files: &[String]) -
     let _ = exited;
     for (p, body) in items {
         if let (Pat::End, Some(b)) = (p, body) {
-            if let Flow::Exit = it.exec(&S::Block(b.clone()))? {
+            if let Flow::Exit = top(it.exec(&S::Block(b.clone())))? {
                 break;
             }
         }

@@ -258,13 +258,60 @@ pub struct TailFollow {
     spawn: Spawn,
     family: Family,
     file: Option<String>,
+    /// The operand as given (for messages).
+    name: String,
     offset: usize,
+    /// `-F`/`--retry`: keep trying a missing file and reopen a replaced one.
+    retry: bool,
+    missing: bool,
 }
 
 impl TailFollow {
     /// From a spawn.
     pub fn new(spawn: &Spawn, family: Family) -> TailFollow {
-        TailFollow { spawn: spawn.clone(), family, file: None, offset: 0 }
+        let retry = spawn.argv.iter().skip(1).any(|a| a == "-F" || a == "--retry" || a == "--follow=name");
+        TailFollow { spawn: spawn.clone(), family, file: None, name: String::new(), offset: 0, retry, missing: false }
+    }
+
+    /// One poll of a followed file (busybox 1.36 `tail.c` and GNU tail 9.x messages for `-F`).
+    fn poll(&mut self, os: &mut dyn Os) {
+        let Some(p) = self.file.clone() else { return };
+        let gnu = self.family == Family::Gnu;
+        match os.fs_ref().read(&p) {
+            Ok(d) if self.missing => {
+                let msg = if gnu {
+                    format!("tail: '{}' has appeared;  following new file\n", self.name)
+                } else {
+                    format!("tail: {} has appeared; following end of new file\n", self.name)
+                };
+                let _ = os.write_stderr(msg.as_bytes());
+                let _ = os.write_stdout(&d);
+                self.offset = d.len();
+                self.missing = false;
+            }
+            Ok(d) => {
+                if d.len() > self.offset {
+                    let _ = os.write_stdout(&d[self.offset..]);
+                } else if d.len() < self.offset && gnu {
+                    let _ = os.write_stderr(format!("tail: {}: file truncated\n", self.name).as_bytes());
+                } else if d.len() < self.offset {
+                    // busybox seeks back to the start of a truncated file.
+                    let _ = os.write_stdout(&d);
+                }
+                self.offset = d.len();
+            }
+            Err(e) if self.retry && !self.missing => {
+                let msg = if gnu {
+                    format!("tail: '{}' has become inaccessible: {}\n", self.name, e.strerror())
+                } else {
+                    format!("tail: {} has become inaccessible: {}\n", self.name, e.strerror())
+                };
+                let _ = os.write_stderr(msg.as_bytes());
+                self.missing = true;
+                self.offset = 0;
+            }
+            Err(_) => {}
+        }
     }
 }
 
@@ -290,9 +337,14 @@ impl Program for TailFollow {
                 let operands: Vec<&String> = args[1..].iter().filter(|a| !a.starts_with('-') && a.parse::<i64>().is_err()).collect();
                 if let Some(f) = operands.last() {
                     let p = crate::fs::join(&self.spawn.cwd, f);
+                    self.name = f.to_string();
                     match os.fs_ref().read(&p) {
                         Ok(d) => {
                             self.offset = d.len();
+                            self.file = Some(p);
+                        }
+                        Err(_) if self.retry => {
+                            self.missing = true;
                             self.file = Some(p);
                         }
                         Err(_) if code != 0 => return Step::Exit(1),
@@ -316,15 +368,8 @@ impl Program for TailFollow {
                 }
             },
             _ => {
-                if let Some(p) = &self.file {
-                    if let Ok(d) = os.fs_ref().read(p) {
-                        if d.len() > self.offset {
-                            let _ = os.write_stdout(&d[self.offset..]);
-                        } else if d.len() < self.offset {
-                            let _ = os.write_stderr(format!("tail: {p}: file truncated\n").as_bytes());
-                        }
-                        self.offset = d.len();
-                    }
+                if self.file.is_some() {
+                    self.poll(os);
                     Step::Sleep(1000)
                 } else {
                     Step::Wait

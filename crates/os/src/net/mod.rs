@@ -4,6 +4,7 @@
 
 pub mod curl;
 pub mod dig;
+pub mod getent;
 pub mod http;
 pub mod nc;
 pub mod nslookup;

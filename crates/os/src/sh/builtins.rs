@@ -1353,8 +1353,11 @@ impl Shell {
             }
             if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 {
                 let on = a.starts_with('-');
+                let mut o_args = 0usize;
                 for c in a[1..].chars() {
                     match c {
+                        // `set -euo pipefail`: each `o` in a cluster takes the next argument.
+                        'o' => o_args += 1,
                         'e' => self.opts.errexit = on,
                         'x' => self.opts.xtrace = on,
                         'u' => self.opts.nounset = on,
@@ -1372,6 +1375,19 @@ impl Shell {
                             self.status = if self.flavor == Flavor::Bash { 2 } else { 2 };
                             return if self.flavor == Flavor::Bash { Act::Pop } else { Act::Unwind(Unwind::Exit) };
                         }
+                    }
+                }
+                for _ in 0..o_args {
+                    i += 1;
+                    let Some(o) = args.get(i) else { break };
+                    if !self.set_o(o, on) {
+                        let msg = match self.flavor {
+                            Flavor::Bash => format!("{o}: invalid option name"),
+                            _ => format!("Illegal option -o {o}"),
+                        };
+                        self.berr(os, "set", &msg);
+                        self.status = if self.flavor == Flavor::Bash { 1 } else { 2 };
+                        return if self.flavor == Flavor::Bash { Act::Pop } else { Act::Unwind(Unwind::Exit) };
                     }
                 }
                 i += 1;
@@ -1620,28 +1636,40 @@ impl Shell {
         let mut array: Option<String> = None;
         let mut delim = b'\n';
         let mut i = 0;
+        // Options cluster like getopt (`read -ra parts`, `read -rp 'prompt: ' x`); an option
+        // that takes a value uses the rest of its word or the next argument.
         while i < args.len() {
             let a = &args[i];
-            match a.as_str() {
-                "-r" => raw = true,
-                "-s" | "-e" => {}
-                "-p" => {
-                    i += 1;
-                    if let Some(p) = args.get(i) {
-                        let p = p.clone();
-                        self.write_fd(os, 2, p.as_bytes());
+            if names.is_empty() && a.len() > 1 && a.starts_with('-') && a != "--" {
+                let chars: Vec<char> = a[1..].chars().collect();
+                let mut k = 0;
+                while k < chars.len() {
+                    let c = chars[k];
+                    if "ptnNuad".contains(c) {
+                        let rest: String = chars[k + 1..].iter().collect();
+                        let val = if rest.is_empty() {
+                            i += 1;
+                            args.get(i).cloned().unwrap_or_default()
+                        } else {
+                            rest
+                        };
+                        match c {
+                            'p' => {
+                                self.write_fd(os, 2, val.as_bytes());
+                            }
+                            'a' => array = Some(val),
+                            'd' => delim = val.bytes().next().unwrap_or(0),
+                            _ => {}
+                        }
+                        break;
                     }
+                    if c == 'r' {
+                        raw = true;
+                    }
+                    k += 1;
                 }
-                "-t" | "-n" | "-N" | "-u" => i += 1,
-                "-a" => {
-                    i += 1;
-                    array = args.get(i).cloned();
-                }
-                "-d" => {
-                    i += 1;
-                    delim = args.get(i).and_then(|d| d.bytes().next()).unwrap_or(0);
-                }
-                _ => names.push(a.clone()),
+            } else if !(names.is_empty() && a == "--") {
+                names.push(a.clone());
             }
             i += 1;
         }

@@ -603,7 +603,9 @@ impl Shell {
                 if matches!(base, PVal::Unset) && self.opts.nounset && p.name != "@" && p.name != "*" && !p.bang {
                     let msg =
                         if self.flavor == Flavor::Bash { format!("{name_for_msg}: unbound variable") } else { format!("{name_for_msg}: parameter not set") };
-                    return Err(self.fatal(os, &msg, 127));
+                    // bash 5.2 exits 127, or 1 under `set -e`.
+                    let code = if self.opts.errexit { 1 } else { 127 };
+                    return Err(self.fatal(os, &msg, code));
                 }
                 Ok(base)
             }
@@ -611,7 +613,9 @@ impl Shell {
                 if matches!(base, PVal::Unset) && self.opts.nounset && p.name != "@" && p.name != "*" {
                     let msg =
                         if self.flavor == Flavor::Bash { format!("{name_for_msg}: unbound variable") } else { format!("{name_for_msg}: parameter not set") };
-                    return Err(self.fatal(os, &msg, 127));
+                    // bash 5.2 exits 127, or 1 under `set -e`.
+                    let code = if self.opts.errexit { 1 } else { 127 };
+                    return Err(self.fatal(os, &msg, code));
                 }
                 let posix_at = self.flavor != Flavor::Bash && (p.name == "@" || p.name == "*");
                 Ok(PVal::Str(match base {

@@ -185,6 +185,7 @@ enum Frame {
         node: Arc<Compound>,
         phase: u8,
         status: i32,
+        substs: Vec<String>,
     },
     Case {
         node: Arc<Compound>,
@@ -232,7 +233,9 @@ enum Frame {
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum TaskState {
     Ready(Wake),
-    Sleeping(u64),
+    /// Sleeping until the first time; the second is when the sleep began (tasks that wake
+    /// together run oldest sleep first, as the one with fewer wakeups in between would).
+    Sleeping(u64, u64),
     Waiting,
     WaitingJobs,
     Host(Step, bool),
@@ -311,6 +314,8 @@ pub struct Shell {
     /// Set while a `[[ ]]`/`(( ))`/arithmetic `for` is being (re)evaluated: command substitutions
     /// that block suspend the compound command, which is replayed with their cached outputs.
     replay: Option<Replay>,
+    /// Background jobs that slept since before the foreground's sleep run first this round.
+    jobs_first: bool,
     in_trap: u32,
     exec_child: bool,
     trace_depth: u32,
@@ -496,6 +501,7 @@ impl Shell {
             random_seeded: false,
             interrupted: None,
             replay: None,
+            jobs_first: false,
             in_trap: 0,
             exec_child: false,
             trace_depth: 1,
@@ -780,6 +786,7 @@ impl Shell {
             random_seeded: self.random_seeded,
             interrupted: None,
             replay: None,
+            jobs_first: false,
             in_trap: 0,
             exec_child: false,
             trace_depth: self.trace_depth,
@@ -912,7 +919,7 @@ impl Shell {
                                 let f = match f {
                                     Frame::While { node, .. } => Frame::While { node, in_body: true, status: self.status },
                                     Frame::For { var, items, idx, body, .. } => Frame::For { var, items, idx, body, status: self.status },
-                                    Frame::ArithFor { node, .. } => Frame::ArithFor { node, phase: 3, status: self.status },
+                                    Frame::ArithFor { node, .. } => Frame::ArithFor { node, phase: 3, status: self.status, substs: Vec::new() },
                                     other => other,
                                 };
                                 self.loops += 1;
@@ -1144,43 +1151,53 @@ impl Shell {
                 self.frames.push(Frame::For { var, items, idx: idx + 1, body: body.clone(), status: 0 });
                 Act::Push(Frame::Run(body))
             }
-            Frame::ArithFor { node, phase, status } => {
-                let Compound::ArithFor { init, cond, step, body } = &*node else { return Act::Pop };
-                // phase 0: init, 1: cond, 2: body done → step, 3: continue → step
-                let eval = |sh: &mut Shell, os: &mut dyn Os, w: &Word| -> Result<i64, Act> {
-                    let text = match sh.expand_str_nosubst(os, w) {
-                        Ok(t) => t,
-                        Err(a) => return Err(a),
-                    };
-                    if text.trim().is_empty() {
-                        return Ok(1);
-                    }
-                    sh.arith(os, &text)
-                };
-                let mut ph = phase;
-                if ph == 0 {
-                    if let Err(a) = eval(self, os, init) {
-                        return a;
-                    }
-                    ph = 1;
-                } else if ph >= 2 {
-                    if let Err(a) = eval(self, os, step) {
-                        return a;
-                    }
-                    ph = 1;
+            Frame::ArithFor { node, phase, status, mut substs } => {
+                if let Some((_, out)) = self.child_done.take() {
+                    substs.push(strip_trailing_newlines(&out));
                 }
-                let _ = ph;
-                match eval(self, os, cond) {
-                    Err(a) => a,
-                    Ok(0) => {
+                let Compound::ArithFor { init, cond, step, body } = &*node else { return Act::Pop };
+                // phase 0: init, 1: cond, 2: body done → step, 3: continue → step.
+                // A blocking command substitution suspends the frame at its phase; the
+                // expression is replayed with the cached outputs (see `Frame::Replay`).
+                let status = if phase == 2 { self.status } else { status };
+                let mut ph = phase;
+                loop {
+                    let w = match ph {
+                        0 => init,
+                        1 => cond,
+                        _ => step,
+                    };
+                    self.replay = Some(Replay { cached: std::mem::take(&mut substs), ..Replay::default() });
+                    let r = match self.expand_str_nosubst(os, w) {
+                        Ok(text) if text.trim().is_empty() => Ok(1),
+                        Ok(text) => {
+                            self.replay = None;
+                            self.arith(os, &text)
+                        }
+                        Err(a) => Err(a),
+                    };
+                    let rp = self.replay.take().unwrap_or_default();
+                    if let Some((child, st)) = rp.blocked {
+                        let phase = if ph == 2 { 3 } else { ph };
+                        self.frames.push(Frame::ArithFor { node: node.clone(), phase, status, substs: rp.cached });
+                        self.frames.push(Frame::Child(child));
+                        return Act::Block(st);
+                    }
+                    let v = match r {
+                        Ok(v) => v,
+                        Err(a) => return a,
+                    };
+                    if ph != 1 {
+                        ph = 1;
+                        continue;
+                    }
+                    if v == 0 {
                         self.loops = self.loops.saturating_sub(1);
                         self.status = status;
-                        Act::Pop
+                        return Act::Pop;
                     }
-                    Ok(_) => {
-                        self.frames.push(Frame::ArithFor { node: node.clone(), phase: 2, status: 0 });
-                        Act::Push(Frame::Run(body.clone()))
-                    }
+                    self.frames.push(Frame::ArithFor { node: node.clone(), phase: 2, status: 0, substs: Vec::new() });
+                    return Act::Push(Frame::Run(body.clone()));
                 }
             }
             Frame::Case { node, subject, arm, substs } => self.step_case(os, node, subject, arm, substs),
@@ -1318,7 +1335,7 @@ impl Shell {
             },
             Compound::ArithFor { .. } => {
                 self.loops += 1;
-                Act::Push(Frame::ArithFor { node: c.clone(), phase: 0, status: 0 })
+                Act::Push(Frame::ArithFor { node: c.clone(), phase: 0, status: 0, substs: Vec::new() })
             }
             Compound::Case { .. } => Act::Push(Frame::Case { node: c.clone(), subject: None, arm: 0, substs: Vec::new() }),
             Compound::Arith(_) | Compound::Cond(_) => self.run_replayable(os, c.clone(), Vec::new(), 0),
@@ -1588,7 +1605,7 @@ impl Shell {
                     TaskState::WaitingJobs | TaskState::Waiting => {
                         self.fg = TaskState::Ready(Wake::Signal(sig));
                     }
-                    TaskState::Sleeping(_) if !matches!(self.frames.last(), Some(Frame::Child(_))) => {
+                    TaskState::Sleeping(..) if !matches!(self.frames.last(), Some(Frame::Child(_))) => {
                         self.fg = TaskState::Ready(Wake::Signal(sig));
                     }
                     _ => {}
@@ -1627,7 +1644,7 @@ impl Shell {
 
     fn state_after(now: u64, step: &Step) -> TaskState {
         match step {
-            Step::Sleep(ms) => TaskState::Sleeping(now.saturating_add(*ms)),
+            Step::Sleep(ms) => TaskState::Sleeping(now.saturating_add(*ms), now),
             Step::Wait => TaskState::Waiting,
             Step::Exit(_) => TaskState::Done,
             other => TaskState::Host(other.clone(), false),
@@ -1642,7 +1659,8 @@ impl Shell {
                 return Step::Compute { cpu_ms: CPU_MS_PER_SLICE, threads: 1 };
             }
             let mut progressed = false;
-            if let TaskState::Ready(w) = self.fg.clone() {
+            let jobs_first = std::mem::take(&mut self.jobs_first);
+            if let (false, TaskState::Ready(w)) = (jobs_first, self.fg.clone()) {
                 progressed = true;
                 let step = self.run_fg(os, w);
                 let in_wait = matches!(self.frames.last(), Some(Frame::WaitJobs { .. }));
@@ -1694,11 +1712,11 @@ impl Shell {
             }
             let now = os.now_ms();
             let mut min: Option<u64> = None;
-            if let TaskState::Sleeping(u) = self.fg {
+            if let TaskState::Sleeping(u, _) = self.fg {
                 min = Some(u);
             }
             for j in &self.jobs {
-                if let TaskState::Sleeping(u) = j.state {
+                if let TaskState::Sleeping(u, _) = j.state {
                     min = Some(min.map_or(u, |m| m.min(u)));
                 }
             }
@@ -1721,12 +1739,21 @@ impl Shell {
                         self.set_task(t, TaskState::Ready(Wake::Timer));
                     }
                 }
-                if matches!(self.fg, TaskState::Sleeping(u) if u <= now) {
+                let fg_since = match self.fg {
+                    TaskState::Sleeping(u, since) if u <= now => Some(since),
+                    _ => None,
+                };
+                if fg_since.is_some() {
                     self.fg = TaskState::Ready(Wake::Timer);
                 }
                 for j in &mut self.jobs {
-                    if matches!(j.state, TaskState::Sleeping(u) if u <= now) {
-                        j.state = TaskState::Ready(Wake::Timer);
+                    if let TaskState::Sleeping(u, since) = j.state {
+                        if u <= now {
+                            j.state = TaskState::Ready(Wake::Timer);
+                            if fg_since.is_some_and(|f| since < f) {
+                                self.jobs_first = true;
+                            }
+                        }
                     }
                 }
             }

@@ -647,9 +647,8 @@ impl Parser {
         }
         if self.starts("((") && self.bash() {
             self.pos += 2;
-            let body = self.arith_body()?;
-            let text = body.text();
-            let parts: Vec<&str> = text.splitn(3, ';').collect();
+            let text = self.arith_raw()?;
+            let parts = split_arith_for(&text);
             if parts.len() != 3 {
                 return Err(self.err(SyntaxKind::Unexpected("((".into())));
             }
@@ -666,7 +665,7 @@ impl Parser {
                 };
                 p.arith_text_word(None)
             };
-            let (init, cond, step) = (mk(parts[0])?, mk(parts[1])?, mk(parts[2])?);
+            let (init, cond, step) = (mk(&parts[0])?, mk(&parts[1])?, mk(&parts[2])?);
             self.blank();
             if self.peek() == Some(';') {
                 self.pos += 1;
@@ -882,6 +881,22 @@ impl Parser {
 
     /// Body of `((..))` up to the matching `))`.
     fn arith_body(&mut self) -> PResult<Word> {
+        let text = self.arith_raw()?;
+        let mut p = Parser {
+            s: text.chars().collect(),
+            pos: 0,
+            line: self.line,
+            flavor: self.flavor,
+            depth: self.depth,
+            bonus_lines: 0,
+            closers: Vec::new(),
+            warnings: Vec::new(),
+        };
+        p.arith_text_word(None)
+    }
+
+    /// The source text up to the closing `))` (consumed).
+    fn arith_raw(&mut self) -> PResult<String> {
         let start = self.pos;
         let mut depth = 0i32;
         loop {
@@ -896,17 +911,7 @@ impl Parser {
         }
         let text: String = self.s[start..self.pos].iter().collect();
         self.pos += 2;
-        let mut p = Parser {
-            s: text.chars().collect(),
-            pos: 0,
-            line: self.line,
-            flavor: self.flavor,
-            depth: self.depth,
-            bonus_lines: 0,
-            closers: Vec::new(),
-            warnings: Vec::new(),
-        };
-        p.arith_text_word(None)
+        Ok(text)
     }
 
     /// Reads arithmetic text as a word: `$` expansions and quotes are parsed, everything else
@@ -1883,4 +1888,34 @@ fn unquote_text(w: &Word) -> String {
         }
     }
     s
+}
+
+/// Splits an arithmetic `for ((init; cond; step))` header at its two top-level `;` (not the
+/// ones inside `$( )`, backquotes or quotes).
+fn split_arith_for(text: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let (mut depth, mut quote, mut escaped) = (0usize, None::<char>, false);
+    for c in text.chars() {
+        let cur = parts.last_mut().expect("non-empty");
+        if escaped {
+            escaped = false;
+            cur.push(c);
+            continue;
+        }
+        match (quote, c) {
+            (_, '\\') => escaped = true,
+            (Some(q), _) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"' | '`') => quote = Some(c),
+            (None, '(') => depth += 1,
+            (None, ')') => depth = depth.saturating_sub(1),
+            (None, ';') if depth == 0 && parts.len() < 3 => {
+                parts.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        parts.last_mut().expect("non-empty").push(c);
+    }
+    parts
 }

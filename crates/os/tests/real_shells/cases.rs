@@ -7003,8 +7003,8 @@ rc=0
             (
                 r#"a
 "#,
-                r#"+ cat
-+ echo a
+                r#"+ echo a
++ cat
 "#,
                 0,
             ),
@@ -7279,8 +7279,8 @@ rc=0
             (
                 r#"0
 "#,
-                r#"+ grep -c ZZZ
-+ a=1 b=2 env
+                r#"+ a=1 b=2 env
++ grep -c ZZZ
 "#,
                 1,
             ),
@@ -7288,9 +7288,9 @@ rc=0
                 r#"0
 "#,
                 r#"+ a=1
-+ grep -c ZZZ
 + b=2
 + env
++ grep -c ZZZ
 "#,
                 1,
             ),
@@ -9034,6 +9034,338 @@ rest=a b
             ),
             (
                 r#"olleh
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"set -euo pipefail; echo start; false | true; echo after; false; echo notreached"#,
+        [
+            (
+                r#"start
+"#,
+                r#""#,
+                1,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: set: Illegal option -o pipefail
+"#,
+                2,
+            ),
+            (
+                r#"start
+"#,
+                r#""#,
+                1,
+            ),
+        ],
+    ),
+    (
+        r#"set -eu; trap 'echo cleanup' EXIT; f() { local a=$1; echo "f:$a"; }; f 1; echo $undefined_var; echo notreached"#,
+        [
+            (
+                r#"f:1
+cleanup
+"#,
+                r#"sh: undefined_var: parameter not set
+"#,
+                2,
+            ),
+            (
+                r#"f:1
+cleanup
+"#,
+                r#"sh: 1: undefined_var: parameter not set
+"#,
+                2,
+            ),
+            (
+                r#"f:1
+cleanup
+"#,
+                r#"bash: line 1: undefined_var: unbound variable
+"#,
+                1,
+            ),
+        ],
+    ),
+    (
+        r#"str='a b c'; read -r first rest <<EOF_"#,
+        [
+            (r#""#, r#""#, 1),
+            (r#""#, r#""#, 1),
+            (
+                r#""#,
+                r#"bash: line 1: warning: here-document at line 1 delimited by end-of-file (wanted `EOF_')
+"#,
+                1,
+            ),
+        ],
+    ),
+    (r#"$str"#, [(r#""#, r#""#, 0), (r#""#, r#""#, 0), (r#""#, r#""#, 0)]),
+    (
+        r#"EOF_"#,
+        [
+            (
+                r#""#,
+                r#"sh: EOF_: not found
+"#,
+                127,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: EOF_: not found
+"#,
+                127,
+            ),
+            (
+                r#""#,
+                r#"bash: line 1: EOF_: command not found
+"#,
+                127,
+            ),
+        ],
+    ),
+    (
+        r#"echo "$first|$rest""#,
+        [
+            (
+                r#"|
+"#, r#""#, 0,
+            ),
+            (
+                r#"|
+"#, r#""#, 0,
+            ),
+            (
+                r#"|
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'x y z\n' | { read -r a b; echo "$b"; }"#,
+        [
+            (
+                r#"y z
+"#, r#""#, 0,
+            ),
+            (
+                r#"y z
+"#, r#""#, 0,
+            ),
+            (
+                r#"y z
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"declare -i n=5; n+=2; echo $n; arr=(x y); arr+=(z); echo ${arr[@]} ${#arr[@]}; echo ${arr[-1]}"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unexpected "("
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: "(" unexpected
+"#,
+                2,
+            ),
+            (
+                r#"7
+x y z 3
+z
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"str='a b c'; read -ra parts <<< "$str"; echo ${#parts[@]}; echo ${parts[@]:1}"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unexpected redirection
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: redirection unexpected
+"#,
+                2,
+            ),
+            (
+                r#"3
+b c
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf -v v '%s-%s' a b; echo $v; mapfile -t l <<< $'a\nb'; echo ${l[1]}"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unexpected redirection
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: redirection unexpected
+"#,
+                2,
+            ),
+            (
+                r#"a-b
+b
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"s=hello; echo ${s^^} ${s^} ${s,,}"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: bad substitution
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Bad substitution
+"#,
+                2,
+            ),
+            (
+                r#"HELLO Hello hello
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"IFS=: read -r u p rest <<< 'root:x:0:0'; echo "$u $p $rest""#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: unexpected redirection
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: redirection unexpected
+"#,
+                2,
+            ),
+            (
+                r#"root x 0:0
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"for ((i=0;i<1;i++)); do false; done; echo $?"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: bad for loop variable
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: Bad for loop variable
+"#,
+                2,
+            ),
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"for ((i=0;i<0;i++)); do false; done; echo $?"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: bad for loop variable
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: Bad for loop variable
+"#,
+                2,
+            ),
+            (
+                r#"0
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"for ((i=0; i<$(echo 3); i++)); do printf '%s;' $i; done; echo"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: bad for loop variable
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: Bad for loop variable
+"#,
+                2,
+            ),
+            (
+                r#"0;1;2;
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"for ((i=0;i<4;i++)); do [ $i = 1 ] && continue; echo $i; done"#,
+        [
+            (
+                r#""#,
+                r#"sh: syntax error: bad for loop variable
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"sh: 1: Syntax error: Bad for loop variable
+"#,
+                2,
+            ),
+            (
+                r#"0
+2
+3
 "#,
                 r#""#,
                 0,

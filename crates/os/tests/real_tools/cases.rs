@@ -2092,20 +2092,20 @@ vis
         [
             (
                 r#"p:
-drwxr-xr-x 2 root root 4096 Dec  1 10:51 q
+drwxr-xr-x 2 root root 4096 Dec  1 11:12 q
 
 p/q:
--rw-r--r-- 1 root root 0 Dec  1 10:51 r
+-rw-r--r-- 1 root root 0 Dec  1 11:12 r
 "#,
                 r#""#,
                 0,
             ),
             (
                 r#"p:
-drwxr-xr-x    2 root     root          4096 Dec  1 10:51 q
+drwxr-xr-x    2 root     root          4096 Dec  1 11:12 q
 
 p/q:
--rw-r--r--    1 root     root             0 Dec  1 10:51 r
+-rw-r--r--    1 root     root             0 Dec  1 11:12 r
 "#,
                 r#""#,
                 0,
@@ -3996,6 +3996,2049 @@ b 1
             ),
             (
                 r#"empty
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo hello | tr a-z A-Z"#,
+        [
+            (
+                r#"HELLO
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"HELLO
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'a,b,c' | cut -d, -f2"#,
+        [
+            (
+                r#"b
+"#, r#""#, 0,
+            ),
+            (
+                r#"b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "  x  " | sed 's/^ *//;s/ *$//'"#,
+        [
+            (
+                r#"x
+"#, r#""#, 0,
+            ),
+            (
+                r#"x
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '3\n1\n2\n' | sort -n | tail -1"#,
+        [
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo abc | awk '{print length($0)}'"#,
+        [
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a b\nc d\n' | awk '{print $2, $1}'"#,
+        [
+            (
+                r#"b a
+d c
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"b a
+d c
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a:b\n' | awk -F: '{print $2}'"#,
+        [
+            (
+                r#"b
+"#, r#""#, 0,
+            ),
+            (
+                r#"b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '1\n2\n3\n' | awk '{s+=$1} END {print s}'"#,
+        [
+            (
+                r#"6
+"#, r#""#, 0,
+            ),
+            (
+                r#"6
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo hello | md5sum"#,
+        [
+            (
+                r#"b1946ac92492d2347c6235b4d2611184  -
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"b1946ac92492d2347c6235b4d2611184  -
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo -n hello | sha256sum"#,
+        [
+            (
+                r#"2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824  -
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824  -
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (r#"echo aGVsbG8= | base64 -d"#, [(r#"hello"#, r#""#, 0), (r#"hello"#, r#""#, 0)]),
+    (
+        r#"seq 1 2 9"#,
+        [
+            (
+                r#"1
+3
+5
+7
+9
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1
+3
+5
+7
+9
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"seq -s, 3"#,
+        [
+            (
+                r#"1,2,3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1,2,3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"expr 3 + 4; expr length hello; expr 7 / 2; expr 2 \* 3"#,
+        [
+            (
+                r#"7
+5
+3
+6
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"7
+5
+3
+6
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"basename /a/b/c.txt .txt; dirname /a/b/c.txt"#,
+        [
+            (
+                r#"c
+/a/b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"c
+/a/b
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'x\n' | tee /tmp/w/t; cat /tmp/w/t"#,
+        [
+            (
+                r#"x
+x
+"#, r#""#, 0,
+            ),
+            (
+                r#"x
+x
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "a b c" | wc -w"#,
+        [
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"date -u -d @86400 +%F"#,
+        [
+            (
+                r#"1970-01-02
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1970-01-02
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo hello world | awk '{print toupper($1)}'"#,
+        [
+            (
+                r#"HELLO
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"HELLO
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'x=1' | sed -n 's/x=\(.*\)/\1/p'"#,
+        [
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo abc | sed -E 's/(a)(b)/\2\1/'"#,
+        [
+            (
+                r#"bac
+"#, r#""#, 0,
+            ),
+            (
+                r#"bac
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo foo | grep -o o"#,
+        [
+            (
+                r#"o
+o
+"#, r#""#, 0,
+            ),
+            (
+                r#"o
+o
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\n' | grep -n b"#,
+        [
+            (
+                r#"2:b
+"#, r#""#, 0,
+            ),
+            (
+                r#"2:b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 1.5 | awk '{printf "%.2f\n", $1*2}'"#,
+        [
+            (
+                r#"3.00
+"#, r#""#, 0,
+            ),
+            (
+                r#"3.00
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN{for(i=0;i<3;i++) print i}'"#,
+        [
+            (
+                r#"0
+1
+2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"0
+1
+2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "a b" | awk '{print NF}'"#,
+        [
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'k=v\nz=w\n' | awk -F= '$1=="k" {print $2}'"#,
+        [
+            (
+                r#"v
+"#, r#""#, 0,
+            ),
+            (
+                r#"v
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo abc | rev"#,
+        [
+            (
+                r#"cba
+"#, r#""#, 0,
+            ),
+            (
+                r#"cba
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"seq 5 | tail -n +3"#,
+        [
+            (
+                r#"3
+4
+5
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3
+4
+5
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%d%%\n' 50"#,
+        [
+            (
+                r#"50%
+"#, r#""#, 0,
+            ),
+            (
+                r#"50%
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\n' | cat -n"#,
+        [
+            (
+                r#"     1	a
+     2	b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"     1	a
+     2	b
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"touch /tmp/w/a /tmp/w/b; ls -1 /tmp/w"#,
+        [
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"mkdir -p /tmp/w/a1/b && ls -R /tmp/w"#,
+        [
+            (
+                r#"/tmp/w:
+a1
+
+/tmp/w/a1:
+b
+
+/tmp/w/a1/b:
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/tmp/w:
+a1
+
+/tmp/w/a1:
+b
+
+/tmp/w/a1/b:
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"touch /tmp/w/f && rm /tmp/w/f && ls /tmp/w/f"#,
+        [
+            (
+                r#""#,
+                r#"ls: cannot access '/tmp/w/f': No such file or directory
+"#,
+                2,
+            ),
+            (
+                r#""#,
+                r#"ls: /tmp/w/f: No such file or directory
+"#,
+                1,
+            ),
+        ],
+    ),
+    (
+        r#"cp /tmp/w/nonexist /tmp/w/x"#,
+        [
+            (
+                r#""#,
+                r#"cp: cannot stat '/tmp/w/nonexist': No such file or directory
+"#,
+                1,
+            ),
+            (
+                r#""#,
+                r#"cp: can't stat '/tmp/w/nonexist': No such file or directory
+"#,
+                1,
+            ),
+        ],
+    ),
+    (
+        r#"mv /tmp/w/nope /tmp/w/x"#,
+        [
+            (
+                r#""#,
+                r#"mv: cannot stat '/tmp/w/nope': No such file or directory
+"#,
+                1,
+            ),
+            (
+                r#""#,
+                r#"mv: can't rename '/tmp/w/nope': No such file or directory
+"#,
+                1,
+            ),
+        ],
+    ),
+    (
+        r#"cat /nonexistent"#,
+        [
+            (
+                r#""#,
+                r#"cat: /nonexistent: No such file or directory
+"#,
+                1,
+            ),
+            (
+                r#""#,
+                r#"cat: can't open '/nonexistent': No such file or directory
+"#,
+                1,
+            ),
+        ],
+    ),
+    (
+        r#"rmdir /tmp/w/nope"#,
+        [
+            (
+                r#""#,
+                r#"rmdir: failed to remove '/tmp/w/nope': No such file or directory
+"#,
+                1,
+            ),
+            (
+                r#""#,
+                r#"rmdir: '/tmp/w/nope': No such file or directory
+"#,
+                1,
+            ),
+        ],
+    ),
+    (
+        r#"echo t > /tmp/w/t; ln -s /tmp/w/t /tmp/w/l && readlink /tmp/w/l; cat /tmp/w/l"#,
+        [
+            (
+                r#"/tmp/w/t
+t
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/tmp/w/t
+t
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo hello | cut -c2-4"#,
+        [
+            (
+                r#"ell
+"#, r#""#, 0,
+            ),
+            (
+                r#"ell
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"env -i A=1 env"#,
+        [
+            (
+                r#"A=1
+"#, r#""#, 0,
+            ),
+            (
+                r#"A=1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%5s|%-5s|\n' a b"#,
+        [
+            (
+                r#"    a|b    |
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"    a|b    |
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '%x %o %X\n' 255 8 255"#,
+        [
+            (
+                r#"ff 10 FF
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"ff 10 FF
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo hello | sed 's/l/L/2'"#,
+        [
+            (
+                r#"helLo
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"helLo
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'one\ntwo\nthree\n' | sed -n '2p'"#,
+        [
+            (
+                r#"two
+"#, r#""#, 0,
+            ),
+            (
+                r#"two
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'one\ntwo\nthree\n' | sed '2d'"#,
+        [
+            (
+                r#"one
+three
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"one
+three
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'one\ntwo\nthree\n' | sed -n '/t/p'"#,
+        [
+            (
+                r#"two
+three
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"two
+three
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'one\ntwo\nthree\n' | sed '$d'"#,
+        [
+            (
+                r#"one
+two
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"one
+two
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'one\ntwo\n' | sed 's/o/0/g'"#,
+        [
+            (
+                r#"0ne
+tw0
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"0ne
+tw0
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'path/to/file' | sed 's|/|_|g'"#,
+        [
+            (
+                r#"path_to_file
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"path_to_file
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'b\na\nc\n' | sort | head -n 2"#,
+        [
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'x 3\ny 1\nz 2\n' | sort -k2 -n"#,
+        [
+            (
+                r#"y 1
+z 2
+x 3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"y 1
+z 2
+x 3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\na\nb\n' | uniq -c"#,
+        [
+            (
+                r#"      2 a
+      1 b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"      2 a
+      1 b
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\na\nb\n' | sort | uniq -d"#,
+        [
+            (
+                r#"a
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'hello world' | tr -d o"#,
+        [
+            (
+                r#"hell wrld
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"hell wrld
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'aabbcc' | tr -s a-c"#,
+        [
+            (
+                r#"abc
+"#, r#""#, 0,
+            ),
+            (
+                r#"abc
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'hello' | tr -c 'a-z\n' '_'"#,
+        [
+            (
+                r#"hello
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"hello
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '1\n2\n' | xargs -n1 echo n"#,
+        [
+            (
+                r#"n 1
+n 2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"n 1
+n 2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo a b c | xargs -n 2"#,
+        [
+            (
+                r#"a b
+c
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a b
+c
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"seq 3 | xargs -I{} echo item-{}"#,
+        [
+            (
+                r#"item-1
+item-2
+item-3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"item-1
+item-2
+item-3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo '{"a":1}' | grep -o '"a":[0-9]*'"#,
+        [
+            (
+                r#""a":1
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#""a":1
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'GET / HTTP/1.1\r\n' | head -c 3; echo"#,
+        [
+            (
+                r#"GET
+"#, r#""#, 0,
+            ),
+            (
+                r#"GET
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 12345 | wc -c"#,
+        [
+            (
+                r#"6
+"#, r#""#, 0,
+            ),
+            (
+                r#"6
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'abc' | wc -c"#,
+        [
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"stat -c '%s %n' /tmp/w"#,
+        [
+            (
+                r#"4096 /tmp/w
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"4096 /tmp/w
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"test -d /tmp/w && echo dir; test -f /tmp/w || echo notfile"#,
+        [
+            (
+                r#"dir
+notfile
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"dir
+notfile
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo $(( $(date -u -d @100 +%s) + 1 ))"#,
+        [
+            (
+                r#"101
+"#, r#""#, 0,
+            ),
+            (
+                r#"101
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo '1,2,3' | awk -F, '{for(i=1;i<=NF;i++) s+=$i} END{print s}'"#,
+        [
+            (
+                r#"6
+"#, r#""#, 0,
+            ),
+            (
+                r#"6
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\nc\n' | awk 'NR==2'"#,
+        [
+            (
+                r#"b
+"#, r#""#, 0,
+            ),
+            (
+                r#"b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'ab\nabcd\n' | awk 'length > 3'"#,
+        [
+            (
+                r#"abcd
+"#, r#""#, 0,
+            ),
+            (
+                r#"abcd
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'a b c' | awk '{ $2=""; print }'"#,
+        [
+            (
+                r#"a  c
+"#, r#""#, 0,
+            ),
+            (
+                r#"a  c
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\nb\n' | awk '/b/ {c++} END {print c+0}'"#,
+        [
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'x\ny\n' | awk '{printf "%s-%d\n", $1, NR}'"#,
+        [
+            (
+                r#"x-1
+y-2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"x-1
+y-2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN{n=split("a:b:c",arr,":"); print arr[2], n}'"#,
+        [
+            (
+                r#"b 3
+"#, r#""#, 0,
+            ),
+            (
+                r#"b 3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo hello | awk '{print substr($0,2,3)}'"#,
+        [
+            (
+                r#"ell
+"#, r#""#, 0,
+            ),
+            (
+                r#"ell
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo banana | awk '{gsub(/a/,"X"); print}'"#,
+        [
+            (
+                r#"bXnXnX
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"bXnXnX
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo banana | awk '{sub(/a/,"X"); print}'"#,
+        [
+            (
+                r#"bXnana
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"bXnana
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'x\ny\n' | awk '{print NR": "$0}'"#,
+        [
+            (
+                r#"1: x
+2: y
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1: x
+2: y
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"awk -v n=3 'BEGIN{print n+1}'"#,
+        [
+            (
+                r#"4
+"#, r#""#, 0,
+            ),
+            (
+                r#"4
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\n' | awk 'END{print NR}'"#,
+        [
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo hello | awk '{print toupper(substr($1,1,1)) substr($1,2)}'"#,
+        [
+            (
+                r#"Hello
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"Hello
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN{printf "%5.1f|%-3s|%03d\n", 3.14159, "a", 7}'"#,
+        [
+            (
+                r#"  3.1|a  |007
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"  3.1|a  |007
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '1\n2\n' | awk '{ if ($1 > 1) print "big"; else print "small" }'"#,
+        [
+            (
+                r#"small
+big
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"small
+big
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'a b c' | awk '{print $NF}'"#,
+        [
+            (
+                r#"c
+"#, r#""#, 0,
+            ),
+            (
+                r#"c
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN{while(i<3){i++; print i}}'"#,
+        [
+            (
+                r#"1
+2
+3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1
+2
+3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'a,b,c' | awk '{n=split($0,a,/,/); print n}'"#,
+        [
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'abc\nxyz\n' | awk 'index($0,"b")'"#,
+        [
+            (
+                r#"abc
+"#, r#""#, 0,
+            ),
+            (
+                r#"abc
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo aabbb | awk '{print match($0,/b+/), RSTART, RLENGTH}'"#,
+        [
+            (
+                r#"3 3 3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3 3 3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN{x=sprintf("%x",255); print x}'"#,
+        [
+            (
+                r#"ff
+"#, r#""#, 0,
+            ),
+            (
+                r#"ff
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 7 | awk '{print int($1/2)}'"#,
+        [
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN{print 1/3}'"#,
+        [
+            (
+                r#"0.333333
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"0.333333
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'a b c' | awk 'BEGIN{OFS="-"} {$1=$1; print}'"#,
+        [
+            (
+                r#"a-b-c
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a-b-c
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '1\n2\n3\n4\n' | awk 'NR%2==0'"#,
+        [
+            (
+                r#"2
+4
+"#, r#""#, 0,
+            ),
+            (
+                r#"2
+4
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\na\n' | awk '!seen[$0]++'"#,
+        [
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '1\n2\n3\n' | awk '{a[NR]=$0} END{for(i=NR;i>0;i--) print a[i]}'"#,
+        [
+            (
+                r#"3
+2
+1
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3
+2
+1
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 3 | awk 'function f(x){return x*2} {print f($1)}'"#,
+        [
+            (
+                r#"6
+"#, r#""#, 0,
+            ),
+            (
+                r#"6
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'k1 5\nk1 3\n' | awk '{sum[$1]+=$2} END{for(k in sum) print k, sum[k]}'"#,
+        [
+            (
+                r#"k1 8
+"#, r#""#, 0,
+            ),
+            (
+                r#"k1 8
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo 'x' | awk '{print length()}'"#,
+        [
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+            (
+                r#"1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN { printf "%s %s\n", "a" }'"#,
+        [
+            (
+                r#"a "#,
+                r#"awk: run time error: not enough arguments passed to printf("%s %s
+")
+	FILENAME="" FNR=0 NR=0
+"#,
+                2,
+            ),
+            (
+                r#"a 
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "10 20" | awk '{print $1 * $2, $1 / $2, $1 % 3, $1 ^ 2}'"#,
+        [
+            (
+                r#"200 0.5 1 100
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"200 0.5 1 "#,
+                r#"awk: cmd. line:1: Math support is not compiled in
+"#,
+                1,
+            ),
+        ],
+    ),
+    (
+        r#"echo "a:b" | awk 'BEGIN{FS=":"} {print $2}'"#,
+        [
+            (
+                r#"b
+"#, r#""#, 0,
+            ),
+            (
+                r#"b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a b\n' | awk '{print; print $0}'"#,
+        [
+            (
+                r#"a b
+a b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"a b
+a b
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN{s="x"; s = s "y"; print s, length(s)}'"#,
+        [
+            (
+                r#"xy 2
+"#, r#""#, 0,
+            ),
+            (
+                r#"xy 2
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo | awk '{print 1e3, 0.1+0.2, 100000000}'"#,
+        [
+            (
+                r#"1000 0.3 100000000
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1000 0.3 100000000
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'line1\nline2\n' | awk 'NR==1{next} {print}'"#,
+        [
+            (
+                r#"line2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"line2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\nc\n' | awk 'NR==2{exit} {print}'"#,
+        [
+            (
+                r#"a
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN{exit 3}'; echo $?"#,
+        [
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+            (
+                r#"3
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "5 apples" | awk '$1 >= 5 && /apple/ {print "many"}'"#,
+        [
+            (
+                r#"many
+"#, r#""#, 0,
+            ),
+            (
+                r#"many
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"echo "x" | awk '{print "a" > "/tmp/w/o"} END{close("/tmp/w/o"); while((getline l < "/tmp/w/o") > 0) print "got " l}'"#,
+        [
+            (
+                r#"got a
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"got a
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'b\na\n' | awk '{print | "sort"}'"#,
+        [
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+            (
+                r#"a
+b
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN{"echo hi" | getline x; print x}'"#,
+        [
+            (
+                r#"hi
+"#, r#""#, 0,
+            ),
+            (
+                r#"hi
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'function fact(n) { return n <= 1 ? 1 : n * fact(n-1) } BEGIN { print fact(10) }'"#,
+        [
+            (
+                r#"3628800
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3628800
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'function fill(a) { a["x"]=1; a["y"]=2 } BEGIN { fill(arr); print length(arr), arr["y"] }'"#,
+        [
+            (
+                r#"2 2
+"#, r#""#, 0,
+            ),
+            (
+                r#"2 2
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'function loc(x,   tmp) { tmp = x + 1; return tmp } BEGIN { tmp = 5; print loc(1), tmp }'"#,
+        [
+            (
+                r#"2 5
+"#, r#""#, 0,
+            ),
+            (
+                r#"2 5
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'function noret() { y = 1 } BEGIN { v = noret(); print "[" v "]", y }'"#,
+        [
+            (
+                r#"[] 1
+"#, r#""#, 0,
+            ),
+            (
+                r#"[] 1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'function quit() { exit 4 } BEGIN { quit(); print "no" } END { print "end" }'; echo $?"#,
+        [
+            (
+                r#"end
+4
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"end
+4
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a b\nc d\n' | awk 'function swap(  t) { t=$1; $1=$2; $2=t } { swap(); print }'"#,
+        [
+            (
+                r#"b a
+d c
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"b a
+d c
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '3\n9\n2\n' | awk 'function max(a, b) { return a > b ? a : b } { m = max(m, $1) } END { print m }'"#,
+        [
+            (
+                r#"9
+"#, r#""#, 0,
+            ),
+            (
+                r#"9
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'function f(s) { s = s "x"; return s } BEGIN { v = "a"; print f(v), v }'"#,
+        [
+            (
+                r#"ax a
+"#, r#""#, 0,
+            ),
+            (
+                r#"ax a
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'function inc(arr, k) { arr[k]++ } BEGIN { inc(c, "a"); inc(c, "a"); print c["a"] }'"#,
+        [
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+            (
+                r#"2
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\nc\nd\n' | awk '{getline; print}'"#,
+        [
+            (
+                r#"b
+d
+"#, r#""#, 0,
+            ),
+            (
+                r#"b
+d
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\nc\n' | awk 'NR==1{getline x; print "x=" x, NR} END{print NR}'"#,
+        [
+            (
+                r#"x=b 2
+3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"x=b 2
+3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'k1\nk2\n' > /tmp/w/keys; printf 'x\n' | awk '{while ((getline line < "/tmp/w/keys") > 0) print $0, line}'"#,
+        [
+            (
+                r#"x k1
+x k2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"x k1
+x k2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"awk 'BEGIN{while ((getline l < "/nonexistent") > 0) n++; print n+0, (getline l < "/nonexistent")}'"#,
+        [
+            (
+                r#"0 -1
+"#, r#""#, 0,
+            ),
+            (
+                r#"0 -1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf '1\n2\n' | awk 'BEGIN{getline; print "first " $0} {print "main " $0}'"#,
+        [
+            (
+                r#"first 1
+main 2
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"first 1
+main 2
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a b c\n' > /tmp/w/f; awk 'BEGIN{getline < "/tmp/w/f"; print NF, $2, NR}'"#,
+        [
+            (
+                r#"3 b 0
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"3 b 0
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'q\n' | awk '{print FILENAME "|" FNR}' - "#,
+        [
+            (
+                r#"-|1
+"#, r#""#, 0,
+            ),
+            (
+                r#"-|1
+"#, r#""#, 0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\n' > /tmp/w/f1; printf 'c\n' > /tmp/w/f2; awk '{print FILENAME, FNR, NR}' /tmp/w/f1 /tmp/w/f2"#,
+        [
+            (
+                r#"/tmp/w/f1 1 1
+/tmp/w/f1 2 2
+/tmp/w/f2 1 3
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"/tmp/w/f1 1 1
+/tmp/w/f1 2 2
+/tmp/w/f2 1 3
+"#,
+                r#""#,
+                0,
+            ),
+        ],
+    ),
+    (
+        r#"printf 'a\nb\n' > /tmp/w/f1; awk '{print v, $0}' v=1 /tmp/w/f1 v=2 /tmp/w/f1"#,
+        [
+            (
+                r#"1 a
+1 b
+2 a
+2 b
+"#,
+                r#""#,
+                0,
+            ),
+            (
+                r#"1 a
+1 b
+2 a
+2 b
 "#,
                 r#""#,
                 0,
