@@ -49,7 +49,7 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
         "apply" => apply(&args, api, req, cluster, &namespace, Mode::Apply, out),
         "create" => create(&args, api, req, cluster, &namespace, out),
         "replace" => apply(&args, api, req, cluster, &namespace, Mode::Replace, out),
-        "get" => get::run(&args, api, req, &namespace, out),
+        "get" => get::run(&args, api, req, cluster, &namespace, out),
         "describe" => describe::run(&args, api, req, &namespace, out),
         "delete" => delete(&args, api, req, cluster, &namespace, out),
         "scale" => scale(&args, api, req, &namespace, out),
@@ -62,7 +62,7 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
         "uncordon" => cordon(&args, api, req, out, false),
         "drain" => drain(&args, api, req, out),
         "rollout" => rollout(&args, api, req, &namespace, out),
-        "run" => run_pod(&args, api, req, &namespace, out),
+        "run" => run_pod(&args, api, req, cluster, &namespace, out),
         "expose" => expose(&args, api, req, &namespace, out),
         "autoscale" => autoscale(&args, api, req, &namespace, out),
         "logs" | "log" => logs(&args, api, cluster, &namespace, out),
@@ -147,6 +147,11 @@ fn apply(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn 
         _ => "",
     };
     let name_only = args.get("output") == Some("name");
+    let format = match get::output_format(args, cluster) {
+        Ok(f) => f,
+        Err(e) => return out.fail(e),
+    };
+    let mut printed = 0;
     for (file, text) in inputs {
         let results = apply_documents(&file, &text, &options, api, req);
         if results.is_empty() {
@@ -170,6 +175,17 @@ fn apply(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn 
                     let name = r.name.clone().unwrap_or_default();
                     if name_only {
                         out.outln(format!("{kg}/{name}"));
+                    } else if let (false, Some(json), Some(info)) = (
+                        matches!(format, get::Format::Table | get::Format::Wide),
+                        r.object.clone(),
+                        r.kind.as_deref().and_then(|_| info_of_json(r.object.as_ref())),
+                    ) {
+                        // The YAML printer separates the second and later objects with "---".
+                        if printed > 0 && format == get::Format::Yaml {
+                            out.out("---\n");
+                        }
+                        printed += 1;
+                        get::print_values(&format, &[(info, json)], true, out);
                     } else {
                         let word = match (mode, action) {
                             (Mode::Replace, _) => "replaced",
@@ -183,6 +199,11 @@ fn apply(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn 
             }
         }
     }
+}
+
+fn info_of_json(json: Option<&Value>) -> Option<&'static KindInfo> {
+    let json = json?;
+    kind_info(json.get("apiVersion")?.as_str()?, json.get("kind")?.as_str()?)
 }
 
 /// `kubectl diff -f FILE`.
@@ -367,13 +388,17 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
     };
     let info = object.info().expect("built-in kind");
     if dry_run(args) {
-        if let Some(printed) = print_generated(args, &object) {
-            return out.out(printed);
+        if print_generated(args, cluster, &object, out) {
+            return;
         }
         return out.outln(format!("{} created (dry run)", type_name(info, object.name())));
     }
     match api.create(object, req) {
-        Ok(o) => out.outln(format!("{} created", type_name(info, o.name()))),
+        Ok(o) => {
+            if !print_written(args, cluster, info, o.to_json(), out) {
+                out.outln(format!("{} created", type_name(info, o.name())))
+            }
+        }
         Err(e) => out.fail(server_error(&e)),
     }
 }
@@ -426,8 +451,15 @@ fn base64(bytes: &[u8]) -> String {
 /// `--dry-run=client -o yaml|json|name` on a generator: the object as the client built it,
 /// serialized like kubectl's typed objects (`creationTimestamp: null`, empty `status`,
 /// `resources: {}`), without the namespace (the generators leave it to the request).
-fn print_generated(args: &Args, object: &Object) -> Option<String> {
-    let format = args.get("output")?;
+fn print_generated(args: &Args, cluster: &dyn ClusterView, object: &Object, out: &mut Output) -> bool {
+    let format = match get::output_format(args, cluster) {
+        Ok(get::Format::Table | get::Format::Wide) => return false,
+        Ok(f) => f,
+        Err(e) => {
+            out.fail(e);
+            return true;
+        }
+    };
     let mut json = object.to_json();
     fn meta_null_timestamp(v: &mut Value) {
         if let Some(m) = v.as_object_mut() {
@@ -484,13 +516,25 @@ fn print_generated(args: &Args, object: &Object) -> Option<String> {
             m.insert("status".into(), Value::Object(Default::default()));
         }
     }
-    let info = object.info()?;
-    Some(match format {
-        "yaml" => crate::yaml::to_yaml(&json),
-        "json" => get::to_json_pretty(&json),
-        "name" => format!("{}\n", type_name(info, object.name())),
-        _ => return None,
-    })
+    let Some(info) = object.info() else { return false };
+    get::print_values(&format, &[(info, json)], true, out);
+    true
+}
+
+/// Prints a written object as `-o` asks (`create deployment ... -o yaml`, `apply -o name`,
+/// `label ... -o jsonpath=...`); false when no such format was given.
+pub(crate) fn print_written(args: &Args, cluster: &dyn ClusterView, info: &'static KindInfo, json: serde_json::Value, out: &mut Output) -> bool {
+    match get::output_format(args, cluster) {
+        Ok(get::Format::Table | get::Format::Wide) => false,
+        Ok(f) => {
+            get::print_values(&f, &[(info, json)], true, out);
+            true
+        }
+        Err(e) => {
+            out.fail(e);
+            true
+        }
+    }
 }
 
 /// The container name `kubectl create deployment` derives from an image (last path segment
@@ -1541,7 +1585,7 @@ fn rollout_undo(args: &Args, api: &mut ApiServer, req: &mut Request, info: &Kind
 }
 
 /// `kubectl run NAME --image=I` (cmd/run/run.go with the run-pod/v1 generator).
-fn run_pod(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
+fn run_pod(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn ClusterView, namespace: &str, out: &mut Output) {
     let Some(name) = args.positional.first().cloned() else {
         return out.fail("error: NAME is required for run\nSee 'kubectl run -h' for help and examples");
     };
@@ -1593,13 +1637,17 @@ fn run_pod(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str,
         ..Default::default()
     };
     if dry_run(args) {
-        if let Some(printed) = print_generated(args, &Object::Pod(Box::new(pod.clone()))) {
-            return out.out(printed);
+        if print_generated(args, cluster, &Object::Pod(Box::new(pod.clone())), out) {
+            return;
         }
         return out.outln(format!("pod/{name} created (dry run)"));
     }
     match api.create(Object::Pod(Box::new(pod)), req) {
-        Ok(_) => out.outln(format!("pod/{name} created")),
+        Ok(o) => {
+            if !print_written(args, cluster, kind_info("v1", "Pod").expect("pods"), o.to_json(), out) {
+                out.outln(format!("pod/{name} created"))
+            }
+        }
         Err(e) => out.fail(server_error(&e)),
     }
 }

@@ -198,6 +198,57 @@ pub enum Format {
     JsonPathAsJson(String),
     /// `-o custom-columns=NAME:.path,...`.
     CustomColumns(Vec<(String, String)>),
+    /// `-o go-template=...`, `-o template=...`, `--template ...` (and the `-file` forms, read
+    /// already): the template text and whether missing keys are errors
+    /// (`--allow-missing-template-keys=false`).
+    GoTemplate(String, bool),
+}
+
+/// The `-o`/`--template` formats of kubectl's PrintFlags (genericclioptions): a bare `--template`
+/// means go-template; `-o go-template-file=F`, `-o templatefile=F`, `-o jsonpath-file=F` and
+/// `-o custom-columns-file=F` read F; `-o go-template --template=T` and `-o jsonpath --template=T`
+/// take the template from the flag.
+pub fn output_format(args: &Args, cluster: &dyn crate::ClusterView) -> Result<Format, String> {
+    let template = args.get("template").filter(|t| !t.is_empty());
+    let output = match args.get("output") {
+        None | Some("") if template.is_some() => "go-template".to_string(),
+        None => return Ok(Format::Table),
+        Some(o) => o.to_string(),
+    };
+    let missing_error = args.get("allow-missing-template-keys") == Some("false");
+    let read = |path: &str, what: &str| -> Result<String, String> {
+        cluster.read_file(path).map_err(|_| format!("error: error reading {what} {path}, open {path}: no such file or directory"))
+    };
+    let (name, value) = match output.split_once('=') {
+        Some((n, v)) => (n.to_string(), Some(v.to_string())),
+        None => (output.clone(), None),
+    };
+    let value = value.filter(|v| !v.is_empty()).or_else(|| template.map(str::to_string));
+    match name.as_str() {
+        "go-template" | "template" | "go-template-file" | "templatefile" => {
+            let Some(text) = value else { return Err("error: template format specified but no template given".into()) };
+            let text = if name.ends_with("file") { read(&text, "--template")? } else { text };
+            crate::gotemplate::Template::parse(&text).map_err(|e| format!("error: error parsing template {text}, {e}"))?;
+            Ok(Format::GoTemplate(text, missing_error))
+        }
+        "jsonpath" | "jsonpath-file" | "jsonpath-as-json" if output.contains('=') || template.is_some() => {
+            let Some(text) = value else { return Err("error: template format specified but no template given".into()) };
+            let text = if name == "jsonpath-file" { read(&text, "--template")?.trim_end_matches('\n').to_string() } else { text };
+            Ok(if name == "jsonpath-as-json" { Format::JsonPathAsJson(text) } else { Format::JsonPath(text) })
+        }
+        "custom-columns-file" => {
+            let Some(path) = value else { return Err("error: custom-columns format specified but no custom columns given".into()) };
+            let text = read(&path, "file")?;
+            let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+            let headers: Vec<&str> = lines.next().unwrap_or("").split_whitespace().collect();
+            let paths: Vec<&str> = lines.next().unwrap_or("").split_whitespace().collect();
+            if headers.len() != paths.len() {
+                return Err(format!("error: number of columns in header ({}) does not match number of columns in template ({})", headers.len(), paths.len()));
+            }
+            Ok(Format::CustomColumns(headers.iter().zip(paths).map(|(h, p)| (h.to_string(), p.to_string())).collect()))
+        }
+        _ => parse_format(Some(&output)),
+    }
 }
 
 /// Parses `-o`.
@@ -211,6 +262,17 @@ pub fn parse_format(output: Option<&str>) -> Result<Format, String> {
         "name" => Format::Name,
         o if o.starts_with("jsonpath=") => Format::JsonPath(o["jsonpath=".len()..].to_string()),
         o if o.starts_with("jsonpath-as-json=") => Format::JsonPathAsJson(o["jsonpath-as-json=".len()..].to_string()),
+        "go-template" | "template" | "go-template-file" | "templatefile" | "jsonpath" | "jsonpath-file" => {
+            return Err("error: template format specified but no template given".into())
+        }
+        o if o.starts_with("go-template=") || o.starts_with("template=") => {
+            let text = o.split_once('=').map(|(_, t)| t.to_string()).unwrap_or_default();
+            if text.is_empty() {
+                return Err("error: template format specified but no template given".into());
+            }
+            crate::gotemplate::Template::parse(&text).map_err(|e| format!("error: error parsing template {text}, {e}"))?;
+            Format::GoTemplate(text, false)
+        }
         o if o.starts_with("custom-columns=") => {
             let spec = &o["custom-columns=".len()..];
             let mut columns = Vec::new();
@@ -240,23 +302,25 @@ pub fn to_json_pretty(value: &Value) -> String {
     s
 }
 
-/// A `v1 List` of objects.
-pub fn list_json(objects: &[Arc<Object>]) -> Value {
-    serde_json::json!({
-        "apiVersion": "v1",
-        "items": objects.iter().map(|o| o.to_json()).collect::<Vec<_>>(),
-        "kind": "List",
-        "metadata": {"resourceVersion": ""},
-    })
+/// Prints objects in a non-table format (yaml, json, name, jsonpath, custom-columns, go-template).
+pub fn print_objects(format: &Format, objects: &[(&'static KindInfo, Arc<Object>)], single: bool, out: &mut Output) {
+    let values: Vec<(&'static KindInfo, Value)> = objects.iter().map(|(i, o)| (*i, o.to_json())).collect();
+    print_values(format, &values, single, out)
 }
 
-/// Prints objects in a non-table format (yaml, json, name, jsonpath, custom-columns).
-pub fn print_objects(format: &Format, objects: &[(&'static KindInfo, Arc<Object>)], single: bool, out: &mut Output) {
+/// [`print_objects`] for objects already serialized (generated objects keep kubectl's
+/// `creationTimestamp: null`).
+pub fn print_values(format: &Format, objects: &[(&'static KindInfo, Value)], single: bool, out: &mut Output) {
     let value = || {
         if single && objects.len() == 1 {
-            objects[0].1.to_json()
+            objects[0].1.clone()
         } else {
-            list_json(&objects.iter().map(|(_, o)| o.clone()).collect::<Vec<_>>())
+            serde_json::json!({
+                "apiVersion": "v1",
+                "items": objects.iter().map(|(_, o)| o.clone()).collect::<Vec<_>>(),
+                "kind": "List",
+                "metadata": {"resourceVersion": ""},
+            })
         }
     };
     match format {
@@ -264,7 +328,7 @@ pub fn print_objects(format: &Format, objects: &[(&'static KindInfo, Arc<Object>
         Format::Json => out.out(to_json_pretty(&value())),
         Format::Name => {
             for (info, o) in objects {
-                out.outln(type_name(info, o.name()));
+                out.outln(type_name(info, o.pointer("/metadata/name").and_then(|n| n.as_str()).unwrap_or("")));
             }
         }
         Format::JsonPath(template) => match jsonpath::evaluate(template, &value()) {
@@ -275,16 +339,25 @@ pub fn print_objects(format: &Format, objects: &[(&'static KindInfo, Arc<Object>
             Ok(values) => out.out(to_json_pretty(&Value::Array(values))),
             Err(e) => out.fail(format!("error: {e}")),
         },
+        Format::GoTemplate(template, missing_error) => {
+            let missing = if *missing_error { crate::gotemplate::MissingKey::Error } else { crate::gotemplate::MissingKey::Default };
+            match crate::gotemplate::print(template, &value(), missing) {
+                Ok(text) => out.out(text),
+                Err((stdout, error)) => {
+                    out.out(stdout);
+                    out.fail(error);
+                }
+            }
+        }
         Format::CustomColumns(columns) => {
             let mut rows = vec![columns.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>()];
-            for (_, o) in objects {
-                let json = o.to_json();
+            for (_, json) in objects {
                 rows.push(
                     columns
                         .iter()
                         .map(|(_, path)| {
                             let template = if path.starts_with('{') { path.clone() } else { format!("{{{path}}}") };
-                            match jsonpath::evaluate(&template, &json) {
+                            match jsonpath::evaluate(&template, json) {
                                 Ok(s) if s.is_empty() => "<none>".to_string(),
                                 Ok(s) => s,
                                 Err(_) => "<none>".to_string(),
@@ -345,8 +418,8 @@ pub fn table(info: &KindInfo, objects: &[Arc<Object>], args: &Args, now: u64, wi
 }
 
 /// `kubectl get`.
-pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
-    let format = match parse_format(args.get("output")) {
+pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn crate::ClusterView, namespace: &str, out: &mut Output) {
+    let format = match output_format(args, cluster) {
         Ok(f) => f,
         Err(e) => return out.fail(e),
     };
@@ -373,7 +446,7 @@ pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str,
     if total == 0 && !names_requested {
         match format {
             // printGeneric: an empty List for yaml/json, nothing at all for name/jsonpath.
-            Format::Json | Format::Yaml => print_objects(&format, &[], false, out),
+            Format::Json | Format::Yaml | Format::GoTemplate(..) | Format::JsonPath(_) => print_objects(&format, &[], false, out),
             // get.go prints this only when nothing failed.
             Format::Table | Format::Wide if out.exit_code == 0 => out.errln(no_resources(filter.namespace.as_deref())),
             _ => {}

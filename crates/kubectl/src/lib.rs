@@ -3,7 +3,8 @@
 //! - [`run`] / [`run_line`]: one kubectl command line against the simulated API server.
 //! - [`apply_text`]: `kubectl apply -f` semantics for text already read (client-side apply with
 //!   the last-applied-configuration annotation and a three-way strategic merge).
-//! - [`split_command`]: shell-style splitting of a command string.
+//! - [`split_command`] / [`split_command_with`]: POSIX-shell-style splitting of a command
+//!   string (quotes, escapes, `$(...)` command substitution).
 //!
 //! Commands: `apply`, `create` (`-f`, `deployment`, `namespace`, `configmap`, `secret generic`,
 //! `job`, `cronjob`, `service`), `replace`, `get`, `describe`, `delete`, `scale`,
@@ -39,6 +40,7 @@ mod commands;
 mod describe;
 mod diff;
 mod get;
+pub mod gotemplate;
 mod jsonpath;
 mod merge;
 mod printers;
@@ -46,7 +48,7 @@ mod util;
 mod yaml;
 
 pub use apply::{apply_documents, apply_text, ApplyAction, ApplyOptions, ApplyResult, Mode};
-pub use args::split_command;
+pub use args::{split_command, split_command_with};
 
 use kubesim_apiserver::{ApiServer, Request};
 use std::sync::Arc;
@@ -140,9 +142,20 @@ pub fn run(args: &[String], api: &mut ApiServer, req: &mut Request, cluster: &mu
     out
 }
 
-/// Convenience: [`split_command`] then [`run`]; a leading `kubectl` word is dropped.
+/// Convenience: [`split_command_with`] then [`run`]; a leading `kubectl` word is dropped.
+/// `$(kubectl ...)` command substitutions run first, as a shell would run them (their stderr
+/// is kept; `kubectl drain $(kubectl get pod zk-0 --template {{.spec.nodeName}})`).
 pub fn run_line(line: &str, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn ClusterView) -> Output {
-    match split_command(line) {
+    let mut inner_stderr = String::new();
+    let split = {
+        let mut substitute = |command: &str| -> Result<String, String> {
+            let inner = run_line(command, api, req, cluster);
+            inner_stderr.push_str(&inner.stderr);
+            Ok(inner.stdout)
+        };
+        split_command_with(line, &mut substitute)
+    };
+    let mut output = match split {
         Ok(mut argv) => {
             if argv.first().map(String::as_str) == Some("kubectl") {
                 argv.remove(0);
@@ -150,7 +163,9 @@ pub fn run_line(line: &str, api: &mut ApiServer, req: &mut Request, cluster: &mu
             run(&argv, api, req, cluster)
         }
         Err(e) => Output { stdout: String::new(), stderr: format!("error: {e}\n"), exit_code: 1 },
-    }
+    };
+    output.stderr.insert_str(0, &inner_stderr);
+    output
 }
 
 /// A [`ClusterView`] with no files, logs, exec or metrics (for tests and the UI editor).
