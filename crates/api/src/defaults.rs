@@ -38,6 +38,59 @@ pub fn apply_defaults(object: &mut Object) {
     }
 }
 
+/// The Job registry's PrepareForCreate (pkg/registry/batch/job/strategy.go generateSelector):
+/// unless spec.manualSelector, the template gets the job-name and controller-uid labels (new
+/// and legacy keys, keeping any the user set) and the selector matches
+/// `batch.kubernetes.io/controller-uid=<uid>`. Then SetDefaults_Job's `metadata.labels` from the
+/// template labels when the Job has none (the API server applies it when it reads the object
+/// back). The object's uid must be set.
+pub fn prepare_job_for_create(object: &mut Object) {
+    let Object::Dynamic(job) = object else { return };
+    if job.kind != "Job" || job.api_version != "batch/v1" {
+        return;
+    }
+    let name = job.metadata.name.clone().unwrap_or_default();
+    let uid = job.metadata.uid.clone().unwrap_or_default();
+    let Some(spec) = job.rest.get_mut("spec").and_then(|s| s.as_object_mut()) else { return };
+    if spec.get("manualSelector").and_then(|m| m.as_bool()) != Some(true) {
+        let template = spec.entry("template").or_insert_with(|| serde_json::json!({}));
+        if let Some(t) = template.as_object_mut() {
+            let meta = t.entry("metadata").or_insert_with(|| serde_json::json!({}));
+            if let Some(m) = meta.as_object_mut() {
+                let labels = m.entry("labels").or_insert_with(|| serde_json::json!({}));
+                if !labels.is_object() {
+                    *labels = serde_json::json!({});
+                }
+                if let Some(l) = labels.as_object_mut() {
+                    for key in ["job-name", "batch.kubernetes.io/job-name"] {
+                        l.entry(key).or_insert_with(|| name.clone().into());
+                    }
+                    for key in ["controller-uid", "batch.kubernetes.io/controller-uid"] {
+                        l.entry(key).or_insert_with(|| uid.clone().into());
+                    }
+                }
+            }
+        }
+        let selector = spec.entry("selector").or_insert_with(|| serde_json::json!({}));
+        if !selector.is_object() {
+            *selector = serde_json::json!({});
+        }
+        if let Some(sel) = selector.as_object_mut() {
+            let match_labels = sel.entry("matchLabels").or_insert_with(|| serde_json::json!({}));
+            if let Some(ml) = match_labels.as_object_mut() {
+                ml.entry("batch.kubernetes.io/controller-uid").or_insert_with(|| uid.clone().into());
+            }
+        }
+    }
+    let template_labels: Option<std::collections::BTreeMap<String, String>> =
+        spec.get("template").and_then(|t| t.get("metadata")).and_then(|m| m.get("labels")).and_then(|l| serde_json::from_value(l.clone()).ok());
+    if job.metadata.labels.as_ref().is_none_or(|l| l.is_empty()) {
+        if let Some(labels) = template_labels.filter(|l| !l.is_empty()) {
+            job.metadata.labels = Some(labels);
+        }
+    }
+}
+
 /// The SetDefaults functions of the JSON-kept kinds whose defaults users see in `kubectl get`
 /// and `describe` (pkg/apis/{core,apps,batch}/v1/defaults.go): top-level fields only.
 fn default_dynamic(kind: &str, rest: &mut serde_json::Map<String, serde_json::Value>) {
@@ -64,14 +117,39 @@ fn default_dynamic(kind: &str, rest: &mut serde_json::Map<String, serde_json::Va
             if let Some(s) = rest.entry("spec").or_insert_with(spec).as_object_mut() {
                 set(s, "replicas", json!(1));
                 set(s, "podManagementPolicy", json!("OrderedReady"));
-                set(s, "updateStrategy", json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}));
+                // SetDefaults_StatefulSet: type RollingUpdate, then rollingUpdate.partition 0.
+                let strategy = s.entry("updateStrategy").or_insert_with(|| json!({}));
+                if let Some(st) = strategy.as_object_mut() {
+                    set(st, "type", json!("RollingUpdate"));
+                    if st.get("type") == Some(&json!("RollingUpdate")) {
+                        let rolling = st.entry("rollingUpdate").or_insert_with(|| json!({}));
+                        if let Some(r) = rolling.as_object_mut() {
+                            set(r, "partition", json!(0));
+                        }
+                    }
+                }
                 set(s, "revisionHistoryLimit", json!(10));
-                set(s, "persistentVolumeClaimRetentionPolicy", json!({"whenDeleted": "Retain", "whenScaled": "Retain"}));
+                let retention = s.entry("persistentVolumeClaimRetentionPolicy").or_insert_with(|| json!({}));
+                if let Some(r) = retention.as_object_mut() {
+                    set(r, "whenDeleted", json!("Retain"));
+                    set(r, "whenScaled", json!("Retain"));
+                }
             }
         }
         "DaemonSet" => {
             if let Some(s) = rest.entry("spec").or_insert_with(spec).as_object_mut() {
-                set(s, "updateStrategy", json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}));
+                // SetDefaults_DaemonSet: type RollingUpdate, maxUnavailable 1, maxSurge 0.
+                let strategy = s.entry("updateStrategy").or_insert_with(|| json!({}));
+                if let Some(st) = strategy.as_object_mut() {
+                    set(st, "type", json!("RollingUpdate"));
+                    if st.get("type") == Some(&json!("RollingUpdate")) {
+                        let rolling = st.entry("rollingUpdate").or_insert_with(|| json!({}));
+                        if let Some(r) = rolling.as_object_mut() {
+                            set(r, "maxUnavailable", json!(1));
+                            set(r, "maxSurge", json!(0));
+                        }
+                    }
+                }
                 set(s, "revisionHistoryLimit", json!(10));
             }
         }
@@ -110,6 +188,28 @@ fn default_dynamic(kind: &str, rest: &mut serde_json::Map<String, serde_json::Va
             }
         }
         _ => {}
+    }
+    // The pod templates of the workload kinds get SetDefaults_PodSpec and SetDefaults_Container
+    // as their typed counterparts do (defaulter-gen walks into PodTemplateSpec).
+    let pointer = match kind {
+        "Job" | "StatefulSet" | "DaemonSet" | "ReplicationController" => Some("/spec/template"),
+        "CronJob" => Some("/spec/jobTemplate/spec/template"),
+        "PodTemplate" => Some("/template"),
+        _ => None,
+    };
+    if let Some(pointer) = pointer {
+        let mut body = Value::Object(std::mem::take(rest));
+        if let Some(template) = body.pointer_mut(pointer) {
+            if let Ok(mut typed) = serde_json::from_value::<PodTemplateSpec>(template.clone()) {
+                default_template(&mut typed);
+                if let Ok(v) = serde_json::to_value(&typed) {
+                    *template = v;
+                }
+            }
+        }
+        if let Value::Object(map) = body {
+            *rest = map;
+        }
     }
 }
 

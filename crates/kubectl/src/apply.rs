@@ -3,7 +3,7 @@
 //! documents applied even when others fail.
 
 use crate::merge;
-use crate::util::{self, kind_group, server_error};
+use crate::util::{self, kind_group};
 use kubesim_api::decode::{decode_document, parse_documents, unknown_fields, DecodeError, Document};
 use kubesim_api::object::{KindInfo, Object, Scope};
 use kubesim_apiserver::{ApiServer, Request};
@@ -426,6 +426,9 @@ fn dry_run_create(api: &ApiServer, object: Object) -> Result<(), kubesim_apiserv
     }
     let mut object = object;
     kubesim_api::defaults::apply_defaults(&mut object);
+    // The server-side strategy's PrepareForCreate needs a uid (a Job's generated selector).
+    object.metadata_mut().uid.get_or_insert_with(|| "00000000-0000-0000-0000-000000000000".into());
+    kubesim_api::defaults::prepare_job_for_create(&mut object);
     let errors = kubesim_api::validation::validate_create(&object);
     if !errors.is_empty() {
         return Err(kubesim_apiserver::ApiError::invalid(kubesim_api::validation::invalid_message(&util::qualified_kind(&object), object.name(), &errors)));
@@ -434,7 +437,7 @@ fn dry_run_create(api: &ApiServer, object: Object) -> Result<(), kubesim_apiserv
 }
 
 fn server_error_when(e: &kubesim_apiserver::ApiError, verb: &str, file: &str) -> String {
-    let rendered = server_error(e);
+    let rendered = util::raw_server_error(e);
     match rendered.split_once("): ") {
         Some((head, message)) => format!("{head}): error when {verb} {file:?}: {message}"),
         None => rendered,

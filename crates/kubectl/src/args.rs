@@ -164,6 +164,9 @@ pub struct Args {
     pub after_dash: Vec<String>,
     /// Flags in order: (long name, value). Boolean flags get "true" unless given `=value`.
     pub flags: Vec<(String, String)>,
+    /// The objects `-f FILE` names (kind, namespace, name), for verbs that act on existing
+    /// objects (get, describe, label, scale, ...); filled by the dispatcher.
+    pub file_targets: Option<Vec<(&'static kubesim_api::object::KindInfo, String, String)>>,
 }
 
 /// Long names of flags that take no value (unless written `--flag=value`).

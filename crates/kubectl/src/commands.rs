@@ -36,11 +36,20 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
         "logs" | "log" => "logs",
         other => other,
     };
-    let args = match Args::parse(&rest, parse_as) {
+    let mut args = match Args::parse(&rest, parse_as) {
         Ok(a) => a,
         Err(e) => return out.fail(format!("error: {e}\nSee 'kubectl {command} --help' for usage.")),
     };
     let namespace = args.get("namespace").unwrap_or("default").to_string();
+    // Verbs that act on existing objects resolve `-f FILE` to the objects it names
+    // (resource.Builder FilenameParam: each document's kind, namespace and name).
+    const FILE_VERBS: &[&str] = &["get", "describe", "label", "annotate", "patch", "scale", "set", "rollout", "autoscale", "expose", "wait"];
+    if FILE_VERBS.contains(&command) && args.has("filename") {
+        match file_targets(&args, cluster, &namespace) {
+            Ok(targets) => args.file_targets = Some(targets),
+            Err(e) => return out.fail(e),
+        }
+    }
     if args.bool("help") {
         out.outln(format!("kubesim kubectl: see https://kubernetes.io/docs/reference/kubectl/generated/kubectl_{command}/"));
         return;
@@ -56,7 +65,7 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
         "set" => set(&args, api, req, &namespace, out),
         "label" => label_or_annotate(&args, api, req, &namespace, out, true),
         "annotate" => label_or_annotate(&args, api, req, &namespace, out, false),
-        "patch" => patch(&args, api, req, &namespace, out),
+        "patch" => patch(&args, api, req, cluster, &namespace, out),
         "taint" => taint(&args, api, req, out),
         "cordon" => cordon(&args, api, req, out, true),
         "uncordon" => cordon(&args, api, req, out, false),
@@ -126,6 +135,46 @@ fn read_inputs(args: &Args, cluster: &dyn ClusterView, out: &mut Output) -> Opti
     Some(inputs)
 }
 
+/// The objects named in `-f` files: (kind, namespace, name) per document, with the builder's
+/// namespace rules (the document's namespace, else `-n`/default; a `-n` that contradicts the
+/// document is an error).
+fn file_targets(args: &Args, cluster: &dyn ClusterView, namespace: &str) -> Result<Vec<(&'static KindInfo, String, String)>, String> {
+    let mut scratch = Output::default();
+    let Some(inputs) = read_inputs(args, cluster, &mut scratch) else { return Err(scratch.stderr.trim_end().to_string()) };
+    let mut targets = Vec::new();
+    for (file, text) in inputs {
+        let (docs, errors) = kubesim_api::decode::parse_documents(&file, &text);
+        if let Some(e) = errors.first() {
+            return Err(e.to_string());
+        }
+        for d in docs {
+            let objects = kubesim_api::decode::decode_document(&file, &d).map_err(|e| e.to_string())?;
+            for o in objects {
+                let Some(info) = o.info() else { continue };
+                let ns = match info.scope {
+                    Scope::Cluster => String::new(),
+                    Scope::Namespaced if o.namespace().is_empty() => namespace.to_string(),
+                    Scope::Namespaced => {
+                        if args.has("namespace") && o.namespace() != namespace {
+                            return Err(format!(
+                                "error: the namespace from the provided object {:?} does not match the namespace {namespace:?}. You must pass '--namespace={}' to perform this operation.",
+                                o.namespace(),
+                                o.namespace()
+                            ));
+                        }
+                        o.namespace().to_string()
+                    }
+                };
+                targets.push((info, ns, o.name().to_string()));
+            }
+        }
+    }
+    if targets.is_empty() {
+        return Err("error: no objects passed to get".into());
+    }
+    Ok(targets)
+}
+
 fn dry_run(args: &Args) -> bool {
     matches!(args.get("dry-run"), Some(v) if v != "none" && v != "false")
 }
@@ -152,6 +201,9 @@ fn apply(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn 
         Err(e) => return out.fail(e),
     };
     let mut printed = 0;
+    // apply/create/replace return one error as cmdutil.CheckErr prints it (an Invalid one from
+    // its details), several as they are.
+    let mut failures: Vec<String> = Vec::new();
     for (file, text) in inputs {
         let results = apply_documents(&file, &text, &options, api, req);
         if results.is_empty() {
@@ -195,7 +247,16 @@ fn apply(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn 
                         out.outln(format!("{kg}/{name} {word}{suffix}"));
                     }
                 }
-                Err(message) => out.fail(message),
+                Err(message) => failures.push(message.clone()),
+            }
+        }
+    }
+    match failures.as_slice() {
+        [] => {}
+        [one] if one.starts_with("Error from server (Invalid): ") => out.fail(util::invalid_as_kubectl(one).unwrap_or_else(|| one.clone())),
+        many => {
+            for m in many {
+                out.fail(m);
             }
         }
     }
@@ -654,6 +715,9 @@ fn delete(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
 
 /// Resolves `TYPE NAME` or `TYPE/NAME` to exactly one object.
 fn one_target(args: &Args, api: &ApiServer, namespace: &str) -> Result<(&'static KindInfo, Arc<Object>), String> {
+    if let Some((info, ns, name)) = args.file_targets.as_ref().and_then(|t| t.first()) {
+        return api.get(info, ns, name).map(|o| (*info, o)).map_err(|e| server_error(&e));
+    }
     let targets: Targets = parse_targets(&args.positional)?;
     let (info, names) = targets.groups.first().ok_or("error: you must specify the type of resource")?;
     let name = names.first().ok_or("error: resource name may not be empty")?;
@@ -663,6 +727,16 @@ fn one_target(args: &Args, api: &ApiServer, namespace: &str) -> Result<(&'static
 
 /// Every object named or selected by the positional args (`TYPE NAME...`, `TYPE/NAME...`, `TYPE -l ...`, `TYPE --all`).
 fn many_targets(args: &Args, positional: &[String], api: &ApiServer, namespace: &str, out: &mut Output) -> Vec<(&'static KindInfo, Arc<Object>)> {
+    if let Some(files) = &args.file_targets {
+        let mut result = Vec::new();
+        for (info, ns, name) in files {
+            match api.get(info, ns, name) {
+                Ok(o) => result.push((*info, o)),
+                Err(e) => out.fail(server_error(&e)),
+            }
+        }
+        return result;
+    }
     let targets = match parse_targets(positional) {
         Ok(t) => t,
         Err(e) => {
@@ -963,8 +1037,9 @@ fn autoscale(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &st
 
 /// `kubectl label` / `kubectl annotate` (cmd/label/label.go, cmd/annotate/annotate.go).
 fn label_or_annotate(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output, labels: bool) {
+    let from_files = args.file_targets.is_some();
     let (resources, changes): (Vec<String>, Vec<String>) =
-        args.positional.iter().cloned().partition(|a| !(a.contains('=') || (a.ends_with('-') && args.positional.first() != Some(a))));
+        args.positional.iter().cloned().partition(|a| !(a.contains('=') || (a.ends_with('-') && (from_files || args.positional.first() != Some(a)))));
     let what = if labels { "labels" } else { "annotations" };
     if changes.is_empty() {
         return out.fail(format!("error: at least one {} update is required", if labels { "label" } else { "annotation" }));
@@ -1022,9 +1097,15 @@ fn label_or_annotate(args: &Args, api: &mut ApiServer, req: &mut Request, namesp
                 meta.annotations = None
             }
         }
-        let verb = if labels { "labeled" } else { "annotated" };
+        // label.go updateDataChangeMsg: "unlabeled" when the object shrank (without --overwrite).
+        let shrank = o.to_json().to_string().len() < object.to_json().to_string().len();
+        let verb = match (labels, shrank && !overwrite) {
+            (true, true) => "unlabeled",
+            (true, false) => "labeled",
+            _ => "annotated",
+        };
         if o == *object {
-            out.outln(format!("{} not {verb}", type_name(info, object.name())));
+            out.outln(format!("{} not {}", type_name(info, object.name()), if labels { "labeled" } else { "annotated" }));
             continue;
         }
         o.metadata_mut().resource_version = None;
@@ -1037,8 +1118,20 @@ fn label_or_annotate(args: &Args, api: &mut ApiServer, req: &mut Request, namesp
 }
 
 /// `kubectl patch` (cmd/patch/patch.go).
-fn patch(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
-    let Some(patch_text) = args.get("patch") else { return out.fail("error: must specify -p to patch") };
+fn patch(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn ClusterView, namespace: &str, out: &mut Output) {
+    let from_file;
+    let patch_text = match (args.get("patch"), args.get("patch-file")) {
+        (Some(_), Some(_)) => return out.fail("error: cannot specify --patch and --patch-file together"),
+        (Some(p), None) => p,
+        (None, Some(path)) => match cluster.read_file(path) {
+            Ok(text) => {
+                from_file = text;
+                from_file.as_str()
+            }
+            Err(_) => return out.fail(format!("error: unable to read patch file: open {path}: no such file or directory")),
+        },
+        (None, None) => return out.fail("error: must specify --patch or --patch-file containing the contents of the patch"),
+    };
     let patch: Value = match serde_json::from_str(patch_text) {
         Ok(v) => v,
         Err(_) => match kubesim_api::decode::parse_documents("patch", patch_text) {
@@ -1072,7 +1165,11 @@ fn patch(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, o
     new_object.metadata_mut().resource_version = None;
     let result = if status_changed { api.update_status(new_object, req) } else { util::update(api, new_object, req) };
     match result {
-        Ok(_) => out.outln(format!("{} patched", type_name(info, object.name()))),
+        Ok(written) => {
+            if !print_written(args, cluster, info, written.to_json(), out) {
+                out.outln(format!("{} patched", type_name(info, object.name())))
+            }
+        }
         Err(e) => out.fail(server_error(&e)),
     }
 }
@@ -2075,15 +2172,21 @@ fn wait(args: &Args, api: &ApiServer, namespace: &str, out: &mut Output) {
     } else {
         return out.fail(format!("error: unrecognized condition: {condition:?}"));
     };
-    let targets = match parse_targets(&args.positional) {
-        Ok(t) => t,
-        Err(e) => return out.fail(e),
+    let targets = match &args.file_targets {
+        Some(files) => get::file_groups(files),
+        None => match parse_targets(&args.positional) {
+            Ok(t) => t,
+            Err(e) => return out.fail(e),
+        },
     };
     let filter = match Filter::from_args(args, namespace) {
         Ok(f) => f,
         Err(e) => return out.fail(e),
     };
     let timeout = args.get("timeout").unwrap_or("30s");
+    let file_namespace = |info: &KindInfo, name: &str| {
+        args.file_targets.as_ref().and_then(|f| f.iter().find(|(i, _, n)| std::ptr::eq(*i, info) && n == name).map(|(_, ns, _)| ns.clone()))
+    };
     for (info, names) in &targets.groups {
         let objects: Vec<(String, Option<Arc<Object>>)> = if names.is_empty() {
             match filter.list(api, info) {
@@ -2094,7 +2197,7 @@ fn wait(args: &Args, api: &ApiServer, namespace: &str, out: &mut Output) {
                 }
             }
         } else {
-            names.iter().map(|n| (n.clone(), api.get(info, &util::namespace_for(info, namespace), n).ok())).collect()
+            names.iter().map(|n| (n.clone(), api.get(info, &file_namespace(info, n).unwrap_or_else(|| util::namespace_for(info, namespace)), n).ok())).collect()
         };
         if objects.is_empty() {
             out.fail("error: no matching resources found");

@@ -1803,15 +1803,29 @@ pub fn describe_object(api: &ApiServer, info: &KindInfo, object: &Object, now: M
 
 /// `kubectl describe TYPE [NAME_PREFIX | -l selector]` or `TYPE/NAME`.
 pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
-    let targets = match parse_targets(&args.positional) {
-        Ok(t) => t,
-        Err(e) => return out.fail(e.replace("to get", "to describe")),
+    let targets = match &args.file_targets {
+        Some(files) => crate::get::file_groups(files),
+        None => match parse_targets(&args.positional) {
+            Ok(t) => t,
+            Err(e) => return out.fail(e.replace("to get", "to describe")),
+        },
     };
     let filter = match Filter::from_args(args, namespace) {
         Ok(f) => f,
         Err(e) => return out.fail(e),
     };
     let mut described: Vec<String> = Vec::new();
+    if let Some(files) = &args.file_targets {
+        for (info, objects) in crate::get::collect_files(api, files, out) {
+            for o in objects {
+                described.push(describe_object(api, info, &o, req.now));
+            }
+        }
+        if !described.is_empty() {
+            out.out(described.join("\n\n"));
+        }
+        return;
+    }
     for (info, names) in &targets.groups {
         if names.is_empty() {
             let listed = match filter.list(api, info) {

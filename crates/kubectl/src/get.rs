@@ -170,6 +170,37 @@ pub fn collect(api: &ApiServer, targets: &Targets, filter: &Filter, namespace: &
     result
 }
 
+/// `-f` targets as [`Targets`] (kinds in file order; one object = single-object output).
+pub fn file_groups(files: &[(&'static KindInfo, String, String)]) -> Targets {
+    let mut groups: Vec<(&'static KindInfo, Vec<String>)> = Vec::new();
+    for (info, _, name) in files {
+        match groups.iter_mut().find(|(i, _)| std::ptr::eq(*i, *info)) {
+            Some((_, names)) => names.push(name.clone()),
+            None => groups.push((info, vec![name.clone()])),
+        }
+    }
+    Targets { single: files.len() == 1, groups }
+}
+
+/// GETs the objects `-f` named, grouped by kind in file order; NotFound errors go to `out`.
+pub fn collect_files(api: &ApiServer, files: &[(&'static KindInfo, String, String)], out: &mut Output) -> Vec<(&'static KindInfo, Vec<Arc<Object>>)> {
+    let mut result: Vec<(&'static KindInfo, Vec<Arc<Object>>)> = Vec::new();
+    for (info, ns, name) in files {
+        let index = match result.iter().position(|(i, _)| std::ptr::eq(*i, *info)) {
+            Some(i) => i,
+            None => {
+                result.push((info, Vec::new()));
+                result.len() - 1
+            }
+        };
+        match api.get(info, ns, name) {
+            Ok(o) => result[index].1.push(o),
+            Err(e) => out.fail(server_error(&e)),
+        }
+    }
+    result
+}
+
 /// The message get and describe print when nothing was found: get.go names the namespace
 /// unless `-A` was given, whatever the kinds' scope (so `get pv` says "in default namespace").
 pub fn no_resources(namespace: Option<&str>) -> String {
@@ -423,15 +454,21 @@ pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn cr
         Ok(f) => f,
         Err(e) => return out.fail(e),
     };
-    let targets = match parse_targets(&args.positional) {
-        Ok(t) => t,
-        Err(e) => return out.fail(e),
+    let targets = match &args.file_targets {
+        Some(files) => file_groups(files),
+        None => match parse_targets(&args.positional) {
+            Ok(t) => t,
+            Err(e) => return out.fail(e),
+        },
     };
     let filter = match Filter::from_args(args, namespace) {
         Ok(f) => f,
         Err(e) => return out.fail(e),
     };
-    let mut groups = collect(api, &targets, &filter, namespace, out);
+    let mut groups = match &args.file_targets {
+        Some(files) => collect_files(api, files, out),
+        None => collect(api, &targets, &filter, namespace, out),
+    };
     if let Some(sort_by) = args.get("sort-by") {
         let template = if sort_by.starts_with('{') { sort_by.to_string() } else { format!("{{{sort_by}}}") };
         for (_, objects) in groups.iter_mut() {

@@ -90,8 +90,13 @@ fn merge3(original: Option<&Value>, modified: &Value, current: Option<&Value>, p
     }
 }
 
-/// Applies a strategic merge patch (`kubectl patch --type strategic`), honouring `$patch:
-/// delete|replace|merge` directives and ignoring `$setElementOrder` and `$retainKeys`.
+/// Applies a strategic merge patch (`kubectl patch --type strategic`) as apimachinery's
+/// strategicpatch.StrategicMergePatch does: maps merge recursively (`null` deletes a field),
+/// lists with a patchMergeKey merge by key, other lists are replaced; the directives
+/// `$patch: replace|delete|merge` (on maps and keyed list items), `$retainKeys` (keys not listed
+/// are cleared from the target), `$setElementOrder/FIELD` (the merged list's order) and
+/// `$deleteFromPrimitiveList/FIELD` are honoured; `finalizers` merges as a set (its
+/// patchStrategy is merge).
 pub fn strategic_patch(target: &Value, patch: &Value) -> Value {
     smp(target, patch, None, None)
 }
@@ -99,13 +104,24 @@ pub fn strategic_patch(target: &Value, patch: &Value) -> Value {
 fn smp(target: &Value, patch: &Value, parent: Option<&str>, field: Option<&str>) -> Value {
     match patch {
         Value::Object(p) => {
-            if p.get("$patch").and_then(|v| v.as_str()) == Some("replace") {
-                let mut p = p.clone();
-                p.remove("$patch");
-                return Value::Object(p);
+            match p.get("$patch").and_then(|v| v.as_str()) {
+                Some("replace") => return strip_directives(patch),
+                Some("delete") => return Value::Object(Map::new()),
+                _ => {}
             }
             let mut result = target.as_object().cloned().unwrap_or_default();
+            // $retainKeys: the target keeps only the listed keys (then the patch merges in).
+            if let Some(retain) = p.get("$retainKeys").and_then(|v| v.as_array()) {
+                let keep: Vec<&str> = retain.iter().filter_map(|k| k.as_str()).collect();
+                result.retain(|k, _| keep.contains(&k.as_str()));
+            }
             for (key, pv) in p {
+                if let Some(list_field) = key.strip_prefix("$deleteFromPrimitiveList/") {
+                    if let (Some(Value::Array(items)), Some(remove)) = (result.get_mut(list_field), pv.as_array()) {
+                        items.retain(|i| !remove.contains(i));
+                    }
+                    continue;
+                }
                 if key.starts_with('$') {
                     continue;
                 }
@@ -113,17 +129,44 @@ fn smp(target: &Value, patch: &Value, parent: Option<&str>, field: Option<&str>)
                     result.remove(key);
                     continue;
                 }
+                if pv.get("$patch").and_then(|v| v.as_str()) == Some("delete") && pv.is_object() {
+                    result.remove(key);
+                    continue;
+                }
                 let merged = match result.get(key) {
+                    Some(Value::Array(t)) if key == "finalizers" => {
+                        let mut set = t.clone();
+                        for item in pv.as_array().into_iter().flatten() {
+                            if !set.contains(item) {
+                                set.push(item.clone());
+                            }
+                        }
+                        Value::Array(set)
+                    }
                     Some(tv) => smp(tv, pv, field, Some(key)),
-                    None => strip_directives(pv),
+                    None => smp(&Value::Null, pv, field, Some(key)),
                 };
                 result.insert(key.clone(), merged);
+            }
+            // $setElementOrder/FIELD: the merged keyed list follows the given order; items the
+            // order does not mention (the server's own) keep their relative order after them.
+            for (key, order) in p {
+                let Some(list_field) = key.strip_prefix("$setElementOrder/") else { continue };
+                let Some(merge_key) = merge_key(field, list_field) else { continue };
+                let (Some(Value::Array(items)), Some(order)) = (result.get_mut(list_field), order.as_array()) else { continue };
+                let rank =
+                    |item: &Value| order.iter().position(|o| o.get(merge_key).is_some() && o.get(merge_key) == item.get(merge_key)).unwrap_or(usize::MAX);
+                let mut ranked: Vec<(usize, usize, Value)> = items.drain(..).enumerate().map(|(i, v)| (rank(&v), i, v)).collect();
+                kubesim_api::sort::sort_by_key(&mut ranked, |(r, i, _)| (*r, *i));
+                items.extend(ranked.into_iter().map(|(_, _, v)| v));
             }
             Value::Object(result)
         }
         Value::Array(items) => {
             let key = field.and_then(|f| merge_key(parent, f));
-            let (Some(key), Some(target_items)) = (key, target.as_array()) else { return strip_directives(patch) };
+            let Some(key) = key else { return strip_directives(patch) };
+            let empty = Vec::new();
+            let target_items = target.as_array().unwrap_or(&empty);
             if items.iter().any(|i| i.get("$patch").and_then(|v| v.as_str()) == Some("replace")) {
                 return Value::Array(items.iter().filter(|i| i.get("$patch").is_none()).map(strip_directives).collect());
             }
@@ -314,6 +357,53 @@ mod tests {
             json!({"spec": {"replicas": 3, "strategy": {"type": "RollingUpdate"}, "template": {"spec": {"containers": [
             {"name": "a", "image": "x:2", "imagePullPolicy": "IfNotPresent"},
             {"name": "sidecar", "image": "z"}]}}}})
+        );
+    }
+
+    // Mirrors apimachinery/pkg/util/strategicpatch/patch_test.go (the $retainKeys,
+    // $patch: replace|delete, $setElementOrder and $deleteFromPrimitiveList cases) and the docs
+    // page tasks/manage-kubernetes-objects/update-api-object-kubectl-patch (retainkeys-demo).
+    #[test]
+    fn strategic_patch_directives() {
+        // retainKeys: switching a Deployment to Recreate drops rollingUpdate.
+        let target = json!({"spec": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}, "replicas": 2}});
+        let patch = json!({"spec": {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}}});
+        assert_eq!(strategic_patch(&target, &patch), json!({"spec": {"strategy": {"type": "Recreate"}, "replicas": 2}}));
+        // retainKeys keeps listed keys the patch does not set.
+        let target = json!({"a": {"x": 1, "y": 2, "z": 3}});
+        assert_eq!(strategic_patch(&target, &json!({"a": {"$retainKeys": ["x", "y"], "y": 5}})), json!({"a": {"x": 1, "y": 5}}));
+        // $patch: replace on a map replaces it whole; $patch: delete removes it.
+        let target = json!({"spec": {"selector": {"a": "1", "b": "2"}, "other": {"k": "v"}}});
+        let patch = json!({"spec": {"selector": {"$patch": "replace", "c": "3"}, "other": {"$patch": "delete"}}});
+        assert_eq!(strategic_patch(&target, &patch), json!({"spec": {"selector": {"c": "3"}}}));
+        // $patch: delete / replace in keyed lists.
+        let target = json!({"spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]}});
+        let patch = json!({"spec": {"containers": [{"name": "a", "$patch": "delete"}]}});
+        assert_eq!(strategic_patch(&target, &patch), json!({"spec": {"containers": [{"name": "b", "image": "y"}]}}));
+        let patch = json!({"spec": {"containers": [{"name": "c", "image": "z"}, {"$patch": "replace"}]}});
+        assert_eq!(strategic_patch(&target, &patch), json!({"spec": {"containers": [{"name": "c", "image": "z"}]}}));
+        // $setElementOrder orders the merged list.
+        let patch =
+            json!({"spec": {"$setElementOrder/containers": [{"name": "c"}, {"name": "b"}, {"name": "a"}], "containers": [{"name": "c", "image": "z"}]}});
+        assert_eq!(
+            strategic_patch(&target, &patch),
+            json!({"spec": {"containers": [{"name": "c", "image": "z"}, {"name": "b", "image": "y"}, {"name": "a", "image": "x"}]}})
+        );
+        // Keyed merge with nulls deleting fields of an item; finalizers merge as a set.
+        let patch = json!({"spec": {"containers": [{"name": "a", "image": null, "args": ["1"]}]}, "metadata": {"finalizers": ["x", "y"]}});
+        let target = json!({"metadata": {"finalizers": ["y", "z"]}, "spec": {"containers": [{"name": "a", "image": "x"}]}});
+        assert_eq!(
+            strategic_patch(&target, &patch),
+            json!({"metadata": {"finalizers": ["y", "z", "x"]}, "spec": {"containers": [{"name": "a", "args": ["1"]}]}})
+        );
+        let patch = json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["z"]}});
+        assert_eq!(strategic_patch(&target, &patch)["metadata"], json!({"finalizers": ["y"]}));
+        // The docs' patch-file.yaml: a second container merged into the list by name.
+        let target = json!({"spec": {"template": {"spec": {"containers": [{"name": "patch-demo-ctr", "image": "nginx"}], "tolerations": [{"effect": "NoSchedule", "key": "dedicated", "value": "test-team"}]}}}});
+        let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "patch-demo-ctr-2", "image": "redis"}]}}}});
+        assert_eq!(
+            strategic_patch(&target, &patch)["spec"]["template"]["spec"]["containers"],
+            json!([{"name": "patch-demo-ctr", "image": "nginx"}, {"name": "patch-demo-ctr-2", "image": "redis"}])
         );
     }
 

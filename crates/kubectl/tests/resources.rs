@@ -1,0 +1,127 @@
+//! Resource arguments and patches: `-f FILE` on the verbs that act on existing objects
+//! (resource.Builder FilenameParam), `TYPE.VERSION.GROUP/NAME` and `TYPE.GROUP`
+//! (schema.ParseResourceArg), `kubectl patch --patch-file` and the strategic-merge directives,
+//! following the docs pages tasks/manage-kubernetes-objects/update-api-object-kubectl-patch and
+//! concepts/workloads/controllers/deployment (`kubectl set image deployment.v1.apps/...`).
+
+mod common;
+mod scenario;
+
+use common::Fixture;
+
+fn check(f: &mut Fixture, cmd: &str, stdout: &str, stderr: &str, code: i32) {
+    let o = f.kubectl(cmd);
+    assert_eq!((o.stdout.as_str(), o.stderr.as_str(), o.exit_code), (stdout, stderr, code), "`kubectl {cmd}`");
+}
+
+fn json(f: &Fixture, kind: &str, name: &str) -> serde_json::Value {
+    f.get(kind, "default", name).unwrap().to_json()
+}
+
+#[test]
+fn verbs_resolve_the_objects_a_file_names() {
+    let mut f = scenario::cluster();
+    f.file("web.yaml", scenario::APP);
+    let o = f.kubectl("get -f web.yaml");
+    assert_eq!(o.exit_code, 0, "{o:?}");
+    assert!(o.stdout.starts_with("NAME                  READY   UP-TO-DATE   AVAILABLE   AGE\ndeployment.apps/web   2/2"), "{}", o.stdout);
+    assert!(o.stdout.contains("\nNAME          TYPE        CLUSTER-IP"), "{}", o.stdout);
+    check(&mut f, "get -f web.yaml -o name", "deployment.apps/web\nservice/web\n", "", 0);
+    let o = f.kubectl("describe -f web.yaml");
+    assert!(o.stdout.starts_with("Name:                   web\nNamespace:              default\n"), "{}", o.stdout);
+    assert!(o.stdout.contains("\n\nName:                     web\nNamespace:                default\n"), "{}", o.stdout);
+    check(&mut f, "label -f web.yaml tier=frontend", "deployment.apps/web labeled\nservice/web labeled\n", "", 0);
+    assert_eq!(json(&f, "services", "web")["metadata"]["labels"]["tier"], "frontend");
+    check(&mut f, "label -f web.yaml tier-", "deployment.apps/web unlabeled\nservice/web unlabeled\n", "", 0);
+    check(&mut f, "annotate -f web.yaml note=x", "deployment.apps/web annotated\nservice/web annotated\n", "", 0);
+    f.file("deploy.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n");
+    check(&mut f, "scale --replicas=3 -f deploy.yaml", "deployment.apps/web scaled\n", "", 0);
+    check(&mut f, "set image -f deploy.yaml nginx=nginx:1.28", "deployment.apps/web image updated\n", "", 0);
+    check(&mut f, "get -f deploy.yaml -o jsonpath={.spec.replicas}", "3", "", 0);
+    f.file("other-ns.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: kube-system}\n");
+    check(
+        &mut f,
+        "get -f other-ns.yaml -n default",
+        "",
+        "error: the namespace from the provided object \"kube-system\" does not match the namespace \"default\". You must pass '--namespace=kube-system' to perform this operation.\n",
+        1,
+    );
+    check(&mut f, "get -f other-ns.yaml", "", "Error from server (NotFound): configmaps \"c\" not found\n", 1);
+    check(&mut f, "get -f nope.yaml", "", "error: the path \"nope.yaml\" does not exist\n", 1);
+}
+
+#[test]
+fn type_version_group_resource_forms() {
+    let mut f = scenario::cluster();
+    check(&mut f, "rollout status deployment.v1.apps/web", "deployment \"web\" successfully rolled out\n", "", 0);
+    check(&mut f, "set image deployment.v1.apps/web nginx=nginx:1.16.1", "deployment.apps/web image updated\n", "", 0);
+    assert_eq!(json(&f, "deployments", "web")["spec"]["template"]["spec"]["containers"][0]["image"], "nginx:1.16.1");
+    check(&mut f, "get deployments.apps web -o name", "deployment.apps/web\n", "", 0);
+    check(&mut f, "get deploy.v1.apps/web -o name", "deployment.apps/web\n", "", 0);
+    check(&mut f, "get deployment.v2.apps web", "", "error: the server doesn't have a resource type \"deployment.v2.apps\"\n", 1);
+}
+
+// The docs page tasks/manage-kubernetes-objects/update-api-object-kubectl-patch.
+#[test]
+fn patch_file_and_retain_keys_follow_the_docs_page() {
+    let mut f = Fixture::new();
+    f.file(
+        "deployment-patch.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: patch-demo\nspec:\n  replicas: 2\n  selector:\n    matchLabels:\n      app: nginx\n  template:\n    metadata:\n      labels:\n        app: nginx\n    spec:\n      containers:\n      - name: patch-demo-ctr\n        image: nginx\n      tolerations:\n      - effect: NoSchedule\n        key: dedicated\n        value: test-team\n",
+    );
+    check(&mut f, "apply -f deployment-patch.yaml", "deployment.apps/patch-demo created\n", "", 0);
+    f.file("patch-file.yaml", "spec:\n  template:\n    spec:\n      containers:\n      - name: patch-demo-ctr-2\n        image: redis\n");
+    check(&mut f, "patch deployment patch-demo --patch-file patch-file.yaml", "deployment.apps/patch-demo patched\n", "", 0);
+    let containers = json(&f, "deployments", "patch-demo")["spec"]["template"]["spec"]["containers"].clone();
+    assert_eq!(containers.as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect::<Vec<_>>(), ["patch-demo-ctr", "patch-demo-ctr-2"]);
+    // A merge patch replaces the list.
+    f.file(
+        "patch-file-2.yaml",
+        "spec:\n  template:\n    spec:\n      containers:\n      - name: patch-demo-ctr-3\n        image: gcr.io/google-samples/hello-app:2.0\n",
+    );
+    check(&mut f, "patch deployment patch-demo --type merge --patch-file patch-file-2.yaml", "deployment.apps/patch-demo patched\n", "", 0);
+    let containers = json(&f, "deployments", "patch-demo")["spec"]["template"]["spec"]["containers"].clone();
+    assert_eq!(containers.as_array().unwrap().len(), 1);
+    // retainkeys-demo.
+    f.file(
+        "deployment-retainkeys.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: retainkeys-demo\nspec:\n  selector:\n    matchLabels:\n      app: nginx\n  strategy:\n    rollingUpdate:\n      maxSurge: 30%\n  template:\n    metadata:\n      labels:\n        app: nginx\n    spec:\n      containers:\n      - name: retainkeys-demo-ctr\n        image: nginx\n",
+    );
+    check(&mut f, "apply -f deployment-retainkeys.yaml", "deployment.apps/retainkeys-demo created\n", "", 0);
+    f.file("patch-file-no-retainkeys.yaml", "spec:\n  strategy:\n    type: Recreate\n");
+    check(
+        &mut f,
+        "patch deployment retainkeys-demo --type strategic --patch-file patch-file-no-retainkeys.yaml",
+        "",
+        "The Deployment \"retainkeys-demo\" is invalid: spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'\n",
+        1,
+    );
+    check(
+        &mut f,
+        r#"patch deployment retainkeys-demo --type merge -p '{"spec":{"strategy":{"type":"Recreate"}}}'"#,
+        "",
+        "The Deployment \"retainkeys-demo\" is invalid: spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'\n",
+        1,
+    );
+    f.file("patch-file-retainkeys.yaml", "spec:\n  strategy:\n    $retainKeys:\n    - type\n    type: Recreate\n");
+    check(
+        &mut f,
+        "patch deployment retainkeys-demo --type strategic --patch-file patch-file-retainkeys.yaml",
+        "deployment.apps/retainkeys-demo patched\n",
+        "",
+        0,
+    );
+    assert_eq!(json(&f, "deployments", "retainkeys-demo")["spec"]["strategy"], serde_json::json!({"type": "Recreate"}));
+    // Creating such a Deployment is refused the same way.
+    f.file("bad.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: bad}\nspec:\n  selector: {matchLabels: {app: x}}\n  strategy: {type: Recreate, rollingUpdate: {maxSurge: 1}}\n  template:\n    metadata: {labels: {app: x}}\n    spec: {containers: [{name: c, image: nginx}]}\n");
+    check(
+        &mut f,
+        "apply -f bad.yaml",
+        "",
+        "The Deployment \"bad\" is invalid: spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'\n",
+        1,
+    );
+    check(&mut f, "patch deployment patch-demo --patch-file nope.yaml", "", "error: unable to read patch file: open nope.yaml: no such file or directory\n", 1);
+    check(&mut f, "patch deployment patch-demo", "", "error: must specify --patch or --patch-file containing the contents of the patch\n", 1);
+    check(&mut f, "patch -f deployment-patch.yaml -p '{\"spec\":{\"replicas\":4}}'", "deployment.apps/patch-demo patched\n", "", 0);
+}
