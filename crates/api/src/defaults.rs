@@ -9,8 +9,11 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-/// Applies the SetDefaults functions of the object's kind in place.
+/// Applies the SetDefaults functions of the object's kind in place, and stores quantities in
+/// their canonical form (the API server serializes resource.Quantity canonically:
+/// `cpu: "0.5"` is stored as `500m`).
 pub fn apply_defaults(object: &mut Object) {
+    canonicalize_quantities(object);
     match object {
         Object::Pod(pod) => {
             if let Some(spec) = pod.spec.as_mut() {
@@ -34,6 +37,79 @@ pub fn apply_defaults(object: &mut Object) {
             }
         }
         Object::Dynamic(d) => default_dynamic(&d.kind.clone(), &mut d.rest),
+        _ => {}
+    }
+}
+
+/// Quantities in canonical form (resource.Quantity's String) for the kinds that hold them.
+fn canonicalize_quantities(object: &mut Object) {
+    use crate::quantity::canonicalize_list;
+    fn pod_spec(spec: &mut PodSpec) {
+        for c in spec.init_containers.iter_mut().flatten().chain(spec.containers.iter_mut()) {
+            if let Some(r) = c.resources.as_mut() {
+                r.requests.iter_mut().chain(r.limits.iter_mut()).for_each(canonicalize_list);
+            }
+        }
+        for c in spec.ephemeral_containers.iter_mut().flatten() {
+            if let Some(r) = c.resources.as_mut() {
+                r.requests.iter_mut().chain(r.limits.iter_mut()).for_each(canonicalize_list);
+            }
+        }
+        if let Some(r) = spec.resources.as_mut() {
+            r.requests.iter_mut().chain(r.limits.iter_mut()).for_each(canonicalize_list);
+        }
+        spec.overhead.iter_mut().for_each(canonicalize_list);
+        for v in spec.volumes.iter_mut().flatten() {
+            if let Some(q) = v.empty_dir.as_mut().and_then(|e| e.size_limit.as_mut()) {
+                if let Some(c) = crate::quantity::canonical(&q.0) {
+                    q.0 = c;
+                }
+            }
+        }
+    }
+    match object {
+        Object::Pod(p) => {
+            if let Some(spec) = p.spec.as_mut() {
+                pod_spec(spec);
+            }
+        }
+        Object::Node(n) => {
+            if let Some(status) = n.status.as_mut() {
+                status.capacity.iter_mut().chain(status.allocatable.iter_mut()).for_each(canonicalize_list);
+            }
+        }
+        Object::Deployment(d) => {
+            if let Some(spec) = d.spec.as_mut().and_then(|s| s.template.spec.as_mut()) {
+                pod_spec(spec);
+            }
+        }
+        Object::ReplicaSet(rs) => {
+            if let Some(spec) = rs.spec.as_mut().and_then(|s| s.template.as_mut()).and_then(|t| t.spec.as_mut()) {
+                pod_spec(spec);
+            }
+        }
+        Object::Dynamic(d)
+            if matches!(
+                d.kind.as_str(),
+                "LimitRange"
+                    | "ResourceQuota"
+                    | "PersistentVolumeClaim"
+                    | "PersistentVolume"
+                    | "Job"
+                    | "CronJob"
+                    | "StatefulSet"
+                    | "DaemonSet"
+                    | "ReplicationController"
+                    | "PodTemplate"
+                    | "HorizontalPodAutoscaler"
+            ) =>
+        {
+            for (key, value) in d.rest.iter_mut() {
+                if key != "status" || matches!(d.kind.as_str(), "ResourceQuota" | "PersistentVolumeClaim") {
+                    crate::quantity::canonicalize_json(value);
+                }
+            }
+        }
         _ => {}
     }
 }
@@ -111,6 +187,35 @@ fn default_dynamic(kind: &str, rest: &mut serde_json::Map<String, serde_json::Va
         "PersistentVolumeClaim" => {
             if let Some(s) = rest.entry("spec").or_insert_with(spec).as_object_mut() {
                 set(s, "volumeMode", json!("Filesystem"));
+            }
+        }
+        "LimitRange" => {
+            // SetDefaults_LimitRangeItem: for Container items, default ← max, defaultRequest ←
+            // default, then defaultRequest ← min, per resource not already given.
+            let items = rest.get_mut("spec").and_then(|s| s.get_mut("limits")).and_then(|l| l.as_array_mut());
+            for item in items.into_iter().flatten() {
+                let Some(item) = item.as_object_mut() else { continue };
+                if item.get("type").and_then(|t| t.as_str()) != Some("Container") {
+                    continue;
+                }
+                let list = |item: &serde_json::Map<String, Value>, key: &str| item.get(key).and_then(|v| v.as_object()).cloned().unwrap_or_default();
+                let mut default = list(item, "default");
+                let mut default_request = list(item, "defaultRequest");
+                for (k, v) in list(item, "max") {
+                    default.entry(k).or_insert(v);
+                }
+                for (k, v) in &default {
+                    default_request.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+                for (k, v) in list(item, "min") {
+                    default_request.entry(k).or_insert(v);
+                }
+                if !default.is_empty() {
+                    item.insert("default".into(), Value::Object(default));
+                }
+                if !default_request.is_empty() {
+                    item.insert("defaultRequest".into(), Value::Object(default_request));
+                }
             }
         }
         "StatefulSet" => {
@@ -407,6 +512,36 @@ mod tests {
         assert_eq!(s.string_data, None);
         assert_eq!(s.data.unwrap()["username"].0, b"admin".to_vec());
         assert_eq!(s.type_.as_deref(), Some("Opaque"));
+    }
+
+    // Mirrors pkg/apis/core/v1/defaults_test.go TestSetDefaultLimitRangeItem and the docs page
+    // tasks/administer-cluster/manage-resources/memory-constraint-namespace (the stored
+    // LimitRange shows default and defaultRequest from max and min).
+    #[test]
+    fn limit_range_items_get_default_and_default_request() {
+        let mut lr = Object::Dynamic(Box::new(crate::DynamicObject {
+            api_version: "v1".into(),
+            kind: "LimitRange".into(),
+            metadata: Default::default(),
+            rest: serde_json::json!({"spec": {"limits": [
+                {"type": "Container", "max": {"memory": "1Gi"}, "min": {"memory": "500Mi"}},
+                {"type": "Container", "max": {"cpu": "800m"}, "default": {"cpu": "700m"}, "min": {"cpu": "0.2"}},
+                {"type": "Pod", "max": {"cpu": "2"}},
+            ]}})
+            .as_object()
+            .unwrap()
+            .clone(),
+        }));
+        apply_defaults(&mut lr);
+        let limits = &lr.to_json()["spec"]["limits"];
+        assert_eq!(
+            limits[0],
+            serde_json::json!({"type": "Container", "max": {"memory": "1Gi"}, "min": {"memory": "500Mi"}, "default": {"memory": "1Gi"}, "defaultRequest": {"memory": "1Gi"}})
+        );
+        assert_eq!(limits[1]["default"], serde_json::json!({"cpu": "700m"}));
+        assert_eq!(limits[1]["defaultRequest"], serde_json::json!({"cpu": "700m"}));
+        assert_eq!(limits[1]["min"], serde_json::json!({"cpu": "200m"}), "quantities are canonical");
+        assert_eq!(limits[2], serde_json::json!({"type": "Pod", "max": {"cpu": "2"}}));
     }
 
     // Mirrors pkg/apis/batch/v1/defaults_test.go and pkg/apis/core/v1/defaults_test.go
