@@ -387,11 +387,14 @@ pub fn print_values(format: &Format, objects: &[(&'static KindInfo, Value)], sin
                     columns
                         .iter()
                         .map(|(_, path)| {
+                            // customcolumn.go: each result printed with %v (maps as
+                            // `map[k:v]`, lists as `[a b]`), several joined with ",".
                             let template = if path.starts_with('{') { path.clone() } else { format!("{{{path}}}") };
-                            match jsonpath::evaluate(&template, json) {
-                                Ok(s) if s.is_empty() => "<none>".to_string(),
-                                Ok(s) => s,
-                                Err(_) => "<none>".to_string(),
+                            match jsonpath::evaluate_values(&template, json) {
+                                Ok(values) if !values.is_empty() => {
+                                    values.iter().map(|v| crate::gotemplate::format_v(&crate::gotemplate::Val::from_json(v))).collect::<Vec<_>>().join(",")
+                                }
+                                _ => "<none>".to_string(),
                             }
                         })
                         .collect(),

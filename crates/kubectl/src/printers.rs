@@ -689,8 +689,10 @@ fn dynamic_row(kind: &str, json: &Value, created: &Option<Time>, now: Millis, wi
                 Some(t) => age(Some(&t), now),
                 None => "<none>".into(),
             };
+            // printBoolPtr: "True"/"False", "<unset>" when nil.
             let suspend = match jget(json, "spec.suspend").and_then(|v| v.as_bool()) {
-                Some(b) => b.to_string(),
+                Some(true) => "True".to_string(),
+                Some(false) => "False".to_string(),
                 None => "<unset>".into(),
             };
             let mut row = vec![

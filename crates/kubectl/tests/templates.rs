@@ -77,3 +77,27 @@ fn command_substitution_runs_kubectl_first() {
     let o = f.kubectl("get node \"$(kubectl get pods -o jsonpath={.items[0].spec.nodeName})\" -o name");
     assert_eq!(o.stdout, "node/node-1\n");
 }
+
+// cli-runtime printers/customcolumn.go prints each result with %v; printers.go printCronJob's
+// SUSPEND column is printBoolPtr ("True"/"False").
+#[test]
+fn custom_columns_print_go_values_and_cron_job_suspend_is_capitalised() {
+    let mut f = scenario::cluster();
+    let o = f.kubectl("get pod web-7d4b9c7f5-abcde -o custom-columns=NAME:.metadata.name,IPS:.status.podIPs,LABELS:.metadata.labels,C:.spec.containers[*].name,NONE:.spec.nope");
+    let lines: Vec<&str> = o.stdout.lines().collect();
+    assert_eq!(lines[0].split_whitespace().collect::<Vec<_>>(), ["NAME", "IPS", "LABELS", "C", "NONE"]);
+    let ip = f.get("pods", "default", "web-7d4b9c7f5-abcde").unwrap().to_json()["status"]["podIP"].as_str().unwrap().to_string();
+    assert_eq!(
+        lines[1].split_whitespace().collect::<Vec<_>>(),
+        ["web-7d4b9c7f5-abcde", &format!("[map[ip:{ip}]]"), "map[app:web", "pod-template-hash:7d4b9c7f5]", "nginx", "<none>"]
+    );
+    f.file("cj.yaml", "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: hello}\nspec:\n  schedule: '*/1 * * * *'\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          containers: [{name: hello, image: busybox}]\n          restartPolicy: OnFailure\n");
+    check(&mut f, "apply -f cj.yaml", "cronjob.batch/hello created\n", "", 0);
+    check(
+        &mut f,
+        "get cronjob hello",
+        "NAME    SCHEDULE      TIMEZONE   SUSPEND   ACTIVE   LAST SCHEDULE   AGE\nhello   */1 * * * *   <none>     False     0        <none>          0s\n",
+        "",
+        0,
+    );
+}

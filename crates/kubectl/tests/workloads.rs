@@ -40,7 +40,7 @@ fn workload_tables() {
     let mut f = cluster();
     let cases: &[(&str, &str)] = &[
         ("get jobs -o wide", "NAME   STATUS    COMPLETIONS   DURATION   AGE   CONTAINERS   IMAGES   SELECTOR\npi     Running   0/1                      90s   pi           perl     batch.kubernetes.io/controller-uid=cda80f5c-4a85-4d5d-b725-487edcd56efd\n"),
-        ("get cj", "NAME    SCHEDULE    TIMEZONE   SUSPEND   ACTIVE   LAST SCHEDULE   AGE\nhello   * * * * *   <none>     false     0        <none>          90s\n"),
+        ("get cj", "NAME    SCHEDULE    TIMEZONE   SUSPEND   ACTIVE   LAST SCHEDULE   AGE\nhello   * * * * *   <none>     False     0        <none>          90s\n"),
         ("get sts -o wide", "NAME   READY   AGE   CONTAINERS   IMAGES\nweb    0/2     90s   nginx        registry.k8s.io/nginx-slim:0.7\n"),
         ("get pvc", "NAME            STATUS    VOLUME   CAPACITY   ACCESS MODES   STORAGECLASS   VOLUMEATTRIBUTESCLASS   AGE\ntask-pv-claim   Pending                                      manual         <unset>                 90s\n"),
         ("get hpa", "NAME         REFERENCE               TARGETS              MINPODS   MAXPODS   REPLICAS   AGE\nphp-apache   Deployment/php-apache   cpu: <unknown>/50%   1         10        0          90s\n"),
