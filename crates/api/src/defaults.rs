@@ -189,6 +189,26 @@ fn default_dynamic(kind: &str, rest: &mut serde_json::Map<String, serde_json::Va
                 set(s, "volumeMode", json!("Filesystem"));
             }
         }
+        "PriorityClass" => set(rest, "preemptionPolicy", json!("PreemptLowerPriority")),
+        "NetworkPolicy" => {
+            // SetDefaults_NetworkPolicy: policyTypes [Ingress] (+ Egress with egress rules);
+            // SetDefaults_NetworkPolicyPort: protocol TCP.
+            if let Some(s) = rest.entry("spec").or_insert_with(spec).as_object_mut() {
+                if s.get("policyTypes").and_then(|t| t.as_array()).is_none_or(|t| t.is_empty()) {
+                    let egress = s.get("egress").and_then(|e| e.as_array()).is_some_and(|e| !e.is_empty());
+                    s.insert("policyTypes".into(), if egress { json!(["Ingress", "Egress"]) } else { json!(["Ingress"]) });
+                }
+                for key in ["ingress", "egress"] {
+                    for rule in s.get_mut(key).and_then(|r| r.as_array_mut()).into_iter().flatten() {
+                        for port in rule.get_mut("ports").and_then(|p| p.as_array_mut()).into_iter().flatten() {
+                            if let Some(p) = port.as_object_mut() {
+                                set(p, "protocol", json!("TCP"));
+                            }
+                        }
+                    }
+                }
+            }
+        }
         "LimitRange" => {
             // SetDefaults_LimitRangeItem: for Container items, default ← max, defaultRequest ←
             // default, then defaultRequest ← min, per resource not already given.

@@ -216,6 +216,24 @@ pub fn canonical(text: &str) -> Option<String> {
     Some(format!("{sign}{m}{suffix}"))
 }
 
+/// resource.NewQuantity(value, format).String(): a whole number in the given format.
+pub fn format_value(value: i128, format: Format) -> String {
+    let suffix = match format {
+        Format::BinarySI => "",
+        Format::DecimalSI => "",
+        Format::DecimalExponent => "e0",
+    };
+    let text = format!("{value}{suffix}");
+    if format == Format::BinarySI && value.abs() >= 1024 {
+        // Express in Ki so that canonical() treats it as binary.
+        if value % 1024 == 0 {
+            return canonical(&format!("{}Ki", value / 1024)).unwrap_or(text);
+        }
+        return value.to_string();
+    }
+    canonical(&text).unwrap_or(text)
+}
+
 /// Canonicalizes every value of a ResourceList in place (values that do not parse are kept).
 pub fn canonicalize_list(list: &mut std::collections::BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>) {
     for q in list.values_mut() {
@@ -392,6 +410,10 @@ mod tests {
             assert_eq!(canonical(text).as_deref(), Some(*want), "{text}");
         }
         assert_eq!(canonical("abc"), None);
+        assert_eq!(format_value(1 << 30, Format::BinarySI), "1Gi");
+        assert_eq!(format_value(1536, Format::BinarySI), "1536");
+        assert_eq!(format_value(2000, Format::DecimalSI), "2k");
+        assert_eq!(format_value(0, Format::BinarySI), "0");
         let mut json = serde_json::json!({"spec": {"containers": [{"resources": {"limits": {"cpu": "0.5", "memory": "1.5Gi"}, "requests": {"cpu": 1}}}],
             "limits": [{"max": {"memory": "1024Mi"}, "type": "Container"}], "volumes": [{"emptyDir": {"sizeLimit": "1000Mi"}}]}});
         canonicalize_json(&mut json);
