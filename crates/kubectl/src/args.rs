@@ -258,6 +258,8 @@ impl Args {
                 let is_bool = BOOL_FLAGS.contains(&name.as_str()) || (name == "dry-run" && value.is_none());
                 let value = match value {
                     Some(v) => v,
+                    // pflag NoOptDefVal: a bare --cascade means background.
+                    None if name == "cascade" => "background".to_string(),
                     None if is_bool => "true".to_string(),
                     None => {
                         let v = argv.get(i).cloned().ok_or_else(|| format!("flag needs an argument: --{name}"))?;

@@ -624,12 +624,19 @@ fn delete(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
     if force && grace < 0 {
         grace = 0;
     }
-    let propagation = match args.get("cascade").unwrap_or("background") {
+    // delete_flags.go GetCascadingStrategy: the boolean values still work, with a warning.
+    let cascade = args.get("cascade").unwrap_or("background");
+    let propagation = match cascade.to_ascii_lowercase().as_str() {
         "background" | "true" => Propagation::Background,
         "foreground" => Propagation::Foreground,
         "orphan" | "false" => Propagation::Orphan,
-        other => return out.fail(format!("error: invalid cascade value ({other}). Must be \"background\", \"foreground\", or \"orphan\".")),
+        _ => return out.fail(format!("error: invalid cascade value ({cascade}). Must be \"background\", \"foreground\", or \"orphan\".")),
     };
+    match cascade {
+        "false" => out.errln("warning: --cascade=false is deprecated (boolean value) and can be replaced with --cascade=orphan."),
+        "true" => out.errln("warning: --cascade=true is deprecated (boolean value) and can be replaced with --cascade=background."),
+        _ => {}
+    }
     if force && grace == 0 {
         out.errln("Warning: Immediate deletion does not wait for confirmation that the running resource has been terminated. The resource may continue to run on the cluster indefinitely.");
     }
@@ -1584,6 +1591,10 @@ fn rollout_status(info: &KindInfo, object: &Object, out: &mut Output) {
             }
         }
         "DaemonSet" => {
+            // DaemonSetStatusViewer.
+            if jstr_or(&json, "spec.updateStrategy.type") != "RollingUpdate" {
+                return out.fail("error: rollout status is only available for RollingUpdate strategy type");
+            }
             let desired = util::jint(&json, "status.desiredNumberScheduled");
             let updated = util::jint(&json, "status.updatedNumberScheduled");
             let available = util::jint(&json, "status.numberAvailable");
@@ -1598,49 +1609,180 @@ fn rollout_status(info: &KindInfo, object: &Object, out: &mut Output) {
             }
         }
         _ => {
-            let replicas = json.pointer("/spec/replicas").and_then(|v| v.as_i64()).unwrap_or(1);
+            // StatefulSetStatusViewer.
+            if jstr_or(&json, "spec.updateStrategy.type") != "RollingUpdate" {
+                return out.fail("error: rollout status is only available for RollingUpdate strategy type");
+            }
+            let replicas = json.pointer("/spec/replicas").and_then(|v| v.as_i64());
             let ready = util::jint(&json, "status.readyReplicas");
-            if generation > observed {
+            let updated = util::jint(&json, "status.updatedReplicas");
+            let partition = json.pointer("/spec/updateStrategy/rollingUpdate/partition").and_then(|v| v.as_i64());
+            let rolling = json.pointer("/spec/updateStrategy/rollingUpdate").is_some_and(|r| !r.is_null());
+            if observed == 0 || generation > observed {
                 out.outln("Waiting for statefulset spec update to be observed...");
-            } else if ready < replicas {
-                out.outln(format!("Waiting for {} pods to be ready...", replicas - ready));
+            } else if let Some(r) = replicas.filter(|r| ready < *r) {
+                out.outln(format!("Waiting for {} pods to be ready...", r - ready));
+            } else if rolling {
+                match (replicas, partition) {
+                    (Some(r), Some(p)) if updated < r - p => {
+                        out.outln(format!("Waiting for partitioned roll out to finish: {updated} out of {} new pods have been updated...", r - p))
+                    }
+                    _ => out.outln(format!("partitioned roll out complete: {updated} new pods have been updated...")),
+                }
             } else {
-                out.outln(format!("partitioned roll out complete: {replicas} new pods have been updated..."));
+                let update_revision = jstr_or(&json, "status.updateRevision");
+                let current_revision = jstr_or(&json, "status.currentRevision");
+                if update_revision != current_revision {
+                    out.outln(format!("waiting for statefulset rolling update to complete {updated} pods at revision {update_revision}..."));
+                } else {
+                    out.outln(format!(
+                        "statefulset rolling update complete {} pods at revision {current_revision}...",
+                        util::jint(&json, "status.currentReplicas")
+                    ));
+                }
             }
         }
     }
 }
 
+fn jstr_or<'a>(json: &'a Value, path: &str) -> &'a str {
+    util::jstr(json, path).unwrap_or("")
+}
+
+/// The ControllerRevisions a DaemonSet or StatefulSet controls, by revision
+/// (polymorphichelpers history.go controlledHistories).
+fn owned_revisions(api: &ApiServer, owner: &Object) -> Vec<(i64, Value)> {
+    let uid = owner.metadata().uid.clone().unwrap_or_default();
+    let Some(info) = kind_info("apps/v1", "ControllerRevision") else { return Vec::new() };
+    let mut revisions: Vec<(i64, Value)> = util::list(api, info, Some(owner.namespace()))
+        .into_iter()
+        .filter(|r| r.metadata().owner_references.iter().flatten().any(|o| o.uid == uid && o.controller == Some(true)))
+        .map(|r| {
+            let json = r.to_json();
+            (json.get("revision").and_then(|v| v.as_i64()).unwrap_or(0), json)
+        })
+        .collect();
+    kubesim_api::sort::sort_by_key(&mut revisions, |(r, _)| *r);
+    revisions
+}
+
+/// applyDaemonSetHistory / applyStatefulSetHistory: the owner with the revision's data patched in.
+fn apply_history(owner: &Object, revision: &Value) -> Value {
+    let data = revision.get("data").cloned().unwrap_or_default();
+    merge::strategic_patch(&owner.to_json(), &data)
+}
+
+/// DescribePodTemplate through printTemplate.
+fn template_text(json: &Value) -> String {
+    let template: PodTemplateSpec = json.pointer("/spec/template").and_then(|t| serde_json::from_value(t.clone()).ok()).unwrap_or_default();
+    describe::pod_template(&template)
+}
+
+/// (revision, change-cause, the revision's pod template as describe prints it).
+type HistoryEntry<'a> = (i64, String, Box<dyn Fn() -> String + 'a>);
+
 fn rollout_history(args: &Args, api: &ApiServer, info: &KindInfo, object: &Object, out: &mut Output) {
-    if info.kind != "Deployment" {
-        return out.fail(format!("error: kubesim keeps rollout history for Deployments only ({})", type_name(info, object.name())));
+    let tn = type_name(info, object.name());
+    let revision = args.get("revision").and_then(|r| r.parse::<i64>().ok()).filter(|r| *r > 0);
+    // (revision, change-cause, template text) per revision, oldest first.
+    let history: Vec<HistoryEntry<'_>> = if info.kind == "Deployment" {
+        owned_replica_sets(api, object)
+            .into_iter()
+            .map(|(rev, rs)| {
+                let cause = rs.metadata().annotations.as_ref().and_then(|a| a.get("kubernetes.io/change-cause")).cloned().unwrap_or_default();
+                // DeploymentHistoryViewer prints the ReplicaSet's template as it is, with its
+                // pod-template-hash label.
+                let f: Box<dyn Fn() -> String> = Box::new(move || match rs.as_ref() {
+                    Object::ReplicaSet(r) => describe::pod_template(&r.spec.as_ref().and_then(|s| s.template.clone()).unwrap_or_default()),
+                    _ => String::new(),
+                });
+                (rev, cause, f)
+            })
+            .collect()
+    } else {
+        owned_revisions(api, object)
+            .into_iter()
+            .map(|(rev, json)| {
+                let cause = json.pointer("/metadata/annotations/kubernetes.io~1change-cause").and_then(|c| c.as_str()).unwrap_or("").to_string();
+                let f: Box<dyn Fn() -> String> = Box::new(move || template_text(&apply_history(object, &json)));
+                (rev, cause, f)
+            })
+            .collect()
+    };
+    if history.is_empty() && info.kind != "Deployment" {
+        // printHistory: "No rollout history found." (the name printer adds the newline).
+        return out.outln(format!("{tn} No rollout history found."));
     }
-    let sets = owned_replica_sets(api, object);
-    if let Some(rev) = args.get("revision").and_then(|r| r.parse::<i64>().ok()).filter(|r| *r > 0) {
-        let Some((_, rs)) = sets.iter().find(|(r, _)| *r == rev) else {
+    if let Some(rev) = revision {
+        let Some((_, _, template)) = history.iter().find(|(r, _, _)| *r == rev) else {
             return out.fail("error: unable to find the specified revision");
         };
-        let Object::ReplicaSet(rs) = rs.as_ref() else { return };
-        let mut template = rs.spec.as_ref().and_then(|s| s.template.clone()).unwrap_or_default();
-        if let Some(labels) = template.metadata.as_mut().and_then(|m| m.labels.as_mut()) {
-            labels.remove("pod-template-hash");
-        }
         // rollout_history.go prints through the name printer: "<kind/name> <operation>\n" where
         // the operation is "with revision #N\n<history>".
-        out.out(format!("{} with revision #{rev}\n{}\n", type_name(info, object.name()), describe::pod_template(&template)));
+        out.out(format!("{tn} with revision #{rev}\n{}\n", template()));
         return;
     }
     let mut table = String::from("REVISION\tCHANGE-CAUSE\n");
-    for (rev, rs) in &sets {
-        let cause = rs.metadata().annotations.as_ref().and_then(|a| a.get("kubernetes.io/change-cause")).cloned().unwrap_or_else(|| "<none>".into());
-        table.push_str(&format!("{rev}\t{cause}\n"));
+    for (rev, cause, _) in &history {
+        table.push_str(&format!("{rev}\t{}\n", if cause.is_empty() { "<none>" } else { cause }));
     }
-    out.out(format!("{} \n{}\n", type_name(info, object.name()), crate::printers::tabwriter(&table, 0, 2)));
+    out.out(format!("{tn} \n{}\n", crate::printers::tabwriter(&table, 0, 2)));
+}
+
+/// DaemonSetRollbacker / StatefulSetRollbacker (polymorphichelpers rollback.go): patch the
+/// chosen ControllerRevision's data onto the object.
+fn rollout_undo_history(args: &Args, api: &mut ApiServer, req: &mut Request, info: &KindInfo, object: &Object, out: &mut Output) {
+    let tn = type_name(info, object.name());
+    let to = match args.get("to-revision").map(|r| r.parse::<i64>()) {
+        None => 0,
+        Some(Ok(r)) if r >= 0 => r,
+        Some(Ok(r)) => return out.fail(format!("error: unable to find specified revision {r} in history")),
+        Some(Err(_)) => {
+            return out.fail(format!(
+                "error: invalid argument {:?} for \"--to-revision\" flag: strconv.ParseInt: parsing {:?}: invalid syntax",
+                args.get("to-revision").unwrap_or(""),
+                args.get("to-revision").unwrap_or("")
+            ))
+        }
+    };
+    let history = owned_revisions(api, object);
+    if to == 0 && history.len() <= 1 {
+        return out.fail("error: no last revision to roll back to");
+    }
+    let target = if to == 0 { history.get(history.len() - 2).cloned() } else { history.iter().find(|(r, _)| *r == to).cloned() };
+    let Some((rev, revision)) = target else {
+        return out.fail(format!("error: unable to find specified revision {to} in history"));
+    };
+    let patched = apply_history(object, &revision);
+    if dry_run(args) && args.get("dry-run") != Some("server") {
+        return out.out(format!("{tn} {}\n", template_text(&patched)));
+    }
+    // daemonSetMatch / statefulSetMatch: the revision is the live template (compared as
+    // stored, i.e. defaulted).
+    let mut defaulted = util::from_json(info, patched.clone()).unwrap_or_else(|_| object.clone());
+    kubesim_api::defaults::apply_defaults(&mut defaulted);
+    if defaulted.to_json().pointer("/spec/template") == object.to_json().pointer("/spec/template") {
+        return out.outln(format!("{tn} skipped rollback (current template already matches revision {rev})"));
+    }
+    let result = util::from_json(info, patched).map_err(|e| format!("error: {e}")).and_then(|mut o| {
+        o.metadata_mut().resource_version = None;
+        if dry_run(args) {
+            return util::check_update(api, &o).map_err(|e| server_error(&e));
+        }
+        util::update(api, o, req).map(|_| ()).map_err(|e| format!("error: failed restoring revision {rev}: {}", e.message))
+    });
+    match result {
+        Ok(()) => out.outln(format!("{tn} rolled back{}", if dry_run(args) { " (server dry run)" } else { "" })),
+        Err(e) => out.fail(e),
+    }
 }
 
 fn rollout_undo(args: &Args, api: &mut ApiServer, req: &mut Request, info: &KindInfo, object: &Object, out: &mut Output) {
     if info.kind != "Deployment" {
-        return out.fail(format!("error: kubesim supports rollout undo for Deployments only ({})", type_name(info, object.name())));
+        return rollout_undo_history(args, api, req, info, object, out);
+    }
+    if object.to_json().pointer("/spec/paused").and_then(|p| p.as_bool()) == Some(true) {
+        return out.fail("error: you cannot rollback a paused deployment; resume it first with 'kubectl rollout resume' and try again");
     }
     let sets = owned_replica_sets(api, object);
     let current_rev =

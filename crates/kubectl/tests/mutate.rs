@@ -235,7 +235,7 @@ fn rollout_commands() {
     assert!(
         history
             .stdout
-            .starts_with("deployment.apps/web with revision #1\nPod Template:\n  Labels:  app=web\n  Containers:\n   nginx:\n    Image:      nginx:1.27\n"),
+            .starts_with("deployment.apps/web with revision #1\nPod Template:\n  Labels:  app=web\n           pod-template-hash=7d4b9c7f5\n  Containers:\n   nginx:\n    Image:      nginx:1.27\n"),
         "{}",
         history.stdout
     );

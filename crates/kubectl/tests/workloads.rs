@@ -106,6 +106,7 @@ fn rollout_status_for_statefulsets_and_daemonsets() {
     f.api.update_status(kubesim_api::Object::from_json(info, json.clone()).unwrap(), &mut req).unwrap();
     assert_eq!(f.kubectl("rollout status statefulset web").stdout, "Waiting for 1 pods to be ready...\n");
     json["status"]["readyReplicas"] = 2.into();
+    json["status"]["updatedReplicas"] = 2.into();
     json["metadata"]["resourceVersion"] = serde_json::Value::Null;
     let mut req = kubesim_apiserver::Request { now: f.now, rng: &mut f.rng, actor: &actor };
     f.api.update_status(kubesim_api::Object::from_json(info, json).unwrap(), &mut req).unwrap();
