@@ -4,6 +4,7 @@
 use crate::scenario::ApplyOutcome;
 use crate::world::World;
 use kubesim_kubectl::{ApplyResult, ClusterView};
+
 use std::collections::BTreeMap;
 
 /// What kubectl sees of the cluster beyond the API server: files registered with the world,
@@ -76,6 +77,102 @@ pub fn kubectl(world: &mut World, args: &str) -> (String, String, i32) {
     (output.stdout, output.stderr, output.exit_code)
 }
 
+/// Runs kubectl with an argv exactly as given (no re-joining or re-splitting; a leading
+/// `kubectl` word is dropped), as `kubesim kubectl ... -- ARGS` does: (stdout, stderr, exit code).
+pub fn kubectl_argv(world: &mut World, argv: &[String]) -> (String, String, i32) {
+    let argv: Vec<String> = match argv.first().map(String::as_str) {
+        Some("kubectl") => argv[1..].to_vec(),
+        _ => argv.to_vec(),
+    };
+    let pods: BTreeMap<(String, String), (String, String, Vec<String>)> = world
+        .api()
+        .store()
+        .list(("", "pods"), None)
+        .filter_map(|o| o.as_pod())
+        .map(|p| {
+            let spec = p.spec.clone().unwrap_or_default();
+            (
+                (p.metadata.namespace.clone().unwrap_or_default(), p.metadata.name.clone().unwrap_or_default()),
+                (
+                    spec.node_name.clone().unwrap_or_default(),
+                    p.metadata.uid.clone().unwrap_or_default(),
+                    spec.containers.iter().map(|c| c.name.clone()).collect(),
+                ),
+            )
+        })
+        .collect();
+    let output = world.with_kubectl(|api, req, files, kubelets| {
+        let mut view = WorldView { files, kubelets, pods, now: req.now };
+        kubesim_kubectl::run(&argv, api, req, &mut view)
+    });
+    (output.stdout, output.stderr, output.exit_code)
+}
+
+/// Splits a command line as the `--at` commands are split (POSIX shell quoting).
+pub fn split(line: &str) -> Result<Vec<String>, String> {
+    kubesim_kubectl::split_command(line)
+}
+
+/// The local files a kubectl argv reads, for callers that must load them first: `-f`/
+/// `--filename` (not `logs -f`), `--patch-file`, `--from-file` (`[key=]path`), `--from-env-file`,
+/// and `-o go-template-file=`/`templatefile=`/`jsonpath-file=`/`custom-columns-file=` (or their
+/// path in `--template`). Paths are returned once each, in order; `-` (stdin) included.
+pub fn files_named(argv: &[String]) -> Vec<String> {
+    let is_logs = argv.iter().filter(|a| !a.starts_with('-')).find(|a| *a != "kubectl").is_some_and(|a| a == "logs" || a == "log");
+    let mut out: Vec<String> = Vec::new();
+    let push = |p: &str, out: &mut Vec<String>| {
+        if !p.is_empty() && !out.iter().any(|x| x == p) {
+            out.push(p.to_string());
+        }
+    };
+    let file_output = argv.iter().enumerate().any(|(i, a)| {
+        let value = a
+            .strip_prefix("--output=")
+            .or_else(|| a.strip_prefix("-o").filter(|v| !v.is_empty() && !a.starts_with("--")))
+            .map(|v| v.trim_start_matches('=').to_string())
+            .or_else(|| (a == "-o" || a == "--output").then(|| argv.get(i + 1).cloned().unwrap_or_default()));
+        value.is_some_and(|v| ["go-template-file", "templatefile", "jsonpath-file", "custom-columns-file"].iter().any(|f| v.starts_with(f)))
+    });
+    let mut i = 0;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        let next = argv.get(i + 1).map(String::as_str).unwrap_or("");
+        let (flag, value, consumed) = if let Some((f, v)) = a.split_once('=').filter(|(f, _)| f.starts_with("--")) {
+            (f.to_string(), v.to_string(), 1)
+        } else if a == "-f" || (a.starts_with("--") && !a.contains('=')) {
+            (a.to_string(), next.to_string(), 2)
+        } else if let Some(v) = a.strip_prefix("-f").filter(|v| !v.is_empty() && !a.starts_with("--")) {
+            ("-f".to_string(), v.trim_start_matches('=').to_string(), 1)
+        } else if let Some(v) = a.strip_prefix("-o").filter(|v| !v.is_empty() && !a.starts_with("--")) {
+            ("--output".to_string(), v.trim_start_matches('=').to_string(), 1)
+        } else if a == "-o" {
+            ("--output".to_string(), next.to_string(), 2)
+        } else {
+            (String::new(), String::new(), 1)
+        };
+        match flag.as_str() {
+            "-f" | "--filename" if !(is_logs && flag == "-f") => {
+                for p in value.split(',') {
+                    push(p, &mut out);
+                }
+            }
+            "--patch-file" | "--from-env-file" => push(&value, &mut out),
+            "--from-file" => push(value.split_once('=').map(|(_, p)| p).unwrap_or(&value), &mut out),
+            "--template" if file_output => push(&value, &mut out),
+            "--output" => {
+                if let Some((kind, path)) = value.split_once('=') {
+                    if ["go-template-file", "templatefile", "jsonpath-file", "custom-columns-file"].contains(&kind) {
+                        push(path, &mut out);
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += if flag.is_empty() { 1 } else { consumed.min(argv.len() - i).max(1) };
+    }
+    out
+}
+
 /// `kubectl apply -f` of one file's text at the world's current time.
 pub fn apply_file(world: &mut World, file: &str, text: &str) -> Vec<ApplyOutcome> {
     let results: Vec<ApplyResult> = world.api_request(kubesim_kubectl::ACTOR, |api, req| kubesim_kubectl::apply_text(file, text, "default", api, req));
@@ -97,4 +194,25 @@ pub fn apply_file(world: &mut World, file: &str, text: &str) -> Vec<ApplyOutcome
         }
     }
     outcomes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::files_named;
+
+    fn v(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn finds_the_files_a_command_reads() {
+        assert_eq!(files_named(&v(&["apply", "-f", "a.yaml", "--filename=b.yaml", "-fc.yaml"])), v(&["a.yaml", "b.yaml", "c.yaml"]));
+        assert_eq!(files_named(&v(&["logs", "-f", "pod"])), Vec::<String>::new());
+        assert_eq!(files_named(&v(&["patch", "deploy", "x", "--patch-file", "p.yaml"])), v(&["p.yaml"]));
+        assert_eq!(files_named(&v(&["create", "configmap", "c", "--from-file=key=cfg.txt", "--from-env-file", "e.env"])), v(&["cfg.txt", "e.env"]));
+        assert_eq!(files_named(&v(&["get", "pods", "-o", "go-template-file=t.tmpl"])), v(&["t.tmpl"]));
+        assert_eq!(files_named(&v(&["get", "pods", "-o", "templatefile", "--template", "t.tmpl"])), v(&["t.tmpl"]));
+        assert_eq!(files_named(&v(&["get", "pods", "--template", "{{.x}}"])), Vec::<String>::new());
+        assert_eq!(files_named(&v(&["delete", "-f", "a.yaml,b.yaml"])), v(&["a.yaml", "b.yaml"]));
+    }
 }
