@@ -193,9 +193,28 @@ fn validate_service(svc: &k8s_openapi::api::core::v1::Service, errors: &mut Vec<
         errors.push(required("spec.externalName", ""));
     }
     let mut names = std::collections::BTreeSet::new();
+    let mut seen: Vec<(i32, String)> = Vec::new();
     for (i, port) in ports.iter().enumerate() {
         if ports.len() > 1 && port.name.as_deref().unwrap_or("").is_empty() {
             errors.push(required(format!("spec.ports[{i}].name"), ""));
+        }
+        if let Some(name) = port.name.as_deref().filter(|n| !n.is_empty()) {
+            for problem in dns1123_label_errors(name) {
+                errors.push(invalid(format!("spec.ports[{i}].name"), format!("{name:?}"), problem));
+            }
+        }
+        let protocol = port.protocol.clone().unwrap_or_else(|| "TCP".into());
+        if seen.contains(&(port.port, protocol.clone())) {
+            errors.push(FieldError {
+                path: format!("spec.ports[{i}]"),
+                kind: FieldErrorKind::Duplicate(format!(
+                    "core.ServicePort{{Name:\"\", Protocol:{protocol:?}, AppProtocol:(*string)(nil), Port:{}, TargetPort:intstr.IntOrString{{Type:0, IntVal:0, StrVal:\"\"}}, NodePort:0}}",
+                    port.port
+                )),
+                detail: String::new(),
+            });
+        } else {
+            seen.push((port.port, protocol));
         }
         if let Some(name) = port.name.as_deref().filter(|n| !n.is_empty()) {
             if !names.insert(name.to_string()) {
@@ -210,6 +229,17 @@ fn validate_service(svc: &k8s_openapi::api::core::v1::Service, errors: &mut Vec<
                 errors.push(not_supported(format!("spec.ports[{i}].protocol"), protocol, vec!["SCTP", "TCP", "UDP"]));
             }
         }
+        match &port.target_port {
+            Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(t)) if !(1..=65535).contains(t) => {
+                errors.push(invalid(format!("spec.ports[{i}].targetPort"), t.to_string(), "must be between 1 and 65535, inclusive"));
+            }
+            Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(t)) => {
+                for problem in port_name_errors(t) {
+                    errors.push(invalid(format!("spec.ports[{i}].targetPort"), format!("{t:?}"), problem));
+                }
+            }
+            _ => {}
+        }
         if let Some(node_port) = port.node_port {
             if type_ == "ClusterIP" {
                 errors.push(FieldError {
@@ -219,6 +249,61 @@ fn validate_service(svc: &k8s_openapi::api::core::v1::Service, errors: &mut Vec<
                 });
             } else if !(1..=65535).contains(&node_port) {
                 errors.push(invalid(format!("spec.ports[{i}].nodePort"), node_port.to_string(), "must be between 1 and 65535, inclusive"));
+            }
+        }
+    }
+    validate_service_policies(spec, type_, errors);
+}
+
+/// IsValidPortName (a named container or target port).
+pub fn port_name_errors(name: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    if name.len() > 15 {
+        errors.push("must be no more than 15 characters".to_string());
+    }
+    if !name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+        errors.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".to_string());
+    }
+    if !name.chars().any(|c| c.is_ascii_lowercase()) {
+        errors.push("must contain at least one letter (a-z)".to_string());
+    }
+    if name.contains("--") {
+        errors.push("must not contain consecutive hyphens".to_string());
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        errors.push("must not begin or end with a hyphen".to_string());
+    }
+    errors
+}
+
+/// The ValidateService rules after the ports: sessionAffinity, the traffic policies and the
+/// fields only some service types may set.
+fn validate_service_policies(spec: &k8s_openapi::api::core::v1::ServiceSpec, type_: &str, errors: &mut Vec<FieldError>) {
+    if let Some(affinity) = spec.session_affinity.as_deref() {
+        if affinity != "ClientIP" && affinity != "None" {
+            errors.push(not_supported("spec.sessionAffinity", affinity, vec!["ClientIP", "None"]));
+        }
+    }
+    let external = type_ == "NodePort" || type_ == "LoadBalancer";
+    if let Some(policy) = spec.external_traffic_policy.as_deref().filter(|p| !p.is_empty()) {
+        if !external {
+            errors.push(invalid("spec.externalTrafficPolicy", format!("{policy:?}"), "may only be set when `type` is 'NodePort' or 'LoadBalancer'"));
+        } else if policy != "Cluster" && policy != "Local" {
+            errors.push(not_supported("spec.externalTrafficPolicy", policy, vec!["Cluster", "Local"]));
+        }
+    }
+    if let Some(policy) = spec.internal_traffic_policy.as_deref() {
+        if policy != "Cluster" && policy != "Local" {
+            errors.push(not_supported("spec.internalTrafficPolicy", policy, vec!["Cluster", "Local"]));
+        }
+    }
+    if type_ != "LoadBalancer" && spec.load_balancer_source_ranges.as_ref().is_some_and(|r| !r.is_empty()) {
+        errors.push(forbidden("spec.loadBalancerSourceRanges", "may only be used when `type` is 'LoadBalancer'"));
+    }
+    if type_ == "ExternalName" {
+        if let Some(name) = spec.external_name.as_deref().filter(|n| !n.is_empty()) {
+            for problem in dns1123_subdomain_errors(name.trim_end_matches('.')) {
+                errors.push(invalid("spec.externalName", format!("{name:?}"), problem));
             }
         }
     }
@@ -287,11 +372,40 @@ fn validate_json_kind(kind: &str, meta: &ObjectMeta, body: &serde_json::Value, e
             errors.push(invalid("spec", "{...}".into(), "minAvailable and maxUnavailable cannot be both set"));
         }
         "PersistentVolumeClaim" => {
-            if body.pointer("/spec/accessModes").and_then(|a| a.as_array()).is_none_or(|a| a.is_empty()) && body.pointer("/spec/dataSourceRef").is_none() {
+            // ValidatePersistentVolumeClaimSpec.
+            let modes: Vec<String> =
+                body.pointer("/spec/accessModes").and_then(|a| a.as_array()).into_iter().flatten().filter_map(|m| m.as_str().map(str::to_string)).collect();
+            if modes.is_empty() && body.pointer("/spec/dataSourceRef").is_none() {
                 errors.push(required("spec.accessModes", "at least 1 access mode is required"));
             }
-            if body.pointer("/spec/resources/requests/storage").is_none() {
-                errors.push(required("spec.resources[storage]", ""));
+            for mode in &modes {
+                if !["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"].contains(&mode.as_str()) {
+                    errors.push(not_supported("spec.accessModes", mode, vec!["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"]));
+                }
+            }
+            if modes.iter().any(|m| m == "ReadWriteOncePod") && modes.len() > 1 {
+                errors.push(forbidden("spec.accessModes", "may not use ReadWriteOncePod with other access modes"));
+            }
+            match body.pointer("/spec/resources/requests/storage") {
+                None => errors.push(required("spec.resources[storage]", "")),
+                Some(q) => {
+                    let text = q.as_str().map(str::to_string).unwrap_or_else(|| q.to_string());
+                    match crate::quantity::parse_milli(&text) {
+                        Err(e) => errors.push(invalid("spec.resources.requests[storage]", format!("{text:?}"), e.to_string())),
+                        Ok(v) if v <= 0 => errors.push(invalid("spec.resources.requests[storage]", format!("{text:?}"), "must be greater than zero")),
+                        Ok(_) => {}
+                    }
+                }
+            }
+            if let Some(mode) = body.pointer("/spec/volumeMode").and_then(|m| m.as_str()) {
+                if mode != "Block" && mode != "Filesystem" {
+                    errors.push(not_supported("spec.volumeMode", mode, vec!["Block", "Filesystem"]));
+                }
+            }
+            if let Some(class) = body.pointer("/spec/storageClassName").and_then(|c| c.as_str()).filter(|c| !c.is_empty()) {
+                for problem in dns1123_subdomain_errors(class) {
+                    errors.push(invalid("spec.storageClassName", format!("{class:?}"), problem));
+                }
             }
         }
         _ => {}
@@ -1038,7 +1152,7 @@ mod tests {
             ("apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {type: Magic, ports: [{port: 80}]}\n",
              "Service \"s\" is invalid: spec.type: Unsupported value: \"Magic\": supported values: \"ClusterIP\", \"ExternalName\", \"LoadBalancer\", \"NodePort\""),
             ("apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 70000}]}\n",
-             "Service \"s\" is invalid: spec.ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive"),
+             "Service \"s\" is invalid: [spec.ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive, spec.ports[0].targetPort: Invalid value: 70000: must be between 1 and 65535, inclusive]"),
             ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec: {template: {spec: {restartPolicy: Always, containers: [{name: c, image: busybox}]}}}\n",
              "Job \"j\" is invalid: spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\""),
             ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec: {backoffLimit: -1, template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}\n",
@@ -1153,6 +1267,32 @@ mod tests {
         }
         for ok in ["*/5 * * * *", "0 0 * * sun", "15 3 1-10/2 jan-mar mon-fri", "@hourly", "@every 1h"] {
             assert_eq!(cron_schedule_error(ok), None, "{ok}");
+        }
+    }
+
+    // Mirrors pkg/apis/core/validation/validation_test.go TestValidateServiceCreate /
+    // TestValidatePersistentVolumeClaim.
+    #[test]
+    fn validate_service_and_pvc_mirror_upstream() {
+        let svc = |spec: &str| format!("apiVersion: v1\nkind: Service\nmetadata: {{name: s}}\nspec: {spec}\n");
+        let pvc = |spec: &str| format!("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {{name: p}}\nspec: {spec}\n");
+        let cases: Vec<(String, &str)> = vec![
+            (svc("{ports: [{name: Http, port: 80}]}"), "Service \"s\" is invalid: spec.ports[0].name: Invalid value: \"Http\": a lowercase RFC 1123 label must consist of"),
+            (svc("{ports: [{port: 80, targetPort: 70000}]}"), "Service \"s\" is invalid: spec.ports[0].targetPort: Invalid value: 70000: must be between 1 and 65535, inclusive"),
+            (svc("{ports: [{port: 80, targetPort: http--web}]}"), "Service \"s\" is invalid: spec.ports[0].targetPort: Invalid value: \"http--web\": must not contain consecutive hyphens"),
+            (svc("{ports: [{name: a, port: 80}, {name: b, port: 80}]}"), "Service \"s\" is invalid: spec.ports[1]: Duplicate value: core.ServicePort{Name:\"\", Protocol:\"TCP\", AppProtocol:(*string)(nil), Port:80, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:\"\"}, NodePort:0}"),
+            (svc("{ports: [{port: 80}], externalTrafficPolicy: Local}"), "Service \"s\" is invalid: spec.externalTrafficPolicy: Invalid value: \"Local\": may only be set when `type` is 'NodePort' or 'LoadBalancer'"),
+            (svc("{ports: [{port: 80}], sessionAffinity: Sticky}"), "Service \"s\" is invalid: spec.sessionAffinity: Unsupported value: \"Sticky\": supported values: \"ClientIP\", \"None\""),
+            (svc("{type: ExternalName, externalName: 'my_db'}"), "Service \"s\" is invalid: spec.externalName: Invalid value: \"my_db\": a lowercase RFC 1123 subdomain"),
+            ("apiVersion: v1\nkind: Service\nmetadata: {name: 1svc}\nspec: {ports: [{port: 80}]}\n".to_string(), "Service \"1svc\" is invalid: metadata.name: Invalid value: \"1svc\": a DNS-1035 label must consist of"),
+            (pvc("{accessModes: [ReadWriteSometimes], resources: {requests: {storage: 1Gi}}}"), "PersistentVolumeClaim \"p\" is invalid: spec.accessModes: Unsupported value: \"ReadWriteSometimes\": supported values: \"ReadOnlyMany\", \"ReadWriteMany\", \"ReadWriteOnce\", \"ReadWriteOncePod\""),
+            (pvc("{accessModes: [ReadWriteOncePod, ReadWriteOnce], resources: {requests: {storage: 1Gi}}}"), "PersistentVolumeClaim \"p\" is invalid: spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes"),
+            (pvc("{accessModes: [ReadWriteOnce], resources: {requests: {storage: '0'}}}"), "PersistentVolumeClaim \"p\" is invalid: spec.resources.requests[storage]: Invalid value: \"0\": must be greater than zero"),
+            (pvc("{accessModes: [ReadWriteOnce], volumeMode: Raw, resources: {requests: {storage: 1Gi}}}"), "PersistentVolumeClaim \"p\" is invalid: spec.volumeMode: Unsupported value: \"Raw\": supported values: \"Block\", \"Filesystem\""),
+        ];
+        for (yaml, want) in &cases {
+            let got = validate_yaml(yaml);
+            assert!(got.starts_with(want), "\n got: {got}\nwant: {want}");
         }
     }
 
