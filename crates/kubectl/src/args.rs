@@ -211,6 +211,22 @@ const BOOL_FLAGS: &[&str] = &[
     "command",
     "all-containers",
     "prefix",
+    "rm",
+    "expose",
+    "privileged",
+    "attach",
+    "leave-stdin-open",
+    "list",
+    "watch-only",
+    "show-managed-fields",
+    "use-openapi-print-columns",
+    "openapi-patch",
+    "output-watch-events",
+    "ignore-errors",
+    "prune",
+    "include-uninitialized",
+    "keep-annotations",
+    "resolve",
 ];
 
 fn short_name(c: char, command: &str) -> Option<&'static str> {
@@ -234,6 +250,7 @@ fn short_name(c: char, command: &str) -> Option<&'static str> {
         'h' => "help",
         'r' => "replicas",
         'v' => "v",
+        's' => "server",
         _ => return None,
     })
 }

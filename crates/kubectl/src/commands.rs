@@ -344,9 +344,214 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
                 Err(e) => return out.fail(format!("error: {e}")),
             }
         }
+        ("secret", Some(kind)) if kind == "docker-registry" || kind == "tls" => {
+            let Some(name) = args.positional.get(2).cloned() else {
+                return out.fail(format!("error: exactly one NAME is required, got 0\nSee 'kubectl create secret {kind} -h' for help and examples"));
+            };
+            let json = if kind == "docker-registry" {
+                // create_secret_docker.go: a .dockerconfigjson with one auths entry.
+                let (Some(user), Some(password)) = (args.get("docker-username"), args.get("docker-password")) else {
+                    return out.fail("error: either --from-file or the combination of --docker-username, --docker-password and --docker-server is required");
+                };
+                let server = args.get("docker-server").unwrap_or("https://index.docker.io/v1/");
+                // json.Marshal of DockerConfigJSON: struct field order, email omitted when empty.
+                let q = |v: &str| serde_json::to_string(v).unwrap_or_default();
+                let email = args.get("docker-email").filter(|e| !e.is_empty()).map(|e| format!(",\"email\":{}", q(e))).unwrap_or_default();
+                let auth = base64(format!("{user}:{password}").as_bytes());
+                let config = format!("{{\"auths\":{{{}:{{\"username\":{},\"password\":{}{email},\"auth\":{}}}}}}}", q(server), q(user), q(password), q(&auth));
+                serde_json::json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace}, "type": "kubernetes.io/dockerconfigjson",
+                    "data": {".dockerconfigjson": base64(config.as_bytes())}})
+            } else {
+                let (Some(cert), Some(key)) = (args.get("cert"), args.get("key")) else {
+                    return out.fail("error: required flag(s) \"cert\", \"key\" not set");
+                };
+                let read = |path: &str| cluster.read_file(path).map_err(|_| format!("error: failed to load key pair open {path}: no such file or directory"));
+                let (cert, key) = match (read(cert), read(key)) {
+                    (Ok(c), Ok(k)) => (c, k),
+                    (Err(e), _) | (_, Err(e)) => return out.fail(e),
+                };
+                serde_json::json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace}, "type": "kubernetes.io/tls",
+                    "data": {"tls.crt": base64(cert.as_bytes()), "tls.key": base64(key.as_bytes())}})
+            };
+            match util::from_json(kind_info("v1", "Secret").expect("secrets"), json) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            }
+        }
+        ("serviceaccount" | "sa", Some(name)) => {
+            let json = serde_json::json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": namespace}});
+            match util::from_json(kind_info("v1", "ServiceAccount").expect("serviceaccounts"), json) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            }
+        }
+        ("quota" | "resourcequota", Some(name)) => {
+            // create_quota.go: --hard=k=v,... and --scopes=A,B.
+            let mut hard = serde_json::Map::new();
+            for pair in args.get("hard").unwrap_or("").split(',').filter(|p| !p.is_empty()) {
+                let Some((k, v)) = pair.split_once('=') else {
+                    return out.fail(format!("error: invalid argument {pair:?} for --hard: must be of the form NAME=QUANTITY"));
+                };
+                hard.insert(k.to_string(), Value::String(v.to_string()));
+            }
+            let mut spec = serde_json::json!({"hard": hard});
+            if let Some(scopes) = args.get("scopes").filter(|s| !s.is_empty()) {
+                spec["scopes"] = serde_json::json!(scopes.split(',').collect::<Vec<_>>());
+            }
+            let json = serde_json::json!({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": name, "namespace": namespace}, "spec": spec});
+            match util::from_json(kind_info("v1", "ResourceQuota").expect("resourcequotas"), json) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            }
+        }
+        ("priorityclass" | "pc", Some(name)) => {
+            let value = match args.get("value").unwrap_or("0").parse::<i64>() {
+                Ok(v) => v,
+                Err(_) => {
+                    return out.fail(format!(
+                        "error: invalid argument {:?} for \"--value\" flag: strconv.ParseInt: parsing {:?}: invalid syntax",
+                        args.get("value").unwrap_or(""),
+                        args.get("value").unwrap_or("")
+                    ))
+                }
+            };
+            let mut json = serde_json::json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value,
+                "description": args.get("description").unwrap_or(""),
+                "preemptionPolicy": args.get("preemption-policy").unwrap_or("PreemptLowerPriority")});
+            if args.bool("global-default") {
+                json["globalDefault"] = Value::Bool(true);
+            }
+            match util::from_json(kind_info("scheduling.k8s.io/v1", "PriorityClass").expect("priorityclasses"), json) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            }
+        }
+        ("poddisruptionbudget" | "pdb", Some(name)) => {
+            let (min, max) = (args.get("min-available"), args.get("max-unavailable"));
+            let int_or = |v: &str| v.parse::<i64>().map(Value::from).unwrap_or_else(|_| Value::String(v.to_string()));
+            let mut spec = serde_json::Map::new();
+            match (min, max) {
+                (Some(_), Some(_)) => return out.fail("error: min-available and max-unavailable cannot be both specified"),
+                (None, None) => return out.fail("error: one of min-available or max-unavailable must be specified"),
+                (Some(m), None) => {
+                    spec.insert("minAvailable".into(), int_or(m));
+                }
+                (None, Some(m)) => {
+                    spec.insert("maxUnavailable".into(), int_or(m));
+                }
+            }
+            if args.get("selector").is_some_and(|s| s.contains("!=")) {
+                return out.fail("error: \"!=\" is not a valid label selector operator");
+            }
+            let selector = match args.get("selector").map(Selector::parse) {
+                Some(Ok(s)) => to_label_selector(&s),
+                Some(Err(e)) => return out.fail(format!("error: {e}")),
+                None => return out.fail("error: a selector must be specified"),
+            };
+            spec.insert("selector".into(), serde_json::to_value(selector).unwrap_or_default());
+            let json =
+                serde_json::json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name, "namespace": namespace}, "spec": spec});
+            match util::from_json(kind_info("policy/v1", "PodDisruptionBudget").expect("pdbs"), json) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            }
+        }
+        ("role" | "clusterrole", Some(name)) => {
+            // create_role.go: one rule per API group of the resources, verbs shared.
+            let verbs: Vec<String> = args.all("verb").iter().flat_map(|v| v.split(',')).map(str::to_string).collect();
+            if verbs.is_empty() {
+                return out.fail("error: at least one verb must be specified");
+            }
+            let resources: Vec<String> = args.all("resource").iter().flat_map(|v| v.split(',')).map(str::to_string).collect();
+            let names: Vec<String> = args.all("resource-name").iter().flat_map(|v| v.split(',')).map(str::to_string).collect();
+            let non_resource: Vec<String> = args.all("non-resource-url").iter().flat_map(|v| v.split(',')).map(str::to_string).collect();
+            if resources.is_empty() && non_resource.is_empty() {
+                return out.fail("error: at least one resource must be specified");
+            }
+            let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+            for r in &resources {
+                let (resource, sub) = r.split_once('/').map(|(a, b)| (a.to_string(), Some(b.to_string()))).unwrap_or((r.clone(), None));
+                let (plural, group) = match util::resolve(&resource) {
+                    Ok(info) => (info.plural.to_string(), info.group().to_string()),
+                    Err(_) => match resource.split_once('.') {
+                        Some((p, g)) => (p.to_string(), g.to_string()),
+                        None => (resource.clone(), String::new()),
+                    },
+                };
+                let full = match sub {
+                    Some(s) => format!("{plural}/{s}"),
+                    None => plural,
+                };
+                match groups.iter_mut().find(|(g, _)| *g == group) {
+                    Some((_, list)) => list.push(full),
+                    None => groups.push((group, vec![full])),
+                }
+            }
+            let mut rules: Vec<Value> = groups
+                .into_iter()
+                .map(|(group, resources)| {
+                    let mut rule = serde_json::json!({"apiGroups": [group], "resources": resources, "verbs": verbs});
+                    if !names.is_empty() {
+                        rule["resourceNames"] = serde_json::json!(names);
+                    }
+                    rule
+                })
+                .collect();
+            if !non_resource.is_empty() {
+                rules.push(serde_json::json!({"nonResourceURLs": non_resource, "verbs": verbs}));
+            }
+            let kind = if sub == "role" { "Role" } else { "ClusterRole" };
+            let mut meta = serde_json::json!({"name": name});
+            if kind == "Role" {
+                meta["namespace"] = Value::String(namespace.to_string());
+            }
+            let json = serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": meta, "rules": rules});
+            match util::from_json(kind_info("rbac.authorization.k8s.io/v1", kind).expect("rbac"), json) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            }
+        }
+        ("rolebinding" | "clusterrolebinding", Some(name)) => {
+            let (role_kind, role) = match (args.get("role"), args.get("clusterrole")) {
+                (Some(r), None) if sub == "rolebinding" => ("Role", r),
+                (None, Some(c)) => ("ClusterRole", c),
+                (Some(_), Some(_)) => return out.fail("error: exactly one of clusterrole or role must be specified"),
+                _ => {
+                    return out.fail(if sub == "rolebinding" {
+                        "error: exactly one of clusterrole or role must be specified"
+                    } else {
+                        "error: required flag(s) \"clusterrole\" not set"
+                    })
+                }
+            };
+            let mut subjects: Vec<Value> = Vec::new();
+            for u in args.all("user") {
+                subjects.push(serde_json::json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": u}));
+            }
+            for g in args.all("group") {
+                subjects.push(serde_json::json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": g}));
+            }
+            for sa in args.all("serviceaccount") {
+                let Some((ns, n)) = sa.split_once(':') else { return out.fail("error: serviceaccount must be <namespace>:<name>") };
+                subjects.push(serde_json::json!({"kind": "ServiceAccount", "name": n, "namespace": ns}));
+            }
+            let kind = if sub == "rolebinding" { "RoleBinding" } else { "ClusterRoleBinding" };
+            let mut meta = serde_json::json!({"name": name});
+            if kind == "RoleBinding" {
+                meta["namespace"] = Value::String(namespace.to_string());
+            }
+            let json = serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": meta,
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role}, "subjects": subjects});
+            match util::from_json(kind_info("rbac.authorization.k8s.io/v1", kind).expect("rbac"), json) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            }
+        }
         ("secret", Some(kind)) => {
             if kind != "generic" {
-                return out.fail(format!("error: unknown command \"{kind}\" for \"kubectl create secret\" (kubesim supports create secret generic)"));
+                return out.fail(format!(
+                    "error: unknown command \"{kind}\" for \"kubectl create secret\" (kubesim supports create secret generic, docker-registry, tls)"
+                ));
             }
             let Some(name) = args.positional.get(2).cloned() else {
                 return out.fail("error: exactly one NAME is required, got 0\nSee 'kubectl create secret generic -h' for help and examples");
@@ -464,6 +669,28 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
     }
 }
 
+/// metav1.ParseToLabelSelector: equalities become matchLabels, the rest matchExpressions.
+fn to_label_selector(selector: &Selector) -> LabelSelector {
+    use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;
+    use kubesim_api::selector::Requirement;
+    let mut labels = BTreeMap::new();
+    let mut exprs = Vec::new();
+    for r in &selector.requirements {
+        let (key, operator, values) = match r {
+            Requirement::In(k, v) if v.len() == 1 => {
+                labels.insert(k.clone(), v[0].clone());
+                continue;
+            }
+            Requirement::In(k, v) => (k, "In", Some(v.clone())),
+            Requirement::NotIn(k, v) => (k, "NotIn", Some(v.clone())),
+            Requirement::Exists(k) => (k, "Exists", None),
+            Requirement::DoesNotExist(k) => (k, "DoesNotExist", None),
+        };
+        exprs.push(LabelSelectorRequirement { key: key.clone(), operator: operator.into(), values });
+    }
+    LabelSelector { match_labels: (!labels.is_empty()).then_some(labels), match_expressions: (!exprs.is_empty()).then_some(exprs) }
+}
+
 /// `--from-literal=k=v` and `--from-file=[key=]path` data for `create configmap|secret`.
 fn literal_and_file_data(args: &Args, cluster: &dyn ClusterView) -> Result<BTreeMap<String, String>, String> {
     let mut data = BTreeMap::new();
@@ -572,9 +799,14 @@ fn print_generated(args: &Args, cluster: &dyn ClusterView, object: &Object, out:
         }
         _ => {}
     }
-    if matches!(object.kind(), "Pod" | "Deployment" | "Namespace" | "Service" | "Job" | "CronJob") {
+    if matches!(object.kind(), "Pod" | "Deployment" | "Namespace" | "Service" | "Job" | "CronJob" | "ResourceQuota") {
         if let Some(m) = json.as_object_mut() {
             m.insert("status".into(), Value::Object(Default::default()));
+        }
+    }
+    if object.kind() == "PodDisruptionBudget" {
+        if let Some(m) = json.as_object_mut() {
+            m.insert("status".into(), serde_json::json!({"currentHealthy": 0, "desiredHealthy": 0, "disruptionsAllowed": 0, "expectedPods": 0}));
         }
     }
     let Some(info) = object.info() else { return false };
@@ -2268,6 +2500,11 @@ fn version(args: &Args, out: &mut Output) {
         return;
     }
     match args.get("output") {
+        Some("yaml") => out.out(crate::yaml::to_yaml(&serde_json::json!({
+            "clientVersion": {"major": "1", "minor": "34", "gitVersion": CLIENT_VERSION, "platform": "kubesim"},
+            "kustomizeVersion": "v5.7.1",
+            "serverVersion": {"major": "1", "minor": "34", "gitVersion": CLIENT_VERSION, "platform": "kubesim"}
+        }))),
         Some("json") => out.out(get::to_json_pretty(&serde_json::json!({
             "clientVersion": {"major": "1", "minor": "34", "gitVersion": CLIENT_VERSION, "platform": "kubesim"},
             "kustomizeVersion": "v5.7.1",

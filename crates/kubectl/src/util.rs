@@ -158,7 +158,10 @@ pub fn update(api: &mut ApiServer, object: Object, req: &mut Request) -> Result<
 
 /// Update validation: object validation plus the immutable fields kubectl users meet.
 pub fn check_update(api: &ApiServer, object: &Object) -> Result<(), ApiError> {
-    let errors = validate_create(object);
+    // The API server defaults an update before validating it.
+    let mut defaulted = object.clone();
+    kubesim_api::defaults::apply_defaults(&mut defaulted);
+    let errors = validate_create(&defaulted);
     if !errors.is_empty() {
         return Err(ApiError::invalid(invalid_message(&qualified_kind(object), object.name(), &errors)));
     }

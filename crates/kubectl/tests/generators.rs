@@ -1,0 +1,84 @@
+//! `kubectl create` generators beyond the workloads (cmd/create/create_quota.go,
+//! create_priorityclass.go, create_pdb.go, create_role.go, create_rolebinding.go,
+//! create_clusterrolebinding.go, create_secret_docker.go, create_secret_tls.go,
+//! create_serviceaccount.go), compared with kubectl v1.32's `--dry-run=client -o yaml`.
+
+mod common;
+
+use common::Fixture;
+
+fn check(f: &mut Fixture, cmd: &str, stdout: &str, stderr: &str, code: i32) {
+    let o = f.kubectl(cmd);
+    assert_eq!((o.stdout.as_str(), o.stderr.as_str(), o.exit_code), (stdout, stderr, code), "`kubectl {cmd}`");
+}
+
+#[test]
+fn generators_print_what_kubectl_prints() {
+    let mut f = Fixture::new();
+    check(
+        &mut f,
+        "create quota q --hard=pods=2,cpu=1 --scopes=BestEffort --dry-run=client -o yaml",
+        "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  creationTimestamp: null\n  name: q\nspec:\n  hard:\n    cpu: \"1\"\n    pods: \"2\"\n  scopes:\n  - BestEffort\nstatus: {}\n",
+        "",
+        0,
+    );
+    check(
+        &mut f,
+        "create priorityclass hp --value=1000 --description=high --dry-run=client -o yaml",
+        "apiVersion: scheduling.k8s.io/v1\ndescription: high\nkind: PriorityClass\nmetadata:\n  creationTimestamp: null\n  name: hp\npreemptionPolicy: PreemptLowerPriority\nvalue: 1000\n",
+        "",
+        0,
+    );
+    check(
+        &mut f,
+        "create pdb p --selector=app=web --min-available=1 --dry-run=client -o yaml",
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  creationTimestamp: null\n  name: p\nspec:\n  minAvailable: 1\n  selector:\n    matchLabels:\n      app: web\nstatus:\n  currentHealthy: 0\n  desiredHealthy: 0\n  disruptionsAllowed: 0\n  expectedPods: 0\n",
+        "",
+        0,
+    );
+    check(&mut f, "create pdb p --selector=app!=web --min-available=1", "", "error: \"!=\" is not a valid label selector operator\n", 1);
+    check(
+        &mut f,
+        "create secret docker-registry regcred --docker-server=r.io --docker-username=u --docker-password=p --docker-email=e@x --dry-run=client -o yaml",
+        "apiVersion: v1\ndata:\n  .dockerconfigjson: eyJhdXRocyI6eyJyLmlvIjp7InVzZXJuYW1lIjoidSIsInBhc3N3b3JkIjoicCIsImVtYWlsIjoiZUB4IiwiYXV0aCI6ImRUcHcifX19\nkind: Secret\nmetadata:\n  creationTimestamp: null\n  name: regcred\ntype: kubernetes.io/dockerconfigjson\n",
+        "",
+        0,
+    );
+    check(
+        &mut f,
+        "create rolebinding rb --role=r --user=u --serviceaccount=default:sa --dry-run=client -o yaml",
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  creationTimestamp: null\n  name: rb\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: r\nsubjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: User\n  name: u\n- kind: ServiceAccount\n  name: sa\n  namespace: default\n",
+        "",
+        0,
+    );
+    check(&mut f, "create serviceaccount build-robot", "serviceaccount/build-robot created\n", "", 0);
+    check(&mut f, "create quota object-counts --hard=pods=4", "resourcequota/object-counts created\n", "", 0);
+    check(
+        &mut f,
+        "create role pod-reader --verb=get --verb=list --resource=pods,deployments.apps",
+        "role.rbac.authorization.k8s.io/pod-reader created\n",
+        "",
+        0,
+    );
+    let rules = f.get("roles", "default", "pod-reader").unwrap().to_json()["rules"].clone();
+    assert_eq!(
+        rules,
+        serde_json::json!([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}, {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "list"]}])
+    );
+    check(&mut f, "create clusterrolebinding crb --clusterrole=view --group=g", "clusterrolebinding.rbac.authorization.k8s.io/crb created\n", "", 0);
+    f.file("tls.crt", "CERT");
+    f.file("tls.key", "KEY");
+    check(&mut f, "create secret tls tls-secret --cert=tls.crt --key=tls.key", "secret/tls-secret created\n", "", 0);
+    assert_eq!(f.get("secrets", "default", "tls-secret").unwrap().to_json()["type"], "kubernetes.io/tls");
+    let v = f.kubectl("version -o yaml").stdout;
+    assert!(v.starts_with("clientVersion:\n  gitVersion: v1.34.0\n"), "{v}");
+}
+
+// A Deployment without a strategy replaces cleanly (update validation sees the defaults).
+#[test]
+fn replace_validates_the_defaulted_object() {
+    let mut f = Fixture::new();
+    f.file("d.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec: {containers: [{name: c, image: nginx}]}\n");
+    check(&mut f, "create -f d.yaml", "deployment.apps/d created\n", "", 0);
+    check(&mut f, "replace -f d.yaml", "deployment.apps/d replaced\n", "", 0);
+}
