@@ -499,7 +499,7 @@ fn set_env_resources_autoscale_and_create_generators() {
     assert_eq!(json(&f, "configmaps", "files")["data"], serde_json::json!({"app.properties": "a=1\n", "k": "a=1\n"}));
     check(&mut f, "create secret generic db --from-literal=password=t0p-Secret", "secret/db created\n", "", 0);
     assert_eq!(json(&f, "secrets", "db")["data"], serde_json::json!({"password": "dDBwLVNlY3JldA=="}));
-    check(&mut f, "create secret tls x", "", "error: unknown command \"tls\" for \"kubectl create secret\" (kubesim supports create secret generic)\n", 1);
+    check(&mut f, "create secret tls x", "", "error: required flag(s) \"cert\", \"key\" not set\n", 1);
     check(&mut f, "create job pi --image=perl -- perl -Mbignum=bpi -wle 'print bpi(2000)'", "job.batch/pi created\n", "", 0);
     let job = json(&f, "jobs", "pi");
     assert_eq!(job["spec"]["template"]["spec"]["containers"][0]["command"], serde_json::json!(["perl", "-Mbignum=bpi", "-wle", "print bpi(2000)"]));
