@@ -99,3 +99,23 @@ fn run_keeps_stdout_for_the_list_and_splits_at_commands_like_a_shell() {
     assert!(err.contains("$ kubectl get deploy web"), "{err}");
     assert!(err.contains("two words|it's"), "{err}");
 }
+
+// Docs: tutorials/stateful-application/zookeeper ("Surviving maintenance"):
+// `kubectl drain $(kubectl get pod zk-0 --template {{.spec.nodeName}}) --ignore-daemonsets --force --delete-emptydir-data`.
+#[test]
+fn at_commands_run_command_substitutions() {
+    let pod = write("zk.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: zk-0}\nspec:\n  containers: [{name: c, image: nginx}]\n");
+    let (_, err, code) = kubesim(&[
+        "run",
+        &pod,
+        "--for",
+        "40s",
+        "--at",
+        "30s",
+        "kubectl drain $(kubectl get pod zk-0 --template {{.spec.nodeName}}) --ignore-daemonsets --force --delete-emptydir-data",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let node = err.lines().find_map(|l| l.strip_prefix("node/").and_then(|l| l.strip_suffix(" cordoned"))).unwrap_or_else(|| panic!("{err}"));
+    assert!(err.contains(&format!("node/{node} drained")), "{err}");
+    assert!(err.contains("evicting pod default/zk-0"), "{err}");
+}

@@ -6,12 +6,21 @@
 //! - [`split_command`] / [`split_command_with`]: POSIX-shell-style splitting of a command
 //!   string (quotes, escapes, `$(...)` command substitution).
 //!
-//! Commands: `apply`, `create` (`-f`, `deployment`, `namespace`, `configmap`, `secret generic`,
-//! `job`, `cronjob`, `service`), `replace`, `get`, `describe`, `delete`, `scale`,
-//! `set image|env|resources`, `label`, `annotate`, `patch` (strategic, merge, json), `taint`,
-//! `cordon`, `uncordon`, `drain`, `rollout status|history|undo|restart|pause|resume`, `run`,
-//! `expose`, `autoscale`, `logs`, `exec`, `top pods|nodes`, `wait`, `events`, `api-resources`,
-//! `api-versions`, `version`, `cluster-info`, `auth can-i`, `config current-context|view`, `diff`.
+//! Commands: `apply`, `create` (`-f`, `deployment`, `namespace`, `configmap`, `secret generic|
+//! docker-registry|tls`, `job`, `cronjob`, `service`, `serviceaccount`, `quota`, `priorityclass`,
+//! `pdb`, `role`, `clusterrole`, `rolebinding`, `clusterrolebinding`), `replace`, `get`,
+//! `describe`, `delete`, `scale`, `set image|env|resources`, `label`, `annotate`, `patch`
+//! (strategic with `$patch`/`$retainKeys`/`$setElementOrder`, merge, json; `-p` or
+//! `--patch-file`), `taint`, `cordon`, `uncordon`, `drain`, `rollout status|history|undo|restart|
+//! pause|resume` (Deployments through ReplicaSets, DaemonSets and StatefulSets through
+//! ControllerRevisions), `run`, `expose`, `autoscale`, `logs`, `exec`, `top pods|nodes`, `wait`,
+//! `events`, `api-resources`, `api-versions`, `version`, `cluster-info`, `auth can-i`,
+//! `config current-context|view`, `diff`. Verbs that act on existing objects take `-f FILE`;
+//! resources may be written `TYPE`, `TYPE.GROUP` or `TYPE.VERSION.GROUP`.
+//!
+//! Output formats: tables, `-o wide|yaml|json|name|jsonpath=|jsonpath-file=|jsonpath-as-json=|
+//! custom-columns=|custom-columns-file=|go-template=|go-template-file=|template=|templatefile=`
+//! and `--template` ([`gotemplate`] is Go's text/template as kubectl runs it).
 //!
 //! Output mirrors upstream kubectl v1.34 byte for byte where the simulation has the data:
 //! table columns from pkg/printers/internalversion/printers.go, Go's text/tabwriter alignment,
@@ -26,8 +35,10 @@
 //! - `apply --server-side` merges into the live object without a last-applied annotation and
 //!   prints `serverside-applied`; managedFields and conflicts are not modelled.
 //! - Unknown fields warn (`--validate=warn`) unless `--validate=strict` is given.
-//! - Updates are validated here (object validation and Deployment selector immutability) because
-//!   the simulated API server validates creates only.
+//! - Updates are also pre-checked here (defaulted object validation, Deployment selector
+//!   immutability) before the API server validates them, so dry runs report the same errors.
+//! - The go-template printer has text/template's builtins and kubectl's `exists` and
+//!   `base64decode` (as kubectl v1.32 does; Sprig functions are not provided).
 //!
 //! Invariants: no I/O (files, logs and exec go through [`ClusterView`]); every write goes through
 //! the [`ApiServer`] with actor `kubectl`; time is the request's virtual time; never panics on input.
