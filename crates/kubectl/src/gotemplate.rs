@@ -40,9 +40,9 @@ pub enum Val {
     Float(f64),
     /// string.
     Str(Rc<str>),
-    /// []interface{}.
+    /// `[]interface{}`.
     List(Rc<Vec<Val>>),
-    /// map[string]interface{}.
+    /// `map[string]interface{}`.
     Map(Rc<BTreeMap<String, Val>>),
 }
 
