@@ -82,3 +82,24 @@ fn replace_validates_the_defaulted_object() {
     check(&mut f, "create -f d.yaml", "deployment.apps/d created\n", "", 0);
     check(&mut f, "replace -f d.yaml", "deployment.apps/d replaced\n", "", 0);
 }
+
+// pkg/printers/internalversion/printers.go column sets for kinds kept as JSON.
+#[test]
+fn tables_for_more_kinds() {
+    let mut f = Fixture::new();
+    f.file(
+        "more.yaml",
+        "apiVersion: v1\nkind: PodTemplate\nmetadata: {name: pt}\ntemplate:\n  metadata: {labels: {app: x}}\n  spec: {containers: [{name: c, image: nginx}]}\n---\napiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: hostpath.csi.k8s.io}\nspec: {podInfoOnMount: true}\n---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: vwc}\nwebhooks: []\n",
+    );
+    assert_eq!(f.kubectl("apply -f more.yaml").exit_code, 0);
+    let words = |o: &str| o.lines().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).collect::<Vec<_>>();
+    assert_eq!(words(&f.kubectl("get podtemplates").stdout), ["NAME CONTAINERS IMAGES POD LABELS", "pt c nginx app=x"]);
+    assert_eq!(
+        words(&f.kubectl("get csidrivers").stdout),
+        [
+            "NAME ATTACHREQUIRED PODINFOONMOUNT STORAGECAPACITY TOKENREQUESTS REQUIRESREPUBLISH MODES AGE",
+            "hostpath.csi.k8s.io true true false <unset> false Persistent 0s"
+        ]
+    );
+    assert_eq!(words(&f.kubectl("get validatingwebhookconfigurations").stdout), ["NAME WEBHOOKS AGE", "vwc 0 0s"]);
+}
