@@ -195,6 +195,23 @@ fn apply(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn 
         _ if options.dry_run => " (dry run)",
         _ => "",
     };
+    // replace --force: delete what the files name, then create them (replace.go forceReplace).
+    let mut options = options;
+    if mode == Mode::Replace && args.bool("force") {
+        let targets = match file_targets(args, cluster, namespace) {
+            Ok(t) => t,
+            Err(e) => return out.fail(e),
+        };
+        let grace = args.get("grace-period").and_then(|g| g.parse::<i64>().ok()).filter(|g| *g >= 0);
+        for (info, ns, name) in &targets {
+            match api.delete(info, ns, name, DeleteOptions { grace_period_seconds: grace, ..Default::default() }, req) {
+                Ok(_) => out.outln(format!("{} {name:?} deleted", kind_group(info))),
+                Err(e) if e.code == 404 => {}
+                Err(e) => return out.fail(server_error(&e)),
+            }
+        }
+        options.mode = Mode::Create;
+    }
     let name_only = args.get("output") == Some("name");
     let format = match get::output_format(args, cluster) {
         Ok(f) => f,
@@ -1382,6 +1399,34 @@ fn patch(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn Clus
         Ok(t) => t,
         Err(e) => return out.fail(e),
     };
+    // --subresource=scale: the patch applies to the autoscaling/v1 Scale (only spec.replicas
+    // is written back), and the result is named scale.autoscaling/NAME.
+    if args.get("subresource") == Some("scale") {
+        let scale = match api.get_scale(info, object.namespace(), object.name()) {
+            Ok(s) => s,
+            Err(e) => return out.fail(server_error(&e)),
+        };
+        let patched = match args.get("type").unwrap_or("strategic") {
+            "strategic" => Ok(merge::strategic_patch(&scale, &patch)),
+            "merge" => Ok(merge::merge_patch(&scale, &patch)),
+            "json" => merge::json_patch(&scale, &patch),
+            other => return out.fail(format!("error: --type must be one of [json merge strategic], not \"{other}\"")),
+        };
+        let patched = match patched {
+            Ok(p) => p,
+            Err(e) => return out.fail(format!("error: {e}")),
+        };
+        let Some(replicas) = patched.pointer("/spec/replicas").and_then(|r| r.as_i64()) else {
+            return out.fail("Error from server (BadRequest): spec.replicas must be an integer");
+        };
+        if patched == scale {
+            return out.outln(format!("scale.autoscaling/{} patched (no change)", object.name()));
+        }
+        return match api.update_scale(info, object.namespace(), object.name(), replicas as i32, req) {
+            Ok(_) => out.outln(format!("scale.autoscaling/{} patched", object.name())),
+            Err(e) => out.fail(server_error(&e)),
+        };
+    }
     let current = object.to_json();
     let patched = match args.get("type").unwrap_or("strategic") {
         "strategic" => Ok(merge::strategic_patch(&current, &patch)),

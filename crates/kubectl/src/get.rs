@@ -472,6 +472,44 @@ pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn cr
         Some(files) => collect_files(api, files, out),
         None => collect(api, &targets, &filter, namespace, out),
     };
+    // --subresource=scale: the autoscaling/v1 Scale of each object (printScale: NAME DESIRED
+    // AVAILABLE AGE).
+    if args.get("subresource") == Some("scale") {
+        let mut scales: Vec<(&'static KindInfo, Value)> = Vec::new();
+        for (info, objects) in &groups {
+            for o in objects {
+                match api.get_scale(info, o.namespace(), o.name()) {
+                    Ok(s) => scales.push((*info, s)),
+                    Err(e) => out.fail(server_error(&e)),
+                }
+            }
+        }
+        match &format {
+            Format::Table | Format::Wide => {
+                let mut rows = vec![vec!["NAME".to_string(), "DESIRED".into(), "AVAILABLE".into(), "AGE".into()]];
+                for (_, s) in &scales {
+                    let created: Option<kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time> =
+                        s.pointer("/metadata/creationTimestamp").and_then(|t| serde_json::from_value(t.clone()).ok());
+                    rows.push(vec![
+                        util::jstr(s, "metadata.name").unwrap_or("").to_string(),
+                        util::jint(s, "spec.replicas").to_string(),
+                        util::jint(s, "status.replicas").to_string(),
+                        util::age(created.as_ref(), req.now),
+                    ]);
+                }
+                if !scales.is_empty() {
+                    out.out(printers::render(&rows));
+                }
+            }
+            Format::Name => {
+                for (_, s) in &scales {
+                    out.outln(format!("scale.autoscaling/{}", util::jstr(s, "metadata.name").unwrap_or("")));
+                }
+            }
+            other => print_values(other, &scales, targets.single, out),
+        }
+        return;
+    }
     if let Some(sort_by) = args.get("sort-by") {
         let template = if sort_by.starts_with('{') { sort_by.to_string() } else { format!("{{{sort_by}}}") };
         for (_, objects) in groups.iter_mut() {

@@ -125,3 +125,18 @@ fn patch_file_and_retain_keys_follow_the_docs_page() {
     check(&mut f, "patch deployment patch-demo", "", "error: must specify --patch or --patch-file containing the contents of the patch\n", 1);
     check(&mut f, "patch -f deployment-patch.yaml -p '{\"spec\":{\"replicas\":4}}'", "deployment.apps/patch-demo patched\n", "", 0);
 }
+
+// The docs page update-api-object-kubectl-patch ("Use kubectl patch to update the scale
+// subresource") and `kubectl replace --force` (replace.go forceReplace).
+#[test]
+fn scale_subresource_and_forced_replace() {
+    let mut f = scenario::cluster();
+    check(&mut f, "get deployment web --subresource=scale", "NAME   DESIRED   AVAILABLE   AGE\nweb    2         2           5m\n", "", 0);
+    check(&mut f, r#"patch deployment web --subresource='scale' --type='merge' -p '{"spec":{"replicas":3}}'"#, "scale.autoscaling/web patched\n", "", 0);
+    check(&mut f, "get deployment web --subresource=scale -o jsonpath={.kind}/{.spec.replicas}", "Scale/3", "", 0);
+    f.file("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n");
+    check(&mut f, "create -f cm.yaml", "configmap/c created\n", "", 0);
+    let uid = f.get("configmaps", "default", "c").unwrap().metadata().uid.clone();
+    check(&mut f, "replace --force -f cm.yaml", "configmap \"c\" deleted\nconfigmap/c replaced\n", "", 0);
+    assert_ne!(f.get("configmaps", "default", "c").unwrap().metadata().uid, uid, "a new object");
+}
