@@ -125,6 +125,12 @@ fn read_inputs(args: &Args, cluster: &dyn ClusterView, out: &mut Output) -> Opti
         for f in f.split(',') {
             match cluster.read_file(f) {
                 Ok(text) => inputs.push((f.to_string(), text)),
+                // resource.Builder reads http(s) manifests with an HTTP GET; the simulation has
+                // no network, so only files registered under that name can be read.
+                Err(_) if f.starts_with("http://") || f.starts_with("https://") => {
+                    out.fail(format!("error: unable to read URL {f:?}: kubesim has no network access; download the manifest and pass its local path"));
+                    return None;
+                }
                 Err(e) => {
                     out.fail(format!("error: {e}"));
                     return None;

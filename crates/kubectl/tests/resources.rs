@@ -48,6 +48,15 @@ fn verbs_resolve_the_objects_a_file_names() {
     );
     check(&mut f, "get -f other-ns.yaml", "", "Error from server (NotFound): configmaps \"c\" not found\n", 1);
     check(&mut f, "get -f nope.yaml", "", "error: the path \"nope.yaml\" does not exist\n", 1);
+    // Docs pages apply manifests by URL (`kubectl apply -f https://k8s.io/examples/...`); the
+    // simulation has no network, so the error says what to do instead.
+    check(
+        &mut f,
+        "apply -f https://k8s.io/examples/application/deployment.yaml",
+        "",
+        "error: unable to read URL \"https://k8s.io/examples/application/deployment.yaml\": kubesim has no network access; download the manifest and pass its local path\n",
+        1,
+    );
 }
 
 #[test]
