@@ -21,8 +21,10 @@
 //! Derived data (pod lifecycle transitions, API activity per second) is computed from the
 //! world's trace, so it is exact whatever the frame rate.
 
-use kubesim_sim::scenario::{apply_objects, decode_inputs, ApplyOutcome, InputFile};
+use kubesim_sim::loader::FileOutcome;
+use kubesim_sim::scenario::InputFile;
 use kubesim_sim::view::{self, Lifecycle};
+use kubesim_sim::world::WorldConfig;
 use kubesim_sim::World;
 use std::collections::BTreeMap;
 
@@ -82,6 +84,15 @@ pub struct InputResult {
     pub warnings: Vec<String>,
     /// Errors.
     pub errors: Vec<InputError>,
+}
+
+/// What the UI shows for an applied file.
+fn input_result(outcome: FileOutcome) -> InputResult {
+    InputResult {
+        lines: outcome.lines,
+        warnings: outcome.warnings,
+        errors: outcome.errors.into_iter().map(|e| InputError { message: e.message, line: e.line }).collect(),
+    }
 }
 
 /// A pod moving from one lifecycle state to another (None = not existing).
@@ -332,9 +343,10 @@ impl Engine {
         engine
     }
 
-    /// Recreates the world from the inputs and applies the t=0 ones.
+    /// Recreates the world from the inputs and applies the t=0 ones, through the one loader the
+    /// CLI uses (so a `KubeSchedulerConfiguration` configures the scheduler, and Nodes replace
+    /// the default cluster, exactly as `kubesim run` does).
     fn rebuild(&mut self) {
-        self.world = World::new(self.seed);
         self.generation += 1;
         self.trace_cursor = 0;
         self.activity_seen = 0;
@@ -347,8 +359,6 @@ impl Engine {
         self.transitions.clear();
         self.edge_counts.clear();
         self.results = vec![InputResult::default(); self.inputs.len()];
-        // The initial cluster: every t=0 apply, decoded together so Nodes replace the default
-        // cluster exactly as `kubesim run` does.
         let initial: Vec<usize> = (0..initial_count(&self.inputs)).collect();
         self.initial_inputs = initial.len();
         self.snapshots_paused = false;
@@ -359,49 +369,14 @@ impl Engine {
                 Input::Command(_) => unreachable!("filtered above"),
             })
             .collect();
-        let decoded = decode_inputs(&files);
-        let file_index = |name: &str| initial.iter().copied().find(|&n| matches!(&self.inputs[n].input, Input::Apply { name: f, .. } if f == name));
+        let (world, outcomes, world_errors) = kubesim_sim::loader::load(WorldConfig::seeded(self.seed), &files);
+        self.world = world;
         let mut results = std::mem::take(&mut self.results);
-        for error in &decoded.errors {
-            if let Some(n) = file_index(&error.file) {
-                results[n].errors.push(InputError { message: error.to_string(), line: error.line });
-            }
+        for (&n, outcome) in initial.iter().zip(outcomes) {
+            results[n] = input_result(outcome);
         }
-        if decoded.nodes.is_empty() {
-            self.world.add_default_nodes();
-        } else {
-            let errors = self.world.add_nodes(decoded.nodes);
-            if let Some(&first) = initial.first() {
-                results[first].errors.extend(errors.into_iter().map(|message| InputError { message, line: None }));
-            }
-        }
-        let objects = decoded.objects;
-        let owners: Vec<Option<usize>> = objects.iter().map(|(file, ..)| file_index(file)).collect();
-        // apply_objects returns outcomes in order, with warnings before their object's line.
-        let mut outcomes = apply_objects(&mut self.world, objects).into_iter();
-        let mut owner_iter = owners.into_iter();
-        let mut owner = owner_iter.next().flatten();
-        for outcome in outcomes.by_ref() {
-            let target = owner.or(initial.first().copied());
-            match outcome {
-                ApplyOutcome::Warning(w) => {
-                    if let Some(n) = target {
-                        results[n].warnings.push(w);
-                    }
-                    continue;
-                }
-                ApplyOutcome::Applied(line) => {
-                    if let Some(n) = target {
-                        results[n].lines.push(line);
-                    }
-                }
-                ApplyOutcome::Failed(line) => {
-                    if let Some(n) = target {
-                        results[n].errors.push(InputError { message: line, line: None });
-                    }
-                }
-            }
-            owner = owner_iter.next().flatten();
+        if let Some(&first) = initial.first() {
+            results[first].errors.extend(world_errors.into_iter().map(|message| InputError { message, line: None }));
         }
         self.results = results;
         self.next_input = initial.len();
@@ -512,19 +487,7 @@ impl Engine {
         let mut result = InputResult::default();
         match input {
             Input::Apply { name, text } => {
-                let decoded = decode_inputs(&[InputFile { name, text }]);
-                result.errors.extend(decoded.errors.iter().map(|e| InputError { message: e.to_string(), line: e.line }));
-                if !decoded.nodes.is_empty() {
-                    let errors = self.world.add_nodes(decoded.nodes);
-                    result.errors.extend(errors.into_iter().map(|message| InputError { message, line: None }));
-                }
-                for outcome in apply_objects(&mut self.world, decoded.objects) {
-                    match outcome {
-                        ApplyOutcome::Applied(line) => result.lines.push(line),
-                        ApplyOutcome::Warning(line) => result.warnings.push(line),
-                        ApplyOutcome::Failed(line) => result.errors.push(InputError { message: line, line: None }),
-                    }
-                }
+                result = input_result(kubesim_sim::loader::apply(&mut self.world, &InputFile { name, text }));
             }
             Input::Command(line) => {
                 let record = self.world.run_command(&line);
@@ -735,23 +698,10 @@ impl Engine {
         self.inputs.iter().enumerate().map(move |(n, i)| (i, (n < self.next_input).then(|| &self.results[n])))
     }
 
-    /// Nodes whose kubelet a `fault` command stopped (and no later command restarted).
+    /// Nodes that are down now: without power, or cut off from the API server (read from the
+    /// hosts and the fabric, not re-parsed from fault commands).
     pub fn nodes_down(&self) -> Vec<String> {
-        let mut down: Vec<String> = Vec::new();
-        for (input, result) in self.inputs() {
-            let (Input::Command(line), Some(result)) = (&input.input, result) else { continue };
-            if !result.errors.is_empty() {
-                continue;
-            }
-            let words: Vec<&str> = line.split_whitespace().collect();
-            match words.as_slice() {
-                ["fault", "node-down" | "network-partition", node] if !down.iter().any(|n| n == node) => down.push(node.to_string()),
-                ["fault", "node-up", node] => down.retain(|n| n != node),
-                ["fault", "heal"] => down.clear(),
-                _ => {}
-            }
-        }
-        down
+        self.world.node_names().filter(|n| !self.world.host(n).is_some_and(|h| h.powered) || !self.world.is_connected(n)).cloned().collect()
     }
 
     /// Lifecycle transitions so far (this generation), oldest first.

@@ -4,6 +4,8 @@
 //! - [`quantity`], [`selector`], [`time`]: the value types every component shares.
 //! - [`defaults`] and [`validation`]: the API server's SetDefaults and validation rules.
 //! - [`sort`]: stable slice sorts costing one sort instantiation on wasm32; use them, not the slice methods.
+//! - [`pod`], [`resources`], [`hash`]: pod facts (kubectl's STATUS word, QoS, requests) and the
+//!   one stable hash, each computed in exactly one place for every component.
 //!
 //! Invariant: this crate performs no I/O and knows nothing of the store, the simulation or the UI.
 
@@ -11,8 +13,11 @@
 
 pub mod decode;
 pub mod defaults;
+pub mod hash;
 pub mod object;
+pub mod pod;
 pub mod quantity;
+pub mod resources;
 pub mod selector;
 pub mod sort;
 pub mod time;

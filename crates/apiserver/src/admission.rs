@@ -8,7 +8,6 @@ use kubesim_api::k8s_openapi::api::core::v1::{
     ServiceAccountTokenProjection, Toleration, Volume, VolumeMount, VolumeProjection,
 };
 use kubesim_api::object::{KindInfo, Object};
-use kubesim_api::quantity::parse_milli;
 use kubesim_store::Store;
 
 /// Runs the mutating admission chain on a new object.
@@ -163,7 +162,7 @@ fn admit_default_toleration_seconds(pod: &mut Pod) {
 
 /// The pod registry's PrepareForCreate: status Pending with the QoS class.
 fn prepare_pod_for_create(pod: &mut Pod) {
-    let qos = pod.spec.as_ref().map(qos_class).unwrap_or("BestEffort");
+    let qos = kubesim_api::pod::qos_class(pod);
     let gated = pod.spec.as_ref().and_then(|s| s.scheduling_gates.as_ref()).is_some_and(|g| !g.is_empty());
     let mut status = PodStatus { phase: Some("Pending".into()), qos_class: Some(qos.into()), ..Default::default() };
     if gated {
@@ -176,36 +175,6 @@ fn prepare_pod_for_create(pod: &mut Pod) {
         }]);
     }
     pod.status = Some(status);
-}
-
-/// The pod's QoS class (pkg/apis/core/helper/qos GetPodQOS), over cpu and memory.
-pub fn qos_class(spec: &kubesim_api::k8s_openapi::api::core::v1::PodSpec) -> &'static str {
-    let mut requests_seen = false;
-    let mut limits_seen = false;
-    let mut guaranteed = true;
-    for container in spec.containers.iter().chain(spec.init_containers.iter().flatten()) {
-        let resources = container.resources.clone().unwrap_or_default();
-        let requests = resources.requests.unwrap_or_default();
-        let limits = resources.limits.unwrap_or_default();
-        for name in ["cpu", "memory"] {
-            let request = requests.get(name).and_then(|q| parse_milli(&q.0).ok()).filter(|v| *v != 0);
-            let limit = limits.get(name).and_then(|q| parse_milli(&q.0).ok()).filter(|v| *v != 0);
-            requests_seen |= request.is_some();
-            limits_seen |= limit.is_some();
-            match (request, limit) {
-                (Some(r), Some(l)) if r == l => {}
-                (None, Some(_)) => {}
-                _ => guaranteed = false,
-            }
-        }
-    }
-    if !requests_seen && !limits_seen {
-        "BestEffort"
-    } else if guaranteed && limits_seen {
-        "Guaranteed"
-    } else {
-        "Burstable"
-    }
 }
 
 /// Update validation: a pod's spec is immutable except for container images,
@@ -232,37 +201,4 @@ pub fn validate_update(new: &Object, old: &Object, info: &KindInfo) -> Result<()
     }
     let _ = info;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use kubesim_api::k8s_openapi::api::core::v1::{Container, PodSpec, ResourceRequirements};
-    use kubesim_api::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-
-    fn container(requests: &[(&str, &str)], limits: &[(&str, &str)]) -> Container {
-        let map = |pairs: &[(&str, &str)]| {
-            if pairs.is_empty() {
-                None
-            } else {
-                Some(pairs.iter().map(|(k, v)| (k.to_string(), Quantity(v.to_string()))).collect())
-            }
-        };
-        Container {
-            name: "c".into(),
-            resources: Some(ResourceRequirements { requests: map(requests), limits: map(limits), ..Default::default() }),
-            ..Default::default()
-        }
-    }
-
-    // Mirrors pkg/apis/core/helper/qos/qos_test.go (TestGetPodQOS).
-    #[test]
-    fn qos_classes_follow_requests_and_limits() {
-        let spec = |containers: Vec<Container>| PodSpec { containers, ..Default::default() };
-        assert_eq!(qos_class(&spec(vec![container(&[], &[])])), "BestEffort");
-        assert_eq!(qos_class(&spec(vec![container(&[("cpu", "100m"), ("memory", "1Gi")], &[("cpu", "100m"), ("memory", "1Gi")])])), "Guaranteed");
-        assert_eq!(qos_class(&spec(vec![container(&[("cpu", "100m")], &[])])), "Burstable");
-        assert_eq!(qos_class(&spec(vec![container(&[("cpu", "100m"), ("memory", "1Gi")], &[("cpu", "200m"), ("memory", "1Gi")])])), "Burstable");
-        assert_eq!(qos_class(&spec(vec![container(&[("cpu", "1"), ("memory", "1Gi")], &[("cpu", "1"), ("memory", "1Gi")]), container(&[], &[])])), "Burstable");
-    }
 }

@@ -2,8 +2,9 @@
 //! - [`server::ApiServer`]: create / update / status / binding / delete over the store.
 //! - [`admission`]: the mutating admission chain (service accounts, priority, default
 //!   tolerations, pod status on create) and update validation.
-//! - [`component`]: the [`component::Component`] trait every controller, the scheduler and
-//!   every kubelet implement, and the [`component::Ctx`] through which they act.
+//!
+//! Components (controllers, the scheduler, node agents) and the context through which they act
+//! live one layer up, in `kubesim-runtime`.
 //!
 //! Invariant: nothing writes to the store except through [`server::ApiServer`], and every
 //! write carries its actor.
@@ -11,12 +12,10 @@
 #![deny(missing_docs)]
 
 pub mod admission;
-pub mod component;
 pub mod error;
 pub mod quota;
 pub mod server;
 
-pub use component::{Component, ComponentClone, Ctx, Interest, Note, TimerRequest, WatchEvent, WatchFilter};
 pub use error::ApiError;
 pub use server::{ApiServer, DeleteOptions, Deleted, Propagation, Request};
 

@@ -58,8 +58,8 @@ fn bench_cluster(args: &[String]) -> ExitCode {
         ));
     }
     let setup = started.elapsed();
-    let outcomes = kubesim_sim::commands::apply_file(&mut world, "bench.yaml", &yaml);
-    let failed = outcomes.iter().filter(|o| matches!(o, kubesim_sim::scenario::ApplyOutcome::Failed(_))).count();
+    let outcome = kubesim_sim::loader::apply(&mut world, &kubesim_sim::scenario::InputFile { name: "bench.yaml".into(), text: yaml });
+    let failed = outcome.errors.len();
     let run_started = Instant::now();
     let mut steps: u64 = 0;
     let mut last_check = 0;

@@ -7,7 +7,7 @@
 use kubesim_api::decode::to_yaml;
 use kubesim_api::time::parse_duration;
 use kubesim_sim::run::{list_all, RunOptions};
-use kubesim_sim::scenario::{ApplyOutcome, InputFile};
+use kubesim_sim::scenario::InputFile;
 use std::io::{Read, Write};
 
 mod bench;
@@ -146,10 +146,8 @@ fn cmd_run(args: &[String]) -> ExitCode {
         Ok(outcome) => outcome,
         Err(code) => return code,
     };
-    for applied in &outcome.applied {
-        if let ApplyOutcome::Warning(w) = applied {
-            eprintln!("{w}");
-        }
+    for warning in outcome.files.iter().flat_map(|f| f.warnings.iter()) {
+        eprintln!("{warning}");
     }
     for error in &outcome.errors {
         eprintln!("{error}");
@@ -209,20 +207,15 @@ fn run_with_files(mut options: RunOptions, final_argv: Option<&Vec<String>>) -> 
             }
         }
     }
-    let (mut world, config_errors) = kubesim_sim::run::world_for(options.seed, &options.files);
-    let (applied, mut errors) = kubesim_sim::run::load(&mut world, &options.files);
-    errors.extend(config_errors);
+    let (mut world, files, errors) = kubesim_sim::run::start(&options);
     for file in extra {
         world.add_file(&file.name, &file.text);
-    }
-    for (at, line) in &options.commands {
-        world.schedule_command(*at, line);
     }
     match options.duration_ms.take() {
         Some(duration) => world.run_until(duration),
         None => world.run_until_quiet(kubesim_sim::run::DEFAULT_LIMIT_MS),
     }
-    Ok(kubesim_sim::RunOutcome { world, applied, errors })
+    Ok(kubesim_sim::RunOutcome { world, files, errors })
 }
 
 /// Only the `-f`/`--filename` arguments of an argv (the files that must exist).
@@ -323,10 +316,8 @@ fn cmd_kubectl(args: &[String]) -> ExitCode {
         Err(code) => return code,
     };
     // As `kubesim run`: invalid documents and apply warnings on stderr, exit status 1.
-    for applied in &outcome.applied {
-        if let ApplyOutcome::Warning(w) = applied {
-            eprintln!("{w}");
-        }
+    for warning in outcome.files.iter().flat_map(|f| f.warnings.iter()) {
+        eprintln!("{warning}");
     }
     for error in &outcome.errors {
         eprintln!("{error}");

@@ -7,7 +7,7 @@ use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Ow
 use kubesim_api::object::Object;
 use kubesim_api::time::{millis_of, time_at};
 use kubesim_api::Millis;
-use kubesim_apiserver::{Ctx, WatchEvent};
+use kubesim_runtime::{Ctx, WatchEvent};
 use kubesim_store::EventType;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;

@@ -7,6 +7,7 @@
 //! supported (`timeZone` other than UTC/Etc/UTC is reported as UnknownTimeZone and skipped).
 
 use crate::common::*;
+use crate::framework::{Action, Change, Informer, Reconciler};
 use crate::job::is_finished;
 use kubesim_api::k8s_openapi::api::batch::v1::{CronJob, Job};
 use kubesim_api::k8s_openapi::api::core::v1::ObjectReference;
@@ -14,9 +15,10 @@ use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::{kind_info, Object};
 use kubesim_api::time::{millis_of, time_at, EPOCH_UNIX_SECONDS};
 use kubesim_api::Millis;
-use kubesim_apiserver::{ApiError, Component, Ctx, DeleteOptions, Interest, Propagation, WatchEvent, WatchFilter};
+use kubesim_apiserver::{ApiError, DeleteOptions, Propagation};
+use kubesim_runtime::Ctx;
 use kubesim_store::EventType;
-use std::any::Any;
+use kubesim_store::Resource;
 use std::collections::BTreeMap;
 
 /// `batch.kubernetes.io/cronjob-scheduled-timestamp`.
@@ -472,50 +474,41 @@ impl CronJobController {
     }
 }
 
-impl Component for CronJobController {
-    fn name(&self) -> &str {
+impl Reconciler for CronJobController {
+    fn name(&self) -> &'static str {
         "cronjob-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("batch", "cronjobs"), filter: WatchFilter::All }, Interest { resource: ("batch", "jobs"), filter: WatchFilter::All }]
+    fn informers(&self) -> Vec<Informer> {
+        vec![Informer::all(("batch", "cronjobs")), Informer::all(("batch", "jobs"))]
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.cronjobs.fill(ctx.api.store(), ("batch", "cronjobs"));
-        self.jobs.fill(ctx.api.store(), ("batch", "jobs"));
-        self.queue.add_all(&self.cronjobs, ctx);
+    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
+        match resource {
+            ("batch", "cronjobs") => Some(&mut self.cronjobs),
+            _ => Some(&mut self.jobs),
+        }
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+    fn queue(&mut self) -> Option<&mut WorkQueue> {
+        Some(&mut self.queue)
+    }
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
         match event.resource {
             ("batch", "cronjobs") => {
-                let old = self.cronjobs.apply(event);
                 // Status-only changes (our own writes) need no sync.
                 let spec_of = |o: &Object| decode::<CronJob>(o).map(|c| (c.spec, c.metadata.deletion_timestamp));
-                if event.event_type == EventType::Modified && old.as_deref().map(spec_of) == Some(spec_of(&event.object)) {
+                if event.event_type == EventType::Modified && change.old.as_deref().map(spec_of) == Some(spec_of(&event.object)) {
                     return;
                 }
                 self.queue.add(key_of(&event.object), ctx);
             }
             _ => {
-                self.jobs.apply(event);
                 if let Some(key) = self.owner_key(&event.object) {
                     self.queue.add(key, ctx);
                 }
             }
         }
     }
-    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if !self.queue.owns(token) {
-            return;
-        }
-        for key in self.queue.on_timer(token, ctx) {
-            let succeeded = self.sync(&key, ctx).is_ok();
-            self.queue.done(key, succeeded, ctx);
-        }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.sync(key, ctx).map(|_| Action::AwaitChange)
     }
 }

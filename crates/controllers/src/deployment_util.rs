@@ -459,15 +459,7 @@ pub fn append_revision_history(history: &str, old_revision: &str, limit: usize) 
     Some(kept.join(","))
 }
 
-/// FNV-1a, 32 bit.
-pub fn fnv32a(data: &[u8]) -> u32 {
-    let mut hash: u32 = 0x811c_9dc5;
-    for byte in data {
-        hash ^= *byte as u32;
-        hash = hash.wrapping_mul(0x0100_0193);
-    }
-    hash
-}
+pub use kubesim_api::hash::fnv32a;
 
 /// `rand.SafeEncodeString`: each character → alphabet[codepoint % 27].
 pub fn safe_encode_string(text: &str) -> String {

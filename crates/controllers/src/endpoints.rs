@@ -11,6 +11,7 @@
 //! set, addresses sorted by IP.
 
 use crate::common::*;
+use crate::framework::{Action, Change, Informer, Reconciler};
 use kubesim_api::k8s_openapi::api::core::v1::{EndpointAddress, EndpointPort as CoreEndpointPort, EndpointSubset, Endpoints, ObjectReference, Pod, Service};
 use kubesim_api::k8s_openapi::api::discovery::v1::{Endpoint, EndpointConditions, EndpointPort, EndpointSlice};
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -18,8 +19,9 @@ use kubesim_api::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kubesim_api::object::{kind_info, Object};
 use kubesim_api::selector::Selector;
 use kubesim_api::Millis;
-use kubesim_apiserver::{ApiError, Component, Ctx, DeleteOptions, Interest, WatchEvent, WatchFilter};
-use std::any::Any;
+use kubesim_apiserver::{ApiError, DeleteOptions};
+use kubesim_runtime::{Ctx, WatchEvent};
+use kubesim_store::Resource;
 use std::collections::BTreeMap;
 
 /// `kubernetes.io/service-name`.
@@ -157,14 +159,11 @@ impl Shared {
             .collect()
     }
 
-    fn on_watch(&mut self, event: &WatchEvent) -> Vec<Key> {
+    /// The keys an informer event concerns (the framework applied it to the caches already).
+    fn keys_for(&self, event: &WatchEvent, old: Option<&Object>) -> Vec<Key> {
         match event.resource {
-            ("", "services") => {
-                self.services.apply(event);
-                vec![key_of(&event.object)]
-            }
+            ("", "services") => vec![key_of(&event.object)],
             ("", "pods") => {
-                let old = self.pods.apply(event);
                 let relevant = |o: &Object| {
                     o.as_pod().map(|p| {
                         (
@@ -177,15 +176,20 @@ impl Shared {
                         )
                     })
                 };
-                if event.event_type == kubesim_store::EventType::Modified && old.as_deref().map(relevant) == Some(relevant(&event.object)) {
+                if event.event_type == kubesim_store::EventType::Modified && old.map(relevant) == Some(relevant(&event.object)) {
                     return Vec::new();
                 }
-                self.services_for_pod(&event.object, old.as_deref())
+                self.services_for_pod(&event.object, old)
             }
-            _ => {
-                self.nodes.apply(event);
-                Vec::new()
-            }
+            _ => Vec::new(),
+        }
+    }
+    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
+        match resource {
+            ("", "services") => Some(&mut self.services),
+            ("", "pods") => Some(&mut self.pods),
+            ("", "nodes") => Some(&mut self.nodes),
+            _ => None,
         }
     }
 }
@@ -361,28 +365,25 @@ impl EndpointSliceController {
     }
 }
 
-impl Component for EndpointSliceController {
-    fn name(&self) -> &str {
+impl Reconciler for EndpointSliceController {
+    fn name(&self) -> &'static str {
         "endpointslice-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![
-            Interest { resource: ("", "services"), filter: WatchFilter::All },
-            Interest { resource: ("", "pods"), filter: WatchFilter::All },
-            Interest { resource: ("", "nodes"), filter: WatchFilter::All },
-            Interest { resource: ("discovery.k8s.io", "endpointslices"), filter: WatchFilter::All },
-        ]
+    fn informers(&self) -> Vec<Informer> {
+        vec![Informer::all(("", "services")), Informer::all(("", "pods")), Informer::all(("", "nodes")), Informer::all(("discovery.k8s.io", "endpointslices"))]
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.shared.services.fill(ctx.api.store(), ("", "services"));
-        self.shared.pods.fill(ctx.api.store(), ("", "pods"));
-        self.shared.nodes.fill(ctx.api.store(), ("", "nodes"));
-        self.slices.fill(ctx.api.store(), ("discovery.k8s.io", "endpointslices"));
-        self.queue.add_all(&self.shared.services, ctx);
+    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
+        match resource {
+            ("discovery.k8s.io", "endpointslices") => Some(&mut self.slices),
+            other => self.shared.cache(other),
+        }
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+    fn queue(&mut self) -> Option<&mut WorkQueue> {
+        Some(&mut self.queue)
+    }
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
         if event.resource == ("discovery.k8s.io", "endpointslices") {
-            self.slices.apply(event);
             // A slice changed or removed by someone else: resync its service.
             if let Some(svc) = event.object.metadata().labels.as_ref().and_then(|l| l.get(SERVICE_NAME_LABEL)) {
                 if event.object.metadata().labels.as_ref().and_then(|l| l.get(MANAGED_BY_LABEL)).map(String::as_str) == Some(MANAGED_BY) {
@@ -391,24 +392,12 @@ impl Component for EndpointSliceController {
             }
             return;
         }
-        for key in self.shared.on_watch(event) {
+        for key in self.shared.keys_for(event, change.old.as_deref()) {
             self.queue.add(key, ctx);
         }
     }
-    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if !self.queue.owns(token) {
-            return;
-        }
-        for key in self.queue.on_timer(token, ctx) {
-            let succeeded = self.sync(&key, ctx).is_ok();
-            self.queue.done(key, succeeded, ctx);
-        }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.sync(key, ctx).map(|_| Action::AwaitChange)
     }
 }
 
@@ -519,21 +508,23 @@ impl EndpointsController {
     }
 }
 
-impl Component for EndpointsController {
-    fn name(&self) -> &str {
+impl Reconciler for EndpointsController {
+    fn name(&self) -> &'static str {
         "endpoint-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("", "services"), filter: WatchFilter::All }, Interest { resource: ("", "pods"), filter: WatchFilter::All }]
+    fn informers(&self) -> Vec<Informer> {
+        vec![Informer::all(("", "services")), Informer::all(("", "pods"))]
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.shared.services.fill(ctx.api.store(), ("", "services"));
-        self.shared.pods.fill(ctx.api.store(), ("", "pods"));
-        self.queue.add_all(&self.shared.services, ctx);
+    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
+        self.shared.cache(resource)
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+    fn queue(&mut self) -> Option<&mut WorkQueue> {
+        Some(&mut self.queue)
+    }
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
         let deleted_service = event.resource == ("", "services") && event.event_type == kubesim_store::EventType::Deleted;
-        for key in self.shared.on_watch(event) {
+        for key in self.shared.keys_for(event, change.old.as_deref()) {
             if deleted_service {
                 // The Endpoints object of a deleted service goes too.
                 let info = kind_info("v1", "Endpoints").expect("served");
@@ -543,19 +534,7 @@ impl Component for EndpointsController {
             self.queue.add(key, ctx);
         }
     }
-    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if !self.queue.owns(token) {
-            return;
-        }
-        for key in self.queue.on_timer(token, ctx) {
-            let succeeded = self.sync(&key, ctx).is_ok();
-            self.queue.done(key, succeeded, ctx);
-        }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.sync(key, ctx).map(|_| Action::AwaitChange)
     }
 }

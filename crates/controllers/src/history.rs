@@ -9,7 +9,8 @@ use kubesim_api::k8s_openapi::api::core::v1::PodTemplateSpec;
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 use kubesim_api::object::{kind_info, Object};
-use kubesim_apiserver::{ApiError, Ctx, DeleteOptions};
+use kubesim_apiserver::{ApiError, DeleteOptions};
+use kubesim_runtime::Ctx;
 use std::collections::BTreeMap;
 
 /// `controller.kubernetes.io/hash`.

@@ -1,14 +1,15 @@
 //! The HorizontalPodAutoscaler controller (pkg/controller/podautoscaler: horizontal.go,
 //! replica_calculator.go) for Resource metrics (cpu / memory, Utilization or AverageValue).
 //!
-//! Metrics: kubesim has no metrics-server. The controller reads per-pod usage from
-//! [`HpaController::set_pod_metrics`] (the world can feed the kubelets' modelled usage), and
+//! Metrics: the controller reads per-pod usage from the resource metrics API (`Ctx::metrics`,
+//! which the simulation's metrics-server publishes every 15 s from the kubelets' usage), and
 //! otherwise from the pods' `kubesim.dev/cpu-usage` / `kubesim.dev/memory-usage` annotations
 //! (per container, as the kubelet models them). Pods with neither are "missing" metrics.
 //! Pods/Object/External metric sources are reported as unsupported (ScalingActive=False).
 //! autoscaling/v1 objects (targetCPUUtilizationPercentage) are read as their v2 equivalent.
 
 use crate::common::*;
+use crate::framework::{Change, Informer, Reconciler};
 use kubesim_api::k8s_openapi::api::autoscaling::v2::{
     HPAScalingPolicy, HPAScalingRules, HorizontalPodAutoscaler, HorizontalPodAutoscalerCondition, HorizontalPodAutoscalerSpec, HorizontalPodAutoscalerStatus,
     MetricSpec, MetricStatus, MetricTarget, MetricValueStatus, ResourceMetricSource, ResourceMetricStatus,
@@ -20,9 +21,10 @@ use kubesim_api::quantity::{format_cpu_milli, parse_milli};
 use kubesim_api::selector::Selector;
 use kubesim_api::time::{millis_of, time_at};
 use kubesim_api::Millis;
-use kubesim_apiserver::{ApiError, Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_apiserver::ApiError;
+use kubesim_runtime::{Ctx, ResourceMetrics};
 use kubesim_store::EventType;
-use std::any::Any;
+use kubesim_store::Resource;
 use std::collections::BTreeMap;
 
 /// --horizontal-pod-autoscaler-sync-period.
@@ -397,8 +399,6 @@ struct HpaState {
 pub struct HpaController {
     hpas: Cache,
     state: BTreeMap<Key, HpaState>,
-    metrics: BTreeMap<Key, (i64, i64)>,
-    use_fed_metrics: bool,
 }
 
 const TOKEN_RESYNC: u64 = 2;
@@ -461,13 +461,7 @@ impl HpaController {
         HpaController::default()
     }
 
-    /// Feeds per-pod usage (cpu milli-cores, memory bytes), replacing the annotation fallback.
-    pub fn set_pod_metrics(&mut self, metrics: BTreeMap<Key, (i64, i64)>) {
-        self.metrics = metrics;
-        self.use_fed_metrics = true;
-    }
-
-    fn sample(&self, pod: &Pod, resource: &str, now: Millis) -> PodSample {
+    fn sample(&self, metrics: &ResourceMetrics, pod: &Pod, resource: &str, now: Millis) -> PodSample {
         let spec = pod.spec.clone().unwrap_or_default();
         let request = spec
             .containers
@@ -475,8 +469,8 @@ impl HpaController {
             .map(|c| c.resources.as_ref().and_then(|r| r.requests.as_ref()).and_then(|r| r.get(resource)).and_then(|q| parse_quantity_milli(&q.0)))
             .try_fold(0i64, |acc, v| v.map(|v| acc + v));
         let key = (pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default());
-        let metric = if self.use_fed_metrics {
-            self.metrics.get(&key).map(|(cpu, mem)| if resource == "cpu" { *cpu } else { mem * 1000 })
+        let metric = if metrics.served() {
+            metrics.pod(&key.0, &key.1).map(|u| if resource == "cpu" { u.cpu_milli } else { u.memory_bytes * 1000 })
         } else {
             let annotation = if resource == "cpu" { CPU_USAGE_ANNOTATION } else { MEMORY_USAGE_ANNOTATION };
             pod.metadata
@@ -593,7 +587,7 @@ impl HpaController {
                     ));
                     continue;
                 };
-                let samples: Vec<PodSample> = pods.iter().map(|p| self.sample(p, &res.name, now)).collect();
+                let samples: Vec<PodSample> = pods.iter().map(|p| self.sample(ctx.metrics, p, &res.name, now)).collect();
                 let cpu = res.name == "cpu";
                 let (result, current_status) = match res.target.type_.as_str() {
                     "AverageValue" => {
@@ -809,25 +803,28 @@ fn milli_quantity(milli: i64, cpu: bool) -> Quantity {
     }
 }
 
-impl Component for HpaController {
-    fn name(&self) -> &str {
+impl Reconciler for HpaController {
+    fn name(&self) -> &'static str {
         "horizontal-pod-autoscaler"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("autoscaling", "horizontalpodautoscalers"), filter: WatchFilter::All }]
+    fn informers(&self) -> Vec<Informer> {
+        vec![Informer::all(("autoscaling", "horizontalpodautoscalers"))]
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.hpas.fill(ctx.api.store(), ("autoscaling", "horizontalpodautoscalers"));
+    fn cache(&mut self, _resource: Resource) -> Option<&mut Cache> {
+        Some(&mut self.hpas)
+    }
+    fn queue(&mut self) -> Option<&mut WorkQueue> {
+        None
+    }
+    fn started(&mut self, ctx: &mut Ctx) {
         ctx.after_periodic(SYNC_PERIOD_MS, TOKEN_RESYNC);
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+    fn changed(&mut self, change: Change, _ctx: &mut Ctx) {
         // New or changed HPAs are processed at the next resync tick: upstream enqueues them
         // through a fixed-interval rate limiter of one sync period.
-        self.hpas.apply(event);
-        if event.event_type == EventType::Deleted {
-            self.state.remove(&key_of(&event.object));
+        if change.event.event_type == EventType::Deleted {
+            self.state.remove(&key_of(&change.event.object));
         }
-        let _ = ctx;
     }
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
         if token != TOKEN_RESYNC {
@@ -838,11 +835,5 @@ impl Component for HpaController {
             let _ = self.sync(&key, ctx);
         }
         ctx.after_periodic(SYNC_PERIOD_MS, TOKEN_RESYNC);
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }

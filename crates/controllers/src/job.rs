@@ -19,6 +19,7 @@
 //! failure counts from the failed pods, per-index backoff, status.failedIndexes) are modelled.
 
 use crate::common::*;
+use crate::framework::{Action, Change, Informer, Reconciler};
 use crate::replicaset::slow_start_batch;
 use kubesim_api::k8s_openapi::api::batch::v1::{Job, JobCondition, JobSpec, JobStatus, UncountedTerminatedPods};
 use kubesim_api::k8s_openapi::api::core::v1::{EnvVar, EnvVarSource, ObjectFieldSelector, Pod};
@@ -27,9 +28,10 @@ use kubesim_api::object::{kind_info, Object};
 use kubesim_api::selector::Selector;
 use kubesim_api::time::{millis_of, time_at};
 use kubesim_api::Millis;
-use kubesim_apiserver::{ApiError, Component, Ctx, DeleteOptions, Interest, Propagation, WatchEvent, WatchFilter};
+use kubesim_apiserver::{ApiError, DeleteOptions, Propagation};
+use kubesim_runtime::{Ctx, WatchEvent};
 use kubesim_store::EventType;
-use std::any::Any;
+use kubesim_store::Resource;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -945,22 +947,26 @@ fn past_backoff_limit_on_failure(spec: &JobSpec, pods: &[Pod]) -> bool {
     }
 }
 
-impl Component for JobController {
-    fn name(&self) -> &str {
+impl Reconciler for JobController {
+    fn name(&self) -> &'static str {
         "job-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("batch", "jobs"), filter: WatchFilter::All }, Interest { resource: ("", "pods"), filter: WatchFilter::All }]
+    fn informers(&self) -> Vec<Informer> {
+        vec![Informer::all(("batch", "jobs")), Informer::all(("", "pods"))]
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.jobs.fill(ctx.api.store(), ("batch", "jobs"));
-        self.pods.fill(ctx.api.store(), ("", "pods"));
-        self.queue.add_all(&self.jobs, ctx);
+    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
+        match resource {
+            ("batch", "jobs") => Some(&mut self.jobs),
+            _ => Some(&mut self.pods),
+        }
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+    fn queue(&mut self) -> Option<&mut WorkQueue> {
+        Some(&mut self.queue)
+    }
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
         match event.resource {
             ("batch", "jobs") => {
-                self.jobs.apply(event);
                 if event.event_type == EventType::Deleted {
                     // Release the finalizers of the deleted Job's pods.
                     let uid = uid_of(event.object.metadata()).to_string();
@@ -978,26 +984,11 @@ impl Component for JobController {
                 }
                 self.queue.add(key_of(&event.object), ctx);
             }
-            _ => {
-                let old = self.pods.apply(event);
-                self.on_pod(event, old, ctx);
-            }
+            _ => self.on_pod(event, change.old, ctx),
         }
     }
-    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if !self.queue.owns(token) {
-            return;
-        }
-        for key in self.queue.on_timer(token, ctx) {
-            let succeeded = self.sync(&key, ctx).is_ok();
-            self.queue.done(key, succeeded, ctx);
-        }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.sync(key, ctx).map(|_| Action::AwaitChange)
     }
 }
 
@@ -1046,35 +1037,33 @@ impl TtlAfterFinishedController {
     }
 }
 
-impl Component for TtlAfterFinishedController {
-    fn name(&self) -> &str {
+impl Reconciler for TtlAfterFinishedController {
+    fn name(&self) -> &'static str {
         "ttl-after-finished-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("batch", "jobs"), filter: WatchFilter::All }]
+    fn informers(&self) -> Vec<Informer> {
+        vec![Informer::all(("batch", "jobs"))]
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.jobs.fill(ctx.api.store(), ("batch", "jobs"));
+    fn cache(&mut self, _resource: Resource) -> Option<&mut Cache> {
+        Some(&mut self.jobs)
+    }
+    fn queue(&mut self) -> Option<&mut WorkQueue> {
+        None
+    }
+    fn started(&mut self, ctx: &mut Ctx) {
         let keys: Vec<Key> = self.jobs.iter().map(|o| key_of(o)).collect();
         for key in keys {
             self.process(&key, ctx);
         }
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
-        self.jobs.apply(event);
-        if event.event_type != EventType::Deleted {
-            self.process(&key_of(&event.object), ctx);
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        if change.event.event_type != EventType::Deleted {
+            self.process(&key_of(&change.event.object), ctx);
         }
     }
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
         if let Some(key) = self.timers.remove(&token) {
             self.process(&key, ctx);
         }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }

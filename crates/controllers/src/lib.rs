@@ -61,7 +61,7 @@
 //!   by `batch.kubernetes.io/controller-uid` itself (the job's own spec is not rewritten).
 //! - Node lifecycle: NoExecute taints are applied in the monitor pass, without the per-zone
 //!   eviction rate limiter (for one failing node the timing is the same).
-//! - HPA: Resource metrics only; usage comes from [`hpa::HpaController::set_pod_metrics`] or the
+//! - HPA: Resource metrics only; usage comes from the resource metrics API (`Ctx::metrics`) or the
 //!   pods' `kubesim.dev/cpu-usage` / `kubesim.dev/memory-usage` annotations (no metrics-server).
 //! - CronJob: UTC schedules only.
 //! - PV binder: DefaultStorageClass admission and the scheduler's selected-node annotation (for
@@ -88,6 +88,7 @@ pub mod endpoints;
 #[cfg(test)]
 mod endpoints_tests;
 pub mod ephemeral;
+pub mod framework;
 pub mod gc;
 pub mod history;
 pub mod hpa;
@@ -114,32 +115,33 @@ pub mod volume;
 #[cfg(test)]
 mod volume_tests;
 
-use kubesim_apiserver::Component;
+use framework::Controller;
+use kubesim_runtime::Component;
 
 /// Every controller kube-controller-manager runs by default, in a fixed order.
 pub fn controllers() -> Vec<Box<dyn Component>> {
     vec![
-        Box::new(deployment::DeploymentController::new()),
-        Box::new(replicaset::ReplicaSetController::new()),
-        Box::new(gc::GarbageCollector::new()),
-        Box::new(namespace::NamespaceController::new()),
-        Box::new(namespace::ServiceAccountController::new()),
-        Box::new(namespace::RootCaPublisher::new()),
-        Box::new(nodelifecycle::NodeLifecycleController::new()),
-        Box::new(nodelifecycle::TaintEvictionController::new()),
-        Box::new(job::JobController::new()),
-        Box::new(job::TtlAfterFinishedController::new()),
-        Box::new(statefulset::StatefulSetController::new()),
-        Box::new(daemonset::DaemonSetController::new()),
-        Box::new(cronjob::CronJobController::new()),
-        Box::new(replicaset::ReplicaSetController::replication_manager()),
-        Box::new(disruption::DisruptionController::new()),
-        Box::new(hpa::HpaController::new()),
-        Box::new(endpoints::EndpointSliceController::new()),
-        Box::new(endpoints::EndpointsController::new()),
-        Box::new(volume::PersistentVolumeController::new()),
-        Box::new(podgc::PodGcController::new()),
-        Box::new(resourcequota::ResourceQuotaController::new()),
-        Box::new(ephemeral::EphemeralVolumeController::new()),
+        Box::new(Controller(deployment::DeploymentController::new())),
+        Box::new(Controller(replicaset::ReplicaSetController::new())),
+        Box::new(Controller(gc::GarbageCollector::new())),
+        Box::new(Controller(namespace::NamespaceController::new())),
+        Box::new(Controller(namespace::ServiceAccountController::new())),
+        Box::new(Controller(namespace::RootCaPublisher::new())),
+        Box::new(Controller(nodelifecycle::NodeLifecycleController::new())),
+        Box::new(Controller(nodelifecycle::TaintEvictionController::new())),
+        Box::new(Controller(job::JobController::new())),
+        Box::new(Controller(job::TtlAfterFinishedController::new())),
+        Box::new(Controller(statefulset::StatefulSetController::new())),
+        Box::new(Controller(daemonset::DaemonSetController::new())),
+        Box::new(Controller(cronjob::CronJobController::new())),
+        Box::new(Controller(replicaset::ReplicaSetController::replication_manager())),
+        Box::new(Controller(disruption::DisruptionController::new())),
+        Box::new(Controller(hpa::HpaController::new())),
+        Box::new(Controller(endpoints::EndpointSliceController::new())),
+        Box::new(Controller(endpoints::EndpointsController::new())),
+        Box::new(Controller(volume::PersistentVolumeController::new())),
+        Box::new(Controller(podgc::PodGcController::new())),
+        Box::new(Controller(resourcequota::ResourceQuotaController::new())),
+        Box::new(Controller(ephemeral::EphemeralVolumeController::new())),
     ]
 }

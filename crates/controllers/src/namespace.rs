@@ -13,13 +13,14 @@
 //! sees the namespace gone.
 
 use crate::common::*;
+use crate::framework::{Action, Change, Informer, Reconciler};
 use kubesim_api::k8s_openapi::api::core::v1::{ConfigMap, Namespace, NamespaceCondition, ServiceAccount};
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::{all_kinds, Object, Scope};
 use kubesim_api::Millis;
-use kubesim_apiserver::{ApiError, Component, Ctx, DeleteOptions, Interest, WatchEvent, WatchFilter};
+use kubesim_apiserver::{ApiError, DeleteOptions};
+use kubesim_runtime::Ctx;
 use kubesim_store::{resource_of, EventType, Resource};
-use std::any::Any;
 use std::collections::BTreeMap;
 
 /// Modelled processing latency.
@@ -218,40 +219,33 @@ impl NamespaceController {
     }
 }
 
-impl Component for NamespaceController {
-    fn name(&self) -> &str {
+impl Reconciler for NamespaceController {
+    fn name(&self) -> &'static str {
         "namespace-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("", "namespaces"), filter: WatchFilter::All }]
+    fn informers(&self) -> Vec<Informer> {
+        vec![Informer::all(("", "namespaces"))]
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.namespaces.fill(ctx.api.store(), ("", "namespaces"));
+    fn cache(&mut self, _resource: Resource) -> Option<&mut Cache> {
+        Some(&mut self.namespaces)
+    }
+    fn queue(&mut self) -> Option<&mut WorkQueue> {
+        Some(&mut self.queue)
+    }
+    fn started(&mut self, ctx: &mut Ctx) {
         let keys: Vec<Key> = self.namespaces.iter().filter(|o| o.metadata().deletion_timestamp.is_some()).map(|o| key_of(o)).collect();
         for key in keys {
             self.queue.add(key, ctx);
         }
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
-        self.namespaces.apply(event);
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
         if event.event_type == EventType::Deleted || event.object.metadata().deletion_timestamp.is_some() {
             self.queue.add(key_of(&event.object), ctx);
         }
     }
-    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if !self.queue.owns(token) {
-            return;
-        }
-        for key in self.queue.on_timer(token, ctx) {
-            let succeeded = self.sync(&key, ctx).is_ok();
-            self.queue.done(key, succeeded, ctx);
-        }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.sync(key, ctx).map(|_| Action::AwaitChange)
     }
 }
 
@@ -299,56 +293,45 @@ impl ServiceAccountController {
     }
 }
 
-impl Component for ServiceAccountController {
-    fn name(&self) -> &str {
+impl Reconciler for ServiceAccountController {
+    fn name(&self) -> &'static str {
         "serviceaccount-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![
-            Interest { resource: ("", "namespaces"), filter: WatchFilter::All },
-            Interest { resource: ("", "serviceaccounts"), filter: WatchFilter::Named("default".into()) },
-        ]
+    fn informers(&self) -> Vec<Informer> {
+        vec![Informer::all(("", "namespaces")), Informer::named(("", "serviceaccounts"), "default")]
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.namespaces.fill(ctx.api.store(), ("", "namespaces"));
-        for object in ctx.api.store().list(("", "serviceaccounts"), None).filter(|o| o.name() == "default") {
-            self.accounts.put(object.clone());
+    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
+        match resource {
+            ("", "namespaces") => Some(&mut self.namespaces),
+            _ => Some(&mut self.accounts),
         }
+    }
+    fn queue(&mut self) -> Option<&mut WorkQueue> {
+        Some(&mut self.queue)
+    }
+    fn started(&mut self, ctx: &mut Ctx) {
         let names: Vec<String> = self.namespaces.iter().map(|o| o.name().to_string()).collect();
         for name in names {
             self.queue.add((String::new(), name), ctx);
         }
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
         match event.resource {
             ("", "namespaces") => {
-                self.namespaces.apply(event);
                 if event.event_type != EventType::Deleted {
                     self.queue.add((String::new(), event.object.name().to_string()), ctx);
                 }
             }
             _ => {
-                self.accounts.apply(event);
                 if event.event_type == EventType::Deleted {
                     self.queue.add((String::new(), event.object.namespace().to_string()), ctx);
                 }
             }
         }
     }
-    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if !self.queue.owns(token) {
-            return;
-        }
-        for key in self.queue.on_timer(token, ctx) {
-            let succeeded = self.sync(&key.1, ctx).is_ok();
-            self.queue.done(key, succeeded, ctx);
-        }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.sync(&key.1, ctx).map(|_| Action::AwaitChange)
     }
 }
 
@@ -432,53 +415,40 @@ impl RootCaPublisher {
     }
 }
 
-impl Component for RootCaPublisher {
-    fn name(&self) -> &str {
+impl Reconciler for RootCaPublisher {
+    fn name(&self) -> &'static str {
         "root-ca-cert-publisher"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![
-            Interest { resource: ("", "namespaces"), filter: WatchFilter::All },
-            Interest { resource: ("", "configmaps"), filter: WatchFilter::Named(ROOT_CA_CONFIGMAP.into()) },
-        ]
+    fn informers(&self) -> Vec<Informer> {
+        vec![Informer::all(("", "namespaces")), Informer::named(("", "configmaps"), ROOT_CA_CONFIGMAP)]
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.namespaces.fill(ctx.api.store(), ("", "namespaces"));
-        for object in ctx.api.store().list(("", "configmaps"), None).filter(|o| o.name() == ROOT_CA_CONFIGMAP) {
-            self.configmaps.put(object.clone());
+    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
+        match resource {
+            ("", "namespaces") => Some(&mut self.namespaces),
+            _ => Some(&mut self.configmaps),
         }
+    }
+    fn queue(&mut self) -> Option<&mut WorkQueue> {
+        Some(&mut self.queue)
+    }
+    fn started(&mut self, ctx: &mut Ctx) {
         let names: Vec<String> = self.namespaces.iter().map(|o| o.name().to_string()).collect();
         for name in names {
             self.queue.add((String::new(), name), ctx);
         }
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
         match event.resource {
             ("", "namespaces") => {
-                self.namespaces.apply(event);
                 if event.event_type != EventType::Deleted {
                     self.queue.add((String::new(), event.object.name().to_string()), ctx);
                 }
             }
-            _ => {
-                self.configmaps.apply(event);
-                self.queue.add((String::new(), event.object.namespace().to_string()), ctx);
-            }
+            _ => self.queue.add((String::new(), event.object.namespace().to_string()), ctx),
         }
     }
-    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if !self.queue.owns(token) {
-            return;
-        }
-        for key in self.queue.on_timer(token, ctx) {
-            let succeeded = self.sync(&key.1, ctx).is_ok();
-            self.queue.done(key, succeeded, ctx);
-        }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.sync(&key.1, ctx).map(|_| Action::AwaitChange)
     }
 }

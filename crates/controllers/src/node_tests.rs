@@ -54,12 +54,15 @@ fn make_ready(w: &mut TestWorld, name: &str) {
     let status = pod.status.get_or_insert_with(Default::default);
     status.phase = Some("Running".into());
     status.conditions =
-        Some(vec![PodCondition { type_: "Ready".into(), status: "True".into(), last_transition_time: Some(time_at(w.now)), ..Default::default() }]);
+        Some(vec![PodCondition { type_: "Ready".into(), status: "True".into(), last_transition_time: Some(time_at(w.now())), ..Default::default() }]);
     w.as_user(|ctx| ctx.update_status(Object::Pod(Box::new(pod)))).unwrap();
 }
 
 fn world() -> TestWorld {
-    TestWorld::new(vec![Box::new(NodeLifecycleController::new()), Box::new(TaintEvictionController::new())])
+    TestWorld::new(vec![
+        Box::new(crate::framework::Controller(NodeLifecycleController::new())),
+        Box::new(crate::framework::Controller(TaintEvictionController::new())),
+    ])
 }
 
 #[test]
@@ -136,7 +139,7 @@ fn lease_renewals_keep_a_node_healthy_and_recovery_removes_taints() {
             Object::Lease(l) => (**l).clone(),
             _ => unreachable!(),
         };
-        l.spec.as_mut().unwrap().renew_time = Some(MicroTime(micro_time_at(w.now).0));
+        l.spec.as_mut().unwrap().renew_time = Some(MicroTime(micro_time_at(w.now()).0));
         w.as_user(|ctx| ctx.update(Object::Lease(Box::new(l)))).unwrap();
     }
     let n = get_node(&w, "n1");
@@ -148,8 +151,8 @@ fn lease_renewals_keep_a_node_healthy_and_recovery_removes_taints() {
     let c = &mut n.status.as_mut().unwrap().conditions.as_mut().unwrap()[0];
     c.status = "True".into();
     c.reason = Some("KubeletReady".into());
-    c.last_heartbeat_time = Some(time_at(w.now));
-    c.last_transition_time = Some(time_at(w.now));
+    c.last_heartbeat_time = Some(time_at(w.now()));
+    c.last_transition_time = Some(time_at(w.now()));
     w.as_user(|ctx| ctx.update_status(Object::Node(Box::new(n)))).unwrap();
     w.run_for(6_000);
     assert!(taints(&get_node(&w, "n1")).is_empty(), "{:?}", taints(&get_node(&w, "n1")));
@@ -191,7 +194,7 @@ fn min_toleration_time() {
 
 #[test]
 fn pod_gc_removes_pods_of_deleted_nodes_and_terminated_pods_over_the_threshold() {
-    let mut w = TestWorld::new(vec![Box::new(crate::podgc::PodGcController::with_threshold(1))]);
+    let mut w = TestWorld::new(vec![Box::new(crate::framework::Controller(crate::podgc::PodGcController::with_threshold(1)))]);
     w.create(Object::Node(Box::new(node("n1", "True", 0)))).unwrap();
     w.create(Object::Pod(Box::new(ready_pod("orphan", "n1", None)))).unwrap();
     for name in ["done-1", "done-2"] {
@@ -216,7 +219,7 @@ fn pod_gc_removes_pods_of_deleted_nodes_and_terminated_pods_over_the_threshold()
 fn resource_quota_usage_is_recomputed_and_replenished() {
     use kubesim_api::k8s_openapi::api::core::v1::ResourceRequirements;
     use kubesim_api::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-    let mut w = TestWorld::new(vec![Box::new(crate::resourcequota::ResourceQuotaController::new())]);
+    let mut w = TestWorld::new(vec![Box::new(crate::framework::Controller(crate::resourcequota::ResourceQuotaController::new()))]);
     let info = kubesim_api::object::kind_info("v1", "ResourceQuota").unwrap();
     let quota = Object::from_json(
         info,
@@ -428,11 +431,11 @@ fn nodes_of_one_normal_zone_are_tainted_at_the_eviction_rate() {
     }
     w.add(Box::new(crate::testing::FakeHeartbeat { nodes: names[2..].to_vec() }));
     let mut first_tainted: BTreeMap<String, Millis> = BTreeMap::new();
-    while w.now < 120_000 {
+    while w.now() < 120_000 {
         w.run_for(100);
         for n in ["n1", "n2"] {
             if no_execute(&get_node(&w, n)).contains(&TAINT_UNREACHABLE.to_string()) {
-                first_tainted.entry(n.to_string()).or_insert(w.now);
+                first_tainted.entry(n.to_string()).or_insert(w.now());
             }
         }
     }
@@ -469,16 +472,16 @@ fn a_small_partially_disrupted_zone_gets_no_eviction_taints_until_it_is_normal()
     let mut n3 = get_node(&w, "n3");
     let c = &mut n3.status.as_mut().unwrap().conditions.as_mut().unwrap()[0];
     c.status = "True".into();
-    c.last_heartbeat_time = Some(time_at(w.now));
-    c.last_transition_time = Some(time_at(w.now));
+    c.last_heartbeat_time = Some(time_at(w.now()));
+    c.last_transition_time = Some(time_at(w.now()));
     w.as_user(|ctx| ctx.update_status(Object::Node(Box::new(n3)))).unwrap();
-    let back = w.now;
+    let back = w.now();
     let mut first_tainted: BTreeMap<String, Millis> = BTreeMap::new();
-    while w.now < back + 60_000 {
+    while w.now() < back + 60_000 {
         w.run_for(100);
         for n in ["n1", "n2"] {
             if no_execute(&get_node(&w, n)).contains(&TAINT_UNREACHABLE.to_string()) {
-                first_tainted.entry(n.to_string()).or_insert(w.now);
+                first_tainted.entry(n.to_string()).or_insert(w.now());
             }
         }
     }

@@ -43,13 +43,15 @@
 //! clean-up upstream does when it first sees a node.
 
 use crate::common::*;
+use crate::framework::{Action, Change, Informer, Reconciler};
 use kubesim_api::k8s_openapi::api::core::v1::{Node, NodeCondition, Pod, PodCondition, Taint, Toleration};
 use kubesim_api::object::{kind_info, Object};
 use kubesim_api::time::{millis_of, time_at};
 use kubesim_api::Millis;
-use kubesim_apiserver::{ApiError, Component, Ctx, DeleteOptions, Interest, WatchEvent, WatchFilter};
+use kubesim_apiserver::{ApiError, DeleteOptions};
+use kubesim_runtime::Ctx;
 use kubesim_store::EventType;
-use std::any::Any;
+use kubesim_store::Resource;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -379,7 +381,7 @@ impl NodeLifecycleController {
         NodeLifecycleController { queue: Some(WorkQueue::new(10)), ..Default::default() }
     }
 
-    fn queue(&mut self) -> &mut WorkQueue {
+    fn work_queue(&mut self) -> &mut WorkQueue {
         self.queue.get_or_insert_with(|| WorkQueue::new(10))
     }
 
@@ -742,50 +744,52 @@ impl NodeLifecycleController {
     }
 }
 
-impl Component for NodeLifecycleController {
-    fn name(&self) -> &str {
+impl Reconciler for NodeLifecycleController {
+    fn name(&self) -> &'static str {
         "node-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("", "nodes"), filter: WatchFilter::All }, Interest { resource: ("coordination.k8s.io", "leases"), filter: WatchFilter::All }]
+    fn informers(&self) -> Vec<Informer> {
+        vec![Informer::all(("", "nodes")), Informer::in_namespace(("coordination.k8s.io", "leases"), "kube-node-lease")]
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.nodes.fill(ctx.api.store(), ("", "nodes"));
-        for object in ctx.api.store().list(("coordination.k8s.io", "leases"), Some("kube-node-lease")) {
-            self.leases.put(object.clone());
+    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
+        match resource {
+            ("", "nodes") => Some(&mut self.nodes),
+            _ => Some(&mut self.leases),
         }
+    }
+    fn queue(&mut self) -> Option<&mut WorkQueue> {
+        Some(self.work_queue())
+    }
+    fn started(&mut self, ctx: &mut Ctx) {
         let names: Vec<String> = self.nodes.iter().map(|o| o.name().to_string()).collect();
         for name in names {
-            self.queue().add((String::new(), name), ctx);
+            self.work_queue().add((String::new(), name), ctx);
         }
         ctx.after_periodic(NODE_MONITOR_PERIOD_MS, TOKEN_MONITOR);
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
-        match event.resource {
-            ("", "nodes") => {
-                self.nodes.apply(event);
-                let name = event.object.name().to_string();
-                match event.event_type {
-                    EventType::Deleted => {
-                        self.health.remove(&name);
-                        if self.registered.remove(&name) {
-                            ctx.event(&event.object, "Normal", "RemovingNode", format!("Node {name} event: Removing Node {name} from Controller"));
-                        }
-                    }
-                    _ => {
-                        if self.registered.insert(name.clone()) {
-                            ctx.event(&event.object, "Normal", "RegisteredNode", format!("Node {name} event: Registered Node {name} in Controller"));
-                        }
-                        self.queue().add((String::new(), name), ctx);
-                    }
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
+        if event.resource != ("", "nodes") {
+            return;
+        }
+        let name = event.object.name().to_string();
+        match event.event_type {
+            EventType::Deleted => {
+                self.health.remove(&name);
+                if self.registered.remove(&name) {
+                    ctx.event(&event.object, "Normal", "RemovingNode", format!("Node {name} event: Removing Node {name} from Controller"));
                 }
             }
             _ => {
-                if event.object.namespace() == "kube-node-lease" {
-                    self.leases.apply(event);
+                if self.registered.insert(name.clone()) {
+                    ctx.event(&event.object, "Normal", "RegisteredNode", format!("Node {name} event: Registered Node {name} in Controller"));
                 }
+                self.work_queue().add((String::new(), name), ctx);
             }
         }
+    }
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.no_schedule_pass(&key.1, ctx).map(|_| Action::AwaitChange)
     }
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
         if token == TOKEN_MONITOR {
@@ -798,22 +802,7 @@ impl Component for NodeLifecycleController {
                 self.taint_pass_at = None;
             }
             self.no_execute_tainting_pass(ctx);
-            return;
         }
-        if !self.queue().owns(token) {
-            return;
-        }
-        let keys = self.queue().on_timer(token, ctx);
-        for key in keys {
-            let succeeded = self.no_schedule_pass(&key.1, ctx).is_ok();
-            self.queue().done(key, succeeded, ctx);
-        }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }
 
@@ -972,25 +961,33 @@ impl TaintEvictionController {
     }
 }
 
-impl Component for TaintEvictionController {
-    fn name(&self) -> &str {
+impl Reconciler for TaintEvictionController {
+    fn name(&self) -> &'static str {
         "taint-eviction-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("", "nodes"), filter: WatchFilter::All }, Interest { resource: ("", "pods"), filter: WatchFilter::All }]
+    fn informers(&self) -> Vec<Informer> {
+        vec![Informer::all(("", "nodes")), Informer::all(("", "pods"))]
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.nodes.fill(ctx.api.store(), ("", "nodes"));
-        self.pods.fill(ctx.api.store(), ("", "pods"));
+    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
+        match resource {
+            ("", "nodes") => Some(&mut self.nodes),
+            _ => Some(&mut self.pods),
+        }
+    }
+    fn queue(&mut self) -> Option<&mut WorkQueue> {
+        None
+    }
+    fn started(&mut self, ctx: &mut Ctx) {
         let keys: Vec<Key> = self.pods.iter().map(|o| key_of(o)).collect();
         for key in keys {
             self.process_pod(&key, ctx);
         }
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
+        let old = change.old;
         match event.resource {
             ("", "nodes") => {
-                let old = self.nodes.apply(event);
                 let taints = |o: Option<&Object>| -> Vec<Taint> {
                     o.and_then(as_node)
                         .and_then(|n| n.spec.as_ref())
@@ -1012,7 +1009,6 @@ impl Component for TaintEvictionController {
             }
             _ => {
                 let key = key_of(&event.object);
-                let old = self.pods.apply(event);
                 if event.event_type == EventType::Deleted {
                     if let Some((_, _, token)) = self.scheduled.remove(&key) {
                         self.tokens.remove(&token);
@@ -1033,11 +1029,5 @@ impl Component for TaintEvictionController {
                 self.evict(&key, ctx);
             }
         }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }

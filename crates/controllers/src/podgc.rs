@@ -5,12 +5,14 @@
 //! pods beyond --terminated-pod-gc-threshold (12500).
 
 use crate::common::*;
+use crate::framework::{Change, Informer, Reconciler};
 use kubesim_api::k8s_openapi::api::core::v1::{Pod, PodCondition};
 use kubesim_api::object::{kind_info, Object};
 use kubesim_api::time::time_at;
 use kubesim_api::Millis;
-use kubesim_apiserver::{Component, Ctx, DeleteOptions, Interest, WatchEvent, WatchFilter};
-use std::any::Any;
+use kubesim_apiserver::DeleteOptions;
+use kubesim_runtime::Ctx;
+use kubesim_store::Resource;
 use std::collections::BTreeMap;
 
 /// gcCheckPeriod.
@@ -123,30 +125,27 @@ impl PodGcController {
     }
 }
 
-impl Component for PodGcController {
-    fn name(&self) -> &str {
+impl Reconciler for PodGcController {
+    fn name(&self) -> &'static str {
         "pod-garbage-collector"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("", "nodes"), filter: WatchFilter::All }]
+    fn informers(&self) -> Vec<Informer> {
+        vec![Informer::all(("", "nodes"))]
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.nodes.fill(ctx.api.store(), ("", "nodes"));
+    fn cache(&mut self, _resource: Resource) -> Option<&mut Cache> {
+        Some(&mut self.nodes)
+    }
+    fn queue(&mut self) -> Option<&mut WorkQueue> {
+        None
+    }
+    fn started(&mut self, ctx: &mut Ctx) {
         ctx.after_periodic(GC_CHECK_PERIOD_MS, TOKEN_GC);
     }
-    fn on_watch(&mut self, event: &WatchEvent, _ctx: &mut Ctx) {
-        self.nodes.apply(event);
-    }
+    fn changed(&mut self, _change: Change, _ctx: &mut Ctx) {}
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
         if token == TOKEN_GC {
             self.gc(ctx);
             ctx.after_periodic(GC_CHECK_PERIOD_MS, TOKEN_GC);
         }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }

@@ -13,6 +13,7 @@
 //! on from v1.35), so updates replace one pod at a time.
 
 use crate::common::*;
+use crate::framework::{Action, Change, Informer, Reconciler};
 use crate::history::{ensure_revision, owned_revisions, revision_template, truncate_history};
 use kubesim_api::k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet, StatefulSetSpec, StatefulSetStatus};
 use kubesim_api::k8s_openapi::api::core::v1::{PersistentVolumeClaim, PersistentVolumeClaimVolumeSource, Pod, PodTemplateSpec, Volume};
@@ -20,9 +21,10 @@ use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::{kind_info, Object};
 use kubesim_api::selector::Selector;
 use kubesim_api::Millis;
-use kubesim_apiserver::{ApiError, Component, Ctx, DeleteOptions, Interest, WatchEvent, WatchFilter};
+use kubesim_apiserver::{ApiError, DeleteOptions};
+use kubesim_runtime::Ctx;
 use kubesim_store::EventType;
-use std::any::Any;
+use kubesim_store::Resource;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -466,77 +468,59 @@ impl StatefulSetController {
     }
 }
 
-impl Component for StatefulSetController {
-    fn name(&self) -> &str {
+impl Reconciler for StatefulSetController {
+    fn name(&self) -> &'static str {
         "statefulset-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
+    fn informers(&self) -> Vec<Informer> {
         vec![
-            Interest { resource: ("apps", "statefulsets"), filter: WatchFilter::All },
-            Interest { resource: ("", "pods"), filter: WatchFilter::All },
-            Interest { resource: ("apps", "controllerrevisions"), filter: WatchFilter::All },
-            Interest { resource: ("", "persistentvolumeclaims"), filter: WatchFilter::All },
+            Informer::all(("apps", "statefulsets")),
+            Informer::all(("", "pods")),
+            Informer::all(("apps", "controllerrevisions")),
+            Informer::all(("", "persistentvolumeclaims")),
         ]
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.sets.fill(ctx.api.store(), ("apps", "statefulsets"));
-        self.pods.fill(ctx.api.store(), ("", "pods"));
-        self.revisions.fill(ctx.api.store(), ("apps", "controllerrevisions"));
-        self.claims.fill(ctx.api.store(), ("", "persistentvolumeclaims"));
-        self.queue.add_all(&self.sets, ctx);
+    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
+        match resource {
+            ("apps", "statefulsets") => Some(&mut self.sets),
+            ("", "pods") => Some(&mut self.pods),
+            ("apps", "controllerrevisions") => Some(&mut self.revisions),
+            _ => Some(&mut self.claims),
+        }
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+    fn queue(&mut self) -> Option<&mut WorkQueue> {
+        Some(&mut self.queue)
+    }
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
         match event.resource {
-            ("apps", "statefulsets") => {
-                self.sets.apply(event);
-                self.queue.add(key_of(&event.object), ctx);
-            }
-            ("", "pods") => {
-                self.pods.apply(event);
-                match self.owner_key(&event.object) {
-                    Some(key) => self.queue.add(key, ctx),
-                    None => {
-                        if controller_of(event.object.metadata()).is_none() && event.event_type != EventType::Deleted {
-                            let labels = event.object.metadata().labels.clone();
-                            let keys: Vec<Key> = self
-                                .sets
-                                .in_namespace(event.object.namespace())
-                                .filter(|s| {
-                                    decode::<StatefulSet>(s).and_then(|s| s.spec).is_some_and(|spec| {
-                                        let sel = Selector::from_label_selector(&spec.selector);
-                                        !sel.is_empty() && sel.matches(labels.as_ref())
-                                    })
+            ("apps", "statefulsets") => self.queue.add(key_of(&event.object), ctx),
+            ("", "pods") => match self.owner_key(&event.object) {
+                Some(key) => self.queue.add(key, ctx),
+                None => {
+                    if controller_of(event.object.metadata()).is_none() && event.event_type != EventType::Deleted {
+                        let labels = event.object.metadata().labels.clone();
+                        let keys: Vec<Key> = self
+                            .sets
+                            .in_namespace(event.object.namespace())
+                            .filter(|s| {
+                                decode::<StatefulSet>(s).and_then(|s| s.spec).is_some_and(|spec| {
+                                    let sel = Selector::from_label_selector(&spec.selector);
+                                    !sel.is_empty() && sel.matches(labels.as_ref())
                                 })
-                                .map(|s| key_of(s))
-                                .collect();
-                            for key in keys {
-                                self.queue.add(key, ctx);
-                            }
+                            })
+                            .map(|s| key_of(s))
+                            .collect();
+                        for key in keys {
+                            self.queue.add(key, ctx);
                         }
                     }
                 }
-            }
-            ("apps", "controllerrevisions") => {
-                self.revisions.apply(event);
-            }
-            _ => {
-                self.claims.apply(event);
-            }
+            },
+            _ => {}
         }
     }
-    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if !self.queue.owns(token) {
-            return;
-        }
-        for key in self.queue.on_timer(token, ctx) {
-            let succeeded = self.sync(&key, ctx).is_ok();
-            self.queue.done(key, succeeded, ctx);
-        }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.sync(key, ctx).map(|_| Action::AwaitChange)
     }
 }

@@ -1,49 +1,29 @@
-//! A miniature world for tests: delivers committed writes to components as watch events and
-//! fires their timers in virtual-time order; plus a fake kubelet that runs pods instantly.
+//! The controllers' test world (a [`Runtime`] with namespace `default`), plus stand-ins for the
+//! kubelet, the scheduler and node heartbeats so controllers can be tested alone.
 
 use kubesim_api::k8s_openapi::api::core::v1::{Namespace, Pod, PodCondition};
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::{kind_info, Object};
 use kubesim_api::time::time_at;
 use kubesim_api::Millis;
-use kubesim_apiserver::{ApiServer, Component, Ctx, DeleteOptions, Interest, Note, SimRng, TimerRequest, WatchEvent, WatchFilter};
+use kubesim_apiserver::{ApiServer, DeleteOptions};
+use kubesim_runtime::{Component, Ctx, Interest, Placement, Runtime, RuntimeConfig, WatchEvent, WatchFilter};
 use kubesim_store::EventType;
-use rand_core::SeedableRng;
-use std::any::Any;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::sync::Arc;
 
-/// The mini world.
+/// The test world: the one component runtime (`kubesim-runtime`: the same queue, watch
+/// latency, filtered-watch semantics and history the simulation uses) with namespace `default`
+/// and the components under test.
 pub struct TestWorld {
-    /// API server.
-    pub api: ApiServer,
-    /// RNG.
-    pub rng: SimRng,
-    /// Virtual now.
-    pub now: Millis,
-    /// Components.
-    pub components: Vec<Box<dyn Component>>,
-    interests: Vec<Vec<Interest>>,
-    timers: BinaryHeap<Reverse<(Millis, u64, usize, u64)>>,
-    seq: u64,
+    runtime: Runtime,
 }
 
 impl TestWorld {
     /// A world with namespace "default" and the given components started.
     pub fn new(components: Vec<Box<dyn Component>>) -> TestWorld {
-        let mut w = TestWorld {
-            api: ApiServer::new(),
-            rng: SimRng::seed_from_u64(7),
-            now: 0,
-            components: Vec::new(),
-            interests: Vec::new(),
-            timers: BinaryHeap::new(),
-            seq: 0,
-        };
+        let mut w = TestWorld { runtime: Runtime::new(RuntimeConfig::seeded(7)) };
         w.create(Object::Namespace(Box::new(Namespace { metadata: ObjectMeta { name: Some("default".into()), ..Default::default() }, ..Default::default() })))
             .unwrap();
-        w.api.store_mut().drain_commits();
         for c in components {
             w.add(c);
         }
@@ -52,32 +32,27 @@ impl TestWorld {
 
     /// Registers and starts a component.
     pub fn add(&mut self, c: Box<dyn Component>) {
-        let idx = self.components.len();
-        self.interests.push(c.interests());
-        self.components.push(c);
-        self.with_ctx(idx, |c, ctx| c.start(ctx));
+        self.runtime.add_component(c, Placement::ControlPlane);
     }
 
-    fn with_ctx(&mut self, idx: usize, f: impl FnOnce(&mut Box<dyn Component>, &mut Ctx)) {
-        let mut timers: Vec<TimerRequest> = Vec::new();
-        let mut notes: Vec<Note> = Vec::new();
-        let actor: Arc<str> = Arc::from(self.components[idx].name());
-        {
-            let mut ctx = Ctx { now: self.now, api: &mut self.api, rng: &mut self.rng, actor, timers: &mut timers, notes: &mut notes };
-            f(&mut self.components[idx], &mut ctx);
-        }
-        for t in timers {
-            self.seq += 1;
-            self.timers.push(Reverse((t.at_ms, self.seq, idx, t.token)));
-        }
+    /// Virtual now.
+    pub fn now(&self) -> Millis {
+        self.runtime.now()
     }
 
-    /// A Ctx for direct calls as `actor` (e.g. "kubectl").
+    /// The API server.
+    pub fn api(&self) -> &ApiServer {
+        self.runtime.api()
+    }
+
+    /// A component by actor name, as its type.
+    pub fn component_mut<T: 'static>(&mut self, name: &str) -> &mut T {
+        self.runtime.component_as_mut::<T>(name).expect("no such component")
+    }
+
+    /// A Ctx for direct calls as "kubectl".
     pub fn as_user<T>(&mut self, f: impl FnOnce(&mut Ctx) -> T) -> T {
-        let mut timers = Vec::new();
-        let mut notes = Vec::new();
-        let mut ctx = Ctx { now: self.now, api: &mut self.api, rng: &mut self.rng, actor: Arc::from("kubectl"), timers: &mut timers, notes: &mut notes };
-        f(&mut ctx)
+        self.runtime.as_actor("kubectl", f)
     }
 
     /// POST as kubectl.
@@ -85,65 +60,31 @@ impl TestWorld {
         self.as_user(|ctx| ctx.create(o))
     }
 
-    fn deliver(&mut self) -> bool {
-        let commits = self.api.store_mut().drain_commits();
-        if commits.is_empty() {
-            return false;
-        }
-        for commit in commits {
-            for idx in 0..self.components.len() {
-                let interested = self.interests[idx].iter().any(|i| i.resource == commit.resource && i.selects(&commit.object));
-                if !interested {
-                    continue;
-                }
-                let event = WatchEvent { event_type: commit.event_type, resource: commit.resource, object: commit.object.clone(), revision: commit.revision };
-                self.with_ctx(idx, |c, ctx| c.on_watch(&event, ctx));
-            }
-        }
-        true
-    }
-
-    /// Runs until virtual time `until` (or nothing is left to do).
+    /// Runs until virtual time `until`.
     pub fn run_until(&mut self, until: Millis) {
-        for _ in 0..1_000_000 {
-            if self.deliver() {
-                continue;
-            }
-            match self.timers.peek() {
-                Some(Reverse((at, _, _, _))) if *at <= until => {
-                    let Reverse((at, _, idx, token)) = self.timers.pop().expect("peeked");
-                    self.now = self.now.max(at);
-                    self.with_ctx(idx, |c, ctx| c.on_timer(token, ctx));
-                }
-                _ => {
-                    self.now = self.now.max(until);
-                    return;
-                }
-            }
-        }
-        panic!("test world did not settle");
+        self.runtime.run_until(until);
     }
 
     /// Runs for `ms` more.
     pub fn run_for(&mut self, ms: Millis) {
-        let until = self.now + ms;
+        let until = self.now() + ms;
         self.run_until(until);
     }
 
     /// Lists objects of a resource in a namespace.
     pub fn list(&self, resource: (&'static str, &'static str), ns: &str) -> Vec<Arc<Object>> {
-        self.api.store().list(resource, Some(ns)).cloned().collect()
+        self.api().store().list(resource, Some(ns)).cloned().collect()
     }
 
     /// Gets an object.
     pub fn get(&self, resource: (&'static str, &'static str), ns: &str, name: &str) -> Option<Arc<Object>> {
-        self.api.store().get(resource, ns, name).cloned()
+        self.api().store().get(resource, ns, name).cloned()
     }
 
     /// Events' reasons and messages, in creation order.
     pub fn events(&self) -> Vec<(String, String)> {
         let mut events: Vec<_> = self
-            .api
+            .api()
             .store()
             .list(("", "events"), None)
             .filter_map(|o| match o.as_ref() {
@@ -306,12 +247,6 @@ impl Component for FakeKubelet {
             let _ = ctx.delete(info, &ns, &name, DeleteOptions { grace_period_seconds: Some(0), ..Default::default() });
         }
     }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
 }
 
 /// A scheduler stand-in: binds new pods pinned by node affinity (`metadata.name In [n]`) to
@@ -351,12 +286,6 @@ impl Component for FakeScheduler {
         }
     }
     fn on_timer(&mut self, _token: u64, _ctx: &mut Ctx) {}
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
 }
 
 /// Posts Ready=True heartbeats (node status) every 10 s for the listed nodes.
@@ -391,11 +320,5 @@ impl Component for FakeHeartbeat {
             let _ = ctx.update_status(Object::Node(Box::new(node)));
         }
         ctx.after_periodic(10_000, 1);
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }

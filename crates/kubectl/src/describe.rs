@@ -577,7 +577,7 @@ fn describe_pod(api: &ApiServer, pod: &Pod, object: &Object, now: Millis) -> Str
         }
     }
     describe_volumes(&mut w, spec.volumes.as_deref().unwrap_or_default(), "");
-    let qos = status.qos_class.clone().unwrap_or_else(|| kubesim_apiserver::admission::qos_class(&spec).to_string());
+    let qos = status.qos_class.clone().unwrap_or_else(|| kubesim_api::pod::qos_class(pod).to_string());
     w.w(0, format!("QoS Class:\t{qos}\n"));
     labels_multiline(&mut w, "Node-Selectors", spec.node_selector.as_ref());
     tolerations_multiline(&mut w, "Tolerations", "", spec.tolerations.as_deref().unwrap_or_default());
@@ -1048,46 +1048,9 @@ fn fmt_mem(bytes: i128) -> String {
 
 /// Pod requests/limits for cpu (milli) and memory (bytes), as resourcehelper.PodRequestsAndLimits.
 fn pod_requests_limits(pod: &Pod) -> (i128, i128, i128, i128) {
-    let spec = pod.spec.clone().unwrap_or_default();
-    let sum = |containers: &[Container], which: bool, resource: &str, milli: bool| -> i128 {
-        containers
-            .iter()
-            .filter_map(|c| {
-                let r = c.resources.as_ref()?;
-                let map = if which { r.requests.as_ref() } else { r.limits.as_ref() }?;
-                let q = map.get(resource)?;
-                if milli {
-                    parse_milli(&q.0).ok()
-                } else {
-                    parse_value(&q.0).ok()
-                }
-            })
-            .sum()
-    };
-    let max_init = |which: bool, resource: &str, milli: bool| -> i128 {
-        spec.init_containers
-            .iter()
-            .flatten()
-            .filter_map(|c| {
-                let r = c.resources.as_ref()?;
-                let map = if which { r.requests.as_ref() } else { r.limits.as_ref() }?;
-                let q = map.get(resource)?;
-                if milli {
-                    parse_milli(&q.0).ok()
-                } else {
-                    parse_value(&q.0).ok()
-                }
-            })
-            .max()
-            .unwrap_or(0)
-    };
-    let c = &spec.containers;
-    (
-        sum(c, true, "cpu", true).max(max_init(true, "cpu", true)),
-        sum(c, false, "cpu", true).max(max_init(false, "cpu", true)),
-        sum(c, true, "memory", false).max(max_init(true, "memory", false)),
-        sum(c, false, "memory", false).max(max_init(false, "memory", false)),
-    )
+    let requests = kubesim_api::resources::pod_requests(pod).requests;
+    let limits = kubesim_api::resources::pod_limits(pod);
+    (requests.milli_cpu as i128, limits.milli_cpu as i128, requests.memory as i128, limits.memory as i128)
 }
 
 fn describe_job(api: &ApiServer, object: &Object, now: Millis) -> String {

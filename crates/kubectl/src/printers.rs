@@ -205,106 +205,11 @@ pub fn row(object: &Object, now: Millis, wide: bool) -> Vec<String> {
     }
 }
 
-/// printPod: the READY, STATUS and RESTARTS cells derived as upstream.
+/// printPod: the READY, STATUS and RESTARTS cells derived as upstream ([`kubesim_api::pod::print_pod`]).
 pub fn pod_row(pod: &Pod, now: Millis, wide: bool) -> Vec<String> {
     let spec = pod.spec.clone().unwrap_or_default();
     let status = pod.status.clone().unwrap_or_default();
-    let mut restarts: i64 = 0;
-    let mut restartable_restarts: i64 = 0;
-    let mut total = spec.containers.len();
-    let mut ready = 0;
-    let mut last_restart: Option<Millis> = None;
-    let mut last_restartable_restart: Option<Millis> = None;
-    let phase = status.phase.clone().unwrap_or_default();
-    let mut reason = phase.clone();
-    if let Some(r) = status.reason.as_deref().filter(|r| !r.is_empty()) {
-        reason = r.to_string();
-    }
-    for c in status.conditions.iter().flatten() {
-        if c.type_ == "PodScheduled" && c.reason.as_deref() == Some("SchedulingGated") {
-            reason = "SchedulingGated".into();
-        }
-    }
-    let init_containers = spec.init_containers.clone().unwrap_or_default();
-    let restartable = |name: &str| init_containers.iter().any(|c| c.name == name && c.restart_policy.as_deref() == Some("Always"));
-    total += init_containers.iter().filter(|c| c.restart_policy.as_deref() == Some("Always")).count();
-    let later = |a: Option<Millis>, b: Option<&Time>| -> Option<Millis> {
-        match (a, b.map(millis_of)) {
-            (Some(x), Some(y)) => Some(x.max(y)),
-            (x, y) => x.or(y),
-        }
-    };
-    let mut initializing = false;
-    for (i, c) in status.init_container_statuses.iter().flatten().enumerate() {
-        restarts += c.restart_count as i64;
-        let last_term = c.last_state.as_ref().and_then(|s| s.terminated.as_ref());
-        if let Some(t) = last_term {
-            last_restart = later(last_restart, t.finished_at.as_ref());
-        }
-        if restartable(&c.name) {
-            restartable_restarts += c.restart_count as i64;
-            if let Some(t) = last_term {
-                last_restartable_restart = later(last_restartable_restart, t.finished_at.as_ref());
-            }
-        }
-        let state = c.state.clone().unwrap_or_default();
-        if state.terminated.as_ref().is_some_and(|t| t.exit_code == 0) {
-            continue;
-        }
-        if restartable(&c.name) && c.started == Some(true) {
-            if c.ready {
-                ready += 1;
-            }
-            continue;
-        }
-        if let Some(t) = &state.terminated {
-            reason = match t.reason.as_deref().filter(|r| !r.is_empty()) {
-                Some(r) => format!("Init:{r}"),
-                None if t.signal.unwrap_or(0) != 0 => format!("Init:Signal:{}", t.signal.unwrap_or(0)),
-                None => format!("Init:ExitCode:{}", t.exit_code),
-            };
-        } else if let Some(r) = state.waiting.as_ref().and_then(|w| w.reason.as_deref()).filter(|r| !r.is_empty() && *r != "PodInitializing") {
-            reason = format!("Init:{r}");
-        } else {
-            reason = format!("Init:{i}/{}", init_containers.len());
-        }
-        initializing = true;
-        break;
-    }
-    let initialized = status.conditions.iter().flatten().any(|c| c.type_ == "Initialized" && c.status == "True");
-    if !initializing || initialized {
-        restarts = restartable_restarts;
-        last_restart = last_restartable_restart;
-        let mut has_running = false;
-        for c in status.container_statuses.iter().flatten().rev() {
-            restarts += c.restart_count as i64;
-            if let Some(t) = c.last_state.as_ref().and_then(|s| s.terminated.as_ref()) {
-                last_restart = later(last_restart, t.finished_at.as_ref());
-            }
-            let state = c.state.clone().unwrap_or_default();
-            if let Some(r) = state.waiting.as_ref().and_then(|w| w.reason.clone()).filter(|r| !r.is_empty()) {
-                reason = r;
-            } else if let Some(t) = &state.terminated {
-                reason = match t.reason.as_deref().filter(|r| !r.is_empty()) {
-                    Some(r) => r.to_string(),
-                    None if t.signal.unwrap_or(0) != 0 => format!("Signal:{}", t.signal.unwrap_or(0)),
-                    None => format!("ExitCode:{}", t.exit_code),
-                };
-            } else if c.ready && state.running.is_some() {
-                has_running = true;
-                ready += 1;
-            }
-        }
-        if reason == "Completed" && has_running {
-            let pod_ready = status.conditions.iter().flatten().any(|c| c.type_ == "Ready" && c.status == "True");
-            reason = if pod_ready { "Running".into() } else { "NotReady".into() };
-        }
-    }
-    if pod.metadata.deletion_timestamp.is_some() && status.reason.as_deref() == Some("NodeLost") {
-        reason = "Unknown".into();
-    } else if pod.metadata.deletion_timestamp.is_some() && phase != "Succeeded" && phase != "Failed" {
-        reason = "Terminating".into();
-    }
+    let kubesim_api::pod::PodPrint { ready, total, status: reason, restarts, last_restart_ms: last_restart } = kubesim_api::pod::print_pod(pod);
     let restarts_cell = match last_restart {
         Some(t) if restarts != 0 => format!("{restarts} ({} ago)", human_duration(now.saturating_sub(t))),
         _ => restarts.to_string(),

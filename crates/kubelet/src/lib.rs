@@ -1,21 +1,40 @@
 //! The kubelet model. Start here:
-//! - [`kubelet::Kubelet`]: the per-node component (pod workers, PLEG, status manager, node
-//!   registration, node status and Lease heartbeats).
-//! - [`cri`]: the CRI runtime model behind `RuntimeService` / `ImageService` traits, with the
-//!   latency table and the image catalogue.
-//! - [`process`]: what a container's process does (image entrypoints, the shell subset).
-//! - [`status`]: getPhase and pod conditions as pure functions.
+//! - [`kubelet::Kubelet`]: the per-node component: the watch on its pods, dispatch to pod
+//!   workers, timers and host events (power, partitions, restarts).
+//! - [`pod_worker`]: a pod worker's explicit state machine (syncing → terminating →
+//!   terminated; rejected) and its in-flight CRI call.
+//! - [`sync`]: computePodActions/SyncPod — which CRI call comes next and what its completion
+//!   does; graceful termination.
+//! - [`pleg`]: the relist that turns runtime changes into pod syncs.
+//! - [`status_manager`]: the pod status generated from the worker and the runtime.
+//! - [`node_status`]: node registration, node status and the Lease heartbeat.
+//! - [`eviction`], [`prober`], [`admission`]: the eviction manager, probes, node admission.
+//! - The seams the data plane plugs into: [`network`] (CNI ADD/DEL) and [`volumes`] (what each
+//!   volume mount shows); [`env`] builds container environments.
+//! - [`status`]: getPhase as a pure function.
+//!
+//! The container runtime it drives (the CRI model) belongs to the node's host
+//! (`kubesim_host::cri`); every handler reaches it through `Ctx::host`.
 //!
 //! Invariant: the kubelet talks to the API server only through its `Ctx` (watch on its own
 //! pods, status writes, events, its Node and Lease) and to containers only through the CRI
-//! traits.
+//! traits of its host.
 
 #![deny(missing_docs)]
 
-pub mod cri;
+pub mod admission;
+pub mod env;
+pub mod eviction;
 pub mod kubelet;
-pub mod probe;
-pub mod process;
+pub mod network;
+pub mod node_status;
+pub mod pleg;
+pub mod pod_worker;
+pub mod prober;
 pub mod status;
+pub mod status_manager;
+pub mod sync;
+pub mod volumes;
 
+pub use admission::pod_request_milli;
 pub use kubelet::{Kubelet, NodeSetup};

@@ -301,3 +301,8 @@ mod tests {
         }
     }
 }
+
+/// Whether a pod's phase is terminal (Succeeded or Failed).
+pub fn is_terminal(pod: &kubesim_api::k8s_openapi::api::core::v1::Pod) -> bool {
+    matches!(pod.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Succeeded") | Some("Failed"))
+}

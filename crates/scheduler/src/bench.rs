@@ -123,8 +123,8 @@ pub fn bench_with(workload: Workload, nodes: usize, init_pods: usize, pods: usiz
     for i in 0..pods {
         h.create(Object::Pod(Box::new(pod_for(workload, &format!("pod-{i}"))))).expect("pod");
     }
-    let virtual_start = h.now;
-    let before = h.scheduler.stats().scheduled;
+    let virtual_start = h.now();
+    let before = h.scheduler().stats().scheduled;
     #[cfg(not(target_arch = "wasm32"))]
     let started = std::time::Instant::now();
     h.run_until_idle(u64::MAX);
@@ -132,7 +132,7 @@ pub fn bench_with(workload: Workload, nodes: usize, init_pods: usize, pods: usiz
     let wall_seconds = Some(started.elapsed().as_secs_f64());
     #[cfg(target_arch = "wasm32")]
     let wall_seconds: Option<f64> = None;
-    let scheduled = (h.scheduler.stats().scheduled - before) as usize;
+    let scheduled = (h.scheduler().stats().scheduled - before) as usize;
     BenchResult {
         workload,
         nodes,
@@ -141,7 +141,7 @@ pub fn bench_with(workload: Workload, nodes: usize, init_pods: usize, pods: usiz
         scheduled,
         wall_seconds,
         pods_per_second: wall_seconds.map(|s| scheduled as f64 / s.max(1e-9)),
-        virtual_ms: h.now - virtual_start,
+        virtual_ms: h.now() - virtual_start,
     }
 }
 

@@ -1,32 +1,21 @@
-//! A minimal in-memory driver for the scheduler alone (tests and benchmarks): an
-//! [`ApiServer`], the scheduler's watches fed from the store's commits, and its timers on a
-//! virtual clock. The real simulation uses the `World` in kubesim-sim; this exists so the
-//! scheduler can be exercised and measured without it.
+//! A driver for the scheduler alone (tests and benchmarks): the one component runtime
+//! (`kubesim-runtime`, the same event loop, watch delivery and latencies the simulation uses)
+//! with the scheduler as its only component. The real simulation adds controllers and kubelets
+//! on the same runtime; this exists so the scheduler can be exercised and measured without them.
 
 use crate::scheduler::Scheduler;
 use k8s_openapi::api::core::v1::{Container, Namespace, Node, NodeSpec, NodeStatus, Pod, PodSpec, ResourceRequirements, Taint};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::{Millis, Object};
-use kubesim_apiserver::{ApiServer, Component, Ctx, Interest, Request, SimRng, TimerRequest, WatchEvent};
-use rand_core::SeedableRng;
-use std::collections::{BTreeMap, BTreeSet};
+use kubesim_apiserver::ApiServer;
+use kubesim_runtime::{Placement, Runtime, RuntimeConfig};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The driver.
 pub struct Harness {
-    /// The API server.
-    pub api: ApiServer,
-    /// The RNG.
-    pub rng: SimRng,
-    /// The scheduler under test.
-    pub scheduler: Scheduler,
-    /// Virtual now.
-    pub now: Millis,
-    timers: BTreeSet<(Millis, u64, u64, bool)>,
-    seq: u64,
-    interests: Vec<Interest>,
-    actor: Arc<str>,
+    runtime: Runtime,
 }
 
 impl Harness {
@@ -35,117 +24,63 @@ impl Harness {
         Harness::with_history_capacity(scheduler, 1_000_000)
     }
 
-    /// A harness whose store keeps at most `capacity` commits of watch history (the store's
-    /// default keeps a million; benchmarks bound it as a long-running world would).
+    /// A harness whose store keeps at most `capacity` commits of watch history (benchmarks
+    /// bound it as a long-running world would). History recording (trace, deliveries) is off:
+    /// the harness measures the scheduler, not the recorder.
     pub fn with_history_capacity(scheduler: Scheduler, capacity: usize) -> Harness {
-        let interests = scheduler.interests();
-        let mut api = ApiServer::new();
-        *api.store_mut() = kubesim_store::Store::new(capacity);
-        let mut h =
-            Harness { api, rng: SimRng::seed_from_u64(42), scheduler, now: 0, timers: BTreeSet::new(), seq: 0, interests, actor: Arc::from("scheduler") };
+        let config = RuntimeConfig { watch_history: capacity, record_history: false, compaction_interval_ms: 0, ..RuntimeConfig::seeded(42) };
+        let mut h = Harness { runtime: Runtime::new(config) };
         h.create(Object::Namespace(Box::new(Namespace { metadata: ObjectMeta { name: Some("default".into()), ..Default::default() }, ..Default::default() })))
             .expect("namespace default");
-        let mut timers = Vec::new();
-        let mut notes = Vec::new();
-        let mut ctx = Ctx { now: h.now, api: &mut h.api, rng: &mut h.rng, actor: h.actor.clone(), timers: &mut timers, notes: &mut notes };
-        h.scheduler.start(&mut ctx);
-        h.push_timers(timers);
+        h.runtime.add_component(Box::new(scheduler), Placement::ControlPlane);
         h
     }
 
-    fn push_timers(&mut self, timers: Vec<TimerRequest>) {
-        for t in timers {
-            self.seq += 1;
-            self.timers.insert((t.at_ms, self.seq, t.token, t.periodic));
-        }
+    /// The scheduler under test.
+    pub fn scheduler(&self) -> &Scheduler {
+        self.runtime.component_as::<Scheduler>("scheduler").expect("the harness runs the scheduler")
+    }
+
+    /// The API server.
+    pub fn api(&self) -> &ApiServer {
+        self.runtime.api()
+    }
+
+    /// Virtual now.
+    pub fn now(&self) -> Millis {
+        self.runtime.now()
     }
 
     /// Creates an object as `kubectl`.
     pub fn create(&mut self, object: Object) -> Result<Arc<Object>, kubesim_apiserver::ApiError> {
-        let actor: Arc<str> = Arc::from("kubectl");
-        let mut req = Request { now: self.now, rng: &mut self.rng, actor: &actor };
-        self.api.create(object, &mut req)
+        self.runtime.as_actor("kubectl", |ctx| ctx.create(object))
+    }
+
+    /// Updates an object as `kubectl`.
+    pub fn update(&mut self, object: Object) -> Result<Arc<Object>, kubesim_apiserver::ApiError> {
+        self.runtime.as_actor("kubectl", |ctx| ctx.update(object))
     }
 
     /// Deletes a pod immediately (grace 0) as `kubectl`.
     pub fn delete_pod(&mut self, namespace: &str, name: &str) {
-        let actor: Arc<str> = Arc::from("kubectl");
-        let mut req = Request { now: self.now, rng: &mut self.rng, actor: &actor };
         let info = kubesim_api::kind_info("v1", "Pod").expect("pods");
         let opts = kubesim_apiserver::DeleteOptions { grace_period_seconds: Some(0), ..Default::default() };
-        let _ = self.api.delete(info, namespace, name, opts, &mut req);
-    }
-
-    /// Delivers pending commits to the scheduler; returns how many.
-    pub fn deliver(&mut self) -> usize {
-        let mut n = 0;
-        loop {
-            let commits = self.api.store_mut().drain_commits();
-            if commits.is_empty() {
-                return n;
-            }
-            for c in commits {
-                if !self.interests.iter().any(|i| i.resource == c.resource && i.selects(&c.object)) {
-                    continue;
-                }
-                n += 1;
-                let event = WatchEvent { event_type: c.event_type, resource: c.resource, object: c.object, revision: c.revision };
-                let mut timers = Vec::new();
-                let mut notes = Vec::new();
-                let mut ctx = Ctx { now: self.now, api: &mut self.api, rng: &mut self.rng, actor: self.actor.clone(), timers: &mut timers, notes: &mut notes };
-                self.scheduler.on_watch(&event, &mut ctx);
-                self.push_timers(timers);
-            }
-        }
-    }
-
-    /// Runs one timer (after delivering commits); false when only periodic timers remain
-    /// or the next timer is past `deadline`.
-    pub fn step(&mut self, deadline: Millis) -> bool {
-        self.deliver();
-        let Some(&first) = self.timers.iter().next() else { return false };
-        if first.0 > deadline || self.timers.iter().all(|t| t.3) {
-            return false;
-        }
-        self.timers.remove(&first);
-        self.now = self.now.max(first.0);
-        let mut timers = Vec::new();
-        let mut notes = Vec::new();
-        let mut ctx = Ctx { now: self.now, api: &mut self.api, rng: &mut self.rng, actor: self.actor.clone(), timers: &mut timers, notes: &mut notes };
-        self.scheduler.on_timer(first.2, &mut ctx);
-        self.push_timers(timers);
-        self.deliver();
-        true
+        let _ = self.runtime.as_actor("kubectl", |ctx| ctx.delete(info, namespace, name, opts));
     }
 
     /// Runs until nothing but periodic timers remain (or virtual `deadline`).
     pub fn run_until_idle(&mut self, deadline: Millis) {
-        while self.step(deadline) {}
+        self.runtime.run_until_quiet(deadline);
     }
 
-    /// Advances virtual time to `t`, running every timer (periodic ones too) up to it.
+    /// Advances virtual time to `t`, running everything (periodic timers too) up to it.
     pub fn advance_to(&mut self, t: Millis) {
-        loop {
-            self.deliver();
-            let Some(&first) = self.timers.iter().next() else { break };
-            if first.0 > t {
-                break;
-            }
-            self.timers.remove(&first);
-            self.now = self.now.max(first.0);
-            let mut timers = Vec::new();
-            let mut notes = Vec::new();
-            let mut ctx = Ctx { now: self.now, api: &mut self.api, rng: &mut self.rng, actor: self.actor.clone(), timers: &mut timers, notes: &mut notes };
-            self.scheduler.on_timer(first.2, &mut ctx);
-            self.push_timers(timers);
-        }
-        self.now = self.now.max(t);
-        self.deliver();
+        self.runtime.run_until(t);
     }
 
     /// The stored pod.
     pub fn pod(&self, namespace: &str, name: &str) -> Option<Pod> {
-        self.api.lookup(("", "pods"), namespace, name).and_then(|o| o.as_pod().cloned())
+        self.api().lookup(("", "pods"), namespace, name).and_then(|o| o.as_pod().cloned())
     }
 
     /// The node a pod is bound to.
@@ -155,7 +90,7 @@ impl Harness {
 
     /// Messages of v1 Events with this reason, in store order.
     pub fn events(&self, reason: &str) -> Vec<String> {
-        self.api
+        self.api()
             .store()
             .list(("", "events"), None)
             .filter_map(|o| match o.as_ref() {

@@ -83,7 +83,7 @@ pub mod harness;
 pub mod plugins;
 pub mod preemption;
 pub mod queue;
-pub mod resources;
+pub use kubesim_api::resources;
 pub mod scheduler;
 
 pub use explain::{Attempt, Outcome};

@@ -14,10 +14,9 @@ use k8s_openapi::api::core::v1::{Pod, PodCondition};
 use kubesim_api::selector::Selector;
 use kubesim_api::time::time_at;
 use kubesim_api::{Millis, Object};
-use kubesim_apiserver::{Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
 use kubesim_store::EventType;
 use rand_core::RngCore;
-use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -1083,11 +1082,5 @@ impl Component for Scheduler {
             _ => {}
         }
         self.arm_timers(ctx);
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
     }
 }

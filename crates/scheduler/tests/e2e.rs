@@ -138,7 +138,7 @@ mod more {
         }
         h.run_until_idle(60_000);
         for i in 0..5 {
-            let a = &h.scheduler.attempts("default", &format!("p{i}"))[0];
+            let a = &h.scheduler().attempts("default", &format!("p{i}"))[0];
             assert_eq!(a.evaluated_nodes, 150, "pod {i}");
             assert_eq!(a.start_node_index, (i * 150) % 500, "pod {i}");
         }
@@ -168,7 +168,7 @@ mod more {
         assert_eq!(final_score["node-1"]["TaintToleration"], 300);
         assert_eq!(ann[ANNOTATION_SELECTED], "\"node-1\"");
         assert_eq!(h.node_of("default", "web").as_deref(), Some("node-1"));
-        let attempts = h.scheduler.attempts("default", "web");
+        let attempts = h.scheduler().attempts("default", "web");
         assert_eq!(attempts.len(), 1);
         assert!(attempts[0].plugin_time("Filter", "*").is_some(), "{:?}", attempts[0].plugin_ns);
         assert!(attempts[0].plugin_time("Score", "NodeResourcesFit").is_some());
@@ -194,11 +194,11 @@ mod more {
         h.create(Object::Pod(Box::new(make_pod("big", &[("cpu", "2")])))).unwrap();
         h.run_until_idle(10_000);
         assert_eq!(h.node_of("default", "big"), None);
-        assert_eq!(h.scheduler.queue_location("default", "big"), Some(kubesim_scheduler::queue::Location::Unschedulable));
+        assert_eq!(h.scheduler().queue_location("default", "big"), Some(kubesim_scheduler::queue::Location::Unschedulable));
         h.create(node("large", "4", "8Gi")).unwrap();
         h.run_until_idle(60_000);
         assert_eq!(h.node_of("default", "big").as_deref(), Some("large"));
-        assert_eq!(h.scheduler.attempts("default", "big").len(), 2);
+        assert_eq!(h.scheduler().attempts("default", "big").len(), 2);
     }
 
     #[test]
@@ -209,15 +209,13 @@ mod more {
         pod.spec.as_mut().unwrap().scheduling_gates = Some(vec![PodSchedulingGate { name: "example.com/wait".into() }]);
         h.create(Object::Pod(Box::new(pod))).unwrap();
         h.run_until_idle(10_000);
-        assert_eq!(h.scheduler.queue_location("default", "gated"), Some(kubesim_scheduler::queue::Location::Gated));
-        assert!(h.scheduler.attempts("default", "gated").is_empty());
+        assert_eq!(h.scheduler().queue_location("default", "gated"), Some(kubesim_scheduler::queue::Location::Gated));
+        assert!(h.scheduler().attempts("default", "gated").is_empty());
         // Removing the gate lets the pod into activeQ.
         let mut pod = h.pod("default", "gated").unwrap();
         pod.spec.as_mut().unwrap().scheduling_gates = None;
         pod.metadata.resource_version = None;
-        let actor: std::sync::Arc<str> = "kubectl".into();
-        let mut req = kubesim_apiserver::Request { now: h.now, rng: &mut h.rng, actor: &actor };
-        h.api.update(Object::Pod(Box::new(pod)), &mut req).unwrap();
+        h.update(Object::Pod(Box::new(pod))).unwrap();
         h.run_until_idle(20_000);
         assert_eq!(h.node_of("default", "gated").as_deref(), Some("node-1"));
     }
@@ -292,7 +290,7 @@ mod more {
         high.spec.as_mut().unwrap().priority_class_name = Some("high".into());
         h.create(Object::Pod(Box::new(high))).unwrap();
         h.run_until_idle(20_000);
-        let attempt = h.scheduler.attempts("default", "high")[0].clone();
+        let attempt = h.scheduler().attempts("default", "high")[0].clone();
         assert_eq!(attempt.nominated_node.as_deref(), Some("node-1"));
         assert_eq!(attempt.victims.len(), 1);
         let victim = attempt.victims[0].split('/').nth(1).unwrap().to_string();
@@ -399,7 +397,7 @@ mod queue_behaviour {
         assert_eq!(h.node_of("default", "top").as_deref(), Some("node-1"));
         assert_eq!(h.node_of("default", "mid"), None);
         assert_eq!(h.node_of("default", "low"), None);
-        let t = |n: &str| h.scheduler.attempts("default", n)[0].t_ms;
+        let t = |n: &str| h.scheduler().attempts("default", n)[0].t_ms;
         assert!(t("top") < t("mid") && t("mid") < t("low"));
     }
 
@@ -411,14 +409,14 @@ mod queue_behaviour {
         h.create(node("node-1", "1", "8Gi")).unwrap();
         h.create(Object::Pod(Box::new(make_pod("big", &[("cpu", "2")])))).unwrap();
         h.run_until_idle(10_000);
-        assert_eq!(h.scheduler.attempts("default", "big").len(), 1);
+        assert_eq!(h.scheduler().attempts("default", "big").len(), 1);
         h.advance_to(4 * 60 * 1000);
-        assert_eq!(h.scheduler.attempts("default", "big").len(), 1, "not before 5 minutes");
+        assert_eq!(h.scheduler().attempts("default", "big").len(), 1, "not before 5 minutes");
         h.advance_to(6 * 60 * 1000);
-        let attempts = h.scheduler.attempts("default", "big");
+        let attempts = h.scheduler().attempts("default", "big");
         assert_eq!(attempts.len(), 2);
         assert!(attempts[1].t_ms > 5 * 60 * 1000 && attempts[1].t_ms <= 5 * 60 * 1000 + 30_000 + 10, "{}", attempts[1].t_ms);
-        assert_eq!(h.scheduler.queue_location("default", "big"), Some(Location::Unschedulable));
+        assert_eq!(h.scheduler().queue_location("default", "big"), Some(Location::Unschedulable));
     }
 
     // A cluster event while the pod is in flight sends it to backoffQ (1 s after the first
@@ -432,15 +430,13 @@ mod queue_behaviour {
         h.create(Object::Pod(Box::new(make_pod("big", &[("cpu", "2")])))).unwrap();
         h.run_until_idle(10_000);
         // An unrelated node event (labels) does not move a pod NodeResourcesFit rejected.
-        let mut n = h.api.lookup(("", "nodes"), "", "node-1").unwrap().as_node().unwrap().clone();
+        let mut n = h.api().lookup(("", "nodes"), "", "node-1").unwrap().as_node().unwrap().clone();
         n.metadata.labels.as_mut().unwrap().insert("x".into(), "y".into());
         n.metadata.resource_version = None;
-        let actor: std::sync::Arc<str> = "kubectl".into();
-        let mut req = kubesim_apiserver::Request { now: h.now, rng: &mut h.rng, actor: &actor };
-        h.api.update(Object::Node(Box::new(n)), &mut req).unwrap();
+        h.update(Object::Node(Box::new(n))).unwrap();
         h.run_until_idle(60_000);
-        assert_eq!(h.scheduler.attempts("default", "big").len(), 1);
-        assert_eq!(h.scheduler.queue_location("default", "big"), Some(Location::Unschedulable));
+        assert_eq!(h.scheduler().attempts("default", "big").len(), 1);
+        assert_eq!(h.scheduler().queue_location("default", "big"), Some(Location::Unschedulable));
     }
 }
 
@@ -459,11 +455,11 @@ fn runs_are_deterministic() {
         let placements: Vec<Option<String>> = (0..40).map(|i| h.node_of("default", &format!("p{i}"))).collect();
         let attempts: Vec<(u64, Option<String>, std::collections::BTreeMap<String, i64>)> = (0..40)
             .map(|i| {
-                let a = &h.scheduler.attempts("default", &format!("p{i}"))[0];
+                let a = &h.scheduler().attempts("default", &format!("p{i}"))[0];
                 (a.t_ms, a.selected.clone(), a.totals())
             })
             .collect();
-        (placements, attempts, h.api.store().revision())
+        (placements, attempts, h.api().store().revision())
     };
     let first = run();
     assert!(first.0.iter().all(Option::is_some));
@@ -480,7 +476,7 @@ fn large_clusters_keep_summarized_details() {
     }
     h.create(Object::Pod(Box::new(make_pod("p", &[("cpu", "100m")])))).unwrap();
     h.run_until_idle(10_000);
-    let a = &h.scheduler.attempts("default", "p")[0];
+    let a = &h.scheduler().attempts("default", "p")[0];
     assert!(!a.detailed);
     assert!(a.filter_records.is_empty());
     let totals = a.totals();
@@ -527,7 +523,7 @@ mod node_name_affinity {
         h.create(Object::Pod(Box::new(pinned("ds-a", "node-2", "100m")))).unwrap();
         h.run_until_idle(10_000);
         assert_eq!(h.node_of("default", "ds-a").as_deref(), Some("node-2"));
-        assert_eq!(h.scheduler.attempts("default", "ds-a")[0].evaluated_nodes, 1);
+        assert_eq!(h.scheduler().attempts("default", "ds-a")[0].evaluated_nodes, 1);
         let mut filler = make_pod("filler", &[("cpu", "1")]);
         filler.spec.as_mut().unwrap().node_name = Some("node-1".into());
         h.create(Object::Pod(Box::new(filler))).unwrap();
@@ -562,12 +558,10 @@ fn spread_rejected_pods_requeue_only_for_matching_pods() {
     // Zone a has two "w" pods, zone b none; a new "w" pod may only go to b, which is cordoned.
     h.create(Object::Pod(Box::new(labelled("w0", "w", Some("a1"))))).unwrap();
     h.create(Object::Pod(Box::new(labelled("w1", "w", Some("a1"))))).unwrap();
-    let mut b = h.api.lookup(("", "nodes"), "", "b1").unwrap().as_node().unwrap().clone();
+    let mut b = h.api().lookup(("", "nodes"), "", "b1").unwrap().as_node().unwrap().clone();
     b.spec.get_or_insert_with(Default::default).unschedulable = Some(true);
     b.metadata.resource_version = None;
-    let actor: std::sync::Arc<str> = "kubectl".into();
-    let mut req = kubesim_apiserver::Request { now: h.now, rng: &mut h.rng, actor: &actor };
-    h.api.update(Object::Node(Box::new(b)), &mut req).unwrap();
+    h.update(Object::Node(Box::new(b))).unwrap();
     let mut spread = labelled("w2", "w", None);
     spread.spec.as_mut().unwrap().topology_spread_constraints = Some(vec![TopologySpreadConstraint {
         max_skew: 1,
@@ -578,14 +572,14 @@ fn spread_rejected_pods_requeue_only_for_matching_pods() {
     }]);
     h.create(Object::Pod(Box::new(spread))).unwrap();
     h.run_until_idle(10_000);
-    assert_eq!(h.scheduler.attempts("default", "w2").len(), 1);
+    assert_eq!(h.scheduler().attempts("default", "w2").len(), 1);
     // An unrelated pod lands: no retry.
     h.create(Object::Pod(Box::new(labelled("other", "x", None)))).unwrap();
     h.run_until_idle(20_000);
     assert_eq!(h.node_of("default", "other").as_deref(), Some("a1"));
-    assert_eq!(h.scheduler.attempts("default", "w2").len(), 1);
+    assert_eq!(h.scheduler().attempts("default", "w2").len(), 1);
     // A matching pod lands: the spread pod is retried.
     h.create(Object::Pod(Box::new(labelled("w3", "w", Some("a1"))))).unwrap();
     h.run_until_idle(30_000);
-    assert_eq!(h.scheduler.attempts("default", "w2").len(), 2);
+    assert_eq!(h.scheduler().attempts("default", "w2").len(), 2);
 }

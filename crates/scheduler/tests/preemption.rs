@@ -111,7 +111,7 @@ fn preemption_prefers_nodes_without_pdb_violations() {
     high.spec.as_mut().unwrap().priority_class_name = Some("high".into());
     h.create(Object::Pod(Box::new(high))).unwrap();
     h.run_until_idle(10_000);
-    let a = &h.scheduler.attempts("default", "high")[0];
+    let a = &h.scheduler().attempts("default", "high")[0];
     assert_eq!(a.nominated_node.as_deref(), Some("node-b"));
     assert_eq!(a.victims, vec!["default/plain".to_string()]);
     assert!(h.pod("default", "protected").unwrap().metadata.deletion_timestamp.is_none());

@@ -1,17 +1,16 @@
 //! The bridge from the world to the kubectl command layer (`kubesim-kubectl`): commands run as
-//! actor "kubectl" at the world's current virtual time; logs and exec reach the kubelets.
+//! actor "kubectl" at the world's current virtual time; logs and exec reach the containers
+//! through their node's host (as the API server proxies them to the node's kubelet).
 
-use crate::scenario::ApplyOutcome;
 use crate::world::World;
-use kubesim_kubectl::{ApplyResult, ClusterView};
-
+use kubesim_kubectl::ClusterView;
 use std::collections::BTreeMap;
 
 /// What kubectl sees of the cluster beyond the API server: files registered with the world,
-/// container logs and exec through the node's kubelet.
+/// container logs and exec through the node's host.
 struct WorldView<'a> {
     files: &'a BTreeMap<String, String>,
-    kubelets: BTreeMap<String, &'a mut kubesim_kubelet::Kubelet>,
+    hosts: &'a mut BTreeMap<String, kubesim_host::Host>,
     pods: BTreeMap<(String, String), (String, String, Vec<String>)>,
     now: kubesim_api::Millis,
 }
@@ -36,18 +35,18 @@ impl ClusterView for WorldView<'_> {
     }
     fn logs(&self, namespace: &str, pod: &str, container: Option<&str>, previous: bool) -> Result<String, String> {
         let (node, uid, container) = self.locate(namespace, pod, container)?;
-        let kubelet = self.kubelets.get(&node).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
-        kubelet.logs(&uid, &container, previous)
+        let host = self.hosts.get(&node).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
+        host.cri.logs(&uid, &container, previous)
     }
     fn exec(&mut self, namespace: &str, pod: &str, container: Option<&str>, command: &[String]) -> Result<(String, i32), String> {
         let (node, uid, container) = self.locate(namespace, pod, container)?;
         let now = self.now;
-        let kubelet = self.kubelets.get_mut(&node).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
-        kubelet.exec(&uid, &container, command, now)
+        let host = self.hosts.get_mut(&node).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
+        host.cri.exec_in(&uid, &container, command, now)
     }
     fn usage(&self, namespace: &str, pod: &str) -> Option<(i64, i64)> {
         let (node, uid, _) = self.locate(namespace, pod, None).ok()?;
-        self.kubelets.get(&node)?.usage(&uid)
+        self.hosts.get(&node)?.cri.pod_usage(&uid)
     }
 }
 
@@ -70,8 +69,8 @@ pub fn kubectl(world: &mut World, args: &str) -> (String, String, i32) {
             )
         })
         .collect();
-    let output = world.with_kubectl(|api, req, files, kubelets| {
-        let mut view = WorldView { files, kubelets, pods, now: req.now };
+    let output = world.with_kubectl(|api, req, files, hosts| {
+        let mut view = WorldView { files, hosts, pods, now: req.now };
         kubesim_kubectl::run_line(args, api, req, &mut view)
     });
     (output.stdout, output.stderr, output.exit_code)
@@ -101,8 +100,8 @@ pub fn kubectl_argv(world: &mut World, argv: &[String]) -> (String, String, i32)
             )
         })
         .collect();
-    let output = world.with_kubectl(|api, req, files, kubelets| {
-        let mut view = WorldView { files, kubelets, pods, now: req.now };
+    let output = world.with_kubectl(|api, req, files, hosts| {
+        let mut view = WorldView { files, hosts, pods, now: req.now };
         kubesim_kubectl::run(&argv, api, req, &mut view)
     });
     (output.stdout, output.stderr, output.exit_code)
@@ -171,29 +170,6 @@ pub fn files_named(argv: &[String]) -> Vec<String> {
         i += if flag.is_empty() { 1 } else { consumed.min(argv.len() - i).max(1) };
     }
     out
-}
-
-/// `kubectl apply -f` of one file's text at the world's current time.
-pub fn apply_file(world: &mut World, file: &str, text: &str) -> Vec<ApplyOutcome> {
-    let results: Vec<ApplyResult> = world.api_request(kubesim_kubectl::ACTOR, |api, req| kubesim_kubectl::apply_text(file, text, "default", api, req));
-    let mut outcomes = Vec::new();
-    for result in results {
-        for warning in &result.warnings {
-            outcomes.push(ApplyOutcome::Warning(warning.clone()));
-        }
-        match &result.outcome {
-            Ok(_) => outcomes.push(ApplyOutcome::Applied(result.line())),
-            Err(message) => {
-                let located = if message.contains(file) && (message.contains("document") || result.document == 0) {
-                    message.clone()
-                } else {
-                    format!("{message} (in {file}, document {})", result.document)
-                };
-                outcomes.push(ApplyOutcome::Failed(located));
-            }
-        }
-    }
-    outcomes
 }
 
 #[cfg(test)]

@@ -1,7 +1,11 @@
 //! The simulation world and everything around it. Start here:
-//! - [`world::World`]: the virtual clock, the seeded RNG, the event queue, the API server and
-//!   every component; `step()` is the only driver.
-//! - [`scenario`]: input files in, objects applied at t=0.
+//! - [`world::World`]: the component runtime (clock, RNG, queue, API server, hosts, fabric)
+//!   wired as a cluster: controllers, scheduler, metrics-server, and per node a host with its
+//!   agents; `step()` is the only driver.
+//! - [`fault`]: faults as typed verbs, parsed once for the CLI, `--at` and the browser.
+//! - [`metrics_server`]: the metrics-server addon (resource metrics API).
+//! - [`loader`]: the one loader — input files in, a world out (CLI, browser and tests alike).
+//! - [`scenario`]: input files and their decoding.
 //! - [`cluster`]: the built-in namespaces and the default nodes.
 //! - [`commands`]: `kubectl ...` and `fault ...` commands against the world.
 //! - [`view`]: the one narrow interface the UI consumes (plain data snapshots).
@@ -12,10 +16,14 @@
 
 pub mod cluster;
 pub mod commands;
+pub mod fault;
+pub mod loader;
+pub mod metrics_server;
 pub mod run;
 pub mod scenario;
 pub mod view;
 pub mod world;
 
+pub use fault::Fault;
 pub use run::{RunOptions, RunOutcome};
 pub use world::World;

@@ -1,7 +1,8 @@
 //! `kubesim run`: the whole pipeline from input files to the final state, shared by the native
 //! CLI and the wasm tests (so both produce the same history).
 
-use crate::scenario::{decode_inputs, ApplyOutcome, InputFile};
+use crate::loader::FileOutcome;
+use crate::scenario::InputFile;
 use crate::world::World;
 use kubesim_api::Millis;
 
@@ -25,82 +26,32 @@ pub struct RunOptions {
 pub struct RunOutcome {
     /// The world after the run.
     pub world: World,
-    /// Per-document apply results at t=0.
-    pub applied: Vec<ApplyOutcome>,
-    /// Errors for documents that did not decode or apply (stderr lines).
+    /// Per input file: what applying it at t=0 printed.
+    pub files: Vec<FileOutcome>,
+    /// Errors for documents that did not decode or apply, and world-level errors (stderr lines).
     pub errors: Vec<String>,
 }
 
-/// Runs a scenario: the default cluster unless the input has Nodes, every file applied at t=0
-/// with `kubectl apply -f` semantics, `--at` commands queued, then the clock runs.
+/// Runs a scenario: [`start`], then the clock runs.
 pub fn run(options: RunOptions) -> RunOutcome {
-    let (mut world, config_errors) = world_for(options.seed, &options.files);
-    let (applied, mut errors) = load(&mut world, &options.files);
-    errors.extend(config_errors);
-    for (at, line) in &options.commands {
-        world.schedule_command(*at, line);
-    }
+    let (mut world, files, errors) = start(&options);
     match options.duration_ms {
         Some(duration) => world.run_until(duration),
         None => world.run_until_quiet(DEFAULT_LIMIT_MS),
     }
-    RunOutcome { world, applied, errors }
+    RunOutcome { world, files, errors }
 }
 
-/// A fresh world for these inputs: a `KubeSchedulerConfiguration` document among them
-/// configures the scheduler (it is not an API object, so it is not applied).
-pub fn world_for(seed: u64, files: &[InputFile]) -> (World, Vec<String>) {
-    let mut config = crate::world::WorldConfig::seeded(seed);
-    let mut errors = Vec::new();
-    for file in files {
-        let (documents, _) = kubesim_api::decode::parse_documents(&file.name, &file.text);
-        for document in documents {
-            if document.value.get("kind").and_then(|k| k.as_str()) == Some("KubeSchedulerConfiguration") {
-                config.scheduler_config = Some(document.value.clone());
-            }
-        }
+/// The world at t=0 of a run: the input loaded by the one loader ([`crate::loader::load`]) and
+/// the `--at` commands queued. Returns the per-file outcomes and every error line.
+pub fn start(options: &RunOptions) -> (World, Vec<FileOutcome>, Vec<String>) {
+    let (mut world, files, world_errors) = crate::loader::load(crate::world::WorldConfig::seeded(options.seed), &options.files);
+    let mut errors: Vec<String> = files.iter().flat_map(|f| f.errors.iter().map(|e| e.message.clone())).collect();
+    errors.extend(world_errors);
+    for (at, line) in &options.commands {
+        world.schedule_command(*at, line);
     }
-    match World::build(config.clone()) {
-        Ok(world) => (world, errors),
-        Err(e) => {
-            errors.push(format!("error: invalid KubeSchedulerConfiguration: {e}; using the default profile"));
-            config.scheduler_config = None;
-            (World::build(config).expect("the default configuration is valid"), errors)
-        }
-    }
-}
-
-/// Loads input into a fresh world at t=0 (the part of [`run`] before the clock runs; the UI
-/// uses it too). Returns the per-document outcomes and the error lines.
-pub fn load(world: &mut World, files: &[InputFile]) -> (Vec<ApplyOutcome>, Vec<String>) {
-    let decoded = decode_inputs(files);
-    if decoded.nodes.is_empty() {
-        world.add_default_nodes();
-    }
-    let mut applied = Vec::new();
-    for file in files {
-        world.add_file(&file.name, &file.text);
-        applied.extend(crate::commands::apply_file(world, &file.name, &file.text));
-    }
-    world.adopt_nodes();
-    // Loud, not guessed: container scripts using commands the shell model does not implement.
-    for (file, document, object, _) in &decoded.objects {
-        for warning in unsupported_command_warnings(object) {
-            applied.push(ApplyOutcome::Warning(format!("Warning: {file} (document {document}): {warning}")));
-        }
-    }
-    // KubeSchedulerConfiguration documents configured the scheduler (see world_for); kubectl
-    // rightly cannot apply them, so their "no matches for kind" results are dropped.
-    let applied: Vec<ApplyOutcome> =
-        applied.into_iter().filter(|o| !matches!(o, ApplyOutcome::Failed(line) if line.contains("\"KubeSchedulerConfiguration\""))).collect();
-    let errors = applied
-        .iter()
-        .filter_map(|o| match o {
-            ApplyOutcome::Failed(line) => Some(line.clone()),
-            _ => None,
-        })
-        .collect();
-    (applied, errors)
+    (world, files, errors)
 }
 
 /// Warnings for containers (of a Pod or any workload's pod template) whose `sh -c` scripts use
@@ -119,7 +70,7 @@ pub fn unsupported_command_warnings(object: &kubesim_api::Object) -> Vec<String>
             let strings = |key: &str| -> Vec<String> {
                 container.get(key).and_then(|v| v.as_array()).map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect()).unwrap_or_default()
             };
-            let unknown = kubesim_kubelet::process::unsupported_commands(&strings("command"), &strings("args"));
+            let unknown = kubesim_host::process::unsupported_commands(&strings("command"), &strings("args"));
             if !unknown.is_empty() {
                 warnings.push(format!(
                     "{}/{} container {:?}: the simulated shell does not implement {} (they exit 127, \"not found\", when the container runs)",
@@ -155,12 +106,9 @@ pub fn list_all(world: &World) -> serde_json::Value {
 /// A stable fingerprint of a trace: FNV-1a 64 over its JSON lines, as 16 hex digits. Native and
 /// wasm runs of the same input and seed must agree on it.
 pub fn trace_hash(trace: &[crate::world::TraceRecord]) -> String {
-    let mut h: u64 = 0xcbf29ce484222325;
+    let mut h = kubesim_api::hash::Fnv64::new();
     for record in trace {
-        for b in record.to_json_line().bytes().chain([b'\n']) {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x100000001b3);
-        }
+        h = h.bytes(record.to_json_line().as_bytes()).byte(b'\n');
     }
-    format!("{h:016x}")
+    format!("{:016x}", h.finish())
 }

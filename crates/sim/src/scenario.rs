@@ -1,7 +1,6 @@
-//! Loading input: multi-document YAML files applied at t=0 "as `kubectl apply -f` would", with
-//! Nodes split out (they get kubelets) and errors collected per document.
+//! Input files and their decoding (documents to objects, Nodes split out, errors collected per
+//! document). Applying them is the loader's job ([`crate::loader`]).
 
-use crate::world::World;
 use kubesim_api::decode::{decode_document, parse_documents, unknown_fields, DecodeError};
 use kubesim_api::k8s_openapi::api::core::v1::Node;
 use kubesim_api::object::Object;
@@ -13,17 +12,6 @@ pub struct InputFile {
     pub name: String,
     /// Its text.
     pub text: String,
-}
-
-/// The result of applying one document (or one object of a List).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ApplyOutcome {
-    /// kubectl's line, e.g. `pod/nginx created`.
-    Applied(String),
-    /// A warning (unknown fields), kubectl style.
-    Warning(String),
-    /// The document failed: the full error line.
-    Failed(String),
 }
 
 /// Decoded input, in order.
@@ -59,14 +47,4 @@ pub fn decode_inputs(files: &[InputFile]) -> Decoded {
         decoded.errors.extend(errors);
     }
     decoded
-}
-
-/// Applies decoded objects with `kubectl apply` semantics (re-encoded per object).
-pub fn apply_objects(world: &mut World, objects: Vec<(String, usize, Object, Vec<String>)>) -> Vec<ApplyOutcome> {
-    let mut outcomes = Vec::new();
-    for (file, index, object, _) in objects {
-        let text = kubesim_api::decode::to_yaml(&object.to_json());
-        outcomes.extend(crate::commands::apply_file(world, &format!("{file}#{index}"), &text));
-    }
-    outcomes
 }

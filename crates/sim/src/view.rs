@@ -2,7 +2,7 @@
 //! demand. The UI never touches the store, components or k8s-openapi types directly.
 
 use crate::world::World;
-use kubesim_api::k8s_openapi::api::core::v1::{ContainerState, Node, Pod, PodSpec, PodStatus};
+use kubesim_api::k8s_openapi::api::core::v1::{Node, Pod, PodSpec, PodStatus};
 use kubesim_api::object::Object;
 use kubesim_api::quantity::parse_milli;
 use kubesim_api::time::millis_of;
@@ -188,11 +188,9 @@ fn node_view(node: &Node, world: &World) -> NodeView {
             continue;
         }
         count += 1;
-        for c in pod.spec.iter().flat_map(|s| s.containers.iter()) {
-            let requests = c.resources.as_ref().and_then(|r| r.requests.as_ref());
-            cpu += quantity(requests, "cpu");
-            memory += quantity(requests, "memory");
-        }
+        let requests = kubesim_api::resources::pod_requests(pod).requests;
+        cpu += requests.milli_cpu as i128;
+        memory += requests.memory as i128 * 1000;
     }
     NodeView {
         zone: node.metadata.labels.as_ref().and_then(|l| l.get("topology.kubernetes.io/zone").cloned()).unwrap_or_default(),
@@ -275,7 +273,7 @@ pub fn pod_view(pod: &Pod) -> PodView {
             _ => Lifecycle::ContainerCreating,
         }
     };
-    let status_word = kubectl_status(pod);
+    let status_word = kubesim_api::pod::status_word(pod);
     PodView {
         namespace: pod.metadata.namespace.clone().unwrap_or_default(),
         name: pod.metadata.name.clone().unwrap_or_default(),
@@ -291,71 +289,6 @@ pub fn pod_view(pod: &Pod) -> PodView {
         created_ms: pod.metadata.creation_timestamp.as_ref().map(millis_of).unwrap_or(0),
         labels: pod.metadata.labels.iter().flatten().map(|(k, v)| format!("{k}={v}")).collect(),
     }
-}
-
-/// kubectl's STATUS column (printers.go printPod), the common cases.
-pub fn kubectl_status(pod: &Pod) -> String {
-    let no_status = PodStatus::default();
-    let no_spec = PodSpec::default();
-    let status = pod.status.as_ref().unwrap_or(&no_status);
-    let spec = pod.spec.as_ref().unwrap_or(&no_spec);
-    let mut reason = status.reason.clone().unwrap_or_else(|| status.phase.clone().unwrap_or_else(|| "Pending".into()));
-    let init_count = spec.init_containers.as_ref().map_or(0, |c| c.len());
-    let mut initializing = false;
-    for (i, s) in status.init_container_statuses.iter().flatten().enumerate() {
-        let restartable = spec.init_containers.as_ref().and_then(|c| c.get(i)).and_then(|c| c.restart_policy.as_deref()) == Some("Always");
-        let no_state = ContainerState::default();
-        let state = s.state.as_ref().unwrap_or(&no_state);
-        if let Some(t) = state.terminated.as_ref() {
-            if t.exit_code == 0 {
-                continue;
-            }
-            reason = match &t.reason {
-                Some(r) if !r.is_empty() => format!("Init:{r}"),
-                _ => format!("Init:ExitCode:{}", t.exit_code),
-            };
-            initializing = true;
-        } else if restartable && s.started == Some(true) {
-            continue;
-        } else if let Some(w) = state.waiting.as_ref().filter(|w| w.reason.as_deref().is_some_and(|r| !r.is_empty() && r != "PodInitializing")) {
-            reason = format!("Init:{}", w.reason.clone().unwrap_or_default());
-            initializing = true;
-        } else {
-            reason = format!("Init:{i}/{init_count}");
-            initializing = true;
-        }
-        break;
-    }
-    if !initializing {
-        let mut has_running = false;
-        for s in status.container_statuses.iter().flatten().rev() {
-            let no_state = ContainerState::default();
-            let state = s.state.as_ref().unwrap_or(&no_state);
-            if let Some(w) = state.waiting.as_ref().and_then(|w| w.reason.clone()).filter(|r| !r.is_empty()) {
-                reason = w;
-            } else if let Some(t) = state.terminated.as_ref() {
-                reason = match &t.reason {
-                    Some(r) if !r.is_empty() => r.clone(),
-                    _ if t.signal.unwrap_or(0) != 0 => format!("Signal:{}", t.signal.unwrap_or(0)),
-                    _ => format!("ExitCode:{}", t.exit_code),
-                };
-            } else if s.ready && state.running.is_some() {
-                has_running = true;
-            }
-        }
-        if reason == "Completed" && has_running {
-            let ready = status.conditions.iter().flatten().any(|c| c.type_ == "Ready" && c.status == "True");
-            reason = if ready { "Running".into() } else { "NotReady".into() };
-        }
-    }
-    if pod.metadata.deletion_timestamp.is_some() {
-        if status.reason.as_deref() == Some("NodeLost") {
-            reason = "Unknown".into();
-        } else if reason != "Completed" && reason != "Error" {
-            reason = "Terminating".into();
-        }
-    }
-    reason
 }
 
 /// One message in the component flow: an API write or a CRI call.

@@ -2,7 +2,7 @@
 //! `World: Clone` (time-travel snapshots): a clone taken mid-run is an independent world whose
 //! future is bit-identical to the original's and to a fresh run's.
 
-use kubesim_sim::run::{list_all, load, run, trace_hash, world_for, RunOptions};
+use kubesim_sim::run::{list_all, run, trace_hash, RunOptions};
 use kubesim_sim::scenario::InputFile;
 use kubesim_sim::view;
 use kubesim_sim::World;
@@ -41,13 +41,9 @@ fn commands() -> Vec<(u64, String)> {
 
 /// The world at t=0 with the inputs loaded and the commands queued (as `kubesim run` does).
 fn start() -> World {
-    let (mut world, errors) = world_for(SEED, &files());
+    let options = RunOptions { files: files(), seed: SEED, commands: commands(), ..Default::default() };
+    let (world, _, errors) = kubesim_sim::run::start(&options);
     assert!(errors.is_empty(), "{errors:?}");
-    let (_, errors) = load(&mut world, &files());
-    assert!(errors.is_empty(), "{errors:?}");
-    for (at, line) in commands() {
-        world.schedule_command(at, &line);
-    }
     world
 }
 

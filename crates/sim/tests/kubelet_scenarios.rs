@@ -6,15 +6,15 @@
 use kubesim_api::k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 use kubesim_api::object::{kind_info, Object};
 use kubesim_apiserver::DeleteOptions;
-use kubesim_sim::scenario::{apply_objects, decode_inputs, InputFile};
+use kubesim_sim::loader::apply;
+use kubesim_sim::scenario::InputFile;
 use kubesim_sim::World;
 
 fn world_with(yaml: &str) -> World {
     let mut world = World::new(1);
     world.add_default_nodes();
-    let decoded = decode_inputs(&[InputFile { name: "test.yaml".into(), text: yaml.into() }]);
-    assert!(decoded.errors.is_empty(), "{:?}", decoded.errors);
-    apply_objects(&mut world, decoded.objects);
+    let outcome = apply(&mut world, &InputFile { name: "test.yaml".into(), text: yaml.into() });
+    assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
     world
 }
 
@@ -132,8 +132,9 @@ fn crashing_containers_back_off_exponentially() {
     assert!(running || waiting.unwrap().reason.as_deref() == Some("CrashLoopBackOff"));
     assert!(events(&world, "crasher").iter().any(|e| e.1 == "BackOff" && e.2.starts_with("Back-off restarting failed container app in pod crasher_default(")));
     let logs = world
-        .kubelet(pod(&world, "crasher").unwrap().spec.unwrap().node_name.as_deref().unwrap())
+        .host(pod(&world, "crasher").unwrap().spec.unwrap().node_name.as_deref().unwrap())
         .unwrap()
+        .cri
         .logs(&pod(&world, "crasher").unwrap().metadata.uid.unwrap(), "app", false)
         .unwrap();
     assert_eq!(logs, "starting\n");
@@ -223,7 +224,7 @@ fn commands_example_prints_its_environment() {
     let pod = pod(&world, "command-demo").unwrap();
     assert_eq!(pod.status.as_ref().unwrap().phase.as_deref(), Some("Succeeded"));
     let node = pod.spec.as_ref().unwrap().node_name.clone().unwrap();
-    let logs = world.kubelet(&node).unwrap().logs(pod.metadata.uid.as_ref().unwrap(), "command-demo-container", false).unwrap();
+    let logs = world.host(&node).unwrap().cri.logs(pod.metadata.uid.as_ref().unwrap(), "command-demo-container", false).unwrap();
     assert_eq!(logs, "command-demo\ntcp://10.96.0.1:443\n");
 }
 
@@ -237,16 +238,18 @@ fn missing_config_fails_container_creation_until_it_exists() {
     let waiting = container(&world, "cfg").state.unwrap().waiting.unwrap();
     assert_eq!(waiting.reason.as_deref(), Some("CreateContainerConfigError"));
     assert_eq!(waiting.message.as_deref(), Some("configmap \"settings\" not found"));
-    let decoded = decode_inputs(&[InputFile {
-        name: "cm.yaml".into(),
-        text: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: default}\ndata: {level: debug}\n".into(),
-    }]);
-    apply_objects(&mut world, decoded.objects);
+    apply(
+        &mut world,
+        &InputFile {
+            name: "cm.yaml".into(),
+            text: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: default}\ndata: {level: debug}\n".into(),
+        },
+    );
     world.run_until(40_000);
     let status = container(&world, "cfg");
     assert!(status.state.unwrap().running.is_some());
     let p = pod(&world, "cfg").unwrap();
-    let logs = world.kubelet(p.spec.as_ref().unwrap().node_name.as_deref().unwrap()).unwrap().logs(p.metadata.uid.as_ref().unwrap(), "app", false).unwrap();
+    let logs = world.host(p.spec.as_ref().unwrap().node_name.as_deref().unwrap()).unwrap().cri.logs(p.metadata.uid.as_ref().unwrap(), "app", false).unwrap();
     assert_eq!(logs, "debug\n");
 }
 
@@ -294,18 +297,18 @@ fn memory_pressure_evicts_the_greediest_pod() {
 fn with_configmaps(pod_file: &str) -> World {
     let mut world = World::new(1);
     world.add_default_nodes();
-    let decoded = decode_inputs(&[
-        InputFile { name: "configmaps.yaml".into(), text: docs("configmap/configmaps.yaml") },
-        InputFile { name: "pod.yaml".into(), text: docs(pod_file) },
-    ]);
-    assert!(decoded.errors.is_empty(), "{:?}", decoded.errors);
-    apply_objects(&mut world, decoded.objects);
+    for file in
+        [InputFile { name: "configmaps.yaml".into(), text: docs("configmap/configmaps.yaml") }, InputFile { name: "pod.yaml".into(), text: docs(pod_file) }]
+    {
+        let outcome = apply(&mut world, &file);
+        assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
+    }
     world
 }
 
 fn logs_of(world: &World, name: &str, container: &str) -> String {
     let p = pod(world, name).unwrap();
-    world.kubelet(p.spec.as_ref().unwrap().node_name.as_deref().unwrap()).unwrap().logs(p.metadata.uid.as_ref().unwrap(), container, false).unwrap()
+    world.host(p.spec.as_ref().unwrap().node_name.as_deref().unwrap()).unwrap().cri.logs(p.metadata.uid.as_ref().unwrap(), container, false).unwrap()
 }
 
 // pods/pod-configmap-volume.yaml: "ls /etc/config/" lists the ConfigMap's keys (docs: special.how).
@@ -412,14 +415,7 @@ fn unsupported_shell_commands_are_reported_at_apply_time() {
         duration_ms: Some(1_000),
         ..Default::default()
     });
-    let warnings: Vec<String> = outcome
-        .applied
-        .iter()
-        .filter_map(|o| match o {
-            kubesim_sim::scenario::ApplyOutcome::Warning(w) => Some(w.clone()),
-            _ => None,
-        })
-        .collect();
+    let warnings: Vec<String> = outcome.files.iter().flat_map(|f| f.warnings.iter().cloned()).collect();
     assert_eq!(warnings, vec!["Warning: tool.yaml (document 1): deployment/tool container \"c\": the simulated shell does not implement \"apk\", \"jq\" (they exit 127, \"not found\", when the container runs)".to_string()]);
 }
 
@@ -429,17 +425,14 @@ fn unsupported_shell_commands_are_reported_at_apply_time() {
 fn pods_wait_for_their_claims_to_bind() {
     let mut world = World::new(1);
     world.add_default_nodes();
-    let pod_only = decode_inputs(&[InputFile { name: "pv-pod.yaml".into(), text: docs("pods/storage/pv-pod.yaml") }]);
-    apply_objects(&mut world, pod_only.objects);
+    apply(&mut world, &InputFile { name: "pv-pod.yaml".into(), text: docs("pods/storage/pv-pod.yaml") });
     world.run_until(20_000);
     let waiting = container(&world, "task-pv-pod").state.unwrap().waiting.unwrap();
     assert_eq!(waiting.reason.as_deref(), Some("ContainerCreating"));
     assert!(events(&world, "task-pv-pod").iter().any(|e| e.1 == "FailedMount" && e.2.contains("persistentvolumeclaim \"task-pv-claim\"")));
-    let storage = decode_inputs(&[
-        InputFile { name: "pv-volume.yaml".into(), text: docs("pods/storage/pv-volume.yaml") },
-        InputFile { name: "pv-claim.yaml".into(), text: docs("pods/storage/pv-claim.yaml") },
-    ]);
-    apply_objects(&mut world, storage.objects);
+    for name in ["pods/storage/pv-volume.yaml", "pods/storage/pv-claim.yaml"] {
+        apply(&mut world, &InputFile { name: name.into(), text: docs(name) });
+    }
     world.run_until(60_000);
     let pvc = world.api().lookup(("", "persistentvolumeclaims"), "default", "task-pv-claim").unwrap().to_json();
     assert_eq!(pvc["status"]["phase"], "Bound", "{pvc}");

@@ -1,18 +1,22 @@
-//! How components (controllers, the scheduler, kubelets) live in the simulation: they declare
-//! what they watch, react to watch events and timers, and act only through [`Ctx`] — API calls
-//! recorded with their actor name, timers on the virtual clock, the world's RNG, and notes for
-//! the trace (CRI calls and other non-API messages the UI animates).
+//! How components (controllers, the scheduler, node agents) live in the simulation: they
+//! declare what they watch, react to watch events and timers, and act only through [`Ctx`] —
+//! API calls recorded with their actor name, timers on the virtual clock, the world's RNG,
+//! their host (node agents), and notes for the trace (CRI calls and other non-API messages the
+//! UI animates).
 
-use crate::error::Result;
-use crate::server::{ApiServer, DeleteOptions, Deleted, Request};
-use crate::SimRng;
+use crate::fabric::Fabric;
+use crate::metrics::ResourceMetrics;
 use kubesim_api::k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::{KindInfo, Object};
 use kubesim_api::time::time_at;
 use kubesim_api::Millis;
+use kubesim_apiserver::error::Result;
+use kubesim_apiserver::{ApiError, ApiServer, DeleteOptions, Deleted, Request, SimRng};
+use kubesim_host::Host;
 use kubesim_store::{EventType, Resource};
 use std::any::Any;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Which objects a component's watch selects.
@@ -100,11 +104,40 @@ pub struct Ctx<'a> {
     pub timers: &'a mut Vec<TimerRequest>,
     /// Notes recorded during this step.
     pub notes: &'a mut Vec<Note>,
+    /// The host this component runs on (node agents); `None` on the control plane.
+    pub host: Option<&'a mut Host>,
+    /// Every host, read-only, for control-plane components that query nodes over the network
+    /// (the metrics-server's scrapes); `None` for node agents.
+    pub hosts: Option<&'a BTreeMap<String, Host>>,
+    /// Whether this component reaches the API server. While false (its host is partitioned
+    /// away), every write fails with a connection error and no watch events arrive. Reads of
+    /// `api` are not checked: components must not read state they could not have fetched.
+    pub connected: bool,
+    /// The network fabric (addresses, routes, partitions).
+    pub fabric: &'a mut Fabric,
+    /// The resource metrics API (metrics.k8s.io): the metrics-server writes it, the HPA reads it.
+    pub metrics: &'a mut ResourceMetrics,
 }
 
+/// The error a write gets while the component cannot reach the API server (client-go's dial
+/// error; no `metav1.Status`, hence code 0).
+pub fn unreachable_error() -> ApiError {
+    ApiError { code: 0, reason: "Unreachable", message: format!("dial tcp {API_SERVER_ENDPOINT}: i/o timeout") }
+}
+
+/// Where components reach the API server (kind's control-plane node, port 6443).
+pub const API_SERVER_ENDPOINT: &str = "172.18.0.1:6443";
+
 impl Ctx<'_> {
-    fn request(&mut self) -> (Request<'_>, &mut ApiServer) {
-        (Request { now: self.now, rng: self.rng, actor: &self.actor }, self.api)
+    fn request(&mut self) -> Result<(Request<'_>, &mut ApiServer)> {
+        if !self.connected {
+            return Err(unreachable_error());
+        }
+        Ok((Request { now: self.now, rng: self.rng, actor: &self.actor }, self.api))
+    }
+    /// The component's host (node agents only).
+    pub fn host_mut(&mut self) -> Option<&mut Host> {
+        self.host.as_deref_mut()
     }
     /// Wakes this component with `token` after `delay_ms`.
     pub fn after(&mut self, delay_ms: Millis, token: u64) {
@@ -120,32 +153,35 @@ impl Ctx<'_> {
     }
     /// POST.
     pub fn create(&mut self, object: Object) -> Result<Arc<Object>> {
-        let (mut req, api) = self.request();
+        let (mut req, api) = self.request()?;
         api.create(object, &mut req)
     }
     /// PUT.
     pub fn update(&mut self, object: Object) -> Result<Arc<Object>> {
-        let (mut req, api) = self.request();
+        let (mut req, api) = self.request()?;
         api.update(object, &mut req)
     }
     /// PUT status.
     pub fn update_status(&mut self, object: Object) -> Result<Arc<Object>> {
-        let (mut req, api) = self.request();
+        let (mut req, api) = self.request()?;
         api.update_status(object, &mut req)
     }
     /// POST pods/binding.
     pub fn bind(&mut self, namespace: &str, name: &str, node: &str) -> Result<Arc<Object>> {
-        let (mut req, api) = self.request();
+        let (mut req, api) = self.request()?;
         api.bind(namespace, name, node, &mut req)
     }
     /// DELETE.
     pub fn delete(&mut self, info: &KindInfo, namespace: &str, name: &str, options: DeleteOptions) -> Result<Deleted> {
-        let (mut req, api) = self.request();
+        let (mut req, api) = self.request()?;
         api.delete(info, namespace, name, options, &mut req)
     }
     /// Records a v1 Event about `object` (aggregating repeats as the event recorder does:
     /// same object, reason, message and source → count + 1 and a new lastTimestamp).
     pub fn event(&mut self, object: &Object, type_: &str, reason: &str, message: String) {
+        if !self.connected {
+            return; // the event broadcaster drops what it cannot send
+        }
         let component = match self.actor.split('/').next().unwrap_or(&self.actor) {
             "scheduler" => "default-scheduler".to_string(), // the profile's schedulerName
             other => other.to_string(),
@@ -167,7 +203,7 @@ impl Ctx<'_> {
         let source = EventSource { component: Some(component.clone()), host: host.clone() };
         // Aggregation: the recorder's cache maps (object, reason, message, source) to the event.
         let key = {
-            let mut h: u64 = 0xcbf29ce484222325;
+            let mut h = kubesim_api::hash::Fnv64::new();
             for part in [
                 &namespace,
                 involved.uid.as_deref().unwrap_or(""),
@@ -177,12 +213,9 @@ impl Ctx<'_> {
                 &component,
                 host.as_deref().unwrap_or(""),
             ] {
-                for b in part.bytes().chain([0xff]) {
-                    h ^= b as u64;
-                    h = h.wrapping_mul(0x100000001b3);
-                }
+                h = h.bytes(part.as_bytes()).byte(0xff);
             }
-            h
+            h.finish()
         };
         let existing = self
             .api
@@ -260,9 +293,58 @@ impl Clone for Box<dyn Component> {
     }
 }
 
-/// A simulated control-plane component. Components must be `Clone` (via [`ComponentClone`]):
-/// a clone's future is bit-identical to the original's, so everything they hold is plain data.
-pub trait Component: ComponentClone {
+/// What happens to the host a node agent runs on (delivered by the runtime, see
+/// [`Component::on_host`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostEvent {
+    /// The machine is about to lose power. After this call the runtime drops every timer and
+    /// watch event of the component until [`HostEvent::PowerOn`].
+    PowerOff,
+    /// Power is back: the component's earlier timers are gone, so it re-arms what it needs and
+    /// relists.
+    PowerOn,
+    /// The host can no longer reach the API server: writes fail, watch events stop. Timers
+    /// keep running (the processes are alive).
+    Disconnected,
+    /// The host reaches the API server again: the component relists (its watches were broken).
+    Reconnected,
+    /// The agent's process restarts: it drops its in-memory state and rebuilds it from the API
+    /// server and the host.
+    Restart,
+}
+
+/// Downcasting, implemented for every `'static` type (no per-component boilerplate).
+pub trait AsAny {
+    /// `&dyn Any`.
+    fn as_any(&self) -> &dyn Any;
+    /// `&mut dyn Any`.
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+impl<T: Any> AsAny for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+impl<'a> dyn Component + 'a {
+    /// The component as its concrete type. Use this rather than `as_any` on a
+    /// `Box<dyn Component>`, which would downcast the box itself.
+    pub fn downcast_ref<T: 'static>(&self) -> Option<&T> {
+        self.as_any().downcast_ref::<T>()
+    }
+    /// The component as its concrete type, mutably.
+    pub fn downcast_mut<T: 'static>(&mut self) -> Option<&mut T> {
+        self.as_any_mut().downcast_mut::<T>()
+    }
+}
+
+/// A simulated component. Components must be `Clone` (via [`ComponentClone`]): a clone's
+/// future is bit-identical to the original's, so everything they hold is plain data.
+pub trait Component: ComponentClone + AsAny {
     /// The actor name written into the trace (`scheduler`, `kubelet/node-1`, ...).
     fn name(&self) -> &str;
     /// The watches this component holds (registered once, at start).
@@ -273,8 +355,8 @@ pub trait Component: ComponentClone {
     fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx);
     /// A timer this component requested.
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx);
-    /// Downcasting for introspection (the UI reads scheduler explanations, kubelet runtimes).
-    fn as_any(&self) -> &dyn Any;
-    /// Downcasting for fault injection.
-    fn as_any_mut(&mut self) -> &mut dyn Any;
+    /// Something happened to this component's host (node agents only). The default ignores it.
+    fn on_host(&mut self, event: HostEvent, ctx: &mut Ctx) {
+        let _ = (event, ctx);
+    }
 }

@@ -78,6 +78,20 @@ pub enum SandboxState {
     NotReady,
 }
 
+/// What the kubelet tells the runtime about a pod when it creates its sandbox (CRI
+/// `PodSandboxMetadata` plus the address the network plugin assigned).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SandboxConfig {
+    /// The pod's uid.
+    pub pod_uid: String,
+    /// The pod's name.
+    pub pod_name: String,
+    /// The pod's namespace.
+    pub pod_namespace: String,
+    /// The pod IP (the node's IP for hostNetwork pods).
+    pub ip: String,
+}
+
 /// A pod sandbox.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sandbox {
@@ -85,6 +99,10 @@ pub struct Sandbox {
     pub id: String,
     /// The pod's uid.
     pub pod_uid: String,
+    /// The pod's name.
+    pub pod_name: String,
+    /// The pod's namespace.
+    pub pod_namespace: String,
     /// The pod IP.
     pub ip: String,
     /// State.
@@ -164,7 +182,7 @@ pub struct Image {
 /// CRI RuntimeService.
 pub trait RuntimeService {
     /// Creates and starts a sandbox; returns its id.
-    fn run_pod_sandbox(&mut self, pod_uid: &str, ip: &str, id: String, now: Millis) -> Result<String, CriError>;
+    fn run_pod_sandbox(&mut self, config: &SandboxConfig, id: String, now: Millis) -> Result<String, CriError>;
     /// Stops a sandbox (and any containers still in it).
     fn stop_pod_sandbox(&mut self, id: &str, now: Millis) -> Result<(), CriError>;
     /// Removes a sandbox and its containers.
@@ -400,6 +418,53 @@ impl FakeRuntime {
         }
     }
 
+    /// Every container ever created for a pod's container (across the pod's sandboxes),
+    /// oldest first: the attempts the kubelet counts restarts over.
+    pub fn pod_container_attempts(&self, pod_uid: &str, container: &str) -> Vec<&Container> {
+        let sandboxes: Vec<&str> = self.sandboxes.values().filter(|s| s.pod_uid == pod_uid).map(|s| s.id.as_str()).collect();
+        let mut list: Vec<&Container> = self.containers.values().filter(|c| c.config.name == container && sandboxes.contains(&c.sandbox_id.as_str())).collect();
+        kubesim_api::sort::sort_by_key(&mut list, |c| (c.created_at, c.id.clone()));
+        list
+    }
+
+    /// The pod's name as its newest sandbox records it.
+    fn pod_name(&self, pod_uid: &str) -> String {
+        self.sandboxes.values().filter(|s| s.pod_uid == pod_uid).max_by_key(|s| s.created_at).map(|s| s.pod_name.clone()).unwrap_or_default()
+    }
+
+    /// Container logs (`kubectl logs`, through the kubelet's log endpoint), in the runtime's
+    /// and the kubelet's words.
+    pub fn logs(&self, pod_uid: &str, container: &str, previous: bool) -> Result<String, String> {
+        let attempts = self.pod_container_attempts(pod_uid, container);
+        let pod = self.pod_name(pod_uid);
+        let chosen = if previous {
+            attempts.iter().rev().nth(1).ok_or_else(|| format!("previous terminated container {container:?} in pod {pod:?} not found"))?
+        } else {
+            attempts.last().ok_or_else(|| format!("container {container:?} in pod {pod:?} is waiting to start: ContainerCreating"))?
+        };
+        Ok(chosen.logs.iter().map(|(_, l)| format!("{l}\n")).collect())
+    }
+
+    /// Current usage of a pod's running containers: (cpu millicores, memory bytes), as the
+    /// kubelet's resource metrics endpoint reports it to the metrics-server.
+    pub fn pod_usage(&self, pod_uid: &str) -> Option<(i64, i64)> {
+        let sandboxes: Vec<&str> = self.sandboxes.values().filter(|s| s.pod_uid == pod_uid).map(|s| s.id.as_str()).collect();
+        let mut total = (0i64, 0i64);
+        let mut any = false;
+        for c in self.containers.values().filter(|c| c.state == ContainerState::Running && sandboxes.contains(&c.sandbox_id.as_str())) {
+            any = true;
+            total.0 += c.config.usage.0;
+            total.1 += c.config.usage.1;
+        }
+        any.then_some(total)
+    }
+
+    /// `kubectl exec`: runs a command in the newest instance of a pod's container.
+    pub fn exec_in(&mut self, pod_uid: &str, container: &str, command: &[String], now: Millis) -> Result<(String, i32), String> {
+        let id = self.pod_container_attempts(pod_uid, container).last().map(|c| c.id.clone()).ok_or_else(|| format!("container {container:?} not found"))?;
+        self.exec_sync(&id, command, now).map_err(|e| e.0)
+    }
+
     /// Containers of one sandbox, oldest first.
     pub fn containers_in(&self, sandbox_id: &str) -> Vec<&Container> {
         let mut list: Vec<&Container> = self.containers.values().filter(|c| c.sandbox_id == sandbox_id).collect();
@@ -431,21 +496,26 @@ pub fn digest_ref(image: &str) -> String {
     };
     // FNV-1a over the reference, widened to 64 hex chars deterministically.
     let mut hex = String::new();
-    let mut h: u64 = 0xcbf29ce484222325;
+    let mut h = kubesim_api::hash::Fnv64::new();
     for round in 0..4u8 {
-        for b in normalized.bytes().chain([round]) {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x100000001b3);
-        }
-        hex.push_str(&format!("{h:016x}"));
+        h = h.bytes(normalized.as_bytes()).byte(round);
+        hex.push_str(&format!("{:016x}", h.finish()));
     }
     format!("{repo}@sha256:{hex}")
 }
 
 impl RuntimeService for FakeRuntime {
-    fn run_pod_sandbox(&mut self, pod_uid: &str, ip: &str, id: String, now: Millis) -> Result<String, CriError> {
-        self.sandboxes
-            .insert(id.clone(), Sandbox { id: id.clone(), pod_uid: pod_uid.to_string(), ip: ip.to_string(), state: SandboxState::Ready, created_at: now });
+    fn run_pod_sandbox(&mut self, config: &SandboxConfig, id: String, now: Millis) -> Result<String, CriError> {
+        let sandbox = Sandbox {
+            id: id.clone(),
+            pod_uid: config.pod_uid.clone(),
+            pod_name: config.pod_name.clone(),
+            pod_namespace: config.pod_namespace.clone(),
+            ip: config.ip.clone(),
+            state: SandboxState::Ready,
+            created_at: now,
+        };
+        self.sandboxes.insert(id.clone(), sandbox);
         Ok(id)
     }
     fn stop_pod_sandbox(&mut self, id: &str, now: Millis) -> Result<(), CriError> {

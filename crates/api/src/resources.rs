@@ -2,9 +2,9 @@
 //! for scoring (`schedutil.DefaultMilliCPURequest` / `DefaultMemoryRequest`) and node
 //! allocatable, all as exact integers (cpu in millicores, everything else in whole units).
 
+use crate::quantity::{parse_milli, parse_value};
 use k8s_openapi::api::core::v1::{Container, Pod};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use kubesim_api::quantity::{parse_milli, parse_value};
 use std::collections::BTreeMap;
 
 /// CPU request assumed for scoring when a container sets none (100m).
@@ -183,6 +183,50 @@ fn aggregate(pod: &Pod, non_zero: bool) -> Resources {
         reqs.add(&Resources::from_list(overhead));
     }
     reqs
+}
+
+/// A pod's limits (upstream `resourcehelper.PodLimits`): the sum of the regular and restartable
+/// init containers' limits, at least the largest init container's (plus the sidecars started
+/// before it), replaced by pod-level limits where set, plus the overhead for resources that
+/// have a limit.
+pub fn pod_limits(pod: &Pod) -> Resources {
+    let Some(spec) = pod.spec.as_ref() else { return Resources::default() };
+    let limits_of = |c: &Container| c.resources.as_ref().and_then(|r| r.limits.as_ref()).map(Resources::from_list).unwrap_or_default();
+    let mut limits = Resources::default();
+    for c in &spec.containers {
+        limits.add(&limits_of(c));
+    }
+    let mut restartable = Resources::default();
+    let mut init_max = Resources::default();
+    for c in spec.init_containers.iter().flatten() {
+        let climits = limits_of(c);
+        let candidate = if c.restart_policy.as_deref() == Some("Always") {
+            limits.add(&climits);
+            restartable.add(&climits);
+            restartable.clone()
+        } else {
+            let mut tmp = climits;
+            tmp.add(&restartable);
+            tmp
+        };
+        init_max.set_max(&candidate);
+    }
+    limits.set_max(&init_max);
+    if let Some(pod_level) = spec.resources.as_ref().and_then(|r| r.limits.as_ref()) {
+        for name in [CPU, MEMORY] {
+            if let Some(q) = pod_level.get(name) {
+                limits.set(name, quantity_of(name, q));
+            }
+        }
+    }
+    if let Some(overhead) = spec.overhead.as_ref() {
+        for (name, q) in overhead {
+            if limits.get(name) != 0 {
+                limits.set(name, limits.get(name) + quantity_of(name, q));
+            }
+        }
+    }
+    limits
 }
 
 /// Computes a pod's requests (upstream `PodRequests` with and without `NonMissingContainerRequests`).

@@ -1,0 +1,76 @@
+//! One machine of the simulated cluster: what lives on a node independently of the agents that
+//! manage it. Start here:
+//! - [`Host`]: a machine with its name, addresses, power state and container runtime.
+//! - [`cri`]: the container runtime (containerd model behind the CRI `RuntimeService` and
+//!   `ImageService` traits): sandboxes, images, containers and their processes, with the
+//!   latency table and the image catalogue.
+//! - [`process`]: what a container's process does (image entrypoints, the shell subset).
+//!
+//! Node agents (the kubelet, and as the data plane grows kube-proxy and the CNI and CSI
+//! plugins) reach their host through the runtime's `Ctx::host`; the host knows nothing of the
+//! API server or of the agents.
+//!
+//! Invariant: a host holds plain, cloneable data (a cloned world has a bit-identical future)
+//! and performs no I/O.
+
+#![deny(missing_docs)]
+
+pub mod cri;
+pub mod process;
+
+use kubesim_api::Millis;
+
+/// A machine: a Kubernetes node's host.
+#[derive(Clone, Debug)]
+pub struct Host {
+    /// The host (and Node) name.
+    pub name: String,
+    /// 0-based index in the order hosts joined: it fixes the addresses below.
+    pub index: u32,
+    /// Whether the machine has power. A host that loses power loses every process and
+    /// sandbox at once; its agents are suspended by the runtime until power returns.
+    pub powered: bool,
+    /// The container runtime (containerd).
+    pub cri: cri::FakeRuntime,
+    /// When power was last lost (for the UI).
+    pub powered_off_at: Option<Millis>,
+}
+
+impl Host {
+    /// A powered-on host with an empty container runtime.
+    pub fn new(name: &str, index: u32) -> Host {
+        Host { name: name.to_string(), index, powered: true, cri: cri::FakeRuntime::new(), powered_off_at: None }
+    }
+
+    /// The node's InternalIP: 172.18.0.<index+2>, as kind numbers its node containers.
+    pub fn ip(&self) -> String {
+        node_ip(self.index)
+    }
+
+    /// The node's pod CIDR: 10.244.<index>.0/24.
+    pub fn pod_cidr(&self) -> String {
+        format!("10.244.{}.0/24", self.index)
+    }
+
+    /// The machine loses power: every container and sandbox stops at once.
+    pub fn power_off(&mut self, now: Millis) {
+        use cri::RuntimeService;
+        self.powered = false;
+        self.powered_off_at = Some(now);
+        let sandboxes: Vec<String> = self.cri.list_pod_sandbox().iter().map(|s| s.id.clone()).collect();
+        for id in sandboxes {
+            let _ = self.cri.stop_pod_sandbox(&id, now);
+        }
+    }
+
+    /// Power returns (the runtime's state survives: containerd keeps its records on disk).
+    pub fn power_on(&mut self) {
+        self.powered = true;
+        self.powered_off_at = None;
+    }
+}
+
+/// The InternalIP of the host with this index.
+pub fn node_ip(index: u32) -> String {
+    format!("172.18.0.{}", index + 2)
+}

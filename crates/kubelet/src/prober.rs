@@ -1,0 +1,294 @@
+//! The prober (pkg/kubelet/prober): one probe worker per container probe, ticking every
+//! period from the container's start; results feed readiness and startup in the pod status,
+//! and liveness/startup failures kill the container. The probe handlers (exec, httpGet,
+//! tcpSocket, grpc) run against the host's runtime model with the prober's result and message
+//! shapes.
+
+use crate::kubelet::{Kubelet, Wake};
+use kubesim_api::k8s_openapi::api::core::v1::{Container, Probe};
+use kubesim_api::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kubesim_api::Millis;
+use kubesim_host::cri::{ContainerState, FakeRuntime, RuntimeService};
+use kubesim_host::process::Serving;
+use kubesim_host::Host;
+use kubesim_runtime::Ctx;
+use std::collections::BTreeMap;
+
+/// One probe worker (prober/worker.go).
+#[derive(Clone, Debug)]
+pub(crate) struct ProbeWorker {
+    uid: String,
+    container: String,
+    container_id: String,
+    kind: ProbeKind,
+    successes: i32,
+    failures: i32,
+}
+
+/// The prober manager: probe workers by number, and the latest result per (pod uid,
+/// container, kind).
+#[derive(Clone, Debug)]
+pub struct Prober {
+    workers: BTreeMap<u64, ProbeWorker>,
+    results: BTreeMap<(String, String, ProbeKind), bool>,
+    next_seq: u64,
+}
+
+impl Default for Prober {
+    fn default() -> Self {
+        Prober { workers: BTreeMap::new(), results: BTreeMap::new(), next_seq: 1 }
+    }
+}
+
+impl Prober {
+    /// The latest result of a probe, if any.
+    pub fn result(&self, uid: &str, container: &str, kind: ProbeKind) -> Option<bool> {
+        self.results.get(&(uid.to_string(), container.to_string(), kind)).copied()
+    }
+    /// Forgets every probe worker (the containers they probed are gone).
+    pub fn clear(&mut self) {
+        self.workers.clear();
+    }
+}
+
+impl Kubelet {
+    /// Starts the probe workers of a container that just started (prober_manager AddPod).
+    pub(crate) fn add_probes(&mut self, uid: &str, container: &str, container_id: &str, ctx: &mut Ctx) {
+        let Some(spec) = self.workers.get(uid).and_then(|w| w.pod().spec.clone()) else { return };
+        let Some(c) = spec.init_containers.iter().flatten().chain(spec.containers.iter()).find(|c| c.name == container).cloned() else { return };
+        for kind in [ProbeKind::Startup, ProbeKind::Liveness, ProbeKind::Readiness] {
+            let Some(probe) = kind.of(&c) else { continue };
+            self.prober.results.remove(&(uid.to_string(), container.to_string(), kind));
+            let seq = self.prober.next_seq;
+            self.prober.next_seq += 1;
+            self.prober.workers.insert(
+                seq,
+                ProbeWorker { uid: uid.to_string(), container: container.to_string(), container_id: container_id.to_string(), kind, successes: 0, failures: 0 },
+            );
+            // Probes tick every period from the container's start; ticks before
+            // initialDelaySeconds are skipped (worker.go doProbe).
+            let period = probe.period_seconds.unwrap_or(10).max(1) as u64 * 1000;
+            let delay = probe.initial_delay_seconds.unwrap_or(0).max(0) as u64 * 1000;
+            let first = delay.div_ceil(period) * period;
+            self.timers.arm(ctx, first, Wake::Probe(seq));
+        }
+    }
+
+    /// One probe tick: run the handler, apply the thresholds, act (restart or readiness).
+    pub(crate) fn probe_tick(&mut self, host: &mut Host, seq: u64, ctx: &mut Ctx) {
+        let Some(mut probe_worker) = self.prober.workers.get(&seq).cloned() else { return };
+        let Some(worker) = self.workers.get(&probe_worker.uid) else {
+            self.prober.workers.remove(&seq);
+            return;
+        };
+        let pod = worker.pod().clone();
+        let object = worker.pod.clone();
+        let pod_ip = worker.ip.clone().unwrap_or_default();
+        let latest = worker.instances.get(&probe_worker.container).and_then(|ids| ids.last()).cloned();
+        let key = (probe_worker.uid.clone(), probe_worker.container.clone(), probe_worker.kind);
+        // The container this worker probes is gone or stopped: the worker ends.
+        let running = latest.as_deref() == Some(probe_worker.container_id.as_str())
+            && host.cri.container_status(&probe_worker.container_id).is_ok_and(|c| c.state == ContainerState::Running)
+            && pod.metadata.deletion_timestamp.is_none();
+        if !running {
+            self.prober.workers.remove(&seq);
+            return;
+        }
+        if host.cri.advance(ctx.now) {
+            self.mark_runtime_changed(host, ctx);
+        }
+        let spec = pod.spec.clone().unwrap_or_default();
+        let Some(container) = spec.init_containers.iter().flatten().chain(spec.containers.iter()).find(|c| c.name == probe_worker.container).cloned() else {
+            return;
+        };
+        let Some(probe) = probe_worker.kind.of(&container).cloned() else { return };
+        let period = probe.period_seconds.unwrap_or(10).max(1) as u64 * 1000;
+        // Liveness and readiness wait for the startup probe to succeed.
+        let startup_pending = container.startup_probe.is_some()
+            && probe_worker.kind != ProbeKind::Startup
+            && self.prober.results.get(&(key.0.clone(), key.1.clone(), ProbeKind::Startup)) != Some(&true);
+        if startup_pending {
+            self.timers.arm(ctx, period, Wake::Probe(seq));
+            return;
+        }
+        let result = run_probe(&probe, &container, &probe_worker.container_id, &mut host.cri, &pod_ip, ctx.now);
+        ctx.note(
+            format!("cri/{}", self.setup.name),
+            "ExecSync",
+            format!(
+                "{} probe {}/{} {}: {}",
+                probe_worker.kind.label(),
+                pod.metadata.namespace.clone().unwrap_or_default(),
+                pod.metadata.name.clone().unwrap_or_default(),
+                probe_worker.container,
+                if result.success { "success" } else { "failure" }
+            ),
+        );
+        if result.success {
+            probe_worker.successes += 1;
+            probe_worker.failures = 0;
+        } else {
+            probe_worker.failures += 1;
+            probe_worker.successes = 0;
+            ctx.event(&object, "Warning", "Unhealthy", format!("{} probe failed: {}", probe_worker.kind.label(), result.output));
+        }
+        let success_threshold = probe.success_threshold.unwrap_or(1).max(1);
+        let failure_threshold = probe.failure_threshold.unwrap_or(3).max(1);
+        let previous = self.prober.results.get(&key).copied();
+        let mut new_result = previous;
+        if probe_worker.successes >= success_threshold {
+            new_result = Some(true);
+        } else if probe_worker.failures >= failure_threshold {
+            new_result = Some(false);
+        }
+        let mut steady = result.success && probe_worker.failures == 0;
+        if new_result == Some(false) && probe_worker.kind != ProbeKind::Readiness {
+            // Liveness / startup failure: kill the container; restartPolicy decides the rest.
+            let grace = probe.termination_grace_period_seconds.or(spec.termination_grace_period_seconds).unwrap_or(30).max(0) as u64 * 1000;
+            ctx.event(
+                &object,
+                "Normal",
+                "Killing",
+                format!("Container {} failed {} probe, will be restarted", probe_worker.container, probe_worker.kind.label().to_ascii_lowercase()),
+            );
+            let _ = host.cri.stop_container(&probe_worker.container_id, grace, ctx.now);
+            ctx.note(
+                format!("cri/{}", self.setup.name),
+                "StopContainer",
+                format!(
+                    "{}/{} {} timeout={}s",
+                    pod.metadata.namespace.clone().unwrap_or_default(),
+                    pod.metadata.name.clone().unwrap_or_default(),
+                    probe_worker.container,
+                    grace / 1000
+                ),
+            );
+            self.mark_runtime_changed(host, ctx);
+            self.prober.workers.remove(&seq);
+            self.prober.results.insert(key, false);
+            return;
+        }
+        if new_result != previous {
+            if let Some(r) = new_result {
+                self.prober.results.insert(key.clone(), r);
+            }
+            // A readiness or startup transition changes the pod status: resync.
+            let uid = key.0.clone();
+            self.schedule_dispatch(&uid, ctx);
+            steady = false;
+        }
+        self.prober.workers.insert(seq, probe_worker);
+        // Steady successes are housekeeping; anything that may still change is real work.
+        if steady {
+            self.timers.arm_periodic(ctx, period, Wake::Probe(seq));
+        } else {
+            self.timers.arm(ctx, period, Wake::Probe(seq));
+        }
+    }
+}
+
+/// Which probe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ProbeKind {
+    /// startupProbe.
+    Startup,
+    /// livenessProbe.
+    Liveness,
+    /// readinessProbe.
+    Readiness,
+}
+
+impl ProbeKind {
+    /// "Startup", "Liveness", "Readiness" as the Unhealthy event words it.
+    pub fn label(self) -> &'static str {
+        match self {
+            ProbeKind::Startup => "Startup",
+            ProbeKind::Liveness => "Liveness",
+            ProbeKind::Readiness => "Readiness",
+        }
+    }
+    /// The container's probe of this kind.
+    pub fn of(self, container: &Container) -> Option<&Probe> {
+        match self {
+            ProbeKind::Startup => container.startup_probe.as_ref(),
+            ProbeKind::Liveness => container.liveness_probe.as_ref(),
+            ProbeKind::Readiness => container.readiness_probe.as_ref(),
+        }
+    }
+}
+
+/// One probe execution's result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProbeResult {
+    /// Success or failure.
+    pub success: bool,
+    /// The failure output, as the Unhealthy event quotes it.
+    pub output: String,
+}
+
+fn resolve_port(port: &IntOrString, container: &Container) -> Option<i32> {
+    match port {
+        IntOrString::Int(p) => Some(*p),
+        IntOrString::String(name) => match name.parse::<i32>() {
+            Ok(p) => Some(p),
+            Err(_) => container.ports.iter().flatten().find(|p| p.name.as_deref() == Some(name.as_str())).map(|p| p.container_port),
+        },
+    }
+}
+
+/// Runs a probe of a running container.
+pub fn run_probe(probe: &Probe, container: &Container, container_id: &str, runtime: &mut FakeRuntime, pod_ip: &str, now: Millis) -> ProbeResult {
+    let Ok(state) = runtime.container_status(container_id) else {
+        return ProbeResult { success: false, output: "container not found".into() };
+    };
+    let serving = state.config.program.serving;
+    let started = state.started_at.unwrap_or(now);
+    let refused = |port: i32, scheme: &str, path: &str| match scheme {
+        "tcp" => format!("dial tcp {pod_ip}:{port}: connect: connection refused"),
+        _ => format!("Get \"{}://{pod_ip}:{port}{path}\": dial tcp {pod_ip}:{port}: connect: connection refused", scheme.to_ascii_lowercase()),
+    };
+    if let Some(exec) = probe.exec.as_ref() {
+        let command = exec.command.clone().unwrap_or_default();
+        return match runtime.exec_sync(container_id, &command, now) {
+            Ok((_, 0)) => ProbeResult { success: true, output: String::new() },
+            Ok((output, code)) => ProbeResult {
+                success: false,
+                output: if output.trim().is_empty() { format!("command {:?} exited with {code}", command.join(" ")) } else { output.trim_end().to_string() },
+            },
+            Err(e) => ProbeResult { success: false, output: e.0 },
+        };
+    }
+    if let Some(http) = probe.http_get.as_ref() {
+        let Some(port) = resolve_port(&http.port, container) else {
+            return ProbeResult { success: false, output: format!("unable to resolve named port {:?}", http.port) };
+        };
+        let path = http.path.clone().unwrap_or_else(|| "/".into());
+        let scheme = http.scheme.clone().unwrap_or_else(|| "HTTP".into());
+        return match serving {
+            Serving::No => ProbeResult { success: false, output: refused(port, &scheme, &path) },
+            Serving::Yes { unhealthy_after_ms: Some(after) } if now.saturating_sub(started) >= after => {
+                ProbeResult { success: false, output: "HTTP probe failed with statuscode: 500".into() }
+            }
+            Serving::Yes { .. } => ProbeResult { success: true, output: String::new() },
+        };
+    }
+    if let Some(tcp) = probe.tcp_socket.as_ref() {
+        let Some(port) = resolve_port(&tcp.port, container) else {
+            return ProbeResult { success: false, output: format!("unable to resolve named port {:?}", tcp.port) };
+        };
+        return match serving {
+            Serving::No => ProbeResult { success: false, output: refused(port, "tcp", "") },
+            Serving::Yes { .. } => ProbeResult { success: true, output: String::new() },
+        };
+    }
+    if let Some(grpc) = probe.grpc.as_ref() {
+        return match serving {
+            Serving::No => ProbeResult {
+                success: false,
+                output: format!("timeout: failed to connect service \"{pod_ip}:{}\" within 1s: context deadline exceeded", grpc.port),
+            },
+            Serving::Yes { .. } => ProbeResult { success: true, output: String::new() },
+        };
+    }
+    ProbeResult { success: false, output: "probe has no handler".into() }
+}

@@ -1,0 +1,196 @@
+//! The status manager (pkg/kubelet/status, kubelet_pods.go generateAPIPodStatus): the pod
+//! status the kubelet writes, generated from the pod worker and the host's runtime — container
+//! states and last states, restart counts, readiness from the prober, phase and conditions.
+
+use crate::kubelet::Kubelet;
+use crate::pod_worker::PodWorker;
+use crate::prober::ProbeKind;
+use crate::status::get_phase;
+use kubesim_api::k8s_openapi::api::core::v1::{
+    Container, ContainerState as ApiContainerState, ContainerStateRunning, ContainerStateTerminated, ContainerStateWaiting, ContainerStatus, HostIP,
+    PodCondition, PodIP, PodStatus,
+};
+use kubesim_api::object::Object;
+use kubesim_api::time::time_at;
+use kubesim_api::Millis;
+use kubesim_apiserver::server::set_pod_condition;
+use kubesim_host::cri::{digest_ref, normalize_image, ContainerState, ImageService, RuntimeService, SandboxState};
+use kubesim_host::Host;
+use kubesim_runtime::Ctx;
+use std::sync::Arc;
+
+impl Kubelet {
+    pub(crate) fn write_status(&mut self, host: &Host, uid: &str, ctx: &mut Ctx, terminal: bool) {
+        let Some(worker) = self.workers.get(uid) else { return };
+        let status = self.generate_status(host, worker, ctx.now, terminal);
+        if worker.last_status.as_deref() == Some(&status) {
+            return;
+        }
+        let mut pod = worker.pod().clone();
+        pod.status = Some(status.clone());
+        let result = ctx.update_status(Object::Pod(Box::new(pod)));
+        if let Ok(updated) = result {
+            let worker = self.workers.get_mut(uid).expect("worker");
+            worker.last_status = Some(Arc::new(status));
+            worker.pod = updated;
+        }
+    }
+
+    fn container_status(&self, host: &Host, worker: &PodWorker, container: &Container, pending_init: bool, now: Millis) -> ContainerStatus {
+        let ids = worker.instances.get(&container.name).cloned().unwrap_or_default();
+        let image = container.image.clone().unwrap_or_default();
+        let runtime_container = |id: &String| host.cri.container_status(id).ok();
+        let terminated_of = |c: &kubesim_host::cri::Container| ContainerStateTerminated {
+            container_id: Some(format!("containerd://{}", c.id)),
+            exit_code: c.exit_code.unwrap_or(0),
+            reason: c.reason.clone(),
+            started_at: c.started_at.map(time_at),
+            finished_at: c.finished_at.map(time_at),
+            ..Default::default()
+        };
+        let latest = ids.last().and_then(runtime_container);
+        let previous = if ids.len() >= 2 { runtime_container(&ids[ids.len() - 2]) } else { None };
+        let waiting = worker.waiting.get(&container.name).cloned();
+        let mut last_state = previous.map(|p| ApiContainerState { terminated: Some(terminated_of(p)), ..Default::default() });
+        let state = match latest {
+            Some(c) if c.state == ContainerState::Running => {
+                ApiContainerState { running: Some(ContainerStateRunning { started_at: c.started_at.map(time_at) }), ..Default::default() }
+            }
+            Some(c) if c.state == ContainerState::Exited => match waiting {
+                Some((reason, message)) if reason == "CrashLoopBackOff" => {
+                    last_state = Some(ApiContainerState { terminated: Some(terminated_of(c)), ..Default::default() });
+                    ApiContainerState { waiting: Some(ContainerStateWaiting { reason: Some(reason), message: Some(message) }), ..Default::default() }
+                }
+                _ => ApiContainerState { terminated: Some(terminated_of(c)), ..Default::default() },
+            },
+            _ => {
+                let (reason, message) =
+                    waiting.unwrap_or_else(|| ((if pending_init { "PodInitializing" } else { "ContainerCreating" }).to_string(), String::new()));
+                ApiContainerState {
+                    waiting: Some(ContainerStateWaiting { reason: Some(reason), message: Some(message).filter(|m| !m.is_empty()) }),
+                    ..Default::default()
+                }
+            }
+        };
+        let running = state.running.is_some();
+        let _ = now;
+        let uid = worker.pod().metadata.uid.clone().unwrap_or_default();
+        let result = |kind: ProbeKind| self.prober.result(&uid, &container.name, kind);
+        let started = running && (container.startup_probe.is_none() || result(ProbeKind::Startup) == Some(true));
+        let ready = started && (container.readiness_probe.is_none() || result(ProbeKind::Readiness) == Some(true));
+        let pulled = host.cri.image_status(&image).is_some() && latest.is_some();
+        ContainerStatus {
+            name: container.name.clone(),
+            image: if pulled { normalize_image(&image) } else { image.clone() },
+            image_id: if pulled { digest_ref(&image) } else { String::new() },
+            container_id: latest.map(|c| format!("containerd://{}", c.id)),
+            ready,
+            started: Some(started),
+            restart_count: (ids.len() as i32 - 1).max(0),
+            state: Some(state),
+            last_state: Some(last_state.unwrap_or_default()),
+            ..Default::default()
+        }
+    }
+
+    pub(crate) fn generate_status(&self, host: &Host, worker: &PodWorker, now: Millis, terminal: bool) -> PodStatus {
+        let pod = worker.pod();
+        let spec = pod.spec.clone().unwrap_or_default();
+        let mut status = pod.status.clone().unwrap_or_default();
+        let node_ip = self.node_ip();
+        status.host_ip = Some(node_ip.clone());
+        status.host_ips = Some(vec![HostIP { ip: node_ip }]);
+        if let Some(ip) = &worker.ip {
+            status.pod_ip = Some(ip.clone());
+            status.pod_ips = Some(vec![PodIP { ip: ip.clone() }]);
+        }
+        if status.start_time.is_none() {
+            status.start_time = worker.start_time.map(time_at);
+        }
+        // Init containers first.
+        let mut init_statuses = Vec::new();
+        let mut init_done = true;
+        for c in spec.init_containers.iter().flatten() {
+            let s = self.container_status(host, worker, c, false, now);
+            let sidecar = c.restart_policy.as_deref() == Some("Always");
+            let complete =
+                if sidecar { s.started == Some(true) } else { s.state.as_ref().and_then(|st| st.terminated.as_ref()).is_some_and(|t| t.exit_code == 0) };
+            if !complete {
+                init_done = false;
+            }
+            init_statuses.push(s);
+        }
+        let statuses: Vec<ContainerStatus> = spec.containers.iter().map(|c| self.container_status(host, worker, c, !init_done, now)).collect();
+        let previous_phase = status.phase.clone().unwrap_or_default();
+        let phase = if previous_phase == "Failed" || previous_phase == "Succeeded" {
+            previous_phase
+        } else {
+            get_phase(&spec, &init_statuses, &statuses, terminal).to_string()
+        };
+        status.phase = Some(phase.clone());
+        status.init_container_statuses = if init_statuses.is_empty() { None } else { Some(init_statuses.clone()) };
+        // Conditions (status/generate.go), in the kubelet's order.
+        let now_time = time_at(now);
+        let mut conditions = status.conditions.clone().unwrap_or_default();
+        let sandbox_ready = worker.sandbox.as_ref().and_then(|s| host.cri.pod_sandbox_status(s).ok()).is_some_and(|s| s.state == SandboxState::Ready);
+        let cond = |type_: &str, ok: bool, reason: Option<&str>, message: Option<String>| PodCondition {
+            type_: type_.into(),
+            status: if ok { "True" } else { "False" }.into(),
+            reason: reason.map(str::to_string),
+            message,
+            last_transition_time: Some(now_time.clone()),
+            ..Default::default()
+        };
+        set_pod_condition(&mut conditions, cond("PodReadyToStartContainers", sandbox_ready, None, None));
+        let any_regular_started =
+            statuses.iter().any(|s| s.state.as_ref().is_some_and(|st| st.running.is_some() || st.terminated.is_some()) || s.restart_count > 0);
+        let initialized = phase == "Succeeded" || any_regular_started || init_done;
+        let incomplete: Vec<String> = spec
+            .init_containers
+            .iter()
+            .flatten()
+            .zip(init_statuses.iter())
+            .filter(|(c, s)| {
+                if c.restart_policy.as_deref() == Some("Always") {
+                    s.started != Some(true)
+                } else {
+                    !s.state.as_ref().and_then(|st| st.terminated.as_ref()).is_some_and(|t| t.exit_code == 0)
+                }
+            })
+            .map(|(c, _)| c.name.clone())
+            .collect();
+        set_pod_condition(
+            &mut conditions,
+            if initialized {
+                cond("Initialized", true, if phase == "Succeeded" { Some("PodCompleted") } else { None }, None)
+            } else {
+                cond("Initialized", false, Some("ContainersNotInitialized"), Some(format!("containers with incomplete status: [{}]", incomplete.join(" "))))
+            },
+        );
+        let unready: Vec<String> = init_statuses
+            .iter()
+            .zip(spec.init_containers.iter().flatten())
+            .filter(|(s, c)| c.restart_policy.as_deref() == Some("Always") && !s.ready)
+            .map(|(s, _)| s.name.clone())
+            .chain(statuses.iter().filter(|s| !s.ready).map(|s| s.name.clone()))
+            .collect();
+        let containers_ready = match phase.as_str() {
+            "Succeeded" => cond("ContainersReady", false, Some("PodCompleted"), None),
+            "Failed" => cond("ContainersReady", false, Some("PodFailed"), None),
+            _ if !unready.is_empty() => {
+                cond("ContainersReady", false, Some("ContainersNotReady"), Some(format!("containers with unready status: [{}]", unready.join(" "))))
+            }
+            _ => cond("ContainersReady", true, None, None),
+        };
+        let mut ready = containers_ready.clone();
+        ready.type_ = "Ready".into();
+        set_pod_condition(&mut conditions, ready);
+        set_pod_condition(&mut conditions, containers_ready);
+        // Order as the kubelet writes them; PodScheduled (from the scheduler) last.
+        let order = ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"];
+        kubesim_api::sort::sort_by_key(&mut conditions, |c| order.iter().position(|o| *o == c.type_).unwrap_or(order.len()));
+        status.conditions = Some(conditions);
+        status.container_statuses = Some(statuses);
+        status
+    }
+}

@@ -1,0 +1,462 @@
+//! The pod workers' sync (pkg/kubelet/kuberuntime computePodActions and SyncPod, plus the
+//! termination path): which CRI call comes next — the sandbox, image pulls, init containers
+//! in order, sidecars, containers, restarts with backoff — and what each call's completion
+//! does. One call is in flight per worker; each takes its modelled latency.
+
+use crate::kubelet::{format_go_duration, random_id, Kubelet, Wake, IMAGE_CATALOGUE_CONFIGMAP};
+use crate::network::NetworkPlugin;
+use crate::pod_worker::{Step, WorkerState};
+use kubesim_api::k8s_openapi::api::core::v1::{Container, Pod};
+use kubesim_api::object::{kind_info, Object};
+use kubesim_api::quantity::parse_milli;
+use kubesim_api::time::EPOCH_UNIX_SECONDS;
+use kubesim_api::Millis;
+use kubesim_apiserver::DeleteOptions;
+use kubesim_host::cri::{latency_ms, ContainerConfig, ContainerState, CriCall, ImageService, RuntimeService, SandboxConfig, SandboxState};
+use kubesim_host::process::{program_for, program_with_files};
+use kubesim_host::Host;
+use kubesim_runtime::Ctx;
+use std::collections::BTreeMap;
+
+impl Kubelet {
+    /// Runs one pod sync: status write, then the next CRI calls.
+    pub(crate) fn sync(&mut self, host: &mut Host, uid: &str, ctx: &mut Ctx) {
+        let Some(worker) = self.workers.get_mut(uid) else { return };
+        if !worker.active() {
+            return;
+        }
+        if worker.in_flight.is_some() {
+            worker.resync_pending = true;
+            return;
+        }
+        if worker.start_time.is_none() {
+            worker.start_time = Some(ctx.now);
+        }
+        if worker.pod().metadata.deletion_timestamp.is_some() {
+            self.terminate(host, uid, ctx);
+            return;
+        }
+        self.write_status(host, uid, ctx, false);
+        self.continue_sync(host, uid, ctx);
+    }
+
+    /// Chooses and starts the next CRI call of a sync (computePodActions), if any.
+    fn continue_sync(&mut self, host: &mut Host, uid: &str, ctx: &mut Ctx) {
+        let Some(worker) = self.workers.get(uid) else { return };
+        if worker.state == WorkerState::Terminated || worker.state == WorkerState::Rejected || worker.in_flight.is_some() {
+            return;
+        }
+        if worker.pod().metadata.deletion_timestamp.is_some() {
+            self.terminate(host, uid, ctx);
+            return;
+        }
+        let sandbox_ready = worker.sandbox.as_ref().and_then(|s| host.cri.pod_sandbox_status(s).ok()).is_some_and(|s| s.state == SandboxState::Ready);
+        if !sandbox_ready {
+            self.begin(uid, Step::RunSandbox, latency_ms(CriCall::RunPodSandbox), ctx);
+            return;
+        }
+        let pod = worker.pod().clone();
+        let spec = pod.spec.clone().unwrap_or_default();
+        let policy = spec.restart_policy.clone().unwrap_or_else(|| "Always".into());
+        // Init containers strictly in order; sidecars (restartPolicy Always) keep running.
+        for container in spec.init_containers.iter().flatten() {
+            let sidecar = container.restart_policy.as_deref() == Some("Always");
+            match self.latest_state(host, uid, &container.name) {
+                None => {
+                    self.start_container(host, uid, container, ctx);
+                    return;
+                }
+                Some((ContainerState::Running, _)) if sidecar => continue,
+                Some((ContainerState::Running, _)) | Some((ContainerState::Created, _)) => return,
+                Some((ContainerState::Exited, code)) => {
+                    if sidecar || (code != Some(0) && policy != "Never") {
+                        if self.restart_if_due(host, uid, container, ctx) {
+                            return;
+                        }
+                        if !sidecar {
+                            return;
+                        }
+                    } else if code != Some(0) {
+                        return; // restartPolicy Never: the pod fails
+                    }
+                }
+            }
+        }
+        for container in &spec.containers {
+            match self.latest_state(host, uid, &container.name) {
+                None => {
+                    if self.start_container(host, uid, container, ctx) {
+                        return;
+                    }
+                }
+                Some((ContainerState::Exited, code)) => {
+                    let restart = match policy.as_str() {
+                        "Always" => true,
+                        "OnFailure" => code != Some(0),
+                        _ => false,
+                    };
+                    if restart && self.restart_if_due(host, uid, container, ctx) {
+                        return;
+                    }
+                }
+                _ => {}
+            }
+        }
+        // Nothing to do: the sync is over.
+        if let Some(worker) = self.workers.get_mut(uid) {
+            if worker.resync_pending {
+                worker.resync_pending = false;
+                self.sync(host, uid, ctx);
+            }
+        }
+    }
+
+    fn latest_state(&self, host: &Host, uid: &str, name: &str) -> Option<(ContainerState, Option<i32>)> {
+        let id = self.workers.get(uid)?.instances.get(name)?.last()?;
+        let c = host.cri.container_status(id).ok()?;
+        Some((c.state, c.exit_code))
+    }
+
+    /// Restarts an exited container unless its restart backoff is running (CrashLoopBackOff),
+    /// as kuberuntime's doBackOff: the window is measured from the container's finishedAt.
+    fn restart_if_due(&mut self, host: &mut Host, uid: &str, container: &Container, ctx: &mut Ctx) -> bool {
+        let finished = self.workers[uid]
+            .instances
+            .get(&container.name)
+            .and_then(|ids| ids.last())
+            .and_then(|id| host.cri.container_status(id).ok())
+            .and_then(|c| c.finished_at)
+            .unwrap_or(ctx.now);
+        let worker = self.workers.get_mut(uid).expect("worker exists");
+        let backoff = worker.restart_backoff.entry(container.name.clone()).or_default().clone();
+        if backoff.in_backoff_since(finished, ctx.now) {
+            let pod = worker.pod().clone();
+            let (name, namespace, pod_uid) = (
+                pod.metadata.name.clone().unwrap_or_default(),
+                pod.metadata.namespace.clone().unwrap_or_default(),
+                pod.metadata.uid.clone().unwrap_or_default(),
+            );
+            let message = format!(
+                "back-off {} restarting failed container={} pod={name}_{namespace}({pod_uid})",
+                format_go_duration(backoff.duration_ms).replace("300s", "5m0s"),
+                container.name
+            );
+            worker.waiting.insert(container.name.clone(), ("CrashLoopBackOff".into(), message));
+            let object = worker.pod.clone();
+            ctx.event(&object, "Warning", "BackOff", format!("Back-off restarting failed container {} in pod {name}_{namespace}({pod_uid})", container.name));
+            self.write_status(host, uid, ctx, false);
+            self.requeue_after_error(uid, ctx);
+            return false;
+        }
+        worker.restart_backoff.get_mut(&container.name).expect("inserted above").next(finished);
+        self.start_container(host, uid, container, ctx)
+    }
+
+    /// Starts the image/create/start chain for a container. Returns whether a call is in flight.
+    fn start_container(&mut self, host: &mut Host, uid: &str, container: &Container, ctx: &mut Ctx) -> bool {
+        let image = container.image.clone().unwrap_or_default();
+        let policy = container.image_pull_policy.clone().unwrap_or_else(|| kubesim_api::defaults::default_image_pull_policy(&image).to_string());
+        let present = host.cri.image_status(&image).is_some();
+        let worker = self.workers.get_mut(uid).expect("worker exists");
+        let object = worker.pod.clone();
+        match (policy.as_str(), present) {
+            ("Never", false) => {
+                let message = format!("Container image {image:?} is not present with pull policy of Never");
+                worker.waiting.insert(container.name.clone(), ("ErrImageNeverPull".into(), message.clone()));
+                ctx.event(&object, "Warning", "ErrImageNeverPull", message);
+                self.write_status(host, uid, ctx, false);
+                self.requeue_after_error(uid, ctx);
+                false
+            }
+            ("IfNotPresent", true) | ("Never", true) => {
+                ctx.event(&object, "Normal", "Pulled", format!("Container image {image:?} already present on machine"));
+                self.begin(uid, Step::Create { container: container.name.clone() }, latency_ms(CriCall::CreateContainer), ctx);
+                true
+            }
+            _ => {
+                let backoff = worker.pull_backoff.entry(image.clone()).or_default().clone();
+                if backoff.in_backoff_since(backoff.last_update, ctx.now) {
+                    let message = format!("Back-off pulling image {image:?}");
+                    worker.waiting.insert(container.name.clone(), ("ImagePullBackOff".into(), message.clone()));
+                    ctx.event(&object, "Normal", "BackOff", message);
+                    self.write_status(host, uid, ctx, false);
+                    self.requeue_after_error(uid, ctx);
+                    return false;
+                }
+                ctx.event(&object, "Normal", "Pulling", format!("Pulling image {image:?}"));
+                self.load_image_catalogue(host, ctx);
+                let bytes = if present || kubesim_host::cri::image_unresolvable(&image) { 0 } else { host.cri.image_size(&image) };
+                self.begin(uid, Step::Pull { container: container.name.clone(), image, started: ctx.now }, latency_ms(CriCall::PullImage(bytes)), ctx);
+                true
+            }
+        }
+    }
+
+    /// Scenario overrides of the image catalogue: a ConfigMap `kubesim-images` in kube-system
+    /// with key `sizes` (lines of `IMAGE BYTES`, image references or base names) and key
+    /// `missing` (references the registry does not have, comma- or line-separated).
+    fn load_image_catalogue(&mut self, host: &mut Host, ctx: &Ctx) {
+        let Some(Object::ConfigMap(cm)) = ctx.api.lookup(("", "configmaps"), "kube-system", IMAGE_CATALOGUE_CONFIGMAP).map(|o| o.as_ref()) else { return };
+        let data = cm.data.clone().unwrap_or_default();
+        if let Some(missing) = data.get("missing") {
+            host.cri.missing_images = missing.split([',', '\n']).map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+        }
+        for line in data.get("sizes").map(String::as_str).unwrap_or("").lines() {
+            let mut words = line.split_whitespace();
+            if let (Some(image), Some(size)) = (words.next(), words.next().and_then(|w| w.parse::<u64>().ok())) {
+                host.cri.image_sizes.insert(image.to_string(), size);
+            }
+        }
+    }
+
+    fn begin(&mut self, uid: &str, step: Step, latency: Millis, ctx: &mut Ctx) {
+        let worker = self.workers.get_mut(uid).expect("worker exists");
+        worker.in_flight = Some(step);
+        self.timers.arm(ctx, latency, Wake::Step(worker.seq));
+    }
+
+    /// A CRI call's latency has elapsed: perform it and continue the sync.
+    pub(crate) fn complete_step(&mut self, host: &mut Host, uid: &str, ctx: &mut Ctx) {
+        let Some(worker) = self.workers.get_mut(uid) else { return };
+        let Some(step) = worker.in_flight.take() else { return };
+        let object = worker.pod.clone();
+        let pod = worker.pod().clone();
+        let pod_ref = format!("{}/{}", pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default());
+        let spec = pod.spec.clone().unwrap_or_default();
+        let find_container = |name: &str| spec.init_containers.iter().flatten().chain(spec.containers.iter()).find(|c| c.name == name).cloned();
+        match step {
+            Step::RunSandbox => {
+                let pod_uid = pod.metadata.uid.clone().unwrap_or_default();
+                // CNI ADD: the network plugin gives the pod its address.
+                let ip = if spec.host_network == Some(true) { self.node_ip() } else { self.network.add(&pod_uid, &host.name, ctx.fabric) };
+                let id = random_id(ctx);
+                let config = SandboxConfig {
+                    pod_uid,
+                    pod_name: pod.metadata.name.clone().unwrap_or_default(),
+                    pod_namespace: pod.metadata.namespace.clone().unwrap_or_default(),
+                    ip: ip.clone(),
+                };
+                let _ = host.cri.run_pod_sandbox(&config, id.clone(), ctx.now);
+                self.note_cri(ctx, CriCall::RunPodSandbox, format!("{pod_ref} ip={ip}"));
+                let worker = self.workers.get_mut(uid).expect("worker exists");
+                worker.sandbox = Some(id);
+                worker.ip = Some(ip);
+                self.mark_runtime_changed(host, ctx);
+            }
+            Step::Pull { container, image, started } => {
+                self.note_cri(ctx, CriCall::PullImage(0), format!("{image}"));
+                match host.cri.pull_image(&image) {
+                    Ok(_) => {
+                        let took = ctx.now - started;
+                        let size = host.cri.image_status(&image).map_or(0, |i| i.size);
+                        let secs = format_go_duration(took);
+                        ctx.event(
+                            &object,
+                            "Normal",
+                            "Pulled",
+                            format!("Successfully pulled image {image:?} in {secs} ({secs} including waiting). Image size: {size} bytes."),
+                        );
+                        let worker = self.workers.get_mut(uid).expect("worker exists");
+                        worker.pull_backoff.remove(&image);
+                        worker.in_flight = Some(Step::Create { container });
+                        let seq = worker.seq;
+                        self.timers.arm(ctx, latency_ms(CriCall::CreateContainer), Wake::Step(seq));
+                        return;
+                    }
+                    Err(err) => {
+                        let worker = self.workers.get_mut(uid).expect("worker exists");
+                        worker.pull_backoff.entry(image.clone()).or_default().next(ctx.now);
+                        let message = format!("Failed to pull image {image:?}: {}", err.0);
+                        worker.waiting.insert(container.clone(), ("ErrImagePull".into(), message.clone()));
+                        ctx.event(&object, "Warning", "Failed", message);
+                        ctx.event(&object, "Warning", "Failed", "Error: ErrImagePull".into());
+                        self.write_status(host, uid, ctx, false);
+                        self.requeue_after_error(uid, ctx);
+                        return; // SyncPod returns the pull error; the worker retries later
+                    }
+                }
+            }
+            Step::Create { container } => {
+                let Some(spec_container) = find_container(&container) else { return };
+                let env = match crate::env::container_env(&pod, &spec_container, ctx.api.store()) {
+                    Ok(env) => env,
+                    Err(message) => {
+                        // generateContainerConfig failed: CreateContainerConfigError, retried later.
+                        let worker = self.workers.get_mut(uid).expect("worker exists");
+                        worker.waiting.insert(container.clone(), ("CreateContainerConfigError".into(), message.clone()));
+                        ctx.event(&object, "Warning", "Failed", format!("Error: {message}"));
+                        self.write_status(host, uid, ctx, false);
+                        self.requeue_after_error(uid, ctx);
+                        return;
+                    }
+                };
+                let files = match crate::volumes::volume_files(&pod, &spec_container, ctx.api.store()) {
+                    Ok(files) => files,
+                    Err(message) => {
+                        // MountVolume.SetUp failed: the pod stays ContainerCreating and retries.
+                        ctx.event(&object, "Warning", "FailedMount", message);
+                        self.requeue_after_error(uid, ctx);
+                        return;
+                    }
+                };
+                let program = program_with_files(
+                    spec_container.image.as_deref().unwrap_or(""),
+                    spec_container.command.as_deref().unwrap_or(&[]),
+                    spec_container.args.as_deref().unwrap_or(&[]),
+                    &env,
+                    &files,
+                    EPOCH_UNIX_SECONDS + (ctx.now / 1000) as i64,
+                );
+                let memory_limit = spec_container
+                    .resources
+                    .as_ref()
+                    .and_then(|r| r.limits.as_ref())
+                    .and_then(|l| l.get("memory"))
+                    .and_then(|q| parse_milli(&q.0).ok())
+                    .map(|m| (m / 1000) as i64);
+                let usage = container_usage(&pod, &program);
+                let config = ContainerConfig { name: container.clone(), image: spec_container.image.clone().unwrap_or_default(), program, memory_limit, usage };
+                let id = random_id(ctx);
+                let sandbox = self.workers[uid].sandbox.clone().unwrap_or_default();
+                match host.cri.create_container(&sandbox, config, id.clone(), ctx.now) {
+                    Ok(_) => {
+                        self.note_cri(ctx, CriCall::CreateContainer, format!("{pod_ref} {container}"));
+                        ctx.event(&object, "Normal", "Created", format!("Created container: {container}"));
+                        let worker = self.workers.get_mut(uid).expect("worker exists");
+                        worker.waiting.remove(&container);
+                        worker.in_flight = Some(Step::Start { container, id });
+                        let seq = worker.seq;
+                        self.timers.arm(ctx, latency_ms(CriCall::StartContainer), Wake::Step(seq));
+                        return;
+                    }
+                    Err(err) => {
+                        let worker = self.workers.get_mut(uid).expect("worker exists");
+                        worker.waiting.insert(container.clone(), ("CreateContainerError".into(), err.0.clone()));
+                        ctx.event(&object, "Warning", "Failed", format!("Error: {}", err.0));
+                        self.write_status(host, uid, ctx, false);
+                        self.requeue_after_error(uid, ctx);
+                        return;
+                    }
+                }
+            }
+            Step::Start { container, id } => {
+                let _ = host.cri.start_container(&id, ctx.now);
+                self.note_cri(ctx, CriCall::StartContainer, format!("{pod_ref} {container}"));
+                ctx.event(&object, "Normal", "Started", format!("Started container {container}"));
+                let worker = self.workers.get_mut(uid).expect("worker exists");
+                let instances = worker.instances.entry(container.clone()).or_default();
+                instances.push(id.clone());
+                self.add_probes(uid, &container, &id, ctx);
+                self.mark_runtime_changed(host, ctx);
+            }
+            Step::StopSandbox => {
+                if let Some(sandbox) = self.workers[uid].sandbox.clone() {
+                    let _ = host.cri.stop_pod_sandbox(&sandbox, ctx.now);
+                    self.note_cri(ctx, CriCall::StopPodSandbox, pod_ref);
+                }
+                self.terminate(host, uid, ctx);
+                return;
+            }
+        }
+        self.continue_sync(host, uid, ctx);
+    }
+
+    /// Graceful termination: SIGTERM every container with the grace period, wait for them,
+    /// stop the sandbox, write the final status, then delete the pod with grace 0.
+    fn terminate(&mut self, host: &mut Host, uid: &str, ctx: &mut Ctx) {
+        let Some(worker) = self.workers.get(uid) else { return };
+        if worker.in_flight.is_some() || !worker.active() {
+            return;
+        }
+        let pod = worker.pod().clone();
+        let grace_ms = pod.metadata.deletion_grace_period_seconds.unwrap_or(30).max(0) as u64 * 1000;
+        let running: Vec<(String, String)> = worker
+            .instances
+            .iter()
+            .filter_map(|(name, ids)| ids.last().map(|id| (name.clone(), id.clone())))
+            .filter(|(_, id)| host.cri.container_status(id).is_ok_and(|c| c.state == ContainerState::Running))
+            .collect();
+        self.workers.get_mut(uid).expect("worker exists").become_(WorkerState::Terminating);
+        let mut any_new = false;
+        for (name, id) in &running {
+            if self.workers[uid].stop_requested.contains(id) {
+                continue;
+            }
+            any_new = true;
+            let object = self.workers[uid].pod.clone();
+            ctx.event(&object, "Normal", "Killing", format!("Stopping container {name}"));
+            // The preStop hook runs first and counts against the grace period.
+            let hook_ms = pod
+                .spec
+                .as_ref()
+                .and_then(|s| s.containers.iter().chain(s.init_containers.iter().flatten()).find(|c| &c.name == name))
+                .and_then(|c| c.lifecycle.as_ref())
+                .and_then(|l| l.pre_stop.as_ref())
+                .map(|hook| prestop_duration_ms(hook, grace_ms))
+                .unwrap_or(0);
+            if hook_ms > 0 {
+                ctx.note(format!("cri/{}", self.setup.name), "ExecSync", format!("preStop hook {name}: {} ms", hook_ms));
+            }
+            let _ = host.cri.stop_container_after(id, hook_ms.min(grace_ms), grace_ms, ctx.now);
+            self.note_cri(
+                ctx,
+                CriCall::StopContainer,
+                format!(
+                    "{}/{} {name} timeout={}s",
+                    pod.metadata.namespace.clone().unwrap_or_default(),
+                    pod.metadata.name.clone().unwrap_or_default(),
+                    grace_ms / 1000
+                ),
+            );
+            self.workers.get_mut(uid).expect("worker").stop_requested.insert(id.clone());
+        }
+        if any_new {
+            self.mark_runtime_changed(host, ctx);
+        }
+        let still_running = running.iter().any(|(_, id)| host.cri.container_status(id).is_ok_and(|c| c.state == ContainerState::Running));
+        if still_running {
+            return; // PLEG brings us back when they exit
+        }
+        let sandbox_ready =
+            self.workers[uid].sandbox.as_ref().and_then(|s| host.cri.pod_sandbox_status(s).ok()).is_some_and(|s| s.state == SandboxState::Ready);
+        if sandbox_ready {
+            self.begin(uid, Step::StopSandbox, latency_ms(CriCall::StopPodSandbox), ctx);
+            return;
+        }
+        // Final status, then the deletion with grace 0 (the status manager's canBeDeleted path).
+        self.write_status(host, uid, ctx, true);
+        let worker = self.workers.get_mut(uid).expect("worker");
+        worker.become_(WorkerState::Terminated);
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        let namespace = pod.metadata.namespace.clone().unwrap_or_default();
+        let info = kind_info("v1", "Pod").expect("pods are served");
+        let _ = ctx.delete(info, &namespace, &name, DeleteOptions { grace_period_seconds: Some(0), ..Default::default() });
+    }
+}
+
+/// How long a preStop hook keeps the container from receiving SIGTERM: the sleep action's
+/// seconds, or the exec command's own runtime (`sleep 5`, `sh -c 'sleep 5'`); httpGet returns at once.
+fn prestop_duration_ms(hook: &kubesim_api::k8s_openapi::api::core::v1::LifecycleHandler, grace_ms: Millis) -> Millis {
+    if let Some(sleep) = hook.sleep.as_ref() {
+        return (sleep.seconds.max(0) as u64 * 1000).min(grace_ms);
+    }
+    if let Some(exec) = hook.exec.as_ref() {
+        let command = exec.command.clone().unwrap_or_default();
+        let program = program_for("busybox", &command, &[], &BTreeMap::new(), EPOCH_UNIX_SECONDS);
+        return program.timeline.iter().find_map(|(t, e)| matches!(e, kubesim_host::process::Effect::Exit(_)).then_some(*t)).unwrap_or(grace_ms).min(grace_ms);
+    }
+    0
+}
+
+/// Pod annotation overriding each container's modelled cpu usage (a quantity, e.g. `250m`).
+pub const CPU_USAGE_ANNOTATION: &str = "kubesim.dev/cpu-usage";
+/// Pod annotation overriding each container's modelled memory usage (e.g. `300Mi`).
+pub const MEMORY_USAGE_ANNOTATION: &str = "kubesim.dev/memory-usage";
+
+/// A container's modelled usage: the pod's usage annotations, else the image's idle defaults.
+fn container_usage(pod: &Pod, program: &kubesim_host::process::Program) -> (i64, i64) {
+    let annotation = |key: &str| pod.metadata.annotations.as_ref().and_then(|a| a.get(key)).and_then(|v| parse_milli(v).ok());
+    let cpu = annotation(CPU_USAGE_ANNOTATION).map(|m| m as i64).unwrap_or(program.idle_cpu_milli);
+    let memory = annotation(MEMORY_USAGE_ANNOTATION).map(|m| (m / 1000) as i64).unwrap_or(program.idle_memory_bytes);
+    (cpu, memory)
+}

@@ -1,0 +1,215 @@
+//! The network fabric between the control plane, the hosts and the pods (turmoil's shape: a
+//! router that knows addresses and links, not a socket layer): which address belongs to which
+//! host or pod, whether one end can reach the other, and how long a packet takes.
+//!
+//! Today it answers reachability for the API server (partitions), routes for probes and the
+//! modelled Service load; the Service networking work adds kube-proxy's rules and real
+//! requests on the same routes, and NetworkPolicy adds verdicts.
+
+use kubesim_api::object::Object;
+use kubesim_api::Millis;
+use kubesim_apiserver::ApiServer;
+use kubesim_host::Host;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One-way latency of a packet between two hosts (kind's docker bridge: sub-millisecond;
+/// the model rounds to whole virtual milliseconds).
+pub const HOST_TO_HOST_LATENCY_MS: Millis = 1;
+/// Service annotation: requests per second the Service receives (the load model).
+pub const LOAD_ANNOTATION: &str = "kubesim.dev/load";
+/// Service annotation: CPU each request costs the pod serving it (a quantity, default 2m).
+pub const CPU_PER_REQUEST_ANNOTATION: &str = "kubesim.dev/cpu-per-request";
+
+/// What an address belongs to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    /// A node's InternalIP.
+    Node {
+        /// The host.
+        host: String,
+    },
+    /// A pod's IP on a host.
+    Pod {
+        /// The host.
+        host: String,
+        /// The pod's uid.
+        pod_uid: String,
+    },
+}
+
+impl Endpoint {
+    /// The host the address lives on.
+    pub fn host(&self) -> &str {
+        match self {
+            Endpoint::Node { host } | Endpoint::Pod { host, .. } => host,
+        }
+    }
+}
+
+/// Why a packet does not arrive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unreachable {
+    /// No interface has the address.
+    NoRoute,
+    /// The destination host has no power.
+    HostDown,
+    /// A partition separates the two ends.
+    Partitioned,
+}
+
+/// A route a packet takes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Route {
+    /// Where it arrives.
+    pub to: Endpoint,
+    /// One-way latency.
+    pub latency_ms: Millis,
+}
+
+/// The fabric's state.
+#[derive(Clone, Debug, Default)]
+pub struct Fabric {
+    /// Hosts cut off from the control plane (the API server).
+    partitioned: BTreeSet<String>,
+    /// Every assigned address.
+    addresses: BTreeMap<String, Endpoint>,
+}
+
+impl Fabric {
+    /// Registers an address (a node joining, CNI ADD).
+    pub fn assign(&mut self, ip: &str, endpoint: Endpoint) {
+        self.addresses.insert(ip.to_string(), endpoint);
+    }
+
+    /// Releases an address (CNI DEL) if it still belongs to `endpoint`.
+    pub fn release(&mut self, ip: &str, endpoint: &Endpoint) {
+        if self.addresses.get(ip) == Some(endpoint) {
+            self.addresses.remove(ip);
+        }
+    }
+
+    /// Who has an address.
+    pub fn locate(&self, ip: &str) -> Option<&Endpoint> {
+        self.addresses.get(ip)
+    }
+
+    /// Every assigned address, in address order.
+    pub fn addresses(&self) -> impl Iterator<Item = (&String, &Endpoint)> {
+        self.addresses.iter()
+    }
+
+    /// Cuts a host off from the control plane; false if it already was.
+    pub fn partition(&mut self, host: &str) -> bool {
+        self.partitioned.insert(host.to_string())
+    }
+
+    /// Reconnects a host to the control plane; false if it was not cut off.
+    pub fn heal(&mut self, host: &str) -> bool {
+        self.partitioned.remove(host)
+    }
+
+    /// Whether a host reaches the control plane.
+    pub fn reaches_control_plane(&self, host: &str) -> bool {
+        !self.partitioned.contains(host)
+    }
+
+    /// Hosts cut off from the control plane.
+    pub fn partitioned_hosts(&self) -> impl Iterator<Item = &String> {
+        self.partitioned.iter()
+    }
+
+    /// The route from `from_host` (`None`: the control plane) to an address.
+    pub fn route(&self, hosts: &BTreeMap<String, Host>, from_host: Option<&str>, to_ip: &str) -> Result<Route, Unreachable> {
+        let to = self.addresses.get(to_ip).ok_or(Unreachable::NoRoute)?;
+        if !hosts.get(to.host()).is_some_and(|h| h.powered) {
+            return Err(Unreachable::HostDown);
+        }
+        let latency_ms = match from_host {
+            Some(from) if from == to.host() => 0,
+            Some(from) => {
+                if !hosts.get(from).is_some_and(|h| h.powered) {
+                    return Err(Unreachable::HostDown);
+                }
+                HOST_TO_HOST_LATENCY_MS
+            }
+            None => {
+                if self.partitioned.contains(to.host()) {
+                    return Err(Unreachable::Partitioned);
+                }
+                HOST_TO_HOST_LATENCY_MS
+            }
+        };
+        Ok(Route { to: to.clone(), latency_ms })
+    }
+
+    /// The modelled Service load, until real requests replace it: a Service annotated
+    /// `kubesim.dev/load` (requests per second) spreads that rate evenly over its ready
+    /// endpoints on powered hosts; each request costs
+    /// `kubesim.dev/cpu-per-request` (default 2m) of CPU on the pod serving it. Returns the
+    /// extra CPU (millicores) per pod (namespace, name).
+    pub fn service_load(&self, api: &ApiServer, hosts: &BTreeMap<String, Host>) -> BTreeMap<(String, String), i64> {
+        let mut load = BTreeMap::new();
+        for service in api.store().list(("", "services"), None) {
+            let Object::Service(svc) = service.as_ref() else { continue };
+            let annotations = svc.metadata.annotations.clone().unwrap_or_default();
+            let Some(rate) = annotations.get(LOAD_ANNOTATION).and_then(|r| r.trim().parse::<f64>().ok()) else { continue };
+            let cost = annotations.get(CPU_PER_REQUEST_ANNOTATION).and_then(|q| kubesim_api::quantity::parse_milli(q).ok()).unwrap_or(2) as f64;
+            let Some(selector) = svc.spec.as_ref().and_then(|s| s.selector.as_ref()).filter(|s| !s.is_empty()) else { continue };
+            let selector = kubesim_api::selector::Selector::from_map(selector);
+            let namespace = service.namespace().to_string();
+            let ready: Vec<String> = api
+                .store()
+                .list_selected(("", "pods"), Some(&namespace), &selector)
+                .iter()
+                .filter_map(|o| o.as_pod())
+                .filter(|p| p.metadata.deletion_timestamp.is_none())
+                .filter(|p| p.status.as_ref().and_then(|s| s.conditions.as_ref()).is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True")))
+                // A pod on a host without power serves nothing, whatever its endpoints say.
+                .filter(|p| {
+                    let ip = p.status.as_ref().and_then(|s| s.pod_ip.as_deref());
+                    ip.and_then(|ip| self.locate(ip)).is_none_or(|e| hosts.get(e.host()).is_some_and(|h| h.powered))
+                })
+                .filter_map(|p| p.metadata.name.clone())
+                .collect();
+            if ready.is_empty() {
+                continue;
+            }
+            let share = (rate * cost / ready.len() as f64).round() as i64;
+            for name in ready {
+                *load.entry((namespace.clone(), name)).or_insert(0) += share;
+            }
+        }
+        load
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hosts() -> BTreeMap<String, Host> {
+        let mut hosts = BTreeMap::new();
+        for (i, name) in ["node-1", "node-2"].iter().enumerate() {
+            hosts.insert(name.to_string(), Host::new(name, i as u32));
+        }
+        hosts
+    }
+
+    #[test]
+    fn routes_know_local_remote_down_and_partitioned_destinations() {
+        let mut hosts = hosts();
+        let mut fabric = Fabric::default();
+        fabric.assign("10.244.0.2", Endpoint::Pod { host: "node-1".into(), pod_uid: "a".into() });
+        fabric.assign("10.244.1.2", Endpoint::Pod { host: "node-2".into(), pod_uid: "b".into() });
+        assert_eq!(fabric.route(&hosts, Some("node-1"), "10.244.0.2").unwrap().latency_ms, 0);
+        assert_eq!(fabric.route(&hosts, Some("node-1"), "10.244.1.2").unwrap().latency_ms, HOST_TO_HOST_LATENCY_MS);
+        assert_eq!(fabric.route(&hosts, Some("node-1"), "10.244.9.9"), Err(Unreachable::NoRoute));
+        fabric.partition("node-2");
+        assert_eq!(fabric.route(&hosts, None, "10.244.1.2"), Err(Unreachable::Partitioned));
+        assert!(fabric.route(&hosts, Some("node-1"), "10.244.1.2").is_ok(), "a control-plane partition leaves node-to-node links up");
+        hosts.get_mut("node-2").unwrap().power_off(0);
+        assert_eq!(fabric.route(&hosts, Some("node-1"), "10.244.1.2"), Err(Unreachable::HostDown));
+        fabric.release("10.244.0.2", &Endpoint::Pod { host: "node-1".into(), pod_uid: "a".into() });
+        assert_eq!(fabric.locate("10.244.0.2"), None);
+    }
+}

@@ -1,0 +1,738 @@
+//! The one event loop: a queue ordered by (virtual time, sequence number) of component timers,
+//! watch deliveries, store compaction and the embedder's own events. [`Runtime::step`] runs
+//! the next entry. The simulation's `World`, the controllers' tests and the scheduler's
+//! harness all run on it, so every component is exercised on the delivery model production
+//! uses: watch events arrive [`RuntimeConfig::watch_latency_ms`] after the commit, filtered
+//! watches turn MODIFIED into ADDED or DELETED as the API server's watch cache does, and
+//! components on a host that is down or cut off from the API server get nothing.
+//!
+//! Guarantees:
+//! - Determinism: one RNG, a total order on queue entries, `BTreeMap`s only. The same inputs
+//!   give the same history, byte for byte, natively and in wasm.
+//! - Time never runs backwards; timers requested for the past run now.
+//! - A component whose host loses power gets no timer or watch event until power returns
+//!   (timers armed before the power loss are dropped: the process that armed them is gone).
+//! - Every commit is checked by every registered [`Checker`] right after the handler that made
+//!   it returns; violations are recorded, never panicked on (the swarm reports them).
+
+use crate::component::{Component, Ctx, HostEvent, Interest, Note, TimerRequest, WatchEvent, WatchFilter};
+use crate::fabric::{Endpoint, Fabric};
+use crate::metrics::ResourceMetrics;
+use kubesim_api::object::Object;
+use kubesim_api::Millis;
+use kubesim_apiserver::{ApiServer, Request, SimRng};
+use kubesim_host::Host;
+use kubesim_store::{Commit, EventType, Resource};
+use rand_core::SeedableRng;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Watch delivery latency: commit → watcher notified (virtual ms).
+pub const WATCH_LATENCY_MS: Millis = 2;
+/// etcd compaction interval (kube-apiserver `--etcd-compaction-interval`).
+pub const COMPACTION_INTERVAL_MS: Millis = 5 * 60_000;
+/// How many watch deliveries [`Runtime::deliveries`] keeps at least (memory bound at scale).
+pub const DELIVERY_HISTORY: usize = 100_000;
+
+/// Whether writes to this resource are housekeeping (node Lease renewals): they do not keep a
+/// run going on their own and are left out of the delivery history the UI animates.
+pub fn is_housekeeping(resource: Resource) -> bool {
+    resource == ("coordination.k8s.io", "leases")
+}
+
+/// How a runtime is built.
+#[derive(Clone, Debug)]
+pub struct RuntimeConfig {
+    /// The seed of the one RNG.
+    pub seed: u64,
+    /// Commit → watcher latency.
+    pub watch_latency_ms: Millis,
+    /// How often the store compacts its watch history (0: never).
+    pub compaction_interval_ms: Millis,
+    /// How many commits the store keeps for watches from an older revision.
+    pub watch_history: usize,
+    /// Record the trace, notes and deliveries (off for benchmarks at scale).
+    pub record_history: bool,
+}
+
+impl RuntimeConfig {
+    /// The production defaults for a seed.
+    pub fn seeded(seed: u64) -> RuntimeConfig {
+        RuntimeConfig { seed, watch_latency_ms: WATCH_LATENCY_MS, compaction_interval_ms: COMPACTION_INTERVAL_MS, watch_history: 20_000, record_history: true }
+    }
+}
+
+/// Where a component runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// The control plane (controllers, the scheduler, the metrics-server): always powered and
+    /// connected.
+    ControlPlane,
+    /// A node agent on this host.
+    Host(String),
+}
+
+/// One committed write, as `--trace` prints it.
+#[derive(Clone, Debug)]
+pub struct TraceRecord {
+    /// Virtual ms since start.
+    pub t_ms: Millis,
+    /// The commit's revision.
+    pub revision: u64,
+    /// ADDED / MODIFIED / DELETED.
+    pub event_type: EventType,
+    /// Who wrote it.
+    pub actor: Arc<str>,
+    /// The object after the write.
+    pub object: Arc<Object>,
+}
+
+impl TraceRecord {
+    /// The JSON line of `--trace`.
+    pub fn to_json_line(&self) -> String {
+        let value = serde_json::json!({
+            "t_ms": self.t_ms,
+            "resourceVersion": self.revision.to_string(),
+            "type": self.event_type.as_str(),
+            "actor": &*self.actor,
+            "object": self.object.to_json(),
+        });
+        serde_json::to_string(&value).expect("trace records serialize")
+    }
+}
+
+/// One watch notification delivered to a component: the informer side of a write.
+#[derive(Clone, Debug)]
+pub struct WatchDelivery {
+    /// Virtual ms of delivery (the write's time plus the watch latency).
+    pub t_ms: Millis,
+    /// The revision of the commit delivered.
+    pub revision: u64,
+    /// The event as the watcher saw it (a field-filtered watch turns MODIFIED into ADDED or
+    /// DELETED when the object enters or leaves the selection).
+    pub event_type: EventType,
+    /// The watching component.
+    pub component: Arc<str>,
+}
+
+/// An invariant checked after every commit. Checkers live apart from the code they check and
+/// only read: the commit and the API server's state after it.
+pub trait Checker: CheckerClone {
+    /// A short name for reports.
+    fn name(&self) -> &str;
+    /// `Err(message)` if the commit broke the invariant.
+    fn check(&mut self, commit: &Commit, api: &ApiServer) -> Result<(), String>;
+}
+
+/// Cloning boxed checkers (a cloned runtime keeps checking).
+pub trait CheckerClone {
+    /// An independent copy.
+    fn clone_box(&self) -> Box<dyn Checker>;
+}
+
+impl<T: Checker + Clone + 'static> CheckerClone for T {
+    fn clone_box(&self) -> Box<dyn Checker> {
+        Box::new(self.clone())
+    }
+}
+
+impl Clone for Box<dyn Checker> {
+    fn clone(&self) -> Box<dyn Checker> {
+        self.as_ref().clone_box()
+    }
+}
+
+/// A broken invariant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// Virtual time of the commit.
+    pub t_ms: Millis,
+    /// Its revision.
+    pub revision: u64,
+    /// The checker's name.
+    pub checker: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// What the runtime does at a point of its queue.
+#[derive(Clone, Debug)]
+enum Item<E> {
+    Timer { component: usize, token: u64, epoch: u32 },
+    Deliver(Box<Commit>),
+    Compact,
+    External(E),
+}
+
+#[derive(Clone, Debug)]
+struct Queued<E> {
+    item: Item<E>,
+    periodic: bool,
+}
+
+#[derive(Clone)]
+struct Slot {
+    component: Box<dyn Component>,
+    /// The actor name (shared by every handler call and delivery record).
+    actor: Arc<str>,
+    host: Option<String>,
+    /// Bumped when the component's host loses power: older timers are dropped.
+    epoch: u32,
+}
+
+/// What one [`Runtime::step`] ran.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stepped<E> {
+    /// A timer, a delivery or a compaction (handled inside).
+    Internal,
+    /// One of the embedder's own events, for the embedder to handle.
+    External(E),
+}
+
+/// The runtime: clock, RNG, API server, components, hosts, queue, history and checkers.
+///
+/// `E` is the embedder's own event type (the simulation's scheduled command lines); runtimes
+/// that have none use `()`. `Clone` gives an independent runtime whose future is
+/// bit-identical to the original's.
+#[derive(Clone)]
+pub struct Runtime<E: Clone = ()> {
+    now: Millis,
+    seq: u64,
+    queue: BTreeMap<(Millis, u64), Queued<E>>,
+    non_periodic: usize,
+    rng: SimRng,
+    api: ApiServer,
+    slots: Vec<Slot>,
+    hosts: BTreeMap<String, Host>,
+    host_agents: BTreeMap<String, Vec<usize>>,
+    fabric: Fabric,
+    metrics: ResourceMetrics,
+    watch_all: BTreeMap<Resource, Vec<(usize, Interest)>>,
+    watch_node_pods: BTreeMap<String, Vec<usize>>,
+    config: RuntimeConfig,
+    trace: Vec<TraceRecord>,
+    notes: Vec<Note>,
+    deliveries: Vec<WatchDelivery>,
+    deliveries_dropped: usize,
+    last_compaction_revision: u64,
+    checkers: Vec<Box<dyn Checker>>,
+    violations: Vec<Violation>,
+}
+
+impl<E: Clone> Runtime<E> {
+    /// An empty runtime at virtual time 0: an API server with its built-in namespaces, no
+    /// components, no hosts.
+    pub fn new(config: RuntimeConfig) -> Runtime<E> {
+        let mut runtime = Runtime {
+            now: 0,
+            seq: 0,
+            queue: BTreeMap::new(),
+            non_periodic: 0,
+            rng: SimRng::seed_from_u64(config.seed),
+            api: ApiServer::with_store(kubesim_store::Store::new(config.watch_history)),
+            slots: Vec::new(),
+            hosts: BTreeMap::new(),
+            host_agents: BTreeMap::new(),
+            fabric: Fabric::default(),
+            metrics: ResourceMetrics::default(),
+            watch_all: BTreeMap::new(),
+            watch_node_pods: BTreeMap::new(),
+            config,
+            trace: Vec::new(),
+            notes: Vec::new(),
+            deliveries: Vec::new(),
+            deliveries_dropped: 0,
+            last_compaction_revision: 0,
+            checkers: Vec::new(),
+            violations: Vec::new(),
+        };
+        if runtime.config.compaction_interval_ms > 0 {
+            runtime.push(runtime.config.compaction_interval_ms, Item::Compact, true);
+        }
+        runtime
+    }
+
+    /// The configuration this runtime was built with.
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.config
+    }
+
+    /// Turns recording of the trace, notes and deliveries on or off.
+    pub fn set_record_history(&mut self, record: bool) {
+        self.config.record_history = record;
+    }
+
+    /// Registers a component where it runs and starts it now. A node agent's host must have
+    /// been added first.
+    pub fn add_component(&mut self, component: Box<dyn Component>, placement: Placement) -> usize {
+        let index = self.slots.len();
+        for interest in component.interests() {
+            match &interest.filter {
+                WatchFilter::PodsOnNode(node) => self.watch_node_pods.entry(node.clone()).or_default().push(index),
+                _ => self.watch_all.entry(interest.resource).or_default().push((index, interest)),
+            }
+        }
+        let host = match placement {
+            Placement::ControlPlane => None,
+            Placement::Host(name) => {
+                assert!(self.hosts.contains_key(&name), "agent {} placed on unknown host {name}", component.name());
+                self.host_agents.entry(name.clone()).or_default().push(index);
+                Some(name)
+            }
+        };
+        let actor: Arc<str> = component.name().into();
+        self.slots.push(Slot { component, actor, host, epoch: 0 });
+        self.with_component(index, |component, ctx| component.start(ctx));
+        index
+    }
+
+    /// Adds a host (a machine; its agents are added with [`Placement::Host`]).
+    pub fn add_host(&mut self, host: Host) {
+        self.host_agents.entry(host.name.clone()).or_default();
+        self.fabric.assign(&host.ip(), Endpoint::Node { host: host.name.clone() });
+        self.hosts.insert(host.name.clone(), host);
+    }
+
+    /// A host by name.
+    pub fn host(&self, name: &str) -> Option<&Host> {
+        self.hosts.get(name)
+    }
+
+    /// A host by name, mutably (kubectl exec and logs reach containers through it).
+    pub fn host_mut(&mut self, name: &str) -> Option<&mut Host> {
+        self.hosts.get_mut(name)
+    }
+
+    /// Every host, by name.
+    pub fn hosts(&self) -> &BTreeMap<String, Host> {
+        &self.hosts
+    }
+
+    /// Every host, mutably.
+    pub fn hosts_mut(&mut self) -> &mut BTreeMap<String, Host> {
+        &mut self.hosts
+    }
+
+    /// Whether a host can reach the API server.
+    pub fn is_connected(&self, host: &str) -> bool {
+        self.fabric.reaches_control_plane(host)
+    }
+
+    /// The network fabric.
+    pub fn fabric(&self) -> &Fabric {
+        &self.fabric
+    }
+
+    /// The resource metrics API's current content.
+    pub fn metrics(&self) -> &ResourceMetrics {
+        &self.metrics
+    }
+
+    /// The agents of a host, in registration order.
+    pub fn agents(&self, host: &str) -> Vec<&dyn Component> {
+        self.host_agents.get(host).into_iter().flatten().map(|i| self.slots[*i].component.as_ref()).collect()
+    }
+
+    /// A component by actor name.
+    pub fn component(&self, name: &str) -> Option<&(dyn Component + 'static)> {
+        self.slots.iter().find(|s| &*s.actor == name).map(|s| s.component.as_ref())
+    }
+
+    /// A component by actor name, downcast to its type.
+    pub fn component_as<T: 'static>(&self, name: &str) -> Option<&T> {
+        self.component(name)?.downcast_ref::<T>()
+    }
+
+    /// A component by actor name, downcast to its type, mutably (tests, the UI's data feeds).
+    pub fn component_as_mut<T: 'static>(&mut self, name: &str) -> Option<&mut T> {
+        self.slots.iter_mut().find(|s| &*s.actor == name)?.component.as_mut().downcast_mut::<T>()
+    }
+
+    /// Every component, in registration order.
+    pub fn components(&self) -> impl Iterator<Item = &dyn Component> {
+        self.slots.iter().map(|s| s.component.as_ref())
+    }
+
+    /// Registers an invariant checker (run after every later commit).
+    pub fn add_checker(&mut self, checker: Box<dyn Checker>) {
+        self.checkers.push(checker);
+    }
+
+    /// The invariant violations seen so far.
+    pub fn violations(&self) -> &[Violation] {
+        &self.violations
+    }
+
+    /// Virtual now (ms).
+    pub fn now(&self) -> Millis {
+        self.now
+    }
+
+    /// The API server (reads).
+    pub fn api(&self) -> &ApiServer {
+        &self.api
+    }
+
+    /// The recorded trace (every committed write, in commit order).
+    pub fn trace(&self) -> &[TraceRecord] {
+        &self.trace
+    }
+
+    /// The recorded non-API messages (CRI calls, PLEG relists, faults, ...).
+    pub fn notes(&self) -> &[Note] {
+        &self.notes
+    }
+
+    /// Records a note now (faults, commands).
+    pub fn note(&mut self, note: Note) {
+        if self.config.record_history {
+            self.notes.push(note);
+        }
+    }
+
+    /// The most recent watch notifications (housekeeping left out), in delivery order. Only
+    /// the last [`DELIVERY_HISTORY`]..2× that many are kept; [`Runtime::deliveries_dropped`]
+    /// counts the older ones, so `dropped + index` numbers every delivery since the start.
+    pub fn deliveries(&self) -> &[WatchDelivery] {
+        &self.deliveries
+    }
+
+    /// How many deliveries were dropped from the front of [`Runtime::deliveries`].
+    pub fn deliveries_dropped(&self) -> usize {
+        self.deliveries_dropped
+    }
+
+    /// Queues one of the embedder's events at virtual time `at_ms` (keeps a run going).
+    pub fn schedule(&mut self, at_ms: Millis, event: E) {
+        self.push(at_ms.max(self.now), Item::External(event), false);
+    }
+
+    /// Whether anything other than periodic housekeeping is pending.
+    pub fn busy(&self) -> bool {
+        self.non_periodic > 0
+    }
+
+    /// Virtual time of the next queued entry.
+    pub fn next_event_time(&self) -> Option<Millis> {
+        self.queue.keys().next().map(|(t, _)| *t)
+    }
+
+    /// Moves the clock forward to `t_ms` (never back) without running anything.
+    pub fn advance_clock(&mut self, t_ms: Millis) {
+        self.now = self.now.max(t_ms);
+    }
+
+    /// Runs the next entry. `None` when the queue is empty.
+    pub fn step(&mut self) -> Option<Stepped<E>> {
+        let ((t, _), queued) = self.queue.pop_first()?;
+        debug_assert!(t >= self.now, "time never runs backwards");
+        self.now = t;
+        if !queued.periodic {
+            self.non_periodic -= 1;
+        }
+        match queued.item {
+            Item::Timer { component, token, epoch } => {
+                if self.runs(component) && self.slots[component].epoch == epoch {
+                    self.with_component(component, |c, ctx| c.on_timer(token, ctx));
+                }
+            }
+            Item::Deliver(commit) => self.deliver(&commit),
+            Item::Compact => {
+                let revision = self.api.store().revision();
+                self.api.store_mut().compact(self.last_compaction_revision);
+                self.last_compaction_revision = revision;
+                self.push(self.now + self.config.compaction_interval_ms, Item::Compact, true);
+            }
+            Item::External(event) => return Some(Stepped::External(event)),
+        }
+        Some(Stepped::Internal)
+    }
+
+    /// Runs `f` with a context acting as `actor` on the control plane (kubectl, the API
+    /// server's bootstrap, fault injection). Its writes are delivered like any other.
+    pub fn as_actor<R>(&mut self, actor: &str, f: impl FnOnce(&mut Ctx) -> R) -> R {
+        let mut timers = Vec::new();
+        let mut notes = Vec::new();
+        let result = {
+            let mut ctx = Ctx {
+                now: self.now,
+                api: &mut self.api,
+                rng: &mut self.rng,
+                actor: actor.into(),
+                timers: &mut timers,
+                notes: &mut notes,
+                host: None,
+                hosts: Some(&self.hosts),
+                connected: true,
+                fabric: &mut self.fabric,
+                metrics: &mut self.metrics,
+            };
+            f(&mut ctx)
+        };
+        self.after_handler(None, timers, notes);
+        result
+    }
+
+    /// Runs `f` with the API server and a request acting as `actor` (the kubectl layer), plus
+    /// every host mutably (exec and logs reach containers). Its writes are delivered.
+    pub fn with_api<R>(&mut self, actor: &str, f: impl FnOnce(&mut ApiServer, &mut Request, &mut BTreeMap<String, Host>) -> R) -> R {
+        let actor: Arc<str> = actor.into();
+        let result = {
+            let mut req = Request { now: self.now, rng: &mut self.rng, actor: &actor };
+            f(&mut self.api, &mut req, &mut self.hosts)
+        };
+        self.after_handler(None, Vec::new(), Vec::new());
+        result
+    }
+
+    /// Runs a handler of one component with its context.
+    pub fn with_component(&mut self, index: usize, f: impl FnOnce(&mut dyn Component, &mut Ctx)) {
+        let mut timers = Vec::new();
+        let mut notes = Vec::new();
+        {
+            let slot = &mut self.slots[index];
+            let connected = slot.host.as_ref().is_none_or(|h| self.fabric.reaches_control_plane(h));
+            let (host, hosts) = match &slot.host {
+                Some(name) => (self.hosts.get_mut(name), None),
+                None => (None, Some(&self.hosts)),
+            };
+            let mut ctx = Ctx {
+                now: self.now,
+                api: &mut self.api,
+                rng: &mut self.rng,
+                actor: slot.actor.clone(),
+                timers: &mut timers,
+                notes: &mut notes,
+                host,
+                hosts,
+                connected,
+                fabric: &mut self.fabric,
+                metrics: &mut self.metrics,
+            };
+            f(slot.component.as_mut(), &mut ctx);
+        }
+        self.after_handler(Some(index), timers, notes);
+    }
+
+    /// Index of a component by actor name.
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.slots.iter().position(|s| &*s.actor == name)
+    }
+
+    /// The host loses power: its agents hear [`HostEvent::PowerOff`], then every process on it
+    /// stops and its agents get nothing until [`Runtime::power_on`].
+    pub fn power_off(&mut self, host: &str) -> bool {
+        if !self.hosts.get(host).is_some_and(|h| h.powered) {
+            return false;
+        }
+        for index in self.host_agents.get(host).cloned().unwrap_or_default() {
+            self.with_component(index, |c, ctx| c.on_host(HostEvent::PowerOff, ctx));
+            self.slots[index].epoch += 1;
+        }
+        let now = self.now;
+        self.hosts.get_mut(host).expect("checked above").power_off(now);
+        true
+    }
+
+    /// Power returns to the host; its agents hear [`HostEvent::PowerOn`].
+    pub fn power_on(&mut self, host: &str) -> bool {
+        match self.hosts.get_mut(host) {
+            Some(h) if !h.powered => h.power_on(),
+            _ => return false,
+        }
+        for index in self.host_agents.get(host).cloned().unwrap_or_default() {
+            self.with_component(index, |c, ctx| c.on_host(HostEvent::PowerOn, ctx));
+        }
+        true
+    }
+
+    /// The host can no longer reach the API server; its agents hear
+    /// [`HostEvent::Disconnected`].
+    pub fn disconnect(&mut self, host: &str) -> bool {
+        if !self.hosts.contains_key(host) || !self.fabric.partition(host) {
+            return false;
+        }
+        for index in self.host_agents.get(host).cloned().unwrap_or_default() {
+            if self.runs(index) {
+                self.with_component(index, |c, ctx| c.on_host(HostEvent::Disconnected, ctx));
+            }
+        }
+        true
+    }
+
+    /// The host reaches the API server again; its agents hear [`HostEvent::Reconnected`].
+    pub fn reconnect(&mut self, host: &str) -> bool {
+        if !self.fabric.heal(host) {
+            return false;
+        }
+        for index in self.host_agents.get(host).cloned().unwrap_or_default() {
+            if self.runs(index) {
+                self.with_component(index, |c, ctx| c.on_host(HostEvent::Reconnected, ctx));
+            }
+        }
+        true
+    }
+
+    /// One agent's process restarts ([`HostEvent::Restart`]); false if no such agent runs.
+    pub fn restart_agent(&mut self, name: &str) -> bool {
+        let Some(index) = self.index_of(name) else { return false };
+        if !self.runs(index) {
+            return false;
+        }
+        self.with_component(index, |c, ctx| c.on_host(HostEvent::Restart, ctx));
+        true
+    }
+
+    /// Whether a component is running (its host, if any, has power).
+    fn runs(&self, index: usize) -> bool {
+        self.slots[index].host.as_ref().is_none_or(|h| self.hosts.get(h).is_some_and(|h| h.powered))
+    }
+
+    /// Whether a component receives watch events (running and connected).
+    fn receives(&self, index: usize) -> bool {
+        self.runs(index) && self.slots[index].host.as_ref().is_none_or(|h| self.fabric.reaches_control_plane(h))
+    }
+
+    fn after_handler(&mut self, component: Option<usize>, timers: Vec<TimerRequest>, notes: Vec<Note>) {
+        if let Some(index) = component {
+            let epoch = self.slots[index].epoch;
+            for timer in timers {
+                self.push(timer.at_ms.max(self.now), Item::Timer { component: index, token: timer.token, epoch }, timer.periodic);
+            }
+        }
+        if self.config.record_history {
+            self.notes.extend(notes);
+        }
+        for commit in self.api.store_mut().drain_commits() {
+            if self.config.record_history {
+                self.trace.push(TraceRecord {
+                    t_ms: commit.t_ms,
+                    revision: commit.revision,
+                    event_type: commit.event_type,
+                    actor: commit.actor.clone(),
+                    object: commit.object.clone(),
+                });
+            }
+            for checker in &mut self.checkers {
+                if let Err(message) = checker.check(&commit, &self.api) {
+                    self.violations.push(Violation { t_ms: commit.t_ms, revision: commit.revision, checker: checker.name().to_string(), message });
+                }
+            }
+            let periodic = is_housekeeping(commit.resource);
+            self.push(self.now + self.config.watch_latency_ms, Item::Deliver(Box::new(commit)), periodic);
+        }
+    }
+
+    fn push(&mut self, at_ms: Millis, item: Item<E>, periodic: bool) {
+        self.seq += 1;
+        if !periodic {
+            self.non_periodic += 1;
+        }
+        self.queue.insert((at_ms, self.seq), Queued { item, periodic });
+    }
+
+    fn deliver(&mut self, commit: &Commit) {
+        let mut targets: Vec<(usize, EventType)> = Vec::new();
+        if let Some(watchers) = self.watch_all.get(&commit.resource) {
+            for (index, interest) in watchers {
+                let now_selected = interest.selects(&commit.object);
+                let was_selected = commit.previous.as_ref().is_some_and(|p| interest.selects(p));
+                if let Some(event_type) = filtered_event(commit.event_type, was_selected, now_selected) {
+                    targets.push((*index, event_type));
+                }
+            }
+        }
+        if commit.resource == ("", "pods") {
+            let node_of = |o: &Object| o.as_pod().and_then(|p| p.spec.as_ref()).and_then(|s| s.node_name.clone());
+            let new_node = node_of(&commit.object);
+            let old_node = commit.previous.as_deref().and_then(node_of);
+            let mut nodes: Vec<String> = new_node.iter().chain(old_node.iter()).cloned().collect();
+            nodes.dedup();
+            for node in nodes {
+                for index in self.watch_node_pods.get(&node).cloned().unwrap_or_default() {
+                    let now_selected = new_node.as_deref() == Some(node.as_str()) && commit.event_type != EventType::Deleted;
+                    let was_selected = old_node.as_deref() == Some(node.as_str());
+                    let now_selected = now_selected || (commit.event_type == EventType::Deleted && was_selected);
+                    if let Some(event_type) = filtered_event(commit.event_type, was_selected, now_selected) {
+                        targets.push((index, event_type));
+                    }
+                }
+            }
+        }
+        kubesim_api::sort::sort_by_key(&mut targets, |(index, _)| *index);
+        let record = self.config.record_history && !is_housekeeping(commit.resource);
+        for (index, event_type) in targets {
+            if !self.receives(index) {
+                continue; // a broken watch: the component relists when it is back
+            }
+            if record {
+                if self.deliveries.len() >= 2 * DELIVERY_HISTORY {
+                    self.deliveries.drain(..DELIVERY_HISTORY);
+                    self.deliveries_dropped += DELIVERY_HISTORY;
+                }
+                self.deliveries.push(WatchDelivery { t_ms: self.now, revision: commit.revision, event_type, component: self.slots[index].actor.clone() });
+            }
+            let event = WatchEvent { event_type, resource: commit.resource, object: commit.object.clone(), revision: commit.revision };
+            self.with_component(index, |component, ctx| component.on_watch(&event, ctx));
+        }
+    }
+}
+
+impl Runtime<()> {
+    /// Runs every entry up to and including virtual time `t_ms`, then sets the clock to it.
+    pub fn run_until(&mut self, t_ms: Millis) {
+        while self.next_event_time().is_some_and(|t| t <= t_ms) {
+            self.step();
+        }
+        self.advance_clock(t_ms);
+    }
+
+    /// Runs until nothing but periodic work is pending, or virtual `limit_ms`.
+    pub fn run_until_quiet(&mut self, limit_ms: Millis) {
+        while self.busy() && self.next_event_time().is_some_and(|t| t <= limit_ms) {
+            self.step();
+        }
+        if self.busy() {
+            self.advance_clock(limit_ms);
+        }
+    }
+}
+
+/// The event a field-filtered watch reports for a commit (apiserver watch filtering).
+fn filtered_event(event_type: EventType, was_selected: bool, now_selected: bool) -> Option<EventType> {
+    match event_type {
+        EventType::Added => now_selected.then_some(EventType::Added),
+        EventType::Deleted => (was_selected || now_selected).then_some(EventType::Deleted),
+        EventType::Modified => match (was_selected, now_selected) {
+            (true, true) => Some(EventType::Modified),
+            (false, true) => Some(EventType::Added),
+            (true, false) => Some(EventType::Deleted),
+            (false, false) => None,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Mirrors the API server's watch filtering (staging/src/k8s.io/apiserver/pkg/storage/cacher
+    // cacheWatcher.convertToWatchEvent): an object entering a field selection is ADDED, one
+    // leaving it is DELETED.
+    #[test]
+    fn filtered_watches_translate_modifications_that_cross_the_selection() {
+        let cases = [
+            (EventType::Added, false, true, Some(EventType::Added)),
+            (EventType::Added, false, false, None),
+            (EventType::Modified, true, true, Some(EventType::Modified)),
+            (EventType::Modified, false, true, Some(EventType::Added)),
+            (EventType::Modified, true, false, Some(EventType::Deleted)),
+            (EventType::Modified, false, false, None),
+            (EventType::Deleted, true, false, Some(EventType::Deleted)),
+            (EventType::Deleted, false, false, None),
+        ];
+        for (event, was, now, want) in cases {
+            assert_eq!(filtered_event(event, was, now), want, "{event:?} was={was} now={now}");
+        }
+    }
+}

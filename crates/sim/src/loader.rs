@@ -1,0 +1,106 @@
+//! The one loader: input files in, a world out — used by the CLI (`kubesim run`, `kubesim
+//! kubectl`), the browser and the tests, so the same files give the same world everywhere.
+//!
+//! At t=0 ([`load`]): a `KubeSchedulerConfiguration` document configures the scheduler (it is
+//! not an API object, so it is not applied); without any Node in the input the built-in
+//! default cluster starts; every document is then applied in file order with `kubectl apply
+//! -f` semantics (Nodes included: each gets a host and agents); containers whose programs the
+//! model does not implement are warned about. Later applies ([`apply`]: `--at` applies, the
+//! browser's editor) go through the same path.
+
+use crate::scenario::{decode_inputs, InputFile};
+use crate::world::{World, WorldConfig};
+
+/// A problem with a file, with the line it concerns when known (editors mark it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadError {
+    /// The message, kubectl style (file, document, line, field path, the API server's words).
+    pub message: String,
+    /// 1-based line in the file.
+    pub line: Option<usize>,
+}
+
+/// What applying one file printed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileOutcome {
+    /// The file's name.
+    pub name: String,
+    /// kubectl's stdout lines (`deployment.apps/nginx created`), in document order.
+    pub lines: Vec<String>,
+    /// Warnings (unknown fields, unmodelled container commands).
+    pub warnings: Vec<String>,
+    /// Errors for documents that did not decode or apply (valid documents are still applied).
+    pub errors: Vec<LoadError>,
+}
+
+/// Builds the world for these files at t=0 and applies them. Errors that concern no single
+/// document (an invalid scheduler configuration) are returned separately.
+pub fn load(mut config: WorldConfig, files: &[InputFile]) -> (World, Vec<FileOutcome>, Vec<String>) {
+    let mut world_errors = Vec::new();
+    let mut has_nodes = false;
+    for file in files {
+        let (documents, _) = kubesim_api::decode::parse_documents(&file.name, &file.text);
+        for document in documents {
+            match document.value.get("kind").and_then(|k| k.as_str()) {
+                Some("KubeSchedulerConfiguration") => config.scheduler_config = Some(document.value.clone()),
+                Some("Node") => has_nodes = true,
+                Some("List") => {
+                    has_nodes |= document
+                        .value
+                        .get("items")
+                        .and_then(|i| i.as_array())
+                        .into_iter()
+                        .flatten()
+                        .any(|i| i.get("kind").and_then(|k| k.as_str()) == Some("Node"))
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut world = match World::build(config.clone()) {
+        Ok(world) => world,
+        Err(e) => {
+            world_errors.push(format!("error: invalid KubeSchedulerConfiguration: {e}; using the default profile"));
+            config.scheduler_config = None;
+            World::build(config).expect("the default configuration is valid")
+        }
+    };
+    if !has_nodes {
+        world.add_default_nodes();
+    }
+    let outcomes = files.iter().map(|file| apply(&mut world, file)).collect();
+    (world, outcomes, world_errors)
+}
+
+/// Applies one file now with `kubectl apply -f` semantics: Nodes get hosts, the file is
+/// registered for later `kubectl ... -f` commands, and unmodelled container commands are
+/// warned about.
+pub fn apply(world: &mut World, file: &InputFile) -> FileOutcome {
+    world.add_file(&file.name, &file.text);
+    let results = world.api_request(kubesim_kubectl::ACTOR, |api, req| kubesim_kubectl::apply_text(&file.name, &file.text, "default", api, req));
+    world.adopt_nodes();
+    let mut outcome = FileOutcome { name: file.name.clone(), ..Default::default() };
+    for result in results {
+        outcome.warnings.extend(result.warnings.iter().cloned());
+        match &result.outcome {
+            Ok(_) => outcome.lines.push(result.line()),
+            // The scheduler's configuration is read by `load`; kubectl rightly cannot apply it.
+            Err(message) if message.contains("\"KubeSchedulerConfiguration\"") => {}
+            Err(message) => {
+                let located = if message.contains(&file.name) && (message.contains("document") || result.document == 0) {
+                    message.clone()
+                } else {
+                    format!("{message} (in {}, document {})", file.name, result.document)
+                };
+                outcome.errors.push(LoadError { message: located, line: (result.line > 0).then_some(result.line) });
+            }
+        }
+    }
+    // Loud, not guessed: container scripts using commands the shell model does not implement.
+    for (name, document, object, _) in &decode_inputs(std::slice::from_ref(file)).objects {
+        for warning in crate::run::unsupported_command_warnings(object) {
+            outcome.warnings.push(format!("Warning: {name} (document {document}): {warning}"));
+        }
+    }
+    outcome
+}
