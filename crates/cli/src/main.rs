@@ -197,6 +197,22 @@ fn run_with_files(mut options: RunOptions, final_argv: Option<&Vec<String>>) -> 
             if path == "-" || extra.iter().any(|f: &InputFile| f.name == path) {
                 continue;
             }
+            if std::path::Path::new(&path).is_dir() {
+                // `--from-file=DIR`, `-k DIR`: the regular files directly in it, as DIR/NAME.
+                let mut names: Vec<String> = std::fs::read_dir(&path)
+                    .map(|d| d.filter_map(|e| e.ok()).filter(|e| e.path().is_file()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+                    .unwrap_or_default();
+                names.sort();
+                for name in names {
+                    let file = format!("{}/{name}", path.trim_end_matches('/'));
+                    if let Ok(text) = std::fs::read_to_string(&file) {
+                        if !extra.iter().any(|f: &InputFile| f.name == file) {
+                            extra.push(InputFile { name: file, text });
+                        }
+                    }
+                }
+                continue;
+            }
             match std::fs::read_to_string(&path) {
                 Ok(text) => extra.push(InputFile { name: path.to_string(), text }),
                 Err(e) if required.contains(&path) => {

@@ -54,6 +54,23 @@ fn kubectl_reads_the_files_its_args_name() {
     let patch = write("patch.yaml", "data:\n  k: w\n");
     let (out, err, code) = kubesim(&["kubectl", &other, "--for", "1s", "--", "patch", "cm", "extra", "--patch-file", &patch, "-o", "jsonpath={.data.k}"]);
     assert_eq!((out.as_str(), code), ("w", 0), "{err}");
+    // Directories: `--from-file=DIR` and `-k DIR` / `kustomize DIR` read the files in them.
+    let kdir = dir().join("kz");
+    std::fs::create_dir_all(&kdir).unwrap();
+    std::fs::write(
+        kdir.join("kustomization.yaml"),
+        "configMapGenerator:\n- name: special-config-2\n  literals:\n  - special.how=very\n  - special.type=charm\n",
+    )
+    .unwrap();
+    std::fs::write(kdir.join("a.txt"), "x").unwrap();
+    let kdir = kdir.to_string_lossy().to_string();
+    let (out, err, code) = kubesim(&["kubectl", "--for", "1s", "--", "apply", "-k", &kdir]);
+    assert_eq!((out.as_str(), code), ("configmap/special-config-2-2b86tk8fhm created\n", 0), "{err}");
+    let (out, err, code) = kubesim(&["kubectl", "--for", "1s", "--", "kustomize", &kdir]);
+    assert!(code == 0 && out.starts_with("apiVersion: v1\ndata:\n  special.how: very\n"), "{out}{err}");
+    let (out, err, code) =
+        kubesim(&["kubectl", "--for", "1s", "--", "create", "configmap", "d", &format!("--from-file={kdir}/"), "-o", "jsonpath={.data.a\\.txt}"]);
+    assert_eq!((out.as_str(), code), ("x", 0), "{err}");
     let (_, err, code) = kubesim(&["kubectl", "--for", "1s", "--", "apply", "-f", "/nonexistent/x.yaml"]);
     assert_eq!(code, 1);
     assert!(err.contains("\"/nonexistent/x.yaml\" cannot be read"), "{err}");

@@ -172,6 +172,7 @@ pub struct Args {
 /// Long names of flags that take no value (unless written `--flag=value`).
 const BOOL_FLAGS: &[&str] = &[
     "all",
+    "append-hash",
     "all-namespaces",
     "force",
     "show-labels",

@@ -44,8 +44,8 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
     // Verbs that act on existing objects resolve `-f FILE` to the objects it names
     // (resource.Builder FilenameParam: each document's kind, namespace and name).
     const FILE_VERBS: &[&str] = &["get", "describe", "label", "annotate", "patch", "scale", "set", "rollout", "autoscale", "expose", "wait"];
-    if FILE_VERBS.contains(&command) && args.has("filename") {
-        match file_targets(&args, cluster, &namespace) {
+    if FILE_VERBS.contains(&command) && (args.has("filename") || args.has("kustomize")) {
+        match file_targets(&args, cluster, &namespace, out) {
             Ok(targets) => args.file_targets = Some(targets),
             Err(e) => return out.fail(e),
         }
@@ -56,6 +56,7 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
     }
     match command {
         "apply" => apply(&args, api, req, cluster, &namespace, Mode::Apply, out),
+        "kustomize" => kustomize_cmd(&args, cluster, out),
         "create" => create(&args, api, req, cluster, &namespace, out),
         "replace" => apply(&args, api, req, cluster, &namespace, Mode::Replace, out),
         "get" => get::run(&args, api, req, cluster, &namespace, out),
@@ -116,9 +117,28 @@ fn first_command(argv: &[String]) -> Option<usize> {
 
 fn read_inputs(args: &Args, cluster: &dyn ClusterView, out: &mut Output) -> Option<Vec<(String, String)>> {
     let files = args.all("filename");
-    if files.is_empty() {
+    let kustomize = args.all("kustomize");
+    if files.is_empty() && kustomize.is_empty() {
         out.fail("error: must specify one of -f and -k");
         return None;
+    }
+    if !files.is_empty() && !kustomize.is_empty() {
+        out.fail("error: only one of -f or -k can be specified");
+        return None;
+    }
+    if let Some(dir) = kustomize.first() {
+        return match crate::kustomize::build(dir, cluster) {
+            Ok((resources, warnings)) => {
+                for w in warnings {
+                    out.errln(w);
+                }
+                Some(vec![(dir.to_string(), kustomized_text(&resources))])
+            }
+            Err(e) => {
+                out.fail(e);
+                None
+            }
+        };
     }
     let mut inputs = Vec::new();
     for f in files {
@@ -141,12 +161,39 @@ fn read_inputs(args: &Args, cluster: &dyn ClusterView, out: &mut Output) -> Opti
     Some(inputs)
 }
 
+/// A kustomize build as the multi-document text the `-f` paths read (JSON is YAML).
+fn kustomized_text(resources: &[Value]) -> String {
+    resources.iter().map(|r| serde_json::to_string(r).unwrap_or_default()).collect::<Vec<_>>().join("\n---\n")
+}
+
+/// `kubectl kustomize [DIR]`: the build as YAML documents.
+fn kustomize_cmd(args: &Args, cluster: &dyn ClusterView, out: &mut Output) {
+    let dir = args.positional.first().map(String::as_str).unwrap_or(".");
+    match crate::kustomize::build(dir, cluster) {
+        Ok((resources, warnings)) => {
+            for w in warnings {
+                out.errln(w);
+            }
+            let docs: Vec<String> = resources.iter().map(crate::yaml::to_yaml).collect();
+            out.out(docs.join("---\n"));
+        }
+        Err(e) => out.fail(e),
+    }
+}
+
 /// The objects named in `-f` files: (kind, namespace, name) per document, with the builder's
 /// namespace rules (the document's namespace, else `-n`/default; a `-n` that contradicts the
 /// document is an error).
-fn file_targets(args: &Args, cluster: &dyn ClusterView, namespace: &str) -> Result<Vec<(&'static KindInfo, String, String)>, String> {
+fn file_targets(args: &Args, cluster: &dyn ClusterView, namespace: &str, out: &mut Output) -> Result<Vec<(&'static KindInfo, String, String)>, String> {
     let mut scratch = Output::default();
-    let Some(inputs) = read_inputs(args, cluster, &mut scratch) else { return Err(scratch.stderr.trim_end().to_string()) };
+    let inputs = read_inputs(args, cluster, &mut scratch);
+    // Warnings (kustomize's deprecation notices) go to stderr; a failure is the error.
+    if inputs.is_some() {
+        for line in scratch.stderr.lines() {
+            out.errln(line);
+        }
+    }
+    let Some(inputs) = inputs else { return Err(scratch.stderr.trim_end().to_string()) };
     let mut targets = Vec::new();
     for (file, text) in inputs {
         let (docs, errors) = kubesim_api::decode::parse_documents(&file, &text);
@@ -204,7 +251,7 @@ fn apply(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn 
     // replace --force: delete what the files name, then create them (replace.go forceReplace).
     let mut options = options;
     if mode == Mode::Replace && args.bool("force") {
-        let targets = match file_targets(args, cluster, namespace) {
+        let targets = match file_targets(args, cluster, namespace, out) {
             Ok(t) => t,
             Err(e) => return out.fail(e),
         };
@@ -306,7 +353,7 @@ fn diff(args: &Args, api: &ApiServer, now: u64, cluster: &mut dyn ClusterView, n
 }
 
 fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn ClusterView, namespace: &str, out: &mut Output) {
-    if args.has("filename") {
+    if args.has("filename") || args.has("kustomize") {
         return apply(args, api, req, cluster, namespace, Mode::Create, out);
     }
     let Some(sub) = args.positional.first().map(String::as_str) else {
@@ -357,11 +404,14 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
             }))
         }
         ("configmap" | "cm", Some(name)) => {
-            let data = match literal_and_file_data(args, cluster) {
+            let data = match literal_and_file_data(args, cluster, "ConfigMap", &name) {
                 Ok(d) => d,
                 Err(e) => return out.fail(e),
             };
-            let json = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}, "data": data});
+            let mut json = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}, "data": data});
+            if args.bool("append-hash") {
+                json["metadata"]["name"] = Value::String(format!("{name}-{}", crate::kustomize::content_hash(&json)));
+            }
             match util::from_json(kind_info("v1", "ConfigMap").expect("configmaps"), json) {
                 Ok(o) => o,
                 Err(e) => return out.fail(format!("error: {e}")),
@@ -579,12 +629,20 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
             let Some(name) = args.positional.get(2).cloned() else {
                 return out.fail("error: exactly one NAME is required, got 0\nSee 'kubectl create secret generic -h' for help and examples");
             };
-            let data = match literal_and_file_data(args, cluster) {
+            let data = match literal_and_file_data(args, cluster, "Secret", &name) {
                 Ok(d) => d,
                 Err(e) => return out.fail(e),
             };
             let encoded: BTreeMap<String, Value> = data.into_iter().map(|(k, v)| (k, Value::String(base64(v.as_bytes())))).collect();
-            let json = serde_json::json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace}, "type": args.get("type").unwrap_or("Opaque"), "data": encoded});
+            // create_secret.go leaves the type empty unless --type is given (the API server
+            // defaults it to Opaque); the --append-hash hash sees it empty too.
+            let mut json = serde_json::json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace}, "data": encoded});
+            if let Some(t) = args.get("type").filter(|t| !t.is_empty()) {
+                json["type"] = Value::String(t.to_string());
+            }
+            if args.bool("append-hash") {
+                json["metadata"]["name"] = Value::String(format!("{name}-{}", crate::kustomize::content_hash(&json)));
+            }
             match util::from_json(kind_info("v1", "Secret").expect("secrets"), json) {
                 Ok(o) => o,
                 Err(e) => return out.fail(format!("error: {e}")),
@@ -688,7 +746,13 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
                 out.outln(format!("{} created", type_name(info, o.name())))
             }
         }
-        Err(e) => out.fail(server_error(&e)),
+        // create_configmap.go and create_secret*.go wrap the server's error; the other
+        // generators return it as it is.
+        Err(e) => match sub {
+            "configmap" | "cm" => out.fail(format!("error: failed to create configmap: {}", e.message)),
+            "secret" => out.fail(format!("error: failed to create secret {}", e.message)),
+            _ => out.fail(server_error(&e)),
+        },
     }
 }
 
@@ -714,35 +778,84 @@ fn to_label_selector(selector: &Selector) -> LabelSelector {
     LabelSelector { match_labels: (!labels.is_empty()).then_some(labels), match_expressions: (!exprs.is_empty()).then_some(exprs) }
 }
 
-/// `--from-literal=k=v` and `--from-file=[key=]path` data for `create configmap|secret`.
-fn literal_and_file_data(args: &Args, cluster: &dyn ClusterView) -> Result<BTreeMap<String, String>, String> {
+/// `--from-file=[key=]path` (a directory: each regular file in it, by basename),
+/// `--from-literal=k=v` and `--from-env-file` data for `create configmap|secret`, in
+/// create_configmap.go's order (files, literals, env files) with its messages.
+fn literal_and_file_data(args: &Args, cluster: &dyn ClusterView, kind: &str, name: &str) -> Result<BTreeMap<String, String>, String> {
     let mut data = BTreeMap::new();
-    for literal in args.all("from-literal") {
-        let (k, v) = literal.split_once('=').ok_or_else(|| format!("error: invalid literal source {literal}, expected key=value"))?;
-        if data.insert(k.to_string(), v.to_string()).is_some() {
-            return Err(format!("error: cannot add key {k}, another key by that name already exists in Data for ConfigMap"));
+    let add = |data: &mut BTreeMap<String, String>, key: &str, value: String| -> Result<(), String> {
+        if let Some(e) = config_map_key_error(key) {
+            return Err(format!("error: {key:?} is not a valid key name for a {kind}: {e}"));
         }
-    }
+        if data.contains_key(key) {
+            return Err(format!("error: cannot add key {key:?}, another key by that name already exists in Data for {kind} {name:?}"));
+        }
+        data.insert(key.to_string(), value);
+        Ok(())
+    };
     for file in args.all("from-file") {
         let (key, path) = match file.split_once('=') {
-            Some((k, p)) => (k.to_string(), p),
-            None => (file.rsplit('/').next().unwrap_or(file).to_string(), file),
+            Some((k, p)) => (Some(k), p),
+            None => (None, file),
         };
-        let text = cluster.read_file(path).map_err(|e| format!("error: {e}"))?;
-        data.insert(key, text);
+        match cluster.read_file(path) {
+            Ok(text) => add(&mut data, key.unwrap_or_else(|| path.trim_end_matches('/').rsplit('/').next().unwrap_or(path)), text)?,
+            Err(_) => match cluster.list_dir(path) {
+                Some(_) if key.is_some() => return Err("error: cannot give a key name for a directory path".into()),
+                Some(entries) => {
+                    for entry in entries {
+                        let full = format!("{}/{entry}", path.trim_end_matches('/'));
+                        let text = cluster
+                            .read_file(&full)
+                            .or_else(|e| full.strip_prefix("./").map_or(Err(e), |f| cluster.read_file(f)))
+                            .map_err(|e| format!("error: {e}"))?;
+                        add(&mut data, &entry, text)?;
+                    }
+                }
+                None => return Err(format!("error: error reading {path}: no such file or directory")),
+            },
+        }
+    }
+    for literal in args.all("from-literal") {
+        // util.ParseLiteralSource: the first '=' splits; the key must not be empty.
+        let (k, v) =
+            literal.split_once('=').filter(|(k, _)| !k.is_empty()).ok_or_else(|| format!("error: invalid literal source {literal}, expected key=value"))?;
+        add(&mut data, k, v.to_string())?;
     }
     for file in args.all("from-env-file") {
-        let text = cluster.read_file(file).map_err(|e| format!("error: {e}"))?;
-        for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        if cluster.read_file(file).is_err() && cluster.list_dir(file).is_some() {
+            return Err("error: env config file cannot be a directory".into());
+        }
+        let text = cluster.read_file(file).map_err(|_| format!("error: error reading {file}: no such file or directory"))?;
+        for line in text.lines().map(str::trim_start).filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
             let (k, v) = line.split_once('=').unwrap_or((line, ""));
-            data.insert(k.to_string(), v.to_string());
+            add(&mut data, k, v.to_string())?;
         }
     }
     Ok(data)
 }
 
+/// validation.IsConfigMapKey (the rules for ConfigMap and Secret keys).
+fn config_map_key_error(key: &str) -> Option<String> {
+    let mut errs = Vec::new();
+    if key.len() > 253 {
+        errs.push("must be no more than 253 characters".to_string());
+    }
+    if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')) {
+        errs.push("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')".to_string());
+    }
+    if key == "." {
+        errs.push("must not be '.'".to_string());
+    } else if key == ".." {
+        errs.push("must not be '..'".to_string());
+    } else if key.starts_with("..") {
+        errs.push("must not start with '..'".to_string());
+    }
+    (!errs.is_empty()).then(|| errs.join(","))
+}
+
 /// Standard base64 with padding (Secret data).
-fn base64(bytes: &[u8]) -> String {
+pub(crate) fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
     for chunk in bytes.chunks(3) {
@@ -900,7 +1013,7 @@ fn delete(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
     let ignore_not_found = args.bool("ignore-not-found");
     // Collect (info, namespace, name, source file).
     let mut victims: Vec<(&'static KindInfo, String, String, Option<String>)> = Vec::new();
-    if args.has("filename") {
+    if args.has("filename") || args.has("kustomize") {
         let Some(inputs) = read_inputs(args, cluster, out) else { return };
         for (file, text) in inputs {
             let (docs, errors) = kubesim_api::decode::parse_documents(&file, &text);

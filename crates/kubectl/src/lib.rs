@@ -15,8 +15,11 @@
 //! pause|resume` (Deployments through ReplicaSets, DaemonSets and StatefulSets through
 //! ControllerRevisions), `run`, `expose`, `autoscale`, `logs`, `exec`, `top pods|nodes`, `wait`,
 //! `events`, `api-resources`, `api-versions`, `version`, `cluster-info`, `auth can-i`,
-//! `config current-context|view`, `diff`. Verbs that act on existing objects take `-f FILE`;
-//! resources may be written `TYPE`, `TYPE.GROUP` or `TYPE.VERSION.GROUP`.
+//! `config current-context|view`, `diff`, `kustomize`. Verbs that act on existing objects take
+//! `-f FILE` or `-k DIR` (a kustomization: generators, namespace, name prefix/suffix, labels,
+//! annotations, images, replicas, name references, kustomize's hash suffixes; patches and
+//! components are refused); `create configmap|secret --from-file` takes directories and
+//! `--append-hash`; resources may be written `TYPE`, `TYPE.GROUP` or `TYPE.VERSION.GROUP`.
 //!
 //! Output formats: tables, `-o wide|yaml|json|name|jsonpath=|jsonpath-file=|jsonpath-as-json=|
 //! custom-columns=|custom-columns-file=|go-template=|go-template-file=|template=|templatefile=`
@@ -25,7 +28,8 @@
 //! Output mirrors upstream kubectl v1.34 byte for byte where the simulation has the data:
 //! table columns from pkg/printers/internalversion/printers.go, Go's text/tabwriter alignment,
 //! describe layouts from staging/src/k8s.io/kubectl/pkg/describe/describe.go, `-o yaml` as
-//! sigs.k8s.io/yaml + yaml.v2 emit it, messages from the kubectl commands.
+//! sigs.k8s.io/yaml + yaml.v2 emit it (key order, quoting, literal blocks, folding past column
+//! 80), messages from the kubectl commands.
 //!
 //! Deviations (the simulation acts in one virtual instant per command):
 //! - `wait` evaluates its condition now (met, or the timeout error); `rollout status`, `get -w`
@@ -53,6 +57,7 @@ mod diff;
 mod get;
 pub mod gotemplate;
 mod jsonpath;
+mod kustomize;
 mod merge;
 mod printers;
 mod util;
@@ -104,6 +109,39 @@ pub trait ClusterView {
     fn exec(&mut self, namespace: &str, pod: &str, container: Option<&str>, command: &[String]) -> Result<(String, i32), String>;
     /// Current usage of a pod (`kubectl top`): (cpu millicores, memory bytes).
     fn usage(&self, namespace: &str, pod: &str) -> Option<(i64, i64)>;
+    /// The names of the files directly in directory `dir` (`--from-file=DIR`, `-k DIR`),
+    /// sorted, or `None` when no file lies under it.
+    fn list_dir(&self, _dir: &str) -> Option<Vec<String>> {
+        None
+    }
+}
+
+/// [`ClusterView::list_dir`] over a set of file paths: `dir` (`.`, `./x`, `x/` alike) holds the
+/// paths `dir/NAME` with no further `/`.
+pub fn list_dir_of<'a>(paths: impl IntoIterator<Item = &'a String>, dir: &str) -> Option<Vec<String>> {
+    let clean = |p: &str| -> String {
+        let mut p = p.trim_end_matches('/');
+        while let Some(rest) = p.strip_prefix("./") {
+            p = rest;
+        }
+        if p == "." {
+            String::new()
+        } else {
+            p.to_string()
+        }
+    };
+    let dir = clean(dir);
+    let mut names: Vec<String> = paths
+        .into_iter()
+        .filter_map(|p| {
+            let p = clean(p);
+            let rest = if dir.is_empty() { Some(p.as_str()) } else { p.strip_prefix(&dir).and_then(|r| r.strip_prefix('/')) }?;
+            (!rest.is_empty() && !rest.contains('/') && !rest.contains("://")).then(|| rest.to_string())
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    (!names.is_empty()).then_some(names)
 }
 
 /// The top-level commands kubesim's kubectl understands (for console completion and help).
@@ -126,6 +164,7 @@ pub const COMMANDS: &[&str] = &[
     "exec",
     "expose",
     "get",
+    "kustomize",
     "label",
     "logs",
     "patch",
@@ -198,5 +237,8 @@ impl ClusterView for NoCluster {
     }
     fn usage(&self, _namespace: &str, _pod: &str) -> Option<(i64, i64)> {
         None
+    }
+    fn list_dir(&self, dir: &str) -> Option<Vec<String>> {
+        list_dir_of(self.files.keys(), dir)
     }
 }

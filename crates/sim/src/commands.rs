@@ -33,6 +33,9 @@ impl ClusterView for WorldView<'_> {
     fn read_file(&self, path: &str) -> Result<String, String> {
         self.files.get(path).cloned().ok_or_else(|| format!("the path \"{path}\" does not exist"))
     }
+    fn list_dir(&self, dir: &str) -> Option<Vec<String>> {
+        kubesim_kubectl::list_dir_of(self.files.keys(), dir)
+    }
     fn logs(&self, namespace: &str, pod: &str, container: Option<&str>, previous: bool) -> Result<String, String> {
         let (node, uid, container) = self.locate(namespace, pod, container)?;
         let host = self.hosts.get(&node).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
@@ -132,13 +135,18 @@ pub fn files_named(argv: &[String]) -> Vec<String> {
             .or_else(|| (a == "-o" || a == "--output").then(|| argv.get(i + 1).cloned().unwrap_or_default()));
         value.is_some_and(|v| ["go-template-file", "templatefile", "jsonpath-file", "custom-columns-file"].iter().any(|f| v.starts_with(f)))
     });
+    // `kubectl kustomize [DIR]` reads the directory (default `.`).
+    let words: Vec<&String> = argv.iter().filter(|a| *a != "kubectl").collect();
+    if words.first().is_some_and(|w| *w == "kustomize") {
+        push(words.get(1).filter(|w| !w.starts_with('-')).map_or(".", |w| w.as_str()), &mut out);
+    }
     let mut i = 0;
     while i < argv.len() {
         let a = argv[i].as_str();
         let next = argv.get(i + 1).map(String::as_str).unwrap_or("");
         let (flag, value, consumed) = if let Some((f, v)) = a.split_once('=').filter(|(f, _)| f.starts_with("--")) {
             (f.to_string(), v.to_string(), 1)
-        } else if a == "-f" || (a.starts_with("--") && !a.contains('=')) {
+        } else if a == "-f" || a == "-k" || (a.starts_with("--") && !a.contains('=')) {
             (a.to_string(), next.to_string(), 2)
         } else if let Some(v) = a.strip_prefix("-f").filter(|v| !v.is_empty() && !a.starts_with("--")) {
             ("-f".to_string(), v.trim_start_matches('=').to_string(), 1)
@@ -155,7 +163,7 @@ pub fn files_named(argv: &[String]) -> Vec<String> {
                     push(p, &mut out);
                 }
             }
-            "--patch-file" | "--from-env-file" => push(&value, &mut out),
+            "--patch-file" | "--from-env-file" | "-k" | "--kustomize" => push(&value, &mut out),
             "--from-file" => push(value.split_once('=').map(|(_, p)| p).unwrap_or(&value), &mut out),
             "--template" if file_output => push(&value, &mut out),
             "--output" => {
