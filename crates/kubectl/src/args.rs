@@ -170,6 +170,12 @@ pub struct Args {
 }
 
 /// Long names of flags that take no value (unless written `--flag=value`).
+/// Whether `--NAME` is a boolean flag (takes no separate value word): for callers that scan an
+/// argv for the files it names.
+pub fn is_bool_flag(name: &str) -> bool {
+    BOOL_FLAGS.contains(&name.trim_start_matches('-'))
+}
+
 const BOOL_FLAGS: &[&str] = &[
     "all",
     "append-hash",

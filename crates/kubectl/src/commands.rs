@@ -64,8 +64,8 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
         "delete" => delete(&args, api, req, cluster, &namespace, out),
         "scale" => scale(&args, api, req, &namespace, out),
         "set" => set(&args, api, req, &namespace, out),
-        "label" => label_or_annotate(&args, api, req, &namespace, out, true),
-        "annotate" => label_or_annotate(&args, api, req, &namespace, out, false),
+        "label" => label_or_annotate(&args, api, req, cluster, &namespace, out, true),
+        "annotate" => label_or_annotate(&args, api, req, cluster, &namespace, out, false),
         "patch" => patch(&args, api, req, cluster, &namespace, out),
         "taint" => taint(&args, api, req, out),
         "cordon" => cordon(&args, api, req, out, true),
@@ -1411,7 +1411,7 @@ fn autoscale(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &st
 }
 
 /// `kubectl label` / `kubectl annotate` (cmd/label/label.go, cmd/annotate/annotate.go).
-fn label_or_annotate(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output, labels: bool) {
+fn label_or_annotate(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn ClusterView, namespace: &str, out: &mut Output, labels: bool) {
     let from_files = args.file_targets.is_some();
     let (resources, changes): (Vec<String>, Vec<String>) =
         args.positional.iter().cloned().partition(|a| !(a.contains('=') || (a.ends_with('-') && (from_files || args.positional.first() != Some(a)))));
@@ -1437,7 +1437,38 @@ fn label_or_annotate(args: &Args, api: &mut ApiServer, req: &mut Request, namesp
         }
     }
     let overwrite = args.bool("overwrite");
-    let targets = if args.bool("all") && resources.len() == 1 && !resources[0].contains('/') {
+    // label.go / annotate.go: --local edits the objects of the -f files without the server;
+    // --dry-run=client computes the change against the live object but sends nothing.
+    let local = args.bool("local");
+    let dry = args.get("dry-run").filter(|v| *v != "none" && *v != "false");
+    if local && dry == Some("server") {
+        return out.fail("error: cannot specify --local and --dry-run=server - did you mean --dry-run=client?");
+    }
+    let targets = if local {
+        // label.go Validate / annotate.go validate.
+        let (file, json) = if labels { ("pod.yaml", "pod.json") } else { ("rsrc.yaml", "rsrc.json") };
+        if !resources.is_empty() {
+            return out.fail(format!("error: can only use local files by -f {file} or --filename={json} when --local=true is set"));
+        }
+        if !args.has("filename") && !args.has("kustomize") {
+            return out.fail(format!("error: one or more files must be specified as -f {file} or --filename={json}"));
+        }
+        let Some(inputs) = read_inputs(args, cluster, out) else { return };
+        let mut objects = Vec::new();
+        for (file, text) in inputs {
+            let (docs, errors) = kubesim_api::decode::parse_documents(&file, &text);
+            if let Some(e) = errors.first() {
+                return out.fail(format!("error: {e}"));
+            }
+            for d in docs {
+                match kubesim_api::decode::decode_document(&file, &d) {
+                    Ok(list) => objects.extend(list.into_iter().filter_map(|o| o.info().map(|i| (i, Arc::new(o))))),
+                    Err(e) => return out.fail(format!("error: {e}")),
+                }
+            }
+        }
+        objects
+    } else if args.bool("all") && resources.len() == 1 && !resources[0].contains('/') {
         let Ok(info) = util::resolve(&resources[0]) else { return out.fail(format!("error: the server doesn't have a resource type \"{}\"", resources[0])) };
         let filter = Filter::namespace_only(if args.bool("all-namespaces") { None } else { Some(namespace.to_string()) });
         filter.list(api, info).unwrap_or_default().into_iter().map(|o| (info, o)).collect()
@@ -1465,7 +1496,8 @@ fn label_or_annotate(args: &Args, api: &mut ApiServer, req: &mut Request, namesp
         for k in &remove {
             map.remove(k);
         }
-        if map.is_empty() {
+        // An emptied map stays `{}` in a --local result (the server drops it on write).
+        if map.is_empty() && !local {
             if labels {
                 meta.labels = None
             } else {
@@ -1479,13 +1511,29 @@ fn label_or_annotate(args: &Args, api: &mut ApiServer, req: &mut Request, namesp
             (true, false) => "labeled",
             _ => "annotated",
         };
+        if local || dry.is_some() {
+            if !print_written(args, cluster, info, o.to_json(), out) {
+                let suffix = match dry {
+                    Some("server") => " (server dry run)",
+                    Some(_) => " (dry run)",
+                    None => "",
+                };
+                let verb = if o == *object { format!("not {}", if labels { "labeled" } else { "annotated" }) } else { verb.to_string() };
+                out.outln(format!("{} {verb}{suffix}", type_name(info, object.name())));
+            }
+            continue;
+        }
         if o == *object {
             out.outln(format!("{} not {}", type_name(info, object.name()), if labels { "labeled" } else { "annotated" }));
             continue;
         }
         o.metadata_mut().resource_version = None;
         match util::update(api, o, req) {
-            Ok(_) => out.outln(format!("{} {verb}", type_name(info, object.name()))),
+            Ok(written) => {
+                if !print_written(args, cluster, info, written.to_json(), out) {
+                    out.outln(format!("{} {verb}", type_name(info, object.name())))
+                }
+            }
             Err(e) => out.fail(server_error(&e)),
         }
     }

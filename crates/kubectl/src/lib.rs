@@ -64,7 +64,7 @@ mod util;
 mod yaml;
 
 pub use apply::{apply_documents, apply_text, ApplyAction, ApplyOptions, ApplyResult, Mode};
-pub use args::{split_command, split_command_with};
+pub use args::{is_bool_flag, split_command, split_command_with};
 
 use kubesim_apiserver::{ApiServer, Request};
 use std::sync::Arc;

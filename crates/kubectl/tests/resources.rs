@@ -149,3 +149,37 @@ fn scale_subresource_and_forced_replace() {
     check(&mut f, "replace --force -f cm.yaml", "configmap \"c\" deleted\nconfigmap/c replaced\n", "", 0);
     assert_ne!(f.get("configmaps", "default", "c").unwrap().metadata().uid, uid, "a new object");
 }
+
+/// cmd/label/label.go and cmd/annotate/annotate.go: `--local` edits the -f objects without the
+/// server, `--dry-run=client` sends nothing, `-o` prints the result (outputs as kubectl v1.32
+/// prints them for the same file).
+#[test]
+fn label_and_annotate_local_dry_run_and_output() {
+    let mut f = scenario::cluster();
+    f.file("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    m: x\ndata:\n  k: v\n");
+    check(&mut f, "label --local -f cm.yaml x=y -o name", "configmap/c\n", "", 0);
+    check(
+        &mut f,
+        "label --local -f cm.yaml x=y -o yaml",
+        "apiVersion: v1\ndata:\n  k: v\nkind: ConfigMap\nmetadata:\n  annotations:\n    m: x\n  labels:\n    x: \"y\"\n  name: c\n",
+        "",
+        0,
+    );
+    check(&mut f, "annotate --local -f cm.yaml m- -o jsonpath={.metadata}", "{\"annotations\":{},\"name\":\"c\"}", "", 0);
+    check(&mut f, "label --local -f cm.yaml x=y", "configmap/c labeled\n", "", 0);
+    check(&mut f, "label --local cm c x=y", "", "error: can only use local files by -f pod.yaml or --filename=pod.json when --local=true is set\n", 1);
+    check(&mut f, "annotate --local x=y", "", "error: one or more files must be specified as -f rsrc.yaml or --filename=rsrc.json\n", 1);
+    check(
+        &mut f,
+        "label --local -f cm.yaml x=y --dry-run=server",
+        "",
+        "error: cannot specify --local and --dry-run=server - did you mean --dry-run=client?\n",
+        1,
+    );
+    assert!(f.get("configmaps", "default", "c").is_none(), "--local wrote to the server");
+    check(&mut f, "apply -f cm.yaml", "configmap/c created\n", "", 0);
+    check(&mut f, "label cm c x=y --dry-run=client", "configmap/c labeled (dry run)\n", "", 0);
+    check(&mut f, "annotate cm c n=1 --dry-run=server", "configmap/c annotated (server dry run)\n", "", 0);
+    assert!(json(&f, "configmaps", "c")["metadata"].get("labels").is_none(), "a dry run wrote");
+    check(&mut f, "label cm c x=y -o jsonpath={.metadata.labels.x}", "y", "", 0);
+}

@@ -146,7 +146,7 @@ pub fn files_named(argv: &[String]) -> Vec<String> {
         let next = argv.get(i + 1).map(String::as_str).unwrap_or("");
         let (flag, value, consumed) = if let Some((f, v)) = a.split_once('=').filter(|(f, _)| f.starts_with("--")) {
             (f.to_string(), v.to_string(), 1)
-        } else if a == "-f" || a == "-k" || (a.starts_with("--") && !a.contains('=')) {
+        } else if a == "-f" || a == "-k" || (a.starts_with("--") && !a.contains('=') && !kubesim_kubectl::is_bool_flag(a)) {
             (a.to_string(), next.to_string(), 2)
         } else if let Some(v) = a.strip_prefix("-f").filter(|v| !v.is_empty() && !a.starts_with("--")) {
             ("-f".to_string(), v.trim_start_matches('=').to_string(), 1)
@@ -198,5 +198,9 @@ mod tests {
         assert_eq!(files_named(&v(&["get", "pods", "-o", "templatefile", "--template", "t.tmpl"])), v(&["t.tmpl"]));
         assert_eq!(files_named(&v(&["get", "pods", "--template", "{{.x}}"])), Vec::<String>::new());
         assert_eq!(files_named(&v(&["delete", "-f", "a.yaml,b.yaml"])), v(&["a.yaml", "b.yaml"]));
+        // Boolean flags take no value word.
+        assert_eq!(files_named(&v(&["label", "--local", "-f", "a.yaml", "x=y"])), v(&["a.yaml"]));
+        assert_eq!(files_named(&v(&["apply", "-k", "dir"])), v(&["dir"]));
+        assert_eq!(files_named(&v(&["kustomize"])), v(&["."]));
     }
 }
