@@ -210,6 +210,21 @@ pub fn no_resources(namespace: Option<&str>) -> String {
     }
 }
 
+/// The object as the API server's JSON encoding writes it where Go's encoding/json differs
+/// from omitting unset fields: PodCondition.lastProbeTime is a metav1.Time struct (omitempty
+/// does not drop structs), so an unset one is written `null`.
+pub fn wire_form(info: &KindInfo, object: &Value) -> Value {
+    let mut object = object.clone();
+    if info.kind == "Pod" {
+        if let Some(conditions) = object.pointer_mut("/status/conditions").and_then(Value::as_array_mut) {
+            for c in conditions.iter_mut().filter_map(Value::as_object_mut) {
+                c.entry("lastProbeTime").or_insert(Value::Null);
+            }
+        }
+    }
+    object
+}
+
 /// Output formats.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -342,6 +357,8 @@ pub fn print_objects(format: &Format, objects: &[(&'static KindInfo, Arc<Object>
 /// [`print_objects`] for objects already serialized (generated objects keep kubectl's
 /// `creationTimestamp: null`).
 pub fn print_values(format: &Format, objects: &[(&'static KindInfo, Value)], single: bool, out: &mut Output) {
+    let wire: Vec<(&'static KindInfo, Value)> = objects.iter().map(|(info, o)| (*info, wire_form(info, o))).collect();
+    let objects = &wire[..];
     let value = || {
         if single && objects.len() == 1 {
             objects[0].1.clone()

@@ -103,7 +103,8 @@ fn yaml_and_json_output() {
     assert!(o.stdout.contains("\n  resourceVersion: \"15\"\n"), "{}", o.stdout);
     assert!(
         o.stdout.contains(
-            "\nstatus:\n  conditions:\n  - lastTransitionTime: \"2025-01-01T00:00:04Z\"\n    status: \"True\"\n    type: PodReadyToStartContainers\n"
+            // PodCondition.lastProbeTime is a struct: encoding/json writes an unset one as null.
+            "\nstatus:\n  conditions:\n  - lastProbeTime: null\n    lastTransitionTime: \"2025-01-01T00:00:04Z\"\n    status: \"True\"\n    type: PodReadyToStartContainers\n"
         ),
         "{}",
         o.stdout
