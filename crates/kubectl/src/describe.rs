@@ -1667,6 +1667,151 @@ fn describe_replication_controller(api: &ApiServer, object: &Object, now: Millis
     w.finish()
 }
 
+/// A PolicyRule as kubectl's pkg/util/rbac handles it.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Rule {
+    verbs: Vec<String>,
+    api_groups: Vec<String>,
+    resources: Vec<String>,
+    resource_names: Vec<String>,
+    non_resource_urls: Vec<String>,
+}
+
+impl Rule {
+    fn from_json(v: &Value) -> Rule {
+        let list = |f: &str| -> Vec<String> { v.get(f).and_then(|x| x.as_array()).map(|a| a.iter().map(|x| jtext(Some(x))).collect()).unwrap_or_default() };
+        Rule {
+            verbs: list("verbs"),
+            api_groups: list("apiGroups"),
+            resources: list("resources"),
+            resource_names: list("resourceNames"),
+            non_resource_urls: list("nonResourceURLs"),
+        }
+    }
+
+    /// The generated PolicyRule.String() the rules sort by (rbac.SortableRuleSlice).
+    fn go_string(&self) -> String {
+        let v = |l: &[String]| format!("[{}]", l.join(" "));
+        format!(
+            "&PolicyRule{{Verbs:{},APIGroups:{},Resources:{},ResourceNames:{},NonResourceURLs:{},}}",
+            v(&self.verbs),
+            v(&self.api_groups),
+            v(&self.resources),
+            v(&self.resource_names),
+            v(&self.non_resource_urls)
+        )
+    }
+}
+
+/// rbac.BreakdownRule: one rule per (group, resource, verb[, name]) and per (URL, verb).
+fn breakdown_rule(rule: &Rule) -> Vec<Rule> {
+    let mut out = Vec::new();
+    let one = |s: &String| vec![s.clone()];
+    for group in &rule.api_groups {
+        for resource in &rule.resources {
+            for verb in &rule.verbs {
+                if rule.resource_names.is_empty() {
+                    out.push(Rule { api_groups: one(group), resources: one(resource), verbs: one(verb), ..Default::default() });
+                } else {
+                    for name in &rule.resource_names {
+                        out.push(Rule { api_groups: one(group), resources: one(resource), verbs: one(verb), resource_names: one(name), ..Default::default() });
+                    }
+                }
+            }
+        }
+    }
+    for url in &rule.non_resource_urls {
+        for verb in &rule.verbs {
+            out.push(Rule { non_resource_urls: one(url), verbs: one(verb), ..Default::default() });
+        }
+    }
+    out
+}
+
+/// rbac.CompactRules: simple rules (one group, one resource, at most one name) that differ only
+/// by verb merge, verbs in first-seen order; then sorted by their String().
+fn compact_rules(rules: Vec<Rule>) -> Vec<Rule> {
+    let mut compacted: Vec<Rule> = Vec::new();
+    let mut simple: Vec<((String, String, Option<String>), Rule)> = Vec::new();
+    for rule in rules {
+        let is_simple = rule.resource_names.len() <= 1 && rule.non_resource_urls.is_empty() && rule.api_groups.len() == 1 && rule.resources.len() == 1;
+        if is_simple {
+            let key = (rule.api_groups[0].clone(), rule.resources[0].clone(), rule.resource_names.first().cloned());
+            match simple.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, existing)) => {
+                    for verb in &rule.verbs {
+                        if !existing.verbs.contains(verb) {
+                            existing.verbs.push(verb.clone());
+                        }
+                    }
+                }
+                None => simple.push((key, rule)),
+            }
+        } else {
+            compacted.push(rule);
+        }
+    }
+    compacted.extend(simple.into_iter().map(|(_, r)| r));
+    kubesim_api::sort::sort_by(&mut compacted, |a, b| a.go_string().cmp(&b.go_string()));
+    compacted
+}
+
+/// describe.go CombineResourceGroup: `resource.group/subresource`.
+fn combine_resource_group(resources: &[String], groups: &[String]) -> String {
+    let Some(first) = resources.first() else { return String::new() };
+    let (resource, sub) = match first.split_once('/') {
+        Some((r, s)) => (r, Some(s)),
+        None => (first.as_str(), None),
+    };
+    let mut combined = resource.to_string();
+    if let Some(g) = groups.first().filter(|g| !g.is_empty()) {
+        combined = format!("{combined}.{g}");
+    }
+    if let Some(s) = sub {
+        combined = format!("{combined}/{s}");
+    }
+    combined
+}
+
+/// RoleDescriber / ClusterRoleDescriber.
+fn describe_role(object: &Object) -> String {
+    let json = object.to_json();
+    let meta = object.metadata();
+    let rules: Vec<Rule> = json.get("rules").and_then(|r| r.as_array()).into_iter().flatten().map(Rule::from_json).flat_map(|r| breakdown_rule(&r)).collect();
+    let mut w = Writer::default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    labels_multiline(&mut w, "Labels", meta.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
+    w.w(0, "PolicyRule:\n");
+    w.w(1, "Resources\tNon-Resource URLs\tResource Names\tVerbs\n");
+    w.w(1, "---------\t-----------------\t--------------\t-----\n");
+    let v = |l: &[String]| format!("[{}]", l.join(" "));
+    for r in compact_rules(rules) {
+        w.w(1, format!("{}\t{}\t{}\t{}\n", combine_resource_group(&r.resources, &r.api_groups), v(&r.non_resource_urls), v(&r.resource_names), v(&r.verbs)));
+    }
+    w.finish()
+}
+
+/// RoleBindingDescriber / ClusterRoleBindingDescriber.
+fn describe_role_binding(object: &Object) -> String {
+    let json = object.to_json();
+    let meta = object.metadata();
+    let mut w = Writer::default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    labels_multiline(&mut w, "Labels", meta.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
+    w.w(0, "Role:\n");
+    w.w(1, format!("Kind:\t{}\n", jtext(jget(&json, "roleRef.kind"))));
+    w.w(1, format!("Name:\t{}\n", jtext(jget(&json, "roleRef.name"))));
+    w.w(0, "Subjects:\n");
+    w.w(1, "Kind\tName\tNamespace\n");
+    w.w(1, "----\t----\t---------\n");
+    for s in json.get("subjects").and_then(|s| s.as_array()).into_iter().flatten() {
+        w.w(1, format!("{}\t{}\t{}\n", jtext(s.get("kind")), jtext(s.get("name")), jtext(s.get("namespace"))));
+    }
+    w.finish()
+}
+
 fn describe_generic(api: &ApiServer, _info: &KindInfo, object: &Object, now: Millis) -> String {
     let mut w = Writer::default();
     let meta = object.metadata();
@@ -2245,6 +2390,8 @@ pub fn describe_object(api: &ApiServer, info: &KindInfo, object: &Object, now: M
         Object::Dynamic(d) if d.kind == "NetworkPolicy" => describe_network_policy(object),
         Object::Dynamic(d) if d.kind == "PriorityClass" => describe_priority_class(api, object, now),
         Object::Dynamic(d) if d.kind == "ReplicationController" => describe_replication_controller(api, object, now),
+        Object::Dynamic(d) if d.kind == "Role" || d.kind == "ClusterRole" => describe_role(object),
+        Object::Dynamic(d) if d.kind == "RoleBinding" || d.kind == "ClusterRoleBinding" => describe_role_binding(object),
         Object::ServiceAccount(_) => describe_service_account(api, object, now),
         Object::ConfigMap(_) => describe_config_map(api, object, now),
         Object::Secret(_) => describe_secret(object),

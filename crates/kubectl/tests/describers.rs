@@ -2,7 +2,9 @@
 //! serves beyond the workloads (describeQuota, describeLimitRange, DescribeResourceQuotas /
 //! DescribeLimitRanges in describeNamespace, describeCronJob, describeEndpoints,
 //! describeEndpointSliceV1, describeServiceAccount, describeStorageClass, describeIngressClassV1,
-//! describeNetworkPolicy, describePriorityClass, describeReplicationController), byte for byte.
+//! describeNetworkPolicy, describePriorityClass, describeReplicationController, describeRole /
+//! describeClusterRole with pkg/util/rbac BreakdownRule + CompactRules + SortableRuleSlice,
+//! describeRoleBinding / describeClusterRoleBinding), byte for byte.
 
 mod common;
 
@@ -105,4 +107,24 @@ fn storage_network_priority_and_replication_controllers() {
     let ic = "apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: external-lb}\nspec:\n  controller: example.com/ingress-controller\n  parameters: {apiGroup: k8s.example.com, kind: IngressParameters, name: external-lb}\n";
     let out = describe(&mut f, "ic.yaml", ic, "ingressclass external-lb");
     assert!(out.ends_with("Controller:   example.com/ingress-controller\nParameters:\n  APIGroup:  k8s.example.com\n  Kind:      IngressParameters\n  Name:      external-lb\nEvents:      <none>\n"), "{out}");
+}
+
+// Docs: reference/access-authn-authz/rbac (Role, ClusterRole, RoleBinding examples).
+#[test]
+fn rbac_describers_compact_and_sort_rules() {
+    let mut f = Fixture::new();
+    let role = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: reader\nrules:\n- apiGroups: [\"\"]\n  resources: [pods]\n  verbs: [get, watch, list]\n- apiGroups: [apps]\n  resources: [deployments, deployments/scale]\n  verbs: [get, update]\n- apiGroups: [\"\"]\n  resources: [pods]\n  verbs: [get, delete]\n- apiGroups: [\"\"]\n  resources: [configmaps]\n  resourceNames: [a, b]\n  verbs: [get]\n- nonResourceURLs: [/healthz]\n  verbs: [get]\n";
+    let out = describe(&mut f, "role.yaml", role, "clusterrole reader");
+    // Sorted by PolicyRule.String(): `%v` of [""] is "[]", so /healthz (Resources:[]) sorts
+    // before configmaps.
+    assert_eq!(
+        out,
+        "Name:         reader\nLabels:       <none>\nAnnotations:  <none>\nPolicyRule:\n  Resources               Non-Resource URLs  Resource Names  Verbs\n  ---------               -----------------  --------------  -----\n  deployments.apps/scale  []                 []              [get update]\n  deployments.apps        []                 []              [get update]\n  pods                    []                 []              [get watch list delete]\n                          [/healthz]         []              [get]\n  configmaps              []                 [a]             [get]\n  configmaps              []                 [b]             [get]\n"
+    );
+    let binding = "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: read-pods\n  namespace: default\nsubjects:\n- kind: User\n  name: jane\n  apiGroup: rbac.authorization.k8s.io\n- kind: ServiceAccount\n  name: robot\n  namespace: default\nroleRef:\n  kind: ClusterRole\n  name: reader\n  apiGroup: rbac.authorization.k8s.io\n";
+    let out = describe(&mut f, "binding.yaml", binding, "rolebinding read-pods");
+    assert_eq!(
+        out,
+        "Name:         read-pods\nLabels:       <none>\nAnnotations:  <none>\nRole:\n  Kind:  ClusterRole\n  Name:  reader\nSubjects:\n  Kind            Name   Namespace\n  ----            ----   ---------\n  User            jane   \n  ServiceAccount  robot  default\n"
+    );
 }
