@@ -1732,7 +1732,9 @@ fn breakdown_rule(rule: &Rule) -> Vec<Rule> {
 /// by verb merge, verbs in first-seen order; then sorted by their String().
 fn compact_rules(rules: Vec<Rule>) -> Vec<Rule> {
     let mut compacted: Vec<Rule> = Vec::new();
-    let mut simple: Vec<((String, String, Option<String>), Rule)> = Vec::new();
+    // (group, resource, name) → the accumulating rule, in first-seen order.
+    type SimpleKey = (String, String, Option<String>);
+    let mut simple: Vec<(SimpleKey, Rule)> = Vec::new();
     for rule in rules {
         let is_simple = rule.resource_names.len() <= 1 && rule.non_resource_urls.is_empty() && rule.api_groups.len() == 1 && rule.resources.len() == 1;
         if is_simple {
