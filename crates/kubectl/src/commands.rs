@@ -359,6 +359,9 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
     let Some(sub) = args.positional.first().map(String::as_str) else {
         return out.fail("error: must specify one of -f and -k");
     };
+    if sub == "token" {
+        return create_token(args, api, req, namespace, out);
+    }
     let name = args.positional.get(1).cloned();
     let object = match (sub, name) {
         ("namespace" | "ns", Some(name)) => {
@@ -754,6 +757,59 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
             _ => out.fail(server_error(&e)),
         },
     }
+}
+
+/// `kubectl create token SA` (create_token.go): a TokenRequest for the ServiceAccount; the
+/// simulated token is a JWT with the service account claims kube-apiserver issues
+/// (serviceaccount/claims.go), an RS256 header and a random signature from the world's RNG.
+fn create_token(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
+    let Some(name) = args.positional.get(1) else { return out.fail("error: service account name is required") };
+    let duration = match args.get("duration") {
+        None => 3600,
+        Some(d) => match kubesim_api::time::parse_duration(d) {
+            Some(ms) if ms % 1000 != 0 => return out.fail("error: --duration cannot be expressed in units less than seconds"),
+            Some(0) => 3600,
+            Some(ms) => (ms / 1000) as i64,
+            None => return out.fail(format!("error: invalid argument {d:?} for \"--duration\" flag: time: invalid duration {d:?}")),
+        },
+    };
+    let audiences: Vec<String> = args.all("audience").iter().map(|a| a.to_string()).collect();
+    if audiences.iter().any(|a| a.is_empty()) {
+        return out.fail("error: --audience must not be an empty string");
+    }
+    let info = kind_info("v1", "ServiceAccount").expect("serviceaccounts");
+    let sa = match api.get(info, namespace, name) {
+        Ok(sa) => sa,
+        Err(e) => return out.fail(format!("error: failed to create token: {}", e.message)),
+    };
+    let issuer = "https://kubernetes.default.svc.cluster.local";
+    let audiences = if audiences.is_empty() { vec![issuer.to_string()] } else { audiences };
+    let iat = kubesim_api::time::EPOCH_UNIX_SECONDS + (req.now / 1000) as i64;
+    let b64 = |bytes: &[u8]| base64(bytes).trim_end_matches('=').replace('+', "-").replace('/', "_");
+    let mut random = |n: usize| -> Vec<u8> {
+        let mut v = vec![0u8; n];
+        rand_core::RngCore::fill_bytes(req.rng, &mut v);
+        v
+    };
+    let kid = b64(&random(32));
+    let jti = {
+        let b = random(16);
+        let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+        format!("{}-{}-4{}-{:x}{}-{}", &h[0..8], &h[8..12], &h[13..16], 8 | (b[8] & 3), &h[17..20], &h[20..32])
+    };
+    let header = serde_json::json!({"alg": "RS256", "kid": kid});
+    let claims = serde_json::json!({
+        "aud": audiences,
+        "exp": iat + duration,
+        "iat": iat,
+        "iss": issuer,
+        "jti": jti,
+        "kubernetes.io": {"namespace": namespace, "serviceaccount": {"name": name, "uid": sa.metadata().uid.clone().unwrap_or_default()}},
+        "nbf": iat,
+        "sub": format!("system:serviceaccount:{namespace}:{name}"),
+    });
+    let signature = b64(&random(256));
+    out.out(format!("{}.{}.{signature}", b64(header.to_string().as_bytes()), b64(claims.to_string().as_bytes())));
 }
 
 /// metav1.ParseToLabelSelector: equalities become matchLabels, the rest matchExpressions.

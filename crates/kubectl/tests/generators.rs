@@ -103,3 +103,31 @@ fn tables_for_more_kinds() {
     );
     assert_eq!(words(&f.kubectl("get validatingwebhookconfigurations").stdout), ["NAME WEBHOOKS AGE", "vwc 0 0s"]);
 }
+
+/// cmd/create/create_token.go: a TokenRequest's JWT (no trailing newline off a terminal),
+/// kube-apiserver's service account claims; docs: tasks/configure-pod-container/
+/// configure-service-account (`kubectl create token build-robot`).
+#[test]
+fn create_token_issues_a_service_account_jwt() {
+    let mut f = Fixture::new();
+    check(&mut f, "create serviceaccount build-robot", "serviceaccount/build-robot created\n", "", 0);
+    let o = f.kubectl("create token build-robot --duration=10m");
+    assert_eq!(o.exit_code, 0, "{o:?}");
+    let parts: Vec<&str> = o.stdout.split('.').collect();
+    assert_eq!(parts.len(), 3, "{}", o.stdout);
+    assert!(!o.stdout.ends_with('\n'));
+    let decode = |s: &str| {
+        let std = s.replace('-', "+").replace('_', "/");
+        let padded = format!("{std}{}", "=".repeat((4 - std.len() % 4) % 4));
+        serde_json::from_slice::<serde_json::Value>(&kubesim_kubectl::gotemplate::base64_decode(&padded).unwrap()).unwrap()
+    };
+    assert_eq!(decode(parts[0])["alg"], "RS256");
+    let claims = decode(parts[1]);
+    assert_eq!(claims["sub"], "system:serviceaccount:default:build-robot");
+    assert_eq!(claims["kubernetes.io"]["serviceaccount"]["name"], "build-robot");
+    assert_eq!(claims["aud"][0], "https://kubernetes.default.svc.cluster.local");
+    assert_eq!(claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap(), 600);
+    check(&mut f, "create token nope", "", "error: failed to create token: serviceaccounts \"nope\" not found\n", 1);
+    check(&mut f, "create token build-robot --duration=1500ms", "", "error: --duration cannot be expressed in units less than seconds\n", 1);
+    check(&mut f, "create token", "", "error: service account name is required\n", 1);
+}
