@@ -225,6 +225,72 @@ pub fn wire_form(info: &KindInfo, object: &Value) -> Value {
     object
 }
 
+/// `kubectl get --raw PATH`: the API server's response body. Health endpoints (`/healthz`,
+/// `/livez`, `/readyz`, `?verbose` listing the checks kubesim models) and resource paths
+/// (`/api/v1/[namespaces/NS/]PLURAL[/NAME]`, `/apis/GROUP/VERSION/...`) as compact JSON with
+/// encoding/json's trailing newline. Deviation: object keys come in sorted order rather than
+/// Go's struct field order.
+fn raw(path: &str, api: &ApiServer, out: &mut Output) {
+    let not_found = |out: &mut Output| out.fail("Error from server (NotFound): the server could not find the requested resource");
+    let (route, query) = path.split_once('?').unwrap_or((path, ""));
+    let route = route.trim_end_matches('/');
+    if let Some(check) = ["/healthz", "/livez", "/readyz"].iter().find(|h| **h == route) {
+        if query.split('&').any(|q| q == "verbose" || q == "verbose=true" || q == "verbose=1") {
+            let name = &check[1..];
+            let mut text = String::from("[+]ping ok\n[+]log ok\n[+]etcd ok\n");
+            if name == "readyz" {
+                text.push_str("[+]informer-sync ok\n");
+            }
+            text.push_str(&format!("{name} check passed\n"));
+            return out.out(text);
+        }
+        return out.out("ok");
+    }
+    let parts: Vec<&str> = route.trim_start_matches('/').split('/').collect();
+    let (api_version, rest): (String, &[&str]) = match parts.as_slice() {
+        ["api", v, rest @ ..] => (v.to_string(), rest),
+        ["apis", g, v, rest @ ..] => (format!("{g}/{v}"), rest),
+        _ => return not_found(out),
+    };
+    let (namespace, rest) = match rest {
+        ["namespaces", ns, plural, rest @ ..] => (Some(*ns), std::iter::once(*plural).chain(rest.iter().copied()).collect::<Vec<_>>()),
+        _ => (None, rest.to_vec()),
+    };
+    let Some(plural) = rest.first() else { return not_found(out) };
+    let Some(info) = kubesim_api::object::all_kinds().find(|k| k.api_version == api_version && k.plural == *plural) else { return not_found(out) };
+    match rest.get(1) {
+        Some(name) if rest.len() == 2 => match api.get(info, namespace.unwrap_or(""), name) {
+            Ok(o) => {
+                let mut json = wire_form(info, &o.to_json());
+                json["apiVersion"] = Value::String(info.api_version.to_string());
+                json["kind"] = Value::String(info.kind.to_string());
+                out.out(format!("{json}\n"));
+            }
+            Err(e) => out.fail(crate::util::server_error(&e)),
+        },
+        None => match api.list(info, namespace, None, None) {
+            Ok((items, rv)) => {
+                // A typed list's items carry no kind/apiVersion on the wire.
+                let items: Vec<Value> = items
+                    .iter()
+                    .map(|o| {
+                        let mut item = wire_form(info, &o.to_json());
+                        if let Some(m) = item.as_object_mut() {
+                            m.remove("kind");
+                            m.remove("apiVersion");
+                        }
+                        item
+                    })
+                    .collect();
+                let list = serde_json::json!({"apiVersion": info.api_version, "items": items, "kind": format!("{}List", info.kind), "metadata": {"resourceVersion": rv.to_string()}});
+                out.out(format!("{list}\n"));
+            }
+            Err(e) => out.fail(crate::util::server_error(&e)),
+        },
+        _ => not_found(out),
+    }
+}
+
 /// Output formats.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -470,6 +536,13 @@ pub fn table(info: &KindInfo, objects: &[Arc<Object>], args: &Args, now: u64, wi
 
 /// `kubectl get`.
 pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn crate::ClusterView, namespace: &str, out: &mut Output) {
+    if let Some(path) = args.get("raw") {
+        // get.go Validate.
+        if !args.positional.is_empty() {
+            return out.fail("error: arguments may not be passed when --raw is specified");
+        }
+        return raw(path, api, out);
+    }
     let format = match output_format(args, cluster) {
         Ok(f) => f,
         Err(e) => return out.fail(e),

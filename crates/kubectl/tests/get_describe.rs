@@ -242,3 +242,24 @@ fn describe_layouts() {
     assert!(both.stdout.contains("connection refused\n\n\nName:             web-7d4b9c7f5-fghij\n"));
     check(&mut f, "describe pod nope", "", "Error from server (NotFound): pods \"nope\" not found\n", 1);
 }
+
+/// `kubectl get --raw` (get.go RawOptions; docs: reference/using-api/health-checks).
+#[test]
+fn raw_paths() {
+    let mut f = scenario::cluster();
+    check(&mut f, "get --raw /readyz", "ok", "", 0);
+    check(&mut f, "get --raw=/livez?verbose", "[+]ping ok\n[+]log ok\n[+]etcd ok\nlivez check passed\n", "", 0);
+    let o = f.kubectl("get --raw /api/v1/namespaces/default/pods/web-7d4b9c7f5-abcde");
+    assert_eq!(o.exit_code, 0, "{o:?}");
+    let pod: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!((pod["kind"].as_str(), pod["metadata"]["name"].as_str()), (Some("Pod"), Some("web-7d4b9c7f5-abcde")));
+    assert!(o.stdout.ends_with("}\n") && !o.stdout.contains("\n "), "compact JSON");
+    let o = f.kubectl("get --raw /apis/apps/v1/namespaces/default/deployments");
+    let list: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(list["kind"], "DeploymentList");
+    assert_eq!(list["items"][0]["metadata"]["name"], "web");
+    assert!(list["items"][0].get("kind").is_none(), "typed list items carry no kind");
+    check(&mut f, "get --raw /api/v1/namespaces/default/pods/nope", "", "Error from server (NotFound): pods \"nope\" not found\n", 1);
+    check(&mut f, "get --raw /nothing", "", "Error from server (NotFound): the server could not find the requested resource\n", 1);
+    check(&mut f, "get pods --raw /readyz", "", "error: arguments may not be passed when --raw is specified\n", 1);
+}
