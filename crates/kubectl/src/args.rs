@@ -178,6 +178,9 @@ pub fn is_bool_flag(name: &str) -> bool {
 
 const BOOL_FLAGS: &[&str] = &[
     "all",
+    "minify",
+    "flatten",
+    "raw-config",
     "append-hash",
     "all-namespaces",
     "force",

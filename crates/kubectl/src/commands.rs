@@ -2949,10 +2949,54 @@ fn events(args: &Args, api: &ApiServer, now: u64, namespace: &str, out: &mut Out
 /// `kubectl auth can-i`: kubesim has no authorization; everything is allowed.
 fn auth(args: &Args, out: &mut Output) {
     match args.positional.first().map(String::as_str) {
+        Some("can-i") if args.bool("list") => can_i_list(args, out),
         Some("can-i") => out.outln("yes"),
         Some("whoami") => out.out("ATTRIBUTE   VALUE\nUsername    kubernetes-admin\nGroups      [kubeadm:cluster-admins system:authenticated]\n"),
         _ => out.fail("error: kubesim supports auth can-i and auth whoami"),
     }
+}
+
+/// `kubectl auth can-i --list` (cani.go printStatus) for kubesim's user, kubernetes-admin in
+/// kubeadm:cluster-admins (bound to cluster-admin) and system:authenticated (the bootstrap
+/// roles system:basic-user, system:discovery and system:public-info-viewer): the
+/// SelfSubjectRulesReview's rules broken down, compacted and sorted as kubectl prints them.
+fn can_i_list(args: &Args, out: &mut Output) {
+    use crate::describe::{breakdown_rule, combine_resource_group, compact_rules, Rule};
+    let l = |v: &[&str]| -> Vec<String> { v.iter().map(|s| s.to_string()).collect() };
+    let urls = |v: &[&str]| Rule { verbs: l(&["get"]), non_resource_urls: l(v), ..Default::default() };
+    let rules = vec![
+        // cluster-admin
+        Rule { verbs: l(&["*"]), api_groups: l(&["*"]), resources: l(&["*"]), ..Default::default() },
+        Rule { verbs: l(&["*"]), non_resource_urls: l(&["*"]), ..Default::default() },
+        // system:basic-user
+        Rule { verbs: l(&["create"]), api_groups: l(&["authentication.k8s.io"]), resources: l(&["selfsubjectreviews"]), ..Default::default() },
+        Rule {
+            verbs: l(&["create"]),
+            api_groups: l(&["authorization.k8s.io"]),
+            resources: l(&["selfsubjectaccessreviews", "selfsubjectrulesreviews"]),
+            ..Default::default()
+        },
+        // system:discovery
+        urls(&["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"]),
+        // system:public-info-viewer
+        urls(&["/healthz", "/livez", "/readyz", "/version", "/version/"]),
+    ];
+    let rules = compact_rules(rules.iter().flat_map(breakdown_rule).collect());
+    let v = |l: &[String]| format!("[{}]", l.join(" "));
+    let mut text = String::new();
+    if !args.bool("no-headers") {
+        text.push_str("Resources\tNon-Resource URLs\tResource Names\tVerbs\n");
+    }
+    for r in rules {
+        text.push_str(&format!(
+            "{}\t{}\t{}\t{}\n",
+            combine_resource_group(&r.resources, &r.api_groups),
+            v(&r.non_resource_urls),
+            v(&r.resource_names),
+            v(&r.verbs)
+        ));
+    }
+    out.out(crate::printers::tabwriter(&text, 6, 3));
 }
 
 /// `kubectl config` for the one simulated context.

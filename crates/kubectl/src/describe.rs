@@ -1669,12 +1669,12 @@ fn describe_replication_controller(api: &ApiServer, object: &Object, now: Millis
 
 /// A PolicyRule as kubectl's pkg/util/rbac handles it.
 #[derive(Clone, Debug, Default, PartialEq)]
-struct Rule {
-    verbs: Vec<String>,
-    api_groups: Vec<String>,
-    resources: Vec<String>,
-    resource_names: Vec<String>,
-    non_resource_urls: Vec<String>,
+pub(crate) struct Rule {
+    pub(crate) verbs: Vec<String>,
+    pub(crate) api_groups: Vec<String>,
+    pub(crate) resources: Vec<String>,
+    pub(crate) resource_names: Vec<String>,
+    pub(crate) non_resource_urls: Vec<String>,
 }
 
 impl Rule {
@@ -1704,7 +1704,7 @@ impl Rule {
 }
 
 /// rbac.BreakdownRule: one rule per (group, resource, verb[, name]) and per (URL, verb).
-fn breakdown_rule(rule: &Rule) -> Vec<Rule> {
+pub(crate) fn breakdown_rule(rule: &Rule) -> Vec<Rule> {
     let mut out = Vec::new();
     let one = |s: &String| vec![s.clone()];
     for group in &rule.api_groups {
@@ -1730,7 +1730,7 @@ fn breakdown_rule(rule: &Rule) -> Vec<Rule> {
 
 /// rbac.CompactRules: simple rules (one group, one resource, at most one name) that differ only
 /// by verb merge, verbs in first-seen order; then sorted by their String().
-fn compact_rules(rules: Vec<Rule>) -> Vec<Rule> {
+pub(crate) fn compact_rules(rules: Vec<Rule>) -> Vec<Rule> {
     let mut compacted: Vec<Rule> = Vec::new();
     // (group, resource, name) → the accumulating rule, in first-seen order.
     type SimpleKey = (String, String, Option<String>);
@@ -1759,7 +1759,7 @@ fn compact_rules(rules: Vec<Rule>) -> Vec<Rule> {
 }
 
 /// describe.go CombineResourceGroup: `resource.group/subresource`.
-fn combine_resource_group(resources: &[String], groups: &[String]) -> String {
+pub(crate) fn combine_resource_group(resources: &[String], groups: &[String]) -> String {
     let Some(first) = resources.first() else { return String::new() };
     let (resource, sub) = match first.split_once('/') {
         Some((r, s)) => (r, Some(s)),

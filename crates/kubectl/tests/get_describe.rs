@@ -263,3 +263,21 @@ fn raw_paths() {
     check(&mut f, "get --raw /nothing", "", "Error from server (NotFound): the server could not find the requested resource\n", 1);
     check(&mut f, "get pods --raw /readyz", "", "error: arguments may not be passed when --raw is specified\n", 1);
 }
+
+/// `kubectl auth can-i --list` (cmd/auth/cani.go printStatus: BreakdownRule, CompactRules,
+/// SortableRuleSlice) for kubernetes-admin with the bootstrap roles of bootstrappolicy/policy.go.
+#[test]
+fn auth_can_i_list() {
+    let mut f = scenario::cluster();
+    let o = f.kubectl("auth can-i --list");
+    let lines: Vec<&str> = o.stdout.lines().collect();
+    assert_eq!(lines[0], "Resources                                       Non-Resource URLs   Resource Names   Verbs");
+    assert_eq!(lines[1], "*.*                                             []                  []               [*]");
+    assert_eq!(lines[2], "                                                [*]                 []               [*]");
+    assert_eq!(lines[3], "selfsubjectreviews.authentication.k8s.io        []                  []               [create]");
+    assert_eq!(lines[6], "                                                [/api/*]            []               [get]");
+    assert_eq!(lines.len(), 22);
+    assert!(!f.kubectl("auth can-i --list --no-headers").stdout.contains("Resources"));
+    let view = f.kubectl("config view").stdout;
+    check(&mut f, "config view --minify", &view, "", 0);
+}
