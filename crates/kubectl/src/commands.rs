@@ -2964,7 +2964,7 @@ fn can_i_list(args: &Args, out: &mut Output) {
     use crate::describe::{breakdown_rule, combine_resource_group, compact_rules, Rule};
     let l = |v: &[&str]| -> Vec<String> { v.iter().map(|s| s.to_string()).collect() };
     let urls = |v: &[&str]| Rule { verbs: l(&["get"]), non_resource_urls: l(v), ..Default::default() };
-    let rules = vec![
+    let rules = [
         // cluster-admin
         Rule { verbs: l(&["*"]), api_groups: l(&["*"]), resources: l(&["*"]), ..Default::default() },
         Rule { verbs: l(&["*"]), non_resource_urls: l(&["*"]), ..Default::default() },
