@@ -1317,6 +1317,69 @@ fn set(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out
     }
 }
 
+/// `kubectl set env --list [--resolve]` (set_env.go): each selected container's env, values
+/// from references shown as `# NAME from configmap C, key K` (envutil.GetEnvVarRefString) or
+/// resolved.
+fn set_env_list(args: &Args, api: &ApiServer, resources: &[String], namespace: &str, out: &mut Output) {
+    let only = args.get("containers").or(args.get("container")).filter(|c| *c != "*");
+    let resolve = args.bool("resolve");
+    for (info, object) in many_targets(args, resources, api, namespace, out) {
+        let Some(path) = pod_spec_path(info.kind) else { continue };
+        let json = object.to_json();
+        let Some(spec) = json.pointer(path) else { continue };
+        for list in ["containers", "initContainers"] {
+            for c in spec.get(list).and_then(|l| l.as_array()).into_iter().flatten() {
+                let cname = c.get("name").and_then(|n| n.as_str()).unwrap_or_default();
+                if only.is_some_and(|n| n != cname) {
+                    continue;
+                }
+                out.outln(format!("# {} {}, container {cname}", info.kind, object.name()));
+                for env in c.get("env").and_then(|e| e.as_array()).into_iter().flatten() {
+                    let name = env.get("name").and_then(|n| n.as_str()).unwrap_or_default();
+                    let Some(from) = env.get("valueFrom") else {
+                        out.outln(format!("{name}={}", env.get("value").and_then(|v| v.as_str()).unwrap_or_default()));
+                        continue;
+                    };
+                    let key_ref =
+                        |r: &str| from.get(r).map(|x| (x["name"].as_str().unwrap_or_default().to_string(), x["key"].as_str().unwrap_or_default().to_string()));
+                    let reference = if let Some((n, k)) = key_ref("configMapKeyRef") {
+                        format!("configmap {n}, key {k}")
+                    } else if let Some((n, k)) = key_ref("secretKeyRef") {
+                        format!("secret {n}, key {k}")
+                    } else if let Some(f) = from.get("fieldRef") {
+                        format!("field path {}", f["fieldPath"].as_str().unwrap_or_default())
+                    } else if let Some(r) = from.get("resourceFieldRef") {
+                        let container = r.get("containerName").and_then(|c| c.as_str()).filter(|c| !c.is_empty()).map(|c| format!("{c}/")).unwrap_or_default();
+                        format!("resource field {container}{}", r["resource"].as_str().unwrap_or_default())
+                    } else {
+                        "invalid valueFrom".to_string()
+                    };
+                    let resolved = resolve
+                        .then(|| {
+                            let lookup = |kind: &str, (n, k): (String, String)| {
+                                let o = api.get(kind_info("v1", kind)?, namespace, &n).ok()?;
+                                let v = o.to_json().get("data")?.get(&k)?.as_str()?.to_string();
+                                if kind == "Secret" {
+                                    crate::gotemplate::base64_decode(&v).ok().and_then(|b| String::from_utf8(b).ok())
+                                } else {
+                                    Some(v)
+                                }
+                            };
+                            key_ref("configMapKeyRef")
+                                .and_then(|r| lookup("ConfigMap", r))
+                                .or_else(|| key_ref("secretKeyRef").and_then(|r| lookup("Secret", r)))
+                        })
+                        .flatten();
+                    match resolved {
+                        Some(v) => out.outln(format!("{name}={v}")),
+                        None => out.outln(format!("# {name} from {reference}")),
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum SetKind {
     Env,
@@ -1353,8 +1416,38 @@ fn set_containers(args: &Args, api: &mut ApiServer, req: &mut Request, namespace
         (Ok(l), Ok(r)) => (l, r),
         (Err(e), _) | (_, Err(e)) => return out.fail(e),
     };
-    if kind == SetKind::Env && env_set.is_empty() && env_remove.is_empty() {
+    // set_env.go --from=configmap/NAME|secret/NAME [--keys] [--prefix]: one valueFrom
+    // reference per key (keyToEnvName: upper case, other characters as `_`).
+    let mut env_from: Vec<Value> = Vec::new();
+    if kind == SetKind::Env {
+        if let Some(from) = args.get("from") {
+            let (kind_word, name) = from.split_once('/').unwrap_or(("", from));
+            let keys: Vec<&str> = args.get("keys").map(|k| k.split(',').collect()).unwrap_or_default();
+            let (info, reference) = match kind_word {
+                "configmap" | "configmaps" | "cm" => (kind_info("v1", "ConfigMap"), "configMapKeyRef"),
+                "secret" | "secrets" => (kind_info("v1", "Secret"), "secretKeyRef"),
+                _ => return out.fail("error: unsupported resource specified in --from"),
+            };
+            let source = match api.get(info.expect("built-in kind"), namespace, name) {
+                Ok(o) => o,
+                Err(e) => return out.fail(server_error(&e)),
+            };
+            let json = source.to_json();
+            let mut data: Vec<String> = json.get("data").and_then(|d| d.as_object()).map(|d| d.keys().cloned().collect()).unwrap_or_default();
+            data.sort();
+            let prefix = args.get("prefix").unwrap_or("");
+            for key in data.into_iter().filter(|k| keys.is_empty() || keys.contains(&k.as_str())) {
+                let env_name: String = key.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c.to_ascii_uppercase() } else { '_' }).collect();
+                env_from.push(serde_json::json!({"name": format!("{prefix}{env_name}"), "valueFrom": {reference: {"key": key, "name": name}}}));
+            }
+        }
+    }
+    let list_only = kind == SetKind::Env && args.bool("list");
+    if kind == SetKind::Env && env_set.is_empty() && env_remove.is_empty() && env_from.is_empty() && !list_only {
         return out.fail("error: at least one environment variable must be provided");
+    }
+    if list_only {
+        return set_env_list(args, api, &resources, namespace, out);
     }
     if kind == SetKind::Resources && limits.is_empty() && requests.is_empty() {
         return out.fail("error: you must specify an update to requests or limits (in the form of --requests/--limits)");
@@ -1378,10 +1471,12 @@ fn set_containers(args: &Args, api: &mut ApiServer, req: &mut Request, namespace
                         let env = c.as_object_mut().expect("containers are objects").entry("env").or_insert_with(|| Value::Array(Vec::new()));
                         let list = env.as_array_mut().expect("env is a list");
                         list.retain(|e| !env_remove.iter().any(|r| e.get("name").and_then(|n| n.as_str()) == Some(r.as_str())));
-                        for (k, v) in &env_set {
+                        let additions = env_from.iter().cloned().chain(env_set.iter().map(|(k, v)| serde_json::json!({"name": k, "value": v})));
+                        for var in additions {
+                            let k = var["name"].as_str().unwrap_or_default().to_string();
                             match list.iter_mut().find(|e| e.get("name").and_then(|n| n.as_str()) == Some(k.as_str())) {
-                                Some(e) => *e = serde_json::json!({"name": k, "value": v}),
-                                None => list.push(serde_json::json!({"name": k, "value": v})),
+                                Some(e) => *e = var,
+                                None => list.push(var),
                             }
                         }
                         if list.is_empty() {

@@ -9,7 +9,7 @@
 //! Commands: `apply`, `create` (`-f`, `deployment`, `namespace`, `configmap`, `secret generic|
 //! docker-registry|tls`, `job`, `cronjob`, `service`, `serviceaccount`, `quota`, `priorityclass`,
 //! `pdb`, `role`, `clusterrole`, `rolebinding`, `clusterrolebinding`, `token`), `replace`, `get`,
-//! `describe`, `delete`, `scale`, `set image|env|resources`, `label`, `annotate`, `patch`
+//! `describe`, `delete`, `scale`, `set image|env (--from, --list)|resources`, `label`, `annotate`, `patch`
 //! (strategic with `$patch`/`$retainKeys`/`$setElementOrder`, merge, json; `-p` or
 //! `--patch-file`), `taint`, `cordon`, `uncordon`, `drain`, `rollout status|history|undo|restart|
 //! pause|resume` (Deployments through ReplicaSets, DaemonSets and StatefulSets through

@@ -183,3 +183,24 @@ fn label_and_annotate_local_dry_run_and_output() {
     assert!(json(&f, "configmaps", "c")["metadata"].get("labels").is_none(), "a dry run wrote");
     check(&mut f, "label cm c x=y -o jsonpath={.metadata.labels.x}", "y", "", 0);
 }
+
+/// cmd/set/set_env.go: `--from=configmap/NAME` (keyToEnvName, --prefix, --keys) and `--list`
+/// (envutil.GetEnvVarRefString; `--resolve`). Docs: tasks/inject-data-application
+/// (`kubectl set env --from=...`), reference/kubectl/generated/kubectl_set/kubectl_set_env.
+#[test]
+fn set_env_from_and_list() {
+    let mut f = scenario::cluster();
+    f.file("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-config}\ndata: {log.level: debug, mode: fast}\n");
+    check(&mut f, "apply -f cm.yaml", "configmap/app-config created\n", "", 0);
+    check(&mut f, "set env deployment/web STATIC=1", "deployment.apps/web env updated\n", "", 0);
+    check(&mut f, "set env deployment/web --from=configmap/app-config --prefix=APP_", "deployment.apps/web env updated\n", "", 0);
+    check(
+        &mut f,
+        "set env deployment/web --list",
+        "# Deployment web, container nginx\nSTATIC=1\n# APP_LOG_LEVEL from configmap app-config, key log.level\n# APP_MODE from configmap app-config, key mode\n",
+        "",
+        0,
+    );
+    check(&mut f, "set env deployment/web --list --resolve", "# Deployment web, container nginx\nSTATIC=1\nAPP_LOG_LEVEL=debug\nAPP_MODE=fast\n", "", 0);
+    check(&mut f, "set env deployment/web --from=pod/x", "", "error: unsupported resource specified in --from\n", 1);
+}
