@@ -43,7 +43,7 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
     let namespace = args.get("namespace").unwrap_or("default").to_string();
     // Verbs that act on existing objects resolve `-f FILE` to the objects it names
     // (resource.Builder FilenameParam: each document's kind, namespace and name).
-    const FILE_VERBS: &[&str] = &["get", "describe", "label", "annotate", "patch", "scale", "set", "rollout", "autoscale", "expose", "wait"];
+    const FILE_VERBS: &[&str] = &["get", "describe", "label", "annotate", "patch", "scale", "set", "rollout", "autoscale", "expose", "wait", "certificate"];
     if FILE_VERBS.contains(&command) && (args.has("filename") || args.has("kustomize")) {
         match file_targets(&args, cluster, &namespace, out) {
             Ok(targets) => args.file_targets = Some(targets),
@@ -64,6 +64,7 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
         "delete" => delete(&args, api, req, cluster, &namespace, out),
         "scale" => scale(&args, api, req, &namespace, out),
         "set" => set(&args, api, req, &namespace, out),
+        "certificate" => certificate(&args, api, req, out),
         "label" => label_or_annotate(&args, api, req, cluster, &namespace, out, true),
         "annotate" => label_or_annotate(&args, api, req, cluster, &namespace, out, false),
         "patch" => patch(&args, api, req, cluster, &namespace, out),
@@ -1255,8 +1256,13 @@ fn set(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out
         Some("image") => {}
         Some("env") => return set_containers(args, api, req, namespace, out, SetKind::Env),
         Some("resources") => return set_containers(args, api, req, namespace, out, SetKind::Resources),
-        Some(other) => return out.fail(format!("error: unknown command \"{other}\" for \"kubectl set\" (kubesim supports set image, env, resources)")),
-        None => return out.fail("error: you must specify a subcommand: image, env or resources"),
+        Some(sub @ ("serviceaccount" | "sa" | "selector" | "subject")) => return set_object(args, api, req, namespace, out, sub),
+        Some(other) => {
+            return out.fail(format!(
+                "error: unknown command \"{other}\" for \"kubectl set\" (kubesim supports set image, env, resources, serviceaccount, selector, subject)"
+            ))
+        }
+        None => return out.fail("error: you must specify a subcommand: image, env, resources, serviceaccount, selector or subject"),
     }
     let rest = &args.positional[1..];
     let (resources, pairs): (Vec<String>, Vec<String>) = rest.iter().cloned().partition(|a| !a.contains('='));
@@ -1377,6 +1383,163 @@ fn set_env_list(args: &Args, api: &ApiServer, resources: &[String], namespace: &
                 }
             }
         }
+    }
+}
+
+/// `kubectl set serviceaccount` (set_serviceaccount.go: the pod template's
+/// serviceAccountName), `set selector` (set_selector.go: a Service's spec.selector) and
+/// `set subject` (set_subject.go: --user/--group/--serviceaccount=NS:NAME added to a
+/// RoleBinding or ClusterRoleBinding's subjects).
+fn set_object(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output, sub: &str) {
+    let rest: Vec<String> = args.positional[1..].to_vec();
+    let from_files = args.file_targets.is_some();
+    let (resources, value): (Vec<String>, Option<String>) = match sub {
+        // The last word is the account (or the selector); the others name the objects.
+        "serviceaccount" | "sa" | "selector" => {
+            let keep = if from_files { 0 } else { rest.len().saturating_sub(1) };
+            let value = rest.get(keep).cloned();
+            (rest[..keep.min(rest.len())].to_vec(), value)
+        }
+        _ => (rest, None),
+    };
+    let mut selector = BTreeMap::new();
+    match sub {
+        "serviceaccount" | "sa" if value.as_deref().is_none_or(str::is_empty) => {
+            return out.fail("error: serviceaccount is required\nSee 'kubectl set serviceaccount -h' for help and examples");
+        }
+        "selector" => {
+            let Some(expr) = value.as_deref() else { return out.fail("error: one selector is required\nSee 'kubectl set selector -h' for help and examples") };
+            for part in expr.split(',').filter(|p| !p.is_empty()) {
+                let Some((k, v)) = part.split_once('=') else {
+                    return out.fail(format!("error: invalid selector {expr:?}: only equality-based selectors are supported"));
+                };
+                selector.insert(k.trim_end_matches('=').to_string(), v.to_string());
+            }
+        }
+        "subject" if !args.has("user") && !args.has("group") && !args.has("serviceaccount") => {
+            return out.fail("error: you must specify at least one value of user, group or serviceaccount\nSee 'kubectl set subject -h' for help and examples");
+        }
+        _ => {}
+    }
+    let mut subjects: Vec<Value> = Vec::new();
+    for u in args.all("user") {
+        subjects.push(serde_json::json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": u}));
+    }
+    for g in args.all("group") {
+        subjects.push(serde_json::json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": g}));
+    }
+    for sa in args.all("serviceaccount") {
+        let Some((ns, name)) = sa.split_once(':') else {
+            return out.fail(format!("error: serviceaccount must be <namespace>:<name>, got {sa:?}"));
+        };
+        subjects.push(serde_json::json!({"kind": "ServiceAccount", "name": name, "namespace": ns}));
+    }
+    for (info, object) in many_targets(args, &resources, api, namespace, out) {
+        let mut json = object.to_json();
+        let word = match sub {
+            "serviceaccount" | "sa" => {
+                let Some(path) = pod_spec_path(info.kind) else {
+                    out.fail(format!("error: {} is not a workload with a pod template", type_name(info, object.name())));
+                    continue;
+                };
+                if let Some(spec) = json.pointer_mut(path).and_then(|s| s.as_object_mut()) {
+                    spec.insert("serviceAccountName".into(), Value::String(value.clone().unwrap_or_default()));
+                    if spec.contains_key("serviceAccount") {
+                        spec.insert("serviceAccount".into(), Value::String(value.clone().unwrap_or_default()));
+                    }
+                }
+                "serviceaccount updated"
+            }
+            "selector" => {
+                if info.kind != "Service" {
+                    out.fail(format!("error: setting a selector is only supported for Services (got {})", info.kind));
+                    continue;
+                }
+                json["spec"]["selector"] = serde_json::to_value(&selector).unwrap_or_default();
+                "selector updated"
+            }
+            _ => {
+                if info.kind != "RoleBinding" && info.kind != "ClusterRoleBinding" {
+                    out.fail(format!("error: {} is not a RoleBinding or ClusterRoleBinding", type_name(info, object.name())));
+                    continue;
+                }
+                let list = json.as_object_mut().expect("objects are maps").entry("subjects").or_insert_with(|| Value::Array(Vec::new()));
+                if let Some(list) = list.as_array_mut() {
+                    for s in &subjects {
+                        if !list.contains(s) {
+                            list.push(s.clone());
+                        }
+                    }
+                }
+                "subjects updated"
+            }
+        };
+        let result = util::from_json(info, json).map_err(|e| format!("error: {e}")).and_then(|o| {
+            if o.to_json() == object.to_json() {
+                return Ok(false);
+            }
+            util::update(api, o, req).map(|_| true).map_err(|e| server_error(&e))
+        });
+        match result {
+            Ok(true) => out.outln(format!("{} {word}", type_name(info, object.name()))),
+            Ok(false) => {}
+            Err(e) => out.fail(e),
+        }
+    }
+}
+
+/// `kubectl certificate approve|deny CSR...` (cmd/certificates/certificates.go
+/// addConditionIfNeeded): adds the Approved/Denied condition unless present; the opposite
+/// condition is an error.
+fn certificate(args: &Args, api: &mut ApiServer, req: &mut Request, out: &mut Output) {
+    let (condition, opposite, reason, message, word) = match args.positional.first().map(String::as_str) {
+        Some("approve") => ("Approved", "Denied", "KubectlApprove", "This CSR was approved by kubectl certificate approve.", "approved"),
+        Some("deny") => ("Denied", "Approved", "KubectlDeny", "This CSR was denied by kubectl certificate deny.", "denied"),
+        Some(other) => return out.fail(format!("error: unknown command \"{other}\" for \"kubectl certificate\"")),
+        None => return out.fail("error: you must specify a subcommand: approve or deny"),
+    };
+    let names: Vec<String> = args.positional[1..].to_vec();
+    if names.is_empty() && args.file_targets.is_none() {
+        return out.fail(format!(
+            "error: one or more CSRs must be specified as <name> or -f <filename>\nSee 'kubectl certificate {} -h' for help and examples",
+            args.positional[0]
+        ));
+    }
+    let info = kind_info("certificates.k8s.io/v1", "CertificateSigningRequest").expect("csrs");
+    let force = args.bool("force");
+    let targets: Vec<String> = match &args.file_targets {
+        Some(files) => files.iter().map(|(_, _, n)| n.clone()).collect(),
+        None => names,
+    };
+    for name in targets {
+        let object = match api.get(info, "", &name) {
+            Ok(o) => o,
+            Err(e) => {
+                out.fail(server_error(&e));
+                continue;
+            }
+        };
+        let mut json = object.to_json();
+        let conditions: Vec<Value> = json.pointer("/status/conditions").and_then(|c| c.as_array()).cloned().unwrap_or_default();
+        if conditions.iter().any(|c| c["type"] == opposite) {
+            out.fail(format!("error: certificate signing request {name:?} is already {opposite}"));
+            continue;
+        }
+        if !conditions.iter().any(|c| c["type"] == condition) || force {
+            let mut conditions = conditions;
+            conditions.push(serde_json::json!({"type": condition, "status": "True", "reason": reason, "message": message, "lastUpdateTime": time_at(req.now)}));
+            if !json.get("status").is_some_and(|s| s.is_object()) {
+                json["status"] = Value::Object(Default::default());
+            }
+            json["status"]["conditions"] = Value::Array(conditions);
+            // UpdateApproval: PUT .../approval, which (like /status) writes the conditions.
+            let result = util::from_json(info, json).map_err(|e| format!("error: {e}")).and_then(|o| api.update_status(o, req).map_err(|e| server_error(&e)));
+            if let Err(e) = result {
+                out.fail(e);
+                continue;
+            }
+        }
+        out.outln(format!("{} {word}", type_name(info, &name)));
     }
 }
 

@@ -9,7 +9,8 @@
 //! Commands: `apply`, `create` (`-f`, `deployment`, `namespace`, `configmap`, `secret generic|
 //! docker-registry|tls`, `job`, `cronjob`, `service`, `serviceaccount`, `quota`, `priorityclass`,
 //! `pdb`, `role`, `clusterrole`, `rolebinding`, `clusterrolebinding`, `token`), `replace`, `get`,
-//! `describe`, `delete`, `scale`, `set image|env (--from, --list)|resources`, `label`, `annotate`, `patch`
+//! `describe`, `delete`, `scale`, `set image|env (--from, --list)|resources|serviceaccount|selector|
+//! subject`, `certificate approve|deny`, `label`, `annotate`, `patch`
 //! (strategic with `$patch`/`$retainKeys`/`$setElementOrder`, merge, json; `-p` or
 //! `--patch-file`), `taint`, `cordon`, `uncordon`, `drain`, `rollout status|history|undo|restart|
 //! pause|resume` (Deployments through ReplicaSets, DaemonSets and StatefulSets through
@@ -152,6 +153,7 @@ pub const COMMANDS: &[&str] = &[
     "apply",
     "auth",
     "autoscale",
+    "certificate",
     "cluster-info",
     "config",
     "cordon",

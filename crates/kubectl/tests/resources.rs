@@ -204,3 +204,50 @@ fn set_env_from_and_list() {
     check(&mut f, "set env deployment/web --list --resolve", "# Deployment web, container nginx\nSTATIC=1\nAPP_LOG_LEVEL=debug\nAPP_MODE=fast\n", "", 0);
     check(&mut f, "set env deployment/web --from=pod/x", "", "error: unsupported resource specified in --from\n", 1);
 }
+
+/// cmd/set/set_serviceaccount.go, set_selector.go and set_subject.go (docs:
+/// reference/kubectl/generated/kubectl_set/).
+#[test]
+fn set_serviceaccount_selector_and_subject() {
+    let mut f = scenario::cluster();
+    check(&mut f, "set serviceaccount deployment web robot", "deployment.apps/web serviceaccount updated\n", "", 0);
+    assert_eq!(json(&f, "deployments", "web")["spec"]["template"]["spec"]["serviceAccountName"], "robot");
+    check(&mut f, "set sa deployment web robot", "", "", 0);
+    check(&mut f, "set selector service web app=web,tier=fe", "service/web selector updated\n", "", 0);
+    assert_eq!(json(&f, "services", "web")["spec"]["selector"], serde_json::json!({"app": "web", "tier": "fe"}));
+    f.file("rb.yaml", "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: admin}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}\n");
+    check(&mut f, "apply -f rb.yaml", "rolebinding.rbac.authorization.k8s.io/admin created\n", "", 0);
+    check(
+        &mut f,
+        "set subject rolebinding admin --user=user1 --serviceaccount=default:robot",
+        "rolebinding.rbac.authorization.k8s.io/admin subjects updated\n",
+        "",
+        0,
+    );
+    let subjects = &json(&f, "rolebindings", "admin")["subjects"];
+    assert_eq!(subjects[0]["name"], "user1");
+    assert_eq!(subjects[1], serde_json::json!({"kind": "ServiceAccount", "name": "robot", "namespace": "default"}));
+    check(
+        &mut f,
+        "set subject rolebinding admin",
+        "",
+        "error: you must specify at least one value of user, group or serviceaccount\nSee 'kubectl set subject -h' for help and examples\n",
+        1,
+    );
+}
+
+/// cmd/certificates/certificates.go (docs: reference/access-authn-authz/certificate-signing-requests,
+/// `kubectl certificate approve myuser`).
+#[test]
+fn certificate_approve_and_deny() {
+    let mut f = scenario::cluster();
+    f.file("csr.yaml", "apiVersion: certificates.k8s.io/v1\nkind: CertificateSigningRequest\nmetadata: {name: myuser}\nspec:\n  request: LS0tLS1CRUdJTg==\n  signerName: kubernetes.io/kube-apiserver-client\n  usages: [client auth]\n");
+    check(&mut f, "apply -f csr.yaml", "certificatesigningrequest.certificates.k8s.io/myuser created\n", "", 0);
+    check(&mut f, "certificate approve myuser", "certificatesigningrequest.certificates.k8s.io/myuser approved\n", "", 0);
+    let csr = f.get("certificatesigningrequests", "", "myuser").unwrap().to_json();
+    assert_eq!(csr["status"]["conditions"][0]["reason"], "KubectlApprove");
+    assert_eq!(csr["status"]["conditions"][0]["message"], "This CSR was approved by kubectl certificate approve.");
+    check(&mut f, "certificate approve -f csr.yaml", "certificatesigningrequest.certificates.k8s.io/myuser approved\n", "", 0);
+    check(&mut f, "certificate deny myuser", "", "error: certificate signing request \"myuser\" is already Approved\n", 1);
+    check(&mut f, "certificate approve nope", "", "Error from server (NotFound): certificatesigningrequests.certificates.k8s.io \"nope\" not found\n", 1);
+}
