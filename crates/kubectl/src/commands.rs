@@ -455,6 +455,13 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
                 Err(e) => return out.fail(format!("error: {e}")),
             }
         }
+        ("ingress" | "ing", Some(name)) => match ingress_json(args, &name, namespace) {
+            Ok(json) => match util::from_json(kind_info("networking.k8s.io/v1", "Ingress").expect("ingresses"), json) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            },
+            Err(e) => return out.fail(e),
+        },
         ("serviceaccount" | "sa", Some(name)) => {
             let json = serde_json::json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": namespace}});
             match util::from_json(kind_info("v1", "ServiceAccount").expect("serviceaccounts"), json) {
@@ -755,6 +762,7 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
         Err(e) => match sub {
             "configmap" | "cm" => out.fail(format!("error: failed to create configmap: {}", e.message)),
             "secret" => out.fail(format!("error: failed to create secret {}", e.message)),
+            "ingress" | "ing" => out.fail(format!("error: failed to create ingress: {}", e.message)),
             _ => out.fail(server_error(&e)),
         },
     }
@@ -811,6 +819,142 @@ fn create_token(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: 
     });
     let signature = b64(&random(256));
     out.out(format!("{}.{}.{signature}", b64(header.to_string().as_bytes()), b64(claims.to_string().as_bytes())));
+}
+
+/// create_ingress.go: `--rule=host/path=svc:port[,tls[=secret]]` (a trailing `*` makes the
+/// path a Prefix), `--class`, `--default-backend=svc:port`, `--annotation=k=v`.
+fn ingress_json(args: &Args, name: &str, namespace: &str) -> Result<Value, String> {
+    let rules: Vec<&str> = args.all("rule");
+    let default_backend = args.get("default-backend").unwrap_or("");
+    if default_backend.is_empty() && rules.is_empty() {
+        return Err("error: not enough information provided: every ingress has to either specify a default-backend (which catches all traffic) or a list of rules (which catch specific paths)".into());
+    }
+    // ruleRegex: ^[\w*\-.]*/[^,=\n]*=[\w\-]+:[\w\-]+(,tls=?[\w\-]*)?$
+    let word = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let valid = |rule: &str| -> bool {
+        let (main, tls) = match rule.split_once(',') {
+            Some((m, t)) => (m, Some(t)),
+            None => (rule, None),
+        };
+        if let Some(t) = tls {
+            let Some(rest) = t.strip_prefix("tls") else { return false };
+            let secret = rest.strip_prefix('=').unwrap_or(rest);
+            if !(secret.is_empty() || word(secret)) {
+                return false;
+            }
+        }
+        let Some(slash) = main.find('/') else { return false };
+        let host = &main[..slash];
+        if !host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '*' | '-' | '.')) {
+            return false;
+        }
+        let Some((path, svc)) = main[slash..].split_once('=') else { return false };
+        let Some((svc, port)) = svc.split_once(':') else { return false };
+        !path.contains('\n') && word(svc) && word(port)
+    };
+    for rule in &rules {
+        if !valid(rule) {
+            return Err(format!("error: rule {rule} is invalid and should be in format host/path=svcname:svcport[,tls[=secret]]"));
+        }
+    }
+    let mut annotations = serde_json::Map::new();
+    for a in args.all("annotation") {
+        let Some((k, v)) = a.split_once('=') else { return Err(format!("error: annotation {a} is invalid and should be in format key=[value]")) };
+        annotations.insert(k.to_string(), Value::String(v.to_string()));
+    }
+    if !default_backend.is_empty() && default_backend.split(':').count() != 2 {
+        return Err("error: default-backend should be in format servicename:serviceport".into());
+    }
+    let backend = |service: &str| {
+        let (svc, port) = service.split_once(':').unwrap_or((service, ""));
+        let port = match port.parse::<i32>() {
+            Ok(n) => serde_json::json!({"number": n}),
+            Err(_) => serde_json::json!({"name": port}),
+        };
+        serde_json::json!({"service": {"name": svc, "port": port}})
+    };
+    let mut spec = serde_json::Map::new();
+    if let Some(class) = args.get("class").filter(|c| !c.is_empty()) {
+        spec.insert("ingressClassName".into(), Value::String(class.to_string()));
+    }
+    if !default_backend.is_empty() {
+        spec.insert("defaultBackend".into(), backend(default_backend));
+    }
+    // buildTLSRules: one entry per secret, each host once.
+    let mut tls: Vec<(String, Vec<String>)> = Vec::new();
+    let mut seen_hosts: Vec<String> = Vec::new();
+    for rule in &rules {
+        let parts: Vec<&str> = rule.split(',').collect();
+        if parts.len() != 2 {
+            continue;
+        }
+        let host = rule.split('/').next().unwrap_or("").to_string();
+        let secret = parts[1].split('=').nth(1).unwrap_or("").to_string();
+        if seen_hosts.contains(&host) {
+            continue;
+        }
+        seen_hosts.push(host.clone());
+        if let Some(entry) = tls.iter_mut().find(|(s, _)| *s == secret) {
+            entry.1.push(host);
+            continue;
+        }
+        if !host.is_empty() || !secret.is_empty() {
+            tls.push((secret, if host.is_empty() { vec![] } else { vec![host] }));
+        }
+    }
+    // buildIngressRules: paths of the same host share one rule.
+    let mut ingress_rules: Vec<(String, Vec<Value>)> = Vec::new();
+    for rule in &rules {
+        let main = rule.split(',').next().unwrap_or("");
+        let (host, pathsvc) = main.split_once('/').unwrap_or((main, ""));
+        let (path, service) = pathsvc.split_once('=').unwrap_or((pathsvc, ""));
+        let mut path = format!("/{path}");
+        let mut path_type = "Exact";
+        if path.ends_with('*') {
+            path.pop();
+            path_type = "Prefix";
+        }
+        let entry = serde_json::json!({"backend": backend(service), "path": path, "pathType": path_type});
+        match ingress_rules.iter_mut().find(|(h, _)| h == host) {
+            Some((_, paths)) => paths.push(entry),
+            None => ingress_rules.push((host.to_string(), vec![entry])),
+        }
+    }
+    if !tls.is_empty() {
+        let list: Vec<Value> = tls
+            .into_iter()
+            .map(|(secret, hosts)| {
+                let mut m = serde_json::Map::new();
+                if !hosts.is_empty() {
+                    m.insert("hosts".into(), serde_json::json!(hosts));
+                }
+                if !secret.is_empty() {
+                    m.insert("secretName".into(), Value::String(secret));
+                }
+                Value::Object(m)
+            })
+            .collect();
+        spec.insert("tls".into(), Value::Array(list));
+    }
+    if !ingress_rules.is_empty() {
+        let list: Vec<Value> = ingress_rules
+            .into_iter()
+            .map(|(host, paths)| {
+                let mut m = serde_json::Map::new();
+                if !host.is_empty() {
+                    m.insert("host".into(), Value::String(host));
+                }
+                m.insert("http".into(), serde_json::json!({"paths": paths}));
+                Value::Object(m)
+            })
+            .collect();
+        spec.insert("rules".into(), Value::Array(list));
+    }
+    let mut metadata = serde_json::json!({"name": name, "namespace": namespace});
+    if !annotations.is_empty() {
+        metadata["annotations"] = Value::Object(annotations);
+    }
+    Ok(serde_json::json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": metadata, "spec": spec}))
 }
 
 /// metav1.ParseToLabelSelector: equalities become matchLabels, the rest matchExpressions.
@@ -995,6 +1139,11 @@ fn print_generated(args: &Args, cluster: &dyn ClusterView, object: &Object, out:
     if matches!(object.kind(), "Pod" | "Deployment" | "Namespace" | "Service" | "Job" | "CronJob" | "ResourceQuota") {
         if let Some(m) = json.as_object_mut() {
             m.insert("status".into(), Value::Object(Default::default()));
+        }
+    }
+    if object.kind() == "Ingress" {
+        if let Some(m) = json.as_object_mut() {
+            m.insert("status".into(), serde_json::json!({"loadBalancer": {}}));
         }
     }
     if object.kind() == "PodDisruptionBudget" {

@@ -8,7 +8,7 @@
 //!
 //! Commands: `apply`, `create` (`-f`, `deployment`, `namespace`, `configmap`, `secret generic|
 //! docker-registry|tls`, `job`, `cronjob`, `service`, `serviceaccount`, `quota`, `priorityclass`,
-//! `pdb`, `role`, `clusterrole`, `rolebinding`, `clusterrolebinding`, `token`), `replace`, `get`,
+//! `pdb`, `role`, `clusterrole`, `rolebinding`, `clusterrolebinding`, `token`, `ingress`), `replace`, `get`,
 //! `describe`, `delete`, `scale`, `set image|env (--from, --list)|resources|serviceaccount|selector|
 //! subject`, `certificate approve|deny`, `label`, `annotate`, `patch`
 //! (strategic with `$patch`/`$retainKeys`/`$setElementOrder`, merge, json; `-p` or

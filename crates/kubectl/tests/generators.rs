@@ -131,3 +131,21 @@ fn create_token_issues_a_service_account_jwt() {
     check(&mut f, "create token build-robot --duration=1500ms", "", "error: --duration cannot be expressed in units less than seconds\n", 1);
     check(&mut f, "create token", "", "error: service account name is required\n", 1);
 }
+
+/// cmd/create/create_ingress.go (ruleRegex, buildTLSRules, buildIngressRules), compared with
+/// kubectl v1.32 `--dry-run=client -o yaml`.
+#[test]
+fn create_ingress_builds_create_ingress_go_objects() {
+    let mut f = Fixture::new();
+    check(&mut f, "create ingress x --rule=foo.com/=svc:80,tls=a --rule=bar.com/x=s:1,tls=a --dry-run=client -o yaml", "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  creationTimestamp: null\n  name: x\nspec:\n  rules:\n  - host: foo.com\n    http:\n      paths:\n      - backend:\n          service:\n            name: svc\n            port:\n              number: 80\n        path: /\n        pathType: Exact\n  - host: bar.com\n    http:\n      paths:\n      - backend:\n          service:\n            name: s\n            port:\n              number: 1\n        path: /x\n        pathType: Exact\n  tls:\n  - hosts:\n    - foo.com\n    - bar.com\n    secretName: a\nstatus:\n  loadBalancer: {}\n", "", 0);
+    check(
+        &mut f,
+        "create ingress x --dry-run=client -o yaml",
+        "",
+        "error: not enough information provided: every ingress has to either specify a default-backend (which catches all traffic) or a list of rules (which catch specific paths)\n",
+        1,
+    );
+    check(&mut f, "create ingress x --rule=bad", "", "error: rule bad is invalid and should be in format host/path=svcname:svcport[,tls[=secret]]\n", 1);
+    check(&mut f, "create ingress web --rule=/*=web:80", "ingress.networking.k8s.io/web created\n", "", 0);
+    check(&mut f, "create ingress web --rule=/*=web:80", "", "error: failed to create ingress: ingresses.networking.k8s.io \"web\" already exists\n", 1);
+}
