@@ -623,7 +623,7 @@ pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn cr
     }
     // multipleGVKsRequested: `kind/name` only when the results span several kinds.
     let kinds_found = groups.iter().filter(|(_, o)| !o.is_empty()).count();
-    let with_kind = kinds_found > 1;
+    let with_kind = kinds_found > 1 || args.bool("show-kind");
     match &format {
         Format::Table | Format::Wide => {
             let no_headers = args.bool("no-headers");

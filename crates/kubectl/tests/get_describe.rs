@@ -93,6 +93,9 @@ fn get_errors() {
     check(&mut f, "get events --field-selector type=Warning -o name", "event/web-7d4b9c7f5-abcde.36b0\n", "", 0);
     check(&mut f, "get pods --field-selector spec.nodeName=node-1,status.phase=Running -o name", "pod/web-7d4b9c7f5-abcde\npod/web-7d4b9c7f5-fghij\n", "", 0);
     check(&mut f, "get pods -l 'a in b'", "", "error: unable to parse requirement: found 'b', expected: '('\n", 1);
+    // --show-kind prints kind/name as a multi-kind get does.
+    let o = f.kubectl("get deploy web --show-kind");
+    assert!(o.stdout.lines().nth(1).is_some_and(|l| l.starts_with("deployment.apps/web ")), "{}", o.stdout);
 }
 
 #[test]
