@@ -1899,6 +1899,15 @@ fn label_or_annotate(args: &Args, api: &mut ApiServer, req: &mut Request, cluste
             remove.push(k.to_string());
         }
     }
+    // label.go parseLabels / annotate.go validateAnnotations.
+    let both: Vec<&String> = remove.iter().filter(|r| set.iter().any(|(k, _)| k == *r)).collect();
+    if !both.is_empty() {
+        if labels {
+            return out.fail("error: can not both modify and remove a label in the same command");
+        }
+        let names: Vec<&str> = both.iter().map(|s| s.as_str()).collect();
+        return out.fail(format!("error: can not both modify and remove the following annotation(s) in the same command: {}", names.join(", ")));
+    }
     let overwrite = args.bool("overwrite");
     // label.go / annotate.go: --local edits the objects of the -f files without the server;
     // --dry-run=client computes the change against the live object but sends nothing.
@@ -1942,15 +1951,30 @@ fn label_or_annotate(args: &Args, api: &mut ApiServer, req: &mut Request, cluste
         let mut o = (*object).clone();
         let meta = o.metadata_mut();
         let map = if labels { meta.labels.get_or_insert_with(Default::default) } else { meta.annotations.get_or_insert_with(Default::default) };
+        // label.go validateNoOverwrites / annotate.go validateNoAnnotationOverwrites: a key
+        // that already has a different value needs --overwrite (kubernetes.io/change-cause
+        // never does).
         let mut conflict = None;
+        let mut declared = Vec::new();
         for (k, v) in &set {
             if let Some(existing) = map.get(k) {
                 if existing != v && !overwrite {
-                    conflict = Some(format!("error: '{k}' already has a value ({existing}), and --overwrite is false"));
-                    break;
+                    if labels {
+                        conflict = Some(format!("error: '{k}' already has a value ({existing}), and --overwrite is false"));
+                        break;
+                    } else if k != "kubernetes.io/change-cause" {
+                        declared.push(format!("'{k}' already has a value ({existing})"));
+                    }
                 }
             }
-            map.insert(k.clone(), v.clone());
+        }
+        if !declared.is_empty() {
+            conflict = Some(format!("error: --overwrite is false but found the following declared annotation(s): {}", declared.join("; ")));
+        }
+        if conflict.is_none() {
+            for (k, v) in &set {
+                map.insert(k.clone(), v.clone());
+            }
         }
         if let Some(c) = conflict {
             out.fail(c);
@@ -1981,13 +2005,14 @@ fn label_or_annotate(args: &Args, api: &mut ApiServer, req: &mut Request, cluste
                     Some(_) => " (dry run)",
                     None => "",
                 };
-                let verb = if o == *object { format!("not {}", if labels { "labeled" } else { "annotated" }) } else { verb.to_string() };
+                let verb = if o == *object && labels { "not labeled".to_string() } else { verb.to_string() };
                 out.outln(format!("{} {verb}{suffix}", type_name(info, object.name())));
             }
             continue;
         }
+        // annotate.go prints "annotated" whether or not anything changed.
         if o == *object {
-            out.outln(format!("{} not {}", type_name(info, object.name()), if labels { "labeled" } else { "annotated" }));
+            out.outln(format!("{} {}", type_name(info, object.name()), if labels { "not labeled" } else { "annotated" }));
             continue;
         }
         o.metadata_mut().resource_version = None;

@@ -251,3 +251,24 @@ fn certificate_approve_and_deny() {
     check(&mut f, "certificate deny myuser", "", "error: certificate signing request \"myuser\" is already Approved\n", 1);
     check(&mut f, "certificate approve nope", "", "Error from server (NotFound): certificatesigningrequests.certificates.k8s.io \"nope\" not found\n", 1);
 }
+
+/// label.go validateNoOverwrites / parseLabels and annotate.go validateNoAnnotationOverwrites /
+/// validateAnnotations, as kubectl v1.32 prints them for the same file.
+#[test]
+fn label_and_annotate_overwrite_rules() {
+    let mut f = scenario::cluster();
+    f.file("l.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  labels: {app: web}\n  annotations: {a: x}\n");
+    check(&mut f, "label --local -f l.yaml app=web", "configmap/c not labeled\n", "", 0);
+    check(&mut f, "label --local -f l.yaml app=db", "", "error: 'app' already has a value (web), and --overwrite is false\n", 1);
+    check(&mut f, "label --local -f l.yaml app=y app-", "", "error: can not both modify and remove a label in the same command\n", 1);
+    check(&mut f, "annotate --local -f l.yaml a=x", "configmap/c annotated\n", "", 0);
+    check(&mut f, "annotate --local -f l.yaml nope-", "configmap/c annotated\n", "", 0);
+    check(
+        &mut f,
+        "annotate --local -f l.yaml a=y",
+        "",
+        "error: --overwrite is false but found the following declared annotation(s): 'a' already has a value (x)\n",
+        1,
+    );
+    check(&mut f, "annotate --local -f l.yaml a=y b=1 a-", "", "error: can not both modify and remove the following annotation(s) in the same command: a\n", 1);
+}
