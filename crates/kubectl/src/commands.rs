@@ -717,11 +717,14 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
             };
             let mut ports = Vec::new();
             for spec in args.all("tcp").iter().flat_map(|t| t.split(',')) {
+                // create_service.go: the port's name is the spec with ':' as '-'; the target
+                // port is an int or a name (intstr.Parse).
                 let (port, target) = spec.split_once(':').unwrap_or((spec, spec));
-                let (Ok(port), Ok(target)) = (port.parse::<i64>(), target.parse::<i64>()) else {
+                let Ok(port) = port.parse::<i64>() else {
                     return out.fail(format!("error: {spec} is not a valid port specification"));
                 };
-                let mut p = serde_json::json!({"name": format!("{port}-{target}"), "port": port, "protocol": "TCP", "targetPort": target});
+                let target = target.parse::<i64>().map(Value::from).unwrap_or_else(|_| Value::String(target.to_string()));
+                let mut p = serde_json::json!({"name": spec.replace(':', "-"), "port": port, "protocol": "TCP", "targetPort": target});
                 if let Some(np) = args.get("node-port").and_then(|n| n.parse::<i64>().ok()) {
                     p["nodePort"] = Value::from(np);
                 }
@@ -729,8 +732,11 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
             }
             let mut json = serde_json::json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": namespace, "labels": {"app": name}},
                 "spec": {"type": service_type, "selector": {"app": name}, "ports": ports}});
+            if json["spec"]["ports"].as_array().is_some_and(|p| p.is_empty()) {
+                json["spec"].as_object_mut().expect("spec").remove("ports");
+            }
             if service_type == "ExternalName" {
-                json["spec"] = serde_json::json!({"type": "ExternalName", "externalName": args.get("external-name").unwrap_or("")});
+                json["spec"]["externalName"] = Value::String(args.get("external-name").unwrap_or("").to_string());
             } else if type_ == "clusterip" && args.get("clusterip") == Some("None") {
                 json["spec"]["clusterIP"] = Value::String("None".into());
             }
@@ -1136,12 +1142,12 @@ fn print_generated(args: &Args, cluster: &dyn ClusterView, object: &Object, out:
         }
         _ => {}
     }
-    if matches!(object.kind(), "Pod" | "Deployment" | "Namespace" | "Service" | "Job" | "CronJob" | "ResourceQuota") {
+    if matches!(object.kind(), "Pod" | "Deployment" | "Namespace" | "Job" | "CronJob" | "ResourceQuota") {
         if let Some(m) = json.as_object_mut() {
             m.insert("status".into(), Value::Object(Default::default()));
         }
     }
-    if object.kind() == "Ingress" {
+    if object.kind() == "Ingress" || object.kind() == "Service" {
         if let Some(m) = json.as_object_mut() {
             m.insert("status".into(), serde_json::json!({"loadBalancer": {}}));
         }

@@ -149,3 +149,12 @@ fn create_ingress_builds_create_ingress_go_objects() {
     check(&mut f, "create ingress web --rule=/*=web:80", "ingress.networking.k8s.io/web created\n", "", 0);
     check(&mut f, "create ingress web --rule=/*=web:80", "", "error: failed to create ingress: ingresses.networking.k8s.io \"web\" already exists\n", 1);
 }
+
+/// cmd/create/create_service.go (port names, named target ports, ExternalName selector,
+/// status.loadBalancer), compared with kubectl v1.32 `--dry-run=client -o yaml`.
+#[test]
+fn create_service_matches_create_service_go() {
+    let mut f = Fixture::new();
+    check(&mut f, "create service loadbalancer lb --tcp=80 --tcp=443:8443 --dry-run=client -o yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  creationTimestamp: null\n  labels:\n    app: lb\n  name: lb\nspec:\n  ports:\n  - name: \"80\"\n    port: 80\n    protocol: TCP\n    targetPort: 80\n  - name: 443-8443\n    port: 443\n    protocol: TCP\n    targetPort: 8443\n  selector:\n    app: lb\n  type: LoadBalancer\nstatus:\n  loadBalancer: {}\n", "", 0);
+    check(&mut f, "create service externalname ex --external-name=a.com --dry-run=client -o yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  creationTimestamp: null\n  labels:\n    app: ex\n  name: ex\nspec:\n  externalName: a.com\n  selector:\n    app: ex\n  type: ExternalName\nstatus:\n  loadBalancer: {}\n", "", 0);
+}
