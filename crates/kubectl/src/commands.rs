@@ -63,7 +63,7 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
         "describe" => describe::run(&args, api, req, &namespace, out),
         "delete" => delete(&args, api, req, cluster, &namespace, out),
         "scale" => scale(&args, api, req, &namespace, out),
-        "set" => set(&args, api, req, &namespace, out),
+        "set" => set(&args, api, req, cluster, &namespace, out),
         "certificate" => certificate(&args, api, req, out),
         "label" => label_or_annotate(&args, api, req, cluster, &namespace, out, true),
         "annotate" => label_or_annotate(&args, api, req, cluster, &namespace, out, false),
@@ -1406,12 +1406,12 @@ fn pod_spec_path(kind: &str) -> Option<&'static str> {
 }
 
 /// `kubectl set image|env|resources` (cmd/set/).
-fn set(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
+fn set(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn ClusterView, namespace: &str, out: &mut Output) {
     match args.positional.first().map(String::as_str) {
         Some("image") => {}
-        Some("env") => return set_containers(args, api, req, namespace, out, SetKind::Env),
-        Some("resources") => return set_containers(args, api, req, namespace, out, SetKind::Resources),
-        Some(sub @ ("serviceaccount" | "sa" | "selector" | "subject")) => return set_object(args, api, req, namespace, out, sub),
+        Some("env") => return set_containers(args, api, req, cluster, namespace, out, SetKind::Env),
+        Some("resources") => return set_containers(args, api, req, cluster, namespace, out, SetKind::Resources),
+        Some(sub @ ("serviceaccount" | "sa" | "selector" | "subject")) => return set_object(args, api, req, cluster, namespace, out, sub),
         Some(other) => {
             return out.fail(format!(
                 "error: unknown command \"{other}\" for \"kubectl set\" (kubesim supports set image, env, resources, serviceaccount, selector, subject)"
@@ -1429,7 +1429,10 @@ fn set(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out
         let (c, i) = p.split_once('=').unwrap_or((p, ""));
         updates.push((c.to_string(), i.to_string()));
     }
-    let targets = if args.bool("all") && resources.len() == 1 && !resources[0].contains('/') {
+    let targets = if args.bool("local") {
+        let Some(t) = local_targets(args, cluster, &resources, true, out) else { return };
+        t
+    } else if args.bool("all") && resources.len() == 1 && !resources[0].contains('/') {
         let Ok(info) = util::resolve(&resources[0]) else { return out.fail(format!("error: the server doesn't have a resource type \"{}\"", resources[0])) };
         util::list(api, info, Some(namespace)).into_iter().map(|o| (info, o)).collect()
     } else {
@@ -1464,17 +1467,7 @@ fn set(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out
             }
             continue;
         }
-        let result = util::from_json(info, json).map_err(|e| format!("error: {e}")).and_then(|o| {
-            if o.to_json() == object.to_json() {
-                return Ok(false);
-            }
-            util::update(api, o, req).map(|_| true).map_err(|e| server_error(&e))
-        });
-        match result {
-            Ok(true) => out.outln(format!("{} image updated", type_name(info, object.name()))),
-            Ok(false) => {}
-            Err(e) => out.fail(e),
-        }
+        set_write(args, api, req, cluster, info, &object, json, "image updated", out);
     }
 }
 
@@ -1545,7 +1538,7 @@ fn set_env_list(args: &Args, api: &ApiServer, resources: &[String], namespace: &
 /// serviceAccountName), `set selector` (set_selector.go: a Service's spec.selector) and
 /// `set subject` (set_subject.go: --user/--group/--serviceaccount=NS:NAME added to a
 /// RoleBinding or ClusterRoleBinding's subjects).
-fn set_object(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output, sub: &str) {
+fn set_object(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn ClusterView, namespace: &str, out: &mut Output, sub: &str) {
     let rest: Vec<String> = args.positional[1..].to_vec();
     let from_files = args.file_targets.is_some();
     let (resources, value): (Vec<String>, Option<String>) = match sub {
@@ -1589,7 +1582,13 @@ fn set_object(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &s
         };
         subjects.push(serde_json::json!({"kind": "ServiceAccount", "name": name, "namespace": ns}));
     }
-    for (info, object) in many_targets(args, &resources, api, namespace, out) {
+    let targets = if args.bool("local") {
+        let Some(t) = local_targets(args, cluster, &resources, true, out) else { return };
+        t
+    } else {
+        many_targets(args, &resources, api, namespace, out)
+    };
+    for (info, object) in targets {
         let mut json = object.to_json();
         let word = match sub {
             "serviceaccount" | "sa" => {
@@ -1629,17 +1628,7 @@ fn set_object(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &s
                 "subjects updated"
             }
         };
-        let result = util::from_json(info, json).map_err(|e| format!("error: {e}")).and_then(|o| {
-            if o.to_json() == object.to_json() {
-                return Ok(false);
-            }
-            util::update(api, o, req).map(|_| true).map_err(|e| server_error(&e))
-        });
-        match result {
-            Ok(true) => out.outln(format!("{} {word}", type_name(info, object.name()))),
-            Ok(false) => {}
-            Err(e) => out.fail(e),
-        }
+        set_write(args, api, req, cluster, info, &object, json, word, out);
     }
 }
 
@@ -1698,6 +1687,102 @@ fn certificate(args: &Args, api: &mut ApiServer, req: &mut Request, out: &mut Ou
     }
 }
 
+/// The objects of the -f files for `--local` (label.go, annotate.go and cmd/set validate):
+/// no resource arguments, at least one file.
+fn local_targets(
+    args: &Args,
+    cluster: &dyn ClusterView,
+    resources: &[String],
+    pod_words: bool,
+    out: &mut Output,
+) -> Option<Vec<(&'static KindInfo, Arc<Object>)>> {
+    let (file, json) = if pod_words { ("pod.yaml", "pod.json") } else { ("rsrc.yaml", "rsrc.json") };
+    if args.get("dry-run") == Some("server") {
+        out.fail("error: cannot specify --local and --dry-run=server - did you mean --dry-run=client?");
+        return None;
+    }
+    if !resources.is_empty() {
+        out.fail(format!("error: can only use local files by -f {file} or --filename={json} when --local=true is set"));
+        return None;
+    }
+    if !args.has("filename") && !args.has("kustomize") {
+        out.fail(format!("error: one or more files must be specified as -f {file} or --filename={json}"));
+        return None;
+    }
+    let inputs = read_inputs(args, cluster, out)?;
+    let mut objects = Vec::new();
+    for (file, text) in inputs {
+        let (docs, errors) = kubesim_api::decode::parse_documents(&file, &text);
+        if let Some(e) = errors.first() {
+            out.fail(format!("error: {e}"));
+            return None;
+        }
+        for d in docs {
+            match kubesim_api::decode::decode_document(&file, &d) {
+                Ok(list) => objects.extend(list.into_iter().filter_map(|o| o.info().map(|i| (i, Arc::new(o))))),
+                Err(e) => {
+                    out.fail(format!("error: {e}"));
+                    return None;
+                }
+            }
+        }
+    }
+    Some(objects)
+}
+
+/// The end of a `kubectl set` change (cmd/set CalculatePatches): nothing when the object is
+/// unchanged; with --local or --dry-run=client the changed object is printed (-o, as the typed
+/// object kubectl encodes) or `NAME WORD (dry run)`; otherwise the update is sent.
+#[allow(clippy::too_many_arguments)]
+fn set_write(
+    args: &Args,
+    api: &mut ApiServer,
+    req: &mut Request,
+    cluster: &dyn ClusterView,
+    info: &'static KindInfo,
+    before: &Object,
+    json: Value,
+    word: &str,
+    out: &mut Output,
+) {
+    let o = match util::from_json(info, json) {
+        Ok(o) => o,
+        Err(e) => return out.fail(format!("error: {e}")),
+    };
+    if o.to_json() == before.to_json() {
+        return;
+    }
+    let local = args.bool("local");
+    match args.get("dry-run").filter(|v| *v != "none" && *v != "false") {
+        _ if local => {
+            if !print_generated(args, cluster, &o, out) {
+                out.outln(format!("{} {word}", type_name(info, o.name())));
+            }
+        }
+        Some("server") => {
+            if let Err(e) = util::check_update(api, &o) {
+                return out.fail(server_error(&e));
+            }
+            if !print_written(args, cluster, info, o.to_json(), out) {
+                out.outln(format!("{} {word} (server dry run)", type_name(info, o.name())));
+            }
+        }
+        Some(_) => {
+            if !print_generated(args, cluster, &o, out) {
+                out.outln(format!("{} {word} (dry run)", type_name(info, o.name())));
+            }
+        }
+        None => match util::update(api, o, req) {
+            Ok(written) => {
+                if !print_written(args, cluster, info, written.to_json(), out) {
+                    out.outln(format!("{} {word}", type_name(info, written.name())));
+                }
+            }
+            Err(e) => out.fail(server_error(&e)),
+        },
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum SetKind {
     Env,
@@ -1707,7 +1792,7 @@ enum SetKind {
 /// `kubectl set env` (set_env.go: `KEY=VALUE`, `KEY-`) and `kubectl set resources`
 /// (set_resources.go: `--limits`/`--requests` as `cpu=200m,memory=512Mi`), for every container
 /// or the one named by `-c`.
-fn set_containers(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output, kind: SetKind) {
+fn set_containers(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn ClusterView, namespace: &str, out: &mut Output, kind: SetKind) {
     let rest = &args.positional[1..];
     let (resources, pairs): (Vec<String>, Vec<String>) = rest.iter().cloned().partition(|a| {
         let env_change = a.contains('=') || (a.ends_with('-') && !a.contains('/'));
@@ -1771,7 +1856,13 @@ fn set_containers(args: &Args, api: &mut ApiServer, req: &mut Request, namespace
         return out.fail("error: you must specify an update to requests or limits (in the form of --requests/--limits)");
     }
     let only = args.get("containers").or(args.get("container")).filter(|c| *c != "*");
-    for (info, object) in many_targets(args, &resources, api, namespace, out) {
+    let targets = if args.bool("local") {
+        let Some(t) = local_targets(args, cluster, &resources, true, out) else { return };
+        t
+    } else {
+        many_targets(args, &resources, api, namespace, out)
+    };
+    for (info, object) in targets {
         let Some(path) = pod_spec_path(info.kind) else {
             out.fail(format!("error: {} is not a workload with a pod template", type_name(info, object.name())));
             continue;
@@ -1821,18 +1912,8 @@ fn set_containers(args: &Args, api: &mut ApiServer, req: &mut Request, namespace
             out.fail(format!("error: unable to find container named {}", only.unwrap_or("")));
             continue;
         }
-        let result = util::from_json(info, json).map_err(|e| format!("error: {e}")).and_then(|o| {
-            if o.to_json() == object.to_json() {
-                return Ok(false);
-            }
-            util::update(api, o, req).map(|_| true).map_err(|e| server_error(&e))
-        });
         let word = if kind == SetKind::Env { "env updated" } else { "resource requirements updated" };
-        match result {
-            Ok(true) => out.outln(format!("{} {word}", type_name(info, object.name()))),
-            Ok(false) => {}
-            Err(e) => out.fail(e),
-        }
+        set_write(args, api, req, cluster, info, &object, json, word, out);
     }
 }
 
@@ -1919,33 +2000,10 @@ fn label_or_annotate(args: &Args, api: &mut ApiServer, req: &mut Request, cluste
     // --dry-run=client computes the change against the live object but sends nothing.
     let local = args.bool("local");
     let dry = args.get("dry-run").filter(|v| *v != "none" && *v != "false");
-    if local && dry == Some("server") {
-        return out.fail("error: cannot specify --local and --dry-run=server - did you mean --dry-run=client?");
-    }
     let targets = if local {
         // label.go Validate / annotate.go validate.
-        let (file, json) = if labels { ("pod.yaml", "pod.json") } else { ("rsrc.yaml", "rsrc.json") };
-        if !resources.is_empty() {
-            return out.fail(format!("error: can only use local files by -f {file} or --filename={json} when --local=true is set"));
-        }
-        if !args.has("filename") && !args.has("kustomize") {
-            return out.fail(format!("error: one or more files must be specified as -f {file} or --filename={json}"));
-        }
-        let Some(inputs) = read_inputs(args, cluster, out) else { return };
-        let mut objects = Vec::new();
-        for (file, text) in inputs {
-            let (docs, errors) = kubesim_api::decode::parse_documents(&file, &text);
-            if let Some(e) = errors.first() {
-                return out.fail(format!("error: {e}"));
-            }
-            for d in docs {
-                match kubesim_api::decode::decode_document(&file, &d) {
-                    Ok(list) => objects.extend(list.into_iter().filter_map(|o| o.info().map(|i| (i, Arc::new(o))))),
-                    Err(e) => return out.fail(format!("error: {e}")),
-                }
-            }
-        }
-        objects
+        let Some(t) = local_targets(args, cluster, &resources, labels, out) else { return };
+        t
     } else if args.bool("all") && resources.len() == 1 && !resources[0].contains('/') {
         let Ok(info) = util::resolve(&resources[0]) else { return out.fail(format!("error: the server doesn't have a resource type \"{}\"", resources[0])) };
         let filter = Filter::namespace_only(if args.bool("all-namespaces") { None } else { Some(namespace.to_string()) });

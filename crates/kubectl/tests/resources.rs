@@ -272,3 +272,25 @@ fn label_and_annotate_overwrite_rules() {
     );
     check(&mut f, "annotate --local -f l.yaml a=y b=1 a-", "", "error: can not both modify and remove the following annotation(s) in the same command: a\n", 1);
 }
+
+/// cmd/set with --local and --dry-run=client (CalculatePatches; the printed object is the typed
+/// object kubectl encodes), compared with kubectl v1.32 on the same file.
+#[test]
+fn set_local_and_dry_run() {
+    let mut f = scenario::cluster();
+    f.file("probe.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: nginx, image: nginx}]\n");
+    check(&mut f, "set image --local -f probe.yaml nginx=nginx:1.9 -o yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  creationTimestamp: null\n  name: web\nspec:\n  replicas: 2\n  selector:\n    matchLabels:\n      app: web\n  strategy: {}\n  template:\n    metadata:\n      creationTimestamp: null\n      labels:\n        app: web\n    spec:\n      containers:\n      - image: nginx:1.9\n        name: nginx\n        resources: {}\nstatus: {}\n", "", 0);
+    check(&mut f, "set image --local -f probe.yaml nginx=nginx:1.9", "deployment.apps/web image updated\n", "", 0);
+    check(&mut f, "set image --local -f probe.yaml nginx=nginx", "", "", 0);
+    check(
+        &mut f,
+        "set image --local deployment/web nginx=x",
+        "",
+        "error: can only use local files by -f pod.yaml or --filename=pod.json when --local=true is set\n",
+        1,
+    );
+    let before = json(&f, "deployments", "web");
+    check(&mut f, "set image deployment/web nginx=nginx:1.29 --dry-run=client", "deployment.apps/web image updated (dry run)\n", "", 0);
+    check(&mut f, "set env deployment/web A=1 --dry-run=server", "deployment.apps/web env updated (server dry run)\n", "", 0);
+    assert_eq!(json(&f, "deployments", "web"), before, "a dry run wrote");
+}
