@@ -2114,6 +2114,32 @@ fn patch(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn Clus
             _ => return out.fail(format!("error: unable to parse \"{patch_text}\": yaml: invalid patch")),
         },
     };
+    // patch.go --local: patch the -f objects and print them; nothing is sent.
+    if args.bool("local") {
+        let resources: Vec<String> = args.positional.clone();
+        if !resources.is_empty() {
+            return out.fail("error: cannot specify --local and server resources");
+        }
+        let Some(targets) = local_targets(args, cluster, &[], false, out) else { return };
+        for (info, object) in targets {
+            let current = object.to_json();
+            let patched = match args.get("type").unwrap_or("strategic") {
+                "strategic" => Ok(merge::strategic_patch(&current, &patch)),
+                "merge" => Ok(merge::merge_patch(&current, &patch)),
+                "json" => merge::json_patch(&current, &patch),
+                other => return out.fail(format!("error: --type must be one of [json merge strategic], not \"{other}\"")),
+            };
+            let patched = match patched.and_then(|p| util::from_json(info, p)) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            };
+            // patch.go prints the patched unstructured object as it is.
+            if !print_written(args, cluster, info, patched.to_json(), out) {
+                out.outln(format!("{} patched", type_name(info, patched.name())));
+            }
+        }
+        return;
+    }
     let (info, object) = match one_target(args, api, namespace) {
         Ok(t) => t,
         Err(e) => return out.fail(e),

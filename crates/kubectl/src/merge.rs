@@ -77,14 +77,18 @@ fn merge3(original: Option<&Value>, modified: &Value, current: Option<&Value>, p
                 let orig = ok.iter().find(|(ok, _)| ok == k).map(|(_, v)| *v);
                 result.push(merge3(orig, item, cur, field, field));
             }
+            let mut server_only = Vec::new();
             for (k, item) in &ck {
                 let in_modified = mk.iter().any(|(mk, _)| mk == k);
                 let in_original = ok.iter().any(|(ok, _)| ok == k);
                 if !in_modified && !in_original {
-                    result.push((*item).clone());
+                    server_only.push((*item).clone());
                 }
             }
-            Value::Array(result)
+            // The apply patch carries $setElementOrder (the manifest's order); the server merges
+            // its own items in by their place in the live list (mergeSortedSlice).
+            let same = |a: &Value, b: &Value| a.get(key).is_some() && a.get(key) == b.get(key);
+            Value::Array(merge_sorted_slice(server_only, result, c, &same))
         }
         _ => modified.clone(),
     }
@@ -135,13 +139,11 @@ fn smp(target: &Value, patch: &Value, parent: Option<&str>, field: Option<&str>)
                 }
                 let merged = match result.get(key) {
                     Some(Value::Array(t)) if key == "finalizers" => {
-                        let mut set = t.clone();
-                        for item in pv.as_array().into_iter().flatten() {
-                            if !set.contains(item) {
-                                set.push(item.clone());
-                            }
-                        }
-                        Value::Array(set)
+                        // A merge-strategy primitive list: the union, ordered as
+                        // normalizeElementOrder orders it (patch items, server-only items merged in).
+                        let patch_items: Vec<Value> = pv.as_array().cloned().unwrap_or_default();
+                        let server_only: Vec<Value> = t.iter().filter(|i| !patch_items.contains(i)).cloned().collect();
+                        Value::Array(merge_sorted_slice(server_only, patch_items, t, &|a, b| a == b))
                     }
                     Some(tv) => smp(tv, pv, field, Some(key)),
                     None => smp(&Value::Null, pv, field, Some(key)),
@@ -150,15 +152,17 @@ fn smp(target: &Value, patch: &Value, parent: Option<&str>, field: Option<&str>)
             }
             // $setElementOrder/FIELD: the merged keyed list follows the given order; items the
             // order does not mention (the server's own) keep their relative order after them.
+            // (mergePatchIntoOriginal: the items the order names, in its order, with the
+            // server-only items merged in by the original list's order.)
             for (key, order) in p {
                 let Some(list_field) = key.strip_prefix("$setElementOrder/") else { continue };
                 let Some(merge_key) = merge_key(field, list_field) else { continue };
+                let original: Vec<Value> = target.get(list_field).and_then(|v| v.as_array()).cloned().unwrap_or_default();
                 let (Some(Value::Array(items)), Some(order)) = (result.get_mut(list_field), order.as_array()) else { continue };
-                let rank =
-                    |item: &Value| order.iter().position(|o| o.get(merge_key).is_some() && o.get(merge_key) == item.get(merge_key)).unwrap_or(usize::MAX);
-                let mut ranked: Vec<(usize, usize, Value)> = items.drain(..).enumerate().map(|(i, v)| (rank(&v), i, v)).collect();
-                kubesim_api::sort::sort_by_key(&mut ranked, |(r, i, _)| (*r, *i));
-                items.extend(ranked.into_iter().map(|(_, _, v)| v));
+                let same = |a: &Value, b: &Value| a.get(merge_key).is_some() && a.get(merge_key) == b.get(merge_key);
+                let (patch_items, server_only): (Vec<Value>, Vec<Value>) = items.drain(..).partition(|i| order.iter().any(|o| same(o, i)));
+                let patch_items = normalize_slice_order(patch_items, order, &same);
+                items.extend(merge_sorted_slice(server_only, patch_items, &original, &same));
             }
             Value::Object(result)
         }
@@ -187,10 +191,52 @@ fn smp(target: &Value, patch: &Value, parent: Option<&str>, field: Option<&str>)
                     (None, false) => result.push(strip_directives(item)),
                 }
             }
-            Value::Array(result)
+            // mergeSlice → normalizeElementOrder: the patch's items in the patch's order, the
+            // server-only items merged in by their order in the original (mergeSortedSlice),
+            // so items new to the list come first.
+            let same = |a: &Value, b: &Value| a.get(key).is_some() && a.get(key) == b.get(key);
+            let (patch_items, server_only): (Vec<Value>, Vec<Value>) = result.into_iter().partition(|r| items.iter().any(|i| same(i, r)));
+            let patch_items = normalize_slice_order(patch_items, items, &same);
+            Value::Array(merge_sorted_slice(server_only, patch_items, target_items, &same))
         }
         other => other.clone(),
     }
+}
+
+/// strategicpatch normalizeSliceOrder: a stable sort by position in `order`.
+fn normalize_slice_order(mut items: Vec<Value>, order: &[Value], same: &dyn Fn(&Value, &Value) -> bool) -> Vec<Value> {
+    let index = |v: &Value| order.iter().position(|o| same(o, v)).unwrap_or(usize::MAX);
+    kubesim_api::sort::sort_by_key(&mut items, |v| index(v));
+    items
+}
+
+/// strategicpatch mergeSortedSlice: inserts the server-only items (`left`) into the patch items
+/// (`right`): a left item goes first only when both are in the server's order and it is earlier.
+fn merge_sorted_slice(left: Vec<Value>, right: Vec<Value>, server_order: &[Value], same: &dyn Fn(&Value, &Value) -> bool) -> Vec<Value> {
+    let index = |v: &Value| server_order.iter().position(|o| same(o, v));
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::with_capacity(left.len() + right.len());
+    while i < left.len() || j < right.len() {
+        if i >= left.len() {
+            out.push(right[j].clone());
+            j += 1;
+        } else if j >= right.len() {
+            out.push(left[i].clone());
+            i += 1;
+        } else {
+            match (index(&left[i]), index(&right[j])) {
+                (Some(li), Some(ri)) if li < ri => {
+                    out.push(left[i].clone());
+                    i += 1;
+                }
+                _ => {
+                    out.push(right[j].clone());
+                    j += 1;
+                }
+            }
+        }
+    }
+    out
 }
 
 fn strip_directives(value: &Value) -> Value {
@@ -360,6 +406,26 @@ mod tests {
         );
     }
 
+    /// strategicpatch normalizeElementOrder / mergeSortedSlice: patch items in the patch's order,
+    /// server-only items merged in where the live list had them (outputs of kubectl v1.32
+    /// `patch --local` on the same objects).
+    #[test]
+    fn merged_lists_follow_merge_sorted_slice() {
+        let target = json!({"spec": {"containers": [{"name": "nginx"}, {"name": "side"}]}});
+        let names = |v: &Value| v["spec"]["containers"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+        assert_eq!(names(&strategic_patch(&target, &json!({"spec": {"containers": [{"name": "new"}]}}))), ["new", "nginx", "side"]);
+        assert_eq!(
+            names(&strategic_patch(&target, &json!({"spec": {"containers": [{"name": "side"}, {"name": "z"}, {"name": "nginx"}]}}))),
+            ["side", "z", "nginx"]
+        );
+        let patch = json!({"spec": {"$setElementOrder/containers": [{"name": "x"}, {"name": "nginx"}], "containers": [{"name": "x"}]}});
+        assert_eq!(names(&strategic_patch(&target, &patch)), ["x", "nginx", "side"]);
+        // Apply: a server-only item keeps its place before the manifest's items.
+        let current = json!({"spec": {"containers": [{"name": "injected"}, {"name": "app"}]}});
+        let modified = json!({"spec": {"containers": [{"name": "app", "image": "v2"}]}});
+        assert_eq!(names(&three_way(Some(&json!({"spec": {"containers": [{"name": "app"}]}})), &modified, Some(&current))), ["injected", "app"]);
+    }
+
     // Mirrors apimachinery/pkg/util/strategicpatch/patch_test.go (the $retainKeys,
     // $patch: replace|delete, $setElementOrder and $deleteFromPrimitiveList cases) and the docs
     // page tasks/manage-kubernetes-objects/update-api-object-kubectl-patch (retainkeys-demo).
@@ -394,7 +460,8 @@ mod tests {
         let target = json!({"metadata": {"finalizers": ["y", "z"]}, "spec": {"containers": [{"name": "a", "image": "x"}]}});
         assert_eq!(
             strategic_patch(&target, &patch),
-            json!({"metadata": {"finalizers": ["y", "z", "x"]}, "spec": {"containers": [{"name": "a", "args": ["1"]}]}})
+            // normalizeElementOrder: patch items (x, y) with the server-only z merged in after y.
+            json!({"metadata": {"finalizers": ["x", "y", "z"]}, "spec": {"containers": [{"name": "a", "args": ["1"]}]}})
         );
         let patch = json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["z"]}});
         assert_eq!(strategic_patch(&target, &patch)["metadata"], json!({"finalizers": ["y"]}));
@@ -403,7 +470,8 @@ mod tests {
         let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "patch-demo-ctr-2", "image": "redis"}]}}}});
         assert_eq!(
             strategic_patch(&target, &patch)["spec"]["template"]["spec"]["containers"],
-            json!([{"name": "patch-demo-ctr", "image": "nginx"}, {"name": "patch-demo-ctr-2", "image": "redis"}])
+            // As the page shows (and mergeSortedSlice orders): the new container first.
+            json!([{"name": "patch-demo-ctr-2", "image": "redis"}, {"name": "patch-demo-ctr", "image": "nginx"}])
         );
     }
 

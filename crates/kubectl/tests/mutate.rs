@@ -107,7 +107,8 @@ fn patch_types() {
         .iter()
         .map(|c| c["name"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(names, ["nginx", "sidecar"]);
+    // strategicpatch mergeSortedSlice puts items new to the list first (kubectl v1.32 does).
+    assert_eq!(names, ["sidecar", "nginx"]);
     check(
         &mut f,
         "patch deploy web --type merge -p '{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"only\",\"image\":\"busybox\"}]}}}}'",

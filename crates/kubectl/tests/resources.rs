@@ -82,7 +82,8 @@ fn patch_file_and_retain_keys_follow_the_docs_page() {
     f.file("patch-file.yaml", "spec:\n  template:\n    spec:\n      containers:\n      - name: patch-demo-ctr-2\n        image: redis\n");
     check(&mut f, "patch deployment patch-demo --patch-file patch-file.yaml", "deployment.apps/patch-demo patched\n", "", 0);
     let containers = json(&f, "deployments", "patch-demo")["spec"]["template"]["spec"]["containers"].clone();
-    assert_eq!(containers.as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect::<Vec<_>>(), ["patch-demo-ctr", "patch-demo-ctr-2"]);
+    // The page's output lists the new container first (strategicpatch mergeSortedSlice).
+    assert_eq!(containers.as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect::<Vec<_>>(), ["patch-demo-ctr-2", "patch-demo-ctr"]);
     // A merge patch replaces the list.
     f.file(
         "patch-file-2.yaml",
@@ -293,4 +294,21 @@ fn set_local_and_dry_run() {
     check(&mut f, "set image deployment/web nginx=nginx:1.29 --dry-run=client", "deployment.apps/web image updated (dry run)\n", "", 0);
     check(&mut f, "set env deployment/web A=1 --dry-run=server", "deployment.apps/web env updated (server dry run)\n", "", 0);
     assert_eq!(json(&f, "deployments", "web"), before, "a dry run wrote");
+}
+
+/// cmd/patch/patch.go --local and strategicpatch's list ordering (mergeSortedSlice), compared
+/// with kubectl v1.32 `patch --local -f` on the same file.
+#[test]
+fn patch_local_matches_kubectl() {
+    let mut f = Fixture::new();
+    f.file("pd.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels: {a: \"1\"}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  strategy:\n    type: RollingUpdate\n    rollingUpdate: {maxSurge: 1}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n      - name: nginx\n        image: nginx\n        ports: [{containerPort: 80}]\n        env: [{name: A, value: \"1\"}, {name: B, value: \"2\"}]\n      - name: side\n        image: busybox\n      tolerations: [{key: k, operator: Exists}]\n");
+    check(
+        &mut f,
+        r#"patch --local -f pd.yaml -o yaml -p '{"spec":{"template":{"spec":{"containers":[{"name":"nginx","env":[{"name":"C","value":"3"}]},{"name":"new","image":"redis"}]}}}}'"#,
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  labels:\n    a: \"1\"\n  name: web\nspec:\n  replicas: 2\n  selector:\n    matchLabels:\n      app: web\n  strategy:\n    rollingUpdate:\n      maxSurge: 1\n    type: RollingUpdate\n  template:\n    metadata:\n      labels:\n        app: web\n    spec:\n      containers:\n      - env:\n        - name: C\n          value: \"3\"\n        - name: A\n          value: \"1\"\n        - name: B\n          value: \"2\"\n        image: nginx\n        name: nginx\n        ports:\n        - containerPort: 80\n      - image: redis\n        name: new\n      - image: busybox\n        name: side\n      tolerations:\n      - key: k\n        operator: Exists\n",
+        "",
+        0,
+    );
+    check(&mut f, r#"patch --local -f pd.yaml -p '{"spec":{"replicas":3}}'"#, "deployment.apps/web patched\n", "", 0);
+    assert!(f.get("deployments", "default", "web").is_none(), "--local wrote to the server");
 }
