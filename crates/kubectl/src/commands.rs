@@ -55,6 +55,10 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
         return;
     }
     match command {
+        "apply" if args.positional.first().map(String::as_str) == Some("view-last-applied") => view_last_applied(&args, api, cluster, &namespace, out),
+        "apply" if args.positional.first().is_some_and(|p| p == "set-last-applied" || p == "edit-last-applied") => {
+            out.fail(format!("error: kubesim does not model kubectl apply {}", args.positional[0]))
+        }
         "apply" => apply(&args, api, req, cluster, &namespace, Mode::Apply, out),
         "kustomize" => kustomize_cmd(&args, cluster, out),
         "create" => create(&args, api, req, cluster, &namespace, out),
@@ -961,6 +965,103 @@ fn ingress_json(args: &Args, name: &str, namespace: &str) -> Result<Value, Strin
         metadata["annotations"] = Value::Object(annotations);
     }
     Ok(serde_json::json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": metadata, "spec": spec}))
+}
+
+/// `kubectl apply view-last-applied` (cmd/apply/apply_view_last_applied.go): the annotation as
+/// YAML (yaml.JSONToYAML) or indented JSON (json.Indent keeps its key order), `---` between
+/// objects.
+fn view_last_applied(args: &Args, api: &ApiServer, cluster: &dyn ClusterView, namespace: &str, out: &mut Output) {
+    let output = args.get("output").unwrap_or("yaml");
+    if output != "yaml" && output != "json" {
+        return out.fail(format!("error: unexpected -o output mode: {output}, the flag 'output' must be one of yaml|json"));
+    }
+    let resources: Vec<String> = args.positional[1..].to_vec();
+    let mut args = args.clone();
+    if args.has("filename") || args.has("kustomize") {
+        match file_targets(&args, cluster, namespace, out) {
+            Ok(t) => args.file_targets = Some(t),
+            Err(e) => return out.fail(e),
+        }
+    }
+    let targets = many_targets(&args, &resources, api, namespace, out);
+    let mut docs = Vec::new();
+    for (_, object) in targets {
+        let Some(text) = object.metadata().annotations.as_ref().and_then(|a| a.get(crate::apply::LAST_APPLIED)) else {
+            return out.fail(format!("error: no last-applied-configuration annotation found on resource: {}", object.name()));
+        };
+        let Ok(value) = serde_json::from_str::<Value>(text) else {
+            return out.fail(format!("error: the last-applied-configuration annotation of {} is not JSON", object.name()));
+        };
+        docs.push(if output == "json" { go_json_indent(text) } else { crate::yaml::to_yaml(&value) });
+    }
+    for (i, d) in docs.iter().enumerate() {
+        if i > 0 && output == "yaml" {
+            out.out("---\n");
+        }
+        out.out(d);
+    }
+}
+
+/// encoding/json Indent(src, "", "  "): the text's own key order and spacing of values kept;
+/// leading whitespace dropped, trailing whitespace kept.
+fn go_json_indent(text: &str) -> String {
+    let src = text.trim_start();
+    let body_end = src.trim_end().len();
+    let (body, trailing) = src.split_at(body_end);
+    let mut out = String::new();
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut chars = body.chars().peekable();
+    let newline = |out: &mut String, depth: usize| {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str("  ");
+        }
+    };
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                out.push(c);
+            }
+            '{' | '[' => {
+                out.push(c);
+                let close = if c == '{' { '}' } else { ']' };
+                if chars.peek() == Some(&close) {
+                    out.push(chars.next().unwrap_or(close));
+                } else {
+                    depth += 1;
+                    newline(&mut out, depth);
+                }
+            }
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(c);
+            }
+            ',' => {
+                out.push(c);
+                newline(&mut out, depth);
+            }
+            ':' => out.push_str(": "),
+            c if c.is_whitespace() => {}
+            c => out.push(c),
+        }
+    }
+    out.push_str(trailing);
+    out
 }
 
 /// metav1.ParseToLabelSelector: equalities become matchLabels, the rest matchExpressions.

@@ -309,18 +309,27 @@ pub enum Format {
     /// `-o jsonpath-as-json=...`.
     JsonPathAsJson(String),
     /// `-o custom-columns=NAME:.path,...`.
-    CustomColumns(Vec<(String, String)>),
+    /// The columns and whether `--no-headers` drops the header row.
+    CustomColumns(Vec<(String, String)>, bool),
     /// `-o go-template=...`, `-o template=...`, `--template ...` (and the `-file` forms, read
     /// already): the template text and whether missing keys are errors
     /// (`--allow-missing-template-keys=false`).
     GoTemplate(String, bool),
 }
 
+/// `-o`/`--template` as a [`Format`], with `--no-headers` for custom columns.
+pub fn output_format(args: &Args, cluster: &dyn crate::ClusterView) -> Result<Format, String> {
+    match output_format_inner(args, cluster) {
+        Ok(Format::CustomColumns(columns, _)) => Ok(Format::CustomColumns(columns, args.bool("no-headers"))),
+        other => other,
+    }
+}
+
 /// The `-o`/`--template` formats of kubectl's PrintFlags (genericclioptions): a bare `--template`
 /// means go-template; `-o go-template-file=F`, `-o templatefile=F`, `-o jsonpath-file=F` and
 /// `-o custom-columns-file=F` read F; `-o go-template --template=T` and `-o jsonpath --template=T`
 /// take the template from the flag.
-pub fn output_format(args: &Args, cluster: &dyn crate::ClusterView) -> Result<Format, String> {
+fn output_format_inner(args: &Args, cluster: &dyn crate::ClusterView) -> Result<Format, String> {
     let template = args.get("template").filter(|t| !t.is_empty());
     let output = match args.get("output") {
         None | Some("") if template.is_some() => "go-template".to_string(),
@@ -357,7 +366,7 @@ pub fn output_format(args: &Args, cluster: &dyn crate::ClusterView) -> Result<Fo
             if headers.len() != paths.len() {
                 return Err(format!("error: number of columns in header ({}) does not match number of columns in template ({})", headers.len(), paths.len()));
             }
-            Ok(Format::CustomColumns(headers.iter().zip(paths).map(|(h, p)| (h.to_string(), p.to_string())).collect()))
+            Ok(Format::CustomColumns(headers.iter().zip(paths).map(|(h, p)| (h.to_string(), p.to_string())).collect(), false))
         }
         _ => parse_format(Some(&output)),
     }
@@ -392,7 +401,7 @@ pub fn parse_format(output: Option<&str>) -> Result<Format, String> {
                 let (name, path) = col.split_once(':').ok_or_else(|| format!("error: unexpected custom-columns spec: {col}, expected <header>:<json-path-expr>"))?;
                 columns.push((name.to_string(), path.to_string()));
             }
-            Format::CustomColumns(columns)
+            Format::CustomColumns(columns, false)
         }
         other => {
             return Err(format!(
@@ -463,8 +472,8 @@ pub fn print_values(format: &Format, objects: &[(&'static KindInfo, Value)], sin
                 }
             }
         }
-        Format::CustomColumns(columns) => {
-            let mut rows = vec![columns.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>()];
+        Format::CustomColumns(columns, no_headers) => {
+            let mut rows = if *no_headers { Vec::new() } else { vec![columns.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>()] };
             for (_, json) in objects {
                 rows.push(
                     columns

@@ -312,3 +312,29 @@ fn patch_local_matches_kubectl() {
     check(&mut f, r#"patch --local -f pd.yaml -p '{"spec":{"replicas":3}}'"#, "deployment.apps/web patched\n", "", 0);
     assert!(f.get("deployments", "default", "web").is_none(), "--local wrote to the server");
 }
+
+/// cmd/apply/apply_view_last_applied.go (docs: tasks/manage-kubernetes-objects/declarative-config,
+/// `kubectl apply view-last-applied`) and custom-columns with --no-headers.
+#[test]
+fn view_last_applied_and_custom_columns_without_headers() {
+    let mut f = Fixture::new();
+    f.file("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {k: v}\n");
+    check(&mut f, "apply -f cm.yaml", "configmap/c created\n", "", 0);
+    check(
+        &mut f,
+        "apply view-last-applied configmap/c",
+        "apiVersion: v1\ndata:\n  k: v\nkind: ConfigMap\nmetadata:\n  annotations: {}\n  name: c\n  namespace: default\n",
+        "",
+        0,
+    );
+    check(
+        &mut f,
+        "apply view-last-applied -f cm.yaml -o json",
+        "{\n  \"apiVersion\": \"v1\",\n  \"data\": {\n    \"k\": \"v\"\n  },\n  \"kind\": \"ConfigMap\",\n  \"metadata\": {\n    \"annotations\": {},\n    \"name\": \"c\",\n    \"namespace\": \"default\"\n  }\n}\n",
+        "",
+        0,
+    );
+    check(&mut f, "create configmap d", "configmap/d created\n", "", 0);
+    check(&mut f, "apply view-last-applied configmap/d", "", "error: no last-applied-configuration annotation found on resource: d\n", 1);
+    check(&mut f, "get cm c d -o custom-columns=NAME:.metadata.name --no-headers", "c\nd\n", "", 0);
+}
