@@ -178,6 +178,7 @@ pub fn is_bool_flag(name: &str) -> bool {
 
 const BOOL_FLAGS: &[&str] = &[
     "all",
+    "create-annotation",
     "minify",
     "flatten",
     "raw-config",

@@ -56,8 +56,9 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
     }
     match command {
         "apply" if args.positional.first().map(String::as_str) == Some("view-last-applied") => view_last_applied(&args, api, cluster, &namespace, out),
-        "apply" if args.positional.first().is_some_and(|p| p == "set-last-applied" || p == "edit-last-applied") => {
-            out.fail(format!("error: kubesim does not model kubectl apply {}", args.positional[0]))
+        "apply" if args.positional.first().map(String::as_str) == Some("set-last-applied") => set_last_applied(&args, api, req, cluster, &namespace, out),
+        "apply" if args.positional.first().map(String::as_str) == Some("edit-last-applied") => {
+            out.fail("error: kubectl apply edit-last-applied needs an editor; use kubectl apply set-last-applied -f FILE")
         }
         "apply" => apply(&args, api, req, cluster, &namespace, Mode::Apply, out),
         "kustomize" => kustomize_cmd(&args, cluster, out),
@@ -999,6 +1000,55 @@ fn view_last_applied(args: &Args, api: &ApiServer, cluster: &dyn ClusterView, na
             out.out("---\n");
         }
         out.out(d);
+    }
+}
+
+/// `kubectl apply set-last-applied -f FILE [--create-annotation]`
+/// (cmd/apply/apply_set_last_applied.go): the files' objects become the live objects'
+/// last-applied-configuration.
+fn set_last_applied(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn ClusterView, namespace: &str, out: &mut Output) {
+    let Some(inputs) = read_inputs(args, cluster, out) else { return };
+    let dry = dry_run(args);
+    for (file, text) in inputs {
+        let (docs, errors) = kubesim_api::decode::parse_documents(&file, &text);
+        if let Some(e) = errors.first() {
+            return out.fail(format!("error: {e}"));
+        }
+        for d in docs {
+            let Some(info) =
+                d.value.get("apiVersion").and_then(|a| a.as_str()).zip(d.value.get("kind").and_then(|k| k.as_str())).and_then(|(a, k)| kind_info(a, k))
+            else {
+                continue;
+            };
+            let mut raw = d.value.clone();
+            let ns = raw.pointer("/metadata/namespace").and_then(|n| n.as_str()).unwrap_or(namespace).to_string();
+            if info.scope == Scope::Namespaced {
+                raw["metadata"]["namespace"] = Value::String(ns.clone());
+            }
+            let name = raw.pointer("/metadata/name").and_then(|n| n.as_str()).unwrap_or_default().to_string();
+            let live = match api.get(info, if info.scope == Scope::Namespaced { &ns } else { "" }, &name) {
+                Ok(o) => o,
+                Err(e) => return out.fail(server_error(&e)),
+            };
+            let current = live.metadata().annotations.as_ref().and_then(|a| a.get(crate::apply::LAST_APPLIED)).cloned();
+            if current.is_none() && !args.bool("create-annotation") {
+                return out.fail(format!("error: no last-applied-configuration annotation found on resource: {name}, to create the annotation, run the command with --create-annotation"));
+            }
+            let annotation = crate::apply::last_applied_json(&raw);
+            if current.as_deref() == Some(annotation.as_str()) {
+                out.outln(format!("set-last-applied {name}: no changes required."));
+                continue;
+            }
+            let mut updated = (*live).clone();
+            updated.metadata_mut().annotations.get_or_insert_with(Default::default).insert(crate::apply::LAST_APPLIED.to_string(), annotation);
+            updated.metadata_mut().resource_version = None;
+            if !dry {
+                if let Err(e) = util::update(api, updated, req) {
+                    return out.fail(server_error(&e));
+                }
+            }
+            out.outln(format!("{} configured{}", type_name(info, &name), if dry { " (dry run)" } else { "" }));
+        }
     }
 }
 

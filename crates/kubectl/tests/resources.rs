@@ -337,4 +337,16 @@ fn view_last_applied_and_custom_columns_without_headers() {
     check(&mut f, "create configmap d", "configmap/d created\n", "", 0);
     check(&mut f, "apply view-last-applied configmap/d", "", "error: no last-applied-configuration annotation found on resource: d\n", 1);
     check(&mut f, "get cm c d -o custom-columns=NAME:.metadata.name --no-headers", "c\nd\n", "", 0);
+    // apply_set_last_applied.go.
+    f.file("d.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\ndata: {x: y}\n");
+    check(
+        &mut f,
+        "apply set-last-applied -f d.yaml",
+        "",
+        "error: no last-applied-configuration annotation found on resource: d, to create the annotation, run the command with --create-annotation\n",
+        1,
+    );
+    check(&mut f, "apply set-last-applied -f d.yaml --create-annotation", "configmap/d configured\n", "", 0);
+    check(&mut f, "apply set-last-applied -f d.yaml", "set-last-applied d: no changes required.\n", "", 0);
+    check(&mut f, "apply view-last-applied cm/d -o json", "{\n  \"apiVersion\": \"v1\",\n  \"data\": {\n    \"x\": \"y\"\n  },\n  \"kind\": \"ConfigMap\",\n  \"metadata\": {\n    \"annotations\": {},\n    \"name\": \"d\",\n    \"namespace\": \"default\"\n  }\n}\n", "", 0);
 }
