@@ -18,7 +18,6 @@ use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions, Propagation};
 use kubesim_runtime::Ctx;
 use kubesim_store::EventType;
-use kubesim_store::Resource;
 use std::collections::BTreeMap;
 
 /// `batch.kubernetes.io/cronjob-scheduled-timestamp`.
@@ -465,12 +464,7 @@ impl CronJobController {
     }
 
     fn owner_key(&self, job: &Object) -> Option<Key> {
-        let r = controller_of(job.metadata())?;
-        if r.kind != "CronJob" {
-            return None;
-        }
-        let cj = self.cronjobs.get_named(job.namespace(), &r.name)?;
-        (uid_of(cj.metadata()) == r.uid).then(|| key_of(cj))
+        self.cronjobs.controller_key(job, "CronJob")
     }
 }
 
@@ -478,17 +472,10 @@ impl Reconciler for CronJobController {
     fn name(&self) -> &'static str {
         "cronjob-controller"
     }
-    fn informers(&self) -> Vec<Informer> {
-        vec![Informer::all(("batch", "cronjobs")), Informer::all(("batch", "jobs"))]
-    }
-    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
-        match resource {
-            ("batch", "cronjobs") => Some(&mut self.cronjobs),
-            _ => Some(&mut self.jobs),
-        }
-    }
-    fn queue(&mut self) -> Option<&mut WorkQueue> {
-        Some(&mut self.queue)
+    crate::informers! {
+        queue: queue;
+        Informer::all(("batch", "cronjobs")) => cronjobs,
+        Informer::all(("batch", "jobs")) => jobs,
     }
     fn changed(&mut self, change: Change, ctx: &mut Ctx) {
         let event = change.event;

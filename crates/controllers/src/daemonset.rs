@@ -24,7 +24,6 @@ use kubesim_api::selector::Selector;
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions};
 use kubesim_runtime::Ctx;
-use kubesim_store::Resource;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -166,12 +165,7 @@ impl DaemonSetController {
     }
 
     fn owner_key(&self, pod: &Object) -> Option<Key> {
-        let r = controller_of(pod.metadata())?;
-        if r.kind != "DaemonSet" {
-            return None;
-        }
-        let set = self.sets.get_named(pod.namespace(), &r.name)?;
-        (uid_of(set.metadata()) == r.uid).then(|| key_of(set))
+        self.sets.controller_key(pod, "DaemonSet")
     }
 
     fn delete_pods(&mut self, ctx: &mut Ctx, set_obj: &Object, key: &Key, victims: &[Pod]) -> Result<(), ApiError> {
@@ -467,19 +461,12 @@ impl Reconciler for DaemonSetController {
     fn name(&self) -> &'static str {
         "daemonset-controller"
     }
-    fn informers(&self) -> Vec<Informer> {
-        vec![Informer::all(("apps", "daemonsets")), Informer::all(("", "pods")), Informer::all(("", "nodes")), Informer::all(("apps", "controllerrevisions"))]
-    }
-    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
-        match resource {
-            ("apps", "daemonsets") => Some(&mut self.sets),
-            ("", "pods") => Some(&mut self.pods),
-            ("", "nodes") => Some(&mut self.nodes),
-            _ => Some(&mut self.revisions),
-        }
-    }
-    fn queue(&mut self) -> Option<&mut WorkQueue> {
-        Some(&mut self.queue)
+    crate::informers! {
+        queue: queue;
+        Informer::all(("apps", "daemonsets")) => sets,
+        Informer::all(("", "pods")) => pods,
+        Informer::all(("", "nodes")) => nodes,
+        Informer::all(("apps", "controllerrevisions")) => revisions,
     }
     fn changed(&mut self, change: Change, ctx: &mut Ctx) {
         let event = change.event;

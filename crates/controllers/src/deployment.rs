@@ -14,7 +14,6 @@ use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions};
 use kubesim_runtime::{Ctx, WatchEvent};
 use kubesim_store::EventType;
-use kubesim_store::Resource;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -268,11 +267,7 @@ impl DeploymentController {
     }
 
     fn resolve(&self, namespace: &str, reference: &OwnerReference) -> Option<Key> {
-        if reference.kind != "Deployment" {
-            return None;
-        }
-        let d = self.deployments.get_named(namespace, &reference.name)?;
-        (uid_of(d.metadata()) == reference.uid).then(|| key_of(d))
+        self.deployments.resolve_controller_ref(namespace, reference, "Deployment")
     }
 
     fn deployments_for_rs(&self, rs: &Object) -> Vec<Key> {
@@ -891,18 +886,11 @@ impl Reconciler for DeploymentController {
     fn name(&self) -> &'static str {
         "deployment-controller"
     }
-    fn informers(&self) -> Vec<Informer> {
-        vec![Informer::all(("apps", "deployments")), Informer::all(("apps", "replicasets")), Informer::all(("", "pods"))]
-    }
-    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
-        match resource {
-            ("apps", "deployments") => Some(&mut self.deployments),
-            ("apps", "replicasets") => Some(&mut self.rss),
-            _ => Some(&mut self.pods),
-        }
-    }
-    fn queue(&mut self) -> Option<&mut WorkQueue> {
-        Some(&mut self.queue)
+    crate::informers! {
+        queue: queue;
+        Informer::all(("apps", "deployments")) => deployments,
+        Informer::all(("apps", "replicasets")) => rss,
+        Informer::all(("", "pods")) => pods,
     }
     fn changed(&mut self, change: Change, ctx: &mut Ctx) {
         let event = change.event;

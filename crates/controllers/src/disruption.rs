@@ -18,7 +18,6 @@ use kubesim_api::time::time_at;
 use kubesim_api::Millis;
 use kubesim_apiserver::ApiError;
 use kubesim_runtime::Ctx;
-use kubesim_store::Resource;
 use std::collections::BTreeSet;
 
 /// Modelled processing latency.
@@ -173,17 +172,10 @@ impl Reconciler for DisruptionController {
     fn name(&self) -> &'static str {
         "disruption-controller"
     }
-    fn informers(&self) -> Vec<Informer> {
-        vec![Informer::all(("policy", "poddisruptionbudgets")), Informer::all(("", "pods"))]
-    }
-    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
-        match resource {
-            ("", "pods") => Some(&mut self.pods),
-            _ => Some(&mut self.pdbs),
-        }
-    }
-    fn queue(&mut self) -> Option<&mut WorkQueue> {
-        Some(&mut self.queue)
+    crate::informers! {
+        queue: queue;
+        Informer::all(("policy", "poddisruptionbudgets")) => pdbs,
+        Informer::all(("", "pods")) => pods,
     }
     fn changed(&mut self, change: Change, ctx: &mut Ctx) {
         let event = change.event;

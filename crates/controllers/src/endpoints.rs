@@ -21,7 +21,6 @@ use kubesim_api::selector::Selector;
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions};
 use kubesim_runtime::{Ctx, WatchEvent};
-use kubesim_store::Resource;
 use std::collections::BTreeMap;
 
 /// `kubernetes.io/service-name`.
@@ -182,14 +181,6 @@ impl Shared {
                 self.services_for_pod(&event.object, old)
             }
             _ => Vec::new(),
-        }
-    }
-    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
-        match resource {
-            ("", "services") => Some(&mut self.services),
-            ("", "pods") => Some(&mut self.pods),
-            ("", "nodes") => Some(&mut self.nodes),
-            _ => None,
         }
     }
 }
@@ -369,17 +360,12 @@ impl Reconciler for EndpointSliceController {
     fn name(&self) -> &'static str {
         "endpointslice-controller"
     }
-    fn informers(&self) -> Vec<Informer> {
-        vec![Informer::all(("", "services")), Informer::all(("", "pods")), Informer::all(("", "nodes")), Informer::all(("discovery.k8s.io", "endpointslices"))]
-    }
-    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
-        match resource {
-            ("discovery.k8s.io", "endpointslices") => Some(&mut self.slices),
-            other => self.shared.cache(other),
-        }
-    }
-    fn queue(&mut self) -> Option<&mut WorkQueue> {
-        Some(&mut self.queue)
+    crate::informers! {
+        queue: queue;
+        Informer::all(("", "services")) => shared.services,
+        Informer::all(("", "pods")) => shared.pods,
+        Informer::all(("", "nodes")) => shared.nodes,
+        Informer::all(("discovery.k8s.io", "endpointslices")) => slices,
     }
     fn changed(&mut self, change: Change, ctx: &mut Ctx) {
         let event = change.event;
@@ -512,14 +498,10 @@ impl Reconciler for EndpointsController {
     fn name(&self) -> &'static str {
         "endpoint-controller"
     }
-    fn informers(&self) -> Vec<Informer> {
-        vec![Informer::all(("", "services")), Informer::all(("", "pods"))]
-    }
-    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
-        self.shared.cache(resource)
-    }
-    fn queue(&mut self) -> Option<&mut WorkQueue> {
-        Some(&mut self.queue)
+    crate::informers! {
+        queue: queue;
+        Informer::all(("", "services")) => shared.services,
+        Informer::all(("", "pods")) => shared.pods,
     }
     fn changed(&mut self, change: Change, ctx: &mut Ctx) {
         let event = change.event;

@@ -11,7 +11,6 @@ use kubesim_api::Millis;
 use kubesim_apiserver::ApiError;
 use kubesim_runtime::Ctx;
 use kubesim_store::EventType;
-use kubesim_store::Resource;
 
 /// Modelled processing latency.
 pub const EPHEMERAL_LATENCY_MS: Millis = 10;
@@ -93,14 +92,9 @@ impl Reconciler for EphemeralVolumeController {
     fn name(&self) -> &'static str {
         "ephemeral-volume-controller"
     }
-    fn informers(&self) -> Vec<Informer> {
-        vec![Informer::all(("", "pods"))]
-    }
-    fn cache(&mut self, _resource: Resource) -> Option<&mut Cache> {
-        Some(&mut self.pods)
-    }
-    fn queue(&mut self) -> Option<&mut WorkQueue> {
-        Some(&mut self.queue)
+    crate::informers! {
+        queue: queue;
+        Informer::all(("", "pods")) => pods,
     }
     fn started(&mut self, ctx: &mut Ctx) {
         let keys: Vec<Key> = self.pods.iter().filter(|o| has_ephemeral(o)).map(|o| key_of(o)).collect();

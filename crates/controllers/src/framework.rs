@@ -196,3 +196,42 @@ impl<R: Reconciler> Component for Controller<R> {
         }
     }
 }
+
+/// Declares a [`Reconciler`]'s informers, the cache each fills and its work queue as one
+/// table, generating `informers`, `cache` and `queue`:
+///
+/// ```ignore
+/// informers! {
+///     queue: queue;
+///     Informer::all(("apps", "deployments")) => deployments,
+///     Informer::all(("", "pods")) => shared.pods,
+///     Informer::all(("", "nodes")) => none,
+/// }
+/// ```
+/// `none` (for the queue or a cache) means the controller has none: it folds those events
+/// into its own state, or acts on events and timers directly.
+#[macro_export]
+macro_rules! informers {
+    (queue: $($queue:ident).+; $($informer:expr => $($cache:ident).+),+ $(,)?) => {
+        fn informers(&self) -> Vec<$crate::framework::Informer> {
+            vec![$($informer),+]
+        }
+        fn cache(&mut self, resource: kubesim_store::Resource) -> Option<&mut $crate::common::Cache> {
+            $(
+                if resource == ($informer).resource {
+                    return $crate::informers!(@field self $($cache).+);
+                }
+            )+
+            None
+        }
+        fn queue(&mut self) -> Option<&mut $crate::common::WorkQueue> {
+            $crate::informers!(@field self $($queue).+)
+        }
+    };
+    (@field $self:ident none) => {
+        None
+    };
+    (@field $self:ident $($field:ident).+) => {
+        Some(&mut $self.$($field).+)
+    };
+}

@@ -24,7 +24,6 @@ use kubesim_api::Millis;
 use kubesim_apiserver::ApiError;
 use kubesim_runtime::{Ctx, ResourceMetrics};
 use kubesim_store::EventType;
-use kubesim_store::Resource;
 use std::collections::BTreeMap;
 
 /// --horizontal-pod-autoscaler-sync-period.
@@ -807,14 +806,9 @@ impl Reconciler for HpaController {
     fn name(&self) -> &'static str {
         "horizontal-pod-autoscaler"
     }
-    fn informers(&self) -> Vec<Informer> {
-        vec![Informer::all(("autoscaling", "horizontalpodautoscalers"))]
-    }
-    fn cache(&mut self, _resource: Resource) -> Option<&mut Cache> {
-        Some(&mut self.hpas)
-    }
-    fn queue(&mut self) -> Option<&mut WorkQueue> {
-        None
+    crate::informers! {
+        queue: none;
+        Informer::all(("autoscaling", "horizontalpodautoscalers")) => hpas,
     }
     fn started(&mut self, ctx: &mut Ctx) {
         ctx.after_periodic(SYNC_PERIOD_MS, TOKEN_RESYNC);

@@ -31,7 +31,6 @@ use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions, Propagation};
 use kubesim_runtime::{Ctx, WatchEvent};
 use kubesim_store::EventType;
-use kubesim_store::Resource;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -225,11 +224,7 @@ impl JobController {
     }
 
     fn resolve(&self, namespace: &str, reference: &kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference) -> Option<Key> {
-        if reference.kind != "Job" {
-            return None;
-        }
-        let job = self.jobs.get_named(namespace, &reference.name)?;
-        (uid_of(job.metadata()) == reference.uid).then(|| key_of(job))
+        self.jobs.resolve_controller_ref(namespace, reference, "Job")
     }
 
     fn effective_selector(job: &Job) -> Selector {
@@ -951,17 +946,10 @@ impl Reconciler for JobController {
     fn name(&self) -> &'static str {
         "job-controller"
     }
-    fn informers(&self) -> Vec<Informer> {
-        vec![Informer::all(("batch", "jobs")), Informer::all(("", "pods"))]
-    }
-    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
-        match resource {
-            ("batch", "jobs") => Some(&mut self.jobs),
-            _ => Some(&mut self.pods),
-        }
-    }
-    fn queue(&mut self) -> Option<&mut WorkQueue> {
-        Some(&mut self.queue)
+    crate::informers! {
+        queue: queue;
+        Informer::all(("batch", "jobs")) => jobs,
+        Informer::all(("", "pods")) => pods,
     }
     fn changed(&mut self, change: Change, ctx: &mut Ctx) {
         let event = change.event;
@@ -1041,14 +1029,9 @@ impl Reconciler for TtlAfterFinishedController {
     fn name(&self) -> &'static str {
         "ttl-after-finished-controller"
     }
-    fn informers(&self) -> Vec<Informer> {
-        vec![Informer::all(("batch", "jobs"))]
-    }
-    fn cache(&mut self, _resource: Resource) -> Option<&mut Cache> {
-        Some(&mut self.jobs)
-    }
-    fn queue(&mut self) -> Option<&mut WorkQueue> {
-        None
+    crate::informers! {
+        queue: none;
+        Informer::all(("batch", "jobs")) => jobs,
     }
     fn started(&mut self, ctx: &mut Ctx) {
         let keys: Vec<Key> = self.jobs.iter().map(|o| key_of(o)).collect();

@@ -1,13 +1,16 @@
 //! The kube-controller-manager model: workload and cluster controllers.
 //!
-//! Every controller is a [`Component`] structured like its upstream counterpart: informer caches
-//! fed by watch events ([`common::Cache`]), a de-duplicating rate-limited work queue processed
-//! after a modelled latency ([`common::WorkQueue`]), level-triggered sync functions that read
-//! the caches, compute a diff and write through the API (conflicts are retried through the
-//! queue), ownerReferences with `controller: true, blockOwnerDeletion: true` on everything they
-//! create, Events with upstream reasons/messages, and observedGeneration/conditions in status.
+//! Every controller is a [`framework::Reconciler`] run by [`framework::Controller`] (the one
+//! component glue): informer caches fed by watch events ([`common::Cache`]), a de-duplicating
+//! rate-limited work queue processed after a modelled latency ([`common::WorkQueue`]),
+//! level-triggered reconcile functions that read the caches, compute a diff and write through
+//! the API (conflicts are retried through the queue), ownerReferences with `controller: true,
+//! blockOwnerDeletion: true` on everything they create, Events with upstream reasons/messages,
+//! and observedGeneration/conditions in status. Their tests run on the same runtime and watch
+//! delivery model as the simulation (`testing::TestWorld`).
 //!
 //! Start here:
+//! - [`framework`]: the controller runtime (`Reconciler`, `Controller`, `informers!`).
 //! - [`replicaset`]: ReplicaSet controller (slow-start creation, deletion ranking, status), also
 //!   run over ReplicationControllers as the replication manager.
 //! - [`deployment`] + [`deployment_util`]: Deployment controller (rolling/recreate, revisions,
@@ -59,8 +62,6 @@
 //!   ([`common::decode`] / [`common::encode`]) instead of adding typed variants.
 //! - Job: the API server does not generate Job selectors; the Job controller selects/labels pods
 //!   by `batch.kubernetes.io/controller-uid` itself (the job's own spec is not rewritten).
-//! - Node lifecycle: NoExecute taints are applied in the monitor pass, without the per-zone
-//!   eviction rate limiter (for one failing node the timing is the same).
 //! - HPA: Resource metrics only; usage comes from the resource metrics API (`Ctx::metrics`) or the
 //!   pods' `kubesim.dev/cpu-usage` / `kubesim.dev/memory-usage` annotations (no metrics-server).
 //! - CronJob: UTC schedules only.

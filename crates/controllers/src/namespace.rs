@@ -19,7 +19,7 @@ use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::{all_kinds, Object, Scope};
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions};
-use kubesim_runtime::Ctx;
+use kubesim_runtime::{Ctx, WatchEvent};
 use kubesim_store::{resource_of, EventType, Resource};
 use std::collections::BTreeMap;
 
@@ -223,14 +223,9 @@ impl Reconciler for NamespaceController {
     fn name(&self) -> &'static str {
         "namespace-controller"
     }
-    fn informers(&self) -> Vec<Informer> {
-        vec![Informer::all(("", "namespaces"))]
-    }
-    fn cache(&mut self, _resource: Resource) -> Option<&mut Cache> {
-        Some(&mut self.namespaces)
-    }
-    fn queue(&mut self) -> Option<&mut WorkQueue> {
-        Some(&mut self.queue)
+    crate::informers! {
+        queue: queue;
+        Informer::all(("", "namespaces")) => namespaces,
     }
     fn started(&mut self, ctx: &mut Ctx) {
         let keys: Vec<Key> = self.namespaces.iter().filter(|o| o.metadata().deletion_timestamp.is_some()).map(|o| key_of(o)).collect();
@@ -293,42 +288,42 @@ impl ServiceAccountController {
     }
 }
 
+/// Queues every namespace (the per-namespace publishers' initial sync).
+fn queue_per_namespace(namespaces: &Cache, queue: &mut WorkQueue, ctx: &mut Ctx) {
+    for namespace in namespaces.iter() {
+        queue.add((String::new(), namespace.name().to_string()), ctx);
+    }
+}
+
+/// The per-namespace publishers' handler: a namespace event queues that namespace (unless it
+/// was deleted); an event of the published object queues the namespace it lives in.
+fn namespace_changed(event: &WatchEvent, queue: &mut WorkQueue, ctx: &mut Ctx) {
+    match event.resource {
+        ("", "namespaces") if event.event_type != EventType::Deleted => queue.add((String::new(), event.object.name().to_string()), ctx),
+        ("", "namespaces") => {}
+        _ => queue.add((String::new(), event.object.namespace().to_string()), ctx),
+    }
+}
+
 impl Reconciler for ServiceAccountController {
     fn name(&self) -> &'static str {
         "serviceaccount-controller"
     }
-    fn informers(&self) -> Vec<Informer> {
-        vec![Informer::all(("", "namespaces")), Informer::named(("", "serviceaccounts"), "default")]
-    }
-    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
-        match resource {
-            ("", "namespaces") => Some(&mut self.namespaces),
-            _ => Some(&mut self.accounts),
-        }
-    }
-    fn queue(&mut self) -> Option<&mut WorkQueue> {
-        Some(&mut self.queue)
+    crate::informers! {
+        queue: queue;
+        Informer::all(("", "namespaces")) => namespaces,
+        Informer::named(("", "serviceaccounts"), "default") => accounts,
     }
     fn started(&mut self, ctx: &mut Ctx) {
-        let names: Vec<String> = self.namespaces.iter().map(|o| o.name().to_string()).collect();
-        for name in names {
-            self.queue.add((String::new(), name), ctx);
-        }
+        queue_per_namespace(&self.namespaces, &mut self.queue, ctx);
     }
     fn changed(&mut self, change: Change, ctx: &mut Ctx) {
         let event = change.event;
-        match event.resource {
-            ("", "namespaces") => {
-                if event.event_type != EventType::Deleted {
-                    self.queue.add((String::new(), event.object.name().to_string()), ctx);
-                }
-            }
-            _ => {
-                if event.event_type == EventType::Deleted {
-                    self.queue.add((String::new(), event.object.namespace().to_string()), ctx);
-                }
-            }
+        // A namespace appeared or changed, or its `default` account went: make sure it has one.
+        if event.resource != ("", "namespaces") && event.event_type != EventType::Deleted {
+            return;
         }
+        namespace_changed(event, &mut self.queue, ctx);
     }
     fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
         self.sync(&key.1, ctx).map(|_| Action::AwaitChange)
@@ -419,34 +414,18 @@ impl Reconciler for RootCaPublisher {
     fn name(&self) -> &'static str {
         "root-ca-cert-publisher"
     }
-    fn informers(&self) -> Vec<Informer> {
-        vec![Informer::all(("", "namespaces")), Informer::named(("", "configmaps"), ROOT_CA_CONFIGMAP)]
-    }
-    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
-        match resource {
-            ("", "namespaces") => Some(&mut self.namespaces),
-            _ => Some(&mut self.configmaps),
-        }
-    }
-    fn queue(&mut self) -> Option<&mut WorkQueue> {
-        Some(&mut self.queue)
+    crate::informers! {
+        queue: queue;
+        Informer::all(("", "namespaces")) => namespaces,
+        Informer::named(("", "configmaps"), ROOT_CA_CONFIGMAP) => configmaps,
     }
     fn started(&mut self, ctx: &mut Ctx) {
-        let names: Vec<String> = self.namespaces.iter().map(|o| o.name().to_string()).collect();
-        for name in names {
-            self.queue.add((String::new(), name), ctx);
-        }
+        queue_per_namespace(&self.namespaces, &mut self.queue, ctx);
     }
     fn changed(&mut self, change: Change, ctx: &mut Ctx) {
         let event = change.event;
-        match event.resource {
-            ("", "namespaces") => {
-                if event.event_type != EventType::Deleted {
-                    self.queue.add((String::new(), event.object.name().to_string()), ctx);
-                }
-            }
-            _ => self.queue.add((String::new(), event.object.namespace().to_string()), ctx),
-        }
+        // A namespace appeared or changed, or its root CA ConfigMap did: republish it.
+        namespace_changed(event, &mut self.queue, ctx);
     }
     fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
         self.sync(&key.1, ctx).map(|_| Action::AwaitChange)

@@ -51,7 +51,6 @@ use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions};
 use kubesim_runtime::Ctx;
 use kubesim_store::EventType;
-use kubesim_store::Resource;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -360,12 +359,12 @@ struct Health {
 }
 
 /// The node lifecycle controller.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct NodeLifecycleController {
     nodes: Cache,
     leases: Cache,
     health: BTreeMap<String, Health>,
-    queue: Option<WorkQueue>,
+    queue: WorkQueue,
     registered: BTreeSet<String>,
     /// `zoneStates` (None = stateInitial).
     zone_states: BTreeMap<String, Option<ZoneState>>,
@@ -375,14 +374,25 @@ pub struct NodeLifecycleController {
     taint_pass_at: Option<Millis>,
 }
 
+impl Default for NodeLifecycleController {
+    fn default() -> Self {
+        NodeLifecycleController::new()
+    }
+}
+
 impl NodeLifecycleController {
     /// A controller with empty caches.
     pub fn new() -> NodeLifecycleController {
-        NodeLifecycleController { queue: Some(WorkQueue::new(10)), ..Default::default() }
-    }
-
-    fn work_queue(&mut self) -> &mut WorkQueue {
-        self.queue.get_or_insert_with(|| WorkQueue::new(10))
+        NodeLifecycleController {
+            nodes: Cache::default(),
+            leases: Cache::default(),
+            health: BTreeMap::new(),
+            queue: WorkQueue::new(10),
+            registered: BTreeSet::new(),
+            zone_states: BTreeMap::new(),
+            tainters: BTreeMap::new(),
+            taint_pass_at: None,
+        }
     }
 
     /// `tryUpdateNodeHealth`: returns (observed Ready status, current Ready status).
@@ -748,22 +758,15 @@ impl Reconciler for NodeLifecycleController {
     fn name(&self) -> &'static str {
         "node-controller"
     }
-    fn informers(&self) -> Vec<Informer> {
-        vec![Informer::all(("", "nodes")), Informer::in_namespace(("coordination.k8s.io", "leases"), "kube-node-lease")]
-    }
-    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
-        match resource {
-            ("", "nodes") => Some(&mut self.nodes),
-            _ => Some(&mut self.leases),
-        }
-    }
-    fn queue(&mut self) -> Option<&mut WorkQueue> {
-        Some(self.work_queue())
+    crate::informers! {
+        queue: queue;
+        Informer::all(("", "nodes")) => nodes,
+        Informer::in_namespace(("coordination.k8s.io", "leases"), "kube-node-lease") => leases,
     }
     fn started(&mut self, ctx: &mut Ctx) {
         let names: Vec<String> = self.nodes.iter().map(|o| o.name().to_string()).collect();
         for name in names {
-            self.work_queue().add((String::new(), name), ctx);
+            self.queue.add((String::new(), name), ctx);
         }
         ctx.after_periodic(NODE_MONITOR_PERIOD_MS, TOKEN_MONITOR);
     }
@@ -784,7 +787,7 @@ impl Reconciler for NodeLifecycleController {
                 if self.registered.insert(name.clone()) {
                     ctx.event(&event.object, "Normal", "RegisteredNode", format!("Node {name} event: Registered Node {name} in Controller"));
                 }
-                self.work_queue().add((String::new(), name), ctx);
+                self.queue.add((String::new(), name), ctx);
             }
         }
     }
@@ -965,17 +968,10 @@ impl Reconciler for TaintEvictionController {
     fn name(&self) -> &'static str {
         "taint-eviction-controller"
     }
-    fn informers(&self) -> Vec<Informer> {
-        vec![Informer::all(("", "nodes")), Informer::all(("", "pods"))]
-    }
-    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
-        match resource {
-            ("", "nodes") => Some(&mut self.nodes),
-            _ => Some(&mut self.pods),
-        }
-    }
-    fn queue(&mut self) -> Option<&mut WorkQueue> {
-        None
+    crate::informers! {
+        queue: none;
+        Informer::all(("", "nodes")) => nodes,
+        Informer::all(("", "pods")) => pods,
     }
     fn started(&mut self, ctx: &mut Ctx) {
         let keys: Vec<Key> = self.pods.iter().map(|o| key_of(o)).collect();

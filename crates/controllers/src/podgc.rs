@@ -12,7 +12,6 @@ use kubesim_api::time::time_at;
 use kubesim_api::Millis;
 use kubesim_apiserver::DeleteOptions;
 use kubesim_runtime::Ctx;
-use kubesim_store::Resource;
 use std::collections::BTreeMap;
 
 /// gcCheckPeriod.
@@ -129,14 +128,9 @@ impl Reconciler for PodGcController {
     fn name(&self) -> &'static str {
         "pod-garbage-collector"
     }
-    fn informers(&self) -> Vec<Informer> {
-        vec![Informer::all(("", "nodes"))]
-    }
-    fn cache(&mut self, _resource: Resource) -> Option<&mut Cache> {
-        Some(&mut self.nodes)
-    }
-    fn queue(&mut self) -> Option<&mut WorkQueue> {
-        None
+    crate::informers! {
+        queue: none;
+        Informer::all(("", "nodes")) => nodes,
     }
     fn started(&mut self, ctx: &mut Ctx) {
         ctx.after_periodic(GC_CHECK_PERIOD_MS, TOKEN_GC);

@@ -395,11 +395,7 @@ impl ReplicaSetController {
     }
 
     fn resolve(&self, namespace: &str, reference: &OwnerReference) -> Option<Key> {
-        if reference.kind != self.kind() {
-            return None;
-        }
-        let rs = self.rss.get_named(namespace, &reference.name)?;
-        (uid_of(rs.metadata()) == reference.uid).then(|| key_of(rs))
+        self.rss.resolve_controller_ref(namespace, reference, self.kind())
     }
 
     fn matching_rss(&self, pod: &Object) -> Vec<Key> {

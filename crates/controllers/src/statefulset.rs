@@ -24,7 +24,6 @@ use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions};
 use kubesim_runtime::Ctx;
 use kubesim_store::EventType;
-use kubesim_store::Resource;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -459,12 +458,7 @@ impl StatefulSetController {
     }
 
     fn owner_key(&self, pod: &Object) -> Option<Key> {
-        let r = controller_of(pod.metadata())?;
-        if r.kind != "StatefulSet" {
-            return None;
-        }
-        let set = self.sets.get_named(pod.namespace(), &r.name)?;
-        (uid_of(set.metadata()) == r.uid).then(|| key_of(set))
+        self.sets.controller_key(pod, "StatefulSet")
     }
 }
 
@@ -472,24 +466,12 @@ impl Reconciler for StatefulSetController {
     fn name(&self) -> &'static str {
         "statefulset-controller"
     }
-    fn informers(&self) -> Vec<Informer> {
-        vec![
-            Informer::all(("apps", "statefulsets")),
-            Informer::all(("", "pods")),
-            Informer::all(("apps", "controllerrevisions")),
-            Informer::all(("", "persistentvolumeclaims")),
-        ]
-    }
-    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
-        match resource {
-            ("apps", "statefulsets") => Some(&mut self.sets),
-            ("", "pods") => Some(&mut self.pods),
-            ("apps", "controllerrevisions") => Some(&mut self.revisions),
-            _ => Some(&mut self.claims),
-        }
-    }
-    fn queue(&mut self) -> Option<&mut WorkQueue> {
-        Some(&mut self.queue)
+    crate::informers! {
+        queue: queue;
+        Informer::all(("apps", "statefulsets")) => sets,
+        Informer::all(("", "pods")) => pods,
+        Informer::all(("apps", "controllerrevisions")) => revisions,
+        Informer::all(("", "persistentvolumeclaims")) => claims,
     }
     fn changed(&mut self, change: Change, ctx: &mut Ctx) {
         let event = change.event;

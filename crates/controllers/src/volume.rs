@@ -25,7 +25,6 @@ use kubesim_api::time::time_at;
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions};
 use kubesim_runtime::Ctx;
-use kubesim_store::Resource;
 use std::collections::BTreeMap;
 
 /// `storageclass.kubernetes.io/is-default-class`.
@@ -460,24 +459,12 @@ impl Reconciler for PersistentVolumeController {
     fn name(&self) -> &'static str {
         "persistent-volume-binder"
     }
-    fn informers(&self) -> Vec<Informer> {
-        vec![
-            Informer::all(("", "persistentvolumes")),
-            Informer::all(("", "persistentvolumeclaims")),
-            Informer::all(("storage.k8s.io", "storageclasses")),
-            Informer::all(("", "pods")),
-        ]
-    }
-    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
-        match resource {
-            ("", "persistentvolumes") => Some(&mut self.volumes),
-            ("", "persistentvolumeclaims") => Some(&mut self.claims),
-            ("storage.k8s.io", "storageclasses") => Some(&mut self.classes),
-            _ => None,
-        }
-    }
-    fn queue(&mut self) -> Option<&mut WorkQueue> {
-        Some(&mut self.queue)
+    crate::informers! {
+        queue: queue;
+        Informer::all(("", "persistentvolumes")) => volumes,
+        Informer::all(("", "persistentvolumeclaims")) => claims,
+        Informer::all(("storage.k8s.io", "storageclasses")) => classes,
+        Informer::all(("", "pods")) => none,
     }
     fn started(&mut self, ctx: &mut Ctx) {
         let keys: Vec<Key> = self.claims.iter().map(|o| key_of(o)).chain(self.volumes.iter().map(|o| key_of(o))).collect();
