@@ -9,8 +9,11 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-/// Applies the SetDefaults functions of the object's kind in place.
+/// Applies the SetDefaults functions of the object's kind in place, and stores quantities in
+/// their canonical form (the API server serializes resource.Quantity canonically:
+/// `cpu: "0.5"` is stored as `500m`).
 pub fn apply_defaults(object: &mut Object) {
+    canonicalize_quantities(object);
     match object {
         Object::Pod(pod) => {
             if let Some(spec) = pod.spec.as_mut() {
@@ -38,6 +41,132 @@ pub fn apply_defaults(object: &mut Object) {
     }
 }
 
+/// Quantities in canonical form (resource.Quantity's String) for the kinds that hold them.
+fn canonicalize_quantities(object: &mut Object) {
+    use crate::quantity::canonicalize_list;
+    fn pod_spec(spec: &mut PodSpec) {
+        for c in spec.init_containers.iter_mut().flatten().chain(spec.containers.iter_mut()) {
+            if let Some(r) = c.resources.as_mut() {
+                r.requests.iter_mut().chain(r.limits.iter_mut()).for_each(canonicalize_list);
+            }
+        }
+        for c in spec.ephemeral_containers.iter_mut().flatten() {
+            if let Some(r) = c.resources.as_mut() {
+                r.requests.iter_mut().chain(r.limits.iter_mut()).for_each(canonicalize_list);
+            }
+        }
+        if let Some(r) = spec.resources.as_mut() {
+            r.requests.iter_mut().chain(r.limits.iter_mut()).for_each(canonicalize_list);
+        }
+        spec.overhead.iter_mut().for_each(canonicalize_list);
+        for v in spec.volumes.iter_mut().flatten() {
+            if let Some(q) = v.empty_dir.as_mut().and_then(|e| e.size_limit.as_mut()) {
+                if let Some(c) = crate::quantity::canonical(&q.0) {
+                    q.0 = c;
+                }
+            }
+        }
+    }
+    match object {
+        Object::Pod(p) => {
+            if let Some(spec) = p.spec.as_mut() {
+                pod_spec(spec);
+            }
+        }
+        Object::Node(n) => {
+            if let Some(status) = n.status.as_mut() {
+                status.capacity.iter_mut().chain(status.allocatable.iter_mut()).for_each(canonicalize_list);
+            }
+        }
+        Object::Deployment(d) => {
+            if let Some(spec) = d.spec.as_mut().and_then(|s| s.template.spec.as_mut()) {
+                pod_spec(spec);
+            }
+        }
+        Object::ReplicaSet(rs) => {
+            if let Some(spec) = rs.spec.as_mut().and_then(|s| s.template.as_mut()).and_then(|t| t.spec.as_mut()) {
+                pod_spec(spec);
+            }
+        }
+        Object::Dynamic(d)
+            if matches!(
+                d.kind.as_str(),
+                "LimitRange"
+                    | "ResourceQuota"
+                    | "PersistentVolumeClaim"
+                    | "PersistentVolume"
+                    | "Job"
+                    | "CronJob"
+                    | "StatefulSet"
+                    | "DaemonSet"
+                    | "ReplicationController"
+                    | "PodTemplate"
+                    | "HorizontalPodAutoscaler"
+            ) =>
+        {
+            for (key, value) in d.rest.iter_mut() {
+                if key != "status" || matches!(d.kind.as_str(), "ResourceQuota" | "PersistentVolumeClaim") {
+                    crate::quantity::canonicalize_json(value);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The Job registry's PrepareForCreate (pkg/registry/batch/job/strategy.go generateSelector):
+/// unless spec.manualSelector, the template gets the job-name and controller-uid labels (new
+/// and legacy keys, keeping any the user set) and the selector matches
+/// `batch.kubernetes.io/controller-uid=<uid>`. Then SetDefaults_Job's `metadata.labels` from the
+/// template labels when the Job has none (the API server applies it when it reads the object
+/// back). The object's uid must be set.
+pub fn prepare_job_for_create(object: &mut Object) {
+    let Object::Dynamic(job) = object else { return };
+    if job.kind != "Job" || job.api_version != "batch/v1" {
+        return;
+    }
+    let name = job.metadata.name.clone().unwrap_or_default();
+    let uid = job.metadata.uid.clone().unwrap_or_default();
+    let Some(spec) = job.rest.get_mut("spec").and_then(|s| s.as_object_mut()) else { return };
+    if spec.get("manualSelector").and_then(|m| m.as_bool()) != Some(true) {
+        let template = spec.entry("template").or_insert_with(|| serde_json::json!({}));
+        if let Some(t) = template.as_object_mut() {
+            let meta = t.entry("metadata").or_insert_with(|| serde_json::json!({}));
+            if let Some(m) = meta.as_object_mut() {
+                let labels = m.entry("labels").or_insert_with(|| serde_json::json!({}));
+                if !labels.is_object() {
+                    *labels = serde_json::json!({});
+                }
+                if let Some(l) = labels.as_object_mut() {
+                    for key in ["job-name", "batch.kubernetes.io/job-name"] {
+                        l.entry(key).or_insert_with(|| name.clone().into());
+                    }
+                    for key in ["controller-uid", "batch.kubernetes.io/controller-uid"] {
+                        l.entry(key).or_insert_with(|| uid.clone().into());
+                    }
+                }
+            }
+        }
+        let selector = spec.entry("selector").or_insert_with(|| serde_json::json!({}));
+        if !selector.is_object() {
+            *selector = serde_json::json!({});
+        }
+        if let Some(sel) = selector.as_object_mut() {
+            let match_labels = sel.entry("matchLabels").or_insert_with(|| serde_json::json!({}));
+            if let Some(ml) = match_labels.as_object_mut() {
+                ml.entry("batch.kubernetes.io/controller-uid").or_insert_with(|| uid.clone().into());
+            }
+        }
+    }
+    let template_labels: Option<std::collections::BTreeMap<String, String>> =
+        spec.get("template").and_then(|t| t.get("metadata")).and_then(|m| m.get("labels")).and_then(|l| serde_json::from_value(l.clone()).ok());
+    if job.metadata.labels.as_ref().is_none_or(|l| l.is_empty()) {
+        if let Some(labels) = template_labels.filter(|l| !l.is_empty()) {
+            job.metadata.labels = Some(labels);
+        }
+    }
+}
+
 /// The SetDefaults functions of the JSON-kept kinds whose defaults users see in `kubectl get`
 /// and `describe` (pkg/apis/{core,apps,batch}/v1/defaults.go): top-level fields only.
 fn default_dynamic(kind: &str, rest: &mut serde_json::Map<String, serde_json::Value>) {
@@ -60,18 +189,92 @@ fn default_dynamic(kind: &str, rest: &mut serde_json::Map<String, serde_json::Va
                 set(s, "volumeMode", json!("Filesystem"));
             }
         }
+        "PriorityClass" => set(rest, "preemptionPolicy", json!("PreemptLowerPriority")),
+        "NetworkPolicy" => {
+            // SetDefaults_NetworkPolicy: policyTypes [Ingress] (+ Egress with egress rules);
+            // SetDefaults_NetworkPolicyPort: protocol TCP.
+            if let Some(s) = rest.entry("spec").or_insert_with(spec).as_object_mut() {
+                if s.get("policyTypes").and_then(|t| t.as_array()).is_none_or(|t| t.is_empty()) {
+                    let egress = s.get("egress").and_then(|e| e.as_array()).is_some_and(|e| !e.is_empty());
+                    s.insert("policyTypes".into(), if egress { json!(["Ingress", "Egress"]) } else { json!(["Ingress"]) });
+                }
+                for key in ["ingress", "egress"] {
+                    for rule in s.get_mut(key).and_then(|r| r.as_array_mut()).into_iter().flatten() {
+                        for port in rule.get_mut("ports").and_then(|p| p.as_array_mut()).into_iter().flatten() {
+                            if let Some(p) = port.as_object_mut() {
+                                set(p, "protocol", json!("TCP"));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        "LimitRange" => {
+            // SetDefaults_LimitRangeItem: for Container items, default ← max, defaultRequest ←
+            // default, then defaultRequest ← min, per resource not already given.
+            let items = rest.get_mut("spec").and_then(|s| s.get_mut("limits")).and_then(|l| l.as_array_mut());
+            for item in items.into_iter().flatten() {
+                let Some(item) = item.as_object_mut() else { continue };
+                if item.get("type").and_then(|t| t.as_str()) != Some("Container") {
+                    continue;
+                }
+                let list = |item: &serde_json::Map<String, Value>, key: &str| item.get(key).and_then(|v| v.as_object()).cloned().unwrap_or_default();
+                let mut default = list(item, "default");
+                let mut default_request = list(item, "defaultRequest");
+                for (k, v) in list(item, "max") {
+                    default.entry(k).or_insert(v);
+                }
+                for (k, v) in &default {
+                    default_request.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+                for (k, v) in list(item, "min") {
+                    default_request.entry(k).or_insert(v);
+                }
+                if !default.is_empty() {
+                    item.insert("default".into(), Value::Object(default));
+                }
+                if !default_request.is_empty() {
+                    item.insert("defaultRequest".into(), Value::Object(default_request));
+                }
+            }
+        }
         "StatefulSet" => {
             if let Some(s) = rest.entry("spec").or_insert_with(spec).as_object_mut() {
                 set(s, "replicas", json!(1));
                 set(s, "podManagementPolicy", json!("OrderedReady"));
-                set(s, "updateStrategy", json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}));
+                // SetDefaults_StatefulSet: type RollingUpdate, then rollingUpdate.partition 0.
+                let strategy = s.entry("updateStrategy").or_insert_with(|| json!({}));
+                if let Some(st) = strategy.as_object_mut() {
+                    set(st, "type", json!("RollingUpdate"));
+                    if st.get("type") == Some(&json!("RollingUpdate")) {
+                        let rolling = st.entry("rollingUpdate").or_insert_with(|| json!({}));
+                        if let Some(r) = rolling.as_object_mut() {
+                            set(r, "partition", json!(0));
+                        }
+                    }
+                }
                 set(s, "revisionHistoryLimit", json!(10));
-                set(s, "persistentVolumeClaimRetentionPolicy", json!({"whenDeleted": "Retain", "whenScaled": "Retain"}));
+                let retention = s.entry("persistentVolumeClaimRetentionPolicy").or_insert_with(|| json!({}));
+                if let Some(r) = retention.as_object_mut() {
+                    set(r, "whenDeleted", json!("Retain"));
+                    set(r, "whenScaled", json!("Retain"));
+                }
             }
         }
         "DaemonSet" => {
             if let Some(s) = rest.entry("spec").or_insert_with(spec).as_object_mut() {
-                set(s, "updateStrategy", json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}));
+                // SetDefaults_DaemonSet: type RollingUpdate, maxUnavailable 1, maxSurge 0.
+                let strategy = s.entry("updateStrategy").or_insert_with(|| json!({}));
+                if let Some(st) = strategy.as_object_mut() {
+                    set(st, "type", json!("RollingUpdate"));
+                    if st.get("type") == Some(&json!("RollingUpdate")) {
+                        let rolling = st.entry("rollingUpdate").or_insert_with(|| json!({}));
+                        if let Some(r) = rolling.as_object_mut() {
+                            set(r, "maxUnavailable", json!(1));
+                            set(r, "maxSurge", json!(0));
+                        }
+                    }
+                }
                 set(s, "revisionHistoryLimit", json!(10));
             }
         }
@@ -110,6 +313,28 @@ fn default_dynamic(kind: &str, rest: &mut serde_json::Map<String, serde_json::Va
             }
         }
         _ => {}
+    }
+    // The pod templates of the workload kinds get SetDefaults_PodSpec and SetDefaults_Container
+    // as their typed counterparts do (defaulter-gen walks into PodTemplateSpec).
+    let pointer = match kind {
+        "Job" | "StatefulSet" | "DaemonSet" | "ReplicationController" => Some("/spec/template"),
+        "CronJob" => Some("/spec/jobTemplate/spec/template"),
+        "PodTemplate" => Some("/template"),
+        _ => None,
+    };
+    if let Some(pointer) = pointer {
+        let mut body = Value::Object(std::mem::take(rest));
+        if let Some(template) = body.pointer_mut(pointer) {
+            if let Ok(mut typed) = serde_json::from_value::<PodTemplateSpec>(template.clone()) {
+                default_template(&mut typed);
+                if let Ok(v) = serde_json::to_value(&typed) {
+                    *template = v;
+                }
+            }
+        }
+        if let Value::Object(map) = body {
+            *rest = map;
+        }
     }
 }
 
@@ -307,6 +532,36 @@ mod tests {
         assert_eq!(s.string_data, None);
         assert_eq!(s.data.unwrap()["username"].0, b"admin".to_vec());
         assert_eq!(s.type_.as_deref(), Some("Opaque"));
+    }
+
+    // Mirrors pkg/apis/core/v1/defaults_test.go TestSetDefaultLimitRangeItem and the docs page
+    // tasks/administer-cluster/manage-resources/memory-constraint-namespace (the stored
+    // LimitRange shows default and defaultRequest from max and min).
+    #[test]
+    fn limit_range_items_get_default_and_default_request() {
+        let mut lr = Object::Dynamic(Box::new(crate::DynamicObject {
+            api_version: "v1".into(),
+            kind: "LimitRange".into(),
+            metadata: Default::default(),
+            rest: serde_json::json!({"spec": {"limits": [
+                {"type": "Container", "max": {"memory": "1Gi"}, "min": {"memory": "500Mi"}},
+                {"type": "Container", "max": {"cpu": "800m"}, "default": {"cpu": "700m"}, "min": {"cpu": "0.2"}},
+                {"type": "Pod", "max": {"cpu": "2"}},
+            ]}})
+            .as_object()
+            .unwrap()
+            .clone(),
+        }));
+        apply_defaults(&mut lr);
+        let limits = &lr.to_json()["spec"]["limits"];
+        assert_eq!(
+            limits[0],
+            serde_json::json!({"type": "Container", "max": {"memory": "1Gi"}, "min": {"memory": "500Mi"}, "default": {"memory": "1Gi"}, "defaultRequest": {"memory": "1Gi"}})
+        );
+        assert_eq!(limits[1]["default"], serde_json::json!({"cpu": "700m"}));
+        assert_eq!(limits[1]["defaultRequest"], serde_json::json!({"cpu": "700m"}));
+        assert_eq!(limits[1]["min"], serde_json::json!({"cpu": "200m"}), "quantities are canonical");
+        assert_eq!(limits[2], serde_json::json!({"type": "Pod", "max": {"cpu": "2"}}));
     }
 
     // Mirrors pkg/apis/batch/v1/defaults_test.go and pkg/apis/core/v1/defaults_test.go

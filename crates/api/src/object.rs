@@ -250,18 +250,28 @@ pub fn kind_info(api_version: &str, kind: &str) -> Option<&'static KindInfo> {
     all_kinds().find(|k| k.api_version == api_version && k.kind == kind)
 }
 
-/// Resolves what a kubectl user typed (`po`, `pods`, `pod`, `deployments.apps`, `Deployment`) to a kind.
-/// Where several versions serve one resource (HPA), the first listed wins.
+/// Resolves what a kubectl user typed (`po`, `pods`, `pod`, `deployments.apps`, `Deployment`,
+/// `deployment.v1.apps`, `ingresses.networking.k8s.io`) to a kind, as kubectl's
+/// schema.ParseResourceArg and the REST mapper do: with two or more dots, `TYPE.VERSION.GROUP`
+/// is tried first, then `TYPE.GROUP` with everything after the first dot as the group. Where
+/// several versions serve one resource (HPA) and none is named, the first listed wins.
 pub fn resolve_resource(name: &str) -> Option<&'static KindInfo> {
     let lower = name.to_ascii_lowercase();
-    let (resource, group) = match lower.split_once('.') {
-        Some((resource, group)) => (resource.to_string(), Some(group.to_string())),
-        None => (lower.clone(), None),
+    let matches = |k: &KindInfo, resource: &str| k.plural == resource || k.kind.to_ascii_lowercase() == resource || k.short_names.contains(&resource);
+    let version_of = |k: &KindInfo| k.api_version.rsplit('/').next().unwrap_or(k.api_version).to_string();
+    let Some((resource, rest)) = lower.split_once('.') else {
+        return all_kinds().find(|k| matches(k, &lower));
     };
-    all_kinds().find(|k| {
-        let group_ok = group.as_deref().is_none_or(|g| g == k.group());
-        group_ok && (k.plural == resource || k.kind.to_ascii_lowercase() == resource || k.short_names.contains(&resource.as_str()))
-    })
+    if let Some((version, group)) = rest.split_once('.') {
+        if let Some(k) = all_kinds().find(|k| matches(k, resource) && k.group() == group && version_of(k) == version) {
+            return Some(k);
+        }
+    }
+    // `pods.v1` names the core group's version v1 (the core group is "").
+    if let Some(k) = all_kinds().find(|k| matches(k, resource) && k.group().is_empty() && version_of(k) == rest) {
+        return Some(k);
+    }
+    all_kinds().find(|k| matches(k, resource) && k.group() == rest)
 }
 
 /// A document that could not be decoded into its kind.
@@ -401,6 +411,18 @@ mod tests {
         assert_eq!(resolve_resource("deployments.apps").unwrap().kind, "Deployment");
         assert_eq!(resolve_resource("deploy").unwrap().api_version, "apps/v1");
         assert!(resolve_resource("deployments.batch").is_none());
+        // schema.ParseResourceArg: TYPE.VERSION.GROUP, then TYPE.GROUP (the docs'
+        // `kubectl set image deployment.v1.apps/nginx-deployment nginx=nginx:1.16.1`).
+        assert_eq!(resolve_resource("deployment.v1.apps").unwrap().kind, "Deployment");
+        assert_eq!(resolve_resource("deploy.v1.apps").unwrap().kind, "Deployment");
+        assert_eq!(resolve_resource("deployments.apps").unwrap().kind, "Deployment");
+        assert_eq!(resolve_resource("hpa.v1.autoscaling").unwrap().api_version, "autoscaling/v1");
+        assert_eq!(resolve_resource("horizontalpodautoscalers.v2.autoscaling").unwrap().api_version, "autoscaling/v2");
+        assert_eq!(resolve_resource("ingresses.networking.k8s.io").unwrap().kind, "Ingress");
+        assert_eq!(resolve_resource("ingress.v1.networking.k8s.io").unwrap().kind, "Ingress");
+        assert_eq!(resolve_resource("jobs.v1.batch").unwrap().kind, "Job");
+        assert_eq!(resolve_resource("pods.v1").unwrap().kind, "Pod");
+        assert!(resolve_resource("deployment.v2.apps").is_none());
         assert!(resolve_resource("frobnicators").is_none());
     }
 

@@ -95,6 +95,20 @@ pub fn dns1123_label_errors(text: &str) -> Vec<String> {
     errors
 }
 
+/// IsDNS1035Label (Service names).
+pub fn dns1035_label_errors(text: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    if text.len() > 63 {
+        errors.push("must be no more than 63 characters".to_string());
+    }
+    let b = text.as_bytes();
+    let ok = !b.is_empty() && b[0].is_ascii_lowercase() && b.iter().all(|&c| is_label_char(c)) && b[b.len() - 1] != b'-';
+    if !ok {
+        errors.push("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')".to_string());
+    }
+    errors
+}
+
 /// IsDNS1123Subdomain: the error messages for most object names.
 pub fn dns1123_subdomain_errors(text: &str) -> Vec<String> {
     let mut errors = Vec::new();
@@ -120,19 +134,18 @@ pub fn validate_create(object: &Object) -> Vec<FieldError> {
         Object::Deployment(d) => {
             if let Some(spec) = d.spec.as_ref() {
                 validate_replicas(spec.replicas, &mut errors);
-                validate_selector_and_template(Some(&spec.selector), Some(&spec.template), &mut errors);
-                if let Some(limit) = spec.revision_history_limit {
-                    non_negative(limit as i64, "spec.revisionHistoryLimit", &mut errors);
-                }
-                if let Some(seconds) = spec.min_ready_seconds {
-                    non_negative(seconds as i64, "spec.minReadySeconds", &mut errors);
-                }
+                validate_selector_and_template(typed_selector(&spec.selector), Some(&spec.template), "deployment", "ReplicaSet", &mut errors);
+                let json = serde_json::to_value(spec).unwrap_or_default();
+                validate_deployment_strategy(&json, &mut errors);
             }
         }
         Object::ReplicaSet(rs) => {
             if let Some(spec) = rs.spec.as_ref() {
                 validate_replicas(spec.replicas, &mut errors);
-                validate_selector_and_template(Some(&spec.selector), spec.template.as_ref(), &mut errors);
+                if let Some(seconds) = spec.min_ready_seconds {
+                    non_negative(seconds as i64, "spec.minReadySeconds", &mut errors);
+                }
+                validate_selector_and_template(typed_selector(&spec.selector), spec.template.as_ref(), "deployment", "ReplicaSet", &mut errors);
             }
         }
         Object::Service(svc) => validate_service(svc, &mut errors),
@@ -146,7 +159,7 @@ pub fn validate_create(object: &Object) -> Vec<FieldError> {
                 config_key(key, &format!("data[{key}]"), &mut errors);
             }
         }
-        Object::Dynamic(d) => validate_json_kind(&d.kind, &serde_json::Value::Object(d.rest.clone()), &mut errors),
+        Object::Dynamic(d) => validate_json_kind(&d.kind, &d.metadata, &serde_json::Value::Object(d.rest.clone()), &mut errors),
         Object::Node(_) | Object::Namespace(_) => {}
         _ => {}
     }
@@ -180,9 +193,28 @@ fn validate_service(svc: &k8s_openapi::api::core::v1::Service, errors: &mut Vec<
         errors.push(required("spec.externalName", ""));
     }
     let mut names = std::collections::BTreeSet::new();
+    let mut seen: Vec<(i32, String)> = Vec::new();
     for (i, port) in ports.iter().enumerate() {
         if ports.len() > 1 && port.name.as_deref().unwrap_or("").is_empty() {
             errors.push(required(format!("spec.ports[{i}].name"), ""));
+        }
+        if let Some(name) = port.name.as_deref().filter(|n| !n.is_empty()) {
+            for problem in dns1123_label_errors(name) {
+                errors.push(invalid(format!("spec.ports[{i}].name"), format!("{name:?}"), problem));
+            }
+        }
+        let protocol = port.protocol.clone().unwrap_or_else(|| "TCP".into());
+        if seen.contains(&(port.port, protocol.clone())) {
+            errors.push(FieldError {
+                path: format!("spec.ports[{i}]"),
+                kind: FieldErrorKind::Duplicate(format!(
+                    "core.ServicePort{{Name:\"\", Protocol:{protocol:?}, AppProtocol:(*string)(nil), Port:{}, TargetPort:intstr.IntOrString{{Type:0, IntVal:0, StrVal:\"\"}}, NodePort:0}}",
+                    port.port
+                )),
+                detail: String::new(),
+            });
+        } else {
+            seen.push((port.port, protocol));
         }
         if let Some(name) = port.name.as_deref().filter(|n| !n.is_empty()) {
             if !names.insert(name.to_string()) {
@@ -197,6 +229,17 @@ fn validate_service(svc: &k8s_openapi::api::core::v1::Service, errors: &mut Vec<
                 errors.push(not_supported(format!("spec.ports[{i}].protocol"), protocol, vec!["SCTP", "TCP", "UDP"]));
             }
         }
+        match &port.target_port {
+            Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(t)) if !(1..=65535).contains(t) => {
+                errors.push(invalid(format!("spec.ports[{i}].targetPort"), t.to_string(), "must be between 1 and 65535, inclusive"));
+            }
+            Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(t)) => {
+                for problem in port_name_errors(t) {
+                    errors.push(invalid(format!("spec.ports[{i}].targetPort"), format!("{t:?}"), problem));
+                }
+            }
+            _ => {}
+        }
         if let Some(node_port) = port.node_port {
             if type_ == "ClusterIP" {
                 errors.push(FieldError {
@@ -209,6 +252,61 @@ fn validate_service(svc: &k8s_openapi::api::core::v1::Service, errors: &mut Vec<
             }
         }
     }
+    validate_service_policies(spec, type_, errors);
+}
+
+/// IsValidPortName (a named container or target port).
+pub fn port_name_errors(name: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    if name.len() > 15 {
+        errors.push("must be no more than 15 characters".to_string());
+    }
+    if !name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+        errors.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".to_string());
+    }
+    if !name.chars().any(|c| c.is_ascii_lowercase()) {
+        errors.push("must contain at least one letter (a-z)".to_string());
+    }
+    if name.contains("--") {
+        errors.push("must not contain consecutive hyphens".to_string());
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        errors.push("must not begin or end with a hyphen".to_string());
+    }
+    errors
+}
+
+/// The ValidateService rules after the ports: sessionAffinity, the traffic policies and the
+/// fields only some service types may set.
+fn validate_service_policies(spec: &k8s_openapi::api::core::v1::ServiceSpec, type_: &str, errors: &mut Vec<FieldError>) {
+    if let Some(affinity) = spec.session_affinity.as_deref() {
+        if affinity != "ClientIP" && affinity != "None" {
+            errors.push(not_supported("spec.sessionAffinity", affinity, vec!["ClientIP", "None"]));
+        }
+    }
+    let external = type_ == "NodePort" || type_ == "LoadBalancer";
+    if let Some(policy) = spec.external_traffic_policy.as_deref().filter(|p| !p.is_empty()) {
+        if !external {
+            errors.push(invalid("spec.externalTrafficPolicy", format!("{policy:?}"), "may only be set when `type` is 'NodePort' or 'LoadBalancer'"));
+        } else if policy != "Cluster" && policy != "Local" {
+            errors.push(not_supported("spec.externalTrafficPolicy", policy, vec!["Cluster", "Local"]));
+        }
+    }
+    if let Some(policy) = spec.internal_traffic_policy.as_deref() {
+        if policy != "Cluster" && policy != "Local" {
+            errors.push(not_supported("spec.internalTrafficPolicy", policy, vec!["Cluster", "Local"]));
+        }
+    }
+    if type_ != "LoadBalancer" && spec.load_balancer_source_ranges.as_ref().is_some_and(|r| !r.is_empty()) {
+        errors.push(forbidden("spec.loadBalancerSourceRanges", "may only be used when `type` is 'LoadBalancer'"));
+    }
+    if type_ == "ExternalName" {
+        if let Some(name) = spec.external_name.as_deref().filter(|n| !n.is_empty()) {
+            for problem in dns1123_subdomain_errors(name.trim_end_matches('.')) {
+                errors.push(invalid("spec.externalName", format!("{name:?}"), problem));
+            }
+        }
+    }
 }
 
 fn int_at(value: &serde_json::Value, pointer: &str) -> Option<i64> {
@@ -216,17 +314,19 @@ fn int_at(value: &serde_json::Value, pointer: &str) -> Option<i64> {
 }
 
 /// Validation of the JSON-kept kinds the docs use most (apps, batch, autoscaling, policy, PVCs).
-fn validate_json_kind(kind: &str, body: &serde_json::Value, errors: &mut Vec<FieldError>) {
+fn validate_json_kind(kind: &str, meta: &ObjectMeta, body: &serde_json::Value, errors: &mut Vec<FieldError>) {
     let template = || -> Option<PodTemplateSpec> { body.pointer("/spec/template").and_then(|t| serde_json::from_value(t.clone()).ok()) };
     let selector = || -> Option<LabelSelector> { body.pointer("/spec/selector").and_then(|t| serde_json::from_value(t.clone()).ok()) };
     match kind {
-        "StatefulSet" | "DaemonSet" => {
-            if kind == "StatefulSet" {
-                if let Some(r) = int_at(body, "/spec/replicas") {
-                    non_negative(r, "spec.replicas", errors);
-                }
-            }
-            validate_selector_and_template(selector().as_ref(), template().as_ref(), errors);
+        "StatefulSet" => {
+            let spec = body.get("spec").cloned().unwrap_or_default();
+            validate_stateful_set_spec(&spec, errors);
+            validate_selector_and_template(selector().as_ref(), template().as_ref(), "statefulset", "StatefulSet", errors);
+        }
+        "DaemonSet" => {
+            let spec = body.get("spec").cloned().unwrap_or_default();
+            validate_selector_and_template(selector().as_ref(), template().as_ref(), "daemonset", "DaemonSet", errors);
+            validate_daemon_set_spec(&spec, errors);
         }
         "ReplicationController" => {
             if let Some(r) = int_at(body, "/spec/replicas") {
@@ -236,19 +336,20 @@ fn validate_json_kind(kind: &str, body: &serde_json::Value, errors: &mut Vec<Fie
                 errors.push(required("spec.template", ""));
             }
         }
-        "Job" => validate_job_spec(body.get("spec"), "spec", errors),
-        "CronJob" => {
-            match body.pointer("/spec/schedule").and_then(|s| s.as_str()) {
-                None | Some("") => errors.push(required("spec.schedule", "")),
-                Some(_) => {}
-            }
-            if let Some(policy) = body.pointer("/spec/concurrencyPolicy").and_then(|s| s.as_str()) {
-                if !["Allow", "Forbid", "Replace"].contains(&policy) {
-                    errors.push(not_supported("spec.concurrencyPolicy", policy, vec!["Allow", "Forbid", "Replace"]));
+        "Job" => {
+            validate_job_selector(meta.name.as_deref().unwrap_or(""), meta.uid.as_deref().unwrap_or(""), body, errors);
+            validate_job_spec(body.get("spec"), "spec", errors);
+            let name = meta.name.as_deref().unwrap_or("");
+            if body.pointer("/spec/completionMode").and_then(|m| m.as_str()) == Some("Indexed") {
+                if let Some(c) = int_at(body, "/spec/completions").filter(|c| *c > 0) {
+                    let hostname = format!("{name}-{}", c - 1);
+                    if !dns1123_label_errors(&hostname).is_empty() {
+                        errors.push(invalid("metadata.name", format!("{name:?}"), format!("will not able to create pod with invalid DNS label: {hostname}")));
+                    }
                 }
             }
-            validate_job_spec(body.pointer("/spec/jobTemplate/spec"), "spec.jobTemplate.spec", errors);
         }
+        "CronJob" => validate_cron_job(meta.name.as_deref().unwrap_or(""), body, errors),
         "HorizontalPodAutoscaler" => {
             let max = int_at(body, "/spec/maxReplicas");
             match max {
@@ -271,38 +372,271 @@ fn validate_json_kind(kind: &str, body: &serde_json::Value, errors: &mut Vec<Fie
             errors.push(invalid("spec", "{...}".into(), "minAvailable and maxUnavailable cannot be both set"));
         }
         "PersistentVolumeClaim" => {
-            if body.pointer("/spec/accessModes").and_then(|a| a.as_array()).is_none_or(|a| a.is_empty()) && body.pointer("/spec/dataSourceRef").is_none() {
+            // ValidatePersistentVolumeClaimSpec.
+            let modes: Vec<String> =
+                body.pointer("/spec/accessModes").and_then(|a| a.as_array()).into_iter().flatten().filter_map(|m| m.as_str().map(str::to_string)).collect();
+            if modes.is_empty() && body.pointer("/spec/dataSourceRef").is_none() {
                 errors.push(required("spec.accessModes", "at least 1 access mode is required"));
             }
-            if body.pointer("/spec/resources/requests/storage").is_none() {
-                errors.push(required("spec.resources[storage]", ""));
+            for mode in &modes {
+                if !["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"].contains(&mode.as_str()) {
+                    errors.push(not_supported("spec.accessModes", mode, vec!["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"]));
+                }
+            }
+            if modes.iter().any(|m| m == "ReadWriteOncePod") && modes.len() > 1 {
+                errors.push(forbidden("spec.accessModes", "may not use ReadWriteOncePod with other access modes"));
+            }
+            match body.pointer("/spec/resources/requests/storage") {
+                None => errors.push(required("spec.resources[storage]", "")),
+                Some(q) => {
+                    let text = q.as_str().map(str::to_string).unwrap_or_else(|| q.to_string());
+                    match crate::quantity::parse_milli(&text) {
+                        Err(e) => errors.push(invalid("spec.resources.requests[storage]", format!("{text:?}"), e.to_string())),
+                        Ok(v) if v <= 0 => errors.push(invalid("spec.resources.requests[storage]", format!("{text:?}"), "must be greater than zero")),
+                        Ok(_) => {}
+                    }
+                }
+            }
+            if let Some(mode) = body.pointer("/spec/volumeMode").and_then(|m| m.as_str()) {
+                if mode != "Block" && mode != "Filesystem" {
+                    errors.push(not_supported("spec.volumeMode", mode, vec!["Block", "Filesystem"]));
+                }
+            }
+            if let Some(class) = body.pointer("/spec/storageClassName").and_then(|c| c.as_str()).filter(|c| !c.is_empty()) {
+                for problem in dns1123_subdomain_errors(class) {
+                    errors.push(invalid("spec.storageClassName", format!("{class:?}"), problem));
+                }
             }
         }
         _ => {}
     }
 }
 
+/// validateJobSpec (pkg/apis/batch/validation): the counters, completion mode, indexed-job
+/// rules and the pod template with its restartPolicy rule. `path` is `spec` for a Job and
+/// `spec.jobTemplate.spec` for a CronJob.
 fn validate_job_spec(spec: Option<&serde_json::Value>, path: &str, errors: &mut Vec<FieldError>) {
-    let Some(spec) = spec else {
-        errors.push(required(path, ""));
-        return;
-    };
-    for field in ["parallelism", "completions", "backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished"] {
-        if let Some(v) = spec.get(field).and_then(|v| v.as_i64()) {
+    let empty = serde_json::json!({});
+    let spec = spec.unwrap_or(&empty);
+    let int = |f: &str| spec.get(f).and_then(|v| v.as_i64());
+    for field in ["parallelism", "completions", "activeDeadlineSeconds", "backoffLimit", "ttlSecondsAfterFinished", "backoffLimitPerIndex", "maxFailedIndexes"]
+    {
+        if let Some(v) = int(field) {
             non_negative(v, &format!("{path}.{field}"), errors);
         }
     }
-    let template: Option<PodTemplateSpec> = spec.get("template").and_then(|t| serde_json::from_value(t.clone()).ok());
-    match template.as_ref().and_then(|t| t.spec.as_ref()) {
-        None => errors.push(required(format!("{path}.template.spec"), "")),
-        Some(pod) => {
-            validate_pod_spec(pod, &format!("{path}.template.spec"), errors);
-            match pod.restart_policy.as_deref() {
-                Some("OnFailure") | Some("Never") => {}
-                Some(other) => errors.push(not_supported(format!("{path}.template.spec.restartPolicy"), other, vec!["OnFailure", "Never"])),
-                None => errors.push(required(format!("{path}.template.spec.restartPolicy"), "valid values: \"OnFailure\", \"Never\"")),
+    if int("maxFailedIndexes").is_some() && int("backoffLimitPerIndex").is_none() {
+        errors.push(required(format!("{path}.backoffLimitPerIndex"), "when maxFailedIndexes is specified"));
+    }
+    let mode = spec.get("completionMode").and_then(|v| v.as_str());
+    if let Some(mode) = mode {
+        if mode != "NonIndexed" && mode != "Indexed" {
+            errors.push(not_supported(format!("{path}.completionMode"), mode, vec!["NonIndexed", "Indexed"]));
+        }
+        if mode == "Indexed" {
+            if int("completions").is_none() {
+                errors.push(required(format!("{path}.completions"), "when completion mode is Indexed"));
+            }
+            if let Some(p) = int("parallelism").filter(|p| *p > 100_000) {
+                errors.push(invalid(format!("{path}.parallelism"), p.to_string(), "must be less than or equal to 100000 when completion mode is Indexed"));
+            }
+            if let (Some(c), Some(m)) = (int("completions"), int("maxFailedIndexes")) {
+                if m > c {
+                    errors.push(invalid(format!("{path}.maxFailedIndexes"), m.to_string(), "must be less than or equal to completions"));
+                }
             }
         }
+    }
+    if mode.is_none_or(|m| m == "NonIndexed") {
+        for field in ["backoffLimitPerIndex", "maxFailedIndexes"] {
+            if let Some(v) = int(field) {
+                errors.push(invalid(format!("{path}.{field}"), v.to_string(), "requires indexed completion mode"));
+            }
+        }
+        if spec.get("successPolicy").is_some_and(|v| !v.is_null()) {
+            errors.push(invalid(format!("{path}.successPolicy"), "batch.SuccessPolicy{...}".into(), "requires indexed completion mode"));
+        }
+    }
+    if let Some(policy) = spec.get("podReplacementPolicy").and_then(|v| v.as_str()) {
+        if policy != "Failed" && policy != "TerminatingOrFailed" {
+            errors.push(not_supported(format!("{path}.podReplacementPolicy"), policy, vec!["Failed", "TerminatingOrFailed"]));
+        }
+    }
+    let has_failure_policy = spec.get("podFailurePolicy").is_some_and(|v| !v.is_null());
+    let template: PodTemplateSpec = spec.get("template").and_then(|t| serde_json::from_value(t.clone()).ok()).unwrap_or_default();
+    let pod = template.spec.clone().unwrap_or_default();
+    validate_pod_spec(&pod, &format!("{path}.template.spec"), errors);
+    match pod.restart_policy.as_deref() {
+        None | Some("") | Some("Always") => errors.push(required(format!("{path}.template.spec.restartPolicy"), "valid values: \"OnFailure\", \"Never\"")),
+        Some("OnFailure") if has_failure_policy => errors.push(invalid(
+            format!("{path}.template.spec.restartPolicy"),
+            "\"OnFailure\"".into(),
+            "only \"Never\" is supported when podFailurePolicy is specified",
+        )),
+        Some("OnFailure") | Some("Never") => {}
+        Some(other) => errors.push(not_supported(format!("{path}.template.spec.restartPolicy"), other, vec!["OnFailure", "Never"])),
+    }
+}
+
+/// ValidateJob's selector rules (ValidateJobSpec, validateGeneratedSelector): the selector is
+/// required and must match the template's labels; unless spec.manualSelector, it must be the
+/// generated one. Runs after the registry generated it (see defaults::prepare_job_for_create).
+fn validate_job_selector(name: &str, uid: &str, body: &serde_json::Value, errors: &mut Vec<FieldError>) {
+    let selector: Option<LabelSelector> = body.pointer("/spec/selector").filter(|s| !s.is_null()).and_then(|s| serde_json::from_value(s.clone()).ok());
+    let labels: Option<std::collections::BTreeMap<String, String>> =
+        body.pointer("/spec/template/metadata/labels").and_then(|l| serde_json::from_value(l.clone()).ok());
+    let manual = body.pointer("/spec/manualSelector").and_then(|m| m.as_bool()) == Some(true);
+    let Some(selector) = selector else {
+        errors.push(required("spec.selector", ""));
+        return;
+    };
+    if !manual && !uid.is_empty() {
+        let expected: std::collections::BTreeMap<String, String> =
+            [("batch.kubernetes.io/controller-uid", uid), ("batch.kubernetes.io/job-name", name), ("controller-uid", uid), ("job-name", name)]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        if !Selector::from_label_selector(&selector).matches(Some(&expected)) {
+            errors.push(invalid("spec.selector", go_label_selector(&selector), "`selector` not auto-generated"));
+        }
+    }
+    if !Selector::from_label_selector(&selector).matches(labels.as_ref()) {
+        errors.push(invalid("spec.template.metadata.labels", go_labels(labels.as_ref()), "`selector` does not match template `labels`"));
+    }
+}
+
+/// robfig/cron's ParseStandard (the CronJob schedule check): 5 fields or a descriptor.
+pub fn cron_schedule_error(schedule: &str) -> Option<String> {
+    let schedule = schedule.trim();
+    let schedule = match schedule.strip_prefix("TZ=").or_else(|| schedule.strip_prefix("CRON_TZ=")) {
+        Some(rest) => rest.split_once(' ').map(|(_, s)| s.trim()).unwrap_or(""),
+        None => schedule,
+    };
+    if let Some(descriptor) = schedule.strip_prefix('@') {
+        return match descriptor {
+            "yearly" | "annually" | "monthly" | "weekly" | "daily" | "midnight" | "hourly" => None,
+            d if d.starts_with("every ") => None,
+            _ => Some(format!("unrecognized descriptor: {schedule}")),
+        };
+    }
+    let fields: Vec<&str> = schedule.split_whitespace().collect();
+    if fields.len() != 5 {
+        return Some(format!("expected exactly 5 fields, found {}: [{}]", fields.len(), fields.join(" ")));
+    }
+    const MONTHS: &[&str] = &["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+    const DAYS: &[&str] = &["sun", "mon", "tue", "wed", "thu", "fri", "sat"];
+    let bounds: [(i64, i64, &[&str], i64); 5] = [(0, 59, &[], 0), (0, 23, &[], 0), (1, 31, &[], 0), (1, 12, MONTHS, 1), (0, 6, DAYS, 0)];
+    for (field, (min, max, names, base)) in fields.iter().zip(bounds) {
+        for expr in field.split(',') {
+            let (range, step) = match expr.split_once('/') {
+                Some((r, s)) => {
+                    if s.contains('/') {
+                        return Some(format!("too many slashes: {expr}"));
+                    }
+                    (r, Some(s))
+                }
+                None => (expr, None),
+            };
+            let number = |text: &str| -> Result<i64, String> {
+                if let Some(i) = names.iter().position(|n| text.eq_ignore_ascii_case(n)) {
+                    return Ok(i as i64 + base);
+                }
+                match text.parse::<i64>() {
+                    Ok(n) if n < 0 => Err(format!("negative number ({n}) not allowed: {text}")),
+                    Ok(n) => Ok(n),
+                    Err(_) => Err(format!("failed to parse int from {text}: strconv.Atoi: parsing {text:?}: invalid syntax")),
+                }
+            };
+            let (start, end) = if range == "*" || range == "?" {
+                (min, max)
+            } else {
+                let parts: Vec<&str> = range.split('-').collect();
+                if parts.len() > 2 {
+                    return Some(format!("too many hyphens: {expr}"));
+                }
+                let start = match number(parts[0]) {
+                    Ok(n) => n,
+                    Err(e) => return Some(e),
+                };
+                let end = match parts.get(1) {
+                    Some(e) => match number(e) {
+                        Ok(n) => n,
+                        Err(e) => return Some(e),
+                    },
+                    None if step.is_some() => max,
+                    None => start,
+                };
+                (start, end)
+            };
+            if let Some(step) = step {
+                match number(step) {
+                    Ok(0) => return Some(format!("step of range should be a positive number: {expr}")),
+                    Ok(_) => {}
+                    Err(e) => return Some(e),
+                }
+            }
+            if start < min {
+                return Some(format!("beginning of range ({start}) below minimum ({min}): {expr}"));
+            }
+            if end > max {
+                return Some(format!("end of range ({end}) above maximum ({max}): {expr}"));
+            }
+            if start > end {
+                return Some(format!("beginning of range ({start}) beyond end of range ({end}): {expr}"));
+            }
+        }
+    }
+    None
+}
+
+/// validateCronJobSpec and ValidateCronJobCreate.
+fn validate_cron_job(name: &str, body: &serde_json::Value, errors: &mut Vec<FieldError>) {
+    match body.pointer("/spec/schedule").and_then(|s| s.as_str()) {
+        None | Some("") => errors.push(required("spec.schedule", "")),
+        Some(schedule) => {
+            if let Some(e) = cron_schedule_error(schedule) {
+                errors.push(invalid("spec.schedule", format!("{schedule:?}"), e));
+            }
+            if schedule.contains("TZ") {
+                errors.push(invalid("spec.schedule", format!("{schedule:?}"), "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"));
+            }
+        }
+    }
+    if let Some(v) = int_at(body, "/spec/startingDeadlineSeconds") {
+        non_negative(v, "spec.startingDeadlineSeconds", errors);
+    }
+    if let Some(tz) = body.pointer("/spec/timeZone").and_then(|t| t.as_str()) {
+        let bad_part = tz.split('/').any(|p| {
+            p == "." || p == ".." || p.starts_with('-') || p.is_empty() || p.len() > 14 || !p.chars().all(|c| c.is_ascii_alphanumeric() || ".-_+".contains(c))
+        });
+        if tz.is_empty() {
+            errors.push(invalid("spec.timeZone", "\"\"".into(), "timeZone must be nil or non-empty string"));
+        } else if bad_part {
+            errors.push(invalid("spec.timeZone", format!("{tz:?}"), format!("unknown time zone {tz}")));
+        } else if tz.eq_ignore_ascii_case("Local") {
+            errors.push(invalid("spec.timeZone", format!("{tz:?}"), "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"));
+        }
+    }
+    match body.pointer("/spec/concurrencyPolicy").and_then(|s| s.as_str()).unwrap_or("") {
+        "Allow" | "Forbid" | "Replace" => {}
+        "" => errors.push(required("spec.concurrencyPolicy", "")),
+        other => errors.push(not_supported("spec.concurrencyPolicy", other, vec!["Allow", "Forbid", "Replace"])),
+    }
+    validate_job_spec(body.pointer("/spec/jobTemplate/spec"), "spec.jobTemplate.spec", errors);
+    if let Some(selector) = body.pointer("/spec/jobTemplate/spec/selector").filter(|s| !s.is_null()) {
+        let selector: LabelSelector = serde_json::from_value(selector.clone()).unwrap_or_default();
+        errors.push(invalid("spec.jobTemplate.spec.selector", go_label_selector(&selector), "`selector` will be auto-generated"));
+    }
+    if body.pointer("/spec/jobTemplate/spec/manualSelector").and_then(|m| m.as_bool()) == Some(true) {
+        errors.push(not_supported("spec.jobTemplate.spec.manualSelector", "true", vec!["nil", "false"]));
+    }
+    for field in ["successfulJobsHistoryLimit", "failedJobsHistoryLimit"] {
+        if let Some(v) = int_at(body, &format!("/spec/{field}")) {
+            non_negative(v, &format!("spec.{field}"), errors);
+        }
+    }
+    if name.len() > 52 {
+        errors.push(invalid("metadata.name", format!("{name:?}"), "must be no more than 52 characters"));
     }
 }
 
@@ -318,25 +652,79 @@ fn validate_replicas(replicas: Option<i32>, errors: &mut Vec<FieldError>) {
     }
 }
 
-fn validate_selector_and_template(selector: Option<&LabelSelector>, template: Option<&PodTemplateSpec>, errors: &mut Vec<FieldError>) {
+/// `metav1.LabelSelector` as field errors render it (`%#v` of the dereferenced struct).
+pub fn go_label_selector(selector: &LabelSelector) -> String {
+    let labels = match &selector.match_labels {
+        None => "map[string]string(nil)".to_string(),
+        Some(m) => format!("map[string]string{{{}}}", m.iter().map(|(k, v)| format!("{k:?}:{v:?}")).collect::<Vec<_>>().join(", ")),
+    };
+    let exprs = match &selector.match_expressions {
+        None => "[]v1.LabelSelectorRequirement(nil)".to_string(),
+        Some(list) => format!(
+            "[]v1.LabelSelectorRequirement{{{}}}",
+            list.iter()
+                .map(|e| format!(
+                    "v1.LabelSelectorRequirement{{Key:{:?}, Operator:{:?}, Values:{}}}",
+                    e.key,
+                    e.operator,
+                    match &e.values {
+                        None => "[]string(nil)".to_string(),
+                        Some(v) => format!("[]string{{{}}}", v.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>().join(", ")),
+                    }
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    format!("v1.LabelSelector{{MatchLabels:{labels}, MatchExpressions:{exprs}}}")
+}
+
+fn go_labels(labels: Option<&std::collections::BTreeMap<String, String>>) -> String {
+    labels
+        .map(|l| format!("map[string]string{{{}}}", l.iter().map(|(k, v)| format!("{k:?}:{v:?}")).collect::<Vec<_>>().join(", ")))
+        .unwrap_or_else(|| "map[string]string(nil)".into())
+}
+
+/// A typed (non-optional) selector as the optional pointer upstream validates: k8s-openapi
+/// decodes a missing `selector` and `selector: {}` alike, and both are treated as missing.
+fn typed_selector(selector: &LabelSelector) -> Option<&LabelSelector> {
+    (selector.match_labels.is_some() || selector.match_expressions.is_some()).then_some(selector)
+}
+
+fn forbidden(path: impl Into<String>, detail: impl Into<String>) -> FieldError {
+    FieldError { path: path.into(), kind: FieldErrorKind::Forbidden, detail: detail.into() }
+}
+
+/// The selector and pod template rules of ValidateDeploymentSpec / ValidateReplicaSetSpec /
+/// ValidateStatefulSetSpec / ValidateDaemonSetSpec (pkg/apis/apps/validation): `kind` is the
+/// word their messages use (`deployment`, `statefulset`, `daemonset`) and `owner` the kind in
+/// the activeDeadlineSeconds message (`ReplicaSet` for Deployments and ReplicaSets).
+fn validate_selector_and_template(selector: Option<&LabelSelector>, template: Option<&PodTemplateSpec>, kind: &str, owner: &str, errors: &mut Vec<FieldError>) {
     let selector = match selector {
-        Some(s) if s.match_labels.as_ref().is_some_and(|m| !m.is_empty()) || s.match_expressions.as_ref().is_some_and(|e| !e.is_empty()) => s,
-        _ => {
+        None => {
             errors.push(required("spec.selector", ""));
-            errors.push(invalid("spec.selector", "{}".into(), "empty selector is invalid for deployment"));
-            return;
+            // LabelSelectorAsSelector(nil) selects nothing, so the template cannot match it.
+            if let Some(t) = template {
+                let labels = t.metadata.as_ref().and_then(|m| m.labels.as_ref());
+                errors.push(invalid("spec.template.metadata.labels", go_labels(labels), "`selector` does not match template `labels`"));
+            }
+            None
         }
+        Some(s) if s.match_labels.as_ref().is_none_or(|m| m.is_empty()) && s.match_expressions.as_ref().is_none_or(|e| e.is_empty()) => {
+            errors.push(invalid("spec.selector", go_label_selector(s), format!("empty selector is invalid for {kind}")));
+            None
+        }
+        Some(s) => Some(s),
     };
     let Some(template) = template else {
         errors.push(required("spec.template", ""));
         return;
     };
     let labels = template.metadata.as_ref().and_then(|m| m.labels.as_ref());
-    if !Selector::from_label_selector(selector).matches(labels) {
-        let rendered = labels
-            .map(|l| format!("map[string]string{{{}}}", l.iter().map(|(k, v)| format!("{k:?}:{v:?}")).collect::<Vec<_>>().join(", ")))
-            .unwrap_or_else(|| "map[string]string(nil)".into());
-        errors.push(invalid("spec.template.metadata.labels", rendered, "`selector` does not match template `labels`"));
+    if let Some(selector) = selector {
+        if !Selector::from_label_selector(selector).matches(labels) {
+            errors.push(invalid("spec.template.metadata.labels", go_labels(labels), "`selector` does not match template `labels`"));
+        }
     }
     match template.spec.as_ref() {
         Some(spec) => {
@@ -350,8 +738,203 @@ fn validate_selector_and_template(selector: Option<&LabelSelector>, template: Op
                     });
                 }
             }
+            if spec.active_deadline_seconds.is_some() {
+                errors.push(forbidden("spec.template.spec.activeDeadlineSeconds", format!("activeDeadlineSeconds in {owner} is not Supported")));
+            }
         }
         None => errors.push(required("spec.template.spec", "")),
+    }
+}
+
+/// IsValidPercent's message.
+const PERCENT_MSG: &str =
+    "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')";
+
+/// An IntOrString from JSON: (is string, int value, string value).
+fn int_or_string(value: &serde_json::Value) -> Option<(bool, i64, String)> {
+    match value {
+        serde_json::Value::String(s) => Some((true, 0, s.clone())),
+        serde_json::Value::Number(n) => n.as_i64().map(|i| (false, i, String::new())),
+        _ => None,
+    }
+}
+
+fn go_int_or_string((is_str, i, s): &(bool, i64, String)) -> String {
+    format!("intstr.IntOrString{{Type:{}, IntVal:{}, StrVal:{s:?}}}", if *is_str { 1 } else { 0 }, if *is_str { 0 } else { *i })
+}
+
+fn percent_value(v: &(bool, i64, String)) -> Option<i64> {
+    if !v.0 {
+        return None;
+    }
+    let digits = v.2.strip_suffix('%')?;
+    (!digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit())).then(|| digits.parse().unwrap_or(i64::MAX))
+}
+
+/// getIntOrPercentValue.
+fn int_or_percent_value(v: &(bool, i64, String)) -> i64 {
+    percent_value(v).unwrap_or(if v.0 { 0 } else { v.1 })
+}
+
+/// ValidatePositiveIntOrPercent + IsNotMoreThan100Percent (when `max100`).
+fn validate_int_or_percent(v: &(bool, i64, String), path: &str, max100: bool, errors: &mut Vec<FieldError>) {
+    if v.0 {
+        if percent_value(v).is_none() {
+            errors.push(invalid(path, go_int_or_string(v), PERCENT_MSG));
+        }
+    } else if v.1 < 0 {
+        errors.push(invalid(path, v.1.to_string(), "must be greater than or equal to 0"));
+    }
+    if max100 && percent_value(v).is_some_and(|p| p > 100) {
+        errors.push(invalid(path, go_int_or_string(v), "must not be greater than 100%"));
+    }
+}
+
+/// ValidateDeploymentSpec's strategy, minReadySeconds, revisionHistoryLimit and
+/// progressDeadlineSeconds rules (ValidateDeploymentStrategy, ValidateRollingUpdateDeployment).
+fn validate_deployment_strategy(spec: &serde_json::Value, errors: &mut Vec<FieldError>) {
+    let strategy = spec.get("strategy").cloned().unwrap_or_default();
+    let rolling = strategy.get("rollingUpdate").filter(|r| !r.is_null());
+    match strategy.get("type").and_then(|t| t.as_str()).unwrap_or("") {
+        "Recreate" => {
+            if rolling.is_some() {
+                errors.push(forbidden("spec.strategy.rollingUpdate", "may not be specified when strategy `type` is 'Recreate'"));
+            }
+        }
+        "RollingUpdate" => match rolling {
+            None => errors.push(required("spec.strategy.rollingUpdate", "this should be defaulted and never be nil")),
+            Some(r) => {
+                let unavailable = r.get("maxUnavailable").and_then(int_or_string).unwrap_or((false, 0, String::new()));
+                let surge = r.get("maxSurge").and_then(int_or_string).unwrap_or((false, 0, String::new()));
+                validate_int_or_percent(&unavailable, "spec.strategy.rollingUpdate.maxUnavailable", false, errors);
+                validate_int_or_percent(&surge, "spec.strategy.rollingUpdate.maxSurge", false, errors);
+                if int_or_percent_value(&unavailable) == 0 && int_or_percent_value(&surge) == 0 {
+                    errors.push(invalid("spec.strategy.rollingUpdate.maxUnavailable", go_int_or_string(&unavailable), "may not be 0 when `maxSurge` is 0"));
+                }
+                if percent_value(&unavailable).is_some_and(|p| p > 100) {
+                    errors.push(invalid("spec.strategy.rollingUpdate.maxUnavailable", go_int_or_string(&unavailable), "must not be greater than 100%"));
+                }
+            }
+        },
+        other => errors.push(FieldError {
+            path: "spec.strategy".into(),
+            kind: FieldErrorKind::NotSupported(
+                format!("apps.DeploymentStrategy{{Type:{other:?}, RollingUpdate:(*apps.RollingUpdateDeployment)(nil)}}"),
+                vec!["Recreate", "RollingUpdate"],
+            ),
+            detail: String::new(),
+        }),
+    }
+    let min_ready = spec.get("minReadySeconds").and_then(|v| v.as_i64()).unwrap_or(0);
+    non_negative(min_ready, "spec.minReadySeconds", errors);
+    if let Some(limit) = spec.get("revisionHistoryLimit").and_then(|v| v.as_i64()) {
+        non_negative(limit, "spec.revisionHistoryLimit", errors);
+    }
+    if let Some(deadline) = spec.get("progressDeadlineSeconds").and_then(|v| v.as_i64()) {
+        non_negative(deadline, "spec.progressDeadlineSeconds", errors);
+        if deadline <= min_ready {
+            errors.push(invalid("spec.progressDeadlineSeconds", deadline.to_string(), "must be greater than minReadySeconds"));
+        }
+    }
+}
+
+/// ValidateStatefulSetSpec's policy, strategy and counter rules.
+fn validate_stateful_set_spec(spec: &serde_json::Value, errors: &mut Vec<FieldError>) {
+    match spec.get("podManagementPolicy").and_then(|v| v.as_str()).unwrap_or("") {
+        "" => errors.push(required("spec.podManagementPolicy", "")),
+        "OrderedReady" | "Parallel" => {}
+        other => errors.push(invalid("spec.podManagementPolicy", format!("{other:?}"), "must be 'OrderedReady' or 'Parallel'")),
+    }
+    let strategy = spec.get("updateStrategy").cloned().unwrap_or_default();
+    let rolling = strategy.get("rollingUpdate").filter(|r| !r.is_null());
+    match strategy.get("type").and_then(|t| t.as_str()).unwrap_or("") {
+        "" => errors.push(required("spec.updateStrategy", "")),
+        "OnDelete" => {
+            if let Some(r) = rolling {
+                let partition = r.get("partition").and_then(|p| p.as_i64()).unwrap_or(0);
+                errors.push(invalid(
+                    "spec.updateStrategy.rollingUpdate",
+                    format!("apps.RollingUpdateStatefulSetStrategy{{Partition:{partition}, MaxUnavailable:(*intstr.IntOrString)(nil)}}"),
+                    "only allowed for updateStrategy 'RollingUpdate'",
+                ));
+            }
+        }
+        "RollingUpdate" => {
+            if let Some(r) = rolling {
+                non_negative(r.get("partition").and_then(|p| p.as_i64()).unwrap_or(0), "spec.updateStrategy.rollingUpdate.partition", errors);
+                if let Some(mu) = r.get("maxUnavailable").and_then(int_or_string) {
+                    validate_int_or_percent(&mu, "spec.updateStrategy.rollingUpdate.maxUnavailable", false, errors);
+                    if int_or_percent_value(&mu) == 0 {
+                        errors.push(invalid("spec.updateStrategy.rollingUpdate.maxUnavailable", go_int_or_string(&mu), "cannot be 0"));
+                    }
+                    if percent_value(&mu).is_some_and(|p| p > 100) {
+                        errors.push(invalid("spec.updateStrategy.rollingUpdate.maxUnavailable", go_int_or_string(&mu), "must not be greater than 100%"));
+                    }
+                }
+            }
+        }
+        other => errors.push(invalid(
+            "spec.updateStrategy",
+            format!("apps.StatefulSetUpdateStrategy{{Type:{other:?}, RollingUpdate:(*apps.RollingUpdateStatefulSetStrategy)(nil)}}"),
+            "must be 'RollingUpdate' or 'OnDelete'",
+        )),
+    }
+    for field in ["whenDeleted", "whenScaled"] {
+        if let Some(policy) = spec.pointer(&format!("/persistentVolumeClaimRetentionPolicy/{field}")).and_then(|v| v.as_str()) {
+            if policy != "Retain" && policy != "Delete" {
+                errors.push(not_supported(format!("spec.persistentVolumeClaimRetentionPolicy.{field}"), policy, vec!["Retain", "Delete"]));
+            }
+        }
+    }
+    if let Some(r) = spec.get("replicas").and_then(|v| v.as_i64()) {
+        non_negative(r, "spec.replicas", errors);
+    }
+    if let Some(m) = spec.get("minReadySeconds").and_then(|v| v.as_i64()) {
+        non_negative(m, "spec.minReadySeconds", errors);
+    }
+    if let Some(start) = spec.pointer("/ordinals/start").and_then(|v| v.as_i64()) {
+        non_negative(start, "spec.ordinals.start", errors);
+    }
+}
+
+/// ValidateDaemonSetSpec's strategy and counter rules (ValidateDaemonSetUpdateStrategy,
+/// ValidateRollingUpdateDaemonSet).
+fn validate_daemon_set_spec(spec: &serde_json::Value, errors: &mut Vec<FieldError>) {
+    if let Some(m) = spec.get("minReadySeconds").and_then(|v| v.as_i64()) {
+        non_negative(m, "spec.minReadySeconds", errors);
+    }
+    let strategy = spec.get("updateStrategy").cloned().unwrap_or_default();
+    match strategy.get("type").and_then(|t| t.as_str()).unwrap_or("") {
+        "OnDelete" => {}
+        "RollingUpdate" => match strategy.get("rollingUpdate").filter(|r| !r.is_null()) {
+            None => errors.push(required("spec.updateStrategy.rollingUpdate", "")),
+            Some(r) => {
+                let unavailable = r.get("maxUnavailable").and_then(int_or_string).unwrap_or((false, 0, String::new()));
+                let surge = r.get("maxSurge").and_then(int_or_string).unwrap_or((false, 0, String::new()));
+                validate_int_or_percent(&unavailable, "spec.updateStrategy.rollingUpdate.maxUnavailable", true, errors);
+                validate_int_or_percent(&surge, "spec.updateStrategy.rollingUpdate.maxSurge", true, errors);
+                match (int_or_percent_value(&unavailable) != 0, int_or_percent_value(&surge) != 0) {
+                    (true, true) => errors.push(invalid(
+                        "spec.updateStrategy.rollingUpdate.maxSurge",
+                        go_int_or_string(&surge),
+                        "may not be set when maxUnavailable is non-zero",
+                    )),
+                    (false, false) => errors.push(required("spec.updateStrategy.rollingUpdate.maxUnavailable", "cannot be 0 when maxSurge is 0")),
+                    _ => {}
+                }
+            }
+        },
+        other => errors.push(FieldError {
+            path: "spec.updateStrategy".into(),
+            kind: FieldErrorKind::NotSupported(
+                format!("apps.DaemonSetUpdateStrategy{{Type:{other:?}, RollingUpdate:(*apps.RollingUpdateDaemonSet)(nil)}}"),
+                vec!["RollingUpdate", "OnDelete"],
+            ),
+            detail: String::new(),
+        }),
+    }
+    if let Some(limit) = spec.get("revisionHistoryLimit").and_then(|v| v.as_i64()) {
+        non_negative(limit, "spec.revisionHistoryLimit", errors);
     }
 }
 
@@ -359,7 +942,13 @@ fn validate_metadata(meta: &ObjectMeta, kind: &str, scope: Scope, errors: &mut V
     match (meta.name.as_deref(), meta.generate_name.as_deref()) {
         (None | Some(""), None | Some("")) => errors.push(required("metadata.name", "name or generateName is required")),
         (Some(name), _) if !name.is_empty() => {
-            let problems = if kind == "Namespace" { dns1123_label_errors(name) } else { dns1123_subdomain_errors(name) };
+            // NameIsDNSLabel for namespaces and StatefulSets (ValidateStatefulSetName),
+            // NameIsDNS1035Label for Services (ValidateServiceName), subdomains otherwise.
+            let problems = match kind {
+                "Namespace" | "StatefulSet" => dns1123_label_errors(name),
+                "Service" => dns1035_label_errors(name),
+                _ => dns1123_subdomain_errors(name),
+            };
             for problem in problems {
                 errors.push(invalid("metadata.name", format!("{name:?}"), problem));
             }
@@ -374,7 +963,7 @@ fn validate_metadata(meta: &ObjectMeta, kind: &str, scope: Scope, errors: &mut V
             errors.push(invalid("metadata.labels", format!("{key:?}"), problem));
         }
         if let Some(problem) = label_value_error(value) {
-            errors.push(invalid("metadata.labels".to_string(), format!("{value:?}"), problem));
+            errors.push(invalid("metadata.labels", format!("{value:?}"), problem));
         }
     }
 }
@@ -523,7 +1112,11 @@ mod tests {
     fn validate_yaml(text: &str) -> String {
         let (docs, errs) = parse_documents("t.yaml", text);
         assert!(errs.is_empty(), "{errs:?}");
-        let obj = decode_document("t.yaml", &docs[0]).unwrap().remove(0);
+        let mut obj = decode_document("t.yaml", &docs[0]).unwrap().remove(0);
+        // As the API server runs them: defaulting, the uid, PrepareForCreate, validation.
+        crate::defaults::apply_defaults(&mut obj);
+        obj.metadata_mut().uid = Some("uid-1".into());
+        crate::defaults::prepare_job_for_create(&mut obj);
         let errors = validate_create(&obj);
         invalid_message(obj.kind(), obj.name(), &errors)
     }
@@ -559,9 +1152,9 @@ mod tests {
             ("apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {type: Magic, ports: [{port: 80}]}\n",
              "Service \"s\" is invalid: spec.type: Unsupported value: \"Magic\": supported values: \"ClusterIP\", \"ExternalName\", \"LoadBalancer\", \"NodePort\""),
             ("apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 70000}]}\n",
-             "Service \"s\" is invalid: spec.ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive"),
+             "Service \"s\" is invalid: [spec.ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive, spec.ports[0].targetPort: Invalid value: 70000: must be between 1 and 65535, inclusive]"),
             ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec: {template: {spec: {restartPolicy: Always, containers: [{name: c, image: busybox}]}}}\n",
-             "Job \"j\" is invalid: spec.template.spec.restartPolicy: Unsupported value: \"Always\": supported values: \"OnFailure\", \"Never\""),
+             "Job \"j\" is invalid: spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\""),
             ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec: {backoffLimit: -1, template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}\n",
              "Job \"j\" is invalid: spec.backoffLimit: Invalid value: -1: must be greater than or equal to 0"),
             ("apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: c}\nspec: {jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}}\n",
@@ -576,6 +1169,128 @@ mod tests {
              "ConfigMap \"c\" is invalid: data[bad key]: Invalid value: \"bad key\": a valid config key must consist of alphanumeric characters"),
         ];
         for (yaml, want) in cases {
+            let got = validate_yaml(yaml);
+            assert!(got.starts_with(want), "\n got: {got}\nwant: {want}");
+        }
+    }
+
+    const POD: &str = "template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c, image: nginx}]}}";
+
+    fn deployment(spec: &str) -> String {
+        format!("apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d}}\nspec: {{selector: {{matchLabels: {{a: b}}}}, {POD}, {spec}}}\n")
+    }
+
+    // Mirrors pkg/apis/apps/validation/validation_test.go TestValidateDeployment /
+    // TestValidateDeploymentStrategy / TestValidateRollingUpdateDeployment, and the docs page
+    // tasks/manage-kubernetes-objects/update-api-object-kubectl-patch (retainkeys-demo).
+    #[test]
+    fn validate_deployment_mirrors_upstream() {
+        let cases: &[(&str, &str)] = &[
+            ("strategy: {type: Recreate, rollingUpdate: {maxSurge: 1}}", "Deployment \"d\" is invalid: spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'"),
+            ("strategy: {type: Blue}", "Deployment \"d\" is invalid: spec.strategy: Unsupported value: apps.DeploymentStrategy{Type:\"Blue\", RollingUpdate:(*apps.RollingUpdateDeployment)(nil)}: supported values: \"Recreate\", \"RollingUpdate\""),
+            ("strategy: {rollingUpdate: {maxSurge: 0, maxUnavailable: 0}}", "Deployment \"d\" is invalid: spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:0, IntVal:0, StrVal:\"\"}: may not be 0 when `maxSurge` is 0"),
+            ("strategy: {rollingUpdate: {maxUnavailable: 110%}}", "Deployment \"d\" is invalid: spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"110%\"}: must not be greater than 100%"),
+            ("strategy: {rollingUpdate: {maxSurge: 'x'}}", "Deployment \"d\" is invalid: spec.strategy.rollingUpdate.maxSurge: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"x\"}: a valid percent string must be a numeric string followed by an ending '%'"),
+            ("strategy: {rollingUpdate: {maxSurge: -1}}", "Deployment \"d\" is invalid: spec.strategy.rollingUpdate.maxSurge: Invalid value: -1: must be greater than or equal to 0"),
+            ("minReadySeconds: 700", "Deployment \"d\" is invalid: spec.progressDeadlineSeconds: Invalid value: 600: must be greater than minReadySeconds"),
+            ("revisionHistoryLimit: -1", "Deployment \"d\" is invalid: spec.revisionHistoryLimit: Invalid value: -1: must be greater than or equal to 0"),
+        ];
+        for (spec, want) in cases {
+            let got = validate_yaml(&deployment(spec));
+            assert!(got.starts_with(want), "\n got: {got}\nwant: {want}");
+        }
+        // Recreate without rollingUpdate is valid (no errors).
+        assert_eq!(validate_yaml(&deployment("strategy: {type: Recreate}")), "Deployment \"d\" is invalid: []");
+        let active = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {activeDeadlineSeconds: 5, containers: [{name: c, image: nginx}]}}}\n";
+        assert_eq!(
+            validate_yaml(active),
+            "Deployment \"d\" is invalid: spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in ReplicaSet is not Supported"
+        );
+    }
+
+    // Mirrors TestValidateStatefulSet and TestValidateDaemonSet(UpdateStrategy).
+    #[test]
+    fn validate_stateful_and_daemon_sets_mirror_upstream() {
+        let sts = |spec: &str, name: &str| {
+            format!("apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {{name: {name}}}\nspec: {{selector: {{matchLabels: {{a: b}}}}, {POD}{spec}}}\n")
+        };
+        let ds =
+            |spec: &str| format!("apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {{name: ds}}\nspec: {{selector: {{matchLabels: {{a: b}}}}, {POD}{spec}}}\n");
+        let cases: Vec<(String, &str)> = vec![
+            (sts(", podManagementPolicy: Sometimes", "s"), "StatefulSet \"s\" is invalid: spec.podManagementPolicy: Invalid value: \"Sometimes\": must be 'OrderedReady' or 'Parallel'"),
+            (sts(", updateStrategy: {type: Sideways}", "s"), "StatefulSet \"s\" is invalid: spec.updateStrategy: Invalid value: apps.StatefulSetUpdateStrategy{Type:\"Sideways\", RollingUpdate:(*apps.RollingUpdateStatefulSetStrategy)(nil)}: must be 'RollingUpdate' or 'OnDelete'"),
+            (sts(", updateStrategy: {type: OnDelete, rollingUpdate: {partition: 1}}", "s"), "StatefulSet \"s\" is invalid: spec.updateStrategy.rollingUpdate: Invalid value: apps.RollingUpdateStatefulSetStrategy{Partition:1, MaxUnavailable:(*intstr.IntOrString)(nil)}: only allowed for updateStrategy 'RollingUpdate'"),
+            (sts(", updateStrategy: {rollingUpdate: {partition: -1}}", "s"), "StatefulSet \"s\" is invalid: spec.updateStrategy.rollingUpdate.partition: Invalid value: -1: must be greater than or equal to 0"),
+            (sts(", persistentVolumeClaimRetentionPolicy: {whenDeleted: Keep}", "s"), "StatefulSet \"s\" is invalid: spec.persistentVolumeClaimRetentionPolicy.whenDeleted: Unsupported value: \"Keep\": supported values: \"Retain\", \"Delete\""),
+            (sts("", "a.b"), "StatefulSet \"a.b\" is invalid: metadata.name: Invalid value: \"a.b\": a lowercase RFC 1123 label must consist of"),
+            (sts(", minReadySeconds: -1", "s"), "StatefulSet \"s\" is invalid: spec.minReadySeconds: Invalid value: -1: must be greater than or equal to 0"),
+            (ds(", updateStrategy: {rollingUpdate: {maxUnavailable: 1, maxSurge: 1}}"), "DaemonSet \"ds\" is invalid: spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: intstr.IntOrString{Type:0, IntVal:1, StrVal:\"\"}: may not be set when maxUnavailable is non-zero"),
+            (ds(", updateStrategy: {rollingUpdate: {maxUnavailable: 0}}"), "DaemonSet \"ds\" is invalid: spec.updateStrategy.rollingUpdate.maxUnavailable: Required value: cannot be 0 when maxSurge is 0"),
+            (ds(", updateStrategy: {type: Never}"), "DaemonSet \"ds\" is invalid: spec.updateStrategy: Unsupported value: apps.DaemonSetUpdateStrategy{Type:\"Never\", RollingUpdate:(*apps.RollingUpdateDaemonSet)(nil)}: supported values: \"RollingUpdate\", \"OnDelete\""),
+        ];
+        for (yaml, want) in &cases {
+            let got = validate_yaml(yaml);
+            assert!(got.starts_with(want), "\n got: {got}\nwant: {want}");
+        }
+        let empty =
+            "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: ds}\nspec: {selector: {}, template: {spec: {containers: [{name: c, image: nginx}]}}}\n";
+        assert_eq!(validate_yaml(empty), "DaemonSet \"ds\" is invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for daemonset");
+    }
+
+    // Mirrors pkg/apis/batch/validation/validation_test.go TestValidateJob / TestValidateCronJob*.
+    #[test]
+    fn validate_jobs_and_cron_jobs_mirror_upstream() {
+        let job = |spec: &str| {
+            format!("apiVersion: batch/v1\nkind: Job\nmetadata: {{name: j}}\nspec: {{template: {{spec: {{restartPolicy: Never, containers: [{{name: c, image: busybox}}]}}}}{spec}}}\n")
+        };
+        let cj = |spec: &str, name: &str| {
+            format!("apiVersion: batch/v1\nkind: CronJob\nmetadata: {{name: {name}}}\nspec: {{jobTemplate: {{spec: {{template: {{spec: {{restartPolicy: OnFailure, containers: [{{name: c, image: busybox}}]}}}}}}}}{spec}}}\n")
+        };
+        let cases: Vec<(String, &str)> = vec![
+            (job(", completionMode: Sometimes"), "Job \"j\" is invalid: spec.completionMode: Unsupported value: \"Sometimes\": supported values: \"NonIndexed\", \"Indexed\""),
+            (job(", completionMode: Indexed, parallelism: 2"), "Job \"j\" is invalid: spec.completions: Required value: when completion mode is Indexed"),
+            (job(", backoffLimitPerIndex: 1"), "Job \"j\" is invalid: spec.backoffLimitPerIndex: Invalid value: 1: requires indexed completion mode"),
+            (job(", manualSelector: true"), "Job \"j\" is invalid: spec.selector: Required value"),
+            (job(", selector: {matchLabels: {app: x}}"), "Job \"j\" is invalid: [spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"x\", \"batch.kubernetes.io/controller-uid\":\"uid-1\"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: `selector` not auto-generated"),
+            (job(", activeDeadlineSeconds: -5"), "Job \"j\" is invalid: spec.activeDeadlineSeconds: Invalid value: -5: must be greater than or equal to 0"),
+            (cj(", schedule: '* * *'", "c"), "CronJob \"c\" is invalid: spec.schedule: Invalid value: \"* * *\": expected exactly 5 fields, found 3: [* * *]"),
+            (cj(", schedule: '61 * * * *'", "c"), "CronJob \"c\" is invalid: spec.schedule: Invalid value: \"61 * * * *\": end of range (61) above maximum (59): 61"),
+            (cj(", schedule: '@sometimes'", "c"), "CronJob \"c\" is invalid: spec.schedule: Invalid value: \"@sometimes\": unrecognized descriptor: @sometimes"),
+            (cj(", schedule: 'TZ=UTC * * * * *'", "c"), "CronJob \"c\" is invalid: spec.schedule: Invalid value: \"TZ=UTC * * * * *\": cannot use TZ or CRON_TZ in schedule, use timeZone field instead"),
+            (cj(", schedule: '*/5 * * * *', concurrencyPolicy: Sometimes", "c"), "CronJob \"c\" is invalid: spec.concurrencyPolicy: Unsupported value: \"Sometimes\": supported values: \"Allow\", \"Forbid\", \"Replace\""),
+            (cj(", schedule: '*/5 * * * *', timeZone: Local", "c"), "CronJob \"c\" is invalid: spec.timeZone: Invalid value: \"Local\": timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"),
+            (cj(", schedule: '*/5 * * * *'", &"x".repeat(53)), "CronJob \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\" is invalid: metadata.name: Invalid value: \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\": must be no more than 52 characters"),
+        ];
+        for (yaml, want) in &cases {
+            let got = validate_yaml(yaml);
+            assert!(got.starts_with(want), "\n got: {got}\nwant: {want}");
+        }
+        for ok in ["*/5 * * * *", "0 0 * * sun", "15 3 1-10/2 jan-mar mon-fri", "@hourly", "@every 1h"] {
+            assert_eq!(cron_schedule_error(ok), None, "{ok}");
+        }
+    }
+
+    // Mirrors pkg/apis/core/validation/validation_test.go TestValidateServiceCreate /
+    // TestValidatePersistentVolumeClaim.
+    #[test]
+    fn validate_service_and_pvc_mirror_upstream() {
+        let svc = |spec: &str| format!("apiVersion: v1\nkind: Service\nmetadata: {{name: s}}\nspec: {spec}\n");
+        let pvc = |spec: &str| format!("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {{name: p}}\nspec: {spec}\n");
+        let cases: Vec<(String, &str)> = vec![
+            (svc("{ports: [{name: Http, port: 80}]}"), "Service \"s\" is invalid: spec.ports[0].name: Invalid value: \"Http\": a lowercase RFC 1123 label must consist of"),
+            (svc("{ports: [{port: 80, targetPort: 70000}]}"), "Service \"s\" is invalid: spec.ports[0].targetPort: Invalid value: 70000: must be between 1 and 65535, inclusive"),
+            (svc("{ports: [{port: 80, targetPort: http--web}]}"), "Service \"s\" is invalid: spec.ports[0].targetPort: Invalid value: \"http--web\": must not contain consecutive hyphens"),
+            (svc("{ports: [{name: a, port: 80}, {name: b, port: 80}]}"), "Service \"s\" is invalid: spec.ports[1]: Duplicate value: core.ServicePort{Name:\"\", Protocol:\"TCP\", AppProtocol:(*string)(nil), Port:80, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:\"\"}, NodePort:0}"),
+            (svc("{ports: [{port: 80}], externalTrafficPolicy: Local}"), "Service \"s\" is invalid: spec.externalTrafficPolicy: Invalid value: \"Local\": may only be set when `type` is 'NodePort' or 'LoadBalancer'"),
+            (svc("{ports: [{port: 80}], sessionAffinity: Sticky}"), "Service \"s\" is invalid: spec.sessionAffinity: Unsupported value: \"Sticky\": supported values: \"ClientIP\", \"None\""),
+            (svc("{type: ExternalName, externalName: 'my_db'}"), "Service \"s\" is invalid: spec.externalName: Invalid value: \"my_db\": a lowercase RFC 1123 subdomain"),
+            ("apiVersion: v1\nkind: Service\nmetadata: {name: 1svc}\nspec: {ports: [{port: 80}]}\n".to_string(), "Service \"1svc\" is invalid: metadata.name: Invalid value: \"1svc\": a DNS-1035 label must consist of"),
+            (pvc("{accessModes: [ReadWriteSometimes], resources: {requests: {storage: 1Gi}}}"), "PersistentVolumeClaim \"p\" is invalid: spec.accessModes: Unsupported value: \"ReadWriteSometimes\": supported values: \"ReadOnlyMany\", \"ReadWriteMany\", \"ReadWriteOnce\", \"ReadWriteOncePod\""),
+            (pvc("{accessModes: [ReadWriteOncePod, ReadWriteOnce], resources: {requests: {storage: 1Gi}}}"), "PersistentVolumeClaim \"p\" is invalid: spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes"),
+            (pvc("{accessModes: [ReadWriteOnce], resources: {requests: {storage: '0'}}}"), "PersistentVolumeClaim \"p\" is invalid: spec.resources.requests[storage]: Invalid value: \"0\": must be greater than zero"),
+            (pvc("{accessModes: [ReadWriteOnce], volumeMode: Raw, resources: {requests: {storage: 1Gi}}}"), "PersistentVolumeClaim \"p\" is invalid: spec.volumeMode: Unsupported value: \"Raw\": supported values: \"Block\", \"Filesystem\""),
+        ];
+        for (yaml, want) in &cases {
             let got = validate_yaml(yaml);
             assert!(got.starts_with(want), "\n got: {got}\nwant: {want}");
         }

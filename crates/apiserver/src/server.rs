@@ -254,8 +254,14 @@ impl ApiServer {
         apply_defaults(&mut object);
         admission::admit_create(&mut object, &self.store, req)?;
         let service_allocations = self.allocate_service(&mut object, req)?;
+        // BeforeCreate: the uid (FillObjectMetaSystemFields), then the strategy's
+        // PrepareForCreate (a Job's generated selector), then validation.
+        let uid = new_uid(req.rng);
+        object.metadata_mut().uid = Some(uid.clone());
+        kubesim_api::defaults::prepare_job_for_create(&mut object);
         let errors = validate_create(&object);
         if !errors.is_empty() {
+            self.release_service(service_allocations);
             // Invalid errors name the qualified kind (`Deployment.apps`), as errors.NewInvalid does.
             let qualified_kind = match info.group() {
                 "" => object.kind().to_string(),
@@ -263,8 +269,6 @@ impl ApiServer {
             };
             return Err(ApiError::invalid(invalid_message(&qualified_kind, object.name(), &errors)));
         }
-        let uid = new_uid(req.rng);
-        generate_job_selector(&mut object, &uid);
         default_storage_class(&mut object, &self.store);
         let meta = object.metadata_mut();
         meta.uid = Some(uid);
@@ -676,35 +680,6 @@ impl ApiServer {
     }
 }
 
-/// The Job registry's generated selector (pkg/registry/batch/job/strategy.go): unless
-/// spec.manualSelector, the selector is `batch.kubernetes.io/controller-uid=<uid>` and the
-/// template gets the controller-uid and job-name labels (new and legacy keys).
-fn generate_job_selector(object: &mut Object, uid: &str) {
-    let Object::Dynamic(job) = object else { return };
-    if job.kind != "Job" {
-        return;
-    }
-    let name = job.metadata.name.clone().unwrap_or_default();
-    let Some(spec) = job.rest.get_mut("spec").and_then(|s| s.as_object_mut()) else { return };
-    if spec.get("manualSelector").and_then(|m| m.as_bool()) == Some(true) {
-        return;
-    }
-    spec.insert("selector".into(), serde_json::json!({ "matchLabels": { "batch.kubernetes.io/controller-uid": uid } }));
-    let labels = spec
-        .entry("template")
-        .or_insert_with(|| serde_json::json!({}))
-        .as_object_mut()
-        .map(|t| t.entry("metadata").or_insert_with(|| serde_json::json!({})))
-        .and_then(|m| m.as_object_mut())
-        .map(|m| m.entry("labels").or_insert_with(|| serde_json::json!({})));
-    if let Some(serde_json::Value::Object(labels)) = labels {
-        labels.insert("batch.kubernetes.io/controller-uid".into(), uid.into());
-        labels.insert("batch.kubernetes.io/job-name".into(), name.clone().into());
-        labels.insert("controller-uid".into(), uid.into());
-        labels.insert("job-name".into(), name.into());
-    }
-}
-
 /// DefaultStorageClass admission: a PVC with no storageClassName gets the default class.
 fn default_storage_class(object: &mut Object, store: &Store) {
     let Object::Dynamic(pvc) = object else { return };
@@ -764,6 +739,32 @@ fn immutable_field_errors(new: &Object, old: &Object, info: &KindInfo) -> Vec<ku
         let (x, y) = (a.pointer(pointer), b.pointer(pointer));
         if x != y && y.is_some() {
             errors.push(immutable(&pointer[1..].replace('/', "."), x.unwrap_or(&serde_json::Value::Null)));
+        }
+    }
+    // ValidateStatefulSetUpdate: only these spec fields may change.
+    if info.kind == "StatefulSet" {
+        let strip = |v: &serde_json::Value| {
+            let mut spec = v.get("spec").cloned().unwrap_or_default();
+            if let Some(m) = spec.as_object_mut() {
+                for key in ["replicas", "template", "updateStrategy", "minReadySeconds", "ordinals", "persistentVolumeClaimRetentionPolicy"] {
+                    m.remove(key);
+                }
+            }
+            spec
+        };
+        if strip(&a) != strip(&b) {
+            errors.push(FieldError {
+                path: "spec".into(),
+                kind: FieldErrorKind::Forbidden,
+                detail: "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden".into(),
+            });
+        }
+    }
+    // ValidateJobUpdate: completions are immutable unless the Job is Indexed (elastic).
+    if info.kind == "Job" && a.pointer("/spec/completionMode").and_then(|m| m.as_str()) != Some("Indexed") {
+        let (x, y) = (a.pointer("/spec/completions"), b.pointer("/spec/completions"));
+        if x != y {
+            errors.push(immutable("spec.completions", x.unwrap_or(&serde_json::Value::Null)));
         }
     }
     if matches!(info.kind, "ConfigMap" | "Secret")

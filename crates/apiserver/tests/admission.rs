@@ -235,3 +235,69 @@ fn updates_are_validated_and_selectors_are_immutable() {
     let err = api.api.update(negative, &mut req).unwrap_err();
     assert_eq!(err.message, "Deployment.apps \"web\" is invalid: spec.replicas: Invalid value: -3: must be greater than or equal to 0");
 }
+
+// Docs: tasks/administer-cluster/manage-resources/memory-constraint-namespace — the stored
+// LimitRange shows default/defaultRequest from max/min (SetDefaults_LimitRangeItem), and the
+// rejection quotes canonical quantities (1.5Gi is stored and reported as 1536Mi).
+#[test]
+fn memory_constraints_page_stores_defaults_and_quotes_canonical_quantities() {
+    let mut api = Api::new();
+    let lr = api
+        .create("apiVersion: v1\nkind: LimitRange\nmetadata: {name: mem-min-max-demo-lr}\nspec:\n  limits:\n  - max: {memory: 1Gi}\n    min: {memory: 500Mi}\n    type: Container\n")
+        .unwrap();
+    assert_eq!(
+        lr.to_json()["spec"]["limits"][0],
+        serde_json::json!({"default": {"memory": "1Gi"}, "defaultRequest": {"memory": "1Gi"}, "max": {"memory": "1Gi"}, "min": {"memory": "500Mi"}, "type": "Container"})
+    );
+    let err = api.create(&pod("constraints-mem-demo-2", "{limits: {memory: 1.5Gi}, requests: {memory: 800Mi}}")).unwrap_err();
+    assert_eq!(err.message, "pods \"constraints-mem-demo-2\" is forbidden: maximum memory usage per Container is 1Gi, but limit is 1536Mi");
+    let err = api.create(&pod("constraints-mem-demo-3", "{limits: {memory: 800Mi}, requests: {memory: 100Mi}}")).unwrap_err();
+    assert_eq!(err.message, "pods \"constraints-mem-demo-3\" is forbidden: minimum memory usage per Container is 500Mi, but request is 100Mi");
+    let created = api.create(&pod("constraints-mem-demo-4", "{}")).unwrap();
+    let resources = created.as_pod().unwrap().spec.as_ref().unwrap().containers[0].resources.clone().unwrap();
+    assert_eq!((resources.limits.unwrap()["memory"].0.as_str(), resources.requests.unwrap()["memory"].0.as_str()), ("1Gi", "1Gi"));
+    // Canonical storage of a pod's quantities.
+    let created = api.create(&pod("canon", "{limits: {cpu: '0.5', memory: 0.75Gi}, requests: {cpu: 100m, memory: 600Mi}}")).unwrap();
+    let resources = created.as_pod().unwrap().spec.as_ref().unwrap().containers[0].resources.clone().unwrap();
+    let limits = resources.limits.unwrap();
+    assert_eq!((limits["cpu"].0.as_str(), limits["memory"].0.as_str()), ("500m", "768Mi"));
+}
+
+// pkg/registry/batch/job/strategy.go generateSelector + pkg/apis/batch/v1 SetDefaults_Job, as
+// `kubectl get job pi -o yaml` shows them on a v1.34 cluster (docs: concepts/workloads/controllers/job).
+#[test]
+fn jobs_get_generated_selector_labels_and_template_defaults() {
+    let mut api = Api::new();
+    let job = api
+        .create("apiVersion: batch/v1\nkind: Job\nmetadata: {name: pi}\nspec:\n  backoffLimit: 4\n  template:\n    spec:\n      containers:\n      - name: pi\n        image: perl:5.34.0\n        command: [perl, -Mbignum=bpi, -wle, print bpi(2000)]\n      restartPolicy: Never\n")
+        .unwrap();
+    let json = job.to_json();
+    let uid = json["metadata"]["uid"].as_str().unwrap().to_string();
+    let want_labels =
+        serde_json::json!({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": "pi", "controller-uid": uid, "job-name": "pi"});
+    assert_eq!(json["metadata"]["labels"], want_labels);
+    assert_eq!(json["spec"]["template"]["metadata"]["labels"], want_labels);
+    assert_eq!(json["spec"]["selector"], serde_json::json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}));
+    let pod = &json["spec"]["template"]["spec"];
+    assert_eq!(pod["dnsPolicy"], "ClusterFirst");
+    assert_eq!(pod["schedulerName"], "default-scheduler");
+    assert_eq!(pod["terminationGracePeriodSeconds"], 30);
+    assert_eq!(pod["securityContext"], serde_json::json!({}));
+    assert_eq!(pod["containers"][0]["terminationMessagePath"], "/dev/termination-log");
+    assert_eq!(pod["containers"][0]["terminationMessagePolicy"], "File");
+    assert_eq!(pod["containers"][0]["imagePullPolicy"], "IfNotPresent");
+    assert_eq!(
+        (json["spec"]["completions"].clone(), json["spec"]["parallelism"].clone(), json["spec"]["completionMode"].clone()),
+        (1.into(), 1.into(), "NonIndexed".into())
+    );
+    // A user-given label set is kept (SetDefaults_Job copies template labels only when empty).
+    let job = api
+        .create("apiVersion: batch/v1\nkind: Job\nmetadata: {name: labelled, labels: {team: a}}\nspec:\n  template:\n    spec:\n      containers: [{name: c, image: busybox}]\n      restartPolicy: OnFailure\n")
+        .unwrap();
+    assert_eq!(job.to_json()["metadata"]["labels"], serde_json::json!({"team": "a"}));
+    // manualSelector: the user's selector must match the template.
+    let err = api
+        .create("apiVersion: batch/v1\nkind: Job\nmetadata: {name: manual}\nspec:\n  manualSelector: true\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: y}}\n    spec:\n      containers: [{name: c, image: busybox}]\n      restartPolicy: Never\n")
+        .unwrap_err();
+    assert_eq!(err.message, "Job.batch \"manual\" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"y\"}: `selector` does not match template `labels`");
+}

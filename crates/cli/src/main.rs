@@ -142,7 +142,7 @@ fn cmd_run(args: &[String]) -> ExitCode {
             }
         }
     }
-    let outcome = match run_with_files(options) {
+    let outcome = match run_with_files(options, None) {
         Ok(outcome) => outcome,
         Err(code) => return code,
     };
@@ -185,23 +185,41 @@ fn cmd_run(args: &[String]) -> ExitCode {
 }
 
 /// Runs the scenario after pre-reading the files `kubectl ... -f PATH` commands refer to.
-fn run_with_files(mut options: RunOptions) -> Result<kubesim_sim::RunOutcome, ExitCode> {
+fn run_with_files(mut options: RunOptions, final_argv: Option<&Vec<String>>) -> Result<kubesim_sim::RunOutcome, ExitCode> {
     let mut extra = Vec::new();
-    for (_, command) in &options.commands {
-        let words: Vec<&str> = command.split_whitespace().collect();
-        for pair in words.windows(2) {
-            let path = match pair {
-                ["-f", path] | ["--filename", path] => Some(*path),
-                _ => None,
-            };
-            if let Some(path) = path.filter(|p| *p != "-") {
-                match std::fs::read_to_string(path) {
-                    Ok(text) => extra.push(InputFile { name: path.to_string(), text }),
-                    Err(e) => {
-                        eprintln!("error: the path {path:?} cannot be read: {e}");
-                        return Err(ExitCode::from(1));
+    // The files `--at` commands and the `kubesim kubectl` command read, split as the commands
+    // themselves are (POSIX quoting); `-f` files must exist, the others are kubectl's to report.
+    let mut argvs: Vec<Vec<String>> = options.commands.iter().filter_map(|(_, c)| kubesim_sim::commands::split(c).ok()).collect();
+    argvs.extend(final_argv.cloned());
+    for argv in &argvs {
+        let required: Vec<String> = kubesim_sim::commands::files_named(&filename_args(argv));
+        for path in kubesim_sim::commands::files_named(argv) {
+            if path == "-" || extra.iter().any(|f: &InputFile| f.name == path) {
+                continue;
+            }
+            if std::path::Path::new(&path).is_dir() {
+                // `--from-file=DIR`, `-k DIR`: the regular files directly in it, as DIR/NAME.
+                let mut names: Vec<String> = std::fs::read_dir(&path)
+                    .map(|d| d.filter_map(|e| e.ok()).filter(|e| e.path().is_file()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+                    .unwrap_or_default();
+                names.sort();
+                for name in names {
+                    let file = format!("{}/{name}", path.trim_end_matches('/'));
+                    if let Ok(text) = std::fs::read_to_string(&file) {
+                        if !extra.iter().any(|f: &InputFile| f.name == file) {
+                            extra.push(InputFile { name: file, text });
+                        }
                     }
                 }
+                continue;
+            }
+            match std::fs::read_to_string(&path) {
+                Ok(text) => extra.push(InputFile { name: path.to_string(), text }),
+                Err(e) if required.contains(&path) => {
+                    eprintln!("error: the path {path:?} cannot be read: {e}");
+                    return Err(ExitCode::from(1));
+                }
+                Err(_) => {}
             }
         }
     }
@@ -216,6 +234,26 @@ fn run_with_files(mut options: RunOptions) -> Result<kubesim_sim::RunOutcome, Ex
     Ok(kubesim_sim::RunOutcome { world, files, errors })
 }
 
+/// Only the `-f`/`--filename` arguments of an argv (the files that must exist).
+fn filename_args(argv: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < argv.len() {
+        let a = &argv[i];
+        if a == "-f" || a == "--filename" {
+            out.extend(argv[i..(i + 2).min(argv.len())].iter().cloned());
+            i += 2;
+            continue;
+        }
+        let filename = a.starts_with("--filename=") || (a.starts_with("-f") && !a.starts_with("--") && a.len() > 2);
+        if filename || a == "logs" || a == "log" {
+            out.push(a.clone());
+        }
+        i += 1;
+    }
+    out
+}
+
 fn cmd_kubectl(args: &[String]) -> ExitCode {
     let Some(split) = args.iter().position(|a| a == "--") else {
         eprintln!("error: kubesim kubectl needs '--' before the kubectl arguments\n\n{USAGE}");
@@ -224,41 +262,97 @@ fn cmd_kubectl(args: &[String]) -> ExitCode {
     let mut options = RunOptions { seed: 1, ..Default::default() };
     let mut i = 0;
     let scenario = &args[..split];
+    let usage_error = |message: String| {
+        eprintln!("error: {message}\n\n{USAGE}");
+        ExitCode::from(2)
+    };
     while i < scenario.len() {
-        match scenario[i].as_str() {
-            "--seed" => {
-                options.seed = scenario.get(i + 1).and_then(|v| v.parse().ok()).unwrap_or(1);
-                i += 2;
-            }
-            "--for" => {
-                options.duration_ms = scenario.get(i + 1).and_then(|v| parse_duration(v));
-                i += 2;
-            }
-            "--at" => {
-                if let (Some(t), Some(c)) = (scenario.get(i + 1).and_then(|v| parse_duration(v)), scenario.get(i + 2)) {
-                    options.commands.push((t, c.clone()));
+        let (flag, inline) = match scenario[i].split_once('=').filter(|(f, _)| f.starts_with("--")) {
+            Some((f, v)) => (f.to_string(), Some(v.to_string())),
+            None => (scenario[i].clone(), None),
+        };
+        let value = |i: &mut usize| -> Option<String> {
+            match &inline {
+                Some(v) => {
+                    *i += 1;
+                    Some(v.clone())
                 }
-                i += 3;
+                None => {
+                    let v = scenario.get(*i + 1).cloned();
+                    *i += 2;
+                    v
+                }
             }
+        };
+        match flag.as_str() {
+            "--seed" => match value(&mut i).map(|v| v.parse::<u64>()) {
+                Some(Ok(seed)) => options.seed = seed,
+                _ => return usage_error("--seed needs a non-negative integer".into()),
+            },
+            "--for" => match value(&mut i).as_deref().and_then(parse_duration) {
+                Some(ms) => options.duration_ms = Some(ms),
+                None => return usage_error("--for needs a duration such as 90s, 10m or 1h30m".into()),
+            },
+            "--at" => {
+                let t = value(&mut i);
+                let command = scenario.get(i).cloned();
+                i += 1;
+                match (t.as_deref().and_then(parse_duration), command) {
+                    (Some(ms), Some(c)) => options.commands.push((ms, c)),
+                    _ => return usage_error("--at needs a time and a command".into()),
+                }
+            }
+            flag if flag.starts_with('-') && flag != "-" => return usage_error(format!("unknown flag {flag:?}")),
             file => {
-                match std::fs::read_to_string(file) {
-                    Ok(text) => options.files.push(InputFile { name: file.to_string(), text }),
-                    Err(e) => {
-                        eprintln!("error: the path {file:?} cannot be read: {e}");
+                let text = if file == "-" {
+                    let mut text = String::new();
+                    if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+                        eprintln!("error: reading stdin: {e}");
                         return ExitCode::from(1);
                     }
-                }
+                    text
+                } else {
+                    match std::fs::read_to_string(file) {
+                        Ok(text) => text,
+                        Err(e) => {
+                            eprintln!("error: the path {file:?} cannot be read: {e}");
+                            return ExitCode::from(1);
+                        }
+                    }
+                };
+                options.files.push(InputFile { name: file.to_string(), text });
                 i += 1;
             }
         }
     }
-    let mut outcome = match run_with_files(options) {
+    // The kubectl arguments exactly as the shell passed them: no re-joining or re-splitting.
+    let argv: Vec<String> = args[split + 1..].to_vec();
+    let mut outcome = match run_with_files(options, Some(&argv)) {
         Ok(outcome) => outcome,
         Err(code) => return code,
     };
-    let line = args[split + 1..].iter().map(|a| if a.contains(char::is_whitespace) { format!("'{a}'") } else { a.clone() }).collect::<Vec<_>>().join(" ");
-    let record = outcome.world.run_command(&format!("kubectl {line}"));
-    print!("{}", record.stdout);
-    eprint!("{}", record.stderr);
-    ExitCode::from(record.exit_code.clamp(0, 255) as u8)
+    // As `kubesim run`: invalid documents and apply warnings on stderr, exit status 1.
+    for warning in outcome.files.iter().flat_map(|f| f.warnings.iter()) {
+        eprintln!("{warning}");
+    }
+    for error in &outcome.errors {
+        eprintln!("{error}");
+    }
+    if argv.iter().any(|a| a == "-") && kubesim_sim::commands::files_named(&argv).iter().any(|f| f == "-") {
+        let mut text = String::new();
+        if std::io::stdin().read_to_string(&mut text).is_ok() {
+            outcome.world.add_file("-", &text);
+        }
+    }
+    let (stdout, stderr, code) = kubesim_sim::commands::kubectl_argv(&mut outcome.world, &argv);
+    print!("{stdout}");
+    eprint!("{stderr}");
+    let code = if code != 0 {
+        code
+    } else if outcome.errors.is_empty() {
+        0
+    } else {
+        1
+    };
+    ExitCode::from(code.clamp(0, 255) as u8)
 }

@@ -3,7 +3,7 @@
 //! documents applied even when others fail.
 
 use crate::merge;
-use crate::util::{self, kind_group, server_error};
+use crate::util::{self, kind_group};
 use kubesim_api::decode::{decode_document, parse_documents, unknown_fields, DecodeError, Document};
 use kubesim_api::object::{KindInfo, Object, Scope};
 use kubesim_apiserver::{ApiServer, Request};
@@ -59,6 +59,8 @@ pub struct ApplyResult {
     pub field_path: Option<String>,
     /// Warnings kubectl prints to stderr (`Warning: unknown field "spec.foo"`).
     pub warnings: Vec<String>,
+    /// The object as written (or, in a dry run, as it would be), for `-o yaml|json|go-template`.
+    pub object: Option<Value>,
 }
 
 impl ApplyResult {
@@ -82,6 +84,7 @@ impl ApplyResult {
             outcome: Err(message),
             field_path: None,
             warnings: Vec::new(),
+            object: None,
         }
     }
 }
@@ -246,6 +249,7 @@ fn apply_object_inner(file: &str, document: &Document, mut object: Object, optio
         outcome: Err(String::new()),
         field_path: None,
         warnings: Vec::new(),
+        object: None,
     };
     let unknown = unknown_fields(&document.value, &object);
     match options.validate {
@@ -308,6 +312,7 @@ fn apply_object_inner(file: &str, document: &Document, mut object: Object, optio
     match (options.mode, current) {
         (Mode::Apply | Mode::Create, None) => {
             if options.dry_run {
+                result.object = Some(object.to_json());
                 result.outcome = match dry_run_create(api, object) {
                     Ok(()) => Ok(ApplyAction::Created),
                     Err(e) => Err(server_error_when(&e, "creating", file)),
@@ -317,6 +322,7 @@ fn apply_object_inner(file: &str, document: &Document, mut object: Object, optio
             result.outcome = match api.create(object, req) {
                 Ok(created) => {
                     result.name = Some(created.name().to_string());
+                    result.object = Some(created.to_json());
                     Ok(ApplyAction::Created)
                 }
                 Err(e) => Err(server_error_when(&e, "creating", file)),
@@ -331,7 +337,12 @@ fn apply_object_inner(file: &str, document: &Document, mut object: Object, optio
         }
         (Mode::Replace, Some(_)) => {
             object.metadata_mut().resource_version = None;
-            result.outcome = match if options.dry_run { util::check_update(api, &object) } else { util::update(api, object, req).map(|_| ()) } {
+            result.object = Some(object.to_json());
+            result.outcome = match if options.dry_run {
+                util::check_update(api, &object)
+            } else {
+                util::update(api, object, req).map(|written| result.object = Some(written.to_json()))
+            } {
                 Ok(()) => Ok(ApplyAction::Configured),
                 Err(e) => Err(server_error_when(&e, "replacing", file)),
             };
@@ -367,10 +378,12 @@ fn apply_object_inner(file: &str, document: &Document, mut object: Object, optio
             let mut defaulted = merged_object.clone();
             kubesim_api::defaults::apply_defaults(&mut defaulted);
             if merged_object.to_json() == current_json || defaulted.to_json() == current_json {
+                result.object = Some(current_json);
                 result.outcome = Ok(ApplyAction::Unchanged);
                 return result;
             }
             if options.dry_run {
+                result.object = Some(merged.clone());
                 result.outcome = match util::check_update(api, &defaulted) {
                     Ok(()) => Ok(ApplyAction::Configured),
                     Err(e) => Err(server_error_when(&e, "patching", file)),
@@ -380,7 +393,10 @@ fn apply_object_inner(file: &str, document: &Document, mut object: Object, optio
             let mut to_write = merged_object;
             to_write.metadata_mut().resource_version = current.metadata().resource_version.clone();
             result.outcome = match util::update(api, to_write, req) {
-                Ok(_) => Ok(ApplyAction::Configured),
+                Ok(written) => {
+                    result.object = Some(written.to_json());
+                    Ok(ApplyAction::Configured)
+                }
                 Err(e) => {
                     let patch = merge::diff(&current_json, &merged);
                     Err(format!(
@@ -410,6 +426,9 @@ fn dry_run_create(api: &ApiServer, object: Object) -> Result<(), kubesim_apiserv
     }
     let mut object = object;
     kubesim_api::defaults::apply_defaults(&mut object);
+    // The server-side strategy's PrepareForCreate needs a uid (a Job's generated selector).
+    object.metadata_mut().uid.get_or_insert_with(|| "00000000-0000-0000-0000-000000000000".into());
+    kubesim_api::defaults::prepare_job_for_create(&mut object);
     let errors = kubesim_api::validation::validate_create(&object);
     if !errors.is_empty() {
         return Err(kubesim_apiserver::ApiError::invalid(kubesim_api::validation::invalid_message(&util::qualified_kind(&object), object.name(), &errors)));
@@ -418,7 +437,7 @@ fn dry_run_create(api: &ApiServer, object: Object) -> Result<(), kubesim_apiserv
 }
 
 fn server_error_when(e: &kubesim_apiserver::ApiError, verb: &str, file: &str) -> String {
-    let rendered = server_error(e);
+    let rendered = util::raw_server_error(e);
     match rendered.split_once("): ") {
         Some((head, message)) => format!("{head}): error when {verb} {file:?}: {message}"),
         None => rendered,

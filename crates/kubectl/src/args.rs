@@ -4,12 +4,57 @@
 /// whitespace separates words; single quotes keep text literally; double quotes allow `\"`,
 /// `\\`, `\$` and `` \` `` escapes; a backslash outside quotes escapes the next character.
 /// Unquoted shell operators (`|`, `>`, `<`, `;`, `&`, `` ` ``) are refused: one command only.
+/// `$(...)` is refused too; [`split_command_with`] runs it.
 pub fn split_command(line: &str) -> Result<Vec<String>, String> {
+    split_command_with(line, &mut |_| Err("command substitution $(...) is not supported here".to_string()))
+}
+
+/// [`split_command`] with POSIX command substitution: `$(COMMAND)` is replaced by what
+/// `substitute(COMMAND)` prints, trailing newlines removed; unquoted, the result is split into
+/// words at whitespace, inside double quotes it stays one word (as a POSIX shell does).
+pub fn split_command_with(line: &str, substitute: &mut dyn FnMut(&str) -> Result<String, String>) -> Result<Vec<String>, String> {
     let mut words = Vec::new();
     let mut current = String::new();
     let mut in_word = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
+    let chars: Vec<char> = line.chars().collect();
+    let mut i = 0;
+    // The command inside `$(`, from after the parenthesis to its match (quotes respected).
+    let inner = |start: usize| -> Result<(String, usize), String> {
+        let mut depth = 1;
+        let mut j = start;
+        let mut quote: Option<char> = None;
+        while j < chars.len() {
+            let c = chars[j];
+            match quote {
+                Some(q) if c == q => quote = None,
+                Some('"') if c == '\\' => j += 1,
+                Some(_) => {}
+                None => match c {
+                    '\'' | '"' => quote = Some(c),
+                    '\\' => j += 1,
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Ok((chars[start..j].iter().collect(), j + 1));
+                        }
+                    }
+                    _ => {}
+                },
+            }
+            j += 1;
+        }
+        Err("unterminated command substitution $(...)".into())
+    };
+    let strip = |mut s: String| {
+        while s.ends_with('\n') {
+            s.pop();
+        }
+        s
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        i += 1;
         match c {
             c if c.is_whitespace() => {
                 if in_word {
@@ -17,12 +62,40 @@ pub fn split_command(line: &str) -> Result<Vec<String>, String> {
                     in_word = false;
                 }
             }
+            '$' if chars.get(i) == Some(&'(') => {
+                let (command, next) = inner(i + 1)?;
+                i = next;
+                let text = strip(substitute(&command)?);
+                // Field splitting of an unquoted substitution.
+                let mut parts = text.split_whitespace().peekable();
+                if text.starts_with(char::is_whitespace) && in_word {
+                    words.push(std::mem::take(&mut current));
+                    in_word = false;
+                }
+                while let Some(part) = parts.next() {
+                    current.push_str(part);
+                    in_word = true;
+                    if parts.peek().is_some() {
+                        words.push(std::mem::take(&mut current));
+                    }
+                }
+                if text.ends_with(char::is_whitespace) && in_word {
+                    words.push(std::mem::take(&mut current));
+                    in_word = false;
+                }
+            }
             '\'' => {
                 in_word = true;
                 loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(c) => current.push(c),
+                    match chars.get(i) {
+                        Some('\'') => {
+                            i += 1;
+                            break;
+                        }
+                        Some(c) => {
+                            current.push(*c);
+                            i += 1;
+                        }
                         None => return Err("unterminated single quote".into()),
                     }
                 }
@@ -30,27 +103,40 @@ pub fn split_command(line: &str) -> Result<Vec<String>, String> {
             '"' => {
                 in_word = true;
                 loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(c @ ('"' | '\\' | '$' | '`')) => current.push(c),
-                            Some('\n') => {}
+                    let Some(&c) = chars.get(i) else { return Err("unterminated double quote".into()) };
+                    i += 1;
+                    match c {
+                        '"' => break,
+                        '\\' => match chars.get(i).copied() {
+                            Some(c @ ('"' | '\\' | '$' | '`')) => {
+                                current.push(c);
+                                i += 1;
+                            }
+                            Some('\n') => i += 1,
                             Some(c) => {
                                 current.push('\\');
                                 current.push(c);
+                                i += 1;
                             }
                             None => return Err("unterminated double quote".into()),
                         },
-                        Some(c) => current.push(c),
-                        None => return Err("unterminated double quote".into()),
+                        '$' if chars.get(i) == Some(&'(') => {
+                            let (command, next) = inner(i + 1)?;
+                            i = next;
+                            current.push_str(&strip(substitute(&command)?));
+                        }
+                        c => current.push(c),
                     }
                 }
             }
             '\\' => {
                 in_word = true;
-                match chars.next() {
-                    Some('\n') => {}
-                    Some(c) => current.push(c),
+                match chars.get(i) {
+                    Some('\n') => i += 1,
+                    Some(c) => {
+                        current.push(*c);
+                        i += 1;
+                    }
                     None => return Err("trailing backslash".into()),
                 }
             }
@@ -78,11 +164,25 @@ pub struct Args {
     pub after_dash: Vec<String>,
     /// Flags in order: (long name, value). Boolean flags get "true" unless given `=value`.
     pub flags: Vec<(String, String)>,
+    /// The objects `-f FILE` names (kind, namespace, name), for verbs that act on existing
+    /// objects (get, describe, label, scale, ...); filled by the dispatcher.
+    pub file_targets: Option<Vec<(&'static kubesim_api::object::KindInfo, String, String)>>,
 }
 
 /// Long names of flags that take no value (unless written `--flag=value`).
+/// Whether `--NAME` is a boolean flag (takes no separate value word): for callers that scan an
+/// argv for the files it names.
+pub fn is_bool_flag(name: &str) -> bool {
+    BOOL_FLAGS.contains(&name.trim_start_matches('-'))
+}
+
 const BOOL_FLAGS: &[&str] = &[
     "all",
+    "create-annotation",
+    "minify",
+    "flatten",
+    "raw-config",
+    "append-hash",
     "all-namespaces",
     "force",
     "show-labels",
@@ -122,6 +222,22 @@ const BOOL_FLAGS: &[&str] = &[
     "command",
     "all-containers",
     "prefix",
+    "rm",
+    "expose",
+    "privileged",
+    "attach",
+    "leave-stdin-open",
+    "list",
+    "watch-only",
+    "show-managed-fields",
+    "use-openapi-print-columns",
+    "openapi-patch",
+    "output-watch-events",
+    "ignore-errors",
+    "prune",
+    "include-uninitialized",
+    "keep-annotations",
+    "resolve",
 ];
 
 fn short_name(c: char, command: &str) -> Option<&'static str> {
@@ -145,6 +261,7 @@ fn short_name(c: char, command: &str) -> Option<&'static str> {
         'h' => "help",
         'r' => "replicas",
         'v' => "v",
+        's' => "server",
         _ => return None,
     })
 }
@@ -169,6 +286,8 @@ impl Args {
                 let is_bool = BOOL_FLAGS.contains(&name.as_str()) || (name == "dry-run" && value.is_none());
                 let value = match value {
                     Some(v) => v,
+                    // pflag NoOptDefVal: a bare --cascade means background.
+                    None if name == "cascade" => "background".to_string(),
                     None if is_bool => "true".to_string(),
                     None => {
                         let v = argv.get(i).cloned().ok_or_else(|| format!("flag needs an argument: --{name}"))?;
@@ -262,6 +381,33 @@ mod tests {
         assert!(split_command("kubectl get pods > out.txt").is_err());
         assert_eq!(split_command("get pods -l 'a|b' --field-selector \"x!=y\"").unwrap(), s(&["get", "pods", "-l", "a|b", "--field-selector", "x!=y"]));
         assert!(split_command("a \"b").is_err());
+        // POSIX: quotes concatenate within a word; a backslash-newline joins lines.
+        assert_eq!(split_command("a'b'\"c\"d \\\nx").unwrap(), s(&["abcd", "x"]));
+        assert_eq!(split_command("-p '{\"spec\":{\"replicas\":2}}'").unwrap(), s(&["-p", "{\"spec\":{\"replicas\":2}}"]));
+        assert_eq!(
+            split_command("-o jsonpath='{range .items[*]}{.metadata.name}{\"\\n\"}{end}'").unwrap(),
+            s(&["-o", "jsonpath={range .items[*]}{.metadata.name}{\"\\n\"}{end}"])
+        );
+        assert!(split_command("drain $(kubectl get pod x)").is_err());
+    }
+
+    #[test]
+    fn command_substitution_like_a_posix_shell() {
+        let mut run = |cmd: &str| -> Result<String, String> {
+            Ok(match cmd {
+                "kubectl get pod zk-0 --template {{.spec.nodeName}}" => "node-1".to_string(),
+                "echo two words" => "two words\n\n".to_string(),
+                other => format!("<{other}>"),
+            })
+        };
+        assert_eq!(
+            split_command_with("kubectl drain $(kubectl get pod zk-0 --template {{.spec.nodeName}}) --force", &mut run).unwrap(),
+            s(&["kubectl", "drain", "node-1", "--force"])
+        );
+        assert_eq!(split_command_with("a $(echo two words) b", &mut run).unwrap(), s(&["a", "two", "words", "b"]));
+        assert_eq!(split_command_with("a \"$(echo two words)\" b", &mut run).unwrap(), s(&["a", "two words", "b"]));
+        assert_eq!(split_command_with("x=\"$(echo 'a)b')\"", &mut run).unwrap(), s(&["x=<echo 'a)b'>"]));
+        assert!(split_command_with("a $(b", &mut run).is_err());
     }
 
     #[test]

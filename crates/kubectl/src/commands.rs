@@ -36,33 +36,49 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
         "logs" | "log" => "logs",
         other => other,
     };
-    let args = match Args::parse(&rest, parse_as) {
+    let mut args = match Args::parse(&rest, parse_as) {
         Ok(a) => a,
         Err(e) => return out.fail(format!("error: {e}\nSee 'kubectl {command} --help' for usage.")),
     };
     let namespace = args.get("namespace").unwrap_or("default").to_string();
+    // Verbs that act on existing objects resolve `-f FILE` to the objects it names
+    // (resource.Builder FilenameParam: each document's kind, namespace and name).
+    const FILE_VERBS: &[&str] = &["get", "describe", "label", "annotate", "patch", "scale", "set", "rollout", "autoscale", "expose", "wait", "certificate"];
+    if FILE_VERBS.contains(&command) && (args.has("filename") || args.has("kustomize")) {
+        match file_targets(&args, cluster, &namespace, out) {
+            Ok(targets) => args.file_targets = Some(targets),
+            Err(e) => return out.fail(e),
+        }
+    }
     if args.bool("help") {
         out.outln(format!("kubesim kubectl: see https://kubernetes.io/docs/reference/kubectl/generated/kubectl_{command}/"));
         return;
     }
     match command {
+        "apply" if args.positional.first().map(String::as_str) == Some("view-last-applied") => view_last_applied(&args, api, cluster, &namespace, out),
+        "apply" if args.positional.first().map(String::as_str) == Some("set-last-applied") => set_last_applied(&args, api, req, cluster, &namespace, out),
+        "apply" if args.positional.first().map(String::as_str) == Some("edit-last-applied") => {
+            out.fail("error: kubectl apply edit-last-applied needs an editor; use kubectl apply set-last-applied -f FILE")
+        }
         "apply" => apply(&args, api, req, cluster, &namespace, Mode::Apply, out),
+        "kustomize" => kustomize_cmd(&args, cluster, out),
         "create" => create(&args, api, req, cluster, &namespace, out),
         "replace" => apply(&args, api, req, cluster, &namespace, Mode::Replace, out),
-        "get" => get::run(&args, api, req, &namespace, out),
+        "get" => get::run(&args, api, req, cluster, &namespace, out),
         "describe" => describe::run(&args, api, req, &namespace, out),
         "delete" => delete(&args, api, req, cluster, &namespace, out),
         "scale" => scale(&args, api, req, &namespace, out),
-        "set" => set(&args, api, req, &namespace, out),
-        "label" => label_or_annotate(&args, api, req, &namespace, out, true),
-        "annotate" => label_or_annotate(&args, api, req, &namespace, out, false),
-        "patch" => patch(&args, api, req, &namespace, out),
+        "set" => set(&args, api, req, cluster, &namespace, out),
+        "certificate" => certificate(&args, api, req, out),
+        "label" => label_or_annotate(&args, api, req, cluster, &namespace, out, true),
+        "annotate" => label_or_annotate(&args, api, req, cluster, &namespace, out, false),
+        "patch" => patch(&args, api, req, cluster, &namespace, out),
         "taint" => taint(&args, api, req, out),
         "cordon" => cordon(&args, api, req, out, true),
         "uncordon" => cordon(&args, api, req, out, false),
         "drain" => drain(&args, api, req, out),
         "rollout" => rollout(&args, api, req, &namespace, out),
-        "run" => run_pod(&args, api, req, &namespace, out),
+        "run" => run_pod(&args, api, req, cluster, &namespace, out),
         "expose" => expose(&args, api, req, &namespace, out),
         "autoscale" => autoscale(&args, api, req, &namespace, out),
         "logs" | "log" => logs(&args, api, cluster, &namespace, out),
@@ -107,15 +123,40 @@ fn first_command(argv: &[String]) -> Option<usize> {
 
 fn read_inputs(args: &Args, cluster: &dyn ClusterView, out: &mut Output) -> Option<Vec<(String, String)>> {
     let files = args.all("filename");
-    if files.is_empty() {
+    let kustomize = args.all("kustomize");
+    if files.is_empty() && kustomize.is_empty() {
         out.fail("error: must specify one of -f and -k");
         return None;
+    }
+    if !files.is_empty() && !kustomize.is_empty() {
+        out.fail("error: only one of -f or -k can be specified");
+        return None;
+    }
+    if let Some(dir) = kustomize.first() {
+        return match crate::kustomize::build(dir, cluster) {
+            Ok((resources, warnings)) => {
+                for w in warnings {
+                    out.errln(w);
+                }
+                Some(vec![(dir.to_string(), kustomized_text(&resources))])
+            }
+            Err(e) => {
+                out.fail(e);
+                None
+            }
+        };
     }
     let mut inputs = Vec::new();
     for f in files {
         for f in f.split(',') {
             match cluster.read_file(f) {
                 Ok(text) => inputs.push((f.to_string(), text)),
+                // resource.Builder reads http(s) manifests with an HTTP GET; the simulation has
+                // no network, so only files registered under that name can be read.
+                Err(_) if f.starts_with("http://") || f.starts_with("https://") => {
+                    out.fail(format!("error: unable to read URL {f:?}: kubesim has no network access; download the manifest and pass its local path"));
+                    return None;
+                }
                 Err(e) => {
                     out.fail(format!("error: {e}"));
                     return None;
@@ -124,6 +165,73 @@ fn read_inputs(args: &Args, cluster: &dyn ClusterView, out: &mut Output) -> Opti
         }
     }
     Some(inputs)
+}
+
+/// A kustomize build as the multi-document text the `-f` paths read (JSON is YAML).
+fn kustomized_text(resources: &[Value]) -> String {
+    resources.iter().map(|r| serde_json::to_string(r).unwrap_or_default()).collect::<Vec<_>>().join("\n---\n")
+}
+
+/// `kubectl kustomize [DIR]`: the build as YAML documents.
+fn kustomize_cmd(args: &Args, cluster: &dyn ClusterView, out: &mut Output) {
+    let dir = args.positional.first().map(String::as_str).unwrap_or(".");
+    match crate::kustomize::build(dir, cluster) {
+        Ok((resources, warnings)) => {
+            for w in warnings {
+                out.errln(w);
+            }
+            let docs: Vec<String> = resources.iter().map(crate::yaml::to_yaml).collect();
+            out.out(docs.join("---\n"));
+        }
+        Err(e) => out.fail(e),
+    }
+}
+
+/// The objects named in `-f` files: (kind, namespace, name) per document, with the builder's
+/// namespace rules (the document's namespace, else `-n`/default; a `-n` that contradicts the
+/// document is an error).
+fn file_targets(args: &Args, cluster: &dyn ClusterView, namespace: &str, out: &mut Output) -> Result<Vec<(&'static KindInfo, String, String)>, String> {
+    let mut scratch = Output::default();
+    let inputs = read_inputs(args, cluster, &mut scratch);
+    // Warnings (kustomize's deprecation notices) go to stderr; a failure is the error.
+    if inputs.is_some() {
+        for line in scratch.stderr.lines() {
+            out.errln(line);
+        }
+    }
+    let Some(inputs) = inputs else { return Err(scratch.stderr.trim_end().to_string()) };
+    let mut targets = Vec::new();
+    for (file, text) in inputs {
+        let (docs, errors) = kubesim_api::decode::parse_documents(&file, &text);
+        if let Some(e) = errors.first() {
+            return Err(e.to_string());
+        }
+        for d in docs {
+            let objects = kubesim_api::decode::decode_document(&file, &d).map_err(|e| e.to_string())?;
+            for o in objects {
+                let Some(info) = o.info() else { continue };
+                let ns = match info.scope {
+                    Scope::Cluster => String::new(),
+                    Scope::Namespaced if o.namespace().is_empty() => namespace.to_string(),
+                    Scope::Namespaced => {
+                        if args.has("namespace") && o.namespace() != namespace {
+                            return Err(format!(
+                                "error: the namespace from the provided object {:?} does not match the namespace {namespace:?}. You must pass '--namespace={}' to perform this operation.",
+                                o.namespace(),
+                                o.namespace()
+                            ));
+                        }
+                        o.namespace().to_string()
+                    }
+                };
+                targets.push((info, ns, o.name().to_string()));
+            }
+        }
+    }
+    if targets.is_empty() {
+        return Err("error: no objects passed to get".into());
+    }
+    Ok(targets)
 }
 
 fn dry_run(args: &Args) -> bool {
@@ -146,7 +254,32 @@ fn apply(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn 
         _ if options.dry_run => " (dry run)",
         _ => "",
     };
+    // replace --force: delete what the files name, then create them (replace.go forceReplace).
+    let mut options = options;
+    if mode == Mode::Replace && args.bool("force") {
+        let targets = match file_targets(args, cluster, namespace, out) {
+            Ok(t) => t,
+            Err(e) => return out.fail(e),
+        };
+        let grace = args.get("grace-period").and_then(|g| g.parse::<i64>().ok()).filter(|g| *g >= 0);
+        for (info, ns, name) in &targets {
+            match api.delete(info, ns, name, DeleteOptions { grace_period_seconds: grace, ..Default::default() }, req) {
+                Ok(_) => out.outln(format!("{} {name:?} deleted", kind_group(info))),
+                Err(e) if e.code == 404 => {}
+                Err(e) => return out.fail(server_error(&e)),
+            }
+        }
+        options.mode = Mode::Create;
+    }
     let name_only = args.get("output") == Some("name");
+    let format = match get::output_format(args, cluster) {
+        Ok(f) => f,
+        Err(e) => return out.fail(e),
+    };
+    let mut printed = 0;
+    // apply/create/replace return one error as cmdutil.CheckErr prints it (an Invalid one from
+    // its details), several as they are.
+    let mut failures: Vec<String> = Vec::new();
     for (file, text) in inputs {
         let results = apply_documents(&file, &text, &options, api, req);
         if results.is_empty() {
@@ -170,6 +303,17 @@ fn apply(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn 
                     let name = r.name.clone().unwrap_or_default();
                     if name_only {
                         out.outln(format!("{kg}/{name}"));
+                    } else if let (false, Some(json), Some(info)) = (
+                        matches!(format, get::Format::Table | get::Format::Wide),
+                        r.object.clone(),
+                        r.kind.as_deref().and_then(|_| info_of_json(r.object.as_ref())),
+                    ) {
+                        // The YAML printer separates the second and later objects with "---".
+                        if printed > 0 && format == get::Format::Yaml {
+                            out.out("---\n");
+                        }
+                        printed += 1;
+                        get::print_values(&format, &[(info, json)], true, out);
                     } else {
                         let word = match (mode, action) {
                             (Mode::Replace, _) => "replaced",
@@ -179,10 +323,24 @@ fn apply(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn 
                         out.outln(format!("{kg}/{name} {word}{suffix}"));
                     }
                 }
-                Err(message) => out.fail(message),
+                Err(message) => failures.push(message.clone()),
             }
         }
     }
+    match failures.as_slice() {
+        [] => {}
+        [one] if one.starts_with("Error from server (Invalid): ") => out.fail(util::invalid_as_kubectl(one).unwrap_or_else(|| one.clone())),
+        many => {
+            for m in many {
+                out.fail(m);
+            }
+        }
+    }
+}
+
+fn info_of_json(json: Option<&Value>) -> Option<&'static KindInfo> {
+    let json = json?;
+    kind_info(json.get("apiVersion")?.as_str()?, json.get("kind")?.as_str()?)
 }
 
 /// `kubectl diff -f FILE`.
@@ -201,12 +359,15 @@ fn diff(args: &Args, api: &ApiServer, now: u64, cluster: &mut dyn ClusterView, n
 }
 
 fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn ClusterView, namespace: &str, out: &mut Output) {
-    if args.has("filename") {
+    if args.has("filename") || args.has("kustomize") {
         return apply(args, api, req, cluster, namespace, Mode::Create, out);
     }
     let Some(sub) = args.positional.first().map(String::as_str) else {
         return out.fail("error: must specify one of -f and -k");
     };
+    if sub == "token" {
+        return create_token(args, api, req, namespace, out);
+    }
     let name = args.positional.get(1).cloned();
     let object = match (sub, name) {
         ("namespace" | "ns", Some(name)) => {
@@ -252,29 +413,252 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
             }))
         }
         ("configmap" | "cm", Some(name)) => {
-            let data = match literal_and_file_data(args, cluster) {
+            let data = match literal_and_file_data(args, cluster, "ConfigMap", &name) {
                 Ok(d) => d,
                 Err(e) => return out.fail(e),
             };
-            let json = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}, "data": data});
+            let mut json = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}, "data": data});
+            if args.bool("append-hash") {
+                json["metadata"]["name"] = Value::String(format!("{name}-{}", crate::kustomize::content_hash(&json)));
+            }
             match util::from_json(kind_info("v1", "ConfigMap").expect("configmaps"), json) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            }
+        }
+        ("secret", Some(kind)) if kind == "docker-registry" || kind == "tls" => {
+            let Some(name) = args.positional.get(2).cloned() else {
+                return out.fail(format!("error: exactly one NAME is required, got 0\nSee 'kubectl create secret {kind} -h' for help and examples"));
+            };
+            let json = if kind == "docker-registry" {
+                // create_secret_docker.go: a .dockerconfigjson with one auths entry.
+                let (Some(user), Some(password)) = (args.get("docker-username"), args.get("docker-password")) else {
+                    return out.fail("error: either --from-file or the combination of --docker-username, --docker-password and --docker-server is required");
+                };
+                let server = args.get("docker-server").unwrap_or("https://index.docker.io/v1/");
+                // json.Marshal of DockerConfigJSON: struct field order, email omitted when empty.
+                let q = |v: &str| serde_json::to_string(v).unwrap_or_default();
+                let email = args.get("docker-email").filter(|e| !e.is_empty()).map(|e| format!(",\"email\":{}", q(e))).unwrap_or_default();
+                let auth = base64(format!("{user}:{password}").as_bytes());
+                let config = format!("{{\"auths\":{{{}:{{\"username\":{},\"password\":{}{email},\"auth\":{}}}}}}}", q(server), q(user), q(password), q(&auth));
+                serde_json::json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace}, "type": "kubernetes.io/dockerconfigjson",
+                    "data": {".dockerconfigjson": base64(config.as_bytes())}})
+            } else {
+                let (Some(cert), Some(key)) = (args.get("cert"), args.get("key")) else {
+                    return out.fail("error: required flag(s) \"cert\", \"key\" not set");
+                };
+                let read = |path: &str| cluster.read_file(path).map_err(|_| format!("error: failed to load key pair open {path}: no such file or directory"));
+                let (cert, key) = match (read(cert), read(key)) {
+                    (Ok(c), Ok(k)) => (c, k),
+                    (Err(e), _) | (_, Err(e)) => return out.fail(e),
+                };
+                serde_json::json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace}, "type": "kubernetes.io/tls",
+                    "data": {"tls.crt": base64(cert.as_bytes()), "tls.key": base64(key.as_bytes())}})
+            };
+            match util::from_json(kind_info("v1", "Secret").expect("secrets"), json) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            }
+        }
+        ("ingress" | "ing", Some(name)) => match ingress_json(args, &name, namespace) {
+            Ok(json) => match util::from_json(kind_info("networking.k8s.io/v1", "Ingress").expect("ingresses"), json) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            },
+            Err(e) => return out.fail(e),
+        },
+        ("serviceaccount" | "sa", Some(name)) => {
+            let json = serde_json::json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": namespace}});
+            match util::from_json(kind_info("v1", "ServiceAccount").expect("serviceaccounts"), json) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            }
+        }
+        ("quota" | "resourcequota", Some(name)) => {
+            // create_quota.go: --hard=k=v,... and --scopes=A,B.
+            let mut hard = serde_json::Map::new();
+            for pair in args.get("hard").unwrap_or("").split(',').filter(|p| !p.is_empty()) {
+                let Some((k, v)) = pair.split_once('=') else {
+                    return out.fail(format!("error: invalid argument {pair:?} for --hard: must be of the form NAME=QUANTITY"));
+                };
+                hard.insert(k.to_string(), Value::String(v.to_string()));
+            }
+            let mut spec = serde_json::json!({"hard": hard});
+            if let Some(scopes) = args.get("scopes").filter(|s| !s.is_empty()) {
+                spec["scopes"] = serde_json::json!(scopes.split(',').collect::<Vec<_>>());
+            }
+            let json = serde_json::json!({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": name, "namespace": namespace}, "spec": spec});
+            match util::from_json(kind_info("v1", "ResourceQuota").expect("resourcequotas"), json) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            }
+        }
+        ("priorityclass" | "pc", Some(name)) => {
+            let value = match args.get("value").unwrap_or("0").parse::<i64>() {
+                Ok(v) => v,
+                Err(_) => {
+                    return out.fail(format!(
+                        "error: invalid argument {:?} for \"--value\" flag: strconv.ParseInt: parsing {:?}: invalid syntax",
+                        args.get("value").unwrap_or(""),
+                        args.get("value").unwrap_or("")
+                    ))
+                }
+            };
+            let mut json = serde_json::json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value,
+                "description": args.get("description").unwrap_or(""),
+                "preemptionPolicy": args.get("preemption-policy").unwrap_or("PreemptLowerPriority")});
+            if args.bool("global-default") {
+                json["globalDefault"] = Value::Bool(true);
+            }
+            match util::from_json(kind_info("scheduling.k8s.io/v1", "PriorityClass").expect("priorityclasses"), json) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            }
+        }
+        ("poddisruptionbudget" | "pdb", Some(name)) => {
+            let (min, max) = (args.get("min-available"), args.get("max-unavailable"));
+            let int_or = |v: &str| v.parse::<i64>().map(Value::from).unwrap_or_else(|_| Value::String(v.to_string()));
+            let mut spec = serde_json::Map::new();
+            match (min, max) {
+                (Some(_), Some(_)) => return out.fail("error: min-available and max-unavailable cannot be both specified"),
+                (None, None) => return out.fail("error: one of min-available or max-unavailable must be specified"),
+                (Some(m), None) => {
+                    spec.insert("minAvailable".into(), int_or(m));
+                }
+                (None, Some(m)) => {
+                    spec.insert("maxUnavailable".into(), int_or(m));
+                }
+            }
+            if args.get("selector").is_some_and(|s| s.contains("!=")) {
+                return out.fail("error: \"!=\" is not a valid label selector operator");
+            }
+            let selector = match args.get("selector").map(Selector::parse) {
+                Some(Ok(s)) => to_label_selector(&s),
+                Some(Err(e)) => return out.fail(format!("error: {e}")),
+                None => return out.fail("error: a selector must be specified"),
+            };
+            spec.insert("selector".into(), serde_json::to_value(selector).unwrap_or_default());
+            let json =
+                serde_json::json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name, "namespace": namespace}, "spec": spec});
+            match util::from_json(kind_info("policy/v1", "PodDisruptionBudget").expect("pdbs"), json) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            }
+        }
+        ("role" | "clusterrole", Some(name)) => {
+            // create_role.go: one rule per API group of the resources, verbs shared.
+            let verbs: Vec<String> = args.all("verb").iter().flat_map(|v| v.split(',')).map(str::to_string).collect();
+            if verbs.is_empty() {
+                return out.fail("error: at least one verb must be specified");
+            }
+            let resources: Vec<String> = args.all("resource").iter().flat_map(|v| v.split(',')).map(str::to_string).collect();
+            let names: Vec<String> = args.all("resource-name").iter().flat_map(|v| v.split(',')).map(str::to_string).collect();
+            let non_resource: Vec<String> = args.all("non-resource-url").iter().flat_map(|v| v.split(',')).map(str::to_string).collect();
+            if resources.is_empty() && non_resource.is_empty() {
+                return out.fail("error: at least one resource must be specified");
+            }
+            let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+            for r in &resources {
+                let (resource, sub) = r.split_once('/').map(|(a, b)| (a.to_string(), Some(b.to_string()))).unwrap_or((r.clone(), None));
+                let (plural, group) = match util::resolve(&resource) {
+                    Ok(info) => (info.plural.to_string(), info.group().to_string()),
+                    Err(_) => match resource.split_once('.') {
+                        Some((p, g)) => (p.to_string(), g.to_string()),
+                        None => (resource.clone(), String::new()),
+                    },
+                };
+                let full = match sub {
+                    Some(s) => format!("{plural}/{s}"),
+                    None => plural,
+                };
+                match groups.iter_mut().find(|(g, _)| *g == group) {
+                    Some((_, list)) => list.push(full),
+                    None => groups.push((group, vec![full])),
+                }
+            }
+            let mut rules: Vec<Value> = groups
+                .into_iter()
+                .map(|(group, resources)| {
+                    let mut rule = serde_json::json!({"apiGroups": [group], "resources": resources, "verbs": verbs});
+                    if !names.is_empty() {
+                        rule["resourceNames"] = serde_json::json!(names);
+                    }
+                    rule
+                })
+                .collect();
+            if !non_resource.is_empty() {
+                rules.push(serde_json::json!({"nonResourceURLs": non_resource, "verbs": verbs}));
+            }
+            let kind = if sub == "role" { "Role" } else { "ClusterRole" };
+            let mut meta = serde_json::json!({"name": name});
+            if kind == "Role" {
+                meta["namespace"] = Value::String(namespace.to_string());
+            }
+            let json = serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": meta, "rules": rules});
+            match util::from_json(kind_info("rbac.authorization.k8s.io/v1", kind).expect("rbac"), json) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            }
+        }
+        ("rolebinding" | "clusterrolebinding", Some(name)) => {
+            let (role_kind, role) = match (args.get("role"), args.get("clusterrole")) {
+                (Some(r), None) if sub == "rolebinding" => ("Role", r),
+                (None, Some(c)) => ("ClusterRole", c),
+                (Some(_), Some(_)) => return out.fail("error: exactly one of clusterrole or role must be specified"),
+                _ => {
+                    return out.fail(if sub == "rolebinding" {
+                        "error: exactly one of clusterrole or role must be specified"
+                    } else {
+                        "error: required flag(s) \"clusterrole\" not set"
+                    })
+                }
+            };
+            let mut subjects: Vec<Value> = Vec::new();
+            for u in args.all("user") {
+                subjects.push(serde_json::json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": u}));
+            }
+            for g in args.all("group") {
+                subjects.push(serde_json::json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": g}));
+            }
+            for sa in args.all("serviceaccount") {
+                let Some((ns, n)) = sa.split_once(':') else { return out.fail("error: serviceaccount must be <namespace>:<name>") };
+                subjects.push(serde_json::json!({"kind": "ServiceAccount", "name": n, "namespace": ns}));
+            }
+            let kind = if sub == "rolebinding" { "RoleBinding" } else { "ClusterRoleBinding" };
+            let mut meta = serde_json::json!({"name": name});
+            if kind == "RoleBinding" {
+                meta["namespace"] = Value::String(namespace.to_string());
+            }
+            let json = serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": meta,
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role}, "subjects": subjects});
+            match util::from_json(kind_info("rbac.authorization.k8s.io/v1", kind).expect("rbac"), json) {
                 Ok(o) => o,
                 Err(e) => return out.fail(format!("error: {e}")),
             }
         }
         ("secret", Some(kind)) => {
             if kind != "generic" {
-                return out.fail(format!("error: unknown command \"{kind}\" for \"kubectl create secret\" (kubesim supports create secret generic)"));
+                return out.fail(format!(
+                    "error: unknown command \"{kind}\" for \"kubectl create secret\" (kubesim supports create secret generic, docker-registry, tls)"
+                ));
             }
             let Some(name) = args.positional.get(2).cloned() else {
                 return out.fail("error: exactly one NAME is required, got 0\nSee 'kubectl create secret generic -h' for help and examples");
             };
-            let data = match literal_and_file_data(args, cluster) {
+            let data = match literal_and_file_data(args, cluster, "Secret", &name) {
                 Ok(d) => d,
                 Err(e) => return out.fail(e),
             };
             let encoded: BTreeMap<String, Value> = data.into_iter().map(|(k, v)| (k, Value::String(base64(v.as_bytes())))).collect();
-            let json = serde_json::json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace}, "type": args.get("type").unwrap_or("Opaque"), "data": encoded});
+            // create_secret.go leaves the type empty unless --type is given (the API server
+            // defaults it to Opaque); the --append-hash hash sees it empty too.
+            let mut json = serde_json::json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace}, "data": encoded});
+            if let Some(t) = args.get("type").filter(|t| !t.is_empty()) {
+                json["type"] = Value::String(t.to_string());
+            }
+            if args.bool("append-hash") {
+                json["metadata"]["name"] = Value::String(format!("{name}-{}", crate::kustomize::content_hash(&json)));
+            }
             match util::from_json(kind_info("v1", "Secret").expect("secrets"), json) {
                 Ok(o) => o,
                 Err(e) => return out.fail(format!("error: {e}")),
@@ -338,11 +722,14 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
             };
             let mut ports = Vec::new();
             for spec in args.all("tcp").iter().flat_map(|t| t.split(',')) {
+                // create_service.go: the port's name is the spec with ':' as '-'; the target
+                // port is an int or a name (intstr.Parse).
                 let (port, target) = spec.split_once(':').unwrap_or((spec, spec));
-                let (Ok(port), Ok(target)) = (port.parse::<i64>(), target.parse::<i64>()) else {
+                let Ok(port) = port.parse::<i64>() else {
                     return out.fail(format!("error: {spec} is not a valid port specification"));
                 };
-                let mut p = serde_json::json!({"name": format!("{port}-{target}"), "port": port, "protocol": "TCP", "targetPort": target});
+                let target = target.parse::<i64>().map(Value::from).unwrap_or_else(|_| Value::String(target.to_string()));
+                let mut p = serde_json::json!({"name": spec.replace(':', "-"), "port": port, "protocol": "TCP", "targetPort": target});
                 if let Some(np) = args.get("node-port").and_then(|n| n.parse::<i64>().ok()) {
                     p["nodePort"] = Value::from(np);
                 }
@@ -350,8 +737,11 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
             }
             let mut json = serde_json::json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": namespace, "labels": {"app": name}},
                 "spec": {"type": service_type, "selector": {"app": name}, "ports": ports}});
+            if json["spec"]["ports"].as_array().is_some_and(|p| p.is_empty()) {
+                json["spec"].as_object_mut().expect("spec").remove("ports");
+            }
             if service_type == "ExternalName" {
-                json["spec"] = serde_json::json!({"type": "ExternalName", "externalName": args.get("external-name").unwrap_or("")});
+                json["spec"]["externalName"] = Value::String(args.get("external-name").unwrap_or("").to_string());
             } else if type_ == "clusterip" && args.get("clusterip") == Some("None") {
                 json["spec"]["clusterIP"] = Value::String("None".into());
             }
@@ -367,46 +757,463 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
     };
     let info = object.info().expect("built-in kind");
     if dry_run(args) {
-        if let Some(printed) = print_generated(args, &object) {
-            return out.out(printed);
+        if print_generated(args, cluster, &object, out) {
+            return;
         }
         return out.outln(format!("{} created (dry run)", type_name(info, object.name())));
     }
     match api.create(object, req) {
-        Ok(o) => out.outln(format!("{} created", type_name(info, o.name()))),
-        Err(e) => out.fail(server_error(&e)),
+        Ok(o) => {
+            if !print_written(args, cluster, info, o.to_json(), out) {
+                out.outln(format!("{} created", type_name(info, o.name())))
+            }
+        }
+        // create_configmap.go and create_secret*.go wrap the server's error; the other
+        // generators return it as it is.
+        Err(e) => match sub {
+            "configmap" | "cm" => out.fail(format!("error: failed to create configmap: {}", e.message)),
+            "secret" => out.fail(format!("error: failed to create secret {}", e.message)),
+            "ingress" | "ing" => out.fail(format!("error: failed to create ingress: {}", e.message)),
+            _ => out.fail(server_error(&e)),
+        },
     }
 }
 
-/// `--from-literal=k=v` and `--from-file=[key=]path` data for `create configmap|secret`.
-fn literal_and_file_data(args: &Args, cluster: &dyn ClusterView) -> Result<BTreeMap<String, String>, String> {
-    let mut data = BTreeMap::new();
-    for literal in args.all("from-literal") {
-        let (k, v) = literal.split_once('=').ok_or_else(|| format!("error: invalid literal source {literal}, expected key=value"))?;
-        if data.insert(k.to_string(), v.to_string()).is_some() {
-            return Err(format!("error: cannot add key {k}, another key by that name already exists in Data for ConfigMap"));
+/// `kubectl create token SA` (create_token.go): a TokenRequest for the ServiceAccount; the
+/// simulated token is a JWT with the service account claims kube-apiserver issues
+/// (serviceaccount/claims.go), an RS256 header and a random signature from the world's RNG.
+fn create_token(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
+    let Some(name) = args.positional.get(1) else { return out.fail("error: service account name is required") };
+    let duration = match args.get("duration") {
+        None => 3600,
+        Some(d) => match kubesim_api::time::parse_duration(d) {
+            Some(ms) if ms % 1000 != 0 => return out.fail("error: --duration cannot be expressed in units less than seconds"),
+            Some(0) => 3600,
+            Some(ms) => (ms / 1000) as i64,
+            None => return out.fail(format!("error: invalid argument {d:?} for \"--duration\" flag: time: invalid duration {d:?}")),
+        },
+    };
+    let audiences: Vec<String> = args.all("audience").iter().map(|a| a.to_string()).collect();
+    if audiences.iter().any(|a| a.is_empty()) {
+        return out.fail("error: --audience must not be an empty string");
+    }
+    let info = kind_info("v1", "ServiceAccount").expect("serviceaccounts");
+    let sa = match api.get(info, namespace, name) {
+        Ok(sa) => sa,
+        Err(e) => return out.fail(format!("error: failed to create token: {}", e.message)),
+    };
+    let issuer = "https://kubernetes.default.svc.cluster.local";
+    let audiences = if audiences.is_empty() { vec![issuer.to_string()] } else { audiences };
+    let iat = kubesim_api::time::EPOCH_UNIX_SECONDS + (req.now / 1000) as i64;
+    let b64 = |bytes: &[u8]| base64(bytes).trim_end_matches('=').replace('+', "-").replace('/', "_");
+    let mut random = |n: usize| -> Vec<u8> {
+        let mut v = vec![0u8; n];
+        rand_core::RngCore::fill_bytes(req.rng, &mut v);
+        v
+    };
+    let kid = b64(&random(32));
+    let jti = {
+        let b = random(16);
+        let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+        format!("{}-{}-4{}-{:x}{}-{}", &h[0..8], &h[8..12], &h[13..16], 8 | (b[8] & 3), &h[17..20], &h[20..32])
+    };
+    let header = serde_json::json!({"alg": "RS256", "kid": kid});
+    let claims = serde_json::json!({
+        "aud": audiences,
+        "exp": iat + duration,
+        "iat": iat,
+        "iss": issuer,
+        "jti": jti,
+        "kubernetes.io": {"namespace": namespace, "serviceaccount": {"name": name, "uid": sa.metadata().uid.clone().unwrap_or_default()}},
+        "nbf": iat,
+        "sub": format!("system:serviceaccount:{namespace}:{name}"),
+    });
+    let signature = b64(&random(256));
+    out.out(format!("{}.{}.{signature}", b64(header.to_string().as_bytes()), b64(claims.to_string().as_bytes())));
+}
+
+/// create_ingress.go: `--rule=host/path=svc:port[,tls[=secret]]` (a trailing `*` makes the
+/// path a Prefix), `--class`, `--default-backend=svc:port`, `--annotation=k=v`.
+fn ingress_json(args: &Args, name: &str, namespace: &str) -> Result<Value, String> {
+    let rules: Vec<&str> = args.all("rule");
+    let default_backend = args.get("default-backend").unwrap_or("");
+    if default_backend.is_empty() && rules.is_empty() {
+        return Err("error: not enough information provided: every ingress has to either specify a default-backend (which catches all traffic) or a list of rules (which catch specific paths)".into());
+    }
+    // ruleRegex: ^[\w*\-.]*/[^,=\n]*=[\w\-]+:[\w\-]+(,tls=?[\w\-]*)?$
+    let word = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let valid = |rule: &str| -> bool {
+        let (main, tls) = match rule.split_once(',') {
+            Some((m, t)) => (m, Some(t)),
+            None => (rule, None),
+        };
+        if let Some(t) = tls {
+            let Some(rest) = t.strip_prefix("tls") else { return false };
+            let secret = rest.strip_prefix('=').unwrap_or(rest);
+            if !(secret.is_empty() || word(secret)) {
+                return false;
+            }
+        }
+        let Some(slash) = main.find('/') else { return false };
+        let host = &main[..slash];
+        if !host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '*' | '-' | '.')) {
+            return false;
+        }
+        let Some((path, svc)) = main[slash..].split_once('=') else { return false };
+        let Some((svc, port)) = svc.split_once(':') else { return false };
+        !path.contains('\n') && word(svc) && word(port)
+    };
+    for rule in &rules {
+        if !valid(rule) {
+            return Err(format!("error: rule {rule} is invalid and should be in format host/path=svcname:svcport[,tls[=secret]]"));
         }
     }
+    let mut annotations = serde_json::Map::new();
+    for a in args.all("annotation") {
+        let Some((k, v)) = a.split_once('=') else { return Err(format!("error: annotation {a} is invalid and should be in format key=[value]")) };
+        annotations.insert(k.to_string(), Value::String(v.to_string()));
+    }
+    if !default_backend.is_empty() && default_backend.split(':').count() != 2 {
+        return Err("error: default-backend should be in format servicename:serviceport".into());
+    }
+    let backend = |service: &str| {
+        let (svc, port) = service.split_once(':').unwrap_or((service, ""));
+        let port = match port.parse::<i32>() {
+            Ok(n) => serde_json::json!({"number": n}),
+            Err(_) => serde_json::json!({"name": port}),
+        };
+        serde_json::json!({"service": {"name": svc, "port": port}})
+    };
+    let mut spec = serde_json::Map::new();
+    if let Some(class) = args.get("class").filter(|c| !c.is_empty()) {
+        spec.insert("ingressClassName".into(), Value::String(class.to_string()));
+    }
+    if !default_backend.is_empty() {
+        spec.insert("defaultBackend".into(), backend(default_backend));
+    }
+    // buildTLSRules: one entry per secret, each host once.
+    let mut tls: Vec<(String, Vec<String>)> = Vec::new();
+    let mut seen_hosts: Vec<String> = Vec::new();
+    for rule in &rules {
+        let parts: Vec<&str> = rule.split(',').collect();
+        if parts.len() != 2 {
+            continue;
+        }
+        let host = rule.split('/').next().unwrap_or("").to_string();
+        let secret = parts[1].split('=').nth(1).unwrap_or("").to_string();
+        if seen_hosts.contains(&host) {
+            continue;
+        }
+        seen_hosts.push(host.clone());
+        if let Some(entry) = tls.iter_mut().find(|(s, _)| *s == secret) {
+            entry.1.push(host);
+            continue;
+        }
+        if !host.is_empty() || !secret.is_empty() {
+            tls.push((secret, if host.is_empty() { vec![] } else { vec![host] }));
+        }
+    }
+    // buildIngressRules: paths of the same host share one rule.
+    let mut ingress_rules: Vec<(String, Vec<Value>)> = Vec::new();
+    for rule in &rules {
+        let main = rule.split(',').next().unwrap_or("");
+        let (host, pathsvc) = main.split_once('/').unwrap_or((main, ""));
+        let (path, service) = pathsvc.split_once('=').unwrap_or((pathsvc, ""));
+        let mut path = format!("/{path}");
+        let mut path_type = "Exact";
+        if path.ends_with('*') {
+            path.pop();
+            path_type = "Prefix";
+        }
+        let entry = serde_json::json!({"backend": backend(service), "path": path, "pathType": path_type});
+        match ingress_rules.iter_mut().find(|(h, _)| h == host) {
+            Some((_, paths)) => paths.push(entry),
+            None => ingress_rules.push((host.to_string(), vec![entry])),
+        }
+    }
+    if !tls.is_empty() {
+        let list: Vec<Value> = tls
+            .into_iter()
+            .map(|(secret, hosts)| {
+                let mut m = serde_json::Map::new();
+                if !hosts.is_empty() {
+                    m.insert("hosts".into(), serde_json::json!(hosts));
+                }
+                if !secret.is_empty() {
+                    m.insert("secretName".into(), Value::String(secret));
+                }
+                Value::Object(m)
+            })
+            .collect();
+        spec.insert("tls".into(), Value::Array(list));
+    }
+    if !ingress_rules.is_empty() {
+        let list: Vec<Value> = ingress_rules
+            .into_iter()
+            .map(|(host, paths)| {
+                let mut m = serde_json::Map::new();
+                if !host.is_empty() {
+                    m.insert("host".into(), Value::String(host));
+                }
+                m.insert("http".into(), serde_json::json!({"paths": paths}));
+                Value::Object(m)
+            })
+            .collect();
+        spec.insert("rules".into(), Value::Array(list));
+    }
+    let mut metadata = serde_json::json!({"name": name, "namespace": namespace});
+    if !annotations.is_empty() {
+        metadata["annotations"] = Value::Object(annotations);
+    }
+    Ok(serde_json::json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": metadata, "spec": spec}))
+}
+
+/// `kubectl apply view-last-applied` (cmd/apply/apply_view_last_applied.go): the annotation as
+/// YAML (yaml.JSONToYAML) or indented JSON (json.Indent keeps its key order), `---` between
+/// objects.
+fn view_last_applied(args: &Args, api: &ApiServer, cluster: &dyn ClusterView, namespace: &str, out: &mut Output) {
+    let output = args.get("output").unwrap_or("yaml");
+    if output != "yaml" && output != "json" {
+        return out.fail(format!("error: unexpected -o output mode: {output}, the flag 'output' must be one of yaml|json"));
+    }
+    let resources: Vec<String> = args.positional[1..].to_vec();
+    let mut args = args.clone();
+    if args.has("filename") || args.has("kustomize") {
+        match file_targets(&args, cluster, namespace, out) {
+            Ok(t) => args.file_targets = Some(t),
+            Err(e) => return out.fail(e),
+        }
+    }
+    let targets = many_targets(&args, &resources, api, namespace, out);
+    let mut docs = Vec::new();
+    for (_, object) in targets {
+        let Some(text) = object.metadata().annotations.as_ref().and_then(|a| a.get(crate::apply::LAST_APPLIED)) else {
+            return out.fail(format!("error: no last-applied-configuration annotation found on resource: {}", object.name()));
+        };
+        let Ok(value) = serde_json::from_str::<Value>(text) else {
+            return out.fail(format!("error: the last-applied-configuration annotation of {} is not JSON", object.name()));
+        };
+        docs.push(if output == "json" { go_json_indent(text) } else { crate::yaml::to_yaml(&value) });
+    }
+    for (i, d) in docs.iter().enumerate() {
+        if i > 0 && output == "yaml" {
+            out.out("---\n");
+        }
+        out.out(d);
+    }
+}
+
+/// `kubectl apply set-last-applied -f FILE [--create-annotation]`
+/// (cmd/apply/apply_set_last_applied.go): the files' objects become the live objects'
+/// last-applied-configuration.
+fn set_last_applied(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn ClusterView, namespace: &str, out: &mut Output) {
+    let Some(inputs) = read_inputs(args, cluster, out) else { return };
+    let dry = dry_run(args);
+    for (file, text) in inputs {
+        let (docs, errors) = kubesim_api::decode::parse_documents(&file, &text);
+        if let Some(e) = errors.first() {
+            return out.fail(format!("error: {e}"));
+        }
+        for d in docs {
+            let Some(info) =
+                d.value.get("apiVersion").and_then(|a| a.as_str()).zip(d.value.get("kind").and_then(|k| k.as_str())).and_then(|(a, k)| kind_info(a, k))
+            else {
+                continue;
+            };
+            let mut raw = d.value.clone();
+            let ns = raw.pointer("/metadata/namespace").and_then(|n| n.as_str()).unwrap_or(namespace).to_string();
+            if info.scope == Scope::Namespaced {
+                raw["metadata"]["namespace"] = Value::String(ns.clone());
+            }
+            let name = raw.pointer("/metadata/name").and_then(|n| n.as_str()).unwrap_or_default().to_string();
+            let live = match api.get(info, if info.scope == Scope::Namespaced { &ns } else { "" }, &name) {
+                Ok(o) => o,
+                Err(e) => return out.fail(server_error(&e)),
+            };
+            let current = live.metadata().annotations.as_ref().and_then(|a| a.get(crate::apply::LAST_APPLIED)).cloned();
+            if current.is_none() && !args.bool("create-annotation") {
+                return out.fail(format!("error: no last-applied-configuration annotation found on resource: {name}, to create the annotation, run the command with --create-annotation"));
+            }
+            let annotation = crate::apply::last_applied_json(&raw);
+            if current.as_deref() == Some(annotation.as_str()) {
+                out.outln(format!("set-last-applied {name}: no changes required."));
+                continue;
+            }
+            let mut updated = (*live).clone();
+            updated.metadata_mut().annotations.get_or_insert_with(Default::default).insert(crate::apply::LAST_APPLIED.to_string(), annotation);
+            updated.metadata_mut().resource_version = None;
+            if !dry {
+                if let Err(e) = util::update(api, updated, req) {
+                    return out.fail(server_error(&e));
+                }
+            }
+            out.outln(format!("{} configured{}", type_name(info, &name), if dry { " (dry run)" } else { "" }));
+        }
+    }
+}
+
+/// encoding/json Indent(src, "", "  "): the text's own key order and spacing of values kept;
+/// leading whitespace dropped, trailing whitespace kept.
+fn go_json_indent(text: &str) -> String {
+    let src = text.trim_start();
+    let body_end = src.trim_end().len();
+    let (body, trailing) = src.split_at(body_end);
+    let mut out = String::new();
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut chars = body.chars().peekable();
+    let newline = |out: &mut String, depth: usize| {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str("  ");
+        }
+    };
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                out.push(c);
+            }
+            '{' | '[' => {
+                out.push(c);
+                let close = if c == '{' { '}' } else { ']' };
+                if chars.peek() == Some(&close) {
+                    out.push(chars.next().unwrap_or(close));
+                } else {
+                    depth += 1;
+                    newline(&mut out, depth);
+                }
+            }
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(c);
+            }
+            ',' => {
+                out.push(c);
+                newline(&mut out, depth);
+            }
+            ':' => out.push_str(": "),
+            c if c.is_whitespace() => {}
+            c => out.push(c),
+        }
+    }
+    out.push_str(trailing);
+    out
+}
+
+/// metav1.ParseToLabelSelector: equalities become matchLabels, the rest matchExpressions.
+fn to_label_selector(selector: &Selector) -> LabelSelector {
+    use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;
+    use kubesim_api::selector::Requirement;
+    let mut labels = BTreeMap::new();
+    let mut exprs = Vec::new();
+    for r in &selector.requirements {
+        let (key, operator, values) = match r {
+            Requirement::In(k, v) if v.len() == 1 => {
+                labels.insert(k.clone(), v[0].clone());
+                continue;
+            }
+            Requirement::In(k, v) => (k, "In", Some(v.clone())),
+            Requirement::NotIn(k, v) => (k, "NotIn", Some(v.clone())),
+            Requirement::Exists(k) => (k, "Exists", None),
+            Requirement::DoesNotExist(k) => (k, "DoesNotExist", None),
+        };
+        exprs.push(LabelSelectorRequirement { key: key.clone(), operator: operator.into(), values });
+    }
+    LabelSelector { match_labels: (!labels.is_empty()).then_some(labels), match_expressions: (!exprs.is_empty()).then_some(exprs) }
+}
+
+/// `--from-file=[key=]path` (a directory: each regular file in it, by basename),
+/// `--from-literal=k=v` and `--from-env-file` data for `create configmap|secret`, in
+/// create_configmap.go's order (files, literals, env files) with its messages.
+fn literal_and_file_data(args: &Args, cluster: &dyn ClusterView, kind: &str, name: &str) -> Result<BTreeMap<String, String>, String> {
+    let mut data = BTreeMap::new();
+    let add = |data: &mut BTreeMap<String, String>, key: &str, value: String| -> Result<(), String> {
+        if let Some(e) = config_map_key_error(key) {
+            return Err(format!("error: {key:?} is not a valid key name for a {kind}: {e}"));
+        }
+        if data.contains_key(key) {
+            return Err(format!("error: cannot add key {key:?}, another key by that name already exists in Data for {kind} {name:?}"));
+        }
+        data.insert(key.to_string(), value);
+        Ok(())
+    };
     for file in args.all("from-file") {
         let (key, path) = match file.split_once('=') {
-            Some((k, p)) => (k.to_string(), p),
-            None => (file.rsplit('/').next().unwrap_or(file).to_string(), file),
+            Some((k, p)) => (Some(k), p),
+            None => (None, file),
         };
-        let text = cluster.read_file(path).map_err(|e| format!("error: {e}"))?;
-        data.insert(key, text);
+        match cluster.read_file(path) {
+            Ok(text) => add(&mut data, key.unwrap_or_else(|| path.trim_end_matches('/').rsplit('/').next().unwrap_or(path)), text)?,
+            Err(_) => match cluster.list_dir(path) {
+                Some(_) if key.is_some() => return Err("error: cannot give a key name for a directory path".into()),
+                Some(entries) => {
+                    for entry in entries {
+                        let full = format!("{}/{entry}", path.trim_end_matches('/'));
+                        let text = cluster
+                            .read_file(&full)
+                            .or_else(|e| full.strip_prefix("./").map_or(Err(e), |f| cluster.read_file(f)))
+                            .map_err(|e| format!("error: {e}"))?;
+                        add(&mut data, &entry, text)?;
+                    }
+                }
+                None => return Err(format!("error: error reading {path}: no such file or directory")),
+            },
+        }
+    }
+    for literal in args.all("from-literal") {
+        // util.ParseLiteralSource: the first '=' splits; the key must not be empty.
+        let (k, v) =
+            literal.split_once('=').filter(|(k, _)| !k.is_empty()).ok_or_else(|| format!("error: invalid literal source {literal}, expected key=value"))?;
+        add(&mut data, k, v.to_string())?;
     }
     for file in args.all("from-env-file") {
-        let text = cluster.read_file(file).map_err(|e| format!("error: {e}"))?;
-        for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        if cluster.read_file(file).is_err() && cluster.list_dir(file).is_some() {
+            return Err("error: env config file cannot be a directory".into());
+        }
+        let text = cluster.read_file(file).map_err(|_| format!("error: error reading {file}: no such file or directory"))?;
+        for line in text.lines().map(str::trim_start).filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
             let (k, v) = line.split_once('=').unwrap_or((line, ""));
-            data.insert(k.to_string(), v.to_string());
+            add(&mut data, k, v.to_string())?;
         }
     }
     Ok(data)
 }
 
+/// validation.IsConfigMapKey (the rules for ConfigMap and Secret keys).
+fn config_map_key_error(key: &str) -> Option<String> {
+    let mut errs = Vec::new();
+    if key.len() > 253 {
+        errs.push("must be no more than 253 characters".to_string());
+    }
+    if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')) {
+        errs.push("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')".to_string());
+    }
+    if key == "." {
+        errs.push("must not be '.'".to_string());
+    } else if key == ".." {
+        errs.push("must not be '..'".to_string());
+    } else if key.starts_with("..") {
+        errs.push("must not start with '..'".to_string());
+    }
+    (!errs.is_empty()).then(|| errs.join(","))
+}
+
 /// Standard base64 with padding (Secret data).
-fn base64(bytes: &[u8]) -> String {
+pub(crate) fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
     for chunk in bytes.chunks(3) {
@@ -426,8 +1233,15 @@ fn base64(bytes: &[u8]) -> String {
 /// `--dry-run=client -o yaml|json|name` on a generator: the object as the client built it,
 /// serialized like kubectl's typed objects (`creationTimestamp: null`, empty `status`,
 /// `resources: {}`), without the namespace (the generators leave it to the request).
-fn print_generated(args: &Args, object: &Object) -> Option<String> {
-    let format = args.get("output")?;
+fn print_generated(args: &Args, cluster: &dyn ClusterView, object: &Object, out: &mut Output) -> bool {
+    let format = match get::output_format(args, cluster) {
+        Ok(get::Format::Table | get::Format::Wide) => return false,
+        Ok(f) => f,
+        Err(e) => {
+            out.fail(e);
+            return true;
+        }
+    };
     let mut json = object.to_json();
     fn meta_null_timestamp(v: &mut Value) {
         if let Some(m) = v.as_object_mut() {
@@ -479,18 +1293,40 @@ fn print_generated(args: &Args, object: &Object) -> Option<String> {
         }
         _ => {}
     }
-    if matches!(object.kind(), "Pod" | "Deployment" | "Namespace" | "Service" | "Job" | "CronJob") {
+    if matches!(object.kind(), "Pod" | "Deployment" | "Namespace" | "Job" | "CronJob" | "ResourceQuota") {
         if let Some(m) = json.as_object_mut() {
             m.insert("status".into(), Value::Object(Default::default()));
         }
     }
-    let info = object.info()?;
-    Some(match format {
-        "yaml" => crate::yaml::to_yaml(&json),
-        "json" => get::to_json_pretty(&json),
-        "name" => format!("{}\n", type_name(info, object.name())),
-        _ => return None,
-    })
+    if object.kind() == "Ingress" || object.kind() == "Service" {
+        if let Some(m) = json.as_object_mut() {
+            m.insert("status".into(), serde_json::json!({"loadBalancer": {}}));
+        }
+    }
+    if object.kind() == "PodDisruptionBudget" {
+        if let Some(m) = json.as_object_mut() {
+            m.insert("status".into(), serde_json::json!({"currentHealthy": 0, "desiredHealthy": 0, "disruptionsAllowed": 0, "expectedPods": 0}));
+        }
+    }
+    let Some(info) = object.info() else { return false };
+    get::print_values(&format, &[(info, json)], true, out);
+    true
+}
+
+/// Prints a written object as `-o` asks (`create deployment ... -o yaml`, `apply -o name`,
+/// `label ... -o jsonpath=...`); false when no such format was given.
+pub(crate) fn print_written(args: &Args, cluster: &dyn ClusterView, info: &'static KindInfo, json: serde_json::Value, out: &mut Output) -> bool {
+    match get::output_format(args, cluster) {
+        Ok(get::Format::Table | get::Format::Wide) => false,
+        Ok(f) => {
+            get::print_values(&f, &[(info, json)], true, out);
+            true
+        }
+        Err(e) => {
+            out.fail(e);
+            true
+        }
+    }
 }
 
 /// The container name `kubectl create deployment` derives from an image (last path segment
@@ -519,12 +1355,19 @@ fn delete(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
     if force && grace < 0 {
         grace = 0;
     }
-    let propagation = match args.get("cascade").unwrap_or("background") {
+    // delete_flags.go GetCascadingStrategy: the boolean values still work, with a warning.
+    let cascade = args.get("cascade").unwrap_or("background");
+    let propagation = match cascade.to_ascii_lowercase().as_str() {
         "background" | "true" => Propagation::Background,
         "foreground" => Propagation::Foreground,
         "orphan" | "false" => Propagation::Orphan,
-        other => return out.fail(format!("error: invalid cascade value ({other}). Must be \"background\", \"foreground\", or \"orphan\".")),
+        _ => return out.fail(format!("error: invalid cascade value ({cascade}). Must be \"background\", \"foreground\", or \"orphan\".")),
     };
+    match cascade {
+        "false" => out.errln("warning: --cascade=false is deprecated (boolean value) and can be replaced with --cascade=orphan."),
+        "true" => out.errln("warning: --cascade=true is deprecated (boolean value) and can be replaced with --cascade=background."),
+        _ => {}
+    }
     if force && grace == 0 {
         out.errln("Warning: Immediate deletion does not wait for confirmation that the running resource has been terminated. The resource may continue to run on the cluster indefinitely.");
     }
@@ -533,7 +1376,7 @@ fn delete(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
     let ignore_not_found = args.bool("ignore-not-found");
     // Collect (info, namespace, name, source file).
     let mut victims: Vec<(&'static KindInfo, String, String, Option<String>)> = Vec::new();
-    if args.has("filename") {
+    if args.has("filename") || args.has("kustomize") {
         let Some(inputs) = read_inputs(args, cluster, out) else { return };
         for (file, text) in inputs {
             let (docs, errors) = kubesim_api::decode::parse_documents(&file, &text);
@@ -610,6 +1453,9 @@ fn delete(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
 
 /// Resolves `TYPE NAME` or `TYPE/NAME` to exactly one object.
 fn one_target(args: &Args, api: &ApiServer, namespace: &str) -> Result<(&'static KindInfo, Arc<Object>), String> {
+    if let Some((info, ns, name)) = args.file_targets.as_ref().and_then(|t| t.first()) {
+        return api.get(info, ns, name).map(|o| (*info, o)).map_err(|e| server_error(&e));
+    }
     let targets: Targets = parse_targets(&args.positional)?;
     let (info, names) = targets.groups.first().ok_or("error: you must specify the type of resource")?;
     let name = names.first().ok_or("error: resource name may not be empty")?;
@@ -619,6 +1465,16 @@ fn one_target(args: &Args, api: &ApiServer, namespace: &str) -> Result<(&'static
 
 /// Every object named or selected by the positional args (`TYPE NAME...`, `TYPE/NAME...`, `TYPE -l ...`, `TYPE --all`).
 fn many_targets(args: &Args, positional: &[String], api: &ApiServer, namespace: &str, out: &mut Output) -> Vec<(&'static KindInfo, Arc<Object>)> {
+    if let Some(files) = &args.file_targets {
+        let mut result = Vec::new();
+        for (info, ns, name) in files {
+            match api.get(info, ns, name) {
+                Ok(o) => result.push((*info, o)),
+                Err(e) => out.fail(server_error(&e)),
+            }
+        }
+        return result;
+    }
     let targets = match parse_targets(positional) {
         Ok(t) => t,
         Err(e) => {
@@ -701,13 +1557,18 @@ fn pod_spec_path(kind: &str) -> Option<&'static str> {
 }
 
 /// `kubectl set image|env|resources` (cmd/set/).
-fn set(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
+fn set(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn ClusterView, namespace: &str, out: &mut Output) {
     match args.positional.first().map(String::as_str) {
         Some("image") => {}
-        Some("env") => return set_containers(args, api, req, namespace, out, SetKind::Env),
-        Some("resources") => return set_containers(args, api, req, namespace, out, SetKind::Resources),
-        Some(other) => return out.fail(format!("error: unknown command \"{other}\" for \"kubectl set\" (kubesim supports set image, env, resources)")),
-        None => return out.fail("error: you must specify a subcommand: image, env or resources"),
+        Some("env") => return set_containers(args, api, req, cluster, namespace, out, SetKind::Env),
+        Some("resources") => return set_containers(args, api, req, cluster, namespace, out, SetKind::Resources),
+        Some(sub @ ("serviceaccount" | "sa" | "selector" | "subject")) => return set_object(args, api, req, cluster, namespace, out, sub),
+        Some(other) => {
+            return out.fail(format!(
+                "error: unknown command \"{other}\" for \"kubectl set\" (kubesim supports set image, env, resources, serviceaccount, selector, subject)"
+            ))
+        }
+        None => return out.fail("error: you must specify a subcommand: image, env, resources, serviceaccount, selector or subject"),
     }
     let rest = &args.positional[1..];
     let (resources, pairs): (Vec<String>, Vec<String>) = rest.iter().cloned().partition(|a| !a.contains('='));
@@ -719,7 +1580,10 @@ fn set(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out
         let (c, i) = p.split_once('=').unwrap_or((p, ""));
         updates.push((c.to_string(), i.to_string()));
     }
-    let targets = if args.bool("all") && resources.len() == 1 && !resources[0].contains('/') {
+    let targets = if args.bool("local") {
+        let Some(t) = local_targets(args, cluster, &resources, true, out) else { return };
+        t
+    } else if args.bool("all") && resources.len() == 1 && !resources[0].contains('/') {
         let Ok(info) = util::resolve(&resources[0]) else { return out.fail(format!("error: the server doesn't have a resource type \"{}\"", resources[0])) };
         util::list(api, info, Some(namespace)).into_iter().map(|o| (info, o)).collect()
     } else {
@@ -754,17 +1618,319 @@ fn set(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out
             }
             continue;
         }
-        let result = util::from_json(info, json).map_err(|e| format!("error: {e}")).and_then(|o| {
-            if o.to_json() == object.to_json() {
-                return Ok(false);
+        set_write(args, api, req, cluster, info, &object, json, "image updated", out);
+    }
+}
+
+/// `kubectl set env --list [--resolve]` (set_env.go): each selected container's env, values
+/// from references shown as `# NAME from configmap C, key K` (envutil.GetEnvVarRefString) or
+/// resolved.
+fn set_env_list(args: &Args, api: &ApiServer, resources: &[String], namespace: &str, out: &mut Output) {
+    let only = args.get("containers").or(args.get("container")).filter(|c| *c != "*");
+    let resolve = args.bool("resolve");
+    for (info, object) in many_targets(args, resources, api, namespace, out) {
+        let Some(path) = pod_spec_path(info.kind) else { continue };
+        let json = object.to_json();
+        let Some(spec) = json.pointer(path) else { continue };
+        for list in ["containers", "initContainers"] {
+            for c in spec.get(list).and_then(|l| l.as_array()).into_iter().flatten() {
+                let cname = c.get("name").and_then(|n| n.as_str()).unwrap_or_default();
+                if only.is_some_and(|n| n != cname) {
+                    continue;
+                }
+                out.outln(format!("# {} {}, container {cname}", info.kind, object.name()));
+                for env in c.get("env").and_then(|e| e.as_array()).into_iter().flatten() {
+                    let name = env.get("name").and_then(|n| n.as_str()).unwrap_or_default();
+                    let Some(from) = env.get("valueFrom") else {
+                        out.outln(format!("{name}={}", env.get("value").and_then(|v| v.as_str()).unwrap_or_default()));
+                        continue;
+                    };
+                    let key_ref =
+                        |r: &str| from.get(r).map(|x| (x["name"].as_str().unwrap_or_default().to_string(), x["key"].as_str().unwrap_or_default().to_string()));
+                    let reference = if let Some((n, k)) = key_ref("configMapKeyRef") {
+                        format!("configmap {n}, key {k}")
+                    } else if let Some((n, k)) = key_ref("secretKeyRef") {
+                        format!("secret {n}, key {k}")
+                    } else if let Some(f) = from.get("fieldRef") {
+                        format!("field path {}", f["fieldPath"].as_str().unwrap_or_default())
+                    } else if let Some(r) = from.get("resourceFieldRef") {
+                        let container = r.get("containerName").and_then(|c| c.as_str()).filter(|c| !c.is_empty()).map(|c| format!("{c}/")).unwrap_or_default();
+                        format!("resource field {container}{}", r["resource"].as_str().unwrap_or_default())
+                    } else {
+                        "invalid valueFrom".to_string()
+                    };
+                    let resolved = resolve
+                        .then(|| {
+                            let lookup = |kind: &str, (n, k): (String, String)| {
+                                let o = api.get(kind_info("v1", kind)?, namespace, &n).ok()?;
+                                let v = o.to_json().get("data")?.get(&k)?.as_str()?.to_string();
+                                if kind == "Secret" {
+                                    crate::gotemplate::base64_decode(&v).ok().and_then(|b| String::from_utf8(b).ok())
+                                } else {
+                                    Some(v)
+                                }
+                            };
+                            key_ref("configMapKeyRef")
+                                .and_then(|r| lookup("ConfigMap", r))
+                                .or_else(|| key_ref("secretKeyRef").and_then(|r| lookup("Secret", r)))
+                        })
+                        .flatten();
+                    match resolved {
+                        Some(v) => out.outln(format!("{name}={v}")),
+                        None => out.outln(format!("# {name} from {reference}")),
+                    }
+                }
             }
-            util::update(api, o, req).map(|_| true).map_err(|e| server_error(&e))
-        });
-        match result {
-            Ok(true) => out.outln(format!("{} image updated", type_name(info, object.name()))),
-            Ok(false) => {}
-            Err(e) => out.fail(e),
         }
+    }
+}
+
+/// `kubectl set serviceaccount` (set_serviceaccount.go: the pod template's
+/// serviceAccountName), `set selector` (set_selector.go: a Service's spec.selector) and
+/// `set subject` (set_subject.go: --user/--group/--serviceaccount=NS:NAME added to a
+/// RoleBinding or ClusterRoleBinding's subjects).
+fn set_object(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn ClusterView, namespace: &str, out: &mut Output, sub: &str) {
+    let rest: Vec<String> = args.positional[1..].to_vec();
+    let from_files = args.file_targets.is_some();
+    let (resources, value): (Vec<String>, Option<String>) = match sub {
+        // The last word is the account (or the selector); the others name the objects.
+        "serviceaccount" | "sa" | "selector" => {
+            let keep = if from_files { 0 } else { rest.len().saturating_sub(1) };
+            let value = rest.get(keep).cloned();
+            (rest[..keep.min(rest.len())].to_vec(), value)
+        }
+        _ => (rest, None),
+    };
+    let mut selector = BTreeMap::new();
+    match sub {
+        "serviceaccount" | "sa" if value.as_deref().is_none_or(str::is_empty) => {
+            return out.fail("error: serviceaccount is required\nSee 'kubectl set serviceaccount -h' for help and examples");
+        }
+        "selector" => {
+            let Some(expr) = value.as_deref() else { return out.fail("error: one selector is required\nSee 'kubectl set selector -h' for help and examples") };
+            for part in expr.split(',').filter(|p| !p.is_empty()) {
+                let Some((k, v)) = part.split_once('=') else {
+                    return out.fail(format!("error: invalid selector {expr:?}: only equality-based selectors are supported"));
+                };
+                selector.insert(k.trim_end_matches('=').to_string(), v.to_string());
+            }
+        }
+        "subject" if !args.has("user") && !args.has("group") && !args.has("serviceaccount") => {
+            return out.fail("error: you must specify at least one value of user, group or serviceaccount\nSee 'kubectl set subject -h' for help and examples");
+        }
+        _ => {}
+    }
+    let mut subjects: Vec<Value> = Vec::new();
+    for u in args.all("user") {
+        subjects.push(serde_json::json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": u}));
+    }
+    for g in args.all("group") {
+        subjects.push(serde_json::json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": g}));
+    }
+    for sa in args.all("serviceaccount") {
+        let Some((ns, name)) = sa.split_once(':') else {
+            return out.fail(format!("error: serviceaccount must be <namespace>:<name>, got {sa:?}"));
+        };
+        subjects.push(serde_json::json!({"kind": "ServiceAccount", "name": name, "namespace": ns}));
+    }
+    let targets = if args.bool("local") {
+        let Some(t) = local_targets(args, cluster, &resources, true, out) else { return };
+        t
+    } else {
+        many_targets(args, &resources, api, namespace, out)
+    };
+    for (info, object) in targets {
+        let mut json = object.to_json();
+        let word = match sub {
+            "serviceaccount" | "sa" => {
+                let Some(path) = pod_spec_path(info.kind) else {
+                    out.fail(format!("error: {} is not a workload with a pod template", type_name(info, object.name())));
+                    continue;
+                };
+                if let Some(spec) = json.pointer_mut(path).and_then(|s| s.as_object_mut()) {
+                    spec.insert("serviceAccountName".into(), Value::String(value.clone().unwrap_or_default()));
+                    if spec.contains_key("serviceAccount") {
+                        spec.insert("serviceAccount".into(), Value::String(value.clone().unwrap_or_default()));
+                    }
+                }
+                "serviceaccount updated"
+            }
+            "selector" => {
+                if info.kind != "Service" {
+                    out.fail(format!("error: setting a selector is only supported for Services (got {})", info.kind));
+                    continue;
+                }
+                json["spec"]["selector"] = serde_json::to_value(&selector).unwrap_or_default();
+                "selector updated"
+            }
+            _ => {
+                if info.kind != "RoleBinding" && info.kind != "ClusterRoleBinding" {
+                    out.fail(format!("error: {} is not a RoleBinding or ClusterRoleBinding", type_name(info, object.name())));
+                    continue;
+                }
+                let list = json.as_object_mut().expect("objects are maps").entry("subjects").or_insert_with(|| Value::Array(Vec::new()));
+                if let Some(list) = list.as_array_mut() {
+                    for s in &subjects {
+                        if !list.contains(s) {
+                            list.push(s.clone());
+                        }
+                    }
+                }
+                "subjects updated"
+            }
+        };
+        set_write(args, api, req, cluster, info, &object, json, word, out);
+    }
+}
+
+/// `kubectl certificate approve|deny CSR...` (cmd/certificates/certificates.go
+/// addConditionIfNeeded): adds the Approved/Denied condition unless present; the opposite
+/// condition is an error.
+fn certificate(args: &Args, api: &mut ApiServer, req: &mut Request, out: &mut Output) {
+    let (condition, opposite, reason, message, word) = match args.positional.first().map(String::as_str) {
+        Some("approve") => ("Approved", "Denied", "KubectlApprove", "This CSR was approved by kubectl certificate approve.", "approved"),
+        Some("deny") => ("Denied", "Approved", "KubectlDeny", "This CSR was denied by kubectl certificate deny.", "denied"),
+        Some(other) => return out.fail(format!("error: unknown command \"{other}\" for \"kubectl certificate\"")),
+        None => return out.fail("error: you must specify a subcommand: approve or deny"),
+    };
+    let names: Vec<String> = args.positional[1..].to_vec();
+    if names.is_empty() && args.file_targets.is_none() {
+        return out.fail(format!(
+            "error: one or more CSRs must be specified as <name> or -f <filename>\nSee 'kubectl certificate {} -h' for help and examples",
+            args.positional[0]
+        ));
+    }
+    let info = kind_info("certificates.k8s.io/v1", "CertificateSigningRequest").expect("csrs");
+    let force = args.bool("force");
+    let targets: Vec<String> = match &args.file_targets {
+        Some(files) => files.iter().map(|(_, _, n)| n.clone()).collect(),
+        None => names,
+    };
+    for name in targets {
+        let object = match api.get(info, "", &name) {
+            Ok(o) => o,
+            Err(e) => {
+                out.fail(server_error(&e));
+                continue;
+            }
+        };
+        let mut json = object.to_json();
+        let conditions: Vec<Value> = json.pointer("/status/conditions").and_then(|c| c.as_array()).cloned().unwrap_or_default();
+        if conditions.iter().any(|c| c["type"] == opposite) {
+            out.fail(format!("error: certificate signing request {name:?} is already {opposite}"));
+            continue;
+        }
+        if !conditions.iter().any(|c| c["type"] == condition) || force {
+            let mut conditions = conditions;
+            conditions.push(serde_json::json!({"type": condition, "status": "True", "reason": reason, "message": message, "lastUpdateTime": time_at(req.now)}));
+            if !json.get("status").is_some_and(|s| s.is_object()) {
+                json["status"] = Value::Object(Default::default());
+            }
+            json["status"]["conditions"] = Value::Array(conditions);
+            // UpdateApproval: PUT .../approval, which (like /status) writes the conditions.
+            let result = util::from_json(info, json).map_err(|e| format!("error: {e}")).and_then(|o| api.update_status(o, req).map_err(|e| server_error(&e)));
+            if let Err(e) = result {
+                out.fail(e);
+                continue;
+            }
+        }
+        out.outln(format!("{} {word}", type_name(info, &name)));
+    }
+}
+
+/// The objects of the -f files for `--local` (label.go, annotate.go and cmd/set validate):
+/// no resource arguments, at least one file.
+fn local_targets(
+    args: &Args,
+    cluster: &dyn ClusterView,
+    resources: &[String],
+    pod_words: bool,
+    out: &mut Output,
+) -> Option<Vec<(&'static KindInfo, Arc<Object>)>> {
+    let (file, json) = if pod_words { ("pod.yaml", "pod.json") } else { ("rsrc.yaml", "rsrc.json") };
+    if args.get("dry-run") == Some("server") {
+        out.fail("error: cannot specify --local and --dry-run=server - did you mean --dry-run=client?");
+        return None;
+    }
+    if !resources.is_empty() {
+        out.fail(format!("error: can only use local files by -f {file} or --filename={json} when --local=true is set"));
+        return None;
+    }
+    if !args.has("filename") && !args.has("kustomize") {
+        out.fail(format!("error: one or more files must be specified as -f {file} or --filename={json}"));
+        return None;
+    }
+    let inputs = read_inputs(args, cluster, out)?;
+    let mut objects = Vec::new();
+    for (file, text) in inputs {
+        let (docs, errors) = kubesim_api::decode::parse_documents(&file, &text);
+        if let Some(e) = errors.first() {
+            out.fail(format!("error: {e}"));
+            return None;
+        }
+        for d in docs {
+            match kubesim_api::decode::decode_document(&file, &d) {
+                Ok(list) => objects.extend(list.into_iter().filter_map(|o| o.info().map(|i| (i, Arc::new(o))))),
+                Err(e) => {
+                    out.fail(format!("error: {e}"));
+                    return None;
+                }
+            }
+        }
+    }
+    Some(objects)
+}
+
+/// The end of a `kubectl set` change (cmd/set CalculatePatches): nothing when the object is
+/// unchanged; with --local or --dry-run=client the changed object is printed (-o, as the typed
+/// object kubectl encodes) or `NAME WORD (dry run)`; otherwise the update is sent.
+#[allow(clippy::too_many_arguments)]
+fn set_write(
+    args: &Args,
+    api: &mut ApiServer,
+    req: &mut Request,
+    cluster: &dyn ClusterView,
+    info: &'static KindInfo,
+    before: &Object,
+    json: Value,
+    word: &str,
+    out: &mut Output,
+) {
+    let o = match util::from_json(info, json) {
+        Ok(o) => o,
+        Err(e) => return out.fail(format!("error: {e}")),
+    };
+    if o.to_json() == before.to_json() {
+        return;
+    }
+    let local = args.bool("local");
+    match args.get("dry-run").filter(|v| *v != "none" && *v != "false") {
+        _ if local => {
+            if !print_generated(args, cluster, &o, out) {
+                out.outln(format!("{} {word}", type_name(info, o.name())));
+            }
+        }
+        Some("server") => {
+            if let Err(e) = util::check_update(api, &o) {
+                return out.fail(server_error(&e));
+            }
+            if !print_written(args, cluster, info, o.to_json(), out) {
+                out.outln(format!("{} {word} (server dry run)", type_name(info, o.name())));
+            }
+        }
+        Some(_) => {
+            if !print_generated(args, cluster, &o, out) {
+                out.outln(format!("{} {word} (dry run)", type_name(info, o.name())));
+            }
+        }
+        None => match util::update(api, o, req) {
+            Ok(written) => {
+                if !print_written(args, cluster, info, written.to_json(), out) {
+                    out.outln(format!("{} {word}", type_name(info, written.name())));
+                }
+            }
+            Err(e) => out.fail(server_error(&e)),
+        },
     }
 }
 
@@ -777,7 +1943,7 @@ enum SetKind {
 /// `kubectl set env` (set_env.go: `KEY=VALUE`, `KEY-`) and `kubectl set resources`
 /// (set_resources.go: `--limits`/`--requests` as `cpu=200m,memory=512Mi`), for every container
 /// or the one named by `-c`.
-fn set_containers(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output, kind: SetKind) {
+fn set_containers(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn ClusterView, namespace: &str, out: &mut Output, kind: SetKind) {
     let rest = &args.positional[1..];
     let (resources, pairs): (Vec<String>, Vec<String>) = rest.iter().cloned().partition(|a| {
         let env_change = a.contains('=') || (a.ends_with('-') && !a.contains('/'));
@@ -804,14 +1970,50 @@ fn set_containers(args: &Args, api: &mut ApiServer, req: &mut Request, namespace
         (Ok(l), Ok(r)) => (l, r),
         (Err(e), _) | (_, Err(e)) => return out.fail(e),
     };
-    if kind == SetKind::Env && env_set.is_empty() && env_remove.is_empty() {
+    // set_env.go --from=configmap/NAME|secret/NAME [--keys] [--prefix]: one valueFrom
+    // reference per key (keyToEnvName: upper case, other characters as `_`).
+    let mut env_from: Vec<Value> = Vec::new();
+    if kind == SetKind::Env {
+        if let Some(from) = args.get("from") {
+            let (kind_word, name) = from.split_once('/').unwrap_or(("", from));
+            let keys: Vec<&str> = args.get("keys").map(|k| k.split(',').collect()).unwrap_or_default();
+            let (info, reference) = match kind_word {
+                "configmap" | "configmaps" | "cm" => (kind_info("v1", "ConfigMap"), "configMapKeyRef"),
+                "secret" | "secrets" => (kind_info("v1", "Secret"), "secretKeyRef"),
+                _ => return out.fail("error: unsupported resource specified in --from"),
+            };
+            let source = match api.get(info.expect("built-in kind"), namespace, name) {
+                Ok(o) => o,
+                Err(e) => return out.fail(server_error(&e)),
+            };
+            let json = source.to_json();
+            let mut data: Vec<String> = json.get("data").and_then(|d| d.as_object()).map(|d| d.keys().cloned().collect()).unwrap_or_default();
+            data.sort();
+            let prefix = args.get("prefix").unwrap_or("");
+            for key in data.into_iter().filter(|k| keys.is_empty() || keys.contains(&k.as_str())) {
+                let env_name: String = key.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c.to_ascii_uppercase() } else { '_' }).collect();
+                env_from.push(serde_json::json!({"name": format!("{prefix}{env_name}"), "valueFrom": {reference: {"key": key, "name": name}}}));
+            }
+        }
+    }
+    let list_only = kind == SetKind::Env && args.bool("list");
+    if kind == SetKind::Env && env_set.is_empty() && env_remove.is_empty() && env_from.is_empty() && !list_only {
         return out.fail("error: at least one environment variable must be provided");
+    }
+    if list_only {
+        return set_env_list(args, api, &resources, namespace, out);
     }
     if kind == SetKind::Resources && limits.is_empty() && requests.is_empty() {
         return out.fail("error: you must specify an update to requests or limits (in the form of --requests/--limits)");
     }
     let only = args.get("containers").or(args.get("container")).filter(|c| *c != "*");
-    for (info, object) in many_targets(args, &resources, api, namespace, out) {
+    let targets = if args.bool("local") {
+        let Some(t) = local_targets(args, cluster, &resources, true, out) else { return };
+        t
+    } else {
+        many_targets(args, &resources, api, namespace, out)
+    };
+    for (info, object) in targets {
         let Some(path) = pod_spec_path(info.kind) else {
             out.fail(format!("error: {} is not a workload with a pod template", type_name(info, object.name())));
             continue;
@@ -829,10 +2031,12 @@ fn set_containers(args: &Args, api: &mut ApiServer, req: &mut Request, namespace
                         let env = c.as_object_mut().expect("containers are objects").entry("env").or_insert_with(|| Value::Array(Vec::new()));
                         let list = env.as_array_mut().expect("env is a list");
                         list.retain(|e| !env_remove.iter().any(|r| e.get("name").and_then(|n| n.as_str()) == Some(r.as_str())));
-                        for (k, v) in &env_set {
+                        let additions = env_from.iter().cloned().chain(env_set.iter().map(|(k, v)| serde_json::json!({"name": k, "value": v})));
+                        for var in additions {
+                            let k = var["name"].as_str().unwrap_or_default().to_string();
                             match list.iter_mut().find(|e| e.get("name").and_then(|n| n.as_str()) == Some(k.as_str())) {
-                                Some(e) => *e = serde_json::json!({"name": k, "value": v}),
-                                None => list.push(serde_json::json!({"name": k, "value": v})),
+                                Some(e) => *e = var,
+                                None => list.push(var),
                             }
                         }
                         if list.is_empty() {
@@ -859,18 +2063,8 @@ fn set_containers(args: &Args, api: &mut ApiServer, req: &mut Request, namespace
             out.fail(format!("error: unable to find container named {}", only.unwrap_or("")));
             continue;
         }
-        let result = util::from_json(info, json).map_err(|e| format!("error: {e}")).and_then(|o| {
-            if o.to_json() == object.to_json() {
-                return Ok(false);
-            }
-            util::update(api, o, req).map(|_| true).map_err(|e| server_error(&e))
-        });
         let word = if kind == SetKind::Env { "env updated" } else { "resource requirements updated" };
-        match result {
-            Ok(true) => out.outln(format!("{} {word}", type_name(info, object.name()))),
-            Ok(false) => {}
-            Err(e) => out.fail(e),
-        }
+        set_write(args, api, req, cluster, info, &object, json, word, out);
     }
 }
 
@@ -918,9 +2112,10 @@ fn autoscale(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &st
 }
 
 /// `kubectl label` / `kubectl annotate` (cmd/label/label.go, cmd/annotate/annotate.go).
-fn label_or_annotate(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output, labels: bool) {
+fn label_or_annotate(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn ClusterView, namespace: &str, out: &mut Output, labels: bool) {
+    let from_files = args.file_targets.is_some();
     let (resources, changes): (Vec<String>, Vec<String>) =
-        args.positional.iter().cloned().partition(|a| !(a.contains('=') || (a.ends_with('-') && args.positional.first() != Some(a))));
+        args.positional.iter().cloned().partition(|a| !(a.contains('=') || (a.ends_with('-') && (from_files || args.positional.first() != Some(a)))));
     let what = if labels { "labels" } else { "annotations" };
     if changes.is_empty() {
         return out.fail(format!("error: at least one {} update is required", if labels { "label" } else { "annotation" }));
@@ -942,8 +2137,25 @@ fn label_or_annotate(args: &Args, api: &mut ApiServer, req: &mut Request, namesp
             remove.push(k.to_string());
         }
     }
+    // label.go parseLabels / annotate.go validateAnnotations.
+    let both: Vec<&String> = remove.iter().filter(|r| set.iter().any(|(k, _)| k == *r)).collect();
+    if !both.is_empty() {
+        if labels {
+            return out.fail("error: can not both modify and remove a label in the same command");
+        }
+        let names: Vec<&str> = both.iter().map(|s| s.as_str()).collect();
+        return out.fail(format!("error: can not both modify and remove the following annotation(s) in the same command: {}", names.join(", ")));
+    }
     let overwrite = args.bool("overwrite");
-    let targets = if args.bool("all") && resources.len() == 1 && !resources[0].contains('/') {
+    // label.go / annotate.go: --local edits the objects of the -f files without the server;
+    // --dry-run=client computes the change against the live object but sends nothing.
+    let local = args.bool("local");
+    let dry = args.get("dry-run").filter(|v| *v != "none" && *v != "false");
+    let targets = if local {
+        // label.go Validate / annotate.go validate.
+        let Some(t) = local_targets(args, cluster, &resources, labels, out) else { return };
+        t
+    } else if args.bool("all") && resources.len() == 1 && !resources[0].contains('/') {
         let Ok(info) = util::resolve(&resources[0]) else { return out.fail(format!("error: the server doesn't have a resource type \"{}\"", resources[0])) };
         let filter = Filter::namespace_only(if args.bool("all-namespaces") { None } else { Some(namespace.to_string()) });
         filter.list(api, info).unwrap_or_default().into_iter().map(|o| (info, o)).collect()
@@ -954,15 +2166,30 @@ fn label_or_annotate(args: &Args, api: &mut ApiServer, req: &mut Request, namesp
         let mut o = (*object).clone();
         let meta = o.metadata_mut();
         let map = if labels { meta.labels.get_or_insert_with(Default::default) } else { meta.annotations.get_or_insert_with(Default::default) };
+        // label.go validateNoOverwrites / annotate.go validateNoAnnotationOverwrites: a key
+        // that already has a different value needs --overwrite (kubernetes.io/change-cause
+        // never does).
         let mut conflict = None;
+        let mut declared = Vec::new();
         for (k, v) in &set {
             if let Some(existing) = map.get(k) {
                 if existing != v && !overwrite {
-                    conflict = Some(format!("error: '{k}' already has a value ({existing}), and --overwrite is false"));
-                    break;
+                    if labels {
+                        conflict = Some(format!("error: '{k}' already has a value ({existing}), and --overwrite is false"));
+                        break;
+                    } else if k != "kubernetes.io/change-cause" {
+                        declared.push(format!("'{k}' already has a value ({existing})"));
+                    }
                 }
             }
-            map.insert(k.clone(), v.clone());
+        }
+        if !declared.is_empty() {
+            conflict = Some(format!("error: --overwrite is false but found the following declared annotation(s): {}", declared.join("; ")));
+        }
+        if conflict.is_none() {
+            for (k, v) in &set {
+                map.insert(k.clone(), v.clone());
+            }
         }
         if let Some(c) = conflict {
             out.fail(c);
@@ -971,21 +2198,45 @@ fn label_or_annotate(args: &Args, api: &mut ApiServer, req: &mut Request, namesp
         for k in &remove {
             map.remove(k);
         }
-        if map.is_empty() {
+        // An emptied map stays `{}` in a --local result (the server drops it on write).
+        if map.is_empty() && !local {
             if labels {
                 meta.labels = None
             } else {
                 meta.annotations = None
             }
         }
-        let verb = if labels { "labeled" } else { "annotated" };
+        // label.go updateDataChangeMsg: "unlabeled" when the object shrank (without --overwrite).
+        let shrank = o.to_json().to_string().len() < object.to_json().to_string().len();
+        let verb = match (labels, shrank && !overwrite) {
+            (true, true) => "unlabeled",
+            (true, false) => "labeled",
+            _ => "annotated",
+        };
+        if local || dry.is_some() {
+            if !print_written(args, cluster, info, o.to_json(), out) {
+                let suffix = match dry {
+                    Some("server") => " (server dry run)",
+                    Some(_) => " (dry run)",
+                    None => "",
+                };
+                let verb = if o == *object && labels { "not labeled".to_string() } else { verb.to_string() };
+                out.outln(format!("{} {verb}{suffix}", type_name(info, object.name())));
+            }
+            continue;
+        }
+        // annotate.go prints "annotated" whether or not anything changed.
         if o == *object {
-            out.outln(format!("{} not {verb}", type_name(info, object.name())));
+            out.outln(format!("{} {}", type_name(info, object.name()), if labels { "not labeled" } else { "annotated" }));
             continue;
         }
         o.metadata_mut().resource_version = None;
         match util::update(api, o, req) {
-            Ok(_) => out.outln(format!("{} {verb}", type_name(info, object.name()))),
+            Ok(written) => {
+                if !print_written(args, cluster, info, written.to_json(), out) {
+                    out.outln(format!("{} {verb}", type_name(info, object.name())))
+                }
+            }
             Err(e) => out.fail(server_error(&e)),
         }
     }
@@ -993,8 +2244,20 @@ fn label_or_annotate(args: &Args, api: &mut ApiServer, req: &mut Request, namesp
 }
 
 /// `kubectl patch` (cmd/patch/patch.go).
-fn patch(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
-    let Some(patch_text) = args.get("patch") else { return out.fail("error: must specify -p to patch") };
+fn patch(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn ClusterView, namespace: &str, out: &mut Output) {
+    let from_file;
+    let patch_text = match (args.get("patch"), args.get("patch-file")) {
+        (Some(_), Some(_)) => return out.fail("error: cannot specify --patch and --patch-file together"),
+        (Some(p), None) => p,
+        (None, Some(path)) => match cluster.read_file(path) {
+            Ok(text) => {
+                from_file = text;
+                from_file.as_str()
+            }
+            Err(_) => return out.fail(format!("error: unable to read patch file: open {path}: no such file or directory")),
+        },
+        (None, None) => return out.fail("error: must specify --patch or --patch-file containing the contents of the patch"),
+    };
     let patch: Value = match serde_json::from_str(patch_text) {
         Ok(v) => v,
         Err(_) => match kubesim_api::decode::parse_documents("patch", patch_text) {
@@ -1002,10 +2265,64 @@ fn patch(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, o
             _ => return out.fail(format!("error: unable to parse \"{patch_text}\": yaml: invalid patch")),
         },
     };
+    // patch.go --local: patch the -f objects and print them; nothing is sent.
+    if args.bool("local") {
+        let resources: Vec<String> = args.positional.clone();
+        if !resources.is_empty() {
+            return out.fail("error: cannot specify --local and server resources");
+        }
+        let Some(targets) = local_targets(args, cluster, &[], false, out) else { return };
+        for (info, object) in targets {
+            let current = object.to_json();
+            let patched = match args.get("type").unwrap_or("strategic") {
+                "strategic" => Ok(merge::strategic_patch(&current, &patch)),
+                "merge" => Ok(merge::merge_patch(&current, &patch)),
+                "json" => merge::json_patch(&current, &patch),
+                other => return out.fail(format!("error: --type must be one of [json merge strategic], not \"{other}\"")),
+            };
+            let patched = match patched.and_then(|p| util::from_json(info, p)) {
+                Ok(o) => o,
+                Err(e) => return out.fail(format!("error: {e}")),
+            };
+            // patch.go prints the patched unstructured object as it is.
+            if !print_written(args, cluster, info, patched.to_json(), out) {
+                out.outln(format!("{} patched", type_name(info, patched.name())));
+            }
+        }
+        return;
+    }
     let (info, object) = match one_target(args, api, namespace) {
         Ok(t) => t,
         Err(e) => return out.fail(e),
     };
+    // --subresource=scale: the patch applies to the autoscaling/v1 Scale (only spec.replicas
+    // is written back), and the result is named scale.autoscaling/NAME.
+    if args.get("subresource") == Some("scale") {
+        let scale = match api.get_scale(info, object.namespace(), object.name()) {
+            Ok(s) => s,
+            Err(e) => return out.fail(server_error(&e)),
+        };
+        let patched = match args.get("type").unwrap_or("strategic") {
+            "strategic" => Ok(merge::strategic_patch(&scale, &patch)),
+            "merge" => Ok(merge::merge_patch(&scale, &patch)),
+            "json" => merge::json_patch(&scale, &patch),
+            other => return out.fail(format!("error: --type must be one of [json merge strategic], not \"{other}\"")),
+        };
+        let patched = match patched {
+            Ok(p) => p,
+            Err(e) => return out.fail(format!("error: {e}")),
+        };
+        let Some(replicas) = patched.pointer("/spec/replicas").and_then(|r| r.as_i64()) else {
+            return out.fail("Error from server (BadRequest): spec.replicas must be an integer");
+        };
+        if patched == scale {
+            return out.outln(format!("scale.autoscaling/{} patched (no change)", object.name()));
+        }
+        return match api.update_scale(info, object.namespace(), object.name(), replicas as i32, req) {
+            Ok(_) => out.outln(format!("scale.autoscaling/{} patched", object.name())),
+            Err(e) => out.fail(server_error(&e)),
+        };
+    }
     let current = object.to_json();
     let patched = match args.get("type").unwrap_or("strategic") {
         "strategic" => Ok(merge::strategic_patch(&current, &patch)),
@@ -1028,7 +2345,11 @@ fn patch(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, o
     new_object.metadata_mut().resource_version = None;
     let result = if status_changed { api.update_status(new_object, req) } else { util::update(api, new_object, req) };
     match result {
-        Ok(_) => out.outln(format!("{} patched", type_name(info, object.name()))),
+        Ok(written) => {
+            if !print_written(args, cluster, info, written.to_json(), out) {
+                out.outln(format!("{} patched", type_name(info, object.name())))
+            }
+        }
         Err(e) => out.fail(server_error(&e)),
     }
 }
@@ -1443,6 +2764,10 @@ fn rollout_status(info: &KindInfo, object: &Object, out: &mut Output) {
             }
         }
         "DaemonSet" => {
+            // DaemonSetStatusViewer.
+            if jstr_or(&json, "spec.updateStrategy.type") != "RollingUpdate" {
+                return out.fail("error: rollout status is only available for RollingUpdate strategy type");
+            }
             let desired = util::jint(&json, "status.desiredNumberScheduled");
             let updated = util::jint(&json, "status.updatedNumberScheduled");
             let available = util::jint(&json, "status.numberAvailable");
@@ -1457,49 +2782,180 @@ fn rollout_status(info: &KindInfo, object: &Object, out: &mut Output) {
             }
         }
         _ => {
-            let replicas = json.pointer("/spec/replicas").and_then(|v| v.as_i64()).unwrap_or(1);
+            // StatefulSetStatusViewer.
+            if jstr_or(&json, "spec.updateStrategy.type") != "RollingUpdate" {
+                return out.fail("error: rollout status is only available for RollingUpdate strategy type");
+            }
+            let replicas = json.pointer("/spec/replicas").and_then(|v| v.as_i64());
             let ready = util::jint(&json, "status.readyReplicas");
-            if generation > observed {
+            let updated = util::jint(&json, "status.updatedReplicas");
+            let partition = json.pointer("/spec/updateStrategy/rollingUpdate/partition").and_then(|v| v.as_i64());
+            let rolling = json.pointer("/spec/updateStrategy/rollingUpdate").is_some_and(|r| !r.is_null());
+            if observed == 0 || generation > observed {
                 out.outln("Waiting for statefulset spec update to be observed...");
-            } else if ready < replicas {
-                out.outln(format!("Waiting for {} pods to be ready...", replicas - ready));
+            } else if let Some(r) = replicas.filter(|r| ready < *r) {
+                out.outln(format!("Waiting for {} pods to be ready...", r - ready));
+            } else if rolling {
+                match (replicas, partition) {
+                    (Some(r), Some(p)) if updated < r - p => {
+                        out.outln(format!("Waiting for partitioned roll out to finish: {updated} out of {} new pods have been updated...", r - p))
+                    }
+                    _ => out.outln(format!("partitioned roll out complete: {updated} new pods have been updated...")),
+                }
             } else {
-                out.outln(format!("partitioned roll out complete: {replicas} new pods have been updated..."));
+                let update_revision = jstr_or(&json, "status.updateRevision");
+                let current_revision = jstr_or(&json, "status.currentRevision");
+                if update_revision != current_revision {
+                    out.outln(format!("waiting for statefulset rolling update to complete {updated} pods at revision {update_revision}..."));
+                } else {
+                    out.outln(format!(
+                        "statefulset rolling update complete {} pods at revision {current_revision}...",
+                        util::jint(&json, "status.currentReplicas")
+                    ));
+                }
             }
         }
     }
 }
 
+fn jstr_or<'a>(json: &'a Value, path: &str) -> &'a str {
+    util::jstr(json, path).unwrap_or("")
+}
+
+/// The ControllerRevisions a DaemonSet or StatefulSet controls, by revision
+/// (polymorphichelpers history.go controlledHistories).
+fn owned_revisions(api: &ApiServer, owner: &Object) -> Vec<(i64, Value)> {
+    let uid = owner.metadata().uid.clone().unwrap_or_default();
+    let Some(info) = kind_info("apps/v1", "ControllerRevision") else { return Vec::new() };
+    let mut revisions: Vec<(i64, Value)> = util::list(api, info, Some(owner.namespace()))
+        .into_iter()
+        .filter(|r| r.metadata().owner_references.iter().flatten().any(|o| o.uid == uid && o.controller == Some(true)))
+        .map(|r| {
+            let json = r.to_json();
+            (json.get("revision").and_then(|v| v.as_i64()).unwrap_or(0), json)
+        })
+        .collect();
+    kubesim_api::sort::sort_by_key(&mut revisions, |(r, _)| *r);
+    revisions
+}
+
+/// applyDaemonSetHistory / applyStatefulSetHistory: the owner with the revision's data patched in.
+fn apply_history(owner: &Object, revision: &Value) -> Value {
+    let data = revision.get("data").cloned().unwrap_or_default();
+    merge::strategic_patch(&owner.to_json(), &data)
+}
+
+/// DescribePodTemplate through printTemplate.
+fn template_text(json: &Value) -> String {
+    let template: PodTemplateSpec = json.pointer("/spec/template").and_then(|t| serde_json::from_value(t.clone()).ok()).unwrap_or_default();
+    describe::pod_template(&template)
+}
+
+/// (revision, change-cause, the revision's pod template as describe prints it).
+type HistoryEntry<'a> = (i64, String, Box<dyn Fn() -> String + 'a>);
+
 fn rollout_history(args: &Args, api: &ApiServer, info: &KindInfo, object: &Object, out: &mut Output) {
-    if info.kind != "Deployment" {
-        return out.fail(format!("error: kubesim keeps rollout history for Deployments only ({})", type_name(info, object.name())));
+    let tn = type_name(info, object.name());
+    let revision = args.get("revision").and_then(|r| r.parse::<i64>().ok()).filter(|r| *r > 0);
+    // (revision, change-cause, template text) per revision, oldest first.
+    let history: Vec<HistoryEntry<'_>> = if info.kind == "Deployment" {
+        owned_replica_sets(api, object)
+            .into_iter()
+            .map(|(rev, rs)| {
+                let cause = rs.metadata().annotations.as_ref().and_then(|a| a.get("kubernetes.io/change-cause")).cloned().unwrap_or_default();
+                // DeploymentHistoryViewer prints the ReplicaSet's template as it is, with its
+                // pod-template-hash label.
+                let f: Box<dyn Fn() -> String> = Box::new(move || match rs.as_ref() {
+                    Object::ReplicaSet(r) => describe::pod_template(&r.spec.as_ref().and_then(|s| s.template.clone()).unwrap_or_default()),
+                    _ => String::new(),
+                });
+                (rev, cause, f)
+            })
+            .collect()
+    } else {
+        owned_revisions(api, object)
+            .into_iter()
+            .map(|(rev, json)| {
+                let cause = json.pointer("/metadata/annotations/kubernetes.io~1change-cause").and_then(|c| c.as_str()).unwrap_or("").to_string();
+                let f: Box<dyn Fn() -> String> = Box::new(move || template_text(&apply_history(object, &json)));
+                (rev, cause, f)
+            })
+            .collect()
+    };
+    if history.is_empty() && info.kind != "Deployment" {
+        // printHistory: "No rollout history found." (the name printer adds the newline).
+        return out.outln(format!("{tn} No rollout history found."));
     }
-    let sets = owned_replica_sets(api, object);
-    if let Some(rev) = args.get("revision").and_then(|r| r.parse::<i64>().ok()).filter(|r| *r > 0) {
-        let Some((_, rs)) = sets.iter().find(|(r, _)| *r == rev) else {
+    if let Some(rev) = revision {
+        let Some((_, _, template)) = history.iter().find(|(r, _, _)| *r == rev) else {
             return out.fail("error: unable to find the specified revision");
         };
-        let Object::ReplicaSet(rs) = rs.as_ref() else { return };
-        let mut template = rs.spec.as_ref().and_then(|s| s.template.clone()).unwrap_or_default();
-        if let Some(labels) = template.metadata.as_mut().and_then(|m| m.labels.as_mut()) {
-            labels.remove("pod-template-hash");
-        }
         // rollout_history.go prints through the name printer: "<kind/name> <operation>\n" where
         // the operation is "with revision #N\n<history>".
-        out.out(format!("{} with revision #{rev}\n{}\n", type_name(info, object.name()), describe::pod_template(&template)));
+        out.out(format!("{tn} with revision #{rev}\n{}\n", template()));
         return;
     }
     let mut table = String::from("REVISION\tCHANGE-CAUSE\n");
-    for (rev, rs) in &sets {
-        let cause = rs.metadata().annotations.as_ref().and_then(|a| a.get("kubernetes.io/change-cause")).cloned().unwrap_or_else(|| "<none>".into());
-        table.push_str(&format!("{rev}\t{cause}\n"));
+    for (rev, cause, _) in &history {
+        table.push_str(&format!("{rev}\t{}\n", if cause.is_empty() { "<none>" } else { cause }));
     }
-    out.out(format!("{} \n{}\n", type_name(info, object.name()), crate::printers::tabwriter(&table, 0, 2)));
+    out.out(format!("{tn} \n{}\n", crate::printers::tabwriter(&table, 0, 2)));
+}
+
+/// DaemonSetRollbacker / StatefulSetRollbacker (polymorphichelpers rollback.go): patch the
+/// chosen ControllerRevision's data onto the object.
+fn rollout_undo_history(args: &Args, api: &mut ApiServer, req: &mut Request, info: &KindInfo, object: &Object, out: &mut Output) {
+    let tn = type_name(info, object.name());
+    let to = match args.get("to-revision").map(|r| r.parse::<i64>()) {
+        None => 0,
+        Some(Ok(r)) if r >= 0 => r,
+        Some(Ok(r)) => return out.fail(format!("error: unable to find specified revision {r} in history")),
+        Some(Err(_)) => {
+            return out.fail(format!(
+                "error: invalid argument {:?} for \"--to-revision\" flag: strconv.ParseInt: parsing {:?}: invalid syntax",
+                args.get("to-revision").unwrap_or(""),
+                args.get("to-revision").unwrap_or("")
+            ))
+        }
+    };
+    let history = owned_revisions(api, object);
+    if to == 0 && history.len() <= 1 {
+        return out.fail("error: no last revision to roll back to");
+    }
+    let target = if to == 0 { history.get(history.len() - 2).cloned() } else { history.iter().find(|(r, _)| *r == to).cloned() };
+    let Some((rev, revision)) = target else {
+        return out.fail(format!("error: unable to find specified revision {to} in history"));
+    };
+    let patched = apply_history(object, &revision);
+    if dry_run(args) && args.get("dry-run") != Some("server") {
+        return out.out(format!("{tn} {}\n", template_text(&patched)));
+    }
+    // daemonSetMatch / statefulSetMatch: the revision is the live template (compared as
+    // stored, i.e. defaulted).
+    let mut defaulted = util::from_json(info, patched.clone()).unwrap_or_else(|_| object.clone());
+    kubesim_api::defaults::apply_defaults(&mut defaulted);
+    if defaulted.to_json().pointer("/spec/template") == object.to_json().pointer("/spec/template") {
+        return out.outln(format!("{tn} skipped rollback (current template already matches revision {rev})"));
+    }
+    let result = util::from_json(info, patched).map_err(|e| format!("error: {e}")).and_then(|mut o| {
+        o.metadata_mut().resource_version = None;
+        if dry_run(args) {
+            return util::check_update(api, &o).map_err(|e| server_error(&e));
+        }
+        util::update(api, o, req).map(|_| ()).map_err(|e| format!("error: failed restoring revision {rev}: {}", e.message))
+    });
+    match result {
+        Ok(()) => out.outln(format!("{tn} rolled back{}", if dry_run(args) { " (server dry run)" } else { "" })),
+        Err(e) => out.fail(e),
+    }
 }
 
 fn rollout_undo(args: &Args, api: &mut ApiServer, req: &mut Request, info: &KindInfo, object: &Object, out: &mut Output) {
     if info.kind != "Deployment" {
-        return out.fail(format!("error: kubesim supports rollout undo for Deployments only ({})", type_name(info, object.name())));
+        return rollout_undo_history(args, api, req, info, object, out);
+    }
+    if object.to_json().pointer("/spec/paused").and_then(|p| p.as_bool()) == Some(true) {
+        return out.fail("error: you cannot rollback a paused deployment; resume it first with 'kubectl rollout resume' and try again");
     }
     let sets = owned_replica_sets(api, object);
     let current_rev =
@@ -1541,7 +2997,7 @@ fn rollout_undo(args: &Args, api: &mut ApiServer, req: &mut Request, info: &Kind
 }
 
 /// `kubectl run NAME --image=I` (cmd/run/run.go with the run-pod/v1 generator).
-fn run_pod(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
+fn run_pod(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn ClusterView, namespace: &str, out: &mut Output) {
     let Some(name) = args.positional.first().cloned() else {
         return out.fail("error: NAME is required for run\nSee 'kubectl run -h' for help and examples");
     };
@@ -1593,13 +3049,17 @@ fn run_pod(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str,
         ..Default::default()
     };
     if dry_run(args) {
-        if let Some(printed) = print_generated(args, &Object::Pod(Box::new(pod.clone()))) {
-            return out.out(printed);
+        if print_generated(args, cluster, &Object::Pod(Box::new(pod.clone())), out) {
+            return;
         }
         return out.outln(format!("pod/{name} created (dry run)"));
     }
     match api.create(Object::Pod(Box::new(pod)), req) {
-        Ok(_) => out.outln(format!("pod/{name} created")),
+        Ok(o) => {
+            if !print_written(args, cluster, kind_info("v1", "Pod").expect("pods"), o.to_json(), out) {
+                out.outln(format!("pod/{name} created"))
+            }
+        }
         Err(e) => out.fail(server_error(&e)),
     }
 }
@@ -1981,6 +3441,11 @@ fn version(args: &Args, out: &mut Output) {
         return;
     }
     match args.get("output") {
+        Some("yaml") => out.out(crate::yaml::to_yaml(&serde_json::json!({
+            "clientVersion": {"major": "1", "minor": "34", "gitVersion": CLIENT_VERSION, "platform": "kubesim"},
+            "kustomizeVersion": "v5.7.1",
+            "serverVersion": {"major": "1", "minor": "34", "gitVersion": CLIENT_VERSION, "platform": "kubesim"}
+        }))),
         Some("json") => out.out(get::to_json_pretty(&serde_json::json!({
             "clientVersion": {"major": "1", "minor": "34", "gitVersion": CLIENT_VERSION, "platform": "kubesim"},
             "kustomizeVersion": "v5.7.1",
@@ -2027,15 +3492,21 @@ fn wait(args: &Args, api: &ApiServer, namespace: &str, out: &mut Output) {
     } else {
         return out.fail(format!("error: unrecognized condition: {condition:?}"));
     };
-    let targets = match parse_targets(&args.positional) {
-        Ok(t) => t,
-        Err(e) => return out.fail(e),
+    let targets = match &args.file_targets {
+        Some(files) => get::file_groups(files),
+        None => match parse_targets(&args.positional) {
+            Ok(t) => t,
+            Err(e) => return out.fail(e),
+        },
     };
     let filter = match Filter::from_args(args, namespace) {
         Ok(f) => f,
         Err(e) => return out.fail(e),
     };
     let timeout = args.get("timeout").unwrap_or("30s");
+    let file_namespace = |info: &KindInfo, name: &str| {
+        args.file_targets.as_ref().and_then(|f| f.iter().find(|(i, _, n)| std::ptr::eq(*i, info) && n == name).map(|(_, ns, _)| ns.clone()))
+    };
     for (info, names) in &targets.groups {
         let objects: Vec<(String, Option<Arc<Object>>)> = if names.is_empty() {
             match filter.list(api, info) {
@@ -2046,7 +3517,7 @@ fn wait(args: &Args, api: &ApiServer, namespace: &str, out: &mut Output) {
                 }
             }
         } else {
-            names.iter().map(|n| (n.clone(), api.get(info, &util::namespace_for(info, namespace), n).ok())).collect()
+            names.iter().map(|n| (n.clone(), api.get(info, &file_namespace(info, n).unwrap_or_else(|| util::namespace_for(info, namespace)), n).ok())).collect()
         };
         if objects.is_empty() {
             out.fail("error: no matching resources found");
@@ -2151,10 +3622,54 @@ fn events(args: &Args, api: &ApiServer, now: u64, namespace: &str, out: &mut Out
 /// `kubectl auth can-i`: kubesim has no authorization; everything is allowed.
 fn auth(args: &Args, out: &mut Output) {
     match args.positional.first().map(String::as_str) {
+        Some("can-i") if args.bool("list") => can_i_list(args, out),
         Some("can-i") => out.outln("yes"),
         Some("whoami") => out.out("ATTRIBUTE   VALUE\nUsername    kubernetes-admin\nGroups      [kubeadm:cluster-admins system:authenticated]\n"),
         _ => out.fail("error: kubesim supports auth can-i and auth whoami"),
     }
+}
+
+/// `kubectl auth can-i --list` (cani.go printStatus) for kubesim's user, kubernetes-admin in
+/// kubeadm:cluster-admins (bound to cluster-admin) and system:authenticated (the bootstrap
+/// roles system:basic-user, system:discovery and system:public-info-viewer): the
+/// SelfSubjectRulesReview's rules broken down, compacted and sorted as kubectl prints them.
+fn can_i_list(args: &Args, out: &mut Output) {
+    use crate::describe::{breakdown_rule, combine_resource_group, compact_rules, Rule};
+    let l = |v: &[&str]| -> Vec<String> { v.iter().map(|s| s.to_string()).collect() };
+    let urls = |v: &[&str]| Rule { verbs: l(&["get"]), non_resource_urls: l(v), ..Default::default() };
+    let rules = [
+        // cluster-admin
+        Rule { verbs: l(&["*"]), api_groups: l(&["*"]), resources: l(&["*"]), ..Default::default() },
+        Rule { verbs: l(&["*"]), non_resource_urls: l(&["*"]), ..Default::default() },
+        // system:basic-user
+        Rule { verbs: l(&["create"]), api_groups: l(&["authentication.k8s.io"]), resources: l(&["selfsubjectreviews"]), ..Default::default() },
+        Rule {
+            verbs: l(&["create"]),
+            api_groups: l(&["authorization.k8s.io"]),
+            resources: l(&["selfsubjectaccessreviews", "selfsubjectrulesreviews"]),
+            ..Default::default()
+        },
+        // system:discovery
+        urls(&["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"]),
+        // system:public-info-viewer
+        urls(&["/healthz", "/livez", "/readyz", "/version", "/version/"]),
+    ];
+    let rules = compact_rules(rules.iter().flat_map(breakdown_rule).collect());
+    let v = |l: &[String]| format!("[{}]", l.join(" "));
+    let mut text = String::new();
+    if !args.bool("no-headers") {
+        text.push_str("Resources\tNon-Resource URLs\tResource Names\tVerbs\n");
+    }
+    for r in rules {
+        text.push_str(&format!(
+            "{}\t{}\t{}\t{}\n",
+            combine_resource_group(&r.resources, &r.api_groups),
+            v(&r.non_resource_urls),
+            v(&r.resource_names),
+            v(&r.verbs)
+        ));
+    }
+    out.out(crate::printers::tabwriter(&text, 6, 3));
 }
 
 /// `kubectl config` for the one simulated context.

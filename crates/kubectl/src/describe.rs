@@ -1126,62 +1126,17 @@ fn describe_namespace(api: &ApiServer, object: &Object, now: Millis) -> String {
     w.w(0, format!("Status:\t{phase}\n"));
     w.w(0, "\n");
     let quotas = kind_info("v1", "ResourceQuota").map(|i| util::list(api, i, Some(object.name()))).unwrap_or_default();
-    if quotas.is_empty() {
-        w.w(0, "No resource quota.\n");
-    } else {
-        w.w(0, "Resource Quotas\n");
-        for q in quotas {
-            let json = q.to_json();
-            w.w(1, format!("Name:\t{}\n", q.name()));
-            w.w(1, "Resource\tUsed\tHard\n");
-            w.w(1, "--------\t---\t---\n");
-            for (k, v) in jget(&json, "spec.hard").and_then(|h| h.as_object()).into_iter().flatten() {
-                let used = json.pointer(&format!("/status/used/{}", k.replace('~', "~0").replace('/', "~1"))).and_then(|u| u.as_str()).unwrap_or("0");
-                w.w(1, format!("{k}\t{used}\t{}\n", v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())));
-            }
-        }
-    }
+    resource_quotas_section(&mut w, &quotas);
     w.w(0, "\n");
     let limits = kind_info("v1", "LimitRange").map(|i| util::list(api, i, Some(object.name()))).unwrap_or_default();
     if limits.is_empty() {
         w.w(0, "No LimitRange resource.\n");
     } else {
-        w.w(0, "Resource Limits\n");
-        w.w(1, "Type\tResource\tMin\tMax\tDefault Request\tDefault Limit\tMax Limit/Request Ratio\n");
-        w.w(1, "----\t--------\t---\t---\t---------------\t-------------\t-----------------------\n");
+        // DescribeLimitRanges: one space before each column row, not a PrefixWriter level.
+        w.w(0, "Resource Limits\n Type\tResource\tMin\tMax\tDefault Request\tDefault Limit\tMax Limit/Request Ratio\n");
+        w.w(0, " ----\t--------\t---\t---\t---------------\t-------------\t-----------------------\n");
         for l in limits {
-            let json = l.to_json();
-            for item in jget(&json, "spec.limits").and_then(|i| i.as_array()).into_iter().flatten() {
-                let type_ = item.get("type").and_then(|t| t.as_str()).unwrap_or("");
-                let mut resources: Vec<String> = Vec::new();
-                for key in ["min", "max", "default", "defaultRequest", "maxLimitRequestRatio"] {
-                    for r in item.get(key).and_then(|m| m.as_object()).into_iter().flatten().map(|(k, _)| k.clone()) {
-                        if !resources.contains(&r) {
-                            resources.push(r);
-                        }
-                    }
-                }
-                kubesim_api::sort::sort(&mut resources);
-                for r in resources {
-                    let get = |key: &str| {
-                        item.get(key)
-                            .and_then(|m| m.get(&r))
-                            .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
-                            .unwrap_or_else(|| "-".into())
-                    };
-                    w.w(
-                        1,
-                        format!(
-                            "{type_}\t{r}\t{}\t{}\t{}\t{}\t{}\n",
-                            get("min"),
-                            get("max"),
-                            get("defaultRequest"),
-                            get("default"),
-                            get("maxLimitRequestRatio")
-                        ),
-                    );
-                }
-            }
+            limit_range_rows(&mut w, &l.to_json(), " ");
         }
     }
     let _ = now;
@@ -1190,6 +1145,675 @@ fn describe_namespace(api: &ApiServer, object: &Object, now: Millis) -> String {
 
 /// The generic describer (describe.go genericDescriber + printUnstructuredContent) for kinds
 /// without a dedicated describer.
+/// A JSON value as Go's %v prints it in describe (strings bare).
+fn jtext(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => crate::gotemplate::format_v(&crate::gotemplate::Val::from_json(other)),
+    }
+}
+
+/// A JSON string map (labels, parameters) for labels.FormatLabels.
+fn jmap(v: Option<&Value>) -> Option<BTreeMap<String, String>> {
+    v.and_then(|v| v.as_object()).map(|m| m.iter().map(|(k, v)| (k.clone(), jtext(Some(v)))).collect())
+}
+
+/// printBoolPtr.
+fn bool_ptr(v: Option<&Value>) -> String {
+    match v.and_then(|v| v.as_bool()) {
+        Some(true) => "True".into(),
+        Some(false) => "False".into(),
+        None => "<unset>".into(),
+    }
+}
+
+/// describeLimitRangeSpec: one row per (item, resource), `-` where a value is not set;
+/// resources in name order (upstream iterates a Go map).
+fn limit_range_rows(w: &mut Writer, json: &Value, prefix: &str) {
+    for item in jget(json, "spec.limits").and_then(|i| i.as_array()).into_iter().flatten() {
+        let type_ = item.get("type").and_then(|t| t.as_str()).unwrap_or("");
+        let mut resources: Vec<String> = Vec::new();
+        for key in ["max", "min", "default", "defaultRequest", "maxLimitRequestRatio"] {
+            for r in item.get(key).and_then(|m| m.as_object()).into_iter().flatten().map(|(k, _)| k.clone()) {
+                if !resources.contains(&r) {
+                    resources.push(r);
+                }
+            }
+        }
+        kubesim_api::sort::sort(&mut resources);
+        for r in resources {
+            let get = |key: &str| item.get(key).and_then(|m| m.get(&r)).map(|v| jtext(Some(v))).unwrap_or_else(|| "-".into());
+            w.w(
+                0,
+                format!(
+                    "{prefix}{type_}\t{r}\t{}\t{}\t{}\t{}\t{}\n",
+                    get("min"),
+                    get("max"),
+                    get("defaultRequest"),
+                    get("default"),
+                    get("maxLimitRequestRatio")
+                ),
+            );
+        }
+    }
+}
+
+/// The help text of a quota scope (helpTextForResourceQuotaScope).
+fn quota_scope_help(scope: &str) -> &'static str {
+    match scope {
+        "Terminating" => "Matches all pods that have an active deadline. These pods have a limited lifespan on a node before being actively terminated by the system.",
+        "NotTerminating" => "Matches all pods that do not have an active deadline. These pods usually include long running pods whose container command is not expected to terminate.",
+        "BestEffort" => "Matches all pods that do not have resource requirements set. These pods have a best effort quality of service.",
+        "NotBestEffort" => "Matches all pods that have at least one resource requirement set. These pods have a burstable or guaranteed quality of service.",
+        _ => "",
+    }
+}
+
+/// A quota's (resource, used, hard) rows: status.hard in name order (the spec's until the quota
+/// controller has filled the status), used re-expressed in the hard value's format when the
+/// two differ (describeQuota: resource.NewQuantity(used.Value(), hard.Format)).
+fn quota_rows(json: &Value) -> Vec<(String, String, String)> {
+    let hard = jget(json, "status.hard").or_else(|| jget(json, "spec.hard")).and_then(|h| h.as_object()).cloned().unwrap_or_default();
+    let used = jget(json, "status.used").and_then(|u| u.as_object()).cloned().unwrap_or_default();
+    let mut rows = Vec::new();
+    for (resource, hard_value) in hard {
+        let hard_text = jtext(Some(&hard_value));
+        let used_text = used.get(&resource).map(|u| jtext(Some(u))).unwrap_or_else(|| "0".into());
+        let format_of = |t: &str| kubesim_api::quantity::parse_exact(t).map(|(_, _, f)| f).ok();
+        let used_text = match (format_of(&used_text), format_of(&hard_text)) {
+            (Some(u), Some(h)) if u != h => kubesim_api::quantity::format_value(parse_value(&used_text).unwrap_or(0), h),
+            _ => used_text,
+        };
+        rows.push((resource, used_text, hard_text));
+    }
+    rows
+}
+
+/// DescribeResourceQuotas (the Namespace describer's section).
+fn resource_quotas_section(w: &mut Writer, quotas: &[Arc<Object>]) {
+    if quotas.is_empty() {
+        w.w(0, "No resource quota.\n");
+        return;
+    }
+    w.w(0, "Resource Quotas\n");
+    for q in quotas {
+        let json = q.to_json();
+        w.w(1, format!("Name:\t{}\n", q.name()));
+        let mut scopes: Vec<String> = jget(&json, "spec.scopes").and_then(|s| s.as_array()).into_iter().flatten().map(|s| jtext(Some(s))).collect();
+        if !scopes.is_empty() {
+            kubesim_api::sort::sort(&mut scopes);
+            w.w(1, format!("Scopes:\t{}\n", scopes.join(", ")));
+            for scope in &scopes {
+                let help = quota_scope_help(scope);
+                if !help.is_empty() {
+                    w.w(1, format!("* {help}\n"));
+                }
+            }
+        }
+        w.w(1, "Resource\tUsed\tHard\n");
+        w.w(1, "--------\t---\t---\n");
+        for (resource, used, hard) in quota_rows(&json) {
+            w.w(1, format!("{resource}\t{used}\t{hard}\n"));
+        }
+    }
+}
+
+/// describeQuota.
+fn describe_quota(object: &Object) -> String {
+    let json = object.to_json();
+    let mut w = Writer::default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    w.w(0, format!("Namespace:\t{}\n", object.namespace()));
+    let mut scopes: Vec<String> = jget(&json, "spec.scopes").and_then(|s| s.as_array()).into_iter().flatten().map(|s| jtext(Some(s))).collect();
+    if !scopes.is_empty() {
+        kubesim_api::sort::sort(&mut scopes);
+        w.w(0, format!("Scopes:\t{}\n", scopes.join(", ")));
+        for scope in &scopes {
+            let help = quota_scope_help(scope);
+            if !help.is_empty() {
+                w.w(0, format!(" * {help}\n"));
+            }
+        }
+    }
+    w.w(0, "Resource\tUsed\tHard\n");
+    w.w(0, "--------\t----\t----\n");
+    for (resource, used, hard) in quota_rows(&json) {
+        w.w(0, format!("{resource}\t{used}\t{hard}\n"));
+    }
+    w.finish()
+}
+
+/// describeLimitRange.
+fn describe_limit_range(object: &Object) -> String {
+    let mut w = Writer::default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    w.w(0, format!("Namespace:\t{}\n", object.namespace()));
+    w.w(0, "Type\tResource\tMin\tMax\tDefault Request\tDefault Limit\tMax Limit/Request Ratio\n");
+    w.w(0, "----\t--------\t---\t---\t---------------\t-------------\t-----------------------\n");
+    limit_range_rows(&mut w, &object.to_json(), "");
+    w.finish()
+}
+
+/// describeCronJob (with describeJobTemplate and printActiveJobs).
+fn describe_cron_job(api: &ApiServer, object: &Object, now: Millis) -> String {
+    let json = object.to_json();
+    let meta = object.metadata();
+    let mut w = Writer::default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    w.w(0, format!("Namespace:\t{}\n", object.namespace()));
+    labels_multiline(&mut w, "Labels", meta.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
+    w.w(0, format!("Schedule:\t{}\n", jstr(&json, "spec.schedule").unwrap_or("")));
+    w.w(0, format!("Concurrency Policy:\t{}\n", jstr(&json, "spec.concurrencyPolicy").unwrap_or("")));
+    w.w(0, format!("Suspend:\t{}\n", bool_ptr(jget(&json, "spec.suspend"))));
+    let opt_int = |path: &str, suffix: &str| jget(&json, path).and_then(|v| v.as_i64()).map(|v| format!("{v}{suffix}")).unwrap_or_else(|| "<unset>".into());
+    w.w(0, format!("Successful Job History Limit:\t{}\n", opt_int("spec.successfulJobsHistoryLimit", "")));
+    w.w(0, format!("Failed Job History Limit:\t{}\n", opt_int("spec.failedJobsHistoryLimit", "")));
+    w.w(0, format!("Starting Deadline Seconds:\t{}\n", opt_int("spec.startingDeadlineSeconds", "s")));
+    match label_selector_json(jget(&json, "spec.jobTemplate.spec.selector")) {
+        Some(s) => w.w(0, format!("Selector:\t{}\n", format_label_selector(Some(&s)))),
+        None => w.w(0, "Selector:\t<unset>\n"),
+    }
+    w.w(0, format!("Parallelism:\t{}\n", opt_int("spec.jobTemplate.spec.parallelism", "")));
+    w.w(0, format!("Completions:\t{}\n", opt_int("spec.jobTemplate.spec.completions", "")));
+    if let Some(d) = jget(&json, "spec.jobTemplate.spec.activeDeadlineSeconds").and_then(|v| v.as_i64()) {
+        w.w(0, format!("Active Deadline Seconds:\t{d}s\n"));
+    }
+    let template: PodTemplateSpec = jget(&json, "spec.jobTemplate.spec.template").and_then(|t| serde_json::from_value(t.clone()).ok()).unwrap_or_default();
+    write_pod_template(&mut w, &template);
+    match jget(&json, "status.lastScheduleTime").and_then(|t| serde_json::from_value::<Time>(t.clone()).ok()) {
+        Some(t) => w.w(0, format!("Last Schedule Time:\t{}\n", rfc1123z(&t))),
+        None => w.w(0, "Last Schedule Time:\t<unset>\n"),
+    }
+    let active: Vec<String> = jget(&json, "status.active").and_then(|a| a.as_array()).into_iter().flatten().map(|j| jtext(j.get("name"))).collect();
+    w.w(0, format!("Active Jobs:\t{}\n", if active.is_empty() { "<none>".to_string() } else { active.join(", ") }));
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
+}
+
+/// describeEndpoints.
+fn describe_endpoints(api: &ApiServer, object: &Object, now: Millis) -> String {
+    let json = object.to_json();
+    let meta = object.metadata();
+    let mut w = Writer::default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    w.w(0, format!("Namespace:\t{}\n", object.namespace()));
+    labels_multiline(&mut w, "Labels", meta.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
+    w.w(0, "Subsets:\n");
+    for subset in jget(&json, "subsets").and_then(|s| s.as_array()).into_iter().flatten() {
+        let ips = |key: &str| {
+            let list: Vec<String> = subset.get(key).and_then(|a| a.as_array()).into_iter().flatten().map(|a| jtext(a.get("ip"))).collect();
+            if list.is_empty() {
+                "<none>".to_string()
+            } else {
+                list.join(",")
+            }
+        };
+        w.w(1, format!("Addresses:\t{}\n", ips("addresses")));
+        w.w(1, format!("NotReadyAddresses:\t{}\n", ips("notReadyAddresses")));
+        let ports = subset.get("ports").and_then(|p| p.as_array()).cloned().unwrap_or_default();
+        if !ports.is_empty() {
+            w.w(1, "Ports:\n");
+            w.w(2, "Name\tPort\tProtocol\n");
+            w.w(2, "----\t----\t--------\n");
+            for p in &ports {
+                let name = jtext(p.get("name"));
+                w.w(2, format!("{}\t{}\t{}\n", if name.is_empty() { "<unset>" } else { &name }, jtext(p.get("port")), jtext(p.get("protocol"))));
+            }
+        }
+        w.w(0, "\n");
+    }
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
+}
+
+/// describeEndpointSliceV1.
+fn describe_endpoint_slice(api: &ApiServer, object: &Object, now: Millis) -> String {
+    let json = object.to_json();
+    let meta = object.metadata();
+    let mut w = Writer::default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    w.w(0, format!("Namespace:\t{}\n", object.namespace()));
+    labels_multiline(&mut w, "Labels", meta.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
+    w.w(0, format!("AddressType:\t{}\n", jtext(json.get("addressType"))));
+    let ports = json.get("ports").and_then(|p| p.as_array()).cloned().unwrap_or_default();
+    if ports.is_empty() {
+        w.w(0, "Ports: <unset>\n");
+    } else {
+        w.w(0, "Ports:\n");
+        w.w(1, "Name\tPort\tProtocol\n");
+        w.w(1, "----\t----\t--------\n");
+        for p in &ports {
+            let name = jtext(p.get("name"));
+            let port = p.get("port").map(|v| jtext(Some(v))).unwrap_or_else(|| "<unset>".into());
+            w.w(1, format!("{}\t{port}\t{}\n", if name.is_empty() { "<unset>" } else { &name }, jtext(p.get("protocol"))));
+        }
+    }
+    let endpoints = json.get("endpoints").and_then(|e| e.as_array()).cloned().unwrap_or_default();
+    if endpoints.is_empty() {
+        w.w(0, "Endpoints: <none>\n");
+    } else {
+        w.w(0, "Endpoints:\n");
+        for e in &endpoints {
+            let addresses: Vec<String> = e.get("addresses").and_then(|a| a.as_array()).into_iter().flatten().map(|a| jtext(Some(a))).collect();
+            w.w(1, format!("- Addresses:\t{}\n", if addresses.is_empty() { "<none>".to_string() } else { addresses.join(", ") }));
+            w.w(2, "Conditions:\n");
+            w.w(
+                3,
+                format!("Ready:\t{}\n", e.pointer("/conditions/ready").and_then(|r| r.as_bool()).map(|b| b.to_string()).unwrap_or_else(|| "<unset>".into())),
+            );
+            let or_unset = |key: &str| e.get(key).map(|v| jtext(Some(v))).unwrap_or_else(|| "<unset>".into());
+            w.w(2, format!("Hostname:\t{}\n", or_unset("hostname")));
+            if let Some(t) = e.get("targetRef") {
+                w.w(2, format!("TargetRef:\t{}/{}\n", jtext(t.get("kind")), jtext(t.get("name"))));
+            }
+            w.w(2, format!("NodeName:\t{}\n", or_unset("nodeName")));
+            w.w(2, format!("Zone:\t{}\n", or_unset("zone")));
+        }
+    }
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
+}
+
+/// describeServiceAccount (the three secret lists in header order).
+fn describe_service_account(api: &ApiServer, object: &Object, now: Millis) -> String {
+    let Object::ServiceAccount(sa) = object else { return String::new() };
+    let mut w = Writer::default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    w.w(0, format!("Namespace:\t{}\n", object.namespace()));
+    labels_multiline(&mut w, "Labels", sa.metadata.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", sa.metadata.annotations.as_ref());
+    let secrets = kind_info("v1", "Secret").map(|i| util::list(api, i, Some(object.namespace()))).unwrap_or_default();
+    let existing: Vec<String> = secrets.iter().map(|s| s.name().to_string()).collect();
+    let tokens: Vec<String> = secrets
+        .iter()
+        .filter_map(|s| match s.as_ref() {
+            Object::Secret(sec) if sec.type_.as_deref() == Some("kubernetes.io/service-account-token") => {
+                let a = sec.metadata.annotations.clone().unwrap_or_default();
+                (a.get("kubernetes.io/service-account.name").map(String::as_str) == Some(object.name())
+                    && a.get("kubernetes.io/service-account.uid") == sa.metadata.uid.as_ref())
+                .then(|| s.name().to_string())
+            }
+            _ => None,
+        })
+        .collect();
+    let pull: Vec<String> = sa.image_pull_secrets.iter().flatten().map(|r| r.name.clone()).collect();
+    let mount: Vec<String> = sa.secrets.iter().flatten().map(|r| r.name.clone().unwrap_or_default()).collect();
+    for (header, names, check) in [("Image pull secrets:", &pull, true), ("Mountable secrets: ", &mount, true), ("Tokens:            ", &tokens, false)] {
+        if names.is_empty() {
+            w.w(0, format!("{header}\t<none>\n"));
+            continue;
+        }
+        let mut prefix = header;
+        for name in names {
+            let missing = check && !existing.contains(name);
+            w.w(0, format!("{prefix}\t{name}{}\n", if missing { " (not found)" } else { "" }));
+            prefix = "                   ";
+        }
+    }
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
+}
+
+/// describeStorageClass.
+fn describe_storage_class(api: &ApiServer, object: &Object, now: Millis) -> String {
+    let json = object.to_json();
+    let meta = object.metadata();
+    let mut w = Writer::default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    let annotations = meta.annotations.clone().unwrap_or_default();
+    let default = ["storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class"]
+        .iter()
+        .any(|k| annotations.get(*k).map(String::as_str) == Some("true"));
+    w.w(0, format!("IsDefaultClass:\t{}\n", if default { "Yes" } else { "No" }));
+    w.w(0, format!("Annotations:\t{}\n", util::format_labels(meta.annotations.as_ref())));
+    w.w(0, format!("Provisioner:\t{}\n", jtext(json.get("provisioner"))));
+    w.w(0, format!("Parameters:\t{}\n", util::format_labels(jmap(json.get("parameters")).as_ref())));
+    w.w(0, format!("AllowVolumeExpansion:\t{}\n", bool_ptr(json.get("allowVolumeExpansion"))));
+    let options: Vec<String> = json.get("mountOptions").and_then(|m| m.as_array()).into_iter().flatten().map(|o| jtext(Some(o))).collect();
+    if options.is_empty() {
+        w.w(0, "MountOptions:\t<none>\n");
+    } else {
+        w.w(0, "MountOptions:\n");
+        for o in options {
+            w.w(1, format!("{o}\n"));
+        }
+    }
+    if let Some(p) = json.get("reclaimPolicy") {
+        w.w(0, format!("ReclaimPolicy:\t{}\n", jtext(Some(p))));
+    }
+    if let Some(m) = json.get("volumeBindingMode") {
+        w.w(0, format!("VolumeBindingMode:\t{}\n", jtext(Some(m))));
+    }
+    if let Some(topologies) = json.get("allowedTopologies").and_then(|t| t.as_array()) {
+        if topologies.is_empty() {
+            w.w(0, "AllowedTopologies:\t<none>\n");
+        } else {
+            w.w(0, "AllowedTopologies:\t\n");
+            for (i, term) in topologies.iter().enumerate() {
+                let reqs = term.get("matchLabelExpressions").and_then(|r| r.as_array()).cloned().unwrap_or_default();
+                w.w(1, format!("Term {i}:\t"));
+                if reqs.is_empty() {
+                    w.w(0, "<none>\n");
+                }
+                for (j, r) in reqs.iter().enumerate() {
+                    if j != 0 {
+                        w.w(1, "\t");
+                    }
+                    let values: Vec<String> = r.get("values").and_then(|v| v.as_array()).into_iter().flatten().map(|v| jtext(Some(v))).collect();
+                    let mut expr = format!("{} in", jtext(r.get("key")));
+                    if !values.is_empty() {
+                        expr = format!("{expr} [{}]", values.join(", "));
+                    }
+                    w.w(0, format!("{expr}\n"));
+                }
+            }
+        }
+    }
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
+}
+
+/// describeIngressClassV1.
+fn describe_ingress_class(api: &ApiServer, object: &Object, now: Millis) -> String {
+    let json = object.to_json();
+    let meta = object.metadata();
+    let mut w = Writer::default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    labels_multiline(&mut w, "Labels", meta.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
+    w.w(0, format!("Controller:\t{}\n", jtext(jget(&json, "spec.controller"))));
+    if let Some(p) = jget(&json, "spec.parameters") {
+        w.w(0, "Parameters:\n");
+        if let Some(g) = p.get("apiGroup") {
+            w.w(1, format!("APIGroup:\t{}\n", jtext(Some(g))));
+        }
+        w.w(1, format!("Kind:\t{}\n", jtext(p.get("kind"))));
+        w.w(1, format!("Name:\t{}\n", jtext(p.get("name"))));
+    }
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
+}
+
+/// describeNetworkPolicy (describeNetworkPolicySpec, printNetworkPolicySpecIngressFrom/EgressTo).
+fn describe_network_policy(object: &Object) -> String {
+    let json = object.to_json();
+    let meta = object.metadata();
+    let mut w = Writer::default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    w.w(0, format!("Namespace:\t{}\n", object.namespace()));
+    let created = meta.creation_timestamp.as_ref().map(|t| t.0.strftime("%Y-%m-%d %H:%M:%S +0000 UTC").to_string()).unwrap_or_default();
+    w.w(0, format!("Created on:\t{created}\n"));
+    labels_multiline(&mut w, "Labels", meta.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
+    w.w(0, "Spec:\n");
+    w.w(1, "PodSelector: ");
+    let selector = label_selector_json(jget(&json, "spec.podSelector")).unwrap_or_default();
+    if selector.match_labels.as_ref().is_none_or(|m| m.is_empty()) && selector.match_expressions.as_ref().is_none_or(|e| e.is_empty()) {
+        w.w(2, "<none> (Allowing the specific traffic to all pods in this namespace)\n");
+    } else {
+        w.w(2, format!("{}\n", format_label_selector(Some(&selector))));
+    }
+    let types: Vec<String> = jget(&json, "spec.policyTypes").and_then(|t| t.as_array()).into_iter().flatten().map(|t| jtext(Some(t))).collect();
+    let peers = |w: &mut Writer, rules: &[Value], peer_key: &str, dir: &str| {
+        let indent = "    ";
+        let isolated = if dir == "From" { "ingress" } else { "egress" };
+        if rules.is_empty() {
+            w.w(0, format!("{indent}<none> (Selected pods are isolated for {isolated} connectivity)\n"));
+            return;
+        }
+        for (i, rule) in rules.iter().enumerate() {
+            let ports = rule.get("ports").and_then(|p| p.as_array()).cloned().unwrap_or_default();
+            if ports.is_empty() {
+                w.w(0, format!("{indent}To Port: <any> (traffic allowed to all ports)\n"));
+            }
+            for port in &ports {
+                let proto = port.get("protocol").map(|p| jtext(Some(p))).unwrap_or_else(|| "TCP".into());
+                let number = port.get("port").map(|p| jtext(Some(p))).unwrap_or_else(|| "<nil>".into());
+                match port.get("endPort") {
+                    None => w.w(0, format!("{indent}To Port: {number}/{proto}\n")),
+                    Some(end) => w.w(0, format!("{indent}To Port Range: {number}-{}/{proto}\n", jtext(Some(end)))),
+                }
+            }
+            let list = rule.get(peer_key).and_then(|p| p.as_array()).cloned().unwrap_or_default();
+            if list.is_empty() {
+                let why = if dir == "From" { "traffic not restricted by source" } else { "traffic not restricted by destination" };
+                w.w(0, format!("{indent}{dir}: <any> ({why})\n"));
+            }
+            for peer in &list {
+                w.w(0, format!("{indent}{dir}:\n"));
+                let fmt = |k: &str| format_label_selector(label_selector_json(peer.get(k)).as_ref());
+                match (peer.get("podSelector"), peer.get("namespaceSelector"), peer.get("ipBlock")) {
+                    (Some(_), Some(_), _) => {
+                        w.w(1, format!("{indent}NamespaceSelector: {}\n", fmt("namespaceSelector")));
+                        w.w(1, format!("{indent}PodSelector: {}\n", fmt("podSelector")));
+                    }
+                    (Some(_), None, _) => w.w(1, format!("{indent}PodSelector: {}\n", fmt("podSelector"))),
+                    (None, Some(_), _) => w.w(1, format!("{indent}NamespaceSelector: {}\n", fmt("namespaceSelector"))),
+                    (None, None, Some(block)) => {
+                        w.w(1, format!("{indent}IPBlock:\n"));
+                        w.w(2, format!("{indent}CIDR: {}\n", jtext(block.get("cidr"))));
+                        let except: Vec<String> = block.get("except").and_then(|e| e.as_array()).into_iter().flatten().map(|e| jtext(Some(e))).collect();
+                        w.w(2, format!("{indent}Except: {}\n", except.join(", ")));
+                    }
+                    _ => {}
+                }
+            }
+            if i + 1 != rules.len() {
+                w.w(0, format!("{indent}----------\n"));
+            }
+        }
+    };
+    let ingress = jget(&json, "spec.ingress").and_then(|i| i.as_array()).cloned().unwrap_or_default();
+    let egress = jget(&json, "spec.egress").and_then(|i| i.as_array()).cloned().unwrap_or_default();
+    if types.iter().any(|t| t == "Ingress") {
+        w.w(1, "Allowing ingress traffic:\n");
+        peers(&mut w, &ingress, "from", "From");
+    } else {
+        w.w(1, "Not affecting ingress traffic\n");
+    }
+    if types.iter().any(|t| t == "Egress") {
+        w.w(1, "Allowing egress traffic:\n");
+        peers(&mut w, &egress, "to", "To");
+    } else {
+        w.w(1, "Not affecting egress traffic\n");
+    }
+    w.w(1, format!("Policy Types: {}\n", if types.is_empty() { "<none>".to_string() } else { types.join(", ") }));
+    w.finish()
+}
+
+/// describePriorityClass.
+fn describe_priority_class(api: &ApiServer, object: &Object, now: Millis) -> String {
+    let json = object.to_json();
+    let mut w = Writer::default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    w.w(0, format!("Value:\t{}\n", jtext(json.get("value"))));
+    w.w(0, format!("GlobalDefault:\t{}\n", json.get("globalDefault").and_then(|g| g.as_bool()).unwrap_or(false)));
+    w.w(0, format!("PreemptionPolicy:\t{}\n", json.get("preemptionPolicy").map(|p| jtext(Some(p))).unwrap_or_else(|| "PreemptLowerPriority".into())));
+    w.w(0, format!("Description:\t{}\n", jtext(json.get("description"))));
+    w.w(0, format!("Annotations:\t{}\n", util::format_labels(object.metadata().annotations.as_ref())));
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
+}
+
+/// describeReplicationController.
+fn describe_replication_controller(api: &ApiServer, object: &Object, now: Millis) -> String {
+    let json = object.to_json();
+    let meta = object.metadata();
+    let mut w = Writer::default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    w.w(0, format!("Namespace:\t{}\n", object.namespace()));
+    let selector = jmap(jget(&json, "spec.selector")).unwrap_or_default();
+    w.w(0, format!("Selector:\t{}\n", util::format_labels(Some(&selector))));
+    labels_multiline(&mut w, "Labels", meta.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
+    w.w(0, format!("Replicas:\t{} current / {} desired\n", jint(&json, "status.replicas"), jget(&json, "spec.replicas").and_then(|r| r.as_i64()).unwrap_or(1)));
+    let (running, waiting, succeeded, failed, _) =
+        pods_status(api, object.namespace(), &kubesim_api::selector::Selector::from_map(&selector), meta.uid.as_deref());
+    w.w(0, format!("Pods Status:\t{running} Running / {waiting} Waiting / {succeeded} Succeeded / {failed} Failed\n"));
+    let template: PodTemplateSpec = jget(&json, "spec.template").and_then(|t| serde_json::from_value(t.clone()).ok()).unwrap_or_default();
+    write_pod_template(&mut w, &template);
+    if let Some(conditions) = jget(&json, "status.conditions").and_then(|c| c.as_array()).filter(|c| !c.is_empty()) {
+        w.w(0, "Conditions:\n  Type\tStatus\tReason\n");
+        w.w(1, "----\t------\t------\n");
+        for c in conditions {
+            w.w(1, format!("{} \t{}\t{}\n", jtext(c.get("type")), jtext(c.get("status")), jtext(c.get("reason"))));
+        }
+    }
+    describe_events(&mut w, &events_for(api, object), now);
+    w.finish()
+}
+
+/// A PolicyRule as kubectl's pkg/util/rbac handles it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Rule {
+    pub(crate) verbs: Vec<String>,
+    pub(crate) api_groups: Vec<String>,
+    pub(crate) resources: Vec<String>,
+    pub(crate) resource_names: Vec<String>,
+    pub(crate) non_resource_urls: Vec<String>,
+}
+
+impl Rule {
+    fn from_json(v: &Value) -> Rule {
+        let list = |f: &str| -> Vec<String> { v.get(f).and_then(|x| x.as_array()).map(|a| a.iter().map(|x| jtext(Some(x))).collect()).unwrap_or_default() };
+        Rule {
+            verbs: list("verbs"),
+            api_groups: list("apiGroups"),
+            resources: list("resources"),
+            resource_names: list("resourceNames"),
+            non_resource_urls: list("nonResourceURLs"),
+        }
+    }
+
+    /// The generated PolicyRule.String() the rules sort by (rbac.SortableRuleSlice).
+    fn go_string(&self) -> String {
+        let v = |l: &[String]| format!("[{}]", l.join(" "));
+        format!(
+            "&PolicyRule{{Verbs:{},APIGroups:{},Resources:{},ResourceNames:{},NonResourceURLs:{},}}",
+            v(&self.verbs),
+            v(&self.api_groups),
+            v(&self.resources),
+            v(&self.resource_names),
+            v(&self.non_resource_urls)
+        )
+    }
+}
+
+/// rbac.BreakdownRule: one rule per (group, resource, verb[, name]) and per (URL, verb).
+pub(crate) fn breakdown_rule(rule: &Rule) -> Vec<Rule> {
+    let mut out = Vec::new();
+    let one = |s: &String| vec![s.clone()];
+    for group in &rule.api_groups {
+        for resource in &rule.resources {
+            for verb in &rule.verbs {
+                if rule.resource_names.is_empty() {
+                    out.push(Rule { api_groups: one(group), resources: one(resource), verbs: one(verb), ..Default::default() });
+                } else {
+                    for name in &rule.resource_names {
+                        out.push(Rule { api_groups: one(group), resources: one(resource), verbs: one(verb), resource_names: one(name), ..Default::default() });
+                    }
+                }
+            }
+        }
+    }
+    for url in &rule.non_resource_urls {
+        for verb in &rule.verbs {
+            out.push(Rule { non_resource_urls: one(url), verbs: one(verb), ..Default::default() });
+        }
+    }
+    out
+}
+
+/// rbac.CompactRules: simple rules (one group, one resource, at most one name) that differ only
+/// by verb merge, verbs in first-seen order; then sorted by their String().
+pub(crate) fn compact_rules(rules: Vec<Rule>) -> Vec<Rule> {
+    let mut compacted: Vec<Rule> = Vec::new();
+    // (group, resource, name) → the accumulating rule, in first-seen order.
+    type SimpleKey = (String, String, Option<String>);
+    let mut simple: Vec<(SimpleKey, Rule)> = Vec::new();
+    for rule in rules {
+        let is_simple = rule.resource_names.len() <= 1 && rule.non_resource_urls.is_empty() && rule.api_groups.len() == 1 && rule.resources.len() == 1;
+        if is_simple {
+            let key = (rule.api_groups[0].clone(), rule.resources[0].clone(), rule.resource_names.first().cloned());
+            match simple.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, existing)) => {
+                    for verb in &rule.verbs {
+                        if !existing.verbs.contains(verb) {
+                            existing.verbs.push(verb.clone());
+                        }
+                    }
+                }
+                None => simple.push((key, rule)),
+            }
+        } else {
+            compacted.push(rule);
+        }
+    }
+    compacted.extend(simple.into_iter().map(|(_, r)| r));
+    kubesim_api::sort::sort_by(&mut compacted, |a, b| a.go_string().cmp(&b.go_string()));
+    compacted
+}
+
+/// describe.go CombineResourceGroup: `resource.group/subresource`.
+pub(crate) fn combine_resource_group(resources: &[String], groups: &[String]) -> String {
+    let Some(first) = resources.first() else { return String::new() };
+    let (resource, sub) = match first.split_once('/') {
+        Some((r, s)) => (r, Some(s)),
+        None => (first.as_str(), None),
+    };
+    let mut combined = resource.to_string();
+    if let Some(g) = groups.first().filter(|g| !g.is_empty()) {
+        combined = format!("{combined}.{g}");
+    }
+    if let Some(s) = sub {
+        combined = format!("{combined}/{s}");
+    }
+    combined
+}
+
+/// RoleDescriber / ClusterRoleDescriber.
+fn describe_role(object: &Object) -> String {
+    let json = object.to_json();
+    let meta = object.metadata();
+    let rules: Vec<Rule> = json.get("rules").and_then(|r| r.as_array()).into_iter().flatten().map(Rule::from_json).flat_map(|r| breakdown_rule(&r)).collect();
+    let mut w = Writer::default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    labels_multiline(&mut w, "Labels", meta.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
+    w.w(0, "PolicyRule:\n");
+    w.w(1, "Resources\tNon-Resource URLs\tResource Names\tVerbs\n");
+    w.w(1, "---------\t-----------------\t--------------\t-----\n");
+    let v = |l: &[String]| format!("[{}]", l.join(" "));
+    for r in compact_rules(rules) {
+        w.w(1, format!("{}\t{}\t{}\t{}\n", combine_resource_group(&r.resources, &r.api_groups), v(&r.non_resource_urls), v(&r.resource_names), v(&r.verbs)));
+    }
+    w.finish()
+}
+
+/// RoleBindingDescriber / ClusterRoleBindingDescriber.
+fn describe_role_binding(object: &Object) -> String {
+    let json = object.to_json();
+    let meta = object.metadata();
+    let mut w = Writer::default();
+    w.w(0, format!("Name:\t{}\n", object.name()));
+    labels_multiline(&mut w, "Labels", meta.labels.as_ref());
+    annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
+    w.w(0, "Role:\n");
+    w.w(1, format!("Kind:\t{}\n", jtext(jget(&json, "roleRef.kind"))));
+    w.w(1, format!("Name:\t{}\n", jtext(jget(&json, "roleRef.name"))));
+    w.w(0, "Subjects:\n");
+    w.w(1, "Kind\tName\tNamespace\n");
+    w.w(1, "----\t----\t---------\n");
+    for s in json.get("subjects").and_then(|s| s.as_array()).into_iter().flatten() {
+        w.w(1, format!("{}\t{}\t{}\n", jtext(s.get("kind")), jtext(s.get("name")), jtext(s.get("namespace"))));
+    }
+    w.finish()
+}
+
 fn describe_generic(api: &ApiServer, _info: &KindInfo, object: &Object, now: Millis) -> String {
     let mut w = Writer::default();
     let meta = object.metadata();
@@ -1758,6 +2382,19 @@ pub fn describe_object(api: &ApiServer, info: &KindInfo, object: &Object, now: M
         Object::Dynamic(d) if d.kind == "PersistentVolumeClaim" => describe_pvc(api, object, now),
         Object::Dynamic(d) if d.kind == "PersistentVolume" => describe_pv(api, object, now),
         Object::Dynamic(d) if d.kind == "Ingress" => describe_ingress(api, object, now),
+        Object::Dynamic(d) if d.kind == "ResourceQuota" => describe_quota(object),
+        Object::Dynamic(d) if d.kind == "LimitRange" => describe_limit_range(object),
+        Object::Dynamic(d) if d.kind == "CronJob" => describe_cron_job(api, object, now),
+        Object::Dynamic(d) if d.kind == "Endpoints" => describe_endpoints(api, object, now),
+        Object::Dynamic(d) if d.kind == "EndpointSlice" => describe_endpoint_slice(api, object, now),
+        Object::Dynamic(d) if d.kind == "StorageClass" => describe_storage_class(api, object, now),
+        Object::Dynamic(d) if d.kind == "IngressClass" => describe_ingress_class(api, object, now),
+        Object::Dynamic(d) if d.kind == "NetworkPolicy" => describe_network_policy(object),
+        Object::Dynamic(d) if d.kind == "PriorityClass" => describe_priority_class(api, object, now),
+        Object::Dynamic(d) if d.kind == "ReplicationController" => describe_replication_controller(api, object, now),
+        Object::Dynamic(d) if d.kind == "Role" || d.kind == "ClusterRole" => describe_role(object),
+        Object::Dynamic(d) if d.kind == "RoleBinding" || d.kind == "ClusterRoleBinding" => describe_role_binding(object),
+        Object::ServiceAccount(_) => describe_service_account(api, object, now),
         Object::ConfigMap(_) => describe_config_map(api, object, now),
         Object::Secret(_) => describe_secret(object),
         _ => describe_generic(api, info, object, now),
@@ -1766,15 +2403,29 @@ pub fn describe_object(api: &ApiServer, info: &KindInfo, object: &Object, now: M
 
 /// `kubectl describe TYPE [NAME_PREFIX | -l selector]` or `TYPE/NAME`.
 pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
-    let targets = match parse_targets(&args.positional) {
-        Ok(t) => t,
-        Err(e) => return out.fail(e.replace("to get", "to describe")),
+    let targets = match &args.file_targets {
+        Some(files) => crate::get::file_groups(files),
+        None => match parse_targets(&args.positional) {
+            Ok(t) => t,
+            Err(e) => return out.fail(e.replace("to get", "to describe")),
+        },
     };
     let filter = match Filter::from_args(args, namespace) {
         Ok(f) => f,
         Err(e) => return out.fail(e),
     };
     let mut described: Vec<String> = Vec::new();
+    if let Some(files) = &args.file_targets {
+        for (info, objects) in crate::get::collect_files(api, files, out) {
+            for o in objects {
+                described.push(describe_object(api, info, &o, req.now));
+            }
+        }
+        if !described.is_empty() {
+            out.out(described.join("\n\n"));
+        }
+        return;
+    }
     for (info, names) in &targets.groups {
         if names.is_empty() {
             let listed = match filter.list(api, info) {

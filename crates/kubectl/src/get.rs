@@ -170,12 +170,124 @@ pub fn collect(api: &ApiServer, targets: &Targets, filter: &Filter, namespace: &
     result
 }
 
+/// `-f` targets as [`Targets`] (kinds in file order; one object = single-object output).
+pub fn file_groups(files: &[(&'static KindInfo, String, String)]) -> Targets {
+    let mut groups: Vec<(&'static KindInfo, Vec<String>)> = Vec::new();
+    for (info, _, name) in files {
+        match groups.iter_mut().find(|(i, _)| std::ptr::eq(*i, *info)) {
+            Some((_, names)) => names.push(name.clone()),
+            None => groups.push((info, vec![name.clone()])),
+        }
+    }
+    Targets { single: files.len() == 1, groups }
+}
+
+/// GETs the objects `-f` named, grouped by kind in file order; NotFound errors go to `out`.
+pub fn collect_files(api: &ApiServer, files: &[(&'static KindInfo, String, String)], out: &mut Output) -> Vec<(&'static KindInfo, Vec<Arc<Object>>)> {
+    let mut result: Vec<(&'static KindInfo, Vec<Arc<Object>>)> = Vec::new();
+    for (info, ns, name) in files {
+        let index = match result.iter().position(|(i, _)| std::ptr::eq(*i, *info)) {
+            Some(i) => i,
+            None => {
+                result.push((info, Vec::new()));
+                result.len() - 1
+            }
+        };
+        match api.get(info, ns, name) {
+            Ok(o) => result[index].1.push(o),
+            Err(e) => out.fail(server_error(&e)),
+        }
+    }
+    result
+}
+
 /// The message get and describe print when nothing was found: get.go names the namespace
 /// unless `-A` was given, whatever the kinds' scope (so `get pv` says "in default namespace").
 pub fn no_resources(namespace: Option<&str>) -> String {
     match namespace {
         Some(ns) => format!("No resources found in {ns} namespace."),
         None => "No resources found".into(),
+    }
+}
+
+/// The object as the API server's JSON encoding writes it where Go's encoding/json differs
+/// from omitting unset fields: PodCondition.lastProbeTime is a metav1.Time struct (omitempty
+/// does not drop structs), so an unset one is written `null`.
+pub fn wire_form(info: &KindInfo, object: &Value) -> Value {
+    let mut object = object.clone();
+    if info.kind == "Pod" {
+        if let Some(conditions) = object.pointer_mut("/status/conditions").and_then(Value::as_array_mut) {
+            for c in conditions.iter_mut().filter_map(Value::as_object_mut) {
+                c.entry("lastProbeTime").or_insert(Value::Null);
+            }
+        }
+    }
+    object
+}
+
+/// `kubectl get --raw PATH`: the API server's response body. Health endpoints (`/healthz`,
+/// `/livez`, `/readyz`, `?verbose` listing the checks kubesim models) and resource paths
+/// (`/api/v1/[namespaces/NS/]PLURAL[/NAME]`, `/apis/GROUP/VERSION/...`) as compact JSON with
+/// encoding/json's trailing newline. Deviation: object keys come in sorted order rather than
+/// Go's struct field order.
+fn raw(path: &str, api: &ApiServer, out: &mut Output) {
+    let not_found = |out: &mut Output| out.fail("Error from server (NotFound): the server could not find the requested resource");
+    let (route, query) = path.split_once('?').unwrap_or((path, ""));
+    let route = route.trim_end_matches('/');
+    if let Some(check) = ["/healthz", "/livez", "/readyz"].iter().find(|h| **h == route) {
+        if query.split('&').any(|q| q == "verbose" || q == "verbose=true" || q == "verbose=1") {
+            let name = &check[1..];
+            let mut text = String::from("[+]ping ok\n[+]log ok\n[+]etcd ok\n");
+            if name == "readyz" {
+                text.push_str("[+]informer-sync ok\n");
+            }
+            text.push_str(&format!("{name} check passed\n"));
+            return out.out(text);
+        }
+        return out.out("ok");
+    }
+    let parts: Vec<&str> = route.trim_start_matches('/').split('/').collect();
+    let (api_version, rest): (String, &[&str]) = match parts.as_slice() {
+        ["api", v, rest @ ..] => (v.to_string(), rest),
+        ["apis", g, v, rest @ ..] => (format!("{g}/{v}"), rest),
+        _ => return not_found(out),
+    };
+    let (namespace, rest) = match rest {
+        ["namespaces", ns, plural, rest @ ..] => (Some(*ns), std::iter::once(*plural).chain(rest.iter().copied()).collect::<Vec<_>>()),
+        _ => (None, rest.to_vec()),
+    };
+    let Some(plural) = rest.first() else { return not_found(out) };
+    let Some(info) = kubesim_api::object::all_kinds().find(|k| k.api_version == api_version && k.plural == *plural) else { return not_found(out) };
+    match rest.get(1) {
+        Some(name) if rest.len() == 2 => match api.get(info, namespace.unwrap_or(""), name) {
+            Ok(o) => {
+                let mut json = wire_form(info, &o.to_json());
+                json["apiVersion"] = Value::String(info.api_version.to_string());
+                json["kind"] = Value::String(info.kind.to_string());
+                out.out(format!("{json}\n"));
+            }
+            Err(e) => out.fail(crate::util::server_error(&e)),
+        },
+        None => match api.list(info, namespace, None, None) {
+            Ok((items, rv)) => {
+                // A typed list's items carry no kind/apiVersion on the wire.
+                let items: Vec<Value> = items
+                    .iter()
+                    .map(|o| {
+                        let mut item = wire_form(info, &o.to_json());
+                        if let Some(m) = item.as_object_mut() {
+                            m.remove("kind");
+                            m.remove("apiVersion");
+                        }
+                        item
+                    })
+                    .collect();
+                let list = serde_json::json!({"apiVersion": info.api_version, "items": items, "kind": format!("{}List", info.kind), "metadata": {"resourceVersion": rv.to_string()}});
+                out.out(format!("{list}\n"));
+            }
+            Err(e) => out.fail(crate::util::server_error(&e)),
+        },
+        _ => not_found(out),
     }
 }
 
@@ -197,7 +309,67 @@ pub enum Format {
     /// `-o jsonpath-as-json=...`.
     JsonPathAsJson(String),
     /// `-o custom-columns=NAME:.path,...`.
-    CustomColumns(Vec<(String, String)>),
+    /// The columns and whether `--no-headers` drops the header row.
+    CustomColumns(Vec<(String, String)>, bool),
+    /// `-o go-template=...`, `-o template=...`, `--template ...` (and the `-file` forms, read
+    /// already): the template text and whether missing keys are errors
+    /// (`--allow-missing-template-keys=false`).
+    GoTemplate(String, bool),
+}
+
+/// `-o`/`--template` as a [`Format`], with `--no-headers` for custom columns.
+pub fn output_format(args: &Args, cluster: &dyn crate::ClusterView) -> Result<Format, String> {
+    match output_format_inner(args, cluster) {
+        Ok(Format::CustomColumns(columns, _)) => Ok(Format::CustomColumns(columns, args.bool("no-headers"))),
+        other => other,
+    }
+}
+
+/// The `-o`/`--template` formats of kubectl's PrintFlags (genericclioptions): a bare `--template`
+/// means go-template; `-o go-template-file=F`, `-o templatefile=F`, `-o jsonpath-file=F` and
+/// `-o custom-columns-file=F` read F; `-o go-template --template=T` and `-o jsonpath --template=T`
+/// take the template from the flag.
+fn output_format_inner(args: &Args, cluster: &dyn crate::ClusterView) -> Result<Format, String> {
+    let template = args.get("template").filter(|t| !t.is_empty());
+    let output = match args.get("output") {
+        None | Some("") if template.is_some() => "go-template".to_string(),
+        None => return Ok(Format::Table),
+        Some(o) => o.to_string(),
+    };
+    let missing_error = args.get("allow-missing-template-keys") == Some("false");
+    let read = |path: &str, what: &str| -> Result<String, String> {
+        cluster.read_file(path).map_err(|_| format!("error: error reading {what} {path}, open {path}: no such file or directory"))
+    };
+    let (name, value) = match output.split_once('=') {
+        Some((n, v)) => (n.to_string(), Some(v.to_string())),
+        None => (output.clone(), None),
+    };
+    let value = value.filter(|v| !v.is_empty()).or_else(|| template.map(str::to_string));
+    match name.as_str() {
+        "go-template" | "template" | "go-template-file" | "templatefile" => {
+            let Some(text) = value else { return Err("error: template format specified but no template given".into()) };
+            let text = if name.ends_with("file") { read(&text, "--template")? } else { text };
+            crate::gotemplate::Template::parse(&text).map_err(|e| format!("error: error parsing template {text}, {e}"))?;
+            Ok(Format::GoTemplate(text, missing_error))
+        }
+        "jsonpath" | "jsonpath-file" | "jsonpath-as-json" if output.contains('=') || template.is_some() => {
+            let Some(text) = value else { return Err("error: template format specified but no template given".into()) };
+            let text = if name == "jsonpath-file" { read(&text, "--template")?.trim_end_matches('\n').to_string() } else { text };
+            Ok(if name == "jsonpath-as-json" { Format::JsonPathAsJson(text) } else { Format::JsonPath(text) })
+        }
+        "custom-columns-file" => {
+            let Some(path) = value else { return Err("error: custom-columns format specified but no custom columns given".into()) };
+            let text = read(&path, "file")?;
+            let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+            let headers: Vec<&str> = lines.next().unwrap_or("").split_whitespace().collect();
+            let paths: Vec<&str> = lines.next().unwrap_or("").split_whitespace().collect();
+            if headers.len() != paths.len() {
+                return Err(format!("error: number of columns in header ({}) does not match number of columns in template ({})", headers.len(), paths.len()));
+            }
+            Ok(Format::CustomColumns(headers.iter().zip(paths).map(|(h, p)| (h.to_string(), p.to_string())).collect(), false))
+        }
+        _ => parse_format(Some(&output)),
+    }
 }
 
 /// Parses `-o`.
@@ -211,6 +383,17 @@ pub fn parse_format(output: Option<&str>) -> Result<Format, String> {
         "name" => Format::Name,
         o if o.starts_with("jsonpath=") => Format::JsonPath(o["jsonpath=".len()..].to_string()),
         o if o.starts_with("jsonpath-as-json=") => Format::JsonPathAsJson(o["jsonpath-as-json=".len()..].to_string()),
+        "go-template" | "template" | "go-template-file" | "templatefile" | "jsonpath" | "jsonpath-file" => {
+            return Err("error: template format specified but no template given".into())
+        }
+        o if o.starts_with("go-template=") || o.starts_with("template=") => {
+            let text = o.split_once('=').map(|(_, t)| t.to_string()).unwrap_or_default();
+            if text.is_empty() {
+                return Err("error: template format specified but no template given".into());
+            }
+            crate::gotemplate::Template::parse(&text).map_err(|e| format!("error: error parsing template {text}, {e}"))?;
+            Format::GoTemplate(text, false)
+        }
         o if o.starts_with("custom-columns=") => {
             let spec = &o["custom-columns=".len()..];
             let mut columns = Vec::new();
@@ -218,7 +401,7 @@ pub fn parse_format(output: Option<&str>) -> Result<Format, String> {
                 let (name, path) = col.split_once(':').ok_or_else(|| format!("error: unexpected custom-columns spec: {col}, expected <header>:<json-path-expr>"))?;
                 columns.push((name.to_string(), path.to_string()));
             }
-            Format::CustomColumns(columns)
+            Format::CustomColumns(columns, false)
         }
         other => {
             return Err(format!(
@@ -240,23 +423,27 @@ pub fn to_json_pretty(value: &Value) -> String {
     s
 }
 
-/// A `v1 List` of objects.
-pub fn list_json(objects: &[Arc<Object>]) -> Value {
-    serde_json::json!({
-        "apiVersion": "v1",
-        "items": objects.iter().map(|o| o.to_json()).collect::<Vec<_>>(),
-        "kind": "List",
-        "metadata": {"resourceVersion": ""},
-    })
+/// Prints objects in a non-table format (yaml, json, name, jsonpath, custom-columns, go-template).
+pub fn print_objects(format: &Format, objects: &[(&'static KindInfo, Arc<Object>)], single: bool, out: &mut Output) {
+    let values: Vec<(&'static KindInfo, Value)> = objects.iter().map(|(i, o)| (*i, o.to_json())).collect();
+    print_values(format, &values, single, out)
 }
 
-/// Prints objects in a non-table format (yaml, json, name, jsonpath, custom-columns).
-pub fn print_objects(format: &Format, objects: &[(&'static KindInfo, Arc<Object>)], single: bool, out: &mut Output) {
+/// [`print_objects`] for objects already serialized (generated objects keep kubectl's
+/// `creationTimestamp: null`).
+pub fn print_values(format: &Format, objects: &[(&'static KindInfo, Value)], single: bool, out: &mut Output) {
+    let wire: Vec<(&'static KindInfo, Value)> = objects.iter().map(|(info, o)| (*info, wire_form(info, o))).collect();
+    let objects = &wire[..];
     let value = || {
         if single && objects.len() == 1 {
-            objects[0].1.to_json()
+            objects[0].1.clone()
         } else {
-            list_json(&objects.iter().map(|(_, o)| o.clone()).collect::<Vec<_>>())
+            serde_json::json!({
+                "apiVersion": "v1",
+                "items": objects.iter().map(|(_, o)| o.clone()).collect::<Vec<_>>(),
+                "kind": "List",
+                "metadata": {"resourceVersion": ""},
+            })
         }
     };
     match format {
@@ -264,7 +451,7 @@ pub fn print_objects(format: &Format, objects: &[(&'static KindInfo, Arc<Object>
         Format::Json => out.out(to_json_pretty(&value())),
         Format::Name => {
             for (info, o) in objects {
-                out.outln(type_name(info, o.name()));
+                out.outln(type_name(info, o.pointer("/metadata/name").and_then(|n| n.as_str()).unwrap_or("")));
             }
         }
         Format::JsonPath(template) => match jsonpath::evaluate(template, &value()) {
@@ -275,19 +462,31 @@ pub fn print_objects(format: &Format, objects: &[(&'static KindInfo, Arc<Object>
             Ok(values) => out.out(to_json_pretty(&Value::Array(values))),
             Err(e) => out.fail(format!("error: {e}")),
         },
-        Format::CustomColumns(columns) => {
-            let mut rows = vec![columns.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>()];
-            for (_, o) in objects {
-                let json = o.to_json();
+        Format::GoTemplate(template, missing_error) => {
+            let missing = if *missing_error { crate::gotemplate::MissingKey::Error } else { crate::gotemplate::MissingKey::Default };
+            match crate::gotemplate::print(template, &value(), missing) {
+                Ok(text) => out.out(text),
+                Err((stdout, error)) => {
+                    out.out(stdout);
+                    out.fail(error);
+                }
+            }
+        }
+        Format::CustomColumns(columns, no_headers) => {
+            let mut rows = if *no_headers { Vec::new() } else { vec![columns.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>()] };
+            for (_, json) in objects {
                 rows.push(
                     columns
                         .iter()
                         .map(|(_, path)| {
+                            // customcolumn.go: each result printed with %v (maps as
+                            // `map[k:v]`, lists as `[a b]`), several joined with ",".
                             let template = if path.starts_with('{') { path.clone() } else { format!("{{{path}}}") };
-                            match jsonpath::evaluate(&template, &json) {
-                                Ok(s) if s.is_empty() => "<none>".to_string(),
-                                Ok(s) => s,
-                                Err(_) => "<none>".to_string(),
+                            match jsonpath::evaluate_values(&template, json) {
+                                Ok(values) if !values.is_empty() => {
+                                    values.iter().map(|v| crate::gotemplate::format_v(&crate::gotemplate::Val::from_json(v))).collect::<Vec<_>>().join(",")
+                                }
+                                _ => "<none>".to_string(),
                             }
                         })
                         .collect(),
@@ -345,20 +544,71 @@ pub fn table(info: &KindInfo, objects: &[Arc<Object>], args: &Args, now: u64, wi
 }
 
 /// `kubectl get`.
-pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
-    let format = match parse_format(args.get("output")) {
+pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn crate::ClusterView, namespace: &str, out: &mut Output) {
+    if let Some(path) = args.get("raw") {
+        // get.go Validate.
+        if !args.positional.is_empty() {
+            return out.fail("error: arguments may not be passed when --raw is specified");
+        }
+        return raw(path, api, out);
+    }
+    let format = match output_format(args, cluster) {
         Ok(f) => f,
         Err(e) => return out.fail(e),
     };
-    let targets = match parse_targets(&args.positional) {
-        Ok(t) => t,
-        Err(e) => return out.fail(e),
+    let targets = match &args.file_targets {
+        Some(files) => file_groups(files),
+        None => match parse_targets(&args.positional) {
+            Ok(t) => t,
+            Err(e) => return out.fail(e),
+        },
     };
     let filter = match Filter::from_args(args, namespace) {
         Ok(f) => f,
         Err(e) => return out.fail(e),
     };
-    let mut groups = collect(api, &targets, &filter, namespace, out);
+    let mut groups = match &args.file_targets {
+        Some(files) => collect_files(api, files, out),
+        None => collect(api, &targets, &filter, namespace, out),
+    };
+    // --subresource=scale: the autoscaling/v1 Scale of each object (printScale: NAME DESIRED
+    // AVAILABLE AGE).
+    if args.get("subresource") == Some("scale") {
+        let mut scales: Vec<(&'static KindInfo, Value)> = Vec::new();
+        for (info, objects) in &groups {
+            for o in objects {
+                match api.get_scale(info, o.namespace(), o.name()) {
+                    Ok(s) => scales.push((*info, s)),
+                    Err(e) => out.fail(server_error(&e)),
+                }
+            }
+        }
+        match &format {
+            Format::Table | Format::Wide => {
+                let mut rows = vec![vec!["NAME".to_string(), "DESIRED".into(), "AVAILABLE".into(), "AGE".into()]];
+                for (_, s) in &scales {
+                    let created: Option<kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time> =
+                        s.pointer("/metadata/creationTimestamp").and_then(|t| serde_json::from_value(t.clone()).ok());
+                    rows.push(vec![
+                        util::jstr(s, "metadata.name").unwrap_or("").to_string(),
+                        util::jint(s, "spec.replicas").to_string(),
+                        util::jint(s, "status.replicas").to_string(),
+                        util::age(created.as_ref(), req.now),
+                    ]);
+                }
+                if !scales.is_empty() {
+                    out.out(printers::render(&rows));
+                }
+            }
+            Format::Name => {
+                for (_, s) in &scales {
+                    out.outln(format!("scale.autoscaling/{}", util::jstr(s, "metadata.name").unwrap_or("")));
+                }
+            }
+            other => print_values(other, &scales, targets.single, out),
+        }
+        return;
+    }
     if let Some(sort_by) = args.get("sort-by") {
         let template = if sort_by.starts_with('{') { sort_by.to_string() } else { format!("{{{sort_by}}}") };
         for (_, objects) in groups.iter_mut() {
@@ -373,7 +623,7 @@ pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str,
     if total == 0 && !names_requested {
         match format {
             // printGeneric: an empty List for yaml/json, nothing at all for name/jsonpath.
-            Format::Json | Format::Yaml => print_objects(&format, &[], false, out),
+            Format::Json | Format::Yaml | Format::GoTemplate(..) | Format::JsonPath(_) => print_objects(&format, &[], false, out),
             // get.go prints this only when nothing failed.
             Format::Table | Format::Wide if out.exit_code == 0 => out.errln(no_resources(filter.namespace.as_deref())),
             _ => {}
@@ -382,7 +632,7 @@ pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str,
     }
     // multipleGVKsRequested: `kind/name` only when the results span several kinds.
     let kinds_found = groups.iter().filter(|(_, o)| !o.is_empty()).count();
-    let with_kind = kinds_found > 1;
+    let with_kind = kinds_found > 1 || args.bool("show-kind");
     match &format {
         Format::Table | Format::Wide => {
             let no_headers = args.bool("no-headers");

@@ -190,23 +190,26 @@ fn parse_path(expr: &str) -> Result<Vec<Step>, String> {
     if chars.first() == Some(&'$') || chars.first() == Some(&'@') {
         i = 1;
     }
+    // parser.go parseField/advance: a backslash escapes the next character (`a\.txt`), and
+    // the field name drops every backslash.
     let ident_end = |from: usize| {
         let mut j = from;
         while j < chars.len() && chars[j] != '.' && chars[j] != '[' {
-            j += 1;
+            j += if chars[j] == '\\' { 2 } else { 1 };
         }
-        j
+        j.min(chars.len())
     };
+    let field = |from: usize, to: usize| -> String { chars[from..to].iter().filter(|c| **c != '\\').collect() };
     while i < chars.len() {
         match chars[i] {
             '.' => {
                 if chars.get(i + 1) == Some(&'.') {
                     let end = ident_end(i + 2);
-                    steps.push(Step::Recursive(chars[i + 2..end].iter().collect()));
+                    steps.push(Step::Recursive(field(i + 2, end)));
                     i = end;
                 } else {
                     let end = ident_end(i + 1);
-                    let name: String = chars[i + 1..end].iter().collect();
+                    let name = field(i + 1, end);
                     if name == "*" {
                         steps.push(Step::Wildcard);
                     } else if !name.is_empty() {
@@ -245,7 +248,7 @@ fn parse_path(expr: &str) -> Result<Vec<Step>, String> {
             }
             _ => {
                 let end = ident_end(i);
-                steps.push(Step::Field(chars[i..end].iter().collect()));
+                steps.push(Step::Field(field(i, end)));
                 i = end;
             }
         }
@@ -411,6 +414,10 @@ mod tests {
             assert_eq!(evaluate(template, &list).unwrap(), *want, "{template}");
         }
         assert_eq!(evaluate_values("{.items[*].metadata.name}", &list).unwrap(), vec![json!("a"), json!("b")]);
+        // parser.go advance: `\.` keeps a dot inside a field name (ConfigMap keys, label keys).
+        let cm = json!({"data": {"a.txt": "x"}, "metadata": {"labels": {"kubernetes.io/hostname": "n1"}}});
+        assert_eq!(evaluate("{.data.a\\.txt}", &cm).unwrap(), "x");
+        assert_eq!(evaluate("{.metadata.labels.kubernetes\\.io/hostname}", &cm).unwrap(), "n1");
         assert!(evaluate("{.items[", &list).is_err());
         assert!(evaluate("{range .items[*]}{.x}", &list).is_err());
         assert!(evaluate("{end}", &list).is_err());

@@ -3,19 +3,34 @@
 //! - [`run`] / [`run_line`]: one kubectl command line against the simulated API server.
 //! - [`apply_text`]: `kubectl apply -f` semantics for text already read (client-side apply with
 //!   the last-applied-configuration annotation and a three-way strategic merge).
-//! - [`split_command`]: shell-style splitting of a command string.
+//! - [`split_command`] / [`split_command_with`]: POSIX-shell-style splitting of a command
+//!   string (quotes, escapes, `$(...)` command substitution).
 //!
-//! Commands: `apply`, `create` (`-f`, `deployment`, `namespace`, `configmap`, `secret generic`,
-//! `job`, `cronjob`, `service`), `replace`, `get`, `describe`, `delete`, `scale`,
-//! `set image|env|resources`, `label`, `annotate`, `patch` (strategic, merge, json), `taint`,
-//! `cordon`, `uncordon`, `drain`, `rollout status|history|undo|restart|pause|resume`, `run`,
-//! `expose`, `autoscale`, `logs`, `exec`, `top pods|nodes`, `wait`, `events`, `api-resources`,
-//! `api-versions`, `version`, `cluster-info`, `auth can-i`, `config current-context|view`, `diff`.
+//! Commands: `apply`, `create` (`-f`, `deployment`, `namespace`, `configmap`, `secret generic|
+//! docker-registry|tls`, `job`, `cronjob`, `service`, `serviceaccount`, `quota`, `priorityclass`,
+//! `pdb`, `role`, `clusterrole`, `rolebinding`, `clusterrolebinding`, `token`, `ingress`), `replace`, `get`,
+//! `describe`, `delete`, `scale`, `set image|env (--from, --list)|resources|serviceaccount|selector|
+//! subject`, `certificate approve|deny`, `label`, `annotate`, `patch`
+//! (strategic with `$patch`/`$retainKeys`/`$setElementOrder`, merge, json; `-p` or
+//! `--patch-file`), `taint`, `cordon`, `uncordon`, `drain`, `rollout status|history|undo|restart|
+//! pause|resume` (Deployments through ReplicaSets, DaemonSets and StatefulSets through
+//! ControllerRevisions), `run`, `expose`, `autoscale`, `logs`, `exec`, `top pods|nodes`, `wait`,
+//! `events`, `api-resources`, `api-versions`, `version`, `cluster-info`, `auth can-i`,
+//! `config current-context|view`, `diff`, `kustomize`. Verbs that act on existing objects take
+//! `-f FILE` or `-k DIR` (a kustomization: generators, namespace, name prefix/suffix, labels,
+//! annotations, images, replicas, name references, kustomize's hash suffixes; patches and
+//! components are refused); `create configmap|secret --from-file` takes directories and
+//! `--append-hash`; resources may be written `TYPE`, `TYPE.GROUP` or `TYPE.VERSION.GROUP`.
+//!
+//! Output formats: tables, `-o wide|yaml|json|name|jsonpath=|jsonpath-file=|jsonpath-as-json=|
+//! custom-columns=|custom-columns-file=|go-template=|go-template-file=|template=|templatefile=`
+//! and `--template` ([`gotemplate`] is Go's text/template as kubectl runs it).
 //!
 //! Output mirrors upstream kubectl v1.34 byte for byte where the simulation has the data:
 //! table columns from pkg/printers/internalversion/printers.go, Go's text/tabwriter alignment,
 //! describe layouts from staging/src/k8s.io/kubectl/pkg/describe/describe.go, `-o yaml` as
-//! sigs.k8s.io/yaml + yaml.v2 emit it, messages from the kubectl commands.
+//! sigs.k8s.io/yaml + yaml.v2 emit it (key order, quoting, literal blocks, folding past column
+//! 80), messages from the kubectl commands.
 //!
 //! Deviations (the simulation acts in one virtual instant per command):
 //! - `wait` evaluates its condition now (met, or the timeout error); `rollout status`, `get -w`
@@ -25,8 +40,10 @@
 //! - `apply --server-side` merges into the live object without a last-applied annotation and
 //!   prints `serverside-applied`; managedFields and conflicts are not modelled.
 //! - Unknown fields warn (`--validate=warn`) unless `--validate=strict` is given.
-//! - Updates are validated here (object validation and Deployment selector immutability) because
-//!   the simulated API server validates creates only.
+//! - Updates are also pre-checked here (defaulted object validation, Deployment selector
+//!   immutability) before the API server validates them, so dry runs report the same errors.
+//! - The go-template printer has text/template's builtins and kubectl's `exists` and
+//!   `base64decode` (as kubectl v1.32 does; Sprig functions are not provided).
 //!
 //! Invariants: no I/O (files, logs and exec go through [`ClusterView`]); every write goes through
 //! the [`ApiServer`] with actor `kubectl`; time is the request's virtual time; never panics on input.
@@ -39,14 +56,16 @@ mod commands;
 mod describe;
 mod diff;
 mod get;
+pub mod gotemplate;
 mod jsonpath;
+mod kustomize;
 mod merge;
 mod printers;
 mod util;
 mod yaml;
 
 pub use apply::{apply_documents, apply_text, ApplyAction, ApplyOptions, ApplyResult, Mode};
-pub use args::split_command;
+pub use args::{is_bool_flag, split_command, split_command_with};
 
 use kubesim_apiserver::{ApiServer, Request};
 use std::sync::Arc;
@@ -91,6 +110,39 @@ pub trait ClusterView {
     fn exec(&mut self, namespace: &str, pod: &str, container: Option<&str>, command: &[String]) -> Result<(String, i32), String>;
     /// Current usage of a pod (`kubectl top`): (cpu millicores, memory bytes).
     fn usage(&self, namespace: &str, pod: &str) -> Option<(i64, i64)>;
+    /// The names of the files directly in directory `dir` (`--from-file=DIR`, `-k DIR`),
+    /// sorted, or `None` when no file lies under it.
+    fn list_dir(&self, _dir: &str) -> Option<Vec<String>> {
+        None
+    }
+}
+
+/// [`ClusterView::list_dir`] over a set of file paths: `dir` (`.`, `./x`, `x/` alike) holds the
+/// paths `dir/NAME` with no further `/`.
+pub fn list_dir_of<'a>(paths: impl IntoIterator<Item = &'a String>, dir: &str) -> Option<Vec<String>> {
+    let clean = |p: &str| -> String {
+        let mut p = p.trim_end_matches('/');
+        while let Some(rest) = p.strip_prefix("./") {
+            p = rest;
+        }
+        if p == "." {
+            String::new()
+        } else {
+            p.to_string()
+        }
+    };
+    let dir = clean(dir);
+    let mut names: Vec<String> = paths
+        .into_iter()
+        .filter_map(|p| {
+            let p = clean(p);
+            let rest = if dir.is_empty() { Some(p.as_str()) } else { p.strip_prefix(&dir).and_then(|r| r.strip_prefix('/')) }?;
+            (!rest.is_empty() && !rest.contains('/') && !rest.contains("://")).then(|| rest.to_string())
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    (!names.is_empty()).then_some(names)
 }
 
 /// The top-level commands kubesim's kubectl understands (for console completion and help).
@@ -101,6 +153,7 @@ pub const COMMANDS: &[&str] = &[
     "apply",
     "auth",
     "autoscale",
+    "certificate",
     "cluster-info",
     "config",
     "cordon",
@@ -113,6 +166,7 @@ pub const COMMANDS: &[&str] = &[
     "exec",
     "expose",
     "get",
+    "kustomize",
     "label",
     "logs",
     "patch",
@@ -140,9 +194,20 @@ pub fn run(args: &[String], api: &mut ApiServer, req: &mut Request, cluster: &mu
     out
 }
 
-/// Convenience: [`split_command`] then [`run`]; a leading `kubectl` word is dropped.
+/// Convenience: [`split_command_with`] then [`run`]; a leading `kubectl` word is dropped.
+/// `$(kubectl ...)` command substitutions run first, as a shell would run them (their stderr
+/// is kept; `kubectl drain $(kubectl get pod zk-0 --template {{.spec.nodeName}})`).
 pub fn run_line(line: &str, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn ClusterView) -> Output {
-    match split_command(line) {
+    let mut inner_stderr = String::new();
+    let split = {
+        let mut substitute = |command: &str| -> Result<String, String> {
+            let inner = run_line(command, api, req, cluster);
+            inner_stderr.push_str(&inner.stderr);
+            Ok(inner.stdout)
+        };
+        split_command_with(line, &mut substitute)
+    };
+    let mut output = match split {
         Ok(mut argv) => {
             if argv.first().map(String::as_str) == Some("kubectl") {
                 argv.remove(0);
@@ -150,7 +215,9 @@ pub fn run_line(line: &str, api: &mut ApiServer, req: &mut Request, cluster: &mu
             run(&argv, api, req, cluster)
         }
         Err(e) => Output { stdout: String::new(), stderr: format!("error: {e}\n"), exit_code: 1 },
-    }
+    };
+    output.stderr.insert_str(0, &inner_stderr);
+    output
 }
 
 /// A [`ClusterView`] with no files, logs, exec or metrics (for tests and the UI editor).
@@ -172,5 +239,8 @@ impl ClusterView for NoCluster {
     }
     fn usage(&self, _namespace: &str, _pod: &str) -> Option<(i64, i64)> {
         None
+    }
+    fn list_dir(&self, dir: &str) -> Option<Vec<String>> {
+        list_dir_of(self.files.keys(), dir)
     }
 }

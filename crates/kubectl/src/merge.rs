@@ -77,21 +77,30 @@ fn merge3(original: Option<&Value>, modified: &Value, current: Option<&Value>, p
                 let orig = ok.iter().find(|(ok, _)| ok == k).map(|(_, v)| *v);
                 result.push(merge3(orig, item, cur, field, field));
             }
+            let mut server_only = Vec::new();
             for (k, item) in &ck {
                 let in_modified = mk.iter().any(|(mk, _)| mk == k);
                 let in_original = ok.iter().any(|(ok, _)| ok == k);
                 if !in_modified && !in_original {
-                    result.push((*item).clone());
+                    server_only.push((*item).clone());
                 }
             }
-            Value::Array(result)
+            // The apply patch carries $setElementOrder (the manifest's order); the server merges
+            // its own items in by their place in the live list (mergeSortedSlice).
+            let same = |a: &Value, b: &Value| a.get(key).is_some() && a.get(key) == b.get(key);
+            Value::Array(merge_sorted_slice(server_only, result, c, &same))
         }
         _ => modified.clone(),
     }
 }
 
-/// Applies a strategic merge patch (`kubectl patch --type strategic`), honouring `$patch:
-/// delete|replace|merge` directives and ignoring `$setElementOrder` and `$retainKeys`.
+/// Applies a strategic merge patch (`kubectl patch --type strategic`) as apimachinery's
+/// strategicpatch.StrategicMergePatch does: maps merge recursively (`null` deletes a field),
+/// lists with a patchMergeKey merge by key, other lists are replaced; the directives
+/// `$patch: replace|delete|merge` (on maps and keyed list items), `$retainKeys` (keys not listed
+/// are cleared from the target), `$setElementOrder/FIELD` (the merged list's order) and
+/// `$deleteFromPrimitiveList/FIELD` are honoured; `finalizers` merges as a set (its
+/// patchStrategy is merge).
 pub fn strategic_patch(target: &Value, patch: &Value) -> Value {
     smp(target, patch, None, None)
 }
@@ -99,13 +108,24 @@ pub fn strategic_patch(target: &Value, patch: &Value) -> Value {
 fn smp(target: &Value, patch: &Value, parent: Option<&str>, field: Option<&str>) -> Value {
     match patch {
         Value::Object(p) => {
-            if p.get("$patch").and_then(|v| v.as_str()) == Some("replace") {
-                let mut p = p.clone();
-                p.remove("$patch");
-                return Value::Object(p);
+            match p.get("$patch").and_then(|v| v.as_str()) {
+                Some("replace") => return strip_directives(patch),
+                Some("delete") => return Value::Object(Map::new()),
+                _ => {}
             }
             let mut result = target.as_object().cloned().unwrap_or_default();
+            // $retainKeys: the target keeps only the listed keys (then the patch merges in).
+            if let Some(retain) = p.get("$retainKeys").and_then(|v| v.as_array()) {
+                let keep: Vec<&str> = retain.iter().filter_map(|k| k.as_str()).collect();
+                result.retain(|k, _| keep.contains(&k.as_str()));
+            }
             for (key, pv) in p {
+                if let Some(list_field) = key.strip_prefix("$deleteFromPrimitiveList/") {
+                    if let (Some(Value::Array(items)), Some(remove)) = (result.get_mut(list_field), pv.as_array()) {
+                        items.retain(|i| !remove.contains(i));
+                    }
+                    continue;
+                }
                 if key.starts_with('$') {
                     continue;
                 }
@@ -113,17 +133,44 @@ fn smp(target: &Value, patch: &Value, parent: Option<&str>, field: Option<&str>)
                     result.remove(key);
                     continue;
                 }
+                if pv.get("$patch").and_then(|v| v.as_str()) == Some("delete") && pv.is_object() {
+                    result.remove(key);
+                    continue;
+                }
                 let merged = match result.get(key) {
+                    Some(Value::Array(t)) if key == "finalizers" => {
+                        // A merge-strategy primitive list: the union, ordered as
+                        // normalizeElementOrder orders it (patch items, server-only items merged in).
+                        let patch_items: Vec<Value> = pv.as_array().cloned().unwrap_or_default();
+                        let server_only: Vec<Value> = t.iter().filter(|i| !patch_items.contains(i)).cloned().collect();
+                        Value::Array(merge_sorted_slice(server_only, patch_items, t, &|a, b| a == b))
+                    }
                     Some(tv) => smp(tv, pv, field, Some(key)),
-                    None => strip_directives(pv),
+                    None => smp(&Value::Null, pv, field, Some(key)),
                 };
                 result.insert(key.clone(), merged);
+            }
+            // $setElementOrder/FIELD: the merged keyed list follows the given order; items the
+            // order does not mention (the server's own) keep their relative order after them.
+            // (mergePatchIntoOriginal: the items the order names, in its order, with the
+            // server-only items merged in by the original list's order.)
+            for (key, order) in p {
+                let Some(list_field) = key.strip_prefix("$setElementOrder/") else { continue };
+                let Some(merge_key) = merge_key(field, list_field) else { continue };
+                let original: Vec<Value> = target.get(list_field).and_then(|v| v.as_array()).cloned().unwrap_or_default();
+                let (Some(Value::Array(items)), Some(order)) = (result.get_mut(list_field), order.as_array()) else { continue };
+                let same = |a: &Value, b: &Value| a.get(merge_key).is_some() && a.get(merge_key) == b.get(merge_key);
+                let (patch_items, server_only): (Vec<Value>, Vec<Value>) = items.drain(..).partition(|i| order.iter().any(|o| same(o, i)));
+                let patch_items = normalize_slice_order(patch_items, order, &same);
+                items.extend(merge_sorted_slice(server_only, patch_items, &original, &same));
             }
             Value::Object(result)
         }
         Value::Array(items) => {
             let key = field.and_then(|f| merge_key(parent, f));
-            let (Some(key), Some(target_items)) = (key, target.as_array()) else { return strip_directives(patch) };
+            let Some(key) = key else { return strip_directives(patch) };
+            let empty = Vec::new();
+            let target_items = target.as_array().unwrap_or(&empty);
             if items.iter().any(|i| i.get("$patch").and_then(|v| v.as_str()) == Some("replace")) {
                 return Value::Array(items.iter().filter(|i| i.get("$patch").is_none()).map(strip_directives).collect());
             }
@@ -144,10 +191,52 @@ fn smp(target: &Value, patch: &Value, parent: Option<&str>, field: Option<&str>)
                     (None, false) => result.push(strip_directives(item)),
                 }
             }
-            Value::Array(result)
+            // mergeSlice → normalizeElementOrder: the patch's items in the patch's order, the
+            // server-only items merged in by their order in the original (mergeSortedSlice),
+            // so items new to the list come first.
+            let same = |a: &Value, b: &Value| a.get(key).is_some() && a.get(key) == b.get(key);
+            let (patch_items, server_only): (Vec<Value>, Vec<Value>) = result.into_iter().partition(|r| items.iter().any(|i| same(i, r)));
+            let patch_items = normalize_slice_order(patch_items, items, &same);
+            Value::Array(merge_sorted_slice(server_only, patch_items, target_items, &same))
         }
         other => other.clone(),
     }
+}
+
+/// strategicpatch normalizeSliceOrder: a stable sort by position in `order`.
+fn normalize_slice_order(mut items: Vec<Value>, order: &[Value], same: &dyn Fn(&Value, &Value) -> bool) -> Vec<Value> {
+    let index = |v: &Value| order.iter().position(|o| same(o, v)).unwrap_or(usize::MAX);
+    kubesim_api::sort::sort_by_key(&mut items, |v| index(v));
+    items
+}
+
+/// strategicpatch mergeSortedSlice: inserts the server-only items (`left`) into the patch items
+/// (`right`): a left item goes first only when both are in the server's order and it is earlier.
+fn merge_sorted_slice(left: Vec<Value>, right: Vec<Value>, server_order: &[Value], same: &dyn Fn(&Value, &Value) -> bool) -> Vec<Value> {
+    let index = |v: &Value| server_order.iter().position(|o| same(o, v));
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::with_capacity(left.len() + right.len());
+    while i < left.len() || j < right.len() {
+        if i >= left.len() {
+            out.push(right[j].clone());
+            j += 1;
+        } else if j >= right.len() {
+            out.push(left[i].clone());
+            i += 1;
+        } else {
+            match (index(&left[i]), index(&right[j])) {
+                (Some(li), Some(ri)) if li < ri => {
+                    out.push(left[i].clone());
+                    i += 1;
+                }
+                _ => {
+                    out.push(right[j].clone());
+                    j += 1;
+                }
+            }
+        }
+    }
+    out
 }
 
 fn strip_directives(value: &Value) -> Value {
@@ -314,6 +403,75 @@ mod tests {
             json!({"spec": {"replicas": 3, "strategy": {"type": "RollingUpdate"}, "template": {"spec": {"containers": [
             {"name": "a", "image": "x:2", "imagePullPolicy": "IfNotPresent"},
             {"name": "sidecar", "image": "z"}]}}}})
+        );
+    }
+
+    /// strategicpatch normalizeElementOrder / mergeSortedSlice: patch items in the patch's order,
+    /// server-only items merged in where the live list had them (outputs of kubectl v1.32
+    /// `patch --local` on the same objects).
+    #[test]
+    fn merged_lists_follow_merge_sorted_slice() {
+        let target = json!({"spec": {"containers": [{"name": "nginx"}, {"name": "side"}]}});
+        let names = |v: &Value| v["spec"]["containers"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+        assert_eq!(names(&strategic_patch(&target, &json!({"spec": {"containers": [{"name": "new"}]}}))), ["new", "nginx", "side"]);
+        assert_eq!(
+            names(&strategic_patch(&target, &json!({"spec": {"containers": [{"name": "side"}, {"name": "z"}, {"name": "nginx"}]}}))),
+            ["side", "z", "nginx"]
+        );
+        let patch = json!({"spec": {"$setElementOrder/containers": [{"name": "x"}, {"name": "nginx"}], "containers": [{"name": "x"}]}});
+        assert_eq!(names(&strategic_patch(&target, &patch)), ["x", "nginx", "side"]);
+        // Apply: a server-only item keeps its place before the manifest's items.
+        let current = json!({"spec": {"containers": [{"name": "injected"}, {"name": "app"}]}});
+        let modified = json!({"spec": {"containers": [{"name": "app", "image": "v2"}]}});
+        assert_eq!(names(&three_way(Some(&json!({"spec": {"containers": [{"name": "app"}]}})), &modified, Some(&current))), ["injected", "app"]);
+    }
+
+    // Mirrors apimachinery/pkg/util/strategicpatch/patch_test.go (the $retainKeys,
+    // $patch: replace|delete, $setElementOrder and $deleteFromPrimitiveList cases) and the docs
+    // page tasks/manage-kubernetes-objects/update-api-object-kubectl-patch (retainkeys-demo).
+    #[test]
+    fn strategic_patch_directives() {
+        // retainKeys: switching a Deployment to Recreate drops rollingUpdate.
+        let target = json!({"spec": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}, "replicas": 2}});
+        let patch = json!({"spec": {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}}});
+        assert_eq!(strategic_patch(&target, &patch), json!({"spec": {"strategy": {"type": "Recreate"}, "replicas": 2}}));
+        // retainKeys keeps listed keys the patch does not set.
+        let target = json!({"a": {"x": 1, "y": 2, "z": 3}});
+        assert_eq!(strategic_patch(&target, &json!({"a": {"$retainKeys": ["x", "y"], "y": 5}})), json!({"a": {"x": 1, "y": 5}}));
+        // $patch: replace on a map replaces it whole; $patch: delete removes it.
+        let target = json!({"spec": {"selector": {"a": "1", "b": "2"}, "other": {"k": "v"}}});
+        let patch = json!({"spec": {"selector": {"$patch": "replace", "c": "3"}, "other": {"$patch": "delete"}}});
+        assert_eq!(strategic_patch(&target, &patch), json!({"spec": {"selector": {"c": "3"}}}));
+        // $patch: delete / replace in keyed lists.
+        let target = json!({"spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]}});
+        let patch = json!({"spec": {"containers": [{"name": "a", "$patch": "delete"}]}});
+        assert_eq!(strategic_patch(&target, &patch), json!({"spec": {"containers": [{"name": "b", "image": "y"}]}}));
+        let patch = json!({"spec": {"containers": [{"name": "c", "image": "z"}, {"$patch": "replace"}]}});
+        assert_eq!(strategic_patch(&target, &patch), json!({"spec": {"containers": [{"name": "c", "image": "z"}]}}));
+        // $setElementOrder orders the merged list.
+        let patch =
+            json!({"spec": {"$setElementOrder/containers": [{"name": "c"}, {"name": "b"}, {"name": "a"}], "containers": [{"name": "c", "image": "z"}]}});
+        assert_eq!(
+            strategic_patch(&target, &patch),
+            json!({"spec": {"containers": [{"name": "c", "image": "z"}, {"name": "b", "image": "y"}, {"name": "a", "image": "x"}]}})
+        );
+        // Keyed merge with nulls deleting fields of an item; finalizers merge as a set.
+        let patch = json!({"spec": {"containers": [{"name": "a", "image": null, "args": ["1"]}]}, "metadata": {"finalizers": ["x", "y"]}});
+        let target = json!({"metadata": {"finalizers": ["y", "z"]}, "spec": {"containers": [{"name": "a", "image": "x"}]}});
+        assert_eq!(
+            strategic_patch(&target, &patch),
+            // normalizeElementOrder: patch items (x, y) with the server-only z merged in after y.
+            json!({"metadata": {"finalizers": ["x", "y", "z"]}, "spec": {"containers": [{"name": "a", "args": ["1"]}]}})
+        );
+        let patch = json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["z"]}});
+        assert_eq!(strategic_patch(&target, &patch)["metadata"], json!({"finalizers": ["y"]}));
+        // The docs' patch-file.yaml: a second container merged into the list by name.
+        let target = json!({"spec": {"template": {"spec": {"containers": [{"name": "patch-demo-ctr", "image": "nginx"}], "tolerations": [{"effect": "NoSchedule", "key": "dedicated", "value": "test-team"}]}}}});
+        let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "patch-demo-ctr-2", "image": "redis"}]}}}});
+        assert_eq!(
+            strategic_patch(&target, &patch)["spec"]["template"]["spec"]["containers"],
+            // As the page shows (and mergeSortedSlice orders): the new container first.
+            json!([{"name": "patch-demo-ctr-2", "image": "redis"}, {"name": "patch-demo-ctr", "image": "nginx"}])
         );
     }
 

@@ -126,6 +126,20 @@ pub fn headers(info: &KindInfo, wide: bool) -> Vec<&'static str> {
         "IngressClass" => (&["NAME", "CONTROLLER", "PARAMETERS", "AGE"], &[]),
         "RuntimeClass" => (&["NAME", "HANDLER", "AGE"], &[]),
         "CustomResourceDefinition" => (&["NAME", "CREATED AT"], &[]),
+        "PodTemplate" => (&["NAME", "CONTAINERS", "IMAGES", "POD LABELS"], &[]),
+        "ComponentStatus" => (&["NAME", "STATUS", "MESSAGE", "ERROR"], &[]),
+        "CertificateSigningRequest" => (&["NAME", "AGE", "SIGNERNAME", "REQUESTOR", "REQUESTEDDURATION", "CONDITION"], &[]),
+        "VolumeAttributesClass" => (&["NAME", "DRIVERNAME", "AGE"], &[]),
+        "VolumeAttachment" => (&["NAME", "ATTACHER", "PV", "NODE", "ATTACHED", "AGE"], &[]),
+        "CSINode" => (&["NAME", "DRIVERS", "AGE"], &[]),
+        "CSIDriver" => (&["NAME", "ATTACHREQUIRED", "PODINFOONMOUNT", "STORAGECAPACITY", "TOKENREQUESTS", "REQUIRESREPUBLISH", "MODES", "AGE"], &[]),
+        "CSIStorageCapacity" => (&["NAME", "STORAGECLASSNAME", "CAPACITY"], &[]),
+        "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" => (&["NAME", "WEBHOOKS", "AGE"], &[]),
+        "ValidatingAdmissionPolicy" => (&["NAME", "VALIDATIONS", "PARAMKIND", "AGE"], &[]),
+        "ValidatingAdmissionPolicyBinding" => (&["NAME", "POLICYNAME", "PARAMREF", "AGE"], &[]),
+        "FlowSchema" => (&["NAME", "PRIORITYLEVEL", "MATCHINGPRECEDENCE", "DISTINGUISHERMETHOD", "AGE", "MISSINGPL"], &[]),
+        "PriorityLevelConfiguration" => (&["NAME", "TYPE", "NOMINALCONCURRENCYSHARES", "QUEUES", "HANDSIZE", "QUEUELENGTHLIMIT", "AGE"], &[]),
+        "ResourceClaim" => (&["NAME", "STATE", "AGE"], &[]),
         _ => (&["NAME", "AGE"], &[]),
     };
     let mut h: Vec<&'static str> = base.to_vec();
@@ -594,8 +608,10 @@ fn dynamic_row(kind: &str, json: &Value, created: &Option<Time>, now: Millis, wi
                 Some(t) => age(Some(&t), now),
                 None => "<none>".into(),
             };
+            // printBoolPtr: "True"/"False", "<unset>" when nil.
             let suspend = match jget(json, "spec.suspend").and_then(|v| v.as_bool()) {
-                Some(b) => b.to_string(),
+                Some(true) => "True".to_string(),
+                Some(false) => "False".to_string(),
                 None => "<unset>".into(),
             };
             let mut row = vec![
@@ -860,6 +876,146 @@ fn dynamic_row(kind: &str, json: &Value, created: &Option<Time>, now: Millis, wi
         }
         "IngressClass" => vec![name, jstr(json, "spec.controller").unwrap_or("").to_string(), "<none>".into(), age_cell],
         "RuntimeClass" => vec![name, jstr(json, "handler").unwrap_or("").to_string(), age_cell],
+        // The rest of printers.go's handlers for kinds kubesim keeps as JSON.
+        "PodTemplate" => {
+            let (n, i) = container_cells_json(template_spec("template.spec"));
+            let labels: Option<std::collections::BTreeMap<String, String>> =
+                jget(json, "template.metadata.labels").and_then(|v| serde_json::from_value(v.clone()).ok());
+            vec![name, n, i, format_labels(labels.as_ref())]
+        }
+        "ComponentStatus" => {
+            let conditions = jget(json, "conditions").and_then(|c| c.as_array()).cloned().unwrap_or_default();
+            let healthy = conditions.iter().find(|c| c.get("type").and_then(|t| t.as_str()) == Some("Healthy"));
+            let status = match healthy.and_then(|c| c.get("status")).and_then(|s| s.as_str()) {
+                Some("True") => "Healthy",
+                Some(_) => "Unhealthy",
+                None => "Unknown",
+            };
+            let text = |k: &str| healthy.and_then(|c| c.get(k)).and_then(|v| v.as_str()).unwrap_or("").to_string();
+            vec![name, status.into(), text("message"), text("error")]
+        }
+        "CertificateSigningRequest" => {
+            let duration = jget(json, "spec.expirationSeconds").and_then(|v| v.as_u64()).map(|s| human_duration(s * 1000)).unwrap_or_else(|| "<none>".into());
+            let mut conditions: Vec<String> = Vec::new();
+            for c in jget(json, "status.conditions").and_then(|c| c.as_array()).into_iter().flatten() {
+                if let Some(t) = c.get("type").and_then(|t| t.as_str()) {
+                    if ["Approved", "Denied", "Failed"].contains(&t) && !conditions.iter().any(|x| x == t) {
+                        conditions.push(t.to_string());
+                    }
+                }
+            }
+            if conditions.is_empty() {
+                conditions.push("Pending".into());
+            }
+            if jget(json, "status.certificate").is_some_and(|c| !c.is_null()) {
+                conditions.push("Issued".into());
+            }
+            vec![
+                name,
+                age_cell,
+                jstr(json, "spec.signerName").unwrap_or("").to_string(),
+                jstr(json, "spec.username").unwrap_or("").to_string(),
+                duration,
+                conditions.join(","),
+            ]
+        }
+        "VolumeAttributesClass" => vec![name, jstr(json, "driverName").unwrap_or("").to_string(), age_cell],
+        "VolumeAttachment" => vec![
+            name,
+            jstr(json, "spec.attacher").unwrap_or("").to_string(),
+            jstr(json, "spec.source.persistentVolumeName").unwrap_or("").to_string(),
+            jstr(json, "spec.nodeName").unwrap_or("").to_string(),
+            jget(json, "status.attached").and_then(|v| v.as_bool()).unwrap_or(false).to_string(),
+            age_cell,
+        ],
+        "CSINode" => vec![name, jget(json, "spec.drivers").and_then(|d| d.as_array()).map_or(0, |d| d.len()).to_string(), age_cell],
+        "CSIDriver" => {
+            let b = |path: &str, default: bool| jget(json, path).and_then(|v| v.as_bool()).unwrap_or(default).to_string();
+            let tokens: Vec<String> = jget(json, "spec.tokenRequests")
+                .and_then(|t| t.as_array())
+                .into_iter()
+                .flatten()
+                .map(|t| jstr(t, "audience").unwrap_or("").to_string())
+                .collect();
+            let modes: Vec<String> = jget(json, "spec.volumeLifecycleModes")
+                .and_then(|m| m.as_array())
+                .into_iter()
+                .flatten()
+                .filter_map(|m| m.as_str().map(str::to_string))
+                .collect();
+            vec![
+                name,
+                b("spec.attachRequired", true),
+                b("spec.podInfoOnMount", false),
+                b("spec.storageCapacity", false),
+                if tokens.is_empty() { "<unset>".into() } else { tokens.join(",") },
+                b("spec.requiresRepublish", false),
+                if modes.is_empty() { "Persistent".into() } else { modes.join(",") },
+                age_cell,
+            ]
+        }
+        "CSIStorageCapacity" => vec![
+            name,
+            jstr(json, "storageClassName").unwrap_or("").to_string(),
+            jget(json, "capacity").map(|c| c.as_str().map(str::to_string).unwrap_or_else(|| c.to_string())).unwrap_or_else(|| "<unset>".into()),
+        ],
+        "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" => {
+            vec![name, jget(json, "webhooks").and_then(|w| w.as_array()).map_or(0, |w| w.len()).to_string(), age_cell]
+        }
+        "ValidatingAdmissionPolicy" => {
+            let kind = jget(json, "spec.paramKind")
+                .map(|k| format!("{}/{}", jstr(k, "apiVersion").unwrap_or(""), jstr(k, "kind").unwrap_or("")))
+                .unwrap_or_else(|| "<unset>".into());
+            vec![name, jget(json, "spec.validations").and_then(|v| v.as_array()).map_or(0, |v| v.len()).to_string(), kind, age_cell]
+        }
+        "ValidatingAdmissionPolicyBinding" => {
+            let param = match jget(json, "spec.paramRef") {
+                Some(p) if jstr(p, "name").is_some_and(|n| !n.is_empty()) => match jstr(p, "namespace").filter(|n| !n.is_empty()) {
+                    Some(ns) => format!("{ns}/{}", jstr(p, "name").unwrap_or("")),
+                    None => format!("*/{}", jstr(p, "name").unwrap_or("")),
+                },
+                Some(p) if p.get("selector").is_some() => format_label_selector(label_selector_json(p.get("selector")).as_ref()),
+                _ => "<unset>".into(),
+            };
+            vec![name, jstr(json, "spec.policyName").unwrap_or("").to_string(), param, age_cell]
+        }
+        "FlowSchema" => {
+            let missing = jget(json, "status.conditions")
+                .and_then(|c| c.as_array())
+                .and_then(|c| c.iter().find(|c| jstr(c, "type") == Some("Dangling")))
+                .and_then(|c| jstr(c, "status"))
+                .unwrap_or("?")
+                .to_string();
+            vec![
+                name,
+                jstr(json, "spec.priorityLevelConfiguration.name").unwrap_or("").to_string(),
+                jint(json, "spec.matchingPrecedence").to_string(),
+                jstr(json, "spec.distinguisherMethod.type").unwrap_or("*").to_string(),
+                age_cell,
+                missing,
+            ]
+        }
+        "PriorityLevelConfiguration" => {
+            let queuing = jget(json, "spec.limited.limitResponse.queuing");
+            let q = |k: &str| queuing.and_then(|q| q.get(k)).and_then(|v| v.as_i64()).map(|v| v.to_string()).unwrap_or_else(|| "<none>".into());
+            let shares = jget(json, "spec.limited.nominalConcurrencyShares").and_then(|v| v.as_i64()).map(|v| v.to_string()).unwrap_or_else(|| "<none>".into());
+            vec![name, jstr(json, "spec.type").unwrap_or("").to_string(), shares, q("queues"), q("handSize"), q("queueLengthLimit"), age_cell]
+        }
+        "ResourceClaim" => {
+            let mut state = Vec::new();
+            if jget(json, "status.allocation").is_some_and(|a| !a.is_null()) {
+                state.push("allocated");
+            } else {
+                state.push("pending");
+            }
+            if jget(json, "status.reservedFor").and_then(|r| r.as_array()).is_some_and(|r| !r.is_empty()) {
+                state.push("reserved");
+            }
+            if jget(json, "metadata.deletionTimestamp").is_some() {
+                state.push("deleted");
+            }
+            vec![name, state.join(","), age_cell]
+        }
         _ => vec![name, age_cell],
     }
 }

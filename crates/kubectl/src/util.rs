@@ -30,7 +30,12 @@ pub fn resolve(name: &str) -> Result<&'static KindInfo, String> {
     let lower = name.to_ascii_lowercase();
     // Prefer the newest HPA version and events in the core group, as kubectl's discovery does.
     let preferred = match lower.as_str() {
-        "hpa" | "horizontalpodautoscaler" | "horizontalpodautoscalers" => kubesim_api::object::kind_info("autoscaling/v2", "HorizontalPodAutoscaler"),
+        "hpa"
+        | "horizontalpodautoscaler"
+        | "horizontalpodautoscalers"
+        | "hpa.autoscaling"
+        | "horizontalpodautoscaler.autoscaling"
+        | "horizontalpodautoscalers.autoscaling" => kubesim_api::object::kind_info("autoscaling/v2", "HorizontalPodAutoscaler"),
         _ => None,
     };
     preferred.or_else(|| resolve_resource(name)).ok_or_else(|| format!("error: the server doesn't have a resource type \"{name}\""))
@@ -122,8 +127,21 @@ pub fn jstr<'a>(value: &'a Value, path: &str) -> Option<&'a str> {
     jget(value, path).and_then(|v| v.as_str())
 }
 
-/// kubectl's rendering of an API error.
+/// kubectl's rendering of an API error. Invalid errors print as cmdutil.CheckErr prints them
+/// from the status details: `The Deployment "x" is invalid: spec.replicas: ...`, or one
+/// `* cause` per line after the header when there are several.
 pub fn server_error(err: &ApiError) -> String {
+    if err.reason == "Invalid" {
+        if let Some(text) = invalid_as_kubectl(&err.message) {
+            return text;
+        }
+    }
+    raw_server_error(err)
+}
+
+/// StandardErrorMessage: `Error from server (Reason): message` (what an aggregate of several
+/// errors prints for each).
+pub fn raw_server_error(err: &ApiError) -> String {
     if err.reason.is_empty() {
         format!("Error from server: {}", err.message)
     } else {
@@ -140,7 +158,10 @@ pub fn update(api: &mut ApiServer, object: Object, req: &mut Request) -> Result<
 
 /// Update validation: object validation plus the immutable fields kubectl users meet.
 pub fn check_update(api: &ApiServer, object: &Object) -> Result<(), ApiError> {
-    let errors = validate_create(object);
+    // The API server defaults an update before validating it.
+    let mut defaulted = object.clone();
+    kubesim_api::defaults::apply_defaults(&mut defaulted);
+    let errors = validate_create(&defaulted);
     if !errors.is_empty() {
         return Err(ApiError::invalid(invalid_message(&qualified_kind(object), object.name(), &errors)));
     }
@@ -180,4 +201,50 @@ pub fn qualified_kind(object: &Object) -> String {
 /// Decodes JSON back into an object of the same kind.
 pub fn from_json(info: &KindInfo, value: Value) -> Result<Object, String> {
     Object::from_json(info, value).map_err(|e| e.to_string())
+}
+
+/// The causes of an Invalid message (`Kind.group "name" is invalid: cause` or `... [c1, c2]`),
+/// rendered as kubectl's CheckErr does from the status details (kind without group). None when
+/// the message is not of that shape.
+pub fn invalid_as_kubectl(message: &str) -> Option<String> {
+    // "error when creating "f": " prefixes (AddSourceToErr) do not reach the details.
+    let (head, rest) = message.split_once(" is invalid: ")?;
+    let head = head.rsplit(": ").next().unwrap_or(head);
+    let (qualified, name) = head.split_once(' ')?;
+    if !name.starts_with('"') {
+        return None;
+    }
+    let kind = qualified.split('.').next().unwrap_or(qualified);
+    let causes = split_causes(rest);
+    Some(match causes.len() {
+        0 => format!("The {kind} {name} is invalid"),
+        1 => format!("The {kind} {name} is invalid: {}", causes[0]),
+        _ => format!("The {kind} {name} is invalid: \n{}", causes.iter().map(|c| format!("* {c}")).collect::<Vec<_>>().join("\n")),
+    })
+}
+
+/// Splits `[a: Required value, b: Invalid value: x, y: ...]` at the commas that start a new
+/// field error (a path followed by an error type), keeping commas inside values.
+fn split_causes(text: &str) -> Vec<String> {
+    let inner = match text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+        Some(inner) => inner,
+        None => return vec![text.to_string()],
+    };
+    const TYPES: &[&str] =
+        &["Required value", "Invalid value", "Unsupported value", "Duplicate value", "Forbidden", "Not found", "Too long", "Too many", "Internal error"];
+    let starts_cause = |s: &str| s.split_once(": ").is_some_and(|(path, after)| !path.contains(' ') && TYPES.iter().any(|t| after.starts_with(t)));
+    let mut causes: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for (i, part) in inner.split(", ").enumerate() {
+        if i > 0 && starts_cause(part) {
+            causes.push(std::mem::take(&mut current));
+        } else if i > 0 {
+            current.push_str(", ");
+        }
+        current.push_str(part);
+    }
+    if !current.is_empty() || causes.is_empty() {
+        causes.push(current);
+    }
+    causes
 }

@@ -14,7 +14,7 @@ pub fn to_yaml(value: &Value) -> String {
         Value::Object(m) if !m.is_empty() => emit_map(m, 0, &mut out),
         Value::Array(a) if !a.is_empty() => emit_seq(a, 0, &mut out),
         other => {
-            out.push_str(&scalar(other, 0));
+            out.push_str(&scalar(other, 0, 0));
             out.push('\n');
         }
     }
@@ -92,7 +92,9 @@ fn emit_map(m: &serde_json::Map<String, Value>, level: usize, out: &mut String) 
         }
         first = false;
         let value = &m[key];
-        out.push_str(&string_scalar(key, level, true));
+        let key_text = string_scalar(key, level, true, level);
+        let column = level + key_text.chars().count() + 2;
+        out.push_str(&key_text);
         out.push(':');
         match value {
             Value::Object(inner) if !inner.is_empty() => {
@@ -107,7 +109,7 @@ fn emit_map(m: &serde_json::Map<String, Value>, level: usize, out: &mut String) 
             }
             other => {
                 out.push(' ');
-                out.push_str(&scalar(other, level + 2));
+                out.push_str(&scalar(other, level + 2, column));
                 out.push('\n');
             }
         }
@@ -126,19 +128,20 @@ fn emit_seq(items: &[Value], level: usize, out: &mut String) {
             Value::Object(inner) if !inner.is_empty() => emit_map(inner, level + 2, out),
             Value::Array(inner) if !inner.is_empty() => emit_seq(inner, level + 2, out),
             other => {
-                out.push_str(&scalar(other, level + 2));
+                out.push_str(&scalar(other, level + 2, level + 2));
                 out.push('\n');
             }
         }
     }
 }
 
-fn scalar(value: &Value, level: usize) -> String {
+/// A scalar written at `column`; `level` is the indentation of continuation lines.
+fn scalar(value: &Value, level: usize, column: usize) -> String {
     match value {
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
-        Value::String(s) => string_scalar(s, level, false),
+        Value::String(s) => string_scalar(s, level, false, column),
         Value::Object(_) => "{}".into(),
         Value::Array(_) => "[]".into(),
     }
@@ -238,23 +241,60 @@ fn plain_allowed(s: &str, key: bool) -> bool {
     true
 }
 
-fn string_scalar(s: &str, level: usize, key: bool) -> String {
+/// yaml.v2's emitter best_width: plain, single- and double-quoted scalars that are not keys
+/// break at a space once the line is past this column.
+const BEST_WIDTH: usize = 80;
+
+fn string_scalar(s: &str, level: usize, key: bool, column: usize) -> String {
     if s.contains('\n') && !key {
         if let Some(block) = literal_block(s, level) {
             return block;
         }
-        return double_quoted(s);
+        return double_quoted(s, level, column, !key);
     }
     if resolves_to_non_string(s) {
-        return double_quoted(s);
+        return double_quoted(s, level, column, !key);
     }
     if plain_allowed(s, key) {
-        return s.to_string();
+        return folded(s, level, column, !key, false);
     }
     if s.chars().any(|c| c.is_control() || c == '\u{feff}') || s.contains('\n') {
-        return double_quoted(s);
+        return double_quoted(s, level, column, !key);
     }
-    format!("'{}'", s.replace('\'', "''"))
+    format!("'{}'", folded(s, level, column + 1, !key, true))
+}
+
+/// yaml_emitter_write_plain_scalar / _single_quoted_scalar: a space past BEST_WIDTH (not
+/// followed by another space; for single quotes not first or last) becomes a line break and
+/// the indentation.
+fn folded(s: &str, level: usize, column: usize, allow_breaks: bool, single: bool) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::new();
+    let mut col = column;
+    let mut spaces = false;
+    for (i, &c) in chars.iter().enumerate() {
+        if c == ' ' {
+            let inner = !single || (i > 0 && i + 1 < chars.len());
+            if allow_breaks && !spaces && col > BEST_WIDTH && inner && chars.get(i + 1) != Some(&' ') {
+                out.push('\n');
+                indent(level, &mut out);
+                col = level;
+            } else {
+                out.push(' ');
+                col += 1;
+            }
+            spaces = true;
+        } else {
+            if single && c == '\'' {
+                out.push('\'');
+                col += 1;
+            }
+            out.push(c);
+            col += 1;
+            spaces = false;
+        }
+    }
+    out
 }
 
 fn literal_block(s: &str, level: usize) -> Option<String> {
@@ -284,34 +324,57 @@ fn literal_block(s: &str, level: usize) -> Option<String> {
     Some(out)
 }
 
-fn double_quoted(s: &str) -> String {
+/// yaml_emitter_write_double_quoted_scalar, with its line folding past BEST_WIDTH.
+fn double_quoted(s: &str, level: usize, column: usize, allow_breaks: bool) -> String {
+    let chars: Vec<char> = s.chars().collect();
     let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\0' => out.push_str("\\0"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{b}' => out.push_str("\\v"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{1b}' => out.push_str("\\e"),
-            '\u{85}' => out.push_str("\\N"),
-            '\u{a0}' => out.push_str("\\_"),
-            '\u{2028}' => out.push_str("\\L"),
-            '\u{2029}' => out.push_str("\\P"),
+    let mut col = column + 1;
+    let mut spaces = false;
+    for (i, &c) in chars.iter().enumerate() {
+        let escaped: Option<String> = match c {
+            '"' => Some("\\\"".into()),
+            '\\' => Some("\\\\".into()),
+            '\n' => Some("\\n".into()),
+            '\t' => Some("\\t".into()),
+            '\r' => Some("\\r".into()),
+            '\0' => Some("\\0".into()),
+            '\u{7}' => Some("\\a".into()),
+            '\u{8}' => Some("\\b".into()),
+            '\u{b}' => Some("\\v".into()),
+            '\u{c}' => Some("\\f".into()),
+            '\u{1b}' => Some("\\e".into()),
+            '\u{85}' => Some("\\N".into()),
+            '\u{a0}' => Some("\\_".into()),
+            '\u{2028}' => Some("\\L".into()),
+            '\u{2029}' => Some("\\P".into()),
             c if c.is_control() || c == '\u{feff}' => {
                 let v = c as u32;
-                if v <= 0xff {
-                    out.push_str(&format!("\\x{v:02X}"));
-                } else {
-                    out.push_str(&format!("\\u{v:04X}"));
-                }
+                Some(if v <= 0xff { format!("\\x{v:02X}") } else { format!("\\u{v:04X}") })
             }
-            c => out.push(c),
+            _ => None,
+        };
+        if let Some(e) = escaped {
+            col += e.chars().count();
+            out.push_str(&e);
+            spaces = false;
+        } else if c == ' ' {
+            if allow_breaks && !spaces && col > BEST_WIDTH && i > 0 && i + 1 < chars.len() {
+                out.push('\n');
+                indent(level, &mut out);
+                col = level;
+                if chars.get(i + 1) == Some(&' ') {
+                    out.push('\\');
+                    col += 1;
+                }
+            } else {
+                out.push(' ');
+                col += 1;
+            }
+            spaces = true;
+        } else {
+            out.push(c);
+            col += 1;
+            spaces = false;
         }
     }
     out.push('"');
@@ -372,6 +435,22 @@ spec:
         let mut keys = vec!["item10", "item9", "Item", "a_b", "ab", "a-b", "x2y", "x10y", "b"];
         keys.sort_by(|a, b| key_order(a, b));
         assert_eq!(keys, vec!["Item", "a-b", "a_b", "ab", "b", "item9", "item10", "x2y", "x10y"]);
+    }
+
+    /// yaml.v2 emitterc.go best_width 80: long plain and quoted values fold at a space (the
+    /// quota message in a Deployment's ReplicaFailure condition on the quota-pod-namespace page).
+    #[test]
+    fn long_values_fold_at_80_columns() {
+        let message = "pods \"pod-quota-demo-7d6fc6db8d-\" is forbidden: exceeded quota: pod-demo, requested: pods=1, used: pods=2, limited: pods=2";
+        assert_eq!(
+            to_yaml(&json!({"status": {"conditions": [{"message": message}]}})),
+            "status:\n  conditions:\n  - message: 'pods \"pod-quota-demo-7d6fc6db8d-\" is forbidden: exceeded quota: pod-demo,\n      requested: pods=1, used: pods=2, limited: pods=2'\n"
+        );
+        let plain = "word ".repeat(20) + "end";
+        assert_eq!(to_yaml(&json!({"k": plain})), format!("k: {}\n  {}\n", "word ".repeat(16).trim_end(), "word word word word end"));
+        // Keys never fold; a long unbroken word is left as it is.
+        let long = "x".repeat(100);
+        assert_eq!(to_yaml(&json!({"k": long.clone()})), format!("k: {long}\n"));
     }
 
     #[test]

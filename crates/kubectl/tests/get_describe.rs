@@ -93,6 +93,9 @@ fn get_errors() {
     check(&mut f, "get events --field-selector type=Warning -o name", "event/web-7d4b9c7f5-abcde.36b0\n", "", 0);
     check(&mut f, "get pods --field-selector spec.nodeName=node-1,status.phase=Running -o name", "pod/web-7d4b9c7f5-abcde\npod/web-7d4b9c7f5-fghij\n", "", 0);
     check(&mut f, "get pods -l 'a in b'", "", "error: unable to parse requirement: found 'b', expected: '('\n", 1);
+    // --show-kind prints kind/name as a multi-kind get does.
+    let o = f.kubectl("get deploy web --show-kind");
+    assert!(o.stdout.lines().nth(1).is_some_and(|l| l.starts_with("deployment.apps/web ")), "{}", o.stdout);
 }
 
 #[test]
@@ -103,7 +106,8 @@ fn yaml_and_json_output() {
     assert!(o.stdout.contains("\n  resourceVersion: \"15\"\n"), "{}", o.stdout);
     assert!(
         o.stdout.contains(
-            "\nstatus:\n  conditions:\n  - lastTransitionTime: \"2025-01-01T00:00:04Z\"\n    status: \"True\"\n    type: PodReadyToStartContainers\n"
+            // PodCondition.lastProbeTime is a struct: encoding/json writes an unset one as null.
+            "\nstatus:\n  conditions:\n  - lastProbeTime: null\n    lastTransitionTime: \"2025-01-01T00:00:04Z\"\n    status: \"True\"\n    type: PodReadyToStartContainers\n"
         ),
         "{}",
         o.stdout
@@ -240,4 +244,43 @@ fn describe_layouts() {
     assert_eq!(both.stdout.matches("Name:             web-7d4b9c7f5-").count(), 2);
     assert!(both.stdout.contains("connection refused\n\n\nName:             web-7d4b9c7f5-fghij\n"));
     check(&mut f, "describe pod nope", "", "Error from server (NotFound): pods \"nope\" not found\n", 1);
+}
+
+/// `kubectl get --raw` (get.go RawOptions; docs: reference/using-api/health-checks).
+#[test]
+fn raw_paths() {
+    let mut f = scenario::cluster();
+    check(&mut f, "get --raw /readyz", "ok", "", 0);
+    check(&mut f, "get --raw=/livez?verbose", "[+]ping ok\n[+]log ok\n[+]etcd ok\nlivez check passed\n", "", 0);
+    let o = f.kubectl("get --raw /api/v1/namespaces/default/pods/web-7d4b9c7f5-abcde");
+    assert_eq!(o.exit_code, 0, "{o:?}");
+    let pod: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!((pod["kind"].as_str(), pod["metadata"]["name"].as_str()), (Some("Pod"), Some("web-7d4b9c7f5-abcde")));
+    assert!(o.stdout.ends_with("}\n") && !o.stdout.contains("\n "), "compact JSON");
+    let o = f.kubectl("get --raw /apis/apps/v1/namespaces/default/deployments");
+    let list: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(list["kind"], "DeploymentList");
+    assert_eq!(list["items"][0]["metadata"]["name"], "web");
+    assert!(list["items"][0].get("kind").is_none(), "typed list items carry no kind");
+    check(&mut f, "get --raw /api/v1/namespaces/default/pods/nope", "", "Error from server (NotFound): pods \"nope\" not found\n", 1);
+    check(&mut f, "get --raw /nothing", "", "Error from server (NotFound): the server could not find the requested resource\n", 1);
+    check(&mut f, "get pods --raw /readyz", "", "error: arguments may not be passed when --raw is specified\n", 1);
+}
+
+/// `kubectl auth can-i --list` (cmd/auth/cani.go printStatus: BreakdownRule, CompactRules,
+/// SortableRuleSlice) for kubernetes-admin with the bootstrap roles of bootstrappolicy/policy.go.
+#[test]
+fn auth_can_i_list() {
+    let mut f = scenario::cluster();
+    let o = f.kubectl("auth can-i --list");
+    let lines: Vec<&str> = o.stdout.lines().collect();
+    assert_eq!(lines[0], "Resources                                       Non-Resource URLs   Resource Names   Verbs");
+    assert_eq!(lines[1], "*.*                                             []                  []               [*]");
+    assert_eq!(lines[2], "                                                [*]                 []               [*]");
+    assert_eq!(lines[3], "selfsubjectreviews.authentication.k8s.io        []                  []               [create]");
+    assert_eq!(lines[6], "                                                [/api/*]            []               [get]");
+    assert_eq!(lines.len(), 22);
+    assert!(!f.kubectl("auth can-i --list --no-headers").stdout.contains("Resources"));
+    let view = f.kubectl("config view").stdout;
+    check(&mut f, "config view --minify", &view, "", 0);
 }

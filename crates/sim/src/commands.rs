@@ -34,6 +34,9 @@ impl ClusterView for WorldView<'_> {
     fn read_file(&self, path: &str) -> Result<String, String> {
         self.files.get(path).cloned().ok_or_else(|| format!("the path \"{path}\" does not exist"))
     }
+    fn list_dir(&self, dir: &str) -> Option<Vec<String>> {
+        kubesim_kubectl::list_dir_of(self.files.keys(), dir)
+    }
     fn logs(&self, namespace: &str, pod: &str, container: Option<&str>, previous: bool) -> Result<String, String> {
         let (node, uid, container) = self.locate(namespace, pod, container)?;
         let host = self.hosts.get(&node).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
@@ -103,4 +106,130 @@ pub fn exec_in_pod(
         return Err(format!("container {container:?} is not running"));
     }
     kubesim_runtime::net::exec(hosts, fabric, node, &id, argv, stdin, now).ok_or_else(|| format!("node {node:?} has no kubelet"))
+}
+
+/// Runs kubectl with an argv exactly as given (no re-joining or re-splitting; a leading
+/// `kubectl` word is dropped), as `kubesim kubectl ... -- ARGS` does: (stdout, stderr, exit code).
+pub fn kubectl_argv(world: &mut World, argv: &[String]) -> (String, String, i32) {
+    let argv: Vec<String> = match argv.first().map(String::as_str) {
+        Some("kubectl") => argv[1..].to_vec(),
+        _ => argv.to_vec(),
+    };
+    let pods: BTreeMap<(String, String), (String, String, Vec<String>)> = world
+        .api()
+        .store()
+        .list(("", "pods"), None)
+        .filter_map(|o| o.as_pod())
+        .map(|p| {
+            let spec = p.spec.clone().unwrap_or_default();
+            (
+                (p.metadata.namespace.clone().unwrap_or_default(), p.metadata.name.clone().unwrap_or_default()),
+                (
+                    spec.node_name.clone().unwrap_or_default(),
+                    p.metadata.uid.clone().unwrap_or_default(),
+                    spec.containers.iter().map(|c| c.name.clone()).collect(),
+                ),
+            )
+        })
+        .collect();
+    let output = world.with_kubectl(|api, req, files, hosts, fabric| {
+        let mut view = WorldView { files, hosts, fabric, pods, now: req.now };
+        kubesim_kubectl::run(&argv, api, req, &mut view)
+    });
+    (output.stdout, output.stderr, output.exit_code)
+}
+
+/// Splits a command line as the `--at` commands are split (POSIX shell quoting).
+pub fn split(line: &str) -> Result<Vec<String>, String> {
+    kubesim_kubectl::split_command(line)
+}
+
+/// The local files a kubectl argv reads, for callers that must load them first: `-f`/
+/// `--filename` (not `logs -f`), `--patch-file`, `--from-file` (`[key=]path`), `--from-env-file`,
+/// and `-o go-template-file=`/`templatefile=`/`jsonpath-file=`/`custom-columns-file=` (or their
+/// path in `--template`). Paths are returned once each, in order; `-` (stdin) included.
+pub fn files_named(argv: &[String]) -> Vec<String> {
+    let is_logs = argv.iter().filter(|a| !a.starts_with('-')).find(|a| *a != "kubectl").is_some_and(|a| a == "logs" || a == "log");
+    let mut out: Vec<String> = Vec::new();
+    let push = |p: &str, out: &mut Vec<String>| {
+        if !p.is_empty() && !out.iter().any(|x| x == p) {
+            out.push(p.to_string());
+        }
+    };
+    let file_output = argv.iter().enumerate().any(|(i, a)| {
+        let value = a
+            .strip_prefix("--output=")
+            .or_else(|| a.strip_prefix("-o").filter(|v| !v.is_empty() && !a.starts_with("--")))
+            .map(|v| v.trim_start_matches('=').to_string())
+            .or_else(|| (a == "-o" || a == "--output").then(|| argv.get(i + 1).cloned().unwrap_or_default()));
+        value.is_some_and(|v| ["go-template-file", "templatefile", "jsonpath-file", "custom-columns-file"].iter().any(|f| v.starts_with(f)))
+    });
+    // `kubectl kustomize [DIR]` reads the directory (default `.`).
+    let words: Vec<&String> = argv.iter().filter(|a| *a != "kubectl").collect();
+    if words.first().is_some_and(|w| *w == "kustomize") {
+        push(words.get(1).filter(|w| !w.starts_with('-')).map_or(".", |w| w.as_str()), &mut out);
+    }
+    let mut i = 0;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        let next = argv.get(i + 1).map(String::as_str).unwrap_or("");
+        let (flag, value, consumed) = if let Some((f, v)) = a.split_once('=').filter(|(f, _)| f.starts_with("--")) {
+            (f.to_string(), v.to_string(), 1)
+        } else if a == "-f" || a == "-k" || (a.starts_with("--") && !a.contains('=') && !kubesim_kubectl::is_bool_flag(a)) {
+            (a.to_string(), next.to_string(), 2)
+        } else if let Some(v) = a.strip_prefix("-f").filter(|v| !v.is_empty() && !a.starts_with("--")) {
+            ("-f".to_string(), v.trim_start_matches('=').to_string(), 1)
+        } else if let Some(v) = a.strip_prefix("-o").filter(|v| !v.is_empty() && !a.starts_with("--")) {
+            ("--output".to_string(), v.trim_start_matches('=').to_string(), 1)
+        } else if a == "-o" {
+            ("--output".to_string(), next.to_string(), 2)
+        } else {
+            (String::new(), String::new(), 1)
+        };
+        match flag.as_str() {
+            "-f" | "--filename" if !(is_logs && flag == "-f") => {
+                for p in value.split(',') {
+                    push(p, &mut out);
+                }
+            }
+            "--patch-file" | "--from-env-file" | "-k" | "--kustomize" => push(&value, &mut out),
+            "--from-file" => push(value.split_once('=').map(|(_, p)| p).unwrap_or(&value), &mut out),
+            "--template" if file_output => push(&value, &mut out),
+            "--output" => {
+                if let Some((kind, path)) = value.split_once('=') {
+                    if ["go-template-file", "templatefile", "jsonpath-file", "custom-columns-file"].contains(&kind) {
+                        push(path, &mut out);
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += if flag.is_empty() { 1 } else { consumed.min(argv.len() - i).max(1) };
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::files_named;
+
+    fn v(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn finds_the_files_a_command_reads() {
+        assert_eq!(files_named(&v(&["apply", "-f", "a.yaml", "--filename=b.yaml", "-fc.yaml"])), v(&["a.yaml", "b.yaml", "c.yaml"]));
+        assert_eq!(files_named(&v(&["logs", "-f", "pod"])), Vec::<String>::new());
+        assert_eq!(files_named(&v(&["patch", "deploy", "x", "--patch-file", "p.yaml"])), v(&["p.yaml"]));
+        assert_eq!(files_named(&v(&["create", "configmap", "c", "--from-file=key=cfg.txt", "--from-env-file", "e.env"])), v(&["cfg.txt", "e.env"]));
+        assert_eq!(files_named(&v(&["get", "pods", "-o", "go-template-file=t.tmpl"])), v(&["t.tmpl"]));
+        assert_eq!(files_named(&v(&["get", "pods", "-o", "templatefile", "--template", "t.tmpl"])), v(&["t.tmpl"]));
+        assert_eq!(files_named(&v(&["get", "pods", "--template", "{{.x}}"])), Vec::<String>::new());
+        assert_eq!(files_named(&v(&["delete", "-f", "a.yaml,b.yaml"])), v(&["a.yaml", "b.yaml"]));
+        // Boolean flags take no value word.
+        assert_eq!(files_named(&v(&["label", "--local", "-f", "a.yaml", "x=y"])), v(&["a.yaml"]));
+        assert_eq!(files_named(&v(&["apply", "-k", "dir"])), v(&["dir"]));
+        assert_eq!(files_named(&v(&["kustomize"])), v(&["."]));
+    }
 }
