@@ -517,8 +517,11 @@ pub fn go_response(req: Option<&kubesim_os::net::http::Request>, status: u16, mu
     }
     s.push_str(&format!("Date: {}\r\n", http_date(unix)));
     let body_allowed = !(100..200).contains(&status) && status != 204 && status != 304;
+    let has_len = headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-length"));
     if body_allowed {
-        s.push_str(&format!("Content-Length: {}\r\n", body.len()));
+        if !has_len {
+            s.push_str(&format!("Content-Length: {}\r\n", body.len()));
+        }
         if !has_type && !body.is_empty() {
             s.push_str(&format!("Content-Type: {}\r\n", go_sniff(body)));
         }

@@ -8,8 +8,11 @@
 #![deny(missing_docs)]
 #![allow(clippy::too_many_arguments, clippy::type_complexity, clippy::new_ret_no_self)]
 
+pub mod agnhost;
 pub mod common;
 pub mod nginx;
+pub mod perl;
+pub mod pi;
 
 use kubesim_os::program::{Program, Spawn};
 
@@ -18,7 +21,7 @@ pub fn implemented() -> &'static [&'static str] {
     IMPLEMENTED
 }
 
-const IMPLEMENTED: &[&str] = &["nginx", "nginx-debug", "nginx-entrypoint"];
+const IMPLEMENTED: &[&str] = &["agnhost", "nginx", "nginx-debug", "nginx-entrypoint", "perl", "perl-base"];
 
 /// The model for an executable whose implementation is `implementation` (the name after
 /// `#!kubesim`, or `basename(argv[0])` for multi-call binaries); `None` when this crate does
@@ -26,6 +29,8 @@ const IMPLEMENTED: &[&str] = &["nginx", "nginx-debug", "nginx-entrypoint"];
 pub fn program_for(implementation: &str, spawn: &Spawn) -> Option<Box<dyn Program>> {
     let p: Box<dyn Program> = match implementation {
         "nginx" | "nginx-debug" => Box::new(nginx::Nginx::new(spawn)),
+        "agnhost" => Box::new(agnhost::Agnhost::new(spawn)),
+        "perl" | "perl-base" => Box::new(perl::Perl::new(spawn)),
         "nginx-entrypoint" => Box::new(nginx::NginxEntrypoint::new(spawn)),
         _ => return None,
     };
