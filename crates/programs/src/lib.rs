@@ -13,6 +13,7 @@ pub mod common;
 pub mod nginx;
 pub mod perl;
 pub mod pi;
+pub mod python;
 
 use kubesim_os::program::{Program, Spawn};
 
@@ -21,7 +22,7 @@ pub fn implemented() -> &'static [&'static str] {
     IMPLEMENTED
 }
 
-const IMPLEMENTED: &[&str] = &["agnhost", "nginx", "nginx-debug", "nginx-entrypoint", "perl", "perl-base"];
+const IMPLEMENTED: &[&str] = &["agnhost", "nginx", "nginx-debug", "nginx-entrypoint", "perl", "perl-base", "python", "python2", "python3"];
 
 /// The model for an executable whose implementation is `implementation` (the name after
 /// `#!kubesim`, or `basename(argv[0])` for multi-call binaries); `None` when this crate does
@@ -31,6 +32,8 @@ pub fn program_for(implementation: &str, spawn: &Spawn) -> Option<Box<dyn Progra
         "nginx" | "nginx-debug" => Box::new(nginx::Nginx::new(spawn)),
         "agnhost" => Box::new(agnhost::Agnhost::new(spawn)),
         "perl" | "perl-base" => Box::new(perl::Perl::new(spawn)),
+        "python3" | "python" => Box::new(python::Python::new(spawn, false)),
+        "python2" => Box::new(python::Python::new(spawn, true)),
         "nginx-entrypoint" => Box::new(nginx::NginxEntrypoint::new(spawn)),
         _ => return None,
     };
