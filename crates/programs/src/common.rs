@@ -665,3 +665,151 @@ pub fn write_file(os: &mut dyn Os, path: &str, data: &[u8]) -> Result<(), Errno>
 pub fn ordinal(hostname: &str) -> Option<u64> {
     hostname.rsplit_once('-').and_then(|(_, n)| n.parse().ok())
 }
+
+/// A process that prints a prologue and then `exec`s another command (entrypoint scripts,
+/// `gosu`, `dumb-init`, `tini`): resume/serve/listening/memory delegate to the new image.
+#[derive(Clone, Debug)]
+pub struct ExecAs {
+    spawn: Spawn,
+    argv: Vec<String>,
+    stdout: String,
+    stderr: String,
+    script: String,
+    inner: Option<Box<dyn Program>>,
+}
+
+impl ExecAs {
+    /// `argv` replaces the process after `stdout`/`stderr` are written; `script` names the
+    /// caller in exec errors (`/usr/local/bin/docker-entrypoint.sh`).
+    pub fn new(spawn: &Spawn, argv: Vec<String>, stdout: String, stderr: String, script: &str) -> ExecAs {
+        ExecAs { spawn: spawn.clone(), argv, stdout, stderr, script: script.to_string(), inner: None }
+    }
+
+    /// Boxed.
+    pub fn boxed(spawn: &Spawn, argv: Vec<String>) -> Box<dyn Program> {
+        let script = spawn.argv.first().cloned().unwrap_or_default();
+        Box::new(ExecAs::new(spawn, argv, String::new(), String::new(), &script))
+    }
+}
+
+impl Program for ExecAs {
+    fn resume(&mut self, os: &mut dyn Os, wake: Wake) -> Step {
+        if let Some(p) = self.inner.as_mut() {
+            return p.resume(os, wake);
+        }
+        out(os, &std::mem::take(&mut self.stdout));
+        err(os, &std::mem::take(&mut self.stderr));
+        if self.argv.is_empty() {
+            return Step::Exit(0);
+        }
+        match exec(os, &self.argv, &self.spawn.env, &self.spawn.cwd) {
+            Ok(mut p) => {
+                let s = p.resume(os, Wake::Start);
+                self.inner = Some(p);
+                s
+            }
+            Err(e) => {
+                let (msg, code) = if e.errno == Errno::EACCES { ("Permission denied", 126) } else { ("not found", 127) };
+                err(os, &format!("{}: exec: {}: {msg}\n", self.script, e.name));
+                Step::Exit(code)
+            }
+        }
+    }
+    fn memory_bytes(&self) -> u64 {
+        self.inner.as_ref().map(|p| p.memory_bytes()).unwrap_or(500_000)
+    }
+    fn serve(&mut self, os: &mut dyn Os, conn: &kubesim_os::program::Incoming) -> Option<kubesim_os::program::Outgoing> {
+        self.inner.as_mut()?.serve(os, conn)
+    }
+    fn listening(&self) -> Vec<(u16, bool)> {
+        self.inner.as_ref().map(|p| p.listening()).unwrap_or_default()
+    }
+}
+
+/// A client-side TCP exchange: resolves `host` (resolv.conf, /etc/hosts, literals), then one
+/// `NetCall::Tcp`. Drive with [`TcpClient::start`] and [`TcpClient::wake`].
+#[derive(Clone, Debug)]
+pub struct TcpClient {
+    host: String,
+    port: u16,
+    send: Vec<u8>,
+    timeout_ms: u64,
+    resolver: Option<kubesim_os::net::Resolver>,
+    ip: Option<String>,
+}
+
+/// What a [`TcpClient`] needs or got.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TcpStep {
+    /// Issue this step and feed the wake back.
+    Call(Step),
+    /// The peer's reply.
+    Reply(Vec<u8>),
+    /// Name resolution failed (glibc text: `Name or service not known`).
+    NoHost(String),
+    /// The connection failed.
+    Failed(kubesim_os::program::NetError),
+}
+
+impl TcpClient {
+    /// A request to `host:port`.
+    pub fn new(host: &str, port: u16, send: Vec<u8>, timeout_ms: u64) -> TcpClient {
+        TcpClient { host: host.to_string(), port, send, timeout_ms, resolver: None, ip: None }
+    }
+
+    fn connect(&self, ip: &str) -> TcpStep {
+        TcpStep::Call(Step::Net(kubesim_os::program::NetCall::Tcp {
+            dst: ip.to_string(),
+            port: self.port,
+            send: self.send.clone(),
+            timeout_ms: self.timeout_ms,
+        }))
+    }
+
+    /// First step.
+    pub fn start(&mut self, os: &dyn Os) -> TcpStep {
+        let libc = kubesim_os::net::libc_of(os.fs_ref());
+        let mut r = kubesim_os::net::Resolver::new(os.fs_ref(), &self.host, libc);
+        let s = r.start();
+        self.resolver = Some(r);
+        self.after_resolve(s)
+    }
+
+    fn after_resolve(&mut self, s: kubesim_os::net::ResolveStep) -> TcpStep {
+        match s {
+            kubesim_os::net::ResolveStep::Query(q) => TcpStep::Call(Step::Net(q)),
+            kubesim_os::net::ResolveStep::Done(Ok(r)) => {
+                let ip = r.addrs.first().cloned().unwrap_or_default();
+                self.ip = Some(ip.clone());
+                self.connect(&ip)
+            }
+            kubesim_os::net::ResolveStep::Done(Err(e)) => {
+                let msg = if e == kubesim_os::net::ResolveError::TryAgain { "Temporary failure in name resolution" } else { "Name or service not known" };
+                TcpStep::NoHost(msg.to_string())
+            }
+        }
+    }
+
+    /// Feeds a wake.
+    pub fn wake(&mut self, wake: &Wake) -> TcpStep {
+        match wake {
+            Wake::Net(kubesim_os::program::NetReply::Tcp(r)) => match r {
+                Ok(b) => TcpStep::Reply(b.clone()),
+                Err(e) => TcpStep::Failed(*e),
+            },
+            Wake::Net(reply) => match self.resolver.as_mut() {
+                Some(r) => {
+                    let s = r.reply(reply);
+                    self.after_resolve(s)
+                }
+                None => TcpStep::NoHost("Name or service not known".into()),
+            },
+            _ => TcpStep::Failed(kubesim_os::program::NetError::TimedOut),
+        }
+    }
+
+    /// The resolved address, once known.
+    pub fn ip(&self) -> Option<&str> {
+        self.ip.as_deref()
+    }
+}

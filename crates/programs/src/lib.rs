@@ -14,6 +14,7 @@ pub mod nginx;
 pub mod perl;
 pub mod pi;
 pub mod python;
+pub mod redis;
 
 use kubesim_os::program::{Program, Spawn};
 
@@ -22,7 +23,24 @@ pub fn implemented() -> &'static [&'static str] {
     IMPLEMENTED
 }
 
-const IMPLEMENTED: &[&str] = &["agnhost", "nginx", "nginx-debug", "nginx-entrypoint", "perl", "perl-base", "python", "python2", "python3"];
+const IMPLEMENTED: &[&str] = &[
+    "agnhost",
+    "nginx",
+    "nginx-debug",
+    "nginx-entrypoint",
+    "perl",
+    "perl-base",
+    "python",
+    "python2",
+    "python3",
+    "redis-server",
+    "redis-cli",
+    "redis-entrypoint",
+    "gb-redis-follower",
+    "gosu",
+    "dumb-init",
+    "tini",
+];
 
 /// The model for an executable whose implementation is `implementation` (the name after
 /// `#!kubesim`, or `basename(argv[0])` for multi-call binaries); `None` when this crate does
@@ -34,6 +52,41 @@ pub fn program_for(implementation: &str, spawn: &Spawn) -> Option<Box<dyn Progra
         "perl" | "perl-base" => Box::new(perl::Perl::new(spawn)),
         "python3" | "python" => Box::new(python::Python::new(spawn, false)),
         "python2" => Box::new(python::Python::new(spawn, true)),
+        "redis-server" => Box::new(redis::RedisServer::new(spawn)),
+        "redis-cli" => Box::new(redis::RedisCli::new(spawn)),
+        "redis-entrypoint" => redis::entrypoint(spawn),
+        "gb-redis-follower" => {
+            let host = if spawn.env.get("GET_HOSTS_FROM").map(String::as_str).unwrap_or("dns") == "env" {
+                spawn.env.get("REDIS_LEADER_SERVICE_HOST").cloned().unwrap_or_default()
+            } else {
+                "redis-leader".to_string()
+            };
+            common::ExecAs::boxed(spawn, vec!["redis-server".into(), "--replicaof".into(), host, "6379".into()])
+        }
+        "gosu" => {
+            // gosu USER COMMAND...
+            let argv: Vec<String> = spawn.argv.iter().skip(2).cloned().collect();
+            if argv.is_empty() {
+                return Some(common::Print::boxed(
+                    "",
+                    "Usage: gosu user-spec command [args]
+   eg: gosu tianon bash
+       gosu nobody:root bash -c 'whoami && id'
+       gosu 1000:1 id
+
+gosu version: 1.17 (go1.18.2 on linux/amd64; gc)
+license: Apache-2.0 (full text at https://github.com/tianon/gosu)
+
+",
+                    1,
+                ));
+            }
+            common::ExecAs::boxed(spawn, argv)
+        }
+        "dumb-init" | "tini" => {
+            let argv: Vec<String> = spawn.argv.iter().skip(1).skip_while(|a| a.starts_with('-')).cloned().collect();
+            common::ExecAs::boxed(spawn, argv)
+        }
         "nginx-entrypoint" => Box::new(nginx::NginxEntrypoint::new(spawn)),
         _ => return None,
     };
