@@ -10,6 +10,7 @@
 
 pub mod agnhost;
 pub mod common;
+pub mod mysql;
 pub mod nginx;
 pub mod perl;
 pub mod pi;
@@ -87,6 +88,10 @@ license: Apache-2.0 (full text at https://github.com/tianon/gosu)
             let argv: Vec<String> = spawn.argv.iter().skip(1).skip_while(|a| a.starts_with('-')).cloned().collect();
             common::ExecAs::boxed(spawn, argv)
         }
+        "mysqld" => Box::new(mysql::Mysqld::new(spawn)),
+        "mysql" => Box::new(mysql::MysqlClient::new(spawn, false)),
+        "mysqladmin" => Box::new(mysql::MysqlClient::new(spawn, true)),
+        "mysql-entrypoint" => Box::new(mysql::MysqlEntrypoint::new(spawn)),
         "nginx-entrypoint" => Box::new(nginx::NginxEntrypoint::new(spawn)),
         _ => return None,
     };
