@@ -9,6 +9,7 @@
 #![allow(clippy::too_many_arguments, clippy::type_complexity, clippy::new_ret_no_self)]
 
 pub mod agnhost;
+pub mod apache;
 pub mod common;
 pub mod mysql;
 pub mod nginx;
@@ -92,6 +93,12 @@ license: Apache-2.0 (full text at https://github.com/tianon/gosu)
         "mysql" => Box::new(mysql::MysqlClient::new(spawn, false)),
         "mysqladmin" => Box::new(mysql::MysqlClient::new(spawn, true)),
         "mysql-entrypoint" => Box::new(mysql::MysqlEntrypoint::new(spawn)),
+        "httpd" => Box::new(apache::Apache::httpd(spawn, false)),
+        "httpd-foreground" => Box::new(apache::Apache::httpd(spawn, true)),
+        "apache2" => Box::new(apache::Apache::debian(spawn, false)),
+        "php-apache" | "apache2-foreground" => Box::new(apache::Apache::debian(spawn, true)),
+        "php-entrypoint" => apache::php_entrypoint(spawn),
+        "php" | "gb-frontend" => apache::php_cli(spawn),
         "nginx-entrypoint" => Box::new(nginx::NginxEntrypoint::new(spawn)),
         _ => return None,
     };
