@@ -71,6 +71,8 @@ pub struct ContainerSpec {
     pub cpu_limit_milli: Option<u64>,
     /// Usage overrides from the pod's `kubesim.dev/*-usage` annotations: (cpu milli, memory bytes).
     pub usage_override: (Option<i64>, Option<i64>),
+    /// The container's declared ports `(port, udp)` (what a generic stand-in program listens on).
+    pub ports: Vec<(u16, bool)>,
     /// The signal StopContainer sends first (the image's STOPSIGNAL; SIGTERM by default).
     pub stop_signal: Option<Signal>,
     /// Where the kubelet reads the termination message from.
@@ -419,7 +421,7 @@ impl Container {
             Err(not_implemented) => match kubesim_os::registry::inspect(&fs, &spawn.path) {
                 Err(e) => Err(exec_error(&first, e)),
                 Ok(kubesim_os::registry::Exe::Unknown) => Err(exec_error(&first, Errno::ENOEXEC)),
-                Ok(_) => Ok(foreign(&not_implemented.name, &spawn).unwrap_or_else(|| Box::new(Idle::default()))),
+                Ok(_) => Ok(foreign(&not_implemented.name, &spawn, &self.spec.image, &self.spec.ports).unwrap_or_else(|| Box::new(Idle))),
             },
         }
     }
@@ -863,9 +865,9 @@ impl Container {
     }
 }
 
-/// How the host builds programs `kubesim-os` does not implement (the application models),
-/// by implementation name.
-pub type Foreign = fn(&str, &Spawn) -> Option<Box<dyn Program>>;
+/// How the host builds programs `kubesim-os` does not implement (the application models):
+/// `(implementation name, spawn, the container's image reference, its declared ports)`.
+pub type Foreign = fn(&str, &Spawn, &str, &[(u16, bool)]) -> Option<Box<dyn Program>>;
 
 /// runc's exec error for a command that cannot run.
 fn exec_error(command: &str, errno: Errno) -> String {

@@ -142,7 +142,7 @@ pub struct ContainerRuntime {
     in_flight: BTreeMap<u64, String>,
 }
 
-fn no_foreign(_: &str, _: &kubesim_os::program::Spawn) -> Option<Box<dyn kubesim_os::program::Program>> {
+fn no_foreign(_: &str, _: &kubesim_os::program::Spawn, _: &str, _: &[(u16, bool)]) -> Option<Box<dyn kubesim_os::program::Program>> {
     None
 }
 

@@ -99,6 +99,7 @@ pub fn container_spec(pod: &Pod, container: &Container, volumes: &mut Volumes, c
         memory_limit: limit("memory").map(|m| (m / 1000) as u64),
         cpu_limit_milli: limit("cpu").map(|m| m as u64),
         usage_override: (annotation(CPU_USAGE_ANNOTATION).map(|m| m as i64), annotation(MEMORY_USAGE_ANNOTATION).map(|m| (m / 1000) as i64)),
+        ports: container.ports.iter().flatten().map(|p| (p.container_port as u16, p.protocol.as_deref() == Some("UDP"))).collect(),
         stop_signal,
         termination_message_path: container.termination_message_path.clone().unwrap_or_else(|| "/dev/termination-log".into()),
         node_cpus: (cx.node_allocatable.get("cpu").copied().unwrap_or(4000) / 1000).max(1) as u32,

@@ -106,6 +106,15 @@ pub fn program_for(implementation: &str, spawn: &Spawn) -> Option<Box<dyn Progra
     program_for_image(implementation, spawn, "")
 }
 
+/// The host's hook (`kubesim_host::container::Foreign`): like [`program_for_image`], and the
+/// generic stand-in listens on the container's declared ports.
+pub fn program_for_container(implementation: &str, spawn: &Spawn, image: &str, ports: &[(u16, bool)]) -> Option<Box<dyn Program>> {
+    if implementation == "generic-server" {
+        return Some(generic_server(ports));
+    }
+    program_for_image(implementation, spawn, image)
+}
+
 /// Like [`program_for`], with the container's image reference (`gcr.io/google-samples/
 /// hello-app:2.0`) for the models whose output depends on the tag. Pass it for every process
 /// of the container; `""` when unknown.

@@ -157,7 +157,7 @@ impl World {
     fn add_host(&mut self, node: Node, register: bool) {
         let name = node.metadata.name.clone().unwrap_or_default();
         let index = self.runtime.hosts().len() as u32;
-        self.runtime.add_host(Host::new(&name, index));
+        self.runtime.add_host(new_host(&name, index));
         let setup = NodeSetup { name: name.clone(), index, register: register.then_some(node) };
         for agent in node_agents(setup) {
             self.runtime.add_component(agent, Placement::Host(name.clone()));
@@ -170,7 +170,7 @@ impl World {
             self.runtime.api().store().list(("", "nodes"), None).map(|n| n.name().to_string()).filter(|name| self.runtime.host(name).is_none()).collect();
         for name in names {
             let index = self.runtime.hosts().len() as u32;
-            self.runtime.add_host(Host::new(&name, index));
+            self.runtime.add_host(new_host(&name, index));
             for agent in node_agents(NodeSetup { name: name.clone(), index, register: None }) {
                 self.runtime.add_component(agent, Placement::Host(name.clone()));
             }
@@ -420,4 +420,12 @@ fn split_pod(pod: &str) -> (String, String) {
         Some((ns, n)) => (ns.to_string(), n.to_string()),
         None => ("default".to_string(), pod.to_string()),
     }
+}
+
+/// A host whose container runtime runs the application models of `kubesim-programs` for the
+/// executables `kubesim-os` does not implement itself.
+fn new_host(name: &str, index: u32) -> Host {
+    let mut host = Host::new(name, index);
+    host.cri.foreign = kubesim_programs::program_for_container;
+    host
 }

@@ -71,7 +71,6 @@ fn exec_liveness_probe_restarts_the_container_as_the_docs_describe() {
 
 // pods/probe/http-liveness.yaml: agnhost serves /healthz with 200 for 10 s, then 500.
 #[test]
-#[ignore = "needs agnhost's liveness model (kubesim-programs)"]
 fn http_liveness_probe_fails_after_ten_seconds() {
     let mut world = world_with(&docs("pods/probe/http-liveness.yaml"));
     world.run_until(30_000);
@@ -84,7 +83,6 @@ fn http_liveness_probe_fails_after_ten_seconds() {
 // Readiness gates Ready: with initialDelaySeconds 15, the goproxy pod is Running but not Ready
 // until its first successful probe (pods/probe/tcp-liveness-readiness.yaml).
 #[test]
-#[ignore = "needs goproxy's model (kubesim-programs)"]
 fn readiness_probe_gates_the_ready_condition() {
     let mut world = world_with(&docs("pods/probe/tcp-liveness-readiness.yaml"));
     world.run_until(10_000);
