@@ -87,8 +87,13 @@ fn split(api_version: &'static str) -> (&'static str, &'static str) {
     }
 }
 
-/// Every served resource, in registry order.
-pub fn resources() -> Vec<Resource> {
+/// Every served resource, in registry order (built once).
+pub fn resources() -> &'static [Resource] {
+    static RESOURCES: std::sync::OnceLock<Vec<Resource>> = std::sync::OnceLock::new();
+    RESOURCES.get_or_init(build)
+}
+
+fn build() -> Vec<Resource> {
     let mut out = Vec::new();
     for info in all_kinds() {
         let (group, version) = split(info.api_version);
@@ -330,11 +335,11 @@ mod tests {
     #[test]
     fn preferred_versions_come_first() {
         let all = resources();
-        let groups = groups(&all);
+        let groups = groups(all);
         let autoscaling = groups.iter().find(|(g, _)| *g == "autoscaling").unwrap();
         assert_eq!(autoscaling.1, vec!["v2", "v1"]);
-        assert!(resource_list(&all, "", "v1").unwrap()["resources"].as_array().unwrap().iter().any(|r| r["name"] == "pods/log"));
-        let agg = aggregated(&all, false);
+        assert!(resource_list(all, "", "v1").unwrap()["resources"].as_array().unwrap().iter().any(|r| r["name"] == "pods/log"));
+        let agg = aggregated(all, false);
         assert!(agg["items"].as_array().unwrap().iter().any(|g| g["metadata"]["name"] == "apps"));
     }
 }

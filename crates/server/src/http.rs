@@ -405,6 +405,10 @@ impl<'a> Chunked<'a> {
         self.stream.write_all(b"0\r\n\r\n")?;
         self.stream.flush()
     }
+    /// The underlying stream.
+    pub fn stream(&self) -> &TcpStream {
+        self.stream
+    }
     /// Whether the peer has closed its side (a read returns EOF without blocking long).
     pub fn peer_closed(&mut self) -> bool {
         peer_closed(self.stream)
