@@ -417,6 +417,9 @@ fn list(shared: &Shared, req: &Request, target: &Target, want: Want) -> Result<R
 /// Parses a request body (JSON or YAML) into a JSON value.
 pub fn body_value(req: &Request) -> Result<Value, Failure> {
     let content_type = req.header("content-type").unwrap_or("application/json").split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    if content_type == "application/vnd.kubernetes.protobuf" {
+        return crate::proto::decode(&req.body);
+    }
     let text = std::str::from_utf8(&req.body).map_err(|_| Failure::bad_request("the request body is not UTF-8"))?;
     if text.trim().is_empty() {
         return Err(Failure::bad_request("the request body is empty"));

@@ -317,8 +317,9 @@ impl Response {
     pub fn typed(status: u16, content_type: &str, body: Vec<u8>) -> Response {
         Response { status, headers: vec![("Content-Type".into(), content_type.into())], body }
     }
-    /// Adds a header.
+    /// Sets a header (replacing one of the same name).
     pub fn with_header(mut self, name: &str, value: &str) -> Response {
+        self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
         self.headers.push((name.into(), value.into()));
         self
     }

@@ -29,6 +29,7 @@ pub mod control;
 pub mod discovery;
 pub mod http;
 pub mod openapi;
+pub mod proto;
 pub mod ssa;
 pub mod status;
 pub mod table;
