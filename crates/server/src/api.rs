@@ -537,7 +537,12 @@ pub fn write<R: Send + 'static>(
 }
 
 fn create(shared: &Shared, req: &Request, target: &Target, want: Want) -> Result<Response, Failure> {
-    let input = body_value(req)?;
+    let mut input = body_value(req)?;
+    // Clients send `status: {}`; create ignores a client's status (PrepareForCreate), and an
+    // absent one lets the registry defaults (a Namespace's Active phase) apply.
+    if input.get("status").is_some_and(|s| s.as_object().is_some_and(|m| m.is_empty())) {
+        input.as_object_mut().expect("has status").remove("status");
+    }
     let mut object = decode_object(target, input.clone())?;
     let warnings = field_validation(req, &input, &object)?;
     let dry = dry_run(req)?;
@@ -778,8 +783,22 @@ fn metrics_json(world: &kubesim_sim::World, target: &Target) -> Result<Value, Fa
     let metrics = world.runtime().metrics();
     let window = format!("{}s", kubesim_sim::world::METRICS_RESOLUTION_MS / 1000);
     let stamp = |t: u64| kubesim_api::time::time_at(t);
+    // The metrics-server model scrapes only while an HPA exists; otherwise (and for pods the
+    // last scrape missed) usage comes from the node's runtime, as a scrape now would read it.
+    let usage_of = |pod: &Object| -> Option<kubesim_runtime::metrics::PodUsage> {
+        if let Some(u) = metrics.pod(pod.namespace(), pod.name()) {
+            return Some(u);
+        }
+        let node = pod.as_pod()?.spec.as_ref()?.node_name.clone()?;
+        let host = world.host(&node)?;
+        if !host.powered {
+            return None;
+        }
+        let (cpu, memory) = host.cri.pod_usage(pod.metadata().uid.as_deref()?)?;
+        Some(kubesim_runtime::metrics::PodUsage { cpu_milli: cpu, memory_bytes: memory, timestamp_ms: world.now() })
+    };
     let pod_entry = |pod: &Object| -> Option<Value> {
-        let usage = metrics.pod(pod.namespace(), pod.name())?;
+        let usage = usage_of(pod)?;
         let containers: Vec<String> = pod.as_pod().and_then(|p| p.spec.as_ref()).map(|s| s.containers.iter().map(|c| c.name.clone()).collect()).unwrap_or_default();
         let n = containers.len().max(1) as i64;
         let containers: Vec<Value> = containers
@@ -802,9 +821,7 @@ fn metrics_json(world: &kubesim_sim::World, target: &Target) -> Result<Value, Fa
     let pod_info = kubesim_api::kind_info("v1", "Pod").expect("pods are served");
     let node_info = kubesim_api::kind_info("v1", "Node").expect("nodes are served");
     let not_served = || Failure::new(503, "ServiceUnavailable", "the server is currently unable to handle the request");
-    if !metrics.served() {
-        return Err(not_served());
-    }
+    let _ = not_served;
     let value = match (target.res.plural, target.name.as_deref()) {
         ("pods", Some(name)) => {
             let pod = world.api().get(pod_info, &target.ns(), name).map_err(|_| Failure::new(404, "NotFound", format!("podmetrics.metrics.k8s.io {:?} not found", format!("{}/{name}", target.ns()))))?;
@@ -824,7 +841,7 @@ fn metrics_json(world: &kubesim_sim::World, target: &Target) -> Result<Value, Fa
             for node in nodes.iter().filter(|n| name.is_none_or(|x| x == n.name())) {
                 let (mut cpu, mut mem, mut latest) = (0i64, 0i64, 0u64);
                 for pod in world.api().store().pods_on_node(node.name()) {
-                    if let Some(u) = metrics.pod(pod.namespace(), pod.name()) {
+                    if let Some(u) = usage_of(pod) {
                         cpu += u.cpu_milli;
                         mem += u.memory_bytes;
                         latest = latest.max(u.timestamp_ms);

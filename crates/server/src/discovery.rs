@@ -186,6 +186,14 @@ fn version_priority(v: &str) -> (u32, u32, u32) {
     (stability, major, minor)
 }
 
+/// A group-version's resources, by name (as kube-apiserver lists them; `kubectl get all`
+/// follows this order).
+fn in_group_version<'a>(resources: &'a [Resource], group: &str, version: &str) -> Vec<&'a Resource> {
+    let mut selected: Vec<&Resource> = resources.iter().filter(|r| r.group == group && r.version == version).collect();
+    selected.sort_by_key(|r| r.plural);
+    selected
+}
+
 fn singular(kind: &str) -> String {
     kind.to_ascii_lowercase()
 }
@@ -222,7 +230,7 @@ pub fn api_group(resources: &[Resource], group: &str) -> Option<Value> {
 
 /// `/api/v1`, `/apis/<group>/<version>` (legacy APIResourceList).
 pub fn resource_list(resources: &[Resource], group: &str, version: &str) -> Option<Value> {
-    let selected: Vec<&Resource> = resources.iter().filter(|r| r.group == group && r.version == version).collect();
+    let selected = in_group_version(resources, group, version);
     if selected.is_empty() {
         return None;
     }
@@ -265,9 +273,8 @@ pub fn aggregated(resources: &[Resource], core: bool) -> Value {
         let versions: Vec<Value> = versions
             .iter()
             .map(|version| {
-                let list: Vec<Value> = resources
-                    .iter()
-                    .filter(|r| r.group == group && r.version == *version)
+                let list: Vec<Value> = in_group_version(resources, group, version)
+                    .into_iter()
                     .map(|r| {
                         let mut entry = json!({
                             "resource": r.plural,
