@@ -570,6 +570,9 @@ fn update(shared: &Shared, req: &Request, target: &Target, name: &str, want: Wan
     let updated = write(shared, &actor(req), dry, move |api, r| {
         let current = api.get(info, &ns, &name).map_err(|e| t.fail(e))?;
         crate::ssa::record_update(&mut object, Some(&current), &manager, r.now);
+        if !object.resource_version().is_empty() && object.resource_version() != current.resource_version() {
+            return Err(t.fail(kubesim_apiserver::ApiError::conflict(&info.qualified_resource(), object.name())));
+        }
         if crate::ssa::same_content(&object, &current) && object.metadata().managed_fields == current.metadata().managed_fields {
             return Ok(current);
         }
@@ -625,6 +628,9 @@ fn patch(shared: &Shared, req: &Request, target: &Target, name: &str, want: Want
         let mut object = Object::from_json(info, patched.clone()).map_err(|e| Failure::new(422, "Invalid", format!("{} {name:?} is invalid: {e}", info.kind)))?;
         let warnings = field_validation_mode(&validation, &patched, &object)?;
         crate::ssa::record_update(&mut object, Some(&current), &manager, r.now);
+        if !object.resource_version().is_empty() && object.resource_version() != current.resource_version() {
+            return Err(t.fail(kubesim_apiserver::ApiError::conflict(&info.qualified_resource(), object.name())));
+        }
         if crate::ssa::same_content(&object, &current) && object.metadata().managed_fields == current.metadata().managed_fields {
             return Ok((current, warnings));
         }

@@ -22,10 +22,10 @@ pub enum Speed {
 impl Speed {
     /// Parses `1`, `2.5`, `10x`, `max`.
     pub fn parse(text: &str) -> Result<Speed, String> {
-        let t = text.trim().trim_end_matches(['x', '×']);
-        if t.eq_ignore_ascii_case("max") {
+        if text.trim().eq_ignore_ascii_case("max") {
             return Ok(Speed::Max);
         }
+        let t = text.trim().trim_end_matches(['x', '×']);
         match t.parse::<f64>() {
             Ok(f) if f > 0.0 && f.is_finite() && f <= 1_000_000.0 => Ok(Speed::Factor(f)),
             _ => Err(format!("invalid speed {text:?}: use a positive number (0.5, 1, 10) or max")),
