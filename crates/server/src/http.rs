@@ -53,9 +53,10 @@ impl Request {
     pub fn params(&self, name: &str) -> Vec<&str> {
         self.query.iter().filter(|(n, _)| n == name).map(|(_, v)| v.as_str()).collect()
     }
-    /// A boolean query parameter (`true`/`1`).
+    /// A boolean query parameter, as Go's strconv.ParseBool reads it (`1`, `t`, `T`, `true`,
+    /// `True`, `TRUE`; clients such as the Python one send `True`).
     pub fn flag(&self, name: &str) -> bool {
-        matches!(self.param(name), Some("true") | Some("1") | Some(""))
+        matches!(self.param(name), Some("1" | "t" | "T" | "true" | "True" | "TRUE" | ""))
     }
     /// Whether the client asked to keep the connection open (HTTP/1.1 default).
     pub fn keep_alive(&self) -> bool {
