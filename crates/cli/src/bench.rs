@@ -379,7 +379,9 @@ fn bench_serve(args: &[String]) -> ExitCode {
         threads.push(std::thread::spawn(move || {
             let Ok(mut stream) = std::net::TcpStream::connect(addr) else { return };
             let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(30)));
-            let _ = stream.write_all(format!("GET /api/v1/namespaces/default/configmaps?watch=true&resourceVersion={rv}&timeoutSeconds=60 HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes());
+            let _ = stream.write_all(
+                format!("GET /api/v1/namespaces/default/configmaps?watch=true&resourceVersion={rv}&timeoutSeconds=60 HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes(),
+            );
             let mut reader = BufReader::new(stream);
             let mut line = String::new();
             while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
@@ -408,11 +410,16 @@ fn bench_serve(args: &[String]) -> ExitCode {
     std::thread::sleep(std::time::Duration::from_millis(500));
     let after = rss_bytes().unwrap_or(0);
     let watching = server.shared().watchers.load(Ordering::SeqCst);
-    println!("watches open: {watching}; memory per watch ~{:.0} KB (RSS growth {:.1} MB incl. the bench's own client threads)", after.saturating_sub(before) as f64 / 1024.0 / watching.max(1) as f64, after.saturating_sub(before) as f64 / 1e6);
+    println!(
+        "watches open: {watching}; memory per watch ~{:.0} KB (RSS growth {:.1} MB incl. the bench's own client threads)",
+        after.saturating_sub(before) as f64 / 1024.0 / watching.max(1) as f64,
+        after.saturating_sub(before) as f64 / 1e6
+    );
     let t = Instant::now();
     for i in 0..events {
         let body = format!("{{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{{\"name\":\"fan-{i}\"}},\"data\":{{\"i\":\"{i}\"}}}}");
-        let _ = kubesim_server::client::request(&url, "POST", "/api/v1/namespaces/default/configmaps", &[("Content-Type", "application/json")], body.as_bytes());
+        let _ =
+            kubesim_server::client::request(&url, "POST", "/api/v1/namespaces/default/configmaps", &[("Content-Type", "application/json")], body.as_bytes());
     }
     let writes = t.elapsed().as_secs_f64();
     let target = events * watching as u64;

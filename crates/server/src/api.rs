@@ -303,7 +303,7 @@ pub fn selectors(req: &Request, info: &KindInfo) -> Result<(Option<Selector>, Op
             // Unsupported fields are rejected up front (a probe object of the kind).
             let probe = Object::from_json(info, json!({ "apiVersion": info.api_version, "kind": info.kind, "metadata": {} }));
             if let Ok(probe) = probe {
-                fields.matches(&probe).map_err(|e| Failure::bad_request(format!("{e}")))?;
+                fields.matches(&probe).map_err(|e| Failure::bad_request(e.to_string()))?;
             }
             Some(fields)
         }
@@ -453,7 +453,13 @@ fn field_validation_mode(mode: &str, input: &Value, decoded: &Object) -> Result<
     match mode {
         "Strict" => {
             let list: Vec<String> = unknown.iter().map(|f| format!("unknown field {f:?}")).collect();
-            Err(Failure::bad_request(format!("{} in version {:?} cannot be handled as a {}: strict decoding error: {}", decoded.kind(), version_of(decoded.api_version()), decoded.kind(), list.join(", "))))
+            Err(Failure::bad_request(format!(
+                "{} in version {:?} cannot be handled as a {}: strict decoding error: {}",
+                decoded.kind(),
+                version_of(decoded.api_version()),
+                decoded.kind(),
+                list.join(", ")
+            )))
         }
         _ => Ok(unknown.iter().map(|f| format!("unknown field {f:?}")).collect()),
     }
@@ -499,9 +505,8 @@ fn decode_object(target: &Target, mut value: Value) -> Result<Object, Failure> {
             None => meta["namespace"] = url_ns.into(),
         }
     }
-    Object::from_json(info, value).map_err(|e| {
-        Failure::bad_request(format!("{} in version {:?} cannot be handled as a {}: {}", info.kind, version_of(info.api_version), info.kind, e))
-    })
+    Object::from_json(info, value)
+        .map_err(|e| Failure::bad_request(format!("{} in version {:?} cannot be handled as a {}: {}", info.kind, version_of(info.api_version), info.kind, e)))
 }
 
 fn dry_run(req: &Request) -> Result<bool, Failure> {
@@ -625,7 +630,8 @@ fn patch(shared: &Shared, req: &Request, target: &Target, name: &str, want: Want
         if patched.pointer("/metadata/resourceVersion").is_none_or(|v| v.is_null()) {
             patched["metadata"]["resourceVersion"] = current.resource_version().into();
         }
-        let mut object = Object::from_json(info, patched.clone()).map_err(|e| Failure::new(422, "Invalid", format!("{} {name:?} is invalid: {e}", info.kind)))?;
+        let mut object =
+            Object::from_json(info, patched.clone()).map_err(|e| Failure::new(422, "Invalid", format!("{} {name:?} is invalid: {e}", info.kind)))?;
         let warnings = field_validation_mode(&validation, &patched, &object)?;
         crate::ssa::record_update(&mut object, Some(&current), &manager, r.now);
         if !object.resource_version().is_empty() && object.resource_version() != current.resource_version() {
@@ -644,16 +650,14 @@ fn patch(shared: &Shared, req: &Request, target: &Target, name: &str, want: Want
 fn delete_options(req: &Request) -> Result<DeleteOptions, Failure> {
     let body: Value = if req.body.iter().all(|b| b.is_ascii_whitespace()) { json!({}) } else { body_value(req)? };
     let grace = body.get("gracePeriodSeconds").and_then(|g| g.as_i64()).or_else(|| req.param("gracePeriodSeconds").and_then(|g| g.parse().ok()));
-    let propagation = body
-        .get("propagationPolicy")
-        .and_then(|p| p.as_str())
-        .map(str::to_string)
-        .or_else(|| req.param("propagationPolicy").map(str::to_string))
-        .or_else(|| match body.get("orphanDependents").and_then(|o| o.as_bool()).or_else(|| req.param("orphanDependents").map(|o| o == "true")) {
-            Some(true) => Some("Orphan".into()),
-            Some(false) => Some("Background".into()),
-            None => None,
-        });
+    let propagation =
+        body.get("propagationPolicy").and_then(|p| p.as_str()).map(str::to_string).or_else(|| req.param("propagationPolicy").map(str::to_string)).or_else(
+            || match body.get("orphanDependents").and_then(|o| o.as_bool()).or_else(|| req.param("orphanDependents").map(|o| o == "true")) {
+                Some(true) => Some("Orphan".into()),
+                Some(false) => Some("Background".into()),
+                None => None,
+            },
+        );
     let propagation = match propagation.as_deref() {
         None | Some("") => None,
         Some("Background") => Some(Propagation::Background),
@@ -805,7 +809,8 @@ fn metrics_json(world: &kubesim_sim::World, target: &Target) -> Result<Value, Fa
     };
     let pod_entry = |pod: &Object| -> Option<Value> {
         let usage = usage_of(pod)?;
-        let containers: Vec<String> = pod.as_pod().and_then(|p| p.spec.as_ref()).map(|s| s.containers.iter().map(|c| c.name.clone()).collect()).unwrap_or_default();
+        let containers: Vec<String> =
+            pod.as_pod().and_then(|p| p.spec.as_ref()).map(|s| s.containers.iter().map(|c| c.name.clone()).collect()).unwrap_or_default();
         let n = containers.len().max(1) as i64;
         let containers: Vec<Value> = containers
             .iter()
@@ -830,8 +835,12 @@ fn metrics_json(world: &kubesim_sim::World, target: &Target) -> Result<Value, Fa
     let _ = not_served;
     let value = match (target.res.plural, target.name.as_deref()) {
         ("pods", Some(name)) => {
-            let pod = world.api().get(pod_info, &target.ns(), name).map_err(|_| Failure::new(404, "NotFound", format!("podmetrics.metrics.k8s.io {:?} not found", format!("{}/{name}", target.ns()))))?;
-            let mut v = pod_entry(&pod).ok_or_else(|| Failure::new(404, "NotFound", format!("podmetrics.metrics.k8s.io {:?} not found", format!("{}/{name}", target.ns()))))?;
+            let pod = world
+                .api()
+                .get(pod_info, &target.ns(), name)
+                .map_err(|_| Failure::new(404, "NotFound", format!("podmetrics.metrics.k8s.io {:?} not found", format!("{}/{name}", target.ns()))))?;
+            let mut v = pod_entry(&pod)
+                .ok_or_else(|| Failure::new(404, "NotFound", format!("podmetrics.metrics.k8s.io {:?} not found", format!("{}/{name}", target.ns()))))?;
             v["kind"] = "PodMetrics".into();
             v["apiVersion"] = "metrics.k8s.io/v1beta1".into();
             v

@@ -71,7 +71,9 @@ pub fn handle(shared: &Shared, req: &Request, rest: &[&str]) -> Result<Response,
             }
             let step = match (req.param("events"), req.param("duration")) {
                 (Some(n), _) => Step::Events(n.parse().map_err(|_| Failure::bad_request(format!("invalid events {n:?}")))?),
-                (None, Some(d)) => Step::For(kubesim_api::time::parse_duration(d).ok_or_else(|| Failure::bad_request(format!("invalid duration {d:?}: use 500ms, 10s, 2m")))?),
+                (None, Some(d)) => {
+                    Step::For(kubesim_api::time::parse_duration(d).ok_or_else(|| Failure::bad_request(format!("invalid duration {d:?}: use 500ms, 10s, 2m")))?)
+                }
                 (None, None) => Step::Events(1),
             };
             let ran = shared.run(move |sim| match step {

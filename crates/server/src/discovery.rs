@@ -11,6 +11,9 @@ use serde_json::{json, Value};
 /// The `gitVersion` `/version` reports.
 pub const GIT_VERSION: &str = "v1.34.0";
 
+/// A subresource: (name, response kind as group/version/kind, verbs).
+pub type Subresource = (&'static str, (&'static str, &'static str, &'static str), &'static [&'static str]);
+
 /// One served resource (a row of discovery).
 #[derive(Clone, Debug)]
 pub struct Resource {
@@ -31,7 +34,7 @@ pub struct Resource {
     /// Categories (`all`).
     pub categories: &'static [&'static str],
     /// Subresources: (name, response kind group/version/kind, verbs).
-    pub subresources: Vec<(&'static str, (&'static str, &'static str, &'static str), &'static [&'static str])>,
+    pub subresources: Vec<Subresource>,
     /// The stored kind, for stored resources.
     pub info: Option<&'static KindInfo>,
 }
@@ -43,7 +46,16 @@ const GET_PATCH_UPDATE: &[&str] = &["get", "patch", "update"];
 
 fn categories(kind: &str) -> &'static [&'static str] {
     match kind {
-        "Pod" | "Service" | "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet" | "Job" | "CronJob" | "HorizontalPodAutoscaler" | "ReplicationController" => &["all"],
+        "Pod"
+        | "Service"
+        | "Deployment"
+        | "ReplicaSet"
+        | "StatefulSet"
+        | "DaemonSet"
+        | "Job"
+        | "CronJob"
+        | "HorizontalPodAutoscaler"
+        | "ReplicationController" => &["all"],
         _ => &[],
     }
 }
@@ -165,7 +177,7 @@ pub fn groups(resources: &[Resource]) -> Vec<(&'static str, Vec<&'static str>)> 
         }
     }
     for (_, versions) in groups.iter_mut() {
-        versions.sort_by(|a, b| version_priority(b).cmp(&version_priority(a)));
+        versions.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
     }
     groups
 }

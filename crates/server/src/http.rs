@@ -115,7 +115,11 @@ fn read_line(reader: &mut BufReader<TcpStream>, line: &mut Vec<u8>, deadline: &m
             Err(_) => return Err(if deadline.started.is_some() { ReadError::Timeout } else { ReadError::Closed }),
         };
         if available.is_empty() {
-            return Err(if deadline.started.is_some() && !line.is_empty() { ReadError::Malformed("unexpected end of request".into()) } else { ReadError::Closed });
+            return Err(if deadline.started.is_some() && !line.is_empty() {
+                ReadError::Malformed("unexpected end of request".into())
+            } else {
+                ReadError::Closed
+            });
         }
         deadline.started.get_or_insert_with(Instant::now);
         let (take, done) = match available.iter().position(|b| *b == b'\n') {

@@ -157,7 +157,9 @@ impl OpenApi {
             for (_, gvk, info) in kinds {
                 let base = format!("/{key}");
                 let (collection, item) = match info.scope {
-                    Scope::Namespaced => (format!("{base}/namespaces/{{namespace}}/{}", info.plural), format!("{base}/namespaces/{{namespace}}/{}/{{name}}", info.plural)),
+                    Scope::Namespaced => {
+                        (format!("{base}/namespaces/{{namespace}}/{}", info.plural), format!("{base}/namespaces/{{namespace}}/{}/{{name}}", info.plural))
+                    }
                     Scope::Cluster => (format!("{base}/{}", info.plural), format!("{base}/{}/{{name}}", info.plural)),
                 };
                 paths.insert(

@@ -43,7 +43,14 @@ fn table(message: &str) -> Option<Table> {
             (13, "ownerReferences", Msg("OwnerReference"), true),
             (14, "finalizers", Str, true),
         ],
-        "OwnerReference" => &[(1, "kind", Str, false), (3, "name", Str, false), (4, "uid", Str, false), (5, "apiVersion", Str, false), (6, "controller", Bool, false), (7, "blockOwnerDeletion", Bool, false)],
+        "OwnerReference" => &[
+            (1, "kind", Str, false),
+            (3, "name", Str, false),
+            (4, "uid", Str, false),
+            (5, "apiVersion", Str, false),
+            (6, "controller", Bool, false),
+            (7, "blockOwnerDeletion", Bool, false),
+        ],
         "LabelSelector" => &[(1, "matchLabels", StrMap, false), (2, "matchExpressions", Msg("LabelSelectorRequirement"), true)],
         "LabelSelectorRequirement" => &[(1, "key", Str, false), (2, "operator", Str, false), (3, "values", Str, true)],
         "Deployment" => &[(1, "metadata", Msg("ObjectMeta"), false), (2, "spec", Msg("DeploymentSpec"), false), (3, "status", Msg("Empty"), false)],
@@ -83,7 +90,9 @@ fn table(message: &str) -> Option<Table> {
         ],
         "Volume" => &[(1, "name", Str, false)],
         "LocalObjectReference" => &[(1, "name", Str, false)],
-        "Toleration" => &[(1, "key", Str, false), (2, "operator", Str, false), (3, "value", Str, false), (4, "effect", Str, false), (5, "tolerationSeconds", Int, false)],
+        "Toleration" => {
+            &[(1, "key", Str, false), (2, "operator", Str, false), (3, "value", Str, false), (4, "effect", Str, false), (5, "tolerationSeconds", Int, false)]
+        }
         "Container" => &[
             (1, "name", Str, false),
             (2, "image", Str, false),
@@ -100,12 +109,22 @@ fn table(message: &str) -> Option<Table> {
             (18, "tty", Bool, false),
             (20, "terminationMessagePolicy", Str, false),
         ],
-        "ContainerPort" => &[(1, "name", Str, false), (2, "hostPort", Int, false), (3, "containerPort", Int, false), (4, "protocol", Str, false), (5, "hostIP", Str, false)],
+        "ContainerPort" => {
+            &[(1, "name", Str, false), (2, "hostPort", Int, false), (3, "containerPort", Int, false), (4, "protocol", Str, false), (5, "hostIP", Str, false)]
+        }
         "EnvVar" => &[(1, "name", Str, false), (2, "value", Str, false)],
         "ResourceRequirements" => &[(1, "limits", QuantityMap, false), (2, "requests", QuantityMap, false)],
         "Namespace" => &[(1, "metadata", Msg("ObjectMeta"), false), (2, "spec", Msg("Empty"), false), (3, "status", Msg("Empty"), false)],
-        "ConfigMap" => &[(1, "metadata", Msg("ObjectMeta"), false), (2, "data", StrMap, false), (3, "binaryData", BytesMap, false), (4, "immutable", Bool, false)],
-        "Secret" => &[(1, "metadata", Msg("ObjectMeta"), false), (2, "data", BytesMap, false), (3, "type", Str, false), (4, "stringData", StrMap, false), (5, "immutable", Bool, false)],
+        "ConfigMap" => {
+            &[(1, "metadata", Msg("ObjectMeta"), false), (2, "data", StrMap, false), (3, "binaryData", BytesMap, false), (4, "immutable", Bool, false)]
+        }
+        "Secret" => &[
+            (1, "metadata", Msg("ObjectMeta"), false),
+            (2, "data", BytesMap, false),
+            (3, "type", Str, false),
+            (4, "stringData", StrMap, false),
+            (5, "immutable", Bool, false),
+        ],
         "ServiceAccount" => &[(1, "metadata", Msg("ObjectMeta"), false)],
         "Service" => &[(1, "metadata", Msg("ObjectMeta"), false), (2, "spec", Msg("ServiceSpec"), false), (3, "status", Msg("Empty"), false)],
         "ServiceSpec" => &[
@@ -118,7 +137,9 @@ fn table(message: &str) -> Option<Table> {
             (8, "loadBalancerIP", Str, false),
             (10, "externalName", Str, false),
         ],
-        "ServicePort" => &[(1, "name", Str, false), (2, "protocol", Str, false), (3, "port", Int, false), (4, "targetPort", IntOrString, false), (5, "nodePort", Int, false)],
+        "ServicePort" => {
+            &[(1, "name", Str, false), (2, "protocol", Str, false), (3, "port", Int, false), (4, "targetPort", IntOrString, false), (5, "nodePort", Int, false)]
+        }
         "Job" => &[(1, "metadata", Msg("ObjectMeta"), false), (2, "spec", Msg("JobSpec"), false), (3, "status", Msg("Empty"), false)],
         "JobSpec" => &[
             (1, "parallelism", Int, false),
@@ -144,8 +165,12 @@ fn table(message: &str) -> Option<Table> {
             (8, "timeZone", Str, false),
         ],
         "JobTemplateSpec" => &[(1, "metadata", Msg("ObjectMeta"), false), (2, "spec", Msg("JobSpec"), false)],
-        "SelfSubjectAccessReview" => &[(1, "metadata", Msg("ObjectMeta"), false), (2, "spec", Msg("SelfSubjectAccessReviewSpec"), false), (3, "status", Msg("Empty"), false)],
-        "SelfSubjectAccessReviewSpec" => &[(1, "resourceAttributes", Msg("ResourceAttributes"), false), (2, "nonResourceAttributes", Msg("NonResourceAttributes"), false)],
+        "SelfSubjectAccessReview" => {
+            &[(1, "metadata", Msg("ObjectMeta"), false), (2, "spec", Msg("SelfSubjectAccessReviewSpec"), false), (3, "status", Msg("Empty"), false)]
+        }
+        "SelfSubjectAccessReviewSpec" => {
+            &[(1, "resourceAttributes", Msg("ResourceAttributes"), false), (2, "nonResourceAttributes", Msg("NonResourceAttributes"), false)]
+        }
         "ResourceAttributes" => &[
             (1, "namespace", Str, false),
             (2, "verb", Str, false),
@@ -160,9 +185,17 @@ fn table(message: &str) -> Option<Table> {
         "SelfSubjectRulesReviewSpec" => &[(1, "namespace", Str, false)],
         "SelfSubjectReview" => &[(1, "metadata", Msg("ObjectMeta"), false)],
         "Eviction" => &[(1, "metadata", Msg("ObjectMeta"), false), (2, "deleteOptions", Msg("DeleteOptions"), false)],
-        "DeleteOptions" => &[(1, "gracePeriodSeconds", Int, false), (2, "preconditions", Msg("Preconditions"), false), (3, "orphanDependents", Bool, false), (4, "propagationPolicy", Str, false), (5, "dryRun", Str, true)],
+        "DeleteOptions" => &[
+            (1, "gracePeriodSeconds", Int, false),
+            (2, "preconditions", Msg("Preconditions"), false),
+            (3, "orphanDependents", Bool, false),
+            (4, "propagationPolicy", Str, false),
+            (5, "dryRun", Str, true),
+        ],
         "Preconditions" => &[(1, "uid", Str, false), (2, "resourceVersion", Str, false)],
-        "HorizontalPodAutoscaler" => &[(1, "metadata", Msg("ObjectMeta"), false), (2, "spec", Msg("HorizontalPodAutoscalerSpec"), false), (3, "status", Msg("Empty"), false)],
+        "HorizontalPodAutoscaler" => {
+            &[(1, "metadata", Msg("ObjectMeta"), false), (2, "spec", Msg("HorizontalPodAutoscalerSpec"), false), (3, "status", Msg("Empty"), false)]
+        }
         "HorizontalPodAutoscalerSpec" => &[
             (1, "scaleTargetRef", Msg("CrossVersionObjectReference"), false),
             (2, "minReplicas", Int, false),
@@ -202,6 +235,9 @@ const POINTERS: &[&str] = &[
     "orphanDependents",
 ];
 
+/// A decoded field: (number, varint value, length-delimited bytes).
+type Field<'a> = (u32, u64, &'a [u8]);
+
 struct Reader<'a> {
     data: &'a [u8],
     pos: usize,
@@ -232,7 +268,7 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
     /// The next field: (number, wire type, varint value or bytes).
-    fn field(&mut self) -> Result<Option<(u32, u64, &'a [u8])>, Failure> {
+    fn field(&mut self) -> Result<Option<Field<'a>>, Failure> {
         if self.pos >= self.data.len() {
             return Ok(None);
         }
@@ -254,7 +290,7 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn fields(data: &[u8]) -> Result<Vec<(u32, u64, &[u8])>, Failure> {
+fn fields(data: &[u8]) -> Result<Vec<Field<'_>>, Failure> {
     let mut r = Reader { data, pos: 0 };
     let mut out = Vec::new();
     while let Some(f) = r.field()? {

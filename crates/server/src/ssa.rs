@@ -24,8 +24,18 @@ use std::collections::BTreeSet;
 pub type Path = Vec<String>;
 
 /// Metadata fields the server owns (never part of a manager's set).
-const SERVER_METADATA: &[&str] =
-    &["name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"];
+const SERVER_METADATA: &[&str] = &[
+    "name",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "managedFields",
+    "selfLink",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+];
 
 /// The leaf paths a configuration sets (top-level apiVersion/kind and server metadata left out;
 /// `status` only for the status subresource).
@@ -271,7 +281,14 @@ pub fn record_update(object: &mut Object, previous: Option<&Object>, manager: &s
             e.fields.extend(changed);
             e.time = time;
         }
-        None => list.push(Entry { manager: manager.to_string(), operation: "Update".into(), api_version: object.api_version().to_string(), subresource: None, time, fields: changed }),
+        None => list.push(Entry {
+            manager: manager.to_string(),
+            operation: "Update".into(),
+            api_version: object.api_version().to_string(),
+            subresource: None,
+            time,
+            fields: changed,
+        }),
     }
     set_managed(object, &list);
 }
@@ -319,9 +336,10 @@ pub fn render_path(path: &[String]) -> String {
 /// PATCH with `application/apply-patch+yaml`.
 pub fn apply(shared: &Shared, req: &Request, target: &Target, name: &str, want: Want, status: bool) -> Result<Response, Failure> {
     let info = target.info()?;
-    let manager = req.param("fieldManager").filter(|m| !m.is_empty()).map(str::to_string).ok_or_else(|| {
-        Failure::new(422, "Invalid", "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch")
-    })?;
+    let manager =
+        req.param("fieldManager").filter(|m| !m.is_empty()).map(str::to_string).ok_or_else(|| {
+            Failure::new(422, "Invalid", "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch")
+        })?;
     let force = req.flag("force");
     let dry = matches!(req.params("dryRun").as_slice(), ["All"]);
     let mut applied = body_value(req)?;
@@ -356,12 +374,20 @@ pub fn apply(shared: &Shared, req: &Request, target: &Target, name: &str, want: 
         let name = name.as_str();
         let target_res = res;
         let time = serde_json::to_value(kubesim_api::time::time_at(r.now)).unwrap_or(Value::Null);
-        let entry = Entry { manager: manager.clone(), operation: "Apply".into(), api_version: api_version.clone(), subresource: subresource.clone(), time, fields: applied_fields.clone() };
+        let entry = Entry {
+            manager: manager.clone(),
+            operation: "Apply".into(),
+            api_version: api_version.clone(),
+            subresource: subresource.clone(),
+            time,
+            fields: applied_fields.clone(),
+        };
         let current = match api.get(info, &ns, name) {
             Ok(c) => c,
             Err(e) if e.code == 404 && !status => {
-                let mut object = Object::from_json(info, applied.clone())
-                    .map_err(|e| Failure::bad_request(format!("{} in version {:?} cannot be handled as a {}: {e}", info.kind, target_res.version, info.kind)))?;
+                let mut object = Object::from_json(info, applied.clone()).map_err(|e| {
+                    Failure::bad_request(format!("{} in version {:?} cannot be handled as a {}: {e}", info.kind, target_res.version, info.kind))
+                })?;
                 set_managed(&mut object, &[entry]);
                 let created = api.create(object, r).map_err(|e| Failure::from_api(e, target_res.group, target_res.plural, name))?;
                 return Ok((created, true));
@@ -398,8 +424,11 @@ pub fn apply(shared: &Shared, req: &Request, target: &Target, name: &str, want: 
         }
         // Merge, then drop what this manager applied before and no longer applies.
         let mut merged = kubectl::strategic_patch(&live, &applied);
-        let previous: BTreeSet<Path> =
-            list.iter().filter(|e| e.manager == manager && e.operation == "Apply" && e.subresource == subresource).flat_map(|e| e.fields.iter().cloned()).collect();
+        let previous: BTreeSet<Path> = list
+            .iter()
+            .filter(|e| e.manager == manager && e.operation == "Apply" && e.subresource == subresource)
+            .flat_map(|e| e.fields.iter().cloned())
+            .collect();
         for path in previous.difference(&applied_fields) {
             let owned_elsewhere = list.iter().any(|e| e.manager != manager && e.fields.iter().any(|p| p == path || p.starts_with(path)));
             if !owned_elsewhere {

@@ -43,7 +43,11 @@ impl Failure {
     }
     /// 406.
     pub fn not_acceptable(accept: &str) -> Failure {
-        Failure::new(406, "NotAcceptable", format!("only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf (got {accept:?})"))
+        Failure::new(
+            406,
+            "NotAcceptable",
+            format!("only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf (got {accept:?})"),
+        )
     }
     /// 413 RequestEntityTooLarge.
     pub fn too_large(limit: usize) -> Failure {

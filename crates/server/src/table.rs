@@ -13,7 +13,8 @@ use std::sync::Arc;
 /// The column definitions: (header, priority).
 pub fn columns(info: &KindInfo) -> Vec<(&'static str, u8)> {
     let base = kubectl::headers(info, false);
-    let wide: Vec<&'static str> = if info.kind == "Event" && info.group().is_empty() { kubectl::EVENT_WIDE_HEADERS.to_vec() } else { kubectl::headers(info, true) };
+    let wide: Vec<&'static str> =
+        if info.kind == "Event" && info.group().is_empty() { kubectl::EVENT_WIDE_HEADERS.to_vec() } else { kubectl::headers(info, true) };
     wide.into_iter().map(|h| (h, if base.contains(&h) { 0 } else { 1 })).collect()
 }
 

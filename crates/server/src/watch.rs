@@ -82,7 +82,12 @@ fn serve_inner(shared: &Shared, req: &Request, target: &Target, want: Want, stre
     let resource = (info.group(), info.plural);
     let bookmarks = req.flag("allowWatchBookmarks");
     let send_initial = req.param("sendInitialEvents") == Some("true");
-    let timeout = req.param("timeoutSeconds").and_then(|t| t.parse::<u64>().ok()).map(Duration::from_secs).unwrap_or(shared.config.max_watch).min(shared.config.max_watch);
+    let timeout = req
+        .param("timeoutSeconds")
+        .and_then(|t| t.parse::<u64>().ok())
+        .map(Duration::from_secs)
+        .unwrap_or(shared.config.max_watch)
+        .min(shared.config.max_watch);
     let include = req.param("includeObject").unwrap_or("Metadata").to_string();
     let rv_param = req.param("resourceVersion").unwrap_or("").to_string();
     let start_rv = if rv_param.is_empty() || rv_param == "0" {
@@ -112,7 +117,8 @@ fn serve_inner(shared: &Shared, req: &Request, target: &Target, want: Want, stre
             metadata["annotations"] = json!({ "k8s.io/initial-events-end": "true" });
         }
         let api_version = if target.res.group.is_empty() { target.res.version.to_string() } else { format!("{}/{}", target.res.group, target.res.version) };
-        let mut line = serde_json::to_vec(&json!({ "type": "BOOKMARK", "object": { "kind": info.kind, "apiVersion": api_version, "metadata": metadata } })).expect("events serialize");
+        let mut line = serde_json::to_vec(&json!({ "type": "BOOKMARK", "object": { "kind": info.kind, "apiVersion": api_version, "metadata": metadata } }))
+            .expect("events serialize");
         line.push(b'\n');
         line
     };
@@ -316,7 +322,7 @@ pub fn logs(shared: &Shared, req: &Request, target: &Target, pod: &str, stream: 
             let done = container_terminated(shared, target, pod, &container, &uid);
             if let Ok(now_text) = read_logs(shared, &node, &uid, &container, false) {
                 if now_text.len() > sent && now_text.is_char_boundary(sent) {
-                    if out.send(now_text[sent..].as_bytes()).is_err() {
+                    if out.send(&now_text.as_bytes()[sent..]).is_err() {
                         return Ok(None);
                     }
                     sent = now_text.len();
@@ -349,9 +355,12 @@ pub fn exec(shared: &Shared, req: &Request, target: &Target, pod: &str, stream: 
     if upgrade != "websocket" {
         return Outcome::Respond(Failure::bad_request("Upgrade request required").response());
     }
-    let offered: Vec<String> = req.headers.iter().filter(|(n, _)| n == "sec-websocket-protocol").flat_map(|(_, v)| v.split(',').map(|p| p.trim().to_string())).collect();
+    let offered: Vec<String> =
+        req.headers.iter().filter(|(n, _)| n == "sec-websocket-protocol").flat_map(|(_, v)| v.split(',').map(|p| p.trim().to_string())).collect();
     let Some(protocol) = PROTOCOLS.iter().find(|p| offered.iter().any(|o| o == *p)) else {
-        return Outcome::Respond(Failure::bad_request(format!("unable to upgrade: no supported subprotocol in {offered:?} (kubesim serves {PROTOCOLS:?})")).response());
+        return Outcome::Respond(
+            Failure::bad_request(format!("unable to upgrade: no supported subprotocol in {offered:?} (kubesim serves {PROTOCOLS:?})")).response(),
+        );
     };
     let Some(key) = req.header("sec-websocket-key") else {
         return Outcome::Respond(Failure::bad_request("missing Sec-WebSocket-Key").response());

@@ -59,7 +59,14 @@ fn malformed_requests_get_400_and_nothing_breaks() {
     assert!(raw(&s, b"GET / HTTP/9\r\n\r\n").starts_with("HTTP/1.1 400"));
     assert!(raw(&s, b"GET /api HTTP/1.1\r\nno colon here\r\n\r\n").starts_with("HTTP/1.1 400"));
     assert!(raw(&s, b"POST /api/v1/namespaces/default/pods HTTP/1.1\r\nContent-Length: nope\r\n\r\n").starts_with("HTTP/1.1 400"));
-    for body in ["{", "[1,2", "null", "\"just a string\"", "{\"kind\":\"Service\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"x\"}}", "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":\"no\"}}"] {
+    for body in [
+        "{",
+        "[1,2",
+        "null",
+        "\"just a string\"",
+        "{\"kind\":\"Service\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"x\"}}",
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":\"no\"}}",
+    ] {
         let r = call(&s, "POST", "/api/v1/namespaces/default/pods", body, "application/json");
         assert_eq!(r.status, 400, "{body}: {}", r.body);
         let status = json_of(&r);
@@ -205,7 +212,9 @@ fn crud_lists_pagination_tables_and_errors() {
     }
     assert_eq!(names, vec!["cm-0", "cm-1", "cm-2", "cm-3", "cm-4"]);
     // Table output with the printers' columns.
-    let r = request(&s.url(), "GET", "/api/v1/namespaces/default/configmaps", &[("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")], b"").unwrap();
+    let r =
+        request(&s.url(), "GET", "/api/v1/namespaces/default/configmaps", &[("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")], b"")
+            .unwrap();
     let table = json_of(&r);
     assert_eq!(table["kind"], "Table");
     let columns: Vec<&str> = table["columnDefinitions"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
@@ -217,7 +226,13 @@ fn crud_lists_pagination_tables_and_errors() {
     assert_eq!(json_of(&r)["data"], json!({ "i": "0", "j": "x" }));
     let r = call(&s, "PATCH", "/api/v1/namespaces/default/configmaps/cm-0", r#"[{"op":"test","path":"/data/i","value":"9"}]"#, "application/json-patch+json");
     assert_eq!(r.status, 422, "{}", r.body);
-    let r = call(&s, "PATCH", "/api/v1/namespaces/default/pods/p", r#"{"spec":{"containers":[{"name":"c","image":"nginx:2"}]}}"#, "application/strategic-merge-patch+json");
+    let r = call(
+        &s,
+        "PATCH",
+        "/api/v1/namespaces/default/pods/p",
+        r#"{"spec":{"containers":[{"name":"c","image":"nginx:2"}]}}"#,
+        "application/strategic-merge-patch+json",
+    );
     assert_eq!(json_of(&r)["spec"]["containers"][0]["image"], "nginx:2");
     let before = json_of(&call(&s, "GET", "/api/v1/namespaces/default/configmaps/cm-1", "", "application/json"));
     let r = call(&s, "DELETE", "/api/v1/namespaces/default/configmaps/cm-1?dryRun=All", "", "application/json");
@@ -302,9 +317,16 @@ fn open_watch(s: &Server, path: &str) -> Watch {
 #[test]
 fn watches_stream_changes_bookmarks_and_gone() {
     let s = server(Config { paused: true, bookmark_interval: Duration::from_millis(300), ..Default::default() });
-    let created = json_of(&call(&s, "POST", "/api/v1/namespaces/default/configmaps", r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"w","labels":{"a":"1"}}}"#, "application/json"));
+    let created = json_of(&call(
+        &s,
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"w","labels":{"a":"1"}}}"#,
+        "application/json",
+    ));
     let rv = created["metadata"]["resourceVersion"].as_str().unwrap().to_string();
-    let mut watch = open_watch(&s, &format!("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={rv}&allowWatchBookmarks=true&labelSelector=a%3D1"));
+    let mut watch =
+        open_watch(&s, &format!("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={rv}&allowWatchBookmarks=true&labelSelector=a%3D1"));
     call(&s, "PATCH", "/api/v1/namespaces/default/configmaps/w", r#"{"data":{"x":"y"}}"#, "application/merge-patch+json");
     let event = read_event(&mut watch);
     assert_eq!((event["type"].as_str(), event["object"]["data"]["x"].as_str()), (Some("MODIFIED"), Some("y")));
@@ -323,7 +345,8 @@ fn watches_stream_changes_bookmarks_and_gone() {
     let event = read_event(&mut gone);
     assert_eq!((event["type"].as_str(), event["object"]["code"].as_u64(), event["object"]["reason"].as_str()), (Some("ERROR"), Some(410), Some("Expired")));
     // sendInitialEvents: ADDED for what exists, then the initial-events-end bookmark.
-    let mut initial = open_watch(&s, "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan");
+    let mut initial =
+        open_watch(&s, "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan");
     let mut seen = Vec::new();
     loop {
         let e = read_event(&mut initial);

@@ -90,7 +90,11 @@ impl Cluster {
             .current_dir(&self.dir)
             .output()
             .expect("kubectl runs");
-        Out { stdout: String::from_utf8_lossy(&output.stdout).into(), stderr: String::from_utf8_lossy(&output.stderr).into(), code: output.status.code().unwrap_or(-1) }
+        Out {
+            stdout: String::from_utf8_lossy(&output.stdout).into(),
+            stderr: String::from_utf8_lossy(&output.stderr).into(),
+            code: output.status.code().unwrap_or(-1),
+        }
     }
     fn layer(&self, line: &str) -> Out {
         let line = format!("kubectl {line}");
@@ -174,7 +178,11 @@ fn unsuffix(text: &str) -> String {
             let parts: Vec<&str> = body.split('-').collect();
             let mut kept = Vec::new();
             for (i, p) in parts.iter().enumerate() {
-                let random = i > 0 && (p.len() == 5 || (8..=10).contains(&p.len())) && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()) && p.chars().any(|c| c.is_ascii_digit() || "bcdfghjklmnpqrstvwxz".contains(c)) && !matches!(*p, "nginx" | "hello" | "agent" | "shop" | "quota" | "creds" | "admin" | "tick" | "ready" | "apply" | "again");
+                let random = i > 0
+                    && (p.len() == 5 || (8..=10).contains(&p.len()))
+                    && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+                    && p.chars().any(|c| c.is_ascii_digit() || "bcdfghjklmnpqrstvwxz".contains(c))
+                    && !matches!(*p, "nginx" | "hello" | "agent" | "shop" | "quota" | "creds" | "admin" | "tick" | "ready" | "apply" | "again");
                 kept.push(if random { "XXXXX" } else { p });
             }
             out.push_str(&kept.join("-"));

@@ -9,9 +9,8 @@ use std::process::Command;
 fn the_python_kubernetes_client_drives_the_cluster() {
     // Debian's python3-kubernetes installs for /usr/bin/python3, which may not be the first
     // python3 on PATH.
-    let Some(python) = ["python3", "/usr/bin/python3"]
-        .into_iter()
-        .find(|p| Command::new(p).args(["-c", "import kubernetes"]).output().is_ok_and(|o| o.status.success()))
+    let Some(python) =
+        ["python3", "/usr/bin/python3"].into_iter().find(|p| Command::new(p).args(["-c", "import kubernetes"]).output().is_ok_and(|o| o.status.success()))
     else {
         eprintln!("SKIPPED: no python3 with the kubernetes module (apt-get install python3-kubernetes)");
         return;
