@@ -277,7 +277,7 @@ pub fn served_json(object: &Object, res: &Resource) -> Value {
 }
 
 fn partial_metadata(object: &Object) -> Value {
-    json!({ "kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": object.to_json()["metadata"] })
+    json!({ "kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": serde_json::to_value(object.metadata()).unwrap_or_default() })
 }
 
 fn get(shared: &Shared, target: &Target, name: &str, want: Want) -> Result<Response, Failure> {
