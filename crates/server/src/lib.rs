@@ -15,6 +15,24 @@
 //! read the store's bounded history from their cursor, so a slow watcher costs no memory: it
 //! either keeps up or gets 410 Gone, as from kube-apiserver.
 //!
+//! Served: `/version`, `/healthz`, discovery (`/api`, `/apis`, `/apis/<g>`, `/api/v1`,
+//! `/apis/<g>/<v>`, aggregated v2), `/openapi/v3` (+ per group-version) and `/openapi/v2` (JSON
+//! only), every kind of the kind registry (get, list with label/field selectors, `limit` and
+//! `continue`, watch with bookmarks, `sendInitialEvents` and 410 Gone, create, update, patch —
+//! JSON, merge, strategic merge, apply — delete with DeleteOptions and preconditions,
+//! deletecollection), `dryRun=All`, `fieldValidation`, `managedFields`, Table and
+//! PartialObjectMetadata output, JSON and YAML bodies and protobuf request bodies for the kinds
+//! kubectl's typed clients create, the status, scale, binding, eviction, log (`follow`,
+//! `tailLines`, `previous`) and exec (WebSocket `v5`/`v4.channel.k8s.io`) subresources,
+//! namespace finalize, `metrics.k8s.io/v1beta1` nodes and pods, and the access reviews
+//! (the one user is a cluster admin).
+//!
+//! Not served: port-forward and attach (kubectl's `run -i` falls back to streaming logs),
+//! stdin for exec, protobuf or CBOR responses (kubectl falls back to JSON), SPDY upgrades,
+//! list snapshots at an older resourceVersion (a list answers the current state), conversion
+//! between served versions beyond `apiVersion` (autoscaling/v1 and v2 HPAs share one stored
+//! form), TLS and authentication (127.0.0.1 only; every request is the admin).
+//!
 //! Limits (hostile clients): bodies above 3 MiB get 413, heads above 64 KiB 431, requests
 //! that stall 408, malformed requests 400; at most [`Config::max_connections`] connections and
 //! [`Config::max_watchers`] watches (429 beyond); every handler runs under `catch_unwind`, so a

@@ -44,7 +44,9 @@ pub fn row(object: &Object, now: Millis, include: &str) -> Value {
     match include {
         "None" => {}
         "Object" => row["object"] = object.to_json(),
-        _ => row["object"] = json!({ "kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": serde_json::to_value(object.metadata()).unwrap_or_default() }),
+        _ => {
+            row["object"] = json!({ "kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": serde_json::to_value(object.metadata()).unwrap_or_default() })
+        }
     }
     row
 }

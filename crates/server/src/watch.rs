@@ -104,7 +104,9 @@ fn serve_inner(shared: &Shared, req: &Request, target: &Target, want: Want, stre
     let encode = |event_type: &str, object: &Object, now: u64| -> Vec<u8> {
         let body = match want {
             Want::Table => crate::table::table(info, &[Arc::new(object.clone())], now, &include, object.resource_version()),
-            Want::Metadata => json!({ "kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": serde_json::to_value(object.metadata()).unwrap_or_default() }),
+            Want::Metadata => {
+                json!({ "kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": serde_json::to_value(object.metadata()).unwrap_or_default() })
+            }
             _ => served_json(object, target.res),
         };
         let mut line = serde_json::to_vec(&json!({ "type": event_type, "object": body })).expect("events serialize");
