@@ -169,29 +169,39 @@ fn normalise(text: &str) -> String {
     out
 }
 
-/// Random name suffixes (`web-7d9f8c6b5-x2k9q`, `once-abcde`) replaced, for comparisons across
-/// two worlds whose RNG draws may interleave differently.
+/// Random name suffixes (`web-7d9f8c6b5-x2k9q`, `once-bcdfg`) replaced, and runs of spaces
+/// collapsed, for comparisons across two worlds: their RNG draws interleave differently, and
+/// real kubectl stamps `rollout restart` with its wall clock, so pod-template hashes (and the
+/// column widths they set) differ.
 fn unsuffix(text: &str) -> String {
-    let re = |s: &str| -> String {
-        let mut out = String::new();
-        for word in s.split_inclusive(|c: char| c.is_whitespace() || c == '"' || c == '/' || c == ',') {
-            let (body, tail) = word.split_at(word.trim_end_matches(|c: char| c.is_whitespace() || c == '"' || c == '/' || c == ',').len());
-            let parts: Vec<&str> = body.split('-').collect();
-            let mut kept = Vec::new();
-            for (i, p) in parts.iter().enumerate() {
-                let random = i > 0
-                    && (p.len() == 5 || (8..=10).contains(&p.len()))
-                    && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-                    && p.chars().any(|c| c.is_ascii_digit() || "bcdfghjklmnpqrstvwxz".contains(c))
-                    && !matches!(*p, "nginx" | "hello" | "agent" | "shop" | "quota" | "creds" | "admin" | "tick" | "ready" | "apply" | "again");
-                kept.push(if random { "XXXXX" } else { p });
-            }
-            out.push_str(&kept.join("-"));
-            out.push_str(tail);
+    const SUFFIX: &str = "bcdfghjklmnpqrstvwxz2456789";
+    let mut out = String::new();
+    for word in text.split_inclusive(|c: char| c.is_whitespace() || c == '"' || c == '/' || c == ',') {
+        let (body, tail) = word.split_at(word.trim_end_matches(|c: char| c.is_whitespace() || c == '"' || c == '/' || c == ',').len());
+        let parts: Vec<&str> = body.split('-').collect();
+        let mut kept = Vec::new();
+        for (i, p) in parts.iter().enumerate() {
+            let suffix = p.len() == 5 && p.chars().all(|c| SUFFIX.contains(c));
+            let hash = (8..=10).contains(&p.len()) && p.chars().all(|c| SUFFIX.contains(c) || c.is_ascii_digit()) && p.chars().any(|c| c.is_ascii_digit());
+            kept.push(if i > 0 && (suffix || hash) { "XXXXX" } else { p });
         }
-        out
-    };
-    re(text)
+        out.push_str(&kept.join("-"));
+        out.push_str(tail);
+    }
+    let mut collapsed = String::with_capacity(out.len());
+    let mut previous_space = false;
+    for c in out.chars() {
+        if c == ' ' {
+            if !previous_space {
+                collapsed.push(' ');
+            }
+            previous_space = true;
+        } else {
+            collapsed.push(c);
+            previous_space = false;
+        }
+    }
+    collapsed
 }
 
 struct Report {
