@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Installs whatever is missing and runs every test: native unit and integration tests, the
-# wasm-bindgen tests in headless Chromium, the release site build and the end-to-end browser test.
+# Installs whatever is missing and runs every test: formatting and lints, native unit and
+# integration tests, the wasm-bindgen tests in headless Chromium, the release site build and the
+# end-to-end browser test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 export PATH="$HOME/.cargo/bin:$PWD/.tools/node_modules/.bin:$PATH"
 export CHROMEDRIVER=/usr/bin/chromedriver
 section() { printf '\n\033[1;34m== %s\033[0m\n' "$*" >&2; }
+
+section "formatting and lints (cargo fmt --check; cargo clippy -D warnings)"
+cargo fmt --all --check
+cargo clippy --workspace --all-targets -- -D warnings
 
 section "native tests (cargo test --workspace: model crates, CLI, and the views rendered to HTML)"
 cargo test --workspace

@@ -267,10 +267,8 @@ fn validate_json_kind(kind: &str, body: &serde_json::Value, errors: &mut Vec<Fie
                 errors.push(required("spec.scaleTargetRef.name", ""));
             }
         }
-        "PodDisruptionBudget" => {
-            if body.pointer("/spec/minAvailable").is_some() && body.pointer("/spec/maxUnavailable").is_some() {
-                errors.push(invalid("spec", "{...}".into(), "minAvailable and maxUnavailable cannot be both set"));
-            }
+        "PodDisruptionBudget" if body.pointer("/spec/minAvailable").is_some() && body.pointer("/spec/maxUnavailable").is_some() => {
+            errors.push(invalid("spec", "{...}".into(), "minAvailable and maxUnavailable cannot be both set"));
         }
         "PersistentVolumeClaim" => {
             if body.pointer("/spec/accessModes").and_then(|a| a.as_array()).is_none_or(|a| a.is_empty()) && body.pointer("/spec/dataSourceRef").is_none() {
@@ -376,7 +374,7 @@ fn validate_metadata(meta: &ObjectMeta, kind: &str, scope: Scope, errors: &mut V
             errors.push(invalid("metadata.labels", format!("{key:?}"), problem));
         }
         if let Some(problem) = label_value_error(value) {
-            errors.push(invalid(format!("metadata.labels"), format!("{value:?}"), problem));
+            errors.push(invalid("metadata.labels".to_string(), format!("{value:?}"), problem));
         }
     }
 }

@@ -112,6 +112,19 @@ impl Cache {
         let orphans = self.orphans.range((namespace.to_string(), String::new())..).take_while(move |(k, _)| k.0 == namespace).map(|(_, o)| o);
         owned.chain(orphans)
     }
+    /// `resolveControllerRef`: the key of the cached object a controllerRef names, if the
+    /// reference is to `kind` and the cached object's uid is the one referenced.
+    pub fn resolve_controller_ref(&self, namespace: &str, reference: &OwnerReference, kind: &str) -> Option<Key> {
+        if reference.kind != kind {
+            return None;
+        }
+        let owner = self.get_named(namespace, &reference.name)?;
+        (uid_of(owner.metadata()) == reference.uid).then(|| key_of(owner))
+    }
+    /// The key of the cached `kind` object that controls `object` (through its controllerRef).
+    pub fn controller_key(&self, object: &Object, kind: &str) -> Option<Key> {
+        self.resolve_controller_ref(object.namespace(), controller_of(object.metadata())?, kind)
+    }
     /// Looks an object up.
     pub fn get(&self, key: &Key) -> Option<&Arc<Object>> {
         self.objects.get(key)

@@ -72,9 +72,9 @@ fn cronjob(policy: &str) -> CronJob {
 #[test]
 fn cronjob_creates_a_job_per_minute_and_keeps_history() {
     let mut w = TestWorld::new(vec![
-        Box::new(CronJobController::new()),
-        Box::new(crate::job::JobController::new()),
-        Box::new(crate::gc::GarbageCollector::new()),
+        Box::new(crate::framework::Controller(CronJobController::new())),
+        Box::new(crate::framework::Controller(crate::job::JobController::new())),
+        Box::new(crate::framework::Controller(crate::gc::GarbageCollector::new())),
         Box::new(FakeKubelet::new(1000, 1000)),
     ]);
     w.create(encode(&cronjob("Allow"), "batch/v1", "CronJob")).unwrap();
@@ -99,7 +99,11 @@ fn cronjob_creates_a_job_per_minute_and_keeps_history() {
 fn forbid_skips_runs_while_a_job_is_active() {
     let mut kubelet = FakeKubelet::new(1000, 1000);
     kubelet.run_ms = 150_000; // jobs take 2.5 minutes
-    let mut w = TestWorld::new(vec![Box::new(CronJobController::new()), Box::new(crate::job::JobController::new()), Box::new(kubelet)]);
+    let mut w = TestWorld::new(vec![
+        Box::new(crate::framework::Controller(CronJobController::new())),
+        Box::new(crate::framework::Controller(crate::job::JobController::new())),
+        Box::new(kubelet),
+    ]);
     w.create(encode(&cronjob("Forbid"), "batch/v1", "CronJob")).unwrap();
     w.run_for(3 * 60_000 + 30_000);
     assert_eq!(w.list(("batch", "jobs"), "default").len(), 1);

@@ -7,6 +7,7 @@
 //! supported (`timeZone` other than UTC/Etc/UTC is reported as UnknownTimeZone and skipped).
 
 use crate::common::*;
+use crate::framework::{Action, Change, Informer, Reconciler};
 use crate::job::is_finished;
 use kubesim_api::k8s_openapi::api::batch::v1::{CronJob, Job};
 use kubesim_api::k8s_openapi::api::core::v1::ObjectReference;
@@ -15,7 +16,7 @@ use kubesim_api::object::{kind_info, Object};
 use kubesim_api::time::{millis_of, time_at, EPOCH_UNIX_SECONDS};
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions, Propagation};
-use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_runtime::Ctx;
 use kubesim_store::EventType;
 use std::collections::BTreeMap;
 
@@ -463,53 +464,38 @@ impl CronJobController {
     }
 
     fn owner_key(&self, job: &Object) -> Option<Key> {
-        let r = controller_of(job.metadata())?;
-        if r.kind != "CronJob" {
-            return None;
-        }
-        let cj = self.cronjobs.get_named(job.namespace(), &r.name)?;
-        (uid_of(cj.metadata()) == r.uid).then(|| key_of(cj))
+        self.cronjobs.controller_key(job, "CronJob")
     }
 }
 
-impl Component for CronJobController {
-    fn name(&self) -> &str {
+impl Reconciler for CronJobController {
+    fn name(&self) -> &'static str {
         "cronjob-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("batch", "cronjobs"), filter: WatchFilter::All }, Interest { resource: ("batch", "jobs"), filter: WatchFilter::All }]
+    crate::informers! {
+        queue: queue;
+        Informer::all(("batch", "cronjobs")) => cronjobs,
+        Informer::all(("batch", "jobs")) => jobs,
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.cronjobs.fill(ctx.api.store(), ("batch", "cronjobs"));
-        self.jobs.fill(ctx.api.store(), ("batch", "jobs"));
-        self.queue.add_all(&self.cronjobs, ctx);
-    }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
         match event.resource {
             ("batch", "cronjobs") => {
-                let old = self.cronjobs.apply(event);
                 // Status-only changes (our own writes) need no sync.
                 let spec_of = |o: &Object| decode::<CronJob>(o).map(|c| (c.spec, c.metadata.deletion_timestamp));
-                if event.event_type == EventType::Modified && old.as_deref().map(spec_of) == Some(spec_of(&event.object)) {
+                if event.event_type == EventType::Modified && change.old.as_deref().map(spec_of) == Some(spec_of(&event.object)) {
                     return;
                 }
                 self.queue.add(key_of(&event.object), ctx);
             }
             _ => {
-                self.jobs.apply(event);
                 if let Some(key) = self.owner_key(&event.object) {
                     self.queue.add(key, ctx);
                 }
             }
         }
     }
-    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if !self.queue.owns(token) {
-            return;
-        }
-        for key in self.queue.on_timer(token, ctx) {
-            let succeeded = self.sync(&key, ctx).is_ok();
-            self.queue.done(key, succeeded, ctx);
-        }
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.sync(key, ctx).map(|_| Action::AwaitChange)
     }
 }

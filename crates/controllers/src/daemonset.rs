@@ -11,6 +11,7 @@
 
 use crate::common::*;
 use crate::deployment_util::scaled_value;
+use crate::framework::{Action, Change, Informer, Reconciler};
 use crate::history::{ensure_revision, truncate_history, HASH_LABEL};
 use crate::nodelifecycle::tolerates;
 use kubesim_api::k8s_openapi::api::apps::v1::{DaemonSet, DaemonSetStatus};
@@ -22,7 +23,7 @@ use kubesim_api::object::{kind_info, Object};
 use kubesim_api::selector::Selector;
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions};
-use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_runtime::Ctx;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -164,12 +165,7 @@ impl DaemonSetController {
     }
 
     fn owner_key(&self, pod: &Object) -> Option<Key> {
-        let r = controller_of(pod.metadata())?;
-        if r.kind != "DaemonSet" {
-            return None;
-        }
-        let set = self.sets.get_named(pod.namespace(), &r.name)?;
-        (uid_of(set.metadata()) == r.uid).then(|| key_of(set))
+        self.sets.controller_key(pod, "DaemonSet")
     }
 
     fn delete_pods(&mut self, ctx: &mut Ctx, set_obj: &Object, key: &Key, victims: &[Pod]) -> Result<(), ApiError> {
@@ -461,43 +457,34 @@ fn pod_node_or_affinity(pod: &Pod) -> String {
         .unwrap_or_default()
 }
 
-impl Component for DaemonSetController {
-    fn name(&self) -> &str {
+impl Reconciler for DaemonSetController {
+    fn name(&self) -> &'static str {
         "daemonset-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![
-            Interest { resource: ("apps", "daemonsets"), filter: WatchFilter::All },
-            Interest { resource: ("", "pods"), filter: WatchFilter::All },
-            Interest { resource: ("", "nodes"), filter: WatchFilter::All },
-            Interest { resource: ("apps", "controllerrevisions"), filter: WatchFilter::All },
-        ]
+    crate::informers! {
+        queue: queue;
+        Informer::all(("apps", "daemonsets")) => sets,
+        Informer::all(("", "pods")) => pods,
+        Informer::all(("", "nodes")) => nodes,
+        Informer::all(("apps", "controllerrevisions")) => revisions,
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.sets.fill(ctx.api.store(), ("apps", "daemonsets"));
-        self.pods.fill(ctx.api.store(), ("", "pods"));
-        self.nodes.fill(ctx.api.store(), ("", "nodes"));
-        self.revisions.fill(ctx.api.store(), ("apps", "controllerrevisions"));
-        self.queue.add_all(&self.sets, ctx);
-    }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
         match event.resource {
             ("apps", "daemonsets") => {
-                self.sets.apply(event);
                 if event.event_type == kubesim_store::EventType::Deleted {
                     self.expectations.forget(&key_of(&event.object));
                 }
                 self.queue.add(key_of(&event.object), ctx);
             }
             ("", "pods") => {
-                let old = self.pods.apply(event);
                 if let Some(key) = self.owner_key(&event.object) {
                     let pk = key_of(&event.object);
                     match event.event_type {
                         kubesim_store::EventType::Added => self.expectations.creation_observed(&key),
                         kubesim_store::EventType::Deleted => self.expectations.deletion_observed(&key, &pk),
                         kubesim_store::EventType::Modified => {
-                            if is_deleting(event.object.metadata()) && old.is_some_and(|o| !is_deleting(o.metadata())) {
+                            if is_deleting(event.object.metadata()) && change.old.is_some_and(|o| !is_deleting(o.metadata())) {
                                 self.expectations.deletion_observed(&key, &pk);
                             }
                         }
@@ -506,25 +493,16 @@ impl Component for DaemonSetController {
                 }
             }
             ("", "nodes") => {
-                let old = self.nodes.apply(event);
                 let relevant = |o: &Object| o.as_node().map(|n| (n.metadata.labels.clone(), n.spec.as_ref().and_then(|s| s.taints.clone())));
-                if old.as_deref().map(relevant) == Some(relevant(&event.object)) {
+                if change.old.as_deref().map(relevant) == Some(relevant(&event.object)) {
                     return;
                 }
                 self.queue.add_all(&self.sets, ctx);
             }
-            _ => {
-                self.revisions.apply(event);
-            }
+            _ => {}
         }
     }
-    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if !self.queue.owns(token) {
-            return;
-        }
-        for key in self.queue.on_timer(token, ctx) {
-            let succeeded = self.sync(&key, ctx).is_ok();
-            self.queue.done(key, succeeded, ctx);
-        }
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.sync(key, ctx).map(|_| Action::AwaitChange)
     }
 }

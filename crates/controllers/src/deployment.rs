@@ -3,6 +3,7 @@
 
 use crate::common::*;
 use crate::deployment_util::*;
+use crate::framework::{Action, Change, Informer, Reconciler};
 use kubesim_api::k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, DeploymentStatus, ReplicaSet, ReplicaSetSpec};
 use kubesim_api::k8s_openapi::api::core::v1::Pod;
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
@@ -11,7 +12,7 @@ use kubesim_api::selector::Selector;
 use kubesim_api::time::{millis_of, time_at};
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions};
-use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_runtime::{Ctx, WatchEvent};
 use kubesim_store::EventType;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -266,11 +267,7 @@ impl DeploymentController {
     }
 
     fn resolve(&self, namespace: &str, reference: &OwnerReference) -> Option<Key> {
-        if reference.kind != "Deployment" {
-            return None;
-        }
-        let d = self.deployments.get_named(namespace, &reference.name)?;
-        (uid_of(d.metadata()) == reference.uid).then(|| key_of(d))
+        self.deployments.resolve_controller_ref(namespace, reference, "Deployment")
     }
 
     fn deployments_for_rs(&self, rs: &Object) -> Vec<Key> {
@@ -873,13 +870,6 @@ impl DeploymentController {
         }
         Ok(())
     }
-
-    fn process(&mut self, keys: Vec<Key>, ctx: &mut Ctx) {
-        for key in keys {
-            let succeeded = self.sync(&key, ctx).is_ok();
-            self.queue.done(key, succeeded, ctx);
-        }
-    }
 }
 
 /// `oldPodsRunning` (Recreate).
@@ -892,46 +882,29 @@ fn old_pods_running(new_rs: Option<&ReplicaSet>, old: &[ReplicaSet], pod_map: &B
     pod_map.iter().any(|(uid, pods)| Some(uid) != new_uid.as_ref() && pods.iter().any(|p| !matches!(pod_phase(p), "Failed" | "Succeeded")))
 }
 
-impl Component for DeploymentController {
-    fn name(&self) -> &str {
+impl Reconciler for DeploymentController {
+    fn name(&self) -> &'static str {
         "deployment-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![
-            Interest { resource: ("apps", "deployments"), filter: WatchFilter::All },
-            Interest { resource: ("apps", "replicasets"), filter: WatchFilter::All },
-            Interest { resource: ("", "pods"), filter: WatchFilter::All },
-        ]
+    crate::informers! {
+        queue: queue;
+        Informer::all(("apps", "deployments")) => deployments,
+        Informer::all(("apps", "replicasets")) => rss,
+        Informer::all(("", "pods")) => pods,
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.deployments.fill(ctx.api.store(), ("apps", "deployments"));
-        self.rss.fill(ctx.api.store(), ("apps", "replicasets"));
-        self.pods.fill(ctx.api.store(), ("", "pods"));
-        self.queue.add_all(&self.deployments, ctx);
-    }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
         match event.resource {
-            ("apps", "deployments") => {
-                self.deployments.apply(event);
-                self.queue.add(key_of(&event.object), ctx);
-            }
-            ("apps", "replicasets") => {
-                let old = self.rss.apply(event);
-                self.on_rs(event, old, ctx);
-            }
-            ("", "pods") => {
-                self.pods.apply(event);
+            ("apps", "deployments") => self.queue.add(key_of(&event.object), ctx),
+            ("apps", "replicasets") => self.on_rs(event, change.old, ctx),
+            _ => {
                 if event.event_type == EventType::Deleted {
                     self.on_pod_deleted(&event.object, ctx);
                 }
             }
-            _ => {}
         }
     }
-    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if self.queue.owns(token) {
-            let keys = self.queue.on_timer(token, ctx);
-            self.process(keys, ctx);
-        }
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> std::result::Result<Action, ApiError> {
+        self.sync(key, ctx).map(|_| Action::AwaitChange)
     }
 }

@@ -7,6 +7,7 @@
 
 use crate::common::*;
 use crate::deployment_util::scaled_value;
+use crate::framework::{Action, Change, Informer, Reconciler};
 use kubesim_api::k8s_openapi::api::core::v1::Pod;
 use kubesim_api::k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetStatus};
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
@@ -16,7 +17,7 @@ use kubesim_api::selector::Selector;
 use kubesim_api::time::time_at;
 use kubesim_api::Millis;
 use kubesim_apiserver::ApiError;
-use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_runtime::Ctx;
 use std::collections::BTreeSet;
 
 /// Modelled processing latency.
@@ -167,31 +168,27 @@ impl DisruptionController {
     }
 }
 
-impl Component for DisruptionController {
-    fn name(&self) -> &str {
+impl Reconciler for DisruptionController {
+    fn name(&self) -> &'static str {
         "disruption-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("policy", "poddisruptionbudgets"), filter: WatchFilter::All }, Interest { resource: ("", "pods"), filter: WatchFilter::All }]
+    crate::informers! {
+        queue: queue;
+        Informer::all(("policy", "poddisruptionbudgets")) => pdbs,
+        Informer::all(("", "pods")) => pods,
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.pdbs.fill(ctx.api.store(), ("policy", "poddisruptionbudgets"));
-        self.pods.fill(ctx.api.store(), ("", "pods"));
-        self.queue.add_all(&self.pdbs, ctx);
-    }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
         match event.resource {
             ("policy", "poddisruptionbudgets") => {
-                let old = self.pdbs.apply(event);
                 let spec_of = |o: &Object| decode::<PodDisruptionBudget>(o).map(|p| (p.spec, p.metadata.generation));
-                if old.as_deref().map(spec_of) == Some(spec_of(&event.object)) {
+                if change.old.as_deref().map(spec_of) == Some(spec_of(&event.object)) {
                     return;
                 }
                 self.queue.add(key_of(&event.object), ctx);
             }
             _ => {
-                let old = self.pods.apply(event);
-                let labels = [old.as_ref().and_then(|o| o.metadata().labels.clone()), event.object.metadata().labels.clone()];
+                let labels = [change.old.as_ref().and_then(|o| o.metadata().labels.clone()), event.object.metadata().labels.clone()];
                 let keys: Vec<Key> = self
                     .pdbs
                     .in_namespace(event.object.namespace())
@@ -207,13 +204,7 @@ impl Component for DisruptionController {
             }
         }
     }
-    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if !self.queue.owns(token) {
-            return;
-        }
-        for key in self.queue.on_timer(token, ctx) {
-            let succeeded = self.sync(&key, ctx).is_ok();
-            self.queue.done(key, succeeded, ctx);
-        }
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.sync(key, ctx).map(|_| Action::AwaitChange)
     }
 }

@@ -45,7 +45,11 @@ fn ds(node_selector: Option<(&str, &str)>) -> DaemonSet {
 }
 
 fn world() -> TestWorld {
-    let mut w = TestWorld::new(vec![Box::new(DaemonSetController::new()), Box::new(FakeScheduler), Box::new(FakeKubelet::new(2000, 1000))]);
+    let mut w = TestWorld::new(vec![
+        Box::new(crate::framework::Controller(DaemonSetController::new())),
+        Box::new(FakeScheduler),
+        Box::new(FakeKubelet::new(2000, 1000)),
+    ]);
     w.create(Object::Node(Box::new(node("node-1", &[("disktype", "ssd")], None)))).unwrap();
     w.create(Object::Node(Box::new(node("node-2", &[], None)))).unwrap();
     w.create(Object::Node(Box::new(node("node-3", &[], Some("dedicated"))))).unwrap();

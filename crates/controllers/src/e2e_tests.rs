@@ -31,7 +31,11 @@ pub(crate) fn deployment(name: &str, replicas: i32, image: &str) -> Deployment {
 }
 
 fn world() -> TestWorld {
-    TestWorld::new(vec![Box::new(DeploymentController::new()), Box::new(ReplicaSetController::new()), Box::new(FakeKubelet::new(2000, 1000))])
+    TestWorld::new(vec![
+        Box::new(crate::framework::Controller(DeploymentController::new())),
+        Box::new(crate::framework::Controller(ReplicaSetController::new())),
+        Box::new(FakeKubelet::new(2000, 1000)),
+    ])
 }
 
 fn rss(w: &TestWorld) -> Vec<ReplicaSet> {
@@ -161,12 +165,12 @@ fn replica_set_scales_down_and_replaces_deleted_pods() {
 
 fn full_world() -> TestWorld {
     TestWorld::new(vec![
-        Box::new(DeploymentController::new()),
-        Box::new(ReplicaSetController::new()),
-        Box::new(crate::gc::GarbageCollector::new()),
-        Box::new(crate::namespace::NamespaceController::new()),
-        Box::new(crate::namespace::ServiceAccountController::new()),
-        Box::new(crate::namespace::RootCaPublisher::new()),
+        Box::new(crate::framework::Controller(DeploymentController::new())),
+        Box::new(crate::framework::Controller(ReplicaSetController::new())),
+        Box::new(crate::framework::Controller(crate::gc::GarbageCollector::new())),
+        Box::new(crate::framework::Controller(crate::namespace::NamespaceController::new())),
+        Box::new(crate::framework::Controller(crate::namespace::ServiceAccountController::new())),
+        Box::new(crate::framework::Controller(crate::namespace::RootCaPublisher::new())),
         Box::new(FakeKubelet::new(2000, 1000)),
     ])
 }
@@ -360,7 +364,11 @@ fn paused_deployments_do_not_roll_out_but_scale_and_resume() {
 fn progress_deadline_exceeded_when_new_pods_never_become_ready() {
     let mut kubelet = FakeKubelet::new(2000, 1000);
     kubelet.never_ready_prefix = Some("web-".into());
-    let mut w = TestWorld::new(vec![Box::new(DeploymentController::new()), Box::new(ReplicaSetController::new()), Box::new(kubelet)]);
+    let mut w = TestWorld::new(vec![
+        Box::new(crate::framework::Controller(DeploymentController::new())),
+        Box::new(crate::framework::Controller(ReplicaSetController::new())),
+        Box::new(kubelet),
+    ]);
     let mut d = deployment("web", 2, "nginx:broken");
     d.spec.as_mut().unwrap().progress_deadline_seconds = Some(10);
     w.create(Object::Deployment(Box::new(d))).unwrap();
@@ -383,7 +391,10 @@ fn progress_deadline_exceeded_when_new_pods_never_become_ready() {
 #[test]
 fn scaling_mid_rollout_is_proportional() {
     // New pods never become ready, so the rollout stalls with both replica sets active.
-    let mut w = TestWorld::new(vec![Box::new(DeploymentController::new()), Box::new(ReplicaSetController::new())]);
+    let mut w = TestWorld::new(vec![
+        Box::new(crate::framework::Controller(DeploymentController::new())),
+        Box::new(crate::framework::Controller(ReplicaSetController::new())),
+    ]);
     w.create(Object::Deployment(Box::new(deployment("web", 10, "nginx:1")))).unwrap();
     w.add(Box::new(FakeKubelet::new(2000, 1000)));
     w.run_for(30_000);
@@ -414,8 +425,8 @@ fn scaling_mid_rollout_is_proportional() {
 fn replication_controller_manages_pods_and_orphans_them_on_default_delete() {
     use kubesim_api::k8s_openapi::api::core::v1::{ReplicationController, ReplicationControllerSpec};
     let mut w = TestWorld::new(vec![
-        Box::new(ReplicaSetController::replication_manager()),
-        Box::new(crate::gc::GarbageCollector::new()),
+        Box::new(crate::framework::Controller(ReplicaSetController::replication_manager())),
+        Box::new(crate::framework::Controller(crate::gc::GarbageCollector::new())),
         Box::new(FakeKubelet::new(2000, 1000)),
     ]);
     let rc = ReplicationController {
@@ -449,7 +460,7 @@ fn pdb_status_counts_healthy_pods_against_the_budget() {
     use kubesim_api::k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
     use kubesim_api::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
     let mut w = world();
-    w.add(Box::new(crate::disruption::DisruptionController::new()));
+    w.add(Box::new(crate::framework::Controller(crate::disruption::DisruptionController::new())));
     w.create(Object::Deployment(Box::new(deployment("web", 3, "nginx")))).unwrap();
     let selector = LabelSelector { match_labels: Some(BTreeMap::from([("app".to_string(), "web".to_string())])), ..Default::default() };
     let pdb = |name: &str, min: Option<IntOrString>, max: Option<IntOrString>| PodDisruptionBudget {
@@ -484,7 +495,7 @@ fn quota_failures_surface_as_replica_failure_conditions() {
     use kubesim_api::k8s_openapi::api::core::v1::ResourceRequirements;
     use kubesim_api::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
     let mut w = world();
-    w.add(Box::new(crate::resourcequota::ResourceQuotaController::new()));
+    w.add(Box::new(crate::framework::Controller(crate::resourcequota::ResourceQuotaController::new())));
     let info = kubesim_api::object::kind_info("v1", "ResourceQuota").unwrap();
     let quota = Object::from_json(
         info,
@@ -523,7 +534,7 @@ fn quota_failures_surface_as_replica_failure_conditions() {
 fn replica_sets_adopt_matching_orphans_and_release_relabelled_pods() {
     use kubesim_api::k8s_openapi::api::apps::v1::ReplicaSetSpec;
     use kubesim_api::k8s_openapi::api::core::v1::Pod;
-    let mut w = TestWorld::new(vec![Box::new(ReplicaSetController::new()), Box::new(FakeKubelet::new(2000, 1000))]);
+    let mut w = TestWorld::new(vec![Box::new(crate::framework::Controller(ReplicaSetController::new())), Box::new(FakeKubelet::new(2000, 1000))]);
     let t = template("nginx");
     let orphan = Pod {
         metadata: ObjectMeta {

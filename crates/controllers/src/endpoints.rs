@@ -11,6 +11,7 @@
 //! set, addresses sorted by IP.
 
 use crate::common::*;
+use crate::framework::{Action, Change, Informer, Reconciler};
 use kubesim_api::k8s_openapi::api::core::v1::{EndpointAddress, EndpointPort as CoreEndpointPort, EndpointSubset, Endpoints, ObjectReference, Pod, Service};
 use kubesim_api::k8s_openapi::api::discovery::v1::{Endpoint, EndpointConditions, EndpointPort, EndpointSlice};
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -19,7 +20,7 @@ use kubesim_api::object::{kind_info, Object};
 use kubesim_api::selector::Selector;
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions};
-use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_runtime::{Ctx, WatchEvent};
 use std::collections::BTreeMap;
 
 /// `kubernetes.io/service-name`.
@@ -157,14 +158,11 @@ impl Shared {
             .collect()
     }
 
-    fn on_watch(&mut self, event: &WatchEvent) -> Vec<Key> {
+    /// The keys an informer event concerns (the framework applied it to the caches already).
+    fn keys_for(&self, event: &WatchEvent, old: Option<&Object>) -> Vec<Key> {
         match event.resource {
-            ("", "services") => {
-                self.services.apply(event);
-                vec![key_of(&event.object)]
-            }
+            ("", "services") => vec![key_of(&event.object)],
             ("", "pods") => {
-                let old = self.pods.apply(event);
                 let relevant = |o: &Object| {
                     o.as_pod().map(|p| {
                         (
@@ -177,15 +175,12 @@ impl Shared {
                         )
                     })
                 };
-                if event.event_type == kubesim_store::EventType::Modified && old.as_deref().map(relevant) == Some(relevant(&event.object)) {
+                if event.event_type == kubesim_store::EventType::Modified && old.map(relevant) == Some(relevant(&event.object)) {
                     return Vec::new();
                 }
-                self.services_for_pod(&event.object, old.as_deref())
+                self.services_for_pod(&event.object, old)
             }
-            _ => {
-                self.nodes.apply(event);
-                Vec::new()
-            }
+            _ => Vec::new(),
         }
     }
 }
@@ -361,28 +356,20 @@ impl EndpointSliceController {
     }
 }
 
-impl Component for EndpointSliceController {
-    fn name(&self) -> &str {
+impl Reconciler for EndpointSliceController {
+    fn name(&self) -> &'static str {
         "endpointslice-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![
-            Interest { resource: ("", "services"), filter: WatchFilter::All },
-            Interest { resource: ("", "pods"), filter: WatchFilter::All },
-            Interest { resource: ("", "nodes"), filter: WatchFilter::All },
-            Interest { resource: ("discovery.k8s.io", "endpointslices"), filter: WatchFilter::All },
-        ]
+    crate::informers! {
+        queue: queue;
+        Informer::all(("", "services")) => shared.services,
+        Informer::all(("", "pods")) => shared.pods,
+        Informer::all(("", "nodes")) => shared.nodes,
+        Informer::all(("discovery.k8s.io", "endpointslices")) => slices,
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.shared.services.fill(ctx.api.store(), ("", "services"));
-        self.shared.pods.fill(ctx.api.store(), ("", "pods"));
-        self.shared.nodes.fill(ctx.api.store(), ("", "nodes"));
-        self.slices.fill(ctx.api.store(), ("discovery.k8s.io", "endpointslices"));
-        self.queue.add_all(&self.shared.services, ctx);
-    }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
         if event.resource == ("discovery.k8s.io", "endpointslices") {
-            self.slices.apply(event);
             // A slice changed or removed by someone else: resync its service.
             if let Some(svc) = event.object.metadata().labels.as_ref().and_then(|l| l.get(SERVICE_NAME_LABEL)) {
                 if event.object.metadata().labels.as_ref().and_then(|l| l.get(MANAGED_BY_LABEL)).map(String::as_str) == Some(MANAGED_BY) {
@@ -391,18 +378,12 @@ impl Component for EndpointSliceController {
             }
             return;
         }
-        for key in self.shared.on_watch(event) {
+        for key in self.shared.keys_for(event, change.old.as_deref()) {
             self.queue.add(key, ctx);
         }
     }
-    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if !self.queue.owns(token) {
-            return;
-        }
-        for key in self.queue.on_timer(token, ctx) {
-            let succeeded = self.sync(&key, ctx).is_ok();
-            self.queue.done(key, succeeded, ctx);
-        }
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.sync(key, ctx).map(|_| Action::AwaitChange)
     }
 }
 
@@ -513,21 +494,19 @@ impl EndpointsController {
     }
 }
 
-impl Component for EndpointsController {
-    fn name(&self) -> &str {
+impl Reconciler for EndpointsController {
+    fn name(&self) -> &'static str {
         "endpoint-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("", "services"), filter: WatchFilter::All }, Interest { resource: ("", "pods"), filter: WatchFilter::All }]
+    crate::informers! {
+        queue: queue;
+        Informer::all(("", "services")) => shared.services,
+        Informer::all(("", "pods")) => shared.pods,
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.shared.services.fill(ctx.api.store(), ("", "services"));
-        self.shared.pods.fill(ctx.api.store(), ("", "pods"));
-        self.queue.add_all(&self.shared.services, ctx);
-    }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
         let deleted_service = event.resource == ("", "services") && event.event_type == kubesim_store::EventType::Deleted;
-        for key in self.shared.on_watch(event) {
+        for key in self.shared.keys_for(event, change.old.as_deref()) {
             if deleted_service {
                 // The Endpoints object of a deleted service goes too.
                 let info = kind_info("v1", "Endpoints").expect("served");
@@ -537,13 +516,7 @@ impl Component for EndpointsController {
             self.queue.add(key, ctx);
         }
     }
-    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if !self.queue.owns(token) {
-            return;
-        }
-        for key in self.queue.on_timer(token, ctx) {
-            let succeeded = self.sync(&key, ctx).is_ok();
-            self.queue.done(key, succeeded, ctx);
-        }
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.sync(key, ctx).map(|_| Action::AwaitChange)
     }
 }

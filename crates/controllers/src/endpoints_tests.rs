@@ -24,10 +24,10 @@ fn service() -> Service {
 
 fn world() -> TestWorld {
     TestWorld::new(vec![
-        Box::new(crate::deployment::DeploymentController::new()),
-        Box::new(crate::replicaset::ReplicaSetController::new()),
-        Box::new(EndpointSliceController::new()),
-        Box::new(EndpointsController::new()),
+        Box::new(crate::framework::Controller(crate::deployment::DeploymentController::new())),
+        Box::new(crate::framework::Controller(crate::replicaset::ReplicaSetController::new())),
+        Box::new(crate::framework::Controller(EndpointSliceController::new())),
+        Box::new(crate::framework::Controller(EndpointsController::new())),
         Box::new(FakeKubelet::new(2000, 1000)),
     ])
 }

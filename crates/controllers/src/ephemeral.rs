@@ -3,12 +3,13 @@
 //! the garbage collector deletes it with the pod).
 
 use crate::common::*;
+use crate::framework::{Action, Change, Informer, Reconciler};
 use kubesim_api::k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::Object;
 use kubesim_api::Millis;
 use kubesim_apiserver::ApiError;
-use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_runtime::Ctx;
 use kubesim_store::EventType;
 
 /// Modelled processing latency.
@@ -87,34 +88,27 @@ impl EphemeralVolumeController {
     }
 }
 
-impl Component for EphemeralVolumeController {
-    fn name(&self) -> &str {
+impl Reconciler for EphemeralVolumeController {
+    fn name(&self) -> &'static str {
         "ephemeral-volume-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("", "pods"), filter: WatchFilter::All }]
+    crate::informers! {
+        queue: queue;
+        Informer::all(("", "pods")) => pods,
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.pods.fill(ctx.api.store(), ("", "pods"));
+    fn started(&mut self, ctx: &mut Ctx) {
         let keys: Vec<Key> = self.pods.iter().filter(|o| has_ephemeral(o)).map(|o| key_of(o)).collect();
         for key in keys {
             self.queue.add(key, ctx);
         }
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
-        self.pods.apply(event);
-        if event.event_type == EventType::Added && has_ephemeral(&event.object) {
-            self.queue.add(key_of(&event.object), ctx);
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        if change.event.event_type == EventType::Added && has_ephemeral(&change.event.object) {
+            self.queue.add(key_of(&change.event.object), ctx);
         }
     }
-    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if !self.queue.owns(token) {
-            return;
-        }
-        for key in self.queue.on_timer(token, ctx) {
-            let succeeded = self.sync(&key, ctx).is_ok();
-            self.queue.done(key, succeeded, ctx);
-        }
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.sync(key, ctx).map(|_| Action::AwaitChange)
     }
 }
 

@@ -11,11 +11,12 @@
 //!   finalizer is removed.
 
 use crate::common::*;
+use crate::framework::{Action, Change, Informer, Reconciler};
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kubesim_api::object::{all_kinds, kind_info, Object};
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions, Propagation};
-use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_runtime::Ctx;
 use kubesim_store::{resource_of, EventType, Resource};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -310,14 +311,21 @@ impl GarbageCollector {
     }
 }
 
-impl Component for GarbageCollector {
-    fn name(&self) -> &str {
+impl Reconciler for GarbageCollector {
+    fn name(&self) -> &'static str {
         "garbage-collector"
     }
-    fn interests(&self) -> Vec<Interest> {
-        gc_resources().into_iter().map(|resource| Interest { resource, filter: WatchFilter::All }).collect()
+    fn informers(&self) -> Vec<Informer> {
+        gc_resources().into_iter().map(Informer::all).collect()
     }
-    fn start(&mut self, ctx: &mut Ctx) {
+    /// The collector keeps its own graph (owners → dependents) instead of caches.
+    fn cache(&mut self, _resource: Resource) -> Option<&mut Cache> {
+        None
+    }
+    fn queue(&mut self) -> Option<&mut WorkQueue> {
+        Some(&mut self.queue)
+    }
+    fn started(&mut self, ctx: &mut Ctx) {
         let mut objects = Vec::new();
         for resource in gc_resources() {
             for object in ctx.api.store().list(resource, None) {
@@ -353,19 +361,15 @@ impl Component for GarbageCollector {
             }
         }
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
         self.observe(event.resource, &event.object, event.event_type == EventType::Deleted, ctx);
     }
-    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if !self.queue.owns(token) {
-            return;
-        }
-        for key in self.queue.on_timer(token, ctx) {
-            let result = match key.0.as_str() {
-                ORPHAN => self.attempt_to_orphan(&key.1, ctx),
-                _ => self.attempt_to_delete(&key.1, ctx),
-            };
-            self.queue.done(key, result.is_ok(), ctx);
-        }
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        let result = match key.0.as_str() {
+            ORPHAN => self.attempt_to_orphan(&key.1, ctx),
+            _ => self.attempt_to_delete(&key.1, ctx),
+        };
+        result.map(|_| Action::AwaitChange)
     }
 }

@@ -9,6 +9,7 @@
 //! autoscaling/v1 objects (targetCPUUtilizationPercentage) are read as their v2 equivalent.
 
 use crate::common::*;
+use crate::framework::{Change, Informer, Reconciler};
 use kubesim_api::k8s_openapi::api::autoscaling::v2::{
     HPAScalingPolicy, HPAScalingRules, HorizontalPodAutoscaler, HorizontalPodAutoscalerCondition, HorizontalPodAutoscalerSpec, HorizontalPodAutoscalerStatus,
     MetricSpec, MetricStatus, MetricTarget, MetricValueStatus, ResourceMetricSource, ResourceMetricStatus,
@@ -21,7 +22,7 @@ use kubesim_api::selector::Selector;
 use kubesim_api::time::{millis_of, time_at};
 use kubesim_api::Millis;
 use kubesim_apiserver::ApiError;
-use kubesim_runtime::{Component, Ctx, Interest, ResourceMetrics, WatchEvent, WatchFilter};
+use kubesim_runtime::{Ctx, ResourceMetrics};
 use kubesim_store::EventType;
 use std::collections::BTreeMap;
 
@@ -801,25 +802,23 @@ fn milli_quantity(milli: i64, cpu: bool) -> Quantity {
     }
 }
 
-impl Component for HpaController {
-    fn name(&self) -> &str {
+impl Reconciler for HpaController {
+    fn name(&self) -> &'static str {
         "horizontal-pod-autoscaler"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("autoscaling", "horizontalpodautoscalers"), filter: WatchFilter::All }]
+    crate::informers! {
+        queue: none;
+        Informer::all(("autoscaling", "horizontalpodautoscalers")) => hpas,
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.hpas.fill(ctx.api.store(), ("autoscaling", "horizontalpodautoscalers"));
+    fn started(&mut self, ctx: &mut Ctx) {
         ctx.after_periodic(SYNC_PERIOD_MS, TOKEN_RESYNC);
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+    fn changed(&mut self, change: Change, _ctx: &mut Ctx) {
         // New or changed HPAs are processed at the next resync tick: upstream enqueues them
         // through a fixed-interval rate limiter of one sync period.
-        self.hpas.apply(event);
-        if event.event_type == EventType::Deleted {
-            self.state.remove(&key_of(&event.object));
+        if change.event.event_type == EventType::Deleted {
+            self.state.remove(&key_of(&change.event.object));
         }
-        let _ = ctx;
     }
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
         if token != TOKEN_RESYNC {

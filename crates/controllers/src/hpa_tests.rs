@@ -236,9 +236,9 @@ fn hpa_scales_a_deployment_on_cpu_utilization() {
     use kubesim_api::object::Object;
     use std::collections::BTreeMap;
     let mut w = TestWorld::new(vec![
-        Box::new(crate::deployment::DeploymentController::new()),
-        Box::new(crate::replicaset::ReplicaSetController::new()),
-        Box::new(HpaController::new()),
+        Box::new(crate::framework::Controller(crate::deployment::DeploymentController::new())),
+        Box::new(crate::framework::Controller(crate::replicaset::ReplicaSetController::new())),
+        Box::new(crate::framework::Controller(HpaController::new())),
         Box::new(FakeKubelet::new(2000, 1000)),
     ]);
     let mut d = crate::e2e_tests::deployment("web", 2, "nginx");

@@ -19,6 +19,7 @@
 //! failure counts from the failed pods, per-index backoff, status.failedIndexes) are modelled.
 
 use crate::common::*;
+use crate::framework::{Action, Change, Informer, Reconciler};
 use crate::replicaset::slow_start_batch;
 use kubesim_api::k8s_openapi::api::batch::v1::{Job, JobCondition, JobSpec, JobStatus, UncountedTerminatedPods};
 use kubesim_api::k8s_openapi::api::core::v1::{EnvVar, EnvVarSource, ObjectFieldSelector, Pod};
@@ -28,7 +29,7 @@ use kubesim_api::selector::Selector;
 use kubesim_api::time::{millis_of, time_at};
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions, Propagation};
-use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_runtime::{Ctx, WatchEvent};
 use kubesim_store::EventType;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -223,11 +224,7 @@ impl JobController {
     }
 
     fn resolve(&self, namespace: &str, reference: &kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference) -> Option<Key> {
-        if reference.kind != "Job" {
-            return None;
-        }
-        let job = self.jobs.get_named(namespace, &reference.name)?;
-        (uid_of(job.metadata()) == reference.uid).then(|| key_of(job))
+        self.jobs.resolve_controller_ref(namespace, reference, "Job")
     }
 
     fn effective_selector(job: &Job) -> Selector {
@@ -945,22 +942,19 @@ fn past_backoff_limit_on_failure(spec: &JobSpec, pods: &[Pod]) -> bool {
     }
 }
 
-impl Component for JobController {
-    fn name(&self) -> &str {
+impl Reconciler for JobController {
+    fn name(&self) -> &'static str {
         "job-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("batch", "jobs"), filter: WatchFilter::All }, Interest { resource: ("", "pods"), filter: WatchFilter::All }]
+    crate::informers! {
+        queue: queue;
+        Informer::all(("batch", "jobs")) => jobs,
+        Informer::all(("", "pods")) => pods,
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.jobs.fill(ctx.api.store(), ("batch", "jobs"));
-        self.pods.fill(ctx.api.store(), ("", "pods"));
-        self.queue.add_all(&self.jobs, ctx);
-    }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
         match event.resource {
             ("batch", "jobs") => {
-                self.jobs.apply(event);
                 if event.event_type == EventType::Deleted {
                     // Release the finalizers of the deleted Job's pods.
                     let uid = uid_of(event.object.metadata()).to_string();
@@ -978,20 +972,11 @@ impl Component for JobController {
                 }
                 self.queue.add(key_of(&event.object), ctx);
             }
-            _ => {
-                let old = self.pods.apply(event);
-                self.on_pod(event, old, ctx);
-            }
+            _ => self.on_pod(event, change.old, ctx),
         }
     }
-    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if !self.queue.owns(token) {
-            return;
-        }
-        for key in self.queue.on_timer(token, ctx) {
-            let succeeded = self.sync(&key, ctx).is_ok();
-            self.queue.done(key, succeeded, ctx);
-        }
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.sync(key, ctx).map(|_| Action::AwaitChange)
     }
 }
 
@@ -1040,24 +1025,23 @@ impl TtlAfterFinishedController {
     }
 }
 
-impl Component for TtlAfterFinishedController {
-    fn name(&self) -> &str {
+impl Reconciler for TtlAfterFinishedController {
+    fn name(&self) -> &'static str {
         "ttl-after-finished-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("batch", "jobs"), filter: WatchFilter::All }]
+    crate::informers! {
+        queue: none;
+        Informer::all(("batch", "jobs")) => jobs,
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.jobs.fill(ctx.api.store(), ("batch", "jobs"));
+    fn started(&mut self, ctx: &mut Ctx) {
         let keys: Vec<Key> = self.jobs.iter().map(|o| key_of(o)).collect();
         for key in keys {
             self.process(&key, ctx);
         }
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
-        self.jobs.apply(event);
-        if event.event_type != EventType::Deleted {
-            self.process(&key_of(&event.object), ctx);
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        if change.event.event_type != EventType::Deleted {
+            self.process(&key_of(&change.event.object), ctx);
         }
     }
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {

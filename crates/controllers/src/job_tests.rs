@@ -31,9 +31,9 @@ fn job(name: &str, completions: Option<i32>, parallelism: Option<i32>) -> Job {
 
 fn world(kubelet: FakeKubelet) -> TestWorld {
     TestWorld::new(vec![
-        Box::new(JobController::new()),
-        Box::new(TtlAfterFinishedController::new()),
-        Box::new(crate::gc::GarbageCollector::new()),
+        Box::new(crate::framework::Controller(JobController::new())),
+        Box::new(crate::framework::Controller(TtlAfterFinishedController::new())),
+        Box::new(crate::framework::Controller(crate::gc::GarbageCollector::new())),
         Box::new(kubelet),
     ])
 }

@@ -1,13 +1,16 @@
 //! The kube-controller-manager model: workload and cluster controllers.
 //!
-//! Every controller is a [`Component`] structured like its upstream counterpart: informer caches
-//! fed by watch events ([`common::Cache`]), a de-duplicating rate-limited work queue processed
-//! after a modelled latency ([`common::WorkQueue`]), level-triggered sync functions that read
-//! the caches, compute a diff and write through the API (conflicts are retried through the
-//! queue), ownerReferences with `controller: true, blockOwnerDeletion: true` on everything they
-//! create, Events with upstream reasons/messages, and observedGeneration/conditions in status.
+//! Every controller is a [`framework::Reconciler`] run by [`framework::Controller`] (the one
+//! component glue): informer caches fed by watch events ([`common::Cache`]), a de-duplicating
+//! rate-limited work queue processed after a modelled latency ([`common::WorkQueue`]),
+//! level-triggered reconcile functions that read the caches, compute a diff and write through
+//! the API (conflicts are retried through the queue), ownerReferences with `controller: true,
+//! blockOwnerDeletion: true` on everything they create, Events with upstream reasons/messages,
+//! and observedGeneration/conditions in status. Their tests run on the same runtime and watch
+//! delivery model as the simulation (`testing::TestWorld`).
 //!
 //! Start here:
+//! - [`framework`]: the controller runtime (`Reconciler`, `Controller`, `informers!`).
 //! - [`replicaset`]: ReplicaSet controller (slow-start creation, deletion ranking, status), also
 //!   run over ReplicationControllers as the replication manager.
 //! - [`deployment`] + [`deployment_util`]: Deployment controller (rolling/recreate, revisions,
@@ -59,8 +62,6 @@
 //!   ([`common::decode`] / [`common::encode`]) instead of adding typed variants.
 //! - Job: the API server does not generate Job selectors; the Job controller selects/labels pods
 //!   by `batch.kubernetes.io/controller-uid` itself (the job's own spec is not rewritten).
-//! - Node lifecycle: NoExecute taints are applied in the monitor pass, without the per-zone
-//!   eviction rate limiter (for one failing node the timing is the same).
 //! - HPA: Resource metrics only; usage comes from the resource metrics API (`Ctx::metrics`) or the
 //!   pods' `kubesim.dev/cpu-usage` / `kubesim.dev/memory-usage` annotations (no metrics-server).
 //! - CronJob: UTC schedules only.
@@ -88,6 +89,7 @@ pub mod endpoints;
 #[cfg(test)]
 mod endpoints_tests;
 pub mod ephemeral;
+pub mod framework;
 pub mod gc;
 pub mod history;
 pub mod hpa;
@@ -114,32 +116,33 @@ pub mod volume;
 #[cfg(test)]
 mod volume_tests;
 
+use framework::Controller;
 use kubesim_runtime::Component;
 
 /// Every controller kube-controller-manager runs by default, in a fixed order.
 pub fn controllers() -> Vec<Box<dyn Component>> {
     vec![
-        Box::new(deployment::DeploymentController::new()),
-        Box::new(replicaset::ReplicaSetController::new()),
-        Box::new(gc::GarbageCollector::new()),
-        Box::new(namespace::NamespaceController::new()),
-        Box::new(namespace::ServiceAccountController::new()),
-        Box::new(namespace::RootCaPublisher::new()),
-        Box::new(nodelifecycle::NodeLifecycleController::new()),
-        Box::new(nodelifecycle::TaintEvictionController::new()),
-        Box::new(job::JobController::new()),
-        Box::new(job::TtlAfterFinishedController::new()),
-        Box::new(statefulset::StatefulSetController::new()),
-        Box::new(daemonset::DaemonSetController::new()),
-        Box::new(cronjob::CronJobController::new()),
-        Box::new(replicaset::ReplicaSetController::replication_manager()),
-        Box::new(disruption::DisruptionController::new()),
-        Box::new(hpa::HpaController::new()),
-        Box::new(endpoints::EndpointSliceController::new()),
-        Box::new(endpoints::EndpointsController::new()),
-        Box::new(volume::PersistentVolumeController::new()),
-        Box::new(podgc::PodGcController::new()),
-        Box::new(resourcequota::ResourceQuotaController::new()),
-        Box::new(ephemeral::EphemeralVolumeController::new()),
+        Box::new(Controller(deployment::DeploymentController::new())),
+        Box::new(Controller(replicaset::ReplicaSetController::new())),
+        Box::new(Controller(gc::GarbageCollector::new())),
+        Box::new(Controller(namespace::NamespaceController::new())),
+        Box::new(Controller(namespace::ServiceAccountController::new())),
+        Box::new(Controller(namespace::RootCaPublisher::new())),
+        Box::new(Controller(nodelifecycle::NodeLifecycleController::new())),
+        Box::new(Controller(nodelifecycle::TaintEvictionController::new())),
+        Box::new(Controller(job::JobController::new())),
+        Box::new(Controller(job::TtlAfterFinishedController::new())),
+        Box::new(Controller(statefulset::StatefulSetController::new())),
+        Box::new(Controller(daemonset::DaemonSetController::new())),
+        Box::new(Controller(cronjob::CronJobController::new())),
+        Box::new(Controller(replicaset::ReplicaSetController::replication_manager())),
+        Box::new(Controller(disruption::DisruptionController::new())),
+        Box::new(Controller(hpa::HpaController::new())),
+        Box::new(Controller(endpoints::EndpointSliceController::new())),
+        Box::new(Controller(endpoints::EndpointsController::new())),
+        Box::new(Controller(volume::PersistentVolumeController::new())),
+        Box::new(Controller(podgc::PodGcController::new())),
+        Box::new(Controller(resourcequota::ResourceQuotaController::new())),
+        Box::new(Controller(ephemeral::EphemeralVolumeController::new())),
     ]
 }

@@ -13,12 +13,13 @@
 //! sees the namespace gone.
 
 use crate::common::*;
+use crate::framework::{Action, Change, Informer, Reconciler};
 use kubesim_api::k8s_openapi::api::core::v1::{ConfigMap, Namespace, NamespaceCondition, ServiceAccount};
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::{all_kinds, Object, Scope};
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions};
-use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_runtime::{Ctx, WatchEvent};
 use kubesim_store::{resource_of, EventType, Resource};
 use std::collections::BTreeMap;
 
@@ -218,34 +219,28 @@ impl NamespaceController {
     }
 }
 
-impl Component for NamespaceController {
-    fn name(&self) -> &str {
+impl Reconciler for NamespaceController {
+    fn name(&self) -> &'static str {
         "namespace-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("", "namespaces"), filter: WatchFilter::All }]
+    crate::informers! {
+        queue: queue;
+        Informer::all(("", "namespaces")) => namespaces,
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.namespaces.fill(ctx.api.store(), ("", "namespaces"));
+    fn started(&mut self, ctx: &mut Ctx) {
         let keys: Vec<Key> = self.namespaces.iter().filter(|o| o.metadata().deletion_timestamp.is_some()).map(|o| key_of(o)).collect();
         for key in keys {
             self.queue.add(key, ctx);
         }
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
-        self.namespaces.apply(event);
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
         if event.event_type == EventType::Deleted || event.object.metadata().deletion_timestamp.is_some() {
             self.queue.add(key_of(&event.object), ctx);
         }
     }
-    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if !self.queue.owns(token) {
-            return;
-        }
-        for key in self.queue.on_timer(token, ctx) {
-            let succeeded = self.sync(&key, ctx).is_ok();
-            self.queue.done(key, succeeded, ctx);
-        }
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.sync(key, ctx).map(|_| Action::AwaitChange)
     }
 }
 
@@ -293,50 +288,45 @@ impl ServiceAccountController {
     }
 }
 
-impl Component for ServiceAccountController {
-    fn name(&self) -> &str {
+/// Queues every namespace (the per-namespace publishers' initial sync).
+fn queue_per_namespace(namespaces: &Cache, queue: &mut WorkQueue, ctx: &mut Ctx) {
+    for namespace in namespaces.iter() {
+        queue.add((String::new(), namespace.name().to_string()), ctx);
+    }
+}
+
+/// The per-namespace publishers' handler: a namespace event queues that namespace (unless it
+/// was deleted); an event of the published object queues the namespace it lives in.
+fn namespace_changed(event: &WatchEvent, queue: &mut WorkQueue, ctx: &mut Ctx) {
+    match event.resource {
+        ("", "namespaces") if event.event_type != EventType::Deleted => queue.add((String::new(), event.object.name().to_string()), ctx),
+        ("", "namespaces") => {}
+        _ => queue.add((String::new(), event.object.namespace().to_string()), ctx),
+    }
+}
+
+impl Reconciler for ServiceAccountController {
+    fn name(&self) -> &'static str {
         "serviceaccount-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![
-            Interest { resource: ("", "namespaces"), filter: WatchFilter::All },
-            Interest { resource: ("", "serviceaccounts"), filter: WatchFilter::Named("default".into()) },
-        ]
+    crate::informers! {
+        queue: queue;
+        Informer::all(("", "namespaces")) => namespaces,
+        Informer::named(("", "serviceaccounts"), "default") => accounts,
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.namespaces.fill(ctx.api.store(), ("", "namespaces"));
-        for object in ctx.api.store().list(("", "serviceaccounts"), None).filter(|o| o.name() == "default") {
-            self.accounts.put(object.clone());
-        }
-        let names: Vec<String> = self.namespaces.iter().map(|o| o.name().to_string()).collect();
-        for name in names {
-            self.queue.add((String::new(), name), ctx);
-        }
+    fn started(&mut self, ctx: &mut Ctx) {
+        queue_per_namespace(&self.namespaces, &mut self.queue, ctx);
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
-        match event.resource {
-            ("", "namespaces") => {
-                self.namespaces.apply(event);
-                if event.event_type != EventType::Deleted {
-                    self.queue.add((String::new(), event.object.name().to_string()), ctx);
-                }
-            }
-            _ => {
-                self.accounts.apply(event);
-                if event.event_type == EventType::Deleted {
-                    self.queue.add((String::new(), event.object.namespace().to_string()), ctx);
-                }
-            }
-        }
-    }
-    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if !self.queue.owns(token) {
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
+        // A namespace appeared or changed, or its `default` account went: make sure it has one.
+        if event.resource != ("", "namespaces") && event.event_type != EventType::Deleted {
             return;
         }
-        for key in self.queue.on_timer(token, ctx) {
-            let succeeded = self.sync(&key.1, ctx).is_ok();
-            self.queue.done(key, succeeded, ctx);
-        }
+        namespace_changed(event, &mut self.queue, ctx);
+    }
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.sync(&key.1, ctx).map(|_| Action::AwaitChange)
     }
 }
 
@@ -420,47 +410,24 @@ impl RootCaPublisher {
     }
 }
 
-impl Component for RootCaPublisher {
-    fn name(&self) -> &str {
+impl Reconciler for RootCaPublisher {
+    fn name(&self) -> &'static str {
         "root-ca-cert-publisher"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![
-            Interest { resource: ("", "namespaces"), filter: WatchFilter::All },
-            Interest { resource: ("", "configmaps"), filter: WatchFilter::Named(ROOT_CA_CONFIGMAP.into()) },
-        ]
+    crate::informers! {
+        queue: queue;
+        Informer::all(("", "namespaces")) => namespaces,
+        Informer::named(("", "configmaps"), ROOT_CA_CONFIGMAP) => configmaps,
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.namespaces.fill(ctx.api.store(), ("", "namespaces"));
-        for object in ctx.api.store().list(("", "configmaps"), None).filter(|o| o.name() == ROOT_CA_CONFIGMAP) {
-            self.configmaps.put(object.clone());
-        }
-        let names: Vec<String> = self.namespaces.iter().map(|o| o.name().to_string()).collect();
-        for name in names {
-            self.queue.add((String::new(), name), ctx);
-        }
+    fn started(&mut self, ctx: &mut Ctx) {
+        queue_per_namespace(&self.namespaces, &mut self.queue, ctx);
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
-        match event.resource {
-            ("", "namespaces") => {
-                self.namespaces.apply(event);
-                if event.event_type != EventType::Deleted {
-                    self.queue.add((String::new(), event.object.name().to_string()), ctx);
-                }
-            }
-            _ => {
-                self.configmaps.apply(event);
-                self.queue.add((String::new(), event.object.namespace().to_string()), ctx);
-            }
-        }
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
+        // A namespace appeared or changed, or its root CA ConfigMap did: republish it.
+        namespace_changed(event, &mut self.queue, ctx);
     }
-    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if !self.queue.owns(token) {
-            return;
-        }
-        for key in self.queue.on_timer(token, ctx) {
-            let succeeded = self.sync(&key.1, ctx).is_ok();
-            self.queue.done(key, succeeded, ctx);
-        }
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.sync(&key.1, ctx).map(|_| Action::AwaitChange)
     }
 }

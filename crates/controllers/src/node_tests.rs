@@ -59,7 +59,10 @@ fn make_ready(w: &mut TestWorld, name: &str) {
 }
 
 fn world() -> TestWorld {
-    TestWorld::new(vec![Box::new(NodeLifecycleController::new()), Box::new(TaintEvictionController::new())])
+    TestWorld::new(vec![
+        Box::new(crate::framework::Controller(NodeLifecycleController::new())),
+        Box::new(crate::framework::Controller(TaintEvictionController::new())),
+    ])
 }
 
 #[test]
@@ -191,7 +194,7 @@ fn min_toleration_time() {
 
 #[test]
 fn pod_gc_removes_pods_of_deleted_nodes_and_terminated_pods_over_the_threshold() {
-    let mut w = TestWorld::new(vec![Box::new(crate::podgc::PodGcController::with_threshold(1))]);
+    let mut w = TestWorld::new(vec![Box::new(crate::framework::Controller(crate::podgc::PodGcController::with_threshold(1)))]);
     w.create(Object::Node(Box::new(node("n1", "True", 0)))).unwrap();
     w.create(Object::Pod(Box::new(ready_pod("orphan", "n1", None)))).unwrap();
     for name in ["done-1", "done-2"] {
@@ -216,7 +219,7 @@ fn pod_gc_removes_pods_of_deleted_nodes_and_terminated_pods_over_the_threshold()
 fn resource_quota_usage_is_recomputed_and_replenished() {
     use kubesim_api::k8s_openapi::api::core::v1::ResourceRequirements;
     use kubesim_api::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-    let mut w = TestWorld::new(vec![Box::new(crate::resourcequota::ResourceQuotaController::new())]);
+    let mut w = TestWorld::new(vec![Box::new(crate::framework::Controller(crate::resourcequota::ResourceQuotaController::new()))]);
     let info = kubesim_api::object::kind_info("v1", "ResourceQuota").unwrap();
     let quota = Object::from_json(
         info,

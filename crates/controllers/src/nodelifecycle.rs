@@ -43,12 +43,13 @@
 //! clean-up upstream does when it first sees a node.
 
 use crate::common::*;
+use crate::framework::{Action, Change, Informer, Reconciler};
 use kubesim_api::k8s_openapi::api::core::v1::{Node, NodeCondition, Pod, PodCondition, Taint, Toleration};
 use kubesim_api::object::{kind_info, Object};
 use kubesim_api::time::{millis_of, time_at};
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions};
-use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_runtime::Ctx;
 use kubesim_store::EventType;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -358,12 +359,12 @@ struct Health {
 }
 
 /// The node lifecycle controller.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct NodeLifecycleController {
     nodes: Cache,
     leases: Cache,
     health: BTreeMap<String, Health>,
-    queue: Option<WorkQueue>,
+    queue: WorkQueue,
     registered: BTreeSet<String>,
     /// `zoneStates` (None = stateInitial).
     zone_states: BTreeMap<String, Option<ZoneState>>,
@@ -373,14 +374,25 @@ pub struct NodeLifecycleController {
     taint_pass_at: Option<Millis>,
 }
 
+impl Default for NodeLifecycleController {
+    fn default() -> Self {
+        NodeLifecycleController::new()
+    }
+}
+
 impl NodeLifecycleController {
     /// A controller with empty caches.
     pub fn new() -> NodeLifecycleController {
-        NodeLifecycleController { queue: Some(WorkQueue::new(10)), ..Default::default() }
-    }
-
-    fn queue(&mut self) -> &mut WorkQueue {
-        self.queue.get_or_insert_with(|| WorkQueue::new(10))
+        NodeLifecycleController {
+            nodes: Cache::default(),
+            leases: Cache::default(),
+            health: BTreeMap::new(),
+            queue: WorkQueue::new(10),
+            registered: BTreeSet::new(),
+            zone_states: BTreeMap::new(),
+            tainters: BTreeMap::new(),
+            taint_pass_at: None,
+        }
     }
 
     /// `tryUpdateNodeHealth`: returns (observed Ready status, current Ready status).
@@ -742,50 +754,45 @@ impl NodeLifecycleController {
     }
 }
 
-impl Component for NodeLifecycleController {
-    fn name(&self) -> &str {
+impl Reconciler for NodeLifecycleController {
+    fn name(&self) -> &'static str {
         "node-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("", "nodes"), filter: WatchFilter::All }, Interest { resource: ("coordination.k8s.io", "leases"), filter: WatchFilter::All }]
+    crate::informers! {
+        queue: queue;
+        Informer::all(("", "nodes")) => nodes,
+        Informer::in_namespace(("coordination.k8s.io", "leases"), "kube-node-lease") => leases,
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.nodes.fill(ctx.api.store(), ("", "nodes"));
-        for object in ctx.api.store().list(("coordination.k8s.io", "leases"), Some("kube-node-lease")) {
-            self.leases.put(object.clone());
-        }
+    fn started(&mut self, ctx: &mut Ctx) {
         let names: Vec<String> = self.nodes.iter().map(|o| o.name().to_string()).collect();
         for name in names {
-            self.queue().add((String::new(), name), ctx);
+            self.queue.add((String::new(), name), ctx);
         }
         ctx.after_periodic(NODE_MONITOR_PERIOD_MS, TOKEN_MONITOR);
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
-        match event.resource {
-            ("", "nodes") => {
-                self.nodes.apply(event);
-                let name = event.object.name().to_string();
-                match event.event_type {
-                    EventType::Deleted => {
-                        self.health.remove(&name);
-                        if self.registered.remove(&name) {
-                            ctx.event(&event.object, "Normal", "RemovingNode", format!("Node {name} event: Removing Node {name} from Controller"));
-                        }
-                    }
-                    _ => {
-                        if self.registered.insert(name.clone()) {
-                            ctx.event(&event.object, "Normal", "RegisteredNode", format!("Node {name} event: Registered Node {name} in Controller"));
-                        }
-                        self.queue().add((String::new(), name), ctx);
-                    }
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
+        if event.resource != ("", "nodes") {
+            return;
+        }
+        let name = event.object.name().to_string();
+        match event.event_type {
+            EventType::Deleted => {
+                self.health.remove(&name);
+                if self.registered.remove(&name) {
+                    ctx.event(&event.object, "Normal", "RemovingNode", format!("Node {name} event: Removing Node {name} from Controller"));
                 }
             }
             _ => {
-                if event.object.namespace() == "kube-node-lease" {
-                    self.leases.apply(event);
+                if self.registered.insert(name.clone()) {
+                    ctx.event(&event.object, "Normal", "RegisteredNode", format!("Node {name} event: Registered Node {name} in Controller"));
                 }
+                self.queue.add((String::new(), name), ctx);
             }
         }
+    }
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.no_schedule_pass(&key.1, ctx).map(|_| Action::AwaitChange)
     }
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
         if token == TOKEN_MONITOR {
@@ -798,15 +805,6 @@ impl Component for NodeLifecycleController {
                 self.taint_pass_at = None;
             }
             self.no_execute_tainting_pass(ctx);
-            return;
-        }
-        if !self.queue().owns(token) {
-            return;
-        }
-        let keys = self.queue().on_timer(token, ctx);
-        for key in keys {
-            let succeeded = self.no_schedule_pass(&key.1, ctx).is_ok();
-            self.queue().done(key, succeeded, ctx);
         }
     }
 }
@@ -966,25 +964,26 @@ impl TaintEvictionController {
     }
 }
 
-impl Component for TaintEvictionController {
-    fn name(&self) -> &str {
+impl Reconciler for TaintEvictionController {
+    fn name(&self) -> &'static str {
         "taint-eviction-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("", "nodes"), filter: WatchFilter::All }, Interest { resource: ("", "pods"), filter: WatchFilter::All }]
+    crate::informers! {
+        queue: none;
+        Informer::all(("", "nodes")) => nodes,
+        Informer::all(("", "pods")) => pods,
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.nodes.fill(ctx.api.store(), ("", "nodes"));
-        self.pods.fill(ctx.api.store(), ("", "pods"));
+    fn started(&mut self, ctx: &mut Ctx) {
         let keys: Vec<Key> = self.pods.iter().map(|o| key_of(o)).collect();
         for key in keys {
             self.process_pod(&key, ctx);
         }
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
+        let old = change.old;
         match event.resource {
             ("", "nodes") => {
-                let old = self.nodes.apply(event);
                 let taints = |o: Option<&Object>| -> Vec<Taint> {
                     o.and_then(as_node)
                         .and_then(|n| n.spec.as_ref())
@@ -1006,7 +1005,6 @@ impl Component for TaintEvictionController {
             }
             _ => {
                 let key = key_of(&event.object);
-                let old = self.pods.apply(event);
                 if event.event_type == EventType::Deleted {
                     if let Some((_, _, token)) = self.scheduled.remove(&key) {
                         self.tokens.remove(&token);

@@ -5,12 +5,13 @@
 //! pods beyond --terminated-pod-gc-threshold (12500).
 
 use crate::common::*;
+use crate::framework::{Change, Informer, Reconciler};
 use kubesim_api::k8s_openapi::api::core::v1::{Pod, PodCondition};
 use kubesim_api::object::{kind_info, Object};
 use kubesim_api::time::time_at;
 use kubesim_api::Millis;
 use kubesim_apiserver::DeleteOptions;
-use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_runtime::Ctx;
 use std::collections::BTreeMap;
 
 /// gcCheckPeriod.
@@ -123,20 +124,18 @@ impl PodGcController {
     }
 }
 
-impl Component for PodGcController {
-    fn name(&self) -> &str {
+impl Reconciler for PodGcController {
+    fn name(&self) -> &'static str {
         "pod-garbage-collector"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("", "nodes"), filter: WatchFilter::All }]
+    crate::informers! {
+        queue: none;
+        Informer::all(("", "nodes")) => nodes,
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.nodes.fill(ctx.api.store(), ("", "nodes"));
+    fn started(&mut self, ctx: &mut Ctx) {
         ctx.after_periodic(GC_CHECK_PERIOD_MS, TOKEN_GC);
     }
-    fn on_watch(&mut self, event: &WatchEvent, _ctx: &mut Ctx) {
-        self.nodes.apply(event);
-    }
+    fn changed(&mut self, _change: Change, _ctx: &mut Ctx) {}
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
         if token == TOKEN_GC {
             self.gc(ctx);

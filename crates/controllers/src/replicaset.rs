@@ -5,6 +5,7 @@
 //! ...), at most `burstReplicas` (500) per sync, guarded by expectations — and writes status.
 
 use crate::common::*;
+use crate::framework::{Action, Change, Informer, Reconciler};
 use kubesim_api::k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetCondition, ReplicaSetStatus};
 use kubesim_api::k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use kubesim_api::k8s_openapi::api::core::v1::{ReplicationController, ReplicationControllerCondition, ReplicationControllerStatus};
@@ -13,8 +14,9 @@ use kubesim_api::object::{kind_info, Object};
 use kubesim_api::selector::Selector;
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions};
-use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_runtime::{Ctx, WatchEvent};
 use kubesim_store::EventType;
+use kubesim_store::Resource;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -393,11 +395,7 @@ impl ReplicaSetController {
     }
 
     fn resolve(&self, namespace: &str, reference: &OwnerReference) -> Option<Key> {
-        if reference.kind != self.kind() {
-            return None;
-        }
-        let rs = self.rss.get_named(namespace, &reference.name)?;
-        (uid_of(rs.metadata()) == reference.uid).then(|| key_of(rs))
+        self.rss.resolve_controller_ref(namespace, reference, self.kind())
     }
 
     fn matching_rss(&self, pod: &Object) -> Vec<Key> {
@@ -642,54 +640,43 @@ impl ReplicaSetController {
         }
         Ok(())
     }
-
-    fn process(&mut self, keys: Vec<Key>, ctx: &mut Ctx) {
-        self.examined = 0;
-        for key in keys {
-            let succeeded = self.sync(&key, ctx).is_ok();
-            self.queue.done(key, succeeded, ctx);
-        }
-        self.queue.busy_until(ctx.now + self.examined * crate::common::SYNC_NS_PER_OBJECT / 1_000_000);
-    }
 }
 
-impl Component for ReplicaSetController {
-    fn name(&self) -> &str {
+impl Reconciler for ReplicaSetController {
+    fn name(&self) -> &'static str {
         if self.rc {
             "replication-controller"
         } else {
             "replicaset-controller"
         }
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: self.resource(), filter: WatchFilter::All }, Interest { resource: ("", "pods"), filter: WatchFilter::All }]
+    fn informers(&self) -> Vec<Informer> {
+        vec![Informer::all(self.resource()), Informer::all(("", "pods"))]
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.rss.fill(ctx.api.store(), self.resource());
-        self.pods.fill(ctx.api.store(), ("", "pods"));
-        self.queue.add_all(&self.rss, ctx);
-    }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
-        match event.resource {
-            r if r == self.resource() => {
-                self.rss.apply(event);
-                let key = key_of(&event.object);
-                if event.event_type == EventType::Deleted {
-                    self.expectations.forget(&key);
-                }
-                self.queue.add(key, ctx);
-            }
-            ("", "pods") => {
-                let old = self.pods.apply(event);
-                self.on_pod(event, old, ctx);
-            }
-            _ => {}
+    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
+        match resource {
+            ("", "pods") => Some(&mut self.pods),
+            _ => Some(&mut self.rss),
         }
     }
-    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if self.queue.owns(token) {
-            let keys = self.queue.on_timer(token, ctx);
-            self.process(keys, ctx);
+    fn queue(&mut self) -> Option<&mut WorkQueue> {
+        Some(&mut self.queue)
+    }
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
+        if event.resource == ("", "pods") {
+            return self.on_pod(event, change.old, ctx);
         }
+        let key = key_of(&event.object);
+        if event.event_type == EventType::Deleted {
+            self.expectations.forget(&key);
+        }
+        self.queue.add(key, ctx);
+    }
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.sync(key, ctx).map(|()| Action::AwaitChange)
+    }
+    fn take_examined(&mut self) -> u64 {
+        std::mem::take(&mut self.examined)
     }
 }

@@ -10,11 +10,12 @@
 //! NotTerminating, BestEffort and NotBestEffort are honoured; scopeSelector is not modelled.
 
 use crate::common::*;
+use crate::framework::{Action, Change, Informer, Reconciler};
 use kubesim_api::k8s_openapi::api::core::v1::Pod;
 use kubesim_api::object::{all_kinds, Object};
 use kubesim_api::Millis;
 use kubesim_apiserver::ApiError;
-use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_runtime::Ctx;
 use kubesim_store::{resource_of, EventType, Resource};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -127,25 +128,30 @@ impl ResourceQuotaController {
 const REPLENISHED: &[Resource] =
     &[("", "pods"), ("", "services"), ("", "configmaps"), ("", "secrets"), ("", "persistentvolumeclaims"), ("", "replicationcontrollers")];
 
-impl Component for ResourceQuotaController {
-    fn name(&self) -> &str {
+impl Reconciler for ResourceQuotaController {
+    fn name(&self) -> &'static str {
         "resourcequota-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        let mut v = vec![Interest { resource: ("", "resourcequotas"), filter: WatchFilter::All }];
-        v.extend(REPLENISHED.iter().map(|r| Interest { resource: *r, filter: WatchFilter::All }));
+    fn informers(&self) -> Vec<Informer> {
+        let mut v = vec![Informer::all(("", "resourcequotas"))];
+        v.extend(REPLENISHED.iter().map(|r| Informer::all(*r)));
         v
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.quotas.fill(ctx.api.store(), ("", "resourcequotas"));
+    fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
+        (resource == ("", "resourcequotas")).then_some(&mut self.quotas)
+    }
+    fn queue(&mut self) -> Option<&mut WorkQueue> {
+        Some(&mut self.queue)
+    }
+    fn started(&mut self, ctx: &mut Ctx) {
         self.queue.add_all(&self.quotas, ctx);
         ctx.after_periodic(QUOTA_RESYNC_MS, TOKEN_RESYNC);
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
         if event.resource == ("", "resourcequotas") {
-            let old = self.quotas.apply(event);
             let spec = |o: &Object| o.to_json().get("spec").cloned();
-            if event.event_type != EventType::Deleted && old.as_deref().map(spec) != Some(spec(&event.object)) {
+            if event.event_type != EventType::Deleted && change.old.as_deref().map(spec) != Some(spec(&event.object)) {
                 self.queue.add(key_of(&event.object), ctx);
             }
             return;
@@ -163,18 +169,13 @@ impl Component for ResourceQuotaController {
             self.enqueue_namespace(event.object.namespace(), ctx);
         }
     }
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.sync(key, ctx).map(|_| Action::AwaitChange)
+    }
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
         if token == TOKEN_RESYNC {
             self.queue.add_all(&self.quotas, ctx);
             ctx.after_periodic(QUOTA_RESYNC_MS, TOKEN_RESYNC);
-            return;
-        }
-        if !self.queue.owns(token) {
-            return;
-        }
-        for key in self.queue.on_timer(token, ctx) {
-            let succeeded = self.sync(&key, ctx).is_ok();
-            self.queue.done(key, succeeded, ctx);
         }
     }
 }

@@ -13,6 +13,7 @@
 //! on from v1.35), so updates replace one pod at a time.
 
 use crate::common::*;
+use crate::framework::{Action, Change, Informer, Reconciler};
 use crate::history::{ensure_revision, owned_revisions, revision_template, truncate_history};
 use kubesim_api::k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet, StatefulSetSpec, StatefulSetStatus};
 use kubesim_api::k8s_openapi::api::core::v1::{PersistentVolumeClaim, PersistentVolumeClaimVolumeSource, Pod, PodTemplateSpec, Volume};
@@ -21,7 +22,7 @@ use kubesim_api::object::{kind_info, Object};
 use kubesim_api::selector::Selector;
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions};
-use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_runtime::Ctx;
 use kubesim_store::EventType;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -457,80 +458,51 @@ impl StatefulSetController {
     }
 
     fn owner_key(&self, pod: &Object) -> Option<Key> {
-        let r = controller_of(pod.metadata())?;
-        if r.kind != "StatefulSet" {
-            return None;
-        }
-        let set = self.sets.get_named(pod.namespace(), &r.name)?;
-        (uid_of(set.metadata()) == r.uid).then(|| key_of(set))
+        self.sets.controller_key(pod, "StatefulSet")
     }
 }
 
-impl Component for StatefulSetController {
-    fn name(&self) -> &str {
+impl Reconciler for StatefulSetController {
+    fn name(&self) -> &'static str {
         "statefulset-controller"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![
-            Interest { resource: ("apps", "statefulsets"), filter: WatchFilter::All },
-            Interest { resource: ("", "pods"), filter: WatchFilter::All },
-            Interest { resource: ("apps", "controllerrevisions"), filter: WatchFilter::All },
-            Interest { resource: ("", "persistentvolumeclaims"), filter: WatchFilter::All },
-        ]
+    crate::informers! {
+        queue: queue;
+        Informer::all(("apps", "statefulsets")) => sets,
+        Informer::all(("", "pods")) => pods,
+        Informer::all(("apps", "controllerrevisions")) => revisions,
+        Informer::all(("", "persistentvolumeclaims")) => claims,
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.sets.fill(ctx.api.store(), ("apps", "statefulsets"));
-        self.pods.fill(ctx.api.store(), ("", "pods"));
-        self.revisions.fill(ctx.api.store(), ("apps", "controllerrevisions"));
-        self.claims.fill(ctx.api.store(), ("", "persistentvolumeclaims"));
-        self.queue.add_all(&self.sets, ctx);
-    }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
         match event.resource {
-            ("apps", "statefulsets") => {
-                self.sets.apply(event);
-                self.queue.add(key_of(&event.object), ctx);
-            }
-            ("", "pods") => {
-                self.pods.apply(event);
-                match self.owner_key(&event.object) {
-                    Some(key) => self.queue.add(key, ctx),
-                    None => {
-                        if controller_of(event.object.metadata()).is_none() && event.event_type != EventType::Deleted {
-                            let labels = event.object.metadata().labels.clone();
-                            let keys: Vec<Key> = self
-                                .sets
-                                .in_namespace(event.object.namespace())
-                                .filter(|s| {
-                                    decode::<StatefulSet>(s).and_then(|s| s.spec).is_some_and(|spec| {
-                                        let sel = Selector::from_label_selector(&spec.selector);
-                                        !sel.is_empty() && sel.matches(labels.as_ref())
-                                    })
+            ("apps", "statefulsets") => self.queue.add(key_of(&event.object), ctx),
+            ("", "pods") => match self.owner_key(&event.object) {
+                Some(key) => self.queue.add(key, ctx),
+                None => {
+                    if controller_of(event.object.metadata()).is_none() && event.event_type != EventType::Deleted {
+                        let labels = event.object.metadata().labels.clone();
+                        let keys: Vec<Key> = self
+                            .sets
+                            .in_namespace(event.object.namespace())
+                            .filter(|s| {
+                                decode::<StatefulSet>(s).and_then(|s| s.spec).is_some_and(|spec| {
+                                    let sel = Selector::from_label_selector(&spec.selector);
+                                    !sel.is_empty() && sel.matches(labels.as_ref())
                                 })
-                                .map(|s| key_of(s))
-                                .collect();
-                            for key in keys {
-                                self.queue.add(key, ctx);
-                            }
+                            })
+                            .map(|s| key_of(s))
+                            .collect();
+                        for key in keys {
+                            self.queue.add(key, ctx);
                         }
                     }
                 }
-            }
-            ("apps", "controllerrevisions") => {
-                self.revisions.apply(event);
-            }
-            _ => {
-                self.claims.apply(event);
-            }
+            },
+            _ => {}
         }
     }
-    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if !self.queue.owns(token) {
-            return;
-        }
-        for key in self.queue.on_timer(token, ctx) {
-            let succeeded = self.sync(&key, ctx).is_ok();
-            self.queue.done(key, succeeded, ctx);
-        }
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        self.sync(key, ctx).map(|_| Action::AwaitChange)
     }
 }

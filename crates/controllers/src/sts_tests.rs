@@ -47,7 +47,7 @@ fn sts(replicas: i32, parallel: bool) -> StatefulSet {
 }
 
 fn world() -> TestWorld {
-    TestWorld::new(vec![Box::new(StatefulSetController::new()), Box::new(FakeKubelet::new(2000, 1000))])
+    TestWorld::new(vec![Box::new(crate::framework::Controller(StatefulSetController::new())), Box::new(FakeKubelet::new(2000, 1000))])
 }
 
 fn get_sts(w: &TestWorld) -> StatefulSet {
@@ -168,8 +168,11 @@ fn ordinals_parse_strictly() {
 #[test]
 fn claim_retention_policy_delete_removes_claims_on_scale_down_and_deletion() {
     use kubesim_api::k8s_openapi::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy;
-    let mut w =
-        TestWorld::new(vec![Box::new(StatefulSetController::new()), Box::new(crate::gc::GarbageCollector::new()), Box::new(FakeKubelet::new(2000, 1000))]);
+    let mut w = TestWorld::new(vec![
+        Box::new(crate::framework::Controller(StatefulSetController::new())),
+        Box::new(crate::framework::Controller(crate::gc::GarbageCollector::new())),
+        Box::new(FakeKubelet::new(2000, 1000)),
+    ]);
     let mut s = sts(3, false);
     s.spec.as_mut().unwrap().persistent_volume_claim_retention_policy =
         Some(StatefulSetPersistentVolumeClaimRetentionPolicy { when_deleted: Some("Delete".into()), when_scaled: Some("Delete".into()) });

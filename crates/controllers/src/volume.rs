@@ -11,6 +11,7 @@
 //! recorded by this controller.
 
 use crate::common::*;
+use crate::framework::{Action, Change, Informer, Reconciler};
 use kubesim_api::k8s_openapi::api::core::v1::{
     CSIPersistentVolumeSource, HostPathVolumeSource, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, ObjectReference, PersistentVolume,
     PersistentVolumeClaim, PersistentVolumeClaimStatus, PersistentVolumeSpec, PersistentVolumeStatus, VolumeNodeAffinity,
@@ -23,7 +24,7 @@ use kubesim_api::selector::Selector;
 use kubesim_api::time::time_at;
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions};
-use kubesim_runtime::{Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_runtime::Ctx;
 use std::collections::BTreeMap;
 
 /// `storageclass.kubernetes.io/is-default-class`.
@@ -454,31 +455,27 @@ impl PersistentVolumeController {
     }
 }
 
-impl Component for PersistentVolumeController {
-    fn name(&self) -> &str {
+impl Reconciler for PersistentVolumeController {
+    fn name(&self) -> &'static str {
         "persistent-volume-binder"
     }
-    fn interests(&self) -> Vec<Interest> {
-        vec![
-            Interest { resource: ("", "persistentvolumes"), filter: WatchFilter::All },
-            Interest { resource: ("", "persistentvolumeclaims"), filter: WatchFilter::All },
-            Interest { resource: ("storage.k8s.io", "storageclasses"), filter: WatchFilter::All },
-            Interest { resource: ("", "pods"), filter: WatchFilter::All },
-        ]
+    crate::informers! {
+        queue: queue;
+        Informer::all(("", "persistentvolumes")) => volumes,
+        Informer::all(("", "persistentvolumeclaims")) => claims,
+        Informer::all(("storage.k8s.io", "storageclasses")) => classes,
+        Informer::all(("", "pods")) => none,
     }
-    fn start(&mut self, ctx: &mut Ctx) {
-        self.volumes.fill(ctx.api.store(), ("", "persistentvolumes"));
-        self.claims.fill(ctx.api.store(), ("", "persistentvolumeclaims"));
-        self.classes.fill(ctx.api.store(), ("storage.k8s.io", "storageclasses"));
+    fn started(&mut self, ctx: &mut Ctx) {
         let keys: Vec<Key> = self.claims.iter().map(|o| key_of(o)).chain(self.volumes.iter().map(|o| key_of(o))).collect();
         for key in keys {
             self.queue.add(key, ctx);
         }
     }
-    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
         match event.resource {
             ("", "persistentvolumes") => {
-                self.volumes.apply(event);
                 self.queue.add(key_of(&event.object), ctx);
                 // Claims waiting for volumes.
                 let pending: Vec<Key> = self
@@ -492,7 +489,6 @@ impl Component for PersistentVolumeController {
                 }
             }
             ("", "persistentvolumeclaims") => {
-                self.claims.apply(event);
                 if event.event_type == kubesim_store::EventType::Deleted {
                     // Its volume may be released.
                     if let Some(v) = decode::<PersistentVolumeClaim>(&event.object).and_then(|c| c.spec).and_then(|s| s.volume_name) {
@@ -513,7 +509,6 @@ impl Component for PersistentVolumeController {
                 self.queue.add(key_of(&event.object), ctx);
             }
             ("storage.k8s.io", "storageclasses") => {
-                self.classes.apply(event);
                 let pending: Vec<Key> = self.claims.iter().map(|c| key_of(c)).collect();
                 for key in pending {
                     self.queue.add(key, ctx);
@@ -534,17 +529,13 @@ impl Component for PersistentVolumeController {
             }
         }
     }
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        let result = if key.0.is_empty() { self.sync_volume(&key.1, ctx) } else { self.sync_claim(key, ctx) };
+        result.map(|_| Action::AwaitChange)
+    }
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
         if let Some(key) = self.provisioning.remove(&token) {
             let _ = self.provision(&key, ctx);
-            return;
-        }
-        if !self.queue.owns(token) {
-            return;
-        }
-        for key in self.queue.on_timer(token, ctx) {
-            let result = if key.0.is_empty() { self.sync_volume(&key.1, ctx) } else { self.sync_claim(&key, ctx) };
-            self.queue.done(key, result.is_ok(), ctx);
         }
     }
 }

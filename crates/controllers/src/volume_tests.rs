@@ -64,7 +64,7 @@ fn get_pv(w: &TestWorld, name: &str) -> PersistentVolume {
 // Mirrors pkg/controller/volume/persistentvolume/index_test.go (TestMatchVolume: smallest fit)
 #[test]
 fn static_volumes_bind_to_the_smallest_fit() {
-    let mut w = TestWorld::new(vec![Box::new(PersistentVolumeController::new())]);
+    let mut w = TestWorld::new(vec![Box::new(crate::framework::Controller(PersistentVolumeController::new()))]);
     for (n, s) in [("pv-1g", "1Gi"), ("pv-10g", "10Gi"), ("pv-5g", "5Gi")] {
         w.create(encode(&pv(n, s, ""), "v1", "PersistentVolume")).unwrap();
     }
@@ -89,7 +89,7 @@ fn static_volumes_bind_to_the_smallest_fit() {
 
 #[test]
 fn no_volume_and_no_class_reports_failed_binding() {
-    let mut w = TestWorld::new(vec![Box::new(PersistentVolumeController::new())]);
+    let mut w = TestWorld::new(vec![Box::new(crate::framework::Controller(PersistentVolumeController::new()))]);
     w.create(encode(&pvc("data", "1Gi", None), "v1", "PersistentVolumeClaim")).unwrap();
     w.run_for(1_000);
     assert!(get_pvc(&w, "data").status.and_then(|s| s.phase).is_none_or(|p| p == "Pending"));
@@ -98,7 +98,10 @@ fn no_volume_and_no_class_reports_failed_binding() {
 
 #[test]
 fn default_class_provisions_and_deletes_volumes() {
-    let mut w = TestWorld::new(vec![Box::new(PersistentVolumeController::new()), Box::new(crate::gc::GarbageCollector::new())]);
+    let mut w = TestWorld::new(vec![
+        Box::new(crate::framework::Controller(PersistentVolumeController::new())),
+        Box::new(crate::framework::Controller(crate::gc::GarbageCollector::new())),
+    ]);
     w.create(encode(&class("standard", "Immediate", true), "storage.k8s.io/v1", "StorageClass")).unwrap();
     w.create(encode(&pvc("data", "2Gi", None), "v1", "PersistentVolumeClaim")).unwrap();
     w.run_for(5_000);
@@ -123,7 +126,8 @@ fn default_class_provisions_and_deletes_volumes() {
 fn wait_for_first_consumer_binds_after_the_pod_is_scheduled() {
     use kubesim_api::k8s_openapi::api::core::v1::{Container, PersistentVolumeClaimVolumeSource, Pod, PodSpec, Volume};
     use kubesim_api::object::Object;
-    let mut w = TestWorld::new(vec![Box::new(PersistentVolumeController::new()), Box::new(crate::testing::FakeKubelet::new(2000, 1000))]);
+    let mut w =
+        TestWorld::new(vec![Box::new(crate::framework::Controller(PersistentVolumeController::new())), Box::new(crate::testing::FakeKubelet::new(2000, 1000))]);
     w.create(encode(&class("local", "WaitForFirstConsumer", true), "storage.k8s.io/v1", "StorageClass")).unwrap();
     w.create(encode(&pvc("data", "1Gi", None), "v1", "PersistentVolumeClaim")).unwrap();
     w.run_for(1_000);
@@ -157,9 +161,9 @@ fn ephemeral_volumes_get_pod_owned_claims_that_are_bound_and_collected() {
     use kubesim_api::k8s_openapi::api::core::v1::{Container, EphemeralVolumeSource, PersistentVolumeClaimTemplate, Pod, PodSpec, Volume};
     use kubesim_api::object::Object;
     let mut w = TestWorld::new(vec![
-        Box::new(crate::ephemeral::EphemeralVolumeController::new()),
-        Box::new(PersistentVolumeController::new()),
-        Box::new(crate::gc::GarbageCollector::new()),
+        Box::new(crate::framework::Controller(crate::ephemeral::EphemeralVolumeController::new())),
+        Box::new(crate::framework::Controller(PersistentVolumeController::new())),
+        Box::new(crate::framework::Controller(crate::gc::GarbageCollector::new())),
     ]);
     w.create(encode(&class("standard", "Immediate", true), "storage.k8s.io/v1", "StorageClass")).unwrap();
     let pod = Pod {

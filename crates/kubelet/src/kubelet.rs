@@ -364,7 +364,7 @@ pub(crate) fn random_id(ctx: &mut Ctx) -> String {
 pub fn format_go_duration(ms: Millis) -> String {
     if ms < 1000 {
         format!("{ms}ms")
-    } else if ms % 1000 == 0 {
+    } else if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         let s = format!("{}.{:03}", ms / 1000, ms % 1000);

@@ -111,7 +111,9 @@ impl Kubelet {
             self.timers.arm(ctx, period, Wake::Probe(seq));
             return;
         }
-        let result = run_probe(&probe, &container, &probe_worker.container_id, &mut host.cri, &pod_ip, ctx.now);
+        // Network probes travel the fabric to the pod's address on this node.
+        let routed = ctx.fabric.route_local(&host.name, &pod_ip).is_ok();
+        let result = run_probe(&probe, &container, &probe_worker.container_id, &mut host.cri, &pod_ip, routed, ctx.now);
         ctx.note(
             format!("cri/{}", self.setup.name),
             "ExecSync",
@@ -237,7 +239,10 @@ fn resolve_port(port: &IntOrString, container: &Container) -> Option<i32> {
 }
 
 /// Runs a probe of a running container.
-pub fn run_probe(probe: &Probe, container: &Container, container_id: &str, runtime: &mut FakeRuntime, pod_ip: &str, now: Millis) -> ProbeResult {
+///
+/// `routed` says whether the fabric routes the node's packets to `pod_ip`: when it does not, the
+/// network probes (httpGet, tcpSocket, grpc) fail as a dial with no route does.
+pub fn run_probe(probe: &Probe, container: &Container, container_id: &str, runtime: &mut FakeRuntime, pod_ip: &str, routed: bool, now: Millis) -> ProbeResult {
     let Ok(state) = runtime.container_status(container_id) else {
         return ProbeResult { success: false, output: "container not found".into() };
     };
@@ -257,6 +262,10 @@ pub fn run_probe(probe: &Probe, container: &Container, container_id: &str, runti
             },
             Err(e) => ProbeResult { success: false, output: e.0 },
         };
+    }
+    let network_probe = probe.http_get.is_some() || probe.tcp_socket.is_some() || probe.grpc.is_some();
+    if network_probe && !routed {
+        return ProbeResult { success: false, output: format!("dial tcp {pod_ip}: connect: no route to host") };
     }
     if let Some(http) = probe.http_get.as_ref() {
         let Some(port) = resolve_port(&http.port, container) else {

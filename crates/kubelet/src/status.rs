@@ -117,6 +117,11 @@ pub fn get_phase(spec: &PodSpec, init_statuses: &[ContainerStatus], statuses: &[
     "Pending"
 }
 
+/// Whether a pod's phase is terminal (Succeeded or Failed).
+pub fn is_terminal(pod: &kubesim_api::k8s_openapi::api::core::v1::Pod) -> bool {
+    matches!(pod.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Succeeded") | Some("Failed"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,9 +305,4 @@ mod tests {
             assert_eq!(get_phase(&s, &init, &statuses, false), want, "case {i}");
         }
     }
-}
-
-/// Whether a pod's phase is terminal (Succeeded or Failed).
-pub fn is_terminal(pod: &kubesim_api::k8s_openapi::api::core::v1::Pod) -> bool {
-    matches!(pod.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Succeeded") | Some("Failed"))
 }

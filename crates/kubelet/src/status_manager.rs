@@ -154,7 +154,7 @@ impl Kubelet {
                 if c.restart_policy.as_deref() == Some("Always") {
                     s.started != Some(true)
                 } else {
-                    !s.state.as_ref().and_then(|st| st.terminated.as_ref()).is_some_and(|t| t.exit_code == 0)
+                    s.state.as_ref().and_then(|st| st.terminated.as_ref()).is_none_or(|t| t.exit_code != 0)
                 }
             })
             .map(|(c, _)| c.name.clone())

@@ -84,10 +84,8 @@ impl Kubelet {
         }
         for container in &spec.containers {
             match self.latest_state(host, uid, &container.name) {
-                None => {
-                    if self.start_container(host, uid, container, ctx) {
-                        return;
-                    }
+                None if self.start_container(host, uid, container, ctx) => {
+                    return;
                 }
                 Some((ContainerState::Exited, code)) => {
                     let restart = match policy.as_str() {
@@ -244,7 +242,7 @@ impl Kubelet {
                 self.mark_runtime_changed(host, ctx);
             }
             Step::Pull { container, image, started } => {
-                self.note_cri(ctx, CriCall::PullImage(0), format!("{image}"));
+                self.note_cri(ctx, CriCall::PullImage(0), image.to_string());
                 match host.cri.pull_image(&image) {
                     Ok(_) => {
                         let took = ctx.now - started;

@@ -142,6 +142,15 @@ impl Fabric {
         Ok(Route { to: to.clone(), latency_ms })
     }
 
+    /// Whether a packet from `host` to `ip` stays on that host and arrives: the route a kubelet's
+    /// probes take to its own pods (no partition or power loss can come between them).
+    pub fn route_local(&self, host: &str, ip: &str) -> Result<Route, Unreachable> {
+        match self.addresses.get(ip) {
+            Some(to) if to.host() == host => Ok(Route { to: to.clone(), latency_ms: 0 }),
+            _ => Err(Unreachable::NoRoute),
+        }
+    }
+
     /// The modelled Service load, until real requests replace it: a Service annotated
     /// `kubesim.dev/load` (requests per second) spreads that rate evenly over its ready
     /// endpoints on powered hosts; each request costs

@@ -257,11 +257,6 @@ impl<E: Clone> Runtime<E> {
         &self.config
     }
 
-    /// Turns recording of the trace, notes and deliveries on or off.
-    pub fn set_record_history(&mut self, record: bool) {
-        self.config.record_history = record;
-    }
-
     /// Registers a component where it runs and starts it now. A node agent's host must have
     /// been added first.
     pub fn add_component(&mut self, component: Box<dyn Component>, placement: Placement) -> usize {

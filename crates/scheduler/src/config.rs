@@ -9,7 +9,7 @@ use crate::plugins::interpodaffinity::InterPodAffinity;
 use crate::plugins::noderesources::{default_resources, BalancedAllocation, Fit, ResourceSpec, ScoringStrategy};
 use crate::plugins::topologyspread::{PodTopologySpread, SpreadConstraint};
 
-use crate::plugins::{new_plugin, DefaultPreemption, DEFAULT_PLUGINS};
+use crate::plugins::{default_plugins, new_plugin, DefaultPreemption};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -83,7 +83,7 @@ fn merge_set(defaults: &[(String, i64)], custom: &PluginSet) -> Vec<(String, i64
 
 /// Builds a profile from its `plugins` and `pluginConfig` (None: the default profile).
 pub fn build_profile(scheduler_name: &str, plugins: Option<&Value>, plugin_config: Option<&Value>, percentage: Option<i32>) -> Result<Profile, String> {
-    let defaults: Vec<(String, i64)> = DEFAULT_PLUGINS.iter().map(|(n, w)| (n.to_string(), *w)).collect();
+    let defaults: Vec<(String, i64)> = default_plugins().map(|(n, w)| (n.to_string(), w)).collect();
     let multi = merge_set(&defaults, &parse_set(plugins.and_then(|p| p.get("multiPoint")))?);
     let mut per_point: BTreeMap<Point, PluginSet> = BTreeMap::new();
     for point in Point::ALL {

@@ -302,6 +302,13 @@ pub trait Plugin: std::fmt::Debug + PluginClone {
     fn events(&self) -> &'static [ClusterEvent] {
         &[]
     }
+    /// The plugin's QueueingHint for one of its [`Plugin::events`]: whether `event` (involving
+    /// `involved`, the pod it concerns, if any) may make `rejected`, which this plugin
+    /// rejected, schedulable. The default is upstream's: Queue.
+    fn queueing_hint(&self, rejected: &PodInfo, event: ClusterEvent, involved: Option<&PodInfo>) -> bool {
+        let _ = (rejected, event, involved);
+        true
+    }
     /// PreEnqueue: Success lets the pod into activeQ; Pending keeps it out.
     fn pre_enqueue(&self, _pod: &PodInfo) -> Status {
         Status::success()

@@ -173,25 +173,55 @@ fn select_victims_on_node(s: &Scheduler, pi: usize, pod: &PodInfo, state: &Cycle
     Ok((victims, violations))
 }
 
-/// Runs preemption for an unschedulable pod: (nominated node, PostFilter message, victims).
-pub(crate) fn post_filter(
-    s: &mut Scheduler,
+/// What DefaultPreemption's PostFilter decided for an unschedulable pod. Planning only reads
+/// the scheduler's state; [`Scheduler::apply_preemption`] performs the plan (API writes,
+/// nominations), so the decision and its effects stay apart.
+#[derive(Clone, Debug)]
+pub enum PreemptionPlan {
+    /// Preemption does not apply (preemptionPolicy Never, a terminating victim on the
+    /// nominated node): the PostFilter message.
+    Ineligible(String),
+    /// No node would fit the pod after preemption: the PostFilter message, and whether the
+    /// pod's stale nomination is cleared (ClearNominatedNodeName) because no node could help.
+    NoCandidate {
+        /// The PostFilter message.
+        message: String,
+        /// Clear the pod's existing nominatedNodeName.
+        clear_stale_nomination: bool,
+    },
+    /// Preempt `victims` on `node` and nominate the pod there; lower-priority pods nominated
+    /// to that node lose their nomination.
+    Preempt {
+        /// The chosen node.
+        node: String,
+        /// The pods to evict, most important last.
+        victims: Vec<Arc<PodInfo>>,
+        /// Lower-priority pods nominated to the node.
+        lower_nominated: Vec<Arc<PodInfo>>,
+    },
+}
+
+/// Plans preemption for an unschedulable pod (DefaultPreemption.PostFilter up to
+/// prepareCandidate): eligibility, candidate nodes from a seeded offset, victims per node,
+/// the best candidate.
+pub(crate) fn plan(
+    s: &Scheduler,
     pi: usize,
     pod: &Arc<PodInfo>,
     state: &mut CycleState,
     diagnosis: &Diagnosis,
-    ctx: &mut Ctx,
-) -> (Option<String>, Option<String>, Vec<String>) {
+    rng: &mut kubesim_runtime::SimRng,
+) -> PreemptionPlan {
     let spec = pod.pod().spec.as_ref();
     if spec.and_then(|s| s.preemption_policy.as_deref()) == Some("Never") {
-        return (None, Some("preemption: not eligible due to preemptionPolicy=Never.".into()), Vec::new());
+        return PreemptionPlan::Ineligible("preemption: not eligible due to preemptionPolicy=Never.".into());
     }
     if let Some(nn) = pod.pod().status.as_ref().and_then(|st| st.nominated_node_name.as_deref()).filter(|n| !n.is_empty()) {
         let unresolvable = s.cache.node_index(nn).and_then(|i| diagnosis.status_of(i)).is_some_and(|st| st.code == Code::UnschedulableAndUnresolvable);
         if !unresolvable {
             if let Some(node) = s.cache.node(nn) {
                 if node.pods.iter().any(|p| p.is_terminating() && p.priority < pod.priority) {
-                    return (None, Some("preemption: not eligible due to a terminating pod on the nominated node.".into()), Vec::new());
+                    return PreemptionPlan::Ineligible("preemption: not eligible due to a terminating pod on the nominated node.".into());
                 }
             }
         }
@@ -199,33 +229,19 @@ pub(crate) fn post_filter(
     let num_all = diagnosis.num_all_nodes;
     let nodes = s.cache.nodes();
     let potential: Vec<usize> = (0..nodes.len()).filter(|i| diagnosis.status_of(*i).is_none_or(|st| st.code != Code::UnschedulableAndUnresolvable)).collect();
-    if potential.is_empty() {
-        // Preemption cannot help anywhere: a stale nomination is cleared (ClearNominatedNodeName).
-        if pod.pod().status.as_ref().and_then(|st| st.nominated_node_name.as_deref()).is_some_and(|n| !n.is_empty()) {
-            s.clear_nomination(&pod.key);
-            if let Some(current) = ctx.api.lookup(("", "pods"), pod.namespace(), pod.name()).cloned() {
-                if let Some(cp) = current.as_pod() {
-                    let mut cp = cp.clone();
-                    if let Some(st) = cp.status.as_mut() {
-                        st.nominated_node_name = None;
-                    }
-                    cp.metadata.resource_version = None;
-                    let _ = ctx.update_status(Object::Pod(Box::new(cp)));
-                }
-            }
-        }
-    }
-    let nodes = s.cache.nodes();
+    // Preemption cannot help anywhere: a stale nomination is cleared (ClearNominatedNodeName).
+    let clear_stale_nomination =
+        potential.is_empty() && pod.pod().status.as_ref().and_then(|st| st.nominated_node_name.as_deref()).is_some_and(|n| !n.is_empty());
     let mut statuses: Vec<Option<Status>> = vec![None; nodes.len()];
     let mut candidates: Vec<Candidate> = Vec::new();
     if !potential.is_empty() {
         let args = args_of(s, pi);
         let want = num_candidates(&args, potential.len());
-        let offset = (ctx.rng.next_u64() % potential.len() as u64) as usize;
+        let offset = (rng.next_u64() % potential.len() as u64) as usize;
         let (mut non_violating, mut violating) = (Vec::new(), Vec::new());
         for k in 0..potential.len() {
             let idx = potential[(offset + k) % potential.len()];
-            let node = &s.cache.nodes()[idx];
+            let node = &nodes[idx];
             match select_victims_on_node(s, pi, pod, state, node) {
                 Ok((victims, violations)) if !victims.is_empty() => {
                     let c = Candidate { node: node.name.clone(), victims, num_pdb_violations: violations };
@@ -248,59 +264,80 @@ pub(crate) fn post_filter(
     let Some(chosen) = pick_one_node(&candidates) else {
         let reasons: Vec<Vec<String>> =
             statuses.iter().map(|st| st.as_ref().map(|st| st.reasons.clone()).unwrap_or_else(|| vec![NOT_HELPFUL.to_string()])).collect();
-        let msg = format!("preemption: 0/{num_all} nodes are available: {}.", reasons_histogram(&reasons).join(", "));
-        return (None, Some(msg), Vec::new());
+        let message = format!("preemption: 0/{num_all} nodes are available: {}.", reasons_histogram(&reasons).join(", "));
+        return PreemptionPlan::NoCandidate { message, clear_stale_nomination };
     };
-    let candidate = candidates[chosen].clone();
-    // prepareCandidate: DisruptionTarget condition, graceful delete, event.
-    let scheduler_name = spec.and_then(|s| s.scheduler_name.clone()).unwrap_or_else(|| crate::config::DEFAULT_SCHEDULER_NAME.to_string());
-    let pod_info = kubesim_api::kind_info("v1", "Pod").expect("pods are served");
-    let mut victim_keys = Vec::new();
-    for v in &candidate.victims {
-        victim_keys.push(v.key.clone());
-        if let Some(current) = ctx.api.lookup(("", "pods"), v.namespace(), v.name()).cloned() {
-            if let Some(p) = current.as_pod() {
-                let mut p = p.clone();
-                let conditions = p.status.get_or_insert_with(Default::default).conditions.get_or_insert_with(Vec::new);
-                kubesim_apiserver::server::set_pod_condition(
-                    conditions,
-                    PodCondition {
-                        type_: "DisruptionTarget".into(),
-                        status: "True".into(),
-                        reason: Some("PreemptionByScheduler".into()),
-                        message: Some(format!("{scheduler_name}: preempting to accommodate a higher priority pod")),
-                        last_transition_time: Some(time_at(ctx.now)),
-                        ..Default::default()
-                    },
-                );
-                p.metadata.resource_version = None;
-                let _ = ctx.update_status(Object::Pod(Box::new(p)));
-            }
-            let _ = ctx.delete(pod_info, v.namespace(), v.name(), DeleteOptions::default());
-            if s.options().events {
-                let uid = pod.pod().metadata.uid.clone().unwrap_or_default();
-                ctx.event(&current, "Normal", "Preempted", format!("Preempted by pod {uid} on node {}", candidate.node));
-            }
-        }
-    }
-    s.stats_mut().preempted += candidate.victims.len() as u64;
-    // Lower-priority pods nominated to the node lose their nomination.
-    let lower: Vec<Arc<PodInfo>> =
+    let candidate = candidates.swap_remove(chosen);
+    let lower_nominated: Vec<Arc<PodInfo>> =
         s.nominated.get(&candidate.node).into_iter().flatten().filter(|p| p.priority < pod.priority && p.key != pod.key).cloned().collect();
-    for p in lower {
-        s.clear_nomination(&p.key);
-        if let Some(current) = ctx.api.lookup(("", "pods"), p.namespace(), p.name()).cloned() {
-            if let Some(cp) = current.as_pod() {
-                let mut cp = cp.clone();
-                if let Some(st) = cp.status.as_mut() {
-                    st.nominated_node_name = None;
+    PreemptionPlan::Preempt { node: candidate.node, victims: candidate.victims, lower_nominated }
+}
+
+impl Scheduler {
+    /// Performs a [`PreemptionPlan`] (prepareCandidate and the nomination bookkeeping):
+    /// returns (nominated node, PostFilter message, victims' keys).
+    pub(crate) fn apply_preemption(&mut self, plan: PreemptionPlan, pod: &Arc<PodInfo>, ctx: &mut Ctx) -> (Option<String>, Option<String>, Vec<String>) {
+        match plan {
+            PreemptionPlan::Ineligible(message) => (None, Some(message), Vec::new()),
+            PreemptionPlan::NoCandidate { message, clear_stale_nomination } => {
+                if clear_stale_nomination {
+                    self.clear_nomination(&pod.key);
+                    clear_nominated_node_name(pod, ctx);
                 }
-                cp.metadata.resource_version = None;
-                let _ = ctx.update_status(Object::Pod(Box::new(cp)));
+                (None, Some(message), Vec::new())
+            }
+            PreemptionPlan::Preempt { node, victims, lower_nominated } => {
+                let spec = pod.pod().spec.as_ref();
+                let scheduler_name = spec.and_then(|s| s.scheduler_name.clone()).unwrap_or_else(|| crate::config::DEFAULT_SCHEDULER_NAME.to_string());
+                let pod_info = kubesim_api::kind_info("v1", "Pod").expect("pods are served");
+                let mut victim_keys = Vec::new();
+                for v in &victims {
+                    victim_keys.push(v.key.clone());
+                    let Some(current) = ctx.api.lookup(("", "pods"), v.namespace(), v.name()).cloned() else { continue };
+                    if let Some(p) = current.as_pod() {
+                        let mut p = p.clone();
+                        let conditions = p.status.get_or_insert_with(Default::default).conditions.get_or_insert_with(Vec::new);
+                        kubesim_apiserver::server::set_pod_condition(
+                            conditions,
+                            PodCondition {
+                                type_: "DisruptionTarget".into(),
+                                status: "True".into(),
+                                reason: Some("PreemptionByScheduler".into()),
+                                message: Some(format!("{scheduler_name}: preempting to accommodate a higher priority pod")),
+                                last_transition_time: Some(time_at(ctx.now)),
+                                ..Default::default()
+                            },
+                        );
+                        p.metadata.resource_version = None;
+                        let _ = ctx.update_status(Object::Pod(Box::new(p)));
+                    }
+                    let _ = ctx.delete(pod_info, v.namespace(), v.name(), DeleteOptions::default());
+                    if self.options().events {
+                        let uid = pod.pod().metadata.uid.clone().unwrap_or_default();
+                        ctx.event(&current, "Normal", "Preempted", format!("Preempted by pod {uid} on node {node}"));
+                    }
+                }
+                self.stats_mut().preempted += victims.len() as u64;
+                for p in lower_nominated {
+                    self.clear_nomination(&p.key);
+                    clear_nominated_node_name(&p, ctx);
+                }
+                self.clear_nomination(&pod.key);
+                self.nominated.entry(node.clone()).or_default().push(pod.clone());
+                (Some(node), None, victim_keys)
             }
         }
     }
-    s.clear_nomination(&pod.key);
-    s.nominated.entry(candidate.node.clone()).or_default().push(pod.clone());
-    (Some(candidate.node), None, victim_keys)
+}
+
+/// Clears a pod's status.nominatedNodeName through the API.
+fn clear_nominated_node_name(pod: &PodInfo, ctx: &mut Ctx) {
+    let Some(current) = ctx.api.lookup(("", "pods"), pod.namespace(), pod.name()).cloned() else { return };
+    let Some(cp) = current.as_pod() else { return };
+    let mut cp = cp.clone();
+    if let Some(st) = cp.status.as_mut() {
+        st.nominated_node_name = None;
+    }
+    cp.metadata.resource_version = None;
+    let _ = ctx.update_status(Object::Pod(Box::new(cp)));
 }

@@ -333,15 +333,15 @@ impl Scheduler {
         self.cluster_event_for(event, now, None);
     }
 
-    /// Moves the unschedulable pods `event` may help. For an assigned pod's arrival, the
-    /// PodTopologySpread and InterPodAffinity queueing hints are applied: the new pod must match
-    /// a rejected pod's own spread selector (same namespace) or one of its required affinity terms.
+    /// Moves the unschedulable pods `event` may help: those rejected by a plugin that registered
+    /// for the event and whose queueing hint says it may help.
     fn cluster_event_for(&mut self, event: ClusterEvent, now: Millis, involved: Option<&PodInfo>) {
         let profiles = &self.profiles;
         self.queue.on_cluster_event(event, now, |queued, ev| {
             queued.unschedulable_plugins.iter().any(|name| {
-                let registered = profiles.iter().any(|profile| profile.plugins.iter().any(|p| p.name() == *name && p.events().contains(&ev)));
-                registered && queueing_hint(name, &queued.info, ev, involved)
+                profiles
+                    .iter()
+                    .any(|profile| profile.plugins.iter().any(|p| p.name() == *name && p.events().contains(&ev) && p.queueing_hint(&queued.info, ev, involved)))
             })
         });
     }
@@ -582,7 +582,8 @@ impl Scheduler {
             Err(mut diagnosis) => {
                 let mut nominated = None;
                 if diagnosis.num_all_nodes > 0 && !self.profiles[pi].at(Point::PostFilter).is_empty() {
-                    let (node, msg, victims) = crate::preemption::post_filter(self, pi, &pod, &mut state, &diagnosis, ctx);
+                    let plan = crate::preemption::plan(self, pi, &pod, &mut state, &diagnosis, ctx.rng);
+                    let (node, msg, victims) = self.apply_preemption(plan, &pod, ctx);
                     diagnosis.post_filter_msg = msg;
                     nominated = node;
                     attempt.victims = victims;
@@ -979,20 +980,6 @@ impl Scheduler {
         if self.options.events {
             ctx.event(&current, "Warning", "FailedScheduling", message.to_string());
         }
-    }
-}
-
-/// The QueueingHint of a plugin that rejected `rejected`, for an event involving `involved`.
-fn queueing_hint(plugin: &str, rejected: &PodInfo, event: ClusterEvent, involved: Option<&PodInfo>) -> bool {
-    let (ClusterEvent::AssignedPodAdd, Some(added)) = (event, involved) else { return true };
-    match plugin {
-        "PodTopologySpread" => {
-            let own = crate::plugins::topologyspread::pod_constraints(rejected, true);
-            own.is_empty() || (added.namespace() == rejected.namespace() && own.iter().any(|c| c.selector.matches(added.labels())))
-        }
-        // Only required affinity can become satisfied by a pod's arrival.
-        "InterPodAffinity" => rejected.required_affinity.iter().any(|t| t.namespace_selector.is_some() || t.matches(added, None)),
-        _ => true,
     }
 }
 

@@ -106,3 +106,42 @@ fn global_settings_are_read() {
     let s = Scheduler::from_config(&json!({"profiles": [{"schedulerName": "a"}, {"schedulerName": "b"}]})).unwrap();
     assert_eq!(s.scheduler_names(), vec!["a", "b"]);
 }
+
+// The extension points each in-tree plugin implements, per upstream v1.34's plugin sources
+// (the `var _ framework.XPlugin = &Y{}` assertions in pkg/scheduler/framework/plugins/*).
+// MultiPoint expands to exactly these; a plugin's `points()` is checked against the table.
+// Deliberate differences: VolumeBinding's PreScore/Score (the StorageCapacityScoring gate,
+// alpha and off in v1.34) are not declared; DefaultPreemption's PreEnqueue (the
+// SchedulerAsyncPreemption gate, off by default) likewise.
+#[test]
+fn every_registered_plugin_declares_the_extension_points_upstream_implements() {
+    use kubesim_scheduler::framework::Point::*;
+    let upstream: &[(&str, &[kubesim_scheduler::framework::Point])] = &[
+        ("SchedulingGates", &[PreEnqueue]),
+        ("PrioritySort", &[QueueSort]),
+        ("NodeUnschedulable", &[Filter]),
+        ("NodeName", &[Filter]),
+        ("TaintToleration", &[Filter, PreScore, Score]),
+        ("NodeAffinity", &[PreFilter, Filter, PreScore, Score]),
+        ("NodePorts", &[PreFilter, Filter]),
+        ("NodeResourcesFit", &[PreFilter, Filter, PreScore, Score]),
+        ("VolumeRestrictions", &[PreFilter, Filter]),
+        ("NodeVolumeLimits", &[PreFilter, Filter]),
+        ("VolumeBinding", &[PreFilter, Filter, Reserve, PreBind]),
+        ("VolumeZone", &[PreFilter, Filter]),
+        ("PodTopologySpread", &[PreFilter, Filter, PreScore, Score]),
+        ("InterPodAffinity", &[PreFilter, Filter, PreScore, Score]),
+        ("DefaultPreemption", &[PostFilter]),
+        ("NodeResourcesBalancedAllocation", &[PreScore, Score]),
+        ("ImageLocality", &[Score]),
+        ("DefaultBinder", &[Bind]),
+    ];
+    let registered: Vec<&str> = kubesim_scheduler::plugins::REGISTRY.iter().map(|r| r.name).collect();
+    let listed: Vec<&str> = upstream.iter().map(|(n, _)| *n).collect();
+    assert_eq!(registered, listed, "the registry holds the default plugins in upstream order");
+    for (name, points) in upstream {
+        let plugin = kubesim_scheduler::plugins::new_plugin(name, None).unwrap();
+        assert_eq!(plugin.name(), *name);
+        assert_eq!(plugin.points(), *points, "{name}'s extension points");
+    }
+}

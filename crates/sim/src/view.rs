@@ -291,57 +291,6 @@ pub fn pod_view(pod: &Pod) -> PodView {
     }
 }
 
-/// One message in the component flow: an API write or a CRI call.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FlowMessage {
-    /// Virtual time.
-    pub t_ms: Millis,
-    /// From (actor).
-    pub from: String,
-    /// To (`apiserver`, `cri/node-1`, ...).
-    pub to: String,
-    /// What (e.g. `MODIFIED pods/default/nginx` or `StartContainer`).
-    pub what: String,
-    /// The object it concerns (`pods/default/nginx`), if any.
-    pub object: Option<String>,
-}
-
-/// Messages with `from_ms < t_ms <= to_ms`: API writes from the trace and CRI calls from notes.
-pub fn flow_between(world: &World, from_ms: Millis, to_ms: Millis) -> Vec<FlowMessage> {
-    let mut messages: Vec<FlowMessage> = Vec::new();
-    let trace = world.trace();
-    let start = trace.partition_point(|r| r.t_ms <= from_ms);
-    for record in trace[start..].iter().take_while(|r| r.t_ms <= to_ms) {
-        let info = record.object.info();
-        let resource = info.map(|i| i.plural).unwrap_or("objects");
-        let object = if record.object.namespace().is_empty() {
-            format!("{resource}/{}", record.object.name())
-        } else {
-            format!("{resource}/{}/{}", record.object.namespace(), record.object.name())
-        };
-        messages.push(FlowMessage {
-            t_ms: record.t_ms,
-            from: record.actor.to_string(),
-            to: "apiserver".into(),
-            what: format!("{} {object}", record.event_type.as_str()),
-            object: Some(object),
-        });
-    }
-    let notes = world.notes();
-    let start = notes.partition_point(|n| n.t_ms <= from_ms);
-    for note in notes[start..].iter().take_while(|n| n.t_ms <= to_ms) {
-        messages.push(FlowMessage {
-            t_ms: note.t_ms,
-            from: note.actor.to_string(),
-            to: note.target.clone(),
-            what: format!("{} {}", note.call, note.detail),
-            object: None,
-        });
-    }
-    kubesim_api::sort::sort_by(&mut messages, |a, b| a.t_ms.cmp(&b.t_ms));
-    messages
-}
-
 /// Which object a trace record or an inspector concerns.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjectKey {

@@ -61,8 +61,7 @@ fn the_php_apache_walkthrough_scales_up_under_load_and_back_down() {
         world
             .trace()
             .iter()
-            .filter(|r| r.t_ms <= t && r.object.kind() == "Deployment" && r.object.name() == "php-apache")
-            .last()
+            .rfind(|r| r.t_ms <= t && r.object.kind() == "Deployment" && r.object.name() == "php-apache")
             .map(|r| r.object.to_json()["spec"]["replicas"].as_i64().unwrap_or(1))
             .unwrap()
     };

@@ -88,7 +88,7 @@ fn a_partition_heals_without_losing_pods() {
 // commands; the same seed twice gives byte-identical traces (madsim-style check).
 #[test]
 fn a_busy_scenario_is_deterministic_for_a_seed() {
-    let commands = vec![
+    let commands = [
         (10_000, "kubectl scale deployment/web --replicas=6"),
         (25_000, "fault node-down node-2"),
         (40_000, "kubectl set image deployment/web nginx=nginx:1.28"),

@@ -184,7 +184,7 @@ fn graceful_termination_depends_on_the_process() {
         .iter()
         .filter(|r| r.object.name() == "sleeper" && r.actor.starts_with("kubelet/"))
         .filter_map(|r| r.object.as_pod().and_then(|p| p.status.clone()))
-        .last()
+        .next_back()
         .unwrap();
     let terminated = final_status.container_statuses.unwrap()[0].state.clone().unwrap().terminated.unwrap();
     assert_eq!(terminated.exit_code, 137);

@@ -129,7 +129,7 @@ fn a_job_respects_its_parallelism_and_completes() {
         running.insert(pod.metadata.name.clone().unwrap_or_default(), phase == "Running" && record.event_type.as_str() != "DELETED");
         peak = peak.max(running.values().filter(|r| **r).count());
     }
-    assert!(peak >= 1 && peak <= 2, "peak parallelism {peak}");
+    assert!((1..=2).contains(&peak), "peak parallelism {peak}");
     let job = world.api().lookup(("batch", "jobs"), "default", "batch").unwrap().to_json();
     assert_eq!(job["status"]["succeeded"], 6, "{job}");
     let conditions = job["status"]["conditions"].as_array().unwrap();

@@ -283,6 +283,12 @@ impl Plugin for InterPodAffinity {
             ClusterEvent::UnscheduledPodUpdate,
         ]
     }
+    /// Only required affinity can become satisfied by a pod's arrival
+    /// (isSchedulableAfterPodChange).
+    fn queueing_hint(&self, rejected: &PodInfo, event: ClusterEvent, involved: Option<&PodInfo>) -> bool {
+        let (ClusterEvent::AssignedPodAdd, Some(added)) = (event, involved) else { return true };
+        rejected.required_affinity.iter().any(|t| t.namespace_selector.is_some() || t.matches(added, None))
+    }
     fn pre_filter(&self, state: &mut CycleState, pod: &PodInfo, view: &ClusterView) -> (Status, Option<BTreeSet<String>>) {
         if view.cache.pods_with_required_anti_affinity() == 0 && pod.required_affinity.is_empty() && pod.required_anti_affinity.is_empty() {
             return (Status::skip(), None);

@@ -41,72 +41,61 @@ impl Plugin for DefaultPreemption {
     }
 }
 
-/// The default MultiPoint plugins, in upstream order, with their score weights
-/// (`apis/config/v1/default_plugins.go`).
-pub const DEFAULT_PLUGINS: &[(&str, i64)] = &[
-    ("SchedulingGates", 0),
-    ("PrioritySort", 0),
-    ("NodeUnschedulable", 0),
-    ("NodeName", 0),
-    ("TaintToleration", 3),
-    ("NodeAffinity", 2),
-    ("NodePorts", 0),
-    ("NodeResourcesFit", 1),
-    ("VolumeRestrictions", 0),
-    ("NodeVolumeLimits", 0),
-    ("VolumeBinding", 0),
-    ("VolumeZone", 0),
-    ("PodTopologySpread", 2),
-    ("InterPodAffinity", 2),
-    ("DefaultPreemption", 0),
-    ("NodeResourcesBalancedAllocation", 1),
-    ("ImageLocality", 1),
-    ("DefaultBinder", 0),
+/// A plugin constructor: pluginConfig args (`None`: the defaults) to the plugin.
+pub type PluginFactory = fn(Option<&Value>) -> Result<Box<dyn Plugin>, String>;
+
+/// One in-tree plugin: its name, its score weight in the default MultiPoint set, and how it is
+/// built from its pluginConfig args (`None`: the defaults).
+pub struct Registration {
+    /// The plugin's name.
+    pub name: &'static str,
+    /// Its weight when the default profile scores with it (0: it does not score).
+    pub default_weight: i64,
+    /// Builds the plugin from its args.
+    pub new: PluginFactory,
+}
+
+fn plain<P: Plugin + Default + 'static>(_: Option<&Value>) -> Result<Box<dyn Plugin>, String> {
+    Ok(Box::new(P::default()))
+}
+
+fn with_args<P: Plugin + 'static>(parse: fn(Option<&Value>) -> Result<P, String>) -> impl Fn(Option<&Value>) -> Result<Box<dyn Plugin>, String> {
+    move |args| parse(args).map(|p| Box::new(p) as Box<dyn Plugin>)
+}
+
+/// The registry (`registry.go` NewInTreeRegistry) — every plugin kubesim knows, in the order
+/// of the default MultiPoint set (`apis/config/v1/default_plugins.go`), which enables all of
+/// them. The one place a plugin's name, default weight and constructor are written.
+pub const REGISTRY: &[Registration] = &[
+    Registration { name: "SchedulingGates", default_weight: 0, new: plain::<basic::SchedulingGates> },
+    Registration { name: "PrioritySort", default_weight: 0, new: plain::<basic::PrioritySort> },
+    Registration { name: "NodeUnschedulable", default_weight: 0, new: plain::<basic::NodeUnschedulable> },
+    Registration { name: "NodeName", default_weight: 0, new: plain::<basic::NodeName> },
+    Registration { name: "TaintToleration", default_weight: 3, new: plain::<taints::TaintToleration> },
+    Registration { name: "NodeAffinity", default_weight: 2, new: plain::<nodeaffinity::NodeAffinity> },
+    Registration { name: "NodePorts", default_weight: 0, new: plain::<ports::NodePorts> },
+    Registration { name: "NodeResourcesFit", default_weight: 1, new: |a| with_args(crate::config::fit_args)(a) },
+    Registration { name: "VolumeRestrictions", default_weight: 0, new: plain::<basic::VolumeRestrictions> },
+    Registration { name: "NodeVolumeLimits", default_weight: 0, new: plain::<basic::NodeVolumeLimits> },
+    Registration { name: "VolumeBinding", default_weight: 0, new: plain::<basic::VolumeBinding> },
+    Registration { name: "VolumeZone", default_weight: 0, new: plain::<basic::VolumeZone> },
+    Registration { name: "PodTopologySpread", default_weight: 2, new: |a| with_args(crate::config::topology_spread_args)(a) },
+    Registration { name: "InterPodAffinity", default_weight: 2, new: |a| with_args(crate::config::inter_pod_affinity_args)(a) },
+    Registration { name: "DefaultPreemption", default_weight: 0, new: |a| with_args(crate::config::preemption_args)(a) },
+    Registration { name: "NodeResourcesBalancedAllocation", default_weight: 1, new: |a| with_args(crate::config::balanced_args)(a) },
+    Registration { name: "ImageLocality", default_weight: 1, new: plain::<imagelocality::ImageLocality> },
+    Registration { name: "DefaultBinder", default_weight: 0, new: plain::<basic::DefaultBinder> },
 ];
 
-/// Every plugin name the registry knows.
-pub const REGISTRY: &[&str] = &[
-    "SchedulingGates",
-    "PrioritySort",
-    "NodeUnschedulable",
-    "NodeName",
-    "TaintToleration",
-    "NodeAffinity",
-    "NodePorts",
-    "NodeResourcesFit",
-    "VolumeRestrictions",
-    "NodeVolumeLimits",
-    "VolumeBinding",
-    "VolumeZone",
-    "PodTopologySpread",
-    "InterPodAffinity",
-    "DefaultPreemption",
-    "NodeResourcesBalancedAllocation",
-    "ImageLocality",
-    "DefaultBinder",
-];
+/// The default MultiPoint plugins with their score weights, in order.
+pub fn default_plugins() -> impl Iterator<Item = (&'static str, i64)> {
+    REGISTRY.iter().map(|r| (r.name, r.default_weight))
+}
 
 /// Instantiates a plugin with its pluginConfig args (None: defaults).
 pub fn new_plugin(name: &str, args: Option<&Value>) -> Result<Box<dyn Plugin>, String> {
-    Ok(match name {
-        "SchedulingGates" => Box::new(basic::SchedulingGates),
-        "PrioritySort" => Box::new(basic::PrioritySort),
-        "NodeUnschedulable" => Box::new(basic::NodeUnschedulable),
-        "NodeName" => Box::new(basic::NodeName),
-        "TaintToleration" => Box::new(taints::TaintToleration),
-        "NodeAffinity" => Box::new(nodeaffinity::NodeAffinity),
-        "NodePorts" => Box::new(ports::NodePorts),
-        "NodeResourcesFit" => Box::new(crate::config::fit_args(args)?),
-        "VolumeRestrictions" => Box::new(basic::VolumeRestrictions),
-        "NodeVolumeLimits" => Box::new(basic::NodeVolumeLimits),
-        "VolumeBinding" => Box::new(basic::VolumeBinding),
-        "VolumeZone" => Box::new(basic::VolumeZone),
-        "PodTopologySpread" => Box::new(crate::config::topology_spread_args(args)?),
-        "InterPodAffinity" => Box::new(crate::config::inter_pod_affinity_args(args)?),
-        "DefaultPreemption" => Box::new(crate::config::preemption_args(args)?),
-        "NodeResourcesBalancedAllocation" => Box::new(crate::config::balanced_args(args)?),
-        "ImageLocality" => Box::new(imagelocality::ImageLocality),
-        "DefaultBinder" => Box::new(basic::DefaultBinder),
-        other => return Err(format!("plugin {other:?} does not exist")),
-    })
+    let registration = REGISTRY.iter().find(|r| r.name == name).ok_or_else(|| format!("plugin {name:?} does not exist"))?;
+    let plugin = (registration.new)(args)?;
+    debug_assert_eq!(plugin.name(), registration.name, "a registration builds the plugin it names");
+    Ok(plugin)
 }

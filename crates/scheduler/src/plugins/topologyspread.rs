@@ -374,6 +374,13 @@ impl Plugin for PodTopologySpread {
             ClusterEvent::UnscheduledPodUpdate,
         ]
     }
+    /// An assigned pod's arrival can only help if it matches the rejected pod's own spread
+    /// selector in its namespace (isSchedulableAfterPodChange).
+    fn queueing_hint(&self, rejected: &PodInfo, event: ClusterEvent, involved: Option<&PodInfo>) -> bool {
+        let (ClusterEvent::AssignedPodAdd, Some(added)) = (event, involved) else { return true };
+        let own = pod_constraints(rejected, true);
+        own.is_empty() || (added.namespace() == rejected.namespace() && own.iter().any(|c| c.selector.matches(added.labels())))
+    }
     fn pre_filter(&self, state: &mut CycleState, pod: &PodInfo, view: &ClusterView) -> (Status, Option<BTreeSet<String>>) {
         let constraints = self.constraints(pod, view.listers, true);
         if constraints.is_empty() {

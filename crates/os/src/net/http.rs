@@ -1,0 +1,250 @@
+//! HTTP/1.1 request and response formatting and parsing, shared by the clients here and the
+//! server models the host implements.
+
+/// An HTTP request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// Method (`GET`).
+    pub method: String,
+    /// Request target (`/index.html?x=1`).
+    pub target: String,
+    /// Version (`HTTP/1.1`).
+    pub version: String,
+    /// Headers in order, names as sent.
+    pub headers: Vec<(String, String)>,
+    /// Body.
+    pub body: Vec<u8>,
+}
+
+/// Why a message did not parse.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParseError {
+    /// The header section is not complete.
+    Incomplete,
+    /// Malformed start line or header.
+    Malformed(String),
+}
+
+fn split_head(data: &[u8]) -> Result<(&str, &[u8]), ParseError> {
+    let pos = data.windows(4).position(|w| w == b"\r\n\r\n").map(|p| (p, 4)).or_else(|| data.windows(2).position(|w| w == b"\n\n").map(|p| (p, 2)));
+    let Some((p, n)) = pos else { return Err(ParseError::Incomplete) };
+    let head = std::str::from_utf8(&data[..p]).map_err(|_| ParseError::Malformed("non-UTF-8 header".into()))?;
+    Ok((head, &data[p + n..]))
+}
+
+fn parse_headers<'a>(lines: impl Iterator<Item = &'a str>) -> Result<Vec<(String, String)>, ParseError> {
+    let mut h = Vec::new();
+    for l in lines {
+        let l = l.trim_end_matches('\r');
+        if l.is_empty() {
+            continue;
+        }
+        let (k, v) = l.split_once(':').ok_or_else(|| ParseError::Malformed(format!("bad header line: {l}")))?;
+        h.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    Ok(h)
+}
+
+/// Case-insensitive header lookup.
+pub fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+}
+
+/// Decodes a chunked body; `None` if malformed.
+pub fn dechunk(mut b: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    loop {
+        let nl = b.windows(2).position(|w| w == b"\r\n")?;
+        let size_line = std::str::from_utf8(&b[..nl]).ok()?;
+        let size = usize::from_str_radix(size_line.split(';').next()?.trim(), 16).ok()?;
+        b = &b[nl + 2..];
+        if size == 0 {
+            return Some(out);
+        }
+        if b.len() < size {
+            out.extend_from_slice(b);
+            return Some(out);
+        }
+        out.extend_from_slice(&b[..size]);
+        b = &b[size..];
+        if b.starts_with(b"\r\n") {
+            b = &b[2..];
+        }
+    }
+}
+
+impl Request {
+    /// A request with the given method and target and no headers.
+    pub fn new(method: &str, target: &str) -> Request {
+        Request { method: method.into(), target: target.into(), version: "HTTP/1.1".into(), headers: Vec::new(), body: Vec::new() }
+    }
+
+    /// Parses a request (body per Content-Length or chunked; the rest otherwise).
+    pub fn parse(data: &[u8]) -> Result<Request, ParseError> {
+        let (head, rest) = split_head(data)?;
+        let mut lines = head.split('\n');
+        let start = lines.next().unwrap_or("").trim_end_matches('\r');
+        let mut parts = start.split(' ');
+        let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(ParseError::Malformed(format!("bad request line: {start}")));
+        };
+        if !version.starts_with("HTTP/") {
+            return Err(ParseError::Malformed(format!("bad request line: {start}")));
+        }
+        let headers = parse_headers(lines)?;
+        let body = body_of(&headers, rest);
+        Ok(Request { method: method.into(), target: target.into(), version: version.into(), headers, body })
+    }
+
+    /// Header value.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        header(&self.headers, name)
+    }
+
+    /// The path part of the target (without the query).
+    pub fn path(&self) -> &str {
+        self.target.split('?').next().unwrap_or("/")
+    }
+
+    /// Serialises the request.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut s = format!("{} {} {}\r\n", self.method, self.target, self.version);
+        for (k, v) in &self.headers {
+            s.push_str(&format!("{k}: {v}\r\n"));
+        }
+        s.push_str("\r\n");
+        let mut b = s.into_bytes();
+        b.extend_from_slice(&self.body);
+        b
+    }
+}
+
+fn body_of(headers: &[(String, String)], rest: &[u8]) -> Vec<u8> {
+    if header(headers, "transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+        return dechunk(rest).unwrap_or_else(|| rest.to_vec());
+    }
+    match header(headers, "content-length").and_then(|v| v.parse::<usize>().ok()) {
+        Some(n) => rest[..n.min(rest.len())].to_vec(),
+        None => rest.to_vec(),
+    }
+}
+
+/// An HTTP response.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Response {
+    /// Version (`HTTP/1.1`).
+    pub version: String,
+    /// Status code.
+    pub status: u16,
+    /// Reason phrase.
+    pub reason: String,
+    /// Headers in order.
+    pub headers: Vec<(String, String)>,
+    /// Body (de-chunked when parsed).
+    pub body: Vec<u8>,
+}
+
+/// The standard reason phrase.
+pub fn reason(status: u16) -> &'static str {
+    match status {
+        100 => "Continue",
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        204 => "No Content",
+        206 => "Partial Content",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        304 => "Not Modified",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        413 => "Payload Too Large",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => "Unknown",
+    }
+}
+
+impl Response {
+    /// A response with the standard reason phrase, a `Content-Length` header and `body`.
+    pub fn new(status: u16, body: impl Into<Vec<u8>>) -> Response {
+        let body = body.into();
+        Response { version: "HTTP/1.1".into(), status, reason: reason(status).into(), headers: vec![("Content-Length".into(), body.len().to_string())], body }
+    }
+
+    /// Adds a header (builder style).
+    pub fn with_header(mut self, k: &str, v: &str) -> Response {
+        self.headers.push((k.into(), v.into()));
+        self
+    }
+
+    /// Parses a response.
+    pub fn parse(data: &[u8]) -> Result<Response, ParseError> {
+        let (head, rest) = split_head(data)?;
+        let mut lines = head.split('\n');
+        let start = lines.next().unwrap_or("").trim_end_matches('\r');
+        let mut parts = start.splitn(3, ' ');
+        let version = parts.next().unwrap_or("");
+        if !version.starts_with("HTTP/") {
+            return Err(ParseError::Malformed(format!("bad status line: {start}")));
+        }
+        let status: u16 = parts.next().and_then(|s| s.parse().ok()).ok_or_else(|| ParseError::Malformed(format!("bad status line: {start}")))?;
+        let reason = parts.next().unwrap_or("").to_string();
+        let headers = parse_headers(lines)?;
+        let body = body_of(&headers, rest);
+        Ok(Response { version: version.into(), status, reason, headers, body })
+    }
+
+    /// Header value.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        header(&self.headers, name)
+    }
+
+    /// The status line (`HTTP/1.1 200 OK`).
+    pub fn status_line(&self) -> String {
+        format!("{} {} {}", self.version, self.status, self.reason)
+    }
+
+    /// Serialises the response.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut s = format!("{}\r\n", self.status_line());
+        for (k, v) in &self.headers {
+            s.push_str(&format!("{k}: {v}\r\n"));
+        }
+        s.push_str("\r\n");
+        let mut b = s.into_bytes();
+        b.extend_from_slice(&self.body);
+        b
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_and_responses_round_trip() {
+        let raw = b"GET /healthz?x=1 HTTP/1.1\r\nHost: web\r\nUser-Agent: Wget\r\n\r\n";
+        let r = Request::parse(raw).unwrap_or_else(|_| Request::new("X", "/"));
+        assert_eq!((r.method.as_str(), r.path(), r.header("host")), ("GET", "/healthz", Some("web")));
+        assert_eq!(r.to_bytes(), raw.to_vec());
+        let resp = Response::new(200, "hi\n").with_header("Server", "nginx");
+        let bytes = resp.to_bytes();
+        assert_eq!(String::from_utf8_lossy(&bytes), "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nServer: nginx\r\n\r\nhi\n");
+        assert_eq!(Response::parse(&bytes), Ok(resp));
+        assert_eq!(dechunk(b"3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"), Some(b"abcde".to_vec()));
+        assert_eq!(Request::parse(b"GET / HTTP/1.1\r\n"), Err(ParseError::Incomplete));
+    }
+}
