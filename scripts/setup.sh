@@ -37,6 +37,15 @@ if [ "$need_trunk" = 1 ] && ! wasm-opt --version 2>/dev/null | grep -q "version 
   npm install --silent --no-audit --no-fund --prefix "$TOOLS" "binaryen@$BINARYEN_VERSION" >/dev/null
 fi
 
+# kubesim serve's client tests: the official Python client (Debian's python3-kubernetes).
+# Real kubectl (the parity suite's oracle) is not packaged by Debian; without it the parity
+# suite skips with a message.
+if ! /usr/bin/python3 -c "import kubernetes" 2>/dev/null; then
+  log "installing Debian python3-kubernetes (kubesim serve's Python client test)"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-kubernetes >/dev/null; } || log "python3-kubernetes unavailable: the Python client test will skip"
+fi
+
 if [ "$need_browser" = 1 ]; then
   if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
     log "installing Debian chromium + chromium-driver"

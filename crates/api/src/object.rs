@@ -449,3 +449,17 @@ mod tests {
         assert_eq!(err.path, "spec.containers[1].ports[0].containerPort");
     }
 }
+
+/// Where Go's encoding/json writes what serde omits, applied to an object's JSON as the API
+/// server serves it (kube-apiserver and kubectl's output both show these): a PodCondition's
+/// `lastProbeTime` is a metav1.Time struct (omitempty does not drop structs), so an unset one is
+/// written `null`. The one place this rule lives; the HTTP API and the kubectl layer both call it.
+pub fn go_encoding(kind: &str, object: &mut serde_json::Value) {
+    if kind == "Pod" {
+        if let Some(conditions) = object.pointer_mut("/status/conditions").and_then(serde_json::Value::as_array_mut) {
+            for c in conditions.iter_mut().filter_map(serde_json::Value::as_object_mut) {
+                c.entry("lastProbeTime").or_insert(serde_json::Value::Null);
+            }
+        }
+    }
+}

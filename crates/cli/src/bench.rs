@@ -23,8 +23,9 @@ pub fn cmd_bench(args: &[String]) -> ExitCode {
         Some("scheduler") => bench_scheduler(&args[1..]),
         Some("store") => bench_store(&args[1..]),
         Some("kubelet") => bench_kubelet(&args[1..]),
+        Some("serve") => bench_serve(&args[1..]),
         _ => {
-            eprintln!("usage: kubesim bench cluster|scheduler|store [flags]");
+            eprintln!("usage: kubesim bench cluster|scheduler|kubelet|store|serve [flags]");
             ExitCode::from(2)
         }
     }
@@ -288,5 +289,157 @@ fn bench_store(args: &[String]) -> ExitCode {
         "bytes_per_pod_approx": (rss_after.saturating_sub(rss_before)) / pods.max(1),
     });
     println!("{result}");
+    ExitCode::SUCCESS
+}
+
+/// Current resident memory of this process in bytes (Linux VmRSS), if known.
+fn rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// `kubesim bench serve [--pods N] [--watchers W] [--seconds S] [--events E]`: `kubesim serve`
+/// over loopback at N running pods: requests/s for `get pods` as a Table (one full list, and
+/// kubectl's 500-item pages), watch fan-out to W clients (events delivered/s) and memory per
+/// watch. All traffic goes to 127.0.0.1 and every loop is bounded in count and time.
+fn bench_serve(args: &[String]) -> ExitCode {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    let pods = flag(args, "--pods", 10_000);
+    let watchers = flag(args, "--watchers", 100) as usize;
+    let seconds = flag(args, "--seconds", 5).clamp(1, 60);
+    let events = flag(args, "--events", 200).min(10_000);
+    let started = Instant::now();
+    let nodes = pods.div_ceil(100).max(1);
+    let built = kubesim_server::Server::start(
+        move || {
+            let mut config = kubesim_sim::world::WorldConfig::seeded(1);
+            config.scheduler_annotations = false;
+            config.scheduler_history = false;
+            let mut world = World::build(config).expect("default scheduler");
+            for i in 0..nodes {
+                world.add_node(node_template(&format!("node-{}", i + 1), ["zone-a", "zone-b", "zone-c"][(i % 3) as usize], "32", "256Gi", "110"));
+            }
+            let mut yaml = String::new();
+            for d in 0..pods.div_ceil(100) {
+                let replicas = 100.min(pods - d * 100);
+                yaml.push_str(&format!(
+                    "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: app-{d}}}\nspec:\n  replicas: {replicas}\n  selector: {{matchLabels: {{app: app-{d}}}}}\n  template:\n    metadata: {{labels: {{app: app-{d}}}}}\n    spec:\n      containers: [{{name: c, image: 'nginx:1.27', resources: {{requests: {{cpu: 100m, memory: 128Mi}}}}}}]\n"
+                ));
+            }
+            kubesim_sim::loader::apply(&mut world, &kubesim_sim::scenario::InputFile { name: "bench.yaml".into(), text: yaml });
+            world.run_until_quiet(600_000);
+            (world, ())
+        },
+        kubesim_server::Config { paused: true, max_watchers: watchers + 16, max_connections: watchers + 64, ..Default::default() },
+    );
+    let Ok((server, ())) = built else {
+        eprintln!("error: cannot start the server");
+        return ExitCode::from(1);
+    };
+    let url = server.url();
+    println!("world: {pods} pods on {nodes} nodes, built and converged in {:.1}s", started.elapsed().as_secs_f64());
+    let table = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+    let measure = |path: &str, label: &str| {
+        let deadline = Instant::now() + std::time::Duration::from_secs(seconds);
+        let (mut n, mut bytes) = (0u64, 0usize);
+        let t = Instant::now();
+        while Instant::now() < deadline && n < 100_000 {
+            match kubesim_server::client::request(&url, "GET", path, &[("Accept", table)], b"") {
+                Ok(r) if r.status < 500 => bytes = r.body.len(),
+                other => {
+                    eprintln!("error: {label}: {other:?}");
+                    return;
+                }
+            }
+            n += 1;
+        }
+        let secs = t.elapsed().as_secs_f64();
+        println!("{label}: {:.1} requests/s ({n} in {secs:.1}s, {:.1} KB per response)", n as f64 / secs, bytes as f64 / 1024.0);
+    };
+    measure("/api/v1/pods", &format!("get pods as Table, all {pods} in one response"));
+    measure("/api/v1/pods?limit=500", "get pods as Table, first 500-item page (kubectl's chunk)");
+    measure("/api/v1/namespaces/default/pods/app-0-does-not-exist", "get one missing pod (404 Status; per-request overhead)");
+    // Watch fan-out.
+    let rv = kubesim_server::client::request(&url, "GET", "/api/v1/namespaces/default/configmaps?limit=1", &[], b"")
+        .ok()
+        .and_then(|r| serde_json::from_str::<serde_json::Value>(&r.body).ok())
+        .and_then(|v| v["metadata"]["resourceVersion"].as_str().map(str::to_string))
+        .unwrap_or_default();
+    let before = rss_bytes().unwrap_or(0);
+    let received = Arc::new(AtomicU64::new(0));
+    let mut threads = Vec::new();
+    let addr = server.addr();
+    for _ in 0..watchers {
+        let received = received.clone();
+        let rv = rv.clone();
+        threads.push(std::thread::spawn(move || {
+            let Ok(mut stream) = std::net::TcpStream::connect(addr) else { return };
+            let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(30)));
+            let _ = stream.write_all(
+                format!("GET /api/v1/namespaces/default/configmaps?watch=true&resourceVersion={rv}&timeoutSeconds=60 HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes(),
+            );
+            let mut reader = BufReader::new(stream);
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+                if line.trim().is_empty() {
+                    break;
+                }
+                line.clear();
+            }
+            let mut got = 0;
+            while got < events {
+                line.clear();
+                if reader.read_line(&mut line).map_or(true, |n| n == 0) {
+                    return;
+                }
+                let Ok(size) = usize::from_str_radix(line.trim(), 16) else { return };
+                let mut chunk = vec![0; size + 2];
+                if reader.read_exact(&mut chunk).is_err() {
+                    return;
+                }
+                let n = chunk[..size].iter().filter(|b| **b == b'\n').count() as u64;
+                got += n;
+                received.fetch_add(n, Ordering::SeqCst);
+            }
+        }));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let after = rss_bytes().unwrap_or(0);
+    let watching = server.shared().watchers.load(Ordering::SeqCst);
+    println!(
+        "watches open: {watching}; memory per watch ~{:.0} KB (RSS growth {:.1} MB incl. the bench's own client threads)",
+        after.saturating_sub(before) as f64 / 1024.0 / watching.max(1) as f64,
+        after.saturating_sub(before) as f64 / 1e6
+    );
+    let t = Instant::now();
+    for i in 0..events {
+        let body = format!("{{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{{\"name\":\"fan-{i}\"}},\"data\":{{\"i\":\"{i}\"}}}}");
+        let _ =
+            kubesim_server::client::request(&url, "POST", "/api/v1/namespaces/default/configmaps", &[("Content-Type", "application/json")], body.as_bytes());
+    }
+    let writes = t.elapsed().as_secs_f64();
+    let target = events * watching as u64;
+    let deadline = Instant::now() + std::time::Duration::from_secs(60);
+    while received.load(Ordering::SeqCst) < target && Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let total = t.elapsed().as_secs_f64();
+    let got = received.load(Ordering::SeqCst);
+    println!(
+        "watch fan-out: {events} creates ({:.0} writes/s) to {watching} watchers: {got}/{target} events delivered in {total:.2}s ({:.0} events/s)",
+        events as f64 / writes,
+        got as f64 / total
+    );
+    for t in threads {
+        let _ = t.join();
+    }
+    if let Some(peak) = peak_rss_bytes() {
+        println!("peak RSS {:.2} GB", peak as f64 / 1e9);
+    }
+    server.shutdown();
     ExitCode::SUCCESS
 }

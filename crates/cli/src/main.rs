@@ -11,6 +11,7 @@ use kubesim_sim::scenario::InputFile;
 use std::io::{Read, Write};
 
 mod bench;
+mod serve;
 use std::process::ExitCode;
 
 const USAGE: &str = "usage:
@@ -42,8 +43,10 @@ fn main() -> ExitCode {
         Some("run") => cmd_run(&args[1..]),
         Some("kubectl") => cmd_kubectl(&args[1..]),
         Some("bench") => bench::cmd_bench(&args[1..]),
+        Some("serve") => serve::cmd_serve(&args[1..]),
+        Some("ctl") => serve::cmd_ctl(&args[1..]),
         Some("-h") | Some("--help") | Some("help") | None => {
-            print!("{USAGE}");
+            print!("{USAGE}{}", serve::USAGE);
             ExitCode::SUCCESS
         }
         Some(other) => {

@@ -210,18 +210,10 @@ pub fn no_resources(namespace: Option<&str>) -> String {
     }
 }
 
-/// The object as the API server's JSON encoding writes it where Go's encoding/json differs
-/// from omitting unset fields: PodCondition.lastProbeTime is a metav1.Time struct (omitempty
-/// does not drop structs), so an unset one is written `null`.
+/// The object as the API server's JSON encoding writes it ([`kubesim_api::object::go_encoding`]).
 pub fn wire_form(info: &KindInfo, object: &Value) -> Value {
     let mut object = object.clone();
-    if info.kind == "Pod" {
-        if let Some(conditions) = object.pointer_mut("/status/conditions").and_then(Value::as_array_mut) {
-            for c in conditions.iter_mut().filter_map(Value::as_object_mut) {
-                c.entry("lastProbeTime").or_insert(Value::Null);
-            }
-        }
-    }
+    kubesim_api::object::go_encoding(info.kind, &mut object);
     object
 }
 

@@ -82,9 +82,23 @@ pub fn kubectl(world: &mut World, args: &str) -> (String, String, i32) {
     (output.stdout, output.stderr, output.exit_code)
 }
 
+/// The running container an exec into `pod_uid`'s `container` on `node` reaches, or the API
+/// server's and kubelet's words for why there is none.
+pub fn exec_target(hosts: &BTreeMap<String, kubesim_host::Host>, node: &str, pod_uid: &str, container: &str) -> Result<String, String> {
+    let host = hosts.get(node).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
+    if !host.powered {
+        return Err(format!("error dialing backend: dial tcp {}:10250: connect: no route to host", host.ip()));
+    }
+    let id = host.cri.latest_attempt(pod_uid, container).ok_or_else(|| format!("container {container:?} in pod is waiting to start: ContainerCreating"))?;
+    let running = host.cri.container_status(&id).is_ok_and(|c| c.state == kubesim_host::cri::ContainerState::Running);
+    if !running {
+        return Err(format!("container {container:?} is not running"));
+    }
+    Ok(id)
+}
+
 /// Runs a command in a pod's container as the API server's exec subresource does (through the
-/// node's kubelet to the runtime's ExecSync), its network calls routed over the fabric. The
-/// errors are the API server's and kubelet's words.
+/// node's kubelet to the runtime's ExecSync), its network calls routed over the fabric.
 #[allow(clippy::too_many_arguments)]
 pub fn exec_in_pod(
     hosts: &mut BTreeMap<String, kubesim_host::Host>,
@@ -96,17 +110,10 @@ pub fn exec_in_pod(
     stdin: Vec<u8>,
     now: kubesim_api::Millis,
 ) -> Result<kubesim_host::cri::ExecOutput, String> {
-    let host = hosts.get(node).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
-    if !host.powered {
-        return Err(format!("error dialing backend: dial tcp {}:10250: connect: no route to host", host.ip()));
-    }
-    let id = host.cri.latest_attempt(pod_uid, container).ok_or_else(|| format!("container {container:?} in pod is waiting to start: ContainerCreating"))?;
-    let running = host.cri.container_status(&id).is_ok_and(|c| c.state == kubesim_host::cri::ContainerState::Running);
-    if !running {
-        return Err(format!("container {container:?} is not running"));
-    }
+    let id = exec_target(hosts, node, pod_uid, container)?;
     kubesim_runtime::net::exec(hosts, fabric, node, &id, argv, stdin, now).ok_or_else(|| format!("node {node:?} has no kubelet"))
 }
+
 
 /// Runs kubectl with an argv exactly as given (no re-joining or re-splitting; a leading
 /// `kubectl` word is dropped), as `kubesim kubectl ... -- ARGS` does: (stdout, stderr, exit code).

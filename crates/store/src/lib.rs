@@ -277,7 +277,9 @@ impl Store {
         if revision < self.compacted_revision {
             return Err(Gone { oldest_available: self.compacted_revision });
         }
-        Ok(self.history.iter().filter(move |c| c.revision > revision))
+        // History is in revision order: find the first later commit by binary search.
+        let start = self.history.partition_point(|c| c.revision <= revision);
+        Ok(self.history.range(start..))
     }
 
     /// Drops history up to and including `revision` (etcd compaction).
