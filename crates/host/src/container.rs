@@ -391,7 +391,14 @@ impl Container {
     pub fn start(&mut self, volumes: &mut Volumes, foreign: Foreign, now: Millis) {
         self.state = ContainerState::Running;
         self.started_at = Some(now);
-        let spawn = Spawn { argv: self.spec.argv.clone(), env: self.spec.env.clone(), cwd: self.spec.cwd.clone(), stdin: Vec::new(), capture_stdout: false, path: String::new() };
+        let spawn = Spawn {
+            argv: self.spec.argv.clone(),
+            env: self.spec.env.clone(),
+            cwd: self.spec.cwd.clone(),
+            stdin: Vec::new(),
+            capture_stdout: false,
+            path: String::new(),
+        };
         match self.load(&spawn, volumes, foreign, now) {
             Ok(program) => {
                 let pid = self.alloc_pid();
@@ -495,17 +502,21 @@ impl Container {
     }
 
     fn next_runnable(&self, now: Millis) -> Option<u32> {
-        self.procs
-            .procs
-            .values()
-            .filter(|p| p.session.is_none())
-            .find(|p| p.wake_at(now).is_some_and(|t| t <= now))
-            .map(|p| p.pid)
+        self.procs.procs.values().filter(|p| p.session.is_none()).find(|p| p.wake_at(now).is_some_and(|t| t <= now)).map(|p| p.pid)
     }
 
     /// Applies a step; `Some(true)` when PID 1 exited (the container is gone).
     #[allow(clippy::too_many_arguments)]
-    fn apply_step(&mut self, mut process: Process, step: Step, now: Millis, volumes: &mut Volumes, foreign: Foreign, outbox: &mut Vec<NetRequest>, next_request: &mut u64) -> Option<bool> {
+    fn apply_step(
+        &mut self,
+        mut process: Process,
+        step: Step,
+        now: Millis,
+        volumes: &mut Volumes,
+        foreign: Foreign,
+        outbox: &mut Vec<NetRequest>,
+        next_request: &mut u64,
+    ) -> Option<bool> {
         match step {
             Step::Sleep(ms) => process.state = ProcState::Sleeping(now.saturating_add(ms)),
             Step::Compute { cpu_ms, threads } => {
@@ -752,11 +763,7 @@ impl Container {
         for p in members {
             match p.state {
                 ProcState::Runnable(_) => return Some((p.pid, None)),
-                ProcState::Sleeping(t) | ProcState::Computing(t) => {
-                    if sleeper.is_none_or(|(_, best)| t < best) {
-                        sleeper = Some((p.pid, t));
-                    }
-                }
+                ProcState::Sleeping(t) | ProcState::Computing(t) if sleeper.is_none_or(|(_, best)| t < best) => sleeper = Some((p.pid, t)),
                 _ => {}
             }
         }
@@ -887,7 +894,18 @@ fn unix_ms(now: Millis) -> u64 {
 
 impl Process {
     fn new(pid: u32, ppid: u32, argv: Vec<String>, program: Box<dyn Program>, sink: Sink) -> Process {
-        Process { pid, ppid, argv, program: Some(program), state: ProcState::Runnable(Wake::Start), memory: None, cpu_ms: 0, sink, pending: Vec::new(), session: None }
+        Process {
+            pid,
+            ppid,
+            argv,
+            program: Some(program),
+            state: ProcState::Runnable(Wake::Start),
+            memory: None,
+            cpu_ms: 0,
+            sink,
+            pending: Vec::new(),
+            session: None,
+        }
     }
 
     /// When this process next has something to do: the one predicate both the wake-up time and

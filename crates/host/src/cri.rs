@@ -318,7 +318,8 @@ impl ContainerRuntime {
     /// An incoming connection for `sandbox`'s network namespace: the answer of the container
     /// process listening on the port, or `None` when nothing listens.
     pub fn serve(&mut self, sandbox_id: &str, incoming: &Incoming, now: Millis) -> Option<Outgoing> {
-        let ids: Vec<String> = self.containers.iter().filter(|(_, c)| c.sandbox_id == sandbox_id && c.state == ContainerState::Running).map(|(id, _)| id.clone()).collect();
+        let ids: Vec<String> =
+            self.containers.iter().filter(|(_, c)| c.sandbox_id == sandbox_id && c.state == ContainerState::Running).map(|(id, _)| id.clone()).collect();
         for id in ids {
             let container = self.containers.get_mut(&id).expect("listed above");
             if container.listening().contains(&(incoming.port, incoming.udp)) {

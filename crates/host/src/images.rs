@@ -102,7 +102,8 @@ impl ImageStore {
 pub fn marker_for(implementation: &str) -> &str {
     match implementation {
         // GNU userland packages: the GNU family of applets, chosen by argv[0].
-        "coreutils" | "grep" | "sed" | "findutils" | "mawk" | "gawk" | "procps" | "procps-ng" | "util-linux" | "debianutils" | "hostname" | "gzip" | "tar" | "sysvinit-utils" | "diffutils" | "ncurses-bin" | "login" | "passwd" | "mount" | "bzip2" | "xz-utils" => "coreutils",
+        "coreutils" | "grep" | "sed" | "findutils" | "mawk" | "gawk" | "procps" | "procps-ng" | "util-linux" | "debianutils" | "hostname" | "gzip" | "tar"
+        | "sysvinit-utils" | "diffutils" | "ncurses-bin" | "login" | "passwd" | "mount" | "bzip2" | "xz-utils" => "coreutils",
         // Network tools the busybox family implements with the same options the docs use.
         "netcat-openbsd" | "ncat" | "wget" | "ping" | "iputils-ping" => "busybox",
         "bind9-nslookup" => "nslookup-bind",
@@ -115,7 +116,28 @@ pub fn marker_for(implementation: &str) -> &str {
 /// The image's root filesystem.
 pub fn image_tree(info: &ImageInfo) -> Tree {
     let mut tree = Tree::new();
-    for dir in ["/bin", "/dev", "/etc", "/home", "/lib", "/proc", "/root", "/run", "/sbin", "/sys", "/usr", "/usr/bin", "/usr/lib", "/usr/local", "/usr/local/bin", "/usr/sbin", "/usr/share", "/var", "/var/log", "/var/run"] {
+    for dir in [
+        "/bin",
+        "/dev",
+        "/etc",
+        "/home",
+        "/lib",
+        "/proc",
+        "/root",
+        "/run",
+        "/sbin",
+        "/sys",
+        "/usr",
+        "/usr/bin",
+        "/usr/lib",
+        "/usr/local",
+        "/usr/local/bin",
+        "/usr/sbin",
+        "/usr/share",
+        "/var",
+        "/var/log",
+        "/var/run",
+    ] {
         tree.add_dir(dir, 0o755);
     }
     tree.add_dir("/tmp", 0o1777);

@@ -70,7 +70,12 @@ pub fn container_spec(pod: &Pod, container: &Container, volumes: &mut Volumes, c
     let argv = command_line(container, cx.image, &env);
     let vcx = VolumeContext { store: cx.store, now_unix_ms: cx.now_unix_ms, node_allocatable: cx.node_allocatable };
     let mounts = prepare_mounts(pod, container, volumes, &vcx).map_err(ConfigError::Mount)?;
-    let cwd = container.working_dir.clone().filter(|w| !w.is_empty()).or_else(|| Some(cx.image.config.working_dir.clone()).filter(|w| !w.is_empty())).unwrap_or_else(|| "/".into());
+    let cwd = container
+        .working_dir
+        .clone()
+        .filter(|w| !w.is_empty())
+        .or_else(|| Some(cx.image.config.working_dir.clone()).filter(|w| !w.is_empty()))
+        .unwrap_or_else(|| "/".into());
     let spec = pod.spec.clone().unwrap_or_default();
     let host_network = spec.host_network.unwrap_or(false);
     let resolv = dns::pod_dns(pod).render();

@@ -99,7 +99,10 @@ pub fn pod_dns(pod: &Pod) -> ResolvConf {
     conf.searches = dedup(conf.searches.into_iter().map(|s| s.trim_end_matches('.').to_string()).filter(|s| !s.is_empty()).collect());
     if conf.nameservers.len() > MAX_NAMESERVERS {
         conf.nameservers.truncate(MAX_NAMESERVERS);
-        conf.warnings.push(format!("Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: {}", conf.nameservers.join(" ")));
+        conf.warnings.push(format!(
+            "Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: {}",
+            conf.nameservers.join(" ")
+        ));
     }
     let before = conf.searches.len();
     conf.searches.retain(|s| s.len() <= 253);
@@ -108,7 +111,8 @@ pub fn pod_dns(pod: &Pod) -> ResolvConf {
         conf.searches.pop();
     }
     if conf.searches.len() < before {
-        conf.warnings.push(format!("Search Line limits were exceeded, some search paths have been omitted, the applied search line is: {}", conf.searches.join(" ")));
+        conf.warnings
+            .push(format!("Search Line limits were exceeded, some search paths have been omitted, the applied search line is: {}", conf.searches.join(" ")));
     }
     conf
 }
@@ -167,13 +171,20 @@ mod tests {
         let cluster = "search default.svc.cluster.local svc.cluster.local cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n";
         assert_eq!(pod_dns(&pod(None, false, None)).render(), cluster);
         assert_eq!(pod_dns(&pod(Some("ClusterFirst"), false, None)).render(), cluster);
-        assert_eq!(pod_dns(&pod(Some("ClusterFirst"), true, None)).render(), "nameserver 172.18.0.1\n", "ClusterFirst with hostNetwork falls back to the node's");
+        assert_eq!(
+            pod_dns(&pod(Some("ClusterFirst"), true, None)).render(),
+            "nameserver 172.18.0.1\n",
+            "ClusterFirst with hostNetwork falls back to the node's"
+        );
         assert_eq!(pod_dns(&pod(Some("ClusterFirstWithHostNet"), true, None)).render(), cluster);
         assert_eq!(pod_dns(&pod(Some("Default"), false, None)).render(), "nameserver 172.18.0.1\n");
         let custom = PodDNSConfig {
             nameservers: Some(vec!["192.0.2.1".into()]),
             searches: Some(vec!["ns1.svc.cluster-domain.example".into(), "my.dns.search.suffix".into()]),
-            options: Some(vec![PodDNSConfigOption { name: Some("ndots".into()), value: Some("2".into()) }, PodDNSConfigOption { name: Some("edns0".into()), value: None }]),
+            options: Some(vec![
+                PodDNSConfigOption { name: Some("ndots".into()), value: Some("2".into()) },
+                PodDNSConfigOption { name: Some("edns0".into()), value: None },
+            ]),
         };
         // The docs' dns-config example (pods/dns/custom-dns.yaml) with dnsPolicy None.
         assert_eq!(
@@ -187,7 +198,10 @@ mod tests {
         let config = PodDNSConfig { nameservers: Some(vec!["1.1.1.1".into(), "2.2.2.2".into(), "3.3.3.3".into()]), ..Default::default() };
         let conf = pod_dns(&pod(Some("ClusterFirst"), false, Some(config)));
         assert_eq!(conf.nameservers, vec!["10.96.0.10", "1.1.1.1", "2.2.2.2"]);
-        assert_eq!(conf.warnings, vec!["Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: 10.96.0.10 1.1.1.1 2.2.2.2"]);
+        assert_eq!(
+            conf.warnings,
+            vec!["Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: 10.96.0.10 1.1.1.1 2.2.2.2"]
+        );
     }
 
     #[test]

@@ -68,7 +68,12 @@ fn resource_field(container: &Container, resource: &str, divisor: Option<&str>, 
 /// then env (each value expanded against the variables defined before it and the Service
 /// links), valueFrom, and the Service link variables underneath. Missing ConfigMaps/Secrets or
 /// keys that are not optional fail with the kubelet's messages.
-pub fn container_env(pod: &Pod, container: &Container, store: &kubesim_store::Store, node_allocatable: &BTreeMap<String, i128>) -> Result<BTreeMap<String, String>, String> {
+pub fn container_env(
+    pod: &Pod,
+    container: &Container,
+    store: &kubesim_store::Store,
+    node_allocatable: &BTreeMap<String, i128>,
+) -> Result<BTreeMap<String, String>, String> {
     let namespace = pod.metadata.namespace.clone().unwrap_or_default();
     let lookup = |kind: &str, name: &str| -> Option<BTreeMap<String, String>> {
         match kind {
@@ -120,7 +125,11 @@ pub fn container_env(pod: &Pod, container: &Container, store: &kubesim_store::St
             env.insert(var.name.clone(), value);
         } else if let Some(resource) = var.value_from.as_ref().and_then(|v| v.resource_field_ref.as_ref()) {
             let target = match resource.container_name.as_deref().filter(|c| !c.is_empty()) {
-                Some(name) => pod.spec.as_ref().and_then(|s| s.containers.iter().chain(s.init_containers.iter().flatten()).find(|c| c.name == name).cloned()).unwrap_or_else(|| container.clone()),
+                Some(name) => pod
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.containers.iter().chain(s.init_containers.iter().flatten()).find(|c| c.name == name).cloned())
+                    .unwrap_or_else(|| container.clone()),
                 None => container.clone(),
             };
             let divisor = resource.divisor.as_ref().map(|d| d.0.as_str());
@@ -171,15 +180,23 @@ pub fn field_value(pod: &Pod, path: &str) -> String {
         "spec.nodeName" => spec.and_then(|s| s.node_name.clone()).unwrap_or_default(),
         "spec.serviceAccountName" => spec.and_then(|s| s.service_account_name.clone()).unwrap_or_default(),
         "status.podIP" => status.and_then(|s| s.pod_ip.clone()).unwrap_or_default(),
-        "status.podIPs" => status.and_then(|s| s.pod_ips.as_ref()).map(|ips| ips.iter().map(|i| i.ip.clone()).collect::<Vec<_>>().join(",")).unwrap_or_default(),
+        "status.podIPs" => {
+            status.and_then(|s| s.pod_ips.as_ref()).map(|ips| ips.iter().map(|i| i.ip.clone()).collect::<Vec<_>>().join(",")).unwrap_or_default()
+        }
         "status.hostIP" => status.and_then(|s| s.host_ip.clone()).unwrap_or_default(),
-        "status.hostIPs" => status.and_then(|s| s.host_ips.as_ref()).map(|ips| ips.iter().map(|i| i.ip.clone()).collect::<Vec<_>>().join(",")).unwrap_or_default(),
+        "status.hostIPs" => {
+            status.and_then(|s| s.host_ips.as_ref()).map(|ips| ips.iter().map(|i| i.ip.clone()).collect::<Vec<_>>().join(",")).unwrap_or_default()
+        }
         _ => String::new(),
     }
 }
 
 /// The resource value a downward-API volume file shows (resourceFieldRef).
 pub fn resource_value(pod: &Pod, container: &str, resource: &str, divisor: Option<&str>, node_allocatable: &BTreeMap<String, i128>) -> String {
-    let found = pod.spec.as_ref().and_then(|s| s.containers.iter().chain(s.init_containers.iter().flatten()).find(|c| c.name == container).cloned()).unwrap_or_default();
+    let found = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.containers.iter().chain(s.init_containers.iter().flatten()).find(|c| c.name == container).cloned())
+        .unwrap_or_default();
     resource_field(&found, resource, divisor, node_allocatable)
 }

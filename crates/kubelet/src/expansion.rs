@@ -60,8 +60,10 @@ mod tests {
     // VAR_EMPTY="").
     #[test]
     fn expansion_matches_the_kubelets_forked_expansion_package() {
-        let vars: BTreeMap<String, String> =
-            [("VAR_A", "A"), ("VAR_B", "B"), ("VAR_C", "C"), ("VAR_REF", "$(VAR_A)"), ("VAR_EMPTY", "")].into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let vars: BTreeMap<String, String> = [("VAR_A", "A"), ("VAR_B", "B"), ("VAR_C", "C"), ("VAR_REF", "$(VAR_A)"), ("VAR_EMPTY", "")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         let contexts = [&vars];
         let mapping = mapping_for(&contexts);
         let cases = [

@@ -25,9 +25,9 @@
 pub mod admission;
 pub mod container_config;
 pub mod dns;
-pub mod expansion;
 pub mod env;
 pub mod eviction;
+pub mod expansion;
 pub mod kubelet;
 pub mod network;
 pub mod node_status;

@@ -256,7 +256,8 @@ pub const PROBE_USER_AGENT: &str = "kube-probe/1.34";
 /// The HTTP request an httpGet probe sends (probe/http/request.go NewRequestForHTTPGetAction:
 /// User-Agent and Accept defaults, the probe's headers override them).
 pub fn probe_request(path: &str, host: &str, port: i32, headers: &[(String, String)]) -> Vec<u8> {
-    let mut fields: Vec<(String, String)> = vec![("Host".into(), format!("{host}:{port}")), ("User-Agent".into(), PROBE_USER_AGENT.into()), ("Accept".into(), "*/*".into())];
+    let mut fields: Vec<(String, String)> =
+        vec![("Host".into(), format!("{host}:{port}")), ("User-Agent".into(), PROBE_USER_AGENT.into()), ("Accept".into(), "*/*".into())];
     for (name, value) in headers {
         match fields.iter_mut().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
             Some(field) => field.1 = value.clone(),

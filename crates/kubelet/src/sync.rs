@@ -3,10 +3,10 @@
 //! in order, sidecars, containers, restarts with backoff — and what each call's completion
 //! does. One call is in flight per worker; each takes its modelled latency.
 
+use crate::container_config::{container_spec, ConfigContext, ConfigError};
 use crate::kubelet::{format_go_duration, random_id, Kubelet, Wake, IMAGE_CATALOGUE_CONFIGMAP};
 use crate::network::NetworkPlugin;
 use crate::pod_worker::{Step, WorkerState};
-use crate::container_config::{container_spec, ConfigContext, ConfigError};
 use kubesim_api::k8s_openapi::api::core::v1::{Container, LifecycleHandler};
 use kubesim_api::object::{kind_info, Object};
 use kubesim_api::quantity::parse_milli;

@@ -149,7 +149,12 @@ fn set_up(pod: &Pod, uid: &str, namespace: &str, volume: &Volume, volumes: &mut 
     }
     if let Some(downward) = volume.downward_api.as_ref() {
         let mode = downward.default_mode.unwrap_or(0o644) as u32;
-        let files: Vec<(String, Vec<u8>, u32)> = downward.items.iter().flatten().map(|item| (item.path.clone(), downward_item(pod, item, cx).into_bytes(), item.mode.map(|m| m as u32).unwrap_or(mode))).collect();
+        let files: Vec<(String, Vec<u8>, u32)> = downward
+            .items
+            .iter()
+            .flatten()
+            .map(|item| (item.path.clone(), downward_item(pod, item, cx).into_bytes(), item.mode.map(|m| m as u32).unwrap_or(mode)))
+            .collect();
         volumes.trees.insert(id.clone(), atomic(&files, cx.now_unix_ms));
         return Ok((id, None, true));
     }
@@ -221,7 +226,8 @@ fn claim_volume(claim: &str, volume_name: &str, namespace: &str, volumes: &mut V
     }
     let pv_name = pvc.pointer("/spec/volumeName").and_then(|v| v.as_str()).unwrap_or_default().to_string();
     let pv = cx.store.get(("", "persistentvolumes"), "", &pv_name).map(|o| o.to_json());
-    let local_path = pv.as_ref().and_then(|pv| pv.pointer("/spec/hostPath/path").or_else(|| pv.pointer("/spec/local/path"))).and_then(|p| p.as_str()).map(str::to_string);
+    let local_path =
+        pv.as_ref().and_then(|pv| pv.pointer("/spec/hostPath/path").or_else(|| pv.pointer("/spec/local/path"))).and_then(|p| p.as_str()).map(str::to_string);
     match local_path {
         Some(path) => {
             let node = volumes.trees.entry(NODE_ROOT.to_string()).or_insert_with(node_root);

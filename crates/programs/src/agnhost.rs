@@ -89,7 +89,7 @@ fn levenshtein(a: &str, b: &str) -> usize {
     for i in 1..=a.len() {
         let mut cur = vec![i; b.len() + 1];
         for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1].to_ascii_lowercase() != b[j - 1].to_ascii_lowercase());
+            let cost = usize::from(!a[i - 1].eq_ignore_ascii_case(&b[j - 1]));
             cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
         }
         prev = cur;

@@ -634,7 +634,7 @@ pub fn go_duration_string(ms: u64) -> String {
     let h = ms / 3_600_000;
     let m = ms / 60_000 % 60;
     let s = ms % 60_000;
-    let secs = if s % 1000 == 0 { format!("{}s", s / 1000) } else { format!("{}s", go_float(s as f64 / 1000.0)) };
+    let secs = if s.is_multiple_of(1000) { format!("{}s", s / 1000) } else { format!("{}s", go_float(s as f64 / 1000.0)) };
     if h > 0 {
         format!("{h}h{m}m{secs}")
     } else if m > 0 {

@@ -775,7 +775,7 @@ impl Parser {
         ];
         let name = w.as_str();
         if name == "bpi" && !self.bignum {
-            return Err((format!("Undefined subroutine &main::bpi called"), 0));
+            return Err(("Undefined subroutine &main::bpi called".to_string(), 0));
         }
         if !KNOWN.contains(&name) {
             if self.is_op("(") {
@@ -937,11 +937,10 @@ fn parse_interp(s: &str) -> Result<Vec<Part>, String> {
                 j += 1;
             }
             let name: String = chars[st..j].iter().collect();
-            if braced {
-                if j < chars.len() && chars[j] == '}' {
+            if braced
+                && j < chars.len() && chars[j] == '}' {
                     j += 1;
                 }
-            }
             if !lit.is_empty() {
                 parts.push(Part::Lit(std::mem::take(&mut lit)));
             }

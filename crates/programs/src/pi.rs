@@ -78,7 +78,7 @@ fn atan_inv(x: u64, n: usize) -> Fixed {
         if term.is_zero() {
             break;
         }
-        if k % 2 == 0 {
+        if k.is_multiple_of(2) {
             sum.add(&term);
         } else {
             sum.sub(&term);

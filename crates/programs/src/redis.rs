@@ -357,7 +357,7 @@ impl RedisServer {
             | "hz"
             | "aof-use-rdb-preamble"
             | "enable-debug-command" => {}
-            _ => return Err(format!("Bad directive or wrong number of arguments")),
+            _ => return Err("Bad directive or wrong number of arguments".to_string()),
         }
         Ok(())
     }
@@ -908,7 +908,7 @@ impl RedisServer {
                 _ => Reply::Error("ERR invalid expire time in 'setex' command".into()),
             },
             "MSET" => {
-                if args.len() < 3 || args.len() % 2 == 0 {
+                if args.len() < 3 || args.len().is_multiple_of(2) {
                     return wrong("mset");
                 }
                 for p in args[1..].chunks(2) {
@@ -1048,7 +1048,7 @@ impl RedisServer {
                 Some(_) => Reply::Error("WRONGTYPE Operation against a key holding the wrong kind of value".into()),
             },
             "HSET" => {
-                if args.len() % 2 != 0 {
+                if !args.len().is_multiple_of(2) {
                     return wrong("hset");
                 }
                 let e = self.data.entry(s(1)).or_insert(Entry { val: RVal::Hash(BTreeMap::new()), expire_ms: None });

@@ -229,7 +229,7 @@ impl ZkServer {
                 _ => {}
             }
         }
-        self.log(os, "main:QuorumPeerConfig@124", &format!("Reading configuration from: /usr/bin/../etc/zookeeper/zoo.cfg"));
+        self.log(os, "main:QuorumPeerConfig@124", "Reading configuration from: /usr/bin/../etc/zookeeper/zoo.cfg");
         self.myid = common::read_file(os, &format!("{data_dir}/myid"), 64).and_then(|b| String::from_utf8_lossy(&b).trim().parse().ok()).unwrap_or(0);
         if self.peers.is_empty() {
             self.log(os, "main:ZooKeeperServerMain@98", "Starting server");
@@ -381,7 +381,7 @@ impl ZkServer {
             if !others.is_empty() {
                 let (_, host, port) = others[self.next_peer % others.len()].clone();
                 self.next_peer += 1;
-                if self.next_peer % others.len() == 0 {
+                if self.next_peer.is_multiple_of(others.len()) {
                     self.next_sync = now + 1_000;
                 }
                 let mut c = TcpClient::new(&host, port, self.dump().into_bytes(), 2_000);

@@ -37,7 +37,13 @@ fn kubernetes_bootcamp_runs_through_node_server_js_and_answers_v_1() {
     os.now_ms += 12_500;
     let r = send(&mut p, &mut os, 8080, &curl_request("10.96.0.20:8080", "/"));
     assert_eq!(text(&r), "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nDate: Tue, 01 Dec 2026 09:05:09 GMT\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n29\r\nHello Kubernetes bootcamp! | Running on: \r\n24\r\nkubernetes-bootcamp-765bf4c7b4-9lrzg\r\n7\r\n | v=1\n\r\n0\r\n\r\n");
-    assert!(text(&os.stdout).ends_with("Running On: kubernetes-bootcamp-765bf4c7b4-9lrzg | Total Requests: 1 | App Uptime: 12.5 seconds | Log Time: 2026-12-01T09:05:09.500Z\n"), "{}", text(&os.stdout));
+    assert!(
+        text(&os.stdout).ends_with(
+            "Running On: kubernetes-bootcamp-765bf4c7b4-9lrzg | Total Requests: 1 | App Uptime: 12.5 seconds | Log Time: 2026-12-01T09:05:09.500Z\n"
+        ),
+        "{}",
+        text(&os.stdout)
+    );
     let mut p2 = kubesim_programs::program_for_image("kubernetes-bootcamp", &spawn, "docker.io/jocatalin/kubernetes-bootcamp:v2").unwrap();
     p2.resume(&mut os, Wake::Start);
     assert!(text(&send(&mut p2, &mut os, 8080, &curl_request("x", "/"))).contains(" | v=2\n"));
@@ -90,7 +96,12 @@ fn the_generic_server_answers_on_its_declared_ports() {
 
 #[test]
 fn daemons_print_banners_and_listen_on_their_ports() {
-    for (img, imp, port) in [("postgres:16", "postgres-entrypoint", 5432), ("memcached:1.6", "memcached", 11211), ("mongo:8.0", "mongo-entrypoint", 27017), ("rabbitmq:3", "rabbitmq-entrypoint", 5672)] {
+    for (img, imp, port) in [
+        ("postgres:16", "postgres-entrypoint", 5432),
+        ("memcached:1.6", "memcached", 11211),
+        ("mongo:8.0", "mongo-entrypoint", 27017),
+        ("rabbitmq:3", "rabbitmq-entrypoint", 5672),
+    ] {
         let (mut os, mut spawn) = image(img, "d", None);
         spawn.env.insert("POSTGRES_PASSWORD".into(), "pw".into());
         let mut p = kubesim_programs::program_for(imp, &spawn).unwrap();

@@ -158,14 +158,22 @@ pub struct Violation {
 /// What the runtime does at a point of its queue.
 #[derive(Clone, Debug)]
 enum Item<E> {
-    Timer { component: usize, token: u64, epoch: u32 },
+    Timer {
+        component: usize,
+        token: u64,
+        epoch: u32,
+    },
     Deliver(Box<Commit>),
     Compact,
     External(E),
     /// A host's processes have something to do (a sleep ended, CPU work finished).
     HostWake(String),
     /// The reply to a process's network call arrives.
-    NetReply { host: String, id: u64, reply: Box<kubesim_os::program::NetReply> },
+    NetReply {
+        host: String,
+        id: u64,
+        reply: Box<kubesim_os::program::NetReply>,
+    },
 }
 
 #[derive(Clone, Debug)]

@@ -114,7 +114,6 @@ pub fn exec_in_pod(
     kubesim_runtime::net::exec(hosts, fabric, node, &id, argv, stdin, now).ok_or_else(|| format!("node {node:?} has no kubelet"))
 }
 
-
 /// Runs kubectl with an argv exactly as given (no re-joining or re-splitting; a leading
 /// `kubectl` word is dropped), as `kubesim kubectl ... -- ARGS` does: (stdout, stderr, exit code).
 pub fn kubectl_argv(world: &mut World, argv: &[String]) -> (String, String, i32) {

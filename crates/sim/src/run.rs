@@ -78,7 +78,11 @@ pub fn unsupported_command_warnings(object: &kubesim_api::Object) -> Vec<String>
                 "{kind}/{} container {:?}: image {image:?} is not in kubesim's catalogue; it runs as a generic server{}",
                 object.name(),
                 container.name,
-                if ports.is_empty() { " (no containerPorts declared: it listens on nothing)".to_string() } else { format!(" listening on {}", ports.join(", ")) }
+                if ports.is_empty() {
+                    " (no containerPorts declared: it listens on nothing)".to_string()
+                } else {
+                    format!(" listening on {}", ports.join(", "))
+                }
             ));
             continue;
         }

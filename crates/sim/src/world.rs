@@ -179,7 +179,14 @@ impl World {
 
     /// `kubectl exec` as the API server's exec subresource runs it (real clients through
     /// `kubesim serve`): the command in `pod_uid`'s running `container` on `node`, to completion.
-    pub fn exec_in_pod(&mut self, node: &str, pod_uid: &str, container: &str, argv: &[String], stdin: Vec<u8>) -> Result<kubesim_host::cri::ExecOutput, String> {
+    pub fn exec_in_pod(
+        &mut self,
+        node: &str,
+        pod_uid: &str,
+        container: &str,
+        argv: &[String],
+        stdin: Vec<u8>,
+    ) -> Result<kubesim_host::cri::ExecOutput, String> {
         let id = crate::commands::exec_target(self.runtime.hosts(), node, pod_uid, container)?;
         self.runtime.exec(node, &id, argv, stdin).ok_or_else(|| format!("node {node:?} has no kubelet"))
     }

@@ -572,11 +572,10 @@ impl Interp {
             StmtKind::Del(ts) => {
                 for t in ts {
                     match t {
-                        Target::Name(n) => {
-                            if !self.delete(n) {
+                        Target::Name(n)
+                            if !self.delete(n) => {
                                 return Err(self.raise(exc("NameError", format!("name '{n}' is not defined"))));
                             }
-                        }
                         Target::Index(obj, idx) => {
                             let k = self.eval(os, idx)?;
                             let cur = self.eval(os, obj)?;
@@ -1317,7 +1316,7 @@ impl Interp {
             let digits: Vec<char> = int_part.trim_start_matches('-').chars().collect();
             let mut g = String::new();
             for (k, c) in digits.iter().enumerate() {
-                if k > 0 && (digits.len() - k) % 3 == 0 {
+                if k > 0 && (digits.len() - k).is_multiple_of(3) {
                     g.push(',');
                 }
                 g.push(*c);
