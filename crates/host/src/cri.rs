@@ -457,6 +457,14 @@ impl ContainerRuntime {
         Ok(chosen.io.logs.clone())
     }
 
+    /// ReadLogs of one container by its ID (the kubelet picked it from the pod's statuses):
+    /// every line, stdout and stderr interleaved as written.
+    pub fn container_logs(&self, id: &str) -> Result<String, String> {
+        let container =
+            self.containers.get(id).ok_or_else(|| format!("failed to try resolving symlinks in path \"/var/log/pods/{id}.log\": no such file or directory"))?;
+        Ok(container.io.logs.iter().map(|l| format!("{}\n", l.text)).collect())
+    }
+
     /// Container logs as text (every line, stdout and stderr interleaved as written).
     pub fn logs(&self, pod_uid: &str, container: &str, previous: bool) -> Result<String, String> {
         Ok(self.log_lines(pod_uid, container, previous)?.iter().map(|l| format!("{}\n", l.text)).collect())

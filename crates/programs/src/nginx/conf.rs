@@ -939,10 +939,9 @@ pub fn build(ds: &[Directive]) -> Result<Config, String> {
                 cfg.pid = d.args[0].clone();
             }
             "daemon" => cfg.daemon = on_off(d)?,
-            "events"
-                if d.block.is_none() => {
-                    return Err(format!("directive \"events\" has no opening \"{{\" in {}:{}", d.file, d.line));
-                }
+            "events" if d.block.is_none() => {
+                return Err(format!("directive \"events\" has no opening \"{{\" in {}:{}", d.file, d.line));
+            }
             "http" => {
                 if seen_http {
                     return Err(format!("\"http\" directive is duplicate in {}:{}", d.file, d.line));

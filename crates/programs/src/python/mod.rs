@@ -572,10 +572,9 @@ impl Interp {
             StmtKind::Del(ts) => {
                 for t in ts {
                     match t {
-                        Target::Name(n)
-                            if !self.delete(n) => {
-                                return Err(self.raise(exc("NameError", format!("name '{n}' is not defined"))));
-                            }
+                        Target::Name(n) if !self.delete(n) => {
+                            return Err(self.raise(exc("NameError", format!("name '{n}' is not defined"))));
+                        }
                         Target::Index(obj, idx) => {
                             let k = self.eval(os, idx)?;
                             let cur = self.eval(os, obj)?;
