@@ -329,6 +329,15 @@ impl ContainerRuntime {
         None
     }
 
+    /// The image of the running container of `sandbox_id` that listens on (port, udp).
+    pub fn serving_image(&self, sandbox_id: &str, port: u16, udp: bool) -> Option<&str> {
+        self.containers
+            .values()
+            .filter(|c| c.sandbox_id == sandbox_id && c.state == ContainerState::Running)
+            .find(|c| c.listening().contains(&(port, udp)))
+            .map(|c| c.spec.image.as_str())
+    }
+
     /// The (port, udp) pairs processes of a sandbox's running containers listen on.
     pub fn listening(&self, sandbox_id: &str) -> Vec<(u16, bool)> {
         let mut ports: Vec<(u16, bool)> =
