@@ -284,10 +284,16 @@ pub(crate) fn serve(z: &Zone, q: &DnsQuestion, upstream: &mut dyn FnMut(&DnsQues
             let rcode = if z.synced { Rcode::NxDomain } else { Rcode::ServFail };
             crate::Answer::Authoritative(DnsMessage { rcode, authoritative: true, answers: Vec::new(), authority: vec![soa], additional: Vec::new() })
         }
-        Ok(()) if records.is_empty() => {
-            crate::Answer::Authoritative(DnsMessage { rcode: Rcode::NoError, authoritative: true, answers: Vec::new(), authority: vec![soa], additional: Vec::new() })
+        Ok(()) if records.is_empty() => crate::Answer::Authoritative(DnsMessage {
+            rcode: Rcode::NoError,
+            authoritative: true,
+            answers: Vec::new(),
+            authority: vec![soa],
+            additional: Vec::new(),
+        }),
+        Ok(()) => {
+            crate::Answer::Authoritative(DnsMessage { rcode: Rcode::NoError, authoritative: true, answers: records, authority: Vec::new(), additional: extra })
         }
-        Ok(()) => crate::Answer::Authoritative(DnsMessage { rcode: Rcode::NoError, authoritative: true, answers: records, authority: Vec::new(), additional: extra }),
     }
 }
 
@@ -512,15 +518,11 @@ impl K<'_, '_> {
                     records.push(new_record);
                     records.extend(answers);
                 }
-                HostType::A(ip) if family == RType::A => {
-                    if dup.insert(serv.host.clone()) {
-                        records.push(record(&state.qname, serv.ttl, RType::A, ip.to_string()));
-                    }
+                HostType::A(ip) if family == RType::A && dup.insert(serv.host.clone()) => {
+                    records.push(record(&state.qname, serv.ttl, RType::A, ip.to_string()));
                 }
-                HostType::Aaaa(ip) if family == RType::Aaaa => {
-                    if dup.insert(serv.host.clone()) {
-                        records.push(record(&state.qname, serv.ttl, RType::Aaaa, ip.to_string()));
-                    }
+                HostType::Aaaa(ip) if family == RType::Aaaa && dup.insert(serv.host.clone()) => {
+                    records.push(record(&state.qname, serv.ttl, RType::Aaaa, ip.to_string()));
                 }
                 _ => {}
             }
@@ -586,12 +588,7 @@ impl K<'_, '_> {
     /// `plugin.CNAME`: the first record, if it is a name.
     fn cname(&mut self, state: &Req) -> Res<Vec<DnsRecord>> {
         let services = self.services(state)?;
-        Ok(services
-            .first()
-            .filter(|s| parse_ip(&s.host).is_none())
-            .map(|s| record(&state.qname, s.ttl, RType::Cname, fqdn(&s.host)))
-            .into_iter()
-            .collect())
+        Ok(services.first().filter(|s| parse_ip(&s.host).is_none()).map(|s| record(&state.qname, s.ttl, RType::Cname, fqdn(&s.host))).into_iter().collect())
     }
 
     /// `plugin.TXT`: only `dns-version.<zone>` has one.
