@@ -45,7 +45,14 @@ pub struct Host {
 impl Host {
     /// A powered-on host with an empty container runtime.
     pub fn new(name: &str, index: u32) -> Host {
-        Host { name: name.to_string(), index, powered: true, cri: cri::ContainerRuntime::new(), powered_off_at: None, netfilter: netfilter::ServiceTable::default() }
+        Host {
+            name: name.to_string(),
+            index,
+            powered: true,
+            cri: cri::ContainerRuntime::new(),
+            powered_off_at: None,
+            netfilter: netfilter::ServiceTable::default(),
+        }
     }
 
     /// The node's InternalIP: 172.18.0.<index+2>, as kind numbers its node containers.

@@ -69,7 +69,11 @@ impl ServiceTable {
         if rule.endpoints.is_empty() {
             return Dnat::Reject { service: rule.service.clone() };
         }
-        let key = if rule.client_ip_affinity { fnv(&[src.0.as_bytes()]) } else { fnv(&[src.0.as_bytes(), &src.1.to_be_bytes(), dst.as_bytes(), &port.to_be_bytes()]) };
+        let key = if rule.client_ip_affinity {
+            fnv(&[src.0.as_bytes()])
+        } else {
+            fnv(&[src.0.as_bytes(), &src.1.to_be_bytes(), dst.as_bytes(), &port.to_be_bytes()])
+        };
         let (ip, port) = rule.endpoints[(key % rule.endpoints.len() as u64) as usize].clone();
         Dnat::To { ip, port, service: rule.service.clone() }
     }
@@ -94,7 +98,11 @@ mod tests {
 
     fn table() -> ServiceTable {
         let mut t = ServiceTable::default();
-        let rule = ServiceRule { service: "default/web:http".into(), endpoints: vec![("10.244.1.2".into(), 8080), ("10.244.2.2".into(), 8080)], client_ip_affinity: false };
+        let rule = ServiceRule {
+            service: "default/web:http".into(),
+            endpoints: vec![("10.244.1.2".into(), 8080), ("10.244.2.2".into(), 8080)],
+            client_ip_affinity: false,
+        };
         t.vips.insert(("10.96.0.20".into(), 80, false), rule.clone());
         t.node_ports.insert((30080, false), rule);
         t.vips.insert(("10.96.0.30".into(), 80, false), ServiceRule { service: "default/empty".into(), endpoints: vec![], client_ip_affinity: false });

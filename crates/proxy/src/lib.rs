@@ -56,7 +56,9 @@ pub fn rules<'a>(node: &str, services: impl IntoIterator<Item = &'a Service>, sl
                 let mut ready = Vec::new();
                 let mut terminating = Vec::new();
                 for slice in slices {
-                    let Some(number) = slice.ports.iter().flatten().find(|p| p.name.clone().unwrap_or_default() == port_name).and_then(|p| p.port) else { continue };
+                    let Some(number) = slice.ports.iter().flatten().find(|p| p.name.clone().unwrap_or_default() == port_name).and_then(|p| p.port) else {
+                        continue;
+                    };
                     for ep in &slice.endpoints {
                         if local_only && ep.node_name.as_deref() != Some(node) {
                             continue;
@@ -81,11 +83,16 @@ pub fn rules<'a>(node: &str, services: impl IntoIterator<Item = &'a Service>, sl
             };
             if let Some(ip) = &cluster_ip {
                 let local = spec.internal_traffic_policy.as_deref() == Some("Local");
-                table.vips.insert((ip.clone(), port.port as u16, udp), ServiceRule { service: label.clone(), endpoints: endpoints(local), client_ip_affinity: affinity });
+                table.vips.insert(
+                    (ip.clone(), port.port as u16, udp),
+                    ServiceRule { service: label.clone(), endpoints: endpoints(local), client_ip_affinity: affinity },
+                );
             }
             if let Some(node_port) = port.node_port.filter(|p| *p > 0) {
                 let local = spec.external_traffic_policy.as_deref() == Some("Local");
-                table.node_ports.insert((node_port as u16, udp), ServiceRule { service: label.clone(), endpoints: endpoints(local), client_ip_affinity: affinity });
+                table
+                    .node_ports
+                    .insert((node_port as u16, udp), ServiceRule { service: label.clone(), endpoints: endpoints(local), client_ip_affinity: affinity });
             }
         }
     }
@@ -108,7 +115,14 @@ const SYNC: u64 = 1;
 impl KubeProxy {
     /// The kube-proxy for node `node`.
     pub fn new(node: &str) -> KubeProxy {
-        KubeProxy { actor: format!("kube-proxy/{node}"), node: node.to_string(), services: BTreeMap::new(), slices: BTreeMap::new(), last_sync: None, armed: false }
+        KubeProxy {
+            actor: format!("kube-proxy/{node}"),
+            node: node.to_string(),
+            services: BTreeMap::new(),
+            slices: BTreeMap::new(),
+            last_sync: None,
+            armed: false,
+        }
     }
 
     fn request_sync(&mut self, ctx: &mut Ctx) {
@@ -146,7 +160,10 @@ impl Component for KubeProxy {
     }
 
     fn interests(&self) -> Vec<Interest> {
-        vec![Interest { resource: ("", "services"), filter: WatchFilter::All }, Interest { resource: ("discovery.k8s.io", "endpointslices"), filter: WatchFilter::All }]
+        vec![
+            Interest { resource: ("", "services"), filter: WatchFilter::All },
+            Interest { resource: ("discovery.k8s.io", "endpointslices"), filter: WatchFilter::All },
+        ]
     }
 
     fn start(&mut self, ctx: &mut Ctx) {

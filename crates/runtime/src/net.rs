@@ -12,8 +12,8 @@
 
 use crate::fabric::{Endpoint, Fabric, HOST_TO_HOST_LATENCY_MS};
 use kubesim_api::Millis;
-use kubesim_host::Host;
 use kubesim_host::netfilter::{Dnat, ServiceTable};
+use kubesim_host::Host;
 use kubesim_os::program::{DnsMessage, DnsQuestion, Incoming, NetCall, NetError, NetReply, Outgoing};
 use std::collections::BTreeMap;
 

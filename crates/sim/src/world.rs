@@ -64,7 +64,15 @@ pub struct WorldConfig {
 impl WorldConfig {
     /// The defaults for a seed: history on, annotations on, default scheduler profile.
     pub fn seeded(seed: u64) -> WorldConfig {
-        WorldConfig { seed, record_history: true, scheduler_annotations: true, scheduler_history: true, scheduler_config: None, watch_history: 20_000, cluster_dns: true }
+        WorldConfig {
+            seed,
+            record_history: true,
+            scheduler_annotations: true,
+            scheduler_history: true,
+            scheduler_config: None,
+            watch_history: 20_000,
+            cluster_dns: true,
+        }
     }
 }
 
@@ -118,6 +126,9 @@ impl World {
         }
         world.add_component(Box::new(scheduler));
         world.add_component(Box::new(crate::metrics_server::MetricsServer));
+        if config.cluster_dns {
+            world.add_component(Box::new(crate::coredns::CoreDnsInformer::default()));
+        }
         Ok(world)
     }
 

@@ -96,7 +96,7 @@ fn readiness_probe_gates_the_ready_condition() {
 
 // pods/init-containers.yaml: the init container runs to completion before nginx starts.
 #[test]
-#[ignore = "the init container's wget needs DNS and the internet model (#14)"]
+
 fn init_containers_finish_before_the_app_starts() {
     let mut world = world_with(&docs("pods/init-containers.yaml"));
     world.run_until(20_000);
