@@ -22,8 +22,9 @@
 //!
 //! The package table is bookworm's (amd64, point release 12.11 with security updates, as of
 //! the catalogue's snapshot); archive and installed sizes are approximate. Other Debian and
-//! Ubuntu releases get their own mirrors and suites in `update`, and the same table for
-//! `install`. Names outside the table are reported as not found.
+//! Ubuntu releases get their own mirrors and suites in `update` (index sizes approximate for
+//! all but bookworm; stretch and older, gone from the mirrors, fail with 404s as they do today), and
+//! the same table for `install`. Names outside the table are reported as not found.
 
 use crate::common;
 use kubesim_os::program::{default_signal_exit, Os, Program, Spawn, Step, Wake};
@@ -161,10 +162,16 @@ fn suites(id: &str, codename: &str) -> Vec<Suite> {
         "bullseye" => (75_100, 44_100, 27_200, 8_066_000, 18_800, 364_000),
         _ => (151_000, 55_400, 48_000, 8_793_000, 6_924, 273_000),
     };
+    // Up to buster the security suite was `<codename>/updates` on security.debian.org.
+    let (sec, sec_suite) = if matches!(c, "buster" | "stretch" | "jessie") {
+        ("http://security.debian.org/debian-security", format!("{c}/updates"))
+    } else {
+        (sec, format!("{c}-security"))
+    };
     vec![
         (d, c.to_string(), release, vec![("main", main)]),
         (d, format!("{c}-updates"), updates, vec![("main", upd_main)]),
-        (sec, format!("{c}-security"), security, vec![("main", sec_main)]),
+        (sec, sec_suite, security, vec![("main", sec_main)]),
     ]
 }
 
@@ -483,6 +490,11 @@ impl Planner<'_> {
             return;
         }
         let (id, codename) = self.release();
+        // Older releases are gone too; they print here in stretch's (APT 1.4) wording.
+        if id == "debian" && matches!(codename.as_str(), "stretch" | "jessie" | "wheezy" | "squeeze") {
+            self.update_removed(quiet, &codename);
+            return;
+        }
         let suites = suites(&id, &codename);
         // Lists already fetched: the mirrors answer 304 and APT says `Hit:` (and no `Fetched`).
         let hit = self.has_lists();
@@ -525,19 +537,22 @@ impl Planner<'_> {
         }
         let host = if id == "ubuntu" { "archive.ubuntu.com_ubuntu" } else { "deb.debian.org_debian" };
         for (_, suite, _, comps) in &suites {
-            let h = if suite.ends_with("-security") && id != "ubuntu" {
+            let h = if suite.ends_with("/updates") {
+                "security.debian.org_debian-security"
+            } else if suite.ends_with("-security") && id != "ubuntu" {
                 "deb.debian.org_debian-security"
             } else if suite.ends_with("-security") {
                 "security.ubuntu.com_ubuntu"
             } else {
                 host
             };
+            let file = suite.replace('/', "_");
             self.acts.push(Act::Write(
-                format!("/var/lib/apt/lists/{h}_dists_{suite}_InRelease"),
+                format!("/var/lib/apt/lists/{h}_dists_{file}_InRelease"),
                 format!("Origin: {}\nSuite: {suite}\n", if id == "ubuntu" { "Ubuntu" } else { "Debian" }),
             ));
             for (comp, _) in comps {
-                self.acts.push(Act::Write(format!("/var/lib/apt/lists/{h}_dists_{suite}_{comp}_binary-amd64_Packages.lz4"), String::new()));
+                self.acts.push(Act::Write(format!("/var/lib/apt/lists/{h}_dists_{file}_{comp}_binary-amd64_Packages.lz4"), String::new()));
             }
         }
         // The lists exist now: reading them takes its time.
@@ -559,6 +574,47 @@ impl Planner<'_> {
             }
         }
         self.exit(0);
+    }
+
+    /// A release the Debian mirrors no longer serve (stretch left deb.debian.org for
+    /// archive.debian.org in 2023): every index is a 404; APT 1.4 warns per repository and
+    /// fails (exit 100). The notices (`N:`) are not printed at quiet level 1.
+    fn update_removed(&mut self, quiet: u32, c: &str) {
+        let deb = ("http://deb.debian.org/debian", "199.232.18.132");
+        let sec = ("http://security.debian.org/debian-security", "151.101.66.132");
+        let repos = [(sec, format!("{c}/updates")), (deb, c.to_string()), (deb, format!("{c}-updates"))];
+        let mut n = 0;
+        let mut lines = String::new();
+        for kind in ["InRelease", "Release"] {
+            for ((url, _), suite) in &repos {
+                n += 1;
+                lines.push_str(&format!("Ign:{n} {url} {suite} {kind}\n"));
+            }
+        }
+        for ((url, ip), suite) in &repos {
+            n += 1;
+            lines.push_str(&format!("Ign:{n} {url} {suite}/main all Packages\n"));
+            n += 1;
+            lines.push_str(&format!("Err:{n} {url} {suite}/main amd64 Packages\n  404  Not Found [IP: {ip} 80]\n"));
+        }
+        self.sleep(900);
+        if quiet < 2 {
+            self.out(lines);
+        }
+        self.sleep(10);
+        if quiet < 2 {
+            self.out("Reading package lists...\n");
+        }
+        let mut e = String::new();
+        for ((url, _), suite) in &repos {
+            e.push_str(&format!("W: The repository '{url} {suite} Release' does not have a Release file.\n"));
+        }
+        for ((url, ip), suite) in &repos {
+            e.push_str(&format!("E: Failed to fetch {url}/dists/{suite}/main/binary-amd64/Packages  404  Not Found [IP: {ip} 80]\n"));
+        }
+        e.push_str("E: Some index files failed to download. They have been ignored, or old ones used instead.\n");
+        self.err(e);
+        self.exit(100);
     }
 
     fn lock_error_dpkg(&mut self, _quiet: u32) {

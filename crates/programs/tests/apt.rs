@@ -239,3 +239,45 @@ fn sizes_print_like_apts_size_to_str() {
         assert_eq!(size_to_str(bytes), want, "{bytes}");
     }
 }
+
+#[test]
+fn stretch_is_gone_from_the_mirrors() {
+    let (mut os, base) = container("nginx:1.14.2");
+    let o = exec(&mut os, &base, &["apt-get", "update"]);
+    assert_eq!(o.code, Some(100));
+    assert_eq!(
+        o.stdout_str(),
+        "\
+Ign:1 http://security.debian.org/debian-security stretch/updates InRelease
+Ign:2 http://deb.debian.org/debian stretch InRelease
+Ign:3 http://deb.debian.org/debian stretch-updates InRelease
+Ign:4 http://security.debian.org/debian-security stretch/updates Release
+Ign:5 http://deb.debian.org/debian stretch Release
+Ign:6 http://deb.debian.org/debian stretch-updates Release
+Ign:7 http://security.debian.org/debian-security stretch/updates/main all Packages
+Err:8 http://security.debian.org/debian-security stretch/updates/main amd64 Packages
+  404  Not Found [IP: 151.101.66.132 80]
+Ign:9 http://deb.debian.org/debian stretch/main all Packages
+Err:10 http://deb.debian.org/debian stretch/main amd64 Packages
+  404  Not Found [IP: 199.232.18.132 80]
+Ign:11 http://deb.debian.org/debian stretch-updates/main all Packages
+Err:12 http://deb.debian.org/debian stretch-updates/main amd64 Packages
+  404  Not Found [IP: 199.232.18.132 80]
+Reading package lists...
+"
+    );
+    assert_eq!(
+        o.stderr_str(),
+        "\
+W: The repository 'http://security.debian.org/debian-security stretch/updates Release' does not have a Release file.
+W: The repository 'http://deb.debian.org/debian stretch Release' does not have a Release file.
+W: The repository 'http://deb.debian.org/debian stretch-updates Release' does not have a Release file.
+E: Failed to fetch http://security.debian.org/debian-security/dists/stretch/updates/main/binary-amd64/Packages  404  Not Found [IP: 151.101.66.132 80]
+E: Failed to fetch http://deb.debian.org/debian/dists/stretch/main/binary-amd64/Packages  404  Not Found [IP: 199.232.18.132 80]
+E: Failed to fetch http://deb.debian.org/debian/dists/stretch-updates/main/binary-amd64/Packages  404  Not Found [IP: 199.232.18.132 80]
+E: Some index files failed to download. They have been ignored, or old ones used instead.
+"
+    );
+    let o = exec(&mut os, &base, &["apt-get", "install", "-y", "procps"]);
+    assert_eq!((o.code, o.stderr_str()), (Some(100), "E: Unable to locate package procps\n".to_string()));
+}
