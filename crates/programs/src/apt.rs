@@ -245,7 +245,8 @@ impl Apt {
     }
 
     fn plan(&mut self, os: &mut dyn Os) {
-        let mut p = Planner { os, apt: self.apt, stdin: self.spawn.stdin.clone(), acts: Vec::new() };
+        let noninteractive = self.spawn.env.get("DEBIAN_FRONTEND").is_some_and(|v| v == "noninteractive");
+        let mut p = Planner { os, apt: self.apt, stdin: self.spawn.stdin.clone(), noninteractive, acts: Vec::new() };
         p.run(&self.spawn);
         self.plan = p.acts.into();
     }
@@ -288,6 +289,8 @@ struct Planner<'a> {
     os: &'a mut dyn Os,
     apt: bool,
     stdin: Vec<u8>,
+    /// `DEBIAN_FRONTEND=noninteractive`: debconf asks nothing and says nothing about frontends.
+    noninteractive: bool,
     acts: Vec<Act>,
 }
 
@@ -811,7 +814,7 @@ impl Planner<'_> {
         for p in &order {
             self.sleep(40);
             let mut s = format!("Setting up {} ({}) ...\n", full_name(p), p.version);
-            if p.debconf {
+            if p.debconf && !self.noninteractive {
                 self.err(DEBCONF_FALLBACK);
             }
             s.push_str(p.setup_output);

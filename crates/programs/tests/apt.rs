@@ -186,6 +186,13 @@ The following NEW packages will be installed:
     assert!(out.ends_with("Processing triggers for ca-certificates (20230311+deb12u1) ...\nUpdating certificates in /etc/ssl/certs...\n0 added, 0 removed; done.\nRunning hooks in /etc/ca-certificates/update.d...\ndone.\n"), "{out}");
     assert!(o.stderr_str().starts_with("debconf: delaying package configuration, since apt-utils is not installed\n"), "{}", o.stderr_str());
     assert!(os.fs.read("/usr/bin/curl").unwrap().starts_with(b"#!kubesim curl"));
+    assert!(o.stderr_str().contains("debconf: falling back to frontend: Teletype\n"));
+    // DEBIAN_FRONTEND=noninteractive silences the frontend fallbacks, not the delay notice.
+    let (mut os, mut base) = container("redis");
+    base.env.insert("DEBIAN_FRONTEND".into(), "noninteractive".into());
+    exec(&mut os, &base, &["apt-get", "update"]);
+    let o = exec(&mut os, &base, &["apt-get", "install", "-y", "curl"]);
+    assert_eq!(o.stderr_str(), "debconf: delaying package configuration, since apt-utils is not installed\n");
     // --no-install-recommends lists what it leaves out.
     let (mut os, base) = container("redis");
     exec(&mut os, &base, &["apt-get", "update"]);
