@@ -365,8 +365,7 @@ fn tokenize(text: &str, file: &str) -> Result<Vec<Tok>, String> {
 
 fn parse_block(toks: &[Tok], pos: &mut usize, file: &str, nested: bool) -> Result<Vec<Directive>, String> {
     let mut out = Vec::new();
-    loop {
-        let Some(t) = toks.get(*pos) else { break };
+    while let Some(t) = toks.get(*pos) {
         match t {
             Tok::Semi(usize::MAX) => {
                 if nested {
@@ -709,8 +708,8 @@ fn check_known(d: &Directive, ctx: Ctx) -> Result<(), String> {
                 && n != "working_directory"
                 && n != "worker_shutdown_timeout"
         }
-        Ctx::Http => MAIN_ONLY.contains(&n) && n != "http" || n == "http" || SERVER_ONLY.contains(&n) || n == "worker_connections",
-        Ctx::Server => MAIN_ONLY.contains(&n) || HTTP_ONLY.contains(&n) && n != "server" || n == "server" || n == "worker_connections",
+        Ctx::Http => MAIN_ONLY.contains(&n) || n == "http" || SERVER_ONLY.contains(&n) || n == "worker_connections",
+        Ctx::Server => MAIN_ONLY.contains(&n) || HTTP_ONLY.contains(&n) || n == "server" || n == "worker_connections",
         Ctx::Location => MAIN_ONLY.contains(&n) || HTTP_ONLY.contains(&n) || SERVER_ONLY.contains(&n) || n == "worker_connections",
     };
     if bad && !(ctx == Ctx::Main && n == "events") {
