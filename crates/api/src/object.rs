@@ -399,6 +399,20 @@ impl Object {
     }
 }
 
+/// Where Go's encoding/json writes what serde omits, applied to an object's JSON as the API
+/// server serves it (kube-apiserver and kubectl's output both show these): a PodCondition's
+/// `lastProbeTime` is a metav1.Time struct (omitempty does not drop structs), so an unset one is
+/// written `null`. The one place this rule lives; the HTTP API and the kubectl layer both call it.
+pub fn go_encoding(kind: &str, object: &mut serde_json::Value) {
+    if kind == "Pod" {
+        if let Some(conditions) = object.pointer_mut("/status/conditions").and_then(serde_json::Value::as_array_mut) {
+            for c in conditions.iter_mut().filter_map(serde_json::Value::as_object_mut) {
+                c.entry("lastProbeTime").or_insert(serde_json::Value::Null);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -447,19 +461,5 @@ mod tests {
             "spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y", "ports": [{"containerPort": "eighty"}]}]}});
         let err = Object::from_json(info, value).unwrap_err();
         assert_eq!(err.path, "spec.containers[1].ports[0].containerPort");
-    }
-}
-
-/// Where Go's encoding/json writes what serde omits, applied to an object's JSON as the API
-/// server serves it (kube-apiserver and kubectl's output both show these): a PodCondition's
-/// `lastProbeTime` is a metav1.Time struct (omitempty does not drop structs), so an unset one is
-/// written `null`. The one place this rule lives; the HTTP API and the kubectl layer both call it.
-pub fn go_encoding(kind: &str, object: &mut serde_json::Value) {
-    if kind == "Pod" {
-        if let Some(conditions) = object.pointer_mut("/status/conditions").and_then(serde_json::Value::as_array_mut) {
-            for c in conditions.iter_mut().filter_map(serde_json::Value::as_object_mut) {
-                c.entry("lastProbeTime").or_insert(serde_json::Value::Null);
-            }
-        }
     }
 }
