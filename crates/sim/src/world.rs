@@ -350,7 +350,9 @@ impl World {
             let mut output = crate::commands::kubectl_output(self, rest);
             if let Some(mut follow) = output.follow.take() {
                 let limit = follow.deadline().map_or(until, |d| d.min(until));
-                loop {
+                // Stopped at once (no time to pass): nothing else runs in between.
+                interrupted = limit <= started;
+                while !interrupted {
                     let next = self.next_event_time().filter(|t| *t <= limit);
                     match next {
                         Some(_) => {
