@@ -96,8 +96,8 @@ fn flow_view_shows_components_writes_and_watch_events() {
     for component in ["kube-apiserver", "etcd", "kube-scheduler", "kubelet · node-1", "containerd", "replicaset"] {
         assert!(html.contains(component), "{component} box drawn");
     }
-    assert!(html.contains("<span class=\"ks-dot watch\"></span>watch MODIFIED pod/default/"), "watch events in the log");
-    assert!(html.contains("<span class=\"ks-dot modified\"></span>MODIFIED pod/default/"), "writes in the log");
+    assert!(html.contains("<span class=\"ks-dot watch\"></span>watch MODIFIED pod/"), "watch events in the log");
+    assert!(html.contains("<span class=\"ks-dot modified\"></span>MODIFIED pod/"), "writes in the log");
     assert!(html.contains("RunPodSandbox") || html.contains("PullImage"), "CRI calls in the log");
     assert!(html.contains("ks-flow-watches"), "the watch-event filter");
 }

@@ -329,6 +329,15 @@ impl ContainerRuntime {
         None
     }
 
+    /// The image of the running container of `sandbox_id` that listens on (port, udp).
+    pub fn serving_image(&self, sandbox_id: &str, port: u16, udp: bool) -> Option<&str> {
+        self.containers
+            .values()
+            .filter(|c| c.sandbox_id == sandbox_id && c.state == ContainerState::Running)
+            .find(|c| c.listening().contains(&(port, udp)))
+            .map(|c| c.spec.image.as_str())
+    }
+
     /// The (port, udp) pairs processes of a sandbox's running containers listen on.
     pub fn listening(&self, sandbox_id: &str) -> Vec<(u16, bool)> {
         let mut ports: Vec<(u16, bool)> =
@@ -455,6 +464,14 @@ impl ContainerRuntime {
             attempts.last().ok_or_else(|| format!("container {container:?} in pod {pod:?} is waiting to start: ContainerCreating"))?
         };
         Ok(chosen.io.logs.clone())
+    }
+
+    /// ReadLogs of one container by its ID (the kubelet picked it from the pod's statuses):
+    /// every line, stdout and stderr interleaved as written.
+    pub fn container_logs(&self, id: &str) -> Result<String, String> {
+        let container =
+            self.containers.get(id).ok_or_else(|| format!("failed to try resolving symlinks in path \"/var/log/pods/{id}.log\": no such file or directory"))?;
+        Ok(container.io.logs.iter().map(|l| format!("{}\n", l.text)).collect())
     }
 
     /// Container logs as text (every line, stdout and stderr interleaved as written).

@@ -20,6 +20,7 @@
 pub mod container;
 pub mod cri;
 pub mod images;
+pub mod netfilter;
 
 use kubesim_api::Millis;
 
@@ -37,12 +38,21 @@ pub struct Host {
     pub cri: cri::ContainerRuntime,
     /// When power was last lost (for the UI).
     pub powered_off_at: Option<Millis>,
+    /// The Service rules kube-proxy programmed (iptables).
+    pub netfilter: netfilter::ServiceTable,
 }
 
 impl Host {
     /// A powered-on host with an empty container runtime.
     pub fn new(name: &str, index: u32) -> Host {
-        Host { name: name.to_string(), index, powered: true, cri: cri::ContainerRuntime::new(), powered_off_at: None }
+        Host {
+            name: name.to_string(),
+            index,
+            powered: true,
+            cri: cri::ContainerRuntime::new(),
+            powered_off_at: None,
+            netfilter: netfilter::ServiceTable::default(),
+        }
     }
 
     /// The node's InternalIP: 172.18.0.<index+2>, as kind numbers its node containers.
@@ -57,6 +67,7 @@ impl Host {
 
     /// The machine loses power: every container and sandbox stops at once.
     pub fn power_off(&mut self, now: Millis) {
+        self.netfilter = netfilter::ServiceTable::default();
         self.powered = false;
         self.powered_off_at = Some(now);
         let sandboxes: Vec<String> = self.cri.list_pod_sandbox().iter().map(|s| s.id.clone()).collect();

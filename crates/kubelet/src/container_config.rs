@@ -61,7 +61,20 @@ pub enum ConfigError {
 /// generateContainerConfig.
 pub fn container_spec(pod: &Pod, container: &Container, volumes: &mut Volumes, cx: &ConfigContext) -> Result<ContainerSpec, ConfigError> {
     let hostname = dns::hostname(pod);
-    let pod_env = crate::env::container_env(pod, container, cx.store, cx.node_allocatable).map_err(ConfigError::Config)?;
+    // The downward API's status.podIP/hostIP come from the sandbox and the node (the kubelet's
+    // generateRunContainerOptions gets the sandbox's IPs), not from the API status, which the
+    // status manager has not written yet when the first container is created.
+    let mut with_ips = pod.clone();
+    let status = with_ips.status.get_or_insert_with(Default::default);
+    if !cx.pod_ip.is_empty() {
+        status.pod_ip = Some(cx.pod_ip.to_string());
+        status.pod_ips = Some(vec![kubesim_api::k8s_openapi::api::core::v1::PodIP { ip: cx.pod_ip.to_string() }]);
+    }
+    if status.host_ip.is_none() && !cx.node.1.is_empty() {
+        status.host_ip = Some(cx.node.1.to_string());
+        status.host_ips = Some(vec![kubesim_api::k8s_openapi::api::core::v1::HostIP { ip: cx.node.1.to_string() }]);
+    }
+    let pod_env = crate::env::container_env(&with_ips, container, cx.store, cx.node_allocatable).map_err(ConfigError::Config)?;
     let mut env = kubesim_os::registry::default_env(&hostname);
     for (name, value) in cx.image.env() {
         env.insert(name.to_string(), value.to_string());

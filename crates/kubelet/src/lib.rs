@@ -29,6 +29,7 @@ pub mod env;
 pub mod eviction;
 pub mod expansion;
 pub mod kubelet;
+pub mod logs;
 pub mod network;
 pub mod node_status;
 pub mod pleg;

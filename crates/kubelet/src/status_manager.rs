@@ -111,11 +111,14 @@ impl Kubelet {
         if status.start_time.is_none() {
             status.start_time = worker.start_time.map(time_at);
         }
-        // Init containers first.
+        // Init containers first. A container not yet created waits with reason PodInitializing
+        // whenever the pod has init containers, init and app containers alike
+        // (convertToAPIContainerStatuses' defaultWaitingState, hasInitContainers).
+        let has_init = spec.init_containers.as_ref().is_some_and(|c| !c.is_empty());
         let mut init_statuses = Vec::new();
         let mut init_done = true;
         for c in spec.init_containers.iter().flatten() {
-            let s = self.container_status(host, worker, c, false, now);
+            let s = self.container_status(host, worker, c, has_init, now);
             let sidecar = c.restart_policy.as_deref() == Some("Always");
             let complete =
                 if sidecar { s.started == Some(true) } else { s.state.as_ref().and_then(|st| st.terminated.as_ref()).is_some_and(|t| t.exit_code == 0) };
@@ -124,7 +127,7 @@ impl Kubelet {
             }
             init_statuses.push(s);
         }
-        let statuses: Vec<ContainerStatus> = spec.containers.iter().map(|c| self.container_status(host, worker, c, !init_done, now)).collect();
+        let statuses: Vec<ContainerStatus> = spec.containers.iter().map(|c| self.container_status(host, worker, c, has_init, now)).collect();
         let previous_phase = status.phase.clone().unwrap_or_default();
         let phase = if previous_phase == "Failed" || previous_phase == "Succeeded" {
             previous_phase

@@ -364,7 +364,10 @@ impl Kubelet {
                 match start_error {
                     // runc could not exec the command: the container is created but never ran.
                     Some(message) => ctx.event(&object, "Warning", "Failed", format!("Error: {message}")),
-                    None => ctx.event(&object, "Normal", "Started", format!("Started container {container}")),
+                    None => {
+                        ctx.event(&object, "Normal", "Started", format!("Started container {container}"));
+                        self.post_start(host, &object, &container, &id, ctx);
+                    }
                 }
                 let worker = self.workers.get_mut(uid).expect("worker exists");
                 let instances = worker.instances.entry(container.clone()).or_default();
@@ -382,6 +385,37 @@ impl Kubelet {
             }
         }
         self.continue_sync(host, uid, ctx);
+    }
+
+    /// The postStart hook, run as startContainer runs it right after StartContainer: an exec
+    /// hook runs in the container (ExecSync), a sleep hook just passes. A failing hook records
+    /// `FailedPostStartHook` ("PostStartHook failed": upstream keeps the output out of the event
+    /// so that secrets do not leak) and kills the container (killContainer with message and
+    /// reason FailedPostStartHook); the restart policy takes it from there.
+    fn post_start(&mut self, host: &mut Host, object: &Object, container: &str, id: &str, ctx: &mut Ctx) {
+        let hook = object
+            .as_pod()
+            .and_then(|p| p.spec.as_ref())
+            .and_then(|s| s.containers.iter().chain(s.init_containers.iter().flatten()).find(|c| c.name == container))
+            .and_then(|c| c.lifecycle.as_ref())
+            .and_then(|l| l.post_start.clone());
+        let Some(hook) = hook else { return };
+        let failure = if let Some(argv) = hook.exec.as_ref().and_then(|e| e.command.clone()).filter(|c| !c.is_empty()) {
+            ctx.note(format!("cri/{}", self.setup.name), "ExecSync", format!("postStart hook {container}: {argv:?}"));
+            let output = host.cri.exec_sync(id, &argv, ctx.now);
+            (output.code != 0).then(|| format!("command '{}' exited with {}: {}", argv.join(" "), output.code, String::from_utf8_lossy(&output.stderr)))
+        } else {
+            // Sleep hooks just pass; httpGet hooks (the kubelet's HTTP client) are not run:
+            // kubesim runs exec and sleep hooks only (deliberate gap, README "Containers").
+            None
+        };
+        if let Some(message) = failure {
+            ctx.note(format!("kubelet/{}", self.setup.name), "PostStartHook", message);
+            ctx.event(object, "Warning", "FailedPostStartHook", "PostStartHook failed".to_string());
+            ctx.event(object, "Normal", "Killing", "FailedPostStartHook".to_string());
+            let grace_ms = object.as_pod().and_then(|p| p.spec.as_ref()).and_then(|s| s.termination_grace_period_seconds).unwrap_or(30).max(0) as u64 * 1000;
+            let _ = host.cri.stop_container(id, grace_ms, None, ctx.now);
+        }
     }
 
     /// Graceful termination: SIGTERM every container with the grace period, wait for them,

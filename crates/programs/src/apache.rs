@@ -511,11 +511,8 @@ impl Program for Apache {
                     Step::Exit(0)
                 }
                 Signal::Hup | Signal::Usr1 => {
-                    let (code, what) = if s == Signal::Hup {
-                        ("AH00171", "Graceful restart requested, doing restart")
-                    } else {
-                        ("AH00171", "Graceful restart requested, doing restart")
-                    };
+                    // SIGHUP and SIGUSR1 (graceful) log the same AH00171 line.
+                    let (code, what) = ("AH00171", "Graceful restart requested, doing restart");
                     let mpm = self.mpm();
                     self.notice(os, mpm, &format!("{code}: {what}"));
                     let b = self.banner();
@@ -567,7 +564,7 @@ impl Program for Apache {
 pub fn php_entrypoint(spawn: &Spawn) -> Box<dyn Program> {
     let mut argv: Vec<String> = spawn.argv.iter().skip(1).cloned().collect();
     if argv.first().is_none_or(|a| a.starts_with('-')) {
-        let apache = spawn.env.get("APACHE_CONFDIR").is_some() || spawn.env.get("APACHE_ENVVARS").is_some();
+        let apache = spawn.env.contains_key("APACHE_CONFDIR") || spawn.env.contains_key("APACHE_ENVVARS");
         argv.insert(0, if apache { "apache2-foreground".into() } else { "php".into() });
     }
     common::ExecAs::boxed(spawn, argv)

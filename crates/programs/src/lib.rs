@@ -12,6 +12,7 @@
 
 pub mod agnhost;
 pub mod apache;
+pub mod apt;
 pub mod common;
 pub mod misc;
 pub mod mysql;
@@ -35,12 +36,15 @@ const IMPLEMENTED: &[&str] = &[
     "agnhost",
     "apache2",
     "apache2-foreground",
+    "apt",
+    "apt-get",
     "bind9-dig",
     "bind9-nslookup",
     "cassandra",
     "cassandra-entrypoint",
     "cassandra-ready",
     "cassandra-run",
+    "coredns",
     "curl-entrypoint",
     "dumb-init",
     "echoserver",
@@ -121,6 +125,13 @@ pub fn program_for_container(implementation: &str, spawn: &Spawn, image: &str, p
 pub fn program_for_image(implementation: &str, spawn: &Spawn, image: &str) -> Option<Box<dyn Program>> {
     let exec_rest = |skip: usize| -> Box<dyn Program> { common::ExecAs::boxed(spawn, spawn.argv.iter().skip(skip).cloned().collect()) };
     let p: Box<dyn Program> = match implementation {
+        // One catalogue implementation for every APT binary; apt and apt-get are modelled.
+        "apt" | "apt-get" => {
+            match kubesim_os::fs::basename(if spawn.path.is_empty() { spawn.argv.first().map(String::as_str).unwrap_or("") } else { &spawn.path }).as_str() {
+                "apt" | "apt-get" => Box::new(apt::Apt::new(spawn)),
+                _ => return None,
+            }
+        }
         "nginx" | "nginx-debug" => Box::new(nginx::Nginx::new(spawn)),
         "nginx-entrypoint" => Box::new(nginx::NginxEntrypoint::new(spawn)),
         "agnhost" => Box::new(agnhost::Agnhost::new(spawn)),
@@ -174,6 +185,7 @@ pub fn program_for_image(implementation: &str, spawn: &Spawn, image: &str) -> Op
         "rabbitmq-server" => Box::new(misc::Daemon::rabbitmq(spawn)),
         "fluentd" => Box::new(misc::Daemon::fluentd(spawn)),
         "kube-scheduler" => Box::new(misc::Daemon::kube_scheduler(spawn)),
+        "coredns" => Box::new(misc::Daemon::coredns(spawn)),
         "cassandra" | "cassandra-run" => Box::new(misc::Daemon::cassandra(spawn)),
         "nodetool" => Box::new(misc::Nodetool::new(spawn, false)),
         "cassandra-ready" => Box::new(misc::Nodetool::new(spawn, true)),

@@ -69,6 +69,10 @@ enum Proto {
     Cassandra,
     /// The scheduler's /healthz.
     Healthz,
+    /// CoreDNS: the health (8080 `/health`), ready (8181 `/ready`) and prometheus (9153
+    /// `/metrics`) plugins over HTTP. DNS queries on 53 are answered by the fabric from the
+    /// `kubernetes` plugin's view of the cluster (`kubesim_runtime::net::DnsServer`).
+    CoreDns,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -201,6 +205,13 @@ impl Daemon {
         Daemon::new(spawn, "kube-scheduler", vec![(10259, false)], Proto::Healthz, 200, 25_000_000)
     }
 
+    /// CoreDNS (`/coredns -conf /etc/coredns/Corefile`, the kube-dns Service's pods).
+    pub fn coredns(spawn: &Spawn) -> Daemon {
+        let mut d = Daemon::new(spawn, "coredns", vec![(53, true), (53, false), (8080, false), (8181, false), (9153, false)], Proto::CoreDns, 300, 14_000_000);
+        d.version = "1.12.1".into();
+        d
+    }
+
     /// cassandra (`cassandra -f`, `/run.sh`).
     pub fn cassandra(spawn: &Spawn) -> Daemon {
         let mut d = Daemon::new(spawn, "cassandra", vec![(7000, false), (7001, false), (7199, false), (9042, false)], Proto::Cassandra, 25_000, 1_100_000_000);
@@ -214,6 +225,10 @@ impl Daemon {
             "generic" => {
                 let p: Vec<String> = self.ports.iter().map(|(p, u)| format!("{p}/{}", if *u { "udp" } else { "tcp" })).collect();
                 common::out(os, &format!("kubesim generic server: listening on {}\n", p.join(", ")));
+            }
+            "coredns" => {
+                let v = self.version.clone();
+                common::out(os, &format!(".:53\n[INFO] plugin/reload: Running configuration SHA512 = 1b226df79860026c6a52e67daa10d7f0d57ec5b023288ec00c5e05f93523c894564e15b91770d3a07ae1cfbe861d15b37d4a0027e69c546ab112970993a3b03b\nCoreDNS-{v}\nlinux/amd64, go1.24.1, 707c7c1\n"));
             }
             "etcd" => {
                 let v = self.version.clone();
@@ -359,6 +374,11 @@ impl Daemon {
                 0
             }
             "kube-scheduler" => crate::agnhost::go_default_signal(os, sig),
+            // The health plugin's lameduck (5s in kubeadm's Corefile) then exit 0.
+            "coredns" => {
+                common::out(os, "[INFO] SIGTERM: Shutting down servers then terminating\n[INFO] plugin/health: Going into lameduck mode for 5s\n");
+                0
+            }
             "cassandra" => {
                 let t = kubesim_os::time::strftime("%Y-%m-%d %H:%M:%S,000", os.unix_time() as i64, 0);
                 let ip = self.ip(os);
@@ -391,6 +411,16 @@ impl Daemon {
                     s.push_str(&body);
                 }
                 Some(s.into_bytes())
+            }
+            Proto::CoreDns => {
+                let req = Request::parse(data).ok()?;
+                let path = req.path().to_string();
+                let (code, body): (u16, Vec<u8>) = match (conn.port, path.as_str()) {
+                    (8080, "/health") | (8181, "/ready") => (200, b"OK".to_vec()),
+                    (9153, "/metrics") => (200, format!("# HELP coredns_build_info A metric with a constant '1' value labeled by version, revision, and goversion from which CoreDNS was built.\n# TYPE coredns_build_info gauge\ncoredns_build_info{{goversion=\"go1.24.1\",revision=\"707c7c1\",version=\"{}\"}} 1\n", self.version).into_bytes()),
+                    _ => (404, b"404 page not found\n".to_vec()),
+                };
+                Some(go_response(Some(&req), code, vec![], &body, now))
             }
             Proto::Healthz => {
                 let req = Request::parse(data).ok()?;

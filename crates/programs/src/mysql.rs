@@ -926,7 +926,7 @@ impl Session<'_> {
                 match name.as_str() {
                     "server_id" => Val::Int(self.server_id as i64),
                     "hostname" => Val::Str(self.os.hostname()),
-                    "version" => Val::Str(format!("{}{}", self.version, if vnum(&self.version) < (8, 0, 0) { "" } else { "" })),
+                    "version" => Val::Str(self.version.clone()),
                     "port" => Val::Int(3306),
                     "read_only" | "super_read_only" => Val::Int(self.read_only as i64),
                     "datadir" => Val::Str(format!("{DATADIR}/")),
@@ -1029,8 +1029,7 @@ type Cond = Vec<(bool, usize, String, Val)>;
 fn parse_where(s: &mut Session, toks: &[(T, usize)], mut i: usize, tb: &Table) -> Result<Cond, Res> {
     let mut out = Vec::new();
     let mut or = false;
-    loop {
-        let Some(c) = word(toks, i) else { break };
+    while let Some(c) = word(toks, i) {
         let Some(p) = tb.cols.iter().position(|(n, _)| n.eq_ignore_ascii_case(&c)) else {
             return Err(Res::Err(1054, "42S22".into(), format!("Unknown column '{c}' in 'where clause'")));
         };
@@ -1206,13 +1205,9 @@ impl Mysqld {
             self.log(os, "System", "MY-013576", "InnoDB", "InnoDB initialization has started.");
             self.log(os, "System", "MY-013577", "InnoDB", "InnoDB initialization has ended.");
         } else {
-            if v >= (5, 7, 0) {
-                self.log(os, "Warning", "", "", "TIMESTAMP with implicit DEFAULT value is deprecated. Please use --explicit_defaults_for_timestamp server option (see documentation for more details).");
-                self.log(os, "Note", "", "", &format!("mysqld (mysqld {}) starting as process {pid} ...", self.version));
-            } else {
-                self.log(os, "Warning", "", "", "TIMESTAMP with implicit DEFAULT value is deprecated. Please use --explicit_defaults_for_timestamp server option (see documentation for more details).");
-                self.log(os, "Note", "", "", &format!("mysqld (mysqld {}) starting as process {pid} ...", self.version));
-            }
+            // 5.6 and 5.7 open the same way.
+            self.log(os, "Warning", "", "", "TIMESTAMP with implicit DEFAULT value is deprecated. Please use --explicit_defaults_for_timestamp server option (see documentation for more details).");
+            self.log(os, "Note", "", "", &format!("mysqld (mysqld {}) starting as process {pid} ...", self.version));
             for m in [
                 "InnoDB: Mutexes and rw_locks use GCC atomic builtins",
                 "InnoDB: Using Linux native AIO",
@@ -1574,12 +1569,13 @@ impl MysqlEntrypoint {
         }
         // The initialisation plays as a script of (delay before, stdout, stderr) lines.
         let v = vnum(&self.version);
-        let mut s: Vec<(u64, String, String)> = Vec::new();
-        s.push((0, "Initializing database files".into(), String::new()));
-        s.push((3_000, "Database files initialized".into(), String::new()));
-        s.push((0, "Starting temporary server".into(), String::new()));
-        s.push((0, "Waiting for server startup".into(), String::new()));
-        s.push((1_500, "Temporary server started.".into(), String::new()));
+        let mut s: Vec<(u64, String, String)> = vec![
+            (0, "Initializing database files".into(), String::new()),
+            (3_000, "Database files initialized".into(), String::new()),
+            (0, "Starting temporary server".into(), String::new()),
+            (0, "Waiting for server startup".into(), String::new()),
+            (1_500, "Temporary server started.".into(), String::new()),
+        ];
         if v >= (8, 0, 0) {
             s.push((0, "@'/var/lib/mysql/mysql.sock' -> '/var/run/mysqld/mysqld.sock'".into(), String::new()));
         }

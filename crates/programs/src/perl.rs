@@ -937,10 +937,9 @@ fn parse_interp(s: &str) -> Result<Vec<Part>, String> {
                 j += 1;
             }
             let name: String = chars[st..j].iter().collect();
-            if braced
-                && j < chars.len() && chars[j] == '}' {
-                    j += 1;
-                }
+            if braced && j < chars.len() && chars[j] == '}' {
+                j += 1;
+            }
             if !lit.is_empty() {
                 parts.push(Part::Lit(std::mem::take(&mut lit)));
             }

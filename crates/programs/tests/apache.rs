@@ -31,15 +31,8 @@ fn ten_requests_a_second_to_hpa_example_cost_300ms_of_cpu_per_second() {
     let mut cpu = 0;
     for _ in 0..10 {
         send(&mut p, &mut os, 80, &wget_request("php-apache", "/"));
-        let mut w = Wake::Timer;
-        loop {
-            match p.resume(&mut os, w) {
-                Step::Compute { cpu_ms, .. } => {
-                    cpu += cpu_ms;
-                    w = Wake::Timer;
-                }
-                _ => break,
-            }
+        while let Step::Compute { cpu_ms, .. } = p.resume(&mut os, Wake::Timer) {
+            cpu += cpu_ms;
         }
     }
     assert_eq!(cpu, 300);

@@ -73,6 +73,9 @@ pub struct Fabric {
     partitioned: BTreeSet<String>,
     /// Every assigned address.
     addresses: BTreeMap<String, Endpoint>,
+    /// What the cluster DNS servers (CoreDNS's `kubernetes` plugin) know, kept current by their
+    /// informer; queries reaching a CoreDNS pod are answered from it ([`crate::net`]).
+    pub cluster_dns: Option<std::sync::Arc<dyn crate::net::DnsServer>>,
 }
 
 impl Fabric {

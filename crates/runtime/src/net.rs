@@ -1,16 +1,20 @@
 //! Packets between hosts: how a container's network call that leaves its host reaches the
 //! process serving it. The source host's own pods and loopback are answered by the host's
-//! runtime (`ContainerRuntime::deliver_local`); everything else comes here and travels the
-//! [`Fabric`]: a pod IP reaches the pod's sandbox on its host, a node IP refuses (no
-//! host-network server listens there yet), anything else gets no answer and times out.
+//! runtime (`ContainerRuntime::deliver_local`); everything else comes here: first the source
+//! host's Service rules (kube-proxy's DNAT, [`kubesim_host::netfilter`]) rewrite a Service
+//! address to an endpoint or reject it, then the packet travels the [`Fabric`]: a pod IP
+//! reaches the pod's sandbox on its host, a node IP refuses (no host-network server listens
+//! there yet), anything else gets no answer and times out. A DNS query that reaches a CoreDNS
+//! pod listening on port 53 is answered from the cluster DNS view ([`DnsServer`]).
 //!
 //! This is the one routing function: the runtime's outbox delivery and `kubectl exec`'s
 //! synchronous calls both use it, so they cannot disagree about where a packet goes.
 
 use crate::fabric::{Endpoint, Fabric, HOST_TO_HOST_LATENCY_MS};
 use kubesim_api::Millis;
+use kubesim_host::netfilter::{Dnat, ServiceTable};
 use kubesim_host::Host;
-use kubesim_os::program::{Incoming, NetCall, NetError, NetReply, Outgoing};
+use kubesim_os::program::{DnsMessage, DnsQuestion, Incoming, NetCall, NetError, NetReply, Outgoing};
 use std::collections::BTreeMap;
 
 /// One call leaving a host.
@@ -23,6 +27,30 @@ pub struct Packet<'a> {
     pub src_port: u16,
     /// The call.
     pub call: &'a NetCall,
+    /// What the source host's Service rules made of its destination ([`dnat`]).
+    pub dnat: Dnat,
+}
+
+/// The cluster DNS answers of CoreDNS's `kubernetes` plugin (and what it forwards), as the
+/// DNS pods' informer sees the cluster.
+pub trait DnsServer: Send + Sync + std::fmt::Debug {
+    /// The response to one question.
+    fn answer(&self, question: &DnsQuestion) -> DnsMessage;
+}
+
+/// Where a call's destination, address and port, lies before any rewriting.
+fn destination(call: &NetCall) -> (&str, u16, bool) {
+    match call {
+        NetCall::Tcp { dst, port, .. } => (dst, *port, false),
+        NetCall::Udp { dst, port, .. } => (dst, *port, true),
+        NetCall::Dns { server, port, tcp, .. } => (server, *port, !*tcp),
+    }
+}
+
+/// The source host's Service rules applied to a call from `src` (kube-proxy's DNAT).
+pub fn dnat(rules: &ServiceTable, node_ip: &str, src: (&str, u16), call: &NetCall) -> Dnat {
+    let (dst, port, udp) = destination(call);
+    rules.dnat(src, dst, port, udp, node_ip)
 }
 
 /// What became of a packet.
@@ -47,14 +75,27 @@ fn timed_out(call: &NetCall) -> Delivery {
 /// reply travels back with the link latency.
 pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet: &Packet, now: Millis) -> Delivery {
     let call = packet.call;
-    let (dst, port, udp, data) = match call {
-        NetCall::Tcp { dst, port, send, .. } => (dst.clone(), *port, false, send.clone()),
-        NetCall::Udp { dst, port, send, .. } => (dst.clone(), *port, true, send.clone()),
-        NetCall::Dns { .. } => return timed_out(call),
+    let (dst, port, udp) = destination(call);
+    let data = match call {
+        NetCall::Tcp { send, .. } | NetCall::Udp { send, .. } => send.clone(),
+        NetCall::Dns { .. } => Vec::new(),
     };
     if hosts.get(packet.from_host).is_some_and(|h| !h.powered) {
         return timed_out(call);
     }
+    let (dst, port) = match &packet.dnat {
+        Dnat::Unchanged => (dst.to_string(), port),
+        Dnat::To { ip, port, .. } => (ip.clone(), *port),
+        // kube-proxy's REJECT: ICMP port unreachable, which every caller sees as refused.
+        Dnat::Reject { .. } => {
+            let reply = match call {
+                NetCall::Tcp { .. } => NetReply::Tcp(Err(NetError::Refused)),
+                NetCall::Udp { .. } => NetReply::Udp(Err(NetError::Refused)),
+                NetCall::Dns { .. } => NetReply::Dns(Err(NetError::Refused)),
+            };
+            return Delivery { reply, latency_ms: 1, served_by: None };
+        }
+    };
     let Some(to) = fabric.locate(&dst).cloned() else { return timed_out(call) };
     if !hosts.get(to.host()).is_some_and(|h| h.powered) {
         return timed_out(call);
@@ -69,6 +110,17 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
     };
     let Some(target) = hosts.get_mut(&host) else { return timed_out(call) };
     let Some(sandbox) = target.cri.sandbox_with_ip(&dst).map(|s| s.id.clone()) else { return timed_out(call) };
+    if let NetCall::Dns { question, .. } = call {
+        // A DNS server: CoreDNS answers from the cluster view; nothing else serves DNS here.
+        let serves_dns = target.cri.serving_image(&sandbox, port, udp).is_some_and(|image| image.contains("coredns"));
+        return match (serves_dns, &fabric.cluster_dns) {
+            (true, Some(dns)) => Delivery { reply: NetReply::Dns(Ok(dns.answer(question))), latency_ms: round_trip, served_by: None },
+            (false, _) if !udp && !target.cri.listening(&sandbox).contains(&(port, false)) => {
+                Delivery { reply: NetReply::Dns(Err(NetError::Refused)), latency_ms: round_trip, served_by: None }
+            }
+            _ => timed_out(call),
+        };
+    }
     let incoming = Incoming { src: packet.src_ip.clone(), src_port: packet.src_port, port, udp, data };
     let answer = target.cri.serve(&sandbox, &incoming, now);
     let reply = match (udp, answer) {
@@ -95,10 +147,13 @@ pub fn exec(
 ) -> Option<kubesim_host::cri::ExecOutput> {
     let mut caller = hosts.remove(host)?;
     let src_ip = caller.cri.container_ip(container_id).unwrap_or_default();
+    let node_ip = caller.ip();
     let mut port = 40_000u16;
+    let rules = &caller.netfilter;
     let output = caller.cri.exec_with(container_id, argv, stdin, now, &mut |call| {
         port = port.wrapping_add(1).max(40_000);
-        route_remote(hosts, fabric, &Packet { from_host: host, src_ip: src_ip.clone(), src_port: port, call }, now).reply
+        let dnat = dnat(rules, &node_ip, (&src_ip, port), call);
+        route_remote(hosts, fabric, &Packet { from_host: host, src_ip: src_ip.clone(), src_port: port, call, dnat }, now).reply
     });
     hosts.insert(host.to_string(), caller);
     Some(output)

@@ -699,7 +699,12 @@ impl<E: Clone> Runtime<E> {
             return (reply, 1);
         }
         let src_ip = self.hosts.get(from).and_then(|h| h.cri.container_ip(&request.container)).unwrap_or_default();
-        let packet = crate::net::Packet { from_host: from, src_ip, src_port: 40_000 + (request.id % 20_000) as u16, call: &request.call };
+        let src_port = 40_000 + (request.id % 20_000) as u16;
+        let dnat = match self.hosts.get(from) {
+            Some(h) => crate::net::dnat(&h.netfilter, &h.ip(), (&src_ip, src_port), &request.call),
+            None => kubesim_host::netfilter::Dnat::Unchanged,
+        };
+        let packet = crate::net::Packet { from_host: from, src_ip, src_port, call: &request.call, dnat };
         let delivery = crate::net::route_remote(&mut self.hosts, &self.fabric, &packet, now);
         if let Some(host) = delivery.served_by {
             self.sync_host(&host);

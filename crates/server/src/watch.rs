@@ -262,11 +262,15 @@ fn locate(shared: &Shared, target: &Target, pod: &str, container: Option<&str>) 
     Ok((node, p.metadata.uid.clone().unwrap_or_default(), container))
 }
 
-fn read_logs(shared: &Shared, node: &str, uid: &str, container: &str, previous: bool) -> Result<String, Failure> {
-    let (node, uid, container) = (node.to_string(), uid.to_string(), container.to_string());
+fn read_logs(shared: &Shared, target: &Target, pod: &str, node: &str, container: &str, previous: bool) -> Result<String, Failure> {
+    let info = kubesim_api::kind_info("v1", "Pod").expect("pods are served");
+    let (ns, pod, node, container) = (target.ns(), pod.to_string(), node.to_string(), container.to_string());
     shared.run(move |sim| {
+        let object = sim.world.api().get(info, &ns, &pod).map_err(|e| Failure::from_api(e, "", "pods", &pod))?;
+        let id = kubesim_kubelet::logs::validate_container_log_status(object.as_pod().expect("pods are pods"), &container, previous)
+            .map_err(Failure::bad_request)?;
         let host = sim.world.host(&node).ok_or_else(|| Failure::bad_request(format!("node {node:?} has no kubelet")))?;
-        host.cri.logs(&uid, &container, previous).map_err(Failure::bad_request)
+        host.cri.container_logs(&id).map_err(Failure::bad_request)
     })?
 }
 
@@ -305,7 +309,7 @@ pub fn logs(shared: &Shared, req: &Request, target: &Target, pod: &str, stream: 
         let previous = req.flag("previous");
         let tail_lines = req.param("tailLines").and_then(|t| t.parse::<i64>().ok()).filter(|t| *t >= 0).map(|t| t as usize);
         let limit_bytes = req.param("limitBytes").and_then(|t| t.parse::<usize>().ok());
-        let text = read_logs(shared, &node, &uid, &container, previous)?;
+        let text = read_logs(shared, target, pod, &node, &container, previous)?;
         if !req.flag("follow") || previous {
             return Ok(Some(Response::typed(200, "text/plain", tail(&text, tail_lines, limit_bytes).into_bytes())));
         }
@@ -322,7 +326,7 @@ pub fn logs(shared: &Shared, req: &Request, target: &Target, pod: &str, stream: 
                 return Ok(None);
             }
             let done = container_terminated(shared, target, pod, &container, &uid);
-            if let Ok(now_text) = read_logs(shared, &node, &uid, &container, false) {
+            if let Ok(now_text) = read_logs(shared, target, pod, &node, &container, false) {
                 if now_text.len() > sent && now_text.is_char_boundary(sent) {
                     if out.send(&now_text.as_bytes()[sent..]).is_err() {
                         return Ok(None);

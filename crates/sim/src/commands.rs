@@ -12,22 +12,30 @@ struct WorldView<'a> {
     files: &'a BTreeMap<String, String>,
     hosts: &'a mut BTreeMap<String, kubesim_host::Host>,
     fabric: &'a kubesim_runtime::Fabric,
-    pods: BTreeMap<(String, String), (String, String, Vec<String>)>,
+    pods: BTreeMap<(String, String), std::sync::Arc<kubesim_api::object::Object>>,
     now: kubesim_api::Millis,
 }
 
 impl WorldView<'_> {
     fn locate(&self, namespace: &str, pod: &str, container: Option<&str>) -> Result<(String, String, String), String> {
-        let (node, uid, containers) = self.pods.get(&(namespace.to_string(), pod.to_string())).ok_or_else(|| format!("pods {pod:?} not found"))?;
+        let object = self.pods.get(&(namespace.to_string(), pod.to_string())).ok_or_else(|| format!("pods {pod:?} not found"))?;
+        let p = object.as_pod().expect("the index holds pods");
+        let spec = p.spec.as_ref();
         let container = match container {
             Some(c) => c.to_string(),
-            None => containers.first().cloned().unwrap_or_default(),
+            None => spec.and_then(|s| s.containers.first()).map(|c| c.name.clone()).unwrap_or_default(),
         };
+        let node = spec.and_then(|s| s.node_name.clone()).unwrap_or_default();
         if node.is_empty() {
             return Err(format!("pod {pod} does not have a host assigned"));
         }
-        Ok((node.clone(), uid.clone(), container))
+        Ok((node, p.metadata.uid.clone().unwrap_or_default(), container))
     }
+}
+
+/// The pods by (namespace, name), for logs and exec to find their node and statuses.
+fn pod_index(world: &World) -> BTreeMap<(String, String), std::sync::Arc<kubesim_api::object::Object>> {
+    world.api().store().list(("", "pods"), None).map(|o| ((o.namespace().to_string(), o.name().to_string()), o.clone())).collect()
 }
 
 impl ClusterView for WorldView<'_> {
@@ -38,9 +46,11 @@ impl ClusterView for WorldView<'_> {
         kubesim_kubectl::list_dir_of(self.files.keys(), dir)
     }
     fn logs(&self, namespace: &str, pod: &str, container: Option<&str>, previous: bool) -> Result<String, String> {
-        let (node, uid, container) = self.locate(namespace, pod, container)?;
+        let (node, _, container) = self.locate(namespace, pod, container)?;
+        let object = &self.pods[&(namespace.to_string(), pod.to_string())];
+        let id = kubesim_kubelet::logs::validate_container_log_status(object.as_pod().expect("the index holds pods"), &container, previous)?;
         let host = self.hosts.get(&node).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
-        host.cri.logs(&uid, &container, previous)
+        host.cri.container_logs(&id)
     }
     fn exec(&mut self, namespace: &str, pod: &str, container: Option<&str>, command: &[String]) -> Result<(String, i32), String> {
         let (node, uid, container) = self.locate(namespace, pod, container)?;
@@ -66,23 +76,7 @@ pub fn kubectl(world: &mut World, args: &str) -> (String, String, i32) {
 /// Runs `kubectl <args>` now: its output, with the [`kubesim_kubectl::Follow`] of a command
 /// that goes on.
 pub fn kubectl_output(world: &mut World, args: &str) -> kubesim_kubectl::Output {
-    let pods: BTreeMap<(String, String), (String, String, Vec<String>)> = world
-        .api()
-        .store()
-        .list(("", "pods"), None)
-        .filter_map(|o| o.as_pod())
-        .map(|p| {
-            let spec = p.spec.clone().unwrap_or_default();
-            (
-                (p.metadata.namespace.clone().unwrap_or_default(), p.metadata.name.clone().unwrap_or_default()),
-                (
-                    spec.node_name.clone().unwrap_or_default(),
-                    p.metadata.uid.clone().unwrap_or_default(),
-                    spec.containers.iter().map(|c| c.name.clone()).collect(),
-                ),
-            )
-        })
-        .collect();
+    let pods = pod_index(world);
     world.with_kubectl(|api, req, files, hosts, fabric| {
         let mut view = WorldView { files, hosts, fabric, pods, now: req.now };
         kubesim_kubectl::run_line(args, api, req, &mut view)
@@ -128,23 +122,7 @@ pub fn kubectl_argv(world: &mut World, argv: &[String]) -> (String, String, i32)
         Some("kubectl") => argv[1..].to_vec(),
         _ => argv.to_vec(),
     };
-    let pods: BTreeMap<(String, String), (String, String, Vec<String>)> = world
-        .api()
-        .store()
-        .list(("", "pods"), None)
-        .filter_map(|o| o.as_pod())
-        .map(|p| {
-            let spec = p.spec.clone().unwrap_or_default();
-            (
-                (p.metadata.namespace.clone().unwrap_or_default(), p.metadata.name.clone().unwrap_or_default()),
-                (
-                    spec.node_name.clone().unwrap_or_default(),
-                    p.metadata.uid.clone().unwrap_or_default(),
-                    spec.containers.iter().map(|c| c.name.clone()).collect(),
-                ),
-            )
-        })
-        .collect();
+    let pods = pod_index(world);
     let output = world.with_kubectl(|api, req, files, hosts, fabric| {
         let mut view = WorldView { files, hosts, fabric, pods, now: req.now };
         kubesim_kubectl::run(&argv, api, req, &mut view)

@@ -16,6 +16,7 @@
 
 pub mod cluster;
 pub mod commands;
+pub mod coredns;
 pub mod fault;
 pub mod loader;
 pub mod metrics_server;

@@ -60,19 +60,30 @@ pub struct WorldConfig {
     pub scheduler_config: Option<serde_json::Value>,
     /// How many commits the store keeps for watches from an older revision.
     pub watch_history: usize,
+    /// Install the cluster DNS add-on (CoreDNS and the kube-dns Service), as kubeadm does.
+    pub cluster_dns: bool,
 }
 
 impl WorldConfig {
     /// The defaults for a seed: history on, annotations on, default scheduler profile.
     pub fn seeded(seed: u64) -> WorldConfig {
-        WorldConfig { seed, record_history: true, scheduler_annotations: true, scheduler_history: true, scheduler_config: None, watch_history: 20_000 }
+        WorldConfig {
+            seed,
+            record_history: true,
+            scheduler_annotations: true,
+            scheduler_history: true,
+            scheduler_config: None,
+            watch_history: 20_000,
+            cluster_dns: true,
+        }
     }
 }
 
 /// The agents every node runs, in start order. A new node agent (kube-proxy, the CNI and CSI
 /// node plugins) is one more entry here.
 fn node_agents(setup: NodeSetup) -> Vec<Box<dyn Component>> {
-    vec![Box::new(Kubelet::new(setup))]
+    let proxy = kubesim_proxy::KubeProxy::new(&setup.name);
+    vec![Box::new(Kubelet::new(setup)), Box::new(proxy)]
 }
 
 /// The simulation.
@@ -107,7 +118,8 @@ impl World {
         .with_history(config.scheduler_history);
         let runtime_config = RuntimeConfig { watch_history: config.watch_history, record_history: config.record_history, ..RuntimeConfig::seeded(config.seed) };
         let mut world = World { runtime: Runtime::new(runtime_config), commands: Vec::new(), seed: config.seed, files: BTreeMap::new() };
-        for object in bootstrap_objects() {
+        let addons = if config.cluster_dns { crate::cluster::dns_addon_objects() } else { Vec::new() };
+        for object in bootstrap_objects().into_iter().chain(addons) {
             world.runtime.as_actor("apiserver", |ctx| {
                 ctx.create(object).expect("bootstrap objects are valid");
             });
@@ -117,6 +129,9 @@ impl World {
         }
         world.add_component(Box::new(scheduler));
         world.add_component(Box::new(crate::metrics_server::MetricsServer));
+        if config.cluster_dns {
+            world.add_component(Box::new(crate::coredns::CoreDnsInformer::default()));
+        }
         Ok(world)
     }
 

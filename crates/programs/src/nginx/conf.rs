@@ -365,8 +365,7 @@ fn tokenize(text: &str, file: &str) -> Result<Vec<Tok>, String> {
 
 fn parse_block(toks: &[Tok], pos: &mut usize, file: &str, nested: bool) -> Result<Vec<Directive>, String> {
     let mut out = Vec::new();
-    loop {
-        let Some(t) = toks.get(*pos) else { break };
+    while let Some(t) = toks.get(*pos) {
         match t {
             Tok::Semi(usize::MAX) => {
                 if nested {
@@ -709,8 +708,8 @@ fn check_known(d: &Directive, ctx: Ctx) -> Result<(), String> {
                 && n != "working_directory"
                 && n != "worker_shutdown_timeout"
         }
-        Ctx::Http => MAIN_ONLY.contains(&n) && n != "http" || n == "http" || SERVER_ONLY.contains(&n) || n == "worker_connections",
-        Ctx::Server => MAIN_ONLY.contains(&n) || HTTP_ONLY.contains(&n) && n != "server" || n == "server" || n == "worker_connections",
+        Ctx::Http => MAIN_ONLY.contains(&n) || n == "http" || SERVER_ONLY.contains(&n) || n == "worker_connections",
+        Ctx::Server => MAIN_ONLY.contains(&n) || HTTP_ONLY.contains(&n) || n == "server" || n == "worker_connections",
         Ctx::Location => MAIN_ONLY.contains(&n) || HTTP_ONLY.contains(&n) || SERVER_ONLY.contains(&n) || n == "worker_connections",
     };
     if bad && !(ctx == Ctx::Main && n == "events") {
@@ -939,10 +938,9 @@ pub fn build(ds: &[Directive]) -> Result<Config, String> {
                 cfg.pid = d.args[0].clone();
             }
             "daemon" => cfg.daemon = on_off(d)?,
-            "events"
-                if d.block.is_none() => {
-                    return Err(format!("directive \"events\" has no opening \"{{\" in {}:{}", d.file, d.line));
-                }
+            "events" if d.block.is_none() => {
+                return Err(format!("directive \"events\" has no opening \"{{\" in {}:{}", d.file, d.line));
+            }
             "http" => {
                 if seen_http {
                     return Err(format!("\"http\" directive is duplicate in {}:{}", d.file, d.line));

@@ -114,8 +114,8 @@ pub fn float_repr(f: f64) -> String {
     let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     if !(-4..16).contains(&exp) {
-        let m = if mant.contains('.') { mant.to_string() } else { mant.to_string() };
-        return format!("{m}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
+        // Python's repr keeps the shortest mantissa as is (`1e+20`, `1.5e+20`).
+        return format!("{mant}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
     }
     let s = format!("{f}");
     if s.contains('.') || s.contains('e') {
@@ -572,10 +572,9 @@ impl Interp {
             StmtKind::Del(ts) => {
                 for t in ts {
                     match t {
-                        Target::Name(n)
-                            if !self.delete(n) => {
-                                return Err(self.raise(exc("NameError", format!("name '{n}' is not defined"))));
-                            }
+                        Target::Name(n) if !self.delete(n) => {
+                            return Err(self.raise(exc("NameError", format!("name '{n}' is not defined"))));
+                        }
                         Target::Index(obj, idx) => {
                             let k = self.eval(os, idx)?;
                             let cur = self.eval(os, obj)?;
@@ -859,7 +858,6 @@ impl Interp {
 
     /// Unwinds frames above `base` looking for a handler. `Ok` when handled.
     fn unwind(&mut self, os: &mut dyn Os, e: Exc, base: usize) -> Result<(), Exc> {
-        let e = e;
         while self.frames.len() > base {
             let top = self.frames.len() - 1;
             match &mut self.frames[top] {
@@ -1692,7 +1690,7 @@ impl Interp {
                 }
                 other => format!("{flags}{other}"),
             };
-            let spec = if spec.starts_with('-') { format!("<{}", &spec[1..]) } else { spec };
+            let spec = if let Some(left) = spec.strip_prefix('-') { format!("<{left}") } else { spec };
             out.push_str(&self.format_spec(&v, spec.trim_end_matches('s'))?);
         }
         if ai < items.len() && !matches!(args, V::Dict(_)) {

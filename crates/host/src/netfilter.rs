@@ -1,0 +1,141 @@
+//! The node's Service rules as kube-proxy programs them (iptables mode): which Service VIPs and
+//! node ports exist on this host and where a connection to one is DNAT-ed. kube-proxy writes the
+//! whole table at each sync (iptables-restore); packets leaving this host's pods are rewritten
+//! through it before they travel the fabric.
+//!
+//! Endpoint choice: iptables picks with `statistic --mode random --probability 1/n`; kubesim
+//! picks by a hash of the connection (source address and port, destination), so a history is
+//! reproducible and consecutive connections spread over the endpoints. With
+//! `sessionAffinity: ClientIP` the hash covers the client address only (the `recent` match).
+
+use std::collections::BTreeMap;
+
+/// One Service port's rule: the KUBE-SVC chain and its KUBE-SEP endpoints.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServiceRule {
+    /// `namespace/name:port-name` (the chain comment kube-proxy writes).
+    pub service: String,
+    /// The endpoints traffic is DNAT-ed to: (pod IP, target port).
+    pub endpoints: Vec<(String, u16)>,
+    /// `sessionAffinity: ClientIP`.
+    pub client_ip_affinity: bool,
+}
+
+/// Where a connection to a destination goes after the host's rules.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Dnat {
+    /// Not a Service address: routed as addressed.
+    Unchanged,
+    /// DNAT to this endpoint.
+    To {
+        /// The endpoint's pod IP.
+        ip: String,
+        /// Its target port.
+        port: u16,
+        /// The Service port's chain comment.
+        service: String,
+    },
+    /// A Service with no usable endpoints: kube-proxy's REJECT rule (ICMP port unreachable, so
+    /// TCP sees "connection refused").
+    Reject {
+        /// The Service port's chain comment.
+        service: String,
+    },
+}
+
+/// The table kube-proxy last synced into this host.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServiceTable {
+    /// ClusterIP (and external IP) rules by (address, port, udp).
+    pub vips: BTreeMap<(String, u16, bool), ServiceRule>,
+    /// NodePort rules by (port, udp): they match any local node address.
+    pub node_ports: BTreeMap<(u16, bool), ServiceRule>,
+    /// When kube-proxy last wrote the table (virtual ms), `None` before its first sync.
+    pub synced_at: Option<u64>,
+}
+
+impl ServiceTable {
+    /// Rewrites a connection from `src` to `dst:port` as the rules do; `node_ip` is this host's
+    /// address (node ports match it).
+    pub fn dnat(&self, src: (&str, u16), dst: &str, port: u16, udp: bool, node_ip: &str) -> Dnat {
+        let rule = match self.vips.get(&(dst.to_string(), port, udp)) {
+            Some(rule) => rule,
+            None if dst == node_ip || dst == "127.0.0.1" => match self.node_ports.get(&(port, udp)) {
+                Some(rule) => rule,
+                None => return Dnat::Unchanged,
+            },
+            None => return Dnat::Unchanged,
+        };
+        if rule.endpoints.is_empty() {
+            return Dnat::Reject { service: rule.service.clone() };
+        }
+        let key = if rule.client_ip_affinity {
+            fnv(&[src.0.as_bytes()])
+        } else {
+            fnv(&[src.0.as_bytes(), &src.1.to_be_bytes(), dst.as_bytes(), &port.to_be_bytes()])
+        };
+        let (ip, port) = rule.endpoints[(key % rule.endpoints.len() as u64) as usize].clone();
+        Dnat::To { ip, port, service: rule.service.clone() }
+    }
+}
+
+fn fnv(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for b in *part {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x100_0000_01b3);
+        }
+        h ^= 0xff;
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> ServiceTable {
+        let mut t = ServiceTable::default();
+        let rule = ServiceRule {
+            service: "default/web:http".into(),
+            endpoints: vec![("10.244.1.2".into(), 8080), ("10.244.2.2".into(), 8080)],
+            client_ip_affinity: false,
+        };
+        t.vips.insert(("10.96.0.20".into(), 80, false), rule.clone());
+        t.node_ports.insert((30080, false), rule);
+        t.vips.insert(("10.96.0.30".into(), 80, false), ServiceRule { service: "default/empty".into(), endpoints: vec![], client_ip_affinity: false });
+        t
+    }
+
+    #[test]
+    fn cluster_ips_and_node_ports_are_rewritten_and_spread() {
+        let t = table();
+        let mut seen = std::collections::BTreeSet::new();
+        for port in 40_000..40_020 {
+            match t.dnat(("10.244.0.5", port), "10.96.0.20", 80, false, "172.18.0.2") {
+                Dnat::To { ip, port, .. } => {
+                    assert_eq!(port, 8080);
+                    seen.insert(ip);
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(seen.len(), 2, "connections spread over both endpoints");
+        assert!(matches!(t.dnat(("1.2.3.4", 1), "172.18.0.2", 30080, false, "172.18.0.2"), Dnat::To { .. }));
+        assert_eq!(t.dnat(("1.2.3.4", 1), "172.18.0.3", 30080, false, "172.18.0.2"), Dnat::Unchanged, "another node's address is routed there");
+        assert_eq!(t.dnat(("1.2.3.4", 1), "10.96.0.20", 80, true, "172.18.0.2"), Dnat::Unchanged, "UDP is a different rule");
+        assert_eq!(t.dnat(("1.2.3.4", 1), "10.96.0.30", 80, false, "172.18.0.2"), Dnat::Reject { service: "default/empty".into() });
+    }
+
+    #[test]
+    fn client_ip_affinity_keeps_a_client_on_one_endpoint() {
+        let mut t = table();
+        t.vips.values_mut().for_each(|r| r.client_ip_affinity = true);
+        let first = t.dnat(("10.244.0.5", 40_000), "10.96.0.20", 80, false, "");
+        for port in 40_001..40_050 {
+            assert_eq!(t.dnat(("10.244.0.5", port), "10.96.0.20", 80, false, ""), first);
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! kube-proxy in iptables mode, one per node: it watches Services and EndpointSlices and, at
+//! most once per `minSyncPeriod`, writes the host's whole Service table
+//! ([`kubesim_host::netfilter::ServiceTable`]) as `iptables-restore` would. Packets from the
+//! node's pods are DNAT-ed through that table by the fabric (`kubesim_runtime::net`), so a
+//! Service answers only once this node's kube-proxy has synced it, and stops answering from an
+//! endpoint only once the next sync removed it.
+//!
+//! [`rules`] is the decision (pure: objects in, table out); [`KubeProxy`] is the I/O around it.
+//!
+//! Left out (README "Networking"): topology hints, `externalTrafficPolicy: Local` health-check
+//! node ports, external IPs and LoadBalancer ingress IPs, the masquerade bit, and the nftables
+//! and IPVS modes.
+
+use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use kubesim_api::object::Object;
+use kubesim_host::netfilter::{ServiceRule, ServiceTable};
+use kubesim_runtime::component::{Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_runtime::HostEvent;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// `--iptables-min-sync-period` (kube-proxy's default, 1s): syncs are at least this far apart.
+pub const MIN_SYNC_PERIOD_MS: u64 = 1_000;
+
+/// The label an EndpointSlice names its Service with.
+pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
+
+/// The table for node `node` from the Services and EndpointSlices (syncProxyRules): one rule
+/// per Service port with a cluster IP, and per node port. Endpoints are the ready ones; when a
+/// Service has none ready, the serving-and-terminating ones (CategorizeEndpoints, v1.34).
+/// `internalTrafficPolicy: Local` keeps only this node's endpoints for cluster IPs, and
+/// `externalTrafficPolicy: Local` for node ports.
+pub fn rules<'a>(node: &str, services: impl IntoIterator<Item = &'a Service>, slices: impl IntoIterator<Item = &'a EndpointSlice>) -> ServiceTable {
+    let mut by_service: BTreeMap<(String, String), Vec<&EndpointSlice>> = BTreeMap::new();
+    for slice in slices {
+        let Some(name) = slice.metadata.labels.as_ref().and_then(|l| l.get(SERVICE_NAME_LABEL)) else { continue };
+        by_service.entry((slice.metadata.namespace.clone().unwrap_or_default(), name.clone())).or_default().push(slice);
+    }
+    let mut table = ServiceTable::default();
+    for svc in services {
+        let ns = svc.metadata.namespace.clone().unwrap_or_default();
+        let name = svc.metadata.name.clone().unwrap_or_default();
+        let Some(spec) = svc.spec.as_ref() else { continue };
+        if spec.type_.as_deref() == Some("ExternalName") {
+            continue;
+        }
+        let cluster_ip = spec.cluster_ip.clone().filter(|ip| !ip.is_empty() && ip != "None");
+        let slices = by_service.get(&(ns.clone(), name.clone())).map(Vec::as_slice).unwrap_or(&[]);
+        let affinity = spec.session_affinity.as_deref() == Some("ClientIP");
+        for port in spec.ports.iter().flatten() {
+            let udp = port.protocol.as_deref() == Some("UDP");
+            let port_name = port.name.clone().unwrap_or_default();
+            let label = if port_name.is_empty() { format!("{ns}/{name}") } else { format!("{ns}/{name}:{port_name}") };
+            let endpoints = |local_only: bool| -> Vec<(String, u16)> {
+                let mut ready = Vec::new();
+                let mut terminating = Vec::new();
+                for slice in slices {
+                    let Some(number) = slice.ports.iter().flatten().find(|p| p.name.clone().unwrap_or_default() == port_name).and_then(|p| p.port) else {
+                        continue;
+                    };
+                    for ep in &slice.endpoints {
+                        if local_only && ep.node_name.as_deref() != Some(node) {
+                            continue;
+                        }
+                        let c = ep.conditions.as_ref();
+                        let is_ready = c.and_then(|c| c.ready).unwrap_or(true);
+                        let serving = c.and_then(|c| c.serving).unwrap_or(is_ready);
+                        let terminating_ = c.and_then(|c| c.terminating).unwrap_or(false);
+                        for ip in ep.addresses.iter().take(1) {
+                            if is_ready {
+                                ready.push((ip.clone(), number as u16));
+                            } else if serving && terminating_ {
+                                terminating.push((ip.clone(), number as u16));
+                            }
+                        }
+                    }
+                }
+                let mut chosen = if ready.is_empty() { terminating } else { ready };
+                chosen.sort();
+                chosen.dedup();
+                chosen
+            };
+            if let Some(ip) = &cluster_ip {
+                let local = spec.internal_traffic_policy.as_deref() == Some("Local");
+                table.vips.insert(
+                    (ip.clone(), port.port as u16, udp),
+                    ServiceRule { service: label.clone(), endpoints: endpoints(local), client_ip_affinity: affinity },
+                );
+            }
+            if let Some(node_port) = port.node_port.filter(|p| *p > 0) {
+                let local = spec.external_traffic_policy.as_deref() == Some("Local");
+                table
+                    .node_ports
+                    .insert((node_port as u16, udp), ServiceRule { service: label.clone(), endpoints: endpoints(local), client_ip_affinity: affinity });
+            }
+        }
+    }
+    table
+}
+
+/// The kube-proxy of one node.
+#[derive(Clone, Debug)]
+pub struct KubeProxy {
+    actor: String,
+    node: String,
+    services: BTreeMap<(String, String), Arc<Service>>,
+    slices: BTreeMap<(String, String), Arc<EndpointSlice>>,
+    last_sync: Option<u64>,
+    armed: bool,
+}
+
+const SYNC: u64 = 1;
+
+impl KubeProxy {
+    /// The kube-proxy for node `node`.
+    pub fn new(node: &str) -> KubeProxy {
+        KubeProxy {
+            actor: format!("kube-proxy/{node}"),
+            node: node.to_string(),
+            services: BTreeMap::new(),
+            slices: BTreeMap::new(),
+            last_sync: None,
+            armed: false,
+        }
+    }
+
+    fn request_sync(&mut self, ctx: &mut Ctx) {
+        if self.armed {
+            return;
+        }
+        self.armed = true;
+        let at = self.last_sync.map_or(ctx.now, |t| (t + MIN_SYNC_PERIOD_MS).max(ctx.now));
+        ctx.after(at - ctx.now, SYNC);
+    }
+
+    fn sync(&mut self, ctx: &mut Ctx) {
+        self.armed = false;
+        self.last_sync = Some(ctx.now);
+        let mut table = rules(&self.node, self.services.values().map(|s| s.as_ref()), self.slices.values().map(|s| s.as_ref()));
+        table.synced_at = Some(ctx.now);
+        let Some(host) = ctx.host_mut() else { return };
+        if host.netfilter.vips == table.vips && host.netfilter.node_ports == table.node_ports {
+            return;
+        }
+        let (vips, endpoints) = (table.vips.len() + table.node_ports.len(), table.vips.values().map(|r| r.endpoints.len()).sum::<usize>());
+        host.netfilter = table;
+        let node = self.node.clone();
+        ctx.note(format!("iptables/{node}"), "iptables-restore", format!("{vips} service ports, {endpoints} endpoints"));
+    }
+}
+
+fn key(object: &Object) -> (String, String) {
+    (object.namespace().to_string(), object.name().to_string())
+}
+
+impl Component for KubeProxy {
+    fn name(&self) -> &str {
+        &self.actor
+    }
+
+    fn interests(&self) -> Vec<Interest> {
+        vec![
+            Interest { resource: ("", "services"), filter: WatchFilter::All },
+            Interest { resource: ("discovery.k8s.io", "endpointslices"), filter: WatchFilter::All },
+        ]
+    }
+
+    fn start(&mut self, ctx: &mut Ctx) {
+        // The informers' initial lists.
+        for o in ctx.api.store().list(("", "services"), None) {
+            if let Object::Service(s) = o.as_ref() {
+                self.services.insert(key(o), Arc::new((**s).clone()));
+            }
+        }
+        for o in ctx.api.store().list(("discovery.k8s.io", "endpointslices"), None) {
+            if let Ok(slice) = serde_json::from_value::<EndpointSlice>(o.to_json()) {
+                self.slices.insert(key(o), Arc::new(slice));
+            }
+        }
+        self.request_sync(ctx);
+    }
+
+    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+        let k = key(&event.object);
+        let deleted = event.event_type == kubesim_store::EventType::Deleted;
+        match event.object.as_ref() {
+            Object::Service(s) if deleted => {
+                self.services.remove(&k);
+                let _ = s;
+            }
+            Object::Service(s) => {
+                self.services.insert(k, Arc::new((**s).clone()));
+            }
+            _ if deleted => {
+                self.slices.remove(&k);
+            }
+            o => {
+                if let Ok(slice) = serde_json::from_value::<EndpointSlice>(o.to_json()) {
+                    self.slices.insert(k, Arc::new(slice));
+                }
+            }
+        }
+        self.request_sync(ctx);
+    }
+
+    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
+        if token == SYNC {
+            self.sync(ctx);
+        }
+    }
+
+    fn on_host(&mut self, event: HostEvent, ctx: &mut Ctx) {
+        match event {
+            // A restarted node has empty tables until kube-proxy syncs again.
+            HostEvent::PowerOn | HostEvent::Restart | HostEvent::Reconnected => {
+                self.last_sync = None;
+                self.armed = false;
+                self.request_sync(ctx);
+            }
+            _ => {}
+        }
+    }
+}
