@@ -121,6 +121,14 @@ pub fn dns1123_subdomain_errors(text: &str) -> Vec<String> {
     errors
 }
 
+/// path.IsValidPathSegmentName.
+pub fn path_segment_name_errors(name: &str) -> Vec<String> {
+    if name == "." || name == ".." {
+        return vec![format!("may not be '{name}'")];
+    }
+    ["/", "%"].iter().filter(|c| name.contains(**c)).map(|c| format!("may not contain '{c}'")).collect()
+}
+
 /// Validates an object about to be created. Returns every error found (empty = valid).
 pub fn validate_create(object: &Object) -> Vec<FieldError> {
     let mut errors = Vec::new();
@@ -318,6 +326,15 @@ fn validate_json_kind(kind: &str, meta: &ObjectMeta, body: &serde_json::Value, e
     let template = || -> Option<PodTemplateSpec> { body.pointer("/spec/template").and_then(|t| serde_json::from_value(t.clone()).ok()) };
     let selector = || -> Option<LabelSelector> { body.pointer("/spec/selector").and_then(|t| serde_json::from_value(t.clone()).ok()) };
     match kind {
+        "APIService" => {
+            // ValidateAPIService: the name *must* be version.group.
+            let name = meta.name.as_deref().unwrap_or("");
+            let at = |p: &str| body.pointer(p).and_then(|v| v.as_str()).unwrap_or("").to_string();
+            let want = format!("{}.{}", at("/spec/version"), at("/spec/group"));
+            if !name.is_empty() && path_segment_name_errors(name).is_empty() && name != want {
+                errors.push(invalid("metadata.name", format!("{name:?}"), "must be `spec.version+\".\"+spec.group`"));
+            }
+        }
         "StatefulSet" => {
             let spec = body.get("spec").cloned().unwrap_or_default();
             validate_stateful_set_spec(&spec, errors);
@@ -947,6 +964,8 @@ fn validate_metadata(meta: &ObjectMeta, kind: &str, scope: Scope, errors: &mut V
             let problems = match kind {
                 "Namespace" | "StatefulSet" => dns1123_label_errors(name),
                 "Service" => dns1035_label_errors(name),
+                // ValidateAPIService: path.IsValidPathSegmentName ("v1." names the core group).
+                "APIService" => path_segment_name_errors(name),
                 _ => dns1123_subdomain_errors(name),
             };
             for problem in problems {

@@ -156,7 +156,7 @@ pub fn split_command_with(line: &str, substitute: &mut dyn FnMut(&str) -> Result
 }
 
 /// Parsed flags and positional arguments of one command.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Args {
     /// Positional arguments, in order (before `--`).
     pub positional: Vec<String>,

@@ -2682,7 +2682,16 @@ fn rollout(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str,
             continue;
         }
         match sub.as_str() {
-            "status" => rollout_status(info, &object, out),
+            "status" => {
+                let done = rollout_status(info, &object, out);
+                // `--watch` (default true): the command goes on until the rollout is done.
+                let watch = args.get("watch") != Some("false");
+                if !done && watch {
+                    let timeout = args.get("timeout").and_then(kubesim_api::time::parse_duration).filter(|t| *t > 0);
+                    out.follow =
+                        Some(crate::follow::Follow::rollout(info, object.namespace(), object.name(), api.store().revision(), timeout.map(|t| req.now + t)));
+                }
+            }
             "history" => rollout_history(args, api, info, &object, out),
             "undo" => rollout_undo(args, api, req, info, &object, out),
             "restart" => {
@@ -2732,9 +2741,9 @@ fn rollout(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str,
     }
 }
 
-/// The status viewers of kubectl/pkg/polymorphichelpers/rollout_status.go. kubesim cannot wait
-/// inside one virtual instant, so it reports the current state (what `--watch=false` prints).
-fn rollout_status(info: &KindInfo, object: &Object, out: &mut Output) {
+/// The status viewers of kubectl/pkg/polymorphichelpers/rollout_status.go: prints the object's
+/// status line; true when the rollout is done (or failed), so `rollout status` returns.
+pub(crate) fn rollout_status(info: &KindInfo, object: &Object, out: &mut Output) -> bool {
     let json = object.to_json();
     let name = object.name();
     let generation = util::jint(&json, "metadata.generation");
@@ -2742,12 +2751,14 @@ fn rollout_status(info: &KindInfo, object: &Object, out: &mut Output) {
     match info.kind {
         "Deployment" => {
             if generation > observed {
-                return out.outln("Waiting for deployment spec update to be observed...");
+                out.outln("Waiting for deployment spec update to be observed...");
+                return false;
             }
             let progressing =
                 json.pointer("/status/conditions").and_then(|c| c.as_array()).and_then(|c| c.iter().find(|c| c["type"] == "Progressing")).cloned();
             if progressing.as_ref().and_then(|c| c.get("reason")).and_then(|r| r.as_str()) == Some("ProgressDeadlineExceeded") {
-                return out.fail(format!("error: deployment {name:?} exceeded its progress deadline"));
+                out.fail(format!("error: deployment {name:?} exceeded its progress deadline"));
+                return true;
             }
             let replicas = json.pointer("/spec/replicas").and_then(|v| v.as_i64()).unwrap_or(1);
             let updated = util::jint(&json, "status.updatedReplicas");
@@ -2761,12 +2772,15 @@ fn rollout_status(info: &KindInfo, object: &Object, out: &mut Output) {
                 out.outln(format!("Waiting for deployment {name:?} rollout to finish: {available} of {updated} updated replicas are available..."));
             } else {
                 out.outln(format!("deployment {name:?} successfully rolled out"));
+                return true;
             }
+            false
         }
         "DaemonSet" => {
             // DaemonSetStatusViewer.
             if jstr_or(&json, "spec.updateStrategy.type") != "RollingUpdate" {
-                return out.fail("error: rollout status is only available for RollingUpdate strategy type");
+                out.fail("error: rollout status is only available for RollingUpdate strategy type");
+                return true;
             }
             let desired = util::jint(&json, "status.desiredNumberScheduled");
             let updated = util::jint(&json, "status.updatedNumberScheduled");
@@ -2779,12 +2793,15 @@ fn rollout_status(info: &KindInfo, object: &Object, out: &mut Output) {
                 out.outln(format!("Waiting for daemon set {name:?} rollout to finish: {available} of {desired} updated pods are available..."));
             } else {
                 out.outln(format!("daemon set {name:?} successfully rolled out"));
+                return true;
             }
+            false
         }
         _ => {
             // StatefulSetStatusViewer.
             if jstr_or(&json, "spec.updateStrategy.type") != "RollingUpdate" {
-                return out.fail("error: rollout status is only available for RollingUpdate strategy type");
+                out.fail("error: rollout status is only available for RollingUpdate strategy type");
+                return true;
             }
             let replicas = json.pointer("/spec/replicas").and_then(|v| v.as_i64());
             let ready = util::jint(&json, "status.readyReplicas");
@@ -2800,7 +2817,10 @@ fn rollout_status(info: &KindInfo, object: &Object, out: &mut Output) {
                     (Some(r), Some(p)) if updated < r - p => {
                         out.outln(format!("Waiting for partitioned roll out to finish: {updated} out of {} new pods have been updated...", r - p))
                     }
-                    _ => out.outln(format!("partitioned roll out complete: {updated} new pods have been updated...")),
+                    _ => {
+                        out.outln(format!("partitioned roll out complete: {updated} new pods have been updated..."));
+                        return true;
+                    }
                 }
             } else {
                 let update_revision = jstr_or(&json, "status.updateRevision");
@@ -2812,8 +2832,10 @@ fn rollout_status(info: &KindInfo, object: &Object, out: &mut Output) {
                         "statefulset rolling update complete {} pods at revision {current_revision}...",
                         util::jint(&json, "status.currentReplicas")
                     ));
+                    return true;
                 }
             }
+            false
         }
     }
 }

@@ -1100,20 +1100,29 @@ fn describe_job(api: &ApiServer, object: &Object, now: Millis) -> String {
     if let Some(d) = jget(&json, "spec.activeDeadlineSeconds").and_then(|v| v.as_i64()) {
         w.w(0, format!("Active Deadline Seconds:\t{d}s\n"));
     }
-    let ready = jint(&json, "status.ready");
-    w.w(
-        0,
-        format!(
-            "Pods Statuses:\t{} Active ({ready} Ready) / {} Succeeded / {} Failed\n",
-            jint(&json, "status.active"),
-            jint(&json, "status.succeeded"),
-            jint(&json, "status.failed")
-        ),
-    );
+    let (active, succeeded, failed) = (jint(&json, "status.active"), jint(&json, "status.succeeded"), jint(&json, "status.failed"));
+    match jget(&json, "status.ready").and_then(|v| v.as_i64()) {
+        Some(ready) => w.w(0, format!("Pods Statuses:\t{active} Active ({ready} Ready) / {succeeded} Succeeded / {failed} Failed\n")),
+        None => w.w(0, format!("Pods Statuses:\t{active} Active / {succeeded} Succeeded / {failed} Failed\n")),
+    }
+    if jstr(&json, "spec.completionMode") == Some("Indexed") {
+        w.w(0, format!("Completed Indexes:\t{}\n", cap_indexes_list_or_none(jstr(&json, "status.completedIndexes").unwrap_or(""), 50)));
+    }
     let template: PodTemplateSpec = jget(&json, "spec.template").and_then(|t| serde_json::from_value(t.clone()).ok()).unwrap_or_default();
     write_pod_template(&mut w, &template);
     describe_events(&mut w, &events_for(api, object), now);
     w.finish()
+}
+
+/// describe.go capIndexesListOrNone: the interval list up to the first comma past `soft_limit`.
+fn cap_indexes_list_or_none(indexes: &str, soft_limit: usize) -> String {
+    if indexes.is_empty() {
+        return "<none>".into();
+    }
+    match indexes.bytes().enumerate().skip(soft_limit).find(|(_, b)| *b == b',') {
+        Some((ix, _)) => format!("{}...", &indexes[..=ix]),
+        None => indexes.to_string(),
+    }
 }
 
 fn describe_namespace(api: &ApiServer, object: &Object, now: Millis) -> String {

@@ -610,6 +610,9 @@ pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn cr
             objects.extend(keyed.into_iter().map(|(_, o)| o));
         }
     }
+    if args.bool("watch") || args.bool("watch-only") {
+        return watch(args, api, &targets, &filter, &groups, &format, req.now, out);
+    }
     let total: usize = groups.iter().map(|(_, o)| o.len()).sum();
     let names_requested = targets.groups.iter().any(|(_, n)| !n.is_empty());
     if total == 0 && !names_requested {
@@ -646,6 +649,50 @@ pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn cr
             print_objects(other, &flat, targets.single, out);
         }
     }
+}
+
+/// get.go watch: one kind only; the current objects (unless `--watch-only`) without "No
+/// resources found" for none, then a [`crate::Follow`] printing every change.
+#[allow(clippy::too_many_arguments)]
+fn watch(
+    args: &Args,
+    api: &ApiServer,
+    targets: &Targets,
+    filter: &Filter,
+    groups: &[(&'static KindInfo, Vec<Arc<Object>>)],
+    format: &Format,
+    now: u64,
+    out: &mut Output,
+) {
+    let kinds: Vec<&'static KindInfo> = targets.groups.iter().map(|(info, _)| *info).collect();
+    let Some(info) = kinds.first().copied() else { return };
+    if kinds.iter().any(|k| *k != info) {
+        return out.fail("error: watch is only supported on individual resources and resource collections - more than 1 resource was found");
+    }
+    if out.exit_code != 0 {
+        return; // r.Infos() failed (a named object not found)
+    }
+    let objects: Vec<Arc<Object>> = groups.iter().flat_map(|(_, o)| o.iter().cloned()).collect();
+    let mut printed = 0;
+    if !args.bool("watch-only") && !objects.is_empty() {
+        match format {
+            Format::Table | Format::Wide => {
+                let t = table(info, &objects, args, now, args.bool("show-kind"), filter.namespace.is_none());
+                out.out(t.render(args.bool("no-headers")));
+            }
+            other => {
+                for (i, o) in objects.iter().enumerate() {
+                    if matches!(other, Format::Yaml) && i > 0 {
+                        out.out("---\n");
+                    }
+                    print_objects(other, &[(info, o.clone())], true, out);
+                }
+            }
+        }
+        printed = objects.len();
+    }
+    let names: Vec<String> = targets.groups.iter().flat_map(|(_, n)| n.iter().cloned()).collect();
+    out.follow = Some(crate::Follow::watch(args, info, filter.namespace.clone(), names, api.store().revision(), printed));
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -33,8 +33,10 @@
 //! 80), messages from the kubectl commands.
 //!
 //! Deviations (the simulation acts in one virtual instant per command):
-//! - `wait` evaluates its condition now (met, or the timeout error); `rollout status`, `get -w`
-//!   and `logs -f` report the current state instead of blocking.
+//! - `wait` evaluates its condition now (met, or the timeout error); `logs -f` reports the
+//!   current logs. `rollout status` and `get -w` print what they print at once and leave a
+//!   [`Follow`] that an embedder able to let virtual time pass polls (`World::run_command_for`);
+//!   dropped, the command ends there.
 //! - `drain` evicts through the API server's eviction subresource (PDB checks, 429); blocked
 //!   evictions are reported once instead of retried every 5 s until --timeout.
 //! - `apply --server-side` merges into the live object without a last-applied annotation and
@@ -55,6 +57,7 @@ mod args;
 mod commands;
 mod describe;
 mod diff;
+mod follow;
 mod get;
 pub mod gotemplate;
 mod jsonpath;
@@ -66,6 +69,7 @@ mod yaml;
 
 pub use apply::{apply_documents, apply_text, ApplyAction, ApplyOptions, ApplyResult, Mode};
 pub use args::{is_bool_flag, split_command, split_command_with};
+pub use follow::Follow;
 
 use kubesim_apiserver::{ApiServer, Request};
 use std::sync::Arc;
@@ -79,6 +83,9 @@ pub struct Output {
     pub stderr: String,
     /// Exit status (0 on success, 1 on error as kubectl).
     pub exit_code: i32,
+    /// Set when the command goes on after this instant (`get -w`, `rollout status`): poll it
+    /// as virtual time passes ([`Follow::poll`]), or drop it to stop the command now.
+    pub follow: Option<Follow>,
 }
 
 impl Output {
@@ -214,7 +221,7 @@ pub fn run_line(line: &str, api: &mut ApiServer, req: &mut Request, cluster: &mu
             }
             run(&argv, api, req, cluster)
         }
-        Err(e) => Output { stdout: String::new(), stderr: format!("error: {e}\n"), exit_code: 1 },
+        Err(e) => Output { stdout: String::new(), stderr: format!("error: {e}\n"), exit_code: 1, follow: None },
     };
     output.stderr.insert_str(0, &inner_stderr);
     output

@@ -140,6 +140,7 @@ pub fn headers(info: &KindInfo, wide: bool) -> Vec<&'static str> {
         "FlowSchema" => (&["NAME", "PRIORITYLEVEL", "MATCHINGPRECEDENCE", "DISTINGUISHERMETHOD", "AGE", "MISSINGPL"], &[]),
         "PriorityLevelConfiguration" => (&["NAME", "TYPE", "NOMINALCONCURRENCYSHARES", "QUEUES", "HANDSIZE", "QUEUELENGTHLIMIT", "AGE"], &[]),
         "ResourceClaim" => (&["NAME", "STATE", "AGE"], &[]),
+        "APIService" => (&["NAME", "SERVICE", "AVAILABLE", "AGE"], &[]),
         _ => (&["NAME", "AGE"], &[]),
     };
     let mut h: Vec<&'static str> = base.to_vec();
@@ -1015,6 +1016,25 @@ fn dynamic_row(kind: &str, json: &Value, created: &Option<Time>, now: Millis, wi
                 state.push("deleted");
             }
             vec![name, state.join(","), age_cell]
+        }
+        "APIService" => {
+            // kube-aggregator's apiservice etcd.go ConvertToTable.
+            let service = match jget(json, "spec.service").filter(|s| !s.is_null()) {
+                Some(s) => format!("{}/{}", jstr(s, "namespace").unwrap_or(""), jstr(s, "name").unwrap_or("")),
+                None => "Local".into(),
+            };
+            let available = jget(json, "status.conditions")
+                .and_then(|c| c.as_array())
+                .and_then(|c| c.iter().find(|c| jstr(c, "type") == Some("Available")))
+                .map(|c| {
+                    let status = jstr(c, "status").unwrap_or("").to_string();
+                    match jstr(c, "reason").filter(|r| !r.is_empty()) {
+                        Some(reason) if status != "True" => format!("{status} ({reason})"),
+                        _ => status,
+                    }
+                })
+                .unwrap_or_else(|| "Unknown".into());
+            vec![name, service, available, age_cell]
         }
         _ => vec![name, age_cell],
     }

@@ -6,7 +6,8 @@ use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::{DynamicObject, Object};
 use std::collections::BTreeMap;
 
-/// Namespaces and PriorityClasses every cluster starts with.
+/// Namespaces, the `kubernetes` Service, the default StorageClass, PriorityClasses and
+/// APIServices every cluster starts with.
 pub fn bootstrap_objects() -> Vec<Object> {
     let mut objects = Vec::new();
     for name in ["default", "kube-node-lease", "kube-public", "kube-system"] {
@@ -76,6 +77,102 @@ pub fn bootstrap_objects() -> Vec<Object> {
             rest,
         })));
     }
+    objects.extend(api_services());
+    objects
+}
+
+/// The aggregator's `(groupPriorityMinimum, versionPriority)` for a group-version kube-apiserver
+/// serves (controlplane/apiserver/aggregator.go DefaultGenericAPIServicePriorities merged with
+/// cmd/kube-apiserver's apiVersionPriorities).
+fn api_service_priority(group: &str, version: &str) -> Option<(i64, i64)> {
+    Some(match (group, version) {
+        ("", "v1") => (18000, 1),
+        ("apiregistration.k8s.io", "v1") => (18000, 15),
+        ("apps", "v1") => (17800, 15),
+        ("events.k8s.io", "v1") => (17750, 15),
+        ("authentication.k8s.io", "v1") => (17700, 15),
+        ("authorization.k8s.io", "v1") => (17600, 15),
+        ("autoscaling", "v1") => (17500, 15),
+        ("autoscaling", "v2") => (17500, 30),
+        ("batch", "v1") => (17400, 15),
+        ("certificates.k8s.io", "v1") => (17300, 15),
+        ("networking.k8s.io", "v1") => (17200, 15),
+        ("policy", "v1") => (17100, 15),
+        ("rbac.authorization.k8s.io", "v1") => (17000, 15),
+        ("storage.k8s.io", "v1") => (16800, 15),
+        ("apiextensions.k8s.io", "v1") => (16700, 15),
+        ("admissionregistration.k8s.io", "v1") => (16700, 15),
+        ("scheduling.k8s.io", "v1") => (16600, 15),
+        ("coordination.k8s.io", "v1") => (16500, 15),
+        ("node.k8s.io", "v1") => (16300, 15),
+        ("discovery.k8s.io", "v1") => (16200, 15),
+        ("resource.k8s.io", "v1") => (16200, 20),
+        ("flowcontrol.apiserver.k8s.io", "v1") => (16100, 21),
+        _ => return None,
+    })
+}
+
+/// The APIServices `kubectl get apiservices` lists: one local APIService per group-version the
+/// API server serves (the aggregator's autoregister controller, `Local`, always Available) and
+/// the metrics-server's `v1beta1.metrics.k8s.io` (kube-system/metrics-server), which the cluster
+/// runs.
+fn api_services() -> Vec<Object> {
+    let mut versions: Vec<(&str, &str)> = kubesim_api::object::all_kinds()
+        .map(|k| k.api_version.split_once('/').unwrap_or(("", k.api_version)))
+        .chain([("authentication.k8s.io", "v1"), ("authorization.k8s.io", "v1")])
+        .collect();
+    versions.sort();
+    versions.dedup();
+    let condition = |reason: &str, message: &str| {
+        serde_json::json!({
+            "conditions": [{
+                "type": "Available",
+                "status": "True",
+                "lastTransitionTime": "2025-01-01T00:00:00Z",
+                "reason": reason,
+                "message": message,
+            }]
+        })
+    };
+    let api_service = |group: &str, version: &str, spec: serde_json::Value, status: serde_json::Value| {
+        let mut rest = serde_json::Map::new();
+        rest.insert("spec".into(), spec);
+        rest.insert("status".into(), status);
+        Object::Dynamic(Box::new(DynamicObject {
+            api_version: "apiregistration.k8s.io/v1".into(),
+            kind: "APIService".into(),
+            metadata: ObjectMeta {
+                name: Some(format!("{version}.{group}")),
+                labels: Some([("kube-aggregator.kubernetes.io/automanaged".to_string(), "onstart".to_string())].into_iter().collect()),
+                ..Default::default()
+            },
+            rest,
+        }))
+    };
+    let mut objects: Vec<Object> = versions
+        .into_iter()
+        .filter_map(|(group, version)| {
+            let (group_priority, version_priority) = api_service_priority(group, version)?;
+            let spec = serde_json::json!({
+                "group": group,
+                "version": version,
+                "groupPriorityMinimum": group_priority,
+                "versionPriority": version_priority,
+            });
+            Some(api_service(group, version, spec, condition("Local", "Local APIServices are always available")))
+        })
+        .collect();
+    let metrics = serde_json::json!({
+        "group": "metrics.k8s.io",
+        "version": "v1beta1",
+        "groupPriorityMinimum": 100,
+        "versionPriority": 100,
+        "insecureSkipTLSVerify": true,
+        "service": { "name": "metrics-server", "namespace": "kube-system", "port": 443 },
+    });
+    let mut metrics_server = api_service("metrics.k8s.io", "v1beta1", metrics, condition("Passed", "all checks passed"));
+    metrics_server.metadata_mut().labels = Some([("k8s-app".to_string(), "metrics-server".to_string())].into_iter().collect());
+    objects.push(metrics_server);
     objects
 }
 

@@ -67,13 +67,20 @@ impl ClusterView for WorldView<'_> {
 }
 
 /// Runs `kubectl <args>` against the world as actor "kubectl": (stdout, stderr, exit code).
+/// A command that would go on (`get -w`, `rollout status`) ends at once.
 pub fn kubectl(world: &mut World, args: &str) -> (String, String, i32) {
+    let output = kubectl_output(world, args);
+    (output.stdout, output.stderr, output.exit_code)
+}
+
+/// Runs `kubectl <args>` now: its output, with the [`kubesim_kubectl::Follow`] of a command
+/// that goes on.
+pub fn kubectl_output(world: &mut World, args: &str) -> kubesim_kubectl::Output {
     let pods = pod_index(world);
-    let output = world.with_kubectl(|api, req, files, hosts, fabric| {
+    world.with_kubectl(|api, req, files, hosts, fabric| {
         let mut view = WorldView { files, hosts, fabric, pods, now: req.now };
         kubesim_kubectl::run_line(args, api, req, &mut view)
-    });
-    (output.stdout, output.stderr, output.exit_code)
+    })
 }
 
 /// The running container an exec into `pod_uid`'s `container` on `node` reaches, or the API

@@ -40,6 +40,9 @@ pub struct CommandRecord {
     pub stderr: String,
     /// Its exit status.
     pub exit_code: i32,
+    /// Whether it was still running when the user stopped it (Ctrl-C): a `get -w` or a
+    /// `rollout status` given until a later time ([`World::run_command_for`]).
+    pub interrupted: bool,
 }
 
 /// How a world is built.
@@ -337,9 +340,21 @@ impl World {
         }
     }
 
-    /// Runs a command line now: `kubectl ...` or `fault ...`.
+    /// Runs a command line now: `kubectl ...` or `fault ...`. A command that would go on
+    /// (`get -w`, `rollout status`) prints what it prints at once and ends there.
     pub fn run_command(&mut self, line: &str) -> CommandRecord {
+        let now = self.now();
+        self.run_command_for(line, now)
+    }
+
+    /// Runs a command line as a user at a terminal does: a command that blocks (`rollout
+    /// status`) lets virtual time pass (the world runs) until it returns, and a watch (`get -w`)
+    /// prints every change, until the user stops it at virtual time `until` (Ctrl-C) if it has
+    /// not returned by then. Other commands run now, as [`World::run_command`].
+    pub fn run_command_for(&mut self, line: &str, until: Millis) -> CommandRecord {
         let trimmed = line.trim();
+        let started = self.now();
+        let mut interrupted = false;
         let (stdout, stderr, exit_code) = if let Some(rest) = trimmed.strip_prefix("fault ") {
             match Fault::parse(rest).and_then(|fault| self.fault(&fault)) {
                 Ok(out) => (out, String::new(), 0),
@@ -347,9 +362,31 @@ impl World {
             }
         } else {
             let rest = trimmed.strip_prefix("kubectl").unwrap_or(trimmed).trim();
-            crate::commands::kubectl(self, rest)
+            let mut output = crate::commands::kubectl_output(self, rest);
+            if let Some(mut follow) = output.follow.take() {
+                let limit = follow.deadline().map_or(until, |d| d.min(until));
+                // Stopped at once (no time to pass): nothing else runs in between.
+                interrupted = limit <= started;
+                while !interrupted {
+                    let next = self.next_event_time().filter(|t| *t <= limit);
+                    match next {
+                        Some(_) => {
+                            self.step();
+                        }
+                        None => self.runtime.advance_clock(limit.max(self.now())),
+                    }
+                    if follow.poll(self.api(), self.now(), &mut output) {
+                        break;
+                    }
+                    if next.is_none() {
+                        interrupted = true;
+                        break;
+                    }
+                }
+            }
+            (output.stdout, output.stderr, output.exit_code)
         };
-        let record = CommandRecord { t_ms: self.now(), line: trimmed.to_string(), stdout, stderr, exit_code };
+        let record = CommandRecord { t_ms: started, line: trimmed.to_string(), stdout, stderr, exit_code, interrupted };
         self.commands.push(record.clone());
         record
     }

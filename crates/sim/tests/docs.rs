@@ -459,7 +459,11 @@ fn run_page(slug: &str, page: &Page, corpus: &Path) -> PageResult {
     let mut world = new_world(page.seed.unwrap_or(1), page.cluster.as_deref(), &files);
     let nodes = node_names(page);
     let mut vars: BTreeMap<String, String> = BTreeMap::new();
-    for (step, at) in page.steps.iter().zip(times) {
+    // When the user types the next command: a command still running then (a watch, a
+    // rollout status that has not returned) was stopped with Ctrl-C.
+    let next_times: Vec<u64> =
+        (0..page.steps.len()).map(|i| page.steps.iter().zip(&times).skip(i + 1).find(|(s, _)| s.skip.is_none()).map_or(last + tail, |(_, t)| *t)).collect();
+    for ((step, at), next_at) in page.steps.iter().zip(times).zip(next_times) {
         let expected = step.expect.clone();
         let mut step_result = StepResult {
             at: step.at.clone(),
@@ -490,7 +494,9 @@ fn run_page(slug: &str, page: &Page, corpus: &Path) -> PageResult {
         };
         let line = step.run.trim();
         loop {
-            let (stdout, stderr, exit_code) = run_line(&mut world, line, &mut vars);
+            let (stdout, stderr, exit_code, interrupted) = run_line(&mut world, line, next_at, &mut vars);
+            // An interrupted command's exit status is not what the page shows (Ctrl-C).
+            let exit_code = if interrupted && step.exit.is_none() { 0 } else { exit_code };
             let divergence = check_step(page, step, &nodes, &stdout, &stderr, exit_code);
             let again = divergence.is_some() && repeat_until.is_some_and(|until| at + 2_000 <= until);
             if !again {
@@ -514,26 +520,26 @@ fn run_page(slug: &str, page: &Page, corpus: &Path) -> PageResult {
 }
 
 /// Runs one step's line: `NAME=$(kubectl ...)` and `echo` are the shell's, the rest kubesim's.
-fn run_line(world: &mut kubesim_sim::World, line: &str, vars: &mut BTreeMap<String, String>) -> (String, String, i32) {
-    {
-        let (stdout, stderr, exit_code) = if let Some((name, command)) = assignment(line) {
-            // NAME=$(kubectl ...): the shell keeps the output (without trailing newlines) and
-            // prints nothing but the command's errors.
-            let record = world.run_command(&expand(&command, vars));
-            vars.insert(name, record.stdout.trim_end_matches('\n').to_string());
-            (String::new(), record.stderr, record.exit_code)
-        } else if let Some(rest) = line.strip_prefix("echo ").or((line == "echo").then_some("")) {
-            // The shell's echo of variables (word splitting joins the words with spaces).
-            (format!("{}\n", words(&expand(rest, vars)).join(" ")), String::new(), 0)
-        } else if let Some((command, filter)) = host_grep(line) {
-            // `kubectl ... | grep [-C N] PATTERN`: the host's grep over kubectl's stdout.
-            let record = world.run_command(&expand(&command, vars));
-            (filter.apply(&record.stdout), record.stderr, record.exit_code)
-        } else {
-            let record = world.run_command(&expand(line, vars));
-            (record.stdout, record.stderr, record.exit_code)
-        };
-        (stdout, stderr, exit_code)
+/// A command still running at `until` (the next step's time) is stopped there, as the user
+/// would stop it with Ctrl-C to type the next command: (stdout, stderr, exit code, interrupted).
+fn run_line(world: &mut kubesim_sim::World, line: &str, until: u64, vars: &mut BTreeMap<String, String>) -> (String, String, i32, bool) {
+    let until = until.max(world.now());
+    if let Some((name, command)) = assignment(line) {
+        // NAME=$(kubectl ...): the shell keeps the output (without trailing newlines) and
+        // prints nothing but the command's errors.
+        let record = world.run_command_for(&expand(&command, vars), until);
+        vars.insert(name, record.stdout.trim_end_matches('\n').to_string());
+        (String::new(), record.stderr, record.exit_code, record.interrupted)
+    } else if let Some(rest) = line.strip_prefix("echo ").or((line == "echo").then_some("")) {
+        // The shell's echo of variables (word splitting joins the words with spaces).
+        (format!("{}\n", words(&expand(rest, vars)).join(" ")), String::new(), 0, false)
+    } else if let Some((command, filter)) = host_grep(line) {
+        // `kubectl ... | grep [-C N] PATTERN`: the host's grep over kubectl's stdout.
+        let record = world.run_command_for(&expand(&command, vars), until);
+        (filter.apply(&record.stdout), record.stderr, record.exit_code, record.interrupted)
+    } else {
+        let record = world.run_command_for(&expand(line, vars), until);
+        (record.stdout, record.stderr, record.exit_code, record.interrupted)
     }
 }
 
