@@ -23,6 +23,7 @@
 
 pub mod component;
 pub mod fabric;
+pub mod internet;
 pub mod metrics;
 pub mod net;
 pub mod runtime;

@@ -96,7 +96,7 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
             return Delivery { reply, latency_ms: 1, served_by: None };
         }
     };
-    let Some(to) = fabric.locate(&dst).cloned() else { return timed_out(call) };
+    let Some(to) = fabric.locate(&dst).cloned() else { return outside(call, &dst, port, udp, &data) };
     if !hosts.get(to.host()).is_some_and(|h| h.powered) {
         return timed_out(call);
     }
@@ -131,6 +131,26 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
         (_, Some(Outgoing::Hang)) | (true, _) => return timed_out(call),
     };
     Delivery { reply, latency_ms: round_trip, served_by: Some(host) }
+}
+
+/// A call to an address no cluster interface has: the node's upstream resolver, a public site
+/// ([`crate::internet`]), or nothing (a timeout).
+fn outside(call: &NetCall, dst: &str, port: u16, udp: bool, data: &[u8]) -> Delivery {
+    use crate::internet;
+    let rtt = internet::INTERNET_RTT_MS;
+    if dst == internet::UPSTREAM_RESOLVER && port == 53 {
+        return match call {
+            NetCall::Dns { question, .. } => Delivery { reply: NetReply::Dns(Ok(internet::resolve(question))), latency_ms: 1, served_by: None },
+            _ => timed_out(call),
+        };
+    }
+    let Some(site) = internet::site_at(dst) else { return timed_out(call) };
+    match (call, port, udp) {
+        (NetCall::Tcp { .. }, 80, false) => Delivery { reply: NetReply::Tcp(Ok(internet::http(site, data))), latency_ms: rtt, served_by: None },
+        // TLS is not modelled: the handshake bytes get a reset.
+        (NetCall::Tcp { .. }, 443, false) => Delivery { reply: NetReply::Tcp(Err(NetError::Reset)), latency_ms: rtt, served_by: None },
+        _ => timed_out(call),
+    }
 }
 
 /// Runs a command in a container to completion now (`kubectl exec`, the API server's exec

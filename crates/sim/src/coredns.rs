@@ -6,13 +6,13 @@
 //!
 //! Deliberate simplification (README "Networking"): the CoreDNS replicas share one informer
 //! cache instead of each holding its own (their caches converge within milliseconds upstream).
-//! Names outside the cluster's zones go to `forward . /etc/resolv.conf`: kubesim has no
-//! internet, so they are NXDOMAIN.
+//! Names outside the cluster's zones go to `forward . /etc/resolv.conf`, the node's resolver,
+//! which knows the few public sites of `kubesim_runtime::internet` and nothing else.
 
 use kubesim_api::k8s_openapi::api::discovery::v1::EndpointSlice;
 use kubesim_api::object::Object;
 use kubesim_dns::{Answer, Zone};
-use kubesim_os::program::{DnsMessage, DnsQuestion, Rcode};
+use kubesim_os::program::{DnsMessage, DnsQuestion};
 use kubesim_runtime::component::{Component, Ctx, Interest, WatchEvent, WatchFilter};
 use kubesim_store::EventType;
 use std::sync::Arc;
@@ -28,7 +28,8 @@ impl kubesim_runtime::net::DnsServer for ClusterDns {
     fn answer(&self, question: &DnsQuestion) -> DnsMessage {
         match self.0.answer(question) {
             Answer::Authoritative(message) => message,
-            Answer::Forward => DnsMessage::empty(Rcode::NxDomain),
+            // `forward . /etc/resolv.conf`: the node's resolver (kubesim's small internet).
+            Answer::Forward => kubesim_runtime::internet::resolve(question),
         }
     }
 }

@@ -96,7 +96,6 @@ fn readiness_probe_gates_the_ready_condition() {
 
 // pods/init-containers.yaml: the init container runs to completion before nginx starts.
 #[test]
-#[ignore = "the init container wgets http://info.cern.ch: needs the internet model (cluster DNS forwards outside names to NXDOMAIN today)"]
 fn init_containers_finish_before_the_app_starts() {
     let mut world = world_with(&docs("pods/init-containers.yaml"));
     world.run_until(20_000);
