@@ -723,6 +723,14 @@ impl Container {
     /// (`None` when nothing listens). A process blocked in a sleep or wait while serving is
     /// woken afterwards, as the contract asks.
     pub fn serve(&mut self, incoming: &Incoming, volumes: &mut Volumes, now: Millis) -> Option<Outgoing> {
+        self.serve_timed(incoming, volumes, now).map(|(answer, _)| answer)
+    }
+
+    /// Like [`Container::serve`], with how long the answer waits for the server's CPU: the
+    /// work it is doing and the work queued before it (this request's included) at the cores
+    /// its CPU limit allows. A synchronous client's request rate is bounded by it, as a real
+    /// load generator's is by the server's response time.
+    pub fn serve_timed(&mut self, incoming: &Incoming, volumes: &mut Volumes, now: Millis) -> Option<(Outgoing, Millis)> {
         if self.state != ContainerState::Running {
             return None;
         }
@@ -730,12 +738,19 @@ impl Container {
         let mut process = self.procs.procs.remove(&pid)?;
         let mut program = process.program.take().expect("a process has its program between resumes");
         let answer = program.serve(&mut self.os(volumes, &mut process, now), incoming);
+        let backlog = program.cpu_backlog_ms();
         process.program = Some(program);
+        let cores_milli = 1000u64.min(self.spec.cpu_limit_milli.unwrap_or(self.spec.node_cpus as u64 * 1000)).max(1);
+        let current = match process.state {
+            ProcState::Computing(t) => t.saturating_sub(now),
+            _ => 0,
+        };
+        let delay = current + backlog * 1000 / cores_milli;
         if answer.is_some() && matches!(process.state, ProcState::Waiting | ProcState::Sleeping(_)) {
             process.state = ProcState::Runnable(Wake::Timer);
         }
         self.procs.procs.insert(pid, process);
-        answer
+        answer.map(|a| (a, delay))
     }
 
     /// Starts an exec session (ExecSync, `kubectl exec`, hooks run to completion): its

@@ -318,12 +318,18 @@ impl ContainerRuntime {
     /// An incoming connection for `sandbox`'s network namespace: the answer of the container
     /// process listening on the port, or `None` when nothing listens.
     pub fn serve(&mut self, sandbox_id: &str, incoming: &Incoming, now: Millis) -> Option<Outgoing> {
+        self.serve_timed(sandbox_id, incoming, now).map(|(answer, _)| answer)
+    }
+
+    /// Like [`ContainerRuntime::serve`], with how long the answer waits for the serving
+    /// container's CPU ([`crate::container::Container::serve_timed`]).
+    pub fn serve_timed(&mut self, sandbox_id: &str, incoming: &Incoming, now: Millis) -> Option<(Outgoing, Millis)> {
         let ids: Vec<String> =
             self.containers.iter().filter(|(_, c)| c.sandbox_id == sandbox_id && c.state == ContainerState::Running).map(|(id, _)| id.clone()).collect();
         for id in ids {
             let container = self.containers.get_mut(&id).expect("listed above");
             if container.listening().contains(&(incoming.port, incoming.udp)) {
-                return container.serve(incoming, &mut self.volumes, now);
+                return container.serve_timed(incoming, &mut self.volumes, now);
             }
         }
         None
@@ -350,6 +356,11 @@ impl ContainerRuntime {
     /// Routes a call that stays on this node: loopback to the caller's own sandbox, or a pod
     /// IP of this node. `None` when the destination is elsewhere.
     fn route_local(&mut self, from_sandbox: &str, call: &NetCall, now: Millis) -> Option<NetReply> {
+        self.route_local_timed(from_sandbox, call, now).map(|(reply, _)| reply)
+    }
+
+    /// Like `route_local`, with how long the answer waits for the server's CPU.
+    fn route_local_timed(&mut self, from_sandbox: &str, call: &NetCall, now: Millis) -> Option<(NetReply, Millis)> {
         let (dst, port, udp, data) = match call {
             NetCall::Tcp { dst, port, send, .. } => (dst.clone(), *port, false, send.clone()),
             NetCall::Udp { dst, port, send, .. } => (dst.clone(), *port, true, send.clone()),
@@ -362,22 +373,26 @@ impl ContainerRuntime {
             return None;
         }
         let incoming = Incoming { src: from_ip, src_port: 40_000, port, udp, data };
-        let answer = self.serve(&sandbox, &incoming, now);
-        Some(match (call, answer) {
+        let (answer, wait) = match self.serve_timed(&sandbox, &incoming, now) {
+            Some((answer, wait)) => (Some(answer), wait),
+            None => (None, 0),
+        };
+        let reply = match (call, answer) {
             (NetCall::Tcp { .. }, Some(Outgoing::Reply(bytes))) => NetReply::Tcp(Ok(bytes)),
             (NetCall::Tcp { .. }, Some(Outgoing::Reset)) => NetReply::Tcp(Err(NetError::Reset)),
             (NetCall::Tcp { .. }, Some(Outgoing::Hang)) => NetReply::Tcp(Err(NetError::TimedOut)),
             (NetCall::Tcp { .. }, None) => NetReply::Tcp(Err(NetError::Refused)),
             (_, Some(Outgoing::Reply(bytes))) => NetReply::Udp(Ok(bytes)),
             _ => NetReply::Udp(Err(NetError::TimedOut)),
-        })
+        };
+        Some((reply, wait))
     }
 
     /// Answers a network call of a container when it stays on this node (loopback, or a pod
     /// IP of this node); `None` when the fabric must route it.
-    pub fn deliver_local(&mut self, container: &str, call: &NetCall, now: Millis) -> Option<NetReply> {
+    pub fn deliver_local(&mut self, container: &str, call: &NetCall, now: Millis) -> Option<(NetReply, Millis)> {
         let sandbox = self.containers.get(container)?.sandbox_id.clone();
-        self.route_local(&sandbox, call, now)
+        self.route_local_timed(&sandbox, call, now)
     }
 
     /// The pod IP a container's packets come from.

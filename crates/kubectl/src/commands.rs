@@ -3076,7 +3076,9 @@ fn run_pod(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn Cl
         }
         return out.outln(format!("pod/{name} created (dry run)"));
     }
+    let attach = args.bool("stdin") || args.bool("attach");
     match api.create(Object::Pod(Box::new(pod)), req) {
+        Ok(_) if attach => out.follow = Some(crate::follow::Follow::attach(namespace, &name, args.bool("rm"))),
         Ok(o) => {
             if !print_written(args, cluster, kind_info("v1", "Pod").expect("pods"), o.to_json(), out) {
                 out.outln(format!("pod/{name} created"))

@@ -41,6 +41,9 @@ enum State {
     },
     /// `rollout status`: the watch of one object.
     Rollout { info: &'static KindInfo, namespace: String, name: String, since: u64, deadline: Option<Millis> },
+    /// `run -i` (attach): until the pod's container terminates; then its output (the attached
+    /// stream, read as its log) and, with `--rm`, the pod's deletion.
+    Attach { namespace: String, name: String, rm: bool },
 }
 
 impl Follow {
@@ -56,10 +59,15 @@ impl Follow {
         Follow { state: State::Rollout { info, namespace: namespace.to_string(), name: name.to_string(), since, deadline } }
     }
 
+    /// `run -i [--rm]` of pod `name`: attached until its container terminates.
+    pub(crate) fn attach(namespace: &str, name: &str, rm: bool) -> Follow {
+        Follow { state: State::Attach { namespace: namespace.to_string(), name: name.to_string(), rm } }
+    }
+
     /// When the command returns by itself if nothing else ends it (`--timeout`).
     pub fn deadline(&self) -> Option<Millis> {
         match &self.state {
-            State::Watch { .. } => None,
+            State::Watch { .. } | State::Attach { .. } => None,
             State::Rollout { deadline, .. } => *deadline,
         }
     }
@@ -103,6 +111,35 @@ impl Follow {
                     return true;
                 }
                 false
+            }
+            State::Attach { namespace, name, rm } => {
+                let info = kubesim_api::kind_info("v1", "Pod").expect("pods");
+                let Ok(pod) = api.get(info, namespace, name) else {
+                    out.fail(format!("error: pods \"{name}\" not found"));
+                    return true;
+                };
+                let status = pod.as_pod().and_then(|p| p.status.clone()).unwrap_or_default();
+                let phase = status.phase.clone().unwrap_or_default();
+                if phase != "Succeeded" && phase != "Failed" {
+                    return false;
+                }
+                // The attached stream is the container's output: the embedder reads it as
+                // the log, then deletes the pod for --rm (run.go's removal after attach).
+                out.then.push(format!("logs {name} -n {namespace}"));
+                if *rm {
+                    out.then.push(format!("delete pod {name} -n {namespace}"));
+                }
+                if phase == "Failed" {
+                    let code = status
+                        .container_statuses
+                        .iter()
+                        .flatten()
+                        .find_map(|c| c.state.as_ref().and_then(|s| s.terminated.as_ref()).map(|t| t.exit_code))
+                        .unwrap_or(1);
+                    out.stderr.push_str(&format!("pod {namespace}/{name} terminated (Error)\n"));
+                    out.exit_code = code;
+                }
+                true
             }
         }
     }

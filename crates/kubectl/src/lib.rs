@@ -86,6 +86,9 @@ pub struct Output {
     /// Set when the command goes on after this instant (`get -w`, `rollout status`): poll it
     /// as virtual time passes ([`Follow::poll`]), or drop it to stop the command now.
     pub follow: Option<Follow>,
+    /// Commands the embedder runs when a [`Follow`] returns, their output appended to this
+    /// one's (`run -i --rm`: the attached output as `logs`, then `delete pod`).
+    pub then: Vec<String>,
 }
 
 impl Output {
@@ -221,7 +224,7 @@ pub fn run_line(line: &str, api: &mut ApiServer, req: &mut Request, cluster: &mu
             }
             run(&argv, api, req, cluster)
         }
-        Err(e) => Output { stdout: String::new(), stderr: format!("error: {e}\n"), exit_code: 1, follow: None },
+        Err(e) => Output { stdout: String::new(), stderr: format!("error: {e}\n"), exit_code: 1, follow: None, then: Vec::new() },
     };
     output.stderr.insert_str(0, &inner_stderr);
     output

@@ -557,6 +557,11 @@ pub trait Program: fmt::Debug + ProgramClone {
     fn memory_bytes(&self) -> u64 {
         1 << 20
     }
+    /// CPU work (ms) queued but not yet started. A server's answer is computed at once but
+    /// reaches the client only after this work is done (the host adds it to the response time).
+    fn cpu_backlog_ms(&self) -> u64 {
+        0
+    }
     /// For servers: handle one incoming connection synchronously (`None` = nothing listens).
     fn serve(&mut self, _os: &mut dyn Os, _conn: &Incoming) -> Option<Outgoing> {
         None

@@ -532,6 +532,10 @@ impl Program for Apache {
         }
     }
 
+    fn cpu_backlog_ms(&self) -> u64 {
+        self.cpu.backlog_ms()
+    }
+
     fn memory_bytes(&self) -> u64 {
         match (self.phase.clone(), self.flavor) {
             (Phase::Serving, Flavor::Httpd) => 7_800_000,

@@ -96,6 +96,11 @@ impl CpuQueue {
         self.pending.pop_front().map(|ms| Step::Compute { cpu_ms: ms, threads: 1 })
     }
 
+    /// The queued CPU, in whole milliseconds.
+    pub fn backlog_ms(&self) -> u64 {
+        self.pending.iter().sum()
+    }
+
     /// Whether nothing is owed (whole milliseconds).
     pub fn is_empty(&self) -> bool {
         self.pending.is_empty()
@@ -717,6 +722,9 @@ impl Program for ExecAs {
     }
     fn memory_bytes(&self) -> u64 {
         self.inner.as_ref().map(|p| p.memory_bytes()).unwrap_or(500_000)
+    }
+    fn cpu_backlog_ms(&self) -> u64 {
+        self.inner.as_ref().map_or(0, |p| p.cpu_backlog_ms())
     }
     fn serve(&mut self, os: &mut dyn Os, conn: &kubesim_os::program::Incoming) -> Option<kubesim_os::program::Outgoing> {
         self.inner.as_mut()?.serve(os, conn)

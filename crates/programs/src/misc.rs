@@ -596,6 +596,10 @@ impl Program for Daemon {
         }
     }
 
+    fn cpu_backlog_ms(&self) -> u64 {
+        self.cpu.backlog_ms()
+    }
+
     fn memory_bytes(&self) -> u64 {
         self.memory + self.kv.iter().map(|(k, v)| (k.len() + v.len()) as u64 + 64).sum::<u64>()
     }

@@ -2,23 +2,17 @@
 //! router that knows addresses and links, not a socket layer): which address belongs to which
 //! host or pod, whether one end can reach the other, and how long a packet takes.
 //!
-//! Today it answers reachability for the API server (partitions), routes for probes and the
-//! modelled Service load; the Service networking work adds kube-proxy's rules and real
-//! requests on the same routes, and NetworkPolicy adds verdicts.
+//! It answers reachability for the API server (partitions) and routes for probes and for every
+//! packet [`crate::net`] delivers (after kube-proxy's rules); it holds the cluster DNS view.
+//! NetworkPolicy verdicts are next.
 
-use kubesim_api::object::Object;
 use kubesim_api::Millis;
-use kubesim_apiserver::ApiServer;
 use kubesim_host::Host;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One-way latency of a packet between two hosts (kind's docker bridge: sub-millisecond;
 /// the model rounds to whole virtual milliseconds).
 pub const HOST_TO_HOST_LATENCY_MS: Millis = 1;
-/// Service annotation: requests per second the Service receives (the load model).
-pub const LOAD_ANNOTATION: &str = "kubesim.dev/load";
-/// Service annotation: CPU each request costs the pod serving it (a quantity, default 2m).
-pub const CPU_PER_REQUEST_ANNOTATION: &str = "kubesim.dev/cpu-per-request";
 
 /// What an address belongs to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -152,46 +146,6 @@ impl Fabric {
             Some(to) if to.host() == host => Ok(Route { to: to.clone(), latency_ms: 0 }),
             _ => Err(Unreachable::NoRoute),
         }
-    }
-
-    /// The modelled Service load, until real requests replace it: a Service annotated
-    /// `kubesim.dev/load` (requests per second) spreads that rate evenly over its ready
-    /// endpoints on powered hosts; each request costs
-    /// `kubesim.dev/cpu-per-request` (default 2m) of CPU on the pod serving it. Returns the
-    /// extra CPU (millicores) per pod (namespace, name).
-    pub fn service_load(&self, api: &ApiServer, hosts: &BTreeMap<String, Host>) -> BTreeMap<(String, String), i64> {
-        let mut load = BTreeMap::new();
-        for service in api.store().list(("", "services"), None) {
-            let Object::Service(svc) = service.as_ref() else { continue };
-            let annotations = svc.metadata.annotations.clone().unwrap_or_default();
-            let Some(rate) = annotations.get(LOAD_ANNOTATION).and_then(|r| r.trim().parse::<f64>().ok()) else { continue };
-            let cost = annotations.get(CPU_PER_REQUEST_ANNOTATION).and_then(|q| kubesim_api::quantity::parse_milli(q).ok()).unwrap_or(2) as f64;
-            let Some(selector) = svc.spec.as_ref().and_then(|s| s.selector.as_ref()).filter(|s| !s.is_empty()) else { continue };
-            let selector = kubesim_api::selector::Selector::from_map(selector);
-            let namespace = service.namespace().to_string();
-            let ready: Vec<String> = api
-                .store()
-                .list_selected(("", "pods"), Some(&namespace), &selector)
-                .iter()
-                .filter_map(|o| o.as_pod())
-                .filter(|p| p.metadata.deletion_timestamp.is_none())
-                .filter(|p| p.status.as_ref().and_then(|s| s.conditions.as_ref()).is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True")))
-                // A pod on a host without power serves nothing, whatever its endpoints say.
-                .filter(|p| {
-                    let ip = p.status.as_ref().and_then(|s| s.pod_ip.as_deref());
-                    ip.and_then(|ip| self.locate(ip)).is_none_or(|e| hosts.get(e.host()).is_some_and(|h| h.powered))
-                })
-                .filter_map(|p| p.metadata.name.clone())
-                .collect();
-            if ready.is_empty() {
-                continue;
-            }
-            let share = (rate * cost / ready.len() as f64).round() as i64;
-            for name in ready {
-                *load.entry((namespace.clone(), name)).or_insert(0) += share;
-            }
-        }
-        load
     }
 }
 

@@ -96,7 +96,9 @@ pub fn resolve(question: &DnsQuestion) -> DnsMessage {
     let Some(site) = lookup(&question.name) else { return DnsMessage::empty(Rcode::NxDomain) };
     let fqdn = format!("{}.", normalise(&question.name));
     match question.qtype {
-        RType::A | RType::Any => DnsMessage { authoritative: false, ..DnsMessage::answer(vec![DnsRecord { name: fqdn, ttl: 300, rtype: RType::A, data: site.ip.to_string() }]) },
+        RType::A | RType::Any => {
+            DnsMessage { authoritative: false, ..DnsMessage::answer(vec![DnsRecord { name: fqdn, ttl: 300, rtype: RType::A, data: site.ip.to_string() }]) }
+        }
         _ => DnsMessage::empty(Rcode::NoError),
     }
 }

@@ -122,7 +122,11 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
         };
     }
     let incoming = Incoming { src: packet.src_ip.clone(), src_port: packet.src_port, port, udp, data };
-    let answer = target.cri.serve(&sandbox, &incoming, now);
+    let (answer, wait) = match target.cri.serve_timed(&sandbox, &incoming, now) {
+        Some((answer, wait)) => (Some(answer), wait),
+        None => (None, 0),
+    };
+    let round_trip = round_trip + wait;
     let reply = match (udp, answer) {
         (false, Some(Outgoing::Reply(bytes))) => NetReply::Tcp(Ok(bytes)),
         (false, Some(Outgoing::Reset)) => NetReply::Tcp(Err(NetError::Reset)),

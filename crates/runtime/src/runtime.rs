@@ -695,8 +695,8 @@ impl<E: Clone> Runtime<E> {
     /// else travels the fabric ([`crate::net::route_remote`]). The answer and when it arrives.
     fn route(&mut self, from: &str, request: &kubesim_host::cri::NetRequest) -> (kubesim_os::program::NetReply, Millis) {
         let now = self.now;
-        if let Some(reply) = self.hosts.get_mut(from).and_then(|h| h.cri.deliver_local(&request.container, &request.call, now)) {
-            return (reply, 1);
+        if let Some((reply, wait)) = self.hosts.get_mut(from).and_then(|h| h.cri.deliver_local(&request.container, &request.call, now)) {
+            return (reply, 1 + wait);
         }
         let src_ip = self.hosts.get(from).and_then(|h| h.cri.container_ip(&request.container)).unwrap_or_default();
         let src_port = 40_000 + (request.id % 20_000) as u16;

@@ -1,6 +1,6 @@
 //! The metrics-server addon: every 15 s it scrapes each reachable node's resource usage
-//! (what the kubelet's resource metrics endpoint reports from the host's runtime) plus the
-//! modelled Service load from the fabric, and publishes it as the resource metrics API the HPA
+//! (what the kubelet's resource metrics endpoint reports from the host's runtime: the CPU the
+//! containers' programs really used, requests they served included), and publishes it as the resource metrics API the HPA
 //! controller reads. It skips scraping while no HorizontalPodAutoscaler exists (nothing reads
 //! the API then, and 10,000-pod worlds would pay for it).
 
@@ -35,10 +35,6 @@ impl MetricsServer {
                     );
                 }
             }
-        }
-        for (key, cpu) in ctx.fabric.service_load(ctx.api, hosts) {
-            let entry = pods.entry(key).or_insert(PodUsage { cpu_milli: 0, memory_bytes: 0, timestamp_ms: ctx.now });
-            entry.cpu_milli += cpu;
         }
         ctx.metrics.publish(pods, ctx.now);
     }

@@ -23,7 +23,6 @@ use kubesim_runtime::{Component, Ctx, Note, Placement, Runtime, RuntimeConfig, S
 use std::collections::BTreeMap;
 
 pub use crate::metrics_server::METRICS_RESOLUTION_MS;
-pub use kubesim_runtime::fabric::{CPU_PER_REQUEST_ANNOTATION, LOAD_ANNOTATION};
 pub use kubesim_runtime::runtime::{COMPACTION_INTERVAL_MS, DELIVERY_HISTORY, WATCH_LATENCY_MS};
 pub use kubesim_runtime::{TraceRecord, WatchDelivery};
 
@@ -383,6 +382,11 @@ impl World {
                         break;
                     }
                 }
+            }
+            for then in std::mem::take(&mut output.then) {
+                let more = crate::commands::kubectl_output(self, &then);
+                output.stdout.push_str(&more.stdout);
+                output.stderr.push_str(&more.stderr);
             }
             (output.stdout, output.stderr, output.exit_code)
         };

@@ -1850,6 +1850,14 @@ impl Program for Shell {
         v
     }
 
+    fn cpu_backlog_ms(&self) -> u64 {
+        let child = match self.frames.last() {
+            Some(Frame::Child(c)) => c.prog.cpu_backlog_ms(),
+            _ => 0,
+        };
+        child + self.jobs.iter().filter(|j| j.code.is_none()).map(|j| j.prog.cpu_backlog_ms()).sum::<u64>()
+    }
+
     fn memory_bytes(&self) -> u64 {
         let vars: usize = self.vars.iter().map(|(k, v)| k.len() + 64 + if let Val::Str(s) = &v.val { s.len() } else { 256 }).sum();
         let inputs: usize = self.inputs.iter().map(|b| b.data.len()).sum();
