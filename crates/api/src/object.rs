@@ -102,6 +102,12 @@ macro_rules! typed_kinds {
         ];
 
         impl Object {
+    /// The object as another Rust type of its kind (a k8s-openapi struct for a kind kept as
+    /// JSON, such as EndpointSlice); `None` if it does not fit.
+    pub fn decode<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
+        serde_json::from_value(self.to_json()).ok()
+    }
+
             /// The object's metadata.
             pub fn metadata(&self) -> &ObjectMeta {
                 match self {

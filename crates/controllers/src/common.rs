@@ -555,7 +555,7 @@ pub fn claim(
 
 /// Decodes a JSON-kept object (`Object::Dynamic`) into its k8s-openapi type.
 pub fn decode<T: serde::de::DeserializeOwned>(object: &Object) -> Option<T> {
-    serde_json::from_value(object.to_json()).ok()
+    object.decode()
 }
 
 /// Encodes a k8s-openapi value as the API server stores its kind (typed or JSON-kept).

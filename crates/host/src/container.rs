@@ -386,6 +386,13 @@ impl Container {
         }
     }
 
+    /// The CPU (millicores) work spread over `threads` threads gets: one core per thread, at
+    /// most the container's CPU limit (the node's cores without one). Never 0.
+    fn cores_milli(&self, threads: u32) -> u64 {
+        let limit = self.spec.cpu_limit_milli.unwrap_or(self.spec.node_cpus as u64 * 1000);
+        (u64::from(threads.max(1)) * 1000).min(limit).max(1)
+    }
+
     /// StartContainer: starts PID 1 from the command line. A command that cannot be executed
     /// makes the container exit at once with runc's error (exit 128, reason StartError).
     pub fn start(&mut self, volumes: &mut Volumes, foreign: Foreign, now: Millis) {
@@ -520,9 +527,8 @@ impl Container {
         match step {
             Step::Sleep(ms) => process.state = ProcState::Sleeping(now.saturating_add(ms)),
             Step::Compute { cpu_ms, threads } => {
-                let limit = self.spec.cpu_limit_milli.unwrap_or(self.spec.node_cpus as u64 * 1000).max(1);
-                let cores_milli = (threads.max(1) as u64 * 1000).min(limit);
-                let wall = cpu_ms.saturating_mul(1000) / cores_milli.max(1);
+                let cores_milli = self.cores_milli(threads);
+                let wall = cpu_ms.saturating_mul(1000) / cores_milli;
                 let wall = wall.max(1);
                 self.cpu.record(now, now + wall, cores_milli);
                 process.cpu_ms += cpu_ms;
@@ -630,14 +636,6 @@ impl Container {
         self.cpu.rate_milli(now)
     }
 
-    /// Charges CPU work done for a request (a server's cost per request).
-    pub fn charge_cpu(&mut self, now: Millis, cpu_ms: u64) {
-        let limit = self.spec.cpu_limit_milli.unwrap_or(self.spec.node_cpus as u64 * 1000).max(1);
-        let milli = limit.min(1000);
-        let wall = cpu_ms * 1000 / milli.max(1);
-        self.cpu.record(now, now + wall.max(1), milli);
-    }
-
     /// StopContainer: the preStop hook (if any) runs first, then the stop signal goes to
     /// PID 1; whatever still runs at `now + timeout_ms` is killed (exit 137).
     pub fn stop(&mut self, timeout_ms: Millis, pre_stop: Option<PreStop>, volumes: &mut Volumes, foreign: Foreign, now: Millis) {
@@ -720,15 +718,10 @@ impl Container {
     }
 
     /// An incoming connection for a process listening on its port: the server's answer
-    /// (`None` when nothing listens). A process blocked in a sleep or wait while serving is
-    /// woken afterwards, as the contract asks.
-    pub fn serve(&mut self, incoming: &Incoming, volumes: &mut Volumes, now: Millis) -> Option<Outgoing> {
-        self.serve_timed(incoming, volumes, now).map(|(answer, _)| answer)
-    }
-
-    /// Like [`Container::serve`], with how long the answer waits for the server's CPU: the
-    /// work it is doing and the work queued before it (this request's included) at the cores
-    /// its CPU limit allows. A synchronous client's request rate is bounded by it, as a real
+    /// (`None` when nothing listens) and how long it waits for the server's CPU: the work it is
+    /// doing and the work queued before it (this request's included) at the cores its CPU
+    /// limit allows. A process blocked in a sleep or wait while serving is woken afterwards, as
+    /// the contract asks. A synchronous client's request rate is bounded by it, as a real
     /// load generator's is by the server's response time.
     pub fn serve_timed(&mut self, incoming: &Incoming, volumes: &mut Volumes, now: Millis) -> Option<(Outgoing, Millis)> {
         if self.state != ContainerState::Running {
@@ -740,7 +733,7 @@ impl Container {
         let answer = program.serve(&mut self.os(volumes, &mut process, now), incoming);
         let backlog = program.cpu_backlog_ms();
         process.program = Some(program);
-        let cores_milli = 1000u64.min(self.spec.cpu_limit_milli.unwrap_or(self.spec.node_cpus as u64 * 1000)).max(1);
+        let cores_milli = self.cores_milli(1);
         let current = match process.state {
             ProcState::Computing(t) => t.saturating_sub(now),
             _ => 0,
@@ -837,10 +830,7 @@ impl Container {
             other => {
                 let now_state = match other {
                     Step::Sleep(ms) => ProcState::Sleeping(clock.saturating_add(ms)),
-                    Step::Compute { cpu_ms, threads } => {
-                        let cores = (threads.max(1) as u64 * 1000).min(self.spec.cpu_limit_milli.unwrap_or(self.spec.node_cpus as u64 * 1000)).max(1);
-                        ProcState::Computing(clock.saturating_add(cpu_ms * 1000 / cores))
-                    }
+                    Step::Compute { cpu_ms, threads } => ProcState::Computing(clock.saturating_add(cpu_ms * 1000 / self.cores_milli(threads))),
                     _ => ProcState::Waiting,
                 };
                 process.state = now_state;

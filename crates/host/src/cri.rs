@@ -361,17 +361,17 @@ impl ContainerRuntime {
 
     /// Like `route_local`, with how long the answer waits for the server's CPU.
     fn route_local_timed(&mut self, from_sandbox: &str, call: &NetCall, now: Millis) -> Option<(NetReply, Millis)> {
-        let (dst, port, udp, data) = match call {
-            NetCall::Tcp { dst, port, send, .. } => (dst.clone(), *port, false, send.clone()),
-            NetCall::Udp { dst, port, send, .. } => (dst.clone(), *port, true, send.clone()),
-            NetCall::Dns { server, port, .. } => (server.clone(), *port, true, Vec::new()),
-        };
-        let from_ip = self.sandboxes.get(from_sandbox).map(|s| s.ip.clone()).unwrap_or_default();
-        let sandbox = if dst.starts_with("127.") || dst == "::1" { Some(from_sandbox.to_string()) } else { self.sandbox_with_ip(&dst).map(|s| s.id.clone()) }?;
         if let NetCall::Dns { .. } = call {
             // No DNS server in a pod of this node answers the local way; the fabric routes DNS.
             return None;
         }
+        let (dst, port, udp) = call.destination();
+        let data = match call {
+            NetCall::Tcp { send, .. } | NetCall::Udp { send, .. } => send.clone(),
+            NetCall::Dns { .. } => Vec::new(),
+        };
+        let from_ip = self.sandboxes.get(from_sandbox).map(|s| s.ip.clone()).unwrap_or_default();
+        let sandbox = if dst.starts_with("127.") || dst == "::1" { Some(from_sandbox.to_string()) } else { self.sandbox_with_ip(dst).map(|s| s.id.clone()) }?;
         let incoming = Incoming { src: from_ip, src_port: 40_000, port, udp, data };
         let (answer, wait) = match self.serve_timed(&sandbox, &incoming, now) {
             Some((answer, wait)) => (Some(answer), wait),
@@ -516,11 +516,7 @@ impl ContainerRuntime {
 
 /// The timeout a call gets when nothing answers it.
 pub fn timed_out(call: &NetCall) -> NetReply {
-    match call {
-        NetCall::Tcp { .. } => NetReply::Tcp(Err(NetError::TimedOut)),
-        NetCall::Udp { .. } => NetReply::Udp(Err(NetError::TimedOut)),
-        NetCall::Dns { .. } => NetReply::Dns(Err(NetError::TimedOut)),
-    }
+    call.failed(NetError::TimedOut)
 }
 
 #[cfg(test)]

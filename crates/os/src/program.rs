@@ -212,6 +212,33 @@ pub enum NetCall {
     },
 }
 
+impl NetCall {
+    /// Where the call goes: (address, port, udp). A DNS query travels over UDP unless `tcp`.
+    pub fn destination(&self) -> (&str, u16, bool) {
+        match self {
+            NetCall::Tcp { dst, port, .. } => (dst, *port, false),
+            NetCall::Udp { dst, port, .. } => (dst, *port, true),
+            NetCall::Dns { server, port, tcp, .. } => (server, *port, !*tcp),
+        }
+    }
+
+    /// How long the caller waits for an answer.
+    pub fn timeout_ms(&self) -> u64 {
+        match self {
+            NetCall::Tcp { timeout_ms, .. } | NetCall::Udp { timeout_ms, .. } | NetCall::Dns { timeout_ms, .. } => *timeout_ms,
+        }
+    }
+
+    /// The reply of this call's kind carrying `error`.
+    pub fn failed(&self, error: NetError) -> NetReply {
+        match self {
+            NetCall::Tcp { .. } => NetReply::Tcp(Err(error)),
+            NetCall::Udp { .. } => NetReply::Udp(Err(error)),
+            NetCall::Dns { .. } => NetReply::Dns(Err(error)),
+        }
+    }
+}
+
 /// The reply to a [`NetCall`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NetReply {

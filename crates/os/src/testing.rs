@@ -194,9 +194,7 @@ impl FakeOs {
     }
 
     fn answer(&self, call: &NetCall) -> (NetReply, u64) {
-        let timeout = match call {
-            NetCall::Tcp { timeout_ms, .. } | NetCall::Udp { timeout_ms, .. } | NetCall::Dns { timeout_ms, .. } => *timeout_ms,
-        };
+        let timeout = call.timeout_ms();
         for r in &self.net {
             let hit = match (&r.matcher, call) {
                 (NetMatch::Tcp(ip, p), NetCall::Tcp { dst, port, .. }) => ip == dst && p == port,

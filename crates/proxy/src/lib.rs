@@ -174,7 +174,7 @@ impl Component for KubeProxy {
             }
         }
         for o in ctx.api.store().list(("discovery.k8s.io", "endpointslices"), None) {
-            if let Ok(slice) = serde_json::from_value::<EndpointSlice>(o.to_json()) {
+            if let Some(slice) = o.decode::<EndpointSlice>() {
                 self.slices.insert(key(o), Arc::new(slice));
             }
         }
@@ -185,9 +185,8 @@ impl Component for KubeProxy {
         let k = key(&event.object);
         let deleted = event.event_type == kubesim_store::EventType::Deleted;
         match event.object.as_ref() {
-            Object::Service(s) if deleted => {
+            Object::Service(_) if deleted => {
                 self.services.remove(&k);
-                let _ = s;
             }
             Object::Service(s) => {
                 self.services.insert(k, Arc::new((**s).clone()));
@@ -196,7 +195,7 @@ impl Component for KubeProxy {
                 self.slices.remove(&k);
             }
             o => {
-                if let Ok(slice) = serde_json::from_value::<EndpointSlice>(o.to_json()) {
+                if let Some(slice) = o.decode::<EndpointSlice>() {
                     self.slices.insert(k, Arc::new(slice));
                 }
             }

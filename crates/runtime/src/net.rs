@@ -38,18 +38,9 @@ pub trait DnsServer: Send + Sync + std::fmt::Debug {
     fn answer(&self, question: &DnsQuestion) -> DnsMessage;
 }
 
-/// Where a call's destination, address and port, lies before any rewriting.
-fn destination(call: &NetCall) -> (&str, u16, bool) {
-    match call {
-        NetCall::Tcp { dst, port, .. } => (dst, *port, false),
-        NetCall::Udp { dst, port, .. } => (dst, *port, true),
-        NetCall::Dns { server, port, tcp, .. } => (server, *port, !*tcp),
-    }
-}
-
 /// The source host's Service rules applied to a call from `src` (kube-proxy's DNAT).
 pub fn dnat(rules: &ServiceTable, node_ip: &str, src: (&str, u16), call: &NetCall) -> Dnat {
-    let (dst, port, udp) = destination(call);
+    let (dst, port, udp) = call.destination();
     rules.dnat(src, dst, port, udp, node_ip)
 }
 
@@ -65,17 +56,14 @@ pub struct Delivery {
 
 /// The timeout a call gets when nothing answers it.
 fn timed_out(call: &NetCall) -> Delivery {
-    let timeout = match call {
-        NetCall::Tcp { timeout_ms, .. } | NetCall::Udp { timeout_ms, .. } | NetCall::Dns { timeout_ms, .. } => *timeout_ms,
-    };
-    Delivery { reply: kubesim_host::cri::timed_out(call), latency_ms: timeout.max(1), served_by: None }
+    Delivery { reply: kubesim_host::cri::timed_out(call), latency_ms: call.timeout_ms().max(1), served_by: None }
 }
 
 /// Routes a call that left its host. The server on the destination answers at send time; the
 /// reply travels back with the link latency.
 pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet: &Packet, now: Millis) -> Delivery {
     let call = packet.call;
-    let (dst, port, udp) = destination(call);
+    let (dst, port, udp) = call.destination();
     let data = match call {
         NetCall::Tcp { send, .. } | NetCall::Udp { send, .. } => send.clone(),
         NetCall::Dns { .. } => Vec::new(),
@@ -87,14 +75,7 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
         Dnat::Unchanged => (dst.to_string(), port),
         Dnat::To { ip, port, .. } => (ip.clone(), *port),
         // kube-proxy's REJECT: ICMP port unreachable, which every caller sees as refused.
-        Dnat::Reject { .. } => {
-            let reply = match call {
-                NetCall::Tcp { .. } => NetReply::Tcp(Err(NetError::Refused)),
-                NetCall::Udp { .. } => NetReply::Udp(Err(NetError::Refused)),
-                NetCall::Dns { .. } => NetReply::Dns(Err(NetError::Refused)),
-            };
-            return Delivery { reply, latency_ms: 1, served_by: None };
-        }
+        Dnat::Reject { .. } => return Delivery { reply: call.failed(NetError::Refused), latency_ms: 1, served_by: None },
     };
     let Some(to) = fabric.locate(&dst).cloned() else { return outside(call, &dst, port, udp, &data) };
     if !hosts.get(to.host()).is_some_and(|h| h.powered) {

@@ -49,10 +49,6 @@ impl Default for CoreDnsInformer {
 
 const PUBLISH: u64 = 1;
 
-fn slice_of(object: &Object) -> Option<EndpointSlice> {
-    serde_json::from_value(object.to_json()).ok()
-}
-
 impl CoreDnsInformer {
     fn apply(&mut self, object: &Object, deleted: bool) {
         match object {
@@ -62,7 +58,7 @@ impl CoreDnsInformer {
             Object::Namespace(_) => self.zone.add_namespace(object.name()),
             _ if object.kind() == "EndpointSlice" && deleted => self.zone.remove_endpoint_slice(object.namespace(), object.name()),
             _ if object.kind() == "EndpointSlice" => {
-                if let Some(slice) = slice_of(object) {
+                if let Some(slice) = object.decode::<EndpointSlice>() {
                     self.zone.set_endpoint_slice(&slice);
                 }
             }
