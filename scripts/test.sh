@@ -15,9 +15,15 @@ cargo clippy --workspace --all-targets -- -D warnings
 
 section "native tests (cargo test --workspace: model crates, CLI, and the views rendered to HTML)"
 cargo test --workspace
+if [ -n "${KUBESIM_PRUNE_NATIVE_BUILD:-}" ]; then
+  du -sh target/debug >&2 || true
+  rm -rf target/debug
+fi
 
 section "browser tests (wasm-bindgen-test in headless Chromium)"
 cargo test --target wasm32-unknown-unknown -p kubesim-sim -p kubesim-web
+
+df -h . | tail -1 | awk '{print "disk free:", $4}' >&2
 
 section "release site build (trunk build --release)"
 trunk build --release
