@@ -17,6 +17,7 @@
 //!   proportional scaling, progress deadline, history cleanup).
 //! - [`gc`]: garbage collector (background / foreground / orphan propagation).
 //! - [`namespace`]: namespace deletion, ServiceAccount "default", root CA ConfigMap.
+//! - [`nodeipam`]: node IPAM range allocator (each Node's /24 podCIDR from 10.244.0.0/16).
 //! - [`nodelifecycle`]: node health (Ready=Unknown after the grace period), condition and
 //!   NoExecute taints, taint-based eviction.
 //! - [`job`]: Job controller (completions, parallelism, backoffLimit, Indexed, conditions) and
@@ -101,6 +102,7 @@ mod job_tests;
 pub mod namespace;
 #[cfg(test)]
 mod node_tests;
+pub mod nodeipam;
 pub mod nodelifecycle;
 pub mod podgc;
 pub mod replicaset;
@@ -128,6 +130,7 @@ pub fn controllers() -> Vec<Box<dyn Component>> {
         Box::new(Controller(namespace::NamespaceController::new())),
         Box::new(Controller(namespace::ServiceAccountController::new())),
         Box::new(Controller(namespace::RootCaPublisher::new())),
+        Box::new(Controller(nodeipam::NodeIpamController::new())),
         Box::new(Controller(nodelifecycle::NodeLifecycleController::new())),
         Box::new(Controller(nodelifecycle::TaintEvictionController::new())),
         Box::new(Controller(job::JobController::new())),

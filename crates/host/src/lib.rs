@@ -5,6 +5,8 @@
 //!   image store, the node's volume storage, ExecSync, local routing; the latency table.
 //! - [`container`]: a container and its processes (`kubesim-os` programs and the application
 //!   models) on virtual time: sleeps, CPU work under the CPU limit, spawns, signals, OOM kills.
+//! - [`cni`]: the node's CNI configuration and host-local IPAM (pod addresses from the node's
+//!   podCIDR, round robin, never one in use).
 //! - [`images`]: the image store: pulls resolved through the catalogue (`kubesim-images`),
 //!   containerd's errors, each image's filesystem tree.
 //!
@@ -17,6 +19,7 @@
 
 #![deny(missing_docs)]
 
+pub mod cni;
 pub mod container;
 pub mod cri;
 pub mod images;
@@ -40,6 +43,9 @@ pub struct Host {
     pub powered_off_at: Option<Millis>,
     /// The Service rules kube-proxy programmed (iptables).
     pub netfilter: netfilter::ServiceTable,
+    /// The CNI configuration and host-local IPAM state (kept on the machine, so a restarted
+    /// kubelet never hands out an address still in use).
+    pub cni: cni::Cni,
 }
 
 impl Host {
@@ -52,17 +58,13 @@ impl Host {
             cri: cri::ContainerRuntime::new(),
             powered_off_at: None,
             netfilter: netfilter::ServiceTable::default(),
+            cni: cni::Cni::default(),
         }
     }
 
     /// The node's InternalIP: 172.18.0.<index+2>, as kind numbers its node containers.
     pub fn ip(&self) -> String {
         node_ip(self.index)
-    }
-
-    /// The node's pod CIDR: 10.244.<index>.0/24.
-    pub fn pod_cidr(&self) -> String {
-        format!("10.244.{}.0/24", self.index)
     }
 
     /// The machine loses power: every container and sandbox stops at once.

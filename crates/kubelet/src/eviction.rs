@@ -64,11 +64,14 @@ impl Kubelet {
         let worker = self.workers.get_mut(&uid).expect("candidate exists");
         worker.become_(WorkerState::Terminated);
         let object = worker.pod.clone();
-        if let Some(sandbox) = worker.sandbox.clone() {
+        let ip = worker.ip.clone();
+        let sandbox = worker.sandbox.clone();
+        if let Some(sandbox) = sandbox {
             let _ = host.cri.stop_pod_sandbox(&sandbox, ctx.now);
+            self.release_ip(host, &uid, &sandbox, ip.as_deref(), ctx);
         }
         ctx.event(&object, "Warning", "Evicted", message.clone());
-        let mut pod = worker.pod().clone();
+        let mut pod = self.workers[&uid].pod().clone();
         let mut status = self.generate_status(host, &self.workers[&uid], ctx.now, true);
         status.phase = Some("Failed".into());
         status.reason = Some("Evicted".into());

@@ -10,7 +10,7 @@
 //! its modelled latency. The container runtime belongs to the node's host: every handler
 //! reaches it through `Ctx::host`.
 
-use crate::network::{HostLocal, NetworkPlugin};
+use crate::network;
 use crate::pod_worker::{PodWorker, WorkerState};
 use crate::prober::Prober;
 use kubesim_api::k8s_openapi::api::core::v1::{Node, NodeStatus};
@@ -61,7 +61,7 @@ pub(crate) enum Wake {
 pub struct NodeSetup {
     /// Node name.
     pub name: String,
-    /// 0-based index: the node's podCIDR is 10.244.<index>.0/24 and its IP 172.18.0.<index+2>.
+    /// 0-based index: the node's IP is 172.18.0.<index+2> (its podCIDR comes from node IPAM).
     pub index: u32,
     /// The Node to register if none exists yet (the default cluster); input Nodes exist already.
     pub register: Option<Node>,
@@ -75,7 +75,6 @@ pub struct Kubelet {
     pub(crate) workers: BTreeMap<String, PodWorker>,
     pub(crate) seq_to_uid: BTreeMap<u64, String>,
     pub(crate) next_seq: u64,
-    pub(crate) network: HostLocal,
     pub(crate) pleg_snapshot: BTreeMap<String, (ContainerState, Option<Millis>)>,
     pub(crate) relist_at: Option<Millis>,
     pub(crate) dispatch_pending: BTreeSet<String>,
@@ -102,7 +101,6 @@ impl Kubelet {
     pub fn new(setup: NodeSetup) -> Kubelet {
         Kubelet {
             actor: format!("kubelet/{}", setup.name),
-            network: HostLocal::new(setup.index),
             setup,
             workers: BTreeMap::new(),
             seq_to_uid: BTreeMap::new(),
@@ -124,14 +122,19 @@ impl Kubelet {
         &self.setup.name
     }
 
+    /// kindnetd's part: once the node IPAM controller gave our Node a podCIDR, the CNI
+    /// conflist is written for it (host-local over that range).
+    pub(crate) fn configure_cni(&self, host: &mut Host, ctx: &mut Ctx) {
+        let node = ctx.api.lookup(("", "nodes"), "", &self.setup.name);
+        let cidr = node.and_then(|o| o.as_node()).and_then(|n| n.spec.as_ref()).and_then(|s| s.pod_cidr.clone());
+        if let Some(cidr) = cidr.filter(|c| !c.is_empty()) {
+            let _ = host.cni.configure(&cidr);
+        }
+    }
+
     /// The node's IP address.
     pub fn node_ip(&self) -> String {
         kubesim_host::node_ip(self.setup.index)
-    }
-
-    /// The node's pod CIDR.
-    pub fn pod_cidr(&self) -> String {
-        format!("10.244.{}.0/24", self.setup.index)
     }
 
     /// How many pods the kubelet has workers for.
@@ -195,7 +198,7 @@ impl Kubelet {
                     if let Some(sandbox) = worker.sandbox.clone() {
                         let _ = host.cri.stop_pod_sandbox(&sandbox, ctx.now);
                         let _ = host.cri.remove_pod_sandbox(&sandbox);
-                        self.release_ip(host, &uid, worker.ip.as_deref(), ctx);
+                        self.release_ip(host, &uid, &sandbox, worker.ip.as_deref(), ctx);
                         let pod_ref = format!("{}/{}", pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default());
                         self.note_cri(ctx, CriCall::RemovePodSandbox, pod_ref);
                     }
@@ -240,9 +243,9 @@ impl Kubelet {
     }
 
     /// CNI DEL for a torn-down sandbox (hostNetwork pods have no address of their own).
-    fn release_ip(&mut self, host: &Host, uid: &str, ip: Option<&str>, ctx: &mut Ctx) {
+    pub(crate) fn release_ip(&mut self, host: &mut Host, uid: &str, sandbox: &str, ip: Option<&str>, ctx: &mut Ctx) {
         if let Some(ip) = ip.filter(|ip| *ip != self.node_ip()) {
-            self.network.del(uid, ip, &host.name, ctx.fabric);
+            network::del(host, ctx.fabric, uid, sandbox, ip);
         }
     }
 
@@ -280,7 +283,7 @@ impl Kubelet {
                 if let Some(sandbox) = worker.sandbox.clone() {
                     let _ = host.cri.stop_pod_sandbox(&sandbox, ctx.now);
                     let _ = host.cri.remove_pod_sandbox(&sandbox);
-                    self.release_ip(host, &uid, worker.ip.as_deref(), ctx);
+                    self.release_ip(host, &uid, &sandbox, worker.ip.as_deref(), ctx);
                 }
                 self.seq_to_uid.remove(&worker.seq);
             }

@@ -1,43 +1,24 @@
-//! The network plugin seam (the kubelet's CNI calls): at sandbox creation the plugin's ADD gives
-//! the pod its address on the node's pod CIDR; at teardown DEL releases it.
+//! The network plugin seam (the kubelet's CNI calls through containerd): at sandbox creation
+//! CNI ADD gives the pod its address from the node's pod CIDR (host-local IPAM, state on the
+//! host: `kubesim_host::cni`); at teardown CNI DEL releases it. The plugin also tells the fabric
+//! which address the pod now has, so packets and probes find it.
 //!
-//! [`HostLocal`] is today's plugin: addresses 10.244.<node>.2 … .254 handed out in order,
-//! wrapping after .254. Known gap (the Service networking issue replaces this plugin with
-//! host-local IPAM semantics): it does not skip addresses still in use after a wrap.
+//! The CNI configuration follows the node's `spec.podCIDR`, which the node IPAM controller
+//! assigns (kindnetd writes the conflist when it sees it; here the kubelet does so when it reads
+//! its Node). Until then sandboxes fail with containerd's `cni plugin not initialized`.
 
+use kubesim_host::Host;
 use kubesim_runtime::{Endpoint, Fabric};
 
-/// What the kubelet needs of a CNI plugin. The plugin also tells the fabric which address the
-/// pod now has, so packets and probes find it.
-pub trait NetworkPlugin {
-    /// CNI ADD for a pod sandbox on `host`: the pod IP.
-    fn add(&mut self, pod_uid: &str, host: &str, fabric: &mut Fabric) -> String;
-    /// CNI DEL: the pod's address is released.
-    fn del(&mut self, pod_uid: &str, ip: &str, host: &str, fabric: &mut Fabric);
+/// CNI ADD for sandbox `sandbox_id` of pod `pod_uid`: its address, or containerd's error.
+pub fn add(host: &mut Host, fabric: &mut Fabric, pod_uid: &str, sandbox_id: &str) -> Result<String, String> {
+    let ip = host.cni.add(sandbox_id).map_err(|e| format!("failed to setup network for sandbox {sandbox_id:?}: {e}"))?.to_string();
+    fabric.assign(&ip, Endpoint::Pod { host: host.name.clone(), pod_uid: pod_uid.to_string() });
+    Ok(ip)
 }
 
-/// Sequential allocation on the node's /24.
-#[derive(Clone, Debug)]
-pub struct HostLocal {
-    node_index: u32,
-    next: u32,
-}
-
-impl HostLocal {
-    /// The plugin for the node with this index (pod CIDR 10.244.<index>.0/24).
-    pub fn new(node_index: u32) -> HostLocal {
-        HostLocal { node_index, next: 2 }
-    }
-}
-
-impl NetworkPlugin for HostLocal {
-    fn add(&mut self, pod_uid: &str, host: &str, fabric: &mut Fabric) -> String {
-        let ip = format!("10.244.{}.{}", self.node_index, self.next);
-        self.next = if self.next >= 254 { 2 } else { self.next + 1 };
-        fabric.assign(&ip, Endpoint::Pod { host: host.to_string(), pod_uid: pod_uid.to_string() });
-        ip
-    }
-    fn del(&mut self, pod_uid: &str, ip: &str, host: &str, fabric: &mut Fabric) {
-        fabric.release(ip, &Endpoint::Pod { host: host.to_string(), pod_uid: pod_uid.to_string() });
-    }
+/// CNI DEL: the sandbox's address is released.
+pub fn del(host: &mut Host, fabric: &mut Fabric, pod_uid: &str, sandbox_id: &str, ip: &str) {
+    host.cni.del(sandbox_id);
+    fabric.release(ip, &Endpoint::Pod { host: host.name.clone(), pod_uid: pod_uid.to_string() });
 }

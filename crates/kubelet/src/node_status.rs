@@ -7,7 +7,7 @@ use crate::eviction::EVICTION_PRESSURE_TRANSITION_MS;
 use crate::kubelet::{Kubelet, NODE_STATUS_REPORT_MS};
 use kubesim_api::k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use kubesim_api::k8s_openapi::api::core::v1::{
-    ContainerImage, DaemonEndpoint, Node, NodeAddress, NodeCondition, NodeDaemonEndpoints, NodeSpec, NodeStatus, NodeSystemInfo,
+    ContainerImage, DaemonEndpoint, Node, NodeAddress, NodeCondition, NodeDaemonEndpoints, NodeStatus, NodeSystemInfo,
 };
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::{kind_info, Object};
@@ -22,7 +22,7 @@ impl Kubelet {
         let name = self.setup.name.clone();
         let node_info = kind_info("v1", "Node").expect("nodes are served");
         let existing = ctx.api.get(node_info, "", &name).ok();
-        let mut node: Node = match existing.as_deref() {
+        let node: Node = match existing.as_deref() {
             Some(Object::Node(n)) => (**n).clone(),
             _ => match self.setup.register.clone() {
                 Some(template) => {
@@ -35,15 +35,6 @@ impl Kubelet {
                 None => return,
             },
         };
-        // The kubelet owns spec.podCIDR here (node IPAM simplification, see README).
-        let spec = node.spec.get_or_insert_with(NodeSpec::default);
-        if spec.pod_cidr.is_none() {
-            spec.pod_cidr = Some(self.pod_cidr());
-            spec.pod_cidrs = Some(vec![self.pod_cidr()]);
-            if let Ok(updated) = ctx.update(Object::Node(Box::new(node.clone()))) {
-                node = updated.as_node().cloned().expect("node");
-            }
-        }
         let status = self.node_status(host, &node, ctx.now, true);
         let mut with_status = node.clone();
         with_status.status = Some(status.clone());

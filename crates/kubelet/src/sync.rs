@@ -5,7 +5,7 @@
 
 use crate::container_config::{container_spec, ConfigContext, ConfigError};
 use crate::kubelet::{format_go_duration, random_id, Kubelet, Wake, IMAGE_CATALOGUE_CONFIGMAP};
-use crate::network::NetworkPlugin;
+use crate::network;
 use crate::pod_worker::{Step, WorkerState};
 use kubesim_api::k8s_openapi::api::core::v1::{Container, LifecycleHandler};
 use kubesim_api::object::{kind_info, Object};
@@ -52,6 +52,10 @@ impl Kubelet {
         }
         let sandbox_ready = worker.sandbox.as_ref().and_then(|s| host.cri.pod_sandbox_status(s).ok()).is_some_and(|s| s.state == SandboxState::Ready);
         if !sandbox_ready {
+            // computePodActions: a terminal pod's sandbox is not recreated.
+            if worker.sandbox.is_some() && self.is_terminal_now(host, uid, ctx.now) {
+                return;
+            }
             self.begin(uid, Step::RunSandbox, latency_ms(CriCall::RunPodSandbox), ctx);
             return;
         }
@@ -100,13 +104,38 @@ impl Kubelet {
                 _ => {}
             }
         }
-        // Nothing to do: the sync is over.
+        // Nothing to do: the sync is over. A pod that reached a terminal phase has its sandbox
+        // stopped (syncTerminatingPod's killPod), which tears its network down: its address
+        // goes back to IPAM while status.podIP keeps showing it.
+        self.stop_sandbox_if_terminal(host, uid, ctx);
         if let Some(worker) = self.workers.get_mut(uid) {
             if worker.resync_pending {
                 worker.resync_pending = false;
                 self.sync(host, uid, ctx);
             }
         }
+    }
+
+    fn is_terminal_now(&self, host: &Host, uid: &str, now: Millis) -> bool {
+        let Some(worker) = self.workers.get(uid) else { return false };
+        matches!(self.generate_status(host, worker, now, false).phase.as_deref(), Some("Succeeded" | "Failed"))
+    }
+
+    fn stop_sandbox_if_terminal(&mut self, host: &mut Host, uid: &str, ctx: &mut Ctx) {
+        let Some(worker) = self.workers.get(uid) else { return };
+        let Some(sandbox) = worker.sandbox.clone() else { return };
+        let running =
+            worker.instances.values().filter_map(|ids| ids.last()).any(|id| host.cri.container_status(id).is_ok_and(|c| c.state != ContainerState::Exited));
+        let ready = host.cri.pod_sandbox_status(&sandbox).is_ok_and(|s| s.state == SandboxState::Ready);
+        if running || !ready || !self.is_terminal_now(host, uid, ctx.now) {
+            return;
+        }
+        let _ = host.cri.stop_pod_sandbox(&sandbox, ctx.now);
+        let ip = self.workers[uid].ip.clone();
+        self.release_ip(host, uid, &sandbox, ip.as_deref(), ctx);
+        let pod = self.workers[uid].pod();
+        let pod_ref = format!("{}/{}", pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default());
+        self.note_cri(ctx, CriCall::StopPodSandbox, pod_ref);
     }
 
     fn latest_state(&self, host: &Host, uid: &str, name: &str) -> Option<(ContainerState, Option<i32>)> {
@@ -239,9 +268,31 @@ impl Kubelet {
         match step {
             Step::RunSandbox => {
                 let pod_uid = pod.metadata.uid.clone().unwrap_or_default();
-                // CNI ADD: the network plugin gives the pod its address.
-                let ip = if spec.host_network == Some(true) { self.node_ip() } else { self.network.add(&pod_uid, &host.name, ctx.fabric) };
+                // A sandbox that died (power loss, a killed pod) is torn down first: CNI DEL.
+                if let Some(old) = self.workers[uid].sandbox.clone() {
+                    let old_ip = self.workers[uid].ip.clone();
+                    self.release_ip(host, uid, &old, old_ip.as_deref(), ctx);
+                }
                 let id = random_id(ctx);
+                // CNI ADD: the network plugin gives the pod its address.
+                let ip = if spec.host_network == Some(true) {
+                    self.node_ip()
+                } else {
+                    self.configure_cni(host, ctx);
+                    match network::add(host, ctx.fabric, &pod_uid, &id) {
+                        Ok(ip) => ip,
+                        Err(err) => {
+                            ctx.event(
+                                &object,
+                                "Warning",
+                                "FailedCreatePodSandBox",
+                                format!("Failed to create pod sandbox: rpc error: code = Unknown desc = {err}"),
+                            );
+                            self.requeue_after_error(uid, ctx);
+                            return;
+                        }
+                    }
+                };
                 let config = SandboxConfig {
                     pod_uid,
                     pod_name: pod.metadata.name.clone().unwrap_or_default(),
@@ -378,6 +429,9 @@ impl Kubelet {
             Step::StopSandbox => {
                 if let Some(sandbox) = self.workers[uid].sandbox.clone() {
                     let _ = host.cri.stop_pod_sandbox(&sandbox, ctx.now);
+                    // StopPodSandbox tears down the pod network (status keeps the pod IP).
+                    let ip = self.workers[uid].ip.clone();
+                    self.release_ip(host, uid, &sandbox, ip.as_deref(), ctx);
                     self.note_cri(ctx, CriCall::StopPodSandbox, pod_ref);
                 }
                 self.terminate(host, uid, ctx);

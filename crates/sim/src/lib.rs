@@ -14,6 +14,7 @@
 
 #![deny(missing_docs)]
 
+pub mod checkers;
 pub mod cluster;
 pub mod commands;
 pub mod coredns;
