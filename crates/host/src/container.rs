@@ -85,6 +85,8 @@ pub struct ContainerSpec {
     pub uid: u32,
     /// Group id.
     pub gid: u32,
+    /// `tty: true` in the pod spec: PID 1's stdout is a terminal.
+    pub tty: bool,
 }
 
 /// Container state (CRI ContainerState).
@@ -405,6 +407,7 @@ impl Container {
             stdin: Vec::new(),
             capture_stdout: false,
             path: String::new(),
+            tty: self.spec.tty,
         };
         match self.load(&spawn, volumes, foreign, now) {
             Ok(program) => {
@@ -749,11 +752,12 @@ impl Container {
     /// Starts an exec session (ExecSync, `kubectl exec`, hooks run to completion): its
     /// process and the children it spawns belong to the session and write to its buffers.
     /// Returns the session's root pid, or runc's exec error.
-    pub fn session_start(&mut self, argv: &[String], stdin: Vec<u8>, volumes: &mut Volumes, foreign: Foreign, now: Millis) -> Result<u32, String> {
+    pub fn session_start(&mut self, argv: &[String], stdin: Vec<u8>, tty: bool, volumes: &mut Volumes, foreign: Foreign, now: Millis) -> Result<u32, String> {
         if self.state != ContainerState::Running {
             return Err("container is not running".to_string());
         }
-        let spawn = Spawn { argv: argv.to_vec(), env: self.spec.env.clone(), cwd: self.spec.cwd.clone(), stdin, capture_stdout: false, path: String::new() };
+        let spawn =
+            Spawn { argv: argv.to_vec(), env: self.spec.env.clone(), cwd: self.spec.cwd.clone(), stdin, capture_stdout: false, path: String::new(), tty };
         let program = self.load(&spawn, volumes, foreign, now)?;
         let pid = self.alloc_pid();
         self.io.sessions.insert(pid as u64, (Vec::new(), Vec::new()));

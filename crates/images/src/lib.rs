@@ -27,7 +27,7 @@
 //! let busybox = resolve("busybox:1.28").unwrap();
 //! assert!(busybox.config.entrypoint.is_empty());
 //! assert_eq!(busybox.config.cmd, ["sh"]);
-//! assert_eq!(busybox.program("/bin/nslookup"), Some("busybox"));
+//! assert_eq!(busybox.program("/bin/nslookup"), Some("busybox-1.28"));
 //!
 //! let err = resolve("nginx:1.161").unwrap_err();
 //! assert_eq!(err.grpc_code(), "NotFound");

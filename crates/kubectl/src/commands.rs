@@ -3037,6 +3037,14 @@ fn run_pod(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn Cl
         }
     }
     let mut container = Container { name: name.clone(), image: Some(image.to_string()), ..Default::default() };
+    // generateversioned BasicPod: Stdin, StdinOnce (unless --leave-stdin-open) and TTY.
+    if args.bool("stdin") {
+        container.stdin = Some(true);
+        container.stdin_once = Some(!args.bool("leave-stdin-open"));
+    }
+    if args.bool("tty") {
+        container.tty = Some(true);
+    }
     let mut command: Vec<String> = args.positional[1..].to_vec();
     command.extend(args.after_dash.iter().cloned());
     if !command.is_empty() {
@@ -3311,7 +3319,8 @@ fn exec(args: &Args, api: &ApiServer, cluster: &mut dyn ClusterView, namespace: 
         Ok(c) => c,
         Err(e) => return out.fail(e),
     };
-    match cluster.exec(pod.namespace(), pod.name(), container.as_deref(), &command) {
+    let tty = args.bool("tty");
+    match cluster.exec(pod.namespace(), pod.name(), container.as_deref(), &command, tty) {
         Ok((text, code)) => {
             out.out(text);
             if code != 0 {

@@ -116,8 +116,8 @@ pub trait ClusterView {
     fn read_file(&self, path: &str) -> Result<String, String>;
     /// Container logs (`kubectl logs`).
     fn logs(&self, namespace: &str, pod: &str, container: Option<&str>, previous: bool) -> Result<String, String>;
-    /// Runs a command in a container (`kubectl exec`): (output, exit code).
-    fn exec(&mut self, namespace: &str, pod: &str, container: Option<&str>, command: &[String]) -> Result<(String, i32), String>;
+    /// Runs a command in a container (`kubectl exec`, `-t` for a terminal): (output, exit code).
+    fn exec(&mut self, namespace: &str, pod: &str, container: Option<&str>, command: &[String], tty: bool) -> Result<(String, i32), String>;
     /// Current usage of a pod (`kubectl top`): (cpu millicores, memory bytes).
     fn usage(&self, namespace: &str, pod: &str) -> Option<(i64, i64)>;
     /// The names of the files directly in directory `dir` (`--from-file=DIR`, `-k DIR`),
@@ -244,7 +244,7 @@ impl ClusterView for NoCluster {
     fn logs(&self, _namespace: &str, pod: &str, _container: Option<&str>, _previous: bool) -> Result<String, String> {
         Err(format!("logs for pod {pod:?} are not available"))
     }
-    fn exec(&mut self, _namespace: &str, pod: &str, _container: Option<&str>, _command: &[String]) -> Result<(String, i32), String> {
+    fn exec(&mut self, _namespace: &str, pod: &str, _container: Option<&str>, _command: &[String], _tty: bool) -> Result<(String, i32), String> {
         Err(format!("exec into pod {pod:?} is not available"))
     }
     fn usage(&self, _namespace: &str, _pod: &str) -> Option<(i64, i64)> {

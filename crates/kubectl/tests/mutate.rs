@@ -295,7 +295,7 @@ impl ClusterView for FakeCluster {
     fn logs(&self, _ns: &str, pod: &str, container: Option<&str>, previous: bool) -> Result<String, String> {
         Ok(format!("{pod}/{} previous={previous}\nline 2\nline 3\n", container.unwrap_or("-")))
     }
-    fn exec(&mut self, _ns: &str, _pod: &str, _container: Option<&str>, command: &[String]) -> Result<(String, i32), String> {
+    fn exec(&mut self, _ns: &str, _pod: &str, _container: Option<&str>, command: &[String], _tty: bool) -> Result<(String, i32), String> {
         if command.first().map(String::as_str) == Some("false") {
             return Ok((String::new(), 1));
         }

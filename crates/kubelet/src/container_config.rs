@@ -124,6 +124,7 @@ pub fn container_spec(pod: &Pod, container: &Container, volumes: &mut Volumes, c
         node_memory: (cx.node_allocatable.get("memory").copied().unwrap_or(8 << 30) / 1000) as u64,
         uid,
         gid,
+        tty: container.tty == Some(true),
     })
 }
 

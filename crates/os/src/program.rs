@@ -93,6 +93,9 @@ pub struct Spawn {
     pub capture_stdout: bool,
     /// The resolved executable's absolute path (after `PATH` search, before symlinks).
     pub path: String,
+    /// Whether stdout is a terminal (`kubectl exec -t`, a container with `tty: true`; a child
+    /// keeps it unless its stdout is redirected or piped). curl hides its progress meter then.
+    pub tty: bool,
 }
 
 /// POSIX signals a container process can receive.

@@ -52,10 +52,10 @@ impl ClusterView for WorldView<'_> {
         let host = self.hosts.get(&node).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
         host.cri.container_logs(&id)
     }
-    fn exec(&mut self, namespace: &str, pod: &str, container: Option<&str>, command: &[String]) -> Result<(String, i32), String> {
+    fn exec(&mut self, namespace: &str, pod: &str, container: Option<&str>, command: &[String], tty: bool) -> Result<(String, i32), String> {
         let (node, uid, container) = self.locate(namespace, pod, container)?;
         let now = self.now;
-        let output = exec_in_pod(self.hosts, self.fabric, &node, &uid, &container, command, Vec::new(), now)?;
+        let output = exec_in_pod(self.hosts, self.fabric, &node, &uid, &container, command, Vec::new(), tty, now)?;
         let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
         text.push_str(&String::from_utf8_lossy(&output.stderr));
         Ok((text, output.code))
@@ -109,10 +109,11 @@ pub fn exec_in_pod(
     container: &str,
     argv: &[String],
     stdin: Vec<u8>,
+    tty: bool,
     now: kubesim_api::Millis,
 ) -> Result<kubesim_host::cri::ExecOutput, String> {
     let id = exec_target(hosts, node, pod_uid, container)?;
-    kubesim_runtime::net::exec(hosts, fabric, node, &id, argv, stdin, now).ok_or_else(|| format!("node {node:?} has no kubelet"))
+    kubesim_runtime::net::exec(hosts, fabric, node, &id, argv, stdin, tty, now).ok_or_else(|| format!("node {node:?} has no kubelet"))
 }
 
 /// Runs kubectl with an argv exactly as given (no re-joining or re-splitting; a leading

@@ -204,9 +204,10 @@ impl World {
         container: &str,
         argv: &[String],
         stdin: Vec<u8>,
+        tty: bool,
     ) -> Result<kubesim_host::cri::ExecOutput, String> {
         let id = crate::commands::exec_target(self.runtime.hosts(), node, pod_uid, container)?;
-        self.runtime.exec(node, &id, argv, stdin).ok_or_else(|| format!("node {node:?} has no kubelet"))
+        self.runtime.exec(node, &id, argv, stdin, tty).ok_or_else(|| format!("node {node:?} has no kubelet"))
     }
 
     /// Virtual now (ms).

@@ -215,7 +215,9 @@ impl Curl {
     }
 
     fn start_meter(&mut self, os: &mut dyn Os) {
-        if self.o.silent || self.o.verbose || self.meter_started {
+        // tool_operate.c: "we send the output to a tty, therefore we switch off the progress meter".
+        let output_to_tty = self.spawn.tty && self.o.output.is_none() && !self.o.remote_name;
+        if self.o.silent || self.o.verbose || self.meter_started || output_to_tty {
             return;
         }
         self.meter_started = true;

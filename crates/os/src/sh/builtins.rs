@@ -681,6 +681,7 @@ impl Shell {
             cwd: self.cwd.clone(),
             stdin,
             capture_stdout: fds.get(1) != Some(&FdTarget::Stdout) || os.stdout_captured(),
+            tty: self.tty && fds.get(1) == Some(&FdTarget::Stdout) && !os.stdout_captured(),
             path,
         };
         match registry::start(&spawn, os.fs_ref()) {

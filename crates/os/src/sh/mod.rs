@@ -279,6 +279,8 @@ enum Act {
 #[derive(Clone, Debug)]
 pub struct Shell {
     flavor: Flavor,
+    /// Whether the shell's stdout is a terminal (its children inherit it).
+    tty: bool,
     arg0: String,
     script_file: Option<String>,
     vars: BTreeMap<String, Var>,
@@ -355,6 +357,7 @@ impl Shell {
     pub fn from_spawn(flavor: Flavor, spawn: &Spawn, script_text: impl Fn(&str) -> Result<String, crate::fs::Errno>) -> Shell {
         let name = spawn.argv.first().map(|a| crate::fs::basename(a)).unwrap_or_else(|| "sh".into());
         let mut sh = Shell::new(flavor, &name, spawn.env.clone(), &spawn.cwd, spawn.stdin.clone());
+        sh.tty = spawn.tty;
         let args: Vec<String> = spawn.argv.iter().skip(1).cloned().collect();
         let mut i = 0;
         let mut command = None;
@@ -468,6 +471,7 @@ impl Shell {
         }
         let mut sh = Shell {
             flavor,
+            tty: false,
             arg0: arg0.to_string(),
             script_file: None,
             vars,
@@ -753,6 +757,7 @@ impl Shell {
         };
         let mut s = Shell {
             flavor: self.flavor,
+            tty: self.tty,
             arg0: self.arg0.clone(),
             script_file: self.script_file.clone(),
             vars: self.vars.clone(),
