@@ -38,7 +38,6 @@ fn bench_cluster(args: &[String]) -> ExitCode {
     let started = Instant::now();
     let mut config = kubesim_sim::world::WorldConfig::seeded(1);
     config.record_history = false;
-    config.scheduler_annotations = false;
     config.scheduler_history = false;
     let mut world = World::build(config).expect("default scheduler");
     let node_objects: Vec<_> = (0..nodes)
@@ -122,7 +121,6 @@ fn bench_kubelet(args: &[String]) -> ExitCode {
     let pods = flag(args, "--pods", 50_000);
     let mut config = kubesim_sim::world::WorldConfig::seeded(1);
     config.record_history = false;
-    config.scheduler_annotations = false;
     config.scheduler_history = false;
     let mut world = World::build(config).expect("default scheduler");
     for i in 0..nodes {
@@ -317,7 +315,6 @@ fn bench_serve(args: &[String]) -> ExitCode {
     let built = kubesim_server::Server::start(
         move || {
             let mut config = kubesim_sim::world::WorldConfig::seeded(1);
-            config.scheduler_annotations = false;
             config.scheduler_history = false;
             let mut world = World::build(config).expect("default scheduler");
             for i in 0..nodes {

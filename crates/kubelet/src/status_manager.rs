@@ -197,6 +197,11 @@ impl Kubelet {
         let order = ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"];
         kubesim_api::sort::sort_by_key(&mut conditions, |c| order.iter().position(|o| *o == c.type_).unwrap_or(order.len()));
         status.conditions = Some(conditions);
+        // Sorted by name (convertToAPIContainerStatuses: sort.Sort(SortedContainerStatuses));
+        // init container statuses stay in spec order (SortStatusesOfInitContainers). The
+        // conditions' container lists above are in spec order, as generate.go builds them.
+        let mut statuses = statuses;
+        kubesim_api::sort::sort_by(&mut statuses, |a, b| a.name.cmp(&b.name));
         status.container_statuses = Some(statuses);
         status
     }

@@ -1,19 +1,13 @@
 //! Explanations: one [`Attempt`] per scheduling attempt (filter verdicts per node and plugin,
-//! raw and weighted scores, totals, the selected node, preemption victims, virtual time), and
-//! the `kubesim.dev/*` pod annotations in kube-scheduler-simulator's shape.
+//! raw and weighted scores, totals, the selected node, preemption victims, virtual time). The
+//! scheduler keeps them in its own memory ([`crate::Scheduler::attempts`]); nothing is written
+//! to the API objects (kube-scheduler writes no annotations), so `kubectl describe` and
+//! `get -o yaml` show the pods upstream would.
 
 use kubesim_api::Millis;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// `kubesim.dev/filter-result`: `{"<node>": {"<FilterPlugin>": "passed" | "<reason>"}}`.
-pub const ANNOTATION_FILTER: &str = "kubesim.dev/filter-result";
-/// `kubesim.dev/score-result`: `{"<node>": {"<ScorePlugin>": <raw>}}`.
-pub const ANNOTATION_SCORE: &str = "kubesim.dev/score-result";
-/// `kubesim.dev/finalscore-result`: `{"<node>": {"<ScorePlugin>": <normalized × weight>}}`.
-pub const ANNOTATION_FINAL_SCORE: &str = "kubesim.dev/finalscore-result";
-/// `kubesim.dev/selected-node`: `"<node>"` (a JSON string).
-pub const ANNOTATION_SELECTED: &str = "kubesim.dev/selected-node";
 /// The filter verdict of a passing plugin.
 pub const PASSED: &str = "passed";
 
@@ -66,6 +60,9 @@ pub struct Attempt {
     pub cycle: u64,
     /// The profile (schedulerName).
     pub profile: String,
+    /// The pod's `metadata.uid` (an explanation belongs to one pod object, not to a name that
+    /// a recreated pod may reuse).
+    pub pod_uid: String,
     /// Number of nodes in the snapshot.
     pub num_all_nodes: usize,
     /// Number of nodes Filter ran on.
@@ -106,6 +103,7 @@ impl Attempt {
             t_ms,
             cycle,
             profile: profile.to_string(),
+            pod_uid: String::new(),
             num_all_nodes,
             evaluated_nodes: 0,
             start_node_index: 0,
@@ -176,125 +174,69 @@ impl Attempt {
     pub fn plugin_time(&self, point: &str, plugin: &str) -> Option<u64> {
         self.plugin_ns.iter().find(|(p, n, _)| *p == point && *n == plugin).map(|(_, _, t)| *t)
     }
-
-    /// The annotations to write (key, JSON text), serialized directly (no intermediate maps):
-    /// nodes and plugins in key order, as the by-node maps would serialize.
-    pub fn annotations(&self) -> Vec<(&'static str, String)> {
-        // Node indices grouped by name, in name order (a node evaluated twice appears under
-        // two indices; the later records win, as with the maps).
-        let mut order: Vec<u32> = (0..self.nodes.len() as u32).collect();
-        kubesim_api::sort::sort_by(&mut order, |a, b| self.nodes[*a as usize].cmp(&self.nodes[*b as usize]).then(a.cmp(b)));
-        let mut groups: Vec<(&str, Vec<u32>)> = Vec::new();
-        for i in order {
-            let name = &*self.nodes[i as usize];
-            match groups.last_mut() {
-                Some((n, ids)) if *n == name => ids.push(i),
-                _ => groups.push((name, vec![i])),
-            }
-        }
-        let mut filter_by: Vec<Vec<(&'static str, Option<&str>)>> = vec![Vec::new(); self.nodes.len()];
-        for r in &self.filter_records {
-            filter_by[r.node as usize].push((r.plugin, r.reason.as_deref()));
-        }
-        let mut score_by: Vec<Vec<(&'static str, i64, i64)>> = vec![Vec::new(); self.nodes.len()];
-        for r in &self.score_records {
-            score_by[r.node as usize].push((r.plugin, r.raw, r.weighted));
-        }
-        let mut filter = String::with_capacity(2 + self.filter_records.len() * 40);
-        filter.push('{');
-        let mut raw = String::with_capacity(2 + self.score_records.len() * 32);
-        raw.push('{');
-        let mut weighted = String::with_capacity(2 + self.score_records.len() * 32);
-        weighted.push('{');
-        for (name, ids) in &groups {
-            let mut f: Vec<(&'static str, Option<&str>)> = Vec::new();
-            let mut sc: Vec<(&'static str, i64, i64)> = Vec::new();
-            for id in ids {
-                for e in &filter_by[*id as usize] {
-                    f.retain(|x| x.0 != e.0);
-                    f.push(*e);
-                }
-                for e in &score_by[*id as usize] {
-                    sc.retain(|x| x.0 != e.0);
-                    sc.push(*e);
-                }
-            }
-            kubesim_api::sort::sort_by(&mut f, |a, b| a.0.cmp(b.0));
-            kubesim_api::sort::sort_by(&mut sc, |a, b| a.0.cmp(b.0));
-            if !f.is_empty() {
-                open_entry(&mut filter, name);
-                for (k, (plugin, reason)) in f.iter().enumerate() {
-                    if k > 0 {
-                        filter.push(',');
-                    }
-                    push_json_str(&mut filter, plugin);
-                    filter.push(':');
-                    push_json_str(&mut filter, reason.unwrap_or(PASSED));
-                }
-                filter.push('}');
-            }
-            if !sc.is_empty() {
-                open_entry(&mut raw, name);
-                open_entry(&mut weighted, name);
-                for (k, (plugin, r, w)) in sc.iter().enumerate() {
-                    if k > 0 {
-                        raw.push(',');
-                        weighted.push(',');
-                    }
-                    push_json_str(&mut raw, plugin);
-                    raw.push(':');
-                    raw.push_str(&r.to_string());
-                    push_json_str(&mut weighted, plugin);
-                    weighted.push(':');
-                    weighted.push_str(&w.to_string());
-                }
-                raw.push('}');
-                weighted.push('}');
-            }
-        }
-        filter.push('}');
-        raw.push('}');
-        weighted.push('}');
-        let mut out = vec![(ANNOTATION_FILTER, filter), (ANNOTATION_SCORE, raw), (ANNOTATION_FINAL_SCORE, weighted)];
-        if let Some(node) = &self.selected {
-            let mut v = String::new();
-            push_json_str(&mut v, node);
-            out.push((ANNOTATION_SELECTED, v));
-        }
-        out
-    }
 }
 
-fn open_entry(out: &mut String, name: &str) {
-    if out.len() > 1 {
-        out.push(',');
-    }
-    push_json_str(out, name);
-    out.push_str(":{");
+/// The recorded attempts per pod (`namespace/name`), oldest first, bounded by pods and by
+/// attempts per pod. Eviction order is first-recorded order (a sequence number, not a hash), so
+/// it is deterministic; a deleted pod's entry is removed with it ([`History::remove`]), which
+/// keeps a recreated pod of the same name from showing its predecessor's explanation.
+#[derive(Clone, Debug, Default)]
+pub struct History {
+    /// Pod → (first-recorded sequence number, attempts). The attempts are shared copy-on-write,
+    /// so a cloned scheduler (a time-travel snapshot) shares them instead of copying.
+    pods: BTreeMap<String, (u64, Arc<Vec<Attempt>>)>,
+    /// First-recorded sequence number → pod.
+    order: BTreeMap<u64, String>,
+    next: u64,
 }
 
-/// Appends `s` as a JSON string literal (serde_json's escaping).
-fn push_json_str(out: &mut String, s: &str) {
-    out.push('"');
-    if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
-        out.push_str(s);
-        out.push('"');
-        return;
+impl History {
+    /// Appends an attempt for `key`, dropping its oldest attempt beyond `max_attempts` and the
+    /// longest-recorded pod beyond `max_pods`.
+    pub fn record(&mut self, key: &str, attempt: Attempt, max_pods: usize, max_attempts: usize) {
+        if !self.pods.contains_key(key) {
+            while self.pods.len() >= max_pods.max(1) {
+                let Some((_, old)) = self.order.pop_first() else { break };
+                self.pods.remove(&old);
+            }
+            self.pods.insert(key.to_string(), (self.next, Arc::new(Vec::new())));
+            self.order.insert(self.next, key.to_string());
+            self.next += 1;
+        }
+        let (_, list) = self.pods.get_mut(key).expect("inserted above");
+        let list = Arc::make_mut(list);
+        if list.len() >= max_attempts.max(1) {
+            list.remove(0);
+        }
+        list.push(attempt);
     }
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{08}' => out.push_str("\\b"),
-            '\u{0c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
+
+    /// Forgets a pod (deleted).
+    pub fn remove(&mut self, key: &str) {
+        if let Some((seq, _)) = self.pods.remove(key) {
+            self.order.remove(&seq);
         }
     }
-    out.push('"');
+
+    /// The attempts of a pod, oldest first.
+    pub fn get(&self, key: &str) -> &[Attempt] {
+        self.pods.get(key).map(|(_, v)| v.as_slice()).unwrap_or(&[])
+    }
+
+    /// The pods with attempts, in key order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.pods.keys().map(String::as_str)
+    }
+
+    /// How many pods have attempts.
+    pub fn len(&self) -> usize {
+        self.pods.len()
+    }
+
+    /// Whether no pod has attempts.
+    pub fn is_empty(&self) -> bool {
+        self.pods.is_empty()
+    }
 }
 
 /// A stopwatch that reads the wall clock only on native builds and only when enabled.
@@ -343,30 +285,53 @@ impl Stopwatch {
 mod tests {
     use super::*;
 
-    // The hand-written serializer must agree with serializing the by-node maps.
+    // A node evaluated twice (the nominated node first) appears under two indices; the
+    // by-node maps merge them, later records winning.
     #[test]
-    fn annotations_match_the_maps() {
+    fn by_node_maps_merge_repeated_nodes() {
         let mut a = Attempt::new(0, 1, "default-scheduler", 3);
-        let names: Vec<Arc<str>> = ["node-b", "node-a", "node \"q\"\n"].iter().map(|n| Arc::from(*n)).collect();
+        let names: Vec<Arc<str>> = ["node-b", "node-a"].iter().map(|n| Arc::from(*n)).collect();
         for n in &names {
             let i = a.node_index(n);
             a.filter_records.push(FilterRecord { node: i, plugin: "NodeUnschedulable", reason: None });
             a.filter_records.push(FilterRecord { node: i, plugin: "NodeResourcesFit", reason: (i == 1).then(|| "Insufficient cpu".into()) });
         }
-        // node-b evaluated again (nominated node first): later records win.
         let again = a.node_index(&names[0]);
+        assert_eq!(again, 2);
         a.filter_records.push(FilterRecord { node: again, plugin: "NodeResourcesFit", reason: Some("Too many pods".into()) });
         a.score_records.push(ScoreRecord { node: 0, plugin: "TaintToleration", raw: 0, weighted: 300 });
-        a.score_records.push(ScoreRecord { node: 0, plugin: "ImageLocality", raw: 3, weighted: 3 });
-        a.score_records.push(ScoreRecord { node: 2, plugin: "ImageLocality", raw: 1, weighted: 1 });
-        a.selected = Some("node-b".into());
-        let ann: BTreeMap<&str, String> = a.annotations().into_iter().collect();
-        let parse = |k: &str| serde_json::from_str::<serde_json::Value>(&ann[k]).unwrap();
-        assert_eq!(parse(ANNOTATION_FILTER), serde_json::to_value(a.filter()).unwrap());
-        assert_eq!(parse(ANNOTATION_SCORE), serde_json::to_value(a.scores()).unwrap());
-        assert_eq!(parse(ANNOTATION_FINAL_SCORE), serde_json::to_value(a.final_scores()).unwrap());
-        assert_eq!(a.filter()["node-b"]["NodeResourcesFit"], "Too many pods");
-        assert_eq!(ann[ANNOTATION_FILTER], serde_json::to_string(&a.filter()).unwrap());
-        assert_eq!(ann[ANNOTATION_SELECTED], "\"node-b\"");
+        a.score_records.push(ScoreRecord { node: 1, plugin: "ImageLocality", raw: 3, weighted: 3 });
+        a.node_totals = vec![(0, 300), (1, 3)];
+        let filter = a.filter();
+        assert_eq!(filter.keys().collect::<Vec<_>>(), ["node-a", "node-b"]);
+        assert_eq!(filter["node-b"]["NodeResourcesFit"], "Too many pods");
+        assert_eq!(filter["node-b"]["NodeUnschedulable"], PASSED);
+        assert_eq!(filter["node-a"]["NodeResourcesFit"], "Insufficient cpu");
+        assert_eq!(a.scores()["node-a"]["ImageLocality"], 3);
+        assert_eq!(a.final_scores()["node-b"]["TaintToleration"], 300);
+        assert_eq!(a.totals(), BTreeMap::from([("node-a".to_string(), 3), ("node-b".to_string(), 300)]));
+    }
+
+    #[test]
+    fn history_is_bounded_and_forgets_removed_pods() {
+        let attempt = |cycle| Attempt::new(0, cycle, "default-scheduler", 1);
+        let mut h = History::default();
+        h.record("ns/a", attempt(1), 2, 2);
+        h.record("ns/b", attempt(2), 2, 2);
+        h.record("ns/a", attempt(3), 2, 2);
+        h.record("ns/a", attempt(4), 2, 2);
+        assert_eq!(h.get("ns/a").iter().map(|a| a.cycle).collect::<Vec<_>>(), [3, 4], "oldest attempt dropped");
+        // A third pod evicts the one recorded first (a), not the one touched least recently.
+        h.record("ns/c", attempt(5), 2, 2);
+        assert_eq!(h.keys().collect::<Vec<_>>(), ["ns/b", "ns/c"]);
+        h.remove("ns/b");
+        assert!(h.get("ns/b").is_empty());
+        h.record("ns/d", attempt(6), 2, 2);
+        assert_eq!(h.keys().collect::<Vec<_>>(), ["ns/c", "ns/d"], "a removed pod frees its place");
+        // Clones share the attempts until one side records.
+        let snapshot = h.clone();
+        h.record("ns/c", attempt(7), 2, 2);
+        assert_eq!(snapshot.get("ns/c").len(), 1);
+        assert_eq!(h.get("ns/c").len(), 2);
     }
 }

@@ -17,8 +17,8 @@
 //!   cluster events the rejecting plugins registered, or after 5 minutes), gated pods.
 //! - [`config`]: KubeSchedulerConfiguration (`kubescheduler.config.k8s.io/v1`) parsing:
 //!   [`Scheduler::from_config`].
-//! - [`explain`]: the per-attempt history ([`Scheduler::attempts`]) and the `kubesim.dev/*`
-//!   annotations written before binding ([`Scheduler::with_annotations`]).
+//! - [`explain`]: the per-attempt history ([`Scheduler::attempts`], [`Scheduler::last_attempt`]),
+//!   kept in the component (it survives clones of the world) and read by the UI's explanation.
 //! - [`preemption`]: DefaultPreemption. [`mod@bench`]: scheduler_perf-shaped benchmarks.
 //!   [`harness`]: a minimal driver for tests and benchmarks.
 //!
@@ -62,12 +62,13 @@
 //!   the node's label generation ([`plugins::helper::DomainCache`]); this is exact (tests compare
 //!   against fresh computations) and only changes cost. A pod status update that changes
 //!   nothing the cache aggregates does not change the node's generation.
-//! - The `kubesim.dev/selected-node` annotation holds a JSON string (`"node-1"`, quotes
-//!   included), like the other three annotations hold JSON. Annotations and history cost memory
-//!   proportional to the nodes evaluated per attempt; turn them off for very large runs
-//!   ([`Scheduler::with_annotations`], [`Scheduler::with_history`]); history keeps at most
-//!   [`Options::max_history_pods`] pods, and above [`Options::detail_max_nodes`] nodes an
-//!   attempt keeps scores only for the top 3 nodes and the selected one (upstream's
+//! - Explanations stay in the scheduler: like upstream, it writes to pods only the binding, the
+//!   PodScheduled condition, `nominatedNodeName` and the preemption victims' DisruptionTarget
+//!   condition (no result annotations, unlike kube-scheduler-simulator). The history costs
+//!   memory proportional to the nodes evaluated per attempt; turn it off for very large runs
+//!   ([`Scheduler::with_history`]). It keeps at most [`Options::max_history_pods`] pods and
+//!   forgets deleted ones, and above [`Options::detail_max_nodes`] nodes an attempt keeps scores
+//!   only for the top 3 nodes and the selected one (upstream's
 //!   `numberOfHighestScoredNodesToReport`), with filter verdicts summarized by the FitError.
 //! - The events plugins register for requeueing, and the modelled cycle time, are
 //!   approximations; Permit never waits (no default plugin does).

@@ -1,12 +1,12 @@
 //! The scheduler component: watches pods and nodes, keeps the cache and the queue, and runs one
 //! scheduling cycle per timer tick (`schedule_one.go`): PreFilter → Filter (adaptive
 //! percentageOfNodesToScore, round-robin start) → PostFilter (preemption) → PreScore → Score →
-//! NormalizeScore × weight → selectHost → Reserve → Permit → annotations → PreBind → Bind →
-//! PostBind.
+//! NormalizeScore × weight → selectHost → Reserve → Permit → PreBind → Bind → PostBind. Each
+//! attempt's explanation is kept in the scheduler ([`Scheduler::attempts`]), never written to the pod.
 
 use crate::cache::{Cache, NodeInfo, PodInfo};
 use crate::config::{default_profile, parse_configuration, GlobalConfig};
-use crate::explain::{Attempt, FilterRecord, Outcome, ScoreRecord, Stopwatch};
+use crate::explain::{Attempt, FilterRecord, History, Outcome, ScoreRecord, Stopwatch};
 use crate::framework::{ClusterEvent, ClusterView, Code, CycleState, Listers, Point, Profile, Status};
 use crate::latency;
 use crate::queue::{Location, SchedulingQueue, FLUSH_UNSCHEDULABLE_PERIOD_MS};
@@ -141,29 +141,28 @@ impl Diagnosis {
     }
 }
 
-/// Switches for what the scheduler writes and records. The history defaults bound memory to
-/// roughly `max_history_pods × max_attempts_per_pod × (evaluated nodes × ~300 bytes)` in the
-/// worst case (all pods retried, detailed records); typical runs keep one attempt per pod.
+/// Switches for what the scheduler records. The history defaults bound memory to roughly
+/// `max_history_pods × max_attempts_per_pod × (evaluated nodes × ~300 bytes)` in the worst case
+/// (all pods retried, detailed records); typical runs keep one attempt per pod, and a deleted
+/// pod's attempts are dropped with it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
-    /// Write the `kubesim.dev/*` annotations before binding.
-    pub annotations: bool,
     /// Record v1 Events (Scheduled, FailedScheduling, Preempted).
     pub events: bool,
-    /// Keep an [`Attempt`] history.
+    /// Keep an [`Attempt`] history (the explanation the UI shows).
     pub history: bool,
     /// Attempts kept per pod (oldest dropped).
     pub max_attempts_per_pod: usize,
-    /// Pods whose history is kept (the pod first recorded longest ago is dropped first).
+    /// Live pods whose history is kept (the pod first recorded longest ago is dropped first).
     pub max_history_pods: usize,
-    /// Above this many nodes, attempts (and annotations) keep per-node filter verdicts only in
+    /// Above this many nodes, attempts keep per-node filter verdicts only in
     /// the FitError summary and scores only for the top 3 nodes and the selected one.
     pub detail_max_nodes: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { annotations: true, events: true, history: true, max_attempts_per_pod: 8, max_history_pods: 2_000, detail_max_nodes: 500 }
+        Options { events: true, history: true, max_attempts_per_pod: 8, max_history_pods: 10_000, detail_max_nodes: 500 }
     }
 }
 
@@ -194,10 +193,9 @@ pub struct Scheduler {
     pub(crate) nominated: BTreeMap<String, Vec<Arc<PodInfo>>>,
     next_start_node_index: usize,
     options: Options,
-    /// Per pod, shared copy-on-write: a cloned scheduler (a time-travel snapshot) shares the
-    /// recorded attempts instead of copying them.
-    history: BTreeMap<String, Arc<Vec<Attempt>>>,
-    history_order: std::collections::VecDeque<String>,
+    /// Per live pod, shared copy-on-write: a cloned scheduler (a time-travel snapshot) shares
+    /// the recorded attempts instead of copying them.
+    history: History,
     cycle_pending: bool,
     backoff_timer_at: Option<Millis>,
     flush_timer: bool,
@@ -227,8 +225,7 @@ impl Scheduler {
             nominated: BTreeMap::new(),
             next_start_node_index: 0,
             options: Options::default(),
-            history: BTreeMap::new(),
-            history_order: std::collections::VecDeque::new(),
+            history: History::default(),
             cycle_pending: false,
             backoff_timer_at: None,
             flush_timer: false,
@@ -242,11 +239,6 @@ impl Scheduler {
         Ok(Scheduler::with_profiles(global, profiles))
     }
 
-    /// Turns the `kubesim.dev/*` annotations on or off (default on).
-    pub fn with_annotations(mut self, on: bool) -> Scheduler {
-        self.options.annotations = on;
-        self
-    }
     /// Turns v1 Events on or off (default on).
     pub fn with_events(mut self, on: bool) -> Scheduler {
         self.options.events = on;
@@ -285,13 +277,18 @@ impl Scheduler {
     pub fn global_config(&self) -> &GlobalConfig {
         &self.global
     }
-    /// Every recorded attempt for a pod, oldest first.
+    /// Every recorded attempt for a pod, oldest first (empty once the pod is deleted, or with
+    /// the history off).
     pub fn attempts(&self, namespace: &str, name: &str) -> &[Attempt] {
-        self.history.get(&format!("{namespace}/{name}")).map(|v| v.as_slice()).unwrap_or(&[])
+        self.history.get(&format!("{namespace}/{name}"))
+    }
+    /// The latest attempt for a pod: the explanation of the scheduler's last decision.
+    pub fn last_attempt(&self, namespace: &str, name: &str) -> Option<&Attempt> {
+        self.attempts(namespace, name).last()
     }
     /// Every pod with recorded attempts (`namespace/name`), in key order.
     pub fn attempted_pods(&self) -> impl Iterator<Item = &str> {
-        self.history.keys().map(String::as_str)
+        self.history.keys()
     }
     /// The cache (nodes and their aggregates).
     pub fn cache(&self) -> &Cache {
@@ -358,6 +355,7 @@ impl Scheduler {
             }
             self.queue.delete(&key);
             self.clear_nomination(&key);
+            self.history.remove(&key);
             return;
         }
         if let Some(node) = node_name {
@@ -573,8 +571,9 @@ impl Scheduler {
         let started = Stopwatch::start(self.options.history);
         let pod = queued.info.clone();
         let pi = self.profile_index(pod.pod());
-        let record = self.options.history || self.options.annotations;
+        let record = self.options.history;
         let mut attempt = Attempt::new(ctx.now, self.stats.cycles, &self.profiles[pi].scheduler_name, self.cache.nodes().len());
+        attempt.pod_uid = pod.object.metadata().uid.clone().unwrap_or_default();
         let mut state = CycleState::default();
         let result = self.schedule_pod(pi, &pod, &mut state, &mut attempt, record, ctx.rng);
         match result {
@@ -592,28 +591,13 @@ impl Scheduler {
                 attempt.outcome = Outcome::Unschedulable(message.clone());
                 attempt.nominated_node = nominated.clone();
                 self.stats.unschedulable += 1;
-                if self.options.annotations {
-                    self.write_annotations(&pod, &attempt, ctx);
-                }
                 self.record_failure(&pod, "Unschedulable", &message, nominated, ctx);
                 self.queue.failed(&pod.key, diagnosis.plugins.clone(), false, ctx.now);
             }
         }
         attempt.wall_ns = started.elapsed_ns();
         if self.options.history {
-            if !self.history.contains_key(&pod.key) {
-                self.history_order.push_back(pod.key.clone());
-                while self.history_order.len() > self.options.max_history_pods.max(1) {
-                    if let Some(old) = self.history_order.pop_front() {
-                        self.history.remove(&old);
-                    }
-                }
-            }
-            let list = Arc::make_mut(self.history.entry(pod.key.clone()).or_default());
-            if list.len() >= self.options.max_attempts_per_pod.max(1) {
-                list.remove(0);
-            }
-            list.push(attempt);
+            self.history.record(&pod.key, attempt, self.options.max_history_pods, self.options.max_attempts_per_pod);
         }
     }
 
@@ -643,9 +627,6 @@ impl Scheduler {
         }
         if failure.is_none() {
             attempt.selected = Some(node.to_string());
-            if self.options.annotations {
-                self.write_annotations(pod, attempt, ctx);
-            }
             let profile = &self.profiles[pi];
             for i in profile.at(Point::PreBind) {
                 let s = profile.plugin(*i).pre_bind(state, pod, node);
@@ -935,21 +916,6 @@ impl Scheduler {
         run_filters(profile, filters, state, pod, node, attempt, None)
     }
 
-    fn write_annotations(&self, pod: &PodInfo, attempt: &Attempt, ctx: &mut Ctx) {
-        let Some(current) = ctx.api.lookup(("", "pods"), pod.namespace(), pod.name()).cloned() else { return };
-        let Some(p) = current.as_pod() else { return };
-        let mut p = p.clone();
-        let annotations = p.metadata.annotations.get_or_insert_with(BTreeMap::new);
-        for (k, v) in attempt.annotations() {
-            annotations.insert(k.to_string(), v);
-        }
-        if attempt.selected.is_none() {
-            annotations.remove(crate::explain::ANNOTATION_SELECTED);
-        }
-        p.metadata.resource_version = None;
-        let _ = ctx.update(Object::Pod(Box::new(p)));
-    }
-
     /// Sets PodScheduled=False (and nominatedNodeName) and records FailedScheduling.
     fn record_failure(&mut self, pod: &PodInfo, reason: &str, message: &str, nominated: Option<String>, ctx: &mut Ctx) {
         let Some(current) = ctx.api.lookup(("", "pods"), pod.namespace(), pod.name()).cloned() else { return };
@@ -1008,15 +974,9 @@ pub(crate) fn run_filters(
 }
 
 /// Whether a pending pod changed in a way that may make it schedulable (upstream
-/// `isPodUpdated`, ignoring status and kubesim's own annotations).
+/// `isPodUpdated`, ignoring status).
 fn pod_updated(old: &Pod, new: &Pod) -> bool {
-    if old.spec != new.spec || old.metadata.labels != new.metadata.labels {
-        return true;
-    }
-    let strip = |a: &Option<BTreeMap<String, String>>| -> BTreeMap<String, String> {
-        a.iter().flatten().filter(|(k, _)| !k.starts_with("kubesim.dev/")).map(|(k, v)| (k.clone(), v.clone())).collect()
-    };
-    strip(&old.metadata.annotations) != strip(&new.metadata.annotations)
+    old.spec != new.spec || old.metadata.labels != new.metadata.labels || old.metadata.annotations != new.metadata.annotations
 }
 
 impl Component for Scheduler {

@@ -33,7 +33,7 @@ fn topology_spreading_5000_nodes() {
     println!("{}", bench(Workload::TopologySpreading, 5000, 1000, 5000));
 }
 
-/// The scheduler as the simulation runs it by default: annotations, events and history on.
+/// The scheduler as the simulation runs it by default: events and history on.
 #[test]
 #[ignore]
 fn full_featured_1000_nodes() {
@@ -41,14 +41,4 @@ fn full_featured_1000_nodes() {
     use kubesim_scheduler::Scheduler;
     println!("all extras: {}", bench_with(Workload::Basic, 1000, 0, 5000, Scheduler::new()));
     println!("no events:  {}", bench_with(Workload::Basic, 1000, 0, 5000, Scheduler::new().with_events(false)));
-    println!("history only: {}", bench_with(Workload::Basic, 1000, 0, 5000, Scheduler::new().with_events(false).with_annotations(false)));
-}
-
-/// Annotations on at 1000 nodes (profiling aid).
-#[test]
-#[ignore]
-fn annotations_1000_nodes() {
-    use kubesim_scheduler::bench::bench_with;
-    use kubesim_scheduler::Scheduler;
-    println!("annotations: {}", bench_with(Workload::Basic, 1000, 0, 2000, Scheduler::new().with_events(false).with_history(false)));
 }

@@ -79,7 +79,6 @@ mod more {
     use super::*;
     use k8s_openapi::api::core::v1::{Affinity, PodAffinityTerm, PodAntiAffinity, PodSchedulingGate, TopologySpreadConstraint};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-    use kubesim_scheduler::explain::{ANNOTATION_FILTER, ANNOTATION_FINAL_SCORE, ANNOTATION_SCORE, ANNOTATION_SELECTED};
     use std::collections::BTreeMap;
 
     fn labelled(mut pod: k8s_openapi::api::core::v1::Pod, labels: &[(&str, &str)]) -> k8s_openapi::api::core::v1::Pod {
@@ -129,7 +128,7 @@ mod more {
     #[test]
     fn fair_evaluation_round_robins_the_start_index() {
         let config = serde_json::json!({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "percentageOfNodesToScore": 30});
-        let mut h = Harness::new(Scheduler::from_config(&config).unwrap().with_annotations(false).with_events(false));
+        let mut h = Harness::new(Scheduler::from_config(&config).unwrap().with_events(false));
         for i in 0..500 {
             h.create(node(&format!("n{i:03}"), "100", "100Gi")).unwrap();
         }
@@ -145,7 +144,7 @@ mod more {
     }
 
     #[test]
-    fn annotations_explain_the_decision_before_binding() {
+    fn attempts_explain_the_decision_without_annotating_the_pod() {
         let mut h = Harness::new(Scheduler::new());
         h.create(node("node-1", "4", "8Gi")).unwrap();
         h.create(node("node-2", "2", "8Gi")).unwrap();
@@ -154,22 +153,22 @@ mod more {
         h.create(Object::Pod(Box::new(make_pod("web", &[("cpu", "1"), ("memory", "1Gi")])))).unwrap();
         h.run_until_idle(10_000);
         let pod = h.pod("default", "web").unwrap();
-        let ann = pod.metadata.annotations.unwrap();
-        let filter: serde_json::Value = serde_json::from_str(&ann[ANNOTATION_FILTER]).unwrap();
+        assert!(pod.metadata.annotations.is_none(), "kube-scheduler writes no annotations: {:?}", pod.metadata.annotations);
+        let attempts = h.scheduler().attempts("default", "web");
+        assert_eq!(attempts.len(), 1);
+        let filter = attempts[0].filter();
         assert_eq!(filter["node-1"]["NodeResourcesFit"], "passed");
         assert_eq!(filter["node-3"]["TaintToleration"], "node(s) had untolerated taint {k: v}");
-        assert!(filter["node-3"].get("NodeResourcesFit").is_none(), "plugins after a rejection do not run");
-        let score: serde_json::Value = serde_json::from_str(&ann[ANNOTATION_SCORE]).unwrap();
+        assert!(!filter["node-3"].contains_key("NodeResourcesFit"), "plugins after a rejection do not run");
+        let score = attempts[0].scores();
         // node-1: cpu (4000-1000)/4000 = 75, memory (8Gi-1Gi)/8Gi = 87 → 81.
         assert_eq!(score["node-1"]["NodeResourcesFit"], 81);
         assert_eq!(score["node-2"]["NodeResourcesFit"], 68);
-        assert!(score["node-1"].get("NodeAffinity").is_none(), "skipped by PreScore");
-        let final_score: serde_json::Value = serde_json::from_str(&ann[ANNOTATION_FINAL_SCORE]).unwrap();
-        assert_eq!(final_score["node-1"]["TaintToleration"], 300);
-        assert_eq!(ann[ANNOTATION_SELECTED], "\"node-1\"");
+        assert!(!score["node-1"].contains_key("NodeAffinity"), "skipped by PreScore");
+        assert_eq!(attempts[0].final_scores()["node-1"]["TaintToleration"], 300);
+        assert_eq!(attempts[0].selected.as_deref(), Some("node-1"));
+        assert_eq!(attempts[0].outcome, kubesim_scheduler::Outcome::Scheduled("node-1".into()));
         assert_eq!(h.node_of("default", "web").as_deref(), Some("node-1"));
-        let attempts = h.scheduler().attempts("default", "web");
-        assert_eq!(attempts.len(), 1);
         assert!(attempts[0].plugin_time("Filter", "*").is_some(), "{:?}", attempts[0].plugin_ns);
         assert!(attempts[0].plugin_time("Score", "NodeResourcesFit").is_some());
         assert!(attempts[0].wall_ns.is_some());
@@ -179,11 +178,13 @@ mod more {
     }
 
     #[test]
-    fn annotations_can_be_turned_off() {
-        let mut h = Harness::new(Scheduler::new().with_annotations(false));
+    fn history_can_be_turned_off() {
+        let mut h = Harness::new(Scheduler::new().with_history(false));
         h.create(node("node-1", "4", "8Gi")).unwrap();
         h.create(Object::Pod(Box::new(make_pod("web", &[])))).unwrap();
         h.run_until_idle(10_000);
+        assert_eq!(h.node_of("default", "web").as_deref(), Some("node-1"));
+        assert!(h.scheduler().attempts("default", "web").is_empty());
         assert!(h.pod("default", "web").unwrap().metadata.annotations.is_none());
     }
 
@@ -482,9 +483,7 @@ fn large_clusters_keep_summarized_details() {
     let totals = a.totals();
     assert_eq!(totals.len(), 3, "{totals:?}");
     assert!(totals.contains_key(a.selected.as_deref().unwrap()));
-    let ann = h.pod("default", "p").unwrap().metadata.annotations.unwrap();
-    let scores: serde_json::Value = serde_json::from_str(&ann["kubesim.dev/score-result"]).unwrap();
-    assert_eq!(scores.as_object().unwrap().len(), 3);
+    assert_eq!(a.scores().len(), 3);
 }
 
 mod node_name_affinity {

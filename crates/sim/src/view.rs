@@ -518,11 +518,12 @@ pub fn events(world: &World) -> Vec<EventView> {
     events
 }
 
-/// The scheduler's explanation of its last decision for a pod, from the `kubesim.dev/*`
-/// annotations (kube-scheduler-simulator's shape).
+/// The scheduler's explanation of its last decision for a pod (kube-scheduler-simulator's
+/// filter/score/final-score tables), read from the scheduler component's attempt history: the
+/// pod objects carry no explanation (kube-scheduler writes no annotations).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SchedulingExplanation {
-    /// Node → [(filter plugin, "passed" or the reason)].
+    /// Node → [(filter plugin, "passed" or the reason)], nodes and plugins in name order.
     pub filter: Vec<(String, Vec<(String, String)>)>,
     /// Node → [(score plugin, raw score)].
     pub scores: Vec<(String, Vec<(String, i64)>)>,
@@ -533,7 +534,7 @@ pub struct SchedulingExplanation {
 }
 
 impl SchedulingExplanation {
-    /// Whether the pod carries no explanation at all.
+    /// Whether there is no explanation at all (not yet attempted, or the history is off).
     pub fn is_empty(&self) -> bool {
         self.filter.is_empty() && self.scores.is_empty() && self.final_scores.is_empty() && self.selected.is_none()
     }
@@ -546,7 +547,7 @@ pub struct PodDetail {
     pub view: PodView,
     /// Annotations as (key, value).
     pub annotations: Vec<(String, String)>,
-    /// The scheduler's explanation, parsed from the annotations.
+    /// The scheduler's explanation of its last attempt ([`scheduling_explanation`]).
     pub scheduling: SchedulingExplanation,
     /// Conditions as (type, status, reason).
     pub conditions: Vec<(String, String, String)>,
@@ -554,51 +555,32 @@ pub struct PodDetail {
     pub containers: Vec<(String, String, String)>,
 }
 
+/// The scheduler's explanation of its last attempt to place the pod `namespace/name` as it
+/// exists now (an attempt recorded for an earlier pod of the same name is not shown). Empty
+/// when the pod does not exist, has not been attempted, or the scheduler history is off.
+pub fn scheduling_explanation(world: &World, namespace: &str, name: &str) -> SchedulingExplanation {
+    let Some(object) = world.api().store().get(("", "pods"), namespace, name) else { return SchedulingExplanation::default() };
+    let uid = object.metadata().uid.as_deref().unwrap_or("");
+    let Some(attempt) = world.scheduler().and_then(|s| s.last_attempt(namespace, name)).filter(|a| a.pod_uid == uid) else {
+        return SchedulingExplanation::default();
+    };
+    let table = |map: std::collections::BTreeMap<String, std::collections::BTreeMap<String, i64>>| -> Vec<(String, Vec<(String, i64)>)> {
+        map.into_iter().map(|(node, plugins)| (node, plugins.into_iter().collect())).collect()
+    };
+    SchedulingExplanation {
+        filter: attempt.filter().into_iter().map(|(node, plugins)| (node, plugins.into_iter().collect())).collect(),
+        scores: table(attempt.scores()),
+        final_scores: table(attempt.final_scores()),
+        selected: attempt.selected.clone(),
+    }
+}
+
 /// The pod `namespace/name` now, with its details.
 pub fn pod_detail(world: &World, namespace: &str, name: &str) -> Option<PodDetail> {
     let object = world.api().store().get(("", "pods"), namespace, name)?;
     let pod = object.as_pod()?;
     let annotations: Vec<(String, String)> = pod.metadata.annotations.iter().flatten().map(|(k, v)| (k.clone(), v.clone())).collect();
-    let annotation = |key: &str| annotations.iter().find(|(k, _)| k == key).and_then(|(_, v)| serde_json::from_str::<serde_json::Value>(v).ok());
-    let table_of = |value: Option<serde_json::Value>| -> Vec<(String, Vec<(String, serde_json::Value)>)> {
-        match value {
-            Some(serde_json::Value::Object(nodes)) => nodes
-                .into_iter()
-                .map(|(node, plugins)| {
-                    let plugins = match plugins {
-                        serde_json::Value::Object(p) => p.into_iter().collect(),
-                        _ => Vec::new(),
-                    };
-                    (node, plugins)
-                })
-                .collect(),
-            _ => Vec::new(),
-        }
-    };
-    let as_text = |v: serde_json::Value| match v {
-        serde_json::Value::String(s) => s,
-        other => other.to_string(),
-    };
-    let as_int = |v: serde_json::Value| match v {
-        serde_json::Value::Number(n) => n.as_i64().unwrap_or(0),
-        serde_json::Value::String(s) => s.parse().unwrap_or(0),
-        _ => 0,
-    };
-    let scheduling = SchedulingExplanation {
-        filter: table_of(annotation("kubesim.dev/filter-result"))
-            .into_iter()
-            .map(|(n, p)| (n, p.into_iter().map(|(k, v)| (k, as_text(v))).collect()))
-            .collect(),
-        scores: table_of(annotation("kubesim.dev/score-result")).into_iter().map(|(n, p)| (n, p.into_iter().map(|(k, v)| (k, as_int(v))).collect())).collect(),
-        final_scores: table_of(annotation("kubesim.dev/finalscore-result"))
-            .into_iter()
-            .map(|(n, p)| (n, p.into_iter().map(|(k, v)| (k, as_int(v))).collect()))
-            .collect(),
-        selected: annotations.iter().find(|(k, _)| k == "kubesim.dev/selected-node").map(|(_, v)| match serde_json::from_str::<serde_json::Value>(v) {
-            Ok(serde_json::Value::String(s)) => s,
-            _ => v.clone(),
-        }),
-    };
+    let scheduling = scheduling_explanation(world, namespace, name);
     let status = pod.status.clone().unwrap_or_default();
     let conditions = status.conditions.iter().flatten().map(|c| (c.type_.clone(), c.status.clone(), c.reason.clone().unwrap_or_default())).collect();
     let statuses = status.container_statuses.clone().unwrap_or_default();

@@ -51,9 +51,8 @@ pub struct WorldConfig {
     pub seed: u64,
     /// Record the trace and notes (off for benchmarks at scale).
     pub record_history: bool,
-    /// Write the scheduler's explanation annotations on pods (large per-node JSON; off at scale).
-    pub scheduler_annotations: bool,
-    /// Keep every scheduling attempt's full explanation for the UI (off at scale).
+    /// Keep every scheduling attempt's full explanation in the scheduler for the UI
+    /// ([`crate::view::pod_detail`]; off at scale). Nothing is written to the pods.
     pub scheduler_history: bool,
     /// A `KubeSchedulerConfiguration` document for the scheduler.
     pub scheduler_config: Option<serde_json::Value>,
@@ -64,17 +63,9 @@ pub struct WorldConfig {
 }
 
 impl WorldConfig {
-    /// The defaults for a seed: history on, annotations on, default scheduler profile.
+    /// The defaults for a seed: history on, scheduler history on, default scheduler profile.
     pub fn seeded(seed: u64) -> WorldConfig {
-        WorldConfig {
-            seed,
-            record_history: true,
-            scheduler_annotations: true,
-            scheduler_history: true,
-            scheduler_config: None,
-            watch_history: 20_000,
-            cluster_dns: true,
-        }
+        WorldConfig { seed, record_history: true, scheduler_history: true, scheduler_config: None, watch_history: 20_000, cluster_dns: true }
     }
 }
 
@@ -113,7 +104,6 @@ impl World {
             Some(value) => kubesim_scheduler::Scheduler::from_config(value)?,
             None => kubesim_scheduler::Scheduler::new(),
         }
-        .with_annotations(config.scheduler_annotations)
         .with_history(config.scheduler_history);
         let runtime_config = RuntimeConfig { watch_history: config.watch_history, record_history: config.record_history, ..RuntimeConfig::seeded(config.seed) };
         let mut world = World { runtime: Runtime::new(runtime_config), commands: Vec::new(), seed: config.seed, files: BTreeMap::new() };
@@ -258,6 +248,11 @@ impl World {
     /// A component by actor name (the UI downcasts it, e.g. to the scheduler).
     pub fn component(&self, name: &str) -> Option<&dyn Component> {
         self.runtime.component(name).map(|c| c as &dyn Component)
+    }
+
+    /// The scheduler (its attempt history explains each pod's placement).
+    pub fn scheduler(&self) -> Option<&kubesim_scheduler::Scheduler> {
+        self.runtime.component_as::<kubesim_scheduler::Scheduler>("scheduler")
     }
 
     /// The kubelet of a node.

@@ -109,6 +109,22 @@ fn init_containers_finish_before_the_app_starts() {
     assert!(started[0].0 < started[1].0);
 }
 
+// The kubelet sorts containerStatuses by name (convertToAPIContainerStatuses:
+// sort.Sort(SortedContainerStatuses)) and keeps initContainerStatuses in spec order
+// (SortStatusesOfInitContainers); the ContainersReady message lists containers in spec order.
+#[test]
+fn container_statuses_are_sorted_by_name_and_init_statuses_keep_spec_order() {
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: order}\nspec:\n  initContainers:\n  - {name: z-init, image: 'busybox:1.36', command: [sh, -c, 'true']}\n  - {name: a-init, image: 'busybox:1.36', command: [sh, -c, 'true']}\n  containers:\n  - {name: web, image: 'nginx:1.27', readinessProbe: {exec: {command: ['false']}, periodSeconds: 1}}\n  - {name: sidecar, image: 'busybox:1.36', command: [sleep, '3600'], readinessProbe: {exec: {command: ['false']}, periodSeconds: 1}}\n";
+    let mut world = world_with(yaml);
+    world.run_until(30_000);
+    let status = pod(&world, "order").unwrap().status.unwrap();
+    let names = |list: Option<Vec<ContainerStatus>>| list.unwrap().into_iter().map(|c| c.name).collect::<Vec<_>>();
+    assert_eq!(names(status.container_statuses), ["sidecar", "web"]);
+    assert_eq!(names(status.init_container_statuses), ["z-init", "a-init"]);
+    let ready = status.conditions.unwrap().into_iter().find(|c| c.type_ == "ContainersReady").unwrap();
+    assert_eq!(ready.message.as_deref(), Some("containers with unready status: [web sidecar]"));
+}
+
 const CRASHER: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: crasher}\nspec:\n  containers:\n  - name: app\n    image: busybox:1.36\n    command: [sh, -c, 'echo starting; sleep 1; exit 1']\n";
 
 // CrashLoopBackOff: restarts wait 10 s, 20 s, 40 s after each exit (flowcontrol backoff

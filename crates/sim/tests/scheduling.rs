@@ -1,10 +1,11 @@
 #![cfg(not(target_arch = "wasm32"))]
 //! The scheduler's plugins end to end through `kubesim run`, read back through the explanation
-//! annotations (`kubesim.dev/filter-result`, `score-result`, `finalscore-result`,
-//! `selected-node`) and FailedScheduling messages.
+//! the UI shows (`view::scheduling_explanation`, from the scheduler's attempt history; the pods
+//! carry no annotations, as with the real kube-scheduler) and FailedScheduling messages.
 
 use kubesim_sim::run::{run, RunOptions};
 use kubesim_sim::scenario::InputFile;
+use kubesim_sim::view::{self, SchedulingExplanation};
 use serde_json::Value;
 
 const NODES: &str = "apiVersion: v1\nkind: Node\nmetadata: {name: a, labels: {kubernetes.io/hostname: a, topology.kubernetes.io/zone: z1, disk: ssd}}\nstatus: {capacity: {cpu: '4', memory: 8Gi, pods: '110'}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: b, labels: {kubernetes.io/hostname: b, topology.kubernetes.io/zone: z2}}\nspec: {taints: [{key: dedicated, value: gpu, effect: NoSchedule}]}\nstatus: {capacity: {cpu: '4', memory: 8Gi, pods: '110'}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: c, labels: {kubernetes.io/hostname: c, topology.kubernetes.io/zone: z3}}\nstatus: {capacity: {cpu: '2', memory: 8Gi, pods: '110'}}\n";
@@ -20,9 +21,13 @@ fn world(extra: &str) -> kubesim_sim::World {
     outcome.world
 }
 
-fn annotation(world: &kubesim_sim::World, pod: &str, key: &str) -> Value {
-    let json = world.api().lookup(("", "pods"), "default", pod).unwrap().to_json();
-    serde_json::from_str(json["metadata"]["annotations"][key].as_str().unwrap_or("null")).unwrap()
+fn explanation(world: &kubesim_sim::World, pod: &str) -> SchedulingExplanation {
+    view::scheduling_explanation(world, "default", pod)
+}
+
+/// One cell of a node → [(plugin, value)] table.
+fn cell<'a, T>(table: &'a [(String, Vec<(String, T)>)], node: &str, plugin: &str) -> Option<&'a T> {
+    table.iter().find(|(n, _)| n == node)?.1.iter().find(|(p, _)| p == plugin).map(|(_, v)| v)
 }
 
 fn node_of(world: &kubesim_sim::World, pod: &str) -> String {
@@ -34,11 +39,11 @@ fn node_of(world: &kubesim_sim::World, pod: &str) -> String {
 fn node_selector_and_taints_filter_nodes() {
     let w = world("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeSelector: {disk: ssd}, containers: [{name: c, image: nginx}]}\n");
     assert_eq!(node_of(&w, "p"), "a");
-    let filters = annotation(&w, "p", "kubesim.dev/filter-result");
-    assert_eq!(filters["a"]["NodeAffinity"], "passed");
-    assert_eq!(filters["b"]["TaintToleration"], "node(s) had untolerated taint {dedicated: gpu}");
-    assert_eq!(filters["c"]["NodeAffinity"], "node(s) didn't match Pod's node affinity/selector");
-    assert_eq!(annotation(&w, "p", "kubesim.dev/selected-node"), "a");
+    let e = explanation(&w, "p");
+    assert_eq!(cell(&e.filter, "a", "NodeAffinity").unwrap(), "passed");
+    assert_eq!(cell(&e.filter, "b", "TaintToleration").unwrap(), "node(s) had untolerated taint {dedicated: gpu}");
+    assert_eq!(cell(&e.filter, "c", "NodeAffinity").unwrap(), "node(s) didn't match Pod's node affinity/selector");
+    assert_eq!(e.selected.as_deref(), Some("a"));
 }
 
 // NodeResourcesFit: a pod bigger than every node's allocatable is Unschedulable with
@@ -60,14 +65,13 @@ fn scores_follow_least_allocated() {
     let w = world(
         "apiVersion: v1\nkind: Pod\nmetadata: {name: s}\nspec: {containers: [{name: c, image: nginx, resources: {requests: {cpu: '1', memory: 1Gi}}}]}\n",
     );
-    let raw = annotation(&w, "s", "kubesim.dev/score-result");
-    let fit_a = raw["a"]["NodeResourcesFit"].as_i64().unwrap();
-    let fit_c = raw["c"]["NodeResourcesFit"].as_i64().unwrap();
+    let e = explanation(&w, "s");
+    let fit_a = *cell(&e.scores, "a", "NodeResourcesFit").unwrap();
+    let fit_c = *cell(&e.scores, "c", "NodeResourcesFit").unwrap();
     // LeastAllocated: a (4 cpu): cpu (4-1)/4 = 75, mem (8-1)/8 = 87 → 81; c (2 cpu): 50, 87 → 68.
     assert_eq!((fit_a, fit_c), (81, 68));
-    let final_scores = annotation(&w, "s", "kubesim.dev/finalscore-result");
-    assert_eq!(final_scores["a"]["TaintToleration"], 300);
-    assert!(raw.get("b").is_none(), "filtered-out nodes are not scored");
+    assert_eq!(cell(&e.final_scores, "a", "TaintToleration"), Some(&300));
+    assert!(e.scores.iter().all(|(n, _)| n != "b"), "filtered-out nodes are not scored");
     assert_eq!(node_of(&w, "s"), "a");
 }
 
@@ -107,7 +111,48 @@ fn cordoned_nodes_are_skipped() {
     });
     let w = outcome.world;
     assert!(w.commands().iter().all(|c| c.exit_code == 0), "{:?}", w.commands());
-    let filters = annotation(&w, "late", "kubesim.dev/filter-result");
-    assert_eq!(filters["a"]["NodeUnschedulable"], "node(s) were unschedulable");
+    let e = explanation(&w, "late");
+    assert_eq!(cell(&e.filter, "a", "NodeUnschedulable").unwrap(), "node(s) were unschedulable");
     assert_eq!(node_of(&w, "late"), "c");
+}
+
+// Like the real kube-scheduler, the scheduler writes no annotations: `kubectl describe pod`
+// shows `Annotations: <none>` and `get -o yaml` has no scheduler annotations. The explanation
+// is still there for the UI, it survives a clone of the world (the UI's time-travel forks),
+// and it is gone with the pod — a new pod of the same name does not inherit it.
+#[test]
+fn scheduled_pods_carry_no_annotations_and_keep_their_explanation() {
+    let mut w = world("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeSelector: {disk: ssd}, containers: [{name: c, image: nginx}]}\n");
+    assert_eq!(node_of(&w, "p"), "a");
+    let pod = w.api().lookup(("", "pods"), "default", "p").unwrap().to_json();
+    // (The input file was applied: kubectl's last-applied-configuration is the only annotation.)
+    let keys: Vec<&String> = pod["metadata"]["annotations"].as_object().map(|a| a.keys().collect()).unwrap_or_default();
+    assert_eq!(keys, ["kubectl.kubernetes.io/last-applied-configuration"], "{}", pod["metadata"]);
+    for record in w.trace() {
+        let line = record.to_json_line();
+        assert!(!line.contains("kubesim.dev/"), "no kubesim.dev annotation is ever written: {line}");
+    }
+    let describe = w.run_command("kubectl describe pod p");
+    assert!(describe.stdout.lines().any(|l| l.starts_with("Annotations:") && l.ends_with("<none>")), "{}", describe.stdout);
+
+    let e = view::pod_detail(&w, "default", "p").unwrap().scheduling;
+    assert!(!e.is_empty());
+    assert_eq!(e.selected.as_deref(), Some("a"));
+    assert_eq!(cell(&e.filter, "b", "TaintToleration").unwrap(), "node(s) had untolerated taint {dedicated: gpu}");
+    assert_eq!(explanation(&w.clone(), "p"), e, "a forked world keeps the explanation");
+
+    let deleted = w.run_command("kubectl delete pod p --wait=false");
+    assert_eq!(deleted.exit_code, 0, "{}", deleted.stderr);
+    let until = w.now() + 60_000;
+    w.run_until(until);
+    assert!(w.api().lookup(("", "pods"), "default", "p").is_none());
+    assert!(w.scheduler().unwrap().attempts("default", "p").is_empty(), "a deleted pod's attempts are dropped");
+    // A new pod of the same name, created with nodeName (it never passes through the scheduler).
+    w.add_file("p.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeName: c, containers: [{name: c, image: nginx}]}\n");
+    let applied = w.run_command("kubectl apply -f p.yaml");
+    assert_eq!(applied.exit_code, 0, "{}", applied.stderr);
+    let until = w.now() + 5_000;
+    w.run_until(until);
+    assert_eq!(node_of(&w, "p"), "c");
+    assert!(explanation(&w, "p").is_empty(), "the new pod has no explanation of its own");
 }

@@ -1,6 +1,7 @@
 //! Inspectors: the selected object at the current moment (YAML), its history from the trace
 //! with a diff against the previous version, and for pods the scheduler's explanation (filter
-//! verdicts and scores per node from the `kubesim.dev/*` annotations) and the lifecycle path.
+//! verdicts and scores per node from the scheduler's attempt history, `view::pod_detail`) and
+//! the lifecycle path.
 
 use crate::components::app::Controls;
 use crate::components::lifecycle::category;
@@ -202,7 +203,7 @@ fn summary(selection: &Selection, key: &ObjectKey, controls: &Controls, current:
 
 fn explanation(explanation: &SchedulingExplanation) -> Html {
     if explanation.is_empty() {
-        return html! { <p class="ks-muted">{ "No scheduling decision recorded on this pod yet (the scheduler writes kubesim.dev/filter-result, score-result, finalscore-result and selected-node annotations when it decides)." }</p> };
+        return html! { <p class="ks-muted">{ "No scheduling decision recorded for this pod yet (the scheduler records its filter verdicts and scores per node each time it tries to place the pod; pods created with a nodeName never pass through it)." }</p> };
     }
     let plugins = |rows: &[(String, Vec<(String, String)>)]| -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
