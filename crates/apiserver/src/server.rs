@@ -347,44 +347,85 @@ impl ApiServer {
             spec.ip_family_policy.get_or_insert_with(|| "SingleStack".into());
         }
         let mut ports = Vec::new();
+        // initNodePorts (registry/core/service/storage/alloc.go): ports with the same port
+        // number (53/UDP and 53/TCP) share one nodePort; a requested nodePort is honoured, else
+        // the allocator picks one (random in the dynamic band first, then the static band).
+        let allocate = type_ == "NodePort" || (type_ == "LoadBalancer" && spec.allocate_load_balancer_node_ports != Some(false));
         if type_ == "NodePort" || type_ == "LoadBalancer" {
-            for port in spec.ports.iter_mut().flatten() {
-                let node_port = match port.node_port {
-                    Some(p) => {
-                        if !self.allocated_node_ports.insert(p) {
-                            self.release_service((ip, ports));
-                            return Err(ApiError::invalid(format!(
-                                "Service {name:?} is invalid: spec.ports[0].nodePort: Invalid value: {p}: provided port is already allocated"
-                            )));
-                        }
-                        p
-                    }
+            let requested: Vec<(i32, Option<i32>)> = spec.ports.iter().flatten().map(|p| (p.port, p.node_port.filter(|n| *n != 0))).collect();
+            let mut by_port: std::collections::BTreeMap<i32, i32> = std::collections::BTreeMap::new();
+            for (i, port) in spec.ports.iter_mut().flatten().enumerate() {
+                let wanted = port.node_port.filter(|n| *n != 0);
+                if wanted.is_none() && !allocate {
+                    continue;
+                }
+                let invalid =
+                    |np: i32, why: &str| ApiError::invalid(format!("Service {name:?} is invalid: spec.ports[{i}].nodePort: Invalid value: {np}: {why}"));
+                match by_port.get(&port.port).copied() {
                     None => {
-                        let band = 86;
-                        let span = NODE_PORT_SIZE - band;
-                        let start = (req.rng.next_u64() % span as u64) as i32;
-                        let free = (0..span)
-                            .map(|i| band + (start + i) % span)
-                            .chain(0..band)
-                            .map(|o| NODE_PORT_BASE + o)
-                            .find(|p| !self.allocated_node_ports.contains(p));
-                        let Some(p) = free else {
-                            self.release_service((ip, ports));
-                            return Err(ApiError {
-                                code: 500,
-                                reason: "InternalError",
-                                message: "Internal error occurred: failed to allocate a nodePort: range is full".into(),
-                            });
+                        // findRequestedNodePort: the first nodePort asked for this port number.
+                        let asked = requested.iter().find(|(p, n)| *p == port.port && n.is_some()).and_then(|(_, n)| *n);
+                        let node_port = match asked {
+                            Some(np) => {
+                                if let Err(why) = self.allocate_node_port(np) {
+                                    self.release_service((ip, ports));
+                                    return Err(invalid(np, why));
+                                }
+                                np
+                            }
+                            None => match self.allocate_next_node_port(req) {
+                                Some(np) => np,
+                                None => {
+                                    self.release_service((ip, ports));
+                                    return Err(ApiError {
+                                        code: 500,
+                                        reason: "InternalError",
+                                        message: "Internal error occurred: failed to allocate a nodePort: range is full".into(),
+                                    });
+                                }
+                            },
                         };
-                        self.allocated_node_ports.insert(p);
-                        p
+                        ports.push(node_port);
+                        port.node_port = Some(node_port);
+                        by_port.insert(port.port, node_port);
                     }
-                };
-                port.node_port = Some(node_port);
-                ports.push(node_port);
+                    Some(shared) if wanted != Some(shared) => match wanted {
+                        None => port.node_port = Some(shared),
+                        Some(np) => {
+                            if let Err(why) = self.allocate_node_port(np) {
+                                self.release_service((ip, ports));
+                                return Err(invalid(np, why));
+                            }
+                            ports.push(np);
+                        }
+                    },
+                    Some(_) => {}
+                }
             }
         }
         Ok((ip, ports))
+    }
+
+    /// portallocator `Allocate`: a specific node port.
+    fn allocate_node_port(&mut self, port: i32) -> std::result::Result<(), &'static str> {
+        if !(NODE_PORT_BASE..NODE_PORT_BASE + NODE_PORT_SIZE).contains(&port) {
+            return Err("provided port is not in the valid range. The range of valid ports is 30000-32767");
+        }
+        if !self.allocated_node_ports.insert(port) {
+            return Err("provided port is already allocated");
+        }
+        Ok(())
+    }
+
+    /// portallocator `AllocateNext`: random in the dynamic band (above the 86-port static
+    /// band), scanning up, then the static band.
+    fn allocate_next_node_port(&mut self, req: &mut Request) -> Option<i32> {
+        let band = 86;
+        let span = NODE_PORT_SIZE - band;
+        let start = (req.rng.next_u64() % span as u64) as i32;
+        let free = (0..span).map(|i| band + (start + i) % span).chain(0..band).map(|o| NODE_PORT_BASE + o).find(|p| !self.allocated_node_ports.contains(p))?;
+        self.allocated_node_ports.insert(free);
+        Some(free)
     }
 
     fn release_service(&mut self, (ip, ports): (Option<u32>, Vec<i32>)) {
@@ -416,6 +457,7 @@ impl ApiServer {
                 return Err(ApiError::conflict(&info.qualified_resource(), &name));
             }
         }
+        drop_type_dependent_fields(&mut object, &current);
         apply_defaults(&mut object);
         preserve_server_fields(&mut object, &current);
         carry_status(&mut object, &current);
@@ -428,7 +470,76 @@ impl ApiServer {
         if tracks_generation(info) && spec_changed(&object, &current, info) {
             object.metadata_mut().generation = Some(current.metadata().generation.unwrap_or(1) + 1);
         }
-        self.finish_update(info, object, expected, req)
+        let (allocated, released) = self.update_node_ports(&mut object, &current, req)?;
+        match self.finish_update(info, object, expected, req) {
+            Ok(updated) => {
+                for port in released {
+                    self.allocated_node_ports.remove(&port);
+                }
+                Ok(updated)
+            }
+            Err(e) => {
+                self.release_service((None, allocated));
+                Err(e)
+            }
+        }
+    }
+
+    /// updateNodePorts (registry/core/service/storage/alloc.go): a Service that needs node
+    /// ports (NodePort, or LoadBalancer allocating them) gets one for each port that has none,
+    /// shared by ports with the same number; a requested new one is allocated; node ports the
+    /// Service no longer uses are released once the update commits. Returns (allocated, to
+    /// release).
+    fn update_node_ports(&mut self, object: &mut Object, current: &Object, req: &mut Request) -> Result<(Vec<i32>, Vec<i32>)> {
+        let (Object::Service(new), Object::Service(old)) = (&mut *object, current) else { return Ok((Vec::new(), Vec::new())) };
+        let name = new.metadata.name.clone().unwrap_or_default();
+        let old_ports: std::collections::BTreeSet<i32> = old.spec.iter().flat_map(|s| s.ports.iter().flatten()).filter_map(|p| p.node_port).collect();
+        let spec = new.spec.get_or_insert_with(Default::default);
+        let type_ = spec.type_.clone().unwrap_or_else(|| "ClusterIP".into());
+        let allocate = type_ == "NodePort" || (type_ == "LoadBalancer" && spec.allocate_load_balancer_node_ports != Some(false));
+        let mut allocated = Vec::new();
+        let mut by_port: std::collections::BTreeMap<i32, i32> = std::collections::BTreeMap::new();
+        for port in spec.ports.iter().flatten() {
+            if let Some(np) = port.node_port.filter(|n| *n != 0) {
+                by_port.entry(port.port).or_insert(np);
+            }
+        }
+        for (i, port) in spec.ports.iter_mut().flatten().enumerate() {
+            match port.node_port.filter(|n| *n != 0) {
+                Some(np) if old_ports.contains(&np) || allocated.contains(&np) => {}
+                Some(np) => {
+                    if let Err(why) = self.allocate_node_port(np) {
+                        self.release_service((None, allocated));
+                        return Err(ApiError::invalid(format!("Service {name:?} is invalid: spec.ports[{i}].nodePort: Invalid value: {np}: {why}")));
+                    }
+                    allocated.push(np);
+                }
+                None if allocate => {
+                    let np = match by_port.get(&port.port) {
+                        Some(shared) => *shared,
+                        None => match self.allocate_next_node_port(req) {
+                            Some(np) => {
+                                allocated.push(np);
+                                np
+                            }
+                            None => {
+                                self.release_service((None, allocated));
+                                return Err(ApiError {
+                                    code: 500,
+                                    reason: "InternalError",
+                                    message: "Internal error occurred: failed to allocate a nodePort: range is full".into(),
+                                });
+                            }
+                        },
+                    };
+                    by_port.insert(port.port, np);
+                    port.node_port = Some(np);
+                }
+                None => {}
+            }
+        }
+        let now_used: std::collections::BTreeSet<i32> = spec.ports.iter().flatten().filter_map(|p| p.node_port).collect();
+        Ok((allocated, old_ports.difference(&now_used).copied().collect()))
     }
 
     /// PUT .../status: only the status changes; everything else is taken from the stored object.
@@ -835,6 +946,36 @@ fn spec_changed(new: &Object, old: &Object, info: &KindInfo) -> bool {
     strip(new) != strip(old)
 }
 
+/// dropTypeDependentFields (registry/core/service/strategy.go): a Service switching to a type
+/// that does not use node ports or an external traffic policy loses the values it carried, when
+/// the user left them unchanged.
+fn drop_type_dependent_fields(object: &mut Object, current: &Object) {
+    let (Object::Service(new), Object::Service(old)) = (&mut *object, current) else { return };
+    let (Some(n), Some(o)) = (new.spec.as_mut(), old.spec.as_ref()) else { return };
+    let external = |t: Option<&String>| matches!(t.map(String::as_str), Some("NodePort" | "LoadBalancer"));
+    if external(o.type_.as_ref()) && !external(n.type_.as_ref()) {
+        let old_ports: Vec<(i32, Option<i32>)> = o.ports.iter().flatten().map(|p| (p.port, p.node_port)).collect();
+        let same = n.ports.iter().flatten().all(|p| p.node_port.is_none() || old_ports.iter().any(|(port, np)| *port == p.port && *np == p.node_port));
+        if same {
+            for port in n.ports.iter_mut().flatten() {
+                port.node_port = None;
+            }
+        }
+        if n.external_traffic_policy == o.external_traffic_policy {
+            n.external_traffic_policy = None;
+        }
+        if n.health_check_node_port == o.health_check_node_port {
+            n.health_check_node_port = None;
+        }
+    }
+    if o.type_.as_deref() == Some("LoadBalancer")
+        && n.type_.as_deref() != Some("LoadBalancer")
+        && n.allocate_load_balancer_node_ports == o.allocate_load_balancer_node_ports
+    {
+        n.allocate_load_balancer_node_ports = None;
+    }
+}
+
 /// Fields the client cannot change on update (uid, creationTimestamp, deletion state), and the
 /// Service fields the registry keeps from the old object when an update omits them
 /// (patchAllocatedValues: clusterIP(s), IP families, node ports).
@@ -851,7 +992,9 @@ fn preserve_server_fields(object: &mut Object, current: &Object) {
             if n.ip_family_policy.is_none() {
                 n.ip_family_policy = o.ip_family_policy.clone();
             }
-            for port in n.ports.iter_mut().flatten() {
+            let needs_node_ports = |t: Option<&String>| matches!(t.map(String::as_str), Some("NodePort" | "LoadBalancer"));
+            let keep_node_ports = needs_node_ports(n.type_.as_ref()) && needs_node_ports(o.type_.as_ref());
+            for port in n.ports.iter_mut().flatten().filter(|_| keep_node_ports) {
                 if port.node_port.is_none() {
                     port.node_port = o.ports.iter().flatten().find(|p| p.port == port.port && p.protocol == port.protocol).and_then(|p| p.node_port);
                 }

@@ -301,3 +301,62 @@ fn jobs_get_generated_selector_labels_and_template_defaults() {
         .unwrap_err();
     assert_eq!(err.message, "Job.batch \"manual\" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"y\"}: `selector` does not match template `labels`");
 }
+
+fn service(o: &Object) -> kubesim_api::k8s_openapi::api::core::v1::Service {
+    match o {
+        Object::Service(s) => (**s).clone(),
+        _ => panic!("not a service"),
+    }
+}
+
+fn node_ports(o: &Object) -> Vec<i32> {
+    service(o).spec.as_ref().unwrap().ports.iter().flatten().map(|p| p.node_port.unwrap_or(0)).collect()
+}
+
+// registry/core/service/storage/alloc.go initNodePorts and updateNodePorts: ports with the same
+// number share a nodePort; a requested port is honoured or refused with the port's index; a type
+// change to NodePort allocates, a change back releases.
+#[test]
+fn node_ports_are_shared_by_port_number_and_follow_type_changes() {
+    let mut api = Api::new();
+    let dns = api
+        .create("apiVersion: v1\nkind: Service\nmetadata: {name: dns}\nspec:\n  type: NodePort\n  selector: {app: dns}\n  ports:\n  - {name: udp, port: 53, protocol: UDP}\n  - {name: tcp, port: 53, protocol: TCP}\n  - {name: metrics, port: 9153}\n")
+        .unwrap();
+    let ports = node_ports(&dns);
+    assert_eq!(ports[0], ports[1], "53/UDP and 53/TCP share one nodePort");
+    assert_ne!(ports[0], ports[2]);
+    assert!(ports.iter().all(|p| (30_086..=32_767).contains(p)), "dynamic band first: {ports:?}");
+    let err = api
+        .create("apiVersion: v1\nkind: Service\nmetadata: {name: clash}\nspec:\n  type: NodePort\n  ports:\n  - {name: a, port: 80, nodePort: 30080}\n  - {name: b, port: 81, nodePort: 30080}\n")
+        .unwrap_err();
+    assert!(err.message.contains("spec.ports[1].nodePort: Invalid value: 30080: provided port is already allocated"), "{}", err.message);
+    let err =
+        api.create("apiVersion: v1\nkind: Service\nmetadata: {name: out}\nspec:\n  type: NodePort\n  ports:\n  - {port: 80, nodePort: 29999}\n").unwrap_err();
+    assert!(
+        err.message.contains("spec.ports[0].nodePort: Invalid value: 29999: provided port is not in the valid range. The range of valid ports is 30000-32767"),
+        "{}",
+        err.message
+    );
+    api.create("apiVersion: v1\nkind: Service\nmetadata: {name: ok}\nspec:\n  type: NodePort\n  ports:\n  - {port: 80, nodePort: 30080}\n")
+        .expect("the failed create released 30080");
+
+    // ClusterIP → NodePort allocates; NodePort → ClusterIP releases.
+    let web = api.create("apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  ports:\n  - {port: 8080, targetPort: 80}\n").unwrap();
+    assert_eq!(node_ports(&web), vec![0]);
+    let mut svc = service(&web);
+    svc.spec.as_mut().unwrap().type_ = Some("NodePort".into());
+    svc.metadata.resource_version = None;
+    let mut req = Request { now: 0, rng: &mut api.rng, actor: &api.actor };
+    let updated = api.api.update(Object::Service(Box::new(svc)), &mut req).unwrap();
+    let np = node_ports(&updated)[0];
+    assert!((30_000..=32_767).contains(&np), "{np}");
+    let mut svc = service(&updated);
+    let spec = svc.spec.as_mut().unwrap();
+    spec.type_ = Some("ClusterIP".into());
+    svc.metadata.resource_version = None;
+    let mut req = Request { now: 0, rng: &mut api.rng, actor: &api.actor };
+    let back = api.api.update(Object::Service(Box::new(svc)), &mut req).unwrap();
+    assert_eq!(node_ports(&back), vec![0]);
+    api.create(&format!("apiVersion: v1\nkind: Service\nmetadata: {{name: reuse}}\nspec:\n  type: NodePort\n  ports:\n  - {{port: 80, nodePort: {np}}}\n"))
+        .expect("released");
+}
