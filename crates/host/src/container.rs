@@ -175,6 +175,15 @@ pub struct NetRequest {
     pub call: NetCall,
 }
 
+/// What an exec session reads and whether it has a terminal (`kubectl exec -i -t`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExecIo {
+    /// Everything the command reads on stdin.
+    pub stdin: Vec<u8>,
+    /// Whether its stdout is a terminal.
+    pub tty: bool,
+}
+
 /// An exec session's result.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ExecOutput {

@@ -7,7 +7,7 @@
 //! ExecSync, which must answer synchronously — are routed on the node itself or through the
 //! caller ([`ContainerRuntime::exec_with`]).
 
-pub use crate::container::{Container, ContainerSpec, ContainerState, ExecOutput, LogLine, NetRequest, PreStop, Stream};
+pub use crate::container::{Container, ContainerSpec, ContainerState, ExecIo, ExecOutput, LogLine, NetRequest, PreStop, Stream};
 use crate::container::{Foreign, SessionEvent};
 use crate::images::{ImageStore, PulledImage};
 use kubesim_api::Millis;
@@ -404,19 +404,19 @@ impl ContainerRuntime {
     /// ExecSync: runs a command in a container to completion now, its network calls routed on
     /// this node (loopback and this node's pods) and otherwise timing out.
     pub fn exec_sync(&mut self, id: &str, argv: &[String], now: Millis) -> ExecOutput {
-        self.exec_with(id, argv, Vec::new(), false, now, &mut |call| timed_out(call))
+        self.exec_with(id, argv, ExecIo::default(), now, &mut |call| timed_out(call))
     }
 
     /// Like [`ContainerRuntime::exec_sync`], with `remote` answering calls that leave the node
     /// (`kubectl exec`, which the world routes through the fabric). Sleeps are fast-forwarded;
     /// the command runs against the container's live filesystem and processes.
-    pub fn exec_with(&mut self, id: &str, argv: &[String], stdin: Vec<u8>, tty: bool, now: Millis, remote: &mut dyn FnMut(&NetCall) -> NetReply) -> ExecOutput {
+    pub fn exec_with(&mut self, id: &str, argv: &[String], io: ExecIo, now: Millis, remote: &mut dyn FnMut(&NetCall) -> NetReply) -> ExecOutput {
         let foreign = self.foreign;
         let Some(container) = self.containers.get_mut(id) else {
             return ExecOutput { stderr: format!("container {id} not found").into_bytes(), code: 126, ..Default::default() };
         };
         let sandbox = container.sandbox_id.clone();
-        let session = match container.session_start(argv, stdin, tty, &mut self.volumes, foreign, now) {
+        let session = match container.session_start(argv, io.stdin, io.tty, &mut self.volumes, foreign, now) {
             Ok(pid) => pid,
             Err(message) => {
                 let code = if message.contains("not found") || message.contains("no such file") { 127 } else { 126 };

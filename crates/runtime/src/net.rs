@@ -147,8 +147,7 @@ pub fn exec(
     host: &str,
     container_id: &str,
     argv: &[String],
-    stdin: Vec<u8>,
-    tty: bool,
+    io: kubesim_host::cri::ExecIo,
     now: Millis,
 ) -> Option<kubesim_host::cri::ExecOutput> {
     let mut caller = hosts.remove(host)?;
@@ -156,7 +155,7 @@ pub fn exec(
     let node_ip = caller.ip();
     let mut port = 40_000u16;
     let rules = &caller.netfilter;
-    let output = caller.cri.exec_with(container_id, argv, stdin, tty, now, &mut |call| {
+    let output = caller.cri.exec_with(container_id, argv, io, now, &mut |call| {
         port = port.wrapping_add(1).max(40_000);
         let dnat = dnat(rules, &node_ip, (&src_ip, port), call);
         route_remote(hosts, fabric, &Packet { from_host: host, src_ip: src_ip.clone(), src_port: port, call, dnat }, now).reply

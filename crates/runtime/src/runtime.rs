@@ -714,8 +714,8 @@ impl<E: Clone> Runtime<E> {
 
     /// Runs a command in a container to completion now, its calls routed over the fabric
     /// ([`crate::net::exec`]); the hosts it touched are synced afterwards.
-    pub fn exec(&mut self, host: &str, container_id: &str, argv: &[String], stdin: Vec<u8>, tty: bool) -> Option<kubesim_host::cri::ExecOutput> {
-        let output = crate::net::exec(&mut self.hosts, &self.fabric, host, container_id, argv, stdin, tty, self.now);
+    pub fn exec(&mut self, host: &str, container_id: &str, argv: &[String], io: kubesim_host::cri::ExecIo) -> Option<kubesim_host::cri::ExecOutput> {
+        let output = crate::net::exec(&mut self.hosts, &self.fabric, host, container_id, argv, io, self.now);
         let names: Vec<String> = self.hosts.keys().cloned().collect();
         for name in names {
             self.sync_host(&name);

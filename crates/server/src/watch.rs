@@ -381,7 +381,9 @@ pub fn exec(shared: &Shared, req: &Request, target: &Target, pod: &str, stream: 
     };
     let cmd = command.clone();
     let tty = req.param("tty").is_some_and(|v| v == "true" || v == "1");
-    let result = shared.run(move |sim| sim.world.exec_in_pod(&node, &uid, &container, &cmd, Vec::new(), tty)).unwrap_or_else(|f| Err(f.message));
+    let result = shared
+        .run(move |sim| sim.world.exec_in_pod(&node, &uid, &container, &cmd, kubesim_host::cri::ExecIo { stdin: Vec::new(), tty }))
+        .unwrap_or_else(|f| Err(f.message));
     use std::io::Write;
     let head = format!(
         "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {}\r\nSec-WebSocket-Protocol: {protocol}\r\n\r\n",

@@ -55,7 +55,7 @@ impl ClusterView for WorldView<'_> {
     fn exec(&mut self, namespace: &str, pod: &str, container: Option<&str>, command: &[String], tty: bool) -> Result<(String, i32), String> {
         let (node, uid, container) = self.locate(namespace, pod, container)?;
         let now = self.now;
-        let output = exec_in_pod(self.hosts, self.fabric, &node, &uid, &container, command, Vec::new(), tty, now)?;
+        let output = exec_in_pod(self.hosts, self.fabric, &node, &uid, &container, command, kubesim_host::cri::ExecIo { stdin: Vec::new(), tty }, now)?;
         let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
         text.push_str(&String::from_utf8_lossy(&output.stderr));
         Ok((text, output.code))
@@ -108,12 +108,11 @@ pub fn exec_in_pod(
     pod_uid: &str,
     container: &str,
     argv: &[String],
-    stdin: Vec<u8>,
-    tty: bool,
+    io: kubesim_host::cri::ExecIo,
     now: kubesim_api::Millis,
 ) -> Result<kubesim_host::cri::ExecOutput, String> {
     let id = exec_target(hosts, node, pod_uid, container)?;
-    kubesim_runtime::net::exec(hosts, fabric, node, &id, argv, stdin, tty, now).ok_or_else(|| format!("node {node:?} has no kubelet"))
+    kubesim_runtime::net::exec(hosts, fabric, node, &id, argv, io, now).ok_or_else(|| format!("node {node:?} has no kubelet"))
 }
 
 /// Runs kubectl with an argv exactly as given (no re-joining or re-splitting; a leading

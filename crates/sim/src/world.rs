@@ -193,11 +193,10 @@ impl World {
         pod_uid: &str,
         container: &str,
         argv: &[String],
-        stdin: Vec<u8>,
-        tty: bool,
+        io: kubesim_host::cri::ExecIo,
     ) -> Result<kubesim_host::cri::ExecOutput, String> {
         let id = crate::commands::exec_target(self.runtime.hosts(), node, pod_uid, container)?;
-        self.runtime.exec(node, &id, argv, stdin, tty).ok_or_else(|| format!("node {node:?} has no kubelet"))
+        self.runtime.exec(node, &id, argv, io).ok_or_else(|| format!("node {node:?} has no kubelet"))
     }
 
     /// Virtual now (ms).
