@@ -132,9 +132,11 @@ impl Sample {
                 let parts = ["Hello Kubernetes bootcamp! | Running on: ".to_string(), pod, format!(" | v={v}\n")];
                 node_chunked(&req, &[("Content-Type", "text/plain")], &parts, now)
             }
+            // The Kubernetes docs (Use a Service to Access an Application in a Cluster, Security
+            // Context) show this image answering "Hello Kubernetes!".
             Kind::NodeHello => {
                 common::out(os, &format!("Received request for URL: {}\n", req.target));
-                node_chunked(&req, &[], &["Hello World!".to_string()], now)
+                node_chunked(&req, &[], &["Hello Kubernetes!".to_string()], now)
             }
             Kind::NodeGeneric(body) => node_chunked(&req, &[], &[body], now),
             Kind::Echoserver(v) => {

@@ -3,8 +3,8 @@
 //! runtime (`ContainerRuntime::deliver_local`); everything else comes here: first the source
 //! host's Service rules (kube-proxy's DNAT, [`kubesim_host::netfilter`]) rewrite a Service
 //! address to an endpoint or reject it, then the packet travels the [`Fabric`]: a pod IP
-//! reaches the pod's sandbox on its host, a node IP refuses (no host-network server listens
-//! there yet), anything else gets no answer and times out. A DNS query that reaches a CoreDNS
+//! reaches the pod's sandbox on its host, a node IP's node ports go through that node's
+//! kube-proxy rules to an endpoint (a second hop), other node ports refuse, anything else gets no answer and times out. A DNS query that reaches a CoreDNS
 //! pod listening on port 53 is answered from the cluster DNS view ([`DnsServer`]).
 //!
 //! This is the one routing function: the runtime's outbox delivery and `kubectl exec`'s
@@ -83,6 +83,18 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
     }
     let latency = if to.host() == packet.from_host { 0 } else { HOST_TO_HOST_LATENCY_MS };
     let round_trip = 2 * latency + 1;
+    if let (Endpoint::Node { host: node }, Dnat::Unchanged) = (&to, &packet.dnat) {
+        // A node address: that node's kube-proxy rules (KUBE-NODEPORTS) forward a node port to
+        // an endpoint, which may be on a third node: a second hop from there.
+        let hop = hosts.get(node.as_str()).map(|h| h.netfilter.dnat((&packet.src_ip, packet.src_port), &dst, port, udp, &h.ip()));
+        if let Some(dnat @ (Dnat::To { .. } | Dnat::Reject { .. })) = hop {
+            let node = node.clone();
+            let forwarded = Packet { from_host: &node, src_ip: packet.src_ip.clone(), src_port: packet.src_port, call, dnat };
+            let mut delivery = route_remote(hosts, fabric, &forwarded, now);
+            delivery.latency_ms += 2 * latency;
+            return delivery;
+        }
+    }
     let Endpoint::Pod { host, .. } = to else {
         return match call {
             NetCall::Tcp { .. } => Delivery { reply: NetReply::Tcp(Err(NetError::Refused)), latency_ms: round_trip, served_by: None },

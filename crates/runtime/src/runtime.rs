@@ -723,6 +723,17 @@ impl<E: Clone> Runtime<E> {
         output
     }
 
+    /// Runs `f` with the hosts and the fabric (a client outside the cluster sending packets, as
+    /// the workstation does); the hosts are synced afterwards, as after an exec.
+    pub fn with_network<R>(&mut self, f: impl FnOnce(&mut BTreeMap<String, Host>, &crate::Fabric, Millis) -> R) -> R {
+        let out = f(&mut self.hosts, &self.fabric, self.now);
+        let names: Vec<String> = self.hosts.keys().cloned().collect();
+        for name in names {
+            self.sync_host(&name);
+        }
+        out
+    }
+
     fn push(&mut self, at_ms: Millis, item: Item<E>, periodic: bool) {
         self.seq += 1;
         if !periodic {

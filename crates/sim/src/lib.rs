@@ -24,6 +24,7 @@ pub mod metrics_server;
 pub mod run;
 pub mod scenario;
 pub mod view;
+pub mod workstation;
 pub mod world;
 
 pub use fault::Fault;

@@ -88,6 +88,8 @@ pub struct World {
     commands: Vec<CommandRecord>,
     seed: u64,
     files: BTreeMap<String, String>,
+    /// The machine the cluster runs on, created when a command first runs there.
+    workstation: Option<crate::workstation::Workstation>,
 }
 
 impl World {
@@ -106,7 +108,7 @@ impl World {
         }
         .with_history(config.scheduler_history);
         let runtime_config = RuntimeConfig { watch_history: config.watch_history, record_history: config.record_history, ..RuntimeConfig::seeded(config.seed) };
-        let mut world = World { runtime: Runtime::new(runtime_config), commands: Vec::new(), seed: config.seed, files: BTreeMap::new() };
+        let mut world = World { runtime: Runtime::new(runtime_config), commands: Vec::new(), seed: config.seed, files: BTreeMap::new(), workstation: None };
         world.runtime.add_checker(Box::new(crate::checkers::PodIpsUnique::default()));
         let addons = if config.cluster_dns { crate::cluster::dns_addon_objects() } else { Vec::new() };
         for object in bootstrap_objects().into_iter().chain(addons) {
@@ -197,6 +199,14 @@ impl World {
     ) -> Result<kubesim_host::cri::ExecOutput, String> {
         let id = crate::commands::exec_target(self.runtime.hosts(), node, pod_uid, container)?;
         self.runtime.exec(node, &id, argv, io).ok_or_else(|| format!("node {node:?} has no kubelet"))
+    }
+
+    /// Runs a command line in the workstation's shell (the machine the cluster runs on): see
+    /// [`crate::workstation`].
+    pub fn run_on_workstation(&mut self, line: &str) -> kubesim_host::cri::ExecOutput {
+        let now = self.now();
+        let workstation = self.workstation.get_or_insert_with(|| crate::workstation::Workstation::new(now));
+        self.runtime.with_network(|hosts, fabric, now| workstation.run(hosts, fabric, line, now))
     }
 
     /// Virtual now (ms).
@@ -350,7 +360,10 @@ impl World {
         let trimmed = line.trim();
         let started = self.now();
         let mut interrupted = false;
-        let (stdout, stderr, exit_code) = if let Some(rest) = trimmed.strip_prefix("fault ") {
+        let (stdout, stderr, exit_code) = if crate::workstation::is_workstation_command(trimmed) {
+            let output = self.run_on_workstation(trimmed);
+            (String::from_utf8_lossy(&output.stdout).into_owned(), String::from_utf8_lossy(&output.stderr).into_owned(), output.code)
+        } else if let Some(rest) = trimmed.strip_prefix("fault ") {
             match Fault::parse(rest).and_then(|fault| self.fault(&fault)) {
                 Ok(out) => (out, String::new(), 0),
                 Err(err) => (String::new(), err, 1),

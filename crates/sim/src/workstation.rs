@@ -1,0 +1,91 @@
+//! The workstation: the machine the cluster runs on (kind's docker host, 172.18.0.1 on the
+//! nodes' network), where a user types `curl`, `wget`, `nslookup`, `dig`, `ping` or `nc`
+//! outside any pod. Its shell is a Debian userland (the `buildpack-deps:bookworm-curl` image's
+//! programs) whose calls travel the fabric like a pod's: a node's address and node ports reach
+//! that node (kube-proxy's KUBE-NODEPORTS rules forward them to an endpoint), the internet is
+//! reachable, but pod and Service addresses are not (the host has no route into the cluster
+//! networks, as on a kind host).
+
+use kubesim_api::Millis;
+use kubesim_host::cri::{ContainerRuntime, ContainerSpec, ExecIo, ExecOutput, SandboxConfig};
+use kubesim_host::Host;
+use kubesim_os::program::NetCall;
+use kubesim_runtime::net::{route_remote, Packet};
+use kubesim_runtime::Fabric;
+use std::collections::BTreeMap;
+
+/// The workstation's address on the nodes' network.
+pub const WORKSTATION_IP: &str = "172.18.0.1";
+/// Its image (a Debian userland with curl and wget).
+pub const WORKSTATION_IMAGE: &str = "buildpack-deps:bookworm-curl";
+/// The programs a command line may start with to run on the workstation.
+pub const WORKSTATION_COMMANDS: &[&str] = &["curl", "wget", "nslookup", "dig", "ping", "nc", "host", "sh", "bash"];
+const CONTAINER: &str = "workstation-shell";
+
+/// Whether a command line is for the workstation's shell (`curl http://172.18.0.2:30080`).
+pub fn is_workstation_command(line: &str) -> bool {
+    line.split_whitespace().next().is_some_and(|w| WORKSTATION_COMMANDS.contains(&w))
+}
+
+/// The workstation's container runtime, holding one shell container.
+#[derive(Clone, Debug)]
+pub struct Workstation {
+    cri: ContainerRuntime,
+}
+
+impl Workstation {
+    /// A workstation whose shell is ready.
+    pub fn new(now: Millis) -> Workstation {
+        let mut cri = ContainerRuntime::new();
+        let _ = cri.pull_image(WORKSTATION_IMAGE);
+        let config = SandboxConfig { pod_uid: "workstation".into(), pod_name: "workstation".into(), pod_namespace: String::new(), ip: WORKSTATION_IP.into() };
+        let _ = cri.run_pod_sandbox(&config, "workstation".into(), now);
+        let mut env = BTreeMap::new();
+        env.insert("PATH".to_string(), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string());
+        env.insert("HOME".to_string(), "/root".to_string());
+        let spec = ContainerSpec {
+            name: "shell".into(),
+            image: WORKSTATION_IMAGE.into(),
+            argv: vec!["sleep".into(), "infinity".into()],
+            env,
+            cwd: "/root".into(),
+            hostname: "workstation".into(),
+            files: vec![
+                ("/etc/resolv.conf".to_string(), format!("nameserver {}\n", kubesim_runtime::internet::UPSTREAM_RESOLVER).into_bytes(), 0o644),
+                ("/etc/hosts".to_string(), b"127.0.0.1\tlocalhost\n".to_vec(), 0o644),
+            ],
+            node_cpus: 2,
+            node_memory: 8 << 30,
+            ..Default::default()
+        };
+        let _ = cri.create_container("workstation", spec, CONTAINER.into(), now);
+        let _ = cri.start_container(CONTAINER, now);
+        Workstation { cri }
+    }
+
+    /// Runs a command line in the workstation's shell to completion now.
+    pub fn run(&mut self, hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, line: &str, now: Millis) -> ExecOutput {
+        let argv = vec!["sh".to_string(), "-c".to_string(), line.to_string()];
+        let mut port = 40_000u16;
+        let io = ExecIo { stdin: Vec::new(), tty: true };
+        self.cri.exec_with(CONTAINER, &argv, io, now, &mut |call| {
+            port = port.wrapping_add(1).max(40_000);
+            let (dst, _, _) = call.destination();
+            if in_cluster_networks(dst) {
+                return kubesim_host::cri::timed_out(call);
+            }
+            route(hosts, fabric, call, port, now)
+        })
+    }
+}
+
+fn route(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, call: &NetCall, port: u16, now: Millis) -> kubesim_os::program::NetReply {
+    let packet = Packet { from_host: "", src_ip: WORKSTATION_IP.into(), src_port: port, call, dnat: kubesim_host::netfilter::Dnat::Unchanged };
+    route_remote(hosts, fabric, &packet, now).reply
+}
+
+/// Pod (10.244.0.0/16) and Service (10.96.0.0/12) addresses: no route from the host.
+fn in_cluster_networks(ip: &str) -> bool {
+    let octets: Vec<u8> = ip.split('.').filter_map(|o| o.parse().ok()).collect();
+    matches!(octets.as_slice(), [10, 244, _, _]) || matches!(octets.as_slice(), [10, b, _, _] if (96..112).contains(b))
+}

@@ -1,0 +1,52 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! Traffic from outside the pod network: node ports through each node's kube-proxy rules, from
+//! a pod and from the workstation (the machine the cluster runs on).
+
+use kubesim_sim::loader::apply;
+use kubesim_sim::scenario::InputFile;
+use kubesim_sim::World;
+
+const APP: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      nodeSelector: {kubernetes.io/hostname: node-3}\n      containers: [{name: web, image: 'registry.k8s.io/e2e-test-images/agnhost:2.53', args: [netexec, '--http-port=8080']}]\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  type: NodePort\n  selector: {app: web}\n  ports: [{port: 80, targetPort: 8080, nodePort: 30080}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: client}\nspec:\n  nodeName: node-1\n  containers: [{name: c, image: 'busybox:1.37', command: [sleep, '3600']}]\n";
+
+fn world() -> World {
+    let mut world = World::new(1);
+    world.add_default_nodes();
+    let outcome = apply(&mut world, &InputFile { name: "net.yaml".into(), text: APP.into() });
+    assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
+    world.run_until(40_000);
+    world
+}
+
+fn node_ip(world: &mut World, node: &str) -> String {
+    world.run_command(&format!("kubectl get node {node} -o jsonpath={{.status.addresses[0].address}}")).stdout
+}
+
+// A node port answers on every node's address, the endpoint being on node-3 (a second hop from
+// node-2), from a pod and from the workstation; a port nothing listens on is refused.
+#[test]
+fn node_ports_answer_on_every_node_from_pods_and_the_workstation() {
+    let mut world = world();
+    let node2 = node_ip(&mut world, "node-2");
+    assert_eq!(node2, "172.18.0.3");
+    let from_pod = world.run_command(&format!("kubectl exec client -- wget -qO- http://{node2}:30080/hostname"));
+    assert_eq!(from_pod.exit_code, 0, "{from_pod:?}");
+    assert!(from_pod.stdout.starts_with("web-"), "agnhost's /hostname: {from_pod:?}");
+    let from_host = world.run_command(&format!("curl -s http://{node2}:30080/hostname"));
+    assert_eq!(from_host.exit_code, 0, "{from_host:?}");
+    assert_eq!(from_host.stdout, from_pod.stdout, "one endpoint");
+    let refused = world.run_command(&format!("curl -sS http://{node2}:30081/"));
+    assert_eq!(refused.exit_code, 7, "{refused:?}");
+    assert!(refused.stderr.contains("Failed to connect to 172.18.0.3 port 30081"), "{refused:?}");
+}
+
+// The workstation has no route into the pod and Service networks; the internet is there.
+#[test]
+fn the_workstation_reaches_nodes_and_the_internet_but_not_cluster_addresses() {
+    let mut world = world();
+    let cluster_ip = world.run_command("kubectl get svc web -o jsonpath={.spec.clusterIP}").stdout;
+    let timeout = world.run_command(&format!("curl -sS --max-time 2 http://{cluster_ip}/"));
+    assert_eq!(timeout.exit_code, 28, "{timeout:?}");
+    let site = world.run_command("curl -s http://example.com/");
+    assert_eq!(site.exit_code, 0, "{site:?}");
+    assert!(site.stdout.contains("Example Domain"), "{site:?}");
+}
