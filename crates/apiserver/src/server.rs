@@ -949,7 +949,7 @@ fn spec_changed(new: &Object, old: &Object, info: &KindInfo) -> bool {
 /// dropTypeDependentFields (registry/core/service/strategy.go): a Service switching to a type
 /// that does not use node ports or an external traffic policy loses the values it carried, when
 /// the user left them unchanged.
-fn drop_type_dependent_fields(object: &mut Object, current: &Object) {
+pub fn drop_type_dependent_fields(object: &mut Object, current: &Object) {
     let (Object::Service(new), Object::Service(old)) = (&mut *object, current) else { return };
     let (Some(n), Some(o)) = (new.spec.as_mut(), old.spec.as_ref()) else { return };
     let external = |t: Option<&String>| matches!(t.map(String::as_str), Some("NodePort" | "LoadBalancer"));

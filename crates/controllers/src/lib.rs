@@ -29,6 +29,8 @@
 //! - [`cronjob`]: CronJob controller and cron schedule parser.
 //! - [`disruption`]: PodDisruptionBudget status.
 //! - [`hpa`]: HorizontalPodAutoscaler (replica calculator, stabilization, behavior rates).
+//! - [`service_lb`]: the cloud controller manager's service controller as cloud-provider-kind
+//!   runs it (load-balancer addresses for Services of type LoadBalancer).
 //! - [`endpoints`]: EndpointSlice and (legacy) Endpoints for Services with selectors.
 //! - [`volume`]: PersistentVolume binder and (inline) dynamic provisioner.
 //! - [`podgc`]: pod garbage collector (orphaned, unscheduled-terminating, out-of-service,
@@ -107,6 +109,7 @@ pub mod nodelifecycle;
 pub mod podgc;
 pub mod replicaset;
 pub mod resourcequota;
+pub mod service_lb;
 pub mod statefulset;
 #[cfg(test)]
 mod sts_tests;
@@ -143,6 +146,7 @@ pub fn controllers() -> Vec<Box<dyn Component>> {
         Box::new(Controller(hpa::HpaController::new())),
         Box::new(Controller(endpoints::EndpointSliceController::new())),
         Box::new(Controller(endpoints::EndpointsController::new())),
+        Box::new(Controller(service_lb::ServiceLoadBalancerController::new())),
         Box::new(Controller(volume::PersistentVolumeController::new())),
         Box::new(Controller(podgc::PodGcController::new())),
         Box::new(Controller(resourcequota::ResourceQuotaController::new())),

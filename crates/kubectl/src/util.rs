@@ -158,8 +158,12 @@ pub fn update(api: &mut ApiServer, object: Object, req: &mut Request) -> Result<
 
 /// Update validation: object validation plus the immutable fields kubectl users meet.
 pub fn check_update(api: &ApiServer, object: &Object) -> Result<(), ApiError> {
-    // The API server defaults an update before validating it.
+    // The API server drops fields a type change leaves behind, then defaults the update
+    // before validating it.
     let mut defaulted = object.clone();
+    if let Some(current) = object.info().and_then(|info| api.get(info, object.namespace(), object.name()).ok()) {
+        kubesim_apiserver::drop_type_dependent_fields(&mut defaulted, &current);
+    }
     kubesim_api::defaults::apply_defaults(&mut defaulted);
     let errors = validate_create(&defaulted);
     if !errors.is_empty() {

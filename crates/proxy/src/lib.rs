@@ -88,6 +88,30 @@ pub fn rules<'a>(node: &str, services: impl IntoIterator<Item = &'a Service>, sl
                     ServiceRule { service: label.clone(), endpoints: endpoints(local), client_ip_affinity: affinity },
                 );
             }
+            // KUBE-EXT: external IPs and load-balancer ingress IPs (ipMode VIP) with the
+            // external traffic policy.
+            let external: Vec<String> = spec
+                .external_ips
+                .iter()
+                .flatten()
+                .cloned()
+                .chain(
+                    svc.status
+                        .as_ref()
+                        .and_then(|s| s.load_balancer.as_ref())
+                        .and_then(|lb| lb.ingress.as_ref())
+                        .into_iter()
+                        .flatten()
+                        .filter(|i| i.ip_mode.as_deref() != Some("Proxy"))
+                        .filter_map(|i| i.ip.clone()),
+                )
+                .collect();
+            for ip in external {
+                let local = spec.external_traffic_policy.as_deref() == Some("Local");
+                table
+                    .vips
+                    .insert((ip, port.port as u16, udp), ServiceRule { service: label.clone(), endpoints: endpoints(local), client_ip_affinity: affinity });
+            }
             if let Some(node_port) = port.node_port.filter(|p| *p > 0) {
                 let local = spec.external_traffic_policy.as_deref() == Some("Local");
                 table

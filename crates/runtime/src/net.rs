@@ -77,7 +77,24 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
         // kube-proxy's REJECT: ICMP port unreachable, which every caller sees as refused.
         Dnat::Reject { .. } => return Delivery { reply: call.failed(NetError::Refused), latency_ms: 1, served_by: None },
     };
-    let Some(to) = fabric.locate(&dst).cloned() else { return outside(call, &dst, port, udp, &data) };
+    let Some(to) = fabric.locate(&dst).cloned() else {
+        // A load balancer's address: the load balancer forwards to a node (chosen per
+        // connection among the powered nodes whose kube-proxy has rules for it), where the
+        // rules pick an endpoint.
+        if matches!(packet.dnat, Dnat::Unchanged) {
+            let nodes: Vec<&Host> = hosts.values().filter(|h| h.powered && h.netfilter.vips.contains_key(&(dst.clone(), port, udp))).collect();
+            if !nodes.is_empty() {
+                let node = nodes[packet.src_port as usize % nodes.len()];
+                let dnat = node.netfilter.dnat((&packet.src_ip, packet.src_port), &dst, port, udp, &node.ip());
+                let name = node.name.clone();
+                let forwarded = Packet { from_host: &name, src_ip: packet.src_ip.clone(), src_port: packet.src_port, call, dnat };
+                let mut delivery = route_remote(hosts, fabric, &forwarded, now);
+                delivery.latency_ms += 2 * HOST_TO_HOST_LATENCY_MS;
+                return delivery;
+            }
+        }
+        return outside(call, &dst, port, udp, &data);
+    };
     if !hosts.get(to.host()).is_some_and(|h| h.powered) {
         return timed_out(call);
     }

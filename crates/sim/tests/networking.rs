@@ -50,3 +50,31 @@ fn the_workstation_reaches_nodes_and_the_internet_but_not_cluster_addresses() {
     assert_eq!(site.exit_code, 0, "{site:?}");
     assert!(site.stdout.contains("Example Domain"), "{site:?}");
 }
+
+// A LoadBalancer Service gets an address from the load-balancer controller (cloud-provider-kind's
+// service controller), shown as EXTERNAL-IP; the workstation reaches the Service through it; a
+// type change back to ClusterIP gives the address back.
+#[test]
+fn load_balancers_get_an_address_that_reaches_the_service() {
+    let mut world = world();
+    let patch = world.run_command(r#"kubectl patch svc web -p '{"spec":{"type":"LoadBalancer"}}'"#);
+    assert_eq!(patch.exit_code, 0, "{patch:?}");
+    world.run_until(world.now() + 5_000);
+    let get = world.run_command("kubectl get svc web");
+    let row: Vec<&str> = get.stdout.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(&row[1..4], &["LoadBalancer", row[2], "172.18.255.1"], "{}", get.stdout);
+    assert_eq!(row[4], "80:30080/TCP", "the node port stays");
+    world.run_until(world.now() + 2_000);
+    let reply = world.run_command("curl -s http://172.18.255.1/hostname");
+    assert_eq!(reply.exit_code, 0, "{reply:?}");
+    assert!(reply.stdout.starts_with("web-"), "{reply:?}");
+    let events = world.run_command("kubectl get events --field-selector involvedObject.name=web -o custom-columns=REASON:.reason --no-headers");
+    assert!(events.stdout.contains("EnsuringLoadBalancer\nEnsuredLoadBalancer"), "{}", events.stdout);
+    let back = world.run_command(r#"kubectl patch svc web -p '{"spec":{"type":"ClusterIP"}}'"#);
+    assert_eq!(back.exit_code, 0, "{back:?}");
+    world.run_until(world.now() + 5_000);
+    let get = world.run_command("kubectl get svc web");
+    assert!(get.stdout.lines().nth(1).unwrap().contains("<none>"), "{}", get.stdout);
+    let gone = world.run_command("curl -sS --max-time 2 http://172.18.255.1/");
+    assert_ne!(gone.exit_code, 0, "{gone:?}");
+}
