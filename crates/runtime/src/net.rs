@@ -44,6 +44,72 @@ pub fn dnat(rules: &ServiceTable, node_ip: &str, src: (&str, u16), call: &NetCal
     rules.dnat(src, dst, port, udp, node_ip)
 }
 
+/// One connection or query a container process made, as the network view shows it: where it
+/// went, which Service rule rewrote it, which endpoint answered and how.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PacketRecord {
+    /// Virtual time it was sent.
+    pub t_ms: Millis,
+    /// The host it left.
+    pub from_host: String,
+    /// Its source address (the container's pod IP).
+    pub src_ip: String,
+    /// `tcp`, `udp` or `dns`.
+    pub protocol: &'static str,
+    /// The address and port it was sent to.
+    pub dst: (String, u16),
+    /// The Service port whose rules rewrote it (`default/web:http`), if any.
+    pub service: Option<String>,
+    /// The endpoint the rules chose.
+    pub endpoint: Option<(String, u16)>,
+    /// The DNS question (`web.default.svc.cluster.local. A`), for queries.
+    pub question: Option<String>,
+    /// `ok`, `refused`, `timeout`, `reset`, `unreachable`, or the DNS rcode (`NXDOMAIN`).
+    pub outcome: String,
+    /// When the answer arrived, after the send.
+    pub latency_ms: Millis,
+}
+
+impl PacketRecord {
+    /// The record of a call, its source host's rewrite and its reply.
+    pub fn of(t_ms: Millis, packet: &Packet, reply: &NetReply, latency_ms: Millis) -> PacketRecord {
+        let (dst, port, udp) = packet.call.destination();
+        let (protocol, question) = match packet.call {
+            NetCall::Dns { question, .. } => ("dns", Some(format!("{} {}", question.name, format!("{:?}", question.qtype).to_ascii_uppercase()))),
+            _ if udp => ("udp", None),
+            _ => ("tcp", None),
+        };
+        let (service, endpoint) = match &packet.dnat {
+            Dnat::To { ip, port, service } => (Some(service.clone()), Some((ip.clone(), *port))),
+            Dnat::Reject { service } => (Some(service.clone()), None),
+            Dnat::Unchanged => (None, None),
+        };
+        let error = |e: &NetError| match e {
+            NetError::Refused => "refused",
+            NetError::TimedOut => "timeout",
+            NetError::Reset => "reset",
+            NetError::HostUnreachable | NetError::NetworkUnreachable => "unreachable",
+        };
+        let outcome = match reply {
+            NetReply::Tcp(Ok(_)) | NetReply::Udp(Ok(_)) => "ok".to_string(),
+            NetReply::Dns(Ok(m)) => format!("{:?}", m.rcode).to_ascii_uppercase().replace("NOERROR", "ok"),
+            NetReply::Tcp(Err(e)) | NetReply::Udp(Err(e)) | NetReply::Dns(Err(e)) => error(e).to_string(),
+        };
+        PacketRecord {
+            t_ms,
+            from_host: packet.from_host.to_string(),
+            src_ip: packet.src_ip.clone(),
+            protocol,
+            dst: (dst.to_string(), port),
+            service,
+            endpoint,
+            question,
+            outcome,
+            latency_ms,
+        }
+    }
+}
+
 /// What became of a packet.
 pub struct Delivery {
     /// The answer the caller sees.

@@ -72,6 +72,9 @@ pub enum Placement {
     Host(String),
 }
 
+/// How many packets the runtime keeps for the network view.
+pub const PACKET_LOG_CAP: usize = 5_000;
+
 /// One committed write, as `--trace` prints it.
 #[derive(Clone, Debug)]
 pub struct TraceRecord {
@@ -225,6 +228,9 @@ pub struct Runtime<E: Clone = ()> {
     watch_node_pods: BTreeMap<String, Vec<usize>>,
     config: RuntimeConfig,
     trace: Vec<TraceRecord>,
+    /// The most recent packets (at most [`PACKET_LOG_CAP`]) and how many were ever logged.
+    packets: std::collections::VecDeque<crate::net::PacketRecord>,
+    packets_total: u64,
     notes: Vec<Note>,
     deliveries: Vec<WatchDelivery>,
     deliveries_dropped: usize,
@@ -254,6 +260,8 @@ impl<E: Clone> Runtime<E> {
             watch_node_pods: BTreeMap::new(),
             config,
             trace: Vec::new(),
+            packets: std::collections::VecDeque::new(),
+            packets_total: 0,
             notes: Vec::new(),
             deliveries: Vec::new(),
             deliveries_dropped: 0,
@@ -386,6 +394,12 @@ impl<E: Clone> Runtime<E> {
     /// The recorded trace (every committed write, in commit order).
     pub fn trace(&self) -> &[TraceRecord] {
         &self.trace
+    }
+
+    /// The most recent packets container processes sent (oldest first), and how many were
+    /// logged in all (the UI counts new ones by it).
+    pub fn packets(&self) -> (&std::collections::VecDeque<crate::net::PacketRecord>, u64) {
+        (&self.packets, self.packets_total)
     }
 
     /// The recorded non-API messages (CRI calls, PLEG relists, faults, ...).
@@ -696,6 +710,11 @@ impl<E: Clone> Runtime<E> {
     fn route(&mut self, from: &str, request: &kubesim_host::cri::NetRequest) -> (kubesim_os::program::NetReply, Millis) {
         let now = self.now;
         if let Some((reply, wait)) = self.hosts.get_mut(from).and_then(|h| h.cri.deliver_local(&request.container, &request.call, now)) {
+            if self.config.record_history {
+                let src_ip = self.hosts.get(from).and_then(|h| h.cri.container_ip(&request.container)).unwrap_or_default();
+                let packet = crate::net::Packet { from_host: from, src_ip, src_port: 0, call: &request.call, dnat: kubesim_host::netfilter::Dnat::Unchanged };
+                self.log_packet(crate::net::PacketRecord::of(now, &packet, &reply, 1 + wait));
+            }
             return (reply, 1 + wait);
         }
         let src_ip = self.hosts.get(from).and_then(|h| h.cri.container_ip(&request.container)).unwrap_or_default();
@@ -706,6 +725,9 @@ impl<E: Clone> Runtime<E> {
         };
         let packet = crate::net::Packet { from_host: from, src_ip, src_port, call: &request.call, dnat };
         let delivery = crate::net::route_remote(&mut self.hosts, &self.fabric, &packet, now);
+        if self.config.record_history {
+            self.log_packet(crate::net::PacketRecord::of(now, &packet, &delivery.reply, delivery.latency_ms));
+        }
         if let Some(host) = delivery.served_by {
             self.sync_host(&host);
         }
@@ -732,6 +754,14 @@ impl<E: Clone> Runtime<E> {
             self.sync_host(&name);
         }
         out
+    }
+
+    fn log_packet(&mut self, record: crate::net::PacketRecord) {
+        if self.packets.len() >= PACKET_LOG_CAP {
+            self.packets.pop_front();
+        }
+        self.packets.push_back(record);
+        self.packets_total += 1;
     }
 
     fn push(&mut self, at_ms: Millis, item: Item<E>, periodic: bool) {

@@ -690,3 +690,194 @@ pub fn workloads(world: &World) -> Vec<WorkloadView> {
     }
     out
 }
+
+/// A Service as the network view lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServiceView {
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// ClusterIP, NodePort, LoadBalancer, ExternalName.
+    pub type_: String,
+    /// The ClusterIP (`None` for headless).
+    pub cluster_ip: String,
+    /// The load balancer's address or external IPs, if any.
+    pub external_ip: Option<String>,
+    /// `kubectl get svc`'s PORT(S) column.
+    pub ports: String,
+    /// Endpoints ready / in the slices.
+    pub endpoints_ready: usize,
+    /// Endpoints in the slices.
+    pub endpoints_total: usize,
+    /// Packets that went to it in the last 10 s of the packet log, and how many failed.
+    pub recent: (u32, u32),
+}
+
+/// One node's kube-proxy rules.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeRulesView {
+    /// The node.
+    pub node: String,
+    /// Service-port rules (ClusterIP, external and load-balancer IPs).
+    pub vips: usize,
+    /// Node-port rules.
+    pub node_ports: usize,
+    /// Endpoint entries across them.
+    pub endpoints: usize,
+    /// When kube-proxy last synced (virtual ms).
+    pub synced_at: Option<Millis>,
+}
+
+/// One packet, named the way a user thinks of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PacketView {
+    /// When it was sent.
+    pub t_ms: Millis,
+    /// The sending pod (`default/client`), or the host.
+    pub from: String,
+    /// `tcp`, `udp`, `dns`.
+    pub protocol: &'static str,
+    /// Where it was sent (`10.96.0.10:53`).
+    pub dst: String,
+    /// The Service whose rules rewrote it.
+    pub service: Option<String>,
+    /// The endpoint chosen (`default/web-6d4f…` at `10.244.1.3:80`).
+    pub endpoint: Option<String>,
+    /// The DNS question.
+    pub question: Option<String>,
+    /// `ok`, `refused`, `timeout`, `reset`, `unreachable` or a DNS rcode.
+    pub outcome: String,
+    /// Round trip (virtual ms).
+    pub latency_ms: Millis,
+}
+
+/// Services, kube-proxy rules and recent traffic.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct NetworkView {
+    /// Every Service.
+    pub services: Vec<ServiceView>,
+    /// Every node's rules.
+    pub nodes: Vec<NodeRulesView>,
+    /// The most recent packets, newest first (at most `limit`).
+    pub packets: Vec<PacketView>,
+    /// Packets logged since the world began.
+    pub total_packets: u64,
+}
+
+/// The network view: Services with their endpoints, each node's kube-proxy rules and the last
+/// `limit` packets container processes sent (with the pods at either end named).
+pub fn network(world: &World, limit: usize) -> NetworkView {
+    let store = world.api().store();
+    let mut pod_by_ip: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+    for object in store.list(("", "pods"), None) {
+        let Some(pod) = object.as_pod() else { continue };
+        let status = pod.status.as_ref();
+        let terminal = matches!(status.and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed"));
+        if let Some(ip) = status.and_then(|s| s.pod_ip.clone()).filter(|ip| !ip.is_empty() && !terminal) {
+            if pod.spec.as_ref().and_then(|s| s.host_network) != Some(true) {
+                pod_by_ip.insert(ip, format!("{}/{}", object.namespace(), object.name()));
+            }
+        }
+    }
+    let (log, total_packets) = world.runtime().packets();
+    let now = world.now();
+    let mut recent: std::collections::BTreeMap<String, (u32, u32)> = std::collections::BTreeMap::new();
+    for p in log.iter().filter(|p| p.t_ms + 10_000 >= now) {
+        if let Some(service) = &p.service {
+            let name = service.split(':').next().unwrap_or(service).to_string();
+            let entry = recent.entry(name).or_default();
+            entry.0 += 1;
+            if p.outcome != "ok" {
+                entry.1 += 1;
+            }
+        }
+    }
+    // (namespace, service) → (ready, all) endpoints across its slices.
+    let mut endpoint_counts: std::collections::BTreeMap<(String, String), (usize, usize)> = std::collections::BTreeMap::new();
+    for slice in store.list(("discovery.k8s.io", "endpointslices"), None) {
+        let json = slice.to_json();
+        let Some(service) = json.pointer("/metadata/labels/kubernetes.io~1service-name").and_then(|v| v.as_str()) else { continue };
+        let entry = endpoint_counts.entry((slice.namespace().to_string(), service.to_string())).or_default();
+        for ep in json.get("endpoints").and_then(|e| e.as_array()).into_iter().flatten() {
+            entry.1 += 1;
+            if ep.pointer("/conditions/ready").and_then(|v| v.as_bool()).unwrap_or(true) {
+                entry.0 += 1;
+            }
+        }
+    }
+    let mut services = Vec::new();
+    for object in store.list(("", "services"), None) {
+        let Object::Service(svc) = object.as_ref() else { continue };
+        let spec = svc.spec.clone().unwrap_or_default();
+        let type_ = spec.type_.clone().unwrap_or_else(|| "ClusterIP".into());
+        let ports = spec
+            .ports
+            .iter()
+            .flatten()
+            .map(|p| {
+                let proto = p.protocol.clone().unwrap_or_else(|| "TCP".into());
+                match p.node_port {
+                    Some(np) => format!("{}:{np}/{proto}", p.port),
+                    None => format!("{}/{proto}", p.port),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(",");
+        let lb: Vec<String> = svc
+            .status
+            .as_ref()
+            .and_then(|s| s.load_balancer.as_ref())
+            .and_then(|l| l.ingress.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|i| i.ip.or(i.hostname))
+            .collect();
+        let external: Vec<String> = lb.into_iter().chain(spec.external_ips.clone().unwrap_or_default()).collect();
+        let (ready, all) = endpoint_counts.get(&(object.namespace().to_string(), object.name().to_string())).copied().unwrap_or_default();
+        let key = format!("{}/{}", object.namespace(), object.name());
+        services.push(ServiceView {
+            namespace: object.namespace().to_string(),
+            name: object.name().to_string(),
+            type_: type_.clone(),
+            cluster_ip: spec.cluster_ip.clone().unwrap_or_default(),
+            external_ip: if external.is_empty() { None } else { Some(external.join(",")) },
+            ports,
+            endpoints_ready: ready,
+            endpoints_total: all,
+            recent: recent.get(&key).copied().unwrap_or_default(),
+        });
+    }
+    let nodes = world
+        .node_names()
+        .filter_map(|n| world.host(n))
+        .map(|h| NodeRulesView {
+            node: h.name.clone(),
+            vips: h.netfilter.vips.len(),
+            node_ports: h.netfilter.node_ports.len(),
+            endpoints: h.netfilter.vips.values().chain(h.netfilter.node_ports.values()).map(|r| r.endpoints.len()).sum(),
+            synced_at: h.netfilter.synced_at,
+        })
+        .collect();
+    let name_ip = |ip: &str, port: u16| match pod_by_ip.get(ip) {
+        Some(pod) => format!("{pod} ({ip}:{port})"),
+        None => format!("{ip}:{port}"),
+    };
+    let packets = log
+        .iter()
+        .rev()
+        .take(limit)
+        .map(|p| PacketView {
+            t_ms: p.t_ms,
+            from: pod_by_ip.get(&p.src_ip).cloned().unwrap_or_else(|| p.from_host.clone()),
+            protocol: p.protocol,
+            dst: format!("{}:{}", p.dst.0, p.dst.1),
+            service: p.service.clone(),
+            endpoint: p.endpoint.as_ref().map(|(ip, port)| name_ip(ip, *port)),
+            question: p.question.clone(),
+            outcome: p.outcome.clone(),
+            latency_ms: p.latency_ms,
+        })
+        .collect();
+    NetworkView { services, nodes, packets, total_packets }
+}

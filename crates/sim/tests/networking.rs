@@ -78,3 +78,28 @@ fn load_balancers_get_an_address_that_reaches_the_service() {
     let gone = world.run_command("curl -sS --max-time 2 http://172.18.255.1/");
     assert_ne!(gone.exit_code, 0, "{gone:?}");
 }
+
+// The network view names both ends of every packet: a client resolving `web` through kube-dns
+// and connecting through the Service to its endpoint.
+#[test]
+fn the_network_view_shows_services_rules_and_named_packets() {
+    let mut world = world();
+    let line = "kubectl run loader --image=busybox:1.37 --restart=Never -- sh -c 'while true; do wget -qO- http://web/hostname; sleep 1; done'";
+    assert_eq!(world.run_command(line).exit_code, 0);
+    world.run_until(world.now() + 20_000);
+    let view = kubesim_sim::view::network(&world, 200);
+    let web = view.services.iter().find(|s| s.name == "web").unwrap();
+    assert_eq!((web.type_.as_str(), web.ports.as_str(), web.endpoints_ready, web.endpoints_total), ("NodePort", "80:30080/TCP", 1, 1));
+    assert!(web.recent.0 >= 5 && web.recent.1 == 0, "{:?}", web.recent);
+    let dns = view.services.iter().find(|s| s.name == "kube-dns").unwrap();
+    assert_eq!((dns.cluster_ip.as_str(), dns.endpoints_ready), ("10.96.0.10", 2));
+    assert!(view.nodes.iter().all(|n| n.vips >= 4 && n.node_ports == 1 && n.synced_at.is_some()), "{:?}", view.nodes);
+    let query = view.packets.iter().find(|p| p.protocol == "dns").expect("a DNS query");
+    assert_eq!(query.from, "default/loader");
+    assert_eq!(query.service.as_deref(), Some("kube-system/kube-dns:dns"));
+    assert!(query.endpoint.as_deref().unwrap().starts_with("kube-system/coredns-"), "{query:?}");
+    let http = view.packets.iter().find(|p| p.protocol == "tcp" && p.outcome == "ok").expect("a request");
+    assert_eq!((http.from.as_str(), http.service.as_deref()), ("default/loader", Some("default/web")));
+    assert!(http.endpoint.as_deref().unwrap().starts_with("default/web-"), "{http:?}");
+    assert!(view.total_packets >= view.packets.len() as u64);
+}
