@@ -289,6 +289,18 @@ impl Driver {
         } else {
             previous.events.clone()
         };
+        // The network view, throttled like the event log (it names pods by address).
+        let packets_total = world.runtime().packets().1;
+        let network = if (events_due && (packets_total != previous.network.total_packets || content_changed)) || force {
+            let fresh = view::network(world, 80);
+            if *previous.network == fresh {
+                previous.network.clone()
+            } else {
+                Rc::new(fresh)
+            }
+        } else {
+            previous.network.clone()
+        };
         let markers: Vec<Marker> = self
             .engine
             .inputs()
@@ -328,6 +340,7 @@ impl Driver {
             scene,
             workloads,
             events,
+            network,
             pulses: if pulses.is_empty() && previous.pulses.is_empty() { previous.pulses.clone() } else { Rc::new(pulses) },
             movers: if movers.is_empty() && previous.movers.is_empty() { previous.movers.clone() } else { Rc::new(movers) },
             flow_log,

@@ -2,7 +2,7 @@
 //! their `Rc`, so components comparing props skip re-rendering them.
 
 use crate::engine::{FlowItem, Millis};
-use kubesim_sim::view::{ClusterSnapshot, EventView, Lifecycle, WorkloadView};
+use kubesim_sim::view::{ClusterSnapshot, EventView, Lifecycle, NetworkView, WorkloadView};
 use std::rc::Rc;
 
 /// A lifecycle edge (from, to; None = created / deleted) and how many pods took it.
@@ -77,6 +77,8 @@ pub struct Frame {
     pub workloads: Rc<Vec<WorkloadView>>,
     /// Events in the store.
     pub events: Rc<Vec<EventView>>,
+    /// Services, kube-proxy rules and recent packets.
+    pub network: Rc<NetworkView>,
     /// Messages in flight.
     pub pulses: Rc<Vec<Pulse>>,
     /// Pods in flight between lifecycle states.
@@ -108,6 +110,7 @@ impl Frame {
             scene: Rc::new(ClusterSnapshot { t_ms: 0, revision: 0, nodes: Vec::new(), pods: Vec::new() }),
             workloads: Rc::new(Vec::new()),
             events: Rc::new(Vec::new()),
+            network: Rc::new(NetworkView::default()),
             pulses: Rc::new(Vec::new()),
             movers: Rc::new(Vec::new()),
             flow_log: Rc::new(Vec::new()),

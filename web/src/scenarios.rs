@@ -29,6 +29,7 @@ const JOB: &str = include_str!("../scenarios/job.yaml");
 const NODE_FAILURE: &str = include_str!("../scenarios/node-failure.yaml");
 const UNSCHEDULABLE: &str = include_str!("../scenarios/unschedulable.yaml");
 const SCALE: &str = include_str!("../scenarios/scale.yaml");
+const SERVICE_DNS: &str = include_str!("../scenarios/service-dns.yaml");
 
 fn apply(t_ms: u64, name: &str, text: impl Into<String>) -> TimedInput {
     TimedInput { t_ms, input: Input::Apply { name: name.to_string(), text: text.into() }, user: false }
@@ -110,6 +111,13 @@ pub fn all() -> Vec<Scenario> {
             summary: "6 replicas on 3 nodes; at 15 s node-2's kubelet stops. The node controller marks it NotReady after its grace period, taints it, and its pods are evicted when their toleration runs out.",
             inputs: vec![apply(0, "node-failure.yaml", NODE_FAILURE), command(15_000, "fault node-down node-2")],
             view: "cluster",
+        },
+        Scenario {
+            name: "service-dns",
+            title: "Service and DNS",
+            summary: "A client resolves web through kube-dns and fetches from it every second: each packet goes through kube-proxy's rules to an endpoint. At 40 s web scales to 3, at 70 s to 0 (refused).",
+            inputs: vec![apply(0, "service-dns.yaml", SERVICE_DNS), command(40_000, "kubectl scale deployment web --replicas=3"), command(70_000, "kubectl scale deployment web --replicas=0")],
+            view: "network",
         },
         Scenario {
             name: "big-cluster",

@@ -21,11 +21,13 @@ pub enum View {
     Flow,
     /// A searchable, sortable pod table.
     Pods,
+    /// Services, kube-proxy rules and traffic.
+    Network,
 }
 
 impl View {
     /// Every view, in tab order.
-    pub const ALL: [View; 5] = [View::Overview, View::Cluster, View::Lifecycle, View::Flow, View::Pods];
+    pub const ALL: [View; 6] = [View::Overview, View::Cluster, View::Lifecycle, View::Flow, View::Pods, View::Network];
 
     /// URL name.
     pub fn name(self) -> &'static str {
@@ -35,6 +37,7 @@ impl View {
             View::Lifecycle => "lifecycle",
             View::Flow => "flow",
             View::Pods => "pods",
+            View::Network => "network",
         }
     }
 
@@ -46,6 +49,7 @@ impl View {
             View::Lifecycle => "Lifecycle",
             View::Flow => "Flow",
             View::Pods => "Pods",
+            View::Network => "Network",
         }
     }
 

@@ -244,3 +244,20 @@ fn event_log_lists_events_with_object_reason_component_and_type_filters() {
     }
     assert!(html.contains(&format!("{} events", frame.events.len())));
 }
+
+// The network view of the "Service and DNS" scenario: the web Service with its endpoint, and
+// packets named end to end (client → kube-dns → a CoreDNS pod; client → web → a web pod).
+#[test]
+fn network_view_names_services_and_packets() {
+    use kubesim_web::components::network::{NetworkProps, NetworkViewPanel};
+    let mut driver = Driver::new(scenarios::by_name("service-dns").expect("service-dns scenario"), 1);
+    driver.engine_mut().advance(35_000, &mut || false);
+    let frame = driver.refresh(0.0);
+    let html = render::<NetworkViewPanel>(NetworkProps { network: frame.network.clone(), now: frame.t_ms });
+    assert!(html.contains("default/web"), "{html}");
+    assert!(html.contains(">1/1<"), "one ready endpoint: {html}");
+    assert!(html.contains("default/client"), "{html}");
+    assert!(html.contains("kube-system/kube-dns:dns"), "{html}");
+    assert!(count(&html, "ks-net-packet") >= 10, "{html}");
+    assert!(!html.contains("kube-system/coredns<"), "kube-system Services are hidden by default");
+}

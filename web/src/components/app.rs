@@ -277,6 +277,7 @@ pub fn app(props: &AppProps) -> Html {
             }
             View::Flow => html! { <FlowView frame={frame.clone()} selection={state.selection.clone()} on_select={on_select.clone()} /> },
             View::Pods => html! { <PodsView scene={frame.scene.clone()} selection={state.selection.clone()} on_select={on_select.clone()} /> },
+            View::Network => html! { <crate::components::network::NetworkViewPanel network={frame.network.clone()} now={frame.t_ms} /> },
         }
     };
     let theme = match state.theme {

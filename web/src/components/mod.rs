@@ -9,6 +9,7 @@ pub mod gallery;
 pub mod header;
 pub mod inspector;
 pub mod lifecycle;
+pub mod network;
 pub mod panel;
 pub mod pods;
 pub mod timeline;

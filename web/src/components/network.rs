@@ -1,0 +1,116 @@
+//! The network view: every Service with its addresses, ports, endpoints and the traffic it got
+//! in the last 10 s; each node's kube-proxy rules; and the latest packets container processes
+//! sent, each named end to end (client pod → address → the Service rule that rewrote it → the
+//! endpoint pod that answered) and coloured by outcome. New packets slide in as they happen.
+
+use crate::text::clock;
+use kubesim_sim::view::{NetworkView, PacketView};
+use std::rc::Rc;
+use yew::prelude::*;
+
+/// Network view props.
+#[derive(Properties, PartialEq)]
+pub struct NetworkProps {
+    /// Services, rules and packets.
+    pub network: Rc<NetworkView>,
+    /// Virtual now.
+    pub now: u64,
+}
+
+fn outcome_class(outcome: &str) -> &'static str {
+    match outcome {
+        "ok" => "s-ok",
+        "timeout" | "NXDOMAIN" | "SERVFAIL" => "s-wait",
+        _ => "s-bad",
+    }
+}
+
+fn packet_row(p: &PacketView, index: u64) -> Html {
+    let via = match (&p.service, &p.endpoint) {
+        (Some(service), Some(endpoint)) => {
+            html! { <>{ " → " }<span class="ks-net-svc">{ service }</span>{ " → " }<span class="ks-mono">{ endpoint }</span></> }
+        }
+        (Some(service), None) => html! { <>{ " → " }<span class="ks-net-svc">{ service }</span>{ " (no endpoints: REJECT)" }</> },
+        _ => html! {},
+    };
+    html! {
+        <li key={index.to_string()} class="ks-net-packet">
+            <span class="ks-mono ks-muted">{ clock(p.t_ms) }</span>
+            <span class="ks-net-proto">{ p.protocol }</span>
+            <span class="ks-net-path">
+                <span class="ks-mono">{ &p.from }</span>{ " → " }<span class="ks-mono">{ &p.dst }</span>{ via }
+                { p.question.as_ref().map(|q| html! { <span class="ks-muted">{ format!(" · {q}") }</span> }).unwrap_or_default() }
+            </span>
+            <span class={classes!("ks-status-pill", outcome_class(&p.outcome))}>{ &p.outcome }</span>
+            <span class="ks-mono ks-muted">{ format!("{} ms", p.latency_ms) }</span>
+        </li>
+    }
+}
+
+/// The network view.
+#[function_component(NetworkViewPanel)]
+pub fn network_view(props: &NetworkProps) -> Html {
+    let net = &props.network;
+    let show_system = use_state(|| false);
+    let toggle = {
+        let show_system = show_system.clone();
+        Callback::from(move |_: Event| show_system.set(!*show_system))
+    };
+    let services: Vec<_> = net.services.iter().filter(|s| *show_system || s.namespace != "kube-system").collect();
+    html! {
+        <section class="ks-network" aria-label="Network">
+            <div class="ks-section-head">
+                <h2>{ "Services" }</h2>
+                <label class="ks-muted"><input type="checkbox" checked={*show_system} onchange={toggle} />{ " kube-system" }</label>
+                <span class="ks-muted">{ format!("{} packets so far", net.total_packets) }</span>
+            </div>
+            <div class="ks-table-wrap">
+                <table class="ks-table ks-net-services">
+                    <thead><tr><th>{ "NAME" }</th><th>{ "TYPE" }</th><th>{ "CLUSTER-IP" }</th><th>{ "EXTERNAL-IP" }</th><th>{ "PORT(S)" }</th><th>{ "ENDPOINTS" }</th><th>{ "LAST 10 s" }</th></tr></thead>
+                    <tbody>
+                        { for services.iter().map(|s| {
+                            let full = s.endpoints_total > 0 && s.endpoints_ready == s.endpoints_total;
+                            html! {
+                                <tr key={format!("{}/{}", s.namespace, s.name)}>
+                                    <td class="ks-mono">{ format!("{}/{}", s.namespace, s.name) }</td>
+                                    <td>{ &s.type_ }</td>
+                                    <td class="ks-mono">{ &s.cluster_ip }</td>
+                                    <td class="ks-mono">{ s.external_ip.clone().unwrap_or_else(|| if s.type_ == "LoadBalancer" { "<pending>".into() } else { "<none>".into() }) }</td>
+                                    <td class="ks-mono">{ &s.ports }</td>
+                                    <td><span class={classes!("ks-status-pill", if full { "s-ok" } else if s.endpoints_ready > 0 { "s-wait" } else { "s-bad" })}>{ format!("{}/{}", s.endpoints_ready, s.endpoints_total) }</span></td>
+                                    <td class="ks-mono">{ if s.recent.0 == 0 { "–".to_string() } else if s.recent.1 == 0 { format!("{} ok", s.recent.0) } else { format!("{} ({} failed)", s.recent.0, s.recent.1) } }</td>
+                                </tr>
+                            }
+                        }) }
+                    </tbody>
+                </table>
+            </div>
+            <div class="ks-net-columns">
+                <div class="ks-net-rules">
+                    <h3>{ "kube-proxy rules" }</h3>
+                    <table class="ks-table">
+                        <thead><tr><th>{ "NODE" }</th><th>{ "SERVICE PORTS" }</th><th>{ "NODE PORTS" }</th><th>{ "ENDPOINTS" }</th><th>{ "SYNCED" }</th></tr></thead>
+                        <tbody>
+                            { for net.nodes.iter().map(|n| html! {
+                                <tr key={n.node.clone()}>
+                                    <td class="ks-mono">{ &n.node }</td><td>{ n.vips }</td><td>{ n.node_ports }</td><td>{ n.endpoints }</td>
+                                    <td class="ks-mono ks-muted">{ n.synced_at.map(|t| format!("{} ago", crate::text::short_duration(props.now.saturating_sub(t)))).unwrap_or_else(|| "never".into()) }</td>
+                                </tr>
+                            }) }
+                        </tbody>
+                    </table>
+                </div>
+                <div class="ks-net-traffic">
+                    <h3>{ "Traffic" }<span class="ks-muted">{ " newest first" }</span></h3>
+                    if net.packets.is_empty() {
+                        <p class="ks-muted">{ "No packets yet: run a client (kubectl run -i --rm client --image=busybox -- wget -qO- http://SERVICE) or pick the “Service and DNS” scenario." }</p>
+                    } else {
+                        <ol class="ks-net-packets">
+                            { for net.packets.iter().take(80).enumerate().map(|(i, p)| packet_row(p, net.total_packets.saturating_sub(1 + i as u64))) }
+                        </ol>
+                    }
+                </div>
+            </div>
+        </section>
+    }
+}
