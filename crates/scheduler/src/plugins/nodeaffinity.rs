@@ -4,7 +4,7 @@
 use crate::cache::{NodeInfo, PodInfo};
 use crate::framework::{ClusterEvent, ClusterView, CycleState, Plugin, Point, Status, MAX_NODE_SCORE};
 use crate::plugins::helper::default_normalize_score;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// The NodeAffinity filter reason.
 pub const ERR_REASON_POD: &str = "node(s) didn't match Pod's node affinity/selector";
