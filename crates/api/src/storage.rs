@@ -244,7 +244,9 @@ pub fn bind_volume_to_claim(pv: &PersistentVolume, claim: &PersistentVolumeClaim
     let mut dirty = false;
     let current = pv.spec.as_ref().and_then(|s| s.claim_ref.as_ref());
     let same = current.is_some_and(|r| {
-        r.name == claim.metadata.name && r.namespace == claim.metadata.namespace && r.uid.as_deref().unwrap_or("") == claim.metadata.uid.as_deref().unwrap_or("")
+        r.name == claim.metadata.name
+            && r.namespace == claim.metadata.namespace
+            && r.uid.as_deref().unwrap_or("") == claim.metadata.uid.as_deref().unwrap_or("")
     });
     if !same {
         clone.spec.get_or_insert_with(Default::default).claim_ref = Some(claim_reference(claim));
@@ -350,7 +352,8 @@ mod tests {
             }),
             volume("affinity-prebound", "affinity003", "100G", true, |pv| {
                 set_class(pv, "wait");
-                pv.spec.as_mut().unwrap().claim_ref = Some(ObjectReference { name: Some("claim02".into()), namespace: Some("myns".into()), ..Default::default() });
+                pv.spec.as_mut().unwrap().claim_ref =
+                    Some(ObjectReference { name: Some("claim02".into()), namespace: Some("myns".into()), ..Default::default() });
                 pv.spec.as_mut().unwrap().node_affinity = affinity("key1", "value1");
             }),
             volume("affinity-pv3", "affinity003", "200G", true, |pv| {

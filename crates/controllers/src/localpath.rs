@@ -20,7 +20,9 @@ use kubesim_api::k8s_openapi::api::core::v1::{
 use kubesim_api::k8s_openapi::api::storage::v1::StorageClass;
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::kind_info;
-use kubesim_api::storage::{claim_class, claim_reference, ANN_DYNAMICALLY_PROVISIONED, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, ANN_BETA_STORAGE_PROVISIONER};
+use kubesim_api::storage::{
+    claim_class, claim_reference, ANN_BETA_STORAGE_PROVISIONER, ANN_DYNAMICALLY_PROVISIONED, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER,
+};
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions};
 use kubesim_runtime::Ctx;
@@ -170,10 +172,7 @@ impl LocalPathProvisioner {
                 persistent_volume_reclaim_policy: Some(class.reclaim_policy.clone().unwrap_or_else(|| "Delete".into())),
                 storage_class_name: Some(class_name.clone()),
                 volume_mode: Some("Filesystem".into()),
-                host_path: Some(HostPathVolumeSource {
-                    path: format!("{DEFAULT_PATH}/{name}_{}_{}", key.0, key.1),
-                    type_: Some("DirectoryOrCreate".into()),
-                }),
+                host_path: Some(HostPathVolumeSource { path: format!("{DEFAULT_PATH}/{name}_{}_{}", key.0, key.1), type_: Some("DirectoryOrCreate".into()) }),
                 node_affinity: Some(VolumeNodeAffinity {
                     required: Some(NodeSelector {
                         node_selector_terms: vec![NodeSelectorTerm {

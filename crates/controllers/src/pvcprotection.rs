@@ -34,7 +34,9 @@ fn claims_of(pod: &Pod) -> Vec<String> {
         .and_then(|s| s.volumes.as_ref())
         .into_iter()
         .flatten()
-        .filter_map(|v| v.persistent_volume_claim.as_ref().map(|c| c.claim_name.clone()).or_else(|| v.ephemeral.as_ref().map(|_| format!("{pod_name}-{}", v.name))))
+        .filter_map(|v| {
+            v.persistent_volume_claim.as_ref().map(|c| c.claim_name.clone()).or_else(|| v.ephemeral.as_ref().map(|_| format!("{pod_name}-{}", v.name)))
+        })
         .collect()
 }
 

@@ -191,7 +191,8 @@ impl PersistentVolumeController {
             .filter(|p| {
                 let pod_name = p.metadata.name.clone().unwrap_or_default();
                 p.spec.as_ref().and_then(|s| s.volumes.as_ref()).into_iter().flatten().any(|v| {
-                    v.persistent_volume_claim.as_ref().is_some_and(|c| c.claim_name == name) || (v.ephemeral.is_some() && format!("{pod_name}-{}", v.name) == name)
+                    v.persistent_volume_claim.as_ref().is_some_and(|c| c.claim_name == name)
+                        || (v.ephemeral.is_some() && format!("{pod_name}-{}", v.name) == name)
                 })
             })
             .filter_map(|p| p.metadata.name.clone())
@@ -350,7 +351,10 @@ impl PersistentVolumeController {
         let key = (claim_ref.namespace.clone().unwrap_or_default(), claim_ref.name.clone().unwrap_or_default());
         let claim = self.claims.get(&key).and_then(|o| decode::<PersistentVolumeClaim>(o)).filter(|c| c.metadata.uid == claim_ref.uid).or_else(|| {
             // Double-check with the API server before releasing.
-            ctx.api.lookup(("", "persistentvolumeclaims"), &key.0, &key.1).and_then(|o| o.decode::<PersistentVolumeClaim>()).filter(|c| c.metadata.uid == claim_ref.uid)
+            ctx.api
+                .lookup(("", "persistentvolumeclaims"), &key.0, &key.1)
+                .and_then(|o| o.decode::<PersistentVolumeClaim>())
+                .filter(|c| c.metadata.uid == claim_ref.uid)
         });
         match claim {
             None => {
@@ -423,7 +427,10 @@ impl PersistentVolumeController {
                         };
                     }
                     Some(path) => format!("host_path deleter only supports /tmp/.+ but received provided {path}"),
-                    None => format!("error getting deleter volume plugin for volume {:?}: no deletable volume plugin matched", pv.metadata.name.as_deref().unwrap_or("")),
+                    None => format!(
+                        "error getting deleter volume plugin for volume {:?}: no deletable volume plugin matched",
+                        pv.metadata.name.as_deref().unwrap_or("")
+                    ),
                 };
                 if phase_of(pv) != "Failed" {
                     self.update_volume_phase(ctx, pv, "Failed")?;

@@ -179,7 +179,9 @@ fn immediate_local_path_claims_fail_without_a_node() {
     w.create(encode(&class("fast", "Immediate", false), "storage.k8s.io/v1", "StorageClass")).unwrap();
     w.create(encode(&pvc("data", "1Gi", Some("fast")), "v1", "PersistentVolumeClaim")).unwrap();
     w.run_for(3_000);
-    assert!(w.events().contains(&("ProvisioningFailed".into(), "failed to provision volume with StorageClass \"fast\": configuration error, no node was specified".into())));
+    assert!(w
+        .events()
+        .contains(&("ProvisioningFailed".into(), "failed to provision volume with StorageClass \"fast\": configuration error, no node was specified".into())));
     assert!(w.list(("", "persistentvolumes"), "").is_empty());
 }
 

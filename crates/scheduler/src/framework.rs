@@ -3,10 +3,10 @@
 //! score weights), after upstream `pkg/scheduler/framework`.
 
 use crate::cache::{Cache, NodeInfo, PodInfo};
-use kubesim_api::selector::Selector;
-use std::any::Any;
 use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 use k8s_openapi::api::storage::v1::StorageClass;
+use kubesim_api::selector::Selector;
+use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 

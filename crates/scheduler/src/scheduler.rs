@@ -727,7 +727,10 @@ impl Scheduler {
                 let s = plugin.pre_bind(&mut b.state, &b.pod, &b.node, &view, ctx);
                 if s.code == Code::Wait {
                     if ctx.now >= b.deadline {
-                        failure = Some(Status::new(Code::Error, format!("running PreBind plugin {:?}: binding volumes: context deadline exceeded", plugin.name())).with_plugin(plugin.name()));
+                        failure = Some(
+                            Status::new(Code::Error, format!("running PreBind plugin {:?}: binding volumes: context deadline exceeded", plugin.name()))
+                                .with_plugin(plugin.name()),
+                        );
                     } else {
                         wait = true;
                     }

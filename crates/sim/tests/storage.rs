@@ -48,7 +48,8 @@ fn kubectl(world: &mut World, line: &str) -> String {
     record.stdout
 }
 
-const CLAIM: &str = "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n";
+const CLAIM: &str =
+    "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n";
 
 fn writer(name: &str, command: &str) -> String {
     format!(
@@ -70,9 +71,9 @@ fn wait_for_first_consumer_then_provision_on_the_chosen_node() {
     assert_eq!(claim["metadata"]["finalizers"], serde_json::json!(["kubernetes.io/pvc-protection"]));
     let waiting = events(&world, "data");
     assert!(waiting.len() >= 2, "repeated on resync: {waiting:?}");
-    assert!(waiting.iter().all(|(r, m, s)| r == "WaitForFirstConsumer"
-        && m == "waiting for first consumer to be created before binding"
-        && s == "persistentvolume-controller"));
+    assert!(waiting
+        .iter()
+        .all(|(r, m, s)| r == "WaitForFirstConsumer" && m == "waiting for first consumer to be created before binding" && s == "persistentvolume-controller"));
     let out = kubectl(&mut world, "get pvc");
     let row: Vec<&str> = out.lines().nth(1).unwrap().split_whitespace().collect();
     assert_eq!(&row[..row.len() - 1], ["data", "Pending", "standard", "<unset>"], "{out}");
@@ -99,12 +100,15 @@ fn wait_for_first_consumer_then_provision_on_the_chosen_node() {
     let sources: Vec<String> = events(&world, "data").into_iter().filter(|(r, _, _)| r.starts_with("Provisioning")).map(|(_, _, s)| s).collect();
     assert!(sources.iter().all(|s| s.starts_with("rancher.io/local-path_local-path-provisioner-")), "{sources:?}");
     // The pod waited in PreBind: it was bound only after the claim was.
-    let scheduled = world.trace().iter().position(|r| matches!(r.object.as_ref(), Object::Event(e) if e.reason.as_deref() == Some("Scheduled") && e.involved_object.name.as_deref() == Some("first"))).unwrap();
-    let provisioned = world
+    let scheduled = world
         .trace()
         .iter()
-        .position(|r| matches!(r.object.as_ref(), Object::Event(e) if e.reason.as_deref() == Some("ProvisioningSucceeded")))
+        .position(
+            |r| matches!(r.object.as_ref(), Object::Event(e) if e.reason.as_deref() == Some("Scheduled") && e.involved_object.name.as_deref() == Some("first")),
+        )
         .unwrap();
+    let provisioned =
+        world.trace().iter().position(|r| matches!(r.object.as_ref(), Object::Event(e) if e.reason.as_deref() == Some("ProvisioningSucceeded"))).unwrap();
     assert!(provisioned < scheduled);
 
     let describe = kubectl(&mut world, "describe pvc data");

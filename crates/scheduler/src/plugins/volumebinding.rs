@@ -108,12 +108,9 @@ fn volume_is_for_pod(pod: &PodInfo, pvc: &PersistentVolumeClaim) -> Result<(), S
 
 fn matches_topology(terms: Option<&Vec<TopologySelectorTerm>>, labels: Option<&BTreeMap<String, String>>) -> bool {
     let Some(terms) = terms.filter(|t| !t.is_empty()) else { return true };
-    terms.iter().any(|term| {
-        term.match_label_expressions
-            .iter()
-            .flatten()
-            .all(|req| labels.and_then(|l| l.get(&req.key)).is_some_and(|v| req.values.contains(v)))
-    })
+    terms
+        .iter()
+        .any(|term| term.match_label_expressions.iter().flatten().all(|req| labels.and_then(|l| l.get(&req.key)).is_some_and(|v| req.values.contains(v))))
 }
 
 impl StateData {
@@ -194,7 +191,10 @@ impl StateData {
                     let Some(class) = self.classes.get(&class_name).cloned().flatten() else {
                         return Err(format!("failed to find storage class {class_name:?}"));
                     };
-                    if class.provisioner.is_empty() || class.provisioner == NOT_SUPPORTED_PROVISIONER || !matches_topology(class.allowed_topologies.as_ref(), labels) {
+                    if class.provisioner.is_empty()
+                        || class.provisioner == NOT_SUPPORTED_PROVISIONER
+                        || !matches_topology(class.allowed_topologies.as_ref(), labels)
+                    {
                         satisfied = false;
                         provisions.clear();
                         break;
@@ -236,7 +236,11 @@ fn check_bindings(volumes: &PodVolumes, pod: &PodInfo, node: &str, view: &Cluste
     let pvc_of = |claim: &PersistentVolumeClaim| {
         let ns = claim.metadata.namespace.clone().unwrap_or_default();
         let name = claim.metadata.name.clone().unwrap_or_default();
-        view.listers.pvcs.get(&(ns.clone(), name.clone())).cloned().ok_or_else(|| format!("failed to check binding: PVC {:?} not found", format!("{ns}/{name}")))
+        view.listers
+            .pvcs
+            .get(&(ns.clone(), name.clone()))
+            .cloned()
+            .ok_or_else(|| format!("failed to check binding: PVC {:?} not found", format!("{ns}/{name}")))
     };
     for (written, claim) in &volumes.static_bindings {
         let name = written.metadata.name.clone().unwrap_or_default();
@@ -286,7 +290,14 @@ impl Plugin for VolumeBinding {
         &[Point::PreFilter, Point::Filter, Point::Reserve, Point::PreBind]
     }
     fn events(&self) -> &'static [ClusterEvent] {
-        &[ClusterEvent::StorageClassChange, ClusterEvent::PvcChange, ClusterEvent::PvChange, ClusterEvent::NodeAdd, ClusterEvent::NodeLabel, ClusterEvent::NodeTaint]
+        &[
+            ClusterEvent::StorageClassChange,
+            ClusterEvent::PvcChange,
+            ClusterEvent::PvChange,
+            ClusterEvent::NodeAdd,
+            ClusterEvent::NodeLabel,
+            ClusterEvent::NodeTaint,
+        ]
     }
     fn queueing_hint(&self, rejected: &PodInfo, event: ClusterEvent, _involved: Option<&PodInfo>) -> bool {
         // isSchedulableAfterPersistentVolumeChange: only pods with claims.
@@ -376,7 +387,9 @@ impl Plugin for VolumeBinding {
         let Some(data) = state.read::<StateData>(KEY) else { return Status::success() };
         match data.find_pod_volumes(&node.name, node.labels()) {
             Err(e) => Status::new(Code::Error, e),
-            Ok((_, reasons)) if !reasons.is_empty() => Status { code: Code::UnschedulableAndUnresolvable, reasons: reasons.iter().map(|r| r.to_string()).collect(), plugin: "" },
+            Ok((_, reasons)) if !reasons.is_empty() => {
+                Status { code: Code::UnschedulableAndUnresolvable, reasons: reasons.iter().map(|r| r.to_string()).collect(), plugin: "" }
+            }
             Ok(_) => Status::success(),
         }
     }
