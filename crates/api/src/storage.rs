@@ -367,7 +367,9 @@ mod tests {
         ];
         let refs: Vec<&PersistentVolume> = volumes.iter().collect();
         let node = |v: &str| BTreeMap::from([("key1".to_string(), v.to_string())]);
-        let table: &[(&str, &str, &str, &str, &[&str], &str)] = &[
+        // (scenario, claim, access mode, node's key1 label, excluded volumes, expected uid)
+        type Row<'a> = (&'a str, &'a str, &'a str, &'a str, &'a [&'a str], &'a str);
+        let table: &[Row] = &[
             ("success-match", "claim01", "ReadWriteOnce", "value1", &[], "affinity-pv"),
             ("success-prebound", "claim02", "ReadWriteOnce", "value1", &[], "affinity-prebound"),
             ("success-exclusion", "claim01", "ReadWriteOnce", "value1", &["affinity001"], "affinity-pv2"),

@@ -141,6 +141,7 @@ fn outside(call: &NetCall, dst: &str, port: u16, udp: bool, data: &[u8]) -> Deli
 /// Runs a command in a container to completion now (`kubectl exec`, the API server's exec
 /// subresource): its calls that leave the host travel the fabric as [`route_remote`] routes
 /// them. Returns the output, or `None` if the host does not exist.
+#[allow(clippy::too_many_arguments)]
 pub fn exec(
     hosts: &mut BTreeMap<String, Host>,
     fabric: &Fabric,
