@@ -211,6 +211,15 @@ spec:
   const replicaSets = await page.locator(".ks-wl-child").count();
   console.log(`     rolling update at ${await page.textContent(".ks-clock-value")}: ${replicaSets} replica sets with pods`);
   await shot(page, "17-rolling-update");
+  // The network view: a client resolving and fetching a Service once a second.
+  await page.goto(`${base}/index.html?scenario=service-dns&view=network&speed=4`);
+  await page.waitForFunction(() => document.querySelectorAll(".ks-net-packet").length >= 12, null, { timeout: 60000 });
+  await page.click("button.ks-play");
+  const webRow = await page.locator(".ks-net-services tbody tr").filter({ hasText: "default/web" }).count();
+  check(webRow === 1, "the network view lists the web Service");
+  const served = await page.locator(".ks-net-packet").filter({ hasText: "default/client" }).filter({ hasText: "default/web" }).count();
+  check(served > 0, `the network view names packets from the client through the web Service (${served})`);
+  await shot(page, "20-network");
   await page.goto(`${base}/index.html?scenario=big-cluster&view=cluster&speed=max`);
   await page.waitForSelector("canvas", { timeout: 30000 });
   const rollout = await frameTimes(120);

@@ -189,6 +189,11 @@ fn default_dynamic(kind: &str, rest: &mut serde_json::Map<String, serde_json::Va
                 set(s, "volumeMode", json!("Filesystem"));
             }
         }
+        // pkg/apis/storage/v1/defaults.go SetDefaults_StorageClass.
+        "StorageClass" => {
+            set(rest, "reclaimPolicy", json!("Delete"));
+            set(rest, "volumeBindingMode", json!("Immediate"));
+        }
         "PriorityClass" => set(rest, "preemptionPolicy", json!("PreemptLowerPriority")),
         "NetworkPolicy" => {
             // SetDefaults_NetworkPolicy: policyTypes [Ingress] (+ Egress with egress rules);
@@ -593,6 +598,16 @@ mod tests {
         }));
         apply_defaults(&mut pv);
         assert_eq!(pv.to_json()["spec"], serde_json::json!({"persistentVolumeReclaimPolicy": "Delete", "volumeMode": "Filesystem"}));
+        // pkg/apis/storage/v1/defaults_test.go TestSetDefaultVolumeBindingMode / reclaimPolicy.
+        let mut sc = Object::Dynamic(Box::new(crate::DynamicObject {
+            api_version: "storage.k8s.io/v1".into(),
+            kind: "StorageClass".into(),
+            metadata: Default::default(),
+            rest: serde_json::json!({"provisioner": "x"}).as_object().unwrap().clone(),
+        }));
+        apply_defaults(&mut sc);
+        let sc = sc.to_json();
+        assert_eq!((sc["reclaimPolicy"].clone(), sc["volumeBindingMode"].clone()), ("Delete".into(), "Immediate".into()));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! - [`quantity`], [`selector`], [`time`]: the value types every component shares.
 //! - [`defaults`] and [`validation`]: the API server's SetDefaults and validation rules.
 //! - [`sort`]: stable slice sorts costing one sort instantiation on wasm32; use them, not the slice methods.
+//! - [`storage`]: the persistent-volume helpers (FindMatchingVolume, node affinity, annotations).
 //! - [`pod`], [`resources`], [`hash`]: pod facts (kubectl's STATUS word, QoS, requests) and the
 //!   one stable hash, each computed in exactly one place for every component.
 //!
@@ -20,6 +21,7 @@ pub mod quantity;
 pub mod resources;
 pub mod selector;
 pub mod sort;
+pub mod storage;
 pub mod time;
 pub mod validation;
 

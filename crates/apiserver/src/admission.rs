@@ -12,6 +12,7 @@ use kubesim_store::Store;
 
 /// Runs the mutating admission chain on a new object.
 pub fn admit_create(object: &mut Object, store: &Store, req: &mut Request) -> Result<()> {
+    admit_storage_object_in_use_protection(object);
     if let Object::Pod(pod) = object {
         crate::quota::limit_ranger_pod(pod, store)?;
         admit_service_account(pod, req);
@@ -20,6 +21,20 @@ pub fn admit_create(object: &mut Object, store: &Store, req: &mut Request) -> Re
         prepare_pod_for_create(pod);
     }
     Ok(())
+}
+
+/// StorageObjectInUseProtection (plugin/pkg/admission/storage/storageobjectinuseprotection):
+/// new claims get `kubernetes.io/pvc-protection`, new volumes `kubernetes.io/pv-protection`.
+fn admit_storage_object_in_use_protection(object: &mut Object) {
+    let finalizer = match object {
+        Object::Dynamic(d) if d.kind == "PersistentVolumeClaim" => kubesim_api::storage::PVC_PROTECTION_FINALIZER,
+        Object::Dynamic(d) if d.kind == "PersistentVolume" => kubesim_api::storage::PV_PROTECTION_FINALIZER,
+        _ => return,
+    };
+    let finalizers = object.metadata_mut().finalizers.get_or_insert_with(Vec::new);
+    if !finalizers.iter().any(|f| f == finalizer) {
+        finalizers.push(finalizer.to_string());
+    }
 }
 
 /// ServiceAccount admission: default service account and the projected token volume.

@@ -32,7 +32,9 @@
 //! - [`service_lb`]: the cloud controller manager's service controller as cloud-provider-kind
 //!   runs it (load-balancer addresses for Services of type LoadBalancer).
 //! - [`endpoints`]: EndpointSlice and (legacy) Endpoints for Services with selectors.
-//! - [`volume`]: PersistentVolume binder and (inline) dynamic provisioner.
+//! - [`volume`]: PersistentVolume binder (binding, external-provisioning hand-off, reclaim).
+//! - [`pvcprotection`] / [`pvprotection`]: the storage-object-in-use protection finalizers.
+//! - [`localpath`]: kind's local-path provisioner (an add-on, [`addons`], not part of kcm).
 //! - [`podgc`]: pod garbage collector (orphaned, unscheduled-terminating, out-of-service,
 //!   terminated-over-threshold pods).
 //! - [`resourcequota`]: ResourceQuota status.used recomputation and replenishment.
@@ -68,8 +70,8 @@
 //! - HPA: Resource metrics only; usage comes from the resource metrics API (`Ctx::metrics`) or the
 //!   pods' `kubesim.dev/cpu-usage` / `kubesim.dev/memory-usage` annotations (no metrics-server).
 //! - CronJob: UTC schedules only.
-//! - PV binder: DefaultStorageClass admission and the scheduler's selected-node annotation (for
-//!   WaitForFirstConsumer) are emulated by the controller; the external provisioner is inline.
+//! - PV binder: binding and provisioning operations run inline, not on the operation executor;
+//!   no in-tree provisioners or recycler. The local-path provisioner runs no helper pods.
 //! - DaemonSet: the failed-pod backoff is not modelled.
 //! - Sorting: stable sorts over name-ordered caches where Go sorts lister order with an unstable
 //!   sort (deterministic by design); non-transitive `Less` functions use a Go-like merge sort.
@@ -101,12 +103,15 @@ mod hpa_tests;
 pub mod job;
 #[cfg(test)]
 mod job_tests;
+pub mod localpath;
 pub mod namespace;
 #[cfg(test)]
 mod node_tests;
 pub mod nodeipam;
 pub mod nodelifecycle;
 pub mod podgc;
+pub mod pvcprotection;
+pub mod pvprotection;
 pub mod replicaset;
 pub mod resourcequota;
 pub mod service_lb;
@@ -148,8 +153,16 @@ pub fn controllers() -> Vec<Box<dyn Component>> {
         Box::new(Controller(endpoints::EndpointsController::new())),
         Box::new(Controller(service_lb::ServiceLoadBalancerController::new())),
         Box::new(Controller(volume::PersistentVolumeController::new())),
+        Box::new(Controller(pvcprotection::PvcProtectionController::new())),
+        Box::new(Controller(pvprotection::PvProtectionController::new())),
         Box::new(Controller(podgc::PodGcController::new())),
         Box::new(Controller(resourcequota::ResourceQuotaController::new())),
         Box::new(Controller(ephemeral::EphemeralVolumeController::new())),
     ]
+}
+
+/// The cluster add-on controllers kind runs next to kube-controller-manager: the local-path
+/// provisioner behind the default StorageClass.
+pub fn addons() -> Vec<Box<dyn Component>> {
+    vec![Box::new(Controller(localpath::LocalPathProvisioner::new()))]
 }

@@ -171,6 +171,7 @@ fn claim_retention_policy_delete_removes_claims_on_scale_down_and_deletion() {
     let mut w = TestWorld::new(vec![
         Box::new(crate::framework::Controller(StatefulSetController::new())),
         Box::new(crate::framework::Controller(crate::gc::GarbageCollector::new())),
+        Box::new(crate::framework::Controller(crate::pvcprotection::PvcProtectionController::new())),
         Box::new(FakeKubelet::new(2000, 1000)),
     ]);
     let mut s = sts(3, false);

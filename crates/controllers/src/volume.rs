@@ -1,62 +1,47 @@
-//! The persistent-volume binder (pkg/controller/volume/persistentvolume) with the external
-//! provisioner modelled inline: binds claims to the best matching PV (`FindMatchingVolume`),
-//! provisions `pvc-<claim uid>` volumes for claims whose StorageClass has a provisioner,
-//! releases / deletes volumes whose claims are gone.
+//! The persistent-volume binder (pkg/controller/volume/persistentvolume/pv_controller.go,
+//! release-1.34; events from `persistentvolume-controller`): binds claims to the best matching
+//! volume (`findBestMatchForClaim`: access-mode sets closest to the claim's first, then
+//! `FindMatchingVolume`), hands claims of a provisioning class to their (external) provisioner
+//! — `volume.kubernetes.io/storage-provisioner` plus the `ExternalProvisioning` event — and for
+//! WaitForFirstConsumer classes only once the scheduler has written
+//! `volume.kubernetes.io/selected-node`; completes the binding of volumes pre-bound by the
+//! provisioner or the scheduler; marks volumes Available / Bound / Released / Failed and
+//! reclaims released ones (Retain keeps them; Delete is left to the external provisioner that
+//! created the volume; the in-tree hostPath deleter only deletes under /tmp).
 //!
-//! Deviations: PersistentVolume(Claim) and StorageClass are JSON-kept (decoded per sync). The
-//! DefaultStorageClass admission plugin is applied here (a claim without storageClassName uses
-//! the default class). For WaitForFirstConsumer classes the scheduler's selected-node
-//! annotation is emulated: binding/provisioning starts once a pod using the claim is bound to a
-//! node (which then becomes `volume.kubernetes.io/selected-node`). The provisioner's events are
-//! recorded by this controller.
+//! Claims and volumes are re-synced every 15 s (`--pvclaimbinder-sync-period`), which repeats
+//! the waiting events as upstream does. Deviations: PersistentVolume(Claim) and StorageClass
+//! are JSON-kept (decoded per sync); no in-tree provisioners, recycler or CSI migration;
+//! binding operations run inline instead of on the operation executor.
 
 use crate::common::*;
 use crate::framework::{Action, Change, Informer, Reconciler};
-use kubesim_api::k8s_openapi::api::core::v1::{
-    CSIPersistentVolumeSource, HostPathVolumeSource, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, ObjectReference, PersistentVolume,
-    PersistentVolumeClaim, PersistentVolumeClaimStatus, PersistentVolumeSpec, PersistentVolumeStatus, VolumeNodeAffinity,
-};
+use kubesim_api::k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, PersistentVolumeClaimStatus, PersistentVolumeStatus};
 use kubesim_api::k8s_openapi::api::storage::v1::StorageClass;
-use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::kind_info;
-use kubesim_api::quantity::parse_value;
-use kubesim_api::selector::Selector;
+use kubesim_api::storage::{
+    bind_volume_to_claim, claim_class, find_matching_volume, is_delay_binding_mode, is_volume_bound_to_claim, volume_capacity, ANN_BETA_STORAGE_PROVISIONER,
+    ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER, ANN_DYNAMICALLY_PROVISIONED, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER,
+};
 use kubesim_api::time::time_at;
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions};
 use kubesim_runtime::Ctx;
 use std::collections::BTreeMap;
 
-/// `storageclass.kubernetes.io/is-default-class`.
-pub const DEFAULT_CLASS_ANNOTATION: &str = "storageclass.kubernetes.io/is-default-class";
+pub use kubesim_api::storage::DEFAULT_CLASS_ANNOTATION;
 /// `volume.kubernetes.io/selected-node`.
-pub const SELECTED_NODE_ANNOTATION: &str = "volume.kubernetes.io/selected-node";
+pub const SELECTED_NODE_ANNOTATION: &str = ANN_SELECTED_NODE;
 /// Modelled processing latency.
 pub const PV_LATENCY_MS: Millis = 10;
-/// Modelled provisioning time of a new volume.
-pub const PROVISION_MS: Millis = 1000;
+/// `--pvclaimbinder-sync-period` (15 s).
+pub const SYNC_PERIOD_MS: Millis = 15_000;
+const TOKEN_RESYNC: u64 = 2;
 
-fn storage(q: Option<&BTreeMap<String, kubesim_api::k8s_openapi::apimachinery::pkg::api::resource::Quantity>>) -> i128 {
-    q.and_then(|m| m.get("storage")).and_then(|q| parse_value(&q.0).ok()).unwrap_or(0)
-}
-
-fn claim_class(claim: &PersistentVolumeClaim) -> Option<String> {
-    claim.spec.as_ref().and_then(|s| s.storage_class_name.clone())
-}
-
-/// `FindMatchingVolume` (PV-controller path): the smallest Available volume that satisfies the
-/// claim, access-mode sets closest to the claim's first; a volume pre-bound to the claim wins.
-pub fn find_matching_volume<'a>(claim: &PersistentVolumeClaim, volumes: &'a [PersistentVolume], delayed_binding: bool) -> Option<&'a PersistentVolume> {
-    let spec = claim.spec.clone().unwrap_or_default();
-    let request = storage(spec.resources.as_ref().and_then(|r| r.requests.as_ref()));
-    let modes: Vec<String> = spec.access_modes.clone().unwrap_or_default();
-    let class = spec.storage_class_name.clone().unwrap_or_default();
-    let claim_mode = spec.volume_mode.clone().unwrap_or_else(|| "Filesystem".into());
-    let selector = spec.selector.as_ref().map(Selector::from_label_selector);
-    let claim_uid = claim.metadata.uid.clone().unwrap_or_default();
-    let claim_ns = claim.metadata.namespace.clone().unwrap_or_default();
-    let claim_name = claim.metadata.name.clone().unwrap_or_default();
-    // Group by access-mode set, ascending size, supersets of the claim's modes only.
+/// `findBestMatchForClaim` over the volumes (the index: volumes grouped by access-mode set,
+/// sets that contain the claim's modes tried smallest first).
+pub fn find_best_match_for_claim<'a>(claim: &PersistentVolumeClaim, volumes: &'a [PersistentVolume], delay_binding: bool) -> Option<&'a PersistentVolume> {
+    let modes: Vec<String> = claim.spec.as_ref().and_then(|s| s.access_modes.clone()).unwrap_or_default();
     let mut groups: BTreeMap<(usize, Vec<String>), Vec<&PersistentVolume>> = BTreeMap::new();
     for pv in volumes {
         let mut pv_modes = pv.spec.as_ref().and_then(|s| s.access_modes.clone()).unwrap_or_default();
@@ -66,43 +51,15 @@ pub fn find_matching_volume<'a>(claim: &PersistentVolumeClaim, volumes: &'a [Per
             groups.entry((pv_modes.len(), pv_modes)).or_default().push(pv);
         }
     }
-    for (_, candidates) in groups {
-        let mut best: Option<&PersistentVolume> = None;
-        for pv in candidates {
-            let pv_spec = pv.spec.clone().unwrap_or_default();
-            if pv_spec.volume_mode.clone().unwrap_or_else(|| "Filesystem".into()) != claim_mode || pv.metadata.deletion_timestamp.is_some() {
-                continue;
-            }
-            let capacity = storage(pv_spec.capacity.as_ref());
-            if let Some(r) = &pv_spec.claim_ref {
-                let uid_ok = r.uid.as_deref().is_none_or(|u| u.is_empty() || u == claim_uid);
-                if r.namespace.as_deref() == Some(claim_ns.as_str()) && r.name.as_deref() == Some(claim_name.as_str()) && uid_ok && capacity >= request {
-                    return Some(pv);
-                }
-                continue;
-            }
-            if delayed_binding {
-                continue;
-            }
-            let phase = pv.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or("Pending");
-            if phase != "Available" {
-                continue;
-            }
-            if selector.as_ref().is_some_and(|s| !s.matches(pv.metadata.labels.as_ref())) {
-                continue;
-            }
-            if pv_spec.storage_class_name.clone().unwrap_or_default() != class {
-                continue;
-            }
-            if capacity >= request && best.is_none_or(|b| capacity < storage(b.spec.as_ref().and_then(|s| s.capacity.as_ref()))) {
-                best = Some(pv);
-            }
-        }
-        if best.is_some() {
-            return best;
-        }
-    }
-    None
+    groups.into_values().find_map(|candidates| find_matching_volume(claim, &candidates, None, &[], delay_binding))
+}
+
+fn annotation<'a>(meta: &'a kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, key: &str) -> Option<&'a String> {
+    meta.annotations.as_ref().and_then(|a| a.get(key))
+}
+
+fn phase_of(pv: &PersistentVolume) -> &str {
+    pv.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or("Pending")
 }
 
 /// The persistent-volume binder.
@@ -112,8 +69,6 @@ pub struct PersistentVolumeController {
     claims: Cache,
     classes: Cache,
     queue: WorkQueue,
-    provisioning: BTreeMap<u64, Key>,
-    next_token: u64,
 }
 
 impl Default for PersistentVolumeController {
@@ -125,14 +80,7 @@ impl Default for PersistentVolumeController {
 impl PersistentVolumeController {
     /// A controller with empty caches.
     pub fn new() -> PersistentVolumeController {
-        PersistentVolumeController {
-            volumes: Cache::default(),
-            claims: Cache::default(),
-            classes: Cache::default(),
-            queue: WorkQueue::new(PV_LATENCY_MS),
-            provisioning: BTreeMap::new(),
-            next_token: 1 << 20,
-        }
+        PersistentVolumeController { volumes: Cache::default(), claims: Cache::default(), classes: Cache::default(), queue: WorkQueue::new(PV_LATENCY_MS) }
     }
 
     fn class(&self, name: &str) -> Option<StorageClass> {
@@ -150,350 +98,414 @@ impl PersistentVolumeController {
         self.volumes.iter().filter_map(|o| decode(o)).collect()
     }
 
-    /// The node of a bound pod using the claim (the emulated selected-node), read from the
-    /// API server (only WaitForFirstConsumer claims need it).
-    fn consumer_node(ctx: &Ctx, claim: &PersistentVolumeClaim) -> Option<String> {
-        let ns = claim.metadata.namespace.clone().unwrap_or_default();
-        let name = claim.metadata.name.clone().unwrap_or_default();
-        let node = ctx
-            .api
-            .store()
-            .list(("", "pods"), Some(&ns))
-            .filter_map(|o| o.as_pod())
-            .filter(|p| {
-                p.spec
-                    .as_ref()
-                    .and_then(|s| s.volumes.as_ref())
-                    .into_iter()
-                    .flatten()
-                    .any(|v| v.persistent_volume_claim.as_ref().is_some_and(|c| c.claim_name == name))
-            })
-            .map(|p| pod_node(p).to_string())
-            .find(|n| !n.is_empty());
-        node
+    fn update_volume_phase(&mut self, ctx: &mut Ctx, pv: &PersistentVolume, phase: &str) -> Result<PersistentVolume, ApiError> {
+        if phase_of(pv) == phase && pv.status.is_some() {
+            return Ok(pv.clone());
+        }
+        let mut v = pv.clone();
+        let status = v.status.get_or_insert_with(PersistentVolumeStatus::default);
+        status.phase = Some(phase.into());
+        status.last_phase_transition_time = Some(time_at(ctx.now));
+        let updated = ctx.update_status(encode(&v, "v1", "PersistentVolume"))?;
+        self.volumes.put(updated.clone());
+        Ok(decode(&updated).unwrap_or(v))
     }
 
+    /// `bind`: the volume's claimRef and phase, then the claim's volumeName, annotations and
+    /// status.
     fn bind(&mut self, ctx: &mut Ctx, claim: &PersistentVolumeClaim, pv: &PersistentVolume) -> Result<(), ApiError> {
-        let by_controller = pv.spec.as_ref().and_then(|s| s.claim_ref.as_ref()).is_none();
-        // Volume side.
-        let mut volume = pv.clone();
-        let spec = volume.spec.get_or_insert_with(Default::default);
-        spec.claim_ref = Some(ObjectReference {
-            api_version: Some("v1".into()),
-            kind: Some("PersistentVolumeClaim".into()),
-            namespace: claim.metadata.namespace.clone(),
-            name: claim.metadata.name.clone(),
-            uid: claim.metadata.uid.clone(),
-            resource_version: claim.metadata.resource_version.clone(),
-            field_path: None,
-        });
-        if by_controller {
-            volume.metadata.annotations.get_or_insert_with(BTreeMap::new).insert("pv.kubernetes.io/bound-by-controller".into(), "yes".into());
-        }
-        let volume_changed = Some(&volume) != Some(pv);
-        let mut volume = if volume_changed {
+        // bindVolumeToClaim.
+        let (volume, dirty) = bind_volume_to_claim(pv, claim);
+        let volume = if dirty {
             let updated = ctx.update(encode(&volume, "v1", "PersistentVolume"))?;
             self.volumes.put(updated.clone());
             decode::<PersistentVolume>(&updated).unwrap_or(volume)
         } else {
             volume
         };
-        if volume.status.as_ref().and_then(|s| s.phase.as_deref()) != Some("Bound") {
-            volume.status =
-                Some(PersistentVolumeStatus { phase: Some("Bound".into()), last_phase_transition_time: Some(time_at(ctx.now)), ..Default::default() });
-            let updated = ctx.update_status(encode(&volume, "v1", "PersistentVolume"))?;
-            self.volumes.put(updated);
-        }
-        // Claim side.
+        let volume = self.update_volume_phase(ctx, &volume, "Bound")?;
+        // bindClaimToVolume.
         let mut c = claim.clone();
-        c.spec.get_or_insert_with(Default::default).volume_name = volume.metadata.name.clone();
+        let volume_name = volume.metadata.name.clone();
+        let should_bind = c.spec.as_ref().and_then(|s| s.volume_name.clone()) != volume_name;
+        if should_bind {
+            c.spec.get_or_insert_with(Default::default).volume_name = volume_name;
+        }
         let annotations = c.metadata.annotations.get_or_insert_with(BTreeMap::new);
-        annotations.insert("pv.kubernetes.io/bind-completed".into(), "yes".into());
-        annotations.insert("pv.kubernetes.io/bound-by-controller".into(), "yes".into());
-        let updated = ctx.update(encode(&c, "v1", "PersistentVolumeClaim"))?;
-        let mut c: PersistentVolumeClaim = decode(&updated).unwrap_or(c);
+        if should_bind {
+            annotations.entry(ANN_BOUND_BY_CONTROLLER.into()).or_insert_with(|| "yes".into());
+        }
+        annotations.entry(ANN_BIND_COMPLETED.into()).or_insert_with(|| "yes".into());
+        let mut c = if &c != claim {
+            let updated = ctx.update(encode(&c, "v1", "PersistentVolumeClaim"))?;
+            self.claims.put(updated.clone());
+            decode(&updated).unwrap_or(c)
+        } else {
+            c
+        };
+        // updateClaimStatus(Bound, volume).
         let vspec = volume.spec.clone().unwrap_or_default();
-        c.status = Some(PersistentVolumeClaimStatus {
-            phase: Some("Bound".into()),
-            access_modes: vspec.access_modes.clone(),
-            capacity: vspec.capacity.clone(),
-            ..Default::default()
-        });
+        let status = c.status.get_or_insert_with(PersistentVolumeClaimStatus::default);
+        if status.phase.as_deref() != Some("Bound") || status.capacity.is_none() {
+            status.phase = Some("Bound".into());
+            status.access_modes = vspec.access_modes.clone();
+            status.capacity = vspec.capacity.clone();
+            let updated = ctx.update_status(encode(&c, "v1", "PersistentVolumeClaim"))?;
+            self.claims.put(updated);
+        }
+        Ok(())
+    }
+
+    fn set_claim_pending(&mut self, ctx: &mut Ctx, claim: &PersistentVolumeClaim) -> Result<(), ApiError> {
+        if claim.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Pending") {
+            return Ok(());
+        }
+        let mut c = claim.clone();
+        c.status.get_or_insert_with(Default::default).phase = Some("Pending".into());
         let updated = ctx.update_status(encode(&c, "v1", "PersistentVolumeClaim"))?;
         self.claims.put(updated);
         Ok(())
     }
 
+    fn claim_lost(&mut self, ctx: &mut Ctx, claim: &PersistentVolumeClaim, object: &kubesim_api::Object, reason: &str, message: &str) -> Result<(), ApiError> {
+        if claim.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Lost") {
+            return Ok(());
+        }
+        let mut c = claim.clone();
+        c.status.get_or_insert_with(Default::default).phase = Some("Lost".into());
+        let updated = ctx.update_status(encode(&c, "v1", "PersistentVolumeClaim"))?;
+        self.claims.put(updated);
+        ctx.event(object, "Warning", reason, message.into());
+        Ok(())
+    }
+
+    /// `findNonScheduledPodsByPVC`: names of pods using the claim that are not scheduled yet.
+    fn unscheduled_pods(ctx: &Ctx, claim: &PersistentVolumeClaim) -> Vec<String> {
+        let ns = claim.metadata.namespace.clone().unwrap_or_default();
+        let name = claim.metadata.name.clone().unwrap_or_default();
+        ctx.api
+            .store()
+            .list(("", "pods"), Some(&ns))
+            .filter_map(|o| o.as_pod())
+            .filter(|p| pod_node(p).is_empty() && !is_pod_terminal(p))
+            .filter(|p| {
+                let pod_name = p.metadata.name.clone().unwrap_or_default();
+                p.spec.as_ref().and_then(|s| s.volumes.as_ref()).into_iter().flatten().any(|v| {
+                    v.persistent_volume_claim.as_ref().is_some_and(|c| c.claim_name == name)
+                        || (v.ephemeral.is_some() && format!("{pod_name}-{}", v.name) == name)
+                })
+            })
+            .filter_map(|p| p.metadata.name.clone())
+            .collect()
+    }
+
     fn sync_claim(&mut self, key: &Key, ctx: &mut Ctx) -> Result<(), ApiError> {
         let Some(object) = self.claims.get(key).cloned() else { return Ok(()) };
-        let Some(mut claim) = decode::<PersistentVolumeClaim>(&object) else { return Ok(()) };
-        if claim.metadata.deletion_timestamp.is_some() {
-            return Ok(());
+        let Some(claim) = decode::<PersistentVolumeClaim>(&object) else { return Ok(()) };
+        if annotation(&claim.metadata, ANN_BIND_COMPLETED).is_some() {
+            return self.sync_bound_claim(ctx, &claim, &object);
         }
-        let phase = claim.status.as_ref().and_then(|s| s.phase.clone()).unwrap_or_default();
         let volume_name = claim.spec.as_ref().and_then(|s| s.volume_name.clone()).filter(|v| !v.is_empty());
-        if phase == "Bound" {
-            // syncBoundClaim: the volume must still exist.
-            if let Some(v) = &volume_name {
-                if self.volumes.get_named("", v).is_none() && ctx.api.lookup(("", "persistentvolumes"), "", v).is_none() {
-                    let mut c = claim.clone();
-                    c.status.get_or_insert_with(Default::default).phase = Some("Lost".into());
-                    ctx.event(&object, "Warning", "ClaimLost", "Bound claim has lost its PersistentVolume. Data on the volume is lost!".into());
-                    let updated = ctx.update_status(encode(&c, "v1", "PersistentVolumeClaim"))?;
-                    self.claims.put(updated);
-                }
-            }
-            return Ok(());
-        }
-        // DefaultStorageClass admission, applied late.
-        if claim_class(&claim).is_none() {
-            if let Some(default) = self.default_class() {
-                claim.spec.get_or_insert_with(Default::default).storage_class_name = default.metadata.name.clone();
-            }
-        }
-        let class_name = claim_class(&claim).unwrap_or_default();
-        let class = (!class_name.is_empty()).then(|| self.class(&class_name)).flatten();
-        let delayed = class.as_ref().and_then(|c| c.volume_binding_mode.as_deref()) == Some("WaitForFirstConsumer");
-        let selected_node = claim.metadata.annotations.as_ref().and_then(|a| a.get(SELECTED_NODE_ANNOTATION)).cloned().or_else(|| {
-            if delayed {
-                Self::consumer_node(ctx, &claim)
-            } else {
-                None
-            }
-        });
         let volumes = self.all_volumes();
         if let Some(v) = volume_name {
-            // Pre-bound claim: bind once the volume exists.
-            if let Some(pv) = volumes.iter().find(|p| p.metadata.name.as_deref() == Some(v.as_str())) {
-                let free = pv.spec.as_ref().and_then(|s| s.claim_ref.as_ref()).is_none_or(|r| r.uid == claim.metadata.uid || r.uid.is_none());
-                if free {
+            // The user asked for a particular volume.
+            let Some(pv) = volumes.iter().find(|p| p.metadata.name.as_deref() == Some(v.as_str())) else {
+                return self.set_claim_pending(ctx, &claim);
+            };
+            match pv.spec.as_ref().and_then(|s| s.claim_ref.as_ref()) {
+                None => {
+                    if let Some(reason) = check_volume_satisfy_claim(pv, &claim) {
+                        ctx.event(&object, "Warning", "VolumeMismatch", format!("Cannot bind to requested volume {v:?}: {reason}"));
+                        return self.set_claim_pending(ctx, &claim);
+                    }
                     return self.bind(ctx, &claim, pv);
                 }
+                Some(_) if is_volume_bound_to_claim(pv, &claim) => return self.bind(ctx, &claim, pv),
+                Some(_) => {
+                    ctx.event(&object, "Warning", "FailedBinding", format!("volume {v:?} already bound to a different claim."));
+                    return self.set_claim_pending(ctx, &claim);
+                }
             }
-            return Ok(());
         }
-        let waiting = delayed && selected_node.is_none();
-        if let Some(pv) = find_matching_volume(&claim, &volumes, waiting) {
+        // syncUnboundClaim with no volumeName.
+        let class_name = claim_class(&claim);
+        let class = (!class_name.is_empty()).then(|| self.class(&class_name)).flatten();
+        let delay = match is_delay_binding_mode(&claim, class.as_ref()) {
+            Ok(d) => d,
+            Err(e) => return Err(ApiError::bad_request(e)),
+        };
+        if let Some(pv) = find_best_match_for_claim(&claim, &volumes, delay) {
             let pv = pv.clone();
             return self.bind(ctx, &claim, &pv);
         }
-        if waiting {
-            ctx.event(&object, "Normal", "WaitForFirstConsumer", "waiting for first consumer to be created before binding".into());
+        // Retroactive default StorageClass for claims created before one existed.
+        if claim.spec.as_ref().and_then(|s| s.storage_class_name.as_ref()).is_none() {
+            if let Some(default) = self.default_class() {
+                let mut c = claim.clone();
+                c.spec.get_or_insert_with(Default::default).storage_class_name = default.metadata.name.clone();
+                let updated = ctx.update(encode(&c, "v1", "PersistentVolumeClaim"))?;
+                self.claims.put(updated);
+                return Ok(());
+            }
+        }
+        if delay && annotation(&claim.metadata, ANN_SELECTED_NODE).is_none() {
+            // emitEventForUnboundDelayBindingClaim.
+            let pods = Self::unscheduled_pods(ctx, &claim);
+            let (reason, message) = match pods.len() {
+                0 => ("WaitForFirstConsumer", "waiting for first consumer to be created before binding".to_string()),
+                1 => ("WaitForPodScheduled", format!("waiting for pod {} to be scheduled", pods[0])),
+                _ => ("WaitForPodScheduled", format!("waiting for pods {} to be scheduled", pods.join(","))),
+            };
+            ctx.event(&object, "Normal", reason, message);
             return Ok(());
         }
-        match class {
-            None if class_name.is_empty() => {
-                ctx.event(&object, "Normal", "FailedBinding", "no persistent volumes available for this claim and no storage class is set".into());
-                Ok(())
-            }
-            None => {
-                ctx.event(&object, "Warning", "ProvisioningFailed", format!("storageclass.storage.k8s.io {class_name:?} not found"));
-                Ok(())
-            }
-            Some(class) if class.provisioner == "kubernetes.io/no-provisioner" => {
-                ctx.event(&object, "Normal", "FailedBinding", "no persistent volumes available for this claim and no storage class is set".into());
-                Ok(())
-            }
-            Some(class) => {
-                // Hand over to the (external) provisioner.
-                let annotations = claim.metadata.annotations.clone().unwrap_or_default();
-                if annotations.get("volume.kubernetes.io/storage-provisioner") != Some(&class.provisioner)
-                    || (selected_node.is_some() && annotations.get(SELECTED_NODE_ANNOTATION) != selected_node.as_ref())
-                {
-                    let mut c = claim.clone();
-                    let a = c.metadata.annotations.get_or_insert_with(BTreeMap::new);
-                    a.insert("volume.beta.kubernetes.io/storage-provisioner".into(), class.provisioner.clone());
-                    a.insert("volume.kubernetes.io/storage-provisioner".into(), class.provisioner.clone());
-                    if let Some(n) = &selected_node {
-                        a.insert(SELECTED_NODE_ANNOTATION.into(), n.clone());
-                    }
-                    let updated = ctx.update(encode(&c, "v1", "PersistentVolumeClaim"))?;
-                    self.claims.put(updated.clone());
-                    ctx.event(&updated, "Normal", "ExternalProvisioning", format!("Waiting for a volume to be created either by the external provisioner '{}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.", class.provisioner));
-                    ctx.event(&updated, "Normal", "Provisioning", format!("External provisioner is provisioning volume for claim \"{}/{}\"", key.0, key.1));
-                    let token = self.next_token;
-                    self.next_token += 1;
-                    self.provisioning.insert(token, key.clone());
-                    ctx.after(PROVISION_MS, token);
-                }
-                Ok(())
-            }
+        if !class_name.is_empty() {
+            return self.provision_claim(ctx, &claim, &object, &class_name, class);
         }
+        ctx.event(&object, "Normal", "FailedBinding", "no persistent volumes available for this claim and no storage class is set".into());
+        self.set_claim_pending(ctx, &claim)
     }
 
-    /// The external provisioner: creates the volume pre-bound to the claim.
-    fn provision(&mut self, key: &Key, ctx: &mut Ctx) -> Result<(), ApiError> {
-        let Some(object) = self.claims.get(key).cloned() else { return Ok(()) };
-        let Some(claim) = decode::<PersistentVolumeClaim>(&object) else { return Ok(()) };
-        if claim.spec.as_ref().and_then(|s| s.volume_name.as_ref()).is_some() {
-            return Ok(());
-        }
-        let uid = claim.metadata.uid.clone().unwrap_or_default();
-        let name = format!("pvc-{uid}");
-        if ctx.api.lookup(("", "persistentvolumes"), "", &name).is_some() {
-            return Ok(());
-        }
-        let class_name = claim_class(&claim).or_else(|| self.default_class().and_then(|c| c.metadata.name)).unwrap_or_default();
-        let Some(class) = self.class(&class_name) else { return Ok(()) };
-        let spec = claim.spec.clone().unwrap_or_default();
-        let node = claim.metadata.annotations.as_ref().and_then(|a| a.get(SELECTED_NODE_ANNOTATION)).cloned();
-        let local = class.provisioner.contains("local-path") || class.provisioner.contains("hostpath");
-        let pv = PersistentVolume {
-            metadata: ObjectMeta {
-                name: Some(name.clone()),
-                annotations: Some(BTreeMap::from([("pv.kubernetes.io/provisioned-by".to_string(), class.provisioner.clone())])),
-                finalizers: Some(vec!["kubernetes.io/pv-protection".into()]),
-                ..Default::default()
-            },
-            spec: Some(PersistentVolumeSpec {
-                access_modes: spec.access_modes.clone(),
-                capacity: spec.resources.as_ref().and_then(|r| r.requests.clone()).map(|r| r.into_iter().filter(|(k, _)| k == "storage").collect()),
-                claim_ref: Some(ObjectReference {
-                    api_version: Some("v1".into()),
-                    kind: Some("PersistentVolumeClaim".into()),
-                    namespace: claim.metadata.namespace.clone(),
-                    name: claim.metadata.name.clone(),
-                    uid: claim.metadata.uid.clone(),
-                    resource_version: claim.metadata.resource_version.clone(),
-                    field_path: None,
-                }),
-                persistent_volume_reclaim_policy: Some(class.reclaim_policy.clone().unwrap_or_else(|| "Delete".into())),
-                storage_class_name: Some(class_name.clone()),
-                volume_mode: Some(spec.volume_mode.clone().unwrap_or_else(|| "Filesystem".into())),
-                host_path: local.then(|| HostPathVolumeSource {
-                    path: format!("/var/local-path-provisioner/{name}_{}_{}", key.0, key.1),
-                    type_: Some("DirectoryOrCreate".into()),
-                }),
-                csi: (!local).then(|| CSIPersistentVolumeSource { driver: class.provisioner.clone(), volume_handle: name.clone(), ..Default::default() }),
-                node_affinity: node.filter(|_| local).map(|n| VolumeNodeAffinity {
-                    required: Some(NodeSelector {
-                        node_selector_terms: vec![NodeSelectorTerm {
-                            match_expressions: Some(vec![NodeSelectorRequirement {
-                                key: "kubernetes.io/hostname".into(),
-                                operator: "In".into(),
-                                values: Some(vec![n]),
-                            }]),
-                            match_fields: None,
-                        }],
-                    }),
-                }),
-                ..Default::default()
-            }),
-            status: None,
+    /// `provisionClaimOperation` for external provisioners: annotate the claim with the
+    /// provisioner and wait for it.
+    fn provision_claim(
+        &mut self,
+        ctx: &mut Ctx,
+        claim: &PersistentVolumeClaim,
+        object: &kubesim_api::Object,
+        class_name: &str,
+        class: Option<StorageClass>,
+    ) -> Result<(), ApiError> {
+        let Some(class) = class else {
+            ctx.event(object, "Warning", "ProvisioningFailed", format!("storageclass.storage.k8s.io {class_name:?} not found"));
+            return self.set_claim_pending(ctx, claim);
         };
-        match ctx.create(encode(&pv, "v1", "PersistentVolume")) {
-            Ok(created) => {
-                self.volumes.put(created);
-                ctx.event(&object, "Normal", "ProvisioningSucceeded", format!("Successfully provisioned volume {name}"));
-                self.queue.add(key.clone(), ctx);
-                Ok(())
+        if class.provisioner.starts_with("kubernetes.io/") {
+            // findProvisionablePlugin: kubesim has no in-tree provisioners.
+            ctx.event(object, "Warning", "ProvisioningFailed", format!("no volume plugin matched name: {}", class.provisioner));
+            return self.set_claim_pending(ctx, claim);
+        }
+        // setClaimProvisioner.
+        let mut object = object.clone();
+        let current = (
+            annotation(&claim.metadata, ANN_STORAGE_PROVISIONER).map(String::as_str),
+            annotation(&claim.metadata, ANN_BETA_STORAGE_PROVISIONER).map(String::as_str),
+        );
+        if current != (Some(class.provisioner.as_str()), Some(class.provisioner.as_str())) {
+            let mut c = claim.clone();
+            let a = c.metadata.annotations.get_or_insert_with(BTreeMap::new);
+            a.insert(ANN_BETA_STORAGE_PROVISIONER.into(), class.provisioner.clone());
+            a.insert(ANN_STORAGE_PROVISIONER.into(), class.provisioner.clone());
+            let updated = ctx.update(encode(&c, "v1", "PersistentVolumeClaim"))?;
+            self.claims.put(updated.clone());
+            object = (*updated).clone();
+        }
+        ctx.event(
+            &object,
+            "Normal",
+            "ExternalProvisioning",
+            format!(
+                "Waiting for a volume to be created either by the external provisioner '{}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.",
+                class.provisioner
+            ),
+        );
+        Ok(())
+    }
+
+    /// `syncBoundClaim`.
+    fn sync_bound_claim(&mut self, ctx: &mut Ctx, claim: &PersistentVolumeClaim, object: &kubesim_api::Object) -> Result<(), ApiError> {
+        let Some(v) = claim.spec.as_ref().and_then(|s| s.volume_name.clone()).filter(|v| !v.is_empty()) else {
+            return self.claim_lost(ctx, claim, object, "ClaimLost", "Bound claim has lost reference to PersistentVolume. Data on the volume is lost!");
+        };
+        let pv = self.volumes.get_named("", &v).and_then(|o| decode::<PersistentVolume>(o));
+        let Some(pv) = pv else {
+            if ctx.api.lookup(("", "persistentvolumes"), "", &v).is_some() {
+                return Ok(()); // not in the cache yet
             }
-            Err(e) if e.reason == "AlreadyExists" => Ok(()),
-            Err(e) => {
-                ctx.event(&object, "Warning", "ProvisioningFailed", format!("failed to provision volume with StorageClass {class_name:?}: {}", e.message));
-                Err(e)
-            }
+            return self.claim_lost(ctx, claim, object, "ClaimLost", "Bound claim has lost its PersistentVolume. Data on the volume is lost!");
+        };
+        match pv.spec.as_ref().and_then(|s| s.claim_ref.as_ref()) {
+            None => self.bind(ctx, claim, &pv),
+            Some(r) if r.uid == claim.metadata.uid => self.bind(ctx, claim, &pv),
+            Some(_) => self.claim_lost(ctx, claim, object, "ClaimMisbound", "Two claims are bound to the same volume, this one is bound incorrectly"),
         }
     }
 
     fn sync_volume(&mut self, name: &str, ctx: &mut Ctx) -> Result<(), ApiError> {
         let Some(object) = self.volumes.get_named("", name).cloned() else { return Ok(()) };
         let Some(pv) = decode::<PersistentVolume>(&object) else { return Ok(()) };
-        if pv.metadata.deletion_timestamp.is_some() {
-            // pv-protection: release once no claim is bound to it.
-            let bound = pv.spec.as_ref().and_then(|s| s.claim_ref.as_ref()).is_some_and(|r| {
-                self.claims
-                    .get_named(r.namespace.as_deref().unwrap_or(""), r.name.as_deref().unwrap_or(""))
-                    .is_some_and(|c| uid_of(c.metadata()) == r.uid.as_deref().unwrap_or(""))
-            });
-            if !bound && pv.metadata.finalizers.iter().flatten().any(|f| f == "kubernetes.io/pv-protection") {
-                let _ = patch_meta(ctx, &object, |m| {
-                    if let Some(f) = m.finalizers.as_mut() {
-                        f.retain(|x| x != "kubernetes.io/pv-protection");
-                        if f.is_empty() {
-                            m.finalizers = None;
-                        }
-                    }
-                });
+        let Some(claim_ref) = pv.spec.as_ref().and_then(|s| s.claim_ref.clone()) else {
+            // Unbound: Available.
+            self.update_volume_phase(ctx, &pv, "Available")?;
+            return Ok(());
+        };
+        if claim_ref.uid.as_deref().unwrap_or("").is_empty() {
+            // Pre-bound by the user or a provisioner; the claim sync binds it.
+            self.update_volume_phase(ctx, &pv, "Available")?;
+            let key = (claim_ref.namespace.clone().unwrap_or_default(), claim_ref.name.clone().unwrap_or_default());
+            if self.claims.get(&key).is_some() {
+                self.queue.add(key, ctx);
             }
             return Ok(());
         }
-        let phase = pv.status.as_ref().and_then(|s| s.phase.clone()).unwrap_or_else(|| "Pending".into());
-        let claim_ref = pv.spec.as_ref().and_then(|s| s.claim_ref.clone());
-        let new_phase = match &claim_ref {
-            None => "Available".to_string(),
-            Some(r) => {
-                let claim = self.claims.get_named(r.namespace.as_deref().unwrap_or(""), r.name.as_deref().unwrap_or("")).cloned();
-                match claim {
-                    Some(c) if r.uid.as_deref().is_none_or(|u| u.is_empty() || u == uid_of(c.metadata())) => {
-                        if phase == "Bound" || phase == "Released" {
-                            phase.clone()
-                        } else {
-                            // Pre-bound volume: the claim sync binds it.
-                            let key = key_of(&c);
-                            self.queue.add(key, ctx);
-                            "Available".to_string()
-                        }
+        let key = (claim_ref.namespace.clone().unwrap_or_default(), claim_ref.name.clone().unwrap_or_default());
+        let claim = self.claims.get(&key).and_then(|o| decode::<PersistentVolumeClaim>(o)).filter(|c| c.metadata.uid == claim_ref.uid).or_else(|| {
+            // Double-check with the API server before releasing.
+            ctx.api
+                .lookup(("", "persistentvolumeclaims"), &key.0, &key.1)
+                .and_then(|o| o.decode::<PersistentVolumeClaim>())
+                .filter(|c| c.metadata.uid == claim_ref.uid)
+        });
+        match claim {
+            None => {
+                // The claim is gone: Released, then reclaim.
+                let pv = if matches!(phase_of(&pv), "Released" | "Failed") { pv } else { self.update_volume_phase(ctx, &pv, "Released")? };
+                self.reclaim_volume(ctx, &pv, &object)
+            }
+            Some(c) => {
+                let bound_here = c.spec.as_ref().and_then(|s| s.volume_name.as_deref()) == pv.metadata.name.as_deref();
+                if c.spec.as_ref().and_then(|s| s.volume_name.as_deref()).unwrap_or("").is_empty() {
+                    // Not bound yet (the scheduler or a provisioner pre-bound the volume).
+                    if phase_of(&pv) != "Available" && phase_of(&pv) != "Bound" {
+                        self.update_volume_phase(ctx, &pv, "Available")?;
                     }
-                    _ if r.uid.as_deref().is_none_or(|u| u.is_empty()) => "Available".to_string(),
-                    _ => "Released".to_string(),
+                    self.queue.add(key, ctx);
+                    Ok(())
+                } else if bound_here {
+                    self.update_volume_phase(ctx, &pv, "Bound")?;
+                    Ok(())
+                } else if annotation(&pv.metadata, ANN_DYNAMICALLY_PROVISIONED).is_some()
+                    && pv.spec.as_ref().and_then(|s| s.persistent_volume_reclaim_policy.as_deref()) == Some("Delete")
+                {
+                    let pv = if phase_of(&pv) == "Released" { pv } else { self.update_volume_phase(ctx, &pv, "Released")? };
+                    self.reclaim_volume(ctx, &pv, &object)
+                } else {
+                    // unbindVolume: the claim is bound elsewhere.
+                    let mut v = pv.clone();
+                    let by_controller = annotation(&pv.metadata, ANN_BOUND_BY_CONTROLLER).is_some();
+                    if by_controller {
+                        v.spec.get_or_insert_with(Default::default).claim_ref = None;
+                        if let Some(a) = v.metadata.annotations.as_mut() {
+                            a.remove(ANN_BOUND_BY_CONTROLLER);
+                        }
+                    } else if let Some(r) = v.spec.as_mut().and_then(|s| s.claim_ref.as_mut()) {
+                        r.uid = None;
+                    }
+                    let updated = ctx.update(encode(&v, "v1", "PersistentVolume"))?;
+                    self.volumes.put(updated.clone());
+                    let v = decode(&updated).unwrap_or(v);
+                    self.update_volume_phase(ctx, &v, "Available")?;
+                    Ok(())
                 }
             }
-        };
-        if new_phase == "Released" && pv.spec.as_ref().and_then(|s| s.persistent_volume_reclaim_policy.as_deref()) == Some("Delete") {
-            let info = kind_info("v1", "PersistentVolume").expect("served");
-            let _ = ctx.delete(info, "", name, DeleteOptions::default());
-            return Ok(());
         }
-        if new_phase != phase {
-            let mut v = pv.clone();
-            v.status = Some(PersistentVolumeStatus { phase: Some(new_phase), last_phase_transition_time: Some(time_at(ctx.now)), ..Default::default() });
-            let updated = ctx.update_status(encode(&v, "v1", "PersistentVolume"))?;
-            self.volumes.put(updated);
-        }
-        Ok(())
     }
+
+    /// `reclaimVolume`.
+    fn reclaim_volume(&mut self, ctx: &mut Ctx, pv: &PersistentVolume, object: &kubesim_api::Object) -> Result<(), ApiError> {
+        let policy = pv.spec.as_ref().and_then(|s| s.persistent_volume_reclaim_policy.clone()).unwrap_or_default();
+        match policy.as_str() {
+            "Retain" => Ok(()),
+            "Delete" => {
+                if pv.metadata.deletion_timestamp.is_some() {
+                    return Ok(());
+                }
+                if let Some(provisioner) = annotation(&pv.metadata, ANN_DYNAMICALLY_PROVISIONED) {
+                    if !provisioner.starts_with("kubernetes.io/") {
+                        return Ok(()); // the external provisioner deletes it
+                    }
+                }
+                // findDeletablePlugin by spec: only hostPath has an in-tree deleter (under /tmp).
+                let host_path = pv.spec.as_ref().and_then(|s| s.host_path.as_ref()).map(|h| h.path.clone());
+                let error = match host_path {
+                    Some(path) if path.starts_with("/tmp/") && path.len() > 5 => {
+                        let info = kind_info("v1", "PersistentVolume").expect("served");
+                        return match ctx.delete(info, "", pv.metadata.name.as_deref().unwrap_or(""), DeleteOptions::default()) {
+                            Ok(_) => Ok(()),
+                            Err(e) if e.code == 404 => Ok(()),
+                            Err(e) => Err(e),
+                        };
+                    }
+                    Some(path) => format!("host_path deleter only supports /tmp/.+ but received provided {path}"),
+                    None => format!(
+                        "error getting deleter volume plugin for volume {:?}: no deletable volume plugin matched",
+                        pv.metadata.name.as_deref().unwrap_or("")
+                    ),
+                };
+                if phase_of(pv) != "Failed" {
+                    self.update_volume_phase(ctx, pv, "Failed")?;
+                    ctx.event(object, "Warning", "VolumeFailedDelete", error);
+                }
+                Ok(())
+            }
+            "Recycle" => {
+                if phase_of(pv) != "Failed" {
+                    self.update_volume_phase(ctx, pv, "Failed")?;
+                    ctx.event(object, "Warning", "VolumeFailedRecycle", "No recycler plugin found for the volume!".into());
+                }
+                Ok(())
+            }
+            _ => {
+                if phase_of(pv) != "Failed" {
+                    self.update_volume_phase(ctx, pv, "Failed")?;
+                    ctx.event(object, "Warning", "VolumeUnknownReclaimPolicy", "Volume has unrecognized PersistentVolumeReclaimPolicy".into());
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// `checkVolumeSatisfyClaim`: why a requested volume cannot serve the claim.
+fn check_volume_satisfy_claim(pv: &PersistentVolume, claim: &PersistentVolumeClaim) -> Option<String> {
+    if pv.metadata.deletion_timestamp.is_some() {
+        return Some(format!("the volume is marked for deletion {:?}", pv.metadata.name.as_deref().unwrap_or("")));
+    }
+    if volume_capacity(pv) < kubesim_api::storage::claim_request(claim) {
+        return Some("requested PV is too small".into());
+    }
+    if kubesim_api::storage::volume_class(pv) != claim_class(claim) {
+        return Some("storageClassName does not match".into());
+    }
+    if kubesim_api::storage::volume_mode_mismatches(claim, pv) {
+        return Some("incompatible volumeMode".into());
+    }
+    if !kubesim_api::storage::check_access_modes(claim, pv) {
+        return Some("incompatible accessMode".into());
+    }
+    None
 }
 
 impl Reconciler for PersistentVolumeController {
     fn name(&self) -> &'static str {
-        "persistent-volume-binder"
+        "persistentvolume-controller"
     }
     crate::informers! {
         queue: queue;
         Informer::all(("", "persistentvolumes")) => volumes,
         Informer::all(("", "persistentvolumeclaims")) => claims,
         Informer::all(("storage.k8s.io", "storageclasses")) => classes,
-        Informer::all(("", "pods")) => none,
     }
     fn started(&mut self, ctx: &mut Ctx) {
-        let keys: Vec<Key> = self.claims.iter().map(|o| key_of(o)).chain(self.volumes.iter().map(|o| key_of(o))).collect();
-        for key in keys {
-            self.queue.add(key, ctx);
-        }
+        self.resync(ctx);
+        ctx.after_periodic(SYNC_PERIOD_MS, TOKEN_RESYNC);
     }
     fn changed(&mut self, change: Change, ctx: &mut Ctx) {
         let event = change.event;
         match event.resource {
             ("", "persistentvolumes") => {
                 self.queue.add(key_of(&event.object), ctx);
-                // Claims waiting for volumes.
-                let pending: Vec<Key> = self
-                    .claims
-                    .iter()
-                    .filter(|c| decode::<PersistentVolumeClaim>(c).is_some_and(|c| c.status.and_then(|s| s.phase).as_deref() != Some("Bound")))
-                    .map(|c| key_of(c))
-                    .collect();
-                for key in pending {
-                    self.queue.add(key, ctx);
+                // A claim the volume is (pre-)bound to.
+                if let Some(r) = decode::<PersistentVolume>(&event.object).and_then(|v| v.spec).and_then(|s| s.claim_ref) {
+                    let key = (r.namespace.unwrap_or_default(), r.name.unwrap_or_default());
+                    if self.claims.get(&key).is_some() {
+                        self.queue.add(key, ctx);
+                    }
                 }
             }
             ("", "persistentvolumeclaims") => {
                 if event.event_type == kubesim_store::EventType::Deleted {
                     // Its volume may be released.
-                    if let Some(v) = decode::<PersistentVolumeClaim>(&event.object).and_then(|c| c.spec).and_then(|s| s.volume_name) {
-                        self.queue.add((String::new(), v), ctx);
-                    }
                     let uid = uid_of(event.object.metadata()).to_string();
                     let bound: Vec<Key> = self
                         .volumes
@@ -508,25 +520,7 @@ impl Reconciler for PersistentVolumeController {
                 }
                 self.queue.add(key_of(&event.object), ctx);
             }
-            ("storage.k8s.io", "storageclasses") => {
-                let pending: Vec<Key> = self.claims.iter().map(|c| key_of(c)).collect();
-                for key in pending {
-                    self.queue.add(key, ctx);
-                }
-            }
-            _ => {
-                // A scheduled pod using claims: delayed-binding claims may proceed.
-                let Some(pod) = event.object.as_pod() else { return };
-                if pod_node(pod).is_empty() || event.event_type == kubesim_store::EventType::Deleted {
-                    return;
-                }
-                let ns = pod.metadata.namespace.clone().unwrap_or_default();
-                for v in pod.spec.as_ref().and_then(|s| s.volumes.clone()).unwrap_or_default() {
-                    if let Some(c) = v.persistent_volume_claim {
-                        self.queue.add((ns.clone(), c.claim_name), ctx);
-                    }
-                }
-            }
+            _ => {}
         }
     }
     fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
@@ -534,8 +528,19 @@ impl Reconciler for PersistentVolumeController {
         result.map(|_| Action::AwaitChange)
     }
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if let Some(key) = self.provisioning.remove(&token) {
-            let _ = self.provision(&key, ctx);
+        if token == TOKEN_RESYNC {
+            self.resync(ctx);
+            ctx.after_periodic(SYNC_PERIOD_MS, TOKEN_RESYNC);
+        }
+    }
+}
+
+impl PersistentVolumeController {
+    /// `resync`: every claim and volume again.
+    fn resync(&mut self, ctx: &mut Ctx) {
+        let keys: Vec<Key> = self.claims.iter().map(|o| key_of(o)).chain(self.volumes.iter().map(|o| key_of(o))).collect();
+        for key in keys {
+            self.queue.add(key, ctx);
         }
     }
 }

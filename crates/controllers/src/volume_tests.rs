@@ -64,7 +64,7 @@ fn get_pv(w: &TestWorld, name: &str) -> PersistentVolume {
 // Mirrors pkg/controller/volume/persistentvolume/index_test.go (TestMatchVolume: smallest fit)
 #[test]
 fn static_volumes_bind_to_the_smallest_fit() {
-    let mut w = TestWorld::new(vec![Box::new(crate::framework::Controller(PersistentVolumeController::new()))]);
+    let mut w = TestWorld::new(storage_controllers());
     for (n, s) in [("pv-1g", "1Gi"), ("pv-10g", "10Gi"), ("pv-5g", "5Gi")] {
         w.create(encode(&pv(n, s, ""), "v1", "PersistentVolume")).unwrap();
     }
@@ -96,43 +96,104 @@ fn no_volume_and_no_class_reports_failed_binding() {
     assert!(w.events().contains(&("FailedBinding".into(), "no persistent volumes available for this claim and no storage class is set".into())));
 }
 
-#[test]
-fn default_class_provisions_and_deletes_volumes() {
-    let mut w = TestWorld::new(vec![
+fn storage_controllers() -> Vec<Box<dyn kubesim_runtime::Component>> {
+    vec![
         Box::new(crate::framework::Controller(PersistentVolumeController::new())),
-        Box::new(crate::framework::Controller(crate::gc::GarbageCollector::new())),
-    ]);
-    w.create(encode(&class("standard", "Immediate", true), "storage.k8s.io/v1", "StorageClass")).unwrap();
+        Box::new(crate::framework::Controller(crate::localpath::LocalPathProvisioner::new())),
+        Box::new(crate::framework::Controller(crate::pvcprotection::PvcProtectionController::new())),
+        Box::new(crate::framework::Controller(crate::pvprotection::PvProtectionController::new())),
+    ]
+}
+
+fn select_node(w: &mut TestWorld, claim: &str, node: &str) {
+    let mut c = get_pvc(w, claim);
+    c.metadata.annotations.get_or_insert_with(BTreeMap::new).insert(SELECTED_NODE_ANNOTATION.into(), node.into());
+    w.as_user(|ctx| ctx.update(encode(&c, "v1", "PersistentVolumeClaim"))).unwrap();
+}
+
+// The kind flow (networking-storage reference §8.4): WaitForFirstConsumer until the scheduler
+// selects a node, then ExternalProvisioning, Provisioning, ProvisioningSucceeded; the PV
+// `pvc-<uid>` is pinned to the node; Delete reclaims it once the claim is gone.
+#[test]
+fn wait_for_first_consumer_claims_are_provisioned_on_the_selected_node() {
+    let mut w = TestWorld::new(storage_controllers());
+    w.create(encode(&class("standard", "WaitForFirstConsumer", true), "storage.k8s.io/v1", "StorageClass")).unwrap();
     w.create(encode(&pvc("data", "2Gi", None), "v1", "PersistentVolumeClaim")).unwrap();
+    w.run_for(1_000);
+    let claim = get_pvc(&w, "data");
+    assert_eq!(claim.spec.as_ref().unwrap().storage_class_name.as_deref(), Some("standard"), "DefaultStorageClass admission");
+    assert_eq!(claim.metadata.finalizers.as_deref(), Some(&["kubernetes.io/pvc-protection".to_string()][..]));
+    assert!(claim.spec.as_ref().unwrap().volume_name.is_none());
+    assert_eq!(w.events(), vec![("WaitForFirstConsumer".to_string(), "waiting for first consumer to be created before binding".to_string())]);
+    assert!(w.list(("", "persistentvolumes"), "").is_empty());
+    // The resync repeats the event every 15 s.
+    w.run_for(15_000);
+    assert!(w.list(("", "persistentvolumes"), "").is_empty());
+    select_node(&mut w, "data", "node-1");
     w.run_for(5_000);
     let claim = get_pvc(&w, "data");
     let uid = claim.metadata.uid.clone().unwrap();
+    let annotations = claim.metadata.annotations.clone().unwrap();
+    for (k, v) in [
+        ("pv.kubernetes.io/bind-completed", "yes"),
+        ("pv.kubernetes.io/bound-by-controller", "yes"),
+        ("volume.kubernetes.io/storage-provisioner", "rancher.io/local-path"),
+        ("volume.beta.kubernetes.io/storage-provisioner", "rancher.io/local-path"),
+        ("volume.kubernetes.io/selected-node", "node-1"),
+    ] {
+        assert_eq!(annotations.get(k).map(String::as_str), Some(v), "{k}");
+    }
     assert_eq!(claim.spec.as_ref().unwrap().volume_name, Some(format!("pvc-{uid}")));
     assert_eq!(claim.status.unwrap().phase.as_deref(), Some("Bound"));
     let volume = get_pv(&w, &format!("pvc-{uid}"));
+    assert_eq!(volume.metadata.annotations.as_ref().unwrap()["pv.kubernetes.io/provisioned-by"], "rancher.io/local-path");
+    assert!(!volume.metadata.annotations.as_ref().unwrap().contains_key("pv.kubernetes.io/bound-by-controller"), "pre-bound by the provisioner");
+    assert_eq!(volume.metadata.finalizers.as_deref(), Some(&["kubernetes.io/pv-protection".to_string()][..]));
+    assert_eq!(volume.status.as_ref().unwrap().phase.as_deref(), Some("Bound"));
     let spec = volume.spec.unwrap();
     assert_eq!((spec.storage_class_name.as_deref(), spec.persistent_volume_reclaim_policy.as_deref()), (Some("standard"), Some("Delete")));
-    let events: Vec<String> = w.events().into_iter().map(|(r, _)| r).collect();
-    for r in ["ExternalProvisioning", "Provisioning", "ProvisioningSucceeded"] {
-        assert!(events.contains(&r.to_string()), "{events:?}");
-    }
+    assert_eq!(spec.host_path.unwrap().path, format!("/var/local-path-provisioner/pvc-{uid}_default_data"));
+    let term = &spec.node_affinity.unwrap().required.unwrap().node_selector_terms[0];
+    assert_eq!(term.match_expressions.as_ref().unwrap()[0].values.as_ref().unwrap()[0], "node-1");
+    let reasons: Vec<String> = w.events().into_iter().map(|(r, _)| r).collect();
+    let interesting: Vec<&str> = reasons.iter().map(String::as_str).filter(|r| *r != "WaitForFirstConsumer").collect();
+    assert_eq!(interesting, ["ExternalProvisioning", "Provisioning", "ProvisioningSucceeded"]);
+    assert!(w.events().contains(&(
+        "ExternalProvisioning".into(),
+        "Waiting for a volume to be created either by the external provisioner 'rancher.io/local-path' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.".into()
+    )));
+    assert!(w.events().contains(&("Provisioning".into(), "External provisioner is provisioning volume for claim \"default/data\"".into())));
+    assert!(w.events().contains(&("ProvisioningSucceeded".into(), format!("Successfully provisioned volume pvc-{uid}"))));
+    // Deleting the claim: pvc-protection lets it go (no pod uses it), the volume is Released
+    // and the provisioner deletes it (pv-protection lets it go: not Bound).
     let info = kubesim_api::object::kind_info("v1", "PersistentVolumeClaim").unwrap();
     w.as_user(|ctx| ctx.delete(info, "default", "data", Default::default())).unwrap();
     w.run_for(5_000);
+    assert!(w.get(("", "persistentvolumeclaims"), "default", "data").is_none());
     assert!(w.get(("", "persistentvolumes"), "", &format!("pvc-{uid}")).is_none(), "reclaim Delete");
 }
 
 #[test]
-fn wait_for_first_consumer_binds_after_the_pod_is_scheduled() {
+fn immediate_local_path_claims_fail_without_a_node() {
+    let mut w = TestWorld::new(storage_controllers());
+    w.create(encode(&class("fast", "Immediate", false), "storage.k8s.io/v1", "StorageClass")).unwrap();
+    w.create(encode(&pvc("data", "1Gi", Some("fast")), "v1", "PersistentVolumeClaim")).unwrap();
+    w.run_for(3_000);
+    assert!(w
+        .events()
+        .contains(&("ProvisioningFailed".into(), "failed to provision volume with StorageClass \"fast\": configuration error, no node was specified".into())));
+    assert!(w.list(("", "persistentvolumes"), "").is_empty());
+}
+
+#[test]
+fn an_in_use_claim_stays_terminating_until_its_pod_is_gone() {
     use kubesim_api::k8s_openapi::api::core::v1::{Container, PersistentVolumeClaimVolumeSource, Pod, PodSpec, Volume};
     use kubesim_api::object::Object;
-    let mut w =
-        TestWorld::new(vec![Box::new(crate::framework::Controller(PersistentVolumeController::new())), Box::new(crate::testing::FakeKubelet::new(2000, 1000))]);
-    w.create(encode(&class("local", "WaitForFirstConsumer", true), "storage.k8s.io/v1", "StorageClass")).unwrap();
-    w.create(encode(&pvc("data", "1Gi", None), "v1", "PersistentVolumeClaim")).unwrap();
-    w.run_for(1_000);
-    assert!(get_pvc(&w, "data").spec.unwrap().volume_name.is_none());
-    assert!(w.events().iter().any(|(r, _)| r == "WaitForFirstConsumer"));
+    let mut components = storage_controllers();
+    components.push(Box::new(crate::testing::FakeKubelet::new(1000, 1000)));
+    let mut w = TestWorld::new(components);
+    w.create(encode(&pv("pv-1", "1Gi", ""), "v1", "PersistentVolume")).unwrap();
+    w.create(encode(&pvc("data", "1Gi", Some("")), "v1", "PersistentVolumeClaim")).unwrap();
     let pod = Pod {
         metadata: ObjectMeta { name: Some("user".into()), namespace: Some("default".into()), ..Default::default() },
         spec: Some(PodSpec {
@@ -147,13 +208,26 @@ fn wait_for_first_consumer_binds_after_the_pod_is_scheduled() {
         status: None,
     };
     w.create(Object::Pod(Box::new(pod))).unwrap();
-    w.run_for(10_000);
+    w.run_for(3_000);
+    let info = kubesim_api::object::kind_info("v1", "PersistentVolumeClaim").unwrap();
+    w.as_user(|ctx| ctx.delete(info, "default", "data", Default::default())).unwrap();
+    w.run_for(3_000);
     let claim = get_pvc(&w, "data");
-    assert_eq!(claim.metadata.annotations.as_ref().unwrap()[SELECTED_NODE_ANNOTATION], "node-1");
-    assert_eq!(claim.status.unwrap().phase.as_deref(), Some("Bound"));
-    let volume = get_pv(&w, claim.spec.unwrap().volume_name.as_deref().unwrap());
-    let term = &volume.spec.unwrap().node_affinity.unwrap().required.unwrap().node_selector_terms[0];
-    assert_eq!(term.match_expressions.as_ref().unwrap()[0].values.as_ref().unwrap()[0], "node-1");
+    assert!(claim.metadata.deletion_timestamp.is_some(), "Terminating");
+    assert_eq!(claim.status.unwrap().phase.as_deref(), Some("Bound"), "still usable");
+    let info = kubesim_api::object::kind_info("v1", "Pod").unwrap();
+    w.as_user(|ctx| ctx.delete(info, "default", "user", Default::default())).unwrap();
+    w.run_for(5_000);
+    assert!(w.get(("", "persistentvolumeclaims"), "default", "data").is_none());
+    // The Retain volume is Released and keeps its claimRef; pv-protection no longer blocks
+    // its deletion.
+    let volume = get_pv(&w, "pv-1");
+    assert_eq!(volume.status.unwrap().phase.as_deref(), Some("Released"));
+    assert!(volume.spec.unwrap().claim_ref.is_some());
+    let info = kubesim_api::object::kind_info("v1", "PersistentVolume").unwrap();
+    w.as_user(|ctx| ctx.delete(info, "", "pv-1", Default::default())).unwrap();
+    w.run_for(1_000);
+    assert!(w.get(("", "persistentvolumes"), "", "pv-1").is_none());
 }
 
 #[test]
@@ -164,8 +238,10 @@ fn ephemeral_volumes_get_pod_owned_claims_that_are_bound_and_collected() {
         Box::new(crate::framework::Controller(crate::ephemeral::EphemeralVolumeController::new())),
         Box::new(crate::framework::Controller(PersistentVolumeController::new())),
         Box::new(crate::framework::Controller(crate::gc::GarbageCollector::new())),
+        Box::new(crate::framework::Controller(crate::pvcprotection::PvcProtectionController::new())),
     ]);
     w.create(encode(&class("standard", "Immediate", true), "storage.k8s.io/v1", "StorageClass")).unwrap();
+    w.create(encode(&pv("pv-1", "1Gi", "standard"), "v1", "PersistentVolume")).unwrap();
     let pod = Pod {
         metadata: ObjectMeta { name: Some("scratch".into()), namespace: Some("default".into()), ..Default::default() },
         spec: Some(PodSpec {

@@ -2019,10 +2019,39 @@ fn describe_pv(api: &ApiServer, object: &Object, now: Millis) -> String {
         w.w(0, format!("VolumeMode:\t{mode}\n"));
     }
     w.w(0, format!("Capacity:\t{}\n", jstr(&json, "spec.capacity.storage").unwrap_or("")));
-    if jget(&json, "spec.nodeAffinity").is_some() {
-        w.w(0, "Node Affinity:\t\n");
-    } else {
-        w.w(0, "Node Affinity:\t<none>\n");
+    // printVolumeNodeAffinity.
+    match jget(&json, "spec.nodeAffinity.required") {
+        None => w.w(0, "Node Affinity:\t<none>\n"),
+        Some(required) => {
+            w.w(0, "Node Affinity:\t\n");
+            let terms = required.get("nodeSelectorTerms").and_then(|t| t.as_array()).cloned().unwrap_or_default();
+            if terms.is_empty() {
+                w.w(1, "Required Terms:\t<none>\n");
+            } else {
+                w.w(1, "Required Terms:\t\n");
+                for (i, term) in terms.iter().enumerate() {
+                    // printNodeSelectorTermsMultilineWithIndent.
+                    w.w(2, format!("Term {i}:\t"));
+                    let reqs = term.get("matchExpressions").and_then(|m| m.as_array()).cloned().unwrap_or_default();
+                    if reqs.is_empty() {
+                        w.w(0, "<none>\n");
+                    }
+                    for (j, req) in reqs.iter().enumerate() {
+                        if j != 0 {
+                            w.w(2, "\t");
+                        }
+                        let key = req.get("key").and_then(|k| k.as_str()).unwrap_or("");
+                        let op = req.get("operator").and_then(|k| k.as_str()).unwrap_or("").to_lowercase();
+                        let values: Vec<&str> = req.get("values").and_then(|v| v.as_array()).into_iter().flatten().filter_map(|v| v.as_str()).collect();
+                        let mut expr = format!("{key} {op}");
+                        if !values.is_empty() {
+                            expr = format!("{expr} [{}]", values.join(", "));
+                        }
+                        w.w(0, format!("{expr}\n"));
+                    }
+                }
+            }
+        }
     }
     w.w(0, format!("Message:\t{}\n", jstr(&json, "status.message").unwrap_or("")));
     w.w(0, "Source:\n");

@@ -184,6 +184,8 @@ impl Ctx<'_> {
         }
         let component = match self.actor.split('/').next().unwrap_or(&self.actor) {
             "scheduler" => "default-scheduler".to_string(), // the profile's schedulerName
+            // sig-storage-lib-external-provisioner's source: `<provisioner>_<pod>_<uuid>`.
+            "local-path-provisioner" => "rancher.io/local-path_local-path-provisioner-7577fdbbfb-ztg6v_9e3c1a7b-52d4-4f0e-8c6a-1d2b3e4f5a6b".to_string(),
             other => other.to_string(),
         };
         let host = self.actor.split_once('/').map(|(_, h)| h.to_string());

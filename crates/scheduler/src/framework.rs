@@ -3,9 +3,12 @@
 //! score weights), after upstream `pkg/scheduler/framework`.
 
 use crate::cache::{Cache, NodeInfo, PodInfo};
+use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
+use k8s_openapi::api::storage::v1::StorageClass;
 use kubesim_api::selector::Selector;
 use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// Highest score a Score plugin may give (after normalization).
 pub const MAX_NODE_SCORE: i64 = 100;
@@ -161,6 +164,12 @@ pub struct Listers {
     pub workload_selectors: BTreeMap<(String, String), Selector>,
     /// PodDisruptionBudgets by (namespace, name): selector and status.disruptionsAllowed.
     pub pdbs: BTreeMap<(String, String), (Selector, i64)>,
+    /// PersistentVolumeClaims by (namespace, name) (VolumeBinding).
+    pub pvcs: BTreeMap<(String, String), Arc<PersistentVolumeClaim>>,
+    /// PersistentVolumes by name (VolumeBinding).
+    pub pvs: BTreeMap<String, Arc<PersistentVolume>>,
+    /// StorageClasses by name (VolumeBinding).
+    pub storage_classes: BTreeMap<String, Arc<StorageClass>>,
 }
 
 /// What plugins see of the cluster during a cycle.
@@ -266,6 +275,12 @@ pub enum ClusterEvent {
     AssignedPodDelete,
     /// An unscheduled pod itself changed.
     UnscheduledPodUpdate,
+    /// A PersistentVolumeClaim was added or updated.
+    PvcChange,
+    /// A PersistentVolume was added or updated.
+    PvChange,
+    /// A StorageClass was added or updated.
+    StorageClassChange,
 }
 
 /// Cloning a boxed plugin (a cloned scheduler gets its own plugins, memo caches included).
@@ -336,7 +351,7 @@ pub trait Plugin: std::fmt::Debug + PluginClone {
     /// NormalizeScore over the feasible nodes' raw scores (in feasible order).
     fn normalize(&self, _state: &CycleState, _pod: &PodInfo, _scores: &mut [i64]) {}
     /// Reserve.
-    fn reserve(&self, _state: &mut CycleState, _pod: &PodInfo, _node: &str) -> Status {
+    fn reserve(&self, _state: &mut CycleState, _pod: &PodInfo, _node: &str, _view: &ClusterView) -> Status {
         Status::success()
     }
     /// Unreserve.
@@ -345,8 +360,10 @@ pub trait Plugin: std::fmt::Debug + PluginClone {
     fn permit(&self, _state: &mut CycleState, _pod: &PodInfo, _node: &str) -> Status {
         Status::success()
     }
-    /// PreBind.
-    fn pre_bind(&self, _state: &mut CycleState, _pod: &PodInfo, _node: &str) -> Status {
+    /// PreBind: may write through the API (VolumeBinding's claim and volume updates). `Wait`
+    /// parks the binding cycle: the scheduler calls PreBind again on its poll until it
+    /// succeeds or fails, binding the pod only then (upstream's binding goroutine blocks there).
+    fn pre_bind(&self, _state: &mut CycleState, _pod: &PodInfo, _node: &str, _view: &ClusterView, _ctx: &mut kubesim_runtime::Ctx) -> Status {
         Status::success()
     }
     /// PostBind.

@@ -48,10 +48,13 @@
 //!   new pod must match the rejected pod's own spread selector) and InterPodAffinity (it must
 //!   match a required affinity term). SchedulerPopFromBackoffQ is on (pods in backoffQ are
 //!   popped when activeQ is empty).
-//! - Volume plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone) keep their
-//!   places in the profile and skip at PreFilter for pods without the volumes they check (as
-//!   upstream's do), but otherwise always pass: no PV topology, access modes or attach limits are
-//!   modelled. DynamicResources is not in the profile.
+//! - VolumeBinding is modelled (PreFilter with GetEligibleNodes, Filter = FindPodVolumes,
+//!   Reserve, a PreBind that writes the claim/volume updates and then parks the binding cycle,
+//!   polled every second for up to 600 s, as the binding goroutine blocks upstream) without an
+//!   assume cache, CSIStorageCapacity or CSI migration, and without Score. The other volume
+//!   plugins (VolumeRestrictions, NodeVolumeLimits, VolumeZone) keep their places and skip at
+//!   PreFilter for pods without their volumes, but otherwise pass (no attach limits or zonal
+//!   volumes). DynamicResources is not in the profile.
 //! - Pods in phase Succeeded/Failed release their resources in the cache (upstream keeps them
 //!   until deletion only when the kubelet has not yet reported them terminal).
 //! - The FitError PostFilter part is appended as `" <message>"` with a final "." only if missing,

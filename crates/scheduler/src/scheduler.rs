@@ -23,6 +23,7 @@ use std::sync::Arc;
 const TOKEN_CYCLE: u64 = 1;
 const TOKEN_BACKOFF: u64 = 2;
 const TOKEN_FLUSH: u64 = 3;
+const TOKEN_BIND_POLL: u64 = 4;
 
 /// minFeasibleNodesToFind.
 pub const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
@@ -200,6 +201,30 @@ pub struct Scheduler {
     backoff_timer_at: Option<Millis>,
     flush_timer: bool,
     stats: Stats,
+    /// Binding cycles parked in a waiting PreBind (VolumeBinding), by pod key.
+    waiting: BTreeMap<String, WaitingBinding>,
+    bind_poll_at: Option<Millis>,
+}
+
+/// A binding cycle waiting in PreBind (upstream: its binding goroutine, blocked in
+/// BindPodVolumes' poll).
+#[derive(Clone, Debug)]
+pub(crate) struct WaitingBinding {
+    pi: usize,
+    pod: Arc<PodInfo>,
+    state: CycleState,
+    node: String,
+    attempt: Attempt,
+    reserved: Vec<usize>,
+    /// The PreBind plugin (position in the profile) it waits in.
+    pre_bind_at: usize,
+    deadline: Millis,
+    next_poll: Millis,
+}
+
+enum BindResult {
+    Done(Box<Attempt>),
+    Parked,
 }
 
 impl Default for Scheduler {
@@ -230,6 +255,8 @@ impl Scheduler {
             backoff_timer_at: None,
             flush_timer: false,
             stats: Stats::default(),
+            waiting: BTreeMap::new(),
+            bind_poll_at: None,
         }
     }
 
@@ -450,7 +477,7 @@ impl Scheduler {
         }
     }
 
-    fn on_other(&mut self, event: &WatchEvent) {
+    fn on_other(&mut self, event: &WatchEvent, now: Millis) {
         let obj = &event.object;
         let ns = obj.namespace().to_string();
         let name = obj.name().to_string();
@@ -504,6 +531,36 @@ impl Scheduler {
                             self.listers.pdbs.insert(key, (selector, allowed));
                         }
                     }
+                    "PersistentVolumeClaim" | "PersistentVolume" | "StorageClass" => {
+                        let event = match kind.as_str() {
+                            "PersistentVolumeClaim" => {
+                                let key = (ns, name);
+                                match obj.decode() {
+                                    Some(pvc) if !deleted => self.listers.pvcs.insert(key, Arc::new(pvc)),
+                                    _ => self.listers.pvcs.remove(&key),
+                                };
+                                ClusterEvent::PvcChange
+                            }
+                            "PersistentVolume" => {
+                                match obj.decode() {
+                                    Some(pv) if !deleted => self.listers.pvs.insert(name, Arc::new(pv)),
+                                    _ => self.listers.pvs.remove(&name),
+                                };
+                                ClusterEvent::PvChange
+                            }
+                            _ => {
+                                match obj.decode() {
+                                    Some(sc) if !deleted => self.listers.storage_classes.insert(name, Arc::new(sc)),
+                                    _ => self.listers.storage_classes.remove(&name),
+                                };
+                                ClusterEvent::StorageClassChange
+                            }
+                        };
+                        // VolumeBinding registers for Add and Update only.
+                        if !deleted {
+                            self.cluster_event(event, now);
+                        }
+                    }
                     "StatefulSet" | "ReplicationController" => {
                         let key = (ns, format!("{kind}/{name}"));
                         let sel = d.rest.get("spec").and_then(|s| s.get("selector"));
@@ -555,6 +612,12 @@ impl Scheduler {
                 ctx.after(exp.saturating_sub(ctx.now), TOKEN_BACKOFF);
             }
         }
+        if let Some(next) = self.waiting.values().map(|b| b.next_poll).min() {
+            if self.bind_poll_at.is_none_or(|t| next < t || t < ctx.now) {
+                self.bind_poll_at = Some(next);
+                ctx.after(next.saturating_sub(ctx.now), TOKEN_BIND_POLL);
+            }
+        }
         if !self.flush_timer && self.queue.has_unschedulable() {
             self.flush_timer = true;
             ctx.after_periodic(FLUSH_UNSCHEDULABLE_PERIOD_MS, TOKEN_FLUSH);
@@ -577,7 +640,11 @@ impl Scheduler {
         let mut state = CycleState::default();
         let result = self.schedule_pod(pi, &pod, &mut state, &mut attempt, record, ctx.rng);
         match result {
-            Ok(node) => self.bind_cycle(pi, &pod, &mut state, &node, &mut attempt, ctx),
+            Ok(node) => match self.bind_cycle(pi, &pod, state, &node, attempt, ctx) {
+                BindResult::Done(done) => attempt = *done,
+                // The attempt is recorded when the parked binding cycle ends.
+                BindResult::Parked => return,
+            },
             Err(mut diagnosis) => {
                 let mut nominated = None;
                 if diagnosis.num_all_nodes > 0 && !self.profiles[pi].at(Point::PostFilter).is_empty() {
@@ -601,15 +668,16 @@ impl Scheduler {
         }
     }
 
-    fn bind_cycle(&mut self, pi: usize, pod: &Arc<PodInfo>, state: &mut CycleState, node: &str, attempt: &mut Attempt, ctx: &mut Ctx) {
-        // Assume, Reserve, Permit.
+    /// Assume, Reserve and Permit, then the binding cycle.
+    fn bind_cycle(&mut self, pi: usize, pod: &Arc<PodInfo>, mut state: CycleState, node: &str, attempt: Attempt, ctx: &mut Ctx) -> BindResult {
         self.cache.assume_pod(pod.clone(), node);
         self.clear_nomination(&pod.key);
+        let view = ClusterView { cache: &self.cache, listers: &self.listers };
         let profile = &self.profiles[pi];
         let mut failure: Option<Status> = None;
         let mut reserved = Vec::new();
         for i in profile.at(Point::Reserve) {
-            let s = profile.plugin(*i).reserve(state, pod, node);
+            let s = profile.plugin(*i).reserve(&mut state, pod, node, &view);
             reserved.push(*i);
             if !s.is_success() {
                 failure = Some(s.with_plugin(profile.plugin(*i).name()));
@@ -618,58 +686,111 @@ impl Scheduler {
         }
         if failure.is_none() {
             for i in profile.at(Point::Permit) {
-                let s = profile.plugin(*i).permit(state, pod, node);
+                let s = profile.plugin(*i).permit(&mut state, pod, node);
                 if !s.is_success() && s.code != Code::Wait {
                     failure = Some(s.with_plugin(profile.plugin(*i).name()));
                     break;
                 }
             }
         }
-        if failure.is_none() {
-            attempt.selected = Some(node.to_string());
-            let profile = &self.profiles[pi];
-            for i in profile.at(Point::PreBind) {
-                let s = profile.plugin(*i).pre_bind(state, pod, node);
-                if !s.is_success() {
-                    failure = Some(s.with_plugin(profile.plugin(*i).name()));
+        let mut binding = WaitingBinding {
+            pi,
+            pod: pod.clone(),
+            state,
+            node: node.to_string(),
+            attempt,
+            reserved,
+            pre_bind_at: 0,
+            deadline: ctx.now + crate::plugins::volumebinding::BIND_TIMEOUT_MS,
+            next_poll: ctx.now,
+        };
+        match failure {
+            Some(status) => BindResult::Done(Box::new(self.binding_failed(binding, status, ctx))),
+            None => {
+                binding.attempt.selected = Some(node.to_string());
+                self.run_binding(binding, ctx)
+            }
+        }
+    }
+
+    /// The binding cycle from where it stands: PreBind (a plugin answering Wait parks it until
+    /// the next poll), Bind, PostBind.
+    fn run_binding(&mut self, mut b: WaitingBinding, ctx: &mut Ctx) -> BindResult {
+        let mut failure: Option<Status> = None;
+        let mut wait = false;
+        {
+            let view = ClusterView { cache: &self.cache, listers: &self.listers };
+            let profile = &self.profiles[b.pi];
+            let points = profile.at(Point::PreBind);
+            while b.pre_bind_at < points.len() {
+                let plugin = profile.plugin(points[b.pre_bind_at]);
+                let s = plugin.pre_bind(&mut b.state, &b.pod, &b.node, &view, ctx);
+                if s.code == Code::Wait {
+                    if ctx.now >= b.deadline {
+                        failure = Some(
+                            Status::new(Code::Error, format!("running PreBind plugin {:?}: binding volumes: context deadline exceeded", plugin.name()))
+                                .with_plugin(plugin.name()),
+                        );
+                    } else {
+                        wait = true;
+                    }
                     break;
                 }
-            }
-        }
-        if failure.is_none() {
-            match ctx.bind(pod.namespace(), pod.name(), node) {
-                Ok(bound) => {
-                    // Confirm the assumed pod with the bound object right away.
-                    let mut info = (**pod).clone();
-                    info.object = bound;
-                    self.cache.upsert_pod(Arc::new(info), node);
-                    let profile = &self.profiles[pi];
-                    for i in profile.at(Point::PostBind) {
-                        profile.plugin(*i).post_bind(state, pod, node);
-                    }
-                    self.queue.done(&pod.key);
-                    self.stats.scheduled += 1;
-                    attempt.outcome = Outcome::Scheduled(node.to_string());
-                    if self.options.events {
-                        let message = format!("Successfully assigned {} to {}", pod.key, node);
-                        ctx.event(&pod.object, "Normal", "Scheduled", message);
-                    }
-                    self.cluster_event_for(ClusterEvent::AssignedPodAdd, ctx.now, Some(pod));
-                    return;
+                if !s.is_success() {
+                    let message = format!("running PreBind plugin {:?}: {}", plugin.name(), s.message());
+                    failure = Some(Status::new(s.code, message).with_plugin(plugin.name()));
+                    break;
                 }
-                Err(err) => failure = Some(Status::new(Code::Error, format!("binding rejected: {}", err.message))),
+                b.pre_bind_at += 1;
             }
         }
-        // Failure after assume: forget, unreserve, requeue with error backoff.
-        let status = failure.expect("failure set");
+        if wait {
+            b.next_poll = ctx.now + crate::plugins::volumebinding::BIND_POLL_MS;
+            self.waiting.insert(b.pod.key.clone(), b);
+            return BindResult::Parked;
+        }
+        if let Some(status) = failure {
+            return BindResult::Done(Box::new(self.binding_failed(b, status, ctx)));
+        }
+        let (pi, pod, node) = (b.pi, b.pod.clone(), b.node.clone());
+        match ctx.bind(pod.namespace(), pod.name(), &node) {
+            Ok(bound) => {
+                // Confirm the assumed pod with the bound object right away.
+                let mut info = (*pod).clone();
+                info.object = bound;
+                self.cache.upsert_pod(Arc::new(info), &node);
+                let profile = &self.profiles[pi];
+                for i in profile.at(Point::PostBind) {
+                    profile.plugin(*i).post_bind(&mut b.state, &pod, &node);
+                }
+                self.queue.done(&pod.key);
+                self.stats.scheduled += 1;
+                b.attempt.outcome = Outcome::Scheduled(node.clone());
+                if self.options.events {
+                    let message = format!("Successfully assigned {} to {}", pod.key, node);
+                    ctx.event(&pod.object, "Normal", "Scheduled", message);
+                }
+                self.cluster_event_for(ClusterEvent::AssignedPodAdd, ctx.now, Some(&pod));
+                BindResult::Done(Box::new(b.attempt))
+            }
+            Err(err) => {
+                let status = Status::new(Code::Error, format!("binding rejected: {}", err.message));
+                BindResult::Done(Box::new(self.binding_failed(b, status, ctx)))
+            }
+        }
+    }
+
+    /// Failure after assume: forget, unreserve, requeue with error backoff.
+    fn binding_failed(&mut self, mut b: WaitingBinding, status: Status, ctx: &mut Ctx) -> Attempt {
+        let pod = b.pod.clone();
         self.cache.remove_pod(&pod.key);
-        let profile = &self.profiles[pi];
-        for i in reserved.iter().rev() {
-            profile.plugin(*i).unreserve(state, pod, node);
+        let profile = &self.profiles[b.pi];
+        for i in b.reserved.iter().rev() {
+            profile.plugin(*i).unreserve(&mut b.state, &pod, &b.node);
         }
         let message = status.message();
-        attempt.outcome = Outcome::Error(message.clone());
-        attempt.selected = None;
+        b.attempt.outcome = Outcome::Error(message.clone());
+        b.attempt.selected = None;
         self.stats.errors += 1;
         let pod_exists = ctx
             .api
@@ -677,11 +798,25 @@ impl Scheduler {
             .is_some_and(|p| p.as_pod().and_then(|p| p.spec.as_ref()).and_then(|s| s.node_name.as_deref()).unwrap_or("").is_empty());
         if pod_exists {
             let reason = if status.code == Code::Error { "SchedulerError" } else { "Unschedulable" };
-            self.record_failure(pod, reason, &message, None, ctx);
+            self.record_failure(&pod, reason, &message, None, ctx);
             let plugins: BTreeSet<&'static str> = if status.plugin.is_empty() { BTreeSet::new() } else { [status.plugin].into() };
             self.queue.failed(&pod.key, plugins, status.code == Code::Error, ctx.now);
         } else {
             self.queue.delete(&pod.key);
+        }
+        b.attempt
+    }
+
+    /// Resumes the parked binding cycles whose poll is due.
+    fn poll_bindings(&mut self, ctx: &mut Ctx) {
+        let due: Vec<String> = self.waiting.iter().filter(|(_, b)| b.next_poll <= ctx.now).map(|(k, _)| k.clone()).collect();
+        for key in due {
+            let Some(binding) = self.waiting.remove(&key) else { continue };
+            if let BindResult::Done(attempt) = self.run_binding(binding, ctx) {
+                if self.options.history {
+                    self.history.record(&key, *attempt, self.options.max_history_pods, self.options.max_attempts_per_pod);
+                }
+            }
         }
     }
 
@@ -993,6 +1128,9 @@ impl Component for Scheduler {
             ("apps", "replicasets"),
             ("apps", "statefulsets"),
             ("policy", "poddisruptionbudgets"),
+            ("", "persistentvolumeclaims"),
+            ("", "persistentvolumes"),
+            ("storage.k8s.io", "storageclasses"),
         ]
         .into_iter()
         .map(|resource| Interest { resource, filter: WatchFilter::All })
@@ -1005,7 +1143,7 @@ impl Component for Scheduler {
         match event.resource {
             ("", "pods") => self.on_pod(event.event_type, &event.object, ctx),
             ("", "nodes") => self.on_node(event.event_type, &event.object, ctx),
-            _ => self.on_other(event),
+            _ => self.on_other(event, ctx.now),
         }
         self.arm_timers(ctx);
     }
@@ -1020,6 +1158,12 @@ impl Component for Scheduler {
                     self.backoff_timer_at = None;
                 }
                 self.queue.flush_backoff(ctx.now);
+            }
+            TOKEN_BIND_POLL => {
+                if self.bind_poll_at.is_some_and(|t| t <= ctx.now) {
+                    self.bind_poll_at = None;
+                }
+                self.poll_bindings(ctx);
             }
             TOKEN_FLUSH => {
                 self.flush_timer = false;

@@ -41,12 +41,13 @@ pub fn bootstrap_objects() -> Vec<Object> {
         }),
         status: None,
     })));
-    // The default StorageClass (kind ships "standard"; kubesim binds immediately because its
-    // scheduler's VolumeBinding plugin does not select nodes for claims).
+    // The default StorageClass as kind ships it (pkg/build/nodeimage/const_storage.go): the
+    // local-path provisioner, WaitForFirstConsumer (the scheduler's VolumeBinding plugin picks
+    // the node, the provisioner creates a volume pinned to it).
     let mut sc = serde_json::Map::new();
     sc.insert("provisioner".into(), "rancher.io/local-path".into());
     sc.insert("reclaimPolicy".into(), "Delete".into());
-    sc.insert("volumeBindingMode".into(), "Immediate".into());
+    sc.insert("volumeBindingMode".into(), "WaitForFirstConsumer".into());
     objects.push(Object::Dynamic(Box::new(DynamicObject {
         api_version: "storage.k8s.io/v1".into(),
         kind: "StorageClass".into(),

@@ -120,6 +120,9 @@ impl World {
             world.add_component(controller);
         }
         world.add_component(Box::new(scheduler));
+        for addon in kubesim_controllers::addons() {
+            world.add_component(addon);
+        }
         world.add_component(Box::new(crate::metrics_server::MetricsServer));
         if config.cluster_dns {
             world.add_component(Box::new(crate::coredns::CoreDnsInformer::default()));

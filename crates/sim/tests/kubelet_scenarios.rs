@@ -435,17 +435,19 @@ fn unsupported_shell_commands_are_reported_at_apply_time() {
     assert_eq!(warnings, vec!["Warning: tool.yaml (document 1): deployment/tool container \"c\": image \"busybox\" has no \"apk\", \"jq\" (they exit 127, \"not found\", when the container runs)".to_string()]);
 }
 
-// Volumes: a pod whose claim is not bound waits (FailedMount) and starts once the claim binds
-// (docs: pods/storage/pv-volume.yaml, pv-claim.yaml, pv-pod.yaml applied in reverse order).
+// Volumes: a pod whose claim does not exist yet is not scheduled (VolumeBinding's PreFilter)
+// and starts once the claim exists and binds (docs: pods/storage/pv-volume.yaml,
+// pv-claim.yaml, pv-pod.yaml applied in reverse order).
 #[test]
 fn pods_wait_for_their_claims_to_bind() {
     let mut world = World::new(1);
     world.add_default_nodes();
     apply(&mut world, &InputFile { name: "pv-pod.yaml".into(), text: docs("pods/storage/pv-pod.yaml") });
     world.run_until(20_000);
-    let waiting = container(&world, "task-pv-pod").state.unwrap().waiting.unwrap();
-    assert_eq!(waiting.reason.as_deref(), Some("ContainerCreating"));
-    assert!(events(&world, "task-pv-pod").iter().any(|e| e.1 == "FailedMount" && e.2.contains("persistentvolumeclaim \"task-pv-claim\"")));
+    assert!(pod(&world, "task-pv-pod").unwrap().spec.unwrap().node_name.is_none());
+    assert!(events(&world, "task-pv-pod").iter().any(|e| e.1 == "FailedScheduling"
+        && e.2
+            == "0/3 nodes are available: persistentvolumeclaim \"task-pv-claim\" not found. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."));
     for name in ["pods/storage/pv-volume.yaml", "pods/storage/pv-claim.yaml"] {
         apply(&mut world, &InputFile { name: name.into(), text: docs(name) });
     }

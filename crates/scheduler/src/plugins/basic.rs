@@ -1,5 +1,6 @@
 //! The small default plugins: SchedulingGates, PrioritySort, NodeUnschedulable, NodeName,
-//! the volume plugins (which pass: kubesim models no volume topology yet) and DefaultBinder.
+//! the volume plugins other than VolumeBinding (which pass: kubesim models no attach limits or
+//! zonal volumes) and DefaultBinder.
 
 use crate::cache::{NodeInfo, PodInfo};
 use crate::framework::{ClusterEvent, ClusterView, CycleState, Plugin, Point, Status};
@@ -153,13 +154,6 @@ volume_plugin!(
     "NodeVolumeLimits (PreFilter, Filter): skipped for pods without PVC/CSI volumes, otherwise passes (no CSI attach limits are modelled).",
     [PreFilter, Filter],
     has_limited_volumes
-);
-volume_plugin!(
-    VolumeBinding,
-    "VolumeBinding",
-    "VolumeBinding (PreFilter, Filter, Reserve, PreBind): skipped for pods without PVCs, otherwise passes (no delayed-binding volume topology is modelled).",
-    [PreFilter, Filter, Reserve, PreBind],
-    has_pvc_volumes
 );
 volume_plugin!(
     VolumeZone,

@@ -9,6 +9,7 @@ pub mod noderesources;
 pub mod ports;
 pub mod taints;
 pub mod topologyspread;
+pub mod volumebinding;
 
 use crate::framework::{Plugin, Point};
 use serde_json::Value;
@@ -77,7 +78,7 @@ pub const REGISTRY: &[Registration] = &[
     Registration { name: "NodeResourcesFit", default_weight: 1, new: |a| with_args(crate::config::fit_args)(a) },
     Registration { name: "VolumeRestrictions", default_weight: 0, new: plain::<basic::VolumeRestrictions> },
     Registration { name: "NodeVolumeLimits", default_weight: 0, new: plain::<basic::NodeVolumeLimits> },
-    Registration { name: "VolumeBinding", default_weight: 0, new: plain::<basic::VolumeBinding> },
+    Registration { name: "VolumeBinding", default_weight: 0, new: plain::<volumebinding::VolumeBinding> },
     Registration { name: "VolumeZone", default_weight: 0, new: plain::<basic::VolumeZone> },
     Registration { name: "PodTopologySpread", default_weight: 2, new: |a| with_args(crate::config::topology_spread_args)(a) },
     Registration { name: "InterPodAffinity", default_weight: 2, new: |a| with_args(crate::config::inter_pod_affinity_args)(a) },

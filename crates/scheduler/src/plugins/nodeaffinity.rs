@@ -4,48 +4,15 @@
 use crate::cache::{NodeInfo, PodInfo};
 use crate::framework::{ClusterEvent, ClusterView, CycleState, Plugin, Point, Status, MAX_NODE_SCORE};
 use crate::plugins::helper::default_normalize_score;
-use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// The NodeAffinity filter reason.
 pub const ERR_REASON_POD: &str = "node(s) didn't match Pod's node affinity/selector";
 /// PreFilter: every term names nodes, and they conflict.
 pub const ERR_REASON_CONFLICT: &str = "pod affinity terms conflict";
 
-fn requirement_matches(req: &NodeSelectorRequirement, value: Option<&str>) -> bool {
-    let values = req.values.as_deref().unwrap_or(&[]);
-    match req.operator.as_str() {
-        "In" => value.is_some_and(|v| values.iter().any(|x| x == v)),
-        "NotIn" => value.is_none_or(|v| !values.iter().any(|x| x == v)),
-        "Exists" => value.is_some(),
-        "DoesNotExist" => value.is_none(),
-        "Gt" | "Lt" => {
-            let (Some(v), Some(bound)) = (value.and_then(|v| v.parse::<i64>().ok()), values.first().and_then(|b| b.parse::<i64>().ok())) else {
-                return false;
-            };
-            if values.len() != 1 {
-                return false;
-            }
-            if req.operator == "Gt" {
-                v > bound
-            } else {
-                v < bound
-            }
-        }
-        _ => false,
-    }
-}
-
 /// Whether a node selector term matches (expressions and fields ANDed; an empty term matches nothing).
-pub fn term_matches(term: &NodeSelectorTerm, name: &str, labels: Option<&BTreeMap<String, String>>) -> bool {
-    let exprs = term.match_expressions.as_deref().unwrap_or(&[]);
-    let fields = term.match_fields.as_deref().unwrap_or(&[]);
-    if exprs.is_empty() && fields.is_empty() {
-        return false;
-    }
-    exprs.iter().all(|r| requirement_matches(r, labels.and_then(|l| l.get(&r.key)).map(String::as_str)))
-        && fields.iter().all(|r| r.key == "metadata.name" && requirement_matches(r, Some(name)))
-}
+pub use kubesim_api::storage::node_selector_term_matches as term_matches;
 
 /// Whether the pod's nodeSelector and required node affinity match the node.
 pub fn pod_matches_node_selector_and_affinity(pod: &PodInfo, node: &NodeInfo) -> bool {

@@ -1,0 +1,123 @@
+//! The PVC protection controller (pkg/controller/volume/pvcprotection): a claim being deleted
+//! keeps its `kubernetes.io/pvc-protection` finalizer — and stays usable, `Terminating` in
+//! `kubectl get pvc` — while a scheduled, non-terminated pod uses it (the informer's pods, then
+//! a live list, as `isBeingUsed` asks both); claims that lack the finalizer get it (the
+//! StorageObjectInUseProtection admission plugin normally adds it at create).
+
+use crate::common::*;
+use crate::framework::{Action, Change, Informer, Reconciler};
+use kubesim_api::k8s_openapi::api::core::v1::Pod;
+use kubesim_api::storage::PVC_PROTECTION_FINALIZER;
+use kubesim_api::Millis;
+use kubesim_apiserver::ApiError;
+use kubesim_runtime::Ctx;
+
+/// Modelled processing latency.
+pub const LATENCY_MS: Millis = 10;
+
+/// Whether a pod uses the claim (`podUsesPVC`): scheduled, not terminated, and one of its
+/// volumes is the claim (a generic ephemeral volume's claim is `<pod>-<volume>`).
+pub fn pod_uses_pvc(pod: &Pod, claim: &str) -> bool {
+    if pod_node(pod).is_empty() || is_pod_terminal(pod) {
+        return false;
+    }
+    let pod_name = pod.metadata.name.clone().unwrap_or_default();
+    pod.spec.as_ref().and_then(|s| s.volumes.as_ref()).into_iter().flatten().any(|v| {
+        v.persistent_volume_claim.as_ref().is_some_and(|c| c.claim_name == claim) || (v.ephemeral.is_some() && format!("{pod_name}-{}", v.name) == claim)
+    })
+}
+
+fn claims_of(pod: &Pod) -> Vec<String> {
+    let pod_name = pod.metadata.name.clone().unwrap_or_default();
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.volumes.as_ref())
+        .into_iter()
+        .flatten()
+        .filter_map(|v| {
+            v.persistent_volume_claim.as_ref().map(|c| c.claim_name.clone()).or_else(|| v.ephemeral.as_ref().map(|_| format!("{pod_name}-{}", v.name)))
+        })
+        .collect()
+}
+
+/// The controller.
+#[derive(Clone, Debug)]
+pub struct PvcProtectionController {
+    claims: Cache,
+    pods: Cache,
+    queue: WorkQueue,
+}
+
+impl Default for PvcProtectionController {
+    fn default() -> Self {
+        PvcProtectionController::new()
+    }
+}
+
+impl PvcProtectionController {
+    /// A controller with empty caches.
+    pub fn new() -> PvcProtectionController {
+        PvcProtectionController { claims: Cache::default(), pods: Cache::default(), queue: WorkQueue::new(LATENCY_MS) }
+    }
+
+    /// `isBeingUsed`: the informer's pods, then the API server's.
+    fn is_being_used(&self, ctx: &Ctx, namespace: &str, claim: &str) -> bool {
+        let used = |o: &std::sync::Arc<kubesim_api::Object>| o.as_pod().is_some_and(|p| pod_uses_pvc(p, claim));
+        self.pods.in_namespace(namespace).any(used) || ctx.api.store().list(("", "pods"), Some(namespace)).any(used)
+    }
+}
+
+impl Reconciler for PvcProtectionController {
+    fn name(&self) -> &'static str {
+        "pvc-protection-controller"
+    }
+    crate::informers! {
+        queue: queue;
+        Informer::all(("", "persistentvolumeclaims")) => claims,
+        Informer::all(("", "pods")) => pods,
+    }
+    fn changed(&mut self, change: Change, ctx: &mut Ctx) {
+        let event = change.event;
+        match event.resource {
+            ("", "persistentvolumeclaims") => {
+                if event.event_type != kubesim_store::EventType::Deleted {
+                    self.queue.add(key_of(&event.object), ctx);
+                }
+            }
+            _ => {
+                // podAddedDeletedUpdated: a deleted, terminated or newly scheduled pod may free
+                // (or hold) its claims.
+                let Some(pod) = event.object.as_pod() else { return };
+                let ns = pod.metadata.namespace.clone().unwrap_or_default();
+                for claim in claims_of(pod) {
+                    let key = (ns.clone(), claim);
+                    if self.claims.get(&key).is_some() {
+                        self.queue.add(key, ctx);
+                    }
+                }
+            }
+        }
+    }
+    fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
+        let Some(object) = self.claims.get(key).cloned() else { return Ok(Action::AwaitChange) };
+        let meta = object.metadata();
+        let has = meta.finalizers.iter().flatten().any(|f| f == PVC_PROTECTION_FINALIZER);
+        if meta.deletion_timestamp.is_some() {
+            if has && !self.is_being_used(ctx, &key.0, &key.1) {
+                let updated = patch_meta(ctx, &object, |m| {
+                    if let Some(f) = m.finalizers.as_mut() {
+                        f.retain(|x| x != PVC_PROTECTION_FINALIZER);
+                        if f.is_empty() {
+                            m.finalizers = None;
+                        }
+                    }
+                })?;
+                self.claims.put(updated);
+            }
+        } else if !has {
+            let updated = patch_meta(ctx, &object, |m| m.finalizers.get_or_insert_with(Vec::new).push(PVC_PROTECTION_FINALIZER.into()))?;
+            self.claims.put(updated);
+        }
+        Ok(Action::AwaitChange)
+    }
+}

@@ -1,0 +1,470 @@
+//! VolumeBinding (PreFilter, Filter, Reserve, PreBind) — `plugins/volumebinding` with its
+//! `binder.go` (release-1.34): pods whose claims are unbound and Immediate wait in PreFilter;
+//! bound claims restrict the pod to their volumes' nodes; WaitForFirstConsumer claims are
+//! matched to static volumes on each node (`FindMatchingVolume` with the node) or must be
+//! provisionable there; Reserve assumes the choice for the selected node, and PreBind writes it
+//! (the volume's claimRef, or `volume.kubernetes.io/selected-node` on the claim for the
+//! provisioner) and then waits, polling every second up to `bindTimeoutSeconds`, until the PV
+//! controller has bound every claim.
+//!
+//! Deviations: no assume cache — the scheduler's PV/PVC listers see the PreBind writes when
+//! their watch events arrive; no CSIStorageCapacity or CSI migration; no Score
+//! (StorageCapacityScoring is off by default).
+
+use crate::cache::{NodeInfo, PodInfo};
+use crate::framework::{ClusterEvent, ClusterView, Code, CycleState, Plugin, Point, Status};
+use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, TopologySelectorTerm};
+use kubesim_api::storage::{
+    bind_volume_to_claim, check_node_affinity, claim_class, claim_request, find_matching_volume, is_claim_fully_bound, is_delay_binding_mode,
+    local_volume_node_names, ANN_SELECTED_NODE, NOT_SUPPORTED_PROVISIONER,
+};
+use kubesim_api::Millis;
+use kubesim_runtime::Ctx;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// ErrReasonBindConflict.
+pub const ERR_REASON_BIND_CONFLICT: &str = "node(s) didn't find available persistent volumes to bind";
+/// ErrReasonNodeConflict.
+pub const ERR_REASON_NODE_CONFLICT: &str = "node(s) had volume node affinity conflict";
+/// ErrReasonNotEnoughSpace (CSIStorageCapacity; not modelled).
+pub const ERR_REASON_NOT_ENOUGH_SPACE: &str = "node(s) did not have enough free storage";
+/// ErrReasonPVNotExist.
+pub const ERR_REASON_PV_NOT_EXIST: &str = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)";
+/// The PreFilter reason for unbound Immediate claims.
+pub const ERR_UNBOUND_IMMEDIATE: &str = "pod has unbound immediate PersistentVolumeClaims";
+/// VolumeBindingArgs.bindTimeoutSeconds default (600 s).
+pub const BIND_TIMEOUT_MS: Millis = 600_000;
+/// BindPodVolumes' poll interval (`wait.PollUntilContextTimeout(ctx, time.Second, ...)`).
+pub const BIND_POLL_MS: Millis = 1000;
+
+const KEY: &str = "VolumeBinding";
+
+/// The plugin.
+#[derive(Clone, Debug, Default)]
+pub struct VolumeBinding;
+
+/// A pod's volume decisions for one node (`PodVolumes`).
+#[derive(Clone, Debug, Default)]
+pub struct PodVolumes {
+    /// Static volumes to pre-bind: (the volume with its new claimRef, the claim).
+    pub static_bindings: Vec<(PersistentVolume, Arc<PersistentVolumeClaim>)>,
+    /// Claims to provision, with the selected-node annotation set.
+    pub dynamic_provisions: Vec<PersistentVolumeClaim>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct StateData {
+    all_bound: bool,
+    bound_claims: Vec<Arc<PersistentVolumeClaim>>,
+    delay_claims: Vec<Arc<PersistentVolumeClaim>>,
+    /// PVs of the delay-binding claims' classes (`unboundVolumesDelayBinding`).
+    class_volumes: BTreeMap<String, Vec<Arc<PersistentVolume>>>,
+    /// The bound claims' volumes (None: missing).
+    bound_volumes: BTreeMap<String, Option<Arc<PersistentVolume>>>,
+    /// The classes of the delay-binding claims.
+    classes: BTreeMap<String, Option<Arc<k8s_openapi::api::storage::v1::StorageClass>>>,
+    /// Reserve's decision for the chosen node.
+    chosen: Option<PodVolumes>,
+    /// PreBind's API updates were made.
+    api_done: bool,
+}
+
+/// The claim name a pod volume uses (`ephemeral.VolumeClaimName` for generic ephemeral ones).
+fn claim_names(pod: &PodInfo) -> Vec<(String, bool)> {
+    let p = pod.pod();
+    let pod_name = p.metadata.name.clone().unwrap_or_default();
+    p.spec
+        .as_ref()
+        .and_then(|s| s.volumes.as_ref())
+        .into_iter()
+        .flatten()
+        .filter_map(|v| {
+            if let Some(c) = &v.persistent_volume_claim {
+                Some((c.claim_name.clone(), false))
+            } else {
+                v.ephemeral.as_ref().map(|_| (format!("{pod_name}-{}", v.name), true))
+            }
+        })
+        .collect()
+}
+
+/// `ephemeral.VolumeIsForPod`.
+fn volume_is_for_pod(pod: &PodInfo, pvc: &PersistentVolumeClaim) -> Result<(), String> {
+    let uid = pod.pod().metadata.uid.as_deref().unwrap_or("");
+    let owned = pvc.metadata.owner_references.iter().flatten().any(|o| o.controller == Some(true) && o.uid == uid);
+    if owned {
+        Ok(())
+    } else {
+        Err(format!(
+            "PVC {}/{} was not created for pod {}/{} (pod is not owner)",
+            pvc.metadata.namespace.as_deref().unwrap_or(""),
+            pvc.metadata.name.as_deref().unwrap_or(""),
+            pod.namespace(),
+            pod.name()
+        ))
+    }
+}
+
+fn matches_topology(terms: Option<&Vec<TopologySelectorTerm>>, labels: Option<&BTreeMap<String, String>>) -> bool {
+    let Some(terms) = terms.filter(|t| !t.is_empty()) else { return true };
+    terms
+        .iter()
+        .any(|term| term.match_label_expressions.iter().flatten().all(|req| labels.and_then(|l| l.get(&req.key)).is_some_and(|v| req.values.contains(v))))
+}
+
+impl StateData {
+    /// `FindPodVolumes` for one node: the decisions, or the conflict reasons (Err: an error).
+    fn find_pod_volumes(&self, node: &str, labels: Option<&BTreeMap<String, String>>) -> Result<(PodVolumes, Vec<&'static str>), String> {
+        let mut volumes = PodVolumes::default();
+        let mut reasons = Vec::new();
+        let (mut bound_satisfied, mut bound_found, mut unbound_satisfied) = (true, true, true);
+        let finish = |bound_satisfied: bool, unbound_satisfied: bool, bound_found: bool, mut reasons: Vec<&'static str>| {
+            if !bound_satisfied {
+                reasons.push(ERR_REASON_NODE_CONFLICT);
+            }
+            if !unbound_satisfied {
+                reasons.push(ERR_REASON_BIND_CONFLICT);
+            }
+            if !bound_found {
+                reasons.push(ERR_REASON_PV_NOT_EXIST);
+            }
+            reasons
+        };
+        // checkBoundClaims.
+        for pvc in &self.bound_claims {
+            let name = pvc.spec.as_ref().and_then(|s| s.volume_name.clone()).unwrap_or_default();
+            match self.bound_volumes.get(&name).cloned().flatten() {
+                None => {
+                    bound_found = false;
+                    break;
+                }
+                Some(pv) => {
+                    if check_node_affinity(&pv, labels).is_err() {
+                        bound_satisfied = false;
+                        break;
+                    }
+                }
+            }
+        }
+        if !self.delay_claims.is_empty() {
+            let mut to_match = Vec::new();
+            let mut to_provision: Vec<Arc<PersistentVolumeClaim>> = Vec::new();
+            for claim in &self.delay_claims {
+                match claim.metadata.annotations.as_ref().and_then(|a| a.get(ANN_SELECTED_NODE)) {
+                    Some(selected) if selected != node => {
+                        unbound_satisfied = false;
+                        reasons = finish(bound_satisfied, unbound_satisfied, bound_found, reasons);
+                        return Ok((volumes, reasons));
+                    }
+                    Some(_) => to_provision.push(claim.clone()),
+                    None => to_match.push(claim.clone()),
+                }
+            }
+            // findMatchingVolumes: smallest requests first, each chosen volume excluded.
+            kubesim_api::sort::sort_by(&mut to_match, |a, b| claim_request(a).cmp(&claim_request(b)));
+            let mut chosen: Vec<String> = Vec::new();
+            for claim in to_match {
+                let class = claim_class(&claim);
+                let candidates: Vec<&PersistentVolume> = self.class_volumes.get(&class).into_iter().flatten().map(|v| v.as_ref()).collect();
+                match find_matching_volume(&claim, &candidates, Some(labels), &chosen, true) {
+                    Some(pv) => {
+                        chosen.push(pv.metadata.name.clone().unwrap_or_default());
+                        volumes.static_bindings.push((pv.clone(), claim.clone()));
+                    }
+                    None => {
+                        unbound_satisfied = false;
+                        to_provision.push(claim);
+                    }
+                }
+            }
+            // checkVolumeProvisions.
+            if !to_provision.is_empty() {
+                let mut provisions = Vec::new();
+                let mut satisfied = true;
+                for claim in &to_provision {
+                    let class_name = claim_class(claim);
+                    let key = format!("{}/{}", claim.metadata.namespace.as_deref().unwrap_or(""), claim.metadata.name.as_deref().unwrap_or(""));
+                    if class_name.is_empty() {
+                        return Err(format!("no class for claim {key:?}"));
+                    }
+                    let Some(class) = self.classes.get(&class_name).cloned().flatten() else {
+                        return Err(format!("failed to find storage class {class_name:?}"));
+                    };
+                    if class.provisioner.is_empty()
+                        || class.provisioner == NOT_SUPPORTED_PROVISIONER
+                        || !matches_topology(class.allowed_topologies.as_ref(), labels)
+                    {
+                        satisfied = false;
+                        provisions.clear();
+                        break;
+                    }
+                    let mut annotated = (**claim).clone();
+                    annotated.metadata.annotations.get_or_insert_with(BTreeMap::new).insert(ANN_SELECTED_NODE.into(), node.to_string());
+                    provisions.push(annotated);
+                }
+                unbound_satisfied = satisfied;
+                if satisfied {
+                    volumes.dynamic_provisions = provisions;
+                } else {
+                    volumes = PodVolumes::default();
+                }
+            }
+        }
+        reasons = finish(bound_satisfied, unbound_satisfied, bound_found, reasons);
+        Ok((volumes, reasons))
+    }
+}
+
+/// `arePodVolumesBound` against the listers.
+fn pod_volumes_bound(pod: &PodInfo, view: &ClusterView) -> bool {
+    claim_names(pod).iter().all(|(name, _)| view.listers.pvcs.get(&(pod.namespace().to_string(), name.clone())).is_some_and(|c| is_claim_fully_bound(c)))
+}
+
+fn resource_version(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> u64 {
+    meta.resource_version.as_deref().and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
+/// `checkBindings`: Ok(true) when every claim the pod's PreBind operated on is fully bound,
+/// Ok(false) to keep waiting, Err to give up (the pod is retried).
+fn check_bindings(volumes: &PodVolumes, pod: &PodInfo, node: &str, view: &ClusterView) -> Result<bool, String> {
+    let Some(node_info) = view.cache.node(node) else { return Err(format!("failed to get node {node:?}: node {node:?} not found")) };
+    if view.cache.pod(&pod.key).is_none() {
+        return Err(format!("pod does not exist any more: pod {:?} not found", pod.name()));
+    }
+    let labels = node_info.labels();
+    let pvc_of = |claim: &PersistentVolumeClaim| {
+        let ns = claim.metadata.namespace.clone().unwrap_or_default();
+        let name = claim.metadata.name.clone().unwrap_or_default();
+        view.listers
+            .pvcs
+            .get(&(ns.clone(), name.clone()))
+            .cloned()
+            .ok_or_else(|| format!("failed to check binding: PVC {:?} not found", format!("{ns}/{name}")))
+    };
+    for (written, claim) in &volumes.static_bindings {
+        let name = written.metadata.name.clone().unwrap_or_default();
+        let pv = view.listers.pvs.get(&name).cloned().ok_or_else(|| format!("failed to check binding: PV {name:?} not found"))?;
+        let pvc = pvc_of(claim)?;
+        if resource_version(&written.metadata) > resource_version(&pv.metadata) {
+            return Ok(false);
+        }
+        if let Err(e) = check_node_affinity(&pv, labels) {
+            return Err(format!("pv {name:?} node affinity doesn't match node {node:?}: {e}"));
+        }
+        if pv.spec.as_ref().and_then(|s| s.claim_ref.as_ref()).is_none_or(|r| r.uid.as_deref().unwrap_or("").is_empty()) {
+            return Err(format!("ClaimRef got reset for pv {name:?}"));
+        }
+        if !is_claim_fully_bound(&pvc) {
+            return Ok(false);
+        }
+    }
+    for claim in &volumes.dynamic_provisions {
+        let pvc = pvc_of(claim)?;
+        let name = pvc.metadata.name.clone().unwrap_or_default();
+        if resource_version(&claim.metadata) > resource_version(&pvc.metadata) {
+            return Ok(false);
+        }
+        let Some(annotations) = pvc.metadata.annotations.as_ref() else { return Err(format!("selectedNode annotation reset for PVC {name:?}")) };
+        if annotations.get(ANN_SELECTED_NODE).map(String::as_str) != Some(node) {
+            return Err(format!("provisioning failed for PVC {name:?}"));
+        }
+        if let Some(volume) = pvc.spec.as_ref().and_then(|s| s.volume_name.as_deref()).filter(|v| !v.is_empty()) {
+            let Some(pv) = view.listers.pvs.get(volume) else { return Ok(false) };
+            if let Err(e) = check_node_affinity(pv, labels) {
+                return Err(format!("pv {volume:?} node affinity doesn't match node {node:?}: {e}"));
+            }
+        }
+        if !is_claim_fully_bound(&pvc) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+impl Plugin for VolumeBinding {
+    fn name(&self) -> &'static str {
+        "VolumeBinding"
+    }
+    fn points(&self) -> &'static [Point] {
+        &[Point::PreFilter, Point::Filter, Point::Reserve, Point::PreBind]
+    }
+    fn events(&self) -> &'static [ClusterEvent] {
+        &[
+            ClusterEvent::StorageClassChange,
+            ClusterEvent::PvcChange,
+            ClusterEvent::PvChange,
+            ClusterEvent::NodeAdd,
+            ClusterEvent::NodeLabel,
+            ClusterEvent::NodeTaint,
+        ]
+    }
+    fn queueing_hint(&self, rejected: &PodInfo, event: ClusterEvent, _involved: Option<&PodInfo>) -> bool {
+        // isSchedulableAfterPersistentVolumeChange: only pods with claims.
+        event != ClusterEvent::PvChange || !claim_names(rejected).is_empty()
+    }
+    fn pre_filter(&self, state: &mut CycleState, pod: &PodInfo, view: &ClusterView) -> (Status, Option<BTreeSet<String>>) {
+        let claims = claim_names(pod);
+        if claims.is_empty() {
+            state.write(KEY, StateData::default());
+            return (Status::skip(), None);
+        }
+        let ns = pod.namespace().to_string();
+        // podHasPVCs.
+        let mut pvcs = Vec::new();
+        for (name, ephemeral) in &claims {
+            let Some(pvc) = view.listers.pvcs.get(&(ns.clone(), name.clone())) else {
+                let msg = if *ephemeral {
+                    format!("waiting for ephemeral volume controller to create the persistentvolumeclaim {name:?}")
+                } else {
+                    format!("persistentvolumeclaim {name:?} not found")
+                };
+                return (Status::unresolvable(msg), None);
+            };
+            if pvc.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Lost") {
+                let volume = pvc.spec.as_ref().and_then(|s| s.volume_name.clone()).unwrap_or_default();
+                return (Status::unresolvable(format!("persistentvolumeclaim {name:?} bound to non-existent persistentvolume {volume:?}")), None);
+            }
+            if pvc.metadata.deletion_timestamp.is_some() {
+                return (Status::unresolvable(format!("persistentvolumeclaim {name:?} is being deleted")), None);
+            }
+            if *ephemeral {
+                if let Err(e) = volume_is_for_pod(pod, pvc) {
+                    return (Status::unresolvable(e), None);
+                }
+            }
+            pvcs.push(pvc.clone());
+        }
+        // GetPodVolumeClaims.
+        let mut data = StateData::default();
+        let mut immediate = false;
+        for pvc in pvcs {
+            if is_claim_fully_bound(&pvc) {
+                data.bound_claims.push(pvc);
+                continue;
+            }
+            let class_name = claim_class(&pvc);
+            let class = view.listers.storage_classes.get(&class_name).cloned();
+            let delay = match is_delay_binding_mode(&pvc, class.as_deref()) {
+                Ok(d) => d,
+                Err(e) => return (Status::new(Code::Error, e), None),
+            };
+            if delay && pvc.spec.as_ref().and_then(|s| s.volume_name.as_deref()).unwrap_or("").is_empty() {
+                data.classes.insert(class_name, class);
+                data.delay_claims.push(pvc);
+            } else {
+                immediate = true;
+            }
+        }
+        if immediate {
+            return (Status::unresolvable(ERR_UNBOUND_IMMEDIATE), None);
+        }
+        for pvc in &data.delay_claims {
+            let class = claim_class(pvc);
+            let volumes = view.listers.pvs.values().filter(|pv| kubesim_api::storage::volume_class(pv) == class).cloned().collect();
+            data.class_volumes.insert(class, volumes);
+        }
+        // GetEligibleNodes: local volumes of bound claims pin the pod to their nodes.
+        let mut eligible: Option<BTreeSet<String>> = None;
+        for pvc in &data.bound_claims {
+            let name = pvc.spec.as_ref().and_then(|s| s.volume_name.clone()).unwrap_or_default();
+            let pv = view.listers.pvs.get(&name).cloned();
+            if let Some(pv) = &pv {
+                let nodes: BTreeSet<String> = local_volume_node_names(pv).into_iter().collect();
+                if !nodes.is_empty() {
+                    eligible = Some(match eligible {
+                        None => nodes,
+                        Some(e) => e.intersection(&nodes).cloned().collect(),
+                    });
+                }
+            }
+            data.bound_volumes.insert(name, pv);
+        }
+        state.write(KEY, data);
+        (Status::success(), eligible)
+    }
+    fn filter(&self, state: &CycleState, _pod: &PodInfo, node: &NodeInfo) -> Status {
+        let Some(data) = state.read::<StateData>(KEY) else { return Status::success() };
+        match data.find_pod_volumes(&node.name, node.labels()) {
+            Err(e) => Status::new(Code::Error, e),
+            Ok((_, reasons)) if !reasons.is_empty() => {
+                Status { code: Code::UnschedulableAndUnresolvable, reasons: reasons.iter().map(|r| r.to_string()).collect(), plugin: "" }
+            }
+            Ok(_) => Status::success(),
+        }
+    }
+    fn reserve(&self, state: &mut CycleState, pod: &PodInfo, node: &str, view: &ClusterView) -> Status {
+        let labels = view.cache.node(node).and_then(|n| n.labels().cloned());
+        let Some(data) = state.read_mut::<StateData>(KEY) else { return Status::success() };
+        if data.bound_claims.is_empty() && data.delay_claims.is_empty() {
+            data.all_bound = true;
+            return Status::success();
+        }
+        // AssumePodVolumes.
+        if pod_volumes_bound(pod, view) {
+            data.all_bound = true;
+            return Status::success();
+        }
+        match data.find_pod_volumes(node, labels.as_ref()) {
+            Err(e) => Status::new(Code::Error, e),
+            Ok((mut volumes, _)) => {
+                volumes.static_bindings = volumes.static_bindings.into_iter().map(|(pv, claim)| (bind_volume_to_claim(&pv, &claim).0, claim)).collect();
+                data.chosen = Some(volumes);
+                Status::success()
+            }
+        }
+    }
+    fn unreserve(&self, state: &mut CycleState, _pod: &PodInfo, _node: &str) {
+        if let Some(data) = state.read_mut::<StateData>(KEY) {
+            data.chosen = None;
+        }
+    }
+    fn pre_bind(&self, state: &mut CycleState, pod: &PodInfo, node: &str, view: &ClusterView, ctx: &mut Ctx) -> Status {
+        let Some(data) = state.read_mut::<StateData>(KEY) else { return Status::success() };
+        if data.all_bound {
+            return Status::success();
+        }
+        let Some(volumes) = data.chosen.as_mut() else { return Status::new(Code::Error, format!("no pod volumes found for node {node:?}")) };
+        if !data.api_done {
+            // bindAPIUpdate: pre-bind the static volumes, then ask for provisioning.
+            for (pv, _) in volumes.static_bindings.iter_mut() {
+                let object = pv_object(pv);
+                match ctx.update(object) {
+                    Ok(updated) => {
+                        if let Some(v) = updated.decode::<PersistentVolume>() {
+                            *pv = v;
+                        }
+                    }
+                    Err(e) => return Status::new(Code::Error, e.message),
+                }
+            }
+            for claim in volumes.dynamic_provisions.iter_mut() {
+                match ctx.update(pvc_object(claim)) {
+                    Ok(updated) => {
+                        if let Some(c) = updated.decode::<PersistentVolumeClaim>() {
+                            *claim = c;
+                        }
+                    }
+                    Err(e) => return Status::new(Code::Error, e.message),
+                }
+            }
+            data.api_done = true;
+            return Status::new(Code::Wait, "waiting for volumes to be bound");
+        }
+        match check_bindings(volumes, pod, node, view) {
+            Ok(true) => Status::success(),
+            Ok(false) => Status::new(Code::Wait, "waiting for volumes to be bound"),
+            Err(e) => Status::new(Code::Error, format!("binding volumes: {e}")),
+        }
+    }
+}
+
+fn pv_object(pv: &PersistentVolume) -> kubesim_api::Object {
+    let info = kubesim_api::kind_info("v1", "PersistentVolume").expect("served");
+    kubesim_api::Object::from_json(info, serde_json::to_value(pv).expect("serializes")).expect("round-trips")
+}
+
+fn pvc_object(pvc: &PersistentVolumeClaim) -> kubesim_api::Object {
+    let info = kubesim_api::kind_info("v1", "PersistentVolumeClaim").expect("served");
+    kubesim_api::Object::from_json(info, serde_json::to_value(pvc).expect("serializes")).expect("round-trips")
+}

@@ -1,0 +1,188 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! Storage end to end as on a kind cluster: the default StorageClass `standard`
+//! (rancher.io/local-path, WaitForFirstConsumer), the scheduler's VolumeBinding plugin choosing
+//! the node, the local-path provisioner creating `pvc-<uid>` pinned to it, the PV controller
+//! binding, data surviving the pod, and the protection finalizers.
+
+use kubesim_api::object::Object;
+use kubesim_sim::loader::apply;
+use kubesim_sim::scenario::InputFile;
+use kubesim_sim::World;
+use serde_json::Value;
+
+fn world_with(yaml: &str) -> World {
+    let mut world = World::new(1);
+    world.add_default_nodes();
+    load(&mut world, yaml);
+    world
+}
+
+fn load(world: &mut World, yaml: &str) {
+    let outcome = apply(world, &InputFile { name: "test.yaml".into(), text: yaml.into() });
+    assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
+}
+
+fn get(world: &World, resource: (&'static str, &'static str), ns: &str, name: &str) -> Option<Value> {
+    world.api().lookup(resource, ns, name).map(|o| o.to_json())
+}
+
+/// (reason, message, source) of the events about one object, in order of writes (repeats too).
+fn events(world: &World, name: &str) -> Vec<(String, String, String)> {
+    world
+        .trace()
+        .iter()
+        .filter_map(|r| match r.object.as_ref() {
+            Object::Event(e) if e.involved_object.name.as_deref() == Some(name) => Some((
+                e.reason.clone().unwrap_or_default(),
+                e.message.clone().unwrap_or_default(),
+                e.source.as_ref().and_then(|s| s.component.clone()).unwrap_or_default(),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+fn kubectl(world: &mut World, line: &str) -> String {
+    let record = world.run_command(&format!("kubectl {line}"));
+    assert_eq!(record.exit_code, 0, "{line}: {}", record.stderr);
+    record.stdout
+}
+
+const CLAIM: &str =
+    "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n";
+
+fn writer(name: &str, command: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}}}\nspec:\n  restartPolicy: Never\n  containers:\n  - name: c\n    image: busybox:1.36\n    command: [sh, -c, '{command}']\n    volumeMounts: [{{name: d, mountPath: /data}}]\n  volumes:\n  - name: d\n    persistentVolumeClaim: {{claimName: data}}\n"
+    )
+}
+
+// A claim of the default class waits for its first consumer; the pod's scheduling picks the
+// node, which the claim carries as volume.kubernetes.io/selected-node; local-path provisions
+// pvc-<uid> with node affinity to that node; the claim binds; the pod runs; and what it wrote
+// is there for the next pod using the claim (pinned to the same node by the volume).
+#[test]
+fn wait_for_first_consumer_then_provision_on_the_chosen_node() {
+    let mut world = world_with(CLAIM);
+    world.run_until(20_000);
+    let claim = get(&world, ("", "persistentvolumeclaims"), "default", "data").unwrap();
+    assert_eq!(claim["spec"]["storageClassName"], "standard");
+    assert_eq!(claim["status"]["phase"], "Pending");
+    assert_eq!(claim["metadata"]["finalizers"], serde_json::json!(["kubernetes.io/pvc-protection"]));
+    let waiting = events(&world, "data");
+    assert!(waiting.len() >= 2, "repeated on resync: {waiting:?}");
+    assert!(waiting
+        .iter()
+        .all(|(r, m, s)| r == "WaitForFirstConsumer" && m == "waiting for first consumer to be created before binding" && s == "persistentvolume-controller"));
+    let out = kubectl(&mut world, "get pvc");
+    let row: Vec<&str> = out.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(&row[..row.len() - 1], ["data", "Pending", "standard", "<unset>"], "{out}");
+
+    load(&mut world, &writer("first", "echo hello > /data/greeting"));
+    world.run_until(60_000);
+    let claim = get(&world, ("", "persistentvolumeclaims"), "default", "data").unwrap();
+    let uid = claim["metadata"]["uid"].as_str().unwrap().to_string();
+    let pod = get(&world, ("", "pods"), "default", "first").unwrap();
+    let node = pod["spec"]["nodeName"].as_str().unwrap().to_string();
+    assert!(!node.is_empty());
+    assert_eq!(claim["metadata"]["annotations"]["volume.kubernetes.io/selected-node"], node.as_str());
+    assert_eq!(claim["metadata"]["annotations"]["pv.kubernetes.io/bind-completed"], "yes");
+    assert_eq!(claim["status"]["phase"], "Bound");
+    assert_eq!(claim["spec"]["volumeName"], format!("pvc-{uid}"));
+    let pv = get(&world, ("", "persistentvolumes"), "", &format!("pvc-{uid}")).unwrap();
+    assert_eq!(pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"][0], node.as_str());
+    assert_eq!(pv["metadata"]["annotations"]["pv.kubernetes.io/provisioned-by"], "rancher.io/local-path");
+    assert_eq!(pod["status"]["phase"], "Succeeded", "{pod}");
+    // (ExternalProvisioning repeats on every sync of the claim while it waits: aggregated as x2.)
+    let mut reasons: Vec<String> = events(&world, "data").into_iter().map(|(r, _, _)| r).filter(|r| r != "WaitForFirstConsumer").collect();
+    reasons.dedup();
+    assert_eq!(reasons, ["ExternalProvisioning", "Provisioning", "ProvisioningSucceeded"]);
+    let sources: Vec<String> = events(&world, "data").into_iter().filter(|(r, _, _)| r.starts_with("Provisioning")).map(|(_, _, s)| s).collect();
+    assert!(sources.iter().all(|s| s.starts_with("rancher.io/local-path_local-path-provisioner-")), "{sources:?}");
+    // The pod waited in PreBind: it was bound only after the claim was.
+    let scheduled = world
+        .trace()
+        .iter()
+        .position(
+            |r| matches!(r.object.as_ref(), Object::Event(e) if e.reason.as_deref() == Some("Scheduled") && e.involved_object.name.as_deref() == Some("first")),
+        )
+        .unwrap();
+    let provisioned =
+        world.trace().iter().position(|r| matches!(r.object.as_ref(), Object::Event(e) if e.reason.as_deref() == Some("ProvisioningSucceeded"))).unwrap();
+    assert!(provisioned < scheduled);
+
+    let describe = kubectl(&mut world, "describe pvc data");
+    for line in ["StorageClass:  standard", "Status:        Bound", "Finalizers:    [kubernetes.io/pvc-protection]", "Used By:       first"] {
+        assert!(describe.contains(line), "{line:?} in\n{describe}");
+    }
+    assert!(describe.contains("volume.kubernetes.io/selected-node: "), "{describe}");
+
+    load(&mut world, &writer("second", "cat /data/greeting"));
+    world.run_until(100_000);
+    let second = get(&world, ("", "pods"), "default", "second").unwrap();
+    assert_eq!(second["spec"]["nodeName"], node.as_str(), "the volume pins the pod to its node");
+    assert_eq!(kubectl(&mut world, "logs second"), "hello\n");
+}
+
+// kubectl delete pvc of a claim a running pod uses: the claim stays Terminating (and usable)
+// until the pod is gone; then the Delete-policy volume goes too.
+#[test]
+fn deleting_an_in_use_claim_waits_for_its_pod() {
+    let mut world = world_with(&format!("{CLAIM}---\n{}", writer("user", "sleep 3600")));
+    world.run_until(40_000);
+    let uid = get(&world, ("", "persistentvolumeclaims"), "default", "data").unwrap()["metadata"]["uid"].as_str().unwrap().to_string();
+    assert_eq!(get(&world, ("", "pods"), "default", "user").unwrap()["status"]["phase"], "Running");
+    let record = world.run_command("kubectl delete pvc data --wait=false");
+    assert_eq!(record.stdout, "persistentvolumeclaim \"data\" deleted\n", "{}", record.stderr);
+    world.run_until(60_000);
+    let out = kubectl(&mut world, "get pvc");
+    let row: Vec<&str> = out.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(&row[..2], ["data", "Terminating"], "{out}");
+    assert!(get(&world, ("", "persistentvolumes"), "", &format!("pvc-{uid}")).is_some());
+    kubectl(&mut world, "delete pod user --wait=false");
+    world.run_until(120_000);
+    assert!(get(&world, ("", "persistentvolumeclaims"), "default", "data").is_none());
+    assert!(get(&world, ("", "persistentvolumes"), "", &format!("pvc-{uid}")).is_none(), "reclaim Delete");
+}
+
+// A pod whose Immediate claim is not bound waits in PreFilter with upstream's message.
+#[test]
+fn unbound_immediate_claims_keep_the_pod_pending() {
+    let world = world_with(
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec: {storageClassName: manual, accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: nginx}]\n  volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]\n",
+    );
+    let mut world = world;
+    world.run_until(10_000);
+    let pod = get(&world, ("", "pods"), "default", "p").unwrap();
+    let condition = pod["status"]["conditions"].as_array().unwrap().iter().find(|c| c["type"] == "PodScheduled").unwrap().clone();
+    assert_eq!(
+        condition["message"],
+        "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    );
+    // A static volume of the class lets it go.
+    load(
+        &mut world,
+        "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-1}\nspec: {storageClassName: manual, capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], hostPath: {path: /mnt/data}}\n",
+    );
+    world.run_until(30_000);
+    assert!(get(&world, ("", "pods"), "default", "p").unwrap()["spec"]["nodeName"].as_str().is_some_and(|n| !n.is_empty()));
+}
+
+// A bound volume pinned to a node keeps pods off the others: PreFilter narrows the nodes
+// (GetEligibleNodes) and the node affinity conflict reason comes from Filter.
+#[test]
+fn volume_node_affinity_pins_pods() {
+    let mut world = World::new(1);
+    world.add_default_nodes();
+    let nodes: Vec<String> = world.node_names().cloned().collect();
+    let target = nodes.last().unwrap().clone();
+    load(
+        &mut world,
+        &format!(
+            "apiVersion: v1\nkind: PersistentVolume\nmetadata: {{name: local}}\nspec:\n  storageClassName: ''\n  capacity: {{storage: 1Gi}}\n  accessModes: [ReadWriteOnce]\n  local: {{path: /mnt/disk}}\n  nodeAffinity: {{required: {{nodeSelectorTerms: [{{matchExpressions: [{{key: kubernetes.io/hostname, operator: In, values: [{target}]}}]}}]}}}}\n---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {{name: data}}\nspec: {{storageClassName: '', accessModes: [ReadWriteOnce], resources: {{requests: {{storage: 1Gi}}}}}}\n---\n{}",
+            writer("p", "sleep 3600")
+        ),
+    );
+    world.run_until(30_000);
+    assert_eq!(get(&world, ("", "pods"), "default", "p").unwrap()["spec"]["nodeName"], target.as_str());
+}
