@@ -710,6 +710,9 @@ pub struct ServiceView {
     pub endpoints_ready: usize,
     /// Endpoints in the slices.
     pub endpoints_total: usize,
+    /// Whether it selects pods (a Service without a selector has its endpoints managed by
+    /// someone else, as `kubernetes` by the API server).
+    pub selector: bool,
     /// Packets that went to it in the last 10 s of the packet log, and how many failed.
     pub recent: (u32, u32),
 }
@@ -845,6 +848,7 @@ pub fn network(world: &World, limit: usize) -> NetworkView {
             ports,
             endpoints_ready: ready,
             endpoints_total: all,
+            selector: spec.selector.as_ref().is_some_and(|s| !s.is_empty()),
             recent: recent.get(&key).copied().unwrap_or_default(),
         });
     }

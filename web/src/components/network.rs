@@ -77,7 +77,7 @@ pub fn network_view(props: &NetworkProps) -> Html {
                                     <td class="ks-mono">{ &s.cluster_ip }</td>
                                     <td class="ks-mono">{ s.external_ip.clone().unwrap_or_else(|| if s.type_ == "LoadBalancer" { "<pending>".into() } else { "<none>".into() }) }</td>
                                     <td class="ks-mono">{ &s.ports }</td>
-                                    <td><span class={classes!("ks-status-pill", if full { "s-ok" } else if s.endpoints_ready > 0 { "s-wait" } else { "s-bad" })}>{ format!("{}/{}", s.endpoints_ready, s.endpoints_total) }</span></td>
+                                    <td><span class={classes!("ks-status-pill", if full { "s-ok" } else if !s.selector && s.endpoints_total == 0 { "s-done" } else if s.endpoints_ready > 0 { "s-wait" } else { "s-bad" })} title={if s.selector { "ready / all endpoints in its EndpointSlices" } else { "no selector: its endpoints are managed outside the EndpointSlice controller" }}>{ format!("{}/{}", s.endpoints_ready, s.endpoints_total) }</span></td>
                                     <td class="ks-mono">{ if s.recent.0 == 0 { "–".to_string() } else if s.recent.1 == 0 { format!("{} ok", s.recent.0) } else { format!("{} ({} failed)", s.recent.0, s.recent.1) } }</td>
                                 </tr>
                             }
