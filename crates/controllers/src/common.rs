@@ -454,6 +454,31 @@ pub fn is_not_found(err: &kubesim_apiserver::ApiError) -> bool {
     err.code == 404
 }
 
+/// The protection controllers' step (pvc-protection, pv-protection): a live object gets the
+/// `finalizer`; a deleting one loses it once `releasable` (nothing uses it any more). The
+/// written object goes into `cache`.
+pub fn sync_protection_finalizer(ctx: &mut Ctx, cache: &mut Cache, object: &Object, finalizer: &str, releasable: bool) -> kubesim_apiserver::error::Result<()> {
+    let meta = object.metadata();
+    let has = meta.finalizers.iter().flatten().any(|f| f == finalizer);
+    if meta.deletion_timestamp.is_some() {
+        if has && releasable {
+            let updated = patch_meta(ctx, object, |m| {
+                if let Some(f) = m.finalizers.as_mut() {
+                    f.retain(|x| x != finalizer);
+                    if f.is_empty() {
+                        m.finalizers = None;
+                    }
+                }
+            })?;
+            cache.put(updated);
+        }
+    } else if !has {
+        let updated = patch_meta(ctx, object, |m| m.finalizers.get_or_insert_with(Vec::new).push(finalizer.into()))?;
+        cache.put(updated);
+    }
+    Ok(())
+}
+
 /// Applies a metadata change to the freshest copy of an object, as a PATCH would (read from the
 /// API server, mutate, conditional update).
 pub fn patch_meta(ctx: &mut Ctx, object: &Object, mutate: impl FnOnce(&mut ObjectMeta)) -> kubesim_apiserver::error::Result<Arc<Object>> {

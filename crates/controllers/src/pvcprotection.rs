@@ -100,24 +100,8 @@ impl Reconciler for PvcProtectionController {
     }
     fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
         let Some(object) = self.claims.get(key).cloned() else { return Ok(Action::AwaitChange) };
-        let meta = object.metadata();
-        let has = meta.finalizers.iter().flatten().any(|f| f == PVC_PROTECTION_FINALIZER);
-        if meta.deletion_timestamp.is_some() {
-            if has && !self.is_being_used(ctx, &key.0, &key.1) {
-                let updated = patch_meta(ctx, &object, |m| {
-                    if let Some(f) = m.finalizers.as_mut() {
-                        f.retain(|x| x != PVC_PROTECTION_FINALIZER);
-                        if f.is_empty() {
-                            m.finalizers = None;
-                        }
-                    }
-                })?;
-                self.claims.put(updated);
-            }
-        } else if !has {
-            let updated = patch_meta(ctx, &object, |m| m.finalizers.get_or_insert_with(Vec::new).push(PVC_PROTECTION_FINALIZER.into()))?;
-            self.claims.put(updated);
-        }
+        let in_use = object.metadata().deletion_timestamp.is_some() && self.is_being_used(ctx, &key.0, &key.1);
+        sync_protection_finalizer(ctx, &mut self.claims, &object, PVC_PROTECTION_FINALIZER, !in_use)?;
         Ok(Action::AwaitChange)
     }
 }

@@ -44,25 +44,8 @@ impl Reconciler for PvProtectionController {
     }
     fn reconcile(&mut self, key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
         let Some(object) = self.volumes.get(key).cloned() else { return Ok(Action::AwaitChange) };
-        let meta = object.metadata();
-        let has = meta.finalizers.iter().flatten().any(|f| f == PV_PROTECTION_FINALIZER);
-        if meta.deletion_timestamp.is_some() {
-            let bound = decode::<PersistentVolume>(&object).and_then(|v| v.status).and_then(|s| s.phase).as_deref() == Some("Bound");
-            if has && !bound {
-                let updated = patch_meta(ctx, &object, |m| {
-                    if let Some(f) = m.finalizers.as_mut() {
-                        f.retain(|x| x != PV_PROTECTION_FINALIZER);
-                        if f.is_empty() {
-                            m.finalizers = None;
-                        }
-                    }
-                })?;
-                self.volumes.put(updated);
-            }
-        } else if !has {
-            let updated = patch_meta(ctx, &object, |m| m.finalizers.get_or_insert_with(Vec::new).push(PV_PROTECTION_FINALIZER.into()))?;
-            self.volumes.put(updated);
-        }
+        let bound = decode::<PersistentVolume>(&object).and_then(|v| v.status).and_then(|s| s.phase).as_deref() == Some("Bound");
+        sync_protection_finalizer(ctx, &mut self.volumes, &object, PV_PROTECTION_FINALIZER, !bound)?;
         Ok(Action::AwaitChange)
     }
 }
