@@ -79,8 +79,31 @@ pub fn kubectl_output(world: &mut World, args: &str) -> kubesim_kubectl::Output 
     let pods = pod_index(world);
     world.with_kubectl(|api, req, files, hosts, fabric| {
         let mut view = WorldView { files, hosts, fabric, pods, now: req.now };
-        kubesim_kubectl::run_line(args, api, req, &mut view)
+        let mut output = kubesim_kubectl::run_line(args, api, req, &mut view);
+        if let Ok(argv) = split(args) {
+            output.stderr.push_str(&apply_warnings(&argv, files));
+        }
+        output
     })
+}
+
+/// `apply`/`create`/`replace -f FILE`: the loader's warnings about unmodelled images and
+/// commands in the files it read ([`crate::loader::command_warnings`]).
+fn apply_warnings(argv: &[String], files: &BTreeMap<String, String>) -> String {
+    let verb = argv.iter().map(String::as_str).filter(|a| *a != "kubectl").find(|a| !a.starts_with('-'));
+    if !matches!(verb, Some("apply" | "create" | "replace")) {
+        return String::new();
+    }
+    let mut out = String::new();
+    for name in files_named(argv) {
+        if let Some(text) = files.get(&name) {
+            for warning in crate::loader::command_warnings(&crate::scenario::InputFile { name: name.clone(), text: text.clone() }) {
+                out.push_str(&warning);
+                out.push('\n');
+            }
+        }
+    }
+    out
 }
 
 /// The running container an exec into `pod_uid`'s `container` on `node` reaches, or the API
@@ -125,7 +148,9 @@ pub fn kubectl_argv(world: &mut World, argv: &[String]) -> (String, String, i32)
     let pods = pod_index(world);
     let output = world.with_kubectl(|api, req, files, hosts, fabric| {
         let mut view = WorldView { files, hosts, fabric, pods, now: req.now };
-        kubesim_kubectl::run(&argv, api, req, &mut view)
+        let mut output = kubesim_kubectl::run(&argv, api, req, &mut view);
+        output.stderr.push_str(&apply_warnings(&argv, files));
+        output
     });
     (output.stdout, output.stderr, output.exit_code)
 }

@@ -96,11 +96,20 @@ pub fn apply(world: &mut World, file: &InputFile) -> FileOutcome {
             }
         }
     }
-    // Loud, not guessed: container scripts using commands the shell model does not implement.
+    outcome.warnings.extend(command_warnings(file));
+    outcome
+}
+
+/// Loud, not guessed: the containers of a file's workloads whose images the catalogue does not
+/// know, or whose scripts use commands the image lacks — one `Warning:` line each, naming the
+/// file, document, object and container. Every apply path shows them: the loader, `--at` and
+/// console `kubectl apply/create/replace -f`, and `kubesim kubectl`.
+pub fn command_warnings(file: &InputFile) -> Vec<String> {
+    let mut warnings = Vec::new();
     for (name, document, object, _) in &decode_inputs(std::slice::from_ref(file)).objects {
         for warning in crate::run::unsupported_command_warnings(object) {
-            outcome.warnings.push(format!("Warning: {name} (document {document}): {warning}"));
+            warnings.push(format!("Warning: {name} (document {document}): {warning}"));
         }
     }
-    outcome
+    warnings
 }

@@ -505,3 +505,23 @@ fn pod_ips_stay_unique_through_churn_and_a_kubelet_restart() {
     assert!(host.cni.ipam.reserved.values().count() <= 21, "finished pods gave their addresses back: {}", host.cni.ipam.reserved.len());
     assert!(host.cni.ipam.reserved.keys().any(|ip| std::net::Ipv4Addr::from(*ip).to_string() == long_lived), "the long-lived pod keeps its address");
 }
+
+// Every apply path warns about unmodelled images and commands: here `kubectl apply -f` run as a
+// command (the `--at` and console path), as the loader does for input files.
+#[test]
+fn kubectl_apply_warns_about_unmodelled_images_and_commands() {
+    let mut world = World::new(1);
+    world.add_default_nodes();
+    world.add_file("app.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: api}\nspec:\n  containers:\n  - {name: c, image: 'myorg/api:1.2', ports: [{containerPort: 8080}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: tool}\nspec:\n  containers:\n  - {name: c, image: 'busybox:1.37', command: [sh, -c, 'frobnicate --all; sleep 3600']}\n");
+    let record = world.run_command("kubectl apply -f app.yaml");
+    assert_eq!(record.exit_code, 0, "{record:?}");
+    assert_eq!(record.stdout, "pod/api created\npod/tool created\n");
+    assert!(record.stderr.contains("Warning: app.yaml (document 1): pod/api container \"c\": image \"myorg/api:1.2\" is not in kubesim's catalogue; it runs as a generic server listening on 8080"), "{}", record.stderr);
+    assert!(
+        record.stderr.contains("Warning: app.yaml (document 2): pod/tool container \"c\": image \"busybox:1.37\" has no \"frobnicate\""),
+        "{}",
+        record.stderr
+    );
+    let get = world.run_command("kubectl get pods -f app.yaml");
+    assert!(get.stderr.is_empty(), "only apply, create and replace warn: {}", get.stderr);
+}
