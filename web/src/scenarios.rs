@@ -30,6 +30,14 @@ const NODE_FAILURE: &str = include_str!("../scenarios/node-failure.yaml");
 const UNSCHEDULABLE: &str = include_str!("../scenarios/unschedulable.yaml");
 const SCALE: &str = include_str!("../scenarios/scale.yaml");
 const SERVICE_DNS: &str = include_str!("../scenarios/service-dns.yaml");
+const HPA: &str = include_str!("../scenarios/hpa.yaml");
+const HPA_LOAD: &str = include_str!("../scenarios/hpa-load.yaml");
+const STATEFULSET: &str = include_str!("../scenarios/statefulset.yaml");
+const DAEMONSET: &str = include_str!("../scenarios/daemonset.yaml");
+const CRONJOB: &str = include_str!("../scenarios/cronjob.yaml");
+const PROBES: &str = include_str!("../scenarios/probes.yaml");
+const PREEMPTION: &str = include_str!("../scenarios/preemption.yaml");
+const PREEMPTION_HIGH: &str = include_str!("../scenarios/preemption-high.yaml");
 
 fn apply(t_ms: u64, name: &str, text: impl Into<String>) -> TimedInput {
     TimedInput { t_ms, input: Input::Apply { name: name.to_string(), text: text.into() }, user: false }
@@ -118,6 +126,48 @@ pub fn all() -> Vec<Scenario> {
             summary: "A client resolves web through kube-dns and fetches from it every second: each packet goes through kube-proxy's rules to an endpoint. At 40 s web scales to 3, at 70 s to 0 (refused).",
             inputs: vec![apply(0, "service-dns.yaml", SERVICE_DNS), command(40_000, "kubectl scale deployment web --replicas=3"), command(70_000, "kubectl scale deployment web --replicas=0")],
             view: "network",
+        },
+        Scenario {
+            name: "hpa",
+            title: "HPA driven by real traffic",
+            summary: "php-apache behind a Service with an HPA at 50% CPU. At 20 s a busybox loop starts sending requests (30 ms of CPU each): the metrics-server reads what the processes use and the HPA adds replicas; at 4 min the load stops and, after the 5-minute stabilization window, it scales back.",
+            inputs: vec![apply(0, "hpa.yaml", HPA), apply(20_000, "load-generator.yaml", HPA_LOAD), command(240_000, "kubectl delete pod load-generator")],
+            view: "cluster",
+        },
+        Scenario {
+            name: "statefulset",
+            title: "StatefulSet with storage",
+            summary: "web-0, web-1, web-2 start one after another, each with its own claim: the scheduler picks a node, local-path provisions a volume there and the claim binds. At 60 s web-1 is deleted and comes back with the same name and claim.",
+            inputs: vec![apply(0, "statefulset.yaml", STATEFULSET), command(60_000, "kubectl delete pod web-1 --wait=false")],
+            view: "cluster",
+        },
+        Scenario {
+            name: "daemonset",
+            title: "DaemonSet",
+            summary: "A log agent on every node, placed by the DaemonSet controller through node affinity. At 20 s node-3 loses power: its agent is not rescheduled elsewhere.",
+            inputs: vec![apply(0, "daemonset.yaml", DAEMONSET), command(20_000, "fault node-down node-3")],
+            view: "cluster",
+        },
+        Scenario {
+            name: "cronjob",
+            title: "CronJob",
+            summary: "The hello CronJob every minute: a Job per schedule time, its pod prints the date and completes; the controller keeps the last 3 successful Jobs.",
+            inputs: vec![apply(0, "cronjob.yaml", CRONJOB)],
+            view: "lifecycle",
+        },
+        Scenario {
+            name: "probes",
+            title: "Liveness and readiness probes",
+            summary: "liveness-exec deletes its health file at 30 s: three failed probes later the kubelet restarts the container. readiness-exec stays unready (0/1 Running) until its file appears at 20 s.",
+            inputs: vec![apply(0, "probes.yaml", PROBES)],
+            view: "lifecycle",
+        },
+        Scenario {
+            name: "preemption",
+            title: "Priority and preemption",
+            summary: "Low-priority batch pods fill the CPU. At 20 s a high-priority pod arrives that fits nowhere: the scheduler nominates a node and preempts a batch pod there, which gets its 30 s grace period before the frontend can bind; the batch Deployment's replacement stays Pending.",
+            inputs: vec![apply(0, "preemption.yaml", PREEMPTION), apply(20_000, "frontend.yaml", PREEMPTION_HIGH)],
+            view: "cluster",
         },
         Scenario {
             name: "big-cluster",

@@ -261,3 +261,49 @@ fn network_view_names_services_and_packets() {
     assert!(count(&html, "ks-net-packet") >= 10, "{html}");
     assert!(!html.contains("kube-system/coredns<"), "kube-system Services are hidden by default");
 }
+
+/// The gallery scenario `name` after `ms` virtual milliseconds: its world.
+fn scenario_world(name: &str, ms: u64) -> Driver {
+    let mut driver = Driver::new(scenarios::by_name(name).unwrap_or_else(|| panic!("scenario {name}")), 1);
+    driver.engine_mut().advance(ms, &mut || false);
+    for (input, result) in driver.engine().inputs() {
+        if input.t_ms <= ms {
+            let result = result.unwrap_or_else(|| panic!("{name}: {} not applied", input.label()));
+            assert!(result.errors.is_empty(), "{name}: {}: {:?}", input.label(), result.errors);
+        }
+    }
+    driver
+}
+
+fn pods_of(driver: &Driver, prefix: &str) -> Vec<kubesim_sim::view::PodView> {
+    kubesim_sim::view::snapshot(driver.engine().world()).pods.into_iter().filter(|p| p.name.starts_with(prefix)).collect()
+}
+
+// Each gallery scenario shows what its card promises.
+#[test]
+fn gallery_scenarios_do_what_they_say() {
+    let hpa = scenario_world("hpa", 200_000);
+    let replicas = pods_of(&hpa, "php-apache-").iter().filter(|p| p.status == "Running").count();
+    assert!(replicas >= 2, "the HPA scaled php-apache under load: {replicas}");
+
+    let sts = scenario_world("statefulset", 90_000);
+    let web: Vec<_> = pods_of(&sts, "web-").into_iter().filter(|p| p.status == "Running").map(|p| p.name).collect();
+    assert_eq!(web, vec!["web-0", "web-1", "web-2"], "web-1 came back");
+    let bound = kubesim_sim::view::object_keys(sts.engine().world()).into_iter().filter(|k| k.kind == "PersistentVolumeClaim").count();
+    assert_eq!(bound, 3, "one claim per ordinal");
+
+    let ds = scenario_world("daemonset", 15_000);
+    assert_eq!(pods_of(&ds, "log-agent-").iter().filter(|p| p.status == "Running").count(), 3, "one per node");
+
+    let cron = scenario_world("cronjob", 190_000);
+    assert!(pods_of(&cron, "hello-").iter().filter(|p| p.status == "Completed").count() >= 2, "a Job a minute");
+
+    let probes = scenario_world("probes", 75_000);
+    let liveness = pods_of(&probes, "liveness-exec").remove(0);
+    assert!(liveness.restarts >= 1, "restarted by its liveness probe: {liveness:?}");
+    assert_eq!(pods_of(&probes, "readiness-exec")[0].ready, "1/1");
+
+    let preemption = scenario_world("preemption", 70_000);
+    assert_eq!(pods_of(&preemption, "frontend")[0].status, "Running", "the high-priority pod runs");
+    assert!(pods_of(&preemption, "batch-").iter().any(|p| p.status == "Pending"), "a preempted batch pod's replacement waits");
+}
