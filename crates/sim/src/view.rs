@@ -885,3 +885,114 @@ pub fn network(world: &World, limit: usize) -> NetworkView {
         .collect();
     NetworkView { services, nodes, packets, total_packets }
 }
+
+/// One process of a container, as `ps` shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcessView {
+    /// PID in the container.
+    pub pid: u32,
+    /// User.
+    pub user: String,
+    /// State letter.
+    pub state: char,
+    /// CPU time (ms).
+    pub cpu_ms: u64,
+    /// Resident memory (bytes).
+    pub rss_bytes: u64,
+    /// Command line.
+    pub cmdline: String,
+}
+
+/// A volume mount and the first entries of what it holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MountView {
+    /// Mount point.
+    pub path: String,
+    /// The volume (`<pod-uid>/<name>`, `pv/<name>`, `node`).
+    pub volume: String,
+    /// Read-only.
+    pub read_only: bool,
+    /// Entries at the mount point (`name` or `name/` for directories), at most 20.
+    pub entries: Vec<String>,
+}
+
+/// What runs in one container, from the node's runtime (its latest attempt).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContainerRuntimeView {
+    /// Container name.
+    pub name: String,
+    /// Runtime id (first 12 characters).
+    pub id: String,
+    /// created, running, exited (code).
+    pub state: String,
+    /// PID 1's command line, after `$(VAR)` expansion and image entrypoint/cmd.
+    pub argv: Vec<String>,
+    /// The environment, sorted.
+    pub env: Vec<(String, String)>,
+    /// Volume mounts.
+    pub mounts: Vec<MountView>,
+    /// The process table.
+    pub processes: Vec<ProcessView>,
+    /// The last lines of its log.
+    pub log_tail: Vec<String>,
+    /// CPU now (millicores) and memory (bytes).
+    pub usage: (i64, u64),
+}
+
+/// The containers of pod `namespace/name` as its node's runtime runs them (empty before the
+/// pod is bound or when its node is gone).
+pub fn pod_containers(world: &World, namespace: &str, name: &str) -> Vec<ContainerRuntimeView> {
+    let Some(pod) = world.api().lookup(("", "pods"), namespace, name).and_then(|o| o.as_pod().cloned()) else { return Vec::new() };
+    let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.clone()) else { return Vec::new() };
+    let Some(host) = world.host(&node) else { return Vec::new() };
+    let uid = pod.metadata.uid.clone().unwrap_or_default();
+    let spec = pod.spec.clone().unwrap_or_default();
+    let now = world.now();
+    let mut out = Vec::new();
+    for container in spec.init_containers.iter().flatten().chain(spec.containers.iter()) {
+        let Some(id) = host.cri.latest_attempt(&uid, &container.name) else { continue };
+        let Ok(c) = host.cri.container_status(&id) else { continue };
+        let state = match c.state {
+            kubesim_host::cri::ContainerState::Created => "created".to_string(),
+            kubesim_host::cri::ContainerState::Running => "running".to_string(),
+            kubesim_host::cri::ContainerState::Exited => format!("exited ({})", c.exit_code.unwrap_or(0)),
+        };
+        let mounts = c
+            .spec
+            .mounts
+            .iter()
+            .map(|m| {
+                let tree = host.cri.volumes.trees.get(&m.volume);
+                let at = m.sub_path.as_deref().map(|p| format!("/{}", p.trim_start_matches('/'))).unwrap_or_else(|| "/".into());
+                let entries = match tree.and_then(|t| t.get_path(&at)).map(|n| &n.kind) {
+                    Some(kubesim_os::fs::NodeKind::Dir(children)) => children
+                        .iter()
+                        .take(20)
+                        .map(|(name, node)| if matches!(node.kind, kubesim_os::fs::NodeKind::Dir(_)) { format!("{name}/") } else { name.clone() })
+                        .collect(),
+                    Some(_) => vec![m.sub_path.clone().unwrap_or_default()],
+                    None => Vec::new(),
+                };
+                MountView { path: m.path.clone(), volume: m.volume.clone(), read_only: m.read_only, entries }
+            })
+            .collect();
+        let logs = host.cri.container_logs(&id).unwrap_or_default();
+        let lines: Vec<&str> = logs.lines().collect();
+        out.push(ContainerRuntimeView {
+            name: container.name.clone(),
+            id: id.chars().take(12).collect(),
+            state,
+            argv: c.spec.argv.clone(),
+            env: c.spec.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            mounts,
+            processes: c
+                .processes()
+                .into_iter()
+                .map(|p| ProcessView { pid: p.pid, user: p.user, state: p.state, cpu_ms: p.cpu_ms, rss_bytes: p.rss_bytes, cmdline: p.cmdline })
+                .collect(),
+            log_tail: lines[lines.len().saturating_sub(20)..].iter().map(|l| l.to_string()).collect(),
+            usage: (c.cpu_milli(now), c.memory_bytes()),
+        });
+    }
+    out
+}

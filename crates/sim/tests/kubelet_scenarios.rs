@@ -525,3 +525,22 @@ fn kubectl_apply_warns_about_unmodelled_images_and_commands() {
     let get = world.run_command("kubectl get pods -f app.yaml");
     assert!(get.stderr.is_empty(), "only apply, create and replace warn: {}", get.stderr);
 }
+
+// The inspector's Containers tab: PID 1's expanded command line, the environment, the process
+// table, what a mount holds and the log's last lines, read from the node's runtime.
+#[test]
+fn the_containers_view_shows_processes_env_mounts_and_logs() {
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: inspect}\nspec:\n  volumes: [{name: data, emptyDir: {}}]\n  containers:\n  - name: app\n    image: busybox:1.37\n    env: [{name: GREETING, value: hello}]\n    command: [sh, -c, 'echo $(GREETING) > /data/note; echo started; sleep 3600']\n    volumeMounts: [{name: data, mountPath: /data}]\n";
+    let mut world = world_with(yaml);
+    world.run_until(15_000);
+    let views = kubesim_sim::view::pod_containers(&world, "default", "inspect");
+    assert_eq!(views.len(), 1);
+    let c = &views[0];
+    assert_eq!(c.state, "running");
+    assert_eq!(c.argv, vec!["sh", "-c", "echo hello > /data/note; echo started; sleep 3600"], "$(GREETING) expanded");
+    assert!(c.env.iter().any(|(k, v)| k == "GREETING" && v == "hello"), "{:?}", c.env);
+    assert_eq!((c.processes[0].pid, c.processes[0].cmdline.as_str()), (1, "sh -c echo hello > /data/note; echo started; sleep 3600"), "{:?}", c.processes);
+    let data = c.mounts.iter().find(|m| m.path == "/data").unwrap();
+    assert_eq!(data.entries, vec!["note"]);
+    assert_eq!(c.log_tail, vec!["started"]);
+}

@@ -38,6 +38,7 @@ fn key_of(selection: &Selection) -> Option<ObjectKey> {
 enum Tab {
     Summary,
     Explain,
+    Runtime,
     Yaml,
     History,
 }
@@ -59,8 +60,9 @@ pub fn inspector(props: &InspectorProps) -> Html {
         use_memo((key, revision, generation), move |(key, _, _)| view::object_versions(sim.0.borrow().engine().world(), key))
     };
     let current = view::object_json(controls.sim.0.borrow().engine().world(), &key);
-    let tabs = [(Tab::Summary, "Summary"), (Tab::Explain, "Scheduling"), (Tab::Yaml, "YAML"), (Tab::History, "History")];
-    let active = if !is_pod && matches!(*tab, Tab::Explain) { Tab::Summary } else { *tab };
+    let tabs = [(Tab::Summary, "Summary"), (Tab::Explain, "Scheduling"), (Tab::Runtime, "Containers"), (Tab::Yaml, "YAML"), (Tab::History, "History")];
+    let pod_only = |t: Tab| matches!(t, Tab::Explain | Tab::Runtime);
+    let active = if !is_pod && pod_only(*tab) { Tab::Summary } else { *tab };
     let clear = controls.dispatch.reform(|_: MouseEvent| Action::Select(Selection::None));
     let body = match active {
         Tab::Summary => summary(&props.selection, &key, &controls, current.as_ref(), &versions),
@@ -71,6 +73,7 @@ pub fn inspector(props: &InspectorProps) -> Html {
                 None => html! { <p class="ks-muted">{ "The pod no longer exists." }</p> },
             }
         }
+        Tab::Runtime => runtime(&view::pod_containers(controls.sim.0.borrow().engine().world(), &key.namespace, &key.name)),
         Tab::Yaml => match &current {
             Some(json) => html! { <pre class="ks-yaml">{ to_yaml(json) }</pre> },
             None => html! { <p class="ks-muted">{ "Deleted: see History for its last version." }</p> },
@@ -87,7 +90,7 @@ pub fn inspector(props: &InspectorProps) -> Html {
                 <button class="ks-icon-button" onclick={clear} aria-label="Back to all objects" title="All objects">{ "✕" }</button>
             </div>
             <nav class="ks-subtabs" role="tablist">
-                { for tabs.iter().filter(|(t, _)| is_pod || *t != Tab::Explain).map(|(t, label)| {
+                { for tabs.iter().filter(|(t, _)| is_pod || !pod_only(*t)).map(|(t, label)| {
                     let t = *t;
                     let tab = tab.clone();
                     html! { <button role="tab" class={classes!("ks-subtab", (t == active).then_some("is-active"))} aria-selected={(t == active).to_string()} onclick={Callback::from(move |_: MouseEvent| tab.set(t))}>{ *label }</button> }
@@ -408,5 +411,49 @@ pub fn object_browser(props: &ObjectBrowserProps) -> Html {
                 </details>
             }) }
         </div>
+    }
+}
+
+/// What runs in each of the pod's containers: PID 1's command line, usage, the process table,
+/// mounts with what they hold, the environment and the log's last lines.
+fn runtime(containers: &[view::ContainerRuntimeView]) -> Html {
+    if containers.is_empty() {
+        return html! { <p class="ks-muted">{ "No containers yet: the pod is not running on a node." }</p> };
+    }
+    html! {
+        <>
+            { for containers.iter().map(|c| html! {
+                <div class="ks-runtime" key={c.id.clone()}>
+                    <h4>{ &c.name }<span class="ks-muted">{ format!(" · {} · {}", c.state, c.id) }</span></h4>
+                    <pre class="ks-yaml ks-cmdline">{ c.argv.iter().map(|a| if a.contains(' ') || a.is_empty() { format!("{a:?}") } else { a.clone() }).collect::<Vec<_>>().join(" ") }</pre>
+                    <div class="ks-kv">
+                        <span>{ "CPU" }</span><span class="ks-mono">{ format!("{}m", c.usage.0) }</span>
+                        <span>{ "memory" }</span><span class="ks-mono">{ format!("{:.1}Mi", c.usage.1 as f64 / (1024.0 * 1024.0)) }</span>
+                    </div>
+                    <table class="ks-table">
+                        <thead><tr><th>{ "PID" }</th><th>{ "USER" }</th><th>{ "S" }</th><th>{ "TIME" }</th><th>{ "RSS" }</th><th>{ "COMMAND" }</th></tr></thead>
+                        <tbody>{ for c.processes.iter().map(|p| html! {
+                            <tr><td>{ p.pid }</td><td>{ &p.user }</td><td>{ p.state.to_string() }</td><td class="ks-mono">{ format!("{:.1}s", p.cpu_ms as f64 / 1000.0) }</td><td class="ks-mono">{ format!("{}Ki", p.rss_bytes / 1024) }</td><td class="ks-mono">{ &p.cmdline }</td></tr>
+                        }) }</tbody>
+                    </table>
+                    if !c.mounts.is_empty() {
+                        <table class="ks-table">
+                            <thead><tr><th>{ "MOUNT" }</th><th>{ "VOLUME" }</th><th>{ "HOLDS" }</th></tr></thead>
+                            <tbody>{ for c.mounts.iter().map(|m| html! {
+                                <tr><td class="ks-mono">{ &m.path }{ if m.read_only { " (ro)" } else { "" } }</td><td class="ks-mono">{ &m.volume }</td><td class="ks-mono">{ if m.entries.is_empty() { "(empty)".to_string() } else { m.entries.join("  ") } }</td></tr>
+                            }) }</tbody>
+                        </table>
+                    }
+                    <details class="ks-env">
+                        <summary>{ format!("Environment ({})", c.env.len()) }</summary>
+                        <pre class="ks-yaml">{ c.env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("\n") }</pre>
+                    </details>
+                    <details class="ks-env" open={!c.log_tail.is_empty()}>
+                        <summary>{ "Log (last lines)" }</summary>
+                        <pre class="ks-yaml">{ if c.log_tail.is_empty() { "(no output)".to_string() } else { c.log_tail.join("\n") } }</pre>
+                    </details>
+                </div>
+            }) }
+        </>
     }
 }
