@@ -35,6 +35,11 @@ const USAGE: &str = "usage:
 
   kubesim kubectl [FILE ...] [--seed N] [--for DURATION] [--at TIME COMMAND]... -- KUBECTL ARGS...
               run the scenario, then one kubectl command on its final state
+
+  kubesim swarm [--seeds N] [--from S] [--virtual-minutes M] [--verbose]
+              N random clusters, workloads, actions and faults (seeds S..S+N): every commit is
+              checked by the invariant checkers, then after a heal the cluster must converge;
+              prints each failing seed (exit 1 if any)
 ";
 
 fn main() -> ExitCode {
@@ -45,6 +50,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::cmd_bench(&args[1..]),
         Some("serve") => serve::cmd_serve(&args[1..]),
         Some("ctl") => serve::cmd_ctl(&args[1..]),
+        Some("swarm") => cmd_swarm(&args[1..]),
         Some("-h") | Some("--help") | Some("help") | None => {
             print!("{USAGE}{}", serve::USAGE);
             ExitCode::SUCCESS
@@ -358,4 +364,59 @@ fn cmd_kubectl(args: &[String]) -> ExitCode {
         1
     };
     ExitCode::from(code.clamp(0, 255) as u8)
+}
+
+fn cmd_swarm(args: &[String]) -> ExitCode {
+    let (mut seeds, mut from, mut minutes) = (10u64, 1u64, 3u64);
+    let verbose = args.iter().any(|a| a == "--verbose" || a == "-v");
+    let args: Vec<String> = args.iter().filter(|a| *a != "--verbose" && *a != "-v").cloned().collect();
+    let mut i = 0;
+    while i < args.len() {
+        let value = args.get(i + 1).and_then(|v| v.parse::<u64>().ok());
+        let slot = match args[i].as_str() {
+            "--seeds" => &mut seeds,
+            "--from" => &mut from,
+            "--virtual-minutes" => &mut minutes,
+            other => {
+                eprintln!("error: unknown flag {other:?}\n\n{USAGE}");
+                return ExitCode::from(2);
+            }
+        };
+        let Some(v) = value else {
+            eprintln!("error: {} needs a non-negative integer\n\n{USAGE}", args[i]);
+            return ExitCode::from(2);
+        };
+        *slot = v;
+        i += 2;
+    }
+    let mut failed = Vec::new();
+    for seed in from..from.saturating_add(seeds) {
+        let report = kubesim_sim::swarm::run_seed(seed, minutes);
+        let verdict = if report.passed() { "ok  " } else { "FAIL" };
+        println!("{verdict} seed {seed}: {} nodes, {} actions, {} commits, ended at {} s", report.nodes, report.actions, report.revision, report.end_ms / 1000);
+        for v in &report.violations {
+            println!("       violation: {v}");
+        }
+        if let Some(why) = &report.liveness {
+            println!("       liveness: {why}");
+        }
+        if verbose || !report.passed() {
+            for (at, line) in &report.schedule {
+                println!("       at {:>4} s: {line}", at / 1000);
+            }
+            for line in report.final_state.lines() {
+                println!("       | {line}");
+            }
+        }
+        if !report.passed() {
+            failed.push(seed);
+        }
+    }
+    if failed.is_empty() {
+        println!("{seeds} seeds passed");
+        ExitCode::SUCCESS
+    } else {
+        println!("{} of {seeds} seeds failed; reproduce with: kubesim swarm --seeds 1 --virtual-minutes {minutes} --from {}", failed.len(), failed[0]);
+        ExitCode::from(1)
+    }
 }

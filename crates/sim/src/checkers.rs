@@ -4,6 +4,8 @@
 //!
 //! - [`PodIpsUnique`]: no two live pods share an IP (the Service networking issue's "Pod IPs are
 //!   unique among live pods at every moment").
+//! - [`BindingIsPermanent`]: a pod's node never changes once it is bound.
+//! - [`VolumeBoundOnce`]: a PersistentVolume is bound to at most one claim.
 
 use kubesim_apiserver::ApiServer;
 use kubesim_runtime::Checker;
@@ -48,4 +50,83 @@ impl Checker for PodIpsUnique {
         self.holders.insert(ip, (uid, name));
         Ok(())
     }
+}
+
+/// A pod's `spec.nodeName`, once set, never changes (binding is permanent; a pod moves only by
+/// being replaced).
+#[derive(Clone, Debug, Default)]
+pub struct BindingIsPermanent {
+    /// Pod uid → its node.
+    nodes: BTreeMap<String, String>,
+}
+
+impl Checker for BindingIsPermanent {
+    fn name(&self) -> &str {
+        "binding-is-permanent"
+    }
+    fn check(&mut self, commit: &Commit, _api: &ApiServer) -> Result<(), String> {
+        let Some(pod) = commit.object.as_pod() else { return Ok(()) };
+        let uid = pod.metadata.uid.clone().unwrap_or_default();
+        if commit.event_type == EventType::Deleted {
+            self.nodes.remove(&uid);
+            return Ok(());
+        }
+        let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.clone()).filter(|n| !n.is_empty()) else { return Ok(()) };
+        match self.nodes.get(&uid) {
+            Some(old) if *old != node => Err(format!(
+                "pod {}/{} moved from node {old} to {node}",
+                pod.metadata.namespace.as_deref().unwrap_or(""),
+                pod.metadata.name.as_deref().unwrap_or("")
+            )),
+            Some(_) => Ok(()),
+            None => {
+                self.nodes.insert(uid, node);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A PersistentVolume is bound to at most one claim: no two live PVCs name the same volume.
+#[derive(Clone, Debug, Default)]
+pub struct VolumeBoundOnce {
+    /// Volume name → the claim (namespace/name) bound to it.
+    claims: BTreeMap<String, String>,
+    /// Claim → its volume.
+    by_claim: BTreeMap<String, String>,
+}
+
+impl Checker for VolumeBoundOnce {
+    fn name(&self) -> &str {
+        "volume-bound-once"
+    }
+    fn check(&mut self, commit: &Commit, _api: &ApiServer) -> Result<(), String> {
+        if commit.resource != ("", "persistentvolumeclaims") {
+            return Ok(());
+        }
+        let claim = format!("{}/{}", commit.object.namespace(), commit.object.name());
+        let json = commit.object.to_json();
+        let volume =
+            json.pointer("/spec/volumeName").and_then(|v| v.as_str()).filter(|v| !v.is_empty() && commit.event_type != EventType::Deleted).map(str::to_string);
+        if self.by_claim.get(&claim) == volume.as_ref() {
+            return Ok(());
+        }
+        if let Some(old) = self.by_claim.remove(&claim) {
+            if self.claims.get(&old) == Some(&claim) {
+                self.claims.remove(&old);
+            }
+        }
+        let Some(volume) = volume else { return Ok(()) };
+        self.by_claim.insert(claim.clone(), volume.clone());
+        if let Some(other) = self.claims.get(&volume) {
+            return Err(format!("persistentvolume {volume} is bound to both {other} and {claim}"));
+        }
+        self.claims.insert(volume, claim);
+        Ok(())
+    }
+}
+
+/// Every checker a world runs.
+pub fn all() -> Vec<Box<dyn Checker>> {
+    vec![Box::new(PodIpsUnique::default()), Box::new(BindingIsPermanent::default()), Box::new(VolumeBoundOnce::default())]
 }

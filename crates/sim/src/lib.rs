@@ -8,6 +8,8 @@
 //! - [`scenario`]: input files and their decoding.
 //! - [`cluster`]: the built-in namespaces and the default nodes.
 //! - [`commands`]: `kubectl ...` and `fault ...` commands against the world.
+//! - [`swarm`]: swarm testing — random clusters, workloads, actions and faults from a seed,
+//!   checked for safety (the checkers) and liveness (convergence after a heal).
 //! - [`view`]: the one narrow interface the UI consumes (plain data snapshots).
 //!
 //! Invariant: nothing in this crate reads a wall clock or iterates a hash map.
@@ -23,6 +25,7 @@ pub mod loader;
 pub mod metrics_server;
 pub mod run;
 pub mod scenario;
+pub mod swarm;
 pub mod view;
 pub mod workstation;
 pub mod world;

@@ -109,7 +109,9 @@ impl World {
         .with_history(config.scheduler_history);
         let runtime_config = RuntimeConfig { watch_history: config.watch_history, record_history: config.record_history, ..RuntimeConfig::seeded(config.seed) };
         let mut world = World { runtime: Runtime::new(runtime_config), commands: Vec::new(), seed: config.seed, files: BTreeMap::new(), workstation: None };
-        world.runtime.add_checker(Box::new(crate::checkers::PodIpsUnique::default()));
+        for checker in crate::checkers::all() {
+            world.runtime.add_checker(checker);
+        }
         let addons = if config.cluster_dns { crate::cluster::dns_addon_objects() } else { Vec::new() };
         for object in bootstrap_objects().into_iter().chain(addons) {
             world.runtime.as_actor("apiserver", |ctx| {
