@@ -213,7 +213,9 @@ spec:
   await shot(page, "17-rolling-update");
   // The network view: a client resolving and fetching a Service once a second.
   await page.goto(`${base}/index.html?scenario=service-dns&view=network&speed=4`);
-  await page.waitForFunction(() => document.querySelectorAll(".ks-net-packet").length >= 12, null, { timeout: 60000 });
+  // The client's first lookups are refused until the CoreDNS pods are ready; then its requests
+  // reach web through the Service.
+  await page.waitForFunction(() => [...document.querySelectorAll(".ks-net-packet")].filter((r) => r.textContent.includes("default/web")).length >= 3, null, { timeout: 60000 });
   await page.click("button.ks-play");
   const webRow = await page.locator(".ks-net-services tbody tr").filter({ hasText: "default/web" }).count();
   check(webRow === 1, "the network view lists the web Service");

@@ -17,6 +17,11 @@ use std::net::Ipv4Addr;
 
 /// kind's pod subnet (`--cluster-cidr`).
 pub const CLUSTER_CIDR: &str = "10.244.0.0/16";
+/// Where allocation continues once kind's /16 (256 nodes) is full. Deviation (README): a real
+/// cluster that large is configured with a bigger `--cluster-cidr`; kubesim keeps kind's
+/// addresses for the first 256 nodes and goes on in the shared address space 100.64.0.0/10
+/// (16,384 more nodes) instead of failing with CIDRNotAvailable.
+pub const OVERFLOW_CIDR: &str = "100.64.0.0/10";
 /// defaultNodeMaskCIDRIPv4.
 pub const NODE_MASK_IPV4: u8 = 24;
 /// The work queue's latency (the controllers' common 10 ms).
@@ -100,6 +105,7 @@ pub struct NodeIpamController {
     nodes: Cache,
     queue: WorkQueue,
     cidrs: CidrSet,
+    overflow: CidrSet,
 }
 
 impl Default for NodeIpamController {
@@ -115,7 +121,18 @@ impl NodeIpamController {
             nodes: Cache::default(),
             queue: WorkQueue::new(NODE_IPAM_LATENCY_MS),
             cidrs: CidrSet::new(CLUSTER_CIDR, NODE_MASK_IPV4).expect("the default cluster CIDR is valid"),
+            overflow: CidrSet::new(OVERFLOW_CIDR, NODE_MASK_IPV4).expect("the overflow CIDR is valid"),
         }
+    }
+
+    fn occupy(&mut self, cidr: &str) {
+        self.cidrs.occupy(cidr);
+        self.overflow.occupy(cidr);
+    }
+
+    fn release(&mut self, cidr: &str) {
+        self.cidrs.release(cidr);
+        self.overflow.release(cidr);
     }
 
     fn pod_cidrs(object: &Object) -> Vec<String> {
@@ -140,7 +157,7 @@ impl Reconciler for NodeIpamController {
         // NewCIDRRangeAllocator: nodes that already have CIDRs occupy them before any allocation.
         let existing: Vec<String> = self.nodes.iter().flat_map(|n| Self::pod_cidrs(n)).collect();
         for cidr in existing {
-            self.cidrs.occupy(&cidr);
+            self.occupy(&cidr);
         }
         self.queue.add_all(&self.nodes, ctx);
     }
@@ -150,7 +167,7 @@ impl Reconciler for NodeIpamController {
             EventType::Deleted => {
                 // ReleaseCIDR.
                 for cidr in Self::pod_cidrs(object) {
-                    self.cidrs.release(&cidr);
+                    self.release(&cidr);
                 }
             }
             _ => {
@@ -159,7 +176,7 @@ impl Reconciler for NodeIpamController {
                     self.queue.add(key_of(object), ctx);
                 } else {
                     for cidr in cidrs {
-                        self.cidrs.occupy(&cidr);
+                        self.occupy(&cidr);
                     }
                 }
             }
@@ -171,7 +188,7 @@ impl Reconciler for NodeIpamController {
             return Ok(Action::AwaitChange);
         }
         // AllocateOrOccupyCIDR, then updateCIDRsAllocation (a patch of spec.podCIDR(s)).
-        let cidr = match self.cidrs.allocate_next() {
+        let cidr = match self.cidrs.allocate_next().or_else(|_| self.overflow.allocate_next()) {
             Ok(cidr) => cidr,
             Err(_) => {
                 ctx.event(&object, "Normal", "CIDRNotAvailable", format!("Node {} status is now: CIDRNotAvailable", object.name()));
@@ -189,7 +206,7 @@ impl Reconciler for NodeIpamController {
             }
             Err(err) => {
                 // The patch failed: give the block back and retry with backoff.
-                self.cidrs.release(&cidr);
+                self.release(&cidr);
                 Err(err)
             }
         }

@@ -544,3 +544,19 @@ fn the_containers_view_shows_processes_env_mounts_and_logs() {
     assert_eq!(data.entries, vec!["note"]);
     assert_eq!(c.log_tail, vec!["started"]);
 }
+
+// Past kind's 256 /24 blocks, node IPAM goes on in 100.64.0.0/10 (documented deviation), so
+// large clusters still run pods on every node.
+#[test]
+fn node_ipam_goes_on_past_256_nodes() {
+    let mut world = World::new(1);
+    for i in 0..260 {
+        world.add_node(kubesim_sim::cluster::node_template(&format!("n-{i:03}"), "a", "4", "8Gi", "110"));
+    }
+    world.run_until(3_000);
+    let cidr = |n: &str| world.api().lookup(("", "nodes"), "", n).and_then(|o| o.as_node().cloned()).and_then(|n| n.spec).and_then(|s| s.pod_cidr);
+    assert_eq!(cidr("n-000").as_deref(), Some("10.244.0.0/24"));
+    assert_eq!(cidr("n-255").as_deref(), Some("10.244.255.0/24"));
+    assert_eq!(cidr("n-256").as_deref(), Some("100.64.0.0/24"));
+    assert_eq!(cidr("n-259").as_deref(), Some("100.64.3.0/24"));
+}
