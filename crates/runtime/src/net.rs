@@ -150,13 +150,10 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
         if matches!(packet.dnat, Dnat::Unchanged) {
             let nodes: Vec<&Host> = hosts.values().filter(|h| h.powered && h.netfilter.vips.contains_key(&(dst.clone(), port, udp))).collect();
             if !nodes.is_empty() {
-                let node = nodes[packet.src_port as usize % nodes.len()];
-                let dnat = node.netfilter.dnat((&packet.src_ip, packet.src_port), &dst, port, udp, &node.ip());
-                let name = node.name.clone();
-                let forwarded = Packet { from_host: &name, src_ip: packet.src_ip.clone(), src_port: packet.src_port, call, dnat };
-                let mut delivery = route_remote(hosts, fabric, &forwarded, now);
-                delivery.latency_ms += 2 * HOST_TO_HOST_LATENCY_MS;
-                return delivery;
+                let node = nodes[packet.src_port as usize % nodes.len()].name.clone();
+                if let Some(delivery) = enter_node(hosts, fabric, &node, packet, (&dst, port, udp), HOST_TO_HOST_LATENCY_MS, now) {
+                    return delivery;
+                }
             }
         }
         return outside(call, &dst, port, udp, &data);
@@ -169,12 +166,8 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
     if let (Endpoint::Node { host: node }, Dnat::Unchanged) = (&to, &packet.dnat) {
         // A node address: that node's kube-proxy rules (KUBE-NODEPORTS) forward a node port to
         // an endpoint, which may be on a third node: a second hop from there.
-        let hop = hosts.get(node.as_str()).map(|h| h.netfilter.dnat((&packet.src_ip, packet.src_port), &dst, port, udp, &h.ip()));
-        if let Some(dnat @ (Dnat::To { .. } | Dnat::Reject { .. })) = hop {
-            let node = node.clone();
-            let forwarded = Packet { from_host: &node, src_ip: packet.src_ip.clone(), src_port: packet.src_port, call, dnat };
-            let mut delivery = route_remote(hosts, fabric, &forwarded, now);
-            delivery.latency_ms += 2 * latency;
+        let node = node.clone();
+        if let Some(delivery) = enter_node(hosts, fabric, &node, packet, (&dst, port, udp), latency, now) {
             return delivery;
         }
     }
@@ -211,6 +204,29 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
         (_, Some(Outgoing::Hang)) | (true, _) => return timed_out(call),
     };
     Delivery { reply, latency_ms: round_trip, served_by: Some(host) }
+}
+
+/// A packet that reached `node` from outside it (a node port, a load balancer's address): if
+/// that node's kube-proxy rules rewrite `dst`, it is routed on from there, the hop's round trip
+/// (`2 × hop_ms`) added; `None` when the rules leave it alone.
+fn enter_node(
+    hosts: &mut BTreeMap<String, Host>,
+    fabric: &Fabric,
+    node: &str,
+    packet: &Packet,
+    dst: (&str, u16, bool),
+    hop_ms: Millis,
+    now: Millis,
+) -> Option<Delivery> {
+    let host = hosts.get(node)?;
+    let dnat = host.netfilter.dnat((&packet.src_ip, packet.src_port), dst.0, dst.1, dst.2, &host.ip());
+    if matches!(dnat, Dnat::Unchanged) {
+        return None;
+    }
+    let forwarded = Packet { from_host: node, src_ip: packet.src_ip.clone(), src_port: packet.src_port, call: packet.call, dnat };
+    let mut delivery = route_remote(hosts, fabric, &forwarded, now);
+    delivery.latency_ms += 2 * hop_ms;
+    Some(delivery)
 }
 
 /// A call to an address no cluster interface has: the node's upstream resolver, a public site
