@@ -440,6 +440,11 @@ fn default_node(node: &mut Node) {
 }
 
 fn default_namespace(ns: &mut Namespace) {
+    // The namespace strategy's PrepareForCreate/PrepareForUpdate: the immutable
+    // `kubernetes.io/metadata.name` label (NamespaceDefaultLabelName, GA in v1.22).
+    if let Some(name) = ns.metadata.name.clone().filter(|n| !n.is_empty()) {
+        ns.metadata.labels.get_or_insert_with(Default::default).insert("kubernetes.io/metadata.name".to_string(), name);
+    }
     ns.spec.get_or_insert_with(|| NamespaceSpec { finalizers: Some(vec!["kubernetes".into()]) });
     ns.status.get_or_insert_with(|| NamespaceStatus { phase: Some("Active".into()), ..Default::default() });
 }

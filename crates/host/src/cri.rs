@@ -353,8 +353,8 @@ impl ContainerRuntime {
         ports
     }
 
-    /// Routes a call that stays on this node: loopback to the caller's own sandbox, or a pod
-    /// IP of this node. `None` when the destination is elsewhere.
+    /// Routes a call that stays in the caller's pod: loopback, or the pod's own IP. `None` when
+    /// the destination is elsewhere (other pods of this node included).
     fn route_local(&mut self, from_sandbox: &str, call: &NetCall, now: Millis) -> Option<NetReply> {
         self.route_local_timed(from_sandbox, call, now).map(|(reply, _)| reply)
     }
@@ -371,7 +371,10 @@ impl ContainerRuntime {
             NetCall::Dns { .. } => Vec::new(),
         };
         let from_ip = self.sandboxes.get(from_sandbox).map(|s| s.ip.clone()).unwrap_or_default();
-        let sandbox = if dst.starts_with("127.") || dst == "::1" { Some(from_sandbox.to_string()) } else { self.sandbox_with_ip(dst).map(|s| s.id.clone()) }?;
+        // Only the caller's own network namespace: other pods of this node are reached over the
+        // node's bridge, through the fabric (`kubesim_runtime::net`), where NetworkPolicy applies.
+        let own = dst.starts_with("127.") || dst == "::1" || (!from_ip.is_empty() && dst == from_ip);
+        let sandbox = own.then(|| from_sandbox.to_string())?;
         let incoming = Incoming { src: from_ip, src_port: 40_000, port, udp, data };
         let (answer, wait) = match self.serve_timed(&sandbox, &incoming, now) {
             Some((answer, wait)) => (Some(answer), wait),

@@ -4,7 +4,7 @@
 //!
 //! It answers reachability for the API server (partitions) and routes for probes and for every
 //! packet [`crate::net`] delivers (after kube-proxy's rules); it holds the cluster DNS view.
-//! NetworkPolicy verdicts are next.
+//! It holds the NetworkPolicy verdicts too ([`crate::net::PolicyEnforcer`]).
 
 use kubesim_api::Millis;
 use kubesim_host::Host;
@@ -70,6 +70,9 @@ pub struct Fabric {
     /// What the cluster DNS servers (CoreDNS's `kubernetes` plugin) know, kept current by their
     /// informer; queries reaching a CoreDNS pod are answered from it ([`crate::net`]).
     pub cluster_dns: Option<std::sync::Arc<dyn crate::net::DnsServer>>,
+    /// The NetworkPolicy verdicts of the CNI's policy agents, kept current by their informer
+    /// (`None` while no NetworkPolicy exists: every flow is admitted).
+    pub network_policy: Option<std::sync::Arc<dyn crate::net::PolicyEnforcer>>,
 }
 
 impl Fabric {

@@ -29,6 +29,48 @@ pub struct Packet<'a> {
     pub call: &'a NetCall,
     /// What the source host's Service rules made of its destination ([`dnat`]).
     pub dnat: Dnat,
+    /// Forwarded by a node it entered (a node port, a load balancer): the source pod's egress
+    /// was checked on the first leg.
+    pub forwarded: bool,
+    /// A connection probe (the netpol e2e's `agnhost connect`): it succeeds when something
+    /// listens, and nothing is sent to the server.
+    pub connect_only: bool,
+}
+
+impl<'a> Packet<'a> {
+    /// A call leaving `from_host` from `src_ip:src_port`, after the host's rules made `dnat` of it.
+    pub fn new(from_host: &'a str, src_ip: String, src_port: u16, call: &'a NetCall, dnat: Dnat) -> Packet<'a> {
+        Packet { from_host, src_ip, src_port, call, dnat, forwarded: false, connect_only: false }
+    }
+}
+
+/// A connection as NetworkPolicy sees it: the addresses after Service DNAT.
+#[derive(Clone, Copy, Debug)]
+pub struct Flow<'a> {
+    /// The source address.
+    pub src_ip: &'a str,
+    /// The destination address.
+    pub dst_ip: &'a str,
+    /// The destination port.
+    pub port: u16,
+    /// UDP (else TCP).
+    pub udp: bool,
+}
+
+/// Which end of a connection a policy verdict is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Leaving the source pod.
+    Egress,
+    /// Reaching the destination pod.
+    Ingress,
+}
+
+/// NetworkPolicy enforcement as the CNI's policy agent on each node performs it: egress as a
+/// packet leaves its source pod's node, ingress as it reaches the destination pod's.
+pub trait PolicyEnforcer: Send + Sync + std::fmt::Debug {
+    /// `Err(why)` when the policies drop the flow in that direction.
+    fn admit(&self, direction: Direction, flow: &Flow) -> Result<(), String>;
 }
 
 /// The cluster DNS answers of CoreDNS's `kubernetes` plugin (and what it forwards), as the
@@ -68,11 +110,14 @@ pub struct PacketRecord {
     pub outcome: String,
     /// When the answer arrived, after the send.
     pub latency_ms: Millis,
+    /// The NetworkPolicy verdict that dropped it (`ingress to x/a denied: ...`), if one did.
+    pub dropped_by: Option<String>,
 }
 
 impl PacketRecord {
     /// The record of a call, its source host's rewrite and its reply.
-    pub fn of(t_ms: Millis, packet: &Packet, reply: &NetReply, latency_ms: Millis) -> PacketRecord {
+    pub fn of(t_ms: Millis, packet: &Packet, delivery: &Delivery) -> PacketRecord {
+        let (reply, latency_ms) = (&delivery.reply, delivery.latency_ms);
         let (dst, port, udp) = packet.call.destination();
         let (protocol, question) = match packet.call {
             NetCall::Dns { question, .. } => ("dns", Some(format!("{} {}", question.name, format!("{:?}", question.qtype).to_ascii_uppercase()))),
@@ -91,6 +136,7 @@ impl PacketRecord {
             NetError::HostUnreachable | NetError::NetworkUnreachable => "unreachable",
         };
         let outcome = match reply {
+            _ if delivery.dropped_by.is_some() => "dropped".to_string(),
             NetReply::Tcp(Ok(_)) | NetReply::Udp(Ok(_)) => "ok".to_string(),
             NetReply::Dns(Ok(m)) => format!("{:?}", m.rcode).to_ascii_uppercase().replace("NOERROR", "ok"),
             NetReply::Tcp(Err(e)) | NetReply::Udp(Err(e)) | NetReply::Dns(Err(e)) => error(e).to_string(),
@@ -106,6 +152,7 @@ impl PacketRecord {
             question,
             outcome,
             latency_ms,
+            dropped_by: delivery.dropped_by.clone(),
         }
     }
 }
@@ -118,11 +165,26 @@ pub struct Delivery {
     pub latency_ms: Millis,
     /// The host whose process answered (its runtime may have new work).
     pub served_by: Option<String>,
+    /// Why a NetworkPolicy dropped it (the caller sees a timeout).
+    pub dropped_by: Option<String>,
+}
+
+impl Delivery {
+    /// An answer after `latency_ms`, no process's state changed.
+    pub fn answer(reply: NetReply, latency_ms: Millis) -> Delivery {
+        Delivery { reply, latency_ms, served_by: None, dropped_by: None }
+    }
 }
 
 /// The timeout a call gets when nothing answers it.
 fn timed_out(call: &NetCall) -> Delivery {
-    Delivery { reply: kubesim_host::cri::timed_out(call), latency_ms: call.timeout_ms().max(1), served_by: None }
+    Delivery::answer(kubesim_host::cri::timed_out(call), call.timeout_ms().max(1))
+}
+
+/// A packet a NetworkPolicy dropped: the caller waits out its timeout (blocked connections
+/// time out, they are not refused).
+fn dropped(call: &NetCall, why: String) -> Delivery {
+    Delivery { dropped_by: Some(why), ..timed_out(call) }
 }
 
 /// Routes a call that left its host. The server on the destination answers at send time; the
@@ -141,8 +203,14 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
         Dnat::Unchanged => (dst.to_string(), port),
         Dnat::To { ip, port, .. } => (ip.clone(), *port),
         // kube-proxy's REJECT: ICMP port unreachable, which every caller sees as refused.
-        Dnat::Reject { .. } => return Delivery { reply: call.failed(NetError::Refused), latency_ms: 1, served_by: None },
+        Dnat::Reject { .. } => return Delivery::answer(call.failed(NetError::Refused), 1),
     };
+    if let (Some(policy), false) = (&fabric.network_policy, packet.forwarded) {
+        let flow = Flow { src_ip: &packet.src_ip, dst_ip: &dst, port, udp };
+        if let Err(why) = policy.admit(Direction::Egress, &flow) {
+            return dropped(call, why);
+        }
+    }
     let Some(to) = fabric.locate(&dst).cloned() else {
         // A load balancer's address: the load balancer forwards to a node (chosen per
         // connection among the powered nodes whose kube-proxy has rules for it), where the
@@ -173,19 +241,34 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
     }
     let Endpoint::Pod { host, .. } = to else {
         return match call {
-            NetCall::Tcp { .. } => Delivery { reply: NetReply::Tcp(Err(NetError::Refused)), latency_ms: round_trip, served_by: None },
+            NetCall::Tcp { .. } => Delivery::answer(NetReply::Tcp(Err(NetError::Refused)), round_trip),
             _ => timed_out(call),
         };
     };
     let Some(target) = hosts.get_mut(&host) else { return timed_out(call) };
     let Some(sandbox) = target.cri.sandbox_with_ip(&dst).map(|s| s.id.clone()) else { return timed_out(call) };
+    if let Some(policy) = &fabric.network_policy {
+        let flow = Flow { src_ip: &packet.src_ip, dst_ip: &dst, port, udp };
+        if let Err(why) = policy.admit(Direction::Ingress, &flow) {
+            return dropped(call, why);
+        }
+    }
+    if packet.connect_only && !matches!(call, NetCall::Dns { .. }) {
+        let listening = target.cri.listening(&sandbox).contains(&(port, udp));
+        let reply = match (listening, udp) {
+            (true, false) => NetReply::Tcp(Ok(Vec::new())),
+            (true, true) => NetReply::Udp(Ok(Vec::new())),
+            (false, _) => call.failed(NetError::Refused),
+        };
+        return Delivery::answer(reply, round_trip);
+    }
     if let NetCall::Dns { question, .. } = call {
         // A DNS server: CoreDNS answers from the cluster view; nothing else serves DNS here.
         let serves_dns = target.cri.serving_image(&sandbox, port, udp).is_some_and(|image| image.contains("coredns"));
         return match (serves_dns, &fabric.cluster_dns) {
-            (true, Some(dns)) => Delivery { reply: NetReply::Dns(Ok(dns.answer(question))), latency_ms: round_trip, served_by: None },
+            (true, Some(dns)) => Delivery::answer(NetReply::Dns(Ok(dns.answer(question))), round_trip),
             (false, _) if !udp && !target.cri.listening(&sandbox).contains(&(port, false)) => {
-                Delivery { reply: NetReply::Dns(Err(NetError::Refused)), latency_ms: round_trip, served_by: None }
+                Delivery::answer(NetReply::Dns(Err(NetError::Refused)), round_trip)
             }
             _ => timed_out(call),
         };
@@ -203,7 +286,7 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
         (true, Some(Outgoing::Reply(bytes))) => NetReply::Udp(Ok(bytes)),
         (_, Some(Outgoing::Hang)) | (true, _) => return timed_out(call),
     };
-    Delivery { reply, latency_ms: round_trip, served_by: Some(host) }
+    Delivery { reply, latency_ms: round_trip, served_by: Some(host), dropped_by: None }
 }
 
 /// A packet that reached `node` from outside it (a node port, a load balancer's address): if
@@ -223,7 +306,8 @@ fn enter_node(
     if matches!(dnat, Dnat::Unchanged) {
         return None;
     }
-    let forwarded = Packet { from_host: node, src_ip: packet.src_ip.clone(), src_port: packet.src_port, call: packet.call, dnat };
+    let forwarded = Packet { forwarded: true, ..Packet::new(node, packet.src_ip.clone(), packet.src_port, packet.call, dnat) };
+    let forwarded = Packet { connect_only: packet.connect_only, ..forwarded };
     let mut delivery = route_remote(hosts, fabric, &forwarded, now);
     delivery.latency_ms += 2 * hop_ms;
     Some(delivery)
@@ -236,15 +320,15 @@ fn outside(call: &NetCall, dst: &str, port: u16, udp: bool, data: &[u8]) -> Deli
     let rtt = internet::INTERNET_RTT_MS;
     if dst == internet::UPSTREAM_RESOLVER && port == 53 {
         return match call {
-            NetCall::Dns { question, .. } => Delivery { reply: NetReply::Dns(Ok(internet::resolve(question))), latency_ms: 1, served_by: None },
+            NetCall::Dns { question, .. } => Delivery::answer(NetReply::Dns(Ok(internet::resolve(question))), 1),
             _ => timed_out(call),
         };
     }
     let Some(site) = internet::site_at(dst) else { return timed_out(call) };
     match (call, port, udp) {
-        (NetCall::Tcp { .. }, 80, false) => Delivery { reply: NetReply::Tcp(Ok(internet::http(site, data))), latency_ms: rtt, served_by: None },
+        (NetCall::Tcp { .. }, 80, false) => Delivery::answer(NetReply::Tcp(Ok(internet::http(site, data))), rtt),
         // TLS is not modelled: the handshake bytes get a reset.
-        (NetCall::Tcp { .. }, 443, false) => Delivery { reply: NetReply::Tcp(Err(NetError::Reset)), latency_ms: rtt, served_by: None },
+        (NetCall::Tcp { .. }, 443, false) => Delivery::answer(NetReply::Tcp(Err(NetError::Reset)), rtt),
         _ => timed_out(call),
     }
 }
@@ -269,7 +353,7 @@ pub fn exec(
     let output = caller.cri.exec_with(container_id, argv, io, now, &mut |call| {
         port = port.wrapping_add(1).max(40_000);
         let dnat = dnat(rules, &node_ip, (&src_ip, port), call);
-        route_remote(hosts, fabric, &Packet { from_host: host, src_ip: src_ip.clone(), src_port: port, call, dnat }, now).reply
+        route_remote(hosts, fabric, &Packet::new(host, src_ip.clone(), port, call, dnat), now).reply
     });
     hosts.insert(host.to_string(), caller);
     Some(output)

@@ -705,15 +705,15 @@ impl<E: Clone> Runtime<E> {
         self.push(next, Item::HostWake(name.to_string()), false);
     }
 
-    /// Routes one network call: the host's own pods and loopback answer locally, everything
-    /// else travels the fabric ([`crate::net::route_remote`]). The answer and when it arrives.
+    /// Routes one network call: loopback (the caller's own pod) answers locally, everything
+    /// else — other pods of the same node included — travels the fabric ([`crate::net::route_remote`]). The answer and when it arrives.
     fn route(&mut self, from: &str, request: &kubesim_host::cri::NetRequest) -> (kubesim_os::program::NetReply, Millis) {
         let now = self.now;
         if let Some((reply, wait)) = self.hosts.get_mut(from).and_then(|h| h.cri.deliver_local(&request.container, &request.call, now)) {
             if self.config.record_history {
                 let src_ip = self.hosts.get(from).and_then(|h| h.cri.container_ip(&request.container)).unwrap_or_default();
-                let packet = crate::net::Packet { from_host: from, src_ip, src_port: 0, call: &request.call, dnat: kubesim_host::netfilter::Dnat::Unchanged };
-                self.log_packet(crate::net::PacketRecord::of(now, &packet, &reply, 1 + wait));
+                let packet = crate::net::Packet::new(from, src_ip, 0, &request.call, kubesim_host::netfilter::Dnat::Unchanged);
+                self.log_packet(crate::net::PacketRecord::of(now, &packet, &crate::net::Delivery::answer(reply.clone(), 1 + wait)));
             }
             return (reply, 1 + wait);
         }
@@ -723,10 +723,10 @@ impl<E: Clone> Runtime<E> {
             Some(h) => crate::net::dnat(&h.netfilter, &h.ip(), (&src_ip, src_port), &request.call),
             None => kubesim_host::netfilter::Dnat::Unchanged,
         };
-        let packet = crate::net::Packet { from_host: from, src_ip, src_port, call: &request.call, dnat };
+        let packet = crate::net::Packet::new(from, src_ip, src_port, &request.call, dnat);
         let delivery = crate::net::route_remote(&mut self.hosts, &self.fabric, &packet, now);
         if self.config.record_history {
-            self.log_packet(crate::net::PacketRecord::of(now, &packet, &delivery.reply, delivery.latency_ms));
+            self.log_packet(crate::net::PacketRecord::of(now, &packet, &delivery));
         }
         if let Some(host) = delivery.served_by {
             self.sync_host(&host);

@@ -8,6 +8,8 @@
 //! - [`scenario`]: input files and their decoding.
 //! - [`cluster`]: the built-in namespaces and the default nodes.
 //! - [`commands`]: `kubectl ...` and `fault ...` commands against the world.
+//! - [`netpol`]: `netpol check` and `netpol matrix` — can A reach B and why, and the
+//!   connectivity matrix confirmed by probing.
 //! - [`swarm`]: swarm testing — random clusters, workloads, actions and faults from a seed,
 //!   checked for safety (the checkers) and liveness (convergence after a heal).
 //! - [`view`]: the one narrow interface the UI consumes (plain data snapshots).
@@ -23,6 +25,7 @@ pub mod coredns;
 pub mod fault;
 pub mod loader;
 pub mod metrics_server;
+pub mod netpol;
 pub mod run;
 pub mod scenario;
 pub mod swarm;

@@ -80,7 +80,7 @@ impl Workstation {
 }
 
 fn route(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, call: &NetCall, port: u16, now: Millis) -> kubesim_os::program::NetReply {
-    let packet = Packet { from_host: "", src_ip: WORKSTATION_IP.into(), src_port: port, call, dnat: kubesim_host::netfilter::Dnat::Unchanged };
+    let packet = Packet::new("", WORKSTATION_IP.into(), port, call, kubesim_host::netfilter::Dnat::Unchanged);
     route_remote(hosts, fabric, &packet, now).reply
 }
 

@@ -129,6 +129,7 @@ impl World {
         if config.cluster_dns {
             world.add_component(Box::new(crate::coredns::CoreDnsInformer::default()));
         }
+        world.add_component(Box::new(kubesim_netpol::PolicyInformer::default()));
         Ok(world)
     }
 
@@ -368,6 +369,11 @@ impl World {
         let (stdout, stderr, exit_code) = if crate::workstation::is_workstation_command(trimmed) {
             let output = self.run_on_workstation(trimmed);
             (String::from_utf8_lossy(&output.stdout).into_owned(), String::from_utf8_lossy(&output.stderr).into_owned(), output.code)
+        } else if let Some(rest) = trimmed.strip_prefix("netpol ") {
+            match self.netpol_command(rest) {
+                Ok(out) => (out, String::new(), 0),
+                Err(err) => (String::new(), format!("error: {err}\n"), 1),
+            }
         } else if let Some(rest) = trimmed.strip_prefix("fault ") {
             match Fault::parse(rest).and_then(|fault| self.fault(&fault)) {
                 Ok(out) => (out, String::new(), 0),

@@ -1,0 +1,119 @@
+//! The policy agents' informer: it watches NetworkPolicies, Pods and Namespaces and keeps the
+//! fabric's [`PolicyView`], which `kubesim_runtime::net::route_remote` consults as a packet
+//! leaves its source pod's node (egress) and as it reaches the destination pod (ingress).
+//!
+//! Deliberate simplification (README "Networking"), the one CoreDNS's replicas make too: the
+//! per-node agents (kindnet's kube-network-policies) share this one informer cache instead of
+//! each holding its own; their caches converge within milliseconds upstream. A pod's packets
+//! are matched by the address the API reports for it, so a pod whose `status.podIP` is not yet
+//! published matches no pod selector, as with kube-network-policies.
+
+use crate::policy::{PodInfo, PolicyView};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use kubesim_api::object::Object;
+use kubesim_runtime::component::{Component, Ctx, Interest, WatchEvent, WatchFilter};
+use kubesim_store::EventType;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The informer's caches.
+#[derive(Clone, Debug, Default)]
+pub struct PolicyInformer {
+    pods: BTreeMap<(String, String), (String, PodInfo)>,
+    namespaces: BTreeMap<String, BTreeMap<String, String>>,
+    policies: BTreeMap<(String, String), Arc<NetworkPolicy>>,
+    armed: bool,
+    published: bool,
+}
+
+const PUBLISH: u64 = 1;
+
+/// The agents' name in the trace.
+pub const NAME: &str = "kube-network-policies";
+
+impl PolicyInformer {
+    fn apply(&mut self, object: &Object, deleted: bool) -> bool {
+        let key = (object.namespace().to_string(), object.name().to_string());
+        match object {
+            Object::Pod(_) if deleted => self.pods.remove(&key).is_some(),
+            Object::Pod(pod) => match PodInfo::of(pod) {
+                Some(info) => self.pods.insert(key, info.clone()) != Some(info),
+                None => self.pods.remove(&key).is_some(),
+            },
+            Object::Namespace(_) if deleted => self.namespaces.remove(object.name()).is_some(),
+            Object::Namespace(ns) => {
+                let labels = ns.metadata.labels.clone().unwrap_or_default();
+                self.namespaces.insert(object.name().to_string(), labels.clone()) != Some(labels)
+            }
+            _ if object.kind() == "NetworkPolicy" && deleted => self.policies.remove(&key).is_some(),
+            _ if object.kind() == "NetworkPolicy" => match object.decode::<NetworkPolicy>() {
+                Some(policy) => {
+                    self.policies.insert(key, Arc::new(policy));
+                    true
+                }
+                None => false,
+            },
+            _ => false,
+        }
+    }
+
+    fn publish(&mut self, ctx: &mut Ctx) {
+        self.armed = false;
+        if self.policies.is_empty() {
+            // No policy: every flow is admitted, and nothing needs indexing.
+            if self.published {
+                ctx.fabric.network_policy = None;
+                self.published = false;
+            }
+            return;
+        }
+        let view = PolicyView::from_parts(
+            self.pods.values().cloned(),
+            self.namespaces.iter().map(|(n, l)| (n.as_str(), l)),
+            self.policies.values().map(|p| p.as_ref()),
+        );
+        ctx.fabric.network_policy = Some(Arc::new(view));
+        self.published = true;
+    }
+}
+
+impl Component for PolicyInformer {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn interests(&self) -> Vec<Interest> {
+        vec![
+            Interest { resource: ("networking.k8s.io", "networkpolicies"), filter: WatchFilter::All },
+            Interest { resource: ("", "pods"), filter: WatchFilter::All },
+            Interest { resource: ("", "namespaces"), filter: WatchFilter::All },
+        ]
+    }
+
+    fn start(&mut self, ctx: &mut Ctx) {
+        let store = ctx.api.store();
+        let objects: Vec<Arc<Object>> = [("networking.k8s.io", "networkpolicies"), ("", "pods"), ("", "namespaces")]
+            .into_iter()
+            .flat_map(|r| store.list(r, None).cloned().collect::<Vec<_>>())
+            .collect();
+        for o in &objects {
+            self.apply(o, false);
+        }
+        self.publish(ctx);
+    }
+
+    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+        let changed = self.apply(&event.object, event.event_type == EventType::Deleted);
+        // Without policies a pod change needs no new view.
+        if changed && !self.armed && (!self.policies.is_empty() || self.published) {
+            self.armed = true;
+            ctx.after(0, PUBLISH);
+        }
+    }
+
+    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
+        if token == PUBLISH {
+            self.publish(ctx);
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! The NetworkPolicy questions a user asks of the cluster (`netpol ...` command lines, the UI):
+//! can A reach B on port P, and why — which policies isolate each end and which rule allows the
+//! flow, from [`kubesim_netpol::PolicyView::explain`], the function the fabric enforces with —
+//! and the connectivity matrix of a set of namespaces in the upstream netpol e2e's truth-table
+//! format, computed from the policies and confirmed by probing: each cell is a real connection
+//! attempt from the source pod through its node's rules and the fabric (`agnhost connect`'s
+//! SYN: it reaches the server's socket, nothing is sent to the program).
+
+use crate::world::World;
+use kubesim_netpol::matrix::TruthTable;
+use kubesim_netpol::PolicyView;
+use kubesim_os::program::{NetCall, NetError, NetReply};
+use kubesim_runtime::net::{route_remote, Flow, Packet};
+
+/// How long a probe waits (the netpol e2e's `agnhost connect --timeout=1s`).
+pub const PROBE_TIMEOUT_MS: u64 = 1_000;
+
+/// What one probe saw.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProbeResult {
+    /// The connection was accepted.
+    Connected,
+    /// Nothing listens (or a Service has no endpoints).
+    Refused,
+    /// No answer; `Some(why)` when a policy dropped it.
+    TimedOut(Option<String>),
+}
+
+impl ProbeResult {
+    /// Whether the connection was accepted.
+    pub fn connected(&self) -> bool {
+        *self == ProbeResult::Connected
+    }
+}
+
+/// A pod named `namespace/name` (or `name` in `default`).
+fn split_pod(text: &str) -> (String, String) {
+    match text.split_once('/') {
+        Some((ns, name)) => (ns.to_string(), name.to_string()),
+        None => ("default".to_string(), text.to_string()),
+    }
+}
+
+/// `PORT`, `PORT/TCP` or `PORT/UDP`.
+fn parse_port(text: &str) -> Result<(u16, bool), String> {
+    let (number, protocol) = text.split_once('/').unwrap_or((text, "TCP"));
+    let port = number.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| format!("invalid port {number:?}: want 1-65535"))?;
+    match protocol.to_ascii_uppercase().as_str() {
+        "TCP" => Ok((port, false)),
+        "UDP" => Ok((port, true)),
+        other => Err(format!("unsupported protocol {other:?}: want TCP or UDP")),
+    }
+}
+
+impl World {
+    /// The policy agents' view of the cluster as the API server holds it now.
+    pub fn policy_view(&self) -> PolicyView {
+        let store = self.api().store();
+        let pods: Vec<_> = store.list(("", "pods"), None).filter_map(|o| o.as_pod().cloned()).collect();
+        let namespaces: Vec<(String, std::collections::BTreeMap<String, String>)> =
+            store.list(("", "namespaces"), None).map(|o| (o.name().to_string(), o.metadata().labels.clone().unwrap_or_default())).collect();
+        let policies: Vec<_> =
+            store.list(("networking.k8s.io", "networkpolicies"), None).filter_map(|o| o.decode::<k8s_openapi::api::networking::v1::NetworkPolicy>()).collect();
+        PolicyView::build(pods.iter(), namespaces.iter().map(|(n, l)| (n.as_str(), l)), policies.iter())
+    }
+
+    /// The address of pod `namespace/name`, or the text itself if it is an address.
+    fn address_of(&self, text: &str) -> Result<String, String> {
+        if text.parse::<std::net::Ipv4Addr>().is_ok() {
+            return Ok(text.to_string());
+        }
+        let (ns, name) = split_pod(text);
+        let pod = self.api().store().get(("", "pods"), &ns, &name).ok_or_else(|| format!("pods \"{name}\" not found in namespace {ns:?}"))?;
+        pod.as_pod()
+            .and_then(|p| p.status.as_ref())
+            .and_then(|s| s.pod_ip.clone())
+            .filter(|ip| !ip.is_empty())
+            .ok_or_else(|| format!("pod {ns}/{name} has no IP address yet"))
+    }
+
+    /// One connection attempt from pod `from` (`namespace/name`) to `to_ip:port`, through the
+    /// source node's Service rules and the fabric, as a process in the pod would make it.
+    pub fn probe(&mut self, from: &str, to_ip: &str, port: u16, udp: bool) -> Result<ProbeResult, String> {
+        let (ns, name) = split_pod(from);
+        let pod = self.api().store().get(("", "pods"), &ns, &name).ok_or_else(|| format!("pods \"{name}\" not found in namespace {ns:?}"))?;
+        let p = pod.as_pod().expect("pods hold pods");
+        let node = p.spec.as_ref().and_then(|s| s.node_name.clone()).ok_or_else(|| format!("pod {ns}/{name} is not scheduled"))?;
+        let uid = p.metadata.uid.clone().unwrap_or_default();
+        let container = p.spec.as_ref().and_then(|s| s.containers.first()).map(|c| c.name.clone()).unwrap_or_default();
+        let id = crate::commands::exec_target(self.runtime().hosts(), &node, &uid, &container)?;
+        let call = if udp {
+            NetCall::Udp { dst: to_ip.to_string(), port, send: Vec::new(), timeout_ms: PROBE_TIMEOUT_MS }
+        } else {
+            NetCall::Tcp { dst: to_ip.to_string(), port, send: Vec::new(), timeout_ms: PROBE_TIMEOUT_MS }
+        };
+        let delivery = self.runtime_mut().with_network(|hosts, fabric, now| {
+            let host = hosts.get(&node)?;
+            let src_ip = host.cri.container_ip(&id)?;
+            let dnat = kubesim_runtime::net::dnat(&host.netfilter, &host.ip(), (&src_ip, 39_999), &call);
+            let packet = Packet { connect_only: true, ..Packet::new(&node, src_ip, 39_999, &call, dnat) };
+            Some(route_remote(hosts, fabric, &packet, now))
+        });
+        let delivery = delivery.ok_or_else(|| format!("pod {ns}/{name} has no running container"))?;
+        Ok(match (&delivery.reply, delivery.dropped_by) {
+            (_, Some(why)) => ProbeResult::TimedOut(Some(why)),
+            (NetReply::Tcp(Ok(_)) | NetReply::Udp(Ok(_)), None) => ProbeResult::Connected,
+            (NetReply::Tcp(Err(NetError::Refused)) | NetReply::Udp(Err(NetError::Refused)), None) => ProbeResult::Refused,
+            _ => ProbeResult::TimedOut(None),
+        })
+    }
+
+    /// `netpol check FROM TO [PORT[/PROTO]]`: whether pod FROM reaches TO (a pod or an address)
+    /// and why, then what a probe saw.
+    pub fn netpol_check(&mut self, from: &str, to: &str, port: &str) -> Result<String, String> {
+        let (port, udp) = parse_port(port)?;
+        let src = self.address_of(from)?;
+        let dst = self.address_of(to)?;
+        let view = self.policy_view();
+        let flow = Flow { src_ip: &src, dst_ip: &dst, port, udp };
+        let explanation = view.explain(&flow);
+        let name = |ip: &str| view.pod(ip).map_or_else(|| ip.to_string(), |p| format!("{} ({ip})", p.key()));
+        let proto = if udp { "UDP" } else { "TCP" };
+        let verdict = if explanation.allowed() { "allowed" } else { "blocked" };
+        let mut out = format!("{} -> {} port {port}/{proto}: {verdict}\n", name(&src), name(&dst));
+        out.push_str(&format!("  {}\n", explanation.egress.reason(kubesim_runtime::net::Direction::Egress)));
+        out.push_str(&format!("  {}\n", explanation.ingress.reason(kubesim_runtime::net::Direction::Ingress)));
+        let probe = self.probe(from, &dst, port, udp)?;
+        out.push_str(&match probe {
+            ProbeResult::Connected => "probe: connected\n".to_string(),
+            ProbeResult::Refused => "probe: connection refused (nothing listens on that port)\n".to_string(),
+            ProbeResult::TimedOut(Some(_)) => "probe: timed out (dropped by policy)\n".to_string(),
+            ProbeResult::TimedOut(None) => "probe: timed out\n".to_string(),
+        });
+        Ok(out)
+    }
+
+    /// The connectivity among the pods of `namespaces` on one port: (expected from the
+    /// policies, probed). Rows and columns are `namespace/pod` in name order.
+    pub fn netpol_matrix(&mut self, namespaces: &[String], port: u16, udp: bool) -> Result<(TruthTable, TruthTable), String> {
+        let view = self.policy_view();
+        let mut pods: Vec<(String, String)> = view.pods().filter(|(_, p)| namespaces.contains(&p.namespace)).map(|(ip, p)| (p.key(), ip.clone())).collect();
+        pods.sort();
+        let names: Vec<String> = pods.iter().map(|(k, _)| k.clone()).collect();
+        let mut expected = TruthTable::new(names.clone(), names.clone());
+        let mut probed = TruthTable::new(names.clone(), names);
+        for (from, src) in &pods {
+            for (to, dst) in &pods {
+                let flow = Flow { src_ip: src, dst_ip: dst, port, udp };
+                expected.set(from, to, view.explain(&flow).allowed());
+                probed.set(from, to, self.probe(from, dst, port, udp)?.connected());
+            }
+        }
+        Ok((expected, probed))
+    }
+
+    /// Runs a `netpol` command line (`check FROM TO [PORT[/PROTO]]`, `matrix [NAMESPACE...]
+    /// [--port PORT[/PROTO]]`): its output or error.
+    pub fn netpol_command(&mut self, line: &str) -> Result<String, String> {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["check", from, to] => self.netpol_check(from, to, "80"),
+            ["check", from, to, port] => self.netpol_check(from, to, port),
+            ["matrix", rest @ ..] => {
+                let mut namespaces = Vec::new();
+                let mut port = "80".to_string();
+                let mut it = rest.iter();
+                while let Some(word) = it.next() {
+                    if let Some(p) = word.strip_prefix("--port=") {
+                        port = p.to_string();
+                    } else if *word == "--port" {
+                        port = it.next().ok_or("--port needs a value")?.to_string();
+                    } else {
+                        namespaces.push(word.to_string());
+                    }
+                }
+                if namespaces.is_empty() {
+                    namespaces.push("default".into());
+                }
+                let (number, udp) = parse_port(&port)?;
+                let (expected, probed) = self.netpol_matrix(&namespaces, number, udp)?;
+                let mut out = format!("expected (from the policies), port {port}:\n{}\n\nprobed:\n{}\n", expected.pretty_print(""), probed.pretty_print(""));
+                let differences = expected.differences(&probed);
+                if differences.is_empty() {
+                    out.push_str("\nthe probes agree with the policies\n");
+                } else {
+                    out.push_str(&format!("\n{} cells differ:\n{}\n", differences.len(), expected.compare(&probed).pretty_print("")));
+                }
+                Ok(out)
+            }
+            _ => Err("usage: netpol check FROM TO [PORT[/TCP|/UDP]] | netpol matrix [NAMESPACE...] [--port PORT[/TCP|/UDP]]".into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_and_pods_parse() {
+        assert_eq!(parse_port("80"), Ok((80, false)));
+        assert_eq!(parse_port("53/udp"), Ok((53, true)));
+        assert!(parse_port("0").is_err());
+        assert!(parse_port("80/SCTP").is_err());
+        assert_eq!(split_pod("x/a"), ("x".into(), "a".into()));
+        assert_eq!(split_pod("web"), ("default".into(), "web".into()));
+    }
+}

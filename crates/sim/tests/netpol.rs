@@ -1,0 +1,659 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! The upstream NetworkPolicy e2e suite (test/e2e/network/netpol/network_policy.go, "Netpol
+//! NetworkPolicy between server and client"), ported: namespaces x, y, z with pods a, b, c
+//! (label `pod=<name>`), each serving TCP and UDP on ports 80 and 81 from one agnhost
+//! container per port and protocol (named ports `serve-80-tcp`, ...), as upstream's model
+//! builds them. Each case creates the same policies, states its expected reachability with the
+//! same builder calls (`Expect`, `ExpectPeer`, `ExpectAllIngress`, `ExpectAllEgress`), and
+//! compares with the truth table probed through the running cluster — every cell a real
+//! connection attempt from the source pod through the fabric. Upstream's `SetSpecIngressRules`
+//! and `SetSpecEgressRules` also append their policy type, so the YAML here states
+//! `policyTypes` wherever upstream's helpers set it. Loopback cells are ignored, as
+//! upstream does (`ignoreLoopback = true`). The expectations are upstream's, never computed
+//! from the policy code under test.
+
+use kubesim_netpol::matrix::TruthTable;
+use kubesim_sim::loader::apply;
+use kubesim_sim::scenario::InputFile;
+use kubesim_sim::World;
+use std::collections::BTreeMap;
+
+const NAMESPACES: [&str; 3] = ["x", "y", "z"];
+const PODS: [&str; 3] = ["a", "b", "c"];
+
+fn model_yaml() -> String {
+    let mut out = String::new();
+    for ns in NAMESPACES {
+        out.push_str(&format!("apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n---\n"));
+        for pod in PODS {
+            out.push_str(&format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: {pod}, namespace: {ns}, labels: {{pod: {pod}}}}}\nspec:\n  containers:\n"));
+            for port in [80, 81] {
+                for proto in ["tcp", "udp"] {
+                    out.push_str(&format!(
+                        "  - name: cont-{port}-{proto}\n    image: registry.k8s.io/e2e-test-images/agnhost:2.53\n    command: [/agnhost, serve-hostname, --{proto}, --http=false, --port, '{port}']\n    ports: [{{containerPort: {port}, name: serve-{port}-{proto}, protocol: {}}}]\n",
+                        proto.to_ascii_uppercase()
+                    ));
+                }
+            }
+            out.push_str("---\n");
+        }
+    }
+    out
+}
+
+fn world() -> World {
+    let mut world = World::new(7);
+    world.add_default_nodes();
+    let outcome = apply(&mut world, &InputFile { name: "model.yaml".into(), text: model_yaml() });
+    assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
+    world.run_until(60_000);
+    let running = world.run_command("kubectl get pods -A --field-selector=status.phase=Running --no-headers");
+    assert_eq!(running.stdout.lines().filter(|l| ["x ", "y ", "z "].iter().any(|p| l.starts_with(p))).count(), 9, "{}", running.stdout);
+    world
+}
+
+fn all_pods() -> Vec<String> {
+    NAMESPACES.iter().flat_map(|ns| PODS.iter().map(move |p| format!("{ns}/{p}"))).collect()
+}
+
+/// A peer of upstream's `ExpectPeer`: a namespace and/or a pod name; empty matches all.
+#[derive(Default, Clone)]
+struct Peer {
+    namespace: Option<String>,
+    pod: Option<String>,
+}
+
+fn any() -> Peer {
+    Peer::default()
+}
+fn ns(namespace: &str) -> Peer {
+    Peer { namespace: Some(namespace.into()), pod: None }
+}
+fn pod(namespace: &str, pod: &str) -> Peer {
+    Peer { namespace: Some(namespace.into()), pod: Some(pod.into()) }
+}
+/// `NewPodString`: `namespace/pod` as a peer.
+fn pod_string(name: &str) -> Peer {
+    let (n, p) = name.split_once('/').unwrap();
+    pod(n, p)
+}
+
+impl Peer {
+    fn matches(&self, name: &str) -> bool {
+        let (n, p) = name.split_once('/').unwrap();
+        self.namespace.as_deref().is_none_or(|ns| ns == n) && self.pod.as_deref().is_none_or(|pod| pod == p)
+    }
+}
+
+/// Upstream's `Reachability` expectations.
+struct Reachability {
+    expected: BTreeMap<(String, String), bool>,
+}
+
+impl Reachability {
+    fn new() -> Reachability {
+        let pods = all_pods();
+        let expected = pods.iter().flat_map(|f| pods.iter().map(move |t| ((f.clone(), t.clone()), true))).collect();
+        Reachability { expected }
+    }
+    fn expect(mut self, from: &str, to: &str, connected: bool) -> Self {
+        self.expected.insert((from.to_string(), to.to_string()), connected);
+        self
+    }
+    fn expect_peer(mut self, from: Peer, to: Peer, connected: bool) -> Self {
+        for ((f, t), v) in self.expected.iter_mut() {
+            if from.matches(f) && to.matches(t) {
+                *v = connected;
+            }
+        }
+        self
+    }
+    fn expect_all_ingress(self, to: &str, connected: bool) -> Self {
+        self.expect_peer(any(), pod_string(to), connected)
+    }
+    fn expect_all_egress(self, from: &str, connected: bool) -> Self {
+        self.expect_peer(pod_string(from), any(), connected)
+    }
+}
+
+/// One step of a case.
+enum Step {
+    /// `kubectl apply` of a policy (or any object) in YAML.
+    Apply(&'static str),
+    /// A policy whose text needs pod addresses (`{x/b}` is replaced by x/b's IP).
+    ApplyWithIps(&'static str),
+    /// A command line (`kubectl label ...`, `kubectl delete ...`).
+    Run(&'static str),
+    /// Probe every pair on a port and compare.
+    Validate { port: u16, udp: bool, reachability: Reachability },
+}
+
+fn ip_of(world: &mut World, pod: &str) -> String {
+    let (ns, name) = pod.split_once('/').unwrap();
+    world.run_command(&format!("kubectl get pod {name} -n {ns} -o jsonpath={{.status.podIP}}")).stdout
+}
+
+fn run_case(name: &str, steps: Vec<Step>) {
+    let mut world = world();
+    for (i, step) in steps.into_iter().enumerate() {
+        match step {
+            Step::Apply(yaml) => apply_text(&mut world, name, yaml.to_string()),
+            Step::ApplyWithIps(yaml) => {
+                let mut text = yaml.to_string();
+                for p in all_pods() {
+                    let ip = ip_of(&mut world, &p);
+                    text = text.replace(&format!("{{{p}}}"), &ip);
+                }
+                apply_text(&mut world, name, text);
+            }
+            Step::Run(line) => {
+                let out = world.run_command(line);
+                assert_eq!(out.exit_code, 0, "{name}: {line}: {out:?}");
+            }
+            Step::Validate { port, udp, reachability } => {
+                // The policy agents' informer publishes within milliseconds.
+                let now = world.now();
+                world.run_until(now + 1_000);
+                let pods = all_pods();
+                let mut expected = TruthTable::new(pods.clone(), pods.clone());
+                let mut probed = TruthTable::new(pods.clone(), pods.clone());
+                for from in &pods {
+                    for to in &pods {
+                        let dst = ip_of(&mut world, to);
+                        let connected = world.probe(from, &dst, port, udp).unwrap().connected();
+                        if from != to {
+                            expected.set(from, to, reachability.expected[&(from.clone(), to.clone())]);
+                            probed.set(from, to, connected);
+                        }
+                    }
+                }
+                let proto = if udp { "UDP" } else { "TCP" };
+                assert!(
+                    expected.differences(&probed).is_empty(),
+                    "{name}, validation {i} (port {port}/{proto}):\nexpected:\n{}\n\nobserved:\n{}\n\ncomparison:\n{}",
+                    expected.pretty_print(""),
+                    probed.pretty_print(""),
+                    expected.compare(&probed).pretty_print("")
+                );
+            }
+        }
+    }
+}
+
+fn apply_text(world: &mut World, name: &str, text: String) {
+    let file = format!("/tmp/{}.yaml", name.replace(' ', "-"));
+    world.add_file(&file, &text);
+    let out = world.run_command(&format!("kubectl apply -f {file}"));
+    assert_eq!(out.exit_code, 0, "{name}: {out:?}\n{text}");
+}
+
+fn tcp(port: u16, reachability: Reachability) -> Step {
+    Step::Validate { port, udp: false, reachability }
+}
+
+fn udp(port: u16, reachability: Reachability) -> Step {
+    Step::Validate { port, udp: true, reachability }
+}
+
+const DENY_INGRESS_X: &str =
+    "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: deny-ingress, namespace: x}\nspec:\n  podSelector: {}\n  ingress: []\n";
+
+#[test]
+fn no_policy_connects_everything() {
+    run_case("no policy", vec![tcp(80, Reachability::new()), udp(81, Reachability::new())]);
+}
+
+#[test]
+fn should_support_a_default_deny_ingress_policy() {
+    run_case("default-deny-ingress", vec![Step::Apply(DENY_INGRESS_X), tcp(80, Reachability::new().expect_peer(any(), ns("x"), false))]);
+}
+
+#[test]
+fn should_support_a_default_deny_all_policy() {
+    run_case(
+        "default-deny-all",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: deny-all, namespace: x}\nspec:\n  podSelector: {}\n  policyTypes: [Ingress, Egress]\n"),
+            tcp(80, Reachability::new().expect_peer(any(), ns("x"), false).expect_peer(ns("x"), any(), false)),
+        ],
+    );
+}
+
+#[test]
+fn should_enforce_policy_to_allow_traffic_from_pods_within_server_namespace_based_on_pod_selector() {
+    run_case(
+        "x-a-allows-x-b",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: x-a-allows-x-b, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  ingress:\n  - from: [{podSelector: {matchLabels: {pod: b}}}]\n"),
+            tcp(80, Reachability::new().expect_all_ingress("x/a", false).expect("x/b", "x/a", true)),
+        ],
+    );
+}
+
+#[test]
+fn should_enforce_policy_to_allow_ingress_traffic_for_a_target() {
+    run_case(
+        "allow-all-to-a",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: deny-all, namespace: x}\nspec:\n  podSelector: {}\n  ingress: []\n"),
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-all-to-a, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  ingress:\n  - from: [{podSelector: {}, namespaceSelector: {}}]\n"),
+            tcp(80, Reachability::new().expect_all_ingress("x/a", true).expect_all_ingress("x/b", false).expect_all_ingress("x/c", false)),
+        ],
+    );
+}
+
+#[test]
+fn should_enforce_policy_to_allow_ingress_traffic_from_pods_in_all_namespaces() {
+    run_case(
+        "allow-from-another-ns",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-from-another-ns, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  ingress:\n  - from: [{namespaceSelector: {matchLabels: {}}}]\n"),
+            tcp(80, Reachability::new()),
+        ],
+    );
+}
+
+#[test]
+fn should_enforce_policy_to_allow_traffic_only_from_a_different_namespace_based_on_namespace_selector() {
+    run_case(
+        "allow-client-a-via-ns-selector",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-client-a-via-ns-selector, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  ingress:\n  - from: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: y}}}]\n"),
+            tcp(80, Reachability::new().expect_peer(ns("x"), pod("x", "a"), false).expect_peer(ns("z"), pod("x", "a"), false)),
+        ],
+    );
+}
+
+#[test]
+fn should_enforce_policy_based_on_pod_selector_with_match_expressions() {
+    run_case(
+        "x-a-allows-x-b-expr",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: x-a-allows-x-b, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  ingress:\n  - from: [{podSelector: {matchExpressions: [{key: pod, operator: In, values: [b]}]}}]\n"),
+            tcp(80, Reachability::new().expect_all_ingress("x/a", false).expect("x/b", "x/a", true)),
+        ],
+    );
+}
+
+#[test]
+fn should_enforce_policy_based_on_namespace_selector_with_match_expressions() {
+    run_case(
+        "allow-ns-y-match-selector",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-ns-y-match-selector, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  ingress:\n  - from: [{namespaceSelector: {matchExpressions: [{key: kubernetes.io/metadata.name, operator: In, values: [y]}]}}]\n"),
+            tcp(80, Reachability::new().expect_peer(ns("x"), pod("x", "a"), false).expect_peer(ns("z"), pod("x", "a"), false)),
+        ],
+    );
+}
+
+#[test]
+fn should_enforce_policy_based_on_pod_selector_or_namespace_selector() {
+    run_case(
+        "pod-or-ns",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-ns-y-match-selector, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  ingress:\n  - from:\n    - namespaceSelector: {matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, values: [x]}]}\n    - podSelector: {matchLabels: {pod: b}}\n"),
+            tcp(80, Reachability::new().expect("x/a", "x/a", false).expect("x/c", "x/a", false)),
+        ],
+    );
+}
+
+#[test]
+fn should_enforce_policy_based_on_pod_selector_and_namespace_selector() {
+    run_case(
+        "pod-and-ns",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-ns-y-podselector-and-nsselector, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  ingress:\n  - from:\n    - namespaceSelector: {matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, values: [x]}]}\n      podSelector: {matchLabels: {pod: b}}\n"),
+            tcp(80, Reachability::new().expect_all_ingress("x/a", false).expect("y/b", "x/a", true).expect("z/b", "x/a", true)),
+        ],
+    );
+}
+
+#[test]
+fn should_enforce_policy_based_on_multiple_pod_selectors_and_namespace_selectors() {
+    run_case(
+        "multiple",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-ns-y-z-pod-b-c, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  ingress:\n  - from:\n    - namespaceSelector: {matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, values: [x]}]}\n      podSelector: {matchExpressions: [{key: pod, operator: In, values: [b, c]}]}\n"),
+            tcp(80, Reachability::new().expect_peer(ns("x"), pod("x", "a"), false).expect("y/a", "x/a", false).expect("z/a", "x/a", false)),
+        ],
+    );
+}
+
+#[test]
+fn should_enforce_policy_based_on_any_pod_selectors() {
+    run_case(
+        "any-pod-selectors",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-ns-x-pod-b-c, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  ingress:\n  - from: [{podSelector: {matchLabels: {pod: b}}}, {podSelector: {matchLabels: {pod: c}}}]\n"),
+            tcp(80, Reachability::new().expect_all_ingress("x/a", false).expect("x/b", "x/a", true).expect("x/c", "x/a", true)),
+        ],
+    );
+}
+
+#[test]
+fn should_enforce_policy_to_allow_traffic_only_from_a_pod_in_a_different_namespace_based_on_pod_selector_and_namespace_selector() {
+    run_case(
+        "y-a-only",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-ns-y-pod-a-via-namespace-pod-selector, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  ingress:\n  - from: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: y}}, podSelector: {matchLabels: {pod: a}}}]\n"),
+            tcp(80, Reachability::new().expect_all_ingress("x/a", false).expect("y/a", "x/a", true)),
+        ],
+    );
+}
+
+const ALLOW_81_FROM_Y: &str = "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-client-a-via-ns-selector, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  ingress:\n  - from: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: y}}}]\n    ports: [{port: 81, protocol: TCP}]\n";
+
+fn allow_from_y_only() -> Reachability {
+    Reachability::new().expect_peer(ns("x"), pod("x", "a"), false).expect_peer(ns("y"), pod("x", "a"), true).expect_peer(ns("z"), pod("x", "a"), false)
+}
+
+#[test]
+fn should_enforce_policy_based_on_ports() {
+    run_case("ports", vec![Step::Apply(ALLOW_81_FROM_Y), tcp(81, allow_from_y_only())]);
+}
+
+#[test]
+fn should_enforce_multiple_stacked_policies_with_overlapping_pod_selectors() {
+    run_case(
+        "stacked",
+        vec![
+            Step::Apply(ALLOW_81_FROM_Y),
+            tcp(81, allow_from_y_only()),
+            tcp(80, Reachability::new().expect_all_ingress("x/a", false)),
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-client-a-via-ns-selector-80, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  ingress:\n  - from: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: y}}}]\n    ports: [{port: 80, protocol: TCP}]\n"),
+            tcp(80, allow_from_y_only()),
+        ],
+    );
+}
+
+#[test]
+fn should_support_allow_all_policy() {
+    run_case(
+        "allow-all",
+        vec![
+            Step::Apply(
+                "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-all, namespace: x}\nspec:\n  podSelector: {}\n  ingress: [{}]\n",
+            ),
+            tcp(80, Reachability::new()),
+            tcp(81, Reachability::new()),
+        ],
+    );
+}
+
+#[test]
+fn should_allow_ingress_access_on_one_named_port() {
+    run_case(
+        "named-port",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-all, namespace: x}\nspec:\n  podSelector: {}\n  ingress:\n  - ports: [{port: serve-81-tcp}]\n"),
+            tcp(81, Reachability::new()),
+            tcp(80, Reachability::new().expect_peer(any(), ns("x"), false)),
+        ],
+    );
+}
+
+#[test]
+fn should_allow_ingress_access_from_namespace_on_one_named_port() {
+    run_case(
+        "named-port-ns",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-client-a-via-ns-selector-80, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  ingress:\n  - from: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: y}}}]\n    ports: [{port: serve-80-tcp, protocol: TCP}]\n"),
+            tcp(80, Reachability::new().expect_peer(ns("x"), pod("x", "a"), false).expect_peer(ns("z"), pod("x", "a"), false)),
+            tcp(81, Reachability::new().expect_all_ingress("x/a", false)),
+        ],
+    );
+}
+
+#[test]
+fn should_allow_egress_access_on_one_named_port() {
+    run_case(
+        "egress-named-port",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-egress, namespace: x}\nspec:\n  podSelector: {}\n  policyTypes: [Egress]\n  egress:\n  - ports: [{port: serve-80-tcp}]\n"),
+            tcp(80, Reachability::new()),
+            tcp(81, Reachability::new().expect_peer(ns("x"), any(), false)),
+        ],
+    );
+}
+
+#[test]
+fn should_enforce_updated_policy() {
+    run_case(
+        "updated",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-all-mutate-to-deny-all, namespace: x}\nspec:\n  podSelector: {}\n  ingress: [{}]\n"),
+            tcp(81, Reachability::new()),
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-all-mutate-to-deny-all, namespace: x}\nspec:\n  podSelector: {}\n  ingress: []\n"),
+            tcp(81, Reachability::new().expect_peer(any(), ns("x"), false)),
+        ],
+    );
+}
+
+#[test]
+fn should_allow_ingress_access_from_updated_namespace() {
+    run_case(
+        "updated-namespace",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-client-a-via-ns-selector, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  ingress:\n  - from: [{namespaceSelector: {matchLabels: {ns2: updated}}}]\n"),
+            tcp(80, Reachability::new().expect_all_ingress("x/a", false)),
+            Step::Run("kubectl label namespace y ns2=updated"),
+            tcp(80, Reachability::new().expect_all_ingress("x/a", false).expect_peer(ns("y"), any(), true)),
+        ],
+    );
+}
+
+#[test]
+fn should_allow_ingress_access_from_updated_pod() {
+    run_case(
+        "updated-pod",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-client-a-via-pod-selector, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  ingress:\n  - from: [{podSelector: {matchLabels: {pod: b, pod2: updated}}}]\n"),
+            tcp(80, Reachability::new().expect_all_ingress("x/a", false)),
+            Step::Run("kubectl label pod b -n x pod2=updated"),
+            tcp(80, Reachability::new().expect_all_ingress("x/a", false).expect("x/b", "x/a", true)),
+        ],
+    );
+}
+
+#[test]
+fn should_deny_ingress_from_pods_on_other_namespaces() {
+    run_case(
+        "deny-empty-policy",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: deny-empty-policy, namespace: x}\nspec:\n  podSelector: {}\n  ingress:\n  - from: [{podSelector: {matchLabels: {}}}]\n"),
+            tcp(80, Reachability::new().expect_peer(ns("y"), ns("x"), false).expect_peer(ns("z"), ns("x"), false)),
+        ],
+    );
+}
+
+#[test]
+fn should_deny_ingress_access_to_updated_pod() {
+    run_case(
+        "isolate-updated-pod",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: deny-ingress-via-label-selector, namespace: x}\nspec:\n  podSelector: {matchLabels: {target: isolated}}\n  ingress: []\n"),
+            tcp(80, Reachability::new()),
+            Step::Run("kubectl label pod a -n x target=isolated"),
+            tcp(80, Reachability::new().expect_all_ingress("x/a", false)),
+        ],
+    );
+}
+
+#[test]
+fn should_deny_egress_from_pods_based_on_pod_selector() {
+    run_case(
+        "deny-egress-pod-a",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: deny-egress-pod-a, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  policyTypes: [Egress]\n"),
+            tcp(80, Reachability::new().expect_all_egress("x/a", false)),
+        ],
+    );
+}
+
+#[test]
+fn should_deny_egress_from_all_pods_in_a_namespace() {
+    run_case(
+        "deny-egress-ns-x",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: deny-egress-ns-x, namespace: x}\nspec:\n  podSelector: {}\n  policyTypes: [Egress]\n"),
+            tcp(80, Reachability::new().expect_peer(ns("x"), any(), false)),
+        ],
+    );
+}
+
+#[test]
+fn should_work_with_ingress_egress_specified_together() {
+    run_case(
+        "ingress-and-egress",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-client-a-via-pod-selector, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  policyTypes: [Egress, Ingress]\n  ingress:\n  - from: [{podSelector: {matchLabels: {pod: b}}}]\n  egress:\n  - ports: [{port: 80}]\n"),
+            tcp(80, Reachability::new().expect_all_ingress("x/a", false).expect("x/b", "x/a", true)),
+            tcp(81, Reachability::new().expect_all_ingress("x/a", false).expect_all_egress("x/a", false).expect("x/b", "x/a", true)),
+        ],
+    );
+}
+
+#[test]
+fn should_support_denying_of_egress_traffic_on_the_client_side_even_if_the_server_explicitly_allows_this_traffic() {
+    run_case(
+        "client-side-egress",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-to-ns-y-pod-a, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  policyTypes: [Egress]\n  egress:\n  - to: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: y}}, podSelector: {matchLabels: {pod: a}}}]\n"),
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-from-xa-on-ya-match-selector, namespace: y}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  ingress:\n  - from: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: x}}, podSelector: {matchLabels: {pod: a}}}]\n---\napiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-from-xa-on-yb-match-selector, namespace: y}\nspec:\n  podSelector: {matchLabels: {pod: b}}\n  ingress:\n  - from: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: x}}, podSelector: {matchLabels: {pod: a}}}]\n"),
+            tcp(
+                80,
+                Reachability::new()
+                    .expect_peer(pod("x", "a"), any(), false)
+                    .expect_peer(any(), pod("y", "a"), false)
+                    .expect_peer(pod("x", "a"), pod("y", "a"), true)
+                    .expect_peer(any(), pod("y", "b"), false),
+            ),
+        ],
+    );
+}
+
+#[test]
+fn should_enforce_ingress_policy_allowing_any_port_traffic_to_a_server_on_a_specific_protocol() {
+    run_case(
+        "by-proto",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-ingress-by-proto, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  ingress:\n  - ports: [{protocol: TCP}]\n"),
+            tcp(80, Reachability::new()),
+            udp(80, Reachability::new().expect_peer(any(), pod("x", "a"), false)),
+        ],
+    );
+}
+
+#[test]
+fn should_enforce_multiple_ingress_policies_with_ingress_allow_all_policy_taking_precedence() {
+    run_case(
+        "ingress-allow-all-precedence",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-ingress-port-80, namespace: x}\nspec:\n  podSelector: {}\n  ingress:\n  - ports: [{port: 80}]\n"),
+            tcp(81, Reachability::new().expect_peer(any(), ns("x"), false)),
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-ingress, namespace: x}\nspec:\n  podSelector: {}\n  ingress: [{}]\n"),
+            tcp(81, Reachability::new()),
+        ],
+    );
+}
+
+#[test]
+fn should_enforce_multiple_egress_policies_with_egress_allow_all_policy_taking_precedence() {
+    run_case(
+        "egress-allow-all-precedence",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-egress-port-80, namespace: x}\nspec:\n  podSelector: {}\n  policyTypes: [Egress]\n  egress:\n  - ports: [{port: 80}]\n"),
+            tcp(81, Reachability::new().expect_peer(ns("x"), any(), false)),
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-egress, namespace: x}\nspec:\n  podSelector: {}\n  policyTypes: [Egress]\n  egress: [{}]\n"),
+            tcp(81, Reachability::new()),
+        ],
+    );
+}
+
+#[test]
+fn should_stop_enforcing_policies_after_they_are_deleted() {
+    run_case(
+        "deleted",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: deny-all, namespace: x}\nspec:\n  podSelector: {}\n  policyTypes: [Ingress, Egress]\n"),
+            tcp(80, Reachability::new().expect_peer(ns("x"), any(), false).expect_peer(any(), ns("x"), false)),
+            Step::Run("kubectl delete networkpolicy deny-all -n x"),
+            tcp(80, Reachability::new()),
+        ],
+    );
+}
+
+#[test]
+fn should_allow_egress_access_to_server_in_cidr_block() {
+    run_case(
+        "cidr",
+        vec![
+            Step::ApplyWithIps("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-client-a-via-cidr-egress-rule, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  policyTypes: [Egress]\n  egress:\n  - to: [{ipBlock: {cidr: '{y/b}/32'}}]\n"),
+            tcp(80, Reachability::new().expect_all_egress("x/a", false).expect("x/a", "y/b", true)),
+        ],
+    );
+}
+
+#[test]
+fn should_enforce_except_clause_while_egress_access_to_server_in_cidr_block() {
+    run_case(
+        "cidr-except",
+        vec![
+            Step::ApplyWithIps("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-client-a-via-cidr-egress-rule, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  policyTypes: [Egress]\n  egress:\n  - to: [{ipBlock: {cidr: 10.0.0.0/8, except: ['{x/b}/32']}}]\n"),
+            tcp(80, Reachability::new().expect("x/a", "x/b", false)),
+        ],
+    );
+}
+
+#[test]
+fn should_ensure_an_ip_overlapping_both_ip_block_cidr_and_ip_block_except_is_allowed() {
+    run_case(
+        "cidr-overlap",
+        vec![
+            Step::ApplyWithIps("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-client-a-via-cidr-egress-rule, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  policyTypes: [Egress]\n  egress:\n  - to: [{ipBlock: {cidr: 10.0.0.0/8, except: ['{x/b}/32']}}]\n"),
+            tcp(80, Reachability::new().expect("x/a", "x/b", false)),
+            Step::ApplyWithIps("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-client-a-via-cidr-egress-rule, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  policyTypes: [Egress]\n  egress:\n  - to: [{ipBlock: {cidr: '{x/b}/32'}}]\n"),
+            tcp(80, Reachability::new().expect_all_egress("x/a", false).expect("x/a", "x/b", true)),
+        ],
+    );
+}
+
+#[test]
+fn should_enforce_policies_to_check_ingress_and_egress_policies_can_be_controlled_independently_based_on_pod_selector() {
+    run_case(
+        "independent",
+        vec![
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-egress-for-target, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  policyTypes: [Egress]\n  egress: [{}]\n"),
+            tcp(80, Reachability::new()),
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: deny-ingress-via-label-selector, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  policyTypes: [Ingress]\n"),
+            tcp(80, Reachability::new().expect_all_ingress("x/a", false)),
+        ],
+    );
+}
+
+#[test]
+fn should_not_mistakenly_treat_protocol_sctp_as_protocol_tcp() {
+    run_case(
+        "sctp",
+        vec![
+            Step::Apply(DENY_INGRESS_X),
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-only-sctp-ingress-on-port-81, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  ingress:\n  - ports: [{port: 81, protocol: SCTP}]\n"),
+            tcp(81, Reachability::new().expect_peer(any(), ns("x"), false)),
+        ],
+    );
+}
+
+// endPort (GA in v1.25): a range of ports in one rule (upstream's "should support
+// egress/ingress ... with endPort field" cases, here on the model's two ports).
+#[test]
+fn should_enforce_ingress_policy_allowing_a_port_range_with_end_port() {
+    run_case(
+        "endport",
+        vec![
+            Step::Apply(DENY_INGRESS_X),
+            Step::Apply("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-range, namespace: x}\nspec:\n  podSelector: {matchLabels: {pod: a}}\n  ingress:\n  - from: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: y}}}]\n    ports: [{port: 79, endPort: 80, protocol: TCP}]\n"),
+            tcp(80, Reachability::new().expect_peer(any(), ns("x"), false).expect_peer(ns("y"), pod("x", "a"), true)),
+            tcp(81, Reachability::new().expect_peer(any(), ns("x"), false)),
+        ],
+    );
+}
