@@ -4,9 +4,10 @@
 //!
 //! Deliberate simplification (README "Networking"), the one CoreDNS's replicas make too: the
 //! per-node agents (kindnet's kube-network-policies) share this one informer cache instead of
-//! each holding its own; their caches converge within milliseconds upstream. A pod's packets
-//! are matched by the address the API reports for it, so a pod whose `status.podIP` is not yet
-//! published matches no pod selector, as with kube-network-policies.
+//! each holding its own; their caches converge within milliseconds upstream. A packet's pods
+//! are found by the uid the CNI registered their address under (as Calico's CNI plugin
+//! records the workload endpoint at ADD), so a pod's first packets are matched by its labels
+//! even before the kubelet has published its `status.podIP`.
 
 use crate::policy::{PodInfo, PolicyView};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
@@ -19,7 +20,7 @@ use std::sync::Arc;
 /// The informer's caches.
 #[derive(Clone, Debug, Default)]
 pub struct PolicyInformer {
-    pods: BTreeMap<(String, String), (String, PodInfo)>,
+    pods: BTreeMap<(String, String), PodInfo>,
     namespaces: BTreeMap<String, BTreeMap<String, String>>,
     policies: BTreeMap<(String, String), Arc<NetworkPolicy>>,
     armed: bool,

@@ -24,9 +24,13 @@ use kubesim_api::selector::Selector;
 use kubesim_runtime::net::{Direction, Flow};
 use std::collections::BTreeMap;
 
-/// What the view knows of a pod with an address.
+/// What the view knows of a pod.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PodInfo {
+    /// Its uid (the CNI registers its address under it).
+    pub uid: String,
+    /// Its address as the API reports it (`status.podIP`), once published.
+    pub ip: Option<String>,
     /// Its namespace.
     pub namespace: String,
     /// Its name.
@@ -40,15 +44,14 @@ pub struct PodInfo {
 }
 
 impl PodInfo {
-    /// The pod as the policy agent sees it: `None` for pods without an address, host-network
-    /// pods and finished pods (their address may already belong to another pod).
-    pub fn of(pod: &Pod) -> Option<(String, PodInfo)> {
+    /// The pod as the policy agent sees it: `None` for host-network pods and finished pods
+    /// (their address may already belong to another pod).
+    pub fn of(pod: &Pod) -> Option<PodInfo> {
         let spec = pod.spec.as_ref()?;
-        let status = pod.status.as_ref()?;
-        if spec.host_network == Some(true) || matches!(status.phase.as_deref(), Some("Succeeded" | "Failed")) {
+        let status = pod.status.as_ref();
+        if spec.host_network == Some(true) || matches!(status.and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed")) {
             return None;
         }
-        let ip = status.pod_ip.clone().filter(|ip| !ip.is_empty())?;
         let mut named_ports = BTreeMap::new();
         for c in spec.init_containers.iter().flatten().chain(spec.containers.iter()) {
             for p in c.ports.iter().flatten() {
@@ -57,14 +60,15 @@ impl PodInfo {
                 }
             }
         }
-        let info = PodInfo {
+        Some(PodInfo {
+            uid: pod.metadata.uid.clone().unwrap_or_default(),
+            ip: status.and_then(|s| s.pod_ip.clone()).filter(|ip| !ip.is_empty()),
             namespace: pod.metadata.namespace.clone().unwrap_or_default(),
             name: pod.metadata.name.clone().unwrap_or_default(),
             labels: pod.metadata.labels.clone().unwrap_or_default(),
-            node_ip: status.host_ip.clone().unwrap_or_default(),
+            node_ip: status.and_then(|s| s.host_ip.clone()).unwrap_or_default(),
             named_ports,
-        };
-        Some((ip, info))
+        })
     }
 
     /// `namespace/name`, as the netpol e2e names pods.
@@ -263,7 +267,10 @@ impl Explanation {
 /// The policies, pods and namespaces, indexed for per-flow verdicts.
 #[derive(Clone, Debug, Default)]
 pub struct PolicyView {
+    /// Pods by uid.
     pods: BTreeMap<String, PodInfo>,
+    /// Pod uids by published address.
+    by_ip: BTreeMap<String, String>,
     namespaces: BTreeMap<String, BTreeMap<String, String>>,
     policies: BTreeMap<String, Vec<Policy>>,
 }
@@ -280,11 +287,17 @@ impl PolicyView {
 
     /// The view of pods already reduced to what the agent keeps of them.
     pub fn from_parts<'a>(
-        pods: impl IntoIterator<Item = (String, PodInfo)>,
+        pods: impl IntoIterator<Item = PodInfo>,
         namespaces: impl IntoIterator<Item = (&'a str, &'a BTreeMap<String, String>)>,
         policies: impl IntoIterator<Item = &'a NetworkPolicy>,
     ) -> PolicyView {
-        let mut view = PolicyView { pods: pods.into_iter().collect(), ..PolicyView::default() };
+        let mut view = PolicyView::default();
+        for pod in pods {
+            if let Some(ip) = &pod.ip {
+                view.by_ip.insert(ip.clone(), pod.uid.clone());
+            }
+            view.pods.insert(pod.uid.clone(), pod);
+        }
         for (name, labels) in namespaces {
             view.namespaces.insert(name.to_string(), labels.clone());
         }
@@ -303,14 +316,19 @@ impl PolicyView {
         self.policies.values().any(|p| !p.is_empty())
     }
 
-    /// The pod with this address.
+    /// The pod with this published address.
     pub fn pod(&self, ip: &str) -> Option<&PodInfo> {
-        self.pods.get(ip)
+        self.by_ip.get(ip).and_then(|uid| self.pods.get(uid))
     }
 
-    /// Every pod with an address: (address, pod), in address order.
+    /// The pod behind one end of a flow: by the uid the CNI registered, else by address.
+    fn locate(&self, uid: Option<&str>, ip: &str) -> Option<&PodInfo> {
+        uid.and_then(|u| self.pods.get(u)).or_else(|| self.pod(ip))
+    }
+
+    /// Every pod with a published address: (address, pod), in address order.
     pub fn pods(&self) -> impl Iterator<Item = (&String, &PodInfo)> {
-        self.pods.iter()
+        self.by_ip.iter().filter_map(|(ip, uid)| self.pods.get(uid).map(|p| (ip, p)))
     }
 
     /// Which policies isolate each end of `flow` and which rules admit it.
@@ -320,13 +338,12 @@ impl PolicyView {
 
     /// One end's verdict.
     pub fn side(&self, direction: Direction, flow: &Flow) -> Side {
-        let (subject_ip, peer_ip) = match direction {
-            Direction::Egress => (flow.src_ip, flow.dst_ip),
-            Direction::Ingress => (flow.dst_ip, flow.src_ip),
+        let (subject, peer_ip, peer) = match direction {
+            Direction::Egress => (self.locate(flow.src_pod, flow.src_ip), flow.dst_ip, self.locate(flow.dst_pod, flow.dst_ip)),
+            Direction::Ingress => (self.locate(flow.dst_pod, flow.dst_ip), flow.src_ip, self.locate(flow.src_pod, flow.src_ip)),
         };
-        let Some(subject) = self.pods.get(subject_ip) else { return Side::default() };
+        let Some(subject) = subject else { return Side::default() };
         let mut side = Side { pod: Some(subject.key()), ..Side::default() };
-        let peer = self.pods.get(peer_ip);
         // Named ports resolve on the destination pod.
         let destination = match direction {
             Direction::Ingress => Some(subject),

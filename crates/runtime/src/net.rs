@@ -55,6 +55,22 @@ pub struct Flow<'a> {
     pub port: u16,
     /// UDP (else TCP).
     pub udp: bool,
+    /// The uid of the pod the source address belongs to, as the CNI registered it (known
+    /// before the API reports the pod's IP).
+    pub src_pod: Option<&'a str>,
+    /// The uid of the destination pod, likewise.
+    pub dst_pod: Option<&'a str>,
+}
+
+impl<'a> Flow<'a> {
+    /// A flow between two addresses, the pods behind them (if any) located in the fabric.
+    pub fn located(fabric: &'a Fabric, src_ip: &'a str, dst_ip: &'a str, port: u16, udp: bool) -> Flow<'a> {
+        let pod = |ip: &str| match fabric.locate(ip) {
+            Some(Endpoint::Pod { pod_uid, .. }) => Some(pod_uid.as_str()),
+            _ => None,
+        };
+        Flow { src_ip, dst_ip, port, udp, src_pod: pod(src_ip), dst_pod: pod(dst_ip) }
+    }
 }
 
 /// Which end of a connection a policy verdict is about.
@@ -206,7 +222,7 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
         Dnat::Reject { .. } => return Delivery::answer(call.failed(NetError::Refused), 1),
     };
     if let (Some(policy), false) = (&fabric.network_policy, packet.forwarded) {
-        let flow = Flow { src_ip: &packet.src_ip, dst_ip: &dst, port, udp };
+        let flow = Flow::located(fabric, &packet.src_ip, &dst, port, udp);
         if let Err(why) = policy.admit(Direction::Egress, &flow) {
             return dropped(call, why);
         }
@@ -248,7 +264,7 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
     let Some(target) = hosts.get_mut(&host) else { return timed_out(call) };
     let Some(sandbox) = target.cri.sandbox_with_ip(&dst).map(|s| s.id.clone()) else { return timed_out(call) };
     if let Some(policy) = &fabric.network_policy {
-        let flow = Flow { src_ip: &packet.src_ip, dst_ip: &dst, port, udp };
+        let flow = Flow::located(fabric, &packet.src_ip, &dst, port, udp);
         if let Err(why) = policy.admit(Direction::Ingress, &flow) {
             return dropped(call, why);
         }

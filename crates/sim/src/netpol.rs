@@ -116,7 +116,7 @@ impl World {
         let src = self.address_of(from)?;
         let dst = self.address_of(to)?;
         let view = self.policy_view();
-        let flow = Flow { src_ip: &src, dst_ip: &dst, port, udp };
+        let flow = Flow::located(self.runtime().fabric(), &src, &dst, port, udp);
         let explanation = view.explain(&flow);
         let name = |ip: &str| view.pod(ip).map_or_else(|| ip.to_string(), |p| format!("{} ({ip})", p.key()));
         let proto = if udp { "UDP" } else { "TCP" };
@@ -145,7 +145,7 @@ impl World {
         let mut probed = TruthTable::new(names.clone(), names);
         for (from, src) in &pods {
             for (to, dst) in &pods {
-                let flow = Flow { src_ip: src, dst_ip: dst, port, udp };
+                let flow = Flow::located(self.runtime().fabric(), src, dst, port, udp);
                 expected.set(from, to, view.explain(&flow).allowed());
                 probed.set(from, to, self.probe(from, dst, port, udp)?.connected());
             }

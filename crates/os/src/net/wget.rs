@@ -280,6 +280,10 @@ impl Wget {
             _ => return self.die(os, &format!("server returned error: {}", resp.status_line())),
         }
         if self.opts.spider {
+            // busybox's spider mode reports the check where it reports connecting.
+            if !self.opts.quiet {
+                let _ = os.write_stderr(b"remote file exists\n");
+            }
             self.ui += 1;
             return self.begin_url(os);
         }
