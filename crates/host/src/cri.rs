@@ -410,50 +410,89 @@ impl ContainerRuntime {
         self.exec_with(id, argv, ExecIo::default(), now, &mut |call| timed_out(call))
     }
 
-    /// Like [`ContainerRuntime::exec_sync`], with `remote` answering calls that leave the node
-    /// (`kubectl exec`, which the world routes through the fabric). Sleeps are fast-forwarded;
-    /// the command runs against the container's live filesystem and processes.
+    /// Like [`ContainerRuntime::exec_sync`], with `remote` answering calls that leave the
+    /// caller's pod. Sleeps are fast-forwarded; the command runs against the container's live
+    /// filesystem and processes.
     pub fn exec_with(&mut self, id: &str, argv: &[String], io: ExecIo, now: Millis, remote: &mut dyn FnMut(&NetCall) -> NetReply) -> ExecOutput {
+        let mut session = match self.exec_begin(id, argv, io, now) {
+            Ok(session) => session,
+            Err(output) => return output,
+        };
+        loop {
+            match self.exec_step(&mut session) {
+                ExecStep::Net(call) => {
+                    let reply = remote(&call);
+                    self.exec_reply(&mut session, reply);
+                }
+                ExecStep::Done(output) => return output,
+            }
+        }
+    }
+
+    /// Starts an exec session (a command run to completion at once, its network calls handed
+    /// to the driver one at a time by [`ContainerRuntime::exec_step`]); `Err` is the output of
+    /// a command that could not start.
+    pub fn exec_begin(&mut self, id: &str, argv: &[String], io: ExecIo, now: Millis) -> Result<ExecSession, ExecOutput> {
         let foreign = self.foreign;
         let Some(container) = self.containers.get_mut(id) else {
-            return ExecOutput { stderr: format!("container {id} not found").into_bytes(), code: 126, ..Default::default() };
+            return Err(ExecOutput { stderr: format!("container {id} not found").into_bytes(), code: 126, ..Default::default() });
         };
         let sandbox = container.sandbox_id.clone();
-        let session = match container.session_start(argv, io.stdin, io.tty, &mut self.volumes, foreign, now) {
-            Ok(pid) => pid,
+        match container.session_start(argv, io.stdin, io.tty, &mut self.volumes, foreign, now) {
+            Ok(pid) => Ok(ExecSession { container: id.to_string(), sandbox, session: pid, start: now, clock: now, waiting: None, steps: 0 }),
             Err(message) => {
                 let code = if message.contains("not found") || message.contains("no such file") { 127 } else { 126 };
-                return ExecOutput { stderr: format!("{message}\n").into_bytes(), code, ..Default::default() };
+                Err(ExecOutput { stderr: format!("{message}\n").into_bytes(), code, ..Default::default() })
             }
-        };
-        let mut clock = now;
+        }
+    }
+
+    /// Runs an exec session until it needs the network beyond its own pod (the driver routes
+    /// the call and answers with [`ContainerRuntime::exec_reply`]) or ends.
+    pub fn exec_step(&mut self, s: &mut ExecSession) -> ExecStep {
+        let foreign = self.foreign;
         let mut code = None;
-        for _ in 0..200_000 {
-            let container = self.containers.get_mut(id).expect("the exec container exists");
-            let Some((pid, wake_at)) = container.session_next(session) else { break };
+        while s.steps < 200_000 {
+            s.steps += 1;
+            let Some(container) = self.containers.get_mut(&s.container) else { break };
+            let Some((pid, wake_at)) = container.session_next(s.session) else { break };
             if let Some(at) = wake_at {
-                if at.saturating_sub(now) > 24 * 3_600_000 {
+                if at.saturating_sub(s.start) > 24 * 3_600_000 {
                     break; // sleeps past a day: the exec would outlive any caller
                 }
-                clock = clock.max(at);
+                s.clock = s.clock.max(at);
             }
-            match container.session_resume(pid, &mut self.volumes, foreign, clock) {
-                SessionEvent::Net(call) => {
-                    let reply = self.route_local(&sandbox, &call, clock).unwrap_or_else(|| remote(&call));
-                    if let Some(c) = self.containers.get_mut(id) {
-                        c.session_wake(pid, Wake::Net(reply));
+            match container.session_resume(pid, &mut self.volumes, foreign, s.clock) {
+                SessionEvent::Net(call) => match self.route_local(&s.sandbox, &call, s.clock) {
+                    Some(reply) => {
+                        if let Some(c) = self.containers.get_mut(&s.container) {
+                            c.session_wake(pid, Wake::Net(reply));
+                        }
                     }
-                }
-                SessionEvent::Exited(c) if pid == session => {
+                    None => {
+                        s.waiting = Some(pid);
+                        return ExecStep::Net(call);
+                    }
+                },
+                SessionEvent::Exited(c) if pid == s.session => {
                     code = Some(c);
                     break;
                 }
                 _ => {}
             }
         }
-        let container = self.containers.get_mut(id).expect("the exec container exists");
-        let (stdout, stderr) = container.session_finish(session);
-        ExecOutput { stdout, stderr, code: code.unwrap_or(137), elapsed_ms: clock - now }
+        let (stdout, stderr) = match self.containers.get_mut(&s.container) {
+            Some(container) => container.session_finish(s.session),
+            None => (Vec::new(), Vec::new()),
+        };
+        ExecStep::Done(ExecOutput { stdout, stderr, code: code.unwrap_or(137), elapsed_ms: s.clock - s.start })
+    }
+
+    /// Answers the network call an exec session is waiting on.
+    pub fn exec_reply(&mut self, s: &mut ExecSession, reply: NetReply) {
+        if let (Some(pid), Some(c)) = (s.waiting.take(), self.containers.get_mut(&s.container)) {
+            c.session_wake(pid, Wake::Net(reply));
+        }
     }
 
     // ---------------------------------------------------------------- pod-level queries
@@ -515,6 +554,27 @@ impl ContainerRuntime {
     pub fn latest_attempt(&self, pod_uid: &str, container: &str) -> Option<String> {
         self.pod_container_attempts(pod_uid, container).last().map(|c| c.id.clone())
     }
+}
+
+/// An exec session in progress ([`ContainerRuntime::exec_begin`]).
+#[derive(Clone, Debug)]
+pub struct ExecSession {
+    container: String,
+    sandbox: String,
+    session: u32,
+    start: Millis,
+    clock: Millis,
+    waiting: Option<u32>,
+    steps: u32,
+}
+
+/// What an exec session needs next.
+#[derive(Debug)]
+pub enum ExecStep {
+    /// A network call leaving the pod, for the driver to route.
+    Net(NetCall),
+    /// The command ended.
+    Done(ExecOutput),
 }
 
 /// The timeout a call gets when nothing answers it.

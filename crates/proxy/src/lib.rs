@@ -132,6 +132,8 @@ pub struct KubeProxy {
     slices: BTreeMap<(String, String), Arc<EndpointSlice>>,
     last_sync: Option<u64>,
     armed: bool,
+    /// The `kube-proxy-stop` fault: the process is gone, the node's rules stay as last written.
+    stopped: bool,
 }
 
 const SYNC: u64 = 1;
@@ -146,11 +148,31 @@ impl KubeProxy {
             slices: BTreeMap::new(),
             last_sync: None,
             armed: false,
+            stopped: false,
         }
     }
 
+    /// The process stops (the `kube-proxy-stop` fault): the node's rules stay as last synced
+    /// and go stale as Services and endpoints change.
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    /// The process starts again and syncs at once.
+    pub fn start(&mut self, ctx: &mut Ctx) {
+        self.stopped = false;
+        self.last_sync = None;
+        self.armed = false;
+        self.request_sync(ctx);
+    }
+
+    /// Whether the process is stopped.
+    pub fn is_stopped(&self) -> bool {
+        self.stopped
+    }
+
     fn request_sync(&mut self, ctx: &mut Ctx) {
-        if self.armed {
+        if self.armed || self.stopped {
             return;
         }
         self.armed = true;

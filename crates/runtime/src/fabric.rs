@@ -73,6 +73,30 @@ pub struct Fabric {
     /// The NetworkPolicy verdicts of the CNI's policy agents, kept current by their informer
     /// (`None` while no NetworkPolicy exists: every flow is admitted).
     pub network_policy: Option<std::sync::Arc<dyn crate::net::PolicyEnforcer>>,
+    /// Links that drop every packet: (from host, to host), one direction each.
+    cut_links: BTreeSet<(String, String)>,
+    /// Per-host impairments of packets leaving or reaching the host.
+    impairments: BTreeMap<String, Impairment>,
+    /// The CoreDNS processes hang: queries reaching them get no answer.
+    pub dns_outage: bool,
+}
+
+/// A host's network impairment (the `packet-loss` and `latency` faults).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Impairment {
+    /// Percent of packets dropped (0–100).
+    pub loss_percent: u8,
+    /// Added one-way latency.
+    pub extra_latency_ms: Millis,
+}
+
+/// What the link faults make of one packet between two hosts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkVerdict {
+    /// It arrives, this much later than the base latency (one way).
+    Delayed(Millis),
+    /// It is lost (the link is cut, or the loss draw dropped it).
+    Dropped,
 }
 
 impl Fabric {
@@ -116,6 +140,61 @@ impl Fabric {
     /// Hosts cut off from the control plane.
     pub fn partitioned_hosts(&self) -> impl Iterator<Item = &String> {
         self.partitioned.iter()
+    }
+
+    /// Cuts the link from `from` to `to` (packets that way are dropped); false if it was.
+    pub fn cut_link(&mut self, from: &str, to: &str) -> bool {
+        self.cut_links.insert((from.to_string(), to.to_string()))
+    }
+
+    /// Every cut link, in order.
+    pub fn cut_links(&self) -> impl Iterator<Item = &(String, String)> {
+        self.cut_links.iter()
+    }
+
+    /// Sets a host's impairment (the default clears it).
+    pub fn impair(&mut self, host: &str, impairment: Impairment) {
+        if impairment == Impairment::default() {
+            self.impairments.remove(host);
+        } else {
+            self.impairments.insert(host.to_string(), impairment);
+        }
+    }
+
+    /// A host's impairment.
+    pub fn impairment(&self, host: &str) -> Option<&Impairment> {
+        self.impairments.get(host)
+    }
+
+    /// Clears every link fault, impairment and the DNS outage.
+    pub fn heal_links(&mut self) {
+        self.cut_links.clear();
+        self.impairments.clear();
+        self.dns_outage = false;
+    }
+
+    /// The link faults' verdict on one packet from `from` to `to` (host names; `""` is the
+    /// workstation). `draw` identifies the packet (a hash of its addresses, ports and send
+    /// time): the loss decision is a function of it, so a history is reproducible without
+    /// consuming the world's RNG.
+    pub fn link(&self, from: &str, to: &str, draw: u64) -> LinkVerdict {
+        // A call needs its reply: a cut in either direction loses it.
+        if from != to && (self.cut_links.contains(&(from.to_string(), to.to_string())) || self.cut_links.contains(&(to.to_string(), from.to_string()))) {
+            return LinkVerdict::Dropped;
+        }
+        let mut delay = 0;
+        for (i, host) in [from, to].into_iter().enumerate() {
+            if i == 1 && from == to {
+                break;
+            }
+            if let Some(imp) = self.impairments.get(host) {
+                if imp.loss_percent > 0 && (draw.rotate_left(17 * i as u32) % 100) < u64::from(imp.loss_percent) {
+                    return LinkVerdict::Dropped;
+                }
+                delay += imp.extra_latency_ms;
+            }
+        }
+        LinkVerdict::Delayed(delay)
     }
 
     /// The route from `from_host` (`None`: the control plane) to an address.

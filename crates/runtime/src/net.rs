@@ -203,6 +203,26 @@ fn dropped(call: &NetCall, why: String) -> Delivery {
     Delivery { dropped_by: Some(why), ..timed_out(call) }
 }
 
+/// The identity of one packet for the link faults' loss draw.
+fn draw(packet: &Packet, dst: &str, port: u16, now: Millis) -> u64 {
+    kubesim_api::hash::Fnv64::new()
+        .bytes(packet.src_ip.as_bytes())
+        .bytes(&packet.src_port.to_be_bytes())
+        .bytes(dst.as_bytes())
+        .bytes(&port.to_be_bytes())
+        .bytes(&now.to_be_bytes())
+        .finish()
+}
+
+/// The link faults between `from` and `to` for this packet: `Err` (a timeout) when it is lost,
+/// else the added one-way latency.
+fn link(fabric: &Fabric, from: &str, to: &str, packet: &Packet, dst: &str, port: u16, now: Millis) -> Result<Millis, Delivery> {
+    match fabric.link(from, to, draw(packet, dst, port, now)) {
+        crate::fabric::LinkVerdict::Delayed(ms) => Ok(ms),
+        crate::fabric::LinkVerdict::Dropped => Err(timed_out(packet.call)),
+    }
+}
+
 /// Routes a call that left its host. The server on the destination answers at send time; the
 /// reply travels back with the link latency.
 pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet: &Packet, now: Millis) -> Delivery {
@@ -235,17 +255,28 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
             let nodes: Vec<&Host> = hosts.values().filter(|h| h.powered && h.netfilter.vips.contains_key(&(dst.clone(), port, udp))).collect();
             if !nodes.is_empty() {
                 let node = nodes[packet.src_port as usize % nodes.len()].name.clone();
-                if let Some(delivery) = enter_node(hosts, fabric, &node, packet, (&dst, port, udp), HOST_TO_HOST_LATENCY_MS, now) {
+                let extra = match link(fabric, packet.from_host, &node, packet, &dst, port, now) {
+                    Ok(ms) => ms,
+                    Err(lost) => return lost,
+                };
+                if let Some(delivery) = enter_node(hosts, fabric, &node, packet, (&dst, port, udp), HOST_TO_HOST_LATENCY_MS + extra, now) {
                     return delivery;
                 }
             }
+        }
+        if let Err(lost) = link(fabric, packet.from_host, "internet", packet, &dst, port, now) {
+            return lost;
         }
         return outside(call, &dst, port, udp, &data);
     };
     if !hosts.get(to.host()).is_some_and(|h| h.powered) {
         return timed_out(call);
     }
-    let latency = if to.host() == packet.from_host { 0 } else { HOST_TO_HOST_LATENCY_MS };
+    let extra = match link(fabric, packet.from_host, to.host(), packet, &dst, port, now) {
+        Ok(ms) => ms,
+        Err(lost) => return lost,
+    };
+    let latency = if to.host() == packet.from_host { 0 } else { HOST_TO_HOST_LATENCY_MS } + extra;
     let round_trip = 2 * latency + 1;
     if let (Endpoint::Node { host: node }, Dnat::Unchanged) = (&to, &packet.dnat) {
         // A node address: that node's kube-proxy rules (KUBE-NODEPORTS) forward a node port to
@@ -281,6 +312,10 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
     if let NetCall::Dns { question, .. } = call {
         // A DNS server: CoreDNS answers from the cluster view; nothing else serves DNS here.
         let serves_dns = target.cri.serving_image(&sandbox, port, udp).is_some_and(|image| image.contains("coredns"));
+        if serves_dns && fabric.dns_outage {
+            // The dns-outage fault: CoreDNS hangs, queries get no answer.
+            return timed_out(call);
+        }
         return match (serves_dns, &fabric.cluster_dns) {
             (true, Some(dns)) => Delivery::answer(NetReply::Dns(Ok(dns.answer(question))), round_trip),
             (false, _) if !udp && !target.cri.listening(&sandbox).contains(&(port, false)) => {
@@ -361,16 +396,27 @@ pub fn exec(
     io: kubesim_host::cri::ExecIo,
     now: Millis,
 ) -> Option<kubesim_host::cri::ExecOutput> {
-    let mut caller = hosts.remove(host)?;
+    use kubesim_host::cri::ExecStep;
+    let caller = hosts.get_mut(host)?;
     let src_ip = caller.cri.container_ip(container_id).unwrap_or_default();
-    let node_ip = caller.ip();
+    let mut session = match caller.cri.exec_begin(container_id, argv, io, now) {
+        Ok(session) => session,
+        Err(output) => return Some(output),
+    };
     let mut port = 40_000u16;
-    let rules = &caller.netfilter;
-    let output = caller.cri.exec_with(container_id, argv, io, now, &mut |call| {
-        port = port.wrapping_add(1).max(40_000);
-        let dnat = dnat(rules, &node_ip, (&src_ip, port), call);
-        route_remote(hosts, fabric, &Packet::new(host, src_ip.clone(), port, call, dnat), now).reply
-    });
-    hosts.insert(host.to_string(), caller);
-    Some(output)
+    loop {
+        let caller = hosts.get_mut(host)?;
+        match caller.cri.exec_step(&mut session) {
+            ExecStep::Done(output) => return Some(output),
+            ExecStep::Net(call) => {
+                // The caller stays in `hosts`: a call to a pod of its own node is routed like
+                // any other (its Service rules, policies and the destination's socket).
+                port = port.wrapping_add(1).max(40_000);
+                let dnat = dnat(&caller.netfilter, &caller.ip(), (&src_ip, port), &call);
+                // Served at the world's now (the session's fast-forwarded clock is its own).
+                let reply = route_remote(hosts, fabric, &Packet::new(host, src_ip.clone(), port, &call, dnat), now).reply;
+                hosts.get_mut(host)?.cri.exec_reply(&mut session, reply);
+            }
+        }
+    }
 }

@@ -341,6 +341,11 @@ impl<E: Clone> Runtime<E> {
         &self.fabric
     }
 
+    /// The network fabric, mutably (the link faults: cut links, impairments, DNS outage).
+    pub fn fabric_mut(&mut self) -> &mut Fabric {
+        &mut self.fabric
+    }
+
     /// The resource metrics API's current content.
     pub fn metrics(&self) -> &ResourceMetrics {
         &self.metrics

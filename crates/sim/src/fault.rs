@@ -22,12 +22,41 @@ pub enum Fault {
         /// The container (the pod's first if `None`).
         container: Option<String>,
     },
-    /// Every node powered and connected again.
+    /// Packets between two nodes or zones are dropped (both directions, or `from` → `to` only).
+    Partition {
+        /// A node name or `zone=<zone>`.
+        from: String,
+        /// A node name or `zone=<zone>`.
+        to: String,
+        /// Only packets from `from` to `to` are dropped.
+        one_way: bool,
+    },
+    /// A share of the packets leaving or reaching a node is lost.
+    PacketLoss {
+        /// The node.
+        node: String,
+        /// Percent lost (0–100).
+        percent: u8,
+    },
+    /// Packets leaving or reaching a node take this much longer (one way).
+    Latency {
+        /// The node.
+        node: String,
+        /// Added milliseconds.
+        ms: u64,
+    },
+    /// The CoreDNS processes hang: DNS queries get no answer.
+    DnsOutage,
+    /// kube-proxy stops on a node: its rules stay as last synced and go stale.
+    KubeProxyStop(String),
+    /// kube-proxy starts again on a node and syncs.
+    KubeProxyStart(String),
+    /// Every node powered and connected again, every link and DNS fault cleared.
     Heal,
 }
 
 /// The usage line of `fault`.
-pub const FAULT_USAGE: &str = "node-down NODE, node-up NODE, network-partition NODE, kubelet-restart NODE, container-crash POD [CONTAINER], heal";
+pub const FAULT_USAGE: &str = "node-down NODE, node-up NODE, network-partition NODE, kubelet-restart NODE, container-crash POD [CONTAINER], partition NODE|zone=Z NODE|zone=Z [--one-way], packet-loss NODE PERCENT%, latency NODE MSms, dns-outage, kube-proxy-stop NODE, kube-proxy-start NODE, heal";
 
 impl Fault {
     /// Parses the words after `fault` (`node-down node-1`).
@@ -40,6 +69,27 @@ impl Fault {
             ["kubelet-restart", node] => Fault::KubeletRestart(node.to_string()),
             ["container-crash", pod] => Fault::ContainerCrash { pod: pod.to_string(), container: None },
             ["container-crash", pod, container] => Fault::ContainerCrash { pod: pod.to_string(), container: Some(container.to_string()) },
+            ["partition", from, to] => Fault::Partition { from: from.to_string(), to: to.to_string(), one_way: false },
+            ["partition", from, to, "--one-way"] => Fault::Partition { from: from.to_string(), to: to.to_string(), one_way: true },
+            ["packet-loss", node, percent] => {
+                let percent = percent.strip_suffix('%').unwrap_or(percent);
+                let percent =
+                    percent.parse::<u8>().ok().filter(|p| *p <= 100).ok_or_else(|| format!("fault: packet-loss wants a percentage 0-100%, not {percent:?}"))?;
+                Fault::PacketLoss { node: node.to_string(), percent }
+            }
+            ["latency", node, ms] => {
+                let ms = ms
+                    .strip_suffix("ms")
+                    .unwrap_or(ms)
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|m| *m <= 60_000)
+                    .ok_or_else(|| format!("fault: latency wants milliseconds (0-60000ms), not {ms:?}"))?;
+                Fault::Latency { node: node.to_string(), ms }
+            }
+            ["dns-outage"] => Fault::DnsOutage,
+            ["kube-proxy-stop", node] => Fault::KubeProxyStop(node.to_string()),
+            ["kube-proxy-start", node] => Fault::KubeProxyStart(node.to_string()),
             ["heal"] => Fault::Heal,
             _ => return Err(format!("fault: unknown fault {:?} ({FAULT_USAGE})", text.trim())),
         };
@@ -49,7 +99,13 @@ impl Fault {
     /// The node a fault targets, if it targets one.
     pub fn node(&self) -> Option<&str> {
         match self {
-            Fault::NodeDown(n) | Fault::NodeUp(n) | Fault::NetworkPartition(n) | Fault::KubeletRestart(n) => Some(n),
+            Fault::NodeDown(n)
+            | Fault::NodeUp(n)
+            | Fault::NetworkPartition(n)
+            | Fault::KubeletRestart(n)
+            | Fault::KubeProxyStop(n)
+            | Fault::KubeProxyStart(n) => Some(n),
+            Fault::PacketLoss { node, .. } | Fault::Latency { node, .. } => Some(node),
             _ => None,
         }
     }
@@ -64,6 +120,13 @@ impl fmt::Display for Fault {
             Fault::KubeletRestart(n) => write!(f, "kubelet-restart {n}"),
             Fault::ContainerCrash { pod, container: None } => write!(f, "container-crash {pod}"),
             Fault::ContainerCrash { pod, container: Some(c) } => write!(f, "container-crash {pod} {c}"),
+            Fault::Partition { from, to, one_way: false } => write!(f, "partition {from} {to}"),
+            Fault::Partition { from, to, one_way: true } => write!(f, "partition {from} {to} --one-way"),
+            Fault::PacketLoss { node, percent } => write!(f, "packet-loss {node} {percent}%"),
+            Fault::Latency { node, ms } => write!(f, "latency {node} {ms}ms"),
+            Fault::DnsOutage => write!(f, "dns-outage"),
+            Fault::KubeProxyStop(n) => write!(f, "kube-proxy-stop {n}"),
+            Fault::KubeProxyStart(n) => write!(f, "kube-proxy-start {n}"),
             Fault::Heal => write!(f, "heal"),
         }
     }
@@ -75,12 +138,27 @@ mod tests {
 
     #[test]
     fn faults_round_trip_through_their_text() {
-        for text in
-            ["node-down node-1", "node-up node-2", "network-partition n", "kubelet-restart n", "container-crash web", "container-crash ns/web c", "heal"]
-        {
+        for text in [
+            "node-down node-1",
+            "node-up node-2",
+            "network-partition n",
+            "kubelet-restart n",
+            "container-crash web",
+            "container-crash ns/web c",
+            "partition node-1 node-2",
+            "partition zone=a zone=b --one-way",
+            "packet-loss node-1 30%",
+            "latency node-2 200ms",
+            "dns-outage",
+            "kube-proxy-stop node-1",
+            "kube-proxy-start node-1",
+            "heal",
+        ] {
             assert_eq!(Fault::parse(text).unwrap().to_string(), text);
         }
         assert!(Fault::parse("node-down").unwrap_err().contains("unknown fault"));
         assert!(Fault::parse("melt node-1").is_err());
+        assert!(Fault::parse("packet-loss node-1 140%").unwrap_err().contains("0-100%"));
+        assert!(Fault::parse("latency node-1 soon").is_err());
     }
 }

@@ -415,6 +415,28 @@ impl World {
         record
     }
 
+    /// The nodes a fault target names: a node, or `zone=<zone>` (the nodes labelled
+    /// `topology.kubernetes.io/zone=<zone>`).
+    fn nodes_of(&self, target: &str) -> Result<Vec<String>, String> {
+        if let Some(zone) = target.strip_prefix("zone=") {
+            let nodes: Vec<String> = self
+                .api()
+                .store()
+                .list(("", "nodes"), None)
+                .filter(|n| n.metadata().labels.as_ref().and_then(|l| l.get("topology.kubernetes.io/zone")).is_some_and(|z| z == zone))
+                .map(|n| n.name().to_string())
+                .collect();
+            if nodes.is_empty() {
+                return Err(format!("fault: no node is labelled topology.kubernetes.io/zone={zone}"));
+            }
+            return Ok(nodes);
+        }
+        if self.runtime.host(target).is_none() {
+            return Err(format!("fault: no node {target:?}"));
+        }
+        Ok(vec![target.to_string()])
+    }
+
     /// Injects a fault now. Its effects on hosts, agents and containers follow from the model.
     pub fn fault(&mut self, fault: &Fault) -> Result<String, String> {
         if let Some(node) = fault.node() {
@@ -459,11 +481,75 @@ impl World {
                 });
                 out
             }
+            Fault::Partition { from, to, one_way } => {
+                let froms = self.nodes_of(from)?;
+                let tos = self.nodes_of(to)?;
+                let fabric = self.runtime.fabric_mut();
+                for a in &froms {
+                    for b in &tos {
+                        fabric.cut_link(a, b);
+                        if !one_way {
+                            fabric.cut_link(b, a);
+                        }
+                    }
+                }
+                let how = if *one_way { "from" } else { "between" };
+                let and = if *one_way { "to" } else { "and" };
+                Ok(format!("packets {how} {from} ({}) {and} {to} ({}) are dropped", froms.join(", "), tos.join(", ")))
+            }
+            Fault::PacketLoss { node, percent } => {
+                let fabric = self.runtime.fabric_mut();
+                let mut imp = fabric.impairment(node).cloned().unwrap_or_default();
+                imp.loss_percent = *percent;
+                fabric.impair(node, imp);
+                Ok(format!("node/{node} loses {percent}% of its packets"))
+            }
+            Fault::Latency { node, ms } => {
+                let fabric = self.runtime.fabric_mut();
+                let mut imp = fabric.impairment(node).cloned().unwrap_or_default();
+                imp.extra_latency_ms = *ms;
+                fabric.impair(node, imp);
+                Ok(format!("packets to and from node/{node} take {ms}ms longer"))
+            }
+            Fault::DnsOutage => {
+                self.runtime.fabric_mut().dns_outage = true;
+                Ok("CoreDNS stops answering: DNS queries time out".to_string())
+            }
+            Fault::KubeProxyStop(node) | Fault::KubeProxyStart(node) => {
+                let start = matches!(fault, Fault::KubeProxyStart(_));
+                let index = self.runtime.index_of(&format!("kube-proxy/{node}")).ok_or_else(|| format!("fault: no kube-proxy on node {node:?}"))?;
+                self.runtime.with_component(index, |component, ctx| {
+                    if let Some(proxy) = component.downcast_mut::<kubesim_proxy::KubeProxy>() {
+                        if start {
+                            proxy.start(ctx);
+                        } else {
+                            proxy.stop();
+                        }
+                    }
+                });
+                Ok(if start {
+                    format!("kube-proxy on node/{node} started: it syncs the node's rules now")
+                } else {
+                    format!("kube-proxy on node/{node} stopped: the node's rules stay as they are and go stale")
+                })
+            }
             Fault::Heal => {
                 let names: Vec<String> = self.runtime.hosts().keys().cloned().collect();
+                for name in &names {
+                    self.runtime.power_on(name);
+                    self.runtime.reconnect(name);
+                }
+                self.runtime.fabric_mut().heal_links();
                 for name in names {
-                    self.runtime.power_on(&name);
-                    self.runtime.reconnect(&name);
+                    if let Some(index) = self.runtime.index_of(&format!("kube-proxy/{name}")) {
+                        self.runtime.with_component(index, |component, ctx| {
+                            if let Some(proxy) = component.downcast_mut::<kubesim_proxy::KubeProxy>() {
+                                if proxy.is_stopped() {
+                                    proxy.start(ctx);
+                                }
+                            }
+                        });
+                    }
                 }
                 Ok("all faults healed".to_string())
             }
