@@ -214,12 +214,12 @@ fn draw(packet: &Packet, dst: &str, port: u16, now: Millis) -> u64 {
         .finish()
 }
 
-/// The link faults between `from` and `to` for this packet: `Err` (a timeout) when it is lost,
-/// else the added one-way latency.
-fn link(fabric: &Fabric, from: &str, to: &str, packet: &Packet, dst: &str, port: u16, now: Millis) -> Result<Millis, Delivery> {
+/// The link faults between `from` and `to` for this packet: the added one-way latency, or
+/// `None` when it is lost (the caller times out).
+fn link(fabric: &Fabric, from: &str, to: &str, packet: &Packet, dst: &str, port: u16, now: Millis) -> Option<Millis> {
     match fabric.link(from, to, draw(packet, dst, port, now)) {
-        crate::fabric::LinkVerdict::Delayed(ms) => Ok(ms),
-        crate::fabric::LinkVerdict::Dropped => Err(timed_out(packet.call)),
+        crate::fabric::LinkVerdict::Delayed(ms) => Some(ms),
+        crate::fabric::LinkVerdict::Dropped => None,
     }
 }
 
@@ -255,27 +255,21 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
             let nodes: Vec<&Host> = hosts.values().filter(|h| h.powered && h.netfilter.vips.contains_key(&(dst.clone(), port, udp))).collect();
             if !nodes.is_empty() {
                 let node = nodes[packet.src_port as usize % nodes.len()].name.clone();
-                let extra = match link(fabric, packet.from_host, &node, packet, &dst, port, now) {
-                    Ok(ms) => ms,
-                    Err(lost) => return lost,
-                };
+                let Some(extra) = link(fabric, packet.from_host, &node, packet, &dst, port, now) else { return timed_out(call) };
                 if let Some(delivery) = enter_node(hosts, fabric, &node, packet, (&dst, port, udp), HOST_TO_HOST_LATENCY_MS + extra, now) {
                     return delivery;
                 }
             }
         }
-        if let Err(lost) = link(fabric, packet.from_host, "internet", packet, &dst, port, now) {
-            return lost;
+        if link(fabric, packet.from_host, "internet", packet, &dst, port, now).is_none() {
+            return timed_out(call);
         }
         return outside(call, &dst, port, udp, &data);
     };
     if !hosts.get(to.host()).is_some_and(|h| h.powered) {
         return timed_out(call);
     }
-    let extra = match link(fabric, packet.from_host, to.host(), packet, &dst, port, now) {
-        Ok(ms) => ms,
-        Err(lost) => return lost,
-    };
+    let Some(extra) = link(fabric, packet.from_host, to.host(), packet, &dst, port, now) else { return timed_out(call) };
     let latency = if to.host() == packet.from_host { 0 } else { HOST_TO_HOST_LATENCY_MS } + extra;
     let round_trip = 2 * latency + 1;
     if let (Endpoint::Node { host: node }, Dnat::Unchanged) = (&to, &packet.dnat) {
