@@ -38,6 +38,13 @@ const CRONJOB: &str = include_str!("../scenarios/cronjob.yaml");
 const PROBES: &str = include_str!("../scenarios/probes.yaml");
 const PREEMPTION: &str = include_str!("../scenarios/preemption.yaml");
 const PREEMPTION_HIGH: &str = include_str!("../scenarios/preemption-high.yaml");
+const NETPOL: &str = include_str!("../scenarios/netpol.yaml");
+const NETPOL_DENY: &str = include_str!("../scenarios/netpol-deny.yaml");
+const NETPOL_ALLOW: &str = include_str!("../scenarios/netpol-allow.yaml");
+const NETPOL_DNS: &str = include_str!("../scenarios/netpol-dns.yaml");
+const NETPOL_DNS_EGRESS: &str = include_str!("../scenarios/netpol-dns-egress.yaml");
+const NETPOL_DNS_FIX: &str = include_str!("../scenarios/netpol-dns-fix.yaml");
+const ZONE_PARTITION: &str = include_str!("../scenarios/zone-partition.yaml");
 
 fn apply(t_ms: u64, name: &str, text: impl Into<String>) -> TimedInput {
     TimedInput { t_ms, input: Input::Apply { name: name.to_string(), text: text.into() }, user: false }
@@ -125,6 +132,27 @@ pub fn all() -> Vec<Scenario> {
             title: "Service and DNS",
             summary: "A client resolves web through kube-dns and fetches from it every second: each packet goes through kube-proxy's rules to an endpoint. At 40 s web scales to 3, at 70 s to 0 (refused).",
             inputs: vec![apply(0, "service-dns.yaml", SERVICE_DNS), command(40_000, "kubectl scale deployment web --replicas=3"), command(70_000, "kubectl scale deployment web --replicas=0")],
+            view: "network",
+        },
+        Scenario {
+            name: "netpol",
+            title: "Default deny, then allow by label",
+            summary: "Two clients fetch from web every second. At 20 s a default-deny ingress policy drops both (their requests time out); at 40 s a policy admits role=frontend pods to web. The matrix shows who can connect and why; dropped packets name the policy.",
+            inputs: vec![apply(0, "netpol.yaml", NETPOL), apply(20_000, "default-deny-ingress.yaml", NETPOL_DENY), apply(40_000, "web-allow-frontend.yaml", NETPOL_ALLOW)],
+            view: "network",
+        },
+        Scenario {
+            name: "netpol-dns",
+            title: "The egress policy that broke DNS",
+            summary: "At 20 s an egress policy lets the client reach web's pods and nothing else: the name web stops resolving, because the queries to kube-dns are dropped. At 45 s a policy allowing DNS to the CoreDNS pods fixes it.",
+            inputs: vec![apply(0, "netpol-dns.yaml", NETPOL_DNS), apply(20_000, "client-egress.yaml", NETPOL_DNS_EGRESS), apply(45_000, "client-allow-dns.yaml", NETPOL_DNS_FIX)],
+            view: "network",
+        },
+        Scenario {
+            name: "zone-partition",
+            title: "Zone partition",
+            summary: "web runs one replica per zone; a client in zone-a fetches through the Service. At 20 s zone-a and zone-b are cut apart: connections to the zone-b endpoint time out, yet every node stays Ready and every endpoint stays in the Service. At 60 s it heals.",
+            inputs: vec![apply(0, "zone-partition.yaml", ZONE_PARTITION), command(20_000, "fault partition zone=zone-a zone=zone-b"), command(60_000, "fault heal")],
             view: "network",
         },
         Scenario {

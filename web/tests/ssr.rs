@@ -307,3 +307,40 @@ fn gallery_scenarios_do_what_they_say() {
     assert_eq!(pods_of(&preemption, "frontend")[0].status, "Running", "the high-priority pod runs");
     assert!(pods_of(&preemption, "batch-").iter().any(|p| p.status == "Pending"), "a preempted batch pod's replacement waits");
 }
+
+/// The latest packet `from` sent with this protocol at or after `since`.
+fn last_packet(driver: &Driver, from: &str, protocol: &str, since: u64) -> Option<kubesim_sim::view::PacketView> {
+    kubesim_sim::view::network(driver.engine().world(), 400).packets.into_iter().find(|p| p.from == from && p.protocol == protocol && p.t_ms >= since)
+}
+
+// The network scenarios show what their cards promise: policies dropping and admitting live
+// traffic, a DNS-forgetting egress policy, and a zone partition Kubernetes does not see.
+#[test]
+fn network_scenarios_do_what_they_say() {
+    let netpol = scenario_world("netpol", 35_000);
+    for client in ["default/frontend", "default/intruder"] {
+        let p = last_packet(&netpol, client, "tcp", 25_000).unwrap_or_else(|| panic!("{client} sent nothing"));
+        assert_eq!(p.outcome, "dropped", "{p:?}");
+        assert!(p.dropped_by.as_deref().is_some_and(|w| w.contains("isolated by default/default-deny-ingress")), "{p:?}");
+    }
+    let matrix = kubesim_sim::view::network(netpol.engine().world(), 10).matrix.expect("a policy exists");
+    assert!(matrix.pods.iter().any(|p| p == "default/intruder"), "{matrix:?}");
+    let netpol = scenario_world("netpol", 55_000);
+    assert_eq!(last_packet(&netpol, "default/frontend", "tcp", 45_000).expect("frontend").outcome, "ok");
+    assert_eq!(last_packet(&netpol, "default/intruder", "tcp", 45_000).expect("intruder").outcome, "dropped");
+
+    let dns = scenario_world("netpol-dns", 40_000);
+    let q = last_packet(&dns, "default/client", "dns", 25_000).expect("the client's queries");
+    assert_eq!(q.outcome, "dropped", "{q:?}");
+    assert!(q.dropped_by.as_deref().is_some_and(|w| w.starts_with("egress of default/client")), "{q:?}");
+    let dns = scenario_world("netpol-dns", 60_000);
+    assert_eq!(last_packet(&dns, "default/client", "tcp", 50_000).expect("fetches again").outcome, "ok");
+
+    let zones = scenario_world("zone-partition", 50_000);
+    let net = kubesim_sim::view::network(zones.engine().world(), 400);
+    let tcp: Vec<_> = net.packets.iter().filter(|p| p.from == "default/client" && p.protocol == "tcp" && p.t_ms >= 25_000).collect();
+    assert!(tcp.iter().any(|p| p.outcome == "timeout"), "connections to the zone-b endpoint time out: {tcp:?}");
+    assert!(tcp.iter().any(|p| p.outcome == "ok"), "the others still work: {tcp:?}");
+    let web = net.services.iter().find(|s| s.name == "web").expect("web");
+    assert_eq!((web.endpoints_ready, web.endpoints_total), (3, 3), "every endpoint stays ready");
+}

@@ -753,6 +753,88 @@ pub struct PacketView {
     pub outcome: String,
     /// Round trip (virtual ms).
     pub latency_ms: Millis,
+    /// The NetworkPolicy verdict that dropped it.
+    pub dropped_by: Option<String>,
+}
+
+/// A NetworkPolicy as the network view lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyRow {
+    /// Its namespace.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+    /// Its pod selector (`app=web`, `<none>` for all pods).
+    pub pod_selector: String,
+    /// Its policy types (`Ingress, Egress`).
+    pub types: String,
+    /// How many ingress and egress rules it has.
+    pub rules: (usize, usize),
+}
+
+/// Who may connect to whom: the connectivity matrix of the pods outside kube-system, from the
+/// verdicts the fabric enforces (`kubesim_netpol::PolicyView::explain`), in the netpol e2e's
+/// `.`/`X` terms.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct MatrixView {
+    /// The pods (`namespace/name`), rows and columns alike.
+    pub pods: Vec<String>,
+    /// Each column's probe port (the destination pod's first container port, else 80/TCP).
+    pub ports: Vec<String>,
+    /// `allowed[from][to]`.
+    pub allowed: Vec<Vec<bool>>,
+    /// Why, per cell (the two ends' reasons).
+    pub reasons: Vec<Vec<String>>,
+    /// Pods left out (the matrix shows at most [`MATRIX_CAP`]).
+    pub omitted: usize,
+}
+
+/// The most pods the matrix shows.
+pub const MATRIX_CAP: usize = 16;
+
+/// The connectivity matrix ([`MatrixView`]) of the pods outside kube-system with addresses.
+pub fn policy_matrix(world: &World) -> MatrixView {
+    use kubesim_runtime::net::{Direction, Flow};
+    let view = world.policy_view();
+    let store = world.api().store();
+    let mut pods: Vec<(String, String, (u16, bool))> = Vec::new();
+    for (ip, pod) in view.pods() {
+        if pod.namespace == "kube-system" {
+            continue;
+        }
+        let port = store
+            .get(("", "pods"), &pod.namespace, &pod.name)
+            .and_then(|o| o.as_pod().and_then(|p| p.spec.clone()))
+            .and_then(|s| {
+                s.containers.iter().flat_map(|c| c.ports.iter().flatten()).next().map(|p| (p.container_port as u16, p.protocol.as_deref() == Some("UDP")))
+            })
+            .unwrap_or((80, false));
+        pods.push((pod.key(), ip.clone(), port));
+    }
+    pods.sort();
+    let omitted = pods.len().saturating_sub(MATRIX_CAP);
+    pods.truncate(MATRIX_CAP);
+    let fabric = world.runtime().fabric();
+    let mut allowed = Vec::new();
+    let mut reasons = Vec::new();
+    for (_, src, _) in &pods {
+        let mut row = Vec::new();
+        let mut why = Vec::new();
+        for (_, dst, (port, udp)) in &pods {
+            let e = view.explain(&Flow::located(fabric, src, dst, *port, *udp));
+            row.push(e.allowed());
+            why.push(format!("{}\n{}", e.egress.reason(Direction::Egress), e.ingress.reason(Direction::Ingress)));
+        }
+        allowed.push(row);
+        reasons.push(why);
+    }
+    MatrixView {
+        pods: pods.iter().map(|p| p.0.clone()).collect(),
+        ports: pods.iter().map(|(_, _, (port, udp))| format!("{port}/{}", if *udp { "UDP" } else { "TCP" })).collect(),
+        allowed,
+        reasons,
+        omitted,
+    }
 }
 
 /// Services, kube-proxy rules and recent traffic.
@@ -766,6 +848,10 @@ pub struct NetworkView {
     pub packets: Vec<PacketView>,
     /// Packets logged since the world began.
     pub total_packets: u64,
+    /// Every NetworkPolicy.
+    pub policies: Vec<PolicyRow>,
+    /// The connectivity matrix, when a policy exists.
+    pub matrix: Option<MatrixView>,
 }
 
 /// The network view: Services with their endpoints, each node's kube-proxy rules and the last
@@ -881,9 +967,26 @@ pub fn network(world: &World, limit: usize) -> NetworkView {
             question: p.question.clone(),
             outcome: p.outcome.clone(),
             latency_ms: p.latency_ms,
+            dropped_by: p.dropped_by.clone(),
         })
         .collect();
-    NetworkView { services, nodes, packets, total_packets }
+    let mut policies = Vec::new();
+    for object in store.list(("networking.k8s.io", "networkpolicies"), None) {
+        let Some(policy) = object.decode::<k8s_openapi::api::networking::v1::NetworkPolicy>() else { continue };
+        let spec = policy.spec.unwrap_or_default();
+        let selector = spec.pod_selector.and_then(|s| s.match_labels).unwrap_or_default();
+        let pod_selector =
+            if selector.is_empty() { "<none>".to_string() } else { selector.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",") };
+        policies.push(PolicyRow {
+            namespace: object.namespace().to_string(),
+            name: object.name().to_string(),
+            pod_selector,
+            types: spec.policy_types.unwrap_or_default().join(", "),
+            rules: (spec.ingress.map_or(0, |r| r.len()), spec.egress.map_or(0, |r| r.len())),
+        });
+    }
+    let matrix = (!policies.is_empty()).then(|| policy_matrix(world));
+    NetworkView { services, nodes, packets, total_packets, policies, matrix }
 }
 
 /// One process of a container, as `ps` shows it.

@@ -2,9 +2,13 @@
 //! in the last 10 s; each node's kube-proxy rules; and the latest packets container processes
 //! sent, each named end to end (client pod → address → the Service rule that rewrote it → the
 //! endpoint pod that answered) and coloured by outcome. New packets slide in as they happen.
+//! With NetworkPolicies: the policies, the connectivity matrix of the pods outside kube-system
+//! (`.` connected, `X` blocked, each cell's reasons on hover; cells a policy change flipped are
+//! highlighted), and dropped packets labelled with the verdict that dropped them.
 
 use crate::text::clock;
-use kubesim_sim::view::{NetworkView, PacketView};
+use kubesim_sim::view::{MatrixView, NetworkView, PacketView};
+use std::collections::BTreeSet;
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -21,6 +25,7 @@ fn outcome_class(outcome: &str) -> &'static str {
     match outcome {
         "ok" => "s-ok",
         "timeout" | "NXDOMAIN" | "SERVFAIL" => "s-wait",
+        "dropped" => "s-dropped",
         _ => "s-bad",
     }
 }
@@ -41,9 +46,58 @@ fn packet_row(p: &PacketView, index: u64) -> Html {
                 <span class="ks-mono">{ &p.from }</span>{ " → " }<span class="ks-mono">{ &p.dst }</span>{ via }
                 { p.question.as_ref().map(|q| html! { <span class="ks-muted">{ format!(" · {q}") }</span> }).unwrap_or_default() }
             </span>
-            <span class={classes!("ks-status-pill", outcome_class(&p.outcome))}>{ &p.outcome }</span>
+            <span class={classes!("ks-status-pill", outcome_class(&p.outcome))} title={p.dropped_by.clone().unwrap_or_default()}>{ &p.outcome }</span>
             <span class="ks-mono ks-muted">{ format!("{} ms", p.latency_ms) }</span>
+            { p.dropped_by.as_ref().map(|why| html! { <span class="ks-net-dropped">{ format!("NetworkPolicy: {why}") }</span> }).unwrap_or_default() }
         </li>
+    }
+}
+
+/// The cells whose verdict differs between two matrices (by pod names).
+fn flipped(old: &MatrixView, new: &MatrixView) -> BTreeSet<(String, String)> {
+    let mut out = BTreeSet::new();
+    for (i, from) in new.pods.iter().enumerate() {
+        for (j, to) in new.pods.iter().enumerate() {
+            let before = old.pods.iter().position(|p| p == from).zip(old.pods.iter().position(|p| p == to)).map(|(a, b)| old.allowed[a][b]);
+            if before.is_some_and(|b| b != new.allowed[i][j]) {
+                out.insert((from.clone(), to.clone()));
+            }
+        }
+    }
+    out
+}
+
+fn matrix_table(m: &MatrixView, changed: &BTreeSet<(String, String)>) -> Html {
+    html! {
+        <div class="ks-table-wrap">
+            <table class="ks-table ks-net-matrix" aria-label="Connectivity matrix">
+                <thead>
+                    <tr>
+                        <th title="from ↓ / to →">{ "from \\ to" }</th>
+                        { for m.pods.iter().zip(&m.ports).map(|(p, port)| html! { <th class="ks-mono" title={format!("{p} on {port}")}>{ p }</th> }) }
+                    </tr>
+                </thead>
+                <tbody>
+                    { for m.pods.iter().enumerate().map(|(i, from)| html! {
+                        <tr key={from.clone()}>
+                            <th class="ks-mono">{ from }</th>
+                            { for m.pods.iter().enumerate().map(|(j, to)| {
+                                let ok = m.allowed[i][j];
+                                let flip = changed.contains(&(from.clone(), to.clone()));
+                                html! {
+                                    <td class={classes!("ks-net-cell", if ok { "ok" } else { "blocked" }, flip.then_some("flipped"))} title={format!("{from} → {to} ({}): {}\n{}", m.ports[j], if ok { "allowed" } else { "blocked" }, m.reasons[i][j])}>
+                                        { if ok { "." } else { "X" } }
+                                    </td>
+                                }
+                            }) }
+                        </tr>
+                    }) }
+                </tbody>
+            </table>
+            if m.omitted > 0 {
+                <p class="ks-muted">{ format!("{} more pods not shown (netpol matrix NAMESPACE in the console shows any namespace)", m.omitted) }</p>
+            }
+        </div>
     }
 }
 
@@ -57,6 +111,27 @@ pub fn network_view(props: &NetworkProps) -> Html {
         Callback::from(move |_: Event| show_system.set(!*show_system))
     };
     let services: Vec<_> = net.services.iter().filter(|s| *show_system || s.namespace != "kube-system").collect();
+    // The last matrix seen, and the cells the latest policy change flipped (shown for 10 s).
+    let memory = use_mut_ref(|| (None::<MatrixView>, BTreeSet::<(String, String)>::new(), 0u64));
+    let changed = {
+        let mut m = memory.borrow_mut();
+        if let Some(new) = &net.matrix {
+            if m.0.as_ref() != Some(new) {
+                if let Some(old) = &m.0 {
+                    let flips = flipped(old, new);
+                    if !flips.is_empty() {
+                        m.1 = flips;
+                        m.2 = props.now;
+                    }
+                }
+                m.0 = Some(new.clone());
+            }
+        }
+        if props.now.saturating_sub(m.2) > 10_000 {
+            m.1.clear();
+        }
+        m.1.clone()
+    };
     html! {
         <section class="ks-network" aria-label="Network">
             <div class="ks-section-head">
@@ -85,6 +160,30 @@ pub fn network_view(props: &NetworkProps) -> Html {
                     </tbody>
                 </table>
             </div>
+            if !net.policies.is_empty() {
+                <div class="ks-section-head"><h2>{ "NetworkPolicies" }</h2><span class="ks-muted">{ "enforced by each node's policy agent: egress where a packet leaves, ingress where it arrives" }</span></div>
+                <div class="ks-net-columns">
+                    <div class="ks-net-rules">
+                        <table class="ks-table">
+                            <thead><tr><th>{ "NAME" }</th><th>{ "POD-SELECTOR" }</th><th>{ "TYPES" }</th><th>{ "RULES" }</th></tr></thead>
+                            <tbody>
+                                { for net.policies.iter().map(|p| html! {
+                                    <tr key={format!("{}/{}", p.namespace, p.name)}>
+                                        <td class="ks-mono">{ format!("{}/{}", p.namespace, p.name) }</td>
+                                        <td class="ks-mono">{ &p.pod_selector }</td>
+                                        <td>{ &p.types }</td>
+                                        <td>{ format!("{} ingress, {} egress", p.rules.0, p.rules.1) }</td>
+                                    </tr>
+                                }) }
+                            </tbody>
+                        </table>
+                    </div>
+                    <div class="ks-net-traffic">
+                        <h3>{ "Who can connect" }<span class="ks-muted">{ " . connected  X blocked · hover a cell for why" }</span></h3>
+                        { net.matrix.as_ref().map(|m| matrix_table(m, &changed)).unwrap_or_default() }
+                    </div>
+                </div>
+            }
             <div class="ks-net-columns">
                 <div class="ks-net-rules">
                     <h3>{ "kube-proxy rules" }</h3>
