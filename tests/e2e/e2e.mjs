@@ -222,6 +222,17 @@ spec:
   const served = await page.locator(".ks-net-packet").filter({ hasText: "default/client" }).filter({ hasText: "default/web" }).count();
   check(served > 0, `the network view names packets from the client through the web Service (${served})`);
   await shot(page, "20-network");
+  // NetworkPolicy: default deny at 20 s, allow role=frontend at 40 s.
+  await page.goto(`${base}/index.html?scenario=netpol&view=network&speed=4`);
+  await page.waitForFunction(() => (document.querySelector(".ks-clock-value")?.textContent || "") >= "00:48", null, { timeout: 90000 });
+  await page.click("button.ks-play");
+  const cells = await page.locator(".ks-net-matrix td.ks-net-cell").count();
+  check(cells > 0, `the network view shows the connectivity matrix (${cells} cells)`);
+  const dropped = await page.locator(".ks-net-packet").filter({ hasText: "default/intruder" }).filter({ hasText: "NetworkPolicy:" }).count();
+  check(dropped > 0, `dropped packets from the intruder name the policy verdict (${dropped})`);
+  const admitted = await page.locator(".ks-net-packet").filter({ hasText: "default/frontend" }).filter({ has: page.locator(".ks-status-pill.s-ok") }).count();
+  check(admitted > 0, `the frontend's packets are admitted after the allow policy (${admitted})`);
+  await shot(page, "21-network-policy");
   await page.goto(`${base}/index.html?scenario=big-cluster&view=cluster&speed=max`);
   await page.waitForSelector("canvas", { timeout: 30000 });
   const rollout = await frameTimes(120);

@@ -166,3 +166,21 @@ fn every_gallery_scenario_applies_cleanly() {
         assert!(!kubesim_sim::view::snapshot(engine.world()).nodes.is_empty(), "{}: has nodes", scenario.name);
     }
 }
+
+// The NetworkPolicy benchmark in the browser: 100 pods under 50 policies, every pair's verdict
+// and the matrix confirmed by probing, timed with performance.now() (printed, never asserted).
+#[wasm_bindgen_test]
+fn netpol_matrix_of_100_pods_and_50_policies_in_the_browser() {
+    let performance = web_sys::window().unwrap().performance().unwrap();
+    let (mut world, namespaces) = kubesim_sim::netpol::bench_world(100, 50);
+    let t0 = performance.now();
+    let (cells, allowed) = world.netpol_verdicts(&namespaces, 80, false);
+    let t1 = performance.now();
+    let (expected, probed) = world.netpol_matrix(&namespaces, 80, false).unwrap();
+    let t2 = performance.now();
+    assert_eq!(cells, 10_000);
+    assert!(expected.differences(&probed).is_empty(), "the probes agree with the verdicts");
+    web_sys::console::log_1(
+        &format!("netpol benchmark (browser): {cells} cells, {allowed} allowed; verdicts {:.0} ms; matrix with probes {:.0} ms", t1 - t0, t2 - t1).into(),
+    );
+}

@@ -24,8 +24,9 @@ pub fn cmd_bench(args: &[String]) -> ExitCode {
         Some("store") => bench_store(&args[1..]),
         Some("kubelet") => bench_kubelet(&args[1..]),
         Some("serve") => bench_serve(&args[1..]),
+        Some("netpol") => bench_netpol(&args[1..]),
         _ => {
-            eprintln!("usage: kubesim bench cluster|scheduler|kubelet|store|serve [flags]");
+            eprintln!("usage: kubesim bench cluster|scheduler|kubelet|store|serve|netpol [flags]");
             ExitCode::from(2)
         }
     }
@@ -113,6 +114,36 @@ fn bench_cluster(args: &[String]) -> ExitCode {
 
 /// Kubelet work alone: pods pre-bound with spec.nodeName (no scheduler involvement), run until
 /// every pod is Running; reports pods started per wall-clock second.
+/// The connectivity matrix of `--pods` pods under `--policies` NetworkPolicies: the verdicts
+/// alone (every pair explained) and probed (every pair a connection attempt through the fabric).
+fn bench_netpol(args: &[String]) -> ExitCode {
+    let pods = flag(args, "--pods", 100) as usize;
+    let policies = flag(args, "--policies", 50) as usize;
+    let started = Instant::now();
+    let (mut world, namespaces) = kubesim_sim::netpol::bench_world(pods, policies);
+    let setup = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let (cells, allowed) = world.netpol_verdicts(&namespaces, 80, false);
+    let verdicts = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let (expected, probed) = world.netpol_matrix(&namespaces, 80, false).expect("the matrix");
+    let probing = started.elapsed().as_secs_f64();
+    let result = serde_json::json!({
+        "workload": "netpol-matrix",
+        "pods": expected.froms.len(),
+        "policies": policies,
+        "cells": cells,
+        "allowed": allowed,
+        "setup_seconds": setup,
+        "verdicts_seconds": verdicts,
+        "verdicts_per_second": cells as f64 / verdicts,
+        "matrix_with_probes_seconds": probing,
+        "probes_agree": expected.differences(&probed).is_empty(),
+    });
+    println!("{result}");
+    ExitCode::SUCCESS
+}
+
 fn bench_kubelet(args: &[String]) -> ExitCode {
     use kubesim_api::k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
     use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;

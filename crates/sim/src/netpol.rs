@@ -153,6 +153,20 @@ impl World {
         Ok((expected, probed))
     }
 
+    /// Every pair's verdict among the pods of `namespaces` on one port, without probing:
+    /// (cells, allowed cells). What the matrix costs when only the policies are evaluated.
+    pub fn netpol_verdicts(&self, namespaces: &[String], port: u16, udp: bool) -> (usize, usize) {
+        let view = self.policy_view();
+        let ips: Vec<&String> = view.pods().filter(|(_, p)| namespaces.contains(&p.namespace)).map(|(ip, _)| ip).collect();
+        let mut allowed = 0;
+        for src in &ips {
+            for dst in &ips {
+                allowed += usize::from(view.explain(&Flow::located(self.runtime().fabric(), src, dst, port, udp)).allowed());
+            }
+        }
+        (ips.len() * ips.len(), allowed)
+    }
+
     /// Runs a `netpol` command line (`check FROM TO [PORT[/PROTO]]`, `matrix [NAMESPACE...]
     /// [--port PORT[/PROTO]]`): its output or error.
     pub fn netpol_command(&mut self, line: &str) -> Result<String, String> {
@@ -205,4 +219,45 @@ mod tests {
         assert_eq!(split_pod("x/a"), ("x".into(), "a".into()));
         assert_eq!(split_pod("web"), ("default".into(), "web".into()));
     }
+}
+
+/// The benchmark cluster of `kubesim bench netpol` and the browser measurement: 10 nodes,
+/// `pods` agnhost pods serving TCP 80 over 5 namespaces (labels `app`, `tier`), and `policies`
+/// NetworkPolicies cycling through the shapes the docs use (default deny, allow by pod label,
+/// by namespace, both, ports, egress). Returns the world with every pod running, and the
+/// namespaces.
+pub fn bench_world(pods: usize, policies: usize) -> (World, Vec<String>) {
+    let mut world = World::new(1);
+    for i in 0..10 {
+        world.add_node(crate::cluster::node_template(&format!("node-{}", i + 1), ["zone-a", "zone-b", "zone-c"][i % 3], "32", "64Gi", "110"));
+    }
+    let namespaces: Vec<String> = (0..5).map(|i| format!("ns-{i}")).collect();
+    let mut yaml = String::new();
+    for ns in &namespaces {
+        yaml.push_str(&format!("apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}, labels: {{team: t{}}}}}\n---\n", ns.len() % 2));
+    }
+    for i in 0..pods {
+        let ns = &namespaces[i % namespaces.len()];
+        yaml.push_str(&format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: p-{i}, namespace: {ns}, labels: {{app: a{}, tier: t{}}}}}\nspec:\n  containers:\n  - name: c\n    image: registry.k8s.io/e2e-test-images/agnhost:2.53\n    command: [/agnhost, serve-hostname, --tcp, --http=false, --port, '80']\n    ports: [{{containerPort: 80, name: http}}]\n---\n",
+            i % 7,
+            i % 3
+        ));
+    }
+    for i in 0..policies {
+        let ns = &namespaces[i % namespaces.len()];
+        let body = match i % 6 {
+            0 => format!("  podSelector: {{matchLabels: {{app: a{}}}}}\n  policyTypes: [Ingress]\n", i % 7),
+            1 => format!("  podSelector: {{matchLabels: {{app: a{}}}}}\n  ingress:\n  - from: [{{podSelector: {{matchLabels: {{tier: t{}}}}}}}]\n", i % 7, i % 3),
+            2 => format!("  podSelector: {{matchLabels: {{tier: t{}}}}}\n  ingress:\n  - from: [{{namespaceSelector: {{matchLabels: {{team: t{}}}}}}}]\n    ports: [{{port: 80}}]\n", i % 3, i % 2),
+            3 => format!("  podSelector: {{matchLabels: {{app: a{}}}}}\n  ingress:\n  - from: [{{namespaceSelector: {{}}, podSelector: {{matchLabels: {{app: a{}}}}}}}]\n    ports: [{{port: http}}]\n", i % 7, (i + 1) % 7),
+            4 => format!("  podSelector: {{matchLabels: {{app: a{}}}}}\n  policyTypes: [Egress]\n  egress:\n  - to: [{{podSelector: {{matchLabels: {{tier: t{}}}}}}}]\n", i % 7, i % 3),
+            _ => "  podSelector: {}\n  ingress:\n  - from: [{ipBlock: {cidr: 10.244.0.0/16, except: [10.244.1.0/24]}}]\n    ports: [{port: 79, endPort: 81}]\n".to_string(),
+        };
+        yaml.push_str(&format!("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {{name: np-{i}, namespace: {ns}}}\nspec:\n{body}---\n"));
+    }
+    let outcome = crate::loader::apply(&mut world, &crate::scenario::InputFile { name: "bench-netpol.yaml".into(), text: yaml });
+    assert!(outcome.errors.is_empty(), "the benchmark's objects are valid: {:?}", outcome.errors);
+    world.run_until(60_000);
+    (world, namespaces)
 }

@@ -74,13 +74,13 @@ fn matrix_table(m: &MatrixView, changed: &BTreeSet<(String, String)>) -> Html {
                 <thead>
                     <tr>
                         <th title="from ↓ / to →">{ "from \\ to" }</th>
-                        { for m.pods.iter().zip(&m.ports).map(|(p, port)| html! { <th class="ks-mono" title={format!("{p} on {port}")}>{ p }</th> }) }
+                        { for m.pods.iter().zip(&m.ports).enumerate().map(|(i, (p, port))| html! { <th class="ks-mono ks-net-col" title={format!("{p} on {port}")}>{ i + 1 }</th> }) }
                     </tr>
                 </thead>
                 <tbody>
                     { for m.pods.iter().enumerate().map(|(i, from)| html! {
                         <tr key={from.clone()}>
-                            <th class="ks-mono">{ from }</th>
+                            <th class="ks-mono"><span class="ks-muted">{ format!("{} ", i + 1) }</span>{ from }</th>
                             { for m.pods.iter().enumerate().map(|(j, to)| {
                                 let ok = m.allowed[i][j];
                                 let flip = changed.contains(&(from.clone(), to.clone()));
