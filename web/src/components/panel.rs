@@ -271,8 +271,29 @@ pub fn console(props: &ConsoleProps) -> Html {
                 }) }
                 <button class="ks-pill" onclick={controls.command.reform(|_: MouseEvent| "fault heal".to_string())}>{ "heal all" }</button>
             </div>
+            <div class="ks-faults" aria-label="Network faults">
+                <span class="ks-panel-title">{ "Network" }</span>
+                { for network_faults(&props.frame.scene.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>()).into_iter().map(|(label, line)| {
+                    let command = controls.command.clone();
+                    html! { <button class="ks-pill" title={line.clone()} onclick={Callback::from(move |_: MouseEvent| command.emit(line.clone()))}>{ label }</button> }
+                }) }
+            </div>
         </div>
     }
+}
+
+/// The network fault buttons for a cluster's first nodes: (label, command line).
+fn network_faults(nodes: &[String]) -> Vec<(String, String)> {
+    let mut out = vec![("DNS outage".to_string(), "fault dns-outage".to_string()), ("policy matrix".to_string(), "netpol matrix default".to_string())];
+    if let [a, b, ..] = nodes {
+        out.push((format!("cut {a} ↔ {b}"), format!("fault partition {a} {b}")));
+    }
+    if let Some(a) = nodes.first() {
+        out.push((format!("{a} 30% loss"), format!("fault packet-loss {a} 30%")));
+        out.push((format!("{a} +200 ms"), format!("fault latency {a} 200ms")));
+        out.push((format!("stop kube-proxy on {a}"), format!("fault kube-proxy-stop {a}")));
+    }
+    out
 }
 
 /// Event log props.
