@@ -290,8 +290,15 @@ impl Kubelet {
         }
         for (uid, object) in current {
             let event_type = if self.workers.contains_key(&uid) { EventType::Modified } else { EventType::Added };
+            // A pod this kubelet finished terminating while its writes failed (partitioned):
+            // the status manager's sync retries the final status and the deletion.
+            let unfinished =
+                self.workers.get(&uid).is_some_and(|w| w.state == crate::pod_worker::WorkerState::Terminated) && object.metadata().deletion_timestamp.is_some();
             let event = WatchEvent { event_type, resource: ("", "pods"), object, revision: 0 };
             self.on_pod_event(host, &event, ctx);
+            if unfinished {
+                self.finish_deletion(host, &uid, ctx);
+            }
             self.schedule_dispatch(&uid, ctx);
         }
         self.heartbeat(host, ctx);

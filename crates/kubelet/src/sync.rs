@@ -533,10 +533,17 @@ impl Kubelet {
             self.begin(uid, Step::StopSandbox, latency_ms(CriCall::StopPodSandbox), ctx);
             return;
         }
-        // Final status, then the deletion with grace 0 (the status manager's canBeDeleted path).
+        self.workers.get_mut(uid).expect("worker").become_(WorkerState::Terminated);
+        self.finish_deletion(host, uid, ctx);
+    }
+
+    /// A terminated pod's final status, then its deletion with grace 0 (the status manager's
+    /// canBeDeleted path). Writes that fail (the node is cut off from the API server) are
+    /// retried when the kubelet relists (`relist_pods`: after a partition, restart or power loss).
+    pub(crate) fn finish_deletion(&mut self, host: &mut Host, uid: &str, ctx: &mut Ctx) {
+        let Some(worker) = self.workers.get(uid) else { return };
+        let pod = worker.pod().clone();
         self.write_status(host, uid, ctx, true);
-        let worker = self.workers.get_mut(uid).expect("worker");
-        worker.become_(WorkerState::Terminated);
         let name = pod.metadata.name.clone().unwrap_or_default();
         let namespace = pod.metadata.namespace.clone().unwrap_or_default();
         let info = kind_info("v1", "Pod").expect("pods are served");

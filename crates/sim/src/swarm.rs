@@ -1,8 +1,10 @@
 //! Swarm testing, as FoundationDB and TigerBeetle's VOPR test themselves: from each seed a
 //! random cluster (2–5 nodes over zones), a random workload (Deployments, a StatefulSet with
 //! claims, a Job, Services and a client sending traffic) and a random schedule of user actions
-//! (scale, image roll-outs, pod deletions) and faults (node down/up, kubelet restarts, network
-//! partitions, container crashes). Every parameter comes from the seed.
+//! (scale, image roll-outs, pod deletions, quarantining pods behind a NetworkPolicy) and
+//! faults (node down/up, kubelet restarts, control-plane partitions, partitions between nodes,
+//! packet loss, DNS outages, stopped kube-proxies, container crashes). Every parameter comes
+//! from the seed.
 //!
 //! Two phases: **safety** — the schedule runs, and every commit is checked by the world's
 //! invariant checkers ([`crate::checkers`]); then `fault heal` and **liveness** — the world must
@@ -93,7 +95,9 @@ pub fn plan(seed: u64, minutes: u64) -> Plan {
         "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: batch}}\nspec:\n  completions: {completions}\n  parallelism: 2\n  backoffLimit: 20\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{{name: c, image: 'busybox:1.37', command: [sh, -c, 'sleep {}']}}]\n---\n",
         rng.range(1, 20)
     ));
-    input.push_str("apiVersion: v1\nkind: Pod\nmetadata: {name: client}\nspec:\n  containers:\n  - {name: c, image: 'busybox:1.37', command: [sh, -c, 'while true; do wget -q -O- -T 2 http://app-0 >/dev/null; sleep 2; done']}\n");
+    input.push_str("apiVersion: v1\nkind: Pod\nmetadata: {name: client}\nspec:\n  containers:\n  - {name: c, image: 'busybox:1.37', command: [sh, -c, 'while true; do wget -q -O- -T 2 http://app-0 >/dev/null; sleep 2; done']}\n---\n");
+    // A quarantine policy: pods labelled quarantine=true (an action below) admit no ingress.
+    input.push_str("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: quarantine}\nspec:\n  podSelector: {matchLabels: {quarantine: 'true'}}\n  policyTypes: [Ingress]\n");
 
     let end = minutes.max(1) * 60_000;
     let mut schedule = Vec::new();
@@ -102,7 +106,8 @@ pub fn plan(seed: u64, minutes: u64) -> Plan {
         let at = rng.range(10_000, end);
         let node = &nodes[rng.range(0, node_count as u64 - 1) as usize];
         let d = rng.range(0, deployments - 1);
-        let line = match rng.range(0, 11) {
+        let other = &nodes[rng.range(0, node_count as u64 - 1) as usize];
+        let line = match rng.range(0, 16) {
             0 => format!("kubectl scale deployment app-{d} --replicas={}", rng.range(0, 8)),
             1 => format!("kubectl set image deployment/app-{d} web={}", IMAGES[rng.range(0, IMAGES.len() as u64 - 1) as usize]),
             2 => format!("kubectl delete pods -l app=app-{d} --wait=false"),
@@ -113,6 +118,11 @@ pub fn plan(seed: u64, minutes: u64) -> Plan {
             8 => format!("fault network-partition {node}"),
             9 => "fault container-crash db-0".to_string(),
             10 => "kubectl delete pod client --wait=false".to_string(),
+            11 if node != other => format!("fault partition {node} {other}"),
+            12 => format!("fault packet-loss {node} {}%", rng.range(5, 60)),
+            13 => "fault dns-outage".to_string(),
+            14 => format!("fault kube-proxy-stop {node}"),
+            15 => format!("kubectl label pods -l app=app-{d} quarantine=true --overwrite"),
             _ => "fault heal".to_string(),
         };
         schedule.push((at, line));

@@ -170,3 +170,28 @@ fn a_small_partially_disrupted_zone_gets_no_no_execute_taints() {
         assert!(node["spec"]["taints"].as_array().unwrap().iter().any(|t| t["key"] == "node.kubernetes.io/unreachable" && t["effect"] == "NoSchedule"), "{n}");
     }
 }
+
+// Found by `kubesim swarm` (seed 191 with the network faults): a pod deleted while its node is
+// cut off from the API server, whose kubelet restarts meanwhile (and so learns of the deletion
+// and kills the containers while its writes still fail), is deleted once the node reconnects:
+// the final status and the deletion are retried on the relist.
+#[test]
+fn a_pod_terminated_while_partitioned_is_deleted_after_the_heal() {
+    let mut world = kubesim_sim::World::new(1);
+    world.add_default_nodes();
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: node-3\n  containers: [{name: c, image: 'nginx:1.27'}]\n";
+    let outcome = kubesim_sim::loader::apply(&mut world, &kubesim_sim::scenario::InputFile { name: "p.yaml".into(), text: pod.into() });
+    assert!(outcome.errors.is_empty());
+    world.run_until(20_000);
+    for (at, line) in [
+        (20_000, "fault network-partition node-3"),
+        (30_000, "kubectl delete pod p --wait=false"),
+        (40_000, "fault kubelet-restart node-3"),
+        (50_000, "fault heal"),
+    ] {
+        world.run_until(at);
+        assert_eq!(world.run_command(line).exit_code, 0, "{line}");
+    }
+    world.run_until(120_000);
+    assert_eq!(world.run_command("kubectl get pods").stderr, "No resources found in default namespace.\n");
+}
