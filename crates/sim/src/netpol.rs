@@ -206,21 +206,6 @@ impl World {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ports_and_pods_parse() {
-        assert_eq!(parse_port("80"), Ok((80, false)));
-        assert_eq!(parse_port("53/udp"), Ok((53, true)));
-        assert!(parse_port("0").is_err());
-        assert!(parse_port("80/SCTP").is_err());
-        assert_eq!(split_pod("x/a"), ("x".into(), "a".into()));
-        assert_eq!(split_pod("web"), ("default".into(), "web".into()));
-    }
-}
-
 /// The benchmark cluster of `kubesim bench netpol` and the browser measurement: 10 nodes,
 /// `pods` agnhost pods serving TCP 80 over 5 namespaces (labels `app`, `tier`), and `policies`
 /// NetworkPolicies cycling through the shapes the docs use (default deny, allow by pod label,
@@ -260,4 +245,19 @@ pub fn bench_world(pods: usize, policies: usize) -> (World, Vec<String>) {
     assert!(outcome.errors.is_empty(), "the benchmark's objects are valid: {:?}", outcome.errors);
     world.run_until(60_000);
     (world, namespaces)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_and_pods_parse() {
+        assert_eq!(parse_port("80"), Ok((80, false)));
+        assert_eq!(parse_port("53/udp"), Ok((53, true)));
+        assert!(parse_port("0").is_err());
+        assert!(parse_port("80/SCTP").is_err());
+        assert_eq!(split_pod("x/a"), ("x".into(), "a".into()));
+        assert_eq!(split_pod("web"), ("default".into(), "web".into()));
+    }
 }
