@@ -70,6 +70,9 @@ pub struct Fabric {
     /// What the cluster DNS servers (CoreDNS's `kubernetes` plugin) know, kept current by their
     /// informer; queries reaching a CoreDNS pod are answered from it ([`crate::net`]).
     pub cluster_dns: Option<std::sync::Arc<dyn crate::net::DnsServer>>,
+    /// The ingress-nginx controller's rendered configuration, kept current by its informer;
+    /// requests reaching a controller pod on 80/443 are routed by it ([`crate::ingress`]).
+    pub ingress: Option<std::sync::Arc<crate::ingress::Config>>,
 }
 
 impl Fabric {
