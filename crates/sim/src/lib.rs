@@ -4,6 +4,7 @@
 //!   agents; `step()` is the only driver.
 //! - [`fault`]: faults as typed verbs, parsed once for the CLI, `--at` and the browser.
 //! - [`metrics_server`]: the metrics-server addon (resource metrics API).
+//! - [`ingress_nginx`]: the ingress-nginx controller's informers, configuration and status.
 //! - [`loader`]: the one loader — input files in, a world out (CLI, browser and tests alike).
 //! - [`scenario`]: input files and their decoding.
 //! - [`cluster`]: the built-in namespaces and the default nodes.
@@ -21,6 +22,7 @@ pub mod cluster;
 pub mod commands;
 pub mod coredns;
 pub mod fault;
+pub mod ingress_nginx;
 pub mod loader;
 pub mod metrics_server;
 pub mod run;

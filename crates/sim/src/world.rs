@@ -129,6 +129,8 @@ impl World {
         if config.cluster_dns {
             world.add_component(Box::new(crate::coredns::CoreDnsInformer::default()));
         }
+        world.add_component(Box::new(crate::ingress_nginx::IngressNginx::default()));
+        world.add_component(Box::new(crate::ingress_nginx::WebhookCertgen::default()));
         Ok(world)
     }
 
