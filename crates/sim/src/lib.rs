@@ -9,6 +9,7 @@
 //! - [`scenario`]: input files and their decoding.
 //! - [`cluster`]: the built-in namespaces and the default nodes.
 //! - [`commands`]: `kubectl ...` and `fault ...` commands against the world.
+//! - [`minikube`]: the `minikube` commands the docs run (addons, ip, service --url).
 //! - [`swarm`]: swarm testing — random clusters, workloads, actions and faults from a seed,
 //!   checked for safety (the checkers) and liveness (convergence after a heal).
 //! - [`view`]: the one narrow interface the UI consumes (plain data snapshots).
@@ -25,6 +26,7 @@ pub mod fault;
 pub mod ingress_nginx;
 pub mod loader;
 pub mod metrics_server;
+pub mod minikube;
 pub mod run;
 pub mod scenario;
 pub mod swarm;
