@@ -444,6 +444,8 @@ pub fn ingress_nginx(provider: Provider, version: &str) -> Option<String> {
         Provider::Cloud => "  externalTrafficPolicy: Local\n  type: LoadBalancer\n",
         _ => "  type: NodePort\n",
     };
+    // The admission Jobs run on any Linux node (minikube: its primary node).
+    let job_node_selector = if provider == Provider::Minikube { node_selector } else { "        kubernetes.io/os: linux\n" };
     let ttl = if modern && provider != Provider::Minikube { "  ttlSecondsAfterFinished: 0\n" } else { "" };
     let default_class = if provider == Provider::Minikube { "  annotations:\n    ingressclass.kubernetes.io/is-default-class: \"true\"\n" } else { "" };
     let minikube_config_maps = if provider == Provider::Minikube {
@@ -453,7 +455,7 @@ pub fn ingress_nginx(provider: Provider, version: &str) -> Option<String> {
     };
     let job = |name: &str, container: &str, job_args: &str| {
         format!(
-            "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n{admission}\n  name: ingress-nginx-admission-{name}\n  namespace: ingress-nginx\nspec:\n  template:\n    metadata:\n{pod_labels}\n      name: ingress-nginx-admission-{name}\n    spec:\n      containers:\n      - args:\n{job_args}        env:\n        - name: POD_NAMESPACE\n          valueFrom:\n            fieldRef:\n              fieldPath: metadata.namespace\n        image: {certgen}\n        imagePullPolicy: IfNotPresent\n        name: {container}\n        securityContext:\n          allowPrivilegeEscalation: false\n          runAsNonRoot: true\n          runAsUser: 65532\n      nodeSelector:\n{node_selector}      restartPolicy: OnFailure\n      serviceAccountName: ingress-nginx-admission\n{ttl}",
+            "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n{admission}\n  name: ingress-nginx-admission-{name}\n  namespace: ingress-nginx\nspec:\n  template:\n    metadata:\n{pod_labels}\n      name: ingress-nginx-admission-{name}\n    spec:\n      containers:\n      - args:\n{job_args}        env:\n        - name: POD_NAMESPACE\n          valueFrom:\n            fieldRef:\n              fieldPath: metadata.namespace\n        image: {certgen}\n        imagePullPolicy: IfNotPresent\n        name: {container}\n        securityContext:\n          allowPrivilegeEscalation: false\n          runAsNonRoot: true\n          runAsUser: 65532\n      nodeSelector:\n{job_node_selector}      restartPolicy: OnFailure\n      serviceAccountName: ingress-nginx-admission\n{ttl}",
             pod_labels = admission.lines().map(|l| format!("    {l}\n")).collect::<String>().trim_end_matches('\n'),
         )
     };

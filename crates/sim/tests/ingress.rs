@@ -113,3 +113,55 @@ fn a_backend_without_endpoints_is_503_and_describe_lists_the_endpoints() {
     assert!(r.stdout.starts_with("HTTP/1.1 503 Service Temporarily Unavailable\r\n"), "{r:?}");
     assert!(r.stdout.contains("<title>503 Service Temporarily Unavailable</title>"), "{r:?}");
 }
+
+/// kind's ingress guide: a cluster whose control-plane node is labelled `ingress-ready=true`
+/// and maps ports 80/443 to the host (`extraPortMappings`), then `curl localhost/...`.
+#[test]
+fn kind_extra_port_mappings_bring_localhost_to_the_controller() {
+    let cluster = "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nnodes:\n- role: control-plane\n  kubeadmConfigPatches:\n  - |\n    kind: InitConfiguration\n    nodeRegistration:\n      kubeletExtraArgs:\n        node-labels: \"ingress-ready=true\"\n  extraPortMappings:\n  - containerPort: 80\n    hostPort: 80\n    protocol: TCP\n  - containerPort: 443\n    hostPort: 443\n    protocol: TCP\n- role: worker\n";
+    let files = [kubesim_sim::scenario::InputFile { name: "kind.yaml".into(), text: cluster.into() }];
+    let (mut world, outcomes, errors) = kubesim_sim::loader::load(kubesim_sim::world::WorldConfig::seeded(1), &files);
+    assert!(errors.is_empty() && outcomes.iter().all(|o| o.errors.is_empty()), "{errors:?} {outcomes:?}");
+    world.run_until(2_000);
+    let nodes = run(&mut world, "kubectl get nodes --show-labels");
+    assert!(nodes.stdout.contains("kind-control-plane") && nodes.stdout.contains("ingress-ready=true") && nodes.stdout.contains("kind-worker"), "{}", nodes.stdout);
+    run(&mut world, &format!("kubectl apply -f {KIND_DEPLOY}"));
+    world.add_file("apps.yaml", &APPS.replace("  nodeName: node-4\n", ""));
+    world.add_file("ingresses.yaml", INGRESSES);
+    run(&mut world, "kubectl apply -f apps.yaml");
+    world.run_until(60_000);
+    let controller = run(&mut world, "kubectl get pods -n ingress-nginx -l app.kubernetes.io/component=controller -o wide");
+    assert!(controller.stdout.contains("Running") && controller.stdout.contains("kind-control-plane"), "the control-plane toleration and ingress-ready: {}", controller.stdout);
+    run(&mut world, "kubectl apply -f ingresses.yaml");
+    world.run_until(70_000);
+    let v2 = world.run_command("curl -s -H 'Host: hello.example' localhost/v2");
+    assert!(v2.stdout.contains("Version: 2.0.0"), "{v2:?}");
+    let v1 = world.run_command("curl -s --resolve hello.example:80:127.0.0.1 http://hello.example/");
+    assert!(v1.stdout.contains("Version: 1.0.0"), "{v1:?}");
+    let unmapped = world.run_command("curl -sS localhost:8080/");
+    assert_eq!(unmapped.exit_code, 7, "nothing listens on the workstation's 8080: {unmapped:?}");
+}
+
+/// The cloud manifest: a LoadBalancer Service and `--publish-service`, so the Ingress shows
+/// the load balancer's address, which reaches the controller. One node: the Service's
+/// `externalTrafficPolicy: Local` leaves nodes without a controller pod unhealthy, and the
+/// load balancer model does not health-check (it would send some connections there).
+#[test]
+fn the_cloud_manifest_publishes_the_load_balancer_address() {
+    let mut world = World::new(1);
+    world.add_node(kubesim_sim::cluster::node_template("node-1", "zone-a", "8", "16Gi", "110"));
+    world.run_until(2_000);
+    run(&mut world, "kubectl apply -f https://raw.githubusercontent.com/kubernetes/ingress-nginx/controller-v1.15.1/deploy/static/provider/cloud/deploy.yaml");
+    world.add_file("apps.yaml", &APPS.replace("  nodeName: node-4\n", ""));
+    world.add_file("ingresses.yaml", INGRESSES);
+    run(&mut world, "kubectl apply -f apps.yaml");
+    world.run_until(60_000);
+    run(&mut world, "kubectl apply -f ingresses.yaml");
+    world.run_until(180_000);
+    let lb = run(&mut world, "kubectl get svc -n ingress-nginx ingress-nginx-controller -o jsonpath={.status.loadBalancer.ingress[0].ip}").stdout;
+    assert!(lb.starts_with("172.18.255."), "{lb}");
+    let address = run(&mut world, "kubectl get ingress fanout -o jsonpath={.status.loadBalancer.ingress[0].ip}").stdout;
+    assert_eq!(address, lb);
+    let v1 = world.run_command(&format!("curl -s -H 'Host: hello.example' http://{lb}/"));
+    assert!(v1.stdout.contains("Version: 1.0.0"), "{v1:?}");
+}
