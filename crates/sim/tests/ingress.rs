@@ -165,3 +165,28 @@ fn the_cloud_manifest_publishes_the_load_balancer_address() {
     let v1 = world.run_command(&format!("curl -s -H 'Host: hello.example' http://{lb}/"));
     assert!(v1.stdout.contains("Version: 1.0.0"), "{v1:?}");
 }
+
+/// A TLS section with its Secret: plain HTTP is redirected (308, ssl-redirect), https is
+/// served with HSTS; `rewrite-target: /` hands the backend `/`; an Ingress of another class is
+/// not this controller's (the default server's 404).
+#[test]
+fn tls_redirects_rewrites_and_other_classes() {
+    let mut world = kind_world();
+    let extra = "apiVersion: v1\nkind: Secret\nmetadata: {name: tls-secret}\ntype: kubernetes.io/tls\ndata: {tls.crt: Y2VydA==, tls.key: a2V5}\n---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: secure}\nspec:\n  ingressClassName: nginx\n  tls: [{hosts: [secure.example], secretName: tls-secret}]\n  rules:\n  - host: secure.example\n    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 8080}}}}]}\n---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: rewrite\n  annotations: {nginx.ingress.kubernetes.io/rewrite-target: /}\nspec:\n  ingressClassName: nginx\n  rules:\n  - host: rewrite.example\n    http: {paths: [{path: /app, pathType: Prefix, backend: {service: {name: web2, port: {number: 80}}}}]}\n---\napiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: other}\nspec: {controller: example.com/other}\n---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: elsewhere}\nspec:\n  ingressClassName: other\n  rules:\n  - host: elsewhere.example\n    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 8080}}}}]}\n";
+    world.add_file("extra.yaml", extra);
+    run(&mut world, "kubectl apply -f extra.yaml");
+    world.run_until(world.now() + 5_000);
+    let node1 = node_ip(&mut world, "node-1");
+    let redirect = world.run_command(&format!("curl -s -i -H 'Host: secure.example' http://{node1}/x?y=1"));
+    assert!(redirect.stdout.starts_with("HTTP/1.1 308 Permanent Redirect\r\n"), "{redirect:?}");
+    assert!(redirect.stdout.contains("Location: https://secure.example/x?y=1\r\n"), "{redirect:?}");
+    let secure = world.run_command(&format!("curl -s -i -k --resolve secure.example:443:{node1} https://secure.example/"));
+    assert!(secure.stdout.contains("Strict-Transport-Security: max-age=31536000; includeSubDomains\r\n") && secure.stdout.contains("Version: 1.0.0"), "{secure:?}");
+    let rewritten = world.run_command(&format!("curl -s -H 'Host: rewrite.example' http://{node1}/app/deep/path"));
+    assert!(rewritten.stdout.contains("Version: 2.0.0"), "{rewritten:?}");
+    let other = world.run_command(&format!("curl -s -i -H 'Host: elsewhere.example' http://{node1}/"));
+    assert!(other.stdout.starts_with("HTTP/1.1 404 Not Found\r\n"), "{other:?}");
+    let get = run(&mut world, "kubectl get ingress secure elsewhere");
+    assert!(get.stdout.contains("secure      nginx   secure.example      ") && get.stdout.contains("80, 443"), "{}", get.stdout);
+    assert!(get.stdout.contains("elsewhere   other   elsewhere.example             80"), "another controller's Ingress gets no address: {}", get.stdout);
+}
