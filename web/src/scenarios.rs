@@ -38,6 +38,7 @@ const CRONJOB: &str = include_str!("../scenarios/cronjob.yaml");
 const PROBES: &str = include_str!("../scenarios/probes.yaml");
 const PREEMPTION: &str = include_str!("../scenarios/preemption.yaml");
 const PREEMPTION_HIGH: &str = include_str!("../scenarios/preemption-high.yaml");
+const INGRESS_FANOUT: &str = include_str!("../scenarios/ingress-fanout.yaml");
 
 fn apply(t_ms: u64, name: &str, text: impl Into<String>) -> TimedInput {
     TimedInput { t_ms, input: Input::Apply { name: name.to_string(), text: text.into() }, user: false }
@@ -125,6 +126,17 @@ pub fn all() -> Vec<Scenario> {
             title: "Service and DNS",
             summary: "A client resolves web through kube-dns and fetches from it every second: each packet goes through kube-proxy's rules to an endpoint. At 40 s web scales to 3, at 70 s to 0 (refused).",
             inputs: vec![apply(0, "service-dns.yaml", SERVICE_DNS), command(40_000, "kubectl scale deployment web --replicas=3"), command(70_000, "kubectl scale deployment web --replicas=0")],
+            view: "network",
+        },
+        Scenario {
+            name: "ingress",
+            title: "Ingress fan-out by path and host",
+            summary: "The ingress-nginx controller from its release manifest, two hello-app versions and Ingresses routing hello.example/ and /v2, v1.example and *.example.com: a client's requests through the controller's Service reach the backend each rule picks. At 60 s web2 scales to 0 and its routes answer 503.",
+            inputs: vec![
+                command(0, "kubectl apply -f https://raw.githubusercontent.com/kubernetes/ingress-nginx/controller-v1.15.1/deploy/static/provider/kind/deploy.yaml"),
+                apply(0, "ingress-fanout.yaml", INGRESS_FANOUT),
+                command(60_000, "kubectl scale deployment web2 --replicas=0"),
+            ],
             view: "network",
         },
         Scenario {

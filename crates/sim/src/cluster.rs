@@ -223,11 +223,19 @@ pub fn kind_cluster(config: &serde_json::Value) -> Result<(Vec<Node>, crate::wor
         let name = match role {
             "control-plane" => {
                 control_planes += 1;
-                if control_planes == 1 { format!("{cluster}-control-plane") } else { format!("{cluster}-control-plane{control_planes}") }
+                if control_planes == 1 {
+                    format!("{cluster}-control-plane")
+                } else {
+                    format!("{cluster}-control-plane{control_planes}")
+                }
             }
             "worker" => {
                 worker_index += 1;
-                if worker_index == 1 { format!("{cluster}-worker") } else { format!("{cluster}-worker{worker_index}") }
+                if worker_index == 1 {
+                    format!("{cluster}-worker")
+                } else {
+                    format!("{cluster}-worker{worker_index}")
+                }
             }
             other => return Err(format!("unknown node role: {other:?}")),
         };
@@ -262,7 +270,9 @@ pub fn kind_cluster(config: &serde_json::Value) -> Result<(Vec<Node>, crate::wor
         }
         for mapping in node.get("extraPortMappings").and_then(|p| p.as_array()).into_iter().flatten() {
             let port = |k: &str| mapping.get(k).and_then(|v| v.as_u64()).filter(|p| (1..=65535).contains(p)).map(|p| p as u16);
-            let (Some(container), Some(host)) = (port("containerPort"), port("hostPort")) else { return Err(format!("node {name}: extraPortMappings need containerPort and hostPort")) };
+            let (Some(container), Some(host)) = (port("containerPort"), port("hostPort")) else {
+                return Err(format!("node {name}: extraPortMappings need containerPort and hostPort"));
+            };
             let udp = mapping.get("protocol").and_then(|p| p.as_str()).is_some_and(|p| p.eq_ignore_ascii_case("udp"));
             ports.insert((host, udp), (name.clone(), container));
         }

@@ -34,10 +34,8 @@ pub fn run(world: &mut World, line: &str, until: Millis) -> (String, String, i32
 /// The primary node: the one labelled `minikube.k8s.io/primary=true`, else the first.
 fn primary_ip(world: &World) -> Option<String> {
     let nodes: Vec<_> = world.api().store().list(("", "nodes"), None).cloned().collect();
-    let primary = nodes
-        .iter()
-        .find(|n| n.metadata().labels.as_ref().and_then(|l| l.get("minikube.k8s.io/primary")).is_some_and(|v| v == "true"))
-        .or(nodes.first())?;
+    let primary =
+        nodes.iter().find(|n| n.metadata().labels.as_ref().and_then(|l| l.get("minikube.k8s.io/primary")).is_some_and(|v| v == "true")).or(nodes.first())?;
     let Object::Node(node) = primary.as_ref() else { return None };
     node.status.as_ref()?.addresses.as_ref()?.iter().find(|a| a.type_ == "InternalIP").map(|a| a.address.clone())
 }
@@ -51,7 +49,14 @@ fn enable_ingress(world: &mut World, until: Millis) -> (String, String, i32, boo
     if let Some(err) = results.iter().find_map(|r| r.outcome.as_ref().err()) {
         return (String::new(), format!("❌  Exiting due to MK_ADDON_ENABLE: enable failed: run callbacks: running callbacks: [sudo KUBECONFIG=/var/lib/minikube/kubeconfig kubectl apply -f /etc/kubernetes/addons/ingress-deploy.yaml: {err}]\n"), 10, false);
     }
-    let certgen = manifest.lines().find_map(|l| l.trim().strip_prefix("image: registry.k8s.io/ingress-nginx/kube-webhook-certgen:")).unwrap_or("").split('@').next().unwrap_or("").to_string();
+    let certgen = manifest
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("image: registry.k8s.io/ingress-nginx/kube-webhook-certgen:"))
+        .unwrap_or("")
+        .split('@')
+        .next()
+        .unwrap_or("")
+        .to_string();
     let mut out = format!(
         "💡  ingress is an addon maintained by Kubernetes. For any concerns contact minikube on GitHub.\nYou can view the list of minikube maintainers at: https://github.com/kubernetes/minikube/blob/master/OWNERS\n    ▪ Using image registry.k8s.io/ingress-nginx/controller:v{release}\n    ▪ Using image registry.k8s.io/ingress-nginx/kube-webhook-certgen:{certgen}\n    ▪ Using image registry.k8s.io/ingress-nginx/kube-webhook-certgen:{certgen}\n🔎  Verifying ingress addon...\n"
     );
@@ -88,7 +93,9 @@ fn controller_ready(world: &World) -> bool {
         .filter(|p| p.metadata.labels.as_ref().and_then(|l| l.get("app.kubernetes.io/component")).is_some_and(|c| c == "controller"))
         .collect();
     !controllers.is_empty()
-        && controllers.iter().all(|p| p.status.as_ref().and_then(|s| s.conditions.as_ref()).is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True")))
+        && controllers
+            .iter()
+            .all(|p| p.status.as_ref().and_then(|s| s.conditions.as_ref()).is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True")))
 }
 
 /// `minikube service NAME --url [-n NAMESPACE]`: `http://<node ip>:<node port>` per port.
@@ -114,7 +121,8 @@ fn service_urls(world: &World, args: &[&str]) -> (String, String, i32, bool) {
     };
     let Object::Service(svc) = service.as_ref() else { return (String::new(), String::new(), 1, false) };
     let ip = primary_ip(world).unwrap_or_default();
-    let urls: Vec<String> = svc.spec.iter().flat_map(|s| s.ports.iter().flatten()).filter_map(|p| p.node_port).map(|np| format!("http://{ip}:{np}\n")).collect();
+    let urls: Vec<String> =
+        svc.spec.iter().flat_map(|s| s.ports.iter().flatten()).filter_map(|p| p.node_port).map(|np| format!("http://{ip}:{np}\n")).collect();
     if urls.is_empty() {
         return (String::new(), format!("😿  service {namespace}/{name} has no node port\n"), 0, false);
     }

@@ -124,14 +124,22 @@ fn kind_extra_port_mappings_bring_localhost_to_the_controller() {
     assert!(errors.is_empty() && outcomes.iter().all(|o| o.errors.is_empty()), "{errors:?} {outcomes:?}");
     world.run_until(2_000);
     let nodes = run(&mut world, "kubectl get nodes --show-labels");
-    assert!(nodes.stdout.contains("kind-control-plane") && nodes.stdout.contains("ingress-ready=true") && nodes.stdout.contains("kind-worker"), "{}", nodes.stdout);
+    assert!(
+        nodes.stdout.contains("kind-control-plane") && nodes.stdout.contains("ingress-ready=true") && nodes.stdout.contains("kind-worker"),
+        "{}",
+        nodes.stdout
+    );
     run(&mut world, &format!("kubectl apply -f {KIND_DEPLOY}"));
     world.add_file("apps.yaml", &APPS.replace("  nodeName: node-4\n", ""));
     world.add_file("ingresses.yaml", INGRESSES);
     run(&mut world, "kubectl apply -f apps.yaml");
     world.run_until(60_000);
     let controller = run(&mut world, "kubectl get pods -n ingress-nginx -l app.kubernetes.io/component=controller -o wide");
-    assert!(controller.stdout.contains("Running") && controller.stdout.contains("kind-control-plane"), "the control-plane toleration and ingress-ready: {}", controller.stdout);
+    assert!(
+        controller.stdout.contains("Running") && controller.stdout.contains("kind-control-plane"),
+        "the control-plane toleration and ingress-ready: {}",
+        controller.stdout
+    );
     run(&mut world, "kubectl apply -f ingresses.yaml");
     world.run_until(70_000);
     let v2 = world.run_command("curl -s -H 'Host: hello.example' localhost/v2");
@@ -181,7 +189,10 @@ fn tls_redirects_rewrites_and_other_classes() {
     assert!(redirect.stdout.starts_with("HTTP/1.1 308 Permanent Redirect\r\n"), "{redirect:?}");
     assert!(redirect.stdout.contains("Location: https://secure.example/x?y=1\r\n"), "{redirect:?}");
     let secure = world.run_command(&format!("curl -s -i -k --resolve secure.example:443:{node1} https://secure.example/"));
-    assert!(secure.stdout.contains("Strict-Transport-Security: max-age=31536000; includeSubDomains\r\n") && secure.stdout.contains("Version: 1.0.0"), "{secure:?}");
+    assert!(
+        secure.stdout.contains("Strict-Transport-Security: max-age=31536000; includeSubDomains\r\n") && secure.stdout.contains("Version: 1.0.0"),
+        "{secure:?}"
+    );
     let rewritten = world.run_command(&format!("curl -s -H 'Host: rewrite.example' http://{node1}/app/deep/path"));
     assert!(rewritten.stdout.contains("Version: 2.0.0"), "{rewritten:?}");
     let other = world.run_command(&format!("curl -s -i -H 'Host: elsewhere.example' http://{node1}/"));
