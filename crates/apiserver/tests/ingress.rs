@@ -144,8 +144,8 @@ fn ingress_validation_messages_match_upstream() {
     // ImplementationSpecific may leave the path empty; Exact and Prefix may not.
     api.create(&path("{pathType: ImplementationSpecific, backend: {service: {name: web, port: {number: 80}}}}")).unwrap();
     // ValidateIngressCreate: the legacy annotation must agree with ingressClassName.
-    let both = format!("apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {{name: y, annotations: {{kubernetes.io/ingress.class: a}}}}\nspec:\n  ingressClassName: b\n  defaultBackend: {{service: {{name: web, port: {{number: 80}}}}}}\n");
-    assert_eq!(err(&mut api, &both), "Ingress.networking.k8s.io \"y\" is invalid: annotations.kubernetes.io/ingress.class: Invalid value: \"a\": must match `ingressClassName` when both are specified");
+    let both = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: y, annotations: {kubernetes.io/ingress.class: a}}\nspec:\n  ingressClassName: b\n  defaultBackend: {service: {name: web, port: {number: 80}}}\n";
+    assert_eq!(err(&mut api, both), "Ingress.networking.k8s.io \"y\" is invalid: annotations.kubernetes.io/ingress.class: Invalid value: \"a\": must match `ingressClassName` when both are specified");
 }
 
 #[test]

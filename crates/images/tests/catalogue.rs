@@ -368,7 +368,8 @@ fn kubernetes_images() {
     assert_eq!(ctl.os.flavour, "alpine");
     assert!(resolve("registry.k8s.io/ingress-nginx/controller:v1.12.1").is_ok());
     assert!(matches!(resolve("registry.k8s.io/ingress-nginx/controller:v1.16.0"), Err(PullError::NotFound { .. })));
-    let certgen = resolve("registry.k8s.io/ingress-nginx/kube-webhook-certgen:v1.6.9@sha256:01038e7de14b78d702d2849c3aad72fd25903c4765af63cf16aa3398f5d5f2dd").unwrap();
+    let certgen =
+        resolve("registry.k8s.io/ingress-nginx/kube-webhook-certgen:v1.6.9@sha256:01038e7de14b78d702d2849c3aad72fd25903c4765af63cf16aa3398f5d5f2dd").unwrap();
     assert_eq!(certgen.program("/kube-webhook-certgen"), Some("kube-webhook-certgen"));
     assert!(resolve("registry.k8s.io/ingress-nginx/kube-webhook-certgen:v20231011-8b53cabe0").is_ok());
 }

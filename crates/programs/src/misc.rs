@@ -464,7 +464,12 @@ impl Daemon {
                     // nginx's default server before the first configuration: `return 404`.
                     80 | 443 => {
                         let body = kubesim_os::net::http::nginx::error_page(404, "1.27.1", false);
-                        let mut s = format!("HTTP/1.1 404 Not Found\r\nDate: {}\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: keep-alive\r\n\r\n", common::http_date(now), body.len()).into_bytes();
+                        let mut s = format!(
+                            "HTTP/1.1 404 Not Found\r\nDate: {}\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: keep-alive\r\n\r\n",
+                            common::http_date(now),
+                            body.len()
+                        )
+                        .into_bytes();
                         s.extend_from_slice(&body);
                         Some(s)
                     }
@@ -854,7 +859,9 @@ impl Program for WebhookCertgen {
     fn resume(&mut self, os: &mut dyn Os, _wake: Wake) -> Step {
         let ts = ts_rfc3339(os);
         let args = &self.spawn.argv[1.min(self.spawn.argv.len())..];
-        let line = |os: &mut dyn Os, msg: &str, source: &str| common::err(os, &format!("{{\"level\":\"info\",\"msg\":\"{msg}\",\"source\":\"{source}\",\"time\":\"{ts}\"}}\n"));
+        let line = |os: &mut dyn Os, msg: &str, source: &str| {
+            common::err(os, &format!("{{\"level\":\"info\",\"msg\":\"{msg}\",\"source\":\"{source}\",\"time\":\"{ts}\"}}\n"))
+        };
         match args.first().map(String::as_str) {
             Some("create") => {
                 line(os, "creating new secret", "cmd/create.go:28");

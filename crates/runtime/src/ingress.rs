@@ -168,20 +168,26 @@ pub fn is_controller_image(image: &str) -> bool {
     image.contains("ingress-nginx/controller")
 }
 
-/// A request that reached a running controller pod (`controller`: its host and pod IP) on
-/// `port` (80 or 443): nginx's answer, after the second hop to a backend when a location
-/// proxies. `round_trip` is the client ↔ controller part of the latency.
-pub fn proxy(
-    hosts: &mut BTreeMap<String, Host>,
-    fabric: &Fabric,
-    config: &Config,
-    controller: (&str, &str),
-    client: (&str, u16),
-    port: u16,
-    data: &[u8],
-    now: Millis,
-    round_trip: Millis,
-) -> Delivery {
+/// A connection that reached a running controller pod on port 80 or 443.
+pub struct Arrival<'a> {
+    /// The controller pod's host and pod IP.
+    pub controller: (&'a str, &'a str),
+    /// The client's address and port.
+    pub client: (&'a str, u16),
+    /// The port it arrived on.
+    pub port: u16,
+    /// The bytes the client sent.
+    pub data: &'a [u8],
+    /// When.
+    pub now: Millis,
+    /// The client ↔ controller part of the latency.
+    pub round_trip: Millis,
+}
+
+/// nginx's answer to a connection that reached a controller pod, after the second hop to a
+/// backend when a location proxies.
+pub fn proxy(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, config: &Config, arrival: &Arrival) -> Delivery {
+    let Arrival { controller, client, port, data, now, round_trip } = *arrival;
     let answer = |bytes: Vec<u8>, latency_ms: Millis, served_by: Option<String>| Delivery { reply: NetReply::Tcp(Ok(bytes)), latency_ms, served_by };
     let https = port == 443;
     let Ok(request) = Request::parse(data) else { return answer(page(400, now, &[]), round_trip, None) };
@@ -305,7 +311,8 @@ mod tests {
     #[test]
     fn the_docs_path_matching_table() {
         use PathType::{Exact, Prefix};
-        let table: &[(&[(PathType, &str)], &str, bool)] = &[
+        type Row = (&'static [(PathType, &'static str)], &'static str, bool);
+        let table: &[Row] = &[
             (&[(Prefix, "/")], "/anything/at/all", true),
             (&[(Exact, "/foo")], "/foo", true),
             (&[(Exact, "/foo")], "/bar", false),

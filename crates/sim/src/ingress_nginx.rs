@@ -436,10 +436,8 @@ impl IngressNginx {
             Object::Pod(_) if deleted => {
                 self.pods.remove(&k);
             }
-            Object::Pod(p) => {
-                if Flags::of(p).is_some() {
-                    self.pods.insert(k, Arc::new((**p).clone()));
-                }
+            Object::Pod(p) if Flags::of(p).is_some() => {
+                self.pods.insert(k, Arc::new((**p).clone()));
             }
             _ if object.kind() == "EndpointSlice" && deleted => {
                 self.slices.remove(&k);
