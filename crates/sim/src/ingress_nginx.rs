@@ -126,8 +126,9 @@ pub struct IngressNginx {
     ingresses: BTreeMap<Key, Arc<Object>>,
     classes: BTreeMap<String, Arc<Object>>,
     services: BTreeMap<Key, Arc<Object>>,
-    /// EndpointSlices by (namespace, slice name), decoded once.
-    slices: BTreeMap<Key, Arc<EndpointSlice>>,
+    /// EndpointSlices by (namespace, slice name); those of a backend Service are decoded when
+    /// the configuration is rendered.
+    slices: BTreeMap<Key, Arc<Object>>,
     /// TLS Secrets by key: whether they carry a certificate (`tls.crt`).
     secrets: BTreeMap<Key, bool>,
     /// The controller pods.
@@ -208,11 +209,12 @@ impl IngressNginx {
         let Some(service_port) = service_port else { return Some(Upstream { name, endpoints: Vec::new() }) };
         let port_name = service_port.name.clone().unwrap_or_default();
         let mut endpoints = Vec::new();
-        for ((ns, _), slice) in &self.slices {
-            let owner = slice.metadata.labels.as_ref().and_then(|l| l.get("kubernetes.io/service-name"));
+        for ((ns, _), object) in &self.slices {
+            let owner = object.metadata().labels.as_ref().and_then(|l| l.get("kubernetes.io/service-name"));
             if ns != namespace || owner != Some(&service.name) {
                 continue;
             }
+            let Some(slice) = object.decode::<EndpointSlice>() else { continue };
             let Some(target) = slice.ports.iter().flatten().find(|p| p.name.clone().unwrap_or_default() == port_name).and_then(|p| p.port) else { continue };
             for endpoint in &slice.endpoints {
                 if endpoint.conditions.as_ref().and_then(|c| c.ready) == Some(false) {
@@ -443,9 +445,7 @@ impl IngressNginx {
                 self.slices.remove(&k);
             }
             _ if object.kind() == "EndpointSlice" => {
-                if let Some(slice) = object.decode::<EndpointSlice>() {
-                    self.slices.insert(k, Arc::new(slice));
-                }
+                self.slices.insert(k, object.clone());
             }
             _ => {}
         }
@@ -525,7 +525,8 @@ impl Component for IngressNginx {
             }
         }
         self.apply(&event.object, event.event_type == EventType::Deleted);
-        if !self.armed {
+        // Nothing to render (or to stop) without a controller pod.
+        if !self.armed && (!self.pods.is_empty() || self.running.is_some()) {
             self.armed = true;
             ctx.after(0, PUBLISH);
         }
