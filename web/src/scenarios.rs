@@ -45,6 +45,7 @@ const NETPOL_DNS: &str = include_str!("../scenarios/netpol-dns.yaml");
 const NETPOL_DNS_EGRESS: &str = include_str!("../scenarios/netpol-dns-egress.yaml");
 const NETPOL_DNS_FIX: &str = include_str!("../scenarios/netpol-dns-fix.yaml");
 const ZONE_PARTITION: &str = include_str!("../scenarios/zone-partition.yaml");
+const INGRESS_FANOUT: &str = include_str!("../scenarios/ingress-fanout.yaml");
 
 fn apply(t_ms: u64, name: &str, text: impl Into<String>) -> TimedInput {
     TimedInput { t_ms, input: Input::Apply { name: name.to_string(), text: text.into() }, user: false }
@@ -153,6 +154,17 @@ pub fn all() -> Vec<Scenario> {
             title: "Zone partition",
             summary: "web runs one replica per zone; a client in zone-a fetches through the Service. At 20 s zone-a and zone-b are cut apart: connections to the zone-b endpoint time out, yet every node stays Ready and every endpoint stays in the Service. At 60 s it heals.",
             inputs: vec![apply(0, "zone-partition.yaml", ZONE_PARTITION), command(20_000, "fault partition zone=zone-a zone=zone-b"), command(60_000, "fault heal")],
+            view: "network",
+        },
+        Scenario {
+            name: "ingress",
+            title: "Ingress fan-out by path and host",
+            summary: "The ingress-nginx controller from its release manifest, two hello-app versions and Ingresses routing hello.example/ and /v2, v1.example and *.example.com: a client's requests through the controller's Service reach the backend each rule picks. At 60 s web2 scales to 0 and its routes answer 503.",
+            inputs: vec![
+                command(0, "kubectl apply -f https://raw.githubusercontent.com/kubernetes/ingress-nginx/controller-v1.15.1/deploy/static/provider/kind/deploy.yaml"),
+                apply(0, "ingress-fanout.yaml", INGRESS_FANOUT),
+                command(60_000, "kubectl scale deployment web2 --replicas=0"),
+            ],
             view: "network",
         },
         Scenario {

@@ -303,6 +303,17 @@ fn gallery_scenarios_do_what_they_say() {
     assert!(liveness.restarts >= 1, "restarted by its liveness probe: {liveness:?}");
     assert_eq!(pods_of(&probes, "readiness-exec")[0].ready, "1/1");
 
+    let ingress = scenario_world("ingress", 90_000);
+    let world = ingress.engine().world();
+    let client = world.api().store().get(("", "pods"), "default", "client").and_then(|p| p.as_pod().cloned()).unwrap();
+    let node = client.spec.and_then(|s| s.node_name).unwrap();
+    let id = world.host(&node).unwrap().cri.pod_container_attempts(client.metadata.uid.as_deref().unwrap(), "client").last().map(|c| c.id.clone()).unwrap();
+    let log = world.host(&node).unwrap().cri.container_logs(&id).unwrap_or_default();
+    assert!(log.contains("hello.example/: Hello, world! Version: 1.0.0 Hostname: web-"), "the path fan-out: {log}");
+    assert!(log.contains("hello.example/v2: Hello, world! Version: 2.0.0 Hostname: web2-"), "{log}");
+    assert!(log.contains("v1.example/: Hello, world! Version: 1.0.0") && log.contains("shop.example.com/: Hello, world! Version: 2.0.0"), "by host: {log}");
+    assert!(log.contains("hello.example/v2: wget: server returned error: HTTP/1.1 503 Service Temporarily Unavailable"), "web2 at 0 replicas: {log}");
+
     let preemption = scenario_world("preemption", 70_000);
     assert_eq!(pods_of(&preemption, "frontend")[0].status, "Running", "the high-priority pod runs");
     assert!(pods_of(&preemption, "batch-").iter().any(|p| p.status == "Pending"), "a preempted batch pod's replacement waits");

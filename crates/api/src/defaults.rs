@@ -36,6 +36,12 @@ pub fn apply_defaults(object: &mut Object) {
                 }
             }
         }
+        Object::IngressClass(class) => {
+            // pkg/apis/networking/v1/defaults.go SetDefaults_IngressClass.
+            if let Some(parameters) = class.spec.as_mut().and_then(|s| s.parameters.as_mut()) {
+                parameters.scope.get_or_insert_with(|| "Cluster".to_string());
+            }
+        }
         Object::Dynamic(d) => default_dynamic(&d.kind.clone(), &mut d.rest),
         _ => {}
     }

@@ -5,6 +5,7 @@
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::coordination::v1 as coordination;
 use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::api::networking::v1 as networking;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
@@ -187,6 +188,8 @@ typed_kinds! {
     Deployment => apps::Deployment, "deployments", ["deploy"], Namespaced, status;
     ReplicaSet => apps::ReplicaSet, "replicasets", ["rs"], Namespaced, status;
     Lease => coordination::Lease, "leases", [], Namespaced, nostatus;
+    Ingress => networking::Ingress, "ingresses", ["ing"], Namespaced, status;
+    IngressClass => networking::IngressClass, "ingressclasses", [], Cluster, nostatus;
 }
 
 /// The remaining built-in kinds of Kubernetes v1.34, served and stored as JSON.
@@ -218,8 +221,6 @@ pub const DYNAMIC_KINDS: &[KindInfo] = &[
     dynamic("events.k8s.io/v1", "Event", "events", &["ev"], Scope::Namespaced),
     dynamic("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", "flowschemas", &[], Scope::Cluster),
     dynamic("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration", "prioritylevelconfigurations", &[], Scope::Cluster),
-    dynamic("networking.k8s.io/v1", "Ingress", "ingresses", &["ing"], Scope::Namespaced),
-    dynamic("networking.k8s.io/v1", "IngressClass", "ingressclasses", &[], Scope::Cluster),
     dynamic("networking.k8s.io/v1", "NetworkPolicy", "networkpolicies", &["netpol"], Scope::Namespaced),
     dynamic("networking.k8s.io/v1", "IPAddress", "ipaddresses", &[], Scope::Cluster),
     dynamic("networking.k8s.io/v1", "ServiceCIDR", "servicecidrs", &[], Scope::Cluster),

@@ -20,6 +20,8 @@ pub enum FieldErrorKind {
     Duplicate(String),
     /// `Forbidden: <detail>`.
     Forbidden,
+    /// `Too long: <detail>`.
+    TooLong,
 }
 
 /// One field error.
@@ -44,6 +46,7 @@ impl fmt::Display for FieldError {
             }
             FieldErrorKind::Duplicate(value) => return write!(f, "{}: Duplicate value: {}", self.path, value),
             FieldErrorKind::Forbidden => write!(f, "{}: Forbidden", self.path)?,
+            FieldErrorKind::TooLong => write!(f, "{}: Too long", self.path)?,
         }
         if !self.detail.is_empty() {
             write!(f, ": {}", self.detail)?;
@@ -167,11 +170,252 @@ pub fn validate_create(object: &Object) -> Vec<FieldError> {
                 config_key(key, &format!("data[{key}]"), &mut errors);
             }
         }
+        Object::Ingress(ingress) => validate_ingress_spec(ingress.spec.as_ref(), &mut errors),
+        Object::IngressClass(class) => validate_ingress_class_spec(class.spec.as_ref(), &mut errors),
         Object::Dynamic(d) => validate_json_kind(&d.kind, &d.metadata, &serde_json::Value::Object(d.rest.clone()), &mut errors),
         Object::Node(_) | Object::Namespace(_) => {}
         _ => {}
     }
     errors
+}
+
+/// What ValidateIngressCreate adds to the rules creates and updates share: the legacy
+/// `kubernetes.io/ingress.class` annotation must agree with `spec.ingressClassName`.
+pub fn validate_create_only(object: &Object) -> Vec<FieldError> {
+    let Object::Ingress(ingress) = object else { return Vec::new() };
+    let annotation = ingress.metadata.annotations.as_ref().and_then(|a| a.get(INGRESS_CLASS_ANNOTATION));
+    let class = ingress.spec.as_ref().and_then(|s| s.ingress_class_name.as_ref());
+    match (annotation, class) {
+        (Some(annotation), Some(class)) if annotation != class => {
+            vec![invalid(format!("annotations.{INGRESS_CLASS_ANNOTATION}"), format!("{annotation:?}"), "must match `ingressClassName` when both are specified")]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The legacy class annotation (networking/v1beta1 AnnotationIngressClass).
+pub const INGRESS_CLASS_ANNOTATION: &str = "kubernetes.io/ingress.class";
+
+const WILDCARD_DNS1123_SUBDOMAIN_MSG: &str = "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character (e.g. '*.example.com', regex used for validation is '\\*\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+
+/// IsWildcardDNS1123Subdomain (`*.example.com`).
+pub fn wildcard_dns1123_subdomain_errors(text: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    if text.len() > 253 {
+        errors.push("must be no more than 253 characters".to_string());
+    }
+    let ok = text.strip_prefix("*.").is_some_and(|rest| !rest.is_empty() && rest.split('.').all(valid_dns1123_label));
+    if !ok {
+        errors.push(WILDCARD_DNS1123_SUBDOMAIN_MSG.to_string());
+    }
+    errors
+}
+
+/// Whether a host is an IPv4 or IPv6 literal (netutils.ParseIPSloppy).
+fn is_ip_literal(host: &str) -> bool {
+    host.parse::<std::net::IpAddr>().is_ok()
+        || host.split('.').count() == 4 && host.split('.').all(|o| !o.is_empty() && o.len() <= 3 && o.parse::<u8>().is_ok())
+}
+
+/// ValidateIngressSpec (pkg/apis/networking/validation): rules or a default backend, each
+/// rule's host, paths and backends, the TLS hosts and secret names, the class name.
+fn validate_ingress_spec(spec: Option<&k8s_openapi::api::networking::v1::IngressSpec>, errors: &mut Vec<FieldError>) {
+    let default = Default::default();
+    let spec = spec.unwrap_or(&default);
+    let rules = spec.rules.as_deref().unwrap_or(&[]);
+    if rules.is_empty() && spec.default_backend.is_none() {
+        // field.Invalid renders the Go value: a nil or empty []networking.IngressRule.
+        let value = if spec.rules.is_some() { "[]networking.IngressRule{}" } else { "[]networking.IngressRule(nil)" };
+        errors.push(invalid("spec", value.to_string(), "either `defaultBackend` or `rules` must be specified"));
+    }
+    if let Some(backend) = &spec.default_backend {
+        validate_ingress_backend(backend, "spec.defaultBackend", errors);
+    }
+    for (i, rule) in rules.iter().enumerate() {
+        let path = format!("spec.rules[{i}]");
+        if let Some(host) = rule.host.as_deref().filter(|h| !h.is_empty()) {
+            if is_ip_literal(host) {
+                errors.push(invalid(format!("{path}.host"), format!("{host:?}"), "must be a DNS name, not an IP address"));
+            }
+            let problems = if host.contains('*') { wildcard_dns1123_subdomain_errors(host) } else { dns1123_subdomain_errors(host) };
+            for problem in problems {
+                errors.push(invalid(format!("{path}.host"), format!("{host:?}"), problem));
+            }
+        }
+        let Some(http) = &rule.http else { continue };
+        if http.paths.is_empty() {
+            errors.push(required(format!("{path}.http.paths"), ""));
+        }
+        for (j, p) in http.paths.iter().enumerate() {
+            validate_http_ingress_path(p, &format!("{path}.http.paths[{j}]"), errors);
+        }
+    }
+    for (i, tls) in spec.tls.iter().flatten().enumerate() {
+        for (j, host) in tls.hosts.iter().flatten().enumerate() {
+            let problems = if host.contains('*') { wildcard_dns1123_subdomain_errors(host) } else { dns1123_subdomain_errors(host) };
+            for problem in problems {
+                errors.push(invalid(format!("spec.tls[{i}].hosts[{j}]"), format!("{host:?}"), problem));
+            }
+        }
+        if let Some(secret) = tls.secret_name.as_deref().filter(|s| !s.is_empty()) {
+            for problem in dns1123_subdomain_errors(secret) {
+                errors.push(invalid(format!("spec.tls[{i}].secretName"), format!("{secret:?}"), problem));
+            }
+        }
+    }
+    if let Some(class) = &spec.ingress_class_name {
+        for problem in dns1123_subdomain_errors(class) {
+            errors.push(invalid("spec.ingressClassName", format!("{class:?}"), problem));
+        }
+    }
+}
+
+/// validateHTTPIngressPath: pathType is required; Exact and Prefix paths are absolute and
+/// clean; ImplementationSpecific paths, when given, are absolute.
+fn validate_http_ingress_path(p: &k8s_openapi::api::networking::v1::HTTPIngressPath, path: &str, errors: &mut Vec<FieldError>) {
+    let value = p.path.as_deref().unwrap_or("");
+    match p.path_type.as_str() {
+        // The decoder leaves an absent pathType empty (the API server's nil).
+        "" => {
+            errors.push(required(format!("{path}.pathType"), "pathType must be specified"));
+            return;
+        }
+        "Exact" | "Prefix" => {
+            if !value.starts_with('/') {
+                errors.push(invalid(format!("{path}.path"), format!("{value:?}"), "must be an absolute path"));
+            }
+            for sequence in ["//", "/./", "/../", "%2f", "%2F"] {
+                if value.contains(sequence) {
+                    errors.push(invalid(format!("{path}.path"), format!("{value:?}"), format!("must not contain '{sequence}'")));
+                }
+            }
+            for suffix in ["/..", "/."] {
+                if value.ends_with(suffix) {
+                    errors.push(invalid(format!("{path}.path"), format!("{value:?}"), format!("cannot end with '{suffix}'")));
+                }
+            }
+        }
+        "ImplementationSpecific" => {
+            if !value.is_empty() && !value.starts_with('/') {
+                errors.push(invalid(format!("{path}.path"), format!("{value:?}"), "must be an absolute path"));
+            }
+        }
+        other => errors.push(not_supported(format!("{path}.pathType"), other, vec!["Exact", "ImplementationSpecific", "Prefix"])),
+    }
+    validate_ingress_backend(&p.backend, &format!("{path}.backend"), errors);
+}
+
+/// validateIngressBackend: exactly one of a service or a resource; a service names itself
+/// and one port (by name or number).
+fn validate_ingress_backend(backend: &k8s_openapi::api::networking::v1::IngressBackend, path: &str, errors: &mut Vec<FieldError>) {
+    match (&backend.resource, &backend.service) {
+        (Some(_), Some(_)) => errors.push(invalid(path, "\"\"".into(), "cannot set both resource and service backends")),
+        (Some(resource), None) => {
+            let at = format!("{path}.resource");
+            if let Some(group) = resource.api_group.as_deref() {
+                for problem in dns1123_subdomain_errors(group) {
+                    errors.push(invalid(format!("{at}.apiGroup"), format!("{group:?}"), problem));
+                }
+            }
+            for (field, value) in [("kind", resource.kind.as_str()), ("name", resource.name.as_str())] {
+                if value.is_empty() {
+                    errors.push(required(format!("{at}.{field}"), ""));
+                } else {
+                    for problem in path_segment_name_errors(value) {
+                        errors.push(invalid(format!("{at}.{field}"), format!("{value:?}"), problem));
+                    }
+                }
+            }
+        }
+        (None, Some(service)) => {
+            if service.name.is_empty() {
+                errors.push(required(format!("{path}.service.name"), ""));
+            } else {
+                // ValidateServiceName: a DNS-1035 label.
+                for problem in dns1035_label_errors(&service.name) {
+                    errors.push(invalid(format!("{path}.service.name"), format!("{:?}", service.name), problem));
+                }
+            }
+            let port = service.port.clone().unwrap_or_default();
+            let name = port.name.as_deref().unwrap_or("");
+            let number = port.number.unwrap_or(0);
+            match (!name.is_empty(), number != 0) {
+                (true, true) => errors.push(invalid(path, "\"\"".into(), "cannot set both port name & port number")),
+                (true, false) => {
+                    for problem in port_name_errors(name) {
+                        errors.push(invalid(format!("{path}.service.port.name"), format!("{name:?}"), problem));
+                    }
+                }
+                (false, true) => {
+                    if !(1..=65535).contains(&number) {
+                        errors.push(invalid(format!("{path}.service.port.number"), number.to_string(), "must be between 1 and 65535, inclusive"));
+                    }
+                }
+                (false, false) => errors.push(required(path, "port name or number is required")),
+            }
+        }
+        (None, None) => errors.push(invalid(path, "\"\"".into(), "resource or service backend is required")),
+    }
+}
+
+/// validateIngressClassSpec: a domain-prefixed controller name of at most 250 bytes and a
+/// well-formed parameters reference.
+fn validate_ingress_class_spec(spec: Option<&k8s_openapi::api::networking::v1::IngressClassSpec>, errors: &mut Vec<FieldError>) {
+    let default = Default::default();
+    let spec = spec.unwrap_or(&default);
+    let controller = spec.controller.as_deref().unwrap_or("");
+    if controller.is_empty() {
+        errors.push(required("spec.controller", ""));
+    } else {
+        if controller.len() > 250 {
+            errors.push(FieldError { path: "spec.controller".into(), kind: FieldErrorKind::TooLong, detail: "may not be more than 250 bytes".into() });
+        }
+        // IsDomainPrefixedPath.
+        match controller.split_once('/') {
+            Some((host, rest)) if !host.is_empty() && !rest.is_empty() => {
+                for problem in dns1123_subdomain_errors(host) {
+                    errors.push(invalid("spec.controller", format!("{host:?}"), problem));
+                }
+                if !rest.chars().all(|c| c.is_ascii_alphanumeric() || "/-._~%!$&'()*+,;=:".contains(c)) {
+                    errors.push(invalid(
+                        "spec.controller",
+                        format!("{rest:?}"),
+                        "must be a valid path (regex used for validation is '[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+')",
+                    ));
+                }
+            }
+            _ => errors.push(invalid("spec.controller", format!("{controller:?}"), "must be a domain-prefixed path (such as \"acme.io/foo\")")),
+        }
+    }
+    let Some(params) = &spec.parameters else { return };
+    if let Some(group) = params.api_group.as_deref() {
+        for problem in dns1123_subdomain_errors(group) {
+            errors.push(invalid("spec.parameters.apiGroup", format!("{group:?}"), problem));
+        }
+    }
+    for (field, value) in [("kind", params.kind.as_str()), ("name", params.name.as_str())] {
+        if value.is_empty() {
+            errors.push(required(format!("spec.parameters.{field}"), ""));
+        } else {
+            for problem in path_segment_name_errors(value) {
+                errors.push(invalid(format!("spec.parameters.{field}"), format!("{value:?}"), problem));
+            }
+        }
+    }
+    match params.scope.as_deref() {
+        None => errors.push(required("spec.parameters.scope", "")),
+        Some("Namespace") => match params.namespace.as_deref() {
+            None => errors.push(required("spec.parameters.namespace", "`parameters.scope` is set to 'Namespace'")),
+            Some(ns) => {
+                for problem in dns1123_label_errors(ns) {
+                    errors.push(invalid("spec.parameters.namespace", format!("{ns:?}"), problem));
+                }
+            }
+        },
+        Some("Cluster") if params.namespace.is_some() => errors.push(forbidden("spec.parameters.namespace", "`parameters.scope` is set to 'Cluster'")),
+        Some("Cluster") => {}
+        Some(other) => errors.push(not_supported("spec.parameters.scope", other, vec!["Cluster", "Namespace"])),
+    }
 }
 
 fn config_key(key: &str, path: &str, errors: &mut Vec<FieldError>) {

@@ -1,5 +1,6 @@
 //! Admission plugins that run on create (mutating, in upstream order: ServiceAccount, Priority,
-//! DefaultTolerationSeconds; then the pod registry's PrepareForCreate), and update validation.
+//! DefaultTolerationSeconds; then the pod registry's PrepareForCreate; DefaultIngressClass for
+//! Ingresses), and update validation.
 
 use crate::error::{ApiError, Result};
 use crate::server::{random_suffix, Request};
@@ -20,7 +21,37 @@ pub fn admit_create(object: &mut Object, store: &Store, req: &mut Request) -> Re
         admit_default_toleration_seconds(pod);
         prepare_pod_for_create(pod);
     }
+    if let Object::Ingress(ingress) = object {
+        admit_default_ingress_class(ingress, store);
+    }
     Ok(())
+}
+
+/// The annotation that marks the default IngressClass (k8s.io/api networking/v1).
+pub const DEFAULT_INGRESS_CLASS_ANNOTATION: &str = "ingressclass.kubernetes.io/is-default-class";
+
+/// DefaultIngressClass (plugin/pkg/admission/network/defaultingressclass), CREATE only: an
+/// Ingress that names no class, neither in `spec.ingressClassName` nor in the legacy
+/// `kubernetes.io/ingress.class` annotation, gets the default IngressClass. Since v1.25 several
+/// defaults no longer fail the request: getDefaultClass takes the newest (the lower name
+/// between equally old ones). Without a default the Ingress is left alone.
+fn admit_default_ingress_class(ingress: &mut kubesim_api::k8s_openapi::api::networking::v1::Ingress, store: &Store) {
+    if ingress.spec.as_ref().is_some_and(|s| s.ingress_class_name.is_some()) {
+        return;
+    }
+    if ingress.metadata.annotations.as_ref().is_some_and(|a| a.contains_key(kubesim_api::validation::INGRESS_CLASS_ANNOTATION)) {
+        return;
+    }
+    let mut defaults: Vec<(Option<kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>, String)> = store
+        .list(("networking.k8s.io", "ingressclasses"), None)
+        .filter(|c| c.metadata().annotations.as_ref().and_then(|a| a.get(DEFAULT_INGRESS_CLASS_ANNOTATION)).is_some_and(|v| v == "true"))
+        .map(|c| (c.metadata().creation_timestamp.clone(), c.name().to_string()))
+        .collect();
+    // Newest first; equal timestamps by name.
+    kubesim_api::sort::sort_by(&mut defaults, |a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    if let Some((_, name)) = defaults.into_iter().next() {
+        ingress.spec.get_or_insert_with(Default::default).ingress_class_name = Some(name);
+    }
 }
 
 /// StorageObjectInUseProtection (plugin/pkg/admission/storage/storageobjectinuseprotection):

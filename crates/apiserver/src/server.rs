@@ -259,7 +259,8 @@ impl ApiServer {
         let uid = new_uid(req.rng);
         object.metadata_mut().uid = Some(uid.clone());
         kubesim_api::defaults::prepare_job_for_create(&mut object);
-        let errors = validate_create(&object);
+        let mut errors = validate_create(&object);
+        errors.extend(kubesim_api::validation::validate_create_only(&object));
         if !errors.is_empty() {
             self.release_service(service_allocations);
             // Invalid errors name the qualified kind (`Deployment.apps`), as errors.NewInvalid does.
@@ -844,6 +845,8 @@ fn immutable_field_errors(new: &Object, old: &Object, info: &KindInfo) -> Vec<ku
     let pointers: &[&str] = match info.kind {
         "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet" => &["/spec/selector"],
         "Job" => &["/spec/selector", "/spec/completionMode"],
+        // validateIngressClassSpecUpdate.
+        "IngressClass" => &["/spec/controller"],
         _ => &[],
     };
     for pointer in pointers {

@@ -140,6 +140,10 @@ pub struct ContainerRuntime {
     next_request: u64,
     /// Requests in flight: id → container.
     in_flight: BTreeMap<u64, String>,
+    /// Ports published on this machine (docker's `-p`, kind's `extraPortMappings` on the
+    /// workstation): a loopback connection to one leaves the machine, as docker-proxy forwards
+    /// it to the container it publishes.
+    pub published: std::collections::BTreeSet<(u16, bool)>,
 }
 
 fn no_foreign(_: &str, _: &kubesim_os::program::Spawn, _: &str, _: &[(u16, bool)]) -> Option<Box<dyn kubesim_os::program::Program>> {
@@ -166,6 +170,7 @@ impl ContainerRuntime {
             outbox: Vec::new(),
             next_request: 1,
             in_flight: BTreeMap::new(),
+            published: std::collections::BTreeSet::new(),
         }
     }
 
@@ -371,6 +376,9 @@ impl ContainerRuntime {
             NetCall::Dns { .. } => Vec::new(),
         };
         let from_ip = self.sandboxes.get(from_sandbox).map(|s| s.ip.clone()).unwrap_or_default();
+        if (dst.starts_with("127.") || dst == "::1") && self.published.contains(&(port, udp)) {
+            return None;
+        }
         // Only the caller's own network namespace: other pods of this node are reached over the
         // node's bridge, through the fabric (`kubesim_runtime::net`), where NetworkPolicy applies.
         let own = dst.starts_with("127.") || dst == "::1" || (!from_ip.is_empty() && dst == from_ip);

@@ -1,7 +1,9 @@
 //! The node's Service rules as kube-proxy programs them (iptables mode): which Service VIPs and
 //! node ports exist on this host and where a connection to one is DNAT-ed. kube-proxy writes the
 //! whole table at each sync (iptables-restore); packets leaving this host's pods are rewritten
-//! through it before they travel the fabric.
+//! through it before they travel the fabric. The table also holds the CNI portmap plugin's
+//! `CNI-HOSTPORT-DNAT` rules (a pod's `hostPort` on the node's address), which CNI ADD and DEL
+//! write and kube-proxy's syncs leave in place.
 //!
 //! Endpoint choice: iptables picks with `statistic --mode random --probability 1/n`; kubesim
 //! picks by a hash of the connection (source address and port, destination), so a history is
@@ -43,6 +45,19 @@ pub enum Dnat {
     },
 }
 
+/// One `hostPort` mapping the portmap plugin set up for a sandbox.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostPort {
+    /// The pod's IP.
+    pub ip: String,
+    /// The container port.
+    pub port: u16,
+    /// The sandbox that asked for it (CNI DEL removes its mappings).
+    pub sandbox: String,
+    /// `namespace/name` of the pod (shown where a Service name would be).
+    pub pod: String,
+}
+
 /// The table kube-proxy last synced into this host.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ServiceTable {
@@ -52,12 +67,20 @@ pub struct ServiceTable {
     pub node_ports: BTreeMap<(u16, bool), ServiceRule>,
     /// When kube-proxy last wrote the table (virtual ms), `None` before its first sync.
     pub synced_at: Option<u64>,
+    /// The portmap plugin's hostPort rules by (host port, udp); they match the node's address
+    /// (`-m addrtype --dst-type LOCAL`) and come first in PREROUTING.
+    pub host_ports: BTreeMap<(u16, bool), HostPort>,
 }
 
 impl ServiceTable {
     /// Rewrites a connection from `src` to `dst:port` as the rules do; `node_ip` is this host's
     /// address (node ports match it).
     pub fn dnat(&self, src: (&str, u16), dst: &str, port: u16, udp: bool, node_ip: &str) -> Dnat {
+        if dst == node_ip {
+            if let Some(hp) = self.host_ports.get(&(port, udp)) {
+                return Dnat::To { ip: hp.ip.clone(), port: hp.port, service: format!("hostPort {port} → {}", hp.pod) };
+            }
+        }
         let rule = match self.vips.get(&(dst.to_string(), port, udp)) {
             Some(rule) => rule,
             None if dst == node_ip || dst == "127.0.0.1" => match self.node_ports.get(&(port, udp)) {
@@ -127,6 +150,18 @@ mod tests {
         assert_eq!(t.dnat(("1.2.3.4", 1), "172.18.0.3", 30080, false, "172.18.0.2"), Dnat::Unchanged, "another node's address is routed there");
         assert_eq!(t.dnat(("1.2.3.4", 1), "10.96.0.20", 80, true, "172.18.0.2"), Dnat::Unchanged, "UDP is a different rule");
         assert_eq!(t.dnat(("1.2.3.4", 1), "10.96.0.30", 80, false, "172.18.0.2"), Dnat::Reject { service: "default/empty".into() });
+    }
+
+    #[test]
+    fn host_ports_match_the_node_address_before_node_ports() {
+        let mut t = table();
+        t.host_ports.insert((80, false), HostPort { ip: "10.244.0.9".into(), port: 80, sandbox: "s".into(), pod: "ingress-nginx/c".into() });
+        assert_eq!(
+            t.dnat(("172.18.0.1", 1), "172.18.0.2", 80, false, "172.18.0.2"),
+            Dnat::To { ip: "10.244.0.9".into(), port: 80, service: "hostPort 80 → ingress-nginx/c".into() }
+        );
+        assert_eq!(t.dnat(("172.18.0.1", 1), "172.18.0.3", 80, false, "172.18.0.2"), Dnat::Unchanged, "another node's address");
+        assert!(matches!(t.dnat(("1.2.3.4", 1), "172.18.0.2", 30080, false, "172.18.0.2"), Dnat::To { port: 8080, .. }));
     }
 
     #[test]

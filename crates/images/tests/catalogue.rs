@@ -361,6 +361,17 @@ fn kubernetes_images() {
     assert_eq!(resolve("registry.k8s.io/nginx-slim:0.8").unwrap().program("/usr/sbin/nginx"), Some("nginx"));
     assert_eq!(resolve("registry.k8s.io/e2e-test-images/jessie-dnsutils:1.3").unwrap().which("nslookup").map(|(_, i)| i), Some("bind9-nslookup"));
     assert_eq!(resolve("curlimages/curl").unwrap().config.entrypoint, ["/entrypoint.sh"]);
+    // The ingress-nginx manifests pin tag and digest.
+    let ctl = resolve("registry.k8s.io/ingress-nginx/controller:v1.15.1@sha256:594ceea76b01c592858f803f9ff4d2cb40542cae2060410b2c95f75907d659e1").unwrap();
+    assert_eq!(ctl.config.entrypoint, ["/usr/bin/dumb-init", "--"]);
+    assert_eq!(ctl.program("/nginx-ingress-controller"), Some("ingress-nginx-controller"));
+    assert_eq!(ctl.os.flavour, "alpine");
+    assert!(resolve("registry.k8s.io/ingress-nginx/controller:v1.12.1").is_ok());
+    assert!(matches!(resolve("registry.k8s.io/ingress-nginx/controller:v1.16.0"), Err(PullError::NotFound { .. })));
+    let certgen =
+        resolve("registry.k8s.io/ingress-nginx/kube-webhook-certgen:v1.6.9@sha256:01038e7de14b78d702d2849c3aad72fd25903c4765af63cf16aa3398f5d5f2dd").unwrap();
+    assert_eq!(certgen.program("/kube-webhook-certgen"), Some("kube-webhook-certgen"));
+    assert!(resolve("registry.k8s.io/ingress-nginx/kube-webhook-certgen:v20231011-8b53cabe0").is_ok());
 }
 
 #[test]

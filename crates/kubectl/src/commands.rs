@@ -149,15 +149,17 @@ fn read_inputs(args: &Args, cluster: &dyn ClusterView, out: &mut Output) -> Opti
     let mut inputs = Vec::new();
     for f in files {
         for f in f.split(',') {
-            match cluster.read_file(f) {
+            match cluster.read_file(f).map_err(|e| (e, crate::manifests::remote(f))) {
                 Ok(text) => inputs.push((f.to_string(), text)),
+                // The manifests kubesim carries for URLs (the ingress-nginx releases').
+                Err((_, Some(text))) => inputs.push((f.to_string(), text)),
                 // resource.Builder reads http(s) manifests with an HTTP GET; the simulation has
                 // no network, so only files registered under that name can be read.
                 Err(_) if f.starts_with("http://") || f.starts_with("https://") => {
                     out.fail(format!("error: unable to read URL {f:?}: kubesim has no network access; download the manifest and pass its local path"));
                     return None;
                 }
-                Err(e) => {
+                Err((e, None)) => {
                     out.fail(format!("error: {e}"));
                     return None;
                 }

@@ -62,6 +62,7 @@ mod get;
 pub mod gotemplate;
 mod jsonpath;
 mod kustomize;
+pub mod manifests;
 mod merge;
 mod printers;
 mod util;

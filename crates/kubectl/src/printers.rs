@@ -199,9 +199,9 @@ pub fn row(object: &Object, now: Millis, wide: bool) -> Vec<String> {
             l.spec.as_ref().and_then(|s| s.holder_identity.clone()).unwrap_or_default(),
             ts(&l.metadata.creation_timestamp, now),
         ],
-        Object::Dynamic(d) => {
+        Object::Ingress(_) | Object::IngressClass(_) | Object::Dynamic(_) => {
             let json = object.to_json();
-            dynamic_row(&d.kind, &json, &d.metadata.creation_timestamp, now, wide)
+            dynamic_row(object.kind(), &json, &object.metadata().creation_timestamp, now, wide)
         }
     }
 }
@@ -875,7 +875,18 @@ fn dynamic_row(kind: &str, json: &Value, created: &Option<Time>, now: Millis, wi
             };
             vec![name, jstr(json, "addressType").unwrap_or("").to_string(), more(ports), more(addresses), age_cell]
         }
-        "IngressClass" => vec![name, jstr(json, "spec.controller").unwrap_or("").to_string(), "<none>".into(), age_cell],
+        "IngressClass" => {
+            // printIngressClass: `Kind[.apiGroup]/name` of the parameters.
+            let parameters = match jget(json, "spec.parameters") {
+                Some(p) => {
+                    let kind = p.get("kind").and_then(|v| v.as_str()).unwrap_or("");
+                    let group = p.get("apiGroup").and_then(|v| v.as_str()).map(|g| format!(".{g}")).unwrap_or_default();
+                    format!("{kind}{group}/{}", p.get("name").and_then(|v| v.as_str()).unwrap_or(""))
+                }
+                None => "<none>".into(),
+            };
+            vec![name, jstr(json, "spec.controller").unwrap_or("").to_string(), parameters, age_cell]
+        }
         "RuntimeClass" => vec![name, jstr(json, "handler").unwrap_or("").to_string(), age_cell],
         // The rest of printers.go's handlers for kinds kubesim keeps as JSON.
         "PodTemplate" => {

@@ -235,7 +235,8 @@ fn describe_layouts() {
     check(
         &mut f,
         "describe ns default",
-        "Name:         default\nLabels:       <none>\nAnnotations:  <none>\nStatus:       Active\n\nNo resource quota.\n\nNo LimitRange resource.\n",
+        // The namespace strategy labels every namespace with its name (kubernetes.io/metadata.name).
+        "Name:         default\nLabels:       kubernetes.io/metadata.name=default\nAnnotations:  <none>\nStatus:       Active\n\nNo resource quota.\n\nNo LimitRange resource.\n",
         "",
         0,
     );

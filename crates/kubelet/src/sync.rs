@@ -279,7 +279,7 @@ impl Kubelet {
                     self.node_ip()
                 } else {
                     self.configure_cni(host, ctx);
-                    match network::add(host, ctx.fabric, &pod_uid, &id) {
+                    match network::add(host, ctx.fabric, (&pod_uid, &pod_ref), &id, &spec) {
                         Ok(ip) => ip,
                         Err(err) => {
                             ctx.event(

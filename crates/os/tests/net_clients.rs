@@ -130,7 +130,8 @@ fn wget_follows_a_redirect_on_the_same_server() {
 fn wget_spider_checks_without_downloading() {
     let mut pod = cluster(Pod::busybox());
     let out = pod.run(&["wget", "--spider", "http://web"]);
-    assert_eq!((out.stdout_str().as_str(), out.stderr_str().as_str(), out.code), ("", "Connecting to web (10.96.0.11:80)\n", Some(0)));
+    // wget.c: `else if (!(option_mask32 & WGET_OPT_QUIET)) fprintf(stderr, "remote file exists\n");`
+    assert_eq!((out.stdout_str().as_str(), out.stderr_str().as_str(), out.code), ("", "Connecting to web (10.96.0.11:80)\nremote file exists\n", Some(0)));
 }
 
 #[test]

@@ -9,10 +9,7 @@ use std::collections::{BTreeMap, VecDeque};
 /// Largest request a server model reads (bytes); the rest is ignored.
 pub const MAX_REQUEST: usize = 1 << 20;
 
-/// `Tue, 01 Dec 2026 09:05:00 GMT` (RFC 7231 `Date`).
-pub fn http_date(unix: u64) -> String {
-    time::strftime("%a, %d %b %Y %H:%M:%S GMT", unix as i64, 0)
-}
+pub use kubesim_os::net::http::http_date;
 
 /// `01/Dec/2026:09:05:00 +0000` (nginx/Apache `$time_local`, `%t` without brackets).
 pub fn clf_time(unix: u64) -> String {

@@ -73,6 +73,10 @@ enum Proto {
     /// `/metrics`) plugins over HTTP. DNS queries on 53 are answered by the fabric from the
     /// `kubernetes` plugin's view of the cluster (`kubesim_runtime::net::DnsServer`).
     CoreDns,
+    /// The ingress-nginx controller: `/healthz` and `/metrics` on 10254. Requests on 80/443
+    /// are routed by the fabric from the controller's rendered configuration
+    /// (`kubesim_runtime::ingress`); until it is published nginx's default server answers 404.
+    IngressNginx,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -212,6 +216,15 @@ impl Daemon {
         d
     }
 
+    /// The ingress-nginx controller (`/nginx-ingress-controller --controller-class=...`);
+    /// `image` gives the release (`registry.k8s.io/ingress-nginx/controller:v1.15.1@sha256:…`).
+    pub fn ingress_nginx(spawn: &Spawn, image: &str) -> Daemon {
+        let mut d = Daemon::new(spawn, "ingress-nginx", vec![(80, false), (443, false), (8443, false), (10254, false)], Proto::IngressNginx, 1_500, 95_000_000);
+        let tag = image.split('@').next().unwrap_or(image).rsplit_once(':').map(|(_, t)| t).filter(|t| !t.contains('/')).unwrap_or("v1.15.1");
+        d.version = tag.to_string();
+        d
+    }
+
     /// cassandra (`cassandra -f`, `/run.sh`).
     pub fn cassandra(spawn: &Spawn) -> Daemon {
         let mut d = Daemon::new(spawn, "cassandra", vec![(7000, false), (7001, false), (7199, false), (9042, false)], Proto::Cassandra, 25_000, 1_100_000_000);
@@ -247,6 +260,15 @@ impl Daemon {
                 ] {
                     common::err(os, &format!("{{\"level\":\"info\",\"ts\":\"{ts}\",\"caller\":\"{caller}\",\"msg\":\"{msg}\"}}\n"));
                 }
+            }
+            "ingress-nginx" => {
+                // cmd/nginx/main.go's banner (version.String()) and its first klog lines.
+                let v = self.version.clone();
+                let f = common::Flags::parse(&self.spawn.argv[1.min(self.spawn.argv.len())..], |_| true);
+                let class = f.get("controller-class").unwrap_or("k8s.io/ingress-nginx").to_string();
+                let i = klog_ts(os, 'I');
+                common::out(os, &format!("-------------------------------------------------------------------------------\nNGINX Ingress controller\n  Release:       {v}\n  Build:         kubesim\n  Repository:    https://github.com/kubernetes/ingress-nginx\n  nginx version: nginx/1.27.1\n\n-------------------------------------------------------------------------------\n\n"));
+                common::err(os, &format!("{i} main.go:205] \"Creating API client\" host=\"https://10.96.0.1:443\"\n{i} main.go:248] \"Running in Kubernetes cluster\" major=\"1\" minor=\"34\" git=\"v1.34.0\" state=\"clean\" platform=\"linux/amd64\"\n{i} main.go:101] \"SSL fake certificate created\" file=\"/etc/ingress-controller/ssl/default-fake-certificate.pem\"\n{i} nginx.go:273] \"Starting NGINX Ingress controller\"\n{i} controller.go:214] \"Configuration changes detected, backend reload required\"\n{i} controller.go:234] \"Backend successfully reloaded\"\n{i} controller.go:245] \"Initial sync, sleeping for 1 second\"\n{i} store.go:440] \"watching ingresses of class\" controller-class=\"{class}\"\n"));
             }
             "postgres" => {
                 let ms = os.unix_time_ms();
@@ -374,6 +396,12 @@ impl Daemon {
                 0
             }
             "kube-scheduler" => crate::agnhost::go_default_signal(os, sig),
+            // SIGTERM: nginx drains (`--shutdown-grace-period`) and the controller exits 0.
+            "ingress-nginx" => {
+                let i = klog_ts(os, 'I');
+                common::err(os, &format!("{i} sigterm.go:36] \"Received SIGTERM, shutting down\"\n{i} nginx.go:393] \"Shutting down controller queues\"\n{i} nginx.go:401] \"Stopping admission controller\"\n{i} nginx.go:409] \"Stopping NGINX process\"\n{i} nginx.go:422] \"NGINX process has stopped\"\n{i} sigterm.go:47] Handled quit, delaying controller exit for 10 seconds\n{i} sigterm.go:50] \"Exiting\" code=0\n"));
+                0
+            }
             // The health plugin's lameduck (5s in kubeadm's Corefile) then exit 0.
             "coredns" => {
                 common::out(os, "[INFO] SIGTERM: Shutting down servers then terminating\n[INFO] plugin/health: Going into lameduck mode for 5s\n");
@@ -421,6 +449,33 @@ impl Daemon {
                     _ => (404, b"404 page not found\n".to_vec()),
                 };
                 Some(go_response(Some(&req), code, vec![], &body, now))
+            }
+            Proto::IngressNginx => {
+                let req = Request::parse(data).ok()?;
+                match conn.port {
+                    10254 => {
+                        let (code, body): (u16, Vec<u8>) = match req.path() {
+                            "/healthz" => (200, b"ok".to_vec()),
+                            "/metrics" => (200, format!("# HELP nginx_ingress_controller_build_info A metric with a constant '1' labeled with information about the build.\n# TYPE nginx_ingress_controller_build_info gauge\nnginx_ingress_controller_build_info{{build=\"kubesim\",release=\"{}\",repository=\"https://github.com/kubernetes/ingress-nginx\"}} 1\n", self.version).into_bytes()),
+                            _ => (404, b"404 page not found\n".to_vec()),
+                        };
+                        Some(go_response(Some(&req), code, vec![], &body, now))
+                    }
+                    // nginx's default server before the first configuration: `return 404`.
+                    80 | 443 => {
+                        let body = kubesim_os::net::http::nginx::error_page(404, "1.27.1", false);
+                        let mut s = format!(
+                            "HTTP/1.1 404 Not Found\r\nDate: {}\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: keep-alive\r\n\r\n",
+                            common::http_date(now),
+                            body.len()
+                        )
+                        .into_bytes();
+                        s.extend_from_slice(&body);
+                        Some(s)
+                    }
+                    // The validating webhook speaks HTTPS only.
+                    _ => Some(Vec::new()),
+                }
             }
             Proto::Healthz => {
                 let req = Request::parse(data).ok()?;
@@ -782,4 +837,56 @@ pub fn envsubst(spawn: &Spawn) -> Box<dyn Program> {
         i += 1;
     }
     common::Print::boxed(o, "", 0)
+}
+
+/// `kube-webhook-certgen create|patch` (the ingress-nginx admission Jobs): logs what it does and
+/// exits 0. Its API writes (the `--secret-name` Secret, the webhook's caBundle) are made for it
+/// by the controller's informer in the simulation (`kubesim_sim::ingress_nginx`), since a
+/// container program here has no API client.
+#[derive(Clone, Debug)]
+pub struct WebhookCertgen {
+    spawn: Spawn,
+}
+
+impl WebhookCertgen {
+    /// From a spawn.
+    pub fn new(spawn: &Spawn) -> WebhookCertgen {
+        WebhookCertgen { spawn: spawn.clone() }
+    }
+}
+
+impl Program for WebhookCertgen {
+    fn resume(&mut self, os: &mut dyn Os, _wake: Wake) -> Step {
+        let ts = ts_rfc3339(os);
+        let args = &self.spawn.argv[1.min(self.spawn.argv.len())..];
+        let line = |os: &mut dyn Os, msg: &str, source: &str| {
+            common::err(os, &format!("{{\"level\":\"info\",\"msg\":\"{msg}\",\"source\":\"{source}\",\"time\":\"{ts}\"}}\n"))
+        };
+        match args.first().map(String::as_str) {
+            Some("create") => {
+                line(os, "creating new secret", "cmd/create.go:28");
+                Step::Exit(0)
+            }
+            Some("patch") => {
+                line(os, "patching webhook configurations 'ingress-nginx-admission' mutating=false, validating=true, failurePolicy=Fail", "k8s/k8s.go:118");
+                line(os, "Patched hook(s)", "k8s/k8s.go:138");
+                Step::Exit(0)
+            }
+            _ => {
+                common::err(os, "Use this to create a ca and signed certificates and patch admission webhooks to allow for quick\ninstallation and configuration of validating and admission webhooks.\n\nUsage:\n  kube-webhook-certgen [flags]\n  kube-webhook-certgen [command]\n");
+                Step::Exit(0)
+            }
+        }
+    }
+}
+
+/// ingress-nginx's `/wait-shutdown` (the controller's preStop hook): asks the controller to
+/// stop and returns once it has (the SIGTERM the kubelet sends next finds it stopping).
+#[derive(Clone, Debug, Default)]
+pub struct WaitShutdown;
+
+impl Program for WaitShutdown {
+    fn resume(&mut self, _os: &mut dyn Os, _wake: Wake) -> Step {
+        Step::Exit(0)
+    }
 }

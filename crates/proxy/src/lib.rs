@@ -190,6 +190,8 @@ impl KubeProxy {
             return;
         }
         let (vips, endpoints) = (table.vips.len() + table.node_ports.len(), table.vips.values().map(|r| r.endpoints.len()).sum::<usize>());
+        // iptables-restore --noflush of kube-proxy's chains: the portmap plugin's stay.
+        table.host_ports = std::mem::take(&mut host.netfilter.host_ports);
         host.netfilter = table;
         let node = self.node.clone();
         ctx.note(format!("iptables/{node}"), "iptables-restore", format!("{vips} service ports, {endpoints} endpoints"));

@@ -79,6 +79,9 @@ pub struct Fabric {
     impairments: BTreeMap<String, Impairment>,
     /// The CoreDNS processes hang: queries reaching them get no answer.
     pub dns_outage: bool,
+    /// The ingress-nginx controller's rendered configuration, kept current by its informer;
+    /// requests reaching a controller pod on 80/443 are routed by it ([`crate::ingress`]).
+    pub ingress: Option<std::sync::Arc<crate::ingress::Config>>,
 }
 
 /// A host's network impairment (the `packet-loss` and `latency` faults).

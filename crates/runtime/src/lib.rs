@@ -8,6 +8,7 @@
 //! - [`fabric`]: the network between the control plane, hosts and pods (addresses, routes,
 //!   partitions, the modelled Service load).
 //! - [`net`]: packets between hosts — the one routing function for containers' calls.
+//! - [`ingress`]: ingress-nginx's data plane (servers, locations, the proxy hop).
 //! - [`metrics`]: the resource metrics API the metrics-server serves and the HPA reads.
 //! - [`timers`]: named timers (a value per timer instead of bit-packed tokens).
 //!
@@ -23,6 +24,7 @@
 
 pub mod component;
 pub mod fabric;
+pub mod ingress;
 pub mod internet;
 pub mod metrics;
 pub mod net;

@@ -318,6 +318,12 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
             _ => timed_out(call),
         };
     }
+    // ingress-nginx: a controller pod's nginx routes the request by the rendered configuration.
+    let controller = !udp && (port == 80 || port == 443) && target.cri.serving_image(&sandbox, port, udp).is_some_and(crate::ingress::is_controller_image);
+    if let (true, Some(config)) = (controller, &fabric.ingress) {
+        let arrival = crate::ingress::Arrival { controller: (&host, &dst), client: (&packet.src_ip, packet.src_port), port, data: &data, now, round_trip };
+        return crate::ingress::proxy(hosts, fabric, config, &arrival);
+    }
     let incoming = Incoming { src: packet.src_ip.clone(), src_port: packet.src_port, port, udp, data };
     let (answer, wait) = match target.cri.serve_timed(&sandbox, &incoming, now) {
         Some((answer, wait)) => (Some(answer), wait),

@@ -205,6 +205,82 @@ pub fn node_template(name: &str, zone: &str, cpu: &str, memory: &str, pods: &str
     }
 }
 
+/// A kind cluster configuration (`kind: Cluster`, `apiVersion: kind.x-k8s.io/v1alpha4`, what
+/// `kind create cluster --config` reads): its nodes as kind names and labels them
+/// (`<name>-control-plane`, `<name>-worker`, `<name>-worker2`, ...; the control plane's role
+/// label and NoSchedule taint, dropped when there is no worker, as kind does), `labels` and the
+/// kubelet's `node-labels` from `kubeadmConfigPatches`, and `extraPortMappings` as ports
+/// published on the workstation ((host port, udp) → (node, container port)).
+pub fn kind_cluster(config: &serde_json::Value) -> Result<(Vec<Node>, crate::workstation::PortMappings), String> {
+    let cluster = config.get("name").and_then(|n| n.as_str()).unwrap_or("kind");
+    let default_nodes = vec![serde_json::json!({"role": "control-plane"})];
+    let nodes = config.get("nodes").and_then(|n| n.as_array()).cloned().unwrap_or(default_nodes);
+    let workers = nodes.iter().filter(|n| n.get("role").and_then(|r| r.as_str()) == Some("worker")).count();
+    let (mut out, mut ports) = (Vec::new(), crate::workstation::PortMappings::new());
+    let (mut control_planes, mut worker_index) = (0, 0);
+    for node in &nodes {
+        let role = node.get("role").and_then(|r| r.as_str()).unwrap_or("control-plane");
+        let name = match role {
+            "control-plane" => {
+                control_planes += 1;
+                if control_planes == 1 {
+                    format!("{cluster}-control-plane")
+                } else {
+                    format!("{cluster}-control-plane{control_planes}")
+                }
+            }
+            "worker" => {
+                worker_index += 1;
+                if worker_index == 1 {
+                    format!("{cluster}-worker")
+                } else {
+                    format!("{cluster}-worker{worker_index}")
+                }
+            }
+            other => return Err(format!("unknown node role: {other:?}")),
+        };
+        let mut n = node_template(&name, "", "4", "8Gi", "110");
+        let labels = n.metadata.labels.get_or_insert_with(Default::default);
+        labels.remove("topology.kubernetes.io/zone");
+        for (k, v) in node.get("labels").and_then(|l| l.as_object()).into_iter().flatten() {
+            labels.insert(k.clone(), v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
+        }
+        for patch in node.get("kubeadmConfigPatches").and_then(|p| p.as_array()).into_iter().flatten().filter_map(|p| p.as_str()) {
+            for line in patch.lines() {
+                let Some(value) = line.trim().strip_prefix("node-labels:") else { continue };
+                for pair in value.trim().trim_matches('"').trim_matches('\'').split(',').filter(|p| !p.is_empty()) {
+                    let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+                    labels.insert(k.trim().to_string(), v.trim().to_string());
+                }
+            }
+        }
+        if role == "control-plane" {
+            labels.insert("node-role.kubernetes.io/control-plane".into(), String::new());
+            labels.insert("node.kubernetes.io/exclude-from-external-load-balancers".into(), String::new());
+            if workers > 0 {
+                n.spec = Some(kubesim_api::k8s_openapi::api::core::v1::NodeSpec {
+                    taints: Some(vec![kubesim_api::k8s_openapi::api::core::v1::Taint {
+                        key: "node-role.kubernetes.io/control-plane".into(),
+                        effect: "NoSchedule".into(),
+                        ..Default::default()
+                    }]),
+                    ..Default::default()
+                });
+            }
+        }
+        for mapping in node.get("extraPortMappings").and_then(|p| p.as_array()).into_iter().flatten() {
+            let port = |k: &str| mapping.get(k).and_then(|v| v.as_u64()).filter(|p| (1..=65535).contains(p)).map(|p| p as u16);
+            let (Some(container), Some(host)) = (port("containerPort"), port("hostPort")) else {
+                return Err(format!("node {name}: extraPortMappings need containerPort and hostPort"));
+            };
+            let udp = mapping.get("protocol").and_then(|p| p.as_str()).is_some_and(|p| p.eq_ignore_ascii_case("udp"));
+            ports.insert((host, udp), (name.clone(), container));
+        }
+        out.push(n);
+    }
+    Ok((out, ports))
+}
+
 /// The default cluster: node-1, node-2, node-3 (cpu 4, memory 8Gi, pods 110) in zone-a/b/c.
 pub fn default_nodes() -> Vec<Node> {
     ["zone-a", "zone-b", "zone-c"].iter().enumerate().map(|(i, zone)| node_template(&format!("node-{}", i + 1), zone, "4", "8Gi", "110")).collect()

@@ -4,12 +4,14 @@
 //!   agents; `step()` is the only driver.
 //! - [`fault`]: faults as typed verbs, parsed once for the CLI, `--at` and the browser.
 //! - [`metrics_server`]: the metrics-server addon (resource metrics API).
+//! - [`ingress_nginx`]: the ingress-nginx controller's informers, configuration and status.
 //! - [`loader`]: the one loader — input files in, a world out (CLI, browser and tests alike).
 //! - [`scenario`]: input files and their decoding.
 //! - [`cluster`]: the built-in namespaces and the default nodes.
 //! - [`commands`]: `kubectl ...` and `fault ...` commands against the world.
 //! - [`netpol`]: `netpol check` and `netpol matrix` — can A reach B and why, and the
 //!   connectivity matrix confirmed by probing.
+//! - [`minikube`]: the `minikube` commands the docs run (addons, ip, service --url).
 //! - [`swarm`]: swarm testing — random clusters, workloads, actions and faults from a seed,
 //!   checked for safety (the checkers) and liveness (convergence after a heal).
 //! - [`view`]: the one narrow interface the UI consumes (plain data snapshots).
@@ -23,8 +25,10 @@ pub mod cluster;
 pub mod commands;
 pub mod coredns;
 pub mod fault;
+pub mod ingress_nginx;
 pub mod loader;
 pub mod metrics_server;
+pub mod minikube;
 pub mod netpol;
 pub mod run;
 pub mod scenario;

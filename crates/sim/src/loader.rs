@@ -1,8 +1,10 @@
 //! The one loader: input files in, a world out — used by the CLI (`kubesim run`, `kubesim
 //! kubectl`), the browser and the tests, so the same files give the same world everywhere.
 //!
-//! At t=0 ([`load`]): a `KubeSchedulerConfiguration` document configures the scheduler (it is
-//! not an API object, so it is not applied); without any Node in the input the built-in
+//! At t=0 ([`load`]): a `KubeSchedulerConfiguration` document configures the scheduler and a
+//! kind `Cluster` document (`kind create cluster --config`) makes the nodes and the ports kind
+//! publishes on the workstation (neither is an API object, so neither is applied); without
+//! any Node in the input the built-in
 //! default cluster starts; every document is then applied in file order with `kubectl apply
 //! -f` semantics (Nodes included: each gets a host and agents); containers whose programs the
 //! model does not implement are warned about. Later applies ([`apply`]: `--at` applies, the
@@ -38,11 +40,16 @@ pub struct FileOutcome {
 pub fn load(mut config: WorldConfig, files: &[InputFile]) -> (World, Vec<FileOutcome>, Vec<String>) {
     let mut world_errors = Vec::new();
     let mut has_nodes = false;
+    let mut kind_clusters = Vec::new();
     for file in files {
         let (documents, _) = kubesim_api::decode::parse_documents(&file.name, &file.text);
         for document in documents {
             match document.value.get("kind").and_then(|k| k.as_str()) {
                 Some("KubeSchedulerConfiguration") => config.scheduler_config = Some(document.value.clone()),
+                Some("Cluster") if is_kind_config(&document.value) => {
+                    has_nodes = true;
+                    kind_clusters.push(document.value.clone());
+                }
                 Some("Node") => has_nodes = true,
                 Some("List") => {
                     has_nodes |= document
@@ -68,8 +75,24 @@ pub fn load(mut config: WorldConfig, files: &[InputFile]) -> (World, Vec<FileOut
     if !has_nodes {
         world.add_default_nodes();
     }
+    for cluster in &kind_clusters {
+        match crate::cluster::kind_cluster(cluster) {
+            Ok((nodes, ports)) => {
+                for node in nodes {
+                    world.add_node(node);
+                }
+                world.publish_ports(ports);
+            }
+            Err(e) => world_errors.push(format!("error: invalid kind Cluster configuration: {e}")),
+        }
+    }
     let outcomes = files.iter().map(|file| apply(&mut world, file)).collect();
     (world, outcomes, world_errors)
+}
+
+/// Whether a document is kind's cluster configuration.
+fn is_kind_config(value: &serde_json::Value) -> bool {
+    value.get("apiVersion").and_then(|v| v.as_str()).is_some_and(|v| v.starts_with("kind.x-k8s.io/"))
 }
 
 /// Applies one file now with `kubectl apply -f` semantics: Nodes get hosts, the file is
@@ -84,8 +107,9 @@ pub fn apply(world: &mut World, file: &InputFile) -> FileOutcome {
         outcome.warnings.extend(result.warnings.iter().cloned());
         match &result.outcome {
             Ok(_) => outcome.lines.push(result.line()),
-            // The scheduler's configuration is read by `load`; kubectl rightly cannot apply it.
-            Err(message) if message.contains("\"KubeSchedulerConfiguration\"") => {}
+            // The scheduler's and kind's configurations are read by `load`; kubectl rightly
+            // cannot apply them.
+            Err(message) if message.contains("\"KubeSchedulerConfiguration\"") || message.contains("kind.x-k8s.io") => {}
             Err(message) => {
                 let located = if message.contains(&file.name) && (message.contains("document") || result.document == 0) {
                     message.clone()

@@ -4,7 +4,8 @@
 //! programs) whose calls travel the fabric like a pod's: a node's address and node ports reach
 //! that node (kube-proxy's KUBE-NODEPORTS rules forward them to an endpoint), the internet is
 //! reachable, but pod and Service addresses are not (the host has no route into the cluster
-//! networks, as on a kind host).
+//! networks, as on a kind host). Ports a kind cluster's `extraPortMappings` publish are open on
+//! the workstation's own addresses (`localhost`, 172.18.0.1) and lead to that node's port.
 
 use kubesim_api::Millis;
 use kubesim_host::cri::{ContainerRuntime, ContainerSpec, ExecIo, ExecOutput, SandboxConfig};
@@ -63,20 +64,48 @@ impl Workstation {
         Workstation { cri }
     }
 
-    /// Runs a command line in the workstation's shell to completion now.
-    pub fn run(&mut self, hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, line: &str, now: Millis) -> ExecOutput {
+    /// Runs a command line in the workstation's shell to completion now. `published`: the
+    /// ports kind publishes here, (host port, udp) → (node, container port).
+    pub fn run(&mut self, hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, published: &PortMappings, line: &str, now: Millis) -> ExecOutput {
         let argv = vec!["sh".to_string(), "-c".to_string(), line.to_string()];
         let mut port = 40_000u16;
         let io = ExecIo { stdin: Vec::new(), tty: true };
+        self.cri.published = published.keys().copied().collect();
         self.cri.exec_with(CONTAINER, &argv, io, now, &mut |call| {
             port = port.wrapping_add(1).max(40_000);
-            let (dst, _, _) = call.destination();
+            let (dst, dst_port, udp) = call.destination();
             if in_cluster_networks(dst) {
                 return kubesim_host::cri::timed_out(call);
+            }
+            // docker-proxy: a published port on this machine leads to the node's port.
+            let local = dst.starts_with("127.") || dst == WORKSTATION_IP;
+            if let Some((node, container_port)) = published.get(&(dst_port, udp)).filter(|_| local) {
+                let Some(node_ip) = hosts.get(node).map(|h| h.ip()) else { return kubesim_host::cri::timed_out(call) };
+                let forwarded = redirect(call, &node_ip, *container_port);
+                return route(hosts, fabric, &forwarded, port, now);
             }
             route(hosts, fabric, call, port, now)
         })
     }
+}
+
+/// kind's `extraPortMappings`: (host port, udp) → (node, container port).
+pub type PortMappings = BTreeMap<(u16, bool), (String, u16)>;
+
+/// The same call to another address and port.
+fn redirect(call: &NetCall, ip: &str, to_port: u16) -> NetCall {
+    let mut call = call.clone();
+    match &mut call {
+        NetCall::Tcp { dst, port, .. } | NetCall::Udp { dst, port, .. } => {
+            *dst = ip.to_string();
+            *port = to_port;
+        }
+        NetCall::Dns { server, port, .. } => {
+            *server = ip.to_string();
+            *port = to_port;
+        }
+    }
+    call
 }
 
 fn route(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, call: &NetCall, port: u16, now: Millis) -> kubesim_os::program::NetReply {

@@ -90,6 +90,8 @@ pub struct World {
     files: BTreeMap<String, String>,
     /// The machine the cluster runs on, created when a command first runs there.
     workstation: Option<crate::workstation::Workstation>,
+    /// Node ports published on the workstation (a kind cluster's `extraPortMappings`).
+    published_ports: crate::workstation::PortMappings,
 }
 
 impl World {
@@ -108,7 +110,14 @@ impl World {
         }
         .with_history(config.scheduler_history);
         let runtime_config = RuntimeConfig { watch_history: config.watch_history, record_history: config.record_history, ..RuntimeConfig::seeded(config.seed) };
-        let mut world = World { runtime: Runtime::new(runtime_config), commands: Vec::new(), seed: config.seed, files: BTreeMap::new(), workstation: None };
+        let mut world = World {
+            runtime: Runtime::new(runtime_config),
+            commands: Vec::new(),
+            seed: config.seed,
+            files: BTreeMap::new(),
+            workstation: None,
+            published_ports: BTreeMap::new(),
+        };
         for checker in crate::checkers::all() {
             world.runtime.add_checker(checker);
         }
@@ -130,6 +139,8 @@ impl World {
             world.add_component(Box::new(crate::coredns::CoreDnsInformer::default()));
         }
         world.add_component(Box::new(kubesim_netpol::PolicyInformer::default()));
+        world.add_component(Box::new(crate::ingress_nginx::IngressNginx::default()));
+        world.add_component(Box::new(crate::ingress_nginx::WebhookCertgen::default()));
         Ok(world)
     }
 
@@ -162,6 +173,11 @@ impl World {
             }
         }
         errors
+    }
+
+    /// Publishes node ports on the workstation (a kind cluster's `extraPortMappings`).
+    pub fn publish_ports(&mut self, ports: crate::workstation::PortMappings) {
+        self.published_ports.extend(ports);
     }
 
     /// Adds one node that registers itself through its kubelet (benchmarks, generated clusters).
@@ -212,7 +228,8 @@ impl World {
     pub fn run_on_workstation(&mut self, line: &str) -> kubesim_host::cri::ExecOutput {
         let now = self.now();
         let workstation = self.workstation.get_or_insert_with(|| crate::workstation::Workstation::new(now));
-        self.runtime.with_network(|hosts, fabric, now| workstation.run(hosts, fabric, line, now))
+        let published = &self.published_ports;
+        self.runtime.with_network(|hosts, fabric, now| workstation.run(hosts, fabric, published, line, now))
     }
 
     /// Virtual now (ms).
@@ -366,8 +383,15 @@ impl World {
         let trimmed = line.trim();
         let started = self.now();
         let mut interrupted = false;
-        let (stdout, stderr, exit_code) = if crate::workstation::is_workstation_command(trimmed) {
-            let output = self.run_on_workstation(trimmed);
+        let (stdout, stderr, exit_code) = if crate::minikube::is_minikube_command(trimmed) {
+            let (stdout, stderr, code, stopped) = crate::minikube::run(self, trimmed, until);
+            interrupted = stopped;
+            (stdout, stderr, code)
+        } else if crate::workstation::is_workstation_command(trimmed) {
+            // The shell's command substitution of the workstation's own programs (`$(minikube
+            // ip)`, `$(kubectl get ...)`) before the line runs there.
+            let line = self.substitute_commands(trimmed);
+            let output = self.run_on_workstation(&line);
             (String::from_utf8_lossy(&output.stdout).into_owned(), String::from_utf8_lossy(&output.stderr).into_owned(), output.code)
         } else if let Some(rest) = trimmed.strip_prefix("netpol ") {
             match self.netpol_command(rest) {
@@ -435,6 +459,29 @@ impl World {
             return Err(format!("fault: no node {target:?}"));
         }
         Ok(vec![target.to_string()])
+    }
+
+    /// `$(minikube ...)` and `$(kubectl ...)` in a workstation command line replaced by what
+    /// they print (trailing newlines removed), as the user's shell does.
+    fn substitute_commands(&mut self, line: &str) -> String {
+        let mut out = String::new();
+        let mut rest = line;
+        while let Some(start) = rest.find("$(") {
+            let Some(len) = rest[start + 2..].find(')') else { break };
+            let inner = rest[start + 2..start + 2 + len].trim();
+            out.push_str(&rest[..start]);
+            if crate::minikube::is_minikube_command(inner) {
+                let now = self.now();
+                out.push_str(crate::minikube::run(self, inner, now).0.trim_end_matches('\n'));
+            } else if let Some(args) = inner.strip_prefix("kubectl ") {
+                out.push_str(crate::commands::kubectl_output(self, args).stdout.trim_end_matches('\n'));
+            } else {
+                out.push_str(&rest[start..start + 3 + len]);
+            }
+            rest = &rest[start + 3 + len..];
+        }
+        out.push_str(rest);
+        out
     }
 
     /// Injects a fault now. Its effects on hosts, agents and containers follow from the model.

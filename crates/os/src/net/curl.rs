@@ -1,5 +1,6 @@
 //! `curl` (8.x, as in curlimages/curl): `-s -S -v -i -I -o FILE -O -w FMT -H -X -d
-//! --data-raw --data-binary -m SEC --connect-timeout SEC -f -k -L -u -A --max-redirs`.
+//! --data-raw --data-binary -m SEC --connect-timeout SEC -f -k -L -u -A --max-redirs
+//! --resolve HOST:PORT:ADDR`.
 
 use super::http::Response;
 use super::{libc_of, ResolveStep, Resolver, Url};
@@ -29,6 +30,8 @@ struct Opts {
     user: Option<String>,
     agent: Option<String>,
     max_redirs: u32,
+    /// `--resolve host:port:addr`: (host, port, address) entries that bypass the resolver.
+    resolve: Vec<(String, u16, String)>,
 }
 
 #[derive(Clone, Debug)]
@@ -112,7 +115,16 @@ impl Curl {
                     "user" => self.o.user = Some(need(&mut i, &a)?),
                     "user-agent" => self.o.agent = Some(need(&mut i, &a)?),
                     "max-redirs" => self.o.max_redirs = need(&mut i, &a)?.parse().unwrap_or(50),
-                    "retry" | "retry-delay" | "retry-max-time" | "cacert" | "cert" | "key" | "resolve" | "proxy" | "interface" => {
+                    "resolve" => {
+                        // [+]HOST:PORT:ADDR[,ADDR]... (the first address is used).
+                        let entry = need(&mut i, &a)?;
+                        let mut parts = entry.trim_start_matches('+').splitn(3, ':');
+                        if let (Some(host), Some(port), Some(addr)) = (parts.next(), parts.next().and_then(|p| p.parse().ok()), parts.next()) {
+                            let addr = addr.split(',').next().unwrap_or("").trim_start_matches('[').trim_end_matches(']');
+                            self.o.resolve.push((host.to_ascii_lowercase(), port, addr.to_string()));
+                        }
+                    }
+                    "retry" | "retry-delay" | "retry-max-time" | "cacert" | "cert" | "key" | "proxy" | "interface" => {
                         need(&mut i, &a)?;
                     }
                     "url" => self.urls.push(need(&mut i, &a)?),
@@ -269,6 +281,11 @@ impl Curl {
 
     fn resolve(&mut self, os: &mut dyn Os) -> Step {
         let Some(u) = self.url.clone() else { return Step::Exit(3) };
+        let pinned = self.o.resolve.iter().find(|(h, p, _)| (h == "*" || h.eq_ignore_ascii_case(&u.host)) && *p == u.port).map(|(_, _, a)| a.clone());
+        if let Some(addr) = pinned {
+            self.ip = addr;
+            return self.connect(os);
+        }
         let libc = libc_of(os.fs_ref());
         let mut r = Resolver::new(os.fs_ref(), &u.host, libc);
         let s = r.start();

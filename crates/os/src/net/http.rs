@@ -230,6 +230,61 @@ impl Response {
     }
 }
 
+/// nginx's own responses (its reason phrases and built-in error pages), shared by the nginx
+/// program and the ingress-nginx controller's data plane in the fabric.
+pub mod nginx {
+    /// nginx's reason phrases.
+    pub fn reason(code: u16) -> &'static str {
+        match code {
+            200 => "OK",
+            201 => "Created",
+            204 => "No Content",
+            206 => "Partial Content",
+            301 => "Moved Permanently",
+            302 => "Moved Temporarily",
+            303 => "See Other",
+            304 => "Not Modified",
+            307 => "Temporary Redirect",
+            308 => "Permanent Redirect",
+            400 => "Bad Request",
+            401 => "Unauthorized",
+            403 => "Forbidden",
+            404 => "Not Found",
+            405 => "Not Allowed",
+            408 => "Request Time-out",
+            413 => "Request Entity Too Large",
+            414 => "Request-URI Too Large",
+            429 => "Too Many Requests",
+            500 => "Internal Server Error",
+            501 => "Not Implemented",
+            502 => "Bad Gateway",
+            503 => "Service Temporarily Unavailable",
+            504 => "Gateway Time-out",
+            _ => "",
+        }
+    }
+
+    /// The built-in error page nginx sends for `code` (CRLF line ends; `bgcolor` before 1.15.3).
+    pub fn error_page(code: u16, version: &str, tokens: bool) -> Vec<u8> {
+        let title = format!("{code} {}", reason(code));
+        let title = if code == 401 { "401 Authorization Required".to_string() } else { title };
+        let body_tag = if vnum(version) < (1, 15, 3) { "<body bgcolor=\"white\">" } else { "<body>" };
+        let sig = if tokens { format!("nginx/{version}") } else { "nginx".to_string() };
+        format!("<html>\r\n<head><title>{title}</title></head>\r\n{body_tag}\r\n<center><h1>{title}</h1></center>\r\n<hr><center>{sig}</center>\r\n</body>\r\n</html>\r\n").into_bytes()
+    }
+
+    /// Numeric version for comparisons (`1.21.2` → (1, 21, 2)).
+    pub fn vnum(v: &str) -> (u32, u32, u32) {
+        let mut it = v.split('.').map(|p| p.chars().take_while(|c| c.is_ascii_digit()).collect::<String>().parse::<u32>().unwrap_or(0));
+        (it.next().unwrap_or(0), it.next().unwrap_or(0), it.next().unwrap_or(0))
+    }
+}
+
+/// `Tue, 01 Dec 2026 09:05:00 GMT` (RFC 7231 `Date`).
+pub fn http_date(unix: u64) -> String {
+    crate::time::strftime("%a, %d %b %Y %H:%M:%S GMT", unix as i64, 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
