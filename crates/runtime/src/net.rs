@@ -252,7 +252,14 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
         // connection among the powered nodes whose kube-proxy has rules for it), where the
         // rules pick an endpoint.
         if matches!(packet.dnat, Dnat::Unchanged) {
-            let nodes: Vec<&Host> = hosts.values().filter(|h| h.powered && h.netfilter.vips.contains_key(&(dst.clone(), port, udp))).collect();
+            let key = (dst.clone(), port, udp);
+            let mut nodes: Vec<&Host> = hosts.values().filter(|h| h.powered && h.netfilter.vips.contains_key(&key)).collect();
+            // The load balancer's health checks (kube-proxy's healthCheckNodePort with
+            // `externalTrafficPolicy: Local`) fail on nodes without a local endpoint: it sends
+            // connections to the nodes that have one, while any does.
+            if nodes.iter().any(|h| !h.netfilter.vips[&key].endpoints.is_empty()) {
+                nodes.retain(|h| !h.netfilter.vips[&key].endpoints.is_empty());
+            }
             if !nodes.is_empty() {
                 let node = nodes[packet.src_port as usize % nodes.len()].name.clone();
                 let Some(extra) = link(fabric, packet.from_host, &node, packet, &dst, port, now) else { return timed_out(call) };

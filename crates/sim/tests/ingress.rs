@@ -151,13 +151,13 @@ fn kind_extra_port_mappings_bring_localhost_to_the_controller() {
 }
 
 /// The cloud manifest: a LoadBalancer Service and `--publish-service`, so the Ingress shows
-/// the load balancer's address, which reaches the controller. One node: the Service's
-/// `externalTrafficPolicy: Local` leaves nodes without a controller pod unhealthy, and the
-/// load balancer model does not health-check (it would send some connections there).
+/// the load balancer's address, which reaches the controller. Three nodes, one controller pod:
+/// the Service's `externalTrafficPolicy: Local` leaves the nodes without it unhealthy, so the
+/// load balancer sends every connection to the controller's node.
 #[test]
 fn the_cloud_manifest_publishes_the_load_balancer_address() {
     let mut world = World::new(1);
-    world.add_node(kubesim_sim::cluster::node_template("node-1", "zone-a", "8", "16Gi", "110"));
+    world.add_default_nodes();
     world.run_until(2_000);
     run(&mut world, "kubectl apply -f https://raw.githubusercontent.com/kubernetes/ingress-nginx/controller-v1.15.1/deploy/static/provider/cloud/deploy.yaml");
     world.add_file("apps.yaml", &APPS.replace("  nodeName: node-4\n", ""));
@@ -170,8 +170,10 @@ fn the_cloud_manifest_publishes_the_load_balancer_address() {
     assert!(lb.starts_with("172.18.255."), "{lb}");
     let address = run(&mut world, "kubectl get ingress fanout -o jsonpath={.status.loadBalancer.ingress[0].ip}").stdout;
     assert_eq!(address, lb);
-    let v1 = world.run_command(&format!("curl -s -H 'Host: hello.example' http://{lb}/"));
-    assert!(v1.stdout.contains("Version: 1.0.0"), "{v1:?}");
+    for _ in 0..6 {
+        let v1 = world.run_command(&format!("curl -s -H 'Host: hello.example' http://{lb}/"));
+        assert!(v1.stdout.contains("Version: 1.0.0"), "{v1:?}");
+    }
 }
 
 /// A TLS section with its Secret: plain HTTP is redirected (308, ssl-redirect), https is
