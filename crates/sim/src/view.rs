@@ -755,6 +755,8 @@ pub struct PacketView {
     pub latency_ms: Millis,
     /// The NetworkPolicy verdict that dropped it.
     pub dropped_by: Option<String>,
+    /// The pod it reached (the endpoint the rules chose, or the pod addressed), if any.
+    pub to_pod: Option<String>,
 }
 
 /// A NetworkPolicy as the network view lists it.
@@ -968,6 +970,7 @@ pub fn network(world: &World, limit: usize) -> NetworkView {
             outcome: p.outcome.clone(),
             latency_ms: p.latency_ms,
             dropped_by: p.dropped_by.clone(),
+            to_pod: pod_by_ip.get(p.endpoint.as_ref().map_or(p.dst.0.as_str(), |(ip, _)| ip.as_str())).cloned(),
         })
         .collect();
     let mut policies = Vec::new();

@@ -265,12 +265,12 @@ pub fn app(props: &AppProps) -> Html {
         match view {
             View::Overview => html! {
                 <div class="ks-overview">
-                    <ClusterView scene={frame.scene.clone()} workloads={frame.workloads.clone()} selection={state.selection.clone()} on_select={on_select.clone()} compact=true />
+                    <ClusterView scene={frame.scene.clone()} workloads={frame.workloads.clone()} selection={state.selection.clone()} on_select={on_select.clone()} compact=true network={frame.network.clone()} now={frame.t_ms} />
                     <LifecycleView frame={frame.clone()} selection={state.selection.clone()} on_select={on_select.clone()} />
                 </div>
             },
             View::Cluster => {
-                html! { <ClusterView scene={frame.scene.clone()} workloads={frame.workloads.clone()} selection={state.selection.clone()} on_select={on_select.clone()} compact=false /> }
+                html! { <ClusterView scene={frame.scene.clone()} workloads={frame.workloads.clone()} selection={state.selection.clone()} on_select={on_select.clone()} compact=false network={frame.network.clone()} now={frame.t_ms} /> }
             }
             View::Lifecycle => {
                 html! { <LifecycleView frame={frame.clone()} selection={state.selection.clone()} on_select={on_select.clone()} show_log={!state.embed} /> }

@@ -1,13 +1,16 @@
 //! The cluster view: node cards (zone, conditions, taints, requested vs allocatable) with their
-//! pods as chips coloured by kubectl's STATUS, grouped by owner. Large clusters switch to the
-//! canvas renderer.
+//! pods as chips coloured by kubectl's STATUS, grouped by owner, and the packets of the last
+//! two virtual seconds drawn between the pods that sent and answered them (a dot travelling
+//! from the client to the endpoint the Service rules chose; dashed red with a cross when a
+//! NetworkPolicy dropped it). Large clusters switch to the canvas renderer.
 
 use crate::components::app::Controls;
 use crate::components::canvas::ClusterCanvas;
 use crate::state::Selection;
 use crate::text::{bytes, cpu, status_class};
-use kubesim_sim::view::{ClusterSnapshot, NodeView, ObjectKey, PodView, WorkloadView};
+use kubesim_sim::view::{ClusterSnapshot, NetworkView, NodeView, ObjectKey, PodView, WorkloadView};
 use std::rc::Rc;
+use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 /// Above this many pods (or nodes) the cluster view draws on a canvas.
@@ -28,6 +31,72 @@ pub struct ClusterProps {
     pub workloads: Rc<Vec<WorkloadView>>,
     /// Overview layout (smaller cards).
     pub compact: bool,
+    /// Recent packets to draw between the pods.
+    #[prop_or_default]
+    pub network: Option<Rc<NetworkView>>,
+    /// Virtual now (the packets' age).
+    #[prop_or_default]
+    pub now: u64,
+}
+
+/// How long a packet stays drawn (virtual ms).
+const PACKET_TRAIL_MS: u64 = 2_000;
+
+/// The packets overlay: one quadratic curve per recent packet between the chips of the pods at
+/// its ends, positioned from the chips' boxes after layout (an SVG written in place, so a frame
+/// costs the packets drawn). A dot travels the curve over the packet's first virtual second.
+fn draw_packets(container: &web_sys::Element, svg: &web_sys::Element, network: Option<&NetworkView>, now: u64) {
+    let mut out = String::new();
+    if let Some(net) = network {
+        let origin = container.get_bounding_client_rect();
+        let mut centres = std::collections::BTreeMap::new();
+        if let Ok(chips) = container.query_selector_all("[data-pod]") {
+            for i in 0..chips.length() {
+                let Some(el) = chips.item(i).and_then(|n| n.dyn_into::<web_sys::Element>().ok()) else { continue };
+                let r = el.get_bounding_client_rect();
+                if let Some(pod) = el.get_attribute("data-pod") {
+                    centres.insert(pod, (r.left() - origin.left() + r.width() / 2.0, r.top() - origin.top() + r.height() / 2.0));
+                }
+            }
+        }
+        for p in net.packets.iter().filter(|p| p.t_ms <= now && now - p.t_ms <= PACKET_TRAIL_MS).take(40) {
+            let (Some(a), Some(b)) = (centres.get(&p.from), p.to_pod.as_ref().and_then(|t| centres.get(t))) else { continue };
+            if a == b {
+                continue;
+            }
+            let age = (now - p.t_ms) as f64;
+            let (mx, my) = ((a.0 + b.0) / 2.0, (a.1 + b.1) / 2.0);
+            // The control point bows the curve sideways, proportionally to its length.
+            let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+            let (cx, cy) = (mx - dy * 0.25, my + dx * 0.25);
+            let class = match p.outcome.as_str() {
+                "ok" => "ok",
+                "dropped" => "dropped",
+                _ => "bad",
+            };
+            let opacity = (1.0 - age / PACKET_TRAIL_MS as f64).clamp(0.15, 1.0);
+            out.push_str(&format!(
+                "<path class=\"ks-pkt {class}\" d=\"M{:.1} {:.1} Q{cx:.1} {cy:.1} {:.1} {:.1}\" opacity=\"{opacity:.2}\"><title>{} → {} ({})</title></path>",
+                a.0,
+                a.1,
+                b.0,
+                b.1,
+                p.from,
+                p.to_pod.clone().unwrap_or_default(),
+                p.outcome
+            ));
+            // Dropped packets stop halfway.
+            let t = (age / 1000.0).min(if class == "dropped" { 0.5 } else { 1.0 });
+            let (x, y) =
+                ((1.0 - t) * (1.0 - t) * a.0 + 2.0 * (1.0 - t) * t * cx + t * t * b.0, (1.0 - t) * (1.0 - t) * a.1 + 2.0 * (1.0 - t) * t * cy + t * t * b.1);
+            if class == "dropped" {
+                out.push_str(&format!("<text class=\"ks-pkt-x\" x=\"{x:.1}\" y=\"{:.1}\" opacity=\"{opacity:.2}\">×</text>", y + 5.0));
+            } else {
+                out.push_str(&format!("<circle class=\"ks-pkt-dot {class}\" cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3.5\" opacity=\"{opacity:.2}\"/>"));
+            }
+        }
+    }
+    svg.set_inner_html(&out);
 }
 
 fn workload_key(w: &WorkloadView) -> ObjectKey {
@@ -119,7 +188,7 @@ pub fn pod_chip(pod: &PodView, selection: &Selection, on_select: &Callback<Selec
     let onclick = on_select.reform(move |_: MouseEvent| target.clone());
     let title = format!("{}/{} · {} · {} ready · {} restarts", pod.namespace, pod.name, pod.status, pod.ready, pod.restarts);
     html! {
-        <button key={pod.uid.clone()} class={classes!("ks-chip", format!("s-{class}"), selected.then_some("is-selected"))} {title} {onclick}
+        <button key={pod.uid.clone()} data-pod={format!("{}/{}", pod.namespace, pod.name)} class={classes!("ks-chip", format!("s-{class}"), selected.then_some("is-selected"))} {title} {onclick}
             aria-label={format!("pod {} {}", pod.name, pod.status)} aria-pressed={selected.to_string()}>
             <span class="ks-chip-dot" aria-hidden="true" />
             <span class="ks-chip-name">{ &pod.name }</span>
@@ -230,6 +299,16 @@ pub fn cluster_view(props: &ClusterProps) -> Html {
     }
     let down_nodes = controls.sim.0.borrow().engine().nodes_down();
     let unscheduled: Vec<&PodView> = scene.pods.iter().filter(|p| p.node.is_none()).collect();
+    let nodes_ref = use_node_ref();
+    let svg_ref = use_node_ref();
+    {
+        let (nodes_ref, svg_ref, network, now) = (nodes_ref.clone(), svg_ref.clone(), props.network.clone(), props.now);
+        use_effect(move || {
+            if let (Some(container), Some(svg)) = (nodes_ref.cast::<web_sys::Element>(), svg_ref.cast::<web_sys::Element>()) {
+                draw_packets(&container, &svg, network.as_deref(), now);
+            }
+        });
+    }
     html! {
         <section class={classes!("ks-cluster", props.compact.then_some("is-compact"))} aria-label="Nodes">
             <div class="ks-section-head">
@@ -244,7 +323,8 @@ pub fn cluster_view(props: &ClusterProps) -> Html {
                 </span>
             </div>
             { workload_strip(&props.workloads, &props.selection, &props.on_select) }
-            <div class="ks-nodes">
+            <div class="ks-nodes" ref={nodes_ref}>
+                <svg class="ks-packets" ref={svg_ref} aria-hidden="true" />
                 { for scene.nodes.iter().map(|node| {
                     let pods: Vec<&PodView> = scene.pods.iter().filter(|p| p.node.as_deref() == Some(node.name.as_str())).collect();
                     let down = down_nodes.contains(&node.name);
