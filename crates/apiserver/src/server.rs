@@ -844,6 +844,9 @@ fn immutable_field_errors(new: &Object, old: &Object, info: &KindInfo) -> Vec<ku
     let pointers: &[&str] = match info.kind {
         "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet" => &["/spec/selector"],
         "Job" => &["/spec/selector", "/spec/completionMode"],
+        // ValidateVolumeAttachmentUpdate: the spec never changes; ValidateCSIDriverUpdate.
+        "VolumeAttachment" => &["/spec"],
+        "CSIDriver" => &["/spec/attachRequired", "/spec/fsGroupPolicy", "/spec/volumeLifecycleModes"],
         _ => &[],
     };
     for pointer in pointers {
