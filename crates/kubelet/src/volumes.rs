@@ -19,8 +19,7 @@ use kubesim_api::object::Object;
 use kubesim_os::fs::{atomic_volume, Mount, Tree, Volumes};
 use std::collections::BTreeMap;
 
-/// The volume id of the node's own filesystem (hostPath volumes mount parts of it).
-pub const NODE_ROOT: &str = "node";
+pub use kubesim_host::{node_root, NODE_ROOT};
 
 /// The atomic writer's timestamped directory name for content written at `now`.
 fn stamp(now_unix_ms: u64) -> String {
@@ -246,16 +245,6 @@ fn claim_volume(claim: &str, volume_name: &str, namespace: &str, volumes: &mut V
             Ok((id, None))
         }
     }
-}
-
-/// The node's own filesystem, as hostPath volumes see it.
-pub fn node_root() -> Tree {
-    let mut tree = Tree::new();
-    for dir in ["/etc", "/mnt", "/tmp", "/var", "/var/log", "/var/lib", "/data", "/usr", "/usr/share"] {
-        tree.add_dir(dir, 0o755);
-    }
-    tree.add_file("/etc/hostname", "kind-worker\n", 0o644);
-    tree
 }
 
 fn downward_item(pod: &Pod, item: &kubesim_api::k8s_openapi::api::core::v1::DownwardAPIVolumeFile, cx: &VolumeContext) -> String {

@@ -13,6 +13,7 @@ use kubesim_api::time::time_at;
 use kubesim_api::Millis;
 use kubesim_apiserver::error::Result;
 use kubesim_apiserver::{ApiError, ApiServer, DeleteOptions, Deleted, Request, SimRng};
+use kubesim_host::cloud::BlockStore;
 use kubesim_host::Host;
 use kubesim_store::{EventType, Resource};
 use std::any::Any;
@@ -117,6 +118,9 @@ pub struct Ctx<'a> {
     pub fabric: &'a mut Fabric,
     /// The resource metrics API (metrics.k8s.io): the metrics-server writes it, the HPA reads it.
     pub metrics: &'a mut ResourceMetrics,
+    /// The cloud's block storage: the CSI controller services create, attach and detach disks
+    /// through it (only they call it; a disk's content moves once the handler returns).
+    pub cloud: &'a mut BlockStore,
 }
 
 /// The error a write gets while the component cannot reach the API server (client-go's dial

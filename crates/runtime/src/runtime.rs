@@ -21,6 +21,7 @@ use crate::metrics::ResourceMetrics;
 use kubesim_api::object::Object;
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiServer, Request, SimRng};
+use kubesim_host::cloud::BlockStore;
 use kubesim_host::Host;
 use kubesim_store::{Commit, EventType, Resource};
 use rand_core::SeedableRng;
@@ -222,6 +223,7 @@ pub struct Runtime<E: Clone = ()> {
     host_agents: BTreeMap<String, Vec<usize>>,
     fabric: Fabric,
     metrics: ResourceMetrics,
+    cloud: BlockStore,
     /// When each host's next process wake-up is queued.
     host_wakes: BTreeMap<String, Millis>,
     watch_all: BTreeMap<Resource, Vec<(usize, Interest)>>,
@@ -255,6 +257,7 @@ impl<E: Clone> Runtime<E> {
             host_agents: BTreeMap::new(),
             fabric: Fabric::default(),
             metrics: ResourceMetrics::default(),
+            cloud: BlockStore::default(),
             host_wakes: BTreeMap::new(),
             watch_all: BTreeMap::new(),
             watch_node_pods: BTreeMap::new(),
@@ -308,6 +311,7 @@ impl<E: Clone> Runtime<E> {
     pub fn add_host(&mut self, host: Host) {
         self.host_agents.entry(host.name.clone()).or_default();
         self.fabric.assign(&host.ip(), Endpoint::Node { host: host.name.clone() });
+        self.cloud.register_instance(&host.name, host.zone.clone());
         self.hosts.insert(host.name.clone(), host);
     }
 
@@ -339,6 +343,11 @@ impl<E: Clone> Runtime<E> {
     /// The network fabric.
     pub fn fabric(&self) -> &Fabric {
         &self.fabric
+    }
+
+    /// The cloud's block storage (disks, their zones and attachments).
+    pub fn cloud(&self) -> &BlockStore {
+        &self.cloud
     }
 
     /// The resource metrics API's current content.
@@ -502,6 +511,7 @@ impl<E: Clone> Runtime<E> {
                 connected: true,
                 fabric: &mut self.fabric,
                 metrics: &mut self.metrics,
+                cloud: &mut self.cloud,
             };
             f(&mut ctx)
         };
@@ -548,6 +558,7 @@ impl<E: Clone> Runtime<E> {
                 connected,
                 fabric: &mut self.fabric,
                 metrics: &mut self.metrics,
+                cloud: &mut self.cloud,
             };
             f(slot.component.as_mut(), &mut ctx);
         }
@@ -634,6 +645,8 @@ impl<E: Clone> Runtime<E> {
     }
 
     fn after_handler(&mut self, component: Option<usize>, timers: Vec<TimerRequest>, notes: Vec<Note>) {
+        // A disk attached or detached during the handler moves to (or off) its machine now.
+        self.cloud.place_devices(&mut self.hosts);
         if let Some(index) = component {
             let epoch = self.slots[index].epoch;
             for timer in timers {
