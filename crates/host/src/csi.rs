@@ -289,7 +289,10 @@ impl Driver {
                         _ => return Err(error("InvalidArgument", format!("Invalid parameter key {k} for CreateVolume"))),
                     }
                 }
-                let disk = cloud.create_disk(&req.name, wanted.clone(), req.capacity_bytes.max(1 << 30)).map_err(|e: CloudError| {
+                // Disks come in whole GiB, at least one.
+                let gib = 1i128 << 30;
+                let size = ((req.capacity_bytes.max(1) + gib - 1) / gib) * gib;
+                let disk = cloud.create_disk(&req.name, wanted.clone(), size).map_err(|e: CloudError| {
                     error("Internal", format!("Could not create volume {:?}: {e}", req.name))
                 })?;
                 Ok(CreatedVolume {

@@ -190,6 +190,9 @@ impl Ctx<'_> {
             "scheduler" => "default-scheduler".to_string(), // the profile's schedulerName
             // sig-storage-lib-external-provisioner's source: `<provisioner>_<pod>_<uuid>`.
             "local-path-provisioner" => "rancher.io/local-path_local-path-provisioner-7577fdbbfb-ztg6v_9e3c1a7b-52d4-4f0e-8c6a-1d2b3e4f5a6b".to_string(),
+            // The CSI drivers' external-provisioners (the same lib, in their controller pods).
+            "csi-provisioner-disk" => "disk.csi.kubesim.io_disk-csi-controller-6f9c7b8d5-q7x2m_1b7e2c4d-8a3f-4e6b-9c1d-2f4a6b8c0e13".to_string(),
+            "csi-provisioner-hostpath" => "hostpath.csi.k8s.io_csi-hostpathplugin-0_5d2a9e7c-3b1f-4c8d-a6e4-7f9b1c3d5e27".to_string(),
             other => other.to_string(),
         };
         let host = self.actor.split_once('/').map(|(_, h)| h.to_string());
