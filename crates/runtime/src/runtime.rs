@@ -126,6 +126,13 @@ pub trait Checker: CheckerClone {
     fn name(&self) -> &str;
     /// `Err(message)` if the commit broke the invariant.
     fn check(&mut self, commit: &Commit, api: &ApiServer) -> Result<(), String>;
+    /// `Err(message)` if the host's state broke the invariant (data-plane invariants: what is
+    /// mounted, what runs). Called after every handler of an agent on the host and after the
+    /// host lost power. The default checks nothing.
+    fn check_host(&mut self, host: &Host, api: &ApiServer) -> Result<(), String> {
+        let _ = (host, api);
+        Ok(())
+    }
 }
 
 /// Cloning boxed checkers (a cloned runtime keeps checking).
@@ -582,7 +589,18 @@ impl<E: Clone> Runtime<E> {
         }
         let now = self.now;
         self.hosts.get_mut(host).expect("checked above").power_off(now);
+        self.check_host(host);
         true
+    }
+
+    /// Runs every checker's host check on one host.
+    fn check_host(&mut self, name: &str) {
+        let Some(host) = self.hosts.get(name) else { return };
+        for checker in &mut self.checkers {
+            if let Err(message) = checker.check_host(host, &self.api) {
+                self.violations.push(Violation { t_ms: self.now, revision: self.api.store().revision(), checker: checker.name().to_string(), message });
+            }
+        }
     }
 
     /// Power returns to the host; its agents hear [`HostEvent::PowerOn`].
@@ -654,6 +672,7 @@ impl<E: Clone> Runtime<E> {
             }
             if let Some(host) = self.slots[index].host.clone() {
                 self.sync_host(&host);
+                self.check_host(&host);
             }
         }
         if self.config.record_history {
