@@ -187,9 +187,37 @@ impl AttachDetachController {
         Some((unique_volume_name(&csi.driver, &csi.volume_handle), pv, csi.driver, csi.volume_handle))
     }
 
-    /// The desired-state populator for one pod: its old entries out, its current ones in.
+    /// The desired-state populator for one pod: its current entries in, the ones it no longer
+    /// has out (an entry lives as long as some pod needs it, keeping its Multi-Attach report).
     fn process_pod(&mut self, key: &Key, uid: &str) {
+        let pod = self.pods.get(key).and_then(|o| o.as_pod()).cloned();
+        let claims = pod.as_ref().map(pod_claims).unwrap_or_default();
+        if claims.is_empty() {
+            self.claim_pods.remove(key);
+        } else {
+            self.claim_pods.insert(key.clone());
+        }
+        let mut entries: Vec<(String, String)> = Vec::new();
+        if let Some(pod) = pod.as_ref().filter(|p| !pod_node(p).is_empty() && !is_pod_terminated(p)) {
+            let node = pod_node(pod).to_string();
+            for claim in &claims {
+                let Some((volume, pv, driver, handle)) = self.attachable_volume(&key.0, claim) else { continue };
+                let entry = self.desired.entry(node.clone()).or_default().entry(volume.clone()).or_insert_with(|| VolumeToAttach {
+                    pv: pv.metadata.name.clone().unwrap_or_default(),
+                    driver,
+                    handle,
+                    multi_attach_forbidden: multi_attach_forbidden(&pv),
+                    pods: BTreeMap::new(),
+                    multi_attach_reported: false,
+                });
+                entry.pods.insert(uid.to_string(), key.clone());
+                entries.push((node.clone(), volume));
+            }
+        }
         for (node, volume) in self.pod_entries.remove(uid).unwrap_or_default() {
+            if entries.contains(&(node.clone(), volume.clone())) {
+                continue;
+            }
             if let Some(volumes) = self.desired.get_mut(&node) {
                 if let Some(entry) = volumes.get_mut(&volume) {
                     entry.pods.remove(uid);
@@ -201,34 +229,6 @@ impl AttachDetachController {
                     self.desired.remove(&node);
                 }
             }
-        }
-        let Some(pod) = self.pods.get(key).and_then(|o| o.as_pod()).cloned() else {
-            self.claim_pods.remove(key);
-            return;
-        };
-        let claims = pod_claims(&pod);
-        if claims.is_empty() {
-            self.claim_pods.remove(key);
-            return;
-        }
-        self.claim_pods.insert(key.clone());
-        let node = pod_node(&pod).to_string();
-        if node.is_empty() || is_pod_terminated(&pod) {
-            return;
-        }
-        let mut entries = Vec::new();
-        for claim in claims {
-            let Some((volume, pv, driver, handle)) = self.attachable_volume(&key.0, &claim) else { continue };
-            let entry = self.desired.entry(node.clone()).or_default().entry(volume.clone()).or_insert_with(|| VolumeToAttach {
-                pv: pv.metadata.name.clone().unwrap_or_default(),
-                driver,
-                handle,
-                multi_attach_forbidden: multi_attach_forbidden(&pv),
-                pods: BTreeMap::new(),
-                multi_attach_reported: false,
-            });
-            entry.pods.insert(uid.to_string(), key.clone());
-            entries.push((node.clone(), volume));
         }
         if !entries.is_empty() {
             self.pod_entries.insert(uid.to_string(), entries);
