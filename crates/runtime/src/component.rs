@@ -251,10 +251,12 @@ impl Ctx<'_> {
             }
             None => {
                 // Upstream names events "<object>.<hex unix nanos>"; the sub-millisecond part
-                // comes from the seeded RNG so names stay unique and deterministic.
+                // is the store's revision, so names stay unique and deterministic and, as real
+                // clocks do, follow the order the events were recorded in (describe lists
+                // events of the same second in name order).
                 let unix_nanos = (kubesim_api::time::EPOCH_UNIX_SECONDS as u64 * 1_000_000_000)
                     + self.now * 1_000_000
-                    + (rand_core::RngCore::next_u32(self.rng) % 1_000_000) as u64;
+                    + self.api.store().revision() % 1_000_000;
                 let name = format!("{}.{:x}", object.name(), unix_nanos);
                 let event = Event {
                     metadata: ObjectMeta { name: Some(name), namespace: Some(namespace), ..Default::default() },
