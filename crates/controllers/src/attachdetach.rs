@@ -142,6 +142,24 @@ fn pod_claims(pod: &Pod) -> Vec<String> {
         .collect()
 }
 
+/// `reportMultiAttachError`'s message for a pod in `namespace` that wants `volume` while the
+/// pods `holders` (namespace, name) use it on other nodes: the names of its own namespace's pods
+/// only, the others counted.
+pub fn multi_attach_message(volume: &str, namespace: &str, holders: &[(String, String)]) -> String {
+    let suffix = if holders.is_empty() {
+        "Volume is already exclusively attached to one node and can't be attached to another".to_string()
+    } else {
+        let local: Vec<&str> = holders.iter().filter(|(ns, _)| ns == namespace).map(|(_, n)| n.as_str()).collect();
+        let others = holders.len() - local.len();
+        match (local.is_empty(), others) {
+            (false, 0) => format!("Volume is already used by pod(s) {}", local.join(", ")),
+            (false, n) => format!("Volume is already used by pod(s) {} and {n} pod(s) in different namespaces", local.join(", ")),
+            (true, n) => format!("Volume is already used by {n} pod(s) in different namespaces"),
+        }
+    };
+    format!("Multi-Attach error for volume {volume:?} {suffix}")
+}
+
 impl AttachDetachController {
     /// A controller with empty caches and states.
     pub fn new() -> AttachDetachController {
@@ -322,19 +340,8 @@ impl AttachDetachController {
         let Some(want) = self.desired.get(node).and_then(|v| v.get(volume)).cloned() else { return };
         let holders: Vec<(String, String)> = others.iter().filter_map(|n| self.desired.get(n).and_then(|v| v.get(volume))).flat_map(|w| w.pods.values().cloned()).collect();
         for (namespace, name) in want.pods.values() {
-            let message = if holders.is_empty() {
-                "Volume is already exclusively attached to one node and can't be attached to another".to_string()
-            } else {
-                let local: Vec<&str> = holders.iter().filter(|(ns, _)| ns == namespace).map(|(_, n)| n.as_str()).collect();
-                let other = holders.len() - local.len();
-                match (local.is_empty(), other) {
-                    (false, 0) => format!("Volume is already used by pod(s) {}", local.join(", ")),
-                    (false, n) => format!("Volume is already used by pod(s) {} and {n} pod(s) in different namespaces", local.join(", ")),
-                    (true, n) => format!("Volume is already used by {n} pod(s) in different namespaces"),
-                }
-            };
             if let Some(pod) = self.pods.get_named(namespace, name).cloned() {
-                ctx.event(&pod, "Warning", "FailedAttachVolume", format!("Multi-Attach error for volume {:?} {message}", want.pv));
+                ctx.event(&pod, "Warning", "FailedAttachVolume", multi_attach_message(&want.pv, namespace, &holders));
             }
         }
         if let Some(entry) = self.desired.get_mut(node).and_then(|v| v.get_mut(volume)) {
@@ -614,5 +621,52 @@ impl Reconciler for AttachDetachController {
     }
     fn reconcile(&mut self, _key: &Key, ctx: &mut Ctx) -> Result<Action, ApiError> {
         self.reconcile_all(ctx).map(|_| Action::AwaitChange)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // pkg/controller/volume/attachdetach/reconciler/reconciler_test.go Test_ReportMultiAttachError:
+    // node1's pod ns1/pod1 wants the volume; the other nodes' pods hold it.
+    #[test]
+    fn multi_attach_messages_follow_report_multi_attach_error() {
+        let pods = |names: &[&str]| -> Vec<(String, String)> {
+            names.iter().map(|n| n.split_once('/').map(|(a, b)| (a.to_string(), b.to_string())).unwrap()).collect()
+        };
+        let cases: [(&str, Vec<(String, String)>, &str); 4] = [
+            ("no pods use the volume", pods(&[]), "Multi-Attach error for volume \"volume-name\" Volume is already exclusively attached to one node and can't be attached to another"),
+            ("pods in the same namespace use the volume", pods(&["ns1/pod2"]), "Multi-Attach error for volume \"volume-name\" Volume is already used by pod(s) pod2"),
+            (
+                "pods in another namespace use the volume",
+                pods(&["ns2/pod2"]),
+                "Multi-Attach error for volume \"volume-name\" Volume is already used by 1 pod(s) in different namespaces",
+            ),
+            (
+                "pods both in the same and another namespace use the volume",
+                pods(&["ns2/pod2", "ns1/pod3"]),
+                "Multi-Attach error for volume \"volume-name\" Volume is already used by pod(s) pod3 and 1 pod(s) in different namespaces",
+            ),
+        ];
+        for (name, holders, want) in cases {
+            assert_eq!(multi_attach_message("volume-name", "ns1", &holders), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn terminated_pods_need_no_volumes() {
+        use kubesim_api::k8s_openapi::api::core::v1::{ContainerState, ContainerStateRunning, ContainerStatus, PodStatus};
+        let mut pod = Pod { status: Some(PodStatus { phase: Some("Running".into()), ..Default::default() }), ..Default::default() };
+        assert!(!is_pod_terminated(&pod));
+        pod.metadata.deletion_timestamp = Some(kubesim_api::time::time_at(0));
+        assert!(is_pod_terminated(&pod), "deleted with no container running");
+        pod.status.as_mut().unwrap().container_statuses = Some(vec![ContainerStatus {
+            state: Some(ContainerState { running: Some(ContainerStateRunning::default()), ..Default::default() }),
+            ..Default::default()
+        }]);
+        assert!(!is_pod_terminated(&pod), "a container still runs");
+        pod.status.as_mut().unwrap().phase = Some("Succeeded".into());
+        assert!(is_pod_terminated(&pod));
     }
 }

@@ -395,3 +395,45 @@ impl Reconciler for CsiAttacher {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kubesim_api::k8s_openapi::api::storage::v1::VolumeAttachmentSpec;
+
+    // external-attacher pkg/controller/controller_test.go TestShouldEnqueueVAChange: changes that
+    // only post Status.AttachError / DetachError are not queued. (An unchanged resourceVersion
+    // is a periodic resync upstream and queued; here it is our own write's echo.)
+    #[test]
+    fn only_error_postings_are_not_queued() {
+        let base = |rv: &str| VolumeAttachment {
+            metadata: kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta { resource_version: Some(rv.into()), ..Default::default() },
+            spec: VolumeAttachmentSpec { attacher: "a".into(), node_name: "n".into(), ..Default::default() },
+            status: None,
+        };
+        let error = |m: &str| Some(VolumeError { message: Some(m.into()), ..Default::default() });
+        let with_status = |rv: &str, status: VolumeAttachmentStatus| VolumeAttachment { status: Some(status), ..base(rv) };
+        let with_finalizer = |va: VolumeAttachment| {
+            let mut va = va;
+            va.metadata.finalizers = Some(vec!["f".into()]);
+            va
+        };
+        let cases: Vec<(&str, VolumeAttachment, VolumeAttachment, bool)> = vec![
+            ("same resourceVersion", base("1"), base("1"), false),
+            ("metadata change", base("1"), with_finalizer(base("2")), true),
+            ("attachError posted", base("1"), with_status("2", VolumeAttachmentStatus { attach_error: error("x"), ..Default::default() }), false),
+            ("detachError posted", base("1"), with_status("2", VolumeAttachmentStatus { detach_error: error("x"), ..Default::default() }), false),
+            (
+                "attachError changed",
+                with_status("1", VolumeAttachmentStatus { attach_error: error("x"), ..Default::default() }),
+                with_status("2", VolumeAttachmentStatus { attach_error: error("y"), ..Default::default() }),
+                false,
+            ),
+            ("attachError and a finalizer", base("1"), with_finalizer(with_status("2", VolumeAttachmentStatus { attach_error: error("x"), ..Default::default() })), true),
+            ("attached", base("1"), with_status("2", VolumeAttachmentStatus { attached: true, ..Default::default() }), true),
+        ];
+        for (name, old, new, want) in cases {
+            assert_eq!(should_enqueue_change(&old, &new), want, "{name}");
+        }
+    }
+}
