@@ -14,8 +14,8 @@
 //! - [`cloud`]: the cloud's block storage (zonal disks attached to one machine at a time; a
 //!   disk's content follows the disk).
 //!
-//! Node agents (the kubelet, and as the data plane grows kube-proxy and the CNI and CSI
-//! plugins) reach their host through the runtime's `Ctx::host`; the host knows nothing of the
+//! Node agents (the kubelet, kube-proxy) reach their host through the runtime's `Ctx::host`;
+//! the kubelet calls the machine's CSI node plugins there too. The host knows nothing of the
 //! API server or of the agents.
 //!
 //! Invariant: a host holds plain, cloneable data (a cloned world has a bit-identical future)

@@ -69,8 +69,8 @@ impl WorldConfig {
     }
 }
 
-/// The agents every node runs, in start order. A new node agent (kube-proxy, the CNI and CSI
-/// node plugins) is one more entry here.
+/// The agents every node runs, in start order. A new node agent is one more entry here. (The
+/// CSI node plugins are services of the machine the kubelet calls, `kubesim_host::csi`.)
 fn node_agents(setup: NodeSetup) -> Vec<Box<dyn Component>> {
     let proxy = kubesim_proxy::KubeProxy::new(&setup.name);
     vec![Box::new(Kubelet::new(setup)), Box::new(proxy)]
