@@ -126,7 +126,8 @@ fn is_pod_terminated(pod: &Pod) -> bool {
     if is_pod_terminal(pod) {
         return true;
     }
-    let running = pod.status.as_ref().and_then(|s| s.container_statuses.as_ref()).into_iter().flatten().any(|c| c.state.as_ref().is_some_and(|s| s.running.is_some()));
+    let running =
+        pod.status.as_ref().and_then(|s| s.container_statuses.as_ref()).into_iter().flatten().any(|c| c.state.as_ref().is_some_and(|s| s.running.is_some()));
     pod.metadata.deletion_timestamp.is_some() && !running
 }
 
@@ -138,7 +139,9 @@ fn pod_claims(pod: &Pod) -> Vec<String> {
         .and_then(|s| s.volumes.as_ref())
         .into_iter()
         .flatten()
-        .filter_map(|v| v.persistent_volume_claim.as_ref().map(|c| c.claim_name.clone()).or_else(|| v.ephemeral.as_ref().map(|_| format!("{pod_name}-{}", v.name))))
+        .filter_map(|v| {
+            v.persistent_volume_claim.as_ref().map(|c| c.claim_name.clone()).or_else(|| v.ephemeral.as_ref().map(|_| format!("{pod_name}-{}", v.name)))
+        })
         .collect()
 }
 
@@ -310,10 +313,14 @@ impl AttachDetachController {
             Some(va) if va.status.as_ref().is_some_and(|s| s.attached) => None,
             Some(va) => match va.status.as_ref().and_then(|s| s.attach_error.as_ref()) {
                 Some(e) => Some(e.message.clone().unwrap_or_default()),
-                None if ctx.now >= started + ATTACH_TIMEOUT_MS => Some(format!("timed out waiting for external-attacher of {driver} CSI driver to attach volume {handle}")),
+                None if ctx.now >= started + ATTACH_TIMEOUT_MS => {
+                    Some(format!("timed out waiting for external-attacher of {driver} CSI driver to attach volume {handle}"))
+                }
                 None => return,
             },
-            None if ctx.now >= started + ATTACH_TIMEOUT_MS => Some(format!("timed out waiting for external-attacher of {driver} CSI driver to attach volume {handle}")),
+            None if ctx.now >= started + ATTACH_TIMEOUT_MS => {
+                Some(format!("timed out waiting for external-attacher of {driver} CSI driver to attach volume {handle}"))
+            }
             None => return,
         };
         self.operations.remove(key);
@@ -338,7 +345,8 @@ impl AttachDetachController {
     /// `reportMultiAttachError`: each pod hears which pods of its own namespace hold the volume.
     fn report_multi_attach(&mut self, volume: &str, node: &str, others: &[String], ctx: &mut Ctx) {
         let Some(want) = self.desired.get(node).and_then(|v| v.get(volume)).cloned() else { return };
-        let holders: Vec<(String, String)> = others.iter().filter_map(|n| self.desired.get(n).and_then(|v| v.get(volume))).flat_map(|w| w.pods.values().cloned()).collect();
+        let holders: Vec<(String, String)> =
+            others.iter().filter_map(|n| self.desired.get(n).and_then(|v| v.get(volume))).flat_map(|w| w.pods.values().cloned()).collect();
         for (namespace, name) in want.pods.values() {
             if let Some(pod) = self.pods.get_named(namespace, name).cloned() {
                 ctx.event(&pod, "Warning", "FailedAttachVolume", multi_attach_message(&want.pv, namespace, &holders));
@@ -393,7 +401,10 @@ impl AttachDetachController {
             let Some(state) = self.actual.get_mut(&key) else { continue };
             let requested = *state.detach_requested_at.get_or_insert(now);
             let timed_out = now.saturating_sub(requested) >= MAX_WAIT_FOR_UNMOUNT_MS;
-            if state.mounted_by_node && !(timed_out && !healthy) && !out_of_service {
+            // Still mounted: wait, unless the node is unhealthy past maxWaitForUnmountDuration or out
+            // of service.
+            let force = timed_out && !healthy;
+            if state.mounted_by_node && !force && !out_of_service {
                 if !timed_out {
                     self.queue.add_after(reconcile_key(), requested + MAX_WAIT_FOR_UNMOUNT_MS - now, ctx);
                 }
@@ -553,7 +564,8 @@ impl Reconciler for AttachDetachController {
     }
     fn started(&mut self, ctx: &mut Ctx) {
         // populateActualStateOfWorld: attachments the external-attacher reports attached.
-        let attached: Vec<VolumeAttachment> = self.attachments.iter().filter_map(|o| va_of(o)).filter(|va| va.status.as_ref().is_some_and(|s| s.attached)).cloned().collect();
+        let attached: Vec<VolumeAttachment> =
+            self.attachments.iter().filter_map(|o| va_of(o)).filter(|va| va.status.as_ref().is_some_and(|s| s.attached)).cloned().collect();
         for va in attached {
             let pv_name = va.spec.source.persistent_volume_name.clone().unwrap_or_default();
             let Some(pv) = self.volumes.get_named("", &pv_name).and_then(|o| decode::<PersistentVolume>(o)) else { continue };
@@ -602,7 +614,9 @@ impl Reconciler for AttachDetachController {
                 let keys: Vec<(String, String)> = self
                     .operations
                     .iter()
-                    .filter(|(_, op)| matches!(op, Operation::Attach { attachment, .. } | Operation::Detach { attachment } if attachment == event.object.name()))
+                    .filter(
+                        |(_, op)| matches!(op, Operation::Attach { attachment, .. } | Operation::Detach { attachment } if attachment == event.object.name()),
+                    )
                     .map(|(k, _)| k.clone())
                     .collect();
                 for key in keys {
@@ -635,9 +649,18 @@ mod tests {
         let pods = |names: &[&str]| -> Vec<(String, String)> {
             names.iter().map(|n| n.split_once('/').map(|(a, b)| (a.to_string(), b.to_string())).unwrap()).collect()
         };
-        let cases: [(&str, Vec<(String, String)>, &str); 4] = [
-            ("no pods use the volume", pods(&[]), "Multi-Attach error for volume \"volume-name\" Volume is already exclusively attached to one node and can't be attached to another"),
-            ("pods in the same namespace use the volume", pods(&["ns1/pod2"]), "Multi-Attach error for volume \"volume-name\" Volume is already used by pod(s) pod2"),
+        type Case = (&'static str, Vec<(String, String)>, &'static str);
+        let cases: [Case; 4] = [
+            (
+                "no pods use the volume",
+                pods(&[]),
+                "Multi-Attach error for volume \"volume-name\" Volume is already exclusively attached to one node and can't be attached to another",
+            ),
+            (
+                "pods in the same namespace use the volume",
+                pods(&["ns1/pod2"]),
+                "Multi-Attach error for volume \"volume-name\" Volume is already used by pod(s) pod2",
+            ),
             (
                 "pods in another namespace use the volume",
                 pods(&["ns2/pod2"]),

@@ -253,7 +253,11 @@ impl CsiAttacher {
                     self.queue.add((String::new(), name), ctx);
                     return Ok(());
                 }
-                ctx.note(format!("csi/{}", self.driver.name()), CsiCall::ControllerPublishVolume.name(), format!("{} to {node_id} ({})", csi.volume_handle, va.spec.node_name));
+                ctx.note(
+                    format!("csi/{}", self.driver.name()),
+                    CsiCall::ControllerPublishVolume.name(),
+                    format!("{} to {node_id} ({})", csi.volume_handle, va.spec.node_name),
+                );
                 let attributes = csi.volume_attributes.clone().unwrap_or_default();
                 let result = self.driver.controller_publish(ctx.cloud, &csi.volume_handle, &node_id, &attributes);
                 let status = match result {
@@ -270,7 +274,11 @@ impl CsiAttacher {
                 self.save_status(ctx, &va, status)?;
             }
             Op::Detach { node_id, .. } => {
-                ctx.note(format!("csi/{}", self.driver.name()), CsiCall::ControllerUnpublishVolume.name(), format!("{} from {node_id} ({})", csi.volume_handle, va.spec.node_name));
+                ctx.note(
+                    format!("csi/{}", self.driver.name()),
+                    CsiCall::ControllerUnpublishVolume.name(),
+                    format!("{} from {node_id} ({})", csi.volume_handle, va.spec.node_name),
+                );
                 match self.driver.controller_unpublish(ctx.cloud, &csi.volume_handle, &node_id) {
                     Ok(()) => {
                         self.failures.remove(&name);
@@ -429,7 +437,12 @@ mod tests {
                 with_status("2", VolumeAttachmentStatus { attach_error: error("y"), ..Default::default() }),
                 false,
             ),
-            ("attachError and a finalizer", base("1"), with_finalizer(with_status("2", VolumeAttachmentStatus { attach_error: error("x"), ..Default::default() })), true),
+            (
+                "attachError and a finalizer",
+                base("1"),
+                with_finalizer(with_status("2", VolumeAttachmentStatus { attach_error: error("x"), ..Default::default() })),
+                true,
+            ),
             ("attached", base("1"), with_status("2", VolumeAttachmentStatus { attached: true, ..Default::default() }), true),
         ];
         for (name, old, new, want) in cases {

@@ -292,7 +292,7 @@ impl CsiProvisioner {
                     volume_attributes: Some(attributes),
                     ..Default::default()
                 }),
-                node_affinity: (!terms.is_empty()).then(|| VolumeNodeAffinity { required: Some(NodeSelector { node_selector_terms: terms }) }),
+                node_affinity: (!terms.is_empty()).then_some(VolumeNodeAffinity { required: Some(NodeSelector { node_selector_terms: terms }) }),
                 ..Default::default()
             }),
             status: None,

@@ -292,9 +292,9 @@ impl Driver {
                 // Disks come in whole GiB, at least one.
                 let gib = 1i128 << 30;
                 let size = ((req.capacity_bytes.max(1) + gib - 1) / gib) * gib;
-                let disk = cloud.create_disk(&req.name, wanted.clone(), size).map_err(|e: CloudError| {
-                    error("Internal", format!("Could not create volume {:?}: {e}", req.name))
-                })?;
+                let disk = cloud
+                    .create_disk(&req.name, wanted.clone(), size)
+                    .map_err(|e: CloudError| error("Internal", format!("Could not create volume {:?}: {e}", req.name)))?;
                 Ok(CreatedVolume {
                     volume_id: disk.id.clone(),
                     capacity_bytes: disk.size_bytes,
@@ -306,7 +306,8 @@ impl Driver {
                 let Some(node) = wanted else {
                     return Err(error(
                         "ResourceExhausted",
-                        "no node in the accessibility requirements (this driver provisions on the selected node: use volumeBindingMode WaitForFirstConsumer)".into(),
+                        "no node in the accessibility requirements (this driver provisions on the selected node: use volumeBindingMode WaitForFirstConsumer)"
+                            .into(),
                     ));
                 };
                 Ok(CreatedVolume {
@@ -365,7 +366,14 @@ impl Driver {
 
     /// NodeStageVolume: the disk's device, formatted with `fs_type` if it has no filesystem
     /// yet, mounted at `staging_path`. Staging a staged volume succeeds.
-    pub fn node_stage(self, host: &mut Host, volume_id: &str, staging_path: &str, publish_context: &BTreeMap<String, String>, fs_type: &str) -> Result<(), CsiError> {
+    pub fn node_stage(
+        self,
+        host: &mut Host,
+        volume_id: &str,
+        staging_path: &str,
+        publish_context: &BTreeMap<String, String>,
+        fs_type: &str,
+    ) -> Result<(), CsiError> {
         if !self.stages() {
             return Err(error("Unimplemented", "NodeStageVolume is not supported".into()));
         }
@@ -378,7 +386,10 @@ impl Driver {
         }
         let device_path = publish_context.get("devicePath").cloned().unwrap_or_default();
         let Some(device) = host.devices.get_mut(volume_id) else {
-            return Err(error("NotFound", format!("Failed to find device path {device_path}. no device path for device {device_path:?} volume {volume_id:?} found")));
+            return Err(error(
+                "NotFound",
+                format!("Failed to find device path {device_path}. no device path for device {device_path:?} volume {volume_id:?} found"),
+            ));
         };
         if device.filesystem.is_none() {
             // mkfs: a fresh filesystem (ext* keep lost+found at the root).
@@ -452,7 +463,13 @@ mod tests {
         hosts.insert("a".into(), zoned_host("a", 0, "zone-a", &mut cloud));
         hosts.insert("b".into(), zoned_host("b", 1, "zone-b", &mut cloud));
         let zone = |z: &str| -> Topology { [(ZONE_TOPOLOGY_KEY.to_string(), z.to_string())].into_iter().collect() };
-        let req = CreateVolumeRequest { name: "pvc-1".into(), capacity_bytes: 1 << 30, preferred: vec![zone("zone-b")], requisite: vec![zone("zone-a"), zone("zone-b")], ..Default::default() };
+        let req = CreateVolumeRequest {
+            name: "pvc-1".into(),
+            capacity_bytes: 1 << 30,
+            preferred: vec![zone("zone-b")],
+            requisite: vec![zone("zone-a"), zone("zone-b")],
+            ..Default::default()
+        };
         let created = Driver::Disk.create_volume(&mut cloud, &req).unwrap();
         assert_eq!(created.accessible_topology, vec![zone("zone-b")]);
         let info = Driver::Disk.node_get_info(&hosts["b"]);
@@ -492,10 +509,16 @@ mod tests {
         let err = Driver::Disk.controller_publish(&mut cloud, &created.volume_id, &node, &created.volume_context).unwrap_err();
         assert_eq!(
             err.to_string(),
-            format!("rpc error: code = Internal desc = Could not attach volume {:?} to node {node:?}: the disk's encryption key is disabled", created.volume_id)
+            format!(
+                "rpc error: code = Internal desc = Could not attach volume {:?} to node {node:?}: the disk's encryption key is disabled",
+                created.volume_id
+            )
         );
         req.parameters.insert("iops".into(), "3000".into());
-        assert_eq!(Driver::Disk.create_volume(&mut cloud, &req).unwrap_err().to_string(), "rpc error: code = InvalidArgument desc = Invalid parameter key iops for CreateVolume");
+        assert_eq!(
+            Driver::Disk.create_volume(&mut cloud, &req).unwrap_err().to_string(),
+            "rpc error: code = InvalidArgument desc = Invalid parameter key iops for CreateVolume"
+        );
     }
 
     #[test]

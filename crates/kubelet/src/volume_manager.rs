@@ -248,7 +248,10 @@ fn pod_csi_volumes(pod: &Pod, ctx: &Ctx) -> (BTreeMap<String, CsiVolume>, Vec<(S
             continue;
         }
         let Some(pv) = ctx.api.lookup(("", "persistentvolumes"), "", &pv_name).and_then(|o| o.decode::<PersistentVolume>()) else {
-            errors.push((volume.name.clone(), format!("error processing PVC {namespace}/{claim}: failed to fetch PV {pv_name:?} from API server: persistentvolumes {pv_name:?} not found")));
+            errors.push((
+                volume.name.clone(),
+                format!("error processing PVC {namespace}/{claim}: failed to fetch PV {pv_name:?} from API server: persistentvolumes {pv_name:?} not found"),
+            ));
             continue;
         };
         let Some(csi) = pv_csi_source(&pv) else { continue };
@@ -291,7 +294,10 @@ impl Kubelet {
                 ctx.note(
                     format!("kubelet/{name}"),
                     "RegisterPlugin",
-                    format!("{} failed: detected topology value collision: driver reported {key:?}:{value:?} but existing label is {key:?}:{existing:?}", driver.name()),
+                    format!(
+                        "{} failed: detected topology value collision: driver reported {key:?}:{value:?} but existing label is {key:?}:{existing:?}",
+                        driver.name()
+                    ),
                 );
                 continue;
             }
@@ -300,7 +306,7 @@ impl Kubelet {
                 name: driver.name().to_string(),
                 node_id: info.node_id,
                 topology_keys: Some(info.accessible_topology.keys().cloned().collect()).filter(|k: &Vec<String>| !k.is_empty()),
-                allocatable: (info.max_volumes_per_node > 0).then(|| VolumeNodeResources { count: Some(info.max_volumes_per_node as i32) }),
+                allocatable: (info.max_volumes_per_node > 0).then_some(VolumeNodeResources { count: Some(info.max_volumes_per_node as i32) }),
             });
         }
         if node.metadata.labels.as_ref() != Some(&labels) {
@@ -569,14 +575,14 @@ impl Kubelet {
             }
             work_left = true;
             let key = (unique.clone(), String::new());
+            let busy = self.volumes.pending.iter().any(|(u, _)| *u == unique);
             match Driver::from_name(&a.volume.driver).filter(|d| d.stages() && a.device_mounted) {
-                Some(driver) => {
-                    if self.ready_to_try(&key, now) && !self.volumes.pending.iter().any(|(u, _)| *u == unique) {
-                        self.start_operation(Operation::UnmountDevice { unique }, driver, CsiCall::NodeUnstageVolume, ctx);
-                    }
+                Some(driver) if !busy && self.ready_to_try(&key, now) => {
+                    self.start_operation(Operation::UnmountDevice { unique }, driver, CsiCall::NodeUnstageVolume, ctx);
                 }
-                None if !self.volumes.pending.iter().any(|(u, _)| *u == unique) => {
-                    // MarkVolumeAsDetached: the controller detaches it.
+                Some(_) => {}
+                // MarkVolumeAsDetached: the controller detaches it.
+                None if !busy => {
                     self.volumes.attached.remove(&unique);
                 }
                 None => {}
@@ -626,7 +632,13 @@ impl Kubelet {
                     if !attached {
                         // Still waiting (or failed): the operation ends and is retried.
                         if let Some(why) = failure {
-                            self.volume_event(&pod, ctx, "Warning", "FailedMount", format!("MountVolume.WaitForAttach failed for volume {:?} : {why}", volume.pv));
+                            self.volume_event(
+                                &pod,
+                                ctx,
+                                "Warning",
+                                "FailedMount",
+                                format!("MountVolume.WaitForAttach failed for volume {:?} : {why}", volume.pv),
+                            );
                         }
                         self.operation_failed(key, ctx);
                         self.arm_volume_loop(ctx);

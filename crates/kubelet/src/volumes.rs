@@ -209,7 +209,8 @@ fn set_up(pod: &Pod, uid: &str, namespace: &str, volume: &Volume, volumes: &mut 
         return Ok((NODE_ROOT.to_string(), Some(path), false));
     }
     if let Some(claim) = volume.persistent_volume_claim.as_ref() {
-        return claim_volume(uid, &claim.claim_name, &volume.name, namespace, volumes, cx).map(|(id, base, ro)| (id, base, ro || claim.read_only.unwrap_or(false)));
+        return claim_volume(uid, &claim.claim_name, &volume.name, namespace, volumes, cx)
+            .map(|(id, base, ro)| (id, base, ro || claim.read_only.unwrap_or(false)));
     }
     if volume.ephemeral.is_some() {
         let claim = format!("{}-{}", pod.metadata.name.clone().unwrap_or_default(), volume.name);
@@ -223,7 +224,14 @@ fn set_up(pod: &Pod, uid: &str, namespace: &str, volume: &Volume, volumes: &mut 
 
 /// A claim's data: what the CSI driver published for this pod, the bound PV's hostPath/local
 /// path on this node, else its own tree. (volume id, sub-path, read-only).
-fn claim_volume(pod_uid: &str, claim: &str, volume_name: &str, namespace: &str, volumes: &mut Volumes, cx: &VolumeContext) -> Result<(String, Option<String>, bool), String> {
+fn claim_volume(
+    pod_uid: &str,
+    claim: &str,
+    volume_name: &str,
+    namespace: &str,
+    volumes: &mut Volumes,
+    cx: &VolumeContext,
+) -> Result<(String, Option<String>, bool), String> {
     let pvc = cx.store.get(("", "persistentvolumeclaims"), namespace, claim).map(|o| o.to_json());
     let Some(pvc) = pvc else { return Err(format!("persistentvolumeclaim {claim:?} not found")) };
     if pvc.pointer("/status/phase").and_then(|p| p.as_str()) != Some("Bound") {

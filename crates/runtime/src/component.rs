@@ -254,9 +254,8 @@ impl Ctx<'_> {
                 // is the store's revision, so names stay unique and deterministic and, as real
                 // clocks do, follow the order the events were recorded in (describe lists
                 // events of the same second in name order).
-                let unix_nanos = (kubesim_api::time::EPOCH_UNIX_SECONDS as u64 * 1_000_000_000)
-                    + self.now * 1_000_000
-                    + self.api.store().revision() % 1_000_000;
+                let unix_nanos =
+                    (kubesim_api::time::EPOCH_UNIX_SECONDS as u64 * 1_000_000_000) + self.now * 1_000_000 + self.api.store().revision() % 1_000_000;
                 let name = format!("{}.{:x}", object.name(), unix_nanos);
                 let event = Event {
                     metadata: ObjectMeta { name: Some(name), namespace: Some(namespace), ..Default::default() },

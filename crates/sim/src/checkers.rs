@@ -151,13 +151,16 @@ fn access_modes(api: &ApiServer, pv: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// (driver, volume id) → (its PV, the pod uids it is published for) on one host.
+type HostPublications = BTreeMap<(String, String), (String, BTreeSet<String>)>;
+
 /// A CSI volume whose PV offers only ReadWriteOnce (or ReadWriteOncePod) is published on at most
 /// one node at a time — a ReadWriteOncePod one for at most one pod. Read from the node plugins'
 /// mount tables.
 #[derive(Clone, Debug, Default)]
 pub struct SingleNodeVolumePublishedOnce {
     /// Host → (driver, volume id) → the pod uids it is published for (and the PV).
-    published: BTreeMap<String, BTreeMap<(String, String), (String, BTreeSet<String>)>>,
+    published: BTreeMap<String, HostPublications>,
     reported: BTreeSet<String>,
 }
 
@@ -169,7 +172,7 @@ impl Checker for SingleNodeVolumePublishedOnce {
         Ok(())
     }
     fn check_host(&mut self, host: &Host, api: &ApiServer) -> Result<(), String> {
-        let mut mine: BTreeMap<(String, String), (String, BTreeSet<String>)> = BTreeMap::new();
+        let mut mine: HostPublications = BTreeMap::new();
         for (target, p) in &host.csi.published {
             let Some((pod, pv)) = target_pod_and_pv(target) else { continue };
             let entry = mine.entry((p.driver.name().to_string(), p.volume_id.clone())).or_insert_with(|| (pv.to_string(), BTreeSet::new()));
@@ -247,7 +250,11 @@ impl Checker for ContainersStartAfterPublish {
                 else {
                     continue;
                 };
-                let is_csi = api.store().get(("", "persistentvolumes"), "", &pv_name).and_then(|o| o.decode::<PersistentVolume>()).is_some_and(|pv| kubesim_api::csi::pv_csi_source(&pv).is_some());
+                let is_csi = api
+                    .store()
+                    .get(("", "persistentvolumes"), "", &pv_name)
+                    .and_then(|o| o.decode::<PersistentVolume>())
+                    .is_some_and(|pv| kubesim_api::csi::pv_csi_source(&pv).is_some());
                 if is_csi && !host.csi.published.contains_key(&kubesim_api::csi::pod_volume_path(&sandbox.pod_uid, &pv_name)) {
                     problems.push(format!(
                         "container {} of pod {}/{} started on {} before its CSI volume {pv_name} ({}) was published",

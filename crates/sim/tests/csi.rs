@@ -256,7 +256,11 @@ fn a_read_write_once_volume_is_not_attached_to_a_second_node() {
     assert_eq!(phase(&world, "two"), "Pending");
     let two = events(&world, "two");
     let multi: Vec<&(String, String)> = two.iter().filter(|(r, _)| r == "FailedAttachVolume").collect();
-    assert_eq!(multi, [&("FailedAttachVolume".to_string(), format!("Multi-Attach error for volume {pv_name:?} Volume is already used by pod(s) one"))], "{two:?}");
+    assert_eq!(
+        multi,
+        [&("FailedAttachVolume".to_string(), format!("Multi-Attach error for volume {pv_name:?} Volume is already used by pod(s) one"))],
+        "{two:?}"
+    );
     // v1.34's kubelet records nothing when its 2m3s wait times out; the trace has the error.
     assert!(!two.iter().any(|(r, _)| r == "FailedMount"), "{two:?}");
     let timeout = world.notes().iter().find(|n| n.call == "WaitForAttachAndMount" && n.actor.as_ref() == "kubelet/a2").expect("the wait timed out");
@@ -281,7 +285,13 @@ fn a_volume_that_cannot_attach_reports_failed_attach_volume() {
     let class = "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: broken}\nprovisioner: disk.csi.kubesim.io\nvolumeBindingMode: WaitForFirstConsumer\nparameters: {kubesim.io/fail-attach: \"the disk's encryption key is disabled\"}\n";
     load(&mut world, &format!("{class}---\n{}---\n{}", claim("locked", "broken"), pinned_pod("locked", "b1", "locked")));
     world.run_until(60_000);
-    let pv = get(&world, ("", "persistentvolumes"), "", get(&world, ("", "persistentvolumeclaims"), "default", "locked").unwrap()["spec"]["volumeName"].as_str().unwrap()).unwrap();
+    let pv = get(
+        &world,
+        ("", "persistentvolumes"),
+        "",
+        get(&world, ("", "persistentvolumeclaims"), "default", "locked").unwrap()["spec"]["volumeName"].as_str().unwrap(),
+    )
+    .unwrap();
     let pv_name = pv["metadata"]["name"].as_str().unwrap().to_string();
     let handle = pv["spec"]["csi"]["volumeHandle"].as_str().unwrap().to_string();
     let node_id = kubesim_host::cloud::instance_id("b1");
@@ -310,7 +320,10 @@ fn a_volume_that_cannot_mount_reports_failed_mount() {
     let pv_name = get(&world, ("", "persistentvolumeclaims"), "default", "odd").unwrap()["spec"]["volumeName"].as_str().unwrap().to_string();
     let mounts: Vec<(String, String)> = events(&world, "odd").into_iter().filter(|(r, _)| r == "FailedMount").collect();
     assert!(mounts.len() >= 2, "{mounts:?}");
-    assert_eq!(mounts[0].1, format!("MountVolume.MountDevice failed for volume {pv_name:?} : rpc error: code = InvalidArgument desc = NodeStageVolume: invalid fstype btrfs9"));
+    assert_eq!(
+        mounts[0].1,
+        format!("MountVolume.MountDevice failed for volume {pv_name:?} : rpc error: code = InvalidArgument desc = NodeStageVolume: invalid fstype btrfs9")
+    );
     assert!(events(&world, "odd").iter().any(|(r, _)| r == "SuccessfulAttachVolume"));
     assert_eq!(phase(&world, "odd"), "Pending");
 }
