@@ -605,6 +605,11 @@ impl Reconciler for AttachDetachController {
             }
             ("", "nodes") => {
                 let node = event.object.name().to_string();
+                // Most node updates (heartbeats) concern no volume.
+                let attached_here = self.actual.keys().any(|(_, n)| *n == node);
+                if !attached_here && !self.desired.contains_key(&node) {
+                    return;
+                }
                 if event.event_type == EventType::Deleted {
                     self.desired.remove(&node);
                 }

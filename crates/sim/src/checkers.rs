@@ -223,6 +223,9 @@ impl Checker for ContainersStartAfterPublish {
     fn check_host(&mut self, host: &Host, api: &ApiServer) -> Result<(), String> {
         let started: Vec<&kubesim_host::cri::Container> = host.cri.list_containers().into_iter().filter(|c| c.started_at.is_some()).collect();
         let seen = self.seen.entry(host.name.clone()).or_default();
+        if started.len() == seen.len() && started.iter().all(|c| seen.contains(&c.id)) {
+            return Ok(()); // nothing started since the last look
+        }
         let mut problems = Vec::new();
         let mut now_seen = BTreeSet::new();
         for container in started {
