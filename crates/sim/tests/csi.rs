@@ -307,6 +307,16 @@ fn a_volume_that_cannot_attach_reports_failed_attach_volume() {
     // The attacher backs off: 1 s, 2 s, 4 s, ... (not a call per status write).
     let publishes = world.notes().iter().filter(|n| n.call == "ControllerPublishVolume" && n.detail.contains(&handle)).count();
     assert!((4..=8).contains(&publishes), "{publishes} ControllerPublishVolume calls in a minute");
+    // The kubelet's wait ends after 2m3s without an event (v1.34: wait.Interrupted), the pod
+    // worker retries; the reason stays the controller's FailedAttachVolume.
+    world.run_until(200_000);
+    assert!(!events(&world, "locked").iter().any(|(r, _)| r == "FailedMount"));
+    let timeouts: Vec<_> = world.notes().iter().filter(|n| n.call == "WaitForAttachAndMount" && n.actor.as_ref() == "kubelet/b1").collect();
+    assert!(!timeouts.is_empty());
+    assert_eq!(timeouts[0].detail, "unmounted volumes=[d], unattached volumes=[d], failed to process volumes=[]: context deadline exceeded");
+    let out = kubectl(&mut world, "describe pod locked");
+    assert!(out.contains("FailedAttachVolume") && out.contains("AttachVolume.Attach failed for volume"), "{out}");
+    assert!(world.runtime().violations().is_empty(), "{:?}", world.runtime().violations());
 }
 
 // A disk that attaches but cannot be mounted (an unknown filesystem type): NodeStageVolume fails
