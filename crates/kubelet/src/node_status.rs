@@ -161,6 +161,14 @@ impl Kubelet {
                 self.last_node_status_write = ctx.now;
                 self.arm_volume_loop(ctx);
             }
+        } else {
+            // Unchanged: the volumes the Node lists are reported in use all the same (after a
+            // restart or a power loss the volume manager's desired state starts unreported).
+            let listed = node.status.as_ref().and_then(|s| s.volumes_in_use.clone()).unwrap_or_default();
+            if self.volumes.volumes_in_use().iter().any(|v| listed.contains(v)) {
+                self.volumes.mark_reported_in_use(&listed);
+                self.arm_volume_loop(ctx);
+            }
         }
     }
 }

@@ -359,3 +359,36 @@ fn host_path_csi_volumes_are_published_without_attaching() {
     let out = kubectl(&mut world, "get volumeattachments");
     assert_eq!(out, "", "no attachments");
 }
+
+// A kubelet restart keeps the mounts (the volume manager rebuilds its state from the node
+// plugins'); a power loss takes them, and the kubelet stages and publishes again when the
+// machine is back — the disk stayed attached and kept its files.
+#[test]
+fn mounts_survive_a_kubelet_restart_and_come_back_after_a_power_loss() {
+    let mut world = world();
+    load(&mut world, &format!("{}---\n{}", claim("data", "block"), pinned_pod("app", "a1", "data")));
+    run_until_running(&mut world, "app", 60_000);
+    kubectl(&mut world, "exec app -- sh -c 'echo before > /data/f'");
+    let pv_name = get(&world, ("", "persistentvolumeclaims"), "default", "data").unwrap()["spec"]["volumeName"].as_str().unwrap().to_string();
+    let stages = |world: &World| world.notes().iter().filter(|n| n.call == "NodeStageVolume" && n.detail.contains(&pv_name)).count();
+
+    assert_eq!(world.run_command("fault kubelet-restart a1").exit_code, 0);
+    let until = world.now() + 20_000;
+    world.run_until(until);
+    assert_eq!(phase(&world, "app"), "Running");
+    assert_eq!(stages(&world), 1, "nothing staged again after a restart");
+    assert_eq!(kubectl(&mut world, "exec app -- cat /data/f"), "before\n");
+
+    assert_eq!(world.run_command("fault node-down a1").exit_code, 0);
+    assert!(world.host("a1").unwrap().csi.published.is_empty(), "the mounts went with the power");
+    let until = world.now() + 5_000;
+    world.run_until(until);
+    assert_eq!(world.run_command("fault node-up a1").exit_code, 0);
+    let until = world.now() + 60_000;
+    world.run_until(until);
+    assert_eq!(phase(&world, "app"), "Running", "{:?}", events(&world, "app"));
+    assert_eq!(stages(&world), 2, "staged again after the power came back");
+    assert!(world.host("a1").unwrap().csi.published.keys().any(|t| t.ends_with(&format!("{pv_name}/mount"))));
+    assert_eq!(kubectl(&mut world, "exec app -- cat /data/f"), "before\n", "the disk kept its files");
+    assert!(world.runtime().violations().is_empty(), "{:?}", world.runtime().violations());
+}
