@@ -87,7 +87,7 @@ pub fn plan(seed: u64, minutes: u64) -> Plan {
     let sts_replicas = rng.range(1, 3);
     // Even seeds keep the StatefulSet's data on network block storage (CSI: attach, stage,
     // publish, detach as pods move), odd ones on the default local-path class.
-    let class = if seed % 2 == 0 { ", storageClassName: block" } else { "" };
+    let class = if seed.is_multiple_of(2) { ", storageClassName: block" } else { "" };
     input.push_str(&format!(
         "apiVersion: v1\nkind: Service\nmetadata: {{name: db}}\nspec:\n  clusterIP: None\n  selector: {{app: db}}\n  ports: [{{port: 80}}]\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {{name: db}}\nspec:\n  serviceName: db\n  replicas: {sts_replicas}\n  selector: {{matchLabels: {{app: db}}}}\n  template:\n    metadata: {{labels: {{app: db}}}}\n    spec:\n      containers:\n      - name: db\n        image: nginx:1.27\n        volumeMounts: [{{name: data, mountPath: /usr/share/nginx/html}}]\n  volumeClaimTemplates:\n  - metadata: {{name: data}}\n    spec: {{accessModes: [ReadWriteOnce]{class}, resources: {{requests: {{storage: 1Gi}}}}}}\n---\n"
     ));
