@@ -1264,6 +1264,15 @@ mod tests {
              "PersistentVolumeClaim \"p\" is invalid: spec.accessModes: Required value: at least 1 access mode is required"),
             ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {'bad key': x}\n",
              "ConfigMap \"c\" is invalid: data[bad key]: Invalid value: \"bad key\": a valid config key must consist of alphanumeric characters"),
+            // pkg/apis/storage/validation: validateVolumeAttachmentSpec, ValidateCSIDriver, ValidateCSINode.
+            ("apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: va}\nspec: {attacher: '', nodeName: n1, source: {}}\n",
+             "VolumeAttachment \"va\" is invalid: [spec.attacher: Required value, spec.source: Required value: must specify exactly one of inlineVolumeSpec and persistentVolumeName]"),
+            ("apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: va}\nspec: {attacher: d, nodeName: n1, source: {persistentVolumeName: ''}}\n",
+             "VolumeAttachment \"va\" is invalid: spec.source.persistentVolumeName: Required value: must specify non empty persistentVolumeName"),
+            ("apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: d.example.com}\nspec: {attachRequired: true, volumeLifecycleModes: [Forever]}\n",
+             "CSIDriver \"d.example.com\" is invalid: spec.volumeLifecycleModes[0]: Unsupported value: \"Forever\": supported values: \"Ephemeral\", \"Persistent\""),
+            ("apiVersion: storage.k8s.io/v1\nkind: CSINode\nmetadata: {name: n1}\nspec: {drivers: [{name: d.example.com, nodeID: ''}, {name: d.example.com, nodeID: x}]}\n",
+             "CSINode \"n1\" is invalid: [spec.drivers[0].nodeID: Required value, spec.drivers[1].name: Duplicate value: \"d.example.com\"]"),
         ];
         for (yaml, want) in cases {
             let got = validate_yaml(yaml);
