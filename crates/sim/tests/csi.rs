@@ -125,6 +125,10 @@ fn a_statefulset_on_block_storage_keeps_its_data_across_nodes_of_a_zone() {
     assert_eq!(va["status"]["attached"], true);
     assert_eq!(va["status"]["attachmentMetadata"]["devicePath"], "/dev/xvdaa");
     assert_eq!(va["metadata"]["finalizers"], serde_json::json!(["external-attacher/disk-csi-kubesim-io"]));
+    let patch = world.run_command(&format!("kubectl patch volumeattachment {va_name} --type=merge -p '{{\"spec\":{{\"nodeName\":\"b2\"}}}}'"));
+    assert_ne!(patch.exit_code, 0);
+    assert!(patch.stderr.contains(&format!("The VolumeAttachment \"{va_name}\" is invalid: spec: Invalid value:")), "{}", patch.stderr);
+    assert!(patch.stderr.contains("field is immutable"), "{}", patch.stderr);
     let node = get(&world, ("", "nodes"), "", &first).unwrap();
     let unique = format!("kubernetes.io/csi/{DISK_DRIVER}^{handle}");
     assert_eq!(node["status"]["volumesAttached"], serde_json::json!([{"name": unique, "devicePath": ""}]));
