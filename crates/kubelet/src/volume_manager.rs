@@ -519,6 +519,13 @@ impl Kubelet {
                 continue;
             }
             work_left = true;
+            let attached = self.volumes.attached.get(&volume.unique).cloned();
+            // VerifyControllerAttachedVolume: reported in volumesInUse, and attached according
+            // to the node's status (the attach/detach controller's volumesAttached).
+            let verified = !volume.attachable || (self.volumes.reported_in_use.contains(&volume.unique) && attached_by_controller.contains(&volume.unique));
+            if attached.is_none() && !verified {
+                continue;
+            }
             let Some(driver) = Driver::from_name(&volume.driver).filter(|d| host.csi.plugins.contains(d) && self.volumes.registered) else {
                 let key = (volume.unique.clone(), String::new());
                 if self.ready_to_try(&key, now) {
@@ -531,12 +538,8 @@ impl Kubelet {
                 }
                 continue;
             };
-            match self.volumes.attached.get(&volume.unique).cloned() {
+            match attached {
                 None => {
-                    // VerifyControllerAttachedVolume.
-                    if volume.attachable && (!self.volumes.reported_in_use.contains(&volume.unique) || !attached_by_controller.contains(&volume.unique)) {
-                        continue; // not yet in volumesInUse, or not attached according to node status
-                    }
                     self.volumes.attached.insert(volume.unique.clone(), AttachedVolume { volume: volume.clone(), device_mounted: !driver.stages() });
                     if driver.stages() {
                         let key = (volume.unique.clone(), String::new());
