@@ -33,6 +33,7 @@ const SERVICE_DNS: &str = include_str!("../scenarios/service-dns.yaml");
 const HPA: &str = include_str!("../scenarios/hpa.yaml");
 const HPA_LOAD: &str = include_str!("../scenarios/hpa-load.yaml");
 const STATEFULSET: &str = include_str!("../scenarios/statefulset.yaml");
+const BLOCK_STORAGE: &str = include_str!("../scenarios/block-storage.yaml");
 const DAEMONSET: &str = include_str!("../scenarios/daemonset.yaml");
 const CRONJOB: &str = include_str!("../scenarios/cronjob.yaml");
 const PROBES: &str = include_str!("../scenarios/probes.yaml");
@@ -180,6 +181,13 @@ pub fn all() -> Vec<Scenario> {
             summary: "web-0, web-1, web-2 start one after another, each with its own claim: the scheduler picks a node, local-path provisions a volume there and the claim binds. At 60 s web-1 is deleted and comes back with the same name and claim.",
             inputs: vec![apply(0, "statefulset.yaml", STATEFULSET), command(60_000, "kubectl delete pod web-1 --wait=false")],
             view: "cluster",
+        },
+        Scenario {
+            name: "block-storage",
+            title: "Network block storage (CSI)",
+            summary: "db-0's claim is on the block class: a disk is created in a1's zone, attached to a1, staged and published before the container starts and writes a line. At 40 s a1 is cordoned and db-0 deleted: the disk is unpublished, unstaged, detached, attached to a2 in the same zone, and the new db-0 prints both lines.",
+            inputs: vec![apply(0, "block-storage.yaml", BLOCK_STORAGE), command(40_000, "kubectl cordon a1"), command(40_000, "kubectl delete pod db-0 --wait=false")],
+            view: "lifecycle",
         },
         Scenario {
             name: "daemonset",

@@ -313,6 +313,13 @@ fn gallery_scenarios_do_what_they_say() {
     assert!(log.contains("hello.example/v2: Hello, world! Version: 2.0.0 Hostname: web2-"), "{log}");
     assert!(log.contains("v1.example/: Hello, world! Version: 1.0.0") && log.contains("shop.example.com/: Hello, world! Version: 2.0.0"), "by host: {log}");
     assert!(log.contains("hello.example/v2: wget: server returned error: HTTP/1.1 503 Service Temporarily Unavailable"), "web2 at 0 replicas: {log}");
+    let block = scenario_world("block-storage", 100_000);
+    let world = block.engine().world();
+    let db = world.api().lookup(("", "pods"), "default", "db-0").and_then(|o| o.as_pod().cloned()).expect("db-0");
+    assert_eq!(db.spec.as_ref().and_then(|s| s.node_name.as_deref()), Some("a2"), "moved to the zone's other node");
+    let uid = db.metadata.uid.clone().unwrap_or_default();
+    let logs = world.host("a2").unwrap().cri.logs(&uid, "db", false).unwrap();
+    assert_eq!(logs, "started on a1\nstarted on a2\n", "the disk's file followed it");
 
     let preemption = scenario_world("preemption", 70_000);
     assert_eq!(pods_of(&preemption, "frontend")[0].status, "Running", "the high-priority pod runs");

@@ -42,9 +42,26 @@ pub fn apply_defaults(object: &mut Object) {
                 parameters.scope.get_or_insert_with(|| "Cluster".to_string());
             }
         }
+        Object::CSIDriver(driver) => default_csi_driver(driver),
         Object::Dynamic(d) => default_dynamic(&d.kind.clone(), &mut d.rest),
         _ => {}
     }
+}
+
+/// SetDefaults_CSIDriver (pkg/apis/storage/v1/defaults.go): attachRequired true, podInfoOnMount,
+/// storageCapacity and requiresRepublish false, fsGroupPolicy ReadWriteOnceWithFSType,
+/// volumeLifecycleModes [Persistent], seLinuxMount false (SELinuxMountReadWriteOncePod is on).
+fn default_csi_driver(driver: &mut k8s_openapi::api::storage::v1::CSIDriver) {
+    let spec = &mut driver.spec;
+    spec.attach_required.get_or_insert(true);
+    spec.pod_info_on_mount.get_or_insert(false);
+    spec.storage_capacity.get_or_insert(false);
+    spec.fs_group_policy.get_or_insert_with(|| "ReadWriteOnceWithFSType".to_string());
+    if spec.volume_lifecycle_modes.as_ref().is_none_or(|m| m.is_empty()) {
+        spec.volume_lifecycle_modes = Some(vec!["Persistent".to_string()]);
+    }
+    spec.requires_republish.get_or_insert(false);
+    spec.se_linux_mount.get_or_insert(false);
 }
 
 /// Quantities in canonical form (resource.Quantity's String) for the kinds that hold them.
@@ -619,6 +636,18 @@ mod tests {
         apply_defaults(&mut sc);
         let sc = sc.to_json();
         assert_eq!((sc["reclaimPolicy"].clone(), sc["volumeBindingMode"].clone()), ("Delete".into(), "Immediate".into()));
+    }
+
+    #[test]
+    fn csi_driver_defaults_match_storage_v1() {
+        let mut driver = Object::CSIDriver(Box::default());
+        apply_defaults(&mut driver);
+        let json = driver.to_json();
+        assert_eq!(
+            json["spec"],
+            serde_json::json!({"attachRequired": true, "podInfoOnMount": false, "storageCapacity": false, "fsGroupPolicy": "ReadWriteOnceWithFSType",
+                "volumeLifecycleModes": ["Persistent"], "requiresRepublish": false, "seLinuxMount": false})
+        );
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //! - [`defaults`] and [`validation`]: the API server's SetDefaults and validation rules.
 //! - [`sort`]: stable slice sorts costing one sort instantiation on wasm32; use them, not the slice methods.
 //! - [`storage`]: the persistent-volume helpers (FindMatchingVolume, node affinity, annotations).
+//! - [`csi`]: the CSI names (VolumeAttachment names, unique volume names, kubelet paths, the
+//!   external-attacher's finalizer) and the built-in drivers' names.
 //! - [`pod`], [`resources`], [`hash`]: pod facts (kubectl's STATUS word, QoS, requests) and the
 //!   one stable hash, each computed in exactly one place for every component.
 //!
@@ -12,6 +14,7 @@
 
 #![deny(missing_docs)]
 
+pub mod csi;
 pub mod decode;
 pub mod defaults;
 pub mod hash;

@@ -6,6 +6,7 @@ use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::coordination::v1 as coordination;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::networking::v1 as networking;
+use k8s_openapi::api::storage::v1 as storage;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
@@ -190,6 +191,9 @@ typed_kinds! {
     Lease => coordination::Lease, "leases", [], Namespaced, nostatus;
     Ingress => networking::Ingress, "ingresses", ["ing"], Namespaced, status;
     IngressClass => networking::IngressClass, "ingressclasses", [], Cluster, nostatus;
+    CSIDriver => storage::CSIDriver, "csidrivers", [], Cluster, nostatus;
+    CSINode => storage::CSINode, "csinodes", [], Cluster, nostatus;
+    VolumeAttachment => storage::VolumeAttachment, "volumeattachments", [], Cluster, status;
 }
 
 /// The remaining built-in kinds of Kubernetes v1.34, served and stored as JSON.
@@ -235,11 +239,8 @@ pub const DYNAMIC_KINDS: &[KindInfo] = &[
     dynamic("resource.k8s.io/v1", "ResourceClaimTemplate", "resourceclaimtemplates", &[], Scope::Namespaced),
     dynamic("resource.k8s.io/v1", "ResourceSlice", "resourceslices", &[], Scope::Cluster),
     dynamic("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", &["pc"], Scope::Cluster),
-    dynamic("storage.k8s.io/v1", "CSIDriver", "csidrivers", &[], Scope::Cluster),
-    dynamic("storage.k8s.io/v1", "CSINode", "csinodes", &[], Scope::Cluster),
     dynamic("storage.k8s.io/v1", "CSIStorageCapacity", "csistoragecapacities", &[], Scope::Namespaced),
     dynamic("storage.k8s.io/v1", "StorageClass", "storageclasses", &["sc"], Scope::Cluster),
-    dynamic("storage.k8s.io/v1", "VolumeAttachment", "volumeattachments", &[], Scope::Cluster),
     dynamic("storage.k8s.io/v1", "VolumeAttributesClass", "volumeattributesclasses", &[], Scope::Cluster),
 ];
 

@@ -173,10 +173,88 @@ pub fn validate_create(object: &Object) -> Vec<FieldError> {
         Object::Ingress(ingress) => validate_ingress_spec(ingress.spec.as_ref(), &mut errors),
         Object::IngressClass(class) => validate_ingress_class_spec(class.spec.as_ref(), &mut errors),
         Object::Dynamic(d) => validate_json_kind(&d.kind, &d.metadata, &serde_json::Value::Object(d.rest.clone()), &mut errors),
+        Object::VolumeAttachment(va) => validate_volume_attachment(va, &mut errors),
+        Object::CSIDriver(driver) => validate_csi_driver(driver, &mut errors),
+        Object::CSINode(node) => validate_csi_node(node, &mut errors),
         Object::Node(_) | Object::Namespace(_) => {}
         _ => {}
     }
     errors
+}
+
+/// validateVolumeAttachmentSpec (pkg/apis/storage/validation): an attacher, exactly one
+/// source, a valid node name.
+fn validate_volume_attachment(va: &k8s_openapi::api::storage::v1::VolumeAttachment, errors: &mut Vec<FieldError>) {
+    let spec = &va.spec;
+    if spec.attacher.is_empty() {
+        errors.push(required("spec.attacher", ""));
+    }
+    const ONE_SOURCE: &str = "must specify exactly one of inlineVolumeSpec and persistentVolumeName";
+    match (&spec.source.inline_volume_spec, &spec.source.persistent_volume_name) {
+        (None, None) => errors.push(required("spec.source", ONE_SOURCE)),
+        (Some(_), Some(_)) => errors.push(FieldError { path: "spec.source".into(), kind: FieldErrorKind::Forbidden, detail: ONE_SOURCE.into() }),
+        (None, Some(name)) if name.is_empty() => errors.push(required("spec.source.persistentVolumeName", "must specify non empty persistentVolumeName")),
+        _ => {}
+    }
+    for problem in dns1123_subdomain_errors(&spec.node_name) {
+        errors.push(invalid("spec.nodeName", format!("{:?}", spec.node_name), problem));
+    }
+}
+
+/// A CSI driver name (ValidateCSIDriverName): at most 63 characters, a DNS-1123 subdomain once
+/// lower-cased.
+fn csi_driver_name_errors(name: &str, path: &str, errors: &mut Vec<FieldError>) {
+    if name.is_empty() {
+        errors.push(required(path, ""));
+        return;
+    }
+    if name.len() > 63 {
+        errors.push(FieldError { path: path.into(), kind: FieldErrorKind::Invalid(format!("{name:?}")), detail: "must be no more than 63 characters".into() });
+    }
+    for problem in dns1123_subdomain_errors(&name.to_ascii_lowercase()) {
+        errors.push(invalid(path, format!("{name:?}"), problem));
+    }
+}
+
+/// ValidateCSIDriver: the name, and the enumerated spec fields.
+fn validate_csi_driver(driver: &k8s_openapi::api::storage::v1::CSIDriver, errors: &mut Vec<FieldError>) {
+    csi_driver_name_errors(driver.metadata.name.as_deref().unwrap_or(""), "metadata.name", errors);
+    let spec = &driver.spec;
+    if spec.attach_required.is_none() {
+        errors.push(required("spec.attachRequired", ""));
+    }
+    if let Some(policy) = spec.fs_group_policy.as_deref() {
+        if !["File", "None", "ReadWriteOnceWithFSType"].contains(&policy) {
+            errors.push(not_supported("spec.fsGroupPolicy", policy, vec!["File", "None", "ReadWriteOnceWithFSType"]));
+        }
+    }
+    for (i, mode) in spec.volume_lifecycle_modes.iter().flatten().enumerate() {
+        if mode != "Persistent" && mode != "Ephemeral" {
+            errors.push(not_supported(format!("spec.volumeLifecycleModes[{i}]"), mode, vec!["Ephemeral", "Persistent"]));
+        }
+    }
+}
+
+/// ValidateCSINode: each driver named once, validly, with a node ID of at most 192 characters.
+fn validate_csi_node(node: &k8s_openapi::api::storage::v1::CSINode, errors: &mut Vec<FieldError>) {
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, driver) in node.spec.drivers.iter().enumerate() {
+        let path = format!("spec.drivers[{i}]");
+        csi_driver_name_errors(&driver.name, &format!("{path}.name"), errors);
+        if !seen.insert(driver.name.clone()) {
+            errors.push(FieldError { path: format!("{path}.name"), kind: FieldErrorKind::Duplicate(format!("{:?}", driver.name)), detail: String::new() });
+        }
+        if driver.node_id.is_empty() {
+            errors.push(required(format!("{path}.nodeID"), ""));
+        } else if driver.node_id.len() > 192 {
+            errors.push(invalid(format!("{path}.nodeID"), format!("{:?}", driver.node_id), "must be 192 characters or less"));
+        }
+        for (j, key) in driver.topology_keys.iter().flatten().enumerate() {
+            if let Some(problem) = label_key_error(key) {
+                errors.push(invalid(format!("{path}.topologyKeys[{j}]"), format!("{key:?}"), problem));
+            }
+        }
+    }
 }
 
 /// What ValidateIngressCreate adds to the rules creates and updates share: the legacy
@@ -1430,6 +1508,15 @@ mod tests {
              "PersistentVolumeClaim \"p\" is invalid: spec.accessModes: Required value: at least 1 access mode is required"),
             ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {'bad key': x}\n",
              "ConfigMap \"c\" is invalid: data[bad key]: Invalid value: \"bad key\": a valid config key must consist of alphanumeric characters"),
+            // pkg/apis/storage/validation: validateVolumeAttachmentSpec, ValidateCSIDriver, ValidateCSINode.
+            ("apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: va}\nspec: {attacher: '', nodeName: n1, source: {}}\n",
+             "VolumeAttachment \"va\" is invalid: [spec.attacher: Required value, spec.source: Required value: must specify exactly one of inlineVolumeSpec and persistentVolumeName]"),
+            ("apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: va}\nspec: {attacher: d, nodeName: n1, source: {persistentVolumeName: ''}}\n",
+             "VolumeAttachment \"va\" is invalid: spec.source.persistentVolumeName: Required value: must specify non empty persistentVolumeName"),
+            ("apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: d.example.com}\nspec: {attachRequired: true, volumeLifecycleModes: [Forever]}\n",
+             "CSIDriver \"d.example.com\" is invalid: spec.volumeLifecycleModes[0]: Unsupported value: \"Forever\": supported values: \"Ephemeral\", \"Persistent\""),
+            ("apiVersion: storage.k8s.io/v1\nkind: CSINode\nmetadata: {name: n1}\nspec: {drivers: [{name: d.example.com, nodeID: ''}, {name: d.example.com, nodeID: x}]}\n",
+             "CSINode \"n1\" is invalid: [spec.drivers[0].nodeID: Required value, spec.drivers[1].name: Duplicate value: \"d.example.com\"]"),
         ];
         for (yaml, want) in cases {
             let got = validate_yaml(yaml);

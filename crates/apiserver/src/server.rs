@@ -847,6 +847,9 @@ fn immutable_field_errors(new: &Object, old: &Object, info: &KindInfo) -> Vec<ku
         "Job" => &["/spec/selector", "/spec/completionMode"],
         // validateIngressClassSpecUpdate.
         "IngressClass" => &["/spec/controller"],
+        // ValidateVolumeAttachmentUpdate: the spec never changes; ValidateCSIDriverUpdate.
+        "VolumeAttachment" => &["/spec"],
+        "CSIDriver" => &["/spec/attachRequired", "/spec/fsGroupPolicy", "/spec/volumeLifecycleModes"],
         _ => &[],
     };
     for pointer in pointers {

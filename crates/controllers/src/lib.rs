@@ -35,6 +35,10 @@
 //! - [`volume`]: PersistentVolume binder (binding, external-provisioning hand-off, reclaim).
 //! - [`pvcprotection`] / [`pvprotection`]: the storage-object-in-use protection finalizers.
 //! - [`localpath`]: kind's local-path provisioner (an add-on, [`addons`], not part of kcm).
+//! - [`attachdetach`]: the attach/detach controller (VolumeAttachments for the CSI volumes of
+//!   scheduled pods, detach after the node stops using them, `status.volumesAttached`).
+//! - [`csi_provisioner`] / [`csi_attacher`]: the CSI drivers' external-provisioner and
+//!   external-attacher sidecars (add-ons, [`addons`]).
 //! - [`podgc`]: pod garbage collector (orphaned, unscheduled-terminating, out-of-service,
 //!   terminated-over-threshold pods).
 //! - [`resourcequota`]: ResourceQuota status.used recomputation and replenishment.
@@ -78,10 +82,13 @@
 
 #![deny(missing_docs)]
 
+pub mod attachdetach;
 pub mod common;
 #[cfg(test)]
 mod cron_tests;
 pub mod cronjob;
+pub mod csi_attacher;
+pub mod csi_provisioner;
 pub mod daemonset;
 pub mod deployment;
 pub mod deployment_util;
@@ -158,11 +165,20 @@ pub fn controllers() -> Vec<Box<dyn Component>> {
         Box::new(Controller(podgc::PodGcController::new())),
         Box::new(Controller(resourcequota::ResourceQuotaController::new())),
         Box::new(Controller(ephemeral::EphemeralVolumeController::new())),
+        Box::new(Controller(attachdetach::AttachDetachController::new())),
     ]
 }
 
-/// The cluster add-on controllers kind runs next to kube-controller-manager: the local-path
-/// provisioner behind the default StorageClass.
+/// The cluster add-on controllers that run next to kube-controller-manager: kind's local-path
+/// provisioner behind the default StorageClass, and the controller sidecars of the built-in CSI
+/// drivers (an external-provisioner per driver, an external-attacher for the driver that
+/// attaches).
 pub fn addons() -> Vec<Box<dyn Component>> {
-    vec![Box::new(Controller(localpath::LocalPathProvisioner::new()))]
+    use kubesim_host::csi::Driver;
+    vec![
+        Box::new(Controller(localpath::LocalPathProvisioner::new())),
+        Box::new(Controller(csi_provisioner::CsiProvisioner::new(Driver::HostPath))),
+        Box::new(Controller(csi_provisioner::CsiProvisioner::new(Driver::Disk))),
+        Box::new(Controller(csi_attacher::CsiAttacher::new(Driver::Disk))),
+    ]
 }

@@ -9,9 +9,13 @@
 //!   podCIDR, round robin, never one in use).
 //! - [`images`]: the image store: pulls resolved through the catalogue (`kubesim-images`),
 //!   containerd's errors, each image's filesystem tree.
+//! - [`csi`]: the CSI drivers' controller and node services (the disk and host-path drivers)
+//!   and the node plugins' mount table.
+//! - [`cloud`]: the cloud's block storage (zonal disks attached to one machine at a time; a
+//!   disk's content follows the disk).
 //!
-//! Node agents (the kubelet, and as the data plane grows kube-proxy and the CNI and CSI
-//! plugins) reach their host through the runtime's `Ctx::host`; the host knows nothing of the
+//! Node agents (the kubelet, kube-proxy) reach their host through the runtime's `Ctx::host`;
+//! the kubelet calls the machine's CSI node plugins there too. The host knows nothing of the
 //! API server or of the agents.
 //!
 //! Invariant: a host holds plain, cloneable data (a cloned world has a bit-identical future)
@@ -19,9 +23,11 @@
 
 #![deny(missing_docs)]
 
+pub mod cloud;
 pub mod cni;
 pub mod container;
 pub mod cri;
+pub mod csi;
 pub mod images;
 pub mod netfilter;
 
@@ -46,6 +52,26 @@ pub struct Host {
     /// The CNI configuration and host-local IPAM state (kept on the machine, so a restarted
     /// kubelet never hands out an address still in use).
     pub cni: cni::Cni,
+    /// The machine's availability zone (cloud metadata; the node's `topology.kubernetes.io/zone`).
+    pub zone: Option<String>,
+    /// The CSI node plugins' mount table (staged and published volumes).
+    pub csi: csi::NodeMounts,
+    /// The cloud disks attached to the machine, by disk id (their content is the volume tree
+    /// [`cloud::device_volume`] in the runtime's storage).
+    pub devices: std::collections::BTreeMap<String, cloud::AttachedDevice>,
+}
+
+/// The volume id of the node's own filesystem (hostPath volumes mount parts of it).
+pub const NODE_ROOT: &str = "node";
+
+/// The node's own filesystem, as hostPath volumes see it.
+pub fn node_root() -> kubesim_os::fs::Tree {
+    let mut tree = kubesim_os::fs::Tree::new();
+    for dir in ["/etc", "/mnt", "/tmp", "/var", "/var/log", "/var/lib", "/data", "/usr", "/usr/share"] {
+        tree.add_dir(dir, 0o755);
+    }
+    tree.add_file("/etc/hostname", "kind-worker\n", 0o644);
+    tree
 }
 
 impl Host {
@@ -59,6 +85,9 @@ impl Host {
             powered_off_at: None,
             netfilter: netfilter::ServiceTable::default(),
             cni: cni::Cni::default(),
+            zone: None,
+            csi: csi::NodeMounts::default(),
+            devices: std::collections::BTreeMap::new(),
         }
     }
 
@@ -72,6 +101,7 @@ impl Host {
         self.netfilter = netfilter::ServiceTable::default();
         self.powered = false;
         self.powered_off_at = Some(now);
+        self.csi.unmount_all();
         let sandboxes: Vec<String> = self.cri.list_pod_sandbox().iter().map(|s| s.id.clone()).collect();
         for id in sandboxes {
             let _ = self.cri.stop_pod_sandbox(&id, now);

@@ -2093,6 +2093,29 @@ fn describe_pv(api: &ApiServer, object: &Object, now: Millis) -> String {
                 c.get("readOnly").and_then(|v| v.as_bool()).unwrap_or(false)
             ),
         );
+        // printCSIPersistentVolumeAttributesMultiline: every write at LEVEL_2, so the values
+        // after the first line's tab carry the level's indent too; keys sorted, lines cut at
+        // maxAnnotationLen.
+        w.w(2, "VolumeAttributes:\t");
+        let attributes: BTreeMap<String, String> = c
+            .get("volumeAttributes")
+            .and_then(|a| a.as_object())
+            .map(|a| a.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string())).collect())
+            .unwrap_or_default();
+        if attributes.is_empty() {
+            w.w(0, "<none>\n");
+        }
+        for (i, (key, value)) in attributes.iter().enumerate() {
+            if i != 0 {
+                w.w(2, "");
+                w.w(2, "\t");
+            }
+            let line = format!("{key}={value}");
+            match line.char_indices().nth(140) {
+                Some((cut, _)) => w.w(2, format!("{}...\n", &line[..cut])),
+                None => w.w(2, format!("{line}\n")),
+            }
+        }
     } else {
         w.w(2, "<unknown>\n");
     }

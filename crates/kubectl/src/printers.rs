@@ -203,6 +203,10 @@ pub fn row(object: &Object, now: Millis, wide: bool) -> Vec<String> {
             let json = object.to_json();
             dynamic_row(object.kind(), &json, &object.metadata().creation_timestamp, now, wide)
         }
+        // The typed storage kinds share the JSON printers.
+        Object::CSIDriver(_) | Object::CSINode(_) | Object::VolumeAttachment(_) => {
+            dynamic_row(object.kind(), &object.to_json(), &object.metadata().creation_timestamp, now, wide)
+        }
     }
 }
 

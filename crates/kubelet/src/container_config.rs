@@ -48,6 +48,8 @@ pub struct ConfigContext<'a> {
     pub node_allocatable: &'a BTreeMap<String, i128>,
     /// Unix ms now.
     pub now_unix_ms: u64,
+    /// What the CSI node plugins published, by target path.
+    pub csi_published: &'a BTreeMap<String, kubesim_host::csi::Published>,
 }
 
 /// What went wrong building a container's config: the waiting reason and message.
@@ -81,7 +83,7 @@ pub fn container_spec(pod: &Pod, container: &Container, volumes: &mut Volumes, c
     }
     env.extend(pod_env);
     let argv = command_line(container, cx.image, &env);
-    let vcx = VolumeContext { store: cx.store, now_unix_ms: cx.now_unix_ms, node_allocatable: cx.node_allocatable };
+    let vcx = VolumeContext { store: cx.store, now_unix_ms: cx.now_unix_ms, node_allocatable: cx.node_allocatable, csi_published: cx.csi_published };
     let mounts = prepare_mounts(pod, container, volumes, &vcx).map_err(ConfigError::Mount)?;
     let cwd = container
         .working_dir

@@ -54,6 +54,14 @@ pub(crate) enum Wake {
     Dispatch,
     /// A probe worker's tick.
     Probe(u64),
+    /// The volume manager's reconciler loop.
+    VolumeLoop,
+    /// A volume operation's CSI call completes.
+    VolumeOp(u64),
+    /// A worker's WaitForAttachAndMount poll.
+    VolumeWait(u64),
+    /// The node plugins register.
+    RegisterPlugins,
 }
 
 /// How a kubelet comes up.
@@ -85,6 +93,8 @@ pub struct Kubelet {
     /// Last time the eviction manager observed memory.available below its hard threshold.
     pub(crate) memory_pressure_at: Option<Millis>,
     pub(crate) timers: Timers<Wake>,
+    /// The volume manager (CSI volumes).
+    pub(crate) volumes: crate::volume_manager::VolumeManager,
 }
 
 /// Runs `f` with the kubelet's host taken out of the context, so handlers can use the host's
@@ -114,6 +124,7 @@ impl Kubelet {
             prober: Prober::default(),
             memory_pressure_at: None,
             timers: Timers::default(),
+            volumes: Default::default(),
         }
     }
 
@@ -135,6 +146,11 @@ impl Kubelet {
     /// The node's IP address.
     pub fn node_ip(&self) -> String {
         kubesim_host::node_ip(self.setup.index)
+    }
+
+    /// The volume manager's `volumesInUse` (what the next node status reports).
+    pub fn volumes_in_use(&self) -> Vec<String> {
+        self.volumes.volumes_in_use()
     }
 
     /// How many pods the kubelet has workers for.
@@ -195,6 +211,7 @@ impl Kubelet {
             EventType::Deleted => {
                 // Force deletion (or our own final delete): tear everything down now.
                 if let Some(worker) = self.workers.remove(&uid) {
+                    self.remove_pod_volumes(&uid, ctx);
                     if let Some(sandbox) = worker.sandbox.clone() {
                         let _ = host.cri.stop_pod_sandbox(&sandbox, ctx.now);
                         let _ = host.cri.remove_pod_sandbox(&sandbox);
@@ -268,7 +285,10 @@ impl Kubelet {
             worker.in_flight = None; // the CRI call died with the machine
             worker.resync_pending = false;
             worker.retry_at = None;
+            worker.volume_wait_since = None;
+            worker.unmount_wait = false;
         }
+        self.volumes.powered_off();
         ctx.note(format!("cri/{}", self.setup.name), "fault", "node powered off: all containers stopped".to_string());
     }
 
@@ -280,6 +300,7 @@ impl Kubelet {
         let gone: Vec<String> = self.workers.keys().filter(|uid| !current.contains_key(*uid)).cloned().collect();
         for uid in gone {
             if let Some(worker) = self.workers.remove(&uid) {
+                self.remove_pod_volumes(&uid, ctx);
                 if let Some(sandbox) = worker.sandbox.clone() {
                     let _ = host.cri.stop_pod_sandbox(&sandbox, ctx.now);
                     let _ = host.cri.remove_pod_sandbox(&sandbox);
@@ -334,6 +355,17 @@ impl Kubelet {
             }
             Wake::Dispatch => self.on_dispatch(host, ctx),
             Wake::Probe(seq) => self.probe_tick(host, seq, ctx),
+            Wake::VolumeLoop => self.volume_reconcile(host, ctx),
+            Wake::VolumeOp(id) => self.complete_volume_operation(host, id, ctx),
+            Wake::VolumeWait(seq) => {
+                if let Some(uid) = self.seq_to_uid.get(&seq).cloned() {
+                    self.on_volume_wait(host, &uid, ctx);
+                }
+            }
+            Wake::RegisterPlugins => {
+                self.register_csi_plugins(host, ctx);
+                self.arm_volume_loop(ctx);
+            }
         }
     }
 
@@ -379,6 +411,7 @@ impl Component for Kubelet {
     fn start(&mut self, ctx: &mut Ctx) {
         with_host(ctx, |host, ctx| self.register_node(host, ctx));
         self.arm_heartbeat(ctx);
+        self.timers.arm(ctx, crate::volume_manager::PLUGIN_REGISTRATION_MS, Wake::RegisterPlugins);
     }
 
     fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
@@ -395,12 +428,19 @@ impl Component for Kubelet {
             HostEvent::PowerOff => self.powered_off(ctx),
             HostEvent::PowerOn => {
                 self.arm_heartbeat(ctx);
+                self.timers.arm(ctx, crate::volume_manager::PLUGIN_REGISTRATION_MS, Wake::RegisterPlugins);
                 with_host(ctx, |host, ctx| self.relist_pods(host, ctx));
             }
             // Partitioned: nothing to do now (writes fail, watch events stop); the containers
             // and probes keep running.
             HostEvent::Disconnected => {}
-            HostEvent::Reconnected | HostEvent::Restart => with_host(ctx, |host, ctx| self.relist_pods(host, ctx)),
+            HostEvent::Reconnected => with_host(ctx, |host, ctx| self.relist_pods(host, ctx)),
+            HostEvent::Restart => with_host(ctx, |host, ctx| {
+                // The volume manager rebuilds its actual state from the node plugins' mounts.
+                self.volumes.reconstruct(host);
+                self.relist_pods(host, ctx);
+                self.arm_volume_loop(ctx);
+            }),
             // A container exited or a process changed state: the PLEG relists at its next tick.
             HostEvent::RuntimeChanged => with_host(ctx, |host, ctx| self.mark_runtime_changed(host, ctx)),
         }

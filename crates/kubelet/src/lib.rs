@@ -9,8 +9,10 @@
 //! - [`status_manager`]: the pod status generated from the worker and the runtime.
 //! - [`node_status`]: node registration, node status and the Lease heartbeat.
 //! - [`eviction`], [`prober`], [`admission`]: the eviction manager, probes, node admission.
-//! - The seams the data plane plugs into: [`network`] (CNI ADD/DEL) and [`volumes`] (what each
-//!   volume mount shows); [`env`] builds container environments.
+//! - The seams the data plane plugs into: [`network`] (CNI ADD/DEL), [`volumes`] (what each
+//!   volume mount shows) and [`volume_manager`] (CSI plugin registration; attach, stage and
+//!   publish of CSI volumes before a pod starts, the reverse after it stops); [`env`] builds
+//!   container environments.
 //! - [`status`]: getPhase as a pure function.
 //!
 //! The container runtime it drives (the CRI model) belongs to the node's host
@@ -38,6 +40,7 @@ pub mod prober;
 pub mod status;
 pub mod status_manager;
 pub mod sync;
+pub mod volume_manager;
 pub mod volumes;
 
 pub use admission::pod_request_milli;

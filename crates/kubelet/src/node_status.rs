@@ -130,6 +130,9 @@ impl Kubelet {
         kubesim_api::sort::sort_by(&mut images, |a, b| b.size_bytes.cmp(&a.size_bytes).then(a.names.cmp(&b.names)));
         images.truncate(50);
         status.images = Some(images);
+        // setVolumesInUse (volumesAttached belongs to the attach/detach controller).
+        let in_use = self.volumes.volumes_in_use();
+        status.volumes_in_use = (!in_use.is_empty()).then_some(in_use);
         status
     }
 
@@ -153,8 +156,18 @@ impl Kubelet {
             let mut updated = *node;
             updated.status = Some(status.clone());
             if ctx.update_status(Object::Node(Box::new(updated))).is_ok() {
+                self.volumes.mark_reported_in_use(status.volumes_in_use.as_deref().unwrap_or(&[]));
                 self.last_node_status = Some(status);
                 self.last_node_status_write = ctx.now;
+                self.arm_volume_loop(ctx);
+            }
+        } else {
+            // Unchanged: the volumes the Node lists are reported in use all the same (after a
+            // restart or a power loss the volume manager's desired state starts unreported).
+            let listed = node.status.as_ref().and_then(|s| s.volumes_in_use.clone()).unwrap_or_default();
+            if self.volumes.volumes_in_use().iter().any(|v| listed.contains(v)) {
+                self.volumes.mark_reported_in_use(&listed);
+                self.arm_volume_loop(ctx);
             }
         }
     }
@@ -162,6 +175,7 @@ impl Kubelet {
 
 fn strip_heartbeats(status: &NodeStatus) -> NodeStatus {
     let mut s = status.clone();
+    s.volumes_attached = None; // the attach/detach controller's field
     for c in s.conditions.iter_mut().flatten() {
         c.last_heartbeat_time = None;
     }

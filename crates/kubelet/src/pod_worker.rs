@@ -127,6 +127,12 @@ pub struct PodWorker {
     pub retry_at: Option<Millis>,
     /// The last status written (shared: a cloned kubelet does not copy it).
     pub last_status: Option<Arc<PodStatus>>,
+    /// Since when the sync waits for the pod's CSI volumes (WaitForAttachAndMount).
+    pub volume_wait_since: Option<Millis>,
+    /// The pod's volumes left the volume manager's desired state (terminated).
+    pub volumes_released: bool,
+    /// Termination waits for the pod's volumes to be unmounted.
+    pub unmount_wait: bool,
 }
 
 impl PodWorker {
@@ -148,6 +154,9 @@ impl PodWorker {
             stop_requested: BTreeSet::new(),
             retry_at: None,
             last_status: None,
+            volume_wait_since: None,
+            volumes_released: false,
+            unmount_wait: false,
         }
     }
 

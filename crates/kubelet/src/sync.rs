@@ -50,6 +50,11 @@ impl Kubelet {
             self.terminate(host, uid, ctx);
             return;
         }
+        // WaitForAttachAndMount: the pod's CSI volumes are published before anything starts.
+        if !self.volumes_ready(uid, ctx) {
+            return;
+        }
+        let Some(worker) = self.workers.get(uid) else { return };
         let sandbox_ready = worker.sandbox.as_ref().and_then(|s| host.cri.pod_sandbox_status(s).ok()).is_some_and(|s| s.state == SandboxState::Ready);
         if !sandbox_ready {
             // computePodActions: a terminal pod's sandbox is not recreated.
@@ -133,6 +138,9 @@ impl Kubelet {
         let _ = host.cri.stop_pod_sandbox(&sandbox, ctx.now);
         let ip = self.workers[uid].ip.clone();
         self.release_ip(host, uid, &sandbox, ip.as_deref(), ctx);
+        // A terminated pod's volumes are unmounted (the populator drops it).
+        self.workers.get_mut(uid).expect("worker exists").volumes_released = true;
+        self.remove_pod_volumes(uid, ctx);
         let pod = self.workers[uid].pod();
         let pod_ref = format!("{}/{}", pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default());
         self.note_cri(ctx, CriCall::StopPodSandbox, pod_ref);
@@ -363,6 +371,7 @@ impl Kubelet {
                     node: (&self.setup.name, &node_ip),
                     node_allocatable: &node_allocatable,
                     now_unix_ms: EPOCH_UNIX_SECONDS as u64 * 1000 + ctx.now,
+                    csi_published: &host.csi.published,
                 };
                 let config = match container_spec(&pod, &spec_container, &mut host.cri.volumes, &cx) {
                     Ok(config) => config,
@@ -474,7 +483,7 @@ impl Kubelet {
 
     /// Graceful termination: SIGTERM every container with the grace period, wait for them,
     /// stop the sandbox, write the final status, then delete the pod with grace 0.
-    fn terminate(&mut self, host: &mut Host, uid: &str, ctx: &mut Ctx) {
+    pub(crate) fn terminate(&mut self, host: &mut Host, uid: &str, ctx: &mut Ctx) {
         let Some(worker) = self.workers.get(uid) else { return };
         if worker.in_flight.is_some() || !worker.active() {
             return;
@@ -531,6 +540,15 @@ impl Kubelet {
             self.workers[uid].sandbox.as_ref().and_then(|s| host.cri.pod_sandbox_status(s).ok()).is_some_and(|s| s.state == SandboxState::Ready);
         if sandbox_ready {
             self.begin(uid, Step::StopSandbox, latency_ms(CriCall::StopPodSandbox), ctx);
+            return;
+        }
+        // SyncTerminatedPod: the volumes are unmounted first (podResourcesAreReclaimed).
+        if !self.workers[uid].volumes_released {
+            self.workers.get_mut(uid).expect("worker").volumes_released = true;
+            self.remove_pod_volumes(uid, ctx);
+        }
+        if self.volumes.has_mounted(uid) {
+            self.workers.get_mut(uid).expect("worker").unmount_wait = true;
             return;
         }
         self.workers.get_mut(uid).expect("worker").become_(WorkerState::Terminated);

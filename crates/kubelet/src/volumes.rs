@@ -8,8 +8,11 @@
 //!   (`..data` → a timestamped directory), honouring items, paths and modes; mounted read-only.
 //! - hostPath: a directory of the node's own filesystem (`node`), created for
 //!   DirectoryOrCreate / FileOrCreate, checked for Directory / File.
-//! - persistentVolumeClaim: the claim must be Bound; its data is the PV's hostPath/local path
-//!   on this node, or a per-volume tree (`pv/<name>`) that outlives the pods using it.
+//! - persistentVolumeClaim: the claim must be Bound; a CSI volume is what the driver published
+//!   at the pod's target path (the volume manager, [`crate::volume_manager`], attached, staged
+//!   and published it before the pod's sandbox started); otherwise its data is the PV's
+//!   hostPath/local path on this node, or a per-volume tree (`pv/<name>`) that outlives the
+//!   pods using it.
 //!
 //! Errors are the kubelet's MountVolume.SetUp and WaitForAttachAndMount messages.
 
@@ -19,8 +22,7 @@ use kubesim_api::object::Object;
 use kubesim_os::fs::{atomic_volume, Mount, Tree, Volumes};
 use std::collections::BTreeMap;
 
-/// The volume id of the node's own filesystem (hostPath volumes mount parts of it).
-pub const NODE_ROOT: &str = "node";
+pub use kubesim_host::{node_root, NODE_ROOT};
 
 /// The atomic writer's timestamped directory name for content written at `now`.
 fn stamp(now_unix_ms: u64) -> String {
@@ -83,6 +85,8 @@ pub struct VolumeContext<'a> {
     pub now_unix_ms: u64,
     /// The node's allocatable (downward API resource fields default to it), in milli-units.
     pub node_allocatable: &'a BTreeMap<String, i128>,
+    /// What the CSI node plugins published, by target path.
+    pub csi_published: &'a BTreeMap<String, kubesim_host::csi::Published>,
 }
 
 /// Sets up the volumes a container mounts and returns its mounts.
@@ -205,11 +209,12 @@ fn set_up(pod: &Pod, uid: &str, namespace: &str, volume: &Volume, volumes: &mut 
         return Ok((NODE_ROOT.to_string(), Some(path), false));
     }
     if let Some(claim) = volume.persistent_volume_claim.as_ref() {
-        return claim_volume(&claim.claim_name, &volume.name, namespace, volumes, cx).map(|(id, base)| (id, base, claim.read_only.unwrap_or(false)));
+        return claim_volume(uid, &claim.claim_name, &volume.name, namespace, volumes, cx)
+            .map(|(id, base, ro)| (id, base, ro || claim.read_only.unwrap_or(false)));
     }
     if volume.ephemeral.is_some() {
         let claim = format!("{}-{}", pod.metadata.name.clone().unwrap_or_default(), volume.name);
-        return claim_volume(&claim, &volume.name, namespace, volumes, cx).map(|(id, base)| (id, base, false));
+        return claim_volume(uid, &claim, &volume.name, namespace, volumes, cx);
     }
     // Volume types the model has no data path for (nfs, iscsi, csi inline…): an empty
     // directory, so containers still start.
@@ -217,8 +222,16 @@ fn set_up(pod: &Pod, uid: &str, namespace: &str, volume: &Volume, volumes: &mut 
     Ok((id, None, false))
 }
 
-/// A claim's data: the bound PV's hostPath/local path on this node, else its own tree.
-fn claim_volume(claim: &str, volume_name: &str, namespace: &str, volumes: &mut Volumes, cx: &VolumeContext) -> Result<(String, Option<String>), String> {
+/// A claim's data: what the CSI driver published for this pod, the bound PV's hostPath/local
+/// path on this node, else its own tree. (volume id, sub-path, read-only).
+fn claim_volume(
+    pod_uid: &str,
+    claim: &str,
+    volume_name: &str,
+    namespace: &str,
+    volumes: &mut Volumes,
+    cx: &VolumeContext,
+) -> Result<(String, Option<String>, bool), String> {
     let pvc = cx.store.get(("", "persistentvolumeclaims"), namespace, claim).map(|o| o.to_json());
     let Some(pvc) = pvc else { return Err(format!("persistentvolumeclaim {claim:?} not found")) };
     if pvc.pointer("/status/phase").and_then(|p| p.as_str()) != Some("Bound") {
@@ -226,6 +239,13 @@ fn claim_volume(claim: &str, volume_name: &str, namespace: &str, volumes: &mut V
     }
     let pv_name = pvc.pointer("/spec/volumeName").and_then(|v| v.as_str()).unwrap_or_default().to_string();
     let pv = cx.store.get(("", "persistentvolumes"), "", &pv_name).map(|o| o.to_json());
+    if pv.as_ref().is_some_and(|pv| pv.pointer("/spec/csi").is_some()) {
+        let target = kubesim_api::csi::pod_volume_path(pod_uid, &pv_name);
+        return match cx.csi_published.get(&target) {
+            Some(p) => Ok((p.volume.clone(), p.sub_path.clone(), p.read_only)),
+            None => Err(format!("MountVolume.SetUp failed for volume {pv_name:?} : volume is not published at {target}")),
+        };
+    }
     let local_path =
         pv.as_ref().and_then(|pv| pv.pointer("/spec/hostPath/path").or_else(|| pv.pointer("/spec/local/path"))).and_then(|p| p.as_str()).map(str::to_string);
     match local_path {
@@ -234,7 +254,7 @@ fn claim_volume(claim: &str, volume_name: &str, namespace: &str, volumes: &mut V
             if node.get_path(&path).is_none() {
                 node.add_dir(&path, 0o755);
             }
-            Ok((NODE_ROOT.to_string(), Some(path)))
+            Ok((NODE_ROOT.to_string(), Some(path), false))
         }
         None => {
             let id = format!("pv/{pv_name}");
@@ -243,19 +263,9 @@ fn claim_volume(claim: &str, volume_name: &str, namespace: &str, volumes: &mut V
                 tree.add_dir("/", 0o777);
                 tree
             });
-            Ok((id, None))
+            Ok((id, None, false))
         }
     }
-}
-
-/// The node's own filesystem, as hostPath volumes see it.
-pub fn node_root() -> Tree {
-    let mut tree = Tree::new();
-    for dir in ["/etc", "/mnt", "/tmp", "/var", "/var/log", "/var/lib", "/data", "/usr", "/usr/share"] {
-        tree.add_dir(dir, 0o755);
-    }
-    tree.add_file("/etc/hostname", "kind-worker\n", 0o644);
-    tree
 }
 
 fn downward_item(pod: &Pod, item: &kubesim_api::k8s_openapi::api::core::v1::DownwardAPIVolumeFile, cx: &VolumeContext) -> String {

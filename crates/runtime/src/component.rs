@@ -13,6 +13,7 @@ use kubesim_api::time::time_at;
 use kubesim_api::Millis;
 use kubesim_apiserver::error::Result;
 use kubesim_apiserver::{ApiError, ApiServer, DeleteOptions, Deleted, Request, SimRng};
+use kubesim_host::cloud::BlockStore;
 use kubesim_host::Host;
 use kubesim_store::{EventType, Resource};
 use std::any::Any;
@@ -117,6 +118,9 @@ pub struct Ctx<'a> {
     pub fabric: &'a mut Fabric,
     /// The resource metrics API (metrics.k8s.io): the metrics-server writes it, the HPA reads it.
     pub metrics: &'a mut ResourceMetrics,
+    /// The cloud's block storage: the CSI controller services create, attach and detach disks
+    /// through it (only they call it; a disk's content moves once the handler returns).
+    pub cloud: &'a mut BlockStore,
 }
 
 /// The error a write gets while the component cannot reach the API server (client-go's dial
@@ -186,6 +190,9 @@ impl Ctx<'_> {
             "scheduler" => "default-scheduler".to_string(), // the profile's schedulerName
             // sig-storage-lib-external-provisioner's source: `<provisioner>_<pod>_<uuid>`.
             "local-path-provisioner" => "rancher.io/local-path_local-path-provisioner-7577fdbbfb-ztg6v_9e3c1a7b-52d4-4f0e-8c6a-1d2b3e4f5a6b".to_string(),
+            // The CSI drivers' external-provisioners (the same lib, in their controller pods).
+            "csi-provisioner-disk" => "disk.csi.kubesim.io_disk-csi-controller-6f9c7b8d5-q7x2m_1b7e2c4d-8a3f-4e6b-9c1d-2f4a6b8c0e13".to_string(),
+            "csi-provisioner-hostpath" => "hostpath.csi.k8s.io_csi-hostpathplugin-0_5d2a9e7c-3b1f-4c8d-a6e4-7f9b1c3d5e27".to_string(),
             other => other.to_string(),
         };
         let host = self.actor.split_once('/').map(|(_, h)| h.to_string());
@@ -244,10 +251,11 @@ impl Ctx<'_> {
             }
             None => {
                 // Upstream names events "<object>.<hex unix nanos>"; the sub-millisecond part
-                // comes from the seeded RNG so names stay unique and deterministic.
-                let unix_nanos = (kubesim_api::time::EPOCH_UNIX_SECONDS as u64 * 1_000_000_000)
-                    + self.now * 1_000_000
-                    + (rand_core::RngCore::next_u32(self.rng) % 1_000_000) as u64;
+                // is the store's revision, so names stay unique and deterministic and, as real
+                // clocks do, follow the order the events were recorded in (describe lists
+                // events of the same second in name order).
+                let unix_nanos =
+                    (kubesim_api::time::EPOCH_UNIX_SECONDS as u64 * 1_000_000_000) + self.now * 1_000_000 + self.api.store().revision() % 1_000_000;
                 let name = format!("{}.{:x}", object.name(), unix_nanos);
                 let event = Event {
                     metadata: ObjectMeta { name: Some(name), namespace: Some(namespace), ..Default::default() },

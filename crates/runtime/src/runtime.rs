@@ -21,6 +21,7 @@ use crate::metrics::ResourceMetrics;
 use kubesim_api::object::Object;
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiServer, Request, SimRng};
+use kubesim_host::cloud::BlockStore;
 use kubesim_host::Host;
 use kubesim_store::{Commit, EventType, Resource};
 use rand_core::SeedableRng;
@@ -125,6 +126,13 @@ pub trait Checker: CheckerClone {
     fn name(&self) -> &str;
     /// `Err(message)` if the commit broke the invariant.
     fn check(&mut self, commit: &Commit, api: &ApiServer) -> Result<(), String>;
+    /// `Err(message)` if the host's state broke the invariant (data-plane invariants: what is
+    /// mounted, what runs). Called after every handler of an agent on the host and after the
+    /// host lost power. The default checks nothing.
+    fn check_host(&mut self, host: &Host, api: &ApiServer) -> Result<(), String> {
+        let _ = (host, api);
+        Ok(())
+    }
 }
 
 /// Cloning boxed checkers (a cloned runtime keeps checking).
@@ -222,6 +230,7 @@ pub struct Runtime<E: Clone = ()> {
     host_agents: BTreeMap<String, Vec<usize>>,
     fabric: Fabric,
     metrics: ResourceMetrics,
+    cloud: BlockStore,
     /// When each host's next process wake-up is queued.
     host_wakes: BTreeMap<String, Millis>,
     watch_all: BTreeMap<Resource, Vec<(usize, Interest)>>,
@@ -255,6 +264,7 @@ impl<E: Clone> Runtime<E> {
             host_agents: BTreeMap::new(),
             fabric: Fabric::default(),
             metrics: ResourceMetrics::default(),
+            cloud: BlockStore::default(),
             host_wakes: BTreeMap::new(),
             watch_all: BTreeMap::new(),
             watch_node_pods: BTreeMap::new(),
@@ -308,6 +318,7 @@ impl<E: Clone> Runtime<E> {
     pub fn add_host(&mut self, host: Host) {
         self.host_agents.entry(host.name.clone()).or_default();
         self.fabric.assign(&host.ip(), Endpoint::Node { host: host.name.clone() });
+        self.cloud.register_instance(&host.name, host.zone.clone());
         self.hosts.insert(host.name.clone(), host);
     }
 
@@ -344,6 +355,11 @@ impl<E: Clone> Runtime<E> {
     /// The network fabric, mutably (the link faults: cut links, impairments, DNS outage).
     pub fn fabric_mut(&mut self) -> &mut Fabric {
         &mut self.fabric
+    }
+
+    /// The cloud's block storage (disks, their zones and attachments).
+    pub fn cloud(&self) -> &BlockStore {
+        &self.cloud
     }
 
     /// The resource metrics API's current content.
@@ -507,6 +523,7 @@ impl<E: Clone> Runtime<E> {
                 connected: true,
                 fabric: &mut self.fabric,
                 metrics: &mut self.metrics,
+                cloud: &mut self.cloud,
             };
             f(&mut ctx)
         };
@@ -553,6 +570,7 @@ impl<E: Clone> Runtime<E> {
                 connected,
                 fabric: &mut self.fabric,
                 metrics: &mut self.metrics,
+                cloud: &mut self.cloud,
             };
             f(slot.component.as_mut(), &mut ctx);
         }
@@ -576,7 +594,18 @@ impl<E: Clone> Runtime<E> {
         }
         let now = self.now;
         self.hosts.get_mut(host).expect("checked above").power_off(now);
+        self.check_host(host);
         true
+    }
+
+    /// Runs every checker's host check on one host.
+    fn check_host(&mut self, name: &str) {
+        let Some(host) = self.hosts.get(name) else { return };
+        for checker in &mut self.checkers {
+            if let Err(message) = checker.check_host(host, &self.api) {
+                self.violations.push(Violation { t_ms: self.now, revision: self.api.store().revision(), checker: checker.name().to_string(), message });
+            }
+        }
     }
 
     /// Power returns to the host; its agents hear [`HostEvent::PowerOn`].
@@ -639,6 +668,8 @@ impl<E: Clone> Runtime<E> {
     }
 
     fn after_handler(&mut self, component: Option<usize>, timers: Vec<TimerRequest>, notes: Vec<Note>) {
+        // A disk attached or detached during the handler moves to (or off) its machine now.
+        self.cloud.place_devices(&mut self.hosts);
         if let Some(index) = component {
             let epoch = self.slots[index].epoch;
             for timer in timers {
@@ -646,6 +677,7 @@ impl<E: Clone> Runtime<E> {
             }
             if let Some(host) = self.slots[index].host.clone() {
                 self.sync_host(&host);
+                self.check_host(&host);
             }
         }
         if self.config.record_history {

@@ -6,11 +6,19 @@
 //!   unique among live pods at every moment").
 //! - [`BindingIsPermanent`]: a pod's node never changes once it is bound.
 //! - [`VolumeBoundOnce`]: a PersistentVolume is bound to at most one claim.
+//! - [`SingleNodeVolumePublishedOnce`]: a ReadWriteOnce CSI volume is published on at most one
+//!   node (a ReadWriteOncePod one for at most one pod).
+//! - [`ContainersStartAfterPublish`]: no container starts before every CSI volume of its pod is
+//!   published on its node.
+//!
+//! The last two read hosts (the node plugins' mount table, the container runtime) as well.
 
+use kubesim_api::k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 use kubesim_apiserver::ApiServer;
+use kubesim_host::Host;
 use kubesim_runtime::Checker;
 use kubesim_store::{Commit, EventType};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// No two live (not terminal, not deleted, not hostNetwork) pods have the same `status.podIP`.
 #[derive(Clone, Debug, Default)]
@@ -126,7 +134,154 @@ impl Checker for VolumeBoundOnce {
     }
 }
 
+/// The PV of a pod volume target path (`/var/lib/kubelet/pods/<uid>/volumes/kubernetes.io~csi/<pv>/mount`).
+fn target_pod_and_pv(target: &str) -> Option<(&str, &str)> {
+    let rest = target.strip_prefix("/var/lib/kubelet/pods/")?;
+    let (pod, rest) = rest.split_once('/')?;
+    let pv = rest.strip_prefix("volumes/kubernetes.io~csi/")?.strip_suffix("/mount")?;
+    Some((pod, pv))
+}
+
+fn access_modes(api: &ApiServer, pv: &str) -> Vec<String> {
+    api.store()
+        .get(("", "persistentvolumes"), "", pv)
+        .and_then(|o| o.decode::<PersistentVolume>())
+        .and_then(|p| p.spec)
+        .and_then(|s| s.access_modes)
+        .unwrap_or_default()
+}
+
+/// (driver, volume id) → (its PV, the pod uids it is published for) on one host.
+type HostPublications = BTreeMap<(String, String), (String, BTreeSet<String>)>;
+
+/// A CSI volume whose PV offers only ReadWriteOnce (or ReadWriteOncePod) is published on at most
+/// one node at a time — a ReadWriteOncePod one for at most one pod. Read from the node plugins'
+/// mount tables.
+#[derive(Clone, Debug, Default)]
+pub struct SingleNodeVolumePublishedOnce {
+    /// Host → (driver, volume id) → the pod uids it is published for (and the PV).
+    published: BTreeMap<String, HostPublications>,
+    reported: BTreeSet<String>,
+}
+
+impl Checker for SingleNodeVolumePublishedOnce {
+    fn name(&self) -> &str {
+        "single-node-volume-published-once"
+    }
+    fn check(&mut self, _commit: &Commit, _api: &ApiServer) -> Result<(), String> {
+        Ok(())
+    }
+    fn check_host(&mut self, host: &Host, api: &ApiServer) -> Result<(), String> {
+        let mut mine: HostPublications = BTreeMap::new();
+        for (target, p) in &host.csi.published {
+            let Some((pod, pv)) = target_pod_and_pv(target) else { continue };
+            let entry = mine.entry((p.driver.name().to_string(), p.volume_id.clone())).or_insert_with(|| (pv.to_string(), BTreeSet::new()));
+            entry.1.insert(pod.to_string());
+        }
+        let mut problems = Vec::new();
+        for (volume, (pv, pods)) in &mine {
+            let modes = access_modes(api, pv);
+            let single_node = !modes.is_empty() && modes.iter().all(|m| m == "ReadWriteOnce" || m == "ReadWriteOncePod");
+            if !single_node {
+                continue;
+            }
+            for (other, volumes) in &self.published {
+                if *other != host.name && volumes.contains_key(volume) {
+                    problems.push(format!("{} volume {pv} ({}) is published on nodes {other} and {}", modes.join(","), volume.1, host.name));
+                }
+            }
+            if modes.iter().all(|m| m == "ReadWriteOncePod") && pods.len() > 1 {
+                problems.push(format!("ReadWriteOncePod volume {pv} ({}) is published for {} pods on {}", volume.1, pods.len(), host.name));
+            }
+        }
+        self.published.insert(host.name.clone(), mine);
+        let fresh: Vec<String> = problems.into_iter().filter(|p| self.reported.insert(p.clone())).collect();
+        if fresh.is_empty() {
+            Ok(())
+        } else {
+            Err(fresh.join("; "))
+        }
+    }
+}
+
+/// No container of a pod starts before every CSI volume of the pod is published on its node
+/// (the volume manager's WaitForAttachAndMount comes before the sandbox). Checked for each
+/// container the first time it is seen started.
+#[derive(Clone, Debug, Default)]
+pub struct ContainersStartAfterPublish {
+    /// Host → the started containers already checked.
+    seen: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl Checker for ContainersStartAfterPublish {
+    fn name(&self) -> &str {
+        "containers-start-after-publish"
+    }
+    fn check(&mut self, _commit: &Commit, _api: &ApiServer) -> Result<(), String> {
+        Ok(())
+    }
+    fn check_host(&mut self, host: &Host, api: &ApiServer) -> Result<(), String> {
+        let started: Vec<&kubesim_host::cri::Container> = host.cri.list_containers().into_iter().filter(|c| c.started_at.is_some()).collect();
+        let seen = self.seen.entry(host.name.clone()).or_default();
+        if started.len() == seen.len() && started.iter().all(|c| seen.contains(&c.id)) {
+            return Ok(()); // nothing started since the last look
+        }
+        let mut problems = Vec::new();
+        let mut now_seen = BTreeSet::new();
+        for container in started {
+            now_seen.insert(container.id.clone());
+            if seen.contains(&container.id) {
+                continue;
+            }
+            let Ok(sandbox) = host.cri.pod_sandbox_status(&container.sandbox_id) else { continue };
+            let Some(pod) = api.store().get(("", "pods"), &sandbox.pod_namespace, &sandbox.pod_name).and_then(|o| o.as_pod().cloned()) else { continue };
+            if pod.metadata.uid.as_deref() != Some(sandbox.pod_uid.as_str()) {
+                continue;
+            }
+            for volume in pod.spec.as_ref().and_then(|s| s.volumes.as_ref()).into_iter().flatten() {
+                let claim = match (&volume.persistent_volume_claim, &volume.ephemeral) {
+                    (Some(c), _) => c.claim_name.clone(),
+                    (None, Some(_)) => format!("{}-{}", sandbox.pod_name, volume.name),
+                    _ => continue,
+                };
+                let Some(pv_name) = api
+                    .store()
+                    .get(("", "persistentvolumeclaims"), &sandbox.pod_namespace, &claim)
+                    .and_then(|o| o.decode::<PersistentVolumeClaim>())
+                    .and_then(|c| c.spec)
+                    .and_then(|s| s.volume_name)
+                else {
+                    continue;
+                };
+                let is_csi = api
+                    .store()
+                    .get(("", "persistentvolumes"), "", &pv_name)
+                    .and_then(|o| o.decode::<PersistentVolume>())
+                    .is_some_and(|pv| kubesim_api::csi::pv_csi_source(&pv).is_some());
+                if is_csi && !host.csi.published.contains_key(&kubesim_api::csi::pod_volume_path(&sandbox.pod_uid, &pv_name)) {
+                    problems.push(format!(
+                        "container {} of pod {}/{} started on {} before its CSI volume {pv_name} ({}) was published",
+                        container.spec.name, sandbox.pod_namespace, sandbox.pod_name, host.name, volume.name
+                    ));
+                }
+            }
+        }
+        *seen = now_seen;
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("; "))
+        }
+    }
+}
+
 /// Every checker a world runs.
 pub fn all() -> Vec<Box<dyn Checker>> {
-    vec![Box::new(PodIpsUnique::default()), Box::new(BindingIsPermanent::default()), Box::new(VolumeBoundOnce::default())]
+    vec![
+        Box::new(PodIpsUnique::default()),
+        Box::new(BindingIsPermanent::default()),
+        Box::new(VolumeBoundOnce::default()),
+        Box::new(SingleNodeVolumePublishedOnce::default()),
+        Box::new(ContainersStartAfterPublish::default()),
+    ]
 }

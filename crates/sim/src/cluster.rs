@@ -58,6 +58,7 @@ pub fn bootstrap_objects() -> Vec<Object> {
         },
         rest: sc,
     })));
+    objects.extend(csi_driver_objects());
     for (name, value, description) in [
         (
             "system-cluster-critical",
@@ -80,6 +81,65 @@ pub fn bootstrap_objects() -> Vec<Object> {
     }
     objects.extend(api_services());
     objects
+}
+
+/// The built-in CSI drivers' objects, as their deployments install them: the CSIDriver of
+/// kubesim's network block storage driver (`disk.csi.kubesim.io`, attachRequired) and its
+/// StorageClass `block` (WaitForFirstConsumer, expandable, ext4), and csi-driver-host-path's
+/// CSIDriver (no attach, pod info on mount, Persistent and Ephemeral, fsGroupPolicy File,
+/// deploy/kubernetes-latest/hostpath/csi-hostpath-driverinfo.yaml) with its example class
+/// `csi-hostpath-sc` (examples/csi-storageclass.yaml). Their controller sidecars are
+/// `kubesim_controllers::addons`; their node plugins are part of every machine.
+pub fn csi_driver_objects() -> Vec<Object> {
+    use kubesim_api::csi::{BLOCK_CLASS, DISK_DRIVER, HOSTPATH_CLASS, HOSTPATH_DRIVER};
+    use kubesim_api::k8s_openapi::api::storage::v1::{CSIDriver, CSIDriverSpec};
+    let labels = |pairs: &[(&str, &str)]| Some(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<String, String>>());
+    let disk = CSIDriver {
+        metadata: ObjectMeta { name: Some(DISK_DRIVER.into()), labels: labels(&[("app.kubernetes.io/name", "disk-csi-driver")]), ..Default::default() },
+        spec: CSIDriverSpec { attach_required: Some(true), pod_info_on_mount: Some(false), ..Default::default() },
+    };
+    let hostpath = CSIDriver {
+        metadata: ObjectMeta {
+            name: Some(HOSTPATH_DRIVER.into()),
+            labels: labels(&[
+                ("app.kubernetes.io/component", "csi-driver"),
+                ("app.kubernetes.io/instance", HOSTPATH_DRIVER),
+                ("app.kubernetes.io/name", HOSTPATH_DRIVER),
+                ("app.kubernetes.io/part-of", "csi-driver-host-path"),
+            ]),
+            ..Default::default()
+        },
+        spec: CSIDriverSpec {
+            attach_required: Some(false),
+            pod_info_on_mount: Some(true),
+            storage_capacity: Some(false),
+            fs_group_policy: Some("File".into()),
+            volume_lifecycle_modes: Some(vec!["Persistent".into(), "Ephemeral".into()]),
+            ..Default::default()
+        },
+    };
+    let class = |name: &str, provisioner: &str, parameters: serde_json::Value| {
+        let mut rest = serde_json::Map::new();
+        rest.insert("provisioner".into(), provisioner.into());
+        if parameters.as_object().is_some_and(|p| !p.is_empty()) {
+            rest.insert("parameters".into(), parameters);
+        }
+        rest.insert("reclaimPolicy".into(), "Delete".into());
+        rest.insert("volumeBindingMode".into(), "WaitForFirstConsumer".into());
+        rest.insert("allowVolumeExpansion".into(), true.into());
+        Object::Dynamic(Box::new(DynamicObject {
+            api_version: "storage.k8s.io/v1".into(),
+            kind: "StorageClass".into(),
+            metadata: ObjectMeta { name: Some(name.into()), ..Default::default() },
+            rest,
+        }))
+    };
+    vec![
+        Object::CSIDriver(Box::new(disk)),
+        Object::CSIDriver(Box::new(hostpath)),
+        class(BLOCK_CLASS, DISK_DRIVER, serde_json::json!({"type": "ssd", "csi.storage.k8s.io/fstype": "ext4"})),
+        class(HOSTPATH_CLASS, HOSTPATH_DRIVER, serde_json::json!({})),
+    ]
 }
 
 /// The aggregator's `(groupPriorityMinimum, versionPriority)` for a group-version kube-apiserver

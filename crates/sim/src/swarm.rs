@@ -1,10 +1,10 @@
 //! Swarm testing, as FoundationDB and TigerBeetle's VOPR test themselves: from each seed a
 //! random cluster (2–5 nodes over zones), a random workload (Deployments, a StatefulSet with
-//! claims, a Job, Services and a client sending traffic) and a random schedule of user actions
-//! (scale, image roll-outs, pod deletions, quarantining pods behind a NetworkPolicy) and
-//! faults (node down/up, kubelet restarts, control-plane partitions, partitions between nodes,
-//! packet loss, DNS outages, stopped kube-proxies, container crashes). Every parameter comes
-//! from the seed.
+//! claims — on network block storage for even seeds —, a Job, Services and a client sending
+//! traffic) and a random schedule of user actions (scale, image roll-outs, pod deletions,
+//! quarantining pods behind a NetworkPolicy) and faults (node down/up, kubelet restarts,
+//! control-plane partitions, partitions between nodes, packet loss, DNS outages, stopped
+//! kube-proxies, container crashes). Every parameter comes from the seed.
 //!
 //! Two phases: **safety** — the schedule runs, and every commit is checked by the world's
 //! invariant checkers ([`crate::checkers`]); then `fault heal` and **liveness** — the world must
@@ -87,8 +87,11 @@ pub fn plan(seed: u64, minutes: u64) -> Plan {
         ));
     }
     let sts_replicas = rng.range(1, 3);
+    // Even seeds keep the StatefulSet's data on network block storage (CSI: attach, stage,
+    // publish, detach as pods move), odd ones on the default local-path class.
+    let class = if seed.is_multiple_of(2) { ", storageClassName: block" } else { "" };
     input.push_str(&format!(
-        "apiVersion: v1\nkind: Service\nmetadata: {{name: db}}\nspec:\n  clusterIP: None\n  selector: {{app: db}}\n  ports: [{{port: 80}}]\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {{name: db}}\nspec:\n  serviceName: db\n  replicas: {sts_replicas}\n  selector: {{matchLabels: {{app: db}}}}\n  template:\n    metadata: {{labels: {{app: db}}}}\n    spec:\n      containers:\n      - name: db\n        image: nginx:1.27\n        volumeMounts: [{{name: data, mountPath: /usr/share/nginx/html}}]\n  volumeClaimTemplates:\n  - metadata: {{name: data}}\n    spec: {{accessModes: [ReadWriteOnce], resources: {{requests: {{storage: 1Gi}}}}}}\n---\n"
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: db}}\nspec:\n  clusterIP: None\n  selector: {{app: db}}\n  ports: [{{port: 80}}]\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {{name: db}}\nspec:\n  serviceName: db\n  replicas: {sts_replicas}\n  selector: {{matchLabels: {{app: db}}}}\n  template:\n    metadata: {{labels: {{app: db}}}}\n    spec:\n      containers:\n      - name: db\n        image: nginx:1.27\n        volumeMounts: [{{name: data, mountPath: /usr/share/nginx/html}}]\n  volumeClaimTemplates:\n  - metadata: {{name: data}}\n    spec: {{accessModes: [ReadWriteOnce]{class}, resources: {{requests: {{storage: 1Gi}}}}}}\n---\n"
     ));
     let completions = rng.range(1, 4);
     input.push_str(&format!(

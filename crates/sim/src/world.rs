@@ -69,8 +69,8 @@ impl WorldConfig {
     }
 }
 
-/// The agents every node runs, in start order. A new node agent (kube-proxy, the CNI and CSI
-/// node plugins) is one more entry here.
+/// The agents every node runs, in start order. A new node agent is one more entry here. (The
+/// CSI node plugins are services of the machine the kubelet calls, `kubesim_host::csi`.)
 fn node_agents(setup: NodeSetup) -> Vec<Box<dyn Component>> {
     let proxy = kubesim_proxy::KubeProxy::new(&setup.name);
     vec![Box::new(Kubelet::new(setup)), Box::new(proxy)]
@@ -189,7 +189,7 @@ impl World {
     fn add_host(&mut self, node: Node, register: bool) {
         let name = node.metadata.name.clone().unwrap_or_default();
         let index = self.runtime.hosts().len() as u32;
-        self.runtime.add_host(new_host(&name, index));
+        self.runtime.add_host(new_host(&name, index, zone_of(&node)));
         let setup = NodeSetup { name: name.clone(), index, register: register.then_some(node) };
         for agent in node_agents(setup) {
             self.runtime.add_component(agent, Placement::Host(name.clone()));
@@ -198,11 +198,17 @@ impl World {
 
     /// Starts hosts for Node objects that have none (Nodes applied from input).
     pub fn adopt_nodes(&mut self) {
-        let names: Vec<String> =
-            self.runtime.api().store().list(("", "nodes"), None).map(|n| n.name().to_string()).filter(|name| self.runtime.host(name).is_none()).collect();
-        for name in names {
+        let nodes: Vec<(String, Option<String>)> = self
+            .runtime
+            .api()
+            .store()
+            .list(("", "nodes"), None)
+            .filter(|n| self.runtime.host(n.name()).is_none())
+            .map(|n| (n.name().to_string(), n.as_node().and_then(zone_of)))
+            .collect();
+        for (name, zone) in nodes {
             let index = self.runtime.hosts().len() as u32;
-            self.runtime.add_host(new_host(&name, index));
+            self.runtime.add_host(new_host(&name, index, zone));
             for agent in node_agents(NodeSetup { name: name.clone(), index, register: None }) {
                 self.runtime.add_component(agent, Placement::Host(name.clone()));
             }
@@ -646,9 +652,16 @@ fn split_pod(pod: &str) -> (String, String) {
 }
 
 /// A host whose container runtime runs the application models of `kubesim-programs` for the
-/// executables `kubesim-os` does not implement itself.
-fn new_host(name: &str, index: u32) -> Host {
+/// executables `kubesim-os` does not implement itself, in the zone its Node is labelled with
+/// (the machine's cloud metadata: the disk driver and the cloud's block storage read it).
+fn new_host(name: &str, index: u32, zone: Option<String>) -> Host {
     let mut host = Host::new(name, index);
     host.cri.foreign = kubesim_programs::program_for_container;
+    host.zone = zone;
     host
+}
+
+/// A node's `topology.kubernetes.io/zone`.
+fn zone_of(node: &Node) -> Option<String> {
+    node.metadata.labels.as_ref().and_then(|l| l.get(kubesim_api::csi::ZONE_TOPOLOGY_KEY)).cloned()
 }

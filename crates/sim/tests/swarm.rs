@@ -64,3 +64,58 @@ fn checkers_catch_shared_pod_ips_moved_pods_and_doubly_bound_volumes() {
     );
     volumes.check(&commit(("", "persistentvolumeclaims"), claim("one"), EventType::Deleted), &api).unwrap();
 }
+
+// The data-plane checkers read hosts: a ReadWriteOnce CSI volume published on two nodes, and a
+// container started before its pod's CSI volume was published.
+#[test]
+fn host_checkers_catch_a_volume_published_twice_and_a_container_started_too_early() {
+    use kubesim_api::csi::pod_volume_path;
+    use kubesim_host::cri::{ContainerSpec, SandboxConfig, PAUSE_IMAGE};
+    use kubesim_host::csi::{Driver, Published};
+    use kubesim_host::Host;
+    use kubesim_sim::checkers::{ContainersStartAfterPublish, SingleNodeVolumePublishedOnce};
+    let mut api = ApiServer::new();
+    let mut rng = <kubesim_apiserver::SimRng as rand_core::SeedableRng>::seed_from_u64(1);
+    let actor: Arc<str> = "test".into();
+    let mut req = kubesim_apiserver::Request { now: 0, rng: &mut rng, actor: &actor };
+    for yaml in [
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: default}\n",
+        "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-1}\nspec:\n  accessModes: [ReadWriteOnce]\n  capacity: {storage: 1Gi}\n  csi: {driver: disk.csi.kubesim.io, volumeHandle: vol-1}\n",
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: default}\nspec:\n  volumeName: pv-1\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: app, namespace: default}\nspec:\n  containers: [{name: c, image: nginx}]\n  volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]\n",
+    ] {
+        api.create((*object(yaml)).clone(), &mut req).unwrap();
+    }
+    let publish = |host: &mut Host, pod_uid: &str| {
+        let published = Published { driver: Driver::Disk, volume_id: "vol-1".into(), volume: "dev/vol-1".into(), sub_path: None, read_only: false };
+        host.csi.published.insert(pod_volume_path(pod_uid, "pv-1"), published);
+    };
+    let (mut a, mut b) = (Host::new("a", 0), Host::new("b", 1));
+    let mut once = SingleNodeVolumePublishedOnce::default();
+    publish(&mut a, "u1");
+    once.check_host(&a, &api).unwrap();
+    publish(&mut b, "u2");
+    assert_eq!(once.check_host(&b, &api).unwrap_err(), "ReadWriteOnce volume pv-1 (vol-1) is published on nodes a and b");
+    a.csi.unmount_all();
+    once.check_host(&a, &api).unwrap();
+    once.check_host(&b, &api).unwrap();
+
+    let pod = api.store().get(("", "pods"), "default", "app").unwrap().as_pod().cloned().unwrap();
+    let uid = pod.metadata.uid.clone().unwrap();
+    let mut host = Host::new("n", 2);
+    let config = SandboxConfig { pod_uid: uid.clone(), pod_name: "app".into(), pod_namespace: "default".into(), ip: "10.244.0.9".into() };
+    let sandbox = host.cri.run_pod_sandbox(&config, "s1".into(), 0).unwrap();
+    let spec = ContainerSpec { name: "c".into(), image: PAUSE_IMAGE.into(), argv: vec!["/pause".into()], ..Default::default() };
+    host.cri.create_container(&sandbox, spec, "c1".into(), 0).unwrap();
+    let mut early = ContainersStartAfterPublish::default();
+    early.check_host(&host, &api).unwrap();
+    host.cri.start_container("c1", 1).unwrap();
+    assert_eq!(early.check_host(&host, &api).unwrap_err(), "container c of pod default/app started on n before its CSI volume pv-1 (d) was published");
+    early.check_host(&host, &api).unwrap();
+    // A container started after the publish is fine.
+    publish(&mut host, &uid);
+    let spec = ContainerSpec { name: "c".into(), image: PAUSE_IMAGE.into(), argv: vec!["/pause".into()], ..Default::default() };
+    host.cri.create_container(&sandbox, spec, "c2".into(), 2).unwrap();
+    host.cri.start_container("c2", 3).unwrap();
+    early.check_host(&host, &api).unwrap();
+}

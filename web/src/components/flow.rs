@@ -139,6 +139,11 @@ impl Layout {
     }
 
     fn slot_of(&self, id: &str) -> String {
+        // The node plugins' CSI calls (`csi/<node>`) land on the machine's runtime place, next
+        // to the CRI calls they precede.
+        if let Some(node) = id.strip_prefix("csi/").filter(|n| self.node_slots.iter().any(|s| s == n)) {
+            return format!("cri/{node}");
+        }
         for prefix in ["kubelet/", "cri/"] {
             if let Some(node) = id.strip_prefix(prefix) {
                 if self.node_slots.iter().any(|n| n == node) {
