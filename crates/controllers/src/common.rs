@@ -655,3 +655,18 @@ pub fn sort_by_less<T: Clone>(items: &mut [T], less: &impl Fn(&T, &T) -> bool) {
     merged.extend_from_slice(&items[j..n]);
     items.clone_from_slice(&merged);
 }
+
+/// The external provisioner library's last step of deleteVolumeOperation: the PV object is
+/// deleted once its storage is gone; a PV already gone is fine, another failure is a
+/// `VolumeFailedDelete` event and a retry.
+pub fn delete_provisioned_volume(ctx: &mut Ctx, object: &Object, name: &str) -> Result<(), kubesim_apiserver::ApiError> {
+    let info = kubesim_api::object::kind_info("v1", "PersistentVolume").expect("served");
+    match ctx.delete(info, "", name, kubesim_apiserver::DeleteOptions::default()) {
+        Ok(_) => Ok(()),
+        Err(e) if e.code == 404 => Ok(()),
+        Err(e) => {
+            ctx.event(object, "Warning", "VolumeFailedDelete", e.message.clone());
+            Err(e)
+        }
+    }
+}

@@ -32,13 +32,13 @@ use kubesim_api::k8s_openapi::api::core::v1::{
 use kubesim_api::k8s_openapi::api::storage::v1::StorageClass;
 use kubesim_api::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kubesim_api::object::{kind_info, Object};
+use kubesim_api::object::Object;
 use kubesim_api::quantity::{format_value, Format};
 use kubesim_api::storage::{
     claim_class, claim_reference, claim_request, ANN_BETA_STORAGE_PROVISIONER, ANN_DYNAMICALLY_PROVISIONED, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER,
 };
 use kubesim_api::Millis;
-use kubesim_apiserver::{ApiError, DeleteOptions};
+use kubesim_apiserver::ApiError;
 use kubesim_host::csi::{latency_ms, CreateVolumeRequest, CsiCall, Driver, Topology};
 use kubesim_runtime::Ctx;
 use std::collections::BTreeMap;
@@ -354,15 +354,7 @@ impl CsiProvisioner {
             }
         })?;
         self.volumes.put(updated);
-        let info = kind_info("v1", "PersistentVolume").expect("served");
-        match ctx.delete(info, "", name, DeleteOptions::default()) {
-            Ok(_) => Ok(()),
-            Err(e) if e.code == 404 => Ok(()),
-            Err(e) => {
-                ctx.event(&object, "Warning", "VolumeFailedDelete", e.message.clone());
-                Err(e)
-            }
-        }
+        crate::common::delete_provisioned_volume(ctx, &object, name)
     }
 }
 

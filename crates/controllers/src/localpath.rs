@@ -19,12 +19,11 @@ use kubesim_api::k8s_openapi::api::core::v1::{
 };
 use kubesim_api::k8s_openapi::api::storage::v1::StorageClass;
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kubesim_api::object::kind_info;
 use kubesim_api::storage::{
     claim_class, claim_reference, ANN_BETA_STORAGE_PROVISIONER, ANN_DYNAMICALLY_PROVISIONED, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER,
 };
 use kubesim_api::Millis;
-use kubesim_apiserver::{ApiError, DeleteOptions};
+use kubesim_apiserver::ApiError;
 use kubesim_runtime::Ctx;
 use std::collections::BTreeMap;
 
@@ -213,15 +212,7 @@ impl LocalPathProvisioner {
         if !(ours && released && delete) || pv.metadata.deletion_timestamp.is_some() {
             return Ok(());
         }
-        let info = kind_info("v1", "PersistentVolume").expect("served");
-        match ctx.delete(info, "", name, DeleteOptions::default()) {
-            Ok(_) => Ok(()),
-            Err(e) if e.code == 404 => Ok(()),
-            Err(e) => {
-                ctx.event(&object, "Warning", "VolumeFailedDelete", e.message.clone());
-                Err(e)
-            }
-        }
+        crate::common::delete_provisioned_volume(ctx, &object, name)
     }
 }
 

@@ -92,12 +92,7 @@ impl Component for PolicyInformer {
     }
 
     fn start(&mut self, ctx: &mut Ctx) {
-        let store = ctx.api.store();
-        let objects: Vec<Arc<Object>> = [("networking.k8s.io", "networkpolicies"), ("", "pods"), ("", "namespaces")]
-            .into_iter()
-            .flat_map(|r| store.list(r, None).cloned().collect::<Vec<_>>())
-            .collect();
-        for o in &objects {
+        for o in &ctx.list_all(&[("networking.k8s.io", "networkpolicies"), ("", "pods"), ("", "namespaces")]) {
             self.apply(o, false);
         }
         self.publish(ctx);

@@ -139,6 +139,12 @@ impl Ctx<'_> {
         }
         Ok((Request { now: self.now, rng: self.rng, actor: &self.actor }, self.api))
     }
+    /// An informer's initial list: every object of these resources, in resource order then
+    /// the store's order.
+    pub fn list_all(&self, resources: &[(&'static str, &'static str)]) -> Vec<Arc<kubesim_api::object::Object>> {
+        let store = self.api.store();
+        resources.iter().flat_map(|r| store.list(*r, None).cloned().collect::<Vec<_>>()).collect()
+    }
     /// The component's host (node agents only).
     pub fn host_mut(&mut self) -> Option<&mut Host> {
         self.host.as_deref_mut()

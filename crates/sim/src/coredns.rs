@@ -88,12 +88,7 @@ impl Component for CoreDnsInformer {
     }
 
     fn start(&mut self, ctx: &mut Ctx) {
-        let store = ctx.api.store();
-        let objects: Vec<Arc<Object>> = [("", "services"), ("discovery.k8s.io", "endpointslices"), ("", "namespaces")]
-            .into_iter()
-            .flat_map(|r| store.list(r, None).cloned().collect::<Vec<_>>())
-            .collect();
-        for o in &objects {
+        for o in &ctx.list_all(&[("", "services"), ("discovery.k8s.io", "endpointslices"), ("", "namespaces")]) {
             self.apply(o, false);
         }
         self.publish(ctx);
