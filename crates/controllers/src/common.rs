@@ -670,3 +670,28 @@ pub fn delete_provisioned_volume(ctx: &mut Ctx, object: &Object, name: &str) -> 
         }
     }
 }
+
+/// The provisioner library's provisionClaimOperation, its last step: the new PV object is
+/// created (one that exists already came from an earlier attempt), `ProvisioningSucceeded` on
+/// the claim; a failure is `ProvisioningFailed` and a retry.
+pub fn create_provisioned_volume(
+    ctx: &mut Ctx,
+    volumes: &mut Cache,
+    claim: &Object,
+    pv: &kubesim_api::k8s_openapi::api::core::v1::PersistentVolume,
+    class_name: &str,
+    name: &str,
+) -> Result<(), kubesim_apiserver::ApiError> {
+    match ctx.create(encode(pv, "v1", "PersistentVolume")) {
+        Ok(created) => {
+            volumes.put(created);
+            ctx.event(claim, "Normal", "ProvisioningSucceeded", format!("Successfully provisioned volume {name}"));
+            Ok(())
+        }
+        Err(e) if e.reason == "AlreadyExists" => Ok(()),
+        Err(e) => {
+            ctx.event(claim, "Warning", "ProvisioningFailed", format!("failed to provision volume with StorageClass {class_name:?}: {}", e.message));
+            Err(e)
+        }
+    }
+}

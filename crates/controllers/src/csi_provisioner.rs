@@ -297,15 +297,7 @@ impl CsiProvisioner {
             }),
             status: None,
         };
-        match ctx.create(encode(&pv, "v1", "PersistentVolume")) {
-            Ok(created) => {
-                self.volumes.put(created);
-                ctx.event(&object, "Normal", "ProvisioningSucceeded", format!("Successfully provisioned volume {name}"));
-                Ok(())
-            }
-            Err(e) if e.reason == "AlreadyExists" => Ok(()),
-            Err(e) => fail(ctx, e.message.clone()),
-        }
+        crate::common::create_provisioned_volume(ctx, &mut self.volumes, &object, &pv, &class_name, &name)
     }
 
     /// `shouldDelete`: a released volume this driver provisioned, reclaim policy Delete (one

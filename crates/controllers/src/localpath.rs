@@ -188,18 +188,7 @@ impl LocalPathProvisioner {
             }),
             status: None,
         };
-        match ctx.create(encode(&pv, "v1", "PersistentVolume")) {
-            Ok(created) => {
-                self.volumes.put(created);
-                ctx.event(&object, "Normal", "ProvisioningSucceeded", format!("Successfully provisioned volume {name}"));
-                Ok(())
-            }
-            Err(e) if e.reason == "AlreadyExists" => Ok(()),
-            Err(e) => {
-                ctx.event(&object, "Warning", "ProvisioningFailed", format!("failed to provision volume with StorageClass {class_name:?}: {}", e.message));
-                Err(e)
-            }
-        }
+        crate::common::create_provisioned_volume(ctx, &mut self.volumes, &object, &pv, &class_name, &name)
     }
 
     /// `shouldDelete` and `deleteVolumeOperation`: released Delete volumes it provisioned.
