@@ -10,7 +10,7 @@
 use crate::quantity::parse_milli;
 use crate::time::millis_of;
 use crate::Millis;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Pod, Volume};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use std::collections::BTreeMap;
@@ -204,6 +204,28 @@ pub fn qos_class(pod: &Pod) -> &'static str {
         return "Guaranteed";
     }
     "Burstable"
+}
+
+/// The name of a generic ephemeral volume's claim (ephemeral.VolumeClaimName):
+/// `<pod>-<volume>`.
+pub fn ephemeral_claim_name(pod: &str, volume: &str) -> String {
+    format!("{pod}-{volume}")
+}
+
+/// The claim a pod volume uses, with whether it is a generic ephemeral volume's: a
+/// persistentVolumeClaim's claimName, or [`ephemeral_claim_name`]; `None` for other volumes.
+pub fn volume_claim(pod_name: &str, volume: &Volume) -> Option<(String, bool)> {
+    match (&volume.persistent_volume_claim, &volume.ephemeral) {
+        (Some(c), _) => Some((c.claim_name.clone(), false)),
+        (None, Some(_)) => Some((ephemeral_claim_name(pod_name, &volume.name), true)),
+        _ => None,
+    }
+}
+
+/// Every claim a pod's volumes use, in volume order.
+pub fn claim_names(pod: &Pod) -> Vec<String> {
+    let pod_name = pod.metadata.name.as_deref().unwrap_or_default();
+    pod.spec.as_ref().and_then(|s| s.volumes.as_ref()).into_iter().flatten().filter_map(|v| volume_claim(pod_name, v)).map(|(c, _)| c).collect()
 }
 
 #[cfg(test)]

@@ -131,20 +131,6 @@ fn is_pod_terminated(pod: &Pod) -> bool {
     pod.metadata.deletion_timestamp.is_some() && !running
 }
 
-/// The claims a pod's volumes name (a generic ephemeral volume's claim is `<pod>-<volume>`).
-fn pod_claims(pod: &Pod) -> Vec<String> {
-    let pod_name = pod.metadata.name.clone().unwrap_or_default();
-    pod.spec
-        .as_ref()
-        .and_then(|s| s.volumes.as_ref())
-        .into_iter()
-        .flatten()
-        .filter_map(|v| {
-            v.persistent_volume_claim.as_ref().map(|c| c.claim_name.clone()).or_else(|| v.ephemeral.as_ref().map(|_| format!("{pod_name}-{}", v.name)))
-        })
-        .collect()
-}
-
 /// `reportMultiAttachError`'s message for a pod in `namespace` that wants `volume` while the
 /// pods `holders` (namespace, name) use it on other nodes: the names of its own namespace's pods
 /// only, the others counted.
@@ -212,7 +198,7 @@ impl AttachDetachController {
     /// has out (an entry lives as long as some pod needs it, keeping its Multi-Attach report).
     fn process_pod(&mut self, key: &Key, uid: &str) {
         let pod = self.pods.get(key).and_then(|o| o.as_pod()).cloned();
-        let claims = pod.as_ref().map(pod_claims).unwrap_or_default();
+        let claims = pod.as_ref().map(kubesim_api::pod::claim_names).unwrap_or_default();
         if claims.is_empty() {
             self.claim_pods.remove(key);
         } else {
@@ -597,7 +583,7 @@ impl Reconciler for AttachDetachController {
             ("", "pods") => {
                 let key = key_of(&event.object);
                 let uid = uid_of(event.object.metadata()).to_string();
-                let relevant = self.pod_entries.contains_key(&uid) || event.object.as_pod().is_some_and(|p| !pod_claims(p).is_empty());
+                let relevant = self.pod_entries.contains_key(&uid) || event.object.as_pod().is_some_and(|p| !kubesim_api::pod::claim_names(p).is_empty());
                 if !relevant {
                     return;
                 }

@@ -15,10 +15,7 @@ use kubesim_store::EventType;
 /// Modelled processing latency.
 pub const EPHEMERAL_LATENCY_MS: Millis = 10;
 
-/// The name of a generic ephemeral volume's claim.
-pub fn ephemeral_claim_name(pod: &str, volume: &str) -> String {
-    format!("{pod}-{volume}")
-}
+pub use kubesim_api::pod::ephemeral_claim_name;
 
 /// The ephemeral volume controller.
 #[derive(Clone, Debug)]

@@ -21,23 +21,7 @@ pub fn pod_uses_pvc(pod: &Pod, claim: &str) -> bool {
     if pod_node(pod).is_empty() || is_pod_terminal(pod) {
         return false;
     }
-    let pod_name = pod.metadata.name.clone().unwrap_or_default();
-    pod.spec.as_ref().and_then(|s| s.volumes.as_ref()).into_iter().flatten().any(|v| {
-        v.persistent_volume_claim.as_ref().is_some_and(|c| c.claim_name == claim) || (v.ephemeral.is_some() && format!("{pod_name}-{}", v.name) == claim)
-    })
-}
-
-fn claims_of(pod: &Pod) -> Vec<String> {
-    let pod_name = pod.metadata.name.clone().unwrap_or_default();
-    pod.spec
-        .as_ref()
-        .and_then(|s| s.volumes.as_ref())
-        .into_iter()
-        .flatten()
-        .filter_map(|v| {
-            v.persistent_volume_claim.as_ref().map(|c| c.claim_name.clone()).or_else(|| v.ephemeral.as_ref().map(|_| format!("{pod_name}-{}", v.name)))
-        })
-        .collect()
+    kubesim_api::pod::claim_names(pod).iter().any(|c| c == claim)
 }
 
 /// The controller.
@@ -89,7 +73,7 @@ impl Reconciler for PvcProtectionController {
                 // (or hold) its claims.
                 let Some(pod) = event.object.as_pod() else { return };
                 let ns = pod.metadata.namespace.clone().unwrap_or_default();
-                for claim in claims_of(pod) {
+                for claim in kubesim_api::pod::claim_names(pod) {
                     let key = (ns.clone(), claim);
                     if self.claims.get(&key).is_some() {
                         self.queue.add(key, ctx);

@@ -188,13 +188,7 @@ impl PersistentVolumeController {
             .list(("", "pods"), Some(&ns))
             .filter_map(|o| o.as_pod())
             .filter(|p| pod_node(p).is_empty() && !is_pod_terminal(p))
-            .filter(|p| {
-                let pod_name = p.metadata.name.clone().unwrap_or_default();
-                p.spec.as_ref().and_then(|s| s.volumes.as_ref()).into_iter().flatten().any(|v| {
-                    v.persistent_volume_claim.as_ref().is_some_and(|c| c.claim_name == name)
-                        || (v.ephemeral.is_some() && format!("{pod_name}-{}", v.name) == name)
-                })
-            })
+            .filter(|p| kubesim_api::pod::claim_names(p).contains(&name))
             .filter_map(|p| p.metadata.name.clone())
             .collect()
     }

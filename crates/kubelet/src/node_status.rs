@@ -48,13 +48,7 @@ impl Kubelet {
             metadata: ObjectMeta {
                 name: Some(name.clone()),
                 namespace: Some("kube-node-lease".into()),
-                owner_references: Some(vec![kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
-                    api_version: "v1".into(),
-                    kind: "Node".into(),
-                    name: name.clone(),
-                    uid: node.metadata.uid.clone().unwrap_or_default(),
-                    ..Default::default()
-                }]),
+                owner_references: Some(vec![node_owner(&node)]),
                 ..Default::default()
             },
             spec: Some(LeaseSpec {
@@ -184,4 +178,16 @@ fn strip_heartbeats(status: &NodeStatus) -> NodeStatus {
 
 fn fnv64(text: &str) -> u64 {
     kubesim_api::hash::fnv64a(text.as_bytes())
+}
+
+/// The owner reference the kubelet puts on the objects it creates for its Node (the Lease,
+/// the CSINode), so they go with the Node.
+pub(crate) fn node_owner(node: &kubesim_api::k8s_openapi::api::core::v1::Node) -> kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+    kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+        api_version: "v1".into(),
+        kind: "Node".into(),
+        name: node.metadata.name.clone().unwrap_or_default(),
+        uid: node.metadata.uid.clone().unwrap_or_default(),
+        ..Default::default()
+    }
 }

@@ -39,7 +39,7 @@ use crate::kubelet::{Kubelet, Wake};
 use kubesim_api::csi::{attach_required, attachment_name, device_mount_path, pod_volume_path, pv_csi_source, unique_volume_name};
 use kubesim_api::k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, Pod};
 use kubesim_api::k8s_openapi::api::storage::v1::{CSINode, CSINodeDriver, CSINodeSpec, VolumeNodeResources};
-use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::Object;
 use kubesim_api::Millis;
 use kubesim_host::csi::{latency_ms, CsiCall, Driver};
@@ -237,11 +237,8 @@ fn pod_csi_volumes(pod: &Pod, ctx: &Ctx) -> (BTreeMap<String, CsiVolume>, Vec<(S
     let mut volumes = BTreeMap::new();
     let mut errors = Vec::new();
     for volume in pod.spec.as_ref().and_then(|s| s.volumes.as_ref()).into_iter().flatten() {
-        let (claim, claim_ro) = match (&volume.persistent_volume_claim, &volume.ephemeral) {
-            (Some(c), _) => (c.claim_name.clone(), c.read_only.unwrap_or(false)),
-            (None, Some(_)) => (format!("{pod_name}-{}", volume.name), false),
-            _ => continue,
-        };
+        let Some((claim, _)) = kubesim_api::pod::volume_claim(&pod_name, volume) else { continue };
+        let claim_ro = volume.persistent_volume_claim.as_ref().and_then(|c| c.read_only).unwrap_or(false);
         let Some(pvc) = ctx.api.lookup(("", "persistentvolumeclaims"), &namespace, &claim).and_then(|o| o.decode::<PersistentVolumeClaim>()) else { continue };
         let Some(pv_name) = pvc.spec.as_ref().and_then(|s| s.volume_name.clone()).filter(|v| !v.is_empty()) else { continue };
         if pvc.status.as_ref().and_then(|s| s.phase.as_deref()) != Some("Bound") {
@@ -332,13 +329,7 @@ impl Kubelet {
                     metadata: ObjectMeta {
                         name: Some(name.clone()),
                         annotations: Some([(MIGRATED_PLUGINS_ANNOTATION.to_string(), MIGRATED_PLUGINS.to_string())].into_iter().collect()),
-                        owner_references: Some(vec![OwnerReference {
-                            api_version: "v1".into(),
-                            kind: "Node".into(),
-                            name: name.clone(),
-                            uid: node.metadata.uid.clone().unwrap_or_default(),
-                            ..Default::default()
-                        }]),
+                        owner_references: Some(vec![crate::node_status::node_owner(&node)]),
                         ..Default::default()
                     },
                     spec: CSINodeSpec { drivers },

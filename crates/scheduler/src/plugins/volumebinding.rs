@@ -73,20 +73,8 @@ struct StateData {
 /// The claim name a pod volume uses (`ephemeral.VolumeClaimName` for generic ephemeral ones).
 fn claim_names(pod: &PodInfo) -> Vec<(String, bool)> {
     let p = pod.pod();
-    let pod_name = p.metadata.name.clone().unwrap_or_default();
-    p.spec
-        .as_ref()
-        .and_then(|s| s.volumes.as_ref())
-        .into_iter()
-        .flatten()
-        .filter_map(|v| {
-            if let Some(c) = &v.persistent_volume_claim {
-                Some((c.claim_name.clone(), false))
-            } else {
-                v.ephemeral.as_ref().map(|_| (format!("{pod_name}-{}", v.name), true))
-            }
-        })
-        .collect()
+    let pod_name = p.metadata.name.as_deref().unwrap_or_default();
+    p.spec.as_ref().and_then(|s| s.volumes.as_ref()).into_iter().flatten().filter_map(|v| kubesim_api::pod::volume_claim(pod_name, v)).collect()
 }
 
 /// `ephemeral.VolumeIsForPod`.
