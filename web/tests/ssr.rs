@@ -90,7 +90,7 @@ fn lifecycle_graph_counts_pods_per_state() {
 #[test]
 fn flow_view_shows_components_writes_and_watch_events() {
     // Stop just after the start, while messages are still in the log.
-    let (_, frame) = driver_at(3_000);
+    let (_, frame) = driver_at(2_500);
     let props = FlowProps { frame: frame.clone(), selection: Selection::None, on_select: Callback::noop() };
     let html = render::<FlowView>(props);
     for component in ["kube-apiserver", "etcd", "kube-scheduler", "kubelet · node-1", "containerd", "replicaset"] {

@@ -15,7 +15,7 @@ use crate::pod_worker::{PodWorker, WorkerState};
 use crate::prober::Prober;
 use kubesim_api::k8s_openapi::api::core::v1::{Node, NodeStatus};
 use kubesim_api::Millis;
-use kubesim_host::cri::{ContainerState, CriCall};
+use kubesim_host::cri::{ContainerState, CriCall, SandboxState};
 use kubesim_host::Host;
 use kubesim_runtime::{Component, Ctx, HostEvent, Interest, Timers, WatchEvent, WatchFilter};
 use kubesim_store::EventType;
@@ -84,6 +84,9 @@ pub struct Kubelet {
     pub(crate) seq_to_uid: BTreeMap<u64, String>,
     pub(crate) next_seq: u64,
     pub(crate) pleg_snapshot: BTreeMap<String, (ContainerState, Option<Millis>)>,
+    /// The sandboxes' states at the last relist (the generic PLEG records sandboxes as it does
+    /// containers, so a new or stopped sandbox is a pod lifecycle event too).
+    pub(crate) pleg_sandboxes: BTreeMap<String, SandboxState>,
     pub(crate) relist_at: Option<Millis>,
     pub(crate) dispatch_pending: BTreeSet<String>,
     pub(crate) dispatch_scheduled: bool,
@@ -116,6 +119,7 @@ impl Kubelet {
             seq_to_uid: BTreeMap::new(),
             next_seq: 1,
             pleg_snapshot: BTreeMap::new(),
+            pleg_sandboxes: BTreeMap::new(),
             relist_at: None,
             dispatch_pending: BTreeSet::new(),
             dispatch_scheduled: false,
@@ -195,6 +199,17 @@ impl Kubelet {
     pub(crate) fn requeue_after_error(&mut self, uid: &str, ctx: &mut Ctx) {
         let jitter = ctx.rng.next_u64() % (WORKER_BACKOFF_MS / 2);
         let Some(worker) = self.workers.get_mut(uid) else { return };
+        // An update that arrived during the failed sync (a PLEG event, a pod change) is
+        // processed as soon as the worker is free (podWorkers' pending update), not after the
+        // backoff: that sync writes the status carrying this sync's error reason.
+        if worker.resync_pending {
+            worker.resync_pending = false;
+            let at = ctx.now + DISPATCH_MS;
+            worker.retry_at = Some(at);
+            let seq = worker.seq;
+            self.timers.arm(ctx, DISPATCH_MS, Wake::Retry(seq));
+            return;
+        }
         if worker.retry_at.is_some_and(|at| at > ctx.now) {
             return;
         }

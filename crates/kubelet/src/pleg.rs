@@ -3,6 +3,7 @@
 //! so idle nodes cost nothing), and resyncs the pods whose containers changed state.
 
 use crate::kubelet::{Kubelet, Wake, RELIST_MS};
+use kubesim_host::cri::SandboxState;
 use kubesim_host::Host;
 use kubesim_runtime::Ctx;
 use std::collections::{BTreeMap, BTreeSet};
@@ -36,6 +37,13 @@ impl Kubelet {
             }
         }
         self.pleg_snapshot = current;
+        let sandboxes: BTreeMap<String, SandboxState> = host.cri.list_pod_sandbox().into_iter().map(|s| (s.id.clone(), s.state)).collect();
+        for (id, state) in &sandboxes {
+            if self.pleg_sandboxes.get(id) != Some(state) {
+                changed_sandboxes.insert(id.clone());
+            }
+        }
+        self.pleg_sandboxes = sandboxes;
         let uids: Vec<String> =
             self.workers.iter().filter(|(_, w)| w.sandbox.as_ref().is_some_and(|s| changed_sandboxes.contains(s))).map(|(uid, _)| uid.clone()).collect();
         if !uids.is_empty() {

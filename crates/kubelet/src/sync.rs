@@ -179,7 +179,7 @@ impl Kubelet {
             worker.waiting.insert(container.name.clone(), ("CrashLoopBackOff".into(), message));
             let object = worker.pod.clone();
             ctx.event(&object, "Warning", "BackOff", format!("Back-off restarting failed container {} in pod {name}_{namespace}({pod_uid})", container.name));
-            self.write_status(host, uid, ctx, false);
+            // The reason reaches the status at the next sync (the reasonCache).
             self.requeue_after_error(uid, ctx);
             return false;
         }
@@ -199,7 +199,7 @@ impl Kubelet {
             worker.waiting.insert(container.name.clone(), ("InvalidImageName".into(), message.clone()));
             ctx.event(&object, "Warning", "InspectFailed", message);
             ctx.event(&object, "Warning", "Failed", "Error: InvalidImageName".into());
-            self.write_status(host, uid, ctx, false);
+            // The reason reaches the status at the next sync (the reasonCache).
             self.requeue_after_error(uid, ctx);
             return false;
         }
@@ -211,7 +211,7 @@ impl Kubelet {
                 worker.waiting.insert(container.name.clone(), ("ErrImageNeverPull".into(), message.clone()));
                 ctx.event(&object, "Warning", "ErrImageNeverPull", message);
                 ctx.event(&object, "Warning", "Failed", "Error: ErrImageNeverPull".into());
-                self.write_status(host, uid, ctx, false);
+                // The reason reaches the status at the next sync (the reasonCache).
                 self.requeue_after_error(uid, ctx);
                 false
             }
@@ -227,7 +227,7 @@ impl Kubelet {
                     worker.waiting.insert(container.name.clone(), ("ImagePullBackOff".into(), message.clone()));
                     ctx.event(&object, "Normal", "BackOff", message);
                     ctx.event(&object, "Warning", "Failed", "Error: ImagePullBackOff".into());
-                    self.write_status(host, uid, ctx, false);
+                    // The reason reaches the status at the next sync (the reasonCache).
                     self.requeue_after_error(uid, ctx);
                     return false;
                 }
@@ -341,7 +341,7 @@ impl Kubelet {
                         worker.waiting.insert(container.clone(), (reason.into(), message.clone()));
                         ctx.event(&object, "Warning", "Failed", message);
                         ctx.event(&object, "Warning", "Failed", format!("Error: {reason}"));
-                        self.write_status(host, uid, ctx, false);
+                        // The reason reaches the status at the next sync (the reasonCache).
                         self.requeue_after_error(uid, ctx);
                         return; // SyncPod returns the pull error; the worker retries later
                     }
@@ -380,7 +380,7 @@ impl Kubelet {
                         let worker = self.workers.get_mut(uid).expect("worker exists");
                         worker.waiting.insert(container.clone(), ("CreateContainerConfigError".into(), message.clone()));
                         ctx.event(&object, "Warning", "Failed", format!("Error: {message}"));
-                        self.write_status(host, uid, ctx, false);
+                        // The reason reaches the status at the next sync (the reasonCache).
                         self.requeue_after_error(uid, ctx);
                         return;
                     }
@@ -411,7 +411,7 @@ impl Kubelet {
                         let worker = self.workers.get_mut(uid).expect("worker exists");
                         worker.waiting.insert(container.clone(), ("CreateContainerError".into(), err.0.clone()));
                         ctx.event(&object, "Warning", "Failed", format!("Error: {}", err.0));
-                        self.write_status(host, uid, ctx, false);
+                        // The reason reaches the status at the next sync (the reasonCache).
                         self.requeue_after_error(uid, ctx);
                         return;
                     }

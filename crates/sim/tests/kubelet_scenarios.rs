@@ -156,6 +156,31 @@ fn crashing_containers_back_off_exponentially() {
     assert_eq!(logs, "starting\n");
 }
 
+// The waiting reason of a failed sync reaches the status one sync later (kubelet.go SyncPod
+// generates the API status before kuberuntime's SyncPod, whose result goes to the
+// reasonCache): after the second exit the status shows the terminated container (kubectl's
+// `Error 1`) until the pod worker's re-check 10-15 s later, which writes CrashLoopBackOff.
+#[test]
+fn crash_loop_back_off_reaches_the_status_at_the_next_sync() {
+    let mut world = world_with(CRASHER);
+    world.run_until(40_000);
+    // (t, restartCount, terminated reason, waiting reason) of each kubelet status write.
+    let writes: Vec<(u64, i32, Option<String>, Option<String>)> = world
+        .trace()
+        .iter()
+        .filter(|r| r.object.name() == "crasher" && r.actor.starts_with("kubelet/"))
+        .filter_map(|r| {
+            let c = r.object.as_pod()?.status.as_ref()?.container_statuses.as_ref()?.first()?.clone();
+            let state = c.state.clone().unwrap_or_default();
+            Some((r.t_ms, c.restart_count, state.terminated.and_then(|t| t.reason), state.waiting.and_then(|w| w.reason)))
+        })
+        .collect();
+    let error = writes.iter().find(|w| w.1 == 1 && w.2.as_deref() == Some("Error")).unwrap_or_else(|| panic!("terminated after the restart: {writes:?}"));
+    let back_off = writes.iter().find(|w| w.3.as_deref() == Some("CrashLoopBackOff")).unwrap_or_else(|| panic!("CrashLoopBackOff: {writes:?}"));
+    let lag = back_off.0 - error.0;
+    assert!((10_000..=15_100).contains(&lag), "CrashLoopBackOff {lag} ms after the exit was reported: {writes:?}");
+}
+
 // An unresolvable registry fails to pull: ErrImagePull, then ImagePullBackOff.
 #[test]
 fn unpullable_images_back_off() {
