@@ -480,6 +480,16 @@ fn wrapper_command(name: &str, spawn: &Spawn) -> Option<(Vec<(String, Option<Str
                     break;
                 }
             }
+            "sudo" => {
+                if matches!(a.as_str(), "-u" | "-g" | "-C" | "-D" | "-h" | "-p" | "-r" | "-t" | "-U") {
+                    i += 1;
+                } else if a == "--" {
+                    i += 1;
+                    break;
+                } else if !a.starts_with('-') {
+                    break;
+                }
+            }
             _ => {
                 if !a.starts_with('-') {
                     if name == "chroot" {
@@ -601,6 +611,8 @@ fn native(name: &str, spawn: &Spawn, fs: &dyn Fs) -> Started {
         "dig" => Started::Prog(Box::new(crate::net::dig::Dig::new(spawn))),
         "wget-busybox" => Started::Prog(Box::new(crate::net::wget::Wget::new(spawn))),
         "stress" => Started::Prog(Box::new(applets::stress::Stress::new(spawn))),
+        // sudo as root (a node's shell): runs the command as it is, no password asked.
+        "sudo" if has_command("sudo", spawn) => exec_wrapper("sudo", spawn, fs, Family::Gnu),
         other => Started::Foreign(other.to_string()),
     }
 }

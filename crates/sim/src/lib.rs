@@ -30,6 +30,7 @@ pub mod loader;
 pub mod metrics_server;
 pub mod minikube;
 pub mod netpol;
+pub mod node_shell;
 pub mod run;
 pub mod scenario;
 pub mod swarm;

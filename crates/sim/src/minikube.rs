@@ -27,8 +27,65 @@ pub fn run(world: &mut World, line: &str, until: Millis) -> (String, String, i32
             None => (String::new(), "🤷  The control-plane node minikube host does not exist\n".into(), 85, false),
         },
         ["service", rest @ ..] if rest.contains(&"--url") => service_urls(world, rest),
-        _ => (String::new(), format!("kubesim models these minikube commands: addons enable ingress, ip, service NAME --url (not {line:?})\n"), 64, false),
+        ["ssh", rest @ ..] => ssh(world, rest),
+        _ => (
+            String::new(),
+            format!("kubesim models these minikube commands: addons enable ingress, ip, service NAME --url, ssh [-n NODE] [-- COMMAND] (not {line:?})\n"),
+            64,
+            false,
+        ),
     }
+}
+
+/// `minikube ssh [-n NODE] [--] [COMMAND...]`: a root shell on the node (the primary one
+/// unless `-n` names another). Without a command the shell stays open: the command lines that
+/// follow run there until `exit` ([`crate::node_shell`]).
+fn ssh(world: &mut World, args: &[&str]) -> (String, String, i32, bool) {
+    let mut node = None;
+    let mut command: Vec<&str> = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        match args[i] {
+            "-n" | "--node" => {
+                node = args.get(i + 1).map(|n| n.to_string());
+                i += 1;
+            }
+            a if a.starts_with("--node=") => node = Some(a["--node=".len()..].to_string()),
+            "--" => {
+                command.extend(&args[i + 1..]);
+                break;
+            }
+            a => command.push(a),
+        }
+        i += 1;
+    }
+    let node = match node.or_else(|| primary_node(world)) {
+        Some(n) => n,
+        None => return (String::new(), "🤷  The control-plane node minikube host does not exist\n".into(), 85, false),
+    };
+    if world.host(&node).is_none() {
+        return (String::new(), format!("❌  Exiting due to GUEST_NODE_RETRIEVE: retrieving node: Could not find node {node}\n"), 85, false);
+    }
+    if command.is_empty() {
+        return match world.open_node_shell(&node) {
+            Ok(()) => (String::new(), String::new(), 0, false),
+            Err(err) => (String::new(), format!("{err}\n"), 255, false),
+        };
+    }
+    let line = command.join(" ");
+    let line = line.trim_matches(|c| c == '"' || c == '\'');
+    match world.run_on_node(&node, line) {
+        Ok(out) => (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned(), out.code, false),
+        Err(err) => (String::new(), format!("{err}\n"), 255, false),
+    }
+}
+
+/// The primary node's name.
+fn primary_node(world: &World) -> Option<String> {
+    let nodes: Vec<_> = world.api().store().list(("", "nodes"), None).cloned().collect();
+    let primary =
+        nodes.iter().find(|n| n.metadata().labels.as_ref().and_then(|l| l.get("minikube.k8s.io/primary")).is_some_and(|v| v == "true")).or(nodes.first())?;
+    Some(primary.name().to_string())
 }
 
 /// The primary node: the one labelled `minikube.k8s.io/primary=true`, else the first.

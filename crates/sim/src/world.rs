@@ -92,6 +92,8 @@ pub struct World {
     workstation: Option<crate::workstation::Workstation>,
     /// Node ports published on the workstation (a kind cluster's `extraPortMappings`).
     published_ports: crate::workstation::PortMappings,
+    /// The shell a `minikube ssh` opened on a node: command lines run there until `exit`.
+    node_shell: Option<crate::node_shell::NodeShell>,
 }
 
 impl World {
@@ -117,6 +119,7 @@ impl World {
             files: BTreeMap::new(),
             workstation: None,
             published_ports: BTreeMap::new(),
+            node_shell: None,
         };
         for checker in crate::checkers::all() {
             world.runtime.add_checker(checker);
@@ -236,6 +239,34 @@ impl World {
         let workstation = self.workstation.get_or_insert_with(|| crate::workstation::Workstation::new(now));
         let published = &self.published_ports;
         self.runtime.with_network(|hosts, fabric, now| workstation.run(hosts, fabric, published, line, now))
+    }
+
+    /// Opens a shell on `node` (`minikube ssh`): the command lines that follow run there until
+    /// `exit`. See [`crate::node_shell`].
+    pub fn open_node_shell(&mut self, node: &str) -> Result<(), String> {
+        if self.runtime.host(node).is_none_or(|h| !h.powered) {
+            return Err(format!("ssh: connect to host {node} port 22: No route to host"));
+        }
+        self.node_shell = Some(crate::node_shell::NodeShell::new(node, self.now()));
+        Ok(())
+    }
+
+    /// The node a `minikube ssh` shell is open on.
+    pub fn node_shell(&self) -> Option<&str> {
+        self.node_shell.as_ref().map(|s| s.node.as_str())
+    }
+
+    /// Runs a command line in a root shell on `node`: the open `minikube ssh` shell if it is on
+    /// that node, else a new one for this line.
+    pub fn run_on_node(&mut self, node: &str, line: &str) -> Result<kubesim_host::cri::ExecOutput, String> {
+        let now = self.now();
+        let open = self.node_shell.as_ref().is_some_and(|s| s.node == node);
+        let mut shell = if open { self.node_shell.take().expect("checked") } else { crate::node_shell::NodeShell::new(node, now) };
+        let output = self.runtime.with_network(|hosts, fabric, now| shell.run(hosts, fabric, line, now));
+        if open {
+            self.node_shell = Some(shell);
+        }
+        output.ok_or_else(|| format!("ssh: connect to host {node} port 22: No route to host"))
     }
 
     /// Virtual now (ms).
@@ -389,7 +420,21 @@ impl World {
         let trimmed = line.trim();
         let started = self.now();
         let mut interrupted = false;
-        let (stdout, stderr, exit_code) = if crate::minikube::is_minikube_command(trimmed) {
+        let (stdout, stderr, exit_code) = if let Some(node) = self.node_shell().map(str::to_string) {
+            // A `minikube ssh` session: the line runs on the node until `exit`.
+            if matches!(trimmed, "exit" | "logout") || trimmed.starts_with("exit ") {
+                self.node_shell = None;
+                ("logout\n".to_string(), String::new(), 0)
+            } else {
+                match self.run_on_node(&node, trimmed) {
+                    Ok(output) => (String::from_utf8_lossy(&output.stdout).into_owned(), String::from_utf8_lossy(&output.stderr).into_owned(), output.code),
+                    Err(err) => {
+                        self.node_shell = None;
+                        (String::new(), format!("{err}\n"), 255)
+                    }
+                }
+            }
+        } else if crate::minikube::is_minikube_command(trimmed) {
             let (stdout, stderr, code, stopped) = crate::minikube::run(self, trimmed, until);
             interrupted = stopped;
             (stdout, stderr, code)
