@@ -149,6 +149,10 @@ pub struct Process {
     pending: Vec<Signal>,
     /// The exec session it belongs to (its root pid), if any.
     session: Option<u32>,
+    /// Its user id (setuid by gosu or a server dropping privileges; children inherit it).
+    pub uid: u32,
+    /// Its group id.
+    pub gid: u32,
 }
 
 /// What resuming a session process did.
@@ -421,7 +425,7 @@ impl Container {
         match self.load(&spawn, volumes, foreign, now) {
             Ok(program) => {
                 let pid = self.alloc_pid();
-                self.procs.procs.insert(pid, Process::new(pid, 0, spawn.argv.clone(), program, Sink::Log));
+                self.procs.procs.insert(pid, Process::new(pid, 0, spawn.argv.clone(), program, Sink::Log).with_creds(self.spec.uid, self.spec.gid));
             }
             Err(message) => {
                 self.start_error = Some(message);
@@ -561,7 +565,9 @@ impl Container {
                     match self.load(&spawn, volumes, foreign, now) {
                         Ok(program) => {
                             let pid = self.alloc_pid();
-                            self.procs.procs.insert(pid, Process::new(pid, process.pid, spawn.argv.clone(), program, sink));
+                            self.procs
+                                .procs
+                                .insert(pid, Process::new(pid, process.pid, spawn.argv.clone(), program, sink).with_creds(process.uid, process.gid));
                             process.state = ProcState::Child(pid);
                         }
                         Err(message) => {
@@ -664,7 +670,7 @@ impl Container {
                 let spawn = Spawn { argv: argv.clone(), env: self.spec.env.clone(), cwd: self.spec.cwd.clone(), ..Default::default() };
                 if let Ok(program) = self.load(&spawn, volumes, foreign, now) {
                     let pid = self.alloc_pid();
-                    self.procs.procs.insert(pid, Process::new(pid, 0, argv, program, Sink::Discard));
+                    self.procs.procs.insert(pid, Process::new(pid, 0, argv, program, Sink::Discard).with_creds(self.spec.uid, self.spec.gid));
                     self.hook_pid = Some(pid);
                     return;
                 }
@@ -770,7 +776,7 @@ impl Container {
         let program = self.load(&spawn, volumes, foreign, now)?;
         let pid = self.alloc_pid();
         self.io.sessions.insert(pid as u64, (Vec::new(), Vec::new()));
-        let mut process = Process::new(pid, 0, argv.to_vec(), program, Sink::Session(pid as u64));
+        let mut process = Process::new(pid, 0, argv.to_vec(), program, Sink::Session(pid as u64)).with_creds(self.spec.uid, self.spec.gid);
         process.session = Some(pid);
         self.procs.procs.insert(pid, process);
         Ok(pid)
@@ -827,7 +833,7 @@ impl Container {
                 match self.load(&spawn, volumes, foreign, clock) {
                     Ok(child_program) => {
                         let child = self.alloc_pid();
-                        let mut child_process = Process::new(child, pid, spawn.argv.clone(), child_program, sink);
+                        let mut child_process = Process::new(child, pid, spawn.argv.clone(), child_program, sink).with_creds(process.uid, process.gid);
                         child_process.session = session;
                         self.procs.procs.insert(child, child_process);
                         process.state = ProcState::Child(child);
@@ -888,6 +894,17 @@ impl Container {
     pub fn processes(&self) -> Vec<ProcessInfo> {
         self.procs.infos()
     }
+
+    /// A uid's name in the container's own /etc/passwd (the number when it has none).
+    pub fn user_name(&self, uid: u32) -> String {
+        let passwd = self.rootfs.read_path("/etc/passwd").map(|d| String::from_utf8_lossy(d).into_owned()).unwrap_or_default();
+        passwd
+            .lines()
+            .map(|l| l.split(':').collect::<Vec<_>>())
+            .find(|f| f.len() >= 3 && f[2].parse::<u32>().ok() == Some(uid))
+            .map(|f| f[0].to_string())
+            .unwrap_or_else(|| uid.to_string())
+    }
 }
 
 /// How the host builds programs `kubesim-os` does not implement (the application models):
@@ -923,7 +940,15 @@ impl Process {
             sink,
             pending: Vec::new(),
             session: None,
+            uid: 0,
+            gid: 0,
         }
+    }
+
+    fn with_creds(mut self, uid: u32, gid: u32) -> Process {
+        self.uid = uid;
+        self.gid = gid;
+        self
     }
 
     /// When this process next has something to do: the one predicate both the wake-up time and
@@ -962,7 +987,7 @@ impl Process {
         ProcessInfo {
             pid: self.pid,
             ppid: self.ppid,
-            user: "root".into(),
+            uid: self.uid,
             cpu_ms: self.cpu_ms,
             cmdline: self.argv.join(" "),
             rss_bytes: rss,
@@ -1085,7 +1110,25 @@ impl Os for ContainerOs<'_> {
         }
     }
     fn creds(&self) -> Creds {
-        Creds { uid: self.spec.uid, gid: self.spec.gid, groups: vec![self.spec.gid] }
+        Creds { uid: self.process.uid, gid: self.process.gid, groups: vec![self.process.gid] }
+    }
+    fn set_cmdline(&mut self, argv: &[String]) {
+        self.process.argv = argv.to_vec();
+    }
+    fn set_creds(&mut self, uid: u32, gid: u32) {
+        self.process.uid = uid;
+        self.process.gid = gid;
+    }
+    fn spawn_worker(&mut self, argv: Vec<String>, uid: u32) -> Option<u32> {
+        if self.procs.procs.len() + 1 >= MAX_PROCESSES {
+            return None;
+        }
+        let pid = self.procs.alloc_pid();
+        let mut worker = Process::new(pid, self.process.pid, argv, Box::new(Idle), Sink::Discard).with_creds(uid, uid);
+        worker.session = self.process.session;
+        worker.memory = Some(1 << 20);
+        self.procs.procs.insert(pid, worker);
+        Some(pid)
     }
     fn cpu_count(&self) -> u32 {
         self.spec.node_cpus.max(1)

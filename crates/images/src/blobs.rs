@@ -2,6 +2,14 @@
 
 /// (name, contents) of every file under `data/files/`; the data refers to them as `@name`.
 pub(crate) const BLOBS: &[(&str, &str)] = &[
+    ("group-nginx-alpine", include_str!("../data/files/group-nginx-alpine")),
+    ("group-nginx-debian", include_str!("../data/files/group-nginx-debian")),
+    ("group-redis-alpine", include_str!("../data/files/group-redis-alpine")),
+    ("group-redis-debian", include_str!("../data/files/group-redis-debian")),
+    ("passwd-nginx-alpine", include_str!("../data/files/passwd-nginx-alpine")),
+    ("passwd-nginx-debian", include_str!("../data/files/passwd-nginx-debian")),
+    ("passwd-redis-alpine", include_str!("../data/files/passwd-redis-alpine")),
+    ("passwd-redis-debian", include_str!("../data/files/passwd-redis-debian")),
     ("hpa-example-index.php", include_str!("../data/files/hpa-example-index.php")),
     ("httpd-index.html", include_str!("../data/files/httpd-index.html")),
     ("nginx-50x-494.html", include_str!("../data/files/nginx-50x-494.html")),

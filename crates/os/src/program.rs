@@ -440,8 +440,8 @@ pub struct ProcessInfo {
     pub pid: u32,
     /// Parent pid.
     pub ppid: u32,
-    /// User name.
-    pub user: String,
+    /// The process's user id (`ps` names it from the viewer's /etc/passwd).
+    pub uid: u32,
     /// CPU time used, in milliseconds.
     pub cpu_ms: u64,
     /// Full command line (`argv` joined by spaces).
@@ -555,6 +555,16 @@ pub trait Os {
     }
     /// Reports the process's resident memory (stress-like programs allocating).
     fn set_memory(&mut self, bytes: u64);
+    /// exec(2) replaced this process's image, or the program retitled itself (setproctitle,
+    /// nginx's `nginx: master process ...`): its command line in `ps` and /proc/PID/cmdline.
+    fn set_cmdline(&mut self, _argv: &[String]) {}
+    /// setuid/setgid (gosu, su-exec, a server dropping privileges): the process's credentials.
+    fn set_creds(&mut self, _uid: u32, _gid: u32) {}
+    /// Starts a helper process of this one that sleeps until a signal ends it (a server's
+    /// worker processes): its pid, or `None` where the host has no process table.
+    fn spawn_worker(&mut self, _argv: Vec<String>, _uid: u32) -> Option<u32> {
+        None
+    }
     /// Seconds since boot (for `/proc/uptime`, `uptime`).
     fn uptime_ms(&self) -> u64 {
         self.now_ms()

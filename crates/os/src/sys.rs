@@ -72,7 +72,7 @@ fn proc_file(os: &dyn Os, path: &str) -> Option<Result<Vec<u8>, Errno>> {
         (Some(p), f) => {
             let procs = os.processes();
             let info = procs.iter().find(|x| x.pid == p).cloned().or_else(|| {
-                (p == me).then(|| ProcessInfo { pid: me, ppid: os.ppid(), user: "root".into(), cpu_ms: 0, cmdline: String::new(), rss_bytes: 0, state: 'R' })
+                (p == me).then(|| ProcessInfo { pid: me, ppid: os.ppid(), uid: os.creds().uid, cpu_ms: 0, cmdline: String::new(), rss_bytes: 0, state: 'R' })
             });
             let Some(info) = info else { return Some(Err(Errno::ENOENT)) };
             match f {
@@ -279,6 +279,20 @@ impl Os for Routed<'_> {
     }
     fn set_memory(&mut self, bytes: u64) {
         self.inner.set_memory(bytes)
+    }
+    fn set_cmdline(&mut self, argv: &[String]) {
+        // Only an exec in the process itself (a child's exec replaces the child).
+        if self.pid == self.inner.pid() {
+            self.inner.set_cmdline(argv)
+        }
+    }
+    fn set_creds(&mut self, uid: u32, gid: u32) {
+        if self.pid == self.inner.pid() {
+            self.inner.set_creds(uid, gid)
+        }
+    }
+    fn spawn_worker(&mut self, argv: Vec<String>, uid: u32) -> Option<u32> {
+        self.inner.spawn_worker(argv, uid)
     }
     fn uptime_ms(&self) -> u64 {
         self.inner.uptime_ms()

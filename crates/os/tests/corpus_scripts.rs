@@ -142,21 +142,13 @@ fn pre_stop_handler_under_busybox_polls_every_second_while_nginx_runs() {
     pod.os.processes.push(kubesim_os::program::ProcessInfo {
         pid: 1,
         ppid: 0,
-        user: "root".into(),
+        uid: 0,
         cpu_ms: 0,
         cmdline: "nginx: master process nginx -g daemon off;".into(),
         rss_bytes: 0,
         state: 'S',
     });
-    pod.os.processes.push(kubesim_os::program::ProcessInfo {
-        pid: 30,
-        ppid: 1,
-        user: "root".into(),
-        cpu_ms: 0,
-        cmdline: "nginx".into(),
-        rss_bytes: 0,
-        state: 'S',
-    });
+    pod.os.processes.push(kubesim_os::program::ProcessInfo { pid: 30, ppid: 1, uid: 0, cpu_ms: 0, cmdline: "nginx".into(), rss_bytes: 0, state: 'S' });
     pod.os.pid = 40;
     let out = pod.run_for(&["/bin/sh", "-c", script], 3_500);
     assert_eq!((out.code, out.elapsed_ms), (None, 3_500));

@@ -678,13 +678,22 @@ pub struct ExecAs {
     stderr: String,
     script: String,
     inner: Option<Box<dyn Program>>,
+    /// The `user[:group]` to switch to before the exec (gosu).
+    user: Option<String>,
 }
 
 impl ExecAs {
     /// `argv` replaces the process after `stdout`/`stderr` are written; `script` names the
     /// caller in exec errors (`/usr/local/bin/docker-entrypoint.sh`).
     pub fn new(spawn: &Spawn, argv: Vec<String>, stdout: String, stderr: String, script: &str) -> ExecAs {
-        ExecAs { spawn: spawn.clone(), argv, stdout, stderr, script: script.to_string(), inner: None }
+        ExecAs { spawn: spawn.clone(), argv, stdout, stderr, script: script.to_string(), inner: None, user: None }
+    }
+
+    /// Switches to `user[:group]` (names from the container's /etc/passwd and /etc/group, or
+    /// numbers) before the exec, as gosu does.
+    pub fn with_user(mut self, user: &str) -> ExecAs {
+        self.user = Some(user.to_string());
+        self
     }
 
     /// Boxed.
@@ -706,6 +715,11 @@ impl Program for ExecAs {
         }
         match exec(os, &self.argv, &self.spawn.env, &self.spawn.cwd) {
             Ok(mut p) => {
+                // Only root can switch (gosu as another user fails; kubesim keeps the user).
+                if let Some((uid, gid)) = self.user.as_deref().filter(|_| os.creds().uid == 0).and_then(|u| user_spec_ids(os, u)) {
+                    os.set_creds(uid, gid);
+                }
+                os.set_cmdline(&self.argv);
                 let s = p.resume(os, Wake::Start);
                 self.inner = Some(p);
                 s
@@ -817,4 +831,30 @@ impl TcpClient {
     pub fn ip(&self) -> Option<&str> {
         self.ip.as_deref()
     }
+}
+
+/// The (uid, gid) a `user[:group]` spec names in the container: names from /etc/passwd and
+/// /etc/group, numbers as they are; the group defaults to the user's primary group.
+pub fn user_spec_ids(os: &dyn Os, spec: &str) -> Option<(u32, u32)> {
+    let (user, group) = match spec.split_once(':') {
+        Some((u, g)) => (u, Some(g)),
+        None => (spec, None),
+    };
+    let passwd = os.fs_ref().read("/etc/passwd").map(|d| String::from_utf8_lossy(&d).into_owned()).unwrap_or_default();
+    let entry = passwd.lines().map(|l| l.split(':').collect::<Vec<_>>()).find(|f| f.len() >= 4 && (f[0] == user || f[2] == user));
+    let uid = match user.parse::<u32>() {
+        Ok(n) => n,
+        Err(_) => entry.as_ref()?.get(2)?.parse().ok()?,
+    };
+    let gid = match group {
+        Some(g) => match g.parse::<u32>() {
+            Ok(n) => n,
+            Err(_) => {
+                let groups = os.fs_ref().read("/etc/group").map(|d| String::from_utf8_lossy(&d).into_owned()).unwrap_or_default();
+                groups.lines().map(|l| l.split(':').collect::<Vec<_>>()).find(|f| f.len() >= 3 && f[0] == g)?.get(2)?.parse().ok()?
+            }
+        },
+        None => entry.and_then(|f| f.get(3).and_then(|g| g.parse().ok())).unwrap_or(uid),
+    };
+    Some((uid, gid))
 }

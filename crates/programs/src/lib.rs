@@ -126,7 +126,6 @@ pub fn program_for_container(implementation: &str, spawn: &Spawn, image: &str, p
 /// hello-app:2.0`) for the models whose output depends on the tag. Pass it for every process
 /// of the container; `""` when unknown.
 pub fn program_for_image(implementation: &str, spawn: &Spawn, image: &str) -> Option<Box<dyn Program>> {
-    let exec_rest = |skip: usize| -> Box<dyn Program> { common::ExecAs::boxed(spawn, spawn.argv.iter().skip(skip).cloned().collect()) };
     let p: Box<dyn Program> = match implementation {
         // One catalogue implementation for every APT binary; apt and apt-get are modelled.
         "apt" | "apt-get" => {
@@ -217,7 +216,8 @@ pub fn program_for_image(implementation: &str, spawn: &Spawn, image: &str) -> Op
             if spawn.argv.len() < 3 {
                 return Some(common::Print::boxed("", "Usage: gosu user-spec command [args]\n   eg: gosu tianon bash\n       gosu nobody:root bash -c 'whoami && id'\n       gosu 1000:1 id\n\ngosu version: 1.17 (go1.18.2 on linux/amd64; gc)\nlicense: Apache-2.0 (full text at https://github.com/tianon/gosu)\n\n", 1));
             }
-            exec_rest(2)
+            let script = spawn.argv.first().cloned().unwrap_or_default();
+            Box::new(common::ExecAs::new(spawn, spawn.argv.iter().skip(2).cloned().collect(), String::new(), String::new(), &script).with_user(&spawn.argv[1]))
         }
         "dumb-init" | "tini" => {
             let argv: Vec<String> = spawn.argv.iter().skip(1).skip_while(|a| a.starts_with('-')).cloned().collect();

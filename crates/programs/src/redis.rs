@@ -489,6 +489,11 @@ impl RedisServer {
             self.log(os, r, '*', "Ready to accept connections");
         }
         self.phase = Phase::Serving;
+        // The default proc-title-template "{title} {listen-addr} {server-mode}": the first bind
+        // address (`*` by default) and the port.
+        let bind = self.cfg.bind.split_whitespace().next().unwrap_or("*").to_string();
+        let exe = self.spawn.argv.first().cloned().unwrap_or_else(|| "redis-server".into());
+        os.set_cmdline(&[format!("{exe} {bind}:{}", self.cfg.port)]);
         if let Some((h, p)) = self.cfg.replicaof.clone() {
             self.log(os, 'S', '*', &format!("Connecting to MASTER {h}:{p}"));
             self.log(os, 'S', '*', "MASTER <-> REPLICA sync started");
@@ -1262,7 +1267,11 @@ pub fn entrypoint(spawn: &Spawn) -> Box<dyn Program> {
     if argv.first().is_some_and(|a| a.starts_with('-') || a.ends_with(".conf")) {
         argv.insert(0, "redis-server".into());
     }
-    common::ExecAs::boxed(spawn, argv)
+    // `exec gosu redis "$0" "$@"` when root starts the server: it runs as user redis.
+    let as_redis = argv.first().is_some_and(|a| a == "redis-server");
+    let script = spawn.argv.first().cloned().unwrap_or_default();
+    let exec = common::ExecAs::new(spawn, argv, String::new(), String::new(), &script);
+    Box::new(if as_redis { exec.with_user("redis") } else { exec })
 }
 
 // ---------------------------------------------------------------------------------------------

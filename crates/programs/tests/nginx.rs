@@ -182,7 +182,7 @@ fn nginx_dash_s_reload_signals_the_master_named_in_the_pid_file() {
     os.processes.push(kubesim_os::program::ProcessInfo {
         pid: 1,
         ppid: 0,
-        user: "root".into(),
+        uid: 0,
         cpu_ms: 0,
         cmdline: "nginx: master process nginx -g daemon off;".into(),
         rss_bytes: 0,

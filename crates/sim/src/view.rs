@@ -1094,7 +1094,7 @@ pub fn pod_containers(world: &World, namespace: &str, name: &str) -> Vec<Contain
             processes: c
                 .processes()
                 .into_iter()
-                .map(|p| ProcessView { pid: p.pid, user: p.user, state: p.state, cpu_ms: p.cpu_ms, rss_bytes: p.rss_bytes, cmdline: p.cmdline })
+                .map(|p| ProcessView { pid: p.pid, user: c.user_name(p.uid), state: p.state, cpu_ms: p.cpu_ms, rss_bytes: p.rss_bytes, cmdline: p.cmdline })
                 .collect(),
             log_tail: lines[lines.len().saturating_sub(20)..].iter().map(|l| l.to_string()).collect(),
             usage: (c.cpu_milli(now), c.memory_bytes()),

@@ -289,7 +289,29 @@ fn cpu_time(ms: u64) -> String {
 }
 
 pub(crate) fn ps(c: &mut Ctx) -> i32 {
-    let procs = c.os.processes();
+    struct Row {
+        pid: u32,
+        ppid: u32,
+        user: String,
+        cpu_ms: u64,
+        cmdline: String,
+        rss_bytes: u64,
+        state: char,
+    }
+    // User names come from the viewer's /etc/passwd (a uid it does not know prints as a number).
+    let procs: Vec<Row> =
+        c.os.processes()
+            .into_iter()
+            .map(|p| Row {
+                pid: p.pid,
+                ppid: p.ppid,
+                user: super::files::user_name(c, p.uid),
+                cpu_ms: p.cpu_ms,
+                cmdline: p.cmdline,
+                rss_bytes: p.rss_bytes,
+                state: p.state,
+            })
+            .collect();
     let mut out = String::new();
     if c.gnu() {
         let full = c.args.iter().any(|a| a == "-ef" || a == "-f" || a == "-eF");

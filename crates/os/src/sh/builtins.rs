@@ -689,6 +689,8 @@ impl Shell {
                 let pid = if kind == ChildKind::Exec { self.pid } else { os.alloc_pid() };
                 if kind == ChildKind::Exec {
                     self.exec_child = true;
+                    // The process image is replaced: `ps` shows the new command line.
+                    os.set_cmdline(&spawn.argv);
                 }
                 Act::Push(Frame::Child(Box::new(Child { prog, fds, capture: Vec::new(), limit: 0, kind, pid, started: false })))
             }

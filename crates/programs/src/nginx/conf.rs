@@ -644,6 +644,8 @@ pub struct Server {
 pub struct Config {
     /// `worker_processes` (0 = auto).
     pub workers: u32,
+    /// `user`: the workers' user (nginx's default is `nobody`).
+    pub user: String,
     /// `error_log` path and level.
     pub error_log: (String, Level),
     /// `pid` file.
@@ -904,6 +906,7 @@ fn build_location(d: &Directive, parent: &Common, out: &mut Vec<Location>) -> Re
 pub fn build(ds: &[Directive]) -> Result<Config, String> {
     let mut cfg = Config {
         workers: 1,
+        user: "nobody".into(),
         error_log: ("/var/log/nginx/error.log".into(), Level::Error),
         pid: "/run/nginx.pid".into(),
         daemon: true,
@@ -917,6 +920,10 @@ pub fn build(ds: &[Directive]) -> Result<Config, String> {
     for d in ds {
         check_known(d, Ctx::Main)?;
         match d.name.as_str() {
+            "user" => {
+                nargs(d, |n| n == 1 || n == 2)?;
+                cfg.user = d.args[0].clone();
+            }
             "worker_processes" => {
                 nargs(d, |n| n == 1)?;
                 cfg.workers = if d.args[0] == "auto" {

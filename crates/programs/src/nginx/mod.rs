@@ -121,6 +121,8 @@ pub struct Nginx {
     cfg: Option<Config>,
     pid: u32,
     workers: Vec<u32>,
+    /// The command line it was started with (the master's title repeats it).
+    argv: Vec<String>,
     conns: u64,
     cpu: CpuQueue,
     access: Vec<(Sink, String)>,
@@ -228,6 +230,7 @@ impl Nginx {
             cfg: None,
             pid: 1,
             workers: Vec::new(),
+            argv: spawn.argv.clone(),
             conns: 0,
             cpu: CpuQueue::default(),
             access: Vec::new(),
@@ -349,6 +352,10 @@ impl Nginx {
         self.elog(os, Level::Notice, pid, &format!("OS: Linux {rel}"));
         self.elog(os, Level::Notice, pid, "getrlimit(RLIMIT_NOFILE): 1048576:1048576");
         self.cfg = Some(cfg);
+        if self.cfg.as_ref().is_some_and(|c| !c.daemon) {
+            // ngx_setproctitle: the master's title names its role and the original command line.
+            os.set_cmdline(&[format!("nginx: master process {}", self.argv.join(" "))]);
+        }
         self.spawn_workers(os);
         if self.cfg.as_ref().is_some_and(|c| c.daemon) {
             // The master forks into the background and the foreground process exits; in a
@@ -368,8 +375,11 @@ impl Nginx {
         let pid = self.pid;
         self.elog(os, Level::Notice, pid, "start worker processes");
         self.workers.clear();
+        // The workers run as the `user` directive's user when the master is root.
+        let user = self.cfg.as_ref().map(|c| c.user.clone()).unwrap_or_else(|| "nobody".into());
+        let uid = if os.creds().uid == 0 { passwd_uid(os, &user).unwrap_or(65534) } else { os.creds().uid };
         for _ in 0..n {
-            let w = os.alloc_pid();
+            let w = os.spawn_worker(vec!["nginx: worker process".into()], uid).unwrap_or_else(|| os.alloc_pid());
             self.workers.push(w);
             self.elog(os, Level::Notice, pid, &format!("start worker process {w}"));
         }
@@ -386,6 +396,7 @@ impl Nginx {
             self.elog(os, Level::Notice, w, "exit");
         }
         for &w in &ws {
+            let _ = os.kill(w, Some(if graceful { Signal::Quit } else { Signal::Term }));
             self.elog(os, Level::Notice, pid, &format!("signal 17 (SIGCHLD) received from {w}"));
             self.elog(os, Level::Notice, pid, &format!("worker process {w} exited with code 0"));
         }
@@ -1365,6 +1376,7 @@ impl Program for NginxEntrypoint {
         let me = self.spawn.argv.first().cloned().unwrap_or_default();
         match common::exec(os, &argv, &self.spawn.env, &self.spawn.cwd) {
             Ok(mut p) => {
+                os.set_cmdline(&argv);
                 let s = p.resume(os, Wake::Start);
                 self.inner = Some(p);
                 s
@@ -1385,4 +1397,16 @@ impl Program for NginxEntrypoint {
     fn listening(&self) -> Vec<(u16, bool)> {
         self.inner.as_ref().map(|p| p.listening()).unwrap_or_default()
     }
+}
+
+/// A user's uid from the container's /etc/passwd.
+fn passwd_uid(os: &dyn Os, user: &str) -> Option<u32> {
+    if let Ok(n) = user.parse() {
+        return Some(n);
+    }
+    let text = os.fs_ref().read("/etc/passwd").ok()?;
+    String::from_utf8_lossy(&text).lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.len() >= 3 && f[0] == user).then(|| f[2].parse().ok()).flatten()
+    })
 }
