@@ -275,6 +275,23 @@ pub struct Container {
     /// is a virtual millisecond later, so a program that never blocks cannot stall the clock.
     throttled_until: Option<Millis>,
     cpu: CpuMeter,
+    /// The pid of its main process (1, unless the pod shares one PID namespace).
+    main_pid: u32,
+    /// The pod's shared PID namespace as this container sees it (shareProcessNamespace), lent
+    /// by the runtime around each run.
+    pub(crate) pid_ns: Option<PidNamespace>,
+}
+
+/// What a container sees of its pod's shared PID namespace (`shareProcessNamespace: true`):
+/// the runtime fills it in before the container runs and collects it after.
+#[derive(Clone, Debug, Default)]
+pub struct PidNamespace {
+    /// The pod's other processes: the sandbox's `/pause` (PID 1) and the other containers'.
+    pub peers: Vec<ProcessInfo>,
+    /// Their root filesystems by pid (`/proc/PID/root`; their volume mounts are not followed).
+    pub roots: BTreeMap<u32, Tree>,
+    /// Signals this container's processes sent to peers, for the runtime to deliver.
+    pub signals: Vec<(u32, Option<Signal>)>,
 }
 
 /// A container's output: its log (lines per stream) and exec sessions' buffers.
@@ -398,6 +415,8 @@ impl Container {
             throttled_until: None,
             termination_message: None,
             cpu: CpuMeter::default(),
+            main_pid: 1,
+            pid_ns: None,
         }
     }
 
@@ -425,6 +444,7 @@ impl Container {
         match self.load(&spawn, volumes, foreign, now) {
             Ok(program) => {
                 let pid = self.alloc_pid();
+                self.main_pid = pid;
                 self.procs.procs.insert(pid, Process::new(pid, 0, spawn.argv.clone(), program, Sink::Log).with_creds(self.spec.uid, self.spec.gid));
             }
             Err(message) => {
@@ -460,11 +480,41 @@ impl Container {
         self.procs.alloc_pid()
     }
 
+    /// The next pid this container would allocate (the runtime lends a shared PID
+    /// namespace's counter with [`Container::set_next_pid`]).
+    pub(crate) fn next_pid(&self) -> u32 {
+        self.procs.next_pid
+    }
+
+    pub(crate) fn set_next_pid(&mut self, next: u32) {
+        self.procs.next_pid = next;
+    }
+
+    /// Whether `pid` is one of this container's processes.
+    pub fn has_pid(&self, pid: u32) -> bool {
+        self.procs.procs.contains_key(&pid)
+    }
+
+    /// Delivers a signal to one of its processes (from a process of another container in a
+    /// shared PID namespace); `false` if there is no such process.
+    pub fn signal(&mut self, pid: u32, sig: Option<Signal>) -> bool {
+        let Some(target) = self.procs.procs.get_mut(&pid) else { return false };
+        match sig {
+            None => {}
+            Some(Signal::Kill) => {
+                target.pending.clear();
+                target.state = ProcState::Runnable(Wake::Signal(Signal::Kill));
+            }
+            Some(s) => target.pending.push(s),
+        }
+        true
+    }
+
     /// The resumable `Os` over this container's parts for one process.
     fn os<'a>(&'a mut self, volumes: &'a mut Volumes, process: &'a mut Process, now: Millis) -> ContainerOs<'a> {
-        let Container { rootfs, spec, io, procs, rng, .. } = self;
+        let Container { rootfs, spec, io, procs, rng, pid_ns, .. } = self;
         let fs = ContainerFs::new(rootfs, &spec.mounts, volumes, unix_ms(now));
-        ContainerOs { fs, spec, io, procs, rng, process, now }
+        ContainerOs { fs, spec, io, procs, rng, process, now, ns: pid_ns.as_mut() }
     }
 
     /// The earliest time something in this container happens on its own (a sleep or a CPU
@@ -587,7 +637,7 @@ impl Container {
 
     /// A process exited: its parent hears of it; PID 1's exit ends the container.
     fn process_exited(&mut self, process: Process, code: i32, now: Millis) -> bool {
-        if process.pid == 1 && process.ppid == 0 {
+        if process.pid == self.main_pid && process.ppid == 0 {
             self.exit(now, code, if code == 0 { "Completed" } else { "Error" });
             return true;
         }
@@ -608,8 +658,9 @@ impl Container {
             }
         }
         // Orphans of the exited process are re-parented to init, as the kernel does.
+        let init = self.main_pid;
         for p in self.procs.procs.values_mut().filter(|p| p.ppid == process.pid) {
-            p.ppid = 1;
+            p.ppid = init;
         }
         false
     }
@@ -685,7 +736,7 @@ impl Container {
     }
 
     fn signal_main(&mut self, signal: Signal) {
-        if let Some(main) = self.procs.procs.get_mut(&1) {
+        if let Some(main) = self.procs.procs.get_mut(&self.main_pid) {
             main.pending.push(signal);
         }
     }
@@ -1022,6 +1073,7 @@ struct ContainerOs<'a> {
     rng: &'a mut u64,
     process: &'a mut Process,
     now: Millis,
+    ns: Option<&'a mut PidNamespace>,
 }
 
 impl ContainerOs<'_> {
@@ -1085,8 +1137,18 @@ impl Os for ContainerOs<'_> {
     fn processes(&self) -> Vec<ProcessInfo> {
         let mut list = self.procs.infos();
         list.push(self.process.info(self.process.memory.unwrap_or(1 << 20)));
+        if let Some(ns) = self.ns.as_ref() {
+            list.extend(ns.peers.iter().cloned());
+        }
         list.sort_by_key(|p| p.pid);
         list
+    }
+    fn process_root(&self, pid: u32, path: &str) -> Option<Result<Vec<u8>, Errno>> {
+        if pid == self.process.pid || self.procs.procs.contains_key(&pid) {
+            return Some(self.fs.read(path));
+        }
+        let tree = self.ns.as_ref()?.roots.get(&pid)?;
+        Some(tree.read_path(path).map(|d| d.to_vec()).ok_or(Errno::ENOENT))
     }
     fn kill(&mut self, pid: u32, sig: Option<Signal>) -> Result<(), Errno> {
         if pid == self.process.pid {
@@ -1094,6 +1156,12 @@ impl Os for ContainerOs<'_> {
                 self.process.pending.push(s);
             }
             return Ok(());
+        }
+        if !self.procs.procs.contains_key(&pid) {
+            if let Some(ns) = self.ns.as_mut().filter(|ns| ns.peers.iter().any(|p| p.pid == pid)) {
+                ns.signals.push((pid, sig));
+                return Ok(());
+            }
         }
         let target = self.procs.procs.get_mut(&pid).ok_or(Errno::ESRCH)?;
         match sig {

@@ -100,6 +100,9 @@ pub struct SandboxConfig {
     pub pod_namespace: String,
     /// The pod IP (the node's IP for hostNetwork pods).
     pub ip: String,
+    /// `shareProcessNamespace`: the pod's containers share one PID namespace whose PID 1 is
+    /// the sandbox's `/pause`.
+    pub share_pid: bool,
 }
 
 /// A pod sandbox.
@@ -119,6 +122,10 @@ pub struct Sandbox {
     pub state: SandboxState,
     /// Creation time.
     pub created_at: Millis,
+    /// `shareProcessNamespace`: one PID namespace for the pod, `/pause` as PID 1.
+    pub share_pid: bool,
+    /// The shared namespace's next pid.
+    next_pid: u32,
 }
 
 /// The pause image every node has before any pull.
@@ -186,6 +193,8 @@ impl ContainerRuntime {
             ip: config.ip.clone(),
             state: SandboxState::Ready,
             created_at: now,
+            share_pid: config.share_pid,
+            next_pid: 2,
         };
         self.sandboxes.insert(id.clone(), sandbox);
         Ok(id)
@@ -226,14 +235,18 @@ impl ContainerRuntime {
     }
     /// StartContainer.
     pub fn start_container(&mut self, id: &str, now: Millis) -> Result<(), CriError> {
+        self.pid_ns_enter(id);
         let container = self.containers.get_mut(id).ok_or_else(|| CriError(format!("container {id} not found")))?;
         container.start(&mut self.volumes, self.foreign, now);
+        self.pid_ns_leave(id);
         Ok(())
     }
     /// StopContainer: the preStop hook, the stop signal, SIGKILL after `timeout_ms`.
     pub fn stop_container(&mut self, id: &str, timeout_ms: Millis, pre_stop: Option<PreStop>, now: Millis) -> Result<(), CriError> {
+        self.pid_ns_enter(id);
         let container = self.containers.get_mut(id).ok_or_else(|| CriError(format!("container {id} not found")))?;
         container.stop(timeout_ms, pre_stop, &mut self.volumes, self.foreign, now);
+        self.pid_ns_leave(id);
         Ok(())
     }
     /// RemoveContainer.
@@ -286,12 +299,14 @@ impl ContainerRuntime {
         let mut changed = false;
         let ids: Vec<String> = self.containers.iter().filter(|(_, c)| c.next_wakeup(now).is_some_and(|t| t <= now)).map(|(id, _)| id.clone()).collect();
         for id in ids {
+            self.pid_ns_enter(&id);
             let Some(container) = self.containers.get_mut(&id) else { continue };
             let before = self.outbox.len();
             if container.run(now, &mut self.volumes, self.foreign, &mut self.outbox, &mut self.next_request) {
                 changed = true;
                 container.capture_termination_message(&mut self.volumes);
             }
+            self.pid_ns_leave(&id);
             for request in &self.outbox[before..] {
                 self.in_flight.insert(request.id, request.container.clone());
             }
@@ -446,7 +461,11 @@ impl ContainerRuntime {
             return Err(ExecOutput { stderr: format!("container {id} not found").into_bytes(), code: 126, ..Default::default() });
         };
         let sandbox = container.sandbox_id.clone();
-        match container.session_start(argv, io.stdin, io.tty, &mut self.volumes, foreign, now) {
+        self.pid_ns_enter(id);
+        let container = self.containers.get_mut(id).expect("looked up above");
+        let started = container.session_start(argv, io.stdin, io.tty, &mut self.volumes, foreign, now);
+        self.pid_ns_leave(id);
+        match started {
             Ok(pid) => Ok(ExecSession { container: id.to_string(), sandbox, session: pid, start: now, clock: now, waiting: None, steps: 0 }),
             Err(message) => {
                 let code = if message.contains("not found") || message.contains("no such file") { 127 } else { 126 };
@@ -470,7 +489,11 @@ impl ContainerRuntime {
                 }
                 s.clock = s.clock.max(at);
             }
-            match container.session_resume(pid, &mut self.volumes, foreign, s.clock) {
+            self.pid_ns_enter(&s.container);
+            let Some(container) = self.containers.get_mut(&s.container) else { break };
+            let event = container.session_resume(pid, &mut self.volumes, foreign, s.clock);
+            self.pid_ns_leave(&s.container);
+            match event {
                 SessionEvent::Net(call) => match self.route_local(&s.sandbox, &call, s.clock) {
                     Some(reply) => {
                         if let Some(c) = self.containers.get_mut(&s.container) {
@@ -500,6 +523,45 @@ impl ContainerRuntime {
     pub fn exec_reply(&mut self, s: &mut ExecSession, reply: NetReply) {
         if let (Some(pid), Some(c)) = (s.waiting.take(), self.containers.get_mut(&s.container)) {
             c.session_wake(pid, Wake::Net(reply));
+        }
+    }
+
+    // ---------------------------------------------------------------- shared PID namespaces
+
+    /// Before a container of a `shareProcessNamespace` pod runs: it allocates pids from the
+    /// pod's counter and sees the pod's other processes (`/pause` as PID 1, the other
+    /// containers') and their root filesystems.
+    fn pid_ns_enter(&mut self, id: &str) {
+        let Some(sandbox_id) = self.containers.get(id).map(|c| c.sandbox_id.clone()) else { return };
+        let Some(next) = self.sandboxes.get(&sandbox_id).filter(|s| s.share_pid).map(|s| s.next_pid) else { return };
+        let mut ns = crate::container::PidNamespace::default();
+        // registry.k8s.io/pause (3.6 on) runs as USER 65535:65535.
+        ns.peers.push(kubesim_os::program::ProcessInfo { pid: 1, ppid: 0, uid: 65535, cpu_ms: 0, cmdline: "/pause".into(), rss_bytes: 1 << 20, state: 'S' });
+        for other in self.containers.values().filter(|c| c.sandbox_id == sandbox_id && c.id != id && c.state == ContainerState::Running) {
+            for p in other.processes() {
+                ns.roots.insert(p.pid, other.rootfs.clone());
+                ns.peers.push(p);
+            }
+        }
+        let container = self.containers.get_mut(id).expect("looked up above");
+        container.set_next_pid(next.max(container.next_pid()));
+        container.pid_ns = Some(ns);
+    }
+
+    /// After it ran: the pod's counter moves on and the signals its processes sent to the
+    /// other containers' processes are delivered.
+    fn pid_ns_leave(&mut self, id: &str) {
+        let Some(container) = self.containers.get_mut(id) else { return };
+        let Some(ns) = container.pid_ns.take() else { return };
+        let next = container.next_pid();
+        let sandbox_id = container.sandbox_id.clone();
+        if let Some(sandbox) = self.sandboxes.get_mut(&sandbox_id) {
+            sandbox.next_pid = sandbox.next_pid.max(next);
+        }
+        for (pid, sig) in ns.signals {
+            if let Some(target) = self.containers.values_mut().find(|c| c.sandbox_id == sandbox_id && c.state == ContainerState::Running && c.has_pid(pid)) {
+                target.signal(pid, sig);
+            }
         }
     }
 

@@ -306,6 +306,7 @@ impl Kubelet {
                     pod_name: pod.metadata.name.clone().unwrap_or_default(),
                     pod_namespace: pod.metadata.namespace.clone().unwrap_or_default(),
                     ip: ip.clone(),
+                    share_pid: pod.spec.as_ref().and_then(|s| s.share_process_namespace).unwrap_or(false),
                 };
                 let _ = host.cri.run_pod_sandbox(&config, id.clone(), ctx.now);
                 self.note_cri(ctx, CriCall::RunPodSandbox, format!("{pod_ref} ip={ip}"));

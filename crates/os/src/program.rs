@@ -560,6 +560,11 @@ pub trait Os {
     fn set_cmdline(&mut self, _argv: &[String]) {}
     /// setuid/setgid (gosu, su-exec, a server dropping privileges): the process's credentials.
     fn set_creds(&mut self, _uid: u32, _gid: u32) {}
+    /// Reads `path` in the root filesystem of process `pid` (`/proc/PID/root/...`): `None`
+    /// when there is no such process.
+    fn process_root(&self, pid: u32, path: &str) -> Option<Result<Vec<u8>, Errno>> {
+        (pid == self.pid()).then(|| self.fs_ref().read(path))
+    }
     /// Starts a helper process of this one that sleeps until a signal ends it (a server's
     /// worker processes): its pid, or `None` where the host has no process table.
     fn spawn_worker(&mut self, _argv: Vec<String>, _uid: u32) -> Option<u32> {

@@ -35,6 +35,14 @@ fn proc_file(os: &dyn Os, path: &str) -> Option<Result<Vec<u8>, Errno>> {
         Some((p, f)) if p.parse::<u32>().is_ok() => (p.parse().ok(), f),
         _ => (None, rest),
     };
+    // /proc/PID/root: the process's root directory (another container's, in a pod sharing one
+    // PID namespace).
+    if let Some(pid) = pid {
+        if let Some(inner) = file.strip_prefix("root").filter(|r| r.is_empty() || r.starts_with('/')) {
+            let inner = if inner.is_empty() { "/" } else { inner };
+            return Some(os.process_root(pid, inner).unwrap_or(Err(Errno::ENOENT)));
+        }
+    }
     let s = match (pid, file) {
         (None, "uptime") => {
             let ms = os.uptime_ms();
@@ -293,6 +301,12 @@ impl Os for Routed<'_> {
     }
     fn spawn_worker(&mut self, argv: Vec<String>, uid: u32) -> Option<u32> {
         self.inner.spawn_worker(argv, uid)
+    }
+    fn process_root(&self, pid: u32, path: &str) -> Option<Result<Vec<u8>, Errno>> {
+        if pid == self.pid {
+            return Some(self.inner.fs_ref().read(path));
+        }
+        self.inner.process_root(pid, path)
     }
     fn uptime_ms(&self) -> u64 {
         self.inner.uptime_ms()

@@ -347,6 +347,9 @@ impl Os for CaptureOs<'_> {
         self.inner.mem_info()
     }
     fn set_memory(&mut self, _bytes: u64) {}
+    fn process_root(&self, pid: u32, path: &str) -> Option<Result<Vec<u8>, Errno>> {
+        self.inner.process_root(pid, path)
+    }
     fn uptime_ms(&self) -> u64 {
         self.inner.uptime_ms()
     }

@@ -38,7 +38,8 @@ impl NodeShell {
         let mut cri = ContainerRuntime::new();
         let image = crate::workstation::WORKSTATION_IMAGE;
         let _ = cri.pull_image(image);
-        let config = SandboxConfig { pod_uid: "node-shell".into(), pod_name: "node-shell".into(), pod_namespace: String::new(), ip: String::new() };
+        let config =
+            SandboxConfig { pod_uid: "node-shell".into(), pod_name: "node-shell".into(), pod_namespace: String::new(), ip: String::new(), share_pid: false };
         let _ = cri.run_pod_sandbox(&config, "node-shell".into(), now);
         let mut env = BTreeMap::new();
         env.insert("PATH".to_string(), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string());

@@ -39,7 +39,13 @@ impl Workstation {
     pub fn new(now: Millis) -> Workstation {
         let mut cri = ContainerRuntime::new();
         let _ = cri.pull_image(WORKSTATION_IMAGE);
-        let config = SandboxConfig { pod_uid: "workstation".into(), pod_name: "workstation".into(), pod_namespace: String::new(), ip: WORKSTATION_IP.into() };
+        let config = SandboxConfig {
+            pod_uid: "workstation".into(),
+            pod_name: "workstation".into(),
+            pod_namespace: String::new(),
+            ip: WORKSTATION_IP.into(),
+            share_pid: false,
+        };
         let _ = cri.run_pod_sandbox(&config, "workstation".into(), now);
         let mut env = BTreeMap::new();
         env.insert("PATH".to_string(), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string());

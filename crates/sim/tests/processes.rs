@@ -77,3 +77,36 @@ fn a_shell_that_execs_shows_the_new_command_line() {
     let out = run(&mut world, "kubectl exec app -- ps");
     assert!(out.lines().nth(1).is_some_and(|l| l.ends_with("sleep 3600")), "{out}");
 }
+
+const SHARED: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: shared}\nspec:\n  shareProcessNamespace: SHARE\n  containers:\n  - {name: nginx, image: 'nginx:1.27'}\n  - {name: shell, image: 'busybox:1.36', command: [sleep, '3600']}\n";
+
+// shareProcessNamespace: one PID namespace for the pod with /pause as PID 1; a container sees
+// and signals the others' processes and reads their root filesystems through /proc/PID/root.
+#[test]
+fn containers_of_a_pod_sharing_its_pid_namespace_see_and_signal_each_other() {
+    let mut world = world_with(&SHARED.replace("SHARE", "true"));
+    let ps = run(&mut world, "kubectl exec shared -c shell -- ps ax");
+    let rows: Vec<&str> = ps.lines().collect();
+    assert!(rows[1].trim_start().starts_with("1 65535") && rows[1].ends_with("/pause"), "{ps}");
+    let master = rows.iter().find(|r| r.ends_with("nginx: master process nginx -g daemon off;")).unwrap_or_else(|| panic!("{ps}"));
+    let master_pid = master.split_whitespace().next().unwrap().to_string();
+    assert_ne!(master_pid, "1", "{ps}");
+    assert!(rows.iter().any(|r| r.contains(" 101 ") && r.ends_with("nginx: worker process")), "{ps}");
+    assert!(rows.iter().any(|r| r.ends_with("sleep 3600")), "{ps}");
+    let conf = run(&mut world, &format!("kubectl exec shared -c shell -- head -2 /proc/{master_pid}/root/etc/nginx/nginx.conf"));
+    assert!(conf.contains("user  nginx;"), "{conf}");
+    // SIGTERM to the other container's main process: nginx exits and the kubelet restarts it.
+    run(&mut world, &format!("kubectl exec shared -c shell -- kill {master_pid}"));
+    world.run_until(60_000);
+    let pod = world.api().lookup(("", "pods"), "default", "shared").and_then(|o| o.as_pod().cloned()).unwrap();
+    let nginx = pod.status.unwrap().container_statuses.unwrap().into_iter().find(|c| c.name == "nginx").unwrap();
+    assert_eq!(nginx.restart_count, 1, "{nginx:?}");
+}
+
+#[test]
+fn without_sharing_each_container_sees_only_its_own_processes() {
+    let mut world = world_with(&SHARED.replace("SHARE", "false"));
+    let ps = run(&mut world, "kubectl exec shared -c shell -- ps ax");
+    assert!(!ps.contains("nginx") && !ps.contains("/pause"), "{ps}");
+    assert!(ps.lines().nth(1).is_some_and(|l| l.trim_start().starts_with("1 root") && l.ends_with("sleep 3600")), "{ps}");
+}
