@@ -6,6 +6,8 @@
 //!   unique among live pods at every moment").
 //! - [`BindingIsPermanent`]: a pod's node never changes once it is bound.
 //! - [`VolumeBoundOnce`]: a PersistentVolume is bound to at most one claim.
+//! - [`ClaimCapacityWithinVolume`]: a bound claim never records more capacity than its volume
+//!   has (expansion grows the PV first, the claim's `status.capacity` after).
 //! - [`SingleNodeVolumePublishedOnce`]: a ReadWriteOnce CSI volume is published on at most one
 //!   node (a ReadWriteOncePod one for at most one pod).
 //! - [`ContainersStartAfterPublish`]: no container starts before every CSI volume of its pod is
@@ -131,6 +133,54 @@ impl Checker for VolumeBoundOnce {
         }
         self.claims.insert(volume, claim);
         Ok(())
+    }
+}
+
+/// A bound claim's `status.capacity.storage` never exceeds its PV's `spec.capacity.storage`:
+/// the external-resizer grows the volume before anyone records the new size on the claim
+/// (itself, or the kubelet after NodeExpandVolume).
+#[derive(Clone, Debug, Default)]
+pub struct ClaimCapacityWithinVolume;
+
+impl Checker for ClaimCapacityWithinVolume {
+    fn name(&self) -> &str {
+        "claim-capacity-within-volume"
+    }
+    fn check(&mut self, commit: &Commit, api: &ApiServer) -> Result<(), String> {
+        if commit.event_type == EventType::Deleted {
+            return Ok(());
+        }
+        let check = |claim: &PersistentVolumeClaim, pv: &PersistentVolume| -> Result<(), String> {
+            let bound = claim.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Bound")
+                && claim.spec.as_ref().and_then(|s| s.volume_name.as_deref()) == pv.metadata.name.as_deref()
+                && pv.spec.as_ref().and_then(|s| s.claim_ref.as_ref()).is_some_and(|r| r.uid == claim.metadata.uid);
+            let (recorded, size) = (kubesim_api::storage::claim_capacity(claim), kubesim_api::storage::volume_capacity(pv));
+            if bound && recorded > size {
+                return Err(format!(
+                    "claim {}/{} records {recorded} bytes but its volume {} has {size}",
+                    claim.metadata.namespace.as_deref().unwrap_or(""),
+                    claim.metadata.name.as_deref().unwrap_or(""),
+                    pv.metadata.name.as_deref().unwrap_or("")
+                ));
+            }
+            Ok(())
+        };
+        match commit.resource {
+            ("", "persistentvolumeclaims") => {
+                let Some(claim) = commit.object.decode::<PersistentVolumeClaim>() else { return Ok(()) };
+                let Some(name) = claim.spec.as_ref().and_then(|s| s.volume_name.clone()).filter(|v| !v.is_empty()) else { return Ok(()) };
+                let Some(pv) = api.lookup(("", "persistentvolumes"), "", &name).and_then(|o| o.decode::<PersistentVolume>()) else { return Ok(()) };
+                check(&claim, &pv)
+            }
+            ("", "persistentvolumes") => {
+                let Some(pv) = commit.object.decode::<PersistentVolume>() else { return Ok(()) };
+                let Some(r) = pv.spec.as_ref().and_then(|s| s.claim_ref.clone()) else { return Ok(()) };
+                let (ns, name) = (r.namespace.unwrap_or_default(), r.name.unwrap_or_default());
+                let Some(claim) = api.lookup(("", "persistentvolumeclaims"), &ns, &name).and_then(|o| o.decode::<PersistentVolumeClaim>()) else { return Ok(()) };
+                check(&claim, &pv)
+            }
+            _ => Ok(()),
+        }
     }
 }
 
@@ -281,6 +331,7 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(PodIpsUnique::default()),
         Box::new(BindingIsPermanent::default()),
         Box::new(VolumeBoundOnce::default()),
+        Box::new(ClaimCapacityWithinVolume),
         Box::new(SingleNodeVolumePublishedOnce::default()),
         Box::new(ContainersStartAfterPublish::default()),
     ]
