@@ -330,6 +330,20 @@ pub fn is_delay_binding_mode(claim: &PersistentVolumeClaim, class: Option<&Stora
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn resize_conditions_merge_as_merge_resize_condition_on_pvc() {
+        use k8s_openapi::api::core::v1::PersistentVolumeClaimCondition as C;
+        let c = |t: &str, s: &str, m: &str| C { type_: t.into(), status: s.into(), message: Some(m.into()), ..Default::default() };
+        let old = vec![c("Other", "True", "kept"), c("Resizing", "True", "old")];
+        // A resize condition of the same status is kept as it was; others go; new ones follow.
+        assert_eq!(super::merge_resize_conditions(&old, vec![c("Resizing", "True", "new")]), vec![c("Other", "True", "kept"), c("Resizing", "True", "old")]);
+        assert_eq!(
+            super::merge_resize_conditions(&old, vec![c("FileSystemResizePending", "True", "p")]),
+            vec![c("Other", "True", "kept"), c("FileSystemResizePending", "True", "p")]
+        );
+        assert_eq!(super::merge_resize_conditions(&old, Vec::new()), vec![c("Other", "True", "kept")]);
+    }
+
     use super::*;
     use k8s_openapi::api::core::v1::{
         LocalVolumeSource, NodeSelector, ObjectReference, PersistentVolumeClaimSpec, PersistentVolumeSpec, PersistentVolumeStatus, VolumeNodeAffinity,

@@ -1735,3 +1735,67 @@ mod tests {
         assert!(label_key_error("-bad").is_some());
     }
 }
+
+#[cfg(test)]
+mod pvc_update_tests {
+    use super::validate_pvc_update;
+    use serde_json::json;
+
+    fn claim(request: &str, phase: &str, capacity: Option<&str>) -> serde_json::Value {
+        let mut c = json!({
+            "metadata": {"name": "p"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "block", "volumeMode": "Filesystem", "resources": {"requests": {"storage": request}}},
+            "status": {"phase": phase},
+        });
+        if let Some(cap) = capacity {
+            c["status"]["capacity"] = json!({"storage": cap});
+        }
+        c
+    }
+
+    fn rendered(new: &serde_json::Value, old: &serde_json::Value) -> Vec<String> {
+        validate_pvc_update(new, old).iter().map(|e| e.to_string()).collect()
+    }
+
+    // TestValidatePersistentVolumeClaimUpdate's resize cases (RecoverVolumeExpansionFailure on).
+    #[test]
+    fn bound_claims_may_change_their_request_but_not_below_their_capacity() {
+        let old = claim("1Gi", "Bound", Some("1Gi"));
+        assert!(rendered(&claim("2Gi", "Bound", Some("1Gi")), &old).is_empty(), "valid-size-update");
+        assert!(rendered(&claim("1024Mi", "Bound", Some("1Gi")), &old).is_empty(), "same quantity in other units");
+        assert_eq!(
+            rendered(&claim("500Mi", "Bound", Some("1Gi")), &old),
+            ["spec.resources.requests.storage: Forbidden: field can not be less than status.capacity"]
+        );
+        // Recovery from a failed expansion: down to above the recorded capacity.
+        let failed = claim("3Gi", "Bound", Some("1Gi"));
+        assert!(rendered(&claim("2Gi", "Bound", Some("1Gi")), &failed).is_empty(), "valid-expand-shrink-resize-enabled");
+        assert_eq!(
+            rendered(&claim("1Gi", "Bound", Some("1Gi")), &failed),
+            ["spec.resources.requests.storage: Forbidden: field can not be less than status.capacity"]
+        );
+    }
+
+    #[test]
+    fn unbound_claims_keep_their_spec_but_get_a_volume_name_and_a_default_class_once() {
+        let old = claim("1Gi", "Pending", None);
+        let errors = rendered(&claim("2Gi", "Pending", None), &old);
+        assert_eq!(errors.len(), 1);
+        assert!(
+            errors[0].starts_with("spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n"),
+            "{errors:?}"
+        );
+        let mut named = old.clone();
+        named["spec"]["volumeName"] = json!("pv-1");
+        assert!(rendered(&named, &old).is_empty(), "volumeName is set once");
+        let mut renamed = named.clone();
+        renamed["spec"]["volumeName"] = json!("pv-2");
+        assert_eq!(rendered(&renamed, &named).len(), 1, "and not changed after");
+        let mut classless = old.clone();
+        classless["spec"].as_object_mut().unwrap().remove("storageClassName");
+        assert!(rendered(&old, &classless).is_empty(), "the retroactive default class");
+        let mut other_mode = old.clone();
+        other_mode["spec"]["accessModes"] = json!(["ReadWriteMany"]);
+        assert_eq!(rendered(&other_mode, &old).len(), 1);
+    }
+}
