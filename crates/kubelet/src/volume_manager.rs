@@ -25,6 +25,15 @@
 //!   exponential backoff (500 ms doubling to 2m2s);
 //! - unmount devices: NodeUnstageVolume once no pod on the node uses the volume; then the volume
 //!   leaves the actual state and `volumesInUse`, and the controller may detach it.
+//! - expand (volume expansion, node_expander.go): a mounted, writable volume whose PV is larger
+//!   than its claim's `status.capacity` while the claim's `allocatedResourceStatuses.storage`
+//!   is NodeResizePending (or NodeResizeInProgress) gets `MarkNodeExpansionInProgress`, then
+//!   NodeExpandVolume; success is event Normal `FileSystemResizeSuccessful` `MountVolume.
+//!   NodeExpandVolume succeeded for volume "<pv>" <node>` on the pod and on the claim and
+//!   `MarkNodeExpansionFinishedWithRecovery` (capacity = the PV's, the resize conditions and
+//!   status gone). A volume just published for a new pod counts as unmounted until its
+//!   expansion ended (the mount operation includes it); a running pod's volumes are looked at
+//!   again at the pod resync (`syncFrequency`, 1 min), as `ReprocessPod` does.
 //!
 //! A pod's sync waits for its CSI volumes (`WaitForAttachAndMount`: polled every 300 ms, up to
 //! 2m3s) before its sandbox is created. On a timeout v1.34's kubelet records no event
