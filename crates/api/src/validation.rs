@@ -1510,7 +1510,10 @@ pub fn validate_pvc_update(new: &serde_json::Value, old: &serde_json::Value) -> 
             }
         }
         diff.push_str("  }\n");
-        errors.push(forbidden("spec", format!("spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n{diff}")));
+        errors.push(forbidden(
+            "spec",
+            format!("spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n{diff}"),
+        ));
     }
     let (old_size, new_size) = (storage_at(old, "/spec/resources/requests/storage"), storage_at(new, "/spec/resources/requests/storage"));
     let status_size = storage_at(old, "/status/capacity/storage");
@@ -1782,7 +1785,8 @@ mod pvc_update_tests {
         let errors = rendered(&claim("2Gi", "Pending", None), &old);
         assert_eq!(errors.len(), 1);
         assert!(
-            errors[0].starts_with("spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n"),
+            errors[0]
+                .starts_with("spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n"),
             "{errors:?}"
         );
         let mut named = old.clone();

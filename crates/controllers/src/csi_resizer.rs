@@ -202,7 +202,11 @@ impl CsiResizer {
         }
         let Some(pv) = ctx.api.lookup(("", "persistentvolumes"), "", &op.pv).and_then(|o| o.decode::<PersistentVolume>()) else { return Ok(()) };
         let handle = kubesim_api::csi::pv_csi_source(&pv).map(|c| c.volume_handle.clone()).unwrap_or_default();
-        ctx.note(format!("csi/{}", self.driver.name()), CsiCall::ControllerExpandVolume.name(), format!("{handle} ({}) to {}", op.pv, format_value(op.size, Format::BinarySI)));
+        ctx.note(
+            format!("csi/{}", self.driver.name()),
+            CsiCall::ControllerExpandVolume.name(),
+            format!("{handle} ({}) to {}", op.pv, format_value(op.size, Format::BinarySI)),
+        );
         let (size, node_expansion) = match self.driver.controller_expand(ctx.cloud, &handle, op.size) {
             Ok(answer) => answer,
             Err(e) => {

@@ -47,12 +47,12 @@
 use crate::kubelet::{Kubelet, Wake};
 use kubesim_api::csi::{attach_required, attachment_name, device_mount_path, pod_volume_path, pv_csi_source, unique_volume_name};
 use kubesim_api::k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, Pod};
-use kubesim_api::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use kubesim_api::quantity::{format_value, Format};
-use kubesim_api::storage::{claim_capacity, claim_resize_status, merge_resize_conditions, volume_capacity, NODE_RESIZE_IN_PROGRESS, NODE_RESIZE_PENDING};
 use kubesim_api::k8s_openapi::api::storage::v1::{CSINode, CSINodeDriver, CSINodeSpec, VolumeNodeResources};
+use kubesim_api::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::Object;
+use kubesim_api::quantity::{format_value, Format};
+use kubesim_api::storage::{claim_capacity, claim_resize_status, merge_resize_conditions, volume_capacity, NODE_RESIZE_IN_PROGRESS, NODE_RESIZE_PENDING};
 use kubesim_api::Millis;
 use kubesim_host::csi::{latency_ms, CsiCall, Driver};
 use kubesim_host::Host;
@@ -113,12 +113,27 @@ struct AttachedVolume {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Operation {
-    MountDevice { unique: String, pod: String },
-    UnmountDevice { unique: String },
-    SetUp { unique: String, pod: String },
-    TearDown { unique: String, pod: String },
+    MountDevice {
+        unique: String,
+        pod: String,
+    },
+    UnmountDevice {
+        unique: String,
+    },
+    SetUp {
+        unique: String,
+        pod: String,
+    },
+    TearDown {
+        unique: String,
+        pod: String,
+    },
     /// NodeExpandVolume of a pod's mounted volume to `size` bytes.
-    Expand { unique: String, pod: String, size: i128 },
+    Expand {
+        unique: String,
+        pod: String,
+        size: i128,
+    },
 }
 
 /// The pending/backoff key of a volume's node expansion.
@@ -828,7 +843,11 @@ impl Kubelet {
                 let driver = volume.as_ref().and_then(|v| Driver::from_name(&v.driver));
                 if let (Some(volume), Some(driver)) = (volume, driver) {
                     let target_path = pod_volume_path(&pod, &volume.pv);
-                    ctx.note(&target, CsiCall::NodeExpandVolume.name(), format!("{} {} at {target_path} to {}", volume.pv, volume.handle, format_value(size, Format::BinarySI)));
+                    ctx.note(
+                        &target,
+                        CsiCall::NodeExpandVolume.name(),
+                        format!("{} {} at {target_path} to {}", volume.pv, volume.handle, format_value(size, Format::BinarySI)),
+                    );
                     match driver.node_expand(host, &volume.handle, &target_path, size) {
                         Ok(_) => {
                             self.volumes.backoff.remove(&key);

@@ -176,7 +176,9 @@ impl Checker for ClaimCapacityWithinVolume {
                 let Some(pv) = commit.object.decode::<PersistentVolume>() else { return Ok(()) };
                 let Some(r) = pv.spec.as_ref().and_then(|s| s.claim_ref.clone()) else { return Ok(()) };
                 let (ns, name) = (r.namespace.unwrap_or_default(), r.name.unwrap_or_default());
-                let Some(claim) = api.lookup(("", "persistentvolumeclaims"), &ns, &name).and_then(|o| o.decode::<PersistentVolumeClaim>()) else { return Ok(()) };
+                let Some(claim) = api.lookup(("", "persistentvolumeclaims"), &ns, &name).and_then(|o| o.decode::<PersistentVolumeClaim>()) else {
+                    return Ok(());
+                };
                 check(&claim, &pv)
             }
             _ => Ok(()),

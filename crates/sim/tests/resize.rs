@@ -156,7 +156,8 @@ fn a_mounted_claim_grows_through_the_resizer_and_the_kubelet() {
     assert!(!kubectl(&mut world, "describe pvc data").contains("Conditions:"));
 
     let claim_events = events(&world, "data");
-    let tail: Vec<&(String, String)> = claim_events.iter().filter(|(r, _)| r != "WaitForFirstConsumer" && r != "ExternalProvisioning" && !r.starts_with("Provisioning")).collect();
+    let tail: Vec<&(String, String)> =
+        claim_events.iter().filter(|(r, _)| r != "WaitForFirstConsumer" && r != "ExternalProvisioning" && !r.starts_with("Provisioning")).collect();
     assert_eq!(
         tail,
         [
@@ -165,7 +166,8 @@ fn a_mounted_claim_grows_through_the_resizer_and_the_kubelet() {
             &("FileSystemResizeSuccessful".to_string(), format!("MountVolume.NodeExpandVolume succeeded for volume {pv_name:?} n1")),
         ]
     );
-    assert!(events(&world, "app").contains(&("FileSystemResizeSuccessful".to_string(), format!("MountVolume.NodeExpandVolume succeeded for volume {pv_name:?} n1"))));
+    assert!(events(&world, "app")
+        .contains(&("FileSystemResizeSuccessful".to_string(), format!("MountVolume.NodeExpandVolume succeeded for volume {pv_name:?} n1"))));
     // The event sources: the resizer sidecar and the kubelet.
     let described = kubectl(&mut world, "describe pvc data");
     assert!(described.contains("external-resizer disk.csi.kubesim.io"), "{described}");
@@ -237,9 +239,7 @@ fn an_unused_claim_waits_for_the_next_pod_to_mount_it() {
     kubectl(&mut world, "delete pod first");
     run_until(&mut world, 60_000, "first gone", |w| get(w, ("", "pods"), "default", "first").is_none());
     // The disk is detached again before the claim grows (nothing mounts it).
-    run_until(&mut world, 60_000, "detached", |w| {
-        w.api().store().list(("storage.k8s.io", "volumeattachments"), None).next().is_none()
-    });
+    run_until(&mut world, 60_000, "detached", |w| w.api().store().list(("storage.k8s.io", "volumeattachments"), None).next().is_none());
 
     kubectl(&mut world, PATCH_2GI);
     run_until(&mut world, 30_000, "FileSystemResizePending", |w| condition_types(&pvc(w, "data")) == ["FileSystemResizePending"]);
@@ -261,7 +261,11 @@ fn an_unused_claim_waits_for_the_next_pod_to_mount_it() {
     let resized = second.iter().position(|r| r == "FileSystemResizeSuccessful").expect("resized on the pod");
     let started = second.iter().position(|r| r == "Started").expect("started");
     assert!(resized < started, "{second:?}");
-    assert!(reasons(&world, "data").ends_with(&["Resizing".into(), "FileSystemResizeRequired".into(), "FileSystemResizeSuccessful".into()]), "{:?}", reasons(&world, "data"));
+    assert!(
+        reasons(&world, "data").ends_with(&["Resizing".into(), "FileSystemResizeRequired".into(), "FileSystemResizeSuccessful".into()]),
+        "{:?}",
+        reasons(&world, "data")
+    );
     no_violations(&world);
 }
 
