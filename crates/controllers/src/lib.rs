@@ -34,6 +34,8 @@
 //! - [`endpoints`]: EndpointSlice and (legacy) Endpoints for Services with selectors.
 //! - [`volume`]: PersistentVolume binder (binding, external-provisioning hand-off, reclaim).
 //! - [`pvcprotection`] / [`pvprotection`]: the storage-object-in-use protection finalizers.
+//! - [`expand`]: the volume expand controller (`ExternalExpanding`: CSI volumes are the
+//!   external-resizer's).
 //! - [`localpath`]: kind's local-path provisioner (an add-on, [`addons`], not part of kcm).
 //! - [`attachdetach`]: the attach/detach controller (VolumeAttachments for the CSI volumes of
 //!   scheduled pods, detach after the node stops using them, `status.volumesAttached`).
@@ -103,6 +105,7 @@ pub mod endpoints;
 #[cfg(test)]
 mod endpoints_tests;
 pub mod ephemeral;
+pub mod expand;
 pub mod framework;
 pub mod gc;
 pub mod history;
@@ -168,6 +171,7 @@ pub fn controllers() -> Vec<Box<dyn Component>> {
         Box::new(Controller(resourcequota::ResourceQuotaController::new())),
         Box::new(Controller(ephemeral::EphemeralVolumeController::new())),
         Box::new(Controller(attachdetach::AttachDetachController::new())),
+        Box::new(Controller(expand::ExpandController::new())),
     ]
 }
 

@@ -2,7 +2,8 @@
 //! PersistentVolumeClaim expansion as v1.34 does it: `kubectl patch` grows a bound claim of an
 //! expandable class; the external-resizer marks it (`Resizing`, ControllerResizeInProgress),
 //! calls ControllerExpandVolume, grows the PV and leaves `FileSystemResizePending` /
-//! NodeResizePending; the kubelet that mounts the volume calls NodeExpandVolume and records
+//! NodeResizePending (kube-controller-manager's expand controller only says `ExternalExpanding`);
+//! the kubelet that mounts the volume calls NodeExpandVolume and records
 //! the new capacity on the claim. Plus the API server's refusals (a class without
 //! `allowVolumeExpansion`, a shrink, an unbound claim) and an expansion while no pod uses the
 //! claim, finished by the next pod that mounts it.
@@ -161,6 +162,7 @@ fn a_mounted_claim_grows_through_the_resizer_and_the_kubelet() {
     assert_eq!(
         tail,
         [
+            &("ExternalExpanding".to_string(), "waiting for an external controller to expand this PVC".to_string()),
             &("Resizing".to_string(), format!("External resizer is resizing volume {pv_name}")),
             &("FileSystemResizeRequired".to_string(), "Require file system resize of volume on node".to_string()),
             &("FileSystemResizeSuccessful".to_string(), format!("MountVolume.NodeExpandVolume succeeded for volume {pv_name:?} n1")),
@@ -168,8 +170,9 @@ fn a_mounted_claim_grows_through_the_resizer_and_the_kubelet() {
     );
     assert!(events(&world, "app")
         .contains(&("FileSystemResizeSuccessful".to_string(), format!("MountVolume.NodeExpandVolume succeeded for volume {pv_name:?} n1"))));
-    // The event sources: the resizer sidecar and the kubelet.
+    // The event sources: kcm's expand controller, the resizer sidecar and the kubelet.
     let described = kubectl(&mut world, "describe pvc data");
+    assert!(described.contains("volume_expand"), "{described}");
     assert!(described.contains("external-resizer disk.csi.kubesim.io"), "{described}");
     assert!(world.notes().iter().any(|n| n.call == "ControllerExpandVolume"));
     assert!(world.notes().iter().any(|n| n.target == "csi/n1" && n.call == "NodeExpandVolume"));
@@ -262,7 +265,12 @@ fn an_unused_claim_waits_for_the_next_pod_to_mount_it() {
     let started = second.iter().position(|r| r == "Started").expect("started");
     assert!(resized < started, "{second:?}");
     assert!(
-        reasons(&world, "data").ends_with(&["Resizing".into(), "FileSystemResizeRequired".into(), "FileSystemResizeSuccessful".into()]),
+        reasons(&world, "data").ends_with(&[
+            "ExternalExpanding".into(),
+            "Resizing".into(),
+            "FileSystemResizeRequired".into(),
+            "FileSystemResizeSuccessful".into()
+        ]),
         "{:?}",
         reasons(&world, "data")
     );
