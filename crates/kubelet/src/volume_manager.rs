@@ -725,6 +725,10 @@ impl Kubelet {
         if work_left || !self.volumes.operations.is_empty() {
             self.arm_volume_loop(ctx);
         }
+        if !self.volumes.mounted.is_empty() {
+            // Volumes reconstructed after a restart are resynced too.
+            self.arm_volume_resync(ctx);
+        }
     }
 
     /// A volume operation's latency has passed: make the CSI call and record the result.
