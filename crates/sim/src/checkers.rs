@@ -338,3 +338,43 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(ContainersStartAfterPublish::default()),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kubesim_api::object::Object;
+    use std::sync::Arc;
+
+    fn object(yaml: &str) -> Object {
+        let (docs, errors) = kubesim_api::decode::parse_documents("t.yaml", yaml);
+        assert!(errors.is_empty(), "{errors:?}");
+        kubesim_api::decode::decode_document("t.yaml", &docs[0]).expect("decodes").remove(0)
+    }
+
+    // A claim that records more than its volume has is a violation; equal sizes are not.
+    #[test]
+    fn a_claim_never_records_more_than_its_volume() {
+        let mut api = ApiServer::new();
+        let actor: Arc<str> = Arc::from("test");
+        let pv = object("apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-1}\nspec:\n  capacity: {storage: 2Gi}\n  accessModes: [ReadWriteOnce]\n  claimRef: {namespace: default, name: c, uid: u-1}\n  hostPath: {path: /tmp/x}\n");
+        api.store_mut().create(("", "persistentvolumes"), pv, &actor, 0).unwrap();
+        let claim = |capacity: &str| {
+            Arc::new(object(&format!(
+                "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {{name: c, namespace: default, uid: u-1}}\nspec:\n  accessModes: [ReadWriteOnce]\n  volumeName: pv-1\n  resources: {{requests: {{storage: 4Gi}}}}\nstatus:\n  phase: Bound\n  capacity: {{storage: {capacity}}}\n"
+            )))
+        };
+        let commit = |object: Arc<Object>| Commit {
+            revision: 2,
+            t_ms: 0,
+            event_type: EventType::Modified,
+            resource: ("", "persistentvolumeclaims"),
+            object,
+            previous: None,
+            actor: actor.clone(),
+        };
+        let mut checker = ClaimCapacityWithinVolume;
+        assert!(checker.check(&commit(claim("2Gi")), &api).is_ok());
+        let err = checker.check(&commit(claim("4Gi")), &api).unwrap_err();
+        assert_eq!(err, "claim default/c records 4294967296 bytes but its volume pv-1 has 2147483648");
+    }
+}
