@@ -290,3 +290,27 @@ fn a_host_path_claim_of_an_expandable_class_grows() {
     assert!(kubectl(&mut world, "describe pvc data").contains("external-resizer hostpath.csi.k8s.io"));
     no_violations(&world);
 }
+
+// A second, larger request while the node's part of the first is pending waits for the node
+// (expandAndRecover keeps the allocated size), then expands again.
+#[test]
+fn a_larger_request_during_a_pending_node_expansion_follows_it() {
+    let mut world = world();
+    load(&mut world, &format!("{}---\n{}", claim("data", "block", "1Gi"), pod("app", "data")));
+    run_until(&mut world, 60_000, "app running", |w| running(w, "app"));
+    kubectl(&mut world, PATCH_2GI);
+    run_until(&mut world, 30_000, "FileSystemResizePending", |w| condition_types(&pvc(w, "data")) == ["FileSystemResizePending"]);
+    kubectl(&mut world, r#"patch pvc data -p '{"spec":{"resources":{"requests":{"storage":"3Gi"}}}}'"#);
+    world.run_until(world.now() + 5_000);
+    // Still the first expansion: the PV stays at 2Gi until the node finished.
+    assert_eq!(pv_of(&world, "data")["spec"]["capacity"]["storage"], "2Gi");
+    assert_eq!(pvc(&world, "data")["status"]["allocatedResources"]["storage"], "2Gi");
+    run_until(&mut world, 300_000, "capacity 3Gi", |w| pvc(w, "data")["status"]["capacity"]["storage"] == "3Gi");
+    let claim = pvc(&world, "data");
+    assert_eq!(pv_of(&world, "data")["spec"]["capacity"]["storage"], "3Gi");
+    assert_eq!(claim["status"]["allocatedResources"]["storage"], "3Gi");
+    assert!(condition_types(&claim).is_empty(), "{claim}");
+    let resized = events(&world, "data").iter().filter(|(r, _)| r == "FileSystemResizeSuccessful").count();
+    assert_eq!(resized, 2);
+    no_violations(&world);
+}
