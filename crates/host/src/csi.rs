@@ -373,8 +373,9 @@ impl Driver {
     /// ControllerExpandVolume: the volume grows to at least `capacity_bytes`; answers the new
     /// size and `node_expansion_required`. The disk driver grows the cloud disk (whole GiB)
     /// and needs the node to grow the filesystem; the host-path driver's volumes are
-    /// directories, and csi-driver-host-path answers `NodeExpansionRequired: true` for them
-    /// (UNVERIFIED: controllerserver.go ControllerExpandVolume was not read here).
+    /// directories, and csi-driver-host-path (pkg/hostpath/controllerserver.go
+    /// ControllerExpandVolume) records the larger size and answers `NodeExpansionRequired:
+    /// true` (its maximum volume size is not modelled).
     pub fn controller_expand(self, cloud: &mut BlockStore, volume_id: &str, capacity_bytes: i128) -> Result<(i128, bool), CsiError> {
         match self {
             Driver::Disk => {
