@@ -33,7 +33,9 @@
 //!   `MarkNodeExpansionFinishedWithRecovery` (capacity = the PV's, the resize conditions and
 //!   status gone). A volume just published for a new pod counts as unmounted until its
 //!   expansion ended (the mount operation includes it); a running pod's volumes are looked at
-//!   again at the pod resync (`syncFrequency`, 1 min), as `ReprocessPod` does.
+//!   again at the pod resync (`syncFrequency`, 1 min), as `ReprocessPod` does. A read-only
+//!   mount is not grown: Warning `FileSystemResizeFailed` `MountVolume.NodeExpandVolume failed
+//!   for volume "<pv>" requested read-only file system` on the pod and the claim.
 //!
 //! A pod's sync waits for its CSI volumes (`WaitForAttachAndMount`: polled every 300 ms, up to
 //! 2m3s) before its sandbox is created. On a timeout v1.34's kubelet records no event
@@ -336,7 +338,15 @@ fn volume_claim_of(volume: &CsiVolume, ctx: &Ctx) -> Option<(Arc<Object>, Persis
 /// claim records less and its `allocatedResourceStatuses.storage` says the node's part is
 /// pending or in progress.
 fn node_expansion_size(volume: &CsiVolume, ctx: &Ctx) -> Option<i128> {
-    if volume.read_only || volume.claim.1.is_empty() {
+    if volume.read_only {
+        return None;
+    }
+    expansion_wanted(volume, ctx)
+}
+
+/// [`node_expansion_size`] whether or not the volume is mounted read-only.
+fn expansion_wanted(volume: &CsiVolume, ctx: &Ctx) -> Option<i128> {
+    if volume.claim.1.is_empty() {
         return None;
     }
     let (_, claim) = volume_claim_of(volume, ctx)?;
@@ -815,6 +825,14 @@ impl Kubelet {
                         if node_expansion_size(&volume, ctx).is_some() {
                             // The mount operation grows the filesystem before it completes.
                             self.volumes.expanding_on_mount.insert((pod.clone(), unique.clone()));
+                        } else if expansion_wanted(&volume, ctx).is_some() {
+                            // nodeExpandVolume of a read-only mount: reported, and the mount
+                            // goes on without it.
+                            let message = format!("MountVolume.NodeExpandVolume failed for volume {:?} requested read-only file system", volume.pv);
+                            self.volume_event(&pod, ctx, "Warning", "FileSystemResizeFailed", message.clone());
+                            if let Some((object, _)) = volume_claim_of(&volume, ctx) {
+                                ctx.event(&object, "Warning", "FileSystemResizeFailed", message);
+                            }
                         }
                         self.volumes.mounted.insert((pod.clone(), unique), volume.clone());
                         self.arm_volume_resync(ctx);
@@ -880,7 +898,8 @@ impl Kubelet {
                             }
                         }
                         Err(e) => {
-                            // UNVERIFIED: the reason and text of a failed node expansion.
+                            // The reason is upstream's (kevents.FileSystemResizeFailed); the
+                            // text of a failed NodeExpandVolume is UNVERIFIED.
                             let message = format!("MountVolume.NodeExpandVolume failed for volume {:?} : {e}", volume.pv);
                             self.volume_event(&pod, ctx, "Warning", "FileSystemResizeFailed", message);
                             self.operation_failed(key, ctx);

@@ -314,3 +314,28 @@ fn a_larger_request_during_a_pending_node_expansion_follows_it() {
     assert_eq!(resized, 2);
     no_violations(&world);
 }
+
+// A pod that mounts the claim read-only does not finish the expansion: the kubelet reports it
+// (FileSystemResizeFailed on the pod and the claim) and mounts the volume anyway.
+#[test]
+fn a_read_only_mount_does_not_finish_an_expansion() {
+    let mut world = world();
+    load(&mut world, &claim("data", "block", "1Gi"));
+    load(&mut world, &pod("first", "data"));
+    run_until(&mut world, 60_000, "first running", |w| running(w, "first"));
+    kubectl(&mut world, "delete pod first");
+    run_until(&mut world, 60_000, "first gone", |w| get(w, ("", "pods"), "default", "first").is_none());
+    kubectl(&mut world, PATCH_2GI);
+    run_until(&mut world, 30_000, "FileSystemResizePending", |w| condition_types(&pvc(w, "data")) == ["FileSystemResizePending"]);
+    load(&mut world, &pod("reader", "data").replace("{claimName: data}", "{claimName: data, readOnly: true}"));
+    run_until(&mut world, 60_000, "reader running", |w| running(w, "reader"));
+    let pv_name = pv_of(&world, "data")["metadata"]["name"].as_str().unwrap().to_string();
+    let warning = ("FileSystemResizeFailed".to_string(), format!("MountVolume.NodeExpandVolume failed for volume {pv_name:?} requested read-only file system"));
+    assert!(events(&world, "reader").contains(&warning), "{:?}", events(&world, "reader"));
+    assert!(events(&world, "data").contains(&warning));
+    world.run_until(world.now() + 90_000);
+    let claim = pvc(&world, "data");
+    assert_eq!(claim["status"]["capacity"]["storage"], "1Gi");
+    assert_eq!(condition_types(&claim), ["FileSystemResizePending"]);
+    no_violations(&world);
+}
