@@ -50,7 +50,7 @@ impl Reconciler for ExpandController {
     fn changed(&mut self, change: Change, ctx: &mut Ctx) {
         // AddFunc queues every claim; UpdateFunc only a grown request or a grown capacity.
         let new = decode::<PersistentVolumeClaim>(&change.event.object);
-        let queue = match (change.old.as_deref().and_then(|o| decode::<PersistentVolumeClaim>(o)), &new) {
+        let queue = match (change.old.as_deref().and_then(decode::<PersistentVolumeClaim>), &new) {
             _ if change.event.event_type == kubesim_store::EventType::Deleted => false,
             (Some(old), Some(new)) => claim_request(new) > claim_request(&old) || claim_capacity(new) > claim_capacity(&old),
             (None, Some(_)) => true,
