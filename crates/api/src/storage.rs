@@ -32,6 +32,55 @@ pub const PVC_PROTECTION_FINALIZER: &str = "kubernetes.io/pvc-protection";
 /// The StorageObjectInUseProtection finalizer on volumes.
 pub const PV_PROTECTION_FINALIZER: &str = "kubernetes.io/pv-protection";
 
+/// `allocatedResourceStatuses[storage]`: the external-resizer is expanding the volume.
+pub const CONTROLLER_RESIZE_IN_PROGRESS: &str = "ControllerResizeInProgress";
+/// `allocatedResourceStatuses[storage]`: the volume grew, the node must grow its filesystem.
+pub const NODE_RESIZE_PENDING: &str = "NodeResizePending";
+/// `allocatedResourceStatuses[storage]`: the kubelet is growing the filesystem.
+pub const NODE_RESIZE_IN_PROGRESS: &str = "NodeResizeInProgress";
+/// The PVC condition of an expansion the external-resizer is making.
+pub const CONDITION_RESIZING: &str = "Resizing";
+/// The PVC condition of an expansion that waits for the node.
+pub const CONDITION_FS_RESIZE_PENDING: &str = "FileSystemResizePending";
+/// The message of [`CONDITION_FS_RESIZE_PENDING`] (external-resizer markForPendingNodeExpansion).
+pub const FS_RESIZE_PENDING_MESSAGE: &str = "Waiting for user to (re-)start a pod to finish file system resize of volume on node.";
+
+/// `knownResizeConditions` (pkg/volume/util/resize_util.go).
+const RESIZE_CONDITIONS: [&str; 4] = [CONDITION_RESIZING, CONDITION_FS_RESIZE_PENDING, "ControllerResizeError", "NodeResizeError"];
+
+/// `MergeResizeConditionOnPVC` (keepOldResizeConditions false): conditions that are not about
+/// resizing stay; a resize condition stays only when `new` has its type (the old one kept if
+/// its status is the same, so its transition time stays); `new`'s other conditions follow.
+pub fn merge_resize_conditions(
+    old: &[k8s_openapi::api::core::v1::PersistentVolumeClaimCondition],
+    new: Vec<k8s_openapi::api::core::v1::PersistentVolumeClaimCondition>,
+) -> Vec<k8s_openapi::api::core::v1::PersistentVolumeClaimCondition> {
+    let mut processed = vec![false; new.len()];
+    let mut result = Vec::new();
+    for condition in old {
+        if !RESIZE_CONDITIONS.contains(&condition.type_.as_str()) {
+            result.push(condition.clone());
+            continue;
+        }
+        if let Some(i) = new.iter().position(|c| c.type_ == condition.type_) {
+            result.push(if new[i].status != condition.status { new[i].clone() } else { condition.clone() });
+            processed[i] = true;
+        }
+    }
+    result.extend(new.into_iter().zip(processed).filter(|(_, done)| !done).map(|(c, _)| c));
+    result
+}
+
+/// `allocatedResourceStatuses[storage]` of a claim ("" when unset).
+pub fn claim_resize_status(claim: &PersistentVolumeClaim) -> String {
+    claim.status.as_ref().and_then(|s| s.allocated_resource_statuses.as_ref()).and_then(|m| m.get("storage")).cloned().unwrap_or_default()
+}
+
+/// `status.capacity.storage` of a claim in bytes.
+pub fn claim_capacity(claim: &PersistentVolumeClaim) -> i128 {
+    storage_of(claim.status.as_ref().and_then(|s| s.capacity.as_ref()))
+}
+
 /// The `storage` quantity of a resource list, in bytes (0 when absent or unparsable).
 pub fn storage_of(list: Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>) -> i128 {
     list.and_then(|m| m.get("storage")).and_then(|q| parse_value(&q.0).ok()).unwrap_or(0)
@@ -281,6 +330,20 @@ pub fn is_delay_binding_mode(claim: &PersistentVolumeClaim, class: Option<&Stora
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn resize_conditions_merge_as_merge_resize_condition_on_pvc() {
+        use k8s_openapi::api::core::v1::PersistentVolumeClaimCondition as C;
+        let c = |t: &str, s: &str, m: &str| C { type_: t.into(), status: s.into(), message: Some(m.into()), ..Default::default() };
+        let old = vec![c("Other", "True", "kept"), c("Resizing", "True", "old")];
+        // A resize condition of the same status is kept as it was; others go; new ones follow.
+        assert_eq!(super::merge_resize_conditions(&old, vec![c("Resizing", "True", "new")]), vec![c("Other", "True", "kept"), c("Resizing", "True", "old")]);
+        assert_eq!(
+            super::merge_resize_conditions(&old, vec![c("FileSystemResizePending", "True", "p")]),
+            vec![c("Other", "True", "kept"), c("FileSystemResizePending", "True", "p")]
+        );
+        assert_eq!(super::merge_resize_conditions(&old, Vec::new()), vec![c("Other", "True", "kept")]);
+    }
+
     use super::*;
     use k8s_openapi::api::core::v1::{
         LocalVolumeSource, NodeSelector, ObjectReference, PersistentVolumeClaimSpec, PersistentVolumeSpec, PersistentVolumeStatus, VolumeNodeAffinity,

@@ -1445,6 +1445,90 @@ fn validate_container(container: &Container, path: &str, names: &mut std::collec
     }
 }
 
+/// The storage request of a claim (`spec.resources.requests.storage`) or its recorded size
+/// (`status.capacity.storage`) in bytes, 0 when unset or unparsable.
+fn storage_at(body: &serde_json::Value, pointer: &str) -> i128 {
+    let Some(q) = body.pointer(pointer) else { return 0 };
+    let text = q.as_str().map(str::to_string).unwrap_or_else(|| q.to_string());
+    crate::quantity::parse_value(&text).unwrap_or(0)
+}
+
+/// `ValidatePersistentVolumeClaimUpdate` (pkg/apis/core/validation/validation.go, v1.34, with
+/// RecoverVolumeExpansionFailure GA): the spec is immutable except `volumeName` while it is
+/// empty, `storageClassName` from unset (the retroactive default class), and for a bound
+/// claim `resources.requests.storage` and `volumeAttributesClassName`; the storage request may
+/// go down (recovery from a failed expansion) but not to `status.capacity` or below; the
+/// volume mode never changes. `new` carries the stored status (the main resource never
+/// changes it).
+pub fn validate_pvc_update(new: &serde_json::Value, old: &serde_json::Value) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let spec = |v: &serde_json::Value| {
+        let mut s = v.get("spec").cloned().unwrap_or_else(|| serde_json::json!({}));
+        crate::quantity::canonicalize_json(&mut s);
+        s
+    };
+    let (mut new_spec, mut old_spec) = (spec(new), spec(old));
+    let (Some(n), Some(o)) = (new_spec.as_object_mut(), old_spec.as_object_mut()) else { return errors };
+    if o.get("volumeName").and_then(|v| v.as_str()).unwrap_or("").is_empty() {
+        // volumeName changes are allowed once.
+        match n.get("volumeName").cloned() {
+            Some(v) => o.insert("volumeName".into(), v),
+            None => o.remove("volumeName"),
+        };
+    }
+    // validateStorageClassUpgradeFromNil (the beta annotation path is not modelled).
+    let old_class_annotation = old.pointer("/metadata/annotations/volume.beta.kubernetes.io~1storage-class").is_some();
+    if !old_class_annotation && !o.contains_key("storageClassName") && n.get("storageClassName").and_then(|c| c.as_str()).is_some_and(|c| !c.is_empty()) {
+        n.remove("storageClassName");
+    }
+    let bound = new.pointer("/status/phase").and_then(|p| p.as_str()) == Some("Bound");
+    if bound {
+        if let Some(requests) = n.get_mut("resources").and_then(|r| r.get_mut("requests")).and_then(|r| r.as_object_mut()) {
+            match o.get("resources").and_then(|r| r.get("requests")).and_then(|r| r.get("storage")).cloned() {
+                Some(v) => requests.insert("storage".into(), v),
+                None => requests.remove("storage"),
+            };
+        }
+        if n.contains_key("volumeAttributesClassName") {
+            match o.get("volumeAttributesClassName").cloned() {
+                Some(v) => n.insert("volumeAttributesClassName".into(), v),
+                None => n.remove("volumeAttributesClassName"),
+            };
+        }
+    }
+    if n != o {
+        // cmp.Diff of the two specs; UNVERIFIED: this renders only the differing fields, in
+        // cmp's `-`/`+` line style, not its full output.
+        let mut diff = String::from("  core.PersistentVolumeClaimSpec{\n");
+        let keys: std::collections::BTreeSet<&String> = n.keys().chain(o.keys()).collect();
+        for key in keys {
+            let (a, b) = (o.get(key.as_str()), n.get(key.as_str()));
+            if a != b {
+                let go_name = format!("{}{}", key[..1].to_uppercase(), &key[1..]);
+                let render = |v: Option<&serde_json::Value>| v.map(|v| v.to_string()).unwrap_or_else(|| "nil".into());
+                diff.push_str(&format!("- \t{go_name}: {},\n+ \t{go_name}: {},\n", render(a), render(b)));
+            }
+        }
+        diff.push_str("  }\n");
+        errors.push(forbidden(
+            "spec",
+            format!("spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n{diff}"),
+        ));
+    }
+    let (old_size, new_size) = (storage_at(old, "/spec/resources/requests/storage"), storage_at(new, "/spec/resources/requests/storage"));
+    let status_size = storage_at(old, "/status/capacity/storage");
+    if new_size < old_size && new_size <= status_size {
+        // This permits reducing the request down to (not including) the recorded capacity,
+        // so that users can recover from a failed expansion; volumes never shrink.
+        errors.push(forbidden("spec.resources.requests.storage", "field can not be less than status.capacity"));
+    }
+    if new.pointer("/spec/volumeMode") != old.pointer("/spec/volumeMode") {
+        let value = new.pointer("/spec/volumeMode").map(|v| v.to_string()).unwrap_or_else(|| "nil".into());
+        errors.push(invalid("volumeMode", value, "field is immutable"));
+    }
+    errors
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1652,5 +1736,70 @@ mod tests {
         assert!(!dns1123_label_errors("a.b").is_empty());
         assert!(label_key_error("app.kubernetes.io/name").is_none());
         assert!(label_key_error("-bad").is_some());
+    }
+}
+
+#[cfg(test)]
+mod pvc_update_tests {
+    use super::validate_pvc_update;
+    use serde_json::json;
+
+    fn claim(request: &str, phase: &str, capacity: Option<&str>) -> serde_json::Value {
+        let mut c = json!({
+            "metadata": {"name": "p"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "block", "volumeMode": "Filesystem", "resources": {"requests": {"storage": request}}},
+            "status": {"phase": phase},
+        });
+        if let Some(cap) = capacity {
+            c["status"]["capacity"] = json!({"storage": cap});
+        }
+        c
+    }
+
+    fn rendered(new: &serde_json::Value, old: &serde_json::Value) -> Vec<String> {
+        validate_pvc_update(new, old).iter().map(|e| e.to_string()).collect()
+    }
+
+    // TestValidatePersistentVolumeClaimUpdate's resize cases (RecoverVolumeExpansionFailure on).
+    #[test]
+    fn bound_claims_may_change_their_request_but_not_below_their_capacity() {
+        let old = claim("1Gi", "Bound", Some("1Gi"));
+        assert!(rendered(&claim("2Gi", "Bound", Some("1Gi")), &old).is_empty(), "valid-size-update");
+        assert!(rendered(&claim("1024Mi", "Bound", Some("1Gi")), &old).is_empty(), "same quantity in other units");
+        assert_eq!(
+            rendered(&claim("500Mi", "Bound", Some("1Gi")), &old),
+            ["spec.resources.requests.storage: Forbidden: field can not be less than status.capacity"]
+        );
+        // Recovery from a failed expansion: down to above the recorded capacity.
+        let failed = claim("3Gi", "Bound", Some("1Gi"));
+        assert!(rendered(&claim("2Gi", "Bound", Some("1Gi")), &failed).is_empty(), "valid-expand-shrink-resize-enabled");
+        assert_eq!(
+            rendered(&claim("1Gi", "Bound", Some("1Gi")), &failed),
+            ["spec.resources.requests.storage: Forbidden: field can not be less than status.capacity"]
+        );
+    }
+
+    #[test]
+    fn unbound_claims_keep_their_spec_but_get_a_volume_name_and_a_default_class_once() {
+        let old = claim("1Gi", "Pending", None);
+        let errors = rendered(&claim("2Gi", "Pending", None), &old);
+        assert_eq!(errors.len(), 1);
+        assert!(
+            errors[0]
+                .starts_with("spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n"),
+            "{errors:?}"
+        );
+        let mut named = old.clone();
+        named["spec"]["volumeName"] = json!("pv-1");
+        assert!(rendered(&named, &old).is_empty(), "volumeName is set once");
+        let mut renamed = named.clone();
+        renamed["spec"]["volumeName"] = json!("pv-2");
+        assert_eq!(rendered(&renamed, &named).len(), 1, "and not changed after");
+        let mut classless = old.clone();
+        classless["spec"].as_object_mut().unwrap().remove("storageClassName");
+        assert!(rendered(&old, &classless).is_empty(), "the retroactive default class");
+        let mut other_mode = old.clone();
+        other_mode["spec"]["accessModes"] = json!(["ReadWriteMany"]);
+        assert_eq!(rendered(&other_mode, &old).len(), 1);
     }
 }

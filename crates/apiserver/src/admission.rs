@@ -248,3 +248,51 @@ pub fn validate_update(new: &Object, old: &Object, info: &KindInfo) -> Result<()
     let _ = info;
     Ok(())
 }
+
+/// The PersistentVolumeClaimResize validating admission plugin
+/// (plugin/pkg/admission/storage/persistentvolume/resize/admission.go): a claim's storage
+/// request may grow only while it is bound, and only when its StorageClass (the same before
+/// and after) has `allowVolumeExpansion: true`. Runs after validation, as validating
+/// admission does.
+pub fn validate_pvc_resize(new: &Object, old: &Object, store: &Store) -> Result<()> {
+    let (Object::Dynamic(n), Object::Dynamic(o)) = (new, old) else { return Ok(()) };
+    if n.kind != "PersistentVolumeClaim" {
+        return Ok(());
+    }
+    let (a, b) = (new.to_json(), old.to_json());
+    let size = |v: &serde_json::Value| {
+        v.pointer("/spec/resources/requests/storage")
+            .map(|q| q.as_str().map(str::to_string).unwrap_or_else(|| q.to_string()))
+            .and_then(|t| kubesim_api::quantity::parse_value(&t).ok())
+            .unwrap_or(0)
+    };
+    if size(&a) <= size(&b) {
+        return Ok(());
+    }
+    let name = o.metadata.name.clone().unwrap_or_default();
+    if b.pointer("/status/phase").and_then(|p| p.as_str()) != Some("Bound") {
+        return Err(ApiError::forbidden("persistentvolumeclaims", &name, "Only bound persistent volume claims can be expanded"));
+    }
+    // GetPersistentVolumeClaimClass: spec.storageClassName, else the beta annotation.
+    let class = |v: &serde_json::Value| {
+        v.pointer("/metadata/annotations/volume.beta.kubernetes.io~1storage-class")
+            .or_else(|| v.pointer("/spec/storageClassName"))
+            .and_then(|c| c.as_str())
+            .unwrap_or("")
+            .to_string()
+    };
+    let (new_class, old_class) = (class(&a), class(&b));
+    let allowed = !new_class.is_empty()
+        && new_class == old_class
+        && store
+            .get(("storage.k8s.io", "storageclasses"), "", &new_class)
+            .is_some_and(|sc| sc.to_json().get("allowVolumeExpansion").and_then(|v| v.as_bool()) == Some(true));
+    if !allowed {
+        return Err(ApiError::forbidden(
+            "persistentvolumeclaims",
+            &name,
+            "only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize",
+        ));
+    }
+    Ok(())
+}

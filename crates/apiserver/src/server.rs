@@ -468,6 +468,7 @@ impl ApiServer {
         if !errors.is_empty() {
             return Err(ApiError::invalid(invalid_message(&qualified_kind(info), object.name(), &errors)));
         }
+        admission::validate_pvc_resize(&object, &current, &self.store)?;
         if tracks_generation(info) && spec_changed(&object, &current, info) {
             object.metadata_mut().generation = Some(current.metadata().generation.unwrap_or(1) + 1);
         }
@@ -832,7 +833,8 @@ fn reset_status_on_create(object: &mut Object) {
 }
 
 /// ValidateUpdate's immutable fields: workload selectors (apps/v1), a Job's selector and
-/// template, a PVC's spec once bound, a ConfigMap/Secret marked immutable.
+/// template, a PVC's spec (ValidatePersistentVolumeClaimUpdate), a ConfigMap/Secret marked
+/// immutable.
 fn immutable_field_errors(new: &Object, old: &Object, info: &KindInfo) -> Vec<kubesim_api::validation::FieldError> {
     use kubesim_api::validation::{FieldError, FieldErrorKind};
     let immutable = |path: &str, value: &serde_json::Value| FieldError {
@@ -857,6 +859,9 @@ fn immutable_field_errors(new: &Object, old: &Object, info: &KindInfo) -> Vec<ku
         if x != y && y.is_some() {
             errors.push(immutable(&pointer[1..].replace('/', "."), x.unwrap_or(&serde_json::Value::Null)));
         }
+    }
+    if info.kind == "PersistentVolumeClaim" {
+        errors.extend(kubesim_api::validation::validate_pvc_update(&a, &b));
     }
     // ValidateStatefulSetUpdate: only these spec fields may change.
     if info.kind == "StatefulSet" {

@@ -34,11 +34,14 @@
 //! - [`endpoints`]: EndpointSlice and (legacy) Endpoints for Services with selectors.
 //! - [`volume`]: PersistentVolume binder (binding, external-provisioning hand-off, reclaim).
 //! - [`pvcprotection`] / [`pvprotection`]: the storage-object-in-use protection finalizers.
+//! - [`expand`]: the volume expand controller (`ExternalExpanding`: CSI volumes are the
+//!   external-resizer's).
 //! - [`localpath`]: kind's local-path provisioner (an add-on, [`addons`], not part of kcm).
 //! - [`attachdetach`]: the attach/detach controller (VolumeAttachments for the CSI volumes of
 //!   scheduled pods, detach after the node stops using them, `status.volumesAttached`).
-//! - [`csi_provisioner`] / [`csi_attacher`]: the CSI drivers' external-provisioner and
-//!   external-attacher sidecars (add-ons, [`addons`]).
+//! - [`csi_provisioner`] / [`csi_attacher`] / [`csi_resizer`]: the CSI drivers'
+//!   external-provisioner, external-attacher and external-resizer sidecars (add-ons,
+//!   [`addons`]).
 //! - [`podgc`]: pod garbage collector (orphaned, unscheduled-terminating, out-of-service,
 //!   terminated-over-threshold pods).
 //! - [`resourcequota`]: ResourceQuota status.used recomputation and replenishment.
@@ -89,6 +92,7 @@ mod cron_tests;
 pub mod cronjob;
 pub mod csi_attacher;
 pub mod csi_provisioner;
+pub mod csi_resizer;
 pub mod daemonset;
 pub mod deployment;
 pub mod deployment_util;
@@ -101,6 +105,7 @@ pub mod endpoints;
 #[cfg(test)]
 mod endpoints_tests;
 pub mod ephemeral;
+pub mod expand;
 pub mod framework;
 pub mod gc;
 pub mod history;
@@ -166,13 +171,14 @@ pub fn controllers() -> Vec<Box<dyn Component>> {
         Box::new(Controller(resourcequota::ResourceQuotaController::new())),
         Box::new(Controller(ephemeral::EphemeralVolumeController::new())),
         Box::new(Controller(attachdetach::AttachDetachController::new())),
+        Box::new(Controller(expand::ExpandController::new())),
     ]
 }
 
 /// The cluster add-on controllers that run next to kube-controller-manager: kind's local-path
 /// provisioner behind the default StorageClass, and the controller sidecars of the built-in CSI
-/// drivers (an external-provisioner per driver, an external-attacher for the driver that
-/// attaches).
+/// drivers (an external-provisioner and an external-resizer per driver, an external-attacher
+/// for the driver that attaches).
 pub fn addons() -> Vec<Box<dyn Component>> {
     use kubesim_host::csi::Driver;
     vec![
@@ -180,5 +186,7 @@ pub fn addons() -> Vec<Box<dyn Component>> {
         Box::new(Controller(csi_provisioner::CsiProvisioner::new(Driver::HostPath))),
         Box::new(Controller(csi_provisioner::CsiProvisioner::new(Driver::Disk))),
         Box::new(Controller(csi_attacher::CsiAttacher::new(Driver::Disk))),
+        Box::new(Controller(csi_resizer::CsiResizer::new(Driver::HostPath))),
+        Box::new(Controller(csi_resizer::CsiResizer::new(Driver::Disk))),
     ]
 }

@@ -166,6 +166,16 @@ impl BlockStore {
         Ok(&self.disks[&id])
     }
 
+    /// ModifyVolume (the disk driver's ControllerExpandVolume): a disk grows, attached or not,
+    /// and never shrinks (a smaller size answers the current one). Returns the new size.
+    pub fn resize_disk(&mut self, id: &str, size_bytes: i128) -> Result<i128, CloudError> {
+        let Some(disk) = self.disks.get_mut(id) else {
+            return Err(CloudError { code: "InvalidVolume.NotFound", message: format!("The volume '{id}' does not exist.") });
+        };
+        disk.size_bytes = disk.size_bytes.max(size_bytes);
+        Ok(disk.size_bytes)
+    }
+
     /// DeleteVolume: only a detached disk can go; a missing one is already gone.
     pub fn delete_disk(&mut self, id: &str) -> Result<(), CloudError> {
         match self.disks.get(id) {

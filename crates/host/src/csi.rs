@@ -90,6 +90,10 @@ pub enum CsiCall {
     NodePublishVolume,
     /// NodeUnpublishVolume.
     NodeUnpublishVolume,
+    /// ControllerExpandVolume (the external-resizer grows the volume).
+    ControllerExpandVolume,
+    /// NodeExpandVolume (the kubelet grows the filesystem of a mounted volume).
+    NodeExpandVolume,
 }
 
 impl CsiCall {
@@ -105,6 +109,8 @@ impl CsiCall {
             CsiCall::NodeUnstageVolume => "NodeUnstageVolume",
             CsiCall::NodePublishVolume => "NodePublishVolume",
             CsiCall::NodeUnpublishVolume => "NodeUnpublishVolume",
+            CsiCall::ControllerExpandVolume => "ControllerExpandVolume",
+            CsiCall::NodeExpandVolume => "NodeExpandVolume",
         }
     }
 }
@@ -121,6 +127,8 @@ pub fn latency_ms(driver: Driver, call: CsiCall) -> Millis {
         (Driver::Disk, CsiCall::NodeUnstageVolume) => 100,
         (_, CsiCall::NodePublishVolume) => 40, // bind mount
         (_, CsiCall::NodeUnpublishVolume) => 20,
+        (Driver::Disk, CsiCall::ControllerExpandVolume) => 2_000, // the cloud modifies the disk
+        (Driver::Disk, CsiCall::NodeExpandVolume) => 200,         // resize2fs / xfs_growfs online
         (Driver::HostPath, CsiCall::CreateVolume) => 50,
         (Driver::HostPath, _) => 20,
     }
@@ -362,6 +370,24 @@ impl Driver {
         cloud.detach(volume_id, node_id).map_err(|e| error("Internal", format!("Could not detach volume {volume_id:?} from node {node_id:?}: {e}")))
     }
 
+    /// ControllerExpandVolume: the volume grows to at least `capacity_bytes`; answers the new
+    /// size and `node_expansion_required`. The disk driver grows the cloud disk (whole GiB)
+    /// and needs the node to grow the filesystem; the host-path driver's volumes are
+    /// directories, and csi-driver-host-path (pkg/hostpath/controllerserver.go
+    /// ControllerExpandVolume) records the larger size and answers `NodeExpansionRequired:
+    /// true` (its maximum volume size is not modelled).
+    pub fn controller_expand(self, cloud: &mut BlockStore, volume_id: &str, capacity_bytes: i128) -> Result<(i128, bool), CsiError> {
+        match self {
+            Driver::Disk => {
+                let gib = 1i128 << 30;
+                let size = ((capacity_bytes.max(1) + gib - 1) / gib) * gib;
+                let size = cloud.resize_disk(volume_id, size).map_err(|e| error("Internal", format!("Could not resize volume {volume_id:?}: {e}")))?;
+                Ok((size, true))
+            }
+            Driver::HostPath => Ok((capacity_bytes, true)),
+        }
+    }
+
     // ------------------------------------------------------------------------ Node service
 
     /// NodeStageVolume: the disk's device, formatted with `fs_type` if it has no filesystem
@@ -436,6 +462,20 @@ impl Driver {
         };
         host.csi.published.insert(target_path.to_string(), published);
         Ok(())
+    }
+
+    /// NodeExpandVolume on a mounted volume (online expansion): the filesystem at
+    /// `volume_path` (the pod's publish target) grows to the volume's size. The volume must be
+    /// published there; the disk's device must be on the machine.
+    pub fn node_expand(self, host: &mut Host, volume_id: &str, volume_path: &str, capacity_bytes: i128) -> Result<i128, CsiError> {
+        let published = host.csi.published.get(volume_path).filter(|p| p.volume_id == volume_id && p.driver == self);
+        if published.is_none() {
+            return Err(error("NotFound", format!("volume {volume_id:?} is not published at {volume_path:?}")));
+        }
+        if self == Driver::Disk && !host.devices.contains_key(volume_id) {
+            return Err(error("NotFound", format!("Failed to find device path for volume {volume_id:?}")));
+        }
+        Ok(capacity_bytes)
     }
 
     /// NodeUnpublishVolume (unpublishing what is not published succeeds).

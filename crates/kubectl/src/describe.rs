@@ -1986,6 +1986,35 @@ fn describe_pvc(api: &ApiServer, object: &Object, now: Millis) -> String {
             }
         }
     }
+    // The claim's conditions (FileSystemResizePending, Resizing, ...), times in RFC 1123Z
+    // (an unset time is Go's zero time).
+    let conditions = jget(&json, "status.conditions").and_then(|c| c.as_array()).cloned().unwrap_or_default();
+    if !conditions.is_empty() {
+        w.w(0, "Conditions:\n");
+        w.w(1, "Type\tStatus\tLastProbeTime\tLastTransitionTime\tReason\tMessage\n");
+        w.w(1, "----\t------\t-----------------\t------------------\t------\t-------\n");
+        let time = |c: &serde_json::Value, key: &str| {
+            c.get(key)
+                .and_then(|t| serde_json::from_value::<Time>(t.clone()).ok())
+                .map(|t| rfc1123z(&t))
+                .unwrap_or_else(|| "Mon, 01 Jan 0001 00:00:00 +0000".into())
+        };
+        let text = |c: &serde_json::Value, key: &str| c.get(key).and_then(|v| v.as_str()).unwrap_or("").to_string();
+        for c in &conditions {
+            w.w(
+                1,
+                format!(
+                    "{} \t{} \t{} \t{} \t{} \t{}\n",
+                    text(c, "type"),
+                    text(c, "status"),
+                    time(c, "lastProbeTime"),
+                    time(c, "lastTransitionTime"),
+                    text(c, "reason"),
+                    text(c, "message")
+                ),
+            );
+        }
+    }
     describe_events(&mut w, &events_for(api, object), now);
     w.finish()
 }

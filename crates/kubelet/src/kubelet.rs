@@ -62,6 +62,8 @@ pub(crate) enum Wake {
     VolumeWait(u64),
     /// The node plugins register.
     RegisterPlugins,
+    /// The periodic pod sync reprocesses the volumes of running pods (filesystem resizes).
+    VolumeResync,
 }
 
 /// How a kubelet comes up.
@@ -372,6 +374,7 @@ impl Kubelet {
             Wake::Probe(seq) => self.probe_tick(host, seq, ctx),
             Wake::VolumeLoop => self.volume_reconcile(host, ctx),
             Wake::VolumeOp(id) => self.complete_volume_operation(host, id, ctx),
+            Wake::VolumeResync => self.on_volume_resync(ctx),
             Wake::VolumeWait(seq) => {
                 if let Some(uid) = self.seq_to_uid.get(&seq).cloned() {
                     self.on_volume_wait(host, &uid, ctx);

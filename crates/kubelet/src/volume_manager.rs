@@ -25,6 +25,17 @@
 //!   exponential backoff (500 ms doubling to 2m2s);
 //! - unmount devices: NodeUnstageVolume once no pod on the node uses the volume; then the volume
 //!   leaves the actual state and `volumesInUse`, and the controller may detach it.
+//! - expand (volume expansion, node_expander.go): a mounted, writable volume whose PV is larger
+//!   than its claim's `status.capacity` while the claim's `allocatedResourceStatuses.storage`
+//!   is NodeResizePending (or NodeResizeInProgress) gets `MarkNodeExpansionInProgress`, then
+//!   NodeExpandVolume; success is event Normal `FileSystemResizeSuccessful` `MountVolume.
+//!   NodeExpandVolume succeeded for volume "<pv>" <node>` on the pod and on the claim and
+//!   `MarkNodeExpansionFinishedWithRecovery` (capacity = the PV's, the resize conditions and
+//!   status gone). A volume just published for a new pod counts as unmounted until its
+//!   expansion ended (the mount operation includes it); a running pod's volumes are looked at
+//!   again at the pod resync (`syncFrequency`, 1 min), as `ReprocessPod` does. A read-only
+//!   mount is not grown: Warning `FileSystemResizeFailed` `MountVolume.NodeExpandVolume failed
+//!   for volume "<pv>" requested read-only file system` on the pod and the claim.
 //!
 //! A pod's sync waits for its CSI volumes (`WaitForAttachAndMount`: polled every 300 ms, up to
 //! 2m3s) before its sandbox is created. On a timeout v1.34's kubelet records no event
@@ -39,8 +50,11 @@ use crate::kubelet::{Kubelet, Wake};
 use kubesim_api::csi::{attach_required, attachment_name, device_mount_path, pod_volume_path, pv_csi_source, unique_volume_name};
 use kubesim_api::k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, Pod};
 use kubesim_api::k8s_openapi::api::storage::v1::{CSINode, CSINodeDriver, CSINodeSpec, VolumeNodeResources};
+use kubesim_api::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::Object;
+use kubesim_api::quantity::{format_value, Format};
+use kubesim_api::storage::{claim_capacity, claim_resize_status, merge_resize_conditions, volume_capacity, NODE_RESIZE_IN_PROGRESS, NODE_RESIZE_PENDING};
 use kubesim_api::Millis;
 use kubesim_host::csi::{latency_ms, CsiCall, Driver};
 use kubesim_host::Host;
@@ -58,6 +72,10 @@ pub const POD_ATTACH_AND_MOUNT_RETRY_MS: Millis = 300;
 pub const OPERATION_BACKOFF_INITIAL_MS: Millis = 500;
 /// nestedpendingoperations: the longest wait between retries (2m2s).
 pub const OPERATION_BACKOFF_MAX_MS: Millis = 122_000;
+/// `syncFrequency` (KubeletConfiguration default 1m): how often a running pod is synced again,
+/// which reprocesses its volumes (`ReprocessPod`) and so notices a claim that waits for the
+/// node to grow its filesystem.
+pub const SYNC_FREQUENCY_MS: Millis = 60_000;
 /// How long after the kubelet starts the node plugins register (node-driver-registrar).
 pub const PLUGIN_REGISTRATION_MS: Millis = 1_000;
 /// The annotation nodeinfomanager puts on every CSINode.
@@ -85,6 +103,8 @@ pub struct CsiVolume {
     pub fs_type: String,
     /// Mounted read-only (the claim reference or the PV says so).
     pub read_only: bool,
+    /// The claim's namespace and name ("" for volumes reconstructed from the node's mounts).
+    pub claim: (String, String),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,11 +115,31 @@ struct AttachedVolume {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Operation {
-    MountDevice { unique: String, pod: String },
-    UnmountDevice { unique: String },
-    SetUp { unique: String, pod: String },
-    TearDown { unique: String, pod: String },
+    MountDevice {
+        unique: String,
+        pod: String,
+    },
+    UnmountDevice {
+        unique: String,
+    },
+    SetUp {
+        unique: String,
+        pod: String,
+    },
+    TearDown {
+        unique: String,
+        pod: String,
+    },
+    /// NodeExpandVolume of a pod's mounted volume to `size` bytes.
+    Expand {
+        unique: String,
+        pod: String,
+        size: i128,
+    },
 }
+
+/// The pending/backoff key of a volume's node expansion.
+const EXPAND_KEY: &str = "expand";
 
 /// The volume manager's state.
 #[derive(Clone, Debug, Default)]
@@ -124,6 +164,11 @@ pub struct VolumeManager {
     backoff: BTreeMap<(String, String), (Millis, Millis)>,
     next_operation: u64,
     loop_armed: bool,
+    /// (pod uid, unique name) mounted by a SetUp whose node expansion has not finished: still
+    /// unmounted for WaitForAttachAndMount (the mount operation includes the expansion).
+    expanding_on_mount: BTreeSet<(String, String)>,
+    /// The periodic pod resync that re-reads claims of mounted volumes is armed.
+    resync_armed: bool,
     /// The node plugins registered.
     pub registered: bool,
 }
@@ -152,7 +197,8 @@ impl VolumeManager {
         let mut unmounted = Vec::new();
         let mut unattached = Vec::new();
         for (name, volume) in self.desired.get(pod_uid).into_iter().flatten() {
-            if !self.mounted.contains_key(&(pod_uid.to_string(), volume.unique.clone())) {
+            let key = (pod_uid.to_string(), volume.unique.clone());
+            if !self.mounted.contains_key(&key) || self.expanding_on_mount.contains(&key) {
                 unmounted.push(name.clone());
                 if !self.attached.contains_key(&volume.unique) {
                     unattached.push(name.clone());
@@ -178,6 +224,8 @@ impl VolumeManager {
         self.operations.clear();
         self.pending.clear();
         self.loop_armed = false;
+        self.resync_armed = false;
+        self.expanding_on_mount.clear();
         self.registered = false;
         self.mounted.clear();
         self.attached.clear();
@@ -189,6 +237,8 @@ impl VolumeManager {
         self.operations.clear();
         self.pending.clear();
         self.loop_armed = false;
+        self.resync_armed = false;
+        self.expanding_on_mount.clear();
         self.mounted.clear();
         self.attached.clear();
         for (target, published) in &host.csi.published {
@@ -204,6 +254,7 @@ impl VolumeManager {
                 attachable: published.driver != Driver::HostPath,
                 fs_type: String::new(),
                 read_only: published.read_only,
+                claim: (String::new(), String::new()),
             };
             self.attached.entry(volume.unique.clone()).or_insert_with(|| AttachedVolume { volume: volume.clone(), device_mounted: true });
             self.mounted.insert((pod.to_string(), volume.unique.clone()), volume);
@@ -222,6 +273,7 @@ impl VolumeManager {
                     attachable: staged.driver != Driver::HostPath,
                     fs_type: String::new(),
                     read_only: false,
+                    claim: (String::new(), String::new()),
                 };
                 self.attached.insert(unique, AttachedVolume { volume, device_mounted: true });
             }
@@ -267,10 +319,47 @@ fn pod_csi_volumes(pod: &Pod, ctx: &Ctx) -> (BTreeMap<String, CsiVolume>, Vec<(S
                 attachable: attach_required(driver.as_ref()),
                 fs_type: csi.fs_type.clone().unwrap_or_default(),
                 read_only: claim_ro || csi.read_only.unwrap_or(false),
+                claim: (namespace.clone(), claim.clone()),
             },
         );
     }
     (volumes, errors)
+}
+
+/// The claim of a volume, typed.
+fn volume_claim_of(volume: &CsiVolume, ctx: &Ctx) -> Option<(Arc<Object>, PersistentVolumeClaim)> {
+    let object = ctx.api.lookup(("", "persistentvolumeclaims"), &volume.claim.0, &volume.claim.1)?.clone();
+    let claim = object.decode::<PersistentVolumeClaim>()?;
+    Some((object, claim))
+}
+
+/// `checkVolumeFSResize` and the NodeExpander's pre-check (node_expander.go `runPreCheck`):
+/// the size to grow a mounted, writable volume's filesystem to — its PV's capacity — when the
+/// claim records less and its `allocatedResourceStatuses.storage` says the node's part is
+/// pending or in progress.
+fn node_expansion_size(volume: &CsiVolume, ctx: &Ctx) -> Option<i128> {
+    if volume.read_only {
+        return None;
+    }
+    expansion_wanted(volume, ctx)
+}
+
+/// [`node_expansion_size`] whether or not the volume is mounted read-only.
+fn expansion_wanted(volume: &CsiVolume, ctx: &Ctx) -> Option<i128> {
+    if volume.claim.1.is_empty() {
+        return None;
+    }
+    let (_, claim) = volume_claim_of(volume, ctx)?;
+    let pv = ctx.api.lookup(("", "persistentvolumes"), "", &volume.pv)?.decode::<PersistentVolume>()?;
+    let size = volume_capacity(&pv);
+    let status = claim_resize_status(&claim);
+    (size > claim_capacity(&claim) && (status == NODE_RESIZE_PENDING || status == NODE_RESIZE_IN_PROGRESS)).then_some(size)
+}
+
+/// A claim as the API server keeps it (JSON).
+fn encode_claim(claim: &PersistentVolumeClaim) -> Option<Object> {
+    let json = serde_json::to_value(claim).ok()?;
+    Object::from_json(kubesim_api::kind_info("v1", "PersistentVolumeClaim")?, json).ok()
 }
 
 impl Kubelet {
@@ -449,12 +538,53 @@ impl Kubelet {
         let key = match &op {
             Operation::MountDevice { unique, .. } | Operation::UnmountDevice { unique } => (unique.clone(), String::new()),
             Operation::SetUp { unique, pod } | Operation::TearDown { unique, pod } => (unique.clone(), pod.clone()),
+            Operation::Expand { unique, .. } => (unique.clone(), EXPAND_KEY.to_string()),
         };
         self.volumes.pending.insert(key);
         let id = self.volumes.next_operation;
         self.volumes.next_operation += 1;
         self.volumes.operations.insert(id, op);
         self.timers.arm(ctx, latency_ms(driver, call), Wake::VolumeOp(id));
+    }
+
+    /// ExpandInUseVolume: `MarkNodeExpansionInProgress` on the claim, then NodeExpandVolume
+    /// after the call's latency.
+    fn start_expand(&mut self, volume: &CsiVolume, pod: String, size: i128, driver: Driver, ctx: &mut Ctx) {
+        let key = (volume.unique.clone(), EXPAND_KEY.to_string());
+        if let Some((_, mut claim)) = volume_claim_of(volume, ctx) {
+            if claim_resize_status(&claim) != NODE_RESIZE_IN_PROGRESS {
+                let status = claim.status.get_or_insert_with(Default::default);
+                status.allocated_resource_statuses.get_or_insert_with(Default::default).insert("storage".into(), NODE_RESIZE_IN_PROGRESS.into());
+                if encode_claim(&claim).is_none_or(|object| ctx.update_status(object).is_err()) {
+                    self.operation_failed(key, ctx);
+                    return;
+                }
+            }
+        }
+        self.start_operation(Operation::Expand { unique: volume.unique.clone(), pod, size }, driver, CsiCall::NodeExpandVolume, ctx);
+    }
+
+    fn arm_volume_resync(&mut self, ctx: &mut Ctx) {
+        if !self.volumes.resync_armed {
+            self.volumes.resync_armed = true;
+            self.timers.arm_periodic(ctx, SYNC_FREQUENCY_MS, Wake::VolumeResync);
+        }
+    }
+
+    /// The periodic pod sync's `ReprocessPod`: a mounted volume whose claim waits for the
+    /// node starts the reconciler. Re-armed while volumes are mounted.
+    pub(crate) fn on_volume_resync(&mut self, ctx: &mut Ctx) {
+        self.volumes.resync_armed = false;
+        if self.volumes.mounted.is_empty() {
+            return;
+        }
+        let pending = self.volumes.mounted.keys().any(|(pod, unique)| {
+            self.volumes.desired.get(pod).and_then(|v| v.values().find(|d| d.unique == *unique)).is_some_and(|v| node_expansion_size(v, ctx).is_some())
+        });
+        if pending {
+            self.arm_volume_loop(ctx);
+        }
+        self.arm_volume_resync(ctx);
     }
 
     fn ready_to_try(&self, key: &(String, String), now: Millis) -> bool {
@@ -558,6 +688,26 @@ impl Kubelet {
                 }
             }
         }
+        // 2b. Grow the filesystems of mounted volumes whose claims wait for the node
+        // (ExpandInUseVolume, or the expansion step of a mount that just finished).
+        let mounted_wanted: Vec<(String, CsiVolume)> = self
+            .volumes
+            .mounted
+            .keys()
+            .filter_map(|(pod, unique)| self.volumes.desired.get(pod).and_then(|v| v.values().find(|d| d.unique == *unique)).map(|v| (pod.clone(), v.clone())))
+            .collect();
+        for (pod, volume) in mounted_wanted {
+            let Some(size) = node_expansion_size(&volume, ctx) else {
+                self.volumes.expanding_on_mount.remove(&(pod, volume.unique));
+                continue;
+            };
+            work_left = true;
+            let key = (volume.unique.clone(), EXPAND_KEY.to_string());
+            let Some(driver) = Driver::from_name(&volume.driver) else { continue };
+            if self.ready_to_try(&key, now) {
+                self.start_expand(&volume, pod, size, driver, ctx);
+            }
+        }
         // 3. Unmount devices (and forget volumes) no pod uses or wants.
         let attached: Vec<AttachedVolume> = self.volumes.attached.values().cloned().collect();
         for a in attached {
@@ -584,6 +734,10 @@ impl Kubelet {
         }
         if work_left || !self.volumes.operations.is_empty() {
             self.arm_volume_loop(ctx);
+        }
+        if !self.volumes.mounted.is_empty() {
+            // Volumes reconstructed after a restart are resynced too.
+            self.arm_volume_resync(ctx);
         }
     }
 
@@ -668,7 +822,20 @@ impl Kubelet {
                 match driver.node_publish(host, &volume.handle, staging.as_deref(), &target_path, volume.read_only) {
                     Ok(()) => {
                         self.volumes.backoff.remove(&key);
+                        if node_expansion_size(&volume, ctx).is_some() {
+                            // The mount operation grows the filesystem before it completes.
+                            self.volumes.expanding_on_mount.insert((pod.clone(), unique.clone()));
+                        } else if expansion_wanted(&volume, ctx).is_some() {
+                            // nodeExpandVolume of a read-only mount: reported, and the mount
+                            // goes on without it.
+                            let message = format!("MountVolume.NodeExpandVolume failed for volume {:?} requested read-only file system", volume.pv);
+                            self.volume_event(&pod, ctx, "Warning", "FileSystemResizeFailed", message.clone());
+                            if let Some((object, _)) = volume_claim_of(&volume, ctx) {
+                                ctx.event(&object, "Warning", "FileSystemResizeFailed", message);
+                            }
+                        }
                         self.volumes.mounted.insert((pod.clone(), unique), volume.clone());
+                        self.arm_volume_resync(ctx);
                     }
                     Err(e) => {
                         self.volume_event(&pod, ctx, "Warning", "FailedMount", format!("MountVolume.SetUp failed for volume {:?} : {e}", volume.pv));
@@ -690,6 +857,56 @@ impl Kubelet {
                     }
                     Err(_) => self.operation_failed(key, ctx),
                 }
+            }
+            Operation::Expand { unique, pod, size } => {
+                let key = (unique.clone(), EXPAND_KEY.to_string());
+                self.volumes.pending.remove(&key);
+                let volume = self.volumes.desired.get(&pod).and_then(|v| v.values().find(|v| v.unique == unique)).cloned();
+                let driver = volume.as_ref().and_then(|v| Driver::from_name(&v.driver));
+                if let (Some(volume), Some(driver)) = (volume, driver) {
+                    let target_path = pod_volume_path(&pod, &volume.pv);
+                    ctx.note(
+                        &target,
+                        CsiCall::NodeExpandVolume.name(),
+                        format!("{} {} at {target_path} to {}", volume.pv, volume.handle, format_value(size, Format::BinarySI)),
+                    );
+                    match driver.node_expand(host, &volume.handle, &target_path, size) {
+                        Ok(_) => {
+                            self.volumes.backoff.remove(&key);
+                            // GenerateMsg("MountVolume.NodeExpandVolume succeeded", nodeName), on
+                            // the pod and on the claim.
+                            let message = format!("MountVolume.NodeExpandVolume succeeded for volume {:?} {node}", volume.pv);
+                            self.volume_event(&pod, ctx, "Normal", "FileSystemResizeSuccessful", message.clone());
+                            if let Some((object, mut claim)) = volume_claim_of(&volume, ctx) {
+                                ctx.event(&object, "Normal", "FileSystemResizeSuccessful", message);
+                                // MarkNodeExpansionFinishedWithRecovery.
+                                let status = claim.status.get_or_insert_with(Default::default);
+                                status.capacity.get_or_insert_with(Default::default).insert("storage".into(), Quantity(format_value(size, Format::BinarySI)));
+                                let conditions = merge_resize_conditions(status.conditions.as_deref().unwrap_or_default(), Vec::new());
+                                status.conditions = (!conditions.is_empty()).then_some(conditions);
+                                if let Some(statuses) = status.allocated_resource_statuses.as_mut() {
+                                    statuses.remove("storage");
+                                }
+                                if status.allocated_resource_statuses.as_ref().is_some_and(|s| s.is_empty()) {
+                                    status.allocated_resource_statuses = None;
+                                }
+                                if let Some(object) = encode_claim(&claim) {
+                                    if ctx.update_status(object).is_err() {
+                                        self.operation_failed(key, ctx);
+                                    }
+                                }
+                            }
+                        }
+                        Err(e) => {
+                            // The reason is upstream's (kevents.FileSystemResizeFailed); the
+                            // text of a failed NodeExpandVolume is UNVERIFIED.
+                            let message = format!("MountVolume.NodeExpandVolume failed for volume {:?} : {e}", volume.pv);
+                            self.volume_event(&pod, ctx, "Warning", "FileSystemResizeFailed", message);
+                            self.operation_failed(key, ctx);
+                        }
+                    }
+                }
+                self.volumes.expanding_on_mount.remove(&(pod, unique));
             }
             Operation::UnmountDevice { unique } => {
                 let key = (unique.clone(), String::new());

@@ -199,6 +199,11 @@ impl Ctx<'_> {
             // The CSI drivers' external-provisioners (the same lib, in their controller pods).
             "csi-provisioner-disk" => "disk.csi.kubesim.io_disk-csi-controller-6f9c7b8d5-q7x2m_1b7e2c4d-8a3f-4e6b-9c1d-2f4a6b8c0e13".to_string(),
             "csi-provisioner-hostpath" => "hostpath.csi.k8s.io_csi-hostpathplugin-0_5d2a9e7c-3b1f-4c8d-a6e4-7f9b1c3d5e27".to_string(),
+            // kube-controller-manager's expand controller records as `volume_expand`.
+            "persistentvolume-expander" => "volume_expand".to_string(),
+            // external-resizer's event source: `external-resizer <driver>`.
+            "csi-resizer-disk" => "external-resizer disk.csi.kubesim.io".to_string(),
+            "csi-resizer-hostpath" => "external-resizer hostpath.csi.k8s.io".to_string(),
             other => other.to_string(),
         };
         let host = self.actor.split_once('/').map(|(_, h)| h.to_string());

@@ -6,6 +6,8 @@
 //!   unique among live pods at every moment").
 //! - [`BindingIsPermanent`]: a pod's node never changes once it is bound.
 //! - [`VolumeBoundOnce`]: a PersistentVolume is bound to at most one claim.
+//! - [`ClaimCapacityWithinVolume`]: a bound claim never records more capacity than its volume
+//!   has (expansion grows the PV first, the claim's `status.capacity` after).
 //! - [`SingleNodeVolumePublishedOnce`]: a ReadWriteOnce CSI volume is published on at most one
 //!   node (a ReadWriteOncePod one for at most one pod).
 //! - [`ContainersStartAfterPublish`]: no container starts before every CSI volume of its pod is
@@ -131,6 +133,56 @@ impl Checker for VolumeBoundOnce {
         }
         self.claims.insert(volume, claim);
         Ok(())
+    }
+}
+
+/// A bound claim's `status.capacity.storage` never exceeds its PV's `spec.capacity.storage`:
+/// the external-resizer grows the volume before anyone records the new size on the claim
+/// (itself, or the kubelet after NodeExpandVolume).
+#[derive(Clone, Debug, Default)]
+pub struct ClaimCapacityWithinVolume;
+
+impl Checker for ClaimCapacityWithinVolume {
+    fn name(&self) -> &str {
+        "claim-capacity-within-volume"
+    }
+    fn check(&mut self, commit: &Commit, api: &ApiServer) -> Result<(), String> {
+        if commit.event_type == EventType::Deleted {
+            return Ok(());
+        }
+        let check = |claim: &PersistentVolumeClaim, pv: &PersistentVolume| -> Result<(), String> {
+            let bound = claim.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Bound")
+                && claim.spec.as_ref().and_then(|s| s.volume_name.as_deref()) == pv.metadata.name.as_deref()
+                && pv.spec.as_ref().and_then(|s| s.claim_ref.as_ref()).is_some_and(|r| r.uid == claim.metadata.uid);
+            let (recorded, size) = (kubesim_api::storage::claim_capacity(claim), kubesim_api::storage::volume_capacity(pv));
+            if bound && recorded > size {
+                return Err(format!(
+                    "claim {}/{} records {recorded} bytes but its volume {} has {size}",
+                    claim.metadata.namespace.as_deref().unwrap_or(""),
+                    claim.metadata.name.as_deref().unwrap_or(""),
+                    pv.metadata.name.as_deref().unwrap_or("")
+                ));
+            }
+            Ok(())
+        };
+        match commit.resource {
+            ("", "persistentvolumeclaims") => {
+                let Some(claim) = commit.object.decode::<PersistentVolumeClaim>() else { return Ok(()) };
+                let Some(name) = claim.spec.as_ref().and_then(|s| s.volume_name.clone()).filter(|v| !v.is_empty()) else { return Ok(()) };
+                let Some(pv) = api.lookup(("", "persistentvolumes"), "", &name).and_then(|o| o.decode::<PersistentVolume>()) else { return Ok(()) };
+                check(&claim, &pv)
+            }
+            ("", "persistentvolumes") => {
+                let Some(pv) = commit.object.decode::<PersistentVolume>() else { return Ok(()) };
+                let Some(r) = pv.spec.as_ref().and_then(|s| s.claim_ref.clone()) else { return Ok(()) };
+                let (ns, name) = (r.namespace.unwrap_or_default(), r.name.unwrap_or_default());
+                let Some(claim) = api.lookup(("", "persistentvolumeclaims"), &ns, &name).and_then(|o| o.decode::<PersistentVolumeClaim>()) else {
+                    return Ok(());
+                };
+                check(&claim, &pv)
+            }
+            _ => Ok(()),
+        }
     }
 }
 
@@ -281,7 +333,48 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(PodIpsUnique::default()),
         Box::new(BindingIsPermanent::default()),
         Box::new(VolumeBoundOnce::default()),
+        Box::new(ClaimCapacityWithinVolume),
         Box::new(SingleNodeVolumePublishedOnce::default()),
         Box::new(ContainersStartAfterPublish::default()),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kubesim_api::object::Object;
+    use std::sync::Arc;
+
+    fn object(yaml: &str) -> Object {
+        let (docs, errors) = kubesim_api::decode::parse_documents("t.yaml", yaml);
+        assert!(errors.is_empty(), "{errors:?}");
+        kubesim_api::decode::decode_document("t.yaml", &docs[0]).expect("decodes").remove(0)
+    }
+
+    // A claim that records more than its volume has is a violation; equal sizes are not.
+    #[test]
+    fn a_claim_never_records_more_than_its_volume() {
+        let mut api = ApiServer::new();
+        let actor: Arc<str> = Arc::from("test");
+        let pv = object("apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-1}\nspec:\n  capacity: {storage: 2Gi}\n  accessModes: [ReadWriteOnce]\n  claimRef: {namespace: default, name: c, uid: u-1}\n  hostPath: {path: /tmp/x}\n");
+        api.store_mut().create(("", "persistentvolumes"), pv, &actor, 0).unwrap();
+        let claim = |capacity: &str| {
+            Arc::new(object(&format!(
+                "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {{name: c, namespace: default, uid: u-1}}\nspec:\n  accessModes: [ReadWriteOnce]\n  volumeName: pv-1\n  resources: {{requests: {{storage: 4Gi}}}}\nstatus:\n  phase: Bound\n  capacity: {{storage: {capacity}}}\n"
+            )))
+        };
+        let commit = |object: Arc<Object>| Commit {
+            revision: 2,
+            t_ms: 0,
+            event_type: EventType::Modified,
+            resource: ("", "persistentvolumeclaims"),
+            object,
+            previous: None,
+            actor: actor.clone(),
+        };
+        let mut checker = ClaimCapacityWithinVolume;
+        assert!(checker.check(&commit(claim("2Gi")), &api).is_ok());
+        let err = checker.check(&commit(claim("4Gi")), &api).unwrap_err();
+        assert_eq!(err, "claim default/c records 4294967296 bytes but its volume pv-1 has 2147483648");
+    }
 }

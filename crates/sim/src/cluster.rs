@@ -88,7 +88,8 @@ pub fn bootstrap_objects() -> Vec<Object> {
 /// StorageClass `block` (WaitForFirstConsumer, expandable, ext4), and csi-driver-host-path's
 /// CSIDriver (no attach, pod info on mount, Persistent and Ephemeral, fsGroupPolicy File,
 /// deploy/kubernetes-latest/hostpath/csi-hostpath-driverinfo.yaml) with its example class
-/// `csi-hostpath-sc` (examples/csi-storageclass.yaml). Their controller sidecars are
+/// `csi-hostpath-sc` (examples/csi-storageclass.yaml, which does not set
+/// `allowVolumeExpansion`: the driver can expand, a class must allow it). Their controller sidecars are
 /// `kubesim_controllers::addons`; their node plugins are part of every machine.
 pub fn csi_driver_objects() -> Vec<Object> {
     use kubesim_api::csi::{BLOCK_CLASS, DISK_DRIVER, HOSTPATH_CLASS, HOSTPATH_DRIVER};
@@ -118,7 +119,7 @@ pub fn csi_driver_objects() -> Vec<Object> {
             ..Default::default()
         },
     };
-    let class = |name: &str, provisioner: &str, parameters: serde_json::Value| {
+    let class = |name: &str, provisioner: &str, parameters: serde_json::Value, expandable: bool| {
         let mut rest = serde_json::Map::new();
         rest.insert("provisioner".into(), provisioner.into());
         if parameters.as_object().is_some_and(|p| !p.is_empty()) {
@@ -126,7 +127,9 @@ pub fn csi_driver_objects() -> Vec<Object> {
         }
         rest.insert("reclaimPolicy".into(), "Delete".into());
         rest.insert("volumeBindingMode".into(), "WaitForFirstConsumer".into());
-        rest.insert("allowVolumeExpansion".into(), true.into());
+        if expandable {
+            rest.insert("allowVolumeExpansion".into(), true.into());
+        }
         Object::Dynamic(Box::new(DynamicObject {
             api_version: "storage.k8s.io/v1".into(),
             kind: "StorageClass".into(),
@@ -137,8 +140,8 @@ pub fn csi_driver_objects() -> Vec<Object> {
     vec![
         Object::CSIDriver(Box::new(disk)),
         Object::CSIDriver(Box::new(hostpath)),
-        class(BLOCK_CLASS, DISK_DRIVER, serde_json::json!({"type": "ssd", "csi.storage.k8s.io/fstype": "ext4"})),
-        class(HOSTPATH_CLASS, HOSTPATH_DRIVER, serde_json::json!({})),
+        class(BLOCK_CLASS, DISK_DRIVER, serde_json::json!({"type": "ssd", "csi.storage.k8s.io/fstype": "ext4"}), true),
+        class(HOSTPATH_CLASS, HOSTPATH_DRIVER, serde_json::json!({}), false),
     ]
 }
 
