@@ -199,6 +199,9 @@ pub struct ExecOutput {
     pub code: i32,
     /// Virtual time the command took.
     pub elapsed_ms: Millis,
+    /// The runtime could not start the command (containerd's `failed to start exec`):
+    /// `stderr` is runc's exec error.
+    pub start_failed: bool,
 }
 
 /// CPU used over the last [`CPU_WINDOW_MS`].

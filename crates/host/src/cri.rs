@@ -469,7 +469,12 @@ impl ContainerRuntime {
             Ok(pid) => Ok(ExecSession { container: id.to_string(), sandbox, session: pid, start: now, clock: now, waiting: None, steps: 0 }),
             Err(message) => {
                 let code = if message.contains("not found") || message.contains("no such file") { 127 } else { 126 };
-                Err(ExecOutput { stderr: format!("{message}\n").into_bytes(), code, ..Default::default() })
+                // runc exec's form of the start error (runc create's is the container's).
+                let message = message.replace(
+                    "failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: ",
+                    "OCI runtime exec failed: exec failed: ",
+                );
+                Err(ExecOutput { stderr: format!("{message}\n").into_bytes(), code, start_failed: true, ..Default::default() })
             }
         }
     }
@@ -516,7 +521,7 @@ impl ContainerRuntime {
             Some(container) => container.session_finish(s.session),
             None => (Vec::new(), Vec::new()),
         };
-        ExecStep::Done(ExecOutput { stdout, stderr, code: code.unwrap_or(137), elapsed_ms: s.clock - s.start })
+        ExecStep::Done(ExecOutput { stdout, stderr, code: code.unwrap_or(137), elapsed_ms: s.clock - s.start, start_failed: false })
     }
 
     /// Answers the network call an exec session is waiting on.

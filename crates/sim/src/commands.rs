@@ -135,7 +135,20 @@ pub fn exec_in_pod(
     now: kubesim_api::Millis,
 ) -> Result<kubesim_host::cri::ExecOutput, String> {
     let id = exec_target(hosts, node, pod_uid, container)?;
-    kubesim_runtime::net::exec(hosts, fabric, node, &id, argv, io, now).ok_or_else(|| format!("node {node:?} has no kubelet"))
+    let output = kubesim_runtime::net::exec(hosts, fabric, node, &id, argv, io, now).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
+    if output.start_failed {
+        // containerd's CRI exec: the process never started, so the API server answers with an
+        // internal error naming the exec id (kubectl: `error: Internal error occurred: ...`,
+        // exit 1) rather than an exit code.
+        let mut exec_id = String::new();
+        for round in 0u8..4 {
+            let h = kubesim_api::hash::Fnv64::new().bytes(id.as_bytes()).bytes(&now.to_be_bytes()).bytes(argv.join(" ").as_bytes()).bytes(&[round]).finish();
+            exec_id.push_str(&format!("{h:016x}"));
+        }
+        let why = String::from_utf8_lossy(&output.stderr).trim_end().to_string();
+        return Err(format!("Internal error occurred: error executing command in container: failed to exec in container: failed to start exec \"{exec_id}\": {why}"));
+    }
+    Ok(output)
 }
 
 /// Runs kubectl with an argv exactly as given (no re-joining or re-splitting; a leading

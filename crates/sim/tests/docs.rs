@@ -783,6 +783,7 @@ struct Rules {
     timestamps: Vec<Regex>,
     uid: Regex,
     container_id: Regex,
+    exec_id: Regex,
     digest: Regex,
     ip: Regex,
     resource_version: Regex,
@@ -809,6 +810,7 @@ fn rules() -> &'static Rules {
             ],
             uid: Regex::new(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b").unwrap(),
             container_id: Regex::new(r"\b(containerd|docker|cri-o)://[0-9a-f]{12,64}\b").unwrap(),
+            exec_id: Regex::new(r#"failed to start exec "[0-9a-f]{64}""#).unwrap(),
             digest: Regex::new(r"\bsha256:[0-9a-f]{12,64}\b").unwrap(),
             ip: Regex::new(r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b").unwrap(),
             resource_version: Regex::new(r#"("?resourceVersion"?:\s*)"?\d+"?"#).unwrap(),
@@ -987,6 +989,7 @@ fn normalise(text: &str, nodes: &[String]) -> String {
     }
     s = r.uid.replace_all(&s, "<uid>").into_owned();
     s = r.container_id.replace_all(&s, "$1://<id>").into_owned();
+    s = r.exec_id.replace_all(&s, "failed to start exec \"<id>\"").into_owned();
     s = r.digest.replace_all(&s, "sha256:<digest>").into_owned();
     s = r.ip.replace_all(&s, "<ip>").into_owned();
     s = r.resource_version.replace_all(&s, "${1}<rv>").into_owned();
