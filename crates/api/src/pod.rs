@@ -228,6 +228,31 @@ pub fn claim_names(pod: &Pod) -> Vec<String> {
     pod.spec.as_ref().and_then(|s| s.volumes.as_ref()).into_iter().flatten().filter_map(|v| volume_claim(pod_name, v)).map(|(c, _)| c).collect()
 }
 
+/// An ephemeral container as the container it runs as (kubelet's
+/// `ephemeralContainerCommon` is a `Container`'s fields minus ports, probes, lifecycle and
+/// resources, which validation forbids on ephemeral containers).
+pub fn ephemeral_as_container(ec: &k8s_openapi::api::core::v1::EphemeralContainer) -> k8s_openapi::api::core::v1::Container {
+    k8s_openapi::api::core::v1::Container {
+        name: ec.name.clone(),
+        image: ec.image.clone(),
+        command: ec.command.clone(),
+        args: ec.args.clone(),
+        working_dir: ec.working_dir.clone(),
+        env: ec.env.clone(),
+        env_from: ec.env_from.clone(),
+        volume_mounts: ec.volume_mounts.clone(),
+        volume_devices: ec.volume_devices.clone(),
+        image_pull_policy: ec.image_pull_policy.clone(),
+        security_context: ec.security_context.clone(),
+        stdin: ec.stdin,
+        stdin_once: ec.stdin_once,
+        tty: ec.tty,
+        termination_message_path: ec.termination_message_path.clone(),
+        termination_message_policy: ec.termination_message_policy.clone(),
+        ..Default::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

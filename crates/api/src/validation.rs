@@ -18,6 +18,8 @@ pub enum FieldErrorKind {
     NotSupported(String, Vec<&'static str>),
     /// `Duplicate value: <value>`.
     Duplicate(String),
+    /// `Not found: <value>`.
+    NotFound(String),
     /// `Forbidden: <detail>`.
     Forbidden,
     /// `Too long: <detail>`.
@@ -45,6 +47,7 @@ impl fmt::Display for FieldError {
                 return write!(f, "{}: Unsupported value: {}: supported values: {}", self.path, value, allowed.join(", "));
             }
             FieldErrorKind::Duplicate(value) => return write!(f, "{}: Duplicate value: {}", self.path, value),
+            FieldErrorKind::NotFound(value) => return write!(f, "{}: Not found: {}", self.path, value),
             FieldErrorKind::Forbidden => write!(f, "{}: Forbidden", self.path)?,
             FieldErrorKind::TooLong => write!(f, "{}: Too long", self.path)?,
         }
@@ -1802,4 +1805,76 @@ mod pvc_update_tests {
         other_mode["spec"]["accessModes"] = json!(["ReadWriteMany"]);
         assert_eq!(rendered(&other_mode, &old).len(), 1);
     }
+}
+
+/// ValidatePodEphemeralContainersUpdate (pkg/apis/core/validation/validation.go) for the
+/// `pods/ephemeralcontainers` subresource: existing ephemeral containers may be neither removed
+/// nor changed, and each new one is valid (validateEphemeralContainers): a unique name among
+/// all the pod's containers, an image, a targetContainerName naming a container or init
+/// container, none of the fields ephemeral containers may not set.
+pub fn validate_ephemeral_containers_update(new: &PodSpec, old: &PodSpec) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let path = "spec.ephemeralContainers";
+    let new_list = new.ephemeral_containers.clone().unwrap_or_default();
+    for o in old.ephemeral_containers.iter().flatten() {
+        match new_list.iter().find(|n| n.name == o.name) {
+            None => errors.push(FieldError {
+                path: path.into(),
+                kind: FieldErrorKind::Forbidden,
+                detail: format!("existing ephemeral containers {:?} may not be removed\n", o.name),
+            }),
+            Some(n) if n != o => errors.push(FieldError {
+                path: format!("{path}[{}]", o.name),
+                kind: FieldErrorKind::Forbidden,
+                detail: format!("existing ephemeral containers {:?} may not be changed\n", o.name),
+            }),
+            Some(_) => {}
+        }
+    }
+    let regular: Vec<&str> = new.init_containers.iter().flatten().chain(new.containers.iter()).map(|c| c.name.as_str()).collect();
+    let mut seen: Vec<&str> = regular.clone();
+    for (i, ec) in new_list.iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        if ec.name.is_empty() {
+            errors.push(FieldError { path: format!("{at}.name"), kind: FieldErrorKind::Required, detail: String::new() });
+        } else if seen.contains(&ec.name.as_str()) {
+            errors.push(FieldError { path: format!("{at}.name"), kind: FieldErrorKind::Duplicate(format!("{:?}", ec.name)), detail: String::new() });
+        } else {
+            seen.push(ec.name.as_str());
+        }
+        if ec.image.as_deref().is_none_or(str::is_empty) {
+            errors.push(FieldError { path: format!("{at}.image"), kind: FieldErrorKind::Required, detail: String::new() });
+        }
+        if let Some(target) = ec.target_container_name.as_deref().filter(|t| !t.is_empty()) {
+            if !regular.contains(&target) {
+                errors.push(FieldError {
+                    path: format!("{at}.targetContainerName"),
+                    kind: FieldErrorKind::NotFound(format!("{target:?}")),
+                    detail: String::new(),
+                });
+            }
+        }
+        let forbidden = [
+            ("ports", ec.ports.as_ref().is_some_and(|p| !p.is_empty())),
+            ("livenessProbe", ec.liveness_probe.is_some()),
+            ("readinessProbe", ec.readiness_probe.is_some()),
+            ("startupProbe", ec.startup_probe.is_some()),
+            ("lifecycle", ec.lifecycle.is_some()),
+            (
+                "resources",
+                ec.resources.as_ref().is_some_and(|r| r.limits.as_ref().is_some_and(|l| !l.is_empty()) || r.requests.as_ref().is_some_and(|l| !l.is_empty())),
+            ),
+            ("restartPolicy", ec.restart_policy.is_some()),
+        ];
+        for (field, set) in forbidden {
+            if set {
+                errors.push(FieldError {
+                    path: format!("{at}.{field}"),
+                    kind: FieldErrorKind::Forbidden,
+                    detail: "cannot be set for an Ephemeral Container".into(),
+                });
+            }
+        }
+    }
+    errors
 }

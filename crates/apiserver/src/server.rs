@@ -570,6 +570,47 @@ impl ApiServer {
         self.finish_update(info, merged, expected, req)
     }
 
+    /// PUT/PATCH pods/ephemeralcontainers: the pod's `spec.ephemeralContainers` becomes
+    /// `containers` (ValidatePodEphemeralContainersUpdate); nothing else changes.
+    pub fn update_ephemeral_containers(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        containers: Vec<kubesim_api::k8s_openapi::api::core::v1::EphemeralContainer>,
+        req: &mut Request,
+    ) -> Result<Arc<Object>> {
+        let info = kind_info("v1", "Pod").expect("pods are served");
+        let current = self.get(info, namespace, name)?;
+        let mut pod: Pod = match current.as_ref() {
+            Object::Pod(p) => (**p).clone(),
+            _ => unreachable!("pods resource holds pods"),
+        };
+        if pod.metadata.annotations.as_ref().is_some_and(|a| a.contains_key("kubernetes.io/config.mirror")) {
+            return Err(ApiError::invalid(format!("Pod {name:?} is invalid: : Forbidden: static pods do not support ephemeral containers")));
+        }
+        let old_spec = pod.spec.clone().unwrap_or_default();
+        let spec = pod.spec.get_or_insert_with(Default::default);
+        // Defaults as for any container (SetDefaults_EphemeralContainer).
+        let mut containers = containers;
+        for c in &mut containers {
+            if c.image_pull_policy.is_none() {
+                c.image_pull_policy = Some(kubesim_api::defaults::default_image_pull_policy(c.image.as_deref().unwrap_or("")).to_string());
+            }
+            c.termination_message_path.get_or_insert_with(|| "/dev/termination-log".into());
+            c.termination_message_policy.get_or_insert_with(|| "File".into());
+        }
+        spec.ephemeral_containers = Some(containers);
+        let errors = kubesim_api::validation::validate_ephemeral_containers_update(spec, &old_spec);
+        if !errors.is_empty() {
+            return Err(ApiError::invalid(invalid_message("Pod", name, &errors)));
+        }
+        if spec == &old_spec {
+            return Ok(current);
+        }
+        let expected = parse_rv(current.resource_version())?;
+        self.finish_update(info, Object::Pod(Box::new(pod)), expected, req)
+    }
+
     /// POST pods/binding: assigns an unbound pod to a node and marks it PodScheduled.
     pub fn bind(&mut self, namespace: &str, name: &str, node: &str, req: &mut Request) -> Result<Arc<Object>> {
         let info = kind_info("v1", "Pod").expect("pods are served");

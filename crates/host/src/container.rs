@@ -87,6 +87,12 @@ pub struct ContainerSpec {
     pub gid: u32,
     /// `tty: true` in the pod spec: PID 1's stdout is a terminal.
     pub tty: bool,
+    /// `stdin: true` in the pod spec: PID 1's stdin is an open stream (a shell reading it waits
+    /// for commands instead of exiting).
+    pub stdin_open: bool,
+    /// Another container whose PID namespace this one joins (an ephemeral container's
+    /// `targetContainerName`): the target's container id.
+    pub pid_target: Option<String>,
 }
 
 /// Container state (CRI ContainerState).
@@ -443,6 +449,7 @@ impl Container {
             capture_stdout: false,
             path: String::new(),
             tty: self.spec.tty,
+            stdin_open: self.spec.stdin_open,
         };
         match self.load(&spawn, volumes, foreign, now) {
             Ok(program) => {
@@ -825,8 +832,16 @@ impl Container {
         if self.state != ContainerState::Running {
             return Err("container is not running".to_string());
         }
-        let spawn =
-            Spawn { argv: argv.to_vec(), env: self.spec.env.clone(), cwd: self.spec.cwd.clone(), stdin, capture_stdout: false, path: String::new(), tty };
+        let spawn = Spawn {
+            argv: argv.to_vec(),
+            env: self.spec.env.clone(),
+            cwd: self.spec.cwd.clone(),
+            stdin,
+            capture_stdout: false,
+            path: String::new(),
+            tty,
+            stdin_open: false,
+        };
         let program = self.load(&spawn, volumes, foreign, now)?;
         let pid = self.alloc_pid();
         self.io.sessions.insert(pid as u64, (Vec::new(), Vec::new()));

@@ -538,6 +538,22 @@ impl ContainerRuntime {
     /// containers') and their root filesystems.
     fn pid_ns_enter(&mut self, id: &str) {
         let Some(sandbox_id) = self.containers.get(id).map(|c| c.sandbox_id.clone()) else { return };
+        let shared = self.sandboxes.get(&sandbox_id).is_some_and(|s| s.share_pid);
+        // An ephemeral container targeting another container joins that container's PID
+        // namespace: it sees the target's processes and allocates pids after them.
+        if let Some(target) = self.containers.get(id).and_then(|c| c.spec.pid_target.clone()).filter(|_| !shared) {
+            let Some(t) = self.containers.get(&target).filter(|t| t.state == ContainerState::Running) else { return };
+            let mut ns = crate::container::PidNamespace::default();
+            for p in t.processes() {
+                ns.roots.insert(p.pid, t.rootfs.clone());
+                ns.peers.push(p);
+            }
+            let next = t.next_pid();
+            let container = self.containers.get_mut(id).expect("looked up above");
+            container.set_next_pid(next.max(container.next_pid()));
+            container.pid_ns = Some(ns);
+            return;
+        }
         let Some(next) = self.sandboxes.get(&sandbox_id).filter(|s| s.share_pid).map(|s| s.next_pid) else { return };
         let mut ns = crate::container::PidNamespace::default();
         // registry.k8s.io/pause (3.6 on) runs as USER 65535:65535.
@@ -560,6 +576,15 @@ impl ContainerRuntime {
         let Some(ns) = container.pid_ns.take() else { return };
         let next = container.next_pid();
         let sandbox_id = container.sandbox_id.clone();
+        if let Some(target) = container.spec.pid_target.clone().filter(|_| !self.sandboxes.get(&sandbox_id).is_some_and(|s| s.share_pid)) {
+            if let Some(t) = self.containers.get_mut(&target) {
+                t.set_next_pid(next.max(t.next_pid()));
+                for (pid, sig) in ns.signals {
+                    t.signal(pid, sig);
+                }
+            }
+            return;
+        }
         if let Some(sandbox) = self.sandboxes.get_mut(&sandbox_id) {
             sandbox.next_pid = sandbox.next_pid.max(next);
         }

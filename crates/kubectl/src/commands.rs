@@ -97,7 +97,8 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
             out.fail("error: kubesim does not serve OpenAPI schemas, so explain is not available; see https://kubernetes.io/docs/reference/kubernetes-api/")
         }
         "edit" => out.fail("error: kubectl edit needs an interactive editor; in kubesim use kubectl patch, kubectl set or kubectl apply -f"),
-        "attach" | "port-forward" | "proxy" | "cp" | "debug" => out.fail(format!(
+        "debug" => debug(&args, api, req, &namespace, out),
+        "attach" | "port-forward" | "proxy" | "cp" => out.fail(format!(
             "error: kubectl {command} needs a connection to a real container or network; the simulated cluster has none (use kubectl logs or kubectl exec)"
         )),
         other => out.fail(format!("error: unknown command \"{other}\" for \"kubectl\"\nRun 'kubectl --help' for usage.")),
@@ -3088,12 +3089,146 @@ fn run_pod(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn Cl
     }
     let attach = args.bool("stdin") || args.bool("attach");
     match api.create(Object::Pod(Box::new(pod)), req) {
-        Ok(_) if attach => out.follow = Some(crate::follow::Follow::attach(namespace, &name, args.bool("rm"))),
+        Ok(_) if attach => {
+            // attach.go: a terminal attached to the container's stdin.
+            if args.bool("stdin") && args.bool("tty") && !args.bool("quiet") {
+                out.stderr.push_str(crate::follow::ATTACH_BANNER);
+            }
+            out.follow = Some(crate::follow::Follow::attach(namespace, &name, args.bool("rm")))
+        }
         Ok(o) => {
             if !print_written(args, cluster, kind_info("v1", "Pod").expect("pods"), o.to_json(), out) {
                 out.outln(format!("pod/{name} created"))
             }
         }
+        Err(e) => out.fail(server_error(&e)),
+    }
+}
+
+/// `kubectl debug POD --image=IMAGE [-it] [--target=C] [-c NAME] [-- COMMAND...]` adds an
+/// ephemeral container through the pods/ephemeralcontainers subresource (with `-i` attached
+/// to it once it runs); `kubectl debug node/NODE --image=IMAGE [-it]` creates a pod on the
+/// node in its host namespaces with the node's root filesystem at /host (debug.go, profile
+/// legacy, kubectl's default).
+fn debug(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
+    let Some(target) = args.positional.first().cloned() else {
+        return out.fail("error: NAME or TYPE/NAME is required for debug\nSee 'kubectl debug -h' for help and examples");
+    };
+    let Some(image) = args.get("image").map(str::to_string) else {
+        return out.fail("error: --image is required when --copy-to is not specified");
+    };
+    if args.get("copy-to").is_some() {
+        return out.fail("error: kubesim models kubectl debug with an ephemeral container or on a node, not --copy-to");
+    }
+    let stdin = args.bool("stdin");
+    let tty = args.bool("tty");
+    let quiet = args.bool("quiet");
+    let profile = args.get("profile").unwrap_or("legacy");
+    if !["legacy", "general", "baseline", "restricted", "netadmin", "sysadmin"].contains(&profile) {
+        return out.fail(format!("error: unknown profile: {profile}"));
+    }
+    let mut command: Vec<String> = args.after_dash.clone();
+    if command.is_empty() {
+        command = args.positional[1..].to_vec();
+    }
+    let legacy_warning = "--profile=legacy is deprecated and will be removed in the future. It is recommended to explicitly specify a profile, for example \"--profile=general\".\n";
+    if let Some(node) = target.strip_prefix("node/").or_else(|| target.strip_prefix("nodes/")) {
+        if api.lookup(("", "nodes"), "", node).is_none() {
+            return out.fail(format!("Error from server (NotFound): nodes {node:?} not found"));
+        }
+        if args.get("profile").is_none() {
+            out.stderr.push_str(legacy_warning);
+        }
+        let name = format!("node-debugger-{node}-{}", kubesim_apiserver::server::random_suffix(req.rng));
+        let container_name = args.get("container").unwrap_or("debugger").to_string();
+        let pod = serde_json::json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {
+                "nodeName": node, "hostIPC": true, "hostNetwork": true, "hostPID": true, "restartPolicy": "Never",
+                "containers": [{
+                    "name": container_name, "image": image, "stdin": stdin, "tty": tty, "terminationMessagePolicy": "File",
+                    "command": if command.is_empty() { Value::Null } else { serde_json::json!(command) },
+                    "volumeMounts": [{"name": "host-root", "mountPath": "/host"}],
+                }],
+                "volumes": [{"name": "host-root", "hostPath": {"path": "/"}}],
+                "tolerations": [{"operator": "Exists"}],
+            },
+        });
+        let object = match Object::from_json(kind_info("v1", "Pod").expect("pods"), pod) {
+            Ok(o) => o,
+            Err(e) => return out.fail(format!("error: {e}")),
+        };
+        if !quiet {
+            out.stderr.push_str(&format!("Creating debugging pod {name} with container {container_name} on node {node}.\n"));
+        }
+        match api.create(object, req) {
+            Ok(_) if stdin => {
+                if tty {
+                    out.stderr.push_str(crate::follow::ATTACH_BANNER);
+                }
+                out.follow = Some(crate::follow::Follow::attach(namespace, &name, false));
+            }
+            Ok(_) => {}
+            Err(e) => out.fail(server_error(&e)),
+        }
+        return;
+    }
+    let pod_name = target.strip_prefix("pod/").or_else(|| target.strip_prefix("pods/")).unwrap_or(&target).to_string();
+    let info = kind_info("v1", "Pod").expect("pods");
+    let pod = match api.get(info, namespace, &pod_name) {
+        Ok(p) => p,
+        Err(e) => return out.fail(server_error(&e)),
+    };
+    let Some(pod) = pod.as_pod().cloned() else { return out.fail("error: not a pod") };
+    let target_container = args.get("target").map(str::to_string);
+    if let Some(t) = &target_container {
+        if !quiet {
+            out.stderr.push_str(&format!("Targeting container {t:?}. If you don't see processes from this container it may be because the container runtime doesn't support this feature.\n"));
+        }
+    }
+    if args.get("profile").is_none() {
+        out.stderr.push_str(legacy_warning);
+    }
+    let existing: Vec<String> = pod
+        .spec
+        .iter()
+        .flat_map(|s| {
+            s.containers
+                .iter()
+                .map(|c| c.name.clone())
+                .chain(s.init_containers.iter().flatten().map(|c| c.name.clone()))
+                .chain(s.ephemeral_containers.iter().flatten().map(|c| c.name.clone()))
+        })
+        .collect();
+    let name = match args.get("container") {
+        Some(n) => n.to_string(),
+        None => {
+            let mut n = format!("debugger-{}", kubesim_apiserver::server::random_suffix(req.rng));
+            while existing.contains(&n) {
+                n = format!("debugger-{}", kubesim_apiserver::server::random_suffix(req.rng));
+            }
+            if !quiet {
+                out.stderr.push_str(&format!("Defaulting debug container name to {n}.\n"));
+            }
+            n
+        }
+    };
+    let ephemeral = kubesim_api::k8s_openapi::api::core::v1::EphemeralContainer {
+        name: name.clone(),
+        image: Some(image),
+        command: if command.is_empty() { None } else { Some(command) },
+        stdin: stdin.then_some(true),
+        tty: tty.then_some(true),
+        target_container_name: target_container,
+        termination_message_policy: Some("File".into()),
+        ..Default::default()
+    };
+    let mut list = pod.spec.as_ref().and_then(|s| s.ephemeral_containers.clone()).unwrap_or_default();
+    list.push(ephemeral);
+    match api.update_ephemeral_containers(namespace, &pod_name, list, req) {
+        Ok(_) if stdin => out.follow = Some(crate::follow::Follow::attach_ephemeral(namespace, &pod_name, &name, tty)),
+        Ok(_) => {}
         Err(e) => out.fail(server_error(&e)),
     }
 }
@@ -3206,9 +3341,10 @@ fn container_of(pod: &Object, requested: Option<&str>, out: &mut Output) -> Resu
     let containers: Vec<String> = p.spec.as_ref().map(|s| s.containers.iter().map(|c| c.name.clone()).collect()).unwrap_or_default();
     let all: Vec<String> =
         p.spec.as_ref().map(|s| s.init_containers.iter().flatten().map(|c| c.name.clone()).chain(containers.iter().cloned()).collect()).unwrap_or_default();
+    let ephemeral: Vec<String> = p.spec.iter().flat_map(|s| s.ephemeral_containers.iter().flatten().map(|c| c.name.clone())).collect();
     match requested {
         Some(c) => {
-            if all.iter().any(|n| n == c) {
+            if all.iter().chain(&ephemeral).any(|n| n == c) {
                 Ok(Some(c.to_string()))
             } else {
                 Err(format!("error: container {c} is not valid for pod {}", pod.name()))

@@ -563,6 +563,10 @@ fn describe_pod(api: &ApiServer, pod: &Pod, object: &Object, now: Millis) -> Str
         describe_containers(&mut w, "Init Containers", init, status.init_container_statuses.as_deref().unwrap_or_default(), "");
     }
     describe_containers(&mut w, "Containers", &spec.containers, status.container_statuses.as_deref().unwrap_or_default(), "");
+    if let Some(ephemeral) = spec.ephemeral_containers.as_ref().filter(|e| !e.is_empty()) {
+        let as_containers: Vec<Container> = ephemeral.iter().map(kubesim_api::pod::ephemeral_as_container).collect();
+        describe_containers(&mut w, "Ephemeral Containers", &as_containers, status.ephemeral_container_statuses.as_deref().unwrap_or_default(), "");
+    }
     if let Some(gates) = spec.readiness_gates.as_ref().filter(|g| !g.is_empty()) {
         w.w(0, "Readiness Gates:\n  Type\tStatus\n");
         for g in gates {

@@ -43,7 +43,10 @@ enum State {
     Rollout { info: &'static KindInfo, namespace: String, name: String, since: u64, deadline: Option<Millis> },
     /// `run -i` (attach): until the pod's container terminates; then its output (the attached
     /// stream, read as its log) and, with `--rm`, the pod's deletion.
-    Attach { namespace: String, name: String, rm: bool },
+    Attach { namespace: String, name: String, rm: bool, logged: bool },
+    /// `debug -i` into an ephemeral container: once it runs, the attach banner (with a
+    /// terminal); when it terminates, its output.
+    AttachEphemeral { namespace: String, pod: String, container: String, tty: bool, printed: bool },
 }
 
 impl Follow {
@@ -61,13 +64,18 @@ impl Follow {
 
     /// `run -i [--rm]` of pod `name`: attached until its container terminates.
     pub(crate) fn attach(namespace: &str, name: &str, rm: bool) -> Follow {
-        Follow { state: State::Attach { namespace: namespace.to_string(), name: name.to_string(), rm } }
+        Follow { state: State::Attach { namespace: namespace.to_string(), name: name.to_string(), rm, logged: false } }
+    }
+
+    /// `debug -i` attached to ephemeral container `container` of `pod`.
+    pub(crate) fn attach_ephemeral(namespace: &str, pod: &str, container: &str, tty: bool) -> Follow {
+        Follow { state: State::AttachEphemeral { namespace: namespace.into(), pod: pod.into(), container: container.into(), tty, printed: false } }
     }
 
     /// When the command returns by itself if nothing else ends it (`--timeout`).
     pub fn deadline(&self) -> Option<Millis> {
         match &self.state {
-            State::Watch { .. } | State::Attach { .. } => None,
+            State::Watch { .. } | State::Attach { .. } | State::AttachEphemeral { .. } => None,
             State::Rollout { deadline, .. } => *deadline,
         }
     }
@@ -112,7 +120,31 @@ impl Follow {
                 }
                 false
             }
-            State::Attach { namespace, name, rm } => {
+            State::AttachEphemeral { namespace, pod, container, tty, printed } => {
+                let info = kubesim_api::kind_info("v1", "Pod").expect("pods");
+                let Ok(object) = api.get(info, namespace, pod) else {
+                    out.fail(format!("error: pods \"{pod}\" not found"));
+                    return true;
+                };
+                let status = object
+                    .as_pod()
+                    .and_then(|p| p.status.as_ref())
+                    .and_then(|s| s.ephemeral_container_statuses.as_ref())
+                    .and_then(|l| l.iter().find(|c| &c.name == container).cloned());
+                let state = status.and_then(|s| s.state).unwrap_or_default();
+                if (state.running.is_some() || state.terminated.is_some()) && !*printed {
+                    *printed = true;
+                    if *tty {
+                        out.stderr.push_str(ATTACH_BANNER);
+                    }
+                }
+                if state.terminated.is_some() {
+                    out.then.push(format!("logs {pod} -c {container} -n {namespace}"));
+                    return true;
+                }
+                false
+            }
+            State::Attach { namespace, name, rm, logged } => {
                 let info = kubesim_api::kind_info("v1", "Pod").expect("pods");
                 let Ok(pod) = api.get(info, namespace, name) else {
                     out.fail(format!("error: pods \"{name}\" not found"));
@@ -120,12 +152,16 @@ impl Follow {
                 };
                 let status = pod.as_pod().and_then(|p| p.status.clone()).unwrap_or_default();
                 let phase = status.phase.clone().unwrap_or_default();
+                // The attached stream is the container's output: the embedder reads it as
+                // the log once the session ends (or the user stops it), then deletes the pod
+                // for --rm (run.go's removal after attach).
+                if matches!(phase.as_str(), "Running" | "Succeeded" | "Failed") && !*logged {
+                    *logged = true;
+                    out.then.push(format!("logs {name} -n {namespace}"));
+                }
                 if phase != "Succeeded" && phase != "Failed" {
                     return false;
                 }
-                // The attached stream is the container's output: the embedder reads it as
-                // the log, then deletes the pod for --rm (run.go's removal after attach).
-                out.then.push(format!("logs {name} -n {namespace}"));
                 if *rm {
                     out.then.push(format!("delete pod {name} -n {namespace}"));
                 }
@@ -192,3 +228,7 @@ fn print_watched(
         }
     }
 }
+
+/// What kubectl attach prints when it attaches a terminal (attach.go: the recording warning,
+/// then the prompt hint).
+pub(crate) const ATTACH_BANNER: &str = "All commands and output from this session will be recorded in container logs, including credentials and sensitive information passed through the command prompt.\nIf you don't see a command prompt, try pressing enter.\n";

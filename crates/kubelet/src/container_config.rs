@@ -81,6 +81,11 @@ pub fn container_spec(pod: &Pod, container: &Container, volumes: &mut Volumes, c
     for (name, value) in cx.image.env() {
         env.insert(name.to_string(), value.to_string());
     }
+    // containerd's WithTTY: a container with a terminal gets TERM=xterm (the image's and the
+    // pod's own TERM win).
+    if container.tty == Some(true) && !env.contains_key("TERM") {
+        env.insert("TERM".into(), "xterm".into());
+    }
     env.extend(pod_env);
     let argv = command_line(container, cx.image, &env);
     let vcx = VolumeContext { store: cx.store, now_unix_ms: cx.now_unix_ms, node_allocatable: cx.node_allocatable, csi_published: cx.csi_published };
@@ -127,6 +132,8 @@ pub fn container_spec(pod: &Pod, container: &Container, volumes: &mut Volumes, c
         uid,
         gid,
         tty: container.tty == Some(true),
+        stdin_open: container.stdin == Some(true),
+        pid_target: None,
     })
 }
 

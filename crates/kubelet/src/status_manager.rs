@@ -203,6 +203,21 @@ impl Kubelet {
         let mut statuses = statuses;
         kubesim_api::sort::sort_by(&mut statuses, |a, b| a.name.cmp(&b.name));
         status.container_statuses = Some(statuses);
+        let mut ephemeral: Vec<ContainerStatus> = spec
+            .ephemeral_containers
+            .iter()
+            .flatten()
+            .map(|c| {
+                // The prober manager updates only regular and init containers' readiness
+                // (prober_manager.go UpdatePodStatus): an ephemeral container is never ready.
+                let mut s = self.container_status(host, worker, &kubesim_api::pod::ephemeral_as_container(c), false, now);
+                s.ready = false;
+                s.started = None;
+                s
+            })
+            .collect();
+        kubesim_api::sort::sort_by(&mut ephemeral, |a, b| a.name.cmp(&b.name));
+        status.ephemeral_container_statuses = if ephemeral.is_empty() { None } else { Some(ephemeral) };
         status
     }
 }

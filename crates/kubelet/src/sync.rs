@@ -109,6 +109,15 @@ impl Kubelet {
                 _ => {}
             }
         }
+        // Ephemeral containers (kubectl debug): each started once, never restarted, not in a
+        // pod that has finished (computePodActions' ephemeral containers to start).
+        if !self.is_terminal_now(host, uid, ctx.now) {
+            for ec in spec.ephemeral_containers.iter().flatten() {
+                if self.latest_state(host, uid, &ec.name).is_none() && self.start_container(host, uid, &kubesim_api::pod::ephemeral_as_container(ec), ctx) {
+                    return;
+                }
+            }
+        }
         // Nothing to do: the sync is over. A pod that reached a terminal phase has its sandbox
         // stopped (syncTerminatingPod's killPod), which tears its network down: its address
         // goes back to IPAM while status.podIP keeps showing it.
@@ -272,7 +281,15 @@ impl Kubelet {
         let pod = worker.pod().clone();
         let pod_ref = format!("{}/{}", pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default());
         let spec = pod.spec.clone().unwrap_or_default();
-        let find_container = |name: &str| spec.init_containers.iter().flatten().chain(spec.containers.iter()).find(|c| c.name == name).cloned();
+        let find_container = |name: &str| {
+            spec.init_containers
+                .iter()
+                .flatten()
+                .chain(spec.containers.iter())
+                .find(|c| c.name == name)
+                .cloned()
+                .or_else(|| spec.ephemeral_containers.iter().flatten().find(|c| c.name == name).map(kubesim_api::pod::ephemeral_as_container))
+        };
         match step {
             Step::RunSandbox => {
                 let pod_uid = pod.metadata.uid.clone().unwrap_or_default();
@@ -375,7 +392,13 @@ impl Kubelet {
                     csi_published: &host.csi.published,
                 };
                 let config = match container_spec(&pod, &spec_container, &mut host.cri.volumes, &cx) {
-                    Ok(config) => config,
+                    // An ephemeral container with a targetContainerName joins that
+                    // container's PID namespace (NamespaceMode TARGET).
+                    Ok(mut config) => {
+                        let target = spec.ephemeral_containers.iter().flatten().find(|c| c.name == container).and_then(|c| c.target_container_name.clone());
+                        config.pid_target = target.and_then(|t| self.workers[uid].instances.get(&t).and_then(|ids| ids.last().cloned()));
+                        config
+                    }
                     Err(ConfigError::Config(message)) => {
                         // generateContainerConfig failed: CreateContainerConfigError, retried later.
                         let worker = self.workers.get_mut(uid).expect("worker exists");

@@ -96,6 +96,9 @@ pub struct Spawn {
     /// Whether stdout is a terminal (`kubectl exec -t`, a container with `tty: true`; a child
     /// keeps it unless its stdout is redirected or piped). curl hides its progress meter then.
     pub tty: bool,
+    /// Whether stdin stays open after `stdin` is read (a container with `stdin: true`, an
+    /// attached terminal): a shell reading commands from it waits for more instead of exiting.
+    pub stdin_open: bool,
 }
 
 /// POSIX signals a container process can receive.

@@ -1000,6 +1000,6 @@ pub fn default_env(hostname: &str) -> std::collections::BTreeMap<String, String>
 pub fn command(argv: &[String], env: &std::collections::BTreeMap<String, String>, cwd: &str, stdin: Vec<u8>, fs: &dyn Fs) -> Result<Box<dyn Program>, Errno> {
     let first = argv.first().ok_or(Errno::ENOENT)?;
     let path = resolve_command(first, env.get("PATH").map(String::as_str), cwd, fs)?;
-    let spawn = Spawn { argv: argv.to_vec(), env: env.clone(), cwd: cwd.to_string(), stdin, capture_stdout: false, path, tty: false };
+    let spawn = Spawn { argv: argv.to_vec(), env: env.clone(), cwd: cwd.to_string(), stdin, capture_stdout: false, path, tty: false, stdin_open: false };
     start(&spawn, fs)
 }

@@ -425,7 +425,8 @@ pub fn exec(os: &dyn Os, argv: &[String], env: &BTreeMap<String, String>, cwd: &
     let fs = os.fs_ref();
     let path =
         kubesim_os::registry::resolve_command(&name, env.get("PATH").map(String::as_str), cwd, fs).map_err(|errno| ExecError { errno, name: name.clone() })?;
-    let spawn = Spawn { argv: argv.to_vec(), env: env.clone(), cwd: cwd.to_string(), stdin: Vec::new(), capture_stdout: false, path, tty: false };
+    let spawn =
+        Spawn { argv: argv.to_vec(), env: env.clone(), cwd: cwd.to_string(), stdin: Vec::new(), capture_stdout: false, path, tty: false, stdin_open: false };
     if let Some(imp) = implementation_of(fs, &spawn) {
         let mut imp = imp;
         if imp == "busybox" || imp == "coreutils" {

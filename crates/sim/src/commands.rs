@@ -146,7 +146,9 @@ pub fn exec_in_pod(
             exec_id.push_str(&format!("{h:016x}"));
         }
         let why = String::from_utf8_lossy(&output.stderr).trim_end().to_string();
-        return Err(format!("Internal error occurred: error executing command in container: failed to exec in container: failed to start exec \"{exec_id}\": {why}"));
+        return Err(format!(
+            "Internal error occurred: error executing command in container: failed to exec in container: failed to start exec \"{exec_id}\": {why}"
+        ));
     }
     Ok(output)
 }

@@ -72,9 +72,14 @@ fn ssh(world: &mut World, args: &[&str]) -> (String, String, i32, bool) {
             Err(err) => (String::new(), format!("{err}\n"), 255, false),
         };
     }
-    let line = command.join(" ");
-    let line = line.trim_matches(|c| c == '"' || c == '\'');
-    match world.run_on_node(&node, line) {
+    // The user's shell removed one level of quoting; ssh joins the words with spaces and the
+    // node's shell parses the result again (`minikube ssh "sudo sh -c 'echo x > f'"`).
+    let words = match kubesim_kubectl::split_command(&command.join(" ")) {
+        Ok(w) => w,
+        Err(e) => return (String::new(), format!("{e}\n"), 2, false),
+    };
+    let line = words.join(" ");
+    match world.run_on_node(&node, &line) {
         Ok(out) => (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned(), out.code, false),
         Err(err) => (String::new(), format!("{err}\n"), 255, false),
     }

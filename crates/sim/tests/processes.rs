@@ -110,3 +110,63 @@ fn without_sharing_each_container_sees_only_its_own_processes() {
     assert!(!ps.contains("nginx") && !ps.contains("/pause"), "{ps}");
     assert!(ps.lines().nth(1).is_some_and(|l| l.trim_start().starts_with("1 root") && l.ends_with("sleep 3600")), "{ps}");
 }
+
+// kubectl debug: an ephemeral container added through pods/ephemeralcontainers, started by the
+// kubelet in the pod's sandbox (never restarted, never ready), in the target container's PID
+// namespace with --target.
+#[test]
+fn kubectl_debug_adds_an_ephemeral_container_in_the_targets_pid_namespace() {
+    let mut world = world_with("apiVersion: v1\nkind: Pod\nmetadata: {name: app}\nspec: {containers: [{name: app, image: 'nginx:1.27'}]}\n");
+    let r = world.run_command("kubectl debug app --image=busybox:1.36 --target=app -c dbg -- sleep 3600");
+    assert_eq!(r.exit_code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.starts_with("Targeting container \"app\"."), "{}", r.stderr);
+    world.run_until(70_000);
+    let pod = world.api().lookup(("", "pods"), "default", "app").and_then(|o| o.as_pod().cloned()).unwrap();
+    let status = pod.status.unwrap().ephemeral_container_statuses.unwrap().remove(0);
+    assert_eq!(status.name, "dbg");
+    assert!(status.state.unwrap().running.is_some() && !status.ready, "running, never ready");
+    let ps = run(&mut world, "kubectl exec app -c dbg -- ps ax");
+    assert!(ps.lines().nth(1).is_some_and(|l| l.trim_start().starts_with("1 root") && l.ends_with("nginx: master process nginx -g daemon off;")), "{ps}");
+    assert!(ps.contains("sleep 3600") && ps.contains("nginx: worker process"), "{ps}");
+    let conf = run(&mut world, "kubectl exec app -c dbg -- head -2 /proc/1/root/etc/nginx/nginx.conf");
+    assert!(conf.contains("user  nginx;"), "{conf}");
+    let describe = run(&mut world, "kubectl describe pod app");
+    assert!(describe.contains("Ephemeral Containers:\n  dbg:\n"), "{describe}");
+    // The API server refuses what ValidatePodEphemeralContainersUpdate refuses.
+    let dup = world.run_command("kubectl debug app --image=busybox:1.36 -c dbg");
+    assert!(dup.stderr.contains("Pod \"app\" is invalid: spec.ephemeralContainers[1].name: Duplicate value: \"dbg\""), "{}", dup.stderr);
+    let missing = world.run_command("kubectl debug app --image=busybox:1.36 -c other --target=nope");
+    assert!(missing.stderr.contains("spec.ephemeralContainers[1].targetContainerName: Not found: \"nope\""), "{}", missing.stderr);
+    // An ephemeral container that exits is not restarted.
+    let once = world.run_command("kubectl debug app --image=busybox:1.36 -c once -- true");
+    assert_eq!(once.exit_code, 0, "{}", once.stderr);
+    world.run_until(120_000);
+    let pod = world.api().lookup(("", "pods"), "default", "app").and_then(|o| o.as_pod().cloned()).unwrap();
+    let once = pod.status.unwrap().ephemeral_container_statuses.unwrap().into_iter().find(|c| c.name == "once").unwrap();
+    assert!(once.state.unwrap().terminated.is_some_and(|t| t.exit_code == 0) && once.restart_count == 0);
+}
+
+// kubectl debug node/NAME: a pod on the node in its host namespaces, the node's root at /host.
+#[test]
+fn kubectl_debug_node_runs_a_pod_with_the_nodes_filesystem_at_host() {
+    let mut world = World::new(1);
+    world.add_default_nodes();
+    world.run_until(1_000);
+    run(&mut world, "minikube ssh -n node-2 \"sudo sh -c 'echo on-the-node > /var/marker'\"");
+    let r = world.run_command("kubectl debug node/node-2 --image=busybox:1.36 -- cat /host/var/marker");
+    assert_eq!(r.exit_code, 0, "{}", r.stderr);
+    let name = r
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("Creating debugging pod "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{}", r.stderr))
+        .to_string();
+    assert!(name.starts_with("node-debugger-node-2-"), "{name}");
+    world.run_until(40_000);
+    assert_eq!(run(&mut world, &format!("kubectl logs {name}")), "on-the-node\n");
+    let pod = world.api().lookup(("", "pods"), "default", &name).and_then(|o| o.as_pod().cloned()).unwrap();
+    let spec = pod.spec.unwrap();
+    assert_eq!(spec.node_name.as_deref(), Some("node-2"));
+    assert_eq!((spec.host_network, spec.host_pid), (Some(true), Some(true)));
+}

@@ -683,6 +683,7 @@ impl Shell {
             capture_stdout: fds.get(1) != Some(&FdTarget::Stdout) || os.stdout_captured(),
             tty: self.tty && fds.get(1) == Some(&FdTarget::Stdout) && !os.stdout_captured(),
             path,
+            stdin_open: false,
         };
         match registry::start(&spawn, os.fs_ref()) {
             Ok(prog) => {

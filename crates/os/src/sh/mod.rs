@@ -324,6 +324,8 @@ pub struct Shell {
     integers: std::collections::BTreeSet<String>,
     nest: u32,
     parse_warnings: Vec<String>,
+    /// Commands come from a stdin that stays open (see [`Spawn::stdin_open`]).
+    stdin_open: bool,
 }
 
 /// What to run.
@@ -432,6 +434,7 @@ impl Shell {
             }
         } else if read_stdin || rest.is_empty() {
             sh.pos = rest.clone();
+            sh.stdin_open = spawn.stdin_open;
             Invocation::Stdin
         } else {
             let path = rest[0].clone();
@@ -512,6 +515,7 @@ impl Shell {
             integers: std::collections::BTreeSet::new(),
             nest: 0,
             parse_warnings: Vec::new(),
+            stdin_open: false,
         };
         if !sh.vars.contains_key("IFS") {
             let _ = sh.set_var("IFS", " \t\n");
@@ -798,6 +802,7 @@ impl Shell {
             integers: self.integers.clone(),
             nest: self.nest + 1,
             parse_warnings: Vec::new(),
+            stdin_open: false,
         };
         let _ = os;
         s.loops = 0;
@@ -838,6 +843,11 @@ impl Shell {
                 continue;
             }
             let Some(frame) = self.frames.pop() else {
+                // Commands read from a stdin that stays open: wait for more (an interactive
+                // shell in a container with `stdin: true`), unless the script said exit.
+                if self.stdin_open && self.exiting.is_none() {
+                    return Step::Wait;
+                }
                 // End of script (or exit): EXIT trap, then exit.
                 if !self.exit_trap_done {
                     self.exit_trap_done = true;

@@ -69,7 +69,7 @@ pub fn image(reference: &str, host: &str, command: Option<&[&str]>) -> (FakeOs, 
     let os = FakeOs::new(tree).with_hostname(host);
     let path = registry::resolve_command(&argv[0], env.get("PATH").map(String::as_str), "/", &os.fs).unwrap_or_else(|_| argv[0].clone());
     let cwd = if info.config.working_dir.is_empty() { "/".to_string() } else { info.config.working_dir.clone() };
-    let spawn = Spawn { argv, env, cwd, stdin: Vec::new(), capture_stdout: false, path, tty: false };
+    let spawn = Spawn { argv, env, cwd, stdin: Vec::new(), capture_stdout: false, path, tty: false, stdin_open: false };
     (os, spawn)
 }
 
