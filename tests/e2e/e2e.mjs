@@ -234,9 +234,8 @@ spec:
   check(admitted > 0, `the frontend's packets are admitted after the allow policy (${admitted})`);
   await shot(page, "21-network-policy");
   // The storage view: the block disk provisioned, attached, staged and published on a1.
-  await page.goto(`${base}/index.html?scenario=block-storage&speed=4`);
+  await page.goto(`${base}/index.html?scenario=block-storage&view=storage&speed=4`);
   await page.waitForSelector(".ks-storage", { timeout: 30000 });
-  check(true, "the block-storage scenario opens the storage view");
   await page.waitForFunction(() => document.querySelector("tr[data-claim='default/data-db-0']")?.dataset.stage === "Published", null, { timeout: 60000 });
   await page.click("button.ks-play");
   const lit = await page.locator("tr[data-claim='default/data-db-0'] .ks-sto-step.done").count();
@@ -249,7 +248,7 @@ spec:
   check(log.includes("started on a1"), `the claim's details show the file in its volume (${JSON.stringify(log)})`);
   await shot(page, "22-storage");
   // A volume that cannot attach: the attach step is failed and says why.
-  await page.goto(`${base}/index.html?scenario=attach-failure&speed=4`);
+  await page.goto(`${base}/index.html?scenario=attach-failure&view=storage&speed=4`);
   await page.waitForFunction(() => document.querySelector("tr[data-claim='default/vault-data'] .ks-sto-step[data-step='attach']")?.dataset.state === "failed", null, { timeout: 60000 });
   await page.click("button.ks-play");
   const why = await page.locator("tr[data-claim='default/vault-data'] .ks-sto-problem").textContent();

@@ -105,7 +105,9 @@ pub fn files_list(files: Option<&VolumeFiles>) -> Html {
             <div class="ks-sto-files">
                 <div class="ks-mono ks-muted ks-sto-where">{ &files.location }</div>
                 if files.entries.is_empty() {
-                    <p class="ks-muted">{ "Empty." }</p>
+                    if !files.location.ends_with("(not formatted yet)") {
+                        <p class="ks-muted">{ "Empty." }</p>
+                    }
                 } else {
                     <ul class="ks-sto-file-list">
                         { for files.entries.iter().map(|f| html! {
@@ -277,14 +279,14 @@ pub fn storage_view(props: &StorageProps) -> Html {
             } else {
                 <div class="ks-table-wrap ks-sto-claims">
                     <table class="ks-table">
-                        <thead><tr><th>{ "CLAIM" }</th><th>{ "STATUS" }</th><th>{ "PATH" }</th><th>{ "NODE" }</th><th>{ "VOLUME" }</th><th>{ "CAPACITY" }</th><th>{ "ACCESS" }</th><th>{ "CLASS" }</th><th>{ "USED BY" }</th><th>{ "AGE" }</th></tr></thead>
+                        <thead><tr><th>{ "CLAIM" }</th><th>{ "STATUS" }</th><th>{ "PATH" }</th><th>{ "NODE" }</th><th>{ "VOLUME" }</th><th>{ "SIZE" }</th><th>{ "CLASS" }</th><th>{ "USED BY" }</th><th>{ "AGE" }</th></tr></thead>
                         <tbody>
                             { for st.claims.iter().map(|c| {
                                 let k = claim_key(c);
                                 let sel = is_selected(&k) || detail.is_some_and(|d| d.name == c.name && d.namespace == c.namespace);
                                 html! {
                                     <tr key={format!("{}/{}", c.namespace, c.name)} class={classes!("is-clickable", sel.then_some("is-selected"), c.problem.is_some().then_some("has-problem"))} onclick={select(k)} data-claim={format!("{}/{}", c.namespace, c.name)} data-stage={c.stage.label()}>
-                                        <td class="ks-mono"><b>{ &c.name }</b><span class="ks-muted">{ format!(" {}", c.namespace) }</span></td>
+                                        <td class="ks-mono"><b>{ &c.name }</b><div class="ks-muted ks-sto-ns">{ &c.namespace }</div></td>
                                         <td>
                                             <span class={classes!("ks-status-pill", stage_class(c))} title={format!("phase {}", c.phase)}>{ c.stage.label() }</span>
                                             if c.phase == "Terminating" { <span class="ks-status-pill s-term">{ "Terminating" }</span> }
@@ -297,8 +299,7 @@ pub fn storage_view(props: &StorageProps) -> Html {
                                         </td>
                                         <td class="ks-mono">{ c.node.clone().unwrap_or_else(|| "—".into()) }</td>
                                         <td class="ks-mono ks-sto-volname" title={c.volume.clone().unwrap_or_default()}>{ c.volume.clone().unwrap_or_else(|| "—".into()) }</td>
-                                        <td class="ks-mono">{ c.capacity.clone().unwrap_or_else(|| format!("({})", c.request)) }</td>
-                                        <td class="ks-mono">{ &c.access_modes }</td>
+                                        <td class="ks-mono" title={if c.capacity.is_some() { "capacity · access modes" } else { "requested · access modes" }}>{ format!("{} · {}", c.capacity.clone().unwrap_or_else(|| c.request.clone()), c.access_modes) }</td>
                                         <td class="ks-mono">{ &c.class }</td>
                                         <td class="ks-mono">{ if c.pods.is_empty() { "—".to_string() } else { c.pods.join(", ") } }</td>
                                         <td class="ks-mono ks-muted">{ short_duration(props.now.saturating_sub(c.created_ms)) }</td>
