@@ -233,6 +233,27 @@ spec:
   const admitted = await page.locator(".ks-net-packet").filter({ hasText: "default/frontend" }).filter({ has: page.locator(".ks-status-pill.s-ok") }).count();
   check(admitted > 0, `the frontend's packets are admitted after the allow policy (${admitted})`);
   await shot(page, "21-network-policy");
+  // The storage view: the block disk provisioned, attached, staged and published on a1.
+  await page.goto(`${base}/index.html?scenario=block-storage&view=storage&speed=4`);
+  await page.waitForSelector(".ks-storage", { timeout: 30000 });
+  await page.waitForFunction(() => document.querySelector("tr[data-claim='default/data-db-0']")?.dataset.stage === "Published", null, { timeout: 60000 });
+  await page.click("button.ks-play");
+  const lit = await page.locator("tr[data-claim='default/data-db-0'] .ks-sto-step.done").count();
+  check(lit === 5, `the claim's path lights all five steps once published (${lit})`);
+  const attached = await page.locator(".ks-storage tr").filter({ hasText: "disk.csi.kubesim.io" }).filter({ has: page.locator(".ks-status-pill.s-ok") }).count();
+  check(attached > 0, "the VolumeAttachment is attached");
+  await page.click("tr[data-claim='default/data-db-0']");
+  await page.waitForSelector(".ks-sto-detail .ks-sto-file-list", { timeout: 10000 });
+  const log = await page.locator(".ks-sto-detail .ks-sto-preview").first().textContent();
+  check(log.includes("started on a1"), `the claim's details show the file in its volume (${JSON.stringify(log)})`);
+  await shot(page, "22-storage");
+  // A volume that cannot attach: the attach step is failed and says why.
+  await page.goto(`${base}/index.html?scenario=attach-failure&view=storage&speed=4`);
+  await page.waitForFunction(() => document.querySelector("tr[data-claim='default/vault-data'] .ks-sto-step[data-step='attach']")?.dataset.state === "failed", null, { timeout: 60000 });
+  await page.click("button.ks-play");
+  const why = await page.locator("tr[data-claim='default/vault-data'] .ks-sto-problem").textContent();
+  check(why.includes("encryption key is disabled"), `the failed attach names the driver's error (${why.slice(0, 60)}…)`);
+  await shot(page, "23-storage-attach-failure");
   await page.goto(`${base}/index.html?scenario=big-cluster&view=cluster&speed=max`);
   await page.waitForSelector("canvas", { timeout: 30000 });
   const rollout = await frameTimes(120);

@@ -301,6 +301,18 @@ impl Driver {
         } else {
             previous.network.clone()
         };
+        // The storage view, throttled like the event log: its stages also follow the machines'
+        // mount tables, which change between API writes (NodeStage, NodePublish).
+        let storage = if events_due || force {
+            let fresh = view::storage(world);
+            if *previous.storage == fresh {
+                previous.storage.clone()
+            } else {
+                Rc::new(fresh)
+            }
+        } else {
+            previous.storage.clone()
+        };
         let markers: Vec<Marker> = self
             .engine
             .inputs()
@@ -341,6 +353,7 @@ impl Driver {
             workloads,
             events,
             network,
+            storage,
             pulses: if pulses.is_empty() && previous.pulses.is_empty() { previous.pulses.clone() } else { Rc::new(pulses) },
             movers: if movers.is_empty() && previous.movers.is_empty() { previous.movers.clone() } else { Rc::new(movers) },
             flow_log,

@@ -2,7 +2,7 @@
 //! their `Rc`, so components comparing props skip re-rendering them.
 
 use crate::engine::{FlowItem, Millis};
-use kubesim_sim::view::{ClusterSnapshot, EventView, Lifecycle, NetworkView, WorkloadView};
+use kubesim_sim::view::{ClusterSnapshot, EventView, Lifecycle, NetworkView, StorageView, WorkloadView};
 use std::rc::Rc;
 
 /// A lifecycle edge (from, to; None = created / deleted) and how many pods took it.
@@ -79,6 +79,8 @@ pub struct Frame {
     pub events: Rc<Vec<EventView>>,
     /// Services, kube-proxy rules and recent packets.
     pub network: Rc<NetworkView>,
+    /// Classes, claims with their paths, volumes and attachments.
+    pub storage: Rc<StorageView>,
     /// Messages in flight.
     pub pulses: Rc<Vec<Pulse>>,
     /// Pods in flight between lifecycle states.
@@ -111,6 +113,7 @@ impl Frame {
             workloads: Rc::new(Vec::new()),
             events: Rc::new(Vec::new()),
             network: Rc::new(NetworkView::default()),
+            storage: Rc::new(StorageView::default()),
             pulses: Rc::new(Vec::new()),
             movers: Rc::new(Vec::new()),
             flow_log: Rc::new(Vec::new()),

@@ -34,6 +34,10 @@ const HPA: &str = include_str!("../scenarios/hpa.yaml");
 const HPA_LOAD: &str = include_str!("../scenarios/hpa-load.yaml");
 const STATEFULSET: &str = include_str!("../scenarios/statefulset.yaml");
 const BLOCK_STORAGE: &str = include_str!("../scenarios/block-storage.yaml");
+const WFFC: &str = include_str!("../scenarios/wffc.yaml");
+const WFFC_WRITER: &str = include_str!("../scenarios/wffc-writer.yaml");
+const ATTACH_FAILURE: &str = include_str!("../scenarios/attach-failure.yaml");
+const STATEFULSET_RESTART: &str = include_str!("../scenarios/statefulset-restart.yaml");
 const DAEMONSET: &str = include_str!("../scenarios/daemonset.yaml");
 const CRONJOB: &str = include_str!("../scenarios/cronjob.yaml");
 const PROBES: &str = include_str!("../scenarios/probes.yaml");
@@ -180,14 +184,35 @@ pub fn all() -> Vec<Scenario> {
             title: "StatefulSet with storage",
             summary: "web-0, web-1, web-2 start one after another, each with its own claim: the scheduler picks a node, local-path provisions a volume there and the claim binds. At 60 s web-1 is deleted and comes back with the same name and claim.",
             inputs: vec![apply(0, "statefulset.yaml", STATEFULSET), command(60_000, "kubectl delete pod web-1 --wait=false")],
-            view: "cluster",
+            view: "storage",
         },
         Scenario {
             name: "block-storage",
             title: "Network block storage (CSI)",
             summary: "db-0's claim is on the block class: a disk is created in a1's zone, attached to a1, staged and published before the container starts and writes a line. At 40 s a1 is cordoned and db-0 deleted: the disk is unpublished, unstaged, detached, attached to a2 in the same zone, and the new db-0 prints both lines.",
             inputs: vec![apply(0, "block-storage.yaml", BLOCK_STORAGE), command(40_000, "kubectl cordon a1"), command(40_000, "kubectl delete pod db-0 --wait=false")],
-            view: "lifecycle",
+            view: "storage",
+        },
+        Scenario {
+            name: "wffc",
+            title: "Dynamic provisioning with WaitForFirstConsumer",
+            summary: "A claim on the default class stays Pending (WaitForFirstConsumer): nothing is provisioned until a pod uses it. At 20 s the writer pod arrives: the scheduler picks a node and marks the claim, local-path creates a volume on that node, the claim binds, the pod mounts it and writes notes.txt. Click the claim to see the file.",
+            inputs: vec![apply(0, "wffc.yaml", WFFC), apply(20_000, "wffc-writer.yaml", WFFC_WRITER)],
+            view: "storage",
+        },
+        Scenario {
+            name: "statefulset-restart",
+            title: "A StatefulSet keeps its data through a restart",
+            summary: "counter-0 and counter-1 each get a claim from the template and append a line to their volume's history file at every start. At 40 s a rolling restart replaces both pods: each comes back with the same name, claim and volume, and prints two lines.",
+            inputs: vec![apply(0, "statefulset-restart.yaml", STATEFULSET_RESTART), command(40_000, "kubectl rollout restart statefulset/counter")],
+            view: "storage",
+        },
+        Scenario {
+            name: "attach-failure",
+            title: "A volume that cannot attach",
+            summary: "vault's claim is on a class whose disks the cloud refuses to attach: the disk is provisioned and bound, but the VolumeAttachment records the driver's error, FailedAttachVolume repeats with back-off and vault stays ContainerCreating at the attach step. app, on the working block class, goes the whole path to published.",
+            inputs: vec![apply(0, "attach-failure.yaml", ATTACH_FAILURE)],
+            view: "storage",
         },
         Scenario {
             name: "daemonset",

@@ -23,11 +23,13 @@ pub enum View {
     Pods,
     /// Services, kube-proxy rules and traffic.
     Network,
+    /// StorageClasses, claims, volumes, attachments and each volume's path.
+    Storage,
 }
 
 impl View {
     /// Every view, in tab order.
-    pub const ALL: [View; 6] = [View::Overview, View::Cluster, View::Lifecycle, View::Flow, View::Pods, View::Network];
+    pub const ALL: [View; 7] = [View::Overview, View::Cluster, View::Lifecycle, View::Flow, View::Pods, View::Network, View::Storage];
 
     /// URL name.
     pub fn name(self) -> &'static str {
@@ -38,6 +40,7 @@ impl View {
             View::Flow => "flow",
             View::Pods => "pods",
             View::Network => "network",
+            View::Storage => "storage",
         }
     }
 
@@ -50,6 +53,7 @@ impl View {
             View::Flow => "Flow",
             View::Pods => "Pods",
             View::Network => "Network",
+            View::Storage => "Storage",
         }
     }
 

@@ -35,7 +35,7 @@ async fn app_renders_nodes_and_the_lifecycle_graph() {
     yew::scheduler::flush().await;
     assert_eq!(count(&root, ".ks-node:not(.ks-unscheduled)"), 3, "three node cards for the default cluster");
     assert_eq!(count(&root, ".ks-state-node"), 15, "one graph node per lifecycle state");
-    assert_eq!(count(&root, ".ks-tab"), 6, "six views");
+    assert_eq!(count(&root, ".ks-tab"), 7, "seven views");
     let clock_text = root.query_selector(".ks-clock-value").unwrap().unwrap().text_content().unwrap();
     assert_eq!(clock_text, "00:00.000", "paused at virtual time zero");
     // The nginx Deployment and the debug pod are in the store at t=0, not yet bound.

@@ -362,3 +362,137 @@ fn network_scenarios_do_what_they_say() {
     let web = net.services.iter().find(|s| s.name == "web").expect("web");
     assert_eq!((web.endpoints_ready, web.endpoints_total), (3, 3), "every endpoint stays ready");
 }
+
+/// The storage view's claim `namespace/name` in a scenario's world now.
+fn claim_of(driver: &Driver, name: &str) -> kubesim_sim::view::ClaimRow {
+    kubesim_sim::view::storage(driver.engine().world()).claims.into_iter().find(|c| c.name == name).unwrap_or_else(|| panic!("claim {name}"))
+}
+
+fn render_storage(mut driver: Driver, selection: Selection) -> String {
+    use kubesim_web::components::storage::StorageViewPanel;
+    let frame = driver.refresh(0.0);
+    let sim = Sim(Rc::new(RefCell::new(driver)));
+    let children = html! { <StorageViewPanel storage={frame.storage.clone()} events={frame.events.clone()} now={frame.t_ms} selection={selection} on_select={Callback::noop()} /> };
+    render::<WithControls>(WithControlsProps { sim, children })
+}
+
+fn pvc_selection(name: &str) -> Selection {
+    Selection::Object(kubesim_sim::view::ObjectKey {
+        group: String::new(),
+        resource: "persistentvolumeclaims".into(),
+        kind: "PersistentVolumeClaim".into(),
+        namespace: "default".into(),
+        name: name.into(),
+    })
+}
+
+fn logs_of(driver: &Driver, pod: &str) -> String {
+    let world = driver.engine().world();
+    let p = world.api().lookup(("", "pods"), "default", pod).and_then(|o| o.as_pod().cloned()).unwrap_or_else(|| panic!("{pod}"));
+    let node = p.spec.as_ref().and_then(|s| s.node_name.clone()).unwrap_or_else(|| panic!("{pod} on a node"));
+    let container = p.spec.as_ref().unwrap().containers[0].name.clone();
+    world.host(&node).unwrap().cri.logs(p.metadata.uid.as_deref().unwrap(), &container, false).unwrap_or_default()
+}
+
+// The storage scenarios show what their cards promise, and the storage view draws each claim
+// with its path: WaitForFirstConsumer until the first pod, then provisioned on its node and
+// mounted; a StatefulSet's claims and files kept through a rolling restart; an attach that
+// fails at the attach step with the driver's error while a working claim is published; the
+// block disk that moves between the nodes of its zone.
+#[test]
+fn storage_scenarios_do_what_they_say() {
+    use kubesim_sim::view::{ClaimStage, StepState};
+    for name in ["wffc", "statefulset-restart", "attach-failure", "block-storage", "statefulset"] {
+        assert_eq!(scenarios::by_name(name).unwrap().view, "storage", "{name} opens the storage view");
+    }
+
+    // WaitForFirstConsumer: Pending with nothing provisioned until 20 s.
+    let wffc = scenario_world("wffc", 15_000);
+    let notes = claim_of(&wffc, "notes");
+    assert_eq!(
+        (notes.stage, notes.phase.as_str(), notes.class.as_str(), notes.volume.as_ref()),
+        (ClaimStage::WaitForFirstConsumer, "Pending", "standard", None)
+    );
+    assert_eq!(notes.path[0].state, StepState::Waiting);
+    assert!(kubesim_sim::view::storage(wffc.engine().world()).volumes.is_empty(), "nothing provisioned");
+    let events = kubesim_sim::view::events(wffc.engine().world());
+    assert!(events.iter().any(|e| e.reason == "WaitForFirstConsumer" && e.object == "persistentvolumeclaim/notes"), "{events:?}");
+    let html = render_storage(wffc, Selection::None);
+    assert!(html.contains("data-claim=\"default/notes\"") && html.contains("data-stage=\"WaitForFirstConsumer\""), "{html}");
+    assert!(html.contains("data-step=\"provision\" data-state=\"waiting\""), "{html}");
+    // Then provisioned on the writer's node, bound and mounted; the file is in the volume.
+    let wffc = scenario_world("wffc", 40_000);
+    let notes = claim_of(&wffc, "notes");
+    assert_eq!(notes.stage, ClaimStage::Published, "{notes:?}");
+    let node = notes.node.clone().expect("on a node");
+    assert_eq!(notes.pods, ["writer"]);
+    assert!(notes.path[0].detail.contains(&format!("on {node} by rancher.io/local-path")), "{:?}", notes.path[0]);
+    assert_eq!(
+        notes.path.iter().map(|s| s.state).collect::<Vec<_>>(),
+        [StepState::Done, StepState::Done, StepState::Skipped, StepState::Skipped, StepState::Done]
+    );
+    assert_eq!(logs_of(&wffc, "writer"), format!("written by writer on {node}\n"));
+    let files = kubesim_sim::view::volume_files(wffc.engine().world(), notes.volume.as_deref().unwrap()).expect("files");
+    assert!(files.location.starts_with(&format!("{node}:/var/local-path-provisioner/pvc-")), "{}", files.location);
+    assert_eq!(
+        files.entries.iter().map(|e| (e.path.as_str(), e.preview.clone())).collect::<Vec<_>>(),
+        [("/notes.txt", Some(format!("written by writer on {node}\n")))]
+    );
+    let html = render_storage(wffc, pvc_selection("notes"));
+    assert!(html.contains("data-stage=\"Published\""), "{html}");
+    assert!(html.contains("aria-label=\"claim default/notes\""), "the selected claim's details: {html}");
+    assert!(html.contains("/notes.txt") && html.contains("written by writer on"), "its files: {html}");
+    assert!(html.contains("ProvisioningSucceeded"), "its events: {html}");
+
+    // A StatefulSet's claims keep their volumes and files through a rolling restart.
+    let sts = scenario_world("statefulset-restart", 30_000);
+    let before: Vec<_> = ["data-counter-0", "data-counter-1"].iter().map(|c| claim_of(&sts, c)).collect();
+    assert!(before.iter().all(|c| c.stage == ClaimStage::Published), "{before:?}");
+    let sts = scenario_world("statefulset-restart", 120_000);
+    for (old, pod) in before.iter().zip(["counter-0", "counter-1"]) {
+        let now = claim_of(&sts, &old.name);
+        assert_eq!((now.stage, &now.volume, &now.node), (ClaimStage::Published, &old.volume, &old.node), "the same volume on the same node");
+        let node = now.node.clone().unwrap();
+        assert_eq!(logs_of(&sts, pod), format!("{pod} started on {node}\n{pod} started on {node}\n"), "the history survived the restart");
+    }
+    let restarted = sts.engine().world().api().lookup(("", "pods"), "default", "counter-0").unwrap();
+    assert!(restarted.to_json().pointer("/metadata/annotations/kubectl.kubernetes.io~1restartedAt").is_some(), "a new pod of the restarted template");
+
+    // The attach that fails: vault's claim is stuck at the attach step with the driver's error.
+    let broken = scenario_world("attach-failure", 40_000);
+    let vault = claim_of(&broken, "vault-data");
+    assert_eq!(vault.stage, ClaimStage::Attaching);
+    assert_eq!(vault.path[2].state, StepState::Failed);
+    assert!(vault.problem.as_deref().is_some_and(|p| p.contains("the disk's encryption key is disabled")), "{vault:?}");
+    assert_eq!(pods_of(&broken, "vault")[0].status, "ContainerCreating");
+    let app = claim_of(&broken, "app-data");
+    assert_eq!(app.stage, ClaimStage::Published, "{app:?}");
+    assert_eq!(pods_of(&broken, "app")[0].status, "Running");
+    let events = kubesim_sim::view::events(broken.engine().world());
+    let failed = events.iter().find(|e| e.reason == "FailedAttachVolume" && e.object == "pod/vault").expect("FailedAttachVolume");
+    assert!(failed.count >= 2, "retried: {failed:?}");
+    let html = render_storage(broken, pvc_selection("vault-data"));
+    assert!(html.contains("data-step=\"attach\" data-state=\"failed\""), "{html}");
+    assert!(html.contains("ks-sto-error-row"), "the VolumeAttachment's error: {html}");
+    assert!(html.contains("FailedAttachVolume"), "the pod's attach events: {html}");
+    assert_eq!(count(&html, "class=\"ks-sto-step "), 10, "five steps per claim");
+
+    // The block disk: published on a1, then (after the move) on a2, attached there.
+    let block = scenario_world("block-storage", 20_000);
+    let data = claim_of(&block, "data-db-0");
+    assert_eq!((data.stage, data.node.as_deref()), (ClaimStage::Published, Some("a1")));
+    assert!(data.path[2].detail.starts_with("attached to a1 as /dev/xvd"), "{:?}", data.path[2]);
+    let block = scenario_world("block-storage", 100_000);
+    let data = claim_of(&block, "data-db-0");
+    assert_eq!((data.stage, data.node.as_deref()), (ClaimStage::Published, Some("a2")));
+    let storage = kubesim_sim::view::storage(block.engine().world());
+    assert_eq!(storage.attachments.iter().map(|a| (a.node.as_str(), a.attached)).collect::<Vec<_>>(), [("a2", true)]);
+    let files = kubesim_sim::view::volume_files(block.engine().world(), data.volume.as_deref().unwrap()).unwrap();
+    assert!(files.location.contains("attached to a2"), "{}", files.location);
+    assert!(files.entries.iter().any(|f| f.path == "/log" && f.preview.as_deref() == Some("started on a1\nstarted on a2\n")), "{files:?}");
+    let html = render_storage(block, Selection::None);
+    for table in ["PersistentVolumeClaims", "PersistentVolumes", "VolumeAttachments", "StorageClasses", "CSI drivers"] {
+        assert!(html.contains(table), "{table}: {html}");
+    }
+    assert!(html.contains("disk.csi.kubesim.io") && html.contains(">default<"), "the classes, the default one marked: {html}");
+}

@@ -8,6 +8,9 @@ use kubesim_api::quantity::parse_milli;
 use kubesim_api::time::millis_of;
 use kubesim_api::Millis;
 
+mod storage;
+pub use storage::*;
+
 /// Where a pod is in its life, as the lifecycle graph draws it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Lifecycle {

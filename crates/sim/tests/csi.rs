@@ -396,3 +396,141 @@ fn mounts_survive_a_kubelet_restart_and_come_back_after_a_power_loss() {
     assert_eq!(kubectl(&mut world, "exec app -- cat /data/f"), "before\n", "the disk kept its files");
     assert!(world.runtime().violations().is_empty(), "{:?}", world.runtime().violations());
 }
+
+// The storage view follows a claim along its path as the model moves it: WaitForFirstConsumer
+// until a pod uses it, then provision → bind → attach → stage → publish on the pod's node, each
+// stage read from the objects and the machine's mount table; the volume's files are the disk's.
+#[test]
+fn the_storage_view_follows_a_claim_from_provision_to_publish() {
+    use kubesim_sim::view::{self, ClaimStage, Step, StepState};
+    let mut world = world();
+    load(&mut world, &claim("data", "block"));
+    world.run_until(5_000);
+    let storage = view::storage(&world);
+    let row = storage.claims.iter().find(|c| c.name == "data").expect("the claim");
+    assert_eq!((row.stage, row.phase.as_str(), row.class.as_str()), (ClaimStage::WaitForFirstConsumer, "Pending", "block"));
+    assert_eq!(row.path.iter().map(|s| s.step).collect::<Vec<_>>(), Step::ALL);
+    assert_eq!(row.path[0].state, StepState::Waiting);
+    assert!(row.path[1..].iter().all(|s| s.state == StepState::Todo), "{:?}", row.path);
+    let block = storage.classes.iter().find(|c| c.name == "block").unwrap();
+    assert_eq!(
+        (block.provisioner.as_str(), block.binding_mode.as_str(), block.allow_expansion, block.default),
+        (DISK_DRIVER, "WaitForFirstConsumer", true, false)
+    );
+    assert!(storage.classes.iter().any(|c| c.default), "the default class");
+    assert_eq!(storage.drivers.iter().map(|d| (d.name.as_str(), d.attach_required)).collect::<Vec<_>>(), [(DISK_DRIVER, true), (HOSTPATH_DRIVER, false)]);
+    assert_eq!(storage.csi_nodes.len(), NODES.len());
+
+    load(&mut world, &pinned_pod("app", "b1", "data"));
+    let mut stages = vec![ClaimStage::WaitForFirstConsumer];
+    while world.now() < 60_000 {
+        let next = world.now() + 10;
+        world.run_until(next);
+        let stage = view::storage(&world).claims.iter().find(|c| c.name == "data").unwrap().stage;
+        if stages.last() != Some(&stage) {
+            stages.push(stage);
+        }
+        if stage == ClaimStage::Published {
+            break;
+        }
+    }
+    assert_eq!(
+        stages,
+        [
+            ClaimStage::WaitForFirstConsumer,
+            ClaimStage::Provisioning,
+            ClaimStage::Bound, // until the scheduler binds the pod (PreBind waited for the claim)
+            ClaimStage::Attaching,
+            ClaimStage::Attached,
+            ClaimStage::Staged,
+            ClaimStage::Published
+        ],
+        "every stage in order"
+    );
+    let storage = view::storage(&world);
+    let row = storage.claims.iter().find(|c| c.name == "data").unwrap();
+    assert_eq!(row.node.as_deref(), Some("b1"));
+    assert_eq!(row.pods, ["app"]);
+    assert_eq!((row.phase.as_str(), row.capacity.as_deref(), row.access_modes.as_str()), ("Bound", Some("1Gi"), "RWO"));
+    assert!(row.path.iter().all(|s| s.state == StepState::Done), "{:?}", row.path);
+    assert_eq!(row.path[2].detail, "attached to b1 as /dev/xvdaa");
+    assert!(row.problem.is_none());
+    let pv_name = row.volume.clone().unwrap();
+    let pv = storage.volumes.iter().find(|v| v.name == pv_name).unwrap();
+    assert_eq!(
+        (pv.phase.as_str(), pv.claim.as_deref(), pv.affinity.as_str(), pv.reclaim_policy.as_str()),
+        ("Bound", Some("default/data"), "zone zone-b", "Delete")
+    );
+    assert!(pv.source.starts_with("disk.csi.kubesim.io vol-0"), "{}", pv.source);
+    assert_eq!(storage.attachments.len(), 1);
+    let va = &storage.attachments[0];
+    assert_eq!(
+        (va.pv.as_str(), va.node.as_str(), va.attached, va.device.as_deref(), va.error.as_deref()),
+        (pv_name.as_str(), "b1", true, Some("/dev/xvdaa"), None)
+    );
+
+    // The volume's files: the disk's filesystem on b1, with what the pod wrote.
+    while phase(&world, "app") != "Running" {
+        let next = world.now() + 500;
+        world.run_until(next);
+    }
+    kubectl(&mut world, "exec app -- sh -c 'echo hello from b1 > /data/hello.txt'");
+    let files = view::volume_files(&world, &pv_name).expect("files");
+    assert!(files.location.contains("attached to b1 as /dev/xvdaa"), "{}", files.location);
+    let paths: Vec<&str> = files.entries.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(paths, ["/hello.txt", "/lost+found/"]);
+    assert_eq!(files.entries[0].preview.as_deref(), Some("hello from b1\n"));
+
+    // Deleted: the pod's volume is unpublished and unstaged, the disk detached; its files are
+    // in the cloud now.
+    kubectl(&mut world, "delete pod app --wait=false");
+    let until = world.now() + 60_000; // its 30 s grace period, then the teardown
+    world.run_until(until);
+    let storage = view::storage(&world);
+    let row = storage.claims.iter().find(|c| c.name == "data").unwrap();
+    assert_eq!((row.stage, row.pods.len()), (ClaimStage::Bound, 0));
+    assert!(storage.attachments.is_empty(), "{:?}", storage.attachments);
+    let files = view::volume_files(&world, &pv_name).expect("files");
+    assert!(files.location.ends_with("in zone-b, detached"), "{}", files.location);
+    assert_eq!(files.entries[0].path, "/hello.txt");
+}
+
+// A volume that cannot attach: the view names the attach step as failed with the driver's
+// error; a host-path volume skips attach and stage.
+#[test]
+fn the_storage_view_shows_a_failed_attach_and_skipped_steps() {
+    use kubesim_sim::view::{self, ClaimStage, StepState};
+    let mut world = world();
+    let class = "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: broken}\nprovisioner: disk.csi.kubesim.io\nvolumeBindingMode: WaitForFirstConsumer\nparameters: {kubesim.io/fail-attach: \"the disk's encryption key is disabled\"}\n";
+    load(
+        &mut world,
+        &format!(
+            "{class}---\n{}---\n{}---\n{}---\n{}",
+            claim("locked", "broken"),
+            pinned_pod("locked", "b1", "locked"),
+            claim("local", "csi-hostpath-sc"),
+            pinned_pod("local", "a2", "local")
+        ),
+    );
+    world.run_until(30_000);
+    let storage = view::storage(&world);
+    let locked = storage.claims.iter().find(|c| c.name == "locked").unwrap();
+    assert_eq!(locked.stage, ClaimStage::Attaching);
+    assert_eq!(locked.path[2].state, StepState::Failed);
+    assert!(locked.path[2].detail.contains("the disk's encryption key is disabled"), "{:?}", locked.path[2]);
+    assert_eq!(locked.problem.as_deref(), Some(locked.path[2].detail.as_str()));
+    assert!(locked.path[3..].iter().all(|s| s.state == StepState::Todo));
+    let va = storage.attachments.iter().find(|a| a.node == "b1").unwrap();
+    assert!(!va.attached && va.error.as_deref().is_some_and(|e| e.contains("Could not attach volume")), "{va:?}");
+    let local = storage.claims.iter().find(|c| c.name == "local").unwrap();
+    assert_eq!(local.stage, ClaimStage::Published);
+    assert_eq!(
+        local.path.iter().map(|s| s.state).collect::<Vec<_>>(),
+        [StepState::Done, StepState::Done, StepState::Skipped, StepState::Skipped, StepState::Done]
+    );
+    assert_eq!(local.node.as_deref(), Some("a2"));
+    kubectl(&mut world, "exec local -- sh -c 'echo x > /data/f'");
+    let files = view::volume_files(&world, local.volume.as_deref().unwrap()).unwrap();
+    assert!(files.location.starts_with("a2:/var/lib/csi-hostpath-data/"), "{}", files.location);
+    assert_eq!(files.entries.iter().map(|e| e.path.as_str()).collect::<Vec<_>>(), ["/f"]);
+}

@@ -234,7 +234,7 @@ pub fn app(props: &AppProps) -> Html {
                     "]" => controls.dispatch.emit(Action::NudgeSpeed(1)),
                     "[" => controls.dispatch.emit(Action::NudgeSpeed(-1)),
                     "?" => controls.dispatch.emit(Action::Help(true)),
-                    key @ ("1" | "2" | "3" | "4" | "5") if !embed => {
+                    key @ ("1" | "2" | "3" | "4" | "5" | "6" | "7") if !embed => {
                         let index = key.parse::<usize>().unwrap_or(1) - 1;
                         controls.dispatch.emit(Action::SetView(View::ALL[index]));
                     }
@@ -278,6 +278,9 @@ pub fn app(props: &AppProps) -> Html {
             View::Flow => html! { <FlowView frame={frame.clone()} selection={state.selection.clone()} on_select={on_select.clone()} /> },
             View::Pods => html! { <PodsView scene={frame.scene.clone()} selection={state.selection.clone()} on_select={on_select.clone()} /> },
             View::Network => html! { <crate::components::network::NetworkViewPanel network={frame.network.clone()} now={frame.t_ms} /> },
+            View::Storage => html! {
+                <crate::components::storage::StorageViewPanel storage={frame.storage.clone()} events={frame.events.clone()} now={frame.t_ms} selection={state.selection.clone()} on_select={on_select.clone()} />
+            },
         }
     };
     let theme = match state.theme {

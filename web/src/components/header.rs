@@ -85,7 +85,7 @@ pub fn help() -> Html {
         ("→", "Step to the next API write"),
         ("←", "Step back to the previous API write (time travel)"),
         ("[  ]", "Slower / faster"),
-        ("1 – 5", "Overview, Cluster, Lifecycle, Flow, Pods"),
+        ("1 – 7", "Overview, Cluster, Lifecycle, Flow, Pods, Network, Storage"),
         ("+  −  0", "Zoom in / out / fit the canvas cluster view (when focused; arrows scroll it)"),
         ("?", "This help"),
         ("Esc", "Close overlays"),

@@ -200,6 +200,41 @@ fn summary(selection: &Selection, key: &ObjectKey, controls: &Controls, current:
                 </>
             }
         }
+        Selection::Object(k) if k.kind == "PersistentVolumeClaim" || k.kind == "PersistentVolume" => {
+            use crate::components::storage::{files_list, stage_class, step_list};
+            let storage = view::storage(world);
+            let claim = storage.claims.iter().find(|c| {
+                if k.kind == "PersistentVolume" {
+                    c.volume.as_deref() == Some(k.name.as_str())
+                } else {
+                    c.namespace == k.namespace && c.name == k.name
+                }
+            });
+            let volume = if k.kind == "PersistentVolume" { Some(k.name.clone()) } else { claim.and_then(|c| c.volume.clone()) };
+            let files = volume.as_ref().and_then(|v| view::volume_files(world, v));
+            html! {
+                <>
+                    if let Some(c) = claim {
+                        <div class="ks-kv">
+                            <span>{ "claim" }</span><span class="ks-mono">{ format!("{}/{}", c.namespace, c.name) }</span>
+                            <span>{ "stage" }</span><span><span class={classes!("ks-status-pill", stage_class(c))}>{ c.stage.label() }</span></span>
+                            <span>{ "phase" }</span><span>{ &c.phase }</span>
+                            <span>{ "node" }</span><span class="ks-mono">{ c.node.clone().unwrap_or_else(|| "—".into()) }</span>
+                            <span>{ "volume" }</span><span class="ks-mono">{ c.volume.clone().unwrap_or_else(|| "—".into()) }</span>
+                            <span>{ "used by" }</span><span class="ks-mono">{ if c.pods.is_empty() { "—".to_string() } else { c.pods.join(", ") } }</span>
+                        </div>
+                        <h4>{ "Path" }</h4>
+                        { step_list(c) }
+                    }
+                    if volume.is_some() {
+                        <h4>{ "Files" }</h4>
+                        { files_list(files.as_ref()) }
+                    }
+                    <h4>{ "Writes" }</h4>
+                    { written }
+                </>
+            }
+        }
         _ => written,
     }
 }

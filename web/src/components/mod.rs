@@ -12,6 +12,7 @@ pub mod lifecycle;
 pub mod network;
 pub mod panel;
 pub mod pods;
+pub mod storage;
 pub mod timeline;
 
 use wasm_bindgen::JsCast;
