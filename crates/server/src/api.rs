@@ -258,6 +258,10 @@ fn dispatch(shared: &Shared, req: &Request, method: &str, want: Want, target: &T
         ("PUT" | "PATCH", Some(name), Some("scale")) => update_scale(shared, req, target, name, method == "PATCH").into(),
         ("POST", Some(name), Some("binding")) => binding(shared, req, target, Some(name)).into(),
         ("POST", Some(name), Some("eviction")) => eviction(shared, req, target, name).into(),
+        ("GET", Some(name), Some("ephemeralcontainers")) if target.res.plural == "pods" => get(shared, target, name, want).into(),
+        ("PUT" | "PATCH", Some(name), Some("ephemeralcontainers")) if target.res.plural == "pods" => {
+            ephemeral_containers(shared, req, target, name, want, method == "PATCH").into()
+        }
         ("PUT", Some(name), Some("finalize")) => update(shared, req, target, name, want, false).into(),
         ("GET", Some(name), Some("log")) => crate::watch::logs(shared, req, target, name, stream),
         ("GET" | "POST", Some(name), Some("exec")) => crate::watch::exec(shared, req, target, name, stream),
@@ -585,6 +589,25 @@ fn update(shared: &Shared, req: &Request, target: &Target, name: &str, want: Wan
         if status { api.update_status(object, r) } else { api.update(object, r) }.map_err(|e| t.fail(e))
     })?;
     Ok(with_warnings(respond_value(want, 200, &served_json(&updated, target.res)), &warnings))
+}
+
+/// PUT/PATCH pods/NAME/ephemeralcontainers (kubectl debug): only `spec.ephemeralContainers`
+/// of the sent (or patched) pod is taken.
+fn ephemeral_containers(shared: &Shared, req: &Request, target: &Target, name: &str, want: Want, patch: bool) -> Result<Response, Failure> {
+    let content_type = req.header("content-type").unwrap_or("").split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let body = body_value(req)?;
+    let dry = dry_run(req)?;
+    let info = target.info()?;
+    let (ns, name, t) = (target.ns(), name.to_string(), target.clone());
+    let updated = write(shared, &actor(req), dry, move |api, r| {
+        let current = api.get(info, &ns, &name).map_err(|e| t.fail(e))?;
+        let pod = if patch { apply_patch(&content_type, &current.to_json(), &body)? } else { body };
+        let list = pod.pointer("/spec/ephemeralContainers").cloned().unwrap_or(Value::Array(Vec::new()));
+        let containers: Vec<kubesim_api::k8s_openapi::api::core::v1::EphemeralContainer> =
+            serde_json::from_value(list).map_err(|e| Failure::new(422, "Invalid", format!("Pod {name:?} is invalid: spec.ephemeralContainers: {e}")))?;
+        api.update_ephemeral_containers(&ns, &name, containers, r).map_err(|e| t.fail(e))
+    })?;
+    Ok(respond_value(want, 200, &served_json(&updated, target.res)))
 }
 
 /// Applies a patch document to `current` by content type.

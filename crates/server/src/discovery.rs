@@ -124,6 +124,7 @@ fn build() -> Vec<Resource> {
         if info.kind == "Pod" {
             subresources.push(("binding", ("", "v1", "Binding"), CREATE));
             subresources.push(("eviction", ("policy", "v1", "Eviction"), CREATE));
+            subresources.push(("ephemeralcontainers", ("", "v1", "Pod"), GET_PATCH_UPDATE));
             subresources.push(("exec", ("", "v1", "PodExecOptions"), &["create", "get"]));
             subresources.push(("log", ("", "v1", "Pod"), &["get"]));
         }

@@ -374,6 +374,10 @@ fn real_kubectl_and_the_kubesim_layer_agree() {
         ("label pod solo tier=frontend --overwrite", &["get pod solo --show-labels"]),
         ("label pod solo tier-", &["get pod solo --show-labels"]),
         ("annotate pod solo note=hello", &["get pod solo -o jsonpath={.metadata.annotations.note}"]),
+        (
+            "debug solo --image=busybox:1.36 -c dbg --profile=general -- sleep 3600",
+            &["get pod solo -o jsonpath={.spec.ephemeralContainers[0].name}", "get pod solo -o jsonpath={.status.ephemeralContainerStatuses[0].name}"],
+        ),
         ("annotate deployment web note=x", &["describe deployment web"]),
         ("set image deployment/web nginx=nginx:1.26", &["get rs", "rollout history deployment/web", "get deployment web -o wide"]),
         ("rollout pause deployment/web", &["get deployment web -o jsonpath={.spec.paused}"]),
