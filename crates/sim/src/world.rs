@@ -94,6 +94,18 @@ pub struct World {
     published_ports: crate::workstation::PortMappings,
     /// The shell a `minikube ssh` opened on a node: command lines run there until `exit`.
     node_shell: Option<crate::node_shell::NodeShell>,
+    /// Commands running in another terminal while the world goes on (a `kubectl get -w` the
+    /// docs start before the steps it shows): each polled after every event.
+    background: Vec<Option<Background>>,
+}
+
+/// A kubectl command running in the background ([`World::start_background`]).
+#[derive(Clone)]
+struct Background {
+    started: Millis,
+    line: String,
+    output: kubesim_kubectl::Output,
+    follow: Option<kubesim_kubectl::Follow>,
 }
 
 impl World {
@@ -120,6 +132,7 @@ impl World {
             workstation: None,
             published_ports: BTreeMap::new(),
             node_shell: None,
+            background: Vec::new(),
         };
         for checker in crate::checkers::all() {
             world.runtime.add_checker(checker);
@@ -377,14 +390,59 @@ impl World {
 
     /// Runs the next event. Returns false when the queue is empty.
     pub fn step(&mut self) -> bool {
-        match self.runtime.step() {
+        let stepped = match self.runtime.step() {
             None => false,
             Some(Stepped::Internal) => true,
             Some(Stepped::External(line)) => {
                 let _ = self.run_command(&line);
                 true
             }
+        };
+        if stepped && self.background.iter().any(|b| b.as_ref().is_some_and(|b| b.follow.is_some())) {
+            self.poll_background();
         }
+        stepped
+    }
+
+    /// Starts a kubectl command in another terminal (`kubectl get pods -w` left running while
+    /// the next commands are typed elsewhere): it prints what it prints now and goes on
+    /// printing as the world runs, until [`World::finish_background`] stops it.
+    pub fn start_background(&mut self, line: &str) -> usize {
+        let rest = line.trim().strip_prefix("kubectl").unwrap_or(line.trim()).trim().to_string();
+        let mut output = crate::commands::kubectl_output(self, &rest);
+        let follow = output.follow.take();
+        self.background.push(Some(Background { started: self.now(), line: line.trim().to_string(), output, follow }));
+        self.background.len() - 1
+    }
+
+    fn poll_background(&mut self) {
+        let now = self.now();
+        let mut list = std::mem::take(&mut self.background);
+        for b in list.iter_mut().flatten() {
+            if let Some(follow) = b.follow.as_mut() {
+                if follow.poll(self.api(), now, &mut b.output) {
+                    b.follow = None;
+                }
+            }
+        }
+        self.background = list;
+    }
+
+    /// Stops a background command now (Ctrl-C in its terminal, unless it ended by itself)
+    /// and returns what it printed.
+    pub fn finish_background(&mut self, handle: usize) -> Option<CommandRecord> {
+        self.poll_background();
+        let mut b = self.background.get_mut(handle)?.take()?;
+        let interrupted = b.follow.take().is_some();
+        for then in std::mem::take(&mut b.output.then) {
+            let more = crate::commands::kubectl_output(self, &then);
+            b.output.stdout.push_str(&more.stdout);
+            b.output.stderr.push_str(&more.stderr);
+        }
+        let record =
+            CommandRecord { t_ms: b.started, line: b.line, stdout: b.output.stdout, stderr: b.output.stderr, exit_code: b.output.exit_code, interrupted };
+        self.commands.push(record.clone());
+        Some(record)
     }
 
     /// Runs every event up to and including virtual time `t_ms`, then sets the clock to it.

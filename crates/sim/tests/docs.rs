@@ -110,6 +110,11 @@ struct Step {
     /// than the last repetition.
     #[serde(default)]
     repeat: Option<String>,
+    /// For a command the page runs in a second terminal while the next steps run in the
+    /// first (`kubectl get pods -w` left watching): the time it is stopped (Ctrl-C) and its
+    /// output compared. Later steps run meanwhile.
+    #[serde(default)]
+    until: Option<String>,
     /// Files the page has you write just before this step (`cat <<EOF >./kustomization.yaml`),
     /// by path; registered for `-f`/`-k` at this step's time (a later step may overwrite them).
     #[serde(default)]
@@ -461,9 +466,30 @@ fn run_page(slug: &str, page: &Page, corpus: &Path) -> PageResult {
     let mut vars: BTreeMap<String, String> = BTreeMap::new();
     // When the user types the next command: a command still running then (a watch, a
     // rollout status that has not returned) was stopped with Ctrl-C.
-    let next_times: Vec<u64> =
-        (0..page.steps.len()).map(|i| page.steps.iter().zip(&times).skip(i + 1).find(|(s, _)| s.skip.is_none()).map_or(last + tail, |(_, t)| *t)).collect();
+    let next_times: Vec<u64> = (0..page.steps.len())
+        .map(|i| page.steps.iter().zip(&times).skip(i + 1).find(|(s, _)| s.skip.is_none() && s.until.is_none()).map_or(last + tail, |(_, t)| *t))
+        .collect();
+    // Commands running in the second terminal: (stop time, world handle, index in result.steps).
+    let mut background: Vec<(u64, usize, usize)> = Vec::new();
+    let finish_background = |world: &mut kubesim_sim::World, result: &mut PageResult, background: &mut Vec<(u64, usize, usize)>, before: u64| {
+        background.sort();
+        while let Some(&(until, handle, index)) = background.first().filter(|b| b.0 <= before) {
+            background.remove(0);
+            world.run_until(until.max(world.now()));
+            let Some(record) = world.finish_background(handle) else { continue };
+            // One result per step, in step order: the result's index is the step's.
+            let step = &page.steps[index];
+            let exit_code = if record.interrupted && step.exit.is_none() { 0 } else { record.exit_code };
+            let r = &mut result.steps[index];
+            r.divergence = check_step(page, step, &nodes, &record.stdout, &record.stderr, exit_code);
+            r.passed = r.divergence.is_none();
+            r.stdout = record.stdout;
+            r.stderr = record.stderr;
+            r.exit_code = exit_code;
+        }
+    };
     for ((step, at), next_at) in page.steps.iter().zip(times).zip(next_times) {
+        finish_background(&mut world, &mut result, &mut background, at);
         let expected = step.expect.clone();
         let mut step_result = StepResult {
             at: step.at.clone(),
@@ -484,6 +510,20 @@ fn run_page(slug: &str, page: &Page, corpus: &Path) -> PageResult {
         world.run_until(at);
         for (path, text) in &step.write {
             world.add_file(path, text);
+        }
+        if let Some(until) = step.until.as_deref() {
+            let until = match parse_duration(until) {
+                Ok(t) => t,
+                Err(e) => {
+                    result.error = Some(e);
+                    return result;
+                }
+            };
+            let handle = world.start_background(step.run.trim());
+            step_result.at = format!("{} (second terminal until {}s)", step.at, until / 1000);
+            background.push((until, handle, result.steps.len()));
+            result.steps.push(step_result);
+            continue;
         }
         let repeat_until = match step.repeat.as_deref().map(parse_duration).transpose() {
             Ok(r) => r.map(|r| at + r),
@@ -515,6 +555,7 @@ fn run_page(slug: &str, page: &Page, corpus: &Path) -> PageResult {
         }
         result.steps.push(step_result);
     }
+    finish_background(&mut world, &mut result, &mut background, u64::MAX);
     world.run_until(last.max(world.now()) + tail);
     result
 }
