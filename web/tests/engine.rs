@@ -307,3 +307,27 @@ fn big_cluster_seek_timings() {
     println!("big-cluster at 120 s: one World clone takes {:?}", start.elapsed() / 5);
     drop(clones);
 }
+
+// The in-browser console runs the data-plane commands as the CLI does: kubectl exec into a
+// container's program model, kubectl debug with an ephemeral container, minikube ssh.
+#[test]
+fn the_console_runs_exec_debug_and_node_shells() {
+    let mut engine = engine("nginx", false);
+    play(&mut engine, 30_000, 100);
+    let pod = view::snapshot(engine.world())
+        .pods
+        .iter()
+        .find(|p| p.name.starts_with("nginx-") && p.phase == "Running")
+        .map(|p| p.name.clone())
+        .expect("a running nginx pod");
+    let out = engine.apply_now(Input::Command(format!("kubectl exec {pod} -- cat /usr/share/nginx/html/index.html")));
+    assert!(out.lines.iter().any(|l| l.contains("Welcome to nginx!")), "{out:?}");
+    let out = engine.apply_now(Input::Command(format!("kubectl debug {pod} --image=busybox:1.36 -c dbg --target=nginx -- sleep 600")));
+    // kubectl's notices go to stderr, which the console shows as such.
+    assert!(out.errors.iter().all(|e| e.message.starts_with("Targeting container") || e.message.starts_with("--profile=legacy")), "{out:?}");
+    play(&mut engine, 45_000, 100);
+    let out = engine.apply_now(Input::Command(format!("kubectl exec {pod} -c dbg -- ps")));
+    assert!(out.lines.iter().any(|l| l.ends_with("nginx: master process nginx -g daemon off;")), "{out:?}");
+    let out = engine.apply_now(Input::Command("minikube ssh -n node-1 -- hostname".into()));
+    assert_eq!(out.lines, vec!["node-1".to_string()], "{out:?}");
+}
