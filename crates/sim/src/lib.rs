@@ -31,6 +31,7 @@ pub mod metrics_server;
 pub mod minikube;
 pub mod netpol;
 pub mod node_shell;
+pub mod port_forward;
 pub mod run;
 pub mod scenario;
 pub mod swarm;

@@ -72,14 +72,32 @@ impl Workstation {
 
     /// Runs a command line in the workstation's shell to completion now. `published`: the
     /// ports kind publishes here, (host port, udp) → (node, container port).
-    pub fn run(&mut self, hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, published: &PortMappings, line: &str, now: Millis) -> ExecOutput {
+    pub fn run(
+        &mut self,
+        hosts: &mut BTreeMap<String, Host>,
+        fabric: &Fabric,
+        published: &PortMappings,
+        forwards: &BTreeMap<u16, crate::port_forward::Forward>,
+        line: &str,
+        now: Millis,
+    ) -> (ExecOutput, Vec<u16>) {
         let argv = vec!["sh".to_string(), "-c".to_string(), line.to_string()];
         let mut port = 40_000u16;
         let io = ExecIo { stdin: Vec::new(), tty: true };
-        self.cri.published = published.keys().copied().collect();
-        self.cri.exec_with(CONTAINER, &argv, io, now, &mut |call| {
+        self.cri.published = published.keys().copied().chain(forwards.keys().map(|p| (*p, false))).collect();
+        let mut handled = Vec::new();
+        let output = self.cri.exec_with(CONTAINER, &argv, io, now, &mut |call| {
             port = port.wrapping_add(1).max(40_000);
             let (dst, dst_port, udp) = call.destination();
+            // kubectl port-forward: a local port leads into the pod's network namespace, from
+            // the pod's node (the kubelet's streaming connection).
+            if let Some(f) = forwards.get(&dst_port).filter(|_| !udp && (dst.starts_with("127.") || dst == "::1" || dst == "localhost")) {
+                handled.push(dst_port);
+                let Some(node_ip) = hosts.get(&f.node).map(|h| h.ip()) else { return kubesim_host::cri::timed_out(call) };
+                let forwarded = redirect(call, &f.pod_ip, f.port);
+                let packet = Packet::new(&f.node, node_ip, port, &forwarded, kubesim_host::netfilter::Dnat::Unchanged);
+                return route_remote(hosts, fabric, &packet, now).reply;
+            }
             if in_cluster_networks(dst) {
                 return kubesim_host::cri::timed_out(call);
             }
@@ -91,7 +109,8 @@ impl Workstation {
                 return route(hosts, fabric, &forwarded, port, now);
             }
             route(hosts, fabric, call, port, now)
-        })
+        });
+        (output, handled)
     }
 }
 

@@ -97,6 +97,8 @@ pub struct World {
     /// Commands running in another terminal while the world goes on (a `kubectl get -w` the
     /// docs start before the steps it shows): each polled after every event.
     background: Vec<Option<Background>>,
+    /// Local ports a running `kubectl port-forward` forwards: (its background handle, where).
+    forwards: BTreeMap<u16, (usize, crate::port_forward::Forward)>,
 }
 
 /// A kubectl command running in the background ([`World::start_background`]).
@@ -106,6 +108,8 @@ struct Background {
     line: String,
     output: kubesim_kubectl::Output,
     follow: Option<kubesim_kubectl::Follow>,
+    /// A `kubectl port-forward` forwarding until it is stopped.
+    forwarding: bool,
 }
 
 impl World {
@@ -133,6 +137,7 @@ impl World {
             published_ports: BTreeMap::new(),
             node_shell: None,
             background: Vec::new(),
+            forwards: BTreeMap::new(),
         };
         for checker in crate::checkers::all() {
             world.runtime.add_checker(checker);
@@ -251,7 +256,15 @@ impl World {
         let now = self.now();
         let workstation = self.workstation.get_or_insert_with(|| crate::workstation::Workstation::new(now));
         let published = &self.published_ports;
-        self.runtime.with_network(|hosts, fabric, now| workstation.run(hosts, fabric, published, line, now))
+        let forwards: BTreeMap<u16, crate::port_forward::Forward> = self.forwards.iter().map(|(p, (_, f))| (*p, f.clone())).collect();
+        let (output, handled) = self.runtime.with_network(|hosts, fabric, now| workstation.run(hosts, fabric, published, &forwards, line, now));
+        // kubectl port-forward prints each connection it carries.
+        for port in handled {
+            if let Some(b) = self.forwards.get(&port).and_then(|(h, _)| self.background.get_mut(*h)).and_then(|b| b.as_mut()) {
+                b.output.stdout.push_str(&format!("Handling connection for {port}\n"));
+            }
+        }
+        output
     }
 
     /// Opens a shell on `node` (`minikube ssh`): the command lines that follow run there until
@@ -408,11 +421,33 @@ impl World {
     /// the next commands are typed elsewhere): it prints what it prints now and goes on
     /// printing as the world runs, until [`World::finish_background`] stops it.
     pub fn start_background(&mut self, line: &str) -> usize {
-        let rest = line.trim().strip_prefix("kubectl").unwrap_or(line.trim()).trim().to_string();
+        let handle = self.background.len();
+        let trimmed = line.trim();
+        if crate::port_forward::is_port_forward(trimmed) {
+            let mut output = kubesim_kubectl::Output::default();
+            let args = crate::commands::split(trimmed).unwrap_or_default();
+            let forwarding = match crate::port_forward::start(self.api(), &args[2.min(args.len())..], "default") {
+                Ok(started) => {
+                    output.stdout = started.stdout;
+                    for (port, forward) in started.forwards {
+                        self.forwards.insert(port, (handle, forward));
+                    }
+                    true
+                }
+                Err(e) => {
+                    output.stderr = format!("{e}\n");
+                    output.exit_code = 1;
+                    false
+                }
+            };
+            self.background.push(Some(Background { started: self.now(), line: trimmed.to_string(), output, follow: None, forwarding }));
+            return handle;
+        }
+        let rest = trimmed.strip_prefix("kubectl").unwrap_or(trimmed).trim().to_string();
         let mut output = crate::commands::kubectl_output(self, &rest);
         let follow = output.follow.take();
-        self.background.push(Some(Background { started: self.now(), line: line.trim().to_string(), output, follow }));
-        self.background.len() - 1
+        self.background.push(Some(Background { started: self.now(), line: trimmed.to_string(), output, follow, forwarding: false }));
+        handle
     }
 
     fn poll_background(&mut self) {
@@ -433,7 +468,8 @@ impl World {
     pub fn finish_background(&mut self, handle: usize) -> Option<CommandRecord> {
         self.poll_background();
         let mut b = self.background.get_mut(handle)?.take()?;
-        let interrupted = b.follow.take().is_some();
+        let interrupted = b.follow.take().is_some() || b.forwarding;
+        self.forwards.retain(|_, (h, _)| *h != handle);
         for then in std::mem::take(&mut b.output.then) {
             let more = crate::commands::kubectl_output(self, &then);
             b.output.stdout.push_str(&more.stdout);
@@ -477,6 +513,28 @@ impl World {
     pub fn run_command_for(&mut self, line: &str, until: Millis) -> CommandRecord {
         let trimmed = line.trim();
         let started = self.now();
+        // `COMMAND &`: the shell runs it in the background (a port-forward, a watch) and
+        // returns at once; what it printed so far is shown.
+        if let Some(command) = trimmed.strip_suffix('&').map(str::trim).filter(|c| !c.ends_with('&') && self.node_shell.is_none()) {
+            let handle = self.start_background(command);
+            let b = self.background[handle].as_ref().expect("just started");
+            let record = CommandRecord {
+                t_ms: started,
+                line: trimmed.to_string(),
+                stdout: b.output.stdout.clone(),
+                stderr: b.output.stderr.clone(),
+                exit_code: b.output.exit_code,
+                interrupted: false,
+            };
+            self.commands.push(record.clone());
+            return record;
+        }
+        if crate::port_forward::is_port_forward(trimmed) && self.node_shell.is_none() {
+            // In the foreground it forwards until the user stops it.
+            let handle = self.start_background(trimmed);
+            self.run_until(until.max(self.now()));
+            return self.finish_background(handle).expect("started above");
+        }
         let mut interrupted = false;
         let (stdout, stderr, exit_code) = if let Some(node) = self.node_shell().map(str::to_string) {
             // A `minikube ssh` session: the line runs on the node until `exit`.
