@@ -110,7 +110,7 @@ pub fn plan(seed: u64, minutes: u64) -> Plan {
         let node = &nodes[rng.range(0, node_count as u64 - 1) as usize];
         let d = rng.range(0, deployments - 1);
         let other = &nodes[rng.range(0, node_count as u64 - 1) as usize];
-        let line = match rng.range(0, 16) {
+        let line = match rng.range(0, 17) {
             0 => format!("kubectl scale deployment app-{d} --replicas={}", rng.range(0, 8)),
             1 => format!("kubectl set image deployment/app-{d} web={}", IMAGES[rng.range(0, IMAGES.len() as u64 - 1) as usize]),
             2 => format!("kubectl delete pods -l app=app-{d} --wait=false"),
@@ -126,6 +126,7 @@ pub fn plan(seed: u64, minutes: u64) -> Plan {
             13 => "fault dns-outage".to_string(),
             14 => format!("fault kube-proxy-stop {node}"),
             15 => format!("kubectl label pods -l app=app-{d} quarantine=true --overwrite"),
+            16 => "kubectl debug client --image=busybox:1.37 --target=c --profile=general -- sleep 20".to_string(),
             _ => "fault heal".to_string(),
         };
         schedule.push((at, line));
