@@ -330,4 +330,9 @@ fn the_console_runs_exec_debug_and_node_shells() {
     assert!(out.lines.iter().any(|l| l.ends_with("nginx: master process nginx -g daemon off;")), "{out:?}");
     let out = engine.apply_now(Input::Command("minikube ssh -n node-1 -- hostname".into()));
     assert_eq!(out.lines, vec!["node-1".to_string()], "{out:?}");
+    // A port-forward left running in the background serves the workstation's curl.
+    let out = engine.apply_now(Input::Command(format!("kubectl port-forward pod/{pod} 8080:80 &")));
+    assert_eq!(out.lines.first().map(String::as_str), Some("Forwarding from 127.0.0.1:8080 -> 80"), "{out:?}");
+    let out = engine.apply_now(Input::Command("curl -s localhost:8080".into()));
+    assert!(out.lines.iter().any(|l| l.contains("Welcome to nginx!")), "{out:?}");
 }
