@@ -313,6 +313,12 @@ pub struct ContainerIo {
 }
 
 impl ContainerIo {
+    /// What was written since the last newline (a prompt such as `mysql> `): an attached
+    /// terminal shows it, the log does not have it yet.
+    pub fn partial_text(&self) -> String {
+        self.partial.iter().map(|p| String::from_utf8_lossy(p).into_owned()).collect()
+    }
+
     fn write(&mut self, sink: &Sink, stream: Stream, data: &[u8], now: Millis) -> Result<(), Errno> {
         match sink {
             Sink::Session(id) => {

@@ -631,6 +631,16 @@ impl ContainerRuntime {
         Ok(container.io.logs.iter().map(|l| format!("{}\n", l.text)).collect())
     }
 
+    /// What a terminal attached to a container by its ID shows: its output, the line it has
+    /// not finished yet included.
+    pub fn attached_output(&self, id: &str) -> Result<String, String> {
+        let mut out = self.container_logs(id)?;
+        if let Some(c) = self.containers.get(id) {
+            out.push_str(&c.io.partial_text());
+        }
+        Ok(out)
+    }
+
     /// Container logs as text (every line, stdout and stderr interleaved as written).
     pub fn logs(&self, pod_uid: &str, container: &str, previous: bool) -> Result<String, String> {
         Ok(self.log_lines(pod_uid, container, previous)?.iter().map(|l| format!("{}\n", l.text)).collect())

@@ -3415,6 +3415,15 @@ fn logs(args: &Args, api: &ApiServer, cluster: &mut dyn ClusterView, namespace: 
             }
         };
         for container in containers {
+            // The attached stream of `run -it`/`debug -it` (an internal flag of their follow):
+            // the output as the terminal showed it, an unfinished line (a prompt) included.
+            if args.get("kubesim-attached").is_some() {
+                match cluster.attached(pod.namespace(), pod.name(), container.as_deref()) {
+                    Ok(text) => out.out(text),
+                    Err(e) => out.fail(format!("error: {e}")),
+                }
+                continue;
+            }
             match cluster.logs(pod.namespace(), pod.name(), container.as_deref(), args.bool("previous")) {
                 Ok(text) => {
                     let lines: Vec<&str> = text.lines().collect();

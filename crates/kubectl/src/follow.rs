@@ -139,7 +139,7 @@ impl Follow {
                     }
                 }
                 if state.terminated.is_some() {
-                    out.then.push(format!("logs {pod} -c {container} -n {namespace}"));
+                    out.then.push(format!("logs {pod} -c {container} -n {namespace} --kubesim-attached=1"));
                     return true;
                 }
                 false
@@ -157,7 +157,7 @@ impl Follow {
                 // for --rm (run.go's removal after attach).
                 if matches!(phase.as_str(), "Running" | "Succeeded" | "Failed") && !*logged {
                     *logged = true;
-                    out.then.push(format!("logs {name} -n {namespace}"));
+                    out.then.push(format!("logs {name} -n {namespace} --kubesim-attached=1"));
                 }
                 if phase != "Succeeded" && phase != "Failed" {
                     return false;

@@ -117,6 +117,11 @@ pub trait ClusterView {
     fn read_file(&self, path: &str) -> Result<String, String>;
     /// Container logs (`kubectl logs`).
     fn logs(&self, namespace: &str, pod: &str, container: Option<&str>, previous: bool) -> Result<String, String>;
+    /// What a terminal attached to the container shows (`run -it`, `debug -it`): its output,
+    /// including a line it has not finished (a prompt). By default its log.
+    fn attached(&self, namespace: &str, pod: &str, container: Option<&str>) -> Result<String, String> {
+        self.logs(namespace, pod, container, false)
+    }
     /// Runs a command in a container (`kubectl exec`, `-t` for a terminal): (output, exit code).
     fn exec(&mut self, namespace: &str, pod: &str, container: Option<&str>, command: &[String], tty: bool) -> Result<(String, i32), String>;
     /// Current usage of a pod (`kubectl top`): (cpu millicores, memory bytes).

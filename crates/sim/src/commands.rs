@@ -52,6 +52,13 @@ impl ClusterView for WorldView<'_> {
         let host = self.hosts.get(&node).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
         host.cri.container_logs(&id)
     }
+    fn attached(&self, namespace: &str, pod: &str, container: Option<&str>) -> Result<String, String> {
+        let (node, _, container) = self.locate(namespace, pod, container)?;
+        let object = &self.pods[&(namespace.to_string(), pod.to_string())];
+        let id = kubesim_kubelet::logs::validate_container_log_status(object.as_pod().expect("the index holds pods"), &container, false)?;
+        let host = self.hosts.get(&node).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
+        host.cri.attached_output(&id)
+    }
     fn exec(&mut self, namespace: &str, pod: &str, container: Option<&str>, command: &[String], tty: bool) -> Result<(String, i32), String> {
         let (node, uid, container) = self.locate(namespace, pod, container)?;
         let now = self.now;

@@ -22,3 +22,18 @@ fn a_background_watch_shows_what_happens_while_other_commands_run() {
     }
     assert!(world.finish_background(watch).is_none(), "a stopped command is gone");
 }
+
+// `kubectl run -it`: the attached terminal shows what the program wrote, a prompt without its
+// newline included, until the user stops the session.
+#[test]
+fn an_attached_terminal_shows_an_unfinished_prompt() {
+    let mut world = World::new(1);
+    world.add_default_nodes();
+    world.run_until(1_000);
+    let r = world.run_command_for("kubectl run -it ask --image=busybox:1.36 --restart=Never -- sh -c 'echo hello; printf \"ready> \"; sleep 100'", 30_000);
+    assert!(r.interrupted, "the session was still open");
+    assert!(r.stderr.contains("If you don't see a command prompt, try pressing enter."), "{}", r.stderr);
+    assert_eq!(r.stdout, "hello\nready> ");
+    // The log has only the finished line.
+    assert_eq!(world.run_command("kubectl logs ask").stdout, "hello\n");
+}
