@@ -371,9 +371,10 @@ impl Nslookup {
                     if !m.authoritative {
                         self.out.push_str("Non-authoritative answer:\n");
                     }
-                    if m.answers.is_empty() {
-                        self.out.push_str(&format!("*** Can't find {qname}: No answer\n"));
-                    }
+                    // An empty NOERROR answer (NODATA, the AAAA query for an IPv4-only Service)
+                    // prints nothing but the blank line below since busybox 1.33 (commit
+                    // 49fd1d69b "nslookup: do not print "No answer" for NODATA replies");
+                    // 1.29-1.32 printed `*** Can't find NAME: No answer` there.
                     for a in &m.answers {
                         self.out.push_str(&bb_record(a));
                     }
