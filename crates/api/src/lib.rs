@@ -20,6 +20,7 @@ pub mod defaults;
 pub mod hash;
 pub mod object;
 pub mod pod;
+pub mod podlog;
 pub mod quantity;
 pub mod resources;
 pub mod selector;

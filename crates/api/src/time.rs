@@ -22,6 +22,21 @@ pub fn micro_time_at(t: Millis) -> MicroTime {
     MicroTime(jiff::Timestamp::from_millisecond(ms).expect("virtual time stays within jiff's range"))
 }
 
+/// Virtual `t` as RFC3339 with nine fractional digits (Go's `RFC3339NanoFixed`, the kubelet's
+/// log timestamps): `2025-01-01T00:00:04.500000000Z`.
+pub fn rfc3339_nano_fixed(t: Millis) -> String {
+    let ms = EPOCH_UNIX_SECONDS * 1000 + t as i64;
+    let ts = jiff::Timestamp::from_millisecond(ms).expect("virtual time stays within jiff's range");
+    format!("{}.{:03}000000Z", ts.strftime("%Y-%m-%dT%H:%M:%S"), ms.rem_euclid(1000))
+}
+
+/// The virtual millisecond an RFC3339 timestamp stands for (`sinceTime`, `--since-time`; 0 for
+/// instants before the epoch), or `None` when it does not parse.
+pub fn parse_rfc3339(text: &str) -> Option<Millis> {
+    let ts: jiff::Timestamp = text.parse().ok()?;
+    Some((ts.as_millisecond() - EPOCH_UNIX_SECONDS * 1000).max(0) as Millis)
+}
+
 /// The virtual millisecond a `Time` stands for (0 for instants before the epoch).
 pub fn millis_of(time: &Time) -> Millis {
     let ms = time.0.as_millisecond() - EPOCH_UNIX_SECONDS * 1000;

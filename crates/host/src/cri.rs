@@ -631,6 +631,13 @@ impl ContainerRuntime {
         Ok(container.io.logs.iter().map(|l| format!("{}\n", l.text)).collect())
     }
 
+    /// The log lines of one container by its ID, oldest first (the runtime's log file).
+    pub fn container_log_lines(&self, id: &str) -> Result<&[LogLine], String> {
+        let container =
+            self.containers.get(id).ok_or_else(|| format!("failed to try resolving symlinks in path \"/var/log/pods/{id}.log\": no such file or directory"))?;
+        Ok(&container.io.logs)
+    }
+
     /// What a terminal attached to a container by its ID shows: its output, the line it has
     /// not finished yet included.
     pub fn attached_output(&self, id: &str) -> Result<String, String> {

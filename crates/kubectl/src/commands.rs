@@ -3400,7 +3400,10 @@ fn logs(args: &Args, api: &ApiServer, cluster: &mut dyn ClusterView, namespace: 
             return out.fail("error: expected 'logs [-f] [-p] (POD | TYPE/NAME) [-c CONTAINER]'.\nPOD or TYPE/NAME is a required argument for the logs command\nSee 'kubectl logs -h' for help and examples");
         }
     };
-    let tail = args.get("tail").and_then(|t| t.parse::<i64>().ok()).filter(|t| *t >= 0);
+    let opts = match log_options(args) {
+        Ok(o) => o,
+        Err(e) => return out.fail(e),
+    };
     for pod in pods {
         let containers: Vec<Option<String>> = if all_containers {
             pod.as_pod()
@@ -3424,22 +3427,56 @@ fn logs(args: &Args, api: &ApiServer, cluster: &mut dyn ClusterView, namespace: 
                 }
                 continue;
             }
-            match cluster.logs(pod.namespace(), pod.name(), container.as_deref(), args.bool("previous")) {
-                Ok(text) => {
-                    let lines: Vec<&str> = text.lines().collect();
-                    let start = tail.map_or(0, |n| lines.len().saturating_sub(n as usize));
-                    for line in &lines[start..] {
-                        if prefix {
-                            out.outln(format!("[pod/{}/{}] {line}", pod.name(), container.as_deref().unwrap_or("")));
-                        } else {
-                            out.outln(line);
-                        }
+            match cluster.logs(pod.namespace(), pod.name(), container.as_deref(), &opts) {
+                Ok(text) if prefix => {
+                    for line in text.lines() {
+                        out.outln(format!("[pod/{}/{}] {line}", pod.name(), container.as_deref().unwrap_or("")));
                     }
                 }
+                Ok(text) => out.out(text),
                 Err(e) => out.fail(format!("Error from server (BadRequest): {e}")),
             }
         }
     }
+}
+
+/// The PodLogOptions `kubectl logs` sends (logs.go ToLogOptions and Validate): `--previous`,
+/// `--timestamps`, `--since`, `--since-time`, `--tail` (-1 = all; with a selector and no
+/// `--tail`, the last 10 lines), `--limit-bytes`.
+fn log_options(args: &Args) -> Result<kubesim_api::podlog::PodLogOptions, String> {
+    let mut opts = kubesim_api::podlog::PodLogOptions { previous: args.bool("previous"), timestamps: args.bool("timestamps"), ..Default::default() };
+    if let Some(since) = args.get("since") {
+        let ms = kubesim_api::time::parse_duration(since)
+            .ok_or_else(|| format!("error: invalid argument \"{since}\" for \"--since\" flag: time: invalid duration \"{since}\""))?;
+        opts.since_seconds = Some(ms.div_ceil(1000) as i64);
+    }
+    if let Some(t) = args.get("since-time") {
+        opts.since_time = Some(
+            kubesim_api::time::parse_rfc3339(t)
+                .ok_or_else(|| format!("error: parsing time {t:?} as \"2006-01-02T15:04:05Z07:00\": cannot parse {t:?} as \"2006\""))?,
+        );
+    }
+    if opts.since_seconds.is_some() && opts.since_time.is_some() {
+        return Err("error: at most one of `sinceTime` or `sinceSeconds` may be specified".into());
+    }
+    let tail = match args.get("tail") {
+        Some(t) => {
+            t.parse::<i64>().map_err(|_| format!("error: invalid argument \"{t}\" for \"--tail\" flag: strconv.ParseInt: parsing \"{t}\": invalid syntax"))?
+        }
+        None if args.get("selector").is_some() => 10,
+        None => -1,
+    };
+    opts.tail_lines = usize::try_from(tail).ok();
+    if let Some(l) = args.get("limit-bytes") {
+        let n = l
+            .parse::<i64>()
+            .map_err(|_| format!("error: invalid argument \"{l}\" for \"--limit-bytes\" flag: strconv.ParseInt: parsing \"{l}\": invalid syntax"))?;
+        if n < 0 {
+            return Err("error: --limit-bytes must be greater than 0".into());
+        }
+        opts.limit_bytes = (n > 0).then_some(n as usize);
+    }
+    Ok(opts)
 }
 
 /// `kubectl exec POD [-c C] -- COMMAND...`.

@@ -72,6 +72,7 @@ pub use apply::{apply_documents, apply_text, ApplyAction, ApplyOptions, ApplyRes
 pub use args::{is_bool_flag, split_command, split_command_with};
 pub use follow::Follow;
 
+pub use kubesim_api::podlog::PodLogOptions;
 use kubesim_apiserver::{ApiServer, Request};
 use std::sync::Arc;
 
@@ -116,11 +117,11 @@ pub trait ClusterView {
     /// Reads `-f FILE` (`-` = stdin text).
     fn read_file(&self, path: &str) -> Result<String, String>;
     /// Container logs (`kubectl logs`).
-    fn logs(&self, namespace: &str, pod: &str, container: Option<&str>, previous: bool) -> Result<String, String>;
+    fn logs(&self, namespace: &str, pod: &str, container: Option<&str>, opts: &PodLogOptions) -> Result<String, String>;
     /// What a terminal attached to the container shows (`run -it`, `debug -it`): its output,
     /// including a line it has not finished (a prompt). By default its log.
     fn attached(&self, namespace: &str, pod: &str, container: Option<&str>) -> Result<String, String> {
-        self.logs(namespace, pod, container, false)
+        self.logs(namespace, pod, container, &PodLogOptions::default())
     }
     /// Runs a command in a container (`kubectl exec`, `-t` for a terminal): (output, exit code).
     fn exec(&mut self, namespace: &str, pod: &str, container: Option<&str>, command: &[String], tty: bool) -> Result<(String, i32), String>;
@@ -247,7 +248,7 @@ impl ClusterView for NoCluster {
     fn read_file(&self, path: &str) -> Result<String, String> {
         self.files.get(path).cloned().ok_or_else(|| format!("the path \"{path}\" does not exist"))
     }
-    fn logs(&self, _namespace: &str, pod: &str, _container: Option<&str>, _previous: bool) -> Result<String, String> {
+    fn logs(&self, _namespace: &str, pod: &str, _container: Option<&str>, _opts: &PodLogOptions) -> Result<String, String> {
         Err(format!("logs for pod {pod:?} are not available"))
     }
     fn exec(&mut self, _namespace: &str, pod: &str, _container: Option<&str>, _command: &[String], _tty: bool) -> Result<(String, i32), String> {

@@ -292,8 +292,12 @@ impl ClusterView for FakeCluster {
     fn read_file(&self, path: &str) -> Result<String, String> {
         Err(format!("the path \"{path}\" does not exist"))
     }
-    fn logs(&self, _ns: &str, pod: &str, container: Option<&str>, previous: bool) -> Result<String, String> {
-        Ok(format!("{pod}/{} previous={previous}\nline 2\nline 3\n", container.unwrap_or("-")))
+    fn logs(&self, _ns: &str, pod: &str, container: Option<&str>, opts: &kubesim_kubectl::PodLogOptions) -> Result<String, String> {
+        let previous = opts.previous;
+        let text = format!("{pod}/{} previous={previous}\nline 2\nline 3\n", container.unwrap_or("-"));
+        let lines: Vec<&str> = text.lines().collect();
+        let start = opts.tail_lines.map_or(0, |n| lines.len().saturating_sub(n));
+        Ok(lines[start..].iter().map(|l| format!("{l}\n")).collect())
     }
     fn exec(&mut self, _ns: &str, _pod: &str, _container: Option<&str>, command: &[String], _tty: bool) -> Result<(String, i32), String> {
         if command.first().map(String::as_str) == Some("false") {

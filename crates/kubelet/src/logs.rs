@@ -1,7 +1,51 @@
 //! `kubectl logs` as the kubelet answers it: which attempt's log a request reads, from the
-//! pod's container statuses (kubelet_pods.go validateContainerLogStatus).
+//! pod's container statuses (kubelet_pods.go validateContainerLogStatus), and what it writes
+//! back from the runtime's log (kuberuntime/logs/logs.go ReadLogs).
 
 use kubesim_api::k8s_openapi::api::core::v1::Pod;
+use kubesim_api::podlog::PodLogOptions;
+use kubesim_api::Millis;
+use kubesim_host::container::LogLine;
+
+/// The time format of `timestamps=true` (logs.go timeFormatOut = RFC3339NanoFixed).
+pub fn log_timestamp(t: Millis) -> String {
+    kubesim_api::time::rfc3339_nano_fixed(t)
+}
+
+/// ReadLogs: a container's log lines as the kubelet serves them for `opts` at `now` — the last
+/// `tailLines` lines, those before `sinceSeconds`/`sinceTime` left out, each prefixed with its
+/// timestamp when asked, cut at `limitBytes`.
+pub fn read_logs(lines: &[LogLine], opts: &PodLogOptions, now: Millis) -> String {
+    let since = match (opts.since_time, opts.since_seconds) {
+        (Some(t), _) => Some(t),
+        (None, Some(s)) => Some(now.saturating_sub((s.max(0) as u64).saturating_mul(1000))),
+        (None, None) => None,
+    };
+    let start = opts.tail_lines.map_or(0, |n| lines.len().saturating_sub(n));
+    let mut out = String::new();
+    for line in &lines[start..] {
+        if since.is_some_and(|s| line.t_ms < s) {
+            continue;
+        }
+        if opts.timestamps {
+            out.push_str(&log_timestamp(line.t_ms));
+            out.push(' ');
+        }
+        out.push_str(&line.text);
+        out.push('\n');
+        if opts.limit_bytes.is_some_and(|l| out.len() >= l) {
+            break;
+        }
+    }
+    if let Some(limit) = opts.limit_bytes {
+        let mut cut = limit.min(out.len());
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.truncate(cut);
+    }
+    out
+}
 
 /// validateContainerLogStatus: the runtime ID of the container whose log a request for
 /// `container` reads, or the kubelet's error (`container "c" in pod "p" is waiting to start:
@@ -58,6 +102,34 @@ mod tests {
 
     fn pod(status: serde_json::Value) -> Pod {
         serde_json::from_value(serde_json::json!({"metadata": {"name": "p"}, "status": status})).unwrap()
+    }
+
+    fn line(t_ms: Millis, text: &str) -> LogLine {
+        LogLine { t_ms, stream: kubesim_host::container::Stream::Stdout, text: text.into() }
+    }
+
+    /// ReadLogs' order over three lines: tail first, then since, timestamps, limitBytes.
+    #[test]
+    fn read_logs_cases() {
+        let lines = [line(1_000, "first line"), line(2_500, "second line"), line(4_000, "third line")];
+        let all = "first line\nsecond line\nthird line\n";
+        let cases: Vec<(PodLogOptions, &str)> = vec![
+            (PodLogOptions::default(), all),
+            (PodLogOptions { tail_lines: Some(0), ..Default::default() }, ""),
+            (PodLogOptions { tail_lines: Some(2), ..Default::default() }, "second line\nthird line\n"),
+            (PodLogOptions { tail_lines: Some(5), ..Default::default() }, all),
+            (PodLogOptions { limit_bytes: Some(3), ..Default::default() }, "fir"),
+            (PodLogOptions { since_time: Some(2_500), ..Default::default() }, "second line\nthird line\n"),
+            (PodLogOptions { since_seconds: Some(2), ..Default::default() }, "third line\n"),
+            (PodLogOptions { timestamps: true, tail_lines: Some(1), ..Default::default() }, "2025-01-01T00:00:04.000000000Z third line\n"),
+            (
+                PodLogOptions { timestamps: true, since_time: Some(2_000), tail_lines: Some(2), ..Default::default() },
+                "2025-01-01T00:00:02.500000000Z second line\n2025-01-01T00:00:04.000000000Z third line\n",
+            ),
+        ];
+        for (i, (opts, want)) in cases.into_iter().enumerate() {
+            assert_eq!(read_logs(&lines, &opts, 5_000), want, "case {i}: {opts:?}");
+        }
     }
 
     /// Cases of kubelet_pods_test.go TestValidateContainerLogStatus, by state.

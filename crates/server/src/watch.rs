@@ -11,6 +11,7 @@ use crate::http::{Chunked, Request, Response};
 use crate::status::Failure;
 use crate::Shared;
 use kubesim_api::object::Object;
+use kubesim_api::podlog::PodLogOptions;
 use kubesim_api::selector::{FieldSelector, Selector};
 use kubesim_store::EventType;
 use serde_json::{json, Value};
@@ -262,30 +263,37 @@ fn locate(shared: &Shared, target: &Target, pod: &str, container: Option<&str>) 
     Ok((node, p.metadata.uid.clone().unwrap_or_default(), container))
 }
 
-fn read_logs(shared: &Shared, target: &Target, pod: &str, node: &str, container: &str, previous: bool) -> Result<String, Failure> {
+fn read_logs(shared: &Shared, target: &Target, pod: &str, node: &str, container: &str, opts: &PodLogOptions) -> Result<String, Failure> {
     let info = kubesim_api::kind_info("v1", "Pod").expect("pods are served");
-    let (ns, pod, node, container) = (target.ns(), pod.to_string(), node.to_string(), container.to_string());
+    let (ns, pod, node, container, opts) = (target.ns(), pod.to_string(), node.to_string(), container.to_string(), opts.clone());
     shared.run(move |sim| {
         let object = sim.world.api().get(info, &ns, &pod).map_err(|e| Failure::from_api(e, "", "pods", &pod))?;
-        let id = kubesim_kubelet::logs::validate_container_log_status(object.as_pod().expect("pods are pods"), &container, previous)
+        let id = kubesim_kubelet::logs::validate_container_log_status(object.as_pod().expect("pods are pods"), &container, opts.previous)
             .map_err(Failure::bad_request)?;
         let host = sim.world.host(&node).ok_or_else(|| Failure::bad_request(format!("node {node:?} has no kubelet")))?;
-        host.cri.container_logs(&id).map_err(Failure::bad_request)
+        let lines = host.cri.container_log_lines(&id).map_err(Failure::bad_request)?;
+        Ok(kubesim_kubelet::logs::read_logs(lines, &opts, sim.world.now()))
     })?
 }
 
-fn tail(text: &str, lines: Option<usize>, limit_bytes: Option<usize>) -> String {
-    let mut out = match lines {
-        Some(n) => {
-            let all: Vec<&str> = text.split_inclusive('\n').collect();
-            all[all.len().saturating_sub(n)..].concat()
-        }
-        None => text.to_string(),
+/// The PodLogOptions of a log request's query (`previous`, `timestamps`, `sinceSeconds`,
+/// `sinceTime`, `tailLines`, `limitBytes`).
+fn log_options(req: &Request) -> Result<PodLogOptions, Failure> {
+    let since_time = match req.param("sinceTime") {
+        Some(t) => Some(
+            kubesim_api::time::parse_rfc3339(t)
+                .ok_or_else(|| Failure::bad_request(format!("parsing time {t:?} as \"2006-01-02T15:04:05Z07:00\": cannot parse")))?,
+        ),
+        None => None,
     };
-    if let Some(limit) = limit_bytes {
-        out.truncate(limit.min(out.len()));
-    }
-    out
+    Ok(PodLogOptions {
+        previous: req.flag("previous"),
+        timestamps: req.flag("timestamps"),
+        since_seconds: req.param("sinceSeconds").and_then(|t| t.parse::<i64>().ok()),
+        since_time,
+        tail_lines: req.param("tailLines").and_then(|t| t.parse::<i64>().ok()).filter(|t| *t >= 0).map(|t| t as usize),
+        limit_bytes: req.param("limitBytes").and_then(|t| t.parse::<usize>().ok()),
+    })
 }
 
 fn container_terminated(shared: &Shared, target: &Target, pod: &str, container: &str, uid: &str) -> bool {
@@ -306,19 +314,18 @@ fn container_terminated(shared: &Shared, target: &Target, pod: &str, container: 
 pub fn logs(shared: &Shared, req: &Request, target: &Target, pod: &str, stream: &mut TcpStream) -> Outcome {
     let result = (|| -> Result<Option<Response>, Failure> {
         let (node, uid, container) = locate(shared, target, pod, req.param("container"))?;
-        let previous = req.flag("previous");
-        let tail_lines = req.param("tailLines").and_then(|t| t.parse::<i64>().ok()).filter(|t| *t >= 0).map(|t| t as usize);
-        let limit_bytes = req.param("limitBytes").and_then(|t| t.parse::<usize>().ok());
-        let text = read_logs(shared, target, pod, &node, &container, previous)?;
-        if !req.flag("follow") || previous {
-            return Ok(Some(Response::typed(200, "text/plain", tail(&text, tail_lines, limit_bytes).into_bytes())));
+        let opts = log_options(req)?;
+        let text = read_logs(shared, target, pod, &node, &container, &opts)?;
+        if !req.flag("follow") || opts.previous {
+            return Ok(Some(Response::typed(200, "text/plain", text.into_bytes())));
         }
         let mut out = Chunked::start(stream, 200, "text/plain").map_err(|_| Failure::internal("write failed"))?;
-        let first = tail(&text, tail_lines, None);
-        if out.send(first.as_bytes()).is_err() {
+        if out.send(text.as_bytes()).is_err() {
             return Ok(None);
         }
-        let mut sent = text.len();
+        // Later reads: the whole log (the same timestamps and since), sent from where it grew.
+        let whole = PodLogOptions { tail_lines: None, limit_bytes: None, ..opts };
+        let mut sent = read_logs(shared, target, pod, &node, &container, &whole)?.len();
         let deadline = Instant::now() + shared.config.max_watch;
         while Instant::now() < deadline && !shared.stopping() {
             std::thread::sleep(Duration::from_millis(200));
@@ -326,7 +333,7 @@ pub fn logs(shared: &Shared, req: &Request, target: &Target, pod: &str, stream: 
                 return Ok(None);
             }
             let done = container_terminated(shared, target, pod, &container, &uid);
-            if let Ok(now_text) = read_logs(shared, target, pod, &node, &container, false) {
+            if let Ok(now_text) = read_logs(shared, target, pod, &node, &container, &whole) {
                 if now_text.len() > sent && now_text.is_char_boundary(sent) {
                     if out.send(&now_text.as_bytes()[sent..]).is_err() {
                         return Ok(None);

@@ -4,6 +4,7 @@
 
 use crate::world::World;
 use kubesim_kubectl::ClusterView;
+use kubesim_kubectl::PodLogOptions;
 use std::collections::BTreeMap;
 
 /// What kubectl sees of the cluster beyond the API server: files registered with the world,
@@ -45,12 +46,12 @@ impl ClusterView for WorldView<'_> {
     fn list_dir(&self, dir: &str) -> Option<Vec<String>> {
         kubesim_kubectl::list_dir_of(self.files.keys(), dir)
     }
-    fn logs(&self, namespace: &str, pod: &str, container: Option<&str>, previous: bool) -> Result<String, String> {
+    fn logs(&self, namespace: &str, pod: &str, container: Option<&str>, opts: &PodLogOptions) -> Result<String, String> {
         let (node, _, container) = self.locate(namespace, pod, container)?;
         let object = &self.pods[&(namespace.to_string(), pod.to_string())];
-        let id = kubesim_kubelet::logs::validate_container_log_status(object.as_pod().expect("the index holds pods"), &container, previous)?;
+        let id = kubesim_kubelet::logs::validate_container_log_status(object.as_pod().expect("the index holds pods"), &container, opts.previous)?;
         let host = self.hosts.get(&node).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
-        host.cri.container_logs(&id)
+        Ok(kubesim_kubelet::logs::read_logs(host.cri.container_log_lines(&id)?, opts, self.now))
     }
     fn attached(&self, namespace: &str, pod: &str, container: Option<&str>) -> Result<String, String> {
         let (node, _, container) = self.locate(namespace, pod, container)?;
