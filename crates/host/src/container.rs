@@ -213,23 +213,72 @@ pub struct ExecOutput {
 /// CPU used over the last [`CPU_WINDOW_MS`].
 #[derive(Clone, Debug, Default)]
 struct CpuMeter {
-    /// (start, end, millicores) intervals of CPU use, oldest first.
-    spans: Vec<(Millis, Millis, u64)>,
+    /// (start µs, end µs, millicores) intervals of CPU use, oldest first.
+    spans: Vec<(u64, u64, u64)>,
 }
 
 impl CpuMeter {
-    fn record(&mut self, start: Millis, end: Millis, milli: u64) {
-        if end > start {
-            self.spans.push((start, end, milli));
+    fn record(&mut self, start_us: u64, end_us: u64, milli: u64) {
+        if end_us > start_us {
+            self.spans.push((start_us, end_us, milli));
         }
         if self.spans.len() > 4_096 {
             self.spans.drain(..2_048);
         }
     }
     fn rate_milli(&self, now: Millis) -> i64 {
-        let from = now.saturating_sub(CPU_WINDOW_MS);
-        let used: u128 = self.spans.iter().map(|(s, e, m)| (e.min(&now).saturating_sub(*s.max(&from))) as u128 * *m as u128).sum();
-        (used / CPU_WINDOW_MS as u128) as i64
+        let now_us = now.saturating_mul(1000);
+        let from = now_us.saturating_sub(CPU_WINDOW_MS * 1000);
+        let used: u128 = self.spans.iter().map(|(s, e, m)| (e.min(&now_us).saturating_sub(*s.max(&from))) as u128 * *m as u128).sum();
+        (used / (CPU_WINDOW_MS as u128 * 1000)) as i64
+    }
+}
+
+/// The CFS bandwidth period (cpu.cfs_period_us, 100 ms: the kubelet's default
+/// `cpuCFSQuotaPeriod`).
+pub const CFS_PERIOD_MS: Millis = 100;
+
+/// CFS bandwidth control of a container with a CPU limit: its quota per period is
+/// `limit × period` (cpu.cfs_quota_us, 50 ms of each 100 ms for 500m). A thread runs at a full
+/// core until the period's quota is used up, then waits for the next period — so a 30 ms
+/// request in a 500m container takes 30 ms when the container is otherwise idle, and the
+/// container's average use never exceeds its limit. Compute work books CPU in the periods in
+/// the order it arrives (concurrent work queues behind earlier work instead of sharing fairly).
+#[derive(Clone, Debug, Default)]
+struct CfsQuota {
+    /// Period index → µs of CPU booked in it (periods before the current one are dropped).
+    used: BTreeMap<u64, u64>,
+}
+
+impl CfsQuota {
+    /// Books `cpu_us` of work that can run at `rate_milli` from `now`, under `quota_us` per
+    /// period; records the spans it runs in on `meter` and returns the µs it finishes at.
+    fn book(&mut self, now: Millis, cpu_us: u64, rate_milli: u64, quota_us: u64, meter: &mut CpuMeter) -> u64 {
+        let period_us = CFS_PERIOD_MS * 1000;
+        let mut t = now.saturating_mul(1000);
+        self.used = self.used.split_off(&(t / period_us));
+        let mut remaining = cpu_us;
+        while remaining > 0 {
+            let p = t / period_us;
+            let period_end = (p + 1) * period_us;
+            let used = self.used.entry(p).or_insert(0);
+            let avail = quota_us.saturating_sub(*used);
+            let can_run = (period_end - t).saturating_mul(rate_milli) / 1000;
+            let take = remaining.min(avail).min(can_run);
+            if take == 0 {
+                t = period_end;
+                continue;
+            }
+            let duration = (take * 1000).div_ceil(rate_milli).max(1);
+            meter.record(t, t + duration, rate_milli);
+            *used += take;
+            remaining -= take;
+            t = (t + duration).min(period_end);
+            if remaining > 0 && *used >= quota_us {
+                t = period_end;
+            }
+        }
+        t
     }
 }
 
@@ -284,6 +333,7 @@ pub struct Container {
     /// is a virtual millisecond later, so a program that never blocks cannot stall the clock.
     throttled_until: Option<Millis>,
     cpu: CpuMeter,
+    cfs: CfsQuota,
     /// The pid of its main process (1, unless the pod shares one PID namespace).
     main_pid: u32,
     /// The pod's shared PID namespace as this container sees it (shareProcessNamespace), lent
@@ -430,16 +480,50 @@ impl Container {
             throttled_until: None,
             termination_message: None,
             cpu: CpuMeter::default(),
+            cfs: CfsQuota::default(),
             main_pid: 1,
             pid_ns: None,
         }
     }
 
-    /// The CPU (millicores) work spread over `threads` threads gets: one core per thread, at
-    /// most the container's CPU limit (the node's cores without one). Never 0.
+    /// The CPU (millicores) work spread over `threads` threads gets on average: one core per
+    /// thread, at most the container's CPU limit (the node's cores without one). Never 0.
     fn cores_milli(&self, threads: u32) -> u64 {
         let limit = self.spec.cpu_limit_milli.unwrap_or(self.spec.node_cpus as u64 * 1000);
         (u64::from(threads.max(1)) * 1000).min(limit).max(1)
+    }
+
+    /// Runs `cpu_ms` of work over `threads` threads from `now`: one core per thread (at most the
+    /// node's), under the container's CFS quota when it has a CPU limit. The time it is done.
+    fn compute(&mut self, now: Millis, cpu_ms: u64, threads: u32) -> Millis {
+        let (cfs, cpu) = (&mut self.cfs, &mut self.cpu);
+        Self::run_cpu(&self.spec, cfs, cpu, now, cpu_ms, threads)
+    }
+
+    /// When `cpu_ms` of single-threaded work started at `from` would be done, booking nothing:
+    /// the wait a request queued behind a server's CPU backlog sees.
+    fn compute_done_at(&self, from: Millis, cpu_ms: u64) -> Millis {
+        let (mut cfs, mut cpu) = (self.cfs.clone(), CpuMeter::default());
+        Self::run_cpu(&self.spec, &mut cfs, &mut cpu, from, cpu_ms, 1)
+    }
+
+    fn run_cpu(spec: &ContainerSpec, cfs: &mut CfsQuota, cpu: &mut CpuMeter, now: Millis, cpu_ms: u64, threads: u32) -> Millis {
+        if cpu_ms == 0 {
+            return now;
+        }
+        let node_milli = (spec.node_cpus.max(1) as u64) * 1000;
+        let rate = (u64::from(threads.max(1)) * 1000).min(node_milli).max(1);
+        let cpu_us = cpu_ms.saturating_mul(1000);
+        let end_us = match spec.cpu_limit_milli {
+            Some(limit) => cfs.book(now, cpu_us, rate, (limit.max(1) * CFS_PERIOD_MS).max(1), cpu),
+            None => {
+                let start = now.saturating_mul(1000);
+                let end = start + (cpu_us * 1000).div_ceil(rate);
+                cpu.record(start, end, rate);
+                end
+            }
+        };
+        end_us.div_ceil(1000).max(now + 1)
     }
 
     /// StartContainer: starts PID 1 from the command line. A command that cannot be executed
@@ -609,12 +693,9 @@ impl Container {
         match step {
             Step::Sleep(ms) => process.state = ProcState::Sleeping(now.saturating_add(ms)),
             Step::Compute { cpu_ms, threads } => {
-                let cores_milli = self.cores_milli(threads);
-                let wall = cpu_ms.saturating_mul(1000) / cores_milli;
-                let wall = wall.max(1);
-                self.cpu.record(now, now + wall, cores_milli);
+                let done = self.compute(now, cpu_ms, threads);
                 process.cpu_ms += cpu_ms;
-                process.state = ProcState::Computing(now + wall);
+                process.state = ProcState::Computing(done);
             }
             Step::Net(call) => {
                 let id = *next_request;
@@ -804,8 +885,8 @@ impl Container {
 
     /// An incoming connection for a process listening on its port: the server's answer
     /// (`None` when nothing listens) and how long it waits for the server's CPU: the work it is
-    /// doing and the work queued before it (this request's included) at the cores its CPU
-    /// limit allows. A process blocked in a sleep or wait while serving is woken afterwards, as
+    /// doing and the work queued before it (this request's included), at a core while the
+    /// container's CFS quota lasts. A process blocked in a sleep or wait while serving is woken afterwards, as
     /// the contract asks. A synchronous client's request rate is bounded by it, as a real
     /// load generator's is by the server's response time.
     pub fn serve_timed(&mut self, incoming: &Incoming, volumes: &mut Volumes, now: Millis) -> Option<(Outgoing, Millis)> {
@@ -818,12 +899,11 @@ impl Container {
         let answer = program.serve(&mut self.os(volumes, &mut process, now), incoming);
         let backlog = program.cpu_backlog_ms();
         process.program = Some(program);
-        let cores_milli = self.cores_milli(1);
-        let current = match process.state {
-            ProcState::Computing(t) => t.saturating_sub(now),
-            _ => 0,
+        let busy_until = match process.state {
+            ProcState::Computing(t) => t.max(now),
+            _ => now,
         };
-        let delay = current + backlog * 1000 / cores_milli;
+        let delay = self.compute_done_at(busy_until, backlog) - now;
         if answer.is_some() && matches!(process.state, ProcState::Waiting | ProcState::Sleeping(_)) {
             process.state = ProcState::Runnable(Wake::Timer);
         }
@@ -1235,5 +1315,37 @@ impl Os for ContainerOs<'_> {
     }
     fn uptime_ms(&self) -> u64 {
         self.now
+    }
+}
+
+#[cfg(test)]
+mod cfs_tests {
+    use super::*;
+
+    fn book(q: &mut CfsQuota, meter: &mut CpuMeter, now: Millis, cpu_ms: u64, rate: u64, limit_milli: u64) -> u64 {
+        q.book(now, cpu_ms * 1000, rate, limit_milli * CFS_PERIOD_MS, meter)
+    }
+
+    /// A 500m container (quota 50 ms per 100 ms period): short work runs at a full core while
+    /// the quota lasts; long work waits for the next periods; use never exceeds the limit.
+    #[test]
+    fn work_runs_at_a_core_until_the_period_quota_is_used() {
+        let (mut q, mut m) = (CfsQuota::default(), CpuMeter::default());
+        // 30 ms at t=0: done at 30 ms, unthrottled.
+        assert_eq!(book(&mut q, &mut m, 0, 30, 1000, 500), 30_000);
+        // Another 30 ms at t=30: 20 ms left in period 0, then 10 ms at the start of period 1.
+        assert_eq!(book(&mut q, &mut m, 30, 30, 1000, 500), 110_000);
+        // 200 ms of work from t=200: 50 ms in each of four periods.
+        assert_eq!(book(&mut q, &mut m, 200, 200, 1000, 500), 550_000);
+        // Two threads in a 1-core container: 50 ms of wall per 100 ms at 2 cores.
+        let (mut q, mut m) = (CfsQuota::default(), CpuMeter::default());
+        assert_eq!(book(&mut q, &mut m, 0, 300, 2000, 1000), 250_000);
+        // The meter's 15-s rate of work that never stops is the limit.
+        let (mut q, mut m) = (CfsQuota::default(), CpuMeter::default());
+        let mut t: u64 = 0;
+        while t < 20_000_000 {
+            t = book(&mut q, &mut m, t.div_ceil(1000), 30, 1000, 500);
+        }
+        assert!((495..=500).contains(&m.rate_milli(20_000)), "{}", m.rate_milli(20_000));
     }
 }

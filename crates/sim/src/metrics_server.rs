@@ -2,10 +2,13 @@
 //! (what the kubelet's resource metrics endpoint reports from the host's runtime: the CPU the
 //! containers' programs really used, requests they served included), and publishes it as the resource metrics API the HPA
 //! controller reads. It skips scraping while no HorizontalPodAutoscaler exists (nothing reads
-//! the API then, and 10,000-pod worlds would pay for it).
+//! the API then, and 10,000-pod worlds would pay for it); when the first one appears it
+//! publishes at once what its last scrape would have found (the usage as of the last 15-s
+//! tick), as a metrics-server that never stopped scraping would have it.
 
 use kubesim_api::Millis;
-use kubesim_runtime::{Component, Ctx, Interest, PodUsage, WatchEvent};
+use kubesim_runtime::{Component, Ctx, Interest, PodUsage, WatchEvent, WatchFilter};
+use kubesim_store::EventType;
 use std::collections::BTreeMap;
 
 /// metrics-server `--metric-resolution`: how often pod usage is scraped (15 s).
@@ -16,7 +19,8 @@ pub const METRICS_RESOLUTION_MS: Millis = 15_000;
 pub struct MetricsServer;
 
 impl MetricsServer {
-    fn scrape(&self, ctx: &mut Ctx) {
+    /// Scrapes every reachable kubelet for the usage at `at` (now, or the last tick).
+    fn scrape(&self, ctx: &mut Ctx, at: Millis) {
         if ctx.api.store().count(("autoscaling", "horizontalpodautoscalers")) == 0 {
             return;
         }
@@ -28,15 +32,12 @@ impl MetricsServer {
             }
             for pod in ctx.api.store().pods_on_node(name) {
                 let uid = pod.metadata().uid.clone().unwrap_or_default();
-                if let Some((cpu, memory)) = host.cri.pod_usage(&uid, ctx.now) {
-                    pods.insert(
-                        (pod.namespace().to_string(), pod.name().to_string()),
-                        PodUsage { cpu_milli: cpu, memory_bytes: memory, timestamp_ms: ctx.now },
-                    );
+                if let Some((cpu, memory)) = host.cri.pod_usage(&uid, at) {
+                    pods.insert((pod.namespace().to_string(), pod.name().to_string()), PodUsage { cpu_milli: cpu, memory_bytes: memory, timestamp_ms: at });
                 }
             }
         }
-        ctx.metrics.publish(pods, ctx.now);
+        ctx.metrics.publish(pods, at);
     }
 }
 
@@ -45,14 +46,20 @@ impl Component for MetricsServer {
         "metrics-server"
     }
     fn interests(&self) -> Vec<Interest> {
-        Vec::new()
+        vec![Interest { resource: ("autoscaling", "horizontalpodautoscalers"), filter: WatchFilter::All }]
     }
     fn start(&mut self, ctx: &mut Ctx) {
         ctx.after_periodic(METRICS_RESOLUTION_MS, 0);
     }
-    fn on_watch(&mut self, _event: &WatchEvent, _ctx: &mut Ctx) {}
+    fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+        let last_tick = ctx.now - ctx.now % METRICS_RESOLUTION_MS;
+        let stale = ctx.metrics.scraped_at().is_none_or(|t| t < last_tick);
+        if event.event_type == EventType::Added && stale {
+            self.scrape(ctx, last_tick);
+        }
+    }
     fn on_timer(&mut self, _token: u64, ctx: &mut Ctx) {
-        self.scrape(ctx);
+        self.scrape(ctx, ctx.now);
         ctx.after_periodic(METRICS_RESOLUTION_MS, 0);
     }
 }
