@@ -575,6 +575,7 @@ mod tests {
         let mut lr = Object::Dynamic(Box::new(crate::DynamicObject {
             api_version: "v1".into(),
             kind: "LimitRange".into(),
+            cache: Default::default(),
             metadata: Default::default(),
             rest: serde_json::json!({"spec": {"limits": [
                 {"type": "Container", "max": {"memory": "1Gi"}, "min": {"memory": "500Mi"}},
@@ -604,6 +605,7 @@ mod tests {
         let mut job = Object::Dynamic(Box::new(crate::DynamicObject {
             api_version: "batch/v1".into(),
             kind: "Job".into(),
+            cache: Default::default(),
             metadata: Default::default(),
             rest: serde_json::json!({"spec": {"template": {}}}).as_object().unwrap().clone(),
         }));
@@ -613,6 +615,7 @@ mod tests {
         let mut parallel = Object::Dynamic(Box::new(crate::DynamicObject {
             api_version: "batch/v1".into(),
             kind: "Job".into(),
+            cache: Default::default(),
             metadata: Default::default(),
             rest: serde_json::json!({"spec": {"parallelism": 3}}).as_object().unwrap().clone(),
         }));
@@ -621,6 +624,7 @@ mod tests {
         let mut pv = Object::Dynamic(Box::new(crate::DynamicObject {
             api_version: "v1".into(),
             kind: "PersistentVolume".into(),
+            cache: Default::default(),
             metadata: Default::default(),
             rest: serde_json::json!({"spec": {"persistentVolumeReclaimPolicy": "Delete"}}).as_object().unwrap().clone(),
         }));
@@ -630,6 +634,7 @@ mod tests {
         let mut sc = Object::Dynamic(Box::new(crate::DynamicObject {
             api_version: "storage.k8s.io/v1".into(),
             kind: "StorageClass".into(),
+            cache: Default::default(),
             metadata: Default::default(),
             rest: serde_json::json!({"provisioner": "x"}).as_object().unwrap().clone(),
         }));

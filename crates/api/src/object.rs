@@ -9,6 +9,7 @@ use k8s_openapi::api::networking::v1 as networking;
 use k8s_openapi::api::storage::v1 as storage;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// Whether a kind lives in a namespace or at cluster scope.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -65,6 +66,34 @@ pub struct DynamicObject {
     /// Every other top-level field (spec, status, data, ...), in key order.
     #[serde(flatten)]
     pub rest: serde_json::Map<String, serde_json::Value>,
+    /// The typed form [`Object::decode_shared`] made of this object, shared by every holder of
+    /// the store's `Arc` (kube-proxy on each node reads one EndpointSlice, not a copy each).
+    /// Never cloned: a copy is a new object that may be changed.
+    #[serde(skip)]
+    pub cache: DecodeCache,
+}
+
+/// A decode of a JSON-kept object, made once ([`Object::decode_shared`]) for the
+/// resourceVersion it was made at.
+#[derive(Default)]
+pub struct DecodeCache(std::sync::OnceLock<(Option<String>, Arc<dyn std::any::Any + Send + Sync>)>);
+
+impl Clone for DecodeCache {
+    fn clone(&self) -> DecodeCache {
+        DecodeCache::default()
+    }
+}
+
+impl std::fmt::Debug for DecodeCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DecodeCache")
+    }
+}
+
+impl PartialEq for DecodeCache {
+    fn eq(&self, _: &DecodeCache) -> bool {
+        true
+    }
 }
 
 macro_rules! copy_status {
@@ -108,6 +137,25 @@ macro_rules! typed_kinds {
     /// JSON, such as EndpointSlice); `None` if it does not fit.
     pub fn decode<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
         serde_json::from_value(self.to_json()).ok()
+    }
+
+    /// [`Object::decode`], shared: a JSON-kept object is decoded once per resourceVersion and
+    /// every caller gets the same `Arc` (for readers of objects in the store, which no one
+    /// changes in place).
+    pub fn decode_shared<T: serde::de::DeserializeOwned + Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        let Object::Dynamic(d) = self else { return self.decode::<T>().map(Arc::new) };
+        let rv = &d.metadata.resource_version;
+        if let Some((at, any)) = d.cache.0.get() {
+            if at == rv {
+                if let Ok(t) = any.clone().downcast::<T>() {
+                    return Some(t);
+                }
+            }
+            return self.decode::<T>().map(Arc::new);
+        }
+        let t = Arc::new(self.decode::<T>()?);
+        let _ = d.cache.0.set((rv.clone(), t.clone() as Arc<dyn std::any::Any + Send + Sync>));
+        Some(t)
     }
 
             /// The object's metadata.

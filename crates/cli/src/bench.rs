@@ -25,8 +25,9 @@ pub fn cmd_bench(args: &[String]) -> ExitCode {
         Some("kubelet") => bench_kubelet(&args[1..]),
         Some("serve") => bench_serve(&args[1..]),
         Some("netpol") => bench_netpol(&args[1..]),
+        Some("network") => bench_network(&args[1..]),
         _ => {
-            eprintln!("usage: kubesim bench cluster|scheduler|kubelet|store|serve|netpol [flags]");
+            eprintln!("usage: kubesim bench cluster|scheduler|kubelet|store|serve|netpol|network [flags]");
             ExitCode::from(2)
         }
     }
@@ -469,5 +470,171 @@ fn bench_serve(args: &[String]) -> ExitCode {
         println!("peak RSS {:.2} GB", peak as f64 / 1e9);
     }
     server.shutdown();
+    ExitCode::SUCCESS
+}
+
+/// Service networking at scale: `--services` Services over `--pods` nginx pods on `--nodes`
+/// nodes (every node running kube-proxy, CoreDNS in kube-system), converged until every node's
+/// kube-proxy has every endpoint; then the cost of one full kube-proxy sync (syncProxyRules
+/// over every Service and EndpointSlice), the memory `--extra` more Services add, and
+/// `--clients` busybox `wget` loops through CoreDNS and kube-proxy for `--traffic-seconds`
+/// virtual seconds (requests counted in the nginx access logs).
+fn bench_network(args: &[String]) -> ExitCode {
+    use kubesim_api::k8s_openapi::api::core::v1::Service;
+    use kubesim_api::k8s_openapi::api::discovery::v1::EndpointSlice;
+    let nodes = flag(args, "--nodes", 1_000);
+    let pods = flag(args, "--pods", 30_000);
+    let services = flag(args, "--services", 3_000).max(1);
+    let extra = flag(args, "--extra", 500);
+    let clients = flag(args, "--clients", 50);
+    let traffic_s = flag(args, "--traffic-seconds", 20);
+    // Ten Services a namespace by default: each pod's environment carries a variable set per
+    // Service of its namespace (enableServiceLinks), as in a real cluster.
+    let namespaces = flag(args, "--namespaces", services.div_ceil(10)).max(1);
+    let ns_of = |s: u64| format!("ns-{}", s % namespaces);
+    let per_service = pods.div_ceil(services).max(1);
+    let mut config = kubesim_sim::world::WorldConfig::seeded(1);
+    config.record_history = false;
+    config.scheduler_history = false;
+    let mut world = World::build(config).expect("default scheduler");
+    for i in 0..nodes {
+        world.add_node(node_template(&format!("node-{}", i + 1), ["zone-a", "zone-b", "zone-c"][(i % 3) as usize], "32", "256Gi", "110"));
+    }
+    world.run_until(1_000);
+    let service_yaml = |name: &str, ns: &str, app: &str| {
+        format!("---\napiVersion: v1\nkind: Service\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  selector: {{app: {app}}}\n  ports: [{{port: 80, targetPort: 80}}]\n")
+    };
+    let mut yaml = String::new();
+    for n in 0..namespaces {
+        yaml.push_str(&format!("---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: ns-{n}}}\n"));
+    }
+    for s in 0..services {
+        let replicas = per_service.min(pods.saturating_sub(s * per_service));
+        yaml.push_str(&format!(
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: app-{s}, namespace: {}}}\nspec:\n  replicas: {replicas}\n  selector: {{matchLabels: {{app: app-{s}}}}}\n  template:\n    metadata: {{labels: {{app: app-{s}}}}}\n    spec:\n      containers: [{{name: c, image: 'nginx:1.27', resources: {{requests: {{cpu: 10m, memory: 16Mi}}}}}}]\n",
+            ns_of(s)
+        ));
+        yaml.push_str(&service_yaml(&format!("app-{s}"), &ns_of(s), &format!("app-{s}")));
+    }
+    let started = Instant::now();
+    let outcome = kubesim_sim::loader::apply(&mut world, &kubesim_sim::scenario::InputFile { name: "network.yaml".into(), text: yaml });
+    let endpoints_everywhere = |world: &World| -> (u64, u64) {
+        let mut least = u64::MAX;
+        let mut synced = 0;
+        for i in 0..nodes {
+            let Some(host) = world.host(&format!("node-{}", i + 1)) else { continue };
+            let n: u64 = host.netfilter.vips.iter().filter(|((_, port, _), _)| *port == 80).map(|(_, r)| r.endpoints.len() as u64).sum();
+            least = least.min(n);
+            synced += u64::from(n >= pods);
+        }
+        (least, synced)
+    };
+    let mut last_check = world.now();
+    let mut events = 0u64;
+    loop {
+        if !world.step() {
+            break;
+        }
+        events += 1;
+        if world.now() >= last_check + 2_000 {
+            last_check = world.now();
+            let (least, synced) = endpoints_everywhere(&world);
+            eprintln!(
+                "  t={:>5}s  endpoints in the emptiest node's rules {least}/{pods}  nodes synced {synced}/{nodes}  wall {:.1}s",
+                world.now() / 1000,
+                started.elapsed().as_secs_f64()
+            );
+            if synced >= nodes || world.now() > 30 * 60_000 {
+                break;
+            }
+        }
+    }
+    let converge_wall = started.elapsed().as_secs_f64();
+    let converged_at = world.now();
+    let rss_converged = rss_bytes();
+
+    // One full sync of node-1's kube-proxy (syncProxyRules over everything it watches).
+    let svc_objects: Vec<_> = world.api().store().list(("", "services"), None).collect();
+    let svcs: Vec<Service> = svc_objects.iter().filter_map(|o| o.decode::<Service>()).collect();
+    let slices: Vec<EndpointSlice> =
+        world.api().store().list(("discovery.k8s.io", "endpointslices"), None).filter_map(|o| o.decode::<EndpointSlice>()).collect();
+    let rounds = 20;
+    let sync_started = Instant::now();
+    let mut rules = 0;
+    for _ in 0..rounds {
+        rules = kubesim_proxy::rules("node-1", svcs.iter(), slices.iter()).vips.len();
+    }
+    let sync_ms = sync_started.elapsed().as_secs_f64() * 1000.0 / rounds as f64;
+
+    // Memory per Service: `--extra` Services more, each over an existing Deployment's pods.
+    let mut more = String::new();
+    for e in 0..extra {
+        more.push_str(&service_yaml(&format!("extra-{e}"), &ns_of(e % services), &format!("app-{}", e % services)));
+    }
+    let extra_started = Instant::now();
+    kubesim_sim::loader::apply(&mut world, &kubesim_sim::scenario::InputFile { name: "extra.yaml".into(), text: more });
+    world.run_until(world.now() + 10_000);
+    let extra_wall = extra_started.elapsed().as_secs_f64();
+    let rss_extra = rss_bytes();
+    let per_service_bytes = match (rss_converged, rss_extra) {
+        (Some(a), Some(b)) if extra > 0 => Some(b.saturating_sub(a) / extra),
+        _ => None,
+    };
+
+    // Traffic: busybox wget loops, each against one Service by name.
+    let count_requests = |world: &World| -> u64 {
+        let mut total = 0;
+        for pod in world.api().store().list(("", "pods"), None) {
+            if !pod.name().starts_with("app-") {
+                continue;
+            }
+            let Some(node) = pod.as_pod().and_then(|p| p.spec.as_ref()).and_then(|s| s.node_name.clone()) else { continue };
+            let uid = pod.metadata().uid.clone().unwrap_or_default();
+            if let Some(lines) = world.host(&node).and_then(|h| h.cri.log_lines(&uid, "c", false).ok()) {
+                total += lines.iter().filter(|l| l.text.contains("\"GET / HTTP/1.1\"")).count() as u64;
+            }
+        }
+        total
+    };
+    let mut load = String::new();
+    for c in 0..clients {
+        load.push_str(&format!(
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: client-{c}, namespace: {}}}\nspec:\n  containers: [{{name: wget, image: 'busybox:1.28', command: [sh, -c, 'while true; do wget -q -O /dev/null http://app-{}; done']}}]\n",
+            ns_of(c % services),
+            c % services
+        ));
+    }
+    kubesim_sim::loader::apply(&mut world, &kubesim_sim::scenario::InputFile { name: "clients.yaml".into(), text: load });
+    world.run_until(world.now() + 15_000);
+    let before = count_requests(&world);
+    let traffic_started = Instant::now();
+    world.run_until(world.now() + traffic_s * 1_000);
+    let traffic_wall = traffic_started.elapsed().as_secs_f64();
+    let requests = count_requests(&world) - before;
+
+    let result = serde_json::json!({
+        "workload": "service-networking",
+        "nodes": nodes,
+        "pods": pods,
+        "services": services,
+        "namespaces": namespaces,
+        "apply_failures": outcome.errors.len(),
+        "converge_seconds": converge_wall,
+        "virtual_seconds_to_converge": (converged_at as f64 - 1_000.0) / 1000.0,
+        "events_processed": events,
+        "rss_converged_bytes": rss_converged,
+        "full_sync_ms_per_node": sync_ms,
+        "rules_per_node": rules,
+        "extra_services": extra,
+        "extra_services_seconds": extra_wall,
+        "bytes_per_service": per_service_bytes,
+        "clients": clients,
+        "traffic_virtual_seconds": traffic_s,
+        "requests": requests,
+        "requests_per_virtual_second": requests as f64 / traffic_s.max(1) as f64,
+        "requests_per_wall_second": requests as f64 / traffic_wall,
+        "peak_rss_bytes": peak_rss_bytes(),
+    });
+    println!("{result}");
     ExitCode::SUCCESS
 }

@@ -128,7 +128,8 @@ pub fn rules<'a>(node: &str, services: impl IntoIterator<Item = &'a Service>, sl
 pub struct KubeProxy {
     actor: String,
     node: String,
-    services: BTreeMap<(String, String), Arc<Service>>,
+    /// The Services, as the API server's objects (shared with its store, not copied per node).
+    services: BTreeMap<(String, String), Arc<Object>>,
     slices: BTreeMap<(String, String), Arc<EndpointSlice>>,
     last_sync: Option<u64>,
     armed: bool,
@@ -183,7 +184,11 @@ impl KubeProxy {
     fn sync(&mut self, ctx: &mut Ctx) {
         self.armed = false;
         self.last_sync = Some(ctx.now);
-        let mut table = rules(&self.node, self.services.values().map(|s| s.as_ref()), self.slices.values().map(|s| s.as_ref()));
+        let services = self.services.values().filter_map(|o| match o.as_ref() {
+            Object::Service(s) => Some(s.as_ref()),
+            _ => None,
+        });
+        let mut table = rules(&self.node, services, self.slices.values().map(|s| s.as_ref()));
         table.synced_at = Some(ctx.now);
         let Some(host) = ctx.host_mut() else { return };
         if host.netfilter.vips == table.vips && host.netfilter.node_ports == table.node_ports {
@@ -217,13 +222,13 @@ impl Component for KubeProxy {
     fn start(&mut self, ctx: &mut Ctx) {
         // The informers' initial lists.
         for o in ctx.api.store().list(("", "services"), None) {
-            if let Object::Service(s) = o.as_ref() {
-                self.services.insert(key(o), Arc::new((**s).clone()));
+            if let Object::Service(_) = o.as_ref() {
+                self.services.insert(key(o), o.clone());
             }
         }
         for o in ctx.api.store().list(("discovery.k8s.io", "endpointslices"), None) {
-            if let Some(slice) = o.decode::<EndpointSlice>() {
-                self.slices.insert(key(o), Arc::new(slice));
+            if let Some(slice) = o.decode_shared::<EndpointSlice>() {
+                self.slices.insert(key(o), slice);
             }
         }
         self.request_sync(ctx);
@@ -236,15 +241,15 @@ impl Component for KubeProxy {
             Object::Service(_) if deleted => {
                 self.services.remove(&k);
             }
-            Object::Service(s) => {
-                self.services.insert(k, Arc::new((**s).clone()));
+            Object::Service(_) => {
+                self.services.insert(k, event.object.clone());
             }
             _ if deleted => {
                 self.slices.remove(&k);
             }
             o => {
-                if let Some(slice) = o.decode::<EndpointSlice>() {
-                    self.slices.insert(k, Arc::new(slice));
+                if let Some(slice) = o.decode_shared::<EndpointSlice>() {
+                    self.slices.insert(k, slice);
                 }
             }
         }

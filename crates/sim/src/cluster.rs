@@ -51,6 +51,7 @@ pub fn bootstrap_objects() -> Vec<Object> {
     objects.push(Object::Dynamic(Box::new(DynamicObject {
         api_version: "storage.k8s.io/v1".into(),
         kind: "StorageClass".into(),
+        cache: Default::default(),
         metadata: ObjectMeta {
             name: Some("standard".into()),
             annotations: Some([("storageclass.kubernetes.io/is-default-class".to_string(), "true".to_string())].into_iter().collect()),
@@ -75,6 +76,7 @@ pub fn bootstrap_objects() -> Vec<Object> {
         objects.push(Object::Dynamic(Box::new(DynamicObject {
             api_version: "scheduling.k8s.io/v1".into(),
             kind: "PriorityClass".into(),
+            cache: Default::default(),
             metadata: ObjectMeta { name: Some(name.into()), ..Default::default() },
             rest,
         })));
@@ -133,6 +135,7 @@ pub fn csi_driver_objects() -> Vec<Object> {
         Object::Dynamic(Box::new(DynamicObject {
             api_version: "storage.k8s.io/v1".into(),
             kind: "StorageClass".into(),
+            cache: Default::default(),
             metadata: ObjectMeta { name: Some(name.into()), ..Default::default() },
             rest,
         }))
@@ -205,6 +208,7 @@ fn api_services() -> Vec<Object> {
         Object::Dynamic(Box::new(DynamicObject {
             api_version: "apiregistration.k8s.io/v1".into(),
             kind: "APIService".into(),
+            cache: Default::default(),
             metadata: ObjectMeta {
                 name: Some(format!("{version}.{group}")),
                 labels: Some([("kube-aggregator.kubernetes.io/automanaged".to_string(), "onstart".to_string())].into_iter().collect()),
