@@ -332,6 +332,9 @@ pub struct Container {
     /// Set when a run used its whole resume budget with processes still runnable: the next run
     /// is a virtual millisecond later, so a program that never blocks cannot stall the clock.
     throttled_until: Option<Millis>,
+    /// [`Container::next_wakeup`] as last computed; the runtime clears it whenever it hands
+    /// the container out mutably (`cri::Containers`), so only a changed container is rescanned.
+    pub(crate) wake_cache: std::cell::Cell<Option<Option<Millis>>>,
     cpu: CpuMeter,
     cfs: CfsQuota,
     /// The pid of its main process (1, unless the pod shares one PID namespace).
@@ -478,6 +481,7 @@ impl Container {
             hook_pid: None,
             signal_at: None,
             throttled_until: None,
+            wake_cache: std::cell::Cell::new(None),
             termination_message: None,
             cpu: CpuMeter::default(),
             cfs: CfsQuota::default(),
@@ -620,6 +624,15 @@ impl Container {
     /// The earliest time something in this container happens on its own (a sleep or a CPU
     /// burst ends, a kill deadline passes), or now if something is runnable.
     pub fn next_wakeup(&self, now: Millis) -> Option<Millis> {
+        if let Some(cached) = self.wake_cache.get() {
+            return cached;
+        }
+        let next = self.scan_next_wakeup(now);
+        self.wake_cache.set(Some(next));
+        next
+    }
+
+    fn scan_next_wakeup(&self, now: Millis) -> Option<Millis> {
         if self.state != ContainerState::Running {
             return None;
         }

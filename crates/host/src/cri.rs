@@ -131,11 +131,45 @@ pub struct Sandbox {
 /// The pause image every node has before any pull.
 pub const PAUSE_IMAGE: &str = "registry.k8s.io/pause:3.10";
 
+/// The runtime's containers by ID. Handing one out mutably clears its cached next wake-up, so
+/// [`ContainerRuntime::next_wakeup`] rescans only the containers that changed.
+#[derive(Clone, Debug, Default)]
+struct Containers(BTreeMap<String, Container>);
+
+impl Containers {
+    fn get(&self, id: &str) -> Option<&Container> {
+        self.0.get(id)
+    }
+    fn get_mut(&mut self, id: &str) -> Option<&mut Container> {
+        let c = self.0.get_mut(id)?;
+        c.wake_cache.set(None);
+        Some(c)
+    }
+    fn values(&self) -> impl Iterator<Item = &Container> {
+        self.0.values()
+    }
+    fn values_mut(&mut self) -> impl Iterator<Item = &mut Container> {
+        self.0.values_mut().inspect(|c| c.wake_cache.set(None))
+    }
+    fn iter(&self) -> impl Iterator<Item = (&String, &Container)> {
+        self.0.iter()
+    }
+    fn insert(&mut self, id: String, c: Container) {
+        self.0.insert(id, c);
+    }
+    fn remove(&mut self, id: &str) -> Option<Container> {
+        self.0.remove(id)
+    }
+    fn retain(&mut self, keep: impl FnMut(&String, &mut Container) -> bool) {
+        self.0.retain(keep)
+    }
+}
+
 /// The runtime of one node.
 #[derive(Clone, Debug)]
 pub struct ContainerRuntime {
     sandboxes: BTreeMap<String, Sandbox>,
-    containers: BTreeMap<String, Container>,
+    containers: Containers,
     /// The image store.
     pub images: ImageStore,
     /// The node's volume storage (emptyDirs, rendered configMaps and secrets, the node's own
@@ -170,7 +204,7 @@ impl ContainerRuntime {
         images.preload(PAUSE_IMAGE);
         ContainerRuntime {
             sandboxes: BTreeMap::new(),
-            containers: BTreeMap::new(),
+            containers: Containers::default(),
             images,
             volumes: Volumes::default(),
             foreign: no_foreign,
