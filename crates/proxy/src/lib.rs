@@ -17,7 +17,7 @@ use kubesim_api::object::Object;
 use kubesim_host::netfilter::{ServiceRule, ServiceTable};
 use kubesim_runtime::component::{Component, Ctx, Interest, WatchEvent, WatchFilter};
 use kubesim_runtime::HostEvent;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// `--iptables-min-sync-period` (kube-proxy's default, 1s): syncs are at least this far apart.
@@ -131,6 +131,13 @@ pub struct KubeProxy {
     /// The Services, as the API server's objects (shared with its store, not copied per node).
     services: BTreeMap<(String, String), Arc<Object>>,
     slices: BTreeMap<(String, String), Arc<EndpointSlice>>,
+    /// The EndpointSlices of each Service (by their `kubernetes.io/service-name` label).
+    slices_of: BTreeMap<(String, String), BTreeSet<(String, String)>>,
+    /// The Services whose rules the next sync rewrites (their Service or one of their
+    /// EndpointSlices changed); `None`: every Service (the first sync, after a restart).
+    dirty: Option<BTreeSet<(String, String)>>,
+    /// The rule keys (cluster/external IP ports, node ports) each Service last wrote to the host.
+    written: BTreeMap<(String, String), WrittenKeys>,
     last_sync: Option<u64>,
     armed: bool,
     /// The `kube-proxy-stop` fault: the process is gone, the node's rules stay as last written.
@@ -147,6 +154,9 @@ impl KubeProxy {
             node: node.to_string(),
             services: BTreeMap::new(),
             slices: BTreeMap::new(),
+            slices_of: BTreeMap::new(),
+            dirty: None,
+            written: BTreeMap::new(),
             last_sync: None,
             armed: false,
             stopped: false,
@@ -164,6 +174,7 @@ impl KubeProxy {
         self.stopped = false;
         self.last_sync = None;
         self.armed = false;
+        self.dirty = None;
         self.request_sync(ctx);
     }
 
@@ -181,26 +192,122 @@ impl KubeProxy {
         ctx.after(at - ctx.now, SYNC);
     }
 
+    /// The rules of one Service (empty when it is gone), from its own EndpointSlices.
+    fn service_rules(&self, key: &(String, String)) -> ServiceTable {
+        let Some(Object::Service(svc)) = self.services.get(key).map(|o| o.as_ref()) else { return ServiceTable::default() };
+        let slices = self.slices_of.get(key).into_iter().flatten().filter_map(|k| self.slices.get(k)).map(|s| s.as_ref());
+        rules(&self.node, std::iter::once(svc.as_ref()), slices)
+    }
+
+    /// syncProxyRules. Like kube-proxy since v1.28 (MinimizeIPTablesRestore), a sync rewrites
+    /// only the chains of Services that changed since the last one; the first sync, and the
+    /// first after a restart, writes everything.
     fn sync(&mut self, ctx: &mut Ctx) {
         self.armed = false;
         self.last_sync = Some(ctx.now);
-        let services = self.services.values().filter_map(|o| match o.as_ref() {
-            Object::Service(s) => Some(s.as_ref()),
-            _ => None,
-        });
-        let mut table = rules(&self.node, services, self.slices.values().map(|s| s.as_ref()));
-        table.synced_at = Some(ctx.now);
-        let Some(host) = ctx.host_mut() else { return };
-        if host.netfilter.vips == table.vips && host.netfilter.node_ports == table.node_ports {
+        let now = ctx.now;
+        if ctx.host_mut().is_none() {
             return;
         }
-        let (vips, endpoints) = (table.vips.len() + table.node_ports.len(), table.vips.values().map(|r| r.endpoints.len()).sum::<usize>());
-        // iptables-restore --noflush of kube-proxy's chains: the portmap plugin's stay.
-        table.host_ports = std::mem::take(&mut host.netfilter.host_ports);
-        host.netfilter = table;
+        let dirty = self.dirty.replace(BTreeSet::new());
+        let Some(host) = ctx.host_mut() else { return };
+        let changed = match dirty {
+            None => {
+                self.written.clear();
+                let keys: Vec<(String, String)> = self.services.keys().cloned().collect();
+                let mut table = ServiceTable::default();
+                for k in keys {
+                    let part = self.service_rules(&k);
+                    self.written.insert(k, WrittenKeys::of(&part));
+                    table.vips.extend(part.vips);
+                    table.node_ports.extend(part.node_ports);
+                }
+                let changed = host.netfilter.vips != table.vips || host.netfilter.node_ports != table.node_ports;
+                if changed {
+                    // iptables-restore --noflush of kube-proxy's chains: the portmap plugin's stay.
+                    table.host_ports = std::mem::take(&mut host.netfilter.host_ports);
+                    host.netfilter = table;
+                }
+                changed
+            }
+            Some(dirty) => {
+                let mut changed = false;
+                let nf = &mut host.netfilter;
+                for k in dirty {
+                    let old = self.written.remove(&k).unwrap_or_default();
+                    let new = self.service_rules(&k);
+                    let owned = |r: &ServiceRule| owned_by(r, &k);
+                    for a in old.vips.iter().filter(|a| !new.vips.contains_key(*a)) {
+                        if nf.vips.get(a).is_some_and(owned) {
+                            nf.vips.remove(a);
+                            changed = true;
+                        }
+                    }
+                    for a in old.node_ports.iter().filter(|a| !new.node_ports.contains_key(*a)) {
+                        if nf.node_ports.get(a).is_some_and(owned) {
+                            nf.node_ports.remove(a);
+                            changed = true;
+                        }
+                    }
+                    if self.services.contains_key(&k) {
+                        self.written.insert(k, WrittenKeys::of(&new));
+                    }
+                    for (a, r) in new.vips {
+                        if nf.vips.get(&a) != Some(&r) {
+                            nf.vips.insert(a, r);
+                            changed = true;
+                        }
+                    }
+                    for (a, r) in new.node_ports {
+                        if nf.node_ports.get(&a) != Some(&r) {
+                            nf.node_ports.insert(a, r);
+                            changed = true;
+                        }
+                    }
+                }
+                changed
+            }
+        };
+        if !changed {
+            return;
+        }
+        host.netfilter.synced_at = Some(now);
+        let nf = &host.netfilter;
+        let (vips, endpoints) = (nf.vips.len() + nf.node_ports.len(), nf.vips.values().map(|r| r.endpoints.len()).sum::<usize>());
         let node = self.node.clone();
         ctx.note(format!("iptables/{node}"), "iptables-restore", format!("{vips} service ports, {endpoints} endpoints"));
     }
+
+    /// Marks a Service's rules for the next sync.
+    fn touch(&mut self, key: (String, String)) {
+        if let Some(d) = self.dirty.as_mut() {
+            d.insert(key);
+        }
+    }
+}
+
+/// The keys of the rules one Service wrote.
+#[derive(Clone, Debug, Default)]
+struct WrittenKeys {
+    vips: Vec<(String, u16, bool)>,
+    node_ports: Vec<(u16, bool)>,
+}
+
+impl WrittenKeys {
+    fn of(table: &ServiceTable) -> WrittenKeys {
+        WrittenKeys { vips: table.vips.keys().cloned().collect(), node_ports: table.node_ports.keys().cloned().collect() }
+    }
+}
+
+/// Whether a rule is one of Service `key`'s (its chain comment `ns/name` or `ns/name:port`).
+fn owned_by(rule: &ServiceRule, key: &(String, String)) -> bool {
+    let prefix = format!("{}/{}", key.0, key.1);
+    rule.service == prefix || rule.service.strip_prefix(&prefix).is_some_and(|rest| rest.starts_with(':'))
+}
+
+/// The Service an EndpointSlice belongs to (its namespace and `kubernetes.io/service-name`).
+fn slice_service(ns: &str, slice: &EndpointSlice) -> Option<(String, String)> {
+    slice.metadata.labels.as_ref().and_then(|l| l.get(SERVICE_NAME_LABEL)).map(|n| (ns.to_string(), n.clone()))
 }
 
 fn key(object: &Object) -> (String, String) {
@@ -228,9 +335,13 @@ impl Component for KubeProxy {
         }
         for o in ctx.api.store().list(("discovery.k8s.io", "endpointslices"), None) {
             if let Some(slice) = o.decode_shared::<EndpointSlice>() {
+                if let Some(svc) = slice_service(o.namespace(), &slice) {
+                    self.slices_of.entry(svc).or_default().insert(key(o));
+                }
                 self.slices.insert(key(o), slice);
             }
         }
+        self.dirty = None;
         self.request_sync(ctx);
     }
 
@@ -240,16 +351,31 @@ impl Component for KubeProxy {
         match event.object.as_ref() {
             Object::Service(_) if deleted => {
                 self.services.remove(&k);
+                self.touch(k);
             }
             Object::Service(_) => {
-                self.services.insert(k, event.object.clone());
-            }
-            _ if deleted => {
-                self.slices.remove(&k);
+                self.services.insert(k.clone(), event.object.clone());
+                self.touch(k);
             }
             o => {
-                if let Some(slice) = o.decode_shared::<EndpointSlice>() {
-                    self.slices.insert(k, slice);
+                // The slice's Service before and after (a relabelled slice changes both).
+                if let Some(old) = self.slices.remove(&k).and_then(|s| slice_service(&k.0, &s)) {
+                    if let Some(set) = self.slices_of.get_mut(&old) {
+                        set.remove(&k);
+                        if set.is_empty() {
+                            self.slices_of.remove(&old);
+                        }
+                    }
+                    self.touch(old);
+                }
+                if !deleted {
+                    if let Some(slice) = o.decode_shared::<EndpointSlice>() {
+                        if let Some(svc) = slice_service(&k.0, &slice) {
+                            self.slices_of.entry(svc.clone()).or_default().insert(k.clone());
+                            self.touch(svc);
+                        }
+                        self.slices.insert(k, slice);
+                    }
                 }
             }
         }
@@ -268,6 +394,7 @@ impl Component for KubeProxy {
             HostEvent::PowerOn | HostEvent::Restart | HostEvent::Reconnected => {
                 self.last_sync = None;
                 self.armed = false;
+                self.dirty = None;
                 self.request_sync(ctx);
             }
             _ => {}

@@ -103,3 +103,41 @@ fn the_network_view_shows_services_rules_and_named_packets() {
     assert!(http.endpoint.as_deref().unwrap().starts_with("default/web-"), "{http:?}");
     assert!(view.total_packets >= view.packets.len() as u64);
 }
+
+// kube-proxy rewrites only the Services that changed (MinimizeIPTablesRestore): after churn —
+// scaling, a Service deleted and re-created with another type, a selector changed, a node
+// restarted — every node's table is what a full syncProxyRules over the API server's objects
+// writes.
+#[test]
+fn incremental_kube_proxy_syncs_write_what_a_full_sync_would() {
+    use kubesim_api::k8s_openapi::api::core::v1::Service;
+    use kubesim_api::k8s_openapi::api::discovery::v1::EndpointSlice;
+    let mut world = world();
+    let more = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n  replicas: 3\n  selector: {matchLabels: {app: api}}\n  template:\n    metadata: {labels: {app: api}}\n    spec: {containers: [{name: c, image: 'nginx:1.27'}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: api}\nspec:\n  selector: {app: api}\n  ports: [{port: 80}]\n";
+    assert!(apply(&mut world, &InputFile { name: "more.yaml".into(), text: more.into() }).errors.is_empty());
+    world.run_until(60_000);
+    for line in [
+        "kubectl scale deployment api --replicas=5",
+        "kubectl scale deployment web --replicas=2",
+        "kubectl delete service web",
+        "kubectl create service clusterip web --tcp=80:8080",
+        "kubectl set selector service web app=web",
+        "kubectl patch service api -p '{\"spec\":{\"type\":\"NodePort\"}}'",
+    ] {
+        let r = world.run_command(line);
+        assert_eq!(r.exit_code, 0, "{line}: {r:?}");
+        world.run_until(world.now() + 700);
+    }
+    world.run_command("fault node-restart node-2");
+    world.run_until(world.now() + 60_000);
+    let services: Vec<Service> = world.api().store().list(("", "services"), None).filter_map(|o| o.decode::<Service>()).collect();
+    let slices: Vec<EndpointSlice> =
+        world.api().store().list(("discovery.k8s.io", "endpointslices"), None).filter_map(|o| o.decode::<EndpointSlice>()).collect();
+    for node in ["node-1", "node-2", "node-3"] {
+        let full = kubesim_proxy::rules(node, services.iter(), slices.iter());
+        let host = &world.host(node).unwrap().netfilter;
+        assert_eq!(host.vips, full.vips, "{node}");
+        assert_eq!(host.node_ports, full.node_ports, "{node}");
+        assert!(host.vips.values().any(|r| r.service == "default/api" && r.endpoints.len() == 5), "{node}: {:?}", host.vips);
+    }
+}
