@@ -199,9 +199,10 @@ impl KubeProxy {
         rules(&self.node, std::iter::once(svc.as_ref()), slices)
     }
 
-    /// syncProxyRules. Like kube-proxy since v1.28 (MinimizeIPTablesRestore), a sync rewrites
-    /// only the chains of Services that changed since the last one; the first sync, and the
-    /// first after a restart, writes everything.
+    /// syncProxyRules. As kube-proxy does with MinimizeIPTablesRestore (on by default since
+    /// v1.27), a sync rewrites only the chains of Services that changed since the last one; the
+    /// first sync, and the first after a restart, writes everything (the hourly forced full
+    /// resync is not modelled: a full table would be the same).
     fn sync(&mut self, ctx: &mut Ctx) {
         self.armed = false;
         self.last_sync = Some(ctx.now);
