@@ -130,9 +130,11 @@ pub struct KubeProxy {
     node: String,
     /// The Services, as the API server's objects (shared with its store, not copied per node).
     services: BTreeMap<(String, String), Arc<Object>>,
-    slices: BTreeMap<(String, String), Arc<EndpointSlice>>,
-    /// The EndpointSlices of each Service (by their `kubernetes.io/service-name` label).
-    slices_of: BTreeMap<(String, String), BTreeSet<(String, String)>>,
+    /// The EndpointSlices of each Service (by their `kubernetes.io/service-name` label), by
+    /// slice name; slices without the label belong to no Service's rules and are not kept. A
+    /// slice relabelled to another Service (the EndpointSlice controller never does) stays
+    /// with its first Service until it is deleted.
+    slices: BTreeMap<(String, String), SliceList>,
     /// The Services whose rules the next sync rewrites (their Service or one of their
     /// EndpointSlices changed); `None`: every Service (the first sync, after a restart).
     dirty: Option<BTreeSet<(String, String)>>,
@@ -154,7 +156,6 @@ impl KubeProxy {
             node: node.to_string(),
             services: BTreeMap::new(),
             slices: BTreeMap::new(),
-            slices_of: BTreeMap::new(),
             dirty: None,
             written: BTreeMap::new(),
             last_sync: None,
@@ -195,7 +196,7 @@ impl KubeProxy {
     /// The rules of one Service (empty when it is gone), from its own EndpointSlices.
     fn service_rules(&self, key: &(String, String)) -> ServiceTable {
         let Some(Object::Service(svc)) = self.services.get(key).map(|o| o.as_ref()) else { return ServiceTable::default() };
-        let slices = self.slices_of.get(key).into_iter().flatten().filter_map(|k| self.slices.get(k)).map(|s| s.as_ref());
+        let slices = self.slices.get(key).into_iter().flatten().map(|(_, s)| s.as_ref());
         rules(&self.node, std::iter::once(svc.as_ref()), slices)
     }
 
@@ -306,9 +307,20 @@ fn owned_by(rule: &ServiceRule, key: &(String, String)) -> bool {
     rule.service == prefix || rule.service.strip_prefix(&prefix).is_some_and(|rest| rest.starts_with(':'))
 }
 
+/// One Service's EndpointSlices by name, sorted.
+type SliceList = Vec<(String, Arc<EndpointSlice>)>;
+
 /// The Service an EndpointSlice belongs to (its namespace and `kubernetes.io/service-name`).
-fn slice_service(ns: &str, slice: &EndpointSlice) -> Option<(String, String)> {
-    slice.metadata.labels.as_ref().and_then(|l| l.get(SERVICE_NAME_LABEL)).map(|n| (ns.to_string(), n.clone()))
+fn slice_service(slice: &Object) -> Option<(String, String)> {
+    slice.metadata().labels.as_ref().and_then(|l| l.get(SERVICE_NAME_LABEL)).map(|n| (slice.namespace().to_string(), n.clone()))
+}
+
+/// Puts a slice into its Service's list (kept sorted by name), replacing the slice's last state.
+fn insert_slice(bucket: &mut SliceList, name: &str, slice: Arc<EndpointSlice>) {
+    match bucket.binary_search_by(|(n, _)| n.as_str().cmp(name)) {
+        Ok(i) => bucket[i].1 = slice,
+        Err(i) => bucket.insert(i, (name.to_string(), slice)),
+    }
 }
 
 fn key(object: &Object) -> (String, String) {
@@ -334,12 +346,10 @@ impl Component for KubeProxy {
                 self.services.insert(key(o), o.clone());
             }
         }
+        self.slices.clear();
         for o in ctx.api.store().list(("discovery.k8s.io", "endpointslices"), None) {
-            if let Some(slice) = o.decode_shared::<EndpointSlice>() {
-                if let Some(svc) = slice_service(o.namespace(), &slice) {
-                    self.slices_of.entry(svc).or_default().insert(key(o));
-                }
-                self.slices.insert(key(o), slice);
+            if let (Some(svc), Some(slice)) = (slice_service(o), o.decode_shared::<EndpointSlice>()) {
+                insert_slice(self.slices.entry(svc).or_default(), o.name(), slice);
             }
         }
         self.dirty = None;
@@ -359,25 +369,17 @@ impl Component for KubeProxy {
                 self.touch(k);
             }
             o => {
-                // The slice's Service before and after (a relabelled slice changes both).
-                if let Some(old) = self.slices.remove(&k).and_then(|s| slice_service(&k.0, &s)) {
-                    if let Some(set) = self.slices_of.get_mut(&old) {
-                        set.remove(&k);
-                        if set.is_empty() {
-                            self.slices_of.remove(&old);
-                        }
+                let Some(svc) = slice_service(o) else { return };
+                let bucket = self.slices.entry(svc.clone()).or_default();
+                if deleted {
+                    bucket.retain(|(n, _)| n != &k.1);
+                    if bucket.is_empty() {
+                        self.slices.remove(&svc);
                     }
-                    self.touch(old);
+                } else if let Some(slice) = o.decode_shared::<EndpointSlice>() {
+                    insert_slice(bucket, &k.1, slice);
                 }
-                if !deleted {
-                    if let Some(slice) = o.decode_shared::<EndpointSlice>() {
-                        if let Some(svc) = slice_service(&k.0, &slice) {
-                            self.slices_of.entry(svc.clone()).or_default().insert(k.clone());
-                            self.touch(svc);
-                        }
-                        self.slices.insert(k, slice);
-                    }
-                }
+                self.touch(svc);
             }
         }
         self.request_sync(ctx);
