@@ -17,6 +17,19 @@ fn peak_rss_bytes() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// A world for benchmarks: seed 1, no history records, `nodes` nodes of 32 CPUs / 256Gi / 110
+/// pods named node-1… across three zones.
+fn bench_world(nodes: u64) -> World {
+    let mut config = kubesim_sim::world::WorldConfig::seeded(1);
+    config.record_history = false;
+    config.scheduler_history = false;
+    let mut world = World::build(config).expect("default scheduler");
+    for i in 0..nodes {
+        world.add_node(node_template(&format!("node-{}", i + 1), ["zone-a", "zone-b", "zone-c"][(i % 3) as usize], "32", "256Gi", "110"));
+    }
+    world
+}
+
 pub fn cmd_bench(args: &[String]) -> ExitCode {
     match args.first().map(String::as_str) {
         Some("cluster") => bench_cluster(&args[1..]),
@@ -38,19 +51,7 @@ fn bench_cluster(args: &[String]) -> ExitCode {
     let pods = flag(args, "--pods", 150_000);
     let per_deployment = flag(args, "--per-deployment", 100).max(1);
     let started = Instant::now();
-    let mut config = kubesim_sim::world::WorldConfig::seeded(1);
-    config.record_history = false;
-    config.scheduler_history = false;
-    let mut world = World::build(config).expect("default scheduler");
-    let node_objects: Vec<_> = (0..nodes)
-        .map(|i| {
-            let zone = ["zone-a", "zone-b", "zone-c"][(i % 3) as usize];
-            node_template(&format!("node-{}", i + 1), zone, "32", "256Gi", "110")
-        })
-        .collect();
-    for node in node_objects {
-        world.add_node(node);
-    }
+    let mut world = bench_world(nodes);
     let deployments = pods.div_ceil(per_deployment);
     let mut yaml = String::new();
     for d in 0..deployments {
@@ -151,13 +152,7 @@ fn bench_kubelet(args: &[String]) -> ExitCode {
     use kubesim_api::object::Object;
     let nodes = flag(args, "--nodes", 5_000);
     let pods = flag(args, "--pods", 50_000);
-    let mut config = kubesim_sim::world::WorldConfig::seeded(1);
-    config.record_history = false;
-    config.scheduler_history = false;
-    let mut world = World::build(config).expect("default scheduler");
-    for i in 0..nodes {
-        world.add_node(node_template(&format!("node-{}", i + 1), ["zone-a", "zone-b", "zone-c"][(i % 3) as usize], "32", "256Gi", "110"));
-    }
+    let mut world = bench_world(nodes);
     world.run_until(1_000);
     let started = Instant::now();
     for i in 0..pods {
@@ -493,13 +488,7 @@ fn bench_network(args: &[String]) -> ExitCode {
     let namespaces = flag(args, "--namespaces", services.div_ceil(10)).max(1);
     let ns_of = |s: u64| format!("ns-{}", s % namespaces);
     let per_service = pods.div_ceil(services).max(1);
-    let mut config = kubesim_sim::world::WorldConfig::seeded(1);
-    config.record_history = false;
-    config.scheduler_history = false;
-    let mut world = World::build(config).expect("default scheduler");
-    for i in 0..nodes {
-        world.add_node(node_template(&format!("node-{}", i + 1), ["zone-a", "zone-b", "zone-c"][(i % 3) as usize], "32", "256Gi", "110"));
-    }
+    let mut world = bench_world(nodes);
     world.run_until(1_000);
     let service_yaml = |name: &str, ns: &str, app: &str| {
         format!("---\napiVersion: v1\nkind: Service\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  selector: {{app: {app}}}\n  ports: [{{port: 80, targetPort: 80}}]\n")

@@ -7,11 +7,6 @@ use kubesim_api::podlog::PodLogOptions;
 use kubesim_api::Millis;
 use kubesim_host::container::LogLine;
 
-/// The time format of `timestamps=true` (logs.go timeFormatOut = RFC3339NanoFixed).
-pub fn log_timestamp(t: Millis) -> String {
-    kubesim_api::time::rfc3339_nano_fixed(t)
-}
-
 /// ReadLogs: a container's log lines as the kubelet serves them for `opts` at `now` — the last
 /// `tailLines` lines, those before `sinceSeconds`/`sinceTime` left out, each prefixed with its
 /// timestamp when asked, cut at `limitBytes`.
@@ -28,7 +23,8 @@ pub fn read_logs(lines: &[LogLine], opts: &PodLogOptions, now: Millis) -> String
             continue;
         }
         if opts.timestamps {
-            out.push_str(&log_timestamp(line.t_ms));
+            // logs.go timeFormatOut = RFC3339NanoFixed.
+            out.push_str(&kubesim_api::time::rfc3339_nano_fixed(line.t_ms));
             out.push(' ');
         }
         out.push_str(&line.text);
