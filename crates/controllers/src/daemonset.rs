@@ -12,7 +12,7 @@
 use crate::common::*;
 use crate::deployment_util::scaled_value;
 use crate::framework::{Action, Change, Informer, Reconciler};
-use crate::history::{ensure_revision, truncate_history, HASH_LABEL};
+use crate::history::{claim_revisions, ensure_revision, truncate_history, HASH_LABEL};
 use crate::nodelifecycle::tolerates;
 use kubesim_api::k8s_openapi::api::apps::v1::{DaemonSet, DaemonSetStatus};
 use kubesim_api::k8s_openapi::api::core::v1::{
@@ -201,8 +201,10 @@ impl DaemonSetController {
         let candidates: Vec<Arc<Object>> = self.pods.claim_candidates(&key.0, set_obj.metadata().uid.as_deref().unwrap_or("")).cloned().collect();
         let claimed = claim(ctx, &set_obj, &selector, candidates, &mut self.pods)?;
         let pods: Vec<Pod> = claimed.iter().filter_map(|o| o.as_pod()).cloned().collect();
-        let collision = ds.status.as_ref().and_then(|s| s.collision_count);
-        let revision = ensure_revision(ctx, &mut self.revisions, &set_obj, &spec.template, spec.selector.match_labels.clone().unwrap_or_default(), collision)?;
+        claim_revisions(ctx, &mut self.revisions, &set_obj, &selector)?;
+        let mut collision = ds.status.as_ref().and_then(|s| s.collision_count);
+        let revision =
+            ensure_revision(ctx, &mut self.revisions, &set_obj, &spec.template, spec.selector.match_labels.clone().unwrap_or_default(), &mut collision)?;
         let hash = revision.metadata.labels.as_ref().and_then(|l| l.get(HASH_LABEL)).cloned().unwrap_or_default();
         let generation = ds.metadata.generation.unwrap_or(1);
         let is_updated = |p: &Pod| {

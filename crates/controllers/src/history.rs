@@ -71,6 +71,16 @@ pub fn owned_revisions(cache: &Cache, owner: &Object) -> Vec<ControllerRevision>
     out
 }
 
+/// `ClaimControllerRevisions` / `adoptOrphanRevisions`: adopts the namespace's orphaned
+/// revisions the owner's selector matches and releases owned ones it no longer matches, so a
+/// StatefulSet or DaemonSet re-created after `kubectl delete --cascade=orphan` takes its
+/// history back (pkg/controller/statefulset/stateful_set.go adoptOrphanRevisions,
+/// pkg/controller/daemon/update.go controlledHistories).
+pub fn claim_revisions(ctx: &mut Ctx, cache: &mut Cache, owner: &Object, selector: &kubesim_api::selector::Selector) -> Result<(), ApiError> {
+    let candidates: Vec<std::sync::Arc<Object>> = cache.claim_candidates(owner.namespace(), uid_of(owner.metadata())).cloned().collect();
+    claim(ctx, owner, selector, candidates, cache).map(|_| ())
+}
+
 /// Finds the revision for `template` or creates it with the next revision number (bumping an
 /// equal revision that is not the newest, as `history.CreateControllerRevision` callers do).
 /// Returns (revision, all revisions after the change).
@@ -80,7 +90,7 @@ pub fn ensure_revision(
     owner: &Object,
     template: &PodTemplateSpec,
     labels: BTreeMap<String, String>,
-    collision_count: Option<i32>,
+    collision_count: &mut Option<i32>,
 ) -> Result<ControllerRevision, ApiError> {
     let revisions = owned_revisions(cache, owner);
     let max = revisions.iter().map(|r| r.revision).max().unwrap_or(0);
@@ -96,22 +106,28 @@ pub fn ensure_revision(
         cache.put(updated.clone());
         return decode(&updated).ok_or_else(|| ApiError::bad_request("bad revision".into()));
     }
-    let revision = new_revision(owner, template, labels, max + 1, collision_count);
-    match ctx.create(encode(&revision, "apps/v1", "ControllerRevision")) {
-        Ok(created) => {
-            cache.put(created.clone());
-            decode(&created).ok_or_else(|| ApiError::bad_request("bad revision".into()))
-        }
-        Err(e) if e.reason == "AlreadyExists" => {
-            let info = kind_info("apps/v1", "ControllerRevision").expect("served");
-            let existing = ctx.api.get(info, owner.namespace(), revision.metadata.name.as_deref().unwrap_or(""))?;
-            let existing: ControllerRevision = decode(&existing).ok_or_else(|| ApiError::bad_request("bad revision".into()))?;
-            if existing.data.as_ref().map(|d| &d.0) == Some(&data) && controller_of(&existing.metadata).is_some_and(|r| r.uid == uid_of(owner.metadata())) {
-                return Ok(existing);
+    // realHistory.CreateControllerRevision: a name already taken by an equal revision (same
+    // data and hash) is the one wanted; anything else is a hash collision, resolved by bumping
+    // collisionCount (which the caller writes to status) and hashing again.
+    loop {
+        let revision = new_revision(owner, template, labels.clone(), max + 1, *collision_count);
+        match ctx.create(encode(&revision, "apps/v1", "ControllerRevision")) {
+            Ok(created) => {
+                cache.put(created.clone());
+                return decode(&created).ok_or_else(|| ApiError::bad_request("bad revision".into()));
             }
-            Err(e)
+            Err(e) if e.reason == "AlreadyExists" => {
+                let info = kind_info("apps/v1", "ControllerRevision").expect("served");
+                let existing = ctx.api.get(info, owner.namespace(), revision.metadata.name.as_deref().unwrap_or(""))?;
+                let existing: ControllerRevision = decode(&existing).ok_or_else(|| ApiError::bad_request("bad revision".into()))?;
+                let hash = |r: &ControllerRevision| r.metadata.labels.as_ref().and_then(|l| l.get(HASH_LABEL)).cloned();
+                if existing.data.as_ref().map(|d| &d.0) == Some(&data) && hash(&existing) == hash(&revision) {
+                    return Ok(existing);
+                }
+                *collision_count = Some(collision_count.unwrap_or(0) + 1);
+            }
+            Err(e) => return Err(e),
         }
-        Err(e) => Err(e),
     }
 }
 

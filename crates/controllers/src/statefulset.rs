@@ -14,7 +14,7 @@
 
 use crate::common::*;
 use crate::framework::{Action, Change, Informer, Reconciler};
-use crate::history::{ensure_revision, owned_revisions, revision_template, truncate_history};
+use crate::history::{claim_revisions, ensure_revision, owned_revisions, revision_template, truncate_history};
 use kubesim_api::k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet, StatefulSetSpec, StatefulSetStatus};
 use kubesim_api::k8s_openapi::api::core::v1::{PersistentVolumeClaim, PersistentVolumeClaimVolumeSource, Pod, PodTemplateSpec, Volume};
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -229,9 +229,10 @@ impl StatefulSetController {
         let claimed = claim(ctx, &set_obj, &selector, candidates, &mut self.pods)?;
         let pods: Vec<Pod> = claimed.iter().filter_map(|o| o.as_pod()).cloned().collect();
         // Revisions.
-        let collision = set.status.as_ref().and_then(|s| s.collision_count);
+        claim_revisions(ctx, &mut self.revisions, &set_obj, &selector)?;
+        let mut collision = set.status.as_ref().and_then(|s| s.collision_count);
         let labels = spec.selector.match_labels.clone().unwrap_or_default();
-        let update_revision = ensure_revision(ctx, &mut self.revisions, &set_obj, &spec.template, labels, collision)?;
+        let update_revision = ensure_revision(ctx, &mut self.revisions, &set_obj, &spec.template, labels, &mut collision)?;
         let revisions = owned_revisions(&self.revisions, &set_obj);
         let update_name = update_revision.metadata.name.clone().unwrap_or_default();
         let current_revision: ControllerRevision = set

@@ -709,9 +709,10 @@ fn compare(mode: &str, want: &str, got: &str) -> Result<(), String> {
             if w.len() == g.len() && w.iter().zip(&g).all(|(a, b)| line_eq(a, b)) {
                 return Ok(());
             }
-            // Rows of a table whose names are random sort in a random order: compare the rows
-            // as a multiset when the header matches.
-            if (want.contains("<sfx>") || want.contains("<hash>")) && w.len() == g.len() && w.first() == g.first() {
+            // Rows of a table whose names are random (generated suffixes, hashes, the uids in
+            // provisioned volumes' pvc-<uid> names) sort in a random order: compare the rows as
+            // a multiset when the header matches.
+            if (want.contains("<sfx>") || want.contains("<hash>") || want.contains("<uid>")) && w.len() == g.len() && w.first() == g.first() {
                 let (mut ws, mut gs) = (w[1..].to_vec(), g[1..].to_vec());
                 ws.sort();
                 gs.sort();

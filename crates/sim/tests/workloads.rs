@@ -135,3 +135,39 @@ fn a_job_respects_its_parallelism_and_completes() {
     let conditions = job["status"]["conditions"].as_array().unwrap();
     assert!(conditions.iter().any(|c| c["type"] == "Complete" && c["status"] == "True"), "{conditions:?}");
 }
+
+// StatefulSet Basics, "Non-cascading delete": after `kubectl delete statefulset web
+// --cascade=orphan` and `kubectl delete pod web-0`, re-creating the set adopts web-1 and web-2
+// and its orphaned ControllerRevision (stateful_set.go adoptOrphanRevisions), recreates web-0
+// and removes web-2 (replicas 2). Before, the new set could not take back its revision (the
+// name was taken) and never reconciled: READY 0/2 for ever.
+#[test]
+fn a_statefulset_recreated_after_an_orphaning_delete_adopts_its_pods_and_history() {
+    let yaml = "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web}\nspec:\n  serviceName: nginx\n  replicas: 3\n  selector: {matchLabels: {app: sts}}\n  template:\n    metadata: {labels: {app: sts}}\n    spec: {containers: [{name: nginx, image: 'nginx:1.27'}]}\n";
+    let recreate = yaml.replace("replicas: 3", "replicas: 2");
+    let (mut world, _, errors) = kubesim_sim::run::start(&RunOptions {
+        files: vec![InputFile { name: "s.yaml".into(), text: yaml.into() }],
+        seed: 5,
+        duration_ms: None,
+        commands: vec![(60_000, "kubectl delete statefulset web --cascade=orphan".into()), (65_000, "kubectl delete pod web-0".into())],
+    });
+    assert!(errors.is_empty(), "{errors:?}");
+    world.add_file("web2.yaml", &recreate);
+    world.run_until(90_000);
+    assert_eq!(world.run_command("kubectl get pods -l app=sts -o name").stdout, "pod/web-1\npod/web-2\n");
+    let applied = world.run_command("kubectl apply -f web2.yaml");
+    assert_eq!(applied.exit_code, 0, "{applied:?}");
+    world.run_until(180_000);
+    let set = world.api().lookup(("apps", "statefulsets"), "default", "web").unwrap().to_json();
+    assert_eq!(set["status"]["readyReplicas"], 2, "{}", set["status"]);
+    let uid = set["metadata"]["uid"].as_str().unwrap().to_string();
+    for name in ["web-0", "web-1"] {
+        let pod = world.api().lookup(("", "pods"), "default", name).unwrap().to_json();
+        assert_eq!(pod["metadata"]["ownerReferences"][0]["uid"], uid.as_str(), "{name} is the new set's");
+    }
+    assert!(world.api().lookup(("", "pods"), "default", "web-2").is_none(), "web-2 is removed (replicas 2)");
+    let info = kubesim_api::object::kind_info("apps/v1", "ControllerRevision").unwrap();
+    let revisions: Vec<_> = world.api().list(info, Some("default"), None, None).unwrap().0.iter().map(|r| r.to_json()).collect();
+    assert_eq!(revisions.len(), 1, "the orphaned revision is adopted, not duplicated");
+    assert_eq!(revisions[0]["metadata"]["ownerReferences"][0]["uid"], uid.as_str());
+}
