@@ -118,8 +118,13 @@ impl Kubelet {
         let mut init_statuses = Vec::new();
         let mut init_done = true;
         for c in spec.init_containers.iter().flatten() {
-            let s = self.container_status(host, worker, c, has_init, now);
+            let mut s = self.container_status(host, worker, c, has_init, now);
             let sidecar = c.restart_policy.as_deref() == Some("Always");
+            if !sidecar {
+                // prober_manager.go UpdatePodStatus: a (non-restartable) init container is ready
+                // once it has exited 0, never while it runs.
+                s.ready = s.state.as_ref().and_then(|st| st.terminated.as_ref()).is_some_and(|t| t.exit_code == 0);
+            }
             let complete =
                 if sidecar { s.started == Some(true) } else { s.state.as_ref().and_then(|st| st.terminated.as_ref()).is_some_and(|t| t.exit_code == 0) };
             if !complete {

@@ -109,6 +109,26 @@ fn init_containers_finish_before_the_app_starts() {
     assert!(started[0].0 < started[1].0);
 }
 
+// prober_manager.go UpdatePodStatus: an init container is ready once it has exited 0 and never
+// while it runs; the app container waits as PodInitializing meanwhile (defaultWaitingState).
+#[test]
+fn a_running_init_container_is_not_ready_and_a_completed_one_is() {
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: myapp}\nspec:\n  initContainers: [{name: init, image: 'busybox:1.28', command: [sh, -c, 'sleep 20']}]\n  containers: [{name: app, image: 'busybox:1.28', command: [sh, -c, 'sleep 3600']}]\n";
+    let mut world = world_with(yaml);
+    world.run_until(10_000);
+    let status = pod(&world, "myapp").unwrap().status.unwrap();
+    let init = &status.init_container_statuses.as_ref().unwrap()[0];
+    assert!(init.state.as_ref().unwrap().running.is_some(), "{init:?}");
+    assert!(!init.ready, "a running init container is not ready");
+    let app = &status.container_statuses.as_ref().unwrap()[0];
+    assert_eq!(app.state.as_ref().unwrap().waiting.as_ref().unwrap().reason.as_deref(), Some("PodInitializing"));
+    world.run_until(35_000);
+    let status = pod(&world, "myapp").unwrap().status.unwrap();
+    let init = &status.init_container_statuses.as_ref().unwrap()[0];
+    assert!(init.state.as_ref().unwrap().terminated.is_some(), "{init:?}");
+    assert!(init.ready, "an init container that exited 0 is ready");
+}
+
 // The kubelet sorts containerStatuses by name (convertToAPIContainerStatuses:
 // sort.Sort(SortedContainerStatuses)) and keeps initContainerStatuses in spec order
 // (SortStatusesOfInitContainers); the ContainersReady message lists containers in spec order.
