@@ -91,10 +91,20 @@ impl Driver {
         driver
     }
 
+    /// Turns kube-scheduler-simulator's result annotations on or off (a new world at t=0).
+    pub fn set_scheduler_annotations(&mut self, on: bool) {
+        self.engine.set_scheduler_annotations(on);
+        self.generation = 0;
+        self.last_wall = None;
+        self.collect(0.0, true);
+    }
+
     /// Replaces the scenario (a new world at t=0).
     pub fn load(&mut self, scenario: Scenario, wall_now: f64) -> Rc<Frame> {
         let seed = self.engine.seed();
+        let annotations = self.engine.scheduler_annotations();
         self.engine = Engine::new(seed, scenario.inputs.clone());
+        self.engine.set_scheduler_annotations(annotations);
         self.scenario = scenario;
         self.generation = 0;
         self.last_wall = None;

@@ -306,6 +306,8 @@ pub struct Engine {
     /// No snapshots until the next rebuild (the history diverged from what a replay gives).
     snapshots_paused: bool,
     snapshots_enabled: bool,
+    /// The scheduler writes kube-scheduler-simulator's result annotations to the pods.
+    scheduler_annotations: bool,
 }
 
 impl Engine {
@@ -338,9 +340,24 @@ impl Engine {
             initial_inputs: 0,
             snapshots_paused: false,
             snapshots_enabled: true,
+            scheduler_annotations: false,
         };
         engine.rebuild();
         engine
+    }
+
+    /// Whether the scheduler writes kube-scheduler-simulator's result annotations.
+    pub fn scheduler_annotations(&self) -> bool {
+        self.scheduler_annotations
+    }
+
+    /// Turns kube-scheduler-simulator's result annotations on or off (the page's
+    /// `?scheduler-annotations`); the world restarts at t=0 with the same inputs.
+    pub fn set_scheduler_annotations(&mut self, on: bool) {
+        if self.scheduler_annotations != on {
+            self.scheduler_annotations = on;
+            self.rebuild();
+        }
     }
 
     /// Recreates the world from the inputs and applies the t=0 ones, through the one loader the
@@ -369,7 +386,8 @@ impl Engine {
                 Input::Command(_) => unreachable!("filtered above"),
             })
             .collect();
-        let (world, outcomes, world_errors) = kubesim_sim::loader::load(WorldConfig::seeded(self.seed), &files);
+        let (world, outcomes, world_errors) =
+            kubesim_sim::loader::load(WorldConfig { scheduler_annotations: self.scheduler_annotations, ..WorldConfig::seeded(self.seed) }, &files);
         self.world = world;
         let mut results = std::mem::take(&mut self.results);
         for (&n, outcome) in initial.iter().zip(outcomes) {

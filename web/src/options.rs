@@ -1,5 +1,5 @@
 //! How an app instance starts: from the page URL (`?scenario=...&view=...&autoplay=1&speed=2
-//! &embed=1&theme=dark&seed=7`) or from the object given to `kubesim.mount(element, options)`.
+//! &embed=1&theme=dark&seed=7&scheduler-annotations=1`) or from the object given to `kubesim.mount(element, options)`.
 
 use crate::state::{Theme, View};
 use wasm_bindgen::JsValue;
@@ -21,6 +21,9 @@ pub struct Options {
     pub theme: Theme,
     /// The simulation seed.
     pub seed: u64,
+    /// `scheduler-annotations`: the scheduler writes kube-scheduler-simulator's result
+    /// annotations to the pods (off: kube-scheduler writes none).
+    pub scheduler_annotations: bool,
 }
 
 impl Default for Options {
@@ -33,6 +36,7 @@ impl Default for Options {
             embed: false,
             theme: Theme::Light,
             seed: 1,
+            scheduler_annotations: false,
         }
     }
 }
@@ -78,6 +82,7 @@ impl Options {
                     self.seed = seed;
                 }
             }
+            "scheduler-annotations" | "schedulerAnnotations" => self.scheduler_annotations = !matches!(value, "0" | "false" | "no"),
             _ => {}
         }
     }
@@ -97,7 +102,7 @@ impl Options {
         if !value.is_object() {
             return base;
         }
-        for key in ["scenario", "view", "autoplay", "speed", "embed", "theme", "seed"] {
+        for key in ["scenario", "view", "autoplay", "speed", "embed", "theme", "seed", "schedulerAnnotations"] {
             let Ok(field) = js_sys::Reflect::get(value, &JsValue::from_str(key)) else { continue };
             if field.is_undefined() || field.is_null() {
                 continue;

@@ -1,7 +1,7 @@
 //! The native kubesim command line.
 //!
 //! ```text
-//! kubesim run [FILE ...] [--seed N] [--for DURATION] [--at TIME COMMAND]... [-o json|yaml] [--trace FILE]
+//! kubesim run [FILE ...] [--seed N] [--for DURATION] [--at TIME COMMAND]... [-o json|yaml] [--trace FILE] [--scheduler-annotations]
 //! ```
 
 use kubesim_api::decode::to_yaml;
@@ -15,7 +15,7 @@ mod serve;
 use std::process::ExitCode;
 
 const USAGE: &str = "usage:
-  kubesim run [FILE ...] [--seed N] [--for DURATION] [--at TIME COMMAND]... [-o json|yaml] [--trace FILE]
+  kubesim run [FILE ...] [--seed N] [--for DURATION] [--at TIME COMMAND]... [-o json|yaml] [--trace FILE] [--scheduler-annotations]
 
   FILE        multi-document Kubernetes YAML ('-' = stdin), applied at t=0 in order
   --seed N    the seed of the run's one RNG (default 1)
@@ -23,6 +23,9 @@ const USAGE: &str = "usage:
   --at T CMD  run CMD ('kubectl ...' or 'fault ...') at virtual time T (repeatable)
   -o FORMAT   print every object at the end as a v1 List (json or yaml)
   --trace F   write one JSON line per committed write to F
+  --scheduler-annotations
+              write kube-scheduler-simulator's result annotations (filter, score, finalscore,
+              selected-node, result-history) to each pod after its scheduling attempt
 
   kubesim bench cluster [--nodes N] [--pods M] [--per-deployment K]
               a cluster of N nodes and Deployments totalling M pods, run until all are Running
@@ -33,7 +36,7 @@ const USAGE: &str = "usage:
   kubesim bench store [--nodes N] [--pods M]
               store operations: create, update, list by label, watch fan-out
 
-  kubesim kubectl [FILE ...] [--seed N] [--for DURATION] [--at TIME COMMAND]... -- KUBECTL ARGS...
+  kubesim kubectl [FILE ...] [--seed N] [--for DURATION] [--at TIME COMMAND]... [--scheduler-annotations] -- KUBECTL ARGS...
               run the scenario, then one kubectl command on its final state
 
   kubesim swarm [--seeds N] [--from S] [--virtual-minutes M] [--verbose]
@@ -113,6 +116,10 @@ fn cmd_run(args: &[String]) -> ExitCode {
                 let Some(v) = value(i) else { return usage_error("--trace needs a file".into()) };
                 trace_path = Some(v);
                 i += 2;
+            }
+            "--scheduler-annotations" => {
+                options.scheduler_annotations = true;
+                i += 1;
             }
             flag if flag.starts_with("--") && flag.contains('=') => {
                 let (name, v) = flag.split_once('=').expect("contains =");
@@ -302,6 +309,10 @@ fn cmd_kubectl(args: &[String]) -> ExitCode {
                 Some(ms) => options.duration_ms = Some(ms),
                 None => return usage_error("--for needs a duration such as 90s, 10m or 1h30m".into()),
             },
+            "--scheduler-annotations" => {
+                options.scheduler_annotations = true;
+                i += 1;
+            }
             "--at" => {
                 let t = value(&mut i);
                 let command = scenario.get(i).cloned();

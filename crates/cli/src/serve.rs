@@ -8,7 +8,8 @@ use kubesim_sim::scenario::InputFile;
 use std::process::ExitCode;
 
 /// The usage lines for both commands.
-pub const USAGE: &str = "  kubesim serve [FILE ...] [--seed N] [--port P] [--speed X|max] [--paused] [--at TIME COMMAND]... [--kubeconfig PATH]
+pub const USAGE: &str =
+    "  kubesim serve [FILE ...] [--seed N] [--port P] [--speed X|max] [--paused] [--at TIME COMMAND]... [--kubeconfig PATH] [--scheduler-annotations]
               serve the simulation on 127.0.0.1 as a Kubernetes API server (real kubectl and client
               libraries work against it); virtual time follows wall time at --speed (default 1)
   kubesim ctl [--server URL] status|pause|resume|step [EVENTS|DURATION]|speed X|fault SPEC...|trace [--since REV]|kubectl ARGS...
@@ -48,6 +49,11 @@ pub fn cmd_serve(args: &[String]) -> ExitCode {
             },
             "--paused" => {
                 config.paused = true;
+                i += 1;
+                continue;
+            }
+            "--scheduler-annotations" => {
+                options.scheduler_annotations = true;
                 i += 1;
                 continue;
             }

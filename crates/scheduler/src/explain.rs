@@ -176,6 +176,59 @@ impl Attempt {
     }
 }
 
+/// The annotation prefix of kube-scheduler-simulator's debuggable scheduler
+/// (simulator/scheduler/plugin/annotation/annotation.go).
+pub const SIMULATOR_PREFIX: &str = "kube-scheduler-simulator.sigs.k8s.io/";
+/// Its `result-history` annotation: every attempt's results, oldest first.
+pub const SIMULATOR_HISTORY: &str = "kube-scheduler-simulator.sigs.k8s.io/result-history";
+
+/// Go's `json.Marshal` of a string map: compact, keys sorted, and `<`, `>`, `&` escaped as
+/// `\u003c`, `\u003e`, `\u0026` (HTMLEscape). The three characters occur only inside strings.
+pub fn go_json(value: serde_json::Value) -> String {
+    value.to_string().replace('<', "\\u003c").replace('>', "\\u003e").replace('&', "\\u0026")
+}
+
+impl Attempt {
+    /// The result annotations kube-scheduler-simulator writes for this attempt (each value a
+    /// JSON document, as its resultstore stores them): `prefilter-result-status` (plugin →
+    /// `success`, `""` for Skip, or the rejection), `filter-result` (node → plugin → `passed` or
+    /// the reason), `score-result` (node → plugin → raw score), `finalscore-result` (normalized ×
+    /// weight), `prebind-result`/`bind-result` and `selected-node` (the plain node name) once
+    /// bound. Scores are strings, as the simulator writes them (`"76"`).
+    ///
+    /// Deviation: the PreScore, Reserve and Permit maps are not written (kubesim does not
+    /// record per-plugin statuses there).
+    pub fn simulator_annotations(&self, pre_filter_plugins: &[&str], pre_bind_plugins: &[&str]) -> BTreeMap<String, String> {
+        let key = |name: &str| format!("{SIMULATOR_PREFIX}{name}");
+        let mut out = BTreeMap::new();
+        let pre: BTreeMap<&str, String> = pre_filter_plugins
+            .iter()
+            .map(|p| {
+                let status = match self.pre_filter.iter().find(|(q, _)| q == p) {
+                    Some((_, s)) if s == "skip" => String::new(),
+                    Some((_, s)) => s.clone(),
+                    None => "success".to_string(),
+                };
+                (*p, status)
+            })
+            .collect();
+        out.insert(key("prefilter-result-status"), go_json(serde_json::json!(pre)));
+        out.insert(key("filter-result"), go_json(serde_json::json!(self.filter())));
+        let strings = |m: BTreeMap<String, BTreeMap<String, i64>>| -> BTreeMap<String, BTreeMap<String, String>> {
+            m.into_iter().map(|(n, p)| (n, p.into_iter().map(|(k, v)| (k, v.to_string())).collect())).collect()
+        };
+        out.insert(key("score-result"), go_json(serde_json::json!(strings(self.scores()))));
+        out.insert(key("finalscore-result"), go_json(serde_json::json!(strings(self.final_scores()))));
+        if let Outcome::Scheduled(node) = &self.outcome {
+            let success: BTreeMap<&str, &str> = pre_bind_plugins.iter().map(|p| (*p, "success")).collect();
+            out.insert(key("prebind-result"), go_json(serde_json::json!(success)));
+            out.insert(key("bind-result"), go_json(serde_json::json!({"DefaultBinder": "success"})));
+            out.insert(key("selected-node"), node.clone());
+        }
+        out
+    }
+}
+
 /// The recorded attempts per pod (`namespace/name`), oldest first, bounded by pods and by
 /// attempts per pod. Eviction order is first-recorded order (a sequence number, not a hash), so
 /// it is deterministic; a deleted pod's entry is removed with it ([`History::remove`]), which
@@ -333,5 +386,15 @@ mod tests {
         h.record("ns/c", attempt(7), 2, 2);
         assert_eq!(snapshot.get("ns/c").len(), 1);
         assert_eq!(h.get("ns/c").len(), 2);
+    }
+}
+
+#[cfg(test)]
+mod go_json_tests {
+    // encoding/json's HTMLEscape: `<`, `>` and `&` inside strings become \u003c, \u003e, \u0026.
+    #[test]
+    fn go_json_escapes_html_characters_as_encoding_json_does() {
+        let value = serde_json::json!({"b": "x < y && z > 1", "a": "plain"});
+        assert_eq!(super::go_json(value), r#"{"a":"plain","b":"x \u003c y \u0026\u0026 z \u003e 1"}"#);
     }
 }

@@ -159,11 +159,15 @@ pub struct Options {
     /// Above this many nodes, attempts keep per-node filter verdicts only in
     /// the FitError summary and scores only for the top 3 nodes and the selected one.
     pub detail_max_nodes: usize,
+    /// Write kube-scheduler-simulator's result annotations (`kube-scheduler-simulator.sigs.k8s.io/*`)
+    /// to each pod after its scheduling attempt, as its debuggable scheduler does. Off by
+    /// default: kube-scheduler writes no annotations (`--scheduler-annotations` turns it on).
+    pub simulator_annotations: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { events: true, history: true, max_attempts_per_pod: 8, max_history_pods: 10_000, detail_max_nodes: 500 }
+        Options { events: true, history: true, max_attempts_per_pod: 8, max_history_pods: 10_000, detail_max_nodes: 500, simulator_annotations: false }
     }
 }
 
@@ -274,6 +278,11 @@ impl Scheduler {
     /// Turns the attempt history on or off (default on).
     pub fn with_history(mut self, on: bool) -> Scheduler {
         self.options.history = on;
+        self
+    }
+    /// Writes kube-scheduler-simulator's result annotations ([`Options::simulator_annotations`]).
+    pub fn with_simulator_annotations(mut self, on: bool) -> Scheduler {
+        self.options.simulator_annotations = on;
         self
     }
     /// The options.
@@ -634,7 +643,7 @@ impl Scheduler {
         let started = Stopwatch::start(self.options.history);
         let pod = queued.info.clone();
         let pi = self.profile_index(pod.pod());
-        let record = self.options.history;
+        let record = self.options.history || self.options.simulator_annotations;
         let mut attempt = Attempt::new(ctx.now, self.stats.cycles, &self.profiles[pi].scheduler_name, self.cache.nodes().len());
         attempt.pod_uid = pod.object.metadata().uid.clone().unwrap_or_default();
         let mut state = CycleState::default();
@@ -663,9 +672,47 @@ impl Scheduler {
             }
         }
         attempt.wall_ns = started.elapsed_ns();
-        if self.options.history {
-            self.history.record(&pod.key, attempt, self.options.max_history_pods, self.options.max_attempts_per_pod);
+        self.finish_attempt(&pod.key, attempt, ctx);
+    }
+
+    /// An attempt is over: kept for the explanation and, with
+    /// [`Options::simulator_annotations`], written to the pod.
+    fn finish_attempt(&mut self, key: &str, attempt: Attempt, ctx: &mut Ctx) {
+        if self.options.simulator_annotations {
+            self.write_simulator_annotations(key, &attempt, ctx);
         }
+        if self.options.history {
+            self.history.record(key, attempt, self.options.max_history_pods, self.options.max_attempts_per_pod);
+        }
+    }
+
+    /// kube-scheduler-simulator's resultstore: after an attempt, the pod gets the attempt's
+    /// result annotations and the attempt appended to `result-history` (one update; a pod
+    /// deleted or replaced meanwhile is left alone).
+    fn write_simulator_annotations(&mut self, key: &str, attempt: &Attempt, ctx: &mut Ctx) {
+        let Some((namespace, name)) = key.split_once('/') else { return };
+        let Some(current) = ctx.api.lookup(("", "pods"), namespace, name) else { return };
+        let Some(pod) = current.as_pod() else { return };
+        if pod.metadata.uid.as_deref().unwrap_or("") != attempt.pod_uid {
+            return;
+        }
+        let names = |point: Point| -> Vec<&'static str> {
+            self.profiles
+                .iter()
+                .find(|p| p.scheduler_name == attempt.profile)
+                .map_or_else(Vec::new, |p| p.at(point).iter().map(|i| p.plugin(*i).name()).collect())
+        };
+        let results = attempt.simulator_annotations(&names(Point::PreFilter), &names(Point::PreBind));
+        let mut pod = pod.clone();
+        let annotations = pod.metadata.annotations.get_or_insert_with(Default::default);
+        let mut history: Vec<serde_json::Value> =
+            annotations.get(crate::explain::SIMULATOR_HISTORY).and_then(|h| serde_json::from_str(h).ok()).unwrap_or_default();
+        history.push(serde_json::json!(results));
+        for (k, v) in results {
+            annotations.insert(k, v);
+        }
+        annotations.insert(crate::explain::SIMULATOR_HISTORY.to_string(), crate::explain::go_json(serde_json::Value::Array(history)));
+        let _ = ctx.update(Object::Pod(Box::new(pod)));
     }
 
     /// Assume, Reserve and Permit, then the binding cycle.
@@ -813,9 +860,7 @@ impl Scheduler {
         for key in due {
             let Some(binding) = self.waiting.remove(&key) else { continue };
             if let BindResult::Done(attempt) = self.run_binding(binding, ctx) {
-                if self.options.history {
-                    self.history.record(&key, *attempt, self.options.max_history_pods, self.options.max_attempts_per_pod);
-                }
+                self.finish_attempt(&key, *attempt, ctx);
             }
         }
     }
@@ -1111,7 +1156,12 @@ pub(crate) fn run_filters(
 /// Whether a pending pod changed in a way that may make it schedulable (upstream
 /// `isPodUpdated`, ignoring status).
 fn pod_updated(old: &Pod, new: &Pod) -> bool {
-    old.spec != new.spec || old.metadata.labels != new.metadata.labels || old.metadata.annotations != new.metadata.annotations
+    // Deviation: kube-scheduler-simulator's own result annotations do not count as an update
+    // (requeueing on them would retry an unschedulable pod right after its attempt's write).
+    fn own(p: &Pod) -> Option<Vec<(&String, &String)>> {
+        p.metadata.annotations.as_ref().map(|a| a.iter().filter(|(k, _)| !k.starts_with(crate::explain::SIMULATOR_PREFIX)).collect())
+    }
+    old.spec != new.spec || old.metadata.labels != new.metadata.labels || own(old) != own(new)
 }
 
 impl Component for Scheduler {

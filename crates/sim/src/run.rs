@@ -20,6 +20,8 @@ pub struct RunOptions {
     pub duration_ms: Option<Millis>,
     /// `--at TIME COMMAND`, in the order given.
     pub commands: Vec<(Millis, String)>,
+    /// `--scheduler-annotations`: kube-scheduler-simulator's result annotations on each pod.
+    pub scheduler_annotations: bool,
 }
 
 /// What a run produced.
@@ -45,7 +47,10 @@ pub fn run(options: RunOptions) -> RunOutcome {
 /// The world at t=0 of a run: the input loaded by the one loader ([`crate::loader::load`]) and
 /// the `--at` commands queued. Returns the per-file outcomes and every error line.
 pub fn start(options: &RunOptions) -> (World, Vec<FileOutcome>, Vec<String>) {
-    let (mut world, files, world_errors) = crate::loader::load(crate::world::WorldConfig::seeded(options.seed), &options.files);
+    let (mut world, files, world_errors) = crate::loader::load(
+        crate::world::WorldConfig { scheduler_annotations: options.scheduler_annotations, ..crate::world::WorldConfig::seeded(options.seed) },
+        &options.files,
+    );
     let mut errors: Vec<String> = files.iter().flat_map(|f| f.errors.iter().map(|e| e.message.clone())).collect();
     errors.extend(world_errors);
     for (at, line) in &options.commands {

@@ -60,12 +60,23 @@ pub struct WorldConfig {
     pub watch_history: usize,
     /// Install the cluster DNS add-on (CoreDNS and the kube-dns Service), as kubeadm does.
     pub cluster_dns: bool,
+    /// Write kube-scheduler-simulator's result annotations to the pods (off: kube-scheduler
+    /// writes none; `--scheduler-annotations`, the browser's `?scheduler-annotations`).
+    pub scheduler_annotations: bool,
 }
 
 impl WorldConfig {
     /// The defaults for a seed: history on, scheduler history on, default scheduler profile.
     pub fn seeded(seed: u64) -> WorldConfig {
-        WorldConfig { seed, record_history: true, scheduler_history: true, scheduler_config: None, watch_history: 20_000, cluster_dns: true }
+        WorldConfig {
+            seed,
+            record_history: true,
+            scheduler_history: true,
+            scheduler_config: None,
+            watch_history: 20_000,
+            cluster_dns: true,
+            scheduler_annotations: false,
+        }
     }
 }
 
@@ -126,7 +137,8 @@ impl World {
             Some(value) => kubesim_scheduler::Scheduler::from_config(value)?,
             None => kubesim_scheduler::Scheduler::new(),
         }
-        .with_history(config.scheduler_history);
+        .with_history(config.scheduler_history)
+        .with_simulator_annotations(config.scheduler_annotations);
         let runtime_config = RuntimeConfig { watch_history: config.watch_history, record_history: config.record_history, ..RuntimeConfig::seeded(config.seed) };
         let mut world = World {
             runtime: Runtime::new(runtime_config),

@@ -58,6 +58,7 @@ fn the_php_apache_walkthrough_scales_up_under_load_and_back_down() {
             ),
             (300_000, "kubectl delete pod load-generator --grace-period=0 --force".to_string()),
         ],
+        ..Default::default()
     });
     assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
     let world = &outcome.world;

@@ -65,7 +65,7 @@ fn fingerprint(world: &World) -> (u64, String, usize, String, usize, usize, Stri
 
 #[test]
 fn a_clone_taken_mid_run_has_the_same_future_as_the_original_and_a_fresh_run() {
-    let fresh = run(RunOptions { files: files(), seed: SEED, duration_ms: Some(T2), commands: commands() });
+    let fresh = run(RunOptions { files: files(), seed: SEED, duration_ms: Some(T2), commands: commands(), ..Default::default() });
     assert!(fresh.errors.is_empty(), "{:?}", fresh.errors);
     let expected = fingerprint(&fresh.world);
     // The scenario is busy: writes from many actors, a node failure, a rollout, the HPA.
@@ -103,7 +103,7 @@ fn a_clone_taken_mid_run_has_the_same_future_as_the_original_and_a_fresh_run() {
 
 #[test]
 fn a_clone_is_independent_of_its_original() {
-    let fresh = run(RunOptions { files: files(), seed: SEED, duration_ms: Some(T2), commands: commands() });
+    let fresh = run(RunOptions { files: files(), seed: SEED, duration_ms: Some(T2), commands: commands(), ..Default::default() });
     let mut original = start();
     original.run_until(30_000);
     // The clone takes a different future (a fault and a scale the original never sees).

@@ -14,6 +14,7 @@ fn scenario(commands: Vec<(u64, &str)>, duration_ms: u64) -> kubesim_sim::RunOut
         seed: 3,
         duration_ms: Some(duration_ms),
         commands: commands.into_iter().map(|(t, c)| (t, c.to_string())).collect(),
+        ..Default::default()
     })
 }
 
@@ -100,6 +101,7 @@ fn a_busy_scenario_is_deterministic_for_a_seed() {
             seed,
             duration_ms: Some(120_000),
             commands: commands.iter().map(|(t, c)| (*t, c.to_string())).collect(),
+            ..Default::default()
         });
         kubesim_sim::run::trace_hash(outcome.world.trace())
     };
@@ -137,6 +139,7 @@ fn zone_scenario(nodes: usize, down: &[&str], duration_ms: u64) -> kubesim_sim::
         seed: 5,
         duration_ms: Some(duration_ms),
         commands: down.iter().map(|n| (30_000, format!("fault node-down {n}"))).collect(),
+        ..Default::default()
     });
     assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
     outcome

@@ -108,6 +108,7 @@ fn cordoned_nodes_are_skipped() {
         seed: 2,
         duration_ms: Some(30_000),
         commands: vec![(0, "kubectl cordon a".into()), (1_000, "kubectl run late --image=nginx".into())],
+        ..Default::default()
     });
     let w = outcome.world;
     assert!(w.commands().iter().all(|c| c.exit_code == 0), "{:?}", w.commands());
@@ -155,4 +156,57 @@ fn scheduled_pods_carry_no_annotations_and_keep_their_explanation() {
     w.run_until(until);
     assert_eq!(node_of(&w, "p"), "c");
     assert!(explanation(&w, "p").is_empty(), "the new pod has no explanation of its own");
+}
+
+// `--scheduler-annotations`: kube-scheduler-simulator's result annotations
+// (simulator/scheduler/plugin/annotation/annotation.go keys; values JSON documents with string
+// scores, the selected node plain), the same numbers the explanation shows, and every attempt
+// in result-history. Without the option the pods carry none (kube-scheduler writes none).
+#[test]
+fn scheduler_annotations_follow_kube_scheduler_simulator() {
+    let text = format!("{NODES}---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec: {{nodeSelector: {{disk: ssd}}, containers: [{{name: c, image: nginx}}]}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {{name: free}}\nspec: {{containers: [{{name: c, image: nginx}}]}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {{name: big}}\nspec: {{containers: [{{name: c, image: nginx, resources: {{requests: {{cpu: '64'}}}}}}]}}\n");
+    let options = |on: bool| RunOptions {
+        files: vec![InputFile { name: "s.yaml".into(), text: text.clone() }],
+        seed: 2,
+        duration_ms: Some(30_000),
+        scheduler_annotations: on,
+        ..Default::default()
+    };
+    let plain = run(options(false)).world;
+    let plain = plain.api().lookup(("", "pods"), "default", "p").unwrap().to_json();
+    assert!(plain["metadata"]["annotations"].as_object().unwrap().keys().all(|k| !k.starts_with("kube-scheduler-simulator")), "{plain}");
+    let w = run(options(true)).world;
+    let pod = w.api().lookup(("", "pods"), "default", "p").unwrap().to_json();
+    let a = &pod["metadata"]["annotations"];
+    let key = |k: &str| a[format!("kube-scheduler-simulator.sigs.k8s.io/{k}")].as_str().unwrap_or_else(|| panic!("{k} in {a}")).to_string();
+    assert_eq!(key("selected-node"), "a");
+    assert_eq!(key("bind-result"), r#"{"DefaultBinder":"success"}"#);
+    let filter: Value = serde_json::from_str(&key("filter-result")).unwrap();
+    assert_eq!(filter["a"]["NodeAffinity"], "passed");
+    assert_eq!(filter["c"]["NodeAffinity"], "node(s) didn't match Pod's node affinity/selector");
+    assert_eq!(key("score-result"), "{}", "one feasible node: no scoring (schedulePod's shortcut)");
+    // Two feasible nodes (b is tainted): scored.
+    let free = w.api().lookup(("", "pods"), "default", "free").unwrap().to_json();
+    let fa = &free["metadata"]["annotations"];
+    let fkey = |k: &str| fa[format!("kube-scheduler-simulator.sigs.k8s.io/{k}")].as_str().unwrap_or_else(|| panic!("{k} in {fa}")).to_string();
+    let scores: Value = serde_json::from_str(&fkey("score-result")).unwrap();
+    let finals: Value = serde_json::from_str(&fkey("finalscore-result")).unwrap();
+    let explained = explanation(&w, "free");
+    let fit = *cell(&explained.scores, "a", "NodeResourcesFit").unwrap();
+    assert_eq!(scores["a"]["NodeResourcesFit"], fit.to_string(), "scores are strings");
+    assert_eq!(finals["a"]["TaintToleration"], "300", "TaintToleration normalized 100 × weight 3");
+    let prefilter: Value = serde_json::from_str(&key("prefilter-result-status")).unwrap();
+    assert_eq!(prefilter["NodeResourcesFit"], "success");
+    let history: Vec<Value> = serde_json::from_str(&key("result-history")).unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0]["kube-scheduler-simulator.sigs.k8s.io/selected-node"], "a");
+    // An unschedulable pod: its filter verdicts, no selected node, one history entry per attempt.
+    let big = w.api().lookup(("", "pods"), "default", "big").unwrap().to_json();
+    let a = &big["metadata"]["annotations"];
+    let filter: Value = serde_json::from_str(a["kube-scheduler-simulator.sigs.k8s.io/filter-result"].as_str().unwrap()).unwrap();
+    assert_eq!(filter["a"]["NodeResourcesFit"], "Insufficient cpu");
+    assert!(a.get("kube-scheduler-simulator.sigs.k8s.io/selected-node").is_none());
+    let history: Vec<Value> = serde_json::from_str(a["kube-scheduler-simulator.sigs.k8s.io/result-history"].as_str().unwrap()).unwrap();
+    let attempts = w.scheduler().map_or(0, |s| s.attempts("default", "big").len());
+    assert!(!history.is_empty() && history.len() >= attempts.min(8), "{} entries for {attempts} attempts", history.len());
 }

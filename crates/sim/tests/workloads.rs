@@ -15,6 +15,7 @@ fn scenario(yaml: &str, commands: &[(u64, &str)], duration_ms: u64) -> World {
         seed: 5,
         duration_ms: Some(duration_ms),
         commands: commands.iter().map(|(t, c)| (*t, c.to_string())).collect(),
+        ..Default::default()
     });
     assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
     assert!(outcome.world.commands().iter().all(|c| c.exit_code == 0), "{:?}", outcome.world.commands());
@@ -150,6 +151,7 @@ fn a_statefulset_recreated_after_an_orphaning_delete_adopts_its_pods_and_history
         seed: 5,
         duration_ms: None,
         commands: vec![(60_000, "kubectl delete statefulset web --cascade=orphan".into()), (65_000, "kubectl delete pod web-0".into())],
+        ..Default::default()
     });
     assert!(errors.is_empty(), "{errors:?}");
     world.add_file("web2.yaml", &recreate);

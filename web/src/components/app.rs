@@ -93,7 +93,11 @@ pub fn app(props: &AppProps) -> Html {
         let options = options.clone();
         use_memo((), move |_| {
             let scenario = crate::scenarios::by_name(&options.scenario).unwrap_or_else(|| crate::scenarios::all().remove(0));
-            Sim(Rc::new(RefCell::new(Driver::new(scenario, options.seed))))
+            let mut driver = Driver::new(scenario, options.seed);
+            if options.scheduler_annotations {
+                driver.set_scheduler_annotations(true);
+            }
+            Sim(Rc::new(RefCell::new(driver)))
         })
     };
     let state = {
