@@ -30,6 +30,9 @@ const NODE_FAILURE: &str = include_str!("../scenarios/node-failure.yaml");
 const UNSCHEDULABLE: &str = include_str!("../scenarios/unschedulable.yaml");
 const SCALE: &str = include_str!("../scenarios/scale.yaml");
 const SERVICE_DNS: &str = include_str!("../scenarios/service-dns.yaml");
+const ROLLING_SERVICE: &str = include_str!("../scenarios/rolling-service.yaml");
+const READINESS: &str = include_str!("../scenarios/readiness.yaml");
+const HEADLESS_DNS: &str = include_str!("../scenarios/headless-dns.yaml");
 const HPA: &str = include_str!("../scenarios/hpa.yaml");
 const HPA_LOAD: &str = include_str!("../scenarios/hpa-load.yaml");
 const STATEFULSET: &str = include_str!("../scenarios/statefulset.yaml");
@@ -138,6 +141,31 @@ pub fn all() -> Vec<Scenario> {
             title: "Service and DNS",
             summary: "A client resolves web through kube-dns and fetches from it every second: each packet goes through kube-proxy's rules to an endpoint. At 40 s web scales to 3, at 70 s to 0 (refused).",
             inputs: vec![apply(0, "service-dns.yaml", SERVICE_DNS), command(40_000, "kubectl scale deployment web --replicas=3"), command(70_000, "kubectl scale deployment web --replicas=0")],
+            view: "network",
+        },
+        Scenario {
+            name: "rolling-service",
+            title: "Rolling update behind a Service",
+            summary: "4 web replicas behind a Service, a client fetching /hostname five times a second. At 20 s `kubectl rollout restart`: each new pod joins the Service's endpoints once ready, each old one leaves as it starts terminating, and the answers move to the new names. A few connections reach an old pod that already stopped before kube-proxy's next sync and are refused: why apps add a preStop sleep.",
+            inputs: vec![apply(0, "rolling-service.yaml", ROLLING_SERVICE), command(20_000, "kubectl rollout restart deployment/web")],
+            view: "network",
+        },
+        Scenario {
+            name: "readiness",
+            title: "Readiness gates traffic",
+            summary: "web-a and web-b behind one Service, each ready while /tmp/ready exists. At 30 s the file is removed in web-b: after three failed probes it is not Ready, leaves the Service's ready endpoints and gets no more requests, though it keeps running. At 60 s the file is back, and so is its traffic.",
+            inputs: vec![
+                apply(0, "readiness.yaml", READINESS),
+                command(30_000, "kubectl exec web-b -- rm /tmp/ready"),
+                command(60_000, "kubectl exec web-b -- touch /tmp/ready"),
+            ],
+            view: "network",
+        },
+        Scenario {
+            name: "headless-dns",
+            title: "Headless StatefulSet DNS",
+            summary: "A StatefulSet behind the headless Service nginx; a client looks up nginx (one A record per ready pod) and web-0.nginx (a pod's stable name) every 5 s through kube-dns. At 40 s web scales to 3: web-2 appears in the answers once it is ready.",
+            inputs: vec![apply(0, "headless-dns.yaml", HEADLESS_DNS), command(40_000, "kubectl scale statefulset web --replicas=3")],
             view: "network",
         },
         Scenario {

@@ -361,6 +361,42 @@ fn network_scenarios_do_what_they_say() {
     assert!(tcp.iter().any(|p| p.outcome == "ok"), "the others still work: {tcp:?}");
     let web = net.services.iter().find(|s| s.name == "web").expect("web");
     assert_eq!((web.endpoints_ready, web.endpoints_total), (3, 3), "every endpoint stays ready");
+
+    // Rolling update: only new pods answer after the rollout; connections that hit an old
+    // pod after it stopped and before kube-proxy's sync were refused.
+    let rolling = scenario_world("rolling-service", 70_000);
+    let log = logs_of(&rolling, "client");
+    let pods: Vec<String> = pods_of(&rolling, "web-").into_iter().map(|p| p.name).collect();
+    let last: Vec<&str> = log.lines().filter(|l| l.starts_with("web-")).rev().take(20).collect();
+    assert!(last.iter().all(|l| pods.iter().any(|p| p == l)), "after the rollout only the new pods answer: {last:?} vs {pods:?}");
+    let old: Vec<&str> = log.lines().filter(|l| l.starts_with("web-") && !pods.iter().any(|p| p == l)).collect();
+    assert!(!old.is_empty(), "the old pods answered before: {log}");
+    assert!(log.contains("Connection refused"), "a connection reached a stopped pod before kube-proxy's sync: {log}");
+
+    // Readiness: web-b gets no traffic while not ready, and gets it again after.
+    let count = |log: &str, from: usize, to: usize, pod: &str| log.lines().skip(from).take(to - from).filter(|l| *l == pod).count();
+    let ready = scenario_world("readiness", 29_000);
+    let before = logs_of(&ready, "client").lines().count();
+    assert!(count(&logs_of(&ready, "client"), 0, before, "web-b") > 0, "both pods serve at first");
+    let unready = scenario_world("readiness", 59_000);
+    let log = logs_of(&unready, "client");
+    let during = log.lines().count();
+    assert_eq!(pods_of(&unready, "web-b")[0].ready, "0/1", "web-b not Ready, still running");
+    let skip = before + 20; // three failed probes and kube-proxy's sync after the removal
+    assert_eq!(count(&log, skip, during, "web-b"), 0, "no traffic to web-b: {log}");
+    assert!(count(&log, skip, during, "web-a") > 20, "{log}");
+    let back = scenario_world("readiness", 90_000);
+    let log = logs_of(&back, "client");
+    assert!(count(&log, during + 20, log.lines().count(), "web-b") > 0, "web-b serves again: {log}");
+
+    // Headless DNS: the Service's name answers one record per ready pod; web-2 after the scale.
+    let headless = scenario_world("headless-dns", 35_000);
+    let log = logs_of(&headless, "client");
+    assert!(log.contains("web-0.nginx.default.svc.cluster.local") && log.contains("web-1.nginx.default.svc.cluster.local"), "{log}");
+    assert!(!log.contains("web-2.nginx"), "{log}");
+    let scaled = scenario_world("headless-dns", 80_000);
+    let log = logs_of(&scaled, "client");
+    assert!(log.contains("Address 3: ") && log.contains("web-2.nginx.default.svc.cluster.local"), "{log}");
 }
 
 /// The storage view's claim `namespace/name` in a scenario's world now.

@@ -7,8 +7,11 @@
 //!
 //! Endpoint choice: iptables picks with `statistic --mode random --probability 1/n`; kubesim
 //! picks by a hash of the connection (source address and port, destination), so a history is
-//! reproducible and consecutive connections spread over the endpoints. With
-//! `sessionAffinity: ClientIP` the hash covers the client address only (the `recent` match).
+//! reproducible and consecutive connections spread uniformly over the endpoints (the FNV-1a
+//! hash is finished with splitmix64's mixer: FNV's low bits depend only on the low bits of the
+//! input bytes, so with an even number of endpoints a client whose source ports advance by two
+//! always reached the same one). With `sessionAffinity: ClientIP` the hash covers the client
+//! address only (the `recent` match).
 
 use std::collections::BTreeMap;
 
@@ -112,7 +115,10 @@ fn fnv(parts: &[&[u8]]) -> u64 {
         h ^= 0xff;
         h = h.wrapping_mul(0x100_0000_01b3);
     }
-    h
+    // splitmix64's finalizer: every input bit reaches the low bits the modulo reads.
+    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^ (h >> 31)
 }
 
 #[cfg(test)]
@@ -150,6 +156,24 @@ mod tests {
         assert_eq!(t.dnat(("1.2.3.4", 1), "172.18.0.3", 30080, false, "172.18.0.2"), Dnat::Unchanged, "another node's address is routed there");
         assert_eq!(t.dnat(("1.2.3.4", 1), "10.96.0.20", 80, true, "172.18.0.2"), Dnat::Unchanged, "UDP is a different rule");
         assert_eq!(t.dnat(("1.2.3.4", 1), "10.96.0.30", 80, false, "172.18.0.2"), Dnat::Reject { service: "default/empty".into() });
+    }
+
+    // iptables' `statistic --mode random --probability 1/n` chains give each endpoint 1/n of the
+    // connections; source ports that advance by two (a client alternating a DNS query and a
+    // connection) must still reach both of two endpoints about equally.
+    #[test]
+    fn connections_spread_uniformly_whatever_the_source_port_stride() {
+        let t = table();
+        for stride in [1u16, 2, 4] {
+            let mut counts = std::collections::BTreeMap::new();
+            for i in 0..400u16 {
+                if let Dnat::To { ip, .. } = t.dnat(("10.244.0.5", 40_000 + i * stride), "10.96.0.20", 80, false, "") {
+                    *counts.entry(ip).or_insert(0) += 1;
+                }
+            }
+            assert_eq!(counts.len(), 2, "stride {stride}: {counts:?}");
+            assert!(counts.values().all(|c| (160..=240).contains(c)), "stride {stride}: {counts:?}");
+        }
     }
 
     #[test]
