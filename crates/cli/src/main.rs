@@ -210,7 +210,9 @@ fn run_with_files(mut options: RunOptions, final_argv: Option<&Vec<String>>) -> 
     for argv in &argvs {
         let required: Vec<String> = kubesim_sim::commands::files_named(&filename_args(argv));
         for path in kubesim_sim::commands::files_named(argv) {
-            if path == "-" || extra.iter().any(|f: &InputFile| f.name == path) {
+            // URLs are the kubectl layer's: it knows the manifests kubesim carries (the
+            // ingress-nginx releases') and reports the others.
+            if path == "-" || path.starts_with("http://") || path.starts_with("https://") || extra.iter().any(|f: &InputFile| f.name == path) {
                 continue;
             }
             if std::path::Path::new(&path).is_dir() {

@@ -79,7 +79,7 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
         "drain" => drain(&args, api, req, out),
         "rollout" => rollout(&args, api, req, &namespace, out),
         "run" => run_pod(&args, api, req, cluster, &namespace, out),
-        "expose" => expose(&args, api, req, &namespace, out),
+        "expose" => expose(&args, api, req, cluster, &namespace, out),
         "autoscale" => autoscale(&args, api, req, &namespace, out),
         "logs" | "log" => logs(&args, api, cluster, &namespace, out),
         "exec" => exec(&args, api, cluster, &namespace, out),
@@ -160,10 +160,27 @@ fn read_inputs(args: &Args, cluster: &dyn ClusterView, out: &mut Output) -> Opti
                     out.fail(format!("error: unable to read URL {f:?}: kubesim has no network access; download the manifest and pass its local path"));
                     return None;
                 }
-                Err((e, None)) => {
-                    out.fail(format!("error: {e}"));
-                    return None;
-                }
+                // A directory: its .json, .yaml and .yml files in name order (resource.Builder
+                // FilenameParam without --recursive: the files directly in it).
+                Err((e, None)) => match cluster.list_dir(f) {
+                    Some(names) => {
+                        let dir = f.trim_end_matches('/');
+                        for name in names.iter().filter(|n| [".json", ".yaml", ".yml"].iter().any(|x| n.ends_with(x))) {
+                            let path = format!("{dir}/{name}");
+                            match cluster.read_file(&path) {
+                                Ok(text) => inputs.push((path, text)),
+                                Err(e) => {
+                                    out.fail(format!("error: {e}"));
+                                    return None;
+                                }
+                            }
+                        }
+                    }
+                    None => {
+                        out.fail(format!("error: {e}"));
+                        return None;
+                    }
+                },
             }
         }
     }
@@ -239,6 +256,17 @@ fn file_targets(args: &Args, cluster: &dyn ClusterView, namespace: &str, out: &m
 
 fn dry_run(args: &Args) -> bool {
     matches!(args.get("dry-run"), Some(v) if v != "none" && v != "false")
+}
+
+/// The printer suffix of a dry run (`" (dry run)"`, `" (server dry run)"`), None without one:
+/// the verbs that honour `--dry-run` compute and check their change but write nothing.
+/// Deviation: a server dry run is checked as a client one (no admission or validation pass).
+fn dry_run_suffix(args: &Args) -> Option<&'static str> {
+    match args.get("dry-run") {
+        Some("server") => Some(" (server dry run)"),
+        _ if dry_run(args) => Some(" (dry run)"),
+        _ => None,
+    }
 }
 
 fn apply(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn ClusterView, namespace: &str, mode: Mode, out: &mut Output) {
@@ -393,8 +421,10 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
                 }
             };
             let labels: BTreeMap<String, String> = [("app".to_string(), name.clone())].into();
-            let containers: Vec<Container> =
-                images.iter().map(|image| Container { name: container_name_for_image(image), image: Some(image.to_string()), ..Default::default() }).collect();
+            let containers: Vec<Container> = images
+                .iter()
+                .map(|image| Container { name: container_name_for_image(image, req.rng), image: Some(image.to_string()), ..Default::default() })
+                .collect();
             let mut containers = containers;
             if let Some(port) = args.get("port").and_then(|p| p.parse::<i32>().ok()) {
                 if let Some(c) = containers.first_mut() {
@@ -1334,11 +1364,18 @@ pub(crate) fn print_written(args: &Args, cluster: &dyn ClusterView, info: &'stat
 
 /// The container name `kubectl create deployment` derives from an image (last path segment
 /// without tag or digest).
-fn container_name_for_image(image: &str) -> String {
+/// create_deployment.go buildPodSpec: the image's last path element without tag or digest, and
+/// sanitizeAndUniquify: `_` and `.` become `-` and a random 5-character suffix is added
+/// (`serve_hostname` → `serve-hostname-x4k2p`, a valid DNS-1123 label).
+fn container_name_for_image(image: &str, rng: &mut kubesim_apiserver::SimRng) -> String {
     let last = image.rsplit('/').next().unwrap_or(image);
-    let last = last.split('@').next().unwrap_or(last);
     let last = last.split(':').next().unwrap_or(last);
-    last.to_string()
+    let last = last.split('@').next().unwrap_or(last);
+    if last.contains(['_', '.']) {
+        format!("{}-{}", last.replace(['_', '.'], "-"), kubesim_apiserver::server::random_suffix(rng))
+    } else {
+        last.to_string()
+    }
 }
 
 /// `kubectl delete` (cmd/delete/delete.go).
@@ -1436,7 +1473,16 @@ fn delete(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
             return;
         }
     }
+    let dry = dry_run_suffix(args);
     for (info, ns, name, file) in victims {
+        if let Some(suffix) = dry {
+            match api.get(info, &ns, &name) {
+                Ok(_) => out.outln(format!("{} {name:?} {word}{suffix}", kind_group(info))),
+                Err(e) if e.code == 404 && ignore_not_found => {}
+                Err(e) => out.fail(server_error(&e)),
+            }
+            continue;
+        }
         match api.delete(info, &ns, &name, options, req) {
             Ok(_) => {
                 if args.get("output") == Some("name") {
@@ -1541,6 +1587,10 @@ fn scale(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, o
                 out.fail(format!("error: Expected replicas to be {expected}, was {actual}"));
                 continue;
             }
+        }
+        if let Some(suffix) = dry_run_suffix(args) {
+            out.outln(format!("{} scaled{suffix}", type_name(info, object.name())));
+            continue;
         }
         let result = api.update_scale(info, object.namespace(), object.name(), replicas as i32, req).map_err(|e| server_error(&e));
         match result {
@@ -2321,6 +2371,9 @@ fn patch(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn Clus
         if patched == scale {
             return out.outln(format!("scale.autoscaling/{} patched (no change)", object.name()));
         }
+        if let Some(suffix) = dry_run_suffix(args) {
+            return out.outln(format!("scale.autoscaling/{} patched{suffix}", object.name()));
+        }
         return match api.update_scale(info, object.namespace(), object.name(), replicas as i32, req) {
             Ok(_) => out.outln(format!("scale.autoscaling/{} patched", object.name())),
             Err(e) => out.fail(server_error(&e)),
@@ -2344,6 +2397,12 @@ fn patch(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn Clus
     };
     if new_object == *object {
         return out.outln(format!("{} patched (no change)", type_name(info, object.name())));
+    }
+    if let Some(suffix) = dry_run_suffix(args) {
+        if !print_written(args, cluster, info, new_object.to_json(), out) {
+            out.outln(format!("{} patched{suffix}", type_name(info, object.name())));
+        }
+        return;
     }
     new_object.metadata_mut().resource_version = None;
     let result = if status_changed { api.update_status(new_object, req) } else { util::update(api, new_object, req) };
@@ -2483,7 +2542,7 @@ fn node_names(args: &Args, api: &ApiServer, out: &mut Output) -> Vec<String> {
     names
 }
 
-fn set_unschedulable(api: &mut ApiServer, req: &mut Request, name: &str, value: bool, out: &mut Output) -> bool {
+fn set_unschedulable(api: &mut ApiServer, req: &mut Request, name: &str, value: bool, dry: Option<&str>, out: &mut Output) -> bool {
     let node = match get_node(api, name) {
         Ok(n) => n,
         Err(e) => {
@@ -2496,6 +2555,10 @@ fn set_unschedulable(api: &mut ApiServer, req: &mut Request, name: &str, value: 
     let verb = if value { "cordoned" } else { "uncordoned" };
     if current == value {
         out.outln(format!("node/{name} already {verb}"));
+        return true;
+    }
+    if let Some(suffix) = dry {
+        out.outln(format!("node/{name} {verb}{suffix}"));
         return true;
     }
     n.spec.get_or_insert_with(Default::default).unschedulable = if value { Some(true) } else { None };
@@ -2519,7 +2582,7 @@ fn cordon(args: &Args, api: &mut ApiServer, req: &mut Request, out: &mut Output,
         return out.fail("error: resource(s) were provided, but no name was specified");
     }
     for name in names {
-        set_unschedulable(api, req, &name, value, out);
+        set_unschedulable(api, req, &name, value, dry_run_suffix(args), out);
     }
 }
 
@@ -2541,8 +2604,9 @@ fn drain(args: &Args, api: &mut ApiServer, req: &mut Request, out: &mut Output) 
     let disable_eviction = args.bool("disable-eviction");
     let grace = args.get("grace-period").and_then(|g| g.parse::<i64>().ok()).filter(|g| *g >= 0);
     let pod_selector = args.get("pod-selector").and_then(|s| Selector::parse(s).ok());
+    let dry = dry_run_suffix(args);
     for name in names {
-        if !set_unschedulable(api, req, &name, true, out) {
+        if !set_unschedulable(api, req, &name, true, dry, out) {
             continue;
         }
         let pods: Vec<Arc<Object>> = api.store().pods_on_node(&name).cloned().collect();
@@ -2612,6 +2676,15 @@ fn drain(args: &Args, api: &mut ApiServer, req: &mut Request, out: &mut Output) 
         if !warnings.is_empty() {
             let text: Vec<String> = warnings.iter().map(|(w, pods)| format!("{w}: {}", pods.join(", "))).collect();
             out.errln(format!("Warning: {}", text.join("; ")));
+        }
+        if let Some(suffix) = dry {
+            // drain.go deleteOrEvictPods with a dry run: each pod printed, nothing sent.
+            let verb = if disable_eviction { "deleted" } else { "evicted" };
+            for pod in &to_evict {
+                out.outln(format!("pod/{} {verb}{suffix}", pod.name()));
+            }
+            out.outln(format!("node/{name} drained{suffix}"));
+            continue;
         }
         let mut failed = false;
         for pod in &to_evict {
@@ -3234,7 +3307,7 @@ fn debug(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, o
 }
 
 /// `kubectl expose deployment NAME --port=P [--target-port=T] [--type=T]`.
-fn expose(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
+fn expose(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn ClusterView, namespace: &str, out: &mut Output) {
     let (info, object) = match one_target(args, api, namespace) {
         Ok(t) => t,
         Err(e) => return out.fail(e),
@@ -3283,6 +3356,13 @@ fn expose(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, 
         Ok(o) => o,
         Err(e) => return out.fail(format!("error: {e}")),
     };
+    if dry_run(args) {
+        // --dry-run=client -o yaml|json: the Service as built; otherwise the printer's line.
+        if print_generated(args, cluster, &object, out) {
+            return;
+        }
+        return out.outln(format!("service/{name} exposed{}", dry_run_suffix(args).unwrap_or("")));
+    }
     match api.create(object, req) {
         Ok(_) => out.outln(format!("service/{name} exposed")),
         Err(e) => out.fail(server_error(&e)),

@@ -57,6 +57,7 @@ mod args;
 mod commands;
 mod describe;
 mod diff;
+mod docs_examples;
 mod follow;
 mod get;
 pub mod gotemplate;

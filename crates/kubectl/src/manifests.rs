@@ -364,6 +364,9 @@ pub enum Provider {
 
 /// The manifest behind a URL kubectl was asked to read, if kubesim has it.
 pub fn remote(url: &str) -> Option<String> {
+    if let Some(text) = docs_example(url) {
+        return Some(text.to_string());
+    }
     let rest = url.strip_prefix("https://raw.githubusercontent.com/kubernetes/ingress-nginx/")?;
     let (reference, path) = rest.split_once("/deploy/static/provider/")?;
     let version = match reference {
@@ -377,6 +380,18 @@ pub fn remote(url: &str) -> Option<String> {
         _ => return None,
     };
     ingress_nginx(provider, version)
+}
+
+/// The documentation example a URL names: `https://k8s.io/examples/PATH`,
+/// `https://kubernetes.io/examples/PATH` (either scheme) or the file in kubernetes/website
+/// (`raw.githubusercontent.com/kubernetes/website/main/content/en/examples/PATH`).
+pub fn docs_example(url: &str) -> Option<&'static str> {
+    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"))?;
+    let path = ["k8s.io/examples/", "kubernetes.io/examples/", "raw.githubusercontent.com/kubernetes/website/main/content/en/examples/"]
+        .iter()
+        .find_map(|prefix| rest.strip_prefix(prefix))?;
+    let i = crate::docs_examples::EXAMPLES.binary_search_by(|(p, _)| (*p).cmp(path)).ok()?;
+    Some(crate::docs_examples::EXAMPLES[i].1)
 }
 
 fn vnum(v: &str) -> (u32, u32, u32) {

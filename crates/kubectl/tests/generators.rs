@@ -158,3 +158,20 @@ fn create_service_matches_create_service_go() {
     check(&mut f, "create service loadbalancer lb --tcp=80 --tcp=443:8443 --dry-run=client -o yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  creationTimestamp: null\n  labels:\n    app: lb\n  name: lb\nspec:\n  ports:\n  - name: \"80\"\n    port: 80\n    protocol: TCP\n    targetPort: 80\n  - name: 443-8443\n    port: 443\n    protocol: TCP\n    targetPort: 8443\n  selector:\n    app: lb\n  type: LoadBalancer\nstatus:\n  loadBalancer: {}\n", "", 0);
     check(&mut f, "create service externalname ex --external-name=a.com --dry-run=client -o yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  creationTimestamp: null\n  labels:\n    app: ex\n  name: ex\nspec:\n  externalName: a.com\n  selector:\n    app: ex\n  type: ExternalName\nstatus:\n  loadBalancer: {}\n", "", 0);
 }
+
+// create_deployment.go buildPodSpec + sanitizeAndUniquify: an image named serve_hostname (the
+// Services tutorials' `kubectl create deployment ... --image=registry.k8s.io/serve_hostname`)
+// gives a container named serve-hostname-<5 random characters>; plain names are kept.
+#[test]
+fn create_deployment_sanitizes_container_names_from_images() {
+    let mut f = Fixture::new();
+    let o =
+        f.kubectl("create deployment hostnames --image=registry.k8s.io/serve_hostname --dry-run=client -o jsonpath={.spec.template.spec.containers[0].name}");
+    assert_eq!(o.exit_code, 0, "{o:?}");
+    let suffix = o.stdout.strip_prefix("serve-hostname-").unwrap_or_else(|| panic!("{o:?}"));
+    assert!(suffix.len() == 5 && suffix.chars().all(|c| "bcdfghjklmnpqrstvwxz2456789".contains(c)), "{o:?}");
+    let o = f.kubectl("create deployment web --image=nginx:1.27 --dry-run=client -o jsonpath={.spec.template.spec.containers[0].name}");
+    assert_eq!(o.stdout, "nginx");
+    let o = f.kubectl("create deployment hostnames --image=registry.k8s.io/serve_hostname");
+    assert_eq!((o.stdout.as_str(), o.exit_code), ("deployment.apps/hostnames created\n", 0), "{o:?}");
+}

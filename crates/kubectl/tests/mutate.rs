@@ -661,3 +661,25 @@ fn apply_results_name_the_offending_field() {
     let r = f.apply("n.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: nope}\n", "default");
     assert_eq!(r[0].field_path, None);
 }
+
+// --dry-run=client|server on the mutating verbs: the change is computed and checked, the
+// printer says "(dry run)" / "(server dry run)" and nothing is written
+// (cmdutil.GetDryRunStrategy; delete.go, scale.go, patch.go, drain.go, expose.go print with
+// the dry-run suffix and skip the request).
+#[test]
+fn dry_runs_write_nothing() {
+    let mut f = scenario::cluster();
+    let before = |f: &Fixture| (json(f, "deployments", "web"), json(f, "nodes", "node-1"), json(f, "pods", "web-7d4b9c7f5-abcde"));
+    let snapshot = before(&f);
+    check(&mut f, "delete deployment web --dry-run=client", "deployment.apps \"web\" deleted (dry run)\n", "", 0);
+    check(&mut f, "delete pod web-7d4b9c7f5-abcde --dry-run=server", "pod \"web-7d4b9c7f5-abcde\" deleted (server dry run)\n", "", 0);
+    check(&mut f, "delete pod nope --dry-run=client", "", "Error from server (NotFound): pods \"nope\" not found\n", 1);
+    check(&mut f, "scale deployment web --replicas=9 --dry-run=client", "deployment.apps/web scaled (dry run)\n", "", 0);
+    check(&mut f, "patch deployment web -p '{\"spec\":{\"replicas\":7}}' --dry-run=client", "deployment.apps/web patched (dry run)\n", "", 0);
+    check(&mut f, "cordon node-1 --dry-run=client", "node/node-1 cordoned (dry run)\n", "", 0);
+    check(&mut f, "expose deployment web --port=80 --name=web2 --dry-run=client", "service/web2 exposed (dry run)\n", "", 0);
+    let drained = f.kubectl("drain node-1 --dry-run=client --ignore-daemonsets --force");
+    assert!(drained.stdout.starts_with("node/node-1 cordoned (dry run)\n") && drained.stdout.ends_with("node/node-1 drained (dry run)\n"), "{drained:?}");
+    assert_eq!(before(&f), snapshot, "nothing was written");
+    assert!(f.get("services", "default", "web2").is_none());
+}

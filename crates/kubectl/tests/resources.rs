@@ -48,13 +48,14 @@ fn verbs_resolve_the_objects_a_file_names() {
     );
     check(&mut f, "get -f other-ns.yaml", "", "Error from server (NotFound): configmaps \"c\" not found\n", 1);
     check(&mut f, "get -f nope.yaml", "", "error: the path \"nope.yaml\" does not exist\n", 1);
-    // Docs pages apply manifests by URL (`kubectl apply -f https://k8s.io/examples/...`); the
-    // simulation has no network, so the error says what to do instead.
+    // Docs pages apply manifests by URL (`kubectl apply -f https://k8s.io/examples/...`): kubesim
+    // carries the documentation's examples; other URLs fail (no network) saying what to do.
+    check(&mut f, "apply -f https://k8s.io/examples/application/deployment.yaml", "deployment.apps/nginx-deployment created\n", "", 0);
     check(
         &mut f,
-        "apply -f https://k8s.io/examples/application/deployment.yaml",
+        "apply -f https://example.com/app.yaml",
         "",
-        "error: unable to read URL \"https://k8s.io/examples/application/deployment.yaml\": kubesim has no network access; download the manifest and pass its local path\n",
+        "error: unable to read URL \"https://example.com/app.yaml\": kubesim has no network access; download the manifest and pass its local path\n",
         1,
     );
 }
