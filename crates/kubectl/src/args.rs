@@ -178,6 +178,16 @@ pub fn is_bool_flag(name: &str) -> bool {
 
 const BOOL_FLAGS: &[&str] = &[
     "all",
+    "edit",
+    "share-processes",
+    "same-node",
+    "keep-labels",
+    "keep-annotations",
+    "keep-liveness",
+    "keep-readiness",
+    "keep-startup",
+    "arguments-only",
+    "keep-init-containers",
     "create-annotation",
     "minify",
     "flatten",

@@ -62,6 +62,9 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
         }
         "apply" => apply(&args, api, req, cluster, &namespace, Mode::Apply, out),
         "kustomize" => kustomize_cmd(&args, cluster, out),
+        "create" if args.bool("edit") => {
+            out.fail("error: kubectl create --edit needs an interactive editor; in kubesim create the object from the file, then change it with kubectl patch, kubectl set or kubectl apply -f")
+        }
         "create" => create(&args, api, req, cluster, &namespace, out),
         "replace" => apply(&args, api, req, cluster, &namespace, Mode::Replace, out),
         "get" => get::run(&args, api, req, cluster, &namespace, out),
@@ -97,7 +100,7 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
             out.fail("error: kubesim does not serve OpenAPI schemas, so explain is not available; see https://kubernetes.io/docs/reference/kubernetes-api/")
         }
         "edit" => out.fail("error: kubectl edit needs an interactive editor; in kubesim use kubectl patch, kubectl set or kubectl apply -f"),
-        "debug" => debug(&args, api, req, &namespace, out),
+        "debug" => debug(&args, api, req, cluster, &namespace, out),
         "attach" | "port-forward" | "proxy" | "cp" => out.fail(format!(
             "error: kubectl {command} needs a connection to a real container or network; the simulated cluster has none (use kubectl logs or kubectl exec)"
         )),
@@ -3183,16 +3186,19 @@ fn run_pod(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn Cl
 /// to it once it runs); `kubectl debug node/NODE --image=IMAGE [-it]` creates a pod on the
 /// node in its host namespaces with the node's root filesystem at /host (debug.go, profile
 /// legacy, kubectl's default).
-fn debug(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, out: &mut Output) {
+fn debug(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn ClusterView, namespace: &str, out: &mut Output) {
     let Some(target) = args.positional.first().cloned() else {
         return out.fail("error: NAME or TYPE/NAME is required for debug\nSee 'kubectl debug -h' for help and examples");
     };
+    if let Some(copy_to) = args.get("copy-to") {
+        return debug_copy(args, api, req, cluster, namespace, &target, copy_to, out);
+    }
+    if args.has("set-image") {
+        return out.fail("error: --set-image can only be used with --copy-to");
+    }
     let Some(image) = args.get("image").map(str::to_string) else {
         return out.fail("error: --image is required when --copy-to is not specified");
     };
-    if args.get("copy-to").is_some() {
-        return out.fail("error: kubesim models kubectl debug with an ephemeral container or on a node, not --copy-to");
-    }
     let stdin = args.bool("stdin");
     let tty = args.bool("tty");
     let quiet = args.bool("quiet");
@@ -3228,6 +3234,14 @@ fn debug(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, o
                 "tolerations": [{"operator": "Exists"}],
             },
         });
+        let mut pod = pod;
+        {
+            let mut container = pod["spec"]["containers"][0].take();
+            if let Err(e) = debug_profile(args, DebugStyle::Node, &mut pod["spec"], &mut container, cluster) {
+                return out.fail(e);
+            }
+            pod["spec"]["containers"][0] = container;
+        }
         let object = match Object::from_json(kind_info("v1", "Pod").expect("pods"), pod) {
             Ok(o) => o,
             Err(e) => return out.fail(format!("error: {e}")),
@@ -3297,11 +3311,251 @@ fn debug(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, o
         termination_message_policy: Some("File".into()),
         ..Default::default()
     };
+    let mut container = serde_json::to_value(&ephemeral).unwrap_or_default();
+    let mut no_spec = Value::Null;
+    if let Err(e) = debug_profile(args, DebugStyle::Ephemeral, &mut no_spec, &mut container, cluster) {
+        return out.fail(e);
+    }
+    let ephemeral = match serde_json::from_value(container) {
+        Ok(c) => c,
+        Err(e) => return out.fail(format!("error: {e}")),
+    };
     let mut list = pod.spec.as_ref().and_then(|s| s.ephemeral_containers.clone()).unwrap_or_default();
     list.push(ephemeral);
     match api.update_ephemeral_containers(namespace, &pod_name, list, req) {
         Ok(_) if stdin => out.follow = Some(crate::follow::Follow::attach_ephemeral(namespace, &pod_name, &name, tty)),
         Ok(_) => {}
+        Err(e) => out.fail(server_error(&e)),
+    }
+}
+
+/// The three ways `kubectl debug` runs its container (profiles.go debugStyle).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DebugStyle {
+    /// An ephemeral container in the pod.
+    Ephemeral,
+    /// A container of a copy of the pod.
+    PodCopy,
+    /// A pod on the node in its host namespaces.
+    Node,
+}
+
+/// `--profile` (profiles.go: legacy, general, baseline, restricted, netadmin, sysadmin) on the
+/// debug container and, for a copy or a node pod, the pod; then `--custom` (debug.go
+/// applyCustomProfile): a partial container spec from a YAML or JSON file merged into the
+/// container (strategic merge), which may not set name, image, command, lifecycle or
+/// volumeDevices.
+fn debug_profile(args: &Args, style: DebugStyle, spec: &mut Value, container: &mut Value, cluster: &dyn ClusterView) -> Result<(), String> {
+    fn security(container: &mut Value) -> &mut serde_json::Map<String, Value> {
+        if !container["securityContext"].is_object() {
+            container["securityContext"] = Value::Object(Default::default());
+        }
+        container["securityContext"].as_object_mut().expect("an object")
+    }
+    fn add_capabilities(container: &mut Value, caps: &[&str]) {
+        let sc = security(container);
+        let capabilities = sc.entry("capabilities").or_insert_with(|| serde_json::json!({}));
+        let add = capabilities.as_object_mut().map(|c| c.entry("add").or_insert_with(|| serde_json::json!([])));
+        if let Some(Value::Array(list)) = add {
+            for cap in caps {
+                if !list.iter().any(|c| c == cap) {
+                    list.push(Value::from(*cap));
+                }
+            }
+        }
+    }
+    fn host_namespaces(spec: &mut Value, on: bool) {
+        for key in ["hostNetwork", "hostPID", "hostIPC"] {
+            spec[key] = Value::Bool(on);
+        }
+    }
+    let profile = args.get("profile").unwrap_or("legacy");
+    let copy = style == DebugStyle::PodCopy;
+    let node = style == DebugStyle::Node;
+    match profile {
+        "general" => {
+            if node {
+                container["securityContext"] = Value::Null;
+            } else {
+                add_capabilities(container, &["SYS_PTRACE"]);
+            }
+        }
+        "baseline" => container["securityContext"] = Value::Null,
+        "restricted" => {
+            container["securityContext"] = serde_json::json!({
+                "runAsNonRoot": true, "allowPrivilegeEscalation": false,
+                "capabilities": {"drop": ["ALL"]}, "seccompProfile": {"type": "RuntimeDefault"},
+            });
+            if node {
+                host_namespaces(spec, false);
+            }
+        }
+        "netadmin" => add_capabilities(container, &["NET_ADMIN", "NET_RAW"]),
+        "sysadmin" => {
+            security(container).insert("privileged".into(), Value::Bool(true));
+        }
+        _ => {}
+    }
+    if copy && profile != "legacy" {
+        spec["shareProcessNamespace"] = Value::Bool(true);
+    }
+    if let Some(path) = args.get("custom") {
+        let text = cluster.read_file(path).map_err(|_| format!("error: open {path}: no such file or directory"))?;
+        let custom: Value = serde_json::from_str(&text)
+            .or_else(|_| kubesim_api::decode::parse_documents(path, &text).0.first().map(|d| d.value.clone()).ok_or(()))
+            .map_err(|_| format!("error: {path}: the custom profile must be a container spec in YAML or JSON"))?;
+        for field in ["name", "image", "command", "lifecycle", "volumeDevices"] {
+            if custom.get(field).is_some() {
+                return Err(format!("error: {field} modification is not allowed in the custom profile"));
+            }
+        }
+        *container = merge::strategic_patch(container, &custom);
+    }
+    if let Some(c) = container.as_object_mut() {
+        c.retain(|_, v| !v.is_null());
+    }
+    Ok(())
+}
+
+/// `kubectl debug POD --copy-to=NAME` (debug.go generatePodCopyWithDebugContainer): a copy of
+/// the pod named NAME, without its labels, annotations, ephemeral containers, node and probes
+/// (the `--keep-*` flags keep them; `--same-node` the node), `--share-processes` setting
+/// shareProcessNamespace, `--set-image=NAME=IMAGE,*=IMAGE` replacing images, and with
+/// `--container` naming an existing container (its command replaced by the arguments after
+/// `--`) or a new debug container (`--image`; `debugger-xxxxx` by default). `--replace`
+/// deletes the original; `-i` attaches to the container.
+#[allow(clippy::too_many_arguments)]
+fn debug_copy(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn ClusterView, namespace: &str, target: &str, copy_to: &str, out: &mut Output) {
+    let image = args.get("image").map(str::to_string);
+    let mut set_images: BTreeMap<String, String> = BTreeMap::new();
+    for pair in args.all("set-image").iter().flat_map(|v| v.split(',')) {
+        match pair.split_once('=') {
+            Some((name, image)) if !name.is_empty() && !image.is_empty() => {
+                set_images.insert(name.to_string(), image.to_string());
+            }
+            _ => return out.fail(format!("error: --set-image: invalid format {pair:?}: expected NAME=IMAGE")),
+        }
+    }
+    let command: Vec<String> = args.after_dash.clone();
+    let container_flag = args.get("container").map(str::to_string);
+    if image.is_none() && set_images.is_empty() && command.is_empty() {
+        return out.fail("error: you must specify --image, --set-image or command arguments.");
+    }
+    if !command.is_empty() && container_flag.is_none() && image.is_none() {
+        return out.fail("error: you must specify an existing container or a new image when specifying args.");
+    }
+    let pod_name = target.strip_prefix("pod/").or_else(|| target.strip_prefix("pods/")).unwrap_or(target).to_string();
+    let info = kind_info("v1", "Pod").expect("pods");
+    let original = match api.get(info, namespace, &pod_name) {
+        Ok(p) => p,
+        Err(e) => return out.fail(server_error(&e)),
+    };
+    let Some(pod) = original.as_pod().cloned() else { return out.fail("error: not a pod") };
+    if args.get("profile").is_none() {
+        out.stderr.push_str("--profile=legacy is deprecated and will be removed in the future. It is recommended to explicitly specify a profile, for example \"--profile=general\".\n");
+    }
+    let mut spec = pod.spec.clone().unwrap_or_default();
+    spec.ephemeral_containers = None;
+    if args.has("share-processes") {
+        spec.share_process_namespace = Some(args.bool("share-processes"));
+    }
+    if !args.bool("same-node") {
+        spec.node_name = None;
+    }
+    let (keep_liveness, keep_readiness, keep_startup) = (args.bool("keep-liveness"), args.bool("keep-readiness"), args.bool("keep-startup"));
+    if args.get("keep-init-containers").is_some_and(|v| v == "false") {
+        spec.init_containers = None;
+    }
+    for c in spec.containers.iter_mut() {
+        if !keep_liveness {
+            c.liveness_probe = None;
+        }
+        if !keep_readiness {
+            c.readiness_probe = None;
+        }
+        if !keep_startup {
+            c.startup_probe = None;
+        }
+        if let Some(image) = set_images.get(&c.name).or_else(|| set_images.get("*")) {
+            c.image = Some(image.clone());
+        }
+    }
+    let existing = container_flag.as_ref().and_then(|n| spec.containers.iter().position(|c| &c.name == n));
+    let index = match existing {
+        Some(i) => Some(i),
+        None if image.is_none() => None,
+        None => {
+            let name = container_flag.clone().unwrap_or_else(|| {
+                let names: Vec<String> = spec.containers.iter().map(|c| c.name.clone()).collect();
+                let mut n = format!("debugger-{}", kubesim_apiserver::server::random_suffix(req.rng));
+                while names.contains(&n) {
+                    n = format!("debugger-{}", kubesim_apiserver::server::random_suffix(req.rng));
+                }
+                if !args.bool("quiet") {
+                    out.stderr.push_str(&format!("Defaulting debug container name to {n}.\n"));
+                }
+                n
+            });
+            spec.containers.push(Container { name, termination_message_policy: Some("File".into()), ..Default::default() });
+            Some(spec.containers.len() - 1)
+        }
+    };
+    let (stdin, tty) = (args.bool("stdin"), args.bool("tty"));
+    let attach_to = index.map(|i| {
+        let c = &mut spec.containers[i];
+        if !command.is_empty() {
+            if args.bool("arguments-only") {
+                c.args = Some(command.clone());
+            } else {
+                c.command = Some(command.clone());
+                c.args = None;
+            }
+        }
+        if let Some(image) = &image {
+            c.image = Some(image.clone());
+        }
+        c.stdin = stdin.then_some(true);
+        c.tty = tty.then_some(true);
+        c.name.clone()
+    });
+    if let Some(i) = index {
+        let mut spec_json = serde_json::to_value(&spec).unwrap_or_default();
+        let mut container = spec_json["containers"][i].take();
+        if let Err(e) = debug_profile(args, DebugStyle::PodCopy, &mut spec_json, &mut container, cluster) {
+            return out.fail(e);
+        }
+        spec_json["containers"][i] = container;
+        spec = match serde_json::from_value(spec_json) {
+            Ok(s) => s,
+            Err(e) => return out.fail(format!("error: {e}")),
+        };
+    }
+    let keep = |flag: &str| args.bool(flag);
+    let copy = kubesim_api::k8s_openapi::api::core::v1::Pod {
+        metadata: kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            name: Some(copy_to.to_string()),
+            namespace: Some(namespace.to_string()),
+            labels: if keep("keep-labels") { pod.metadata.labels.clone() } else { None },
+            annotations: if keep("keep-annotations") { pod.metadata.annotations.clone() } else { None },
+            ..Default::default()
+        },
+        spec: Some(spec),
+        status: None,
+    };
+    if args.bool("replace") {
+        if let Err(e) = api.delete(info, namespace, &pod_name, DeleteOptions::default(), req) {
+            return out.fail(server_error(&e));
+        }
+    }
+    match api.create(Object::Pod(Box::new(copy)), req) {
+        Ok(_) => {
+            if let (true, Some(container)) = (stdin, attach_to) {
+                if tty {
+                    out.stderr.push_str(crate::follow::ATTACH_BANNER);
+                }
+                out.follow = Some(crate::follow::Follow::attach_container(namespace, copy_to, &container));
+            }
+        }
         Err(e) => out.fail(server_error(&e)),
     }
 }

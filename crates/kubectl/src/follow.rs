@@ -43,7 +43,7 @@ enum State {
     Rollout { info: &'static KindInfo, namespace: String, name: String, since: u64, deadline: Option<Millis> },
     /// `run -i` (attach): until the pod's container terminates; then its output (the attached
     /// stream, read as its log) and, with `--rm`, the pod's deletion.
-    Attach { namespace: String, name: String, rm: bool, logged: bool },
+    Attach { namespace: String, name: String, rm: bool, logged: bool, container: Option<String> },
     /// `debug -i` into an ephemeral container: once it runs, the attach banner (with a
     /// terminal); when it terminates, its output.
     AttachEphemeral { namespace: String, pod: String, container: String, tty: bool, printed: bool },
@@ -64,7 +64,14 @@ impl Follow {
 
     /// `run -i [--rm]` of pod `name`: attached until its container terminates.
     pub(crate) fn attach(namespace: &str, name: &str, rm: bool) -> Follow {
-        Follow { state: State::Attach { namespace: namespace.to_string(), name: name.to_string(), rm, logged: false } }
+        Follow { state: State::Attach { namespace: namespace.to_string(), name: name.to_string(), rm, logged: false, container: None } }
+    }
+
+    /// `debug --copy-to=NAME -i`: attached to container `container` of the copy.
+    pub(crate) fn attach_container(namespace: &str, name: &str, container: &str) -> Follow {
+        Follow {
+            state: State::Attach { namespace: namespace.to_string(), name: name.to_string(), rm: false, logged: false, container: Some(container.to_string()) },
+        }
     }
 
     /// `debug -i` attached to ephemeral container `container` of `pod`.
@@ -132,19 +139,19 @@ impl Follow {
                     .and_then(|s| s.ephemeral_container_statuses.as_ref())
                     .and_then(|l| l.iter().find(|c| &c.name == container).cloned());
                 let state = status.and_then(|s| s.state).unwrap_or_default();
+                // Once it runs: the banner (with a terminal) and the attached stream, which the
+                // embedder reads as the container's log when the session ends, by itself or
+                // when the user stops it (as for `run -i`).
                 if (state.running.is_some() || state.terminated.is_some()) && !*printed {
                     *printed = true;
                     if *tty {
                         out.stderr.push_str(ATTACH_BANNER);
                     }
-                }
-                if state.terminated.is_some() {
                     out.then.push(format!("logs {pod} -c {container} -n {namespace} --kubesim-attached=1"));
-                    return true;
                 }
-                false
+                state.terminated.is_some()
             }
-            State::Attach { namespace, name, rm, logged } => {
+            State::Attach { namespace, name, rm, logged, container } => {
                 let info = kubesim_api::kind_info("v1", "Pod").expect("pods");
                 let Ok(pod) = api.get(info, namespace, name) else {
                     out.fail(format!("error: pods \"{name}\" not found"));
@@ -157,7 +164,8 @@ impl Follow {
                 // for --rm (run.go's removal after attach).
                 if matches!(phase.as_str(), "Running" | "Succeeded" | "Failed") && !*logged {
                     *logged = true;
-                    out.then.push(format!("logs {name} -n {namespace} --kubesim-attached=1"));
+                    let c = container.as_ref().map(|c| format!(" -c {c}")).unwrap_or_default();
+                    out.then.push(format!("logs {name}{c} -n {namespace} --kubesim-attached=1"));
                 }
                 if phase != "Succeeded" && phase != "Failed" {
                     return false;

@@ -231,7 +231,7 @@ pub fn files_named(argv: &[String]) -> Vec<String> {
                     push(p, &mut out);
                 }
             }
-            "--patch-file" | "--from-env-file" | "-k" | "--kustomize" | "--cert" | "--key" => push(&value, &mut out),
+            "--patch-file" | "--from-env-file" | "-k" | "--kustomize" | "--cert" | "--key" | "--custom" => push(&value, &mut out),
             "--from-file" => push(value.split_once('=').map(|(_, p)| p).unwrap_or(&value), &mut out),
             "--template" if file_output => push(&value, &mut out),
             "--output" => {

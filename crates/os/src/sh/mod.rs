@@ -326,6 +326,11 @@ pub struct Shell {
     parse_warnings: Vec<String>,
     /// Commands come from a stdin that stays open (see [`Spawn::stdin_open`]).
     stdin_open: bool,
+    /// Reading commands from a terminal (stdin open, stdout a tty, no `-c` or script): the
+    /// shell prompts (PS1) before it waits for a command.
+    interactive: bool,
+    /// The prompt is on the terminal, waiting for the next line.
+    prompted: bool,
 }
 
 /// What to run.
@@ -435,6 +440,21 @@ impl Shell {
         } else if read_stdin || rest.is_empty() {
             sh.pos = rest.clone();
             sh.stdin_open = spawn.stdin_open;
+            sh.interactive = spawn.stdin_open && spawn.tty;
+            if sh.interactive && !spawn.env.contains_key("PS1") {
+                // An interactive shell's prompt: busybox ash's fancy prompt `\w \$ ` (`/ # `);
+                // bash as Debian and Ubuntu images configure it in root's .bashrc,
+                // `${debian_chroot:+($debian_chroot)}\u@\h:\w\$ ` (`root@myapp-debug:/# `);
+                // dash keeps `$ ` (`# ` for root, at the prompt).
+                let ps1 = match flavor {
+                    Flavor::Ash => Some("\\w \\$ "),
+                    Flavor::Bash => Some("\\u@\\h:\\w\\$ "),
+                    Flavor::Dash => None,
+                };
+                if let Some(ps1) = ps1 {
+                    sh.vars.insert("PS1".into(), Var { val: Val::Str(ps1.into()), exported: false, readonly: false });
+                }
+            }
             Invocation::Stdin
         } else {
             let path = rest[0].clone();
@@ -516,6 +536,8 @@ impl Shell {
             nest: 0,
             parse_warnings: Vec::new(),
             stdin_open: false,
+            interactive: false,
+            prompted: false,
         };
         if !sh.vars.contains_key("IFS") {
             let _ = sh.set_var("IFS", " \t\n");
@@ -700,6 +722,59 @@ impl Shell {
         self.write_fd(os, 2, line.as_bytes());
     }
 
+    /// PS1 expanded as the shells expand it (`\u`, `\h`, `\H`, `\w`, `\W`, `\$`, `\s`, `\v`,
+    /// `\\`; dash expands none of them and prompts `# ` for root).
+    fn prompt(&self, os: &mut dyn Os) -> String {
+        let uid = os.creds().uid;
+        let ps1 = self.get_var("PS1").unwrap_or_default();
+        if self.flavor == Flavor::Dash {
+            return if ps1 == "$ " && uid == 0 { "# ".into() } else { ps1 };
+        }
+        let cwd = self.cwd.clone();
+        let home = self.get_var("HOME").unwrap_or_default();
+        let w = if !home.is_empty() && home != "/" && (cwd == home || cwd.starts_with(&format!("{home}/"))) {
+            format!("~{}", &cwd[home.len()..])
+        } else {
+            cwd.clone()
+        };
+        let user = || -> String {
+            let passwd = os.fs_ref().read("/etc/passwd").map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+            passwd
+                .lines()
+                .find_map(|l| {
+                    let f: Vec<&str> = l.split(':').collect();
+                    (f.len() > 2 && f[2].parse::<u32>().ok() == Some(uid)).then(|| f[0].to_string())
+                })
+                .unwrap_or_else(|| if uid == 0 { "root".into() } else { uid.to_string() })
+        };
+        let host = os.hostname();
+        let mut out = String::new();
+        let mut chars = ps1.chars();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('u') => out.push_str(&user()),
+                Some('h') => out.push_str(host.split('.').next().unwrap_or(&host)),
+                Some('H') => out.push_str(&host),
+                Some('w') => out.push_str(&w),
+                Some('W') => out.push_str(if cwd == home && !home.is_empty() { "~" } else { cwd.rsplit('/').find(|p| !p.is_empty()).unwrap_or("/") }),
+                Some('$') => out.push(if uid == 0 { '#' } else { '$' }),
+                Some('s') => out.push_str(&self.arg0),
+                Some('v') => out.push_str("5.2"),
+                Some('\\') => out.push('\\'),
+                Some(other) => {
+                    out.push('\\');
+                    out.push(other);
+                }
+                None => out.push('\\'),
+            }
+        }
+        out
+    }
+
     fn write_fd(&mut self, os: &mut dyn Os, fd: usize, data: &[u8]) -> bool {
         let t = self.fds.get(fd).cloned().unwrap_or(FdTarget::Closed);
         sys::route(os, &t, data, None).is_ok()
@@ -803,6 +878,8 @@ impl Shell {
             nest: self.nest + 1,
             parse_warnings: Vec::new(),
             stdin_open: false,
+            interactive: false,
+            prompted: false,
         };
         let _ = os;
         s.loops = 0;
@@ -846,6 +923,11 @@ impl Shell {
                 // Commands read from a stdin that stays open: wait for more (an interactive
                 // shell in a container with `stdin: true`), unless the script said exit.
                 if self.stdin_open && self.exiting.is_none() {
+                    if self.interactive && !self.prompted {
+                        self.prompted = true;
+                        let prompt = self.prompt(os);
+                        self.write_fd(os, 2, prompt.as_bytes());
+                    }
                     return Step::Wait;
                 }
                 // End of script (or exit): EXIT trap, then exit.
