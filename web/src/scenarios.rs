@@ -33,6 +33,7 @@ const SERVICE_DNS: &str = include_str!("../scenarios/service-dns.yaml");
 const ROLLING_SERVICE: &str = include_str!("../scenarios/rolling-service.yaml");
 const READINESS: &str = include_str!("../scenarios/readiness.yaml");
 const HEADLESS_DNS: &str = include_str!("../scenarios/headless-dns.yaml");
+const TRAFFIC: &str = include_str!("../scenarios/traffic.yaml");
 const HPA: &str = include_str!("../scenarios/hpa.yaml");
 const HPA_LOAD: &str = include_str!("../scenarios/hpa-load.yaml");
 const STATEFULSET: &str = include_str!("../scenarios/statefulset.yaml");
@@ -166,6 +167,13 @@ pub fn all() -> Vec<Scenario> {
             title: "Headless StatefulSet DNS",
             summary: "A StatefulSet behind the headless Service nginx; a client looks up nginx (one A record per ready pod) and web-0.nginx (a pod's stable name) every 5 s through kube-dns. At 40 s web scales to 3: web-2 appears in the answers once it is ready.",
             inputs: vec![apply(0, "headless-dns.yaml", HEADLESS_DNS), command(40_000, "kubectl scale statefulset web --replicas=3")],
+            view: "network",
+        },
+        Scenario {
+            name: "traffic",
+            title: "A thousand requests a second",
+            summary: "25 busybox clients fetch from a 3-replica Service every 20 ms: about 1,000 requests and 1,000 DNS queries a virtual second, each a real connection through kube-dns, kube-proxy's rules and the fabric, spread evenly over the endpoints. Click a packet for its path.",
+            inputs: vec![apply(0, "traffic.yaml", TRAFFIC)],
             view: "network",
         },
         Scenario {

@@ -389,6 +389,18 @@ fn network_scenarios_do_what_they_say() {
     let log = logs_of(&back, "client");
     assert!(count(&log, during + 20, log.lines().count(), "web-b") > 0, "web-b serves again: {log}");
 
+    // A thousand requests a second: the web Service's last 10 s of traffic, all answered.
+    let traffic = scenario_world("traffic", 40_000);
+    let net = kubesim_sim::view::network(traffic.engine().world(), 10);
+    let web = net.services.iter().find(|s| s.name == "web").expect("web");
+    let per_second = web.recent.0 as u64 * 1000 / net.recent_window_ms.max(1);
+    assert!(
+        per_second >= 900 && web.recent.1 == 0,
+        "about 1,000 requests a virtual second, none failed: {per_second}/s {:?} over {} ms",
+        web.recent,
+        net.recent_window_ms
+    );
+
     // Headless DNS: the Service's name answers one record per ready pod; web-2 after the scale.
     let headless = scenario_world("headless-dns", 35_000);
     let log = logs_of(&headless, "client");

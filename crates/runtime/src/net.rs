@@ -128,6 +128,8 @@ pub struct PacketRecord {
     pub latency_ms: Millis,
     /// The NetworkPolicy verdict that dropped it (`ingress to x/a denied: ...`), if one did.
     pub dropped_by: Option<String>,
+    /// A DNS answer's records (`10.96.12.7`, `A 10.244.1.3, A 10.244.2.4`), for queries answered.
+    pub answer: Option<String>,
 }
 
 impl PacketRecord {
@@ -157,7 +159,14 @@ impl PacketRecord {
             NetReply::Dns(Ok(m)) => format!("{:?}", m.rcode).to_ascii_uppercase().replace("NOERROR", "ok"),
             NetReply::Tcp(Err(e)) | NetReply::Udp(Err(e)) | NetReply::Dns(Err(e)) => error(e).to_string(),
         };
+        let answer = match reply {
+            NetReply::Dns(Ok(m)) if !m.answers.is_empty() => {
+                Some(m.answers.iter().map(|r| format!("{} {}", format!("{:?}", r.rtype).to_ascii_uppercase(), r.data)).collect::<Vec<_>>().join(", "))
+            }
+            _ => None,
+        };
         PacketRecord {
+            answer,
             t_ms,
             from_host: packet.from_host.to_string(),
             src_ip: packet.src_ip.clone(),

@@ -760,6 +760,12 @@ pub struct PacketView {
     pub dropped_by: Option<String>,
     /// The pod it reached (the endpoint the rules chose, or the pod addressed), if any.
     pub to_pod: Option<String>,
+    /// The node it left (whose kube-proxy rules rewrote it).
+    pub from_node: String,
+    /// The node of the pod it reached.
+    pub to_node: Option<String>,
+    /// The DNS answer's records, for a query answered.
+    pub answer: Option<String>,
 }
 
 /// A NetworkPolicy as the network view lists it.
@@ -857,6 +863,9 @@ pub struct NetworkView {
     pub policies: Vec<PolicyRow>,
     /// The connectivity matrix, when a policy exists.
     pub matrix: Option<MatrixView>,
+    /// The span the Services' recent traffic counts cover: 10 s, or less when more packets
+    /// than the runtime's packet log keeps were sent in the last 10 s.
+    pub recent_window_ms: Millis,
 }
 
 /// The network view: Services with their endpoints, each node's kube-proxy rules and the last
@@ -864,18 +873,27 @@ pub struct NetworkView {
 pub fn network(world: &World, limit: usize) -> NetworkView {
     let store = world.api().store();
     let mut pod_by_ip: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+    let mut node_of_pod: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
     for object in store.list(("", "pods"), None) {
         let Some(pod) = object.as_pod() else { continue };
         let status = pod.status.as_ref();
         let terminal = matches!(status.and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed"));
         if let Some(ip) = status.and_then(|s| s.pod_ip.clone()).filter(|ip| !ip.is_empty() && !terminal) {
             if pod.spec.as_ref().and_then(|s| s.host_network) != Some(true) {
-                pod_by_ip.insert(ip, format!("{}/{}", object.namespace(), object.name()));
+                let key = format!("{}/{}", object.namespace(), object.name());
+                if let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.clone()) {
+                    node_of_pod.insert(key.clone(), node);
+                }
+                pod_by_ip.insert(ip, key);
             }
         }
     }
     let (log, total_packets) = world.runtime().packets();
     let now = world.now();
+    let recent_window_ms = match log.front() {
+        Some(oldest) if log.len() >= kubesim_runtime::runtime::PACKET_LOG_CAP && oldest.t_ms + 10_000 > now => now - oldest.t_ms,
+        _ => 10_000,
+    };
     let mut recent: std::collections::BTreeMap<String, (u32, u32)> = std::collections::BTreeMap::new();
     for p in log.iter().filter(|p| p.t_ms + 10_000 >= now) {
         if let Some(service) = &p.service {
@@ -974,6 +992,9 @@ pub fn network(world: &World, limit: usize) -> NetworkView {
             latency_ms: p.latency_ms,
             dropped_by: p.dropped_by.clone(),
             to_pod: pod_by_ip.get(p.endpoint.as_ref().map_or(p.dst.0.as_str(), |(ip, _)| ip.as_str())).cloned(),
+            from_node: p.from_host.clone(),
+            to_node: pod_by_ip.get(p.endpoint.as_ref().map_or(p.dst.0.as_str(), |(ip, _)| ip.as_str())).and_then(|pod| node_of_pod.get(pod)).cloned(),
+            answer: p.answer.clone(),
         })
         .collect();
     let mut policies = Vec::new();
@@ -992,7 +1013,7 @@ pub fn network(world: &World, limit: usize) -> NetworkView {
         });
     }
     let matrix = (!policies.is_empty()).then(|| policy_matrix(world));
-    NetworkView { services, nodes, packets, total_packets, policies, matrix }
+    NetworkView { services, nodes, packets, total_packets, policies, matrix, recent_window_ms }
 }
 
 /// One process of a container, as `ps` shows it.

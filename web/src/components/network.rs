@@ -30,7 +30,7 @@ fn outcome_class(outcome: &str) -> &'static str {
     }
 }
 
-fn packet_row(p: &PacketView, index: u64) -> Html {
+fn packet_row(p: &PacketView, index: u64, selected: bool, on_select: Callback<(u64, PacketView)>) -> Html {
     let via = match (&p.service, &p.endpoint) {
         (Some(service), Some(endpoint)) => {
             html! { <>{ " → " }<span class="ks-net-svc">{ service }</span>{ " → " }<span class="ks-mono">{ endpoint }</span></> }
@@ -38,8 +38,12 @@ fn packet_row(p: &PacketView, index: u64) -> Html {
         (Some(service), None) => html! { <>{ " → " }<span class="ks-net-svc">{ service }</span>{ " (no endpoints: REJECT)" }</> },
         _ => html! {},
     };
+    let onclick = {
+        let p = p.clone();
+        Callback::from(move |_: MouseEvent| on_select.emit((index, p.clone())))
+    };
     html! {
-        <li key={index.to_string()} class="ks-net-packet">
+        <li key={index.to_string()} class={classes!("ks-net-packet", selected.then_some("ks-selected"))} {onclick} title="Show this packet's path">
             <span class="ks-mono ks-muted">{ clock(p.t_ms) }</span>
             <span class="ks-net-proto">{ p.protocol }</span>
             <span class="ks-net-path">
@@ -50,6 +54,74 @@ fn packet_row(p: &PacketView, index: u64) -> Html {
             <span class="ks-mono ks-muted">{ format!("{} ms", p.latency_ms) }</span>
             { p.dropped_by.as_ref().map(|why| html! { <span class="ks-net-dropped">{ format!("NetworkPolicy: {why}") }</span> }).unwrap_or_default() }
         </li>
+    }
+}
+
+/// One hop of a packet's path: where it is and what happened there.
+fn hop(place: Html, what: Html) -> Html {
+    html! { <li class="ks-net-hop"><div class="ks-net-hop-place">{ place }</div><div class="ks-net-hop-what">{ what }</div></li> }
+}
+
+/// The path of one packet, hop by hop, from the model's record: the sending pod and its node,
+/// the node's kube-proxy rule that rewrote the Service address and the endpoint it chose (or
+/// REJECT), the fabric between nodes, the NetworkPolicy verdict, and the answer (a DNS
+/// answer's records, or how the connection ended).
+fn packet_path(p: &PacketView) -> Html {
+    let mut hops: Vec<Html> = Vec::new();
+    hops.push(hop(
+        html! { <><span class="ks-mono">{ &p.from }</span><span class="ks-muted">{ format!(" on {}", p.from_node) }</span></> },
+        match &p.question {
+            Some(q) => {
+                html! { <>{ "asks " }<span class="ks-mono">{ &p.dst }</span>{ " (the pod's resolv.conf nameserver) " }<span class="ks-mono">{ q }</span></> }
+            }
+            None => html! { <>{ format!("opens a {} connection to ", p.protocol.to_ascii_uppercase()) }<span class="ks-mono">{ &p.dst }</span></> },
+        },
+    ));
+    match (&p.service, &p.endpoint) {
+        (Some(service), Some(endpoint)) => hops.push(hop(
+            html! { <>{ format!("{}'s kube-proxy rules", p.from_node) }</> },
+            html! { <>{ "Service rule " }<span class="ks-net-svc">{ service }</span>{ " DNATs it to " }<span class="ks-mono">{ endpoint }</span></> },
+        )),
+        (Some(service), None) => hops.push(hop(
+            html! { <>{ format!("{}'s kube-proxy rules", p.from_node) }</> },
+            html! { <>{ "Service rule " }<span class="ks-net-svc">{ service }</span>{ " has no ready endpoint: REJECT (connection refused)" }</> },
+        )),
+        _ => {}
+    }
+    if let Some(to_node) = &p.to_node {
+        if *to_node != p.from_node {
+            hops.push(hop(
+                html! { <>{ "fabric" }</> },
+                html! { <>{ format!("routed from {} to {} (the pod network's /24 of {})", p.from_node, to_node, to_node) }</> },
+            ));
+        }
+    }
+    if let Some(why) = &p.dropped_by {
+        hops.push(hop(html! { <>{ "NetworkPolicy" }</> }, html! { <span class="ks-net-dropped">{ format!("dropped: {why}") }</span> }));
+    }
+    if let Some(pod) = &p.to_pod {
+        let answer = match (&p.answer, p.protocol) {
+            (Some(a), _) => html! { <>{ "answers " }<span class="ks-mono">{ a }</span></> },
+            (None, "dns") => html! { <>{ format!("answers {}", p.outcome) }</> },
+            _ if p.outcome == "ok" => html! { <>{ "accepts and answers" }</> },
+            _ => html! { <>{ format!("the connection ends: {}", p.outcome) }</> },
+        };
+        hops.push(hop(
+            html! { <><span class="ks-mono">{ pod }</span>{ p.to_node.as_ref().map(|n| html! { <span class="ks-muted">{ format!(" on {n}") }</span> }).unwrap_or_default() }</> },
+            answer,
+        ));
+    } else if p.dropped_by.is_none() && p.service.as_ref().is_none_or(|_| p.endpoint.is_some()) {
+        hops.push(hop(html! { <span class="ks-mono">{ &p.dst }</span> }, html! { <>{ format!("outside the pod network: {}", p.outcome) }</> }));
+    }
+    html! {
+        <div class="ks-net-detail" aria-label="Packet path">
+            <div class="ks-section-head">
+                <h3>{ format!("{} at {}", p.protocol.to_ascii_uppercase(), clock(p.t_ms)) }</h3>
+                <span class={classes!("ks-status-pill", outcome_class(&p.outcome))}>{ &p.outcome }</span>
+                <span class="ks-mono ks-muted">{ format!("round trip {} ms", p.latency_ms) }</span>
+            </div>
+            <ol class="ks-net-hops">{ for hops }</ol>
+        </div>
     }
 }
 
@@ -132,6 +204,17 @@ pub fn network_view(props: &NetworkProps) -> Html {
         }
         m.1.clone()
     };
+    // The packet whose path is shown: its sequence number and a copy (it stays shown after it
+    // scrolls out of the list).
+    let selected = use_state(|| None::<(u64, PacketView)>);
+    let on_select = {
+        let selected = selected.clone();
+        Callback::from(move |(seq, p): (u64, PacketView)| {
+            let same = selected.as_ref().is_some_and(|(s, _)| *s == seq);
+            selected.set(if same { None } else { Some((seq, p)) });
+        })
+    };
+    let selected_seq = selected.as_ref().map(|(s, _)| *s);
     html! {
         <section class="ks-network" aria-label="Network">
             <div class="ks-section-head">
@@ -141,7 +224,7 @@ pub fn network_view(props: &NetworkProps) -> Html {
             </div>
             <div class="ks-table-wrap">
                 <table class="ks-table ks-net-services">
-                    <thead><tr><th>{ "NAME" }</th><th>{ "TYPE" }</th><th>{ "CLUSTER-IP" }</th><th>{ "EXTERNAL-IP" }</th><th>{ "PORT(S)" }</th><th>{ "ENDPOINTS" }</th><th>{ "LAST 10 s" }</th></tr></thead>
+                    <thead><tr><th>{ "NAME" }</th><th>{ "TYPE" }</th><th>{ "CLUSTER-IP" }</th><th>{ "EXTERNAL-IP" }</th><th>{ "PORT(S)" }</th><th>{ "ENDPOINTS" }</th><th title="requests and queries to the Service in the window the packet log covers">{ if net.recent_window_ms >= 10_000 { "LAST 10 s".to_string() } else { format!("LAST {:.1} s", net.recent_window_ms as f64 / 1000.0) } }</th></tr></thead>
                     <tbody>
                         { for services.iter().map(|s| {
                             let full = s.endpoints_total > 0 && s.endpoints_ready == s.endpoints_total;
@@ -200,12 +283,16 @@ pub fn network_view(props: &NetworkProps) -> Html {
                     </table>
                 </div>
                 <div class="ks-net-traffic">
-                    <h3>{ "Traffic" }<span class="ks-muted">{ " newest first" }</span></h3>
+                    <h3>{ "Traffic" }<span class="ks-muted">{ " newest first · click a packet for its path" }</span></h3>
+                    { selected.as_ref().map(|(_, p)| packet_path(p)).unwrap_or_default() }
                     if net.packets.is_empty() {
                         <p class="ks-muted">{ "No packets yet: run a client (kubectl run -i --rm client --image=busybox -- wget -qO- http://SERVICE) or pick the “Service and DNS” scenario." }</p>
                     } else {
                         <ol class="ks-net-packets">
-                            { for net.packets.iter().take(80).enumerate().map(|(i, p)| packet_row(p, net.total_packets.saturating_sub(1 + i as u64))) }
+                            { for net.packets.iter().take(80).enumerate().map(|(i, p)| {
+                                let seq = net.total_packets.saturating_sub(1 + i as u64);
+                                packet_row(p, seq, selected_seq == Some(seq), on_select.clone())
+                            }) }
                         </ol>
                     }
                 </div>
