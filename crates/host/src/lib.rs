@@ -29,6 +29,7 @@ pub mod container;
 pub mod cri;
 pub mod csi;
 pub mod images;
+pub mod iptables;
 pub mod netfilter;
 
 use kubesim_api::Millis;

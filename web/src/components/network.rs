@@ -30,7 +30,7 @@ fn outcome_class(outcome: &str) -> &'static str {
     }
 }
 
-fn packet_row(p: &PacketView, index: u64, selected: bool, on_select: Callback<(u64, PacketView)>) -> Html {
+fn packet_row(p: &PacketView, index: u64, selected: bool, fresh: bool, on_select: Callback<(u64, PacketView)>) -> Html {
     let via = match (&p.service, &p.endpoint) {
         (Some(service), Some(endpoint)) => {
             html! { <>{ " → " }<span class="ks-net-svc">{ service }</span>{ " → " }<span class="ks-mono">{ endpoint }</span></> }
@@ -43,7 +43,7 @@ fn packet_row(p: &PacketView, index: u64, selected: bool, on_select: Callback<(u
         Callback::from(move |_: MouseEvent| on_select.emit((index, p.clone())))
     };
     html! {
-        <li key={index.to_string()} class={classes!("ks-net-packet", selected.then_some("ks-selected"))} {onclick} title="Show this packet's path">
+        <li key={index.to_string()} class={classes!("ks-net-packet", selected.then_some("ks-selected"), fresh.then_some("ks-net-new"))} {onclick} title="Show this packet's path">
             <span class="ks-mono ks-muted">{ clock(p.t_ms) }</span>
             <span class="ks-net-proto">{ p.protocol }</span>
             <span class="ks-net-path">
@@ -215,6 +215,16 @@ pub fn network_view(props: &NetworkProps) -> Html {
         })
     };
     let selected_seq = selected.as_ref().map(|(s, _)| *s);
+    // Rows new since the last render slide in, unless so many arrive at once (heavy traffic)
+    // that every row would be mid-animation, and so invisible, on every frame.
+    let seen = use_mut_ref(|| 0u64);
+    let fresh_from = {
+        let mut seen = seen.borrow_mut();
+        let new = net.total_packets.saturating_sub(*seen);
+        let from = if new <= 8 { *seen } else { u64::MAX };
+        *seen = net.total_packets;
+        from
+    };
     html! {
         <section class="ks-network" aria-label="Network">
             <div class="ks-section-head">
@@ -291,7 +301,7 @@ pub fn network_view(props: &NetworkProps) -> Html {
                         <ol class="ks-net-packets">
                             { for net.packets.iter().take(80).enumerate().map(|(i, p)| {
                                 let seq = net.total_packets.saturating_sub(1 + i as u64);
-                                packet_row(p, seq, selected_seq == Some(seq), on_select.clone())
+                                packet_row(p, seq, selected_seq == Some(seq), seq >= fresh_from, on_select.clone())
                             }) }
                         </ol>
                     }
