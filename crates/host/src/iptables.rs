@@ -34,7 +34,7 @@ fn base32(bytes: &[u8]) -> String {
     if bits > 0 {
         out.push(ALPHABET[((buffer << (5 - bits)) & 31) as usize] as char);
     }
-    while out.len() % 8 != 0 {
+    while !out.len().is_multiple_of(8) {
         out.push('=');
     }
     out
