@@ -242,6 +242,11 @@ spec:
   console.log(`     benchmark: ${((p1 - p0) / wall).toFixed(0)} packets (requests and DNS queries) per wall second; virtual clock ${((c1 - c0) / wall).toFixed(2)}x wall; ${(1000 / trafficFrames[90]).toFixed(0)} fps (p50) (bar: 1,000 requests/s at 60 fps)`);
   check(p1 > p0, `the traffic scenario's packets keep flowing (${p1 - p0} in ${wall.toFixed(1)} s)`);
   await shot(page, "20b-network-traffic");
+  // The requests-per-second control: 100/s sets REQUEST_INTERVAL on the clients' Deployment
+  // (kubectl set env), which the load generators' table then shows.
+  await page.selectOption(".ks-net-load select", "100");
+  await page.waitForFunction(() => (document.querySelector(".ks-net-load tbody tr")?.textContent || "").includes("0.25 s"), null, { timeout: 30000 });
+  check(true, "the load generator's rate control sets the clients' interval (0.25 s for 100/s over 25 clients)");
   await page.click("button.ks-play");
   // NetworkPolicy: default deny at 20 s, allow role=frontend at 40 s.
   await page.goto(`${base}/index.html?scenario=netpol&view=network&speed=4`);

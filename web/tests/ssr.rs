@@ -393,6 +393,8 @@ fn network_scenarios_do_what_they_say() {
     let traffic = scenario_world("traffic", 40_000);
     let net = kubesim_sim::view::network(traffic.engine().world(), 10);
     let web = net.services.iter().find(|s| s.name == "web").expect("web");
+    let load = net.load_generators.iter().find(|g| g.name == "load").expect("the clients are a load generator");
+    assert_eq!((load.replicas, load.interval_s), (25, 0.02), "25 clients every 20 ms: the rate control's nominal 1,250/s");
     let per_second = web.recent.0 as u64 * 1000 / net.recent_window_ms.max(1);
     assert!(
         per_second >= 900 && web.recent.1 == 0,

@@ -866,7 +866,29 @@ pub struct NetworkView {
     /// The span the Services' recent traffic counts cover: 10 s, or less when more packets
     /// than the runtime's packet log keeps were sent in the last 10 s.
     pub recent_window_ms: Millis,
+    /// The load generators: Deployments whose pods pace their requests by a
+    /// [`LOAD_INTERVAL_ENV`] environment variable.
+    pub load_generators: Vec<LoadGeneratorView>,
 }
+
+/// The environment variable a load generator's clients sleep between requests (seconds): the
+/// network view's requests-per-second control sets it with `kubectl set env`.
+pub const LOAD_INTERVAL_ENV: &str = "REQUEST_INTERVAL";
+
+/// A Deployment of clients pacing requests by [`LOAD_INTERVAL_ENV`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadGeneratorView {
+    /// Its namespace.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+    /// Its replicas (clients).
+    pub replicas: i32,
+    /// Seconds each client sleeps between requests (the template's value).
+    pub interval_s: f64,
+}
+
+impl Eq for LoadGeneratorView {}
 
 /// The network view: Services with their endpoints, each node's kube-proxy rules and the last
 /// `limit` packets container processes sent (with the pods at either end named).
@@ -997,6 +1019,26 @@ pub fn network(world: &World, limit: usize) -> NetworkView {
             answer: p.answer.clone(),
         })
         .collect();
+    let mut load_generators = Vec::new();
+    for object in store.list(("apps", "deployments"), None) {
+        let Object::Deployment(d) = object.as_ref() else { continue };
+        let Some(spec) = d.spec.as_ref() else { continue };
+        let interval = spec
+            .template
+            .spec
+            .iter()
+            .flat_map(|s| s.containers.iter())
+            .flat_map(|c| c.env.iter().flatten())
+            .find_map(|e| (e.name == LOAD_INTERVAL_ENV).then(|| e.value.as_deref().and_then(|v| v.parse::<f64>().ok())).flatten());
+        if let Some(interval_s) = interval {
+            load_generators.push(LoadGeneratorView {
+                namespace: object.namespace().to_string(),
+                name: object.name().to_string(),
+                replicas: spec.replicas.unwrap_or(1),
+                interval_s,
+            });
+        }
+    }
     let mut policies = Vec::new();
     for object in store.list(("networking.k8s.io", "networkpolicies"), None) {
         let Some(policy) = object.decode::<k8s_openapi::api::networking::v1::NetworkPolicy>() else { continue };
@@ -1013,7 +1055,7 @@ pub fn network(world: &World, limit: usize) -> NetworkView {
         });
     }
     let matrix = (!policies.is_empty()).then(|| policy_matrix(world));
-    NetworkView { services, nodes, packets, total_packets, policies, matrix, recent_window_ms }
+    NetworkView { services, nodes, packets, total_packets, policies, matrix, recent_window_ms, load_generators }
 }
 
 /// One process of a container, as `ps` shows it.

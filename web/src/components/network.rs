@@ -6,8 +6,9 @@
 //! (`.` connected, `X` blocked, each cell's reasons on hover; cells a policy change flipped are
 //! highlighted), and dropped packets labelled with the verdict that dropped them.
 
+use crate::components::app::Controls;
 use crate::text::clock;
-use kubesim_sim::view::{MatrixView, NetworkView, PacketView};
+use kubesim_sim::view::{LoadGeneratorView, MatrixView, NetworkView, PacketView, LOAD_INTERVAL_ENV};
 use std::collections::BTreeSet;
 use std::rc::Rc;
 use yew::prelude::*;
@@ -54,6 +55,43 @@ fn packet_row(p: &PacketView, index: u64, selected: bool, fresh: bool, on_select
             <span class="ks-mono ks-muted">{ format!("{} ms", p.latency_ms) }</span>
             { p.dropped_by.as_ref().map(|why| html! { <span class="ks-net-dropped">{ format!("NetworkPolicy: {why}") }</span> }).unwrap_or_default() }
         </li>
+    }
+}
+
+/// The request rates the load-generator control offers (requests per second, all clients).
+const RATES: &[u32] = &[10, 50, 100, 250, 500, 1000, 2000];
+
+/// A load generator's row: its clients and nominal rate (replicas ÷ interval; each request's
+/// own round trip and DNS lookup come on top), and a control that sets the interval with
+/// `kubectl set env deployment/NAME REQUEST_INTERVAL=...` — a real rollout of new clients.
+fn load_generator_row(g: &LoadGeneratorView, command: &Callback<String>) -> Html {
+    let nominal = if g.interval_s > 0.0 { f64::from(g.replicas) / g.interval_s } else { 0.0 };
+    let onchange = {
+        let (command, namespace, name, replicas) = (command.clone(), g.namespace.clone(), g.name.clone(), g.replicas.max(1));
+        Callback::from(move |e: Event| {
+            let Some(select) = e.target_dyn_into::<web_sys::HtmlSelectElement>() else { return };
+            let Ok(rate) = select.value().parse::<f64>() else { return };
+            if rate > 0.0 {
+                let interval = f64::from(replicas) / rate;
+                command.emit(format!("kubectl set env deployment/{name} -n {namespace} {LOAD_INTERVAL_ENV}={interval:.4}"));
+            }
+        })
+    };
+    let current = RATES.iter().copied().min_by(|a, b| (f64::from(*a) - nominal).abs().total_cmp(&(f64::from(*b) - nominal).abs())).unwrap_or(100);
+    html! {
+        <tr key={format!("{}/{}", g.namespace, g.name)}>
+            <td class="ks-mono">{ format!("{}/{}", g.namespace, g.name) }</td>
+            <td>{ g.replicas }</td>
+            <td class="ks-mono">{ format!("{} s", g.interval_s) }</td>
+            <td class="ks-mono">{ format!("≤ {nominal:.0}/s") }</td>
+            <td>
+                <label class="ks-muted">{ "set " }
+                    <select aria-label="requests per second" {onchange}>
+                        { for RATES.iter().map(|r| html! { <option value={r.to_string()} selected={*r == current}>{ format!("{r}/s") }</option> }) }
+                    </select>
+                </label>
+            </td>
+        </tr>
     }
 }
 
@@ -225,6 +263,21 @@ pub fn network_view(props: &NetworkProps) -> Html {
         *seen = net.total_packets;
         from
     };
+    let controls = use_context::<Controls>();
+    let load_generators = match (&controls, net.load_generators.is_empty()) {
+        (Some(controls), false) => html! {
+            <>
+                <div class="ks-section-head"><h2>{ "Load generators" }</h2><span class="ks-muted">{ format!("Deployments whose clients sleep ${LOAD_INTERVAL_ENV} between requests; setting a rate rolls out new clients") }</span></div>
+                <div class="ks-table-wrap">
+                    <table class="ks-table ks-net-load">
+                        <thead><tr><th>{ "DEPLOYMENT" }</th><th>{ "CLIENTS" }</th><th>{ "INTERVAL" }</th><th>{ "RATE" }</th><th>{ "REQUESTS / s" }</th></tr></thead>
+                        <tbody>{ for net.load_generators.iter().map(|g| load_generator_row(g, &controls.command)) }</tbody>
+                    </table>
+                </div>
+            </>
+        },
+        _ => html! {},
+    };
     html! {
         <section class="ks-network" aria-label="Network">
             <div class="ks-section-head">
@@ -253,6 +306,7 @@ pub fn network_view(props: &NetworkProps) -> Html {
                     </tbody>
                 </table>
             </div>
+            { load_generators }
             if !net.policies.is_empty() {
                 <div class="ks-section-head"><h2>{ "NetworkPolicies" }</h2><span class="ks-muted">{ "enforced by each node's policy agent: egress where a packet leaves, ingress where it arrives" }</span></div>
                 <div class="ks-net-columns">
