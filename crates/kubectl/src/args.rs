@@ -293,7 +293,8 @@ impl Args {
                     Some((n, v)) => (n.to_string(), Some(v.to_string())),
                     None => (long.to_string(), None),
                 };
-                let is_bool = BOOL_FLAGS.contains(&name.as_str()) || (name == "dry-run" && value.is_none());
+                // `config view --raw` is a switch; `get --raw PATH` and `replace --raw PATH` take one.
+                let is_bool = BOOL_FLAGS.contains(&name.as_str()) || (name == "dry-run" && value.is_none()) || (name == "raw" && command == "config");
                 let value = match value {
                     Some(v) => v,
                     // pflag NoOptDefVal: a bare --cascade means background.

@@ -4224,11 +4224,62 @@ fn can_i_list(args: &Args, out: &mut Output) {
 }
 
 /// `kubectl config` for the one simulated context.
+/// `kubectl config current-context | get-contexts | view`: the one context of the simulated
+/// cluster. `view` prints the kubeconfig (with `-o yaml|json|jsonpath=...|go-template=...`,
+/// config/view.go), its credentials as `DATA+OMITTED` unless `--raw` or `--flatten`.
 fn config(args: &Args, namespace: &str, out: &mut Output) {
     match args.positional.first().map(String::as_str) {
         Some("current-context") => out.outln("kubesim"),
-        Some("get-contexts") => out.out(crate::printers::tabwriter(&format!("CURRENT\tNAME\tCLUSTER\tAUTHINFO\tNAMESPACE\n*\tkubesim\tkubesim\tkubesim-admin\t{}\n", if namespace == "default" { "" } else { namespace }), 6, 3)),
-        Some("view") => out.out("apiVersion: v1\nclusters:\n- cluster:\n    server: https://kubesim.local:6443\n  name: kubesim\ncontexts:\n- context:\n    cluster: kubesim\n    user: kubesim-admin\n  name: kubesim\ncurrent-context: kubesim\nkind: Config\npreferences: {}\nusers:\n- name: kubesim-admin\n  user:\n    client-certificate-data: DATA+OMITTED\n    client-key-data: DATA+OMITTED\n"),
+        Some("get-contexts") => out.out(crate::printers::tabwriter(
+            &format!(
+                "CURRENT\tNAME\tCLUSTER\tAUTHINFO\tNAMESPACE\n*\tkubesim\tkubesim\tkubesim-admin\t{}\n",
+                if namespace == "default" { "" } else { namespace }
+            ),
+            6,
+            3,
+        )),
+        Some("view") => {
+            let raw = args.bool("raw") || args.bool("flatten");
+            // The credentials a kubeconfig embeds: kubesim's client certificate and key
+            // (placeholders: the simulated API server authenticates nobody).
+            let (cert, key) = if raw {
+                (
+                    base64(b"-----BEGIN CERTIFICATE-----\nkubesim-admin\n-----END CERTIFICATE-----\n"),
+                    base64(b"-----BEGIN RSA PRIVATE KEY-----\nkubesim-admin\n-----END RSA PRIVATE KEY-----\n"),
+                )
+            } else {
+                ("DATA+OMITTED".to_string(), "DATA+OMITTED".to_string())
+            };
+            let config = serde_json::json!({
+                "apiVersion": "v1",
+                "clusters": [{"cluster": {"server": "https://kubesim.local:6443"}, "name": "kubesim"}],
+                "contexts": [{"context": {"cluster": "kubesim", "user": "kubesim-admin"}, "name": "kubesim"}],
+                "current-context": "kubesim",
+                "kind": "Config",
+                "preferences": {},
+                "users": [{"name": "kubesim-admin", "user": {"client-certificate-data": cert, "client-key-data": key}}],
+            });
+            match get::parse_format(args.get("output")) {
+                Ok(get::Format::Json) => out.out(get::to_json_pretty(&config)),
+                Ok(get::Format::JsonPath(template)) => match crate::jsonpath::evaluate(&template, &config) {
+                    Ok(text) => out.out(text),
+                    Err(e) => out.fail(format!("error: {e}")),
+                },
+                Ok(get::Format::GoTemplate(template, missing_error)) => {
+                    let missing = if missing_error { crate::gotemplate::MissingKey::Error } else { crate::gotemplate::MissingKey::Default };
+                    match crate::gotemplate::print(&template, &config, missing) {
+                        Ok(text) => out.out(text),
+                        Err((stdout, error)) => {
+                            out.out(stdout);
+                            out.fail(error);
+                        }
+                    }
+                }
+                Ok(get::Format::Table | get::Format::Wide | get::Format::Yaml) => out.out(crate::yaml::to_yaml(&config)),
+                Ok(_) => out.fail(format!("error: unable to match a printer suitable for the output format {:?}, allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,yaml", args.get("output").unwrap_or(""))),
+                Err(e) => out.fail(e),
+            }
+        }
         _ => out.fail("error: kubesim supports config current-context, get-contexts and view"),
     }
 }

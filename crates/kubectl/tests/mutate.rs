@@ -683,3 +683,22 @@ fn dry_runs_write_nothing() {
     assert_eq!(before(&f), snapshot, "nothing was written");
     assert!(f.get("services", "default", "web2").is_none());
 }
+
+// config/view.go: `kubectl config view -o jsonpath=...` (the Access Clusters pages list each
+// cluster's name and server this way) and `--raw` showing the embedded credentials.
+#[test]
+fn config_view_prints_with_every_output_format() {
+    let mut f = scenario::cluster();
+    check(
+        &mut f,
+        r#"config view -o jsonpath='{"Cluster name\tServer\n"}{range .clusters[*]}{.name}{"\t"}{.cluster.server}{"\n"}{end}'"#,
+        "Cluster name\tServer\nkubesim\thttps://kubesim.local:6443\n",
+        "",
+        0,
+    );
+    check(&mut f, "config view -o jsonpath={.users[0].user.client-key-data}", "DATA+OMITTED", "", 0);
+    let raw = f.kubectl("config view --raw -o jsonpath={.users[0].user.client-key-data}");
+    assert!(raw.exit_code == 0 && raw.stdout.starts_with("LS0tLS1CRUdJTi"), "{raw:?}");
+    let json = f.kubectl("config view -o json");
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&json.stdout).unwrap()["current-context"], "kubesim");
+}
