@@ -20,6 +20,9 @@ enum Step {
     Index(i64),
     Slice(Option<i64>, Option<i64>),
     Filter(Vec<Step>, Option<(String, Value)>),
+    /// `['a', 'b']` / `[0, 2]` (client-go jsonpath UnionNode): each member over every input,
+    /// the first member's results first (evalUnion).
+    Union(Vec<Step>),
 }
 
 /// Evaluates a template against a value.
@@ -275,6 +278,24 @@ fn parse_bracket(inner: &str, expr: &str) -> Result<Step, String> {
         }
         return Ok(Step::Filter(parse_path(filter.trim())?, None));
     }
+    // A union: members separated by commas outside quotes.
+    let mut members = Vec::new();
+    let (mut quote, mut start) = (None::<char>, 0);
+    for (i, c) in inner.char_indices() {
+        match (quote, c) {
+            (None, '\'' | '"') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, ',') => {
+                members.push(inner[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !members.is_empty() {
+        members.push(inner[start..].trim());
+        return members.into_iter().map(|m| parse_bracket(m, expr)).collect::<Result<Vec<_>, _>>().map(Step::Union);
+    }
     if (inner.starts_with('\'') && inner.ends_with('\'')) || (inner.starts_with('"') && inner.ends_with('"')) {
         return Ok(Step::Field(inner[1..inner.len() - 1].to_string()));
     }
@@ -296,6 +317,16 @@ fn parse_bracket(inner: &str, expr: &str) -> Result<Step, String> {
 fn eval(steps: &[Step], root: &Value) -> Vec<Value> {
     let mut current = vec![root.clone()];
     for step in steps {
+        if let Step::Union(members) = step {
+            let mut next = Vec::new();
+            for member in members {
+                for value in &current {
+                    next.extend(eval(std::slice::from_ref(member), value));
+                }
+            }
+            current = next;
+            continue;
+        }
         let mut next = Vec::new();
         for value in &current {
             match step {
@@ -331,6 +362,7 @@ fn eval(steps: &[Step], root: &Value) -> Vec<Value> {
                         }
                     }
                 }
+                Step::Union(_) => unreachable!("evaluated above"),
                 Step::Filter(path, cond) => {
                     let items: Vec<Value> = match value {
                         Value::Array(items) => items.clone(),
@@ -386,6 +418,18 @@ fn collect_recursive(value: &Value, name: &str, out: &mut Vec<Value>) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    // client-go jsonpath unions (UnionNode, evalUnion: each member over every input, in
+    // member order), as "List All Container Images Running in a Cluster" uses them.
+    #[test]
+    fn unions_list_each_member_over_every_input() {
+        let pods = json!({"items": [
+            {"spec": {"initContainers": [{"image": "busybox:1.28"}], "containers": [{"image": "nginx:1.27"}]}},
+            {"spec": {"containers": [{"image": "redis:7"}, {"image": "envoy:1"}]}},
+        ]});
+        assert_eq!(evaluate("{.items[*].spec['initContainers', 'containers'][*].image}", &pods).unwrap(), "busybox:1.28 nginx:1.27 redis:7 envoy:1");
+        assert_eq!(evaluate("{.items[*].spec.containers[0, 1].image}", &pods).unwrap(), "nginx:1.27 redis:7 envoy:1");
+    }
 
     // Mirrors client-go/util/jsonpath/jsonpath_test.go (TestJSONInput / TestKubernetes cases).
     #[test]
