@@ -1365,10 +1365,9 @@ pub(crate) fn print_written(args: &Args, cluster: &dyn ClusterView, info: &'stat
     }
 }
 
-/// The container name `kubectl create deployment` derives from an image (last path segment
-/// without tag or digest).
-/// create_deployment.go buildPodSpec: the image's last path element without tag or digest, and
-/// sanitizeAndUniquify: `_` and `.` become `-` and a random 5-character suffix is added
+/// The container name `kubectl create deployment` derives from an image (create_deployment.go
+/// buildPodSpec): the image's last path element without tag or digest, and with
+/// sanitizeAndUniquify `_` and `.` become `-` and a random 5-character suffix is added
 /// (`serve_hostname` → `serve-hostname-x4k2p`, a valid DNS-1123 label).
 fn container_name_for_image(image: &str, rng: &mut kubesim_apiserver::SimRng) -> String {
     let last = image.rsplit('/').next().unwrap_or(image);
@@ -3210,13 +3209,12 @@ fn debug(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn Clus
     if command.is_empty() {
         command = args.positional[1..].to_vec();
     }
-    let legacy_warning = "--profile=legacy is deprecated and will be removed in the future. It is recommended to explicitly specify a profile, for example \"--profile=general\".\n";
     if let Some(node) = target.strip_prefix("node/").or_else(|| target.strip_prefix("nodes/")) {
         if api.lookup(("", "nodes"), "", node).is_none() {
             return out.fail(format!("Error from server (NotFound): nodes {node:?} not found"));
         }
         if args.get("profile").is_none() {
-            out.stderr.push_str(legacy_warning);
+            out.stderr.push_str(LEGACY_PROFILE_WARNING);
         }
         let name = format!("node-debugger-{node}-{}", kubesim_apiserver::server::random_suffix(req.rng));
         let container_name = args.get("container").unwrap_or("debugger").to_string();
@@ -3275,7 +3273,7 @@ fn debug(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn Clus
         }
     }
     if args.get("profile").is_none() {
-        out.stderr.push_str(legacy_warning);
+        out.stderr.push_str(LEGACY_PROFILE_WARNING);
     }
     let existing: Vec<String> = pod
         .spec
@@ -3291,10 +3289,7 @@ fn debug(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn Clus
     let name = match args.get("container") {
         Some(n) => n.to_string(),
         None => {
-            let mut n = format!("debugger-{}", kubesim_apiserver::server::random_suffix(req.rng));
-            while existing.contains(&n) {
-                n = format!("debugger-{}", kubesim_apiserver::server::random_suffix(req.rng));
-            }
+            let n = debug_container_name(&existing, req.rng);
             if !quiet {
                 out.stderr.push_str(&format!("Defaulting debug container name to {n}.\n"));
             }
@@ -3326,6 +3321,21 @@ fn debug(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn Clus
         Ok(_) if stdin => out.follow = Some(crate::follow::Follow::attach_ephemeral(namespace, &pod_name, &name, tty)),
         Ok(_) => {}
         Err(e) => out.fail(server_error(&e)),
+    }
+}
+
+/// debug.go's warning when no `--profile` is given (the legacy profile is the default).
+const LEGACY_PROFILE_WARNING: &str =
+    "--profile=legacy is deprecated and will be removed in the future. It is recommended to explicitly specify a profile, for example \"--profile=general\".\n";
+
+/// debug.go computeDebugContainerName: `debugger-` and a random suffix no container of the pod
+/// already uses.
+fn debug_container_name(existing: &[String], rng: &mut kubesim_apiserver::SimRng) -> String {
+    loop {
+        let name = format!("debugger-{}", kubesim_apiserver::server::random_suffix(rng));
+        if !existing.contains(&name) {
+            return name;
+        }
     }
 }
 
@@ -3452,7 +3462,7 @@ fn debug_copy(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn
     };
     let Some(pod) = original.as_pod().cloned() else { return out.fail("error: not a pod") };
     if args.get("profile").is_none() {
-        out.stderr.push_str("--profile=legacy is deprecated and will be removed in the future. It is recommended to explicitly specify a profile, for example \"--profile=general\".\n");
+        out.stderr.push_str(LEGACY_PROFILE_WARNING);
     }
     let mut spec = pod.spec.clone().unwrap_or_default();
     spec.ephemeral_containers = None;
@@ -3487,10 +3497,7 @@ fn debug_copy(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn
         None => {
             let name = container_flag.clone().unwrap_or_else(|| {
                 let names: Vec<String> = spec.containers.iter().map(|c| c.name.clone()).collect();
-                let mut n = format!("debugger-{}", kubesim_apiserver::server::random_suffix(req.rng));
-                while names.contains(&n) {
-                    n = format!("debugger-{}", kubesim_apiserver::server::random_suffix(req.rng));
-                }
+                let n = debug_container_name(&names, req.rng);
                 if !args.bool("quiet") {
                     out.stderr.push_str(&format!("Defaulting debug container name to {n}.\n"));
                 }
@@ -3610,12 +3617,12 @@ fn expose(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn Clu
         Ok(o) => o,
         Err(e) => return out.fail(format!("error: {e}")),
     };
-    if dry_run(args) {
+    if let Some(suffix) = dry_run_suffix(args) {
         // --dry-run=client -o yaml|json: the Service as built; otherwise the printer's line.
-        if print_generated(args, cluster, &object, out) {
-            return;
+        if !print_generated(args, cluster, &object, out) {
+            out.outln(format!("service/{name} exposed{suffix}"));
         }
-        return out.outln(format!("service/{name} exposed{}", dry_run_suffix(args).unwrap_or("")));
+        return;
     }
     match api.create(object, req) {
         Ok(_) => out.outln(format!("service/{name} exposed")),
@@ -4223,7 +4230,6 @@ fn can_i_list(args: &Args, out: &mut Output) {
     out.out(crate::printers::tabwriter(&text, 6, 3));
 }
 
-/// `kubectl config` for the one simulated context.
 /// `kubectl config current-context | get-contexts | view`: the one context of the simulated
 /// cluster. `view` prints the kubeconfig (with `-o yaml|json|jsonpath=...|go-template=...`,
 /// config/view.go), its credentials as `DATA+OMITTED` unless `--raw` or `--flatten`.
@@ -4260,23 +4266,13 @@ fn config(args: &Args, namespace: &str, out: &mut Output) {
                 "users": [{"name": "kubesim-admin", "user": {"client-certificate-data": cert, "client-key-data": key}}],
             });
             match get::parse_format(args.get("output")) {
-                Ok(get::Format::Json) => out.out(get::to_json_pretty(&config)),
-                Ok(get::Format::JsonPath(template)) => match crate::jsonpath::evaluate(&template, &config) {
-                    Ok(text) => out.out(text),
-                    Err(e) => out.fail(format!("error: {e}")),
-                },
-                Ok(get::Format::GoTemplate(template, missing_error)) => {
-                    let missing = if missing_error { crate::gotemplate::MissingKey::Error } else { crate::gotemplate::MissingKey::Default };
-                    match crate::gotemplate::print(&template, &config, missing) {
-                        Ok(text) => out.out(text),
-                        Err((stdout, error)) => {
-                            out.out(stdout);
-                            out.fail(error);
-                        }
+                // The default is YAML, as view.go's printer.
+                Ok(get::Format::Table | get::Format::Wide) => out.out(crate::yaml::to_yaml(&config)),
+                Ok(format) => {
+                    if !get::print_document(&format, &config, out) {
+                        out.fail(format!("error: unable to match a printer suitable for the output format {:?}, allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,yaml", args.get("output").unwrap_or("")));
                     }
                 }
-                Ok(get::Format::Table | get::Format::Wide | get::Format::Yaml) => out.out(crate::yaml::to_yaml(&config)),
-                Ok(_) => out.fail(format!("error: unable to match a printer suitable for the output format {:?}, allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,yaml", args.get("output").unwrap_or(""))),
                 Err(e) => out.fail(e),
             }
         }

@@ -423,6 +423,36 @@ pub fn print_objects(format: &Format, objects: &[(&'static KindInfo, Arc<Object>
 
 /// [`print_objects`] for objects already serialized (generated objects keep kubectl's
 /// `creationTimestamp: null`).
+/// Prints one JSON document in a format that renders a document as a whole (`-o yaml`, `json`,
+/// `jsonpath=`, `jsonpath-as-json=`, `go-template=`); false for the others (tables, names,
+/// custom columns), which need the objects' kinds.
+pub fn print_document(format: &Format, value: &Value, out: &mut Output) -> bool {
+    match format {
+        Format::Yaml => out.out(to_yaml(value)),
+        Format::Json => out.out(to_json_pretty(value)),
+        Format::JsonPath(template) => match jsonpath::evaluate(template, value) {
+            Ok(text) => out.out(text),
+            Err(e) => out.fail(format!("error: {e}")),
+        },
+        Format::JsonPathAsJson(template) => match jsonpath::evaluate_values(template, value) {
+            Ok(values) => out.out(to_json_pretty(&Value::Array(values))),
+            Err(e) => out.fail(format!("error: {e}")),
+        },
+        Format::GoTemplate(template, missing_error) => {
+            let missing = if *missing_error { crate::gotemplate::MissingKey::Error } else { crate::gotemplate::MissingKey::Default };
+            match crate::gotemplate::print(template, value, missing) {
+                Ok(text) => out.out(text),
+                Err((stdout, error)) => {
+                    out.out(stdout);
+                    out.fail(error);
+                }
+            }
+        }
+        _ => return false,
+    }
+    true
+}
+
 pub fn print_values(format: &Format, objects: &[(&'static KindInfo, Value)], single: bool, out: &mut Output) {
     let wire: Vec<(&'static KindInfo, Value)> = objects.iter().map(|(info, o)| (*info, wire_form(info, o))).collect();
     let objects = &wire[..];
@@ -439,29 +469,12 @@ pub fn print_values(format: &Format, objects: &[(&'static KindInfo, Value)], sin
         }
     };
     match format {
-        Format::Yaml => out.out(to_yaml(&value())),
-        Format::Json => out.out(to_json_pretty(&value())),
+        Format::Yaml | Format::Json | Format::JsonPath(_) | Format::JsonPathAsJson(_) | Format::GoTemplate(..) => {
+            print_document(format, &value(), out);
+        }
         Format::Name => {
             for (info, o) in objects {
                 out.outln(type_name(info, o.pointer("/metadata/name").and_then(|n| n.as_str()).unwrap_or("")));
-            }
-        }
-        Format::JsonPath(template) => match jsonpath::evaluate(template, &value()) {
-            Ok(text) => out.out(text),
-            Err(e) => out.fail(format!("error: {e}")),
-        },
-        Format::JsonPathAsJson(template) => match jsonpath::evaluate_values(template, &value()) {
-            Ok(values) => out.out(to_json_pretty(&Value::Array(values))),
-            Err(e) => out.fail(format!("error: {e}")),
-        },
-        Format::GoTemplate(template, missing_error) => {
-            let missing = if *missing_error { crate::gotemplate::MissingKey::Error } else { crate::gotemplate::MissingKey::Default };
-            match crate::gotemplate::print(template, &value(), missing) {
-                Ok(text) => out.out(text),
-                Err((stdout, error)) => {
-                    out.out(stdout);
-                    out.fail(error);
-                }
             }
         }
         Format::CustomColumns(columns, no_headers) => {
