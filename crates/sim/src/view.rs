@@ -1002,21 +1002,25 @@ pub fn network(world: &World, limit: usize) -> NetworkView {
         .iter()
         .rev()
         .take(limit)
-        .map(|p| PacketView {
-            t_ms: p.t_ms,
-            from: pod_by_ip.get(&p.src_ip).cloned().unwrap_or_else(|| p.from_host.clone()),
-            protocol: p.protocol,
-            dst: format!("{}:{}", p.dst.0, p.dst.1),
-            service: p.service.clone(),
-            endpoint: p.endpoint.as_ref().map(|(ip, port)| name_ip(ip, *port)),
-            question: p.question.clone(),
-            outcome: p.outcome.clone(),
-            latency_ms: p.latency_ms,
-            dropped_by: p.dropped_by.clone(),
-            to_pod: pod_by_ip.get(p.endpoint.as_ref().map_or(p.dst.0.as_str(), |(ip, _)| ip.as_str())).cloned(),
-            from_node: p.from_host.clone(),
-            to_node: pod_by_ip.get(p.endpoint.as_ref().map_or(p.dst.0.as_str(), |(ip, _)| ip.as_str())).and_then(|pod| node_of_pod.get(pod)).cloned(),
-            answer: p.answer.clone(),
+        .map(|p| {
+            // The pod it reached: the endpoint the rules chose, or the address itself.
+            let to_pod = pod_by_ip.get(p.endpoint.as_ref().map_or(p.dst.0.as_str(), |(ip, _)| ip.as_str())).cloned();
+            PacketView {
+                t_ms: p.t_ms,
+                from: pod_by_ip.get(&p.src_ip).cloned().unwrap_or_else(|| p.from_host.clone()),
+                protocol: p.protocol,
+                dst: format!("{}:{}", p.dst.0, p.dst.1),
+                service: p.service.clone(),
+                endpoint: p.endpoint.as_ref().map(|(ip, port)| name_ip(ip, *port)),
+                question: p.question.clone(),
+                outcome: p.outcome.clone(),
+                latency_ms: p.latency_ms,
+                dropped_by: p.dropped_by.clone(),
+                to_node: to_pod.as_ref().and_then(|pod| node_of_pod.get(pod)).cloned(),
+                to_pod,
+                from_node: p.from_host.clone(),
+                answer: p.answer.clone(),
+            }
         })
         .collect();
     let mut load_generators = Vec::new();
