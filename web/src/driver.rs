@@ -62,7 +62,13 @@ pub struct Driver {
 impl Driver {
     /// A driver at t=0 of `scenario`.
     pub fn new(scenario: Scenario, seed: u64) -> Driver {
-        let engine = Engine::new(seed, scenario.inputs.clone());
+        Driver::with_scheduler_annotations(scenario, seed, false)
+    }
+
+    /// [`Driver::new`], the scheduler writing kube-scheduler-simulator's result annotations
+    /// when `scheduler_annotations`.
+    pub fn with_scheduler_annotations(scenario: Scenario, seed: u64, scheduler_annotations: bool) -> Driver {
+        let engine = Engine::with_scheduler_annotations(seed, scenario.inputs.clone(), scheduler_annotations);
         let mut driver = Driver {
             engine,
             scenario,
@@ -91,20 +97,10 @@ impl Driver {
         driver
     }
 
-    /// Turns kube-scheduler-simulator's result annotations on or off (a new world at t=0).
-    pub fn set_scheduler_annotations(&mut self, on: bool) {
-        self.engine.set_scheduler_annotations(on);
-        self.generation = 0;
-        self.last_wall = None;
-        self.collect(0.0, true);
-    }
-
     /// Replaces the scenario (a new world at t=0).
     pub fn load(&mut self, scenario: Scenario, wall_now: f64) -> Rc<Frame> {
         let seed = self.engine.seed();
-        let annotations = self.engine.scheduler_annotations();
-        self.engine = Engine::new(seed, scenario.inputs.clone());
-        self.engine.set_scheduler_annotations(annotations);
+        self.engine = Engine::with_scheduler_annotations(seed, scenario.inputs.clone(), self.engine.scheduler_annotations());
         self.scenario = scenario;
         self.generation = 0;
         self.last_wall = None;

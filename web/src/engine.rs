@@ -313,6 +313,12 @@ pub struct Engine {
 impl Engine {
     /// A world built from `inputs` (the t=0 applies form the initial cluster), at t=0.
     pub fn new(seed: u64, inputs: Vec<TimedInput>) -> Engine {
+        Engine::with_scheduler_annotations(seed, inputs, false)
+    }
+
+    /// [`Engine::new`], with the scheduler writing kube-scheduler-simulator's result annotations
+    /// when `scheduler_annotations` (the page's `?scheduler-annotations`).
+    pub fn with_scheduler_annotations(seed: u64, inputs: Vec<TimedInput>, scheduler_annotations: bool) -> Engine {
         let mut inputs = inputs;
         kubesim_api::sort::sort_by_key(&mut inputs, |i| i.t_ms);
         let mut engine = Engine {
@@ -340,7 +346,7 @@ impl Engine {
             initial_inputs: 0,
             snapshots_paused: false,
             snapshots_enabled: true,
-            scheduler_annotations: false,
+            scheduler_annotations,
         };
         engine.rebuild();
         engine
@@ -349,15 +355,6 @@ impl Engine {
     /// Whether the scheduler writes kube-scheduler-simulator's result annotations.
     pub fn scheduler_annotations(&self) -> bool {
         self.scheduler_annotations
-    }
-
-    /// Turns kube-scheduler-simulator's result annotations on or off (the page's
-    /// `?scheduler-annotations`); the world restarts at t=0 with the same inputs.
-    pub fn set_scheduler_annotations(&mut self, on: bool) {
-        if self.scheduler_annotations != on {
-            self.scheduler_annotations = on;
-            self.rebuild();
-        }
     }
 
     /// Recreates the world from the inputs and applies the t=0 ones, through the one loader the

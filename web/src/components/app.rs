@@ -93,11 +93,7 @@ pub fn app(props: &AppProps) -> Html {
         let options = options.clone();
         use_memo((), move |_| {
             let scenario = crate::scenarios::by_name(&options.scenario).unwrap_or_else(|| crate::scenarios::all().remove(0));
-            let mut driver = Driver::new(scenario, options.seed);
-            if options.scheduler_annotations {
-                driver.set_scheduler_annotations(true);
-            }
-            Sim(Rc::new(RefCell::new(driver)))
+            Sim(Rc::new(RefCell::new(Driver::with_scheduler_annotations(scenario, options.seed, options.scheduler_annotations))))
         })
     };
     let state = {
