@@ -58,13 +58,6 @@ pub fn probability(n: usize) -> String {
     format!("{:.11}", stored / 2_147_483_648.0)
 }
 
-/// Whether an address is in the Service CIDR (10.96.0.0/12): a cluster IP, not an external or
-/// load-balancer address.
-fn is_cluster_ip(ip: &str) -> bool {
-    let octets: Vec<u8> = ip.split('.').filter_map(|o| o.parse().ok()).collect();
-    octets.len() == 4 && octets[0] == 10 && (96..112).contains(&octets[1])
-}
-
 /// `iptables-save`'s text for the node: the filter table, then the nat table. `cluster_cidr` is
 /// the pod network (the `! -s` of the masquerade rule).
 pub fn iptables_save(table: &ServiceTable, cluster_cidr: &str, header: &str) -> (String, String) {
@@ -104,7 +97,7 @@ pub fn iptables_save(table: &ServiceTable, cluster_cidr: &str, header: &str) -> 
     };
     for ((vip, port, udp), rule) in &table.vips {
         let p = proto(*udp);
-        let kind = if is_cluster_ip(vip) { "cluster IP" } else { "external IP" };
+        let kind = if crate::netfilter::in_service_cidr(vip) { "cluster IP" } else { "external IP" };
         if rule.endpoints.is_empty() {
             let line = format!(
                 "-A KUBE-{} -d {vip}/32 -p {p} -m comment --comment \"{} has no endpoints\" -m {p} --dport {port} -j REJECT --reject-with icmp-port-unreachable",

@@ -15,6 +15,13 @@
 
 use std::collections::BTreeMap;
 
+/// Whether an address is in the Service CIDR (kubeadm's serviceSubnet 10.96.0.0/12): a
+/// ClusterIP, as opposed to an external, load-balancer or pod address.
+pub fn in_service_cidr(ip: &str) -> bool {
+    let octets: Vec<u8> = ip.split('.').filter_map(|o| o.parse().ok()).collect();
+    matches!(octets.as_slice(), [10, b, _, _] if (96..112).contains(b))
+}
+
 /// One Service port's rule: the KUBE-SVC chain and its KUBE-SEP endpoints.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServiceRule {

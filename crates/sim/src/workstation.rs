@@ -141,5 +141,5 @@ fn route(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, call: &NetCall, po
 /// Pod (10.244.0.0/16) and Service (10.96.0.0/12) addresses: no route from the host.
 fn in_cluster_networks(ip: &str) -> bool {
     let octets: Vec<u8> = ip.split('.').filter_map(|o| o.parse().ok()).collect();
-    matches!(octets.as_slice(), [10, 244, _, _]) || matches!(octets.as_slice(), [10, b, _, _] if (96..112).contains(b))
+    matches!(octets.as_slice(), [10, 244, _, _]) || kubesim_host::netfilter::in_service_cidr(ip)
 }
