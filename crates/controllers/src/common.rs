@@ -138,8 +138,9 @@ impl Cache {
         self.objects.values()
     }
     /// The objects of one namespace, in name order.
-    pub fn in_namespace<'a>(&'a self, namespace: &'a str) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
-        self.objects.range((namespace.to_string(), String::new())..).take_while(move |((ns, _), _)| ns == namespace).map(|(_, o)| o)
+    pub fn in_namespace<'a>(&'a self, namespace: &str) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
+        let namespace = namespace.to_string();
+        self.objects.range((namespace.clone(), String::new())..).take_while(move |((ns, _), _)| *ns == namespace).map(|(_, o)| o)
     }
     /// Number of cached objects.
     pub fn len(&self) -> usize {

@@ -39,6 +39,10 @@ fn slices(w: &TestWorld) -> Vec<EndpointSlice> {
 #[test]
 fn slices_and_endpoints_follow_the_ready_pods() {
     let mut w = world();
+    // The EndpointSlice controller skips pods on nodes its informer does not know.
+    let node =
+        kubesim_api::k8s_openapi::api::core::v1::Node { metadata: ObjectMeta { name: Some("node-1".into()), ..Default::default() }, ..Default::default() };
+    w.create(Object::Node(Box::new(node))).unwrap();
     w.create(Object::Service(Box::new(service()))).unwrap();
     w.run_for(1_000);
     let s = slices(&w);

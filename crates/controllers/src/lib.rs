@@ -104,6 +104,8 @@ mod e2e_tests;
 pub mod endpoints;
 #[cfg(test)]
 mod endpoints_tests;
+#[cfg(test)]
+mod endpoints_vector_tests;
 pub mod ephemeral;
 pub mod expand;
 pub mod framework;
