@@ -17,6 +17,7 @@
 pub mod csi;
 pub mod decode;
 pub mod defaults;
+pub mod discovery;
 pub mod hash;
 pub mod object;
 pub mod pod;

@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 
 pub mod admission;
+pub mod allocator;
 pub mod error;
 pub mod quota;
 pub mod server;

@@ -4,6 +4,7 @@
 //! finalizers.
 
 use crate::admission;
+use crate::allocator::{ipv4_string, parse_ipv4, PortRange, ServiceCidr};
 use crate::error::{ApiError, Result};
 use crate::SimRng;
 use kubesim_api::defaults::apply_defaults;
@@ -55,33 +56,50 @@ pub struct ApiServer {
     /// Event aggregation index (the event recorder's cache): key hash → event name, so
     /// repeats are found without scanning every event of a namespace.
     event_index: std::collections::BTreeMap<u64, String>,
-    /// ClusterIP allocations (offsets into the service CIDR) and NodePort allocations.
-    allocated_ips: std::collections::BTreeSet<u32>,
-    allocated_node_ports: std::collections::BTreeSet<i32>,
+    /// `--service-cluster-ip-range`: the default ServiceCIDR's range, served from when no
+    /// ServiceCIDR object exists (the ClusterIP allocator's state is the ServiceCIDR and
+    /// IPAddress objects in the store).
+    service_cidr: ServiceCidrConfig,
+    /// The NodePort allocator (`--service-node-port-range`).
+    node_ports: PortRange,
 }
 
-/// The service CIDR (kubeadm's default serviceSubnet 10.96.0.0/12).
-pub const SERVICE_CIDR_BASE: u32 = (10 << 24) | (96 << 16);
-/// Usable addresses in the /12 (network and broadcast excluded).
-const SERVICE_CIDR_SIZE: u32 = (1 << 20) - 2;
-/// NodePort range 30000–32767.
-const NODE_PORT_BASE: i32 = 30_000;
-const NODE_PORT_SIZE: i32 = 2_768;
-
-fn ip_string(offset: u32) -> String {
-    let ip = SERVICE_CIDR_BASE + 1 + offset;
-    format!("{}.{}.{}.{}", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255)
+/// `--service-cluster-ip-range` (kubeadm's default serviceSubnet 10.96.0.0/12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServiceCidrConfig {
+    /// The network address.
+    pub network: u32,
+    /// The prefix length.
+    pub prefix: u8,
 }
 
-fn ip_offset(text: &str) -> Option<u32> {
-    let parts: Vec<u32> = text.split('.').map(|p| p.parse().ok()).collect::<Option<_>>()?;
-    if parts.len() != 4 || parts.iter().any(|p| *p > 255) {
-        return None;
+impl Default for ServiceCidrConfig {
+    fn default() -> Self {
+        ServiceCidrConfig { network: (10 << 24) | (96 << 16), prefix: 12 }
     }
-    let ip = (parts[0] << 24) | (parts[1] << 16) | (parts[2] << 8) | parts[3];
-    let offset = ip.checked_sub(SERVICE_CIDR_BASE + 1)?;
-    (offset < SERVICE_CIDR_SIZE).then_some(offset)
 }
+
+impl ServiceCidrConfig {
+    /// Parses `a.b.c.d/p` (IPv4).
+    pub fn parse(text: &str) -> Option<ServiceCidrConfig> {
+        let (ip, prefix) = text.split_once('/')?;
+        let prefix: u8 = prefix.parse().ok().filter(|p| *p <= 32)?;
+        let mask = if prefix == 0 { 0 } else { u32::MAX << (32 - prefix as u32) };
+        Some(ServiceCidrConfig { network: parse_ipv4(ip)? & mask, prefix })
+    }
+
+    /// `a.b.c.d/p`.
+    pub fn text(&self) -> String {
+        format!("{}/{}", ipv4_string(self.network), self.prefix)
+    }
+}
+
+/// The name, labels and parent of the IPAddress object a ClusterIP is (ipallocator.go
+/// createIPAddress).
+const IPADDRESSES: Resource = ("networking.k8s.io", "ipaddresses");
+const SERVICECIDRS: Resource = ("networking.k8s.io", "servicecidrs");
+/// `ipaddress.kubernetes.io/managed-by` value of the ClusterIP allocator.
+pub const IPALLOCATOR_MANAGER: &str = "ipallocator.k8s.io";
 
 /// The outcome of a delete request.
 #[derive(Clone, Debug, PartialEq)]
@@ -262,7 +280,7 @@ impl ApiServer {
         let mut errors = validate_create(&object);
         errors.extend(kubesim_api::validation::validate_create_only(&object));
         if !errors.is_empty() {
-            self.release_service(service_allocations);
+            self.release_node_ports(&service_allocations.1);
             // Invalid errors name the qualified kind (`Deployment.apps`), as errors.NewInvalid does.
             let qualified_kind = match info.group() {
                 "" => object.kind().to_string(),
@@ -283,15 +301,25 @@ impl ApiServer {
         let quota_updates = match crate::quota::check_quota(&object, &self.store) {
             Ok(updates) => updates,
             Err(e) => {
-                self.release_service(service_allocations);
+                self.release_node_ports(&service_allocations.1);
                 return Err(e);
             }
         };
         let name = object.name().to_string();
-        let created = match self.store.create(resource_of(info), object, req.actor, req.now) {
+        // The ClusterIP's IPAddress object is written before the Service (ipallocator).
+        if let Some(ip) = &service_allocations.0 {
+            if let Err(e) = self.create_ip_address(ip, &object, req) {
+                self.release_node_ports(&service_allocations.1);
+                return Err(e);
+            }
+        }
+        let created = match self.store.create(resource_of(info), object.clone(), req.actor, req.now) {
             Ok(created) => created,
             Err(e) => {
-                self.release_service(service_allocations);
+                if let Some(ip) = &service_allocations.0 {
+                    self.release_ip(ip, (object.namespace(), object.name()), req);
+                }
+                self.release_node_ports(&service_allocations.1);
                 return Err(store_error(e, info, &name));
             }
         };
@@ -301,51 +329,64 @@ impl ApiServer {
         Ok(created)
     }
 
-    /// The Service REST's allocators: a ClusterIP from the service CIDR (random in the upper
-    /// band first, ipallocator/bitmap.go) and NodePorts (portallocator), as the registry does on
-    /// create. Returns what was allocated, to release if the create fails.
-    fn allocate_service(&mut self, object: &mut Object, req: &mut Request) -> Result<(Option<u32>, Vec<i32>)> {
+    /// The Service REST's allocators (registry/core/service/storage/alloc.go): a ClusterIP
+    /// from the ServiceCIDRs (ipallocator's MetaAllocator) and NodePorts (portallocator), as
+    /// the registry does on create. Returns what was allocated: the ClusterIP, whose IPAddress
+    /// object [`Self::create_ip_address`] writes once the Service passed every check, and the
+    /// node ports, to release if the create fails.
+    fn allocate_service(&mut self, object: &mut Object, req: &mut Request) -> Result<(Option<String>, Vec<i32>)> {
         let Object::Service(svc) = object else { return Ok((None, Vec::new())) };
         let name = svc.metadata.name.clone().unwrap_or_default();
         let spec = svc.spec.get_or_insert_with(Default::default);
         let type_ = spec.type_.clone().unwrap_or_else(|| "ClusterIP".into());
         let mut ip = None;
         if type_ != "ExternalName" {
-            let offset = match spec.cluster_ip.as_deref().filter(|ip| !ip.is_empty()) {
+            let allocated = match spec.cluster_ip.as_deref().filter(|ip| !ip.is_empty()) {
                 Some("None") => None,
                 Some(given) => {
-                    let offset = ip_offset(given).ok_or_else(|| {
-                        ApiError::invalid(format!("Service {name:?} is invalid: spec.clusterIPs: Invalid value: []string{{{given:?}}}: failed to allocate IP {given}: the provided IP ({given}) is not in the valid range. The range of valid IPs is 10.96.0.0/12"))
-                    })?;
-                    if !self.allocated_ips.insert(offset) {
-                        return Err(ApiError::invalid(format!("Service {name:?} is invalid: spec.clusterIPs: Invalid value: []string{{{given:?}}}: failed to allocate IP {given}: provided IP is already allocated")));
+                    // AllocateService: the ServiceCIDR containing the address, then its IPAddress.
+                    let given = given.to_string();
+                    let error = match self.service_cidrs().iter().find_map(|c| c.index_of(&given)) {
+                        None => Some("the provided network does not match the current range"),
+                        Some(_) if self.store.get(IPADDRESSES, "", &given).is_some() => Some("provided IP is already allocated"),
+                        Some(_) => None,
+                    };
+                    if let Some(why) = error {
+                        return Err(ApiError::invalid(format!(
+                            "Service {name:?} is invalid: spec.clusterIPs: Invalid value: []string{{{given:?}}}: failed to allocate IP {given}: {why}"
+                        )));
                     }
-                    Some(offset)
+                    Some(given)
                 }
                 None => {
-                    // Upper band first (offset = min(max(16, size/16), 256)), random start, scan.
-                    let band = 256u32;
-                    let span = SERVICE_CIDR_SIZE - band;
-                    let start = (req.rng.next_u64() % span as u64) as u32;
-                    let free = (0..span)
-                        .map(|i| band + (start + i) % span)
-                        .find(|o| !self.allocated_ips.contains(o))
-                        .or_else(|| (0..band).find(|o| !self.allocated_ips.contains(o)));
-                    let offset = free.ok_or_else(|| ApiError {
-                        code: 500,
-                        reason: "InternalError",
-                        message: "Internal error occurred: failed to allocate a serviceIP: range is full".into(),
-                    })?;
-                    self.allocated_ips.insert(offset);
-                    Some(offset)
+                    // AllocateNextService: the first ServiceCIDR with room, a random start in
+                    // its upper band, then its static band.
+                    let mut found = None;
+                    for cidr in self.service_cidrs() {
+                        let store = &self.store;
+                        let taken = |i: u64| store.get(IPADDRESSES, "", &cidr.ip_at(i)).is_some();
+                        let rng = &mut *req.rng;
+                        if let Ok(i) = cidr.range().scan_next(&taken, &mut |n| rng.next_u64() % n) {
+                            found = Some(cidr.ip_at(i));
+                            break;
+                        }
+                    }
+                    let Some(found) = found else {
+                        return Err(ApiError {
+                            code: 500,
+                            reason: "InternalError",
+                            message: "Internal error occurred: failed to allocate a serviceIP: range is full".into(),
+                        });
+                    };
+                    Some(found)
                 }
             };
-            ip = offset;
-            let text = offset.map(ip_string).unwrap_or_else(|| "None".into());
+            let text = allocated.clone().unwrap_or_else(|| "None".into());
             spec.cluster_ip = Some(text.clone());
             spec.cluster_ips = Some(vec![text]);
             spec.ip_families.get_or_insert_with(|| vec!["IPv4".into()]);
             spec.ip_family_policy.get_or_insert_with(|| "SingleStack".into());
+            ip = allocated;
         }
         let mut ports = Vec::new();
         // initNodePorts (registry/core/service/storage/alloc.go): ports with the same port
@@ -361,15 +402,16 @@ impl ApiServer {
                     continue;
                 }
                 let invalid =
-                    |np: i32, why: &str| ApiError::invalid(format!("Service {name:?} is invalid: spec.ports[{i}].nodePort: Invalid value: {np}: {why}"));
+                    |np: i32, why: String| ApiError::invalid(format!("Service {name:?} is invalid: spec.ports[{i}].nodePort: Invalid value: {np}: {why}"));
                 match by_port.get(&port.port).copied() {
                     None => {
                         // findRequestedNodePort: the first nodePort asked for this port number.
                         let asked = requested.iter().find(|(p, n)| *p == port.port && n.is_some()).and_then(|(_, n)| *n);
                         let node_port = match asked {
                             Some(np) => {
-                                if let Err(why) = self.allocate_node_port(np) {
-                                    self.release_service((ip, ports));
+                                if let Err(e) = self.node_ports.allocate(np) {
+                                    let why = self.node_ports.error_text(e);
+                                    self.release_node_ports(&ports);
                                     return Err(invalid(np, why));
                                 }
                                 np
@@ -377,12 +419,8 @@ impl ApiServer {
                             None => match self.allocate_next_node_port(req) {
                                 Some(np) => np,
                                 None => {
-                                    self.release_service((ip, ports));
-                                    return Err(ApiError {
-                                        code: 500,
-                                        reason: "InternalError",
-                                        message: "Internal error occurred: failed to allocate a nodePort: range is full".into(),
-                                    });
+                                    self.release_node_ports(&ports);
+                                    return Err(node_ports_full());
                                 }
                             },
                         };
@@ -393,8 +431,9 @@ impl ApiServer {
                     Some(shared) if wanted != Some(shared) => match wanted {
                         None => port.node_port = Some(shared),
                         Some(np) => {
-                            if let Err(why) = self.allocate_node_port(np) {
-                                self.release_service((ip, ports));
+                            if let Err(e) = self.node_ports.allocate(np) {
+                                let why = self.node_ports.error_text(e);
+                                self.release_node_ports(&ports);
                                 return Err(invalid(np, why));
                             }
                             ports.push(np);
@@ -407,34 +446,108 @@ impl ApiServer {
         Ok((ip, ports))
     }
 
-    /// portallocator `Allocate`: a specific node port.
-    fn allocate_node_port(&mut self, port: i32) -> std::result::Result<(), &'static str> {
-        if !(NODE_PORT_BASE..NODE_PORT_BASE + NODE_PORT_SIZE).contains(&port) {
-            return Err("provided port is not in the valid range. The range of valid ports is 30000-32767");
+    /// The ClusterIP ranges allocation serves from: the ServiceCIDR objects that are ready and
+    /// not being deleted, the default `kubernetes` one first, then by creation (Go iterates
+    /// its allocators' map); without any, `--service-cluster-ip-range`.
+    fn service_cidrs(&self) -> Vec<ServiceCidr> {
+        let mut cidrs: Vec<(bool, u64, ServiceCidr)> = Vec::new();
+        for object in self.store.list(SERVICECIDRS, None) {
+            let meta = object.metadata();
+            let json = object.to_json();
+            // isReady: a Ready condition that is not True makes it not ready; none at all is ready.
+            let ready = json
+                .pointer("/status/conditions")
+                .and_then(|c| c.as_array())
+                .and_then(|c| c.iter().find(|c| c.get("type").and_then(|t| t.as_str()) == Some("Ready")))
+                .is_none_or(|c| c.get("status").and_then(|s| s.as_str()) == Some("True"));
+            if !ready || meta.deletion_timestamp.is_some() {
+                continue;
+            }
+            let first = meta.name.as_deref() != Some("kubernetes");
+            let created = meta.creation_timestamp.as_ref().map(kubesim_api::time::millis_of).unwrap_or(0);
+            for cidr in json.pointer("/spec/cidrs").and_then(|c| c.as_array()).into_iter().flatten().filter_map(|c| c.as_str()) {
+                if let Some(config) = ServiceCidrConfig::parse(cidr) {
+                    cidrs.push((first, created, ServiceCidr::new(config.network, config.prefix)));
+                }
+            }
         }
-        if !self.allocated_node_ports.insert(port) {
-            return Err("provided port is already allocated");
+        if cidrs.is_empty() {
+            return vec![ServiceCidr::new(self.service_cidr.network, self.service_cidr.prefix)];
         }
+        kubesim_api::sort::sort_by(&mut cidrs, |a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        cidrs.into_iter().map(|(_, _, c)| c).collect()
+    }
+
+    /// `--service-cluster-ip-range`.
+    pub fn service_cidr(&self) -> ServiceCidrConfig {
+        self.service_cidr
+    }
+
+    /// Sets `--service-cluster-ip-range` (before the `kubernetes` ServiceCIDR exists).
+    pub fn set_service_cidr(&mut self, cidr: ServiceCidrConfig) {
+        self.service_cidr = cidr;
+    }
+
+    /// The IPAddress object of a Service's ClusterIP (ipallocator createIPAddress), written by
+    /// the API server itself.
+    fn create_ip_address(&mut self, ip: &str, service: &Object, req: &mut Request) -> Result<()> {
+        let info = kind_info("networking.k8s.io/v1", "IPAddress").expect("served");
+        let json = serde_json::json!({
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "IPAddress",
+            "metadata": {
+                "name": ip,
+                "uid": new_uid(req.rng),
+                "creationTimestamp": time_at(req.now),
+                "labels": {
+                    "ipaddress.kubernetes.io/ip-family": "IPv4",
+                    "ipaddress.kubernetes.io/managed-by": IPALLOCATOR_MANAGER,
+                },
+            },
+            "spec": { "parentRef": { "group": "", "resource": "services", "namespace": service.namespace(), "name": service.name() } },
+        });
+        let object = Object::from_json(info, json).map_err(|e| ApiError::bad_request(e.to_string()))?;
+        let actor: Arc<str> = Arc::from(API_SERVER_ACTOR);
+        self.store
+            .create(IPADDRESSES, object, &actor, req.now)
+            .map_err(|_| ApiError::invalid(format!("failed to allocate IP {ip}: provided IP is already allocated")))?;
         Ok(())
     }
 
-    /// portallocator `AllocateNext`: random in the dynamic band (above the 86-port static
-    /// band), scanning up, then the static band.
-    fn allocate_next_node_port(&mut self, req: &mut Request) -> Option<i32> {
-        let band = 86;
-        let span = NODE_PORT_SIZE - band;
-        let start = (req.rng.next_u64() % span as u64) as i32;
-        let free = (0..span).map(|i| band + (start + i) % span).chain(0..band).map(|o| NODE_PORT_BASE + o).find(|p| !self.allocated_node_ports.contains(p))?;
-        self.allocated_node_ports.insert(free);
-        Some(free)
+    /// Releases a ClusterIP: its IPAddress object goes (if it is this Service's).
+    fn release_ip(&mut self, ip: &str, service: (&str, &str), req: &Request) {
+        let Some(current) = self.store.get(IPADDRESSES, "", ip) else { return };
+        let parent = current.to_json();
+        let parent = parent.pointer("/spec/parentRef");
+        let ns = parent.and_then(|p| p.get("namespace")).and_then(|v| v.as_str()).unwrap_or("");
+        let name = parent.and_then(|p| p.get("name")).and_then(|v| v.as_str()).unwrap_or("");
+        if (ns, name) == service {
+            let actor: Arc<str> = Arc::from(API_SERVER_ACTOR);
+            let _ = self.store.delete(IPADDRESSES, "", ip, None, &actor, req.now);
+        }
     }
 
-    fn release_service(&mut self, (ip, ports): (Option<u32>, Vec<i32>)) {
-        if let Some(ip) = ip {
-            self.allocated_ips.remove(&ip);
+    /// Releases what a removed Service held: its ClusterIP and node ports.
+    fn release_removed_service(&mut self, removed: &Object, req: &Request) {
+        if let Object::Service(svc) = removed {
+            let spec = svc.spec.clone().unwrap_or_default();
+            if let Some(ip) = spec.cluster_ip.as_deref().filter(|ip| !ip.is_empty() && *ip != "None") {
+                self.release_ip(ip, (removed.namespace(), removed.name()), req);
+            }
+            let ports: Vec<i32> = spec.ports.iter().flatten().filter_map(|p| p.node_port).collect();
+            self.release_node_ports(&ports);
         }
+    }
+
+    /// portallocator `AllocateNext`: random in the dynamic band, scanning up, then the static band.
+    fn allocate_next_node_port(&mut self, req: &mut Request) -> Option<i32> {
+        let rng = &mut *req.rng;
+        self.node_ports.allocate_next(&mut |n| rng.next_u64() % n).ok()
+    }
+
+    fn release_node_ports(&mut self, ports: &[i32]) {
         for port in ports {
-            self.allocated_node_ports.remove(&port);
+            self.node_ports.release(*port);
         }
     }
 
@@ -475,13 +588,11 @@ impl ApiServer {
         let (allocated, released) = self.update_node_ports(&mut object, &current, req)?;
         match self.finish_update(info, object, expected, req) {
             Ok(updated) => {
-                for port in released {
-                    self.allocated_node_ports.remove(&port);
-                }
+                self.release_node_ports(&released);
                 Ok(updated)
             }
             Err(e) => {
-                self.release_service((None, allocated));
+                self.release_node_ports(&allocated);
                 Err(e)
             }
         }
@@ -510,8 +621,9 @@ impl ApiServer {
             match port.node_port.filter(|n| *n != 0) {
                 Some(np) if old_ports.contains(&np) || allocated.contains(&np) => {}
                 Some(np) => {
-                    if let Err(why) = self.allocate_node_port(np) {
-                        self.release_service((None, allocated));
+                    if let Err(e) = self.node_ports.allocate(np) {
+                        let why = self.node_ports.error_text(e);
+                        self.release_node_ports(&allocated);
                         return Err(ApiError::invalid(format!("Service {name:?} is invalid: spec.ports[{i}].nodePort: Invalid value: {np}: {why}")));
                     }
                     allocated.push(np);
@@ -525,12 +637,8 @@ impl ApiServer {
                                 np
                             }
                             None => {
-                                self.release_service((None, allocated));
-                                return Err(ApiError {
-                                    code: 500,
-                                    reason: "InternalError",
-                                    message: "Internal error occurred: failed to allocate a nodePort: range is full".into(),
-                                });
+                                self.release_node_ports(&allocated);
+                                return Err(node_ports_full());
                             }
                         },
                     };
@@ -685,12 +793,7 @@ impl ApiServer {
         if grace == 0 && finalizers.is_empty() {
             let resource = resource_of(info);
             let removed = self.store.delete(resource, namespace, name, None, req.actor, req.now).map_err(|e| store_error(e, info, name))?;
-            if let Object::Service(svc) = removed.as_ref() {
-                let spec = svc.spec.clone().unwrap_or_default();
-                let ip = spec.cluster_ip.as_deref().and_then(ip_offset);
-                let ports = spec.ports.iter().flatten().filter_map(|p| p.node_port).collect();
-                self.release_service((ip, ports));
-            }
+            self.release_removed_service(&removed, req);
             return Ok(Deleted::Removed(removed));
         }
         // Terminating: set (or shorten) the deletion timestamp.
@@ -828,10 +931,21 @@ impl ApiServer {
         let graceful_pending = matches!(&object, Object::Pod(_)) && object.metadata().deletion_grace_period_seconds.unwrap_or(0) > 0;
         if deleting && no_finalizers && !graceful_pending {
             self.store.update(resource, object, expected, req.actor, req.now).map_err(|e| store_error(e, info, &name))?;
-            return self.store.delete(resource, &namespace, &name, None, req.actor, req.now).map_err(|e| store_error(e, info, &name));
+            let removed = self.store.delete(resource, &namespace, &name, None, req.actor, req.now).map_err(|e| store_error(e, info, &name))?;
+            self.release_removed_service(&removed, req);
+            return Ok(removed);
         }
         self.store.update(resource, object, expected, req.actor, req.now).map_err(|e| store_error(e, info, &name))
     }
+}
+
+/// Who the API server's own writes are recorded as (the IPAddress objects, the `kubernetes`
+/// Service's endpoints).
+pub const API_SERVER_ACTOR: &str = "kube-apiserver";
+
+/// `failed to allocate a nodePort: range is full` (alloc.go, an internal error).
+fn node_ports_full() -> ApiError {
+    ApiError { code: 500, reason: "InternalError", message: "Internal error occurred: failed to allocate a nodePort: range is full".into() }
 }
 
 /// DefaultStorageClass admission: a PVC with no storageClassName gets the default class.
@@ -866,6 +980,10 @@ fn reset_status_on_create(object: &mut Object) {
             }
             "PersistentVolumeClaim" | "PersistentVolume" => {
                 d.rest.insert("status".into(), serde_json::json!({ "phase": "Pending" }));
+            }
+            // servicecidr strategy PrepareForCreate: the controllers write its conditions.
+            "ServiceCIDR" => {
+                d.rest.remove("status");
             }
             _ => {}
         },

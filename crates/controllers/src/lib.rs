@@ -129,6 +129,7 @@ pub mod pvprotection;
 pub mod replicaset;
 pub mod resourcequota;
 pub mod service_lb;
+pub mod servicecidr;
 pub mod statefulset;
 #[cfg(test)]
 mod sts_tests;
@@ -174,6 +175,7 @@ pub fn controllers() -> Vec<Box<dyn Component>> {
         Box::new(Controller(ephemeral::EphemeralVolumeController::new())),
         Box::new(Controller(attachdetach::AttachDetachController::new())),
         Box::new(Controller(expand::ExpandController::new())),
+        Box::new(Controller(servicecidr::ServiceCidrController::new())),
     ]
 }
 

@@ -124,6 +124,9 @@ pub fn headers(info: &KindInfo, wide: bool) -> Vec<&'static str> {
         "ControllerRevision" => (&["NAME", "CONTROLLER", "REVISION", "AGE"], &[]),
         "EndpointSlice" => (&["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"], &[]),
         "IngressClass" => (&["NAME", "CONTROLLER", "PARAMETERS", "AGE"], &[]),
+        "ServiceCIDR" => (&["NAME", "CIDRS", "AGE"], &[]),
+        // printIPAddress's columns are Name and ParentRef (its age cell has no column).
+        "IPAddress" => (&["NAME", "PARENTREF"], &[]),
         "RuntimeClass" => (&["NAME", "HANDLER", "AGE"], &[]),
         "CustomResourceDefinition" => (&["NAME", "CREATED AT"], &[]),
         "PodTemplate" => (&["NAME", "CONTAINERS", "IMAGES", "POD LABELS"], &[]),
@@ -892,6 +895,26 @@ fn dynamic_row(kind: &str, json: &Value, created: &Option<Time>, now: Millis, wi
             vec![name, jstr(json, "spec.controller").unwrap_or("").to_string(), parameters, age_cell]
         }
         "RuntimeClass" => vec![name, jstr(json, "handler").unwrap_or("").to_string(), age_cell],
+        "ServiceCIDR" => {
+            let cidrs: Vec<&str> = jget(json, "spec.cidrs").and_then(|c| c.as_array()).into_iter().flatten().filter_map(|c| c.as_str()).collect();
+            vec![name, cidrs.join(","), age_cell]
+        }
+        "IPAddress" => {
+            // printIPAddress: `resource[.group]/[namespace/]name` of the parent, lower-cased.
+            let parent = match jget(json, "spec.parentRef") {
+                Some(p) => {
+                    let field = |k: &str| p.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+                    let group = field("group");
+                    let mut text = if group.is_empty() { field("resource") } else { format!("{}.{group}", field("resource")) }.to_ascii_lowercase();
+                    if !field("namespace").is_empty() {
+                        text = format!("{text}/{}", field("namespace"));
+                    }
+                    format!("{text}/{}", field("name"))
+                }
+                None => "<none>".into(),
+            };
+            vec![name, parent]
+        }
         // The rest of printers.go's handlers for kinds kubesim keeps as JSON.
         "PodTemplate" => {
             let (n, i) = container_cells_json(template_spec("template.spec"));

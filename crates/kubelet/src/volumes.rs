@@ -279,11 +279,27 @@ fn downward_item(pod: &Pod, item: &kubesim_api::k8s_openapi::api::core::v1::Down
     String::new()
 }
 
-/// A bound service-account token (a JWT-shaped string, stable per pod).
+/// A bound service-account token: a JWT whose claims are the TokenRequest API's (issuer,
+/// audience, `sub: system:serviceaccount:<namespace>:<name>`, the pod it is bound to), so the
+/// API server's address inside the cluster knows who calls; the signature is a stable hash of
+/// the pod's uid (not verifiable).
 fn service_account_token(pod: &Pod) -> String {
     let uid = pod.metadata.uid.clone().unwrap_or_default();
+    let namespace = pod.metadata.namespace.clone().unwrap_or_default();
+    let account = pod.spec.as_ref().and_then(|s| s.service_account_name.clone()).unwrap_or_else(|| "default".into());
+    let claims = serde_json::json!({
+        "aud": ["https://kubernetes.default.svc.cluster.local"],
+        "iss": "https://kubernetes.default.svc.cluster.local",
+        "kubernetes.io": {
+            "namespace": namespace,
+            "pod": { "name": pod.metadata.name.clone().unwrap_or_default(), "uid": uid },
+            "serviceaccount": { "name": account },
+        },
+        "sub": format!("system:serviceaccount:{namespace}:{account}"),
+    });
+    let base64url = |bytes: &[u8]| kubesim_os::applets::hash::base64_encode(bytes).trim_end_matches('=').replace('+', "-").replace('/', "_");
     let h = kubesim_api::hash::fnv64a(uid.as_bytes());
-    format!("eyJhbGciOiJSUzI1NiIsImtpZCI6Imt1YmVzaW0ifQ.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQifQ.{h:016x}")
+    format!("{}.{}.{h:016x}", base64url(br#"{"alg":"RS256","kid":"kubesim"}"#), base64url(claims.to_string().as_bytes()))
 }
 
 /// The cluster's root CA (the `kube-root-ca.crt` ConfigMap's ca.crt).

@@ -129,8 +129,9 @@ pub fn unreachable_error() -> ApiError {
     ApiError { code: 0, reason: "Unreachable", message: format!("dial tcp {API_SERVER_ENDPOINT}: i/o timeout") }
 }
 
-/// Where components reach the API server (kind's control-plane node, port 6443).
-pub const API_SERVER_ENDPOINT: &str = "172.18.0.1:6443";
+/// Where components reach the API server (kind's control-plane node, port 6443:
+/// [`crate::apiserver_endpoint::API_SERVER_IP`]).
+pub const API_SERVER_ENDPOINT: &str = "172.18.0.2:6443";
 
 impl Ctx<'_> {
     fn request(&mut self) -> Result<(Request<'_>, &mut ApiServer)> {

@@ -22,6 +22,7 @@
 
 #![deny(missing_docs)]
 
+pub mod apiserver_endpoint;
 pub mod component;
 pub mod fabric;
 pub mod ingress;

@@ -256,6 +256,16 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
             return dropped(call, why);
         }
     }
+    // The API server's address (the `kubernetes` Service's endpoint): kube-apiserver answers,
+    // whichever node's machine holds the address, and whatever became of that machine.
+    if dst == crate::apiserver_endpoint::API_SERVER_IP && port == crate::apiserver_endpoint::API_SERVER_PORT {
+        let round_trip = 2 * HOST_TO_HOST_LATENCY_MS + 1;
+        return match call {
+            NetCall::Tcp { .. } if packet.connect_only => Delivery::answer(NetReply::Tcp(Ok(Vec::new())), round_trip),
+            NetCall::Tcp { .. } => Delivery::answer(NetReply::Tcp(Ok(crate::apiserver_endpoint::answer(&data, now))), round_trip),
+            _ => timed_out(call),
+        };
+    }
     let Some(to) = fabric.locate(&dst).cloned() else {
         // A load balancer's address: the load balancer forwards to a node (chosen per
         // connection among the powered nodes whose kube-proxy has rules for it), where the

@@ -412,6 +412,11 @@ impl<E: Clone> Runtime<E> {
         &self.api
     }
 
+    /// Sets kube-apiserver's `--service-cluster-ip-range` (before anything is allocated).
+    pub fn set_service_cidr(&mut self, cidr: kubesim_apiserver::server::ServiceCidrConfig) {
+        self.api.set_service_cidr(cidr);
+    }
+
     /// The recorded trace (every committed write, in commit order).
     pub fn trace(&self) -> &[TraceRecord] {
         &self.trace

@@ -44,7 +44,7 @@ pub mod api;
 pub mod client;
 pub mod clock;
 pub mod control;
-pub mod discovery;
+pub use kubesim_api::discovery;
 pub mod http;
 pub mod openapi;
 pub mod proto;

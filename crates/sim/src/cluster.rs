@@ -6,9 +6,10 @@ use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubesim_api::object::{DynamicObject, Object};
 use std::collections::BTreeMap;
 
-/// Namespaces, the `kubernetes` Service, the default StorageClass, PriorityClasses and
-/// APIServices every cluster starts with.
-pub fn bootstrap_objects() -> Vec<Object> {
+/// Namespaces, the default ServiceCIDR, the `kubernetes` Service and its endpoints, the default
+/// StorageClass, PriorityClasses and APIServices every cluster starts with. `service_cidr` is
+/// `--service-cluster-ip-range`.
+pub fn bootstrap_objects(service_cidr: &str) -> Vec<Object> {
     let mut objects = Vec::new();
     for name in ["default", "kube-node-lease", "kube-public", "kube-system"] {
         let mut labels = BTreeMap::new();
@@ -18,6 +19,18 @@ pub fn bootstrap_objects() -> Vec<Object> {
             ..Default::default()
         })));
     }
+    // The default ServiceCIDR (kube-apiserver's default-servicecidr controller), which the
+    // ClusterIP allocator serves from; the service-cidr-controller adds its finalizer and
+    // Ready condition.
+    objects.push(dynamic_object(serde_json::json!({
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "ServiceCIDR",
+        "metadata": { "name": "kubernetes" },
+        "spec": { "cidrs": [service_cidr] },
+    })));
+    let first_ip = kubesim_apiserver::server::ServiceCidrConfig::parse(service_cidr)
+        .map(|c| kubesim_apiserver::allocator::ipv4_string(c.network + 1))
+        .unwrap_or_else(|| "10.96.0.1".into());
     // The "kubernetes" Service in default: the first address of the service CIDR.
     objects.push(Object::Service(Box::new(kubesim_api::k8s_openapi::api::core::v1::Service {
         metadata: ObjectMeta {
@@ -27,7 +40,7 @@ pub fn bootstrap_objects() -> Vec<Object> {
             ..Default::default()
         },
         spec: Some(kubesim_api::k8s_openapi::api::core::v1::ServiceSpec {
-            cluster_ip: Some("10.96.0.1".into()),
+            cluster_ip: Some(first_ip),
             ports: Some(vec![kubesim_api::k8s_openapi::api::core::v1::ServicePort {
                 name: Some("https".into()),
                 port: 443,
@@ -40,6 +53,25 @@ pub fn bootstrap_objects() -> Vec<Object> {
             ..Default::default()
         }),
         status: None,
+    })));
+    // Its endpoints, as kube-apiserver's endpoint reconciler writes them (controlplane
+    // reconcilers/endpointsadapter.go): the API server's address and secure port; the Endpoints
+    // are not mirrored, the EndpointSlice is named after the Service and has no managed-by label.
+    let apiserver = kubesim_runtime::apiserver_endpoint::API_SERVER_IP;
+    let port = kubesim_runtime::apiserver_endpoint::API_SERVER_PORT;
+    objects.push(dynamic_object(serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Endpoints",
+        "metadata": { "name": "kubernetes", "namespace": "default", "labels": { "endpointslice.kubernetes.io/skip-mirror": "true" } },
+        "subsets": [{ "addresses": [{ "ip": apiserver }], "ports": [{ "name": "https", "port": port, "protocol": "TCP" }] }],
+    })));
+    objects.push(dynamic_object(serde_json::json!({
+        "apiVersion": "discovery.k8s.io/v1",
+        "kind": "EndpointSlice",
+        "metadata": { "name": "kubernetes", "namespace": "default", "labels": { "kubernetes.io/service-name": "kubernetes" } },
+        "addressType": "IPv4",
+        "endpoints": [{ "addresses": [apiserver], "conditions": { "ready": true } }],
+        "ports": [{ "name": "https", "port": port, "protocol": "TCP" }],
     })));
     // The default StorageClass as kind ships it (pkg/build/nodeimage/const_storage.go): the
     // local-path provisioner, WaitForFirstConsumer (the scheduler's VolumeBinding plugin picks
@@ -83,6 +115,14 @@ pub fn bootstrap_objects() -> Vec<Object> {
     }
     objects.extend(api_services());
     objects
+}
+
+/// An object of a kind kubesim keeps as JSON (or typed), from its manifest.
+fn dynamic_object(value: serde_json::Value) -> Object {
+    let api_version = value["apiVersion"].as_str().unwrap_or_default().to_string();
+    let kind = value["kind"].as_str().unwrap_or_default().to_string();
+    let info = kubesim_api::object::kind_info(&api_version, &kind).expect("a served kind");
+    Object::from_json(info, value).expect("a valid bootstrap object")
 }
 
 /// The built-in CSI drivers' objects, as their deployments install them: the CSIDriver of

@@ -48,6 +48,9 @@ pub fn load(mut config: WorldConfig, files: &[InputFile]) -> (World, Vec<FileOut
                 Some("KubeSchedulerConfiguration") => config.scheduler_config = Some(document.value.clone()),
                 Some("Cluster") if is_kind_config(&document.value) => {
                     has_nodes = true;
+                    if let Some(subnet) = document.value.pointer("/networking/serviceSubnet").and_then(|v| v.as_str()) {
+                        config.service_cidr = subnet.to_string();
+                    }
                     kind_clusters.push(document.value.clone());
                 }
                 Some("Node") => has_nodes = true,
@@ -67,8 +70,13 @@ pub fn load(mut config: WorldConfig, files: &[InputFile]) -> (World, Vec<FileOut
     let mut world = match World::build(config.clone()) {
         Ok(world) => world,
         Err(e) => {
-            world_errors.push(format!("error: invalid KubeSchedulerConfiguration: {e}; using the default profile"));
-            config.scheduler_config = None;
+            if let Err(why) = crate::world::check_service_cidr(&config.service_cidr) {
+                world_errors.push(format!("error: invalid kind Cluster configuration: {why}; using {}", crate::world::DEFAULT_SERVICE_CIDR));
+                config.service_cidr = crate::world::DEFAULT_SERVICE_CIDR.into();
+            } else {
+                world_errors.push(format!("error: invalid KubeSchedulerConfiguration: {e}; using the default profile"));
+                config.scheduler_config = None;
+            }
             World::build(config).expect("the default configuration is valid")
         }
     };

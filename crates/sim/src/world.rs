@@ -44,6 +44,21 @@ pub struct CommandRecord {
     pub interrupted: bool,
 }
 
+/// kubeadm's default serviceSubnet.
+pub const DEFAULT_SERVICE_CIDR: &str = "10.96.0.0/12";
+
+/// Checks a service CIDR kubesim can run: an IPv4 CIDR whose first address is the `kubernetes`
+/// Service's and whose tenth is kube-dns's 10.96.0.10 (what the kubelets' clusterDNS says):
+/// 10.96.0.0/12 up to 10.96.0.0/28.
+pub fn check_service_cidr(cidr: &str) -> Result<kubesim_apiserver::server::ServiceCidrConfig, String> {
+    let config =
+        kubesim_apiserver::server::ServiceCidrConfig::parse(cidr).ok_or_else(|| format!("invalid serviceSubnet {cidr:?}: an IPv4 CIDR is expected"))?;
+    if config.network != kubesim_apiserver::allocator::parse_ipv4("10.96.0.0").expect("valid") || !(12..=28).contains(&config.prefix) {
+        return Err(format!("serviceSubnet {cidr:?} is not supported: kubesim's kube-dns is 10.96.0.10 (the kubelets' clusterDNS), so the range must be 10.96.0.0/12 to 10.96.0.0/28"));
+    }
+    Ok(config)
+}
+
 /// How a world is built.
 #[derive(Clone, Debug)]
 pub struct WorldConfig {
@@ -63,6 +78,8 @@ pub struct WorldConfig {
     /// Write kube-scheduler-simulator's result annotations to the pods (off: kube-scheduler
     /// writes none; `--scheduler-annotations`, the browser's `?scheduler-annotations`).
     pub scheduler_annotations: bool,
+    /// `--service-cluster-ip-range` (kind's `networking.serviceSubnet`): 10.96.0.0/12 by default.
+    pub service_cidr: String,
 }
 
 impl WorldConfig {
@@ -76,6 +93,7 @@ impl WorldConfig {
             watch_history: 20_000,
             cluster_dns: true,
             scheduler_annotations: false,
+            service_cidr: DEFAULT_SERVICE_CIDR.to_string(),
         }
     }
 }
@@ -154,8 +172,10 @@ impl World {
         for checker in crate::checkers::all() {
             world.runtime.add_checker(checker);
         }
+        let service_cidr = check_service_cidr(&config.service_cidr)?;
+        world.runtime.set_service_cidr(service_cidr);
         let addons = if config.cluster_dns { crate::cluster::dns_addon_objects() } else { Vec::new() };
-        for object in bootstrap_objects().into_iter().chain(addons) {
+        for object in bootstrap_objects(&service_cidr.text()).into_iter().chain(addons) {
             world.runtime.as_actor("apiserver", |ctx| {
                 ctx.create(object).expect("bootstrap objects are valid");
             });

@@ -1,11 +1,11 @@
-//! Discovery: `/api`, `/apis`, `/apis/<group>`, `/api/v1` and `/apis/<group>/<version>` in the
+//! Discovery (`kubesim serve` and the API server's address inside the cluster): `/api`, `/apis`, `/apis/<group>`, `/api/v1` and `/apis/<group>/<version>` in the
 //! legacy format, and aggregated discovery (`apidiscovery.k8s.io/v2` `APIGroupDiscoveryList`,
 //! negotiated by the Accept header as client-go 1.30+ asks for it), plus `/version`.
 //!
 //! The catalogue is the kind registry (`kubesim_api::object::all_kinds`) and the few virtual
 //! resources the server answers without storing (metrics, access reviews).
 
-use kubesim_api::object::{all_kinds, KindInfo, Scope};
+use crate::object::{all_kinds, KindInfo, Scope};
 use serde_json::{json, Value};
 
 /// The `gitVersion` `/version` reports.
@@ -211,12 +211,17 @@ fn singular(kind: &str) -> String {
     kind.to_ascii_lowercase()
 }
 
-/// `/api` (legacy).
+/// `/api` (legacy), as `kubesim serve` answers it on loopback.
 pub fn api_versions() -> Value {
+    api_versions_at("127.0.0.1")
+}
+
+/// `/api` (legacy) from a server at `address` (`serverAddressByClientCIDRs`).
+pub fn api_versions_at(address: &str) -> Value {
     json!({
         "kind": "APIVersions",
         "versions": ["v1"],
-        "serverAddressByClientCIDRs": [{ "clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1" }],
+        "serverAddressByClientCIDRs": [{ "clientCIDR": "0.0.0.0/0", "serverAddress": address }],
     })
 }
 
