@@ -1092,7 +1092,10 @@ fn parse_rv(text: &str) -> Result<Option<u64>> {
 
 /// Kinds whose metadata.generation the API server maintains.
 fn tracks_generation(info: &KindInfo) -> bool {
-    !matches!(info.kind, "Event" | "Lease" | "ConfigMap" | "Secret" | "Endpoints" | "EndpointSlice" | "Namespace" | "Node" | "Binding")
+    !matches!(
+        info.kind,
+        "Event" | "Lease" | "ConfigMap" | "Secret" | "Endpoints" | "EndpointSlice" | "Namespace" | "Node" | "Binding" | "ServiceCIDR" | "IPAddress"
+    )
 }
 
 fn spec_changed(new: &Object, old: &Object, info: &KindInfo) -> bool {

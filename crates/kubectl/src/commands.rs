@@ -749,12 +749,8 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
             let Some(name) = args.positional.get(2).cloned() else {
                 return out.fail(format!("error: exactly one NAME is required, got 0\nSee 'kubectl create service {type_} -h' for help and examples"));
             };
-            let service_type = match type_.as_str() {
-                "clusterip" => "ClusterIP",
-                "nodeport" => "NodePort",
-                "loadbalancer" => "LoadBalancer",
-                "externalname" => "ExternalName",
-                other => return out.fail(format!("error: unknown command \"{other}\" for \"kubectl create service\"")),
+            let Some(service_type) = service_type_name(type_.as_str()) else {
+                return out.fail(format!("error: unknown command \"{type_}\" for \"kubectl create service\""));
             };
             let mut ports = Vec::new();
             for spec in args.all("tcp").iter().flat_map(|t| t.split(',')) {
@@ -810,8 +806,24 @@ fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn
             "configmap" | "cm" => out.fail(format!("error: failed to create configmap: {}", e.message)),
             "secret" => out.fail(format!("error: failed to create secret {}", e.message)),
             "ingress" | "ing" => out.fail(format!("error: failed to create ingress: {}", e.message)),
+            // create_service.go: `failed to create %s service: %v` with the Service's type.
+            "service" | "svc" => {
+                let type_ = args.positional.get(1).and_then(|t| service_type_name(t)).unwrap_or("ClusterIP");
+                out.fail(format!("error: failed to create {type_} service: {}", e.message))
+            }
             _ => out.fail(server_error(&e)),
         },
+    }
+}
+
+/// The Service type of `kubectl create service TYPE`.
+fn service_type_name(subcommand: &str) -> Option<&'static str> {
+    match subcommand {
+        "clusterip" => Some("ClusterIP"),
+        "nodeport" => Some("NodePort"),
+        "loadbalancer" => Some("LoadBalancer"),
+        "externalname" => Some("ExternalName"),
+        _ => None,
     }
 }
 

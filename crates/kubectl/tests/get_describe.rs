@@ -103,7 +103,7 @@ fn yaml_and_json_output() {
     let mut f = scenario::cluster();
     let o = f.kubectl("get pod web-7d4b9c7f5-abcde -o yaml");
     assert!(o.stdout.starts_with("apiVersion: v1\nkind: Pod\nmetadata:\n  creationTimestamp: \"2025-01-01T00:00:04Z\"\n  generation: 1\n  labels:\n    app: web\n    pod-template-hash: 7d4b9c7f5\n  name: web-7d4b9c7f5-abcde\n  namespace: default\n  ownerReferences:\n  - apiVersion: apps/v1\n    blockOwnerDeletion: true\n    controller: true\n    kind: ReplicaSet\n    name: web-7d4b9c7f5\n"), "{}", o.stdout);
-    assert!(o.stdout.contains("\n  resourceVersion: \"15\"\n"), "{}", o.stdout);
+    assert!(o.stdout.contains("\n  resourceVersion: \"16\"\n"), "{}", o.stdout);
     assert!(
         o.stdout.contains(
             // PodCondition.lastProbeTime is a struct: encoding/json writes an unset one as null.
@@ -155,7 +155,7 @@ Containers:
       memory:     64Mi
     Environment:  <none>
     Mounts:
-      /var/run/secrets/kubernetes.io/serviceaccount from kube-api-access-ldmtz (ro)
+      /var/run/secrets/kubernetes.io/serviceaccount from kube-api-access-mtzj5 (ro)
 Conditions:
   Type                        Status
   PodReadyToStartContainers   True 
@@ -164,7 +164,7 @@ Conditions:
   ContainersReady             True 
   PodScheduled                True 
 Volumes:
-  kube-api-access-ldmtz:
+  kube-api-access-mtzj5:
     Type:                    Projected (a volume that contains injected data from multiple sources)
     TokenExpirationSeconds:  3607
     ConfigMapName:           kube-root-ca.crt

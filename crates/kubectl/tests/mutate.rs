@@ -516,7 +516,7 @@ fn set_env_resources_autoscale_and_create_generators() {
     check(&mut f, "create service clusterip my-cs --tcp=5678:8080", "service/my-cs created\n", "", 0);
     assert_eq!(json(&f, "services", "my-cs")["spec"]["ports"], serde_json::json!([{"name": "5678-8080", "port": 5678, "protocol": "TCP", "targetPort": 8080}]));
     check(&mut f, "create service nodeport np --tcp=80:8080 --node-port=30080", "service/np created\n", "", 0);
-    check(&mut f, "get svc np --no-headers", "np    NodePort   10.111.25.20   <none>   80:30080/TCP   0s\n", "", 0);
+    check(&mut f, "get svc np --no-headers", "np    NodePort   10.109.155.93   <none>   80:30080/TCP   0s\n", "", 0);
     check(&mut f, "create job", "", "error: exactly one NAME is required, got 0\nSee 'kubectl create job -h' for help and examples\n", 1);
 }
 
