@@ -55,6 +55,11 @@ impl TestWorld {
         self.runtime.as_actor("kubectl", f)
     }
 
+    /// A Ctx for direct calls as another actor (a controller's sync called by a test).
+    pub fn as_actor<T>(&mut self, actor: &str, f: impl FnOnce(&mut Ctx) -> T) -> T {
+        self.runtime.as_actor(actor, f)
+    }
+
     /// POST as kubectl.
     pub fn create(&mut self, o: Object) -> kubesim_apiserver::error::Result<Arc<Object>> {
         self.as_user(|ctx| ctx.create(o))
