@@ -186,3 +186,35 @@ fn volume_node_affinity_pins_pods() {
     world.run_until(30_000);
     assert_eq!(get(&world, ("", "pods"), "default", "p").unwrap()["spec"]["nodeName"], target.as_str());
 }
+
+// ReadWriteOncePod (VolumeRestrictions): while a pod uses the claim, another pod using it stays
+// Pending with upstream's reason; a higher-priority pod preempts the user (PreFilterExtensions
+// RemovePod takes its reference away) and gets the claim.
+#[test]
+fn read_write_once_pod_claims_admit_one_pod() {
+    let claim =
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec: {accessModes: [ReadWriteOncePod], resources: {requests: {storage: 1Gi}}}\n";
+    let mut world = world_with(&format!("{claim}---\n{}", writer("first", "sleep 3600")));
+    world.run_until(30_000);
+    let first = get(&world, ("", "pods"), "default", "first").unwrap();
+    assert_eq!(first["status"]["phase"], "Running");
+    let node = first["spec"]["nodeName"].as_str().unwrap().to_string();
+    load(&mut world, &writer("second", "sleep 3600"));
+    world.run_until(40_000);
+    let second = get(&world, ("", "pods"), "default", "second").unwrap();
+    assert!(second["spec"]["nodeName"].is_null(), "{second}");
+    let condition = second["status"]["conditions"].as_array().unwrap().iter().find(|c| c["type"] == "PodScheduled").unwrap().clone();
+    assert_eq!(
+        condition["message"],
+        "0/3 nodes are available: 1 node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode, 2 node(s) didn't satisfy plugin(s) [VolumeBinding]. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling."
+    );
+    load(&mut world, "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n");
+    let preemptor = writer("third", "sleep 3600").replace("spec:\n  restartPolicy: Never", "spec:\n  priorityClassName: high\n  restartPolicy: Never");
+    load(&mut world, &preemptor);
+    world.run_until(120_000);
+    assert!(get(&world, ("", "pods"), "default", "first").is_none(), "the user was preempted");
+    let third = get(&world, ("", "pods"), "default", "third").unwrap();
+    assert_eq!(third["spec"]["nodeName"], node.as_str());
+    assert_eq!(third["status"]["phase"], "Running");
+    assert!(get(&world, ("", "pods"), "default", "second").unwrap()["spec"]["nodeName"].is_null());
+}
