@@ -63,7 +63,8 @@ const DELETE: &str = "Delete";
 
 /// `newVolume`: a GCE PD volume (RWO+ROX, Filesystem) optionally bound to a claim in
 /// `default`; `pv.kubernetes.io/provisioned-by` gets the mock plugin's name, other
-/// annotations "yes".
+/// annotations "yes". (Upstream's signature, argument for argument.)
+#[allow(clippy::too_many_arguments)]
 fn new_volume(name: &str, capacity: &str, uid: &str, claim: &str, phase: &str, policy: &str, class: &str, annotations: &[&str]) -> PersistentVolume {
     let (name, claim) = (&dns_name(name), &dns_name(claim));
     PersistentVolume {

@@ -242,8 +242,11 @@ mod tests {
 
     /// The four disk tables (TestGCEDiskConflicts, TestAWSDiskConflicts, TestRBDDiskConflicts,
     /// TestISCSIDiskConflicts) share their rows: nothing, one state, same state, different state.
+    /// (name, pod, the node's pods, PreFilter code, Filter code).
+    type DiskRow = (&'static str, Pod, Vec<Pod>, Code, Option<Code>);
+
     fn disk_table(table: &str, vol: Volume, vol2: Volume) {
-        let rows: Vec<(&str, Pod, Vec<Pod>, Code, Option<Code>)> = vec![
+        let rows: Vec<DiskRow> = vec![
             ("nothing", pod("p", vec![]), vec![], Code::Skip, None),
             ("one state", pod("p", vec![]), vec![pod("e", vec![vol.clone()])], Code::Skip, None),
             ("same state", pod("p", vec![vol.clone()]), vec![pod("e", vec![vol.clone()])], Code::Success, Some(Code::Unschedulable)),
