@@ -30,6 +30,12 @@ impl TestWorld {
         w
     }
 
+    /// Adds a node's machine (for controllers that act on a node's filesystem).
+    pub fn add_host(&mut self, name: &str) {
+        let index = self.runtime.hosts().len() as u32;
+        self.runtime.add_host(kubesim_runtime::Host::new(name, index));
+    }
+
     /// Registers and starts a component.
     pub fn add(&mut self, c: Box<dyn Component>) {
         self.runtime.add_component(c, Placement::ControlPlane);
