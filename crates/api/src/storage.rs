@@ -21,6 +21,13 @@ pub const ANN_STORAGE_PROVISIONER: &str = "volume.kubernetes.io/storage-provisio
 pub const ANN_BETA_STORAGE_PROVISIONER: &str = "volume.beta.kubernetes.io/storage-provisioner";
 /// `pv.kubernetes.io/provisioned-by` (PV): the provisioner that created it.
 pub const ANN_DYNAMICALLY_PROVISIONED: &str = "pv.kubernetes.io/provisioned-by";
+/// `volume.alpha.kubernetes.io/pre-resize-capacity` (pkg/volume/util: a volume that needs a
+/// file-system resize records the claim's capacity before it here).
+pub const ANN_PRE_RESIZE_CAPACITY: &str = "volume.alpha.kubernetes.io/pre-resize-capacity";
+/// `pv.kubernetes.io/migrated-to` (PV/PVC): CSI migration; the PV controller stands down.
+pub const ANN_MIGRATED_TO: &str = "pv.kubernetes.io/migrated-to";
+/// `storageclass.beta.kubernetes.io/is-default-class`: the beta default-class annotation.
+pub const BETA_DEFAULT_CLASS_ANNOTATION: &str = "storageclass.beta.kubernetes.io/is-default-class";
 /// `volume.beta.kubernetes.io/storage-class`: the deprecated class annotation, read first.
 pub const BETA_STORAGE_CLASS_ANNOTATION: &str = "volume.beta.kubernetes.io/storage-class";
 /// `storageclass.kubernetes.io/is-default-class`.

@@ -954,14 +954,29 @@ fn default_storage_class(object: &mut Object, store: &Store) {
     if pvc.kind != "PersistentVolumeClaim" {
         return;
     }
-    let Some(spec) = pvc.rest.get_mut("spec").and_then(|s| s.as_object_mut()) else { return };
-    if spec.contains_key("storageClassName") {
+    // PersistentVolumeClaimHasClass: the beta annotation counts as a class.
+    if pvc.metadata.annotations.as_ref().is_some_and(|a| a.contains_key(kubesim_api::storage::BETA_STORAGE_CLASS_ANNOTATION)) {
         return;
     }
-    let default = store
+    let Some(spec) = pvc.rest.get_mut("spec").and_then(|s| s.as_object_mut()) else { return };
+    if spec.get("storageClassName").is_some_and(|c| !c.is_null()) {
+        return;
+    }
+    // GetDefaultClass: of the classes marked default (GA or beta annotation), the newest, then
+    // by name.
+    let is_default = |a: Option<&std::collections::BTreeMap<String, String>>, key: &str| a.and_then(|a| a.get(key)).map(String::as_str) == Some("true");
+    let mut defaults: Vec<_> = store
         .list(("storage.k8s.io", "storageclasses"), None)
-        .find(|sc| sc.metadata().annotations.as_ref().and_then(|a| a.get("storageclass.kubernetes.io/is-default-class")).map(String::as_str) == Some("true"));
-    if let Some(class) = default {
+        .filter(|sc| {
+            let a = sc.metadata().annotations.as_ref();
+            is_default(a, kubesim_api::storage::DEFAULT_CLASS_ANNOTATION) || is_default(a, kubesim_api::storage::BETA_DEFAULT_CLASS_ANNOTATION)
+        })
+        .collect();
+    kubesim_api::sort::sort_by(&mut defaults, |a, b| {
+        let created = |o: &Object| o.metadata().creation_timestamp.clone().map(|t| t.0);
+        created(b).cmp(&created(a)).then_with(|| a.name().cmp(b.name()))
+    });
+    if let Some(class) = defaults.first() {
         spec.insert("storageClassName".into(), class.name().into());
     }
 }

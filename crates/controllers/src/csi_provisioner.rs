@@ -333,9 +333,28 @@ impl CsiProvisioner {
         }
         let handle = pv.spec.as_ref().and_then(|s| s.csi.as_ref()).map(|c| c.volume_handle.clone()).unwrap_or_default();
         ctx.note(format!("csi/{}", self.driver.name()), CsiCall::DeleteVolume.name(), format!("{handle} ({name})"));
-        if let Err(e) = self.driver.delete_volume(ctx.cloud, &handle) {
-            ctx.event(&object, "Warning", "VolumeFailedDelete", e.to_string());
-            return Err(ApiError::bad_request(e.to_string()));
+        match self.driver.delete_volume(ctx.cloud, &handle) {
+            Err(e) => {
+                ctx.event(&object, "Warning", "VolumeFailedDelete", e.to_string());
+                return Err(ApiError::bad_request(e.to_string()));
+            }
+            Ok(Some(dir)) => {
+                // The host-path volume's directory goes from the node its topology names (with
+                // `--node-deployment` that node's provisioner handles it; while the node is
+                // down nobody does: retried later).
+                let node = pv
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.node_affinity.as_ref())
+                    .and_then(|a| a.required.as_ref())
+                    .and_then(|r| r.node_selector_terms.iter().flat_map(|t| t.match_expressions.iter().flatten()).find(|e| e.key == self.driver.topology_key()))
+                    .and_then(|e| e.values.as_ref().and_then(|v| v.first().cloned()))
+                    .unwrap_or_default();
+                if let Err(e) = ctx.node_fs(&node, kubesim_runtime::NodeFsOp::RemoveAll(dir)) {
+                    return Err(ApiError::bad_request(e));
+                }
+            }
+            Ok(None) => {}
         }
         let updated = patch_meta(ctx, &object, |m| {
             if let Some(f) = m.finalizers.as_mut() {

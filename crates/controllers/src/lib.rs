@@ -124,6 +124,8 @@ mod node_tests;
 pub mod nodeipam;
 pub mod nodelifecycle;
 pub mod podgc;
+#[cfg(test)]
+mod pv_sync_tests;
 pub mod pvcprotection;
 pub mod pvprotection;
 pub mod replicaset;

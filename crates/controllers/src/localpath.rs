@@ -6,10 +6,17 @@
 //! pre-bound to the claim and pinned to the node by node affinity (provisioner.go); it deletes
 //! released volumes of reclaim policy Delete that it provisioned.
 //!
+//! Deleting a released Delete volume runs the teardown (kind's local-path-config:
+//! `rm -rf "$VOL_DIR"`) on the volume's node, then deletes the PV object; a Retain volume's
+//! directory stays, with its files, for whoever binds the volume next.
+//!
 //! Events come from `rancher.io/local-path_<its pod>_<uuid>` (the lib's event source).
-//! Deviations: the provisioner is not a pod in `local-path-storage`; its setup/teardown helper
-//! pods are not run: the volume's directory appears when the kubelet mounts the hostPath
-//! (DirectoryOrCreate), and deleting a volume does not remove its directory on the node.
+//! Deviations: the provisioner is not a pod in `local-path-storage`, and its setup/teardown
+//! helper pods are not pods: the setup's directory appears when the kubelet mounts the hostPath
+//! (DirectoryOrCreate), and the teardown is the same `rm -rf` done on the node's filesystem
+//! ([`kubesim_runtime::NodeFsOp`]) after the helper pod's modelled run ([`TEARDOWN_MS`]); a node
+//! that cannot run it (gone, powered off, cut off) fails the deletion as the helper pod's wait
+//! does: `create process timeout after 120 seconds`, then a retry.
 
 use crate::common::*;
 use crate::framework::{Action, Change, Informer, Reconciler};
@@ -35,6 +42,10 @@ pub const DEFAULT_PATH: &str = "/var/local-path-provisioner";
 pub const ANN_LOCAL_SELECTED_NODE: &str = "local.path.provisioner/selected-node";
 /// Modelled time from `Provisioning` to the volume's creation (the setup helper pod's run).
 pub const PROVISION_MS: Millis = 1000;
+/// Modelled run of the teardown helper pod (create, run `rm -rf`, seen Succeeded).
+pub const TEARDOWN_MS: Millis = 1000;
+/// The helper pod wait's limit (`CmdTimeoutSeconds`, 120 by default).
+pub const CMD_TIMEOUT_MS: Millis = 120_000;
 /// Modelled processing latency.
 pub const LATENCY_MS: Millis = 10;
 const TOKEN_BASE: u64 = 16;
@@ -44,6 +55,17 @@ pub fn provisioned_volume_name(claim: &PersistentVolumeClaim) -> String {
     format!("pvc-{}", claim.metadata.uid.as_deref().unwrap_or(""))
 }
 
+/// An operation waiting for its timer.
+#[derive(Clone, Debug)]
+enum Op {
+    /// Provisioning a claim (key, uid): the setup helper pod's run.
+    Provision(Key, String),
+    /// Deleting a volume (name, uid): the teardown helper pod's run.
+    Teardown(String, String),
+    /// The teardown could not run on the volume's node: the helper pod's wait times out.
+    TimedOut(String, String),
+}
+
 /// The local-path provisioner.
 #[derive(Clone, Debug)]
 pub struct LocalPathProvisioner {
@@ -51,8 +73,8 @@ pub struct LocalPathProvisioner {
     volumes: Cache,
     classes: Cache,
     queue: WorkQueue,
-    /// Provisioning operations in flight: timer token → claim (uid checked on completion).
-    in_flight: BTreeMap<u64, (Key, String)>,
+    /// Operations in flight by timer token (uids checked on completion).
+    in_flight: BTreeMap<u64, Op>,
     next_token: u64,
 }
 
@@ -104,13 +126,13 @@ impl LocalPathProvisioner {
         let Some(object) = self.claims.get(key).cloned() else { return Ok(()) };
         let Some(claim) = decode::<PersistentVolumeClaim>(&object) else { return Ok(()) };
         let uid = claim.metadata.uid.clone().unwrap_or_default();
-        if !self.should_provision(&claim) || self.in_flight.values().any(|(_, u)| *u == uid) {
+        if !self.should_provision(&claim) || self.in_flight.values().any(|op| matches!(op, Op::Provision(_, u) if *u == uid)) {
             return Ok(());
         }
         ctx.event(&object, "Normal", "Provisioning", format!("External provisioner is provisioning volume for claim \"{}/{}\"", key.0, key.1));
         let token = self.next_token;
         self.next_token += 1;
-        self.in_flight.insert(token, (key.clone(), uid));
+        self.in_flight.insert(token, Op::Provision(key.clone(), uid));
         ctx.after(PROVISION_MS, token);
         Ok(())
     }
@@ -191,14 +213,54 @@ impl LocalPathProvisioner {
         crate::common::create_provisioned_volume(ctx, &mut self.volumes, &object, &pv, &class_name, &name)
     }
 
-    /// `shouldDelete` and `deleteVolumeOperation`: released Delete volumes it provisioned.
-    fn sync_volume(&mut self, name: &str, ctx: &mut Ctx) -> Result<(), ApiError> {
-        let Some(object) = self.volumes.get_named("", name).cloned() else { return Ok(()) };
-        let Some(pv) = decode::<PersistentVolume>(&object) else { return Ok(()) };
+    /// `shouldDelete`: a released Delete volume it provisioned.
+    fn should_delete(pv: &PersistentVolume) -> bool {
         let ours = pv.metadata.annotations.as_ref().and_then(|a| a.get(ANN_DYNAMICALLY_PROVISIONED)).map(String::as_str) == Some(PROVISIONER_NAME);
         let released = pv.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Released");
         let delete = pv.spec.as_ref().and_then(|s| s.persistent_volume_reclaim_policy.as_deref()) == Some("Delete");
-        if !(ours && released && delete) || pv.metadata.deletion_timestamp.is_some() {
+        ours && released && delete && pv.metadata.deletion_timestamp.is_none()
+    }
+
+    /// `deleteVolumeOperation` starts: the teardown helper pod is created on the volume's node.
+    fn sync_volume(&mut self, name: &str, ctx: &mut Ctx) -> Result<(), ApiError> {
+        let Some(object) = self.volumes.get_named("", name).cloned() else { return Ok(()) };
+        let Some(pv) = decode::<PersistentVolume>(&object) else { return Ok(()) };
+        let uid = pv.metadata.uid.clone().unwrap_or_default();
+        let busy = self.in_flight.values().any(|op| matches!(op, Op::Teardown(_, u) | Op::TimedOut(_, u) if *u == uid));
+        if busy || !Self::should_delete(&pv) {
+            return Ok(());
+        }
+        let token = self.next_token;
+        self.next_token += 1;
+        self.in_flight.insert(token, Op::Teardown(name.to_string(), uid));
+        ctx.after(TEARDOWN_MS, token);
+        Ok(())
+    }
+
+    /// `Delete` (provisioner.go deleteFor: the teardown on the node the volume's affinity names)
+    /// and the lib's removal of the PV object.
+    fn teardown(&mut self, name: &str, uid: &str, ctx: &mut Ctx) -> Result<(), ApiError> {
+        let Some(object) = ctx.api.lookup(("", "persistentvolumes"), "", name).cloned() else { return Ok(()) };
+        let Some(pv) = object.decode::<PersistentVolume>() else { return Ok(()) };
+        if pv.metadata.uid.as_deref() != Some(uid) || !Self::should_delete(&pv) {
+            return Ok(());
+        }
+        let spec = pv.spec.clone().unwrap_or_default();
+        let path = spec.host_path.as_ref().map(|h| h.path.clone()).or_else(|| spec.local.as_ref().map(|l| l.path.clone())).unwrap_or_default();
+        let hostname = kubesim_api::storage::local_volume_node_names(&pv).into_iter().next().unwrap_or_default();
+        let node = ctx
+            .api
+            .store()
+            .list(("", "nodes"), None)
+            .find(|n| n.metadata().labels.as_ref().and_then(|l| l.get("kubernetes.io/hostname")) == Some(&hostname))
+            .map(|n| n.name().to_string())
+            .unwrap_or(hostname);
+        if path.is_empty() || ctx.node_fs(&node, kubesim_runtime::NodeFsOp::RemoveAll(path)).is_err() {
+            // The helper pod never reports Succeeded: the wait times out.
+            let token = self.next_token;
+            self.next_token += 1;
+            self.in_flight.insert(token, Op::TimedOut(name.to_string(), uid.to_string()));
+            ctx.after(CMD_TIMEOUT_MS - TEARDOWN_MS, token);
             return Ok(());
         }
         crate::common::delete_provisioned_volume(ctx, &object, name)
@@ -240,11 +302,17 @@ impl Reconciler for LocalPathProvisioner {
         result.map(|_| Action::AwaitChange)
     }
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        if let Some((key, uid)) = self.in_flight.remove(&token) {
-            if self.provision(&key, &uid, ctx).is_err() {
-                // The lib retries with exponential backoff.
-                self.queue.add_rate_limited(key, ctx);
+        match self.in_flight.remove(&token) {
+            // The lib retries failures with exponential backoff.
+            Some(Op::Provision(key, uid)) if self.provision(&key, &uid, ctx).is_err() => self.queue.add_rate_limited(key, ctx),
+            Some(Op::Teardown(name, uid)) if self.teardown(&name, &uid, ctx).is_err() => self.queue.add_rate_limited((String::new(), name), ctx),
+            Some(Op::TimedOut(name, _)) => {
+                if let Some(object) = ctx.api.lookup(("", "persistentvolumes"), "", &name).cloned() {
+                    ctx.event(&object, "Warning", "VolumeFailedDelete", format!("create process timeout after {} seconds", CMD_TIMEOUT_MS / 1000));
+                }
+                self.queue.add_rate_limited((String::new(), name), ctx);
             }
+            _ => {}
         }
     }
 }

@@ -30,6 +30,12 @@ impl TestWorld {
         w
     }
 
+    /// Adds a node's machine (for controllers that act on a node's filesystem).
+    pub fn add_host(&mut self, name: &str) {
+        let index = self.runtime.hosts().len() as u32;
+        self.runtime.add_host(kubesim_runtime::Host::new(name, index));
+    }
+
     /// Registers and starts a component.
     pub fn add(&mut self, c: Box<dyn Component>) {
         self.runtime.add_component(c, Placement::ControlPlane);
@@ -53,6 +59,11 @@ impl TestWorld {
     /// A Ctx for direct calls as "kubectl".
     pub fn as_user<T>(&mut self, f: impl FnOnce(&mut Ctx) -> T) -> T {
         self.runtime.as_actor("kubectl", f)
+    }
+
+    /// A Ctx for direct calls as another actor (a controller's sync called by a test).
+    pub fn as_actor<T>(&mut self, actor: &str, f: impl FnOnce(&mut Ctx) -> T) -> T {
+        self.runtime.as_actor(actor, f)
     }
 
     /// POST as kubectl.

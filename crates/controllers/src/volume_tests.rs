@@ -165,7 +165,9 @@ fn wait_for_first_consumer_claims_are_provisioned_on_the_selected_node() {
     assert!(w.events().contains(&("Provisioning".into(), "External provisioner is provisioning volume for claim \"default/data\"".into())));
     assert!(w.events().contains(&("ProvisioningSucceeded".into(), format!("Successfully provisioned volume pvc-{uid}"))));
     // Deleting the claim: pvc-protection lets it go (no pod uses it), the volume is Released
-    // and the provisioner deletes it (pv-protection lets it go: not Bound).
+    // and the provisioner deletes it (pv-protection lets it go: not Bound) once its teardown
+    // has run on the node's machine.
+    w.add_host("node-1");
     let info = kubesim_api::object::kind_info("v1", "PersistentVolumeClaim").unwrap();
     w.as_user(|ctx| ctx.delete(info, "default", "data", Default::default())).unwrap();
     w.run_for(5_000);

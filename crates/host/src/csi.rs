@@ -18,7 +18,8 @@
 //!
 //! Deviation (README): the node plugins are part of every machine, not DaemonSet pods; the
 //! host-path driver creates a volume's directory when it is first published, not in
-//! CreateVolume (kubesim's controller service does not run on the node).
+//! CreateVolume, and DeleteVolume names the directory its node removes (kubesim's controller
+//! service does not run on the node).
 
 use crate::cloud::{device_volume, BlockStore, CloudError};
 use crate::Host;
@@ -224,6 +225,11 @@ impl NodeMounts {
     }
 }
 
+/// Where the host-path driver keeps a volume on its node.
+pub fn host_path_volume_dir(volume_id: &str) -> String {
+    format!("{HOSTPATH_DATA_DIR}/{volume_id}")
+}
+
 fn volume_uuid(name: &str) -> String {
     let a = kubesim_api::hash::fnv64a(name.as_bytes());
     let b = kubesim_api::hash::fnv64a(format!("{name}/hostpath").as_bytes());
@@ -328,11 +334,17 @@ impl Driver {
         }
     }
 
-    /// DeleteVolume (a volume that is gone is deleted).
-    pub fn delete_volume(self, cloud: &mut BlockStore, volume_id: &str) -> Result<(), CsiError> {
+    /// DeleteVolume (a volume that is gone is deleted). The disk driver deletes the cloud disk,
+    /// and its content with it. The host-path driver's volume is a directory on its node: the
+    /// answer is that directory, for the node to remove (`os.RemoveAll`; upstream the driver's
+    /// controller service runs on the node and removes it itself).
+    pub fn delete_volume(self, cloud: &mut BlockStore, volume_id: &str) -> Result<Option<String>, CsiError> {
         match self {
-            Driver::Disk => cloud.delete_disk(volume_id).map_err(|e| error("Internal", format!("Could not delete volume ID {volume_id:?}: {e}"))),
-            Driver::HostPath => Ok(()),
+            Driver::Disk => {
+                cloud.delete_disk(volume_id).map_err(|e| error("Internal", format!("Could not delete volume ID {volume_id:?}: {e}")))?;
+                Ok(None)
+            }
+            Driver::HostPath => Ok(Some(host_path_volume_dir(volume_id))),
         }
     }
 
@@ -452,7 +464,7 @@ impl Driver {
                 Published { driver: self, volume_id: volume_id.to_string(), volume: staged.volume.clone(), sub_path: None, read_only }
             }
             Driver::HostPath => {
-                let dir = format!("{HOSTPATH_DATA_DIR}/{volume_id}");
+                let dir = host_path_volume_dir(volume_id);
                 let node = host.cri.volumes.trees.entry(crate::NODE_ROOT.to_string()).or_insert_with(crate::node_root);
                 if node.get_path(&dir).is_none() {
                     node.add_dir(&dir, 0o777);

@@ -1941,7 +1941,9 @@ fn describe_pvc(api: &ApiServer, object: &Object, now: Millis) -> String {
     let mut w = Writer::default();
     w.w(0, format!("Name:\t{}\n", object.name()));
     w.w(0, format!("Namespace:\t{}\n", object.namespace()));
-    w.w(0, format!("StorageClass:\t{}\n", jstr(&json, "spec.storageClassName").unwrap_or("")));
+    // GetPersistentVolume(Claim)Class: the beta annotation, then spec.storageClassName.
+    let class = meta.annotations.as_ref().and_then(|a| a.get(kubesim_api::storage::BETA_STORAGE_CLASS_ANNOTATION)).map(String::as_str);
+    w.w(0, format!("StorageClass:\t{}\n", class.or(jstr(&json, "spec.storageClassName")).unwrap_or("")));
     if let Some(vac) = jstr(&json, "spec.volumeAttributesClassName") {
         w.w(0, format!("VolumeAttributesClass:\t{vac}\n"));
     }
@@ -2032,7 +2034,9 @@ fn describe_pv(api: &ApiServer, object: &Object, now: Millis) -> String {
     labels_multiline(&mut w, "Labels", meta.labels.as_ref());
     annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
     w.w(0, format!("Finalizers:\t{}\n", finalizers_line(meta)));
-    w.w(0, format!("StorageClass:\t{}\n", jstr(&json, "spec.storageClassName").unwrap_or("")));
+    // GetPersistentVolume(Claim)Class: the beta annotation, then spec.storageClassName.
+    let class = meta.annotations.as_ref().and_then(|a| a.get(kubesim_api::storage::BETA_STORAGE_CLASS_ANNOTATION)).map(String::as_str);
+    w.w(0, format!("StorageClass:\t{}\n", class.or(jstr(&json, "spec.storageClassName")).unwrap_or("")));
     if let Some(vac) = jstr(&json, "spec.volumeAttributesClassName") {
         w.w(0, format!("VolumeAttributesClass:\t{vac}\n"));
     }

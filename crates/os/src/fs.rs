@@ -422,6 +422,20 @@ impl Tree {
         }
     }
 
+    /// Removes the node at an absolute path with everything under it (`rm -rf`); whether it
+    /// was there. The root cannot be removed.
+    pub fn remove_path(&mut self, path: &str) -> bool {
+        let comps = components(path);
+        let Some((name, parents)) = comps.split_last() else { return false };
+        if self.get(&comps).is_none() {
+            return false;
+        }
+        match self.get_mut(parents).map(|n| &mut n.kind) {
+            Some(NodeKind::Dir(m)) => m.remove(name).is_some(),
+            _ => false,
+        }
+    }
+
     /// Adds a regular file (parents created).
     pub fn add_file(&mut self, path: &str, data: impl Into<Vec<u8>>, mode: u32) {
         self.insert(path, Node::file(data.into(), mode, 0));

@@ -121,6 +121,19 @@ pub struct Ctx<'a> {
     /// The cloud's block storage: the CSI controller services create, attach and detach disks
     /// through it (only they call it; a disk's content moves once the handler returns).
     pub cloud: &'a mut BlockStore,
+    /// Node filesystem changes requested during this step ([`Ctx::node_fs`]).
+    pub node_fs: &'a mut Vec<(String, NodeFsOp)>,
+}
+
+/// A change to a node's own filesystem (the node root that hostPath volumes mount), asked for
+/// from the control plane by a storage component whose work runs on the node upstream: the
+/// local-path provisioner's teardown helper pod (`rm -rf "$VOL_DIR"`) and the host-path CSI
+/// driver's DeleteVolume (its controller service is on the node). Applied when the handler
+/// returns, and recorded in the trace's notes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NodeFsOp {
+    /// `rm -rf PATH`.
+    RemoveAll(String),
 }
 
 /// The error a write gets while the component cannot reach the API server (client-go's dial
@@ -149,6 +162,27 @@ impl Ctx<'_> {
     /// The component's host (node agents only).
     pub fn host_mut(&mut self) -> Option<&mut Host> {
         self.host.as_deref_mut()
+    }
+    /// Asks for a change to `node`'s filesystem (see [`NodeFsOp`]); it fails if the node does
+    /// not exist, has no power or is cut off from the control plane (its helper could not run
+    /// or report back).
+    pub fn node_fs(&mut self, node: &str, op: NodeFsOp) -> std::result::Result<(), String> {
+        let powered = match (&self.host, self.hosts) {
+            (Some(h), _) if h.name == node => Some(h.powered),
+            (_, Some(hosts)) => hosts.get(node).map(|h| h.powered),
+            _ => None,
+        };
+        match powered {
+            None => Err(format!("node {node:?} not found")),
+            Some(false) => Err(format!("node {node:?} is not running")),
+            Some(true) if !self.fabric.reaches_control_plane(node) => Err(format!("node {node:?} is unreachable")),
+            Some(true) => {
+                let NodeFsOp::RemoveAll(path) = &op;
+                self.note(format!("node/{node}"), "rm -rf", path.clone());
+                self.node_fs.push((node.to_string(), op));
+                Ok(())
+            }
+        }
     }
     /// Wakes this component with `token` after `delay_ms`.
     pub fn after(&mut self, delay_ms: Millis, token: u64) {

@@ -32,7 +32,7 @@ pub mod net;
 pub mod runtime;
 pub mod timers;
 
-pub use component::{unreachable_error, AsAny, Component, ComponentClone, Ctx, HostEvent, Interest, Note, TimerRequest, WatchEvent, WatchFilter};
+pub use component::{unreachable_error, AsAny, Component, ComponentClone, Ctx, HostEvent, Interest, NodeFsOp, Note, TimerRequest, WatchEvent, WatchFilter};
 pub use fabric::{Endpoint, Fabric, Route, Unreachable};
 pub use kubesim_apiserver::SimRng;
 pub use kubesim_host::Host;

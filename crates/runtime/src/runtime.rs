@@ -15,7 +15,7 @@
 //! - Every commit is checked by every registered [`Checker`] right after the handler that made
 //!   it returns; violations are recorded, never panicked on (the swarm reports them).
 
-use crate::component::{Component, Ctx, HostEvent, Interest, Note, TimerRequest, WatchEvent, WatchFilter};
+use crate::component::{Component, Ctx, HostEvent, Interest, NodeFsOp, Note, TimerRequest, WatchEvent, WatchFilter};
 use crate::fabric::{Endpoint, Fabric};
 use crate::metrics::ResourceMetrics;
 use kubesim_api::object::Object;
@@ -515,6 +515,7 @@ impl<E: Clone> Runtime<E> {
     pub fn as_actor<R>(&mut self, actor: &str, f: impl FnOnce(&mut Ctx) -> R) -> R {
         let mut timers = Vec::new();
         let mut notes = Vec::new();
+        let mut node_fs = Vec::new();
         let result = {
             let mut ctx = Ctx {
                 now: self.now,
@@ -529,10 +530,11 @@ impl<E: Clone> Runtime<E> {
                 fabric: &mut self.fabric,
                 metrics: &mut self.metrics,
                 cloud: &mut self.cloud,
+                node_fs: &mut node_fs,
             };
             f(&mut ctx)
         };
-        self.after_handler(None, timers, notes);
+        self.after_handler(None, timers, notes, node_fs);
         result
     }
 
@@ -544,7 +546,7 @@ impl<E: Clone> Runtime<E> {
             let mut req = Request { now: self.now, rng: &mut self.rng, actor: &actor };
             f(&mut self.api, &mut req, &mut self.hosts, &self.fabric)
         };
-        self.after_handler(None, Vec::new(), Vec::new());
+        self.after_handler(None, Vec::new(), Vec::new(), Vec::new());
         let names: Vec<String> = self.hosts.keys().cloned().collect();
         for name in names {
             self.sync_host(&name);
@@ -556,6 +558,7 @@ impl<E: Clone> Runtime<E> {
     pub fn with_component(&mut self, index: usize, f: impl FnOnce(&mut dyn Component, &mut Ctx)) {
         let mut timers = Vec::new();
         let mut notes = Vec::new();
+        let mut node_fs = Vec::new();
         {
             let slot = &mut self.slots[index];
             let connected = slot.host.as_ref().is_none_or(|h| self.fabric.reaches_control_plane(h));
@@ -576,10 +579,11 @@ impl<E: Clone> Runtime<E> {
                 fabric: &mut self.fabric,
                 metrics: &mut self.metrics,
                 cloud: &mut self.cloud,
+                node_fs: &mut node_fs,
             };
             f(slot.component.as_mut(), &mut ctx);
         }
-        self.after_handler(Some(index), timers, notes);
+        self.after_handler(Some(index), timers, notes, node_fs);
     }
 
     /// Index of a component by actor name.
@@ -672,9 +676,19 @@ impl<E: Clone> Runtime<E> {
         self.runs(index) && self.slots[index].host.as_ref().is_none_or(|h| self.fabric.reaches_control_plane(h))
     }
 
-    fn after_handler(&mut self, component: Option<usize>, timers: Vec<TimerRequest>, notes: Vec<Note>) {
+    fn after_handler(&mut self, component: Option<usize>, timers: Vec<TimerRequest>, notes: Vec<Note>, node_fs: Vec<(String, NodeFsOp)>) {
         // A disk attached or detached during the handler moves to (or off) its machine now.
         self.cloud.place_devices(&mut self.hosts);
+        // Node filesystem changes asked for from the control plane.
+        for (node, op) in node_fs {
+            let Some(host) = self.hosts.get_mut(&node) else { continue };
+            let tree = host.cri.volumes.trees.entry(kubesim_host::NODE_ROOT.to_string()).or_insert_with(kubesim_host::node_root);
+            match &op {
+                NodeFsOp::RemoveAll(path) => {
+                    tree.remove_path(path);
+                }
+            }
+        }
         if let Some(index) = component {
             let epoch = self.slots[index].epoch;
             for timer in timers {

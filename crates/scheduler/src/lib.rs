@@ -51,10 +51,11 @@
 //! - VolumeBinding is modelled (PreFilter with GetEligibleNodes, Filter = FindPodVolumes,
 //!   Reserve, a PreBind that writes the claim/volume updates and then parks the binding cycle,
 //!   polled every second for up to 600 s, as the binding goroutine blocks upstream) without an
-//!   assume cache, CSIStorageCapacity or CSI migration, and without Score. The other volume
-//!   plugins (VolumeRestrictions, NodeVolumeLimits, VolumeZone) keep their places and skip at
-//!   PreFilter for pods without their volumes, but otherwise pass (no attach limits or zonal
-//!   volumes). DynamicResources is not in the profile.
+//!   assume cache, CSIStorageCapacity or CSI migration, and without Score. VolumeRestrictions
+//!   is modelled (in-tree disk conflicts, ReadWriteOncePod with preemption's AddPod/RemovePod).
+//!   NodeVolumeLimits and VolumeZone keep their places and skip at PreFilter for pods without
+//!   their volumes, but otherwise pass (no attach limits or zonal in-tree volumes).
+//!   DynamicResources is not in the profile.
 //! - Pods in phase Succeeded/Failed release their resources in the cache (upstream keeps them
 //!   until deletion only when the kubelet has not yet reported them terminal).
 //! - The FitError PostFilter part is appended as `" <message>"` with a final "." only if missing,

@@ -534,3 +534,40 @@ fn the_storage_view_shows_a_failed_attach_and_skipped_steps() {
     assert!(files.location.starts_with("a2:/var/lib/csi-hostpath-data/"), "{}", files.location);
     assert_eq!(files.entries.iter().map(|e| e.path.as_str()).collect::<Vec<_>>(), ["/f"]);
 }
+
+// DeleteVolume removes the data: a released Delete volume of the host-path driver loses its
+// directory on its node; a disk is deleted in the cloud with its files, and a claim of the same
+// name gets a fresh, empty disk.
+#[test]
+fn delete_volume_removes_the_data() {
+    let mut world = world();
+    load(&mut world, &format!("{}---\n{}", claim("local", "csi-hostpath-sc"), pinned_pod("local", "b2", "local")));
+    load(&mut world, &format!("{}---\n{}", claim("disk", "block"), pinned_pod("disk", "a1", "disk")));
+    run_until_running(&mut world, "local", 30_000);
+    run_until_running(&mut world, "disk", 60_000);
+    kubectl(&mut world, "exec local -- sh -c 'echo on the node > /data/f'");
+    kubectl(&mut world, "exec disk -- sh -c 'echo on the disk > /data/f'");
+    let volume = |world: &World, claim: &str| {
+        let name = get(world, ("", "persistentvolumeclaims"), "default", claim).unwrap()["spec"]["volumeName"].as_str().unwrap().to_string();
+        let handle = get(world, ("", "persistentvolumes"), "", &name).unwrap()["spec"]["csi"]["volumeHandle"].as_str().unwrap().to_string();
+        (name, handle)
+    };
+    let (local_pv, local_handle) = volume(&world, "local");
+    let (disk_pv, disk_handle) = volume(&world, "disk");
+    let dir = format!("/var/lib/csi-hostpath-data/{local_handle}");
+    assert!(world.host("b2").unwrap().cri.volumes.trees[kubesim_host::NODE_ROOT].get_path(&format!("{dir}/f")).is_some());
+    kubectl(&mut world, "delete pod local disk");
+    kubectl(&mut world, "delete pvc local disk");
+    let until = world.now() + 60_000;
+    world.run_until(until);
+    assert!(get(&world, ("", "persistentvolumes"), "", &local_pv).is_none());
+    assert!(world.host("b2").unwrap().cri.volumes.trees[kubesim_host::NODE_ROOT].get_path(&dir).is_none(), "{dir} removed from b2");
+    assert!(get(&world, ("", "persistentvolumes"), "", &disk_pv).is_none());
+    assert!(world.runtime().cloud().disk(&disk_handle).is_none(), "the disk is deleted in the cloud");
+    load(&mut world, &format!("{}---\n{}", claim("disk", "block"), pinned_pod("again", "a1", "disk")));
+    let limit = world.now() + 60_000;
+    run_until_running(&mut world, "again", limit);
+    let (_, new_handle) = volume(&world, "disk");
+    assert_ne!(new_handle, disk_handle);
+    assert_eq!(kubectl(&mut world, "exec again -- ls -A /data"), "lost+found\n", "a fresh filesystem");
+}

@@ -186,3 +186,124 @@ fn volume_node_affinity_pins_pods() {
     world.run_until(30_000);
     assert_eq!(get(&world, ("", "pods"), "default", "p").unwrap()["spec"]["nodeName"], target.as_str());
 }
+
+// ReadWriteOncePod (VolumeRestrictions): while a pod uses the claim, another pod using it stays
+// Pending with upstream's reason; a higher-priority pod preempts the user (PreFilterExtensions
+// RemovePod takes its reference away) and gets the claim.
+#[test]
+fn read_write_once_pod_claims_admit_one_pod() {
+    let claim =
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec: {accessModes: [ReadWriteOncePod], resources: {requests: {storage: 1Gi}}}\n";
+    let mut world = world_with(&format!("{claim}---\n{}", writer("first", "sleep 3600")));
+    world.run_until(30_000);
+    let first = get(&world, ("", "pods"), "default", "first").unwrap();
+    assert_eq!(first["status"]["phase"], "Running");
+    let node = first["spec"]["nodeName"].as_str().unwrap().to_string();
+    load(&mut world, &writer("second", "sleep 3600"));
+    world.run_until(40_000);
+    let second = get(&world, ("", "pods"), "default", "second").unwrap();
+    assert!(second["spec"]["nodeName"].is_null(), "{second}");
+    let condition = second["status"]["conditions"].as_array().unwrap().iter().find(|c| c["type"] == "PodScheduled").unwrap().clone();
+    assert_eq!(
+        condition["message"],
+        "0/3 nodes are available: 1 node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode, 2 node(s) didn't satisfy plugin(s) [VolumeBinding]. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling."
+    );
+    load(&mut world, "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n");
+    let preemptor = writer("third", "sleep 3600").replace("spec:\n  restartPolicy: Never", "spec:\n  priorityClassName: high\n  restartPolicy: Never");
+    load(&mut world, &preemptor);
+    world.run_until(120_000);
+    assert!(get(&world, ("", "pods"), "default", "first").is_none(), "the user was preempted");
+    let third = get(&world, ("", "pods"), "default", "third").unwrap();
+    assert_eq!(third["spec"]["nodeName"], node.as_str());
+    assert_eq!(third["status"]["phase"], "Running");
+    assert!(get(&world, ("", "pods"), "default", "second").unwrap()["spec"]["nodeName"].is_null());
+}
+
+fn node_has(world: &World, node: &str, path: &str) -> bool {
+    world.host(node).unwrap().cri.volumes.trees.get(kubesim_host::NODE_ROOT).is_some_and(|t| t.get_path(path).is_some())
+}
+
+// Reclaim policy Delete removes the data: the local-path teardown (`rm -rf "$VOL_DIR"`) runs on
+// the volume's node before the PV object goes, and a claim of the same name gets a new, empty
+// volume.
+#[test]
+fn a_deleted_local_path_volume_takes_its_data_with_it() {
+    let mut world = world_with(&format!("{CLAIM}---\n{}", writer("first", "echo hello > /data/greeting")));
+    world.run_until(40_000);
+    let claim = get(&world, ("", "persistentvolumeclaims"), "default", "data").unwrap();
+    let pv_name = claim["spec"]["volumeName"].as_str().unwrap().to_string();
+    let pv = get(&world, ("", "persistentvolumes"), "", &pv_name).unwrap();
+    let dir = pv["spec"]["hostPath"]["path"].as_str().unwrap().to_string();
+    let node = get(&world, ("", "pods"), "default", "first").unwrap()["spec"]["nodeName"].as_str().unwrap().to_string();
+    assert!(node_has(&world, &node, &format!("{dir}/greeting")), "written on the node");
+    kubectl(&mut world, "delete pod first");
+    kubectl(&mut world, "delete pvc data");
+    world.run_until(60_000);
+    assert!(get(&world, ("", "persistentvolumes"), "", &pv_name).is_none(), "reclaim Delete");
+    assert!(!node_has(&world, &node, &dir), "{dir} removed from {node}");
+    assert!(world.notes().iter().any(|n| n.call == "rm -rf" && n.detail == dir && n.target == format!("node/{node}")));
+    // A new claim of the same name is a new volume without the old file.
+    load(&mut world, &format!("{CLAIM}---\n{}", writer("second", "ls -A /data; cat /data/greeting || echo gone")));
+    world.run_until(120_000);
+    assert_eq!(kubectl(&mut world, "logs second"), "cat: can't open '/data/greeting': No such file or directory\ngone\n");
+}
+
+// Reclaim policy Retain keeps the data: the claim's deletion leaves the volume Released with its
+// files on the node; once an administrator clears its claimRef it is Available, a claim naming
+// it binds, and a pod on it reads what the first one wrote.
+#[test]
+fn a_retained_volume_keeps_its_files_for_the_next_claim() {
+    let class = "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: keep}\nprovisioner: rancher.io/local-path\nvolumeBindingMode: WaitForFirstConsumer\nreclaimPolicy: Retain\n";
+    let claim = CLAIM.replace("spec: {", "spec: {storageClassName: keep, ");
+    let mut world = world_with(&format!("{class}---\n{claim}---\n{}", writer("first", "echo kept > /data/note")));
+    world.run_until(40_000);
+    let pv_name = get(&world, ("", "persistentvolumeclaims"), "default", "data").unwrap()["spec"]["volumeName"].as_str().unwrap().to_string();
+    let pv = get(&world, ("", "persistentvolumes"), "", &pv_name).unwrap();
+    assert_eq!(pv["spec"]["persistentVolumeReclaimPolicy"], "Retain");
+    let dir = pv["spec"]["hostPath"]["path"].as_str().unwrap().to_string();
+    let node = get(&world, ("", "pods"), "default", "first").unwrap()["spec"]["nodeName"].as_str().unwrap().to_string();
+    kubectl(&mut world, "delete pod first");
+    kubectl(&mut world, "delete pvc data");
+    world.run_until(70_000);
+    let pv = get(&world, ("", "persistentvolumes"), "", &pv_name).unwrap();
+    assert_eq!(pv["status"]["phase"], "Released");
+    assert_eq!(pv["spec"]["claimRef"]["name"], "data", "the claimRef stays");
+    assert!(node_has(&world, &node, &format!("{dir}/note")), "the files stay on {node}");
+    let out = kubectl(&mut world, &format!("get pv {pv_name}"));
+    assert!(out.lines().nth(1).unwrap().split_whitespace().any(|c| c == "Released"), "{out}");
+    // The administrator makes it available again and binds it by name.
+    kubectl(&mut world, &format!("patch pv {pv_name} -p '{{\"spec\":{{\"claimRef\":null}}}}'"));
+    world.run_until(80_000);
+    assert_eq!(get(&world, ("", "persistentvolumes"), "", &pv_name).unwrap()["status"]["phase"], "Available");
+    let rebind = claim.replace("metadata: {name: data}", "metadata: {name: again}").replace("spec: {", &format!("spec: {{volumeName: {pv_name}, "));
+    let reader = writer("reader", "cat /data/note").replace("claimName: data", "claimName: again");
+    load(&mut world, &format!("{rebind}---\n{reader}"));
+    world.run_until(140_000);
+    assert_eq!(get(&world, ("", "persistentvolumeclaims"), "default", "again").unwrap()["status"]["phase"], "Bound");
+    assert_eq!(get(&world, ("", "pods"), "default", "reader").unwrap()["spec"]["nodeName"], node.as_str());
+    assert_eq!(kubectl(&mut world, "logs reader"), "kept\n");
+}
+
+// A node that cannot run the teardown (powered off) fails the deletion as the helper pod's wait
+// does, and the volume goes once the node is back.
+#[test]
+fn a_local_path_teardown_waits_for_its_node() {
+    let mut world = world_with(&format!("{CLAIM}---\n{}", writer("first", "echo hello > /data/greeting")));
+    world.run_until(40_000);
+    let pv_name = get(&world, ("", "persistentvolumeclaims"), "default", "data").unwrap()["spec"]["volumeName"].as_str().unwrap().to_string();
+    let node = get(&world, ("", "pods"), "default", "first").unwrap()["spec"]["nodeName"].as_str().unwrap().to_string();
+    kubectl(&mut world, "delete pod first");
+    world.run_until(45_000);
+    world.run_command(&format!("fault node-down {node}"));
+    kubectl(&mut world, "delete pvc data --wait=false");
+    world.run_until(200_000);
+    assert!(get(&world, ("", "persistentvolumes"), "", &pv_name).is_some());
+    assert!(
+        events(&world, &pv_name).iter().any(|(r, m, _)| r == "VolumeFailedDelete" && m == "create process timeout after 120 seconds"),
+        "{:?}",
+        events(&world, &pv_name)
+    );
+    world.run_command(&format!("fault node-up {node}"));
+    world.run_until(600_000);
+    assert!(get(&world, ("", "persistentvolumes"), "", &pv_name).is_none());
+}

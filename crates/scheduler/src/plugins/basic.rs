@@ -1,6 +1,7 @@
 //! The small default plugins: SchedulingGates, PrioritySort, NodeUnschedulable, NodeName,
-//! the volume plugins other than VolumeBinding (which pass: kubesim models no attach limits or
-//! zonal volumes) and DefaultBinder.
+//! NodeVolumeLimits and VolumeZone (which pass: kubesim models no attach limits or zonal
+//! in-tree volumes) and DefaultBinder. VolumeRestrictions and VolumeBinding have their own
+//! modules.
 
 use crate::cache::{NodeInfo, PodInfo};
 use crate::framework::{ClusterEvent, ClusterView, CycleState, Plugin, Point, Status};
@@ -106,19 +107,6 @@ pub fn has_pvc_volumes(pod: &PodInfo) -> bool {
     pod.pod().spec.as_ref().and_then(|s| s.volumes.as_ref()).is_some_and(|vs| vs.iter().any(|v| v.persistent_volume_claim.is_some() || v.ephemeral.is_some()))
 }
 
-/// Whether a pod has volumes VolumeRestrictions checks (PVCs and the in-tree disk types).
-fn needs_restrictions_check(pod: &PodInfo) -> bool {
-    pod.pod().spec.as_ref().and_then(|s| s.volumes.as_ref()).is_some_and(|vs| {
-        vs.iter().any(|v| {
-            v.persistent_volume_claim.is_some()
-                || v.gce_persistent_disk.is_some()
-                || v.aws_elastic_block_store.is_some()
-                || v.rbd.is_some()
-                || v.iscsi.is_some()
-        })
-    })
-}
-
 /// Whether a pod has volumes NodeVolumeLimits counts (PVCs, generic ephemeral, inline CSI).
 fn has_limited_volumes(pod: &PodInfo) -> bool {
     has_pvc_volumes(pod) || pod.pod().spec.as_ref().and_then(|s| s.volumes.as_ref()).is_some_and(|vs| vs.iter().any(|v| v.csi.is_some()))
@@ -147,7 +135,6 @@ macro_rules! volume_plugin {
     };
 }
 
-volume_plugin!(VolumeRestrictions, "VolumeRestrictions", "VolumeRestrictions (PreFilter, Filter): skipped for pods without restricted volumes, otherwise passes (kubesim does not model volume access modes on nodes).", [PreFilter, Filter], needs_restrictions_check);
 volume_plugin!(
     NodeVolumeLimits,
     "NodeVolumeLimits",

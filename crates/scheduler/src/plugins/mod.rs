@@ -10,6 +10,7 @@ pub mod ports;
 pub mod taints;
 pub mod topologyspread;
 pub mod volumebinding;
+pub mod volumerestrictions;
 
 use crate::framework::{Plugin, Point};
 use serde_json::Value;
@@ -76,7 +77,7 @@ pub const REGISTRY: &[Registration] = &[
     Registration { name: "NodeAffinity", default_weight: 2, new: plain::<nodeaffinity::NodeAffinity> },
     Registration { name: "NodePorts", default_weight: 0, new: plain::<ports::NodePorts> },
     Registration { name: "NodeResourcesFit", default_weight: 1, new: |a| with_args(crate::config::fit_args)(a) },
-    Registration { name: "VolumeRestrictions", default_weight: 0, new: plain::<basic::VolumeRestrictions> },
+    Registration { name: "VolumeRestrictions", default_weight: 0, new: plain::<volumerestrictions::VolumeRestrictions> },
     Registration { name: "NodeVolumeLimits", default_weight: 0, new: plain::<basic::NodeVolumeLimits> },
     Registration { name: "VolumeBinding", default_weight: 0, new: plain::<volumebinding::VolumeBinding> },
     Registration { name: "VolumeZone", default_weight: 0, new: plain::<basic::VolumeZone> },

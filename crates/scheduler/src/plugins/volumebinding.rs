@@ -25,8 +25,8 @@ use std::sync::Arc;
 
 /// ErrReasonBindConflict.
 pub const ERR_REASON_BIND_CONFLICT: &str = "node(s) didn't find available persistent volumes to bind";
-/// ErrReasonNodeConflict.
-pub const ERR_REASON_NODE_CONFLICT: &str = "node(s) had volume node affinity conflict";
+/// ErrReasonNodeConflict (v1.33+; "node(s) had volume node affinity conflict" before).
+pub const ERR_REASON_NODE_CONFLICT: &str = "node(s) didn't match PersistentVolume's node affinity";
 /// ErrReasonNotEnoughSpace (CSIStorageCapacity; not modelled).
 pub const ERR_REASON_NOT_ENOUGH_SPACE: &str = "node(s) did not have enough free storage";
 /// ErrReasonPVNotExist.
@@ -455,4 +455,329 @@ fn pv_object(pv: &PersistentVolume) -> kubesim_api::Object {
 fn pvc_object(pvc: &PersistentVolumeClaim) -> kubesim_api::Object {
     let info = kubesim_api::kind_info("v1", "PersistentVolumeClaim").expect("served");
     kubesim_api::Object::from_json(info, serde_json::to_value(pvc).expect("serializes")).expect("round-trips")
+}
+
+// Mirrors pkg/scheduler/framework/plugins/volumebinding/volume_binding_test.go TestVolumeBinding:
+// the PreFilter statuses and eligible nodes and the Filter reasons of its rows (scores are not
+// modelled: StorageCapacityScoring is off by default).
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::Cache;
+    use crate::framework::{ClusterView, Listers};
+    use k8s_openapi::api::core::v1::{
+        Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, PersistentVolumeClaimSpec, PersistentVolumeClaimStatus,
+        PersistentVolumeClaimVolumeSource, PersistentVolumeSpec, PersistentVolumeStatus, Pod, PodSpec, Volume, VolumeNodeAffinity, VolumeResourceRequirements,
+    };
+    use k8s_openapi::api::storage::v1::StorageClass;
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use kubesim_api::Object;
+
+    const WAIT: &str = "wait-sc";
+    const WAIT_HDD: &str = "wait-hdd-sc";
+    const IMMEDIATE: &str = "immediate-sc";
+
+    fn class(name: &str, mode: &str) -> StorageClass {
+        StorageClass { metadata: ObjectMeta { name: Some(name.into()), ..Default::default() }, volume_binding_mode: Some(mode.into()), ..Default::default() }
+    }
+    /// makeNode: labelled with its hostname.
+    fn node(name: &str, extra: &[(&str, &str)]) -> Node {
+        let mut labels: BTreeMap<String, String> = [("kubernetes.io/hostname".to_string(), name.to_string())].into();
+        labels.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        Node { metadata: ObjectMeta { name: Some(name.into()), labels: Some(labels), ..Default::default() }, ..Default::default() }
+    }
+    /// makePV(name, class) with a phase, a capacity and node affinity `key In [values]`.
+    fn pv(name: &str, class: &str, phase: &str, capacity: Option<&str>, affinity: &[(&str, &str)]) -> PersistentVolume {
+        PersistentVolume {
+            metadata: ObjectMeta { name: Some(name.into()), ..Default::default() },
+            spec: Some(PersistentVolumeSpec {
+                storage_class_name: Some(class.into()),
+                capacity: capacity.map(|c| [("storage".to_string(), Quantity(c.into()))].into()),
+                node_affinity: (!affinity.is_empty()).then(|| VolumeNodeAffinity {
+                    required: Some(NodeSelector {
+                        node_selector_terms: vec![NodeSelectorTerm {
+                            match_expressions: Some(
+                                affinity
+                                    .iter()
+                                    .map(|(k, v)| NodeSelectorRequirement { key: k.to_string(), operator: "In".into(), values: Some(vec![v.to_string()]) })
+                                    .collect(),
+                            ),
+                            match_fields: None,
+                        }],
+                    }),
+                }),
+                ..Default::default()
+            }),
+            status: Some(PersistentVolumeStatus { phase: Some(phase.into()), ..Default::default() }),
+        }
+    }
+    /// makePVC(name, class), optionally withBoundPV (volumeName + bind-completed) and a request.
+    fn pvc(name: &str, class: &str, bound_to: Option<&str>, request: Option<&str>, phase: Option<&str>) -> PersistentVolumeClaim {
+        PersistentVolumeClaim {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some("default".into()),
+                annotations: bound_to.map(|_| [(kubesim_api::storage::ANN_BIND_COMPLETED.to_string(), "true".to_string())].into()),
+                ..Default::default()
+            },
+            spec: Some(PersistentVolumeClaimSpec {
+                storage_class_name: Some(class.into()),
+                volume_name: bound_to.map(String::from),
+                resources: request.map(|r| VolumeResourceRequirements { requests: Some([("storage".to_string(), Quantity(r.into()))].into()), limits: None }),
+                ..Default::default()
+            }),
+            status: phase.map(|p| PersistentVolumeClaimStatus { phase: Some(p.into()), ..Default::default() }),
+        }
+    }
+    /// makePod("pod-a") with PVC volumes.
+    fn pod(claims: &[&str]) -> Arc<PodInfo> {
+        let volumes = claims
+            .iter()
+            .map(|c| Volume {
+                name: c.to_string(),
+                persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource { claim_name: c.to_string(), read_only: None }),
+                ..Default::default()
+            })
+            .collect();
+        let p = Pod {
+            metadata: ObjectMeta { name: Some("pod-a".into()), namespace: Some("default".into()), ..Default::default() },
+            spec: Some(PodSpec { volumes: Some(volumes), ..Default::default() }),
+            status: None,
+        };
+        Arc::new(PodInfo::new(Arc::new(Object::Pod(Box::new(p)))))
+    }
+
+    struct Row {
+        name: &'static str,
+        pod: Arc<PodInfo>,
+        nodes: Vec<Node>,
+        pvcs: Vec<PersistentVolumeClaim>,
+        pvs: Vec<PersistentVolume>,
+        /// PreFilter's code and reasons.
+        pre_filter: (Code, Vec<&'static str>),
+        /// PreFilterResult node names (None: all nodes).
+        eligible: Option<Vec<&'static str>>,
+        /// Filter per node (only when PreFilter succeeded): (code, reasons).
+        filter: Vec<(Code, Vec<&'static str>)>,
+    }
+
+    fn ok() -> (Code, Vec<&'static str>) {
+        (Code::Success, vec![])
+    }
+    fn rejected(reasons: &[&'static str]) -> (Code, Vec<&'static str>) {
+        (Code::UnschedulableAndUnresolvable, reasons.to_vec())
+    }
+
+    #[test]
+    fn test_volume_binding_filter_reasons() {
+        let hostname = "kubernetes.io/hostname";
+        let rows = vec![
+            Row {
+                name: "pod has not pvcs",
+                pod: pod(&[]),
+                nodes: vec![node("node-a", &[])],
+                pvcs: vec![],
+                pvs: vec![],
+                pre_filter: (Code::Skip, vec![]),
+                eligible: None,
+                filter: vec![],
+            },
+            Row {
+                name: "all bound",
+                pod: pod(&["pvc-a"]),
+                nodes: vec![node("node-a", &[])],
+                pvcs: vec![pvc("pvc-a", WAIT, Some("pv-a"), None, None)],
+                pvs: vec![pv("pv-a", WAIT, "Available", None, &[])],
+                pre_filter: ok(),
+                eligible: None,
+                filter: vec![ok()],
+            },
+            Row {
+                name: "all bound with local volumes",
+                pod: pod(&["pvc-a", "pvc-b"]),
+                nodes: vec![node("node-a", &[])],
+                pvcs: vec![pvc("pvc-a", WAIT, Some("pv-a"), None, None), pvc("pvc-b", WAIT, Some("pv-b"), None, None)],
+                pvs: vec![pv("pv-a", WAIT, "Bound", None, &[(hostname, "node-a")]), pv("pv-b", WAIT, "Bound", None, &[(hostname, "node-a")])],
+                pre_filter: ok(),
+                eligible: Some(vec!["node-a"]),
+                filter: vec![ok()],
+            },
+            Row {
+                name: "PVC does not exist",
+                pod: pod(&["pvc-a"]),
+                nodes: vec![node("node-a", &[])],
+                pvcs: vec![],
+                pvs: vec![],
+                pre_filter: rejected(&["persistentvolumeclaim \"pvc-a\" not found"]),
+                eligible: None,
+                filter: vec![],
+            },
+            Row {
+                name: "Part of PVCs do not exist",
+                pod: pod(&["pvc-a", "pvc-b"]),
+                nodes: vec![node("node-a", &[])],
+                pvcs: vec![pvc("pvc-a", WAIT, Some("pv-a"), None, None)],
+                pvs: vec![],
+                pre_filter: rejected(&["persistentvolumeclaim \"pvc-b\" not found"]),
+                eligible: None,
+                filter: vec![],
+            },
+            Row {
+                name: "immediate claims not bound",
+                pod: pod(&["pvc-a"]),
+                nodes: vec![node("node-a", &[])],
+                pvcs: vec![pvc("pvc-a", IMMEDIATE, None, None, None)],
+                pvs: vec![],
+                pre_filter: rejected(&[ERR_UNBOUND_IMMEDIATE]),
+                eligible: None,
+                filter: vec![],
+            },
+            Row {
+                name: "unbound claims no matches",
+                pod: pod(&["pvc-a"]),
+                nodes: vec![node("node-a", &[])],
+                pvcs: vec![pvc("pvc-a", WAIT, None, None, None)],
+                pvs: vec![],
+                pre_filter: ok(),
+                eligible: None,
+                filter: vec![rejected(&[ERR_REASON_BIND_CONFLICT])],
+            },
+            Row {
+                name: "bound and unbound unsatisfied",
+                pod: pod(&["pvc-a", "pvc-b"]),
+                nodes: vec![node("node-a", &[("foo", "barbar")])],
+                pvcs: vec![pvc("pvc-a", WAIT, Some("pv-a"), None, None), pvc("pvc-b", WAIT, None, None, None)],
+                pvs: vec![pv("pv-a", WAIT, "Available", None, &[("foo", "bar")])],
+                pre_filter: ok(),
+                eligible: None,
+                filter: vec![rejected(&[ERR_REASON_NODE_CONFLICT, ERR_REASON_BIND_CONFLICT])],
+            },
+            Row {
+                name: "pvc not found",
+                pod: pod(&["pvc-a"]),
+                nodes: vec![node("node-a", &[])],
+                pvcs: vec![],
+                pvs: vec![],
+                pre_filter: rejected(&["persistentvolumeclaim \"pvc-a\" not found"]),
+                eligible: None,
+                filter: vec![],
+            },
+            Row {
+                name: "pv not found",
+                pod: pod(&["pvc-a"]),
+                nodes: vec![node("node-a", &[])],
+                pvcs: vec![pvc("pvc-a", WAIT, Some("pv-a"), None, None)],
+                pvs: vec![],
+                pre_filter: ok(),
+                eligible: None,
+                filter: vec![rejected(&[ERR_REASON_PV_NOT_EXIST])],
+            },
+            Row {
+                name: "pv not found claim lost",
+                pod: pod(&["pvc-a"]),
+                nodes: vec![node("node-a", &[])],
+                pvcs: vec![pvc("pvc-a", WAIT, Some("pv-a"), None, Some("Lost"))],
+                pvs: vec![],
+                pre_filter: rejected(&["persistentvolumeclaim \"pvc-a\" bound to non-existent persistentvolume \"pv-a\""]),
+                eligible: None,
+                filter: vec![],
+            },
+            Row {
+                name: "local volumes with close capacity are preferred",
+                pod: pod(&["pvc-a"]),
+                nodes: vec![node("node-a", &[]), node("node-b", &[]), node("node-c", &[])],
+                pvcs: vec![pvc("pvc-a", WAIT, None, Some("50Gi"), None)],
+                pvs: vec![
+                    pv("pv-a-0", WAIT, "Available", Some("200Gi"), &[(hostname, "node-a")]),
+                    pv("pv-a-1", WAIT, "Available", Some("200Gi"), &[(hostname, "node-a")]),
+                    pv("pv-b-0", WAIT, "Available", Some("100Gi"), &[(hostname, "node-b")]),
+                    pv("pv-b-1", WAIT, "Available", Some("100Gi"), &[(hostname, "node-b")]),
+                ],
+                pre_filter: ok(),
+                eligible: None,
+                filter: vec![ok(), ok(), rejected(&[ERR_REASON_BIND_CONFLICT])],
+            },
+            Row {
+                name: "local volumes with close capacity are preferred (multiple pvcs)",
+                pod: pod(&["pvc-0", "pvc-1"]),
+                nodes: vec![node("node-a", &[]), node("node-b", &[]), node("node-c", &[])],
+                pvcs: vec![pvc("pvc-0", WAIT, None, Some("50Gi"), None), pvc("pvc-1", WAIT_HDD, None, Some("100Gi"), None)],
+                pvs: vec![
+                    pv("pv-a-0", WAIT, "Available", Some("200Gi"), &[(hostname, "node-a")]),
+                    pv("pv-a-1", WAIT, "Available", Some("200Gi"), &[(hostname, "node-a")]),
+                    pv("pv-a-2", WAIT_HDD, "Available", Some("200Gi"), &[(hostname, "node-a")]),
+                    pv("pv-a-3", WAIT_HDD, "Available", Some("200Gi"), &[(hostname, "node-a")]),
+                    pv("pv-b-0", WAIT, "Available", Some("100Gi"), &[(hostname, "node-b")]),
+                    pv("pv-b-1", WAIT, "Available", Some("100Gi"), &[(hostname, "node-b")]),
+                    pv("pv-b-2", WAIT_HDD, "Available", Some("100Gi"), &[(hostname, "node-b")]),
+                    pv("pv-b-3", WAIT_HDD, "Available", Some("100Gi"), &[(hostname, "node-b")]),
+                ],
+                pre_filter: ok(),
+                eligible: None,
+                filter: vec![ok(), ok(), rejected(&[ERR_REASON_BIND_CONFLICT])],
+            },
+        ];
+        let mut failures = Vec::new();
+        for row in rows {
+            let mut cache = Cache::default();
+            for n in &row.nodes {
+                cache.upsert_node(Arc::new(Object::Node(Box::new(n.clone()))));
+            }
+            let listers = Listers {
+                pvcs: row.pvcs.iter().map(|c| (("default".to_string(), c.metadata.name.clone().unwrap()), Arc::new(c.clone()))).collect(),
+                pvs: row.pvs.iter().map(|v| (v.metadata.name.clone().unwrap(), Arc::new(v.clone()))).collect(),
+                storage_classes: [class(WAIT, "WaitForFirstConsumer"), class(WAIT_HDD, "WaitForFirstConsumer"), class(IMMEDIATE, "Immediate")]
+                    .into_iter()
+                    .map(|c| (c.metadata.name.clone().unwrap(), Arc::new(c)))
+                    .collect(),
+                ..Default::default()
+            };
+            let view = ClusterView { cache: &cache, listers: &listers };
+            let mut state = CycleState::default();
+            let (pre, eligible) = VolumeBinding.pre_filter(&mut state, &row.pod, &view);
+            let got_pre = (pre.code, pre.reasons.clone());
+            let want_pre = (row.pre_filter.0, row.pre_filter.1.iter().map(|r| r.to_string()).collect::<Vec<_>>());
+            if got_pre != want_pre {
+                failures.push(format!("{}: PreFilter {got_pre:?}, want {want_pre:?}", row.name));
+                continue;
+            }
+            let want_eligible = row.eligible.map(|e| e.into_iter().map(String::from).collect::<BTreeSet<_>>());
+            if eligible != want_eligible {
+                failures.push(format!("{}: PreFilterResult {eligible:?}, want {want_eligible:?}", row.name));
+            }
+            if !pre.is_success() {
+                continue;
+            }
+            let got: Vec<(Code, Vec<String>)> = cache.nodes().iter().map(|n| VolumeBinding.filter(&state, &row.pod, n)).map(|s| (s.code, s.reasons)).collect();
+            let want: Vec<(Code, Vec<String>)> = row.filter.iter().map(|(c, r)| (*c, r.iter().map(|r| r.to_string()).collect())).collect();
+            if got != want {
+                failures.push(format!("{}: Filter {got:?}, want {want:?}", row.name));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    // The selected-node fast path of FindPodVolumes: a claim already provisioning for another
+    // node is a bind conflict here.
+    #[test]
+    fn a_claim_selected_for_another_node_is_a_bind_conflict() {
+        let mut claim = pvc("pvc-a", WAIT, None, None, None);
+        claim.metadata.annotations = Some([(ANN_SELECTED_NODE.to_string(), "node-b".to_string())].into());
+        let mut cache = Cache::default();
+        for n in ["node-a", "node-b"] {
+            cache.upsert_node(Arc::new(Object::Node(Box::new(node(n, &[])))));
+        }
+        let mut provisioned = class(WAIT, "WaitForFirstConsumer");
+        provisioned.provisioner = "rancher.io/local-path".into();
+        let listers = Listers {
+            pvcs: [(("default".to_string(), "pvc-a".to_string()), Arc::new(claim))].into(),
+            storage_classes: [(WAIT.to_string(), Arc::new(provisioned))].into(),
+            ..Default::default()
+        };
+        let view = ClusterView { cache: &cache, listers: &listers };
+        let statuses = crate::framework::filter_all_nodes(&VolumeBinding, &pod(&["pvc-a"]), &view);
+        assert_eq!(statuses[0].reasons, vec![ERR_REASON_BIND_CONFLICT.to_string()]);
+        assert!(statuses[1].is_success());
+    }
 }
