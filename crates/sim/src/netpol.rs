@@ -93,12 +93,13 @@ impl World {
         } else {
             NetCall::Tcp { dst: to_ip.to_string(), port, send: Vec::new(), timeout_ms: PROBE_TIMEOUT_MS }
         };
-        let delivery = self.runtime_mut().with_network(|hosts, fabric, now| {
-            let host = hosts.get(&node)?;
+        // Probes are the simulator's measurement, not the pod's traffic: routed, not logged.
+        let delivery = self.runtime_mut().with_network(|net| {
+            let host = net.hosts.get(&node)?;
             let src_ip = host.cri.container_ip(&id)?;
             let dnat = kubesim_runtime::net::dnat(&host.netfilter, &host.ip(), (&src_ip, 39_999), &call);
             let packet = Packet { connect_only: true, ..Packet::new(&node, src_ip, 39_999, &call, dnat) };
-            Some(route_remote(hosts, fabric, &packet, now))
+            Some(route_remote(net.hosts, net.fabric, &packet, net.now))
         });
         let delivery = delivery.ok_or_else(|| format!("pod {ns}/{name} has no running container"))?;
         Ok(match (&delivery.reply, delivery.dropped_by) {

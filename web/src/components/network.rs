@@ -48,7 +48,9 @@ fn packet_row(p: &PacketView, index: u64, selected: bool, fresh: bool, on_select
             <span class="ks-mono ks-muted">{ clock(p.t_ms) }</span>
             <span class="ks-net-proto">{ p.protocol }</span>
             <span class="ks-net-path">
-                <span class="ks-mono">{ &p.from }</span>{ " → " }<span class="ks-mono">{ &p.dst }</span>{ via }
+                <span class="ks-mono">{ &p.from }</span>
+                { p.via.map(|v| html! { <span class="ks-muted">{ format!(" ({v})") }</span> }).unwrap_or_default() }
+                { " → " }<span class="ks-mono">{ &p.dst }</span>{ via }
                 { p.question.as_ref().map(|q| html! { <span class="ks-muted">{ format!(" · {q}") }</span> }).unwrap_or_default() }
             </span>
             <span class={classes!("ks-status-pill", outcome_class(&p.outcome))} title={p.dropped_by.clone().unwrap_or_default()}>{ &p.outcome }</span>
@@ -95,70 +97,28 @@ fn load_generator_row(g: &LoadGeneratorView, command: &Callback<String>) -> Html
     }
 }
 
-/// One hop of a packet's path: where it is and what happened there.
-fn hop(place: Html, what: Html) -> Html {
-    html! { <li class="ks-net-hop"><div class="ks-net-hop-place">{ place }</div><div class="ks-net-hop-what">{ what }</div></li> }
-}
-
-/// The path of one packet, hop by hop, from the model's record: the sending pod and its node,
-/// the node's kube-proxy rule that rewrote the Service address and the endpoint it chose (or
-/// REJECT), the fabric between nodes, the NetworkPolicy verdict, and the answer (a DNS
-/// answer's records, or how the connection ended).
+/// The path of one packet, hop by hop, as the model recorded it ([`PacketView::hops`]): the
+/// sender and its node, the kube-proxy rule that rewrote a Service address and the endpoint it
+/// chose (or REJECT), a load balancer or node port and the node's rule, ingress-nginx's server,
+/// location and second connection, the fabric between nodes, the NetworkPolicy verdict, and the
+/// answer.
 fn packet_path(p: &PacketView) -> Html {
-    let mut hops: Vec<Html> = Vec::new();
-    hops.push(hop(
-        html! { <><span class="ks-mono">{ &p.from }</span><span class="ks-muted">{ format!(" on {}", p.from_node) }</span></> },
-        match &p.question {
-            Some(q) => {
-                html! { <>{ "asks " }<span class="ks-mono">{ &p.dst }</span>{ " (the pod's resolv.conf nameserver) " }<span class="ks-mono">{ q }</span></> }
-            }
-            None => html! { <>{ format!("opens a {} connection to ", p.protocol.to_ascii_uppercase()) }<span class="ks-mono">{ &p.dst }</span></> },
-        },
-    ));
-    match (&p.service, &p.endpoint) {
-        (Some(service), Some(endpoint)) => hops.push(hop(
-            html! { <>{ format!("{}'s kube-proxy rules", p.from_node) }</> },
-            html! { <>{ "Service rule " }<span class="ks-net-svc">{ service }</span>{ " DNATs it to " }<span class="ks-mono">{ endpoint }</span></> },
-        )),
-        (Some(service), None) => hops.push(hop(
-            html! { <>{ format!("{}'s kube-proxy rules", p.from_node) }</> },
-            html! { <>{ "Service rule " }<span class="ks-net-svc">{ service }</span>{ " has no ready endpoint: REJECT (connection refused)" }</> },
-        )),
-        _ => {}
-    }
-    if let Some(to_node) = &p.to_node {
-        if *to_node != p.from_node {
-            hops.push(hop(
-                html! { <>{ "fabric" }</> },
-                html! { <>{ format!("routed from {} to {} (the pod network's /24 of {})", p.from_node, to_node, to_node) }</> },
-            ));
-        }
-    }
-    if let Some(why) = &p.dropped_by {
-        hops.push(hop(html! { <>{ "NetworkPolicy" }</> }, html! { <span class="ks-net-dropped">{ format!("dropped: {why}") }</span> }));
-    }
-    if let Some(pod) = &p.to_pod {
-        let answer = match (&p.answer, p.protocol) {
-            (Some(a), _) => html! { <>{ "answers " }<span class="ks-mono">{ a }</span></> },
-            (None, "dns") => html! { <>{ format!("answers {}", p.outcome) }</> },
-            _ if p.outcome == "ok" => html! { <>{ "accepts and answers" }</> },
-            _ => html! { <>{ format!("the connection ends: {}", p.outcome) }</> },
-        };
-        hops.push(hop(
-            html! { <><span class="ks-mono">{ pod }</span>{ p.to_node.as_ref().map(|n| html! { <span class="ks-muted">{ format!(" on {n}") }</span> }).unwrap_or_default() }</> },
-            answer,
-        ));
-    } else if p.dropped_by.is_none() && p.service.as_ref().is_none_or(|_| p.endpoint.is_some()) {
-        hops.push(hop(html! { <span class="ks-mono">{ &p.dst }</span> }, html! { <>{ format!("outside the pod network: {}", p.outcome) }</> }));
-    }
     html! {
         <div class="ks-net-detail" aria-label="Packet path">
             <div class="ks-section-head">
                 <h3>{ format!("{} at {}", p.protocol.to_ascii_uppercase(), clock(p.t_ms)) }</h3>
                 <span class={classes!("ks-status-pill", outcome_class(&p.outcome))}>{ &p.outcome }</span>
                 <span class="ks-mono ks-muted">{ format!("round trip {} ms", p.latency_ms) }</span>
+                { p.via.map(|v| html! { <span class="ks-muted">{ format!("sent by {v}") }</span> }).unwrap_or_default() }
             </div>
-            <ol class="ks-net-hops">{ for hops }</ol>
+            <ol class="ks-net-hops">
+                { for p.hops.iter().map(|h| html! {
+                    <li class="ks-net-hop">
+                        <div class="ks-net-hop-place ks-mono">{ &h.place }</div>
+                        <div class={classes!("ks-net-hop-what", h.dropped.then_some("ks-net-dropped"))}>{ &h.what }</div>
+                    </li>
+                }) }
+            </ol>
         </div>
     }
 }
