@@ -1125,6 +1125,9 @@ pub struct NetworkView {
     /// The load generators: Deployments whose pods pace their requests by a
     /// [`LOAD_INTERVAL_ENV`] environment variable.
     pub load_generators: Vec<LoadGeneratorView>,
+    /// URLs the workstation reaches the cluster by, for the external client: each node port
+    /// on the first node's address and each load balancer's address, by Service.
+    pub external_targets: Vec<String>,
 }
 
 /// The environment variable a load generator's clients sleep between requests (seconds): the
@@ -1182,6 +1185,8 @@ pub fn network(world: &World, limit: usize) -> NetworkView {
         }
     }
     let mut services = Vec::new();
+    let first_node_ip = world.node_names().filter_map(|n| world.host(n)).map(|h| h.ip()).next();
+    let mut external_targets = Vec::new();
     for object in store.list(("", "services"), None) {
         let Object::Service(svc) = object.as_ref() else { continue };
         let spec = svc.spec.clone().unwrap_or_default();
@@ -1208,9 +1213,18 @@ pub fn network(world: &World, limit: usize) -> NetworkView {
             .into_iter()
             .filter_map(|i| i.ip.or(i.hostname))
             .collect();
-        let external: Vec<String> = lb.into_iter().chain(spec.external_ips.clone().unwrap_or_default()).collect();
+        let external: Vec<String> = lb.iter().cloned().chain(spec.external_ips.clone().unwrap_or_default()).collect();
         let (ready, all) = endpoint_counts.get(&(object.namespace().to_string(), object.name().to_string())).copied().unwrap_or_default();
         let key = format!("{}/{}", object.namespace(), object.name());
+        for p in spec.ports.iter().flatten().filter(|p| p.protocol.as_deref().unwrap_or("TCP") == "TCP") {
+            let scheme = if p.port == 443 { "https" } else { "http" };
+            if let (Some(np), Some(node)) = (p.node_port, &first_node_ip) {
+                external_targets.push(format!("{scheme}://{node}:{np}/"));
+            }
+            for ip in &lb {
+                external_targets.push(if p.port == 80 { format!("http://{ip}/") } else { format!("{scheme}://{ip}:{}/", p.port) });
+            }
+        }
         services.push(ServiceView {
             namespace: object.namespace().to_string(),
             name: object.name().to_string(),
@@ -1272,7 +1286,7 @@ pub fn network(world: &World, limit: usize) -> NetworkView {
         });
     }
     let matrix = (!policies.is_empty()).then(|| policy_matrix(world));
-    NetworkView { services, nodes, packets, total_packets, policies, matrix, recent_window_ms, load_generators }
+    NetworkView { services, nodes, packets, total_packets, policies, matrix, recent_window_ms, load_generators, external_targets }
 }
 
 /// One process of a container, as `ps` shows it.

@@ -7,6 +7,7 @@
 //! highlighted), and dropped packets labelled with the verdict that dropped them.
 
 use crate::components::app::Controls;
+use crate::engine::{Engine, Input};
 use crate::text::clock;
 use kubesim_sim::view::{LoadGeneratorView, MatrixView, NetworkView, PacketView, LOAD_INTERVAL_ENV};
 use std::collections::BTreeSet;
@@ -20,6 +21,59 @@ pub struct NetworkProps {
     pub network: Rc<NetworkView>,
     /// Virtual now.
     pub now: u64,
+    /// An external client's request to show at first (its answer, and its packet selected).
+    #[prop_or_default]
+    pub external: Option<Rc<ExternalResult>>,
+}
+
+/// What the external client sent from the workstation and what came back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExternalResult {
+    /// When it was sent.
+    pub t_ms: u64,
+    /// The command line the workstation ran.
+    pub line: String,
+    /// What curl printed (the response with its headers, or curl's error).
+    pub output: String,
+    /// The request's packet (its sequence number in the packet log), whose hops the view shows.
+    pub packet: Option<(u64, PacketView)>,
+}
+
+/// The workstation's command line for a request to `url` with an optional `Host` header: curl
+/// printing the response's headers, or why the input is not a request.
+pub fn external_request_line(url: &str, host: &str) -> Result<String, String> {
+    let (url, host) = (url.trim(), host.trim());
+    if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() <= "http://".len() {
+        return Err("a URL: http://ADDRESS[:PORT]/PATH (a node's address and node port, a load balancer's address)".into());
+    }
+    let unsafe_char = |t: &str| t.chars().any(|c| c.is_whitespace() || matches!(c, '\'' | '"' | '\\' | '`' | '$' | ';' | '&' | '|' | '<' | '>'));
+    if unsafe_char(url) || unsafe_char(host) {
+        return Err("the URL and Host header take no spaces or shell characters".into());
+    }
+    let header = if host.is_empty() { String::new() } else { format!(" -H 'Host: {host}'") };
+    Ok(format!("curl -sS -i --max-time 10{header} '{url}'"))
+}
+
+/// Sends a request from the workstation now, as the console would run its curl (a recorded
+/// input: time travel replays it): what came back and the request's packet.
+pub fn send_external(engine: &mut Engine, url: &str, host: &str) -> Result<ExternalResult, String> {
+    let line = external_request_line(url, host)?;
+    let before = engine.world().runtime().packets().1;
+    let t_ms = engine.now();
+    let result = engine.apply_now(Input::Command(line.clone()));
+    let world = engine.world();
+    let sent = kubesim_sim::view::packets_since(world, before);
+    let first = world.runtime().packets().1 - sent.len() as u64;
+    // A name in the URL is looked up first: the request is the last TCP packet.
+    let packet = sent.into_iter().enumerate().filter(|(_, p)| p.protocol == "tcp").last().map(|(i, p)| (first + i as u64, p));
+    let mut output = result.lines.join("\n");
+    for error in &result.errors {
+        if !output.is_empty() {
+            output.push('\n');
+        }
+        output.push_str(&error.message);
+    }
+    Ok(ExternalResult { t_ms, line, output, packet })
 }
 
 fn outcome_class(outcome: &str) -> &'static str {
@@ -123,6 +177,61 @@ fn packet_path(p: &PacketView) -> Html {
     }
 }
 
+/// The external client: a request from the workstation (outside the pod network) to a URL,
+/// with an optional Host header; its answer, and its packet selected so its hops show.
+fn external_client(
+    targets: &[String],
+    url: &UseStateHandle<String>,
+    host: &UseStateHandle<String>,
+    result: Option<&ExternalResult>,
+    error: Option<&String>,
+    on_send: Callback<()>,
+) -> Html {
+    let on_url = {
+        let url = url.clone();
+        Callback::from(move |e: InputEvent| {
+            if let Some(input) = e.target_dyn_into::<web_sys::HtmlInputElement>() {
+                url.set(input.value());
+            }
+        })
+    };
+    let on_host = {
+        let host = host.clone();
+        Callback::from(move |e: InputEvent| {
+            if let Some(input) = e.target_dyn_into::<web_sys::HtmlInputElement>() {
+                host.set(input.value());
+            }
+        })
+    };
+    let onsubmit = Callback::from(move |e: SubmitEvent| {
+        e.prevent_default();
+        on_send.emit(());
+    });
+    let placeholder = targets.first().cloned().unwrap_or_else(|| "http://172.18.0.2:30080/".into());
+    html! {
+        <div class="ks-net-external" aria-label="External client">
+            <h3>{ "External client" }<span class="ks-muted">{ format!(" a request from the {} — outside the pod network, in through a node port, a load balancer or the ingress", kubesim_sim::view::workstation_name()) }</span></h3>
+            <form class="ks-net-external-form" {onsubmit}>
+                <input class="ks-mono" type="text" aria-label="URL" list="ks-net-targets" placeholder={placeholder} value={(**url).clone()} oninput={on_url} />
+                <datalist id="ks-net-targets">{ for targets.iter().map(|t| html! { <option value={t.clone()} /> }) }</datalist>
+                <input class="ks-mono" type="text" aria-label="Host header" placeholder="Host header (optional)" value={(**host).clone()} oninput={on_host} />
+                <button type="submit">{ "Send" }</button>
+            </form>
+            { error.map(|e| html! { <p class="ks-error">{ e }</p> }).unwrap_or_default() }
+            { result.map(|r| html! {
+                <div class="ks-net-external-result">
+                    <div class="ks-mono ks-muted">{ format!("{} $ {}", clock(r.t_ms), r.line) }</div>
+                    <pre class="ks-mono">{ &r.output }</pre>
+                    { match &r.packet {
+                        Some((_, p)) => html! { <p class="ks-muted">{ format!("its packet: {} → {}, {} — path below", p.from, p.dst, p.outcome) }</p> },
+                        None => html! { <p class="ks-muted">{ "it sent no packet" }</p> },
+                    } }
+                </div>
+            }).unwrap_or_default() }
+        </div>
+    }
+}
+
 /// The cells whose verdict differs between two matrices (by pod names).
 fn flipped(old: &MatrixView, new: &MatrixView) -> BTreeSet<(String, String)> {
     let mut out = BTreeSet::new();
@@ -204,7 +313,10 @@ pub fn network_view(props: &NetworkProps) -> Html {
     };
     // The packet whose path is shown: its sequence number and a copy (it stays shown after it
     // scrolls out of the list).
-    let selected = use_state(|| None::<(u64, PacketView)>);
+    let selected = {
+        let initial = props.external.as_ref().and_then(|r| r.packet.clone());
+        use_state(move || initial)
+    };
     let on_select = {
         let selected = selected.clone();
         Callback::from(move |(seq, p): (u64, PacketView)| {
@@ -224,6 +336,41 @@ pub fn network_view(props: &NetworkProps) -> Html {
         from
     };
     let controls = use_context::<Controls>();
+    // The external client's form and its last request.
+    let url = use_state(String::new);
+    let host = use_state(String::new);
+    let external = {
+        let initial = props.external.clone();
+        use_state(move || initial)
+    };
+    let external_error = use_state(|| None::<String>);
+    let on_send = {
+        let (controls, url, host, external, external_error, selected) =
+            (controls.clone(), url.clone(), host.clone(), external.clone(), external_error.clone(), selected.clone());
+        let fallback = net.external_targets.first().cloned().unwrap_or_default();
+        Callback::from(move |()| {
+            let Some(controls) = &controls else { return };
+            let target = if url.trim().is_empty() { fallback.clone() } else { (*url).clone() };
+            let sent = send_external(controls.sim.0.borrow_mut().engine_mut(), &target, &host);
+            match sent {
+                Ok(result) => {
+                    let frame = controls.sim.0.borrow_mut().refresh(crate::components::app::wall_now());
+                    controls.dispatch.emit(crate::state::Action::Console(crate::state::ConsoleEntry {
+                        t_ms: result.t_ms,
+                        line: result.line.clone(),
+                        stdout: result.output.clone(),
+                        stderr: String::new(),
+                    }));
+                    controls.dispatch.emit(crate::state::Action::Frame(frame));
+                    selected.set(result.packet.clone());
+                    external_error.set(None);
+                    external.set(Some(Rc::new(result)));
+                }
+                Err(why) => external_error.set(Some(why)),
+            }
+        })
+    };
+    let external_html = external_client(&net.external_targets, &url, &host, external.as_deref(), external_error.as_ref(), on_send);
     let load_generators = match (&controls, net.load_generators.is_empty()) {
         (Some(controls), false) => html! {
             <>
@@ -307,6 +454,7 @@ pub fn network_view(props: &NetworkProps) -> Html {
                     </table>
                 </div>
                 <div class="ks-net-traffic">
+                    { external_html }
                     <h3>{ "Traffic" }<span class="ks-muted">{ " newest first · click a packet for its path" }</span></h3>
                     { selected.as_ref().map(|(_, p)| packet_path(p)).unwrap_or_default() }
                     if net.packets.is_empty() {
