@@ -303,6 +303,35 @@ fn the_external_client_sends_from_the_workstation_and_shows_the_hops() {
     assert!(count(&html, "class=\"ks-net-hop\"") >= 6, "{html}");
 }
 
+// The who-can-connect matrix is confirmed by probes (the driver probes it when it builds the
+// network view); after a partition of node-1 from the other nodes, the cells between node-1's
+// pods and the others disagree with the policies' verdicts and are marked.
+#[test]
+fn the_matrix_is_confirmed_by_probes_and_marks_disagreements() {
+    use kubesim_web::components::network::{NetworkProps, NetworkViewPanel};
+    use kubesim_web::engine::Input;
+    let mut driver = scenario_world("netpol", 45_000);
+    let frame = driver.refresh(0.0);
+    let matrix = frame.network.matrix.clone().expect("a policy exists");
+    assert_eq!(matrix.probed_at, Some(45_000), "probed when the view was built");
+    assert!(matrix.disagreements().is_empty(), "{matrix:?}");
+    let html = render::<NetworkViewPanel>(NetworkProps { network: frame.network.clone(), now: frame.t_ms, external: None });
+    assert!(html.contains("connection probes at 00:45.000: they agree"), "{html}");
+    assert!(!html.contains("disagree\""), "{html}");
+    for line in ["fault partition node-1 node-2", "fault partition node-1 node-3"] {
+        let result = driver.engine_mut().apply_now(Input::Command(line.into()));
+        assert!(result.errors.is_empty(), "{result:?}");
+    }
+    let frame = driver.refresh(0.0);
+    let matrix = frame.network.matrix.clone().expect("a policy exists");
+    let disagree = matrix.disagreements();
+    assert!(!disagree.is_empty(), "the partition cuts allowed flows: {matrix:?}");
+    let html = render::<NetworkViewPanel>(NetworkProps { network: frame.network.clone(), now: frame.t_ms, external: None });
+    assert!(html.contains("cells disagree (marked !)"), "{html}");
+    assert_eq!(count(&html, "disagree\""), disagree.len(), "{html}");
+    assert!(html.contains("the probe disagrees"), "{html}");
+}
+
 /// The gallery scenario `name` after `ms` virtual milliseconds: its world.
 fn scenario_world(name: &str, ms: u64) -> Driver {
     let mut driver = Driver::new(scenarios::by_name(name).unwrap_or_else(|| panic!("scenario {name}")), 1);

@@ -795,6 +795,14 @@ impl<E: Clone> Runtime<E> {
         out
     }
 
+    /// Runs `f` with the hosts and the fabric for connection probes (`netpol check`, the
+    /// matrix): a connect-only packet ([`crate::net::Packet::connect_only`]) changes no process
+    /// and no host, so nothing is logged or synced and the world's future is the same as if no
+    /// probe had run. Only for such packets.
+    pub fn probe_network<R>(&mut self, f: impl FnOnce(&mut BTreeMap<String, Host>, &crate::Fabric, Millis) -> R) -> R {
+        f(&mut self.hosts, &self.fabric, self.now)
+    }
+
     /// Puts packets sent outside the event loop in the packet log (when history is recorded).
     fn log_packets(&mut self, records: Vec<crate::net::PacketRecord>) {
         if self.config.record_history {

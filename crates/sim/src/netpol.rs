@@ -31,6 +31,22 @@ impl ProbeResult {
     pub fn connected(&self) -> bool {
         *self == ProbeResult::Connected
     }
+
+    /// Whether the packet got through to the destination pod (accepted, or refused there
+    /// because nothing listens): what a policy verdict of "allowed" predicts.
+    pub fn reached(&self) -> bool {
+        matches!(self, ProbeResult::Connected | ProbeResult::Refused)
+    }
+
+    /// In words, for the matrix's cells.
+    pub fn describe(&self) -> String {
+        match self {
+            ProbeResult::Connected => "connected".into(),
+            ProbeResult::Refused => "connection refused (nothing listens on that port)".into(),
+            ProbeResult::TimedOut(Some(why)) => format!("timed out (dropped: {why})"),
+            ProbeResult::TimedOut(None) => "timed out".into(),
+        }
+    }
 }
 
 /// A pod named `namespace/name` (or `name` in `default`).
@@ -93,13 +109,14 @@ impl World {
         } else {
             NetCall::Tcp { dst: to_ip.to_string(), port, send: Vec::new(), timeout_ms: PROBE_TIMEOUT_MS }
         };
-        // Probes are the simulator's measurement, not the pod's traffic: routed, not logged.
-        let delivery = self.runtime_mut().with_network(|net| {
-            let host = net.hosts.get(&node)?;
+        // Probes are the simulator's measurement, not the pod's traffic: routed, neither
+        // logged nor changing anything (a connect-only packet reaches no program).
+        let delivery = self.runtime_mut().probe_network(|hosts, fabric, now| {
+            let host = hosts.get(&node)?;
             let src_ip = host.cri.container_ip(&id)?;
             let dnat = kubesim_runtime::net::dnat(&host.netfilter, &host.ip(), (&src_ip, 39_999), &call);
             let packet = Packet { connect_only: true, ..Packet::new(&node, src_ip, 39_999, &call, dnat) };
-            Some(route_remote(net.hosts, net.fabric, &packet, net.now))
+            Some(route_remote(hosts, fabric, &packet, now))
         });
         let delivery = delivery.ok_or_else(|| format!("pod {ns}/{name} has no running container"))?;
         Ok(match (&delivery.reply, delivery.dropped_by) {

@@ -989,6 +989,52 @@ pub struct MatrixView {
     pub reasons: Vec<Vec<String>>,
     /// Pods left out (the matrix shows at most [`MATRIX_CAP`]).
     pub omitted: usize,
+    /// Each pod's address.
+    pub addresses: Vec<String>,
+    /// What a connection probe from the row's pod to the column's saw when the matrix was last
+    /// confirmed ([`probe_matrix`]); `None` before, or for a pod with no running container.
+    pub probed: Vec<Vec<Option<crate::netpol::ProbeResult>>>,
+    /// When the probes ran (virtual ms).
+    pub probed_at: Option<Millis>,
+}
+
+impl MatrixView {
+    /// The cells whose probe disagrees with the verdict: allowed but the packet did not get
+    /// through, or blocked but it did (a policy agent not yet updated, a network fault).
+    pub fn disagreements(&self) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for (i, row) in self.probed.iter().enumerate() {
+            for (j, probe) in row.iter().enumerate() {
+                if probe.as_ref().is_some_and(|p| p.reached() != self.allowed[i][j]) {
+                    out.push((i, j));
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether `other` has the same pods, ports and verdicts (its probes may be reused).
+    pub fn same_cells(&self, other: &MatrixView) -> bool {
+        self.pods == other.pods && self.addresses == other.addresses && self.ports == other.ports && self.allowed == other.allowed
+    }
+}
+
+/// Confirms the matrix by probing: one connection attempt per cell from the row's pod to the
+/// column's address and port, through the source node's rules and the fabric, as `netpol
+/// matrix` probes (at most [`MATRIX_CAP`]² probes; a probe changes nothing in the world).
+pub fn probe_matrix(world: &mut World, matrix: &mut MatrixView) {
+    let mut probed = Vec::with_capacity(matrix.pods.len());
+    for from in &matrix.pods {
+        let mut row = Vec::with_capacity(matrix.pods.len());
+        for (to, port) in matrix.addresses.iter().zip(&matrix.ports) {
+            let (number, proto) = port.split_once('/').unwrap_or((port, "TCP"));
+            let number = number.parse::<u16>().unwrap_or(80);
+            row.push(world.probe(from, to, number, proto == "UDP").ok());
+        }
+        probed.push(row);
+    }
+    matrix.probed = probed;
+    matrix.probed_at = Some(world.now());
 }
 
 /// The most pods the matrix shows.
@@ -1036,6 +1082,9 @@ pub fn policy_matrix(world: &World) -> MatrixView {
         allowed,
         reasons,
         omitted,
+        addresses: pods.iter().map(|p| p.1.clone()).collect(),
+        probed: Vec::new(),
+        probed_at: None,
     }
 }
 

@@ -247,8 +247,18 @@ fn flipped(old: &MatrixView, new: &MatrixView) -> BTreeSet<(String, String)> {
 }
 
 fn matrix_table(m: &MatrixView, changed: &BTreeSet<(String, String)>) -> Html {
+    let disagree: BTreeSet<(usize, usize)> = m.disagreements().into_iter().collect();
+    let probed = m.probed_at.map(|t| {
+        let cells = m.probed.iter().flatten().filter(|p| p.is_some()).count();
+        if disagree.is_empty() {
+            format!("confirmed by {cells} connection probes at {}: they agree", clock(t))
+        } else {
+            format!("{cells} connection probes at {}: {} cells disagree (marked !)", clock(t), disagree.len())
+        }
+    });
     html! {
         <div class="ks-table-wrap">
+            { probed.map(|p| html! { <p class={classes!("ks-muted", (!disagree.is_empty()).then_some("ks-net-disagree-note"))}>{ p }</p> }).unwrap_or_default() }
             <table class="ks-table ks-net-matrix" aria-label="Connectivity matrix">
                 <thead>
                     <tr>
@@ -263,9 +273,14 @@ fn matrix_table(m: &MatrixView, changed: &BTreeSet<(String, String)>) -> Html {
                             { for m.pods.iter().enumerate().map(|(j, to)| {
                                 let ok = m.allowed[i][j];
                                 let flip = changed.contains(&(from.clone(), to.clone()));
+                                let disagrees = disagree.contains(&(i, j));
+                                let probe = m.probed.get(i).and_then(|r| r.get(j)).cloned().flatten();
+                                let probe_text = probe.map(|p| format!("\nprobe: {}", p.describe())).unwrap_or_default();
+                                let verdict = if ok { "allowed" } else { "blocked" };
+                                let title = format!("{from} → {to} ({}): policies say {verdict}{probe_text}{}\n{}", m.ports[j], if disagrees { " — the probe disagrees" } else { "" }, m.reasons[i][j]);
                                 html! {
-                                    <td class={classes!("ks-net-cell", if ok { "ok" } else { "blocked" }, flip.then_some("flipped"))} title={format!("{from} → {to} ({}): {}\n{}", m.ports[j], if ok { "allowed" } else { "blocked" }, m.reasons[i][j])}>
-                                        { if ok { "." } else { "X" } }
+                                    <td class={classes!("ks-net-cell", if ok { "ok" } else { "blocked" }, flip.then_some("flipped"), disagrees.then_some("disagree"))} {title}>
+                                        { if ok { "." } else { "X" } }{ if disagrees { "!" } else { "" } }
                                     </td>
                                 }
                             }) }
@@ -433,7 +448,7 @@ pub fn network_view(props: &NetworkProps) -> Html {
                         </table>
                     </div>
                     <div class="ks-net-traffic">
-                        <h3>{ "Who can connect" }<span class="ks-muted">{ " . connected  X blocked · hover a cell for why" }</span></h3>
+                        <h3>{ "Who can connect" }<span class="ks-muted">{ " . connected  X blocked (by the policies) · ! a probe disagrees · hover a cell for why" }</span></h3>
                         { net.matrix.as_ref().map(|m| matrix_table(m, &changed)).unwrap_or_default() }
                     </div>
                 </div>
