@@ -669,14 +669,14 @@ fn the_oracle_follows_the_documented_semantics() {
     let all = Rule { peers: None, ports: None };
     // No ingress rules: deny all ingress; egress untouched (not an egress policy by default).
     let deny = base(None, None, None);
-    assert!(!oracle(&[deny.clone()], &ya, &xa, 80, "TCP"));
+    assert!(!oracle(std::slice::from_ref(&deny), &ya, &xa, 80, "TCP"));
     assert!(oracle(&[deny], &xa, &ya, 80, "TCP"));
     // An empty egress list is no egress section; one rule makes it an egress policy.
     assert!(oracle(&[base(Some(vec![all.clone()]), Some(Vec::new()), None)], &xa, &ya, 80, "TCP"));
     let egress_to_z =
         Rule { peers: Some(vec![Peer::Namespaces(Selector { labels: vec![("team".into(), "beta".into())], expressions: Vec::new() })]), ports: None };
     let p = base(Some(vec![all.clone()]), Some(vec![egress_to_z]), None);
-    assert!(!oracle(&[p.clone()], &xa, &ya, 80, "TCP") && oracle(&[p], &xa, &zb, 80, "TCP"));
+    assert!(!oracle(std::slice::from_ref(&p), &xa, &ya, 80, "TCP") && oracle(&[p], &xa, &zb, 80, "TCP"));
     // podSelector alone: the policy's namespace only; with a namespaceSelector: AND.
     let from = |peers: Vec<Peer>| base(Some(vec![Rule { peers: Some(peers), ports: None }]), None, None);
     let only_pod_a = Peer::Pods(select_a.clone());

@@ -65,7 +65,7 @@ pub fn send_external(engine: &mut Engine, url: &str, host: &str) -> Result<Exter
     let sent = kubesim_sim::view::packets_since(world, before);
     let first = world.runtime().packets().1 - sent.len() as u64;
     // A name in the URL is looked up first: the request is the last TCP packet.
-    let packet = sent.into_iter().enumerate().filter(|(_, p)| p.protocol == "tcp").last().map(|(i, p)| (first + i as u64, p));
+    let packet = sent.into_iter().enumerate().rfind(|(_, p)| p.protocol == "tcp").map(|(i, p)| (first + i as u64, p));
     let mut output = result.lines.join("\n");
     for error in &result.errors {
         if !output.is_empty() {
