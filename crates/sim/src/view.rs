@@ -844,16 +844,26 @@ impl Names {
 /// DNS answer's records, or how the connection ended). The network view shows it when a packet
 /// is selected; `hops COMMAND` prints it.
 fn packet_hops(p: &kubesim_runtime::net::PacketRecord, from: &str, names: &Names) -> Vec<HopView> {
-    use kubesim_runtime::net::Hop;
+    use kubesim_runtime::net::{Hop, Origin};
     let hop = |place: String, what: String| HopView { place, what, dropped: false };
     let mut hops = Vec::new();
     let dst = names.address(&p.dst.0, p.dst.1);
-    let sender = if p.from_host.is_empty() { from.to_string() } else { format!("{from} on {}", p.from_host) };
+    let sender = match p.origin {
+        Origin::Process => format!("{from} on {}", p.from_host),
+        Origin::Exec => format!("{from} on {} (kubectl exec)", p.from_host),
+        Origin::Workstation => from.to_string(),
+        // The kubelet's streaming connection leaves the pod's node, from the node's address.
+        Origin::PortForward => format!("{from} (kubectl port-forward through {}'s kubelet, {})", p.from_host, p.src_ip),
+        Origin::NodeShell => format!("{from} (minikube ssh)"),
+    };
+    let asks = match p.origin {
+        Origin::Process | Origin::Exec => " (the pod's resolv.conf nameserver)",
+        _ => "",
+    };
     hops.push(hop(
         sender,
         match &p.question {
-            Some(q) if p.from_host.is_empty() => format!("asks {dst} {q}"),
-            Some(q) => format!("asks {dst} (the pod's resolv.conf nameserver) {q}"),
+            Some(q) => format!("asks {dst}{asks} {q}"),
             None => format!("opens a {} connection to {dst}", p.protocol.to_ascii_uppercase()),
         },
     ));
@@ -1096,7 +1106,7 @@ fn packet_view(p: &kubesim_runtime::net::PacketRecord, names: &Names) -> PacketV
     let reached = p.target.as_ref().or(p.endpoint.as_ref()).map_or(p.dst.0.as_str(), |(ip, _)| ip.as_str());
     let to_pod = names.pod_by_ip.get(reached).cloned();
     let from = match p.origin {
-        Origin::Workstation => workstation_name(),
+        Origin::Workstation | Origin::PortForward => workstation_name(),
         Origin::NodeShell => format!("node {} ({})", p.from_host, p.src_ip),
         _ => names.pod_by_ip.get(&p.src_ip).cloned().unwrap_or_else(|| p.from_host.clone()),
     };

@@ -156,7 +156,7 @@ fn exec_and_workstation_packets_are_logged_with_their_hops() {
     let p = &sent[0];
     assert_eq!((p.from.as_str(), p.via, p.outcome.as_str(), p.to_node.as_deref()), ("default/client", Some("kubectl exec"), "ok", Some("node-3")), "{p:?}");
     let places: Vec<&str> = p.hops.iter().map(|h| h.place.as_str()).collect();
-    assert_eq!(places[..4], ["default/client on node-1", "fabric", "node-2's kube-proxy rules", "fabric"], "{:#?}", p.hops);
+    assert_eq!(places[..4], ["default/client on node-1 (kubectl exec)", "fabric", "node-2's kube-proxy rules", "fabric"], "{:#?}", p.hops);
     assert!(p.hops[2].what.starts_with("Service rule default/web DNATs it to default/web-"), "{:#?}", p.hops);
     assert!(p.hops[4].place.starts_with("default/web-") && p.hops[4].place.ends_with(":8080) on node-3"), "{:#?}", p.hops);
     assert_eq!(p.hops[4].what, "accepts and answers");
