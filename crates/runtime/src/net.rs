@@ -165,11 +165,12 @@ pub enum Hop {
         /// The node it chose.
         node: String,
     },
-    /// A node the packet entered whose kube-proxy rules (KUBE-NODEPORTS, KUBE-EXT) rewrote it.
+    /// A node the packet entered whose rules rewrote it: kube-proxy's (KUBE-NODEPORTS,
+    /// KUBE-EXT) or the CNI portmap plugin's hostPort rule.
     Forwarded {
         /// The node.
         node: String,
-        /// The Service port (`default/web:http`).
+        /// The Service port (`default/web:http`), or `hostPort 80 → namespace/pod`.
         service: String,
         /// The endpoint the rules chose; `None`: REJECT.
         endpoint: Option<(String, u16)>,
