@@ -26,6 +26,8 @@ pub const MAX_PULSES: usize = 48;
 pub const MAX_MOVERS: usize = 160;
 /// Messages kept for the log.
 pub const LOG_LEN: usize = 300;
+/// How often (virtual ms) the who-can-connect matrix is probed again while its verdicts stay.
+pub const MATRIX_PROBE_EVERY_MS: Millis = 2_000;
 /// At "max" speed, one frame may advance at most this much virtual time.
 pub const MAX_SPEED_WINDOW_MS: Millis = 5 * 60_000;
 
@@ -57,6 +59,8 @@ pub struct Driver {
     playing: bool,
     scene_writes: usize,
     events_stale: bool,
+    /// The who-can-connect matrix as last confirmed by probes.
+    matrix_probes: Option<(usize, view::MatrixView)>,
 }
 
 impl Driver {
@@ -92,9 +96,33 @@ impl Driver {
             playing: false,
             scene_writes: usize::MAX,
             events_stale: true,
+            matrix_probes: None,
         };
         driver.collect(0.0, true);
         driver
+    }
+
+    /// Confirms the who-can-connect matrix by probing ([`view::probe_matrix`]: at most
+    /// [`view::MATRIX_CAP`]² connection attempts, none of which changes the world): again when
+    /// its pods, ports or verdicts changed, when time went back, or every
+    /// [`MATRIX_PROBE_EVERY_MS`] of virtual time; otherwise the last probes are kept.
+    fn confirm_matrix(&mut self, matrix: &mut view::MatrixView, now: Millis) {
+        // An input applied since (a fault, a command) may change what the probes see.
+        let applied = self.engine.inputs().filter(|(_, result)| result.is_some()).count();
+        let reusable = self
+            .matrix_probes
+            .as_ref()
+            .filter(|(inputs, old)| *inputs == applied && old.same_cells(matrix) && old.probed_at.is_some_and(|t| now >= t && now < t + MATRIX_PROBE_EVERY_MS));
+        match reusable {
+            Some((_, old)) => {
+                matrix.probed = old.probed.clone();
+                matrix.probed_at = old.probed_at;
+            }
+            None => {
+                self.engine.probe_matrix(matrix);
+                self.matrix_probes = Some((applied, matrix.clone()));
+            }
+        }
     }
 
     /// Replaces the scenario (a new world at t=0).
@@ -104,6 +132,7 @@ impl Driver {
         self.scenario = scenario;
         self.generation = 0;
         self.last_wall = None;
+        self.matrix_probes = None;
         self.collect(wall_now, true)
     }
 
@@ -297,8 +326,13 @@ impl Driver {
         };
         // The network view, throttled like the event log (it names pods by address).
         let packets_total = world.runtime().packets().1;
-        let network = if (events_due && (packets_total != previous.network.total_packets || content_changed)) || force {
-            let fresh = view::network(world, 80);
+        let probes_due = self.matrix_probes.as_ref().is_some_and(|(_, m)| m.probed_at.is_some_and(|t| now >= t + MATRIX_PROBE_EVERY_MS));
+        let network = if (events_due && (packets_total != previous.network.total_packets || content_changed || probes_due)) || force {
+            let mut fresh = view::network(world, 80);
+            match fresh.matrix.as_mut() {
+                Some(matrix) => self.confirm_matrix(matrix, now),
+                None => self.matrix_probes = None,
+            }
             if *previous.network == fresh {
                 previous.network.clone()
             } else {
@@ -307,6 +341,7 @@ impl Driver {
         } else {
             previous.network.clone()
         };
+        let world = self.engine.world();
         // The storage view, throttled like the event log: its stages also follow the machines'
         // mount tables, which change between API writes (NodeStage, NodePublish).
         let storage = if events_due || force {

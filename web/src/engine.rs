@@ -688,6 +688,13 @@ impl Engine {
         std::mem::take(&mut self.flow)
     }
 
+    /// Confirms a who-can-connect matrix of the world now by probing
+    /// ([`view::probe_matrix`]; connect-only probes change nothing, so the recorded history and
+    /// time travel are unaffected).
+    pub fn probe_matrix(&mut self, matrix: &mut view::MatrixView) {
+        view::probe_matrix(&mut self.world, matrix);
+    }
+
     /// The world (read-only).
     pub fn world(&self) -> &World {
         &self.world

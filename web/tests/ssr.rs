@@ -253,13 +253,83 @@ fn network_view_names_services_and_packets() {
     let mut driver = Driver::new(scenarios::by_name("service-dns").expect("service-dns scenario"), 1);
     driver.engine_mut().advance(35_000, &mut || false);
     let frame = driver.refresh(0.0);
-    let html = render::<NetworkViewPanel>(NetworkProps { network: frame.network.clone(), now: frame.t_ms });
+    let html = render::<NetworkViewPanel>(NetworkProps { network: frame.network.clone(), now: frame.t_ms, external: None });
     assert!(html.contains("default/web"), "{html}");
     assert!(html.contains(">1/1<"), "one ready endpoint: {html}");
     assert!(html.contains("default/client"), "{html}");
     assert!(html.contains("kube-system/kube-dns:dns"), "{html}");
     assert!(count(&html, "ks-net-packet") >= 10, "{html}");
     assert!(!html.contains("kube-system/coredns<"), "kube-system Services are hidden by default");
+}
+
+// The network view's external client: a request from the workstation to the ingress
+// controller's node port with a Host header. The view shows curl's answer and selects the
+// request's packet: its hops — the workstation, the node's node-port rule, ingress-nginx's
+// server and location, the second connection to a web2 pod, the answer relayed — are listed.
+#[test]
+fn the_external_client_sends_from_the_workstation_and_shows_the_hops() {
+    use kubesim_web::components::network::{external_request_line, send_external, NetworkProps, NetworkViewPanel};
+    assert_eq!(external_request_line("http://172.18.0.2:30080/", ""), Ok("curl -sS -i --max-time 10 'http://172.18.0.2:30080/'".to_string()));
+    assert_eq!(
+        external_request_line(" http://172.18.0.2/v2 ", "hello.example"),
+        Ok("curl -sS -i --max-time 10 -H 'Host: hello.example' 'http://172.18.0.2/v2'".to_string())
+    );
+    assert!(external_request_line("172.18.0.2", "").is_err(), "a URL");
+    assert!(external_request_line("http://x/'; rm -rf /", "").is_err(), "no shell characters");
+    let mut driver = scenario_world("ingress", 50_000);
+    let frame = driver.refresh(0.0);
+    let target = frame.network.external_targets.iter().find(|t| t.starts_with("http://172.18.")).cloned().expect("the controller's node port");
+    let result = send_external(driver.engine_mut(), &format!("{target}v2"), "hello.example").expect("sent");
+    assert!(result.output.starts_with("HTTP/1.1 200 OK"), "{result:?}");
+    assert!(result.output.contains("Version: 2.0.0"), "{result:?}");
+    let (_, packet) = result.packet.clone().expect("the request's packet");
+    assert_eq!((packet.from.as_str(), packet.outcome.as_str()), ("workstation 172.18.0.1", "ok"), "{packet:?}");
+    let frame = driver.refresh(0.0);
+    assert_eq!(frame.network.packets.iter().find(|p| p.t_ms == result.t_ms && p.from == packet.from), Some(&packet), "the packet log has it");
+    let html = render::<NetworkViewPanel>(NetworkProps { network: frame.network.clone(), now: frame.t_ms, external: Some(Rc::new(result.clone())) });
+    assert!(html.contains("aria-label=\"External client\"") && html.contains("aria-label=\"Host header\""), "{html}");
+    assert!(html.contains(&target), "the node port is offered: {html}");
+    assert!(html.contains("HTTP/1.1 200 OK"), "curl's answer: {html}");
+    assert!(html.contains("aria-label=\"Packet path\""), "the request's packet is selected: {html}");
+    for hop in [
+        "workstation 172.18.0.1",
+        "node-1's kube-proxy rules",
+        "Service rule ingress-nginx/ingress-nginx-controller:http DNATs it to ingress-nginx/ingress-nginx-controller-",
+        "Host hello.example, path /v2: server hello.example, location /v2 (Prefix) of Ingress default/",
+        "relays the answer to the client: HTTP 200",
+    ] {
+        assert!(html.contains(hop), "hop {hop:?}: {html}");
+    }
+    assert!(count(&html, "class=\"ks-net-hop\"") >= 6, "{html}");
+}
+
+// The who-can-connect matrix is confirmed by probes (the driver probes it when it builds the
+// network view); after a partition of node-1 from the other nodes, the cells between node-1's
+// pods and the others disagree with the policies' verdicts and are marked.
+#[test]
+fn the_matrix_is_confirmed_by_probes_and_marks_disagreements() {
+    use kubesim_web::components::network::{NetworkProps, NetworkViewPanel};
+    use kubesim_web::engine::Input;
+    let mut driver = scenario_world("netpol", 45_000);
+    let frame = driver.refresh(0.0);
+    let matrix = frame.network.matrix.clone().expect("a policy exists");
+    assert_eq!(matrix.probed_at, Some(45_000), "probed when the view was built");
+    assert!(matrix.disagreements().is_empty(), "{matrix:?}");
+    let html = render::<NetworkViewPanel>(NetworkProps { network: frame.network.clone(), now: frame.t_ms, external: None });
+    assert!(html.contains("connection probes at 00:45.000: they agree"), "{html}");
+    assert!(!html.contains("disagree\""), "{html}");
+    for line in ["fault partition node-1 node-2", "fault partition node-1 node-3"] {
+        let result = driver.engine_mut().apply_now(Input::Command(line.into()));
+        assert!(result.errors.is_empty(), "{result:?}");
+    }
+    let frame = driver.refresh(0.0);
+    let matrix = frame.network.matrix.clone().expect("a policy exists");
+    let disagree = matrix.disagreements();
+    assert!(!disagree.is_empty(), "the partition cuts allowed flows: {matrix:?}");
+    let html = render::<NetworkViewPanel>(NetworkProps { network: frame.network.clone(), now: frame.t_ms, external: None });
+    assert!(html.contains("cells disagree (marked !)"), "{html}");
+    assert_eq!(count(&html, "disagree\""), disagree.len(), "{html}");
+    assert!(html.contains("the probe disagrees"), "{html}");
 }
 
 /// The gallery scenario `name` after `ms` virtual milliseconds: its world.

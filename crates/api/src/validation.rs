@@ -710,6 +710,7 @@ fn validate_json_kind(kind: &str, meta: &ObjectMeta, body: &serde_json::Value, e
                 errors.push(required("spec.scaleTargetRef.name", ""));
             }
         }
+        "NetworkPolicy" => validate_network_policy_spec(body.get("spec"), errors),
         "PodDisruptionBudget" if body.pointer("/spec/minAvailable").is_some() && body.pointer("/spec/maxUnavailable").is_some() => {
             errors.push(invalid("spec", "{...}".into(), "minAvailable and maxUnavailable cannot be both set"));
         }
@@ -751,6 +752,133 @@ fn validate_json_kind(kind: &str, meta: &ObjectMeta, body: &serde_json::Value, e
             }
         }
         _ => {}
+    }
+}
+
+/// ValidateNetworkPolicySpec (pkg/apis/networking/validation): each rule's ports
+/// (ValidateNetworkPolicyPort: protocol, port number or name, the endPort rules) and peers
+/// (ValidateNetworkPolicyPeer, ValidateIPBlock), and the policy types. Label selectors are not
+/// checked here.
+fn validate_network_policy_spec(spec: Option<&serde_json::Value>, errors: &mut Vec<FieldError>) {
+    let Some(spec) = spec else { return };
+    for (direction, peers) in [("ingress", "from"), ("egress", "to")] {
+        for (i, rule) in spec.get(direction).and_then(|r| r.as_array()).into_iter().flatten().enumerate() {
+            let rule_path = format!("spec.{direction}[{i}]");
+            for (j, port) in rule.get("ports").and_then(|p| p.as_array()).into_iter().flatten().enumerate() {
+                validate_network_policy_port(port, &format!("{rule_path}.ports[{j}]"), errors);
+            }
+            for (j, peer) in rule.get(peers).and_then(|p| p.as_array()).into_iter().flatten().enumerate() {
+                validate_network_policy_peer(peer, &format!("{rule_path}.{peers}[{j}]"), errors);
+            }
+        }
+    }
+    let types: Vec<&serde_json::Value> = spec.get("policyTypes").and_then(|t| t.as_array()).into_iter().flatten().collect();
+    if types.len() > 2 {
+        let listed: Vec<String> = types.iter().map(|t| t.as_str().unwrap_or("").to_string()).collect();
+        errors.push(invalid("spec.policyTypes", format!("[{}]", listed.join(" ")), "may not specify more than two policyTypes"));
+        return;
+    }
+    for (i, t) in types.iter().enumerate() {
+        let t = t.as_str().unwrap_or("");
+        if t != "Ingress" && t != "Egress" {
+            errors.push(not_supported(format!("spec.policyTypes[{i}]"), t, vec!["Ingress", "Egress"]));
+        }
+    }
+}
+
+/// ValidateNetworkPolicyPort. As upstream, an `endPort` below `port` is reported with the
+/// value of `port`.
+fn validate_network_policy_port(port: &serde_json::Value, path: &str, errors: &mut Vec<FieldError>) {
+    if let Some(protocol) = port.get("protocol").and_then(|p| p.as_str()) {
+        if !["TCP", "UDP", "SCTP"].contains(&protocol) {
+            errors.push(not_supported(format!("{path}.protocol"), protocol, vec!["TCP", "UDP", "SCTP"]));
+        }
+    }
+    let end_port = port.get("endPort").and_then(|e| e.as_i64());
+    let range = |n: i64| (1..=65535).contains(&n);
+    match port.get("port") {
+        Some(serde_json::Value::Number(n)) => {
+            let n = n.as_i64().unwrap_or(0);
+            if !range(n) {
+                errors.push(invalid(format!("{path}.port"), n.to_string(), "must be between 1 and 65535, inclusive"));
+            }
+            if let Some(end) = end_port {
+                if end < n {
+                    errors.push(invalid(format!("{path}.endPort"), n.to_string(), "must be greater than or equal to `port`"));
+                }
+                if !range(end) {
+                    errors.push(invalid(format!("{path}.endPort"), end.to_string(), "must be between 1 and 65535, inclusive"));
+                }
+            }
+        }
+        Some(serde_json::Value::String(name)) => {
+            if let Some(end) = end_port {
+                errors.push(invalid(format!("{path}.endPort"), end.to_string(), "may not be specified when `port` is non-numeric"));
+            }
+            for problem in port_name_errors(name) {
+                errors.push(invalid(format!("{path}.port"), format!("{name:?}"), problem));
+            }
+        }
+        _ => {
+            if let Some(end) = end_port {
+                errors.push(invalid(format!("{path}.endPort"), end.to_string(), "may not be specified when `port` is not specified"));
+            }
+        }
+    }
+}
+
+/// ValidateNetworkPolicyPeer and ValidateIPBlock.
+fn validate_network_policy_peer(peer: &serde_json::Value, path: &str, errors: &mut Vec<FieldError>) {
+    let has = |key: &str| peer.get(key).is_some_and(|v| !v.is_null());
+    let ip_block = peer.get("ipBlock").filter(|v| !v.is_null());
+    let count = usize::from(has("podSelector")) + usize::from(has("namespaceSelector")) + usize::from(ip_block.is_some());
+    if let Some(block) = ip_block {
+        validate_ip_block(block, &format!("{path}.ipBlock"), errors);
+    }
+    if count == 0 {
+        errors.push(required(path, "must specify a peer"));
+    } else if count > 1 && ip_block.is_some() {
+        errors.push(forbidden(path, "may not specify both ipBlock and another peer"));
+    }
+}
+
+/// An IPv4 CIDR as (network address, prefix length), or `None`.
+fn parse_ipv4_cidr(text: &str) -> Option<(u32, u32)> {
+    let (ip, bits) = text.split_once('/')?;
+    let ip: std::net::Ipv4Addr = ip.parse().ok()?;
+    let bits: u32 = bits.parse().ok().filter(|b| *b <= 32)?;
+    let mask = if bits == 0 { 0 } else { u32::MAX << (32 - bits) };
+    Some((u32::from(ip) & mask, bits))
+}
+
+/// IsValidCIDR's message.
+const CIDR_MSG: &str = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)";
+
+fn validate_ip_block(block: &serde_json::Value, path: &str, errors: &mut Vec<FieldError>) {
+    let cidr = block.get("cidr").and_then(|c| c.as_str()).unwrap_or("");
+    if cidr.is_empty() {
+        errors.push(required(format!("{path}.cidr"), ""));
+        return;
+    }
+    // IPv6 blocks are accepted unchecked (kubesim's networks are IPv4).
+    if cidr.contains(':') {
+        return;
+    }
+    let Some((network, bits)) = parse_ipv4_cidr(cidr) else {
+        errors.push(invalid(format!("{path}.cidr"), format!("{cidr:?}"), CIDR_MSG));
+        return;
+    };
+    for (i, except) in block.get("except").and_then(|e| e.as_array()).into_iter().flatten().enumerate() {
+        let except = except.as_str().unwrap_or("");
+        let except_path = format!("{path}.except[{i}]");
+        let Some((address, except_bits)) = parse_ipv4_cidr(except) else {
+            errors.push(invalid(except_path, format!("{except:?}"), CIDR_MSG));
+            continue;
+        };
+        let mask = if bits == 0 { 0 } else { u32::MAX << (32 - bits) };
+        if address & mask != network || bits >= except_bits {
+            errors.push(invalid(except_path, format!("{except:?}"), "must be a strict subset of `cidr`"));
+        }
     }
 }
 
@@ -1547,6 +1675,33 @@ mod tests {
         crate::defaults::prepare_job_for_create(&mut obj);
         let errors = validate_create(&obj);
         invalid_message(obj.kind(), obj.name(), &errors)
+    }
+
+    // ValidateNetworkPolicySpec (pkg/apis/networking/validation/validation.go): the endPort
+    // restrictions the NetworkPolicy concept page lists, peers and ipBlocks.
+    #[test]
+    fn network_policies_are_validated_as_upstream() {
+        let policy = |rule: &str| format!("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {{name: p}}\nspec:\n  podSelector: {{}}\n{rule}");
+        let cases: &[(&str, &str)] = &[
+            ("  egress: [{ports: [{port: 32000, endPort: 32768}]}]\n", ""),
+            ("  egress: [{ports: [{port: 32000, endPort: 31000}]}]\n", "NetworkPolicy \"p\" is invalid: spec.egress[0].ports[0].endPort: Invalid value: 32000: must be greater than or equal to `port`"),
+            ("  egress: [{ports: [{endPort: 32768}]}]\n", "NetworkPolicy \"p\" is invalid: spec.egress[0].ports[0].endPort: Invalid value: 32768: may not be specified when `port` is not specified"),
+            ("  ingress: [{ports: [{port: http, endPort: 81}]}]\n", "NetworkPolicy \"p\" is invalid: spec.ingress[0].ports[0].endPort: Invalid value: 81: may not be specified when `port` is non-numeric"),
+            ("  ingress: [{ports: [{port: 70000}]}]\n", "NetworkPolicy \"p\" is invalid: spec.ingress[0].ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive"),
+            ("  ingress: [{ports: [{port: 80, protocol: ICMP}]}]\n", "NetworkPolicy \"p\" is invalid: spec.ingress[0].ports[0].protocol: Unsupported value: \"ICMP\": supported values: \"TCP\", \"UDP\", \"SCTP\""),
+            ("  ingress: [{from: [{}]}]\n", "NetworkPolicy \"p\" is invalid: spec.ingress[0].from[0]: Required value: must specify a peer"),
+            ("  ingress: [{from: [{ipBlock: {cidr: 10.0.0.0/8}, podSelector: {}}]}]\n", "NetworkPolicy \"p\" is invalid: spec.ingress[0].from[0]: Forbidden: may not specify both ipBlock and another peer"),
+            ("  ingress: [{from: [{ipBlock: {cidr: 10.0.0.0/8, except: [10.1.0.0/16]}}]}]\n", ""),
+            ("  ingress: [{from: [{ipBlock: {cidr: 10.0.0.0/16, except: [10.1.0.0/24]}}]}]\n", "NetworkPolicy \"p\" is invalid: spec.ingress[0].from[0].ipBlock.except[0]: Invalid value: \"10.1.0.0/24\": must be a strict subset of `cidr`"),
+            ("  ingress: [{from: [{ipBlock: {cidr: 10.0.0.0/16, except: [10.0.0.0/16]}}]}]\n", "NetworkPolicy \"p\" is invalid: spec.ingress[0].from[0].ipBlock.except[0]: Invalid value: \"10.0.0.0/16\": must be a strict subset of `cidr`"),
+            ("  egress: [{to: [{ipBlock: {cidr: 10.0.0.0/33}}]}]\n", "NetworkPolicy \"p\" is invalid: spec.egress[0].to[0].ipBlock.cidr: Invalid value: \"10.0.0.0/33\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"),
+            ("  policyTypes: [Ingress, Sideways]\n", "NetworkPolicy \"p\" is invalid: spec.policyTypes[1]: Unsupported value: \"Sideways\": supported values: \"Ingress\", \"Egress\""),
+        ];
+        for (rule, want) in cases {
+            let got = validate_yaml(&policy(rule));
+            let want = if want.is_empty() { "NetworkPolicy \"p\" is invalid: []" } else { want };
+            assert_eq!(got, *want, "{rule}");
+        }
     }
 
     // Messages mirror pkg/apis/core/validation/validation_test.go and apimachinery validation.go.

@@ -136,3 +136,20 @@ fn at_commands_run_command_substitutions() {
     assert!(err.contains(&format!("node/{node} drained")), "{err}");
     assert!(err.contains("evicting pod default/zk-0"), "{err}");
 }
+
+// The built-in external client: a request from the workstation to a node port, `hops` printing
+// the path the packet log records (the node it entered, that node's rule, the endpoint).
+#[test]
+fn hops_shows_the_path_of_a_request_from_outside() {
+    let app = write(
+        "nodeport.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: nginx, image: nginx}]\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  type: NodePort\n  selector: {app: web}\n  ports: [{port: 80, nodePort: 30080}]\n",
+    );
+    let (_, err, code) = kubesim(&["run", &app, "--for", "40s", "--at", "30s", "hops curl -s -o /dev/null -w '%{http_code}\\n' http://172.18.0.2:30080/"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("$ hops curl -s -o /dev/null"), "{err}");
+    assert!(err.contains("200\npacket 1: tcp workstation 172.18.0.1 -> 172.18.0.2:30080: ok ("), "{err}");
+    assert!(err.contains("  1. workstation 172.18.0.1: opens a TCP connection to node node-1 (172.18.0.2:30080)\n"), "{err}");
+    assert!(err.contains("  3. node-1's kube-proxy rules: Service rule default/web DNATs it to default/web-"), "{err}");
+    assert!(err.contains(":80) on node-") && err.contains(": accepts and answers\n"), "{err}");
+}

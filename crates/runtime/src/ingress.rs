@@ -27,7 +27,7 @@
 //! `ssl-redirect` are ignored.
 
 use crate::fabric::Fabric;
-use crate::net::{route_remote, Delivery, Packet};
+use crate::net::{route_remote, Delivery, Hop, Packet};
 use kubesim_api::Millis;
 use kubesim_host::Host;
 use kubesim_os::net::http::{self, nginx, Request};
@@ -188,24 +188,52 @@ pub struct Arrival<'a> {
 /// backend when a location proxies.
 pub fn proxy(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, config: &Config, arrival: &Arrival) -> Delivery {
     let Arrival { controller, client, port, data, now, round_trip } = *arrival;
-    let answer =
-        |bytes: Vec<u8>, latency_ms: Millis, served_by: Option<String>| Delivery { reply: NetReply::Tcp(Ok(bytes)), latency_ms, served_by, dropped_by: None };
+    // The routing decision, recorded as the packet's ingress hop.
+    let mut hop = Hop::Ingress {
+        controller: (controller.1.to_string(), port),
+        host: String::new(),
+        path: String::new(),
+        server: String::new(),
+        location: None,
+        ingress: None,
+        upstream: None,
+        status: 0,
+    };
+    let answer = |bytes: Vec<u8>, latency_ms: Millis, mut hop: Hop| {
+        if let Hop::Ingress { status, .. } = &mut hop {
+            *status = http::Response::parse(&bytes).map_or(0, |r| r.status);
+        }
+        // nginx answered itself: the packet ends at the controller pod.
+        let target = Some((controller.1.to_string(), port));
+        Delivery { hops: vec![hop], target, ..Delivery::answer(NetReply::Tcp(Ok(bytes)), latency_ms) }
+    };
     let https = port == 443;
-    let Ok(request) = Request::parse(data) else { return answer(page(400, now, &[]), round_trip, None) };
+    let Ok(request) = Request::parse(data) else { return answer(page(400, now, &[]), round_trip, hop) };
     let host = request.header("host").map(|h| h.rsplit_once(':').map_or(h, |(name, _)| name)).unwrap_or("").to_ascii_lowercase();
     let path = request.path().to_string();
-    let Some(location) = config.server(&host).and_then(|s| s.location(&path)) else { return answer(page(404, now, &[]), round_trip, None) };
+    let server = config.server(&host);
+    let location = server.and_then(|s| s.location(&path));
+    if let Hop::Ingress { host: h, path: p, server: s, location: l, ingress: i, .. } = &mut hop {
+        (*h, *p) = (host.clone(), path.clone());
+        *s = server.map(|s| s.hostname.clone()).unwrap_or_default();
+        *l = location.map(|l| format!("{} ({:?})", if l.path.is_empty() { "/" } else { &l.path }, l.path_type));
+        *i = location.map(|l| l.ingress.clone()).filter(|i| !i.is_empty());
+    }
+    let Some(location) = location else { return answer(page(404, now, &[]), round_trip, hop) };
     if location.ssl_redirect && !https {
         let target = format!("https://{host}{}", request.target);
-        return answer(page(308, now, &[("Location", &target)]), round_trip, None);
+        return answer(page(308, now, &[("Location", &target)]), round_trip, hop);
     }
     let upstream = match &location.backend {
-        Backend::Default => return answer(page(404, now, &[]), round_trip, None),
-        Backend::Upstream(u) if u.endpoints.is_empty() => return answer(page(503, now, &[]), round_trip, None),
+        Backend::Default => return answer(page(404, now, &[]), round_trip, hop),
+        Backend::Upstream(u) if u.endpoints.is_empty() => return answer(page(503, now, &[]), round_trip, hop),
         Backend::Upstream(u) => u,
     };
     let key = kubesim_api::hash::Fnv64::new().bytes(client.0.as_bytes()).bytes(&client.1.to_be_bytes()).bytes(upstream.name.as_bytes()).finish();
     let (ip, target_port) = upstream.endpoints[(key % upstream.endpoints.len() as u64) as usize].clone();
+    if let Hop::Ingress { upstream: u, .. } = &mut hop {
+        *u = Some((upstream.name.clone(), (ip.clone(), target_port)));
+    }
     let send = upstream_request(&request, location, &host, client.0, port, key);
     let call = NetCall::Tcp { dst: ip, port: target_port, send, timeout_ms: PROXY_READ_TIMEOUT_MS };
     // nginx's own connection, from an ephemeral port of the controller pod.
@@ -214,15 +242,18 @@ pub fn proxy(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, config: &Confi
         Some(h) => crate::net::dnat(&h.netfilter, &h.ip(), (controller.1, src_port), &call),
         None => kubesim_host::netfilter::Dnat::Unchanged,
     };
-    let hop = route_remote(hosts, fabric, &Packet::new(controller.0, controller.1.to_string(), src_port, &call, dnat), now);
-    let latency = round_trip + hop.latency_ms;
-    match hop.reply {
-        NetReply::Tcp(Ok(bytes)) if http::Response::parse(&bytes).is_ok() => {
-            answer(passthrough(&bytes, https && location.ssl_redirect), latency, hop.served_by)
-        }
-        NetReply::Tcp(Err(NetError::TimedOut)) => answer(page(504, now, &[]), latency, hop.served_by),
-        _ => answer(page(502, now, &[]), latency, hop.served_by),
-    }
+    let second = route_remote(hosts, fabric, &Packet::new(controller.0, controller.1.to_string(), src_port, &call, dnat), now);
+    let latency = round_trip + second.latency_ms;
+    let bytes = match &second.reply {
+        NetReply::Tcp(Ok(bytes)) if http::Response::parse(bytes).is_ok() => passthrough(bytes, https && location.ssl_redirect),
+        NetReply::Tcp(Err(NetError::TimedOut)) => page(504, now, &[]),
+        _ => page(502, now, &[]),
+    };
+    let ended = Hop::Upstream { outcome: second.outcome(), dropped_by: second.dropped_by.clone() };
+    let mut delivery = answer(bytes, latency, hop);
+    delivery.hops.extend(second.hops);
+    delivery.hops.push(ended);
+    Delivery { served_by: second.served_by, target: second.target, ..delivery }
 }
 
 /// The request nginx sends upstream: HTTP/1.1, the URI (rewritten when the location says so),

@@ -130,6 +130,79 @@ pub struct PacketRecord {
     pub dropped_by: Option<String>,
     /// A DNS answer's records (`10.96.12.7`, `A 10.244.1.3, A 10.244.2.4`), for queries answered.
     pub answer: Option<String>,
+    /// Who sent it.
+    pub origin: Origin,
+    /// Its legs beyond the source host's own rules ([`Delivery::hops`]).
+    pub hops: Vec<Hop>,
+    /// The pod address and port it was finally delivered to ([`Delivery::target`]).
+    pub target: Option<(String, u16)>,
+}
+
+/// Who sent a packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Origin {
+    /// A container's own process (the runtime's event loop).
+    #[default]
+    Process,
+    /// A command `kubectl exec` runs in a container (the API server's exec subresource).
+    Exec,
+    /// The workstation: the machine the cluster runs on, outside the pod network.
+    Workstation,
+    /// `kubectl port-forward` on the workstation: the kubelet's streaming connection, from the
+    /// pod's node into the pod.
+    PortForward,
+    /// A root shell on a node (`minikube ssh`).
+    NodeShell,
+}
+
+/// One leg of a packet's path that the source host's own rules do not show: a node it
+/// entered from outside (a node port, a load balancer's address) and that node's kube-proxy
+/// rule, ingress-nginx's routing of a request and its second connection to the backend.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Hop {
+    /// A load balancer's address: the load balancer forwarded the connection to `node`.
+    Balanced {
+        /// The node it chose.
+        node: String,
+    },
+    /// A node the packet entered whose rules rewrote it: kube-proxy's (KUBE-NODEPORTS,
+    /// KUBE-EXT) or the CNI portmap plugin's hostPort rule.
+    Forwarded {
+        /// The node.
+        node: String,
+        /// The Service port (`default/web:http`), or `hostPort 80 → namespace/pod`.
+        service: String,
+        /// The endpoint the rules chose; `None`: REJECT.
+        endpoint: Option<(String, u16)>,
+    },
+    /// A request that reached an ingress-nginx controller pod, routed by its configuration.
+    Ingress {
+        /// The controller pod's address and the port the request arrived on.
+        controller: (String, u16),
+        /// The request's `Host` (without port; empty when it had none).
+        host: String,
+        /// The request's path.
+        path: String,
+        /// The nginx server that took it (`_`: the catch-all).
+        server: String,
+        /// The location (`/app (Prefix)`), if one matched.
+        location: Option<String>,
+        /// The Ingress that defined the location (`default/example`).
+        ingress: Option<String>,
+        /// The upstream (`default-web-8080`) and the endpoint nginx opened its second
+        /// connection to; `None` when nginx answered itself.
+        upstream: Option<(String, (String, u16))>,
+        /// The status nginx answered the client with.
+        status: u16,
+    },
+    /// nginx's second connection ended (`ok`, `timeout`, `refused`, `dropped`, ...); a
+    /// NetworkPolicy verdict if one dropped it.
+    Upstream {
+        /// How it ended.
+        outcome: String,
+        /// The verdict that dropped it.
+        dropped_by: Option<String>,
+    },
 }
 
 impl PacketRecord {
@@ -147,18 +220,7 @@ impl PacketRecord {
             Dnat::Reject { service } => (Some(service.clone()), None),
             Dnat::Unchanged => (None, None),
         };
-        let error = |e: &NetError| match e {
-            NetError::Refused => "refused",
-            NetError::TimedOut => "timeout",
-            NetError::Reset => "reset",
-            NetError::HostUnreachable | NetError::NetworkUnreachable => "unreachable",
-        };
-        let outcome = match reply {
-            _ if delivery.dropped_by.is_some() => "dropped".to_string(),
-            NetReply::Tcp(Ok(_)) | NetReply::Udp(Ok(_)) => "ok".to_string(),
-            NetReply::Dns(Ok(m)) => format!("{:?}", m.rcode).to_ascii_uppercase().replace("NOERROR", "ok"),
-            NetReply::Tcp(Err(e)) | NetReply::Udp(Err(e)) | NetReply::Dns(Err(e)) => error(e).to_string(),
-        };
+        let outcome = outcome(reply, delivery.dropped_by.is_some());
         let answer = match reply {
             NetReply::Dns(Ok(m)) if !m.answers.is_empty() => {
                 Some(m.answers.iter().map(|r| format!("{} {}", format!("{:?}", r.rtype).to_ascii_uppercase(), r.data)).collect::<Vec<_>>().join(", "))
@@ -178,7 +240,27 @@ impl PacketRecord {
             outcome,
             latency_ms,
             dropped_by: delivery.dropped_by.clone(),
+            origin: Origin::Process,
+            hops: delivery.hops.clone(),
+            target: delivery.target.clone(),
         }
+    }
+}
+
+/// A connection's end as the packet log names it: `ok`, `refused`, `timeout`, `reset`,
+/// `unreachable`, `dropped` or a DNS rcode.
+fn outcome(reply: &NetReply, dropped: bool) -> String {
+    let error = |e: &NetError| match e {
+        NetError::Refused => "refused",
+        NetError::TimedOut => "timeout",
+        NetError::Reset => "reset",
+        NetError::HostUnreachable | NetError::NetworkUnreachable => "unreachable",
+    };
+    match reply {
+        _ if dropped => "dropped".to_string(),
+        NetReply::Tcp(Ok(_)) | NetReply::Udp(Ok(_)) => "ok".to_string(),
+        NetReply::Dns(Ok(m)) => format!("{:?}", m.rcode).to_ascii_uppercase().replace("NOERROR", "ok"),
+        NetReply::Tcp(Err(e)) | NetReply::Udp(Err(e)) | NetReply::Dns(Err(e)) => error(e).to_string(),
     }
 }
 
@@ -192,12 +274,29 @@ pub struct Delivery {
     pub served_by: Option<String>,
     /// Why a NetworkPolicy dropped it (the caller sees a timeout).
     pub dropped_by: Option<String>,
+    /// Its legs beyond the source host's own rules ([`Hop`]), in order.
+    pub hops: Vec<Hop>,
+    /// The pod address and port it was finally delivered to, after every rewrite (the
+    /// backend, for a request ingress-nginx proxied), whether a process there answered or the
+    /// pod's ingress policy dropped it.
+    pub target: Option<(String, u16)>,
 }
 
 impl Delivery {
     /// An answer after `latency_ms`, no process's state changed.
     pub fn answer(reply: NetReply, latency_ms: Millis) -> Delivery {
-        Delivery { reply, latency_ms, served_by: None, dropped_by: None }
+        Delivery { reply, latency_ms, served_by: None, dropped_by: None, hops: Vec::new(), target: None }
+    }
+
+    /// The leg `hop` put before this delivery's own.
+    fn after(mut self, hop: Hop) -> Delivery {
+        self.hops.insert(0, hop);
+        self
+    }
+
+    /// How the connection ended, as the packet log names it.
+    pub fn outcome(&self) -> String {
+        outcome(&self.reply, self.dropped_by.is_some())
     }
 }
 
@@ -283,7 +382,7 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
                 let node = nodes[packet.src_port as usize % nodes.len()].name.clone();
                 let Some(extra) = link(fabric, packet.from_host, &node, packet, &dst, port, now) else { return timed_out(call) };
                 if let Some(delivery) = enter_node(hosts, fabric, &node, packet, (&dst, port, udp), HOST_TO_HOST_LATENCY_MS + extra, now) {
-                    return delivery;
+                    return delivery.after(Hop::Balanced { node });
                 }
             }
         }
@@ -314,10 +413,11 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
     };
     let Some(target) = hosts.get_mut(&host) else { return timed_out(call) };
     let Some(sandbox) = target.cri.sandbox_with_ip(&dst).map(|s| s.id.clone()) else { return timed_out(call) };
+    let delivered = |d: Delivery| Delivery { target: Some((dst.clone(), port)), ..d };
     if let Some(policy) = &fabric.network_policy {
         let flow = Flow::located(fabric, &packet.src_ip, &dst, port, udp);
         if let Err(why) = policy.admit(Direction::Ingress, &flow) {
-            return dropped(call, why);
+            return delivered(dropped(call, why));
         }
     }
     if packet.connect_only && !matches!(call, NetCall::Dns { .. }) {
@@ -327,22 +427,22 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
             (true, true) => NetReply::Udp(Ok(Vec::new())),
             (false, _) => call.failed(NetError::Refused),
         };
-        return Delivery::answer(reply, round_trip);
+        return delivered(Delivery::answer(reply, round_trip));
     }
     if let NetCall::Dns { question, .. } = call {
         // A DNS server: CoreDNS answers from the cluster view; nothing else serves DNS here.
         let serves_dns = target.cri.serving_image(&sandbox, port, udp).is_some_and(|image| image.contains("coredns"));
         if serves_dns && fabric.dns_outage {
             // The dns-outage fault: CoreDNS hangs, queries get no answer.
-            return timed_out(call);
+            return delivered(timed_out(call));
         }
-        return match (serves_dns, &fabric.cluster_dns) {
+        return delivered(match (serves_dns, &fabric.cluster_dns) {
             (true, Some(dns)) => Delivery::answer(NetReply::Dns(Ok(dns.answer(question))), round_trip),
             (false, _) if !udp && !target.cri.listening(&sandbox).contains(&(port, false)) => {
                 Delivery::answer(NetReply::Dns(Err(NetError::Refused)), round_trip)
             }
             _ => timed_out(call),
-        };
+        });
     }
     // ingress-nginx: a controller pod's nginx routes the request by the rendered configuration.
     let controller = !udp && (port == 80 || port == 443) && target.cri.serving_image(&sandbox, port, udp).is_some_and(crate::ingress::is_controller_image);
@@ -361,9 +461,9 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
         (false, Some(Outgoing::Reset)) => NetReply::Tcp(Err(NetError::Reset)),
         (false, None) => NetReply::Tcp(Err(NetError::Refused)),
         (true, Some(Outgoing::Reply(bytes))) => NetReply::Udp(Ok(bytes)),
-        (_, Some(Outgoing::Hang)) | (true, _) => return timed_out(call),
+        (_, Some(Outgoing::Hang)) | (true, _) => return delivered(timed_out(call)),
     };
-    Delivery { reply, latency_ms: round_trip, served_by: Some(host), dropped_by: None }
+    delivered(Delivery { served_by: Some(host), ..Delivery::answer(reply, round_trip) })
 }
 
 /// A packet that reached `node` from outside it (a node port, a load balancer's address): if
@@ -380,14 +480,16 @@ fn enter_node(
 ) -> Option<Delivery> {
     let host = hosts.get(node)?;
     let dnat = host.netfilter.dnat((&packet.src_ip, packet.src_port), dst.0, dst.1, dst.2, &host.ip());
-    if matches!(dnat, Dnat::Unchanged) {
-        return None;
-    }
+    let hop = match &dnat {
+        Dnat::To { ip, port, service } => Hop::Forwarded { node: node.to_string(), service: service.clone(), endpoint: Some((ip.clone(), *port)) },
+        Dnat::Reject { service } => Hop::Forwarded { node: node.to_string(), service: service.clone(), endpoint: None },
+        Dnat::Unchanged => return None,
+    };
     let forwarded = Packet { forwarded: true, ..Packet::new(node, packet.src_ip.clone(), packet.src_port, packet.call, dnat) };
     let forwarded = Packet { connect_only: packet.connect_only, ..forwarded };
     let mut delivery = route_remote(hosts, fabric, &forwarded, now);
     delivery.latency_ms += 2 * hop_ms;
-    Some(delivery)
+    Some(delivery.after(hop))
 }
 
 /// A call to an address no cluster interface has: the node's upstream resolver, a public site
@@ -410,20 +512,44 @@ fn outside(call: &NetCall, dst: &str, port: u16, udp: bool, data: &[u8]) -> Deli
     }
 }
 
+/// The network as a client outside the runtime's event loop uses it (`kubectl exec`, the
+/// workstation, a node's shell): every packet it [`Net::send`]s is routed by [`route_remote`]
+/// and recorded, and the runtime puts the records in its packet log when the client is done
+/// ([`crate::Runtime::with_network`]), so the network view shows these packets as it shows a
+/// container's own.
+pub struct Net<'a> {
+    /// Every host.
+    pub hosts: &'a mut BTreeMap<String, Host>,
+    /// The fabric.
+    pub fabric: &'a Fabric,
+    /// Virtual now.
+    pub now: Millis,
+    /// The packets sent so far.
+    pub log: Vec<PacketRecord>,
+}
+
+impl<'a> Net<'a> {
+    /// The network now, nothing sent yet.
+    pub fn new(hosts: &'a mut BTreeMap<String, Host>, fabric: &'a Fabric, now: Millis) -> Net<'a> {
+        Net { hosts, fabric, now, log: Vec::new() }
+    }
+
+    /// Routes a packet ([`route_remote`]) and records it as sent by `origin`.
+    pub fn send(&mut self, packet: &Packet, origin: Origin) -> Delivery {
+        let delivery = route_remote(self.hosts, self.fabric, packet, self.now);
+        self.log.push(PacketRecord { origin, ..PacketRecord::of(self.now, packet, &delivery) });
+        delivery
+    }
+}
+
 /// Runs a command in a container to completion now (`kubectl exec`, the API server's exec
 /// subresource): its calls that leave the host travel the fabric as [`route_remote`] routes
-/// them. Returns the output, or `None` if the host does not exist.
-pub fn exec(
-    hosts: &mut BTreeMap<String, Host>,
-    fabric: &Fabric,
-    host: &str,
-    container_id: &str,
-    argv: &[String],
-    io: kubesim_host::cri::ExecIo,
-    now: Millis,
-) -> Option<kubesim_host::cri::ExecOutput> {
+/// them, recorded as [`Origin::Exec`] packets. Returns the output, or `None` if the host does
+/// not exist.
+pub fn exec(net: &mut Net, host: &str, container_id: &str, argv: &[String], io: kubesim_host::cri::ExecIo) -> Option<kubesim_host::cri::ExecOutput> {
     use kubesim_host::cri::ExecStep;
-    let caller = hosts.get_mut(host)?;
+    let now = net.now;
+    let caller = net.hosts.get_mut(host)?;
     let src_ip = caller.cri.container_ip(container_id).unwrap_or_default();
     let mut session = match caller.cri.exec_begin(container_id, argv, io, now) {
         Ok(session) => session,
@@ -431,7 +557,7 @@ pub fn exec(
     };
     let mut port = 40_000u16;
     loop {
-        let caller = hosts.get_mut(host)?;
+        let caller = net.hosts.get_mut(host)?;
         match caller.cri.exec_step(&mut session) {
             ExecStep::Done(output) => return Some(output),
             ExecStep::Net(call) => {
@@ -440,8 +566,8 @@ pub fn exec(
                 port = port.wrapping_add(1).max(40_000);
                 let dnat = dnat(&caller.netfilter, &caller.ip(), (&src_ip, port), &call);
                 // Served at the world's now (the session's fast-forwarded clock is its own).
-                let reply = route_remote(hosts, fabric, &Packet::new(host, src_ip.clone(), port, &call, dnat), now).reply;
-                hosts.get_mut(host)?.cri.exec_reply(&mut session, reply);
+                let reply = net.send(&Packet::new(host, src_ip.clone(), port, &call, dnat), Origin::Exec).reply;
+                net.hosts.get_mut(host)?.cri.exec_reply(&mut session, reply);
             }
         }
     }

@@ -540,12 +540,15 @@ impl<E: Clone> Runtime<E> {
 
     /// Runs `f` with the API server and a request acting as `actor` (the kubectl layer), plus
     /// every host mutably (exec and logs reach containers). Its writes are delivered.
-    pub fn with_api<R>(&mut self, actor: &str, f: impl FnOnce(&mut ApiServer, &mut Request, &mut BTreeMap<String, Host>, &Fabric) -> R) -> R {
+    pub fn with_api<R>(&mut self, actor: &str, f: impl FnOnce(&mut ApiServer, &mut Request, &mut crate::net::Net) -> R) -> R {
         let actor: Arc<str> = actor.into();
-        let result = {
+        let (result, sent) = {
             let mut req = Request { now: self.now, rng: &mut self.rng, actor: &actor };
-            f(&mut self.api, &mut req, &mut self.hosts, &self.fabric)
+            let mut net = crate::net::Net::new(&mut self.hosts, &self.fabric, self.now);
+            let result = f(&mut self.api, &mut req, &mut net);
+            (result, net.log)
         };
+        self.log_packets(sent);
         self.after_handler(None, Vec::new(), Vec::new(), Vec::new());
         let names: Vec<String> = self.hosts.keys().cloned().collect();
         for name in names {
@@ -791,25 +794,41 @@ impl<E: Clone> Runtime<E> {
     }
 
     /// Runs a command in a container to completion now, its calls routed over the fabric
-    /// ([`crate::net::exec`]); the hosts it touched are synced afterwards.
+    /// ([`crate::net::exec`]) and logged; the hosts it touched are synced afterwards.
     pub fn exec(&mut self, host: &str, container_id: &str, argv: &[String], io: kubesim_host::cri::ExecIo) -> Option<kubesim_host::cri::ExecOutput> {
-        let output = crate::net::exec(&mut self.hosts, &self.fabric, host, container_id, argv, io, self.now);
-        let names: Vec<String> = self.hosts.keys().cloned().collect();
-        for name in names {
-            self.sync_host(&name);
-        }
-        output
+        self.with_network(|net| crate::net::exec(net, host, container_id, argv, io))
     }
 
-    /// Runs `f` with the hosts and the fabric (a client outside the cluster sending packets, as
-    /// the workstation does); the hosts are synced afterwards, as after an exec.
-    pub fn with_network<R>(&mut self, f: impl FnOnce(&mut BTreeMap<String, Host>, &crate::Fabric, Millis) -> R) -> R {
-        let out = f(&mut self.hosts, &self.fabric, self.now);
+    /// Runs `f` with the network (a client outside the cluster sending packets, as the
+    /// workstation does): the packets it sent through [`crate::net::Net::send`] go to the packet
+    /// log, then the hosts are synced, as after an exec.
+    pub fn with_network<R>(&mut self, f: impl FnOnce(&mut crate::net::Net) -> R) -> R {
+        let mut net = crate::net::Net::new(&mut self.hosts, &self.fabric, self.now);
+        let out = f(&mut net);
+        let sent = net.log;
+        self.log_packets(sent);
         let names: Vec<String> = self.hosts.keys().cloned().collect();
         for name in names {
             self.sync_host(&name);
         }
         out
+    }
+
+    /// Runs `f` with the hosts and the fabric for connection probes (`netpol check`, the
+    /// matrix): a connect-only packet ([`crate::net::Packet::connect_only`]) changes no process
+    /// and no host, so nothing is logged or synced and the world's future is the same as if no
+    /// probe had run. Only for such packets.
+    pub fn probe_network<R>(&mut self, f: impl FnOnce(&mut BTreeMap<String, Host>, &crate::Fabric, Millis) -> R) -> R {
+        f(&mut self.hosts, &self.fabric, self.now)
+    }
+
+    /// Puts packets sent outside the event loop in the packet log (when history is recorded).
+    fn log_packets(&mut self, records: Vec<crate::net::PacketRecord>) {
+        if self.config.record_history {
+            for record in records {
+                self.log_packet(record);
+            }
+        }
     }
 
     fn log_packet(&mut self, record: crate::net::PacketRecord) {

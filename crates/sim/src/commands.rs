@@ -9,15 +9,14 @@ use std::collections::BTreeMap;
 
 /// What kubectl sees of the cluster beyond the API server: files registered with the world,
 /// container logs and exec through the node's host.
-struct WorldView<'a> {
+struct WorldView<'a, 'n> {
     files: &'a BTreeMap<String, String>,
-    hosts: &'a mut BTreeMap<String, kubesim_host::Host>,
-    fabric: &'a kubesim_runtime::Fabric,
+    net: &'a mut kubesim_runtime::net::Net<'n>,
     pods: BTreeMap<(String, String), std::sync::Arc<kubesim_api::object::Object>>,
     now: kubesim_api::Millis,
 }
 
-impl WorldView<'_> {
+impl WorldView<'_, '_> {
     fn locate(&self, namespace: &str, pod: &str, container: Option<&str>) -> Result<(String, String, String), String> {
         let object = self.pods.get(&(namespace.to_string(), pod.to_string())).ok_or_else(|| format!("pods {pod:?} not found"))?;
         let p = object.as_pod().expect("the index holds pods");
@@ -39,7 +38,7 @@ fn pod_index(world: &World) -> BTreeMap<(String, String), std::sync::Arc<kubesim
     world.api().store().list(("", "pods"), None).map(|o| ((o.namespace().to_string(), o.name().to_string()), o.clone())).collect()
 }
 
-impl ClusterView for WorldView<'_> {
+impl ClusterView for WorldView<'_, '_> {
     fn read_file(&self, path: &str) -> Result<String, String> {
         self.files.get(path).cloned().ok_or_else(|| format!("the path \"{path}\" does not exist"))
     }
@@ -50,27 +49,26 @@ impl ClusterView for WorldView<'_> {
         let (node, _, container) = self.locate(namespace, pod, container)?;
         let object = &self.pods[&(namespace.to_string(), pod.to_string())];
         let id = kubesim_kubelet::logs::validate_container_log_status(object.as_pod().expect("the index holds pods"), &container, opts.previous)?;
-        let host = self.hosts.get(&node).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
+        let host = self.net.hosts.get(&node).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
         Ok(kubesim_kubelet::logs::read_logs(host.cri.container_log_lines(&id)?, opts, self.now))
     }
     fn attached(&self, namespace: &str, pod: &str, container: Option<&str>) -> Result<String, String> {
         let (node, _, container) = self.locate(namespace, pod, container)?;
         let object = &self.pods[&(namespace.to_string(), pod.to_string())];
         let id = kubesim_kubelet::logs::validate_container_log_status(object.as_pod().expect("the index holds pods"), &container, false)?;
-        let host = self.hosts.get(&node).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
+        let host = self.net.hosts.get(&node).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
         host.cri.attached_output(&id)
     }
     fn exec(&mut self, namespace: &str, pod: &str, container: Option<&str>, command: &[String], tty: bool) -> Result<(String, i32), String> {
         let (node, uid, container) = self.locate(namespace, pod, container)?;
-        let now = self.now;
-        let output = exec_in_pod(self.hosts, self.fabric, &node, &uid, &container, command, kubesim_host::cri::ExecIo { stdin: Vec::new(), tty }, now)?;
+        let output = exec_in_pod(self.net, &node, &uid, &container, command, kubesim_host::cri::ExecIo { stdin: Vec::new(), tty })?;
         let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
         text.push_str(&String::from_utf8_lossy(&output.stderr));
         Ok((text, output.code))
     }
     fn usage(&self, namespace: &str, pod: &str) -> Option<(i64, i64)> {
         let (node, uid, _) = self.locate(namespace, pod, None).ok()?;
-        self.hosts.get(&node)?.cri.pod_usage(&uid, self.now)
+        self.net.hosts.get(&node)?.cri.pod_usage(&uid, self.now)
     }
 }
 
@@ -85,8 +83,8 @@ pub fn kubectl(world: &mut World, args: &str) -> (String, String, i32) {
 /// that goes on.
 pub fn kubectl_output(world: &mut World, args: &str) -> kubesim_kubectl::Output {
     let pods = pod_index(world);
-    world.with_kubectl(|api, req, files, hosts, fabric| {
-        let mut view = WorldView { files, hosts, fabric, pods, now: req.now };
+    world.with_kubectl(|api, req, files, net| {
+        let mut view = WorldView { files, net, pods, now: req.now };
         let mut output = kubesim_kubectl::run_line(args, api, req, &mut view);
         if let Ok(argv) = split(args) {
             output.stderr.push_str(&apply_warnings(&argv, files));
@@ -130,20 +128,19 @@ pub fn exec_target(hosts: &BTreeMap<String, kubesim_host::Host>, node: &str, pod
 }
 
 /// Runs a command in a pod's container as the API server's exec subresource does (through the
-/// node's kubelet to the runtime's ExecSync), its network calls routed over the fabric.
-#[allow(clippy::too_many_arguments)]
+/// node's kubelet to the runtime's ExecSync), its network calls routed over the fabric and
+/// recorded in `net`.
 pub fn exec_in_pod(
-    hosts: &mut BTreeMap<String, kubesim_host::Host>,
-    fabric: &kubesim_runtime::Fabric,
+    net: &mut kubesim_runtime::net::Net,
     node: &str,
     pod_uid: &str,
     container: &str,
     argv: &[String],
     io: kubesim_host::cri::ExecIo,
-    now: kubesim_api::Millis,
 ) -> Result<kubesim_host::cri::ExecOutput, String> {
-    let id = exec_target(hosts, node, pod_uid, container)?;
-    let output = kubesim_runtime::net::exec(hosts, fabric, node, &id, argv, io, now).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
+    let now = net.now;
+    let id = exec_target(net.hosts, node, pod_uid, container)?;
+    let output = kubesim_runtime::net::exec(net, node, &id, argv, io).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
     if output.start_failed {
         // containerd's CRI exec: the process never started, so the API server answers with an
         // internal error naming the exec id (kubectl: `error: Internal error occurred: ...`,
@@ -169,8 +166,8 @@ pub fn kubectl_argv(world: &mut World, argv: &[String]) -> (String, String, i32)
         _ => argv.to_vec(),
     };
     let pods = pod_index(world);
-    let output = world.with_kubectl(|api, req, files, hosts, fabric| {
-        let mut view = WorldView { files, hosts, fabric, pods, now: req.now };
+    let output = world.with_kubectl(|api, req, files, net| {
+        let mut view = WorldView { files, net, pods, now: req.now };
         let mut output = kubesim_kubectl::run(&argv, api, req, &mut view);
         output.stderr.push_str(&apply_warnings(&argv, files));
         output

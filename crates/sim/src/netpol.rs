@@ -31,6 +31,22 @@ impl ProbeResult {
     pub fn connected(&self) -> bool {
         *self == ProbeResult::Connected
     }
+
+    /// Whether the packet got through to the destination pod (accepted, or refused there
+    /// because nothing listens): what a policy verdict of "allowed" predicts.
+    pub fn reached(&self) -> bool {
+        matches!(self, ProbeResult::Connected | ProbeResult::Refused)
+    }
+
+    /// In words, for the matrix's cells.
+    pub fn describe(&self) -> String {
+        match self {
+            ProbeResult::Connected => "connected".into(),
+            ProbeResult::Refused => "connection refused (nothing listens on that port)".into(),
+            ProbeResult::TimedOut(Some(why)) => format!("timed out (dropped: {why})"),
+            ProbeResult::TimedOut(None) => "timed out".into(),
+        }
+    }
 }
 
 /// A pod named `namespace/name` (or `name` in `default`).
@@ -93,7 +109,9 @@ impl World {
         } else {
             NetCall::Tcp { dst: to_ip.to_string(), port, send: Vec::new(), timeout_ms: PROBE_TIMEOUT_MS }
         };
-        let delivery = self.runtime_mut().with_network(|hosts, fabric, now| {
+        // Probes are the simulator's measurement, not the pod's traffic: routed, neither
+        // logged nor changing anything (a connect-only packet reaches no program).
+        let delivery = self.runtime_mut().probe_network(|hosts, fabric, now| {
             let host = hosts.get(&node)?;
             let src_ip = host.cri.container_ip(&id)?;
             let dnat = kubesim_runtime::net::dnat(&host.netfilter, &host.ip(), (&src_ip, 39_999), &call);

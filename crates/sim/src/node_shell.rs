@@ -14,10 +14,9 @@
 
 use kubesim_api::Millis;
 use kubesim_host::cri::{ContainerRuntime, ContainerSpec, ExecIo, ExecOutput, SandboxConfig};
-use kubesim_host::{node_root, Host, NODE_ROOT};
+use kubesim_host::{node_root, NODE_ROOT};
 use kubesim_os::fs::Mount;
-use kubesim_runtime::net::{route_remote, Packet};
-use kubesim_runtime::Fabric;
+use kubesim_runtime::net::{Net, Origin, Packet};
 use std::collections::BTreeMap;
 
 /// The node's directories the shell shares with hostPath volumes.
@@ -75,8 +74,10 @@ impl NodeShell {
 
     /// Runs a command line in the shell to completion now. `None` if the node is gone or
     /// powered off (ssh cannot connect).
-    pub fn run(&mut self, hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, line: &str, now: Millis) -> Option<ExecOutput> {
-        let host = hosts.get_mut(&self.node).filter(|h| h.powered)?;
+    /// Its packets are recorded in `net` as [`Origin::NodeShell`]'s.
+    pub fn run(&mut self, net: &mut Net, line: &str) -> Option<ExecOutput> {
+        let now = net.now;
+        let host = net.hosts.get_mut(&self.node).filter(|h| h.powered)?;
         let node_ip = host.ip();
         // The node's filesystem is lent to the shell for the command and handed back after it.
         let mut tree = host.cri.volumes.trees.remove(NODE_ROOT).unwrap_or_else(node_root);
@@ -100,13 +101,16 @@ impl NodeShell {
         let output = self.cri.exec_with(CONTAINER, &argv, io, now, &mut |call| {
             port = port.wrapping_add(1).max(40_000);
             let (dst, dst_port, udp) = call.destination();
-            let dnat =
-                hosts.get(&node).map(|h| h.netfilter.dnat((&node_ip, port), dst, dst_port, udp, &node_ip)).unwrap_or(kubesim_host::netfilter::Dnat::Unchanged);
+            let dnat = net
+                .hosts
+                .get(&node)
+                .map(|h| h.netfilter.dnat((&node_ip, port), dst, dst_port, udp, &node_ip))
+                .unwrap_or(kubesim_host::netfilter::Dnat::Unchanged);
             let packet = Packet::new(&node, node_ip.clone(), port, call, dnat);
-            route_remote(hosts, fabric, &packet, now).reply
+            net.send(&packet, Origin::NodeShell).reply
         });
         let tree = self.cri.volumes.trees.remove(NODE_ROOT).unwrap_or_else(node_root);
-        if let Some(host) = hosts.get_mut(&self.node) {
+        if let Some(host) = net.hosts.get_mut(&self.node) {
             host.cri.volumes.trees.insert(NODE_ROOT.to_string(), tree);
         }
         Some(output)

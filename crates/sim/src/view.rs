@@ -766,6 +766,207 @@ pub struct PacketView {
     pub to_node: Option<String>,
     /// The DNS answer's records, for a query answered.
     pub answer: Option<String>,
+    /// How a packet not sent by a container's own process was sent (`kubectl exec`,
+    /// `kubectl port-forward`, `minikube ssh`); the workstation's packets are named by `from`.
+    pub via: Option<&'static str>,
+    /// Its path, hop by hop ([`packet_hops`]).
+    pub hops: Vec<HopView>,
+}
+
+/// One hop of a packet's path: where it was and what happened there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HopView {
+    /// The place (`default/client on node-1`, `node-2's kube-proxy rules`, `fabric`, ...).
+    pub place: String,
+    /// What happened there.
+    pub what: String,
+    /// A NetworkPolicy dropped the packet here.
+    pub dropped: bool,
+}
+
+/// The workstation as the network view names it (`workstation 172.18.0.1`).
+pub fn workstation_name() -> String {
+    format!("workstation {}", crate::workstation::WORKSTATION_IP)
+}
+
+/// What the network view knows to name addresses by: pods and nodes.
+struct Names {
+    /// Pod IP → `namespace/name`.
+    pod_by_ip: std::collections::BTreeMap<String, String>,
+    /// `namespace/name` → node.
+    node_of_pod: std::collections::BTreeMap<String, String>,
+    /// Node address → node.
+    node_by_ip: std::collections::BTreeMap<String, String>,
+}
+
+impl Names {
+    fn of(world: &World) -> Names {
+        let mut pod_by_ip = std::collections::BTreeMap::new();
+        let mut node_of_pod = std::collections::BTreeMap::new();
+        for object in world.api().store().list(("", "pods"), None) {
+            let Some(pod) = object.as_pod() else { continue };
+            let status = pod.status.as_ref();
+            let terminal = matches!(status.and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed"));
+            if let Some(ip) = status.and_then(|s| s.pod_ip.clone()).filter(|ip| !ip.is_empty() && !terminal) {
+                if pod.spec.as_ref().and_then(|s| s.host_network) != Some(true) {
+                    let key = format!("{}/{}", object.namespace(), object.name());
+                    if let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.clone()) {
+                        node_of_pod.insert(key.clone(), node);
+                    }
+                    pod_by_ip.insert(ip, key);
+                }
+            }
+        }
+        let node_by_ip = world.node_names().filter_map(|n| world.host(n)).map(|h| (h.ip(), h.name.clone())).collect();
+        Names { pod_by_ip, node_of_pod, node_by_ip }
+    }
+
+    /// `default/web-1 (10.244.1.3:80)`, `node node-2 (172.18.0.3:30080)` or the address.
+    fn address(&self, ip: &str, port: u16) -> String {
+        match (self.pod_by_ip.get(ip), self.node_by_ip.get(ip)) {
+            (Some(pod), _) => format!("{pod} ({ip}:{port})"),
+            (None, Some(node)) => format!("node {node} ({ip}:{port})"),
+            _ => format!("{ip}:{port}"),
+        }
+    }
+
+    /// The pod at `ip` and its node.
+    fn pod(&self, ip: &str) -> Option<(&String, Option<&String>)> {
+        self.pod_by_ip.get(ip).map(|pod| (pod, self.node_of_pod.get(pod)))
+    }
+}
+
+/// A packet's path, hop by hop, from the packet log's record: the sender (a pod and its node,
+/// the workstation, a node's shell), the source node's kube-proxy rule that rewrote a Service
+/// address and the endpoint it chose (or REJECT), a load balancer and the node it chose, that
+/// node's node-port rule, ingress-nginx's server and location and its second connection to the
+/// upstream's endpoint, the fabric between nodes, a NetworkPolicy verdict, and the answer (a
+/// DNS answer's records, or how the connection ended). The network view shows it when a packet
+/// is selected; `hops COMMAND` prints it.
+fn packet_hops(p: &kubesim_runtime::net::PacketRecord, from: &str, names: &Names) -> Vec<HopView> {
+    use kubesim_runtime::net::{Hop, Origin};
+    let hop = |place: String, what: String| HopView { place, what, dropped: false };
+    let mut hops = Vec::new();
+    let dst = names.address(&p.dst.0, p.dst.1);
+    let sender = match p.origin {
+        Origin::Process => format!("{from} on {}", p.from_host),
+        Origin::Exec => format!("{from} on {} (kubectl exec)", p.from_host),
+        Origin::Workstation => from.to_string(),
+        // The kubelet's streaming connection leaves the pod's node, from the node's address.
+        Origin::PortForward => format!("{from} (kubectl port-forward through {}'s kubelet, {})", p.from_host, p.src_ip),
+        Origin::NodeShell => format!("{from} (minikube ssh)"),
+    };
+    let asks = match p.origin {
+        Origin::Process | Origin::Exec => " (the pod's resolv.conf nameserver)",
+        _ => "",
+    };
+    hops.push(hop(
+        sender,
+        match &p.question {
+            Some(q) => format!("asks {dst}{asks} {q}"),
+            None => format!("opens a {} connection to {dst}", p.protocol.to_ascii_uppercase()),
+        },
+    ));
+    let rule = |node: &str, service: &str, endpoint: &Option<(String, u16)>| match endpoint {
+        // The CNI portmap plugin's hostPort rule (`hostPort 80 → namespace/pod`).
+        Some((ip, port)) if service.starts_with("hostPort ") => hop(
+            format!("{node}'s hostPort rules (CNI portmap)"),
+            format!("{} DNATs it to {}", service.split(" →").next().unwrap_or(service), names.address(ip, *port)),
+        ),
+        Some((ip, port)) => hop(format!("{node}'s kube-proxy rules"), format!("Service rule {service} DNATs it to {}", names.address(ip, *port))),
+        None => hop(format!("{node}'s kube-proxy rules"), format!("Service rule {service} has no ready endpoint: REJECT (connection refused)")),
+    };
+    if let Some(service) = &p.service {
+        hops.push(rule(&p.from_host, service, &p.endpoint));
+    }
+    // The machine the packet is on, and the fabric between machines.
+    let mut at = if p.from_host.is_empty() { from.to_string() } else { p.from_host.clone() };
+    let fabric = |hops: &mut Vec<HopView>, at: &mut String, to: &str| {
+        if at != to {
+            hops.push(hop("fabric".into(), format!("routed from {at} to {to}")));
+            *at = to.to_string();
+        }
+    };
+    let mut outcome = p.outcome.clone();
+    let mut upstream_dropped = None;
+    let mut relay: Option<(String, u16)> = None;
+    let mut nginx_answered = false;
+    for h in &p.hops {
+        match h {
+            Hop::Balanced { node } => {
+                hops.push(hop(format!("load balancer {}:{}", p.dst.0, p.dst.1), format!("forwards the connection to node {node}")));
+                fabric(&mut hops, &mut at, node);
+            }
+            Hop::Forwarded { node, service, endpoint } => {
+                fabric(&mut hops, &mut at, node);
+                hops.push(rule(node, service, endpoint));
+            }
+            Hop::Ingress { controller, host, path, server, location, ingress, upstream, status } => {
+                let (pod, node) = names.pod(&controller.0).map_or((controller.0.clone(), None), |(p, n)| (p.clone(), n.cloned()));
+                if let Some(node) = &node {
+                    fabric(&mut hops, &mut at, node);
+                }
+                let host = if host.is_empty() { "(no Host)".to_string() } else { format!("Host {host}") };
+                let server = if server == kubesim_runtime::ingress::DEFAULT_SERVER { "the catch-all server _".to_string() } else { format!("server {server}") };
+                let routed = match (location, ingress) {
+                    (Some(l), Some(i)) => format!("{server}, location {l} of Ingress {i}"),
+                    (Some(l), None) => format!("{server}, location {l} (the default backend)"),
+                    _ => format!("{server}, no location matches"),
+                };
+                let then = match upstream {
+                    Some((name, (ip, port))) => format!(" → upstream {name}: opens a second connection to {}", names.address(ip, *port)),
+                    None => format!(": nginx answers {status} itself"),
+                };
+                let place = format!("ingress-nginx {pod} ({}:{})", controller.0, controller.1);
+                hops.push(hop(place.clone(), format!("{host}, path {path}: {routed}{then}")));
+                match upstream {
+                    // The backend's answer goes back through nginx to the client.
+                    Some(_) => relay = Some((place, *status)),
+                    None => nginx_answered = true,
+                }
+            }
+            Hop::Upstream { outcome: o, dropped_by } => {
+                outcome = o.clone();
+                upstream_dropped = dropped_by.clone();
+            }
+        }
+    }
+    let target = p.target.as_ref().or(p.endpoint.as_ref()).map(|(ip, port)| (ip.clone(), *port)).unwrap_or_else(|| p.dst.clone());
+    let pod = names.pod(&target.0);
+    if let Some((_, Some(node))) = pod {
+        fabric(&mut hops, &mut at, node);
+    }
+    if let Some(why) = p.dropped_by.as_ref().or(upstream_dropped.as_ref()) {
+        hops.push(HopView { place: "NetworkPolicy".into(), what: format!("dropped: {why}"), dropped: true });
+    }
+    match pod {
+        // The ingress hop said what nginx answered.
+        Some(_) if nginx_answered => {}
+        Some((name, node)) => {
+            let answer = match (&p.answer, p.protocol) {
+                (Some(a), _) => format!("answers {a}"),
+                (None, "dns") => format!("answers {}", p.outcome),
+                _ if outcome == "ok" => "accepts and answers".to_string(),
+                _ => format!("the connection ends: {outcome}"),
+            };
+            let place = match node {
+                Some(node) => format!("{name} ({}:{}) on {node}", target.0, target.1),
+                None => format!("{name} ({}:{})", target.0, target.1),
+            };
+            hops.push(hop(place, answer));
+        }
+        None if p.dropped_by.is_none() && p.service.as_ref().is_none_or(|_| p.endpoint.is_some()) => {
+            let place = names.address(&target.0, target.1);
+            let what =
+                if names.node_by_ip.contains_key(&target.0) { format!("the node answers: {outcome}") } else { format!("outside the pod network: {outcome}") };
+            hops.push(hop(place, what));
+        }
+        None => {}
+    }
+    if let Some((place, status)) = relay {
+        hops.push(hop(place, format!("relays the answer to the client: HTTP {status}")));
+    }
+    hops
 }
 
 /// A NetworkPolicy as the network view lists it.
@@ -798,6 +999,52 @@ pub struct MatrixView {
     pub reasons: Vec<Vec<String>>,
     /// Pods left out (the matrix shows at most [`MATRIX_CAP`]).
     pub omitted: usize,
+    /// Each pod's address.
+    pub addresses: Vec<String>,
+    /// What a connection probe from the row's pod to the column's saw when the matrix was last
+    /// confirmed ([`probe_matrix`]); `None` before, or for a pod with no running container.
+    pub probed: Vec<Vec<Option<crate::netpol::ProbeResult>>>,
+    /// When the probes ran (virtual ms).
+    pub probed_at: Option<Millis>,
+}
+
+impl MatrixView {
+    /// The cells whose probe disagrees with the verdict: allowed but the packet did not get
+    /// through, or blocked but it did (a policy agent not yet updated, a network fault).
+    pub fn disagreements(&self) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for (i, row) in self.probed.iter().enumerate() {
+            for (j, probe) in row.iter().enumerate() {
+                if probe.as_ref().is_some_and(|p| p.reached() != self.allowed[i][j]) {
+                    out.push((i, j));
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether `other` has the same pods, ports and verdicts (its probes may be reused).
+    pub fn same_cells(&self, other: &MatrixView) -> bool {
+        self.pods == other.pods && self.addresses == other.addresses && self.ports == other.ports && self.allowed == other.allowed
+    }
+}
+
+/// Confirms the matrix by probing: one connection attempt per cell from the row's pod to the
+/// column's address and port, through the source node's rules and the fabric, as `netpol
+/// matrix` probes (at most [`MATRIX_CAP`]² probes; a probe changes nothing in the world).
+pub fn probe_matrix(world: &mut World, matrix: &mut MatrixView) {
+    let mut probed = Vec::with_capacity(matrix.pods.len());
+    for from in &matrix.pods {
+        let mut row = Vec::with_capacity(matrix.pods.len());
+        for (to, port) in matrix.addresses.iter().zip(&matrix.ports) {
+            let (number, proto) = port.split_once('/').unwrap_or((port, "TCP"));
+            let number = number.parse::<u16>().unwrap_or(80);
+            row.push(world.probe(from, to, number, proto == "UDP").ok());
+        }
+        probed.push(row);
+    }
+    matrix.probed = probed;
+    matrix.probed_at = Some(world.now());
 }
 
 /// The most pods the matrix shows.
@@ -845,7 +1092,75 @@ pub fn policy_matrix(world: &World) -> MatrixView {
         allowed,
         reasons,
         omitted,
+        addresses: pods.iter().map(|p| p.1.clone()).collect(),
+        probed: Vec::new(),
+        probed_at: None,
     }
+}
+
+/// One record of the packet log as the network view shows it.
+fn packet_view(p: &kubesim_runtime::net::PacketRecord, names: &Names) -> PacketView {
+    use kubesim_runtime::net::Origin;
+    // The pod it reached: where it was delivered, else the endpoint the rules chose, else the
+    // address itself.
+    let reached = p.target.as_ref().or(p.endpoint.as_ref()).map_or(p.dst.0.as_str(), |(ip, _)| ip.as_str());
+    let to_pod = names.pod_by_ip.get(reached).cloned();
+    let from = match p.origin {
+        Origin::Workstation | Origin::PortForward => workstation_name(),
+        Origin::NodeShell => format!("node {} ({})", p.from_host, p.src_ip),
+        _ => names.pod_by_ip.get(&p.src_ip).cloned().unwrap_or_else(|| p.from_host.clone()),
+    };
+    let via = match p.origin {
+        Origin::Exec => Some("kubectl exec"),
+        Origin::PortForward => Some("kubectl port-forward"),
+        Origin::NodeShell => Some("minikube ssh"),
+        Origin::Process | Origin::Workstation => None,
+    };
+    let hops = packet_hops(p, &from, names);
+    PacketView {
+        t_ms: p.t_ms,
+        protocol: p.protocol,
+        dst: format!("{}:{}", p.dst.0, p.dst.1),
+        service: p.service.clone(),
+        endpoint: p.endpoint.as_ref().map(|(ip, port)| names.address(ip, *port)),
+        question: p.question.clone(),
+        outcome: p.outcome.clone(),
+        latency_ms: p.latency_ms,
+        dropped_by: p.dropped_by.clone(),
+        to_node: to_pod.as_ref().and_then(|pod| names.node_of_pod.get(pod)).cloned(),
+        to_pod,
+        from_node: p.from_host.clone(),
+        answer: p.answer.clone(),
+        from,
+        via,
+        hops,
+    }
+}
+
+/// The packets logged since the log counted `since` (at most the log's capacity), as the
+/// network view shows them, oldest first: what a command sent (`hops COMMAND`).
+pub fn packets_since(world: &World, since: u64) -> Vec<PacketView> {
+    let (log, total) = world.runtime().packets();
+    let new = total.saturating_sub(since).min(log.len() as u64) as usize;
+    let names = Names::of(world);
+    log.iter().skip(log.len() - new).map(|p| packet_view(p, &names)).collect()
+}
+
+/// Packets and their hops as text (`hops COMMAND`): one header line per packet — protocol,
+/// sender, destination, outcome, round trip — then its hops, numbered.
+pub fn hops_text(packets: &[PacketView]) -> String {
+    let mut out = String::new();
+    for (i, p) in packets.iter().enumerate() {
+        let via = p.via.map(|v| format!(" ({v})")).unwrap_or_default();
+        out.push_str(&format!("packet {}: {} {}{via} -> {}: {} ({} ms)\n", i + 1, p.protocol, p.from, p.dst, p.outcome, p.latency_ms));
+        for (n, h) in p.hops.iter().enumerate() {
+            out.push_str(&format!("  {}. {}: {}\n", n + 1, h.place, h.what));
+        }
+    }
+    if packets.is_empty() {
+        out.push_str("no packets were sent\n");
+    }
+    out
 }
 
 /// Services, kube-proxy rules and recent traffic.
@@ -869,6 +1184,9 @@ pub struct NetworkView {
     /// The load generators: Deployments whose pods pace their requests by a
     /// [`LOAD_INTERVAL_ENV`] environment variable.
     pub load_generators: Vec<LoadGeneratorView>,
+    /// URLs the workstation reaches the cluster by, for the external client: each node port
+    /// on the first node's address and each load balancer's address, by Service.
+    pub external_targets: Vec<String>,
 }
 
 /// The environment variable a load generator's clients sleep between requests (seconds): the
@@ -894,22 +1212,7 @@ impl Eq for LoadGeneratorView {}
 /// `limit` packets container processes sent (with the pods at either end named).
 pub fn network(world: &World, limit: usize) -> NetworkView {
     let store = world.api().store();
-    let mut pod_by_ip: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
-    let mut node_of_pod: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
-    for object in store.list(("", "pods"), None) {
-        let Some(pod) = object.as_pod() else { continue };
-        let status = pod.status.as_ref();
-        let terminal = matches!(status.and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed"));
-        if let Some(ip) = status.and_then(|s| s.pod_ip.clone()).filter(|ip| !ip.is_empty() && !terminal) {
-            if pod.spec.as_ref().and_then(|s| s.host_network) != Some(true) {
-                let key = format!("{}/{}", object.namespace(), object.name());
-                if let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.clone()) {
-                    node_of_pod.insert(key.clone(), node);
-                }
-                pod_by_ip.insert(ip, key);
-            }
-        }
-    }
+    let names = Names::of(world);
     let (log, total_packets) = world.runtime().packets();
     let now = world.now();
     let recent_window_ms = match log.front() {
@@ -941,6 +1244,8 @@ pub fn network(world: &World, limit: usize) -> NetworkView {
         }
     }
     let mut services = Vec::new();
+    let first_node_ip = world.node_names().filter_map(|n| world.host(n)).map(|h| h.ip()).next();
+    let mut external_targets = Vec::new();
     for object in store.list(("", "services"), None) {
         let Object::Service(svc) = object.as_ref() else { continue };
         let spec = svc.spec.clone().unwrap_or_default();
@@ -967,9 +1272,18 @@ pub fn network(world: &World, limit: usize) -> NetworkView {
             .into_iter()
             .filter_map(|i| i.ip.or(i.hostname))
             .collect();
-        let external: Vec<String> = lb.into_iter().chain(spec.external_ips.clone().unwrap_or_default()).collect();
+        let external: Vec<String> = lb.iter().cloned().chain(spec.external_ips.clone().unwrap_or_default()).collect();
         let (ready, all) = endpoint_counts.get(&(object.namespace().to_string(), object.name().to_string())).copied().unwrap_or_default();
         let key = format!("{}/{}", object.namespace(), object.name());
+        for p in spec.ports.iter().flatten().filter(|p| p.protocol.as_deref().unwrap_or("TCP") == "TCP") {
+            let scheme = if p.port == 443 { "https" } else { "http" };
+            if let (Some(np), Some(node)) = (p.node_port, &first_node_ip) {
+                external_targets.push(format!("{scheme}://{node}:{np}/"));
+            }
+            for ip in &lb {
+                external_targets.push(if p.port == 80 { format!("http://{ip}/") } else { format!("{scheme}://{ip}:{}/", p.port) });
+            }
+        }
         services.push(ServiceView {
             namespace: object.namespace().to_string(),
             name: object.name().to_string(),
@@ -994,35 +1308,7 @@ pub fn network(world: &World, limit: usize) -> NetworkView {
             synced_at: h.netfilter.synced_at,
         })
         .collect();
-    let name_ip = |ip: &str, port: u16| match pod_by_ip.get(ip) {
-        Some(pod) => format!("{pod} ({ip}:{port})"),
-        None => format!("{ip}:{port}"),
-    };
-    let packets = log
-        .iter()
-        .rev()
-        .take(limit)
-        .map(|p| {
-            // The pod it reached: the endpoint the rules chose, or the address itself.
-            let to_pod = pod_by_ip.get(p.endpoint.as_ref().map_or(p.dst.0.as_str(), |(ip, _)| ip.as_str())).cloned();
-            PacketView {
-                t_ms: p.t_ms,
-                from: pod_by_ip.get(&p.src_ip).cloned().unwrap_or_else(|| p.from_host.clone()),
-                protocol: p.protocol,
-                dst: format!("{}:{}", p.dst.0, p.dst.1),
-                service: p.service.clone(),
-                endpoint: p.endpoint.as_ref().map(|(ip, port)| name_ip(ip, *port)),
-                question: p.question.clone(),
-                outcome: p.outcome.clone(),
-                latency_ms: p.latency_ms,
-                dropped_by: p.dropped_by.clone(),
-                to_node: to_pod.as_ref().and_then(|pod| node_of_pod.get(pod)).cloned(),
-                to_pod,
-                from_node: p.from_host.clone(),
-                answer: p.answer.clone(),
-            }
-        })
-        .collect();
+    let packets = log.iter().rev().take(limit).map(|p| packet_view(p, &names)).collect();
     let mut load_generators = Vec::new();
     for object in store.list(("apps", "deployments"), None) {
         let Object::Deployment(d) = object.as_ref() else { continue };
@@ -1059,7 +1345,7 @@ pub fn network(world: &World, limit: usize) -> NetworkView {
         });
     }
     let matrix = (!policies.is_empty()).then(|| policy_matrix(world));
-    NetworkView { services, nodes, packets, total_packets, policies, matrix, recent_window_ms, load_generators }
+    NetworkView { services, nodes, packets, total_packets, policies, matrix, recent_window_ms, load_generators, external_targets }
 }
 
 /// One process of a container, as `ps` shows it.

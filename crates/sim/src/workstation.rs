@@ -9,14 +9,15 @@
 
 use kubesim_api::Millis;
 use kubesim_host::cri::{ContainerRuntime, ContainerSpec, ExecIo, ExecOutput, SandboxConfig};
-use kubesim_host::Host;
 use kubesim_os::program::NetCall;
-use kubesim_runtime::net::{route_remote, Packet};
-use kubesim_runtime::Fabric;
+use kubesim_runtime::net::{Net, Origin, Packet};
 use std::collections::BTreeMap;
 
 /// The workstation's address on the nodes' network.
 pub const WORKSTATION_IP: &str = "172.18.0.1";
+/// The host its packets leave from, as the fabric sees it: no node (no node's rules apply, no
+/// link fault of a node is the workstation's).
+pub const WORKSTATION_HOST: &str = "";
 /// Its image (a Debian userland with curl and wget).
 pub const WORKSTATION_IMAGE: &str = "buildpack-deps:bookworm-curl";
 /// The programs a command line may start with to run on the workstation.
@@ -72,15 +73,16 @@ impl Workstation {
 
     /// Runs a command line in the workstation's shell to completion now. `published`: the
     /// ports kind publishes here, (host port, udp) → (node, container port).
+    /// Its packets are recorded in `net` as [`Origin::Workstation`]'s (a port-forwarded
+    /// connection as [`Origin::PortForward`]'s).
     pub fn run(
         &mut self,
-        hosts: &mut BTreeMap<String, Host>,
-        fabric: &Fabric,
+        net: &mut Net,
         published: &PortMappings,
         forwards: &BTreeMap<u16, crate::port_forward::Forward>,
         line: &str,
-        now: Millis,
     ) -> (ExecOutput, Vec<u16>) {
+        let now = net.now;
         let argv = vec!["sh".to_string(), "-c".to_string(), line.to_string()];
         let mut port = 40_000u16;
         let io = ExecIo { stdin: Vec::new(), tty: true };
@@ -93,10 +95,10 @@ impl Workstation {
             // the pod's node (the kubelet's streaming connection).
             if let Some(f) = forwards.get(&dst_port).filter(|_| !udp && (dst.starts_with("127.") || dst == "::1" || dst == "localhost")) {
                 handled.push(dst_port);
-                let Some(node_ip) = hosts.get(&f.node).map(|h| h.ip()) else { return kubesim_host::cri::timed_out(call) };
+                let Some(node_ip) = net.hosts.get(&f.node).map(|h| h.ip()) else { return kubesim_host::cri::timed_out(call) };
                 let forwarded = redirect(call, &f.pod_ip, f.port);
                 let packet = Packet::new(&f.node, node_ip, port, &forwarded, kubesim_host::netfilter::Dnat::Unchanged);
-                return route_remote(hosts, fabric, &packet, now).reply;
+                return net.send(&packet, Origin::PortForward).reply;
             }
             if in_cluster_networks(dst) {
                 return kubesim_host::cri::timed_out(call);
@@ -104,11 +106,11 @@ impl Workstation {
             // docker-proxy: a published port on this machine leads to the node's port.
             let local = dst.starts_with("127.") || dst == WORKSTATION_IP;
             if let Some((node, container_port)) = published.get(&(dst_port, udp)).filter(|_| local) {
-                let Some(node_ip) = hosts.get(node).map(|h| h.ip()) else { return kubesim_host::cri::timed_out(call) };
+                let Some(node_ip) = net.hosts.get(node).map(|h| h.ip()) else { return kubesim_host::cri::timed_out(call) };
                 let forwarded = redirect(call, &node_ip, *container_port);
-                return route(hosts, fabric, &forwarded, port, now);
+                return send(net, &forwarded, port);
             }
-            route(hosts, fabric, call, port, now)
+            send(net, call, port)
         });
         (output, handled)
     }
@@ -133,9 +135,10 @@ fn redirect(call: &NetCall, ip: &str, to_port: u16) -> NetCall {
     call
 }
 
-fn route(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, call: &NetCall, port: u16, now: Millis) -> kubesim_os::program::NetReply {
-    let packet = Packet::new("", WORKSTATION_IP.into(), port, call, kubesim_host::netfilter::Dnat::Unchanged);
-    route_remote(hosts, fabric, &packet, now).reply
+/// A packet from the workstation's address (it enters the cluster through a node's address).
+fn send(net: &mut Net, call: &NetCall, port: u16) -> kubesim_os::program::NetReply {
+    let packet = Packet::new(WORKSTATION_HOST, WORKSTATION_IP.into(), port, call, kubesim_host::netfilter::Dnat::Unchanged);
+    net.send(&packet, Origin::Workstation).reply
 }
 
 /// Pod (10.244.0.0/16) and Service (10.96.0.0/12) addresses: no route from the host.

@@ -289,7 +289,7 @@ impl World {
         let workstation = self.workstation.get_or_insert_with(|| crate::workstation::Workstation::new(now));
         let published = &self.published_ports;
         let forwards: BTreeMap<u16, crate::port_forward::Forward> = self.forwards.iter().map(|(p, (_, f))| (*p, f.clone())).collect();
-        let (output, handled) = self.runtime.with_network(|hosts, fabric, now| workstation.run(hosts, fabric, published, &forwards, line, now));
+        let (output, handled) = self.runtime.with_network(|net| workstation.run(net, published, &forwards, line));
         // kubectl port-forward prints each connection it carries.
         for port in handled {
             if let Some(b) = self.forwards.get(&port).and_then(|(h, _)| self.background.get_mut(*h)).and_then(|b| b.as_mut()) {
@@ -320,7 +320,7 @@ impl World {
         let now = self.now();
         let open = self.node_shell.as_ref().is_some_and(|s| s.node == node);
         let mut shell = if open { self.node_shell.take().expect("checked") } else { crate::node_shell::NodeShell::new(node, now) };
-        let output = self.runtime.with_network(|hosts, fabric, now| shell.run(hosts, fabric, line, now));
+        let output = self.runtime.with_network(|net| shell.run(net, line));
         if open {
             self.node_shell = Some(shell);
         }
@@ -405,12 +405,9 @@ impl World {
 
     /// Runs the kubectl layer with the API server, a request as actor "kubectl", the registered
     /// files and every host (logs and exec reach containers through their node's runtime).
-    pub fn with_kubectl<R>(
-        &mut self,
-        f: impl FnOnce(&mut ApiServer, &mut Request, &BTreeMap<String, String>, &mut BTreeMap<String, Host>, &kubesim_runtime::Fabric) -> R,
-    ) -> R {
+    pub fn with_kubectl<R>(&mut self, f: impl FnOnce(&mut ApiServer, &mut Request, &BTreeMap<String, String>, &mut kubesim_runtime::net::Net) -> R) -> R {
         let files = &self.files;
-        self.runtime.with_api("kubectl", |api, req, hosts, fabric| f(api, req, files, hosts, fabric))
+        self.runtime.with_api("kubectl", |api, req, net| f(api, req, files, net))
     }
 
     /// Node names with hosts, in order.
@@ -559,6 +556,17 @@ impl World {
                 interrupted: false,
             };
             self.commands.push(record.clone());
+            return record;
+        }
+        // `hops COMMAND`: the command, then every packet it sent with its path hop by hop.
+        if let Some(command) = trimmed.strip_prefix("hops ").map(str::trim).filter(|c| !c.is_empty() && self.node_shell.is_none()) {
+            let since = self.runtime.packets().1;
+            let mut record = self.run_command_for(command, until);
+            record.stdout.push_str(&crate::view::hops_text(&crate::view::packets_since(self, since)));
+            record.line = trimmed.to_string();
+            if let Some(last) = self.commands.last_mut() {
+                *last = record.clone();
+            }
             return record;
         }
         if crate::port_forward::is_port_forward(trimmed) && self.node_shell.is_none() {
@@ -832,7 +840,7 @@ impl World {
     /// An API request context acting as `actor`, for callers that need `ApiServer` and
     /// `Request` separately (the kubectl layer).
     pub fn api_request<R>(&mut self, actor: &str, f: impl FnOnce(&mut ApiServer, &mut Request) -> R) -> R {
-        self.runtime.with_api(actor, |api, req, _, _| f(api, req))
+        self.runtime.with_api(actor, |api, req, _| f(api, req))
     }
 }
 

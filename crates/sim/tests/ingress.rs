@@ -96,6 +96,41 @@ fn requests_fan_out_by_path_and_host_from_a_pod_and_the_workstation() {
     let node3 = node_ip(&mut world, "node-3");
     let via_node_port = hello(&mut world, &format!("curl -s -H 'Host: hello.example' http://{node3}:{node_port}/v2"));
     assert!(via_node_port.contains("Version: 2.0.0"), "{via_node_port}");
+    // `hops`: the same request with its path — node-3's node-port rule to the controller pod on
+    // node-1, nginx's server and location, its second connection to a web2 pod, the answer.
+    let traced = hello(&mut world, &format!("hops curl -s -H 'Host: hello.example' http://{node3}:{node_port}/v2"));
+    let hops = traced.split_once("packet 1: ").map(|(_, h)| h).unwrap_or_else(|| panic!("{traced}"));
+    let lines: Vec<&str> = hops.lines().collect();
+    assert!(lines[0].starts_with(&format!("tcp workstation 172.18.0.1 -> {node3}:{node_port}: ok (")), "{hops}");
+    assert_eq!(lines[2], "  2. fabric: routed from workstation 172.18.0.1 to node-3", "{hops}");
+    assert!(
+        lines[3].starts_with(
+            "  3. node-3's kube-proxy rules: Service rule ingress-nginx/ingress-nginx-controller:http DNATs it to ingress-nginx/ingress-nginx-controller-"
+        ),
+        "{hops}"
+    );
+    assert_eq!(lines[4], "  4. fabric: routed from node-3 to node-1", "{hops}");
+    assert!(
+        lines[5].starts_with("  5. ingress-nginx ingress-nginx/ingress-nginx-controller-")
+            && lines[5].contains(":80): Host hello.example, path /v2: server hello.example, location /v2 (Prefix) of Ingress default/fanout → upstream default-web2-http: opens a second connection to default/web2-"),
+        "{hops}"
+    );
+    let last = lines.last().unwrap();
+    assert!(last.starts_with("  ") && last.ends_with(": relays the answer to the client: HTTP 200"), "{hops}");
+    assert!(lines[lines.len() - 2].contains(":8080) on node-") && lines[lines.len() - 2].ends_with(": accepts and answers"), "{hops}");
+    // nginx's own 404 for a host no server has.
+    let miss = world.run_command(&format!("hops curl -s -H 'Host: a.b.example.com' http://{node1}/"));
+    assert!(
+        miss.stdout.contains("  3. node-1's hostPort rules (CNI portmap): hostPort 80 DNATs it to ingress-nginx/ingress-nginx-controller-"),
+        "{}",
+        miss.stdout
+    );
+    assert!(
+        miss.stdout.contains("Host a.b.example.com, path /: the catch-all server _, location / (Prefix) (the default backend): nginx answers 404 itself\n"),
+        "{}",
+        miss.stdout
+    );
+    assert!(!miss.stdout.contains("  5. "), "nginx's own answer ends the path: {}", miss.stdout);
 }
 
 #[test]

@@ -801,3 +801,57 @@ fn the_declare_network_policy_example_as_written_selects_no_pod() {
     assert_eq!(out.exit_code, 0, "{out:?}");
     assert!(out.stderr.contains("remote file exists") || out.stdout.contains("remote file exists"), "{out:?}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// The UI's who-can-connect matrix, confirmed by probes.
+// ---------------------------------------------------------------------------------------------
+
+// The network view's matrix is the policies' verdicts, confirmed by one connection probe per
+// cell: with a default-deny policy the probes agree; a partition between two nodes makes the
+// cells between their pods disagree (allowed, yet the probe times out); probing changes nothing
+// in the world (a probed world and an unprobed clone have the same future).
+#[test]
+fn the_ui_matrix_is_confirmed_by_probes_and_shows_where_they_disagree() {
+    let mut world = World::new(8);
+    world.add_default_nodes();
+    let mut text = String::new();
+    for (i, name) in ["a", "b", "c"].iter().enumerate() {
+        text.push_str(&format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, labels: {{app: {name}}}}}\nspec:\n  nodeName: node-{}\n  containers:\n  - name: c\n    image: registry.k8s.io/e2e-test-images/agnhost:2.53\n    command: [/agnhost, serve-hostname, --tcp, --http=false, --port, '80']\n    ports: [{{containerPort: 80}}]\n---\n",
+            i + 1
+        ));
+    }
+    text.push_str("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: only-a-to-b}\nspec:\n  podSelector: {matchLabels: {app: b}}\n  ingress:\n  - from: [{podSelector: {matchLabels: {app: a}}}]\n");
+    let outcome = apply(&mut world, &InputFile { name: "pods.yaml".into(), text });
+    assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
+    world.run_until(40_000);
+    let mut matrix = kubesim_sim::view::network(&world, 10).matrix.expect("a policy exists");
+    assert_eq!(matrix.pods, ["default/a", "default/b", "default/c"]);
+    assert!(matrix.probed.is_empty() && matrix.probed_at.is_none(), "the view itself does not probe");
+    let mut unprobed = world.clone();
+    kubesim_sim::view::probe_matrix(&mut world, &mut matrix);
+    assert_eq!(matrix.probed_at, Some(world.now()));
+    let connected: Vec<Vec<bool>> = matrix.probed.iter().map(|r| r.iter().map(|p| p.as_ref().unwrap().connected()).collect()).collect();
+    assert_eq!(connected, matrix.allowed, "the probes confirm every verdict");
+    assert!(!matrix.allowed[2][1], "c is not admitted to b");
+    assert!(
+        matches!(&matrix.probed[2][1], Some(kubesim_sim::netpol::ProbeResult::TimedOut(Some(why))) if why.contains("only-a-to-b")),
+        "{:?}",
+        matrix.probed[2][1]
+    );
+    assert!(matrix.disagreements().is_empty());
+
+    // Probing changed nothing: the same future as the unprobed clone.
+    world.run_until(50_000);
+    unprobed.run_until(50_000);
+    assert_eq!(kubesim_sim::run::trace_hash(world.trace()), kubesim_sim::run::trace_hash(unprobed.trace()));
+    assert_eq!(world.runtime().packets().1, unprobed.runtime().packets().1);
+
+    // A partition between node-1 and node-3: a → c is allowed by the policies, but the probe
+    // times out; the cells between a and c disagree, the rest still agree.
+    assert_eq!(world.run_command("fault partition node-1 node-3").exit_code, 0);
+    let mut matrix = kubesim_sim::view::network(&world, 10).matrix.expect("a policy exists");
+    kubesim_sim::view::probe_matrix(&mut world, &mut matrix);
+    assert_eq!(matrix.disagreements(), [(0, 2), (2, 0)], "{:?}", matrix.probed);
+    assert_eq!(matrix.probed[0][2], Some(kubesim_sim::netpol::ProbeResult::TimedOut(None)));
+}

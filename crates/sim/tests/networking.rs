@@ -141,3 +141,69 @@ fn incremental_kube_proxy_syncs_write_what_a_full_sync_would() {
         assert!(host.vips.values().any(|r| r.service == "default/api" && r.endpoints.len() == 5), "{node}: {:?}", host.vips);
     }
 }
+
+// Packets `kubectl exec` and the workstation send are in the packet log like a container's own,
+// named by who sent them, with every leg: the node a node port entered, that node's
+// kube-proxy rule and endpoint, the fabric to the endpoint's node.
+#[test]
+fn exec_and_workstation_packets_are_logged_with_their_hops() {
+    let mut world = world();
+    let before = world.runtime().packets().1;
+    let from_pod = world.run_command("kubectl exec client -- wget -qO- http://172.18.0.3:30080/hostname");
+    assert_eq!(from_pod.exit_code, 0, "{from_pod:?}");
+    let sent = kubesim_sim::view::packets_since(&world, before);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    let p = &sent[0];
+    assert_eq!((p.from.as_str(), p.via, p.outcome.as_str(), p.to_node.as_deref()), ("default/client", Some("kubectl exec"), "ok", Some("node-3")), "{p:?}");
+    let places: Vec<&str> = p.hops.iter().map(|h| h.place.as_str()).collect();
+    assert_eq!(places[..4], ["default/client on node-1 (kubectl exec)", "fabric", "node-2's kube-proxy rules", "fabric"], "{:#?}", p.hops);
+    assert!(p.hops[2].what.starts_with("Service rule default/web DNATs it to default/web-"), "{:#?}", p.hops);
+    assert!(p.hops[4].place.starts_with("default/web-") && p.hops[4].place.ends_with(":8080) on node-3"), "{:#?}", p.hops);
+    assert_eq!(p.hops[4].what, "accepts and answers");
+
+    let before = world.runtime().packets().1;
+    let from_host = world.run_command("curl -s http://172.18.0.3:30080/hostname");
+    assert_eq!(from_host.exit_code, 0, "{from_host:?}");
+    let sent = kubesim_sim::view::packets_since(&world, before);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!((sent[0].from.as_str(), sent[0].via, sent[0].to_pod.is_some()), ("workstation 172.18.0.1", None, true), "{:?}", sent[0]);
+    assert_eq!(sent[0].hops[0].what, "opens a TCP connection to node node-2 (172.18.0.3:30080)");
+    let view = kubesim_sim::view::network(&world, 10);
+    assert_eq!(view.packets[0], sent[0], "the network view shows the same packet, newest first");
+
+    // A refused node port and a DNS query from the workstation are logged too.
+    let before = world.runtime().packets().1;
+    assert_eq!(world.run_command("curl -s http://172.18.0.3:30081/").exit_code, 7);
+    let sent = kubesim_sim::view::packets_since(&world, before);
+    assert_eq!((sent.len(), sent[0].outcome.as_str()), (1, "refused"), "{sent:?}");
+    assert_eq!(sent[0].hops.last().unwrap().what, "the node answers: refused", "{:#?}", sent[0].hops);
+}
+
+// `hops COMMAND` prints what the command printed, then every packet it sent with its path:
+// a node port reached from the workstation, and a load balancer's address.
+#[test]
+fn hops_prints_the_path_of_requests_from_outside() {
+    let mut world = world();
+    let out = world.run_command("hops curl -s http://172.18.0.3:30080/hostname");
+    assert_eq!(out.exit_code, 0, "{out:?}");
+    let (answer, hops) = out.stdout.split_once("packet 1: ").unwrap_or_else(|| panic!("{}", out.stdout));
+    assert!(answer.starts_with("web-"), "{}", out.stdout);
+    let lines: Vec<&str> = hops.lines().collect();
+    assert!(lines[0].starts_with("tcp workstation 172.18.0.1 -> 172.18.0.3:30080: ok ("), "{hops}");
+    assert_eq!(lines[1], "  1. workstation 172.18.0.1: opens a TCP connection to node node-2 (172.18.0.3:30080)", "{hops}");
+    assert_eq!(lines[2], "  2. fabric: routed from workstation 172.18.0.1 to node-2", "{hops}");
+    assert!(lines[3].starts_with("  3. node-2's kube-proxy rules: Service rule default/web DNATs it to default/web-"), "{hops}");
+    assert_eq!(lines[4], "  4. fabric: routed from node-2 to node-3", "{hops}");
+    assert!(lines[5].starts_with("  5. default/web-") && lines[5].ends_with(":8080) on node-3: accepts and answers"), "{hops}");
+    assert_eq!(world.commands().last().unwrap().line, "hops curl -s http://172.18.0.3:30080/hostname");
+
+    let patch = world.run_command(r#"kubectl patch svc web -p '{"spec":{"type":"LoadBalancer"}}'"#);
+    assert_eq!(patch.exit_code, 0, "{patch:?}");
+    world.run_until(world.now() + 7_000);
+    let out = world.run_command("hops curl -s http://172.18.255.1/hostname");
+    assert_eq!(out.exit_code, 0, "{out:?}");
+    assert!(out.stdout.contains("\n  2. load balancer 172.18.255.1:80: forwards the connection to node node-"), "{}", out.stdout);
+    assert!(out.stdout.contains("'s kube-proxy rules: Service rule default/web DNATs it to default/web-"), "{}", out.stdout);
+    let none = world.run_command("hops kubectl get svc web -o name");
+    assert_eq!(none.stdout, "service/web\nno packets were sent\n");
+}

@@ -22,9 +22,15 @@ fn a_forwarded_local_port_reaches_the_pod_while_the_command_runs() {
     let mut world = world();
     // A Service port (8000) is translated to the pod's named target port (http = 80).
     let handle = world.start_background("kubectl port-forward svc/web 7080:8000");
-    let page = world.run_command("curl -s localhost:7080");
+    let page = world.run_command("hops curl -s localhost:7080");
     assert_eq!(page.exit_code, 0, "{}", page.stderr);
     assert!(page.stdout.contains("Welcome to nginx!"), "{}", page.stdout);
+    // The connection is in the packet log: from the workstation, through the kubelet on the
+    // pod's node.
+    let node = world.run_command("kubectl get pods -l app=web -o jsonpath={.items[0].spec.nodeName}").stdout;
+    assert!(page.stdout.contains("packet 1: tcp workstation 172.18.0.1 (kubectl port-forward) -> 10.244."), "{}", page.stdout);
+    assert!(page.stdout.contains(&format!("  1. workstation 172.18.0.1 (kubectl port-forward through {node}'s kubelet, 172.18.0.")), "{}", page.stdout);
+    assert!(page.stdout.contains(&format!(":80) on {node}: accepts and answers\n")), "{}", page.stdout);
     world.run_until(45_000);
     let record = world.finish_background(handle).unwrap();
     assert_eq!(record.stdout, "Forwarding from 127.0.0.1:7080 -> 80\nForwarding from [::1]:7080 -> 80\nHandling connection for 7080\n");

@@ -126,7 +126,12 @@ pub fn app(props: &AppProps) -> Html {
                     if line.is_empty() {
                         return;
                     }
-                    let full = if line.starts_with("kubectl") || line.starts_with("fault") { line.clone() } else { format!("kubectl {line}") };
+                    // The console is kubectl's (`get pods` runs `kubectl get pods`); the other
+                    // command lines the world knows run as typed (faults, `netpol`, `hops`,
+                    // `minikube`, and the workstation's curl, wget, nslookup, ...).
+                    let first = line.split_whitespace().next().unwrap_or("");
+                    let ours = matches!(first, "kubectl" | "fault" | "netpol" | "hops" | "minikube") || kubesim_sim::workstation::is_workstation_command(&line);
+                    let full = if ours { line.clone() } else { format!("kubectl {line}") };
                     let t_ms = sim.0.borrow().engine().now();
                     let result = sim.0.borrow_mut().engine_mut().apply_now(Input::Command(full.clone()));
                     let frame = sim.0.borrow_mut().refresh(wall_now());

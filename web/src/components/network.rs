@@ -7,6 +7,7 @@
 //! highlighted), and dropped packets labelled with the verdict that dropped them.
 
 use crate::components::app::Controls;
+use crate::engine::{Engine, Input};
 use crate::text::clock;
 use kubesim_sim::view::{LoadGeneratorView, MatrixView, NetworkView, PacketView, LOAD_INTERVAL_ENV};
 use std::collections::BTreeSet;
@@ -20,6 +21,59 @@ pub struct NetworkProps {
     pub network: Rc<NetworkView>,
     /// Virtual now.
     pub now: u64,
+    /// An external client's request to show at first (its answer, and its packet selected).
+    #[prop_or_default]
+    pub external: Option<Rc<ExternalResult>>,
+}
+
+/// What the external client sent from the workstation and what came back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExternalResult {
+    /// When it was sent.
+    pub t_ms: u64,
+    /// The command line the workstation ran.
+    pub line: String,
+    /// What curl printed (the response with its headers, or curl's error).
+    pub output: String,
+    /// The request's packet (its sequence number in the packet log), whose hops the view shows.
+    pub packet: Option<(u64, PacketView)>,
+}
+
+/// The workstation's command line for a request to `url` with an optional `Host` header: curl
+/// printing the response's headers, or why the input is not a request.
+pub fn external_request_line(url: &str, host: &str) -> Result<String, String> {
+    let (url, host) = (url.trim(), host.trim());
+    if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() <= "http://".len() {
+        return Err("a URL: http://ADDRESS[:PORT]/PATH (a node's address and node port, a load balancer's address)".into());
+    }
+    let unsafe_char = |t: &str| t.chars().any(|c| c.is_whitespace() || matches!(c, '\'' | '"' | '\\' | '`' | '$' | ';' | '&' | '|' | '<' | '>'));
+    if unsafe_char(url) || unsafe_char(host) {
+        return Err("the URL and Host header take no spaces or shell characters".into());
+    }
+    let header = if host.is_empty() { String::new() } else { format!(" -H 'Host: {host}'") };
+    Ok(format!("curl -sS -i --max-time 10{header} '{url}'"))
+}
+
+/// Sends a request from the workstation now, as the console would run its curl (a recorded
+/// input: time travel replays it): what came back and the request's packet.
+pub fn send_external(engine: &mut Engine, url: &str, host: &str) -> Result<ExternalResult, String> {
+    let line = external_request_line(url, host)?;
+    let before = engine.world().runtime().packets().1;
+    let t_ms = engine.now();
+    let result = engine.apply_now(Input::Command(line.clone()));
+    let world = engine.world();
+    let sent = kubesim_sim::view::packets_since(world, before);
+    let first = world.runtime().packets().1 - sent.len() as u64;
+    // A name in the URL is looked up first: the request is the last TCP packet.
+    let packet = sent.into_iter().enumerate().rfind(|(_, p)| p.protocol == "tcp").map(|(i, p)| (first + i as u64, p));
+    let mut output = result.lines.join("\n");
+    for error in &result.errors {
+        if !output.is_empty() {
+            output.push('\n');
+        }
+        output.push_str(&error.message);
+    }
+    Ok(ExternalResult { t_ms, line, output, packet })
 }
 
 fn outcome_class(outcome: &str) -> &'static str {
@@ -48,7 +102,9 @@ fn packet_row(p: &PacketView, index: u64, selected: bool, fresh: bool, on_select
             <span class="ks-mono ks-muted">{ clock(p.t_ms) }</span>
             <span class="ks-net-proto">{ p.protocol }</span>
             <span class="ks-net-path">
-                <span class="ks-mono">{ &p.from }</span>{ " → " }<span class="ks-mono">{ &p.dst }</span>{ via }
+                <span class="ks-mono">{ &p.from }</span>
+                { p.via.map(|v| html! { <span class="ks-muted">{ format!(" ({v})") }</span> }).unwrap_or_default() }
+                { " → " }<span class="ks-mono">{ &p.dst }</span>{ via }
                 { p.question.as_ref().map(|q| html! { <span class="ks-muted">{ format!(" · {q}") }</span> }).unwrap_or_default() }
             </span>
             <span class={classes!("ks-status-pill", outcome_class(&p.outcome))} title={p.dropped_by.clone().unwrap_or_default()}>{ &p.outcome }</span>
@@ -95,70 +151,83 @@ fn load_generator_row(g: &LoadGeneratorView, command: &Callback<String>) -> Html
     }
 }
 
-/// One hop of a packet's path: where it is and what happened there.
-fn hop(place: Html, what: Html) -> Html {
-    html! { <li class="ks-net-hop"><div class="ks-net-hop-place">{ place }</div><div class="ks-net-hop-what">{ what }</div></li> }
-}
-
-/// The path of one packet, hop by hop, from the model's record: the sending pod and its node,
-/// the node's kube-proxy rule that rewrote the Service address and the endpoint it chose (or
-/// REJECT), the fabric between nodes, the NetworkPolicy verdict, and the answer (a DNS
-/// answer's records, or how the connection ended).
+/// The path of one packet, hop by hop, as the model recorded it ([`PacketView::hops`]): the
+/// sender and its node, the kube-proxy rule that rewrote a Service address and the endpoint it
+/// chose (or REJECT), a load balancer or node port and the node's rule, ingress-nginx's server,
+/// location and second connection, the fabric between nodes, the NetworkPolicy verdict, and the
+/// answer.
 fn packet_path(p: &PacketView) -> Html {
-    let mut hops: Vec<Html> = Vec::new();
-    hops.push(hop(
-        html! { <><span class="ks-mono">{ &p.from }</span><span class="ks-muted">{ format!(" on {}", p.from_node) }</span></> },
-        match &p.question {
-            Some(q) => {
-                html! { <>{ "asks " }<span class="ks-mono">{ &p.dst }</span>{ " (the pod's resolv.conf nameserver) " }<span class="ks-mono">{ q }</span></> }
-            }
-            None => html! { <>{ format!("opens a {} connection to ", p.protocol.to_ascii_uppercase()) }<span class="ks-mono">{ &p.dst }</span></> },
-        },
-    ));
-    match (&p.service, &p.endpoint) {
-        (Some(service), Some(endpoint)) => hops.push(hop(
-            html! { <>{ format!("{}'s kube-proxy rules", p.from_node) }</> },
-            html! { <>{ "Service rule " }<span class="ks-net-svc">{ service }</span>{ " DNATs it to " }<span class="ks-mono">{ endpoint }</span></> },
-        )),
-        (Some(service), None) => hops.push(hop(
-            html! { <>{ format!("{}'s kube-proxy rules", p.from_node) }</> },
-            html! { <>{ "Service rule " }<span class="ks-net-svc">{ service }</span>{ " has no ready endpoint: REJECT (connection refused)" }</> },
-        )),
-        _ => {}
-    }
-    if let Some(to_node) = &p.to_node {
-        if *to_node != p.from_node {
-            hops.push(hop(
-                html! { <>{ "fabric" }</> },
-                html! { <>{ format!("routed from {} to {} (the pod network's /24 of {})", p.from_node, to_node, to_node) }</> },
-            ));
-        }
-    }
-    if let Some(why) = &p.dropped_by {
-        hops.push(hop(html! { <>{ "NetworkPolicy" }</> }, html! { <span class="ks-net-dropped">{ format!("dropped: {why}") }</span> }));
-    }
-    if let Some(pod) = &p.to_pod {
-        let answer = match (&p.answer, p.protocol) {
-            (Some(a), _) => html! { <>{ "answers " }<span class="ks-mono">{ a }</span></> },
-            (None, "dns") => html! { <>{ format!("answers {}", p.outcome) }</> },
-            _ if p.outcome == "ok" => html! { <>{ "accepts and answers" }</> },
-            _ => html! { <>{ format!("the connection ends: {}", p.outcome) }</> },
-        };
-        hops.push(hop(
-            html! { <><span class="ks-mono">{ pod }</span>{ p.to_node.as_ref().map(|n| html! { <span class="ks-muted">{ format!(" on {n}") }</span> }).unwrap_or_default() }</> },
-            answer,
-        ));
-    } else if p.dropped_by.is_none() && p.service.as_ref().is_none_or(|_| p.endpoint.is_some()) {
-        hops.push(hop(html! { <span class="ks-mono">{ &p.dst }</span> }, html! { <>{ format!("outside the pod network: {}", p.outcome) }</> }));
-    }
     html! {
         <div class="ks-net-detail" aria-label="Packet path">
             <div class="ks-section-head">
                 <h3>{ format!("{} at {}", p.protocol.to_ascii_uppercase(), clock(p.t_ms)) }</h3>
                 <span class={classes!("ks-status-pill", outcome_class(&p.outcome))}>{ &p.outcome }</span>
                 <span class="ks-mono ks-muted">{ format!("round trip {} ms", p.latency_ms) }</span>
+                { p.via.map(|v| html! { <span class="ks-muted">{ format!("sent by {v}") }</span> }).unwrap_or_default() }
             </div>
-            <ol class="ks-net-hops">{ for hops }</ol>
+            <ol class="ks-net-hops">
+                { for p.hops.iter().map(|h| html! {
+                    <li class="ks-net-hop">
+                        <div class="ks-net-hop-place ks-mono">{ &h.place }</div>
+                        <div class={classes!("ks-net-hop-what", h.dropped.then_some("ks-net-dropped"))}>{ &h.what }</div>
+                    </li>
+                }) }
+            </ol>
+        </div>
+    }
+}
+
+/// The external client: a request from the workstation (outside the pod network) to a URL,
+/// with an optional Host header; its answer, and its packet selected so its hops show.
+fn external_client(
+    targets: &[String],
+    url: &UseStateHandle<String>,
+    host: &UseStateHandle<String>,
+    result: Option<&ExternalResult>,
+    error: Option<&String>,
+    on_send: Callback<()>,
+) -> Html {
+    let on_url = {
+        let url = url.clone();
+        Callback::from(move |e: InputEvent| {
+            if let Some(input) = e.target_dyn_into::<web_sys::HtmlInputElement>() {
+                url.set(input.value());
+            }
+        })
+    };
+    let on_host = {
+        let host = host.clone();
+        Callback::from(move |e: InputEvent| {
+            if let Some(input) = e.target_dyn_into::<web_sys::HtmlInputElement>() {
+                host.set(input.value());
+            }
+        })
+    };
+    let onsubmit = Callback::from(move |e: SubmitEvent| {
+        e.prevent_default();
+        on_send.emit(());
+    });
+    let placeholder = targets.first().cloned().unwrap_or_else(|| "http://172.18.0.2:30080/".into());
+    html! {
+        <div class="ks-net-external" aria-label="External client">
+            <h3>{ "External client" }<span class="ks-muted">{ format!(" a request from the {} — outside the pod network, in through a node port, a load balancer or the ingress", kubesim_sim::view::workstation_name()) }</span></h3>
+            <form class="ks-net-external-form" {onsubmit}>
+                <input class="ks-mono" type="text" aria-label="URL" list="ks-net-targets" placeholder={placeholder} value={(**url).clone()} oninput={on_url} />
+                <datalist id="ks-net-targets">{ for targets.iter().map(|t| html! { <option value={t.clone()} /> }) }</datalist>
+                <input class="ks-mono" type="text" aria-label="Host header" placeholder="Host header (optional)" value={(**host).clone()} oninput={on_host} />
+                <button type="submit">{ "Send" }</button>
+            </form>
+            { error.map(|e| html! { <p class="ks-error">{ e }</p> }).unwrap_or_default() }
+            { result.map(|r| html! {
+                <div class="ks-net-external-result">
+                    <div class="ks-mono ks-muted">{ format!("{} $ {}", clock(r.t_ms), r.line) }</div>
+                    <pre class="ks-mono">{ &r.output }</pre>
+                    { match &r.packet {
+                        Some((_, p)) => html! { <p class="ks-muted">{ format!("its packet: {} → {}, {} — path below", p.from, p.dst, p.outcome) }</p> },
+                        None => html! { <p class="ks-muted">{ "it sent no packet" }</p> },
+                    } }
+                </div>
+            }).unwrap_or_default() }
         </div>
     }
 }
@@ -178,8 +247,18 @@ fn flipped(old: &MatrixView, new: &MatrixView) -> BTreeSet<(String, String)> {
 }
 
 fn matrix_table(m: &MatrixView, changed: &BTreeSet<(String, String)>) -> Html {
+    let disagree: BTreeSet<(usize, usize)> = m.disagreements().into_iter().collect();
+    let probed = m.probed_at.map(|t| {
+        let cells = m.probed.iter().flatten().filter(|p| p.is_some()).count();
+        if disagree.is_empty() {
+            format!("confirmed by {cells} connection probes at {}: they agree", clock(t))
+        } else {
+            format!("{cells} connection probes at {}: {} cells disagree (marked !)", clock(t), disagree.len())
+        }
+    });
     html! {
         <div class="ks-table-wrap">
+            { probed.map(|p| html! { <p class={classes!("ks-muted", (!disagree.is_empty()).then_some("ks-net-disagree-note"))}>{ p }</p> }).unwrap_or_default() }
             <table class="ks-table ks-net-matrix" aria-label="Connectivity matrix">
                 <thead>
                     <tr>
@@ -194,9 +273,14 @@ fn matrix_table(m: &MatrixView, changed: &BTreeSet<(String, String)>) -> Html {
                             { for m.pods.iter().enumerate().map(|(j, to)| {
                                 let ok = m.allowed[i][j];
                                 let flip = changed.contains(&(from.clone(), to.clone()));
+                                let disagrees = disagree.contains(&(i, j));
+                                let probe = m.probed.get(i).and_then(|r| r.get(j)).cloned().flatten();
+                                let probe_text = probe.map(|p| format!("\nprobe: {}", p.describe())).unwrap_or_default();
+                                let verdict = if ok { "allowed" } else { "blocked" };
+                                let title = format!("{from} → {to} ({}): policies say {verdict}{probe_text}{}\n{}", m.ports[j], if disagrees { " — the probe disagrees" } else { "" }, m.reasons[i][j]);
                                 html! {
-                                    <td class={classes!("ks-net-cell", if ok { "ok" } else { "blocked" }, flip.then_some("flipped"))} title={format!("{from} → {to} ({}): {}\n{}", m.ports[j], if ok { "allowed" } else { "blocked" }, m.reasons[i][j])}>
-                                        { if ok { "." } else { "X" } }
+                                    <td class={classes!("ks-net-cell", if ok { "ok" } else { "blocked" }, flip.then_some("flipped"), disagrees.then_some("disagree"))} {title}>
+                                        { if ok { "." } else { "X" } }{ if disagrees { "!" } else { "" } }
                                     </td>
                                 }
                             }) }
@@ -244,7 +328,10 @@ pub fn network_view(props: &NetworkProps) -> Html {
     };
     // The packet whose path is shown: its sequence number and a copy (it stays shown after it
     // scrolls out of the list).
-    let selected = use_state(|| None::<(u64, PacketView)>);
+    let selected = {
+        let initial = props.external.as_ref().and_then(|r| r.packet.clone());
+        use_state(move || initial)
+    };
     let on_select = {
         let selected = selected.clone();
         Callback::from(move |(seq, p): (u64, PacketView)| {
@@ -264,6 +351,41 @@ pub fn network_view(props: &NetworkProps) -> Html {
         from
     };
     let controls = use_context::<Controls>();
+    // The external client's form and its last request.
+    let url = use_state(String::new);
+    let host = use_state(String::new);
+    let external = {
+        let initial = props.external.clone();
+        use_state(move || initial)
+    };
+    let external_error = use_state(|| None::<String>);
+    let on_send = {
+        let (controls, url, host, external, external_error, selected) =
+            (controls.clone(), url.clone(), host.clone(), external.clone(), external_error.clone(), selected.clone());
+        let fallback = net.external_targets.first().cloned().unwrap_or_default();
+        Callback::from(move |()| {
+            let Some(controls) = &controls else { return };
+            let target = if url.trim().is_empty() { fallback.clone() } else { (*url).clone() };
+            let sent = send_external(controls.sim.0.borrow_mut().engine_mut(), &target, &host);
+            match sent {
+                Ok(result) => {
+                    let frame = controls.sim.0.borrow_mut().refresh(crate::components::app::wall_now());
+                    controls.dispatch.emit(crate::state::Action::Console(crate::state::ConsoleEntry {
+                        t_ms: result.t_ms,
+                        line: result.line.clone(),
+                        stdout: result.output.clone(),
+                        stderr: String::new(),
+                    }));
+                    controls.dispatch.emit(crate::state::Action::Frame(frame));
+                    selected.set(result.packet.clone());
+                    external_error.set(None);
+                    external.set(Some(Rc::new(result)));
+                }
+                Err(why) => external_error.set(Some(why)),
+            }
+        })
+    };
+    let external_html = external_client(&net.external_targets, &url, &host, external.as_deref(), external_error.as_ref(), on_send);
     let load_generators = match (&controls, net.load_generators.is_empty()) {
         (Some(controls), false) => html! {
             <>
@@ -326,7 +448,7 @@ pub fn network_view(props: &NetworkProps) -> Html {
                         </table>
                     </div>
                     <div class="ks-net-traffic">
-                        <h3>{ "Who can connect" }<span class="ks-muted">{ " . connected  X blocked · hover a cell for why" }</span></h3>
+                        <h3>{ "Who can connect" }<span class="ks-muted">{ " . connected  X blocked (by the policies) · ! a probe disagrees · hover a cell for why" }</span></h3>
                         { net.matrix.as_ref().map(|m| matrix_table(m, &changed)).unwrap_or_default() }
                     </div>
                 </div>
@@ -347,6 +469,7 @@ pub fn network_view(props: &NetworkProps) -> Html {
                     </table>
                 </div>
                 <div class="ks-net-traffic">
+                    { external_html }
                     <h3>{ "Traffic" }<span class="ks-muted">{ " newest first · click a packet for its path" }</span></h3>
                     { selected.as_ref().map(|(_, p)| packet_path(p)).unwrap_or_default() }
                     if net.packets.is_empty() {
