@@ -478,7 +478,7 @@ fn reconciler_pod_missing_node() {
     let mut p0 = pod(0, true);
     p0.spec.as_mut().unwrap().node_name = Some("node-0".into());
     let p1 = pod(1, true);
-    let pods = vec![p0, p1];
+    let pods = [p0, p1];
     let existing_slice = || {
         let mut s = empty_slice(1, &svc_base, "IPv4");
         s.endpoints.push(pod_to_endpoint(&pods[0], &svc_base, None));
