@@ -415,8 +415,8 @@ impl Kubelet {
                         return;
                     }
                 };
-                for warning in crate::dns::pod_dns(&pod).warnings {
-                    ctx.event(&object, "Warning", "DNSConfigForming", warning);
+                for (reason, message) in crate::dns::pod_dns(&pod).warnings {
+                    ctx.event(&object, "Warning", reason, message);
                 }
                 let id = random_id(ctx);
                 let sandbox = self.workers[uid].sandbox.clone().unwrap_or_default();
