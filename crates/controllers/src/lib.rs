@@ -37,6 +37,8 @@
 //! - [`expand`]: the volume expand controller (`ExternalExpanding`: CSI volumes are the
 //!   external-resizer's).
 //! - [`localpath`]: kind's local-path provisioner (an add-on, [`addons`], not part of kcm).
+//! - [`loadgen`]: kubesim's load generator behind the `kubesim.dev/load` Service annotation (an
+//!   add-on: real clients sending real requests).
 //! - [`attachdetach`]: the attach/detach controller (VolumeAttachments for the CSI volumes of
 //!   scheduled pods, detach after the node stops using them, `status.volumesAttached`).
 //! - [`csi_provisioner`] / [`csi_attacher`] / [`csi_resizer`]: the CSI drivers'
@@ -117,6 +119,7 @@ mod hpa_tests;
 pub mod job;
 #[cfg(test)]
 mod job_tests;
+pub mod loadgen;
 pub mod localpath;
 pub mod namespace;
 #[cfg(test)]
@@ -189,6 +192,7 @@ pub fn addons() -> Vec<Box<dyn Component>> {
     use kubesim_host::csi::Driver;
     vec![
         Box::new(Controller(localpath::LocalPathProvisioner::new())),
+        Box::new(Controller(loadgen::LoadGenerator::new())),
         Box::new(Controller(csi_provisioner::CsiProvisioner::new(Driver::HostPath))),
         Box::new(Controller(csi_provisioner::CsiProvisioner::new(Driver::Disk))),
         Box::new(Controller(csi_attacher::CsiAttacher::new(Driver::Disk))),

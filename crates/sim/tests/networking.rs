@@ -207,3 +207,43 @@ fn hops_prints_the_path_of_requests_from_outside() {
     let none = world.run_command("hops kubectl get svc web -o name");
     assert_eq!(none.stdout, "service/web\nno packets were sent\n");
 }
+
+// kubesim's load knob: a Service annotated `kubesim.dev/load` gets a Deployment of clients
+// sending that many real requests a second through kube-dns and kube-proxy; changing the
+// annotation changes the clients; removing it removes them.
+#[test]
+fn the_load_annotation_runs_real_clients_against_the_service() {
+    let mut world = world();
+    let annotate = world.run_command("kubectl annotate service web kubesim.dev/load=100 kubesim.dev/load-path=/hostname");
+    assert_eq!(annotate.exit_code, 0, "{annotate:?}");
+    world.run_until(world.now() + 30_000);
+    let deploy = world.run_command("kubectl get deploy web-load -o jsonpath={.spec.replicas}/{.spec.template.spec.containers[0].env[0].value}");
+    assert_eq!(deploy.stdout, "2/0.02", "two clients of 50 requests a second: {deploy:?}");
+    let since = world.now() - 10_000;
+    let (log, _) = world.runtime().packets();
+    let served = log.iter().filter(|p| p.t_ms >= since && p.service.as_deref() == Some("default/web") && p.outcome == "ok").count();
+    assert!(served >= 500, "about 100 requests a second reach the Service, got {served} in 10 s");
+    world.run_command("kubectl annotate service web kubesim.dev/load=10 --overwrite");
+    world.run_until(world.now() + 5_000);
+    let deploy = world.run_command("kubectl get deploy web-load -o jsonpath={.spec.replicas}/{.spec.template.spec.containers[0].env[0].value}");
+    assert_eq!(deploy.stdout, "1/0.1", "{deploy:?}");
+    world.run_command("kubectl annotate service web kubesim.dev/load-");
+    world.run_until(world.now() + 5_000);
+    let gone = world.run_command("kubectl get deploy web-load");
+    assert_eq!(gone.exit_code, 1, "{gone:?}");
+}
+
+// The `kubernetes` Service has the API server's address as its endpoint, and a pod reaches it:
+// kube-apiserver answers /version to anyone and forbids what RBAC does not allow.
+#[test]
+fn pods_reach_the_api_server_through_the_kubernetes_service() {
+    let mut world = world();
+    let endpoints = world.run_command("kubectl get endpointslice kubernetes -o jsonpath={.endpoints[0].addresses[0]}:{.ports[0].port}");
+    assert_eq!(endpoints.stdout, "172.18.0.2:6443", "{endpoints:?}");
+    let version = world.run_command("kubectl exec client -- wget -qO- https://kubernetes.default.svc/version");
+    assert_eq!(version.exit_code, 0, "{version:?}");
+    assert!(version.stdout.contains("\"gitVersion\": \"v1.34.0\""), "{version:?}");
+    let pods = world.run_command("kubectl exec client -- wget -qO- https://kubernetes.default.svc/api/v1/namespaces/default/pods");
+    assert_eq!(pods.exit_code, 1, "a 403: {pods:?}");
+    assert!(format!("{}{}", pods.stdout, pods.stderr).contains("server returned error: HTTP/1.1 403 Forbidden"), "{pods:?}");
+}
