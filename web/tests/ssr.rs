@@ -93,9 +93,15 @@ fn flow_view_shows_components_writes_and_watch_events() {
     let (_, frame) = driver_at(2_500);
     let props = FlowProps { frame: frame.clone(), selection: Selection::None, on_select: Callback::noop() };
     let html = render::<FlowView>(props);
-    for component in ["kube-apiserver", "etcd", "kube-scheduler", "kubelet · node-1", "containerd", "replicaset"] {
-        assert!(html.contains(component), "{component} box drawn");
+    for component in ["kube-apiserver", "etcd", "kube-scheduler", "node-1", "kubelet", "kube-proxy", "containerd", "CNI", "CSI", "kube-dns"] {
+        assert!(html.contains(&format!(">{component}</text>")), "{component} box drawn");
     }
+    for group in ["Workloads · ", "Nodes · ", "Network · ", "Storage · ", "Namespaces &amp; GC · ", "Add-ons · "] {
+        assert!(html.contains(&format!(">{group}")), "{group} group drawn");
+    }
+    // Groups are closed buttons until opened; the controllers are in them.
+    assert!(html.contains("role=\"button\" tabindex=\"0\" aria-expanded=\"false\" aria-label=\"Workloads · "), "a group is a keyboard button");
+    assert!(!html.contains(">replicaset</text>"), "closed groups draw no controllers");
     assert!(html.contains("<span class=\"ks-dot watch\"></span>watch MODIFIED pod/"), "watch events in the log");
     assert!(html.contains("<span class=\"ks-dot modified\"></span>MODIFIED pod/"), "writes in the log");
     assert!(html.contains("RunPodSandbox") || html.contains("PullImage"), "CRI calls in the log");
@@ -615,4 +621,21 @@ fn storage_scenarios_do_what_they_say() {
         assert!(html.contains(table), "{table}: {html}");
     }
     assert!(html.contains("disk.csi.kubesim.io") && html.contains(">default<"), "the classes, the default one marked: {html}");
+}
+
+// The flow view's node agents and DNS: kube-proxy's rule syncs, the CNI plugin's ADDs and a
+// sample of the pods' DNS queries to kube-dns are messages in the flow.
+#[test]
+fn the_flow_has_node_agent_calls_and_dns_queries() {
+    let mut driver = scenario_world("service-dns", 40_000);
+    let flow = driver.engine_mut().take_flow();
+    let has = |from: &str, to: &str, what: &str| flow.iter().any(|i| i.from.starts_with(from) && i.to.starts_with(to) && i.what.starts_with(what));
+    assert!(has("kube-proxy/", "iptables/", "iptables-restore"), "kube-proxy's syncs");
+    assert!(has("kubelet/", "cni/", "ADD "), "CNI ADD");
+    assert!(has("pods/", "coredns", "DNS "), "DNS queries");
+    let dns: Vec<_> = flow.iter().filter(|i| i.what.starts_with("DNS ")).collect();
+    assert!(dns.iter().any(|i| i.what.contains(" → ok")), "answered queries: {dns:?}");
+    // Sampled: at most ten a second per node.
+    let per_node = dns.iter().filter(|i| i.from == dns[0].from && i.t_ms / 1000 == dns[0].t_ms / 1000).count();
+    assert!(per_node <= 10, "{per_node}");
 }

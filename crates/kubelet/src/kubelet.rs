@@ -280,6 +280,7 @@ impl Kubelet {
     pub(crate) fn release_ip(&mut self, host: &mut Host, uid: &str, sandbox: &str, ip: Option<&str>, ctx: &mut Ctx) {
         if let Some(ip) = ip.filter(|ip| *ip != self.node_ip()) {
             network::del(host, ctx.fabric, uid, sandbox, ip);
+            ctx.note(format!("cni/{}", self.setup.name), "DEL", format!("{sandbox} {ip}"));
         }
     }
 

@@ -305,7 +305,10 @@ impl Kubelet {
                 } else {
                     self.configure_cni(host, ctx);
                     match network::add(host, ctx.fabric, (&pod_uid, &pod_ref), &id, &spec) {
-                        Ok(ip) => ip,
+                        Ok(ip) => {
+                            ctx.note(format!("cni/{}", self.setup.name), "ADD", format!("{pod_ref} {ip}"));
+                            ip
+                        }
                         Err(err) => {
                             ctx.event(
                                 &object,

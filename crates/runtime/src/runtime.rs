@@ -75,6 +75,8 @@ pub enum Placement {
 
 /// How many packets the runtime keeps for the network view.
 pub const PACKET_LOG_CAP: usize = 5_000;
+/// The pods' DNS queries are noted (for the flow view) at most once per node per this many ms.
+pub const DNS_NOTE_SAMPLE_MS: Millis = 100;
 
 /// One committed write, as `--trace` prints it.
 #[derive(Clone, Debug)]
@@ -241,6 +243,8 @@ pub struct Runtime<E: Clone = ()> {
     packets: std::collections::VecDeque<crate::net::PacketRecord>,
     packets_total: u64,
     notes: Vec<Note>,
+    /// The time bucket of the last DNS query noted per node ([`DNS_NOTE_SAMPLE_MS`]).
+    dns_note_buckets: BTreeMap<String, Millis>,
     deliveries: Vec<WatchDelivery>,
     deliveries_dropped: usize,
     last_compaction_revision: u64,
@@ -273,6 +277,7 @@ impl<E: Clone> Runtime<E> {
             packets: std::collections::VecDeque::new(),
             packets_total: 0,
             notes: Vec::new(),
+            dns_note_buckets: BTreeMap::new(),
             deliveries: Vec::new(),
             deliveries_dropped: 0,
             last_compaction_revision: 0,
@@ -832,6 +837,23 @@ impl<E: Clone> Runtime<E> {
     }
 
     fn log_packet(&mut self, record: crate::net::PacketRecord) {
+        // A sample of the pods' DNS queries becomes notes (the flow view draws them): at most
+        // one per node per DNS_NOTE_SAMPLE_MS.
+        if record.protocol == "dns" && self.config.record_history {
+            let bucket = record.t_ms / DNS_NOTE_SAMPLE_MS;
+            if self.dns_note_buckets.get(&record.from_host) != Some(&bucket) {
+                self.dns_note_buckets.insert(record.from_host.clone(), bucket);
+                let question = record.question.clone().unwrap_or_default();
+                let answer = record.answer.as_ref().map(|a| format!(" ({a})")).unwrap_or_default();
+                self.notes.push(Note {
+                    t_ms: record.t_ms,
+                    actor: format!("pods/{}", record.from_host).into(),
+                    target: "coredns".into(),
+                    call: "DNS".into(),
+                    detail: format!("{question} from {} → {}{answer}", record.src_ip, record.outcome),
+                });
+            }
+        }
         if self.packets.len() >= PACKET_LOG_CAP {
             self.packets.pop_front();
         }

@@ -1,6 +1,9 @@
-//! The component flow: kubectl, the API server and its store, the controllers, the scheduler,
-//! the kubelets and their container runtimes, with every API write (from the trace) and every
-//! CRI call (from the world's notes) travelling between them.
+//! The component flow: kubectl, the API server and its store, the scheduler, the controllers in
+//! groups (workloads, nodes, network, storage, namespaces and GC, add-ons; one open at a time
+//! shows its controllers), each node's agents in a column under it (kubelet, kube-proxy and its
+//! rules, containerd, the CNI and CSI plugins) and kube-dns, with every API write (from the
+//! trace), watch event, agent call and a sample of pods' DNS queries (from the world's notes)
+//! travelling between them.
 
 use crate::engine::{FlowItem, FlowKind};
 use crate::frame::Frame;
@@ -25,6 +28,65 @@ struct Place {
     kind: &'static str,
 }
 
+/// kube-controller-manager's controllers and the add-ons beside it, grouped as the flow view
+/// draws them: (id, label, the actors in it by name with `-controller` dropped, name prefixes).
+const GROUPS: &[(&str, &str, &[&str], &[&str])] = &[
+    (
+        "workloads",
+        "Workloads",
+        &[
+            "deployment",
+            "replicaset",
+            "replication",
+            "statefulset",
+            "daemonset",
+            "job",
+            "cronjob",
+            "ttl-after-finished",
+            "disruption",
+            "horizontal-pod-autoscaler",
+        ],
+        &[],
+    ),
+    ("nodes", "Nodes", &["node", "node-lifecycle", "node-ipam", "taint-eviction", "pod-garbage-collector", "cloud-node"], &[]),
+    (
+        "network",
+        "Network",
+        &[
+            "endpointslice",
+            "endpoint",
+            "endpointslice-mirroring",
+            "service",
+            "service-cidr",
+            "nginx-ingress-controller",
+            "kube-webhook-certgen",
+            "kubesim-load-generator",
+        ],
+        &["ingress"],
+    ),
+    (
+        "storage",
+        "Storage",
+        &[
+            "persistentvolume",
+            "persistentvolume-binder",
+            "persistentvolume-expander",
+            "attachdetach",
+            "pvc-protection",
+            "pv-protection",
+            "ephemeral-volume",
+            "local-path-provisioner",
+        ],
+        &["csi-"],
+    ),
+    ("lifecycle", "Namespaces & GC", &["namespace", "serviceaccount", "root-ca-cert-publisher", "garbage-collector", "resourcequota"], &[]),
+    ("addons", "Add-ons", &["metrics-server", "coredns"], &[]),
+];
+
+/// The node agents the view lays out under each node, top to bottom: (place prefix, label).
+const AGENTS: &[(&str, &str)] =
+    &[("kubelet", "kubelet"), ("kube-proxy", "kube-proxy"), ("iptables", "iptables"), ("cri", "containerd"), ("cni", "CNI"), ("csi", "CSI")];
+
 fn actor_kind(actor: &str) -> &'static str {
     if actor == "kubectl" {
         "user"
@@ -32,127 +94,193 @@ fn actor_kind(actor: &str) -> &'static str {
         "api"
     } else if actor == "scheduler" || actor.contains("scheduler") {
         "sched"
-    } else if actor.starts_with("kubelet/") {
-        "kubelet"
-    } else if actor.starts_with("cri/") {
-        "cri"
+    } else if actor == "coredns" {
+        "dns"
     } else if actor == "fault" {
         "fault"
+    } else if AGENTS.iter().any(|(prefix, _)| actor.strip_prefix(prefix).is_some_and(|r| r.starts_with('/')))
+        || actor.starts_with("pods/")
+        || actor.starts_with("node/")
+    {
+        "agent"
     } else {
         "ctrl"
     }
 }
 
+/// The group a controller or add-on belongs to (unknown ones are add-ons).
+fn group_of(actor: &str) -> &'static str {
+    let short = actor.strip_suffix("-controller").unwrap_or(actor);
+    let short = short.split('/').next().unwrap_or(short);
+    GROUPS
+        .iter()
+        .find(|(_, _, members, prefixes)| members.contains(&short) || prefixes.iter().any(|p| short.starts_with(p)))
+        .map(|(id, _, _, _)| *id)
+        .unwrap_or("addons")
+}
+
 struct Layout {
     places: Vec<Place>,
     node_slots: Vec<String>,
-    /// Height of the drawing (taller when the controllers need three rows).
+    /// Every node's name (a name among them not in `node_slots` is in the overflow column).
+    all_nodes: Vec<String>,
+    /// The expanded group, whose controllers have places of their own.
+    expanded: Option<String>,
+    /// Height of the drawing (taller while a group is expanded).
     height: f64,
 }
 
 impl Layout {
-    fn new(frame: &Frame) -> Layout {
-        // Controllers and the scheduler: the components seen writing or watching so far, plus
-        // the scheduler always; up to three rows of at most eight.
-        let mut top: Vec<String> = frame.flow_counts.iter().map(|(a, _, _)| a.clone()).filter(|a| matches!(actor_kind(a), "ctrl" | "sched")).collect();
-        if !top.iter().any(|a| a == "scheduler") {
-            top.push("scheduler".into());
-        }
-        kubesim_api::sort::sort_by_key(&mut top, |a| (actor_kind(a) == "sched", a.clone()));
-        let rows = top.len().div_ceil(8).clamp(1, 3);
-        let per_row = top.len().div_ceil(rows).max(1);
-        let row_h = if rows == 1 { 52.0 } else { 40.0 };
-        let pitch = row_h + 8.0;
-        // Everything below the controllers moves down with the extra rows.
-        let dy = (rows as f64 - 1.0) * pitch - if rows > 1 { 10.0 } else { 0.0 };
-        let mut places = vec![
-            Place { id: "kubectl".into(), label: "kubectl".into(), sub: "you".into(), x: 110.0, y: 200.0 + dy, w: 150.0, h: 56.0, kind: "user" },
-            Place {
-                id: "fault".into(),
-                label: "fault injector".into(),
-                sub: "node-down / up".into(),
-                x: 110.0,
-                y: 360.0 + dy,
-                w: 150.0,
-                h: 56.0,
-                kind: "fault",
-            },
-            Place {
-                id: "apiserver".into(),
-                label: "kube-apiserver".into(),
-                sub: "admission · validation".into(),
-                x: 460.0,
-                y: 240.0 + dy,
-                w: 180.0,
-                h: 76.0,
-                kind: "api",
-            },
-            Place {
-                id: "etcd".into(),
-                label: "etcd".into(),
-                sub: format!("revision {}", frame.revision),
-                x: 460.0,
-                y: 410.0 + dy,
-                w: 150.0,
+    fn new(frame: &Frame, expanded: Option<&str>) -> Layout {
+        // The control plane's top band: the scheduler and one box per group; below it the
+        // expanded group's controllers (those seen writing or watching so far).
+        let controllers: Vec<String> = frame.flow_counts.iter().map(|(a, _, _)| a.clone()).filter(|a| actor_kind(a) == "ctrl").collect();
+        let mut places = Vec::new();
+        let slots = GROUPS.len() + 1;
+        let slot = (W - 40.0) / slots as f64;
+        let top_y = 44.0;
+        places.push(Place {
+            id: "scheduler".into(),
+            label: "kube-scheduler".into(),
+            sub: String::new(),
+            x: 20.0 + slot * 0.5,
+            y: top_y,
+            w: slot - 12.0,
+            h: 52.0,
+            kind: "sched",
+        });
+        for (i, (id, label, _, _)) in GROUPS.iter().enumerate() {
+            let members = controllers.iter().filter(|c| group_of(c) == *id).count();
+            places.push(Place {
+                id: format!("group:{id}"),
+                label: format!("{label} · {members}"),
+                sub: String::new(),
+                x: 20.0 + slot * (i as f64 + 1.5),
+                y: top_y,
+                w: slot - 12.0,
                 h: 52.0,
-                kind: "store",
-            },
-        ];
-        let (left, right) = (30.0, W - 30.0);
-        // With several rows, odd rows are offset by half a slot so wires from the rows above
-        // stay visible (the slots are narrowed so every row still fits).
-        let slot = (right - left) / (per_row as f64 + if rows > 1 { 0.5 } else { 0.0 });
-        for (i, actor) in top.iter().enumerate() {
-            let (row, col) = (i / per_row, i % per_row);
-            let shift = if row % 2 == 1 { 0.5 } else { 0.0 };
-            let x = left + slot * (col as f64 + 0.5 + shift);
-            let y = if rows == 1 { 58.0 } else { 30.0 + pitch * row as f64 };
-            let short = actor.strip_suffix("-controller").unwrap_or(actor);
-            let label = if short == "scheduler" { "kube-scheduler".to_string() } else { short.to_string() };
-            let sub = if actor_kind(actor) == "ctrl" { "controller".to_string() } else { String::new() };
-            places.push(Place { id: actor.clone(), label, sub, x, y, w: (slot - 10.0).min(200.0), h: row_h, kind: actor_kind(actor) });
+                kind: "group",
+            });
         }
+        let mut dy = 0.0;
+        let expanded = expanded.filter(|g| GROUPS.iter().any(|(id, _, _, _)| id == g)).map(str::to_string);
+        if let Some(group) = &expanded {
+            let mut members: Vec<&String> = controllers.iter().filter(|c| group_of(c) == group.as_str()).collect();
+            kubesim_api::sort::sort(&mut members);
+            let per_row = 7usize;
+            let rows = members.len().div_ceil(per_row).max(1);
+            let width = (W - 40.0) / per_row.min(members.len().max(1)) as f64;
+            for (i, actor) in members.iter().enumerate() {
+                let (row, col) = (i / per_row, i % per_row);
+                let short = actor.strip_suffix("-controller").unwrap_or(actor);
+                places.push(Place {
+                    id: actor.to_string(),
+                    label: short.to_string(),
+                    sub: String::new(),
+                    x: 20.0 + width * (col as f64 + 0.5),
+                    y: 112.0 + 44.0 * row as f64,
+                    w: (width - 10.0).min(190.0),
+                    h: 36.0,
+                    kind: "ctrl",
+                });
+            }
+            dy = 44.0 * rows as f64 + 10.0;
+        }
+        places.push(Place { id: "kubectl".into(), label: "kubectl".into(), sub: "you".into(), x: 100.0, y: 220.0 + dy, w: 150.0, h: 52.0, kind: "user" });
+        places.push(Place {
+            id: "fault".into(),
+            label: "fault injector".into(),
+            sub: "node-down / up".into(),
+            x: 100.0,
+            y: 400.0 + dy,
+            w: 150.0,
+            h: 52.0,
+            kind: "fault",
+        });
+        places.push(Place {
+            id: "apiserver".into(),
+            label: "kube-apiserver".into(),
+            sub: "admission · validation".into(),
+            x: 380.0,
+            y: 260.0 + dy,
+            w: 180.0,
+            h: 70.0,
+            kind: "api",
+        });
+        places.push(Place {
+            id: "etcd".into(),
+            label: "etcd".into(),
+            sub: format!("revision {}", frame.revision),
+            x: 380.0,
+            y: 420.0 + dy,
+            w: 150.0,
+            h: 50.0,
+            kind: "store",
+        });
+        places.push(Place { id: "coredns".into(), label: "kube-dns".into(), sub: "CoreDNS".into(), x: 590.0, y: 420.0 + dy, w: 130.0, h: 50.0, kind: "dns" });
+        // The nodes: a column each, its agents stacked under its name.
         let mut nodes: Vec<String> = frame.scene.nodes.iter().map(|n| n.name.clone()).collect();
         kubesim_api::sort::sort(&mut nodes);
         let overflow = nodes.len() > MAX_NODE_SLOTS;
         let shown: Vec<String> = if overflow { nodes[..MAX_NODE_SLOTS - 1].to_vec() } else { nodes.clone() };
-        let slots = shown.len() + usize::from(overflow);
+        let columns = shown.len() + usize::from(overflow);
+        let (left, right) = (700.0, W - 10.0);
+        let col_w = ((right - left) / columns.max(1) as f64).min(150.0);
         let mut node_slots = Vec::new();
-        for i in 0..slots {
-            let y = 160.0 + dy + (i as f64) * (290.0 / (slots.max(2) - 1) as f64).min(76.0);
-            let (name, label) =
-                if i < shown.len() { (shown[i].clone(), shown[i].clone()) } else { ("…".to_string(), format!("{} more nodes", nodes.len() - shown.len())) };
-            places.push(Place {
-                id: format!("kubelet/{name}"),
-                label: format!("kubelet · {label}"),
-                sub: String::new(),
-                x: 820.0,
-                y,
-                w: 190.0,
-                h: 48.0,
-                kind: "kubelet",
-            });
-            places.push(Place { id: format!("cri/{name}"), label: "containerd".into(), sub: "CRI".into(), x: 1065.0, y, w: 150.0, h: 48.0, kind: "cri" });
+        for i in 0..columns {
+            let (name, title) =
+                if i < shown.len() { (shown[i].clone(), shown[i].clone()) } else { ("…".to_string(), format!("+{} nodes", nodes.len() - shown.len())) };
+            let x = left + col_w * (i as f64 + 0.5);
+            places.push(Place { id: format!("node/{name}"), label: title, sub: String::new(), x, y: 150.0 + dy, w: col_w - 8.0, h: 22.0, kind: "node" });
+            for (j, (prefix, label)) in AGENTS.iter().enumerate() {
+                places.push(Place {
+                    id: format!("{prefix}/{name}"),
+                    label: label.to_string(),
+                    sub: String::new(),
+                    x,
+                    y: 190.0 + dy + 44.0 * j as f64,
+                    w: col_w - 12.0,
+                    h: 34.0,
+                    kind: if *prefix == "kubelet" { "kubelet" } else { "agent" },
+                });
+            }
             node_slots.push(name);
         }
-        Layout { places, node_slots, height: H + dy }
+        Layout { places, node_slots, all_nodes: nodes, expanded, height: H + dy }
     }
 
+    /// The place a message's endpoint is drawn at: a controller in its group's box unless the
+    /// group is expanded; a node agent in its node's column (or the overflow column); a pod's
+    /// DNS query leaves through its node's kube-proxy rules.
     fn slot_of(&self, id: &str) -> String {
-        // The node plugins' CSI calls (`csi/<node>`) land on the machine's runtime place, next
-        // to the CRI calls they precede.
-        if let Some(node) = id.strip_prefix("csi/").filter(|n| self.node_slots.iter().any(|s| s == n)) {
-            return format!("cri/{node}");
-        }
-        for prefix in ["kubelet/", "cri/"] {
-            if let Some(node) = id.strip_prefix(prefix) {
-                if self.node_slots.iter().any(|n| n == node) {
-                    return id.to_string();
+        let id = match id.strip_prefix("pods/") {
+            Some(node) => format!("kube-proxy/{node}"),
+            None => id.to_string(),
+        };
+        match actor_kind(&id) {
+            "agent" | "kubelet" => {
+                let (prefix, node) = id.split_once('/').unwrap_or((&id, ""));
+                let prefix = if prefix == "node" { "kubelet" } else { prefix };
+                if prefix == "csi" && !self.all_nodes.iter().any(|n| n == node) {
+                    // A CSI driver's controller service (`csi/<driver>`): its sidecars' side.
+                    return self.slot_of("csi-provisioner");
                 }
-                return format!("{prefix}…");
+                if self.node_slots.iter().any(|n| n == node) {
+                    format!("{prefix}/{node}")
+                } else {
+                    format!("{prefix}/…")
+                }
             }
+            "ctrl" => {
+                let group = group_of(&id);
+                if self.expanded.as_deref() == Some(group) {
+                    id
+                } else {
+                    format!("group:{group}")
+                }
+            }
+            _ => id,
         }
-        id.to_string()
     }
 
     fn find(&self, id: &str) -> Option<&Place> {
@@ -180,9 +308,16 @@ fn lerp(a: (f64, f64), b: (f64, f64), t: f64) -> (f64, f64) {
     (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t)
 }
 
+/// Whether a call is a pod's DNS query (the runtime notes a sample of them).
+fn is_dns(item: &FlowItem) -> bool {
+    item.kind == FlowKind::Call && item.what.starts_with("DNS ")
+}
+
 fn pulse_class(item: &FlowItem) -> &'static str {
     if item.kind == FlowKind::Watch {
         "watch"
+    } else if is_dns(item) {
+        "dns"
     } else if item.object.is_none() {
         "call"
     } else if item.what.starts_with("ADDED") {
@@ -217,15 +352,17 @@ pub struct FlowFilter {
     pub writes: bool,
     /// Watch notifications.
     pub watches: bool,
-    /// CRI calls and faults.
+    /// CRI, CNI and CSI calls, kube-proxy's rule syncs and faults.
     pub calls: bool,
+    /// Pods' DNS queries to kube-dns (a sample: the runtime notes at most ten a second per node).
+    pub dns: bool,
     /// Only messages about the selected pod, node or object.
     pub only_selected: bool,
 }
 
 impl Default for FlowFilter {
     fn default() -> FlowFilter {
-        FlowFilter { writes: true, watches: true, calls: true, only_selected: false }
+        FlowFilter { writes: true, watches: true, calls: true, dns: true, only_selected: false }
     }
 }
 
@@ -235,6 +372,7 @@ impl FlowFilter {
         let kind = match item.kind {
             FlowKind::Write => self.writes,
             FlowKind::Watch => self.watches,
+            FlowKind::Call if is_dns(item) => self.dns,
             FlowKind::Call => self.calls,
         };
         kind && (!self.only_selected || *selection == Selection::None || concerns(item, selection))
@@ -257,40 +395,58 @@ pub struct FlowProps {
 pub fn flow_view(props: &FlowProps) -> Html {
     let frame = &props.frame;
     let filter = use_state(FlowFilter::default);
-    let layout = Layout::new(frame);
-    let count_of = |id: &str| frame.flow_counts.iter().find(|(a, _, _)| a == id).map(|(_, sent, watched)| (*sent, *watched)).unwrap_or((0, 0));
+    let expanded = use_state(|| None::<String>);
+    let layout = Layout::new(frame, expanded.as_deref());
+    let count_of = |id: &str| -> (u32, u32) {
+        if let Some(group) = id.strip_prefix("group:") {
+            return frame
+                .flow_counts
+                .iter()
+                .filter(|(a, _, _)| actor_kind(a) == "ctrl" && group_of(a) == group)
+                .fold((0, 0), |(s, w), (_, sent, watched)| (s + sent, w + watched));
+        }
+        frame.flow_counts.iter().find(|(a, _, _)| a == id).map(|(_, sent, watched)| (*sent, *watched)).unwrap_or((0, 0))
+    };
     let api = layout.find("apiserver").cloned().expect("apiserver place");
     let etcd = layout.find("etcd").cloned().expect("etcd place");
     let active: Vec<String> = frame.pulses.iter().filter(|p| p.progress < 0.35).map(|p| layout.slot_of(&p.item.from)).collect();
+    let line = |key: String, a: (f64, f64), b: (f64, f64), class: &'static str| {
+        html! { <line key={key} x1={format!("{:.1}", a.0)} y1={format!("{:.1}", a.1)} x2={format!("{:.1}", b.0)} y2={format!("{:.1}", b.1)} class={classes!("ks-wire", class)} /> }
+    };
 
-    // Static wires.
+    // Static wires: every API client to the API server, the API server to etcd, each kubelet
+    // down its node's runtime, kube-proxy to its rules.
     let mut wires: Vec<Html> = Vec::new();
     for place in &layout.places {
-        let target = match place.kind {
-            "user" | "ctrl" | "sched" | "kubelet" => Some(&api),
-            "api" => Some(&etcd),
-            _ => None,
-        };
-        if let Some(target) = target {
-            let (a, b) = segment(place, target);
-            wires.push(html! { <line key={format!("w-{}", place.id)} x1={format!("{:.1}", a.0)} y1={format!("{:.1}", a.1)} x2={format!("{:.1}", b.0)} y2={format!("{:.1}", b.1)} class="ks-wire" /> });
+        let open_group = place.kind == "group" && layout.expanded.as_deref() == place.id.strip_prefix("group:");
+        let to_api = (matches!(place.kind, "user" | "ctrl" | "sched" | "group" | "kubelet") && !open_group) || place.id.starts_with("kube-proxy/");
+        if to_api {
+            let (a, b) = segment(place, &api);
+            wires.push(line(format!("w-{}", place.id), a, b, ""));
         }
-        if place.kind == "kubelet" {
-            if let Some(cri) = layout.find(&place.id.replace("kubelet/", "cri/")) {
-                let (a, b) = segment(place, cri);
-                wires.push(html! { <line key={format!("c-{}", place.id)} x1={format!("{:.1}", a.0)} y1={format!("{:.1}", a.1)} x2={format!("{:.1}", b.0)} y2={format!("{:.1}", b.1)} class="ks-wire is-cri" /> });
-            }
+        if place.kind == "api" {
+            let (a, b) = segment(place, &etcd);
+            wires.push(line("w-etcd".into(), a, b, ""));
         }
         if place.kind == "fault" {
-            for kubelet in layout.places.iter().filter(|p| p.kind == "kubelet").take(1) {
+            if let Some(kubelet) = layout.places.iter().find(|p| p.kind == "kubelet") {
                 let (a, b) = segment(place, kubelet);
-                wires.push(html! { <line key="w-fault" x1={format!("{:.1}", a.0)} y1={format!("{:.1}", a.1)} x2={format!("{:.1}", b.0)} y2={format!("{:.1}", b.1)} class="ks-wire is-fault" /> });
+                wires.push(line("w-fault".into(), a, b, "is-fault"));
             }
+        }
+    }
+    for node in &layout.node_slots {
+        let column: Vec<&Place> = AGENTS.iter().filter_map(|(prefix, _)| layout.places.iter().find(|p| p.id == format!("{prefix}/{node}"))).collect();
+        if let (Some(first), Some(last)) = (column.first(), column.last()) {
+            wires.push(line(format!("n-{node}"), (first.x, first.y + first.h / 2.0), (last.x, last.y - last.h / 2.0), "is-cri"));
         }
     }
 
     let boxes = layout.places.iter().map(|place| {
-        let (count, watched) = if place.kind == "cri" { (0, 0) } else { count_of(&place.id) };
+        let (count, watched) = match place.kind {
+            "cri" | "api" | "store" | "node" | "fault" => (0, 0),
+            _ => count_of(&place.id),
+        };
         let activity = match (count, watched) {
             (0, 0) => "idle".to_string(),
             (0, w) => format!("{w} events in"),
@@ -298,21 +454,61 @@ pub fn flow_view(props: &FlowProps) -> Html {
             (c, w) => format!("{c} writes · {w} in"),
         };
         let sub = match place.kind {
-            "api" | "store" | "cri" | "fault" => place.sub.clone(),
-            "ctrl" => activity,
+            "api" | "store" | "fault" | "dns" | "node" | "agent" => place.sub.clone(),
+            "group" => activity,
+            "ctrl" | "kubelet" => activity,
             _ if !place.sub.is_empty() => format!("{} · {activity}", place.sub),
             _ => activity,
         };
         let flashing = active.contains(&place.id);
         let selected = match &props.selection {
-            Selection::Node(n) => place.id == format!("kubelet/{n}") || place.id == format!("cri/{n}"),
+            Selection::Node(n) => place.id.ends_with(&format!("/{n}")) && (place.kind == "agent" || place.kind == "kubelet" || place.kind == "node"),
             _ => false,
         };
+        let rect = html! { <rect x={format!("{:.1}", place.x - place.w / 2.0)} y={format!("{:.1}", place.y - place.h / 2.0)} width={format!("{:.1}", place.w)} height={format!("{:.1}", place.h)} rx={if place.kind == "node" { "6" } else { "10" }} /> };
+        let dense = place.w < 150.0 || place.kind == "agent" || place.kind == "kubelet" || (place.kind == "group" && place.label.len() > 14);
+        let (label_y, has_sub) = if place.h < 40.0 || sub.is_empty() { (place.y + 4.0, false) } else { (place.y - 3.0, true) };
+        let texts = html! {
+            <>
+                <text x={format!("{:.1}", place.x)} y={format!("{label_y:.1}")} text-anchor="middle" class={classes!("ks-comp-label", dense.then_some("is-dense"))}>{ &place.label }</text>
+                if has_sub {
+                    <text x={format!("{:.1}", place.x)} y={format!("{:.1}", place.y + 14.0)} text-anchor="middle" class="ks-comp-sub">{ sub.clone() }</text>
+                }
+            </>
+        };
+        if place.kind == "group" {
+            // A group opens (its controllers get places of their own) and closes on click, Enter
+            // or Space.
+            let group = place.id.trim_start_matches("group:").to_string();
+            let open = expanded.as_deref() == Some(group.as_str());
+            let toggle = {
+                let expanded = expanded.clone();
+                let group = group.clone();
+                move || expanded.set(if expanded.as_deref() == Some(group.as_str()) { None } else { Some(group.clone()) })
+            };
+            let onclick = {
+                let toggle = toggle.clone();
+                Callback::from(move |_: MouseEvent| toggle())
+            };
+            let onkeydown = Callback::from(move |e: KeyboardEvent| {
+                if e.key() == "Enter" || e.key() == " " {
+                    e.prevent_default();
+                    toggle();
+                }
+            });
+            let label = format!("{}: {} ({})", place.label, sub, if open { "open, press to close" } else { "closed, press to show its controllers" });
+            return html! {
+                <g key={place.id.clone()} class={classes!("ks-comp", "k-group", open.then_some("is-open"), flashing.then_some("is-active"))} role="button" tabindex="0" aria-expanded={open.to_string()} aria-label={label} {onclick} {onkeydown}>
+                    { rect }
+                    { texts }
+                    <text x={format!("{:.1}", place.x + place.w / 2.0 - 12.0)} y={format!("{:.1}", place.y - place.h / 2.0 + 14.0)} text-anchor="middle" class="ks-comp-caret">{ if open { "▾" } else { "▸" } }</text>
+                </g>
+            };
+        }
         html! {
             <g key={place.id.clone()} class={classes!("ks-comp", format!("k-{}", place.kind), flashing.then_some("is-active"), selected.then_some("is-selected"))} role="group" aria-label={place.label.clone()}>
-                <rect x={format!("{:.1}", place.x - place.w / 2.0)} y={format!("{:.1}", place.y - place.h / 2.0)} width={format!("{:.1}", place.w)} height={format!("{:.1}", place.h)} rx="10" />
-                <text x={format!("{:.1}", place.x)} y={format!("{:.1}", place.y - 3.0)} text-anchor="middle" class={classes!("ks-comp-label", (place.w < 150.0).then_some("is-dense"))}>{ &place.label }</text>
-                <text x={format!("{:.1}", place.x)} y={format!("{:.1}", place.y + 14.0)} text-anchor="middle" class="ks-comp-sub">{ sub }</text>
+                { rect }
+                { texts }
             </g>
         }
     });
@@ -379,19 +575,21 @@ pub fn flow_view(props: &FlowProps) -> Html {
         <section class="ks-flow" aria-label="Component flow">
             <div class="ks-section-head">
                 <h2>{ "Component flow" }</h2>
-                <span class="ks-muted">{ "API writes (from the trace), watch events to each informer, and container-runtime calls, as they happen" }</span>
+                <span class="ks-muted">{ "API writes (from the trace), watch events to each informer, the node agents' calls and pods' DNS queries, as they happen; open a group to see its controllers" }</span>
                 <span class="ks-legend">
                     <span class="f-added"><i />{ "created" }</span>
                     <span class="f-modified"><i />{ "updated" }</span>
                     <span class="f-deleted"><i />{ "deleted" }</span>
                     <span class="f-watch"><i />{ "watch event" }</span>
-                    <span class="f-call"><i />{ "CRI call" }</span>
+                    <span class="f-call"><i />{ "agent call" }</span>
+                    <span class="f-dns"><i />{ "DNS query" }</span>
                 </span>
             </div>
             <div class="ks-flow-filters" role="group" aria-label="Which messages to show">
                 { toggle(&filter, "writes", "API writes", |f| &mut f.writes) }
                 { toggle(&filter, "watches", "watch events", |f| &mut f.watches) }
-                { toggle(&filter, "calls", "CRI calls", |f| &mut f.calls) }
+                { toggle(&filter, "calls", "agent calls", |f| &mut f.calls) }
+                { toggle(&filter, "dns", "DNS queries", |f| &mut f.dns) }
                 { toggle(&filter, "only", "only the selected object", |f| &mut f.only_selected) }
             </div>
             <svg class="ks-flow-svg" viewBox={format!("0 0 {W} {:.0}", layout.height)} role="img" aria-label="Components and the messages between them">
