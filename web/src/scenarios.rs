@@ -55,6 +55,12 @@ const NETPOL_DNS_EGRESS: &str = include_str!("../scenarios/netpol-dns-egress.yam
 const NETPOL_DNS_FIX: &str = include_str!("../scenarios/netpol-dns-fix.yaml");
 const ZONE_PARTITION: &str = include_str!("../scenarios/zone-partition.yaml");
 const INGRESS_FANOUT: &str = include_str!("../scenarios/ingress-fanout.yaml");
+const SIDECAR: &str = include_str!("../scenarios/sidecar.yaml");
+const PRESTOP: &str = include_str!("../scenarios/prestop.yaml");
+const PDB_DRAIN: &str = include_str!("../scenarios/pdb-drain.yaml");
+const TAINTS: &str = include_str!("../scenarios/taints.yaml");
+const TOPOLOGY_SPREAD: &str = include_str!("../scenarios/topology-spread.yaml");
+const QUOTA: &str = include_str!("../scenarios/quota.yaml");
 
 fn apply(t_ms: u64, name: &str, text: impl Into<String>) -> TimedInput {
     TimedInput { t_ms, input: Input::Apply { name: name.to_string(), text: text.into() }, user: false }
@@ -266,10 +272,66 @@ pub fn all() -> Vec<Scenario> {
         },
         Scenario {
             name: "probes",
-            title: "Liveness and readiness probes",
-            summary: "liveness-exec deletes its health file at 30 s: three failed probes later the kubelet restarts the container. readiness-exec stays unready (0/1 Running) until its file appears at 20 s.",
+            title: "Liveness, readiness and startup probes",
+            summary: "liveness-exec deletes its health file at 30 s: three failed probes later the kubelet restarts the container. readiness-exec stays unready (0/1 Running) until its file appears at 20 s. slow-start's startup probe holds the liveness probe off for its first 25 s, so it is never killed while starting.",
             inputs: vec![apply(0, "probes.yaml", PROBES)],
             view: "lifecycle",
+        },
+        Scenario {
+            name: "sidecar",
+            title: "Sidecar containers",
+            summary: "A native sidecar (an init container with restartPolicy: Always) ships the app's log: it starts before the app and runs beside it (READY 2/2). At 40 s the pod is deleted: the app stops first, the sidecar last. The inspector's Containers tab shows both and the shared log.",
+            inputs: vec![apply(0, "sidecar.yaml", SIDECAR), command(40_000, "kubectl delete pod app-with-sidecar --wait=false")],
+            view: "lifecycle",
+        },
+        Scenario {
+            name: "prestop",
+            title: "Graceful termination with preStop",
+            summary: "nginx with a 10 s preStop hook and 30 s of grace. At 20 s the pod is deleted: it is Terminating while the hook runs, then the kubelet sends SIGTERM and nginx exits; the events and the flow show each step.",
+            inputs: vec![apply(0, "prestop.yaml", PRESTOP), command(20_000, "kubectl delete pod web --wait=false")],
+            view: "lifecycle",
+        },
+        Scenario {
+            name: "pdb-drain",
+            title: "A PodDisruptionBudget paces a drain",
+            summary: "3 web replicas on node-1 may lose one at a time (maxUnavailable 1). At 30 s node-1 is drained: one pod is evicted, the others are refused by the budget until the replacement is Ready elsewhere; the drain runs again at 45 s and 60 s and evicts the next pod each time.",
+            inputs: vec![
+                apply(0, "pdb-drain.yaml", PDB_DRAIN),
+                command(30_000, "kubectl drain node-1 --ignore-daemonsets"),
+                command(45_000, "kubectl drain node-1 --ignore-daemonsets"),
+                command(60_000, "kubectl drain node-1 --ignore-daemonsets"),
+            ],
+            view: "cluster",
+        },
+        Scenario {
+            name: "taints",
+            title: "Taints and tolerations",
+            summary: "node-1 is tainted dedicated=gpu:NoSchedule: web's 4 replicas avoid it, the gpu-job that tolerates it runs there. At 40 s node-2 gets a NoExecute taint: its web pods are evicted at once and rescheduled onto node-3.",
+            inputs: vec![
+                command(0, "kubectl taint nodes node-1 dedicated=gpu:NoSchedule"),
+                apply(1_000, "taints.yaml", TAINTS),
+                command(40_000, "kubectl taint nodes node-2 maintenance=true:NoExecute"),
+            ],
+            view: "cluster",
+        },
+        Scenario {
+            name: "topology-spread",
+            title: "Topology spread constraints",
+            summary: "6 replicas that may differ by at most one per zone land 2 per zone. At 30 s they scale to 7. At 50 s node-3 (zone-c) is cordoned and web scales to 9: one new pod fits, the other stays Pending, and its scheduling explanation names PodTopologySpread.",
+            inputs: vec![
+                apply(0, "topology-spread.yaml", TOPOLOGY_SPREAD),
+                command(30_000, "kubectl scale deployment web --replicas=7"),
+                command(50_000, "kubectl cordon node-3"),
+                command(51_000, "kubectl scale deployment web --replicas=9"),
+            ],
+            view: "cluster",
+        },
+        Scenario {
+            name: "quota",
+            title: "A ResourceQuota caps a namespace",
+            summary: "Namespace team-a may run 3 pods: web asks for 5, its ReplicaSet creates 3 and every further create is refused by the quota (see the events); the Deployment stays 3/5. At 40 s the quota is raised to 6 pods and the other two start.",
+            inputs: vec![apply(0, "quota.yaml", QUOTA), command(40_000, "kubectl patch resourcequota team-a-quota -n team-a -p '{\"spec\":{\"hard\":{\"pods\":\"6\"}}}'")],
+            view: "overview",
         },
         Scenario {
             name: "preemption",

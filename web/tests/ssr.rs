@@ -339,9 +339,14 @@ fn the_matrix_is_confirmed_by_probes_and_marks_disagreements() {
 }
 
 /// The gallery scenario `name` after `ms` virtual milliseconds: its world.
-fn scenario_world(name: &str, ms: u64) -> Driver {
+fn scenario_run(name: &str, ms: u64) -> Driver {
     let mut driver = Driver::new(scenarios::by_name(name).unwrap_or_else(|| panic!("scenario {name}")), 1);
     driver.engine_mut().advance(ms, &mut || false);
+    driver
+}
+
+fn scenario_world(name: &str, ms: u64) -> Driver {
+    let driver = scenario_run(name, ms);
     for (input, result) in driver.engine().inputs() {
         if input.t_ms <= ms {
             let result = result.unwrap_or_else(|| panic!("{name}: {} not applied", input.label()));
@@ -400,6 +405,64 @@ fn gallery_scenarios_do_what_they_say() {
     let preemption = scenario_world("preemption", 70_000);
     assert_eq!(pods_of(&preemption, "frontend")[0].status, "Running", "the high-priority pod runs");
     assert!(pods_of(&preemption, "batch-").iter().any(|p| p.status == "Pending"), "a preempted batch pod's replacement waits");
+
+    let probes = scenario_world("probes", 45_000);
+    let slow = pods_of(&probes, "slow-start").remove(0);
+    assert_eq!((slow.ready.as_str(), slow.restarts), ("1/1", 0), "the startup probe held the liveness probe off: {slow:?}");
+}
+
+fn events_of(driver: &Driver, reason: &str) -> Vec<kubesim_sim::view::EventView> {
+    kubesim_sim::view::events(driver.engine().world()).into_iter().filter(|e| e.reason == reason).collect()
+}
+
+// The scheduling, disruption and container-lifecycle scenarios show what their cards promise.
+#[test]
+fn lifecycle_and_scheduling_scenarios_do_what_they_say() {
+    let sidecar = scenario_world("sidecar", 30_000);
+    assert_eq!(pods_of(&sidecar, "app-with-sidecar")[0].ready, "2/2", "the sidecar counts in READY");
+    let sidecar = scenario_world("sidecar", 80_000);
+    assert!(pods_of(&sidecar, "app-with-sidecar").is_empty(), "the pod went");
+    let killing: Vec<String> = events_of(&sidecar, "Killing").into_iter().map(|e| e.message).collect();
+    let app = killing.iter().position(|m| m.contains("container app"));
+    let shipper = killing.iter().position(|m| m.contains("container log-shipper"));
+    assert!(app.is_some() && shipper.is_some() && app < shipper, "the app stops before its sidecar: {killing:?}");
+
+    let prestop = scenario_world("prestop", 25_000);
+    assert_eq!(pods_of(&prestop, "web")[0].status, "Terminating", "the hook is running");
+    let prestop = scenario_world("prestop", 45_000);
+    assert!(pods_of(&prestop, "web").is_empty(), "gone once the hook and SIGTERM are done");
+
+    // A drain the budget blocks fails (kubectl would retry): the scenario runs it again.
+    let drain = scenario_run("pdb-drain", 100_000);
+    let web = pods_of(&drain, "web-");
+    assert!(web.iter().all(|p| p.node.as_deref() != Some("node-1")), "node-1 emptied: {web:?}");
+    assert_eq!(web.iter().filter(|p| p.status == "Running").count(), 3);
+    let refused = kubesim_sim::view::events(drain.engine().world()).into_iter().any(|e| e.message.contains("disruption budget"));
+    let drains: Vec<String> = drain.engine().inputs().filter_map(|(_, r)| r.map(|r| format!("{:?}", r))).collect();
+    assert!(refused || drains.iter().any(|o| o.contains("violate the pod's disruption budget")), "the budget refused an eviction: {drains:?}");
+
+    let taints = scenario_world("taints", 30_000);
+    let web = pods_of(&taints, "web-");
+    assert!(web.iter().all(|p| p.node.as_deref() != Some("node-1")), "web avoids the tainted node: {web:?}");
+    assert_eq!(pods_of(&taints, "gpu-job")[0].node.as_deref(), Some("node-1"), "the toleration lets gpu-job in");
+    let taints = scenario_world("taints", 60_000);
+    let web = pods_of(&taints, "web-");
+    assert!(web.iter().filter(|p| p.status == "Running").all(|p| p.node.as_deref() == Some("node-3")), "NoExecute evicted node-2's pods: {web:?}");
+
+    let spread = scenario_world("topology-spread", 25_000);
+    let mut zones = std::collections::BTreeMap::new();
+    for p in pods_of(&spread, "web-") {
+        *zones.entry(p.node.unwrap_or_default()).or_insert(0) += 1;
+    }
+    assert_eq!(zones.values().copied().collect::<Vec<_>>(), vec![2, 2, 2], "two per zone: {zones:?}");
+    let spread = scenario_world("topology-spread", 70_000);
+    assert_eq!(pods_of(&spread, "web-").iter().filter(|p| p.status == "Pending").count(), 1, "one cannot keep the skew");
+
+    let quota = scenario_world("quota", 30_000);
+    assert_eq!(pods_of(&quota, "web-").len(), 3, "the quota allows 3 pods");
+    assert!(events_of(&quota, "FailedCreate").iter().any(|e| e.message.contains("exceeded quota: team-a-quota")), "the refusals are events");
+    let quota = scenario_world("quota", 70_000);
+    assert_eq!(pods_of(&quota, "web-").iter().filter(|p| p.status == "Running").count(), 5, "raised quota, all 5 run");
 }
 
 /// The latest packet `from` sent with this protocol at or after `since`.

@@ -32,8 +32,11 @@ pub struct PodPrint {
 
 /// printPod: the READY, STATUS and RESTARTS cells, derived as upstream derives them.
 pub fn print_pod(pod: &Pod) -> PodPrint {
-    let spec = pod.spec.clone().unwrap_or_default();
-    let status = pod.status.clone().unwrap_or_default();
+    // Borrowed, never cloned: the UI derives every pod's row on every refresh.
+    let no_spec = k8s_openapi::api::core::v1::PodSpec::default();
+    let no_status = k8s_openapi::api::core::v1::PodStatus::default();
+    let spec = pod.spec.as_ref().unwrap_or(&no_spec);
+    let status = pod.status.as_ref().unwrap_or(&no_status);
     let mut restarts: i64 = 0;
     let mut restartable_restarts: i64 = 0;
     let mut total = spec.containers.len();
@@ -50,7 +53,7 @@ pub fn print_pod(pod: &Pod) -> PodPrint {
             reason = "SchedulingGated".into();
         }
     }
-    let init_containers = spec.init_containers.clone().unwrap_or_default();
+    let init_containers: &[k8s_openapi::api::core::v1::Container] = spec.init_containers.as_deref().unwrap_or(&[]);
     let restartable = |name: &str| init_containers.iter().any(|c| c.name == name && c.restart_policy.as_deref() == Some("Always"));
     total += init_containers.iter().filter(|c| c.restart_policy.as_deref() == Some("Always")).count();
     let later = |a: Option<Millis>, b: Option<&Time>| -> Option<Millis> {
@@ -72,7 +75,8 @@ pub fn print_pod(pod: &Pod) -> PodPrint {
                 last_restartable_restart = later(last_restartable_restart, t.finished_at.as_ref());
             }
         }
-        let state = c.state.clone().unwrap_or_default();
+        let no_state = k8s_openapi::api::core::v1::ContainerState::default();
+        let state = c.state.as_ref().unwrap_or(&no_state);
         if state.terminated.as_ref().is_some_and(|t| t.exit_code == 0) {
             continue;
         }
@@ -106,7 +110,8 @@ pub fn print_pod(pod: &Pod) -> PodPrint {
             if let Some(t) = c.last_state.as_ref().and_then(|s| s.terminated.as_ref()) {
                 last_restart = later(last_restart, t.finished_at.as_ref());
             }
-            let state = c.state.clone().unwrap_or_default();
+            let no_state = k8s_openapi::api::core::v1::ContainerState::default();
+            let state = c.state.as_ref().unwrap_or(&no_state);
             if let Some(r) = state.waiting.as_ref().and_then(|w| w.reason.clone()).filter(|r| !r.is_empty()) {
                 reason = r;
             } else if let Some(t) = &state.terminated {

@@ -225,8 +225,6 @@ pub fn pod_view(pod: &Pod) -> PodView {
     let phase = status.phase.clone().unwrap_or_else(|| "Pending".into());
     let statuses: &[kubesim_api::k8s_openapi::api::core::v1::ContainerStatus] = status.container_statuses.as_deref().unwrap_or(&[]);
     let init_statuses: &[kubesim_api::k8s_openapi::api::core::v1::ContainerStatus] = status.init_container_statuses.as_deref().unwrap_or(&[]);
-    let ready_count = statuses.iter().filter(|s| s.ready).count();
-    let restarts: i32 = statuses.iter().map(|s| s.restart_count).sum::<i32>() + init_statuses.iter().map(|s| s.restart_count).sum::<i32>();
     let waiting_reason = |list: &[kubesim_api::k8s_openapi::api::core::v1::ContainerStatus]| {
         list.iter().find_map(|s| s.state.as_ref().and_then(|st| st.waiting.as_ref()).and_then(|w| w.reason.clone()))
     };
@@ -276,16 +274,17 @@ pub fn pod_view(pod: &Pod) -> PodView {
             _ => Lifecycle::ContainerCreating,
         }
     };
-    let status_word = kubesim_api::pod::status_word(pod);
+    // READY, STATUS and RESTARTS exactly as kubectl prints them (sidecars included).
+    let print = kubesim_api::pod::print_pod(pod);
     PodView {
         namespace: pod.metadata.namespace.clone().unwrap_or_default(),
         name: pod.metadata.name.clone().unwrap_or_default(),
         uid: pod.metadata.uid.clone().unwrap_or_default(),
         node: spec.node_name.clone().filter(|n| !n.is_empty()),
         phase,
-        status: status_word,
-        ready: format!("{}/{}", ready_count, spec.containers.len()),
-        restarts,
+        status: print.status,
+        ready: format!("{}/{}", print.ready, print.total),
+        restarts: print.restarts as i32,
         owner: pod.metadata.owner_references.as_ref().and_then(|o| o.iter().find(|r| r.controller == Some(true))).map(|r| format!("{}/{}", r.kind, r.name)),
         ip: status.pod_ip.clone(),
         lifecycle,
