@@ -702,3 +702,64 @@ fn the_flow_has_node_agent_calls_and_dns_queries() {
     let per_node = dns.iter().filter(|i| i.from == dns[0].from && i.t_ms / 1000 == dns[0].t_ms / 1000).count();
     assert!(per_node <= 10, "{per_node}");
 }
+
+fn why_of(driver: &Driver, namespace: &str, name: &str) -> Vec<kubesim_sim::why::WhyAnswer> {
+    kubesim_sim::why::why(driver.engine().world(), namespace, name)
+}
+
+fn answer_to<'a>(answers: &'a [kubesim_sim::why::WhyAnswer], question: &str) -> &'a kubesim_sim::why::WhyAnswer {
+    answers.iter().find(|a| a.question == question).unwrap_or_else(|| panic!("no {question:?} in {answers:#?}"))
+}
+
+// The inspector's Why tab answers from the model's records, each with its moment.
+#[test]
+fn the_why_tab_answers_from_the_records() {
+    let nginx = scenario_world("nginx", 30_000);
+    let pod = pods_of(&nginx, "nginx-").remove(0);
+    let answers = why_of(&nginx, &pod.namespace, &pod.name);
+    let node = answer_to(&answers, "Why this node?");
+    assert!(node.answer.starts_with(&format!("the scheduler scored {} highest", pod.node.clone().unwrap())), "{node:?}");
+    assert!(node.t_ms.is_some() && node.source == "default-scheduler");
+    let ip = answer_to(&answers, "Why this IP?");
+    assert!(ip.answer.contains(pod.ip.as_deref().unwrap()) && ip.answer.contains("10.244."), "{ip:?}");
+
+    let pending = scenario_world("unschedulable", 20_000);
+    let pod = pods_of(&pending, "").into_iter().find(|p| p.status == "Pending").expect("a pending pod");
+    let answers = why_of(&pending, &pod.namespace, &pod.name);
+    let why = answer_to(&answers, "Why is it Pending?");
+    assert!(why.answer.contains("nodes are available"), "the FitError: {why:?}");
+    assert!(!why.details.is_empty(), "per-node verdicts: {why:?}");
+
+    let probes = scenario_world("probes", 15_000);
+    let answers = why_of(&probes, "default", "readiness-exec");
+    let not_ready = answer_to(&answers, "Why is it not Ready?");
+    assert!(not_ready.answer.contains("Readiness probe failed"), "{not_ready:?}");
+    let probes = scenario_world("probes", 75_000);
+    let answers = why_of(&probes, "default", "liveness-exec");
+    let restart = answer_to(&answers, "Why did it restart?");
+    assert!(restart.answer.contains("failed liveness probe"), "{restart:?}");
+
+    let prestop = scenario_world("prestop", 25_000);
+    let answers = why_of(&prestop, "default", "web");
+    let terminating = answer_to(&answers, "Why is it terminating?");
+    assert_eq!(terminating.t_ms, Some(20_000), "{terminating:?}");
+
+    // Rendered: each answer with a button to its moment.
+    let html = kubesim_web::components::inspector::why(&answers, &Callback::noop());
+    let html = render_html(html);
+    assert!(html.contains("Why is it terminating?") && html.contains("aria-label=\"Go to 00:20.000 on the timeline\""), "{html}");
+}
+
+#[derive(Properties, PartialEq)]
+struct HtmlProps {
+    html: Html,
+}
+
+#[function_component(Wrap)]
+fn wrap(props: &HtmlProps) -> Html {
+    props.html.clone()
+}
+
+fn render_html(html: Html) -> String {
+    render::<Wrap>(HtmlProps { html })
+}

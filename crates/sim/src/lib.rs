@@ -36,6 +36,7 @@ pub mod run;
 pub mod scenario;
 pub mod swarm;
 pub mod view;
+pub mod why;
 pub mod workstation;
 pub mod world;
 

@@ -37,6 +37,7 @@ fn key_of(selection: &Selection) -> Option<ObjectKey> {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Tab {
     Summary,
+    Why,
     Explain,
     Runtime,
     Yaml,
@@ -60,8 +61,15 @@ pub fn inspector(props: &InspectorProps) -> Html {
         use_memo((key, revision, generation), move |(key, _, _)| view::object_versions(sim.0.borrow().engine().world(), key))
     };
     let current = view::object_json(controls.sim.0.borrow().engine().world(), &key);
-    let tabs = [(Tab::Summary, "Summary"), (Tab::Explain, "Scheduling"), (Tab::Runtime, "Containers"), (Tab::Yaml, "YAML"), (Tab::History, "History")];
-    let pod_only = |t: Tab| matches!(t, Tab::Explain | Tab::Runtime);
+    let tabs = [
+        (Tab::Summary, "Summary"),
+        (Tab::Why, "Why?"),
+        (Tab::Explain, "Scheduling"),
+        (Tab::Runtime, "Containers"),
+        (Tab::Yaml, "YAML"),
+        (Tab::History, "History"),
+    ];
+    let pod_only = |t: Tab| matches!(t, Tab::Why | Tab::Explain | Tab::Runtime);
     let active = if !is_pod && pod_only(*tab) { Tab::Summary } else { *tab };
     let clear = controls.dispatch.reform(|_: MouseEvent| Action::Select(Selection::None));
     let body = match active {
@@ -73,6 +81,7 @@ pub fn inspector(props: &InspectorProps) -> Html {
                 None => html! { <p class="ks-muted">{ "The pod no longer exists." }</p> },
             }
         }
+        Tab::Why => why(&kubesim_sim::why::why(controls.sim.0.borrow().engine().world(), &key.namespace, &key.name), &controls.seek),
         Tab::Runtime => runtime(&view::pod_containers(controls.sim.0.borrow().engine().world(), &key.namespace, &key.name)),
         Tab::Yaml => match &current {
             Some(json) => html! { <pre class="ks-yaml">{ to_yaml(json) }</pre> },
@@ -236,6 +245,34 @@ fn summary(selection: &Selection, key: &ObjectKey, controls: &Controls, current:
             }
         }
         _ => written,
+    }
+}
+
+/// The Why tab: every answer that applies to the pod now, each with the moment it happened (a
+/// button that takes the timeline there).
+pub fn why(answers: &[kubesim_sim::why::WhyAnswer], seek: &Callback<kubesim_api::Millis>) -> Html {
+    if answers.is_empty() {
+        return html! { <p class="ks-muted">{ "The pod no longer exists." }</p> };
+    }
+    html! {
+        <div class="ks-why">
+            { for answers.iter().map(|a| {
+                let at = a.t_ms.map(|t| {
+                    let onclick = seek.reform(move |_: MouseEvent| t);
+                    html! { <button class="ks-why-at" {onclick} aria-label={format!("Go to {} on the timeline", clock(t))} title="Go to this moment">{ clock(t) }</button> }
+                });
+                html! {
+                    <section class="ks-why-item">
+                        <h4>{ &a.question }</h4>
+                        <p>{ &a.answer }</p>
+                        if !a.details.is_empty() {
+                            <ul>{ for a.details.iter().map(|d| html! { <li>{ d }</li> }) }</ul>
+                        }
+                        <div class="ks-why-source"><span class="ks-mono">{ &a.source }</span>{ for at }</div>
+                    </section>
+                }
+            }) }
+        </div>
     }
 }
 
