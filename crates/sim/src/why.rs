@@ -140,8 +140,9 @@ pub fn why(world: &World, namespace: &str, name: &str) -> Vec<WhyAnswer> {
         return out;
     }
 
-    // On a node: why that node, and why that address.
+    // On a node: why that node, and why that address (asked after the state's own questions).
     let node = spec.node_name.clone().unwrap_or_default();
+    let mut placement = Vec::new();
     match attempt.filter(|a| a.selected.as_deref() == Some(node.as_str())) {
         Some(a) => {
             let totals = a.final_scores();
@@ -154,7 +155,7 @@ pub fn why(world: &World, namespace: &str, name: &str) -> Vec<WhyAnswer> {
                 kubesim_api::sort::sort_by(&mut top, |x, y| y.1.cmp(x.1));
                 details.push(format!("{node}'s score: {}", top.iter().map(|(p, s)| format!("{p} {s}")).collect::<Vec<_>>().join(", ")));
             }
-            out.push(answer(
+            placement.push(answer(
                 "Why this node?",
                 format!("the scheduler scored {node} highest among {} feasible node(s); {filtered} were filtered out", ranked.len()),
                 details,
@@ -178,7 +179,7 @@ pub fn why(world: &World, namespace: &str, name: &str) -> Vec<WhyAnswer> {
                 cidr.unwrap_or_else(|| "?".into())
             )
         };
-        out.push(answer("Why this IP?", answer_text, Vec::new(), first.map(|v| v.t_ms), &format!("kubelet/{node}")));
+        placement.push(answer("Why this IP?", answer_text, Vec::new(), first.map(|v| v.t_ms), &format!("kubelet/{node}")));
     }
 
     // Containers not running.
@@ -239,5 +240,6 @@ pub fn why(world: &World, namespace: &str, name: &str) -> Vec<WhyAnswer> {
         };
         out.push(answer("Why is it not Ready?", text, details, probe.map(|e| e.last_ms), &format!("kubelet/{node}")));
     }
+    out.extend(placement);
     out
 }
