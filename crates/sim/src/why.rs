@@ -56,7 +56,7 @@ pub fn why(world: &World, namespace: &str, name: &str) -> Vec<WhyAnswer> {
     if let Some(deadline) = pod.metadata.deletion_timestamp.as_ref() {
         // deletionTimestamp is the deadline (request + grace): the request is the first version
         // of the object that carries one.
-        let request = crate::view::object_versions(world, &crate::view::ObjectKey::of(&object))
+        let request = crate::view::object_versions(world, &crate::view::ObjectKey::of(object))
             .into_iter()
             .find(|v| v.json.pointer("/metadata/deletionTimestamp").is_some());
         let t = request.as_ref().map(|v| v.t_ms).unwrap_or_else(|| millis_of(deadline));
@@ -166,7 +166,7 @@ pub fn why(world: &World, namespace: &str, name: &str) -> Vec<WhyAnswer> {
         None => out.push(answer("Why this node?", format!("spec.nodeName named {node}: the pod never passed through the scheduler"), Vec::new(), None, "spec")),
     }
     if let Some(ip) = status.pod_ip.as_deref().filter(|ip| !ip.is_empty()) {
-        let first = crate::view::object_versions(world, &crate::view::ObjectKey::of(&object))
+        let first = crate::view::object_versions(world, &crate::view::ObjectKey::of(object))
             .into_iter()
             .find(|v| v.json.pointer("/status/podIP").and_then(|p| p.as_str()) == Some(ip));
         let answer_text = if spec.host_network == Some(true) {
