@@ -21,6 +21,7 @@ pub mod engine;
 pub mod frame;
 pub mod options;
 pub mod scenarios;
+pub mod share;
 pub mod state;
 pub mod text;
 

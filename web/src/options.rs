@@ -1,6 +1,10 @@
 //! How an app instance starts: from the page URL (`?scenario=...&view=...&autoplay=1&speed=2
-//! &embed=1&theme=dark&seed=7&scheduler-annotations=1`) or from the object given to `kubesim.mount(element, options)`.
+//! &embed=1&theme=dark&seed=7&scheduler-annotations=1`, and a share link's `t=42s`,
+//! `select=pod/default/web-0` and `inputs=...`, see [`crate::share`]) or from the object given to
+//! `kubesim.mount(element, options)`.
 
+use crate::engine::{Millis, TimedInput};
+use crate::share::{self, SharedSelection};
 use crate::state::{Theme, View};
 use wasm_bindgen::JsValue;
 
@@ -24,6 +28,15 @@ pub struct Options {
     /// `scheduler-annotations`: the scheduler writes kube-scheduler-simulator's result
     /// annotations to the pods (off: kube-scheduler writes none).
     pub scheduler_annotations: bool,
+    /// `t`: the virtual time to open at (a share link).
+    pub t_ms: Option<Millis>,
+    /// `select`: the pod or node to select (a share link).
+    pub select: Option<SharedSelection>,
+    /// `inputs`: what the user applied or ran, with when (a share link); replayed on top of
+    /// the scenario's own inputs.
+    pub inputs: Vec<TimedInput>,
+    /// Why a link's parameter was refused (shown once; the rest of the link still applies).
+    pub link_error: Option<String>,
 }
 
 impl Default for Options {
@@ -37,6 +50,10 @@ impl Default for Options {
             theme: Theme::Light,
             seed: 1,
             scheduler_annotations: false,
+            t_ms: None,
+            select: None,
+            inputs: Vec::new(),
+            link_error: None,
         }
     }
 }
@@ -83,8 +100,31 @@ impl Options {
                 }
             }
             "scheduler-annotations" | "schedulerAnnotations" => self.scheduler_annotations = !matches!(value, "0" | "false" | "no"),
+            "t" => match share::parse_time(value) {
+                Some(t) => self.t_ms = Some(t),
+                None => self.refuse(format!("The link's time {value:?} is not a time within a day (12500, 12.5s, 2m); it opens at the start.")),
+            },
+            "select" => match SharedSelection::parse(value) {
+                Some(selection) => self.select = Some(selection),
+                None => self.refuse(format!("The link's selection {value:?} is neither pod/<namespace>/<name> nor node/<name>; nothing is selected.")),
+            },
+            "inputs" => match share::decode_inputs(value) {
+                Ok(inputs) => self.inputs = inputs,
+                Err(reason) => {
+                    self.inputs.clear();
+                    self.refuse(format!("The link's inputs were not replayed: {reason}."));
+                }
+            },
             _ => {}
         }
+    }
+
+    /// Notes a refused link parameter (each reason once, in order).
+    fn refuse(&mut self, reason: String) {
+        self.link_error = Some(match self.link_error.take() {
+            Some(before) => format!("{before} {reason}"),
+            None => reason,
+        });
     }
 
     /// Parses a query string (with or without the leading `?`).
@@ -102,7 +142,7 @@ impl Options {
         if !value.is_object() {
             return base;
         }
-        for key in ["scenario", "view", "autoplay", "speed", "embed", "theme", "seed", "schedulerAnnotations"] {
+        for key in ["scenario", "view", "autoplay", "speed", "embed", "theme", "seed", "schedulerAnnotations", "t", "select", "inputs"] {
             let Ok(field) = js_sys::Reflect::get(value, &JsValue::from_str(key)) else { continue };
             if field.is_undefined() || field.is_null() {
                 continue;

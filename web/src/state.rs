@@ -177,17 +177,32 @@ pub struct AppState {
     pub last_apply: Option<Rc<InputResult>>,
     /// Console history.
     pub console: Rc<Vec<ConsoleEntry>>,
+    /// The share dialog is open.
+    pub share_open: bool,
+    /// A notice to show once (a share link's refused parameter).
+    pub notice: Option<String>,
 }
 
 impl AppState {
     /// The initial state for the given options.
     pub fn new(options: &Options, frame: Rc<Frame>) -> AppState {
+        let selection = match &options.select {
+            Some(crate::share::SharedSelection::Pod { namespace, name }) => frame
+                .scene
+                .pods
+                .iter()
+                .find(|p| &p.namespace == namespace && &p.name == name)
+                .map(|p| Selection::Pod { namespace: namespace.clone(), name: name.clone(), uid: p.uid.clone() })
+                .unwrap_or_default(),
+            Some(crate::share::SharedSelection::Node(name)) if frame.scene.nodes.iter().any(|n| &n.name == name) => Selection::Node(name.clone()),
+            _ => Selection::None,
+        };
         AppState {
             playing: options.autoplay,
             speed: options.speed,
             view: options.view,
-            panel: Panel::Apply,
-            selection: Selection::None,
+            panel: if selection == Selection::None { Panel::Apply } else { Panel::Inspect },
+            selection,
             theme: options.theme,
             frame,
             scenario: options.scenario.clone(),
@@ -196,6 +211,8 @@ impl AppState {
             embed: options.embed,
             last_apply: None,
             console: Rc::new(Vec::new()),
+            share_open: false,
+            notice: options.link_error.clone(),
         }
     }
 }
@@ -231,6 +248,10 @@ pub enum Action {
     Gallery(bool),
     /// Open or close the help overlay.
     Help(bool),
+    /// Open or close the share dialog.
+    Share(bool),
+    /// Dismiss the notice.
+    DismissNotice,
     /// A scenario was loaded (the driver has rebuilt the world).
     ScenarioLoaded(String, Rc<Frame>),
 }
@@ -281,6 +302,8 @@ impl Reducible for AppState {
             }
             Action::Gallery(open) => next.gallery_open = open,
             Action::Help(open) => next.help_open = open,
+            Action::Share(open) => next.share_open = open,
+            Action::DismissNotice => next.notice = None,
             Action::ScenarioLoaded(name, frame) => {
                 next.scenario = name;
                 next.frame = frame;

@@ -186,3 +186,34 @@ fn netpol_matrix_of_100_pods_and_50_policies_in_the_browser() {
         &format!("netpol benchmark (browser): {cells} cells, {allowed} allowed; verdicts {:.0} ms; matrix with probes {:.0} ms", t1 - t0, t2 - t1).into(),
     );
 }
+
+// A share link opens paused at its moment, with its selection inspected and its inputs
+// replayed; a bad parameter is refused with a notice and the rest of the link still applies.
+#[wasm_bindgen_test]
+async fn a_share_link_opens_at_its_moment() {
+    let inputs = kubesim_web::share::encode_inputs(&[kubesim_web::engine::TimedInput {
+        t_ms: 3_000,
+        input: Input::Command("kubectl scale deployment/nginx --replicas=4".into()),
+        user: true,
+    }]);
+    let root = container();
+    let options =
+        Options::from_query(&format!("?scenario=nginx&seed=1&view=pods&t=20s&autoplay=0&select=pod/default/debug&inputs={inputs}"), Options::default());
+    assert_eq!(options.link_error, None);
+    mount(root.clone(), options);
+    yew::scheduler::flush().await;
+    let clock_text = root.query_selector(".ks-clock-value").unwrap().unwrap().text_content().unwrap();
+    assert_eq!(clock_text, "00:20.000");
+    let rows = root.query_selector_all(".ks-pods tbody tr").unwrap();
+    let nginx = (0..rows.length()).filter_map(|i| rows.item(i)?.text_content()).filter(|row| row.starts_with("nginx-")).count();
+    assert_eq!(nginx, 4, "the link's scale replayed");
+    assert_eq!(count(&root, ".ks-ptab.is-active#ks-ptab-Inspect"), 1, "the selection is inspected");
+    assert_eq!(count(&root, ".ks-notice"), 0);
+
+    let root = container();
+    let options = Options::from_query("?scenario=nginx&t=forever&select=secret/default/x&autoplay=0", Options::default());
+    mount(root.clone(), options);
+    yew::scheduler::flush().await;
+    let notice = root.query_selector(".ks-notice").unwrap().expect("a notice").text_content().unwrap();
+    assert!(notice.contains("\"forever\"") && notice.contains("secret/default/x"), "{notice}");
+}

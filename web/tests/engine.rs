@@ -336,3 +336,37 @@ fn the_console_runs_exec_debug_and_node_shells() {
     let out = engine.apply_now(Input::Command("curl -s localhost:8080".into()));
     assert!(out.lines.iter().any(|l| l.contains("Welcome to nginx!")), "{out:?}");
 }
+
+// A share link carries the user's inputs with their times; a fresh engine given the scenario's
+// inputs and the link's, run to the link's time, has the very history the sharer saw.
+#[test]
+fn a_share_link_replays_the_users_history() {
+    use kubesim_web::share;
+    let mut live = engine("nginx", true);
+    play(&mut live, 4_000, 250);
+    live.apply_now(Input::Command("kubectl scale deployment/nginx --replicas=5".into()));
+    play(&mut live, 9_500, 250);
+    live.apply_now(Input::Apply {
+        name: "editor.yaml".into(),
+        text: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\ndata:\n  note: \"hé & ?=#\"\n".into(),
+    });
+    live.apply_now(Input::Command("kubectl label pod -l app=nginx shared=yes".into()));
+    play(&mut live, 21_000, 250);
+
+    for (input, result) in live.inputs() {
+        let result = result.expect("applied");
+        assert!(result.errors.is_empty(), "{}: {:?}", input.label(), result.errors);
+    }
+    let user: Vec<TimedInput> = live.inputs().filter(|(i, _)| i.user).map(|(i, _)| i.clone()).collect();
+    assert_eq!(user.len(), 3);
+    let query = share::query(&share::Moment { scenario: "nginx", seed: 1, view: "pods", t_ms: live.now(), selection: None, inputs: user });
+    let encoded = query.split("&inputs=").nth(1).expect("inputs in the link");
+    let mut inputs = scenarios::by_name("nginx").expect("scenario").inputs;
+    inputs.extend(share::decode_inputs(encoded).expect("the link decodes"));
+    kubesim_api::sort::sort_by_key(&mut inputs, |i| i.t_ms);
+    let mut opened = Engine::new(1, inputs);
+    opened.seek(21_000);
+    assert_eq!(history(&opened), history(&live));
+    let pods = view::snapshot(opened.world()).pods;
+    assert_eq!(pods.iter().filter(|p| p.name.starts_with("nginx")).count(), 5, "{pods:?}");
+}

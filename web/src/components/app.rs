@@ -6,7 +6,7 @@ use crate::components::{
 use crate::driver::Driver;
 use crate::engine::{Input, Millis};
 use crate::options::Options;
-use crate::state::{Action, AppState, ConsoleEntry, Theme, View};
+use crate::state::{Action, AppState, ConsoleEntry, Selection, Theme, View};
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::closure::Closure;
@@ -92,8 +92,17 @@ pub fn app(props: &AppProps) -> Html {
     let sim = {
         let options = options.clone();
         use_memo((), move |_| {
-            let scenario = crate::scenarios::by_name(&options.scenario).unwrap_or_else(|| crate::scenarios::all().remove(0));
-            Sim(Rc::new(RefCell::new(Driver::with_scheduler_annotations(scenario, options.seed, options.scheduler_annotations))))
+            let mut scenario = crate::scenarios::by_name(&options.scenario).unwrap_or_else(|| crate::scenarios::all().remove(0));
+            // A share link's inputs replay on top of the scenario's, in time order (a stable
+            // sort: at one instant the scenario's come first, as they did when recorded).
+            scenario.inputs.extend(options.inputs.iter().cloned());
+            kubesim_api::sort::sort_by_key(&mut scenario.inputs, |i| i.t_ms);
+            let mut driver = Driver::with_scheduler_annotations(scenario, options.seed, options.scheduler_annotations);
+            if let Some(t) = options.t_ms {
+                driver.engine_mut().seek(t);
+                driver.refresh(0.0);
+            }
+            Sim(Rc::new(RefCell::new(driver)))
         })
     };
     let state = {
@@ -245,6 +254,7 @@ pub fn app(props: &AppProps) -> Html {
                     }
                     "Escape" => {
                         controls.dispatch.emit(Action::Help(false));
+                        controls.dispatch.emit(Action::Share(false));
                         controls.dispatch.emit(Action::Gallery(false));
                     }
                     _ => {}
@@ -293,11 +303,18 @@ pub fn app(props: &AppProps) -> Html {
         Theme::Dark => "ks-dark",
     };
     let scenario_title = sim.0.borrow().scenario().title;
+    let share_link = state.share_open.then(|| share_link(&sim.0.borrow(), &state));
     html! {
         <ContextProvider<Controls> context={(*controls).clone()}>
             <div ref={root} class={classes!("ks", theme, state.embed.then_some("ks-embed"), format!("ks-view-{}", state.view.name()))} tabindex="-1" aria-label="kubesim: Kubernetes control-plane simulator">
                 if !state.embed {
                     <Header view={state.view} theme={state.theme} scenario_title={scenario_title} scene={frame.scene.clone()} revision={frame.revision} />
+                }
+                if let Some(notice) = state.notice.clone() {
+                    <div class="ks-notice" role="status">
+                        <span>{ notice }</span>
+                        <button class="ks-button ks-small" onclick={controls.dispatch.reform(|_: MouseEvent| Action::DismissNotice)}>{ "Dismiss" }</button>
+                    </div>
                 }
                 <div class="ks-body">
                     <main class="ks-stage" aria-label={format!("{} view", state.view.label())}>
@@ -314,7 +331,30 @@ pub fn app(props: &AppProps) -> Html {
                 if state.help_open {
                     <crate::components::header::Help />
                 }
+                if let Some((link, replayed)) = share_link {
+                    <crate::components::header::ShareDialog {link} t_ms={frame.t_ms} {replayed} />
+                }
             </div>
         </ContextProvider<Controls>>
     }
+}
+
+/// The link that reopens this moment ([`crate::share`]), with how many user inputs it replays.
+fn share_link(driver: &Driver, state: &AppState) -> (String, usize) {
+    use crate::share::{Moment, SharedSelection};
+    let engine = driver.engine();
+    let inputs: Vec<crate::engine::TimedInput> = engine.inputs().filter(|(i, _)| i.user).map(|(i, _)| i.clone()).collect();
+    let selection = match &state.selection {
+        Selection::Pod { namespace, name, .. } => Some(SharedSelection::Pod { namespace: namespace.clone(), name: name.clone() }),
+        Selection::Node(name) => Some(SharedSelection::Node(name.clone())),
+        _ => None,
+    };
+    let replayed = inputs.len();
+    let mut query =
+        crate::share::query(&Moment { scenario: &state.scenario, seed: engine.seed(), view: state.view.name(), t_ms: engine.now(), selection, inputs });
+    if engine.scheduler_annotations() {
+        query.push_str("&scheduler-annotations=1");
+    }
+    let base = web_sys::window().map(|w| w.location()).and_then(|l| Some(format!("{}{}", l.origin().ok()?, l.pathname().ok()?))).unwrap_or_default();
+    (format!("{base}{query}"), replayed)
 }

@@ -46,6 +46,7 @@ pub fn header(props: &HeaderProps) -> Html {
     let open_gallery = controls.dispatch.reform(|_: MouseEvent| Action::Gallery(true));
     let toggle_theme = controls.dispatch.reform(|_: MouseEvent| Action::ToggleTheme);
     let help = controls.dispatch.reform(|_: MouseEvent| Action::Help(true));
+    let share = controls.dispatch.reform(|_: MouseEvent| Action::Share(true));
     let scene = &props.scene;
     let running = scene.pods.iter().filter(|p| p.status == "Running").count();
     let ready_nodes = scene.nodes.iter().filter(|n| n.ready).count();
@@ -67,6 +68,7 @@ pub fn header(props: &HeaderProps) -> Html {
                 <span><b>{ running }</b>{ "/" }{ scene.pods.len() }{ " pods running" }</span>
                 <span class="ks-rev" title="etcd revision">{ "rev " }{ props.revision }</span>
             </div>
+            <button class="ks-button ks-share" onclick={share} aria-label="Share a link to this moment" title="Share a link to this moment">{ "Share" }</button>
             <button class="ks-icon-button" onclick={toggle_theme} aria-label="Toggle dark theme" title="Toggle theme">
                 { if props.theme == Theme::Dark { "☀" } else { "☾" } }
             </button>
@@ -98,6 +100,72 @@ pub fn help() -> Html {
                     { for rows.iter().map(|(k, v)| html! { <tr><td><kbd>{ *k }</kbd></td><td>{ *v }</td></tr> }) }
                 </table>
                 <p class="ks-muted">{ "Everything on screen is read from the simulated API server's state and its write trace. Virtual time only: the same scenario and seed replay identically, so the timeline can travel backwards (from periodic snapshots of the world)." }</p>
+                <button class="ks-button" onclick={close}>{ "Close" }</button>
+            </div>
+        </div>
+    }
+}
+
+/// The share dialog's inputs.
+#[derive(Properties, PartialEq)]
+pub struct ShareDialogProps {
+    /// The link ([`crate::share::query`]).
+    pub link: String,
+    /// The moment it opens at.
+    pub t_ms: u64,
+    /// How many of the user's inputs it replays.
+    pub replayed: usize,
+}
+
+/// Share this moment: a link that reopens the app paused here (scenario, seed, view, time,
+/// selection, the user's inputs), and the same as an embed snippet for a documentation page.
+#[function_component(ShareDialog)]
+pub fn share_dialog(props: &ShareDialogProps) -> Html {
+    let controls = use_context::<Controls>().expect("controls");
+    let copied = use_state(|| None::<&'static str>);
+    let close = controls.dispatch.reform(|_: MouseEvent| Action::Share(false));
+    let embed = format!(
+        "<iframe src=\"{}\" width=\"100%\" height=\"520\" style=\"border:0\" title=\"kubesim\" loading=\"lazy\"></iframe>",
+        props.link.replace("&autoplay=0", "&autoplay=0&embed=1").replace('"', "&quot;")
+    );
+    let copy = |which: &'static str, text: String| {
+        let copied = copied.clone();
+        Callback::from(move |_: MouseEvent| {
+            if let Some(window) = web_sys::window() {
+                let _ = window.navigator().clipboard().write_text(&text);
+            }
+            copied.set(Some(which));
+        })
+    };
+    let select_all = Callback::from(|e: FocusEvent| {
+        if let Some(input) = e.target_dyn_into::<web_sys::HtmlInputElement>() {
+            input.select();
+        }
+    });
+    let what = match props.replayed {
+        0 => "the scenario as it is".to_string(),
+        1 => "the scenario and the 1 input you applied or ran, at the time you did".to_string(),
+        n => format!("the scenario and the {n} inputs you applied or ran, each at the time you did"),
+    };
+    html! {
+        <div class="ks-overlay" role="dialog" aria-modal="true" aria-labelledby="ks-share-title" onclick={close.clone()}>
+            <div class="ks-dialog ks-share-dialog" onclick={Callback::from(|e: MouseEvent| e.stop_propagation())}>
+                <h2 id="ks-share-title">{ "Share this moment" }</h2>
+                <p class="ks-muted">{ format!("The link opens paused at {} with {what}: the same seed replays the same history, so whoever opens it sees what you see, selection included.", crate::text::clock(props.t_ms)) }</p>
+                <label class="ks-field">
+                    <span>{ "Link" }</span>
+                    <div class="ks-copy-row">
+                        <input class="ks-input" readonly=true value={props.link.clone()} onfocus={select_all.clone()} aria-label="Link to this moment" />
+                        <button class="ks-button" onclick={copy("link", props.link.clone())}>{ if *copied == Some("link") { "Copied" } else { "Copy" } }</button>
+                    </div>
+                </label>
+                <label class="ks-field">
+                    <span>{ "Embed in a page" }</span>
+                    <div class="ks-copy-row">
+                        <input class="ks-input" readonly=true value={embed.clone()} onfocus={select_all} aria-label="Embed snippet" />
+                        <button class="ks-button" onclick={copy("embed", embed)}>{ if *copied == Some("embed") { "Copied" } else { "Copy" } }</button>
+                    </div>
+                </label>
                 <button class="ks-button" onclick={close}>{ "Close" }</button>
             </div>
         </div>
