@@ -512,7 +512,7 @@ fn bench_network(args: &[String]) -> ExitCode {
         let mut synced = 0;
         for i in 0..nodes {
             let Some(host) = world.host(&format!("node-{}", i + 1)) else { continue };
-            let n: u64 = host.netfilter.vips.iter().filter(|((_, port, _), _)| *port == 80).map(|(_, r)| r.endpoints.len() as u64).sum();
+            let n: u64 = host.netfilter.services.values().filter(|sp| sp.port == 80).map(|sp| sp.cluster_endpoints.len() as u64).sum();
             least = least.min(n);
             synced += u64::from(n >= pods);
         }

@@ -1,20 +1,26 @@
 //! kube-proxy in iptables mode, one per node: it watches Services and EndpointSlices and, at
-//! most once per `minSyncPeriod`, writes the host's whole Service table
+//! most once per `minSyncPeriod`, writes the host's Service table
 //! ([`kubesim_host::netfilter::ServiceTable`]) as `iptables-restore` would. Packets from the
-//! node's pods are DNAT-ed through that table by the fabric (`kubesim_runtime::net`), so a
-//! Service answers only once this node's kube-proxy has synced it, and stops answering from an
-//! endpoint only once the next sync removed it.
+//! node's pods, and packets entering the node (node ports, external and load-balancer IPs),
+//! are DNAT-ed, dropped or rejected through that table by the fabric (`kubesim_runtime::net`),
+//! so a Service answers only once this node's kube-proxy has synced it, and stops answering
+//! from an endpoint only once the next sync removed it.
 //!
-//! [`rules`] is the decision (pure: objects in, table out); [`KubeProxy`] is the I/O around it.
+//! [`rules`] is the decision (pure: objects in, table out: per Service port its cluster IP,
+//! external IPs, load-balancer IPs with `loadBalancerSourceRanges`, node port, health-check
+//! node port, traffic policies, ClientIP affinity and CategorizeEndpoints' cluster and local
+//! endpoints); [`KubeProxy`] is the I/O around it. `kubesim_host::iptables` renders the table
+//! as the chains upstream writes.
 //!
-//! Left out (README "Networking"): topology hints, `externalTrafficPolicy: Local` health-check
-//! node ports, external IPs and LoadBalancer ingress IPs, the masquerade bit, and the nftables
-//! and IPVS modes.
+//! Left out (README "Networking"): topology hints (trafficDistribution, topology-aware
+//! routing), the health-check node port's HTTP server (the load balancer's health check is
+//! modelled in the fabric), conntrack (a connection's DNAT is decided per call; UDP flows are
+//! not flushed), dual-stack, and the nftables and IPVS modes.
 
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kubesim_api::object::Object;
-use kubesim_host::netfilter::{ServiceRule, ServiceTable};
+use kubesim_host::netfilter::{ipv4, normalize_cidr, sort_endpoints, EndpointAddr, ServicePort, ServiceTable};
 use kubesim_runtime::component::{Component, Ctx, Interest, WatchEvent, WatchFilter};
 use kubesim_runtime::HostEvent;
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,104 +29,170 @@ use std::sync::Arc;
 /// `--iptables-min-sync-period` (kube-proxy's default, 1s): syncs are at least this far apart.
 pub const MIN_SYNC_PERIOD_MS: u64 = 1_000;
 
+/// kube-proxy's `clusterCIDR` as kind configures it (the pod network): its local traffic
+/// detector, which the masquerade rule and `externalTrafficPolicy: Local`'s short-circuit of
+/// pod traffic use.
+pub const CLUSTER_CIDR: &str = "10.244.0.0/16";
+
 /// The label an EndpointSlice names its Service with.
 pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
 
-/// The table for node `node` from the Services and EndpointSlices (syncProxyRules): one rule
-/// per Service port with a cluster IP, and per node port. Endpoints are the ready ones; when a
-/// Service has none ready, the serving-and-terminating ones (CategorizeEndpoints, v1.34).
-/// `internalTrafficPolicy: Local` keeps only this node's endpoints for cluster IPs, and
-/// `externalTrafficPolicy: Local` for node ports.
+/// The label that hands a Service to another proxy: kube-proxy's informers leave it out.
+pub const SERVICE_PROXY_NAME_LABEL: &str = "service.kubernetes.io/service-proxy-name";
+
+/// The default `sessionAffinityConfig.clientIP.timeoutSeconds` (3 hours).
+pub const DEFAULT_AFFINITY_SECONDS: u32 = 10_800;
+
+/// The table for node `node` from the Services and EndpointSlices: every Service port
+/// [`service_ports`] gives, as a full sync writes them.
 pub fn rules<'a>(node: &str, services: impl IntoIterator<Item = &'a Service>, slices: impl IntoIterator<Item = &'a EndpointSlice>) -> ServiceTable {
     let mut by_service: BTreeMap<(String, String), Vec<&EndpointSlice>> = BTreeMap::new();
     for slice in slices {
         let Some(name) = slice.metadata.labels.as_ref().and_then(|l| l.get(SERVICE_NAME_LABEL)) else { continue };
         by_service.entry((slice.metadata.namespace.clone().unwrap_or_default(), name.clone())).or_default().push(slice);
     }
-    let mut table = ServiceTable::default();
+    let mut table = ServiceTable { cluster_cidr: CLUSTER_CIDR.to_string(), ..ServiceTable::default() };
+    let mut ports = Vec::new();
     for svc in services {
-        let ns = svc.metadata.namespace.clone().unwrap_or_default();
-        let name = svc.metadata.name.clone().unwrap_or_default();
-        let Some(spec) = svc.spec.as_ref() else { continue };
-        if spec.type_.as_deref() == Some("ExternalName") {
-            continue;
-        }
-        let cluster_ip = spec.cluster_ip.clone().filter(|ip| !ip.is_empty() && ip != "None");
-        let slices = by_service.get(&(ns.clone(), name.clone())).map(Vec::as_slice).unwrap_or(&[]);
-        let affinity = spec.session_affinity.as_deref() == Some("ClientIP");
-        for port in spec.ports.iter().flatten() {
-            let udp = port.protocol.as_deref() == Some("UDP");
-            let port_name = port.name.clone().unwrap_or_default();
-            let label = if port_name.is_empty() { format!("{ns}/{name}") } else { format!("{ns}/{name}:{port_name}") };
-            let endpoints = |local_only: bool| -> Vec<(String, u16)> {
-                let mut ready = Vec::new();
-                let mut terminating = Vec::new();
-                for slice in slices {
-                    let Some(number) = slice.ports.iter().flatten().find(|p| p.name.clone().unwrap_or_default() == port_name).and_then(|p| p.port) else {
-                        continue;
-                    };
-                    for ep in &slice.endpoints {
-                        if local_only && ep.node_name.as_deref() != Some(node) {
-                            continue;
-                        }
-                        let c = ep.conditions.as_ref();
-                        let is_ready = c.and_then(|c| c.ready).unwrap_or(true);
-                        let serving = c.and_then(|c| c.serving).unwrap_or(is_ready);
-                        let terminating_ = c.and_then(|c| c.terminating).unwrap_or(false);
-                        for ip in ep.addresses.iter().take(1) {
-                            if is_ready {
-                                ready.push((ip.clone(), number as u16));
-                            } else if serving && terminating_ {
-                                terminating.push((ip.clone(), number as u16));
-                            }
-                        }
-                    }
-                }
-                let mut chosen = if ready.is_empty() { terminating } else { ready };
-                chosen.sort();
-                chosen.dedup();
-                chosen
-            };
-            if let Some(ip) = &cluster_ip {
-                let local = spec.internal_traffic_policy.as_deref() == Some("Local");
-                table.vips.insert(
-                    (ip.clone(), port.port as u16, udp),
-                    ServiceRule { service: label.clone(), endpoints: endpoints(local), client_ip_affinity: affinity },
-                );
-            }
-            // KUBE-EXT: external IPs and load-balancer ingress IPs (ipMode VIP) with the
-            // external traffic policy.
-            let external: Vec<String> = spec
-                .external_ips
+        let key = (svc.metadata.namespace.clone().unwrap_or_default(), svc.metadata.name.clone().unwrap_or_default());
+        let slices = by_service.get(&key).map(Vec::as_slice).unwrap_or(&[]);
+        ports.extend(service_ports(node, svc, slices.iter().copied()));
+    }
+    table.replace_all(ports);
+    table
+}
+
+/// An endpoint as kube-proxy's EndpointSliceCache reads it: ready and serving default to true
+/// when unset, terminating to false; only the first address counts.
+struct Endpoint {
+    addr: EndpointAddr,
+    local: bool,
+    ready: bool,
+    serving_terminating: bool,
+}
+
+/// One Service's ports as kube-proxy programs them on node `node` (newBaseServiceInfo and
+/// CategorizeEndpoints): none for an ExternalName or headless Service, or one another proxy
+/// serves.
+pub fn service_ports<'a>(node: &str, svc: &Service, slices: impl IntoIterator<Item = &'a EndpointSlice> + Clone) -> Vec<ServicePort> {
+    let ns = svc.metadata.namespace.clone().unwrap_or_default();
+    let name = svc.metadata.name.clone().unwrap_or_default();
+    let Some(spec) = svc.spec.as_ref() else { return Vec::new() };
+    if svc.metadata.labels.as_ref().is_some_and(|l| l.contains_key(SERVICE_PROXY_NAME_LABEL)) {
+        return Vec::new();
+    }
+    let type_ = spec.type_.as_deref().unwrap_or("ClusterIP");
+    // ShouldSkipService: no cluster IP (headless) or ExternalName.
+    let Some(cluster_ip) = spec.cluster_ip.clone().filter(|ip| ipv4(ip).is_some()) else { return Vec::new() };
+    if type_ == "ExternalName" {
+        return Vec::new();
+    }
+    let external_ips: Vec<String> = spec.external_ips.iter().flatten().filter(|ip| ipv4(ip).is_some()).cloned().collect();
+    // apiservice.ExternallyAccessible / ExternalPolicyLocal / NeedsHealthCheck.
+    let accessible = type_ == "LoadBalancer" || type_ == "NodePort" || (type_ == "ClusterIP" && !external_ips.is_empty());
+    let external_local = accessible && spec.external_traffic_policy.as_deref() == Some("Local");
+    let internal_local = spec.internal_traffic_policy.as_deref() == Some("Local");
+    let health_check_node_port = spec.health_check_node_port.filter(|p| *p > 0 && type_ == "LoadBalancer" && external_local).map(|p| p as u16);
+    let affinity_seconds = (spec.session_affinity.as_deref() == Some("ClientIP")).then(|| {
+        spec.session_affinity_config
+            .as_ref()
+            .and_then(|c| c.client_ip.as_ref())
+            .and_then(|c| c.timeout_seconds)
+            .map_or(DEFAULT_AFFINITY_SECONDS, |t| t.max(0) as u32)
+    });
+    // Load-balancer ingress IPs of ipMode VIP (ipMode Proxy: the load balancer proxies, the
+    // node never sees the address).
+    let load_balancer_ips: Vec<String> = svc
+        .status
+        .as_ref()
+        .and_then(|s| s.load_balancer.as_ref())
+        .and_then(|lb| lb.ingress.as_ref())
+        .into_iter()
+        .flatten()
+        .filter(|i| i.ip_mode.as_deref() != Some("Proxy"))
+        .filter_map(|i| i.ip.clone())
+        .filter(|ip| ipv4(ip).is_some())
+        .collect();
+    let source_ranges: Vec<String> = spec.load_balancer_source_ranges.iter().flatten().filter_map(|r| normalize_cidr(r)).collect();
+    let mut out = Vec::new();
+    for port in spec.ports.iter().flatten() {
+        let protocol = port.protocol.clone().unwrap_or_else(|| "TCP".to_string());
+        let udp = protocol == "UDP";
+        let port_name = port.name.clone().unwrap_or_default();
+        let label = if port_name.is_empty() { format!("{ns}/{name}") } else { format!("{ns}/{name}:{port_name}") };
+        // The endpoints of this ServicePortName (name and protocol), deduplicated by ip:port.
+        let mut endpoints: BTreeMap<String, Endpoint> = BTreeMap::new();
+        for slice in slices.clone() {
+            let Some(number) = slice
+                .ports
                 .iter()
                 .flatten()
-                .cloned()
-                .chain(
-                    svc.status
-                        .as_ref()
-                        .and_then(|s| s.load_balancer.as_ref())
-                        .and_then(|lb| lb.ingress.as_ref())
-                        .into_iter()
-                        .flatten()
-                        .filter(|i| i.ip_mode.as_deref() != Some("Proxy"))
-                        .filter_map(|i| i.ip.clone()),
-                )
-                .collect();
-            for ip in external {
-                let local = spec.external_traffic_policy.as_deref() == Some("Local");
-                table
-                    .vips
-                    .insert((ip, port.port as u16, udp), ServiceRule { service: label.clone(), endpoints: endpoints(local), client_ip_affinity: affinity });
-            }
-            if let Some(node_port) = port.node_port.filter(|p| *p > 0) {
-                let local = spec.external_traffic_policy.as_deref() == Some("Local");
-                table
-                    .node_ports
-                    .insert((node_port as u16, udp), ServiceRule { service: label.clone(), endpoints: endpoints(local), client_ip_affinity: affinity });
+                .find(|p| p.name.clone().unwrap_or_default() == port_name && p.protocol.as_deref().unwrap_or("TCP") == protocol)
+                .and_then(|p| p.port)
+            else {
+                continue;
+            };
+            for ep in &slice.endpoints {
+                let Some(ip) = ep.addresses.first() else { continue };
+                let c = ep.conditions.as_ref();
+                let ready = c.and_then(|c| c.ready).unwrap_or(true);
+                let serving = c.and_then(|c| c.serving).unwrap_or(true);
+                let terminating = c.and_then(|c| c.terminating).unwrap_or(false);
+                let addr = (ip.clone(), number as u16);
+                endpoints.insert(
+                    format!("{ip}:{number}"),
+                    Endpoint { addr, local: ep.node_name.as_deref() == Some(node), ready, serving_terminating: serving && terminating },
+                );
             }
         }
+        let node_port = port.node_port.filter(|p| *p > 0).map(|p| p as u16);
+        let sp = ServicePort {
+            name: label,
+            udp,
+            cluster_ip: cluster_ip.clone(),
+            port: port.port as u16,
+            node_port,
+            external_ips: external_ips.clone(),
+            load_balancer_ips: load_balancer_ips.clone(),
+            source_ranges: source_ranges.clone(),
+            health_check_node_port,
+            internal_local,
+            external_local,
+            affinity_seconds,
+            endpoint_count: endpoints.len(),
+            ..ServicePort::default()
+        };
+        out.push(categorize(sp, endpoints.values()));
     }
-    table
+    out
+}
+
+/// CategorizeEndpoints (pkg/proxy/topology.go, without topology hints): the Cluster-policy
+/// endpoints are the ready ones, else the serving-and-terminating ones; the Local-policy ones
+/// likewise among this node's; hasAnyEndpoints when either kind exists anywhere.
+fn categorize<'a>(mut sp: ServicePort, endpoints: impl Iterator<Item = &'a Endpoint> + Clone) -> ServicePort {
+    let uses_cluster = !sp.internal_local || sp.externally_accessible();
+    let uses_local = sp.internal_local || (sp.external_local && sp.externally_accessible());
+    let pick = |f: &dyn Fn(&Endpoint) -> bool| -> Vec<EndpointAddr> {
+        let mut v: Vec<EndpointAddr> = endpoints.clone().filter(|e| f(e)).map(|e| e.addr.clone()).collect();
+        sort_endpoints(&mut v);
+        v
+    };
+    if uses_cluster {
+        sp.cluster_endpoints = pick(&|e| e.ready);
+        if sp.cluster_endpoints.is_empty() {
+            sp.cluster_endpoints = pick(&|e| e.serving_terminating);
+        }
+        sp.has_endpoints = !sp.cluster_endpoints.is_empty();
+    }
+    if uses_local {
+        sp.has_endpoints |= endpoints.clone().any(|e| e.ready || e.serving_terminating);
+        sp.local_endpoints = pick(&|e| e.local && e.ready);
+        if sp.local_endpoints.is_empty() {
+            sp.local_endpoints = pick(&|e| e.local && e.serving_terminating);
+        }
+    }
+    sp
 }
 
 /// The kube-proxy of one node.
@@ -138,8 +210,8 @@ pub struct KubeProxy {
     /// The Services whose rules the next sync rewrites (their Service or one of their
     /// EndpointSlices changed); `None`: every Service (the first sync, after a restart).
     dirty: Option<BTreeSet<(String, String)>>,
-    /// The rule keys (cluster/external IP ports, node ports) each Service last wrote to the host.
-    written: BTreeMap<(String, String), WrittenKeys>,
+    /// The Service port names each Service last wrote to the host.
+    written: BTreeMap<(String, String), Vec<String>>,
     last_sync: Option<u64>,
     armed: bool,
     /// The `kube-proxy-stop` fault: the process is gone, the node's rules stay as last written.
@@ -193,11 +265,11 @@ impl KubeProxy {
         ctx.after(at - ctx.now, SYNC);
     }
 
-    /// The rules of one Service (empty when it is gone), from its own EndpointSlices.
-    fn service_rules(&self, key: &(String, String)) -> ServiceTable {
-        let Some(Object::Service(svc)) = self.services.get(key).map(|o| o.as_ref()) else { return ServiceTable::default() };
+    /// The rules of one Service (none when it is gone), from its own EndpointSlices.
+    fn service_rules(&self, key: &(String, String)) -> Vec<ServicePort> {
+        let Some(Object::Service(svc)) = self.services.get(key).map(|o| o.as_ref()) else { return Vec::new() };
         let slices = self.slices.get(key).into_iter().flatten().map(|(_, s)| s.as_ref());
-        rules(&self.node, std::iter::once(svc.as_ref()), slices)
+        service_ports(&self.node, svc, slices)
     }
 
     /// syncProxyRules. As kube-proxy does with MinimizeIPTablesRestore (on by default since
@@ -212,70 +284,62 @@ impl KubeProxy {
             return;
         }
         let dirty = self.dirty.replace(BTreeSet::new());
+        let keys: Vec<(String, String)> = match &dirty {
+            None => self.services.keys().cloned().collect(),
+            Some(d) => d.iter().cloned().collect(),
+        };
+        let fresh: Vec<((String, String), Vec<ServicePort>)> = keys
+            .into_iter()
+            .map(|k| {
+                let ports = self.service_rules(&k);
+                (k, ports)
+            })
+            .collect();
         let Some(host) = ctx.host_mut() else { return };
-        let changed = match dirty {
+        let nf = &mut host.netfilter;
+        let mut changed = false;
+        if nf.cluster_cidr != CLUSTER_CIDR {
+            nf.cluster_cidr = CLUSTER_CIDR.to_string();
+        }
+        match dirty {
             None => {
                 self.written.clear();
-                let keys: Vec<(String, String)> = self.services.keys().cloned().collect();
-                let mut table = ServiceTable::default();
-                for k in keys {
-                    let part = self.service_rules(&k);
-                    self.written.insert(k, WrittenKeys::of(&part));
-                    table.vips.extend(part.vips);
-                    table.node_ports.extend(part.node_ports);
+                let mut all = Vec::new();
+                for (k, ports) in fresh {
+                    self.written.insert(k, ports.iter().map(|p| p.name.clone()).collect());
+                    all.extend(ports);
                 }
-                let changed = host.netfilter.vips != table.vips || host.netfilter.node_ports != table.node_ports;
-                if changed {
-                    // iptables-restore --noflush of kube-proxy's chains: the portmap plugin's stay.
-                    table.host_ports = std::mem::take(&mut host.netfilter.host_ports);
-                    host.netfilter = table;
+                let same = nf.services.len() == all.len() && all.iter().all(|p| nf.services.get(&p.name) == Some(p));
+                if !same {
+                    // iptables-restore --noflush of kube-proxy's chains: the portmap plugin's
+                    // stay, and the `recent` lists of endpoints that keep their chains.
+                    nf.replace_all(all);
+                    changed = true;
                 }
-                changed
             }
-            Some(dirty) => {
-                let mut changed = false;
-                let nf = &mut host.netfilter;
-                for k in dirty {
+            Some(_) => {
+                for (k, ports) in fresh {
                     let old = self.written.remove(&k).unwrap_or_default();
-                    let new = self.service_rules(&k);
-                    let owned = |r: &ServiceRule| owned_by(r, &k);
-                    for a in old.vips.iter().filter(|a| !new.vips.contains_key(*a)) {
-                        if nf.vips.get(a).is_some_and(owned) {
-                            nf.vips.remove(a);
-                            changed = true;
-                        }
-                    }
-                    for a in old.node_ports.iter().filter(|a| !new.node_ports.contains_key(*a)) {
-                        if nf.node_ports.get(a).is_some_and(owned) {
-                            nf.node_ports.remove(a);
-                            changed = true;
-                        }
+                    for name in old.iter().filter(|n| !ports.iter().any(|p| &p.name == *n)) {
+                        changed |= nf.remove(name);
                     }
                     if self.services.contains_key(&k) {
-                        self.written.insert(k, WrittenKeys::of(&new));
+                        self.written.insert(k, ports.iter().map(|p| p.name.clone()).collect());
                     }
-                    for (a, r) in new.vips {
-                        if nf.vips.get(&a) != Some(&r) {
-                            nf.vips.insert(a, r);
-                            changed = true;
-                        }
-                    }
-                    for (a, r) in new.node_ports {
-                        if nf.node_ports.get(&a) != Some(&r) {
-                            nf.node_ports.insert(a, r);
+                    for p in ports {
+                        if nf.services.get(&p.name) != Some(&p) {
+                            nf.insert(p);
                             changed = true;
                         }
                     }
                 }
-                changed
             }
-        };
+        }
         if !changed {
             return;
         }
-        host.netfilter.synced_at = Some(now);
-        let nf = &host.netfilter;
-        let (vips, endpoints) = (nf.vips.len() + nf.node_ports.len(), nf.vips.values().map(|r| r.endpoints.len()).sum::<usize>());
+        nf.synced_at = Some(now);
+        let (vips, endpoints) = (nf.vips.len() + nf.node_ports.len(), entry_endpoints(nf));
         let node = self.node.clone();
         ctx.note(format!("iptables/{node}"), "iptables-restore", format!("{vips} service ports, {endpoints} endpoints"));
     }
@@ -288,23 +352,27 @@ impl KubeProxy {
     }
 }
 
-/// The keys of the rules one Service wrote.
-#[derive(Clone, Debug, Default)]
-struct WrittenKeys {
-    vips: Vec<(String, u16, bool)>,
-    node_ports: Vec<(u16, bool)>,
-}
-
-impl WrittenKeys {
-    fn of(table: &ServiceTable) -> WrittenKeys {
-        WrittenKeys { vips: table.vips.keys().cloned().collect(), node_ports: table.node_ports.keys().cloned().collect() }
-    }
-}
-
-/// Whether a rule is one of Service `key`'s (its chain comment `ns/name` or `ns/name:port`).
-fn owned_by(rule: &ServiceRule, key: &(String, String)) -> bool {
-    let prefix = format!("{}/{}", key.0, key.1);
-    rule.service == prefix || rule.service.strip_prefix(&prefix).is_some_and(|rest| rest.starts_with(':'))
+/// The endpoints behind each `KUBE-SERVICES` address, summed (the sync note's count): the
+/// policy chain each address's traffic takes from outside the node.
+fn entry_endpoints(nf: &ServiceTable) -> usize {
+    use kubesim_host::netfilter::Entry;
+    nf.vips
+        .values()
+        .filter_map(|(name, entry)| {
+            let sp = nf.services.get(name)?;
+            let local = match entry {
+                Entry::ClusterIp => sp.internal_local,
+                Entry::ExternalIp | Entry::LoadBalancer => sp.external_local,
+            };
+            Some(if local {
+                sp.local_endpoints.len()
+            } else if sp.has_endpoints {
+                sp.cluster_endpoints.len()
+            } else {
+                0
+            })
+        })
+        .sum()
 }
 
 /// One Service's EndpointSlices by name, sorted.

@@ -238,8 +238,11 @@ pub fn proxy(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, config: &Confi
     let call = NetCall::Tcp { dst: ip, port: target_port, send, timeout_ms: PROXY_READ_TIMEOUT_MS };
     // nginx's own connection, from an ephemeral port of the controller pod.
     let src_port = 32_768 + (key % 28_000) as u16;
-    let dnat = match hosts.get(controller.0) {
-        Some(h) => crate::net::dnat(&h.netfilter, &h.ip(), (controller.1, src_port), &call),
+    let dnat = match hosts.get_mut(controller.0) {
+        Some(h) => {
+            let node_ip = h.ip();
+            crate::net::dnat(&mut h.netfilter, &node_ip, (controller.1, src_port), &call, now)
+        }
         None => kubesim_host::netfilter::Dnat::Unchanged,
     };
     let second = route_remote(hosts, fabric, &Packet::new(controller.0, controller.1.to_string(), src_port, &call, dnat), now);

@@ -96,10 +96,17 @@ pub trait DnsServer: Send + Sync + std::fmt::Debug {
     fn answer(&self, question: &DnsQuestion) -> DnsMessage;
 }
 
-/// The source host's Service rules applied to a call from `src` (kube-proxy's DNAT).
-pub fn dnat(rules: &ServiceTable, node_ip: &str, src: (&str, u16), call: &NetCall) -> Dnat {
+/// The source host's Service rules applied to a call from `src` at `now` (kube-proxy's DNAT;
+/// ClientIP affinity records the connection).
+pub fn dnat(rules: &mut ServiceTable, node_ip: &str, src: (&str, u16), call: &NetCall, now: Millis) -> Dnat {
     let (dst, port, udp) = call.destination();
-    rules.dnat(src, dst, port, udp, node_ip)
+    rules.dnat(src, dst, port, udp, node_ip, now)
+}
+
+/// [`dnat`]'s verdict without recording anything (a probe: the simulator's measurement).
+pub fn dnat_lookup(rules: &ServiceTable, node_ip: &str, src: (&str, u16), call: &NetCall, now: Millis) -> Dnat {
+    let (dst, port, udp) = call.destination();
+    rules.lookup(src, dst, port, udp, node_ip, now)
 }
 
 /// One connection or query a container process made, as the network view shows it: where it
@@ -217,7 +224,7 @@ impl PacketRecord {
         };
         let (service, endpoint) = match &packet.dnat {
             Dnat::To { ip, port, service } => (Some(service.clone()), Some((ip.clone(), *port))),
-            Dnat::Reject { service } => (Some(service.clone()), None),
+            Dnat::Reject { service } | Dnat::Drop { service } => (Some(service.clone()), None),
             Dnat::Unchanged => (None, None),
         };
         let outcome = outcome(reply, delivery.dropped_by.is_some());
@@ -348,6 +355,8 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
         Dnat::To { ip, port, .. } => (ip.clone(), *port),
         // kube-proxy's REJECT: ICMP port unreachable, which every caller sees as refused.
         Dnat::Reject { .. } => return Delivery::answer(call.failed(NetError::Refused), 1),
+        // kube-proxy's DROP: nothing answers, the caller times out.
+        Dnat::Drop { .. } => return timed_out(call),
     };
     if let (Some(policy), false) = (&fabric.network_policy, packet.forwarded) {
         let flow = Flow::located(fabric, &packet.src_ip, &dst, port, udp);
@@ -370,13 +379,13 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
         // connection among the powered nodes whose kube-proxy has rules for it), where the
         // rules pick an endpoint.
         if matches!(packet.dnat, Dnat::Unchanged) {
-            let key = (dst.clone(), port, udp);
-            let mut nodes: Vec<&Host> = hosts.values().filter(|h| h.powered && h.netfilter.vips.contains_key(&key)).collect();
+            let health = |h: &Host| h.netfilter.load_balancer_health(&dst, port, udp);
+            let mut nodes: Vec<&Host> = hosts.values().filter(|h| h.powered && health(h).is_some()).collect();
             // The load balancer's health checks (kube-proxy's healthCheckNodePort with
             // `externalTrafficPolicy: Local`) fail on nodes without a local endpoint: it sends
-            // connections to the nodes that have one, while any does.
-            if nodes.iter().any(|h| !h.netfilter.vips[&key].endpoints.is_empty()) {
-                nodes.retain(|h| !h.netfilter.vips[&key].endpoints.is_empty());
+            // connections to the nodes that pass, while any does.
+            if nodes.iter().any(|h| health(h) == Some(true)) {
+                nodes.retain(|h| health(h) == Some(true));
             }
             if !nodes.is_empty() {
                 let node = nodes[packet.src_port as usize % nodes.len()].name.clone();
@@ -478,11 +487,18 @@ fn enter_node(
     hop_ms: Millis,
     now: Millis,
 ) -> Option<Delivery> {
-    let host = hosts.get(node)?;
-    let dnat = host.netfilter.dnat((&packet.src_ip, packet.src_port), dst.0, dst.1, dst.2, &host.ip());
+    let host = hosts.get_mut(node)?;
+    let node_ip = host.ip();
+    let src = (packet.src_ip.as_str(), packet.src_port);
+    // A connection probe measures; it leaves no affinity entry behind.
+    let dnat = if packet.connect_only {
+        host.netfilter.lookup(src, dst.0, dst.1, dst.2, &node_ip, now)
+    } else {
+        host.netfilter.dnat(src, dst.0, dst.1, dst.2, &node_ip, now)
+    };
     let hop = match &dnat {
         Dnat::To { ip, port, service } => Hop::Forwarded { node: node.to_string(), service: service.clone(), endpoint: Some((ip.clone(), *port)) },
-        Dnat::Reject { service } => Hop::Forwarded { node: node.to_string(), service: service.clone(), endpoint: None },
+        Dnat::Reject { service } | Dnat::Drop { service } => Hop::Forwarded { node: node.to_string(), service: service.clone(), endpoint: None },
         Dnat::Unchanged => return None,
     };
     let forwarded = Packet { forwarded: true, ..Packet::new(node, packet.src_ip.clone(), packet.src_port, packet.call, dnat) };
@@ -564,7 +580,8 @@ pub fn exec(net: &mut Net, host: &str, container_id: &str, argv: &[String], io: 
                 // The caller stays in `hosts`: a call to a pod of its own node is routed like
                 // any other (its Service rules, policies and the destination's socket).
                 port = port.wrapping_add(1).max(40_000);
-                let dnat = dnat(&caller.netfilter, &caller.ip(), (&src_ip, port), &call);
+                let node_ip = caller.ip();
+                let dnat = dnat(&mut caller.netfilter, &node_ip, (&src_ip, port), &call, now);
                 // Served at the world's now (the session's fast-forwarded clock is its own).
                 let reply = net.send(&Packet::new(host, src_ip.clone(), port, &call, dnat), Origin::Exec).reply;
                 net.hosts.get_mut(host)?.cri.exec_reply(&mut session, reply);

@@ -783,8 +783,11 @@ impl<E: Clone> Runtime<E> {
         }
         let src_ip = self.hosts.get(from).and_then(|h| h.cri.container_ip(&request.container)).unwrap_or_default();
         let src_port = 40_000 + (request.id % 20_000) as u16;
-        let dnat = match self.hosts.get(from) {
-            Some(h) => crate::net::dnat(&h.netfilter, &h.ip(), (&src_ip, src_port), &request.call),
+        let dnat = match self.hosts.get_mut(from) {
+            Some(h) => {
+                let node_ip = h.ip();
+                crate::net::dnat(&mut h.netfilter, &node_ip, (&src_ip, src_port), &request.call, now)
+            }
             None => kubesim_host::netfilter::Dnat::Unchanged,
         };
         let packet = crate::net::Packet::new(from, src_ip, src_port, &request.call, dnat);

@@ -114,7 +114,7 @@ impl World {
         let delivery = self.runtime_mut().probe_network(|hosts, fabric, now| {
             let host = hosts.get(&node)?;
             let src_ip = host.cri.container_ip(&id)?;
-            let dnat = kubesim_runtime::net::dnat(&host.netfilter, &host.ip(), (&src_ip, 39_999), &call);
+            let dnat = kubesim_runtime::net::dnat_lookup(&host.netfilter, &host.ip(), (&src_ip, 39_999), &call, now);
             let packet = Packet { connect_only: true, ..Packet::new(&node, src_ip, 39_999, &call, dnat) };
             Some(route_remote(hosts, fabric, &packet, now))
         });

@@ -728,7 +728,7 @@ pub struct NodeRulesView {
     pub vips: usize,
     /// Node-port rules.
     pub node_ports: usize,
-    /// Endpoint entries across them.
+    /// Endpoint chains (KUBE-SEP) across them.
     pub endpoints: usize,
     /// When kube-proxy last synced (virtual ms).
     pub synced_at: Option<Millis>,
@@ -873,7 +873,16 @@ fn packet_hops(p: &kubesim_runtime::net::PacketRecord, from: &str, names: &Names
             format!("{} DNATs it to {}", service.split(" →").next().unwrap_or(service), names.address(ip, *port)),
         ),
         Some((ip, port)) => hop(format!("{node}'s kube-proxy rules"), format!("Service rule {service} DNATs it to {}", names.address(ip, *port))),
-        None => hop(format!("{node}'s kube-proxy rules"), format!("Service rule {service} has no ready endpoint: REJECT (connection refused)")),
+        // REJECT when the Service has no endpoint at all; DROP when it has some but none this
+        // traffic may use (no local endpoint for a Local traffic policy, a source outside
+        // loadBalancerSourceRanges): the client times out.
+        None if p.outcome == "refused" => {
+            hop(format!("{node}'s kube-proxy rules"), format!("Service rule {service} has no ready endpoint: REJECT (connection refused)"))
+        }
+        None => hop(
+            format!("{node}'s kube-proxy rules"),
+            format!("Service rule {service} has no endpoint this traffic may use (no local endpoint, or a source outside loadBalancerSourceRanges): DROP"),
+        ),
     };
     if let Some(service) = &p.service {
         hops.push(rule(&p.from_host, service, &p.endpoint));
@@ -1303,7 +1312,7 @@ pub fn network(world: &World, limit: usize) -> NetworkView {
             node: h.name.clone(),
             vips: h.netfilter.vips.len(),
             node_ports: h.netfilter.node_ports.len(),
-            endpoints: h.netfilter.vips.values().chain(h.netfilter.node_ports.values()).map(|r| r.endpoints.len()).sum(),
+            endpoints: h.netfilter.services.values().map(|sp| sp.reachable_endpoints().len()).sum(),
             synced_at: h.netfilter.synced_at,
         })
         .collect();

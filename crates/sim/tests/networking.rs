@@ -136,9 +136,10 @@ fn incremental_kube_proxy_syncs_write_what_a_full_sync_would() {
     for node in ["node-1", "node-2", "node-3"] {
         let full = kubesim_proxy::rules(node, services.iter(), slices.iter());
         let host = &world.host(node).unwrap().netfilter;
+        assert_eq!(host.services, full.services, "{node}");
         assert_eq!(host.vips, full.vips, "{node}");
         assert_eq!(host.node_ports, full.node_ports, "{node}");
-        assert!(host.vips.values().any(|r| r.service == "default/api" && r.endpoints.len() == 5), "{node}: {:?}", host.vips);
+        assert!(host.services.get("default/api").is_some_and(|sp| sp.cluster_endpoints.len() == 5), "{node}: {:?}", host.services);
     }
 }
 
@@ -246,4 +247,154 @@ fn pods_reach_the_api_server_through_the_kubernetes_service() {
     let pods = world.run_command("kubectl exec client -- wget -qO- https://kubernetes.default.svc/api/v1/namespaces/default/pods");
     assert_eq!(pods.exit_code, 1, "a 403: {pods:?}");
     assert!(format!("{}{}", pods.stdout, pods.stderr).contains("server returned error: HTTP/1.1 403 Forbidden"), "{pods:?}");
+}
+
+/// A client pod on `node`.
+fn client_on(world: &mut World, name: &str, node: &str) {
+    let pod = format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}}}\nspec:\n  nodeName: {node}\n  containers: [{{name: c, image: 'busybox:1.37', command: [sleep, '3600']}}]\n");
+    assert!(apply(world, &InputFile { name: format!("{name}.yaml"), text: pod }).errors.is_empty());
+}
+
+fn apply_yaml(world: &mut World, text: &str) {
+    let outcome = apply(world, &InputFile { name: "more.yaml".into(), text: text.into() });
+    assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
+}
+
+// `internalTrafficPolicy: Local` (reference §4.3's truth table, upstream syncProxyRules): a
+// Service whose endpoints are all on other nodes DROPs cluster-IP traffic from this node (the
+// client times out: "has no local endpoints"); a pod on the endpoint's node reaches it; a
+// Service with no endpoints at all REJECTs (connection refused).
+#[test]
+fn internal_traffic_policy_local_drops_without_a_local_endpoint() {
+    let mut world = world();
+    client_on(&mut world, "client3", "node-3");
+    apply_yaml(
+        &mut world,
+        "apiVersion: v1\nkind: Service\nmetadata: {name: web-local}\nspec:\n  internalTrafficPolicy: Local\n  selector: {app: web}\n  ports: [{port: 80, targetPort: 8080}]\n---\napiVersion: v1\nkind: Service\nmetadata: {name: nothing}\nspec:\n  internalTrafficPolicy: Local\n  selector: {app: nothing}\n  ports: [{port: 80}]\n",
+    );
+    world.run_until(world.now() + 10_000);
+    let dropped = world.run_command("kubectl exec client -- wget -qO- -T 2 http://web-local/hostname");
+    assert_ne!(dropped.exit_code, 0, "{dropped:?}");
+    assert!(dropped.stdout.contains("wget: download timed out"), "a DROP: {dropped:?}");
+    let local = world.run_command("kubectl exec client3 -- wget -qO- -T 2 http://web-local/hostname");
+    assert_eq!(local.exit_code, 0, "{local:?}");
+    assert!(local.stdout.starts_with("web-"), "{local:?}");
+    let refused = world.run_command("kubectl exec client -- wget -qO- -T 2 http://nothing/");
+    assert!(refused.stdout.contains("Connection refused"), "a REJECT: {refused:?}");
+    // The network view says which rule dropped it.
+    let before = world.runtime().packets().1;
+    world.run_command("kubectl exec client -- wget -qO- -T 2 http://web-local/hostname");
+    let sent = kubesim_sim::view::packets_since(&world, before);
+    let p = sent.iter().find(|p| p.protocol == "tcp").expect("the connection");
+    assert_eq!(p.outcome, "timeout", "{p:?}");
+    assert!(p.hops.iter().any(|h| h.what.ends_with(": DROP") && h.what.contains("default/web-local")), "{:#?}", p.hops);
+}
+
+// `externalTrafficPolicy: Local`: a node port on a node without a local endpoint drops
+// traffic from outside the cluster (the workstation times out) and serves it on the
+// endpoint's node; the node's own pods are short-circuited to the cluster-wide endpoints
+// (KUBE-EXT's "pod traffic for ... external destinations" rule), as is the node itself
+// ("route LOCAL traffic").
+#[test]
+fn external_traffic_policy_local_drops_outside_traffic_on_nodes_without_endpoints() {
+    let mut world = world();
+    let patch = world.run_command(r#"kubectl patch svc web -p '{"spec":{"externalTrafficPolicy":"Local"}}'"#);
+    assert_eq!(patch.exit_code, 0, "{patch:?}");
+    world.run_until(world.now() + 3_000);
+    let dropped = world.run_command("curl -sS --max-time 2 http://172.18.0.2:30080/hostname");
+    assert_eq!(dropped.exit_code, 28, "DROP, not REJECT: {dropped:?}");
+    let served = world.run_command("curl -s --max-time 2 http://172.18.0.4:30080/hostname");
+    assert_eq!(served.exit_code, 0, "node-3 has the endpoint: {served:?}");
+    assert!(served.stdout.starts_with("web-"), "{served:?}");
+    let pod = world.run_command("kubectl exec client -- wget -qO- -T 2 http://172.18.0.2:30080/hostname");
+    assert_eq!(pod.exit_code, 0, "a pod on node-1 to its own node's port: {pod:?}");
+    assert_eq!(pod.stdout, served.stdout);
+    let node = world.run_command("minikube ssh -n node-1 -- curl -s --max-time 2 http://172.18.0.2:30080/hostname");
+    assert_eq!(node.exit_code, 0, "the node itself: {node:?}");
+    assert!(node.stdout.starts_with("web-"), "{node:?}");
+    // The load balancer sends connections only to nodes whose health check passes.
+    let patch = world.run_command(r#"kubectl patch svc web -p '{"spec":{"type":"LoadBalancer"}}'"#);
+    assert_eq!(patch.exit_code, 0, "{patch:?}");
+    world.run_until(world.now() + 7_000);
+    for _ in 0..5 {
+        let lb = world.run_command("curl -s --max-time 2 http://172.18.255.1/hostname");
+        assert_eq!(lb.exit_code, 0, "{lb:?}");
+    }
+    let (filter, code) = {
+        let r = world.run_command("minikube ssh -n node-1 -- sudo iptables-save -t filter");
+        (r.stdout, r.exit_code)
+    };
+    assert_eq!(code, 0);
+    assert!(
+        filter.contains("-m comment --comment \"default/web has no local endpoints\" -m addrtype --dst-type LOCAL -m tcp --dport 30080 -j DROP"),
+        "{filter}"
+    );
+}
+
+// `loadBalancerSourceRanges`: kube-proxy's KUBE-FW chain lets a load balancer's address
+// answer sources inside the ranges only; others are dropped by KUBE-PROXY-FIREWALL (the
+// client times out). Node ports are not subject to the ranges.
+#[test]
+fn load_balancer_source_ranges_are_enforced() {
+    let mut world = world();
+    let patch = world.run_command(r#"kubectl patch svc web -p '{"spec":{"type":"LoadBalancer","loadBalancerSourceRanges":["10.0.0.0/8"]}}'"#);
+    assert_eq!(patch.exit_code, 0, "{patch:?}");
+    world.run_until(world.now() + 7_000);
+    let outside = world.run_command("curl -sS --max-time 2 http://172.18.255.1/hostname");
+    assert_eq!(outside.exit_code, 28, "the workstation (172.18.0.1) is outside 10.0.0.0/8: {outside:?}");
+    let node_port = world.run_command("curl -s --max-time 2 http://172.18.0.3:30080/hostname");
+    assert_eq!(node_port.exit_code, 0, "{node_port:?}");
+    let pod = world.run_command("kubectl exec client -- wget -qO- -T 2 http://172.18.255.1/hostname");
+    assert_eq!(pod.exit_code, 0, "a pod (10.244.x.x) is inside: {pod:?}");
+    let patch = world.run_command(r#"kubectl patch svc web -p '{"spec":{"loadBalancerSourceRanges":["172.18.0.0/16"]}}'"#);
+    assert_eq!(patch.exit_code, 0, "{patch:?}");
+    world.run_until(world.now() + 3_000);
+    let inside = world.run_command("curl -s --max-time 2 http://172.18.255.1/hostname");
+    assert_eq!(inside.exit_code, 0, "{inside:?}");
+    let (nat, _) = {
+        let r = world.run_command("minikube ssh -n node-2 -- sudo iptables-save -t nat");
+        (r.stdout, r.exit_code)
+    };
+    assert!(nat.contains("-A KUBE-FW-"), "{nat}");
+    assert!(nat.contains("-s 172.18.0.0/16 -m comment --comment \"default/web loadbalancer IP\" -j KUBE-EXT-"), "{nat}");
+}
+
+// `sessionAffinity: ClientIP` as the `recent` match implements it: a client's connections
+// stick to the endpoint its first one reached, also when the Service gains endpoints, and
+// move only when that endpoint goes (then stick to the new one); without affinity they spread.
+#[test]
+fn client_ip_affinity_sticks_until_the_endpoint_goes() {
+    let mut world = world();
+    apply_yaml(
+        &mut world,
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: echo}\nspec:\n  replicas: 3\n  selector: {matchLabels: {app: echo}}\n  template:\n    metadata: {labels: {app: echo}}\n    spec:\n      containers: [{name: e, image: 'registry.k8s.io/e2e-test-images/agnhost:2.53', args: [netexec, '--http-port=8080']}]\n---\napiVersion: v1\nkind: Service\nmetadata: {name: sticky}\nspec:\n  sessionAffinity: ClientIP\n  selector: {app: echo}\n  ports: [{port: 80, targetPort: 8080}]\n---\napiVersion: v1\nkind: Service\nmetadata: {name: spread}\nspec:\n  selector: {app: echo}\n  ports: [{port: 80, targetPort: 8080}]\n",
+    );
+    world.run_until(world.now() + 30_000);
+    // One shell loop: its connections leave from successive source ports, as a real client's do.
+    let hostnames = |world: &mut World, service: &str, n: usize| -> Vec<String> {
+        let line = format!("kubectl exec client -- sh -c 'for i in $(seq {n}); do wget -qO- -T 2 http://{service}/hostname; echo; done'");
+        let r = world.run_command(&line);
+        assert_eq!(r.exit_code, 0, "{r:?}");
+        world.run_until(world.now() + 1_000);
+        r.stdout.lines().map(str::to_string).collect()
+    };
+    let spread: std::collections::BTreeSet<String> = hostnames(&mut world, "spread", 12).into_iter().collect();
+    assert!(spread.len() > 1, "without affinity connections spread: {spread:?}");
+    let first = hostnames(&mut world, "sticky", 8);
+    assert!(first.iter().all(|h| h == &first[0]), "{first:?}");
+    assert_eq!(world.run_command("kubectl scale deployment echo --replicas=6").exit_code, 0);
+    world.run_until(world.now() + 30_000);
+    let after_scale = hostnames(&mut world, "sticky", 8);
+    assert!(after_scale.iter().all(|h| h == &first[0]), "new endpoints do not move the client: {after_scale:?}");
+    let (nat, _) = {
+        let r = world.run_command("minikube ssh -n node-1 -- sudo iptables-save -t nat");
+        (r.stdout, r.exit_code)
+    };
+    assert!(nat.contains("-m recent --rcheck --seconds 10800 --reap --name KUBE-SEP-"), "{nat}");
+    assert!(nat.contains("-m recent --set --name KUBE-SEP-"), "{nat}");
+    let delete = world.run_command(&format!("kubectl delete pod {} --grace-period=0 --force", first[0]));
+    assert_eq!(delete.exit_code, 0, "{delete:?}");
+    world.run_until(world.now() + 10_000);
+    let moved = hostnames(&mut world, "sticky", 8);
+    assert!(moved.iter().all(|h| h == &moved[0] && h != &first[0]), "{moved:?}");
 }
