@@ -253,6 +253,13 @@ pub struct Runtime<E: Clone = ()> {
 }
 
 impl<E: Clone> Runtime<E> {
+    /// Replaces the one RNG with a fresh one from `seed`: from now on every draw (names, IPs,
+    /// endpoint choices, jitter) is another roll of the dice, the past untouched. A fork of a
+    /// history uses it to ask "what if the dice had fallen otherwise?".
+    pub fn reseed(&mut self, seed: u64) {
+        self.rng = SimRng::seed_from_u64(seed);
+    }
+
     /// An empty runtime at virtual time 0: an API server with its built-in namespaces, no
     /// components, no hosts.
     pub fn new(config: RuntimeConfig) -> Runtime<E> {

@@ -24,6 +24,7 @@ pub mod checkers;
 pub mod cluster;
 pub mod commands;
 pub mod coredns;
+pub mod diff;
 pub mod fault;
 pub mod ingress_nginx;
 pub mod loader;

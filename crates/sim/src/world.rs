@@ -605,6 +605,15 @@ impl World {
                 Ok(out) => (out, String::new(), 0),
                 Err(err) => (String::new(), format!("error: {err}\n"), 1),
             }
+        } else if trimmed.split_whitespace().next() == Some("reseed") {
+            let rest = trimmed["reseed".len()..].trim();
+            match rest.parse::<u64>() {
+                Ok(seed) => {
+                    self.runtime.reseed(seed);
+                    (format!("the world draws from seed {seed} from now on\n"), String::new(), 0)
+                }
+                Err(_) => (String::new(), format!("error: reseed takes one number, the new seed (got {rest:?})\n"), 1),
+            }
         } else if let Some(rest) = trimmed.strip_prefix("fault ") {
             match Fault::parse(rest).and_then(|fault| self.fault(&fault)) {
                 Ok(out) => (out, String::new(), 0),
