@@ -33,6 +33,13 @@ pub fn fork_bar(props: &ForkBarProps) -> Html {
         html! { <button class={classes!("ks-segbtn", active.then_some("is-active"))} aria-pressed={active.to_string()} {onclick}>{ label }</button> }
     };
     let close = controls.fork.reform(|_: MouseEvent| ForkCommand::Close);
+    // Another roll of the dice for the fork: a seed derived from what it has seen (so the
+    // same clicks give the same seeds), through the console like any other command.
+    let reroll = {
+        let command = controls.command.clone();
+        let seed = 1 + fork.at_ms.wrapping_mul(31).wrapping_add(fork.label.len() as u64);
+        Callback::from(move |_: MouseEvent| command.emit(format!("reseed {seed}")))
+    };
     let changed = if fork.label.is_empty() {
         html! { <span class="ks-muted">{ "nothing done to the fork yet: apply a change, run a command or a fault (try " }<code>{ "fault node-down node-2" }</code>{ " or " }<code>{ "reseed 7" }</code>{ ")" }</span> }
     } else {
@@ -49,6 +56,9 @@ pub fn fork_bar(props: &ForkBarProps) -> Html {
                 { target(false, "Original") }
                 { target(true, "Fork") }
             </span>
+            if fork.to_fork {
+                <button class="ks-button ks-small" onclick={reroll} title="Give the fork another seed from now on: the same cluster, other names, IPs, endpoint choices and timings">{ "Reroll dice" }</button>
+            }
             <button class="ks-button ks-small" onclick={close} aria-label="Close the fork">{ "Close fork" }</button>
         </div>
     }
