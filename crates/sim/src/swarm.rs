@@ -200,6 +200,7 @@ pub fn run_seed(seed: u64, minutes: u64) -> SeedReport {
     if liveness.is_none() && unconverged(&world).is_some() {
         liveness = Some(format!("not converged {} s after the heal: {last}", LIVENESS_BUDGET_MS / 1000));
     }
+    world.runtime_mut().finish_checks();
     let violations = world.runtime().violations().iter().map(|v| format!("{} at {} ms (revision {}): {}", v.checker, v.t_ms, v.revision, v.message)).collect();
     let final_state = world.run_command("kubectl get deployments,statefulsets,jobs,pods -o wide").stdout;
     SeedReport {

@@ -809,6 +809,8 @@ impl World {
             }
         };
         if result.is_ok() {
+            // Checkers whose invariants hold only without faults stop applying them.
+            self.runtime.fault_injected(&fault.to_string());
             // Faults are logged in the trace too: an Event written by actor "fault".
             let subject = match fault {
                 Fault::ContainerCrash { pod, .. } => {
