@@ -79,7 +79,8 @@ impl NodeAllocatableRespected {
         if !self.over.insert(node.to_string()) {
             return Ok(()); // already reported
         }
-        let on: Vec<&str> = self.pods.values().filter(|(n, _, _)| n == node).map(|(_, _, name)| name.as_str()).collect();
+        let mut on: Vec<&str> = self.pods.values().filter(|(n, _, _)| n == node).map(|(_, _, name)| name.as_str()).collect();
+        kubesim_api::sort::sort(&mut on);
         Err(format!("node {node} is over its allocatable: {} ({} pods: {})", problems.join(", "), on.len(), on.join(" ")))
     }
 }

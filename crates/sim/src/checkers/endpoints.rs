@@ -8,6 +8,8 @@ use kubesim_runtime::Checker;
 use kubesim_store::{Commit, EventType};
 use std::collections::BTreeMap;
 
+type Labels = BTreeMap<String, String>;
+
 /// The EndpointSlice controller's `endpointslice.kubernetes.io/managed-by` value.
 const MANAGED_BY: &str = "endpointslice-controller.k8s.io";
 
@@ -31,7 +33,7 @@ struct PodState {
 #[derive(Clone, Debug, Default)]
 pub struct EndpointSlicesMatchSelectors {
     /// (namespace, name) → the Service's selector (None: no selector) and when it changed.
-    services: BTreeMap<(String, String), (Option<BTreeMap<String, String>>, Millis)>,
+    services: BTreeMap<(String, String), (Option<Labels>, Millis)>,
     pods: BTreeMap<(String, String), PodState>,
 }
 

@@ -224,7 +224,8 @@ impl DeploymentRolloutBounds {
         let mut problems = Vec::new();
         let over = applies && !scaling && total > max;
         if over && !d.over_surge {
-            let sizes: Vec<String> = owned.iter().map(|rs| format!("{}={}", rs.name, rs.replicas)).collect();
+            let mut sizes: Vec<String> = owned.iter().map(|rs| format!("{}={}", rs.name, rs.replicas)).collect();
+            kubesim_api::sort::sort(&mut sizes);
             problems.push(format!(
                 "deployment {}: its ReplicaSets ask for {total} pods ({}), more than replicas {} + maxSurge {} = {max}",
                 d.key,
