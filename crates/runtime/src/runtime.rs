@@ -446,6 +446,14 @@ impl<E: Clone> Runtime<E> {
         self.checkers.push(checker);
     }
 
+    /// Compacts the store's watch history up to the current revision now (a forced etcd
+    /// compaction: watches resuming from an older revision get 410 Gone).
+    pub fn compact_now(&mut self) {
+        let revision = self.api.store().revision();
+        self.api.store_mut().compact(revision);
+        self.last_compaction_revision = revision;
+    }
+
     /// Tells every checker a fault was injected now ([`Checker::fault_injected`]).
     pub fn fault_injected(&mut self, fault: &str) {
         let now = self.now;
