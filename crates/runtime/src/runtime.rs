@@ -121,7 +121,7 @@ pub struct WatchDelivery {
 
 /// An invariant checked after every commit. Checkers live apart from the code they check and
 /// only read: the commit and the API server's state after it.
-pub trait Checker: CheckerClone {
+pub trait Checker: CheckerClone + crate::component::AsAny {
     /// A short name for reports.
     fn name(&self) -> &str;
     /// `Err(message)` if the commit broke the invariant.
@@ -479,6 +479,12 @@ impl<E: Clone> Runtime<E> {
         for checker in &mut self.checkers {
             checker.relisted(index, revision);
         }
+    }
+
+    /// A registered checker by name, downcast to its type (reports a checker keeps, such as
+    /// the swarm's history hash).
+    pub fn checker_as<T: 'static>(&self, name: &str) -> Option<&T> {
+        self.checkers.iter().find(|c| c.name() == name).and_then(|c| c.as_ref().as_any().downcast_ref::<T>())
     }
 
     /// The invariant violations seen so far.
