@@ -19,7 +19,9 @@
 //! at [`MAX_PARSE_DEPTH`] (Go caps parentheses alone at 10000, `max expression depth
 //! exceeded`); at execution, template invocations and nested if/with/range walks together at
 //! [`MAX_EXEC_DEPTH`] (Go counts invocations alone, up to 100000: `exceeded maximum template
-//! depth`). The messages are Go's, with these numbers.
+//! depth`). The messages are Go's, with these numbers. A run also stops after
+//! [`MAX_RANGE_ITERATIONS`] range iterations in all (`{{range 9223372036854775807}}` would spin
+//! kubectl forever; the simulator answers with an error instead).
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -1073,7 +1075,10 @@ const FUNCTIONS: &[&str] = &[
 pub const MAX_PARSE_DEPTH: usize = 100;
 
 /// How deep template invocations and control walks may nest while a template runs.
-pub const MAX_EXEC_DEPTH: usize = 300;
+pub const MAX_EXEC_DEPTH: usize = 100;
+
+/// How many range iterations one run of a template may make in all.
+pub const MAX_RANGE_ITERATIONS: u64 = 1_000_000;
 
 struct Parser {
     tokens: Vec<Token>,
@@ -1509,7 +1514,7 @@ impl Template {
     /// message (`template: output:1:7: executing "output" at <.a.b>: ...`).
     pub fn execute(&self, data: &Value, missing: MissingKey) -> Result<String, (String, String)> {
         let root = V::plain(Val::from_json(data));
-        let mut state = State { tmpl: self, out: String::new(), vars: vec![("$".into(), root.clone())], missing, depth: 0 };
+        let mut state = State { tmpl: self, out: String::new(), vars: vec![("$".into(), root.clone())], missing, depth: 0, iterations: 0 };
         match state.walk(&root, &self.root) {
             Ok(_) => Ok(state.out),
             Err(e) => {
@@ -1550,6 +1555,8 @@ struct State<'a> {
     vars: Vec<(String, V)>,
     missing: MissingKey,
     depth: usize,
+    /// Range iterations made so far.
+    iterations: u64,
 }
 
 fn err_at<T>(pos: usize, context: String, message: impl Into<String>) -> EResult<T> {
@@ -1621,6 +1628,9 @@ impl State<'_> {
                             let last = &pipe.cmds[pipe.cmds.len() - 1];
                             return err_at(last.pos, last.text(), format!("can't use {n} to iterate over more than one variable"));
                         }
+                        if (*n).max(0) as u64 > MAX_RANGE_ITERATIONS - self.iterations.min(MAX_RANGE_ITERATIONS) {
+                            return err_at(pipe.pos, pipe.text(), format!("range iterations exceed kubesim's limit ({MAX_RANGE_ITERATIONS})"));
+                        }
                         (0..*n.max(&0))
                             .map(|i| (V::plain(Val::Int(i)), V::plain(if matches!(v.val, Val::I64(_)) { Val::I64(i) } else { Val::Int(i) })))
                             .collect()
@@ -1638,6 +1648,10 @@ impl State<'_> {
                     return Ok(flow);
                 }
                 for (key, elem) in items {
+                    self.iterations += 1;
+                    if self.iterations > MAX_RANGE_ITERATIONS {
+                        return err_at(pipe.pos, pipe.text(), format!("range iterations exceed kubesim's limit ({MAX_RANGE_ITERATIONS})"));
+                    }
                     self.vars.truncate(mark);
                     match pipe.decl.len() {
                         0 => {}

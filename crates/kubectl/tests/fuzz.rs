@@ -46,6 +46,15 @@ fn peak_rss_mib() -> u64 {
     status.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok()).unwrap_or(0) / 1024
 }
 
+/// With `KUBESIM_FUZZ_LOG=FILE`, each case is written there before it runs (a crash that
+/// aborts the process — a stack overflow — leaves its input as the file's last line).
+fn log_case(case: &str) {
+    if let Ok(path) = std::env::var("KUBESIM_FUZZ_LOG") {
+        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).expect("log file");
+        let _ = writeln!(file, "{}", case.replace('\n', "\\n"));
+    }
+}
+
 fn report(line: &str) {
     let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
 }
@@ -249,7 +258,10 @@ fn templates_survive_generated_expressions() {
         let data = random_json(&mut rng, 5);
         let jp = jsonpath_expr(&mut rng, 3);
         let jp = if rng.below(2) == 0 { mutate(&mut rng, &jp) } else { jp };
-        match jsonpath::evaluate(&jp, &data) {
+        log_case(&format!("jsonpath {jp:?} on {data}"));
+        let jp_result =
+            std::panic::catch_unwind(|| jsonpath::evaluate(&jp, &data)).unwrap_or_else(|_| panic!("jsonpath panicked (seed {}): {jp:?} on {data}", seed()));
+        match jp_result {
             Ok(out) => {
                 ok += 1;
                 assert!(out.len() < 16 << 20);
@@ -262,7 +274,10 @@ fn templates_survive_generated_expressions() {
         let gt = gotemplate_expr(&mut rng, 3);
         let gt = if rng.below(2) == 0 { mutate(&mut rng, &gt) } else { gt };
         let missing = if rng.below(2) == 0 { MissingKey::Default } else { MissingKey::Error };
-        match print(&gt, &data, missing) {
+        log_case(&format!("go-template {gt:?} on {data}"));
+        let gt_result =
+            std::panic::catch_unwind(|| print(&gt, &data, missing)).unwrap_or_else(|_| panic!("go-template panicked (seed {}): {gt:?} on {data}", seed()));
+        match gt_result {
             Ok(out) => {
                 ok += 1;
                 assert!(out.len() < 16 << 20);
@@ -464,6 +479,7 @@ fn command_lines_survive_generated_input() {
     let mut problems = Vec::new();
     for i in 0..iterations {
         let line = command_line(&mut rng);
+        log_case(&format!("kubectl {line}"));
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f.kubectl(&line)));
         match outcome {
             Err(_) => problems.push(format!("PANIC (case {i}): kubectl {line}")),
