@@ -183,8 +183,8 @@ pub fn plan(seed: u64, minutes: u64) -> Plan {
         let d = rng.range(0, deployments - 1);
         let image = *rng.pick(IMAGES);
         let cascade = *rng.pick(&["background", "foreground", "orphan"]);
-        // User actions first (0..=13), faults after; fault-free seeds draw actions only.
-        let kind = if faults { rng.range(0, 31) } else { rng.range(0, 13) };
+        // User actions first (0..=14), faults after; fault-free seeds draw actions only.
+        let kind = if faults { rng.range(0, 32) } else { rng.range(0, 14) };
         let line = match kind {
             0 | 1 => format!("kubectl scale deployment app-{d} --replicas={}", rng.range(0, 8)),
             2 | 3 => format!("kubectl set image deployment/app-{d} web={image}"),
@@ -198,20 +198,24 @@ pub fn plan(seed: u64, minutes: u64) -> Plan {
             11 => format!("kubectl label pods -l app=app-{d} quarantine=true --overwrite"),
             12 => "kubectl debug client --image=busybox:1.37 --target=c --profile=general -- sleep 20".to_string(),
             13 => "kubectl delete pod client --wait=false".to_string(),
-            14 | 15 => format!("fault node-down {node}"),
-            16 => format!("fault node-up {node}"),
-            17 => format!("fault kubelet-restart {node}"),
-            18 => format!("fault network-partition {node}"),
-            19 => "fault container-crash db-0".to_string(),
-            20 if node != other => format!("fault partition {node} {other}"),
-            21 => format!("fault packet-loss {node} {}%", rng.range(5, 60)),
-            22 => format!("fault latency {node} {}ms", rng.range(20, 800)),
-            23 => "fault dns-outage".to_string(),
-            24 => format!("fault kube-proxy-stop {node}"),
-            25 | 26 => format!("fault image-pull-failure {image}"),
-            27 => "fault compaction".to_string(),
-            28 => format!("fault watch-disconnect {node}"),
-            29 => format!("fault kube-proxy-start {node}"),
+            14 => format!(
+                "kubectl delete {} --cascade={cascade} --wait=false",
+                rng.pick(&["daemonset agent", "job batch", "cronjob tick", "service app-0", "pdb app-0"])
+            ),
+            15 | 16 => format!("fault node-down {node}"),
+            17 => format!("fault node-up {node}"),
+            18 => format!("fault kubelet-restart {node}"),
+            19 => format!("fault network-partition {node}"),
+            20 => "fault container-crash db-0".to_string(),
+            21 if node != other => format!("fault partition {node} {other}"),
+            22 => format!("fault packet-loss {node} {}%", rng.range(5, 60)),
+            23 => format!("fault latency {node} {}ms", rng.range(20, 800)),
+            24 => "fault dns-outage".to_string(),
+            25 => format!("fault kube-proxy-stop {node}"),
+            26 | 27 => format!("fault image-pull-failure {image}"),
+            28 => "fault compaction".to_string(),
+            29 => format!("fault watch-disconnect {node}"),
+            30 => format!("fault kube-proxy-start {node}"),
             _ => "fault heal".to_string(),
         };
         schedule.push((at, line));
