@@ -40,6 +40,21 @@ fn a_swarm_run_replays_through_kubesim_run() {
     assert!(line.contains(&format!("--at {}ms 'fault heal'", plan.heal_at)), "{line}");
 }
 
+// A sample seed's history hash, shared with the wasm test (crates/sim/tests/wasm.rs): the
+// swarm's determinism across native and wasm. A change of behaviour changes it: if intended,
+// rerun with KUBESIM_BLESS=1 (as for the nginx golden).
+#[test]
+fn a_sample_seed_matches_the_golden_hash_shared_with_the_wasm_test() {
+    let outcome = kubesim_sim::swarm::execute(&kubesim_sim::swarm::plan(3, 1), None);
+    assert_eq!(outcome.signature(), None, "{:?} {:?}", outcome.violations, outcome.liveness);
+    let golden = include_str!("golden/swarm-seed3-1min.fnv").trim();
+    if std::env::var("KUBESIM_BLESS").is_ok() {
+        std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/swarm-seed3-1min.fnv"), format!("{}\n", outcome.hash)).unwrap();
+        return;
+    }
+    assert_eq!(outcome.hash, golden, "the swarm sample's history changed: if intended, rerun with KUBESIM_BLESS=1");
+}
+
 // Shrinking keeps the Nodes and drops every action and document the failure does not need.
 #[test]
 fn shrinking_finds_the_actions_and_documents_a_failure_needs() {
