@@ -327,18 +327,14 @@ pub fn execute_until(plan: &Plan, limit_ms: Option<Millis>, stop_on: Option<&str
         world.run_until((world.now() + 10_000).min(plan.heal_at));
     }
     let deadline = if broke(&world) { world.now() } else { limit_ms.unwrap_or(plan.heal_at + LIVENESS_BUDGET_MS) };
-    let mut last = String::new();
     while liveness.is_none() && world.now() < deadline && !broke(&world) {
         world.run_until((world.now() + 10_000).min(deadline));
-        match unconverged(&world) {
-            None if limit_ms.is_none() => break,
-            None => {}
-            Some(why) => last = why,
+        if limit_ms.is_none() && unconverged(&world).is_none() {
+            break;
         }
     }
     if liveness.is_none() && !broke(&world) {
         if let Some(why) = unconverged(&world) {
-            let _ = last;
             liveness = Some(format!("not converged {} s after the heal: {why}", (world.now() - plan.heal_at) / 1000));
         }
     }

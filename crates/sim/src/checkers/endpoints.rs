@@ -35,6 +35,8 @@ pub struct EndpointSlicesMatchSelectors {
     /// (namespace, name) → the Service's selector (None: no selector) and when it changed.
     services: BTreeMap<(String, String), (Option<Labels>, Millis)>,
     pods: BTreeMap<(String, String), PodState>,
+    /// Pods that went, oldest first: forgotten once older than [`STALE_VIEW_MS`].
+    gone: std::collections::VecDeque<(Millis, (String, String))>,
 }
 
 impl Checker for EndpointSlicesMatchSelectors {
@@ -49,13 +51,19 @@ impl Checker for EndpointSlicesMatchSelectors {
             let terminal = matches!(pod.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed"));
             let gone = commit.event_type == EventType::Deleted;
             let uid = pod.metadata.uid.clone().unwrap_or_default();
-            let state = self.pods.entry(key).or_default();
+            let state = self.pods.entry(key.clone()).or_default();
             if state.uid != uid || state.labels != labels || state.terminal != terminal || state.gone != gone {
                 *state = PodState { uid, labels, terminal, changed: now, gone };
+                if gone {
+                    self.gone.push_back((now, key));
+                }
             }
-            // Forget pods gone for long (bounded memory).
-            if self.pods.len() > 4_096 {
-                self.pods.retain(|_, p| !(p.gone && p.changed + STALE_VIEW_MS < now));
+            // Forget pods gone for long (bounded memory), unless the name came back since.
+            while self.gone.front().is_some_and(|(t, _)| *t + STALE_VIEW_MS < now) {
+                let (_, key) = self.gone.pop_front().expect("non-empty");
+                if self.pods.get(&key).is_some_and(|p| p.gone && p.changed + STALE_VIEW_MS < now) {
+                    self.pods.remove(&key);
+                }
             }
             return Ok(());
         }

@@ -20,11 +20,11 @@ impl Checker for ResourceVersionsIncrease {
         "resource-versions-increase"
     }
     fn check(&mut self, commit: &Commit, _api: &ApiServer) -> Result<(), String> {
-        let what = format!("{} {}", commit.object.kind(), super::key(&commit.object));
+        let what = || format!("{} {}", commit.object.kind(), super::key(&commit.object));
         let result = if commit.revision <= self.last {
-            Err(format!("revision {} of {what} follows revision {}", commit.revision, self.last))
-        } else if commit.object.resource_version() != commit.revision.to_string() {
-            Err(format!("{what} carries resourceVersion {:?} in the commit of revision {}", commit.object.resource_version(), commit.revision))
+            Err(format!("revision {} of {} follows revision {}", commit.revision, what(), self.last))
+        } else if commit.object.resource_version().parse::<u64>().ok() != Some(commit.revision) {
+            Err(format!("{} carries resourceVersion {:?} in the commit of revision {}", what(), commit.object.resource_version(), commit.revision))
         } else {
             Ok(())
         };
@@ -151,12 +151,12 @@ impl Checker for WatchesComplete {
     }
     fn delivered(&mut self, watcher: usize, event: &WatchEvent, _now: Millis) -> Result<(), String> {
         let Some(w) = self.watchers.get_mut(&watcher) else { return Ok(()) };
-        let what = format!("{} {:?} {} (revision {})", event.event_type.as_str(), event.resource, super::key(&event.object), event.revision);
+        let what = || format!("{} {:?} {} (revision {})", event.event_type.as_str(), event.resource, super::key(&event.object), event.revision);
         if event.revision <= w.listed_at {
-            return Err(format!("{} got {what} after relisting at revision {}: an event its relist already covered", w.name, w.listed_at));
+            return Err(format!("{} got {} after relisting at revision {}: an event its relist already covered", w.name, what(), w.listed_at));
         }
         if event.revision <= w.last {
-            return Err(format!("{} got {what} after revision {}: out of order", w.name, w.last));
+            return Err(format!("{} got {} after revision {}: out of order", w.name, what(), w.last));
         }
         w.last = event.revision;
         if event.revision <= w.since {
@@ -174,12 +174,12 @@ impl Checker for WatchesComplete {
             Some((r, _, t)) if *r == event.revision => {
                 let want = *t;
                 w.pending.pop_front();
-                Err(format!("{} got {what}; its selection implies {}", w.name, want.as_str()))
+                Err(format!("{} got {}; its selection implies {}", w.name, what(), want.as_str()))
             }
-            _ => Err(format!("{} got {what}, which its selection does not include (or a second time, or out of order)", w.name)),
+            _ => Err(format!("{} got {}, which its selection does not include (or a second time, or out of order)", w.name, what())),
         };
         if !missed.is_empty() {
-            return Err(format!("{} got {what} but never revision(s) {missed:?} of its selection, and did not relist in between", w.name));
+            return Err(format!("{} got {} but never revision(s) {missed:?} of its selection, and did not relist in between", w.name, what()));
         }
         result
     }

@@ -108,6 +108,8 @@ struct RsState {
 pub struct DeploymentRolloutBounds {
     deployments: BTreeMap<String, DeploymentState>,
     replicasets: BTreeMap<String, RsState>,
+    /// Deployment uid → the uids of the ReplicaSets it controls.
+    owned: BTreeMap<String, BTreeSet<String>>,
     /// Pod uid → its ReplicaSet's uid.
     pods: BTreeMap<String, String>,
     faulted: bool,
@@ -122,6 +124,9 @@ impl DeploymentRolloutBounds {
         let uid = commit.object.metadata().uid.clone().unwrap_or_default();
         if commit.event_type == EventType::Deleted {
             self.deployments.remove(&uid);
+            if self.owned.get(&uid).is_some_and(|s| s.is_empty()) {
+                self.owned.remove(&uid);
+            }
             return None;
         }
         let d: &Deployment = match commit.object.as_ref() {
@@ -166,7 +171,11 @@ impl DeploymentRolloutBounds {
         let uid = commit.object.metadata().uid.clone().unwrap_or_default();
         let owner = controller_uid(&commit.object, "Deployment");
         if commit.event_type == EventType::Deleted || owner.is_none() {
-            return self.replicasets.remove(&uid).map(|rs| rs.deployment);
+            let removed = self.replicasets.remove(&uid)?;
+            if let Some(set) = self.owned.get_mut(&removed.deployment) {
+                set.remove(&uid);
+            }
+            return Some(removed.deployment);
         }
         let rs: &ReplicaSet = match commit.object.as_ref() {
             Object::ReplicaSet(rs) => rs,
@@ -180,10 +189,13 @@ impl DeploymentRolloutBounds {
             desired_annotation: annotation("deployment.kubernetes.io/desired-replicas"),
             max_annotation: annotation("deployment.kubernetes.io/max-replicas"),
         };
-        let old = self.replicasets.insert(uid, state);
+        let old = self.replicasets.insert(uid.clone(), state);
         if let Some(old) = old.filter(|o| Some(&o.deployment) != owner.as_ref()) {
-            let _ = old; // re-parented: both deployments are re-evaluated through `owner`
+            if let Some(set) = self.owned.get_mut(&old.deployment) {
+                set.remove(&uid);
+            }
         }
+        self.owned.entry(owner.clone().unwrap_or_default()).or_default().insert(uid);
         owner
     }
 
@@ -213,7 +225,7 @@ impl DeploymentRolloutBounds {
 
     fn evaluate(&mut self, uid: &str) -> Result<(), String> {
         let Some(d) = self.deployments.get(uid) else { return Ok(()) };
-        let owned: Vec<&RsState> = self.replicasets.values().filter(|rs| rs.deployment == uid).collect();
+        let owned: Vec<&RsState> = self.owned.get(uid).into_iter().flatten().filter_map(|rs| self.replicasets.get(rs)).collect();
         let applies = d.rolling && !d.paused && !d.deleting;
         let scaling = owned
             .iter()
@@ -433,6 +445,9 @@ impl Checker for EvictionsRespectBudgets {
         "evictions-respect-budgets"
     }
     fn check(&mut self, commit: &Commit, _api: &ApiServer) -> Result<(), String> {
+        if commit.resource != ("policy", "poddisruptionbudgets") && commit.resource != ("", "pods") {
+            return Ok(());
+        }
         let ns = commit.object.namespace().to_string();
         if commit.resource == ("policy", "poddisruptionbudgets") {
             let key = (ns.clone(), commit.object.name().to_string());
