@@ -439,6 +439,9 @@ fn cmd_swarm(args: &[String]) -> ExitCode {
         if let Some(why) = &o.liveness {
             println!("       liveness: {why}");
         }
+        if let Some(why) = &o.panic {
+            println!("       panic: {why}");
+        }
         if let Some(why) = &report.divergence {
             println!("       determinism: {why}");
         }

@@ -286,6 +286,8 @@ pub struct Outcome {
     pub first_checker: Option<String>,
     /// Why the liveness phase did not converge, if it did not.
     pub liveness: Option<String>,
+    /// The panic that ended the run, if one did (the model must never panic).
+    pub panic: Option<String>,
     /// Virtual time at the end.
     pub end_ms: Millis,
     /// Commits made.
@@ -300,7 +302,10 @@ impl Outcome {
     /// What failed, as a signature shrinking preserves: the first violated checker, or
     /// `liveness`; `None` if the run passed.
     pub fn signature(&self) -> Option<String> {
-        self.first_checker.clone().or_else(|| self.liveness.as_ref().map(|_| "liveness".to_string()))
+        self.first_checker
+            .clone()
+            .or_else(|| self.panic.as_ref().map(|_| "panic".to_string()))
+            .or_else(|| self.liveness.as_ref().map(|_| "liveness".to_string()))
     }
 }
 
@@ -314,6 +319,23 @@ pub fn execute(plan: &Plan, limit_ms: Option<Millis>) -> Outcome {
 /// [`execute`], stopping early (every 10 virtual s) once checker `stop_on` has recorded a
 /// violation: shrinking needs to know only whether the same invariant breaks.
 pub fn execute_until(plan: &Plan, limit_ms: Option<Millis>, stop_on: Option<&str>) -> Outcome {
+    // A panic anywhere in the model is a failure of the seed (reported, shrunk), not of the run.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute_inner(plan, limit_ms, stop_on))).unwrap_or_else(|payload| {
+        let message = payload.downcast_ref::<String>().cloned().or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+        Outcome {
+            violations: Vec::new(),
+            first_checker: None,
+            liveness: None,
+            panic: Some(message),
+            end_ms: 0,
+            revision: 0,
+            hash: String::new(),
+            final_state: String::new(),
+        }
+    })
+}
+
+fn execute_inner(plan: &Plan, limit_ms: Option<Millis>, stop_on: Option<&str>) -> Outcome {
     let options = plan.run_options(None);
     let (mut world, files, errors) = crate::run::start(&RunOptions { record_history: Some(false), ..options });
     world.runtime_mut().add_checker(Box::new(HistoryHash::default()));
@@ -344,7 +366,7 @@ pub fn execute_until(plan: &Plan, limit_ms: Option<Millis>, stop_on: Option<&str
     let first_checker = found.first().map(|v| v.checker.clone());
     let hash = world.runtime().checker_as::<HistoryHash>(HistoryHash::NAME).map(HistoryHash::hex).unwrap_or_default();
     let final_state = world.run_command("kubectl get deployments,statefulsets,daemonsets,jobs,pods -o wide").stdout;
-    Outcome { violations, first_checker, liveness, end_ms: world.now(), revision: world.api().store().revision(), hash, final_state }
+    Outcome { violations, first_checker, liveness, panic: None, end_ms: world.now(), revision: world.api().store().revision(), hash, final_state }
 }
 
 /// What one seed did.
