@@ -61,7 +61,7 @@ mod docs_examples;
 mod follow;
 mod get;
 pub mod gotemplate;
-mod jsonpath;
+pub mod jsonpath;
 mod kustomize;
 pub mod manifests;
 mod merge;
