@@ -514,6 +514,11 @@ impl<E: Clone> Runtime<E> {
         &self.api
     }
 
+    /// Sets a cap on the world's size ([`kubesim_apiserver::WorldLimits`]).
+    pub fn set_limits(&mut self, limits: Option<kubesim_apiserver::WorldLimits>) {
+        self.api.set_limits(limits);
+    }
+
     /// Sets kube-apiserver's `--service-cluster-ip-range` (before anything is allocated).
     pub fn set_service_cidr(&mut self, cidr: kubesim_apiserver::server::ServiceCidrConfig) {
         self.api.set_service_cidr(cidr);

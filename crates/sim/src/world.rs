@@ -80,7 +80,13 @@ pub struct WorldConfig {
     pub scheduler_annotations: bool,
     /// `--service-cluster-ip-range` (kind's `networking.serviceSubnet`): 10.96.0.0/12 by default.
     pub service_cidr: String,
+    /// A cap on the world's size (the browser app sets [`BROWSER_LIMITS`]); none by default.
+    pub limits: Option<kubesim_apiserver::WorldLimits>,
 }
+
+/// The browser app's cap: a runaway workload (a million replicas, a fork bomb of Jobs) is
+/// refused with FailedCreate events naming the cap instead of freezing the tab.
+pub const BROWSER_LIMITS: kubesim_apiserver::WorldLimits = kubesim_apiserver::WorldLimits { pods: 40_000, objects: 150_000 };
 
 impl WorldConfig {
     /// The defaults for a seed: history on, scheduler history on, default scheduler profile.
@@ -94,6 +100,7 @@ impl WorldConfig {
             cluster_dns: true,
             scheduler_annotations: false,
             service_cidr: DEFAULT_SERVICE_CIDR.to_string(),
+            limits: None,
         }
     }
 }
@@ -177,6 +184,7 @@ impl World {
         }
         let service_cidr = check_service_cidr(&config.service_cidr)?;
         world.runtime.set_service_cidr(service_cidr);
+        world.runtime.set_limits(config.limits);
         let addons = if config.cluster_dns { crate::cluster::dns_addon_objects() } else { Vec::new() };
         for object in bootstrap_objects(&service_cidr.text()).into_iter().chain(addons) {
             world.runtime.as_actor("apiserver", |ctx| {
