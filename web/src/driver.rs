@@ -432,6 +432,7 @@ impl Driver {
             markers,
             activity,
             perf: Perf { sim_ms: self.sim_ms, fps: self.frame_walls.len() as f64 },
+            limit_refusals: self.engine.world().api().limit_refusals(),
         };
         self.frame = Rc::new(frame);
         self.frame.clone()

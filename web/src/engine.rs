@@ -385,8 +385,14 @@ impl Engine {
                 Input::Command(_) => unreachable!("filtered above"),
             })
             .collect();
-        let (world, outcomes, world_errors) =
-            kubesim_sim::loader::load(WorldConfig { scheduler_annotations: self.scheduler_annotations, ..WorldConfig::seeded(self.seed) }, &files);
+        let (world, outcomes, world_errors) = kubesim_sim::loader::load(
+            WorldConfig {
+                scheduler_annotations: self.scheduler_annotations,
+                limits: Some(kubesim_sim::world::BROWSER_LIMITS),
+                ..WorldConfig::seeded(self.seed)
+            },
+            &files,
+        );
         self.world = world;
         let mut results = std::mem::take(&mut self.results);
         for (&n, outcome) in initial.iter().zip(outcomes) {

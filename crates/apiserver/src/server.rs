@@ -62,6 +62,22 @@ pub struct ApiServer {
     service_cidr: ServiceCidrConfig,
     /// The NodePort allocator (`--service-node-port-range`).
     node_ports: PortRange,
+    /// kubesim's own cap on how much a world may hold (the browser sets one, so a runaway
+    /// workload degrades with refusals instead of freezing the tab); none natively.
+    limits: Option<WorldLimits>,
+    /// How many creates the limits refused.
+    limit_refusals: u64,
+}
+
+/// kubesim's cap on a world's size (not a Kubernetes feature): creates beyond it are refused
+/// with 403 Forbidden naming the limit, as a quota would refuse them, so controllers record
+/// FailedCreate events and go on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorldLimits {
+    /// Pods at most (terminating ones included).
+    pub pods: usize,
+    /// Objects at most, Events aside.
+    pub objects: usize,
 }
 
 /// `--service-cluster-ip-range` (kubeadm's default serviceSubnet 10.96.0.0/12).
@@ -268,6 +284,7 @@ impl ApiServer {
                 }
             }
         }
+        self.check_limits(info, &object)?;
         reset_status_on_create(&mut object);
         apply_defaults(&mut object);
         admission::admit_create(&mut object, &self.store, req)?;
@@ -509,6 +526,38 @@ impl ApiServer {
     /// `--service-cluster-ip-range`.
     pub fn service_cidr(&self) -> ServiceCidrConfig {
         self.service_cidr
+    }
+
+    /// Sets the world's size cap (the browser app sets one).
+    pub fn set_limits(&mut self, limits: Option<WorldLimits>) {
+        self.limits = limits;
+    }
+
+    /// The world's size cap, if any.
+    pub fn limits(&self) -> Option<WorldLimits> {
+        self.limits
+    }
+
+    /// How many creates the size cap refused so far.
+    pub fn limit_refusals(&self) -> u64 {
+        self.limit_refusals
+    }
+
+    /// Refuses a create the size cap does not allow.
+    fn check_limits(&mut self, info: &KindInfo, object: &Object) -> Result<()> {
+        let Some(limits) = self.limits else { return Ok(()) };
+        let resource = resource_of(info);
+        let why = if resource == ("", "pods") && self.store.count(resource) >= limits.pods {
+            format!("this kubesim world holds its limit of {} pods (a cap of the browser app, so a runaway workload cannot freeze the tab; `kubesim run` natively has none)", limits.pods)
+        } else if resource != ("", "events")
+            && self.store.resources().filter(|r| *r != ("", "events")).map(|r| self.store.count(r)).sum::<usize>() >= limits.objects
+        {
+            format!("this kubesim world holds its limit of {} objects (a cap of the browser app; `kubesim run` natively has none)", limits.objects)
+        } else {
+            return Ok(());
+        };
+        self.limit_refusals += 1;
+        Err(ApiError::forbidden(&info.qualified_resource(), object.name(), &why))
     }
 
     /// Sets `--service-cluster-ip-range` (before the `kubernetes` ServiceCIDR exists).

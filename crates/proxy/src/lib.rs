@@ -307,6 +307,23 @@ impl KubeProxy {
         }
     }
 
+    /// The informers' list: every Service and EndpointSlice as the API server has them now
+    /// (at start, and again whenever the watches broke: power back, reconnected, restarted).
+    fn list(&mut self, ctx: &mut Ctx) {
+        self.services.clear();
+        for o in ctx.api.store().list(("", "services"), None) {
+            if let Object::Service(_) = o.as_ref() {
+                self.services.insert(key(o), o.clone());
+            }
+        }
+        self.slices.clear();
+        for o in ctx.api.store().list(("discovery.k8s.io", "endpointslices"), None) {
+            if let (Some(svc), Some(slice)) = (slice_service(o), o.decode_shared::<EndpointSlice>()) {
+                insert_slice(self.slices.entry(svc).or_default(), o.name(), slice);
+            }
+        }
+    }
+
     fn request_sync(&mut self, ctx: &mut Ctx) {
         if self.armed || self.stopped {
             return;
@@ -483,18 +500,7 @@ impl Component for KubeProxy {
     }
 
     fn start(&mut self, ctx: &mut Ctx) {
-        // The informers' initial lists.
-        for o in ctx.api.store().list(("", "services"), None) {
-            if let Object::Service(_) = o.as_ref() {
-                self.services.insert(key(o), o.clone());
-            }
-        }
-        self.slices.clear();
-        for o in ctx.api.store().list(("discovery.k8s.io", "endpointslices"), None) {
-            if let (Some(svc), Some(slice)) = (slice_service(o), o.decode_shared::<EndpointSlice>()) {
-                insert_slice(self.slices.entry(svc).or_default(), o.name(), slice);
-            }
-        }
+        self.list(ctx);
         self.dirty = None;
         self.run_servers(ctx);
         self.request_sync(ctx);
@@ -544,6 +550,8 @@ impl Component for KubeProxy {
         match event {
             // A restarted node has empty tables until kube-proxy syncs again.
             HostEvent::PowerOn | HostEvent::Restart | HostEvent::Reconnected => {
+                // The watches broke (or the process is new): relist, then a full sync.
+                self.list(ctx);
                 self.last_sync = None;
                 self.armed = false;
                 self.dirty = None;

@@ -460,6 +460,14 @@ pub fn app(props: &AppProps) -> Html {
                 if !state.embed {
                     <Header view={state.view} theme={state.theme} scenario_title={scenario_title} scene={frame.scene.clone()} revision={frame.revision} />
                 }
+                if frame.limit_refusals > 0 {
+                    <div class="ks-notice ks-limit" role="alert">
+                        <span>{ format!(
+                            "This cluster reached the browser's cap of {} pods or {} objects: {} creates were refused (FailedCreate events name the cap) and the rest runs on. Scale down or delete to make room; `kubesim run` natively has no cap.",
+                            kubesim_sim::world::BROWSER_LIMITS.pods, kubesim_sim::world::BROWSER_LIMITS.objects, frame.limit_refusals
+                        ) }</span>
+                    </div>
+                }
                 if let Some(notice) = state.notice.clone() {
                     <div class="ks-notice" role="status">
                         <span>{ notice }</span>
