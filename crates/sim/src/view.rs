@@ -867,13 +867,20 @@ fn packet_hops(p: &kubesim_runtime::net::PacketRecord, from: &str, names: &Names
             None => format!("opens a {} connection to {dst}", p.protocol.to_ascii_uppercase()),
         },
     ));
-    let rule = |node: &str, service: &str, endpoint: &Option<(String, u16)>| match endpoint {
+    let rule = |node: &str, service: &str, endpoint: &Option<(String, u16)>, snat: Option<&String>| match endpoint {
         // The CNI portmap plugin's hostPort rule (`hostPort 80 → namespace/pod`).
         Some((ip, port)) if service.starts_with("hostPort ") => hop(
             format!("{node}'s hostPort rules (CNI portmap)"),
             format!("{} DNATs it to {}", service.split(" →").next().unwrap_or(service), names.address(ip, *port)),
         ),
-        Some((ip, port)) => hop(format!("{node}'s kube-proxy rules"), format!("Service rule {service} DNATs it to {}", names.address(ip, *port))),
+        // KUBE-MARK-MASQ, then KUBE-POSTROUTING's MASQUERADE as it leaves the node.
+        Some((ip, port)) => hop(
+            format!("{node}'s kube-proxy rules"),
+            match snat {
+                Some(from) => format!("Service rule {service} DNATs it to {} and masquerades it as {from} (SNAT)", names.address(ip, *port)),
+                None => format!("Service rule {service} DNATs it to {}", names.address(ip, *port)),
+            },
+        ),
         // REJECT when the Service has no endpoint at all; DROP when it has some but none this
         // traffic may use (no local endpoint for a Local traffic policy, a source outside
         // loadBalancerSourceRanges): the client times out.
@@ -886,7 +893,7 @@ fn packet_hops(p: &kubesim_runtime::net::PacketRecord, from: &str, names: &Names
         ),
     };
     if let Some(service) = &p.service {
-        hops.push(rule(&p.from_host, service, &p.endpoint));
+        hops.push(rule(&p.from_host, service, &p.endpoint, p.snat.as_ref()));
     }
     // The machine the packet is on, and the fabric between machines.
     let mut at = if p.from_host.is_empty() { from.to_string() } else { p.from_host.clone() };
@@ -906,9 +913,9 @@ fn packet_hops(p: &kubesim_runtime::net::PacketRecord, from: &str, names: &Names
                 hops.push(hop(format!("load balancer {}:{}", p.dst.0, p.dst.1), format!("forwards the connection to node {node}")));
                 fabric(&mut hops, &mut at, node);
             }
-            Hop::Forwarded { node, service, endpoint } => {
+            Hop::Forwarded { node, service, endpoint, snat } => {
                 fabric(&mut hops, &mut at, node);
-                hops.push(rule(node, service, endpoint));
+                hops.push(rule(node, service, endpoint, snat.as_ref()));
             }
             Hop::Ingress { controller, host, path, server, location, ingress, upstream, status } => {
                 let (pod, node) = names.pod(&controller.0).map_or((controller.0.clone(), None), |(p, n)| (p.clone(), n.cloned()));

@@ -205,6 +205,7 @@ impl World {
         world.add_component(Box::new(kubesim_netpol::PolicyInformer::default()));
         world.add_component(Box::new(crate::ingress_nginx::IngressNginx::default()));
         world.add_component(Box::new(crate::ingress_nginx::WebhookCertgen::default()));
+        world.add_component(Box::new(crate::load_balancer::LoadBalancers::default()));
         Ok(world)
     }
 
@@ -797,7 +798,7 @@ impl World {
                         if start {
                             proxy.start(ctx);
                         } else {
-                            proxy.stop();
+                            proxy.stop(ctx);
                         }
                     }
                 });

@@ -176,7 +176,14 @@ fn host_checkers_catch_a_volume_published_twice_and_a_container_started_too_earl
     let pod = api.store().get(("", "pods"), "default", "app").unwrap().as_pod().cloned().unwrap();
     let uid = pod.metadata.uid.clone().unwrap();
     let mut host = Host::new("n", 2);
-    let config = SandboxConfig { pod_uid: uid.clone(), pod_name: "app".into(), pod_namespace: "default".into(), ip: "10.244.0.9".into(), share_pid: false };
+    let config = SandboxConfig {
+        pod_uid: uid.clone(),
+        pod_name: "app".into(),
+        pod_namespace: "default".into(),
+        ip: "10.244.0.9".into(),
+        share_pid: false,
+        interfaces: Vec::new(),
+    };
     let sandbox = host.cri.run_pod_sandbox(&config, "s1".into(), 0).unwrap();
     let spec = ContainerSpec { name: "c".into(), image: PAUSE_IMAGE.into(), argv: vec!["/pause".into()], ..Default::default() };
     host.cri.create_container(&sandbox, spec, "c1".into(), 0).unwrap();
