@@ -92,13 +92,11 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
         "version" => version(&args, out),
         "cluster-info" => cluster_info(api, out),
         "wait" => wait(&args, api, &namespace, out),
-        "diff" => diff(&args, api, req.now, cluster, &namespace, out),
+        "diff" => diff(&args, api, req, cluster, &namespace, out),
         "events" => events(&args, api, req.now, &namespace, out),
         "auth" => auth(&args, out),
         "config" => config(&args, &namespace, out),
-        "explain" => {
-            out.fail("error: kubesim does not serve OpenAPI schemas, so explain is not available; see https://kubernetes.io/docs/reference/kubernetes-api/")
-        }
+        "explain" => crate::explain::run(&args, out),
         "edit" => out.fail("error: kubectl edit needs an interactive editor; in kubesim use kubectl patch, kubectl set or kubectl apply -f"),
         "debug" => debug(&args, api, req, cluster, &namespace, out),
         "attach" | "port-forward" | "proxy" | "cp" => out.fail(format!(
@@ -282,6 +280,7 @@ fn apply(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn 
         dry_run: dry_run(args),
         save_config: args.bool("save-config"),
         server_side: args.bool("server-side"),
+        record_last_applied: true,
     };
     let suffix = match args.get("dry-run") {
         Some("server") => " (server dry run)",
@@ -378,7 +377,7 @@ fn info_of_json(json: Option<&Value>) -> Option<&'static KindInfo> {
 }
 
 /// `kubectl diff -f FILE`.
-fn diff(args: &Args, api: &ApiServer, now: u64, cluster: &mut dyn ClusterView, namespace: &str, out: &mut Output) {
+fn diff(args: &Args, api: &ApiServer, req: &Request, cluster: &mut dyn ClusterView, namespace: &str, out: &mut Output) {
     let Some(inputs) = read_inputs(args, cluster, out) else { return };
     let options = ApplyOptions {
         namespace,
@@ -388,8 +387,9 @@ fn diff(args: &Args, api: &ApiServer, now: u64, cluster: &mut dyn ClusterView, n
         dry_run: false,
         save_config: false,
         server_side: args.bool("server-side"),
+        record_last_applied: true,
     };
-    crate::diff::diff_inputs(&inputs, &options, api, now, out);
+    crate::diff::diff_inputs(&inputs, &options, api, req, out);
 }
 
 fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn ClusterView, namespace: &str, out: &mut Output) {
@@ -4012,7 +4012,11 @@ fn api_resources(args: &Args, out: &mut Output) {
         return;
     }
     if !args.bool("no-headers") {
-        text.push_str(if output == "wide" { "NAME\tSHORTNAMES\tAPIVERSION\tNAMESPACED\tKIND\tVERBS\tCATEGORIES\n" } else { "NAME\tSHORTNAMES\tAPIVERSION\tNAMESPACED\tKIND\n" });
+        text.push_str(if output == "wide" {
+            "NAME\tSHORTNAMES\tAPIVERSION\tNAMESPACED\tKIND\tVERBS\tCATEGORIES\n"
+        } else {
+            "NAME\tSHORTNAMES\tAPIVERSION\tNAMESPACED\tKIND\n"
+        });
     }
     for r in &resources {
         text.push_str(&format!("{}\t{}\t{}\t{}\t{}", r.plural, r.short_names.join(","), group_version(r), r.namespaced, r.kind));

@@ -6,9 +6,7 @@ use crate::get::{parse_targets, Filter};
 use crate::printers::{self, tabwriter};
 use crate::util::{self, format_label_selector, jget, jint, jstr, label_selector_json, server_error};
 use crate::Output;
-use kubesim_api::k8s_openapi::api::core::v1::{
-    Container, ContainerState, ContainerStatus, Event, Node, Pod, PodTemplateSpec, Probe, Service, Toleration,
-};
+use kubesim_api::k8s_openapi::api::core::v1::{Container, ContainerState, ContainerStatus, Event, Node, Pod, PodTemplateSpec, Probe, Service, Toleration};
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kubesim_api::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kubesim_api::object::{kind_info, KindInfo, Object};

@@ -618,10 +618,8 @@ pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn cr
         let template = if sort_by.starts_with('{') { sort_by.to_string() } else { format!("{{{sort_by}}}") };
         // TableSorter / RuntimeSort: sort.Sort with isLess on the first value the path finds.
         for (_, objects) in groups.iter_mut() {
-            let mut keyed: Vec<(Option<serde_json::Value>, Arc<Object>)> = objects
-                .drain(..)
-                .map(|o| (jsonpath::evaluate_values(&template, &o.to_json()).ok().and_then(|v| v.into_iter().next()), o))
-                .collect();
+            let mut keyed: Vec<(Option<serde_json::Value>, Arc<Object>)> =
+                objects.drain(..).map(|o| (jsonpath::evaluate_values(&template, &o.to_json()).ok().and_then(|v| v.into_iter().next()), o)).collect();
             kubesim_api::sort::go_sort_by(&mut keyed, |a, b| sort_less(a.0.as_ref(), b.0.as_ref()));
             objects.extend(keyed.into_iter().map(|(_, o)| o));
         }

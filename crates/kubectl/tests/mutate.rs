@@ -572,6 +572,7 @@ fn apply_documents_supports_dry_run_validation_for_editors() {
         dry_run: true,
         save_config: false,
         server_side: false,
+        record_last_applied: true,
     };
     let actor: std::sync::Arc<str> = std::sync::Arc::from("ui");
     let mut req = kubesim_apiserver::Request { now: 0, rng: &mut f.rng, actor: &actor };

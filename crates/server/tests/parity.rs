@@ -25,9 +25,6 @@ const SCENARIO: &str = include_str!("parity/scenario.yaml");
 /// skips them (and fails if one starts matching, so the list stays honest).
 const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
     ("drain node-3 --ignore-daemonsets --delete-emptydir-data --timeout=60s", "two worlds: real kubectl's world runs at max speed (wall-clock paced) while it drains, so the CronJob `tick` may have one more Job pod on node-3 in one world than in the other; compared exactly before the DNS add-on put CoreDNS pods on the nodes and moved the tick pods"),
-    ("diff -f apply-v2.yaml", "kubectl layer (diff.rs): upstream runs one `diff -u -N LIVE MERGED` over both directories (files in name order, apps.v1.Deployment before v1.ConfigMap, random temp dirs, file mtimes); the layer prints per object in file order with fixed paths and virtual times"),
-    ("explain pods", "kubesim's kubectl layer has no `explain` (real kubectl renders it from the served OpenAPI v3; checked separately)"),
-    ("explain deployment.spec.strategy", "kubesim's kubectl layer has no `explain`"),
 ];
 
 fn kubectl_available() -> bool {
@@ -114,6 +111,21 @@ fn normalise(text: &str) -> String {
     let mut in_pods = false;
     let mut managed_indent: Option<usize> = None;
     for line in text.lines() {
+        // `kubectl diff`: os.MkdirTemp's random directory suffixes and the files' wall-clock
+        // modification times in GNU diff's headers.
+        if line.starts_with("diff -u -N /") || line.starts_with("--- /") || line.starts_with("+++ /") {
+            let line = line.split_once('\t').map(|(path, _)| format!("{path}\tTIME")).unwrap_or_else(|| line.to_string());
+            let mut rest = line.as_str();
+            while let Some(i) = rest.find("LIVE-").or_else(|| rest.find("MERGED-")) {
+                let dash = i + rest[i..].find('-').expect("found") + 1;
+                out.push_str(&rest[..dash]);
+                rest = rest[dash..].trim_start_matches(|c: char| c.is_ascii_digit());
+                out.push_str("XXXXX");
+            }
+            out.push_str(rest);
+            out.push('\n');
+            continue;
+        }
         // managedFields are written by the HTTP server only; real kubectl hides them.
         let indent = line.len() - line.trim_start().len();
         if let Some(i) = managed_indent {
@@ -320,6 +332,18 @@ const OTHER_READS: &[&str] = &[
     "describe pods -l app=db",
     "explain pods",
     "explain deployment.spec.strategy",
+    "explain pods.spec.containers",
+    "explain pods.spec.containers.ports --recursive",
+    "explain deployments.apps.spec.template.metadata.labels",
+    "explain svc.spec.ports.port",
+    "explain configmaps.data",
+    "explain nodes.status.capacity",
+    "explain hpa.spec.metrics",
+    "explain cronjob.spec --recursive",
+    "explain events",
+    "explain pods --api-version=v1",
+    "explain pods.spec.nosuch",
+    "explain nosuch",
     "api-resources -o wide",
     "api-resources --namespaced=false",
     "api-resources --api-group=apps -o name",
@@ -364,7 +388,8 @@ fn real_kubectl_and_the_kubesim_layer_agree() {
                 if i == 0 {
                     return l.to_string();
                 }
-                let (namespace, l) = if namespaced { l.split_once(' ').map(|(n, r)| (format!("{n} "), r.trim_start())).unwrap_or_default() } else { (String::new(), l) };
+                let (namespace, l) =
+                    if namespaced { l.split_once(' ').map(|(n, r)| (format!("{n} "), r.trim_start())).unwrap_or_default() } else { (String::new(), l) };
                 l.split_once(' ').map(|(_, rest)| format!("{namespace}AGE {}", rest.trim_start())).unwrap_or_default()
             })
             .collect::<Vec<_>>()
@@ -383,10 +408,13 @@ fn real_kubectl_and_the_kubesim_layer_agree() {
     let apply_v1 = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  k: v1\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\nspec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: api\n  template:\n    metadata:\n      labels:\n        app: api\n    spec:\n      containers:\n      - name: api\n        image: nginx:1.25\n";
     let apply_v2 = apply_v1.replace("k: v1", "k: v2").replace("replicas: 1", "replicas: 2");
     let ssa = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: server-side\ndata:\n  a: \"1\"\n";
+    // A Secret that changes (masked) and an object that does not exist yet.
+    let diff_new = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n  password: changed\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: brand-new\ndata:\n  a: b\n";
     for c in [&a, &b] {
         c.add_file("apply-v1.yaml", apply_v1);
         c.add_file("apply-v2.yaml", &apply_v2);
         c.add_file("ssa.yaml", ssa);
+        c.add_file("diff-new.yaml", diff_new);
     }
     let steps: &[(&str, &[&str])] = &[
         ("scale deployment web --replicas=3", &["get pods -l app=web", "get deployment web", "get rs"]),
@@ -415,6 +443,7 @@ fn real_kubectl_and_the_kubesim_layer_agree() {
         ("apply -f apply-v1.yaml", &["get configmap applied -o yaml", "get deployment api"]),
         ("apply -f apply-v1.yaml", &[]),
         ("diff -f apply-v2.yaml", &[]),
+        ("diff -f diff-new.yaml", &[]),
         ("apply -f apply-v2.yaml", &["get configmap applied -o jsonpath={.data.k}", "get deployment api"]),
         ("apply --server-side -f ssa.yaml", &["get configmap server-side -o jsonpath={.data}"]),
         ("create deployment made --image=nginx", &["get deployment made", "get pods -l app=made"]),

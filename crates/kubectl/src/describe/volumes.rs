@@ -466,7 +466,10 @@ fn print_vsphere(w: &mut Writer, v: &Value) {
 
 /// printPhotonPersistentDiskVolumeSource.
 fn print_photon_persistent_disk(w: &mut Writer, v: &Value) {
-    w.w(2, format!("Type:\tPhotonPersistentDisk (a Persistent Disk resource in photon platform)\n    PdID:\t{}\n    FSType:\t{}\n", s(v, "pdID"), s(v, "fsType")));
+    w.w(
+        2,
+        format!("Type:\tPhotonPersistentDisk (a Persistent Disk resource in photon platform)\n    PdID:\t{}\n    FSType:\t{}\n", s(v, "pdID"), s(v, "fsType")),
+    );
 }
 
 /// printCinderVolumeSource and printCinderPersistentVolumeSource.
@@ -709,7 +712,10 @@ mod tests {
     #[test]
     fn describe_pod_volumes_image() {
         let out = render(serde_json::json!([{"name": "image", "image": {"reference": "image", "pullPolicy": "IfNotPresent"}}]));
-        assert_eq!(out, "Volumes:\n  image:\n    Type:        Image (a container image or OCI artifact)\n    Reference:   image\n    PullPolicy:  IfNotPresent\n");
+        assert_eq!(
+            out,
+            "Volumes:\n  image:\n    Type:        Image (a container image or OCI artifact)\n    Reference:   image\n    PullPolicy:  IfNotPresent\n"
+        );
     }
 
     // kubectl v1.32's printProjectedVolumeSource (v1.33 changed it to `Optional: false`):
