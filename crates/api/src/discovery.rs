@@ -408,7 +408,7 @@ mod tests {
         assert_eq!(hpa.len(), 1);
         assert_eq!(hpa[0].version, "v2");
         assert!(chosen.iter().any(|r| r.group == "metrics.k8s.io" && r.plural == "pods"));
-        assert!(chosen.iter().any(|r| r.group == "" && r.plural == "events") && chosen.iter().any(|r| r.group == "events.k8s.io" && r.plural == "events"));
+        assert!(chosen.iter().any(|r| r.group.is_empty() && r.plural == "events") && chosen.iter().any(|r| r.group == "events.k8s.io" && r.plural == "events"));
         let versions = group_versions(all);
         assert!(versions.contains(&"v1".to_string()) && versions.contains(&"autoscaling/v1".to_string()) && versions.contains(&"autoscaling/v2".to_string()));
     }

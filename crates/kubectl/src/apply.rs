@@ -206,9 +206,12 @@ pub(crate) fn apply_documents_apart(
     }
 }
 
+/// One object decoded from a document, to apply, or the document's decoding error.
+type Decoded<'a> = Result<(&'a Document, Object), ApplyResult>;
+
 /// Decodes a document (a `v1 List` item by item) and hands each object to `apply`; `path` is
 /// the field path of a `List` item (`items[2]`) for error messages.
-fn apply_document_at(file: &str, document: &Document, path: Option<&str>, sink: &mut dyn FnMut(Result<(&Document, Object), ApplyResult>)) {
+fn apply_document_at(file: &str, document: &Document, path: Option<&str>, sink: &mut dyn FnMut(Decoded)) {
     // A v1 List applies item by item.
     let is_list =
         document.value.get("kind").and_then(|k| k.as_str()) == Some("List") && document.value.get("apiVersion").and_then(|k| k.as_str()) == Some("v1");
