@@ -4,9 +4,8 @@
 //! upstream printer, each reading the source as JSON so both callers use it.
 //!
 //! Values print as Go's `%v` prints the typed field: a nil pointer to a generated API struct as
-//! its gogo `String()` (`nil`), a set one as `&LocalObjectReference{Name:x,}`; a `*bool` as
-//! `<nil>` or an address; a `[]string` as `[a b]`; a `map[string]string` as `map[k:v]` (keys
-//! sorted, as fmt sorts maps).
+//! its gogo `String()` (`nil`), a set one as `&LocalObjectReference{Name:x,}`; a `[]string` as
+//! `[a b]`; a `map[string]string` as `map[k:v]` (keys sorted, as fmt sorts maps).
 
 use super::Writer;
 use kubesim_api::k8s_openapi::api::core::v1::Volume;
@@ -190,15 +189,6 @@ fn secret_reference(v: &Value, key: &str) -> String {
     }
 }
 
-/// A `*bool` as `%v` prints it: `<nil>`, or the pointer's address. The address of a set
-/// pointer differs run to run upstream; kubesim prints one fixed heap-like address.
-fn bool_pointer(v: &Value, key: &str) -> &'static str {
-    match v.get(key).and_then(Value::as_bool) {
-        None => "<nil>",
-        Some(_) => "0xc000a1b2c8",
-    }
-}
-
 // ---- the printers ----
 
 /// printHostPathVolumeSource.
@@ -272,18 +262,19 @@ fn print_config_map(w: &mut Writer, v: &Value) {
     w.w(2, format!("Type:\tConfigMap (a volume populated by a ConfigMap)\n    Name:\t{}\n    Optional:\t{}\n", s(v, "name"), b(v, "optional")));
 }
 
-/// printProjectedVolumeSource: a source's `optional` prints as the `*bool` it is (`<nil>` when
-/// unset), under the names upstream gives them.
+/// printProjectedVolumeSource as kubectl v1.33+ prints it (kubernetes/kubernetes#129457): a
+/// source's `optional` as `Optional: <bool>`. kubectl v1.32 printed the `*bool` itself
+/// (`SecretOptionalName:`/`ConfigMapOptional: <nil>`); the layer follows its v1.34.
 fn print_projected(w: &mut Writer, v: &Value) {
     w.w(2, "Type:\tProjected (a volume that contains injected data from multiple sources)\n");
     for source in v.get("sources").and_then(Value::as_array).into_iter().flatten() {
         let part = |key: &str| source.get(key).filter(|p| !p.is_null());
         if let Some(secret) = part("secret") {
-            w.w(2, format!("SecretName:\t{}\n    SecretOptionalName:\t{}\n", s(secret, "name"), bool_pointer(secret, "optional")));
+            w.w(2, format!("SecretName:\t{}\n    Optional:\t{}\n", s(secret, "name"), b(secret, "optional")));
         } else if part("downwardAPI").is_some() {
             w.w(2, "DownwardAPI:\ttrue\n");
         } else if let Some(cm) = part("configMap") {
-            w.w(2, format!("ConfigMapName:\t{}\n    ConfigMapOptional:\t{}\n", s(cm, "name"), bool_pointer(cm, "optional")));
+            w.w(2, format!("ConfigMapName:\t{}\n    Optional:\t{}\n", s(cm, "name"), b(cm, "optional")));
         } else if let Some(token) = part("serviceAccountToken") {
             // Defaulted to 3600 by the API server.
             w.w(2, format!("TokenExpirationSeconds:\t{}\n", token.get("expirationSeconds").and_then(Value::as_i64).unwrap_or(3600)));
@@ -718,22 +709,21 @@ mod tests {
         );
     }
 
-    // kubectl v1.32's printProjectedVolumeSource (v1.33 changed it to `Optional: false`):
-    // the sources' `*bool` optional print as Go's %v prints a nil pointer.
+    // v1.33+'s printProjectedVolumeSource: each source's optional flag as a bool.
     #[test]
-    fn projected_sources_print_their_optional_pointers() {
+    fn projected_sources_print_their_optional_flags() {
         let out = render(serde_json::json!([{
             "name": "kube-api-access-x",
             "projected": {"sources": [
                 {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
                 {"configMap": {"name": "kube-root-ca.crt"}},
                 {"downwardAPI": {"items": []}},
-                {"secret": {"name": "s"}}
+                {"secret": {"name": "s", "optional": true}}
             ]}
         }]));
         assert_eq!(
             out,
-            "Volumes:\n  kube-api-access-x:\n    Type:                    Projected (a volume that contains injected data from multiple sources)\n    TokenExpirationSeconds:  3607\n    ConfigMapName:           kube-root-ca.crt\n    ConfigMapOptional:       <nil>\n    DownwardAPI:             true\n    SecretName:              s\n    SecretOptionalName:      <nil>\n"
+            "Volumes:\n  kube-api-access-x:\n    Type:                    Projected (a volume that contains injected data from multiple sources)\n    TokenExpirationSeconds:  3607\n    ConfigMapName:           kube-root-ca.crt\n    Optional:                false\n    DownwardAPI:             true\n    SecretName:              s\n    Optional:                true\n"
         );
     }
 
@@ -787,6 +777,5 @@ mod tests {
         assert_eq!(string_map(&v, "options"), "map[a:2 z:1]");
         assert_eq!(local_object_reference(&v, "secretRef"), "&LocalObjectReference{Name:s,}");
         assert_eq!(local_object_reference(&v, "missing"), "nil");
-        assert_eq!(bool_pointer(&v, "missing"), "<nil>");
     }
 }
