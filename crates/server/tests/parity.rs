@@ -9,9 +9,11 @@
 //!   on one, the layer on the other; their outputs are compared, both worlds step the same
 //!   virtual time, and the resulting state is compared through the layer on both.
 //!
-//! Skips (with a message) when `kubectl` is not installed. Differences that belong to the
-//! kubectl layer (owned elsewhere) are listed in [`KNOWN_DIFFERENCES`] with the reason and
-//! skipped; everything else must match.
+//! Skips (with a message) when `kubectl` is not installed. The oracle is kubectl v1.32; the
+//! layer is kubectl v1.34, so an output upstream changed in between is a version skew, listed in
+//! [`KNOWN_DIFFERENCES`] with the reason and skipped, as is a difference two worlds' wall-clock
+//! pacing can make; everything else must match. `PARITY_VERBOSE=1` prints the listed
+//! differences' outputs too.
 
 use kubesim_server::{Config, Server};
 use kubesim_sim::run::RunOptions;
@@ -21,8 +23,9 @@ use std::process::Command;
 
 const SCENARIO: &str = include_str!("parity/scenario.yaml");
 
-/// Commands whose outputs differ for a reason outside the server, with that reason. The test
-/// skips them (and fails if one starts matching, so the list stays honest).
+/// Commands whose outputs differ for a reason that is not a bug (a version skew between the
+/// v1.32 oracle and the layer's v1.34, wall-clock pacing), with that reason. The test skips them
+/// (and fails if one starts matching, so the list stays honest).
 const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
     ("describe pod solo", "version skew: the layer is kubectl v1.34, whose printProjectedVolumeSource prints a projected configMap/secret source's optional flag as `Optional: false` (changed in v1.33, kubernetes/kubernetes#129457); the oracle, kubectl v1.32, printed the raw `*bool` as `ConfigMapOptional: <nil>`"),
     ("describe pods -l app=db", "version skew: as `describe pod solo` (the projected volume's `Optional: false`, v1.33+)"),
