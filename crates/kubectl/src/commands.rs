@@ -3642,10 +3642,10 @@ fn expose(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn Clu
     }
 }
 
-/// The pod a `logs`/`exec` target names: `POD`, `pod/POD`, or the first pod of a workload
-/// (polymorphichelpers.AttachablePodForObject: running and ready pods first). Returns the pod
-/// and how many pods the workload had.
-fn resolve_pod(target: &str, api: &ApiServer, namespace: &str) -> Result<(Arc<Object>, usize), String> {
+/// The pod a `logs`/`exec` target names: `POD`, `pod/POD`, or the first pod of a workload in
+/// `order` (polymorphichelpers' GetFirstPod). Returns the pod and how many pods the workload
+/// had.
+fn resolve_pod(target: &str, api: &ApiServer, namespace: &str, order: PodOrder) -> Result<(Arc<Object>, usize), String> {
     let pod_info = kind_info("v1", "Pod").expect("pods");
     let (kind, name) = match target.split_once('/') {
         Some((k, n)) => (k, n),
@@ -3664,7 +3664,7 @@ fn resolve_pod(target: &str, api: &ApiServer, namespace: &str) -> Result<(Arc<Ob
             json.pointer("/spec/selector").and_then(|s| serde_json::from_value::<BTreeMap<String, String>>(s.clone()).ok()).map(|m| Selector::from_map(&m))
         });
     let uid = object.metadata().uid.clone().unwrap_or_default();
-    let mut pods: Vec<Arc<Object>> = util::list(api, pod_info, Some(namespace))
+    let pods: Vec<Arc<Object>> = util::list(api, pod_info, Some(namespace))
         .into_iter()
         .filter(|p| match &selector {
             Some(s) => s.matches(p.metadata().labels.as_ref()),
@@ -3678,15 +3678,26 @@ fn resolve_pod(target: &str, api: &ApiServer, namespace: &str) -> Result<(Arc<Ob
     if pods.is_empty() {
         return Err("error: timed out waiting for the condition".to_string());
     }
-    let rank = |p: &Arc<Object>| {
-        let status = p.as_pod().and_then(|p| p.status.clone()).unwrap_or_default();
-        let running = status.phase.as_deref() == Some("Running");
-        let ready = status.conditions.iter().flatten().any(|c| c.type_ == "Ready" && c.status == "True");
-        (!running, !ready, p.metadata().deletion_timestamp.is_some())
-    };
-    kubesim_api::sort::sort_by_key(&mut pods, rank);
-    let count = pods.len();
-    Ok((pods.swap_remove(0), count))
+    // GetFirstPod: sort.Sort with the command's order, then the first pod.
+    let default = kubesim_api::k8s_openapi::api::core::v1::Pod::default();
+    let pod = |o: &Arc<Object>| -> kubesim_api::k8s_openapi::api::core::v1::Pod { o.as_pod().cloned().unwrap_or_else(|| default.clone()) };
+    let mut keyed: Vec<(kubesim_api::k8s_openapi::api::core::v1::Pod, Arc<Object>)> = pods.into_iter().map(|o| (pod(&o), o)).collect();
+    match order {
+        PodOrder::Logging => kubesim_api::sort::go_sort_by(&mut keyed, |a, b| crate::podutils::by_logging_less(&a.0, &b.0)),
+        // sort.Reverse(ActivePods).
+        PodOrder::Attachable => kubesim_api::sort::go_sort_by(&mut keyed, |a, b| crate::podutils::active_pods_less(&b.0, &a.0)),
+    }
+    let count = keyed.len();
+    Ok((keyed.swap_remove(0).1, count))
+}
+
+/// Which pod of a workload a command picks (the sortBy GetFirstPod is given).
+#[derive(Clone, Copy)]
+enum PodOrder {
+    /// logsforobject.go: podutils.ByLogging.
+    Logging,
+    /// attachablepodforobject.go: sort.Reverse(podutils.ActivePods).
+    Attachable,
 }
 
 fn container_of(pod: &Object, requested: Option<&str>, out: &mut Output) -> Result<Option<String>, String> {
@@ -3722,7 +3733,7 @@ fn logs(args: &Args, api: &ApiServer, cluster: &mut dyn ClusterView, namespace: 
     let prefix = args.bool("prefix");
     // Pods: one named target, or every pod a -l selector picks (at most --max-log-requests).
     let pods: Vec<Arc<Object>> = match (args.positional.first(), args.get("selector")) {
-        (Some(target), _) => match resolve_pod(target, api, namespace) {
+        (Some(target), _) => match resolve_pod(target, api, namespace, PodOrder::Logging) {
             Ok((p, count)) => {
                 if count > 1 {
                     out.errln(format!("Found {count} pods, using pod/{}", p.name()));
@@ -3844,7 +3855,7 @@ fn exec(args: &Args, api: &ApiServer, cluster: &mut dyn ClusterView, namespace: 
     if command.is_empty() {
         return out.fail("error: you must specify at least one command for the container");
     }
-    let pod = match resolve_pod(target, api, namespace) {
+    let pod = match resolve_pod(target, api, namespace, PodOrder::Attachable) {
         Ok((p, _)) => p,
         Err(e) => return out.fail(e),
     };

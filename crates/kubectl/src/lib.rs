@@ -66,6 +66,7 @@ mod jsonpath;
 mod kustomize;
 pub mod manifests;
 mod merge;
+mod podutils;
 mod printers;
 mod util;
 mod yaml;

@@ -360,6 +360,10 @@ const OTHER_READS: &[&str] = &[
     "get pods -A --sort-by=.spec.nodeName -o wide",
     "get events --sort-by=.lastTimestamp",
     "describe nodes",
+    "logs deployment/web",
+    "logs statefulset/db --tail=2",
+    "exec deployment/web -- hostname",
+    "exec daemonset/agent -- hostname",
 ];
 
 #[test]
