@@ -247,7 +247,8 @@ impl<'a> Ctx<'a> {
         out.push('\n');
         if !short {
             let description = field.get("description").filter(|d| truthy(d)).map(go_value).unwrap_or_else(|| "<no description>".into());
-            out.push_str(&indent(indent_amount + 2, &wrap(&description, 78 - indent_amount)));
+            // `wrap (sub 78 $indentAmount)`: a negative width is a huge uint, no wrapping.
+            out.push_str(&indent(indent_amount + 2, &wrap(&description, 78usize.checked_sub(indent_amount).unwrap_or(usize::MAX))));
             out.push('\n');
             out.push('\n');
         }
@@ -394,6 +395,10 @@ fn indent(amount: usize, text: &str) -> String {
 /// limit runs past it; widths count runes; a no-break space is not white space.
 pub fn wrap(text: &str, limit: usize) -> String {
     const NBSP: char = '\u{a0}';
+    // wordWrapWriter: a zero limit writes the text as it is.
+    if limit == 0 {
+        return text.to_string();
+    }
     let mut out = String::with_capacity(text.len());
     let mut current = 0usize;
     let (mut word, mut space) = (String::new(), String::new());
@@ -468,6 +473,8 @@ mod tests {
             ("äöü äöü äöü", "äöü\näöü\näöü", 4),
             // A no-break space joins words.
             ("foo\u{a0}bar baz", "foo\u{a0}bar\nbaz", 8),
+            // term.wordWrapWriter passes the text through at limit 0.
+            ("foo bar", "foo bar", 0),
         ];
         for (input, want, limit) in cases {
             assert_eq!(wrap(input, limit), want, "{input:?}");
