@@ -205,6 +205,10 @@ fn default_dynamic(kind: &str, rest: &mut serde_json::Map<String, serde_json::Va
             if let Some(s) = rest.entry("spec").or_insert_with(spec).as_object_mut() {
                 set(s, "persistentVolumeReclaimPolicy", json!("Retain"));
                 set(s, "volumeMode", json!("Filesystem"));
+                // SetDefaults_HostPathVolumeSource.
+                if let Some(h) = s.get_mut("hostPath").and_then(|h| h.as_object_mut()) {
+                    set(h, "type", json!(""));
+                }
             }
         }
         "PersistentVolumeClaim" => {
@@ -401,6 +405,10 @@ pub fn default_pod_spec(spec: &mut PodSpec) {
         }
         if let Some(secret) = volume.secret.as_mut() {
             secret.default_mode.get_or_insert(0o644);
+        }
+        // SetDefaults_HostPathVolumeSource: an unset type is HostPathUnset ("").
+        if let Some(host_path) = volume.host_path.as_mut() {
+            host_path.type_.get_or_insert_with(String::new);
         }
     }
 }

@@ -183,6 +183,38 @@ pub fn groups(resources: &[Resource]) -> Vec<(&'static str, Vec<&'static str>)> 
     groups
 }
 
+/// client-go's `ServerPreferredResources`: for every group (in discovery order) and each of its
+/// versions (preferred first), the group's resources, a resource named in several versions
+/// taken from the preferred one only; one `(group, plural)` once, at the version chosen.
+pub fn preferred(resources: &[Resource]) -> Vec<&Resource> {
+    let mut chosen: Vec<&Resource> = Vec::new();
+    for (group, versions) in groups(resources) {
+        let preferred_version = versions[0];
+        for version in versions {
+            for r in in_group_version(resources, group, version) {
+                match chosen.iter().position(|c| c.group == r.group && c.plural == r.plural) {
+                    Some(_) if version != preferred_version => {}
+                    Some(i) => chosen[i] = r,
+                    None => chosen.push(r),
+                }
+            }
+        }
+    }
+    chosen
+}
+
+/// `kubectl api-versions`' list (metav1.ExtractGroupVersions of `/api` and `/apis`): every
+/// group-version, `v1` for the core group.
+pub fn group_versions(resources: &[Resource]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (group, versions) in groups(resources) {
+        for v in versions {
+            out.push(if group.is_empty() { v.to_string() } else { format!("{group}/{v}") });
+        }
+    }
+    out
+}
+
 /// Kubernetes version ordering (v2 > v1 > v1beta2 > v1beta1 > v1alpha1).
 fn version_priority(v: &str) -> (u32, u32, u32) {
     let rest = v.trim_start_matches('v');
@@ -366,5 +398,18 @@ mod tests {
         assert!(resource_list(all, "", "v1").unwrap()["resources"].as_array().unwrap().iter().any(|r| r["name"] == "pods/log"));
         let agg = aggregated(all, false);
         assert!(agg["items"].as_array().unwrap().iter().any(|g| g["metadata"]["name"] == "apps"));
+    }
+
+    #[test]
+    fn preferred_resources_take_each_resource_once_at_the_preferred_version() {
+        let all = resources();
+        let chosen = preferred(all);
+        let hpa: Vec<&&Resource> = chosen.iter().filter(|r| r.plural == "horizontalpodautoscalers").collect();
+        assert_eq!(hpa.len(), 1);
+        assert_eq!(hpa[0].version, "v2");
+        assert!(chosen.iter().any(|r| r.group == "metrics.k8s.io" && r.plural == "pods"));
+        assert!(chosen.iter().any(|r| r.group.is_empty() && r.plural == "events") && chosen.iter().any(|r| r.group == "events.k8s.io" && r.plural == "events"));
+        let versions = group_versions(all);
+        assert!(versions.contains(&"v1".to_string()) && versions.contains(&"autoscaling/v1".to_string()) && versions.contains(&"autoscaling/v2".to_string()));
     }
 }

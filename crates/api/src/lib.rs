@@ -3,7 +3,10 @@
 //! - [`decode`]: multi-document YAML in, objects or precise errors out.
 //! - [`quantity`], [`selector`], [`time`]: the value types every component shares.
 //! - [`defaults`] and [`validation`]: the API server's SetDefaults and validation rules.
-//! - [`sort`]: stable slice sorts costing one sort instantiation on wasm32; use them, not the slice methods.
+//! - [`sort`]: stable slice sorts costing one sort instantiation on wasm32; use them, not the slice
+//!   methods; and Go's `sort.Sort` where kubectl's unstable order shows.
+//! - [`discovery`] and [`openapi`]: what the API server serves to clients (discovery documents,
+//!   OpenAPI v2/v3), shared by `kubesim serve` and the kubectl layer.
 //! - [`storage`]: the persistent-volume helpers (FindMatchingVolume, node affinity, annotations).
 //! - [`csi`]: the CSI names (VolumeAttachment names, unique volume names, kubelet paths, the
 //!   external-attacher's finalizer) and the built-in drivers' names.
@@ -20,6 +23,7 @@ pub mod defaults;
 pub mod discovery;
 pub mod hash;
 pub mod object;
+pub mod openapi;
 pub mod pod;
 pub mod podlog;
 pub mod quantity;

@@ -118,6 +118,10 @@ pub struct ApplyOptions<'a> {
     /// `kubectl apply --server-side`: no last-applied annotation; fields are merged into the
     /// live object (kubesim models field ownership as "the applier owns what it sets").
     pub server_side: bool,
+    /// Whether a client-side apply records the last-applied-configuration annotation: true for
+    /// `apply`; false for `kubectl diff`'s merged side, whose patch is computed from the file
+    /// as it is (GetModifiedConfiguration with annotate=false).
+    pub record_last_applied: bool,
 }
 
 /// kubectl apply -f semantics for already-read text (used by the CLI for input files at t=0 and
@@ -133,6 +137,7 @@ pub fn apply_text(file: &str, text: &str, default_namespace: &str, api: &mut Api
         dry_run: false,
         save_config: false,
         server_side: false,
+        record_last_applied: true,
     };
     apply_documents(file, text, &options, api, req)
 }
@@ -154,26 +159,59 @@ pub fn apply_documents(file: &str, text: &str, options: &ApplyOptions, api: &mut
                 r.field_path = e.field_path.clone();
                 results.push(r);
             }
-            Ok(document) => apply_document(file, &document, options, api, req, &mut results),
+            Ok(document) => apply_document_at(file, &document, None, &mut |item| {
+                results.push(match item {
+                    Ok((document, object)) => apply_object(file, document, object, options, api, req),
+                    Err(result) => result,
+                })
+            }),
         }
     }
     results
 }
 
-fn apply_document(file: &str, document: &Document, options: &ApplyOptions, api: &mut ApiServer, req: &mut Request, results: &mut Vec<ApplyResult>) {
-    apply_document_at(file, document, None, options, api, req, results)
+/// `kubectl diff`'s merged side: each object of each document applied to its own copy of the
+/// API server, as each is a separate server-side dry run upstream (none sees another's
+/// changes). `each` gets the result and the copy it was applied to.
+pub(crate) fn apply_documents_apart(
+    file: &str,
+    text: &str,
+    options: &ApplyOptions,
+    api: &ApiServer,
+    req: &mut Request,
+    each: &mut dyn FnMut(ApplyResult, &ApiServer),
+) {
+    let (documents, syntax_errors) = parse_documents(file, text);
+    let mut pending: Vec<(usize, Result<Document, DecodeError>)> = documents.into_iter().map(|d| (d.index, Ok(d))).collect();
+    for e in syntax_errors {
+        pending.push((e.document.unwrap_or(0), Err(e)));
+    }
+    kubesim_api::sort::sort_by_key(&mut pending, |(i, _)| *i);
+    for (index, document) in pending {
+        match document {
+            Err(e) => {
+                let mut r = ApplyResult::error(file, index, e.line.unwrap_or(0), e.to_string());
+                r.field_path = e.field_path.clone();
+                each(r, api);
+            }
+            Ok(document) => apply_document_at(file, &document, None, &mut |item| match item {
+                Ok((document, object)) => {
+                    let mut scratch = api.clone();
+                    let result = apply_object(file, document, object, options, &mut scratch, req);
+                    each(result, &scratch);
+                }
+                Err(result) => each(result, api),
+            }),
+        }
+    }
 }
 
-/// `path` is the field path of a `List` item (`items[2]`) for error messages.
-fn apply_document_at(
-    file: &str,
-    document: &Document,
-    path: Option<&str>,
-    options: &ApplyOptions,
-    api: &mut ApiServer,
-    req: &mut Request,
-    results: &mut Vec<ApplyResult>,
-) {
+/// One object decoded from a document, to apply, or the document's decoding error.
+type Decoded<'a> = Result<(&'a Document, Object), ApplyResult>;
+
+/// Decodes a document (a `v1 List` item by item) and hands each object to `apply`; `path` is
+/// the field path of a `List` item (`items[2]`) for error messages.
+fn apply_document_at(file: &str, document: &Document, path: Option<&str>, sink: &mut dyn FnMut(Decoded)) {
     // A v1 List applies item by item.
     let is_list =
         document.value.get("kind").and_then(|k| k.as_str()) == Some("List") && document.value.get("apiVersion").and_then(|k| k.as_str()) == Some("v1");
@@ -185,7 +223,7 @@ fn apply_document_at(
                     Some(p) => format!("{p}.items[{i}]"),
                     None => format!("items[{i}]"),
                 };
-                apply_document_at(file, &inner, Some(&item_path), options, api, req, results);
+                apply_document_at(file, &inner, Some(&item_path), sink);
             }
             return;
         }
@@ -205,12 +243,12 @@ fn apply_document_at(
                 result.kind = Some(kind.to_string());
             }
             result.name = document.value.pointer("/metadata/name").and_then(|n| n.as_str()).map(str::to_string);
-            results.push(result);
+            sink(Err(result));
             return;
         }
     };
     for object in objects {
-        results.push(apply_object(file, document, object, options, api, req));
+        sink(Ok((document, object)));
     }
 }
 
@@ -304,7 +342,7 @@ fn apply_object_inner(file: &str, document: &Document, mut object: Object, optio
             Err(format!("Error from server (BadRequest): error when creating {file:?}: resourceVersion should not be set on objects to be created"));
         return result;
     }
-    if (options.mode == Mode::Apply && !options.server_side) || options.save_config {
+    if ((options.mode == Mode::Apply && !options.server_side) || options.save_config) && options.record_last_applied {
         let annotation = last_applied_json(&raw);
         object.metadata_mut().annotations.get_or_insert_with(Default::default).insert(LAST_APPLIED.into(), annotation);
     }
@@ -350,14 +388,21 @@ fn apply_object_inner(file: &str, document: &Document, mut object: Object, optio
         (Mode::Apply, Some(current)) => {
             let current_json = current.to_json();
             let recorded = current.metadata().annotations.as_ref().and_then(|a| a.get(LAST_APPLIED));
-            if recorded.is_none() && !options.server_side {
+            if recorded.is_none() && !options.server_side && options.record_last_applied {
                 result.warnings.push(format!(
                     "Warning: resource {}/{name} is missing the {LAST_APPLIED} annotation which is required by kubectl apply. kubectl apply should only be used on resources created declaratively by either kubectl create --save-config or kubectl apply. The missing annotation will be patched automatically.",
                     info.qualified_resource()
                 ));
             }
             let original: Option<Value> = if options.server_side { None } else { recorded.and_then(|text| serde_json::from_str(text).ok()) };
-            let modified = object.to_json();
+            let mut modified = object.to_json();
+            if !options.record_last_applied && !options.server_side {
+                // GetModifiedConfiguration(annotate=false) still sets the (emptied)
+                // annotations, so the live ones are not patched away.
+                if let Some(meta) = modified.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+                    meta.entry("annotations").or_insert_with(|| Value::Object(Default::default()));
+                }
+            }
             let mut merged = merge::three_way(original.as_ref(), &modified, Some(&current_json));
             if info.kind == "Pod" {
                 readmit_default_tolerations(&mut merged, &current_json);

@@ -92,13 +92,11 @@ pub fn dispatch(argv: &[String], api: &mut ApiServer, req: &mut Request, cluster
         "version" => version(&args, out),
         "cluster-info" => cluster_info(api, out),
         "wait" => wait(&args, api, &namespace, out),
-        "diff" => diff(&args, api, req.now, cluster, &namespace, out),
+        "diff" => diff(&args, api, req, cluster, &namespace, out),
         "events" => events(&args, api, req.now, &namespace, out),
         "auth" => auth(&args, out),
         "config" => config(&args, &namespace, out),
-        "explain" => {
-            out.fail("error: kubesim does not serve OpenAPI schemas, so explain is not available; see https://kubernetes.io/docs/reference/kubernetes-api/")
-        }
+        "explain" => crate::explain::run(&args, out),
         "edit" => out.fail("error: kubectl edit needs an interactive editor; in kubesim use kubectl patch, kubectl set or kubectl apply -f"),
         "debug" => debug(&args, api, req, cluster, &namespace, out),
         "attach" | "port-forward" | "proxy" | "cp" => out.fail(format!(
@@ -282,6 +280,7 @@ fn apply(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn 
         dry_run: dry_run(args),
         save_config: args.bool("save-config"),
         server_side: args.bool("server-side"),
+        record_last_applied: true,
     };
     let suffix = match args.get("dry-run") {
         Some("server") => " (server dry run)",
@@ -378,7 +377,7 @@ fn info_of_json(json: Option<&Value>) -> Option<&'static KindInfo> {
 }
 
 /// `kubectl diff -f FILE`.
-fn diff(args: &Args, api: &ApiServer, now: u64, cluster: &mut dyn ClusterView, namespace: &str, out: &mut Output) {
+fn diff(args: &Args, api: &ApiServer, req: &Request, cluster: &mut dyn ClusterView, namespace: &str, out: &mut Output) {
     let Some(inputs) = read_inputs(args, cluster, out) else { return };
     let options = ApplyOptions {
         namespace,
@@ -388,8 +387,9 @@ fn diff(args: &Args, api: &ApiServer, now: u64, cluster: &mut dyn ClusterView, n
         dry_run: false,
         save_config: false,
         server_side: args.bool("server-side"),
+        record_last_applied: true,
     };
-    crate::diff::diff_inputs(&inputs, &options, api, now, out);
+    crate::diff::diff_inputs(&inputs, &options, api, req, out);
 }
 
 fn create(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &mut dyn ClusterView, namespace: &str, out: &mut Output) {
@@ -3642,10 +3642,10 @@ fn expose(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn Clu
     }
 }
 
-/// The pod a `logs`/`exec` target names: `POD`, `pod/POD`, or the first pod of a workload
-/// (polymorphichelpers.AttachablePodForObject: running and ready pods first). Returns the pod
-/// and how many pods the workload had.
-fn resolve_pod(target: &str, api: &ApiServer, namespace: &str) -> Result<(Arc<Object>, usize), String> {
+/// The pod a `logs`/`exec` target names: `POD`, `pod/POD`, or the first pod of a workload in
+/// `order` (polymorphichelpers' GetFirstPod). Returns the pod and how many pods the workload
+/// had.
+fn resolve_pod(target: &str, api: &ApiServer, namespace: &str, order: PodOrder) -> Result<(Arc<Object>, usize), String> {
     let pod_info = kind_info("v1", "Pod").expect("pods");
     let (kind, name) = match target.split_once('/') {
         Some((k, n)) => (k, n),
@@ -3664,7 +3664,7 @@ fn resolve_pod(target: &str, api: &ApiServer, namespace: &str) -> Result<(Arc<Ob
             json.pointer("/spec/selector").and_then(|s| serde_json::from_value::<BTreeMap<String, String>>(s.clone()).ok()).map(|m| Selector::from_map(&m))
         });
     let uid = object.metadata().uid.clone().unwrap_or_default();
-    let mut pods: Vec<Arc<Object>> = util::list(api, pod_info, Some(namespace))
+    let pods: Vec<Arc<Object>> = util::list(api, pod_info, Some(namespace))
         .into_iter()
         .filter(|p| match &selector {
             Some(s) => s.matches(p.metadata().labels.as_ref()),
@@ -3678,15 +3678,26 @@ fn resolve_pod(target: &str, api: &ApiServer, namespace: &str) -> Result<(Arc<Ob
     if pods.is_empty() {
         return Err("error: timed out waiting for the condition".to_string());
     }
-    let rank = |p: &Arc<Object>| {
-        let status = p.as_pod().and_then(|p| p.status.clone()).unwrap_or_default();
-        let running = status.phase.as_deref() == Some("Running");
-        let ready = status.conditions.iter().flatten().any(|c| c.type_ == "Ready" && c.status == "True");
-        (!running, !ready, p.metadata().deletion_timestamp.is_some())
-    };
-    kubesim_api::sort::sort_by_key(&mut pods, rank);
-    let count = pods.len();
-    Ok((pods.swap_remove(0), count))
+    // GetFirstPod: sort.Sort with the command's order, then the first pod.
+    let default = kubesim_api::k8s_openapi::api::core::v1::Pod::default();
+    let pod = |o: &Arc<Object>| -> kubesim_api::k8s_openapi::api::core::v1::Pod { o.as_pod().cloned().unwrap_or_else(|| default.clone()) };
+    let mut keyed: Vec<(kubesim_api::k8s_openapi::api::core::v1::Pod, Arc<Object>)> = pods.into_iter().map(|o| (pod(&o), o)).collect();
+    match order {
+        PodOrder::Logging => kubesim_api::sort::go_sort_by(&mut keyed, |a, b| crate::podutils::by_logging_less(&a.0, &b.0)),
+        // sort.Reverse(ActivePods).
+        PodOrder::Attachable => kubesim_api::sort::go_sort_by(&mut keyed, |a, b| crate::podutils::active_pods_less(&b.0, &a.0)),
+    }
+    let count = keyed.len();
+    Ok((keyed.swap_remove(0).1, count))
+}
+
+/// Which pod of a workload a command picks (the sortBy GetFirstPod is given).
+#[derive(Clone, Copy)]
+enum PodOrder {
+    /// logsforobject.go: podutils.ByLogging.
+    Logging,
+    /// attachablepodforobject.go: sort.Reverse(podutils.ActivePods).
+    Attachable,
 }
 
 fn container_of(pod: &Object, requested: Option<&str>, out: &mut Output) -> Result<Option<String>, String> {
@@ -3722,7 +3733,7 @@ fn logs(args: &Args, api: &ApiServer, cluster: &mut dyn ClusterView, namespace: 
     let prefix = args.bool("prefix");
     // Pods: one named target, or every pod a -l selector picks (at most --max-log-requests).
     let pods: Vec<Arc<Object>> = match (args.positional.first(), args.get("selector")) {
-        (Some(target), _) => match resolve_pod(target, api, namespace) {
+        (Some(target), _) => match resolve_pod(target, api, namespace, PodOrder::Logging) {
             Ok((p, count)) => {
                 if count > 1 {
                     out.errln(format!("Found {count} pods, using pod/{}", p.name()));
@@ -3844,7 +3855,7 @@ fn exec(args: &Args, api: &ApiServer, cluster: &mut dyn ClusterView, namespace: 
     if command.is_empty() {
         return out.fail("error: you must specify at least one command for the container");
     }
-    let pod = match resolve_pod(target, api, namespace) {
+    let pod = match resolve_pod(target, api, namespace, PodOrder::Attachable) {
         Ok((p, _)) => p,
         Err(e) => return out.fail(e),
     };
@@ -3964,42 +3975,74 @@ fn top_table(rows: &[Vec<String>]) -> String {
     crate::printers::tabwriter(&text, 6, 3)
 }
 
-/// `kubectl api-resources`.
+/// `kubectl api-resources` (cmd/apiresources/apiresources.go): the server's preferred
+/// resources (kubesim_api::discovery, what `kubesim serve` serves), filtered by
+/// `--namespaced`, `--api-group`, `--verbs` and `--categories`, stably sorted by group (or
+/// `--sort-by=name|kind`) with ties broken by name.
 fn api_resources(args: &Args, out: &mut Output) {
-    let namespaced_filter = args.get("namespaced").map(|v| v != "false");
-    let mut rows = vec![vec!["NAME".to_string(), "SHORTNAMES".into(), "APIVERSION".into(), "NAMESPACED".into(), "KIND".into()]];
-    let mut kinds: Vec<&KindInfo> = kubesim_api::object::all_kinds().collect();
-    // One row per resource (the preferred version), sorted by group then name as kubectl does.
-    kubesim_api::sort::sort_by(&mut kinds, |a, b| (a.group(), a.plural).cmp(&(b.group(), b.plural)));
-    kinds.dedup_by(|a, b| {
-        a.group() == b.group() && a.plural == b.plural && {
-            if a.api_version > b.api_version {
-                std::mem::swap(a, b)
-            }
-            true
-        }
-    });
-    for k in kinds {
-        let namespaced = k.scope == Scope::Namespaced;
-        if namespaced_filter.is_some_and(|f| f != namespaced) {
-            continue;
-        }
-        rows.push(vec![k.plural.to_string(), k.short_names.join(","), k.api_version.to_string(), namespaced.to_string(), k.kind.to_string()]);
+    use kubesim_api::discovery;
+    let output = args.get("output").unwrap_or("");
+    if !matches!(output, "" | "wide" | "name") {
+        return out.fail(format!("error: --output {output} is not available"));
     }
-    if args.get("output") == Some("name") {
-        for r in &rows[1..] {
-            let group = r[2].split_once('/').map(|(g, _)| format!(".{g}")).unwrap_or_default();
-            out.outln(format!("{}{}", r[0], group));
+    let sort_by = args.get("sort-by").unwrap_or("");
+    if !matches!(sort_by, "" | "name" | "kind") {
+        return out.fail(format!("error: --sort-by accepts only name or kind, got {sort_by:?}"));
+    }
+    let namespaced = args.get("namespaced").map(|v| v != "false");
+    let group = args.get("api-group");
+    let list = |name: &str| -> Vec<&str> { args.all(name).iter().flat_map(|v| v.split(',')).filter(|v| !v.is_empty()).collect() };
+    let (verbs, categories) = (list("verbs"), list("categories"));
+    let mut resources: Vec<&discovery::Resource> = discovery::preferred(discovery::resources())
+        .into_iter()
+        .filter(|r| !r.verbs.is_empty())
+        .filter(|r| group.is_none_or(|g| g == r.group))
+        .filter(|r| namespaced.is_none_or(|n| n == r.namespaced))
+        .filter(|r| verbs.iter().all(|v| r.verbs.contains(v)))
+        .filter(|r| categories.iter().all(|c| r.categories.contains(c)))
+        .collect();
+    let key = |r: &discovery::Resource| match sort_by {
+        "name" => r.plural,
+        "kind" => r.kind,
+        _ => r.group,
+    };
+    // sort.Stable with Less = compare(key), then name.
+    kubesim_api::sort::sort_by(&mut resources, |a, b| key(a).cmp(key(b)).then_with(|| a.plural.cmp(b.plural)));
+    let group_version = |r: &discovery::Resource| if r.group.is_empty() { r.version.to_string() } else { format!("{}/{}", r.group, r.version) };
+    let mut text = String::new();
+    if output == "name" {
+        for r in &resources {
+            text.push_str(r.plural);
+            if !r.group.is_empty() {
+                text.push('.');
+                text.push_str(r.group);
+            }
+            text.push('\n');
         }
+        out.out(text);
         return;
     }
-    out.out(crate::printers::render(&rows));
+    if !args.bool("no-headers") {
+        text.push_str(if output == "wide" {
+            "NAME\tSHORTNAMES\tAPIVERSION\tNAMESPACED\tKIND\tVERBS\tCATEGORIES\n"
+        } else {
+            "NAME\tSHORTNAMES\tAPIVERSION\tNAMESPACED\tKIND\n"
+        });
+    }
+    for r in &resources {
+        text.push_str(&format!("{}\t{}\t{}\t{}\t{}", r.plural, r.short_names.join(","), group_version(r), r.namespaced, r.kind));
+        if output == "wide" {
+            text.push_str(&format!("\t{}\t{}", r.verbs.join(","), r.categories.join(",")));
+        }
+        text.push('\n');
+    }
+    out.out(crate::printers::tabwriter(&text, 6, 3));
 }
 
+/// `kubectl api-versions`: every served group-version, sorted.
 fn api_versions(out: &mut Output) {
-    let mut versions: Vec<&str> = kubesim_api::object::all_kinds().map(|k| k.api_version).collect();
+    let mut versions = kubesim_api::discovery::group_versions(kubesim_api::discovery::resources());
     kubesim_api::sort::sort(&mut versions);
-    versions.dedup();
     for v in versions {
         out.outln(v);
     }
@@ -4155,10 +4198,9 @@ fn events(args: &Args, api: &ApiServer, now: u64, namespace: &str, out: &mut Out
         let types: Vec<&str> = types.split(',').collect();
         list.retain(|e| types.iter().any(|t| e.type_.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(t))));
     }
-    let key = |e: &kubesim_api::k8s_openapi::api::core::v1::Event| {
-        e.last_timestamp.as_ref().or(e.first_timestamp.as_ref()).map(kubesim_api::time::millis_of).unwrap_or(0)
-    };
-    kubesim_api::sort::sort_by_key(&mut list, key);
+    // sort.Sort(SortableEvents): Go's unstable sort by eventTime, so same-instant events come
+    // out in its order.
+    kubesim_api::sort::go_sort_by_key(&mut list, event_time);
     if list.is_empty() {
         out.errln(if all { "No events found.".to_string() } else { format!("No events found in {namespace} namespace.") });
         return;
@@ -4187,6 +4229,20 @@ fn events(args: &Args, api: &ApiServer, now: u64, namespace: &str, out: &mut Out
         ));
     }
     out.out(crate::printers::tabwriter(&text, 6, 3));
+}
+
+/// cmd/events' eventTime, in microseconds (Go's zero time, the earliest instant, as
+/// `i64::MIN`): the series' last observation, else a set lastTimestamp, else eventTime. A
+/// `Time` counts whole seconds, as it reaches a client.
+fn event_time(e: &kubesim_api::k8s_openapi::api::core::v1::Event) -> i64 {
+    const ZERO: i64 = i64::MIN;
+    if let Some(series) = &e.series {
+        return series.last_observed_time.as_ref().map(|t| t.0.as_microsecond()).unwrap_or(ZERO);
+    }
+    if let Some(t) = &e.last_timestamp {
+        return t.0.as_second() * 1_000_000;
+    }
+    e.event_time.as_ref().map(|t| t.0.as_microsecond()).unwrap_or(ZERO)
 }
 
 /// `kubectl auth can-i`: kubesim has no authorization; everything is allowed.

@@ -6,13 +6,11 @@ use crate::get::{parse_targets, Filter};
 use crate::printers::{self, tabwriter};
 use crate::util::{self, format_label_selector, jget, jint, jstr, label_selector_json, server_error};
 use crate::Output;
-use kubesim_api::k8s_openapi::api::core::v1::{
-    Container, ContainerState, ContainerStatus, Event, Node, Pod, PodTemplateSpec, Probe, Service, Toleration, Volume,
-};
+use kubesim_api::k8s_openapi::api::core::v1::{Container, ContainerState, ContainerStatus, Event, Node, Pod, PodTemplateSpec, Probe, Service, Toleration};
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kubesim_api::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kubesim_api::object::{kind_info, KindInfo, Object};
-use kubesim_api::quantity::{parse_milli, parse_value};
+use kubesim_api::quantity::parse_value;
 use kubesim_api::time::{human_duration, millis_of};
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiServer, Request};
@@ -20,17 +18,22 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
+use volumes::describe_volumes;
+
+mod volumes;
 
 /// describe.go's PrefixWriter: lines prefixed by two spaces per level.
 #[derive(Default)]
 struct Writer {
     buf: String,
     flushed: String,
+    /// NewNestedPrefixWriter's extra levels.
+    indent: usize,
 }
 
 impl Writer {
     fn w(&mut self, level: usize, text: impl AsRef<str>) {
-        for _ in 0..level {
+        for _ in 0..level + self.indent {
             self.buf.push_str("  ");
         }
         self.buf.push_str(text.as_ref());
@@ -123,8 +126,9 @@ fn tolerations_multiline(w: &mut Writer, title: &str, indent: &str, tolerations:
         w.w(0, "<none>\n");
         return;
     }
+    // sort.Slice by key.
     let mut sorted = tolerations.to_vec();
-    kubesim_api::sort::sort_by(&mut sorted, |a, b| a.key.cmp(&b.key));
+    kubesim_api::sort::go_sort_by(&mut sorted, |a, b| a.key < b.key);
     for (i, t) in sorted.iter().enumerate() {
         if i != 0 {
             w.w(0, format!("{indent}\t"));
@@ -165,8 +169,9 @@ fn events_for(api: &ApiServer, object: &Object) -> Vec<Event> {
             io.name.as_deref() == Some(object.name()) && io.kind.as_deref() == Some(object.kind()) && (io.uid.is_none() || uid.is_none() || io.uid == uid)
         })
         .collect();
-    let key = |e: &Event| e.last_timestamp.as_ref().or(e.first_timestamp.as_ref()).map(millis_of).unwrap_or(0);
-    kubesim_api::sort::sort_by_key(&mut events, key);
+    // DescribeEvents: sort.Sort(event.SortableEvents), Go's unstable sort by lastTimestamp (an
+    // unset one is Go's zero time, before every other).
+    kubesim_api::sort::go_sort_by_key(&mut events, |e: &Event| e.last_timestamp.as_ref().map(|t| t.0.as_second()).unwrap_or(i64::MIN));
     events
 }
 
@@ -374,7 +379,8 @@ fn describe_containers(w: &mut Writer, label: &str, containers: &[Container], st
             }
         }
         let mut mounts = c.volume_mounts.clone().unwrap_or_default();
-        kubesim_api::sort::sort_by(&mut mounts, |a, b| a.mount_path.cmp(&b.mount_path));
+        // sort.Sort(SortableVolumeMounts).
+        kubesim_api::sort::go_sort_by(&mut mounts, |a, b| a.mount_path < b.mount_path);
         w.w(2, format!("Mounts:{}\n", if mounts.is_empty() { "\t<none>" } else { "" }));
         for m in &mounts {
             let mut flags = vec![if m.read_only == Some(true) { "ro".to_string() } else { "rw".to_string() }];
@@ -382,89 +388,6 @@ fn describe_containers(w: &mut Writer, label: &str, containers: &[Container], st
                 flags.push(format!("path={sp:?}"));
             }
             w.w(3, format!("{} from {} ({})\n", m.mount_path, m.name, flags.join(",")));
-        }
-    }
-}
-
-/// describeVolumes.
-fn describe_volumes(w: &mut Writer, volumes: &[Volume], space: &str) {
-    if volumes.is_empty() {
-        w.w(0, format!("{space}Volumes:\t<none>\n"));
-        return;
-    }
-    w.w(0, format!("{space}Volumes:\n"));
-    let name_indent = if space.is_empty() { "" } else { " " };
-    for v in volumes {
-        w.w(1, format!("{name_indent}{}:\n", v.name));
-        if let Some(h) = &v.host_path {
-            w.w(
-                2,
-                format!("Type:\tHostPath (bare host directory volume)\n    Path:\t{}\n    HostPathType:\t{}\n", h.path, h.type_.clone().unwrap_or_default()),
-            );
-        } else if let Some(e) = &v.empty_dir {
-            w.w(
-                2,
-                format!(
-                    "Type:\tEmptyDir (a temporary directory that shares a pod's lifetime)\n    Medium:\t{}\n    SizeLimit:\t{}\n",
-                    e.medium.clone().unwrap_or_default(),
-                    e.size_limit.as_ref().map(|q| q.0.clone()).unwrap_or_else(|| "<unset>".into())
-                ),
-            );
-        } else if let Some(s) = &v.secret {
-            w.w(
-                2,
-                format!(
-                    "Type:\tSecret (a volume populated by a Secret)\n    SecretName:\t{}\n    Optional:\t{}\n",
-                    s.secret_name.clone().unwrap_or_default(),
-                    s.optional.unwrap_or(false)
-                ),
-            );
-        } else if let Some(cm) = &v.config_map {
-            w.w(2, format!("Type:\tConfigMap (a volume populated by a ConfigMap)\n    Name:\t{}\n    Optional:\t{}\n", cm.name, cm.optional.unwrap_or(false)));
-        } else if let Some(pvc) = &v.persistent_volume_claim {
-            w.w(
-                2,
-                format!(
-                    "Type:\tPersistentVolumeClaim (a reference to a PersistentVolumeClaim in the same namespace)\n    ClaimName:\t{}\n    ReadOnly:\t{}\n",
-                    pvc.claim_name,
-                    pvc.read_only.unwrap_or(false)
-                ),
-            );
-        } else if let Some(p) = &v.projected {
-            w.w(2, "Type:\tProjected (a volume that contains injected data from multiple sources)\n");
-            for source in p.sources.iter().flatten() {
-                if let Some(s) = &source.secret {
-                    w.w(2, format!("SecretName:\t{}\n    Optional:\t{}\n", s.name, s.optional.unwrap_or(false)));
-                } else if source.downward_api.is_some() {
-                    w.w(2, "DownwardAPI:\ttrue\n");
-                } else if let Some(cm) = &source.config_map {
-                    w.w(2, format!("ConfigMapName:\t{}\n    Optional:\t{}\n", cm.name, cm.optional.unwrap_or(false)));
-                } else if let Some(t) = &source.service_account_token {
-                    w.w(2, format!("TokenExpirationSeconds:\t{}\n", t.expiration_seconds.unwrap_or(3600)));
-                }
-            }
-        } else if let Some(d) = &v.downward_api {
-            w.w(2, "Type:\tDownwardAPI (a volume populated by information about the pod)\n    Items:\n");
-            for item in d.items.iter().flatten() {
-                if let Some(f) = &item.field_ref {
-                    w.w(0, format!("      {} -> {}\n", f.field_path, item.path));
-                }
-                if let Some(r) = &item.resource_field_ref {
-                    w.w(0, format!("      {} -> {}\n", r.resource, item.path));
-                }
-            }
-        } else if let Some(n) = &v.nfs {
-            w.w(
-                2,
-                format!(
-                    "Type:\tNFS (an NFS mount that lasts the lifetime of a pod)\n    Server:\t{}\n    Path:\t{}\n    ReadOnly:\t{}\n",
-                    n.server,
-                    n.path,
-                    n.read_only.unwrap_or(false)
-                ),
-            );
-        } else {
-            w.w(2, "<unknown>\n");
         }
     }
 }
@@ -861,11 +784,90 @@ fn service_endpoints(api: &ApiServer, svc: &Object) -> Option<BTreeMap<String, V
     found.then_some(result)
 }
 
-fn percent(used: i128, total: i128) -> i128 {
+/// `int64(float64(used) / float64(total) * 100)` as describeNodeResource computes a
+/// percentage, with Go's amd64 conversion of an infinite or NaN quotient (a zero total) to
+/// int64 (the minimum value).
+fn go_percent(used: i128, total: i128) -> i64 {
+    let fraction = used as f64 / total as f64 * 100.0;
+    if fraction.is_finite() {
+        fraction as i64
+    } else {
+        i64::MIN
+    }
+}
+
+/// A percentage describeNodeResource guards against a zero total (the totals' rows).
+fn go_percent_guarded(used: i128, total: i128) -> i64 {
     if total == 0 {
         0
     } else {
-        used * 100 / total
+        go_percent(used, total)
+    }
+}
+
+/// describeNodeResource: the node's non-terminated pods with their cpu and memory requests and
+/// limits, then the totals of every resource against the node's allocatable (its capacity
+/// when it reports none): cpu, memory and ephemeral-storage, each hugepages size allocatable
+/// lists (in name order), then the other extended resources without percentages.
+fn describe_node_resource(w: &mut Writer, api: &ApiServer, status: &kubesim_api::k8s_openapi::api::core::v1::NodeStatus, node: &str, now: Millis) {
+    let allocatable = match status.allocatable.as_ref().filter(|a| !a.is_empty()) {
+        Some(a) => a.clone(),
+        None => status.capacity.clone().unwrap_or_default(),
+    };
+    let amount = |name: &str| allocatable.get(name).map(|q| kubesim_api::resources::quantity_of(name, q) as i128).unwrap_or(0);
+    let (cpu_alloc, mem_alloc, storage_alloc) = (amount("cpu"), amount("memory"), amount("ephemeral-storage"));
+    let pods: Vec<Arc<Object>> = api
+        .store()
+        .pods_on_node(node)
+        .filter(|p| !matches!(p.as_pod().and_then(|p| p.status.as_ref()).and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed")))
+        .cloned()
+        .collect();
+    w.w(0, format!("Non-terminated Pods:\t({} in total)\n", pods.len()));
+    w.w(1, "Namespace\tName\t\tCPU Requests\tCPU Limits\tMemory Requests\tMemory Limits\tAge\n");
+    w.w(1, "---------\t----\t\t------------\t----------\t---------------\t-------------\t---\n");
+    let mut requests = kubesim_api::resources::Resources::default();
+    let mut limits = kubesim_api::resources::Resources::default();
+    for p in &pods {
+        let Some(pod) = p.as_pod() else { continue };
+        let (req, lim) = (kubesim_api::resources::pod_requests(pod).requests, kubesim_api::resources::pod_limits(pod));
+        let (cr, cl, mr, ml) = (req.milli_cpu as i128, lim.milli_cpu as i128, req.memory as i128, lim.memory as i128);
+        w.w(
+            1,
+            format!(
+                "{}\t{}\t\t{} ({}%)\t{} ({}%)\t{} ({}%)\t{} ({}%)\t{}\n",
+                p.namespace(),
+                p.name(),
+                fmt_cpu(cr),
+                go_percent(cr, cpu_alloc),
+                fmt_cpu(cl),
+                go_percent(cl, cpu_alloc),
+                fmt_mem(mr),
+                go_percent(mr, mem_alloc),
+                fmt_mem(ml),
+                go_percent(ml, mem_alloc),
+                since(pod.metadata.creation_timestamp.as_ref(), now)
+            ),
+        );
+        requests.add(&req);
+        limits.add(&lim);
+    }
+    w.w(0, "Allocated resources:\n  (Total limits may be over 100 percent, i.e., overcommitted.)\n");
+    w.w(1, "Resource\tRequests\tLimits\n");
+    w.w(1, "--------\t--------\t------\n");
+    let row = |w: &mut Writer, name: &str, used: i128, limit: i128, total: i128, format: fn(i128) -> String| {
+        w.w(1, format!("{name}\t{} ({}%)\t{} ({}%)\n", format(used), go_percent_guarded(used, total), format(limit), go_percent_guarded(limit, total)));
+    };
+    row(w, "cpu", requests.milli_cpu as i128, limits.milli_cpu as i128, cpu_alloc, fmt_cpu);
+    row(w, "memory", requests.memory as i128, limits.memory as i128, mem_alloc, fmt_mem);
+    row(w, "ephemeral-storage", requests.ephemeral_storage as i128, limits.ephemeral_storage as i128, storage_alloc, fmt_mem);
+    // allocatable is a Go map ranged into slices, then sorted: name order either way.
+    let is_huge_pages = |name: &str| name.starts_with("hugepages-");
+    for name in allocatable.keys().filter(|n| is_huge_pages(n)) {
+        row(w, name, requests.get(name) as i128, limits.get(name) as i128, amount(name), fmt_mem);
+    }
+    for name in allocatable.keys().filter(|n| !is_huge_pages(n) && !matches!(n.as_str(), "cpu" | "memory" | "ephemeral-storage" | "pods")) {
+        let format = |v: i64| kubesim_api::quantity::format_value(v as i128, kubesim_api::quantity::Format::DecimalSI);
+        w.w(1, format!("{name}\t{}\t{}\n", format(requests.get(name)), format(limits.get(name))));
     }
 }
 
@@ -878,7 +880,9 @@ fn describe_node(api: &ApiServer, node: &Node, object: &Object, now: Millis) -> 
     labels_multiline(&mut w, "Labels", node.metadata.labels.as_ref());
     annotations_multiline(&mut w, "Annotations", node.metadata.annotations.as_ref());
     w.w(0, format!("CreationTimestamp:\t{}\n", node.metadata.creation_timestamp.as_ref().map(rfc1123z).unwrap_or_default()));
-    let taints = spec.taints.clone().unwrap_or_default();
+    // printNodeTaintsMultiline: sort.Slice by "effect,key".
+    let mut taints = spec.taints.clone().unwrap_or_default();
+    kubesim_api::sort::go_sort_by(&mut taints, |a, b| format!("{},{}", a.effect, a.key) < format!("{},{}", b.effect, b.key));
     w.w(0, "Taints:\t");
     if taints.is_empty() {
         w.w(0, "<none>\n");
@@ -967,69 +971,7 @@ fn describe_node(api: &ApiServer, node: &Node, object: &Object, now: Millis) -> 
     if let Some(p) = spec.provider_id.as_deref().filter(|c| !c.is_empty()) {
         w.w(0, format!("ProviderID:\t{p}\n"));
     }
-    // Non-terminated pods and allocated resources.
-    let alloc = status.allocatable.clone().unwrap_or_default();
-    let cpu_alloc = alloc.get("cpu").and_then(|q| parse_milli(&q.0).ok()).unwrap_or(0);
-    let mem_alloc = alloc.get("memory").and_then(|q| parse_value(&q.0).ok()).unwrap_or(0);
-    let pods: Vec<Arc<Object>> = api
-        .store()
-        .pods_on_node(object.name())
-        .filter(|p| !matches!(p.as_pod().and_then(|p| p.status.as_ref()).and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed")))
-        .cloned()
-        .collect();
-    w.w(0, format!("Non-terminated Pods:\t({} in total)\n", pods.len()));
-    w.w(0, "  Namespace\tName\t\tCPU Requests\tCPU Limits\tMemory Requests\tMemory Limits\tAge\n");
-    w.w(0, "  ---------\t----\t\t------------\t----------\t---------------\t-------------\t---\n");
-    let (mut cpu_req_total, mut cpu_lim_total, mut mem_req_total, mut mem_lim_total) = (0i128, 0i128, 0i128, 0i128);
-    for p in &pods {
-        let Some(pod) = p.as_pod() else { continue };
-        let (cr, cl, mr, ml) = pod_requests_limits(pod);
-        cpu_req_total += cr;
-        cpu_lim_total += cl;
-        mem_req_total += mr;
-        mem_lim_total += ml;
-        w.w(
-            0,
-            format!(
-                "  {}\t{}\t\t{} ({}%)\t{} ({}%)\t{} ({}%)\t{} ({}%)\t{}\n",
-                p.namespace(),
-                p.name(),
-                fmt_cpu(cr),
-                percent(cr, cpu_alloc),
-                fmt_cpu(cl),
-                percent(cl, cpu_alloc),
-                fmt_mem(mr),
-                percent(mr, mem_alloc),
-                fmt_mem(ml),
-                percent(ml, mem_alloc),
-                since(pod.metadata.creation_timestamp.as_ref(), now)
-            ),
-        );
-    }
-    w.w(0, "Allocated resources:\n  (Total limits may be over 100 percent, i.e., overcommitted.)\n");
-    w.w(0, "  Resource\tRequests\tLimits\n");
-    w.w(0, "  --------\t--------\t------\n");
-    w.w(
-        0,
-        format!(
-            "  cpu\t{} ({}%)\t{} ({}%)\n",
-            fmt_cpu(cpu_req_total),
-            percent(cpu_req_total, cpu_alloc),
-            fmt_cpu(cpu_lim_total),
-            percent(cpu_lim_total, cpu_alloc)
-        ),
-    );
-    w.w(
-        0,
-        format!(
-            "  memory\t{} ({}%)\t{} ({}%)\n",
-            fmt_mem(mem_req_total),
-            percent(mem_req_total, mem_alloc),
-            fmt_mem(mem_lim_total),
-            percent(mem_lim_total, mem_alloc)
-        ),
-    );
-    w.w(0, "  ephemeral-storage\t0 (0%)\t0 (0%)\n");
+    describe_node_resource(&mut w, api, &status, object.name(), now);
     describe_events(&mut w, &events_for(api, object), now);
     w.finish()
 }
@@ -1048,13 +990,6 @@ fn fmt_mem(bytes: i128) -> String {
     } else {
         kubesim_api::quantity::format_bytes(bytes)
     }
-}
-
-/// Pod requests/limits for cpu (milli) and memory (bytes), as resourcehelper.PodRequestsAndLimits.
-fn pod_requests_limits(pod: &Pod) -> (i128, i128, i128, i128) {
-    let requests = kubesim_api::resources::pod_requests(pod).requests;
-    let limits = kubesim_api::resources::pod_limits(pod);
-    (requests.milli_cpu as i128, limits.milli_cpu as i128, requests.memory as i128, limits.memory as i128)
 }
 
 fn describe_job(api: &ApiServer, object: &Object, now: Millis) -> String {
@@ -1934,41 +1869,63 @@ fn finalizers_line(meta: &ObjectMeta) -> String {
     format!("[{}]", meta.finalizers.clone().unwrap_or_default().join(" "))
 }
 
-/// describePersistentVolumeClaim.
-fn describe_pvc(api: &ApiServer, object: &Object, now: Millis) -> String {
-    let json = object.to_json();
-    let meta = object.metadata();
-    let mut w = Writer::default();
-    w.w(0, format!("Name:\t{}\n", object.name()));
-    w.w(0, format!("Namespace:\t{}\n", object.namespace()));
+/// printPersistentVolumeClaim: a full claim (`meta` given: name, namespace, status and
+/// finalizers) or an ephemeral volume's claim template.
+fn print_persistent_volume_claim(w: &mut Writer, json: &Value, meta: Option<&ObjectMeta>, now: Millis) {
+    let template_meta;
+    let meta_ref = match meta {
+        Some(m) => m,
+        None => {
+            template_meta = json.get("metadata").and_then(|m| serde_json::from_value::<ObjectMeta>(m.clone()).ok()).unwrap_or_default();
+            &template_meta
+        }
+    };
+    if meta.is_some() {
+        w.w(0, format!("Name:\t{}\n", meta_ref.name.as_deref().unwrap_or("")));
+        w.w(0, format!("Namespace:\t{}\n", meta_ref.namespace.as_deref().unwrap_or("")));
+    }
     // GetPersistentVolume(Claim)Class: the beta annotation, then spec.storageClassName.
-    let class = meta.annotations.as_ref().and_then(|a| a.get(kubesim_api::storage::BETA_STORAGE_CLASS_ANNOTATION)).map(String::as_str);
-    w.w(0, format!("StorageClass:\t{}\n", class.or(jstr(&json, "spec.storageClassName")).unwrap_or("")));
-    if let Some(vac) = jstr(&json, "spec.volumeAttributesClassName") {
-        w.w(0, format!("VolumeAttributesClass:\t{vac}\n"));
+    let class = meta_ref.annotations.as_ref().and_then(|a| a.get(kubesim_api::storage::BETA_STORAGE_CLASS_ANNOTATION)).map(String::as_str);
+    w.w(0, format!("StorageClass:\t{}\n", class.or(jstr(json, "spec.storageClassName")).unwrap_or("")));
+    if meta.is_some() {
+        if let Some(vac) = jstr(json, "spec.volumeAttributesClassName") {
+            w.w(0, format!("VolumeAttributesClass:\t{vac}\n"));
+        }
+        if meta_ref.deletion_timestamp.is_some() {
+            w.w(0, format!("Status:\tTerminating (lasts {})\n", since(meta_ref.deletion_timestamp.as_ref(), now)));
+        } else {
+            w.w(0, format!("Status:\t{}\n", jstr(json, "status.phase").unwrap_or("")));
+        }
     }
-    if meta.deletion_timestamp.is_some() {
-        w.w(0, format!("Status:\tTerminating (lasts {})\n", since(meta.deletion_timestamp.as_ref(), now)));
-    } else {
-        w.w(0, format!("Status:\t{}\n", jstr(&json, "status.phase").unwrap_or("")));
+    w.w(0, format!("Volume:\t{}\n", jstr(json, "spec.volumeName").unwrap_or("")));
+    labels_multiline(w, "Labels", meta_ref.labels.as_ref());
+    annotations_multiline(w, "Annotations", meta_ref.annotations.as_ref());
+    if meta.is_some() {
+        w.w(0, format!("Finalizers:\t{}\n", finalizers_line(meta_ref)));
     }
-    w.w(0, format!("Volume:\t{}\n", jstr(&json, "spec.volumeName").unwrap_or("")));
-    labels_multiline(&mut w, "Labels", meta.labels.as_ref());
-    annotations_multiline(&mut w, "Annotations", meta.annotations.as_ref());
-    w.w(0, format!("Finalizers:\t{}\n", finalizers_line(meta)));
-    let bound = jstr(&json, "spec.volumeName").is_some_and(|v| !v.is_empty());
-    let capacity = if bound { jstr(&json, "status.capacity.storage").unwrap_or("") } else { "" };
-    let modes = if bound { access_modes(jget(&json, "status.accessModes")) } else { String::new() };
+    let bound = jstr(json, "spec.volumeName").is_some_and(|v| !v.is_empty());
+    let capacity = if bound { jstr(json, "status.capacity.storage").unwrap_or("") } else { "" };
+    let modes = if bound { access_modes(jget(json, "status.accessModes")) } else { String::new() };
     w.w(0, format!("Capacity:\t{capacity}\n"));
     w.w(0, format!("Access Modes:\t{modes}\n"));
-    if let Some(mode) = jstr(&json, "spec.volumeMode") {
+    if let Some(mode) = jstr(json, "spec.volumeMode") {
         w.w(0, format!("VolumeMode:\t{mode}\n"));
     }
-    if let Some(ds) = jget(&json, "spec.dataSource") {
+    if let Some(ds) = jget(json, "spec.dataSource").filter(|d| d.is_object()) {
         w.w(0, "DataSource:\n");
+        if let Some(group) = ds.get("apiGroup").and_then(|v| v.as_str()) {
+            w.w(1, format!("APIGroup:\t{group}\n"));
+        }
         w.w(1, format!("Kind:\t{}\n", ds.get("kind").and_then(|v| v.as_str()).unwrap_or("")));
         w.w(1, format!("Name:\t{}\n", ds.get("name").and_then(|v| v.as_str()).unwrap_or("")));
     }
+}
+
+/// describePersistentVolumeClaim.
+fn describe_pvc(api: &ApiServer, object: &Object, now: Millis) -> String {
+    let json = object.to_json();
+    let mut w = Writer::default();
+    print_persistent_volume_claim(&mut w, &json, Some(object.metadata()), now);
     // Used By: pods in the namespace that mount the claim.
     let pod_info = kind_info("v1", "Pod").expect("pods");
     let users: Vec<String> = util::list(api, pod_info, Some(object.namespace()))
@@ -2092,70 +2049,7 @@ fn describe_pv(api: &ApiServer, object: &Object, now: Millis) -> String {
     }
     w.w(0, format!("Message:\t{}\n", jstr(&json, "status.message").unwrap_or("")));
     w.w(0, "Source:\n");
-    if let Some(h) = jget(&json, "spec.hostPath") {
-        w.w(
-            2,
-            format!(
-                "Type:\tHostPath (bare host directory volume)\n    Path:\t{}\n    HostPathType:\t{}\n",
-                h.get("path").and_then(|v| v.as_str()).unwrap_or(""),
-                h.get("type").and_then(|v| v.as_str()).unwrap_or("")
-            ),
-        );
-    } else if let Some(l) = jget(&json, "spec.local") {
-        w.w(
-            2,
-            format!(
-                "Type:\tLocalVolume (a persistent volume backed by local storage on a node)\n    Path:\t{}\n",
-                l.get("path").and_then(|v| v.as_str()).unwrap_or("")
-            ),
-        );
-    } else if let Some(n) = jget(&json, "spec.nfs") {
-        w.w(
-            2,
-            format!(
-                "Type:\tNFS (an NFS mount that lasts the lifetime of a pod)\n    Server:\t{}\n    Path:\t{}\n    ReadOnly:\t{}\n",
-                n.get("server").and_then(|v| v.as_str()).unwrap_or(""),
-                n.get("path").and_then(|v| v.as_str()).unwrap_or(""),
-                n.get("readOnly").and_then(|v| v.as_bool()).unwrap_or(false)
-            ),
-        );
-    } else if let Some(c) = jget(&json, "spec.csi") {
-        w.w(
-            2,
-            format!(
-                "Type:\tCSI (a Container Storage Interface (CSI) volume source)\n    Driver:\t{}\n    FSType:\t{}\n    VolumeHandle:\t{}\n    ReadOnly:\t{}\n",
-                c.get("driver").and_then(|v| v.as_str()).unwrap_or(""),
-                c.get("fsType").and_then(|v| v.as_str()).unwrap_or(""),
-                c.get("volumeHandle").and_then(|v| v.as_str()).unwrap_or(""),
-                c.get("readOnly").and_then(|v| v.as_bool()).unwrap_or(false)
-            ),
-        );
-        // printCSIPersistentVolumeAttributesMultiline: every write at LEVEL_2, so the values
-        // after the first line's tab carry the level's indent too; keys sorted, lines cut at
-        // maxAnnotationLen.
-        w.w(2, "VolumeAttributes:\t");
-        let attributes: BTreeMap<String, String> = c
-            .get("volumeAttributes")
-            .and_then(|a| a.as_object())
-            .map(|a| a.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string())).collect())
-            .unwrap_or_default();
-        if attributes.is_empty() {
-            w.w(0, "<none>\n");
-        }
-        for (i, (key, value)) in attributes.iter().enumerate() {
-            if i != 0 {
-                w.w(2, "");
-                w.w(2, "\t");
-            }
-            let line = format!("{key}={value}");
-            match line.char_indices().nth(140) {
-                Some((cut, _)) => w.w(2, format!("{}...\n", &line[..cut])),
-                None => w.w(2, format!("{line}\n")),
-            }
-        }
-    } else {
-        w.w(2, "<unknown>\n");
-    }
+    volumes::print_persistent_volume_source(&mut w, json.get("spec").unwrap_or(&Value::Null));
     describe_events(&mut w, &events_for(api, object), now);
     w.finish()
 }
@@ -2582,6 +2476,18 @@ mod tests {
     }
 
     // Follows describe.go smartLabelFor over fatih/camelcase.Split (runs of lower, upper, other).
+    // describeNodeResource's percentages are float64 quotients truncated to int64, so 29 of
+    // 100 is 28% (0.29 * 100 = 28.999999999999996), and a zero allocatable divides to ±Inf or
+    // NaN, which Go on amd64 converts to the minimum int64.
+    #[test]
+    fn node_resource_percentages_are_go_float_truncations() {
+        assert_eq!(go_percent(29, 100), 28);
+        assert_eq!(go_percent(100, 4000), 2);
+        assert_eq!(go_percent(5, 0), i64::MIN);
+        assert_eq!(go_percent(0, 0), i64::MIN);
+        assert_eq!(go_percent_guarded(5, 0), 0);
+    }
+
     #[test]
     fn smart_labels_follow_describe_go() {
         let cases = [

@@ -616,10 +616,11 @@ pub fn run(args: &Args, api: &mut ApiServer, req: &mut Request, cluster: &dyn cr
     }
     if let Some(sort_by) = args.get("sort-by") {
         let template = if sort_by.starts_with('{') { sort_by.to_string() } else { format!("{{{sort_by}}}") };
+        // TableSorter / RuntimeSort: sort.Sort with isLess on the first value the path finds.
         for (_, objects) in groups.iter_mut() {
-            let mut keyed: Vec<(SortKey, Arc<Object>)> =
-                objects.drain(..).map(|o| (SortKey::of(jsonpath::evaluate(&template, &o.to_json()).unwrap_or_default()), o)).collect();
-            kubesim_api::sort::sort_by(&mut keyed, |a, b| a.0.cmp(&b.0));
+            let mut keyed: Vec<(Option<serde_json::Value>, Arc<Object>)> =
+                objects.drain(..).map(|o| (jsonpath::evaluate_values(&template, &o.to_json()).ok().and_then(|v| v.into_iter().next()), o)).collect();
+            kubesim_api::sort::go_sort_by(&mut keyed, |a, b| sort_less(a.0.as_ref(), b.0.as_ref()));
             objects.extend(keyed.into_iter().map(|(_, o)| o));
         }
     }
@@ -708,34 +709,60 @@ fn watch(
     out.follow = Some(crate::Follow::watch(args, info, filter.namespace.clone(), names, api.store().revision(), printed));
 }
 
-#[derive(Clone, Debug, PartialEq)]
-enum SortKey {
-    Number(f64),
-    Text(String),
-}
-
-impl Eq for SortKey {}
-impl PartialOrd for SortKey {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
+/// get/sorter.go's Less over unstructured values: an object the path finds nothing in sorts
+/// first (`true` even against another such object, as upstream); then isLess on the
+/// interface values: nil before non-nil, numbers of one Go type by value, strings as
+/// quantities when both parse (`100m` < `2`), else bytewise. Other pairings (mixed number
+/// types, booleans, maps, lists) make kubectl exit with "unsortable type"; here they are not
+/// less.
+fn sort_less(a: Option<&serde_json::Value>, b: Option<&serde_json::Value>) -> bool {
+    use serde_json::Value;
+    let Some(a) = a else { return true };
+    let Some(b) = b else { return false };
+    match (a, b) {
+        (Value::Null, Value::Null) => false,
+        (Value::Null, _) => true,
+        (_, Value::Null) => false,
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(x), Some(y)) => x < y,
+            (None, None) => x.as_f64().unwrap_or(0.0) < y.as_f64().unwrap_or(0.0),
+            _ => false,
+        },
+        (Value::String(x), Value::String(y)) => match (kubesim_api::quantity::parse_exact(x), kubesim_api::quantity::parse_exact(y)) {
+            (Ok((mx, ex, _)), Ok((my, ey, _))) => quantity_cmp((mx, ex), (my, ey)).is_lt(),
+            _ => x < y,
+        },
+        _ => false,
     }
 }
-impl Ord for SortKey {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        match (self, other) {
-            (SortKey::Number(a), SortKey::Number(b)) => a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal),
-            (SortKey::Number(_), SortKey::Text(_)) => std::cmp::Ordering::Less,
-            (SortKey::Text(_), SortKey::Number(_)) => std::cmp::Ordering::Greater,
-            (SortKey::Text(a), SortKey::Text(b)) => a.cmp(b),
-        }
+
+/// Quantity.Cmp of two exact decimals `m × 10^e`.
+fn quantity_cmp(a: (i128, i32), b: (i128, i32)) -> std::cmp::Ordering {
+    let e = a.1.min(b.1);
+    let scale = |(m, x): (i128, i32)| 10i128.checked_pow((x - e) as u32).and_then(|p| m.checked_mul(p));
+    match (scale(a), scale(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        _ => (a.0 as f64 * 10f64.powi(a.1)).partial_cmp(&(b.0 as f64 * 10f64.powi(b.1))).unwrap_or(std::cmp::Ordering::Equal),
     }
 }
 
-impl SortKey {
-    fn of(text: String) -> SortKey {
-        match text.parse::<f64>() {
-            Ok(n) => SortKey::Number(n),
-            Err(_) => SortKey::Text(text),
-        }
+#[cfg(test)]
+mod tests {
+    // sorter_test.go TestSortingPrinter-style cases for isLess: quantities compare by value
+    // when both parse, names bytewise, missing values first, numbers by value.
+    #[test]
+    fn sort_by_compares_like_is_less() {
+        use serde_json::json;
+        let less = |a: serde_json::Value, b: serde_json::Value| super::sort_less(Some(&a), Some(&b));
+        assert!(less(json!("100m"), json!("2")));
+        assert!(!less(json!("2"), json!("100m")));
+        assert!(less(json!("1Gi"), json!("1100M")));
+        assert!(less(json!("node-1"), json!("node-2")));
+        assert!(less(json!("Pending"), json!("Running")));
+        assert!(less(json!(2), json!(10)));
+        assert!(less(json!(null), json!("a")));
+        assert!(super::sort_less(None, None));
+        assert!(!super::sort_less(Some(&json!("a")), None));
+        assert!(!less(json!(true), json!(false)));
     }
 }

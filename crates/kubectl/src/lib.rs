@@ -16,7 +16,7 @@
 //! pause|resume` (Deployments through ReplicaSets, DaemonSets and StatefulSets through
 //! ControllerRevisions), `run`, `expose`, `autoscale`, `logs`, `exec`, `top pods|nodes`, `wait`,
 //! `events`, `api-resources`, `api-versions`, `version`, `cluster-info`, `auth can-i`,
-//! `config current-context|view`, `diff`, `kustomize`. Verbs that act on existing objects take
+//! `config current-context|view`, `diff`, `explain` (from the served OpenAPI v3), `kustomize`. Verbs that act on existing objects take
 //! `-f FILE` or `-k DIR` (a kustomization: generators, namespace, name prefix/suffix, labels,
 //! annotations, images, replicas, name references, kustomize's hash suffixes; patches and
 //! components are refused); `create configmap|secret --from-file` takes directories and
@@ -58,6 +58,7 @@ mod commands;
 mod describe;
 mod diff;
 mod docs_examples;
+mod explain;
 mod follow;
 mod get;
 pub mod gotemplate;
@@ -65,6 +66,7 @@ pub mod jsonpath;
 mod kustomize;
 pub mod manifests;
 mod merge;
+mod podutils;
 mod printers;
 mod util;
 mod yaml;
@@ -182,6 +184,7 @@ pub const COMMANDS: &[&str] = &[
     "drain",
     "events",
     "exec",
+    "explain",
     "expose",
     "get",
     "kustomize",

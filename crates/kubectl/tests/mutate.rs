@@ -537,7 +537,11 @@ fn diff_shows_what_apply_would_change_without_changing_it() {
     let before = f.snapshot();
     let o = f.kubectl("diff -f web.yaml");
     assert_eq!(o.exit_code, 1, "{}", o.stderr);
-    assert!(o.stdout.starts_with("diff -u -N /tmp/LIVE-kubesim/apps.v1.Deployment.default.web /tmp/MERGED-kubesim/apps.v1.Deployment.default.web\n--- /tmp/LIVE-kubesim/apps.v1.Deployment.default.web\t2025-01-01 00:05:00.000000000 +0000\n+++ /tmp/MERGED-kubesim/apps.v1.Deployment.default.web\t2025-01-01 00:05:00.000000000 +0000\n@@ "), "{}", o.stdout);
+    // One `diff -u -N` over the LIVE-N and MERGED-N directories (os.MkdirTemp's names), the
+    // files' times the virtual instant.
+    assert!(o.stdout.starts_with("diff -u -N /tmp/LIVE-2811902828/apps.v1.Deployment.default.web /tmp/MERGED-3045455719/apps.v1.Deployment.default.web\n--- /tmp/LIVE-2811902828/apps.v1.Deployment.default.web\t2025-01-01 00:05:00.000000000 +0000\n+++ /tmp/MERGED-3045455719/apps.v1.Deployment.default.web\t2025-01-01 00:05:00.000000000 +0000\n@@ "), "{}", o.stdout);
+    // The merged side keeps the live last-applied annotation (diff patches without it).
+    assert!(!o.stdout.contains("\n-    kubectl.kubernetes.io/last-applied-configuration"), "{}", o.stdout);
     assert!(o.stdout.contains("\n-  replicas: 2\n+  replicas: 3\n"), "{}", o.stdout);
     assert!(o.stdout.contains("\n-  generation: 2\n+  generation: 3\n"), "{}", o.stdout);
     assert_eq!(before, f.snapshot(), "diff writes nothing");
@@ -549,6 +553,15 @@ fn diff_shows_what_apply_would_change_without_changing_it() {
     assert!(o.stdout.contains("\n+kind: ConfigMap\n"), "{}", o.stdout);
     f.file("same.yaml", scenario::APP);
     check(&mut f, "diff -f same.yaml", "", "", 0);
+    // Files print in name order: apps.v1.Deployment before v1.ConfigMap whatever the input order.
+    f.file("both.yaml", &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: fresh}}\ndata: {{a: b}}\n---\n{changed}"));
+    let o = f.kubectl("diff -f both.yaml");
+    let (deployment, configmap) = (o.stdout.find("apps.v1.Deployment.default.web").unwrap(), o.stdout.find("v1.ConfigMap.default.fresh").unwrap());
+    assert!(deployment < configmap, "{}", o.stdout);
+    // An error stops the command before the diff, with exit status 2.
+    f.file("bad.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: -1, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c, image: nginx}]}}}\n");
+    let o = f.kubectl("diff -f bad.yaml");
+    assert_eq!((o.exit_code, o.stdout.as_str()), (2, ""), "{}", o.stderr);
 }
 
 #[test]
@@ -572,6 +585,7 @@ fn apply_documents_supports_dry_run_validation_for_editors() {
         dry_run: true,
         save_config: false,
         server_side: false,
+        record_last_applied: true,
     };
     let actor: std::sync::Arc<str> = std::sync::Arc::from("ui");
     let mut req = kubesim_apiserver::Request { now: 0, rng: &mut f.rng, actor: &actor };
@@ -638,7 +652,7 @@ fn generators_print_their_objects_on_client_dry_run() {
 #[test]
 fn interactive_commands_explain_themselves() {
     let mut f = Fixture::new();
-    for cmd in ["edit deploy/web", "port-forward svc/web 8080:80", "attach pod/x", "cp a b", "explain pods"] {
+    for cmd in ["edit deploy/web", "port-forward svc/web 8080:80", "attach pod/x", "cp a b"] {
         let o = f.kubectl(cmd);
         assert_eq!(o.exit_code, 1, "{cmd}");
         assert!(o.stderr.starts_with("error: ") && !o.stderr.contains("unknown command"), "{cmd}: {}", o.stderr);

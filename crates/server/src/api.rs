@@ -180,7 +180,7 @@ pub fn handle(shared: &Shared, req: &Request, stream: &mut TcpStream) -> Outcome
         ["kubesim", "v1", rest @ ..] => return crate::control::handle(shared, req, rest).into(),
         ["version"] => return Outcome::Respond(Response::json(200, &discovery::version())),
         ["healthz" | "livez" | "readyz", ..] => return Outcome::Respond(Response::typed(200, "text/plain; charset=utf-8", b"ok".to_vec())),
-        ["openapi", rest @ ..] => return crate::openapi::handle(&shared.openapi, rest, req).into(),
+        ["openapi", rest @ ..] => return crate::openapi::handle(shared.openapi, rest, req).into(),
         _ => {}
     }
     let want = match negotiate(req.header("accept")) {

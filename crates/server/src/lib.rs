@@ -122,7 +122,7 @@ pub struct Shared {
     /// The served resources (discovery).
     pub resources: &'static [discovery::Resource],
     /// The OpenAPI documents.
-    pub openapi: openapi::OpenApi,
+    pub openapi: &'static openapi::OpenApi,
 }
 
 impl Shared {
@@ -200,7 +200,7 @@ impl Server {
             requests: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
             resources: discovery::resources(),
-            openapi: openapi::OpenApi::build(),
+            openapi: openapi::OpenApi::shared(),
             config,
         });
         let mut threads = Vec::new();

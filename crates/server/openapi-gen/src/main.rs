@@ -1,7 +1,7 @@
 //! Writes the OpenAPI v3 component schemas of every kind kubesim serves (k8s-openapi v1_34's
 //! schemars schemas, which carry upstream's descriptions) as one JSON object, name -> schema,
 //! with references in `#/components/schemas/NAME` form. Run:
-//! `cargo run --release --manifest-path crates/server/openapi-gen/Cargo.toml > crates/server/src/openapi/definitions.json`
+//! `cargo run --release --manifest-path crates/server/openapi-gen/Cargo.toml > crates/api/src/openapi/definitions.json`
 
 use k8s_openapi::api;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
