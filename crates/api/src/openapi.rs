@@ -14,7 +14,34 @@ use crate::object::{all_kinds, Scope};
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
-const DEFINITIONS: &str = include_str!("openapi/definitions.json");
+/// The schemas: embedded natively; the browser app fetches them on first use instead (770 KB
+/// of JSON kept out of the wasm bundle) and hands them over with [`provide_definitions`].
+#[cfg(not(target_arch = "wasm32"))]
+fn definitions() -> Option<&'static str> {
+    Some(include_str!("openapi/definitions.json"))
+}
+
+#[cfg(target_arch = "wasm32")]
+fn definitions() -> Option<&'static str> {
+    PROVIDED.get().map(String::as_str)
+}
+
+#[cfg(target_arch = "wasm32")]
+static PROVIDED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// The browser app hands over the schemas it fetched (`definitions.json`, copied next to the
+/// page); natively they are embedded and this does nothing.
+pub fn provide_definitions(text: String) {
+    #[cfg(target_arch = "wasm32")]
+    let _ = PROVIDED.set(text);
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = text;
+}
+
+/// Whether the schemas are at hand (always natively; in the browser once fetched).
+pub fn available() -> bool {
+    definitions().is_some()
+}
 
 /// The documents, built once at start.
 pub struct OpenApi {
@@ -122,7 +149,7 @@ fn operation(gvk: &Value, verb: &str, description: &str, patch: bool, body: bool
 impl OpenApi {
     /// Builds the documents from the embedded schemas and the kind registry.
     pub fn build() -> OpenApi {
-        let mut schemas: Map<String, Value> = serde_json::from_str(DEFINITIONS).unwrap_or_default();
+        let mut schemas: Map<String, Value> = definitions().and_then(|d| serde_json::from_str(d).ok()).unwrap_or_default();
         for schema in schemas.values_mut() {
             normalise(schema);
         }
@@ -194,10 +221,11 @@ impl OpenApi {
         OpenApi { root: json!({ "paths": root_paths }), documents, v2 }
     }
 
-    /// The documents, built once per process.
-    pub fn shared() -> &'static OpenApi {
+    /// The documents, built once per process; `None` in the browser until the schemas are
+    /// provided.
+    pub fn shared() -> Option<&'static OpenApi> {
         static OPENAPI: std::sync::OnceLock<OpenApi> = std::sync::OnceLock::new();
-        OPENAPI.get_or_init(OpenApi::build)
+        available().then(|| OPENAPI.get_or_init(OpenApi::build))
     }
 
     /// The group-version document keys (`api/v1`, `apis/apps/v1`, ...).

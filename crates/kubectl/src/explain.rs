@@ -41,7 +41,10 @@ pub fn run(args: &Args, out: &mut Output) {
         }
     }
     let key = if group.is_empty() { format!("api/{version}") } else { format!("apis/{group}/{version}") };
-    let Some(document) = OpenApi::shared().document(&key) else {
+    let Some(openapi) = OpenApi::shared() else {
+        return out.fail("error: the API's documentation is still loading (the browser fetches it on first use): run explain again in a moment");
+    };
+    let Some(document) = openapi.document(&key) else {
         // GroupVersionResource.String(): the slash even for the core group.
         return out.fail(format!("error: couldn't find resource for \"{group}/{version}, Resource={}\"", resource.plural));
     };

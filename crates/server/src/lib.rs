@@ -200,7 +200,7 @@ impl Server {
             requests: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
             resources: discovery::resources(),
-            openapi: openapi::OpenApi::shared(),
+            openapi: openapi::OpenApi::shared().expect("the schemas are embedded natively"),
             config,
         });
         let mut threads = Vec::new();

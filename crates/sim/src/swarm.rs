@@ -419,11 +419,13 @@ pub fn run_seed(seed: u64, minutes: u64) -> SeedReport {
 /// Runs `seeds` on `jobs` threads (each seed is independent: its own world); reports in seed
 /// order, each handed to `each` as soon as it and every earlier seed are done.
 pub fn run_seeds(seeds: &[u64], minutes: u64, jobs: usize, mut each: impl FnMut(&SeedReport)) -> Vec<SeedReport> {
-    let jobs = jobs.clamp(1, seeds.len().max(1));
     let mut reports: Vec<Option<SeedReport>> = vec![None; seeds.len()];
-    let mut next_to_print = 0;
+    #[cfg(target_arch = "wasm32")]
+    let _ = jobs; // one thread in the browser
     #[cfg(not(target_arch = "wasm32"))]
-    if jobs > 1 {
+    if jobs.clamp(1, seeds.len().max(1)) > 1 {
+        let jobs = jobs.clamp(1, seeds.len().max(1));
+        let mut next_to_print = 0;
         let next = std::sync::atomic::AtomicUsize::new(0);
         let (tx, rx) = std::sync::mpsc::channel::<(usize, SeedReport)>();
         std::thread::scope(|scope| {

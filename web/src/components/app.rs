@@ -225,20 +225,9 @@ pub fn app(props: &AppProps) -> Html {
                     d.dispatch(Action::Applied(Rc::new(result.unwrap_or_default())));
                 })
             };
-            let command = {
+            let run_line = {
                 let (d, sim, on_fork) = (dispatcher.clone(), sim.clone(), on_fork.clone());
-                Callback::from(move |line: String| {
-                    let line = line.trim().to_string();
-                    if line.is_empty() {
-                        return;
-                    }
-                    // The console is kubectl's (`get pods` runs `kubectl get pods`); the other
-                    // command lines the world knows run as typed (faults, `netpol`, `hops`,
-                    // `minikube`, and the workstation's curl, wget, nslookup, ...).
-                    let first = line.split_whitespace().next().unwrap_or("");
-                    let ours = matches!(first, "kubectl" | "fault" | "netpol" | "hops" | "minikube" | "reseed")
-                        || kubesim_sim::workstation::is_workstation_command(&line);
-                    let full = if ours { line.clone() } else { format!("kubectl {line}") };
+                Rc::new(move |full: String| {
                     let t_ms = sim.0.borrow().engine().now();
                     let input = Input::Command(full.clone());
                     let mut result = None;
@@ -254,6 +243,35 @@ pub fn app(props: &AppProps) -> Html {
                     let stdout = result.lines.join("\n");
                     let stderr = result.errors.iter().map(|e| e.message.clone()).collect::<Vec<_>>().join("\n");
                     d.dispatch(Action::Console(ConsoleEntry { t_ms, line: shown, stdout, stderr }));
+                })
+            };
+            let command = {
+                let run_line = run_line.clone();
+                Callback::from(move |line: String| {
+                    let line = line.trim().to_string();
+                    if line.is_empty() {
+                        return;
+                    }
+                    // The console is kubectl's (`get pods` runs `kubectl get pods`); the other
+                    // command lines the world knows run as typed (faults, `netpol`, `hops`,
+                    // `minikube`, and the workstation's curl, wget, nslookup, ...).
+                    let first = line.split_whitespace().next().unwrap_or("");
+                    let ours = matches!(first, "kubectl" | "fault" | "netpol" | "hops" | "minikube" | "reseed")
+                        || kubesim_sim::workstation::is_workstation_command(&line);
+                    let full = if ours { line.clone() } else { format!("kubectl {line}") };
+                    // `kubectl explain` reads the API's schemas, which the page fetches on first
+                    // use (kept out of the wasm bundle); the command runs once they are here.
+                    if full.split_whitespace().nth(1) == Some("explain") && !kubesim_api::openapi::available() {
+                        let run_line = run_line.clone();
+                        wasm_bindgen_futures::spawn_local(async move {
+                            if let Some(text) = fetch_text("definitions.json").await {
+                                kubesim_api::openapi::provide_definitions(text);
+                            }
+                            run_line(full);
+                        });
+                        return;
+                    }
+                    run_line(full);
                 })
             };
             let seek = {
@@ -519,4 +537,15 @@ fn share_link(driver: &Driver, fork: Option<&Fork>, state: &AppState) -> (String
     }
     let base = web_sys::window().map(|w| w.location()).and_then(|l| Some(format!("{}{}", l.origin().ok()?, l.pathname().ok()?))).unwrap_or_default();
     (format!("{base}{query}"), replayed)
+}
+
+/// GETs a file next to the page as text (`None` on any failure).
+async fn fetch_text(url: &str) -> Option<String> {
+    let window = web_sys::window()?;
+    let response = wasm_bindgen_futures::JsFuture::from(window.fetch_with_str(url)).await.ok()?;
+    let response: web_sys::Response = response.dyn_into().ok()?;
+    if !response.ok() {
+        return None;
+    }
+    wasm_bindgen_futures::JsFuture::from(response.text().ok()?).await.ok()?.as_string()
 }
