@@ -67,6 +67,9 @@ pub struct ApiServer {
     limits: Option<WorldLimits>,
     /// How many creates the limits refused.
     limit_refusals: u64,
+    /// The `api-conflicts` fault: the percentage of conditional updates refused with 409
+    /// Conflict as if another writer had updated the object first (0: none).
+    conflict_percent: u8,
 }
 
 /// kubesim's cap on a world's size (not a Kubernetes feature): creates beyond it are refused
@@ -528,6 +531,23 @@ impl ApiServer {
         self.service_cidr
     }
 
+    /// The `api-conflicts` fault: refuse this percentage of conditional updates (and status
+    /// updates) with 409 Conflict, as a concurrent writer would make them fail; 0 ends it.
+    pub fn set_conflict_percent(&mut self, percent: u8) {
+        self.conflict_percent = percent.min(100);
+    }
+
+    /// The `api-conflicts` fault's share of conditional updates refused.
+    pub fn conflict_percent(&self) -> u8 {
+        self.conflict_percent
+    }
+
+    /// Whether the `api-conflicts` fault refuses this conditional update (one draw of the
+    /// world's RNG while the fault is on, none otherwise).
+    fn injected_conflict(&mut self, req: &mut Request) -> bool {
+        self.conflict_percent > 0 && req.rng.next_u64() % 100 < u64::from(self.conflict_percent)
+    }
+
     /// Sets the world's size cap (the browser app sets one).
     pub fn set_limits(&mut self, limits: Option<WorldLimits>) {
         self.limits = limits;
@@ -644,7 +664,7 @@ impl ApiServer {
         let current = self.get(info, object.namespace(), &name)?;
         let expected = parse_rv(object.resource_version())?;
         if let Some(expected) = expected {
-            if current.resource_version() != expected.to_string() {
+            if current.resource_version() != expected.to_string() || self.injected_conflict(req) {
                 return Err(ApiError::conflict(&info.qualified_resource(), &name));
             }
         }
@@ -760,7 +780,7 @@ impl ApiServer {
         let current = self.get(info, object.namespace(), &name)?;
         let expected = parse_rv(object.resource_version())?;
         if let Some(expected) = expected {
-            if current.resource_version() != expected.to_string() {
+            if current.resource_version() != expected.to_string() || self.injected_conflict(req) {
                 return Err(ApiError::conflict(&info.qualified_resource(), &name));
             }
         }
@@ -1014,6 +1034,11 @@ impl ApiServer {
         }
         let mut json = self.get(info, namespace, name)?.to_json();
         json["spec"]["replicas"] = serde_json::Value::from(replicas);
+        // The server's own read-modify-write (GuaranteedUpdate retries it), so unconditional:
+        // neither a concurrent writer nor the `api-conflicts` fault makes it fail.
+        if let Some(metadata) = json.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+            metadata.remove("resourceVersion");
+        }
         let object = Object::from_json(info, json).map_err(|e| ApiError::bad_request(e.to_string()))?;
         self.update(object, req)
     }

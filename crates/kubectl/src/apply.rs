@@ -435,8 +435,10 @@ fn apply_object_inner(file: &str, document: &Document, mut object: Object, optio
                 };
                 return result;
             }
+            // A PATCH: the server merges into what it holds, so no resourceVersion precondition
+            // (unless the manifest itself names one, which makes it conditional as upstream).
             let mut to_write = merged_object;
-            to_write.metadata_mut().resource_version = current.metadata().resource_version.clone();
+            to_write.metadata_mut().resource_version = object.metadata().resource_version.clone();
             result.outcome = match util::update(api, to_write, req) {
                 Ok(written) => {
                     result.object = Some(written.to_json());

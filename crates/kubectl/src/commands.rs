@@ -1614,6 +1614,13 @@ fn scale(args: &Args, api: &mut ApiServer, req: &mut Request, namespace: &str, o
     }
 }
 
+/// kubectl's `set` commands PATCH the object: the server applies the patch to what it holds,
+/// so the write carries no resourceVersion precondition and meets no 409 Conflict.
+fn unconditional(mut object: Object) -> Object {
+    object.metadata_mut().resource_version = None;
+    object
+}
+
 fn pod_spec_path(kind: &str) -> Option<&'static str> {
     match kind {
         "Pod" => Some("/spec"),
@@ -1990,7 +1997,7 @@ fn set_write(
                 out.outln(format!("{} {word} (dry run)", type_name(info, o.name())));
             }
         }
-        None => match util::update(api, o, req) {
+        None => match util::update(api, unconditional(o), req) {
             Ok(written) => {
                 if !print_written(args, cluster, info, written.to_json(), out) {
                     out.outln(format!("{} {word}", type_name(info, written.name())));

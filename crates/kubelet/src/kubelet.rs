@@ -276,7 +276,14 @@ impl Kubelet {
                         || old.metadata.deletion_timestamp != pod.metadata.deletion_timestamp;
                     // HandlePodReconcile: a status-only update that changes what the readiness
                     // gates say (another component set a gate's condition) syncs the pod.
-                    if !changed && !crate::status_manager::need_to_reconcile_pod_readiness(pod) {
+                    // needsReconcile: the API's status is no longer what this kubelet wrote
+                    // (another component changed it): write ours again.
+                    let overwritten = worker.written.as_ref().is_some_and(|w| w.as_pod().map(|p| &p.status) != Some(&pod.status));
+                    if overwritten {
+                        worker.last_status = None;
+                        worker.written = None;
+                    }
+                    if !changed && !overwritten && !crate::status_manager::need_to_reconcile_pod_readiness(pod) {
                         return;
                     }
                 }

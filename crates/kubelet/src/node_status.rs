@@ -139,7 +139,20 @@ impl Kubelet {
             if let Some(spec) = lease.spec.as_mut() {
                 spec.renew_time = Some(micro_time_at(ctx.now));
             }
-            let _ = ctx.update(Object::Lease(Box::new(lease)));
+            // nodelease's retryUpdateLease: up to maxUpdateRetries (5) attempts, re-reading
+            // the Lease after a conflict.
+            for _ in 0..5 {
+                match ctx.update(Object::Lease(Box::new(lease.clone()))) {
+                    Err(e) if e.code == 409 => {
+                        let Some(Object::Lease(fresh)) = ctx.api.lookup(("coordination.k8s.io", "leases"), "kube-node-lease", &name).map(|o| (**o).clone())
+                        else {
+                            break;
+                        };
+                        lease.metadata.resource_version = fresh.metadata.resource_version.clone();
+                    }
+                    _ => break,
+                }
+            }
         }
         // Node status: written when it changed, or every nodeStatusReportFrequency.
         let Some(Object::Node(node)) = ctx.api.lookup(("", "nodes"), "", &name).map(|o| (**o).clone()) else { return };
@@ -149,6 +162,8 @@ impl Kubelet {
             let status = self.node_status(host, &node, ctx.now, true);
             let mut updated = *node;
             updated.status = Some(status.clone());
+            // PatchNodeStatus: a patch, so no resourceVersion precondition.
+            updated.metadata.resource_version = None;
             if ctx.update_status(Object::Node(Box::new(updated))).is_ok() {
                 self.volumes.mark_reported_in_use(status.volumes_in_use.as_deref().unwrap_or(&[]));
                 self.last_node_status = Some(status);

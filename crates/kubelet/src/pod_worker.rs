@@ -127,6 +127,10 @@ pub struct PodWorker {
     pub retry_at: Option<Millis>,
     /// The last status written (shared: a cloned kubelet does not copy it).
     pub last_status: Option<Arc<PodStatus>>,
+    /// The pod as our last status write stored it: a status-only update that differs from it
+    /// was someone else's (the node lifecycle controller marking the pod not ready), and the
+    /// status manager writes its own again (syncBatch's needsReconcile).
+    pub written: Option<Arc<Object>>,
     /// Since when the sync waits for the pod's CSI volumes (WaitForAttachAndMount).
     pub volume_wait_since: Option<Millis>,
     /// The pod's volumes left the volume manager's desired state (terminated).
@@ -154,6 +158,7 @@ impl PodWorker {
             stop_requested: BTreeSet::new(),
             retry_at: None,
             last_status: None,
+            written: None,
             volume_wait_since: None,
             volumes_released: false,
             unmount_wait: false,

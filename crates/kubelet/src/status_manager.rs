@@ -28,11 +28,17 @@ impl Kubelet {
         }
         let mut pod = worker.pod().clone();
         pod.status = Some(status.clone());
-        let result = ctx.update_status(Object::Pod(Box::new(pod)));
-        if let Ok(updated) = result {
-            let worker = self.workers.get_mut(uid).expect("worker");
-            worker.last_status = Some(Arc::new(status));
-            worker.pod = updated;
+        match ctx.update_status(Object::Pod(Box::new(pod))) {
+            Ok(updated) => {
+                let worker = self.workers.get_mut(uid).expect("worker");
+                worker.last_status = Some(Arc::new(status));
+                worker.written = Some(updated.clone());
+                worker.pod = updated;
+            }
+            // A refused write (a conflict, the API server out of reach) is tried again by the
+            // status manager's periodic syncBatch (every 10 s): the pod resyncs after its
+            // error backoff and writes the status it then generates.
+            Err(_) => self.requeue_after_error(uid, ctx),
         }
     }
 

@@ -514,6 +514,11 @@ impl<E: Clone> Runtime<E> {
         &self.api
     }
 
+    /// The `api-conflicts` fault ([`ApiServer::set_conflict_percent`]).
+    pub fn set_conflict_percent(&mut self, percent: u8) {
+        self.api.set_conflict_percent(percent);
+    }
+
     /// Sets a cap on the world's size ([`kubesim_apiserver::WorldLimits`]).
     pub fn set_limits(&mut self, limits: Option<kubesim_apiserver::WorldLimits>) {
         self.api.set_limits(limits);

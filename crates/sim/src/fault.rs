@@ -61,13 +61,16 @@ pub enum Fault {
     /// A node's agents lose their watches for an instant: the events in flight to them are
     /// lost and they relist (the node is cut off from the API server and reconnected at once).
     WatchDisconnect(String),
+    /// The API server refuses this percentage of conditional updates with 409 Conflict, as if
+    /// another writer had updated the object first: every controller must re-read and retry.
+    ApiConflicts(u8),
     /// Every node powered and connected again, every link and DNS fault cleared, every image
     /// a fault made fail pullable again.
     Heal,
 }
 
 /// The usage line of `fault`.
-pub const FAULT_USAGE: &str = "node-down NODE, node-up NODE, network-partition NODE, kubelet-restart NODE, container-crash POD [CONTAINER], partition NODE|zone=Z NODE|zone=Z [--one-way], packet-loss NODE PERCENT%, latency NODE MSms, dns-outage, kube-proxy-stop NODE, kube-proxy-start NODE, image-pull-failure IMAGE, compaction, watch-disconnect NODE, heal";
+pub const FAULT_USAGE: &str = "node-down NODE, node-up NODE, network-partition NODE, kubelet-restart NODE, container-crash POD [CONTAINER], partition NODE|zone=Z NODE|zone=Z [--one-way], packet-loss NODE PERCENT%, latency NODE MSms, dns-outage, kube-proxy-stop NODE, kube-proxy-start NODE, image-pull-failure IMAGE, compaction, watch-disconnect NODE, api-conflicts PERCENT%, heal";
 
 impl Fault {
     /// Parses the words after `fault` (`node-down node-1`).
@@ -104,6 +107,15 @@ impl Fault {
             ["image-pull-failure", image] => Fault::ImagePullFailure(image.to_string()),
             ["compaction"] => Fault::Compaction,
             ["watch-disconnect", node] => Fault::WatchDisconnect(node.to_string()),
+            ["api-conflicts", percent] => {
+                let percent = percent.strip_suffix('%').unwrap_or(percent);
+                let percent = percent
+                    .parse::<u8>()
+                    .ok()
+                    .filter(|p| *p <= 100)
+                    .ok_or_else(|| format!("fault: api-conflicts wants a percentage 0-100%, not {percent:?}"))?;
+                Fault::ApiConflicts(percent)
+            }
             ["heal"] => Fault::Heal,
             _ => return Err(format!("fault: unknown fault {:?} ({FAULT_USAGE})", text.trim())),
         };
@@ -145,6 +157,7 @@ impl fmt::Display for Fault {
             Fault::ImagePullFailure(image) => write!(f, "image-pull-failure {image}"),
             Fault::Compaction => write!(f, "compaction"),
             Fault::WatchDisconnect(n) => write!(f, "watch-disconnect {n}"),
+            Fault::ApiConflicts(percent) => write!(f, "api-conflicts {percent}%"),
             Fault::Heal => write!(f, "heal"),
         }
     }
@@ -173,6 +186,7 @@ mod tests {
             "image-pull-failure nginx:1.26",
             "compaction",
             "watch-disconnect node-2",
+            "api-conflicts 20%",
             "heal",
         ] {
             assert_eq!(Fault::parse(text).unwrap().to_string(), text);

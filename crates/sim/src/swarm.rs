@@ -7,7 +7,7 @@
 //! and uncordons, quarantining pods behind a NetworkPolicy, ephemeral containers) and faults
 //! (node down/up, kubelet restarts, control-plane partitions, partitions between nodes, packet
 //! loss, latency, DNS outages, stopped kube-proxies, container crashes, image-pull failures,
-//! watch disconnects, store compactions). Every parameter comes from the seed; one seed in five
+//! watch disconnects, store compactions, API write conflicts). Every parameter comes from the seed; one seed in five
 //! injects no faults at all, so the invariants that hold only without faults are exercised
 //! too.
 //!
@@ -184,7 +184,7 @@ pub fn plan(seed: u64, minutes: u64) -> Plan {
         let image = *rng.pick(IMAGES);
         let cascade = *rng.pick(&["background", "foreground", "orphan"]);
         // User actions first (0..=14), faults after; fault-free seeds draw actions only.
-        let kind = if faults { rng.range(0, 32) } else { rng.range(0, 14) };
+        let kind = if faults { rng.range(0, 33) } else { rng.range(0, 14) };
         let line = match kind {
             0 | 1 => format!("kubectl scale deployment app-{d} --replicas={}", rng.range(0, 8)),
             2 | 3 => format!("kubectl set image deployment/app-{d} web={image}"),
@@ -216,6 +216,7 @@ pub fn plan(seed: u64, minutes: u64) -> Plan {
             28 => "fault compaction".to_string(),
             29 => format!("fault watch-disconnect {node}"),
             30 => format!("fault kube-proxy-start {node}"),
+            31 => format!("fault api-conflicts {}%", rng.range(10, 60)),
             _ => "fault heal".to_string(),
         };
         schedule.push((at, line));

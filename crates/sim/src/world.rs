@@ -828,7 +828,12 @@ impl World {
                 self.runtime.reconnect(node);
                 Ok(format!("the watches of node/{node}'s agents broke: they relist"))
             }
+            Fault::ApiConflicts(percent) => {
+                self.runtime.set_conflict_percent(*percent);
+                Ok(format!("the API server refuses {percent}% of conditional updates with 409 Conflict"))
+            }
             Fault::Heal => {
+                self.runtime.set_conflict_percent(0);
                 let unpullable = std::mem::take(&mut self.unpullable);
                 if !unpullable.is_empty() {
                     self.edit_missing_images(|missing| missing.retain(|m| !unpullable.contains(m)))?;

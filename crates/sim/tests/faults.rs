@@ -236,3 +236,35 @@ fn a_watch_disconnect_and_a_compaction_change_nothing_the_cluster_promises() {
     world.runtime_mut().finish_checks();
     assert!(world.runtime().violations().is_empty(), "{:?}", world.runtime().violations());
 }
+
+// `fault api-conflicts`: half the conditional updates fail with 409 Conflict as if another
+// writer got there first; the controllers re-read and retry, so a scale-up and a roll-out
+// still complete (more slowly), and the refusals show in the trace's absence of lost state.
+#[test]
+fn controllers_retry_through_injected_write_conflicts() {
+    let outcome = scenario(
+        vec![
+            (5_000, "fault api-conflicts 50%"),
+            (10_000, "kubectl scale deployment web --replicas=5"),
+            (20_000, "kubectl set image deployment/web nginx=nginx:1.28"),
+        ],
+        120_000,
+    );
+    let world = &outcome.world;
+    assert!(world.commands().iter().all(|c| c.exit_code == 0), "{:?}", world.commands());
+    assert_eq!(world.api().conflict_percent(), 50);
+    let deployment = world.api().lookup(("apps", "deployments"), "default", "web").unwrap().to_json();
+    assert_eq!(deployment["status"]["updatedReplicas"], 5, "{}", deployment["status"]);
+    assert_eq!(deployment["status"]["availableReplicas"], 5, "{}", deployment["status"]);
+    let images: Vec<String> = world
+        .api()
+        .store()
+        .list(("", "pods"), Some("default"))
+        .filter_map(|o| o.as_pod())
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .map(|p| p.spec.as_ref().unwrap().containers[0].image.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(images, vec!["nginx:1.28".to_string(); 5]);
+    let healed = scenario(vec![(5_000, "fault api-conflicts 50%"), (6_000, "fault heal")], 10_000);
+    assert_eq!(healed.world.api().conflict_percent(), 0);
+}
