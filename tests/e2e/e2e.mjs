@@ -283,9 +283,13 @@ spec:
   check(lit === 5, `the claim's path lights all five steps once published (${lit})`);
   const attached = await page.locator(".ks-storage tr").filter({ hasText: "disk.csi.kubesim.io" }).filter({ has: page.locator(".ks-status-pill.s-ok") }).count();
   check(attached > 0, "the VolumeAttachment is attached");
+  // The claim is published a moment before db-0's container writes its line: play on until the
+  // details show it.
   await page.click("tr[data-claim='default/data-db-0']");
-  await page.waitForSelector(".ks-sto-detail .ks-sto-file-list", { timeout: 10000 });
-  const log = await page.locator(".ks-sto-detail .ks-sto-preview").first().textContent();
+  await page.click("button.ks-play[aria-label='Play']");
+  await page.waitForFunction(() => (document.querySelector(".ks-sto-detail .ks-sto-preview")?.textContent || "").includes("started on"), null, { timeout: 30000 }).catch(() => {});
+  await page.click("button.ks-play[aria-label='Pause']").catch(() => {});
+  const log = (await page.locator(".ks-sto-detail .ks-sto-preview").first().textContent({ timeout: 5000 }).catch(() => "")) || "";
   check(log.includes("started on a1"), `the claim's details show the file in its volume (${JSON.stringify(log)})`);
   await shot(page, "22-storage");
   // A volume that cannot attach: the attach step is failed and says why.
