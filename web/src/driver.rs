@@ -73,6 +73,11 @@ impl Driver {
     /// when `scheduler_annotations`.
     pub fn with_scheduler_annotations(scenario: Scenario, seed: u64, scheduler_annotations: bool) -> Driver {
         let engine = Engine::with_scheduler_annotations(seed, scenario.inputs.clone(), scheduler_annotations);
+        Driver::from_engine(engine, scenario)
+    }
+
+    /// A driver over an engine (at whatever time it stands).
+    pub fn from_engine(engine: Engine, scenario: Scenario) -> Driver {
         let mut driver = Driver {
             engine,
             scenario,
@@ -211,6 +216,30 @@ impl Driver {
             self.refresh_wall = wall_now;
         }
         frame
+    }
+
+    /// A fork of this history at now ([`Engine::fork`]) with a driver of its own.
+    pub fn fork(&self, wall_now: f64) -> Driver {
+        let mut fork = Driver::from_engine(self.engine.fork(), self.scenario.clone());
+        fork.collect(wall_now, true);
+        fork
+    }
+
+    /// Brings this (a fork's) history to virtual time `t_ms`, the original's clock: forward
+    /// within `budget_ms` of wall time (the rest next frame), or back by time travel. Then
+    /// builds the frame.
+    pub fn follow(&mut self, t_ms: Millis, wall_now: f64, playing: bool, budget_ms: f64, clock: &dyn Fn() -> f64) -> Rc<Frame> {
+        self.playing = playing;
+        let now = self.engine.now();
+        if t_ms < now {
+            self.engine.seek(t_ms);
+        } else if t_ms > now {
+            let start = clock();
+            let reached = self.engine.advance(t_ms, &mut || clock() - start > budget_ms);
+            self.lagging = !reached;
+        }
+        self.last_wall = Some(wall_now);
+        self.collect(wall_now, false)
     }
 
     /// Rebuilds the frame after a direct engine operation (apply, seek, step).
@@ -403,6 +432,7 @@ impl Driver {
             markers,
             activity,
             perf: Perf { sim_ms: self.sim_ms, fps: self.frame_walls.len() as f64 },
+            limit_refusals: self.engine.world().api().limit_refusals(),
         };
         self.frame = Rc::new(frame);
         self.frame.clone()

@@ -276,7 +276,9 @@ fn extend_flow(flow: &mut Vec<FlowItem>, batch: Vec<FlowItem>) {
     }
 }
 
-/// The engine.
+/// The engine. `Clone` gives an independent engine whose future is bit-identical (see
+/// [`Engine::fork`]).
+#[derive(Clone)]
 pub struct Engine {
     seed: u64,
     world: World,
@@ -383,8 +385,14 @@ impl Engine {
                 Input::Command(_) => unreachable!("filtered above"),
             })
             .collect();
-        let (world, outcomes, world_errors) =
-            kubesim_sim::loader::load(WorldConfig { scheduler_annotations: self.scheduler_annotations, ..WorldConfig::seeded(self.seed) }, &files);
+        let (world, outcomes, world_errors) = kubesim_sim::loader::load(
+            WorldConfig {
+                scheduler_annotations: self.scheduler_annotations,
+                limits: Some(kubesim_sim::world::BROWSER_LIMITS),
+                ..WorldConfig::seeded(self.seed)
+            },
+            &files,
+        );
         self.world = world;
         let mut results = std::mem::take(&mut self.results);
         for (&n, outcome) in initial.iter().zip(outcomes) {
@@ -609,13 +617,7 @@ impl Engine {
     /// dropped: the new input starts a new future. Returns the result.
     pub fn apply_now(&mut self, input: Input) -> InputResult {
         let now = self.world.now();
-        // The snapshots at or after now were taken on the future this input replaces (and a
-        // replay would treat a t=0 apply as part of the initial cluster: drop that one too).
-        self.snapshots.retain(|s| s.point.t_ms < now);
-        self.inputs.truncate(self.next_input);
-        self.results.truncate(self.next_input);
-        self.high_water_ms = now;
-        self.activity.truncate(self.activity_seen);
+        self.cut_future();
         self.inputs.push(TimedInput { t_ms: now, input, user: true });
         self.results.push(InputResult::default());
         if initial_count(&self.inputs) > self.initial_inputs {
@@ -631,6 +633,32 @@ impl Engine {
         self.apply_input(index);
         self.sync();
         self.results[index].clone()
+    }
+
+    /// Forgets the future beyond now (left by time travel): its inputs, their results, its
+    /// activity and its snapshots. The snapshots at now go too: one taken before an input
+    /// applied now would replay it as if it came later (and a replay treats a t=0 apply as part
+    /// of the initial cluster).
+    fn cut_future(&mut self) {
+        let now = self.world.now();
+        self.snapshots.retain(|s| s.point.t_ms < now);
+        self.inputs.truncate(self.next_input);
+        self.results.truncate(self.next_input);
+        self.high_water_ms = now;
+        self.activity.truncate(self.activity_seen);
+    }
+
+    /// A fork of this history at now ("what if?"): an independent engine sharing the past (the
+    /// world, every derived datum and the snapshots before now) and none of the future. Inputs
+    /// applied to either then change only that one; this engine is untouched, so its future is
+    /// byte for byte what it would have been without the fork. A fork is itself an ordinary
+    /// engine: its inputs replayed from t=0 give its history (which is how a shared link
+    /// recreates it).
+    pub fn fork(&self) -> Engine {
+        let mut fork = self.clone();
+        fork.cut_future();
+        fork.flow.clear();
+        fork
     }
 
     /// Folds new trace records into the derived data (lifecycle transitions, activity) and new

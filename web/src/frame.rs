@@ -97,6 +97,8 @@ pub struct Frame {
     pub activity: Rc<Vec<Millis>>,
     /// Frame statistics.
     pub perf: Perf,
+    /// Creates the browser's size cap refused so far (a runaway workload).
+    pub limit_refusals: u64,
 }
 
 impl Frame {
@@ -122,6 +124,7 @@ impl Frame {
             markers: Rc::new(Vec::new()),
             activity: Rc::new(Vec::new()),
             perf: Perf::default(),
+            limit_refusals: 0,
         }
     }
 }

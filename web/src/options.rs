@@ -35,6 +35,9 @@ pub struct Options {
     /// `inputs`: what the user applied or ran, with when (a share link); replayed on top of
     /// the scenario's own inputs.
     pub inputs: Vec<TimedInput>,
+    /// `fork` and `fork-inputs`: a fork to compare ("what if?"), branched at that virtual
+    /// time, recreated from every user input of its history (a share link).
+    pub fork: Option<(Millis, Vec<TimedInput>)>,
     /// Why a link's parameter was refused (shown once; the rest of the link still applies).
     pub link_error: Option<String>,
 }
@@ -53,6 +56,7 @@ impl Default for Options {
             t_ms: None,
             select: None,
             inputs: Vec::new(),
+            fork: None,
             link_error: None,
         }
     }
@@ -108,6 +112,17 @@ impl Options {
                 Some(selection) => self.select = Some(selection),
                 None => self.refuse(format!("The link's selection {value:?} is neither pod/<namespace>/<name> nor node/<name>; nothing is selected.")),
             },
+            "fork" => match share::parse_time(value) {
+                Some(t) => self.fork = Some((t, self.fork.take().map(|f| f.1).unwrap_or_default())),
+                None => self.refuse(format!("The link's fork time {value:?} is not a time within a day; no fork is opened.")),
+            },
+            "fork-inputs" | "forkInputs" => match share::decode_inputs(value) {
+                Ok(inputs) => self.fork = Some((self.fork.as_ref().map_or(0, |f| f.0), inputs)),
+                Err(reason) => {
+                    self.fork = None;
+                    self.refuse(format!("The link's fork was not recreated: {reason}."));
+                }
+            },
             "inputs" => match share::decode_inputs(value) {
                 Ok(inputs) => self.inputs = inputs,
                 Err(reason) => {
@@ -142,7 +157,7 @@ impl Options {
         if !value.is_object() {
             return base;
         }
-        for key in ["scenario", "view", "autoplay", "speed", "embed", "theme", "seed", "schedulerAnnotations", "t", "select", "inputs"] {
+        for key in ["scenario", "view", "autoplay", "speed", "embed", "theme", "seed", "schedulerAnnotations", "t", "select", "inputs", "fork", "forkInputs"] {
             let Ok(field) = js_sys::Reflect::get(value, &JsValue::from_str(key)) else { continue };
             if field.is_undefined() || field.is_null() {
                 continue;

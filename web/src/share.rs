@@ -142,9 +142,12 @@ pub struct Moment<'a> {
     pub selection: Option<SharedSelection>,
     /// The user's inputs.
     pub inputs: Vec<TimedInput>,
+    /// A fork being compared: when it branched and every user input of its history.
+    pub fork: Option<(Millis, Vec<TimedInput>)>,
 }
 
-/// The link's query string (`?scenario=...&seed=...&view=...&t=...[&select=...][&inputs=...]`).
+/// The link's query string (`?scenario=...&seed=...&view=...&t=...[&select=...][&inputs=...]
+/// [&fork=...&fork-inputs=...]`).
 pub fn query(moment: &Moment) -> String {
     let mut out = format!("?scenario={}&seed={}&view={}&t={}&autoplay=0", moment.scenario, moment.seed, moment.view, moment.t_ms);
     if let Some(selection) = &moment.selection {
@@ -152,6 +155,12 @@ pub fn query(moment: &Moment) -> String {
     }
     if !moment.inputs.is_empty() {
         out.push_str(&format!("&inputs={}", encode_inputs(&moment.inputs)));
+    }
+    if let Some((at_ms, inputs)) = &moment.fork {
+        out.push_str(&format!("&fork={at_ms}"));
+        if !inputs.is_empty() {
+            out.push_str(&format!("&fork-inputs={}", encode_inputs(inputs)));
+        }
     }
     out
 }
@@ -208,9 +217,17 @@ mod tests {
 
     #[test]
     fn the_query_names_the_moment() {
-        let moment =
-            Moment { scenario: "nginx", seed: 7, view: "pods", t_ms: 42_000, selection: SharedSelection::parse("pod/default/web-0"), inputs: inputs() };
+        let moment = Moment {
+            scenario: "nginx",
+            seed: 7,
+            view: "pods",
+            t_ms: 42_000,
+            selection: SharedSelection::parse("pod/default/web-0"),
+            inputs: inputs(),
+            fork: Some((7_000, inputs())),
+        };
         let q = query(&moment);
         assert!(q.starts_with("?scenario=nginx&seed=7&view=pods&t=42000&autoplay=0&select=pod/default/web-0&inputs="), "{q}");
+        assert!(q.contains(&format!("&fork=7000&fork-inputs={}", encode_inputs(&inputs()))), "{q}");
     }
 }

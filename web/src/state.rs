@@ -148,6 +148,21 @@ pub struct ConsoleEntry {
     pub stderr: String,
 }
 
+/// A fork of the history ("what if?") as the views show it next to the original.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForkState {
+    /// The virtual time it branched off.
+    pub at_ms: u64,
+    /// What was done to it since (`fault node-down node-2`), or empty.
+    pub label: String,
+    /// Its latest frame.
+    pub frame: Rc<Frame>,
+    /// What differs from the original, as of the last comparison.
+    pub diff: Rc<kubesim_sim::diff::WorldDiff>,
+    /// The editor and the console act on the fork (not the original).
+    pub to_fork: bool,
+}
+
 /// The whole UI state.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AppState {
@@ -181,6 +196,8 @@ pub struct AppState {
     pub share_open: bool,
     /// A notice to show once (a share link's refused parameter).
     pub notice: Option<String>,
+    /// The fork being compared, if any.
+    pub fork: Option<ForkState>,
 }
 
 impl AppState {
@@ -213,6 +230,7 @@ impl AppState {
             console: Rc::new(Vec::new()),
             share_open: false,
             notice: options.link_error.clone(),
+            fork: None,
         }
     }
 }
@@ -252,6 +270,12 @@ pub enum Action {
     Share(bool),
     /// Dismiss the notice.
     DismissNotice,
+    /// A fork was opened (or replaced), or closed (`None`).
+    Forked(Option<ForkState>),
+    /// The fork's new frame and label, with a new comparison when one was made.
+    ForkFrame(Rc<Frame>, String, Option<Rc<kubesim_sim::diff::WorldDiff>>),
+    /// The editor and console act on the fork (true) or the original.
+    ForkTarget(bool),
     /// A scenario was loaded (the driver has rebuilt the world).
     ScenarioLoaded(String, Rc<Frame>),
 }
@@ -304,12 +328,28 @@ impl Reducible for AppState {
             Action::Help(open) => next.help_open = open,
             Action::Share(open) => next.share_open = open,
             Action::DismissNotice => next.notice = None,
+            Action::Forked(fork) => next.fork = fork,
+            Action::ForkFrame(frame, label, diff) => {
+                if let Some(fork) = next.fork.as_mut() {
+                    fork.frame = frame;
+                    fork.label = label;
+                    if let Some(diff) = diff {
+                        fork.diff = diff;
+                    }
+                }
+            }
+            Action::ForkTarget(to_fork) => {
+                if let Some(fork) = next.fork.as_mut() {
+                    fork.to_fork = to_fork;
+                }
+            }
             Action::ScenarioLoaded(name, frame) => {
                 next.scenario = name;
                 next.frame = frame;
                 next.selection = Selection::None;
                 next.gallery_open = false;
                 next.last_apply = None;
+                next.fork = None;
             }
         }
         Rc::new(next)

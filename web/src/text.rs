@@ -171,18 +171,7 @@ pub fn diff_lines(old: &str, new: &str) -> Vec<DiffLine> {
     out
 }
 
-/// `1:05.250` style virtual time (minutes:seconds.millis), hours when needed.
-pub fn clock(t_ms: u64) -> String {
-    let ms = t_ms % 1000;
-    let s = (t_ms / 1000) % 60;
-    let m = (t_ms / 60_000) % 60;
-    let h = t_ms / 3_600_000;
-    if h > 0 {
-        format!("{h}:{m:02}:{s:02}.{ms:03}")
-    } else {
-        format!("{m:02}:{s:02}.{ms:03}")
-    }
-}
+pub use kubesim_api::time::clock;
 
 /// `12.3s`, `4m10s`: compact durations for labels.
 pub fn short_duration(t_ms: u64) -> String {

@@ -11,6 +11,7 @@ use kubesim_web::state::{Action, AppState, Panel, Selection, Theme, View};
 use kubesim_web::text::{clock, diff_lines, to_yaml, DiffLine};
 use kubesim_web::{mount, scenarios};
 use std::rc::Rc;
+use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 use yew::Reducible;
 
@@ -216,4 +217,37 @@ async fn a_share_link_opens_at_its_moment() {
     yew::scheduler::flush().await;
     let notice = root.query_selector(".ks-notice").unwrap().expect("a notice").text_content().unwrap();
     assert!(notice.contains("\"forever\"") && notice.contains("secret/default/x"), "{notice}");
+}
+
+// "What if?": the button forks the history here; a link recreates a fork with what was done
+// to it, the original and the fork side by side with what differs.
+#[wasm_bindgen_test]
+async fn what_if_forks_and_compares() {
+    let root = container();
+    mount(root.clone(), Options { autoplay: false, ..Options::default() });
+    yew::scheduler::flush().await;
+    assert_eq!(count(&root, ".ks-fork-bar"), 0);
+    root.query_selector(".ks-whatif").unwrap().expect("the What if? button").dyn_into::<web_sys::HtmlElement>().unwrap().click();
+    yew::scheduler::flush().await;
+    assert_eq!(count(&root, ".ks-fork-bar"), 1, "the fork bar");
+    assert_eq!(count(&root, ".ks-fork-side"), 2, "both clusters");
+    assert!(root.text_content().unwrap().contains("Nothing yet"), "no difference at the fork point");
+
+    let inputs = kubesim_web::share::encode_inputs(&[kubesim_web::engine::TimedInput {
+        t_ms: 10_000,
+        input: Input::Command("fault node-down node-2".into()),
+        user: true,
+    }]);
+    let root = container();
+    mount(root.clone(), Options::from_query(&format!("?scenario=nginx&t=70s&autoplay=0&fork=10s&fork-inputs={inputs}"), Options::default()));
+    yew::scheduler::flush().await;
+    let bar = root.query_selector(".ks-fork-bar").unwrap().expect("the fork bar").text_content().unwrap();
+    assert!(bar.contains("forked at 00:10.000") && bar.contains("fault node-down node-2"), "{bar}");
+    let sides = root.query_selector_all(".ks-fork-side").unwrap();
+    let original = sides.item(0).unwrap().text_content().unwrap();
+    let fork = sides.item(1).unwrap().text_content().unwrap();
+    assert!(!original.contains("NotReady"), "{original}");
+    assert!(fork.contains("NotReady"), "{fork}");
+    let diff = root.query_selector(".ks-wdiff").unwrap().expect("the comparison").text_content().unwrap();
+    assert!(diff.contains("node/node-2") && diff.contains("node.kubernetes.io/unreachable"), "{diff}");
 }

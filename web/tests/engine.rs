@@ -359,7 +359,7 @@ fn a_share_link_replays_the_users_history() {
     }
     let user: Vec<TimedInput> = live.inputs().filter(|(i, _)| i.user).map(|(i, _)| i.clone()).collect();
     assert_eq!(user.len(), 3);
-    let query = share::query(&share::Moment { scenario: "nginx", seed: 1, view: "pods", t_ms: live.now(), selection: None, inputs: user });
+    let query = share::query(&share::Moment { scenario: "nginx", seed: 1, view: "pods", t_ms: live.now(), selection: None, inputs: user, fork: None });
     let encoded = query.split("&inputs=").nth(1).expect("inputs in the link");
     let mut inputs = scenarios::by_name("nginx").expect("scenario").inputs;
     inputs.extend(share::decode_inputs(encoded).expect("the link decodes"));
@@ -369,4 +369,51 @@ fn a_share_link_replays_the_users_history() {
     assert_eq!(history(&opened), history(&live));
     let pods = view::snapshot(opened.world()).pods;
     assert_eq!(pods.iter().filter(|p| p.name.starts_with("nginx")).count(), 5, "{pods:?}");
+}
+
+// "What if?": fork at t, take a node down in the fork only. The original's future is byte for
+// byte a run without the fork; the fork's is the fault's; the fork replayed from its own
+// inputs (as a shared link recreates it) is the fork; the diff names what the fault changed.
+#[test]
+fn a_fork_leaves_the_original_untouched() {
+    let mut main = engine("nginx", true);
+    play(&mut main, 10_000, 250);
+    let mut fork = main.fork();
+    let result = fork.apply_now(Input::Command("fault node-down node-2".into()));
+    assert!(result.errors.is_empty(), "{:?}", result.errors);
+    for t in [30_000, 70_000] {
+        play(&mut main, t, 250);
+        play(&mut fork, t, 250);
+    }
+    let mut alone = engine("nginx", true);
+    play(&mut alone, 70_000, 250);
+    assert_eq!(history(&main), history(&alone), "the original's history");
+    assert_eq!(main.world().trace().len(), alone.world().trace().len());
+    for (a, b) in main.world().trace().iter().zip(alone.world().trace()) {
+        assert_eq!(format!("{a:?}"), format!("{b:?}"), "byte for byte");
+    }
+    assert_ne!(history(&fork).trace_hash, history(&main).trace_hash, "the fork went its own way");
+
+    let fork_inputs: Vec<TimedInput> = fork.inputs().map(|(i, _)| i.clone()).collect();
+    let mut replayed = Engine::new(1, fork_inputs);
+    replayed.seek(70_000);
+    assert_eq!(history(&replayed), history(&fork), "the fork replayed from its inputs");
+
+    let diff = kubesim_sim::diff::diff_worlds(main.world(), fork.world());
+    let node = diff.changed.iter().find(|c| c.key.kind == "Node" && c.key.name == "node-2").expect("node-2 differs");
+    assert!(node.fields.iter().any(|f| f.path == "spec.taints[0].key" && f.a == "—" && f.b == "node.kubernetes.io/unreachable"), "{node:?}");
+    assert!(node.total > node.fields.len(), "the Ready condition and more, beyond the listed fields");
+    assert!(diff.events_b.iter().any(|e| e.reason == "NodeNotReady"), "{:?}", diff.events_b);
+    assert!(diff.events_a.iter().all(|e| e.reason != "NodeNotReady"));
+    // Reseeding a fork: the same cluster, another roll of the dice from then on.
+    let mut other = main.fork();
+    let result = other.apply_now(Input::Command("reseed 99".into()));
+    assert_eq!(result.lines, ["the world draws from seed 99 from now on"]);
+    other.apply_now(Input::Command("kubectl scale deployment/nginx --replicas=5".into()));
+    let mut same = main.fork();
+    same.apply_now(Input::Command("kubectl scale deployment/nginx --replicas=5".into()));
+    play(&mut other, 80_000, 250);
+    play(&mut same, 80_000, 250);
+    let names = |e: &Engine| view::snapshot(e.world()).pods.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
+    assert_ne!(names(&other), names(&same), "new pods get other names under another seed");
 }

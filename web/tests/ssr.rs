@@ -52,7 +52,9 @@ fn with_controls(props: &WithControlsProps) -> Html {
         seek: Callback::noop(),
         step: Callback::noop(),
         load: Callback::noop(),
+        fork: Callback::noop(),
         sim: props.sim.clone(),
+        forked: Default::default(),
     };
     html! { <ContextProvider<Controls> context={controls}>{ props.children.clone() }</ContextProvider<Controls>> }
 }

@@ -43,6 +43,20 @@ pub fn millis_of(time: &Time) -> Millis {
     ms.max(0) as Millis
 }
 
+/// `1:05.250` style virtual time (minutes:seconds.millis), hours when needed: how the UI's
+/// timeline and the Why answers name a moment.
+pub fn clock(t_ms: Millis) -> String {
+    let ms = t_ms % 1000;
+    let s = (t_ms / 1000) % 60;
+    let m = (t_ms / 60_000) % 60;
+    let h = t_ms / 3_600_000;
+    if h > 0 {
+        format!("{h}:{m:02}:{s:02}.{ms:03}")
+    } else {
+        format!("{m:02}:{s:02}.{ms:03}")
+    }
+}
+
 /// Parses durations the CLI accepts (`90s`, `10m`, `1h30m`, `500ms`, `2.5s`) into milliseconds.
 pub fn parse_duration(text: &str) -> Option<Millis> {
     let mut total: f64 = 0.0;

@@ -609,6 +609,13 @@ pub fn port_name_errors(name: &str) -> Vec<String> {
     errors
 }
 
+/// apiservice.NeedsHealthCheck: a LoadBalancer Service whose external traffic policy is
+/// Local gets a health-check node port (the load balancer asks each node whether it has a
+/// local endpoint).
+pub fn needs_health_check(spec: &k8s_openapi::api::core::v1::ServiceSpec) -> bool {
+    spec.type_.as_deref() == Some("LoadBalancer") && spec.external_traffic_policy.as_deref() == Some("Local")
+}
+
 /// The ValidateService rules after the ports: sessionAffinity, the traffic policies and the
 /// fields only some service types may set.
 fn validate_service_policies(spec: &k8s_openapi::api::core::v1::ServiceSpec, type_: &str, errors: &mut Vec<FieldError>) {
@@ -617,13 +624,29 @@ fn validate_service_policies(spec: &k8s_openapi::api::core::v1::ServiceSpec, typ
             errors.push(not_supported("spec.sessionAffinity", affinity, vec!["ClientIP", "None"]));
         }
     }
-    let external = type_ == "NodePort" || type_ == "LoadBalancer";
+    // validateServiceExternalTrafficPolicy: apiservice.ExternallyAccessible is NodePort,
+    // LoadBalancer, or a ClusterIP Service with externalIPs.
+    let external = type_ == "NodePort" || type_ == "LoadBalancer" || (type_ == "ClusterIP" && spec.external_ips.as_ref().is_some_and(|ips| !ips.is_empty()));
     if let Some(policy) = spec.external_traffic_policy.as_deref().filter(|p| !p.is_empty()) {
         if !external {
-            errors.push(invalid("spec.externalTrafficPolicy", format!("{policy:?}"), "may only be set when `type` is 'NodePort' or 'LoadBalancer'"));
+            errors.push(invalid("spec.externalTrafficPolicy", format!("{policy:?}"), "may only be set for externally-accessible services"));
         } else if policy != "Cluster" && policy != "Local" {
             errors.push(not_supported("spec.externalTrafficPolicy", policy, vec!["Cluster", "Local"]));
         }
+    }
+    let health_check_node_port = spec.health_check_node_port.unwrap_or(0);
+    if !needs_health_check(spec) {
+        if health_check_node_port != 0 {
+            errors.push(invalid(
+                "spec.healthCheckNodePort",
+                health_check_node_port.to_string(),
+                "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'",
+            ));
+        }
+    } else if health_check_node_port == 0 {
+        errors.push(required("spec.healthCheckNodePort", ""));
+    } else if !(1..=65535).contains(&health_check_node_port) {
+        errors.push(invalid("spec.healthCheckNodePort", health_check_node_port.to_string(), "must be between 1 and 65535, inclusive"));
     }
     if let Some(policy) = spec.internal_traffic_policy.as_deref() {
         if policy != "Cluster" && policy != "Local" {
@@ -1873,7 +1896,8 @@ mod tests {
             (svc("{ports: [{port: 80, targetPort: 70000}]}"), "Service \"s\" is invalid: spec.ports[0].targetPort: Invalid value: 70000: must be between 1 and 65535, inclusive"),
             (svc("{ports: [{port: 80, targetPort: http--web}]}"), "Service \"s\" is invalid: spec.ports[0].targetPort: Invalid value: \"http--web\": must not contain consecutive hyphens"),
             (svc("{ports: [{name: a, port: 80}, {name: b, port: 80}]}"), "Service \"s\" is invalid: spec.ports[1]: Duplicate value: core.ServicePort{Name:\"\", Protocol:\"TCP\", AppProtocol:(*string)(nil), Port:80, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:\"\"}, NodePort:0}"),
-            (svc("{ports: [{port: 80}], externalTrafficPolicy: Local}"), "Service \"s\" is invalid: spec.externalTrafficPolicy: Invalid value: \"Local\": may only be set when `type` is 'NodePort' or 'LoadBalancer'"),
+            (svc("{ports: [{port: 80}], externalTrafficPolicy: Local}"), "Service \"s\" is invalid: spec.externalTrafficPolicy: Invalid value: \"Local\": may only be set for externally-accessible services"),
+            (svc("{type: NodePort, ports: [{port: 80}], healthCheckNodePort: 30001}"), "Service \"s\" is invalid: spec.healthCheckNodePort: Invalid value: 30001: may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"),
             (svc("{ports: [{port: 80}], sessionAffinity: Sticky}"), "Service \"s\" is invalid: spec.sessionAffinity: Unsupported value: \"Sticky\": supported values: \"ClientIP\", \"None\""),
             (svc("{type: ExternalName, externalName: 'my_db'}"), "Service \"s\" is invalid: spec.externalName: Invalid value: \"my_db\": a lowercase RFC 1123 subdomain"),
             ("apiVersion: v1\nkind: Service\nmetadata: {name: 1svc}\nspec: {ports: [{port: 80}]}\n".to_string(), "Service \"1svc\" is invalid: metadata.name: Invalid value: \"1svc\": a DNS-1035 label must consist of"),

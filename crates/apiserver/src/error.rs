@@ -25,6 +25,11 @@ impl std::error::Error for ApiError {}
 pub type Result<T, E = ApiError> = std::result::Result<T, E>;
 
 impl ApiError {
+    /// 500 `Internal error occurred: <message>` (errors.NewInternalError).
+    pub fn internal(message: impl std::fmt::Display) -> ApiError {
+        ApiError { code: 500, reason: "InternalError", message: format!("Internal error occurred: {message}") }
+    }
+
     /// 404 `<resource> "<name>" not found`.
     pub fn not_found(qualified_resource: &str, name: &str) -> ApiError {
         ApiError { code: 404, reason: "NotFound", message: format!("{qualified_resource} {name:?} not found") }

@@ -62,6 +62,22 @@ pub struct ApiServer {
     service_cidr: ServiceCidrConfig,
     /// The NodePort allocator (`--service-node-port-range`).
     node_ports: PortRange,
+    /// kubesim's own cap on how much a world may hold (the browser sets one, so a runaway
+    /// workload degrades with refusals instead of freezing the tab); none natively.
+    limits: Option<WorldLimits>,
+    /// How many creates the limits refused.
+    limit_refusals: u64,
+}
+
+/// kubesim's cap on a world's size (not a Kubernetes feature): creates beyond it are refused
+/// with 403 Forbidden naming the limit, as a quota would refuse them, so controllers record
+/// FailedCreate events and go on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorldLimits {
+    /// Pods at most (terminating ones included).
+    pub pods: usize,
+    /// Objects at most, Events aside.
+    pub objects: usize,
 }
 
 /// `--service-cluster-ip-range` (kubeadm's default serviceSubnet 10.96.0.0/12).
@@ -268,6 +284,7 @@ impl ApiServer {
                 }
             }
         }
+        self.check_limits(info, &object)?;
         reset_status_on_create(&mut object);
         apply_defaults(&mut object);
         admission::admit_create(&mut object, &self.store, req)?;
@@ -443,7 +460,35 @@ impl ApiServer {
                 }
             }
         }
+        if kubesim_api::validation::needs_health_check(spec) {
+            match self.allocate_health_check_node_port(spec, req) {
+                Ok(np) => ports.push(np),
+                Err(e) => {
+                    self.release_node_ports(&ports);
+                    return Err(e);
+                }
+            }
+        }
         Ok((ip, ports))
+    }
+
+    /// allocHealthCheckNodePort (registry/core/service/storage/alloc.go): the requested
+    /// health-check node port, or the allocator's next; its failure is an internal error, as
+    /// upstream wraps it.
+    fn allocate_health_check_node_port(&mut self, spec: &mut k8s_openapi::api::core::v1::ServiceSpec, req: &mut Request) -> Result<i32> {
+        match spec.health_check_node_port.filter(|n| *n != 0) {
+            Some(np) => match self.node_ports.allocate(np) {
+                Ok(()) => Ok(np),
+                Err(e) => Err(ApiError::internal(format!("failed to allocate requested HealthCheck NodePort {np}: {}", self.node_ports.error_text(e)))),
+            },
+            None => match self.allocate_next_node_port(req) {
+                Some(np) => {
+                    spec.health_check_node_port = Some(np);
+                    Ok(np)
+                }
+                None => Err(ApiError::internal("failed to allocate a HealthCheck NodePort 0: range is full")),
+            },
+        }
     }
 
     /// The ClusterIP ranges allocation serves from: the ServiceCIDR objects that are ready and
@@ -481,6 +526,38 @@ impl ApiServer {
     /// `--service-cluster-ip-range`.
     pub fn service_cidr(&self) -> ServiceCidrConfig {
         self.service_cidr
+    }
+
+    /// Sets the world's size cap (the browser app sets one).
+    pub fn set_limits(&mut self, limits: Option<WorldLimits>) {
+        self.limits = limits;
+    }
+
+    /// The world's size cap, if any.
+    pub fn limits(&self) -> Option<WorldLimits> {
+        self.limits
+    }
+
+    /// How many creates the size cap refused so far.
+    pub fn limit_refusals(&self) -> u64 {
+        self.limit_refusals
+    }
+
+    /// Refuses a create the size cap does not allow.
+    fn check_limits(&mut self, info: &KindInfo, object: &Object) -> Result<()> {
+        let Some(limits) = self.limits else { return Ok(()) };
+        let resource = resource_of(info);
+        let why = if resource == ("", "pods") && self.store.count(resource) >= limits.pods {
+            format!("this kubesim world holds its limit of {} pods (a cap of the browser app, so a runaway workload cannot freeze the tab; `kubesim run` natively has none)", limits.pods)
+        } else if resource != ("", "events")
+            && self.store.resources().filter(|r| *r != ("", "events")).map(|r| self.store.count(r)).sum::<usize>() >= limits.objects
+        {
+            format!("this kubesim world holds its limit of {} objects (a cap of the browser app; `kubesim run` natively has none)", limits.objects)
+        } else {
+            return Ok(());
+        };
+        self.limit_refusals += 1;
+        Err(ApiError::forbidden(&info.qualified_resource(), object.name(), &why))
     }
 
     /// Sets `--service-cluster-ip-range` (before the `kubernetes` ServiceCIDR exists).
@@ -534,7 +611,7 @@ impl ApiServer {
             if let Some(ip) = spec.cluster_ip.as_deref().filter(|ip| !ip.is_empty() && *ip != "None") {
                 self.release_ip(ip, (removed.namespace(), removed.name()), req);
             }
-            let ports: Vec<i32> = spec.ports.iter().flatten().filter_map(|p| p.node_port).collect();
+            let ports: Vec<i32> = spec.ports.iter().flatten().filter_map(|p| p.node_port).chain(spec.health_check_node_port.filter(|n| *n != 0)).collect();
             self.release_node_ports(&ports);
         }
     }
@@ -576,16 +653,22 @@ impl ApiServer {
         preserve_server_fields(&mut object, &current);
         carry_status(&mut object, &current);
         admission::validate_update(&object, &current, info)?;
+        // The Service REST's BeginUpdate (node ports, the health-check node port) runs before
+        // the strategy's validation, as genericregistry.Store.Update orders them.
+        let (allocated, released) = self.update_node_ports(&mut object, &current, req)?;
         let mut errors = validate_create(&object);
         errors.extend(immutable_field_errors(&object, &current, info));
         if !errors.is_empty() {
+            self.release_node_ports(&allocated);
             return Err(ApiError::invalid(invalid_message(&qualified_kind(info), object.name(), &errors)));
         }
-        admission::validate_pvc_resize(&object, &current, &self.store)?;
+        if let Err(e) = admission::validate_pvc_resize(&object, &current, &self.store) {
+            self.release_node_ports(&allocated);
+            return Err(e);
+        }
         if tracks_generation(info) && spec_changed(&object, &current, info) {
             object.metadata_mut().generation = Some(current.metadata().generation.unwrap_or(1) + 1);
         }
-        let (allocated, released) = self.update_node_ports(&mut object, &current, req)?;
         match self.finish_update(info, object, expected, req) {
             Ok(updated) => {
                 self.release_node_ports(&released);
@@ -648,8 +731,26 @@ impl ApiServer {
                 None => {}
             }
         }
-        let now_used: std::collections::BTreeSet<i32> = spec.ports.iter().flatten().filter_map(|p| p.node_port).collect();
-        Ok((allocated, old_ports.difference(&now_used).copied().collect()))
+        let mut released: Vec<i32> = {
+            let now_used: std::collections::BTreeSet<i32> = spec.ports.iter().flatten().filter_map(|p| p.node_port).collect();
+            old_ports.difference(&now_used).copied().collect()
+        };
+        // updateHealthCheckNodePort: a Service that starts needing one gets one; one that
+        // stops needing it frees it once the update commits.
+        let old_spec = old.spec.clone().unwrap_or_default();
+        let (needed, needs) = (kubesim_api::validation::needs_health_check(&old_spec), kubesim_api::validation::needs_health_check(spec));
+        if !needed && needs {
+            match self.allocate_health_check_node_port(spec, req) {
+                Ok(np) => allocated.push(np),
+                Err(e) => {
+                    self.release_node_ports(&allocated);
+                    return Err(e);
+                }
+            }
+        } else if needed && !needs {
+            released.extend(old_spec.health_check_node_port.filter(|n| *n != 0));
+        }
+        Ok((allocated, released))
     }
 
     /// PUT .../status: only the status changes; everything else is taken from the stored object.
@@ -1037,6 +1138,16 @@ fn immutable_field_errors(new: &Object, old: &Object, info: &KindInfo) -> Vec<ku
     if info.kind == "PersistentVolumeClaim" {
         errors.extend(kubesim_api::validation::validate_pvc_update(&a, &b));
     }
+    // validateServiceExternalTrafficFieldsUpdate.
+    if let (Object::Service(n), Object::Service(o)) = (new, old) {
+        let (ns, os) = (n.spec.clone().unwrap_or_default(), o.spec.clone().unwrap_or_default());
+        if kubesim_api::validation::needs_health_check(&ns)
+            && kubesim_api::validation::needs_health_check(&os)
+            && ns.health_check_node_port != os.health_check_node_port
+        {
+            errors.push(FieldError { path: "spec.healthCheckNodePort".into(), kind: FieldErrorKind::Forbidden, detail: "field is immutable".into() });
+        }
+    }
     // ValidateStatefulSetUpdate: only these spec fields may change.
     if info.kind == "StatefulSet" {
         let strip = |v: &serde_json::Value| {
@@ -1152,9 +1263,12 @@ pub fn drop_type_dependent_fields(object: &mut Object, current: &Object) {
         if n.external_traffic_policy == o.external_traffic_policy {
             n.external_traffic_policy = None;
         }
-        if n.health_check_node_port == o.health_check_node_port {
-            n.health_check_node_port = None;
-        }
+    }
+    // A Service that stops needing a health-check node port loses the one it carried, when the
+    // user left it unchanged.
+    if kubesim_api::validation::needs_health_check(o) && !kubesim_api::validation::needs_health_check(n) && n.health_check_node_port == o.health_check_node_port
+    {
+        n.health_check_node_port = None;
     }
     if o.type_.as_deref() == Some("LoadBalancer")
         && n.type_.as_deref() != Some("LoadBalancer")
@@ -1179,6 +1293,10 @@ fn preserve_server_fields(object: &mut Object, current: &Object) {
             }
             if n.ip_family_policy.is_none() {
                 n.ip_family_policy = o.ip_family_policy.clone();
+            }
+            // patchAllocatedValues: a health-check node port the update left out is kept.
+            if kubesim_api::validation::needs_health_check(n) && kubesim_api::validation::needs_health_check(o) && n.health_check_node_port.unwrap_or(0) == 0 {
+                n.health_check_node_port = o.health_check_node_port;
             }
             let needs_node_ports = |t: Option<&String>| matches!(t.map(String::as_str), Some("NodePort" | "LoadBalancer"));
             let keep_node_ports = needs_node_ports(n.type_.as_ref()) && needs_node_ports(o.type_.as_ref());

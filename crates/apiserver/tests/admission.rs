@@ -360,3 +360,69 @@ fn node_ports_are_shared_by_port_number_and_follow_type_changes() {
     api.create(&format!("apiVersion: v1\nkind: Service\nmetadata: {{name: reuse}}\nspec:\n  type: NodePort\n  ports:\n  - {{port: 80, nodePort: {np}}}\n"))
         .expect("released");
 }
+
+fn health_check_node_port(o: &Object) -> i32 {
+    service(o).spec.as_ref().unwrap().health_check_node_port.unwrap_or(0)
+}
+
+// alloc.go allocHealthCheckNodePort and updateHealthCheckNodePort, validation.go
+// validateServiceExternalTrafficPolicy and validateServiceExternalTrafficFieldsUpdate: a
+// LoadBalancer Service with externalTrafficPolicy Local gets a health-check node port (the
+// requested one, or the allocator's next); it is kept across updates, immutable while needed,
+// freed when no longer needed and on delete; it may not be set on other Services.
+#[test]
+fn a_local_load_balancer_gets_a_health_check_node_port() {
+    let mut api = Api::new();
+    let lb = "apiVersion: v1\nkind: Service\nmetadata: {name: lb}\nspec:\n  type: LoadBalancer\n  externalTrafficPolicy: Local\n  ports: [{port: 80}]\n";
+    let created = api.create(lb).unwrap();
+    let hc = health_check_node_port(&created);
+    assert!((30_000..=32_767).contains(&hc), "{hc}");
+    assert_ne!(hc, node_ports(&created)[0]);
+    let cluster = api.create("apiVersion: v1\nkind: Service\nmetadata: {name: cl}\nspec:\n  type: LoadBalancer\n  ports: [{port: 80}]\n").unwrap();
+    assert_eq!(health_check_node_port(&cluster), 0, "Cluster policy: none");
+
+    let err = api
+        .create(&format!("apiVersion: v1\nkind: Service\nmetadata: {{name: taken}}\nspec:\n  type: LoadBalancer\n  externalTrafficPolicy: Local\n  healthCheckNodePort: {hc}\n  ports: [{{port: 80}}]\n"))
+        .unwrap_err();
+    assert_eq!((err.code, err.reason), (500, "InternalError"));
+    assert_eq!(err.message, format!("Internal error occurred: failed to allocate requested HealthCheck NodePort {hc}: provided port is already allocated"));
+    let err = api
+        .create("apiVersion: v1\nkind: Service\nmetadata: {name: np}\nspec:\n  type: NodePort\n  healthCheckNodePort: 30500\n  ports: [{port: 80}]\n")
+        .unwrap_err();
+    assert_eq!(
+        err.message,
+        "Service \"np\" is invalid: spec.healthCheckNodePort: Invalid value: 30500: may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"
+    );
+
+    // An update that leaves it out keeps it; changing it is refused.
+    let mut svc = service(&created);
+    svc.spec.as_mut().unwrap().health_check_node_port = None;
+    svc.metadata.resource_version = None;
+    let mut req = Request { now: 0, rng: &mut api.rng, actor: &api.actor };
+    let kept = api.api.update(Object::Service(Box::new(svc)), &mut req).unwrap();
+    assert_eq!(health_check_node_port(&kept), hc);
+    let mut svc = service(&kept);
+    svc.spec.as_mut().unwrap().health_check_node_port = Some(hc + 1);
+    svc.metadata.resource_version = None;
+    let mut req = Request { now: 0, rng: &mut api.rng, actor: &api.actor };
+    let err = api.api.update(Object::Service(Box::new(svc)), &mut req).unwrap_err();
+    assert!(err.message.contains("spec.healthCheckNodePort: Forbidden: field is immutable"), "{}", err.message);
+
+    // Local → Cluster drops it (dropTypeDependentFields) and frees it.
+    let mut svc = service(&kept);
+    svc.spec.as_mut().unwrap().external_traffic_policy = Some("Cluster".into());
+    svc.metadata.resource_version = None;
+    let mut req = Request { now: 0, rng: &mut api.rng, actor: &api.actor };
+    let cluster_now = api.api.update(Object::Service(Box::new(svc)), &mut req).unwrap();
+    assert_eq!(health_check_node_port(&cluster_now), 0);
+    let reuse = format!("apiVersion: v1\nkind: Service\nmetadata: {{name: reuse}}\nspec:\n  type: NodePort\n  ports: [{{port: 80, nodePort: {hc}}}]\n");
+    api.create(&reuse).expect("released when no longer needed");
+
+    // Cluster → Local on the other Service allocates one.
+    let mut svc = service(&cluster);
+    svc.spec.as_mut().unwrap().external_traffic_policy = Some("Local".into());
+    svc.metadata.resource_version = None;
+    let mut req = Request { now: 0, rng: &mut api.rng, actor: &api.actor };
+    let local = api.api.update(Object::Service(Box::new(svc)), &mut req).unwrap();
+    assert!((30_000..=32_767).contains(&health_check_node_port(&local)));
+}

@@ -39,7 +39,7 @@ const USAGE: &str = "usage:
   kubesim kubectl [FILE ...] [--seed N] [--for DURATION] [--at TIME COMMAND]... [--scheduler-annotations] -- KUBECTL ARGS...
               run the scenario, then one kubectl command on its final state
 
-  kubesim swarm [--seeds N] [--from S] [--virtual-minutes M] [--verbose]
+  kubesim swarm [--seeds N] [--from S] [--virtual-minutes M] [--jobs J] [--shrink-runs R] [--repro-dir DIR] [--verbose]
               N random clusters, workloads, actions and faults (seeds S..S+N): every commit is
               checked by the invariant checkers, then after a heal the cluster must converge;
               prints each failing seed (exit 1 if any)
@@ -177,6 +177,11 @@ fn cmd_run(args: &[String]) -> ExitCode {
             eprint!("{}", command.stderr);
         }
     }
+    // Invariant violations the world's checkers recorded (a swarm reproducer shows its own).
+    let violations = outcome.world.runtime().violations();
+    for v in violations {
+        eprintln!("violation: {} at {} ms (revision {}): {}", v.checker, v.t_ms, v.revision, v.message);
+    }
     if let Some(path) = trace_path {
         let mut text = String::new();
         for record in outcome.world.trace() {
@@ -193,7 +198,7 @@ fn cmd_run(args: &[String]) -> ExitCode {
         let text = if format == "json" { serde_json::to_string_pretty(&list).expect("lists serialize") + "\n" } else { to_yaml(&list) };
         let _ = std::io::stdout().write_all(text.as_bytes());
     }
-    if outcome.errors.is_empty() {
+    if outcome.errors.is_empty() && violations.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -380,16 +385,28 @@ fn cmd_kubectl(args: &[String]) -> ExitCode {
 }
 
 fn cmd_swarm(args: &[String]) -> ExitCode {
-    let (mut seeds, mut from, mut minutes) = (10u64, 1u64, 3u64);
+    let (mut seeds, mut from, mut minutes, mut jobs, mut shrink_runs) = (10u64, 1u64, 3u64, 1u64, 200u64);
+    let mut repro_dir = ".".to_string();
     let verbose = args.iter().any(|a| a == "--verbose" || a == "-v");
     let args: Vec<String> = args.iter().filter(|a| *a != "--verbose" && *a != "-v").cloned().collect();
     let mut i = 0;
     while i < args.len() {
+        if args[i] == "--repro-dir" {
+            let Some(dir) = args.get(i + 1) else {
+                eprintln!("error: --repro-dir needs a directory\n\n{USAGE}");
+                return ExitCode::from(2);
+            };
+            repro_dir = dir.clone();
+            i += 2;
+            continue;
+        }
         let value = args.get(i + 1).and_then(|v| v.parse::<u64>().ok());
         let slot = match args[i].as_str() {
             "--seeds" => &mut seeds,
             "--from" => &mut from,
             "--virtual-minutes" => &mut minutes,
+            "--jobs" => &mut jobs,
+            "--shrink-runs" => &mut shrink_runs,
             other => {
                 eprintln!("error: unknown flag {other:?}\n\n{USAGE}");
                 return ExitCode::from(2);
@@ -402,34 +419,68 @@ fn cmd_swarm(args: &[String]) -> ExitCode {
         *slot = v;
         i += 2;
     }
-    let mut failed = Vec::new();
-    for seed in from..from.saturating_add(seeds) {
-        let report = kubesim_sim::swarm::run_seed(seed, minutes);
+    let list: Vec<u64> = (from..from.saturating_add(seeds)).collect();
+    let reports = kubesim_sim::swarm::run_seeds(&list, minutes, jobs.max(1) as usize, |report| {
         let verdict = if report.passed() { "ok  " } else { "FAIL" };
-        println!("{verdict} seed {seed}: {} nodes, {} actions, {} commits, ended at {} s", report.nodes, report.actions, report.revision, report.end_ms / 1000);
-        for v in &report.violations {
+        let o = &report.outcome;
+        println!(
+            "{verdict} seed {}: {} nodes, {} actions{}, {} commits, ended at {} s, history {}",
+            report.seed,
+            report.nodes,
+            report.actions,
+            if report.faults { "" } else { " (no faults)" },
+            o.revision,
+            o.end_ms / 1000,
+            o.hash
+        );
+        for v in &o.violations {
             println!("       violation: {v}");
         }
-        if let Some(why) = &report.liveness {
+        if let Some(why) = &o.liveness {
             println!("       liveness: {why}");
         }
+        if let Some(why) = &o.panic {
+            println!("       panic: {why}");
+        }
+        if let Some(why) = &report.divergence {
+            println!("       determinism: {why}");
+        }
         if verbose || !report.passed() {
-            for (at, line) in &report.schedule {
+            for (at, line) in &report.plan.schedule {
                 println!("       at {:>4} s: {line}", at / 1000);
             }
-            for line in report.final_state.lines() {
+            for line in o.final_state.lines() {
                 println!("       | {line}");
             }
         }
-        if !report.passed() {
-            failed.push(seed);
+    });
+    let failed: Vec<&kubesim_sim::swarm::SeedReport> = reports.iter().filter(|r| !r.passed()).collect();
+    let Some(first) = failed.first() else {
+        println!("{seeds} seeds passed (each run twice, identical histories)");
+        return ExitCode::SUCCESS;
+    };
+    println!("{} of {seeds} seeds failed; run the first again with: kubesim swarm --seeds 1 --virtual-minutes {minutes} --from {}", failed.len(), first.seed);
+    // A reproducer for the first failure: the plan shrunk while the same invariant fails.
+    let mut plan = first.plan.clone();
+    let end = first.outcome.end_ms;
+    match first.outcome.signature() {
+        Some(signature) if shrink_runs > 0 => {
+            println!("shrinking seed {} ({signature}), at most {shrink_runs} runs ...", first.seed);
+            plan = kubesim_sim::swarm::shrink(&plan, &signature, end, shrink_runs as usize);
+            println!(
+                "shrunk to {} of {} actions and {} of {} bytes of input",
+                plan.schedule.len(),
+                first.plan.schedule.len(),
+                plan.input.len(),
+                first.plan.input.len()
+            );
         }
+        _ => {}
     }
-    if failed.is_empty() {
-        println!("{seeds} seeds passed");
-        ExitCode::SUCCESS
-    } else {
-        println!("{} of {seeds} seeds failed; reproduce with: kubesim swarm --seeds 1 --virtual-minutes {minutes} --from {}", failed.len(), failed[0]);
-        ExitCode::from(1)
+    let path = std::path::Path::new(&repro_dir).join(plan.file_name());
+    match std::fs::write(&path, &plan.input) {
+        Ok(()) => println!("reproducer ({}): cd {repro_dir} && {}", path.display(), plan.command_line(end)),
+        Err(e) => eprintln!("error: writing {}: {e}", path.display()),
     }
+    ExitCode::from(1)
 }

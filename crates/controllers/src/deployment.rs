@@ -48,6 +48,7 @@ fn annotation<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {
 pub fn rs_view(rs: &ReplicaSet) -> RsView {
     let status = rs.status.clone().unwrap_or_default();
     RsView {
+        namespace: rs.metadata.namespace.clone().unwrap_or_default(),
         name: rs.metadata.name.clone().unwrap_or_default(),
         created: created_ms(&rs.metadata),
         replicas: rs_replicas(rs),
@@ -630,7 +631,7 @@ impl DeploymentController {
             let max_scaled_down = all_count - strategy.min_available() - (new_view.replicas - new_view.available);
             if max_scaled_down > 0 {
                 let views: Vec<RsView> = old.iter().map(rs_view).collect();
-                let (cleanup, _) = plan_cleanup_unhealthy(&views, max_scaled_down);
+                let (cleanup, _) = plan_cleanup_unhealthy(&views, max_scaled_down).map_err(ApiError::invalid)?;
                 for (i, size) in cleanup {
                     let (scaled, updated) = self.scale_and_record(&old[i].clone(), size, d, ctx)?;
                     scaled_down |= scaled;

@@ -152,6 +152,8 @@ pub fn reconcile_new_rs_target(strategy: &Strategy, all_replicas: i32, new_rs_re
 /// What the arithmetic needs to know about one replica set.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RsView {
+    /// Namespace.
+    pub namespace: String,
     /// Name.
     pub name: String,
     /// creationTimestamp (virtual ms).
@@ -179,8 +181,10 @@ pub fn by_creation(a: &RsView, b: &RsView) -> Ordering {
 pub type Scale = (usize, i32);
 
 /// `cleanupUnhealthyReplicas`: scale down unhealthy replicas of old RSs (oldest first) by at most
-/// `max_cleanup`. Returns the scales and the total scaled down.
-pub fn plan_cleanup_unhealthy(old: &[RsView], max_cleanup: i32) -> (Vec<Scale>, i32) {
+/// `max_cleanup`. Returns the scales and the total scaled down, or upstream's error when an
+/// old RS reports more available replicas than it is asked for (its pods are not deleted yet)
+/// so the "scale-down" would scale it up.
+pub fn plan_cleanup_unhealthy(old: &[RsView], max_cleanup: i32) -> Result<(Vec<Scale>, i32), String> {
     let mut order: Vec<usize> = (0..old.len()).collect();
     kubesim_api::sort::sort_by(&mut order, |&a, &b| by_creation(&old[a], &old[b]));
     let mut total = 0;
@@ -194,10 +198,17 @@ pub fn plan_cleanup_unhealthy(old: &[RsView], max_cleanup: i32) -> (Vec<Scale>, 
             continue;
         }
         let count = (max_cleanup - total).min(rs.replicas - rs.available);
-        scales.push((i, rs.replicas - count));
+        let new_replicas = rs.replicas - count;
+        if new_replicas > rs.replicas {
+            return Err(format!(
+                "when cleaning up unhealthy replicas, got invalid request to scale down {}/{} {} -> {new_replicas}",
+                rs.namespace, rs.name, rs.replicas
+            ));
+        }
+        scales.push((i, new_replicas));
         total += count;
     }
-    (scales, total)
+    Ok((scales, total))
 }
 
 /// `scaleDownOldReplicaSetsForRollingUpdate`: scale old RSs (oldest first) down by as many as
@@ -229,19 +240,19 @@ pub fn plan_scale_down_old(old: &[RsView], all_available: i32, strategy: &Strate
 
 /// `reconcileOldReplicaSets`: cleanup of unhealthy old replicas, then the rolling scale-down.
 /// Returns the final size of every old RS that changed (index into `old`).
-pub fn plan_reconcile_old(old: &[RsView], new: &RsView, strategy: &Strategy) -> Vec<Scale> {
+pub fn plan_reconcile_old(old: &[RsView], new: &RsView, strategy: &Strategy) -> Result<Vec<Scale>, String> {
     let old_count: i32 = old.iter().map(|r| r.replicas).sum();
     if old_count == 0 {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let all_count = old_count + new.replicas;
     let min_available = strategy.min_available();
     let new_unavailable = new.replicas - new.available;
     let max_scaled_down = all_count - min_available - new_unavailable;
     if max_scaled_down <= 0 {
-        return Vec::new();
+        return Ok(Vec::new());
     }
-    let (cleanup, _) = plan_cleanup_unhealthy(old, max_scaled_down);
+    let (cleanup, _) = plan_cleanup_unhealthy(old, max_scaled_down)?;
     let mut after: Vec<RsView> = old.to_vec();
     for (i, size) in &cleanup {
         after[*i].replicas = *size;
@@ -251,7 +262,7 @@ pub fn plan_reconcile_old(old: &[RsView], new: &RsView, strategy: &Strategy) -> 
     for (i, size) in &scale_down {
         after[*i].replicas = *size;
     }
-    (0..old.len()).filter(|&i| after[i].replicas != old[i].replicas).map(|i| (i, after[i].replicas)).collect()
+    Ok((0..old.len()).filter(|&i| after[i].replicas != old[i].replicas).map(|i| (i, after[i].replicas)).collect())
 }
 
 /// `getReplicaSetFraction`: how many replicas an RS gains (or loses) in a proportional scale.

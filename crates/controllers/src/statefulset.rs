@@ -273,9 +273,11 @@ impl StatefulSetController {
         };
         let mut result: Result<(), ApiError> = Ok(());
         self.apply_claim_retention(ctx, &set_obj, &set, &pods, start, replicas);
-        let mut blocked = false;
+        // If the StatefulSet is being deleted, don't do anything other than updating status
+        // (updateStatefulSet): recreating its pods would fight the garbage collector forever.
+        let mut blocked = set.metadata.deletion_timestamp.is_some();
         let ordinals: Vec<i32> = slots.keys().copied().collect();
-        for ordinal in &ordinals {
+        for ordinal in ordinals.iter().filter(|_| set.metadata.deletion_timestamp.is_none()) {
             let ordinal = *ordinal;
             let existing = slots.get(&ordinal).cloned().flatten();
             match existing {

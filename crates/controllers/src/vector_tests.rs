@@ -92,7 +92,7 @@ fn reconcile_old_replica_sets_vectors() {
     ];
     for (replicas, mu, old, new, old_avail, new_avail, want) in cases {
         let s = Strategy::rolling(*replicas, 0, *mu);
-        let plan = plan_reconcile_old(&[rs("foo-v1", 0, *old, *old_avail)], &rs("foo-v2", 1000, *new, *new_avail), &s);
+        let plan = plan_reconcile_old(&[rs("foo-v1", 0, *old, *old_avail)], &rs("foo-v2", 1000, *new, *new_avail), &s).unwrap();
         let got = plan.first().map(|(_, size)| *size);
         assert_eq!(got, *want, "{replicas} {mu} {old} {new} {old_avail}");
     }
@@ -105,9 +105,20 @@ fn cleanup_unhealthy_replicas_vectors() {
     let cases: &[(i32, i32, i32, i32, i32)] = &[(10, 8, 2, 1, 1), (10, 8, 2, 3, 2), (10, 8, 2, 0, 0), (10, 10, 0, 3, 0)];
     for (old, ready, unhealthy, max, want) in cases {
         assert_eq!(ready + unhealthy, *old);
-        let (_, total) = plan_cleanup_unhealthy(&[rs("foo-v2", 0, *old, *ready)], *max);
+        let (_, total) = plan_cleanup_unhealthy(&[rs("foo-v2", 0, *old, *ready)], *max).unwrap();
         assert_eq!(total, *want, "{ready} {max}");
     }
+}
+
+// cleanupUnhealthyReplicas refuses to "scale down" an old RS that reports more available
+// replicas than its spec asks for (its pods not yet deleted): min(max, spec - available) is
+// negative and the new size larger. Found by the swarm's deployment-rollout-bounds checker
+// (the controller wrote 2 -> 4 and broke replicas + maxSurge).
+#[test]
+fn cleanup_unhealthy_replicas_refuses_to_scale_up() {
+    let mut old = rs("foo-v1", 0, 2, 4);
+    old.namespace = "default".into();
+    assert_eq!(plan_cleanup_unhealthy(&[old], 1).unwrap_err(), "when cleaning up unhealthy replicas, got invalid request to scale down default/foo-v1 2 -> 4");
 }
 
 // Mirrors pkg/controller/deployment/rolling_test.go TestDeploymentController_scaleDownOldReplicaSetsForRollingUpdate
@@ -326,6 +337,7 @@ fn proportional_scale_vectors() {
             .iter()
             .enumerate()
             .map(|(i, (name, replicas, available))| RsView {
+                namespace: String::new(),
                 name: name.to_string(),
                 created: ((n - i) as Millis) * 1000,
                 replicas: *replicas,

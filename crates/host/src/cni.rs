@@ -166,6 +166,8 @@ pub struct Cni {
     pub pod_cidr: Option<String>,
     /// host-local's state.
     pub ipam: HostLocal,
+    /// The veths created so far (their host ends take the next interface indexes).
+    pub veths: u32,
 }
 
 impl Cni {
@@ -181,6 +183,14 @@ impl Cni {
         self.ipam = ipam;
         self.pod_cidr = Some(pod_cidr.to_string());
         Ok(())
+    }
+
+    /// The pod range's gateway (network+1), which the ptp plugin puts on the host side of
+    /// every pod's veth; `None` before the conflist is written.
+    pub fn gateway(&self) -> Option<String> {
+        let cidr = self.pod_cidr.as_deref()?;
+        let subnet = Subnet::parse(cidr).ok()?;
+        Some(Ipv4Addr::from(subnet.network + 1).to_string())
     }
 
     /// Whether a conflist is in place.
@@ -200,6 +210,18 @@ impl Cni {
     /// CNI DEL for sandbox `id`.
     pub fn del(&mut self, id: &str) {
         self.ipam.release(id);
+    }
+
+    /// The interfaces the ptp plugin gives sandbox `id` with address `ip`: loopback and
+    /// `eth0`, a veth whose host end is a new interface of the node (index 3 up: after the
+    /// node's lo and eth0), with the range's prefix, a MAC the kernel draws (here from the
+    /// sandbox id) and the node network's MTU (1500).
+    pub fn interfaces(&mut self, id: &str, ip: &str) -> Vec<kubesim_os::net::iface::Interface> {
+        use kubesim_os::net::iface::{random_mac, Interface};
+        self.veths += 1;
+        let prefix = self.pod_cidr.as_deref().and_then(|c| Subnet::parse(c).ok()).map_or(24, |s| s.prefix);
+        let seed = id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+        vec![Interface::loopback(), Interface::veth(2, 2 + self.veths, ip, prefix, random_mac(seed), 1500)]
     }
 }
 

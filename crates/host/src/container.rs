@@ -93,6 +93,9 @@ pub struct ContainerSpec {
     /// Another container whose PID namespace this one joins (an ephemeral container's
     /// `targetContainerName`): the target's container id.
     pub pid_target: Option<String>,
+    /// The network namespace's interfaces (the sandbox's, filled in by CreateContainer);
+    /// empty: loopback only.
+    pub interfaces: Vec<kubesim_os::net::iface::Interface>,
 }
 
 /// Container state (CRI ContainerState).
@@ -1216,6 +1219,12 @@ impl Os for ContainerOs<'_> {
     }
     fn hostname(&self) -> String {
         self.spec.hostname.clone()
+    }
+    fn interfaces(&self) -> Vec<kubesim_os::net::iface::Interface> {
+        if self.spec.interfaces.is_empty() {
+            return vec![kubesim_os::net::iface::Interface::loopback()];
+        }
+        self.spec.interfaces.clone()
     }
     fn write_stdout(&mut self, data: &[u8]) -> Result<(), Errno> {
         self.output(Stream::Stdout, data)

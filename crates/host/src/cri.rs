@@ -103,6 +103,9 @@ pub struct SandboxConfig {
     /// `shareProcessNamespace`: the pod's containers share one PID namespace whose PID 1 is
     /// the sandbox's `/pause`.
     pub share_pid: bool,
+    /// The network namespace's interfaces (what CNI ADD set up; the node's for hostNetwork
+    /// pods): what `ip addr` in the pod's containers shows. Empty: loopback only.
+    pub interfaces: Vec<kubesim_os::net::iface::Interface>,
 }
 
 /// A pod sandbox.
@@ -124,6 +127,8 @@ pub struct Sandbox {
     pub created_at: Millis,
     /// `shareProcessNamespace`: one PID namespace for the pod, `/pause` as PID 1.
     pub share_pid: bool,
+    /// The network namespace's interfaces.
+    pub interfaces: Vec<kubesim_os::net::iface::Interface>,
     /// The shared namespace's next pid.
     next_pid: u32,
 }
@@ -228,6 +233,7 @@ impl ContainerRuntime {
             state: SandboxState::Ready,
             created_at: now,
             share_pid: config.share_pid,
+            interfaces: config.interfaces.clone(),
             next_pid: 2,
         };
         self.sandboxes.insert(id.clone(), sandbox);
@@ -263,6 +269,11 @@ impl ContainerRuntime {
             return Err(CriError(format!("sandbox {sandbox_id} not found")));
         }
         let image = self.images.status(&spec.image).cloned().ok_or_else(|| CriError(format!("image {:?} not found", spec.image)))?;
+        let mut spec = spec;
+        if spec.interfaces.is_empty() {
+            // The container joins its sandbox's network namespace.
+            spec.interfaces = self.sandboxes.get(sandbox_id).map(|s| s.interfaces.clone()).unwrap_or_default();
+        }
         let container = Container::new(id.clone(), sandbox_id.to_string(), spec, &image.tree, &mut self.volumes, now);
         self.containers.insert(id.clone(), container);
         Ok(id)

@@ -13,6 +13,9 @@
 //!   and the node plugins' mount table.
 //! - [`cloud`]: the cloud's block storage (zonal disks attached to one machine at a time; a
 //!   disk's content follows the disk).
+//! - [`netfilter`] and [`iptables`]: kube-proxy's rules (the decision and its rendering);
+//!   [`healthcheck`]: kube-proxy's HTTP servers (service health checks, `/healthz`,
+//!   `/proxyMode`).
 //!
 //! Node agents (the kubelet, kube-proxy) reach their host through the runtime's `Ctx::host`;
 //! the kubelet calls the machine's CSI node plugins there too. The host knows nothing of the
@@ -28,6 +31,7 @@ pub mod cni;
 pub mod container;
 pub mod cri;
 pub mod csi;
+pub mod healthcheck;
 pub mod images;
 pub mod iptables;
 pub mod netfilter;
@@ -50,6 +54,9 @@ pub struct Host {
     pub powered_off_at: Option<Millis>,
     /// The Service rules kube-proxy programmed (iptables).
     pub netfilter: netfilter::ServiceTable,
+    /// kube-proxy's HTTP servers (health checks on the Services' `healthCheckNodePort`s,
+    /// `:10256/healthz`, `127.0.0.1:10249/proxyMode`), as the running process serves them.
+    pub kube_proxy: healthcheck::KubeProxyServers,
     /// The CNI configuration and host-local IPAM state (kept on the machine, so a restarted
     /// kubelet never hands out an address still in use).
     pub cni: cni::Cni,
@@ -85,6 +92,7 @@ impl Host {
             cri: cri::ContainerRuntime::new(),
             powered_off_at: None,
             netfilter: netfilter::ServiceTable::default(),
+            kube_proxy: healthcheck::KubeProxyServers::default(),
             cni: cni::Cni::default(),
             zone: None,
             csi: csi::NodeMounts::default(),
@@ -97,9 +105,31 @@ impl Host {
         node_ip(self.index)
     }
 
+    /// The source address `KUBE-POSTROUTING`'s MASQUERADE gives a connection this host
+    /// forwards to an endpoint: the address of the interface it leaves by. For an endpoint on
+    /// this host that is the pod's veth, whose host side the CNI's ptp plugin gives the pod
+    /// range's gateway (`10.244.N.1`); for any other, the node's InternalIP.
+    pub fn masquerade_address(&self, endpoint_on_this_host: bool) -> String {
+        match self.cni.gateway() {
+            Some(gateway) if endpoint_on_this_host => gateway,
+            _ => self.ip(),
+        }
+    }
+
+    /// The node's own interfaces (what a hostNetwork pod sees): loopback and `eth0` on the
+    /// kind network (172.18.0.0/16), with the MAC docker derives from the address (the index
+    /// of its other end, in docker's namespace, is not modelled).
+    pub fn interfaces(&self) -> Vec<kubesim_os::net::iface::Interface> {
+        use kubesim_os::net::iface::Interface;
+        let ip = self.ip();
+        let last = ip.rsplit('.').next().and_then(|o| o.parse().ok()).unwrap_or(0);
+        vec![Interface::loopback(), Interface::veth(2, 3 + self.index, &ip, 16, [0x02, 0x42, 172, 18, 0, last], 1500)]
+    }
+
     /// The machine loses power: every container and sandbox stops at once.
     pub fn power_off(&mut self, now: Millis) {
         self.netfilter = netfilter::ServiceTable::default();
+        self.kube_proxy.stop();
         self.powered = false;
         self.powered_off_at = Some(now);
         self.csi.unmount_all();
@@ -119,4 +149,21 @@ impl Host {
 /// The InternalIP of the host with this index.
 pub fn node_ip(index: u32) -> String {
     format!("172.18.0.{}", index + 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// MASQUERADE picks the address of the interface the connection leaves by: the pod range's
+    /// gateway on the veth of a pod of this node (ptp), else the node's InternalIP; before the
+    /// CNI is configured there is only the node's.
+    #[test]
+    fn masquerade_uses_the_address_towards_the_endpoint() {
+        let mut host = Host::new("node-2", 1);
+        assert_eq!(host.masquerade_address(true), "172.18.0.3");
+        host.cni.configure("10.244.1.0/24").unwrap();
+        assert_eq!(host.masquerade_address(true), "10.244.1.1");
+        assert_eq!(host.masquerade_address(false), "172.18.0.3");
+    }
 }

@@ -196,6 +196,9 @@ pub enum Dnat {
         port: u16,
         /// The Service port's chain comment.
         service: String,
+        /// The chains jumped to `KUBE-MARK-MASQ`: `KUBE-POSTROUTING` masquerades the
+        /// connection as it leaves this node ([`crate::Host::masquerade_address`]).
+        masquerade: bool,
     },
     /// A Service with no usable endpoints anywhere: the filter table's REJECT (ICMP port
     /// unreachable, so TCP sees "connection refused").
@@ -380,19 +383,16 @@ impl ServiceTable {
         self.decide(src, dst, port, udp, node_ip, now).0
     }
 
-    /// Whether this node's rules take a load balancer's connections to `ip:port` and serve them
-    /// (its health check: with `externalTrafficPolicy: Local`, a local endpoint); `None` when
-    /// the node has no rule for the address.
-    pub fn load_balancer_health(&self, ip: &str, port: u16, udp: bool) -> Option<bool> {
-        let (name, _) = self.vips.get(&(ip.to_string(), port, udp))?;
-        let sp = self.services.get(name)?;
-        Some(sp.has_external_endpoints())
+    /// Whether this node has a `KUBE-SERVICES` rule for `ip:port` (a load balancer forwards a
+    /// connection for its address only to nodes whose kube-proxy wrote one).
+    pub fn has_address(&self, ip: &str, port: u16, udp: bool) -> bool {
+        self.vips.contains_key(&(ip.to_string(), port, udp))
     }
 
     fn decide(&self, src: (&str, u16), dst: &str, port: u16, udp: bool, node_ip: &str, now: u64) -> (Dnat, Option<(String, String)>) {
         if dst == node_ip {
             if let Some(hp) = self.host_ports.get(&(port, udp)) {
-                return (Dnat::To { ip: hp.ip.clone(), port: hp.port, service: format!("hostPort {port} → {}", hp.pod) }, None);
+                return (Dnat::To { ip: hp.ip.clone(), port: hp.port, service: format!("hostPort {port} → {}", hp.pod), masquerade: false }, None);
             }
         }
         let local_dst = dst == node_ip || dst == "127.0.0.1";
@@ -410,20 +410,35 @@ impl ServiceTable {
         if !sp.has_endpoints {
             return (Dnat::Reject { service }, None);
         }
-        let chain = match entry {
+        // kube-proxy's local traffic detector (`-s <clusterCIDR>`): the source is a pod.
+        let pod_source = !self.cluster_cidr.is_empty() && cidr_contains(&self.cluster_cidr, src.0);
+        // The chain the connection reaches and whether a rule on the way jumped to KUBE-MARK-MASQ.
+        let (chain, mut masquerade) = match entry {
             Some(Entry::ClusterIp) if !sp.has_internal_endpoints() => return (Dnat::Drop { service }, None),
-            Some(Entry::ClusterIp) if sp.internal_local => &sp.local_endpoints,
-            Some(Entry::ClusterIp) => &sp.cluster_endpoints,
+            // The internal chain's first rule: `… cluster IP" -d <clusterIP> ! -s <clusterCIDR>
+            // -j KUBE-MARK-MASQ` masquerades off-cluster clients of the cluster IP (the node
+            // itself, a host-network pod); pods keep their address. No rule without a detector.
+            Some(Entry::ClusterIp) => {
+                let chain = if sp.internal_local { &sp.local_endpoints } else { &sp.cluster_endpoints };
+                (chain, !self.cluster_cidr.is_empty() && !pod_source)
+            }
             // KUBE-FW: sources outside the ranges fall through, KUBE-PROXY-FIREWALL drops them.
             Some(Entry::LoadBalancer) if sp.uses_firewall_chain() && !sp.source_allowed(src.0, node_ip) => return (Dnat::Drop { service }, None),
             // KUBE-EXT.
             _ => {
-                let pod_source = !self.cluster_cidr.is_empty() && cidr_contains(&self.cluster_cidr, src.0);
                 let local_source = src.0 == node_ip || src.0 == "127.0.0.1";
-                if !sp.external_local || pod_source || local_source {
-                    &sp.cluster_endpoints
+                if !sp.external_local {
+                    // "masquerade traffic for <spn> external destinations", then KUBE-SVC.
+                    (&sp.cluster_endpoints, true)
+                } else if pod_source {
+                    // "pod traffic for <spn> external destinations" → KUBE-SVC, unmarked.
+                    (&sp.cluster_endpoints, false)
+                } else if local_source {
+                    // "masquerade LOCAL traffic …" (--src-type LOCAL), then "route LOCAL traffic …".
+                    (&sp.cluster_endpoints, true)
                 } else if sp.has_external_endpoints() {
-                    &sp.local_endpoints
+                    // KUBE-SVL: the client's address is kept.
+                    (&sp.local_endpoints, false)
                 } else {
                     return (Dnat::Drop { service }, None);
                 }
@@ -448,8 +463,11 @@ impl ServiceTable {
                 chain[(key % chain.len() as u64) as usize].clone()
             }
         };
+        // The endpoint chain's first rule, `-s <endpoint IP> -j KUBE-MARK-MASQ`: a pod reaching
+        // itself through the Service (hairpin) is masqueraded.
+        masquerade |= ip == src.0;
         let set = sp.affinity_seconds.map(|_| (sp.name.clone(), format!("{ip}:{ep_port}")));
-        (Dnat::To { ip, port: ep_port, service }, set)
+        (Dnat::To { ip, port: ep_port, service, masquerade }, set)
     }
 }
 
@@ -540,7 +558,7 @@ mod tests {
         t.host_ports.insert((80, false), HostPort { ip: "10.244.0.9".into(), port: 80, sandbox: "s".into(), pod: "ingress-nginx/c".into() });
         assert_eq!(
             t.dnat(("172.18.0.1", 1), NODE, 80, false, NODE, 0),
-            Dnat::To { ip: "10.244.0.9".into(), port: 80, service: "hostPort 80 → ingress-nginx/c".into() }
+            Dnat::To { ip: "10.244.0.9".into(), port: 80, service: "hostPort 80 → ingress-nginx/c".into(), masquerade: false }
         );
         assert_eq!(t.dnat(("172.18.0.1", 1), "172.18.0.3", 80, false, NODE, 0), Dnat::Unchanged, "another node's address");
         assert!(matches!(t.dnat(("1.2.3.4", 1), NODE, 30080, false, NODE, 0), Dnat::To { port: 8080, .. }));
@@ -559,7 +577,7 @@ mod tests {
         for p in 0..20 {
             assert_eq!(
                 t.dnat(("10.244.0.5", p), "10.96.0.20", 80, false, NODE, 0),
-                Dnat::To { ip: "10.244.0.7".into(), port: 8080, service: "default/web:http".into() },
+                Dnat::To { ip: "10.244.0.7".into(), port: 8080, service: "default/web:http".into(), masquerade: false },
                 "only the local endpoint"
             );
         }
@@ -579,14 +597,12 @@ mod tests {
         let drop = Dnat::Drop { service: "default/web:http".into() };
         assert_eq!(t.dnat(("203.0.113.9", 1), NODE, 30080, false, NODE, 0), drop, "outside client, node port");
         assert_eq!(t.dnat(("203.0.113.9", 1), "1.2.3.4", 80, false, NODE, 0), drop, "outside client, LB IP");
-        assert_eq!(t.load_balancer_health("1.2.3.4", 80, false), Some(false), "the health check fails");
         assert!(matches!(t.dnat(("10.244.0.5", 1), NODE, 30080, false, NODE, 0), Dnat::To { .. }), "a pod");
         assert!(matches!(t.dnat((NODE, 1), "127.0.0.1", 30080, false, NODE, 0), Dnat::To { .. }), "the node itself");
         assert!(matches!(t.dnat(("10.244.0.5", 1), "1.2.3.4", 80, false, NODE, 0), Dnat::To { .. }), "a pod to the LB IP");
         assert!(matches!(t.dnat(("10.244.0.5", 1), "10.96.0.20", 80, false, NODE, 0), Dnat::To { .. }), "cluster IP: Cluster policy");
         // With a local endpoint, outside traffic goes to it only (the source is kept).
         t.insert(ServicePort { local_endpoints: vec![("10.244.0.7".into(), 8080)], ..sp });
-        assert_eq!(t.load_balancer_health("1.2.3.4", 80, false), Some(true));
         for p in 0..20 {
             assert!(matches!(t.dnat(("203.0.113.9", p), NODE, 30080, false, NODE, 0), Dnat::To { ref ip, .. } if ip == "10.244.0.7"));
         }
@@ -655,6 +671,59 @@ mod tests {
         // Affinity off: the lists go.
         t.insert(web());
         assert!(t.recent.is_empty());
+    }
+
+    /// Which connections the rules mark for masquerade (the `masquerade` of a DNAT), as the
+    /// source-IP tutorial exercises them on a kind node (node 172.18.0.2, pods 10.244.0.0/16,
+    /// the workstation 172.18.0.1 outside): pods keep their address on the cluster IP, node ports
+    /// and load-balancer addresses are masqueraded with `externalTrafficPolicy: Cluster` and not
+    /// with `Local` (whose node without a local endpoint DROPs instead), the node itself is always
+    /// masqueraded, and so is a pod reaching itself. Upstream's full table is
+    /// TestInternalExternalMasquerade in `crates/proxy/tests/iptables.rs`.
+    #[test]
+    fn the_rules_mark_the_connections_kube_proxy_masquerades() {
+        let masq = |t: &ServiceTable, src: &str, dst: &str, port: u16| match t.lookup((src, 40_000), dst, port, false, NODE, 0) {
+            Dnat::To { masquerade, .. } => Some(masquerade),
+            _ => None,
+        };
+        let mut t = table();
+        t.insert(ServicePort { load_balancer_ips: vec!["172.18.255.1".into()], ..web() });
+        // (source, destination, port, masqueraded; None: not DNAT-ed)
+        let cluster: &[(&str, &str, u16, Option<bool>)] = &[
+            ("10.244.0.5", "10.96.0.20", 80, Some(false)),
+            ("172.18.0.1", NODE, 30080, Some(true)),
+            ("172.18.0.1", "172.18.255.1", 80, Some(true)),
+            ("10.244.0.5", NODE, 30080, Some(true)),
+            (NODE, "10.96.0.20", 80, Some(true)),
+            ("127.0.0.1", "127.0.0.1", 30080, Some(true)),
+            ("10.244.0.5", "10.96.0.30", 80, None),
+        ];
+        for &(src, dst, port, want) in cluster {
+            assert_eq!(masq(&t, src, dst, port), want, "eTP Cluster: {src} -> {dst}:{port}");
+        }
+        // Hairpin: an endpoint reaching itself through the cluster IP is marked.
+        let mut hairpin = ServiceTable { cluster_cidr: t.cluster_cidr.clone(), ..ServiceTable::default() };
+        hairpin.insert(ServicePort { cluster_endpoints: vec![("10.244.1.2".into(), 8080)], endpoint_count: 1, ..web() });
+        assert_eq!(masq(&hairpin, "10.244.1.2", "10.96.0.20", 80), Some(true), "hairpin");
+        assert_eq!(masq(&hairpin, "10.244.1.3", "10.96.0.20", 80), Some(false), "another pod");
+        let local =
+            ServicePort { external_local: true, load_balancer_ips: vec!["172.18.255.1".into()], local_endpoints: vec![("10.244.0.7".into(), 8080)], ..web() };
+        t.insert(local.clone());
+        let local_flows: &[(&str, &str, u16, Option<bool>)] = &[
+            ("172.18.0.1", NODE, 30080, Some(false)),
+            ("172.18.0.1", "172.18.255.1", 80, Some(false)),
+            ("10.244.0.5", NODE, 30080, Some(false)),
+            (NODE, NODE, 30080, Some(true)),
+            ("10.244.0.5", "10.96.0.20", 80, Some(false)),
+        ];
+        for &(src, dst, port, want) in local_flows {
+            assert_eq!(masq(&t, src, dst, port), want, "eTP Local: {src} -> {dst}:{port}");
+        }
+        t.insert(ServicePort { local_endpoints: vec![], ..local });
+        assert_eq!(t.lookup(("172.18.0.1", 1), NODE, 30080, false, NODE, 0), Dnat::Drop { service: "default/web:http".into() }, "no local endpoint");
+        // Without a local traffic detector the cluster IP masquerades nobody.
+        t.cluster_cidr.clear();
+        assert_eq!(masq(&t, NODE, "10.96.0.20", 80), Some(false));
     }
 
     #[test]

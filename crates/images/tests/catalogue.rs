@@ -449,3 +449,17 @@ fn docs_page_images_resolve() {
         assert!(!info.generic, "{image} should be catalogued");
     }
 }
+
+/// echoserver runs its server without a command from the pod: nginx in the foreground before
+/// 1.9, run.sh (a self-signed certificate, then nginx) from 1.9 (kubernetes
+/// test/images/echoserver's ENTRYPOINT).
+#[test]
+fn echoserver_runs_without_a_command() {
+    let old = resolve("registry.k8s.io/echoserver:1.4").unwrap();
+    assert!(old.config.entrypoint.is_empty());
+    assert_eq!(old.config.cmd, ["nginx", "-g", "daemon off;"]);
+    let new = resolve("registry.k8s.io/echoserver:1.10").unwrap();
+    assert_eq!(new.config.entrypoint, ["/usr/local/bin/run.sh"]);
+    assert_eq!(new.programs.get("/usr/local/bin/run.sh").map(String::as_str), Some("echoserver"));
+    assert_eq!(new.config.exposed_ports, ["8080/tcp", "8443/tcp"]);
+}

@@ -339,7 +339,7 @@ fn apply_object_inner(file: &str, document: &Document, mut object: Object, optio
             object.metadata_mut().resource_version = None;
             result.object = Some(object.to_json());
             result.outcome = match if options.dry_run {
-                util::check_update(api, &object)
+                util::dry_run_update(api, &object)
             } else {
                 util::update(api, object, req).map(|written| result.object = Some(written.to_json()))
             } {
@@ -384,7 +384,7 @@ fn apply_object_inner(file: &str, document: &Document, mut object: Object, optio
             }
             if options.dry_run {
                 result.object = Some(merged.clone());
-                result.outcome = match util::check_update(api, &defaulted) {
+                result.outcome = match util::dry_run_update(api, &defaulted) {
                     Ok(()) => Ok(ApplyAction::Configured),
                     Err(e) => Err(server_error_when(&e, "patching", file)),
                 };

@@ -1978,7 +1978,7 @@ fn set_write(
             }
         }
         Some("server") => {
-            if let Err(e) = util::check_update(api, &o) {
+            if let Err(e) = util::dry_run_update(api, &o) {
                 return out.fail(server_error(&e));
             }
             if !print_written(args, cluster, info, o.to_json(), out) {
@@ -3052,7 +3052,7 @@ fn rollout_undo_history(args: &Args, api: &mut ApiServer, req: &mut Request, inf
     let result = util::from_json(info, patched).map_err(|e| format!("error: {e}")).and_then(|mut o| {
         o.metadata_mut().resource_version = None;
         if dry_run(args) {
-            return util::check_update(api, &o).map_err(|e| server_error(&e));
+            return util::dry_run_update(api, &o).map_err(|e| server_error(&e));
         }
         util::update(api, o, req).map(|_| ()).map_err(|e| format!("error: failed restoring revision {rev}: {}", e.message))
     });

@@ -240,8 +240,8 @@ fn int_or_string(v: &IntOrString) -> String {
     }
 }
 
-/// DescribeProbe.
-fn describe_probe(p: &Probe) -> String {
+/// DescribeProbe: `exec [cat /tmp/healthy] delay=5s timeout=1s period=5s #success=1 #failure=3`.
+pub fn describe_probe(p: &Probe) -> String {
     let attrs = format!(
         "delay={}s timeout={}s period={}s #success={} #failure={}",
         p.initial_delay_seconds.unwrap_or(0),

@@ -13,6 +13,15 @@
 //! println, eq, ne, lt, le, gt, ge, html, js, urlquery; Go's `%v` rendering of values and
 //! `fmt.Sprintf` verbs (v, d, s, q, t, T, b, o, O, x, X, c, U, e, E, f, F, g, G) with flags,
 //! width and precision. Errors carry Go's messages and `output:LINE:COL` positions.
+//!
+//! Deviation: Go's goroutine stacks grow, Rust's (and wasm's) do not, so nesting is capped
+//! lower than Go caps it: at parse, nested control bodies and parenthesised pipelines together
+//! at [`MAX_PARSE_DEPTH`] (Go caps parentheses alone at 10000, `max expression depth
+//! exceeded`); at execution, template invocations and nested if/with/range walks together at
+//! [`MAX_EXEC_DEPTH`] (Go counts invocations alone, up to 100000: `exceeded maximum template
+//! depth`). The messages are Go's, with these numbers. A run also stops after
+//! [`MAX_RANGE_ITERATIONS`] range iterations in all (`{{range 9223372036854775807}}` would spin
+//! kubectl forever; the simulator answers with an error instead).
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -1061,11 +1070,23 @@ const FUNCTIONS: &[&str] = &[
     "urlquery",
 ];
 
+/// How deep control bodies and parenthesised pipelines may nest in a template (see the module
+/// documentation).
+pub const MAX_PARSE_DEPTH: usize = 100;
+
+/// How deep template invocations and control walks may nest while a template runs.
+pub const MAX_EXEC_DEPTH: usize = 100;
+
+/// How many range iterations one run of a template may make in all.
+pub const MAX_RANGE_ITERATIONS: u64 = 1_000_000;
+
 struct Parser {
     tokens: Vec<Token>,
     i: usize,
     vars: Vec<String>,
     range_depth: usize,
+    /// Nested controls and parenthesised pipelines being parsed.
+    depth: usize,
     defines: BTreeMap<String, Vec<Node>>,
 }
 
@@ -1209,6 +1230,21 @@ impl Parser {
     }
 
     fn control(&mut self, line: usize, kind: &str) -> PResult<Node> {
+        self.nested(line, |p| p.control_body(line, kind))
+    }
+
+    /// Runs `f` one level deeper, refusing past [`MAX_PARSE_DEPTH`].
+    fn nested<T>(&mut self, line: usize, f: impl FnOnce(&mut Parser) -> PResult<T>) -> PResult<T> {
+        if self.depth >= MAX_PARSE_DEPTH {
+            return self.err(line, "max expression depth exceeded");
+        }
+        self.depth += 1;
+        let result = f(self);
+        self.depth -= 1;
+        result
+    }
+
+    fn control_body(&mut self, line: usize, kind: &str) -> PResult<Node> {
         let mark = self.vars.len();
         if kind == "range" {
             self.range_depth += 1;
@@ -1382,7 +1418,7 @@ impl Parser {
                 Arg::Number { pos: t.pos, text, value }
             }
             Tok::LeftParen => {
-                let pipe = self.pipeline(line, "parenthesized pipeline")?;
+                let pipe = self.nested(t.line, |p| p.pipeline(line, "parenthesized pipeline"))?;
                 Arg::Pipe(t.pos, Box::new(pipe))
             }
             Tok::Keyword(k) => return self.err(t.line, format!("unexpected <{k}> in operand")),
@@ -1461,7 +1497,7 @@ impl Template {
     /// `template: output:LINE: MESSAGE`.
     pub fn parse(text: &str) -> Result<Template, String> {
         let tokens = lex(text).map_err(|(line, msg)| format!("template: output:{line}: {msg}"))?;
-        let mut p = Parser { tokens, i: 0, vars: vec!["$".into()], range_depth: 0, defines: BTreeMap::new() };
+        let mut p = Parser { tokens, i: 0, vars: vec!["$".into()], range_depth: 0, depth: 0, defines: BTreeMap::new() };
         let (root, stop) = p.list().map_err(|(line, msg)| format!("template: output:{line}: {msg}"))?;
         match stop {
             Stop::Eof => {}
@@ -1478,7 +1514,7 @@ impl Template {
     /// message (`template: output:1:7: executing "output" at <.a.b>: ...`).
     pub fn execute(&self, data: &Value, missing: MissingKey) -> Result<String, (String, String)> {
         let root = V::plain(Val::from_json(data));
-        let mut state = State { tmpl: self, out: String::new(), vars: vec![("$".into(), root.clone())], missing, depth: 0 };
+        let mut state = State { tmpl: self, out: String::new(), vars: vec![("$".into(), root.clone())], missing, depth: 0, iterations: 0 };
         match state.walk(&root, &self.root) {
             Ok(_) => Ok(state.out),
             Err(e) => {
@@ -1519,6 +1555,8 @@ struct State<'a> {
     vars: Vec<(String, V)>,
     missing: MissingKey,
     depth: usize,
+    /// Range iterations made so far.
+    iterations: u64,
 }
 
 fn err_at<T>(pos: usize, context: String, message: impl Into<String>) -> EResult<T> {
@@ -1537,6 +1575,22 @@ impl State<'_> {
     }
 
     fn walk_node(&mut self, dot: &V, node: &Node) -> EResult<Flow> {
+        let nests = match node {
+            Node::If { pipe, .. } | Node::With { pipe, .. } | Node::Range { pipe, .. } => Some((pipe.pos, pipe.text())),
+            Node::Template { pos, name, .. } => Some((*pos, name.clone())),
+            _ => None,
+        };
+        let Some((pos, context)) = nests else { return self.walk_node_at(dot, node) };
+        if self.depth >= MAX_EXEC_DEPTH {
+            return err_at(pos, context, format!("exceeded maximum template depth ({MAX_EXEC_DEPTH})"));
+        }
+        self.depth += 1;
+        let result = self.walk_node_at(dot, node);
+        self.depth -= 1;
+        result
+    }
+
+    fn walk_node_at(&mut self, dot: &V, node: &Node) -> EResult<Flow> {
         match node {
             Node::Text(t) => self.out.push_str(t),
             Node::Action(pipe) => {
@@ -1574,6 +1628,9 @@ impl State<'_> {
                             let last = &pipe.cmds[pipe.cmds.len() - 1];
                             return err_at(last.pos, last.text(), format!("can't use {n} to iterate over more than one variable"));
                         }
+                        if (*n).max(0) as u64 > MAX_RANGE_ITERATIONS - self.iterations.min(MAX_RANGE_ITERATIONS) {
+                            return err_at(pipe.pos, pipe.text(), format!("range iterations exceed kubesim's limit ({MAX_RANGE_ITERATIONS})"));
+                        }
                         (0..*n.max(&0))
                             .map(|i| (V::plain(Val::Int(i)), V::plain(if matches!(v.val, Val::I64(_)) { Val::I64(i) } else { Val::Int(i) })))
                             .collect()
@@ -1591,6 +1648,10 @@ impl State<'_> {
                     return Ok(flow);
                 }
                 for (key, elem) in items {
+                    self.iterations += 1;
+                    if self.iterations > MAX_RANGE_ITERATIONS {
+                        return err_at(pipe.pos, pipe.text(), format!("range iterations exceed kubesim's limit ({MAX_RANGE_ITERATIONS})"));
+                    }
                     self.vars.truncate(mark);
                     match pipe.decl.len() {
                         0 => {}
@@ -1621,14 +1682,9 @@ impl State<'_> {
                     Some(p) => self.eval_pipeline(dot, p)?,
                     None => V::plain(Val::Invalid),
                 };
-                self.depth += 1;
-                if self.depth > 100_000 {
-                    return err_at(*pos, name.clone(), "exceeded maximum template depth (100000)");
-                }
                 let saved = std::mem::replace(&mut self.vars, vec![("$".into(), new_dot.clone())]);
                 let result = self.walk(&new_dot, body);
                 self.vars = saved;
-                self.depth -= 1;
                 result?;
             }
         }

@@ -61,7 +61,7 @@ mod docs_examples;
 mod follow;
 mod get;
 pub mod gotemplate;
-mod jsonpath;
+pub mod jsonpath;
 mod kustomize;
 pub mod manifests;
 mod merge;
@@ -265,8 +265,10 @@ impl ClusterView for NoCluster {
 
 /// The pieces of this layer other front ends reuse so there is one implementation: the table
 /// printers (the HTTP server's server-side `Table` conversion prints exactly these columns and
-/// cells) and the merge code (the HTTP server's strategic-merge, JSON-merge and JSON patches).
+/// cells), the merge code (the HTTP server's strategic-merge, JSON-merge and JSON patches) and
+/// describe's probe line (the Why answers name a probe as `kubectl describe` does).
 pub mod reuse {
+    pub use crate::describe::describe_probe;
     pub use crate::merge::{json_patch, merge_key, merge_patch, strategic_patch};
     pub use crate::printers::{headers, render, row, tabwriter, Table, EVENT_WIDE_HEADERS};
 }

@@ -4,7 +4,6 @@
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};
 use kubesim_api::object::{resolve_resource, KindInfo, Object, Scope};
 use kubesim_api::time::{human_duration, millis_of};
-use kubesim_api::validation::{invalid_message, validate_create};
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, ApiServer, Request};
 use kubesim_store::resource_of;
@@ -149,26 +148,29 @@ pub fn raw_server_error(err: &ApiError) -> String {
     }
 }
 
-/// Checks an update as the API server's validation would (the simulated server validates
-/// creates only), then PUTs it.
+/// Checks the immutable fields kubectl users meet, then PUTs the update (the API server
+/// defaults, allocates and validates it).
 pub fn update(api: &mut ApiServer, object: Object, req: &mut Request) -> Result<Arc<Object>, ApiError> {
     check_update(api, &object)?;
     api.update(object, req)
 }
 
-/// Update validation: object validation plus the immutable fields kubectl users meet.
+/// A server-side dry run of an update (`--dry-run=server`): the whole update — defaults,
+/// allocations, validation — on a scratch copy of the API server with a scratch RNG, so
+/// nothing is written and the world's dice are untouched.
+pub fn dry_run_update(api: &ApiServer, object: &Object) -> Result<(), ApiError> {
+    use rand_core::SeedableRng;
+    check_update(api, object)?;
+    let mut scratch = api.clone();
+    let mut rng = kubesim_apiserver::SimRng::seed_from_u64(0);
+    let actor: Arc<str> = Arc::from(crate::ACTOR);
+    let mut req = Request { now: 0, rng: &mut rng, actor: &actor };
+    scratch.update(object.clone(), &mut req).map(|_| ())
+}
+
+/// The immutable fields kubectl users meet, checked before the update is sent (the API server
+/// validates the rest after its allocations, as upstream's registry does).
 pub fn check_update(api: &ApiServer, object: &Object) -> Result<(), ApiError> {
-    // The API server drops fields a type change leaves behind, then defaults the update
-    // before validating it.
-    let mut defaulted = object.clone();
-    if let Some(current) = object.info().and_then(|info| api.get(info, object.namespace(), object.name()).ok()) {
-        kubesim_apiserver::drop_type_dependent_fields(&mut defaulted, &current);
-    }
-    kubesim_api::defaults::apply_defaults(&mut defaulted);
-    let errors = validate_create(&defaulted);
-    if !errors.is_empty() {
-        return Err(ApiError::invalid(invalid_message(&qualified_kind(object), object.name(), &errors)));
-    }
     if let Object::Deployment(new) = object {
         if let Some(info) = object.info() {
             if let Ok(current) = api.get(info, object.namespace(), object.name()) {

@@ -134,6 +134,8 @@ pub fn container_spec(pod: &Pod, container: &Container, volumes: &mut Volumes, c
         tty: container.tty == Some(true),
         stdin_open: container.stdin == Some(true),
         pid_target: None,
+        // The sandbox's network namespace (CreateContainer fills it in).
+        interfaces: Vec::new(),
     })
 }
 

@@ -159,6 +159,13 @@ impl Kubelet {
         self.volumes.volumes_in_use()
     }
 
+    /// The image pull back-off the pod worker of `pod_uid` keeps for `image` (client-go's
+    /// flowcontrol.Backoff: 10 s doubling to 5 min): (the current window, when it began).
+    pub fn pull_backoff(&self, pod_uid: &str, image: &str) -> Option<(Millis, Millis)> {
+        let backoff = self.workers.get(pod_uid)?.pull_backoff.get(image)?;
+        Some((backoff.duration_ms, backoff.last_update)).filter(|(d, _)| *d > 0)
+    }
+
     /// How many pods the kubelet has workers for.
     pub fn worker_count(&self) -> usize {
         self.workers.len()
@@ -267,7 +274,9 @@ impl Kubelet {
                         || old.metadata.labels != pod.metadata.labels
                         || old.metadata.annotations != pod.metadata.annotations
                         || old.metadata.deletion_timestamp != pod.metadata.deletion_timestamp;
-                    if !changed {
+                    // HandlePodReconcile: a status-only update that changes what the readiness
+                    // gates say (another component set a gate's condition) syncs the pod.
+                    if !changed && !crate::status_manager::need_to_reconcile_pod_readiness(pod) {
                         return;
                     }
                 }

@@ -194,8 +194,14 @@ impl Kubelet {
             }
             _ => cond("ContainersReady", true, None, None),
         };
+        // GeneratePodReadyCondition: ContainersReady's verdict, then the readiness gates'.
         let mut ready = containers_ready.clone();
         ready.type_ = "Ready".into();
+        if ready.status == "True" {
+            if let Some(message) = unready_gates(&spec, &conditions) {
+                ready = cond("Ready", false, Some(READINESS_GATES_NOT_READY), Some(message));
+            }
+        }
         set_pod_condition(&mut conditions, ready);
         set_pod_condition(&mut conditions, containers_ready);
         // Order as the kubelet writes them; PodScheduled (from the scheduler) last.
@@ -225,6 +231,46 @@ impl Kubelet {
         status.ephemeral_container_statuses = if ephemeral.is_empty() { None } else { Some(ephemeral) };
         status
     }
+}
+
+/// The Ready condition's reason when a readiness gate is not satisfied.
+pub const READINESS_GATES_NOT_READY: &str = "ReadinessGatesNotReady";
+
+/// The readiness gates whose condition is missing or not True, in GeneratePodReadyCondition's
+/// words (None when every gate is satisfied).
+pub(crate) fn unready_gates(spec: &kubesim_api::k8s_openapi::api::core::v1::PodSpec, conditions: &[PodCondition]) -> Option<String> {
+    let messages: Vec<String> = spec
+        .readiness_gates
+        .iter()
+        .flatten()
+        .filter_map(|gate| match conditions.iter().find(|c| c.type_ == gate.condition_type) {
+            None => Some(format!("corresponding condition of pod readiness gate {:?} does not exist.", gate.condition_type)),
+            Some(c) if c.status != "True" => Some(format!("the status of pod readiness gate {:?} is not \"True\", but {}", gate.condition_type, c.status)),
+            Some(_) => None,
+        })
+        .collect();
+    if messages.is_empty() {
+        None
+    } else {
+        Some(messages.join(", "))
+    }
+}
+
+/// NeedToReconcilePodReadiness: a pod with readiness gates whose Ready condition no longer
+/// says what its gates and ContainersReady say (another component set a gate's condition).
+pub(crate) fn need_to_reconcile_pod_readiness(pod: &kubesim_api::k8s_openapi::api::core::v1::Pod) -> bool {
+    let Some(spec) = pod.spec.as_ref().filter(|s| s.readiness_gates.as_ref().is_some_and(|g| !g.is_empty())) else { return false };
+    let conditions = pod.status.as_ref().and_then(|s| s.conditions.as_deref()).unwrap_or(&[]);
+    let Some(current) = conditions.iter().find(|c| c.type_ == "Ready") else { return false };
+    let containers_ready = conditions.iter().find(|c| c.type_ == "ContainersReady");
+    let (status, message) = match containers_ready {
+        Some(c) if c.status != "True" => (c.status.clone(), c.message.clone()),
+        _ => match unready_gates(spec, conditions) {
+            Some(message) => ("False".to_string(), Some(message)),
+            None => ("True".to_string(), None),
+        },
+    };
+    current.status != status || current.message != message
 }
 
 /// The terminated state's message (kuberuntime getTerminationMessage): what the container wrote

@@ -321,12 +321,15 @@ impl Kubelet {
                         }
                     }
                 };
+                // The network namespace: the node's for hostNetwork pods, else the veth CNI ADD made.
+                let interfaces = if spec.host_network == Some(true) { host.interfaces() } else { host.cni.interfaces(&id, &ip) };
                 let config = SandboxConfig {
                     pod_uid,
                     pod_name: pod.metadata.name.clone().unwrap_or_default(),
                     pod_namespace: pod.metadata.namespace.clone().unwrap_or_default(),
                     ip: ip.clone(),
                     share_pid: pod.spec.as_ref().and_then(|s| s.share_process_namespace).unwrap_or(false),
+                    interfaces,
                 };
                 let _ = host.cri.run_pod_sandbox(&config, id.clone(), ctx.now);
                 self.note_cri(ctx, CriCall::RunPodSandbox, format!("{pod_ref} ip={ip}"));

@@ -13,7 +13,8 @@
 //! ports resolve on the destination pod's container ports; `endPort` makes a range.
 //!
 //! Implementation-defined choices (documented as kindnet's kube-network-policies and most CNIs
-//! make them): traffic from the destination pod's own node (kubelet probes, host-network pods)
+//! make them): traffic from the destination pod's own node (kubelet probes, host-network pods,
+//! connections the node masqueraded towards the pod, which come from its veth's gateway address)
 //! is always admitted; host-network pods are neither selected nor matched as pod peers; SCTP
 //! flows do not exist in the model.
 
@@ -368,7 +369,8 @@ impl PolicyView {
                 }
             }
         }
-        side.node_local = direction == Direction::Ingress && !subject.node_ip.is_empty() && flow.src_ip == subject.node_ip;
+        side.node_local =
+            direction == Direction::Ingress && !subject.node_ip.is_empty() && (flow.src_ip == subject.node_ip || is_node_gateway(flow.src_ip, subject));
         side
     }
 
@@ -416,4 +418,14 @@ impl kubesim_runtime::net::PolicyEnforcer for PolicyView {
         }
         Err(side.reason(direction))
     }
+}
+
+/// Whether `ip` is the pod's node's address on the pod's veth: the ptp plugin gives the host
+/// end of every pod's veth its node's pod-range gateway (network+1 of the node's /24), which is
+/// the source of a connection the node masquerades towards its own pod (a node port, a load
+/// balancer). Traffic from it comes from the pod's own node.
+fn is_node_gateway(ip: &str, pod: &PodInfo) -> bool {
+    let Some(pod_ip) = pod.ip.as_deref() else { return false };
+    let Some((net, _)) = pod_ip.rsplit_once('.') else { return false };
+    ip == format!("{net}.1") && ip != pod_ip
 }

@@ -577,6 +577,10 @@ pub trait Os {
     fn uptime_ms(&self) -> u64 {
         self.now_ms()
     }
+    /// The network namespace's interfaces (`ip addr`): loopback only by default.
+    fn interfaces(&self) -> Vec<crate::net::iface::Interface> {
+        vec![crate::net::iface::Interface::loopback()]
+    }
 }
 
 /// Object-safe cloning for `Box<dyn Program>`.

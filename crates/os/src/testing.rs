@@ -107,6 +107,8 @@ pub struct FakeOs {
     pub calls: Vec<Call>,
     /// Cap on captured output (bytes).
     pub output_limit: usize,
+    /// The network namespace's interfaces (`ip addr`); empty: loopback only.
+    pub interfaces: Vec<crate::net::iface::Interface>,
 }
 
 impl FakeOs {
@@ -134,6 +136,7 @@ impl FakeOs {
             memory: 0,
             calls: Vec::new(),
             output_limit: 64 << 20,
+            interfaces: Vec::new(),
         }
     }
 
@@ -237,6 +240,12 @@ impl Os for FakeOs {
     }
     fn hostname(&self) -> String {
         self.hostname.clone()
+    }
+    fn interfaces(&self) -> Vec<crate::net::iface::Interface> {
+        if self.interfaces.is_empty() {
+            return vec![crate::net::iface::Interface::loopback()];
+        }
+        self.interfaces.clone()
     }
     fn write_stdout(&mut self, data: &[u8]) -> Result<(), Errno> {
         let room = self.output_limit.saturating_sub(self.stdout.len());

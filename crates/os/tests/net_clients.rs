@@ -399,3 +399,22 @@ fn getent_hosts_prints_glibc_lines_from_etc_hosts_and_dns() {
         assert_eq!((out.stdout_str().as_str(), out.stderr_str().as_str(), out.code), (*out_want, *err_want, Some(*code)), "{argv:?}");
     }
 }
+
+/// busybox `ip addr` (networking/libiproute/ipaddress.c): the link line (a veth's peer as
+/// `@ifN`, marked M-DOWN since it lives in another namespace), then each address with its
+/// scope, label and lifetimes; `-4` leaves out the link and IPv6 lines; a missing device fails.
+#[test]
+fn busybox_ip_addr_lists_loopback_and_the_pods_veth() {
+    use kubesim_os::net::iface::Interface;
+    let mut pod = Pod::busybox();
+    pod.os.interfaces = vec![Interface::loopback(), Interface::veth(2, 7, "10.244.1.3", 24, [0x6e, 0x58, 0x06, 0x2f, 0x2d, 0xb1], 1500)];
+    let out = pod.run(&["ip", "addr"]);
+    assert_eq!(
+        out.stdout_str(),
+        "1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue \n    link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00\n    inet 127.0.0.1/8 scope host lo\n       valid_lft forever preferred_lft forever\n    inet6 ::1/128 scope host \n       valid_lft forever preferred_lft forever\n2: eth0@if7: <BROADCAST,MULTICAST,UP,LOWER_UP,M-DOWN> mtu 1500 qdisc noqueue \n    link/ether 6e:58:06:2f:2d:b1 brd ff:ff:ff:ff:ff:ff\n    inet 10.244.1.3/24 brd 10.244.1.255 scope global eth0\n       valid_lft forever preferred_lft forever\n    inet6 fe80::6c58:6ff:fe2f:2db1/64 scope link \n       valid_lft forever preferred_lft forever\n"
+    );
+    let v4 = pod.run(&["ip", "-4", "a", "show", "dev", "eth0"]);
+    assert_eq!(v4.stdout_str(), "2: eth0@if7: <BROADCAST,MULTICAST,UP,LOWER_UP,M-DOWN> mtu 1500 qdisc noqueue \n    inet 10.244.1.3/24 brd 10.244.1.255 scope global eth0\n       valid_lft forever preferred_lft forever\n");
+    let missing = pod.run(&["ip", "addr", "show", "eth1"]);
+    assert_eq!((missing.stderr_str().as_str(), missing.code), ("ip: can't find device 'eth1'\n", Some(1)));
+}

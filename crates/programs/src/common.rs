@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, VecDeque};
 /// Largest request a server model reads (bytes); the rest is ignored.
 pub const MAX_REQUEST: usize = 1 << 20;
 
+pub use kubesim_os::net::http::go::{go_error, go_not_found, go_response, go_sniff, go_status_text};
 pub use kubesim_os::net::http::http_date;
 
 /// `01/Dec/2026:09:05:00 +0000` (nginx/Apache `$time_local`, `%t` without brackets).
@@ -472,101 +473,6 @@ impl Program for Print {
     fn memory_bytes(&self) -> u64 {
         1 << 20
     }
-}
-
-/// Go's `http.DetectContentType` for the bodies the models produce.
-pub fn go_sniff(body: &[u8]) -> &'static str {
-    let s = body.iter().position(|b| !matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ')).map(|i| &body[i..]).unwrap_or(&[]);
-    let html = [
-        "<!DOCTYPE HTML",
-        "<HTML",
-        "<HEAD",
-        "<SCRIPT",
-        "<IFRAME",
-        "<H1",
-        "<DIV",
-        "<FONT",
-        "<TABLE",
-        "<A",
-        "<STYLE",
-        "<TITLE",
-        "<B",
-        "<BODY",
-        "<BR",
-        "<P",
-        "<!--",
-    ];
-    for h in html {
-        if s.len() > h.len() && s[..h.len()].eq_ignore_ascii_case(h.as_bytes()) && matches!(s[h.len()], b' ' | b'>') {
-            return "text/html; charset=utf-8";
-        }
-    }
-    if s.starts_with(b"<?xml") {
-        return "text/xml; charset=utf-8";
-    }
-    if body.iter().take(512).any(|&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | 0x1b)) {
-        return "application/octet-stream";
-    }
-    "text/plain; charset=utf-8"
-}
-
-/// A response as Go's `net/http` server writes it: handler headers sorted by name, then
-/// `Date`, `Content-Length`, sniffed `Content-Type` (non-empty bodies only) and `Connection:
-/// close` when the client asked for it. HEAD requests get the headers only.
-pub fn go_response(req: Option<&kubesim_os::net::http::Request>, status: u16, mut headers: Vec<(String, String)>, body: &[u8], unix: u64) -> Vec<u8> {
-    headers.sort_by(|a, b| a.0.cmp(&b.0));
-    let has_type = headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-type"));
-    let v11 = req.map(|r| r.version != "HTTP/1.0").unwrap_or(true);
-    let mut s = format!("{} {} {}\r\n", if v11 { "HTTP/1.1" } else { "HTTP/1.0" }, status, go_status_text(status));
-    for (k, v) in &headers {
-        s.push_str(&format!("{k}: {v}\r\n"));
-    }
-    s.push_str(&format!("Date: {}\r\n", http_date(unix)));
-    let body_allowed = !(100..200).contains(&status) && status != 204 && status != 304;
-    let has_len = headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-length"));
-    if body_allowed {
-        if !has_len {
-            s.push_str(&format!("Content-Length: {}\r\n", body.len()));
-        }
-        if !has_type && !body.is_empty() {
-            s.push_str(&format!("Content-Type: {}\r\n", go_sniff(body)));
-        }
-    }
-    let close = req.is_some_and(|r| {
-        r.header("connection").is_some_and(|c| c.eq_ignore_ascii_case("close"))
-            || (!v11 && !r.header("connection").is_some_and(|c| c.eq_ignore_ascii_case("keep-alive")))
-    });
-    if close {
-        s.push_str("Connection: close\r\n");
-    }
-    s.push_str("\r\n");
-    let mut b = s.into_bytes();
-    if body_allowed && req.map(|r| r.method != "HEAD").unwrap_or(true) {
-        b.extend_from_slice(body);
-    }
-    b
-}
-
-/// Go's `http.StatusText`.
-pub fn go_status_text(code: u16) -> &'static str {
-    match code {
-        412 => "Precondition Failed",
-        417 => "Expectation Failed",
-        418 => "I'm a teapot",
-        _ => kubesim_os::net::http::reason(code),
-    }
-}
-
-/// Go's `http.Error`: `Content-Type: text/plain; charset=utf-8`, `X-Content-Type-Options:
-/// nosniff`, body `msg\n`.
-pub fn go_error(req: Option<&kubesim_os::net::http::Request>, status: u16, msg: &str, unix: u64) -> Vec<u8> {
-    let h = vec![("Content-Type".to_string(), "text/plain; charset=utf-8".to_string()), ("X-Content-Type-Options".to_string(), "nosniff".to_string())];
-    go_response(req, status, h, format!("{msg}\n").as_bytes(), unix)
-}
-
-/// Go's 404 (`404 page not found`).
-pub fn go_not_found(req: Option<&kubesim_os::net::http::Request>, unix: u64) -> Vec<u8> {
-    go_error(req, 404, "404 page not found", unix)
 }
 
 /// Go's `%v` of a float64 (shortest representation, `e` notation from 1e21).

@@ -99,7 +99,8 @@ impl Sample {
                 let t = Sample::node_iso(os.unix_time_ms());
                 common::out(os, &format!("Kubernetes Bootcamp App Started At: {t} | Running On:  {host} \n\n"));
             }
-            Kind::Echoserver(v) if crate::nginx::vnum(v) >= (1, 10, 0) => {
+            // From 1.9 the entrypoint is run.sh: a self-signed certificate, then nginx.
+            Kind::Echoserver(v) if crate::nginx::vnum(v) >= (1, 9, 0) => {
                 common::out(os, "Generating self-signed cert\n");
                 common::err(os, "Generating a 2048 bit RSA private key\n..........+++\n.........................+++\nwriting new private key to '/certs/privateKey.key'\n-----\n");
                 common::out(os, "Starting nginx\n");
@@ -293,8 +294,9 @@ impl Program for Sample {
         if self.phase != Phase::Serving {
             return Vec::new();
         }
-        match self.kind {
-            Kind::Echoserver(_) => vec![(self.port, false), (8443, false)],
+        match &self.kind {
+            // HTTPS on 8443 from 1.9.
+            Kind::Echoserver(v) if crate::nginx::vnum(v) >= (1, 9, 0) => vec![(self.port, false), (8443, false)],
             _ => vec![(self.port, false)],
         }
     }

@@ -12,10 +12,14 @@
 //! endpoints); [`KubeProxy`] is the I/O around it. `kubesim_host::iptables` renders the table
 //! as the chains upstream writes.
 //!
+//! At each sync it also updates its HTTP servers on the host
+//! ([`kubesim_host::healthcheck`]): the health check of every Service with a
+//! `healthCheckNodePort` (SyncServices) and its ready endpoints on this node (SyncEndpoints,
+//! [`local_ready_endpoints`]), and the proxy health server's QueuedUpdate/Updated.
+//!
 //! Left out (README "Networking"): topology hints (trafficDistribution, topology-aware
-//! routing), the health-check node port's HTTP server (the load balancer's health check is
-//! modelled in the fabric), conntrack (a connection's DNAT is decided per call; UDP flows are
-//! not flushed), dual-stack, and the nftables and IPVS modes.
+//! routing), conntrack (a connection's DNAT is decided per call; UDP flows are not flushed),
+//! dual-stack, and the nftables and IPVS modes.
 
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
@@ -167,6 +171,38 @@ pub fn service_ports<'a>(node: &str, svc: &Service, slices: impl IntoIterator<It
     out
 }
 
+/// The Service's health check as kube-proxy's ServiceHealthServer gets it on node `node`: its
+/// `healthCheckNodePort` (only a LoadBalancer with `externalTrafficPolicy: Local` needs one;
+/// HealthCheckNodePorts) and the number of distinct ready endpoint addresses on this node
+/// (LocalReadyEndpoints: terminating endpoints fail the check even while they serve).
+pub fn health_check<'a>(node: &str, svc: &Service, slices: impl IntoIterator<Item = &'a EndpointSlice>) -> Option<(u16, usize)> {
+    let spec = svc.spec.as_ref()?;
+    let needs = spec.type_.as_deref() == Some("LoadBalancer") && spec.external_traffic_policy.as_deref() == Some("Local");
+    let port = spec.health_check_node_port.filter(|p| *p > 0 && needs)? as u16;
+    if svc.metadata.labels.as_ref().is_some_and(|l| l.contains_key(SERVICE_PROXY_NAME_LABEL)) || spec.cluster_ip.as_deref().is_none_or(|ip| ipv4(ip).is_none())
+    {
+        return None;
+    }
+    Some((port, local_ready_endpoints(node, slices)))
+}
+
+/// LocalReadyEndpoints for one Service: its ready endpoints on `node`, counted by address (an
+/// endpoint serving two ports counts once).
+pub fn local_ready_endpoints<'a>(node: &str, slices: impl IntoIterator<Item = &'a EndpointSlice>) -> usize {
+    let mut ips = BTreeSet::new();
+    for slice in slices {
+        for ep in &slice.endpoints {
+            let ready = ep.conditions.as_ref().and_then(|c| c.ready).unwrap_or(true);
+            if ready && ep.node_name.as_deref() == Some(node) {
+                if let Some(ip) = ep.addresses.first() {
+                    ips.insert(ip.clone());
+                }
+            }
+        }
+    }
+    ips.len()
+}
+
 /// CategorizeEndpoints (pkg/proxy/topology.go, without topology hints): the Cluster-policy
 /// endpoints are the ready ones, else the serving-and-terminating ones; the Local-policy ones
 /// likewise among this node's; hasAnyEndpoints when either kind exists anywhere.
@@ -212,6 +248,8 @@ pub struct KubeProxy {
     dirty: Option<BTreeSet<(String, String)>>,
     /// The Service port names each Service last wrote to the host.
     written: BTreeMap<(String, String), Vec<String>>,
+    /// The Services with a health check: their `healthCheckNodePort` and ready endpoints here.
+    health: BTreeMap<(String, String), (u16, usize)>,
     last_sync: Option<u64>,
     armed: bool,
     /// The `kube-proxy-stop` fault: the process is gone, the node's rules stay as last written.
@@ -230,6 +268,7 @@ impl KubeProxy {
             slices: BTreeMap::new(),
             dirty: None,
             written: BTreeMap::new(),
+            health: BTreeMap::new(),
             last_sync: None,
             armed: false,
             stopped: false,
@@ -237,14 +276,19 @@ impl KubeProxy {
     }
 
     /// The process stops (the `kube-proxy-stop` fault): the node's rules stay as last synced
-    /// and go stale as Services and endpoints change.
-    pub fn stop(&mut self) {
+    /// and go stale as Services and endpoints change; its HTTP servers stop listening.
+    pub fn stop(&mut self, ctx: &mut Ctx) {
         self.stopped = true;
+        self.health.clear();
+        if let Some(host) = ctx.host_mut() {
+            host.kube_proxy.stop();
+        }
     }
 
     /// The process starts again and syncs at once.
     pub fn start(&mut self, ctx: &mut Ctx) {
         self.stopped = false;
+        self.run_servers(ctx);
         self.last_sync = None;
         self.armed = false;
         self.dirty = None;
@@ -254,6 +298,30 @@ impl KubeProxy {
     /// Whether the process is stopped.
     pub fn is_stopped(&self) -> bool {
         self.stopped
+    }
+
+    /// The process runs: its servers listen (the health checks open at the first sync).
+    fn run_servers(&mut self, ctx: &mut Ctx) {
+        if let Some(host) = ctx.host_mut() {
+            host.kube_proxy.running = true;
+        }
+    }
+
+    /// The informers' list: every Service and EndpointSlice as the API server has them now
+    /// (at start, and again whenever the watches broke: power back, reconnected, restarted).
+    fn list(&mut self, ctx: &mut Ctx) {
+        self.services.clear();
+        for o in ctx.api.store().list(("", "services"), None) {
+            if let Object::Service(_) = o.as_ref() {
+                self.services.insert(key(o), o.clone());
+            }
+        }
+        self.slices.clear();
+        for o in ctx.api.store().list(("discovery.k8s.io", "endpointslices"), None) {
+            if let (Some(svc), Some(slice)) = (slice_service(o), o.decode_shared::<EndpointSlice>()) {
+                insert_slice(self.slices.entry(svc).or_default(), o.name(), slice);
+            }
+        }
     }
 
     fn request_sync(&mut self, ctx: &mut Ctx) {
@@ -270,6 +338,13 @@ impl KubeProxy {
         let Some(Object::Service(svc)) = self.services.get(key).map(|o| o.as_ref()) else { return Vec::new() };
         let slices = self.slices.get(key).into_iter().flatten().map(|(_, s)| s.as_ref());
         service_ports(&self.node, svc, slices)
+    }
+
+    /// The health check of one Service (none when it is gone or needs none).
+    fn service_health(&self, key: &(String, String)) -> Option<(u16, usize)> {
+        let Some(Object::Service(svc)) = self.services.get(key).map(|o| o.as_ref()) else { return None };
+        let slices = self.slices.get(key).into_iter().flatten().map(|(_, s)| s.as_ref());
+        health_check(&self.node, svc, slices)
     }
 
     /// syncProxyRules. As kube-proxy does with MinimizeIPTablesRestore (on by default since
@@ -295,7 +370,24 @@ impl KubeProxy {
                 (k, ports)
             })
             .collect();
+        // The health checks of the Services synced (all of them on a full sync).
+        if dirty.is_none() {
+            self.health.clear();
+        }
+        for (k, _) in &fresh {
+            match self.service_health(k) {
+                Some(hc) => self.health.insert(k.clone(), hc),
+                None => self.health.remove(k),
+            };
+        }
         let Some(host) = ctx.host_mut() else { return };
+        // SyncServices, SyncEndpoints, then Updated: the sync succeeded.
+        let ports: BTreeMap<(String, String), u16> = self.health.iter().map(|(k, (port, _))| (k.clone(), *port)).collect();
+        let counts: BTreeMap<(String, String), usize> = self.health.iter().map(|(k, (_, n))| (k.clone(), *n)).collect();
+        host.kube_proxy.running = true;
+        host.kube_proxy.sync_services(&ports);
+        host.kube_proxy.sync_endpoints(&counts);
+        host.kube_proxy.updated(now);
         let nf = &mut host.netfilter;
         let mut changed = false;
         if nf.cluster_cidr != CLUSTER_CIDR {
@@ -408,23 +500,18 @@ impl Component for KubeProxy {
     }
 
     fn start(&mut self, ctx: &mut Ctx) {
-        // The informers' initial lists.
-        for o in ctx.api.store().list(("", "services"), None) {
-            if let Object::Service(_) = o.as_ref() {
-                self.services.insert(key(o), o.clone());
-            }
-        }
-        self.slices.clear();
-        for o in ctx.api.store().list(("discovery.k8s.io", "endpointslices"), None) {
-            if let (Some(svc), Some(slice)) = (slice_service(o), o.decode_shared::<EndpointSlice>()) {
-                insert_slice(self.slices.entry(svc).or_default(), o.name(), slice);
-            }
-        }
+        self.list(ctx);
         self.dirty = None;
+        self.run_servers(ctx);
         self.request_sync(ctx);
     }
 
     fn on_watch(&mut self, event: &WatchEvent, ctx: &mut Ctx) {
+        // QueuedUpdate: a change the proxier has not synced yet.
+        let now = ctx.now;
+        if let Some(host) = ctx.host_mut().filter(|_| !self.stopped) {
+            host.kube_proxy.queued_update(now);
+        }
         let k = key(&event.object);
         let deleted = event.event_type == kubesim_store::EventType::Deleted;
         match event.object.as_ref() {
@@ -463,9 +550,14 @@ impl Component for KubeProxy {
         match event {
             // A restarted node has empty tables until kube-proxy syncs again.
             HostEvent::PowerOn | HostEvent::Restart | HostEvent::Reconnected => {
+                // The watches broke (or the process is new): relist, then a full sync.
+                self.list(ctx);
                 self.last_sync = None;
                 self.armed = false;
                 self.dirty = None;
+                if !self.stopped {
+                    self.run_servers(ctx);
+                }
                 self.request_sync(ctx);
             }
             _ => {}

@@ -496,3 +496,151 @@ fn test_only_local_node_ports() {
     table.cluster_cidr.clear();
     assert_eq!(flow(&table, "10.0.0.2", NODE_IP, 3001), "10.180.2.1:80");
 }
+
+/// runPacketFlowTests' output and masquerade flag for one flow: the endpoints (as [`flow`])
+/// and whether the rules marked the connection for KUBE-POSTROUTING's MASQUERADE (every
+/// connection of a flow is marked alike).
+fn flow_masq(table: &kubesim_host::netfilter::ServiceTable, src: &str, dst: &str, port: u16) -> (String, bool) {
+    use kubesim_host::netfilter::Dnat;
+    let marks: std::collections::BTreeSet<bool> = (1..=400)
+        .filter_map(|src_port| match table.lookup((src, src_port), dst, port, false, NODE_IP, 0) {
+            Dnat::To { masquerade, .. } => Some(masquerade),
+            _ => None,
+        })
+        .collect();
+    assert!(marks.len() <= 1, "{src} -> {dst}:{port}: marked for some connections only");
+    (flow(table, src, dst, port), marks.contains(&true))
+}
+
+/// upstream proxier_test.go TestInternalExternalMasquerade: three LoadBalancers (svc1
+/// `externalTrafficPolicy: Cluster`, svc2 `Local`, svc3 `internalTrafficPolicy: Local`), each
+/// with an endpoint on this node and one on another, and which flows — pod, node, localhost
+/// and external clients to the cluster IP, node port and load-balancer IP — reach which
+/// endpoints and are masqueraded; its "base" case (a local traffic detector) and "no
+/// LocalTrafficDetector" overrides (kube-proxy's `--masquerade-all` cases are not modelled:
+/// kind does not set it).
+#[test]
+fn test_internal_external_masquerade() {
+    let lb = |ns: &str, name: &str, cluster_ip: &str, node_port: u16, hc: u16, lb_ip: &str, extra: serde_json::Value| {
+        let mut spec = json!({"type": "LoadBalancer", "clusterIP": cluster_ip, "ports": p80(json!({"nodePort": node_port})), "healthCheckNodePort": hc});
+        spec.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        service(ns, name, spec, json!({"loadBalancer": {"ingress": [{"ip": lb_ip}]}}))
+    };
+    let services = [
+        lb("ns1", "svc1", "172.30.0.41", 3001, 30001, "1.2.3.4", json!({})),
+        lb("ns2", "svc2", "172.30.0.42", 3002, 30002, "5.6.7.8", json!({"externalTrafficPolicy": "Local"})),
+        lb("ns3", "svc3", "172.30.0.43", 3003, 30003, "9.10.11.12", json!({"internalTrafficPolicy": "Local"})),
+    ];
+    let slices: Vec<EndpointSlice> = (1..=3)
+        .map(|i| {
+            slice(
+                &format!("ns{i}"),
+                &format!("svc{i}"),
+                json!([{"addresses": [format!("10.180.0.{i}")], "nodeName": TEST_HOSTNAME}, {"addresses": [format!("10.180.1.{i}")], "nodeName": "remote"}]),
+            )
+        })
+        .collect();
+    const POD: &str = "10.0.0.2";
+    const LOCALHOST: &str = "127.0.0.1";
+    let (all1, all2, all3) = ("10.180.0.1:80, 10.180.1.1:80", "10.180.0.2:80, 10.180.1.2:80", "10.180.0.3:80, 10.180.1.3:80");
+    // (name, source, destination, port, output, masq): the base case.
+    let flows: &[(&str, &str, &str, u16, &str, bool)] = &[
+        ("pod to ClusterIP", POD, "172.30.0.41", 80, all1, false),
+        ("pod to NodePort", POD, NODE_IP, 3001, all1, true),
+        ("pod to LB", POD, "1.2.3.4", 80, all1, true),
+        ("node to ClusterIP", NODE_IP, "172.30.0.41", 80, all1, true),
+        ("node to NodePort", NODE_IP, NODE_IP, 3001, all1, true),
+        ("localhost to NodePort", LOCALHOST, LOCALHOST, 3001, all1, true),
+        ("node to LB", NODE_IP, "1.2.3.4", 80, all1, true),
+        ("external to ClusterIP", EXTERNAL_CLIENT, "172.30.0.41", 80, all1, true),
+        ("external to NodePort", EXTERNAL_CLIENT, NODE_IP, 3001, all1, true),
+        ("external to LB", EXTERNAL_CLIENT, "1.2.3.4", 80, all1, true),
+        ("pod to ClusterIP with eTP:Local", POD, "172.30.0.42", 80, all2, false),
+        ("pod to NodePort with eTP:Local", POD, NODE_IP, 3002, all2, false),
+        ("pod to LB with eTP:Local", POD, "5.6.7.8", 80, all2, false),
+        ("node to ClusterIP with eTP:Local", NODE_IP, "172.30.0.42", 80, all2, true),
+        ("node to NodePort with eTP:Local", NODE_IP, NODE_IP, 3001, all1, true),
+        ("localhost to NodePort with eTP:Local", LOCALHOST, LOCALHOST, 3002, all2, true),
+        ("node to LB with eTP:Local", NODE_IP, "5.6.7.8", 80, all2, true),
+        ("external to ClusterIP with eTP:Local", EXTERNAL_CLIENT, "172.30.0.42", 80, all2, true),
+        ("external to NodePort with eTP:Local", EXTERNAL_CLIENT, NODE_IP, 3002, "10.180.0.2:80", false),
+        ("external to LB with eTP:Local", EXTERNAL_CLIENT, "5.6.7.8", 80, "10.180.0.2:80", false),
+        ("pod to ClusterIP with iTP:Local", POD, "172.30.0.43", 80, "10.180.0.3:80", false),
+        ("pod to NodePort with iTP:Local", POD, NODE_IP, 3003, all3, true),
+        ("pod to LB with iTP:Local", POD, "9.10.11.12", 80, all3, true),
+        ("node to ClusterIP with iTP:Local", NODE_IP, "172.30.0.43", 80, "10.180.0.3:80", true),
+        ("node to NodePort with iTP:Local", NODE_IP, NODE_IP, 3003, all3, true),
+        ("localhost to NodePort with iTP:Local", LOCALHOST, LOCALHOST, 3003, all3, true),
+        ("node to LB with iTP:Local", NODE_IP, "9.10.11.12", 80, all3, true),
+        ("external to ClusterIP with iTP:Local", EXTERNAL_CLIENT, "172.30.0.43", 80, "10.180.0.3:80", true),
+        ("external to NodePort with iTP:Local", EXTERNAL_CLIENT, NODE_IP, 3003, all3, true),
+        ("external to LB with iTP:Local", EXTERNAL_CLIENT, "9.10.11.12", 80, all3, true),
+    ];
+    // "no LocalTrafficDetector": (name, output override, masq override).
+    let no_detector: &[(&str, Option<&str>, Option<bool>)] = &[
+        ("node to ClusterIP", None, Some(false)),
+        ("node to ClusterIP with eTP:Local", None, Some(false)),
+        ("node to ClusterIP with iTP:Local", None, Some(false)),
+        ("external to ClusterIP", None, Some(false)),
+        ("external to ClusterIP with eTP:Local", None, Some(false)),
+        ("external to ClusterIP with iTP:Local", None, Some(false)),
+        ("pod to NodePort with eTP:Local", Some("10.180.0.2:80"), None),
+        ("pod to LB with eTP:Local", Some("10.180.0.2:80"), None),
+    ];
+    for detector in [true, false] {
+        let mut table = kubesim_proxy::rules(TEST_HOSTNAME, services.iter(), slices.iter());
+        table.cluster_cidr = if detector { "10.0.0.0/8".into() } else { String::new() };
+        for &(name, src, dst, port, output, masq) in flows {
+            let (mut output, mut masq) = (output.to_string(), masq);
+            if !detector {
+                if let Some((_, o, m)) = no_detector.iter().find(|(n, _, _)| *n == name) {
+                    output = o.map_or(output, str::to_string);
+                    masq = m.unwrap_or(masq);
+                }
+            }
+            assert_eq!(flow_masq(&table, src, dst, port), (output, masq), "{name} (local detector: {detector})");
+        }
+    }
+}
+
+/// The hairpin rule (`-A KUBE-SEP-… -s <endpoint IP> -j KUBE-MARK-MASQ`): a pod reaching
+/// itself through its Service's cluster IP is masqueraded; another pod is not.
+#[test]
+fn a_pod_reaching_itself_through_its_service_is_masqueraded() {
+    let svc = service("ns1", "svc1", json!({"clusterIP": "172.30.0.41", "ports": p80(json!({}))}), json!({}));
+    let slices = [slice("ns1", "svc1", json!([{"addresses": ["10.180.0.1"], "nodeName": TEST_HOSTNAME}]))];
+    let mut table = kubesim_proxy::rules(TEST_HOSTNAME, [&svc], slices.iter());
+    table.cluster_cidr = "10.0.0.0/8".into();
+    assert_eq!(flow_masq(&table, "10.180.0.1", "172.30.0.41", 80), ("10.180.0.1:80".to_string(), true));
+    assert_eq!(flow_masq(&table, "10.180.0.2", "172.30.0.41", 80), ("10.180.0.1:80".to_string(), false));
+}
+
+/// kube-proxy's health checks: HealthCheckNodePorts (a LoadBalancer with
+/// `externalTrafficPolicy: Local` and a port) and LocalReadyEndpoints (distinct ready
+/// addresses on this node; terminating or remote endpoints do not count).
+#[test]
+fn health_checks_count_this_nodes_ready_endpoints() {
+    let svc = |etp: &str, hc: i32| {
+        service(
+            "ns1",
+            "svc1",
+            json!({"type": "LoadBalancer", "clusterIP": "172.30.0.41", "externalTrafficPolicy": etp, "healthCheckNodePort": hc, "ports": p80(json!({"nodePort": 3001}))}),
+            json!({}),
+        )
+    };
+    let slices = [slice(
+        "ns1",
+        "svc1",
+        json!([
+            endpoint("10.180.0.1", true, true, false, TEST_HOSTNAME),
+            endpoint("10.180.0.2", false, true, true, TEST_HOSTNAME),
+            endpoint("10.180.1.1", true, true, false, "remote"),
+            {"addresses": ["10.180.0.3"], "nodeName": TEST_HOSTNAME},
+        ]),
+    )];
+    assert_eq!(kubesim_proxy::health_check(TEST_HOSTNAME, &svc("Local", 30001), slices.iter()), Some((30001, 2)));
+    assert_eq!(kubesim_proxy::health_check("remote", &svc("Local", 30001), slices.iter()), Some((30001, 1)));
+    assert_eq!(kubesim_proxy::health_check("elsewhere", &svc("Local", 30001), slices.iter()), Some((30001, 0)));
+    assert_eq!(kubesim_proxy::health_check(TEST_HOSTNAME, &svc("Cluster", 30001), slices.iter()), None, "Cluster needs none");
+    assert_eq!(kubesim_proxy::health_check(TEST_HOSTNAME, &svc("Local", 0), slices.iter()), None, "no port");
+}

@@ -82,6 +82,10 @@ pub struct Fabric {
     /// The ingress-nginx controller's rendered configuration, kept current by its informer;
     /// requests reaching a controller pod on 80/443 are routed by it ([`crate::ingress`]).
     pub ingress: Option<std::sync::Arc<crate::ingress::Config>>,
+    /// The load balancers' health checks, kept by the load balancer model: each load-balancer
+    /// address → the nodes failing its checks. A node not listed passes (a backend is healthy
+    /// until its checks fail); the load balancer forwards to the nodes that pass.
+    pub load_balancer_unhealthy: BTreeMap<String, BTreeSet<String>>,
 }
 
 /// A host's network impairment (the `packet-loss` and `latency` faults).

@@ -4,8 +4,19 @@
 //! host's Service rules (kube-proxy's DNAT, [`kubesim_host::netfilter`]) rewrite a Service
 //! address to an endpoint or reject it, then the packet travels the [`Fabric`]: a pod IP
 //! reaches the pod's sandbox on its host, a node IP's node ports go through that node's
-//! kube-proxy rules to an endpoint (a second hop), other node ports refuse, anything else gets no answer and times out. A DNS query that reaches a CoreDNS
+//! kube-proxy rules to an endpoint (a second hop), other ports of a node reach the node's own
+//! servers (kube-proxy's health checks, `/healthz`, `/proxyMode`; [`node_reply`]) or are
+//! refused, anything else gets no answer and times out. A DNS query that reaches a CoreDNS
 //! pod listening on port 53 is answered from the cluster DNS view ([`DnsServer`]).
+//!
+//! Source NAT: a connection a node's rules marked for masquerade (`KUBE-MARK-MASQ`: node ports
+//! and load-balancer addresses with `externalTrafficPolicy: Cluster`, off-cluster clients of a
+//! cluster IP, a pod reaching itself through its Service) leaves that node with the node's
+//! address on the interface towards the endpoint ([`kubesim_host::Host::masquerade_address`]):
+//! the endpoint, its NetworkPolicy ingress check and ingress-nginx see that address, not the
+//! client's. A load balancer's address is forwarded to a node whose rules know it, among the
+//! nodes passing the load balancer's health checks ([`Fabric::load_balancer_unhealthy`],
+//! [`health_check`]).
 //!
 //! This is the one routing function: the runtime's outbox delivery and `kubectl exec`'s
 //! synchronous calls both use it, so they cannot disagree about where a packet goes.
@@ -127,6 +138,8 @@ pub struct PacketRecord {
     pub service: Option<String>,
     /// The endpoint the rules chose.
     pub endpoint: Option<(String, u16)>,
+    /// The source address the sending node's masquerade gave it (`KUBE-MARK-MASQ`), if any.
+    pub snat: Option<String>,
     /// The DNS question (`web.default.svc.cluster.local. A`), for queries.
     pub question: Option<String>,
     /// `ok`, `refused`, `timeout`, `reset`, `unreachable`, or the DNS rcode (`NXDOMAIN`).
@@ -181,6 +194,8 @@ pub enum Hop {
         service: String,
         /// The endpoint the rules chose; `None`: REJECT.
         endpoint: Option<(String, u16)>,
+        /// The source address the node's masquerade gave the connection, if its rules marked it.
+        snat: Option<String>,
     },
     /// A request that reached an ingress-nginx controller pod, routed by its configuration.
     Ingress {
@@ -223,7 +238,7 @@ impl PacketRecord {
             _ => ("tcp", None),
         };
         let (service, endpoint) = match &packet.dnat {
-            Dnat::To { ip, port, service } => (Some(service.clone()), Some((ip.clone(), *port))),
+            Dnat::To { ip, port, service, .. } => (Some(service.clone()), Some((ip.clone(), *port))),
             Dnat::Reject { service } | Dnat::Drop { service } => (Some(service.clone()), None),
             Dnat::Unchanged => (None, None),
         };
@@ -243,6 +258,7 @@ impl PacketRecord {
             dst: (dst.to_string(), port),
             service,
             endpoint,
+            snat: delivery.snat.clone(),
             question,
             outcome,
             latency_ms,
@@ -287,12 +303,14 @@ pub struct Delivery {
     /// backend, for a request ingress-nginx proxied), whether a process there answered or the
     /// pod's ingress policy dropped it.
     pub target: Option<(String, u16)>,
+    /// The source address its own leg's masquerade gave it (the sending node's rules marked it).
+    pub snat: Option<String>,
 }
 
 impl Delivery {
     /// An answer after `latency_ms`, no process's state changed.
     pub fn answer(reply: NetReply, latency_ms: Millis) -> Delivery {
-        Delivery { reply, latency_ms, served_by: None, dropped_by: None, hops: Vec::new(), target: None }
+        Delivery { reply, latency_ms, served_by: None, dropped_by: None, hops: Vec::new(), target: None, snat: None }
     }
 
     /// The leg `hop` put before this delivery's own.
@@ -339,8 +357,75 @@ fn link(fabric: &Fabric, from: &str, to: &str, packet: &Packet, dst: &str, port:
 }
 
 /// Routes a call that left its host. The server on the destination answers at send time; the
-/// reply travels back with the link latency.
+/// reply travels back with the link latency. A connection the source host's rules marked for
+/// masquerade travels on with that host's address ([`masquerade_source`]).
 pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet: &Packet, now: Millis) -> Delivery {
+    let snat = masquerade_source(hosts, fabric, packet);
+    let src_ip = snat.clone().unwrap_or_else(|| packet.src_ip.clone());
+    let mut delivery = route_leg(hosts, fabric, packet, &src_ip, now);
+    delivery.snat = snat;
+    delivery
+}
+
+/// KUBE-POSTROUTING's MASQUERADE: the source address a connection the source host's rules
+/// marked (`KUBE-MARK-MASQ`) leaves with — the host's address on the interface towards the
+/// endpoint (the pod's veth for an endpoint on this host, else the node's InternalIP).
+pub fn masquerade_source(hosts: &BTreeMap<String, Host>, fabric: &Fabric, packet: &Packet) -> Option<String> {
+    let Dnat::To { ip, masquerade: true, .. } = &packet.dnat else { return None };
+    let host = hosts.get(packet.from_host)?;
+    let local = matches!(fabric.locate(ip), Some(Endpoint::Pod { host: h, .. }) if h == packet.from_host);
+    Some(host.masquerade_address(local))
+}
+
+/// Whether an address is a loopback address.
+fn loopback(ip: &str) -> bool {
+    ip.starts_with("127.") || ip == "::1" || ip == "localhost"
+}
+
+/// A connection to a node's own address (`loopback`: to 127.0.0.1 from the node itself) that
+/// its rules left alone: the node's own servers — kube-proxy's health checks, `:10256/healthz`,
+/// `127.0.0.1:10249/proxyMode` — answer it; `None` when nothing listens (TCP is refused).
+pub fn node_reply(host: &Host, port: u16, udp: bool, loopback: bool, data: &[u8], now: Millis) -> Option<Vec<u8>> {
+    if udp || !host.powered {
+        return None;
+    }
+    host.kube_proxy.serve(port, loopback, data, now)
+}
+
+/// The delivery of a packet its rules left alone to a node's own servers ([`node_reply`]).
+fn to_node(host: &Host, packet: &Packet, loopback: bool, round_trip: Millis, now: Millis) -> Delivery {
+    let call = packet.call;
+    let (_, port, udp) = call.destination();
+    match call {
+        NetCall::Tcp { .. } if packet.connect_only => {
+            let reply = if host.kube_proxy.listens(port, loopback) { NetReply::Tcp(Ok(Vec::new())) } else { NetReply::Tcp(Err(NetError::Refused)) };
+            Delivery::answer(reply, round_trip)
+        }
+        NetCall::Tcp { send, .. } => match node_reply(host, port, udp, loopback, send, now) {
+            Some(bytes) => Delivery::answer(NetReply::Tcp(Ok(bytes)), round_trip),
+            None => Delivery::answer(NetReply::Tcp(Err(NetError::Refused)), round_trip),
+        },
+        _ => timed_out(call),
+    }
+}
+
+/// An HTTP health check from a load balancer outside the nodes (the address `from`, on the
+/// nodes' network) to `node`'s `port` (`GET path`): the status the node's server answered, or
+/// `None` when the check failed to connect (no power, a cut or lossy link, nothing listening).
+/// The same servers and link faults as any packet ([`node_reply`], [`Fabric::link`]).
+pub fn health_check(hosts: &BTreeMap<String, Host>, fabric: &Fabric, from: &str, node: &str, port: u16, path: &str, now: Millis) -> Option<u16> {
+    let host = hosts.get(node).filter(|h| h.powered)?;
+    let draw = kubesim_api::hash::Fnv64::new().bytes(from.as_bytes()).bytes(node.as_bytes()).bytes(&port.to_be_bytes()).bytes(&now.to_be_bytes()).finish();
+    if fabric.link("", node, draw) == crate::fabric::LinkVerdict::Dropped {
+        return None;
+    }
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {}:{port}\r\nUser-Agent: Envoy/HC\r\n\r\n", host.ip());
+    let bytes = node_reply(host, port, false, false, request.as_bytes(), now)?;
+    kubesim_os::net::http::Response::parse(&bytes).ok().map(|r| r.status)
+}
+
+/// One leg of [`route_remote`], the source address being `src_ip` (after any masquerade).
+fn route_leg(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet: &Packet, src_ip: &str, now: Millis) -> Delivery {
     let call = packet.call;
     let (dst, port, udp) = call.destination();
     let data = match call {
@@ -358,6 +443,12 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
         // kube-proxy's DROP: nothing answers, the caller times out.
         Dnat::Drop { .. } => return timed_out(call),
     };
+    // A process on a node (its shell) connecting to 127.0.0.1: the node's own servers.
+    if loopback(&dst) && matches!(packet.dnat, Dnat::Unchanged) {
+        if let Some(host) = hosts.get(packet.from_host) {
+            return to_node(host, packet, true, 1, now);
+        }
+    }
     if let (Some(policy), false) = (&fabric.network_policy, packet.forwarded) {
         let flow = Flow::located(fabric, &packet.src_ip, &dst, port, udp);
         if let Err(why) = policy.admit(Direction::Egress, &flow) {
@@ -379,13 +470,14 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
         // connection among the powered nodes whose kube-proxy has rules for it), where the
         // rules pick an endpoint.
         if matches!(packet.dnat, Dnat::Unchanged) {
-            let health = |h: &Host| h.netfilter.load_balancer_health(&dst, port, udp);
-            let mut nodes: Vec<&Host> = hosts.values().filter(|h| h.powered && health(h).is_some()).collect();
+            let mut nodes: Vec<&Host> = hosts.values().filter(|h| h.powered && h.netfilter.has_address(&dst, port, udp)).collect();
             // The load balancer's health checks (kube-proxy's healthCheckNodePort with
-            // `externalTrafficPolicy: Local`) fail on nodes without a local endpoint: it sends
-            // connections to the nodes that pass, while any does.
-            if nodes.iter().any(|h| health(h) == Some(true)) {
-                nodes.retain(|h| health(h) == Some(true));
+            // `externalTrafficPolicy: Local`, its /healthz otherwise) fail on some nodes: it
+            // sends connections to the nodes that pass, while any does.
+            if let Some(failing) = fabric.load_balancer_unhealthy.get(&dst) {
+                if nodes.iter().any(|h| !failing.contains(&h.name)) {
+                    nodes.retain(|h| !failing.contains(&h.name));
+                }
             }
             if !nodes.is_empty() {
                 let node = nodes[packet.src_port as usize % nodes.len()].name.clone();
@@ -413,6 +505,10 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
         if let Some(delivery) = enter_node(hosts, fabric, &node, packet, (&dst, port, udp), latency, now) {
             return delivery;
         }
+        // Not a node port: the node's own servers answer, or the connection is refused.
+        if let Some(host) = hosts.get(&node) {
+            return to_node(host, packet, false, round_trip, now);
+        }
     }
     let Endpoint::Pod { host, .. } = to else {
         return match call {
@@ -424,7 +520,7 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
     let Some(sandbox) = target.cri.sandbox_with_ip(&dst).map(|s| s.id.clone()) else { return timed_out(call) };
     let delivered = |d: Delivery| Delivery { target: Some((dst.clone(), port)), ..d };
     if let Some(policy) = &fabric.network_policy {
-        let flow = Flow::located(fabric, &packet.src_ip, &dst, port, udp);
+        let flow = Flow::located(fabric, src_ip, &dst, port, udp);
         if let Err(why) = policy.admit(Direction::Ingress, &flow) {
             return delivered(dropped(call, why));
         }
@@ -456,10 +552,10 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
     // ingress-nginx: a controller pod's nginx routes the request by the rendered configuration.
     let controller = !udp && (port == 80 || port == 443) && target.cri.serving_image(&sandbox, port, udp).is_some_and(crate::ingress::is_controller_image);
     if let (true, Some(config)) = (controller, &fabric.ingress) {
-        let arrival = crate::ingress::Arrival { controller: (&host, &dst), client: (&packet.src_ip, packet.src_port), port, data: &data, now, round_trip };
+        let arrival = crate::ingress::Arrival { controller: (&host, &dst), client: (src_ip, packet.src_port), port, data: &data, now, round_trip };
         return crate::ingress::proxy(hosts, fabric, config, &arrival);
     }
-    let incoming = Incoming { src: packet.src_ip.clone(), src_port: packet.src_port, port, udp, data };
+    let incoming = Incoming { src: src_ip.to_string(), src_port: packet.src_port, port, udp, data };
     let (answer, wait) = match target.cri.serve_timed(&sandbox, &incoming, now) {
         Some((answer, wait)) => (Some(answer), wait),
         None => (None, 0),
@@ -496,15 +592,20 @@ fn enter_node(
     } else {
         host.netfilter.dnat(src, dst.0, dst.1, dst.2, &node_ip, now)
     };
-    let hop = match &dnat {
-        Dnat::To { ip, port, service } => Hop::Forwarded { node: node.to_string(), service: service.clone(), endpoint: Some((ip.clone(), *port)) },
-        Dnat::Reject { service } | Dnat::Drop { service } => Hop::Forwarded { node: node.to_string(), service: service.clone(), endpoint: None },
+    let mut hop = match &dnat {
+        Dnat::To { ip, port, service, .. } => {
+            Hop::Forwarded { node: node.to_string(), service: service.clone(), endpoint: Some((ip.clone(), *port)), snat: None }
+        }
+        Dnat::Reject { service } | Dnat::Drop { service } => Hop::Forwarded { node: node.to_string(), service: service.clone(), endpoint: None, snat: None },
         Dnat::Unchanged => return None,
     };
     let forwarded = Packet { forwarded: true, ..Packet::new(node, packet.src_ip.clone(), packet.src_port, packet.call, dnat) };
     let forwarded = Packet { connect_only: packet.connect_only, ..forwarded };
     let mut delivery = route_remote(hosts, fabric, &forwarded, now);
     delivery.latency_ms += 2 * hop_ms;
+    if let Hop::Forwarded { snat, .. } = &mut hop {
+        *snat = delivery.snat.take();
+    }
     Some(delivery.after(hop))
 }
 

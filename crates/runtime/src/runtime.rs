@@ -123,7 +123,7 @@ pub struct WatchDelivery {
 
 /// An invariant checked after every commit. Checkers live apart from the code they check and
 /// only read: the commit and the API server's state after it.
-pub trait Checker: CheckerClone {
+pub trait Checker: CheckerClone + crate::component::AsAny {
     /// A short name for reports.
     fn name(&self) -> &str;
     /// `Err(message)` if the commit broke the invariant.
@@ -133,6 +133,37 @@ pub trait Checker: CheckerClone {
     /// host lost power. The default checks nothing.
     fn check_host(&mut self, host: &Host, api: &ApiServer) -> Result<(), String> {
         let _ = (host, api);
+        Ok(())
+    }
+    /// A component registered its watches (`watcher` is its index, stable for the runtime's
+    /// life) when the store was at revision `since`. Called before anything is delivered to
+    /// it, and for the components already running when the checker is added. Deliveries of
+    /// commits up to `since` still in flight reach it too (a component starting in the same
+    /// instant as the writes before it sees their events). The default ignores it.
+    fn watches(&mut self, watcher: usize, name: &str, interests: &[Interest], since: u64) {
+        let _ = (watcher, name, interests, since);
+    }
+    /// A watch event was delivered to `watcher` at `now`. `Err(message)` if the delivery broke
+    /// the invariant (order, gaps). The default checks nothing.
+    fn delivered(&mut self, watcher: usize, event: &WatchEvent, now: Millis) -> Result<(), String> {
+        let _ = (watcher, event, now);
+        Ok(())
+    }
+    /// `watcher` relists at `revision`: its watches restart from there (it started, its host's
+    /// power came back, its host reconnected, or its process restarted). The runtime's
+    /// equivalent of a 410 Gone followed by a relist. The default ignores it.
+    fn relisted(&mut self, watcher: usize, revision: u64) {
+        let _ = (watcher, revision);
+    }
+    /// The embedder injected a fault at `t_ms` (`fault` is its text): invariants that hold
+    /// only in fault-free runs stop applying. The default ignores it.
+    fn fault_injected(&mut self, t_ms: Millis, fault: &str) {
+        let _ = (t_ms, fault);
+    }
+    /// The end of a run, after its liveness phase: liveness-style checks over the final state
+    /// (the embedder calls [`Runtime::finish_checks`]). The default checks nothing.
+    fn finish(&mut self, api: &ApiServer, now: Millis) -> Result<(), String> {
+        let _ = (api, now);
         Ok(())
     }
 }
@@ -203,6 +234,12 @@ struct Slot {
     host: Option<String>,
     /// Bumped when the component's host loses power: older timers are dropped.
     epoch: u32,
+    /// The watches it holds (registered once, at start).
+    interests: Vec<Interest>,
+    /// The revision it last relisted at (power back, reconnected, restarted; 0: never):
+    /// commits up to it are already in its caches, so their deliveries still in flight are
+    /// dropped (a watch restarted from a list begins after the list's resourceVersion).
+    listed_at: u64,
 }
 
 /// What one [`Runtime::step`] ran.
@@ -253,6 +290,13 @@ pub struct Runtime<E: Clone = ()> {
 }
 
 impl<E: Clone> Runtime<E> {
+    /// Replaces the one RNG with a fresh one from `seed`: from now on every draw (names, IPs,
+    /// endpoint choices, jitter) is another roll of the dice, the past untouched. A fork of a
+    /// history uses it to ask "what if the dice had fallen otherwise?".
+    pub fn reseed(&mut self, seed: u64) {
+        self.rng = SimRng::seed_from_u64(seed);
+    }
+
     /// An empty runtime at virtual time 0: an API server with its built-in namespaces, no
     /// components, no hosts.
     pub fn new(config: RuntimeConfig) -> Runtime<E> {
@@ -314,7 +358,12 @@ impl<E: Clone> Runtime<E> {
             }
         };
         let actor: Arc<str> = component.name().into();
-        self.slots.push(Slot { component, actor, host, epoch: 0 });
+        let interests = component.interests();
+        let revision = self.api.store().revision();
+        for checker in &mut self.checkers {
+            checker.watches(index, &actor, &interests, revision);
+        }
+        self.slots.push(Slot { component, actor, host, epoch: 0, interests, listed_at: 0 });
         self.with_component(index, |component, ctx| component.start(ctx));
         index
     }
@@ -398,8 +447,56 @@ impl<E: Clone> Runtime<E> {
     }
 
     /// Registers an invariant checker (run after every later commit).
-    pub fn add_checker(&mut self, checker: Box<dyn Checker>) {
+    pub fn add_checker(&mut self, mut checker: Box<dyn Checker>) {
+        let revision = self.api.store().revision();
+        for (index, slot) in self.slots.iter().enumerate() {
+            checker.watches(index, &slot.actor, &slot.interests, revision);
+            if slot.listed_at > 0 {
+                checker.relisted(index, slot.listed_at);
+            }
+        }
         self.checkers.push(checker);
+    }
+
+    /// Compacts the store's watch history up to the current revision now (a forced etcd
+    /// compaction: watches resuming from an older revision get 410 Gone).
+    pub fn compact_now(&mut self) {
+        let revision = self.api.store().revision();
+        self.api.store_mut().compact(revision);
+        self.last_compaction_revision = revision;
+    }
+
+    /// Tells every checker a fault was injected now ([`Checker::fault_injected`]).
+    pub fn fault_injected(&mut self, fault: &str) {
+        let now = self.now;
+        for checker in &mut self.checkers {
+            checker.fault_injected(now, fault);
+        }
+    }
+
+    /// Runs every checker's end-of-run check ([`Checker::finish`]) and records what they find.
+    pub fn finish_checks(&mut self) {
+        let (now, revision) = (self.now, self.api.store().revision());
+        for checker in &mut self.checkers {
+            if let Err(message) = checker.finish(&self.api, now) {
+                self.violations.push(Violation { t_ms: now, revision, checker: checker.name().to_string(), message });
+            }
+        }
+    }
+
+    /// Tells the checkers a component relists now (its watches restart from this revision).
+    fn relisted(&mut self, index: usize) {
+        let revision = self.api.store().revision();
+        self.slots[index].listed_at = revision;
+        for checker in &mut self.checkers {
+            checker.relisted(index, revision);
+        }
+    }
+
+    /// A registered checker by name, downcast to its type (reports a checker keeps, such as
+    /// the swarm's history hash).
+    pub fn checker_as<T: 'static>(&self, name: &str) -> Option<&T> {
+        self.checkers.iter().find(|c| c.name() == name).and_then(|c| c.as_ref().as_any().downcast_ref::<T>())
     }
 
     /// The invariant violations seen so far.
@@ -415,6 +512,11 @@ impl<E: Clone> Runtime<E> {
     /// The API server (reads).
     pub fn api(&self) -> &ApiServer {
         &self.api
+    }
+
+    /// Sets a cap on the world's size ([`kubesim_apiserver::WorldLimits`]).
+    pub fn set_limits(&mut self, limits: Option<kubesim_apiserver::WorldLimits>) {
+        self.api.set_limits(limits);
     }
 
     /// Sets kube-apiserver's `--service-cluster-ip-range` (before anything is allocated).
@@ -632,6 +734,7 @@ impl<E: Clone> Runtime<E> {
             _ => return false,
         }
         for index in self.host_agents.get(host).cloned().unwrap_or_default() {
+            self.relisted(index);
             self.with_component(index, |c, ctx| c.on_host(HostEvent::PowerOn, ctx));
         }
         true
@@ -658,6 +761,7 @@ impl<E: Clone> Runtime<E> {
         }
         for index in self.host_agents.get(host).cloned().unwrap_or_default() {
             if self.runs(index) {
+                self.relisted(index);
                 self.with_component(index, |c, ctx| c.on_host(HostEvent::Reconnected, ctx));
             }
         }
@@ -670,6 +774,7 @@ impl<E: Clone> Runtime<E> {
         if !self.runs(index) {
             return false;
         }
+        self.relisted(index);
         self.with_component(index, |c, ctx| c.on_host(HostEvent::Restart, ctx));
         true
     }
@@ -906,6 +1011,9 @@ impl<E: Clone> Runtime<E> {
             if !self.receives(index) {
                 continue; // a broken watch: the component relists when it is back
             }
+            if commit.revision <= self.slots[index].listed_at {
+                continue; // already in the list the component's watch restarted from
+            }
             if record {
                 if self.deliveries.len() >= 2 * DELIVERY_HISTORY {
                     self.deliveries.drain(..DELIVERY_HISTORY);
@@ -914,6 +1022,11 @@ impl<E: Clone> Runtime<E> {
                 self.deliveries.push(WatchDelivery { t_ms: self.now, revision: commit.revision, event_type, component: self.slots[index].actor.clone() });
             }
             let event = WatchEvent { event_type, resource: commit.resource, object: commit.object.clone(), revision: commit.revision };
+            for checker in &mut self.checkers {
+                if let Err(message) = checker.delivered(index, &event, self.now) {
+                    self.violations.push(Violation { t_ms: self.now, revision: commit.revision, checker: checker.name().to_string(), message });
+                }
+            }
             self.with_component(index, |component, ctx| component.on_watch(&event, ctx));
         }
     }

@@ -167,6 +167,11 @@ impl SchedulingQueue {
 
     fn place(&mut self, key: &str, location: Location) {
         self.unlink(key);
+        self.link(key, location);
+    }
+
+    /// Puts an unlinked pod at `location` (the second half of [`SchedulingQueue::place`]).
+    fn link(&mut self, key: &str, location: Location) {
         self.seq += 1;
         let seq = self.seq;
         let Some(p) = self.pods.get_mut(key) else { return };
@@ -227,10 +232,11 @@ impl SchedulingQueue {
         let location = p.location;
         match location {
             Location::Active | Location::Backoff => {
-                // Keep position (priority changes re-sort).
+                // Keep position (priority changes re-sort): unlink under the old priority,
+                // link under the new one (unlinking once: the count of the location is kept).
                 self.unlink(&key);
                 self.pods.get_mut(&key).expect("present").info = info;
-                self.place(&key, location);
+                self.link(&key, location);
             }
             Location::InFlight => {
                 self.pods.get_mut(&key).expect("present").info = info;

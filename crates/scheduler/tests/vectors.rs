@@ -490,6 +490,27 @@ fn backoff_doubles_from_one_to_ten_seconds() {
     assert_eq!(disabled.backoff_duration(3), 0);
 }
 
+// Updating an active or backing-off pod keeps the queue's per-location counts (it unlinked the
+// pod twice, so the count went down by one per update until it underflowed: a panic in debug
+// builds, found by the swarm).
+#[test]
+fn updating_a_queued_pod_keeps_the_location_counts() {
+    use kubesim_scheduler::queue::Location;
+    let mut q = SchedulingQueue::default();
+    let mut pod = Pod::default();
+    pod.metadata.name = Some("p".into());
+    pod.metadata.namespace = Some("default".into());
+    q.add(pod_info(pod.clone()), 0, false);
+    assert_eq!(q.count(Location::Active), 1);
+    for priority in [0, 5, 10] {
+        pod.spec.get_or_insert_with(Default::default).priority = Some(priority);
+        q.update(pod_info(pod.clone()), 1, false, true);
+        assert_eq!(q.count(Location::Active), 1, "priority {priority}");
+    }
+    assert!(q.pop().is_some());
+    assert_eq!(q.count(Location::Active), 0);
+}
+
 mod scoring_behaviour {
     use super::*;
     use k8s_openapi::api::core::v1::{

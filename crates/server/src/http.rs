@@ -2,7 +2,7 @@
 //! (slow or hostile clients get 408/413/431/400 and never a stuck thread), responses with
 //! `Content-Length`, and chunked streams for watches and followed logs.
 
-use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+use std::io::{BufRead, ErrorKind, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
@@ -101,7 +101,7 @@ fn is_timeout(e: &std::io::Error) -> bool {
 }
 
 /// Reads one line (up to `\n`) into `line`, honouring the deadline and the head limit.
-fn read_line(reader: &mut BufReader<TcpStream>, line: &mut Vec<u8>, deadline: &mut Deadline, head_used: &mut usize) -> Result<(), ReadError> {
+fn read_line(reader: &mut impl BufRead, line: &mut Vec<u8>, deadline: &mut Deadline, head_used: &mut usize) -> Result<(), ReadError> {
     loop {
         let available = match reader.fill_buf() {
             Ok(buf) => buf,
@@ -141,7 +141,7 @@ fn read_line(reader: &mut BufReader<TcpStream>, line: &mut Vec<u8>, deadline: &m
     }
 }
 
-fn read_exact(reader: &mut BufReader<TcpStream>, buf: &mut [u8], deadline: &Deadline) -> Result<(), ReadError> {
+fn read_exact(reader: &mut impl BufRead, buf: &mut [u8], deadline: &Deadline) -> Result<(), ReadError> {
     let mut filled = 0;
     while filled < buf.len() {
         match reader.read(&mut buf[filled..]) {
@@ -158,9 +158,10 @@ fn read_exact(reader: &mut BufReader<TcpStream>, buf: &mut [u8], deadline: &Dead
     Ok(())
 }
 
-/// Reads the next request of a connection. The stream must have a short read timeout set
-/// (the deadlines are checked whenever a read times out).
-pub fn read_request(reader: &mut BufReader<TcpStream>, limits: Limits) -> Result<Request, ReadError> {
+/// Reads the next request of a connection. A socket must have a short read timeout set (the
+/// deadlines are checked whenever a read times out); any other reader (the fuzz harness's
+/// bytes) is read to its end.
+pub fn read_request(reader: &mut impl BufRead, limits: Limits) -> Result<Request, ReadError> {
     let mut deadline = Deadline { started: None, opened: Instant::now(), limits };
     let mut head_used = 0;
     let mut line = Vec::new();
@@ -208,7 +209,8 @@ pub fn read_request(reader: &mut BufReader<TcpStream>, limits: Limits) -> Result
             let text = String::from_utf8_lossy(&line);
             let size_text = text.trim().split(';').next().unwrap_or("");
             let size = usize::from_str_radix(size_text, 16).map_err(|_| ReadError::Malformed("malformed chunk size".into()))?;
-            if request.body.len() + size > limits.max_body {
+            // (A hostile chunk size near usize::MAX must not overflow the sum.)
+            if size > limits.max_body.saturating_sub(request.body.len()) {
                 return Err(ReadError::TooLarge(limits.max_body));
             }
             if size == 0 {

@@ -13,9 +13,36 @@
 //! - [`ContainersStartAfterPublish`]: no container starts before every CSI volume of its pod is
 //!   published on its node.
 //!
-//! The last two read hosts (the node plugins' mount table, the container runtime) as well.
+//! - [`NodeAllocatableRespected`]: no node's pods exceed its allocatable (cpu, memory, pods).
+//! - [`ResourceVersionsIncrease`]: revisions strictly increase across commits.
+//! - [`WatchesComplete`]: every watcher sees every event of its selection in order, or relists.
+//! - [`DeploymentRolloutBounds`]: `replicas + maxSurge` and `replicas − maxUnavailable` during
+//!   rolling updates (where they apply: see the type).
+//! - [`StatefulSetOrdering`]: OrderedReady creation and highest-ordinal-first scale-down.
+//! - [`EvictionsRespectBudgets`]: the eviction subresource never takes a disruption a
+//!   PodDisruptionBudget does not allow.
+//! - [`EndpointSlicesMatchSelectors`]: controller-managed EndpointSlices list only pods their
+//!   Service selects.
+//! - [`NoDanglingOwners`]: at the end of a run, no dependent names a controller owner that is
+//!   gone ([`Checker::finish`]).
+//!
+//! `SingleNodeVolumePublishedOnce` and `ContainersStartAfterPublish` read hosts (the node
+//! plugins' mount table, the container runtime) as well. A checker that judges a controller's
+//! write by the state it could see allows the informer lag of [`STALE_VIEW_MS`].
+
+mod capacity;
+mod endpoints;
+mod store;
+mod workloads;
+
+pub use capacity::NodeAllocatableRespected;
+pub use endpoints::EndpointSlicesMatchSelectors;
+pub use store::{ResourceVersionsIncrease, WatchesComplete, DELIVERY_DEADLINE_MS};
+pub use workloads::{dangling_owners, DeploymentRolloutBounds, EvictionsRespectBudgets, NoDanglingOwners, StatefulSetOrdering, STALE_VIEW_MS};
 
 use kubesim_api::k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
+use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kubesim_api::object::Object;
 use kubesim_apiserver::ApiServer;
 use kubesim_host::Host;
 use kubesim_runtime::Checker;
@@ -327,6 +354,19 @@ impl Checker for ContainersStartAfterPublish {
     }
 }
 
+/// `namespace/name` (or `name` for cluster-scoped objects).
+fn key(object: &Object) -> String {
+    match object.namespace() {
+        "" => object.name().to_string(),
+        ns => format!("{ns}/{}", object.name()),
+    }
+}
+
+/// The object's controller reference (`ownerReferences[].controller: true`).
+fn controller_ref(object: &Object) -> Option<&OwnerReference> {
+    object.metadata().owner_references.as_ref()?.iter().find(|r| r.controller == Some(true))
+}
+
 /// Every checker a world runs.
 pub fn all() -> Vec<Box<dyn Checker>> {
     vec![
@@ -336,13 +376,20 @@ pub fn all() -> Vec<Box<dyn Checker>> {
         Box::new(ClaimCapacityWithinVolume),
         Box::new(SingleNodeVolumePublishedOnce::default()),
         Box::new(ContainersStartAfterPublish::default()),
+        Box::new(NodeAllocatableRespected::default()),
+        Box::new(ResourceVersionsIncrease::default()),
+        Box::new(WatchesComplete::default()),
+        Box::new(DeploymentRolloutBounds::default()),
+        Box::new(StatefulSetOrdering::default()),
+        Box::new(EvictionsRespectBudgets::default()),
+        Box::new(EndpointSlicesMatchSelectors::default()),
+        Box::new(NoDanglingOwners),
     ]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kubesim_api::object::Object;
     use std::sync::Arc;
 
     fn object(yaml: &str) -> Object {

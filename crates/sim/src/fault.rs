@@ -51,12 +51,23 @@ pub enum Fault {
     KubeProxyStop(String),
     /// kube-proxy starts again on a node and syncs.
     KubeProxyStart(String),
-    /// Every node powered and connected again, every link and DNS fault cleared.
+    /// The registry answers "not found" for an image reference (pulls fail:
+    /// ErrImagePull, then ImagePullBackOff) until `heal`. Written as the `missing` key of the
+    /// `kube-system/kubesim-images` ConfigMap, which every kubelet reads when it pulls.
+    ImagePullFailure(String),
+    /// The store compacts its watch history up to now: a watch resuming from an older
+    /// resourceVersion gets 410 Gone and relists (`kubesim serve`'s watchers).
+    Compaction,
+    /// A node's agents lose their watches for an instant: the events in flight to them are
+    /// lost and they relist (the node is cut off from the API server and reconnected at once).
+    WatchDisconnect(String),
+    /// Every node powered and connected again, every link and DNS fault cleared, every image
+    /// a fault made fail pullable again.
     Heal,
 }
 
 /// The usage line of `fault`.
-pub const FAULT_USAGE: &str = "node-down NODE, node-up NODE, network-partition NODE, kubelet-restart NODE, container-crash POD [CONTAINER], partition NODE|zone=Z NODE|zone=Z [--one-way], packet-loss NODE PERCENT%, latency NODE MSms, dns-outage, kube-proxy-stop NODE, kube-proxy-start NODE, heal";
+pub const FAULT_USAGE: &str = "node-down NODE, node-up NODE, network-partition NODE, kubelet-restart NODE, container-crash POD [CONTAINER], partition NODE|zone=Z NODE|zone=Z [--one-way], packet-loss NODE PERCENT%, latency NODE MSms, dns-outage, kube-proxy-stop NODE, kube-proxy-start NODE, image-pull-failure IMAGE, compaction, watch-disconnect NODE, heal";
 
 impl Fault {
     /// Parses the words after `fault` (`node-down node-1`).
@@ -90,6 +101,9 @@ impl Fault {
             ["dns-outage"] => Fault::DnsOutage,
             ["kube-proxy-stop", node] => Fault::KubeProxyStop(node.to_string()),
             ["kube-proxy-start", node] => Fault::KubeProxyStart(node.to_string()),
+            ["image-pull-failure", image] => Fault::ImagePullFailure(image.to_string()),
+            ["compaction"] => Fault::Compaction,
+            ["watch-disconnect", node] => Fault::WatchDisconnect(node.to_string()),
             ["heal"] => Fault::Heal,
             _ => return Err(format!("fault: unknown fault {:?} ({FAULT_USAGE})", text.trim())),
         };
@@ -104,7 +118,8 @@ impl Fault {
             | Fault::NetworkPartition(n)
             | Fault::KubeletRestart(n)
             | Fault::KubeProxyStop(n)
-            | Fault::KubeProxyStart(n) => Some(n),
+            | Fault::KubeProxyStart(n)
+            | Fault::WatchDisconnect(n) => Some(n),
             Fault::PacketLoss { node, .. } | Fault::Latency { node, .. } => Some(node),
             _ => None,
         }
@@ -127,6 +142,9 @@ impl fmt::Display for Fault {
             Fault::DnsOutage => write!(f, "dns-outage"),
             Fault::KubeProxyStop(n) => write!(f, "kube-proxy-stop {n}"),
             Fault::KubeProxyStart(n) => write!(f, "kube-proxy-start {n}"),
+            Fault::ImagePullFailure(image) => write!(f, "image-pull-failure {image}"),
+            Fault::Compaction => write!(f, "compaction"),
+            Fault::WatchDisconnect(n) => write!(f, "watch-disconnect {n}"),
             Fault::Heal => write!(f, "heal"),
         }
     }
@@ -152,6 +170,9 @@ mod tests {
             "dns-outage",
             "kube-proxy-stop node-1",
             "kube-proxy-start node-1",
+            "image-pull-failure nginx:1.26",
+            "compaction",
+            "watch-disconnect node-2",
             "heal",
         ] {
             assert_eq!(Fault::parse(text).unwrap().to_string(), text);

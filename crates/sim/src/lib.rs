@@ -5,6 +5,8 @@
 //! - [`fault`]: faults as typed verbs, parsed once for the CLI, `--at` and the browser.
 //! - [`metrics_server`]: the metrics-server addon (resource metrics API).
 //! - [`ingress_nginx`]: the ingress-nginx controller's informers, configuration and status.
+//! - [`load_balancer`]: the load balancers' health checks of the nodes (which nodes a
+//!   LoadBalancer Service's address forwards to).
 //! - [`loader`]: the one loader — input files in, a world out (CLI, browser and tests alike).
 //! - [`scenario`]: input files and their decoding.
 //! - [`cluster`]: the built-in namespaces and the default nodes.
@@ -24,8 +26,10 @@ pub mod checkers;
 pub mod cluster;
 pub mod commands;
 pub mod coredns;
+pub mod diff;
 pub mod fault;
 pub mod ingress_nginx;
+pub mod load_balancer;
 pub mod loader;
 pub mod metrics_server;
 pub mod minikube;

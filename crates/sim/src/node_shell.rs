@@ -40,8 +40,14 @@ impl NodeShell {
         let mut cri = ContainerRuntime::new();
         let image = crate::workstation::WORKSTATION_IMAGE;
         let _ = cri.pull_image(image);
-        let config =
-            SandboxConfig { pod_uid: "node-shell".into(), pod_name: "node-shell".into(), pod_namespace: String::new(), ip: String::new(), share_pid: false };
+        let config = SandboxConfig {
+            pod_uid: "node-shell".into(),
+            pod_name: "node-shell".into(),
+            pod_namespace: String::new(),
+            ip: String::new(),
+            share_pid: false,
+            interfaces: Vec::new(),
+        };
         let _ = cri.run_pod_sandbox(&config, "node-shell".into(), now);
         let mut env = BTreeMap::new();
         env.insert("PATH".to_string(), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string());
@@ -95,6 +101,9 @@ impl NodeShell {
             container.rootfs.add_file("/run/kubesim/iptables/filter", format!("{filter}{footer}").into_bytes(), 0o644);
             container.rootfs.add_file("/run/kubesim/iptables/nat", format!("{nat}{footer}").into_bytes(), 0o644);
         }
+        // The shell shares the node's network namespace: connections to 127.0.0.1 reach the
+        // node's own listeners (kube-proxy's servers, node ports on localhost), not the shell's.
+        self.cri.published = host.netfilter.node_ports.keys().copied().chain(host.kube_proxy.ports(true).into_iter().map(|p| (p, false))).collect();
         let argv = vec!["bash".to_string(), "-c".to_string(), line.to_string()];
         let io = ExecIo { stdin: Vec::new(), tty: true };
         let node = self.node.clone();
@@ -103,12 +112,14 @@ impl NodeShell {
             port = port.wrapping_add(1).max(40_000);
             let (dst, dst_port, udp) = call.destination();
             let now = net.now;
+            // A connection to 127.0.0.1 comes from 127.0.0.1.
+            let src = if dst.starts_with("127.") || dst == "localhost" { "127.0.0.1".to_string() } else { node_ip.clone() };
             let dnat = net
                 .hosts
                 .get_mut(&node)
-                .map(|h| h.netfilter.dnat((&node_ip, port), dst, dst_port, udp, &node_ip, now))
+                .map(|h| h.netfilter.dnat((&src, port), dst, dst_port, udp, &node_ip, now))
                 .unwrap_or(kubesim_host::netfilter::Dnat::Unchanged);
-            let packet = Packet::new(&node, node_ip.clone(), port, call, dnat);
+            let packet = Packet::new(&node, src, port, call, dnat);
             net.send(&packet, Origin::NodeShell).reply
         });
         let tree = self.cri.volumes.trees.remove(NODE_ROOT).unwrap_or_else(node_root);

@@ -22,6 +22,9 @@ pub struct RunOptions {
     pub commands: Vec<(Millis, String)>,
     /// `--scheduler-annotations`: kube-scheduler-simulator's result annotations on each pod.
     pub scheduler_annotations: bool,
+    /// Record the trace, notes and deliveries (`None`: yes). The swarm records none; what
+    /// happens is the same either way.
+    pub record_history: Option<bool>,
 }
 
 /// What a run produced.
@@ -48,7 +51,11 @@ pub fn run(options: RunOptions) -> RunOutcome {
 /// the `--at` commands queued. Returns the per-file outcomes and every error line.
 pub fn start(options: &RunOptions) -> (World, Vec<FileOutcome>, Vec<String>) {
     let (mut world, files, world_errors) = crate::loader::load(
-        crate::world::WorldConfig { scheduler_annotations: options.scheduler_annotations, ..crate::world::WorldConfig::seeded(options.seed) },
+        crate::world::WorldConfig {
+            scheduler_annotations: options.scheduler_annotations,
+            record_history: options.record_history.unwrap_or(true),
+            ..crate::world::WorldConfig::seeded(options.seed)
+        },
         &options.files,
     );
     let mut errors: Vec<String> = files.iter().flat_map(|f| f.errors.iter().map(|e| e.message.clone())).collect();

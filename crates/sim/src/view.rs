@@ -236,9 +236,10 @@ pub fn pod_view(pod: &Pod) -> PodView {
     let condition = |t: &str| conditions.iter().find(|c| c.type_ == t);
     let scheduled = condition("PodScheduled");
     let bound = spec.node_name.as_deref().is_some_and(|n| !n.is_empty());
-    let init_running =
-        init_statuses.iter().any(|s| s.state.as_ref().is_some_and(|st| st.running.is_some() || st.waiting.is_some()) && !s.started.unwrap_or(false))
-            && !statuses.iter().any(|s| s.state.as_ref().is_some_and(|st| st.running.is_some()));
+    // READY, STATUS and RESTARTS exactly as kubectl prints them (sidecars included); an init
+    // container still to complete is kubectl's `Init:N/M` (or `Init:<reason>`).
+    let print = kubesim_api::pod::print_pod(pod);
+    let init_running = print.status.starts_with("Init:");
     let lifecycle = if pod.metadata.deletion_timestamp.is_some() && phase != "Succeeded" && phase != "Failed" {
         Lifecycle::Terminating
     } else if status.reason.as_deref() == Some("Evicted") {
@@ -274,8 +275,6 @@ pub fn pod_view(pod: &Pod) -> PodView {
             _ => Lifecycle::ContainerCreating,
         }
     };
-    // READY, STATUS and RESTARTS exactly as kubectl prints them (sidecars included).
-    let print = kubesim_api::pod::print_pod(pod);
     PodView {
         namespace: pod.metadata.namespace.clone().unwrap_or_default(),
         name: pod.metadata.name.clone().unwrap_or_default(),
@@ -485,6 +484,28 @@ pub struct EventView {
     pub count: i32,
 }
 
+/// One Event object as the event log shows it.
+pub fn event_view(e: &kubesim_api::k8s_openapi::api::core::v1::Event) -> EventView {
+    let involved = &e.involved_object;
+    let source = e.source.as_ref();
+    EventView {
+        last_ms: e.last_timestamp.as_ref().map(millis_of).unwrap_or(0),
+        first_ms: e.first_timestamp.as_ref().map(millis_of).unwrap_or(0),
+        type_: e.type_.clone().unwrap_or_default(),
+        reason: e.reason.clone().unwrap_or_default(),
+        object: format!("{}/{}", involved.kind.clone().unwrap_or_default().to_ascii_lowercase(), involved.name.clone().unwrap_or_default()),
+        namespace: involved.namespace.clone().unwrap_or_default(),
+        message: e.message.clone().unwrap_or_default(),
+        source: match (source.and_then(|s| s.component.clone()), source.and_then(|s| s.host.clone())) {
+            (Some(c), Some(h)) => format!("{c}, {h}"),
+            (Some(c), None) => c,
+            (None, Some(h)) => h,
+            (None, None) => String::new(),
+        },
+        count: e.count.unwrap_or(1),
+    }
+}
+
 /// Every Event in the store, oldest first (by last timestamp, then name).
 pub fn events(world: &World) -> Vec<EventView> {
     let mut events: Vec<EventView> = world
@@ -492,28 +513,8 @@ pub fn events(world: &World) -> Vec<EventView> {
         .store()
         .list(("", "events"), None)
         .filter_map(|o| match o.as_ref() {
-            Object::Event(e) => Some(e),
+            Object::Event(e) => Some(event_view(e)),
             _ => None,
-        })
-        .map(|e| {
-            let involved = &e.involved_object;
-            let source = e.source.as_ref();
-            EventView {
-                last_ms: e.last_timestamp.as_ref().map(millis_of).unwrap_or(0),
-                first_ms: e.first_timestamp.as_ref().map(millis_of).unwrap_or(0),
-                type_: e.type_.clone().unwrap_or_default(),
-                reason: e.reason.clone().unwrap_or_default(),
-                object: format!("{}/{}", involved.kind.clone().unwrap_or_default().to_ascii_lowercase(), involved.name.clone().unwrap_or_default()),
-                namespace: involved.namespace.clone().unwrap_or_default(),
-                message: e.message.clone().unwrap_or_default(),
-                source: match (source.and_then(|s| s.component.clone()), source.and_then(|s| s.host.clone())) {
-                    (Some(c), Some(h)) => format!("{c}, {h}"),
-                    (Some(c), None) => c,
-                    (None, Some(h)) => h,
-                    (None, None) => String::new(),
-                },
-                count: e.count.unwrap_or(1),
-            }
         })
         .collect();
     kubesim_api::sort::sort_by(&mut events, |a, b| (a.last_ms, &a.object, &a.reason).cmp(&(b.last_ms, &b.object, &b.reason)));
@@ -866,13 +867,20 @@ fn packet_hops(p: &kubesim_runtime::net::PacketRecord, from: &str, names: &Names
             None => format!("opens a {} connection to {dst}", p.protocol.to_ascii_uppercase()),
         },
     ));
-    let rule = |node: &str, service: &str, endpoint: &Option<(String, u16)>| match endpoint {
+    let rule = |node: &str, service: &str, endpoint: &Option<(String, u16)>, snat: Option<&String>| match endpoint {
         // The CNI portmap plugin's hostPort rule (`hostPort 80 → namespace/pod`).
         Some((ip, port)) if service.starts_with("hostPort ") => hop(
             format!("{node}'s hostPort rules (CNI portmap)"),
             format!("{} DNATs it to {}", service.split(" →").next().unwrap_or(service), names.address(ip, *port)),
         ),
-        Some((ip, port)) => hop(format!("{node}'s kube-proxy rules"), format!("Service rule {service} DNATs it to {}", names.address(ip, *port))),
+        // KUBE-MARK-MASQ, then KUBE-POSTROUTING's MASQUERADE as it leaves the node.
+        Some((ip, port)) => hop(
+            format!("{node}'s kube-proxy rules"),
+            match snat {
+                Some(from) => format!("Service rule {service} DNATs it to {} and masquerades it as {from} (SNAT)", names.address(ip, *port)),
+                None => format!("Service rule {service} DNATs it to {}", names.address(ip, *port)),
+            },
+        ),
         // REJECT when the Service has no endpoint at all; DROP when it has some but none this
         // traffic may use (no local endpoint for a Local traffic policy, a source outside
         // loadBalancerSourceRanges): the client times out.
@@ -885,7 +893,7 @@ fn packet_hops(p: &kubesim_runtime::net::PacketRecord, from: &str, names: &Names
         ),
     };
     if let Some(service) = &p.service {
-        hops.push(rule(&p.from_host, service, &p.endpoint));
+        hops.push(rule(&p.from_host, service, &p.endpoint, p.snat.as_ref()));
     }
     // The machine the packet is on, and the fabric between machines.
     let mut at = if p.from_host.is_empty() { from.to_string() } else { p.from_host.clone() };
@@ -905,9 +913,9 @@ fn packet_hops(p: &kubesim_runtime::net::PacketRecord, from: &str, names: &Names
                 hops.push(hop(format!("load balancer {}:{}", p.dst.0, p.dst.1), format!("forwards the connection to node {node}")));
                 fabric(&mut hops, &mut at, node);
             }
-            Hop::Forwarded { node, service, endpoint } => {
+            Hop::Forwarded { node, service, endpoint, snat } => {
                 fabric(&mut hops, &mut at, node);
-                hops.push(rule(node, service, endpoint));
+                hops.push(rule(node, service, endpoint, snat.as_ref()));
             }
             Hop::Ingress { controller, host, path, server, location, ingress, upstream, status } => {
                 let (pod, node) = names.pod(&controller.0).map_or((controller.0.clone(), None), |(p, n)| (p.clone(), n.cloned()));

@@ -21,7 +21,8 @@ pub const WORKSTATION_HOST: &str = "";
 /// Its image (a Debian userland with curl and wget).
 pub const WORKSTATION_IMAGE: &str = "buildpack-deps:bookworm-curl";
 /// The programs a command line may start with to run on the workstation.
-pub const WORKSTATION_COMMANDS: &[&str] = &["curl", "wget", "nslookup", "dig", "ping", "nc", "host", "sh", "bash"];
+/// (`for` starts a shell loop typed there: `for node in $NODES; do curl -s $node:$NODEPORT; done`.)
+pub const WORKSTATION_COMMANDS: &[&str] = &["curl", "wget", "nslookup", "dig", "ping", "nc", "host", "sh", "bash", "for"];
 const CONTAINER: &str = "workstation-shell";
 
 /// Whether a command line is for the workstation's shell (`curl http://172.18.0.2:30080`).
@@ -46,6 +47,7 @@ impl Workstation {
             pod_namespace: String::new(),
             ip: WORKSTATION_IP.into(),
             share_pid: false,
+            interfaces: Vec::new(),
         };
         let _ = cri.run_pod_sandbox(&config, "workstation".into(), now);
         let mut env = BTreeMap::new();

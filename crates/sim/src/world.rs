@@ -80,7 +80,13 @@ pub struct WorldConfig {
     pub scheduler_annotations: bool,
     /// `--service-cluster-ip-range` (kind's `networking.serviceSubnet`): 10.96.0.0/12 by default.
     pub service_cidr: String,
+    /// A cap on the world's size (the browser app sets [`BROWSER_LIMITS`]); none by default.
+    pub limits: Option<kubesim_apiserver::WorldLimits>,
 }
+
+/// The browser app's cap: a runaway workload (a million replicas, a fork bomb of Jobs) is
+/// refused with FailedCreate events naming the cap instead of freezing the tab.
+pub const BROWSER_LIMITS: kubesim_apiserver::WorldLimits = kubesim_apiserver::WorldLimits { pods: 40_000, objects: 150_000 };
 
 impl WorldConfig {
     /// The defaults for a seed: history on, scheduler history on, default scheduler profile.
@@ -94,6 +100,7 @@ impl WorldConfig {
             cluster_dns: true,
             scheduler_annotations: false,
             service_cidr: DEFAULT_SERVICE_CIDR.to_string(),
+            limits: None,
         }
     }
 }
@@ -128,6 +135,8 @@ pub struct World {
     background: Vec<Option<Background>>,
     /// Local ports a running `kubectl port-forward` forwards: (its background handle, where).
     forwards: BTreeMap<u16, (usize, crate::port_forward::Forward)>,
+    /// Images an `image-pull-failure` fault made the registry refuse (until `heal`).
+    unpullable: Vec<String>,
 }
 
 /// A kubectl command running in the background ([`World::start_background`]).
@@ -168,12 +177,14 @@ impl World {
             node_shell: None,
             background: Vec::new(),
             forwards: BTreeMap::new(),
+            unpullable: Vec::new(),
         };
         for checker in crate::checkers::all() {
             world.runtime.add_checker(checker);
         }
         let service_cidr = check_service_cidr(&config.service_cidr)?;
         world.runtime.set_service_cidr(service_cidr);
+        world.runtime.set_limits(config.limits);
         let addons = if config.cluster_dns { crate::cluster::dns_addon_objects() } else { Vec::new() };
         for object in bootstrap_objects(&service_cidr.text()).into_iter().chain(addons) {
             world.runtime.as_actor("apiserver", |ctx| {
@@ -194,6 +205,7 @@ impl World {
         world.add_component(Box::new(kubesim_netpol::PolicyInformer::default()));
         world.add_component(Box::new(crate::ingress_nginx::IngressNginx::default()));
         world.add_component(Box::new(crate::ingress_nginx::WebhookCertgen::default()));
+        world.add_component(Box::new(crate::load_balancer::LoadBalancers::default()));
         Ok(world)
     }
 
@@ -605,6 +617,15 @@ impl World {
                 Ok(out) => (out, String::new(), 0),
                 Err(err) => (String::new(), format!("error: {err}\n"), 1),
             }
+        } else if trimmed.split_whitespace().next() == Some("reseed") {
+            let rest = trimmed["reseed".len()..].trim();
+            match rest.parse::<u64>() {
+                Ok(seed) => {
+                    self.runtime.reseed(seed);
+                    (format!("the world draws from seed {seed} from now on\n"), String::new(), 0)
+                }
+                Err(_) => (String::new(), format!("error: reseed takes one number, the new seed (got {rest:?})\n"), 1),
+            }
         } else if let Some(rest) = trimmed.strip_prefix("fault ") {
             match Fault::parse(rest).and_then(|fault| self.fault(&fault)) {
                 Ok(out) => (out, String::new(), 0),
@@ -777,7 +798,7 @@ impl World {
                         if start {
                             proxy.start(ctx);
                         } else {
-                            proxy.stop();
+                            proxy.stop(ctx);
                         }
                     }
                 });
@@ -787,7 +808,31 @@ impl World {
                     format!("kube-proxy on node/{node} stopped: the node's rules stay as they are and go stale")
                 })
             }
+            Fault::ImagePullFailure(image) => {
+                if kubesim_images::resolve(image).is_err() {
+                    return Err(format!("fault: {image:?} is not an image reference"));
+                }
+                if !self.unpullable.contains(image) {
+                    self.unpullable.push(image.clone());
+                    let image = image.clone();
+                    self.edit_missing_images(|missing| missing.push(image))?;
+                }
+                Ok(format!("the registry answers \"not found\" for {image} until heal"))
+            }
+            Fault::Compaction => {
+                self.runtime.compact_now();
+                Ok(format!("the store compacted its watch history up to revision {}", self.api().store().revision()))
+            }
+            Fault::WatchDisconnect(node) => {
+                self.runtime.disconnect(node);
+                self.runtime.reconnect(node);
+                Ok(format!("the watches of node/{node}'s agents broke: they relist"))
+            }
             Fault::Heal => {
+                let unpullable = std::mem::take(&mut self.unpullable);
+                if !unpullable.is_empty() {
+                    self.edit_missing_images(|missing| missing.retain(|m| !unpullable.contains(m)))?;
+                }
                 let names: Vec<String> = self.runtime.hosts().keys().cloned().collect();
                 for name in &names {
                     self.runtime.power_on(name);
@@ -809,6 +854,8 @@ impl World {
             }
         };
         if result.is_ok() {
+            // Checkers whose invariants hold only without faults stop applying them.
+            self.runtime.fault_injected(&fault.to_string());
             // Faults are logged in the trace too: an Event written by actor "fault".
             let subject = match fault {
                 Fault::ContainerCrash { pod, .. } => {
@@ -830,6 +877,34 @@ impl World {
             self.runtime.note(Note { t_ms: now, actor: "fault".into(), target, call: "fault".into(), detail: verb });
         }
         result
+    }
+
+    /// Changes the `missing` list of the `kube-system/kubesim-images` ConfigMap (creating it),
+    /// as actor `fault`: the image-pull-failure fault and its heal.
+    fn edit_missing_images(&mut self, f: impl FnOnce(&mut Vec<String>)) -> Result<(), String> {
+        let name = kubesim_kubelet::kubelet::IMAGE_CATALOGUE_CONFIGMAP;
+        let existing = self.api().store().get(("", "configmaps"), "kube-system", name).and_then(|o| match o.as_ref() {
+            Object::ConfigMap(cm) => Some((**cm).clone()),
+            _ => None,
+        });
+        let mut cm = existing.clone().unwrap_or_else(|| kubesim_api::k8s_openapi::api::core::v1::ConfigMap {
+            metadata: kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: Some(name.to_string()),
+                namespace: Some("kube-system".to_string()),
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        let data = cm.data.get_or_insert_with(Default::default);
+        let mut missing: Vec<String> =
+            data.get("missing").map(|m| m.split([',', '\n']).map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()).unwrap_or_default();
+        f(&mut missing);
+        data.insert("missing".to_string(), missing.join("\n"));
+        let object = Object::ConfigMap(Box::new(cm));
+        self.runtime
+            .as_actor("fault", |ctx| if existing.is_some() { ctx.update(object) } else { ctx.create(object) })
+            .map(|_| ())
+            .map_err(|e| format!("fault: {}", e.message))
     }
 
     /// Runs `f` with a context acting as `actor` (kubectl, the API server's bootstrap, ...).

@@ -198,3 +198,41 @@ fn a_pod_terminated_while_partitioned_is_deleted_after_the_heal() {
     world.run_until(120_000);
     assert_eq!(world.run_command("kubectl get pods").stderr, "No resources found in default namespace.\n");
 }
+
+// The registry refuses an image until heal: a roll-out to it stalls in ErrImagePull /
+// ImagePullBackOff (the old pods keep serving), and after the heal the kubelet's next retry
+// pulls it and the roll-out completes.
+#[test]
+fn an_image_pull_failure_stalls_a_rollout_until_heal() {
+    let outcome = scenario(
+        vec![(20_000, "fault image-pull-failure nginx:1.26"), (21_000, "kubectl set image deployment/web nginx=nginx:1.26"), (60_000, "fault heal")],
+        60_000,
+    );
+    let mut world = outcome.world;
+    let pods = world.run_command("kubectl get pods").stdout;
+    assert!(pods.contains("ImagePullBackOff") || pods.contains("ErrImagePull"), "{pods}");
+    assert_eq!(running_pods_by_node(&world).len(), 3, "the old pods keep running: {pods}");
+    world.run_until(60_000 + 6 * 60_000);
+    let status = world.run_command("kubectl rollout status deployment/web").stdout;
+    assert!(status.contains("successfully rolled out"), "{status}\n{}", world.run_command("kubectl get pods").stdout);
+    assert!(world.runtime().violations().is_empty(), "{:?}", world.runtime().violations());
+}
+
+// A watch disconnect: the node's agents relist and miss nothing; a forced compaction leaves
+// the cluster working.
+#[test]
+fn a_watch_disconnect_and_a_compaction_change_nothing_the_cluster_promises() {
+    let outcome = scenario(
+        vec![
+            (20_000, "kubectl scale deployment web --replicas=6"),
+            (20_000, "fault watch-disconnect node-1"),
+            (20_001, "fault compaction"),
+            (20_003, "fault watch-disconnect node-2"),
+        ],
+        60_000,
+    );
+    let mut world = outcome.world;
+    assert_eq!(running_pods_by_node(&world).len(), 6, "{}", world.run_command("kubectl get pods -o wide").stdout);
+    world.runtime_mut().finish_checks();
+    assert!(world.runtime().violations().is_empty(), "{:?}", world.runtime().violations());
+}

@@ -398,3 +398,94 @@ fn client_ip_affinity_sticks_until_the_endpoint_goes() {
     let moved = hostnames(&mut world, "sticky", 8);
     assert!(moved.iter().all(|h| h == &moved[0] && h != &first[0]), "{moved:?}");
 }
+
+/// The address agnhost's `/clientip` saw (its `ip:port` answer without the port).
+fn client_ip(world: &mut World, command: &str) -> Option<String> {
+    let out = world.run_command(command);
+    (out.exit_code == 0).then(|| out.stdout.trim().rsplit_once(':').map(|(ip, _)| ip.to_string()).unwrap_or_default())
+}
+
+// Source NAT as kube-proxy does it (the "Using Source IP" tutorial): a pod reaching a cluster IP
+// keeps its address; a node port with `externalTrafficPolicy: Cluster` is masqueraded by the
+// node the client entered, as the node's InternalIP towards an endpoint on another node and as
+// the node's pod-range gateway towards an endpoint on the node itself; with
+// `externalTrafficPolicy: Local` the client's address reaches the endpoint and the other nodes
+// drop; a pod reaching itself through its Service is masqueraded (hairpin).
+#[test]
+fn source_addresses_are_kept_or_masqueraded_as_kube_proxy_does() {
+    let mut world = world();
+    let pod_ip = world.run_command("kubectl get pod client -o jsonpath={.status.podIP}").stdout;
+    assert_eq!(client_ip(&mut world, "kubectl exec client -- wget -qO- http://web/clientip").as_deref(), Some(pod_ip.as_str()), "cluster IP");
+    // eTP Cluster, from the workstation: node-1 and node-2 forward to node-3's endpoint.
+    assert_eq!(client_ip(&mut world, "curl -s http://172.18.0.2:30080/clientip").as_deref(), Some("172.18.0.2"));
+    assert_eq!(client_ip(&mut world, "curl -s http://172.18.0.3:30080/clientip").as_deref(), Some("172.18.0.3"));
+    let node3_gateway = world.run_command("kubectl get node node-3 -o jsonpath={.spec.podCIDR}").stdout.replace(".0/24", ".1");
+    assert_eq!(client_ip(&mut world, "curl -s http://172.18.0.4:30080/clientip"), Some(node3_gateway), "the endpoint's own node: its veth's address");
+    // A pod to a node port is masqueraded too (KUBE-EXT's "masquerade traffic" rule).
+    assert_eq!(client_ip(&mut world, "kubectl exec client -- wget -qO- http://172.18.0.3:30080/clientip").as_deref(), Some("172.18.0.3"));
+    // The network view names the masquerade.
+    let before = world.runtime().packets().1;
+    world.run_command("curl -s http://172.18.0.2:30080/clientip");
+    let sent = kubesim_sim::view::packets_since(&world, before);
+    assert!(sent[0].hops.iter().any(|h| h.what.contains("masquerades it as 172.18.0.2 (SNAT)")), "{:#?}", sent[0].hops);
+    // eTP Local: the client's address, only from the endpoint's node.
+    world.run_command(r#"kubectl patch svc web -p '{"spec":{"externalTrafficPolicy":"Local"}}'"#);
+    world.run_until(world.now() + 3_000);
+    assert_eq!(client_ip(&mut world, "curl -s --connect-timeout 1 http://172.18.0.4:30080/clientip").as_deref(), Some("172.18.0.1"));
+    assert_eq!(client_ip(&mut world, "curl -s --connect-timeout 1 http://172.18.0.2:30080/clientip"), None, "dropped");
+}
+
+// kube-proxy's health-check server and the load balancer that uses it: with
+// `externalTrafficPolicy: Local` every node answers the Service's healthCheckNodePort (from the
+// node and from outside) — 200 with a local endpoint, 503 without — and once the checks have
+// failed on the other nodes the load balancer sends every connection to the endpoint's node,
+// which keeps the client's address; with `Cluster` it checks kube-proxy's :10256/healthz, every
+// node passes, and the endpoint sees the forwarding node's address.
+#[test]
+fn load_balancers_follow_kube_proxys_health_checks() {
+    let mut world = world();
+    world.run_command(r#"kubectl patch svc web -p '{"spec":{"type":"LoadBalancer"}}'"#);
+    world.run_until(world.now() + 10_000);
+    let seen = client_ip(&mut world, "curl -s --max-time 2 http://172.18.255.1/clientip").unwrap_or_default();
+    assert!(seen != "172.18.0.1" && (seen.starts_with("172.18.0.") || seen.starts_with("10.244.")), "masqueraded by the node it entered: {seen}");
+    let healthz = world.run_command("curl -s http://172.18.0.2:10256/healthz");
+    assert!(healthz.stdout.contains("\"healthy\":true"), "{healthz:?}");
+    world.run_command(r#"kubectl patch svc web -p '{"spec":{"externalTrafficPolicy":"Local"}}'"#);
+    world.run_until(world.now() + 2_000);
+    let port = world.run_command("kubectl get svc web -o jsonpath={.spec.healthCheckNodePort}").stdout;
+    let on_node = |world: &mut World, node: &str| world.run_command(&format!("minikube ssh -n {node} -- curl -s localhost:{port}/healthz")).stdout;
+    assert!(on_node(&mut world, "node-3").contains("\"localEndpoints\": 1,"), "{}", on_node(&mut world, "node-3"));
+    assert!(on_node(&mut world, "node-1").contains("\"localEndpoints\": 0,"));
+    let outside = world.run_command(&format!("curl -si http://172.18.0.2:{port}/healthz"));
+    assert!(outside.stdout.starts_with("HTTP/1.1 503 Service Unavailable\r\n"), "{outside:?}");
+    assert!(outside.stdout.contains("X-Load-Balancing-Endpoint-Weight: 0\r\n"), "{outside:?}");
+    let metrics = world.run_command("minikube ssh -n node-1 -- curl -s localhost:10249/proxyMode");
+    assert_eq!(metrics.stdout, "iptables");
+    let not_outside = world.run_command("curl -sS http://172.18.0.2:10249/proxyMode");
+    assert_eq!(not_outside.exit_code, 7, "the metrics server binds 127.0.0.1: {not_outside:?}");
+    // Three failed checks 3 s apart take node-1 and node-2 out.
+    world.run_until(world.now() + 10_000);
+    for _ in 0..12 {
+        assert_eq!(client_ip(&mut world, "curl -s --max-time 2 http://172.18.255.1/clientip").as_deref(), Some("172.18.0.1"), "the client's address");
+    }
+    // Back to Cluster: the health check node port closes.
+    world.run_command(r#"kubectl patch svc web -p '{"spec":{"externalTrafficPolicy":"Cluster"}}'"#);
+    world.run_until(world.now() + 2_000);
+    let closed = world.run_command(&format!("curl -sS http://172.18.0.2:{port}/healthz"));
+    assert_eq!(closed.exit_code, 7, "{closed:?}");
+}
+
+// NetworkPolicy sees a masqueraded connection's new source: with every ingress to the web pod
+// denied, a node port entered on another node arrives from that node's address and is dropped,
+// while one entered on the pod's own node arrives from that node's address on the pod's veth
+// (its pod range's gateway) — traffic from the pod's own node, which is always admitted.
+#[test]
+fn network_policy_sees_the_masqueraded_source() {
+    let mut world = world();
+    apply_yaml(&mut world, "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: deny}\nspec:\n  podSelector: {matchLabels: {app: web}}\n  policyTypes: [Ingress]\n");
+    world.run_until(world.now() + 3_000);
+    let other = world.run_command("curl -s --max-time 2 http://172.18.0.2:30080/clientip");
+    assert_eq!(other.exit_code, 28, "from node-1's address: dropped: {other:?}");
+    let own = world.run_command("curl -s --max-time 2 http://172.18.0.4:30080/clientip");
+    assert_eq!(own.exit_code, 0, "from node-3's gateway: the pod's own node: {own:?}");
+}

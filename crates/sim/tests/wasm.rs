@@ -30,3 +30,12 @@ fn the_wasm_trace_is_identical_to_the_native_trace() {
     let again = run_nginx(1);
     assert_eq!(trace_hash(again.world.trace()), golden);
 }
+
+// A swarm seed (random cluster, workload, actions and faults, heal, liveness) in the browser:
+// its history hashes as the native run's (the golden the native swarm test checks).
+#[wasm_bindgen_test]
+fn a_swarm_seed_runs_as_natively() {
+    let outcome = kubesim_sim::swarm::execute(&kubesim_sim::swarm::plan(3, 1), None);
+    assert_eq!(outcome.signature(), None, "{:?} {:?}", outcome.violations, outcome.liveness);
+    assert_eq!(outcome.hash, include_str!("golden/swarm-seed3-1min.fnv").trim());
+}

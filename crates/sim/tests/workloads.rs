@@ -173,3 +173,16 @@ fn a_statefulset_recreated_after_an_orphaning_delete_adopts_its_pods_and_history
     assert_eq!(revisions.len(), 1, "the orphaned revision is adopted, not duplicated");
     assert_eq!(revisions[0]["metadata"]["ownerReferences"][0]["uid"], uid.as_str());
 }
+
+// A StatefulSet deleted in the foreground goes, with its pods: the controller leaves a set
+// being deleted alone (updateStatefulSet), rather than recreating the pods the garbage
+// collector deletes, for ever. Found by the swarm (seed 1027, shrunk to this).
+#[test]
+fn a_statefulset_deleted_in_the_foreground_goes_with_its_pods() {
+    let yaml = "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec:\n  serviceName: db\n  replicas: 2\n  selector: {matchLabels: {app: db}}\n  template:\n    metadata: {labels: {app: db}}\n    spec:\n      containers:\n      - {name: db, image: nginx:1.27, volumeMounts: [{name: data, mountPath: /usr/share/nginx/html}]}\n  volumeClaimTemplates:\n  - metadata: {name: data}\n    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n";
+    let world = scenario(yaml, &[(30_000, "kubectl delete statefulset db --cascade=foreground --wait=false")], 120_000);
+    let store = world.api().store();
+    assert!(store.get(("apps", "statefulsets"), "default", "db").is_none(), "the set is gone");
+    assert_eq!(store.list(("", "pods"), Some("default")).count(), 0, "and its pods");
+    assert!(world.trace().len() < 2_000, "no create/delete fight: {} writes", world.trace().len());
+}

@@ -30,6 +30,61 @@ impl PartialEq for Sim {
     }
 }
 
+/// The fork being compared ("what if?"): its own driver following the original's clock.
+pub struct Fork {
+    /// The fork's driver.
+    pub driver: Driver,
+    /// The virtual time it branched off.
+    pub at_ms: Millis,
+    /// How many inputs its history held when it branched (the rest were done to the fork).
+    pub base_inputs: usize,
+    /// The editor and the console act on the fork.
+    pub to_fork: bool,
+    /// Wall time of the last comparison with the original.
+    last_diff_wall: f64,
+}
+
+impl Fork {
+    /// What was done to the fork since it branched: its inputs' labels.
+    pub fn label(&self) -> String {
+        self.driver.engine().inputs().skip(self.base_inputs).map(|(i, _)| i.label()).collect::<Vec<_>>().join(" · ")
+    }
+
+    /// The inputs a shared link recreates the fork from: every user input of its history.
+    pub fn user_inputs(&self) -> Vec<crate::engine::TimedInput> {
+        self.driver.engine().inputs().filter(|(i, _)| i.user).map(|(i, _)| i.clone()).collect()
+    }
+}
+
+/// Shared access to the fork, if any (identity comparison).
+#[derive(Clone, Default)]
+pub struct ForkSlot(pub Rc<RefCell<Option<Fork>>>);
+
+impl PartialEq for ForkSlot {
+    fn eq(&self, other: &ForkSlot) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// What the fork controls ask for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ForkCommand {
+    /// Fork the history at now (replacing any fork).
+    Open,
+    /// Drop the fork.
+    Close,
+    /// The editor and console act on the fork (true) or the original.
+    Target(bool),
+}
+
+/// How often (wall ms) the fork is compared with the original while playing.
+const DIFF_EVERY_MS: f64 = 500.0;
+
+/// Compares the fork with the original now.
+fn compare(main: &Driver, fork: &Driver) -> Rc<kubesim_sim::diff::WorldDiff> {
+    Rc::new(kubesim_sim::diff::diff_worlds(main.engine().world(), fork.engine().world()))
+}
+
 /// Everything a view may do, as callbacks (the effects live here, not in the reducer).
 #[derive(Clone, PartialEq)]
 pub struct Controls {
@@ -45,8 +100,12 @@ pub struct Controls {
     pub step: Callback<i32>,
     /// Load a scenario by name.
     pub load: Callback<String>,
+    /// Open, close or target the fork.
+    pub fork: Callback<ForkCommand>,
     /// The driver, for read-only queries while rendering.
     pub sim: Sim,
+    /// The fork, if any.
+    pub forked: ForkSlot,
 }
 
 /// Wall clock in ms (performance.now), for animation and frame budgets only.
@@ -102,13 +161,34 @@ pub fn app(props: &AppProps) -> Html {
                 driver.engine_mut().seek(t);
                 driver.refresh(0.0);
             }
-            Sim(Rc::new(RefCell::new(driver)))
+            // A shared fork: its own history, replayed from the scenario and its inputs.
+            let fork = options.fork.as_ref().map(|(at_ms, inputs)| {
+                let mut scenario = driver.scenario().clone();
+                let base = scenario.inputs.len() + inputs.iter().filter(|i| i.t_ms < *at_ms).count();
+                scenario.inputs.extend(inputs.iter().cloned());
+                kubesim_api::sort::sort_by_key(&mut scenario.inputs, |i| i.t_ms);
+                let engine = crate::engine::Engine::with_scheduler_annotations(options.seed, scenario.inputs.clone(), options.scheduler_annotations);
+                let mut fork_driver = Driver::from_engine(engine, scenario);
+                fork_driver.engine_mut().seek(driver.engine().now());
+                fork_driver.refresh(0.0);
+                Fork { driver: fork_driver, at_ms: *at_ms, base_inputs: base, to_fork: true, last_diff_wall: f64::NEG_INFINITY }
+            });
+            (Sim(Rc::new(RefCell::new(driver))), ForkSlot(Rc::new(RefCell::new(fork))))
         })
     };
+    let forked = sim.1.clone();
+    let sim = Rc::new(sim.0.clone());
     let state = {
         let frame = sim.0.borrow().frame();
         let options = options.clone();
-        use_reducer(move || AppState::new(&options, frame))
+        let fork = forked.0.borrow().as_ref().map(|f| crate::state::ForkState {
+            at_ms: f.at_ms,
+            label: f.label(),
+            frame: f.driver.frame(),
+            diff: compare(&sim.0.borrow(), &f.driver),
+            to_fork: f.to_fork,
+        });
+        use_reducer(move || AppState { fork, ..AppState::new(&options, frame) })
     };
     let settings = use_mut_ref(|| (state.playing, state.speed));
     *settings.borrow_mut() = (state.playing, state.speed);
@@ -116,20 +196,37 @@ pub fn app(props: &AppProps) -> Html {
     let controls = {
         let dispatcher = state.dispatcher();
         let sim = (*sim).clone();
+        let forked = forked.clone();
         use_memo((), move |_| {
             let d = dispatcher.clone();
             let dispatch = Callback::from(move |action: Action| d.dispatch(action));
+            // The editor and console act on the fork when it is the target.
+            let on_fork = {
+                let (d, forked) = (dispatcher.clone(), forked.clone());
+                move |act: &mut dyn FnMut(&mut Driver)| -> bool {
+                    let mut slot = forked.0.borrow_mut();
+                    let Some(fork) = slot.as_mut().filter(|f| f.to_fork) else { return false };
+                    act(&mut fork.driver);
+                    let frame = fork.driver.refresh(wall_now());
+                    d.dispatch(Action::ForkFrame(frame, fork.label(), None));
+                    true
+                }
+            };
             let apply = {
-                let (d, sim) = (dispatcher.clone(), sim.clone());
+                let (d, sim, on_fork) = (dispatcher.clone(), sim.clone(), on_fork.clone());
                 Callback::from(move |text: String| {
-                    let result = sim.0.borrow_mut().engine_mut().apply_now(Input::Apply { name: "editor.yaml".into(), text });
-                    let frame = sim.0.borrow_mut().refresh(wall_now());
-                    d.dispatch(Action::Applied(Rc::new(result)));
-                    d.dispatch(Action::Frame(frame));
+                    let input = Input::Apply { name: "editor.yaml".into(), text };
+                    let mut result = None;
+                    if !on_fork(&mut |fork| result = Some(fork.engine_mut().apply_now(input.clone()))) {
+                        result = Some(sim.0.borrow_mut().engine_mut().apply_now(input.clone()));
+                        let frame = sim.0.borrow_mut().refresh(wall_now());
+                        d.dispatch(Action::Frame(frame));
+                    }
+                    d.dispatch(Action::Applied(Rc::new(result.unwrap_or_default())));
                 })
             };
             let command = {
-                let (d, sim) = (dispatcher.clone(), sim.clone());
+                let (d, sim, on_fork) = (dispatcher.clone(), sim.clone(), on_fork.clone());
                 Callback::from(move |line: String| {
                     let line = line.trim().to_string();
                     if line.is_empty() {
@@ -139,15 +236,24 @@ pub fn app(props: &AppProps) -> Html {
                     // command lines the world knows run as typed (faults, `netpol`, `hops`,
                     // `minikube`, and the workstation's curl, wget, nslookup, ...).
                     let first = line.split_whitespace().next().unwrap_or("");
-                    let ours = matches!(first, "kubectl" | "fault" | "netpol" | "hops" | "minikube") || kubesim_sim::workstation::is_workstation_command(&line);
+                    let ours = matches!(first, "kubectl" | "fault" | "netpol" | "hops" | "minikube" | "reseed")
+                        || kubesim_sim::workstation::is_workstation_command(&line);
                     let full = if ours { line.clone() } else { format!("kubectl {line}") };
                     let t_ms = sim.0.borrow().engine().now();
-                    let result = sim.0.borrow_mut().engine_mut().apply_now(Input::Command(full.clone()));
-                    let frame = sim.0.borrow_mut().refresh(wall_now());
+                    let input = Input::Command(full.clone());
+                    let mut result = None;
+                    let shown = if on_fork(&mut |fork| result = Some(fork.engine_mut().apply_now(input.clone()))) {
+                        format!("[fork] {full}")
+                    } else {
+                        result = Some(sim.0.borrow_mut().engine_mut().apply_now(input.clone()));
+                        let frame = sim.0.borrow_mut().refresh(wall_now());
+                        d.dispatch(Action::Frame(frame));
+                        full
+                    };
+                    let result = result.unwrap_or_default();
                     let stdout = result.lines.join("\n");
                     let stderr = result.errors.iter().map(|e| e.message.clone()).collect::<Vec<_>>().join("\n");
-                    d.dispatch(Action::Console(ConsoleEntry { t_ms, line: full, stdout, stderr }));
-                    d.dispatch(Action::Frame(frame));
+                    d.dispatch(Action::Console(ConsoleEntry { t_ms, line: shown, stdout, stderr }));
                 })
             };
             let seek = {
@@ -179,10 +285,11 @@ pub fn app(props: &AppProps) -> Html {
                 })
             };
             let load = {
-                let (d, sim) = (dispatcher.clone(), sim.clone());
+                let (d, sim, forked) = (dispatcher.clone(), sim.clone(), forked.clone());
                 Callback::from(move |name: String| {
                     let Some(scenario) = crate::scenarios::by_name(&name) else { return };
                     let view = View::parse(scenario.view);
+                    *forked.0.borrow_mut() = None;
                     let frame = sim.0.borrow_mut().load(scenario, wall_now());
                     // Keep the address shareable (full app only: embeds do not own the URL).
                     if web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id("kubesim-app")).is_some() {
@@ -197,12 +304,39 @@ pub fn app(props: &AppProps) -> Html {
                     d.dispatch(Action::Play);
                 })
             };
-            Controls { dispatch, apply, command, seek, step, load, sim }
+            let fork = {
+                let (d, sim, forked) = (dispatcher.clone(), sim.clone(), forked.clone());
+                Callback::from(move |command: ForkCommand| match command {
+                    ForkCommand::Open => {
+                        let main = sim.0.borrow();
+                        let driver = main.fork(wall_now());
+                        let at_ms = main.engine().now();
+                        let base_inputs = driver.engine().inputs().count();
+                        let state =
+                            crate::state::ForkState { at_ms, label: String::new(), frame: driver.frame(), diff: compare(&main, &driver), to_fork: true };
+                        *forked.0.borrow_mut() = Some(Fork { driver, at_ms, base_inputs, to_fork: true, last_diff_wall: wall_now() });
+                        d.dispatch(Action::Pause);
+                        d.dispatch(Action::Forked(Some(state)));
+                    }
+                    ForkCommand::Close => {
+                        *forked.0.borrow_mut() = None;
+                        d.dispatch(Action::Forked(None));
+                    }
+                    ForkCommand::Target(to_fork) => {
+                        if let Some(fork) = forked.0.borrow_mut().as_mut() {
+                            fork.to_fork = to_fork;
+                            d.dispatch(Action::ForkTarget(to_fork));
+                        }
+                    }
+                })
+            };
+            Controls { dispatch, apply, command, seek, step, load, fork, sim, forked }
         })
     };
 
     {
         let sim = (*sim).clone();
+        let forked = forked.clone();
         let dispatcher = state.dispatcher();
         let settings = settings.clone();
         use_effect_with((), move |_| {
@@ -212,7 +346,20 @@ pub fn app(props: &AppProps) -> Html {
                 let frame = sim.0.borrow_mut().tick(t, playing, speed, 9.0, &wall_now);
                 if last.as_ref().is_none_or(|l| !Rc::ptr_eq(l, &frame)) {
                     last = Some(frame.clone());
-                    dispatcher.dispatch(Action::Frame(frame));
+                    dispatcher.dispatch(Action::Frame(frame.clone()));
+                }
+                // The fork follows the original's clock, with its own budget.
+                if let Some(fork) = forked.0.borrow_mut().as_mut() {
+                    let before = fork.driver.frame();
+                    let fork_frame = fork.driver.follow(frame.t_ms, t, playing, 6.0, &wall_now);
+                    if !Rc::ptr_eq(&before, &fork_frame) {
+                        let due = !playing || t - fork.last_diff_wall >= DIFF_EVERY_MS;
+                        let diff = due.then(|| compare(&sim.0.borrow(), &fork.driver));
+                        if due {
+                            fork.last_diff_wall = t;
+                        }
+                        dispatcher.dispatch(Action::ForkFrame(fork_frame, fork.label(), diff));
+                    }
                 }
             });
             move || stop()
@@ -277,6 +424,9 @@ pub fn app(props: &AppProps) -> Html {
     let frame = state.frame.clone();
     let on_select = controls.dispatch.reform(Action::Select);
     let stage = |view: View| -> Html {
+        if let (Some(fork), View::Overview | View::Cluster) = (&state.fork, view) {
+            return html! { <crate::components::fork::ForkCompare frame={frame.clone()} fork={fork.clone()} selection={state.selection.clone()} on_select={on_select.clone()} /> };
+        }
         match view {
             View::Overview => html! {
                 <div class="ks-overview">
@@ -303,12 +453,20 @@ pub fn app(props: &AppProps) -> Html {
         Theme::Dark => "ks-dark",
     };
     let scenario_title = sim.0.borrow().scenario().title;
-    let share_link = state.share_open.then(|| share_link(&sim.0.borrow(), &state));
+    let share_link = state.share_open.then(|| share_link(&sim.0.borrow(), forked.0.borrow().as_ref(), &state));
     html! {
         <ContextProvider<Controls> context={(*controls).clone()}>
             <div ref={root} class={classes!("ks", theme, state.embed.then_some("ks-embed"), format!("ks-view-{}", state.view.name()))} tabindex="-1" aria-label="kubesim: Kubernetes control-plane simulator">
                 if !state.embed {
                     <Header view={state.view} theme={state.theme} scenario_title={scenario_title} scene={frame.scene.clone()} revision={frame.revision} />
+                }
+                if frame.limit_refusals > 0 {
+                    <div class="ks-notice ks-limit" role="alert">
+                        <span>{ format!(
+                            "This cluster reached the browser's cap of {} pods or {} objects: {} creates were refused (FailedCreate events name the cap) and the rest runs on. Scale down or delete to make room; `kubesim run` natively has no cap.",
+                            kubesim_sim::world::BROWSER_LIMITS.pods, kubesim_sim::world::BROWSER_LIMITS.objects, frame.limit_refusals
+                        ) }</span>
+                    </div>
                 }
                 if let Some(notice) = state.notice.clone() {
                     <div class="ks-notice" role="status">
@@ -318,13 +476,16 @@ pub fn app(props: &AppProps) -> Html {
                 }
                 <div class="ks-body">
                     <main class="ks-stage" aria-label={format!("{} view", state.view.label())}>
+                        if let Some(fork) = state.fork.clone() {
+                            <crate::components::fork::ForkBar {fork} />
+                        }
                         { stage(state.view) }
                     </main>
                     if !state.embed {
                         <SidePanel state={(*state).clone()} />
                     }
                 </div>
-                <Timeline frame={frame.clone()} playing={state.playing} speed={state.speed} compact={state.embed} />
+                <Timeline frame={frame.clone()} playing={state.playing} speed={state.speed} compact={state.embed} fork_at={state.fork.as_ref().map(|f| f.at_ms)} />
                 if state.gallery_open {
                     <Gallery current={state.scenario.clone()} />
                 }
@@ -340,7 +501,7 @@ pub fn app(props: &AppProps) -> Html {
 }
 
 /// The link that reopens this moment ([`crate::share`]), with how many user inputs it replays.
-fn share_link(driver: &Driver, state: &AppState) -> (String, usize) {
+fn share_link(driver: &Driver, fork: Option<&Fork>, state: &AppState) -> (String, usize) {
     use crate::share::{Moment, SharedSelection};
     let engine = driver.engine();
     let inputs: Vec<crate::engine::TimedInput> = engine.inputs().filter(|(i, _)| i.user).map(|(i, _)| i.clone()).collect();
@@ -350,8 +511,9 @@ fn share_link(driver: &Driver, state: &AppState) -> (String, usize) {
         _ => None,
     };
     let replayed = inputs.len();
+    let fork = fork.map(|f| (f.at_ms, f.user_inputs()));
     let mut query =
-        crate::share::query(&Moment { scenario: &state.scenario, seed: engine.seed(), view: state.view.name(), t_ms: engine.now(), selection, inputs });
+        crate::share::query(&Moment { scenario: &state.scenario, seed: engine.seed(), view: state.view.name(), t_ms: engine.now(), selection, inputs, fork });
     if engine.scheduler_annotations() {
         query.push_str("&scheduler-annotations=1");
     }

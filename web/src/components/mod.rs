@@ -5,6 +5,7 @@ pub mod app;
 pub mod canvas;
 pub mod cluster;
 pub mod flow;
+pub mod fork;
 pub mod gallery;
 pub mod header;
 pub mod inspector;

@@ -20,6 +20,7 @@ pub fn icon(name: &str) -> Html {
         "back" => "M12 3.5v9L5.5 8zM3.5 3.5h2v9h-2z",
         "forward" => "M4 3.5v9L10.5 8zM10.5 3.5h2v9h-2z",
         "restart" => "M3 3h2v10H3zM13 3.5v9L6 8z",
+        "fork" => "M3 1.5h2v4.3l3 3 3-3V1.5h2v5.1l-4 4v3.9H7v-3.9l-4-4z",
         _ => "",
     };
     html! { <svg class="ks-icon" viewBox="0 0 16 16" aria-hidden="true"><path d={d} /></svg> }
@@ -36,6 +37,9 @@ pub struct TimelineProps {
     pub speed: f64,
     /// Embedded (smaller).
     pub compact: bool,
+    /// Where the fork being compared branched off.
+    #[prop_or_default]
+    pub fork_at: Option<Millis>,
 }
 
 const SCALES: [Millis; 12] = [30_000, 60_000, 120_000, 300_000, 600_000, 1_200_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 43_200_000, 86_400_000];
@@ -188,6 +192,7 @@ pub fn timeline(props: &TimelineProps) -> Html {
     let back = controls.step.reform(|_: MouseEvent| -1);
     let forward = controls.step.reform(|_: MouseEvent| 1);
     let restart = controls.seek.reform(|_: MouseEvent| 0);
+    let what_if = controls.fork.reform(|_: MouseEvent| crate::components::app::ForkCommand::Open);
     let on_speed = controls.dispatch.reform(|e: Event| {
         let value = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlSelectElement>().ok()).map(|s| s.value()).unwrap_or_default();
         Action::SetSpeed(value.parse().unwrap_or(1.0))
@@ -218,6 +223,12 @@ pub fn timeline(props: &TimelineProps) -> Html {
                     <span class="ks-clock-value">{ clock(frame.t_ms) }</span>
                     <span class={classes!("ks-status", status.0)} title={status.1}>{ status.1 }</span>
                 </div>
+                if !props.compact {
+                    <button class="ks-button ks-small ks-whatif" onclick={what_if} aria-label="What if? Fork the history here"
+                        title="What if? Fork the history at this moment, change the fork, and play both futures side by side">
+                        { icon("fork") }{ if props.fork_at.is_some() { "Fork again" } else { "What if?" } }
+                    </button>
+                }
             </div>
             <div class="ks-track" ref={track} onpointerdown={on_down} onpointermove={on_move} onpointerup={on_up.clone()} onpointercancel={on_up}
                 onkeydown={on_key} tabindex="0" role="slider" aria-label="Virtual time" aria-valuemin="0" aria-valuemax={scale.to_string()} aria-valuenow={frame.t_ms.to_string()} aria-valuetext={clock(frame.t_ms)}>
@@ -228,6 +239,12 @@ pub fn timeline(props: &TimelineProps) -> Html {
                     { for ticks }
                     { for warnings }
                     { for markers }
+                    if let Some(at) = props.fork_at {
+                        <g class="ks-fork-mark">
+                            <line x1={format!("{:.2}%", (at as f64 / scale as f64 * 100.0).min(100.0))} x2={format!("{:.2}%", (at as f64 / scale as f64 * 100.0).min(100.0))} y1="0" y2="36" />
+                            <title>{ format!("the fork branched here, at {}", clock(at)) }</title>
+                        </g>
+                    }
                     <line x1={format!("{played:.2}%")} x2={format!("{played:.2}%")} y1="0" y2="36" class="ks-playhead" />
                     <circle cx={format!("{played:.2}%")} cy="31" r="5" class="ks-playhead-knob" />
                     if let Some((x, t)) = ghost {

@@ -608,3 +608,64 @@ pub(crate) fn pwd(c: &mut Ctx) -> i32 {
     c.outs(&format!("{cwd}\n"));
     0
 }
+
+/// busybox `ip [-4|-6] addr|link [show [dev] IFACE]` (networking/libiproute/ipaddress.c's
+/// print_linkinfo and print_addrinfo): the namespace's interfaces from [`crate::program::Os::interfaces`].
+pub(crate) fn ip(c: &mut Ctx) -> i32 {
+    let mut family = None;
+    let mut words = Vec::new();
+    for a in c.args.clone() {
+        match a.as_str() {
+            "-4" => family = Some(4),
+            "-6" => family = Some(6),
+            "-0" => family = Some(0),
+            _ => words.push(a),
+        }
+    }
+    let object = words.first().cloned().unwrap_or_default();
+    let addresses = matches!(object.as_str(), "a" | "ad" | "add" | "addr" | "addre" | "addres" | "address");
+    let links = matches!(object.as_str(), "l" | "li" | "lin" | "link");
+    if !addresses && !links {
+        c.err_raw("kubesim: this ip models `ip addr` and `ip link` only\n");
+        return 1;
+    }
+    let mut rest: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+    if rest.first().is_some_and(|w| matches!(*w, "s" | "sh" | "sho" | "show" | "list" | "lst")) {
+        rest.remove(0);
+    }
+    if rest.first() == Some(&"dev") {
+        rest.remove(0);
+    }
+    let only = rest.first().map(|s| s.to_string());
+    let interfaces = c.os.interfaces();
+    if let Some(name) = &only {
+        if !interfaces.iter().any(|i| &i.name == name) {
+            c.err_raw(&format!("ip: can't find device '{name}'\n"));
+            return 1;
+        }
+    }
+    let mut out = String::new();
+    for i in interfaces.iter().filter(|i| only.as_ref().is_none_or(|n| &i.name == n)) {
+        let name = match i.peer {
+            Some(peer) => format!("{}@if{peer}", i.name),
+            None => i.name.clone(),
+        };
+        out.push_str(&format!("{}: {name}: <{}> mtu {} qdisc noqueue \n", i.index, i.flags, i.mtu));
+        if family.is_none() || family == Some(0) || links {
+            out.push_str(&format!("    link/{} {} brd {}\n", i.link_type, i.mac, i.brd));
+        }
+        if links {
+            continue;
+        }
+        if let Some((ip, prefix, brd)) = i.inet.as_ref().filter(|_| family.is_none() || family == Some(4)) {
+            let brd = brd.as_ref().map(|b| format!("brd {b} ")).unwrap_or_default();
+            out.push_str(&format!("    inet {ip}/{prefix} {brd}scope {} {}\n       valid_lft forever preferred_lft forever\n", i.scope, i.name));
+        }
+        if let Some((ip, prefix)) = i.inet6.as_ref().filter(|_| family.is_none() || family == Some(6)) {
+            let scope = if ip.starts_with("fe80:") { "link" } else { "host" };
+            out.push_str(&format!("    inet6 {ip}/{prefix} scope {scope} \n       valid_lft forever preferred_lft forever\n"));
+        }
+    }
+    c.out(out.as_bytes());
+    0
+}

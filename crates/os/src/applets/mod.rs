@@ -305,6 +305,7 @@ pub fn sync_applet(name: &str) -> Option<AppletFn> {
         "od" => text::od,
         "date" => misc::date,
         "hostname" => misc::hostname,
+        "ip" => misc::ip,
         "env" | "printenv" => misc::env,
         "id" => misc::id,
         "whoami" => misc::whoami,

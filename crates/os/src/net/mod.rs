@@ -6,6 +6,7 @@ pub mod curl;
 pub mod dig;
 pub mod getent;
 pub mod http;
+pub mod iface;
 pub mod nc;
 pub mod nslookup;
 pub mod ping;
