@@ -500,6 +500,19 @@ spec:
         await p.keyboard.press("Escape");
       }
       if (theme === "dark") await shot(p, "25-dark-inspector");
+      // "What if?": the fork's bar, both futures side by side and what differs, after a change
+      // made in the fork through the console.
+      await p.goto(`${base}/index.html?scenario=nginx&view=cluster&speed=100&theme=${theme}`);
+      await p.waitForFunction(() => __ks.clock() >= 10 && __ks.pause(), null, { timeout: 30000 }).catch(() => {});
+      await p.click(".ks-whatif");
+      await p.waitForSelector(".ks-fork-bar", { timeout: 10000 });
+      await p.click("#ks-ptab-kubectl");
+      await p.fill(".ks-console-in input", "scale deployment/nginx --replicas=5");
+      await p.press(".ks-console-in input", "Enter");
+      await p.click("button.ks-play[aria-label='Play']");
+      await p.waitForFunction(() => __ks.clock() >= 20 && __ks.pause(), null, { timeout: 30000 }).catch(() => {});
+      await audit(p, `What if? fork (${theme})`);
+      await shot(p, `27-whatif-${theme}`);
       await themed.close();
     }
     // Tab walks the whole page in order: every control the audit found is reached, and focus

@@ -297,8 +297,11 @@ export async function sweep({ page, base, dir, check, scenarios, names = null, l
       // The condition pauses the player in the frame it first holds in, so the photo and the
       // clock show that moment; the next step plays on.
       if (i > 0) await page.click("button.ks-play[aria-label='Play']");
+      // Built here, passed to the page as a function: the site's Content-Security-Policy forbids
+      // evaluating strings there.
+      const predicate = new Function(`return (${step.until}) && __ks.pause();`);
       const reached = await page
-        .waitForFunction(`(${step.until}) && __ks.pause()`, null, { timeout: step.timeout || 15000 })
+        .waitForFunction(predicate, null, { timeout: step.timeout || 15000 })
         .then(() => true)
         .catch(() => false);
       const clock = await page.textContent(".ks-clock-value");
