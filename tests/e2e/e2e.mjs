@@ -2,14 +2,20 @@
 // Debian's headless Chromium through playwright-core, asserts on what the views show, saves
 // screenshots of every view and prints measurements (wasm size, first render, frame times).
 //
-// Usage: node tests/e2e/e2e.mjs [--dist dist] [--out tests/e2e/screenshots]
+// Usage: node tests/e2e/e2e.mjs [--dist dist] [--out tests/e2e/screenshots] [--quick]
+//        [--only main,gallery,flow,a11y] [--gallery NAME,NAME]
 // Needs: `trunk build --release` first; playwright-core from .tools/node_modules (scripts/setup.sh).
+// Sections: main (the views, inputs, time travel, scale benchmarks, embeds), gallery (every
+// scenario, gallery.mjs), flow (label boxes of the flow view, audit.mjs), a11y (names, keyboard
+// reach and contrast in both themes, the 768 px embed, audit.mjs).
 import http from "node:http";
 import fs from "node:fs";
 import path from "node:path";
 import zlib from "node:zlib";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
+import { helpers, scenariosFromSource, sweep } from "./gallery.mjs";
+import { contrastAudit, controlAudit, svgLabelBoxes } from "./audit.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "../..");
@@ -18,6 +24,13 @@ const opt = (name, fallback) => { const i = args.indexOf(name); return i >= 0 ? 
 const dist = path.resolve(root, opt("--dist", "dist"));
 const out = path.resolve(root, opt("--out", "tests/e2e/screenshots"));
 const quick = args.includes("--quick"); // skip the slow scale scenarios (debug builds)
+const only = opt("--only", "main,gallery,flow,a11y").split(",");
+const want = (section) => only.includes(section);
+const galleryNames = opt("--gallery", null)?.split(",") ?? null; // sweep only these scenarios
+const galleryDir = path.join(out, "gallery");
+const startedAt = Date.now();
+const sectionTimes = [];
+const timed = async (name, body) => { const t = Date.now(); await body(); sectionTimes.push(`${name} ${((Date.now() - t) / 1000).toFixed(0)} s`); };
 const require = createRequire(path.join(root, ".tools/node_modules/"));
 const { chromium } = require("playwright-core");
 
@@ -53,11 +66,12 @@ const browser = await chromium.launch({
   executablePath: "/usr/bin/chromium",
   args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
 });
-fs.mkdirSync(out, { recursive: true });
+fs.mkdirSync(galleryDir, { recursive: true });
 const shot = async (page, name) => { await page.screenshot({ path: path.join(out, `${name}.png`) }); console.log(`     screenshot ${name}.png`); };
 
 try {
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1, colorScheme: "light" });
+  await context.addInitScript(helpers);
   const page = await context.newPage();
   // Frame intervals (ms, sorted) of the next n animation frames, measured in the page.
   const frameTimes = (n) => page.evaluate((n) => new Promise((resolve) => {
@@ -69,6 +83,7 @@ try {
   page.on("pageerror", (e) => errors.push(String(e)));
   page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
 
+  if (want("main")) await timed("main", async () => {
   // 1. First render of the default scenario.
   const t0 = Date.now();
   await page.goto(`${base}/index.html`);
@@ -268,9 +283,13 @@ spec:
   check(lit === 5, `the claim's path lights all five steps once published (${lit})`);
   const attached = await page.locator(".ks-storage tr").filter({ hasText: "disk.csi.kubesim.io" }).filter({ has: page.locator(".ks-status-pill.s-ok") }).count();
   check(attached > 0, "the VolumeAttachment is attached");
+  // The claim is published a moment before db-0's container writes its line: play on until the
+  // details show it.
   await page.click("tr[data-claim='default/data-db-0']");
-  await page.waitForSelector(".ks-sto-detail .ks-sto-file-list", { timeout: 10000 });
-  const log = await page.locator(".ks-sto-detail .ks-sto-preview").first().textContent();
+  await page.click("button.ks-play[aria-label='Play']");
+  await page.waitForFunction(() => (document.querySelector(".ks-sto-detail .ks-sto-preview")?.textContent || "").includes("started on"), null, { timeout: 30000 }).catch(() => {});
+  await page.click("button.ks-play[aria-label='Pause']").catch(() => {});
+  const log = (await page.locator(".ks-sto-detail .ks-sto-preview").first().textContent({ timeout: 5000 }).catch(() => "")) || "";
   check(log.includes("started on a1"), `the claim's details show the file in its volume (${JSON.stringify(log)})`);
   await shot(page, "22-storage");
   // A volume that cannot attach: the attach step is failed and says why.
@@ -292,6 +311,7 @@ spec:
   console.log(`frame times at 1x with 1,000 running pods (canvas cluster view): p50 ${steady[90].toFixed(1)} ms, p95 ${steady[171].toFixed(1)} ms`);
   console.log(`     benchmark: ${(1000 / steady[90]).toFixed(0)} fps (p50) with 1,000 pods in the canvas cluster view (bar: 60)`);
   await shot(page, "14-big-cluster-canvas");
+  fs.copyFileSync(path.join(out, "14-big-cluster-canvas.png"), path.join(galleryDir, "big-cluster.png"));
   await page.click(".ks-tab:has-text('Lifecycle')");
   await page.waitForTimeout(500);
   const steadyGraph = await frameTimes(180);
@@ -342,6 +362,7 @@ spec:
   console.log(`frame times while every frame redraws all 10,000 pods: p50 ${full[45].toFixed(1)} ms, p95 ${full[85].toFixed(1)} ms; one full redraw ${drawMs} ms`);
   console.log(`     benchmark: ${(1000 / full[45]).toFixed(0)} fps (p50) redrawing 10,000 pods each frame (bar: 30)`);
   await shot(page, "20-huge-cluster-fit");
+  fs.copyFileSync(path.join(out, "20-huge-cluster-fit.png"), path.join(galleryDir, "huge-cluster.png"));
   await page.click(".ks-canvas-tools button[aria-label='Zoom in']");
   await page.click(".ks-canvas-tools button[aria-label='Zoom in']");
   await page.waitForTimeout(300);
@@ -365,11 +386,178 @@ spec:
   check(overflow <= 0, `no horizontal overflow at 768 px (${overflow}px)`);
   await small.screenshot({ path: path.join(out, "16-tablet-768.png") });
   console.log("     screenshot 16-tablet-768.png");
+  await narrow.close();
+  });
+
+  // 8. The gallery: every scenario in its own view until it shows what it is about.
+  const scenarios = scenariosFromSource(fs.readFileSync(path.join(root, "web/src/scenarios.rs"), "utf8"));
+  if (want("gallery")) await timed("gallery", async () => {
+    await page.goto(`${base}/index.html`);
+    await page.waitForSelector(".ks-clock-value", { timeout: 20000 });
+    const listed = await page.evaluate(() => window.kubesim?.scenarios || []);
+    check(listed.length === scenarios.length && listed.every((n, i) => scenarios[i].name === n), `the gallery table read from scenarios.rs matches window.kubesim.scenarios (${scenarios.length} scenarios)`);
+    await sweep({ page, base, dir: galleryDir, check, scenarios, names: galleryNames });
+  });
+
+
+  // 9. The flow view stays legible: at 1440×900 and at 768×1024, with each controller group
+  // opened in turn (by keyboard), no two labels overlap, none leaves the drawing and none is
+  // wider than its box. Busy scenarios: ingress (network add-ons), block-storage (CSI sidecars,
+  // 4 nodes), big-cluster (40 nodes: the overflow column). The lifecycle graph's labels too.
+  if (want("flow")) await timed("flow", async () => {
+    for (const [width, height] of [[1440, 900], [768, 1024]]) {
+      const sized = await browser.newContext({ viewport: { width, height }, colorScheme: "light" });
+      await sized.addInitScript(helpers);
+      const p = await sized.newPage();
+      p.on("pageerror", (e) => errors.push(String(e)));
+      for (const [scenario, until] of [["ingress", 60], ["block-storage", 45], ["big-cluster", 5]]) {
+        await p.goto(`${base}/index.html?scenario=${scenario}&speed=100`);
+        await p.waitForSelector(".ks-clock-value", { timeout: 20000 });
+        const reached = await p.waitForFunction((t) => __ks.clock() >= t && __ks.pause(), until, { timeout: 60000 }).then(() => true, () => false);
+        check(reached, `flow ${scenario} at ${width}px: played to ${until} s`);
+        await p.keyboard.press("4"); // the Flow view's key
+        await p.waitForSelector(".ks-flow-svg g[aria-expanded]", { timeout: 5000 });
+        const problems = [];
+        const note = (what, r) => {
+          for (const o of r.overlaps) problems.push(`${what}: overlap ${o}`);
+          for (const o of r.outside) problems.push(`${what}: outside the drawing ${o}`);
+          for (const o of r.overflowing) problems.push(`${what}: wider than its box ${o}`);
+        };
+        const closed = await p.evaluate(svgLabelBoxes, ".ks-flow-svg");
+        note("all groups closed", closed);
+        const groups = await p.locator(".ks-flow-svg g[aria-expanded]").count();
+        let labels = closed.count;
+        for (let i = 0; i < groups; i++) {
+          const group = p.locator(".ks-flow-svg g[aria-expanded]").nth(i);
+          const name = ((await group.getAttribute("aria-label")) || "").split(" ·")[0];
+          await group.focus();
+          await p.keyboard.press("Enter");
+          const open = await p.locator(".ks-flow-svg g[aria-expanded='true']").count();
+          if (open !== 1) problems.push(`${name}: Enter did not open the group`);
+          const r = await p.evaluate(svgLabelBoxes, ".ks-flow-svg");
+          labels += r.count;
+          note(`${name} open`, r);
+          if (scenario === "block-storage" && name === "Storage") await shot(p, `24-flow-storage-open-${width}`);
+          await p.locator(".ks-flow-svg g[aria-expanded='true']").focus();
+          await p.keyboard.press("Enter");
+        }
+        console.log(`     flow ${scenario} at ${width}px: ${groups} groups, ${labels} label boxes measured; smallest label ${closed.smallest.toFixed(1)} px on screen (${(closed.scale * 100).toFixed(0)}% scale)`);
+        check(problems.length === 0, `flow ${scenario} at ${width}px: no overlapping, clipped or overflowing labels${problems.length ? ": " + problems.slice(0, 8).join("; ") : ""}`);
+      }
+      await p.goto(`${base}/index.html?scenario=crashloop&view=lifecycle&speed=100`);
+      await p.waitForFunction(() => __ks.state("CrashLoopBackOff") >= 1 && __ks.pause(), null, { timeout: 30000 }).catch(() => {});
+      const graph = await p.evaluate(svgLabelBoxes, ".ks-graph");
+      const issues = [...graph.overlaps.map((o) => `overlap ${o}`), ...graph.outside.map((o) => `outside ${o}`), ...graph.overflowing.map((o) => `wider than its box ${o}`)];
+      check(issues.length === 0, `lifecycle graph at ${width}px: ${graph.count} labels inside their boxes, none overlapping${issues.length ? ": " + issues.join("; ") : ""}`);
+      await sized.close();
+    }
+  });
+
+  // 10. Accessibility: every control has a name and is in the Tab order, nothing clickable is out
+  // of keyboard reach, and text contrast meets WCAG AA (4.5:1; 3:1 for large text) in both
+  // themes, in every view, panel and dialog; then the 768 px embed of each view.
+  if (want("a11y")) await timed("a11y", async () => {
+    // Clickable shapes with a keyboard path elsewhere: a pod's dot in the lifecycle graph (the
+    // pod's chip, its row in the pods table and in the graph's transitions) and a timeline
+    // marker (the time slider's arrow keys reach every moment).
+    const alternatives = [/^<circle\.ks-pod-dot/, /^<circle>( |$)/];
+    const audit = async (p, where) => {
+      const c = await p.evaluate(controlAudit);
+      const clickable = c.clickable.filter((d) => !alternatives.some((re) => re.test(d)));
+      check(c.unnamed.length === 0, `${where}: all ${c.controls} controls have an accessible name${c.unnamed.length ? " (not: " + c.unnamed.slice(0, 6).join(", ") + ")" : ""}`);
+      check(c.unreachable.length === 0 && clickable.length === 0, `${where}: every control and clickable element is in the Tab order${c.unreachable.length + clickable.length ? " (not: " + [...c.unreachable, ...clickable].slice(0, 6).join(", ") + ")" : ""}`);
+      const k = await p.evaluate(contrastAudit, "body");
+      check(k.failures.length === 0, `${where}: ${k.checked} texts meet WCAG AA contrast${k.failures.length ? " (not: " + k.failures.slice(0, 6).map((f) => `${f.key} ${f.ratio.toFixed(2)}:1 "${f.sample}"`).join("; ") + ")" : ""}`);
+    };
+    const views = [["nginx", "overview", 15], ["nginx", "cluster", 15], ["crashloop", "lifecycle", 30], ["ingress", "flow", 40], ["nginx", "pods", 15], ["netpol", "network", 45], ["attach-failure", "storage", 30]];
+    for (const theme of ["light", "dark"]) {
+      const themed = await browser.newContext({ viewport: { width: 1440, height: 900 }, colorScheme: theme });
+      await themed.addInitScript(helpers);
+      const p = await themed.newPage();
+      p.on("pageerror", (e) => errors.push(String(e)));
+      for (const [scenario, view, until] of views) {
+        await p.goto(`${base}/index.html?scenario=${scenario}&view=${view}&speed=100&theme=${theme}`);
+        await p.waitForSelector(".ks-clock-value", { timeout: 20000 });
+        await p.waitForFunction((t) => __ks.clock() >= t && __ks.pause(), until, { timeout: 60000 }).catch(() => {});
+        await audit(p, `${view} (${scenario}, ${theme})`);
+      }
+      // The side panels (a pod selected for the inspector, each of its tabs) and the dialogs.
+      await p.goto(`${base}/index.html?scenario=unschedulable&view=cluster&speed=100&theme=${theme}`);
+      await p.waitForFunction(() => __ks.clock() >= 10 && __ks.pause(), null, { timeout: 30000 }).catch(() => {});
+      for (const tab of ["kubectl", "Events"]) {
+        await p.click(`#ks-ptab-${tab}`);
+        await audit(p, `${tab} panel (${theme})`);
+      }
+      await p.click(".ks-chip:has-text('too-big')");
+      for (const sub of await p.locator(".ks-subtab").allTextContents()) {
+        await p.click(`.ks-subtab:has-text('${sub}')`);
+        await audit(p, `inspector ${sub} tab (${theme})`);
+      }
+      for (const [open, name] of [[".ks-scenario", "gallery"], ["button[aria-label='Keyboard shortcuts']", "shortcuts"], [".ks-share", "share"]]) {
+        await p.click(open);
+        await p.waitForSelector(".ks-dialog", { timeout: 5000 });
+        await audit(p, `${name} dialog (${theme})`);
+        await p.keyboard.press("Escape");
+      }
+      if (theme === "dark") await shot(p, "25-dark-inspector");
+      // "What if?": the fork's bar, both futures side by side and what differs, after a change
+      // made in the fork through the console.
+      await p.goto(`${base}/index.html?scenario=nginx&view=cluster&speed=100&theme=${theme}`);
+      await p.waitForFunction(() => __ks.clock() >= 10 && __ks.pause(), null, { timeout: 30000 }).catch(() => {});
+      await p.click(".ks-whatif");
+      await p.waitForSelector(".ks-fork-bar", { timeout: 10000 });
+      await p.click("#ks-ptab-kubectl");
+      await p.fill(".ks-console-in input", "scale deployment/nginx --replicas=5");
+      await p.press(".ks-console-in input", "Enter");
+      await p.click("button.ks-play[aria-label='Play']");
+      await p.waitForFunction(() => __ks.clock() >= 20 && __ks.pause(), null, { timeout: 30000 }).catch(() => {});
+      await audit(p, `What if? fork (${theme})`);
+      await shot(p, `27-whatif-${theme}`);
+      await themed.close();
+    }
+    // Tab walks the whole page in order: every control the audit found is reached, and focus
+    // never sticks.
+    const walker = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const w = await walker.newPage();
+    await w.goto(`${base}/index.html?scenario=nginx&view=overview&speed=100`);
+    await w.waitForSelector(".ks-node", { timeout: 20000 });
+    await w.click("button.ks-play[aria-label='Pause']");
+    await w.evaluate(() => { document.activeElement?.blur(); window.__seen = new Set(); document.addEventListener("focusin", (e) => window.__seen.add(e.target)); });
+    const tabbable = await w.evaluate(() => [...document.querySelectorAll("button, a[href], input, select, textarea, [tabindex]")].filter((el) => el.tabIndex >= 0 && !el.disabled && el.getClientRects().length && !el.closest("[hidden]")).length);
+    let presses = 0, stuck = 0, last = null;
+    while (presses < tabbable + 20) {
+      await w.keyboard.press("Tab");
+      presses++;
+      const now = await w.evaluate(() => { const a = document.activeElement; return a ? a.outerHTML.slice(0, 80) : ""; });
+      stuck = now === last ? stuck + 1 : 0;
+      last = now;
+      if (stuck > 2) break;
+    }
+    const missed = await w.evaluate(() => [...document.querySelectorAll("button, a[href], input, select, textarea, [tabindex]")].filter((el) => el.tabIndex >= 0 && !el.disabled && el.getClientRects().length && !el.closest("[hidden]") && !window.__seen.has(el)).map((el) => el.outerHTML.slice(0, 60)));
+    check(stuck <= 2 && missed.length === 0, `Tab reaches all ${tabbable} focusable elements of the overview in ${presses} presses${missed.length ? " (missed: " + missed.slice(0, 4).join(", ") + ")" : ""}${stuck > 2 ? " (focus stuck)" : ""}`);
+    await walker.close();
+    // The 768 px embed of each view: no horizontal overflow, its controls named and reachable.
+    const embed = await browser.newContext({ viewport: { width: 768, height: 1024 }, colorScheme: "light" });
+    await embed.addInitScript(helpers);
+    const e = await embed.newPage();
+    e.on("pageerror", (x) => errors.push(String(x)));
+    for (const [scenario, view, until] of views.filter(([, v]) => v !== "overview")) {
+      await e.goto(`${base}/index.html?scenario=${scenario}&view=${view}&speed=100&embed=1`);
+      await e.waitForSelector(".ks-clock-value", { timeout: 20000 });
+      await e.waitForFunction((t) => __ks.clock() >= t && __ks.pause(), until, { timeout: 60000 }).catch(() => {});
+      const overflow = await e.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      check(overflow <= 0, `768 px embed of ${view}: no horizontal overflow (${overflow}px)`);
+      await audit(e, `768 px embed of ${view}`);
+      await shot(e, `26-embed-768-${view}`);
+    }
+    await embed.close();
+  });
 
   check(errors.length === 0, `no page errors${errors.length ? ": " + errors.slice(0, 3).join(" | ") : ""}`);
 } finally {
   await browser.close();
   server.close();
 }
+console.log(`wall time ${((Date.now() - startedAt) / 1000).toFixed(0)} s (${sectionTimes.join(", ")})`);
 console.log(failures ? `${failures} check(s) failed` : "all checks passed");
 process.exit(failures ? 1 : 0);

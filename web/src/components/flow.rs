@@ -157,7 +157,7 @@ impl Layout {
                 sub: String::new(),
                 x: 20.0 + slot * (i as f64 + 1.5),
                 y: top_y,
-                w: slot - 12.0,
+                w: slot - 6.0,
                 h: 52.0,
                 kind: "group",
             });
@@ -167,7 +167,9 @@ impl Layout {
         if let Some(group) = &expanded {
             let mut members: Vec<&String> = controllers.iter().filter(|c| group_of(c) == group.as_str()).collect();
             kubesim_api::sort::sort(&mut members);
-            let per_row = 7usize;
+            // As many per row as the longest name allows (dense labels, ~7 units a character).
+            let longest = members.iter().map(|a| a.strip_suffix("-controller").unwrap_or(a).chars().count()).max().unwrap_or(0);
+            let per_row = (((W - 40.0) / (longest as f64 * 7.0 + 26.0)).floor() as usize).clamp(3, 7);
             let rows = members.len().div_ceil(per_row).max(1);
             let width = (W - 40.0) / per_row.min(members.len().max(1)) as f64;
             for (i, actor) in members.iter().enumerate() {
@@ -179,7 +181,7 @@ impl Layout {
                     sub: String::new(),
                     x: 20.0 + width * (col as f64 + 0.5),
                     y: 112.0 + 44.0 * row as f64,
-                    w: (width - 10.0).min(190.0),
+                    w: (width - 10.0).min(200.0),
                     h: 36.0,
                     kind: "ctrl",
                 });
@@ -286,6 +288,17 @@ impl Layout {
     fn find(&self, id: &str) -> Option<&Place> {
         let id = self.slot_of(id);
         self.places.iter().find(|p| p.id == id)
+    }
+}
+
+/// A message count in at most four characters (`950`, `2.4k`, `28k`, `1.2M`), so a box's
+/// activity line fits its box however long the run.
+fn compact(n: u32) -> String {
+    match n {
+        0..=999 => n.to_string(),
+        1_000..=9_999 => format!("{}.{}k", n / 1_000, n % 1_000 / 100),
+        10_000..=999_999 => format!("{}k", n / 1_000),
+        _ => format!("{}.{}M", n / 1_000_000, n % 1_000_000 / 100_000),
     }
 }
 
@@ -449,9 +462,9 @@ pub fn flow_view(props: &FlowProps) -> Html {
         };
         let activity = match (count, watched) {
             (0, 0) => "idle".to_string(),
-            (0, w) => format!("{w} events in"),
-            (c, 0) => format!("{c} writes"),
-            (c, w) => format!("{c} writes · {w} in"),
+            (0, w) => format!("{} events in", compact(w)),
+            (c, 0) => format!("{} writes", compact(c)),
+            (c, w) => format!("{} writes · {} in", compact(c), compact(w)),
         };
         let sub = match place.kind {
             "api" | "store" | "fault" | "dns" | "node" | "agent" => place.sub.clone(),
@@ -466,11 +479,13 @@ pub fn flow_view(props: &FlowProps) -> Html {
             _ => false,
         };
         let rect = html! { <rect x={format!("{:.1}", place.x - place.w / 2.0)} y={format!("{:.1}", place.y - place.h / 2.0)} width={format!("{:.1}", place.w)} height={format!("{:.1}", place.h)} rx={if place.kind == "node" { "6" } else { "10" }} /> };
-        let dense = place.w < 150.0 || place.kind == "agent" || place.kind == "kubelet" || (place.kind == "group" && place.label.len() > 14);
+        let dense = place.w < 150.0 || matches!(place.kind, "agent" | "kubelet" | "ctrl") || (place.kind == "group" && place.label.len() > 14);
         let (label_y, has_sub) = if place.h < 40.0 || sub.is_empty() { (place.y + 4.0, false) } else { (place.y - 3.0, true) };
+        // A group's label leaves room on its right for the caret.
+        let label_x = if place.kind == "group" { place.x - 6.0 } else { place.x };
         let texts = html! {
             <>
-                <text x={format!("{:.1}", place.x)} y={format!("{label_y:.1}")} text-anchor="middle" class={classes!("ks-comp-label", dense.then_some("is-dense"))}>{ &place.label }</text>
+                <text x={format!("{label_x:.1}")} y={format!("{label_y:.1}")} text-anchor="middle" class={classes!("ks-comp-label", dense.then_some("is-dense"))}>{ &place.label }</text>
                 if has_sub {
                     <text x={format!("{:.1}", place.x)} y={format!("{:.1}", place.y + 14.0)} text-anchor="middle" class="ks-comp-sub">{ sub.clone() }</text>
                 }
@@ -501,7 +516,7 @@ pub fn flow_view(props: &FlowProps) -> Html {
                 <g key={place.id.clone()} class={classes!("ks-comp", "k-group", open.then_some("is-open"), flashing.then_some("is-active"))} role="button" tabindex="0" aria-expanded={open.to_string()} aria-label={label} {onclick} {onkeydown}>
                     { rect }
                     { texts }
-                    <text x={format!("{:.1}", place.x + place.w / 2.0 - 12.0)} y={format!("{:.1}", place.y - place.h / 2.0 + 14.0)} text-anchor="middle" class="ks-comp-caret">{ if open { "▾" } else { "▸" } }</text>
+                    <text x={format!("{:.1}", place.x + place.w / 2.0 - 9.0)} y={format!("{label_y:.1}")} text-anchor="middle" class="ks-comp-caret" aria-hidden="true">{ if open { "▾" } else { "▸" } }</text>
                 </g>
             };
         }
@@ -560,8 +575,10 @@ pub fn flow_view(props: &FlowProps) -> Html {
                     }
                 });
                 let onclick = select.map(|s| props.on_select.reform(move |_: MouseEvent| s.clone()));
+                let onkeydown = onclick.as_ref().map(crate::components::click_on_key);
+                let tabindex = onclick.as_ref().map(|_| "0");
                 html! {
-                    <tr class={classes!(highlighted.then_some("is-selected"), onclick.is_some().then_some("is-clickable"))} onclick={onclick}>
+                    <tr class={classes!(highlighted.then_some("is-selected"), onclick.is_some().then_some("is-clickable"))} {tabindex} onclick={onclick} {onkeydown}>
                         <td class="ks-mono">{ clock(item.t_ms) }</td>
                         <td class="ks-mono">{ &item.from }</td>
                         <td class="ks-mono">{ &item.to }</td>
@@ -592,7 +609,7 @@ pub fn flow_view(props: &FlowProps) -> Html {
                 { toggle(&filter, "dns", "DNS queries", |f| &mut f.dns) }
                 { toggle(&filter, "only", "only the selected object", |f| &mut f.only_selected) }
             </div>
-            <svg class="ks-flow-svg" viewBox={format!("0 0 {W} {:.0}", layout.height)} role="img" aria-label="Components and the messages between them">
+            <svg class="ks-flow-svg" viewBox={format!("0 0 {W} {:.0}", layout.height)} role="group" aria-label="Components and the messages between them">
                 <g>{ for wires }</g>
                 <g>{ for boxes }</g>
                 <g>{ for pulses }</g>
@@ -624,5 +641,15 @@ fn toggle(filter: &UseStateHandle<FlowFilter>, id: &str, label: &str, field: fn(
             <input type="checkbox" id={format!("ks-flow-{id}")} checked={checked} onchange={onchange} />
             { label }
         </label>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn compact_counts_fit_four_characters() {
+        for (n, text) in [(0, "0"), (999, "999"), (1_000, "1.0k"), (2_420, "2.4k"), (9_999, "9.9k"), (28_839, "28k"), (999_999, "999k"), (1_250_000, "1.2M")] {
+            assert_eq!(super::compact(n), text);
+        }
     }
 }

@@ -249,7 +249,7 @@ pub fn lifecycle_view(props: &LifecycleProps) -> Html {
         html! {
             <g key={format!("{state:?}")} class={class} role="group" aria-label={format!("{}: {} pods", state.label(), count)}>
                 <rect x={format!("{:.1}", x - HW)} y={format!("{:.1}", y - HH)} width={format!("{:.1}", HW * 2.0)} height={format!("{:.1}", HH * 2.0)} rx="12" />
-                <text x={format!("{:.1}", x - HW + 11.0)} y={format!("{:.1}", y - 6.0)} class="ks-state-label">{ state.label() }</text>
+                <text x={format!("{:.1}", x - HW + 11.0)} y={format!("{:.1}", y - 6.0)} class={classes!("ks-state-label", (state.label().len() > 18).then_some("is-long"))}>{ state.label() }</text>
                 <text x={format!("{:.1}", x + HW - 10.0)} y={format!("{:.1}", y + 18.0)} text-anchor="end" class={classes!("ks-state-count", big.then_some("is-big"))}>{ count }</text>
                 { for dots }
                 if settled.len() > shown {
@@ -308,8 +308,10 @@ pub fn lifecycle_view(props: &LifecycleProps) -> Html {
                     Some(s) => html! { <span class={classes!("ks-status-pill", format!("c-{}", category(s)))}>{ s.label() }</span> },
                     None => html! { <span class="ks-muted">{ end.to_string() }</span> },
                 };
+                let onkeydown = onclick.as_ref().map(crate::components::click_on_key);
+                let tabindex = onclick.as_ref().map(|_| "0");
                 html! {
-                    <tr key={t.seq} class={classes!(onclick.is_some().then_some("is-clickable"), selected.then_some("is-selected"))} onclick={onclick}>
+                    <tr key={t.seq} class={classes!(onclick.is_some().then_some("is-clickable"), selected.then_some("is-selected"))} {tabindex} onclick={onclick} {onkeydown}>
                         <td class="ks-mono">{ clock(t.t_ms) }</td>
                         <td class="ks-mono">{ &t.pod }</td>
                         <td>{ state(t.from, "created") }{ " → " }{ state(t.to, "deleted") }</td>

@@ -56,3 +56,18 @@ pub fn distinct(values: impl Iterator<Item = String>) -> Vec<String> {
     values.dedup();
     values
 }
+
+/// Keyboard access for something clickable that is not a button (a table row, a list item):
+/// with `tabindex="0"` on the element, Enter does what `onclick` does (Space stays the app's
+/// play/pause key).
+pub fn click_on_key(onclick: &Callback<MouseEvent>) -> Callback<KeyboardEvent> {
+    let onclick = onclick.clone();
+    Callback::from(move |e: KeyboardEvent| {
+        if e.key() == "Enter" {
+            e.prevent_default();
+            if let Ok(click) = MouseEvent::new("click") {
+                onclick.emit(click);
+            }
+        }
+    })
+}

@@ -98,7 +98,7 @@ fn packet_row(p: &PacketView, index: u64, selected: bool, fresh: bool, on_select
         Callback::from(move |_: MouseEvent| on_select.emit((index, p.clone())))
     };
     html! {
-        <li key={index.to_string()} class={classes!("ks-net-packet", selected.then_some("ks-selected"), fresh.then_some("ks-net-new"))} {onclick} title="Show this packet's path">
+        <li key={index.to_string()} class={classes!("ks-net-packet", selected.then_some("ks-selected"), fresh.then_some("ks-net-new"))} tabindex="0" aria-current={selected.then_some("true")} onkeydown={crate::components::click_on_key(&onclick)} {onclick} title="Show this packet's path">
             <span class="ks-mono ks-muted">{ clock(p.t_ms) }</span>
             <span class="ks-net-proto">{ p.protocol }</span>
             <span class="ks-net-path">

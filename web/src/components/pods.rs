@@ -128,8 +128,9 @@ pub fn pods_view(props: &PodsProps) -> Html {
                             let selected = matches!(&props.selection, Selection::Pod { uid, .. } if *uid == p.uid);
                             let target = Selection::Pod { namespace: p.namespace.clone(), name: p.name.clone(), uid: p.uid.clone() };
                             let onclick = props.on_select.reform(move |_: MouseEvent| target.clone());
+                            let onkeydown = crate::components::click_on_key(&onclick);
                             html! {
-                                <tr key={p.uid.clone()} class={classes!("is-clickable", selected.then_some("is-selected"))} {onclick}>
+                                <tr key={p.uid.clone()} class={classes!("is-clickable", selected.then_some("is-selected"))} tabindex="0" aria-selected={selected.to_string()} {onclick} {onkeydown}>
                                     <td class="ks-mono">{ &p.name }</td>
                                     <td>{ &p.ready }</td>
                                     <td><span class={classes!("ks-status-pill", format!("s-{}", status_class(&p.status)))}>{ &p.status }</span></td>

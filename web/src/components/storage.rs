@@ -285,7 +285,7 @@ pub fn storage_view(props: &StorageProps) -> Html {
                                 let k = claim_key(c);
                                 let sel = is_selected(&k) || detail.is_some_and(|d| d.name == c.name && d.namespace == c.namespace);
                                 html! {
-                                    <tr key={format!("{}/{}", c.namespace, c.name)} class={classes!("is-clickable", sel.then_some("is-selected"), c.problem.is_some().then_some("has-problem"))} onclick={select(k)} data-claim={format!("{}/{}", c.namespace, c.name)} data-stage={c.stage.label()}>
+                                    <tr key={format!("{}/{}", c.namespace, c.name)} class={classes!("is-clickable", sel.then_some("is-selected"), c.problem.is_some().then_some("has-problem"))} tabindex="0" onkeydown={crate::components::click_on_key(&select(k.clone()))} onclick={select(k)} data-claim={format!("{}/{}", c.namespace, c.name)} data-stage={c.stage.label()}>
                                         <td class="ks-mono"><b>{ &c.name }</b><div class="ks-muted ks-sto-ns">{ &c.namespace }</div></td>
                                         <td>
                                             <span class={classes!("ks-status-pill", stage_class(c))} title={format!("phase {}", c.phase)}>{ c.stage.label() }</span>
@@ -326,7 +326,7 @@ pub fn storage_view(props: &StorageProps) -> Html {
                                     { for st.volumes.iter().map(|v| {
                                         let k = key("", "persistentvolumes", "PersistentVolume", "", &v.name);
                                         html! {
-                                            <tr key={v.name.clone()} class={classes!("is-clickable", is_selected(&k).then_some("is-selected"))} onclick={select(k)}>
+                                            <tr key={v.name.clone()} class={classes!("is-clickable", is_selected(&k).then_some("is-selected"))} tabindex="0" onkeydown={crate::components::click_on_key(&select(k.clone()))} onclick={select(k)}>
                                                 <td class="ks-mono">{ &v.name }</td>
                                                 <td class="ks-mono">{ &v.capacity }</td>
                                                 <td class="ks-mono">{ &v.access_modes }</td>
@@ -357,7 +357,7 @@ pub fn storage_view(props: &StorageProps) -> Html {
                                         let (word, class) = if a.detaching { ("detaching", "s-term") } else if a.attached { ("true", "s-ok") } else if a.error.is_some() { ("false", "s-bad") } else { ("false", "s-wait") };
                                         html! {
                                             <>
-                                                <tr key={a.name.clone()} class={classes!("is-clickable", is_selected(&k).then_some("is-selected"))} onclick={select(k)}>
+                                                <tr key={a.name.clone()} class={classes!("is-clickable", is_selected(&k).then_some("is-selected"))} tabindex="0" onkeydown={crate::components::click_on_key(&select(k.clone()))} onclick={select(k)}>
                                                     <td class="ks-mono" title={a.name.clone()}>{ format!("{}…", a.name.chars().take(16).collect::<String>()) }</td>
                                                     <td class="ks-mono">{ &a.attacher }</td>
                                                     <td class="ks-mono">{ &a.pv }</td>
@@ -387,7 +387,7 @@ pub fn storage_view(props: &StorageProps) -> Html {
                                 { for st.classes.iter().map(|c| {
                                     let k = key("storage.k8s.io", "storageclasses", "StorageClass", "", &c.name);
                                     html! {
-                                        <tr key={c.name.clone()} class={classes!("is-clickable", is_selected(&k).then_some("is-selected"))} onclick={select(k)}>
+                                        <tr key={c.name.clone()} class={classes!("is-clickable", is_selected(&k).then_some("is-selected"))} tabindex="0" onkeydown={crate::components::click_on_key(&select(k.clone()))} onclick={select(k)}>
                                             <td class="ks-mono">{ &c.name }if c.default { <span class="ks-tag ks-sto-default">{ "default" }</span> }</td>
                                             <td class="ks-mono">{ &c.provisioner }</td>
                                             <td>{ &c.reclaim_policy }</td>
