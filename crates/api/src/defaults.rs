@@ -448,6 +448,11 @@ pub fn default_probe(probe: &mut Probe) {
         http.path.get_or_insert_with(|| "/".into());
         http.scheme.get_or_insert_with(|| "HTTP".into());
     }
+    // GRPCAction.Service's `+default=""` (zz_generated.defaults.go): kubectl describe
+    // dereferences it.
+    if let Some(grpc) = probe.grpc.as_mut() {
+        grpc.service.get_or_insert_with(String::new);
+    }
 }
 
 /// The imagePullPolicy SetDefaults_Container picks: `Always` for `:latest` or no tag (and no

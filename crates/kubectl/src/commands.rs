@@ -3713,6 +3713,7 @@ fn container_of(pod: &Object, requested: Option<&str>, out: &mut Output) -> Resu
     let all: Vec<String> =
         p.spec.as_ref().map(|s| s.init_containers.iter().flatten().map(|c| c.name.clone()).chain(containers.iter().cloned()).collect()).unwrap_or_default();
     let ephemeral: Vec<String> = p.spec.iter().flat_map(|s| s.ephemeral_containers.iter().flatten().map(|c| c.name.clone())).collect();
+    let init: Vec<String> = p.spec.iter().flat_map(|s| s.init_containers.iter().flatten().map(|c| c.name.clone())).collect();
     match requested {
         Some(c) => {
             if all.iter().chain(&ephemeral).any(|n| n == c) {
@@ -3726,8 +3727,15 @@ fn container_of(pod: &Object, requested: Option<&str>, out: &mut Output) -> Resu
             if let Some(d) = default {
                 return Ok(Some(d));
             }
-            if containers.len() > 1 {
-                out.errln(format!("Defaulted container {:?} out of: {}", containers[0], all.join(", ")));
+            // podcmd.FindOrDefaultContainerByName, with AllContainerNames' order and marks.
+            if containers.len() > 1 || !init.is_empty() || !ephemeral.is_empty() {
+                let names: Vec<String> = containers
+                    .iter()
+                    .cloned()
+                    .chain(ephemeral.iter().map(|n| format!("{n} (ephem)")))
+                    .chain(init.iter().map(|n| format!("{n} (init)")))
+                    .collect();
+                out.errln(format!("Defaulted container {:?} out of: {}", containers[0], names.join(", ")));
             }
             Ok(containers.first().cloned())
         }

@@ -231,7 +231,7 @@ pub fn invalid_as_kubectl(message: &str) -> Option<String> {
 
 /// Splits `[a: Required value, b: Invalid value: x, y: ...]` at the commas that start a new
 /// field error (a path followed by an error type), keeping commas inside values.
-fn split_causes(text: &str) -> Vec<String> {
+pub fn split_causes(text: &str) -> Vec<String> {
     let inner = match text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
         Some(inner) => inner,
         None => return vec![text.to_string()],

@@ -84,6 +84,41 @@ impl Failure {
         if error.code == 429 {
             details.insert("retryAfterSeconds".into(), 10.into());
         }
+        // NewInvalid's details: the kind (not the resource) and one cause per field error,
+        // which kubectl prints as `The Kind "name" is invalid: field: message`.
+        if error.reason == "Invalid" {
+            if let Some((head, rest)) = error.message.split_once(" is invalid: ") {
+                if let Some((qualified, quoted)) = head.split_once(' ') {
+                    let (kind, kind_group) = qualified.split_once('.').unwrap_or((qualified, ""));
+                    details.insert("kind".into(), kind.into());
+                    if !kind_group.is_empty() {
+                        details.insert("group".into(), kind_group.into());
+                    }
+                    if let Ok(name) = serde_json::from_str::<String>(quoted) {
+                        details.insert("name".into(), name.into());
+                    }
+                    let causes: Vec<Value> = kubesim_kubectl::split_causes(rest)
+                        .into_iter()
+                        .map(|cause| {
+                            let (field, message) = cause.split_once(": ").unwrap_or(("", cause.as_str()));
+                            let reason = match message.split(':').next().unwrap_or("") {
+                                "Required value" => "FieldValueRequired",
+                                "Unsupported value" => "FieldValueNotSupported",
+                                "Duplicate value" => "FieldValueDuplicate",
+                                "Forbidden" => "FieldValueForbidden",
+                                "Not found" => "FieldValueNotFound",
+                                "Too long" => "FieldValueTooLong",
+                                "Too many" => "FieldValueTooMany",
+                                "Internal error" => "InternalError",
+                                _ => "FieldValueInvalid",
+                            };
+                            json!({ "reason": reason, "message": message, "field": field })
+                        })
+                        .collect();
+                    details.insert("causes".into(), Value::Array(causes));
+                }
+            }
+        }
         let mut f = Failure::new(error.code, error.reason, error.message);
         f.details = Some(Value::Object(details));
         if error.code == 429 {
