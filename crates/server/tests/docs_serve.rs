@@ -57,6 +57,10 @@ const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[
     ("deployment", "kubectl describe deployment nginx-deployment", "as `kubectl describe deployments`: v1.32 lists the scaled-down old ReplicaSets"),
 ];
 
+/// Steps whose real-kubectl output comes in Go map order, which differs run to run: compared as
+/// unordered lines (`kubectl describe configmap` ranges over `configMap.Data`).
+const GO_MAP_ORDER: &[(&str, &str)] = &[("configure-pod-configmap", "kubectl describe configmaps game-config")];
+
 fn kubectl_available() -> bool {
     Command::new("kubectl").arg("version").arg("--client").output().is_ok_and(|o| o.status.success())
 }
@@ -365,11 +369,17 @@ fn docs_pages_run_unchanged_against_kubesim_serve() {
         }
         pages_run += 1;
         let mut agree = true;
-        for (l, s) in layer.steps.iter().zip(&served.steps) {
+        let nodes = node_names(&page);
+        for ((l, s), step) in layer.steps.iter().zip(&served.steps).zip(&page.steps) {
             if s.skipped.is_some() || !l.passed {
                 continue;
             }
-            if s.passed {
+            let map_order = GO_MAP_ORDER.iter().any(|(p, run)| *p == slug && *run == s.run) && {
+                let mut unordered = step.clone();
+                unordered.r#match = Some("lines-unordered".into());
+                check_step(&page, &unordered, &nodes, &s.stdout, &s.stderr, s.exit_code).is_none()
+            };
+            if s.passed || map_order {
                 real_passed += 1;
                 continue;
             }

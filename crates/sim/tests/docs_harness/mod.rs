@@ -68,7 +68,7 @@ pub struct Page {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Substitution {
     pub from: String,
@@ -78,7 +78,7 @@ pub struct Substitution {
 }
 
 /// One command the page has you run.
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
     /// Virtual time since the start (`0s`, `30s`, `2m`, `1m30s`, `500ms`).
