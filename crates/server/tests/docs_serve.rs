@@ -57,9 +57,18 @@ const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[
     ("deployment", "kubectl describe deployment nginx-deployment", "as `kubectl describe deployments`: v1.32 lists the scaled-down old ReplicaSets"),
 ];
 
-/// Steps whose real-kubectl output comes in Go map order, which differs run to run: compared as
-/// unordered lines (`kubectl describe configmap` ranges over `configMap.Data`).
-const GO_MAP_ORDER: &[(&str, &str)] = &[("configure-pod-configmap", "kubectl describe configmaps game-config")];
+/// Whether real kubectl prints this command's output in Go map order, which differs run to run
+/// (`kubectl describe configmap` and `describe secret` range over `.data`): such output is
+/// compared as unordered lines.
+fn go_map_order(run: &str) -> bool {
+    let args = kubesim_kubectl::split_command(run).unwrap_or_default();
+    let mut words = args.iter().skip(1).filter(|a| !a.starts_with('-')).map(String::as_str);
+    words.next() == Some("describe")
+        && words.next().is_some_and(|r| {
+            let r = r.split(['/', '.']).next().unwrap_or(r);
+            matches!(r, "configmap" | "configmaps" | "cm" | "secret" | "secrets")
+        })
+}
 
 fn kubectl_available() -> bool {
     Command::new("kubectl").arg("version").arg("--client").output().is_ok_and(|o| o.status.success())
@@ -374,7 +383,7 @@ fn docs_pages_run_unchanged_against_kubesim_serve() {
             if s.skipped.is_some() || !l.passed {
                 continue;
             }
-            let map_order = GO_MAP_ORDER.iter().any(|(p, run)| *p == slug && *run == s.run) && {
+            let map_order = go_map_order(&s.run) && {
                 let mut unordered = step.clone();
                 unordered.r#match = Some("lines-unordered".into());
                 check_step(&page, &unordered, &nodes, &s.stdout, &s.stderr, s.exit_code).is_none()
