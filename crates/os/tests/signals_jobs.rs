@@ -213,9 +213,18 @@ fn a_long_running_loop_does_not_grow() {
     let mut wake = Wake::Start;
     let mut sizes = Vec::new();
     for iter in 0..20_000 {
-        match p.resume(&mut os, wake) {
+        let step = p.resume(&mut os, wake);
+        // Compared in the same phase of the loop (its `sleep 0.01`): the CPU slices the shell
+        // is charged shift where iteration N falls.
+        let in_sleep = matches!(step, Step::Sleep(10));
+        match step {
             Step::Sleep(ms) => {
                 os.now_ms += ms;
+                wake = Wake::Timer;
+            }
+            // The shell's accumulated work (its forks of wget and sleep) as a CPU slice.
+            Step::Compute { cpu_ms, .. } => {
+                os.now_ms += cpu_ms;
                 wake = Wake::Timer;
             }
             Step::Net(kubesim_os::program::NetCall::Dns { .. }) => {
@@ -229,11 +238,12 @@ fn a_long_running_loop_does_not_grow() {
             Step::Net(_) => wake = Wake::Net(NetReply::Tcp(Ok(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".to_vec()))),
             other => panic!("{other:?}"),
         }
-        if iter == 1_000 || iter == 19_999 {
+        if in_sleep && ((iter >= 1_000 && sizes.is_empty()) || (iter >= 19_000 && sizes.len() == 1)) {
             sizes.push((p.memory_bytes(), format!("{p:?}").len()));
         }
     }
     // Same memory; the state's size differs only by growing pid/clock digits.
+    assert_eq!(sizes.len(), 2, "the loop sleeps in both windows");
     assert_eq!(sizes[0].0, sizes[1].0);
     assert!(sizes[1].1.abs_diff(sizes[0].1) < 32, "{sizes:?}");
 }

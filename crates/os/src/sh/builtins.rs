@@ -687,7 +687,7 @@ impl Shell {
         };
         match registry::start(&spawn, os.fs_ref()) {
             Ok(prog) => {
-                let pid = if kind == ChildKind::Exec { self.pid } else { os.alloc_pid() };
+                let pid = if kind == ChildKind::Exec { self.pid } else { self.new_process(os) };
                 if kind == ChildKind::Exec {
                     self.exec_child = true;
                     // The process image is replaced: `ps` shows the new command line.

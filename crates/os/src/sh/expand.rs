@@ -371,7 +371,7 @@ impl Shell {
         }
         let mut sub = self.make_subshell(os, c, Vec::new());
         sub.trace_depth += 1;
-        let pid = os.alloc_pid();
+        let pid = self.new_process(os);
         let mut fds = self.child_fds();
         fds[0] = FdTarget::Null;
         fds[1] = FdTarget::Capture;
