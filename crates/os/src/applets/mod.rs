@@ -46,7 +46,15 @@ pub struct Ctx<'a> {
     pub family: Family,
     /// A write failed (EPIPE): stop producing output.
     pub broken: bool,
+    /// Bytes written to stdout so far (the applet's output costs CPU time: [`OUTPUT_BYTES_PER_CPU_MS`]).
+    pub written: u64,
 }
+
+/// How much output a synchronous applet produces per millisecond of CPU (about 1 GB/s, what
+/// `seq` and `yes` manage): an applet that writes more than this spends the time it takes
+/// before it exits, so a loop of big writers cannot print without bound in an instant (the
+/// shell fuzzer found `seq 2147483647` writing 76 MB in no time).
+pub const OUTPUT_BYTES_PER_CPU_MS: u64 = 1 << 20;
 
 impl Ctx<'_> {
     /// Writes to stdout; `false` once the reader is gone.
@@ -58,6 +66,7 @@ impl Ctx<'_> {
             self.broken = true;
             return false;
         }
+        self.written += d.len() as u64;
         true
     }
 
@@ -165,12 +174,14 @@ pub struct SyncApplet {
     name: String,
     family: Family,
     f: AppletFn,
+    /// Ran, and spends the CPU time of its output before exiting with this code.
+    exiting: Option<i32>,
 }
 
 impl SyncApplet {
     /// Wraps an applet function.
     pub fn new(spawn: Spawn, name: &str, family: Family, f: AppletFn) -> SyncApplet {
-        SyncApplet { spawn, name: name.to_string(), family, f }
+        SyncApplet { spawn, name: name.to_string(), family, f, exiting: None }
     }
 }
 
@@ -178,6 +189,9 @@ impl Program for SyncApplet {
     fn resume(&mut self, os: &mut dyn Os, wake: Wake) -> Step {
         if let Wake::Signal(s) = wake {
             return Step::Exit(s.exit_code());
+        }
+        if let Some(code) = self.exiting {
+            return Step::Exit(code);
         }
         let mut ctx = Ctx {
             os,
@@ -188,8 +202,14 @@ impl Program for SyncApplet {
             stdin: &self.spawn.stdin,
             family: self.family,
             broken: false,
+            written: 0,
         };
         let code = (self.f)(&mut ctx);
+        let cpu_ms = ctx.written / OUTPUT_BYTES_PER_CPU_MS;
+        if cpu_ms > 0 {
+            self.exiting = Some(code);
+            return Step::Compute { cpu_ms, threads: 1 };
+        }
         Step::Exit(code)
     }
 

@@ -332,6 +332,7 @@ impl Program for TailFollow {
                     stdin: &self.spawn.stdin,
                     family: self.family,
                     broken: false,
+                    written: 0,
                 };
                 let code = super::text::tail(&mut ctx);
                 let operands: Vec<&String> = args[1..].iter().filter(|a| !a.starts_with('-') && a.parse::<i64>().is_err()).collect();
