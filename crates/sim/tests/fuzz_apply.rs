@@ -11,44 +11,10 @@
 //! `KUBESIM_FUZZ_SEED=S` starts elsewhere. The executions are reported on stderr.
 
 use kubesim_sim::scenario::InputFile;
-use std::io::Write;
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
-
-fn iterations(default: usize) -> usize {
-    std::env::var("KUBESIM_FUZZ_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-fn seed() -> u64 {
-    std::env::var("KUBESIM_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(1)
-}
-
-/// Peak resident set size of this process, in MiB (Linux; 0 elsewhere).
-fn peak_rss_mib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok()).unwrap_or(0) / 1024
-}
-
-/// Reports past the test harness's capture (a direct write to the process's stderr).
-fn report(line: &str) {
-    let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
-}
+#[path = "../../../tests/support/fuzz.rs"]
+mod fuzz_support;
+use fuzz_support::{iterations, peak_rss_mib, report, seed, Rng};
 
 fn corpus() -> Vec<String> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
