@@ -74,7 +74,7 @@ mod yaml;
 pub use apply::{apply_documents, apply_text, ApplyAction, ApplyOptions, ApplyResult, Mode};
 pub use args::{is_bool_flag, split_command, split_command_with};
 pub use follow::Follow;
-pub use util::split_causes;
+pub use util::{parse_invalid, InvalidMessage};
 
 pub use kubesim_api::podlog::PodLogOptions;
 use kubesim_apiserver::{ApiServer, Request};

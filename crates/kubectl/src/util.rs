@@ -209,19 +209,36 @@ pub fn from_json(info: &KindInfo, value: Value) -> Result<Object, String> {
     Object::from_json(info, value).map_err(|e| e.to_string())
 }
 
-/// The causes of an Invalid message (`Kind.group "name" is invalid: cause` or `... [c1, c2]`),
-/// rendered as kubectl's CheckErr does from the status details (kind without group). None when
-/// the message is not of that shape.
-pub fn invalid_as_kubectl(message: &str) -> Option<String> {
-    // "error when creating "f": " prefixes (AddSourceToErr) do not reach the details.
+/// An Invalid message (`Kind.group "name" is invalid: cause` or `... [c1, c2]`, as NewInvalid
+/// words it) taken apart: what the API server's Status details carry.
+pub struct InvalidMessage<'a> {
+    /// The kind, without its group.
+    pub kind: &'a str,
+    /// The group ("" for core).
+    pub group: &'a str,
+    /// The name, still quoted.
+    pub quoted_name: &'a str,
+    /// One `field: message` per field error.
+    pub causes: Vec<String>,
+}
+
+/// Parses an Invalid message; None when it is not of that shape. "error when creating "f": "
+/// prefixes (AddSourceToErr) are skipped.
+pub fn parse_invalid(message: &str) -> Option<InvalidMessage<'_>> {
     let (head, rest) = message.split_once(" is invalid: ")?;
     let head = head.rsplit(": ").next().unwrap_or(head);
-    let (qualified, name) = head.split_once(' ')?;
-    if !name.starts_with('"') {
+    let (qualified, quoted_name) = head.split_once(' ')?;
+    if !quoted_name.starts_with('"') {
         return None;
     }
-    let kind = qualified.split('.').next().unwrap_or(qualified);
-    let causes = split_causes(rest);
+    let (kind, group) = qualified.split_once('.').unwrap_or((qualified, ""));
+    Some(InvalidMessage { kind, group, quoted_name, causes: split_causes(rest) })
+}
+
+/// The causes of an Invalid message rendered as kubectl's CheckErr does from the status
+/// details (kind without group). None when the message is not of that shape.
+pub fn invalid_as_kubectl(message: &str) -> Option<String> {
+    let InvalidMessage { kind, quoted_name: name, causes, .. } = parse_invalid(message)?;
     Some(match causes.len() {
         0 => format!("The {kind} {name} is invalid"),
         1 => format!("The {kind} {name} is invalid: {}", causes[0]),
@@ -231,7 +248,7 @@ pub fn invalid_as_kubectl(message: &str) -> Option<String> {
 
 /// Splits `[a: Required value, b: Invalid value: x, y: ...]` at the commas that start a new
 /// field error (a path followed by an error type), keeping commas inside values.
-pub fn split_causes(text: &str) -> Vec<String> {
+fn split_causes(text: &str) -> Vec<String> {
     let inner = match text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
         Some(inner) => inner,
         None => return vec![text.to_string()],

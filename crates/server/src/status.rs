@@ -87,36 +87,34 @@ impl Failure {
         // NewInvalid's details: the kind (not the resource) and one cause per field error,
         // which kubectl prints as `The Kind "name" is invalid: field: message`.
         if error.reason == "Invalid" {
-            if let Some((head, rest)) = error.message.split_once(" is invalid: ") {
-                if let Some((qualified, quoted)) = head.split_once(' ') {
-                    let (kind, kind_group) = qualified.split_once('.').unwrap_or((qualified, ""));
-                    details.insert("kind".into(), kind.into());
-                    if !kind_group.is_empty() {
-                        details.insert("group".into(), kind_group.into());
-                    }
-                    if let Ok(name) = serde_json::from_str::<String>(quoted) {
-                        details.insert("name".into(), name.into());
-                    }
-                    let causes: Vec<Value> = kubesim_kubectl::split_causes(rest)
-                        .into_iter()
-                        .map(|cause| {
-                            let (field, message) = cause.split_once(": ").unwrap_or(("", cause.as_str()));
-                            let reason = match message.split(':').next().unwrap_or("") {
-                                "Required value" => "FieldValueRequired",
-                                "Unsupported value" => "FieldValueNotSupported",
-                                "Duplicate value" => "FieldValueDuplicate",
-                                "Forbidden" => "FieldValueForbidden",
-                                "Not found" => "FieldValueNotFound",
-                                "Too long" => "FieldValueTooLong",
-                                "Too many" => "FieldValueTooMany",
-                                "Internal error" => "InternalError",
-                                _ => "FieldValueInvalid",
-                            };
-                            json!({ "reason": reason, "message": message, "field": field })
-                        })
-                        .collect();
-                    details.insert("causes".into(), Value::Array(causes));
+            if let Some(invalid) = kubesim_kubectl::parse_invalid(&error.message) {
+                details.insert("kind".into(), invalid.kind.into());
+                if !invalid.group.is_empty() {
+                    details.insert("group".into(), invalid.group.into());
                 }
+                if let Ok(name) = serde_json::from_str::<String>(invalid.quoted_name) {
+                    details.insert("name".into(), name.into());
+                }
+                let causes: Vec<Value> = invalid
+                    .causes
+                    .into_iter()
+                    .map(|cause| {
+                        let (field, message) = cause.split_once(": ").unwrap_or(("", cause.as_str()));
+                        let reason = match message.split(':').next().unwrap_or("") {
+                            "Required value" => "FieldValueRequired",
+                            "Unsupported value" => "FieldValueNotSupported",
+                            "Duplicate value" => "FieldValueDuplicate",
+                            "Forbidden" => "FieldValueForbidden",
+                            "Not found" => "FieldValueNotFound",
+                            "Too long" => "FieldValueTooLong",
+                            "Too many" => "FieldValueTooMany",
+                            "Internal error" => "InternalError",
+                            _ => "FieldValueInvalid",
+                        };
+                        json!({ "reason": reason, "message": message, "field": field })
+                    })
+                    .collect();
+                details.insert("causes".into(), Value::Array(causes));
             }
         }
         let mut f = Failure::new(error.code, error.reason, error.message);
