@@ -278,7 +278,9 @@ impl Kubelet {
                     // gates say (another component set a gate's condition) syncs the pod.
                     // needsReconcile: the API's status is no longer what this kubelet wrote
                     // (another component changed it): write ours again.
-                    let overwritten = worker.written.as_ref().is_some_and(|w| w.as_pod().map(|p| &p.status) != Some(&pod.status));
+                    // (Our own write's echo is the very object we stored: no deep comparison.)
+                    let overwritten =
+                        worker.written.as_ref().is_some_and(|w| !Arc::ptr_eq(w, &event.object) && w.as_pod().map(|p| &p.status) != Some(&pod.status));
                     if overwritten {
                         worker.last_status = None;
                         worker.written = None;
