@@ -39,8 +39,9 @@ pub fn cmd_bench(args: &[String]) -> ExitCode {
         Some("serve") => bench_serve(&args[1..]),
         Some("netpol") => bench_netpol(&args[1..]),
         Some("network") => bench_network(&args[1..]),
+        Some("churn") => bench_churn(&args[1..]),
         _ => {
-            eprintln!("usage: kubesim bench cluster|scheduler|kubelet|store|serve|netpol|network [flags]");
+            eprintln!("usage: kubesim bench cluster|scheduler|kubelet|store|serve|netpol|network|churn [flags]");
             ExitCode::from(2)
         }
     }
@@ -206,31 +207,86 @@ fn bench_kubelet(args: &[String]) -> ExitCode {
 /// binding through the API store; the last line is one JSON object.
 fn bench_scheduler(args: &[String]) -> ExitCode {
     use kubesim_scheduler::bench::{bench, Workload};
-    let nodes = flag(args, "--nodes", 5_000) as usize;
-    let init_pods = flag(args, "--init-pods", 1_000) as usize;
-    let pods = flag(args, "--pods", 10_000) as usize;
+    if args.iter().any(|a| a == "--all") {
+        return bench_scheduler_all(args);
+    }
     let name = args.windows(2).find(|w| w[0] == "--workload").map(|w| w[1].clone()).unwrap_or_else(|| "SchedulingBasic".into());
-    let workload = match name.as_str() {
-        "SchedulingBasic" | "basic" => Workload::Basic,
-        "SchedulingPodAntiAffinity" | "anti-affinity" => Workload::PodAntiAffinity,
-        "TopologySpreading" | "topology-spreading" => Workload::TopologySpreading,
-        other => {
-            eprintln!("error: unknown workload {other:?} (SchedulingBasic, SchedulingPodAntiAffinity, TopologySpreading)");
+    let workload = match Workload::parse(&name).or(match name.as_str() {
+        "basic" => Some(Workload::Basic),
+        "anti-affinity" => Some(Workload::PodAntiAffinity),
+        "topology-spreading" => Some(Workload::TopologySpreading),
+        _ => None,
+    }) {
+        Some(w) => w,
+        None => {
+            let names: Vec<&str> = Workload::ALL.iter().map(|w| w.name()).collect();
+            eprintln!("error: unknown workload {name:?} (one of: {})", names.join(", "));
             return ExitCode::from(2);
         }
     };
+    let upstream = workload.upstream();
+    let nodes = flag(args, "--nodes", upstream.nodes as u64) as usize;
+    let init_pods = flag(args, "--init-pods", upstream.init_pods as u64) as usize;
+    let pods = flag(args, "--pods", upstream.pods as u64) as usize;
     let result = bench(workload, nodes, init_pods, pods);
-    let seconds = result.wall_seconds.unwrap_or(0.0);
-    let line = serde_json::json!({
-        "workload": name,
-        "nodes": nodes,
-        "init_pods": init_pods,
-        "pods": pods,
+    println!("{}", scheduler_json(&result));
+    ExitCode::SUCCESS
+}
+
+fn scheduler_json(result: &kubesim_scheduler::bench::BenchResult) -> serde_json::Value {
+    let upstream = result.workload.upstream();
+    let at_upstream_size = (result.nodes, result.init_pods, result.pods) == (upstream.nodes, upstream.init_pods, upstream.pods);
+    let rate = result.pods_per_second.unwrap_or(0.0);
+    serde_json::json!({
+        "workload": result.workload.name(),
+        "nodes": result.nodes,
+        "init_pods": result.init_pods,
+        "pods": result.pods,
         "scheduled": result.scheduled,
-        "seconds": seconds,
-        "pods_per_second": if seconds > 0.0 { pods as f64 / seconds } else { 0.0 },
-    });
-    println!("{line}");
+        "seconds": result.wall_seconds,
+        "pods_per_second": rate,
+        "virtual_ms": result.virtual_ms,
+        "churn_objects": result.churn_objects,
+        "preempted": result.preempted,
+        "upstream_workload": upstream.workload,
+        "upstream_threshold": upstream.threshold,
+        "ratio_to_threshold": upstream.threshold.filter(|_| at_upstream_size).map(|t| rate / t as f64),
+    })
+}
+
+/// Every scheduler_perf workload kubesim implements, at upstream's size, beside upstream's
+/// v1.34 threshold: a table, then one JSON line per workload.
+fn bench_scheduler_all(args: &[String]) -> ExitCode {
+    use kubesim_scheduler::bench::{bench_upstream, Workload};
+    let only: Vec<String> = args.windows(2).filter(|w| w[0] == "--workload").map(|w| w[1].to_ascii_lowercase()).collect();
+    println!("{:<36} {:<24} {:>6} {:>6} {:>6} {:>10} {:>9} {:>7}", "testCase", "workload (upstream)", "nodes", "init", "pods", "pods/s", "threshold", "ratio");
+    let mut lines = Vec::new();
+    for workload in Workload::ALL {
+        if !only.is_empty() && !only.contains(&workload.name().to_ascii_lowercase()) {
+            continue;
+        }
+        let r = bench_upstream(workload);
+        let u = workload.upstream();
+        let rate = r.pods_per_second.unwrap_or(0.0);
+        println!(
+            "{:<36} {:<24} {:>6} {:>6} {:>6} {:>10.0} {:>9} {:>7}",
+            workload.name(),
+            u.workload,
+            r.nodes,
+            r.init_pods,
+            r.pods,
+            rate,
+            u.threshold.map_or("-".to_string(), |t| t.to_string()),
+            u.threshold.map_or("-".to_string(), |t| format!("{:.1}x", rate / t as f64)),
+        );
+        if r.scheduled != r.pods {
+            println!("  warning: {} of {} measured pods bound", r.scheduled, r.pods);
+        }
+        lines.push(scheduler_json(&r));
+    }
+    for line in lines {
+        println!("{line}");
+    }
     ExitCode::SUCCESS
 }
 
@@ -623,6 +679,128 @@ fn bench_network(args: &[String]) -> ExitCode {
         "requests_per_virtual_second": requests as f64 / traffic_s.max(1) as f64,
         "requests_per_wall_second": requests as f64 / traffic_wall,
         "peak_rss_bytes": peak_rss_bytes(),
+    });
+    println!("{result}");
+    ExitCode::SUCCESS
+}
+
+/// `kubesim bench churn [--nodes N] [--virtual-minutes M] [--sample-minutes S]`: memory over a
+/// long run of continuous churn. A CronJob every minute (its Jobs and pods cleaned up by the
+/// history limits and the garbage collector), a Job with `ttlSecondsAfterFinished` every 30
+/// virtual seconds (deleted by the TTL controller), a Deployment restarted every 2 minutes
+/// (rollouts; old ReplicaSets bounded by revisionHistoryLimit) and one scaled between 0 and 20
+/// every 3 minutes. Every S virtual minutes it prints RSS, the allocator's live bytes and the
+/// store's object counts; the last line is one JSON object with the series. A leak shows as RSS
+/// that keeps rising after the bounded histories (watch history, events, finished Jobs, old
+/// ReplicaSets) have filled.
+fn bench_churn(args: &[String]) -> ExitCode {
+    let nodes = flag(args, "--nodes", 20);
+    let minutes = flag(args, "--virtual-minutes", 60).max(1);
+    let sample = flag(args, "--sample-minutes", 5).max(1);
+    let started = Instant::now();
+    let mut world = bench_world(nodes);
+    let base = "---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: ticker}
+spec:
+  schedule: '* * * * *'
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers: [{name: tick, image: 'busybox:1.28', command: [sh, -c, 'date; echo tick; sleep 5']}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 10
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: nginx, image: 'nginx:1.27', resources: {requests: {cpu: 50m, memory: 64Mi}}}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: elastic}
+spec:
+  replicas: 0
+  selector: {matchLabels: {app: elastic}}
+  template:
+    metadata: {labels: {app: elastic}}
+    spec:
+      containers: [{name: pause, image: 'registry.k8s.io/pause:3.10'}]
+";
+    let outcome = kubesim_sim::loader::apply(&mut world, &kubesim_sim::scenario::InputFile { name: "churn.yaml".into(), text: base.into() });
+    if !outcome.errors.is_empty() {
+        eprintln!("error: the churn scenario did not apply: {:?}", outcome.errors);
+        return ExitCode::from(1);
+    }
+    let count = |world: &World, group: &'static str, resource: &'static str| world.api().store().count((group, resource)) as u64;
+    let mut series = Vec::new();
+    let mut events_total = 0u64;
+    let mut job = 0u64;
+    let end = minutes * 60_000;
+    let mut t = world.now();
+    println!("{:>6} {:>9} {:>6} {:>6} {:>9} {:>7} {:>8} {:>8}", "vmin", "rss MB", "pods", "jobs", "RSs", "events", "revision", "wall s");
+    while t < end {
+        let next = t + 30_000;
+        while world.next_event_time().is_some_and(|e| e <= next) {
+            world.step();
+            events_total += 1;
+        }
+        world.run_until(next);
+        t = next;
+        job += 1;
+        let yaml = format!(
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: batch-{job}}}\nspec:\n  ttlSecondsAfterFinished: 60\n  completions: 3\n  parallelism: 3\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{{name: work, image: 'busybox:1.28', command: [sh, -c, 'echo working; sleep 3; echo done']}}]\n"
+        );
+        kubesim_sim::loader::apply(&mut world, &kubesim_sim::scenario::InputFile { name: format!("job-{job}.yaml"), text: yaml });
+        if t % 120_000 == 0 {
+            world.run_command("kubectl rollout restart deployment/web");
+        }
+        if t % 180_000 == 0 {
+            let replicas = if (t / 180_000) % 2 == 1 { 20 } else { 0 };
+            world.run_command(&format!("kubectl scale deployment/elastic --replicas={replicas}"));
+        }
+        if t % (sample * 60_000) == 0 {
+            let point = serde_json::json!({
+                "virtual_minutes": t / 60_000,
+                "rss_bytes": rss_bytes(),
+                "pods": count(&world, "", "pods"),
+                "jobs": count(&world, "batch", "jobs"),
+                "replicasets": count(&world, "apps", "replicasets"),
+                "events": count(&world, "", "events") + count(&world, "events.k8s.io", "events"),
+                "revision": world.api().store().revision(),
+                "sim_events": events_total,
+                "wall_seconds": started.elapsed().as_secs_f64(),
+            });
+            let mb = |v: &serde_json::Value| v.as_u64().map_or("-".to_string(), |b| format!("{:.1}", b as f64 / 1e6));
+            println!(
+                "{:>6} {:>9} {:>6} {:>6} {:>9} {:>7} {:>8} {:>8.1}",
+                point["virtual_minutes"],
+                mb(&point["rss_bytes"]),
+                point["pods"],
+                point["jobs"],
+                point["replicasets"],
+                point["events"],
+                point["revision"],
+                started.elapsed().as_secs_f64()
+            );
+            series.push(point);
+        }
+    }
+    let result = serde_json::json!({
+        "workload": "churn",
+        "nodes": nodes,
+        "virtual_minutes": minutes,
+        "seconds": started.elapsed().as_secs_f64(),
+        "events_processed": events_total,
+        "peak_rss_bytes": peak_rss_bytes(),
+        "series": series,
     });
     println!("{result}");
     ExitCode::SUCCESS

@@ -29,12 +29,19 @@ const USAGE: &str = "usage:
 
   kubesim bench cluster [--nodes N] [--pods M] [--per-deployment K]
               a cluster of N nodes and Deployments totalling M pods, run until all are Running
-  kubesim bench scheduler [--nodes N] [--init-pods M] [--pods K] [--workload SchedulingBasic|SchedulingPodAntiAffinity|TopologySpreading]
-              kube-scheduler throughput in the scheduler_perf shapes
+  kubesim bench scheduler [--workload NAME] [--nodes N] [--init-pods M] [--pods K] | --all
+              kube-scheduler throughput in upstream's scheduler_perf workloads (SchedulingBasic,
+              SchedulingPodAntiAffinity, SchedulingPodAffinity, SchedulingPreferredPodAffinity,
+              SchedulingPreferredPodAntiAffinity, SchedulingNodeAffinity, TopologySpreading,
+              PreferredTopologySpreading, PreemptionBasic, PreemptionAsync, Unschedulable,
+              SchedulingWithMixedChurn) at upstream's sizes unless given; --all runs every one
+              and prints each beside upstream's v1.34 threshold
   kubesim bench kubelet [--nodes N] [--pods M]
               pods pre-bound across N nodes: pods started per second
   kubesim bench store [--nodes N] [--pods M]
               store operations: create, update, list by label, watch fan-out
+  kubesim bench churn [--nodes N] [--virtual-minutes M] [--sample-minutes S]
+              an hour of CronJobs, TTL'd Jobs, rollouts and scaling: RSS over time
 
   kubesim kubectl [FILE ...] [--seed N] [--for DURATION] [--at TIME COMMAND]... [--scheduler-annotations] -- KUBECTL ARGS...
               run the scenario, then one kubectl command on its final state

@@ -209,6 +209,8 @@ enum Item<E> {
     },
     Deliver(Box<Commit>),
     Compact,
+    /// A lease runs out (Events' `--event-ttl`): etcd deletes the keys it held.
+    Expire,
     External(E),
     /// A host's processes have something to do (a sleep ended, CPU work finished).
     HostWake(String),
@@ -285,6 +287,8 @@ pub struct Runtime<E: Clone = ()> {
     deliveries: Vec<WatchDelivery>,
     deliveries_dropped: usize,
     last_compaction_revision: u64,
+    /// The earliest [`Item::Expire`] queued, if any.
+    expiry_queued: Option<Millis>,
     checkers: Vec<Box<dyn Checker>>,
     violations: Vec<Violation>,
 }
@@ -325,6 +329,7 @@ impl<E: Clone> Runtime<E> {
             deliveries: Vec::new(),
             deliveries_dropped: 0,
             last_compaction_revision: 0,
+            expiry_queued: None,
             checkers: Vec::new(),
             violations: Vec::new(),
         };
@@ -605,6 +610,17 @@ impl<E: Clone> Runtime<E> {
                 self.last_compaction_revision = revision;
                 self.push(self.now + self.config.compaction_interval_ms, Item::Compact, true);
             }
+            Item::Expire => {
+                if self.expiry_queued.is_some_and(|at| at <= self.now) {
+                    self.expiry_queued = None;
+                }
+                let actor: Arc<str> = "etcd".into();
+                if self.api.store_mut().expire(self.now, &actor) > 0 {
+                    self.after_handler(None, Vec::new(), Vec::new(), Vec::new());
+                } else {
+                    self.queue_expiry();
+                }
+            }
             Item::External(event) => return Some(Stepped::External(event)),
             Item::HostWake(host) => {
                 if self.host_wakes.get(&host) == Some(&self.now) {
@@ -837,6 +853,17 @@ impl<E: Clone> Runtime<E> {
             }
             let periodic = is_housekeeping(commit.resource);
             self.push(self.now + self.config.watch_latency_ms, Item::Deliver(Box::new(commit)), periodic);
+        }
+        self.queue_expiry();
+    }
+
+    /// Queues an [`Item::Expire`] at the store's next lease expiry unless one is queued by
+    /// then. Periodic: a lease running out does not keep a run going on its own.
+    fn queue_expiry(&mut self) {
+        let Some(at) = self.api.store().next_expiry() else { return };
+        if self.expiry_queued.is_none_or(|queued| at < queued) {
+            self.expiry_queued = Some(at);
+            self.push(at.max(self.now), Item::Expire, true);
         }
     }
 

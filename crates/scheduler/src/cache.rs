@@ -376,7 +376,15 @@ pub struct Cache {
     pods_with_affinity: usize,
     pods_with_required_anti_affinity: usize,
     anti_affinity_keys: BTreeMap<String, usize>,
+    /// Topology keys of cached pods' terms that score an incoming pod (required affinity,
+    /// preferred affinity and anti-affinity), with how many terms use each.
+    score_keys: BTreeMap<String, usize>,
     generation: u64,
+}
+
+/// The terms of an existing pod that score an incoming pod in InterPodAffinity's PreScore.
+fn scoring_terms(info: &PodInfo) -> impl Iterator<Item = &AffinityTerm> {
+    info.required_affinity.iter().chain(&info.preferred_affinity).chain(&info.preferred_anti_affinity)
 }
 
 impl Cache {
@@ -403,6 +411,10 @@ impl Cache {
     /// Topology keys used by cached pods' required anti-affinity terms.
     pub fn anti_affinity_keys(&self) -> impl Iterator<Item = &str> {
         self.anti_affinity_keys.keys().map(String::as_str)
+    }
+    /// Topology keys used by cached pods' terms that score an incoming pod.
+    pub fn score_keys(&self) -> impl Iterator<Item = &str> {
+        self.score_keys.keys().map(String::as_str)
     }
     /// Number of cached pods that have required pod anti-affinity.
     pub fn pods_with_required_anti_affinity(&self) -> usize {
@@ -500,6 +512,9 @@ impl Cache {
                 *self.anti_affinity_keys.entry(t.topology_key.clone()).or_insert(0) += 1;
             }
         }
+        for t in scoring_terms(&info) {
+            *self.score_keys.entry(t.topology_key.clone()).or_insert(0) += 1;
+        }
         match self.index.get(node).copied() {
             Some(i) => {
                 self.nodes[i].add_pod(info);
@@ -521,6 +536,14 @@ impl Cache {
                     if *n == 0 {
                         self.anti_affinity_keys.remove(&t.topology_key);
                     }
+                }
+            }
+        }
+        for t in scoring_terms(&info) {
+            if let Some(n) = self.score_keys.get_mut(&t.topology_key) {
+                *n -= 1;
+                if *n == 0 {
+                    self.score_keys.remove(&t.topology_key);
                 }
             }
         }

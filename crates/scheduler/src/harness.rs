@@ -68,6 +68,12 @@ impl Harness {
         let _ = self.runtime.as_actor("kubectl", |ctx| ctx.delete(info, namespace, name, opts));
     }
 
+    /// Deletes any object as `kubectl` (default options).
+    pub fn delete_object(&mut self, api_version: &str, kind: &str, namespace: &str, name: &str) {
+        let info = kubesim_api::kind_info(api_version, kind).expect("a built-in kind");
+        let _ = self.runtime.as_actor("kubectl", |ctx| ctx.delete(info, namespace, name, kubesim_apiserver::DeleteOptions::default()));
+    }
+
     /// Runs until nothing but periodic timers remain (or virtual `deadline`).
     pub fn run_until_idle(&mut self, deadline: Millis) {
         self.runtime.run_until_quiet(deadline);

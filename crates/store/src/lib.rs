@@ -97,6 +97,21 @@ pub struct Store {
     history_capacity: usize,
     compacted_revision: u64,
     undrained: Vec<Commit>,
+    /// Leases: when each leased key expires ([`lease_ms`]), and the same ordered by time.
+    leases: BTreeMap<(Resource, ObjectKey), Millis>,
+    expiries: BTreeSet<(Millis, Resource, ObjectKey)>,
+}
+
+/// kube-apiserver's `--event-ttl` (default one hour): Events are written to etcd with a lease
+/// that long (`pkg/registry/core/event/storage`: the TTL function returns it on create and on
+/// update alike), so an Event vanishes an hour after its last write, and watchers see it
+/// DELETED, as etcd's lease expiry deletes the key.
+pub const EVENT_TTL_MS: Millis = 60 * 60_000;
+
+/// The lease a write to `resource` carries, if any: Events (core/v1 and events.k8s.io/v1, one
+/// storage upstream) live [`EVENT_TTL_MS`] after their last write.
+pub fn lease_ms(resource: Resource) -> Option<Millis> {
+    (resource.1 == "events" && (resource.0.is_empty() || resource.0 == "events.k8s.io")).then_some(EVENT_TTL_MS)
 }
 
 impl Default for Store {
@@ -118,6 +133,8 @@ impl Store {
             history_capacity,
             compacted_revision: 1,
             undrained: Vec::new(),
+            leases: BTreeMap::new(),
+            expiries: BTreeSet::new(),
         }
     }
 
@@ -201,6 +218,7 @@ impl Store {
         let object = Arc::new(object);
         map.insert(key.clone(), object.clone());
         self.index(resource, &key, None, Some(&object));
+        self.lease(resource, &key, t_ms);
         self.record(EventType::Added, resource, object.clone(), None, actor, t_ms);
         Ok(object)
     }
@@ -228,6 +246,7 @@ impl Store {
         let object = Arc::new(object);
         map.insert(key.clone(), object.clone());
         self.index(resource, &key, Some(&previous), Some(&object));
+        self.lease(resource, &key, t_ms);
         self.record(EventType::Modified, resource, object.clone(), Some(previous), actor, t_ms);
         Ok(object)
     }
@@ -256,8 +275,41 @@ impl Store {
         last.metadata_mut().resource_version = Some(self.revision.to_string());
         let last = Arc::new(last);
         self.index(resource, &key, Some(&previous), None);
+        if let Some(at) = self.leases.remove(&(resource, key.clone())) {
+            self.expiries.remove(&(at, resource, key));
+        }
         self.record(EventType::Deleted, resource, last.clone(), Some(previous), actor, t_ms);
         Ok(last)
+    }
+
+    /// Grants (or renews) the lease of a key written at `t_ms`, if its resource has leases.
+    fn lease(&mut self, resource: Resource, key: &ObjectKey, t_ms: Millis) {
+        let Some(ttl) = lease_ms(resource) else { return };
+        let at = t_ms + ttl;
+        if let Some(old) = self.leases.insert((resource, key.clone()), at) {
+            self.expiries.remove(&(old, resource, key.clone()));
+        }
+        self.expiries.insert((at, resource, key.clone()));
+    }
+
+    /// When the next lease runs out, if any key is leased.
+    pub fn next_expiry(&self) -> Option<Millis> {
+        self.expiries.first().map(|(at, _, _)| *at)
+    }
+
+    /// Deletes every key whose lease ran out at or before `now` (as etcd's lessor revokes an
+    /// expired lease and its keys), recording DELETED commits by `actor`. Returns how many.
+    pub fn expire(&mut self, now: Millis, actor: &Arc<str>) -> usize {
+        let mut expired = 0;
+        while let Some((at, resource, key)) = self.expiries.first().cloned().filter(|(at, _, _)| *at <= now) {
+            debug_assert!(at <= now);
+            self.expiries.remove(&(at, resource, key.clone()));
+            self.leases.remove(&(resource, key.clone()));
+            if self.delete(resource, &key.0, &key.1, None, actor, now).is_ok() {
+                expired += 1;
+            }
+        }
+        expired
     }
 
     /// Every commit since the last drain, in commit order. The world fans these out to watchers

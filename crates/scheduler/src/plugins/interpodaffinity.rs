@@ -97,13 +97,35 @@ impl FilterState {
     }
 }
 
+/// Per-node counts over `nodes`: memoized in `counter` under `key` while a node is unchanged,
+/// or computed afresh when there is no key (a term with a namespace selector depends on
+/// namespace labels, which no node generation tracks).
+fn node_counts(counter: &CountCache, key: Option<String>, nodes: &[NodeInfo], f: impl Fn(&NodeInfo) -> i64) -> Vec<i64> {
+    match key {
+        Some(key) => counter.counts(&key, nodes, f),
+        None => nodes.iter().map(f).collect(),
+    }
+}
+
+/// A memo key naming what a term matches (selector and namespaces), or None when it has a
+/// namespace selector.
+fn term_key(kind: &str, t: &AffinityTerm) -> Option<String> {
+    t.namespace_selector.is_none().then(|| format!("{kind}|{:?}|{:?}", t.selector, t.namespaces))
+}
+
+/// A memo key naming what existing pods' terms see of an incoming pod: its namespace, that
+/// namespace's labels and its own labels.
+fn incoming_key(pod: &PodInfo, listers: &Listers) -> String {
+    format!("{}|{:?}|{:?}", pod.namespace(), ns_labels(listers, pod.namespace()), pod.labels())
+}
+
 /// Computes the PreFilter state over all nodes, memoizing per-node counts in `counter`
 /// (exact: the same counts `filter_state` computes, reused while a node is unchanged).
 pub fn filter_state_cached(pod: &PodInfo, cache: &crate::cache::Cache, listers: &Listers, counter: &CountCache) -> FilterState {
     let nodes = cache.nodes();
     let mut s = FilterState::default();
     let ns = pod.namespace();
-    let labels_key = format!("{ns}|{:?}", pod.labels());
+    let labels_key = incoming_key(pod, listers);
     // Existing pods' anti-affinity terms matching the incoming pod, per topology key.
     if cache.pods_with_required_anti_affinity() > 0 {
         let ns_l = ns_labels(listers, ns);
@@ -127,22 +149,25 @@ pub fn filter_state_cached(pod: &PodInfo, cache: &crate::cache::Cache, listers: 
     }
     // The incoming pod's required anti-affinity terms, per term.
     for t in &pod.required_anti_affinity {
-        let term_key = format!("anti|{:?}|{:?}|{:?}", t.selector, t.namespaces, t.namespace_selector);
-        let counts = counter.counts(&term_key, nodes, |node| node.pods.iter().filter(|e| t.matches(e, ns_labels(listers, e.namespace()))).count() as i64);
+        let counts = node_counts(counter, term_key("anti", t), nodes, |node| {
+            node.pods.iter().filter(|e| t.matches(e, ns_labels(listers, e.namespace()))).count() as i64
+        });
         for (i, node) in nodes.iter().enumerate() {
             if counts[i] > 0 {
                 bump(&mut s.anti_affinity, &t.topology_key, node, counts[i]);
             }
         }
     }
-    // The incoming pod's required affinity terms (all must match one existing pod).
+    // The incoming pod's required affinity terms (all must match one existing pod): per node,
+    // the pods matching every term.
     if !pod.required_affinity.is_empty() {
-        for node in nodes {
-            for existing in &node.pods {
-                if matches_all(&pod.required_affinity, existing, listers) {
-                    for t in &pod.required_affinity {
-                        bump(&mut s.affinity, &t.topology_key, node, 1);
-                    }
+        let key: Option<Vec<String>> = pod.required_affinity.iter().map(|t| term_key("", t)).collect();
+        let key = key.map(|k| format!("affinity{}", k.concat()));
+        let counts = node_counts(counter, key, nodes, |node| node.pods.iter().filter(|e| matches_all(&pod.required_affinity, e, listers)).count() as i64);
+        for (i, node) in nodes.iter().enumerate() {
+            if counts[i] > 0 {
+                for t in &pod.required_affinity {
+                    bump(&mut s.affinity, &t.topology_key, node, counts[i]);
                 }
             }
         }
@@ -222,11 +247,91 @@ impl ScoreState {
         }
     }
 
+    /// Adds `weight` to the node's value of `key` (an entry even for a zero weight, as
+    /// `processTerm` makes one for every matching term), if the node has that label.
+    fn add(&mut self, key: &str, node: &NodeInfo, weight: i64) {
+        if let Some(v) = node.labels().and_then(|l| l.get(key)) {
+            let values = match self.topology_score.get_mut(key) {
+                Some(values) => values,
+                None => self.topology_score.entry(key.to_string()).or_default(),
+            };
+            match values.get_mut(v) {
+                Some(w) => *w += weight,
+                None => {
+                    values.insert(v.clone(), weight);
+                }
+            }
+        }
+    }
+
     /// The raw score of a node.
     pub fn score(&self, node: &NodeInfo) -> i64 {
         let labels = node.labels();
         self.topology_score.iter().filter_map(|(k, values)| labels.and_then(|l| l.get(k)).and_then(|v| values.get(v))).sum()
     }
+}
+
+/// PreScore's topology scores over all nodes (`processExistingPod` for every existing pod),
+/// memoizing per-node sums in `counter`: the same state as calling
+/// [`ScoreState::process_existing_pod`] for each pod, reused while a node is unchanged.
+pub fn score_state_cached(pod: &PodInfo, view: &ClusterView, hard_weight: i64, counter: &CountCache) -> ScoreState {
+    let nodes = view.nodes();
+    let listers = view.listers;
+    let mut s = ScoreState::default();
+    let labelled = |node: &NodeInfo| node.labels().is_some_and(|l| !l.is_empty());
+    // The incoming pod's preferred terms against every existing pod: matches per node.
+    for (terms, sign, kind) in [(&pod.preferred_affinity, 1, "score-affinity"), (&pod.preferred_anti_affinity, -1, "score-anti")] {
+        for t in terms {
+            let counts = node_counts(counter, term_key(kind, t), nodes, |node| {
+                node.pods.iter().filter(|e| t.matches(e, ns_labels(listers, e.namespace()))).count() as i64
+            });
+            for (i, node) in nodes.iter().enumerate() {
+                if counts[i] > 0 && labelled(node) {
+                    s.add(&t.topology_key, node, t.weight * sign * counts[i]);
+                }
+            }
+        }
+    }
+    // Existing pods' terms against the incoming pod, per topology key: the summed weight and
+    // the number of matching terms (a match makes an entry even where weights cancel).
+    if view.cache.pods_with_affinity() > 0 {
+        let ns_l = ns_labels(listers, pod.namespace());
+        let who = incoming_key(pod, listers);
+        for key in view.cache.score_keys() {
+            let walk = |node: &NodeInfo, total: &mut i64, matched: &mut i64| {
+                for e in node.pods.iter().filter(|p| p.has_affinity()) {
+                    let hard = e.required_affinity.iter().filter(|_| hard_weight > 0).map(|t| (t, hard_weight));
+                    let soft = e.preferred_affinity.iter().map(|t| (t, t.weight)).chain(e.preferred_anti_affinity.iter().map(|t| (t, -t.weight)));
+                    for (t, w) in hard.chain(soft) {
+                        if t.topology_key == key && t.matches(pod, ns_l) {
+                            *total += w;
+                            *matched += 1;
+                        }
+                    }
+                }
+            };
+            let weights = counter.counts(&format!("score-existing|{key}|{hard_weight}|{who}"), nodes, |node| {
+                let (mut total, mut matched) = (0, 0);
+                if node.pods_with_affinity > 0 {
+                    walk(node, &mut total, &mut matched);
+                }
+                total
+            });
+            let matches = counter.counts(&format!("score-existing-n|{key}|{hard_weight}|{who}"), nodes, |node| {
+                let (mut total, mut matched) = (0, 0);
+                if node.pods_with_affinity > 0 {
+                    walk(node, &mut total, &mut matched);
+                }
+                matched
+            });
+            for (i, node) in nodes.iter().enumerate() {
+                if matches[i] > 0 && labelled(node) {
+                    s.add(key, node, weights[i]);
+                }
+            }
+        }
+    }
+    s
 }
 
 /// NormalizeScore of InterPodAffinity (min-max scaling with float math).
@@ -326,15 +431,7 @@ impl Plugin for InterPodAffinity {
         if !has_constraints && view.cache.pods_with_affinity() == 0 {
             return Status::skip();
         }
-        let mut s = ScoreState::default();
-        for node in view.nodes() {
-            if !has_constraints && node.pods_with_affinity == 0 {
-                continue;
-            }
-            for existing in node.pods.iter().filter(|p| has_constraints || p.has_affinity()) {
-                s.process_existing_pod(pod, existing, node, self.hard_pod_affinity_weight, view.listers);
-            }
-        }
+        let s = score_state_cached(pod, view, self.hard_pod_affinity_weight, &self.counter);
         if s.topology_score.is_empty() {
             return Status::skip();
         }
@@ -399,5 +496,81 @@ mod tests {
         }
         cache.remove_pod("default/p0");
         assert_eq!(filter_state(&incoming, cache.nodes(), &listers), filter_state_cached(&incoming, &cache, &listers, &counter));
+    }
+
+    fn term(app: &str, key: &str) -> PodAffinityTerm {
+        PodAffinityTerm {
+            label_selector: Some(LabelSelector { match_labels: Some([("app".to_string(), app.to_string())].into()), ..Default::default() }),
+            topology_key: key.into(),
+            ..Default::default()
+        }
+    }
+
+    /// A pod labelled app=`app` with a mix of required affinity and preferred (anti-)affinity
+    /// terms chosen by `shape`.
+    fn mixed_pod(name: &str, app: &str, shape: usize) -> Arc<PodInfo> {
+        use k8s_openapi::api::core::v1::{PodAffinity, WeightedPodAffinityTerm};
+        let mut p = make_pod(name, &[]);
+        p.metadata.labels = Some([("app".to_string(), app.to_string())].into());
+        let keys = ["kubernetes.io/hostname", "zone"];
+        let weighted = |w: i32, app: &str, key: &str| WeightedPodAffinityTerm { weight: w, pod_affinity_term: term(app, key) };
+        p.spec.as_mut().unwrap().affinity = Some(Affinity {
+            pod_affinity: Some(PodAffinity {
+                required_during_scheduling_ignored_during_execution: (shape % 3 == 0).then(|| vec![term(app, keys[shape % 2])]),
+                preferred_during_scheduling_ignored_during_execution: (shape % 2 == 0).then(|| vec![weighted(3, "web", keys[(shape / 2) % 2])]),
+            }),
+            pod_anti_affinity: Some(PodAntiAffinity {
+                preferred_during_scheduling_ignored_during_execution: (shape % 4 == 1).then(|| vec![weighted(3, "web", keys[0]), weighted(5, "db", keys[1])]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        Arc::new(PodInfo::new(Arc::new(Object::Pod(Box::new(p)))))
+    }
+
+    // The memoized PreScore must equal processExistingPod over every pod, as the cluster
+    // changes (pods added and removed, incoming pods of several shapes), and the memoized
+    // required-affinity PreFilter the plain one.
+    #[test]
+    fn cached_score_state_equals_the_plain_one() {
+        let mut cache = Cache::default();
+        for i in 0..6 {
+            let zone = if i % 2 == 0 { "a" } else { "b" };
+            let labels: &[(&str, &str)] = if i == 5 { &[] } else { &[("zone", zone)] };
+            cache.upsert_node(Arc::new(make_node(&format!("n{i}"), &[("cpu", "4"), ("pods", "110")], labels, vec![])));
+        }
+        let listers = Listers::default();
+        let counter = CountCache::default();
+        let plain = |pod: &PodInfo, cache: &Cache| {
+            let mut s = ScoreState::default();
+            for node in cache.nodes() {
+                for existing in &node.pods {
+                    s.process_existing_pod(pod, existing, node, 1, &listers);
+                }
+            }
+            s.topology_score
+        };
+        for step in 0..12 {
+            let p = mixed_pod(&format!("p{step}"), ["web", "db"][step % 2], step);
+            cache.upsert_pod(p, &format!("n{}", step % 6));
+            if step == 7 {
+                cache.remove_pod("default/p2");
+            }
+            for shape in 0..6 {
+                let incoming = mixed_pod("in", ["web", "db"][shape % 2], shape);
+                let view = ClusterView { cache: &cache, listers: &listers };
+                let cached = score_state_cached(&incoming, &view, 1, &counter).topology_score;
+                assert_eq!(plain(&incoming, &cache), cached, "step {step}, shape {shape}");
+                assert_eq!(
+                    filter_state(&incoming, cache.nodes(), &listers),
+                    filter_state_cached(&incoming, &cache, &listers, &counter),
+                    "step {step}, shape {shape}"
+                );
+            }
+        }
+        // The comparison covered real scores: both signs, both topology keys.
+        let scores = plain(&mixed_pod("in", "web", 0), &cache);
+        assert!(scores.contains_key("zone") && scores.contains_key("kubernetes.io/hostname"), "{scores:?}");
+        assert!(scores.values().flat_map(|v| v.values()).any(|w| *w < 0) && scores.values().flat_map(|v| v.values()).any(|w| *w > 0), "{scores:?}");
     }
 }
