@@ -225,6 +225,9 @@ pub struct NodeInfo {
     pub shared_name: Arc<str>,
     /// Position in [`Cache::nodes`] (maintained by the cache).
     pub index: usize,
+    /// The node's labels with shared values (counting maps keyed by label values take a
+    /// reference per entry instead of a copy).
+    shared_labels: BTreeMap<String, Arc<str>>,
     /// Changes whenever the node object changes (labels may have); unique across the cache.
     pub label_generation: u64,
     /// status.allocatable (falling back to capacity).
@@ -260,6 +263,7 @@ impl NodeInfo {
             shared_name: Arc::from(node.name()),
             index: 0,
             label_generation: 0,
+            shared_labels: BTreeMap::new(),
             node: node.clone(),
             allocatable: Resources::default(),
             requested: Resources::default(),
@@ -292,8 +296,19 @@ impl NodeInfo {
         }
         self.unschedulable = n.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false);
         self.has_taints = n.spec.as_ref().and_then(|s| s.taints.as_ref()).is_some_and(|t| !t.is_empty());
+        let labels = n.metadata.labels.as_ref();
+        let unchanged = labels.map_or(0, BTreeMap::len) == self.shared_labels.len()
+            && labels.into_iter().flatten().zip(&self.shared_labels).all(|((k, v), (sk, sv))| k == sk && v.as_str() == &**sv);
+        if !unchanged {
+            self.shared_labels = labels.into_iter().flatten().map(|(k, v)| (k.clone(), Arc::from(v.as_str()))).collect();
+        }
         self.node = node;
         self.generation += 1;
+    }
+
+    /// A label's value, shared.
+    pub fn shared_label(&self, key: &str) -> Option<&Arc<str>> {
+        self.shared_labels.get(key)
     }
 
     /// The node.

@@ -102,15 +102,61 @@ impl CountCache {
 }
 
 /// A hasher with fixed keys: hashing (and iteration order for equal insertion sequences) is
-/// the same in every run and on every platform.
-pub type FixedState = std::hash::BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
+/// the same in every run and on every platform. The Fx multiply-rotate hash (rustc's): the
+/// maps it serves are keyed by label values from the cluster's own objects, hashed on every
+/// scheduling cycle, where SipHash's flood resistance buys nothing.
+pub type FixedState = std::hash::BuildHasherDefault<FxHasher>;
+
+/// The Fx hash (as `rustc-hash`), 64-bit.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FxHasher {
+    hash: u64,
+}
+
+const FX_SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl FxHasher {
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(FX_SEED);
+    }
+}
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.add(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
 
 /// Counts per topology pair (key → value → count), looked up without allocating. The inner
 /// maps are hash maps with fixed keys; nothing iterates them in an order-dependent way
 /// ([`PairCounts::values`] feeds only minimum and count computations).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PairCounts {
-    map: std::collections::BTreeMap<String, std::collections::HashMap<String, i64, FixedState>>,
+    map: std::collections::BTreeMap<String, std::collections::HashMap<std::sync::Arc<str>, i64, FixedState>>,
 }
 
 impl PairCounts {
@@ -124,6 +170,14 @@ impl PairCounts {
     }
     /// Adds `delta` to (key, value), keeping zero entries.
     pub fn add(&mut self, key: &str, value: &str, delta: i64) {
+        self.add_with(key, value, || value.into(), delta);
+    }
+    /// [`PairCounts::add`] with a shared value (a node's label, [`crate::cache::NodeInfo::shared_label`]):
+    /// a new entry takes a reference instead of copying the string.
+    pub fn add_shared(&mut self, key: &str, value: &std::sync::Arc<str>, delta: i64) {
+        self.add_with(key, value, || value.clone(), delta);
+    }
+    fn add_with(&mut self, key: &str, value: &str, owned: impl FnOnce() -> std::sync::Arc<str>, delta: i64) {
         let inner = match self.map.get_mut(key) {
             Some(m) => m,
             None => self.map.entry(key.to_string()).or_default(),
@@ -131,13 +185,21 @@ impl PairCounts {
         match inner.get_mut(value) {
             Some(v) => *v += delta,
             None => {
-                inner.insert(value.to_string(), delta);
+                inner.insert(owned(), delta);
             }
         }
     }
     /// Adds `delta` to (key, value), dropping the entry when it reaches zero.
     pub fn bump(&mut self, key: &str, value: &str, delta: i64) {
         self.add(key, value, delta);
+        self.drop_zero(key, value);
+    }
+    /// [`PairCounts::bump`] with a shared value.
+    pub fn bump_shared(&mut self, key: &str, value: &std::sync::Arc<str>, delta: i64) {
+        self.add_shared(key, value, delta);
+        self.drop_zero(key, value);
+    }
+    fn drop_zero(&mut self, key: &str, value: &str) {
         if let Some(inner) = self.map.get_mut(key) {
             if inner.get(value) == Some(&0) {
                 inner.remove(value);
@@ -149,7 +211,7 @@ impl PairCounts {
     }
     /// The values and counts of a key (unordered: use only for order-independent folds).
     pub fn values(&self, key: &str) -> impl Iterator<Item = (&str, i64)> {
-        self.map.get(key).into_iter().flatten().map(|(v, c)| (v.as_str(), *c))
+        self.map.get(key).into_iter().flatten().map(|(v, c)| (&**v, *c))
     }
     /// Whether there are no entries.
     pub fn is_empty(&self) -> bool {

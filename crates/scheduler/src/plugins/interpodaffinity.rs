@@ -3,7 +3,7 @@
 
 use crate::cache::{AffinityTerm, NodeInfo, PodInfo};
 use crate::framework::{ClusterEvent, ClusterView, CycleState, Listers, Plugin, Point, Status, MAX_NODE_SCORE};
-use crate::plugins::helper::{CountCache, PairCounts};
+use crate::plugins::helper::{CountCache, DomainCache, PairCounts};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Incoming pod's required affinity unsatisfied.
@@ -35,8 +35,8 @@ fn matches_all(terms: &[AffinityTerm], pod: &PodInfo, listers: &Listers) -> bool
 }
 
 fn bump(map: &mut PairCounts, key: &str, node: &NodeInfo, delta: i64) {
-    if let Some(v) = node.labels().and_then(|l| l.get(key)) {
-        map.bump(key, v, delta);
+    if let Some(v) = node.shared_label(key) {
+        map.bump_shared(key, v, delta);
     }
 }
 
@@ -210,8 +210,11 @@ pub fn filter_state(pod: &PodInfo, nodes: &[NodeInfo], listers: &Listers) -> Fil
 /// PreScore state: topology key → value → accumulated weight.
 #[derive(Clone, Debug, Default)]
 pub struct ScoreState {
-    /// The topology score map.
+    /// The topology score map (built by [`ScoreState::process_existing_pod`]).
     pub topology_score: BTreeMap<String, BTreeMap<String, i64>>,
+    /// The same map resolved to each node's raw score, by node index, and whether the map
+    /// has any entry (built by [`score_state_cached`]).
+    pub by_node: Option<(Vec<i64>, bool)>,
 }
 
 impl ScoreState {
@@ -264,20 +267,54 @@ impl ScoreState {
         }
     }
 
+    /// Whether no term matched (PreScore skips the plugin).
+    pub fn is_empty(&self) -> bool {
+        match &self.by_node {
+            Some((_, any)) => !any,
+            None => self.topology_score.is_empty(),
+        }
+    }
+
     /// The raw score of a node.
     pub fn score(&self, node: &NodeInfo) -> i64 {
+        if let Some((scores, _)) = &self.by_node {
+            return scores.get(node.index).copied().unwrap_or(0);
+        }
         let labels = node.labels();
         self.topology_score.iter().filter_map(|(k, values)| labels.and_then(|l| l.get(k)).and_then(|v| values.get(v))).sum()
     }
 }
 
 /// PreScore's topology scores over all nodes (`processExistingPod` for every existing pod),
-/// memoizing per-node sums in `counter`: the same state as calling
-/// [`ScoreState::process_existing_pod`] for each pod, reused while a node is unchanged.
-pub fn score_state_cached(pod: &PodInfo, view: &ClusterView, hard_weight: i64, counter: &CountCache) -> ScoreState {
+/// memoizing per-node sums in `counter` and resolving the topology map to each node's score:
+/// the same scores as calling [`ScoreState::process_existing_pod`] for each pod, with the
+/// map's (key, value) sums kept in a borrowed scratch map instead of owned strings.
+pub fn score_state_cached(pod: &PodInfo, view: &ClusterView, hard_weight: i64, counter: &CountCache, domains: &DomainCache) -> ScoreState {
     let nodes = view.nodes();
     let listers = view.listers;
-    let mut s = ScoreState::default();
+    // Topology key → per-node domain ids and the summed weight per domain: upstream's
+    // topologyScore with each key's values numbered by the domain cache.
+    let mut map: Vec<(String, Vec<u32>, Vec<i64>)> = Vec::new();
+    // Returns whether the node has the key's label (processTerm makes an entry only then).
+    let mut put = |key: &str, i: usize, weight: i64| -> bool {
+        let at = match map.iter().position(|(k, _, _)| k == key) {
+            Some(at) => at,
+            None => {
+                let (ids, count) = domains.ids(key, nodes);
+                map.push((key.to_string(), ids, vec![0; count]));
+                map.len() - 1
+            }
+        };
+        let (_, ids, sums) = &mut map[at];
+        match sums.get_mut(ids[i] as usize) {
+            Some(sum) => {
+                *sum += weight;
+                true
+            }
+            None => false,
+        }
+    };
+    let mut any = false;
     let labelled = |node: &NodeInfo| node.labels().is_some_and(|l| !l.is_empty());
     // The incoming pod's preferred terms against every existing pod: matches per node.
     for (terms, sign, kind) in [(&pod.preferred_affinity, 1, "score-affinity"), (&pod.preferred_anti_affinity, -1, "score-anti")] {
@@ -287,7 +324,7 @@ pub fn score_state_cached(pod: &PodInfo, view: &ClusterView, hard_weight: i64, c
             });
             for (i, node) in nodes.iter().enumerate() {
                 if counts[i] > 0 && labelled(node) {
-                    s.add(&t.topology_key, node, t.weight * sign * counts[i]);
+                    any |= put(&t.topology_key, i, t.weight * sign * counts[i]);
                 }
             }
         }
@@ -326,12 +363,13 @@ pub fn score_state_cached(pod: &PodInfo, view: &ClusterView, hard_weight: i64, c
             });
             for (i, node) in nodes.iter().enumerate() {
                 if matches[i] > 0 && labelled(node) {
-                    s.add(key, node, weights[i]);
+                    any |= put(key, i, weights[i]);
                 }
             }
         }
     }
-    s
+    let scores = nodes.iter().enumerate().map(|(i, _)| map.iter().filter_map(|(_, ids, sums)| sums.get(ids[i] as usize)).sum()).collect();
+    ScoreState { topology_score: BTreeMap::new(), by_node: Some((scores, any)) }
 }
 
 /// NormalizeScore of InterPodAffinity (min-max scaling with float math).
@@ -353,13 +391,15 @@ pub fn normalize_affinity(scores: &mut [i64]) {
 pub struct InterPodAffinity {
     /// hardPodAffinityWeight (default 1).
     pub hard_pod_affinity_weight: i64,
-    /// Memoized per-node counts for PreFilter.
+    /// Memoized per-node counts for PreFilter and PreScore.
     pub counter: CountCache,
+    /// Memoized per-node topology domain ids for PreScore.
+    pub domains: DomainCache,
 }
 
 impl Default for InterPodAffinity {
     fn default() -> Self {
-        InterPodAffinity { hard_pod_affinity_weight: 1, counter: CountCache::default() }
+        InterPodAffinity { hard_pod_affinity_weight: 1, counter: CountCache::default(), domains: DomainCache::default() }
     }
 }
 
@@ -431,8 +471,8 @@ impl Plugin for InterPodAffinity {
         if !has_constraints && view.cache.pods_with_affinity() == 0 {
             return Status::skip();
         }
-        let s = score_state_cached(pod, view, self.hard_pod_affinity_weight, &self.counter);
-        if s.topology_score.is_empty() {
+        let s = score_state_cached(pod, view, self.hard_pod_affinity_weight, &self.counter, &self.domains);
+        if s.is_empty() {
             return Status::skip();
         }
         state.write(SCORE_KEY, s);
@@ -541,6 +581,7 @@ mod tests {
         }
         let listers = Listers::default();
         let counter = CountCache::default();
+        let domains = DomainCache::default();
         let plain = |pod: &PodInfo, cache: &Cache| {
             let mut s = ScoreState::default();
             for node in cache.nodes() {
@@ -548,7 +589,7 @@ mod tests {
                     s.process_existing_pod(pod, existing, node, 1, &listers);
                 }
             }
-            s.topology_score
+            s
         };
         for step in 0..12 {
             let p = mixed_pod(&format!("p{step}"), ["web", "db"][step % 2], step);
@@ -559,8 +600,12 @@ mod tests {
             for shape in 0..6 {
                 let incoming = mixed_pod("in", ["web", "db"][shape % 2], shape);
                 let view = ClusterView { cache: &cache, listers: &listers };
-                let cached = score_state_cached(&incoming, &view, 1, &counter).topology_score;
-                assert_eq!(plain(&incoming, &cache), cached, "step {step}, shape {shape}");
+                let cached = score_state_cached(&incoming, &view, 1, &counter, &domains);
+                let expected = plain(&incoming, &cache);
+                assert_eq!(expected.is_empty(), cached.is_empty(), "step {step}, shape {shape}");
+                for node in cache.nodes() {
+                    assert_eq!(expected.score(node), cached.score(node), "step {step}, shape {shape}, {}", node.name);
+                }
                 assert_eq!(
                     filter_state(&incoming, cache.nodes(), &listers),
                     filter_state_cached(&incoming, &cache, &listers, &counter),
@@ -569,7 +614,7 @@ mod tests {
             }
         }
         // The comparison covered real scores: both signs, both topology keys.
-        let scores = plain(&mixed_pod("in", "web", 0), &cache);
+        let scores = plain(&mixed_pod("in", "web", 0), &cache).topology_score;
         assert!(scores.contains_key("zone") && scores.contains_key("kubernetes.io/hostname"), "{scores:?}");
         assert!(scores.values().flat_map(|v| v.values()).any(|w| *w < 0) && scores.values().flat_map(|v| v.values()).any(|w| *w > 0), "{scores:?}");
     }
