@@ -228,7 +228,8 @@ pub(crate) fn plan(
     }
     let num_all = diagnosis.num_all_nodes;
     let nodes = s.cache.nodes();
-    let potential: Vec<usize> = (0..nodes.len()).filter(|i| diagnosis.status_of(*i).is_none_or(|st| st.code != Code::UnschedulableAndUnresolvable)).collect();
+    let by_node = diagnosis.statuses_by_node(nodes.len());
+    let potential: Vec<usize> = (0..nodes.len()).filter(|i| by_node[*i].is_none_or(|st| st.code != Code::UnschedulableAndUnresolvable)).collect();
     // Preemption cannot help anywhere: a stale nomination is cleared (ClearNominatedNodeName).
     let clear_stale_nomination =
         potential.is_empty() && pod.pod().status.as_ref().and_then(|st| st.nominated_node_name.as_deref()).is_some_and(|n| !n.is_empty());
@@ -262,9 +263,8 @@ pub(crate) fn plan(
         candidates.extend(violating);
     }
     let Some(chosen) = pick_one_node(&candidates) else {
-        let reasons: Vec<Vec<String>> =
-            statuses.iter().map(|st| st.as_ref().map(|st| st.reasons.clone()).unwrap_or_else(|| vec![NOT_HELPFUL.to_string()])).collect();
-        let message = format!("preemption: 0/{num_all} nodes are available: {}.", reasons_histogram(&reasons).join(", "));
+        let reasons = statuses.iter().flat_map(|st| st.iter().flat_map(|st| st.reasons.iter().map(String::as_str)).chain(st.is_none().then_some(NOT_HELPFUL)));
+        let message = format!("preemption: 0/{num_all} nodes are available: {}.", reasons_histogram(reasons).join(", "));
         return PreemptionPlan::NoCandidate { message, clear_stale_nomination };
     };
     let candidate = candidates.swap_remove(chosen);

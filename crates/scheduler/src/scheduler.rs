@@ -45,7 +45,12 @@ pub fn num_feasible_nodes_to_find(percentage: i32, num_all_nodes: usize) -> usiz
 
 /// Builds the FitError message (`FitError.Error()`): `0/N nodes are available: <histogram>.`
 /// plus the PostFilter message.
-pub fn fit_error_message(num_all_nodes: usize, pre_filter_msg: Option<&str>, node_reasons: &[Vec<String>], post_filter_msg: Option<&str>) -> String {
+pub fn fit_error_message<'a>(
+    num_all_nodes: usize,
+    pre_filter_msg: Option<&str>,
+    node_reasons: impl IntoIterator<Item = &'a str>,
+    post_filter_msg: Option<&str>,
+) -> String {
     let mut msg = format!("0/{num_all_nodes} nodes are available:");
     match pre_filter_msg {
         Some(m) if !m.is_empty() => msg.push_str(&format!(" {m}.")),
@@ -66,13 +71,12 @@ pub fn fit_error_message(num_all_nodes: usize, pre_filter_msg: Option<&str>, nod
     msg
 }
 
-/// `sortReasonsHistogram`: `"<count> <reason>"` entries sorted as strings.
-pub fn reasons_histogram(node_reasons: &[Vec<String>]) -> Vec<String> {
+/// `sortReasonsHistogram`: `"<count> <reason>"` entries sorted as strings, over every
+/// node's reasons in turn.
+pub fn reasons_histogram<'a>(node_reasons: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for reasons in node_reasons {
-        for r in reasons {
-            *counts.entry(r.as_str()).or_insert(0) += 1;
-        }
+    for r in node_reasons {
+        *counts.entry(r).or_insert(0) += 1;
     }
     let mut list: Vec<String> = counts.into_iter().map(|(r, c)| format!("{c} {r}")).collect();
     kubesim_api::sort::sort(&mut list);
@@ -128,17 +132,29 @@ impl Diagnosis {
         if self.num_all_nodes == 0 {
             return "no nodes available to schedule pods".to_string();
         }
-        let mut reasons: Vec<Vec<String>> = self.node_statuses.iter().map(|(_, s)| s.reasons.clone()).collect();
-        if let Some(absent) = &self.absent {
-            for _ in self.node_statuses.len()..self.num_all_nodes {
-                reasons.push(absent.reasons.clone());
-            }
-        }
-        fit_error_message(self.num_all_nodes, self.pre_filter_msg.as_deref(), &reasons, self.post_filter_msg.as_deref())
+        let evaluated = self.node_statuses.iter().flat_map(|(_, s)| s.reasons.iter().map(String::as_str));
+        let absent = self
+            .absent
+            .iter()
+            .flat_map(|a| std::iter::repeat_n(&a.reasons, self.num_all_nodes.saturating_sub(self.node_statuses.len())))
+            .flatten()
+            .map(String::as_str);
+        fit_error_message(self.num_all_nodes, self.pre_filter_msg.as_deref(), evaluated.chain(absent), self.post_filter_msg.as_deref())
     }
-    /// The status of a node (None: it passed or was not evaluated).
+    /// The status of a node (None: it passed or was not evaluated). Linear in the statuses:
+    /// for every node at once use [`Diagnosis::statuses_by_node`].
     pub fn status_of(&self, index: usize) -> Option<&Status> {
         self.node_statuses.iter().find(|(i, _)| *i == index).map(|(_, s)| s).or(self.absent.as_ref())
+    }
+    /// [`Diagnosis::status_of`] for every node index below `nodes`, in one pass.
+    pub fn statuses_by_node(&self, nodes: usize) -> Vec<Option<&Status>> {
+        let mut out = vec![self.absent.as_ref(); nodes];
+        for (i, s) in &self.node_statuses {
+            if let Some(slot) = out.get_mut(*i) {
+                *slot = Some(s);
+            }
+        }
+        out
     }
 }
 
