@@ -686,16 +686,17 @@ fn bench_network(args: &[String]) -> ExitCode {
 
 /// `kubesim bench churn [--nodes N] [--virtual-minutes M] [--sample-minutes S]`: memory over a
 /// long run of continuous churn. A CronJob every minute (its Jobs and pods cleaned up by the
-/// history limits and the garbage collector), a Job with `ttlSecondsAfterFinished` every 30
-/// virtual seconds (deleted by the TTL controller), a Deployment restarted every 2 minutes
-/// (rollouts; old ReplicaSets bounded by revisionHistoryLimit) and one scaled between 0 and 20
-/// every 3 minutes. Every S virtual minutes it prints RSS, the allocator's live bytes and the
+/// history limits and the garbage collector), a 5-pod Job with `ttlSecondsAfterFinished` every
+/// 30 virtual seconds (deleted by the TTL controller), a 30-replica Deployment restarted every
+/// 2 minutes (rollouts; old ReplicaSets bounded by revisionHistoryLimit) and one scaled
+/// between 0 and 60 every 3 minutes. Events expire an hour after their last write, so the
+/// event count plateaus after the first virtual hour. Every S virtual minutes it prints RSS, the allocator's live bytes and the
 /// store's object counts; the last line is one JSON object with the series. A leak shows as RSS
 /// that keeps rising after the bounded histories (watch history, events, finished Jobs, old
 /// ReplicaSets) have filled.
 fn bench_churn(args: &[String]) -> ExitCode {
-    let nodes = flag(args, "--nodes", 20);
-    let minutes = flag(args, "--virtual-minutes", 60).max(1);
+    let nodes = flag(args, "--nodes", 50);
+    let minutes = flag(args, "--virtual-minutes", 90).max(1);
     let sample = flag(args, "--sample-minutes", 5).max(1);
     let started = Instant::now();
     let mut world = bench_world(nodes);
@@ -716,7 +717,7 @@ apiVersion: apps/v1
 kind: Deployment
 metadata: {name: web}
 spec:
-  replicas: 10
+  replicas: 30
   selector: {matchLabels: {app: web}}
   template:
     metadata: {labels: {app: web}}
@@ -756,14 +757,14 @@ spec:
         t = next;
         job += 1;
         let yaml = format!(
-            "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: batch-{job}}}\nspec:\n  ttlSecondsAfterFinished: 60\n  completions: 3\n  parallelism: 3\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{{name: work, image: 'busybox:1.28', command: [sh, -c, 'echo working; sleep 3; echo done']}}]\n"
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: batch-{job}}}\nspec:\n  ttlSecondsAfterFinished: 60\n  completions: 5\n  parallelism: 5\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{{name: work, image: 'busybox:1.28', command: [sh, -c, 'echo working; sleep 3; echo done']}}]\n"
         );
         kubesim_sim::loader::apply(&mut world, &kubesim_sim::scenario::InputFile { name: format!("job-{job}.yaml"), text: yaml });
         if t % 120_000 == 0 {
             world.run_command("kubectl rollout restart deployment/web");
         }
         if t % 180_000 == 0 {
-            let replicas = if (t / 180_000) % 2 == 1 { 20 } else { 0 };
+            let replicas = if (t / 180_000) % 2 == 1 { 60 } else { 0 };
             world.run_command(&format!("kubectl scale deployment/elastic --replicas={replicas}"));
         }
         if t % (sample * 60_000) == 0 {
@@ -779,15 +780,16 @@ spec:
                 "wall_seconds": started.elapsed().as_secs_f64(),
             });
             let mb = |v: &serde_json::Value| v.as_u64().map_or("-".to_string(), |b| format!("{:.1}", b as f64 / 1e6));
+            let n = |key: &str| point[key].as_u64().unwrap_or(0);
             println!(
                 "{:>6} {:>9} {:>6} {:>6} {:>9} {:>7} {:>8} {:>8.1}",
-                point["virtual_minutes"],
+                n("virtual_minutes"),
                 mb(&point["rss_bytes"]),
-                point["pods"],
-                point["jobs"],
-                point["replicasets"],
-                point["events"],
-                point["revision"],
+                n("pods"),
+                n("jobs"),
+                n("replicasets"),
+                n("events"),
+                n("revision"),
                 started.elapsed().as_secs_f64()
             );
             series.push(point);
