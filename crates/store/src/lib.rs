@@ -503,4 +503,40 @@ mod tests {
         assert_eq!(store.list(PODS, Some("default")).count(), 1);
         assert_eq!(store.list(PODS, None).count(), 2);
     }
+
+    /// `--event-ttl`: an Event lives an hour after its last write (an update renews the
+    /// lease), then etcd deletes it and watchers see DELETED; other kinds carry no lease.
+    #[test]
+    fn events_expire_an_hour_after_their_last_write() {
+        use kubesim_api::k8s_openapi::api::core::v1::Event;
+        const EVENTS: Resource = ("", "events");
+        let event = |message: &str| {
+            Object::Event(Box::new(Event {
+                metadata: ObjectMeta { name: Some("web.1".into()), namespace: Some("default".into()), ..Default::default() },
+                message: Some(message.into()),
+                ..Default::default()
+            }))
+        };
+        let actor: Arc<str> = "kubelet".into();
+        let etcd: Arc<str> = "etcd".into();
+        let mut store = Store::new(100);
+        store.create(EVENTS, event("Pulling"), &actor, 0).unwrap();
+        store.create(PODS, pod("web", None), &actor, 0).unwrap();
+        assert_eq!(store.next_expiry(), Some(EVENT_TTL_MS));
+        store.update(EVENTS, event("Pulling (x2)"), None, &actor, 30 * 60_000).unwrap();
+        assert_eq!(store.next_expiry(), Some(30 * 60_000 + EVENT_TTL_MS), "an update renews the lease");
+        store.drain_commits();
+        assert_eq!(store.expire(EVENT_TTL_MS, &etcd), 0);
+        assert_eq!(store.expire(30 * 60_000 + EVENT_TTL_MS, &etcd), 1);
+        let commits = store.drain_commits();
+        assert_eq!(commits.len(), 1);
+        assert_eq!((commits[0].event_type, commits[0].resource, &*commits[0].actor), (EventType::Deleted, EVENTS, "etcd"));
+        assert!(store.get(EVENTS, "default", "web.1").is_none());
+        assert!(store.get(PODS, "default", "web").is_some(), "pods carry no lease");
+        assert_eq!(store.next_expiry(), None);
+        // A deleted Event's lease goes with it.
+        store.create(EVENTS, event("Pulled"), &actor, 0).unwrap();
+        store.delete(EVENTS, "default", "web.1", None, &actor, 1).unwrap();
+        assert_eq!(store.next_expiry(), None);
+    }
 }
