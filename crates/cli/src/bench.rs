@@ -760,14 +760,14 @@ spec:
             "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: batch-{job}}}\nspec:\n  ttlSecondsAfterFinished: 60\n  completions: 5\n  parallelism: 5\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{{name: work, image: 'busybox:1.28', command: [sh, -c, 'echo working; sleep 3; echo done']}}]\n"
         );
         kubesim_sim::loader::apply(&mut world, &kubesim_sim::scenario::InputFile { name: format!("job-{job}.yaml"), text: yaml });
-        if t % 120_000 == 0 {
+        if t.is_multiple_of(120_000) {
             world.run_command("kubectl rollout restart deployment/web");
         }
-        if t % 180_000 == 0 {
+        if t.is_multiple_of(180_000) {
             let replicas = if (t / 180_000) % 2 == 1 { 60 } else { 0 };
             world.run_command(&format!("kubectl scale deployment/elastic --replicas={replicas}"));
         }
-        if t % (sample * 60_000) == 0 {
+        if t.is_multiple_of(sample * 60_000) {
             let point = serde_json::json!({
                 "virtual_minutes": t / 60_000,
                 "rss_bytes": rss_bytes(),

@@ -554,7 +554,7 @@ impl Cache {
                 }
             }
         }
-        for t in scoring_terms(&info) {
+        for t in scoring_terms(info) {
             if let Some(n) = self.score_keys.get_mut(&t.topology_key) {
                 *n -= 1;
                 if *n == 0 {

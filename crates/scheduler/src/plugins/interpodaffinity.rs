@@ -250,23 +250,6 @@ impl ScoreState {
         }
     }
 
-    /// Adds `weight` to the node's value of `key` (an entry even for a zero weight, as
-    /// `processTerm` makes one for every matching term), if the node has that label.
-    fn add(&mut self, key: &str, node: &NodeInfo, weight: i64) {
-        if let Some(v) = node.labels().and_then(|l| l.get(key)) {
-            let values = match self.topology_score.get_mut(key) {
-                Some(values) => values,
-                None => self.topology_score.entry(key.to_string()).or_default(),
-            };
-            match values.get_mut(v) {
-                Some(w) => *w += weight,
-                None => {
-                    values.insert(v.clone(), weight);
-                }
-            }
-        }
-    }
-
     /// Whether no term matched (PreScore skips the plugin).
     pub fn is_empty(&self) -> bool {
         match &self.by_node {
@@ -556,8 +539,8 @@ mod tests {
         let weighted = |w: i32, app: &str, key: &str| WeightedPodAffinityTerm { weight: w, pod_affinity_term: term(app, key) };
         p.spec.as_mut().unwrap().affinity = Some(Affinity {
             pod_affinity: Some(PodAffinity {
-                required_during_scheduling_ignored_during_execution: (shape % 3 == 0).then(|| vec![term(app, keys[shape % 2])]),
-                preferred_during_scheduling_ignored_during_execution: (shape % 2 == 0).then(|| vec![weighted(3, "web", keys[(shape / 2) % 2])]),
+                required_during_scheduling_ignored_during_execution: shape.is_multiple_of(3).then(|| vec![term(app, keys[shape % 2])]),
+                preferred_during_scheduling_ignored_during_execution: shape.is_multiple_of(2).then(|| vec![weighted(3, "web", keys[(shape / 2) % 2])]),
             }),
             pod_anti_affinity: Some(PodAntiAffinity {
                 preferred_during_scheduling_ignored_during_execution: (shape % 4 == 1).then(|| vec![weighted(3, "web", keys[0]), weighted(5, "db", keys[1])]),
