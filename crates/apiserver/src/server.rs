@@ -53,9 +53,9 @@ pub struct DeleteOptions {
 #[derive(Clone, Debug, Default)]
 pub struct ApiServer {
     store: Store,
-    /// Event aggregation index (the event recorder's cache): key hash → event name, so
+    /// The event recorders' aggregation caches ([`EventCaches`]): key hash → event, so
     /// repeats are found without scanning every event of a namespace.
-    event_index: std::collections::BTreeMap<u64, String>,
+    event_index: EventCaches,
     /// `--service-cluster-ip-range`: the default ServiceCIDR's range, served from when no
     /// ServiceCIDR object exists (the ClusterIP allocator's state is the ServiceCIDR and
     /// IPAddress objects in the store).
@@ -70,6 +70,98 @@ pub struct ApiServer {
     /// The `api-conflicts` fault: the percentage of conditional updates refused with 409
     /// Conflict as if another writer had updated the object first (0: none).
     conflict_percent: u8,
+}
+
+/// How many entries an event recorder's aggregation cache keeps (client-go's EventCorrelator:
+/// `maxLruCacheEntries`).
+pub const EVENT_CACHE_ENTRIES: usize = 4096;
+
+/// The event recorders' aggregation caches: one LRU cache of [`EVENT_CACHE_ENTRIES`] entries per
+/// recorder (event source: component and host), as every kube-controller-manager controller,
+/// the scheduler and each kubelet has its own broadcaster and EventCorrelator. An entry whose
+/// Event is gone (expired after its TTL, deleted) is dropped now and then: the recorder would
+/// create a new Event for it anyway.
+#[derive(Clone, Debug, Default)]
+pub struct EventCaches {
+    sources: std::collections::BTreeMap<String, EventLru>,
+    /// Entries over all sources.
+    len: usize,
+    /// Entries over all sources at which the next sweep of entries whose Event is gone runs.
+    sweep_at: usize,
+}
+
+/// One recorder's LRU cache: key → (namespace, name, last use), and last use → key.
+#[derive(Clone, Debug, Default)]
+struct EventLru {
+    entries: std::collections::BTreeMap<u64, (String, String, u64)>,
+    by_use: std::collections::BTreeMap<u64, u64>,
+    clock: u64,
+}
+
+impl EventCaches {
+    /// The name of the event the recorder of `source` recorded under `key`.
+    pub fn get(&self, source: &str, key: u64) -> Option<&str> {
+        self.sources.get(source)?.entries.get(&key).map(|(_, name, _)| name.as_str())
+    }
+
+    /// Records `namespace/name` under `key` for `source` as its most recently used entry,
+    /// evicting the least recently used beyond [`EVENT_CACHE_ENTRIES`]; now and then drops
+    /// the entries whose Event no longer exists (`exists`).
+    pub fn remember(&mut self, source: &str, key: u64, namespace: &str, name: &str, exists: impl Fn(&str, &str) -> bool) {
+        if !self.sources.contains_key(source) {
+            self.sources.insert(source.to_string(), EventLru::default());
+        }
+        let Some(lru) = self.sources.get_mut(source) else { return };
+        lru.clock += 1;
+        let clock = lru.clock;
+        match lru.entries.get_mut(&key) {
+            Some(entry) => {
+                lru.by_use.remove(&entry.2);
+                if entry.0 != namespace || entry.1 != name {
+                    *entry = (namespace.to_string(), name.to_string(), clock);
+                } else {
+                    entry.2 = clock;
+                }
+            }
+            None => {
+                lru.entries.insert(key, (namespace.to_string(), name.to_string(), clock));
+                self.len += 1;
+            }
+        }
+        lru.by_use.insert(clock, key);
+        while lru.entries.len() > EVENT_CACHE_ENTRIES {
+            let Some((_, oldest)) = lru.by_use.pop_first() else { break };
+            lru.entries.remove(&oldest);
+            self.len -= 1;
+        }
+        if self.len > self.sweep_at {
+            self.sweep(exists);
+        }
+    }
+
+    /// Drops the entries whose Event is gone.
+    fn sweep(&mut self, exists: impl Fn(&str, &str) -> bool) {
+        for lru in self.sources.values_mut() {
+            let gone: Vec<(u64, u64)> = lru.entries.iter().filter(|(_, (ns, name, _))| !exists(ns, name)).map(|(key, (_, _, used))| (*key, *used)).collect();
+            for (key, used) in gone {
+                lru.entries.remove(&key);
+                lru.by_use.remove(&used);
+            }
+        }
+        self.sources.retain(|_, lru| !lru.entries.is_empty());
+        self.len = self.sources.values().map(|lru| lru.entries.len()).sum();
+        self.sweep_at = self.len + (self.len / 2).max(EVENT_CACHE_ENTRIES);
+    }
+
+    /// Entries over all recorders.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no recorder remembers anything.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 }
 
 /// kubesim's cap on a world's size (not a Kubernetes feature): creates beyond it are refused
@@ -171,14 +263,17 @@ impl ApiServer {
         &self.store
     }
 
-    /// The event recorder's aggregation cache: the name of the event recorded under `key`.
-    pub fn event_name(&self, key: u64) -> Option<&str> {
-        self.event_index.get(&key).map(String::as_str)
+    /// The aggregation cache of the event recorder of `source`: the name of the event it
+    /// recorded under `key`, if it still remembers it.
+    pub fn event_name(&self, source: &str, key: u64) -> Option<&str> {
+        self.event_index.get(source, key)
     }
 
-    /// Remembers the event recorded under `key`.
-    pub fn remember_event(&mut self, key: u64, name: String) {
-        self.event_index.insert(key, name);
+    /// Remembers (or refreshes, as the most recently used entry) the event `namespace/name` the
+    /// recorder of `source` recorded under `key` ([`EventCaches::remember`]).
+    pub fn remember_event(&mut self, source: &str, key: u64, namespace: &str, name: &str) {
+        let store = &self.store;
+        self.event_index.remember(source, key, namespace, name, |ns, n| store.get(("", "events"), ns, n).is_some());
     }
 
     /// Mutable store access for the world (draining commits, compaction).
@@ -1370,5 +1465,44 @@ pub fn set_pod_condition(conditions: &mut Vec<PodCondition>, mut condition: PodC
         *existing = condition;
     } else {
         conditions.push(condition);
+    }
+}
+
+#[cfg(test)]
+mod event_cache_tests {
+    use super::*;
+
+    #[test]
+    fn each_recorder_keeps_its_4096_most_recently_used_events() {
+        let mut caches = EventCaches::default();
+        let live = |_: &str, _: &str| true;
+        for key in 0..EVENT_CACHE_ENTRIES as u64 {
+            caches.remember("kubelet/a", key, "default", &format!("e{key}"), live);
+        }
+        caches.remember("kubelet/a", 0, "default", "e0", live); // used again: now the newest
+        caches.remember("kubelet/b", 7, "default", "other", live); // another recorder's own cache
+        caches.remember("kubelet/a", 99_999, "default", "new", live); // evicts the oldest: key 1
+        assert_eq!(caches.get("kubelet/a", 0), Some("e0"));
+        assert_eq!(caches.get("kubelet/a", 1), None);
+        assert_eq!(caches.get("kubelet/a", 2), Some("e2"));
+        assert_eq!(caches.get("kubelet/a", 99_999), Some("new"));
+        assert_eq!(caches.get("kubelet/b", 7), Some("other"));
+        assert_eq!(caches.get("kubelet/a", 7), Some("e7"));
+        assert_eq!(caches.len(), EVENT_CACHE_ENTRIES + 1);
+    }
+
+    #[test]
+    fn entries_of_events_that_are_gone_are_dropped() {
+        let mut caches = EventCaches::default();
+        for key in 0..3 * EVENT_CACHE_ENTRIES as u64 {
+            // Only the events of even keys still exist.
+            caches.remember(&format!("controller-{}", key % 3), key, "ns", &format!("e{key}"), |_, name| {
+                name.trim_start_matches('e').parse::<u64>().is_ok_and(|k| k % 2 == 0)
+            });
+        }
+        // At most the live entries (half) and what was remembered since the last sweep.
+        assert!(caches.len() <= 3 * EVENT_CACHE_ENTRIES / 2 + EVENT_CACHE_ENTRIES, "{}", caches.len());
+        assert_eq!(caches.get("controller-0", 0), Some("e0"));
+        assert_eq!(caches.get("controller-1", 1), None);
     }
 }

@@ -241,6 +241,12 @@ impl JobController {
 
     fn on_pod(&mut self, event: &WatchEvent, old: Option<Arc<Object>>, ctx: &mut Ctx) {
         let pod = &event.object;
+        if event.event_type == EventType::Deleted {
+            // A deleted pod's failure is no longer counted from here: forget when it was seen.
+            if let Some(uid) = pod.metadata().uid.as_deref() {
+                self.failed_seen.remove(uid);
+            }
+        }
         let Some(reference) = controller_of(pod.metadata()) else { return };
         let Some(key) = self.resolve(pod.namespace(), reference) else {
             // An orphan with our finalizer (its Job is gone): release it.

@@ -243,6 +243,7 @@ impl Kubelet {
                         let pod_ref = format!("{}/{}", pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default());
                         self.note_cri(ctx, CriCall::RemovePodSandbox, pod_ref);
                     }
+                    self.forget_pod(host, &uid);
                     self.seq_to_uid.remove(&worker.seq);
                 }
             }
@@ -294,6 +295,14 @@ impl Kubelet {
         }
     }
 
+    /// HandlePodCleanups for a pod gone from the API whose worker was removed: its probe
+    /// workers and results are dropped and its own volume directories removed
+    /// (cleanupOrphanedPodDirs).
+    fn forget_pod(&mut self, host: &mut Host, uid: &str) {
+        self.prober.remove_pod(uid);
+        crate::volumes::remove_pod_dirs(&mut host.cri.volumes, uid);
+    }
+
     /// CNI DEL for a torn-down sandbox (hostNetwork pods have no address of their own).
     pub(crate) fn release_ip(&mut self, host: &mut Host, uid: &str, sandbox: &str, ip: Option<&str>, ctx: &mut Ctx) {
         if let Some(ip) = ip.filter(|ip| *ip != self.node_ip()) {
@@ -342,6 +351,7 @@ impl Kubelet {
                     let _ = host.cri.remove_pod_sandbox(&sandbox);
                     self.release_ip(host, &uid, &sandbox, worker.ip.as_deref(), ctx);
                 }
+                self.forget_pod(host, &uid);
                 self.seq_to_uid.remove(&worker.seq);
             }
         }

@@ -49,6 +49,11 @@ impl Prober {
     pub fn clear(&mut self) {
         self.workers.clear();
     }
+    /// prober_manager RemovePod: the pod's probe workers stop and its results are dropped.
+    pub(crate) fn remove_pod(&mut self, uid: &str) {
+        self.workers.retain(|_, w| w.uid != uid);
+        self.results.retain(|(pod, _, _), _| pod != uid);
+    }
 }
 
 impl Kubelet {

@@ -613,6 +613,14 @@ impl Kubelet {
                 self.volumes.pod_errors.remove(&uid);
             }
         }
+        // The pod objects kept for events: only while the pod has volumes wanted, mounted or
+        // in an operation.
+        let vm = &mut self.volumes;
+        let in_use: BTreeSet<&String> = vm.desired.keys().chain(vm.mounted.keys().map(|(p, _)| p)).chain(vm.pending.iter().map(|(_, p)| p)).collect();
+        let gone: Vec<String> = vm.pods.keys().filter(|uid| !in_use.contains(uid)).cloned().collect();
+        for uid in gone {
+            vm.pods.remove(&uid);
+        }
         let mut work_left = false;
         // 1. Unmount volumes no pod wants.
         let mounted: Vec<((String, String), CsiVolume)> = self.volumes.mounted.iter().map(|(k, v)| (k.clone(), v.clone())).collect();

@@ -110,6 +110,22 @@ pub fn prepare_mounts(pod: &Pod, container: &Container, volumes: &mut Volumes, c
     Ok(mounts)
 }
 
+/// Removes a pod's own volumes (`<pod-uid>/<volume>`: emptyDirs and the rendered configMap,
+/// secret, downwardAPI and projected volumes) from the node's storage once the pod is gone,
+/// as the volume plugins' TearDown and the kubelet's cleanupOrphanedPodDirs remove
+/// `/var/lib/kubelet/pods/<uid>`. Claims' data (`pv/<name>`, the node's own directories, CSI
+/// devices) outlives the pod.
+pub(crate) fn remove_pod_dirs(volumes: &mut Volumes, uid: &str) {
+    if uid.is_empty() {
+        return;
+    }
+    let prefix = format!("{uid}/");
+    let ids: Vec<String> = volumes.trees.range(prefix.clone()..).take_while(|(id, _)| id.starts_with(&prefix)).map(|(id, _)| id.clone()).collect();
+    for id in ids {
+        volumes.trees.remove(&id);
+    }
+}
+
 /// Sets up one volume: (volume id, sub-path inside it, read-only by nature).
 fn set_up(pod: &Pod, uid: &str, namespace: &str, volume: &Volume, volumes: &mut Volumes, cx: &VolumeContext) -> Result<(String, Option<String>, bool), String> {
     let id = format!("{uid}/{}", volume.name);

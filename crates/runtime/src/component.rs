@@ -272,9 +272,11 @@ impl Ctx<'_> {
             }
             h.finish()
         };
+        // The recorder's own cache (each component, each kubelet has its EventCorrelator).
+        let recorder = format!("{component}/{}", host.as_deref().unwrap_or(""));
         let existing = self
             .api
-            .event_name(key)
+            .event_name(&recorder, key)
             .and_then(|name| self.api.lookup(("", "events"), &namespace, name))
             .and_then(|o| match o.as_ref() {
                 Object::Event(e) => Some(e),
@@ -293,7 +295,11 @@ impl Ctx<'_> {
             Some(mut event) => {
                 event.count = Some(event.count.unwrap_or(1) + 1);
                 event.last_timestamp = Some(now);
-                self.update(Object::Event(Box::new(event)))
+                let updated = self.update(Object::Event(Box::new(event)));
+                if let Ok(object) = &updated {
+                    self.api.remember_event(&recorder, key, &namespace, object.name());
+                }
+                updated
             }
             None => {
                 // Upstream names events "<object>.<hex unix nanos>"; the sub-millisecond part
@@ -320,7 +326,7 @@ impl Ctx<'_> {
                 };
                 let created = self.create(Object::Event(Box::new(event)));
                 if let Ok(object) = &created {
-                    self.api.remember_event(key, object.name().to_string());
+                    self.api.remember_event(&recorder, key, object.namespace(), object.name());
                 }
                 created
             }

@@ -605,3 +605,25 @@ fn node_ipam_goes_on_past_256_nodes() {
     assert_eq!(cidr("n-256").as_deref(), Some("100.64.0.0/24"));
     assert_eq!(cidr("n-259").as_deref(), Some("100.64.3.0/24"));
 }
+
+// A deleted pod's own volumes (its emptyDir, the projected service account token) leave the
+// node's storage with it (the volume plugins' TearDown, cleanupOrphanedPodDirs).
+#[test]
+fn a_deleted_pods_volumes_leave_the_node() {
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: scratch}\nspec:\n  volumes: [{name: data, emptyDir: {}}]\n  containers:\n  - name: app\n    image: busybox:1.37\n    command: [sh, -c, 'echo hi > /data/note; sleep 3600']\n    volumeMounts: [{name: data, mountPath: /data}]\n";
+    let mut world = world_with(yaml);
+    world.run_until(20_000);
+    let running = pod(&world, "scratch").unwrap();
+    let uid = running.metadata.uid.clone().unwrap();
+    let node = running.spec.unwrap().node_name.unwrap();
+    let pod_volumes = |world: &World| -> Vec<String> {
+        world.host(&node).unwrap().cri.volumes.trees.keys().filter(|id| id.starts_with(&format!("{uid}/"))).cloned().collect()
+    };
+    let before = pod_volumes(&world);
+    assert!(before.contains(&format!("{uid}/data")), "{before:?}");
+    assert!(before.iter().any(|id| id.starts_with(&format!("{uid}/kube-api-access-"))), "{before:?}");
+    delete_pod(&mut world, "scratch");
+    world.run_until(60_000);
+    assert!(pod(&world, "scratch").is_none());
+    assert_eq!(pod_volumes(&world), Vec::<String>::new());
+}
