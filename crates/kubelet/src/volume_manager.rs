@@ -617,10 +617,7 @@ impl Kubelet {
         // in an operation.
         let vm = &mut self.volumes;
         let in_use: BTreeSet<&String> = vm.desired.keys().chain(vm.mounted.keys().map(|(p, _)| p)).chain(vm.pending.iter().map(|(_, p)| p)).collect();
-        let gone: Vec<String> = vm.pods.keys().filter(|uid| !in_use.contains(uid)).cloned().collect();
-        for uid in gone {
-            vm.pods.remove(&uid);
-        }
+        vm.pods.retain(|uid, _| in_use.contains(uid));
         let mut work_left = false;
         // 1. Unmount volumes no pod wants.
         let mounted: Vec<((String, String), CsiVolume)> = self.volumes.mounted.iter().map(|(k, v)| (k.clone(), v.clone())).collect();

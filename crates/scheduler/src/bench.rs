@@ -401,6 +401,11 @@ impl Churn {
     }
 }
 
+/// Pods of `namespace` bound to a node.
+fn bound_in(h: &Harness, namespace: &str) -> usize {
+    h.api().store().list(("", "pods"), Some(namespace)).filter(|p| p.as_pod().and_then(|p| p.spec.as_ref()).is_some_and(|s| s.node_name.is_some())).count()
+}
+
 /// Runs a workload with the given scheduler.
 pub fn bench_with(workload: Workload, nodes: usize, init_pods: usize, pods: usize, scheduler: Scheduler) -> BenchResult {
     let mut h = Harness::with_history_capacity(scheduler, 10_000);
@@ -437,15 +442,7 @@ pub fn bench_with(workload: Workload, nodes: usize, init_pods: usize, pods: usiz
             let mut ticks = 0;
             // Bound measured pods: every binding since the start less the churn pods bound
             // (preemptors), which are few, so the check costs little of the measured time.
-            let measured_bound = |h: &Harness| {
-                let churn_bound = h
-                    .api()
-                    .store()
-                    .list(("", "pods"), Some("churn"))
-                    .filter(|p| p.as_pod().and_then(|p| p.spec.as_ref()).is_some_and(|s| s.node_name.is_some()))
-                    .count() as u64;
-                (h.scheduler().stats().scheduled - before.scheduled).saturating_sub(churn_bound) as usize
-            };
+            let measured_bound = |h: &Harness| (h.scheduler().stats().scheduled - before.scheduled).saturating_sub(bound_in(h, "churn") as u64) as usize;
             let mut bound = 0;
             // The measured pods are bound at the latest one virtual hour after their creation.
             while (bound < pods || ticks < min_ticks) && h.now() < virtual_start + 3_600_000 {
@@ -463,8 +460,7 @@ pub fn bench_with(workload: Workload, nodes: usize, init_pods: usize, pods: usiz
     #[cfg(target_arch = "wasm32")]
     let wall_seconds: Option<f64> = None;
     let after = h.scheduler().stats();
-    let scheduled =
-        h.api().store().list(("", "pods"), Some("sched-1")).filter(|p| p.as_pod().and_then(|p| p.spec.as_ref()).is_some_and(|s| s.node_name.is_some())).count();
+    let scheduled = bound_in(&h, "sched-1");
     BenchResult {
         workload,
         nodes,

@@ -301,10 +301,9 @@ impl Store {
     /// expired lease and its keys), recording DELETED commits by `actor`. Returns how many.
     pub fn expire(&mut self, now: Millis, actor: &Arc<str>) -> usize {
         let mut expired = 0;
-        while let Some((at, resource, key)) = self.expiries.first().cloned().filter(|(at, _, _)| *at <= now) {
-            debug_assert!(at <= now);
-            self.expiries.remove(&(at, resource, key.clone()));
-            self.leases.remove(&(resource, key.clone()));
+        while self.expiries.first().is_some_and(|(at, _, _)| *at <= now) {
+            let Some((_, resource, key)) = self.expiries.pop_first() else { break };
+            // The delete drops the key's lease with it.
             if self.delete(resource, &key.0, &key.1, None, actor, now).is_ok() {
                 expired += 1;
             }

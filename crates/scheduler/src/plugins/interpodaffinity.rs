@@ -298,16 +298,15 @@ pub fn score_state_cached(pod: &PodInfo, view: &ClusterView, hard_weight: i64, c
         }
     };
     let mut any = false;
-    let labelled = |node: &NodeInfo| node.labels().is_some_and(|l| !l.is_empty());
     // The incoming pod's preferred terms against every existing pod: matches per node.
     for (terms, sign, kind) in [(&pod.preferred_affinity, 1, "score-affinity"), (&pod.preferred_anti_affinity, -1, "score-anti")] {
         for t in terms {
             let counts = node_counts(counter, term_key(kind, t), nodes, |node| {
                 node.pods.iter().filter(|e| t.matches(e, ns_labels(listers, e.namespace()))).count() as i64
             });
-            for (i, node) in nodes.iter().enumerate() {
-                if counts[i] > 0 && labelled(node) {
-                    any |= put(&t.topology_key, i, t.weight * sign * counts[i]);
+            for (i, count) in counts.iter().enumerate() {
+                if *count > 0 {
+                    any |= put(&t.topology_key, i, t.weight * sign * count);
                 }
             }
         }
@@ -318,34 +317,28 @@ pub fn score_state_cached(pod: &PodInfo, view: &ClusterView, hard_weight: i64, c
         let ns_l = ns_labels(listers, pod.namespace());
         let who = incoming_key(pod, listers);
         for key in view.cache.score_keys() {
-            let walk = |node: &NodeInfo, total: &mut i64, matched: &mut i64| {
+            // (summed weight, matching terms) of a node's pods.
+            let walk = |node: &NodeInfo| {
+                let (mut total, mut matched) = (0, 0);
+                if node.pods_with_affinity == 0 {
+                    return (total, matched);
+                }
                 for e in node.pods.iter().filter(|p| p.has_affinity()) {
                     let hard = e.required_affinity.iter().filter(|_| hard_weight > 0).map(|t| (t, hard_weight));
                     let soft = e.preferred_affinity.iter().map(|t| (t, t.weight)).chain(e.preferred_anti_affinity.iter().map(|t| (t, -t.weight)));
                     for (t, w) in hard.chain(soft) {
                         if t.topology_key == key && t.matches(pod, ns_l) {
-                            *total += w;
-                            *matched += 1;
+                            total += w;
+                            matched += 1;
                         }
                     }
                 }
+                (total, matched)
             };
-            let weights = counter.counts(&format!("score-existing|{key}|{hard_weight}|{who}"), nodes, |node| {
-                let (mut total, mut matched) = (0, 0);
-                if node.pods_with_affinity > 0 {
-                    walk(node, &mut total, &mut matched);
-                }
-                total
-            });
-            let matches = counter.counts(&format!("score-existing-n|{key}|{hard_weight}|{who}"), nodes, |node| {
-                let (mut total, mut matched) = (0, 0);
-                if node.pods_with_affinity > 0 {
-                    walk(node, &mut total, &mut matched);
-                }
-                matched
-            });
-            for (i, node) in nodes.iter().enumerate() {
-                if matches[i] > 0 && labelled(node) {
+            let weights = counter.counts(&format!("score-existing|{key}|{hard_weight}|{who}"), nodes, |node| walk(node).0);
+            let matches = counter.counts(&format!("score-existing-n|{key}|{hard_weight}|{who}"), nodes, |node| walk(node).1);
+            for i in 0..nodes.len() {
+                if matches[i] > 0 {
                     any |= put(key, i, weights[i]);
                 }
             }
