@@ -30,6 +30,13 @@ pub struct PodPrint {
     pub last_restart_ms: Option<Millis>,
 }
 
+/// The pod's spec, or the empty spec when it has none, without copying it (hot paths read
+/// the spec of every pod they touch; a clone of a `PodSpec` is a few kilobytes of allocations).
+pub fn spec(pod: &Pod) -> &k8s_openapi::api::core::v1::PodSpec {
+    static EMPTY: std::sync::OnceLock<k8s_openapi::api::core::v1::PodSpec> = std::sync::OnceLock::new();
+    pod.spec.as_ref().unwrap_or_else(|| EMPTY.get_or_init(Default::default))
+}
+
 /// printPod: the READY, STATUS and RESTARTS cells, derived as upstream derives them.
 pub fn print_pod(pod: &Pod) -> PodPrint {
     // Borrowed, never cloned: the UI derives every pod's row on every refresh.

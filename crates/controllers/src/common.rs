@@ -77,6 +77,20 @@ impl Cache {
         self.objects.remove(key)
     }
     fn index(&mut self, key: &Key, new: Option<&Arc<Object>>) {
+        // An update that keeps the controller (nearly every update) replaces the indexed
+        // `Arc` in place.
+        if let (Some(old), Some(new)) = (self.objects.get(key), new) {
+            let owner = controller_of(old.metadata()).map(|r| r.uid.as_str());
+            if owner == controller_of(new.metadata()).map(|r| r.uid.as_str()) {
+                let slot = match owner {
+                    Some(uid) => self.by_controller.get_mut(uid).and_then(|m| m.get_mut(key)),
+                    None => self.orphans.get_mut(key),
+                };
+                let slot = slot.expect("every cached object is indexed under its controller");
+                *slot = new.clone();
+                return;
+            }
+        }
         let old_owner = self.objects.get(key).map(|o| controller_of(o.metadata()).map(|r| r.uid.clone()));
         if let Some(old_owner) = old_owner {
             match old_owner {

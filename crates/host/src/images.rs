@@ -46,9 +46,9 @@ impl ImageStore {
     /// What pulling `image` would fetch, or containerd's error for it. Known repositories
     /// with unknown tags fail with NotFound; registries under `.invalid` fail to resolve;
     /// repositories the catalogue does not know resolve to the generic image.
-    pub fn resolve(&self, image: &str) -> Result<ImageInfo, PullError> {
-        let info = kubesim_images::resolve(image)?;
-        if self.missing.iter().any(|m| kubesim_images::resolve(m).map(|i| i.reference).ok().as_deref() == Some(info.reference.as_str()) || m == image) {
+    pub fn resolve(&self, image: &str) -> Result<Arc<ImageInfo>, PullError> {
+        let info = kubesim_images::resolve_shared(image)?;
+        if self.missing.iter().any(|m| m == image || kubesim_images::resolve_shared(m).is_ok_and(|i| i.reference == info.reference)) {
             return Err(PullError::NotFound { reference: info.reference.clone() });
         }
         Ok(info)
@@ -75,7 +75,7 @@ impl ImageStore {
         }
         let size = self.size_of(&info);
         let tree = image_tree(&info);
-        let pulled = Arc::new(PulledImage { info: info.clone(), tree, size });
+        let pulled = Arc::new(PulledImage { info: ImageInfo::clone(&info), tree, size });
         self.images.insert(info.reference.clone(), pulled.clone());
         Ok(pulled)
     }

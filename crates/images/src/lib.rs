@@ -465,6 +465,32 @@ fn assemble(cat: &Catalogue, repo: &Repo, c: &Concrete, r: &Reference) -> ImageI
     info
 }
 
+/// [`resolve`], shared: the catalogue is fixed, so the answer for an image string never
+/// changes and each thread keeps the answers it has computed (at most [`RESOLVED_CAPACITY`]
+/// strings; the cache starts over when full). Kubelets resolve an image on every container
+/// start and pull-size check; resolving builds the image's program and file maps afresh.
+pub fn resolve_shared(image: &str) -> Result<std::sync::Arc<ImageInfo>, PullError> {
+    type Answers = BTreeMap<String, Result<std::sync::Arc<ImageInfo>, PullError>>;
+    thread_local! {
+        static RESOLVED: std::cell::RefCell<Answers> = const { std::cell::RefCell::new(BTreeMap::new()) };
+    }
+    if let Some(answer) = RESOLVED.with(|r| r.borrow().get(image).cloned()) {
+        return answer;
+    }
+    let answer = resolve(image).map(std::sync::Arc::new);
+    RESOLVED.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.len() >= RESOLVED_CAPACITY {
+            r.clear();
+        }
+        r.insert(image.to_string(), answer.clone());
+    });
+    answer
+}
+
+/// How many image strings [`resolve_shared`] remembers per thread.
+pub const RESOLVED_CAPACITY: usize = 1024;
+
 /// Resolves an image reference the way a pull would, without any node state.
 ///
 /// * A malformed reference fails with [`PullError::InvalidReference`].

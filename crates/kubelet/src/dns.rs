@@ -101,7 +101,7 @@ pub mod events {
 impl Configurer {
     /// `GetPodDNS`: the pod's resolv.conf and the warnings (reason, message) forming it raised.
     pub fn pod_dns(&self, pod: &Pod) -> ResolvConf {
-        let spec = pod.spec.clone().unwrap_or_default();
+        let spec = kubesim_api::pod::spec(pod);
         let namespace = pod.metadata.namespace.clone().unwrap_or_default();
         let host_network = spec.host_network.unwrap_or(false);
         let policy = spec.dns_policy.clone().unwrap_or_else(|| "ClusterFirst".into());

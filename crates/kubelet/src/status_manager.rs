@@ -105,7 +105,7 @@ impl Kubelet {
 
     pub(crate) fn generate_status(&self, host: &Host, worker: &PodWorker, now: Millis, terminal: bool) -> PodStatus {
         let pod = worker.pod();
-        let spec = pod.spec.clone().unwrap_or_default();
+        let spec = kubesim_api::pod::spec(pod);
         let mut status = pod.status.clone().unwrap_or_default();
         let node_ip = self.node_ip();
         status.host_ip = Some(node_ip.clone());

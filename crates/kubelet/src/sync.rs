@@ -64,9 +64,9 @@ impl Kubelet {
             self.begin(uid, Step::RunSandbox, latency_ms(CriCall::RunPodSandbox), ctx);
             return;
         }
-        let pod = worker.pod().clone();
-        let spec = pod.spec.clone().unwrap_or_default();
-        let policy = spec.restart_policy.clone().unwrap_or_else(|| "Always".into());
+        let object = worker.pod.clone();
+        let spec = kubesim_api::pod::spec(object.as_pod().expect("pod workers hold pods"));
+        let policy = spec.restart_policy.as_deref().unwrap_or("Always");
         // Init containers strictly in order; sidecars (restartPolicy Always) keep running.
         for container in spec.init_containers.iter().flatten() {
             let sidecar = container.restart_policy.as_deref() == Some("Always");
@@ -97,7 +97,7 @@ impl Kubelet {
                     return;
                 }
                 Some((ContainerState::Exited, code)) => {
-                    let restart = match policy.as_str() {
+                    let restart = match policy {
                         "Always" => true,
                         "OnFailure" => code != Some(0),
                         _ => false,
@@ -278,9 +278,9 @@ impl Kubelet {
         let Some(worker) = self.workers.get_mut(uid) else { return };
         let Some(step) = worker.in_flight.take() else { return };
         let object = worker.pod.clone();
-        let pod = worker.pod().clone();
-        let pod_ref = format!("{}/{}", pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default());
-        let spec = pod.spec.clone().unwrap_or_default();
+        let pod = object.as_pod().expect("pod workers hold pods");
+        let pod_ref = format!("{}/{}", pod.metadata.namespace.as_deref().unwrap_or_default(), pod.metadata.name.as_deref().unwrap_or_default());
+        let spec = kubesim_api::pod::spec(pod);
         let find_container = |name: &str| {
             spec.init_containers
                 .iter()

@@ -143,8 +143,9 @@ impl Device {
 pub enum NodeKind {
     /// A regular file.
     File(Arc<Vec<u8>>),
-    /// A directory.
-    Dir(BTreeMap<String, Arc<Node>>),
+    /// A directory: entries by name (names are shared `Arc<str>`s, so the copy-on-write copy
+    /// of a directory a container writes into shares its names with the image's).
+    Dir(BTreeMap<Arc<str>, Arc<Node>>),
     /// A symbolic link and its target.
     Symlink(String),
     /// A character device.
@@ -373,7 +374,7 @@ impl Tree {
         let mut node: &Node = &self.root;
         for c in comps {
             match &node.kind {
-                NodeKind::Dir(m) => node = m.get(c)?,
+                NodeKind::Dir(m) => node = m.get(c.as_str())?,
                 _ => return None,
             }
         }
@@ -390,7 +391,7 @@ impl Tree {
         let mut node: &mut Node = Arc::make_mut(&mut self.root);
         for c in comps {
             match &mut node.kind {
-                NodeKind::Dir(m) => node = Arc::make_mut(m.get_mut(c)?),
+                NodeKind::Dir(m) => node = Arc::make_mut(m.get_mut(c.as_str())?),
                 _ => return None,
             }
         }
@@ -411,14 +412,14 @@ impl Tree {
                 *cur = Node::dir(0o755, mtime);
             }
             let NodeKind::Dir(m) = &mut cur.kind else { return };
-            let child = m.entry(c.clone()).or_insert_with(|| Arc::new(Node::dir(0o755, mtime)));
+            let child = m.entry(Arc::from(c.as_str())).or_insert_with(|| Arc::new(Node::dir(0o755, mtime)));
             cur = Arc::make_mut(child);
         }
         if !matches!(cur.kind, NodeKind::Dir(_)) {
             *cur = Node::dir(0o755, mtime);
         }
         if let NodeKind::Dir(m) = &mut cur.kind {
-            m.insert(name.clone(), Arc::new(node));
+            m.insert(Arc::from(name.as_str()), Arc::new(node));
         }
     }
 
@@ -431,7 +432,7 @@ impl Tree {
             return false;
         }
         match self.get_mut(parents).map(|n| &mut n.kind) {
-            Some(NodeKind::Dir(m)) => m.remove(name).is_some(),
+            Some(NodeKind::Dir(m)) => m.remove(name.as_str()).is_some(),
             _ => false,
         }
     }
@@ -736,7 +737,7 @@ impl<'a> ContainerFs<'a> {
         }
     }
 
-    fn writable_dir(&mut self, parent: &[String]) -> Result<(&mut BTreeMap<String, Arc<Node>>, u64), Errno> {
+    fn writable_dir(&mut self, parent: &[String]) -> Result<(&mut BTreeMap<Arc<str>, Arc<Node>>, u64), Errno> {
         let loc = locate(self.mounts, parent);
         if loc.read_only {
             return Err(Errno::EROFS);
@@ -789,7 +790,7 @@ impl Fs for ContainerFs<'_> {
         let (parent, name) = self.parent_of(path, true)?;
         let (uid, gid) = (self.uid, self.gid);
         let (dir, now) = self.writable_dir(&parent)?;
-        match dir.get_mut(&name) {
+        match dir.get_mut(name.as_str()) {
             Some(existing) => {
                 let n = Arc::make_mut(existing);
                 if mode == WriteMode::CreateNew {
@@ -821,7 +822,7 @@ impl Fs for ContainerFs<'_> {
                 let mut node = Node::file(data.to_vec(), 0o644, now);
                 node.uid = uid;
                 node.gid = gid;
-                dir.insert(name, Arc::new(node));
+                dir.insert(name.into(), Arc::new(node));
                 Ok(())
             }
         }
@@ -836,7 +837,7 @@ impl Fs for ContainerFs<'_> {
         let mut out: Vec<DirEntry> = Vec::with_capacity(m.len());
         for (name, child) in m {
             let mut cc = c.clone();
-            cc.push(name.clone());
+            cc.push(name.to_string());
             // A mount point shows the mounted tree's root.
             let meta = match v.node(&cc) {
                 Some((mn, mro)) if locate(self.mounts, &cc).mount != loc.mount => {
@@ -850,7 +851,7 @@ impl Fs for ContainerFs<'_> {
                     mm
                 }
             };
-            out.push(DirEntry { name: name.clone(), meta });
+            out.push(DirEntry { name: name.to_string(), meta });
         }
         Ok(out)
     }
@@ -883,7 +884,7 @@ impl Fs for ContainerFs<'_> {
         let mut node = Node::dir(mode & 0o7777, now);
         node.uid = uid;
         node.gid = gid;
-        dir.insert(name, Arc::new(node));
+        dir.insert(name.into(), Arc::new(node));
         Ok(())
     }
 
@@ -898,7 +899,7 @@ impl Fs for ContainerFs<'_> {
             _ => {}
         }
         let (dir, _) = self.writable_dir(&parent)?;
-        dir.remove(&name);
+        dir.remove(name.as_str());
         Ok(())
     }
 
@@ -919,7 +920,7 @@ impl Fs for ContainerFs<'_> {
             return Err(Errno::EBUSY);
         }
         let (dir, _) = self.writable_dir(&parent)?;
-        dir.remove(&name);
+        dir.remove(name.as_str());
         Ok(())
     }
 
@@ -971,9 +972,9 @@ impl Fs for ContainerFs<'_> {
             }
         }
         let (dir, _) = self.writable_dir(&fp)?;
-        let node = dir.remove(&fname).ok_or(Errno::ENOENT)?;
+        let node = dir.remove(fname.as_str()).ok_or(Errno::ENOENT)?;
         let (dir, _) = self.writable_dir(&tp)?;
-        dir.insert(tname, node);
+        dir.insert(tname.into(), node);
         Ok(())
     }
 
@@ -986,7 +987,7 @@ impl Fs for ContainerFs<'_> {
         }
         let (uid, gid) = (self.uid, self.gid);
         let (dir, now) = self.writable_dir(&parent)?;
-        dir.insert(name, Arc::new(Node { kind: NodeKind::Symlink(target.to_string()), mode: 0o777, uid, gid, mtime_ms: now }));
+        dir.insert(name.into(), Arc::new(Node { kind: NodeKind::Symlink(target.to_string()), mode: 0o777, uid, gid, mtime_ms: now }));
         Ok(())
     }
 
@@ -1188,6 +1189,36 @@ impl Fs for OwnedFs {
     }
 }
 
+/// File content shared between every volume that holds the same bytes: the kubelet writes
+/// the same `ca.crt`, ConfigMap and Secret files into every replica's volumes, and a shared
+/// copy is indistinguishable from equal copies (writes replace a node's content, never edit
+/// it in place). Each thread remembers recent contents in two generations of
+/// [`SHARED_CONTENTS`] entries; content that is used again moves to the young generation.
+fn shared_content(data: &[u8]) -> Arc<Vec<u8>> {
+    type Generation = BTreeMap<Vec<u8>, Arc<Vec<u8>>>;
+    thread_local! {
+        static SHARED: std::cell::RefCell<(Generation, Generation)> = const { std::cell::RefCell::new((BTreeMap::new(), BTreeMap::new())) };
+    }
+    if data.len() < 64 || data.len() > 1 << 16 {
+        return Arc::new(data.to_vec());
+    }
+    SHARED.with(|shared| {
+        let (young, old) = &mut *shared.borrow_mut();
+        if let Some(content) = young.get(data) {
+            return content.clone();
+        }
+        let content = old.remove(data).unwrap_or_else(|| Arc::new(data.to_vec()));
+        if young.len() >= SHARED_CONTENTS {
+            *old = std::mem::take(young);
+        }
+        young.insert(data.to_vec(), content.clone());
+        content
+    })
+}
+
+/// How many distinct file contents a generation of [`shared_content`] holds.
+const SHARED_CONTENTS: usize = 256;
+
 /// Builds a configMap/secret volume tree with Kubernetes' atomic-writer layout:
 /// `..<timestamp>/key` files, `..data -> ..<timestamp>` and `key -> ..data/key`.
 /// `stamp` is the directory name suffix (`2026_12_01_09_04_57.123456789`).
@@ -1197,7 +1228,7 @@ pub fn atomic_volume(files: &[(&str, &[u8])], stamp: &str, mode: u32) -> Tree {
     let dir = format!("..{stamp}");
     t.add_dir(&format!("/{dir}"), 0o755);
     for (k, v) in files {
-        t.add_file(&format!("/{dir}/{k}"), v.to_vec(), mode);
+        t.insert(&format!("/{dir}/{k}"), Node { kind: NodeKind::File(shared_content(v)), mode, uid: 0, gid: 0, mtime_ms: 0 });
     }
     t.add_symlink("/..data", &dir);
     for (k, _) in files {

@@ -1446,7 +1446,7 @@ pub fn pod_containers(world: &World, namespace: &str, name: &str) -> Vec<Contain
                     Some(kubesim_os::fs::NodeKind::Dir(children)) => children
                         .iter()
                         .take(20)
-                        .map(|(name, node)| if matches!(node.kind, kubesim_os::fs::NodeKind::Dir(_)) { format!("{name}/") } else { name.clone() })
+                        .map(|(name, node)| if matches!(node.kind, kubesim_os::fs::NodeKind::Dir(_)) { format!("{name}/") } else { name.to_string() })
                         .collect(),
                     Some(_) => vec![m.sub_path.clone().unwrap_or_default()],
                     None => Vec::new(),

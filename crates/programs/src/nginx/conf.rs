@@ -3,9 +3,10 @@
 
 use kubesim_os::fs::Fs;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// One directive, with its block when it has one.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Directive {
     /// Name (`listen`).
     pub name: String,
@@ -900,6 +901,31 @@ fn build_location(d: &Directive, parent: &Common, out: &mut Vec<Location>) -> Re
     }
     Ok(())
 }
+
+/// [`build`], shared: every nginx started from the same directives (every replica of a
+/// Deployment) gets the same immutable configuration. Building is a pure function of the
+/// directives, so each thread remembers the last [`SHARED_CONFIGS`] it built.
+pub fn build_shared(ds: Vec<Directive>) -> Result<Arc<Config>, String> {
+    type Built = BTreeMap<Vec<Directive>, Result<Arc<Config>, String>>;
+    thread_local! {
+        static BUILT: std::cell::RefCell<Built> = const { std::cell::RefCell::new(BTreeMap::new()) };
+    }
+    if let Some(built) = BUILT.with(|b| b.borrow().get(&ds).cloned()) {
+        return built;
+    }
+    let built = build(&ds).map(Arc::new);
+    BUILT.with(|b| {
+        let mut b = b.borrow_mut();
+        if b.len() >= SHARED_CONFIGS {
+            b.clear();
+        }
+        b.insert(ds, built.clone());
+    });
+    built
+}
+
+/// How many distinct configurations [`build_shared`] remembers per thread.
+pub const SHARED_CONFIGS: usize = 64;
 
 /// Builds the model's configuration from parsed directives; errors are nginx's `[emerg]`
 /// texts (without the `nginx: [emerg] ` prefix).

@@ -9,6 +9,7 @@ use conf::{Config, Level, Location, Modifier, Server};
 use kubesim_os::fs::{Errno, WriteMode};
 use kubesim_os::net::http::Request;
 use kubesim_os::program::{Incoming, Os, Outgoing, Program, Signal, Spawn, Step, Wake};
+use std::sync::Arc;
 
 /// Version when the environment has no `NGINX_VERSION` (nginx:latest at the catalogue
 /// snapshot).
@@ -118,7 +119,7 @@ pub struct Nginx {
     conf_path: String,
     globals: String,
     state: State,
-    cfg: Option<Config>,
+    cfg: Option<Arc<Config>>,
     pid: u32,
     workers: Vec<u32>,
     /// The command line it was started with (the master's title repeats it).
@@ -239,7 +240,7 @@ impl Nginx {
         }
     }
 
-    fn load(&self, os: &dyn Os) -> Result<Config, String> {
+    fn load(&self, os: &dyn Os) -> Result<Arc<Config>, String> {
         let extra = if self.globals.is_empty() {
             Vec::new()
         } else {
@@ -254,7 +255,7 @@ impl Nginx {
         } else {
             conf::load(fs, &self.conf_path, &self.prefix, &extra)?
         };
-        conf::build(&ds)
+        conf::build_shared(ds)
     }
 
     fn elog(&self, os: &mut dyn Os, level: Level, pid: u32, msg: &str) {
@@ -903,8 +904,7 @@ impl Nginx {
             }
         };
         let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).filter(|e| !e.contains('/')).unwrap_or_default();
-        let types = self.cfg.as_ref().map(|c| c.types.clone()).unwrap_or_default();
-        let mut ct = types.get(&ext).cloned().unwrap_or_else(|| c.default_type.clone().unwrap_or_else(|| "text/plain".into()));
+        let mut ct = self.cfg.as_ref().and_then(|c| c.types.get(&ext)).cloned().unwrap_or_else(|| c.default_type.clone().unwrap_or_else(|| "text/plain".into()));
         if let Some(cs) = &c.charset {
             if ct.starts_with("text/") || ct == "application/javascript" || ct.ends_with("+xml") {
                 ct = format!("{ct}; charset={cs}");
@@ -1379,6 +1379,8 @@ impl Program for NginxEntrypoint {
                 os.set_cmdline(&argv);
                 let s = p.resume(os, Wake::Start);
                 self.inner = Some(p);
+                // `exec "$@"` replaced the script: its arguments and environment are gone.
+                self.spawn = Spawn::default();
                 s
             }
             Err(e) => {
