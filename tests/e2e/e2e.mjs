@@ -3,9 +3,10 @@
 // screenshots of every view and prints measurements (wasm size, first render, frame times).
 //
 // Usage: node tests/e2e/e2e.mjs [--dist dist] [--out tests/e2e/screenshots] [--quick]
-//        [--only main,gallery,flow,a11y] [--gallery NAME,NAME]
+//        [--only main,churn,gallery,flow,a11y] [--gallery NAME,NAME]
 // Needs: `trunk build --release` first; playwright-core from .tools/node_modules (scripts/setup.sh).
-// Sections: main (the views, inputs, time travel, scale benchmarks, embeds), gallery (every
+// Sections: main (the views, inputs, time travel, scale benchmarks, embeds), churn (wasm memory
+// over three virtual hours of churn at max speed; skipped with --quick), gallery (every
 // scenario, gallery.mjs), flow (label boxes of the flow view, audit.mjs), a11y (names, keyboard
 // reach and contrast in both themes, the 768 px embed, audit.mjs).
 import http from "node:http";
@@ -24,7 +25,7 @@ const opt = (name, fallback) => { const i = args.indexOf(name); return i >= 0 ? 
 const dist = path.resolve(root, opt("--dist", "dist"));
 const out = path.resolve(root, opt("--out", "tests/e2e/screenshots"));
 const quick = args.includes("--quick"); // skip the slow scale scenarios (debug builds)
-const only = opt("--only", "main,gallery,flow,a11y").split(",");
+const only = opt("--only", "main,churn,gallery,flow,a11y").split(",");
 const want = (section) => only.includes(section);
 const galleryNames = opt("--gallery", null)?.split(",") ?? null; // sweep only these scenarios
 const galleryDir = path.join(out, "gallery");
@@ -387,6 +388,33 @@ spec:
   await small.screenshot({ path: path.join(out, "16-tablet-768.png") });
   console.log("     screenshot 16-tablet-768.png");
   await narrow.close();
+  });
+
+  // Three hours of churn (Jobs, a CronJob, rollouts, scaling) at max speed: the wasm memory
+  // the tab holds as virtual time passes (printed, not asserted; Events expire after an hour
+  // and the UI's recorded history is bounded, so it should level off).
+  if (want("churn") && !quick) await timed("churn", async () => {
+    await page.goto(`${base}/index.html?scenario=churn&view=overview&speed=max`);
+    await page.waitForSelector(".ks-clock-value", { timeout: 20000 });
+    const started = Date.now();
+    const samples = [];
+    let next = 10;
+    while (Date.now() - started < 480000) {
+      const [clock, bytes] = await page.evaluate(() => [__ks.clock(), __ks.wasmBytes()]);
+      if (clock / 60 >= next || clock >= 3 * 3600) {
+        samples.push({ vmin: Math.floor(clock / 60), mb: bytes / 1048576, wall: (Date.now() - started) / 1000 });
+        next = Math.floor(clock / 60 / 10) * 10 + 10;
+      }
+      if (clock >= 3 * 3600) break;
+      await page.waitForTimeout(500);
+    }
+    const last = samples[samples.length - 1];
+    check(samples.length > 0 && last.mb > 0, `the churn scenario runs and its wasm memory is readable (${samples.length} samples)`);
+    console.log(`wasm memory under churn (virtual minute: MiB): ${samples.map((p) => `${p.vmin}: ${p.mb.toFixed(0)}`).join(", ")}`);
+    if (last) console.log(`     benchmark: ${last.vmin} virtual minutes of churn in ${last.wall.toFixed(0)} s wall at max speed; wasm memory ${last.mb.toFixed(0)} MiB at the end`);
+    await page.click("button.ks-play[aria-label='Pause']", { timeout: 2000 }).catch(() => {});
+    await shot(page, "25-churn");
+    fs.copyFileSync(path.join(out, "25-churn.png"), path.join(galleryDir, "churn.png"));
   });
 
   // 8. The gallery: every scenario in its own view until it shows what it is about.

@@ -10,7 +10,13 @@
 /** The in-page helpers the conditions use (a function source, run before the app starts). */
 export function helpers() {
   const text = (el) => (el?.textContent || "").trim();
+  // Trunk's loader announces the instantiated module: its exports include the wasm memory.
+  addEventListener("TrunkApplicationStarted", (e) => { window.__ksWasm = e.detail?.wasm; });
   window.__ks = {
+    /** The wasm linear memory's size in bytes (it only grows: a high-water mark). */
+    wasmBytes() {
+      return window.__ksWasm?.memory?.buffer?.byteLength || 0;
+    },
     /** The virtual clock in seconds (mm:ss.mmm or h:mm:ss.mmm). */
     clock() {
       const parts = text(document.querySelector(".ks-clock-value")).split(":").map(Number);
@@ -252,6 +258,7 @@ export const GALLERY = {
   // their gallery screenshots.
   "big-cluster": { elsewhere: true },
   "huge-cluster": { elsewhere: true },
+  churn: { elsewhere: true },
 };
 
 /** The scenarios and their views, read from web/src/scenarios.rs (gallery order). */

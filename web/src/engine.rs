@@ -417,7 +417,7 @@ impl Engine {
         if !self.snapshots_enabled || self.snapshots_paused {
             return;
         }
-        let here = SnapshotPoint { t_ms: self.world.now(), writes: self.world.trace().len(), pods: 0 };
+        let here = SnapshotPoint { t_ms: self.world.now(), writes: self.world.trace_total(), pods: 0 };
         let at = self.snapshots.partition_point(|s| s.point.t_ms <= here.t_ms);
         let far_from_previous = at == 0 || snapshot_distance(self.snapshots[at - 1].point, here) >= 1000;
         let far_from_next = self.snapshots.get(at).is_none_or(|next| snapshot_distance(here, next.point) >= 1000);
@@ -427,7 +427,7 @@ impl Engine {
     }
 
     fn take_snapshot(&mut self) {
-        let point = SnapshotPoint { t_ms: self.world.now(), writes: self.world.trace().len(), pods: self.world.api().store().count(("", "pods")) };
+        let point = SnapshotPoint { t_ms: self.world.now(), writes: self.world.trace_total(), pods: self.world.api().store().count(("", "pods")) };
         if !self.snapshots_enabled || self.snapshots_paused || point.pods > SNAPSHOT_MAX_PODS {
             return;
         }
@@ -439,9 +439,13 @@ impl Engine {
             return; // it would be the first to go: not worth the copy
         }
         self.fold_trace();
+        // The recorded history is append-only: a snapshot keeps how far it went and a restore
+        // takes it back from the current world (`World::rewind_history`).
+        let mut world = self.world.clone();
+        world.forget_history();
         let snapshot = Snapshot {
             point,
-            world: self.world.clone(),
+            world,
             results: self.results[..self.next_input].to_vec(),
             next_input: self.next_input,
             trace_cursor: self.trace_cursor,
@@ -459,7 +463,8 @@ impl Engine {
     /// Restores the latest snapshot at or before `t_ms`; false if there is none.
     fn restore(&mut self, t_ms: Millis) -> bool {
         let Some(snapshot) = self.snapshots.iter().rev().find(|s| s.point.t_ms <= t_ms) else { return false };
-        let snapshot = snapshot.clone();
+        let mut snapshot = snapshot.clone();
+        snapshot.world.rewind_history(&self.world);
         self.world = snapshot.world;
         // As a rebuild does: a new generation; `activity` keeps the history beyond now.
         self.generation += 1;
@@ -481,7 +486,7 @@ impl Engine {
         // The flow is regenerated after running forward (see `replay_flow`).
         self.pending_writes.clear();
         self.flow.clear();
-        self.notes_cursor = self.world.notes().len();
+        self.notes_cursor = self.world.notes_total();
         self.deliveries_cursor = self.world.deliveries_dropped() + self.world.deliveries().len();
         true
     }
@@ -491,12 +496,10 @@ impl Engine {
     fn replay_flow(&self) -> Vec<FlowItem> {
         let start = &self.flow_start;
         let mut batch: Vec<FlowItem> = Vec::new();
-        let trace = self.world.trace();
-        for record in &trace[start.trace.min(trace.len())..] {
+        for record in self.world.trace_since(start.trace) {
             batch.push(write_item(record.t_ms, record.actor.to_string(), record.event_type.as_str(), view::ObjectKey::of(&record.object)));
         }
-        let notes = self.world.notes();
-        batch.extend(notes[start.notes.min(notes.len())..].iter().map(|n| call_item(n.t_ms, &n.actor, &n.target, &n.call, &n.detail)));
+        batch.extend(self.world.notes_since(start.notes).iter().map(|n| call_item(n.t_ms, &n.actor, &n.target, &n.call, &n.detail)));
         let (deliveries, _) = view::delivery_entries(&self.world, start.deliveries);
         batch.extend(deliveries.into_iter().map(watch_item));
         kubesim_api::sort::sort_by_key(&mut batch, |f| f.t_ms);
@@ -562,7 +565,7 @@ impl Engine {
 
     /// Runs events until the next API write that is not housekeeping (or `limit_ms`).
     pub fn step_to_next_write(&mut self, limit_ms: Millis) {
-        let start = self.world.trace().len();
+        let start = self.world.trace_total();
         loop {
             let next_event = self.world.next_event_time();
             let next_input = self.inputs.get(self.next_input).map(|i| i.t_ms);
@@ -577,8 +580,7 @@ impl Engine {
             }
             // Finish the whole timestamp so inputs stay replayable.
             self.advance(next, &mut || false);
-            let trace = self.world.trace();
-            if trace[start.min(trace.len())..].iter().any(|r| !is_housekeeping(r.object.info().map(|i| i.plural).unwrap_or(""))) {
+            if self.world.trace_since(start).iter().any(|r| !is_housekeeping(r.object.info().map(|i| i.plural).unwrap_or(""))) {
                 break;
             }
         }
@@ -666,9 +668,8 @@ impl Engine {
     fn sync(&mut self) {
         self.fold_trace();
         let mut flow: Vec<FlowItem> = std::mem::take(&mut self.pending_writes);
-        let notes = self.world.notes();
-        flow.extend(notes[self.notes_cursor.min(notes.len())..].iter().map(|n| call_item(n.t_ms, &n.actor, &n.target, &n.call, &n.detail)));
-        self.notes_cursor = notes.len();
+        flow.extend(self.world.notes_since(self.notes_cursor).iter().map(|n| call_item(n.t_ms, &n.actor, &n.target, &n.call, &n.detail)));
+        self.notes_cursor = self.world.notes_total();
         let (deliveries, next) = view::delivery_entries(&self.world, self.deliveries_cursor);
         flow.extend(deliveries.into_iter().map(watch_item));
         self.deliveries_cursor = next;
@@ -680,7 +681,7 @@ impl Engine {
     /// the next [`Engine::sync`], so the flow's batches do not depend on when this runs.
     fn fold_trace(&mut self) {
         let entries = view::trace_entries(&self.world, self.trace_cursor);
-        self.trace_cursor += entries.len();
+        self.trace_cursor = self.world.trace_total();
         for entry in entries {
             self.pending_writes.push(write_item(entry.t_ms, entry.actor.clone(), entry.event_type, entry.key.clone()));
             if !is_housekeeping(&entry.key.resource) {

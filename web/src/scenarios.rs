@@ -348,6 +348,13 @@ pub fn all() -> Vec<Scenario> {
             view: "cluster",
         },
         Scenario {
+            name: "churn",
+            title: "Three hours of churn",
+            summary: "A CronJob every minute, a TTL'd 5-pod Job every 30 s, a 20-replica Deployment restarted every 2 minutes and one scaled between 0 and 30 every 3 minutes, for three virtual hours on 10 nodes. Pods, Jobs and ReplicaSets come and go; Events expire after an hour and the history the UI keeps is bounded, so memory levels off.",
+            inputs: churn_inputs(10, 180),
+            view: "overview",
+        },
+        Scenario {
             name: "huge-cluster",
             title: "10,000 pods",
             summary: "1,000 nodes and a 10,000-replica Deployment. Play at max speed and watch the ReplicaSet's slow-start batches and the scheduler fill the fleet; drag, scroll and zoom the canvas. Heavy: the simulation needs a minute or two of wall time at max speed to converge.",
@@ -360,6 +367,70 @@ pub fn all() -> Vec<Scenario> {
 /// Finds a scenario by URL name.
 pub fn by_name(name: &str) -> Option<Scenario> {
     all().into_iter().find(|s| s.name == name)
+}
+
+/// The churn scenario (`kubesim bench churn`'s workload at browser size): `nodes` nodes, a
+/// CronJob every minute, a `ttlSecondsAfterFinished` Job of 5 pods every 30 s, a 20-replica
+/// Deployment restarted every 2 minutes and one scaled 0 ↔ 30 every 3 minutes, for `minutes`
+/// virtual minutes.
+pub fn churn_inputs(nodes: usize, minutes: u64) -> Vec<TimedInput> {
+    let fleet = big_cluster_yaml(nodes, 0);
+    let mut base = fleet[..fleet.find("apiVersion: apps/v1").unwrap_or(fleet.len())].to_string();
+    base.push_str(
+        "apiVersion: batch/v1
+kind: CronJob
+metadata: {name: ticker}
+spec:
+  schedule: '* * * * *'
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers: [{name: tick, image: 'busybox:1.28', command: [sh, -c, 'date; echo tick; sleep 5']}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 20
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: nginx, image: 'nginx:1.27', resources: {requests: {cpu: 50m, memory: 64Mi}}}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: elastic}
+spec:
+  replicas: 0
+  selector: {matchLabels: {app: elastic}}
+  template:
+    metadata: {labels: {app: elastic}}
+    spec:
+      containers: [{name: pause, image: 'registry.k8s.io/pause:3.10'}]
+",
+    );
+    let mut inputs = vec![apply(0, "churn.yaml", base)];
+    let mut t = 30_000;
+    while t <= minutes * 60_000 {
+        let job = t / 30_000;
+        inputs.push(apply(
+            t,
+            &format!("job-{job}.yaml"),
+            format!("apiVersion: batch/v1\nkind: Job\nmetadata: {{name: batch-{job}}}\nspec:\n  ttlSecondsAfterFinished: 60\n  completions: 5\n  parallelism: 5\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{{name: work, image: 'busybox:1.28', command: [sh, -c, 'echo working; sleep 3; echo done']}}]\n"),
+        ));
+        if t.is_multiple_of(120_000) {
+            inputs.push(command(t, "kubectl rollout restart deployment/web"));
+        }
+        if t.is_multiple_of(180_000) {
+            let replicas = if (t / 180_000) % 2 == 1 { 30 } else { 0 };
+            inputs.push(command(t, &format!("kubectl scale deployment/elastic --replicas={replicas}")));
+        }
+        t += 30_000;
+    }
+    inputs
 }
 
 /// `nodes` Node objects (4 cpu, 16Gi, 110 pods, three zones) and a Deployment of `replicas` pods.

@@ -417,3 +417,33 @@ fn a_fork_leaves_the_original_untouched() {
     let names = |e: &Engine| view::snapshot(e.world()).pods.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
     assert_ne!(names(&other), names(&same), "new pods get other names under another seed");
 }
+
+/// The churn scenario in the app's engine (history recorded, time-travel snapshots on and
+/// off, in that order: RSS only grows): RSS every 20 virtual minutes over three hours (printed,
+/// never asserted). The browser e2e prints the same run's wasm memory.
+#[test]
+#[ignore]
+fn churn_memory_over_three_hours() {
+    fn rss_mib() -> u64 {
+        std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|n| n.parse::<u64>().ok()))
+            .unwrap_or(0)
+            / 1024
+    }
+    for snapshots in [false, true] {
+        let mut e = engine("churn", snapshots);
+        let mut line = Vec::new();
+        for minute in (20..=180).step_by(20) {
+            play(&mut e, minute * 60_000, 1_000);
+            line.push(format!("{minute}: {}", rss_mib()));
+        }
+        println!(
+            "churn snapshots={snapshots}: RSS MiB by virtual minute {}; {} trace records held of {}; {} snapshots",
+            line.join(", "),
+            e.world().trace().len(),
+            e.world().trace_total(),
+            e.snapshot_times().len()
+        );
+    }
+}

@@ -20,9 +20,15 @@ fn peak_rss_bytes() -> Option<u64> {
 /// A world for benchmarks: seed 1, no history records, `nodes` nodes of 32 CPUs / 256Gi / 110
 /// pods named node-1… across three zones.
 fn bench_world(nodes: u64) -> World {
+    bench_world_recording(nodes, false)
+}
+
+/// [`bench_world`], optionally recording the trace, notes, deliveries and scheduler history as
+/// the browser app and `kubesim run` do (`--record-history`).
+fn bench_world_recording(nodes: u64, record_history: bool) -> World {
     let mut config = kubesim_sim::world::WorldConfig::seeded(1);
-    config.record_history = false;
-    config.scheduler_history = false;
+    config.record_history = record_history;
+    config.scheduler_history = record_history;
     let mut world = World::build(config).expect("default scheduler");
     for i in 0..nodes {
         world.add_node(node_template(&format!("node-{}", i + 1), ["zone-a", "zone-b", "zone-c"][(i % 3) as usize], "32", "256Gi", "110"));
@@ -684,8 +690,9 @@ fn bench_network(args: &[String]) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// `kubesim bench churn [--nodes N] [--virtual-minutes M] [--sample-minutes S]`: memory over a
-/// long run of continuous churn. A CronJob every minute (its Jobs and pods cleaned up by the
+/// `kubesim bench churn [--nodes N] [--virtual-minutes M] [--sample-minutes S]
+/// [--record-history]`: memory over a long run of continuous churn (`--record-history` records
+/// the trace, notes and deliveries as the browser app and `kubesim run` do). A CronJob every minute (its Jobs and pods cleaned up by the
 /// history limits and the garbage collector), a 5-pod Job with `ttlSecondsAfterFinished` every
 /// 30 virtual seconds (deleted by the TTL controller), a 30-replica Deployment restarted every
 /// 2 minutes (rollouts; old ReplicaSets bounded by revisionHistoryLimit) and one scaled
@@ -698,8 +705,9 @@ fn bench_churn(args: &[String]) -> ExitCode {
     let nodes = flag(args, "--nodes", 50);
     let minutes = flag(args, "--virtual-minutes", 90).max(1);
     let sample = flag(args, "--sample-minutes", 5).max(1);
+    let record_history = args.iter().any(|a| a == "--record-history");
     let started = Instant::now();
-    let mut world = bench_world(nodes);
+    let mut world = bench_world_recording(nodes, record_history);
     let base = "---
 apiVersion: batch/v1
 kind: CronJob

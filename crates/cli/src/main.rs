@@ -40,7 +40,7 @@ const USAGE: &str = "usage:
               pods pre-bound across N nodes: pods started per second
   kubesim bench store [--nodes N] [--pods M]
               store operations: create, update, list by label, watch fan-out
-  kubesim bench churn [--nodes N] [--virtual-minutes M] [--sample-minutes S]
+  kubesim bench churn [--nodes N] [--virtual-minutes M] [--sample-minutes S] [--record-history]
               an hour of CronJobs, TTL'd Jobs, rollouts and scaling: RSS over time
 
   kubesim kubectl [FILE ...] [--seed N] [--for DURATION] [--at TIME COMMAND]... [--scheduler-annotations] -- KUBECTL ARGS...
@@ -122,6 +122,7 @@ fn cmd_run(args: &[String]) -> ExitCode {
             "--trace" => {
                 let Some(v) = value(i) else { return usage_error("--trace needs a file".into()) };
                 trace_path = Some(v);
+                options.trace_history = Some(0);
                 i += 2;
             }
             "--scheduler-annotations" => {

@@ -428,7 +428,9 @@ impl ContainerIo {
 /// A container's processes, by pid.
 #[derive(Clone, Debug)]
 struct ProcTable {
-    procs: BTreeMap<u32, Process>,
+    /// Boxed: a `Process` is a few hundred bytes and a B-tree node holds eleven values, so an
+    /// unboxed table costs kilobytes for a container's single process.
+    procs: BTreeMap<u32, Box<Process>>,
     next_pid: u32,
 }
 
@@ -445,7 +447,7 @@ impl ProcTable {
         pid
     }
     fn memory_bytes(&self) -> u64 {
-        self.procs.values().map(Process::rss).sum()
+        self.procs.values().map(|p| p.rss()).sum()
     }
     fn infos(&self) -> Vec<ProcessInfo> {
         self.procs.values().map(|p| p.info(p.rss())).collect()
@@ -552,7 +554,7 @@ impl Container {
             Ok(program) => {
                 let pid = self.alloc_pid();
                 self.main_pid = pid;
-                self.procs.procs.insert(pid, Process::new(pid, 0, spawn.argv.clone(), program, Sink::Log).with_creds(self.spec.uid, self.spec.gid));
+                self.procs.procs.insert(pid, Box::new(Process::new(pid, 0, spawn.argv.clone(), program, Sink::Log).with_creds(self.spec.uid, self.spec.gid)));
             }
             Err(message) => {
                 self.start_error = Some(message);
@@ -698,7 +700,7 @@ impl Container {
     #[allow(clippy::too_many_arguments)]
     fn apply_step(
         &mut self,
-        mut process: Process,
+        mut process: Box<Process>,
         step: Step,
         now: Millis,
         volumes: &mut Volumes,
@@ -730,7 +732,7 @@ impl Container {
                             let pid = self.alloc_pid();
                             self.procs
                                 .procs
-                                .insert(pid, Process::new(pid, process.pid, spawn.argv.clone(), program, sink).with_creds(process.uid, process.gid));
+                                .insert(pid, Box::new(Process::new(pid, process.pid, spawn.argv.clone(), program, sink).with_creds(process.uid, process.gid)));
                             process.state = ProcState::Child(pid);
                         }
                         Err(message) => {
@@ -742,7 +744,7 @@ impl Container {
                 }
             }
             Step::Wait => process.state = ProcState::Waiting,
-            Step::Exit(code) => return Some(self.process_exited(process, code, now)),
+            Step::Exit(code) => return Some(self.process_exited(*process, code, now)),
         }
         self.procs.procs.insert(process.pid, process);
         None
@@ -834,7 +836,7 @@ impl Container {
                 let spawn = Spawn { argv: argv.clone(), env: self.spec.env.clone(), cwd: self.spec.cwd.clone(), ..Default::default() };
                 if let Ok(program) = self.load(&spawn, volumes, foreign, now) {
                     let pid = self.alloc_pid();
-                    self.procs.procs.insert(pid, Process::new(pid, 0, argv, program, Sink::Discard).with_creds(self.spec.uid, self.spec.gid));
+                    self.procs.procs.insert(pid, Box::new(Process::new(pid, 0, argv, program, Sink::Discard).with_creds(self.spec.uid, self.spec.gid)));
                     self.hook_pid = Some(pid);
                     return;
                 }
@@ -949,7 +951,7 @@ impl Container {
         self.io.sessions.insert(pid as u64, (Vec::new(), Vec::new()));
         let mut process = Process::new(pid, 0, argv.to_vec(), program, Sink::Session(pid as u64)).with_creds(self.spec.uid, self.spec.gid);
         process.session = Some(pid);
-        self.procs.procs.insert(pid, process);
+        self.procs.procs.insert(pid, Box::new(process));
         Ok(pid)
     }
 
@@ -1006,7 +1008,7 @@ impl Container {
                         let child = self.alloc_pid();
                         let mut child_process = Process::new(child, pid, spawn.argv.clone(), child_program, sink).with_creds(process.uid, process.gid);
                         child_process.session = session;
-                        self.procs.procs.insert(child, child_process);
+                        self.procs.procs.insert(child, Box::new(child_process));
                         process.state = ProcState::Child(child);
                     }
                     Err(message) => {
@@ -1321,7 +1323,7 @@ impl Os for ContainerOs<'_> {
         let mut worker = Process::new(pid, self.process.pid, argv, Box::new(Idle), Sink::Discard).with_creds(uid, uid);
         worker.session = self.process.session;
         worker.memory = Some(1 << 20);
-        self.procs.procs.insert(pid, worker);
+        self.procs.procs.insert(pid, Box::new(worker));
         Some(pid)
     }
     fn cpu_count(&self) -> u32 {

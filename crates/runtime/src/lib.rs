@@ -25,6 +25,7 @@
 pub mod apiserver_endpoint;
 pub mod component;
 pub mod fabric;
+pub mod history;
 pub mod ingress;
 pub mod internet;
 pub mod metrics;

@@ -17,6 +17,7 @@
 
 use crate::component::{Component, Ctx, HostEvent, Interest, NodeFsOp, Note, TimerRequest, WatchEvent, WatchFilter};
 use crate::fabric::{Endpoint, Fabric};
+use crate::history::History;
 use crate::metrics::ResourceMetrics;
 use kubesim_api::object::Object;
 use kubesim_api::Millis;
@@ -34,6 +35,9 @@ pub const WATCH_LATENCY_MS: Millis = 2;
 pub const COMPACTION_INTERVAL_MS: Millis = 5 * 60_000;
 /// How many watch deliveries [`Runtime::deliveries`] keeps at least (memory bound at scale).
 pub const DELIVERY_HISTORY: usize = 100_000;
+/// How many trace records and notes a runtime keeps at least by default
+/// ([`RuntimeConfig::trace_history`]): a long run's history is bounded, not its length.
+pub const TRACE_HISTORY: usize = 25_000;
 
 /// Whether writes to this resource are housekeeping (node Lease renewals): they do not keep a
 /// run going on their own and are left out of the delivery history the UI animates.
@@ -54,12 +58,22 @@ pub struct RuntimeConfig {
     pub watch_history: usize,
     /// Record the trace, notes and deliveries (off for benchmarks at scale).
     pub record_history: bool,
+    /// How many of the most recent trace records and notes are kept at least (between this
+    /// and twice this many; 0 keeps all: `kubesim run --trace` writes the whole trace).
+    pub trace_history: usize,
 }
 
 impl RuntimeConfig {
     /// The production defaults for a seed.
     pub fn seeded(seed: u64) -> RuntimeConfig {
-        RuntimeConfig { seed, watch_latency_ms: WATCH_LATENCY_MS, compaction_interval_ms: COMPACTION_INTERVAL_MS, watch_history: 20_000, record_history: true }
+        RuntimeConfig {
+            seed,
+            watch_latency_ms: WATCH_LATENCY_MS,
+            compaction_interval_ms: COMPACTION_INTERVAL_MS,
+            watch_history: 20_000,
+            record_history: true,
+            trace_history: TRACE_HISTORY,
+        }
     }
 }
 
@@ -277,15 +291,14 @@ pub struct Runtime<E: Clone = ()> {
     watch_all: BTreeMap<Resource, Vec<(usize, Interest)>>,
     watch_node_pods: BTreeMap<String, Vec<usize>>,
     config: RuntimeConfig,
-    trace: Vec<TraceRecord>,
+    trace: History<TraceRecord>,
     /// The most recent packets (at most [`PACKET_LOG_CAP`]) and how many were ever logged.
     packets: std::collections::VecDeque<crate::net::PacketRecord>,
     packets_total: u64,
-    notes: Vec<Note>,
+    notes: History<Note>,
     /// The time bucket of the last DNS query noted per node ([`DNS_NOTE_SAMPLE_MS`]).
     dns_note_buckets: BTreeMap<String, Millis>,
-    deliveries: Vec<WatchDelivery>,
-    deliveries_dropped: usize,
+    deliveries: History<WatchDelivery>,
     last_compaction_revision: u64,
     /// The earliest [`Item::Expire`] queued, if any.
     expiry_queued: Option<Millis>,
@@ -304,6 +317,7 @@ impl<E: Clone> Runtime<E> {
     /// An empty runtime at virtual time 0: an API server with its built-in namespaces, no
     /// components, no hosts.
     pub fn new(config: RuntimeConfig) -> Runtime<E> {
+        let trace_history = config.trace_history;
         let mut runtime = Runtime {
             now: 0,
             seq: 0,
@@ -321,13 +335,12 @@ impl<E: Clone> Runtime<E> {
             watch_all: BTreeMap::new(),
             watch_node_pods: BTreeMap::new(),
             config,
-            trace: Vec::new(),
+            trace: History::new(trace_history),
             packets: std::collections::VecDeque::new(),
             packets_total: 0,
-            notes: Vec::new(),
+            notes: History::new(trace_history),
             dns_note_buckets: BTreeMap::new(),
-            deliveries: Vec::new(),
-            deliveries_dropped: 0,
+            deliveries: History::new(DELIVERY_HISTORY),
             last_compaction_revision: 0,
             expiry_queued: None,
             checkers: Vec::new(),
@@ -534,9 +547,35 @@ impl<E: Clone> Runtime<E> {
         self.api.set_service_cidr(cidr);
     }
 
-    /// The recorded trace (every committed write, in commit order).
+    /// The recorded trace: the most recent committed writes (see
+    /// [`RuntimeConfig::trace_history`]), in commit order.
     pub fn trace(&self) -> &[TraceRecord] {
-        &self.trace
+        self.trace.held()
+    }
+
+    /// Drops the recorded trace, notes and deliveries, keeping their numbering: a time-travel
+    /// snapshot does not need them ([`Runtime::rewind_history`] takes them back from the run's
+    /// later state), and a snapshot holding them would keep every object they name alive.
+    pub fn forget_history(&mut self) {
+        self.trace.forget();
+        self.notes.forget();
+        self.deliveries.forget();
+    }
+
+    /// Restores the recorded trace, notes and deliveries of a runtime whose history was
+    /// forgotten ([`Runtime::forget_history`]) from `later`, a later state of the same run:
+    /// each as it was at this runtime's point, less what `later` no longer holds.
+    pub fn rewind_history(&mut self, later: &Runtime<E>) {
+        let (trace, notes, deliveries) = (self.trace.total(), self.notes.total(), self.deliveries.total());
+        self.trace.rewind(&later.trace, trace);
+        self.notes.rewind(&later.notes, notes);
+        self.deliveries.rewind(&later.deliveries, deliveries);
+    }
+
+    /// How many trace records were dropped from the front of [`Runtime::trace`]
+    /// (`dropped + index` numbers every write since the start).
+    pub fn trace_dropped(&self) -> usize {
+        self.trace.dropped()
     }
 
     /// The most recent packets container processes sent (oldest first), and how many were
@@ -545,9 +584,15 @@ impl<E: Clone> Runtime<E> {
         (&self.packets, self.packets_total)
     }
 
-    /// The recorded non-API messages (CRI calls, PLEG relists, faults, ...).
+    /// The recorded non-API messages (CRI calls, PLEG relists, faults, ...): the most recent
+    /// ones, as many as the trace keeps.
     pub fn notes(&self) -> &[Note] {
-        &self.notes
+        self.notes.held()
+    }
+
+    /// How many notes were dropped from the front of [`Runtime::notes`].
+    pub fn notes_dropped(&self) -> usize {
+        self.notes.dropped()
     }
 
     /// Records a note now (faults, commands).
@@ -561,12 +606,12 @@ impl<E: Clone> Runtime<E> {
     /// the last [`DELIVERY_HISTORY`]..2× that many are kept; [`Runtime::deliveries_dropped`]
     /// counts the older ones, so `dropped + index` numbers every delivery since the start.
     pub fn deliveries(&self) -> &[WatchDelivery] {
-        &self.deliveries
+        self.deliveries.held()
     }
 
     /// How many deliveries were dropped from the front of [`Runtime::deliveries`].
     pub fn deliveries_dropped(&self) -> usize {
-        self.deliveries_dropped
+        self.deliveries.dropped()
     }
 
     /// Queues one of the embedder's events at virtual time `at_ms` (keeps a run going).
@@ -1047,10 +1092,6 @@ impl<E: Clone> Runtime<E> {
                 continue; // already in the list the component's watch restarted from
             }
             if record {
-                if self.deliveries.len() >= 2 * DELIVERY_HISTORY {
-                    self.deliveries.drain(..DELIVERY_HISTORY);
-                    self.deliveries_dropped += DELIVERY_HISTORY;
-                }
                 self.deliveries.push(WatchDelivery { t_ms: self.now, revision: commit.revision, event_type, component: self.slots[index].actor.clone() });
             }
             let event = WatchEvent { event_type, resource: commit.resource, object: commit.object.clone(), revision: commit.revision };

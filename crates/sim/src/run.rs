@@ -25,6 +25,10 @@ pub struct RunOptions {
     /// Record the trace, notes and deliveries (`None`: yes). The swarm records none; what
     /// happens is the same either way.
     pub record_history: Option<bool>,
+    /// How many of the most recent trace records and notes to keep at least (`None`: the
+    /// default [`kubesim_runtime::runtime::TRACE_HISTORY`]; `Some(0)`: all, as `--trace`
+    /// writes the whole trace).
+    pub trace_history: Option<usize>,
 }
 
 /// What a run produced.
@@ -54,6 +58,7 @@ pub fn start(options: &RunOptions) -> (World, Vec<FileOutcome>, Vec<String>) {
         crate::world::WorldConfig {
             scheduler_annotations: options.scheduler_annotations,
             record_history: options.record_history.unwrap_or(true),
+            trace_history: options.trace_history.unwrap_or(kubesim_runtime::runtime::TRACE_HISTORY),
             ..crate::world::WorldConfig::seeded(options.seed)
         },
         &options.files,

@@ -355,11 +355,12 @@ pub struct TraceEntry {
     pub node: Option<String>,
 }
 
-/// The trace from `from_index` on, as plain entries (pods carry their lifecycle state).
+/// The trace from write number `from_index` on (see [`World::trace_dropped`]; writes no
+/// longer held are skipped), as plain entries (pods carry their lifecycle state).
 pub fn trace_entries(world: &World, from_index: usize) -> Vec<TraceEntry> {
-    let trace = world.trace();
-    let from_index = from_index.min(trace.len());
-    trace[from_index..]
+    let trace = world.trace_since(from_index);
+    let from_index = world.trace_total() - trace.len();
+    trace
         .iter()
         .enumerate()
         .map(|(offset, record)| {
@@ -419,9 +420,9 @@ pub fn delivery_entries(world: &World, from: usize) -> (Vec<DeliveryEntry>, usiz
     (entries, end)
 }
 
-/// The number of records in the trace (cheap; lets the UI poll for new writes).
+/// The number of writes recorded since the start (cheap; lets the UI poll for new writes).
 pub fn trace_len(world: &World) -> usize {
-    world.trace().len()
+    world.trace_total()
 }
 
 /// One version of an object, as an inspector shows it.

@@ -66,6 +66,9 @@ pub struct WorldConfig {
     pub seed: u64,
     /// Record the trace and notes (off for benchmarks at scale).
     pub record_history: bool,
+    /// How many of the most recent trace records and notes are kept at least
+    /// ([`kubesim_runtime::runtime::TRACE_HISTORY`] by default; 0 keeps all).
+    pub trace_history: usize,
     /// Keep every scheduling attempt's full explanation in the scheduler for the UI
     /// ([`crate::view::pod_detail`]; off at scale). Nothing is written to the pods.
     pub scheduler_history: bool,
@@ -94,6 +97,7 @@ impl WorldConfig {
         WorldConfig {
             seed,
             record_history: true,
+            trace_history: kubesim_runtime::runtime::TRACE_HISTORY,
             scheduler_history: true,
             scheduler_config: None,
             watch_history: 20_000,
@@ -166,7 +170,12 @@ impl World {
         }
         .with_history(config.scheduler_history)
         .with_simulator_annotations(config.scheduler_annotations);
-        let runtime_config = RuntimeConfig { watch_history: config.watch_history, record_history: config.record_history, ..RuntimeConfig::seeded(config.seed) };
+        let runtime_config = RuntimeConfig {
+            watch_history: config.watch_history,
+            record_history: config.record_history,
+            trace_history: config.trace_history,
+            ..RuntimeConfig::seeded(config.seed)
+        };
         let mut world = World {
             runtime: Runtime::new(runtime_config),
             commands: Vec::new(),
@@ -359,14 +368,56 @@ impl World {
         &mut self.runtime
     }
 
-    /// The recorded trace (every committed write, in commit order).
+    /// The recorded trace: the most recent committed writes, in commit order (see
+    /// [`WorldConfig::trace_history`]).
     pub fn trace(&self) -> &[TraceRecord] {
         self.runtime.trace()
     }
 
-    /// The recorded non-API messages (CRI calls, PLEG relists, faults, ...).
+    /// Drops the recorded trace, notes and deliveries, keeping their numbering (a time-travel
+    /// snapshot; see [`World::rewind_history`]).
+    pub fn forget_history(&mut self) {
+        self.runtime.forget_history();
+    }
+
+    /// Restores the recorded history of a snapshot (a world whose history was forgotten) from
+    /// `later`, the world the same run reached later.
+    pub fn rewind_history(&mut self, later: &World) {
+        self.runtime.rewind_history(&later.runtime);
+    }
+
+    /// How many writes were dropped from the front of [`World::trace`]: `trace_dropped() + i`
+    /// numbers the `i`-th record held among every write since the start.
+    pub fn trace_dropped(&self) -> usize {
+        self.runtime.trace_dropped()
+    }
+
+    /// How many writes were recorded since the start (held or dropped).
+    pub fn trace_total(&self) -> usize {
+        self.runtime.trace_dropped() + self.runtime.trace().len()
+    }
+
+    /// The trace records numbered `from` (see [`World::trace_dropped`]) and later still held.
+    pub fn trace_since(&self, from: usize) -> &[TraceRecord] {
+        let trace = self.runtime.trace();
+        &trace[from.saturating_sub(self.runtime.trace_dropped()).min(trace.len())..]
+    }
+
+    /// The recorded non-API messages (CRI calls, PLEG relists, faults, ...): the most recent
+    /// ones, as many as the trace keeps.
     pub fn notes(&self) -> &[Note] {
         self.runtime.notes()
+    }
+
+    /// How many notes were recorded since the start (held or dropped).
+    pub fn notes_total(&self) -> usize {
+        self.runtime.notes_dropped() + self.runtime.notes().len()
+    }
+
+    /// The notes numbered `from` and later still held (numbered as [`World::trace_since`]).
+    pub fn notes_since(&self, from: usize) -> &[Note] {
+        let notes = self.runtime.notes();
+        &notes[from.saturating_sub(self.runtime.notes_dropped()).min(notes.len())..]
     }
 
     /// The most recent watch notifications (see [`Runtime::deliveries`]).

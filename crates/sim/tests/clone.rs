@@ -115,3 +115,34 @@ fn a_clone_is_independent_of_its_original() {
     assert!(fingerprint(&original) == fingerprint(&fresh.world), "the original is untouched by its clone's different future");
     assert_ne!(trace_hash(clone.trace()), trace_hash(original.trace()));
 }
+
+/// The recorded history is bounded (`WorldConfig::trace_history`) without changing what
+/// happens: a run keeping 100..200 trace records and notes has the same trace hash over the
+/// records it holds as a run keeping all, numbers every write from the start, and the views
+/// that read the trace incrementally skip only what was dropped.
+#[test]
+fn a_bounded_trace_keeps_the_latest_records_numbered_from_the_start() {
+    let options = |trace_history| RunOptions {
+        files: files(),
+        seed: SEED,
+        duration_ms: Some(T2),
+        commands: commands(),
+        trace_history: Some(trace_history),
+        ..Default::default()
+    };
+    let whole = run(options(0)).world;
+    let bounded = run(options(100)).world;
+    assert!(whole.trace().len() > 500, "{} writes", whole.trace().len());
+    assert_eq!(whole.trace_dropped(), 0);
+    assert_eq!(bounded.trace_total(), whole.trace().len(), "every write is counted");
+    assert!((100..=200).contains(&bounded.trace().len()), "{} held", bounded.trace().len());
+    assert!((100..=200).contains(&bounded.notes().len()), "{} notes held", bounded.notes().len());
+    assert_eq!(bounded.notes_total(), whole.notes().len());
+    let tail = &whole.trace()[bounded.trace_dropped()..];
+    assert_eq!(trace_hash(bounded.trace()), trace_hash(tail), "the held records are the latest ones");
+    let entries = view::trace_entries(&bounded, 0);
+    assert_eq!(entries.first().map(|e| e.index), Some(bounded.trace_dropped()), "a reader from 0 resumes at the first held record");
+    assert_eq!(entries.len(), bounded.trace().len());
+    assert_eq!(view::trace_len(&bounded), whole.trace().len());
+    assert_eq!(bounded.trace_since(bounded.trace_total() - 3).len(), 3);
+}

@@ -904,7 +904,8 @@ impl Nginx {
             }
         };
         let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).filter(|e| !e.contains('/')).unwrap_or_default();
-        let mut ct = self.cfg.as_ref().and_then(|c| c.types.get(&ext)).cloned().unwrap_or_else(|| c.default_type.clone().unwrap_or_else(|| "text/plain".into()));
+        let mut ct =
+            self.cfg.as_ref().and_then(|c| c.types.get(&ext)).cloned().unwrap_or_else(|| c.default_type.clone().unwrap_or_else(|| "text/plain".into()));
         if let Some(cs) = &c.charset {
             if ct.starts_with("text/") || ct == "application/javascript" || ct.ends_with("+xml") {
                 ct = format!("{ct}; charset={cs}");
