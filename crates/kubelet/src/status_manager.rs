@@ -143,7 +143,7 @@ impl Kubelet {
         let phase = if previous_phase == "Failed" || previous_phase == "Succeeded" {
             previous_phase
         } else {
-            get_phase(&spec, &init_statuses, &statuses, terminal).to_string()
+            get_phase(spec, &init_statuses, &statuses, terminal).to_string()
         };
         status.phase = Some(phase.clone());
         status.init_container_statuses = if init_statuses.is_empty() { None } else { Some(init_statuses.clone()) };
@@ -204,7 +204,7 @@ impl Kubelet {
         let mut ready = containers_ready.clone();
         ready.type_ = "Ready".into();
         if ready.status == "True" {
-            if let Some(message) = unready_gates(&spec, &conditions) {
+            if let Some(message) = unready_gates(spec, &conditions) {
                 ready = cond("Ready", false, Some(READINESS_GATES_NOT_READY), Some(message));
             }
         }

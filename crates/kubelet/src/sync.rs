@@ -304,7 +304,7 @@ impl Kubelet {
                     self.node_ip()
                 } else {
                     self.configure_cni(host, ctx);
-                    match network::add(host, ctx.fabric, (&pod_uid, &pod_ref), &id, &spec) {
+                    match network::add(host, ctx.fabric, (&pod_uid, &pod_ref), &id, spec) {
                         Ok(ip) => {
                             ctx.note(format!("cni/{}", self.setup.name), "ADD", format!("{pod_ref} {ip}"));
                             ip
@@ -397,7 +397,7 @@ impl Kubelet {
                     now_unix_ms: EPOCH_UNIX_SECONDS as u64 * 1000 + ctx.now,
                     csi_published: &host.csi.published,
                 };
-                let config = match container_spec(&pod, &spec_container, &mut host.cri.volumes, &cx) {
+                let config = match container_spec(pod, &spec_container, &mut host.cri.volumes, &cx) {
                     // An ephemeral container with a targetContainerName joins that
                     // container's PID namespace (NamespaceMode TARGET).
                     Ok(mut config) => {
@@ -421,7 +421,7 @@ impl Kubelet {
                         return;
                     }
                 };
-                for (reason, message) in crate::dns::pod_dns(&pod).warnings {
+                for (reason, message) in crate::dns::pod_dns(pod).warnings {
                     ctx.event(&object, "Warning", reason, message);
                 }
                 let id = random_id(ctx);
