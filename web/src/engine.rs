@@ -487,7 +487,7 @@ impl Engine {
         self.pending_writes.clear();
         self.flow.clear();
         self.notes_cursor = self.world.notes_total();
-        self.deliveries_cursor = self.world.deliveries_dropped() + self.world.deliveries().len();
+        self.deliveries_cursor = self.world.deliveries_total();
         true
     }
 

@@ -369,66 +369,20 @@ pub fn by_name(name: &str) -> Option<Scenario> {
     all().into_iter().find(|s| s.name == name)
 }
 
-/// The churn scenario (`kubesim bench churn`'s workload at browser size): `nodes` nodes, a
-/// CronJob every minute, a `ttlSecondsAfterFinished` Job of 5 pods every 30 s, a 20-replica
-/// Deployment restarted every 2 minutes and one scaled 0 ↔ 30 every 3 minutes, for `minutes`
-/// virtual minutes.
+/// The churn scenario ([`kubesim_sim::scenario::Churn`], `kubesim bench churn`'s workload at
+/// browser size: `web` 20 replicas, `elastic` 0 ↔ 30) on `nodes` nodes for `minutes` virtual
+/// minutes.
 pub fn churn_inputs(nodes: usize, minutes: u64) -> Vec<TimedInput> {
+    use kubesim_sim::scenario::{Churn, ChurnStep};
+    let churn = Churn { web_replicas: 20, elastic_replicas: 30 };
     let fleet = big_cluster_yaml(nodes, 0);
-    let mut base = fleet[..fleet.find("apiVersion: apps/v1").unwrap_or(fleet.len())].to_string();
-    base.push_str(
-        "apiVersion: batch/v1
-kind: CronJob
-metadata: {name: ticker}
-spec:
-  schedule: '* * * * *'
-  jobTemplate:
-    spec:
-      template:
-        spec:
-          restartPolicy: OnFailure
-          containers: [{name: tick, image: 'busybox:1.28', command: [sh, -c, 'date; echo tick; sleep 5']}]
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web}
-spec:
-  replicas: 20
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers: [{name: nginx, image: 'nginx:1.27', resources: {requests: {cpu: 50m, memory: 64Mi}}}]
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: elastic}
-spec:
-  replicas: 0
-  selector: {matchLabels: {app: elastic}}
-  template:
-    metadata: {labels: {app: elastic}}
-    spec:
-      containers: [{name: pause, image: 'registry.k8s.io/pause:3.10'}]
-",
-    );
+    let base = format!("{}{}", &fleet[..fleet.find("apiVersion: apps/v1").unwrap_or(fleet.len())], churn.base_yaml());
     let mut inputs = vec![apply(0, "churn.yaml", base)];
-    let mut t = 30_000;
-    while t <= minutes * 60_000 {
-        let job = t / 30_000;
-        inputs.push(apply(
-            t,
-            &format!("job-{job}.yaml"),
-            format!("apiVersion: batch/v1\nkind: Job\nmetadata: {{name: batch-{job}}}\nspec:\n  ttlSecondsAfterFinished: 60\n  completions: 5\n  parallelism: 5\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{{name: work, image: 'busybox:1.28', command: [sh, -c, 'echo working; sleep 3; echo done']}}]\n"),
-        ));
-        if t.is_multiple_of(120_000) {
-            inputs.push(command(t, "kubectl rollout restart deployment/web"));
-        }
-        if t.is_multiple_of(180_000) {
-            let replicas = if (t / 180_000) % 2 == 1 { 30 } else { 0 };
-            inputs.push(command(t, &format!("kubectl scale deployment/elastic --replicas={replicas}")));
-        }
-        t += 30_000;
+    for t in (Churn::PERIOD_MS..=minutes * 60_000).step_by(Churn::PERIOD_MS as usize) {
+        inputs.extend(churn.steps_at(t).into_iter().map(|step| match step {
+            ChurnStep::Apply(file) => apply(t, &file.name, file.text),
+            ChurnStep::Command(line) => command(t, &line),
+        }));
     }
     inputs
 }

@@ -45,7 +45,7 @@ fn state(engine: &Engine) -> State {
         trace_len: world.trace().len(),
         trace_hash: trace_hash(world.trace()),
         notes: world.notes().len(),
-        deliveries: world.deliveries_dropped() + world.deliveries().len(),
+        deliveries: world.deliveries_total(),
         transitions: engine.transitions().to_vec(),
         edges: engine.edge_counts().iter().map(|((f, t), n)| (*f, *t, *n)).collect(),
         paths: engine.transitions().iter().filter_map(|t| Some((t.uid.clone(), engine.pod_path(&t.uid)?.clone()))).collect(),
@@ -262,12 +262,6 @@ fn step_to_next_write_and_seek_agree_with_a_replay() {
 #[ignore]
 fn big_cluster_seek_timings() {
     use std::time::Instant;
-    fn rss_kib() -> u64 {
-        std::fs::read_to_string("/proc/self/status")
-            .ok()
-            .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|n| n.parse().ok()))
-            .unwrap_or(0)
-    }
     for (scenario, end) in [("big-cluster", 180_000), ("node-failure", 600_000)] {
         for snapshots in [false, true] {
             let rss_before = rss_kib();
@@ -424,19 +418,12 @@ fn a_fork_leaves_the_original_untouched() {
 #[test]
 #[ignore]
 fn churn_memory_over_three_hours() {
-    fn rss_mib() -> u64 {
-        std::fs::read_to_string("/proc/self/status")
-            .ok()
-            .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|n| n.parse::<u64>().ok()))
-            .unwrap_or(0)
-            / 1024
-    }
     for snapshots in [false, true] {
         let mut e = engine("churn", snapshots);
         let mut line = Vec::new();
         for minute in (20..=180).step_by(20) {
             play(&mut e, minute * 60_000, 1_000);
-            line.push(format!("{minute}: {}", rss_mib()));
+            line.push(format!("{minute}: {}", rss_kib() / 1024));
         }
         println!(
             "churn snapshots={snapshots}: RSS MiB by virtual minute {}; {} trace records held of {}; {} snapshots",
@@ -446,4 +433,12 @@ fn churn_memory_over_three_hours() {
             e.snapshot_times().len()
         );
     }
+}
+
+/// This process's resident set size in KiB (benchmarks print it; 0 where /proc is missing).
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|n| n.parse().ok()))
+        .unwrap_or(0)
 }

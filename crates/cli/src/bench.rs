@@ -691,13 +691,11 @@ fn bench_network(args: &[String]) -> ExitCode {
 }
 
 /// `kubesim bench churn [--nodes N] [--virtual-minutes M] [--sample-minutes S]
-/// [--record-history]`: memory over a long run of continuous churn (`--record-history` records
-/// the trace, notes and deliveries as the browser app and `kubesim run` do). A CronJob every minute (its Jobs and pods cleaned up by the
-/// history limits and the garbage collector), a 5-pod Job with `ttlSecondsAfterFinished` every
-/// 30 virtual seconds (deleted by the TTL controller), a 30-replica Deployment restarted every
-/// 2 minutes (rollouts; old ReplicaSets bounded by revisionHistoryLimit) and one scaled
-/// between 0 and 60 every 3 minutes. Events expire an hour after their last write, so the
-/// event count plateaus after the first virtual hour. Every S virtual minutes it prints RSS, the allocator's live bytes and the
+/// [--record-history]`: memory over a long run of continuous churn
+/// ([`kubesim_sim::scenario::Churn`] with a 30-replica `web` and `elastic` scaled 0 ↔ 60;
+/// `--record-history` records the trace, notes and deliveries as the browser app and
+/// `kubesim run` do). Events expire an hour after their last write, so the event count
+/// plateaus after the first virtual hour. Every S virtual minutes it prints RSS and the
 /// store's object counts; the last line is one JSON object with the series. A leak shows as RSS
 /// that keeps rising after the bounded histories (watch history, events, finished Jobs, old
 /// ReplicaSets) have filled.
@@ -708,42 +706,8 @@ fn bench_churn(args: &[String]) -> ExitCode {
     let record_history = args.iter().any(|a| a == "--record-history");
     let started = Instant::now();
     let mut world = bench_world_recording(nodes, record_history);
-    let base = "---
-apiVersion: batch/v1
-kind: CronJob
-metadata: {name: ticker}
-spec:
-  schedule: '* * * * *'
-  jobTemplate:
-    spec:
-      template:
-        spec:
-          restartPolicy: OnFailure
-          containers: [{name: tick, image: 'busybox:1.28', command: [sh, -c, 'date; echo tick; sleep 5']}]
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web}
-spec:
-  replicas: 30
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers: [{name: nginx, image: 'nginx:1.27', resources: {requests: {cpu: 50m, memory: 64Mi}}}]
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: elastic}
-spec:
-  replicas: 0
-  selector: {matchLabels: {app: elastic}}
-  template:
-    metadata: {labels: {app: elastic}}
-    spec:
-      containers: [{name: pause, image: 'registry.k8s.io/pause:3.10'}]
-";
-    let outcome = kubesim_sim::loader::apply(&mut world, &kubesim_sim::scenario::InputFile { name: "churn.yaml".into(), text: base.into() });
+    let churn = kubesim_sim::scenario::Churn { web_replicas: 30, elastic_replicas: 60 };
+    let outcome = kubesim_sim::loader::apply(&mut world, &kubesim_sim::scenario::InputFile { name: "churn.yaml".into(), text: churn.base_yaml() });
     if !outcome.errors.is_empty() {
         eprintln!("error: the churn scenario did not apply: {:?}", outcome.errors);
         return ExitCode::from(1);
@@ -751,29 +715,26 @@ spec:
     let count = |world: &World, group: &'static str, resource: &'static str| world.api().store().count((group, resource)) as u64;
     let mut series = Vec::new();
     let mut events_total = 0u64;
-    let mut job = 0u64;
     let end = minutes * 60_000;
     let mut t = world.now();
     println!("{:>6} {:>9} {:>6} {:>6} {:>9} {:>7} {:>8} {:>8}", "vmin", "rss MB", "pods", "jobs", "RSs", "events", "revision", "wall s");
     while t < end {
-        let next = t + 30_000;
+        let next = t + kubesim_sim::scenario::Churn::PERIOD_MS;
         while world.next_event_time().is_some_and(|e| e <= next) {
             world.step();
             events_total += 1;
         }
         world.run_until(next);
         t = next;
-        job += 1;
-        let yaml = format!(
-            "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: batch-{job}}}\nspec:\n  ttlSecondsAfterFinished: 60\n  completions: 5\n  parallelism: 5\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{{name: work, image: 'busybox:1.28', command: [sh, -c, 'echo working; sleep 3; echo done']}}]\n"
-        );
-        kubesim_sim::loader::apply(&mut world, &kubesim_sim::scenario::InputFile { name: format!("job-{job}.yaml"), text: yaml });
-        if t.is_multiple_of(120_000) {
-            world.run_command("kubectl rollout restart deployment/web");
-        }
-        if t.is_multiple_of(180_000) {
-            let replicas = if (t / 180_000) % 2 == 1 { 60 } else { 0 };
-            world.run_command(&format!("kubectl scale deployment/elastic --replicas={replicas}"));
+        for step in churn.steps_at(t) {
+            match step {
+                kubesim_sim::scenario::ChurnStep::Apply(file) => {
+                    kubesim_sim::loader::apply(&mut world, &file);
+                }
+                kubesim_sim::scenario::ChurnStep::Command(line) => {
+                    world.run_command(&line);
+                }
+            }
         }
         if t.is_multiple_of(sample * 60_000) {
             let point = serde_json::json!({

@@ -572,10 +572,9 @@ impl<E: Clone> Runtime<E> {
         self.deliveries.rewind(&later.deliveries, deliveries);
     }
 
-    /// How many trace records were dropped from the front of [`Runtime::trace`]
-    /// (`dropped + index` numbers every write since the start).
-    pub fn trace_dropped(&self) -> usize {
-        self.trace.dropped()
+    /// The trace as a bounded log: what it holds, and every write numbered from the start.
+    pub fn trace_log(&self) -> &History<TraceRecord> {
+        &self.trace
     }
 
     /// The most recent packets container processes sent (oldest first), and how many were
@@ -590,9 +589,9 @@ impl<E: Clone> Runtime<E> {
         self.notes.held()
     }
 
-    /// How many notes were dropped from the front of [`Runtime::notes`].
-    pub fn notes_dropped(&self) -> usize {
-        self.notes.dropped()
+    /// The notes as a bounded log (see [`Runtime::trace_log`]).
+    pub fn notes_log(&self) -> &History<Note> {
+        &self.notes
     }
 
     /// Records a note now (faults, commands).
@@ -612,6 +611,11 @@ impl<E: Clone> Runtime<E> {
     /// How many deliveries were dropped from the front of [`Runtime::deliveries`].
     pub fn deliveries_dropped(&self) -> usize {
         self.deliveries.dropped()
+    }
+
+    /// The deliveries as a bounded log (see [`Runtime::trace_log`]).
+    pub fn deliveries_log(&self) -> &History<WatchDelivery> {
+        &self.deliveries
     }
 
     /// Queues one of the embedder's events at virtual time `at_ms` (keeps a run going).

@@ -400,11 +400,9 @@ pub struct DeliveryEntry {
 /// [`World::deliveries`]), with their objects looked up in the trace by revision. Returns them
 /// and the number to continue from.
 pub fn delivery_entries(world: &World, from: usize) -> (Vec<DeliveryEntry>, usize) {
-    let deliveries = world.deliveries();
     let trace = world.trace();
-    let end = world.deliveries_dropped() + deliveries.len();
-    let from_index = from.saturating_sub(world.deliveries_dropped()).min(deliveries.len());
-    let entries = deliveries[from_index..]
+    let entries = world
+        .deliveries_since(from)
         .iter()
         .filter_map(|d| {
             let at = trace.binary_search_by_key(&d.revision, |r| r.revision).ok()?;
@@ -417,7 +415,7 @@ pub fn delivery_entries(world: &World, from: usize) -> (Vec<DeliveryEntry>, usiz
             })
         })
         .collect();
-    (entries, end)
+    (entries, world.deliveries_total())
 }
 
 /// The number of writes recorded since the start (cheap; lets the UI poll for new writes).

@@ -389,18 +389,17 @@ impl World {
     /// How many writes were dropped from the front of [`World::trace`]: `trace_dropped() + i`
     /// numbers the `i`-th record held among every write since the start.
     pub fn trace_dropped(&self) -> usize {
-        self.runtime.trace_dropped()
+        self.runtime.trace_log().dropped()
     }
 
     /// How many writes were recorded since the start (held or dropped).
     pub fn trace_total(&self) -> usize {
-        self.runtime.trace_dropped() + self.runtime.trace().len()
+        self.runtime.trace_log().total()
     }
 
     /// The trace records numbered `from` (see [`World::trace_dropped`]) and later still held.
     pub fn trace_since(&self, from: usize) -> &[TraceRecord] {
-        let trace = self.runtime.trace();
-        &trace[from.saturating_sub(self.runtime.trace_dropped()).min(trace.len())..]
+        self.runtime.trace_log().since(from)
     }
 
     /// The recorded non-API messages (CRI calls, PLEG relists, faults, ...): the most recent
@@ -411,13 +410,12 @@ impl World {
 
     /// How many notes were recorded since the start (held or dropped).
     pub fn notes_total(&self) -> usize {
-        self.runtime.notes_dropped() + self.runtime.notes().len()
+        self.runtime.notes_log().total()
     }
 
     /// The notes numbered `from` and later still held (numbered as [`World::trace_since`]).
     pub fn notes_since(&self, from: usize) -> &[Note] {
-        let notes = self.runtime.notes();
-        &notes[from.saturating_sub(self.runtime.notes_dropped()).min(notes.len())..]
+        self.runtime.notes_log().since(from)
     }
 
     /// The most recent watch notifications (see [`Runtime::deliveries`]).
@@ -428,6 +426,16 @@ impl World {
     /// How many deliveries were dropped from the front of [`World::deliveries`].
     pub fn deliveries_dropped(&self) -> usize {
         self.runtime.deliveries_dropped()
+    }
+
+    /// How many watch deliveries were recorded since the start (held or dropped).
+    pub fn deliveries_total(&self) -> usize {
+        self.runtime.deliveries_log().total()
+    }
+
+    /// The deliveries numbered `from` and later still held (numbered as [`World::trace_since`]).
+    pub fn deliveries_since(&self, from: usize) -> &[WatchDelivery] {
+        self.runtime.deliveries_log().since(from)
     }
 
     /// Commands run so far, with their output.
