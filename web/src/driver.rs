@@ -412,6 +412,18 @@ impl Driver {
         };
         let flow_counts: Vec<(String, u32, u32)> = self.flow_counts.iter().map(|(k, (sent, watched))| (k.clone(), *sent, *watched)).collect();
         let flow_counts = if *previous.flow_counts == flow_counts { previous.flow_counts.clone() } else { Rc::new(flow_counts) };
+        let nodes_down = self.engine.nodes_down();
+        let nodes_down = if *previous.nodes_down == nodes_down { previous.nodes_down.clone() } else { Rc::new(nodes_down) };
+        let transitions = self.engine.transitions();
+        let recent = &transitions[transitions.len().saturating_sub(crate::frame::RECENT_TRANSITIONS)..];
+        let recent_transitions = if previous.generation == self.generation
+            && previous.recent_transitions.last().map(|t| t.seq) == recent.last().map(|t| t.seq)
+            && previous.recent_transitions.len() == recent.len()
+        {
+            previous.recent_transitions.clone()
+        } else {
+            Rc::new(recent.to_vec())
+        };
         let frame = Frame {
             t_ms: now,
             revision,
@@ -433,6 +445,9 @@ impl Driver {
             activity,
             perf: Perf { sim_ms: self.sim_ms, fps: self.frame_walls.len() as f64 },
             limit_refusals: self.engine.world().api().limit_refusals(),
+            scenario_title: self.scenario.title,
+            nodes_down,
+            recent_transitions,
         };
         self.frame = Rc::new(frame);
         self.frame.clone()

@@ -1,7 +1,7 @@
 //! A frame: everything the views draw, as plain shared data. Parts that did not change keep
 //! their `Rc`, so components comparing props skip re-rendering them.
 
-use crate::engine::{FlowItem, Millis};
+use crate::engine::{FlowItem, Millis, Transition};
 use kubesim_sim::view::{ClusterSnapshot, EventView, Lifecycle, NetworkView, StorageView, WorkloadView};
 use std::rc::Rc;
 
@@ -99,7 +99,16 @@ pub struct Frame {
     pub perf: Perf,
     /// Creates the browser's size cap refused so far (a runaway workload).
     pub limit_refusals: u64,
+    /// The scenario's title.
+    pub scenario_title: &'static str,
+    /// Nodes that are down now (without power, or cut off from the API server).
+    pub nodes_down: Rc<Vec<String>>,
+    /// The latest lifecycle transitions (at most [`RECENT_TRANSITIONS`]), oldest first.
+    pub recent_transitions: Rc<Vec<Transition>>,
 }
+
+/// How many of the latest lifecycle transitions a frame carries (the lifecycle view's log).
+pub const RECENT_TRANSITIONS: usize = 60;
 
 impl Frame {
     /// An empty frame (before the first tick).
@@ -125,6 +134,9 @@ impl Frame {
             activity: Rc::new(Vec::new()),
             perf: Perf::default(),
             limit_refusals: 0,
+            scenario_title: "",
+            nodes_down: Rc::new(Vec::new()),
+            recent_transitions: Rc::new(Vec::new()),
         }
     }
 }

@@ -5,6 +5,8 @@
 //!   periodic snapshot (a clone of the world) and runs forward, or rebuilds and replays.
 //! - [`driver`]: wall time → virtual time per animation frame, and the [`frame::Frame`] the
 //!   views draw (with message and pod animations).
+//! - [`port`]: the UI's one door to the simulation: commands in, frames and answers out
+//!   (plain data; its [`port::Host`] is the simulation's side).
 //! - [`state`]: the UI state, its `Action`s and the pure reducer.
 //! - [`components`]: the views (cluster, lifecycle graph, component flow, pods table,
 //!   timeline, inspectors, editor, console, gallery).
@@ -20,6 +22,7 @@ pub mod driver;
 pub mod engine;
 pub mod frame;
 pub mod options;
+pub mod port;
 pub mod scenarios;
 pub mod share;
 pub mod state;

@@ -2,7 +2,7 @@
 //! simulation produced (no browser needed). Run with `cargo test -p kubesim-web`.
 #![cfg(not(target_arch = "wasm32"))]
 
-use kubesim_web::components::app::{Controls, Sim};
+use kubesim_web::components::app::Controls;
 use kubesim_web::components::cluster::ClusterView;
 use kubesim_web::components::flow::{FlowProps, FlowView};
 use kubesim_web::components::inspector::Inspector;
@@ -11,9 +11,9 @@ use kubesim_web::components::pods::{PodsProps, PodsView};
 use kubesim_web::components::timeline::Timeline;
 use kubesim_web::driver::Driver;
 use kubesim_web::frame::Frame;
+use kubesim_web::port::{Host, Port};
 use kubesim_web::scenarios;
 use kubesim_web::state::Selection;
-use std::cell::RefCell;
 use std::rc::Rc;
 use yew::prelude::*;
 use yew::LocalServerRenderer;
@@ -25,11 +25,11 @@ fn render<C: BaseComponent>(props: C::Properties) -> String {
 }
 
 /// The nginx scenario after `ms` virtual milliseconds.
-fn driver_at(ms: u64) -> (Rc<RefCell<Driver>>, Rc<Frame>) {
+fn driver_at(ms: u64) -> (Port, Rc<Frame>) {
     let mut driver = Driver::new(scenarios::by_name("nginx").expect("nginx scenario"), 1);
     driver.engine_mut().advance(ms, &mut || false);
     let frame = driver.refresh(0.0);
-    (Rc::new(RefCell::new(driver)), frame)
+    (Port::local(Host::from_driver(driver)), frame)
 }
 
 fn count(html: &str, needle: &str) -> usize {
@@ -38,7 +38,7 @@ fn count(html: &str, needle: &str) -> usize {
 
 #[derive(Properties, PartialEq)]
 struct WithControlsProps {
-    sim: Sim,
+    port: Port,
     children: Html,
 }
 
@@ -53,8 +53,7 @@ fn with_controls(props: &WithControlsProps) -> Html {
         step: Callback::noop(),
         load: Callback::noop(),
         fork: Callback::noop(),
-        sim: props.sim.clone(),
-        forked: Default::default(),
+        port: props.port.clone(),
     };
     html! { <ContextProvider<Controls> context={controls}>{ props.children.clone() }</ContextProvider<Controls>> }
 }
@@ -64,7 +63,7 @@ fn cluster_view_renders_a_card_per_node_and_a_chip_per_pod() {
     let (sim, frame) = driver_at(20_000);
     let (sim, frame) = (sim, frame);
     let children = html! { <ClusterView scene={frame.scene.clone()} selection={Selection::None} on_select={Callback::noop()} workloads={frame.workloads.clone()} compact={false} /> };
-    let html = render::<WithControls>(WithControlsProps { sim: Sim(sim), children });
+    let html = render::<WithControls>(WithControlsProps { port: sim, children });
     assert_eq!(count(&html, "<article aria-label=\"node "), 3, "three node cards: {html}");
     let running = frame.scene.pods.iter().filter(|p| p.status == "Running").count();
     assert!(running >= 3, "the Deployment's pods run after 20 s");
@@ -81,7 +80,7 @@ fn cluster_view_renders_a_card_per_node_and_a_chip_per_pod() {
 fn lifecycle_graph_counts_pods_per_state() {
     let (sim, frame) = driver_at(20_000);
     let children = html! { <LifecycleView frame={frame.clone()} selection={Selection::None} on_select={Callback::noop()} /> };
-    let html = render::<WithControls>(WithControlsProps { sim: Sim(sim), children });
+    let html = render::<WithControls>(WithControlsProps { port: sim, children });
     assert_eq!(count(&html, "ks-state-node"), 15, "one graph node per lifecycle state");
     for state in ["Pending", "ContainerCreating", "Ready", "Terminating", "Succeeded", "Failed", "CrashLoopBackOff", "ImagePullBackOff", "Evicted", "OOMKilled"]
     {
@@ -133,7 +132,7 @@ fn inspector_describes_the_selected_pod_with_its_events() {
     let pod = frame.scene.pods.iter().find(|p| p.status == "Running").expect("a running pod").clone();
     let selection = Selection::Pod { namespace: pod.namespace.clone(), name: pod.name.clone(), uid: pod.uid.clone() };
     let children = html! { <Inspector selection={selection} frame={frame.clone()} /> };
-    let html = render::<WithControls>(WithControlsProps { sim: Sim(sim), children });
+    let html = render::<WithControls>(WithControlsProps { port: sim, children });
     assert!(html.contains(&pod.name));
     assert!(html.contains("Scheduled"), "the scheduler's Event: {html}");
 }
@@ -142,7 +141,7 @@ fn inspector_describes_the_selected_pod_with_its_events() {
 fn timeline_shows_the_virtual_clock_and_controls() {
     let (sim, frame) = driver_at(12_345);
     let children = html! { <Timeline frame={frame.clone()} playing={false} speed={1.0} compact={false} /> };
-    let html = render::<WithControls>(WithControlsProps { sim: Sim(sim), children });
+    let html = render::<WithControls>(WithControlsProps { port: sim, children });
     assert!(html.contains("00:12.345"), "virtual clock: {html}");
     assert!(html.contains("aria-label=\"Play"), "a labelled play button");
 }
@@ -276,7 +275,8 @@ fn network_view_names_services_and_packets() {
 // server and location, the second connection to a web2 pod, the answer relayed — are listed.
 #[test]
 fn the_external_client_sends_from_the_workstation_and_shows_the_hops() {
-    use kubesim_web::components::network::{external_request_line, send_external, NetworkProps, NetworkViewPanel};
+    use kubesim_web::components::network::{external_request_line, NetworkProps, NetworkViewPanel};
+    use kubesim_web::state::Action;
     assert_eq!(external_request_line("http://172.18.0.2:30080/", ""), Ok("curl -sS -i --max-time 10 'http://172.18.0.2:30080/'".to_string()));
     assert_eq!(
         external_request_line(" http://172.18.0.2/v2 ", "hello.example"),
@@ -287,12 +287,19 @@ fn the_external_client_sends_from_the_workstation_and_shows_the_hops() {
     let mut driver = scenario_world("ingress", 50_000);
     let frame = driver.refresh(0.0);
     let target = frame.network.external_targets.iter().find(|t| t.starts_with("http://172.18.")).cloned().expect("the controller's node port");
-    let result = send_external(driver.engine_mut(), &format!("{target}v2"), "hello.example").expect("sent");
+    // Through the port's host, as the view sends it: the console line and a new frame come back.
+    let mut host = Host::from_driver(driver);
+    let mut actions = Vec::new();
+    let result = host.send_external(&format!("{target}v2"), "hello.example", 0.0, &mut |a| actions.push(a)).expect("sent");
+    assert!(
+        matches!(&actions[..], [Action::Console(entry), Action::Frame(_)] if entry.line.starts_with("curl -sS -i") && entry.stdout == result.output),
+        "{actions:?}"
+    );
     assert!(result.output.starts_with("HTTP/1.1 200 OK"), "{result:?}");
     assert!(result.output.contains("Version: 2.0.0"), "{result:?}");
     let (_, packet) = result.packet.clone().expect("the request's packet");
     assert_eq!((packet.from.as_str(), packet.outcome.as_str()), ("workstation 172.18.0.1", "ok"), "{packet:?}");
-    let frame = driver.refresh(0.0);
+    let frame = host.frame();
     assert_eq!(frame.network.packets.iter().find(|p| p.t_ms == result.t_ms && p.from == packet.from), Some(&packet), "the packet log has it");
     let html = render::<NetworkViewPanel>(NetworkProps { network: frame.network.clone(), now: frame.t_ms, external: Some(Rc::new(result.clone())) });
     assert!(html.contains("aria-label=\"External client\"") && html.contains("aria-label=\"Host header\""), "{html}");
@@ -562,9 +569,9 @@ fn claim_of(driver: &Driver, name: &str) -> kubesim_sim::view::ClaimRow {
 fn render_storage(mut driver: Driver, selection: Selection) -> String {
     use kubesim_web::components::storage::StorageViewPanel;
     let frame = driver.refresh(0.0);
-    let sim = Sim(Rc::new(RefCell::new(driver)));
+    let port = Port::local(Host::from_driver(driver));
     let children = html! { <StorageViewPanel storage={frame.storage.clone()} events={frame.events.clone()} now={frame.t_ms} selection={selection} on_select={Callback::noop()} /> };
-    render::<WithControls>(WithControlsProps { sim, children })
+    render::<WithControls>(WithControlsProps { port, children })
 }
 
 fn pvc_selection(name: &str) -> Selection {

@@ -3,10 +3,10 @@
 use crate::components::{
     cluster::ClusterView, flow::FlowView, gallery::Gallery, header::Header, lifecycle::LifecycleView, panel::SidePanel, pods::PodsView, timeline::Timeline,
 };
-use crate::driver::Driver;
-use crate::engine::{Input, Millis};
+use crate::engine::Millis;
 use crate::options::Options;
-use crate::state::{Action, AppState, ConsoleEntry, Selection, Theme, View};
+use crate::port::{use_query, Answer, Command, Host, Moment, Port, Query, Start};
+use crate::state::{Action, AppState, Selection, Theme, View};
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::closure::Closure;
@@ -20,72 +20,10 @@ pub struct AppProps {
     pub options: Options,
 }
 
-/// Shared access to the driver (identity comparison).
-#[derive(Clone)]
-pub struct Sim(pub Rc<RefCell<Driver>>);
+pub use crate::port::ForkCommand;
 
-impl PartialEq for Sim {
-    fn eq(&self, other: &Sim) -> bool {
-        Rc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-/// The fork being compared ("what if?"): its own driver following the original's clock.
-pub struct Fork {
-    /// The fork's driver.
-    pub driver: Driver,
-    /// The virtual time it branched off.
-    pub at_ms: Millis,
-    /// How many inputs its history held when it branched (the rest were done to the fork).
-    pub base_inputs: usize,
-    /// The editor and the console act on the fork.
-    pub to_fork: bool,
-    /// Wall time of the last comparison with the original.
-    last_diff_wall: f64,
-}
-
-impl Fork {
-    /// What was done to the fork since it branched: its inputs' labels.
-    pub fn label(&self) -> String {
-        self.driver.engine().inputs().skip(self.base_inputs).map(|(i, _)| i.label()).collect::<Vec<_>>().join(" · ")
-    }
-
-    /// The inputs a shared link recreates the fork from: every user input of its history.
-    pub fn user_inputs(&self) -> Vec<crate::engine::TimedInput> {
-        self.driver.engine().inputs().filter(|(i, _)| i.user).map(|(i, _)| i.clone()).collect()
-    }
-}
-
-/// Shared access to the fork, if any (identity comparison).
-#[derive(Clone, Default)]
-pub struct ForkSlot(pub Rc<RefCell<Option<Fork>>>);
-
-impl PartialEq for ForkSlot {
-    fn eq(&self, other: &ForkSlot) -> bool {
-        Rc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-/// What the fork controls ask for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ForkCommand {
-    /// Fork the history at now (replacing any fork).
-    Open,
-    /// Drop the fork.
-    Close,
-    /// The editor and console act on the fork (true) or the original.
-    Target(bool),
-}
-
-/// How often (wall ms) the fork is compared with the original while playing.
-const DIFF_EVERY_MS: f64 = 500.0;
-
-/// Compares the fork with the original now.
-fn compare(main: &Driver, fork: &Driver) -> Rc<kubesim_sim::diff::WorldDiff> {
-    Rc::new(kubesim_sim::diff::diff_worlds(main.engine().world(), fork.engine().world()))
-}
-
-/// Everything a view may do, as callbacks (the effects live here, not in the reducer).
+/// Everything a view may do, as callbacks (the effects live here, not in the reducer), and the
+/// port for what the views ask of the simulation.
 #[derive(Clone, PartialEq)]
 pub struct Controls {
     /// Dispatch a UI action.
@@ -102,16 +40,69 @@ pub struct Controls {
     pub load: Callback<String>,
     /// Open, close or target the fork.
     pub fork: Callback<ForkCommand>,
-    /// The driver, for read-only queries while rendering.
-    pub sim: Sim,
-    /// The fork, if any.
-    pub forked: ForkSlot,
+    /// The simulation, for queries while rendering.
+    pub port: Port,
 }
 
-/// Wall clock in ms (performance.now), for animation and frame budgets only.
-pub fn wall_now() -> f64 {
-    web_sys::window().and_then(|w| w.performance()).map(|p| p.now()).unwrap_or(0.0)
+impl Controls {
+    /// Controls whose callbacks send commands to `port`.
+    pub fn new(port: Port, dispatch: Callback<Action>) -> Controls {
+        let send = |make: fn(String) -> Command| {
+            let port = port.clone();
+            Callback::from(move |text: String| port.send(make(text)))
+        };
+        let apply = send(Command::Apply);
+        let command = {
+            let port = port.clone();
+            Callback::from(move |line: String| {
+                // `kubectl explain` reads the API's schemas, which the page fetches on first
+                // use (kept out of the wasm bundle); the command runs once they are here.
+                let explain = line.split_whitespace().find(|w| *w != "kubectl") == Some("explain");
+                if explain && !port.has_definitions() {
+                    let port = port.clone();
+                    wasm_bindgen_futures::spawn_local(async move {
+                        if let Some(text) = fetch_text("definitions.json").await {
+                            port.send(Command::ProvideDefinitions(text));
+                        }
+                        port.send(Command::Run(line));
+                    });
+                    return;
+                }
+                port.send(Command::Run(line));
+            })
+        };
+        let seek = {
+            let port = port.clone();
+            Callback::from(move |t: Millis| port.send(Command::Seek(t)))
+        };
+        let step = {
+            let port = port.clone();
+            Callback::from(move |direction: i32| port.send(Command::Step(direction)))
+        };
+        let load = {
+            let port = port.clone();
+            Callback::from(move |name: String| {
+                if crate::scenarios::by_name(&name).is_none() {
+                    return;
+                }
+                // Keep the address shareable (full app only: embeds do not own the URL).
+                if web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id("kubesim-app")).is_some() {
+                    if let Ok(history) = web_sys::window().expect("window").history() {
+                        let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("?scenario={name}")));
+                    }
+                }
+                port.send(Command::Load(name));
+            })
+        };
+        let fork = {
+            let port = port.clone();
+            Callback::from(move |command: ForkCommand| port.send(Command::Fork(command)))
+        };
+        Controls { dispatch, apply, command, seek, step, load, fork, port }
+    }
 }
+
+pub use crate::port::wall_now;
 
 fn request_frame(callback: &Closure<dyn FnMut(f64)>) {
     if let Some(window) = web_sys::window() {
@@ -148,46 +139,13 @@ fn animation_loop(mut tick: impl FnMut(f64) + 'static) -> impl FnOnce() {
 #[function_component(App)]
 pub fn app(props: &AppProps) -> Html {
     let options = props.options.clone();
-    let sim = {
+    let port = {
         let options = options.clone();
-        use_memo((), move |_| {
-            let mut scenario = crate::scenarios::by_name(&options.scenario).unwrap_or_else(|| crate::scenarios::all().remove(0));
-            // A share link's inputs replay on top of the scenario's, in time order (a stable
-            // sort: at one instant the scenario's come first, as they did when recorded).
-            scenario.inputs.extend(options.inputs.iter().cloned());
-            kubesim_api::sort::sort_by_key(&mut scenario.inputs, |i| i.t_ms);
-            let mut driver = Driver::with_scheduler_annotations(scenario, options.seed, options.scheduler_annotations);
-            if let Some(t) = options.t_ms {
-                driver.engine_mut().seek(t);
-                driver.refresh(0.0);
-            }
-            // A shared fork: its own history, replayed from the scenario and its inputs.
-            let fork = options.fork.as_ref().map(|(at_ms, inputs)| {
-                let mut scenario = driver.scenario().clone();
-                let base = scenario.inputs.len() + inputs.iter().filter(|i| i.t_ms < *at_ms).count();
-                scenario.inputs.extend(inputs.iter().cloned());
-                kubesim_api::sort::sort_by_key(&mut scenario.inputs, |i| i.t_ms);
-                let engine = crate::engine::Engine::with_scheduler_annotations(options.seed, scenario.inputs.clone(), options.scheduler_annotations);
-                let mut fork_driver = Driver::from_engine(engine, scenario);
-                fork_driver.engine_mut().seek(driver.engine().now());
-                fork_driver.refresh(0.0);
-                Fork { driver: fork_driver, at_ms: *at_ms, base_inputs: base, to_fork: true, last_diff_wall: f64::NEG_INFINITY }
-            });
-            (Sim(Rc::new(RefCell::new(driver))), ForkSlot(Rc::new(RefCell::new(fork))))
-        })
+        use_memo((), move |_| Port::local(Host::new(Start::from_options(&options))))
     };
-    let forked = sim.1.clone();
-    let sim = Rc::new(sim.0.clone());
     let state = {
-        let frame = sim.0.borrow().frame();
+        let (frame, fork) = (port.frame(), port.fork_state());
         let options = options.clone();
-        let fork = forked.0.borrow().as_ref().map(|f| crate::state::ForkState {
-            at_ms: f.at_ms,
-            label: f.label(),
-            frame: f.driver.frame(),
-            diff: compare(&sim.0.borrow(), &f.driver),
-            to_fork: f.to_fork,
-        });
         use_reducer(move || AppState { fork, ..AppState::new(&options, frame) })
     };
     let settings = use_mut_ref(|| (state.playing, state.speed));
@@ -195,190 +153,22 @@ pub fn app(props: &AppProps) -> Html {
 
     let controls = {
         let dispatcher = state.dispatcher();
-        let sim = (*sim).clone();
-        let forked = forked.clone();
+        let port = (*port).clone();
         use_memo((), move |_| {
             let d = dispatcher.clone();
             let dispatch = Callback::from(move |action: Action| d.dispatch(action));
-            // The editor and console act on the fork when it is the target.
-            let on_fork = {
-                let (d, forked) = (dispatcher.clone(), forked.clone());
-                move |act: &mut dyn FnMut(&mut Driver)| -> bool {
-                    let mut slot = forked.0.borrow_mut();
-                    let Some(fork) = slot.as_mut().filter(|f| f.to_fork) else { return false };
-                    act(&mut fork.driver);
-                    let frame = fork.driver.refresh(wall_now());
-                    d.dispatch(Action::ForkFrame(frame, fork.label(), None));
-                    true
-                }
-            };
-            let apply = {
-                let (d, sim, on_fork) = (dispatcher.clone(), sim.clone(), on_fork.clone());
-                Callback::from(move |text: String| {
-                    let input = Input::Apply { name: "editor.yaml".into(), text };
-                    let mut result = None;
-                    if !on_fork(&mut |fork| result = Some(fork.engine_mut().apply_now(input.clone()))) {
-                        result = Some(sim.0.borrow_mut().engine_mut().apply_now(input.clone()));
-                        let frame = sim.0.borrow_mut().refresh(wall_now());
-                        d.dispatch(Action::Frame(frame));
-                    }
-                    d.dispatch(Action::Applied(Rc::new(result.unwrap_or_default())));
-                })
-            };
-            let run_line = {
-                let (d, sim, on_fork) = (dispatcher.clone(), sim.clone(), on_fork.clone());
-                Rc::new(move |full: String| {
-                    let t_ms = sim.0.borrow().engine().now();
-                    let input = Input::Command(full.clone());
-                    let mut result = None;
-                    let shown = if on_fork(&mut |fork| result = Some(fork.engine_mut().apply_now(input.clone()))) {
-                        format!("[fork] {full}")
-                    } else {
-                        result = Some(sim.0.borrow_mut().engine_mut().apply_now(input.clone()));
-                        let frame = sim.0.borrow_mut().refresh(wall_now());
-                        d.dispatch(Action::Frame(frame));
-                        full
-                    };
-                    let result = result.unwrap_or_default();
-                    let stdout = result.lines.join("\n");
-                    let stderr = result.errors.iter().map(|e| e.message.clone()).collect::<Vec<_>>().join("\n");
-                    d.dispatch(Action::Console(ConsoleEntry { t_ms, line: shown, stdout, stderr }));
-                })
-            };
-            let command = {
-                let run_line = run_line.clone();
-                Callback::from(move |line: String| {
-                    let line = line.trim().to_string();
-                    if line.is_empty() {
-                        return;
-                    }
-                    // The console is kubectl's (`get pods` runs `kubectl get pods`); the other
-                    // command lines the world knows run as typed (faults, `netpol`, `hops`,
-                    // `minikube`, and the workstation's curl, wget, nslookup, ...).
-                    let first = line.split_whitespace().next().unwrap_or("");
-                    let ours = matches!(first, "kubectl" | "fault" | "netpol" | "hops" | "minikube" | "reseed")
-                        || kubesim_sim::workstation::is_workstation_command(&line);
-                    let full = if ours { line.clone() } else { format!("kubectl {line}") };
-                    // `kubectl explain` reads the API's schemas, which the page fetches on first
-                    // use (kept out of the wasm bundle); the command runs once they are here.
-                    if full.split_whitespace().nth(1) == Some("explain") && !kubesim_api::openapi::available() {
-                        let run_line = run_line.clone();
-                        wasm_bindgen_futures::spawn_local(async move {
-                            if let Some(text) = fetch_text("definitions.json").await {
-                                kubesim_api::openapi::provide_definitions(text);
-                            }
-                            run_line(full);
-                        });
-                        return;
-                    }
-                    run_line(full);
-                })
-            };
-            let seek = {
-                let (d, sim) = (dispatcher.clone(), sim.clone());
-                Callback::from(move |t: Millis| {
-                    sim.0.borrow_mut().engine_mut().seek(t);
-                    let frame = sim.0.borrow_mut().refresh(wall_now());
-                    d.dispatch(Action::Frame(frame));
-                })
-            };
-            let step = {
-                let (d, sim) = (dispatcher.clone(), sim.clone());
-                Callback::from(move |direction: i32| {
-                    {
-                        let mut driver = sim.0.borrow_mut();
-                        let engine = driver.engine_mut();
-                        if direction >= 0 {
-                            let limit = engine.now() + 10 * 60_000;
-                            engine.step_to_next_write(limit);
-                        } else {
-                            let now = engine.now();
-                            let previous = engine.activity().iter().rev().find(|t| **t < now).copied().unwrap_or(0);
-                            engine.seek(previous);
-                        }
-                    }
-                    let frame = sim.0.borrow_mut().refresh(wall_now());
-                    d.dispatch(Action::Pause);
-                    d.dispatch(Action::Frame(frame));
-                })
-            };
-            let load = {
-                let (d, sim, forked) = (dispatcher.clone(), sim.clone(), forked.clone());
-                Callback::from(move |name: String| {
-                    let Some(scenario) = crate::scenarios::by_name(&name) else { return };
-                    let view = View::parse(scenario.view);
-                    *forked.0.borrow_mut() = None;
-                    let frame = sim.0.borrow_mut().load(scenario, wall_now());
-                    // Keep the address shareable (full app only: embeds do not own the URL).
-                    if web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id("kubesim-app")).is_some() {
-                        if let Ok(history) = web_sys::window().expect("window").history() {
-                            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("?scenario={name}")));
-                        }
-                    }
-                    d.dispatch(Action::ScenarioLoaded(name, frame));
-                    if let Some(view) = view {
-                        d.dispatch(Action::SetView(view));
-                    }
-                    d.dispatch(Action::Play);
-                })
-            };
-            let fork = {
-                let (d, sim, forked) = (dispatcher.clone(), sim.clone(), forked.clone());
-                Callback::from(move |command: ForkCommand| match command {
-                    ForkCommand::Open => {
-                        let main = sim.0.borrow();
-                        let driver = main.fork(wall_now());
-                        let at_ms = main.engine().now();
-                        let base_inputs = driver.engine().inputs().count();
-                        let state =
-                            crate::state::ForkState { at_ms, label: String::new(), frame: driver.frame(), diff: compare(&main, &driver), to_fork: true };
-                        *forked.0.borrow_mut() = Some(Fork { driver, at_ms, base_inputs, to_fork: true, last_diff_wall: wall_now() });
-                        d.dispatch(Action::Pause);
-                        d.dispatch(Action::Forked(Some(state)));
-                    }
-                    ForkCommand::Close => {
-                        *forked.0.borrow_mut() = None;
-                        d.dispatch(Action::Forked(None));
-                    }
-                    ForkCommand::Target(to_fork) => {
-                        if let Some(fork) = forked.0.borrow_mut().as_mut() {
-                            fork.to_fork = to_fork;
-                            d.dispatch(Action::ForkTarget(to_fork));
-                        }
-                    }
-                })
-            };
-            Controls { dispatch, apply, command, seek, step, load, fork, sim, forked }
+            port.connect(dispatch.clone());
+            Controls::new(port, dispatch)
         })
     };
 
     {
-        let sim = (*sim).clone();
-        let forked = forked.clone();
-        let dispatcher = state.dispatcher();
+        let port = (*port).clone();
         let settings = settings.clone();
         use_effect_with((), move |_| {
-            let mut last: Option<Rc<crate::frame::Frame>> = None;
             let stop = animation_loop(move |t| {
                 let (playing, speed) = *settings.borrow();
-                let frame = sim.0.borrow_mut().tick(t, playing, speed, 9.0, &wall_now);
-                if last.as_ref().is_none_or(|l| !Rc::ptr_eq(l, &frame)) {
-                    last = Some(frame.clone());
-                    dispatcher.dispatch(Action::Frame(frame.clone()));
-                }
-                // The fork follows the original's clock, with its own budget.
-                if let Some(fork) = forked.0.borrow_mut().as_mut() {
-                    let before = fork.driver.frame();
-                    let fork_frame = fork.driver.follow(frame.t_ms, t, playing, 6.0, &wall_now);
-                    if !Rc::ptr_eq(&before, &fork_frame) {
-                        let due = !playing || t - fork.last_diff_wall >= DIFF_EVERY_MS;
-                        let diff = due.then(|| compare(&sim.0.borrow(), &fork.driver));
-                        if due {
-                            fork.last_diff_wall = t;
-                        }
-                        dispatcher.dispatch(Action::ForkFrame(fork_frame, fork.label(), diff));
-                    }
-                }
+                port.send(Command::Tick { wall_ms: t, playing, speed });
             });
             move || stop()
         });
@@ -448,12 +238,12 @@ pub fn app(props: &AppProps) -> Html {
         match view {
             View::Overview => html! {
                 <div class="ks-overview">
-                    <ClusterView scene={frame.scene.clone()} workloads={frame.workloads.clone()} selection={state.selection.clone()} on_select={on_select.clone()} compact=true network={frame.network.clone()} now={frame.t_ms} />
+                    <ClusterView scene={frame.scene.clone()} workloads={frame.workloads.clone()} selection={state.selection.clone()} on_select={on_select.clone()} compact=true network={frame.network.clone()} now={frame.t_ms} nodes_down={frame.nodes_down.clone()} />
                     <LifecycleView frame={frame.clone()} selection={state.selection.clone()} on_select={on_select.clone()} />
                 </div>
             },
             View::Cluster => {
-                html! { <ClusterView scene={frame.scene.clone()} workloads={frame.workloads.clone()} selection={state.selection.clone()} on_select={on_select.clone()} compact=false network={frame.network.clone()} now={frame.t_ms} /> }
+                html! { <ClusterView scene={frame.scene.clone()} workloads={frame.workloads.clone()} selection={state.selection.clone()} on_select={on_select.clone()} compact=false network={frame.network.clone()} now={frame.t_ms} nodes_down={frame.nodes_down.clone()} /> }
             }
             View::Lifecycle => {
                 html! { <LifecycleView frame={frame.clone()} selection={state.selection.clone()} on_select={on_select.clone()} show_log={!state.embed} /> }
@@ -470,8 +260,17 @@ pub fn app(props: &AppProps) -> Html {
         Theme::Light => "ks-light",
         Theme::Dark => "ks-dark",
     };
-    let scenario_title = sim.0.borrow().scenario().title;
-    let share_link = state.share_open.then(|| share_link(&sim.0.borrow(), forked.0.borrow().as_ref(), &state));
+    let scenario_title = frame.scenario_title;
+    // The inputs change only with a new marker; the moment with the time.
+    let moment = use_query(
+        &port,
+        state.share_open.then_some(Query::Moment),
+        (frame.t_ms, frame.generation, frame.markers.clone(), state.fork.as_ref().map(|f| f.label.clone())),
+    );
+    let share_link = match &*moment {
+        Answer::Moment(moment) => Some(share_link(moment.clone(), &state)),
+        _ => None,
+    };
     html! {
         <ContextProvider<Controls> context={(*controls).clone()}>
             <div ref={root} class={classes!("ks", theme, state.embed.then_some("ks-embed"), format!("ks-view-{}", state.view.name()))} tabindex="-1" aria-label="kubesim: Kubernetes control-plane simulator">
@@ -519,20 +318,24 @@ pub fn app(props: &AppProps) -> Html {
 }
 
 /// The link that reopens this moment ([`crate::share`]), with how many user inputs it replays.
-fn share_link(driver: &Driver, fork: Option<&Fork>, state: &AppState) -> (String, usize) {
-    use crate::share::{Moment, SharedSelection};
-    let engine = driver.engine();
-    let inputs: Vec<crate::engine::TimedInput> = engine.inputs().filter(|(i, _)| i.user).map(|(i, _)| i.clone()).collect();
+fn share_link(moment: Moment, state: &AppState) -> (String, usize) {
+    use crate::share::SharedSelection;
     let selection = match &state.selection {
         Selection::Pod { namespace, name, .. } => Some(SharedSelection::Pod { namespace: namespace.clone(), name: name.clone() }),
         Selection::Node(name) => Some(SharedSelection::Node(name.clone())),
         _ => None,
     };
-    let replayed = inputs.len();
-    let fork = fork.map(|f| (f.at_ms, f.user_inputs()));
-    let mut query =
-        crate::share::query(&Moment { scenario: &state.scenario, seed: engine.seed(), view: state.view.name(), t_ms: engine.now(), selection, inputs, fork });
-    if engine.scheduler_annotations() {
+    let replayed = moment.inputs.len();
+    let mut query = crate::share::query(&crate::share::Moment {
+        scenario: &state.scenario,
+        seed: moment.seed,
+        view: state.view.name(),
+        t_ms: moment.t_ms,
+        selection,
+        inputs: moment.inputs,
+        fork: moment.fork,
+    });
+    if moment.scheduler_annotations {
         query.push_str("&scheduler-annotations=1");
     }
     let base = web_sys::window().map(|w| w.location()).and_then(|l| Some(format!("{}{}", l.origin().ok()?, l.pathname().ok()?))).unwrap_or_default();

@@ -37,6 +37,9 @@ pub struct ClusterProps {
     /// Virtual now (the packets' age).
     #[prop_or_default]
     pub now: u64,
+    /// Nodes that are down (drawn dimmed).
+    #[prop_or_default]
+    pub nodes_down: Rc<Vec<String>>,
 }
 
 /// How long a packet stays drawn (virtual ms).
@@ -297,7 +300,6 @@ pub fn cluster_view(props: &ClusterProps) -> Html {
     if scene.pods.len() > CANVAS_THRESHOLD_PODS || scene.nodes.len() > CANVAS_THRESHOLD_NODES {
         return html! { <ClusterCanvas scene={scene.clone()} selection={props.selection.clone()} on_select={props.on_select.clone()} /> };
     }
-    let down_nodes = controls.sim.0.borrow().engine().nodes_down();
     let unscheduled: Vec<&PodView> = scene.pods.iter().filter(|p| p.node.is_none()).collect();
     let nodes_ref = use_node_ref();
     let svg_ref = use_node_ref();
@@ -327,7 +329,7 @@ pub fn cluster_view(props: &ClusterProps) -> Html {
                 <svg class="ks-packets" ref={svg_ref} aria-hidden="true" />
                 { for scene.nodes.iter().map(|node| {
                     let pods: Vec<&PodView> = scene.pods.iter().filter(|p| p.node.as_deref() == Some(node.name.as_str())).collect();
-                    let down = down_nodes.contains(&node.name);
+                    let down = props.nodes_down.contains(&node.name);
                     node_card(node, &pods, props, down, &controls)
                 }) }
                 if !unscheduled.is_empty() {

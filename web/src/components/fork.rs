@@ -92,11 +92,11 @@ pub fn fork_compare(props: &ForkCompareProps) -> Html {
             <div class="ks-fork-sides">
                 <section class="ks-fork-side" aria-label="The original">
                     <h3>{ "Original" }<span class="ks-muted">{ summary(frame) }</span></h3>
-                    <ClusterView scene={frame.scene.clone()} workloads={frame.workloads.clone()} selection={props.selection.clone()} on_select={props.on_select.clone()} compact=true network={frame.network.clone()} now={frame.t_ms} />
+                    <ClusterView scene={frame.scene.clone()} workloads={frame.workloads.clone()} selection={props.selection.clone()} on_select={props.on_select.clone()} compact=true network={frame.network.clone()} now={frame.t_ms} nodes_down={frame.nodes_down.clone()} />
                 </section>
                 <section class="ks-fork-side is-fork" aria-label="The fork">
                     <h3>{ "Fork" }<span class="ks-muted">{ summary(&fork.frame) }</span></h3>
-                    <ClusterView scene={fork.frame.scene.clone()} workloads={fork.frame.workloads.clone()} selection={Selection::None} on_select={ignore} compact=true network={fork.frame.network.clone()} now={fork.frame.t_ms} />
+                    <ClusterView scene={fork.frame.scene.clone()} workloads={fork.frame.workloads.clone()} selection={Selection::None} on_select={ignore} compact=true network={fork.frame.network.clone()} now={fork.frame.t_ms} nodes_down={fork.frame.nodes_down.clone()} />
                 </section>
             </div>
             <DiffPanel diff={fork.diff.clone()} />

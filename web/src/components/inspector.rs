@@ -5,10 +5,12 @@
 
 use crate::components::app::Controls;
 use crate::components::lifecycle::category;
+use crate::engine::PodPath;
 use crate::frame::Frame;
+use crate::port::{use_query, Answer, Query};
 use crate::state::{Action, Selection};
 use crate::text::{clock, diff_lines, status_class, to_yaml, DiffLine};
-use kubesim_sim::view::{self, ObjectKey, ObjectVersion, SchedulingExplanation};
+use kubesim_sim::view::{self, ObjectKey, ObjectVersion, PodDetail, SchedulingExplanation, VolumeFiles};
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -55,12 +57,43 @@ pub fn inspector(props: &InspectorProps) -> Html {
         return html! { <ObjectBrowser frame={props.frame.clone()} /> };
     };
     let is_pod = matches!(props.selection, Selection::Pod { .. });
-    let versions: Rc<Vec<ObjectVersion>> = {
-        let sim = controls.sim.clone();
-        let key = key.clone();
-        use_memo((key, revision, generation), move |(key, _, _)| view::object_versions(sim.0.borrow().engine().world(), key))
+    let port = &controls.port;
+    let versions = use_query(port, Some(Query::ObjectVersions(key.clone())), (revision, generation));
+    let versions: &[ObjectVersion] = match &*versions {
+        Answer::ObjectVersions(versions) => versions,
+        _ => &[],
     };
-    let current = view::object_json(controls.sim.0.borrow().engine().world(), &key);
+    let current = use_query(port, Some(Query::ObjectJson(key.clone())), (revision, generation));
+    let current = match &*current {
+        Answer::ObjectJson(json) => json.as_ref(),
+        _ => None,
+    };
+    // Pod answers follow the runtime too (containers start and exit between API writes).
+    let (namespace, name) = (key.namespace.clone(), key.name.clone());
+    let stamp = (props.frame.t_ms, revision, generation);
+    let pod_query = |make: fn(String, String) -> Query, wanted: bool| (is_pod && wanted).then(|| make(namespace.clone(), name.clone()));
+    let detail = use_query(port, pod_query(Query::PodDetail, true), stamp);
+    let detail = match &*detail {
+        Answer::PodDetail(detail) => detail.as_deref(),
+        _ => None,
+    };
+    let uid = match &props.selection {
+        Selection::Pod { uid, .. } => Some(Query::PodPath(uid.clone())),
+        _ => None,
+    };
+    let path = use_query(port, uid, stamp);
+    let path = match &*path {
+        Answer::PodPath(path) => path.as_ref(),
+        _ => None,
+    };
+    let why_answers = use_query(port, pod_query(Query::Why, *tab == Tab::Why), stamp);
+    let containers = use_query(port, pod_query(Query::PodContainers, *tab == Tab::Runtime), stamp);
+    let volume = volume_of(&props.selection, &props.frame.storage);
+    let files = use_query(port, volume.clone().map(Query::VolumeFiles), (props.frame.t_ms / 1000, generation));
+    let files = match &*files {
+        Answer::VolumeFiles(files) => files.as_ref(),
+        _ => None,
+    };
     let tabs = [
         (Tab::Summary, "Summary"),
         (Tab::Why, "Why?"),
@@ -73,21 +106,24 @@ pub fn inspector(props: &InspectorProps) -> Html {
     let active = if !is_pod && pod_only(*tab) { Tab::Summary } else { *tab };
     let clear = controls.dispatch.reform(|_: MouseEvent| Action::Select(Selection::None));
     let body = match active {
-        Tab::Summary => summary(&props.selection, &key, &controls, current.as_ref(), &versions),
-        Tab::Explain => {
-            let detail = view::pod_detail(controls.sim.0.borrow().engine().world(), &key.namespace, &key.name);
-            match detail {
-                Some(detail) => explanation(&detail.scheduling),
-                None => html! { <p class="ks-muted">{ "The pod no longer exists." }</p> },
-            }
-        }
-        Tab::Why => why(&kubesim_sim::why::why(controls.sim.0.borrow().engine().world(), &key.namespace, &key.name), &controls.seek),
-        Tab::Runtime => runtime(&view::pod_containers(controls.sim.0.borrow().engine().world(), &key.namespace, &key.name)),
-        Tab::Yaml => match &current {
+        Tab::Summary => summary(&props.selection, &key, &props.frame, Found { current, versions, detail, path, volume: volume.is_some(), files }),
+        Tab::Explain => match detail {
+            Some(detail) => explanation(&detail.scheduling),
+            None => html! { <p class="ks-muted">{ "The pod no longer exists." }</p> },
+        },
+        Tab::Why => match &*why_answers {
+            Answer::Why(answers) => why(answers, &controls.seek),
+            _ => html! {},
+        },
+        Tab::Runtime => match &*containers {
+            Answer::PodContainers(containers) => runtime(containers),
+            _ => html! {},
+        },
+        Tab::Yaml => match current {
             Some(json) => html! { <pre class="ks-yaml">{ to_yaml(json) }</pre> },
             None => html! { <p class="ks-muted">{ "Deleted: see History for its last version." }</p> },
         },
-        Tab::History => html! { <History versions={versions.clone()} /> },
+        Tab::History => html! { <History versions={Rc::new(versions.to_vec())} /> },
     };
     html! {
         <div class="ks-inspector">
@@ -110,9 +146,31 @@ pub fn inspector(props: &InspectorProps) -> Html {
     }
 }
 
-fn summary(selection: &Selection, key: &ObjectKey, controls: &Controls, current: Option<&serde_json::Value>, versions: &[ObjectVersion]) -> Html {
-    let world_ref = controls.sim.0.borrow();
-    let world = world_ref.engine().world();
+/// What the summary shows, as the simulation answered.
+struct Found<'a> {
+    current: Option<&'a serde_json::Value>,
+    versions: &'a [ObjectVersion],
+    detail: Option<&'a PodDetail>,
+    path: Option<&'a PodPath>,
+    /// The object has a volume (whose files follow).
+    volume: bool,
+    files: Option<&'a VolumeFiles>,
+}
+
+/// The PersistentVolume whose files the inspector shows for a claim or volume.
+fn volume_of(selection: &Selection, storage: &view::StorageView) -> Option<String> {
+    let Selection::Object(k) = selection else { return None };
+    if k.kind == "PersistentVolume" {
+        return Some(k.name.clone());
+    }
+    if k.kind != "PersistentVolumeClaim" {
+        return None;
+    }
+    storage.claims.iter().find(|c| c.namespace == k.namespace && c.name == k.name).and_then(|c| c.volume.clone())
+}
+
+fn summary(selection: &Selection, key: &ObjectKey, frame: &Frame, found: Found<'_>) -> Html {
+    let Found { current, versions, detail, path, volume, files } = found;
     let meta = |json: &serde_json::Value, field: &str| {
         json.pointer(field).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).unwrap_or_default()
     };
@@ -128,12 +186,10 @@ fn summary(selection: &Selection, key: &ObjectKey, controls: &Controls, current:
         </div>
     };
     match selection {
-        Selection::Pod { uid, .. } => {
-            let detail = view::pod_detail(world, &key.namespace, &key.name);
-            let path = world_ref.engine().pod_path(uid).cloned();
+        Selection::Pod { .. } => {
             html! {
                 <>
-                    if let Some(detail) = &detail {
+                    if let Some(detail) = detail {
                         <div class="ks-kv">
                             <span>{ "status" }</span><span><span class={classes!("ks-status-pill", format!("s-{}", status_class(&detail.view.status)))}>{ &detail.view.status }</span></span>
                             <span>{ "ready" }</span><span>{ &detail.view.ready }</span>
@@ -176,7 +232,7 @@ fn summary(selection: &Selection, key: &ObjectKey, controls: &Controls, current:
             }
         }
         Selection::Node(_) => {
-            let scene = kubesim_sim::view::snapshot(world);
+            let scene = &frame.scene;
             let node = scene.nodes.iter().find(|n| n.name == key.name).cloned();
             let pods: Vec<_> = scene.pods.iter().filter(|p| p.node.as_deref() == Some(key.name.as_str())).collect();
             let conditions: Vec<(String, String, String)> = current
@@ -211,16 +267,13 @@ fn summary(selection: &Selection, key: &ObjectKey, controls: &Controls, current:
         }
         Selection::Object(k) if k.kind == "PersistentVolumeClaim" || k.kind == "PersistentVolume" => {
             use crate::components::storage::{files_list, stage_class, step_list};
-            let storage = view::storage(world);
-            let claim = storage.claims.iter().find(|c| {
+            let claim = frame.storage.claims.iter().find(|c| {
                 if k.kind == "PersistentVolume" {
                     c.volume.as_deref() == Some(k.name.as_str())
                 } else {
                     c.namespace == k.namespace && c.name == k.name
                 }
             });
-            let volume = if k.kind == "PersistentVolume" { Some(k.name.clone()) } else { claim.and_then(|c| c.volume.clone()) };
-            let files = volume.as_ref().and_then(|v| view::volume_files(world, v));
             html! {
                 <>
                     if let Some(c) = claim {
@@ -235,9 +288,9 @@ fn summary(selection: &Selection, key: &ObjectKey, controls: &Controls, current:
                         <h4>{ "Path" }</h4>
                         { step_list(c) }
                     }
-                    if volume.is_some() {
+                    if volume {
                         <h4>{ "Files" }</h4>
-                        { files_list(files.as_ref()) }
+                        { files_list(files) }
                     }
                     <h4>{ "Writes" }</h4>
                     { written }
@@ -451,9 +504,10 @@ pub struct ObjectBrowserProps {
 #[function_component(ObjectBrowser)]
 pub fn object_browser(props: &ObjectBrowserProps) -> Html {
     let controls = use_context::<Controls>().expect("controls");
-    let keys = {
-        let sim = controls.sim.clone();
-        use_memo((props.frame.revision, props.frame.generation), move |_| view::object_keys(sim.0.borrow().engine().world()))
+    let keys = use_query(&controls.port, Some(Query::ObjectKeys), (props.frame.revision, props.frame.generation));
+    let keys: &[ObjectKey] = match &*keys {
+        Answer::ObjectKeys(keys) => keys,
+        _ => &[],
     };
     let mut kinds: Vec<(String, Vec<ObjectKey>)> = Vec::new();
     for key in keys.iter().filter(|k| k.kind != "Event" && k.kind != "Lease") {

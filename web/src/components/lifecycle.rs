@@ -4,6 +4,7 @@
 
 use crate::components::app::Controls;
 use crate::frame::Frame;
+use crate::port::{use_query, Answer, Query};
 use crate::state::Selection;
 use crate::text::clock;
 use kubesim_sim::view::{Lifecycle, PodView};
@@ -172,7 +173,11 @@ pub fn lifecycle_view(props: &LifecycleProps) -> Html {
         Selection::Pod { uid, .. } => Some(uid.clone()),
         _ => None,
     };
-    let path = selected_uid.as_ref().and_then(|uid| controls.sim.0.borrow().engine().pod_path(uid).cloned());
+    let path = use_query(&controls.port, selected_uid.clone().map(Query::PodPath), (frame.t_ms, frame.generation));
+    let path = match &*path {
+        Answer::PodPath(path) => path.clone(),
+        _ => None,
+    };
     let path_edges: Vec<(Option<Lifecycle>, Option<Lifecycle>)> = path
         .as_ref()
         .map(|p| {
@@ -291,8 +296,7 @@ pub fn lifecycle_view(props: &LifecycleProps) -> Html {
     };
 
     let log = if props.show_log {
-        let sim = controls.sim.0.borrow();
-        let transitions = sim.engine().transitions();
+        let transitions = &frame.recent_transitions;
         let rows: Vec<Html> = transitions
             .iter()
             .rev()

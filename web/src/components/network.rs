@@ -7,7 +7,6 @@
 //! highlighted), and dropped packets labelled with the verdict that dropped them.
 
 use crate::components::app::Controls;
-use crate::engine::{Engine, Input};
 use crate::text::clock;
 use kubesim_sim::view::{LoadGeneratorView, MatrixView, NetworkView, PacketView, LOAD_INTERVAL_ENV};
 use std::collections::BTreeSet;
@@ -52,28 +51,6 @@ pub fn external_request_line(url: &str, host: &str) -> Result<String, String> {
     }
     let header = if host.is_empty() { String::new() } else { format!(" -H 'Host: {host}'") };
     Ok(format!("curl -sS -i --max-time 10{header} '{url}'"))
-}
-
-/// Sends a request from the workstation now, as the console would run its curl (a recorded
-/// input: time travel replays it): what came back and the request's packet.
-pub fn send_external(engine: &mut Engine, url: &str, host: &str) -> Result<ExternalResult, String> {
-    let line = external_request_line(url, host)?;
-    let before = engine.world().runtime().packets().1;
-    let t_ms = engine.now();
-    let result = engine.apply_now(Input::Command(line.clone()));
-    let world = engine.world();
-    let sent = kubesim_sim::view::packets_since(world, before);
-    let first = world.runtime().packets().1 - sent.len() as u64;
-    // A name in the URL is looked up first: the request is the last TCP packet.
-    let packet = sent.into_iter().enumerate().rfind(|(_, p)| p.protocol == "tcp").map(|(i, p)| (first + i as u64, p));
-    let mut output = result.lines.join("\n");
-    for error in &result.errors {
-        if !output.is_empty() {
-            output.push('\n');
-        }
-        output.push_str(&error.message);
-    }
-    Ok(ExternalResult { t_ms, line, output, packet })
 }
 
 fn outcome_class(outcome: &str) -> &'static str {
@@ -366,23 +343,15 @@ pub fn network_view(props: &NetworkProps) -> Html {
         Callback::from(move |()| {
             let Some(controls) = &controls else { return };
             let target = if url.trim().is_empty() { fallback.clone() } else { (*url).clone() };
-            let sent = send_external(controls.sim.0.borrow_mut().engine_mut(), &target, &host);
-            match sent {
+            let (selected, external, external_error) = (selected.clone(), external.clone(), external_error.clone());
+            controls.port.send_external(&target, &host, move |sent| match sent {
                 Ok(result) => {
-                    let frame = controls.sim.0.borrow_mut().refresh(crate::components::app::wall_now());
-                    controls.dispatch.emit(crate::state::Action::Console(crate::state::ConsoleEntry {
-                        t_ms: result.t_ms,
-                        line: result.line.clone(),
-                        stdout: result.output.clone(),
-                        stderr: String::new(),
-                    }));
-                    controls.dispatch.emit(crate::state::Action::Frame(frame));
                     selected.set(result.packet.clone());
                     external_error.set(None);
-                    external.set(Some(Rc::new(result)));
+                    external.set(Some(result));
                 }
                 Err(why) => external_error.set(Some(why)),
-            }
+            });
         })
     };
     let external_html = external_client(&net.external_targets, &url, &host, external.as_deref(), external_error.as_ref(), on_send);

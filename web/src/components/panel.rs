@@ -231,7 +231,6 @@ pub fn console(props: &ConsoleProps) -> Html {
         })
     };
     let quick = ["get pods -o wide", "get deployments", "get replicasets", "get nodes", "get events"];
-    let down = controls.sim.0.borrow().engine().nodes_down();
     html! {
         <div class="ks-console">
             <div class="ks-console-out" ref={output} aria-live="polite">
@@ -260,7 +259,7 @@ pub fn console(props: &ConsoleProps) -> Html {
             <div class="ks-faults" aria-label="Faults">
                 <span class="ks-panel-title">{ "Faults" }</span>
                 { for props.frame.scene.nodes.iter().map(|node| {
-                    let is_down = down.contains(&node.name);
+                    let is_down = props.frame.nodes_down.contains(&node.name);
                     let line = if is_down { format!("fault node-up {}", node.name) } else { format!("fault node-down {}", node.name) };
                     let command = controls.command.clone();
                     html! {

@@ -8,9 +8,10 @@
 //! `view::storage` and `view::volume_files`.
 
 use crate::components::app::Controls;
+use crate::port::{Answer, Query};
 use crate::state::Selection;
 use crate::text::{clock, short_duration};
-use kubesim_sim::view::{self, ClaimRow, ClaimStage, EventView, ObjectKey, PathStep, StepState, StorageView, VolumeFiles};
+use kubesim_sim::view::{ClaimRow, ClaimStage, EventView, ObjectKey, PathStep, StepState, StorageView, VolumeFiles};
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -161,12 +162,14 @@ fn claim_detail(props: &DetailProps) -> Html {
     let claim = &props.claim;
     // The files, re-read once per virtual second (containers write between API writes).
     let files = {
-        let sim = controls.as_ref().map(|c| c.sim.clone());
-        let volume = claim.volume.clone();
-        use_memo((volume, props.now / 1000), move |(volume, _)| {
-            let (Some(sim), Some(volume)) = (sim, volume) else { return None };
-            let driver = sim.0.borrow();
-            view::volume_files(driver.engine().world(), volume)
+        let port = controls.as_ref().map(|c| c.port.clone());
+        let volume = claim.volume.clone().map(Query::VolumeFiles);
+        use_memo((volume, props.now / 1000), move |(volume, _)| match (port, volume) {
+            (Some(port), Some(query)) => match port.answer(query) {
+                Answer::VolumeFiles(files) => files,
+                _ => None,
+            },
+            _ => None,
         })
     };
     let about = |e: &&EventView| {
