@@ -13,9 +13,11 @@ export function helpers() {
   // Trunk's loader announces the instantiated module: its exports include the wasm memory.
   addEventListener("TrunkApplicationStarted", (e) => { window.__ksWasm = e.detail?.wasm; });
   window.__ks = {
-    /** The wasm linear memory's size in bytes (it only grows: a high-water mark). */
+    /** The simulation's wasm linear memory in bytes (it only grows: a high-water mark), as its
+     * module (in the Web Worker) reports it with each frame; the page's own module otherwise. */
     wasmBytes() {
-      return window.__ksWasm?.memory?.buffer?.byteLength || 0;
+      const sim = Number(document.querySelector(".ks")?.dataset.simMemory || 0);
+      return sim || window.__ksWasm?.memory?.buffer?.byteLength || 0;
     },
     /** The virtual clock in seconds (mm:ss.mmm or h:mm:ss.mmm). */
     clock() {
@@ -263,7 +265,7 @@ export const GALLERY = {
 
 /** The scenarios and their views, read from web/src/scenarios.rs (gallery order). */
 export function scenariosFromSource(source) {
-  return [...source.matchAll(/Scenario \{\s*name: "([^"]+)",[\s\S]*?view: "([^"]+)",\s*\}/g)].map((m) => ({ name: m[1], view: m[2] }));
+  return [...source.matchAll(/Meta \{\s*name: "([^"]+)",[\s\S]*?view: "([^"]+)",\s*\}/g)].map((m) => ({ name: m[1], view: m[2] }));
 }
 
 /**

@@ -443,7 +443,7 @@ impl Driver {
             edges,
             markers,
             activity,
-            perf: Perf { sim_ms: self.sim_ms, fps: self.frame_walls.len() as f64 },
+            perf: Perf { sim_ms: self.sim_ms, fps: self.frame_walls.len() as f64, sim_memory_bytes: memory_bytes() },
             limit_refusals: self.engine.world().api().limit_refusals(),
             scenario_title: self.scenario.title,
             nodes_down,
@@ -459,5 +459,21 @@ fn count_message(counts: &mut BTreeMap<String, (u32, u32)>, item: &FlowItem) {
     match item.kind {
         crate::engine::FlowKind::Watch => counts.entry(item.to.clone()).or_default().1 += 1,
         _ => counts.entry(item.from.clone()).or_default().0 += 1,
+    }
+}
+
+/// This module's WebAssembly memory in bytes (0 natively).
+fn memory_bytes() -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        use wasm_bindgen::JsCast;
+        wasm_bindgen::memory()
+            .dyn_into::<js_sys::WebAssembly::Memory>()
+            .map(|m| m.buffer().unchecked_into::<js_sys::ArrayBuffer>().byte_length() as f64)
+            .unwrap_or(0.0)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        0.0
     }
 }

@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 pub type Millis = u64;
 
 /// Something a person (or a scenario) does to the cluster.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub enum Input {
     /// `kubectl apply -f` of a YAML text.
     Apply {
@@ -46,7 +46,7 @@ pub enum Input {
 }
 
 /// An input and when it happens.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct TimedInput {
     /// Virtual time.
     pub t_ms: Millis,
@@ -67,7 +67,7 @@ impl TimedInput {
 }
 
 /// One problem with an input, with the line it concerns when known.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct InputError {
     /// The message, kubectl style.
     pub message: String,
@@ -76,7 +76,7 @@ pub struct InputError {
 }
 
 /// What applying an input printed.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, Default, PartialEq, Eq)]
 pub struct InputResult {
     /// stdout lines (`deployment.apps/nginx created`).
     pub lines: Vec<String>,
@@ -96,7 +96,7 @@ fn input_result(outcome: FileOutcome) -> InputResult {
 }
 
 /// A pod moving from one lifecycle state to another (None = not existing).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Transition {
     /// Sequence number (stable identity for animations).
     pub seq: u64,
@@ -113,7 +113,7 @@ pub struct Transition {
 }
 
 /// A pod's path through the lifecycle graph.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, Default, PartialEq, Eq)]
 pub struct PodPath {
     /// `namespace/name`.
     pub pod: String,
@@ -124,7 +124,7 @@ pub struct PodPath {
 }
 
 /// What kind of message a [`FlowItem`] is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FlowKind {
     /// A write to the API server (from the trace).
     Write,
@@ -136,7 +136,7 @@ pub enum FlowKind {
 
 /// One message between components: an API write, a watch notification, or a call a component
 /// made (CRI, faults).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct FlowItem {
     /// Write, watch or call.
     pub kind: FlowKind,

@@ -9,7 +9,7 @@ use std::rc::Rc;
 pub type EdgeCount = (Option<Lifecycle>, Option<Lifecycle>, u32);
 
 /// A message travelling between two components in the flow view.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
 pub struct Pulse {
     /// Identity.
     pub id: u64,
@@ -20,7 +20,7 @@ pub struct Pulse {
 }
 
 /// A pod travelling along a lifecycle edge.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
 pub struct Mover {
     /// Identity (the transition sequence number).
     pub id: u64,
@@ -35,7 +35,7 @@ pub struct Mover {
 }
 
 /// A timeline marker: an input applied (or due) at a virtual time.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Marker {
     /// When.
     pub t_ms: Millis,
@@ -48,12 +48,14 @@ pub struct Marker {
 }
 
 /// Frame-time statistics (wall clock, for the performance readout).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct Perf {
     /// Milliseconds spent in the simulation this frame.
     pub sim_ms: f64,
     /// Frames per second over the last second.
     pub fps: f64,
+    /// The simulation's WebAssembly memory in bytes (0 natively), as its module sees it.
+    pub sim_memory_bytes: f64,
 }
 
 /// Everything the views draw.

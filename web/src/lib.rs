@@ -7,6 +7,8 @@
 //!   views draw (with message and pod animations).
 //! - [`port`]: the UI's one door to the simulation: commands in, frames and answers out
 //!   (plain data; its [`port::Host`] is the simulation's side).
+//! - [`wire`]: the port's messages as bytes (frames as deltas); [`worker`]: the simulation in a
+//!   Web Worker (the `kubesim-worker` binary) and the UI's end of the channel to it.
 //! - [`state`]: the UI state, its `Action`s and the pure reducer.
 //! - [`components`]: the views (cluster, lifecycle graph, component flow, pods table,
 //!   timeline, inspectors, editor, console, gallery).
@@ -27,6 +29,8 @@ pub mod scenarios;
 pub mod share;
 pub mod state;
 pub mod text;
+pub mod wire;
+pub mod worker;
 
 use options::Options;
 use wasm_bindgen::closure::Closure;
@@ -59,11 +63,19 @@ pub fn preferred_theme() -> state::Theme {
     }
 }
 
-/// Mounts an app into `element` with `options`. Destroying the handle stops the simulation
-/// and its animation loop and removes the app from the element.
+/// Mounts an app into `element` with `options`, its simulation in a Web Worker (on this thread
+/// when no worker can be started). Destroying the handle stops the simulation and its animation
+/// loop and removes the app from the element.
+#[cfg(any(target_arch = "wasm32", feature = "local"))]
 pub fn mount(element: web_sys::Element, options: Options) -> yew::AppHandle<components::app::App> {
+    mount_with(element, options, components::app::Connect(worker::connect))
+}
+
+/// [`mount`] with the simulation reached through `connect` ([`port::Port::local_start`]: on
+/// this thread, in the same module — tests).
+pub fn mount_with(element: web_sys::Element, options: Options, connect: components::app::Connect) -> yew::AppHandle<components::app::App> {
     install_style();
-    yew::Renderer::<components::app::App>::with_root_and_props(element, components::app::AppProps { options }).render()
+    yew::Renderer::<components::app::App>::with_root_and_props(element, components::app::AppProps { options, connect }).render()
 }
 
 /// Registers `window.kubesim.mount(element, options)` (which returns `{ unmount() }`) and
@@ -93,7 +105,7 @@ pub fn start() {
     let api = js_sys::Object::new();
     let _ = js_sys::Reflect::set(&api, &JsValue::from_str("mount"), mount_fn.as_ref());
     let scenarios = js_sys::Array::new();
-    for scenario in scenarios::all() {
+    for scenario in scenarios::CATALOG {
         scenarios.push(&JsValue::from_str(scenario.name));
     }
     let _ = js_sys::Reflect::set(&api, &JsValue::from_str("scenarios"), &scenarios);

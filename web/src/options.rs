@@ -66,7 +66,7 @@ impl Options {
     /// Applies one `key=value` setting; unknown keys and bad values are ignored.
     pub fn set(&mut self, key: &str, value: &str) {
         match key {
-            "scenario" if crate::scenarios::by_name(value).is_some() => self.scenario = value.to_string(),
+            "scenario" if crate::scenarios::meta(value).is_some() => self.scenario = value.to_string(),
             "view" => {
                 if let Some(view) = View::parse(value) {
                     self.view = view;

@@ -18,8 +18,8 @@
 use crate::components::network::ExternalResult;
 use crate::driver::Driver;
 use crate::engine::{Engine, Input, Millis, PodPath, TimedInput};
-use crate::scenarios::Scenario;
 use crate::state::{Action, ConsoleEntry, ForkState};
+use crate::wire::ToSim;
 use kubesim_sim::diff::WorldDiff;
 use kubesim_sim::view::{self, ContainerRuntimeView, ObjectKey, ObjectVersion, PodDetail, VolumeFiles};
 use kubesim_sim::why::WhyAnswer;
@@ -28,7 +28,7 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 /// What the UI asks the simulation to do.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
 pub enum Command {
     /// One animation frame: advance with the wall clock (`wall_ms`) at `speed` (0 = as fast as
     /// the budget allows) when `playing`, and hand out the frame when it changed.
@@ -58,7 +58,7 @@ pub enum Command {
 }
 
 /// What the fork controls ask for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ForkCommand {
     /// Fork the history at now (replacing any fork).
     Open,
@@ -69,7 +69,7 @@ pub enum ForkCommand {
 }
 
 /// What the UI asks about the world now (the original's, not the fork's).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Query {
     /// Every object's key.
     ObjectKeys,
@@ -92,7 +92,7 @@ pub enum Query {
 }
 
 /// A [`Query`]'s answer, the variant of its question.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
 pub enum Answer {
     /// [`Query::ObjectKeys`].
     ObjectKeys(Vec<ObjectKey>),
@@ -117,7 +117,7 @@ pub enum Answer {
 }
 
 /// What a share link of the current moment carries ([`crate::share`]).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
 pub struct Moment {
     /// The seed.
     pub seed: u64,
@@ -140,7 +140,13 @@ pub struct Host {
     fork: Option<Fork>,
     /// The last frame handed out, to send only changed ones.
     last_frame: Option<Rc<crate::frame::Frame>>,
+    /// Wall ms the simulation may run per tick ([`TICK_BUDGET_MS`] on the page's thread).
+    tick_budget_ms: f64,
 }
+
+/// Wall ms the simulation may run per animation frame on the page's thread (the rest of the
+/// 16.7 ms frame is the views').
+pub const TICK_BUDGET_MS: f64 = 9.0;
 
 /// The fork being compared ("what if?"): its own driver following the original's clock.
 struct Fork {
@@ -178,10 +184,12 @@ fn compare(main: &Driver, fork: &Driver) -> Rc<WorldDiff> {
 
 /// Where the app starts: a scenario (with a share link's inputs replayed on top), a seed, a
 /// moment and a shared fork.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
 pub struct Start {
-    /// The scenario, its inputs already merged with the link's.
-    pub scenario: Scenario,
+    /// The scenario's URL name (the first gallery scenario when it is unknown).
+    pub scenario: String,
+    /// A share link's inputs, replayed on top of the scenario's.
+    pub inputs: Vec<TimedInput>,
     /// The seed.
     pub seed: u64,
     /// The scheduler writes kube-scheduler-simulator's annotations.
@@ -193,21 +201,29 @@ pub struct Start {
 }
 
 impl Start {
-    /// The start the options describe (the first gallery scenario when theirs is unknown).
+    /// The start the options describe.
     pub fn from_options(options: &crate::options::Options) -> Start {
-        let mut scenario = crate::scenarios::by_name(&options.scenario).unwrap_or_else(|| crate::scenarios::all().remove(0));
-        // A share link's inputs replay on top of the scenario's, in time order (a stable sort:
-        // at one instant the scenario's come first, as they did when recorded).
-        scenario.inputs.extend(options.inputs.iter().cloned());
-        kubesim_api::sort::sort_by_key(&mut scenario.inputs, |i| i.t_ms);
-        Start { scenario, seed: options.seed, scheduler_annotations: options.scheduler_annotations, t_ms: options.t_ms, fork: options.fork.clone() }
+        Start {
+            scenario: options.scenario.clone(),
+            inputs: options.inputs.clone(),
+            seed: options.seed,
+            scheduler_annotations: options.scheduler_annotations,
+            t_ms: options.t_ms,
+            fork: options.fork.clone(),
+        }
     }
 }
 
 impl Host {
     /// The simulation of `start`, built and run to its moment.
     pub fn new(start: Start) -> Host {
-        let Start { scenario, seed, scheduler_annotations, t_ms, fork } = start;
+        let Start { scenario, inputs, seed, scheduler_annotations, t_ms, fork } = start;
+        let mut scenario = crate::scenarios::by_name(&scenario)
+            .unwrap_or_else(|| crate::scenarios::by_name(crate::scenarios::DEFAULT_SCENARIO).expect("the default scenario exists"));
+        // A share link's inputs replay on top of the scenario's, in time order (a stable sort:
+        // at one instant the scenario's come first, as they did when recorded).
+        scenario.inputs.extend(inputs);
+        kubesim_api::sort::sort_by_key(&mut scenario.inputs, |i| i.t_ms);
         let mut driver = Driver::with_scheduler_annotations(scenario, seed, scheduler_annotations);
         if let Some(t) = t_ms {
             driver.engine_mut().seek(t);
@@ -225,12 +241,18 @@ impl Host {
             fork_driver.refresh(0.0);
             Fork { driver: fork_driver, at_ms, base_inputs: base, to_fork: true, last_diff_wall: f64::NEG_INFINITY }
         });
-        Host { driver, fork, last_frame: None }
+        Host { driver, fork, last_frame: None, tick_budget_ms: TICK_BUDGET_MS }
     }
 
     /// A host over a driver (tests), without a fork.
     pub fn from_driver(driver: Driver) -> Host {
-        Host { driver, fork: None, last_frame: None }
+        Host { driver, fork: None, last_frame: None, tick_budget_ms: TICK_BUDGET_MS }
+    }
+
+    /// Lets the simulation run `ms` of wall time per tick (a Web Worker takes no frames from the
+    /// page, so it may run longer between frames).
+    pub fn set_tick_budget(&mut self, ms: f64) {
+        self.tick_budget_ms = ms;
     }
 
     /// The latest frame.
@@ -348,7 +370,7 @@ impl Host {
     }
 
     fn tick(&mut self, wall_ms: f64, playing: bool, speed: f64, clock: &dyn Fn() -> f64, emit: &mut dyn FnMut(Action)) {
-        let frame = self.driver.tick(wall_ms, playing, speed, 9.0, clock);
+        let frame = self.driver.tick(wall_ms, playing, speed, self.tick_budget_ms, clock);
         if self.last_frame.as_ref().is_none_or(|l| !Rc::ptr_eq(l, &frame)) {
             self.last_frame = Some(frame.clone());
             emit(Action::Frame(frame.clone()));
@@ -424,88 +446,291 @@ fn send_external(engine: &mut Engine, url: &str, host: &str) -> Result<ExternalR
     Ok(ExternalResult { t_ms, line, output, packet })
 }
 
+/// What came back for one asking ([`Query`] or workstation request).
+enum Reply {
+    Answer(Answer),
+    External(Box<Result<ExternalResult, String>>),
+}
+
+/// Where the simulation runs, as the port sees it.
+pub(crate) trait Transport {
+    /// Hands a message to the simulation; what comes of it reaches `port` (now, or later).
+    fn post(&self, message: ToSim, port: &Port);
+    /// Whether the simulation runs on this thread (queries are answered while rendering).
+    fn is_local(&self) -> bool;
+    /// The answer now, when the simulation runs on this thread.
+    fn answer_now(&self, query: &Query) -> Option<Answer>;
+}
+
+/// The simulation on this thread: messages are handled as they are sent.
+#[cfg(feature = "local")]
+struct Local(RefCell<Host>);
+
+#[cfg(feature = "local")]
+impl Transport for Local {
+    fn post(&self, message: ToSim, port: &Port) {
+        let mut actions = Vec::new();
+        let mut reply = None;
+        {
+            let mut host = self.0.borrow_mut();
+            match message {
+                ToSim::Start(_) => {}
+                ToSim::Command { wall_ms, command } => host.handle(command, wall_ms, &wall_now, &mut |a| actions.push(a)),
+                ToSim::Query { id, query } => reply = Some((id, Reply::Answer(host.answer(&query)))),
+                ToSim::External { id, wall_ms, url, host: header } => {
+                    let result = host.send_external(&url, &header, wall_ms, &mut |a| actions.push(a));
+                    reply = Some((id, Reply::External(Box::new(result))));
+                }
+            }
+        }
+        // Delivered with the host released: a view rendering now may ask it again.
+        port.received(actions, reply.into_iter().collect());
+    }
+
+    fn is_local(&self) -> bool {
+        true
+    }
+
+    fn answer_now(&self, query: &Query) -> Option<Answer> {
+        Some(self.0.borrow().answer(query))
+    }
+}
+
+/// What to do with a reply when it comes.
+type OnReply = Box<dyn FnOnce(Reply)>;
+
+struct Shared {
+    transport: RefCell<Option<Rc<dyn Transport>>>,
+    dispatch: RefCell<Option<Callback<Action>>>,
+    pending: RefCell<std::collections::BTreeMap<u64, OnReply>>,
+    next_id: std::cell::Cell<u64>,
+    /// Messages sent and not yet answered (a remote simulation answers each with one batch).
+    in_flight: std::cell::Cell<u32>,
+    definitions: std::cell::Cell<bool>,
+    /// Before the first frame of a remote simulation: the frame to show.
+    initial: RefCell<Option<(Rc<crate::frame::Frame>, Option<ForkState>)>>,
+}
+
 /// The UI's handle on the simulation (identity comparison: one per app).
 #[derive(Clone)]
-pub struct Port {
-    host: Rc<RefCell<Host>>,
-    dispatch: Rc<RefCell<Option<Callback<Action>>>>,
-    definitions: Rc<std::cell::Cell<bool>>,
-}
+pub struct Port(Rc<Shared>);
 
 impl PartialEq for Port {
     fn eq(&self, other: &Port) -> bool {
-        Rc::ptr_eq(&self.host, &other.host)
+        Rc::ptr_eq(&self.0, &other.0)
     }
 }
 
 impl Port {
+    fn new(transport: Option<Rc<dyn Transport>>, initial: Option<(Rc<crate::frame::Frame>, Option<ForkState>)>) -> Port {
+        Port(Rc::new(Shared {
+            transport: RefCell::new(transport),
+            dispatch: RefCell::default(),
+            pending: RefCell::default(),
+            next_id: std::cell::Cell::new(1),
+            in_flight: std::cell::Cell::new(0),
+            definitions: std::cell::Cell::new(false),
+            initial: RefCell::new(initial),
+        }))
+    }
+
     /// A port to a simulation on this thread.
+    #[cfg(feature = "local")]
     pub fn local(host: Host) -> Port {
-        Port { host: Rc::new(RefCell::new(host)), dispatch: Rc::default(), definitions: Rc::default() }
+        let initial = (host.frame(), host.fork_state());
+        Port::new(Some(Rc::new(Local(RefCell::new(host)))), Some(initial))
+    }
+
+    /// A port to a simulation of `start` on this thread.
+    #[cfg(feature = "local")]
+    pub fn local_start(start: Start) -> Port {
+        Port::local(Host::new(start))
+    }
+
+    /// A port not (yet) connected to a simulation: it answers nothing.
+    pub fn unconnected() -> Port {
+        Port::new(None, None)
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) fn set_transport(&self, transport: Rc<dyn Transport>) {
+        *self.0.transport.borrow_mut() = Some(transport);
+    }
+
+    /// Builds the world elsewhere (the first message to a remote simulation).
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) fn start(&self, start: Start) {
+        self.post(ToSim::Start(start));
     }
 
     /// Where what comes back goes (the app's reducer).
     pub fn connect(&self, dispatch: Callback<Action>) {
-        *self.dispatch.borrow_mut() = Some(dispatch);
+        *self.0.dispatch.borrow_mut() = Some(dispatch);
     }
 
-    /// The frame the simulation stands at (before the first tick: start-up).
+    /// The frame to start from: the simulation's on this thread; an empty one (the first frame
+    /// follows) when it runs elsewhere.
     pub fn frame(&self) -> Rc<crate::frame::Frame> {
-        self.host.borrow().frame()
+        self.0.initial.borrow().as_ref().map(|(f, _)| f.clone()).unwrap_or_else(|| Rc::new(crate::frame::Frame::empty()))
     }
 
-    /// The fork as the views show it (start-up: a shared link's fork).
+    /// The fork as the views show it at the start (a shared link's fork).
     pub fn fork_state(&self) -> Option<ForkState> {
-        self.host.borrow().fork_state()
+        self.0.initial.borrow().as_ref().and_then(|(_, f)| f.clone())
+    }
+
+    /// Whether the simulation runs on this thread.
+    pub fn is_local(&self) -> bool {
+        self.transport().is_some_and(|t| t.is_local())
+    }
+
+    fn transport(&self) -> Option<Rc<dyn Transport>> {
+        self.0.transport.borrow().clone()
+    }
+
+    fn post(&self, message: ToSim) {
+        if let Some(transport) = self.transport() {
+            self.0.in_flight.set(self.0.in_flight.get() + 1);
+            transport.post(message, self);
+        }
     }
 
     /// Sends a command; what comes of it arrives as actions.
     pub fn send(&self, command: Command) {
-        let mut actions = Vec::new();
         // The explain schemas are provided once.
         if let Command::ProvideDefinitions(_) = &command {
-            self.definitions.set(true);
+            self.0.definitions.set(true);
         }
-        self.host.borrow_mut().handle(command, wall_now(), &wall_now, &mut |a| actions.push(a));
-        self.deliver(actions);
+        self.post(ToSim::Command { wall_ms: wall_now(), command });
+    }
+
+    /// One animation frame (skipped while the simulation elsewhere still works on the last:
+    /// the next frame asks again, with the time that has passed).
+    pub fn tick(&self, wall_ms: f64, playing: bool, speed: f64) {
+        if self.0.in_flight.get() == 0 {
+            self.post(ToSim::Command { wall_ms, command: Command::Tick { wall_ms, playing, speed } });
+        }
     }
 
     /// Whether `kubectl explain` has its schemas (else the page fetches them first).
     pub fn has_definitions(&self) -> bool {
-        self.definitions.get() || kubesim_api::openapi::available()
+        self.0.definitions.get() || (self.is_local() && kubesim_api::openapi::available())
     }
 
     /// Sends a request from the workstation; `done` gets what came back (or why it was not
     /// sent) after the console line and frame arrived.
-    pub fn send_external(&self, url: &str, host: &str, done: impl FnOnce(Result<Rc<ExternalResult>, String>)) {
-        let mut actions = Vec::new();
-        let result = self.host.borrow_mut().send_external(url, host, wall_now(), &mut |a| actions.push(a));
-        self.deliver(actions);
-        done(result.map(Rc::new));
+    pub fn send_external(&self, url: &str, host: &str, done: impl FnOnce(Result<Rc<ExternalResult>, String>) + 'static) {
+        let id = self.ask(move |reply| {
+            if let Reply::External(result) = reply {
+                done((*result).map(Rc::new));
+            }
+        });
+        self.post(ToSim::External { id, wall_ms: wall_now(), url: url.to_string(), host: host.to_string() });
     }
 
-    /// Answers a query now (views use [`use_query`]).
-    pub fn answer(&self, query: &Query) -> Answer {
-        self.host.borrow().answer(query)
+    /// Asks a query; `done` gets the answer (now, when the simulation runs on this thread).
+    pub fn query(&self, query: Query, done: impl FnOnce(Answer) + 'static) {
+        let id = self.ask(move |reply| {
+            if let Reply::Answer(answer) = reply {
+                done(answer);
+            }
+        });
+        self.post(ToSim::Query { id, query });
     }
 
-    fn deliver(&self, actions: Vec<Action>) {
-        let dispatch = self.dispatch.borrow().clone();
+    /// Answers a query now when the simulation runs on this thread (views use [`use_query`]).
+    pub fn answer_now(&self, query: &Query) -> Option<Answer> {
+        self.transport()?.answer_now(query)
+    }
+
+    fn ask(&self, done: impl FnOnce(Reply) + 'static) -> u64 {
+        let id = self.0.next_id.get();
+        self.0.next_id.set(id + 1);
+        self.0.pending.borrow_mut().insert(id, Box::new(done));
+        id
+    }
+
+    /// What came back for one message: actions for the reducer, answers for their askers.
+    fn received(&self, actions: Vec<Action>, replies: Vec<(u64, Reply)>) {
+        self.0.in_flight.set(self.0.in_flight.get().saturating_sub(1));
+        let dispatch = self.0.dispatch.borrow().clone();
         if let Some(dispatch) = dispatch {
             for action in actions {
                 dispatch.emit(action);
             }
         }
+        for (id, reply) in replies {
+            let done = self.0.pending.borrow_mut().remove(&id);
+            if let Some(done) = done {
+                done(reply);
+            }
+        }
+    }
+
+    /// A batch of messages from a simulation elsewhere (one batch per message sent, except
+    /// the first, unasked `Ready`).
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) fn receive(&self, batch: Vec<crate::wire::Received>, answers_a_message: bool) {
+        use crate::wire::Received;
+        let mut actions = Vec::new();
+        let mut replies = Vec::new();
+        for received in batch {
+            match received {
+                Received::Action(action) => actions.push(action),
+                Received::Answer(id, answer) => replies.push((id, Reply::Answer(answer))),
+                Received::External(id, result) => replies.push((id, Reply::External(result))),
+                Received::Ready => {}
+            }
+        }
+        if !answers_a_message {
+            self.0.in_flight.set(self.0.in_flight.get() + 1);
+        }
+        self.received(actions, replies);
     }
 }
 
 /// A query's answer, asked again when `stamp` changes (a revision, a virtual time: whatever
 /// the answer follows) or the question does; [`Answer::Nothing`] when nothing is asked (hooks
-/// run on every render, questions only when a view needs them).
+/// run on every render, questions only when a view needs them). On this thread the answer is
+/// computed while rendering; from a simulation elsewhere it arrives later, and until then the
+/// previous answer stands.
 #[hook]
-pub fn use_query<S: PartialEq + 'static>(port: &Port, query: Option<Query>, stamp: S) -> Rc<Answer> {
-    let port = port.clone();
-    use_memo((query, stamp), move |(query, _)| query.as_ref().map_or(Answer::Nothing, |q| port.answer(q)))
+pub fn use_query<S: PartialEq + Clone + 'static>(port: &Port, query: Option<Query>, stamp: S) -> Rc<Answer> {
+    let local = port.is_local();
+    let now = {
+        let port = port.clone();
+        use_memo((query.clone(), stamp.clone()), move |(query, _)| match query {
+            Some(query) if local => port.answer_now(query).unwrap_or(Answer::Nothing),
+            _ => Answer::Nothing,
+        })
+    };
+    let later = use_state(|| Rc::new(Answer::Nothing));
+    let latest = use_mut_ref(|| 0u64);
+    {
+        let (port, later, latest) = (port.clone(), later.clone(), latest.clone());
+        use_effect_with((query.clone(), stamp), move |(query, _)| {
+            if !local {
+                match query.clone() {
+                    Some(query) => {
+                        let asked = *latest.borrow() + 1;
+                        *latest.borrow_mut() = asked;
+                        port.query(query, move |answer| {
+                            // Only the latest asking counts (answers come in order anyway).
+                            if *latest.borrow() == asked {
+                                later.set(Rc::new(answer));
+                            }
+                        });
+                    }
+                    None => later.set(Rc::new(Answer::Nothing)),
+                }
+            }
+        });
+    }
+    if local {
+        now
+    } else {
+        (*later).clone()
+    }
 }
 
 /// Wall clock in ms (performance.now), for animation and frame budgets only.

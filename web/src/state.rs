@@ -9,7 +9,7 @@ use std::rc::Rc;
 use yew::Reducible;
 
 /// The main views.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum View {
     /// Cluster and lifecycle side by side.
     Overview,
@@ -136,7 +136,7 @@ pub fn speed_label(speed: f64) -> String {
 }
 
 /// One line of the kubectl console.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct ConsoleEntry {
     /// Virtual time it ran at.
     pub t_ms: u64,

@@ -7,9 +7,15 @@ use kubesim_web::driver::Driver;
 use kubesim_web::engine::{Engine, Input};
 use kubesim_web::frame::Frame;
 use kubesim_web::options::Options;
+use kubesim_web::scenarios;
 use kubesim_web::state::{Action, AppState, Panel, Selection, Theme, View};
 use kubesim_web::text::{clock, diff_lines, to_yaml, DiffLine};
-use kubesim_web::{mount, scenarios};
+
+/// The app with its simulation on this thread (the test's module holds it; the site's UI
+/// module reaches it in a Web Worker).
+fn mount(root: web_sys::Element, options: Options) -> yew::AppHandle<kubesim_web::components::app::App> {
+    kubesim_web::mount_with(root, options, kubesim_web::components::app::Connect(kubesim_web::port::Port::local_start))
+}
 use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;

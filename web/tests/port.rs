@@ -7,8 +7,8 @@ use kubesim_web::scenarios;
 use kubesim_web::state::Action;
 
 fn host(scenario: &str) -> Host {
-    let scenario = scenarios::by_name(scenario).expect("scenario");
-    Host::new(Start { scenario, seed: 1, scheduler_annotations: false, t_ms: None, fork: None })
+    assert!(scenarios::meta(scenario).is_some(), "{scenario}");
+    Host::new(Start { scenario: scenario.into(), inputs: Vec::new(), seed: 1, scheduler_annotations: false, t_ms: None, fork: None })
 }
 
 /// Sends `command` at wall time `wall`, the clock standing still (no budget runs out).
@@ -131,4 +131,91 @@ fn a_fork_takes_the_editor_and_console_when_targeted_and_is_compared() {
     // Loading a scenario starts it playing in its view.
     assert_eq!(names(&send(&mut host, Command::Load("service-dns".into()), 0.0)), ["ScenarioLoaded", "SetView", "Play"]);
     assert!(send(&mut host, Command::Load("no-such-scenario".into()), 0.0).is_empty());
+}
+
+/// The same session twice: once on a local host, once through the worker's channel as bytes
+/// (JSON messages, frames as deltas) and decoded on the UI's side. Every frame, console line,
+/// answer and fork state the UI gets must be the same.
+#[test]
+fn the_worker_channel_delivers_the_same_frames_and_answers_as_a_local_host() {
+    use kubesim_web::wire::{Decoder, FromSim, Received, ToSim};
+    use kubesim_web::worker::Channel;
+    let start = Start { scenario: "service-dns".into(), inputs: Vec::new(), seed: 7, scheduler_annotations: false, t_ms: None, fork: None };
+    let mut local = Host::new(start.clone());
+    let mut channel = Channel::default();
+    let mut decoder = Decoder::default();
+    let ready: Vec<FromSim> = serde_json::from_slice(&Channel::ready()).expect("ready");
+    assert_eq!(ready, [FromSim::Ready]);
+    // Sends one message through the channel; what the UI's side decodes.
+    let mut remote = |message: ToSim, wall: f64| -> Vec<Received> {
+        let bytes = serde_json::to_vec(&message).expect("encode");
+        let out = channel.handle_bytes(&bytes, &|| wall);
+        let batch: Vec<FromSim> = serde_json::from_slice(&out).expect("decode");
+        batch.into_iter().map(|m| decoder.decode(m)).collect()
+    };
+    let actions = |received: Vec<Received>| -> Vec<Action> {
+        received
+            .into_iter()
+            .map(|r| match r {
+                Received::Action(a) => a,
+                _ => panic!("an answer where actions were expected"),
+            })
+            .collect()
+    };
+    let first = actions(remote(ToSim::Start(start), 0.0));
+    let [Action::Frame(frame)] = &first[..] else { panic!("{first:?}") };
+    assert_eq!(**frame, *local.frame(), "the first frame");
+
+    let mut script: Vec<Command> = Vec::new();
+    for n in 1..=120 {
+        script.push(Command::Tick { wall_ms: 100.0 * n as f64, playing: true, speed: 5.0 });
+        if n == 40 {
+            script.push(Command::Run("get svc".into()));
+            script.push(Command::Fork(ForkCommand::Open));
+            script.push(Command::Run("scale deployment web --replicas=0".into()));
+        }
+        if n == 80 {
+            script.push(Command::Seek(3_000));
+            script.push(Command::Fork(ForkCommand::Close));
+        }
+    }
+    let mut frames = 0;
+    let mut tails = 0;
+    for (n, command) in script.into_iter().enumerate() {
+        let wall = 100.0 * (n + 1) as f64;
+        let mut expected = Vec::new();
+        local.handle(command.clone(), wall, &|| wall, &mut |a| expected.push(a));
+        let got = actions(remote(ToSim::Command { wall_ms: wall, command: command.clone() }, wall));
+        assert_eq!(got.len(), expected.len(), "{command:?}: {got:?} vs {expected:?}");
+        for (got, expected) in got.iter().zip(&expected) {
+            match (got, expected) {
+                (Action::Frame(a), Action::Frame(b)) => {
+                    assert_eq!(**a, **b, "{command:?}");
+                    frames += 1;
+                    tails += usize::from(!a.activity.is_empty());
+                }
+                (Action::ForkFrame(a, la, da), Action::ForkFrame(b, lb, db)) => {
+                    assert_eq!((&**a, la, da.as_deref()), (&**b, lb, db.as_deref()), "{command:?}");
+                }
+                (Action::Forked(Some(a)), Action::Forked(Some(b))) => assert_eq!(a, b, "{command:?}"),
+                (a, b) => assert_eq!(a, b, "{command:?}"),
+            }
+        }
+    }
+    assert!(frames >= 30 && tails > 0, "{frames} frames compared");
+
+    // Answers cross as they are.
+    let query = Query::PodContainers("default".into(), "client".into());
+    let expected = local.answer(&query);
+    assert!(matches!(&expected, Answer::PodContainers(c) if !c.is_empty()), "{expected:?}");
+    let got = remote(ToSim::Query { id: 9, query }, 0.0);
+    assert!(matches!(&got[..], [Received::Answer(9, a)] if *a == expected));
+    let got = remote(ToSim::Query { id: 10, query: Query::Moment }, 0.0);
+    assert!(matches!(&got[..], [Received::Answer(10, a)] if *a == local.answer(&Query::Moment)));
+    // A message that does not decode is answered with an empty batch.
+    assert_eq!(channel_reply(b"{not json"), "[]");
+}
+
+fn channel_reply(bytes: &[u8]) -> String {
+    String::from_utf8(kubesim_web::worker::Channel::default().handle_bytes(bytes, &|| 0.0)).expect("utf-8")
 }

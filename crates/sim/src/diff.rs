@@ -16,7 +16,7 @@ pub const MAX_FIELDS: usize = 12;
 const MAX_VALUE: usize = 80;
 
 /// One field whose value differs.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct FieldChange {
     /// JSON path as people read it: `status.phase`, `spec.containers[0].image`.
     pub path: String,
@@ -27,7 +27,7 @@ pub struct FieldChange {
 }
 
 /// An object both worlds hold, with different contents.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct ChangedObject {
     /// Which object.
     pub key: ObjectKey,
@@ -38,7 +38,7 @@ pub struct ChangedObject {
 }
 
 /// An event (by object, type, reason and message) with how often it occurred.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct EventLine {
     /// Namespace of the involved object.
     pub namespace: String,
@@ -55,7 +55,7 @@ pub struct EventLine {
 }
 
 /// What differs between two worlds.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, Default, PartialEq, Eq)]
 pub struct WorldDiff {
     /// Objects only the first world holds (Events aside).
     pub only_a: Vec<ObjectKey>,

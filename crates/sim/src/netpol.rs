@@ -16,7 +16,7 @@ use kubesim_runtime::net::{route_remote, Flow, Packet};
 pub const PROBE_TIMEOUT_MS: u64 = 1_000;
 
 /// What one probe saw.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub enum ProbeResult {
     /// The connection was accepted.
     Connected,

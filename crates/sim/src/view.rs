@@ -12,7 +12,7 @@ mod storage;
 pub use storage::*;
 
 /// Where a pod is in its life, as the lifecycle graph draws it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Lifecycle {
     /// Waiting for the scheduler (or no feasible node yet).
     Pending,
@@ -89,7 +89,7 @@ impl Lifecycle {
 }
 
 /// A node as the cluster view draws it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct NodeView {
     /// Name.
     pub name: String,
@@ -116,7 +116,7 @@ pub struct NodeView {
 }
 
 /// A pod as the views draw it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct PodView {
     /// Namespace.
     pub namespace: String,
@@ -147,7 +147,7 @@ pub struct PodView {
 }
 
 /// A snapshot of the cluster at the world's current time.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct ClusterSnapshot {
     /// Virtual time.
     pub t_ms: Millis,
@@ -293,7 +293,7 @@ pub fn pod_view(pod: &Pod) -> PodView {
 }
 
 /// Which object a trace record or an inspector concerns.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjectKey {
     /// API group ("" for core).
     pub group: String,
@@ -424,14 +424,15 @@ pub fn trace_len(world: &World) -> usize {
 }
 
 /// One version of an object, as an inspector shows it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
 pub struct ObjectVersion {
     /// Virtual time of the write.
     pub t_ms: Millis,
     /// Revision of the write.
     pub revision: u64,
     /// ADDED / MODIFIED / DELETED.
-    pub event_type: &'static str,
+    #[serde(deserialize_with = "static_str::deserialize")]
+    pub event_type: static_str::Name,
     /// Who wrote it.
     pub actor: String,
     /// The object after the write, as the API serves it.
@@ -461,7 +462,7 @@ pub fn object_keys(world: &World) -> Vec<ObjectKey> {
 }
 
 /// An Event object as the event log shows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct EventView {
     /// lastTimestamp (virtual ms).
     pub last_ms: Millis,
@@ -523,7 +524,7 @@ pub fn events(world: &World) -> Vec<EventView> {
 /// The scheduler's explanation of its last decision for a pod (kube-scheduler-simulator's
 /// filter/score/final-score tables), read from the scheduler component's attempt history: the
 /// pod objects carry no explanation (kube-scheduler writes no annotations).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, Default, PartialEq, Eq)]
 pub struct SchedulingExplanation {
     /// Node → [(filter plugin, "passed" or the reason)], nodes and plugins in name order.
     pub filter: Vec<(String, Vec<(String, String)>)>,
@@ -543,7 +544,7 @@ impl SchedulingExplanation {
 }
 
 /// A pod with everything its inspector needs.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct PodDetail {
     /// The summary view.
     pub view: PodView,
@@ -618,7 +619,7 @@ pub fn object_json(world: &World, key: &ObjectKey) -> Option<serde_json::Value> 
 
 /// A workload controller (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job) as the cluster
 /// view summarizes it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct WorkloadView {
     /// Kind.
     pub kind: String,
@@ -694,7 +695,7 @@ pub fn workloads(world: &World) -> Vec<WorkloadView> {
 }
 
 /// A Service as the network view lists it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct ServiceView {
     /// Namespace.
     pub namespace: String,
@@ -720,7 +721,7 @@ pub struct ServiceView {
 }
 
 /// One node's kube-proxy rules.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct NodeRulesView {
     /// The node.
     pub node: String,
@@ -735,14 +736,15 @@ pub struct NodeRulesView {
 }
 
 /// One packet, named the way a user thinks of it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct PacketView {
     /// When it was sent.
     pub t_ms: Millis,
     /// The sending pod (`default/client`), or the host.
     pub from: String,
     /// `tcp`, `udp`, `dns`.
-    pub protocol: &'static str,
+    #[serde(deserialize_with = "static_str::deserialize")]
+    pub protocol: static_str::Name,
     /// Where it was sent (`10.96.0.10:53`).
     pub dst: String,
     /// The Service whose rules rewrote it.
@@ -767,13 +769,14 @@ pub struct PacketView {
     pub answer: Option<String>,
     /// How a packet not sent by a container's own process was sent (`kubectl exec`,
     /// `kubectl port-forward`, `minikube ssh`); the workstation's packets are named by `from`.
-    pub via: Option<&'static str>,
+    #[serde(deserialize_with = "static_str::deserialize_option")]
+    pub via: Option<static_str::Name>,
     /// Its path, hop by hop ([`packet_hops`]).
     pub hops: Vec<HopView>,
 }
 
 /// One hop of a packet's path: where it was and what happened there.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct HopView {
     /// The place (`default/client on node-1`, `node-2's kube-proxy rules`, `fabric`, ...).
     pub place: String,
@@ -985,7 +988,7 @@ fn packet_hops(p: &kubesim_runtime::net::PacketRecord, from: &str, names: &Names
 }
 
 /// A NetworkPolicy as the network view lists it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct PolicyRow {
     /// Its namespace.
     pub namespace: String,
@@ -1002,7 +1005,7 @@ pub struct PolicyRow {
 /// Who may connect to whom: the connectivity matrix of the pods outside kube-system, from the
 /// verdicts the fabric enforces (`kubesim_netpol::PolicyView::explain`), in the netpol e2e's
 /// `.`/`X` terms.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 pub struct MatrixView {
     /// The pods (`namespace/name`), rows and columns alike.
     pub pods: Vec<String>,
@@ -1179,7 +1182,7 @@ pub fn hops_text(packets: &[PacketView]) -> String {
 }
 
 /// Services, kube-proxy rules and recent traffic.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 pub struct NetworkView {
     /// Every Service.
     pub services: Vec<ServiceView>,
@@ -1209,7 +1212,7 @@ pub struct NetworkView {
 pub const LOAD_INTERVAL_ENV: &str = "REQUEST_INTERVAL";
 
 /// A Deployment of clients pacing requests by [`LOAD_INTERVAL_ENV`].
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
 pub struct LoadGeneratorView {
     /// Its namespace.
     pub namespace: String,
@@ -1364,7 +1367,7 @@ pub fn network(world: &World, limit: usize) -> NetworkView {
 }
 
 /// One process of a container, as `ps` shows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct ProcessView {
     /// PID in the container.
     pub pid: u32,
@@ -1381,7 +1384,7 @@ pub struct ProcessView {
 }
 
 /// A volume mount and the first entries of what it holds.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct MountView {
     /// Mount point.
     pub path: String,
@@ -1394,7 +1397,7 @@ pub struct MountView {
 }
 
 /// What runs in one container, from the node's runtime (its latest attempt).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct ContainerRuntimeView {
     /// Container name.
     pub name: String,
@@ -1472,4 +1475,40 @@ pub fn pod_containers(world: &World, namespace: &str, name: &str) -> Vec<Contain
         });
     }
     out
+}
+
+/// Reading back the `&'static str` fields of views (event types, protocols, `via`: each a short,
+/// closed set of names) when a view crosses to another thread as data: each distinct string is
+/// allocated once and kept, so equal names are the same `&'static str` again.
+pub mod static_str {
+    use serde::Deserialize;
+    use std::collections::BTreeSet;
+    use std::sync::Mutex;
+
+    /// A `&'static str` field (spelled as an alias: serde's derive borrows fields written as
+    /// `&str` from the input, which a message between threads cannot lend).
+    pub type Name = &'static str;
+
+    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+
+    /// The interned `name`.
+    pub fn intern(name: &str) -> &'static str {
+        let mut names = NAMES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(known) = names.get(name) {
+            return known;
+        }
+        let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
+        names.insert(leaked);
+        leaked
+    }
+
+    /// `#[serde(deserialize_with)]` for a `&'static str`.
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+        Ok(intern(&String::deserialize(d)?))
+    }
+
+    /// `#[serde(deserialize_with)]` for an `Option<&'static str>`.
+    pub fn deserialize_option<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'static str>, D::Error> {
+        Ok(Option::<String>::deserialize(d)?.map(|name| intern(&name)))
+    }
 }

@@ -19,7 +19,7 @@ use kubesim_scheduler::queue::Location;
 use kubesim_scheduler::Outcome;
 
 /// One answer.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct WhyAnswer {
     /// The question (`Why is it Pending?`).
     pub question: String,

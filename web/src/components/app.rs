@@ -5,7 +5,7 @@ use crate::components::{
 };
 use crate::engine::Millis;
 use crate::options::Options;
-use crate::port::{use_query, Answer, Command, Host, Moment, Port, Query, Start};
+use crate::port::{use_query, Answer, Command, Moment, Port, Query, Start};
 use crate::state::{Action, AppState, Selection, Theme, View};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -18,6 +18,20 @@ use yew::prelude::*;
 pub struct AppProps {
     /// Start-up options.
     pub options: Options,
+    /// How the app reaches its simulation.
+    pub connect: Connect,
+}
+
+/// How an app reaches its simulation: [`crate::worker::connect`] (a Web Worker) or
+/// [`Port::local_start`] (this thread).
+#[derive(Clone, Copy)]
+pub struct Connect(pub fn(Start) -> Port);
+
+impl PartialEq for Connect {
+    /// An app connects once: a new way to connect is no reason to re-render.
+    fn eq(&self, _: &Connect) -> bool {
+        true
+    }
 }
 
 pub use crate::port::ForkCommand;
@@ -82,7 +96,7 @@ impl Controls {
         let load = {
             let port = port.clone();
             Callback::from(move |name: String| {
-                if crate::scenarios::by_name(&name).is_none() {
+                if crate::scenarios::meta(&name).is_none() {
                     return;
                 }
                 // Keep the address shareable (full app only: embeds do not own the URL).
@@ -141,7 +155,8 @@ pub fn app(props: &AppProps) -> Html {
     let options = props.options.clone();
     let port = {
         let options = options.clone();
-        use_memo((), move |_| Port::local(Host::new(Start::from_options(&options))))
+        let connect = props.connect.0;
+        use_memo((), move |_| connect(Start::from_options(&options)))
     };
     let state = {
         let (frame, fork) = (port.frame(), port.fork_state());
@@ -168,7 +183,7 @@ pub fn app(props: &AppProps) -> Html {
         use_effect_with((), move |_| {
             let stop = animation_loop(move |t| {
                 let (playing, speed) = *settings.borrow();
-                port.send(Command::Tick { wall_ms: t, playing, speed });
+                port.tick(t, playing, speed);
             });
             move || stop()
         });
@@ -273,7 +288,7 @@ pub fn app(props: &AppProps) -> Html {
     };
     html! {
         <ContextProvider<Controls> context={(*controls).clone()}>
-            <div ref={root} class={classes!("ks", theme, state.embed.then_some("ks-embed"), format!("ks-view-{}", state.view.name()))} tabindex="-1" aria-label="kubesim: Kubernetes control-plane simulator">
+            <div ref={root} class={classes!("ks", theme, state.embed.then_some("ks-embed"), format!("ks-view-{}", state.view.name()))} tabindex="-1" aria-label="kubesim: Kubernetes control-plane simulator" data-sim-memory={frame.perf.sim_memory_bytes.to_string()}>
                 if !state.embed {
                     <Header view={state.view} theme={state.theme} scenario_title={scenario_title} scene={frame.scene.clone()} revision={frame.revision} />
                 }
@@ -283,6 +298,12 @@ pub fn app(props: &AppProps) -> Html {
                             "This cluster reached the browser's cap of {} pods or {} objects: {} creates were refused (FailedCreate events name the cap) and the rest runs on. Scale down or delete to make room; `kubesim run` natively has no cap.",
                             kubesim_sim::world::BROWSER_LIMITS.pods, kubesim_sim::world::BROWSER_LIMITS.objects, frame.limit_refusals
                         ) }</span>
+                    </div>
+                }
+                // Revision 0 is no world's: the simulation's module is still on its way.
+                if frame.revision == 0 {
+                    <div class="ks-notice ks-starting" role="status">
+                        <span>{ "Starting the simulated cluster: loading the simulation…" }</span>
                     </div>
                 }
                 if let Some(notice) = state.notice.clone() {

@@ -24,7 +24,7 @@ pub fn gallery(props: &GalleryProps) -> Html {
                     <button class="ks-icon-button" onclick={close} aria-label="Close">{ "✕" }</button>
                 </div>
                 <div class="ks-cards">
-                    { for crate::scenarios::all().into_iter().map(|s| {
+                    { for crate::scenarios::CATALOG.iter().map(|s| {
                         let load = controls.load.clone();
                         let name = s.name.to_string();
                         let current = props.current == s.name;

@@ -26,7 +26,7 @@ pub struct NetworkProps {
 }
 
 /// What the external client sent from the workstation and what came back.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct ExternalResult {
     /// When it was sent.
     pub t_ms: u64,

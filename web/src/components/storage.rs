@@ -8,7 +8,7 @@
 //! `view::storage` and `view::volume_files`.
 
 use crate::components::app::Controls;
-use crate::port::{Answer, Query};
+use crate::port::{use_query, Answer, Port, Query};
 use crate::state::Selection;
 use crate::text::{clock, short_duration};
 use kubesim_sim::view::{ClaimRow, ClaimStage, EventView, ObjectKey, PathStep, StepState, StorageView, VolumeFiles};
@@ -162,15 +162,12 @@ fn claim_detail(props: &DetailProps) -> Html {
     let claim = &props.claim;
     // The files, re-read once per virtual second (containers write between API writes).
     let files = {
-        let port = controls.as_ref().map(|c| c.port.clone());
-        let volume = claim.volume.clone().map(Query::VolumeFiles);
-        use_memo((volume, props.now / 1000), move |(volume, _)| match (port, volume) {
-            (Some(port), Some(query)) => match port.answer(query) {
-                Answer::VolumeFiles(files) => files,
-                _ => None,
-            },
+        let port = controls.as_ref().map(|c| c.port.clone()).unwrap_or_else(Port::unconnected);
+        let files = use_query(&port, claim.volume.clone().map(Query::VolumeFiles), props.now / 1000);
+        match &*files {
+            Answer::VolumeFiles(files) => files.clone(),
             _ => None,
-        })
+        }
     };
     let about = |e: &&EventView| {
         e.namespace == claim.namespace
@@ -221,7 +218,7 @@ fn claim_detail(props: &DetailProps) -> Html {
                 <div>
                     <h4>{ "Files" }<span class="ks-muted">{ " in the volume, where its bytes are now" }</span></h4>
                     if claim.volume.is_some() {
-                        { files_list(files.as_ref().as_ref()) }
+                        { files_list(files.as_ref()) }
                     } else {
                         <p class="ks-muted">{ "No volume yet." }</p>
                     }

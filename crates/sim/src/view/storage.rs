@@ -18,7 +18,7 @@ use kubesim_api::Millis;
 use std::collections::BTreeMap;
 
 /// A StorageClass as the storage view lists it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct StorageClassRow {
     /// Name.
     pub name: String,
@@ -37,7 +37,7 @@ pub struct StorageClassRow {
 }
 
 /// One step of a volume's path from claim to mounted directory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Step {
     /// A PV exists for the claim (created by a provisioner, or pre-provisioned).
     Provision,
@@ -68,7 +68,7 @@ impl Step {
 }
 
 /// How far one step is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum StepState {
     /// Not reached yet.
     Todo,
@@ -99,7 +99,7 @@ impl StepState {
 }
 
 /// One step of a claim's path.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct PathStep {
     /// Which.
     pub step: Step,
@@ -110,7 +110,7 @@ pub struct PathStep {
 }
 
 /// Where a claim is on its path, in one word.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ClaimStage {
     /// No volume and nothing provisioning it (no provisioner, or waiting for a matching PV).
     Pending,
@@ -150,7 +150,7 @@ impl ClaimStage {
 }
 
 /// A PersistentVolumeClaim with its path.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct ClaimRow {
     /// Namespace.
     pub namespace: String,
@@ -185,7 +185,7 @@ pub struct ClaimRow {
 }
 
 /// A PersistentVolume as the storage view lists it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct VolumeRow {
     /// Name.
     pub name: String,
@@ -208,7 +208,7 @@ pub struct VolumeRow {
 }
 
 /// A VolumeAttachment.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct AttachmentRow {
     /// Name (`csi-<sha256>`).
     pub name: String,
@@ -229,7 +229,7 @@ pub struct AttachmentRow {
 }
 
 /// A CSIDriver.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct CsiDriverRow {
     /// Name.
     pub name: String,
@@ -242,7 +242,7 @@ pub struct CsiDriverRow {
 }
 
 /// A CSINode: the drivers registered on a node.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct CsiNodeRow {
     /// The node.
     pub node: String,
@@ -251,7 +251,7 @@ pub struct CsiNodeRow {
 }
 
 /// Everything the storage view shows.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 pub struct StorageView {
     /// StorageClasses by name.
     pub classes: Vec<StorageClassRow>,
@@ -722,7 +722,7 @@ fn claim_row(
 }
 
 /// One entry of a volume's file listing.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct FileEntry {
     /// Path inside the volume (`/log`, `/lost+found/`).
     pub path: String,
@@ -735,7 +735,7 @@ pub struct FileEntry {
 }
 
 /// What a volume holds and where its bytes are.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct VolumeFiles {
     /// Where the bytes are (`disk vol-0… attached to a1 as /dev/xvdaa`, `node-1:/var/…`).
     pub location: String,

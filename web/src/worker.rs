@@ -1,0 +1,310 @@
+//! The simulation in a Web Worker, and the UI's end of the channel to it.
+//!
+//! The site ships two WebAssembly modules: the UI's (`kubesim-web`: Yew, the views, the port)
+//! and the simulation's (`kubesim-worker`: the world, the engine, the [`Host`]). The UI starts a
+//! Worker on `kubesim-worker_loader.js` and talks to it in [`wire`](crate::wire) messages, so
+//! the simulation runs flat out without taking frames from the page. Where a Worker cannot be
+//! started (a page on another origin, a browser without workers), the UI loads the same
+//! simulation module on its own thread and talks to it through the same messages — today's
+//! single-thread behaviour, the bundle split kept.
+//!
+//! Either way the simulation's end is [`Channel`]: bytes in (one [`ToSim`]), bytes out (a batch
+//! of [`FromSim`], one per message, plus a first `[Ready]`).
+
+use crate::port::Host;
+use crate::wire::{Encoder, FromSim, ToSim};
+
+/// Wall ms the simulation in a worker runs per tick: the page renders meanwhile, so a tick may
+/// take longer than a frame (at max speed the views then refresh at 30-40 Hz, the page at 60).
+pub const WORKER_TICK_BUDGET_MS: f64 = 24.0;
+
+/// The simulation's end: a host (once started) and the encoder of what it sends.
+#[derive(Default)]
+pub struct Channel {
+    host: Option<Host>,
+    encoder: Encoder,
+}
+
+impl Channel {
+    /// Handles one message and returns the batch that answers it.
+    pub fn handle(&mut self, message: ToSim, clock: &dyn Fn() -> f64) -> Vec<FromSim> {
+        let mut actions = Vec::new();
+        let mut out = Vec::new();
+        match message {
+            ToSim::Start(start) => {
+                let mut host = Host::new(start);
+                host.set_tick_budget(WORKER_TICK_BUDGET_MS);
+                actions.push(crate::state::Action::Frame(host.frame()));
+                if let Some(fork) = host.fork_state() {
+                    actions.push(crate::state::Action::Forked(Some(fork)));
+                }
+                self.host = Some(host);
+            }
+            ToSim::Command { wall_ms, command } => {
+                if let Some(host) = self.host.as_mut() {
+                    host.handle(command, wall_ms, clock, &mut |a| actions.push(a));
+                }
+            }
+            ToSim::Query { id, query } => {
+                let answer = self.host.as_ref().map_or(crate::port::Answer::Nothing, |h| h.answer(&query));
+                out.push(FromSim::Answer(id, answer));
+            }
+            ToSim::External { id, wall_ms, url, host: header } => {
+                let result = match self.host.as_mut() {
+                    Some(host) => host.send_external(&url, &header, wall_ms, &mut |a| actions.push(a)),
+                    None => Err("the simulation has not started".into()),
+                };
+                out.push(FromSim::External(id, result));
+            }
+        }
+        let mut batch: Vec<FromSim> = actions.into_iter().filter_map(|a| self.encoder.encode(a)).collect();
+        batch.extend(out);
+        batch
+    }
+
+    /// [`Channel::handle`] on encoded bytes (a message that does not decode is answered with
+    /// an empty batch, so the UI's count of answers stays right).
+    pub fn handle_bytes(&mut self, bytes: &[u8], clock: &dyn Fn() -> f64) -> Vec<u8> {
+        let batch = match serde_json::from_slice::<ToSim>(bytes) {
+            Ok(message) => self.handle(message, clock),
+            Err(_) => Vec::new(),
+        };
+        serde_json::to_vec(&batch).unwrap_or_else(|_| b"[]".to_vec())
+    }
+
+    /// The first batch: ready for messages.
+    pub fn ready() -> Vec<u8> {
+        serde_json::to_vec(&[FromSim::Ready]).unwrap_or_default()
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+pub use browser::{connect, serve, sim_channel};
+
+/// Natively (server-side rendering in tests) there are no workers: the simulation runs here.
+#[cfg(all(not(target_arch = "wasm32"), feature = "local"))]
+pub fn connect(start: crate::port::Start) -> crate::port::Port {
+    crate::port::Port::local_start(start)
+}
+
+#[cfg(target_arch = "wasm32")]
+mod browser {
+    use super::*;
+    use crate::port::{Port, Transport};
+    use crate::wire::{Decoder, Received};
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    use wasm_bindgen::closure::Closure;
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen::JsValue;
+
+    fn clock() -> f64 {
+        js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("performance"))
+            .ok()
+            .and_then(|p| p.dyn_into::<web_sys::Performance>().ok())
+            .map(|p| p.now())
+            .unwrap_or(0.0)
+    }
+
+    fn bytes_of(data: &JsValue) -> Vec<u8> {
+        js_sys::Uint8Array::new(data).to_vec()
+    }
+
+    /// The simulation module's entry: in a worker, answer the page's messages; elsewhere (the
+    /// page loaded the module itself) wait for [`sim_channel`].
+    pub fn serve() {
+        let Ok(scope) = js_sys::global().dyn_into::<web_sys::DedicatedWorkerGlobalScope>() else { return };
+        let channel = RefCell::new(Channel::default());
+        let reply_scope = scope.clone();
+        let onmessage = Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |event: web_sys::MessageEvent| {
+            let out = channel.borrow_mut().handle_bytes(&bytes_of(&event.data()), &clock);
+            let array = js_sys::Uint8Array::from(&out[..]);
+            let transfer = js_sys::Array::of1(&array.buffer());
+            let _ = reply_scope.post_message_with_transfer(&array, &transfer);
+        });
+        scope.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
+        onmessage.forget();
+        let ready = js_sys::Uint8Array::from(&Channel::ready()[..]);
+        let _ = scope.post_message(&ready);
+    }
+
+    /// A simulation on the page's thread (no worker): returns `post(bytes)`; each answer goes
+    /// to `reply(bytes)` as it is made (the first is `[Ready]`, sent once the page's next task
+    /// runs). The simulation module exports it (`src/bin/kubesim-worker.rs`); the UI's module
+    /// must not (an export keeps the whole simulation in the module).
+    pub fn sim_channel(reply: js_sys::Function) -> js_sys::Function {
+        let channel = RefCell::new(Channel::default());
+        let reply = Rc::new(reply);
+        let answer = reply.clone();
+        let post = Closure::<dyn Fn(JsValue)>::new(move |data: JsValue| {
+            let out = channel.borrow_mut().handle_bytes(&bytes_of(&data), &clock);
+            let _ = answer.call1(&JsValue::NULL, &js_sys::Uint8Array::from(&out[..]));
+        });
+        // Ready after this call returns (the page sets up its end first).
+        let ready = Closure::once_into_js(move || {
+            let _ = reply.call1(&JsValue::NULL, &js_sys::Uint8Array::from(&Channel::ready()[..]));
+        });
+        if let Some(window) = web_sys::window() {
+            let _ = window.set_timeout_with_callback(ready.unchecked_ref());
+        }
+        post.into_js_value().unchecked_into()
+    }
+
+    /// The UI's end: a Worker, or the module on this thread.
+    struct Remote {
+        /// Messages wait here until the simulation is ready.
+        queue: RefCell<Vec<Vec<u8>>>,
+        ready: std::cell::Cell<bool>,
+        target: RefCell<Target>,
+    }
+
+    enum Target {
+        Loading,
+        Worker(web_sys::Worker),
+        Page(js_sys::Function),
+        Failed,
+    }
+
+    impl Remote {
+        fn send_bytes(&self, bytes: Vec<u8>) {
+            match &*self.target.borrow() {
+                Target::Worker(worker) => {
+                    let array = js_sys::Uint8Array::from(&bytes[..]);
+                    let transfer = js_sys::Array::of1(&array.buffer());
+                    let _ = worker.post_message_with_transfer(&array, &transfer);
+                }
+                Target::Page(post) => {
+                    let _ = post.call1(&JsValue::NULL, &js_sys::Uint8Array::from(&bytes[..]));
+                }
+                Target::Loading | Target::Failed => {}
+            }
+        }
+
+        fn flush(&self) {
+            let queued = std::mem::take(&mut *self.queue.borrow_mut());
+            for bytes in queued {
+                self.send_bytes(bytes);
+            }
+        }
+    }
+
+    /// A transport over [`Remote`] for one port.
+    struct RemoteTransport(Rc<Remote>);
+
+    impl Transport for RemoteTransport {
+        fn post(&self, message: ToSim, _port: &Port) {
+            let Ok(bytes) = serde_json::to_vec(&message) else { return };
+            if self.0.ready.get() {
+                self.0.send_bytes(bytes);
+            } else {
+                self.0.queue.borrow_mut().push(bytes);
+            }
+        }
+
+        fn is_local(&self) -> bool {
+            false
+        }
+
+        fn answer_now(&self, _: &crate::port::Query) -> Option<crate::port::Answer> {
+            None
+        }
+    }
+
+    /// What arrives from the simulation: decoded into actions and answers for the port.
+    fn on_batch(remote: &Rc<Remote>, decoder: &RefCell<Decoder>, port: &Port, bytes: &[u8]) {
+        let Ok(batch) = serde_json::from_slice::<Vec<FromSim>>(bytes) else { return };
+        let received: Vec<Received> = {
+            let mut decoder = decoder.borrow_mut();
+            batch.into_iter().map(|m| decoder.decode(m)).collect()
+        };
+        let ready = matches!(received.as_slice(), [Received::Ready]);
+        if ready {
+            remote.ready.set(true);
+            remote.flush();
+        }
+        port.receive(received, !ready);
+    }
+
+    /// Where the page keeps the simulation module's files.
+    fn asset(name: &str) -> String {
+        let base = web_sys::window().and_then(|w| w.document()).and_then(|d| d.base_uri().ok().flatten()).unwrap_or_default();
+        web_sys::Url::new_with_base(name, &base).map(|u| u.href()).unwrap_or_else(|_| name.to_string())
+    }
+
+    /// A port to a simulation of `start` in a Web Worker, or on this thread when no worker can
+    /// be started.
+    pub fn connect(start: crate::port::Start) -> Port {
+        let port = Port::unconnected();
+        let remote = Rc::new(Remote { queue: RefCell::default(), ready: std::cell::Cell::new(false), target: RefCell::new(Target::Loading) });
+        port.set_transport(Rc::new(RemoteTransport(remote.clone())));
+        let decoder = Rc::new(RefCell::new(Decoder::default()));
+        // The first message: build the world.
+        port.start(start);
+        let worker = web_sys::Worker::new(&asset("kubesim-worker_loader.js"));
+        match worker {
+            Ok(worker) => {
+                let (r, d, p) = (remote.clone(), decoder.clone(), port.clone());
+                let onmessage = Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |event: web_sys::MessageEvent| {
+                    on_batch(&r, &d, &p, &bytes_of(&event.data()));
+                });
+                worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
+                onmessage.forget();
+                // A worker that never becomes ready (its script missing or refused): run here.
+                let (r, d, p) = (remote.clone(), decoder.clone(), port.clone());
+                let onerror = Closure::<dyn Fn(web_sys::Event)>::new(move |_event: web_sys::Event| {
+                    if !r.ready.get() {
+                        if let Target::Worker(worker) = &*r.target.borrow() {
+                            worker.terminate();
+                        }
+                        *r.target.borrow_mut() = Target::Loading;
+                        on_page(r.clone(), d.clone(), p.clone());
+                    }
+                });
+                worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
+                onerror.forget();
+                *remote.target.borrow_mut() = Target::Worker(worker);
+            }
+            Err(_) => on_page(remote, decoder, port.clone()),
+        }
+        port
+    }
+
+    /// Loads the simulation module on this thread and connects to it.
+    fn on_page(remote: Rc<Remote>, decoder: Rc<RefCell<Decoder>>, port: Port) {
+        wasm_bindgen_futures::spawn_local(async move {
+            let connected = async {
+                let global = js_sys::global();
+                let key = JsValue::from_str("wasm_bindgen");
+                if !js_sys::Reflect::has(&global, &key).unwrap_or(false) {
+                    load_script(&asset("kubesim-worker.js")).await?;
+                }
+                let bindgen: js_sys::Function = js_sys::Reflect::get(&global, &key)?.dyn_into()?;
+                let init = bindgen.call1(&JsValue::NULL, &JsValue::from_str(&asset("kubesim-worker_bg.wasm")))?;
+                wasm_bindgen_futures::JsFuture::from(js_sys::Promise::from(init)).await?;
+                let make: js_sys::Function = js_sys::Reflect::get(&bindgen, &JsValue::from_str("sim_channel"))?.dyn_into()?;
+                let (r, d, p) = (remote.clone(), decoder.clone(), port.clone());
+                let reply = Closure::<dyn Fn(JsValue)>::new(move |data: JsValue| on_batch(&r, &d, &p, &bytes_of(&data)));
+                let post: js_sys::Function = make.call1(&JsValue::NULL, reply.as_ref())?.dyn_into()?;
+                reply.forget();
+                Ok::<_, JsValue>(post)
+            };
+            *remote.target.borrow_mut() = match connected.await {
+                Ok(post) => Target::Page(post),
+                Err(_) => Target::Failed,
+            };
+        });
+    }
+
+    /// Adds a classic script to the page and waits for it to load.
+    async fn load_script(src: &str) -> Result<(), JsValue> {
+        let document = web_sys::window().and_then(|w| w.document()).ok_or_else(|| JsValue::from_str("no document"))?;
+        let script: web_sys::HtmlScriptElement = document.create_element("script")?.dyn_into()?;
+        script.set_src(src);
+        let loaded = js_sys::Promise::new(&mut |resolve, reject| {
+            script.set_onload(Some(&resolve));
+            script.set_onerror(Some(&reject));
+        });
+        document.head().ok_or_else(|| JsValue::from_str("no head"))?.append_child(&script)?;
+        wasm_bindgen_futures::JsFuture::from(loaded).await.map(|_| ())
+    }
+}
