@@ -12,3 +12,15 @@ awk -v boot="$dir/boot.js" '
 ' "$html" > "$html.tmp"
 mv "$html.tmp" "$html"
 test -s "$dir/boot.js" || { echo "trunk-post-build: no inline loader found in $html" >&2; exit 1; }
+# Start the simulation's Web Worker first, so its module downloads and compiles while the page's
+# own loads: what it sends waits in a queue until the app takes it (web/src/worker.rs, `connect`).
+cat - "$dir/boot.js" > "$dir/boot.js.tmp" <<'JS'
+try {
+  const worker = new Worker("./kubesim-worker_loader.js");
+  const started = { worker, queue: [], failed: false };
+  worker.onmessage = (event) => started.queue.push(event.data);
+  worker.onerror = () => { started.failed = true; };
+  window.__kubesimWorker = started;
+} catch (_) { /* no workers here: the app loads the simulation itself */ }
+JS
+mv "$dir/boot.js.tmp" "$dir/boot.js"

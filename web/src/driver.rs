@@ -445,7 +445,6 @@ impl Driver {
             activity,
             perf: Perf { sim_ms: self.sim_ms, fps: self.frame_walls.len() as f64, sim_memory_bytes: memory_bytes() },
             limit_refusals: self.engine.world().api().limit_refusals(),
-            scenario_title: self.scenario.title,
             nodes_down,
             recent_transitions,
         };

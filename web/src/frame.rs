@@ -101,8 +101,6 @@ pub struct Frame {
     pub perf: Perf,
     /// Creates the browser's size cap refused so far (a runaway workload).
     pub limit_refusals: u64,
-    /// The scenario's title.
-    pub scenario_title: &'static str,
     /// Nodes that are down now (without power, or cut off from the API server).
     pub nodes_down: Rc<Vec<String>>,
     /// The latest lifecycle transitions (at most [`RECENT_TRANSITIONS`]), oldest first.
@@ -136,7 +134,6 @@ impl Frame {
             activity: Rc::new(Vec::new()),
             perf: Perf::default(),
             limit_refusals: 0,
-            scenario_title: "",
             nodes_down: Rc::new(Vec::new()),
             recent_transitions: Rc::new(Vec::new()),
         }

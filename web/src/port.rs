@@ -507,6 +507,10 @@ struct Shared {
     /// Messages sent and not yet answered (a remote simulation answers each with one batch).
     in_flight: std::cell::Cell<u32>,
     definitions: std::cell::Cell<bool>,
+    /// A tick is among the messages in flight.
+    tick_in_flight: std::cell::Cell<bool>,
+    /// The last tick's (playing, speed), and whether the simulation lagged behind it.
+    pace: std::cell::Cell<(bool, f64, bool)>,
     /// Before the first frame of a remote simulation: the frame to show.
     initial: RefCell<Option<(Rc<crate::frame::Frame>, Option<ForkState>)>>,
 }
@@ -530,6 +534,8 @@ impl Port {
             next_id: std::cell::Cell::new(1),
             in_flight: std::cell::Cell::new(0),
             definitions: std::cell::Cell::new(false),
+            tick_in_flight: std::cell::Cell::new(false),
+            pace: std::cell::Cell::new((false, 1.0, false)),
             initial: RefCell::new(initial),
         }))
     }
@@ -606,8 +612,15 @@ impl Port {
 
     /// One animation frame (skipped while the simulation elsewhere still works on the last:
     /// the next frame asks again, with the time that has passed).
+    ///
+    /// A simulation in a worker that runs flat out (max speed, or behind the requested speed)
+    /// gets its next tick as soon as it answers the last, not at the next animation frame: it
+    /// never waits for the page.
     pub fn tick(&self, wall_ms: f64, playing: bool, speed: f64) {
+        let (_, _, lagging) = self.0.pace.get();
+        self.0.pace.set((playing, speed, lagging));
         if self.0.in_flight.get() == 0 {
+            self.0.tick_in_flight.set(!self.is_local());
             self.post(ToSim::Command { wall_ms, command: Command::Tick { wall_ms, playing, speed } });
         }
     }
@@ -653,6 +666,11 @@ impl Port {
     /// What came back for one message: actions for the reducer, answers for their askers.
     fn received(&self, actions: Vec<Action>, replies: Vec<(u64, Reply)>) {
         self.0.in_flight.set(self.0.in_flight.get().saturating_sub(1));
+        let (playing, speed, mut lagging) = self.0.pace.get();
+        if let Some(frame) = actions.iter().rev().find_map(|a| if let Action::Frame(f) = a { Some(f) } else { None }) {
+            lagging = frame.lagging;
+            self.0.pace.set((playing, speed, lagging));
+        }
         let dispatch = self.0.dispatch.borrow().clone();
         if let Some(dispatch) = dispatch {
             for action in actions {
@@ -664,6 +682,10 @@ impl Port {
             if let Some(done) = done {
                 done(reply);
             }
+        }
+        // A tick answered: a simulation running flat out gets the next one now.
+        if self.0.in_flight.get() == 0 && self.0.tick_in_flight.replace(false) && playing && (speed <= 0.0 || lagging) {
+            self.tick(wall_now(), playing, speed);
         }
     }
 

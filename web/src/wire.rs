@@ -94,7 +94,6 @@ pub struct FrameDelta {
     lagging: bool,
     perf: Perf,
     limit_refusals: u64,
-    scenario_title: Option<String>,
     scene: Option<ClusterSnapshot>,
     workloads: Option<Vec<WorkloadView>>,
     events: Option<Vec<EventView>>,
@@ -144,7 +143,6 @@ impl FrameDelta {
             lagging: next.lagging,
             perf: next.perf.clone(),
             limit_refusals: next.limit_refusals,
-            scenario_title: (previous.map(|p| p.scenario_title) != Some(next.scenario_title)).then(|| next.scenario_title.to_string()),
             scene: changed(previous.map(|p| &p.scene), &next.scene),
             workloads: changed(previous.map(|p| &p.workloads), &next.workloads),
             events: changed(previous.map(|p| &p.events), &next.events),
@@ -199,7 +197,6 @@ impl FrameDelta {
             activity,
             perf: self.perf,
             limit_refusals: self.limit_refusals,
-            scenario_title: self.scenario_title.map_or(previous.scenario_title, |t| kubesim_sim::view::static_str::intern(&t)),
             nodes_down: keep(self.nodes_down, &previous.nodes_down),
             recent_transitions: keep(self.recent_transitions, &previous.recent_transitions),
         }

@@ -240,7 +240,12 @@ mod browser {
         let decoder = Rc::new(RefCell::new(Decoder::default()));
         // The first message: build the world.
         port.start(start);
-        let worker = web_sys::Worker::new(&asset("kubesim-worker_loader.js"));
+        // The page may have started the worker already (boot.js), its first messages queued.
+        let (worker, queued) = match take_prestarted() {
+            Some(Ok((worker, queued))) => (Ok(worker), queued),
+            Some(Err(())) => (Err(JsValue::NULL), Vec::new()),
+            None => (web_sys::Worker::new(&asset("kubesim-worker_loader.js")), Vec::new()),
+        };
         match worker {
             Ok(worker) => {
                 let (r, d, p) = (remote.clone(), decoder.clone(), port.clone());
@@ -263,10 +268,29 @@ mod browser {
                 worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
                 onerror.forget();
                 *remote.target.borrow_mut() = Target::Worker(worker);
+                for data in queued {
+                    on_batch(&remote, &decoder, &port, &bytes_of(&data));
+                }
             }
             Err(_) => on_page(remote, decoder, port.clone()),
         }
         port
+    }
+
+    /// The worker the page started before the app (boot.js: `window.__kubesimWorker`), taken
+    /// once: with the messages it sent meanwhile, or `Err` when it failed to start.
+    fn take_prestarted() -> Option<Result<(web_sys::Worker, Vec<JsValue>), ()>> {
+        let window = web_sys::window()?;
+        let key = JsValue::from_str("__kubesimWorker");
+        let started = js_sys::Reflect::get(&window, &key).ok().filter(|v| v.is_object())?;
+        let _ = js_sys::Reflect::delete_property(&window, &key);
+        let field = |name: &str| js_sys::Reflect::get(&started, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
+        if field("failed").is_truthy() {
+            return Some(Err(()));
+        }
+        let worker = field("worker").dyn_into::<web_sys::Worker>().ok()?;
+        let queue: Vec<JsValue> = field("queue").dyn_into::<js_sys::Array>().map(|a| a.iter().collect()).unwrap_or_default();
+        Some(Ok((worker, queue)))
     }
 
     /// Loads the simulation module on this thread and connects to it.

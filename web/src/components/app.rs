@@ -275,7 +275,7 @@ pub fn app(props: &AppProps) -> Html {
         Theme::Light => "ks-light",
         Theme::Dark => "ks-dark",
     };
-    let scenario_title = frame.scenario_title;
+    let scenario_title = crate::scenarios::meta(&state.scenario).map_or("", |m| m.title);
     // The inputs change only with a new marker; the moment with the time.
     let moment = use_query(
         &port,
