@@ -11,9 +11,10 @@
 //!   path, what a share link needs), through [`use_query`], memoized on a stamp the caller names
 //!   (the revision, the virtual time).
 //!
-//! The messages are plain data, so the simulation can answer them from another thread (a Web
-//! Worker) as well as from this one: [`Host`] is the simulation's side, one function per kind of
-//! message, and [`Port`] today hands each message to a `Host` on the same thread.
+//! The messages are plain data, so the simulation answers them from a Web Worker
+//! ([`crate::worker`], the messages as bytes by [`crate::wire`]) as well as from this thread
+//! (the `local` feature: tests and server-side rendering): [`Host`] is the simulation's side,
+//! one function per kind of message, and [`Port`] reaches it through a transport.
 
 use crate::components::network::ExternalResult;
 use crate::driver::Driver;
