@@ -43,8 +43,22 @@ function serve(dir) {
     if (!file.startsWith(dir)) { res.writeHead(403); return res.end(); }
     if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, "index.html");
     if (!fs.existsSync(file)) { res.writeHead(404); return res.end("not found"); }
-    res.writeHead(200, { "content-type": types[path.extname(file)] || "application/octet-stream", "cache-control": "no-store" });
+    // Another origin may import the site's files (a docs page embedding kubesim from it).
+    res.writeHead(200, { "content-type": types[path.extname(file)] || "application/octet-stream", "cache-control": "no-store", "access-control-allow-origin": "*" });
     fs.createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+/** A page on its own origin that imports kubesim from `site` and mounts one embed. */
+function serveEmbedder(site) {
+  const server = http.createServer((req, res) => {
+    res.writeHead(200, { "content-type": "text/html" });
+    res.end(`<!doctype html><html><body><div id="embed" style="height:600px"></div><script type="module">
+  import init from "${site}/kubesim-web.js";
+  await init();
+  window.kubesim.mount("#embed", { scenario: "nginx", view: "cluster", embed: true });
+</script></body></html>`);
   });
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
 }
@@ -386,6 +400,18 @@ spec:
   await page.screenshot({ path: path.join(out, "15-embed-example.png"), fullPage: true });
   console.log("     screenshot 15-embed-example.png");
   check(await page.locator(".ks.ks-embed").count() === 2, "the docs page embeds two views");
+  // A page on another origin (another port) importing kubesim from the site: a worker script
+  // on another origin is refused, so the simulation's worker starts from a blob that imports it.
+  {
+    const embedder = await serveEmbedder(base);
+    const other = await browser.newPage({ viewport: { width: 1200, height: 700 } });
+    await other.goto(`http://127.0.0.1:${embedder.address().port}/`);
+    const shown = await other.waitForSelector(".ks-node", { timeout: 20000 }).then(() => true, () => false);
+    const workers = other.workers().map((w) => w.url().split(":")[0]);
+    check(shown && workers.length === 1, `a page on another origin embeds kubesim, its simulation in a worker (${workers.join(", ") || "no worker"})`);
+    await other.close();
+    embedder.close();
+  }
 
   // 7. Responsive: 768 px.
   const narrow = await browser.newContext({ viewport: { width: 768, height: 1024 }, colorScheme: "light" });

@@ -270,6 +270,8 @@ pub enum Action {
     Share(bool),
     /// Dismiss the notice.
     DismissNotice,
+    /// Show a notice (the simulation could not be loaded).
+    Notice(String),
     /// A fork was opened (or replaced), or closed (`None`).
     Forked(Option<ForkState>),
     /// The fork's new frame and label, with a new comparison when one was made.
@@ -328,6 +330,7 @@ impl Reducible for AppState {
             Action::Help(open) => next.help_open = open,
             Action::Share(open) => next.share_open = open,
             Action::DismissNotice => next.notice = None,
+            Action::Notice(text) => next.notice = Some(text),
             Action::Forked(fork) => next.fork = fork,
             Action::ForkFrame(frame, label, diff) => {
                 if let Some(fork) = next.fork.as_mut() {

@@ -225,10 +225,55 @@ mod browser {
         port.receive(received, !ready);
     }
 
-    /// Where the page keeps the simulation module's files.
+    /// The URL of the simulation module's file `name`: next to the page's own module (its JS
+    /// glue's `import.meta.url`), so a page on another origin that imports kubesim from its
+    /// site finds the worker there too; next to the page where that is not known (tests).
     fn asset(name: &str) -> String {
-        let base = web_sys::window().and_then(|w| w.document()).and_then(|d| d.base_uri().ok().flatten()).unwrap_or_default();
+        let base = module_url::get().or_else(|| web_sys::window().and_then(|w| w.document()).and_then(|d| d.base_uri().ok().flatten())).unwrap_or_default();
         web_sys::Url::new_with_base(name, &base).map(|u| u.href()).unwrap_or_else(|_| name.to_string())
+    }
+
+    /// The page's module's URL. Only the UI's module (built without `local`) asks: the
+    /// simulation's is built for classic scripts (a worker's `importScripts`), where
+    /// `import.meta` does not exist.
+    #[cfg(not(feature = "local"))]
+    mod module_url {
+        use wasm_bindgen::prelude::*;
+
+        #[wasm_bindgen]
+        extern "C" {
+            type Meta;
+            #[wasm_bindgen(thread_local_v2, js_namespace = import, js_name = meta)]
+            static META: Meta;
+            #[wasm_bindgen(method, getter)]
+            fn url(this: &Meta) -> String;
+        }
+
+        pub fn get() -> Option<String> {
+            Some(META.with(|meta| meta.url())).filter(|u| !u.is_empty())
+        }
+    }
+
+    #[cfg(feature = "local")]
+    mod module_url {
+        pub fn get() -> Option<String> {
+            None
+        }
+    }
+
+    /// A worker on the simulation's files. A worker script on another origin is refused
+    /// (`new Worker` only takes same-origin scripts): then a worker made here whose script
+    /// imports the simulation's from there (CORS permitting the module's fetch).
+    fn start_worker() -> Result<web_sys::Worker, JsValue> {
+        web_sys::Worker::new(&asset("kubesim-worker_loader.js")).or_else(|_| {
+            let source = format!("importScripts({:?}); wasm_bindgen({:?});", asset("kubesim-worker.js"), asset("kubesim-worker_bg.wasm"));
+            let parts = js_sys::Array::of1(&JsValue::from_str(&source));
+            let options = web_sys::BlobPropertyBag::new();
+            options.set_type("text/javascript");
+            let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options)?;
+            let url = web_sys::Url::create_object_url_with_blob(&blob)?;
+            web_sys::Worker::new(&url)
+        })
     }
 
     /// A port to a simulation of `start` in a Web Worker, or on this thread when no worker can
@@ -244,7 +289,7 @@ mod browser {
         let (worker, queued) = match take_prestarted() {
             Some(Ok((worker, queued))) => (Ok(worker), queued),
             Some(Err(())) => (Err(JsValue::NULL), Vec::new()),
-            None => (web_sys::Worker::new(&asset("kubesim-worker_loader.js")), Vec::new()),
+            None => (start_worker(), Vec::new()),
         };
         match worker {
             Ok(worker) => {
@@ -314,7 +359,18 @@ mod browser {
             };
             *remote.target.borrow_mut() = match connected.await {
                 Ok(post) => Target::Page(post),
-                Err(_) => Target::Failed,
+                Err(error) => {
+                    // Say so, instead of a loading notice that never ends.
+                    let why = error.as_string().or_else(|| error.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message()))).unwrap_or_default();
+                    let text = format!(
+                        "The simulation could not be loaded: no Web Worker started, and {} {} here.{}",
+                        asset("kubesim-worker.js"),
+                        "(with kubesim-worker_bg.wasm) did not load",
+                        if why.is_empty() { String::new() } else { format!(" ({why})") }
+                    );
+                    port.receive(vec![Received::Action(crate::state::Action::Notice(text))], false);
+                    Target::Failed
+                }
             };
         });
     }

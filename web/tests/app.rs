@@ -271,3 +271,32 @@ async fn what_if_forks_and_compares() {
     let diff = root.query_selector(".ks-wdiff").unwrap().expect("the comparison").text_content().unwrap();
     assert!(diff.contains("node/node-2") && diff.contains("node.kubernetes.io/unreachable"), "{diff}");
 }
+
+/// Waits `ms` of wall time.
+async fn sleep(ms: i32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        web_sys::window().unwrap().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms).unwrap();
+    });
+    wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
+}
+
+// The real connection (a Web Worker, else the simulation's module loaded by the page) where the
+// simulation's files are not served (the test page has only its own module): the app says so
+// instead of loading forever.
+#[wasm_bindgen_test]
+async fn without_the_simulations_module_the_app_says_so() {
+    let root = container();
+    kubesim_web::mount(root.clone(), Options { autoplay: false, ..Options::default() });
+    yew::scheduler::flush().await;
+    assert_eq!(count(&root, ".ks-starting"), 1, "loading notice while the simulation comes");
+    let mut text = String::new();
+    for _ in 0..100 {
+        sleep(100).await;
+        yew::scheduler::flush().await;
+        text = root.query_selector(".ks-notice:not(.ks-starting)").unwrap().and_then(|n| n.text_content()).unwrap_or_default();
+        if !text.is_empty() {
+            break;
+        }
+    }
+    assert!(text.contains("The simulation could not be loaded") && text.contains("kubesim-worker.js"), "{text:?}");
+}
