@@ -24,3 +24,8 @@ try {
 } catch (_) { /* no workers here: the app loads the simulation itself */ }
 JS
 mv "$dir/boot.js.tmp" "$dir/boot.js"
+# The simulation's glue binds `wasm_bindgen` with `let` (a classic script's global lexical
+# binding, not a property of the global object): name it where the page's fallback, which loads
+# the glue itself when no worker can start, can find it (web/src/worker.rs, `on_page`).
+test -s "$dir/kubesim-worker.js" || { echo "trunk-post-build: no kubesim-worker.js in $dir" >&2; exit 1; }
+printf '\nself.__kubesimSimulation = wasm_bindgen;\n' >> "$dir/kubesim-worker.js"

@@ -412,6 +412,18 @@ spec:
     await other.close();
     embedder.close();
   }
+  // A browser without Web Workers: the page loads the simulation's module itself and runs it
+  // between its frames.
+  {
+    const plain = await browser.newPage({ viewport: { width: 1200, height: 700 } });
+    await plain.addInitScript(helpers);
+    await plain.addInitScript(() => { window.Worker = undefined; });
+    await plain.goto(`${base}/index.html?scenario=nginx&view=cluster`);
+    const shown = await plain.waitForSelector(".ks-node", { timeout: 20000 }).then(() => true, () => false);
+    const running = await plain.waitForFunction(() => __ks.count("nginx") === 3, null, { timeout: 30000 }).then(() => true, () => false);
+    check(shown && running && plain.workers().length === 0, `without Web Workers the simulation runs on the page (${plain.workers().length} workers; nginx Running: ${running})`);
+    await plain.close();
+  }
 
   // 7. Responsive: 768 px.
   const narrow = await browser.newContext({ viewport: { width: 768, height: 1024 }, colorScheme: "light" });

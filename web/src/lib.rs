@@ -64,8 +64,8 @@ pub fn preferred_theme() -> state::Theme {
 }
 
 /// Mounts an app into `element` with `options`, its simulation in a Web Worker (on this thread
-/// when no worker can be started). Destroying the handle stops the simulation and its animation
-/// loop and removes the app from the element.
+/// when no worker can be started). Destroying the handle stops the simulation (terminating its
+/// worker) and its animation loop and removes the app from the element.
 #[cfg(any(target_arch = "wasm32", feature = "local"))]
 pub fn mount(element: web_sys::Element, options: Options) -> yew::AppHandle<components::app::App> {
     mount_with(element, options, components::app::Connect(worker::connect))

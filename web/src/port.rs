@@ -146,7 +146,8 @@ pub struct Host {
 }
 
 /// Wall ms the simulation may run per animation frame on the page's thread (the rest of the
-/// 16.7 ms frame is the views').
+/// 16.7 ms frame is the views'): the local port's and the page-thread fallback's
+/// ([`crate::worker::sim_channel`]).
 pub const TICK_BUDGET_MS: f64 = 9.0;
 
 /// The fork being compared ("what if?"): its own driver following the original's clock.
@@ -461,6 +462,14 @@ pub(crate) trait Transport {
     fn is_local(&self) -> bool;
     /// The answer now, when the simulation runs on this thread.
     fn answer_now(&self, query: &Query) -> Option<Answer>;
+    /// The simulation runs beside the page (a worker): it may get its next tick as soon as it
+    /// answers the last. One on the page's thread answers synchronously and must wait for the
+    /// next animation frame, or the page would never get a turn.
+    fn paces_by_answers(&self) -> bool {
+        false
+    }
+    /// Stops the simulation (the app is unmounted).
+    fn close(&self) {}
 }
 
 /// The simulation on this thread: messages are handled as they are sent.
@@ -586,6 +595,13 @@ impl Port {
         self.0.initial.borrow().as_ref().and_then(|(_, f)| f.clone())
     }
 
+    /// Stops the simulation (a worker is terminated); the port answers nothing afterwards.
+    pub fn close(&self) {
+        if let Some(transport) = self.0.transport.borrow_mut().take() {
+            transport.close();
+        }
+    }
+
     /// Whether the simulation runs on this thread.
     pub fn is_local(&self) -> bool {
         self.transport().is_some_and(|t| t.is_local())
@@ -621,7 +637,7 @@ impl Port {
         let (_, _, lagging) = self.0.pace.get();
         self.0.pace.set((playing, speed, lagging));
         if self.0.in_flight.get() == 0 {
-            self.0.tick_in_flight.set(!self.is_local());
+            self.0.tick_in_flight.set(self.transport().is_some_and(|t| t.paces_by_answers()));
             self.post(ToSim::Command { wall_ms, command: Command::Tick { wall_ms, playing, speed } });
         }
     }
@@ -727,24 +743,22 @@ pub fn use_query<S: PartialEq + Clone + 'static>(port: &Port, query: Option<Quer
             _ => Answer::Nothing,
         })
     };
-    let later = use_state(|| Rc::new(Answer::Nothing));
+    // The latest answer with the question it answers.
+    let later = use_state(|| (None::<Query>, Rc::new(Answer::Nothing)));
     let latest = use_mut_ref(|| 0u64);
     {
         let (port, later, latest) = (port.clone(), later.clone(), latest.clone());
         use_effect_with((query.clone(), stamp), move |(query, _)| {
             if !local {
-                match query.clone() {
-                    Some(query) => {
-                        let asked = *latest.borrow() + 1;
-                        *latest.borrow_mut() = asked;
-                        port.query(query, move |answer| {
-                            // Only the latest asking counts (answers come in order anyway).
-                            if *latest.borrow() == asked {
-                                later.set(Rc::new(answer));
-                            }
-                        });
-                    }
-                    None => later.set(Rc::new(Answer::Nothing)),
+                // Only the latest asking counts (answers come in order anyway).
+                let asked = *latest.borrow() + 1;
+                *latest.borrow_mut() = asked;
+                if let Some(query) = query.clone() {
+                    port.query(query.clone(), move |answer| {
+                        if *latest.borrow() == asked {
+                            later.set((Some(query), Rc::new(answer)));
+                        }
+                    });
                 }
             }
         });
@@ -752,7 +766,11 @@ pub fn use_query<S: PartialEq + Clone + 'static>(port: &Port, query: Option<Quer
     if local {
         now
     } else {
-        (*later).clone()
+        // An answer to another question (the previous selection's) is no answer to this one.
+        match &*later {
+            (Some(answered), answer) if Some(answered) == query.as_ref() => answer.clone(),
+            _ => Rc::new(Answer::Nothing),
+        }
     }
 }
 

@@ -4,8 +4,9 @@
 //! of the same history (the original's or the fork's) are left out and the receiving side keeps
 //! its own `Rc` of them — so the views' memoized renders skip them as before, and a heartbeat
 //! frame of a 10,000-pod world is a few hundred bytes, not megabytes. The activity list (the
-//! times of every write, for the timeline) only ever grows within a generation: it crosses as
-//! the new tail.
+//! times of every write, for the timeline) grows within a generation unless an input cuts the
+//! history's future (which lowers its high-water mark): while it grows it crosses as the new
+//! tail, otherwise whole.
 //!
 //! [`Encoder`] (the simulation's side) turns the host's actions into [`FromSim`] messages;
 //! [`Decoder`] (the UI's side) turns them back into actions, with the same frames.
@@ -124,9 +125,11 @@ impl FrameDelta {
     /// send everything).
     pub fn between(previous: Option<&Frame>, next: &Frame) -> FrameDelta {
         let activity = match previous {
-            // Within a generation the list only grows: send the new tail.
+            // Within a generation, and unless an input cut the future (lowering the high-water
+            // mark), the list only grows: send the new tail.
             Some(p)
                 if p.generation == next.generation
+                    && p.high_water_ms <= next.high_water_ms
                     && p.activity.len() <= next.activity.len()
                     && (p.activity.is_empty() || p.activity.last() == next.activity.get(p.activity.len() - 1)) =>
             {

@@ -4,9 +4,11 @@
 //! and the simulation's (`kubesim-worker`: the world, the engine, the [`Host`]). The UI starts a
 //! Worker on `kubesim-worker_loader.js` and talks to it in [`wire`](crate::wire) messages, so
 //! the simulation runs flat out without taking frames from the page. Where a Worker cannot be
-//! started (a page on another origin, a browser without workers), the UI loads the same
-//! simulation module on its own thread and talks to it through the same messages — today's
-//! single-thread behaviour, the bundle split kept.
+//! started from there (a page on another origin), the worker is made from a blob that imports
+//! the simulation's script; where no worker starts at all (a browser without workers, a page
+//! forbidding `blob:` workers), the UI loads the same simulation module on its own thread and
+//! talks to it through the same messages, ticking once per animation frame with the page's
+//! budget, as everything ran before the split.
 //!
 //! Either way the simulation's end is [`Channel`]: bytes in (one [`ToSim`]), bytes out (a batch
 //! of [`FromSim`], one per message, plus a first `[Ready]`).
@@ -19,13 +21,27 @@ use crate::wire::{Encoder, FromSim, ToSim};
 pub const WORKER_TICK_BUDGET_MS: f64 = 24.0;
 
 /// The simulation's end: a host (once started) and the encoder of what it sends.
-#[derive(Default)]
 pub struct Channel {
     host: Option<Host>,
     encoder: Encoder,
+    /// Wall ms the simulation runs per tick.
+    tick_budget_ms: f64,
+}
+
+impl Default for Channel {
+    /// A channel in a worker ([`WORKER_TICK_BUDGET_MS`]).
+    fn default() -> Channel {
+        Channel::with_tick_budget(WORKER_TICK_BUDGET_MS)
+    }
 }
 
 impl Channel {
+    /// A channel whose simulation runs `ms` of wall time per tick (on the page's thread:
+    /// [`crate::port::TICK_BUDGET_MS`], the page needs the rest of its frame).
+    pub fn with_tick_budget(ms: f64) -> Channel {
+        Channel { host: None, encoder: Encoder::default(), tick_budget_ms: ms }
+    }
+
     /// Handles one message and returns the batch that answers it.
     pub fn handle(&mut self, message: ToSim, clock: &dyn Fn() -> f64) -> Vec<FromSim> {
         let mut actions = Vec::new();
@@ -33,7 +49,7 @@ impl Channel {
         match message {
             ToSim::Start(start) => {
                 let mut host = Host::new(start);
-                host.set_tick_budget(WORKER_TICK_BUDGET_MS);
+                host.set_tick_budget(self.tick_budget_ms);
                 actions.push(crate::state::Action::Frame(host.frame()));
                 if let Some(fork) = host.fork_state() {
                     actions.push(crate::state::Action::Forked(Some(fork)));
@@ -133,7 +149,7 @@ mod browser {
     /// runs). The simulation module exports it (`src/bin/kubesim-worker.rs`); the UI's module
     /// must not (an export keeps the whole simulation in the module).
     pub fn sim_channel(reply: js_sys::Function) -> js_sys::Function {
-        let channel = RefCell::new(Channel::default());
+        let channel = RefCell::new(Channel::with_tick_budget(crate::port::TICK_BUDGET_MS));
         let reply = Rc::new(reply);
         let answer = reply.clone();
         let post = Closure::<dyn Fn(JsValue)>::new(move |data: JsValue| {
@@ -208,11 +224,31 @@ mod browser {
         fn answer_now(&self, _: &crate::port::Query) -> Option<crate::port::Answer> {
             None
         }
+
+        fn paces_by_answers(&self) -> bool {
+            matches!(&*self.0.target.borrow(), Target::Worker(_))
+        }
+
+        fn close(&self) {
+            if let Target::Worker(worker) = &*self.0.target.borrow() {
+                worker.terminate();
+            }
+            *self.0.target.borrow_mut() = Target::Failed;
+            self.0.queue.borrow_mut().clear();
+        }
     }
 
     /// What arrives from the simulation: decoded into actions and answers for the port.
     fn on_batch(remote: &Rc<Remote>, decoder: &RefCell<Decoder>, port: &Port, bytes: &[u8]) {
-        let Ok(batch) = serde_json::from_slice::<Vec<FromSim>>(bytes) else { return };
+        let batch = match serde_json::from_slice::<Vec<FromSim>>(bytes) {
+            Ok(batch) => batch,
+            Err(error) => {
+                // Still an answer (the next tick goes), and said: a view may now be stale.
+                let text = format!("A message from the simulation could not be read ({error}); some views may be out of date.");
+                port.receive(vec![Received::Action(crate::state::Action::Notice(text))], true);
+                return;
+            }
+        };
         let received: Vec<Received> = {
             let mut decoder = decoder.borrow_mut();
             batch.into_iter().map(|m| decoder.decode(m)).collect()
@@ -301,8 +337,13 @@ mod browser {
                 onmessage.forget();
                 // A worker that never becomes ready (its script missing or refused): run here.
                 let (r, d, p) = (remote.clone(), decoder.clone(), port.clone());
-                let onerror = Closure::<dyn Fn(web_sys::Event)>::new(move |_event: web_sys::Event| {
-                    if !r.ready.get() {
+                let onerror = Closure::<dyn Fn(web_sys::Event)>::new(move |event: web_sys::Event| {
+                    if r.ready.get() {
+                        // The simulation stopped (a trap in the worker): say so.
+                        let why = event.dyn_ref::<web_sys::ErrorEvent>().map(|e| e.message()).unwrap_or_default();
+                        let text = format!("The simulation stopped: {why}. Reload the page to start again.");
+                        p.receive(vec![Received::Action(crate::state::Action::Notice(text))], false);
+                    } else {
                         if let Target::Worker(worker) = &*r.target.borrow() {
                             worker.terminate();
                         }
@@ -343,7 +384,8 @@ mod browser {
         wasm_bindgen_futures::spawn_local(async move {
             let connected = async {
                 let global = js_sys::global();
-                let key = JsValue::from_str("wasm_bindgen");
+                // Named by the glue's last line (scripts/trunk-post-build.sh).
+                let key = JsValue::from_str("__kubesimSimulation");
                 if !js_sys::Reflect::has(&global, &key).unwrap_or(false) {
                     load_script(&asset("kubesim-worker.js")).await?;
                 }

@@ -1331,13 +1331,10 @@ pub fn network(world: &World, limit: usize) -> NetworkView {
     for object in store.list(("apps", "deployments"), None) {
         let Object::Deployment(d) = object.as_ref() else { continue };
         let Some(spec) = d.spec.as_ref() else { continue };
-        let interval = spec
-            .template
-            .spec
-            .iter()
-            .flat_map(|s| s.containers.iter())
-            .flat_map(|c| c.env.iter().flatten())
-            .find_map(|e| (e.name == LOAD_INTERVAL_ENV).then(|| e.value.as_deref().and_then(|v| v.parse::<f64>().ok())).flatten());
+        let interval =
+            spec.template.spec.iter().flat_map(|s| s.containers.iter()).flat_map(|c| c.env.iter().flatten()).find_map(|e| {
+                (e.name == LOAD_INTERVAL_ENV).then(|| e.value.as_deref().and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite())).flatten()
+            });
         if let Some(interval_s) = interval {
             load_generators.push(LoadGeneratorView {
                 namespace: object.namespace().to_string(),

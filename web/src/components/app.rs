@@ -1,4 +1,4 @@
-//! The root component: owns the driver, the reducer and the animation loop.
+//! The root component: owns the port to the simulation, the reducer and the animation loop.
 
 use crate::components::{
     cluster::ClusterView, flow::FlowView, gallery::Gallery, header::Header, lifecycle::LifecycleView, panel::SidePanel, pods::PodsView, timeline::Timeline,
@@ -181,11 +181,16 @@ pub fn app(props: &AppProps) -> Html {
         let port = (*port).clone();
         let settings = settings.clone();
         use_effect_with((), move |_| {
+            let ticking = port.clone();
             let stop = animation_loop(move |t| {
                 let (playing, speed) = *settings.borrow();
-                port.tick(t, playing, speed);
+                ticking.tick(t, playing, speed);
             });
-            move || stop()
+            // Unmounted: the animation loop stops and so does the simulation (its worker).
+            move || {
+                stop();
+                port.close();
+            }
         });
     }
 
@@ -283,7 +288,7 @@ pub fn app(props: &AppProps) -> Html {
         (frame.t_ms, frame.generation, frame.markers.clone(), state.fork.as_ref().map(|f| f.label.clone())),
     );
     let share_link = match &*moment {
-        Answer::Moment(moment) => Some(share_link(moment.clone(), &state)),
+        Answer::Moment(moment) if state.share_open => Some(share_link(moment.clone(), &state)),
         _ => None,
     };
     html! {

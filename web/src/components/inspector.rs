@@ -53,43 +53,45 @@ pub fn inspector(props: &InspectorProps) -> Html {
     let tab = use_state(|| Tab::Summary);
     let revision = props.frame.revision;
     let generation = props.frame.generation;
-    let Some(key) = key_of(&props.selection) else {
-        return html! { <ObjectBrowser frame={props.frame.clone()} /> };
-    };
+    // Every hook runs on every render (with no question when nothing is selected).
+    let selected = key_of(&props.selection);
     let is_pod = matches!(props.selection, Selection::Pod { .. });
     let port = &controls.port;
-    let versions = use_query(port, Some(Query::ObjectVersions(key.clone())), (revision, generation));
-    let versions: &[ObjectVersion] = match &*versions {
-        Answer::ObjectVersions(versions) => versions,
-        _ => &[],
-    };
-    let current = use_query(port, Some(Query::ObjectJson(key.clone())), (revision, generation));
-    let current = match &*current {
-        Answer::ObjectJson(json) => json.as_ref(),
-        _ => None,
-    };
+    let versions = use_query(port, selected.clone().map(Query::ObjectVersions), (revision, generation));
+    let current = use_query(port, selected.clone().map(Query::ObjectJson), (revision, generation));
     // Pod answers follow the runtime too (containers start and exit between API writes).
-    let (namespace, name) = (key.namespace.clone(), key.name.clone());
+    let (namespace, name) = selected.as_ref().map(|k| (k.namespace.clone(), k.name.clone())).unwrap_or_default();
     let stamp = (props.frame.t_ms, revision, generation);
     let pod_query = |make: fn(String, String) -> Query, wanted: bool| (is_pod && wanted).then(|| make(namespace.clone(), name.clone()));
     let detail = use_query(port, pod_query(Query::PodDetail, true), stamp);
-    let detail = match &*detail {
-        Answer::PodDetail(detail) => detail.as_deref(),
-        _ => None,
-    };
     let uid = match &props.selection {
         Selection::Pod { uid, .. } => Some(Query::PodPath(uid.clone())),
         _ => None,
     };
     let path = use_query(port, uid, stamp);
-    let path = match &*path {
-        Answer::PodPath(path) => path.as_ref(),
-        _ => None,
-    };
     let why_answers = use_query(port, pod_query(Query::Why, *tab == Tab::Why), stamp);
     let containers = use_query(port, pod_query(Query::PodContainers, *tab == Tab::Runtime), stamp);
     let volume = volume_of(&props.selection, &props.frame.storage);
     let files = use_query(port, volume.clone().map(Query::VolumeFiles), (props.frame.t_ms / 1000, generation));
+    let Some(key) = selected else {
+        return html! { <ObjectBrowser frame={props.frame.clone()} /> };
+    };
+    let versions: &[ObjectVersion] = match &*versions {
+        Answer::ObjectVersions(versions) => versions,
+        _ => &[],
+    };
+    let current = match &*current {
+        Answer::ObjectJson(json) => json.as_ref(),
+        _ => None,
+    };
+    let detail = match &*detail {
+        Answer::PodDetail(detail) => detail.as_deref(),
+        _ => None,
+    };
+    let path = match &*path {
+        Answer::PodPath(path) => path.as_ref(),
+        _ => None,
+    };
     let files = match &*files {
         Answer::VolumeFiles(files) => files.as_ref(),
         _ => None,
