@@ -494,7 +494,7 @@ impl Transport for Local {
             }
         }
         // Delivered with the host released: a view rendering now may ask it again.
-        port.received(actions, reply.into_iter().collect());
+        port.received(actions, reply.into_iter().collect(), true);
     }
 
     fn is_local(&self) -> bool {
@@ -681,8 +681,12 @@ impl Port {
     }
 
     /// What came back for one message: actions for the reducer, answers for their askers.
-    fn received(&self, actions: Vec<Action>, replies: Vec<(u64, Reply)>) {
-        self.0.in_flight.set(self.0.in_flight.get().saturating_sub(1));
+    /// `answers_a_message`: the batch answers a message sent (every batch but a remote
+    /// simulation's first, unasked `Ready`, and notices the UI's end raises itself).
+    fn received(&self, actions: Vec<Action>, replies: Vec<(u64, Reply)>, answers_a_message: bool) {
+        if answers_a_message {
+            self.0.in_flight.set(self.0.in_flight.get().saturating_sub(1));
+        }
         let (playing, speed, mut lagging) = self.0.pace.get();
         if let Some(frame) = actions.iter().rev().find_map(|a| if let Action::Frame(f) = a { Some(f) } else { None }) {
             lagging = frame.lagging;
@@ -721,10 +725,7 @@ impl Port {
                 Received::Ready => {}
             }
         }
-        if !answers_a_message {
-            self.0.in_flight.set(self.0.in_flight.get() + 1);
-        }
-        self.received(actions, replies);
+        self.received(actions, replies, answers_a_message);
     }
 }
 
@@ -775,6 +776,13 @@ pub fn use_query<S: PartialEq + Clone + 'static>(port: &Port, query: Option<Quer
 }
 
 /// Wall clock in ms (performance.now), for animation and frame budgets only.
+/// The page's or, in the simulation's worker, the worker's clock (each global has its own
+/// `performance`).
 pub fn wall_now() -> f64 {
-    web_sys::window().and_then(|w| w.performance()).map(|p| p.now()).unwrap_or(0.0)
+    use wasm_bindgen::JsCast;
+    js_sys::Reflect::get(&js_sys::global(), &wasm_bindgen::JsValue::from_str("performance"))
+        .ok()
+        .and_then(|p| p.dyn_into::<web_sys::Performance>().ok())
+        .map(|p| p.now())
+        .unwrap_or(0.0)
 }

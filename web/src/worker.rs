@@ -114,14 +114,6 @@ mod browser {
     use wasm_bindgen::JsCast;
     use wasm_bindgen::JsValue;
 
-    fn clock() -> f64 {
-        js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("performance"))
-            .ok()
-            .and_then(|p| p.dyn_into::<web_sys::Performance>().ok())
-            .map(|p| p.now())
-            .unwrap_or(0.0)
-    }
-
     fn bytes_of(data: &JsValue) -> Vec<u8> {
         js_sys::Uint8Array::new(data).to_vec()
     }
@@ -133,7 +125,7 @@ mod browser {
         let channel = RefCell::new(Channel::default());
         let reply_scope = scope.clone();
         let onmessage = Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |event: web_sys::MessageEvent| {
-            let out = channel.borrow_mut().handle_bytes(&bytes_of(&event.data()), &clock);
+            let out = channel.borrow_mut().handle_bytes(&bytes_of(&event.data()), &crate::port::wall_now);
             let array = js_sys::Uint8Array::from(&out[..]);
             let transfer = js_sys::Array::of1(&array.buffer());
             let _ = reply_scope.post_message_with_transfer(&array, &transfer);
@@ -153,7 +145,7 @@ mod browser {
         let reply = Rc::new(reply);
         let answer = reply.clone();
         let post = Closure::<dyn Fn(JsValue)>::new(move |data: JsValue| {
-            let out = channel.borrow_mut().handle_bytes(&bytes_of(&data), &clock);
+            let out = channel.borrow_mut().handle_bytes(&bytes_of(&data), &crate::port::wall_now);
             let _ = answer.call1(&JsValue::NULL, &js_sys::Uint8Array::from(&out[..]));
         });
         // Ready after this call returns (the page sets up its end first).

@@ -61,11 +61,10 @@ pub struct Controls {
 impl Controls {
     /// Controls whose callbacks send commands to `port`.
     pub fn new(port: Port, dispatch: Callback<Action>) -> Controls {
-        let send = |make: fn(String) -> Command| {
+        let apply = {
             let port = port.clone();
-            Callback::from(move |text: String| port.send(make(text)))
+            Callback::from(move |text: String| port.send(Command::Apply(text)))
         };
-        let apply = send(Command::Apply);
         let command = {
             let port = port.clone();
             Callback::from(move |line: String| {
