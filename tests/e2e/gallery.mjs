@@ -260,6 +260,7 @@ export const GALLERY = {
   // their gallery screenshots.
   "big-cluster": { elsewhere: true },
   "huge-cluster": { elsewhere: true },
+  "huge-cluster-30k": { elsewhere: true },
   churn: { elsewhere: true },
 };
 

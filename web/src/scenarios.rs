@@ -311,6 +311,12 @@ pub const CATALOG: &[Meta] = &[
         summary: "1,000 nodes and a 10,000-replica Deployment. Play at max speed and watch the ReplicaSet's slow-start batches and the scheduler fill the fleet; drag, scroll and zoom the canvas. Heavy: the simulation needs a minute or two of wall time at max speed to converge.",
         view: "cluster",
     },
+    Meta {
+        name: "huge-cluster-30k",
+        title: "30,000 pods",
+        summary: "1,000 nodes and a 30,000-replica Deployment: the largest world the browser holds (the simulation's memory grows to about 2 GB). Very heavy: several minutes of wall time at max speed to converge, on a desktop-class machine.",
+        view: "cluster",
+    },
 ];
 
 /// A scenario's card by URL name.
@@ -408,6 +414,7 @@ fn inputs_of(name: &str) -> Option<Vec<TimedInput>> {
         "big-cluster" => vec![apply(0, "big-cluster.yaml", big_cluster_yaml(40, 1000))],
         "churn" => churn_inputs(10, 180),
         "huge-cluster" => vec![apply(0, "huge-cluster.yaml", big_cluster_yaml(1000, 10_000))],
+        "huge-cluster-30k" => vec![apply(0, "huge-cluster-30k.yaml", big_cluster_yaml(1000, 30_000))],
         _ => return None,
     })
 }

@@ -164,7 +164,7 @@ fn every_gallery_scenario_applies_cleanly() {
         // Run past every input (the big cluster only to t=0 and the hour of churn through its
         // first restart and scale: they are slow in debug builds).
         let until = match scenario.name {
-            "big-cluster" | "huge-cluster" => 0,
+            "big-cluster" | "huge-cluster" | "huge-cluster-30k" => 0,
             "churn" => 180_001,
             _ => scenario.inputs.iter().map(|i| i.t_ms).max().unwrap_or(0) + 1,
         };

@@ -42,9 +42,88 @@ pub struct Cache {
     by_controller: BTreeMap<String, BTreeMap<Key, Arc<Object>>>,
     /// Objects without a controller.
     orphans: BTreeMap<Key, Arc<Object>>,
+    /// [`PodFacts`] of the controlled pods, by controller uid like `by_controller` (kept only
+    /// by caches made [`Cache::with_pod_facts`]).
+    facts: Option<PodFactsIndex>,
+}
+
+/// What a sync over all of a controller's pods reads of each pod, kept beside the cache's
+/// index so that a ReplicaSet of 30,000 pods is counted from these compact entries instead of
+/// by visiting 30,000 objects (each several cache misses away). Derived from the pod alone,
+/// when the informer caches it: the same answers `is_pod_active`, `is_pod_ready` and
+/// `pod_ready_since` give.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PodFacts {
+    /// `is_pod_active`.
+    pub active: bool,
+    /// `is_pod_ready`.
+    pub ready: bool,
+    /// `pod_ready_since` (the Ready condition's lastTransitionTime when ready).
+    pub ready_since: Option<Millis>,
+    /// The pod's labels, interned: pods with equal labels share one `Arc`, so a sync matches
+    /// each distinct set once (compared by pointer).
+    pub labels: Option<Arc<BTreeMap<String, String>>>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct PodFactsIndex {
+    by_controller: BTreeMap<String, BTreeMap<Key, PodFacts>>,
+    labels: BTreeMap<BTreeMap<String, String>, Arc<BTreeMap<String, String>>>,
+    /// The number of interned label sets after the last pruning of unused ones.
+    labels_kept: usize,
+}
+
+impl PodFactsIndex {
+    fn facts_of(&mut self, object: &Object) -> Option<PodFacts> {
+        let pod = object.as_pod()?;
+        let labels = pod.metadata.labels.as_ref().map(|l| match self.labels.get(l) {
+            Some(shared) => shared.clone(),
+            None => {
+                if self.labels.len() >= 2 * self.labels_kept + 64 {
+                    self.labels.retain(|_, shared| Arc::strong_count(shared) > 1);
+                    self.labels_kept = self.labels.len();
+                }
+                let shared = Arc::new(l.clone());
+                self.labels.insert(l.clone(), shared.clone());
+                shared
+            }
+        });
+        Some(PodFacts { active: is_pod_active(pod), ready: is_pod_ready(pod), ready_since: pod_ready_since(pod), labels })
+    }
+    fn set(&mut self, uid: &str, key: &Key, object: Option<&Arc<Object>>) {
+        match object.and_then(|o| self.facts_of(o)) {
+            Some(facts) => {
+                self.by_controller.entry(uid.to_string()).or_default().insert(key.clone(), facts);
+            }
+            None => {
+                if let Some(map) = self.by_controller.get_mut(uid) {
+                    map.remove(key);
+                    if map.is_empty() {
+                        self.by_controller.remove(uid);
+                    }
+                }
+            }
+        }
+    }
 }
 
 impl Cache {
+    /// A cache that also keeps [`PodFacts`] of the pods each controller controls
+    /// ([`Cache::controlled_pod_facts`]).
+    pub fn with_pod_facts() -> Cache {
+        Cache { facts: Some(PodFactsIndex::default()), ..Cache::default() }
+    }
+    /// The [`PodFacts`] of the pods in `namespace` that the controller `owner_uid` controls, in
+    /// key order (the order [`Cache::claim_candidates`] yields them); `None` unless the cache
+    /// keeps facts.
+    pub fn controlled_pod_facts<'a>(&'a self, namespace: &'a str, owner_uid: &str) -> Option<impl Iterator<Item = (&'a Key, &'a PodFacts)> + 'a> {
+        let index = self.facts.as_ref()?;
+        Some(index.by_controller.get(owner_uid).into_iter().flat_map(|m| m.iter()).filter(move |(k, _)| k.0 == namespace))
+    }
+    /// The orphans (objects without a controller) in `namespace`, in key order.
+    pub fn orphans_in<'a>(&'a self, namespace: &'a str) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
+        self.orphans.range((namespace.to_string(), String::new())..).take_while(move |(k, _)| k.0 == namespace).map(|(_, o)| o)
+    }
     /// Applies a watch event; returns the previous state (for update handlers).
     pub fn apply(&mut self, event: &WatchEvent) -> Option<Arc<Object>> {
         let key = key_of(&event.object);
@@ -88,6 +167,9 @@ impl Cache {
                 };
                 let slot = slot.expect("every cached object is indexed under its controller");
                 *slot = new.clone();
+                if let (Some(index), Some(uid)) = (self.facts.as_mut(), owner) {
+                    index.set(uid, key, Some(new));
+                }
                 return;
             }
         }
@@ -101,6 +183,9 @@ impl Cache {
                             self.by_controller.remove(&uid);
                         }
                     }
+                    if let Some(index) = self.facts.as_mut() {
+                        index.set(&uid, key, None);
+                    }
                 }
                 None => {
                     self.orphans.remove(key);
@@ -111,6 +196,9 @@ impl Cache {
             match controller_of(new.metadata()) {
                 Some(r) => {
                     self.by_controller.entry(r.uid.clone()).or_default().insert(key.clone(), new.clone());
+                    if let Some(index) = self.facts.as_mut() {
+                        index.set(&r.uid, key, Some(new));
+                    }
                 }
                 None => {
                     self.orphans.insert(key.clone(), new.clone());
@@ -122,9 +210,8 @@ impl Cache {
     /// and the orphans (objects controlled by others are skipped by claim anyway). Owned and
     /// orphan objects are disjoint and each set is in key order.
     pub fn claim_candidates<'a>(&'a self, namespace: &'a str, owner_uid: &str) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
-        let owned = self.by_controller.get(owner_uid).into_iter().flat_map(|m| m.values()).filter(move |o| o.namespace() == namespace);
-        let orphans = self.orphans.range((namespace.to_string(), String::new())..).take_while(move |(k, _)| k.0 == namespace).map(|(_, o)| o);
-        owned.chain(orphans)
+        let owned = self.by_controller.get(owner_uid).into_iter().flat_map(|m| m.iter()).filter(move |(k, _)| k.0 == namespace).map(|(_, o)| o);
+        owned.chain(self.orphans_in(namespace))
     }
     /// `resolveControllerRef`: the key of the cached object a controllerRef names, if the
     /// reference is to `kind` and the cached object's uid is the one referenced.

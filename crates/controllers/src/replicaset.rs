@@ -211,30 +211,60 @@ pub fn pod_from_template(template: &PodTemplateSpec, namespace: &str, prefix_nam
 
 /// calculateStatus: the RS status for its owned active pods.
 pub fn calculate_status(rs: &ReplicaSet, pods: &[&Pod], manage_error: Option<&str>, now: Millis) -> ReplicaSetStatus {
-    let spec = rs.spec.clone().unwrap_or_default();
-    let template_labels = spec.template.as_ref().and_then(|t| t.metadata.as_ref()).and_then(|m| m.labels.clone()).unwrap_or_default();
-    let min_ready = spec.min_ready_seconds.unwrap_or(0);
-    let mut fully_labeled = 0;
-    let mut ready = 0;
-    let mut available = 0;
+    let spec = rs.spec.as_ref();
+    let template_labels = template_labels(rs);
+    let min_ready = spec.and_then(|s| s.min_ready_seconds).unwrap_or(0);
+    let mut counts = PodCounts { replicas: pods.len(), ..PodCounts::default() };
     for pod in pods {
-        let labels = pod.metadata.labels.as_ref();
-        if template_labels.iter().all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v)) {
-            fully_labeled += 1;
+        if fully_labeled(template_labels, pod.metadata.labels.as_ref()) {
+            counts.fully_labeled += 1;
         }
         if is_pod_ready(pod) {
-            ready += 1;
+            counts.ready += 1;
             if is_pod_available(pod, min_ready, now) {
-                available += 1;
+                counts.available += 1;
             }
         }
     }
+    status_of_counts(rs, counts, manage_error, now)
+}
+
+/// A label map.
+type Labels = BTreeMap<String, String>;
+
+/// The template's labels (empty if unset).
+fn template_labels(rs: &ReplicaSet) -> Option<&BTreeMap<String, String>> {
+    rs.spec.as_ref().and_then(|s| s.template.as_ref()).and_then(|t| t.metadata.as_ref()).and_then(|m| m.labels.as_ref())
+}
+
+/// Whether a pod's labels carry every template label (the status' fullyLabeledReplicas).
+fn fully_labeled(template_labels: Option<&BTreeMap<String, String>>, labels: Option<&BTreeMap<String, String>>) -> bool {
+    template_labels.is_none_or(|t| t.iter().all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v)))
+}
+
+/// What [`calculate_status`] counts of the owned pods.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PodCounts {
+    /// Owned active pods.
+    pub replicas: usize,
+    /// Of them, those carrying every template label.
+    pub fully_labeled: i32,
+    /// Ready ones.
+    pub ready: i32,
+    /// Ready for minReadySeconds.
+    pub available: i32,
+}
+
+/// calculateStatus from the counts: the status fields and the ReplicaFailure condition.
+fn status_of_counts(rs: &ReplicaSet, counts: PodCounts, manage_error: Option<&str>, now: Millis) -> ReplicaSetStatus {
+    let spec = rs.spec.clone().unwrap_or_default();
+    let PodCounts { fully_labeled, ready, available, .. } = counts;
     let old = rs.status.clone().unwrap_or_default();
     let mut conditions = old.conditions.clone().unwrap_or_default();
     let has_failure = conditions.iter().any(|c| c.type_ == "ReplicaFailure");
     match manage_error {
         Some(message) if !has_failure => {
-            let diff = pods.len() as i64 - spec.replicas.unwrap_or(1) as i64;
+            let diff = counts.replicas as i64 - spec.replicas.unwrap_or(1) as i64;
             let reason = match diff.cmp(&0) {
                 Ordering::Less => "FailedCreate",
                 Ordering::Greater => "FailedDelete",
@@ -252,7 +282,7 @@ pub fn calculate_status(rs: &ReplicaSet, pods: &[&Pod], manage_error: Option<&st
         _ => {}
     }
     ReplicaSetStatus {
-        replicas: pods.len() as i32,
+        replicas: counts.replicas as i32,
         fully_labeled_replicas: nz(fully_labeled),
         ready_replicas: nz(ready),
         available_replicas: nz(available),
@@ -365,7 +395,7 @@ impl ReplicaSetController {
         ReplicaSetController {
             rc: false,
             rss: Cache::default(),
-            pods: Cache::default(),
+            pods: Cache::with_pod_facts(),
             queue: WorkQueue::new(SYNC_LATENCY_MS),
             expectations: Expectations::default(),
             examined: 0,
@@ -493,17 +523,46 @@ impl ReplicaSetController {
         let needs_sync = self.expectations.satisfied(key, ctx.now);
         let selector = rs_selector(rs);
         let owner_uid = rs.metadata.uid.clone().unwrap_or_default();
-        let candidates: Vec<Arc<Object>> = self.pods.claim_candidates(&key.0, &owner_uid).filter(|o| o.as_pod().is_some_and(is_pod_active)).cloned().collect();
-        self.examined += candidates.len() as u64;
-        let owned = claim(ctx, &object, &selector, candidates, &mut self.pods)?;
+        // Where claiming would change nothing (no orphan to adopt, no owned pod to release),
+        // the owned pods are counted from the cache's facts; else claimed one by one.
+        let counted = self.count_owned(&key.0, &owner_uid, rs, &selector, ctx.now);
+        let owned: Vec<Arc<Object>> = match counted {
+            Some((examined, _)) => {
+                self.examined += examined;
+                Vec::new()
+            }
+            None => {
+                let candidates: Vec<Arc<Object>> =
+                    self.pods.claim_candidates(&key.0, &owner_uid).filter(|o| o.as_pod().is_some_and(is_pod_active)).cloned().collect();
+                self.examined += candidates.len() as u64;
+                claim(ctx, &object, &selector, candidates, &mut self.pods)?
+            }
+        };
         let owned_pods: Vec<&Pod> = owned.iter().filter_map(|o| o.as_pod()).collect();
+        let replicas = counted.map_or(owned_pods.len(), |(_, counts)| counts.replicas);
         let mut manage_error = None;
         if needs_sync && !is_deleting(&rs.metadata) {
-            if let Err(e) = self.manage_replicas(key, &object, rs, &owned_pods, ctx) {
+            // Scaling down ranks the pods themselves: the counted ones are fetched (claim
+            // would have returned exactly these: the active owned pods, in key order).
+            let fetched: Vec<Arc<Object>> = match counted {
+                Some(_) if replicas as i64 > rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1) as i64 => self
+                    .pods
+                    .claim_candidates(&key.0, &owner_uid)
+                    .filter(|o| o.as_pod().is_some_and(is_pod_active) && controller_of(o.metadata()).is_some())
+                    .cloned()
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let pods: Vec<&Pod> = if counted.is_some() { fetched.iter().filter_map(|o| o.as_pod()).collect() } else { owned_pods.clone() };
+            if let Err(e) = self.manage_replicas(key, &object, rs, replicas, &pods, ctx) {
                 manage_error = Some(e);
             }
         }
-        let new_status = calculate_status(rs, &owned_pods, manage_error.as_ref().map(|e| e.message.as_str()), ctx.now);
+        let manage_message = manage_error.as_ref().map(|e| e.message.as_str());
+        let new_status = match counted {
+            Some((_, counts)) => status_of_counts(rs, counts, manage_message, ctx.now),
+            None => calculate_status(rs, &owned_pods, manage_message, ctx.now),
+        };
         let updated = self.update_status(&object, rs, new_status, ctx)?;
         if let Some(rs) = as_rs(&updated).as_deref() {
             let spec = rs.spec.clone().unwrap_or_default();
@@ -573,10 +632,65 @@ impl ReplicaSetController {
         out
     }
 
-    fn manage_replicas(&mut self, key: &Key, object: &Arc<Object>, rs: &ReplicaSet, pods: &[&Pod], ctx: &mut Ctx) -> Result<(), ApiError> {
+    /// The owned active pods counted from the cache's [`PodFacts`] with what the sync charges
+    /// for examining them, or `None` where claiming would write (an owned pod whose labels no
+    /// longer match the selector is released, a matching orphan adopted) or the cache keeps no
+    /// facts: the same counts [`calculate_status`] takes from the claimed pods.
+    fn count_owned(&self, namespace: &str, owner_uid: &str, rs: &ReplicaSet, selector: &Selector, now: Millis) -> Option<(u64, PodCounts)> {
+        let owner_deleting = is_deleting(&rs.metadata);
+        let template = template_labels(rs);
+        let min_ready = rs.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
+        // Distinct label sets (by their interned pointer): whether each matches the selector
+        // and carries the template's labels.
+        let mut seen: Vec<(Option<*const Labels>, bool, bool)> = Vec::new();
+        let mut examined = 0;
+        let mut counts = PodCounts::default();
+        for (_, facts) in self.pods.controlled_pod_facts(namespace, owner_uid)? {
+            if !facts.active {
+                continue;
+            }
+            examined += 1;
+            let id = facts.labels.as_ref().map(Arc::as_ptr);
+            let (matches, full) = match seen.iter().find(|s| s.0 == id) {
+                Some(&(_, matches, full)) => (matches, full),
+                None => {
+                    let labels = facts.labels.as_deref();
+                    let answer = (selector.matches(labels), fully_labeled(template, labels));
+                    seen.push((id, answer.0, answer.1));
+                    answer
+                }
+            };
+            if !matches {
+                if owner_deleting {
+                    continue;
+                }
+                return None;
+            }
+            counts.replicas += 1;
+            counts.fully_labeled += i32::from(full);
+            if facts.ready {
+                counts.ready += 1;
+                if min_ready <= 0 || facts.ready_since.is_some_and(|t| t + (min_ready as Millis) * 1000 < now) {
+                    counts.available += 1;
+                }
+            }
+        }
+        for orphan in self.pods.orphans_in(namespace) {
+            if !orphan.as_pod().is_some_and(is_pod_active) {
+                continue;
+            }
+            examined += 1;
+            if !(owner_deleting || !selector.matches(orphan.metadata().labels.as_ref()) || is_deleting(orphan.metadata())) {
+                return None;
+            }
+        }
+        Some((examined, counts))
+    }
+
+    fn manage_replicas(&mut self, key: &Key, object: &Arc<Object>, rs: &ReplicaSet, replicas: usize, pods: &[&Pod], ctx: &mut Ctx) -> Result<(), ApiError> {
         let spec = rs.spec.clone().unwrap_or_default();
         let want = spec.replicas.unwrap_or(1) as i64;
-        let diff = pods.len() as i64 - want;
+        let diff = replicas as i64 - want;
         if diff < 0 {
             let count = ((-diff) as usize).min(BURST_REPLICAS);
             self.expectations.expect_creations(key, count as i64, ctx.now);
@@ -678,5 +792,89 @@ impl Reconciler for ReplicaSetController {
     }
     fn take_examined(&mut self) -> u64 {
         std::mem::take(&mut self.examined)
+    }
+}
+
+#[cfg(test)]
+mod facts_tests {
+    use super::*;
+
+    fn pod(name: &str, labels: serde_json::Value, owner: Option<&str>, phase: &str, ready: Option<(&str, &str)>, deleting: bool) -> Arc<Object> {
+        let mut meta = serde_json::json!({"name": name, "namespace": "default", "labels": labels, "resourceVersion": "1"});
+        if let Some(uid) = owner {
+            meta["ownerReferences"] = serde_json::json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": uid, "controller": true}]);
+        }
+        if deleting {
+            meta["deletionTimestamp"] = serde_json::json!("2025-01-01T00:00:05Z");
+        }
+        let mut status = serde_json::json!({"phase": phase});
+        if let Some((s, at)) = ready {
+            status["conditions"] = serde_json::json!([{"type": "Ready", "status": s, "lastTransitionTime": at}]);
+        }
+        let pod: Pod = serde_json::from_value(serde_json::json!({"metadata": meta, "spec": {"containers": []}, "status": status})).expect("a pod");
+        Arc::new(Object::Pod(Box::new(pod)))
+    }
+
+    fn rs(min_ready: i32, template_labels: serde_json::Value, deleting: bool) -> ReplicaSet {
+        let mut meta = serde_json::json!({"name": "web", "namespace": "default", "uid": "rs-uid"});
+        if deleting {
+            meta["deletionTimestamp"] = serde_json::json!("2025-01-01T00:00:05Z");
+        }
+        serde_json::from_value(serde_json::json!({
+            "metadata": meta,
+            "spec": {"replicas": 3, "minReadySeconds": min_ready, "selector": {"matchLabels": {"app": "web"}},
+                     "template": {"metadata": {"labels": template_labels}}}
+        }))
+        .expect("a replicaset")
+    }
+
+    /// The sync's count from the cache's facts gives the status calculate_status gives over
+    /// the pods claim returns, or declines where claim would write.
+    #[test]
+    fn counts_from_pod_facts_match_calculate_status_over_the_claimed_pods() {
+        let web = serde_json::json!({"app": "web", "tier": "front"});
+        let pods = [
+            pod("a", web.clone(), Some("rs-uid"), "Running", Some(("True", "2025-01-01T00:00:01Z")), false),
+            pod("b", web.clone(), Some("rs-uid"), "Running", Some(("True", "2025-01-01T00:00:09Z")), false),
+            pod("c", serde_json::json!({"app": "web"}), Some("rs-uid"), "Pending", Some(("False", "2025-01-01T00:00:01Z")), false),
+            pod("d", web.clone(), Some("rs-uid"), "Running", Some(("True", "2025-01-01T00:00:01Z")), true),
+            pod("e", web.clone(), Some("rs-uid"), "Succeeded", None, false),
+            pod("f", web.clone(), Some("other-uid"), "Running", Some(("True", "2025-01-01T00:00:01Z")), false),
+            pod("g", serde_json::json!({"app": "db"}), None, "Running", None, false),
+            pod("h", web.clone(), None, "Running", None, true),
+        ];
+        for (min_ready, now) in [(0, 10_000), (5, 10_000), (5, 20_000)] {
+            for template in [web.clone(), serde_json::json!({"app": "web"}), serde_json::json!(null)] {
+                let rs = rs(min_ready, template, false);
+                let mut controller = ReplicaSetController::new();
+                for p in &pods {
+                    controller.pods.put(p.clone());
+                }
+                let (examined, counts) = controller.count_owned("default", "rs-uid", &rs, &rs_selector(&rs), now).expect("nothing to adopt or release");
+                let claimed: Vec<&Pod> = ["a", "b", "c"].iter().map(|n| pods.iter().find(|p| p.name() == *n).and_then(|p| p.as_pod()).expect("pod")).collect();
+                assert_eq!(examined, 4, "a, b, c and the orphan g are active candidates");
+                assert_eq!(status_of_counts(&rs, counts, None, now), calculate_status(&rs, &claimed, None, now), "minReadySeconds {min_ready} at {now}");
+            }
+        }
+        // An orphan that matches is adopted and an owned pod that no longer matches is
+        // released: claim writes, so the count declines.
+        let rs = rs(0, web.clone(), false);
+        let mut controller = ReplicaSetController::new();
+        controller.pods.put(pod("orphan", web.clone(), None, "Running", None, false));
+        assert!(controller.count_owned("default", "rs-uid", &rs, &rs_selector(&rs), 0).is_none());
+        let mut controller = ReplicaSetController::new();
+        controller.pods.put(pod("stray", serde_json::json!({"app": "db"}), Some("rs-uid"), "Running", None, false));
+        assert!(controller.count_owned("default", "rs-uid", &rs, &rs_selector(&rs), 0).is_none());
+        // Unless the ReplicaSet is being deleted: then neither happens and the stray is skipped.
+        let deleting = super::facts_tests::rs(0, web, true);
+        let (examined, counts) = controller.count_owned("default", "rs-uid", &deleting, &rs_selector(&deleting), 0).expect("nothing written");
+        assert_eq!((examined, counts.replicas), (1, 0));
+        // Relabelled pods keep their facts current.
+        let mut controller = ReplicaSetController::new();
+        controller.pods.put(pod("a", serde_json::json!({"app": "web"}), Some("rs-uid"), "Running", None, false));
+        let mut relabelled = pod("a", serde_json::json!({"app": "db"}), Some("rs-uid"), "Running", None, false);
+        Arc::make_mut(&mut relabelled).metadata_mut().resource_version = Some("2".into());
+        controller.pods.put(relabelled);
+        assert!(controller.count_owned("default", "rs-uid", &rs, &rs_selector(&rs), 0).is_none());
     }
 }
