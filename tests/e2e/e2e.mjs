@@ -479,7 +479,10 @@ spec:
     while (Date.now() - started < 1500000) {
       const [n, bytes, clock] = await page.evaluate(() => [Number(/(\d+)\/\d+ pods running/.exec(document.querySelector(".ks-summary")?.textContent || "")?.[1] || 0), Number(document.querySelector(".ks")?.dataset.simMemory || 0), __ks.clock()]);
       running = n;
-      if (!samples.length || Date.now() - samples[samples.length - 1].at > 30000 || n >= 30002) samples.push({ at: Date.now(), wall: (Date.now() - started) / 1000, n, mb: bytes / 1048576, clock });
+      if (!samples.length || Date.now() - samples[samples.length - 1].at > 30000 || n >= 30002) {
+        samples.push({ at: Date.now(), wall: (Date.now() - started) / 1000, n, mb: bytes / 1048576, clock });
+        console.log(`     ${samples[samples.length - 1].wall.toFixed(0)} s wall: ${n} running, worker ${(bytes / 1048576).toFixed(0)} MiB, virtual ${clock} s`);
+      }
       if (n >= 30002) break;
       await page.waitForTimeout(2000);
     }

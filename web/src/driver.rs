@@ -16,6 +16,15 @@ pub const HEAVY_FRAME_MS: f64 = 14.0;
 /// The simulation's budget per animation frame while refreshes are heavy (wall ms).
 pub const HEAVY_SIM_BUDGET_MS: f64 = 28.0;
 
+/// While refreshes are heavy, the views refresh once per this many refresh costs, so the
+/// simulation keeps about 3/4 of the wall time.
+pub const REFRESH_SHARE: f64 = 4.0;
+
+/// The longest wait between refreshes while playing (wall ms). A 30,000-pod world's refresh
+/// takes over a second in the browser; a cap of one second (as this once was) left its
+/// simulation a sliver of each second, and it crawled as pods came up.
+pub const MAX_REFRESH_INTERVAL_MS: f64 = 8_000.0;
+
 /// How long a message takes to cross the flow view (wall ms).
 pub const PULSE_MS: f64 = 1100.0;
 /// How long a pod takes to cross a lifecycle edge (wall ms).
@@ -166,9 +175,10 @@ impl Driver {
     /// `clock` reads the wall clock (ms) for the budget.
     ///
     /// Big clusters: when refreshing the views costs more than [`HEAVY_FRAME_MS`] (measured on
-    /// the frames after a refresh), the views are refreshed only every few of those costs while
-    /// playing, and the simulation gets a larger budget in between — otherwise a 10,000-pod
-    /// world would spend most of each frame redrawing and advance at a crawl.
+    /// the frames after a refresh), the views are refreshed only every [`REFRESH_SHARE`] of
+    /// those costs while playing (at most [`MAX_REFRESH_INTERVAL_MS`] apart), and the
+    /// simulation gets a larger budget in between — otherwise a 10,000-pod world would spend
+    /// most of each frame redrawing and advance at a crawl.
     pub fn tick(&mut self, wall_now: f64, playing: bool, speed: f64, budget_ms: f64, clock: &dyn Fn() -> f64) -> Rc<Frame> {
         if let (Some(last), true) = (self.last_wall, self.refreshed) {
             // Beyond one 60 Hz frame period: what the refresh cost over the simulation's share.
@@ -205,7 +215,7 @@ impl Driver {
             self.lagging = false;
             self.sim_ms = 0.0;
         }
-        if heavy && wall_now - self.refresh_wall < (4.0 * self.overhead_ms).clamp(100.0, 1000.0) {
+        if heavy && wall_now - self.refresh_wall < (REFRESH_SHARE * self.overhead_ms).clamp(100.0, MAX_REFRESH_INTERVAL_MS) {
             self.refreshed = false;
             return self.frame.clone();
         }
