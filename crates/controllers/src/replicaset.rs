@@ -232,13 +232,13 @@ pub fn calculate_status(rs: &ReplicaSet, pods: &[&Pod], manage_error: Option<&st
 /// A label map.
 type Labels = BTreeMap<String, String>;
 
-/// The template's labels (empty if unset).
-fn template_labels(rs: &ReplicaSet) -> Option<&BTreeMap<String, String>> {
+/// The template's labels, if set.
+fn template_labels(rs: &ReplicaSet) -> Option<&Labels> {
     rs.spec.as_ref().and_then(|s| s.template.as_ref()).and_then(|t| t.metadata.as_ref()).and_then(|m| m.labels.as_ref())
 }
 
 /// Whether a pod's labels carry every template label (the status' fullyLabeledReplicas).
-fn fully_labeled(template_labels: Option<&BTreeMap<String, String>>, labels: Option<&BTreeMap<String, String>>) -> bool {
+fn fully_labeled(template_labels: Option<&Labels>, labels: Option<&Labels>) -> bool {
     template_labels.is_none_or(|t| t.iter().all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v)))
 }
 
@@ -257,14 +257,13 @@ pub struct PodCounts {
 
 /// calculateStatus from the counts: the status fields and the ReplicaFailure condition.
 fn status_of_counts(rs: &ReplicaSet, counts: PodCounts, manage_error: Option<&str>, now: Millis) -> ReplicaSetStatus {
-    let spec = rs.spec.clone().unwrap_or_default();
     let PodCounts { fully_labeled, ready, available, .. } = counts;
     let old = rs.status.clone().unwrap_or_default();
     let mut conditions = old.conditions.clone().unwrap_or_default();
     let has_failure = conditions.iter().any(|c| c.type_ == "ReplicaFailure");
     match manage_error {
         Some(message) if !has_failure => {
-            let diff = counts.replicas as i64 - spec.replicas.unwrap_or(1) as i64;
+            let diff = counts.replicas as i64 - rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1) as i64;
             let reason = match diff.cmp(&0) {
                 Ordering::Less => "FailedCreate",
                 Ordering::Greater => "FailedDelete",
@@ -524,8 +523,11 @@ impl ReplicaSetController {
         let selector = rs_selector(rs);
         let owner_uid = rs.metadata.uid.clone().unwrap_or_default();
         // Where claiming would change nothing (no orphan to adopt, no owned pod to release),
-        // the owned pods are counted from the cache's facts; else claimed one by one.
-        let counted = self.count_owned(&key.0, &owner_uid, rs, &selector, ctx.now);
+        // the owned pods are counted from the cache's facts; else, and where scaling down
+        // must rank the pods themselves, they are claimed one by one.
+        let manages = needs_sync && !is_deleting(&rs.metadata);
+        let want = rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1) as i64;
+        let counted = self.count_owned(&key.0, &owner_uid, rs, &selector, ctx.now).filter(|(_, counts)| !(manages && counts.replicas as i64 > want));
         let owned: Vec<Arc<Object>> = match counted {
             Some((examined, _)) => {
                 self.examined += examined;
@@ -541,20 +543,8 @@ impl ReplicaSetController {
         let owned_pods: Vec<&Pod> = owned.iter().filter_map(|o| o.as_pod()).collect();
         let replicas = counted.map_or(owned_pods.len(), |(_, counts)| counts.replicas);
         let mut manage_error = None;
-        if needs_sync && !is_deleting(&rs.metadata) {
-            // Scaling down ranks the pods themselves: the counted ones are fetched (claim
-            // would have returned exactly these: the active owned pods, in key order).
-            let fetched: Vec<Arc<Object>> = match counted {
-                Some(_) if replicas as i64 > rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1) as i64 => self
-                    .pods
-                    .claim_candidates(&key.0, &owner_uid)
-                    .filter(|o| o.as_pod().is_some_and(is_pod_active) && controller_of(o.metadata()).is_some())
-                    .cloned()
-                    .collect(),
-                _ => Vec::new(),
-            };
-            let pods: Vec<&Pod> = if counted.is_some() { fetched.iter().filter_map(|o| o.as_pod()).collect() } else { owned_pods.clone() };
-            if let Err(e) = self.manage_replicas(key, &object, rs, replicas, &pods, ctx) {
+        if manages {
+            if let Err(e) = self.manage_replicas(key, &object, rs, replicas, &owned_pods, ctx) {
                 manage_error = Some(e);
             }
         }
@@ -687,6 +677,8 @@ impl ReplicaSetController {
         Some((examined, counts))
     }
 
+    /// Creates or deletes pods toward `spec.replicas`; `replicas` is the owned active pods'
+    /// number, `pods` the pods themselves (needed, and given, only when scaling down).
     fn manage_replicas(&mut self, key: &Key, object: &Arc<Object>, rs: &ReplicaSet, replicas: usize, pods: &[&Pod], ctx: &mut Ctx) -> Result<(), ApiError> {
         let spec = rs.spec.clone().unwrap_or_default();
         let want = spec.replicas.unwrap_or(1) as i64;
