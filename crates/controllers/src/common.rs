@@ -520,16 +520,14 @@ pub fn pod_ready_since(pod: &Pod) -> Option<Millis> {
 
 /// `podutil.IsPodAvailable`: Ready, and Ready for longer than minReadySeconds.
 pub fn is_pod_available(pod: &Pod, min_ready_seconds: i32, now: Millis) -> bool {
-    if !is_pod_ready(pod) {
-        return false;
-    }
-    if min_ready_seconds <= 0 {
-        return true;
-    }
-    match pod_condition(pod, "Ready").and_then(|c| c.last_transition_time.as_ref()) {
-        Some(t) => millis_of(t) + (min_ready_seconds as Millis) * 1000 < now,
-        None => false,
-    }
+    is_pod_ready(pod) && ready_long_enough(pod_ready_since(pod), min_ready_seconds, now)
+}
+
+/// The time test of `podutil.IsPodAvailable` for a ready pod that became Ready at
+/// `ready_since`: minReadySeconds of 0 or less always passes, else it must have passed
+/// (and a Ready condition without a transition time never passes).
+pub fn ready_long_enough(ready_since: Option<Millis>, min_ready_seconds: i32, now: Millis) -> bool {
+    min_ready_seconds <= 0 || ready_since.is_some_and(|t| t + (min_ready_seconds as Millis) * 1000 < now)
 }
 
 /// The object's labels as a map (empty if unset).

@@ -660,7 +660,7 @@ impl ReplicaSetController {
             counts.fully_labeled += i32::from(full);
             if facts.ready {
                 counts.ready += 1;
-                if min_ready <= 0 || facts.ready_since.is_some_and(|t| t + (min_ready as Millis) * 1000 < now) {
+                if ready_long_enough(facts.ready_since, min_ready, now) {
                     counts.available += 1;
                 }
             }
