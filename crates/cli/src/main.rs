@@ -16,7 +16,9 @@ use std::process::ExitCode;
 
 /// mimalloc for the native binary: the simulation allocates and frees small objects at a high
 /// rate (object versions, watch events, keys), where glibc's malloc spent a fifth of a
-/// 10,000-pod run (`kubesim bench cluster`). The wasm build keeps Rust's default allocator.
+/// 10,000-pod run (`kubesim bench cluster`). The wasm build keeps Rust's default allocator;
+/// `--no-default-features` keeps the system's, for heap profilers.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -93,7 +93,18 @@ impl PodFactsIndex {
     fn set(&mut self, uid: &str, key: &Key, object: Option<&Arc<Object>>) {
         match object.and_then(|o| self.facts_of(o)) {
             Some(facts) => {
-                self.by_controller.entry(uid.to_string()).or_default().insert(key.clone(), facts);
+                // Most updates are of a pod already indexed: no key or uid to allocate.
+                match self.by_controller.get_mut(uid) {
+                    Some(map) => match map.get_mut(key) {
+                        Some(kept) => *kept = facts,
+                        None => {
+                            map.insert(key.clone(), facts);
+                        }
+                    },
+                    None => {
+                        self.by_controller.entry(uid.to_string()).or_default().insert(key.clone(), facts);
+                    }
+                }
             }
             None => {
                 if let Some(map) = self.by_controller.get_mut(uid) {
