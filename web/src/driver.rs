@@ -70,6 +70,8 @@ pub struct Driver {
     events_stale: bool,
     /// The who-can-connect matrix as last confirmed by probes.
     matrix_probes: Option<(usize, view::MatrixView)>,
+    /// The pod views of the last snapshot, reused for the pods that did not change.
+    snapshot_cache: view::SnapshotCache,
 }
 
 impl Driver {
@@ -111,6 +113,7 @@ impl Driver {
             scene_writes: usize::MAX,
             events_stale: true,
             matrix_probes: None,
+            snapshot_cache: view::SnapshotCache::default(),
         };
         driver.collect(0.0, true);
         driver
@@ -329,7 +332,7 @@ impl Driver {
         let scene = if content_changed || force {
             // Heartbeats change the revision but rarely what the views draw: keep the old
             // snapshot (and the views' memoized renders) when nodes and pods are unchanged.
-            let fresh = view::snapshot(world);
+            let fresh = view::snapshot_cached(world, &mut self.snapshot_cache);
             if !force && fresh.nodes == previous.scene.nodes && fresh.pods == previous.scene.pods {
                 previous.scene.clone()
             } else {

@@ -161,15 +161,63 @@ pub struct ClusterSnapshot {
 
 /// Builds the snapshot.
 pub fn snapshot(world: &World) -> ClusterSnapshot {
+    snapshot_cached(world, &mut SnapshotCache::default())
+}
+
+/// What [`snapshot_cached`] remembers of each pod version it described: the view and what the
+/// pod adds to its node's sums. Keyed by the address of the stored version (`Arc<Object>`),
+/// which the cache holds, so an address is never reused while it is remembered; a pod the
+/// store replaced (a new version) or removed is described anew.
+#[derive(Default)]
+pub struct SnapshotCache {
+    pods: std::collections::BTreeMap<usize, CachedPod>,
+}
+
+struct CachedPod {
+    /// Keeps the address unique while cached.
+    _version: std::sync::Arc<Object>,
+    view: PodView,
+    /// Millicores and bytes requested; `None` for a terminal pod (it counts towards no node).
+    load: Option<(i64, i64)>,
+}
+
+impl CachedPod {
+    fn of(object: &std::sync::Arc<Object>, pod: &Pod) -> CachedPod {
+        CachedPod { _version: object.clone(), view: pod_view(pod), load: node_load(pod) }
+    }
+}
+
+/// What a pod adds to its node's sums: millicores and bytes requested; `None` for a terminal
+/// pod.
+fn node_load(pod: &Pod) -> Option<(i64, i64)> {
+    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or("");
+    (phase != "Succeeded" && phase != "Failed").then(|| {
+        let requests = kubesim_api::resources::pod_requests(pod).requests;
+        (requests.milli_cpu, requests.memory)
+    })
+}
+
+/// [`snapshot`], describing again only the pods that changed since the last call with the same
+/// `cache` (a refresh of a 10,000-pod world while a few hundred pods change).
+pub fn snapshot_cached(world: &World, cache: &mut SnapshotCache) -> ClusterSnapshot {
     let store = world.api().store();
-    let pods: Vec<PodView> = store.list(("", "pods"), None).filter_map(|o| o.as_pod()).map(pod_view).collect();
+    let mut fresh = std::collections::BTreeMap::new();
+    let mut pods = Vec::new();
+    for object in store.list(("", "pods"), None) {
+        let Some(pod) = object.as_pod() else { continue };
+        let address = std::sync::Arc::as_ptr(object) as usize;
+        let cached = cache.pods.remove(&address).unwrap_or_else(|| CachedPod::of(object, pod));
+        pods.push(cached.view.clone());
+        fresh.insert(address, cached);
+    }
+    cache.pods = fresh;
     let nodes = store
         .list(("", "nodes"), None)
         .filter_map(|o| match o.as_ref() {
             Object::Node(n) => Some(n),
             _ => None,
         })
-        .map(|node| node_view(node, world))
+        .map(|node| node_view(node, world, &cache.pods))
         .collect();
     ClusterSnapshot { t_ms: world.now(), revision: store.revision(), nodes, pods }
 }
@@ -178,22 +226,24 @@ fn quantity(map: Option<&std::collections::BTreeMap<String, kubesim_api::k8s_ope
     map.and_then(|m| m.get(key)).and_then(|q| parse_milli(&q.0).ok()).unwrap_or(0)
 }
 
-fn node_view(node: &Node, world: &World) -> NodeView {
+fn node_view(node: &Node, world: &World, described: &std::collections::BTreeMap<usize, CachedPod>) -> NodeView {
     let name = node.metadata.name.clone().unwrap_or_default();
     let status = node.status.as_ref();
     let allocatable = status.and_then(|s| s.allocatable.as_ref());
     let mut cpu = 0i128;
     let mut memory = 0i128;
     let mut count = 0;
-    for pod in world.api().store().pods_on_node(&name).filter_map(|o| o.as_pod()) {
-        let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or("");
-        if phase == "Succeeded" || phase == "Failed" {
-            continue;
-        }
+    for object in world.api().store().pods_on_node(&name) {
+        let Some(pod) = object.as_pod() else { continue };
+        // Every stored pod was just described; the fallback only keeps this total right.
+        let load = match described.get(&(std::sync::Arc::as_ptr(object) as usize)) {
+            Some(cached) => cached.load,
+            None => node_load(pod),
+        };
+        let Some((milli_cpu, bytes)) = load else { continue };
         count += 1;
-        let requests = kubesim_api::resources::pod_requests(pod).requests;
-        cpu += requests.milli_cpu as i128;
-        memory += requests.memory as i128 * 1000;
+        cpu += milli_cpu as i128;
+        memory += bytes as i128 * 1000;
     }
     NodeView {
         zone: node.metadata.labels.as_ref().and_then(|l| l.get("topology.kubernetes.io/zone").cloned()).unwrap_or_default(),

@@ -146,3 +146,21 @@ fn a_bounded_trace_keeps_the_latest_records_numbered_from_the_start() {
     assert_eq!(view::trace_len(&bounded), whole.trace().len());
     assert_eq!(bounded.trace_since(bounded.trace_total() - 3).len(), 3);
 }
+
+/// `view::snapshot_cached` (the browser's refresh, which describes again only the pod versions
+/// it has not seen) draws exactly what a fresh `view::snapshot` draws, at every step of a busy
+/// history: rollouts, a Job, an HPA, a crash, a node failure with evictions and recovery.
+#[test]
+fn a_snapshot_from_cached_pod_views_equals_a_fresh_one_throughout_a_busy_run() {
+    let mut world = start();
+    let mut cache = view::SnapshotCache::default();
+    let mut compared = 0;
+    let mut t = 0;
+    while t < T2 {
+        t += 1_500;
+        world.run_until(t);
+        assert_eq!(view::snapshot_cached(&world, &mut cache), view::snapshot(&world), "at {t} ms");
+        compared += 1;
+    }
+    assert!(compared > 100);
+}
