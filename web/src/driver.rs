@@ -20,6 +20,13 @@ pub const HEAVY_SIM_BUDGET_MS: f64 = 28.0;
 /// simulation keeps about 3/4 of the wall time.
 pub const REFRESH_SHARE: f64 = 4.0;
 
+/// The shortest wait between refreshes while refreshes are heavy (wall ms): the views of a big
+/// world playing flat out follow it four times a second, and the simulation keeps the rest.
+pub const MIN_REFRESH_INTERVAL_MS: f64 = 250.0;
+
+/// One 60 Hz frame (wall ms): the wait between ticks on the page's thread when nothing costs.
+pub const FRAME_PERIOD_MS: f64 = 16.7;
+
 /// The longest wait between refreshes while playing (wall ms). A 30,000-pod world's refresh
 /// takes over a second in the browser; a cap of one second (as this once was) left its
 /// simulation a sliver of each second, and it crawled as pods came up.
@@ -60,6 +67,8 @@ pub struct Driver {
     /// Wall ms a frame costs besides the simulation (snapshot, views, paint): an average over
     /// frames that followed a refresh.
     overhead_ms: f64,
+    /// The wait between ticks when nothing costs ([`Driver::set_frame_period`]).
+    frame_period_ms: f64,
     /// Whether the last tick handed out a new frame.
     refreshed: bool,
     /// Wall time of the last refresh.
@@ -106,6 +115,7 @@ impl Driver {
             lagging: false,
             sim_ms: 0.0,
             overhead_ms: 0.0,
+            frame_period_ms: FRAME_PERIOD_MS,
             refreshed: false,
             refresh_wall: f64::NEG_INFINITY,
             events_wall: f64::NEG_INFINITY,
@@ -163,6 +173,14 @@ impl Driver {
         &mut self.engine
     }
 
+    /// The wall time between ticks when nothing else costs: one 60 Hz frame on the page's
+    /// thread ([`FRAME_PERIOD_MS`], the default), none in a Web Worker, whose ticks follow one
+    /// another as soon as each is answered while it runs flat out. What a tick takes beyond it
+    /// and the simulation is the refresh's cost.
+    pub fn set_frame_period(&mut self, ms: f64) {
+        self.frame_period_ms = ms;
+    }
+
     /// The scenario.
     pub fn scenario(&self) -> &Scenario {
         &self.scenario
@@ -179,13 +197,14 @@ impl Driver {
     ///
     /// Big clusters: when refreshing the views costs more than [`HEAVY_FRAME_MS`] (measured on
     /// the frames after a refresh), the views are refreshed only every [`REFRESH_SHARE`] of
-    /// those costs while playing (at most [`MAX_REFRESH_INTERVAL_MS`] apart), and the
+    /// those costs while playing ([`MIN_REFRESH_INTERVAL_MS`] to [`MAX_REFRESH_INTERVAL_MS`]
+    /// apart), and the
     /// simulation gets a larger budget in between — otherwise a 10,000-pod world would spend
     /// most of each frame redrawing and advance at a crawl.
     pub fn tick(&mut self, wall_now: f64, playing: bool, speed: f64, budget_ms: f64, clock: &dyn Fn() -> f64) -> Rc<Frame> {
         if let (Some(last), true) = (self.last_wall, self.refreshed) {
-            // Beyond one 60 Hz frame period: what the refresh cost over the simulation's share.
-            let overhead = (wall_now - last - self.sim_ms - 16.7).max(0.0);
+            // Beyond the frame period: what the refresh cost over the simulation's share.
+            let overhead = (wall_now - last - self.sim_ms - self.frame_period_ms).max(0.0);
             self.overhead_ms = 0.7 * self.overhead_ms + 0.3 * overhead;
         }
         let heavy = playing && self.overhead_ms > HEAVY_FRAME_MS;
@@ -218,7 +237,7 @@ impl Driver {
             self.lagging = false;
             self.sim_ms = 0.0;
         }
-        if heavy && wall_now - self.refresh_wall < (REFRESH_SHARE * self.overhead_ms).clamp(100.0, MAX_REFRESH_INTERVAL_MS) {
+        if heavy && wall_now - self.refresh_wall < (REFRESH_SHARE * self.overhead_ms).clamp(MIN_REFRESH_INTERVAL_MS, MAX_REFRESH_INTERVAL_MS) {
             self.refreshed = false;
             return self.frame.clone();
         }
