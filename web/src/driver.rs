@@ -24,9 +24,6 @@ pub const REFRESH_SHARE: f64 = 4.0;
 /// world playing flat out follow it four times a second, and the simulation keeps the rest.
 pub const MIN_REFRESH_INTERVAL_MS: f64 = 250.0;
 
-/// One 60 Hz frame (wall ms): the wait between ticks on the page's thread when nothing costs.
-pub const FRAME_PERIOD_MS: f64 = 16.7;
-
 /// The longest wait between refreshes while playing (wall ms). A 30,000-pod world's refresh
 /// takes over a second in the browser; a cap of one second (as this once was) left its
 /// simulation a sliver of each second, and it crawled as pods came up.
@@ -67,8 +64,9 @@ pub struct Driver {
     /// Wall ms a frame costs besides the simulation (snapshot, views, paint): an average over
     /// frames that followed a refresh.
     overhead_ms: f64,
-    /// The wait between ticks when nothing costs ([`Driver::set_frame_period`]).
-    frame_period_ms: f64,
+    /// Wall ms the last refresh took in the simulation's own thread (snapshot, views, encoding
+    /// excluded): the floor of `overhead_ms`'s next sample.
+    refresh_ms: f64,
     /// Whether the last tick handed out a new frame.
     refreshed: bool,
     /// Wall time of the last refresh.
@@ -115,7 +113,7 @@ impl Driver {
             lagging: false,
             sim_ms: 0.0,
             overhead_ms: 0.0,
-            frame_period_ms: FRAME_PERIOD_MS,
+            refresh_ms: 0.0,
             refreshed: false,
             refresh_wall: f64::NEG_INFINITY,
             events_wall: f64::NEG_INFINITY,
@@ -173,14 +171,6 @@ impl Driver {
         &mut self.engine
     }
 
-    /// The wall time between ticks when nothing else costs: one 60 Hz frame on the page's
-    /// thread ([`FRAME_PERIOD_MS`], the default), none in a Web Worker, whose ticks follow one
-    /// another as soon as each is answered while it runs flat out. What a tick takes beyond it
-    /// and the simulation is the refresh's cost.
-    pub fn set_frame_period(&mut self, ms: f64) {
-        self.frame_period_ms = ms;
-    }
-
     /// The scenario.
     pub fn scenario(&self) -> &Scenario {
         &self.scenario
@@ -203,8 +193,11 @@ impl Driver {
     /// most of each frame redrawing and advance at a crawl.
     pub fn tick(&mut self, wall_now: f64, playing: bool, speed: f64, budget_ms: f64, clock: &dyn Fn() -> f64) -> Rc<Frame> {
         if let (Some(last), true) = (self.last_wall, self.refreshed) {
-            // Beyond the frame period: what the refresh cost over the simulation's share.
-            let overhead = (wall_now - last - self.sim_ms - self.frame_period_ms).max(0.0);
+            // Beyond one 60 Hz frame period: what the refresh cost over the simulation's share
+            // (the page's decoding and drawing included). At least what the refresh itself
+            // took: in a Web Worker running flat out, ticks follow one another with no frame
+            // period between them, and a refresh under 17 ms would otherwise look free.
+            let overhead = (wall_now - last - self.sim_ms - 16.7).max(self.refresh_ms);
             self.overhead_ms = 0.7 * self.overhead_ms + 0.3 * overhead;
         }
         let heavy = playing && self.overhead_ms > HEAVY_FRAME_MS;
@@ -242,7 +235,9 @@ impl Driver {
             return self.frame.clone();
         }
         let before = Rc::as_ptr(&self.frame);
+        let start = clock();
         let frame = self.collect(wall_now, false);
+        self.refresh_ms = clock() - start;
         self.refreshed = !std::ptr::eq(before, Rc::as_ptr(&frame));
         if self.refreshed {
             self.refresh_wall = wall_now;

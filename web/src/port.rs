@@ -257,11 +257,6 @@ impl Host {
         self.tick_budget_ms = ms;
     }
 
-    /// The wall time between ticks when nothing else costs ([`Driver::set_frame_period`]).
-    pub fn set_frame_period(&mut self, ms: f64) {
-        self.driver.set_frame_period(ms);
-    }
-
     /// The latest frame.
     pub fn frame(&self) -> Rc<crate::frame::Frame> {
         self.driver.frame()

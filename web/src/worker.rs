@@ -26,24 +26,20 @@ pub struct Channel {
     encoder: Encoder,
     /// Wall ms the simulation runs per tick.
     tick_budget_ms: f64,
-    /// The wait between ticks when nothing else costs ([`crate::driver::Driver::set_frame_period`]).
-    frame_period_ms: f64,
 }
 
 impl Default for Channel {
-    /// A channel in a worker ([`WORKER_TICK_BUDGET_MS`]; ticks follow one another, no frame
-    /// period between them).
+    /// A channel in a worker ([`WORKER_TICK_BUDGET_MS`]).
     fn default() -> Channel {
-        Channel { frame_period_ms: 0.0, ..Channel::with_tick_budget(WORKER_TICK_BUDGET_MS) }
+        Channel::with_tick_budget(WORKER_TICK_BUDGET_MS)
     }
 }
 
 impl Channel {
-    /// A channel whose simulation runs `ms` of wall time per tick on the page's thread
-    /// ([`crate::port::TICK_BUDGET_MS`], the page needs the rest of its frame), ticked once per
-    /// animation frame.
+    /// A channel whose simulation runs `ms` of wall time per tick (on the page's thread:
+    /// [`crate::port::TICK_BUDGET_MS`], the page needs the rest of its frame).
     pub fn with_tick_budget(ms: f64) -> Channel {
-        Channel { host: None, encoder: Encoder::default(), tick_budget_ms: ms, frame_period_ms: crate::driver::FRAME_PERIOD_MS }
+        Channel { host: None, encoder: Encoder::default(), tick_budget_ms: ms }
     }
 
     /// Handles one message and returns the batch that answers it.
@@ -54,7 +50,6 @@ impl Channel {
             ToSim::Start(start) => {
                 let mut host = Host::new(start);
                 host.set_tick_budget(self.tick_budget_ms);
-                host.set_frame_period(self.frame_period_ms);
                 actions.push(crate::state::Action::Frame(host.frame()));
                 if let Some(fork) = host.fork_state() {
                     actions.push(crate::state::Action::Forked(Some(fork)));

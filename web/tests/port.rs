@@ -142,8 +142,6 @@ fn the_worker_channel_delivers_the_same_frames_and_answers_as_a_local_host() {
     use kubesim_web::worker::Channel;
     let start = Start { scenario: "service-dns".into(), inputs: Vec::new(), seed: 7, scheduler_annotations: false, t_ms: None, fork: None };
     let mut local = Host::new(start.clone());
-    // Paced as the worker's channel paces its host (no frame period between ticks).
-    local.set_frame_period(0.0);
     let mut channel = Channel::default();
     let mut decoder = Decoder::default();
     let ready: Vec<FromSim> = serde_json::from_slice(&Channel::ready()).expect("ready");
