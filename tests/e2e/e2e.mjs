@@ -576,10 +576,11 @@ spec:
       check(c.unnamed.length === 0, `${where}: all ${c.controls} controls have an accessible name${c.unnamed.length ? " (not: " + c.unnamed.slice(0, 6).join(", ") + ")" : ""}`);
       check(c.unreachable.length === 0 && clickable.length === 0, `${where}: every control and clickable element is in the Tab order${c.unreachable.length + clickable.length ? " (not: " + [...c.unreachable, ...clickable].slice(0, 6).join(", ") + ")" : ""}`);
       // What is still fading in (a packet row that arrived with the last frame starts at
-      // opacity 0) is not yet what anyone reads: let finite animations end first (2 s at most).
+      // opacity 0; a matrix cell whose verdict flipped pulses three times) is not the resting
+      // view: let finite animations end first (5 s at most).
       await p.evaluate(() => Promise.race([
         Promise.all(document.getAnimations().filter((a) => a.effect?.getTiming().iterations !== Infinity).map((a) => a.finished.catch(() => {}))),
-        new Promise((done) => setTimeout(done, 2000)),
+        new Promise((done) => setTimeout(done, 5000)),
       ]));
       const k = await p.evaluate(contrastAudit, "body");
       check(k.failures.length === 0, `${where}: ${k.checked} texts meet WCAG AA contrast${k.failures.length ? " (not: " + k.failures.slice(0, 6).map((f) => `${f.key} ${f.ratio.toFixed(2)}:1 "${f.sample}"`).join("; ") + ")" : ""}`);
