@@ -360,6 +360,9 @@ pub fn logs(shared: &Shared, req: &Request, target: &Target, pod: &str, stream: 
 /// The remote-command subprotocols served, preferred first.
 const PROTOCOLS: &[&str] = &["v5.channel.k8s.io", "v4.channel.k8s.io"];
 
+/// Wall time between an exec's upgrade and its first output frame (see where it is used).
+const EXEC_OUTPUT_DELAY: Duration = Duration::from_millis(100);
+
 /// pods/NAME/exec over WebSocket. The command runs to completion in one virtual instant (the
 /// CRI model's exec), its output goes out on the stdout channel and its exit status as a
 /// `Status` on the error channel, then the socket closes.
@@ -399,6 +402,11 @@ pub fn exec(shared: &Shared, req: &Request, target: &Target, pod: &str, stream: 
     if stream.write_all(head.as_bytes()).is_err() {
         return Outcome::Streamed;
     }
+    // client-go's WebSocket executor starts reading before it has created its streams and
+    // discards data for a stream it does not know yet ("Unknown stream id 1, discarding
+    // message"): output written the instant the upgrade completes can be lost under load. A
+    // real API server's output comes after the kubelet's round trip; wait about as long.
+    std::thread::sleep(EXEC_OUTPUT_DELAY);
     let frame = |stream: &mut TcpStream, channel: u8, data: &[u8]| {
         let mut payload = vec![channel];
         payload.extend_from_slice(data);
