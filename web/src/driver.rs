@@ -64,8 +64,8 @@ pub struct Driver {
     /// Wall ms a frame costs besides the simulation (snapshot, views, paint): an average over
     /// frames that followed a refresh.
     overhead_ms: f64,
-    /// Wall ms the last refresh took in the simulation's own thread (snapshot, views, encoding
-    /// excluded): the floor of `overhead_ms`'s next sample.
+    /// Wall ms the last refresh took in the simulation's own thread (the snapshot and views;
+    /// encoding and the page's part excluded): the floor of `overhead_ms`'s next sample.
     refresh_ms: f64,
     /// Whether the last tick handed out a new frame.
     refreshed: bool,
@@ -188,9 +188,8 @@ impl Driver {
     /// Big clusters: when refreshing the views costs more than [`HEAVY_FRAME_MS`] (measured on
     /// the frames after a refresh), the views are refreshed only every [`REFRESH_SHARE`] of
     /// those costs while playing ([`MIN_REFRESH_INTERVAL_MS`] to [`MAX_REFRESH_INTERVAL_MS`]
-    /// apart), and the
-    /// simulation gets a larger budget in between — otherwise a 10,000-pod world would spend
-    /// most of each frame redrawing and advance at a crawl.
+    /// apart), and the simulation gets a larger budget in between — otherwise a 10,000-pod
+    /// world would spend most of each frame redrawing and advance at a crawl.
     pub fn tick(&mut self, wall_now: f64, playing: bool, speed: f64, budget_ms: f64, clock: &dyn Fn() -> f64) -> Rc<Frame> {
         if let (Some(last), true) = (self.last_wall, self.refreshed) {
             // Beyond one 60 Hz frame period: what the refresh cost over the simulation's share
