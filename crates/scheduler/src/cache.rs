@@ -394,7 +394,16 @@ pub struct Cache {
     /// Topology keys of cached pods' terms that score an incoming pod (required affinity,
     /// preferred affinity and anti-affinity), with how many terms use each.
     score_keys: BTreeMap<String, usize>,
+    /// Cached pods by namespace, label key and value ([`label_key`]): a selector with an `In`
+    /// requirement counts only the pods that carry one of its values
+    /// ([`Cache::selector_counts`]) instead of every pod on every node.
+    by_label: BTreeMap<String, BTreeSet<String>>,
     generation: u64,
+}
+
+/// The [`Cache`]'s label index key of a namespace, label key and value.
+fn label_key(namespace: &str, key: &str, value: &str) -> String {
+    format!("{namespace}\0{key}\0{value}")
 }
 
 /// The terms of an existing pod that score an incoming pod in InterPodAffinity's PreScore.
@@ -446,6 +455,48 @@ impl Cache {
     /// Number of cached pods.
     pub fn pod_count(&self) -> usize {
         self.pods.len()
+    }
+
+    /// Per node (in [`Cache::nodes`] order), the pods in `namespace` that are not terminating
+    /// and match `selector`: exactly `count_pods_match_selector` over each node's pods, found
+    /// through the label index. `None` if the selector has no `In` requirement to look up
+    /// (the caller counts node by node).
+    pub fn selector_counts(&self, namespace: &str, selector: &Selector) -> Option<Vec<i64>> {
+        let mut out = vec![0i64; self.nodes.len()];
+        if selector.matches_nothing {
+            return Some(out);
+        }
+        let (key, values) = selector.requirements.iter().find_map(|r| match r {
+            Requirement::In(k, v) => Some((k, v)),
+            _ => None,
+        })?;
+        // A pod carries one value per key, so distinct values never count a pod twice.
+        let values: BTreeSet<&String> = values.iter().collect();
+        for value in values {
+            let Some(keys) = self.by_label.get(&label_key(namespace, key, value)) else { continue };
+            for pod_key in keys {
+                let Some(cached) = self.pods.get(pod_key) else { continue };
+                let Some(&i) = self.index.get(&cached.node) else { continue };
+                if !cached.info.is_terminating() && selector.matches(cached.info.labels()) {
+                    out[i] += 1;
+                }
+            }
+        }
+        Some(out)
+    }
+
+    fn index_labels(&mut self, info: &PodInfo, add: bool) {
+        for (k, v) in info.labels().into_iter().flatten() {
+            let key = label_key(info.namespace(), k, v);
+            if add {
+                self.by_label.entry(key).or_default().insert(info.key.clone());
+            } else if let Some(set) = self.by_label.get_mut(&key) {
+                set.remove(&info.key);
+                if set.is_empty() {
+                    self.by_label.remove(&key);
+                }
+            }
+        }
     }
 
     fn stamp(&mut self, index: usize) {
@@ -518,6 +569,7 @@ impl Cache {
     }
 
     fn attach(&mut self, node: &str, info: Arc<PodInfo>) {
+        self.index_labels(&info, true);
         if info.has_affinity() {
             self.pods_with_affinity += 1;
         }
@@ -540,6 +592,7 @@ impl Cache {
     }
 
     fn detach(&mut self, node: &str, info: &PodInfo) {
+        self.index_labels(info, false);
         if info.has_affinity() {
             self.pods_with_affinity -= 1;
         }

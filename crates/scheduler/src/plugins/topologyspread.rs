@@ -1,7 +1,7 @@
 //! PodTopologySpread (PreFilter, Filter, PreScore, Score weight 2) — `plugins/podtopologyspread`
 //! (filtering.go, scoring.go, common.go).
 
-use crate::cache::{NodeInfo, PodInfo};
+use crate::cache::{Cache, NodeInfo, PodInfo};
 use crate::framework::{ClusterEvent, ClusterView, CycleState, Listers, Plugin, Point, Status, MAX_NODE_SCORE};
 use crate::plugins::helper::{CountCache, DomainCache, NO_DOMAIN};
 use crate::plugins::nodeaffinity::pod_matches_node_selector_and_affinity;
@@ -214,10 +214,17 @@ impl FilterState {
     }
 }
 
-/// Per-node counts of pods matching a constraint's selector in the pod's namespace (memoized
-/// in `counter` when given).
-pub fn node_counts(pod: &PodInfo, c: &SpreadConstraint, nodes: &[NodeInfo], counter: Option<&CountCache>) -> Vec<i64> {
+/// Per-node counts of pods matching a constraint's selector in the pod's namespace: from the
+/// cache's label index when given (and `nodes` are its nodes), else memoized in `counter` when
+/// given, else counted node by node.
+pub fn node_counts(pod: &PodInfo, c: &SpreadConstraint, nodes: &[NodeInfo], counter: Option<&CountCache>, cache: Option<&Cache>) -> Vec<i64> {
     let ns = pod.namespace();
+    if let Some(cache) = cache {
+        debug_assert!(std::ptr::eq(cache.nodes(), nodes), "node_counts: nodes must be the cache's");
+        if let Some(counts) = cache.selector_counts(ns, &c.selector) {
+            return counts;
+        }
+    }
     let f = |n: &NodeInfo| count_pods_match_selector(&n.pods, &c.selector, ns);
     match counter {
         Some(cc) => cc.counts(&format!("{ns}|{:?}", c.selector), nodes, f),
@@ -232,11 +239,12 @@ pub fn filter_state(
     nodes: &[NodeInfo],
     counter: Option<&CountCache>,
     domains: Option<&DomainCache>,
+    cache: Option<&Cache>,
 ) -> FilterState {
     let fresh = DomainCache::default();
     let domains = domains.unwrap_or(&fresh);
     let mut s = FilterState { constraints, ..Default::default() };
-    let per_node: Vec<Vec<i64>> = s.constraints.iter().map(|c| node_counts(pod, c, nodes, counter)).collect();
+    let per_node: Vec<Vec<i64>> = s.constraints.iter().map(|c| node_counts(pod, c, nodes, counter, cache)).collect();
     for c in &s.constraints {
         let (ids, n) = domains.ids(&c.topology_key, nodes);
         s.node_domains.push(ids);
@@ -386,7 +394,7 @@ impl Plugin for PodTopologySpread {
         if constraints.is_empty() {
             return (Status::skip(), None);
         }
-        state.write(FILTER_KEY, filter_state(pod, constraints, view.nodes(), Some(&self.counter), Some(&self.domains)));
+        state.write(FILTER_KEY, filter_state(pod, constraints, view.nodes(), Some(&self.counter), Some(&self.domains), Some(view.cache)));
         (Status::success(), None)
     }
     fn pre_filter_add_pod(&self, state: &mut CycleState, pod: &PodInfo, added: &PodInfo, node: &NodeInfo) {
@@ -440,8 +448,9 @@ impl Plugin for PodTopologySpread {
             s.weights.push(((size + 2) as f64).ln());
         }
         let per_node: Vec<Option<Vec<i64>>> =
-            constraints.iter().map(|c| (c.topology_key != HOSTNAME).then(|| node_counts(pod, c, nodes, Some(&self.counter)))).collect();
-        s.host_counts = constraints.iter().map(|c| (c.topology_key == HOSTNAME).then(|| node_counts(pod, c, nodes, Some(&self.counter)))).collect();
+            constraints.iter().map(|c| (c.topology_key != HOSTNAME).then(|| node_counts(pod, c, nodes, Some(&self.counter), Some(view.cache)))).collect();
+        s.host_counts =
+            constraints.iter().map(|c| (c.topology_key == HOSTNAME).then(|| node_counts(pod, c, nodes, Some(&self.counter), Some(view.cache)))).collect();
         let simple_affinity = pod
             .pod()
             .spec
@@ -504,7 +513,6 @@ impl Plugin for PodTopologySpread {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::Cache;
     use crate::framework::{score_all_nodes, Listers};
     use crate::harness::{make_node, make_pod};
     use k8s_openapi::api::core::v1::TopologySpreadConstraint;
@@ -555,12 +563,71 @@ mod tests {
             for c in &mut hard {
                 c.hard = true;
             }
-            let memo = filter_state(&incoming, hard.clone(), cache.nodes(), Some(&reused.counter), Some(&reused.domains));
-            let plain = filter_state(&incoming, hard, cache.nodes(), None, None);
+            let memo = filter_state(&incoming, hard.clone(), cache.nodes(), Some(&reused.counter), Some(&reused.domains), Some(&cache));
+            let plain = filter_state(&incoming, hard, cache.nodes(), None, None, None);
             for n in cache.nodes() {
                 assert_eq!(memo.check(&incoming, n), plain.check(&incoming, n), "step {step} node {}", n.name);
             }
             assert_eq!((memo.min_match.clone(), memo.domains.clone()), (plain.min_match.clone(), plain.domains.clone()));
         }
+    }
+
+    // The cache's label index counts exactly what a node-by-node count does, through
+    // assumed, confirmed, relabelled, terminating, orphaned and removed pods and a removed node.
+    #[test]
+    fn label_index_counts_match_node_by_node_counts() {
+        let mut cache = Cache::default();
+        for i in 0..4 {
+            cache.upsert_node(Arc::new(make_node(&format!("n{i}"), &[("cpu", "4"), ("pods", "110")], &[], vec![])));
+        }
+        let labelled = |name: &str, ns: &str, labels: &[(&str, &str)], terminating: bool| {
+            let mut p = make_pod(name, &[]);
+            p.metadata.namespace = Some(ns.into());
+            p.metadata.labels = Some(labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
+            if terminating {
+                p.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(Default::default()));
+            }
+            Arc::new(PodInfo::new(Arc::new(Object::Pod(Box::new(p)))))
+        };
+        let selectors: Vec<Selector> = vec![
+            Selector { requirements: vec![Requirement::In("app".into(), vec!["a".into()])], matches_nothing: false },
+            Selector {
+                requirements: vec![
+                    Requirement::In("app".into(), vec!["a".into(), "b".into(), "a".into()]),
+                    Requirement::NotIn("tier".into(), vec!["x".into()]),
+                ],
+                matches_nothing: false,
+            },
+            Selector { requirements: vec![Requirement::Exists("tier".into()), Requirement::In("app".into(), vec!["b".into()])], matches_nothing: false },
+            Selector { requirements: vec![Requirement::In("app".into(), vec!["a".into()])], matches_nothing: true },
+        ];
+        let check = |cache: &Cache, step: &str| {
+            for ns in ["default", "other"] {
+                for sel in &selectors {
+                    let indexed = cache.selector_counts(ns, sel).expect("an In requirement");
+                    let plain: Vec<i64> = cache.nodes().iter().map(|n| count_pods_match_selector(&n.pods, sel, ns)).collect();
+                    assert_eq!(indexed, plain, "{step}: {ns} {sel:?}");
+                }
+            }
+        };
+        cache.assume_pod(labelled("p1", "default", &[("app", "a")], false), "n0");
+        cache.upsert_pod(labelled("p2", "default", &[("app", "b"), ("tier", "x")], false), "n1");
+        cache.upsert_pod(labelled("p3", "other", &[("app", "a")], false), "n1");
+        cache.upsert_pod(labelled("p4", "default", &[("app", "a"), ("tier", "y")], false), "n9");
+        check(&cache, "added (one orphan)");
+        cache.upsert_pod(labelled("p1", "default", &[("app", "a")], false), "n2");
+        cache.upsert_pod(labelled("p2", "default", &[("app", "a"), ("tier", "z")], false), "n1");
+        check(&cache, "confirmed elsewhere, relabelled");
+        assert!(cache.refresh_pod(labelled("p2", "default", &[("app", "a"), ("tier", "z")], true), "n1"));
+        check(&cache, "terminating");
+        cache.upsert_node(Arc::new(make_node("n9", &[("cpu", "4"), ("pods", "110")], &[], vec![])));
+        check(&cache, "orphan's node arrives");
+        cache.remove_node("n1");
+        check(&cache, "node removed");
+        cache.remove_pod("default/p1");
+        cache.remove_pod("default/p4");
+        check(&cache, "pods removed");
+        let empty = Selector { requirements: vec![Requirement::Exists("app".into())], matches_nothing: false };
+        assert_eq!(cache.selector_counts("default", &empty), None, "no In requirement: counted node by node");
     }
 }
