@@ -214,6 +214,31 @@ fn sighup_reloads_a_changed_configuration() {
     assert!(text(&os.stderr).contains("[notice] 1#1: signal 1 (SIGHUP) received, reconfiguring\n"));
 }
 
+// Configuration loads are remembered per thread and reused while every file a load read
+// answers the same: a second replica reuses the first's, and a file added to conf.d (a new
+// directory listing), then a broken main file, are seen on reload all the same.
+#[test]
+fn remembered_configuration_loads_follow_changed_files() {
+    let (mut first, spawn) = image("nginx:1.25.3", "web-0", None);
+    let mut p0 = start(&first, &spawn);
+    p0.resume(&mut first, Wake::Start);
+    let (mut os, spawn) = image("nginx:1.25.3", "web-1", None);
+    let mut p = start(&os, &spawn);
+    p.resume(&mut os, Wake::Start);
+    assert_eq!(p.listening(), vec![(80, false)]);
+    os.fs.root.add_file("/etc/nginx/conf.d/extra.conf", "server { listen 8081; location / { return 200 'extra\\n'; } }\n", 0o644);
+    assert_eq!(p.resume(&mut os, Wake::Signal(Signal::Hup)), Step::Wait);
+    assert_eq!(p.listening(), vec![(80, false), (8081, false)]);
+    os.fs.root.add_file("/etc/nginx/nginx.conf", "events {}\nhttp { server { listen 9090; } \n", 0o644);
+    os.stderr.clear();
+    assert_eq!(p.resume(&mut os, Wake::Signal(Signal::Hup)), Step::Wait);
+    assert_eq!(p.listening(), vec![(80, false), (8081, false)], "a broken configuration keeps the old one");
+    assert!(text(&os.stderr).contains("[emerg]"), "{}", text(&os.stderr));
+    // The first replica's files are unchanged: it reloads into its own configuration.
+    assert_eq!(p0.resume(&mut first, Wake::Signal(Signal::Hup)), Step::Wait);
+    assert_eq!(p0.listening(), vec![(80, false)]);
+}
+
 #[test]
 fn locations_try_files_error_pages_redirects_and_forbidden_directories() {
     let (os, spawn) = image("nginx:1.25.3", "web-0", Some(&["nginx", "-g", "daemon off;"]));

@@ -1,7 +1,7 @@
 //! nginx configuration: the tokenizer/parser (with `include` expansion) and the subset of the
 //! http core module the model serves with.
 
-use kubesim_os::fs::Fs;
+use kubesim_os::fs::{DirEntry, Errno, Fs};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -423,9 +423,91 @@ fn parse_block(toks: &[Tok], pos: &mut usize, file: &str, nested: bool) -> Resul
     Ok(out)
 }
 
+/// One answer of the filesystem that a configuration load depended on.
+#[derive(Clone, Debug, PartialEq)]
+enum Seen {
+    IsDir(String, Result<bool, Errno>),
+    Read(String, Result<Vec<u8>, Errno>),
+    ReadDir(String, Result<Vec<DirEntry>, Errno>),
+}
+
+impl Seen {
+    /// Whether `fs` gives the same answer now.
+    fn holds(&self, fs: &dyn Fs) -> bool {
+        match self {
+            Seen::IsDir(p, r) => fs.stat(p).map(|m| m.is_dir()) == *r,
+            Seen::Read(p, r) => fs.read(p) == *r,
+            Seen::ReadDir(p, r) => fs.read_dir(p) == *r,
+        }
+    }
+}
+
+/// The filesystem as a configuration load reads it, remembering every answer (so a
+/// remembered load can be reused while the files it read are unchanged: [`Loads`]).
+pub struct Reader<'a> {
+    fs: &'a dyn Fs,
+    seen: std::cell::RefCell<Vec<Seen>>,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader of `fs` that has seen nothing yet.
+    pub fn new(fs: &'a dyn Fs) -> Reader<'a> {
+        Reader { fs, seen: std::cell::RefCell::new(Vec::new()) }
+    }
+    /// Whether `path` is a directory (`stat`).
+    pub fn is_dir(&self, path: &str) -> Result<bool, Errno> {
+        let r = self.fs.stat(path).map(|m| m.is_dir());
+        self.seen.borrow_mut().push(Seen::IsDir(path.to_string(), r));
+        r
+    }
+    /// A file's bytes.
+    pub fn read(&self, path: &str) -> Result<Vec<u8>, Errno> {
+        let r = self.fs.read(path);
+        self.seen.borrow_mut().push(Seen::Read(path.to_string(), r.clone()));
+        r
+    }
+    /// A directory's entries.
+    pub fn read_dir(&self, path: &str) -> Result<Vec<DirEntry>, Errno> {
+        let r = self.fs.read_dir(path);
+        self.seen.borrow_mut().push(Seen::ReadDir(path.to_string(), r.clone()));
+        r
+    }
+}
+
+/// Remembered configuration loads: a load is a pure function of its arguments (`key`) and of
+/// the filesystem's answers to what it read, so a remembered load whose every read answers
+/// the same again yields the same configuration. Every replica of an image reads the same
+/// files, so a Deployment's pods parse and build their configuration once (the parse of
+/// `mime.types` and the includes was most of an nginx start).
+#[derive(Default)]
+pub struct Loads {
+    entries: std::collections::VecDeque<(String, Vec<Seen>, Result<Arc<Config>, String>)>,
+}
+
+/// How many loads [`Loads`] remembers per thread.
+pub const REMEMBERED_LOADS: usize = 32;
+
+impl Loads {
+    /// The configuration `load` builds from `fs` for `key` (everything else it depends on),
+    /// reused from a remembered load when that one's reads all answer the same.
+    pub fn get(&mut self, fs: &dyn Fs, key: &str, load: impl FnOnce(&Reader) -> Result<Arc<Config>, String>) -> Result<Arc<Config>, String> {
+        if let Some(i) = self.entries.iter().position(|(k, seen, _)| k == key && seen.iter().all(|s| s.holds(fs))) {
+            let entry = self.entries.remove(i).expect("found");
+            let result = entry.2.clone();
+            self.entries.push_front(entry);
+            return result;
+        }
+        let reader = Reader::new(fs);
+        let result = load(&reader);
+        self.entries.push_front((key.to_string(), reader.seen.into_inner(), result.clone()));
+        self.entries.truncate(REMEMBERED_LOADS);
+        result
+    }
+}
+
 /// Loads `path` and expands `include`s (globs, relative to `prefix`). Missing
 /// `/etc/nginx/mime.types` is replaced by the built-in table.
-pub fn load(fs: &dyn Fs, path: &str, prefix: &str, extra: &[Directive]) -> Result<Vec<Directive>, String> {
+pub fn load(fs: &Reader, path: &str, prefix: &str, extra: &[Directive]) -> Result<Vec<Directive>, String> {
     let text = match fs.read(path) {
         Ok(b) => String::from_utf8_lossy(&b).into_owned(),
         Err(e) => return Err(format!("open() \"{path}\" failed ({}: {})", e.code(), e.strerror())),
@@ -436,11 +518,11 @@ pub fn load(fs: &dyn Fs, path: &str, prefix: &str, extra: &[Directive]) -> Resul
 }
 
 /// Expands the `include`s of already parsed directives.
-pub fn load_directives(fs: &dyn Fs, ds: Vec<Directive>, prefix: &str) -> Result<Vec<Directive>, String> {
+pub fn load_directives(fs: &Reader, ds: Vec<Directive>, prefix: &str) -> Result<Vec<Directive>, String> {
     expand(fs, ds, prefix, 0)
 }
 
-fn expand(fs: &dyn Fs, ds: Vec<Directive>, prefix: &str, depth: u32) -> Result<Vec<Directive>, String> {
+fn expand(fs: &Reader, ds: Vec<Directive>, prefix: &str, depth: u32) -> Result<Vec<Directive>, String> {
     if depth > 16 {
         return Err("include nesting too deep".into());
     }
@@ -464,7 +546,7 @@ fn expand(fs: &dyn Fs, ds: Vec<Directive>, prefix: &str, depth: u32) -> Result<V
                     })
                     .unwrap_or_default();
                 v.sort();
-                v.retain(|p| fs.stat(p).map(|m| !m.is_dir()).unwrap_or(false));
+                v.retain(|p| fs.is_dir(p) == Ok(false));
                 v
             } else {
                 vec![pat.clone()]

@@ -241,13 +241,21 @@ impl Nginx {
     }
 
     fn load(&self, os: &dyn Os) -> Result<Arc<Config>, String> {
+        thread_local! {
+            static LOADS: std::cell::RefCell<conf::Loads> = std::cell::RefCell::new(conf::Loads::default());
+        }
+        let key = format!("{}\0{}\0{}", self.conf_path, self.prefix, self.globals);
+        LOADS.with(|loads| loads.borrow_mut().get(os.fs_ref(), &key, |fs| self.load_from(fs)))
+    }
+
+    /// Reads, expands and builds the configuration (what [`Nginx::load`] remembers).
+    fn load_from(&self, fs: &conf::Reader) -> Result<Arc<Config>, String> {
         let extra = if self.globals.is_empty() {
             Vec::new()
         } else {
             conf::parse_text(&self.globals, "command line").map_err(|e| e.replace(" in command line:1", " in command line"))?
         };
-        let fs = os.fs_ref();
-        let ds = if fs.stat(&self.conf_path).is_err() && self.conf_path == "/etc/nginx/nginx.conf" {
+        let ds = if fs.is_dir(&self.conf_path).is_err() && self.conf_path == "/etc/nginx/nginx.conf" {
             // Images whose catalogue entry carries no nginx.conf (nginx-slim): the packaged default.
             let mut ds = conf::parse_text(DEFAULT_CONF, &self.conf_path)?;
             ds.extend(extra);
