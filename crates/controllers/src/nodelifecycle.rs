@@ -396,7 +396,8 @@ impl NodeLifecycleController {
     }
 
     /// `tryUpdateNodeHealth`: returns (observed Ready status, current Ready status).
-    fn try_update_health(&mut self, node: &Node, ctx: &mut Ctx) -> Result<(Option<String>, Option<String>, Node), ApiError> {
+    fn try_update_health(&mut self, object: &Arc<Object>, ctx: &mut Ctx) -> Result<(Option<String>, Option<String>, Arc<Object>), ApiError> {
+        let node = as_node(object).expect("a node");
         let name = node.metadata.name.clone().unwrap_or_default();
         let created = created_ms(&node.metadata);
         let now = ctx.now;
@@ -446,9 +447,10 @@ impl NodeLifecycleController {
                 }
             }
         }
-        let mut node = node.clone();
+        let mut object = object.clone();
         let mut current_status = current.as_ref().map(|c| c.status.clone());
         if now > health.probe + grace {
+            let mut node = node.clone();
             let status = node.status.get_or_insert_with(Default::default);
             let conditions = status.conditions.get_or_insert_with(Vec::new);
             for type_ in ["Ready", "MemoryPressure", "DiskPressure", "PIDPressure"] {
@@ -473,18 +475,16 @@ impl NodeLifecycleController {
             }
             let new_ready = node_condition(&node, "Ready").cloned();
             if new_ready != current {
-                let updated = ctx.update_status(Object::Node(Box::new(node.clone())))?;
+                let updated = ctx.update_status(Object::Node(Box::new(node)))?;
                 self.nodes.put(updated.clone());
-                if let Some(n) = as_node(&updated) {
-                    node = n.clone();
-                }
                 health.ready_transition = now;
-                health.saved = node_condition(&node, "Ready").map(stamps);
+                health.saved = as_node(&updated).and_then(|n| node_condition(n, "Ready")).map(stamps);
                 current_status = Some("Unknown".into());
+                object = updated;
             }
         }
         self.health.insert(name, health);
-        Ok((Some(observed_status), current_status, node))
+        Ok((Some(observed_status), current_status, object))
     }
 
     /// The pods bound to a node, from the API server's node index.
@@ -493,9 +493,10 @@ impl NodeLifecycleController {
     }
 
     fn monitor(&mut self, ctx: &mut Ctx) {
-        let nodes: Vec<Node> = self.nodes.iter().filter_map(|o| as_node(o)).cloned().collect();
+        // The cached objects are shared; a node is copied only where it is changed.
+        let nodes: Vec<Arc<Object>> = self.nodes.iter().filter(|o| as_node(o).is_some()).cloned().collect();
         // classifyNodes / addPodEvictorForNewZone: a queue with a full bucket per new zone.
-        for node in &nodes {
+        for node in nodes.iter().filter_map(|o| as_node(o)) {
             let zone = zone_of(node);
             if !self.zone_states.contains_key(&zone) {
                 self.zone_states.insert(zone.clone(), None);
@@ -511,7 +512,7 @@ impl NodeLifecycleController {
         // Zone sizes and ready counts from the current Ready conditions.
         let mut zones: BTreeMap<String, (usize, usize)> = BTreeMap::new();
         for (_, current, node) in &results {
-            let entry = zones.entry(zone_of(node)).or_insert((0, 0));
+            let entry = zones.entry(zone_of(as_node(node).expect("a node"))).or_insert((0, 0));
             if current.as_deref() == Some("True") {
                 entry.0 += 1;
             } else {
@@ -519,20 +520,19 @@ impl NodeLifecycleController {
             }
         }
         let mut seen = Vec::new();
-        for (observed, current, mut node) in results {
+        for (observed, current, object) in results {
+            seen.push(object.clone());
+            let node = as_node(&object).expect("a node");
             let name = node.metadata.name.clone().unwrap_or_default();
-            let had_ready = node_condition(&node, "Ready").is_some();
-            seen.push(node.clone());
-            if !had_ready {
+            if node_condition(node, "Ready").is_none() {
                 continue;
             }
             let observed = observed.unwrap_or_default();
-            self.process_taint_based_eviction(&mut node, &observed, ctx);
+            self.process_taint_based_eviction(node, &observed, ctx);
             let current = current.unwrap_or_default();
             let previous_observed = self.health.get(&name).and_then(|h| h.observed_ready.clone());
             if current != "True" && observed == "True" {
-                let node_object = Object::Node(Box::new(node.clone()));
-                ctx.event(&node_object, "Normal", "NodeNotReady", format!("Node {name} status is now: NodeNotReady"));
+                ctx.event(&object, "Normal", "NodeNotReady", format!("Node {name} status is now: NodeNotReady"));
             }
             if current != "True" && (observed == "True" || previous_observed.as_deref() != Some(current.as_str())) {
                 self.mark_pods_not_ready(&name, ctx);
@@ -547,7 +547,7 @@ impl NodeLifecycleController {
     }
 
     /// `processTaintBaseEviction` on the observed Ready status.
-    fn process_taint_based_eviction(&mut self, node: &mut Node, observed: &str, ctx: &mut Ctx) {
+    fn process_taint_based_eviction(&mut self, node: &Node, observed: &str, ctx: &mut Ctx) {
         let has = |node: &Node, key: &str| {
             node.spec.as_ref().and_then(|s| s.taints.as_ref()).is_some_and(|ts| ts.iter().any(|t| t.key == key && t.effect == "NoExecute"))
         };
@@ -555,10 +555,13 @@ impl NodeLifecycleController {
             "False" => (TAINT_NOT_READY, TAINT_UNREACHABLE),
             "Unknown" => (TAINT_UNREACHABLE, TAINT_NOT_READY),
             _ => {
-                // markNodeAsReachable.
-                if swap_taints(node, &[], &[(TAINT_NOT_READY, "NoExecute"), (TAINT_UNREACHABLE, "NoExecute")], ctx.now) {
-                    if let Ok(updated) = ctx.update(Object::Node(Box::new(node.clone()))) {
-                        self.nodes.put(updated);
+                // markNodeAsReachable (a copy of the node only if it has a taint to remove).
+                if has(node, TAINT_NOT_READY) || has(node, TAINT_UNREACHABLE) {
+                    let mut node = node.clone();
+                    if swap_taints(&mut node, &[], &[(TAINT_NOT_READY, "NoExecute"), (TAINT_UNREACHABLE, "NoExecute")], ctx.now) {
+                        if let Ok(updated) = ctx.update(Object::Node(Box::new(node))) {
+                            self.nodes.put(updated);
+                        }
                     }
                 }
                 let name = node.metadata.name.clone().unwrap_or_default();
@@ -570,8 +573,9 @@ impl NodeLifecycleController {
         };
         if has(node, opposite) {
             // The opposite NoExecute taint is swapped straight away.
-            if swap_taints(node, &[(want, "NoExecute")], &[(opposite, "NoExecute")], ctx.now) {
-                if let Ok(updated) = ctx.update(Object::Node(Box::new(node.clone()))) {
+            let mut node = node.clone();
+            if swap_taints(&mut node, &[(want, "NoExecute")], &[(opposite, "NoExecute")], ctx.now) {
+                if let Ok(updated) = ctx.update(Object::Node(Box::new(node))) {
                     self.nodes.put(updated);
                 }
             }
@@ -589,7 +593,8 @@ impl NodeLifecycleController {
     }
 
     /// `handleDisruption` and `setLimiterInZone`.
-    fn handle_disruption(&mut self, zones: &BTreeMap<String, (usize, usize)>, nodes: &[Node], ctx: &mut Ctx) {
+    fn handle_disruption(&mut self, zones: &BTreeMap<String, (usize, usize)>, nodes: &[Arc<Object>], ctx: &mut Ctx) {
+        let nodes = nodes.iter().filter_map(|o| as_node(o));
         let now = ctx.now;
         let new_states: BTreeMap<String, ZoneState> = zones.iter().map(|(z, (ready, not_ready))| (z.clone(), zone_state(*ready, *not_ready))).collect();
         let all_are_fully_disrupted = new_states.values().all(|s| *s == ZoneState::FullDisruption);

@@ -25,33 +25,34 @@ impl Kubelet {
     /// MemoryPressure and one pod is evicted per monitoring interval, ranked by whether its
     /// usage exceeds its request, then priority, then usage above request.
     pub(crate) fn evict_if_under_pressure(&mut self, host: &mut Host, ctx: &mut Ctx) {
-        let Some(Object::Node(node)) = ctx.api.lookup(("", "nodes"), "", &self.setup.name).map(|o| (**o).clone()) else { return };
-        let capacity = node
-            .status
-            .as_ref()
-            .and_then(|s| s.capacity.as_ref())
-            .and_then(|c| c.get("memory"))
-            .and_then(|q| parse_milli(&q.0).ok())
-            .map(|m| (m / 1000) as i64)
-            .unwrap_or(i64::MAX);
-        let mut candidates: Vec<(bool, i32, i64, String, i64, i64, String)> = Vec::new();
-        let mut used = 0i64;
-        for (uid, worker) in &self.workers {
-            if !worker.active() {
-                continue;
-            }
-            let Some((_, memory)) = host.cri.pod_usage(uid, ctx.now) else { continue };
-            used += memory;
-            let pod = worker.pod();
-            let request = (pod_request_milli(pod, "memory") / 1000) as i64;
-            let priority = pod.spec.as_ref().and_then(|s| s.priority).unwrap_or(0);
-            let container = pod.spec.as_ref().and_then(|s| s.containers.first()).map(|c| c.name.clone()).unwrap_or_default();
-            candidates.push((memory <= request, priority, -(memory - request), uid.clone(), memory, request, container));
-        }
+        let capacity = match ctx.api.lookup(("", "nodes"), "", &self.setup.name).map(|o| o.as_ref()) {
+            Some(Object::Node(node)) => node
+                .status
+                .as_ref()
+                .and_then(|s| s.capacity.as_ref())
+                .and_then(|c| c.get("memory"))
+                .and_then(|q| parse_milli(&q.0).ok())
+                .map(|m| (m / 1000) as i64)
+                .unwrap_or(i64::MAX),
+            _ => return,
+        };
+        let active =
+            || self.workers.iter().filter(|(_, w)| w.active()).filter_map(|(uid, w)| host.cri.pod_usage(uid, ctx.now).map(|(_, memory)| (uid, w, memory)));
+        let used: i64 = active().map(|(_, _, memory)| memory).sum();
         let available = capacity.saturating_sub(used);
         if available >= EVICTION_MEMORY_AVAILABLE_BYTES {
             return;
         }
+        // Under pressure: rank the candidates (the common case, no pressure, builds none).
+        let mut candidates: Vec<(bool, i32, i64, String, i64, i64, String)> = active()
+            .map(|(uid, worker, memory)| {
+                let pod = worker.pod();
+                let request = (pod_request_milli(pod, "memory") / 1000) as i64;
+                let priority = pod.spec.as_ref().and_then(|s| s.priority).unwrap_or(0);
+                let container = pod.spec.as_ref().and_then(|s| s.containers.first()).map(|c| c.name.clone()).unwrap_or_default();
+                (memory <= request, priority, -(memory - request), uid.clone(), memory, request, container)
+            })
+            .collect();
         self.memory_pressure_at = Some(ctx.now);
         kubesim_api::sort::sort(&mut candidates);
         let Some((_, _, _, uid, memory, request, container)) = candidates.into_iter().next() else { return };

@@ -155,12 +155,13 @@ impl Kubelet {
             }
         }
         // Node status: written when it changed, or every nodeStatusReportFrequency.
-        let Some(Object::Node(node)) = ctx.api.lookup(("", "nodes"), "", &name).map(|o| (**o).clone()) else { return };
-        let fresh = self.node_status(host, &node, ctx.now, false);
-        let changed = self.last_node_status.as_ref().is_none_or(|last| strip_heartbeats(last) != strip_heartbeats(&fresh));
+        let Some(object) = ctx.api.lookup(("", "nodes"), "", &name).cloned() else { return };
+        let Object::Node(node) = object.as_ref() else { return };
+        let fresh = self.node_status(host, node, ctx.now, false);
+        let changed = self.last_node_status.as_ref().is_none_or(|last| !same_but_heartbeats(last, &fresh));
         if changed || ctx.now.saturating_sub(self.last_node_status_write) >= NODE_STATUS_REPORT_MS {
-            let status = self.node_status(host, &node, ctx.now, true);
-            let mut updated = *node;
+            let status = self.node_status(host, node, ctx.now, true);
+            let mut updated = (**node).clone();
             updated.status = Some(status.clone());
             // PatchNodeStatus: a patch, so no resourceVersion precondition.
             updated.metadata.resource_version = None;
@@ -182,13 +183,46 @@ impl Kubelet {
     }
 }
 
-fn strip_heartbeats(status: &NodeStatus) -> NodeStatus {
-    let mut s = status.clone();
-    s.volumes_attached = None; // the attach/detach controller's field
-    for c in s.conditions.iter_mut().flatten() {
-        c.last_heartbeat_time = None;
-    }
-    s
+/// Whether two node statuses are equal but for the conditions' heartbeat times and
+/// `volumesAttached` (the attach/detach controller's field), compared without copying them.
+fn same_but_heartbeats(a: &NodeStatus, b: &NodeStatus) -> bool {
+    let NodeStatus {
+        addresses,
+        allocatable,
+        capacity,
+        conditions,
+        config,
+        daemon_endpoints,
+        features,
+        images,
+        node_info,
+        phase,
+        runtime_handlers,
+        volumes_attached: _,
+        volumes_in_use,
+    } = a;
+    let same_conditions = match (conditions, &b.conditions) {
+        (Some(x), Some(y)) => {
+            x.len() == y.len()
+                && x.iter().zip(y).all(|(p, q)| {
+                    let NodeCondition { last_heartbeat_time: _, last_transition_time, message, reason, status, type_ } = p;
+                    *type_ == q.type_ && *status == q.status && *reason == q.reason && *message == q.message && *last_transition_time == q.last_transition_time
+                })
+        }
+        (x, y) => x.is_none() && y.is_none(),
+    };
+    same_conditions
+        && *addresses == b.addresses
+        && *allocatable == b.allocatable
+        && *capacity == b.capacity
+        && *config == b.config
+        && *daemon_endpoints == b.daemon_endpoints
+        && *features == b.features
+        && *images == b.images
+        && *node_info == b.node_info
+        && *phase == b.phase
+        && *runtime_handlers == b.runtime_handlers
+        && *volumes_in_use == b.volumes_in_use
 }
 
 fn fnv64(text: &str) -> u64 {

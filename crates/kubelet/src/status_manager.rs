@@ -7,7 +7,7 @@ use crate::pod_worker::PodWorker;
 use crate::prober::ProbeKind;
 use crate::status::get_phase;
 use kubesim_api::k8s_openapi::api::core::v1::{
-    Container, ContainerState as ApiContainerState, ContainerStateRunning, ContainerStateTerminated, ContainerStateWaiting, ContainerStatus, HostIP,
+    Container, ContainerState as ApiContainerState, ContainerStateRunning, ContainerStateTerminated, ContainerStateWaiting, ContainerStatus, HostIP, Pod,
     PodCondition, PodIP, PodStatus,
 };
 use kubesim_api::object::Object;
@@ -26,8 +26,9 @@ impl Kubelet {
         if worker.last_status.as_deref() == Some(&status) {
             return;
         }
-        let mut pod = worker.pod().clone();
-        pod.status = Some(status.clone());
+        // The status manager patches the status alone (metadata for the name and
+        // resourceVersion); the API server keeps the stored spec.
+        let pod = Pod { metadata: worker.pod().metadata.clone(), spec: None, status: Some(status.clone()) };
         match ctx.update_status(Object::Pod(Box::new(pod))) {
             Ok(updated) => {
                 let worker = self.workers.get_mut(uid).expect("worker");

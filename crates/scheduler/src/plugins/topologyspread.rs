@@ -215,8 +215,8 @@ impl FilterState {
 }
 
 /// Per-node counts of pods matching a constraint's selector in the pod's namespace: from the
-/// cache's label index when given (and `nodes` are its nodes), else memoized in `counter` when
-/// given, else counted node by node.
+/// cache's label index when given (and `nodes` are its nodes) and the selector has an `In`
+/// requirement, else memoized in `counter` when given, else counted node by node.
 pub fn node_counts(pod: &PodInfo, c: &SpreadConstraint, nodes: &[NodeInfo], counter: Option<&CountCache>, cache: Option<&Cache>) -> Vec<i64> {
     let ns = pod.namespace();
     if let Some(cache) = cache {
