@@ -465,22 +465,20 @@ impl Cache {
         self.pods.len()
     }
 
-    /// Per node (in [`Cache::nodes`] order), the pods in `namespace` that are not terminating
-    /// and match `selector`: exactly `count_pods_match_selector` over each node's pods, found
-    /// through the label index. `None` if the selector has no `In` requirement to look up
-    /// (the caller counts node by node).
-    pub fn selector_counts(&self, namespace: &str, selector: &Selector) -> Option<Vec<i64>> {
-        // Filled, not allocated zeroed: mimalloc's zeroed path took fresh pages every time
-        // (most of this function's cost in a profile).
-        let mut out = Vec::with_capacity(self.nodes.len());
-        out.resize(self.nodes.len(), 0i64);
+    /// Per node, the pods in `namespace` that are not terminating and match `selector`:
+    /// exactly `count_pods_match_selector` over each node's pods, found through the label
+    /// index, as `(position in [`Cache::nodes`], count)` for the nodes with any, by position.
+    /// `None` if the selector has no `In` requirement to look up (the caller counts node by
+    /// node).
+    pub fn selector_counts(&self, namespace: &str, selector: &Selector) -> Option<Vec<(usize, i64)>> {
         if selector.matches_nothing {
-            return Some(out);
+            return Some(Vec::new());
         }
         let (key, values) = selector.requirements.iter().find_map(|r| match r {
             Requirement::In(k, v) => Some((k, v)),
             _ => None,
         })?;
+        let mut found: Vec<usize> = Vec::new();
         // A pod carries one value per key, so distinct values never count a pod twice.
         let values: BTreeSet<&String> = values.iter().collect();
         for value in values {
@@ -488,9 +486,17 @@ impl Cache {
             for Labelled { info, node } in pods.values() {
                 if let Some(i) = *node {
                     if !info.is_terminating() && selector.matches(info.labels()) {
-                        out[i] += 1;
+                        found.push(i);
                     }
                 }
+            }
+        }
+        found.sort_unstable();
+        let mut out: Vec<(usize, i64)> = Vec::new();
+        for i in found {
+            match out.last_mut() {
+                Some((last, n)) if *last == i => *n += 1,
+                _ => out.push((i, 1)),
             }
         }
         Some(out)

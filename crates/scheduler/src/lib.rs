@@ -63,8 +63,10 @@
 //!   available: 3 No preemption victims found for incoming pod.").
 //! - PodTopologySpread and InterPodAffinity memoize per-node match counts keyed by the cache's
 //!   node generation ([`plugins::helper::CountCache`]) and per-node topology domains keyed by
-//!   the node's label generation ([`plugins::helper::DomainCache`]); this is exact (tests compare
-//!   against fresh computations) and only changes cost. A pod status update that changes
+//!   the node's label generation ([`plugins::helper::DomainCache`]), and PodTopologySpread
+//!   counts a selector with an `In` requirement from the cache's label index
+//!   ([`cache::Cache::selector_counts`]); this is exact (tests compare against fresh
+//!   computations) and only changes cost. A pod status update that changes
 //!   nothing the cache aggregates does not change the node's generation.
 //! - Explanations stay in the scheduler: like upstream, it writes to pods only the binding, the
 //!   PodScheduled condition, `nominatedNodeName` and the preemption victims' DisruptionTarget

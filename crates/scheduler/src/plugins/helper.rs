@@ -231,6 +231,8 @@ struct DomainEntry {
     values: Vec<String>,
     ids: std::collections::HashMap<String, u32, FixedState>,
     per_node: Vec<(u64, u32)>,
+    /// The ids last handed out (shared while no node's labels changed).
+    last: Option<std::sync::Arc<[u32]>>,
 }
 
 /// The id of "no such label".
@@ -238,7 +240,7 @@ pub const NO_DOMAIN: u32 = u32::MAX;
 
 impl DomainCache {
     /// Per-node domain ids of `key` over `nodes` (by position), and the number of distinct values.
-    pub fn ids(&self, key: &str, nodes: &[crate::cache::NodeInfo]) -> (Vec<u32>, usize) {
+    pub fn ids(&self, key: &str, nodes: &[crate::cache::NodeInfo]) -> (std::sync::Arc<[u32]>, usize) {
         let mut inner = self.inner.borrow_mut();
         if !inner.contains_key(key) {
             inner.insert(key.to_string(), DomainEntry::default());
@@ -246,6 +248,14 @@ impl DomainCache {
         let entry = inner.get_mut(key).expect("just ensured");
         if entry.per_node.len() != nodes.len() {
             entry.per_node = vec![(u64::MAX, NO_DOMAIN); nodes.len()];
+            entry.last = None;
+        }
+        // Label generations are unique across the cache, so unchanged generations mean the
+        // same ids: hand out the same slice again.
+        if let Some(last) = &entry.last {
+            if entry.per_node.iter().zip(nodes).all(|(slot, node)| slot.0 == node.label_generation) {
+                return (last.clone(), entry.values.len());
+            }
         }
         let mut out = Vec::with_capacity(nodes.len());
         for (slot, node) in entry.per_node.iter_mut().zip(nodes) {
@@ -266,6 +276,8 @@ impl DomainCache {
             }
             out.push(slot.1);
         }
+        let out: std::sync::Arc<[u32]> = out.into();
+        entry.last = Some(out.clone());
         (out, entry.values.len())
     }
 }

@@ -277,7 +277,7 @@ pub fn score_state_cached(pod: &PodInfo, view: &ClusterView, hard_weight: i64, c
     let listers = view.listers;
     // Topology key → per-node domain ids and the summed weight per domain: upstream's
     // topologyScore with each key's values numbered by the domain cache.
-    let mut map: Vec<(String, Vec<u32>, Vec<i64>)> = Vec::new();
+    let mut map: Vec<(String, std::sync::Arc<[u32]>, Vec<i64>)> = Vec::new();
     // Returns whether the node has the key's label (processTerm makes an entry only then).
     let mut put = |key: &str, i: usize, weight: i64| -> bool {
         let at = match map.iter().position(|(k, _, _)| k == key) {

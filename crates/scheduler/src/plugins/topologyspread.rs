@@ -146,7 +146,7 @@ pub struct FilterState {
     /// The hard constraints.
     pub constraints: Vec<SpreadConstraint>,
     /// Per constraint: each node's domain id (by cache index; [`NO_DOMAIN`] if it lacks the key).
-    pub node_domains: Vec<Vec<u32>>,
+    pub node_domains: Vec<std::sync::Arc<[u32]>>,
     /// Per constraint: matching pods per domain id (None: not an eligible domain).
     pub counts: Vec<Vec<Option<i64>>>,
     /// Per constraint: minimum over domains (i64::MAX if no domain).
@@ -214,22 +214,42 @@ impl FilterState {
     }
 }
 
+/// Matching pods per node (by cache index): every node's count, or the nodes with any (a
+/// selector counted through the label index touches ~its replicas, not every node).
+#[derive(Clone, Debug, PartialEq)]
+pub enum NodeCounts {
+    /// One count per node.
+    Dense(Vec<i64>),
+    /// `(node index, count)` of the nodes with a non-zero count, by index; the others have 0.
+    Sparse(Vec<(usize, i64)>),
+}
+
+impl NodeCounts {
+    /// The count of the node at `index`.
+    pub fn get(&self, index: usize) -> i64 {
+        match self {
+            NodeCounts::Dense(v) => v.get(index).copied().unwrap_or(0),
+            NodeCounts::Sparse(v) => v.binary_search_by_key(&index, |e| e.0).map(|i| v[i].1).unwrap_or(0),
+        }
+    }
+}
+
 /// Per-node counts of pods matching a constraint's selector in the pod's namespace: from the
 /// cache's label index when given (and `nodes` are its nodes) and the selector has an `In`
 /// requirement, else memoized in `counter` when given, else counted node by node.
-pub fn node_counts(pod: &PodInfo, c: &SpreadConstraint, nodes: &[NodeInfo], counter: Option<&CountCache>, cache: Option<&Cache>) -> Vec<i64> {
+pub fn node_counts(pod: &PodInfo, c: &SpreadConstraint, nodes: &[NodeInfo], counter: Option<&CountCache>, cache: Option<&Cache>) -> NodeCounts {
     let ns = pod.namespace();
     if let Some(cache) = cache {
         debug_assert!(std::ptr::eq(cache.nodes(), nodes), "node_counts: nodes must be the cache's");
         if let Some(counts) = cache.selector_counts(ns, &c.selector) {
-            return counts;
+            return NodeCounts::Sparse(counts);
         }
     }
     let f = |n: &NodeInfo| count_pods_match_selector(&n.pods, &c.selector, ns);
-    match counter {
+    NodeCounts::Dense(match counter {
         Some(cc) => cc.counts(&format!("{ns}|{:?}", c.selector), nodes, f),
         None => nodes.iter().map(f).collect(),
-    }
+    })
 }
 
 /// Computes the PreFilter state over all nodes (memoizing counts and domains when given).
@@ -244,7 +264,7 @@ pub fn filter_state(
     let fresh = DomainCache::default();
     let domains = domains.unwrap_or(&fresh);
     let mut s = FilterState { constraints, ..Default::default() };
-    let per_node: Vec<Vec<i64>> = s.constraints.iter().map(|c| node_counts(pod, c, nodes, counter, cache)).collect();
+    let per_node: Vec<NodeCounts> = s.constraints.iter().map(|c| node_counts(pod, c, nodes, counter, cache)).collect();
     for c in &s.constraints {
         let (ids, n) = domains.ids(&c.topology_key, nodes);
         s.node_domains.push(ids);
@@ -265,7 +285,7 @@ pub fn filter_state(
                 continue;
             }
             let slot = &mut s.counts[i][s.node_domains[i][n] as usize];
-            *slot = Some(slot.unwrap_or(0) + per_node[i][n]);
+            *slot = Some(slot.unwrap_or(0) + per_node[i].get(n));
         }
     }
     s.recompute();
@@ -282,13 +302,13 @@ pub struct ScoreState {
     /// Per constraint: domain id → matching pods (non-hostname keys; domains of feasible nodes).
     pub domain_counts: Vec<Vec<i64>>,
     /// Per constraint: each node's domain id (by cache index).
-    pub domain_ids: Vec<Vec<u32>>,
+    pub domain_ids: Vec<std::sync::Arc<[u32]>>,
     /// Per constraint: ln(size + 2).
     pub weights: Vec<f64>,
     /// Ignored flags in feasible order (for NormalizeScore).
     pub ignored_in_order: Vec<bool>,
     /// Per constraint with the hostname key: matching pods per node (by cache index).
-    pub host_counts: Vec<Option<Vec<i64>>>,
+    pub host_counts: Vec<Option<NodeCounts>>,
 }
 
 /// `scoreForCount`.
@@ -422,8 +442,10 @@ impl Plugin for PodTopologySpread {
         let nodes = view.nodes();
         let mut s = ScoreState::default();
         // Domain ids per node for every constraint's key (memoized label lookups).
-        let domains: Vec<(Vec<u32>, usize)> = constraints.iter().map(|c| self.domains.ids(&c.topology_key, nodes)).collect();
-        let mut present: Vec<Vec<bool>> = domains.iter().map(|(_, n)| vec![false; *n]).collect();
+        let domains: Vec<(std::sync::Arc<[u32]>, usize)> = constraints.iter().map(|c| self.domains.ids(&c.topology_key, nodes)).collect();
+        // Hostname constraints count per node (`host_counts`): no per-domain tables for them.
+        let per_domain = |i: usize| constraints[i].topology_key != HOSTNAME;
+        let mut present: Vec<Vec<bool>> = domains.iter().enumerate().map(|(i, (_, n))| vec![false; if per_domain(i) { *n } else { 0 }]).collect();
         let mut sizes = vec![0usize; constraints.len()];
         for node in feasible {
             if require_all && domains.iter().any(|(ids, _)| ids[node.index] == NO_DOMAIN) {
@@ -447,7 +469,7 @@ impl Plugin for PodTopologySpread {
             let size = if c.topology_key == HOSTNAME { feasible.len() - s.ignored.len() } else { sizes[i] };
             s.weights.push(((size + 2) as f64).ln());
         }
-        let per_node: Vec<Option<Vec<i64>>> =
+        let per_node: Vec<Option<NodeCounts>> =
             constraints.iter().map(|c| (c.topology_key != HOSTNAME).then(|| node_counts(pod, c, nodes, Some(&self.counter), Some(view.cache)))).collect();
         s.host_counts =
             constraints.iter().map(|c| (c.topology_key == HOSTNAME).then(|| node_counts(pod, c, nodes, Some(&self.counter), Some(view.cache)))).collect();
@@ -456,7 +478,7 @@ impl Plugin for PodTopologySpread {
             .spec
             .as_ref()
             .is_none_or(|sp| sp.node_selector.as_ref().is_none_or(|m| m.is_empty()) && sp.affinity.as_ref().is_none_or(|a| a.node_affinity.is_none()));
-        s.domain_counts = domains.iter().map(|(_, n)| vec![0i64; *n]).collect();
+        s.domain_counts = domains.iter().enumerate().map(|(i, (_, n))| vec![0i64; if per_domain(i) { *n } else { 0 }]).collect();
         if per_node.iter().any(Option::is_some) {
             for (n, node) in nodes.iter().enumerate() {
                 if require_all && domains.iter().any(|(ids, _)| ids[n] == NO_DOMAIN) {
@@ -470,7 +492,7 @@ impl Plugin for PodTopologySpread {
                     }
                     let included = if simple_affinity && !c.honor_node_taints { true } else { c.includes_node(pod, node) };
                     if included {
-                        s.domain_counts[i][id as usize] += counts[n];
+                        s.domain_counts[i][id as usize] += counts.get(n);
                     }
                 }
             }
@@ -492,8 +514,8 @@ impl Plugin for PodTopologySpread {
                 continue;
             }
             let count = if c.topology_key == HOSTNAME {
-                match s.host_counts.get(i).and_then(|h| h.as_ref()).and_then(|h| h.get(node.index)) {
-                    Some(n) => *n,
+                match s.host_counts.get(i).and_then(|h| h.as_ref()) {
+                    Some(counts) => counts.get(node.index),
                     None => count_pods_match_selector(&node.pods, &c.selector, pod.namespace()),
                 }
             } else {
@@ -604,8 +626,11 @@ mod tests {
         let check = |cache: &Cache, step: &str| {
             for ns in ["default", "other"] {
                 for sel in &selectors {
-                    let indexed = cache.selector_counts(ns, sel).expect("an In requirement");
+                    let sparse = cache.selector_counts(ns, sel).expect("an In requirement");
+                    assert!(sparse.windows(2).all(|w| w[0].0 < w[1].0) && sparse.iter().all(|(i, n)| *i < cache.nodes().len() && *n > 0), "{sparse:?}");
+                    let indexed = NodeCounts::Sparse(sparse);
                     let plain: Vec<i64> = cache.nodes().iter().map(|n| count_pods_match_selector(&n.pods, sel, ns)).collect();
+                    let indexed: Vec<i64> = (0..plain.len()).map(|i| indexed.get(i)).collect();
                     assert_eq!(indexed, plain, "{step}: {ns} {sel:?}");
                 }
             }
