@@ -315,7 +315,6 @@ pub fn score_state_cached(pod: &PodInfo, view: &ClusterView, hard_weight: i64, c
     // the number of matching terms (a match makes an entry even where weights cancel).
     if view.cache.pods_with_affinity() > 0 {
         let ns_l = ns_labels(listers, pod.namespace());
-        let who = incoming_key(pod, listers);
         for key in view.cache.score_keys() {
             // (summed weight, matching terms) of a node's pods.
             let walk = |node: &NodeInfo| {
@@ -335,11 +334,12 @@ pub fn score_state_cached(pod: &PodInfo, view: &ClusterView, hard_weight: i64, c
                 }
                 (total, matched)
             };
-            let weights = counter.counts(&format!("score-existing|{key}|{hard_weight}|{who}"), nodes, |node| walk(node).0);
-            let matches = counter.counts(&format!("score-existing-n|{key}|{hard_weight}|{who}"), nodes, |node| walk(node).1);
-            for i in 0..nodes.len() {
-                if matches[i] > 0 {
-                    any |= put(key, i, weights[i]);
+            // Only nodes holding pods with affinity can match (upstream walks its
+            // `HavePodsWithAffinityList` alone); a scan of the counters, no memo to key.
+            for (i, node) in nodes.iter().enumerate().filter(|(_, n)| n.pods_with_affinity > 0) {
+                let (weight, matched) = walk(node);
+                if matched > 0 {
+                    any |= put(key, i, weight);
                 }
             }
         }

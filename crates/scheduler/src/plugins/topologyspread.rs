@@ -225,6 +225,13 @@ pub enum NodeCounts {
 }
 
 impl NodeCounts {
+    /// `(node index, count)` of the nodes whose count is not zero, by index.
+    pub fn nonzero(&self) -> Box<dyn Iterator<Item = (usize, i64)> + '_> {
+        match self {
+            NodeCounts::Dense(v) => Box::new(v.iter().copied().enumerate().filter(|(_, c)| *c != 0)),
+            NodeCounts::Sparse(v) => Box::new(v.iter().copied()),
+        }
+    }
     /// The count of the node at `index`.
     pub fn get(&self, index: usize) -> i64 {
         match self {
@@ -479,21 +486,21 @@ impl Plugin for PodTopologySpread {
             .as_ref()
             .is_none_or(|sp| sp.node_selector.as_ref().is_none_or(|m| m.is_empty()) && sp.affinity.as_ref().is_none_or(|a| a.node_affinity.is_none()));
         s.domain_counts = domains.iter().enumerate().map(|(i, (_, n))| vec![0i64; if per_domain(i) { *n } else { 0 }]).collect();
-        if per_node.iter().any(Option::is_some) {
-            for (n, node) in nodes.iter().enumerate() {
+        // Only nodes holding matching pods add to a domain's count (a sparse count visits just
+        // those; zeros add nothing).
+        for (i, c) in constraints.iter().enumerate() {
+            let Some(counts) = per_node[i].as_ref() else { continue };
+            for (n, count) in counts.nonzero() {
                 if require_all && domains.iter().any(|(ids, _)| ids[n] == NO_DOMAIN) {
                     continue;
                 }
-                for (i, c) in constraints.iter().enumerate() {
-                    let Some(counts) = per_node[i].as_ref() else { continue };
-                    let id = domains[i].0[n];
-                    if id == NO_DOMAIN || !present[i][id as usize] {
-                        continue;
-                    }
-                    let included = if simple_affinity && !c.honor_node_taints { true } else { c.includes_node(pod, node) };
-                    if included {
-                        s.domain_counts[i][id as usize] += counts.get(n);
-                    }
+                let id = domains[i].0[n];
+                if id == NO_DOMAIN || !present[i][id as usize] {
+                    continue;
+                }
+                let included = if simple_affinity && !c.honor_node_taints { true } else { c.includes_node(pod, &nodes[n]) };
+                if included {
+                    s.domain_counts[i][id as usize] += count;
                 }
             }
         }
