@@ -282,6 +282,10 @@ pub fn zone_of(node: &Node) -> String {
     format!("{region}:\x00:{zone}")
 }
 
+/// What `tryUpdateNodeHealth` saw of a node: the observed and the current Ready status, and
+/// the node (the shared object, or the controller's update of it).
+type Observed = (Option<String>, Option<String>, Arc<Object>);
+
 fn as_node(object: &Object) -> Option<&Node> {
     object.as_node()
 }
@@ -396,7 +400,7 @@ impl NodeLifecycleController {
     }
 
     /// `tryUpdateNodeHealth`: returns (observed Ready status, current Ready status).
-    fn try_update_health(&mut self, object: &Arc<Object>, ctx: &mut Ctx) -> Result<(Option<String>, Option<String>, Arc<Object>), ApiError> {
+    fn try_update_health(&mut self, object: &Arc<Object>, ctx: &mut Ctx) -> Result<Observed, ApiError> {
         let node = as_node(object).expect("a node");
         let name = node.metadata.name.clone().unwrap_or_default();
         let created = created_ms(&node.metadata);
