@@ -502,6 +502,20 @@ impl Cache {
         Some(out)
     }
 
+    /// How many pods [`Cache::selector_counts`] would visit for `selector` in `namespace`
+    /// (`None`: it cannot answer).
+    pub fn selector_candidates(&self, namespace: &str, selector: &Selector) -> Option<usize> {
+        if selector.matches_nothing {
+            return Some(0);
+        }
+        let (key, values) = selector.requirements.iter().find_map(|r| match r {
+            Requirement::In(k, v) => Some((k, v)),
+            _ => None,
+        })?;
+        let values: BTreeSet<&String> = values.iter().collect();
+        Some(values.into_iter().map(|v| self.by_label.get(&label_key(namespace, key, v)).map_or(0, BTreeMap::len)).sum())
+    }
+
     /// Adds a pod to the label index on `node` (`Some` position), updates its entries in
     /// place (`None`: same labels, newer info; or `Some` again after its node arrived), or
     /// removes them (`remove`).

@@ -73,6 +73,19 @@ pub const COUNT_CACHE_KEYS: usize = 128;
 impl CountCache {
     /// The counts for `key` over `nodes` (in order), computing `f` where needed.
     pub fn counts(&self, key: &str, nodes: &[crate::cache::NodeInfo], f: impl Fn(&crate::cache::NodeInfo) -> i64) -> Vec<i64> {
+        self.counts_or_fill(key, nodes, f, |_| None)
+    }
+
+    /// [`CountCache::counts`], but when recounting the changed nodes would visit `n` pods,
+    /// `fill(n)` may answer every node's count at once instead (the same numbers `f` gives,
+    /// found another way, e.g. from an index, when that is cheaper).
+    pub fn counts_or_fill(
+        &self,
+        key: &str,
+        nodes: &[crate::cache::NodeInfo],
+        f: impl Fn(&crate::cache::NodeInfo) -> i64,
+        fill: impl FnOnce(usize) -> Option<Vec<i64>>,
+    ) -> Vec<i64> {
         let mut inner = self.inner.borrow_mut();
         inner.tick += 1;
         let tick = inner.tick;
@@ -89,6 +102,15 @@ impl CountCache {
         *used = tick;
         if entry.len() != nodes.len() {
             *entry = vec![(u64::MAX, 0); nodes.len()];
+        }
+        let stale_pods: usize = entry.iter().zip(nodes).filter(|(slot, node)| slot.0 != node.generation).map(|(_, node)| node.pods.len()).sum();
+        if stale_pods > 0 {
+            if let Some(counts) = fill(stale_pods).filter(|c| c.len() == nodes.len()) {
+                for ((slot, node), count) in entry.iter_mut().zip(nodes).zip(&counts) {
+                    *slot = (node.generation, *count);
+                }
+                return counts;
+            }
         }
         let mut out = Vec::with_capacity(nodes.len());
         for (slot, node) in entry.iter_mut().zip(nodes) {
