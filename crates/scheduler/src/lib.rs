@@ -64,8 +64,8 @@
 //! - PodTopologySpread and InterPodAffinity memoize per-node match counts keyed by the cache's
 //!   node generation ([`plugins::helper::CountCache`]) and per-node topology domains keyed by
 //!   the node's label generation ([`plugins::helper::DomainCache`]), and PodTopologySpread
-//!   counts a selector with an `In` requirement from the cache's label index
-//!   ([`cache::Cache::selector_counts`]); this is exact (tests compare against fresh
+//!   refills its memo from the cache's label index ([`cache::Cache::selector_counts`]) when
+//!   that visits fewer pods than recounting the changed nodes; this is exact (tests compare against fresh
 //!   computations) and only changes cost. A pod status update that changes
 //!   nothing the cache aggregates does not change the node's generation.
 //! - Explanations stay in the scheduler: like upstream, it writes to pods only the binding, the
