@@ -474,15 +474,8 @@ impl Cache {
         if selector.matches_nothing {
             return Some(Vec::new());
         }
-        let (key, values) = selector.requirements.iter().find_map(|r| match r {
-            Requirement::In(k, v) => Some((k, v)),
-            _ => None,
-        })?;
         let mut found: Vec<usize> = Vec::new();
-        // A pod carries one value per key, so distinct values never count a pod twice.
-        let values: BTreeSet<&String> = values.iter().collect();
-        for value in values {
-            let Some(pods) = self.by_label.get(&label_key(namespace, key, value)) else { continue };
+        for pods in self.label_sets(namespace, selector)? {
             for Labelled { info, node } in pods.values() {
                 if let Some(i) = *node {
                     if !info.is_terminating() && selector.matches(info.labels()) {
@@ -508,12 +501,20 @@ impl Cache {
         if selector.matches_nothing {
             return Some(0);
         }
+        Some(self.label_sets(namespace, selector)?.map(BTreeMap::len).sum())
+    }
+
+    /// The label index's pods for each distinct value of the selector's first `In`
+    /// requirement (`None` if it has none). A pod carries one value per key, so the sets
+    /// never share a pod.
+    fn label_sets<'a>(&'a self, namespace: &str, selector: &'a Selector) -> Option<impl Iterator<Item = &'a BTreeMap<String, Labelled>> + 'a> {
         let (key, values) = selector.requirements.iter().find_map(|r| match r {
             Requirement::In(k, v) => Some((k, v)),
             _ => None,
         })?;
         let values: BTreeSet<&String> = values.iter().collect();
-        Some(values.into_iter().map(|v| self.by_label.get(&label_key(namespace, key, v)).map_or(0, BTreeMap::len)).sum())
+        let namespace = namespace.to_string();
+        Some(values.into_iter().filter_map(move |v| self.by_label.get(&label_key(&namespace, key, v))))
     }
 
     /// Adds a pod to the label index on `node` (`Some` position), updates its entries in
