@@ -214,30 +214,18 @@ impl FilterState {
     }
 }
 
-/// Matching pods per node (by cache index): every node's count, or the nodes with any (a
-/// selector counted through the label index touches ~its replicas, not every node).
+/// Matching pods per node, one count per node (by cache index).
 #[derive(Clone, Debug, PartialEq)]
-pub enum NodeCounts {
-    /// One count per node.
-    Dense(Vec<i64>),
-    /// `(node index, count)` of the nodes with a non-zero count, by index; the others have 0.
-    Sparse(Vec<(usize, i64)>),
-}
+pub struct NodeCounts(pub Vec<i64>);
 
 impl NodeCounts {
     /// `(node index, count)` of the nodes whose count is not zero, by index.
-    pub fn nonzero(&self) -> Box<dyn Iterator<Item = (usize, i64)> + '_> {
-        match self {
-            NodeCounts::Dense(v) => Box::new(v.iter().copied().enumerate().filter(|(_, c)| *c != 0)),
-            NodeCounts::Sparse(v) => Box::new(v.iter().copied()),
-        }
+    pub fn nonzero(&self) -> impl Iterator<Item = (usize, i64)> + '_ {
+        self.0.iter().copied().enumerate().filter(|(_, c)| *c != 0)
     }
     /// The count of the node at `index`.
     pub fn get(&self, index: usize) -> i64 {
-        match self {
-            NodeCounts::Dense(v) => v.get(index).copied().unwrap_or(0),
-            NodeCounts::Sparse(v) => v.binary_search_by_key(&index, |e| e.0).map(|i| v[i].1).unwrap_or(0),
-        }
+        self.0.get(index).copied().unwrap_or(0)
     }
 }
 
@@ -250,27 +238,27 @@ pub fn node_counts(pod: &PodInfo, c: &SpreadConstraint, nodes: &[NodeInfo], coun
     let ns = pod.namespace();
     debug_assert!(cache.is_none_or(|cache| std::ptr::eq(cache.nodes(), nodes)), "node_counts: nodes must be the cache's");
     let f = |n: &NodeInfo| count_pods_match_selector(&n.pods, &c.selector, ns);
-    match (counter, cache) {
+    let from_index = |cache: &Cache| {
+        let mut dense = vec![0i64; nodes.len()];
+        for (i, n) in cache.selector_counts(ns, &c.selector)? {
+            dense[i] = n;
+        }
+        Some(dense)
+    };
+    NodeCounts(match (counter, cache) {
         (Some(cc), cache) => {
             let fill = |stale_pods: usize| {
                 let cache = cache?;
                 if cache.selector_candidates(ns, &c.selector)? >= stale_pods {
                     return None;
                 }
-                let mut dense = vec![0i64; nodes.len()];
-                for (i, n) in cache.selector_counts(ns, &c.selector)? {
-                    dense[i] = n;
-                }
-                Some(dense)
+                from_index(cache)
             };
-            NodeCounts::Dense(cc.counts_or_fill(&format!("{ns}|{:?}", c.selector), nodes, f, fill))
+            cc.counts_or_fill(&format!("{ns}|{:?}", c.selector), nodes, f, fill)
         }
-        (None, Some(cache)) => match cache.selector_counts(ns, &c.selector) {
-            Some(sparse) => NodeCounts::Sparse(sparse),
-            None => NodeCounts::Dense(nodes.iter().map(f).collect()),
-        },
-        (None, None) => NodeCounts::Dense(nodes.iter().map(f).collect()),
-    }
+        (None, Some(cache)) => from_index(cache).unwrap_or_else(|| nodes.iter().map(f).collect()),
+        (None, None) => nodes.iter().map(f).collect(),
+    })
 }
 
 /// Computes the PreFilter state over all nodes (memoizing counts and domains when given).
@@ -649,9 +637,11 @@ mod tests {
                 for sel in &selectors {
                     let sparse = cache.selector_counts(ns, sel).expect("an In requirement");
                     assert!(sparse.windows(2).all(|w| w[0].0 < w[1].0) && sparse.iter().all(|(i, n)| *i < cache.nodes().len() && *n > 0), "{sparse:?}");
-                    let indexed = NodeCounts::Sparse(sparse);
                     let plain: Vec<i64> = cache.nodes().iter().map(|n| count_pods_match_selector(&n.pods, sel, ns)).collect();
-                    let indexed: Vec<i64> = (0..plain.len()).map(|i| indexed.get(i)).collect();
+                    let mut indexed = vec![0; plain.len()];
+                    for (i, n) in sparse {
+                        indexed[i] = n;
+                    }
                     assert_eq!(indexed, plain, "{step}: {ns} {sel:?}");
                 }
             }
@@ -691,8 +681,7 @@ mod tests {
         let constraints = pod_constraints(&incoming, false);
         let c = &constraints[0];
         let counter = CountCache::default();
-        let plain =
-            |cache: &Cache| NodeCounts::Dense(cache.nodes().iter().map(|n| count_pods_match_selector(&n.pods, &c.selector, incoming.namespace())).collect());
+        let plain = |cache: &Cache| NodeCounts(cache.nodes().iter().map(|n| count_pods_match_selector(&n.pods, &c.selector, incoming.namespace())).collect());
         cache.upsert_pod(pod("w0", false), "n0");
         assert_eq!(node_counts(&incoming, c, cache.nodes(), Some(&counter), Some(&cache)), plain(&cache));
         cache.upsert_pod(pod("w1", false), "n1");
