@@ -8,7 +8,7 @@ use crate::allocator::{ipv4_string, parse_ipv4, PortRange, ServiceCidr};
 use crate::error::{ApiError, Result};
 use crate::SimRng;
 use kubesim_api::defaults::apply_defaults;
-use kubesim_api::k8s_openapi::api::core::v1::{Pod, PodCondition};
+use kubesim_api::k8s_openapi::api::core::v1::{Node, Pod, PodCondition};
 use kubesim_api::object::{kind_info, KindInfo, Object, Scope};
 use kubesim_api::time::time_at;
 use kubesim_api::validation::{invalid_message, validate_create};
@@ -428,11 +428,13 @@ impl ApiServer {
                 return Err(e);
             }
         }
-        let created = match self.store.create(resource_of(info), object.clone(), req.actor, req.now) {
+        // The namespace for the error path: the object itself moves into the store.
+        let namespace = service_allocations.0.as_ref().map(|_| object.namespace().to_string());
+        let created = match self.store.create(resource_of(info), object, req.actor, req.now) {
             Ok(created) => created,
             Err(e) => {
-                if let Some(ip) = &service_allocations.0 {
-                    self.release_ip(ip, (object.namespace(), object.name()), req);
+                if let (Some(ip), Some(namespace)) = (&service_allocations.0, &namespace) {
+                    self.release_ip(ip, (namespace, &name), req);
                 }
                 self.release_node_ports(&service_allocations.1);
                 return Err(store_error(e, info, &name));
@@ -886,10 +888,10 @@ impl ApiServer {
         if metadata_same && status_equal(&object, &current) {
             return Ok(current); // no-op updates do not commit (etcd would not see a change)
         }
-        let mut merged = (*current).clone();
-        carry_status(&mut merged, &object);
-        if keeps_metadata {
-            merged.metadata_mut().annotations = object.metadata().annotations.clone();
+        let annotations = keeps_metadata.then(|| object.metadata().annotations.clone());
+        let mut merged = with_status_of(&current, object);
+        if let Some(annotations) = annotations {
+            merged.metadata_mut().annotations = annotations;
         }
         self.finish_update(info, merged, expected, req)
     }
@@ -1446,6 +1448,20 @@ fn status_equal(a: &Object, b: &Object) -> bool {
             let mut merged = b.clone();
             merged.copy_status_from(a);
             merged == *b
+        }
+    }
+}
+
+/// `current` with `from`'s status (a status update's new object): pods' and nodes' statuses
+/// move over without copying the current one first.
+fn with_status_of(current: &Object, from: Object) -> Object {
+    match (current, from) {
+        (Object::Pod(cur), Object::Pod(new)) => Object::Pod(Box::new(Pod { metadata: cur.metadata.clone(), spec: cur.spec.clone(), status: new.status })),
+        (Object::Node(cur), Object::Node(new)) => Object::Node(Box::new(Node { metadata: cur.metadata.clone(), spec: cur.spec.clone(), status: new.status })),
+        (_, from) => {
+            let mut merged = current.clone();
+            carry_status(&mut merged, &from);
+            merged
         }
     }
 }

@@ -2,6 +2,7 @@
 //! updated incrementally from watch events and from assumed pods, so a scheduling cycle never
 //! rescans every pod (upstream `pkg/scheduler/backend/cache` + `framework.NodeInfo`).
 
+use crate::plugins::helper::FixedState;
 use crate::resources::{pod_requests, PodRequests, Resources};
 use k8s_openapi::api::core::v1::{Node, Pod, PodAffinityTerm, Taint};
 use kubesim_api::selector::{Requirement, Selector};
@@ -214,6 +215,9 @@ pub fn normalized_image_name(name: &str) -> String {
     }
 }
 
+/// A node's images: normalized name → size in bytes.
+pub type ImageSizes = std::collections::HashMap<String, i64, FixedState>;
+
 /// Per-node aggregates (upstream `framework.NodeInfo`).
 #[derive(Clone, Debug)]
 pub struct NodeInfo {
@@ -246,8 +250,10 @@ pub struct NodeInfo {
     pub pods_with_required_anti_affinity: usize,
     /// Host ports in use.
     pub used_ports: Vec<HostPort>,
-    /// Images present, normalized name → size in bytes.
-    pub images: BTreeMap<String, i64>,
+    /// Images present, normalized name → size in bytes. Hashed (fixed keys): ImageLocality
+    /// looks the pod's images up on every scored node; nothing iterates it in an order that
+    /// reaches behaviour.
+    pub images: ImageSizes,
     /// Changes on every change (unique across the cache's nodes: the cache stamps it from one
     /// counter, so per-node memoization keyed by it is safe).
     pub generation: u64,
@@ -273,7 +279,7 @@ impl NodeInfo {
             pods_with_affinity: 0,
             pods_with_required_anti_affinity: 0,
             used_ports: Vec::new(),
-            images: BTreeMap::new(),
+            images: ImageSizes::default(),
             generation: 0,
             unschedulable: false,
             has_taints: false,
@@ -387,7 +393,7 @@ pub struct Cache {
     pods: BTreeMap<String, CachedPod>,
     /// Pods whose node is not (yet) in the cache, by node name.
     orphans: BTreeMap<String, Vec<Arc<PodInfo>>>,
-    image_nodes: BTreeMap<String, usize>,
+    image_nodes: std::collections::HashMap<String, usize, FixedState>,
     pods_with_affinity: usize,
     pods_with_required_anti_affinity: usize,
     anti_affinity_keys: BTreeMap<String, usize>,
@@ -569,7 +575,8 @@ impl Cache {
                 self.nodes[i].set_node(node);
                 self.stamp(i);
                 self.stamp_labels(i);
-                if !old_images.iter().eq(self.nodes[i].images.keys()) {
+                let images = &self.nodes[i].images;
+                if old_images.len() != images.len() || !old_images.iter().all(|image| images.contains_key(image)) {
                     for image in old_images {
                         if let Some(n) = self.image_nodes.get_mut(&image) {
                             *n = n.saturating_sub(1);

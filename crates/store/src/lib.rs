@@ -210,13 +210,13 @@ impl Store {
     pub fn create(&mut self, resource: Resource, mut object: Object, actor: &Arc<str>, t_ms: Millis) -> Result<Arc<Object>, StoreError> {
         let key = (object.namespace().to_string(), object.name().to_string());
         let map = self.objects.entry(resource).or_default();
-        if map.contains_key(&key) {
+        let std::collections::btree_map::Entry::Vacant(slot) = map.entry(key.clone()) else {
             return Err(StoreError::AlreadyExists);
-        }
+        };
         self.revision += 1;
         object.metadata_mut().resource_version = Some(self.revision.to_string());
         let object = Arc::new(object);
-        map.insert(key.clone(), object.clone());
+        slot.insert(object.clone());
         self.index(resource, &key, None, Some(&object));
         self.lease(resource, &key, t_ms);
         self.record(EventType::Added, resource, object.clone(), None, actor, t_ms);
@@ -235,16 +235,16 @@ impl Store {
     ) -> Result<Arc<Object>, StoreError> {
         let key = (object.namespace().to_string(), object.name().to_string());
         let map = self.objects.entry(resource).or_default();
-        let previous = map.get(&key).cloned().ok_or(StoreError::NotFound)?;
+        let slot = map.get_mut(&key).ok_or(StoreError::NotFound)?;
         if let Some(expected) = expected_revision {
-            if previous.resource_version() != expected.to_string() {
+            if slot.resource_version() != expected.to_string() {
                 return Err(StoreError::Conflict);
             }
         }
         self.revision += 1;
         object.metadata_mut().resource_version = Some(self.revision.to_string());
         let object = Arc::new(object);
-        map.insert(key.clone(), object.clone());
+        let previous = std::mem::replace(slot, object.clone());
         self.index(resource, &key, Some(&previous), Some(&object));
         self.lease(resource, &key, t_ms);
         self.record(EventType::Modified, resource, object.clone(), Some(previous), actor, t_ms);
