@@ -19,7 +19,18 @@ pub fn clf_time(unix: u64) -> String {
 
 /// `2026/12/01 09:05:00` (nginx error log, Go `log` package).
 pub fn slash_time(unix: u64) -> String {
-    time::strftime("%Y/%m/%d %H:%M:%S", unix as i64, 0)
+    // Remembered for the second it names, as nginx caches its log time (ngx_time_update): a
+    // start-up writes dozens of lines in one second.
+    thread_local! {
+        static LAST: std::cell::RefCell<(u64, String)> = const { std::cell::RefCell::new((u64::MAX, String::new())) };
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if last.0 != unix {
+            *last = (unix, time::strftime("%Y/%m/%d %H:%M:%S", unix as i64, 0));
+        }
+        last.1.clone()
+    })
 }
 
 /// Writes a text line (or any text) to stdout, ignoring EPIPE.
