@@ -190,6 +190,8 @@ pub struct ContainerRuntime {
     /// workstation): a loopback connection to one leaves the machine, as docker-proxy forwards
     /// it to the container it publishes.
     pub published: std::collections::BTreeSet<(u16, bool)>,
+    /// StartContainer calls so far ([`ContainerRuntime::starts`]).
+    starts: u64,
 }
 
 fn no_foreign(_: &str, _: &kubesim_os::program::Spawn, _: &str, _: &[(u16, bool)]) -> Option<Box<dyn kubesim_os::program::Program>> {
@@ -213,6 +215,7 @@ impl ContainerRuntime {
             images,
             volumes: Volumes::default(),
             foreign: no_foreign,
+            starts: 0,
             outbox: Vec::new(),
             next_request: 1,
             in_flight: BTreeMap::new(),
@@ -283,6 +286,7 @@ impl ContainerRuntime {
         self.pid_ns_enter(id);
         let container = self.containers.get_mut(id).ok_or_else(|| CriError(format!("container {id} not found")))?;
         container.start(&mut self.volumes, self.foreign, now);
+        self.starts += 1;
         self.pid_ns_leave(id);
         Ok(())
     }
@@ -723,6 +727,12 @@ impl ContainerRuntime {
             total.1 += c.memory_bytes() as i64;
         }
         usage
+    }
+
+    /// How many containers this runtime has started: a watcher that saw the same number last
+    /// time knows no container started since.
+    pub fn starts(&self) -> u64 {
+        self.starts
     }
 
     /// The newest attempt of a pod's container.

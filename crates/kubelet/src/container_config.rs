@@ -66,15 +66,19 @@ pub fn container_spec(pod: &Pod, container: &Container, volumes: &mut Volumes, c
     // The downward API's status.podIP/hostIP come from the sandbox and the node (the kubelet's
     // generateRunContainerOptions gets the sandbox's IPs), not from the API status, which the
     // status manager has not written yet when the first container is created.
-    let mut with_ips = pod.clone();
-    let status = with_ips.status.get_or_insert_with(Default::default);
-    if !cx.pod_ip.is_empty() {
-        status.pod_ip = Some(cx.pod_ip.to_string());
-        status.pod_ips = Some(vec![kubesim_api::k8s_openapi::api::core::v1::PodIP { ip: cx.pod_ip.to_string() }]);
-    }
-    if status.host_ip.is_none() && !cx.node.1.is_empty() {
-        status.host_ip = Some(cx.node.1.to_string());
-        status.host_ips = Some(vec![kubesim_api::k8s_openapi::api::core::v1::HostIP { ip: cx.node.1.to_string() }]);
+    // (Only a container with a fieldRef reads them: the others see the pod as it is.)
+    let field_refs = container.env.iter().flatten().any(|e| e.value_from.as_ref().is_some_and(|v| v.field_ref.is_some()));
+    let mut with_ips = std::borrow::Cow::Borrowed(pod);
+    if field_refs {
+        let status = with_ips.to_mut().status.get_or_insert_with(Default::default);
+        if !cx.pod_ip.is_empty() {
+            status.pod_ip = Some(cx.pod_ip.to_string());
+            status.pod_ips = Some(vec![kubesim_api::k8s_openapi::api::core::v1::PodIP { ip: cx.pod_ip.to_string() }]);
+        }
+        if status.host_ip.is_none() && !cx.node.1.is_empty() {
+            status.host_ip = Some(cx.node.1.to_string());
+            status.host_ips = Some(vec![kubesim_api::k8s_openapi::api::core::v1::HostIP { ip: cx.node.1.to_string() }]);
+        }
     }
     let pod_env = crate::env::container_env(&with_ips, container, cx.store, cx.node_allocatable).map_err(ConfigError::Config)?;
     let mut env = kubesim_os::registry::default_env(&hostname);
@@ -96,14 +100,14 @@ pub fn container_spec(pod: &Pod, container: &Container, volumes: &mut Volumes, c
         .filter(|w| !w.is_empty())
         .or_else(|| Some(cx.image.config.working_dir.clone()).filter(|w| !w.is_empty()))
         .unwrap_or_else(|| "/".into());
-    let spec = pod.spec.clone().unwrap_or_default();
-    let host_network = spec.host_network.unwrap_or(false);
+    let spec = pod.spec.as_ref();
+    let host_network = spec.and_then(|s| s.host_network).unwrap_or(false);
     let resolv = dns::pod_dns(pod).render();
     let hosts = if host_network { dns::node_hosts_file(cx.node.0, cx.node.1) } else { dns::hosts_file(pod, cx.pod_ip) };
     let limit = |name: &str| container.resources.as_ref().and_then(|r| r.limits.as_ref()).and_then(|l| l.get(name)).and_then(|q| parse_milli(&q.0).ok());
     let annotation = |key: &str| pod.metadata.annotations.as_ref().and_then(|a| a.get(key)).and_then(|v| parse_milli(v).ok());
     let security = container.security_context.as_ref();
-    let pod_security = spec.security_context.as_ref();
+    let pod_security = spec.and_then(|s| s.security_context.as_ref());
     let uid = security.and_then(|s| s.run_as_user).or(pod_security.and_then(|s| s.run_as_user)).unwrap_or(0) as u32;
     let gid = security.and_then(|s| s.run_as_group).or(pod_security.and_then(|s| s.run_as_group)).unwrap_or(0) as u32;
     let stop_signal = cx.image.config.stop_signal.as_deref().and_then(|s| Signal::parse(s.trim_start_matches("SIG")));

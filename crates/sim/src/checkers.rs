@@ -288,8 +288,8 @@ impl Checker for SingleNodeVolumePublishedOnce {
 /// container the first time it is seen started.
 #[derive(Clone, Debug, Default)]
 pub struct ContainersStartAfterPublish {
-    /// Host → the started containers already checked.
-    seen: BTreeMap<String, BTreeSet<String>>,
+    /// Host → its runtime's start count at the last look and the started containers checked.
+    seen: BTreeMap<String, (u64, BTreeSet<String>)>,
 }
 
 impl Checker for ContainersStartAfterPublish {
@@ -300,11 +300,12 @@ impl Checker for ContainersStartAfterPublish {
         Ok(())
     }
     fn check_host(&mut self, host: &Host, api: &ApiServer) -> Result<(), String> {
-        let started: Vec<&kubesim_host::cri::Container> = host.cri.list_containers().into_iter().filter(|c| c.started_at.is_some()).collect();
-        let seen = self.seen.entry(host.name.clone()).or_default();
-        if started.len() == seen.len() && started.iter().all(|c| seen.contains(&c.id)) {
+        if self.seen.get(&host.name).is_some_and(|(starts, _)| *starts == host.cri.starts()) {
             return Ok(()); // nothing started since the last look
         }
+        let started: Vec<&kubesim_host::cri::Container> = host.cri.list_containers().into_iter().filter(|c| c.started_at.is_some()).collect();
+        let (starts, seen) = self.seen.entry(host.name.clone()).or_default();
+        *starts = host.cri.starts();
         let mut problems = Vec::new();
         let mut now_seen = BTreeSet::new();
         for container in started {
