@@ -457,7 +457,28 @@ fn image_locality_vectors() {
     ];
     for (name, pod, nodes, want) in cases {
         let c = cache(nodes.into_iter().map(|n| (n, vec![])).collect());
-        assert_eq!(scores(&ImageLocality, pod, &c), Some(want), "{name}");
+        assert_eq!(scores(&ImageLocality::default(), pod, &c), Some(want), "{name}");
+    }
+    // One plugin scoring pod after pod remembers each node's sizes (ImageLocality's memo): the
+    // scores follow a node whose images change, a node removed and pods alternating images.
+    let plugin = ImageLocality::default();
+    let mut c = cache(vec![(n403002000(), vec![]), (n25010(), vec![]), (empty(), vec![])]);
+    let two = || image_pod(&["gcr.io/40", "gcr.io/250"], &[]);
+    let other = || image_pod(&["gcr.io/10", "gcr.io/4000"], &[]);
+    assert_eq!(scores(&plugin, two(), &c), Some(vec![0, 3, 0]));
+    assert_eq!(scores(&plugin, other(), &c), Some(vec![0, 0, 0]));
+    // n25010 loses gcr.io/10 and pulls gcr.io/4000: 4000 MB on 1 of 3 nodes is
+    // 100 × (4000/3 − 23) / (2·1000 − 23) = 66.
+    let mut pulled = image_node("n25010", &[(250, &["gcr.io/250:latest"]), (4000, &["gcr.io/4000:latest"])]);
+    pulled.metadata.resource_version = Some("2".into());
+    c.upsert_node(Arc::new(Object::Node(Box::new(pulled))));
+    assert_eq!(scores(&plugin, other(), &c), Some(vec![0, 66, 0]));
+    assert_eq!(scores(&plugin, two(), &c), Some(vec![0, 3, 0]));
+    // Two nodes left: 250 MB on one of two is 100 × (125 − 23) / 1977 = 5; 4000 MB, 100.
+    c.remove_node("n403002000");
+    assert_eq!(scores(&plugin, two(), &c), Some(vec![5, 0]));
+    for (pod, want) in [(other(), vec![100, 0]), (two(), vec![5, 0]), (other(), vec![100, 0])] {
+        assert_eq!(scores(&plugin, pod, &c), Some(want));
     }
 }
 

@@ -27,7 +27,49 @@ pub fn scaled_image_score(size: i64, num_nodes: usize, total_nodes: usize) -> i6
 
 /// The ImageLocality plugin.
 #[derive(Clone, Debug, Default)]
-pub struct ImageLocality;
+pub struct ImageLocality {
+    memo: std::cell::RefCell<ImageMemo>,
+}
+
+/// Each node's size of an image, remembered by node position with the node's
+/// [`NodeInfo::image_generation`] when read: a cycle scores hundreds of nodes for the same one
+/// or two images, and reading a slot of one contiguous vector costs far less than looking the
+/// image up in each node's own map.
+#[derive(Clone, Debug, Default)]
+struct ImageMemo {
+    /// The images of the pod being scored (the cycle's), and their tables' positions.
+    images: Vec<String>,
+    current: Vec<usize>,
+    /// image → per node position `(image generation, size)`; `None`: not on the node.
+    tables: Vec<(String, Vec<(u64, Option<i64>)>)>,
+}
+
+/// Images kept in the memo before the least recently selected goes.
+const MEMO_IMAGES: usize = 64;
+
+impl ImageMemo {
+    /// Selects the tables of `images` (making any missing), moving them last: the least
+    /// recently selected goes first. At most half the capacity, so none selected is dropped.
+    fn select(&mut self, images: &[String]) {
+        debug_assert!(images.len() <= MEMO_IMAGES / 2);
+        for image in images {
+            match self.tables.iter().position(|(name, _)| name == image) {
+                Some(i) => {
+                    let table = self.tables.remove(i);
+                    self.tables.push(table);
+                }
+                None => {
+                    if self.tables.len() >= MEMO_IMAGES {
+                        self.tables.remove(0);
+                    }
+                    self.tables.push((image.clone(), Vec::new()));
+                }
+            }
+        }
+        self.current = images.iter().map(|image| self.tables.iter().position(|(name, _)| name == image).expect("just selected")).collect();
+        self.images = images.to_vec();
+    }
+}
 
 impl Plugin for ImageLocality {
     fn name(&self) -> &'static str {
@@ -39,10 +81,35 @@ impl Plugin for ImageLocality {
     fn score(&self, _state: &CycleState, pod: &PodInfo, node: &NodeInfo, view: &ClusterView) -> i64 {
         let total = view.nodes().len();
         let mut sum = 0;
-        if !node.images.is_empty() {
+        if !node.images.is_empty() && pod.images.len() > MEMO_IMAGES / 2 {
             for image in &pod.images {
                 if let Some(size) = node.images.get(image) {
                     sum += scaled_image_score(*size, view.cache.nodes_with_image(image), total);
+                }
+            }
+        } else if !node.images.is_empty() {
+            let mut memo = self.memo.borrow_mut();
+            if memo.images != pod.images {
+                memo.select(&pod.images);
+            }
+            let memo = &mut *memo;
+            for (image, &t) in pod.images.iter().zip(&memo.current) {
+                let sizes = &mut memo.tables[t].1;
+                if sizes.len() != total {
+                    *sizes = vec![(u64::MAX, None); total];
+                }
+                let size = match sizes.get_mut(node.index) {
+                    Some(slot) => {
+                        if slot.0 != node.image_generation {
+                            *slot = (node.image_generation, node.images.get(image).copied());
+                        }
+                        slot.1
+                    }
+                    None => node.images.get(image).copied(), // not one of the view's nodes
+                };
+                debug_assert_eq!(size, node.images.get(image).copied(), "ImageLocality: a stale size of {image} on {}", node.name);
+                if let Some(size) = size {
+                    sum += scaled_image_score(size, view.cache.nodes_with_image(image), total);
                 }
             }
         }
