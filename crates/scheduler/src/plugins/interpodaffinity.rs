@@ -115,6 +115,10 @@ fn term_key(kind: &str, t: &AffinityTerm) -> Option<String> {
 
 /// A memo key naming what existing pods' terms see of an incoming pod: its namespace, that
 /// namespace's labels and its own labels.
+/// Below one node in this many holding pods with affinity terms, PreScore walks those nodes
+/// instead of memoizing counts over all of them.
+const SPARSE_AFFINITY_NODES: usize = 16;
+
 fn incoming_key(pod: &PodInfo, listers: &Listers) -> String {
     format!("{}|{:?}|{:?}", pod.namespace(), ns_labels(listers, pod.namespace()), pod.labels())
 }
@@ -315,6 +319,8 @@ pub fn score_state_cached(pod: &PodInfo, view: &ClusterView, hard_weight: i64, c
     // the number of matching terms (a match makes an entry even where weights cancel).
     if view.cache.pods_with_affinity() > 0 {
         let ns_l = ns_labels(listers, pod.namespace());
+        let holding = nodes.iter().filter(|n| n.pods_with_affinity > 0).count();
+        let who = incoming_key(pod, listers);
         for key in view.cache.score_keys() {
             // (summed weight, matching terms) of a node's pods.
             let walk = |node: &NodeInfo| {
@@ -335,11 +341,25 @@ pub fn score_state_cached(pod: &PodInfo, view: &ClusterView, hard_weight: i64, c
                 (total, matched)
             };
             // Only nodes holding pods with affinity can match (upstream walks its
-            // `HavePodsWithAffinityList` alone); a scan of the counters, no memo to key.
-            for (i, node) in nodes.iter().enumerate().filter(|(_, n)| n.pods_with_affinity > 0) {
-                let (weight, matched) = walk(node);
-                if matched > 0 {
-                    any |= put(key, i, weight);
+            // `HavePodsWithAffinityList` alone). When few nodes hold them (a CoreDNS among
+            // thousands of Deployments), walking those costs less than a memo keyed by the
+            // incoming pod's labels, which misses as Deployments interleave; when many do
+            // (every pod has terms), the memo recounts only the nodes changed since the
+            // labels' last cycle.
+            if holding * SPARSE_AFFINITY_NODES <= nodes.len() {
+                for (i, node) in nodes.iter().enumerate().filter(|(_, n)| n.pods_with_affinity > 0) {
+                    let (weight, matched) = walk(node);
+                    if matched > 0 {
+                        any |= put(key, i, weight);
+                    }
+                }
+            } else {
+                let weights = counter.counts(&format!("score-existing|{key}|{hard_weight}|{who}"), nodes, |node| walk(node).0);
+                let matches = counter.counts(&format!("score-existing-n|{key}|{hard_weight}|{who}"), nodes, |node| walk(node).1);
+                for i in 0..nodes.len() {
+                    if matches[i] > 0 {
+                        any |= put(key, i, weights[i]);
+                    }
                 }
             }
         }
