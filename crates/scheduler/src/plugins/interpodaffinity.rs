@@ -115,9 +115,9 @@ fn term_key(kind: &str, t: &AffinityTerm) -> Option<String> {
 
 /// A memo key naming what existing pods' terms see of an incoming pod: its namespace, that
 /// namespace's labels and its own labels.
-/// Below one node in this many holding pods with affinity terms, PreScore walks those nodes
-/// instead of memoizing counts over all of them.
-const SPARSE_AFFINITY_NODES: usize = 16;
+/// Below one pod with affinity terms per this many nodes, PreScore walks the nodes holding
+/// them instead of memoizing counts over all nodes.
+const SPARSE_AFFINITY_PODS: usize = 16;
 
 fn incoming_key(pod: &PodInfo, listers: &Listers) -> String {
     format!("{}|{:?}|{:?}", pod.namespace(), ns_labels(listers, pod.namespace()), pod.labels())
@@ -319,7 +319,6 @@ pub fn score_state_cached(pod: &PodInfo, view: &ClusterView, hard_weight: i64, c
     // the number of matching terms (a match makes an entry even where weights cancel).
     if view.cache.pods_with_affinity() > 0 {
         let ns_l = ns_labels(listers, pod.namespace());
-        let holding = nodes.iter().filter(|n| n.pods_with_affinity > 0).count();
         let who = incoming_key(pod, listers);
         for key in view.cache.score_keys() {
             // (summed weight, matching terms) of a node's pods.
@@ -340,13 +339,14 @@ pub fn score_state_cached(pod: &PodInfo, view: &ClusterView, hard_weight: i64, c
                 }
                 (total, matched)
             };
-            // Only nodes holding pods with affinity can match (upstream walks its
-            // `HavePodsWithAffinityList` alone). When few nodes hold them (a CoreDNS among
-            // thousands of Deployments), walking those costs less than a memo keyed by the
-            // incoming pod's labels, which misses as Deployments interleave; when many do
-            // (every pod has terms), the memo recounts only the nodes changed since the
-            // labels' last cycle.
-            if holding * SPARSE_AFFINITY_NODES <= nodes.len() {
+            // Only pods with affinity terms can match (upstream walks its
+            // `HavePodsWithAffinityList` alone). When there are few (a CoreDNS among
+            // thousands of Deployments), walking their nodes costs less than a memo keyed by
+            // the incoming pod's labels, which misses as Deployments interleave; when there
+            // are many (every pod has terms, or pods drawn together by preferred affinity
+            // onto a few nodes), the memo recounts only the nodes changed since the labels'
+            // last cycle.
+            if view.cache.pods_with_affinity() * SPARSE_AFFINITY_PODS <= nodes.len() {
                 for (i, node) in nodes.iter().enumerate().filter(|(_, n)| n.pods_with_affinity > 0) {
                     let (weight, matched) = walk(node);
                     if matched > 0 {
