@@ -12,19 +12,21 @@ use std::collections::BTreeMap;
 /// Admits a pod onto the node, or says why not: (reason, message) as the kubelet's Warning
 /// event words them.
 pub(crate) fn admit(workers: &BTreeMap<String, PodWorker>, node_name: &str, pod: &Pod, ctx: &Ctx) -> Result<(), (String, String)> {
-    let Some(Object::Node(node)) = ctx.api.lookup(("", "nodes"), "", node_name).map(|o| (**o).clone()) else { return Ok(()) };
-    let allocatable = node.status.as_ref().and_then(|s| s.allocatable.clone()).unwrap_or_default();
-    let max_pods = allocatable.get("pods").and_then(|q| parse_milli(&q.0).ok()).map(|m| m / 1000).unwrap_or(110);
+    let Some(Object::Node(node)) = ctx.api.lookup(("", "nodes"), "", node_name).map(|o| o.as_ref()) else { return Ok(()) };
+    let allocatable = node.status.as_ref().and_then(|s| s.allocatable.as_ref());
+    let max_pods = allocatable.and_then(|a| a.get("pods")).and_then(|q| parse_milli(&q.0).ok()).map(|m| m / 1000).unwrap_or(110);
     let active: Vec<&PodWorker> = workers.values().filter(|w| w.active() && !is_terminal(w.pod())).collect();
     if active.len() as i128 >= max_pods {
         return Err(("OutOfpods".into(), format!("Node didn't have enough resource: pods, requested: 1, used: {}, capacity: {}", active.len(), max_pods)));
     }
+    // Each active pod's requests, computed once for both resources.
+    let requests: Vec<kubesim_api::resources::Resources> = active.iter().map(|w| kubesim_api::resources::pod_requests(w.pod()).requests).collect();
     for resource in ["cpu", "memory"] {
-        let capacity = match allocatable.get(resource).and_then(|q| parse_milli(&q.0).ok()) {
+        let capacity = match allocatable.and_then(|a| a.get(resource)).and_then(|q| parse_milli(&q.0).ok()) {
             Some(c) => c,
             None => continue,
         };
-        let used: i128 = active.iter().map(|w| pod_request_milli(w.pod(), resource)).sum();
+        let used: i128 = requests.iter().map(|r| milli(r.get(resource), resource)).sum();
         let requested = pod_request_milli(pod, resource);
         if requested > 0 && used + requested > capacity {
             let unit = |m: i128| if resource == "cpu" { m } else { m / 1000 };
@@ -40,11 +42,14 @@ pub(crate) fn admit(workers: &BTreeMap<String, PodWorker>, node_name: &str, pod:
 /// A pod's request for a resource in milli-units (upstream `resourcehelper.PodRequests`: init
 /// containers, sidecars, pod-level resources and overhead, as the scheduler computes it).
 pub fn pod_request_milli(pod: &Pod, resource: &str) -> i128 {
-    let requests = kubesim_api::resources::pod_requests(pod).requests;
-    let value = requests.get(resource) as i128;
+    milli(kubesim_api::resources::pod_requests(pod).requests.get(resource), resource)
+}
+
+/// An amount of `resource` (millicores for cpu, units otherwise) in milli-units.
+fn milli(value: i64, resource: &str) -> i128 {
     if resource == kubesim_api::resources::CPU {
-        value
+        value as i128
     } else {
-        value * 1000
+        value as i128 * 1000
     }
 }
