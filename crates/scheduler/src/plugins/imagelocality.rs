@@ -40,9 +40,12 @@ struct ImageMemo {
     /// The images of the pod being scored (the cycle's), and their tables' positions.
     images: Vec<String>,
     current: Vec<usize>,
-    /// image → per node position `(image generation, size)`; `None`: not on the node.
-    tables: Vec<(String, Vec<(u64, Option<i64>)>)>,
+    /// image → its sizes by node position.
+    tables: Vec<(String, NodeSizes)>,
 }
+
+/// Per node position: `(image generation, size)` when read; `None`: not on the node.
+type NodeSizes = Vec<(u64, Option<i64>)>;
 
 /// Images kept in the memo before the least recently selected goes.
 const MEMO_IMAGES: usize = 64;
