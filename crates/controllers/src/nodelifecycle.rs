@@ -276,10 +276,8 @@ pub fn zone_state(ready: usize, not_ready: usize) -> ZoneState {
 
 /// A node's zone key (`GetZoneKey`: region and zone labels).
 pub fn zone_of(node: &Node) -> String {
-    let labels = node.metadata.labels.clone().unwrap_or_default();
-    let region = labels.get("topology.kubernetes.io/region").cloned().unwrap_or_default();
-    let zone = labels.get("topology.kubernetes.io/zone").cloned().unwrap_or_default();
-    format!("{region}:\x00:{zone}")
+    let label = |key: &str| node.metadata.labels.as_ref().and_then(|l| l.get(key)).map_or("", |v| v.as_str());
+    format!("{}:\x00:{}", label("topology.kubernetes.io/region"), label("topology.kubernetes.io/zone"))
 }
 
 /// What `tryUpdateNodeHealth` saw of a node: the observed and the current Ready status, and

@@ -314,7 +314,7 @@ impl Checker for ContainersStartAfterPublish {
                 continue;
             }
             let Ok(sandbox) = host.cri.pod_sandbox_status(&container.sandbox_id) else { continue };
-            let Some(pod) = api.store().get(("", "pods"), &sandbox.pod_namespace, &sandbox.pod_name).and_then(|o| o.as_pod().cloned()) else { continue };
+            let Some(pod) = api.store().get(("", "pods"), &sandbox.pod_namespace, &sandbox.pod_name).and_then(|o| o.as_pod()) else { continue };
             if pod.metadata.uid.as_deref() != Some(sandbox.pod_uid.as_str()) {
                 continue;
             }
