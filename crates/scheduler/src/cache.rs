@@ -232,11 +232,9 @@ pub struct NodeInfo {
     /// The node's labels with shared values (counting maps keyed by label values take a
     /// reference per entry instead of a copy).
     shared_labels: BTreeMap<String, Arc<str>>,
-    /// Changes whenever the node object changes (labels may have); unique across the cache.
+    /// Changes whenever the node object changes (its labels or images may have); unique
+    /// across the cache (topology domains and ImageLocality's sizes are remembered by it).
     pub label_generation: u64,
-    /// Changes whenever the node object changes (its images may have); unique across the
-    /// cache (ImageLocality remembers sizes by it).
-    pub image_generation: u64,
     /// status.allocatable (falling back to capacity).
     pub allocatable: Resources,
     /// Sum of the requests of the pods on the node.
@@ -272,7 +270,6 @@ impl NodeInfo {
             shared_name: Arc::from(node.name()),
             index: 0,
             label_generation: 0,
-            image_generation: 0,
             shared_labels: BTreeMap::new(),
             node: node.clone(),
             allocatable: Resources::default(),
@@ -560,7 +557,6 @@ impl Cache {
 
     fn stamp_labels(&mut self, index: usize) {
         self.generation += 1;
-        self.nodes[index].image_generation = self.generation;
         self.nodes[index].label_generation = self.generation;
     }
 

@@ -32,9 +32,9 @@ pub struct ImageLocality {
 }
 
 /// Each node's size of an image, remembered by node position with the node's
-/// [`NodeInfo::image_generation`] when read: a cycle scores hundreds of nodes for the same one
-/// or two images, and reading a slot of one contiguous vector costs far less than looking the
-/// image up in each node's own map.
+/// [`NodeInfo::label_generation`] (which changes with the node object) when read: a cycle
+/// scores hundreds of nodes for the same one or two images, and reading a slot of one
+/// contiguous vector costs far less than looking the image up in each node's own map.
 #[derive(Clone, Debug, Default)]
 struct ImageMemo {
     /// The images of the pod being scored (the cycle's), and their tables' positions.
@@ -44,7 +44,7 @@ struct ImageMemo {
     tables: Vec<(String, NodeSizes)>,
 }
 
-/// Per node position: `(image generation, size)` when read; `None`: not on the node.
+/// Per node position: `(node object generation, size)` when read; `None`: not on the node.
 type NodeSizes = Vec<(u64, Option<i64>)>;
 
 /// Images kept in the memo before the least recently selected goes.
@@ -72,6 +72,22 @@ impl ImageMemo {
         self.current = images.iter().map(|image| self.tables.iter().position(|(name, _)| name == image).expect("just selected")).collect();
         self.images = images.to_vec();
     }
+
+    /// The size of the `k`th selected image (`image`) on `node` among `total` nodes.
+    fn size(&mut self, k: usize, image: &str, node: &NodeInfo, total: usize) -> Option<i64> {
+        let sizes = &mut self.tables[self.current[k]].1;
+        if sizes.len() != total {
+            *sizes = vec![(u64::MAX, None); total];
+        }
+        let Some(slot) = sizes.get_mut(node.index) else {
+            return node.images.get(image).copied(); // not one of the view's nodes
+        };
+        if slot.0 != node.label_generation {
+            *slot = (node.label_generation, node.images.get(image).copied());
+        }
+        debug_assert_eq!(slot.1, node.images.get(image).copied(), "ImageLocality: a stale size of {image} on {}", node.name);
+        slot.1
+    }
 }
 
 impl Plugin for ImageLocality {
@@ -84,33 +100,17 @@ impl Plugin for ImageLocality {
     fn score(&self, _state: &CycleState, pod: &PodInfo, node: &NodeInfo, view: &ClusterView) -> i64 {
         let total = view.nodes().len();
         let mut sum = 0;
-        if !node.images.is_empty() && pod.images.len() > MEMO_IMAGES / 2 {
-            for image in &pod.images {
-                if let Some(size) = node.images.get(image) {
-                    sum += scaled_image_score(*size, view.cache.nodes_with_image(image), total);
-                }
-            }
-        } else if !node.images.is_empty() {
-            let mut memo = self.memo.borrow_mut();
-            if memo.images != pod.images {
+        if !node.images.is_empty() {
+            // A pod with more images than the memo keeps selected looks them up directly.
+            let mut memo = (pod.images.len() <= MEMO_IMAGES / 2).then(|| self.memo.borrow_mut());
+            if let Some(memo) = memo.as_deref_mut().filter(|m| m.images != pod.images) {
                 memo.select(&pod.images);
             }
-            let memo = &mut *memo;
-            for (image, &t) in pod.images.iter().zip(&memo.current) {
-                let sizes = &mut memo.tables[t].1;
-                if sizes.len() != total {
-                    *sizes = vec![(u64::MAX, None); total];
-                }
-                let size = match sizes.get_mut(node.index) {
-                    Some(slot) => {
-                        if slot.0 != node.image_generation {
-                            *slot = (node.image_generation, node.images.get(image).copied());
-                        }
-                        slot.1
-                    }
-                    None => node.images.get(image).copied(), // not one of the view's nodes
+            for (k, image) in pod.images.iter().enumerate() {
+                let size = match memo.as_deref_mut() {
+                    Some(memo) => memo.size(k, image, node, total),
+                    None => node.images.get(image).copied(),
                 };
-                debug_assert_eq!(size, node.images.get(image).copied(), "ImageLocality: a stale size of {image} on {}", node.name);
                 if let Some(size) = size {
                     sum += scaled_image_score(size, view.cache.nodes_with_image(image), total);
                 }

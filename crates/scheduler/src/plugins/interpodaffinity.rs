@@ -113,12 +113,12 @@ fn term_key(kind: &str, t: &AffinityTerm) -> Option<String> {
     t.namespace_selector.is_none().then(|| format!("{kind}|{:?}|{:?}", t.selector, t.namespaces))
 }
 
-/// A memo key naming what existing pods' terms see of an incoming pod: its namespace, that
-/// namespace's labels and its own labels.
 /// Below one pod with affinity terms per this many nodes, PreScore walks the nodes holding
 /// them instead of memoizing counts over all nodes.
 const SPARSE_AFFINITY_PODS: usize = 16;
 
+/// A memo key naming what existing pods' terms see of an incoming pod: its namespace, that
+/// namespace's labels and its own labels.
 fn incoming_key(pod: &PodInfo, listers: &Listers) -> String {
     format!("{}|{:?}|{:?}", pod.namespace(), ns_labels(listers, pod.namespace()), pod.labels())
 }
