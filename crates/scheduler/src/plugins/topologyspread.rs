@@ -105,9 +105,12 @@ pub fn default_selector(pod: &PodInfo, listers: &Listers) -> Selector {
     let ns = pod.namespace().to_string();
     let labels = pod.labels();
     let mut requirements: Vec<Requirement> = Vec::new();
-    let range = listers.workload_selectors.range((ns.clone(), String::new())..).take_while(|((n, _), _)| *n == ns);
-    for ((_, kind_name), sel) in range {
-        if kind_name.starts_with("Service/") && sel.matches(labels) {
+    // The namespace's Services sit together in the map ("Service/…" keys sort between
+    // "ReplicationController/…" and "StatefulSet/…"): range over them alone, not over the
+    // namespace's every ReplicaSet.
+    let services = listers.workload_selectors.range((ns.clone(), "Service/".to_string())..);
+    for (_, sel) in services.take_while(|((n, kind_name), _)| *n == ns && kind_name.starts_with("Service/")) {
+        if sel.matches(labels) {
             for r in &sel.requirements {
                 if !requirements.contains(r) {
                     requirements.push(r.clone());
@@ -564,6 +567,48 @@ mod tests {
             }]);
         }
         Arc::new(PodInfo::new(Arc::new(Object::Pod(Box::new(p)))))
+    }
+
+    // `DefaultSelector` (pkg/scheduler/framework/plugins/helper/spread.go): the requirements of
+    // every Service of the pod's namespace that selects it, in lister order, then its
+    // controller's (ReplicaSet, ReplicationController or StatefulSet), each requirement once.
+    #[test]
+    fn default_selector_merges_selecting_services_and_the_controller() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+        use std::collections::BTreeMap;
+        let map = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> { pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect() };
+        let mut listers = Listers::default();
+        let mut add = |ns: &str, kind_name: &str, pairs: &[(&str, &str)]| {
+            listers.workload_selectors.insert((ns.to_string(), kind_name.to_string()), Selector::from_map(&map(pairs)));
+        };
+        add("ns", "ReplicaSet/rs1", &[("app", "web"), ("rs", "one")]);
+        add("ns", "ReplicaSet/rs2", &[("app", "web"), ("rs", "two")]);
+        add("ns", "ReplicationController/rc", &[("app", "web"), ("rc", "x")]);
+        add("ns", "Service/a", &[("app", "web")]);
+        add("ns", "Service/b", &[("app", "other")]);
+        add("ns", "Service/c", &[("tier", "fe")]);
+        add("ns", "StatefulSet/s", &[("app", "web"), ("sts", "y")]);
+        // A workload that is no Service selects the pod too: it adds nothing unless it owns it.
+        add("ns", "StatefulSet/t", &[("zone", "before")]);
+        // Services of other namespaces (sorting before and after "ns") select nothing here.
+        add("nr", "Service/z", &[("zone", "before")]);
+        add("nt", "Service/z", &[("zone", "after")]);
+        let mut p = make_pod("p", &[]);
+        p.metadata.namespace = Some("ns".into());
+        p.metadata.labels = Some(map(&[("app", "web"), ("tier", "fe"), ("zone", "before")]));
+        p.metadata.owner_references =
+            Some(vec![OwnerReference { kind: "ReplicaSet".into(), name: "rs1".into(), controller: Some(true), ..Default::default() }]);
+        let info = PodInfo::new(Arc::new(Object::Pod(Box::new(p.clone()))));
+        let want = |pairs: &[(&str, &str)]| -> Vec<Requirement> { pairs.iter().map(|(k, v)| Requirement::In(k.to_string(), vec![v.to_string()])).collect() };
+        assert_eq!(default_selector(&info, &listers).requirements, want(&[("app", "web"), ("tier", "fe"), ("rs", "one")]));
+        // Owned by a StatefulSet: its selector instead; a Deployment owner adds nothing.
+        p.metadata.owner_references.as_mut().unwrap()[0].kind = "StatefulSet".into();
+        p.metadata.owner_references.as_mut().unwrap()[0].name = "s".into();
+        let info = PodInfo::new(Arc::new(Object::Pod(Box::new(p.clone()))));
+        assert_eq!(default_selector(&info, &listers).requirements, want(&[("app", "web"), ("tier", "fe"), ("sts", "y")]));
+        p.metadata.owner_references.as_mut().unwrap()[0].kind = "Deployment".into();
+        let info = PodInfo::new(Arc::new(Object::Pod(Box::new(p))));
+        assert_eq!(default_selector(&info, &listers).requirements, want(&[("app", "web"), ("tier", "fe")]));
     }
 
     // The memoizing plugin (reused across cycles) must score exactly like a fresh one after
