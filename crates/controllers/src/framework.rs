@@ -76,6 +76,15 @@ pub trait Reconciler: Clone + std::fmt::Debug + 'static {
     fn name(&self) -> &'static str;
     /// Its informers, the primary resource first.
     fn informers(&self) -> Vec<Informer>;
+    /// The informer of `resource`, if the controller has one. Asked for every watch event:
+    /// the [`informers!`] macro generates one that builds no list.
+    fn informer_for(&self, resource: Resource) -> Option<Informer> {
+        self.informers().into_iter().find(|i| i.resource == resource)
+    }
+    /// The primary informer's resource (the first of [`Reconciler::informers`]).
+    fn primary_resource(&self) -> Resource {
+        self.informers()[0].resource
+    }
     /// The cache an informer fills; `None` for informers whose events the controller folds
     /// into its own state (the garbage collector's graph).
     fn cache(&mut self, resource: Resource) -> Option<&mut Cache>;
@@ -83,7 +92,7 @@ pub trait Reconciler: Clone + std::fmt::Debug + 'static {
     fn queue(&mut self) -> Option<&mut WorkQueue>;
     /// After the informers' initial LIST. The default queues every cached primary object.
     fn started(&mut self, ctx: &mut Ctx) {
-        let primary = self.informers()[0].resource;
+        let primary = self.primary_resource();
         let keys: Vec<Key> = self.cache(primary).map(|c| c.iter().map(|o| key_of(o)).collect()).unwrap_or_default();
         if let Some(queue) = self.queue() {
             for key in keys {
@@ -94,7 +103,7 @@ pub trait Reconciler: Clone + std::fmt::Debug + 'static {
     /// The event handlers: which keys an informer event concerns. The default queues the key
     /// of a changed primary object.
     fn changed(&mut self, change: Change, ctx: &mut Ctx) {
-        if change.event.resource == self.informers()[0].resource {
+        if change.event.resource == self.primary_resource() {
             let key = key_of(&change.event.object);
             if let Some(queue) = self.queue() {
                 queue.add(key, ctx);
@@ -131,7 +140,7 @@ impl<R: Reconciler> Controller<R> {
         &mut self.0
     }
     fn informer_for(&self, resource: Resource) -> Option<Informer> {
-        self.0.informers().into_iter().find(|i| i.resource == resource)
+        self.0.informer_for(resource)
     }
 }
 
@@ -215,6 +224,17 @@ macro_rules! informers {
     (queue: $($queue:ident).+; $($informer:expr => $($cache:ident).+),+ $(,)?) => {
         fn informers(&self) -> Vec<$crate::framework::Informer> {
             vec![$($informer),+]
+        }
+        fn informer_for(&self, resource: kubesim_store::Resource) -> Option<$crate::framework::Informer> {
+            $(
+                if resource == ($informer).resource {
+                    return Some($informer);
+                }
+            )+
+            None
+        }
+        fn primary_resource(&self) -> kubesim_store::Resource {
+            [$(($informer).resource),+][0]
         }
         fn cache(&mut self, resource: kubesim_store::Resource) -> Option<&mut $crate::common::Cache> {
             $(

@@ -62,18 +62,22 @@ const ORPHAN: &str = "orphan";
 
 /// The resources the garbage collector watches: every served resource except events and
 /// virtual ones.
-pub fn gc_resources() -> Vec<Resource> {
-    let mut out: Vec<Resource> = Vec::new();
-    for info in all_kinds() {
-        if matches!(info.kind, "Event" | "Binding" | "ComponentStatus") {
-            continue;
+/// Computed once: the collector asks for its informer on every watch event.
+pub fn gc_resources() -> &'static [Resource] {
+    static RESOURCES: std::sync::OnceLock<Vec<Resource>> = std::sync::OnceLock::new();
+    RESOURCES.get_or_init(|| {
+        let mut out: Vec<Resource> = Vec::new();
+        for info in all_kinds() {
+            if matches!(info.kind, "Event" | "Binding" | "ComponentStatus") {
+                continue;
+            }
+            let r = resource_of(info);
+            if !out.contains(&r) {
+                out.push(r);
+            }
         }
-        let r = resource_of(info);
-        if !out.contains(&r) {
-            out.push(r);
-        }
-    }
-    out
+        out
+    })
 }
 
 impl GarbageCollector {
@@ -316,7 +320,13 @@ impl Reconciler for GarbageCollector {
         "garbage-collector"
     }
     fn informers(&self) -> Vec<Informer> {
-        gc_resources().into_iter().map(Informer::all).collect()
+        gc_resources().iter().copied().map(Informer::all).collect()
+    }
+    fn informer_for(&self, resource: Resource) -> Option<Informer> {
+        gc_resources().contains(&resource).then_some(Informer::all(resource))
+    }
+    fn primary_resource(&self) -> Resource {
+        gc_resources()[0]
     }
     /// The collector keeps its own graph (owners → dependents) instead of caches.
     fn cache(&mut self, _resource: Resource) -> Option<&mut Cache> {
@@ -327,7 +337,7 @@ impl Reconciler for GarbageCollector {
     }
     fn started(&mut self, ctx: &mut Ctx) {
         let mut objects = Vec::new();
-        for resource in gc_resources() {
+        for &resource in gc_resources() {
             for object in ctx.api.store().list(resource, None) {
                 objects.push((resource, object.clone()));
             }

@@ -759,6 +759,12 @@ impl Reconciler for ReplicaSetController {
     fn informers(&self) -> Vec<Informer> {
         vec![Informer::all(self.resource()), Informer::all(("", "pods"))]
     }
+    fn informer_for(&self, resource: Resource) -> Option<Informer> {
+        (resource == self.resource() || resource == ("", "pods")).then_some(Informer::all(resource))
+    }
+    fn primary_resource(&self) -> Resource {
+        self.resource()
+    }
     fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
         match resource {
             ("", "pods") => Some(&mut self.pods),

@@ -137,6 +137,12 @@ impl Reconciler for ResourceQuotaController {
         v.extend(REPLENISHED.iter().map(|r| Informer::all(*r)));
         v
     }
+    fn informer_for(&self, resource: Resource) -> Option<Informer> {
+        (resource == ("", "resourcequotas") || REPLENISHED.contains(&resource)).then_some(Informer::all(resource))
+    }
+    fn primary_resource(&self) -> Resource {
+        ("", "resourcequotas")
+    }
     fn cache(&mut self, resource: Resource) -> Option<&mut Cache> {
         (resource == ("", "resourcequotas")).then_some(&mut self.quotas)
     }
