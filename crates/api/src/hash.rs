@@ -55,6 +55,58 @@ impl Fnv64 {
     }
 }
 
+/// A hasher with fixed keys: hashing (and iteration order for equal insertion sequences) is
+/// the same in every run and on every platform. The Fx multiply-rotate hash (rustc's): the
+/// maps it serves (the scheduler's label counts, the store's leases) are keyed by names and
+/// label values from the cluster's own objects and looked up on hot paths, where SipHash's
+/// flood resistance buys nothing. Iteration order of such a map must never reach behaviour:
+/// use it for point lookups only.
+pub type FixedState = std::hash::BuildHasherDefault<FxHasher>;
+
+/// The Fx hash (as `rustc-hash`), 64-bit.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FxHasher {
+    hash: u64,
+}
+
+const FX_SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl FxHasher {
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(FX_SEED);
+    }
+}
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.add(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
