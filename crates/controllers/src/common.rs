@@ -29,6 +29,49 @@ pub fn key_string(key: &Key) -> String {
     }
 }
 
+/// Objects by namespace, then name: iterated in key order like a map by `(namespace, name)`,
+/// but a lookup compares the namespace once and then names alone (with 150,000 pods in one
+/// namespace, a search by `(namespace, name)` compared both strings at every step, each a
+/// cache miss), needs no allocated key, and each namespace's name is stored once.
+#[derive(Clone, Debug, Default)]
+struct ByNamespace {
+    namespaces: BTreeMap<String, BTreeMap<String, Arc<Object>>>,
+    len: usize,
+}
+
+impl ByNamespace {
+    fn get(&self, namespace: &str, name: &str) -> Option<&Arc<Object>> {
+        self.namespaces.get(namespace)?.get(name)
+    }
+    fn get_mut(&mut self, namespace: &str, name: &str) -> Option<&mut Arc<Object>> {
+        self.namespaces.get_mut(namespace)?.get_mut(name)
+    }
+    fn insert(&mut self, key: &Key, object: Arc<Object>) {
+        let names = match self.namespaces.get_mut(&key.0) {
+            Some(names) => names,
+            None => self.namespaces.entry(key.0.clone()).or_default(),
+        };
+        if names.insert(key.1.clone(), object).is_none() {
+            self.len += 1;
+        }
+    }
+    fn remove(&mut self, key: &Key) -> Option<Arc<Object>> {
+        let names = self.namespaces.get_mut(&key.0)?;
+        let removed = names.remove(&key.1)?;
+        self.len -= 1;
+        if names.is_empty() {
+            self.namespaces.remove(&key.0);
+        }
+        Some(removed)
+    }
+    fn values(&self) -> impl Iterator<Item = &Arc<Object>> {
+        self.namespaces.values().flat_map(|names| names.values())
+    }
+    fn in_namespace<'a>(&'a self, namespace: &str) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
+        self.namespaces.get(namespace).into_iter().flat_map(|names| names.values())
+    }
+}
+
 fn rv(object: &Object) -> u64 {
     object.resource_version().parse().unwrap_or(0)
 }
@@ -37,11 +80,11 @@ fn rv(object: &Object) -> u64 {
 /// indexes controllers need to stay cheap at 150,000 pods (by controller uid; orphans).
 #[derive(Clone, Debug, Default)]
 pub struct Cache {
-    objects: BTreeMap<Key, Arc<Object>>,
+    objects: ByNamespace,
     /// Controller uid → the objects it controls (the same `Arc`s as `objects`).
     by_controller: BTreeMap<String, BTreeMap<Key, Arc<Object>>>,
     /// Objects without a controller.
-    orphans: BTreeMap<Key, Arc<Object>>,
+    orphans: ByNamespace,
     /// [`PodFacts`] of the controlled pods, by controller uid like `by_controller` (kept only
     /// by caches made [`Cache::with_pod_facts`]).
     facts: Option<PodFactsIndex>,
@@ -133,7 +176,7 @@ impl Cache {
     }
     /// The orphans (objects without a controller) in `namespace`, in key order.
     pub fn orphans_in<'a>(&'a self, namespace: &'a str) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
-        self.orphans.range((namespace.to_string(), String::new())..).take_while(move |(k, _)| k.0 == namespace).map(|(_, o)| o)
+        self.orphans.in_namespace(namespace)
     }
     /// Applies a watch event; returns the previous state (for update handlers).
     pub fn apply(&mut self, event: &WatchEvent) -> Option<Arc<Object>> {
@@ -149,7 +192,7 @@ impl Cache {
         let key = key_of(&object);
         // One lookup of the key: 150,000 pods are cached by a dozen controllers, and nearly
         // every put is an update of a cached object.
-        match self.objects.get_mut(&key) {
+        match self.objects.get_mut(&key.0, &key.1) {
             Some(existing) if rv(existing) > rv(&object) => Some(existing.clone()),
             Some(existing) => {
                 let old = std::mem::replace(existing, object.clone());
@@ -158,7 +201,7 @@ impl Cache {
             }
             None => {
                 self.index(&key, None, Some(&object));
-                self.objects.insert(key, object);
+                self.objects.insert(&key, object);
                 None
             }
         }
@@ -185,7 +228,7 @@ impl Cache {
             if owner == controller_of(new.metadata()).map(|r| r.uid.as_str()) {
                 let slot = match owner {
                     Some(uid) => self.by_controller.get_mut(uid).and_then(|m| m.get_mut(key)),
-                    None => self.orphans.get_mut(key),
+                    None => self.orphans.get_mut(&key.0, &key.1),
                 };
                 let slot = slot.expect("every cached object is indexed under its controller");
                 *slot = new.clone();
@@ -223,7 +266,7 @@ impl Cache {
                     }
                 }
                 None => {
-                    self.orphans.insert(key.clone(), new.clone());
+                    self.orphans.insert(key, new.clone());
                 }
             }
         }
@@ -250,11 +293,11 @@ impl Cache {
     }
     /// Looks an object up.
     pub fn get(&self, key: &Key) -> Option<&Arc<Object>> {
-        self.objects.get(key)
+        self.objects.get(&key.0, &key.1)
     }
     /// Looks an object up by namespace and name.
     pub fn get_named(&self, namespace: &str, name: &str) -> Option<&Arc<Object>> {
-        self.objects.get(&(namespace.to_string(), name.to_string()))
+        self.objects.get(namespace, name)
     }
     /// Every cached object, in key order.
     pub fn iter(&self) -> impl Iterator<Item = &Arc<Object>> {
@@ -262,16 +305,15 @@ impl Cache {
     }
     /// The objects of one namespace, in name order.
     pub fn in_namespace<'a>(&'a self, namespace: &str) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
-        let namespace = namespace.to_string();
-        self.objects.range((namespace.clone(), String::new())..).take_while(move |((ns, _), _)| *ns == namespace).map(|(_, o)| o)
+        self.objects.in_namespace(namespace)
     }
     /// Number of cached objects.
     pub fn len(&self) -> usize {
-        self.objects.len()
+        self.objects.len
     }
     /// Whether the cache is empty.
     pub fn is_empty(&self) -> bool {
-        self.objects.is_empty()
+        self.objects.len == 0
     }
 }
 
@@ -815,5 +857,58 @@ pub fn create_provisioned_volume(
             ctx.event(claim, "Warning", "ProvisioningFailed", format!("failed to provision volume with StorageClass {class_name:?}: {}", e.message));
             Err(e)
         }
+    }
+}
+
+#[cfg(test)]
+mod cache_tests {
+    use super::*;
+    use kubesim_api::k8s_openapi::api::core::v1::{ConfigMap, Pod};
+    use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    fn pod(ns: &str, name: &str, rv: u64, owner: Option<&str>) -> Arc<Object> {
+        let owner_references = owner.map(|uid| vec![OwnerReference { kind: "ReplicaSet".into(), name: "rs".into(), uid: uid.into(), controller: Some(true), ..Default::default() }]);
+        let metadata = ObjectMeta { namespace: Some(ns.into()), name: Some(name.into()), resource_version: Some(rv.to_string()), owner_references, ..Default::default() };
+        Arc::new(Object::Pod(Box::new(Pod { metadata, ..Default::default() })))
+    }
+    fn names<'a>(objects: impl Iterator<Item = &'a Arc<Object>>) -> Vec<String> {
+        objects.map(|o| format!("{}/{}", o.namespace(), o.name())).collect()
+    }
+
+    // The cache answers as a map by (namespace, name) would: key order across namespaces,
+    // one namespace alone, counts through updates and removals, orphans apart from owned
+    // objects, and no older version replacing a newer one.
+    #[test]
+    fn cache_keeps_key_order_counts_and_indexes() {
+        let mut cache = Cache::default();
+        for (ns, name, owner) in [("b", "p2", None), ("a", "p9", Some("u1")), ("b", "p1", Some("u1")), ("", "cluster", None), ("ab", "p0", None), ("a", "p10", None)] {
+            assert!(cache.put(pod(ns, name, 5, owner)).is_none());
+        }
+        assert_eq!(names(cache.iter()), ["/cluster", "a/p10", "a/p9", "ab/p0", "b/p1", "b/p2"]);
+        assert_eq!(names(cache.in_namespace("a")), ["a/p10", "a/p9"]);
+        assert_eq!(names(cache.in_namespace("c")), Vec::<String>::new());
+        assert_eq!((cache.len(), cache.is_empty()), (6, false));
+        assert_eq!(names(cache.orphans_in("b")), ["b/p2"]);
+        assert_eq!(names(cache.claim_candidates("b", "u1")), ["b/p1", "b/p2"]);
+        // An older version is not taken; a newer one replaces the cached one and moves it
+        // between the indexes when its controller changes.
+        assert_eq!(cache.put(pod("b", "p2", 4, Some("u1"))).map(|o| o.resource_version().to_string()), Some("5".into()));
+        assert_eq!(names(cache.orphans_in("b")), ["b/p2"]);
+        cache.put(pod("b", "p2", 6, Some("u1")));
+        assert_eq!(names(cache.orphans_in("b")), Vec::<String>::new());
+        assert_eq!(names(cache.claim_candidates("b", "u1")), ["b/p1", "b/p2"]);
+        assert_eq!(cache.len(), 6);
+        assert_eq!(cache.get_named("a", "p9").map(|o| o.name().to_string()), Some("p9".into()));
+        assert!(cache.get(&("a".to_string(), "p9".to_string())).is_some());
+        assert!(cache.get_named("b", "p9").is_none());
+        // Removing the last object of a namespace leaves no trace of it.
+        assert!(cache.remove(&("ab".to_string(), "p0".to_string())).is_some());
+        assert!(cache.remove(&("ab".to_string(), "p0".to_string())).is_none());
+        assert_eq!(names(cache.iter()), ["/cluster", "a/p10", "a/p9", "b/p1", "b/p2"]);
+        assert_eq!(cache.len(), 5);
+        // Other kinds are cached alike.
+        let cm = Object::ConfigMap(Box::new(ConfigMap { metadata: ObjectMeta { namespace: Some("a".into()), name: Some("c".into()), ..Default::default() }, ..Default::default() }));
+        cache.put(Arc::new(cm));
+        assert_eq!(names(cache.in_namespace("a")), ["a/c", "a/p10", "a/p9"]);
     }
 }
