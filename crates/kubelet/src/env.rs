@@ -14,34 +14,36 @@ use std::collections::BTreeMap;
 pub fn service_env(pod: &Pod, store: &kubesim_store::Store) -> BTreeMap<String, String> {
     let namespace = pod.metadata.namespace.clone().unwrap_or_default();
     let links = pod.spec.as_ref().and_then(|s| s.enable_service_links).unwrap_or(true);
-    let mut services: BTreeMap<String, Service> = BTreeMap::new();
+    // Borrowed from the store: a container start reads every Service of its namespace.
+    let mut services: BTreeMap<&str, &Service> = BTreeMap::new();
     for object in store.list(("", "services"), None) {
         let Object::Service(svc) = object.as_ref() else { continue };
-        let name = svc.metadata.name.clone().unwrap_or_default();
-        let ns = svc.metadata.namespace.clone().unwrap_or_default();
+        let name = svc.metadata.name.as_deref().unwrap_or_default();
+        let ns = svc.metadata.namespace.as_deref().unwrap_or_default();
         if ns == "default" && name == "kubernetes" {
-            services.entry(name).or_insert_with(|| (**svc).clone());
+            services.entry(name).or_insert(svc);
         } else if ns == namespace && links {
-            services.insert(name, (**svc).clone());
+            services.insert(name, svc);
         }
     }
     let mut env = BTreeMap::new();
+    let no_ports = Vec::new();
     for (name, svc) in &services {
-        let spec = svc.spec.clone().unwrap_or_default();
-        let Some(ip) = spec.cluster_ip.clone().filter(|ip| !ip.is_empty() && ip != "None") else { continue };
-        let ports = spec.ports.clone().unwrap_or_default();
+        let Some(spec) = svc.spec.as_ref() else { continue };
+        let Some(ip) = spec.cluster_ip.as_ref().filter(|ip| !ip.is_empty() && *ip != "None") else { continue };
+        let ports = spec.ports.as_ref().unwrap_or(&no_ports);
         let Some(first) = ports.first() else { continue };
         let prefix = name.to_ascii_uppercase().replace('-', "_");
         env.insert(format!("{prefix}_SERVICE_HOST"), ip.clone());
         env.insert(format!("{prefix}_SERVICE_PORT"), first.port.to_string());
-        for port in &ports {
+        for port in ports {
             if let Some(port_name) = port.name.as_deref().filter(|n| !n.is_empty()) {
                 env.insert(format!("{prefix}_SERVICE_PORT_{}", port_name.to_ascii_uppercase().replace('-', "_")), port.port.to_string());
             }
         }
         let protocol = |p: &kubesim_api::k8s_openapi::api::core::v1::ServicePort| p.protocol.clone().unwrap_or_else(|| "TCP".into());
         env.insert(format!("{prefix}_PORT"), format!("{}://{ip}:{}", protocol(first).to_ascii_lowercase(), first.port));
-        for port in &ports {
+        for port in ports {
             let proto = protocol(port);
             let key = format!("{prefix}_PORT_{}_{}", port.port, proto.to_ascii_uppercase());
             env.insert(key.clone(), format!("{}://{ip}:{}", proto.to_ascii_lowercase(), port.port));

@@ -379,12 +379,14 @@ impl Kubelet {
                     self.requeue_after_error(uid, ctx);
                     return;
                 };
-                let node = ctx.api.lookup(("", "nodes"), "", &self.setup.name).and_then(|o| o.as_node().cloned());
-                let node_allocatable: BTreeMap<String, i128> = node
-                    .and_then(|n| n.status.and_then(|s| s.allocatable))
-                    .unwrap_or_default()
+                let node_allocatable: BTreeMap<String, i128> = ctx
+                    .api
+                    .lookup(("", "nodes"), "", &self.setup.name)
+                    .and_then(|o| o.as_node())
+                    .and_then(|n| n.status.as_ref()?.allocatable.as_ref())
                     .into_iter()
-                    .filter_map(|(k, q)| parse_milli(&q.0).ok().map(|m| (k, m)))
+                    .flatten()
+                    .filter_map(|(k, q)| parse_milli(&q.0).ok().map(|m| (k.clone(), m)))
                     .collect();
                 let pod_ip = self.workers[uid].ip.clone().unwrap_or_default();
                 let node_ip = self.node_ip();
