@@ -63,7 +63,9 @@ struct Watcher {
 /// not by the runtime's delivery code it checks.
 #[derive(Clone, Debug, Default)]
 pub struct WatchesComplete {
-    watchers: BTreeMap<usize, Watcher>,
+    /// By watcher (the runtime's component index: dense, so a vector; a delivery and each
+    /// watcher a commit concerns look one up).
+    watchers: Vec<Option<Watcher>>,
     /// Resource → watchers with a cluster-wide or name-selected interest in it.
     by_resource: BTreeMap<Resource, Vec<(usize, WatchFilter)>>,
     /// Node → watchers of the pods bound to it.
@@ -87,8 +89,11 @@ fn node_of(object: &Object) -> Option<&str> {
 }
 
 impl WatchesComplete {
+    fn watcher(&mut self, watcher: usize) -> Option<&mut Watcher> {
+        self.watchers.get_mut(watcher)?.as_mut()
+    }
     fn expect(&mut self, watcher: usize, commit: &Commit, event: EventType) {
-        if let Some(w) = self.watchers.get_mut(&watcher) {
+        if let Some(w) = self.watcher(watcher) {
             w.pending.push_back((commit.revision, commit.t_ms, event));
         }
     }
@@ -99,7 +104,10 @@ impl Checker for WatchesComplete {
         "watches-complete"
     }
     fn watches(&mut self, watcher: usize, name: &str, interests: &[Interest], since: u64) {
-        self.watchers.insert(watcher, Watcher { name: name.to_string(), since, ..Default::default() });
+        if self.watchers.len() <= watcher {
+            self.watchers.resize_with(watcher + 1, || None);
+        }
+        self.watchers[watcher] = Some(Watcher { name: name.to_string(), since, ..Default::default() });
         for interest in interests {
             match &interest.filter {
                 WatchFilter::PodsOnNode(node) => self.by_node.entry(node.clone()).or_default().push(watcher),
@@ -108,7 +116,7 @@ impl Checker for WatchesComplete {
         }
     }
     fn relisted(&mut self, watcher: usize, revision: u64) {
-        if let Some(w) = self.watchers.get_mut(&watcher) {
+        if let Some(w) = self.watcher(watcher) {
             w.listed_at = w.listed_at.max(revision);
             w.pending.retain(|(r, _, _)| *r > revision);
         }
@@ -150,7 +158,7 @@ impl Checker for WatchesComplete {
         Ok(())
     }
     fn delivered(&mut self, watcher: usize, event: &WatchEvent, _now: Millis) -> Result<(), String> {
-        let Some(w) = self.watchers.get_mut(&watcher) else { return Ok(()) };
+        let Some(w) = self.watcher(watcher) else { return Ok(()) };
         let what = || format!("{} {:?} {} (revision {})", event.event_type.as_str(), event.resource, super::key(&event.object), event.revision);
         if event.revision <= w.listed_at {
             return Err(format!("{} got {} after relisting at revision {}: an event its relist already covered", w.name, what(), w.listed_at));
@@ -185,7 +193,7 @@ impl Checker for WatchesComplete {
     }
     fn finish(&mut self, _api: &ApiServer, now: Millis) -> Result<(), String> {
         let mut lost = Vec::new();
-        for w in self.watchers.values() {
+        for w in self.watchers.iter().flatten() {
             if let Some((revision, t, _)) = w.pending.iter().find(|(_, t, _)| *t + DELIVERY_DEADLINE_MS < now) {
                 lost.push(format!("{} never got revision {revision} (committed at {t} ms) and never relisted", w.name));
             }
