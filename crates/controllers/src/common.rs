@@ -8,7 +8,7 @@ use kubesim_api::object::Object;
 use kubesim_api::time::{millis_of, time_at};
 use kubesim_api::Millis;
 use kubesim_runtime::{Ctx, WatchEvent};
-use kubesim_store::EventType;
+use kubesim_store::{ByNamespace, EventType};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
@@ -29,49 +29,6 @@ pub fn key_string(key: &Key) -> String {
     }
 }
 
-/// Objects by namespace, then name: iterated in key order like a map by `(namespace, name)`,
-/// but a lookup compares the namespace once and then names alone (with 150,000 pods in one
-/// namespace, a search by `(namespace, name)` compared both strings at every step, each a
-/// cache miss), needs no allocated key, and each namespace's name is stored once.
-#[derive(Clone, Debug, Default)]
-struct ByNamespace {
-    namespaces: BTreeMap<String, BTreeMap<String, Arc<Object>>>,
-    len: usize,
-}
-
-impl ByNamespace {
-    fn get(&self, namespace: &str, name: &str) -> Option<&Arc<Object>> {
-        self.namespaces.get(namespace)?.get(name)
-    }
-    fn get_mut(&mut self, namespace: &str, name: &str) -> Option<&mut Arc<Object>> {
-        self.namespaces.get_mut(namespace)?.get_mut(name)
-    }
-    fn insert(&mut self, key: &Key, object: Arc<Object>) {
-        let names = match self.namespaces.get_mut(&key.0) {
-            Some(names) => names,
-            None => self.namespaces.entry(key.0.clone()).or_default(),
-        };
-        if names.insert(key.1.clone(), object).is_none() {
-            self.len += 1;
-        }
-    }
-    fn remove(&mut self, key: &Key) -> Option<Arc<Object>> {
-        let names = self.namespaces.get_mut(&key.0)?;
-        let removed = names.remove(&key.1)?;
-        self.len -= 1;
-        if names.is_empty() {
-            self.namespaces.remove(&key.0);
-        }
-        Some(removed)
-    }
-    fn values(&self) -> impl Iterator<Item = &Arc<Object>> {
-        self.namespaces.values().flat_map(|names| names.values())
-    }
-    fn in_namespace<'a>(&'a self, namespace: &str) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
-        self.namespaces.get(namespace).into_iter().flat_map(|names| names.values())
-    }
-}
-
 fn rv(object: &Object) -> u64 {
     object.resource_version().parse().unwrap_or(0)
 }
@@ -80,11 +37,11 @@ fn rv(object: &Object) -> u64 {
 /// indexes controllers need to stay cheap at 150,000 pods (by controller uid; orphans).
 #[derive(Clone, Debug, Default)]
 pub struct Cache {
-    objects: ByNamespace,
+    objects: ByNamespace<Arc<Object>>,
     /// Controller uid → the objects it controls (the same `Arc`s as `objects`).
     by_controller: BTreeMap<String, BTreeMap<Key, Arc<Object>>>,
     /// Objects without a controller.
-    orphans: ByNamespace,
+    orphans: ByNamespace<Arc<Object>>,
     /// [`PodFacts`] of the controlled pods, by controller uid like `by_controller` (kept only
     /// by caches made [`Cache::with_pod_facts`]).
     facts: Option<PodFactsIndex>,
@@ -201,7 +158,7 @@ impl Cache {
             }
             None => {
                 self.index(&key, None, Some(&object));
-                self.objects.insert(&key, object);
+                self.objects.insert(&key.0, &key.1, object);
                 None
             }
         }
@@ -214,7 +171,7 @@ impl Cache {
     }
     /// Removes an object (our own successful delete).
     pub fn remove(&mut self, key: &Key) -> Option<Arc<Object>> {
-        let old = self.objects.remove(key);
+        let old = self.objects.remove(&key.0, &key.1);
         self.index(key, old.as_ref(), None);
         old
     }
@@ -253,7 +210,7 @@ impl Cache {
                     }
                 }
                 None => {
-                    self.orphans.remove(key);
+                    self.orphans.remove(&key.0, &key.1);
                 }
             }
         }
@@ -266,7 +223,7 @@ impl Cache {
                     }
                 }
                 None => {
-                    self.orphans.insert(key, new.clone());
+                    self.orphans.insert(&key.0, &key.1, new.clone());
                 }
             }
         }
@@ -309,11 +266,11 @@ impl Cache {
     }
     /// Number of cached objects.
     pub fn len(&self) -> usize {
-        self.objects.len
+        self.objects.len()
     }
     /// Whether the cache is empty.
     pub fn is_empty(&self) -> bool {
-        self.objects.len == 0
+        self.objects.is_empty()
     }
 }
 
