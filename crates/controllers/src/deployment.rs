@@ -5,7 +5,7 @@ use crate::common::*;
 use crate::deployment_util::*;
 use crate::framework::{Action, Change, Informer, Reconciler};
 use kubesim_api::k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, DeploymentStatus, ReplicaSet, ReplicaSetSpec};
-use kubesim_api::k8s_openapi::api::core::v1::Pod;
+use kubesim_api::k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use kubesim_api::object::{kind_info, Object};
 use kubesim_api::selector::Selector;
@@ -448,19 +448,21 @@ impl DeploymentController {
         create: bool,
         ctx: &mut Ctx,
     ) -> Result<(Option<ReplicaSet>, Vec<ReplicaSet>)> {
-        let mut sorted: Vec<ReplicaSet> = rs_list.to_vec();
+        // Sorted by reference, the template borrowed: each ReplicaSet (a pod template each) is
+        // copied once, into what this returns (a sync calls this twice).
+        let mut sorted: Vec<&ReplicaSet> = rs_list.iter().collect();
         kubesim_api::sort::sort_by(&mut sorted, |a, b| {
             created_ms(&a.metadata).cmp(&created_ms(&b.metadata)).then_with(|| a.metadata.name.cmp(&b.metadata.name))
         });
-        let template = d.spec.clone().unwrap_or_default().template;
-        let new_index = sorted.iter().position(|rs| rs.spec.as_ref().and_then(|s| s.template.as_ref()).is_some_and(|t| equal_ignore_hash(t, &template)));
+        let no_template = PodTemplateSpec::default();
+        let template = d.spec.as_ref().map_or(&no_template, |s| &s.template);
+        let new_index = sorted.iter().position(|rs| rs.spec.as_ref().and_then(|s| s.template.as_ref()).is_some_and(|t| equal_ignore_hash(t, template)));
         let existing_new = new_index.map(|i| sorted[i].clone());
-        let old: Vec<ReplicaSet> = sorted.iter().enumerate().filter(|(i, _)| Some(*i) != new_index).map(|(_, r)| r.clone()).collect();
+        let old: Vec<ReplicaSet> = sorted.iter().enumerate().filter(|(i, _)| Some(*i) != new_index).map(|(_, r)| (*r).clone()).collect();
         let max_old_revision = old.iter().map(|r| revision_of(&r.metadata)).max().unwrap_or(0);
         let new_revision = (max_old_revision + 1).to_string();
         let min_ready = d.spec.as_ref().and_then(|s| s.min_ready_seconds);
-        if let Some(existing) = existing_new {
-            let mut copy = existing.clone();
+        if let Some(mut copy) = existing_new {
             let annotations_updated = set_new_rs_annotations(d, &mut copy, &new_revision, true);
             let spec = copy.spec.get_or_insert_with(Default::default);
             let min_ready_update = spec.min_ready_seconds != min_ready;
@@ -493,6 +495,7 @@ impl DeploymentController {
             return Ok((None, old));
         }
         // Create the new replica set.
+        let template = d.spec.as_ref().map(|s| s.template.clone()).unwrap_or_default();
         let collision_count = d.status.as_ref().and_then(|s| s.collision_count);
         let hash = compute_hash(&template, collision_count);
         let mut rs_template = template.clone();

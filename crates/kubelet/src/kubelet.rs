@@ -269,8 +269,8 @@ impl Kubelet {
                     self.workers.insert(uid.clone(), worker);
                 } else if let Some(worker) = self.workers.get_mut(&uid) {
                     // The pod config source ignores status-only updates (config.go checkAndUpdatePod).
-                    let old = worker.pod().clone();
-                    worker.pod = event.object.clone();
+                    let old_object = std::mem::replace(&mut worker.pod, event.object.clone());
+                    let old = old_object.as_pod().expect("pod workers hold pods");
                     let changed = old.spec != pod.spec
                         || old.metadata.labels != pod.metadata.labels
                         || old.metadata.annotations != pod.metadata.annotations
