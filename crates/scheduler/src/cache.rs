@@ -406,7 +406,22 @@ pub struct Cache {
     /// ([`Cache::selector_counts`]) instead of every pod on every node.
     by_label: BTreeMap<String, BTreeMap<String, Labelled>>,
     generation: u64,
+    /// The generation of the last change to any node's object (labels, images) or to the set
+    /// of nodes: a memo of per-node label answers taken at this epoch holds for every node
+    /// ([`Cache::label_epoch`]).
+    label_epoch: u64,
+    /// The latest node stamps (generation, node position), oldest first, at most
+    /// [`STAMP_LOG`]: which nodes changed since a generation, found without visiting every
+    /// node ([`Cache::changed_since`]).
+    stamps: std::collections::VecDeque<(u64, usize)>,
+    /// Stamps up to this generation have left `stamps`, or positions moved (a node was
+    /// removed): a memo synced before it must look at every node.
+    stamps_floor: u64,
 }
+
+/// How many node stamps [`Cache::changed_since`] can answer from (a scheduling cycle stamps
+/// one node; a memo asked about once per cycle is never further behind than a few hundred).
+pub const STAMP_LOG: usize = 4096;
 
 /// A pod in the [`Cache`]'s label index: its current info and its node's position in
 /// [`Cache::nodes`] (`None` while the node is not cached), so counting visits no other map.
@@ -553,11 +568,40 @@ impl Cache {
     fn stamp(&mut self, index: usize) {
         self.generation += 1;
         self.nodes[index].generation = self.generation;
+        self.stamps.push_back((self.generation, index));
+        if self.stamps.len() > STAMP_LOG {
+            if let Some((generation, _)) = self.stamps.pop_front() {
+                self.stamps_floor = generation;
+            }
+        }
     }
 
     fn stamp_labels(&mut self, index: usize) {
         self.generation += 1;
         self.nodes[index].label_generation = self.generation;
+        self.label_epoch = self.generation;
+    }
+
+    /// The cache's generation: every node's [`NodeInfo::generation`] is at most this.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Changes whenever any node's [`NodeInfo::label_generation`] changes or a node is added
+    /// or removed: per-node answers about labels memoized at one epoch hold while it stays.
+    pub fn label_epoch(&self) -> u64 {
+        self.label_epoch
+    }
+
+    /// The positions of the nodes stamped since `generation` (a node stamped twice appears
+    /// twice), or `None` when that is too far back to know (or a node was removed since): then
+    /// every node may have changed.
+    pub fn changed_since(&self, generation: u64) -> Option<impl Iterator<Item = usize> + '_> {
+        if generation < self.stamps_floor {
+            return None;
+        }
+        let start = self.stamps.partition_point(|(g, _)| *g <= generation);
+        Some(self.stamps.range(start..).map(|(_, index)| *index))
     }
 
     fn count_images(&mut self, info: &NodeInfo, delta: isize) {
@@ -628,6 +672,11 @@ impl Cache {
             };
         }
         self.orphans.insert(name.to_string(), info.pods);
+        // Positions moved: memos by position start over.
+        self.generation += 1;
+        self.label_epoch = self.generation;
+        self.stamps.clear();
+        self.stamps_floor = self.generation;
     }
 
     fn attach(&mut self, node: &str, info: Arc<PodInfo>) {
@@ -734,5 +783,54 @@ impl Cache {
         let old = self.pods.remove(key)?;
         self.detach(&old.node, &old.info);
         Some(old.info)
+    }
+}
+
+#[cfg(test)]
+mod stamp_tests {
+    use super::*;
+    use crate::harness::{make_node, make_pod};
+
+    fn pod(name: &str) -> Arc<PodInfo> {
+        Arc::new(PodInfo::new(Arc::new(Object::Pod(Box::new(make_pod(name, &[]))))))
+    }
+
+    // What the memos of PodTopologySpread and InterPodAffinity rely on: `changed_since` names
+    // every node stamped since a generation, or nothing at all once the log cannot tell (it
+    // overflowed, or positions moved); the label epoch moves with any node object and the node
+    // set, and only then.
+    #[test]
+    fn changed_since_names_the_stamped_nodes_or_gives_up() {
+        let mut cache = Cache::default();
+        for name in ["a", "b", "c"] {
+            cache.upsert_node(Arc::new(make_node(name, &[("cpu", "4"), ("pods", "110")], &[("zone", "z")], vec![])));
+        }
+        let start = cache.generation();
+        let epoch = cache.label_epoch();
+        assert_eq!(cache.changed_since(start).map(|c| c.collect::<Vec<_>>()), Some(vec![]));
+        cache.upsert_pod(pod("p1"), "c");
+        cache.upsert_pod(pod("p2"), "a");
+        cache.upsert_pod(pod("p3"), "c");
+        assert_eq!(cache.changed_since(start).map(|c| c.collect::<Vec<_>>()), Some(vec![2, 0, 2]));
+        let mid = cache.generation();
+        cache.remove_pod("default/p2");
+        assert_eq!(cache.changed_since(mid).map(|c| c.collect::<Vec<_>>()), Some(vec![0]));
+        assert_eq!(cache.label_epoch(), epoch, "pods move no label epoch");
+        // More stamps than the log keeps: a memo synced at `start` must look at every node.
+        for i in 0..STAMP_LOG {
+            cache.upsert_pod(pod(&format!("q{i}")), "b");
+        }
+        assert!(cache.changed_since(start).is_none());
+        let late = cache.generation();
+        assert!(cache.changed_since(late).is_some());
+        // A node object's update moves the epoch; a removed node moves positions.
+        cache.upsert_node(Arc::new(make_node("a", &[("cpu", "4"), ("pods", "110")], &[("zone", "y")], vec![])));
+        assert_ne!(cache.label_epoch(), epoch);
+        let before_removal = cache.generation();
+        let epoch = cache.label_epoch();
+        cache.remove_node("b");
+        assert!(cache.changed_since(before_removal).is_none());
+        assert_ne!(cache.label_epoch(), epoch);
+        assert_eq!(cache.changed_since(cache.generation()).map(|c| c.count()), Some(0));
     }
 }

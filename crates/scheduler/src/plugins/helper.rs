@@ -64,7 +64,18 @@ pub struct CountCache {
 #[derive(Debug, Default, Clone)]
 struct CountCacheInner {
     tick: u64,
-    entries: std::collections::BTreeMap<String, (u64, Vec<(u64, i64)>)>,
+    entries: std::collections::BTreeMap<String, CountEntry>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct CountEntry {
+    /// The tick of the last query (least recently used goes first).
+    used: u64,
+    /// Per node position: the node generation counted at, and the count.
+    per_node: Vec<(u64, i64)>,
+    /// The cache generation every slot was last brought up to, when queried with the cache
+    /// ([`crate::cache::Cache::changed_since`] then names the nodes to look at).
+    synced: Option<u64>,
 }
 
 /// Keys kept by a [`CountCache`].
@@ -73,53 +84,84 @@ pub const COUNT_CACHE_KEYS: usize = 128;
 impl CountCache {
     /// The counts for `key` over `nodes` (in order), computing `f` where needed.
     pub fn counts(&self, key: &str, nodes: &[crate::cache::NodeInfo], f: impl Fn(&crate::cache::NodeInfo) -> i64) -> Vec<i64> {
-        self.counts_or_fill(key, nodes, f, |_| None)
+        self.counts_or_fill(key, nodes, None, f, |_| None)
     }
 
     /// [`CountCache::counts`], but when recounting the changed nodes would visit `n` pods,
     /// `fill(n)` may answer every node's count at once instead (the same numbers `f` gives,
-    /// found another way, e.g. from an index, when that is cheaper).
+    /// found another way, e.g. from an index, when that is cheaper). With `cache` (whose nodes
+    /// `nodes` must be), only the nodes stamped since the key's last query are looked at,
+    /// instead of every node's generation.
     pub fn counts_or_fill(
         &self,
         key: &str,
         nodes: &[crate::cache::NodeInfo],
+        cache: Option<&crate::cache::Cache>,
         f: impl Fn(&crate::cache::NodeInfo) -> i64,
         fill: impl FnOnce(usize) -> Option<Vec<i64>>,
     ) -> Vec<i64> {
+        debug_assert!(cache.is_none_or(|c| std::ptr::eq(c.nodes(), nodes)), "counts_or_fill: nodes must be the cache's");
         let mut inner = self.inner.borrow_mut();
         inner.tick += 1;
         let tick = inner.tick;
         if !inner.entries.contains_key(key) {
             if inner.entries.len() >= COUNT_CACHE_KEYS {
-                let oldest = inner.entries.iter().min_by_key(|(_, (t, _))| *t).map(|(k, _)| k.clone());
+                let oldest = inner.entries.iter().min_by_key(|(_, e)| e.used).map(|(k, _)| k.clone());
                 if let Some(oldest) = oldest {
                     inner.entries.remove(&oldest);
                 }
             }
-            inner.entries.insert(key.to_string(), (tick, Vec::new()));
+            inner.entries.insert(key.to_string(), CountEntry::default());
         }
-        let (used, entry) = inner.entries.get_mut(key).expect("just ensured");
-        *used = tick;
-        if entry.len() != nodes.len() {
-            *entry = vec![(u64::MAX, 0); nodes.len()];
+        let entry = inner.entries.get_mut(key).expect("just ensured");
+        entry.used = tick;
+        if entry.per_node.len() != nodes.len() {
+            entry.per_node = vec![(u64::MAX, 0); nodes.len()];
+            entry.synced = None;
         }
-        let stale_pods: usize = entry.iter().zip(nodes).filter(|(slot, node)| slot.0 != node.generation).map(|(_, node)| node.pods.len()).sum();
+        // The positions to look at: those stamped since the last sync, or all.
+        let changed: Option<Vec<usize>> = match (cache, entry.synced) {
+            (Some(c), Some(synced)) => c.changed_since(synced).map(|positions| {
+                let mut positions: Vec<usize> = positions.collect();
+                positions.sort_unstable();
+                positions.dedup();
+                positions
+            }),
+            _ => None,
+        };
+        let synced_now = cache.map(|c| c.generation());
+        let per_node = &mut entry.per_node;
+        let stale_pods: usize = match &changed {
+            Some(positions) => positions.iter().filter(|&&i| per_node[i].0 != nodes[i].generation).map(|&i| nodes[i].pods.len()).sum(),
+            None => per_node.iter().zip(nodes).filter(|(slot, node)| slot.0 != node.generation).map(|(_, node)| node.pods.len()).sum(),
+        };
         if stale_pods > 0 {
             if let Some(counts) = fill(stale_pods).filter(|c| c.len() == nodes.len()) {
-                for ((slot, node), count) in entry.iter_mut().zip(nodes).zip(&counts) {
+                for ((slot, node), count) in per_node.iter_mut().zip(nodes).zip(&counts) {
                     *slot = (node.generation, *count);
                 }
+                entry.synced = synced_now;
                 return counts;
             }
         }
-        let mut out = Vec::with_capacity(nodes.len());
-        for (slot, node) in entry.iter_mut().zip(nodes) {
-            if slot.0 != node.generation {
-                *slot = (node.generation, f(node));
+        match &changed {
+            Some(positions) => {
+                for &i in positions {
+                    if per_node[i].0 != nodes[i].generation {
+                        per_node[i] = (nodes[i].generation, f(&nodes[i]));
+                    }
+                }
             }
-            out.push(slot.1);
+            None => {
+                for (slot, node) in per_node.iter_mut().zip(nodes) {
+                    if slot.0 != node.generation {
+                        *slot = (node.generation, f(node));
+                    }
+                }
+            }
         }
-        out
+        entry.synced = synced_now;
+        entry.per_node.iter().map(|slot| slot.1).collect()
     }
 }
 
@@ -207,6 +249,8 @@ struct DomainEntry {
     per_node: Vec<(u64, u32)>,
     /// The ids last handed out (shared while no node's labels changed).
     last: Option<std::sync::Arc<[u32]>>,
+    /// The cache's label epoch `last` was computed at, when asked with one.
+    epoch: Option<u64>,
 }
 
 /// The id of "no such label".
@@ -214,7 +258,9 @@ pub const NO_DOMAIN: u32 = u32::MAX;
 
 impl DomainCache {
     /// Per-node domain ids of `key` over `nodes` (by position), and the number of distinct values.
-    pub fn ids(&self, key: &str, nodes: &[crate::cache::NodeInfo]) -> (std::sync::Arc<[u32]>, usize) {
+    /// With the cache's [`crate::cache::Cache::label_epoch`] (when `nodes` are the cache's), an
+    /// answer given at the same epoch is handed out again without looking at any node.
+    pub fn ids(&self, key: &str, nodes: &[crate::cache::NodeInfo], epoch: Option<u64>) -> (std::sync::Arc<[u32]>, usize) {
         let mut inner = self.inner.borrow_mut();
         if !inner.contains_key(key) {
             inner.insert(key.to_string(), DomainEntry::default());
@@ -224,6 +270,12 @@ impl DomainCache {
             entry.per_node = vec![(u64::MAX, NO_DOMAIN); nodes.len()];
             entry.last = None;
         }
+        if let (Some(last), Some(epoch)) = (&entry.last, epoch) {
+            if entry.epoch == Some(epoch) {
+                return (last.clone(), entry.values.len());
+            }
+        }
+        entry.epoch = epoch;
         // Label generations are unique across the cache, so unchanged generations mean the
         // same ids: hand out the same slice again.
         if let Some(last) = &entry.last {

@@ -287,7 +287,7 @@ pub fn score_state_cached(pod: &PodInfo, view: &ClusterView, hard_weight: i64, c
         let at = match map.iter().position(|(k, _, _)| k == key) {
             Some(at) => at,
             None => {
-                let (ids, count) = domains.ids(key, nodes);
+                let (ids, count) = domains.ids(key, nodes, Some(view.cache.label_epoch()));
                 map.push((key.to_string(), ids, vec![0; count]));
                 map.len() - 1
             }

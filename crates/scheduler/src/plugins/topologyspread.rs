@@ -257,7 +257,7 @@ pub fn node_counts(pod: &PodInfo, c: &SpreadConstraint, nodes: &[NodeInfo], coun
                 }
                 from_index(cache)
             };
-            cc.counts_or_fill(&format!("{ns}|{:?}", c.selector), nodes, f, fill)
+            cc.counts_or_fill(&format!("{ns}|{:?}", c.selector), nodes, cache, f, fill)
         }
         (None, Some(cache)) => from_index(cache).unwrap_or_else(|| nodes.iter().map(f).collect()),
         (None, None) => nodes.iter().map(f).collect(),
@@ -278,7 +278,8 @@ pub fn filter_state(
     let mut s = FilterState { constraints, ..Default::default() };
     let per_node: Vec<NodeCounts> = s.constraints.iter().map(|c| node_counts(pod, c, nodes, counter, cache)).collect();
     for c in &s.constraints {
-        let (ids, n) = domains.ids(&c.topology_key, nodes);
+        let epoch = cache.filter(|cache| std::ptr::eq(cache.nodes(), nodes)).map(|cache| cache.label_epoch());
+        let (ids, n) = domains.ids(&c.topology_key, nodes, epoch);
         s.node_domains.push(ids);
         s.counts.push(vec![None; n]);
     }
@@ -454,7 +455,7 @@ impl Plugin for PodTopologySpread {
         let nodes = view.nodes();
         let mut s = ScoreState::default();
         // Domain ids per node for every constraint's key (memoized label lookups).
-        let domains: Vec<(std::sync::Arc<[u32]>, usize)> = constraints.iter().map(|c| self.domains.ids(&c.topology_key, nodes)).collect();
+        let domains: Vec<(std::sync::Arc<[u32]>, usize)> = constraints.iter().map(|c| self.domains.ids(&c.topology_key, nodes, Some(view.cache.label_epoch()))).collect();
         // Hostname constraints count per node (`host_counts`): no per-domain tables for them.
         let per_domain = |i: usize| constraints[i].topology_key != HOSTNAME;
         let mut present: Vec<Vec<bool>> = domains.iter().enumerate().map(|(i, (_, n))| vec![false; if per_domain(i) { *n } else { 0 }]).collect();
