@@ -824,8 +824,10 @@ mod cache_tests {
     use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
     fn pod(ns: &str, name: &str, rv: u64, owner: Option<&str>) -> Arc<Object> {
-        let owner_references = owner.map(|uid| vec![OwnerReference { kind: "ReplicaSet".into(), name: "rs".into(), uid: uid.into(), controller: Some(true), ..Default::default() }]);
-        let metadata = ObjectMeta { namespace: Some(ns.into()), name: Some(name.into()), resource_version: Some(rv.to_string()), owner_references, ..Default::default() };
+        let owner_references = owner
+            .map(|uid| vec![OwnerReference { kind: "ReplicaSet".into(), name: "rs".into(), uid: uid.into(), controller: Some(true), ..Default::default() }]);
+        let metadata =
+            ObjectMeta { namespace: Some(ns.into()), name: Some(name.into()), resource_version: Some(rv.to_string()), owner_references, ..Default::default() };
         Arc::new(Object::Pod(Box::new(Pod { metadata, ..Default::default() })))
     }
     fn names<'a>(objects: impl Iterator<Item = &'a Arc<Object>>) -> Vec<String> {
@@ -838,7 +840,9 @@ mod cache_tests {
     #[test]
     fn cache_keeps_key_order_counts_and_indexes() {
         let mut cache = Cache::default();
-        for (ns, name, owner) in [("b", "p2", None), ("a", "p9", Some("u1")), ("b", "p1", Some("u1")), ("", "cluster", None), ("ab", "p0", None), ("a", "p10", None)] {
+        for (ns, name, owner) in
+            [("b", "p2", None), ("a", "p9", Some("u1")), ("b", "p1", Some("u1")), ("", "cluster", None), ("ab", "p0", None), ("a", "p10", None)]
+        {
             assert!(cache.put(pod(ns, name, 5, owner)).is_none());
         }
         assert_eq!(names(cache.iter()), ["/cluster", "a/p10", "a/p9", "ab/p0", "b/p1", "b/p2"]);
@@ -864,7 +868,10 @@ mod cache_tests {
         assert_eq!(names(cache.iter()), ["/cluster", "a/p10", "a/p9", "b/p1", "b/p2"]);
         assert_eq!(cache.len(), 5);
         // Other kinds are cached alike.
-        let cm = Object::ConfigMap(Box::new(ConfigMap { metadata: ObjectMeta { namespace: Some("a".into()), name: Some("c".into()), ..Default::default() }, ..Default::default() }));
+        let cm = Object::ConfigMap(Box::new(ConfigMap {
+            metadata: ObjectMeta { namespace: Some("a".into()), name: Some("c".into()), ..Default::default() },
+            ..Default::default()
+        }));
         cache.put(Arc::new(cm));
         assert_eq!(names(cache.in_namespace("a")), ["a/c", "a/p10", "a/p9"]);
     }

@@ -11,8 +11,8 @@
 
 #![deny(missing_docs)]
 
-use kubesim_api::selector::{Requirement, Selector};
 use kubesim_api::hash::FixedState;
+use kubesim_api::selector::{Requirement, Selector};
 use kubesim_api::{KindInfo, Millis, Object};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;

@@ -455,7 +455,8 @@ impl Plugin for PodTopologySpread {
         let nodes = view.nodes();
         let mut s = ScoreState::default();
         // Domain ids per node for every constraint's key (memoized label lookups).
-        let domains: Vec<(std::sync::Arc<[u32]>, usize)> = constraints.iter().map(|c| self.domains.ids(&c.topology_key, nodes, Some(view.cache.label_epoch()))).collect();
+        let domains: Vec<(std::sync::Arc<[u32]>, usize)> =
+            constraints.iter().map(|c| self.domains.ids(&c.topology_key, nodes, Some(view.cache.label_epoch()))).collect();
         // Hostname constraints count per node (`host_counts`): no per-domain tables for them.
         let per_domain = |i: usize| constraints[i].topology_key != HOSTNAME;
         let mut present: Vec<Vec<bool>> = domains.iter().enumerate().map(|(i, (_, n))| vec![false; if per_domain(i) { *n } else { 0 }]).collect();
