@@ -15,6 +15,13 @@ use std::sync::Arc;
 /// An object key: (namespace, name) — `cache.MetaNamespaceKeyFunc`.
 pub type Key = (String, String);
 
+/// Whether `object` has no controller or one of `kind`: all of a resource a controller of
+/// `kind` ever reads (it claims its own and adopts orphans; objects other kinds control it
+/// skips), for [`crate::framework::Reconciler::keeps`].
+pub fn controlled_by_kind_or_orphan(object: &Object, kind: &str) -> bool {
+    controller_of(object.metadata()).is_none_or(|r| r.kind == kind)
+}
+
 /// The key of an object.
 pub fn key_of(object: &Object) -> Key {
     (object.namespace().to_string(), object.name().to_string())

@@ -470,6 +470,10 @@ impl Reconciler for DaemonSetController {
         Informer::all(("", "nodes")) => nodes,
         Informer::all(("apps", "controllerrevisions")) => revisions,
     }
+    /// Pods of its own kind and orphans only: the claim skips pods other controllers own.
+    fn keeps(&self, resource: kubesim_store::Resource, object: &Object) -> bool {
+        resource != ("", "pods") || controlled_by_kind_or_orphan(object, "DaemonSet")
+    }
     fn changed(&mut self, change: Change, ctx: &mut Ctx) {
         let event = change.event;
         match event.resource {

@@ -93,6 +93,10 @@ impl Reconciler for EphemeralVolumeController {
         queue: queue;
         Informer::all(("", "pods")) => pods,
     }
+    /// Pods with generic ephemeral volumes only (a pod's volumes never change).
+    fn keeps(&self, _resource: kubesim_store::Resource, object: &Object) -> bool {
+        has_ephemeral(object)
+    }
     fn started(&mut self, ctx: &mut Ctx) {
         let keys: Vec<Key> = self.pods.iter().filter(|o| has_ephemeral(o)).map(|o| key_of(o)).collect();
         for key in keys {

@@ -88,6 +88,14 @@ pub trait Reconciler: Clone + std::fmt::Debug + 'static {
     /// The cache an informer fills; `None` for informers whose events the controller folds
     /// into its own state (the garbage collector's graph).
     fn cache(&mut self, resource: Resource) -> Option<&mut Cache>;
+    /// Whether the cache of `resource`'s informer keeps `object` (default: every object). A
+    /// controller that never reads some of a resource's objects leaves them out (the
+    /// StatefulSet controller the pods other kinds of controller control): one it stops
+    /// keeping leaves the cache, and its handlers still see every event.
+    fn keeps(&self, resource: Resource, object: &Object) -> bool {
+        let _ = (resource, object);
+        true
+    }
     /// Its work queue; `None` for controllers that act on events and timers directly.
     fn queue(&mut self) -> Option<&mut WorkQueue>;
     /// After the informers' initial LIST. The default queues every cached primary object.
@@ -142,6 +150,10 @@ impl<R: Reconciler> Controller<R> {
     fn informer_for(&self, resource: Resource) -> Option<Informer> {
         self.0.informer_for(resource)
     }
+    /// The cache of `resource`'s informer, if the controller keeps one (tests and the UI).
+    pub fn cache_of(&mut self, resource: Resource) -> Option<&Cache> {
+        self.0.cache(resource).map(|cache| &*cache)
+    }
 }
 
 impl<R: Reconciler> Component for Controller<R> {
@@ -162,7 +174,13 @@ impl<R: Reconciler> Component for Controller<R> {
             if self.0.cache(informer.resource).is_none() {
                 continue;
             }
-            let objects: Vec<Arc<Object>> = ctx.api.store().list(informer.resource, informer.namespace).filter(|o| informer.admits(o)).cloned().collect();
+            let objects: Vec<Arc<Object>> = ctx
+                .api
+                .store()
+                .list(informer.resource, informer.namespace)
+                .filter(|o| informer.admits(o) && self.0.keeps(informer.resource, o))
+                .cloned()
+                .collect();
             if let Some(cache) = self.0.cache(informer.resource) {
                 for object in objects {
                     cache.put(object);
@@ -177,7 +195,16 @@ impl<R: Reconciler> Component for Controller<R> {
         if !informer.admits(&event.object) {
             return;
         }
-        let old = self.0.cache(event.resource).and_then(|cache| cache.apply(event));
+        let keeps = self.0.keeps(event.resource, &event.object);
+        let old = self.0.cache(event.resource).and_then(|cache| {
+            if keeps {
+                cache.apply(event)
+            } else if cache.get_named(event.object.namespace(), event.object.name()).is_some() {
+                cache.remove(&key_of(&event.object))
+            } else {
+                None
+            }
+        });
         self.0.changed(Change { event, old }, ctx);
     }
 

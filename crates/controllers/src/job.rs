@@ -957,6 +957,10 @@ impl Reconciler for JobController {
         Informer::all(("batch", "jobs")) => jobs,
         Informer::all(("", "pods")) => pods,
     }
+    /// Pods of its own kind and orphans only: the claim skips pods other controllers own.
+    fn keeps(&self, resource: kubesim_store::Resource, object: &Object) -> bool {
+        resource != ("", "pods") || controlled_by_kind_or_orphan(object, "Job")
+    }
     fn changed(&mut self, change: Change, ctx: &mut Ctx) {
         let event = change.event;
         match event.resource {

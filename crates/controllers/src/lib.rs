@@ -258,4 +258,53 @@ mod informer_lookup_tests {
         agrees(csi_attacher::CsiAttacher::new(Driver::Disk));
         agrees(csi_resizer::CsiResizer::new(Driver::Disk));
     }
+
+    // A controller's cache keeps only what `keeps` admits: the StatefulSet controller's pod
+    // cache holds its own kind's pods and orphans; a pod another kind adopts leaves it, one
+    // released joins it, and a deleted one leaves it.
+    #[test]
+    fn caches_keep_only_what_the_controller_reads() {
+        use crate::framework::Controller;
+        use crate::statefulset::StatefulSetController;
+        use crate::testing::TestWorld;
+        use kubesim_api::k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+        use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+        use kubesim_api::object::Object;
+        let pod = |name: &str, owner: Option<&str>| {
+            let owner_references = owner.map(|kind| {
+                vec![OwnerReference { kind: kind.into(), name: "o".into(), uid: format!("{kind}-uid"), controller: Some(true), ..Default::default() }]
+            });
+            let spec = PodSpec { containers: vec![Container { name: "c".into(), image: Some("nginx".into()), ..Default::default() }], ..Default::default() };
+            let metadata = ObjectMeta { name: Some(name.into()), namespace: Some("default".into()), owner_references, ..Default::default() };
+            Object::Pod(Box::new(Pod { metadata, spec: Some(spec), ..Default::default() }))
+        };
+        let mut w = TestWorld::new(vec![Box::new(Controller(StatefulSetController::new()))]);
+        for (name, owner) in [("orphan", None), ("rs-owned", Some("ReplicaSet")), ("sts-owned", Some("StatefulSet"))] {
+            w.create(pod(name, owner)).unwrap();
+        }
+        w.run_for(1_000);
+        let cached = |w: &mut TestWorld| -> Vec<String> {
+            let controller = w.component_mut::<Controller<StatefulSetController>>("statefulset-controller");
+            controller.cache_of(("", "pods")).expect("a pod cache").iter().map(|o| o.name().to_string()).collect()
+        };
+        assert_eq!(cached(&mut w), ["orphan", "sts-owned"]);
+        let change_owner = |w: &mut TestWorld, name: &str, owner: Option<&str>| {
+            let mut object = (*w.get(("", "pods"), "default", name).unwrap()).clone();
+            let Object::Pod(p) = &mut object else { unreachable!() };
+            p.metadata.owner_references = match pod(name, owner) {
+                Object::Pod(fresh) => fresh.metadata.owner_references,
+                _ => unreachable!(),
+            };
+            w.as_user(|ctx| ctx.update(object)).unwrap();
+            w.run_for(1_000);
+        };
+        change_owner(&mut w, "orphan", Some("ReplicaSet"));
+        assert_eq!(cached(&mut w), ["sts-owned"], "adopted by another kind: gone from the cache");
+        change_owner(&mut w, "rs-owned", None);
+        assert_eq!(cached(&mut w), ["rs-owned", "sts-owned"], "released: cached");
+        let pods = kubesim_api::object::kind_info("v1", "Pod").expect("pods are served");
+        w.as_user(|ctx| ctx.delete(pods, "default", "rs-owned", Default::default())).unwrap();
+        w.run_for(1_000);
+        assert_eq!(cached(&mut w), ["sts-owned"]);
+    }
 }

@@ -476,6 +476,10 @@ impl Reconciler for StatefulSetController {
         Informer::all(("apps", "controllerrevisions")) => revisions,
         Informer::all(("", "persistentvolumeclaims")) => claims,
     }
+    /// Pods of its own kind and orphans only: the claim skips pods other controllers own.
+    fn keeps(&self, resource: kubesim_store::Resource, object: &Object) -> bool {
+        resource != ("", "pods") || controlled_by_kind_or_orphan(object, "StatefulSet")
+    }
     fn changed(&mut self, change: Change, ctx: &mut Ctx) {
         let event = change.event;
         match event.resource {
