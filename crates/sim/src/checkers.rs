@@ -40,6 +40,7 @@ pub use endpoints::EndpointSlicesMatchSelectors;
 pub use store::{ResourceVersionsIncrease, WatchesComplete, DELIVERY_DEADLINE_MS};
 pub use workloads::{dangling_owners, DeploymentRolloutBounds, EvictionsRespectBudgets, NoDanglingOwners, StatefulSetOrdering, STALE_VIEW_MS};
 
+use kubesim_api::hash::FixedState;
 use kubesim_api::k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kubesim_api::object::Object;
@@ -47,15 +48,16 @@ use kubesim_apiserver::ApiServer;
 use kubesim_host::Host;
 use kubesim_runtime::Checker;
 use kubesim_store::{Commit, EventType};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// No two live (not terminal, not deleted, not hostNetwork) pods have the same `status.podIP`.
+/// (Hashed maps: only looked up, never iterated; every pod commit asks them.)
 #[derive(Clone, Debug, Default)]
 pub struct PodIpsUnique {
     /// IP → (pod uid, namespace/name).
-    holders: BTreeMap<String, (String, String)>,
+    holders: HashMap<String, (String, String), FixedState>,
     /// Pod uid → its live IP.
-    by_pod: BTreeMap<String, String>,
+    by_pod: HashMap<String, String, FixedState>,
 }
 
 impl Checker for PodIpsUnique {
@@ -64,15 +66,16 @@ impl Checker for PodIpsUnique {
     }
     fn check(&mut self, commit: &Commit, _api: &ApiServer) -> Result<(), String> {
         let Some(pod) = commit.object.as_pod() else { return Ok(()) };
-        let uid = pod.metadata.uid.clone().unwrap_or_default();
         let status = pod.status.as_ref();
         let terminal = matches!(status.and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed"));
         let host_network = pod.spec.as_ref().and_then(|s| s.host_network) == Some(true);
         let live_ip =
-            status.and_then(|s| s.pod_ip.clone()).filter(|ip| !ip.is_empty() && !terminal && !host_network && commit.event_type != EventType::Deleted);
-        if self.by_pod.get(&uid) == live_ip.as_ref() {
+            status.and_then(|s| s.pod_ip.as_deref()).filter(|ip| !ip.is_empty() && !terminal && !host_network && commit.event_type != EventType::Deleted);
+        if self.by_pod.get(pod.metadata.uid.as_deref().unwrap_or_default()).map(String::as_str) == live_ip {
             return Ok(());
         }
+        let uid = pod.metadata.uid.clone().unwrap_or_default();
+        let live_ip = live_ip.map(str::to_string);
         if let Some(old) = self.by_pod.remove(&uid) {
             if self.holders.get(&old).is_some_and(|(holder, _)| *holder == uid) {
                 self.holders.remove(&old);
@@ -93,8 +96,8 @@ impl Checker for PodIpsUnique {
 /// being replaced).
 #[derive(Clone, Debug, Default)]
 pub struct BindingIsPermanent {
-    /// Pod uid → its node.
-    nodes: BTreeMap<String, String>,
+    /// Pod uid → its node (hashed: only looked up, never iterated).
+    nodes: HashMap<String, String, FixedState>,
 }
 
 impl Checker for BindingIsPermanent {
@@ -103,13 +106,13 @@ impl Checker for BindingIsPermanent {
     }
     fn check(&mut self, commit: &Commit, _api: &ApiServer) -> Result<(), String> {
         let Some(pod) = commit.object.as_pod() else { return Ok(()) };
-        let uid = pod.metadata.uid.clone().unwrap_or_default();
+        let uid = pod.metadata.uid.as_deref().unwrap_or_default();
         if commit.event_type == EventType::Deleted {
-            self.nodes.remove(&uid);
+            self.nodes.remove(uid);
             return Ok(());
         }
-        let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.clone()).filter(|n| !n.is_empty()) else { return Ok(()) };
-        match self.nodes.get(&uid) {
+        let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).filter(|n| !n.is_empty()) else { return Ok(()) };
+        match self.nodes.get(uid) {
             Some(old) if *old != node => Err(format!(
                 "pod {}/{} moved from node {old} to {node}",
                 pod.metadata.namespace.as_deref().unwrap_or(""),
@@ -117,7 +120,7 @@ impl Checker for BindingIsPermanent {
             )),
             Some(_) => Ok(()),
             None => {
-                self.nodes.insert(uid, node);
+                self.nodes.insert(uid.to_string(), node.to_string());
                 Ok(())
             }
         }
