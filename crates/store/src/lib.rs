@@ -223,8 +223,7 @@ impl Store {
 
     /// Lists a resource, in key order, optionally within one namespace.
     pub fn list<'a>(&'a self, resource: Resource, namespace: Option<&'a str>) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
-        let map = self.objects.get(&resource);
-        let objects: Box<dyn Iterator<Item = &Arc<Object>>> = match (map, namespace) {
+        let objects: Box<dyn Iterator<Item = &Arc<Object>>> = match (self.objects.get(&resource), namespace) {
             (None, _) => Box::new(std::iter::empty()),
             (Some(map), None) => Box::new(map.values()),
             (Some(map), Some(ns)) => Box::new(map.in_namespace(ns)),
@@ -578,8 +577,6 @@ mod tests {
         assert_eq!(store.list(PODS, None).count(), 2);
     }
 
-    /// `--event-ttl`: an Event lives an hour after its last write (an update renews the
-    /// lease), then etcd deletes it and watchers see DELETED; other kinds carry no lease.
     // ByNamespace answers as a map by (namespace, name): key order across namespaces (a
     // namespace that is a prefix of another sorts first), replacement, counts, removal.
     #[test]
@@ -598,6 +595,8 @@ mod tests {
         assert_eq!((map.len(), map.in_namespace("b").count(), map.is_empty()), (4, 0, false));
     }
 
+    /// `--event-ttl`: an Event lives an hour after its last write (an update renews the
+    /// lease), then etcd deletes it and watchers see DELETED; other kinds carry no lease.
     #[test]
     fn events_expire_an_hour_after_their_last_write() {
         use kubesim_api::k8s_openapi::api::core::v1::Event;

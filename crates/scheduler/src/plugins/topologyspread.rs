@@ -277,8 +277,8 @@ pub fn filter_state(
     let domains = domains.unwrap_or(&fresh);
     let mut s = FilterState { constraints, ..Default::default() };
     let per_node: Vec<NodeCounts> = s.constraints.iter().map(|c| node_counts(pod, c, nodes, counter, cache)).collect();
+    let epoch = cache.filter(|cache| std::ptr::eq(cache.nodes(), nodes)).map(|cache| cache.label_epoch());
     for c in &s.constraints {
-        let epoch = cache.filter(|cache| std::ptr::eq(cache.nodes(), nodes)).map(|cache| cache.label_epoch());
         let (ids, n) = domains.ids(&c.topology_key, nodes, epoch);
         s.node_domains.push(ids);
         s.counts.push(vec![None; n]);
