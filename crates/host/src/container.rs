@@ -34,14 +34,76 @@ pub enum Stream {
 }
 
 /// One line of a container's log.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LogLine {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogLine<'a> {
     /// When it was written (virtual ms).
     pub t_ms: Millis,
     /// Its stream.
     pub stream: Stream,
     /// The text, without its newline.
-    pub text: String,
+    pub text: &'a str,
+}
+
+/// A container's log, oldest line first: every line's text in one buffer, and per line its
+/// time, stream and end (a line's own allocation and header cost more than its text: nginx
+/// writes some forty short lines per start, one per worker).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LogBuffer {
+    text: String,
+    marks: Vec<LineMark>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct LineMark {
+    t_ms: Millis,
+    /// Where the line ends in `text` (a u32: at most [`MAX_LOG_LINES`] lines of at most 64 KiB).
+    end: u32,
+    stream: Stream,
+}
+
+impl LogBuffer {
+    /// How many lines it holds.
+    pub fn len(&self) -> usize {
+        self.marks.len()
+    }
+
+    /// Whether it holds no line.
+    pub fn is_empty(&self) -> bool {
+        self.marks.is_empty()
+    }
+
+    /// Line `i` (0 is the oldest kept).
+    pub fn get(&self, i: usize) -> Option<LogLine<'_>> {
+        let mark = self.marks.get(i)?;
+        let start = if i == 0 { 0 } else { self.marks[i - 1].end as usize };
+        Some(LogLine { t_ms: mark.t_ms, stream: mark.stream, text: &self.text[start..mark.end as usize] })
+    }
+
+    /// The lines, oldest first.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = LogLine<'_>> + ExactSizeIterator + '_ {
+        (0..self.marks.len()).map(|i| self.get(i).expect("in range"))
+    }
+
+    /// Appends a line (without its newline); at [`MAX_LOG_LINES`] the oldest tenth goes first,
+    /// as a rotated log file would.
+    pub fn push(&mut self, t_ms: Millis, stream: Stream, line: &str) {
+        if self.marks.len() >= MAX_LOG_LINES {
+            self.drop_oldest(MAX_LOG_LINES / 10);
+        }
+        self.text.push_str(line);
+        let end = u32::try_from(self.text.len()).expect("a log holds at most MAX_LOG_LINES lines of 64 KiB");
+        self.marks.push(LineMark { t_ms, end, stream });
+    }
+
+    fn drop_oldest(&mut self, n: usize) {
+        let n = n.min(self.marks.len());
+        let Some(cut) = n.checked_sub(1).map(|last| self.marks[last].end) else { return };
+        self.text.drain(..cut as usize);
+        self.marks.drain(..n);
+        for mark in &mut self.marks {
+            mark.end -= cut;
+        }
+    }
 }
 
 /// What CreateContainer is told (the CRI ContainerConfig, after the kubelet resolved the
@@ -112,8 +174,9 @@ pub enum ContainerState {
 /// What a process is doing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ProcState {
-    /// Resume it now with this wake.
-    Runnable(Wake),
+    /// Resume it now with this wake (boxed: a wake can carry a DNS reply, and an unboxed one
+    /// would make every process, nginx's idle workers included, that much larger).
+    Runnable(Box<Wake>),
     /// Sleeping until then.
     Sleeping(Millis),
     /// Using the CPU until then.
@@ -363,7 +426,7 @@ pub struct PidNamespace {
 #[derive(Clone, Debug, Default)]
 pub struct ContainerIo {
     /// The log.
-    pub logs: Vec<LogLine>,
+    pub logs: LogBuffer,
     partial: [Vec<u8>; 2],
     sessions: BTreeMap<u64, (Vec<u8>, Vec<u8>)>,
 }
@@ -394,49 +457,58 @@ impl ContainerIo {
         }
     }
 
+    /// Appends output to the log: each complete line as one entry (a partial line waits for
+    /// its newline, or is cut at 64 KiB).
     fn log_bytes(&mut self, stream: Stream, data: &[u8], now: Millis) {
         let index = stream as usize;
-        self.partial[index].extend_from_slice(data);
-        while let Some(nl) = self.partial[index].iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = self.partial[index].drain(..=nl).collect();
-            let text = String::from_utf8_lossy(&line[..line.len() - 1]).into_owned();
-            self.push_line(now, stream, text);
+        let mut rest = data;
+        if !self.partial[index].is_empty() {
+            let Some(nl) = rest.iter().position(|b| *b == b'\n') else {
+                self.partial[index].extend_from_slice(rest);
+                return self.cut_long_partial(index, stream, now);
+            };
+            let mut line = std::mem::take(&mut self.partial[index]);
+            line.extend_from_slice(&rest[..nl]);
+            self.logs.push(now, stream, &String::from_utf8_lossy(&line));
+            rest = &rest[nl + 1..];
         }
-        if self.partial[index].len() > 64 * 1024 {
-            let rest = std::mem::take(&mut self.partial[index]);
-            self.push_line(now, stream, String::from_utf8_lossy(&rest).into_owned());
+        while let Some(nl) = rest.iter().position(|b| *b == b'\n') {
+            self.logs.push(now, stream, &String::from_utf8_lossy(&rest[..nl]));
+            rest = &rest[nl + 1..];
         }
+        self.partial[index].extend_from_slice(rest);
+        self.cut_long_partial(index, stream, now);
     }
 
-    fn push_line(&mut self, now: Millis, stream: Stream, text: String) {
-        if self.logs.len() >= MAX_LOG_LINES {
-            self.logs.drain(..MAX_LOG_LINES / 10);
+    fn cut_long_partial(&mut self, index: usize, stream: Stream, now: Millis) {
+        if self.partial[index].len() > 64 * 1024 {
+            let rest = std::mem::take(&mut self.partial[index]);
+            self.logs.push(now, stream, &String::from_utf8_lossy(&rest));
         }
-        self.logs.push(LogLine { t_ms: now, stream, text });
     }
 
     fn flush_partial(&mut self, now: Millis) {
         for stream in [Stream::Stdout, Stream::Stderr] {
             let rest = std::mem::take(&mut self.partial[stream as usize]);
             if !rest.is_empty() {
-                self.push_line(now, stream, String::from_utf8_lossy(&rest).into_owned());
+                self.logs.push(now, stream, &String::from_utf8_lossy(&rest));
             }
         }
     }
 }
 
-/// A container's processes, by pid.
+/// A container's processes in pid order: a vector, unboxed, because a container has one
+/// process or a few dozen (nginx's workers, one per CPU) and the sums over them (the memory the
+/// eviction manager and the OOM killer read) then walk one allocation instead of a box each.
 #[derive(Clone, Debug)]
 struct ProcTable {
-    /// Boxed: a `Process` is a few hundred bytes and a B-tree node holds eleven values, so an
-    /// unboxed table costs kilobytes for a container's single process.
-    procs: BTreeMap<u32, Box<Process>>,
+    procs: Vec<Process>,
     next_pid: u32,
 }
 
 impl Default for ProcTable {
     fn default() -> Self {
-        ProcTable { procs: BTreeMap::new(), next_pid: 1 }
+        ProcTable { procs: Vec::new(), next_pid: 1 }
     }
 }
 
@@ -446,11 +518,47 @@ impl ProcTable {
         self.next_pid += 1;
         pid
     }
+    fn position(&self, pid: u32) -> Result<usize, usize> {
+        self.procs.binary_search_by_key(&pid, |p| p.pid)
+    }
+    fn get_mut(&mut self, pid: &u32) -> Option<&mut Process> {
+        let at = self.position(*pid).ok()?;
+        Some(&mut self.procs[at])
+    }
+    fn contains_key(&self, pid: &u32) -> bool {
+        self.position(*pid).is_ok()
+    }
+    /// Adds (or replaces) the process with pid `process.pid`.
+    fn insert(&mut self, process: Process) {
+        match self.position(process.pid) {
+            Ok(at) => self.procs[at] = process,
+            Err(at) => self.procs.insert(at, process),
+        }
+    }
+    fn remove(&mut self, pid: &u32) -> Option<Process> {
+        let at = self.position(*pid).ok()?;
+        Some(self.procs.remove(at))
+    }
+    fn values(&self) -> std::slice::Iter<'_, Process> {
+        self.procs.iter()
+    }
+    fn values_mut(&mut self) -> std::slice::IterMut<'_, Process> {
+        self.procs.iter_mut()
+    }
+    fn len(&self) -> usize {
+        self.procs.len()
+    }
+    fn clear(&mut self) {
+        self.procs.clear();
+    }
+    fn retain(&mut self, keep: impl FnMut(&Process) -> bool) {
+        self.procs.retain(keep);
+    }
     fn memory_bytes(&self) -> u64 {
-        self.procs.values().map(|p| p.rss()).sum()
+        self.procs.iter().map(|p| p.rss()).sum()
     }
     fn infos(&self) -> Vec<ProcessInfo> {
-        self.procs.values().map(|p| p.info(p.rss())).collect()
+        self.procs.iter().map(|p| p.info(p.rss())).collect()
     }
 }
 
@@ -554,7 +662,7 @@ impl Container {
             Ok(program) => {
                 let pid = self.alloc_pid();
                 self.main_pid = pid;
-                self.procs.procs.insert(pid, Box::new(Process::new(pid, 0, spawn.argv.clone(), program, Sink::Log).with_creds(self.spec.uid, self.spec.gid)));
+                self.procs.insert(Process::new(pid, 0, spawn.argv.clone(), program, Sink::Log).with_creds(self.spec.uid, self.spec.gid));
             }
             Err(message) => {
                 self.start_error = Some(message);
@@ -601,18 +709,18 @@ impl Container {
 
     /// Whether `pid` is one of this container's processes.
     pub fn has_pid(&self, pid: u32) -> bool {
-        self.procs.procs.contains_key(&pid)
+        self.procs.contains_key(&pid)
     }
 
     /// Delivers a signal to one of its processes (from a process of another container in a
     /// shared PID namespace); `false` if there is no such process.
     pub fn signal(&mut self, pid: u32, sig: Option<Signal>) -> bool {
-        let Some(target) = self.procs.procs.get_mut(&pid) else { return false };
+        let Some(target) = self.procs.get_mut(&pid) else { return false };
         match sig {
             None => {}
             Some(Signal::Kill) => {
                 target.pending.clear();
-                target.state = ProcState::Runnable(Wake::Signal(Signal::Kill));
+                target.state = ProcState::Runnable(Box::new(Wake::Signal(Signal::Kill)));
             }
             Some(s) => target.pending.push(s),
         }
@@ -645,7 +753,7 @@ impl Container {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        for p in self.procs.procs.values().filter(|p| p.session.is_none()) {
+        for p in self.procs.values().filter(|p| p.session.is_none()) {
             if let Some(at) = p.wake_at(now) {
                 let at = self.throttled_until.map_or(at, |t| at.max(t));
                 next = Some(next.map_or(at, |n: Millis| n.min(at)));
@@ -674,7 +782,7 @@ impl Container {
         self.throttled_until = None;
         for _ in 0..MAX_RESUMES_PER_RUN {
             let Some(pid) = self.next_runnable(now) else { return false };
-            let Some(mut process) = self.procs.procs.remove(&pid) else { break };
+            let Some(mut process) = self.procs.remove(&pid) else { break };
             let wake = process.take_wake(now);
             let mut program = process.program.take().expect("a process has its program between resumes");
             let step = program.resume(&mut self.os(volumes, &mut process, now), wake);
@@ -693,14 +801,14 @@ impl Container {
     }
 
     fn next_runnable(&self, now: Millis) -> Option<u32> {
-        self.procs.procs.values().filter(|p| p.session.is_none()).find(|p| p.wake_at(now).is_some_and(|t| t <= now)).map(|p| p.pid)
+        self.procs.values().filter(|p| p.session.is_none()).find(|p| p.wake_at(now).is_some_and(|t| t <= now)).map(|p| p.pid)
     }
 
     /// Applies a step; `Some(true)` when PID 1 exited (the container is gone).
     #[allow(clippy::too_many_arguments)]
     fn apply_step(
         &mut self,
-        mut process: Box<Process>,
+        mut process: Process,
         step: Step,
         now: Millis,
         volumes: &mut Volumes,
@@ -722,31 +830,29 @@ impl Container {
                 process.state = ProcState::Net(id);
             }
             Step::Spawn(spawn) => {
-                if self.procs.procs.len() + 1 >= MAX_PROCESSES {
+                if self.procs.len() + 1 >= MAX_PROCESSES {
                     let _ = self.io.write(&process.sink, Stream::Stderr, b"fork: Resource temporarily unavailable\n", now);
-                    process.state = ProcState::Runnable(Wake::Child { code: 126, stdout: Vec::new() });
+                    process.state = ProcState::Runnable(Box::new(Wake::Child { code: 126, stdout: Vec::new() }));
                 } else {
                     let sink = if spawn.capture_stdout { Sink::Capture(Vec::new()) } else { process.sink.clone() };
                     match self.load(&spawn, volumes, foreign, now) {
                         Ok(program) => {
                             let pid = self.alloc_pid();
-                            self.procs
-                                .procs
-                                .insert(pid, Box::new(Process::new(pid, process.pid, spawn.argv.clone(), program, sink).with_creds(process.uid, process.gid)));
+                            self.procs.insert(Process::new(pid, process.pid, spawn.argv.clone(), program, sink).with_creds(process.uid, process.gid));
                             process.state = ProcState::Child(pid);
                         }
                         Err(message) => {
                             let line = format!("{message}\n");
                             let _ = self.io.write(&process.sink, Stream::Stderr, line.as_bytes(), now);
-                            process.state = ProcState::Runnable(Wake::Child { code: 127, stdout: Vec::new() });
+                            process.state = ProcState::Runnable(Box::new(Wake::Child { code: 127, stdout: Vec::new() }));
                         }
                     }
                 }
             }
             Step::Wait => process.state = ProcState::Waiting,
-            Step::Exit(code) => return Some(self.process_exited(*process, code, now)),
+            Step::Exit(code) => return Some(self.process_exited(process, code, now)),
         }
-        self.procs.procs.insert(process.pid, process);
+        self.procs.insert(process);
         None
     }
 
@@ -767,14 +873,14 @@ impl Container {
             Sink::Capture(buffer) => buffer,
             _ => Vec::new(),
         };
-        if let Some(parent) = self.procs.procs.get_mut(&process.ppid) {
+        if let Some(parent) = self.procs.get_mut(&process.ppid) {
             if parent.state == ProcState::Child(process.pid) {
-                parent.state = ProcState::Runnable(Wake::Child { code, stdout });
+                parent.state = ProcState::Runnable(Box::new(Wake::Child { code, stdout }));
             }
         }
         // Orphans of the exited process are re-parented to init, as the kernel does.
         let init = self.main_pid;
-        for p in self.procs.procs.values_mut().filter(|p| p.ppid == process.pid) {
+        for p in self.procs.values_mut().filter(|p| p.ppid == process.pid) {
             p.ppid = init;
         }
         false
@@ -787,7 +893,7 @@ impl Container {
         self.finished_at = Some(now);
         self.exit_code = Some(code);
         self.reason = Some(reason.to_string());
-        self.procs.procs.clear();
+        self.procs.clear();
         self.kill_at = None;
         self.hook_pid = None;
         self.signal_at = None;
@@ -836,7 +942,7 @@ impl Container {
                 let spawn = Spawn { argv: argv.clone(), env: self.spec.env.clone(), cwd: self.spec.cwd.clone(), ..Default::default() };
                 if let Ok(program) = self.load(&spawn, volumes, foreign, now) {
                     let pid = self.alloc_pid();
-                    self.procs.procs.insert(pid, Box::new(Process::new(pid, 0, argv, program, Sink::Discard).with_creds(self.spec.uid, self.spec.gid)));
+                    self.procs.insert(Process::new(pid, 0, argv, program, Sink::Discard).with_creds(self.spec.uid, self.spec.gid));
                     self.hook_pid = Some(pid);
                     return;
                 }
@@ -851,7 +957,7 @@ impl Container {
     }
 
     fn signal_main(&mut self, signal: Signal) {
-        if let Some(main) = self.procs.procs.get_mut(&self.main_pid) {
+        if let Some(main) = self.procs.get_mut(&self.main_pid) {
             main.pending.push(signal);
         }
     }
@@ -870,7 +976,7 @@ impl Container {
         if self.state != ContainerState::Running {
             return false;
         }
-        self.io.push_line(now, Stream::Stderr, "panic: injected fault (kubesim fault container-crash)".into());
+        self.io.logs.push(now, Stream::Stderr, "panic: injected fault (kubesim fault container-crash)");
         self.exit(now, 1, "Error");
         true
     }
@@ -884,9 +990,9 @@ impl Container {
 
     /// Delivers a network reply to the process that asked.
     pub fn deliver_reply(&mut self, id: u64, reply: NetReply) -> bool {
-        for p in self.procs.procs.values_mut() {
+        for p in self.procs.values_mut() {
             if p.state == ProcState::Net(id) {
-                p.state = ProcState::Runnable(Wake::Net(reply));
+                p.state = ProcState::Runnable(Box::new(Wake::Net(reply)));
                 return true;
             }
         }
@@ -895,7 +1001,7 @@ impl Container {
 
     /// The ports processes of this container listen on.
     pub fn listening(&self) -> Vec<(u16, bool)> {
-        let mut ports: Vec<(u16, bool)> = self.procs.procs.values().flat_map(|p| p.program.as_ref().map(|prog| prog.listening()).unwrap_or_default()).collect();
+        let mut ports: Vec<(u16, bool)> = self.procs.values().flat_map(|p| p.program.as_ref().map(|prog| prog.listening()).unwrap_or_default()).collect();
         ports.sort();
         ports.dedup();
         ports
@@ -911,8 +1017,8 @@ impl Container {
         if self.state != ContainerState::Running {
             return None;
         }
-        let pid = self.procs.procs.values().find(|p| p.program.as_ref().is_some_and(|prog| prog.listening().contains(&(incoming.port, incoming.udp))))?.pid;
-        let mut process = self.procs.procs.remove(&pid)?;
+        let pid = self.procs.values().find(|p| p.program.as_ref().is_some_and(|prog| prog.listening().contains(&(incoming.port, incoming.udp))))?.pid;
+        let mut process = self.procs.remove(&pid)?;
         let mut program = process.program.take().expect("a process has its program between resumes");
         let answer = program.serve(&mut self.os(volumes, &mut process, now), incoming);
         let backlog = program.cpu_backlog_ms();
@@ -923,9 +1029,9 @@ impl Container {
         };
         let delay = self.compute_done_at(busy_until, backlog) - now;
         if answer.is_some() && matches!(process.state, ProcState::Waiting | ProcState::Sleeping(_)) {
-            process.state = ProcState::Runnable(Wake::Timer);
+            process.state = ProcState::Runnable(Box::new(Wake::Timer));
         }
-        self.procs.procs.insert(pid, process);
+        self.procs.insert(process);
         answer.map(|a| (a, delay))
     }
 
@@ -951,14 +1057,14 @@ impl Container {
         self.io.sessions.insert(pid as u64, (Vec::new(), Vec::new()));
         let mut process = Process::new(pid, 0, argv.to_vec(), program, Sink::Session(pid as u64)).with_creds(self.spec.uid, self.spec.gid);
         process.session = Some(pid);
-        self.procs.procs.insert(pid, Box::new(process));
+        self.procs.insert(process);
         Ok(pid)
     }
 
     /// The session's next process to resume: a runnable one, else the earliest sleeper (the
     /// driver fast-forwards its clock to it).
     pub fn session_next(&self, session: u32) -> Option<(u32, Option<Millis>)> {
-        let members = self.procs.procs.values().filter(|p| p.session == Some(session));
+        let members = self.procs.values().filter(|p| p.session == Some(session));
         let mut sleeper: Option<(u32, Millis)> = None;
         for p in members {
             match p.state {
@@ -973,7 +1079,7 @@ impl Container {
     /// Resumes one session process at virtual time `clock`. Spawned children join the
     /// session; a network call is returned for the driver to answer ([`Container::session_wake`]).
     pub fn session_resume(&mut self, pid: u32, volumes: &mut Volumes, foreign: Foreign, clock: Millis) -> SessionEvent {
-        let Some(mut process) = self.procs.procs.remove(&pid) else { return SessionEvent::Gone };
+        let Some(mut process) = self.procs.remove(&pid) else { return SessionEvent::Gone };
         let wake = process.take_wake(clock);
         let mut program = process.program.take().expect("a process has its program between resumes");
         let step = program.resume(&mut self.os(volumes, &mut process, clock), wake);
@@ -982,7 +1088,7 @@ impl Container {
         match step {
             Step::Net(call) => {
                 process.state = ProcState::Net(u64::MAX);
-                self.procs.procs.insert(pid, process);
+                self.procs.insert(process);
                 SessionEvent::Net(call)
             }
             Step::Exit(code) => {
@@ -990,9 +1096,9 @@ impl Container {
                     Sink::Capture(buffer) => buffer,
                     _ => Vec::new(),
                 };
-                if let Some(parent) = self.procs.procs.get_mut(&process.ppid) {
+                if let Some(parent) = self.procs.get_mut(&process.ppid) {
                     if parent.state == ProcState::Child(pid) {
-                        parent.state = ProcState::Runnable(Wake::Child { code, stdout });
+                        parent.state = ProcState::Runnable(Box::new(Wake::Child { code, stdout }));
                     }
                 }
                 if self.hook_pid == Some(pid) {
@@ -1008,15 +1114,15 @@ impl Container {
                         let child = self.alloc_pid();
                         let mut child_process = Process::new(child, pid, spawn.argv.clone(), child_program, sink).with_creds(process.uid, process.gid);
                         child_process.session = session;
-                        self.procs.procs.insert(child, Box::new(child_process));
+                        self.procs.insert(child_process);
                         process.state = ProcState::Child(child);
                     }
                     Err(message) => {
                         let _ = self.io.write(&process.sink, Stream::Stderr, format!("{message}\n").as_bytes(), clock);
-                        process.state = ProcState::Runnable(Wake::Child { code: 127, stdout: Vec::new() });
+                        process.state = ProcState::Runnable(Box::new(Wake::Child { code: 127, stdout: Vec::new() }));
                     }
                 }
-                self.procs.procs.insert(pid, process);
+                self.procs.insert(process);
                 SessionEvent::Continue
             }
             other => {
@@ -1026,7 +1132,7 @@ impl Container {
                     _ => ProcState::Waiting,
                 };
                 process.state = now_state;
-                self.procs.procs.insert(pid, process);
+                self.procs.insert(process);
                 SessionEvent::Continue
             }
         }
@@ -1034,14 +1140,14 @@ impl Container {
 
     /// Wakes a session process (the answer to its network call).
     pub fn session_wake(&mut self, pid: u32, wake: Wake) {
-        if let Some(p) = self.procs.procs.get_mut(&pid) {
-            p.state = ProcState::Runnable(wake);
+        if let Some(p) = self.procs.get_mut(&pid) {
+            p.state = ProcState::Runnable(Box::new(wake));
         }
     }
 
     /// Ends a session: what it wrote, and its remaining processes are gone.
     pub fn session_finish(&mut self, session: u32) -> (Vec<u8>, Vec<u8>) {
-        self.procs.procs.retain(|_, p| p.session != Some(session));
+        self.procs.retain(|p| p.session != Some(session));
         self.io.sessions.remove(&(session as u64)).unwrap_or_default()
     }
 
@@ -1107,7 +1213,7 @@ impl Process {
             ppid,
             argv,
             program: Some(program),
-            state: ProcState::Runnable(Wake::Start),
+            state: ProcState::Runnable(Box::new(Wake::Start)),
             memory: None,
             cpu_ms: 0,
             sink,
@@ -1143,7 +1249,7 @@ impl Process {
             return Wake::Signal(self.pending.remove(0));
         }
         match std::mem::replace(&mut self.state, ProcState::Waiting) {
-            ProcState::Runnable(w) => w,
+            ProcState::Runnable(w) => *w,
             ProcState::Sleeping(t) | ProcState::Computing(t) if t <= now => Wake::Timer,
             other => {
                 self.state = other;
@@ -1272,7 +1378,7 @@ impl Os for ContainerOs<'_> {
         list
     }
     fn process_root(&self, pid: u32, path: &str) -> Option<Result<Vec<u8>, Errno>> {
-        if pid == self.process.pid || self.procs.procs.contains_key(&pid) {
+        if pid == self.process.pid || self.procs.contains_key(&pid) {
             return Some(self.fs.read(path));
         }
         let tree = self.ns.as_ref()?.roots.get(&pid)?;
@@ -1285,18 +1391,18 @@ impl Os for ContainerOs<'_> {
             }
             return Ok(());
         }
-        if !self.procs.procs.contains_key(&pid) {
+        if !self.procs.contains_key(&pid) {
             if let Some(ns) = self.ns.as_mut().filter(|ns| ns.peers.iter().any(|p| p.pid == pid)) {
                 ns.signals.push((pid, sig));
                 return Ok(());
             }
         }
-        let target = self.procs.procs.get_mut(&pid).ok_or(Errno::ESRCH)?;
+        let target = self.procs.get_mut(&pid).ok_or(Errno::ESRCH)?;
         match sig {
             None => Ok(()),
             Some(Signal::Kill) => {
                 target.pending.clear();
-                target.state = ProcState::Runnable(Wake::Signal(Signal::Kill));
+                target.state = ProcState::Runnable(Box::new(Wake::Signal(Signal::Kill)));
                 Ok(())
             }
             Some(s) => {
@@ -1316,14 +1422,14 @@ impl Os for ContainerOs<'_> {
         self.process.gid = gid;
     }
     fn spawn_worker(&mut self, argv: Vec<String>, uid: u32) -> Option<u32> {
-        if self.procs.procs.len() + 1 >= MAX_PROCESSES {
+        if self.procs.len() + 1 >= MAX_PROCESSES {
             return None;
         }
         let pid = self.procs.alloc_pid();
         let mut worker = Process::new(pid, self.process.pid, argv, Box::new(Idle), Sink::Discard).with_creds(uid, uid);
         worker.session = self.process.session;
         worker.memory = Some(1 << 20);
-        self.procs.procs.insert(pid, Box::new(worker));
+        self.procs.insert(worker);
         Some(pid)
     }
     fn cpu_count(&self) -> u32 {
@@ -1371,5 +1477,106 @@ mod cfs_tests {
             t = book(&mut q, &mut m, t.div_ceil(1000), 30, 1000, 500);
         }
         assert!((495..=500).contains(&m.rate_milli(20_000)), "{}", m.rate_milli(20_000));
+    }
+}
+
+#[cfg(test)]
+mod proc_table_tests {
+    use super::*;
+
+    fn process(pid: u32) -> Process {
+        Process::new(pid, 1, vec![format!("p{pid}")], Box::new(Idle), Sink::Discard)
+    }
+
+    /// The table keeps pid order whatever the insertion order, replaces a pid inserted twice,
+    /// and finds, removes and sums by pid.
+    #[test]
+    fn the_table_keeps_pid_order_and_finds_by_pid() {
+        let mut table = ProcTable::default();
+        for pid in [5, 2, 9, 1] {
+            let mut p = process(pid);
+            p.memory = Some(u64::from(pid) << 20);
+            table.insert(p);
+        }
+        let mut again = process(9);
+        again.memory = Some(1 << 20);
+        table.insert(again);
+        assert_eq!(table.values().map(|p| p.pid).collect::<Vec<_>>(), vec![1, 2, 5, 9]);
+        assert_eq!(table.memory_bytes(), (1 + 2 + 5 + 1) << 20);
+        assert!(table.contains_key(&5) && !table.contains_key(&3));
+        assert_eq!(table.remove(&2).map(|p| p.pid), Some(2));
+        assert_eq!(table.remove(&2).map(|p| p.pid), None);
+        table.get_mut(&9).expect("pid 9").uid = 7;
+        assert_eq!(table.values().map(|p| (p.pid, p.uid)).collect::<Vec<_>>(), vec![(1, 0), (5, 0), (9, 7)]);
+    }
+
+    /// A process stays small: nginx keeps one idle worker per CPU, so every byte here is paid
+    /// 32 times per pod on a 32-CPU node (the boxed wake keeps a DNS reply out of it).
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn a_process_stays_small() {
+        let size = std::mem::size_of::<Process>();
+        assert!(size <= 152, "Process is {size} bytes");
+    }
+}
+
+#[cfg(test)]
+mod log_tests {
+    use super::*;
+
+    fn texts(io: &ContainerIo) -> Vec<(Millis, Stream, String)> {
+        io.logs.iter().map(|l| (l.t_ms, l.stream, l.text.to_string())).collect()
+    }
+
+    /// Output becomes one entry per complete line, whatever the writes' boundaries: a line
+    /// split over writes takes the time of the write that ends it, streams keep their own
+    /// partial lines, invalid UTF-8 is replaced, and the rest waits for its newline or a flush.
+    #[test]
+    fn writes_become_lines_at_their_newlines() {
+        let mut io = ContainerIo::default();
+        io.log_bytes(Stream::Stdout, b"one\ntw", 1);
+        io.log_bytes(Stream::Stderr, b"err", 2);
+        io.log_bytes(Stream::Stdout, b"o\nthree\n\nfo", 3);
+        io.log_bytes(Stream::Stderr, b" \xff\n", 4);
+        assert_eq!(io.partial_text(), "fo");
+        io.flush_partial(5);
+        let out = Stream::Stdout;
+        assert_eq!(
+            texts(&io),
+            vec![
+                (1, out, "one".into()),
+                (3, out, "two".into()),
+                (3, out, "three".into()),
+                (3, out, String::new()),
+                (4, Stream::Stderr, "err \u{fffd}".into()),
+                (5, out, "fo".into())
+            ]
+        );
+        assert_eq!(io.partial_text(), "");
+    }
+
+    /// A line longer than 64 KiB is cut into an entry of its own without waiting for its end.
+    #[test]
+    fn a_long_partial_line_is_cut() {
+        let mut io = ContainerIo::default();
+        io.log_bytes(Stream::Stdout, &[b'x'; 40 * 1024], 1);
+        io.log_bytes(Stream::Stdout, &[b'y'; 30 * 1024], 2);
+        assert_eq!(io.logs.len(), 1);
+        assert_eq!(io.logs.get(0).map(|l| l.text.len()), Some(70 * 1024));
+        assert_eq!(io.partial_text(), "");
+    }
+
+    /// At MAX_LOG_LINES lines the oldest tenth goes, and the lines left keep their text.
+    #[test]
+    fn a_full_log_drops_its_oldest_tenth() {
+        let mut log = LogBuffer::default();
+        for i in 0..=MAX_LOG_LINES {
+            log.push(i as Millis, Stream::Stdout, &format!("line {i}"));
+        }
+        assert_eq!(log.len(), MAX_LOG_LINES - MAX_LOG_LINES / 10 + 1);
+        let first = log.get(0).expect("a line");
+        assert_eq!((first.t_ms, first.text), ((MAX_LOG_LINES / 10) as Millis, format!("line {}", MAX_LOG_LINES / 10).as_str()));
+        assert_eq!(log.iter().next_back().map(|l| l.text.to_string()), Some(format!("line {MAX_LOG_LINES}")));
+        assert!(log.iter().enumerate().all(|(i, l)| l.text == format!("line {}", i + MAX_LOG_LINES / 10)));
     }
 }

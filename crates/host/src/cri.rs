@@ -7,7 +7,7 @@
 //! ExecSync, which must answer synchronously — are routed on the node itself or through the
 //! caller ([`ContainerRuntime::exec_with`]).
 
-pub use crate::container::{Container, ContainerSpec, ContainerState, ExecIo, ExecOutput, LogLine, NetRequest, PreStop, Stream};
+pub use crate::container::{Container, ContainerSpec, ContainerState, ExecIo, ExecOutput, LogBuffer, LogLine, NetRequest, PreStop, Stream};
 use crate::container::{Foreign, SessionEvent};
 use crate::images::{ImageStore, PulledImage};
 use kubesim_api::Millis;
@@ -661,7 +661,7 @@ impl ContainerRuntime {
 
     /// The log lines of a pod's container (`kubectl logs`): the newest attempt, or the one
     /// before it (`--previous`), in the kubelet's words when there is none.
-    pub fn log_lines(&self, pod_uid: &str, container: &str, previous: bool) -> Result<Vec<LogLine>, String> {
+    pub fn log_lines(&self, pod_uid: &str, container: &str, previous: bool) -> Result<&LogBuffer, String> {
         let attempts = self.pod_container_attempts(pod_uid, container);
         let pod = self.pod_name(pod_uid);
         let chosen = if previous {
@@ -669,7 +669,7 @@ impl ContainerRuntime {
         } else {
             attempts.last().ok_or_else(|| format!("container {container:?} in pod {pod:?} is waiting to start: ContainerCreating"))?
         };
-        Ok(chosen.io.logs.clone())
+        Ok(&chosen.io.logs)
     }
 
     /// ReadLogs of one container by its ID (the kubelet picked it from the pod's statuses):
@@ -681,7 +681,7 @@ impl ContainerRuntime {
     }
 
     /// The log lines of one container by its ID, oldest first (the runtime's log file).
-    pub fn container_log_lines(&self, id: &str) -> Result<&[LogLine], String> {
+    pub fn container_log_lines(&self, id: &str) -> Result<&LogBuffer, String> {
         let container =
             self.containers.get(id).ok_or_else(|| format!("failed to try resolving symlinks in path \"/var/log/pods/{id}.log\": no such file or directory"))?;
         Ok(&container.io.logs)

@@ -5,12 +5,12 @@
 use kubesim_api::k8s_openapi::api::core::v1::Pod;
 use kubesim_api::podlog::PodLogOptions;
 use kubesim_api::Millis;
-use kubesim_host::container::LogLine;
+use kubesim_host::container::LogBuffer;
 
 /// ReadLogs: a container's log lines as the kubelet serves them for `opts` at `now` — the last
 /// `tailLines` lines, those before `sinceSeconds`/`sinceTime` left out, each prefixed with its
 /// timestamp when asked, cut at `limitBytes`.
-pub fn read_logs(lines: &[LogLine], opts: &PodLogOptions, now: Millis) -> String {
+pub fn read_logs(lines: &LogBuffer, opts: &PodLogOptions, now: Millis) -> String {
     let since = match (opts.since_time, opts.since_seconds) {
         (Some(t), _) => Some(t),
         (None, Some(s)) => Some(now.saturating_sub((s.max(0) as u64).saturating_mul(1000))),
@@ -18,7 +18,7 @@ pub fn read_logs(lines: &[LogLine], opts: &PodLogOptions, now: Millis) -> String
     };
     let start = opts.tail_lines.map_or(0, |n| lines.len().saturating_sub(n));
     let mut out = String::new();
-    for line in &lines[start..] {
+    for line in lines.iter().skip(start) {
         if since.is_some_and(|s| line.t_ms < s) {
             continue;
         }
@@ -27,7 +27,7 @@ pub fn read_logs(lines: &[LogLine], opts: &PodLogOptions, now: Millis) -> String
             out.push_str(&kubesim_api::time::rfc3339_nano_fixed(line.t_ms));
             out.push(' ');
         }
-        out.push_str(&line.text);
+        out.push_str(line.text);
         out.push('\n');
         if opts.limit_bytes.is_some_and(|l| out.len() >= l) {
             break;
@@ -100,14 +100,13 @@ mod tests {
         serde_json::from_value(serde_json::json!({"metadata": {"name": "p"}, "status": status})).unwrap()
     }
 
-    fn line(t_ms: Millis, text: &str) -> LogLine {
-        LogLine { t_ms, stream: kubesim_host::container::Stream::Stdout, text: text.into() }
-    }
-
     /// ReadLogs' order over three lines: tail first, then since, timestamps, limitBytes.
     #[test]
     fn read_logs_cases() {
-        let lines = [line(1_000, "first line"), line(2_500, "second line"), line(4_000, "third line")];
+        let mut lines = LogBuffer::default();
+        for (t_ms, text) in [(1_000, "first line"), (2_500, "second line"), (4_000, "third line")] {
+            lines.push(t_ms, kubesim_host::container::Stream::Stdout, text);
+        }
         let all = "first line\nsecond line\nthird line\n";
         let cases: Vec<(PodLogOptions, &str)> = vec![
             (PodLogOptions::default(), all),

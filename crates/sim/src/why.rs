@@ -185,7 +185,7 @@ fn terminated_details(world: &World, node: &str, t: &ContainerStateTerminated) -
 fn last_log_lines(world: &World, node: &str, container_id: Option<&str>, n: usize) -> Vec<String> {
     let Some(c) = runtime_container(world, node, container_id) else { return Vec::new() };
     let lines = &c.io.logs;
-    lines[lines.len().saturating_sub(n)..].iter().map(|l| l.text.clone()).collect()
+    lines.iter().skip(lines.len().saturating_sub(n)).map(|l| l.text.to_string()).collect()
 }
 
 /// `its 1 container is` / `all 3 containers are`.
