@@ -10,7 +10,6 @@
 //! Errors are the cloud API's (EC2-style codes, as the disk drivers pass them on).
 //! Plain data: disk and instance ids are derived from counters and names, never from a clock.
 
-use crate::Host;
 use kubesim_os::fs::Tree;
 use std::collections::BTreeMap;
 
@@ -254,7 +253,7 @@ impl BlockStore {
     /// Moves each disk's content to where its attachment says (a machine's device, or back
     /// to the cloud); `true` if something moved. The runtime calls it after handlers that
     /// changed an attachment.
-    pub fn place_devices(&mut self, hosts: &mut BTreeMap<String, Host>) -> bool {
+    pub fn place_devices(&mut self, hosts: &mut crate::Hosts) -> bool {
         if !std::mem::take(&mut self.dirty) {
             return false;
         }
@@ -303,10 +302,11 @@ impl BlockStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Host;
 
-    fn store() -> (BlockStore, BTreeMap<String, Host>) {
+    fn store() -> (BlockStore, crate::Hosts) {
         let mut store = BlockStore::default();
-        let mut hosts = BTreeMap::new();
+        let mut hosts = crate::Hosts::new();
         for (i, (node, zone)) in [("a1", "zone-a"), ("a2", "zone-a"), ("b1", "zone-b")].iter().enumerate() {
             store.register_instance(node, Some(zone.to_string()));
             hosts.insert(node.to_string(), Host::new(node, i as u32));

@@ -511,7 +511,7 @@ mod tests {
     #[test]
     fn a_disk_is_created_in_the_preferred_zone_attached_staged_and_published() {
         let mut cloud = BlockStore::default();
-        let mut hosts: BTreeMap<String, Host> = BTreeMap::new();
+        let mut hosts = crate::Hosts::new();
         hosts.insert("a".into(), zoned_host("a", 0, "zone-a", &mut cloud));
         hosts.insert("b".into(), zoned_host("b", 1, "zone-b", &mut cloud));
         let zone = |z: &str| -> Topology { [(ZONE_TOPOLOGY_KEY.to_string(), z.to_string())].into_iter().collect() };

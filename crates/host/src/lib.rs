@@ -32,9 +32,12 @@ pub mod container;
 pub mod cri;
 pub mod csi;
 pub mod healthcheck;
+pub mod hosts;
 pub mod images;
 pub mod iptables;
 pub mod netfilter;
+
+pub use hosts::{HostId, Hosts};
 
 use kubesim_api::Millis;
 

@@ -14,10 +14,9 @@ use kubesim_api::Millis;
 use kubesim_apiserver::error::Result;
 use kubesim_apiserver::{ApiError, ApiServer, DeleteOptions, Deleted, Request, SimRng};
 use kubesim_host::cloud::BlockStore;
-use kubesim_host::Host;
+use kubesim_host::{Host, Hosts};
 use kubesim_store::{EventType, Resource};
 use std::any::Any;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Which objects a component's watch selects.
@@ -109,7 +108,7 @@ pub struct Ctx<'a> {
     pub host: Option<&'a mut Host>,
     /// Every host, read-only, for control-plane components that query nodes over the network
     /// (the metrics-server's scrapes); `None` for node agents.
-    pub hosts: Option<&'a BTreeMap<String, Host>>,
+    pub hosts: Option<&'a Hosts>,
     /// Whether this component reaches the API server. While false (its host is partitioned
     /// away), every write fails with a connection error and no watch events arrive. Reads of
     /// `api` are not checked: components must not read state they could not have fetched.

@@ -7,7 +7,7 @@
 //! It holds the NetworkPolicy verdicts too ([`crate::net::PolicyEnforcer`]).
 
 use kubesim_api::Millis;
-use kubesim_host::Host;
+use kubesim_host::Hosts;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One-way latency of a packet between two hosts (kind's docker bridge: sub-millisecond;
@@ -205,7 +205,7 @@ impl Fabric {
     }
 
     /// The route from `from_host` (`None`: the control plane) to an address.
-    pub fn route(&self, hosts: &BTreeMap<String, Host>, from_host: Option<&str>, to_ip: &str) -> Result<Route, Unreachable> {
+    pub fn route(&self, hosts: &Hosts, from_host: Option<&str>, to_ip: &str) -> Result<Route, Unreachable> {
         let to = self.addresses.get(to_ip).ok_or(Unreachable::NoRoute)?;
         if !hosts.get(to.host()).is_some_and(|h| h.powered) {
             return Err(Unreachable::HostDown);
@@ -241,9 +241,10 @@ impl Fabric {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kubesim_host::Host;
 
-    fn hosts() -> BTreeMap<String, Host> {
-        let mut hosts = BTreeMap::new();
+    fn hosts() -> Hosts {
+        let mut hosts = Hosts::new();
         for (i, name) in ["node-1", "node-2"].iter().enumerate() {
             hosts.insert(name.to_string(), Host::new(name, i as u32));
         }

@@ -29,7 +29,7 @@
 use crate::fabric::Fabric;
 use crate::net::{route_remote, Delivery, Hop, Packet};
 use kubesim_api::Millis;
-use kubesim_host::Host;
+use kubesim_host::Hosts;
 use kubesim_os::net::http::{self, nginx, Request};
 use kubesim_os::program::{NetCall, NetError, NetReply};
 use std::collections::BTreeMap;
@@ -186,7 +186,7 @@ pub struct Arrival<'a> {
 
 /// nginx's answer to a connection that reached a controller pod, after the second hop to a
 /// backend when a location proxies.
-pub fn proxy(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, config: &Config, arrival: &Arrival) -> Delivery {
+pub fn proxy(hosts: &mut Hosts, fabric: &Fabric, config: &Config, arrival: &Arrival) -> Delivery {
     let Arrival { controller, client, port, data, now, round_trip } = *arrival;
     // The routing decision, recorded as the packet's ingress hop.
     let mut hop = Hop::Ingress {

@@ -24,9 +24,8 @@
 use crate::fabric::{Endpoint, Fabric, HOST_TO_HOST_LATENCY_MS};
 use kubesim_api::Millis;
 use kubesim_host::netfilter::{Dnat, ServiceTable};
-use kubesim_host::Host;
+use kubesim_host::{Host, Hosts};
 use kubesim_os::program::{DnsMessage, DnsQuestion, Incoming, NetCall, NetError, NetReply, Outgoing};
-use std::collections::BTreeMap;
 
 /// One call leaving a host.
 pub struct Packet<'a> {
@@ -359,7 +358,7 @@ fn link(fabric: &Fabric, from: &str, to: &str, packet: &Packet, dst: &str, port:
 /// Routes a call that left its host. The server on the destination answers at send time; the
 /// reply travels back with the link latency. A connection the source host's rules marked for
 /// masquerade travels on with that host's address ([`masquerade_source`]).
-pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet: &Packet, now: Millis) -> Delivery {
+pub fn route_remote(hosts: &mut Hosts, fabric: &Fabric, packet: &Packet, now: Millis) -> Delivery {
     let snat = masquerade_source(hosts, fabric, packet);
     let src_ip = snat.clone().unwrap_or_else(|| packet.src_ip.clone());
     let mut delivery = route_leg(hosts, fabric, packet, &src_ip, now);
@@ -370,7 +369,7 @@ pub fn route_remote(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet:
 /// KUBE-POSTROUTING's MASQUERADE: the source address a connection the source host's rules
 /// marked (`KUBE-MARK-MASQ`) leaves with — the host's address on the interface towards the
 /// endpoint (the pod's veth for an endpoint on this host, else the node's InternalIP).
-pub fn masquerade_source(hosts: &BTreeMap<String, Host>, fabric: &Fabric, packet: &Packet) -> Option<String> {
+pub fn masquerade_source(hosts: &Hosts, fabric: &Fabric, packet: &Packet) -> Option<String> {
     let Dnat::To { ip, masquerade: true, .. } = &packet.dnat else { return None };
     let host = hosts.get(packet.from_host)?;
     let local = matches!(fabric.locate(ip), Some(Endpoint::Pod { host: h, .. }) if h == packet.from_host);
@@ -413,7 +412,7 @@ fn to_node(host: &Host, packet: &Packet, loopback: bool, round_trip: Millis, now
 /// nodes' network) to `node`'s `port` (`GET path`): the status the node's server answered, or
 /// `None` when the check failed to connect (no power, a cut or lossy link, nothing listening).
 /// The same servers and link faults as any packet ([`node_reply`], [`Fabric::link`]).
-pub fn health_check(hosts: &BTreeMap<String, Host>, fabric: &Fabric, from: &str, node: &str, port: u16, path: &str, now: Millis) -> Option<u16> {
+pub fn health_check(hosts: &Hosts, fabric: &Fabric, from: &str, node: &str, port: u16, path: &str, now: Millis) -> Option<u16> {
     let host = hosts.get(node).filter(|h| h.powered)?;
     let draw = kubesim_api::hash::Fnv64::new().bytes(from.as_bytes()).bytes(node.as_bytes()).bytes(&port.to_be_bytes()).bytes(&now.to_be_bytes()).finish();
     if fabric.link("", node, draw) == crate::fabric::LinkVerdict::Dropped {
@@ -425,7 +424,7 @@ pub fn health_check(hosts: &BTreeMap<String, Host>, fabric: &Fabric, from: &str,
 }
 
 /// One leg of [`route_remote`], the source address being `src_ip` (after any masquerade).
-fn route_leg(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet: &Packet, src_ip: &str, now: Millis) -> Delivery {
+fn route_leg(hosts: &mut Hosts, fabric: &Fabric, packet: &Packet, src_ip: &str, now: Millis) -> Delivery {
     let call = packet.call;
     let (dst, port, udp) = call.destination();
     let data = match call {
@@ -574,15 +573,7 @@ fn route_leg(hosts: &mut BTreeMap<String, Host>, fabric: &Fabric, packet: &Packe
 /// A packet that reached `node` from outside it (a node port, a load balancer's address): if
 /// that node's kube-proxy rules rewrite `dst`, it is routed on from there, the hop's round trip
 /// (`2 × hop_ms`) added; `None` when the rules leave it alone.
-fn enter_node(
-    hosts: &mut BTreeMap<String, Host>,
-    fabric: &Fabric,
-    node: &str,
-    packet: &Packet,
-    dst: (&str, u16, bool),
-    hop_ms: Millis,
-    now: Millis,
-) -> Option<Delivery> {
+fn enter_node(hosts: &mut Hosts, fabric: &Fabric, node: &str, packet: &Packet, dst: (&str, u16, bool), hop_ms: Millis, now: Millis) -> Option<Delivery> {
     let host = hosts.get_mut(node)?;
     let node_ip = host.ip();
     let src = (packet.src_ip.as_str(), packet.src_port);
@@ -636,7 +627,7 @@ fn outside(call: &NetCall, dst: &str, port: u16, udp: bool, data: &[u8]) -> Deli
 /// container's own.
 pub struct Net<'a> {
     /// Every host.
-    pub hosts: &'a mut BTreeMap<String, Host>,
+    pub hosts: &'a mut Hosts,
     /// The fabric.
     pub fabric: &'a Fabric,
     /// Virtual now.
@@ -647,7 +638,7 @@ pub struct Net<'a> {
 
 impl<'a> Net<'a> {
     /// The network now, nothing sent yet.
-    pub fn new(hosts: &'a mut BTreeMap<String, Host>, fabric: &'a Fabric, now: Millis) -> Net<'a> {
+    pub fn new(hosts: &'a mut Hosts, fabric: &'a Fabric, now: Millis) -> Net<'a> {
         Net { hosts, fabric, now, log: Vec::new() }
     }
 

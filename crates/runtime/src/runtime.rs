@@ -23,7 +23,7 @@ use kubesim_api::object::Object;
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiServer, Request, SimRng};
 use kubesim_host::cloud::BlockStore;
-use kubesim_host::Host;
+use kubesim_host::{Host, HostId, Hosts};
 use kubesim_store::{Commit, EventType, Resource};
 use rand_core::SeedableRng;
 use std::collections::BTreeMap;
@@ -227,10 +227,10 @@ enum Item<E> {
     Expire,
     External(E),
     /// A host's processes have something to do (a sleep ended, CPU work finished).
-    HostWake(String),
+    HostWake(HostId),
     /// The reply to a process's network call arrives.
     NetReply {
-        host: String,
+        host: HostId,
         id: u64,
         reply: Box<kubesim_os::program::NetReply>,
     },
@@ -248,6 +248,8 @@ struct Slot {
     /// The actor name (shared by every handler call and delivery record).
     actor: Arc<str>,
     host: Option<String>,
+    /// The same host, as its id in [`Runtime::hosts`] (what the per-event paths look up).
+    host_id: Option<HostId>,
     /// Bumped when the component's host loses power: older timers are dropped.
     epoch: u32,
     /// The watches it holds (registered once, at start).
@@ -281,13 +283,14 @@ pub struct Runtime<E: Clone = ()> {
     rng: SimRng,
     api: ApiServer,
     slots: Vec<Slot>,
-    hosts: BTreeMap<String, Host>,
-    host_agents: BTreeMap<String, Vec<usize>>,
+    hosts: Hosts,
+    /// Each host's agents, by host id.
+    host_agents: Vec<Vec<usize>>,
     fabric: Fabric,
     metrics: ResourceMetrics,
     cloud: BlockStore,
-    /// When each host's next process wake-up is queued.
-    host_wakes: BTreeMap<String, Millis>,
+    /// When each host's next process wake-up is queued, by host id.
+    host_wakes: Vec<Option<Millis>>,
     watch_all: BTreeMap<Resource, Vec<(usize, Interest)>>,
     watch_node_pods: BTreeMap<String, Vec<usize>>,
     config: RuntimeConfig,
@@ -326,12 +329,12 @@ impl<E: Clone> Runtime<E> {
             rng: SimRng::seed_from_u64(config.seed),
             api: ApiServer::with_store(kubesim_store::Store::new(config.watch_history)),
             slots: Vec::new(),
-            hosts: BTreeMap::new(),
-            host_agents: BTreeMap::new(),
+            hosts: Hosts::new(),
+            host_agents: Vec::new(),
             fabric: Fabric::default(),
             metrics: ResourceMetrics::default(),
             cloud: BlockStore::default(),
-            host_wakes: BTreeMap::new(),
+            host_wakes: Vec::new(),
             watch_all: BTreeMap::new(),
             watch_node_pods: BTreeMap::new(),
             config,
@@ -367,12 +370,12 @@ impl<E: Clone> Runtime<E> {
                 _ => self.watch_all.entry(interest.resource).or_default().push((index, interest)),
             }
         }
-        let host = match placement {
-            Placement::ControlPlane => None,
+        let (host, host_id) = match placement {
+            Placement::ControlPlane => (None, None),
             Placement::Host(name) => {
-                assert!(self.hosts.contains_key(&name), "agent {} placed on unknown host {name}", component.name());
-                self.host_agents.entry(name.clone()).or_default().push(index);
-                Some(name)
+                let Some(id) = self.hosts.id(&name) else { panic!("agent {} placed on unknown host {name}", component.name()) };
+                self.host_agents[id.0 as usize].push(index);
+                (Some(name), Some(id))
             }
         };
         let actor: Arc<str> = component.name().into();
@@ -381,17 +384,18 @@ impl<E: Clone> Runtime<E> {
         for checker in &mut self.checkers {
             checker.watches(index, &actor, &interests, revision);
         }
-        self.slots.push(Slot { component, actor, host, epoch: 0, interests, listed_at: 0 });
+        self.slots.push(Slot { component, actor, host, host_id, epoch: 0, interests, listed_at: 0 });
         self.with_component(index, |component, ctx| component.start(ctx));
         index
     }
 
     /// Adds a host (a machine; its agents are added with [`Placement::Host`]).
     pub fn add_host(&mut self, host: Host) {
-        self.host_agents.entry(host.name.clone()).or_default();
         self.fabric.assign(&host.ip(), Endpoint::Node { host: host.name.clone() });
         self.cloud.register_instance(&host.name, host.zone.clone());
         self.hosts.insert(host.name.clone(), host);
+        self.host_agents.resize(self.hosts.len(), Vec::new());
+        self.host_wakes.resize(self.hosts.len(), None);
     }
 
     /// A host by name.
@@ -405,12 +409,12 @@ impl<E: Clone> Runtime<E> {
     }
 
     /// Every host, by name.
-    pub fn hosts(&self) -> &BTreeMap<String, Host> {
+    pub fn hosts(&self) -> &Hosts {
         &self.hosts
     }
 
     /// Every host, mutably.
-    pub fn hosts_mut(&mut self) -> &mut BTreeMap<String, Host> {
+    pub fn hosts_mut(&mut self) -> &mut Hosts {
         &mut self.hosts
     }
 
@@ -441,7 +445,7 @@ impl<E: Clone> Runtime<E> {
 
     /// The agents of a host, in registration order.
     pub fn agents(&self, host: &str) -> Vec<&dyn Component> {
-        self.host_agents.get(host).into_iter().flatten().map(|i| self.slots[*i].component.as_ref()).collect()
+        self.agents_of(host).iter().map(|i| self.slots[*i].component.as_ref()).collect()
     }
 
     /// A component by actor name.
@@ -672,16 +676,17 @@ impl<E: Clone> Runtime<E> {
             }
             Item::External(event) => return Some(Stepped::External(event)),
             Item::HostWake(host) => {
-                if self.host_wakes.get(&host) == Some(&self.now) {
-                    self.host_wakes.remove(&host);
+                if self.host_wakes[host.0 as usize] == Some(self.now) {
+                    self.host_wakes[host.0 as usize] = None;
                 }
-                self.run_host(&host);
+                self.run_host(host);
             }
             Item::NetReply { host, id, reply } => {
-                if let Some(h) = self.hosts.get_mut(&host).filter(|h| h.powered) {
+                let h = self.hosts.by_id_mut(host);
+                if h.powered {
                     h.cri.deliver_reply(id, *reply);
                 }
-                self.sync_host(&host);
+                self.sync_host(host);
             }
         }
         Some(Stepped::Internal)
@@ -727,10 +732,7 @@ impl<E: Clone> Runtime<E> {
         };
         self.log_packets(sent);
         self.after_handler(None, Vec::new(), Vec::new(), Vec::new());
-        let names: Vec<String> = self.hosts.keys().cloned().collect();
-        for name in names {
-            self.sync_host(&name);
-        }
+        self.sync_hosts();
         result
     }
 
@@ -742,8 +744,8 @@ impl<E: Clone> Runtime<E> {
         {
             let slot = &mut self.slots[index];
             let connected = slot.host.as_ref().is_none_or(|h| self.fabric.reaches_control_plane(h));
-            let (host, hosts) = match &slot.host {
-                Some(name) => (self.hosts.get_mut(name), None),
+            let (host, hosts) = match slot.host_id {
+                Some(id) => (Some(self.hosts.by_id_mut(id)), None),
                 None => (None, Some(&self.hosts)),
             };
             let mut ctx = Ctx {
@@ -777,19 +779,19 @@ impl<E: Clone> Runtime<E> {
         if !self.hosts.get(host).is_some_and(|h| h.powered) {
             return false;
         }
-        for index in self.host_agents.get(host).cloned().unwrap_or_default() {
+        for index in self.agents_of(host).to_vec() {
             self.with_component(index, |c, ctx| c.on_host(HostEvent::PowerOff, ctx));
             self.slots[index].epoch += 1;
         }
         let now = self.now;
         self.hosts.get_mut(host).expect("checked above").power_off(now);
-        self.check_host(host);
+        self.check_host(self.hosts.id(host).expect("checked above"));
         true
     }
 
     /// Runs every checker's host check on one host.
-    fn check_host(&mut self, name: &str) {
-        let Some(host) = self.hosts.get(name) else { return };
+    fn check_host(&mut self, id: HostId) {
+        let host = self.hosts.by_id(id);
         for checker in &mut self.checkers {
             if let Err(message) = checker.check_host(host, &self.api) {
                 self.violations.push(Violation { t_ms: self.now, revision: self.api.store().revision(), checker: checker.name().to_string(), message });
@@ -803,7 +805,7 @@ impl<E: Clone> Runtime<E> {
             Some(h) if !h.powered => h.power_on(),
             _ => return false,
         }
-        for index in self.host_agents.get(host).cloned().unwrap_or_default() {
+        for index in self.agents_of(host).to_vec() {
             self.relisted(index);
             self.with_component(index, |c, ctx| c.on_host(HostEvent::PowerOn, ctx));
         }
@@ -816,7 +818,7 @@ impl<E: Clone> Runtime<E> {
         if !self.hosts.contains_key(host) || !self.fabric.partition(host) {
             return false;
         }
-        for index in self.host_agents.get(host).cloned().unwrap_or_default() {
+        for index in self.agents_of(host).to_vec() {
             if self.runs(index) {
                 self.with_component(index, |c, ctx| c.on_host(HostEvent::Disconnected, ctx));
             }
@@ -829,7 +831,7 @@ impl<E: Clone> Runtime<E> {
         if !self.fabric.heal(host) {
             return false;
         }
-        for index in self.host_agents.get(host).cloned().unwrap_or_default() {
+        for index in self.agents_of(host).to_vec() {
             if self.runs(index) {
                 self.relisted(index);
                 self.with_component(index, |c, ctx| c.on_host(HostEvent::Reconnected, ctx));
@@ -851,7 +853,7 @@ impl<E: Clone> Runtime<E> {
 
     /// Whether a component is running (its host, if any, has power).
     fn runs(&self, index: usize) -> bool {
-        self.slots[index].host.as_ref().is_none_or(|h| self.hosts.get(h).is_some_and(|h| h.powered))
+        self.slots[index].host_id.is_none_or(|id| self.hosts.by_id(id).powered)
     }
 
     /// Whether a component receives watch events (running and connected).
@@ -877,9 +879,9 @@ impl<E: Clone> Runtime<E> {
             for timer in timers {
                 self.push(timer.at_ms.max(self.now), Item::Timer { component: index, token: timer.token, epoch }, timer.periodic);
             }
-            if let Some(host) = self.slots[index].host.clone() {
-                self.sync_host(&host);
-                self.check_host(&host);
+            if let Some(host) = self.slots[index].host_id {
+                self.sync_host(host);
+                self.check_host(host);
             }
         }
         if self.config.record_history {
@@ -918,41 +920,59 @@ impl<E: Clone> Runtime<E> {
 
     /// Runs a host's processes that are due now; a container that exited wakes the host's
     /// agents ([`HostEvent::RuntimeChanged`]: the kubelet's PLEG relists).
-    fn run_host(&mut self, name: &str) {
+    fn run_host(&mut self, id: HostId) {
         let now = self.now;
-        let changed = match self.hosts.get_mut(name) {
-            Some(host) if host.powered => host.cri.advance(now),
-            _ => return,
-        };
-        if changed {
-            for index in self.host_agents.get(name).cloned().unwrap_or_default() {
+        let host = self.hosts.by_id_mut(id);
+        if !host.powered {
+            return;
+        }
+        if host.cri.advance(now) {
+            for index in self.host_agents[id.0 as usize].clone() {
                 if self.runs(index) {
                     self.with_component(index, |c, ctx| c.on_host(HostEvent::RuntimeChanged, ctx));
                 }
             }
         }
-        self.sync_host(name);
+        self.sync_host(id);
+    }
+
+    /// The agents of the host named `host`, in registration order.
+    fn agents_of(&self, host: &str) -> &[usize] {
+        self.hosts.id(host).map_or(&[], |id| &self.host_agents[id.0 as usize])
+    }
+
+    /// [`Runtime::sync_host`] on every host, in name order.
+    fn sync_hosts(&mut self) {
+        let ids: Vec<HostId> = self.hosts.keys().filter_map(|name| self.hosts.id(name)).collect();
+        for id in ids {
+            self.sync_host(id);
+        }
     }
 
     /// After anything touched a host: routes its processes' network calls and queues its next
     /// process wake-up.
-    fn sync_host(&mut self, name: &str) {
+    fn sync_host(&mut self, id: HostId) {
         let now = self.now;
-        let outbox = match self.hosts.get_mut(name) {
-            Some(host) if host.powered => host.cri.take_outbox(),
-            _ => return,
-        };
-        for request in outbox {
-            let (reply, latency) = self.route(name, &request);
-            self.push(now + latency, Item::NetReply { host: name.to_string(), id: request.id, reply: Box::new(reply) }, false);
-        }
-        let Some(next) = self.hosts.get(name).and_then(|h| h.cri.next_wakeup(now)) else { return };
-        let next = next.max(now);
-        if self.host_wakes.get(name).is_some_and(|at| *at <= next && *at >= now) {
+        let host = self.hosts.by_id_mut(id);
+        if !host.powered {
             return;
         }
-        self.host_wakes.insert(name.to_string(), next);
-        self.push(next, Item::HostWake(name.to_string()), false);
+        let outbox = host.cri.take_outbox();
+        if !outbox.is_empty() {
+            let name = self.hosts.name_of(id).to_string();
+            for request in outbox {
+                let (reply, latency) = self.route(&name, &request);
+                self.push(now + latency, Item::NetReply { host: id, id: request.id, reply: Box::new(reply) }, false);
+            }
+        }
+        let Some(next) = self.hosts.by_id(id).cri.next_wakeup(now) else { return };
+        let next = next.max(now);
+        let queued = &mut self.host_wakes[id.0 as usize];
+        if queued.is_some_and(|at| at <= next && at >= now) {
+            return;
+        }
+        *queued = Some(next);
+        self.push(next, Item::HostWake(id), false);
     }
 
     /// Routes one network call: loopback (the caller's own pod) answers locally, everything
@@ -981,8 +1001,8 @@ impl<E: Clone> Runtime<E> {
         if self.config.record_history {
             self.log_packet(crate::net::PacketRecord::of(now, &packet, &delivery));
         }
-        if let Some(host) = delivery.served_by {
-            self.sync_host(&host);
+        if let Some(id) = delivery.served_by.and_then(|host| self.hosts.id(&host)) {
+            self.sync_host(id);
         }
         (delivery.reply, delivery.latency_ms)
     }
@@ -1001,10 +1021,7 @@ impl<E: Clone> Runtime<E> {
         let out = f(&mut net);
         let sent = net.log;
         self.log_packets(sent);
-        let names: Vec<String> = self.hosts.keys().cloned().collect();
-        for name in names {
-            self.sync_host(&name);
-        }
+        self.sync_hosts();
         out
     }
 
@@ -1012,7 +1029,7 @@ impl<E: Clone> Runtime<E> {
     /// matrix): a connect-only packet ([`crate::net::Packet::connect_only`]) changes no process
     /// and no host, so nothing is logged or synced and the world's future is the same as if no
     /// probe had run. Only for such packets.
-    pub fn probe_network<R>(&mut self, f: impl FnOnce(&mut BTreeMap<String, Host>, &crate::Fabric, Millis) -> R) -> R {
+    pub fn probe_network<R>(&mut self, f: impl FnOnce(&mut Hosts, &crate::Fabric, Millis) -> R) -> R {
         f(&mut self.hosts, &self.fabric, self.now)
     }
 

@@ -114,7 +114,7 @@ fn apply_warnings(argv: &[String], files: &BTreeMap<String, String>) -> String {
 
 /// The running container an exec into `pod_uid`'s `container` on `node` reaches, or the API
 /// server's and kubelet's words for why there is none.
-pub fn exec_target(hosts: &BTreeMap<String, kubesim_host::Host>, node: &str, pod_uid: &str, container: &str) -> Result<String, String> {
+pub fn exec_target(hosts: &kubesim_host::Hosts, node: &str, pod_uid: &str, container: &str) -> Result<String, String> {
     let host = hosts.get(node).ok_or_else(|| format!("node {node:?} has no kubelet"))?;
     if !host.powered {
         return Err(format!("error dialing backend: dial tcp {}:10250: connect: no route to host", host.ip()));
