@@ -2,6 +2,7 @@
 //! rate-limited work queue driven by virtual-time timers, expectations, and small helpers
 //! over ownerReferences, pods and conditions.
 
+use kubesim_api::hash::FixedState;
 use kubesim_api::k8s_openapi::api::core::v1::Pod;
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use kubesim_api::object::Object;
@@ -9,7 +10,7 @@ use kubesim_api::time::{millis_of, time_at};
 use kubesim_api::Millis;
 use kubesim_runtime::{Ctx, WatchEvent};
 use kubesim_store::{ByNamespace, EventType};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
 /// An object key: (namespace, name) — `cache.MetaNamespaceKeyFunc`.
@@ -45,8 +46,9 @@ fn rv(object: &Object) -> u64 {
 #[derive(Clone, Debug, Default)]
 pub struct Cache {
     objects: ByNamespace<Arc<Object>>,
-    /// Controller uid → the objects it controls (the same `Arc`s as `objects`).
-    by_controller: BTreeMap<String, BTreeMap<Key, Arc<Object>>>,
+    /// Controller uid → the objects it controls (the same `Arc`s as `objects`). Hashed: only
+    /// ever looked up by uid, once per informer event, never walked.
+    by_controller: HashMap<String, BTreeMap<Key, Arc<Object>>, FixedState>,
     /// Objects without a controller.
     orphans: ByNamespace<Arc<Object>>,
     /// [`PodFacts`] of the controlled pods, by controller uid like `by_controller` (kept only
@@ -74,7 +76,7 @@ pub struct PodFacts {
 
 #[derive(Clone, Debug, Default)]
 struct PodFactsIndex {
-    by_controller: BTreeMap<String, BTreeMap<Key, PodFacts>>,
+    by_controller: HashMap<String, BTreeMap<Key, PodFacts>, FixedState>,
     labels: BTreeMap<BTreeMap<String, String>, Arc<BTreeMap<String, String>>>,
     /// The number of interned label sets after the last pruning of unused ones.
     labels_kept: usize,

@@ -12,13 +12,14 @@
 
 use crate::common::*;
 use crate::framework::{Action, Change, Informer, Reconciler};
+use kubesim_api::hash::FixedState;
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kubesim_api::object::{all_kinds, kind_info, Object};
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions, Propagation};
 use kubesim_runtime::Ctx;
 use kubesim_store::{resource_of, EventType, Resource};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap};
 
 /// Modelled processing latency of the GC's queues.
 pub const GC_LATENCY_MS: Millis = 10;
@@ -46,8 +47,11 @@ impl Node {
 /// The garbage collector.
 #[derive(Clone, Debug)]
 pub struct GarbageCollector {
-    nodes: BTreeMap<String, Node>,
-    dependents: BTreeMap<String, BTreeSet<String>>,
+    /// The graph by uid, and each owner's dependents: hashed, as both are only looked up by
+    /// uid (several times per watch event), never walked; the dependents of one owner are
+    /// ordered.
+    nodes: HashMap<String, Node, FixedState>,
+    dependents: HashMap<String, BTreeSet<String>, FixedState>,
     queue: WorkQueue,
 }
 
@@ -83,7 +87,7 @@ pub fn gc_resources() -> &'static [Resource] {
 impl GarbageCollector {
     /// An empty graph.
     pub fn new() -> GarbageCollector {
-        GarbageCollector { nodes: BTreeMap::new(), dependents: BTreeMap::new(), queue: WorkQueue::new(GC_LATENCY_MS) }
+        GarbageCollector { nodes: HashMap::default(), dependents: HashMap::default(), queue: WorkQueue::new(GC_LATENCY_MS) }
     }
 
     fn enqueue(&mut self, kind: &str, uid: &str, ctx: &mut Ctx) {
@@ -91,10 +95,25 @@ impl GarbageCollector {
     }
 
     fn observe(&mut self, resource: Resource, object: &Object, deleted: bool, ctx: &mut Ctx) {
-        let uid = uid_of(object.metadata()).to_string();
+        let meta = object.metadata();
+        let uid = uid_of(meta);
         if uid.is_empty() {
             return;
         }
+        // Most updates (status writes) change nothing the graph holds: same owners and
+        // finalizers, not being deleted. Such an update enqueues nothing below either.
+        if !deleted && meta.deletion_timestamp.is_none() {
+            let unchanged = self.nodes.get(uid).is_some_and(|old| {
+                !old.deleting
+                    && old.resource == resource
+                    && old.owners.as_slice() == meta.owner_references.as_deref().unwrap_or_default()
+                    && old.finalizers.as_slice() == meta.finalizers.as_deref().unwrap_or_default()
+            });
+            if unchanged {
+                return;
+            }
+        }
+        let uid = uid.to_string();
         let old = self.nodes.remove(&uid);
         if let Some(old) = &old {
             for r in &old.owners {
@@ -106,7 +125,6 @@ impl GarbageCollector {
                 }
             }
         }
-        let meta = object.metadata();
         let node = Node {
             resource,
             namespace: object.namespace().to_string(),

@@ -254,6 +254,11 @@ impl Checker for SingleNodeVolumePublishedOnce {
         Ok(())
     }
     fn check_host(&mut self, host: &Host, api: &ApiServer) -> Result<(), String> {
+        if host.csi.published.is_empty() {
+            // Nothing published here: nothing to judge, and nothing for other hosts to meet.
+            self.published.remove(&host.name);
+            return Ok(());
+        }
         let mut mine: HostPublications = BTreeMap::new();
         for (target, p) in &host.csi.published {
             let Some((pod, pv)) = target_pod_and_pv(target) else { continue };
@@ -310,12 +315,13 @@ impl Checker for ContainersStartAfterPublish {
         let (starts, seen) = self.seen.entry(host.name.clone()).or_default();
         *starts = host.cri.starts();
         let mut problems = Vec::new();
-        let mut now_seen = BTreeSet::new();
+        let current: BTreeSet<&str> = started.iter().map(|c| c.id.as_str()).collect();
+        seen.retain(|id| current.contains(id.as_str()));
         for container in started {
-            now_seen.insert(container.id.clone());
             if seen.contains(&container.id) {
                 continue;
             }
+            seen.insert(container.id.clone());
             let Ok(sandbox) = host.cri.pod_sandbox_status(&container.sandbox_id) else { continue };
             let Some(pod) = api.store().get(("", "pods"), &sandbox.pod_namespace, &sandbox.pod_name).and_then(|o| o.as_pod()) else { continue };
             if pod.metadata.uid.as_deref() != Some(sandbox.pod_uid.as_str()) {
@@ -349,7 +355,6 @@ impl Checker for ContainersStartAfterPublish {
                 }
             }
         }
-        *seen = now_seen;
         if problems.is_empty() {
             Ok(())
         } else {

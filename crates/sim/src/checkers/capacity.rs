@@ -106,13 +106,22 @@ impl Checker for NodeAllocatableRespected {
             return self.check_node(&name);
         }
         let Some(pod) = commit.object.as_pod() else { return Ok(()) };
-        let uid = pod.metadata.uid.clone().unwrap_or_default();
+        let uid = pod.metadata.uid.as_deref().unwrap_or_default();
         if commit.event_type == EventType::Deleted {
-            self.unbound.remove(&uid);
-        } else if pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).unwrap_or("").is_empty() {
-            self.unbound.insert(uid.clone());
+            self.unbound.remove(uid);
+        } else if pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).unwrap_or("").is_empty() && !self.unbound.contains(uid) {
+            self.unbound.insert(uid.to_string());
         }
-        let now = if commit.event_type == EventType::Deleted { None } else { counts(pod, self.unbound.contains(&uid)) };
+        let now = if commit.event_type == EventType::Deleted { None } else { counts(pod, self.unbound.contains(uid)) };
+        // The common write (a status update) leaves the pod on its node holding the same: the
+        // totals, and so the verdict, stay as they are.
+        if let (Some(node), Some((held_node, held, _))) = (now.as_deref(), self.pods.get(uid)) {
+            let requests = pod_requests(pod).requests;
+            if node == held_node && *held == (Held { cpu: requests.milli_cpu, memory: requests.memory }) {
+                return Ok(());
+            }
+        }
+        let uid = uid.to_string();
         let before = self.pods.get(&uid).map(|(n, _, _)| n.clone());
         if before.is_none() && now.is_none() {
             return Ok(());

@@ -200,23 +200,27 @@ impl DeploymentRolloutBounds {
     }
 
     fn on_pod(&mut self, commit: &Commit) -> Option<String> {
-        let uid = commit.object.metadata().uid.clone().unwrap_or_default();
         let pod = commit.object.as_pod()?;
-        let rs = match controller_uid(&commit.object, "ReplicaSet") {
+        let uid = pod.metadata.uid.as_deref().unwrap_or_default();
+        let owner = super::controller_ref(&commit.object).filter(|r| r.kind == "ReplicaSet").map(|r| r.uid.as_str());
+        let rs: std::borrow::Cow<'_, str> = match owner {
             Some(rs) if commit.event_type != EventType::Deleted => {
-                self.pods.insert(uid.clone(), rs.clone());
-                rs
+                // Most writes are status updates of a pod whose owner is already known.
+                if self.pods.get(uid).is_none_or(|known| known != rs) {
+                    self.pods.insert(uid.to_string(), rs.to_string());
+                }
+                rs.into()
             }
-            _ => self.pods.remove(&uid)?,
+            _ => self.pods.remove(uid)?.into(),
         };
-        let deployment = self.replicasets.get(&rs)?.deployment.clone();
         let by_rs_controller = &*commit.actor == "replicaset-controller";
         let was_ready = commit.previous.as_deref().and_then(Object::as_pod).is_some_and(pod_ready);
         let disrupted = (deletion_started(commit) && !by_rs_controller)
             || (was_ready && !pod_ready(pod) && pod.metadata.deletion_timestamp.is_none())
             || (phase(pod) == "Failed" && commit.previous.as_deref().and_then(Object::as_pod).is_some_and(|p| phase(p) != "Failed"));
         if disrupted {
-            if let Some(d) = self.deployments.get_mut(&deployment) {
+            let deployment = &self.replicasets.get(&*rs)?.deployment;
+            if let Some(d) = self.deployments.get_mut(deployment) {
                 d.armed = false;
             }
         }
