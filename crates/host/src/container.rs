@@ -541,6 +541,10 @@ impl ProcTable {
             }
         }
     }
+    /// Room for `additional` more processes, exactly.
+    fn reserve(&mut self, additional: usize) {
+        self.procs.reserve_exact(additional);
+    }
     fn remove(&mut self, pid: &u32) -> Option<Process> {
         let at = self.position(*pid).ok()?;
         Some(self.procs.remove(at))
@@ -1426,6 +1430,9 @@ impl Os for ContainerOs<'_> {
     fn set_creds(&mut self, uid: u32, gid: u32) {
         self.process.uid = uid;
         self.process.gid = gid;
+    }
+    fn reserve_workers(&mut self, additional: usize) {
+        self.procs.reserve(additional.min(MAX_PROCESSES));
     }
     fn spawn_worker(&mut self, argv: Vec<String>, uid: u32) -> Option<u32> {
         if self.procs.len() + 1 >= MAX_PROCESSES {

@@ -716,15 +716,14 @@ impl ContainerRuntime {
         any.then_some(total)
     }
 
-    /// [`ContainerRuntime::pod_usage`] of every pod with a running container, by pod uid, in
-    /// one pass over the containers (the eviction manager reads every pod's each interval).
-    pub fn usage_by_pod(&self, now: Millis) -> BTreeMap<&str, (i64, i64)> {
-        let mut usage: BTreeMap<&str, (i64, i64)> = BTreeMap::new();
+    /// The memory half of [`ContainerRuntime::pod_usage`] for every pod with a running
+    /// container, by pod uid, in one pass over the containers (the eviction manager reads every
+    /// pod's working set each interval, and no CPU).
+    pub fn memory_by_pod(&self) -> BTreeMap<&str, i64> {
+        let mut usage: BTreeMap<&str, i64> = BTreeMap::new();
         for c in self.containers.values().filter(|c| c.state == ContainerState::Running) {
             let Some(sandbox) = self.sandboxes.get(&c.sandbox_id) else { continue };
-            let total = usage.entry(sandbox.pod_uid.as_str()).or_default();
-            total.0 += c.cpu_milli(now);
-            total.1 += c.memory_bytes() as i64;
+            *usage.entry(sandbox.pod_uid.as_str()).or_default() += c.memory_bytes() as i64;
         }
         usage
     }

@@ -36,8 +36,8 @@ impl Kubelet {
                 .unwrap_or(i64::MAX),
             _ => return,
         };
-        let usage = host.cri.usage_by_pod(ctx.now);
-        let active = || self.workers.iter().filter(|(_, w)| w.active()).filter_map(|(uid, w)| usage.get(uid.as_str()).map(|(_, memory)| (uid, w, *memory)));
+        let usage = host.cri.memory_by_pod();
+        let active = || self.workers.iter().filter(|(_, w)| w.active()).filter_map(|(uid, w)| usage.get(uid.as_str()).map(|memory| (uid, w, *memory)));
         let used: i64 = active().map(|(_, _, memory)| memory).sum();
         let available = capacity.saturating_sub(used);
         if available >= EVICTION_MEMORY_AVAILABLE_BYTES {

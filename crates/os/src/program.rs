@@ -573,6 +573,9 @@ pub trait Os {
     fn spawn_worker(&mut self, _argv: Vec<String>, _uid: u32) -> Option<u32> {
         None
     }
+    /// A hint that `additional` [`Os::spawn_worker`] calls follow (a master forking its
+    /// workers), so a process table can make room once instead of growing per worker.
+    fn reserve_workers(&mut self, _additional: usize) {}
     /// Seconds since boot (for `/proc/uptime`, `uptime`).
     fn uptime_ms(&self) -> u64 {
         self.now_ms()

@@ -302,6 +302,9 @@ impl Os for Routed<'_> {
     fn spawn_worker(&mut self, argv: Vec<String>, uid: u32) -> Option<u32> {
         self.inner.spawn_worker(argv, uid)
     }
+    fn reserve_workers(&mut self, additional: usize) {
+        self.inner.reserve_workers(additional)
+    }
     fn process_root(&self, pid: u32, path: &str) -> Option<Result<Vec<u8>, Errno>> {
         if pid == self.pid {
             return Some(self.inner.fs_ref().read(path));

@@ -387,6 +387,7 @@ impl Nginx {
         // The workers run as the `user` directive's user when the master is root.
         let user = self.cfg.as_ref().map(|c| c.user.clone()).unwrap_or_else(|| "nobody".into());
         let uid = if os.creds().uid == 0 { passwd_uid(os, &user).unwrap_or(65534) } else { os.creds().uid };
+        os.reserve_workers(n as usize);
         for _ in 0..n {
             let w = os.spawn_worker(vec!["nginx: worker process".into()], uid).unwrap_or_else(|| os.alloc_pid());
             self.workers.push(w);
