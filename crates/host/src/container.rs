@@ -13,6 +13,7 @@ use kubesim_api::Millis;
 use kubesim_os::fs::{ContainerFs, Errno, Fs, Mount, Tree, Volumes};
 use kubesim_os::program::{Creds, Incoming, MemInfo, NetCall, NetReply, Os, Outgoing, ProcessInfo, Program, Signal, Spawn, Step, Wake};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Most processes one container may have at once (a fork bomb stops here: EAGAIN).
 pub const MAX_PROCESSES: usize = 256;
@@ -90,8 +91,16 @@ impl LogBuffer {
         if self.marks.len() >= MAX_LOG_LINES {
             self.drop_oldest(MAX_LOG_LINES / 10);
         }
+        // Grown by a quarter rather than doubled: most logs stop growing after their
+        // container's start-up, and doubling would leave up to half of each unused.
+        if self.text.capacity() - self.text.len() < line.len() {
+            self.text.reserve_exact(line.len().max(self.text.len() / 4));
+        }
         self.text.push_str(line);
         let end = u32::try_from(self.text.len()).expect("a log holds at most MAX_LOG_LINES lines of 64 KiB");
+        if self.marks.len() == self.marks.capacity() {
+            self.marks.reserve_exact((self.marks.len() / 4).max(4));
+        }
         self.marks.push(LineMark { t_ms, end, stream });
     }
 
@@ -209,8 +218,8 @@ pub struct Process {
     pub pid: u32,
     /// Its parent (0 for PID 1 and exec'd processes).
     pub ppid: u32,
-    /// Its command line.
-    pub argv: Vec<String>,
+    /// Its command line (shared: a master's workers carry one title between them).
+    pub argv: Arc<[String]>,
     program: Option<Box<dyn Program>>,
     /// What it is doing.
     pub state: ProcState,
@@ -1217,11 +1226,11 @@ fn unix_ms(now: Millis) -> u64 {
 }
 
 impl Process {
-    fn new(pid: u32, ppid: u32, argv: Vec<String>, program: Box<dyn Program>, sink: Sink) -> Process {
+    fn new(pid: u32, ppid: u32, argv: impl Into<Arc<[String]>>, program: Box<dyn Program>, sink: Sink) -> Process {
         Process {
             pid,
             ppid,
-            argv,
+            argv: argv.into(),
             program: Some(program),
             state: ProcState::Runnable(Box::new(Wake::Start)),
             memory: None,
@@ -1425,7 +1434,7 @@ impl Os for ContainerOs<'_> {
         Creds { uid: self.process.uid, gid: self.process.gid, groups: vec![self.process.gid] }
     }
     fn set_cmdline(&mut self, argv: &[String]) {
-        self.process.argv = argv.to_vec();
+        self.process.argv = argv.into();
     }
     fn set_creds(&mut self, uid: u32, gid: u32) {
         self.process.uid = uid;
@@ -1438,8 +1447,13 @@ impl Os for ContainerOs<'_> {
         if self.procs.len() + 1 >= MAX_PROCESSES {
             return None;
         }
+        // The workers forked just before this one carry the same title: share it.
+        let title = match self.procs.values().next_back().filter(|p| p.ppid == self.process.pid && *p.argv == *argv) {
+            Some(sibling) => sibling.argv.clone(),
+            None => argv.into(),
+        };
         let pid = self.procs.alloc_pid();
-        let mut worker = Process::new(pid, self.process.pid, argv, Box::new(Idle), Sink::Discard).with_creds(uid, uid);
+        let mut worker = Process::new(pid, self.process.pid, title, Box::new(Idle), Sink::Discard).with_creds(uid, uid);
         worker.session = self.process.session;
         worker.memory = Some(1 << 20);
         self.procs.insert(worker);
@@ -1535,7 +1549,7 @@ mod proc_table_tests {
     #[cfg(target_pointer_width = "64")]
     fn a_process_stays_small() {
         let size = std::mem::size_of::<Process>();
-        assert!(size <= 152, "Process is {size} bytes");
+        assert!(size <= 144, "Process is {size} bytes");
     }
 }
 
@@ -1583,6 +1597,19 @@ mod log_tests {
         assert_eq!(io.logs.len(), 1);
         assert_eq!(io.logs.get(0).map(|l| l.text.len()), Some(70 * 1024));
         assert_eq!(io.partial_text(), "");
+    }
+
+    /// A log's buffers grow by a quarter: nginx's forty-odd start-up lines leave at most a
+    /// quarter (or one line) unused.
+    #[test]
+    fn a_log_keeps_little_unused_room() {
+        let mut log = LogBuffer::default();
+        for i in 0..46 {
+            log.push(i, Stream::Stderr, &format!("2025/01/01 00:00:00 [notice] 1#1: start worker process {}", i + 30));
+        }
+        let (text, lines) = (log.text.len(), log.marks.len());
+        assert!(log.text.capacity() <= text + text / 4 + 80, "{} for {text}", log.text.capacity());
+        assert!(log.marks.capacity() <= lines + lines / 4 + 4, "{} for {lines}", log.marks.capacity());
     }
 
     /// At MAX_LOG_LINES lines the oldest tenth goes, and the lines left keep their text.

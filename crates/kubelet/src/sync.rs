@@ -111,8 +111,9 @@ impl Kubelet {
         }
         // Ephemeral containers (kubectl debug): each started once, never restarted, not in a
         // pod that has finished (computePodActions' ephemeral containers to start).
-        if !self.is_terminal_now(host, uid, ctx.now) {
-            for ec in spec.ephemeral_containers.iter().flatten() {
+        let ephemeral = spec.ephemeral_containers.as_deref().unwrap_or_default();
+        if !ephemeral.is_empty() && !self.is_terminal_now(host, uid, ctx.now) {
+            for ec in ephemeral {
                 if self.latest_state(host, uid, &ec.name).is_none() && self.start_container(host, uid, &kubesim_api::pod::ephemeral_as_container(ec), ctx) {
                     return;
                 }
