@@ -283,7 +283,6 @@ impl Kubelet {
                     let overwritten =
                         worker.written.as_ref().is_some_and(|w| !Arc::ptr_eq(w, &event.object) && w.as_pod().map(|p| &p.status) != Some(&pod.status));
                     if overwritten {
-                        worker.last_status = None;
                         worker.written = None;
                     }
                     if !changed && !overwritten && !crate::status_manager::need_to_reconcile_pod_readiness(pod) {

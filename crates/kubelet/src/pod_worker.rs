@@ -2,7 +2,7 @@
 //! moving through an explicit state machine — syncing, terminating, terminated — with at most
 //! one CRI call in flight.
 
-use kubesim_api::k8s_openapi::api::core::v1::{Pod, PodStatus};
+use kubesim_api::k8s_openapi::api::core::v1::Pod;
 use kubesim_api::object::Object;
 use kubesim_api::Millis;
 use std::collections::{BTreeMap, BTreeSet};
@@ -125,9 +125,8 @@ pub struct PodWorker {
     pub stop_requested: BTreeSet<String>,
     /// When the error requeue fires, if armed.
     pub retry_at: Option<Millis>,
-    /// The last status written (shared: a cloned kubelet does not copy it).
-    pub last_status: Option<Arc<PodStatus>>,
-    /// The pod as our last status write stored it: a status-only update that differs from it
+    /// The pod as our last status write stored it, its status the last one written (a
+    /// status the same as it is not written again): a status-only update that differs from it
     /// was someone else's (the node lifecycle controller marking the pod not ready), and the
     /// status manager writes its own again (syncBatch's needsReconcile).
     pub written: Option<Arc<Object>>,
@@ -157,7 +156,6 @@ impl PodWorker {
             pull_backoff: BTreeMap::new(),
             stop_requested: BTreeSet::new(),
             retry_at: None,
-            last_status: None,
             written: None,
             volume_wait_since: None,
             volumes_released: false,

@@ -17,22 +17,22 @@ use kubesim_apiserver::server::set_pod_condition;
 use kubesim_host::cri::{ContainerState, SandboxState, Stream};
 use kubesim_host::Host;
 use kubesim_runtime::Ctx;
-use std::sync::Arc;
 
 impl Kubelet {
     pub(crate) fn write_status(&mut self, host: &Host, uid: &str, ctx: &mut Ctx, terminal: bool) {
         let Some(worker) = self.workers.get(uid) else { return };
         let status = self.generate_status(host, worker, ctx.now, terminal);
-        if worker.last_status.as_deref() == Some(&status) {
+        // The last status written is the one the pod it stored carries (the API server moves
+        // the status it is sent into the new version unchanged).
+        if worker.written.as_deref().and_then(Object::as_pod).and_then(|p| p.status.as_ref()) == Some(&status) {
             return;
         }
         // The status manager patches the status alone (metadata for the name and
         // resourceVersion); the API server keeps the stored spec.
-        let pod = Pod { metadata: worker.pod().metadata.clone(), spec: None, status: Some(status.clone()) };
+        let pod = Pod { metadata: worker.pod().metadata.clone(), spec: None, status: Some(status) };
         match ctx.update_status(Object::Pod(Box::new(pod))) {
             Ok(updated) => {
                 let worker = self.workers.get_mut(uid).expect("worker");
-                worker.last_status = Some(Arc::new(status));
                 worker.written = Some(updated.clone());
                 worker.pod = updated;
             }
