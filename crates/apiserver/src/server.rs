@@ -88,6 +88,9 @@ pub struct EventCaches {
     len: usize,
     /// Entries over all sources at which the next sweep of entries whose Event is gone runs.
     sweep_at: usize,
+    /// The store's deletion count at the last sweep: with none since, no Event is gone and
+    /// the sweep is skipped.
+    deletions_at_sweep: u64,
 }
 
 /// One recorder's LRU cache: key → (namespace, name, last use), and last use → key.
@@ -106,8 +109,9 @@ impl EventCaches {
 
     /// Records `namespace/name` under `key` for `source` as its most recently used entry,
     /// evicting the least recently used beyond [`EVENT_CACHE_ENTRIES`]; now and then drops
-    /// the entries whose Event no longer exists (`exists`).
-    pub fn remember(&mut self, source: &str, key: u64, namespace: &str, name: &str, exists: impl Fn(&str, &str) -> bool) {
+    /// the entries whose Event no longer exists (`exists`), unless nothing was deleted since
+    /// the last time (`deletions`: the store's count of deletes, [`Store::deletions`]).
+    pub fn remember(&mut self, source: &str, key: u64, namespace: &str, name: &str, deletions: u64, exists: impl Fn(&str, &str) -> bool) {
         if !self.sources.contains_key(source) {
             self.sources.insert(source.to_string(), EventLru::default());
         }
@@ -135,7 +139,12 @@ impl EventCaches {
             self.len -= 1;
         }
         if self.len > self.sweep_at {
-            self.sweep(exists);
+            if deletions == self.deletions_at_sweep {
+                self.sweep_at = self.len + (self.len / 2).max(EVENT_CACHE_ENTRIES);
+            } else {
+                self.deletions_at_sweep = deletions;
+                self.sweep(exists);
+            }
         }
     }
 
@@ -273,7 +282,7 @@ impl ApiServer {
     /// recorder of `source` recorded under `key` ([`EventCaches::remember`]).
     pub fn remember_event(&mut self, source: &str, key: u64, namespace: &str, name: &str) {
         let store = &self.store;
-        self.event_index.remember(source, key, namespace, name, |ns, n| store.get(("", "events"), ns, n).is_some());
+        self.event_index.remember(source, key, namespace, name, store.deletions(), |ns, n| store.get(("", "events"), ns, n).is_some());
     }
 
     /// Mutable store access for the world (draining commits, compaction).
@@ -1493,11 +1502,11 @@ mod event_cache_tests {
         let mut caches = EventCaches::default();
         let live = |_: &str, _: &str| true;
         for key in 0..EVENT_CACHE_ENTRIES as u64 {
-            caches.remember("kubelet/a", key, "default", &format!("e{key}"), live);
+            caches.remember("kubelet/a", key, "default", &format!("e{key}"), 0, live);
         }
-        caches.remember("kubelet/a", 0, "default", "e0", live); // used again: now the newest
-        caches.remember("kubelet/b", 7, "default", "other", live); // another recorder's own cache
-        caches.remember("kubelet/a", 99_999, "default", "new", live); // evicts the oldest: key 1
+        caches.remember("kubelet/a", 0, "default", "e0", 0, live); // used again: now the newest
+        caches.remember("kubelet/b", 7, "default", "other", 0, live); // another recorder's own cache
+        caches.remember("kubelet/a", 99_999, "default", "new", 0, live); // evicts the oldest: key 1
         assert_eq!(caches.get("kubelet/a", 0), Some("e0"));
         assert_eq!(caches.get("kubelet/a", 1), None);
         assert_eq!(caches.get("kubelet/a", 2), Some("e2"));
@@ -1511,8 +1520,8 @@ mod event_cache_tests {
     fn entries_of_events_that_are_gone_are_dropped() {
         let mut caches = EventCaches::default();
         for key in 0..3 * EVENT_CACHE_ENTRIES as u64 {
-            // Only the events of even keys still exist.
-            caches.remember(&format!("controller-{}", key % 3), key, "ns", &format!("e{key}"), |_, name| {
+            // Only the events of even keys still exist (the odd ones were deleted, one each).
+            caches.remember(&format!("controller-{}", key % 3), key, "ns", &format!("e{key}"), key / 2, |_, name| {
                 name.trim_start_matches('e').parse::<u64>().is_ok_and(|k| k % 2 == 0)
             });
         }
@@ -1520,5 +1529,16 @@ mod event_cache_tests {
         assert!(caches.len() <= 3 * EVENT_CACHE_ENTRIES / 2 + EVENT_CACHE_ENTRIES, "{}", caches.len());
         assert_eq!(caches.get("controller-0", 0), Some("e0"));
         assert_eq!(caches.get("controller-1", 1), None);
+    }
+
+    /// With no deletion since the last sweep no Event can be gone: the sweep (a lookup of
+    /// every remembered Event) is skipped.
+    #[test]
+    fn no_sweep_without_deletions() {
+        let mut caches = EventCaches { deletions_at_sweep: 5, ..Default::default() };
+        for key in 0..3 * EVENT_CACHE_ENTRIES as u64 {
+            caches.remember(&format!("controller-{}", key % 3), key, "ns", &format!("e{key}"), 5, |_, _| panic!("swept"));
+        }
+        assert_eq!(caches.len(), 3 * EVENT_CACHE_ENTRIES);
     }
 }

@@ -19,14 +19,14 @@ pub(crate) fn admit(workers: &BTreeMap<String, PodWorker>, node_name: &str, pod:
     if active.len() as i128 >= max_pods {
         return Err(("OutOfpods".into(), format!("Node didn't have enough resource: pods, requested: 1, used: {}, capacity: {}", active.len(), max_pods)));
     }
-    // Each active pod's requests, computed once for both resources.
-    let requests: Vec<kubesim_api::resources::Resources> = active.iter().map(|w| kubesim_api::resources::pod_requests(w.pod()).requests).collect();
+    // Each active pod's requests (each worker remembers its own).
+    let requests: Vec<(i64, i64)> = active.iter().map(|w| w.requests()).collect();
     for resource in ["cpu", "memory"] {
         let capacity = match allocatable.and_then(|a| a.get(resource)).and_then(|q| parse_milli(&q.0).ok()) {
             Some(c) => c,
             None => continue,
         };
-        let used: i128 = requests.iter().map(|r| milli(r.get(resource), resource)).sum();
+        let used: i128 = requests.iter().map(|&(cpu, memory)| milli(if resource == "cpu" { cpu } else { memory }, resource)).sum();
         let requested = pod_request_milli(pod, resource);
         if requested > 0 && used + requested > capacity {
             let unit = |m: i128| if resource == "cpu" { m } else { m / 1000 };

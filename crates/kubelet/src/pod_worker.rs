@@ -132,6 +132,10 @@ pub struct PodWorker {
     pub written: Option<Arc<Object>>,
     /// Since when the sync waits for the pod's CSI volumes (WaitForAttachAndMount).
     pub volume_wait_since: Option<Millis>,
+    /// The pod's requests (generation, cpu millicores, memory bytes), remembered for the
+    /// generation they were computed at: admission sums every active pod's for each new pod,
+    /// and only a spec change (a new generation) changes them.
+    requests: std::cell::Cell<Option<(i64, i64, i64)>>,
     /// The pod's volumes left the volume manager's desired state (terminated).
     pub volumes_released: bool,
     /// Termination waits for the pod's volumes to be unmounted.
@@ -158,6 +162,7 @@ impl PodWorker {
             retry_at: None,
             written: None,
             volume_wait_since: None,
+            requests: std::cell::Cell::new(None),
             volumes_released: false,
             unmount_wait: false,
         }
@@ -166,6 +171,18 @@ impl PodWorker {
     /// The pod.
     pub fn pod(&self) -> &Pod {
         self.pod.as_pod().expect("pod workers hold pods")
+    }
+
+    /// The pod's requests (cpu millicores, memory bytes: `PodRequests`), computed once per
+    /// generation of its spec.
+    pub fn requests(&self) -> (i64, i64) {
+        let generation = self.pod().metadata.generation.unwrap_or(0);
+        if let Some((_, cpu, memory)) = self.requests.get().filter(|(at, _, _)| *at == generation) {
+            return (cpu, memory);
+        }
+        let requests = kubesim_api::resources::pod_requests(self.pod()).requests;
+        self.requests.set(Some((generation, requests.milli_cpu, requests.memory)));
+        (requests.milli_cpu, requests.memory)
     }
 
     /// Moves to `next`, asserting the transition is one the state machine allows.
@@ -212,5 +229,25 @@ mod tests {
         assert!(!Terminated.may_become(Syncing));
         assert!(!Rejected.may_become(Syncing));
         assert!(!Terminating.may_become(Syncing));
+    }
+
+    /// A worker's requests are its pod's `PodRequests`, remembered per generation: a new
+    /// generation with other requests gives the new figures.
+    #[test]
+    fn requests_follow_the_pods_generation() {
+        let pod = |generation: i64, cpu: &str| {
+            let pod: Pod = serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "p", "generation": generation},
+                "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}}}]}
+            }))
+            .expect("a pod");
+            Arc::new(Object::Pod(Box::new(pod)))
+        };
+        let mut worker = PodWorker::new(1, pod(1, "100m"));
+        assert_eq!(worker.requests(), (100, 64 << 20));
+        worker.pod = pod(1, "300m"); // the same generation: remembered
+        assert_eq!(worker.requests(), (100, 64 << 20));
+        worker.pod = pod(2, "300m");
+        assert_eq!(worker.requests(), (300, 64 << 20));
     }
 }

@@ -173,6 +173,8 @@ pub struct Store {
     /// step); `expiries` gives the order.
     leases: HashMap<(Resource, ObjectKey), Millis, FixedState>,
     expiries: BTreeSet<(Millis, Resource, ObjectKey)>,
+    /// How many deletes (expiries included) the store has committed.
+    deletions: u64,
 }
 
 /// kube-apiserver's `--event-ttl` (default one hour): Events are written to etcd with a lease
@@ -208,6 +210,7 @@ impl Store {
             undrained: Vec::new(),
             leases: HashMap::default(),
             expiries: BTreeSet::new(),
+            deletions: 0,
         }
     }
 
@@ -343,6 +346,7 @@ impl Store {
         map.remove(namespace, name);
         let key = (namespace.to_string(), name.to_string());
         self.revision += 1;
+        self.deletions += 1;
         let mut last = (*previous).clone();
         last.metadata_mut().resource_version = Some(self.revision.to_string());
         let last = Arc::new(last);
@@ -364,6 +368,12 @@ impl Store {
             self.expiries.remove(&(old, resource, key.clone()));
         }
         self.expiries.insert((at, resource, key.clone()));
+    }
+
+    /// How many deletes (lease expiries included) were committed so far: a reader that saw
+    /// the same count knows nothing was removed since.
+    pub fn deletions(&self) -> u64 {
+        self.deletions
     }
 
     /// When the next lease runs out, if any key is leased.
