@@ -247,9 +247,8 @@ struct Slot {
     component: Box<dyn Component>,
     /// The actor name (shared by every handler call and delivery record).
     actor: Arc<str>,
-    host: Option<String>,
-    /// The same host, as its id in [`Runtime::hosts`] (what the per-event paths look up).
-    host_id: Option<HostId>,
+    /// Its host (a node agent's), as the host's id in [`Runtime::hosts`].
+    host: Option<HostId>,
     /// Bumped when the component's host loses power: older timers are dropped.
     epoch: u32,
     /// The watches it holds (registered once, at start).
@@ -370,12 +369,12 @@ impl<E: Clone> Runtime<E> {
                 _ => self.watch_all.entry(interest.resource).or_default().push((index, interest)),
             }
         }
-        let (host, host_id) = match placement {
-            Placement::ControlPlane => (None, None),
+        let host = match placement {
+            Placement::ControlPlane => None,
             Placement::Host(name) => {
                 let Some(id) = self.hosts.id(&name) else { panic!("agent {} placed on unknown host {name}", component.name()) };
                 self.host_agents[id.0 as usize].push(index);
-                (Some(name), Some(id))
+                Some(id)
             }
         };
         let actor: Arc<str> = component.name().into();
@@ -384,7 +383,7 @@ impl<E: Clone> Runtime<E> {
         for checker in &mut self.checkers {
             checker.watches(index, &actor, &interests, revision);
         }
-        self.slots.push(Slot { component, actor, host, host_id, epoch: 0, interests, listed_at: 0 });
+        self.slots.push(Slot { component, actor, host, epoch: 0, interests, listed_at: 0 });
         self.with_component(index, |component, ctx| component.start(ctx));
         index
     }
@@ -743,8 +742,8 @@ impl<E: Clone> Runtime<E> {
         let mut node_fs = Vec::new();
         {
             let slot = &mut self.slots[index];
-            let connected = slot.host.as_ref().is_none_or(|h| self.fabric.reaches_control_plane(h));
-            let (host, hosts) = match slot.host_id {
+            let connected = slot.host.is_none_or(|id| self.fabric.reaches_control_plane(self.hosts.name_of(id)));
+            let (host, hosts) = match slot.host {
                 Some(id) => (Some(self.hosts.by_id_mut(id)), None),
                 None => (None, Some(&self.hosts)),
             };
@@ -853,12 +852,12 @@ impl<E: Clone> Runtime<E> {
 
     /// Whether a component is running (its host, if any, has power).
     fn runs(&self, index: usize) -> bool {
-        self.slots[index].host_id.is_none_or(|id| self.hosts.by_id(id).powered)
+        self.slots[index].host.is_none_or(|id| self.hosts.by_id(id).powered)
     }
 
     /// Whether a component receives watch events (running and connected).
     fn receives(&self, index: usize) -> bool {
-        self.runs(index) && self.slots[index].host.as_ref().is_none_or(|h| self.fabric.reaches_control_plane(h))
+        self.runs(index) && self.slots[index].host.is_none_or(|id| self.fabric.reaches_control_plane(self.hosts.name_of(id)))
     }
 
     fn after_handler(&mut self, component: Option<usize>, timers: Vec<TimerRequest>, notes: Vec<Note>, node_fs: Vec<(String, NodeFsOp)>) {
@@ -879,7 +878,7 @@ impl<E: Clone> Runtime<E> {
             for timer in timers {
                 self.push(timer.at_ms.max(self.now), Item::Timer { component: index, token: timer.token, epoch }, timer.periodic);
             }
-            if let Some(host) = self.slots[index].host_id {
+            if let Some(host) = self.slots[index].host {
                 self.sync_host(host);
                 self.check_host(host);
             }
