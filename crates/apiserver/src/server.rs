@@ -139,12 +139,11 @@ impl EventCaches {
             self.len -= 1;
         }
         if self.len > self.sweep_at {
-            if deletions == self.deletions_at_sweep {
-                self.sweep_at = self.len + (self.len / 2).max(EVENT_CACHE_ENTRIES);
-            } else {
+            if deletions != self.deletions_at_sweep {
                 self.deletions_at_sweep = deletions;
                 self.sweep(exists);
             }
+            self.sweep_at = self.len + (self.len / 2).max(EVENT_CACHE_ENTRIES);
         }
     }
 
@@ -159,7 +158,6 @@ impl EventCaches {
         }
         self.sources.retain(|_, lru| !lru.entries.is_empty());
         self.len = self.sources.values().map(|lru| lru.entries.len()).sum();
-        self.sweep_at = self.len + (self.len / 2).max(EVENT_CACHE_ENTRIES);
     }
 
     /// Entries over all recorders.

@@ -115,8 +115,8 @@ pub struct DeploymentRolloutBounds {
     faulted: bool,
 }
 
-fn controller_uid(object: &Object, kind: &str) -> Option<String> {
-    super::controller_ref(object).filter(|r| r.kind == kind).map(|r| r.uid.clone())
+fn controller_uid<'a>(object: &'a Object, kind: &str) -> Option<&'a str> {
+    super::controller_ref(object).filter(|r| r.kind == kind).map(|r| r.uid.as_str())
 }
 
 impl DeploymentRolloutBounds {
@@ -169,7 +169,7 @@ impl DeploymentRolloutBounds {
 
     fn on_replicaset(&mut self, commit: &Commit) -> Option<String> {
         let uid = commit.object.metadata().uid.clone().unwrap_or_default();
-        let owner = controller_uid(&commit.object, "Deployment");
+        let owner = controller_uid(&commit.object, "Deployment").map(str::to_string);
         if commit.event_type == EventType::Deleted || owner.is_none() {
             let removed = self.replicasets.remove(&uid)?;
             if let Some(set) = self.owned.get_mut(&removed.deployment) {
@@ -202,8 +202,7 @@ impl DeploymentRolloutBounds {
     fn on_pod(&mut self, commit: &Commit) -> Option<String> {
         let pod = commit.object.as_pod()?;
         let uid = pod.metadata.uid.as_deref().unwrap_or_default();
-        let owner = super::controller_ref(&commit.object).filter(|r| r.kind == "ReplicaSet").map(|r| r.uid.as_str());
-        let rs: std::borrow::Cow<'_, str> = match owner {
+        let rs: std::borrow::Cow<'_, str> = match controller_uid(&commit.object, "ReplicaSet") {
             Some(rs) if commit.event_type != EventType::Deleted => {
                 // Most writes are status updates of a pod whose owner is already known.
                 if self.pods.get(uid).is_none_or(|known| known != rs) {
@@ -354,7 +353,7 @@ impl Checker for StatefulSetOrdering {
             return Ok(());
         }
         let Some(pod) = commit.object.as_pod() else { return Ok(()) };
-        let Some(set_uid) = controller_uid(&commit.object, "StatefulSet") else { return Ok(()) };
+        let Some(set_uid) = controller_uid(&commit.object, "StatefulSet").map(str::to_string) else { return Ok(()) };
         let Some(set) = self.sets.get(&set_uid).cloned() else { return Ok(()) };
         let Some(ordinal) = commit.object.name().strip_prefix(&format!("{}-", set.name)).and_then(|o| o.parse::<i64>().ok()) else { return Ok(()) };
         let uid = pod.metadata.uid.clone().unwrap_or_default();
