@@ -131,10 +131,11 @@ impl CountCache {
         };
         let synced_now = cache.map(|c| c.generation());
         let per_node = &mut entry.per_node;
-        let stale_pods: usize = match &changed {
-            Some(positions) => positions.iter().filter(|&&i| per_node[i].0 != nodes[i].generation).map(|&i| nodes[i].pods.len()).sum(),
-            None => per_node.iter().zip(nodes).filter(|(slot, node)| slot.0 != node.generation).map(|(_, node)| node.pods.len()).sum(),
+        let stale: Vec<usize> = match changed {
+            Some(positions) => positions.into_iter().filter(|&i| per_node[i].0 != nodes[i].generation).collect(),
+            None => (0..nodes.len()).filter(|&i| per_node[i].0 != nodes[i].generation).collect(),
         };
+        let stale_pods: usize = stale.iter().map(|&i| nodes[i].pods.len()).sum();
         if stale_pods > 0 {
             if let Some(counts) = fill(stale_pods).filter(|c| c.len() == nodes.len()) {
                 for ((slot, node), count) in per_node.iter_mut().zip(nodes).zip(&counts) {
@@ -144,21 +145,8 @@ impl CountCache {
                 return counts;
             }
         }
-        match &changed {
-            Some(positions) => {
-                for &i in positions {
-                    if per_node[i].0 != nodes[i].generation {
-                        per_node[i] = (nodes[i].generation, f(&nodes[i]));
-                    }
-                }
-            }
-            None => {
-                for (slot, node) in per_node.iter_mut().zip(nodes) {
-                    if slot.0 != node.generation {
-                        *slot = (node.generation, f(node));
-                    }
-                }
-            }
+        for i in stale {
+            per_node[i] = (nodes[i].generation, f(&nodes[i]));
         }
         entry.synced = synced_now;
         entry.per_node.iter().map(|slot| slot.1).collect()
