@@ -45,6 +45,13 @@ pub struct LogLine<'a> {
     pub text: &'a str,
 }
 
+/// How much room to add to a full buffer holding `len` that must take `needed` more: a
+/// quarter of what it holds (at least `needed`), not double. A container's process table and
+/// log stop growing after its start-up, and doubling would leave up to half of each unused.
+fn quarter_more(len: usize, needed: usize) -> usize {
+    needed.max(len / 4)
+}
+
 /// A container's log, oldest line first: every line's text in one buffer, and per line its
 /// time, stream and end (a line's own allocation and header cost more than its text: nginx
 /// writes some forty short lines per start, one per worker).
@@ -91,15 +98,13 @@ impl LogBuffer {
         if self.marks.len() >= MAX_LOG_LINES {
             self.drop_oldest(MAX_LOG_LINES / 10);
         }
-        // Grown by a quarter rather than doubled: most logs stop growing after their
-        // container's start-up, and doubling would leave up to half of each unused.
         if self.text.capacity() - self.text.len() < line.len() {
-            self.text.reserve_exact(line.len().max(self.text.len() / 4));
+            self.text.reserve_exact(quarter_more(self.text.len(), line.len()));
         }
         self.text.push_str(line);
         let end = u32::try_from(self.text.len()).expect("a log holds at most MAX_LOG_LINES lines of 64 KiB");
         if self.marks.len() == self.marks.capacity() {
-            self.marks.reserve_exact((self.marks.len() / 4).max(4));
+            self.marks.reserve_exact(quarter_more(self.marks.len(), 4));
         }
         self.marks.push(LineMark { t_ms, end, stream });
     }
@@ -537,14 +542,14 @@ impl ProcTable {
     fn contains_key(&self, pid: &u32) -> bool {
         self.position(*pid).is_ok()
     }
-    /// Adds (or replaces) the process with pid `process.pid`. The table grows by a quarter, not
-    /// double: nginx's 33 processes would otherwise sit in room for 64.
+    /// Adds (or replaces) the process with pid `process.pid`. The table grows by a quarter
+    /// ([`quarter_more`]): nginx's 33 processes would otherwise sit in room for 64.
     fn insert(&mut self, process: Process) {
         match self.position(process.pid) {
             Ok(at) => self.procs[at] = process,
             Err(at) => {
                 if self.procs.len() == self.procs.capacity() {
-                    self.procs.reserve_exact((self.procs.len() / 4).max(1));
+                    self.procs.reserve_exact(quarter_more(self.procs.len(), 1));
                 }
                 self.procs.insert(at, process)
             }
