@@ -39,6 +39,19 @@ struct Node {
 }
 
 impl Node {
+    /// The graph's node for `object` of `resource`.
+    fn of(resource: Resource, object: &Object) -> Node {
+        let meta = object.metadata();
+        Node {
+            resource,
+            namespace: object.namespace().to_string(),
+            name: object.name().to_string(),
+            owners: meta.owner_references.clone().unwrap_or_default(),
+            deleting: meta.deletion_timestamp.is_some(),
+            finalizers: meta.finalizers.clone().unwrap_or_default(),
+        }
+    }
+
     fn deleting_dependents(&self) -> bool {
         self.deleting && self.finalizers.iter().any(|f| f == FINALIZER_FOREGROUND)
     }
@@ -125,14 +138,7 @@ impl GarbageCollector {
                 }
             }
         }
-        let node = Node {
-            resource,
-            namespace: object.namespace().to_string(),
-            name: object.name().to_string(),
-            owners: meta.owner_references.clone().unwrap_or_default(),
-            deleting: meta.deletion_timestamp.is_some(),
-            finalizers: meta.finalizers.clone().unwrap_or_default(),
-        };
+        let node = Node::of(resource, object);
         if deleted {
             for dep in self.dependents.get(&uid).cloned().unwrap_or_default() {
                 self.enqueue(DELETE, &dep, ctx);
@@ -363,15 +369,7 @@ impl Reconciler for GarbageCollector {
         // Build the graph first, then look for dangling references.
         for (resource, object) in &objects {
             let uid = uid_of(object.metadata()).to_string();
-            let meta = object.metadata();
-            let node = Node {
-                resource: *resource,
-                namespace: object.namespace().to_string(),
-                name: object.name().to_string(),
-                owners: meta.owner_references.clone().unwrap_or_default(),
-                deleting: meta.deletion_timestamp.is_some(),
-                finalizers: meta.finalizers.clone().unwrap_or_default(),
-            };
+            let node = Node::of(*resource, object);
             for r in &node.owners {
                 self.dependents.entry(r.uid.clone()).or_default().insert(uid.clone());
             }
