@@ -160,21 +160,33 @@ impl<V> ByNamespace<V> {
 #[derive(Clone, Debug)]
 pub struct Store {
     revision: u64,
-    objects: BTreeMap<Resource, ByNamespace<Arc<Object>>>,
+    /// The objects of each resource. Hashed: every read and write looks its resource up, and
+    /// a search of ~40 resources compared group and resource strings at each step.
+    objects: HashMap<Resource, ByNamespace<Arc<Object>>, FixedState>,
     pods_by_node: BTreeMap<String, BTreeSet<ObjectKey>>,
     by_label: BTreeMap<(Resource, String, String), BTreeSet<ObjectKey>>,
     history: VecDeque<Commit>,
     history_capacity: usize,
     compacted_revision: u64,
     undrained: Vec<Commit>,
-    /// Leases: when each leased key expires ([`lease_ms`]), and the same ordered by time. The
-    /// first is only looked up (hashed: an Event is written about five times per pod, and a
-    /// search of 750,000 leased keys compared resource, namespace and name strings at each
-    /// step); `expiries` gives the order.
-    leases: HashMap<(Resource, ObjectKey), Millis, FixedState>,
-    expiries: BTreeSet<(Millis, Resource, ObjectKey)>,
+    /// Leases in the order they run out ([`Lease`]). The first is always live.
+    expiries: VecDeque<Lease>,
     /// How many deletes (expiries included) the store has committed.
     deletions: u64,
+}
+
+/// The lease a write of a leased resource granted: it runs out `at`, unless the key was
+/// written again (a renewal: a newer version with its own lease) or deleted first. The
+/// version is held weakly and a lease is live while that version is still the key's current
+/// one, so a renewal or a delete needs no search for the old lease: it goes stale, and is
+/// dropped when it reaches the front of the queue. One TTL for every leased resource and
+/// writes in time order keep the queue in time order. (A key index and a time-ordered set
+/// cost ~350 bytes per Event, two copies of each key among them, at 750,000 Events.)
+#[derive(Clone, Debug)]
+struct Lease {
+    at: Millis,
+    resource: Resource,
+    version: std::sync::Weak<Object>,
 }
 
 /// kube-apiserver's `--event-ttl` (default one hour): Events are written to etcd with a lease
@@ -201,15 +213,14 @@ impl Store {
     pub fn new(history_capacity: usize) -> Store {
         Store {
             revision: 1,
-            objects: BTreeMap::new(),
+            objects: HashMap::default(),
             pods_by_node: BTreeMap::new(),
             by_label: BTreeMap::new(),
             history: VecDeque::new(),
             history_capacity,
             compacted_revision: 1,
             undrained: Vec::new(),
-            leases: HashMap::default(),
-            expiries: BTreeSet::new(),
+            expiries: VecDeque::new(),
             deletions: 0,
         }
     }
@@ -236,7 +247,9 @@ impl Store {
 
     /// Every resource that has objects, in order.
     pub fn resources(&self) -> impl Iterator<Item = Resource> + '_ {
-        self.objects.iter().filter(|(_, m)| !m.is_empty()).map(|(r, _)| *r)
+        let mut resources: Vec<Resource> = self.objects.iter().filter(|(_, m)| !m.is_empty()).map(|(r, _)| *r).collect();
+        resources.sort_unstable();
+        resources.into_iter()
     }
 
     /// Number of objects of a resource.
@@ -293,7 +306,7 @@ impl Store {
         let object = Arc::new(object);
         map.insert(&key.0, &key.1, object.clone());
         self.index(resource, &key, None, Some(&object));
-        self.lease(resource, &key, t_ms);
+        self.lease(resource, &object, t_ms);
         self.record(EventType::Added, resource, object.clone(), None, actor, t_ms);
         Ok(object)
     }
@@ -321,7 +334,7 @@ impl Store {
         let previous = std::mem::replace(slot, object.clone());
         let key = (object.namespace().to_string(), object.name().to_string());
         self.index(resource, &key, Some(&previous), Some(&object));
-        self.lease(resource, &key, t_ms);
+        self.lease(resource, &object, t_ms);
         self.record(EventType::Modified, resource, object.clone(), Some(previous), actor, t_ms);
         Ok(object)
     }
@@ -351,23 +364,37 @@ impl Store {
         last.metadata_mut().resource_version = Some(self.revision.to_string());
         let last = Arc::new(last);
         self.index(resource, &key, Some(&previous), None);
-        if lease_ms(resource).is_some() {
-            if let Some(at) = self.leases.remove(&(resource, key.clone())) {
-                self.expiries.remove(&(at, resource, key));
-            }
-        }
+        // The key's lease (if any) went stale with it.
+        self.drop_stale_leases();
         self.record(EventType::Deleted, resource, last.clone(), Some(previous), actor, t_ms);
         Ok(last)
     }
 
-    /// Grants (or renews) the lease of a key written at `t_ms`, if its resource has leases.
-    fn lease(&mut self, resource: Resource, key: &ObjectKey, t_ms: Millis) {
+    /// Grants (or renews) the lease of `version`, written at `t_ms`, if its resource has
+    /// leases. The lease of the version it replaces goes stale.
+    fn lease(&mut self, resource: Resource, version: &Arc<Object>, t_ms: Millis) {
         let Some(ttl) = lease_ms(resource) else { return };
         let at = t_ms + ttl;
-        if let Some(old) = self.leases.insert((resource, key.clone()), at) {
-            self.expiries.remove(&(old, resource, key.clone()));
+        debug_assert!(self.expiries.back().is_none_or(|last| last.at <= at), "leases are granted in time order");
+        self.expiries.push_back(Lease { at, resource, version: Arc::downgrade(version) });
+        self.drop_stale_leases();
+    }
+
+    /// The leased version if `lease` is still live: that version is its key's current one.
+    fn live_lease(&self, lease: &Lease) -> Option<Arc<Object>> {
+        let version = lease.version.upgrade()?;
+        let current = self.get(lease.resource, version.namespace(), version.name())?;
+        Arc::ptr_eq(current, &version).then_some(version)
+    }
+
+    /// Drops the stale leases at the front of the queue (the first lease is always live).
+    fn drop_stale_leases(&mut self) {
+        while let Some(first) = self.expiries.front() {
+            if self.live_lease(first).is_some() {
+                break;
+            }
+            self.expiries.pop_front();
         }
-        self.expiries.insert((at, resource, key.clone()));
     }
 
     /// How many deletes (lease expiries included) were committed so far: a reader that saw
@@ -378,20 +405,28 @@ impl Store {
 
     /// When the next lease runs out, if any key is leased.
     pub fn next_expiry(&self) -> Option<Millis> {
-        self.expiries.first().map(|(at, _, _)| *at)
+        self.expiries.front().map(|lease| lease.at)
     }
 
     /// Deletes every key whose lease ran out at or before `now` (as etcd's lessor revokes an
     /// expired lease and its keys), recording DELETED commits by `actor`. Returns how many.
     pub fn expire(&mut self, now: Millis, actor: &Arc<str>) -> usize {
+        // The keys whose leases ran out, deleted in (time, resource, key) order.
+        let mut due = Vec::new();
+        while self.expiries.front().is_some_and(|lease| lease.at <= now) {
+            let lease = self.expiries.pop_front().expect("checked");
+            if let Some(version) = self.live_lease(&lease) {
+                due.push((lease.at, lease.resource, (version.namespace().to_string(), version.name().to_string())));
+            }
+        }
+        due.sort();
         let mut expired = 0;
-        while self.expiries.first().is_some_and(|(at, _, _)| *at <= now) {
-            let Some((_, resource, key)) = self.expiries.pop_first() else { break };
-            // The delete drops the key's lease with it.
+        for (_, resource, key) in due {
             if self.delete(resource, &key.0, &key.1, None, actor, now).is_ok() {
                 expired += 1;
             }
         }
+        self.drop_stale_leases();
         expired
     }
 
@@ -639,5 +674,41 @@ mod tests {
         store.create(EVENTS, event("Pulled"), &actor, 0).unwrap();
         store.delete(EVENTS, "default", "web.1", None, &actor, 1).unwrap();
         assert_eq!(store.next_expiry(), None);
+    }
+
+    #[test]
+    fn leases_run_out_in_time_then_resource_and_key_order() {
+        use kubesim_api::k8s_openapi::api::core::v1::Event;
+        const EVENTS: Resource = ("", "events");
+        const NEW_EVENTS: Resource = ("events.k8s.io", "events");
+        let event = |namespace: &str, name: &str| {
+            Object::Event(Box::new(Event {
+                metadata: ObjectMeta { name: Some(name.into()), namespace: Some(namespace.into()), ..Default::default() },
+                ..Default::default()
+            }))
+        };
+        let actor: Arc<str> = "kubelet".into();
+        let etcd: Arc<str> = "etcd".into();
+        let mut store = Store::new(100);
+        // Written at the same millisecond in an order unlike the key order.
+        for (namespace, name) in [("b", "z"), ("a", "y"), ("b", "a"), ("a", "x")] {
+            store.create(EVENTS, event(namespace, name), &actor, 5).unwrap();
+        }
+        // A lease renewed in the middle of the queue, and one of a key deleted and created
+        // again: each key keeps only its last lease.
+        store.update(EVENTS, event("a", "y"), None, &actor, 7).unwrap();
+        store.delete(EVENTS, "b", "a", None, &actor, 8).unwrap();
+        store.create(EVENTS, event("b", "a"), &actor, 9).unwrap();
+        store.create(NEW_EVENTS, event("a", "a"), &actor, 9).unwrap();
+        store.drain_commits();
+        assert_eq!(store.next_expiry(), Some(5 + EVENT_TTL_MS));
+        assert_eq!(store.expire(9 + EVENT_TTL_MS, &etcd), 5);
+        let deleted: Vec<(Resource, String)> =
+            store.drain_commits().iter().map(|c| (c.resource, format!("{}/{}", c.object.namespace(), c.object.name()))).collect();
+        let expected: Vec<(Resource, String)> =
+            [(EVENTS, "a/x"), (EVENTS, "b/z"), (EVENTS, "a/y"), (EVENTS, "b/a"), (NEW_EVENTS, "a/a")].into_iter().map(|(r, k)| (r, k.to_string())).collect();
+        assert_eq!(deleted, expected, "by expiry time, then resource, namespace and name");
+        assert_eq!(store.next_expiry(), None);
+        assert!(store.expiries.is_empty(), "stale leases are dropped");
     }
 }
