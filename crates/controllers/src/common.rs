@@ -47,8 +47,10 @@ fn rv(object: &Object) -> u64 {
 pub struct Cache {
     objects: ByNamespace<Arc<Object>>,
     /// Controller uid → the objects it controls (the same `Arc`s as `objects`). Hashed: only
-    /// ever looked up by uid, once per informer event, never walked.
-    by_controller: HashMap<String, BTreeMap<Key, Arc<Object>>, FixedState>,
+    /// ever looked up by uid, once per informer event, never walked. By namespace and name,
+    /// as `objects`: an update finds its entry by the object's own names, with no key to
+    /// allocate.
+    by_controller: HashMap<String, ByNamespace<Arc<Object>>, FixedState>,
     /// Objects without a controller.
     orphans: ByNamespace<Arc<Object>>,
     /// [`PodFacts`] of the controlled pods, by controller uid like `by_controller` (kept only
@@ -76,7 +78,7 @@ pub struct PodFacts {
 
 #[derive(Clone, Debug, Default)]
 struct PodFactsIndex {
-    by_controller: HashMap<String, BTreeMap<Key, PodFacts>, FixedState>,
+    by_controller: HashMap<String, ByNamespace<PodFacts>, FixedState>,
     labels: BTreeMap<BTreeMap<String, String>, Arc<BTreeMap<String, String>>>,
     /// The number of interned label sets after the last pruning of unused ones.
     labels_kept: usize,
@@ -99,25 +101,25 @@ impl PodFactsIndex {
         });
         Some(PodFacts { active: is_pod_active(pod), ready: is_pod_ready(pod), ready_since: pod_ready_since(pod), labels })
     }
-    fn set(&mut self, uid: &str, key: &Key, object: Option<&Arc<Object>>) {
+    fn set(&mut self, uid: &str, (namespace, name): (&str, &str), object: Option<&Arc<Object>>) {
         match object.and_then(|o| self.facts_of(o)) {
             Some(facts) => {
-                // Most updates are of a pod already indexed: no key or uid to allocate.
+                // Most updates are of a pod already indexed: no name or uid to allocate.
                 match self.by_controller.get_mut(uid) {
-                    Some(map) => match map.get_mut(key) {
+                    Some(map) => match map.get_mut(namespace, name) {
                         Some(kept) => *kept = facts,
                         None => {
-                            map.insert(key.clone(), facts);
+                            map.insert(namespace, name, facts);
                         }
                     },
                     None => {
-                        self.by_controller.entry(uid.to_string()).or_default().insert(key.clone(), facts);
+                        self.by_controller.entry(uid.to_string()).or_default().insert(namespace, name, facts);
                     }
                 }
             }
             None => {
                 if let Some(map) = self.by_controller.get_mut(uid) {
-                    map.remove(key);
+                    map.remove(namespace, name);
                     if map.is_empty() {
                         self.by_controller.remove(uid);
                     }
@@ -134,11 +136,11 @@ impl Cache {
         Cache { facts: Some(PodFactsIndex::default()), ..Cache::default() }
     }
     /// The [`PodFacts`] of the pods in `namespace` that the controller `owner_uid` controls, in
-    /// key order (the order [`Cache::claim_candidates`] yields them); `None` unless the cache
+    /// name order (the order [`Cache::claim_candidates`] yields them); `None` unless the cache
     /// keeps facts.
-    pub fn controlled_pod_facts<'a>(&'a self, namespace: &'a str, owner_uid: &str) -> Option<impl Iterator<Item = (&'a Key, &'a PodFacts)> + 'a> {
+    pub fn controlled_pod_facts<'a>(&'a self, namespace: &'a str, owner_uid: &str) -> Option<impl Iterator<Item = &'a PodFacts> + 'a> {
         let index = self.facts.as_ref()?;
-        Some(index.by_controller.get(owner_uid).into_iter().flat_map(|m| m.iter()).filter(move |(k, _)| k.0 == namespace))
+        Some(index.by_controller.get(owner_uid).into_iter().flat_map(move |m| m.in_namespace(namespace)))
     }
     /// The orphans (objects without a controller) in `namespace`, in key order.
     pub fn orphans_in<'a>(&'a self, namespace: &'a str) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
@@ -146,28 +148,27 @@ impl Cache {
     }
     /// Applies a watch event; returns the previous state (for update handlers).
     pub fn apply(&mut self, event: &WatchEvent) -> Option<Arc<Object>> {
-        let key = key_of(&event.object);
         match event.event_type {
-            EventType::Deleted => self.remove(&key),
+            EventType::Deleted => self.remove_named(event.object.namespace(), event.object.name()),
             _ => self.put(event.object.clone()),
         }
     }
     /// Inserts an object unless a newer version is already cached (the result of our own
     /// write may arrive before the watch event of an older one); returns the previous state.
     pub fn put(&mut self, object: Arc<Object>) -> Option<Arc<Object>> {
-        let key = key_of(&object);
-        // One lookup of the key: 150,000 pods are cached by a dozen controllers, and nearly
-        // every put is an update of a cached object.
-        match self.objects.get_mut(&key.0, &key.1) {
+        // One lookup by the object's own names: 150,000 pods are cached by a dozen
+        // controllers, and nearly every put is an update of a cached object.
+        let names = (object.namespace(), object.name());
+        match self.objects.get_mut(names.0, names.1) {
             Some(existing) if rv(existing) > rv(&object) => Some(existing.clone()),
             Some(existing) => {
                 let old = std::mem::replace(existing, object.clone());
-                self.index(&key, Some(&old), Some(&object));
+                self.index(names, Some(&old), Some(&object));
                 Some(old)
             }
             None => {
-                self.index(&key, None, Some(&object));
-                self.objects.insert(&key.0, &key.1, object);
+                self.index(names, None, Some(&object));
+                self.objects.insert(names.0, names.1, object.clone());
                 None
             }
         }
@@ -180,21 +181,28 @@ impl Cache {
     }
     /// Removes an object (our own successful delete).
     pub fn remove(&mut self, key: &Key) -> Option<Arc<Object>> {
-        let old = self.objects.remove(&key.0, &key.1);
-        self.index(key, old.as_ref(), None);
+        self.remove_named(&key.0, &key.1)
+    }
+    /// Removes an object by namespace and name.
+    pub fn remove_named(&mut self, namespace: &str, name: &str) -> Option<Arc<Object>> {
+        let old = self.objects.remove(namespace, name);
+        self.index((namespace, name), old.as_ref(), None);
         old
     }
-    /// Moves `key` in the indexes from its `old` state (`None`: not cached) to `new`
-    /// (`None`: removed).
-    fn index(&mut self, key: &Key, old: Option<&Arc<Object>>, new: Option<&Arc<Object>>) {
+    /// Moves the object at `(namespace, name)` in the indexes from its `old` state (`None`:
+    /// not cached) to `new` (`None`: removed).
+    fn index(&mut self, (namespace, name): (&str, &str), old: Option<&Arc<Object>>, new: Option<&Arc<Object>>) {
+        let key = (namespace, name);
+        // The old owner's uid is borrowed from `old`: no allocation on any path but a new
+        // controller's first object.
         // An update that keeps the controller (nearly every update) replaces the indexed
         // `Arc` in place.
         if let (Some(old), Some(new)) = (old, new) {
             let owner = controller_of(old.metadata()).map(|r| r.uid.as_str());
             if owner == controller_of(new.metadata()).map(|r| r.uid.as_str()) {
                 let slot = match owner {
-                    Some(uid) => self.by_controller.get_mut(uid).and_then(|m| m.get_mut(key)),
-                    None => self.orphans.get_mut(&key.0, &key.1),
+                    Some(uid) => self.by_controller.get_mut(uid).and_then(|m| m.get_mut(namespace, name)),
+                    None => self.orphans.get_mut(namespace, name),
                 };
                 let slot = slot.expect("every cached object is indexed under its controller");
                 *slot = new.clone();
@@ -204,35 +212,37 @@ impl Cache {
                 return;
             }
         }
-        let old_owner = old.map(|o| controller_of(o.metadata()).map(|r| r.uid.clone()));
-        if let Some(old_owner) = old_owner {
-            match old_owner {
+        if let Some(old) = old {
+            match controller_of(old.metadata()).map(|r| r.uid.as_str()) {
                 Some(uid) => {
-                    if let Some(map) = self.by_controller.get_mut(&uid) {
-                        map.remove(key);
+                    if let Some(map) = self.by_controller.get_mut(uid) {
+                        map.remove(namespace, name);
                         if map.is_empty() {
-                            self.by_controller.remove(&uid);
+                            self.by_controller.remove(uid);
                         }
                     }
                     if let Some(index) = self.facts.as_mut() {
-                        index.set(&uid, key, None);
+                        index.set(uid, key, None);
                     }
                 }
                 None => {
-                    self.orphans.remove(&key.0, &key.1);
+                    self.orphans.remove(namespace, name);
                 }
             }
         }
         if let Some(new) = new {
             match controller_of(new.metadata()) {
                 Some(r) => {
-                    self.by_controller.entry(r.uid.clone()).or_default().insert(key.clone(), new.clone());
+                    match self.by_controller.get_mut(r.uid.as_str()) {
+                        Some(map) => map.insert(namespace, name, new.clone()),
+                        None => self.by_controller.entry(r.uid.clone()).or_default().insert(namespace, name, new.clone()),
+                    };
                     if let Some(index) = self.facts.as_mut() {
                         index.set(&r.uid, key, Some(new));
                     }
                 }
                 None => {
-                    self.orphans.insert(&key.0, &key.1, new.clone());
+                    self.orphans.insert(namespace, name, new.clone());
                 }
             }
         }
@@ -241,7 +251,7 @@ impl Cache {
     /// and the orphans (objects controlled by others are skipped by claim anyway). Owned and
     /// orphan objects are disjoint and each set is in key order.
     pub fn claim_candidates<'a>(&'a self, namespace: &'a str, owner_uid: &str) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
-        let owned = self.by_controller.get(owner_uid).into_iter().flat_map(|m| m.iter()).filter(move |(k, _)| k.0 == namespace).map(|(_, o)| o);
+        let owned = self.by_controller.get(owner_uid).into_iter().flat_map(move |m| m.in_namespace(namespace));
         owned.chain(self.orphans_in(namespace))
     }
     /// `resolveControllerRef`: the key of the cached object a controllerRef names, if the

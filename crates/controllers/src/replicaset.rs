@@ -635,7 +635,7 @@ impl ReplicaSetController {
         let mut seen: Vec<(Option<*const Labels>, bool, bool)> = Vec::new();
         let mut examined = 0;
         let mut counts = PodCounts::default();
-        for (_, facts) in self.pods.controlled_pod_facts(namespace, owner_uid)? {
+        for facts in self.pods.controlled_pod_facts(namespace, owner_uid)? {
             if !facts.active {
                 continue;
             }

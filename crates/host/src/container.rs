@@ -518,11 +518,16 @@ impl ContainerIo {
 struct ProcTable {
     procs: Vec<Process>,
     next_pid: u32,
+    /// The sum of the processes' memory, kept until the table is next borrowed mutably: a
+    /// program's memory changes only when it runs or is signalled (through `&mut`), and the
+    /// eviction manager asks every running container of the node each interval, most of them
+    /// idle since the last time.
+    memory: std::cell::Cell<Option<u64>>,
 }
 
 impl Default for ProcTable {
     fn default() -> Self {
-        ProcTable { procs: Vec::new(), next_pid: 1 }
+        ProcTable { procs: Vec::new(), next_pid: 1, memory: std::cell::Cell::new(None) }
     }
 }
 
@@ -535,9 +540,15 @@ impl ProcTable {
     fn position(&self, pid: u32) -> Result<usize, usize> {
         self.procs.binary_search_by_key(&pid, |p| p.pid)
     }
+    /// Every mutable borrow of a process goes through here or [`ProcTable::changing`].
     fn get_mut(&mut self, pid: &u32) -> Option<&mut Process> {
         let at = self.position(*pid).ok()?;
-        Some(&mut self.procs[at])
+        Some(&mut self.changing()[at])
+    }
+    /// The processes, to change: forgets the memory sum.
+    fn changing(&mut self) -> &mut Vec<Process> {
+        self.memory.set(None);
+        &mut self.procs
     }
     fn contains_key(&self, pid: &u32) -> bool {
         self.position(*pid).is_ok()
@@ -546,12 +557,13 @@ impl ProcTable {
     /// ([`quarter_more`]): nginx's 33 processes would otherwise sit in room for 64.
     fn insert(&mut self, process: Process) {
         match self.position(process.pid) {
-            Ok(at) => self.procs[at] = process,
+            Ok(at) => self.changing()[at] = process,
             Err(at) => {
-                if self.procs.len() == self.procs.capacity() {
-                    self.procs.reserve_exact(quarter_more(self.procs.len(), 1));
+                let procs = self.changing();
+                if procs.len() == procs.capacity() {
+                    procs.reserve_exact(quarter_more(procs.len(), 1));
                 }
-                self.procs.insert(at, process)
+                procs.insert(at, process)
             }
         }
     }
@@ -561,25 +573,31 @@ impl ProcTable {
     }
     fn remove(&mut self, pid: &u32) -> Option<Process> {
         let at = self.position(*pid).ok()?;
-        Some(self.procs.remove(at))
+        Some(self.changing().remove(at))
     }
     fn values(&self) -> std::slice::Iter<'_, Process> {
         self.procs.iter()
     }
     fn values_mut(&mut self) -> std::slice::IterMut<'_, Process> {
-        self.procs.iter_mut()
+        self.changing().iter_mut()
     }
     fn len(&self) -> usize {
         self.procs.len()
     }
     fn clear(&mut self) {
-        self.procs.clear();
+        self.changing().clear();
     }
     fn retain(&mut self, keep: impl FnMut(&Process) -> bool) {
-        self.procs.retain(keep);
+        self.changing().retain(keep);
     }
     fn memory_bytes(&self) -> u64 {
-        self.procs.iter().map(|p| p.rss()).sum()
+        if let Some(sum) = self.memory.get() {
+            debug_assert_eq!(sum, self.procs.iter().map(|p| p.rss()).sum::<u64>(), "a process's memory changed without a mutable borrow");
+            return sum;
+        }
+        let sum = self.procs.iter().map(|p| p.rss()).sum();
+        self.memory.set(Some(sum));
+        sum
     }
     fn infos(&self) -> Vec<ProcessInfo> {
         self.procs.iter().map(|p| p.info(p.rss())).collect()

@@ -19,6 +19,7 @@ use crate::component::{Component, Ctx, HostEvent, Interest, NodeFsOp, Note, Time
 use crate::fabric::{Endpoint, Fabric};
 use crate::history::History;
 use crate::metrics::ResourceMetrics;
+use kubesim_api::hash::FixedState;
 use kubesim_api::object::Object;
 use kubesim_api::Millis;
 use kubesim_apiserver::{ApiServer, Request, SimRng};
@@ -26,7 +27,7 @@ use kubesim_host::cloud::BlockStore;
 use kubesim_host::{Host, HostId, Hosts};
 use kubesim_store::{Commit, EventType, Resource};
 use rand_core::SeedableRng;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// Watch delivery latency: commit → watcher notified (virtual ms).
@@ -290,7 +291,8 @@ pub struct Runtime<E: Clone = ()> {
     cloud: BlockStore,
     /// When each host's next process wake-up is queued, by host id.
     host_wakes: Vec<Option<Millis>>,
-    watch_all: BTreeMap<Resource, Vec<(usize, Interest)>>,
+    /// Hashed: looked up for every commit delivered, never walked.
+    watch_all: HashMap<Resource, Vec<(usize, Interest)>, FixedState>,
     watch_node_pods: BTreeMap<String, Vec<usize>>,
     config: RuntimeConfig,
     trace: History<TraceRecord>,
@@ -334,7 +336,7 @@ impl<E: Clone> Runtime<E> {
             metrics: ResourceMetrics::default(),
             cloud: BlockStore::default(),
             host_wakes: Vec::new(),
-            watch_all: BTreeMap::new(),
+            watch_all: HashMap::default(),
             watch_node_pods: BTreeMap::new(),
             config,
             trace: History::new(trace_history),

@@ -1,26 +1,44 @@
 //! Service endpoints: what the EndpointSlice controller publishes.
 
 use super::workloads::STALE_VIEW_MS;
+use kubesim_api::object::Object;
 use kubesim_api::selector::Selector;
 use kubesim_api::Millis;
 use kubesim_apiserver::ApiServer;
 use kubesim_runtime::Checker;
-use kubesim_store::{Commit, EventType};
+use kubesim_store::{ByNamespace, Commit, EventType};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 type Labels = BTreeMap<String, String>;
 
 /// The EndpointSlice controller's `endpointslice.kubernetes.io/managed-by` value.
 const MANAGED_BY: &str = "endpointslice-controller.k8s.io";
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct PodState {
-    uid: String,
-    labels: BTreeMap<String, String>,
+    /// The pod as last committed (the object of its DELETED commit once it went): the
+    /// store's own version, shared, rather than copies of its uid and labels.
+    pod: Arc<Object>,
     terminal: bool,
-    /// When its labels or phase last changed, or it went.
+    /// When its uid, labels or phase last changed, or it went.
     changed: Millis,
     gone: bool,
+}
+
+impl PodState {
+    fn uid(&self) -> &str {
+        self.pod.metadata().uid.as_deref().unwrap_or("")
+    }
+    fn labels(&self) -> &Labels {
+        labels_of(&self.pod)
+    }
+}
+
+/// An object's labels (none: the empty set).
+fn labels_of(object: &Object) -> &Labels {
+    static NONE: Labels = BTreeMap::new();
+    object.metadata().labels.as_ref().unwrap_or(&NONE)
 }
 
 /// An EndpointSlice the EndpointSlice controller manages (`endpointslice.kubernetes.io/managed-by:
@@ -34,7 +52,7 @@ struct PodState {
 pub struct EndpointSlicesMatchSelectors {
     /// (namespace, name) → the Service's selector (None: no selector) and when it changed.
     services: BTreeMap<(String, String), (Option<Labels>, Millis)>,
-    pods: BTreeMap<(String, String), PodState>,
+    pods: ByNamespace<PodState>,
     /// Pods that went, oldest first: forgotten once older than [`STALE_VIEW_MS`].
     gone: std::collections::VecDeque<(Millis, (String, String))>,
 }
@@ -44,29 +62,41 @@ impl Checker for EndpointSlicesMatchSelectors {
         "endpointslices-match-selectors"
     }
     fn check(&mut self, commit: &Commit, _api: &ApiServer) -> Result<(), String> {
-        let key = (commit.object.namespace().to_string(), commit.object.name().to_string());
         let now = commit.t_ms;
         if let Some(pod) = commit.object.as_pod() {
-            let labels = pod.metadata.labels.clone().unwrap_or_default();
+            let (namespace, name) = (commit.object.namespace(), commit.object.name());
             let terminal = matches!(pod.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed"));
             let gone = commit.event_type == EventType::Deleted;
-            let uid = pod.metadata.uid.clone().unwrap_or_default();
-            let state = self.pods.entry(key.clone()).or_default();
-            if state.uid != uid || state.labels != labels || state.terminal != terminal || state.gone != gone {
-                *state = PodState { uid, labels, terminal, changed: now, gone };
-                if gone {
-                    self.gone.push_back((now, key));
+            let uid = pod.metadata.uid.as_deref().unwrap_or("");
+            // A pod not seen before compares with an empty record (no uid, no labels).
+            let changed = match self.pods.get(namespace, name) {
+                Some(state) => state.uid() != uid || state.labels() != labels_of(&commit.object) || state.terminal != terminal || state.gone != gone,
+                None => !uid.is_empty() || !labels_of(&commit.object).is_empty() || terminal || gone,
+            };
+            match self.pods.get_mut(namespace, name) {
+                Some(state) => {
+                    state.pod = commit.object.clone();
+                    if changed {
+                        (state.terminal, state.changed, state.gone) = (terminal, now, gone);
+                    }
                 }
+                None => {
+                    self.pods.insert(namespace, name, PodState { pod: commit.object.clone(), terminal, changed: if changed { now } else { 0 }, gone });
+                }
+            }
+            if changed && gone {
+                self.gone.push_back((now, (namespace.to_string(), name.to_string())));
             }
             // Forget pods gone for long (bounded memory), unless the name came back since.
             while self.gone.front().is_some_and(|(t, _)| *t + STALE_VIEW_MS < now) {
                 let (_, key) = self.gone.pop_front().expect("non-empty");
-                if self.pods.get(&key).is_some_and(|p| p.gone && p.changed + STALE_VIEW_MS < now) {
-                    self.pods.remove(&key);
+                if self.pods.get(&key.0, &key.1).is_some_and(|p| p.gone && p.changed + STALE_VIEW_MS < now) {
+                    self.pods.remove(&key.0, &key.1);
                 }
             }
             return Ok(());
         }
+        let key = (commit.object.namespace().to_string(), commit.object.name().to_string());
         if commit.resource == ("", "services") {
             let selector = if commit.event_type == EventType::Deleted {
                 None
@@ -100,14 +130,14 @@ impl Checker for EndpointSlicesMatchSelectors {
             let name = target.get("name").and_then(|n| n.as_str()).unwrap_or("");
             let pod_ns = target.get("namespace").and_then(|n| n.as_str()).unwrap_or(&ns);
             let uid = target.get("uid").and_then(|n| n.as_str());
-            let pod = self.pods.get(&(pod_ns.to_string(), name.to_string()));
+            let pod = self.pods.get(pod_ns, name);
             let why = match (pod, &selector) {
                 (None, _) => Some("does not exist"),
-                (Some(p), _) if p.gone || uid.is_some_and(|u| u != p.uid) => (!recent(p.changed)).then_some("does not exist"),
+                (Some(p), _) if p.gone || uid.is_some_and(|u| u != p.uid()) => (!recent(p.changed)).then_some("does not exist"),
                 (Some(p), _) if p.terminal => (!recent(p.changed)).then_some("has finished"),
                 (Some(_), None) => (!recent(selector_changed)).then_some("is listed for a Service without a selector"),
                 (Some(p), Some(sel)) => {
-                    let matches = Selector::from_map(sel).matches(Some(&p.labels));
+                    let matches = Selector::from_map(sel).matches(Some(p.labels()));
                     (!matches && !recent(p.changed) && !recent(selector_changed)).then_some("does not match the Service's selector")
                 }
             };
