@@ -35,7 +35,7 @@ pub const HOSTPATH_CLASS: &str = "csi-hostpath-sc";
 /// Lowercase hex SHA-256 of a string (csi_attacher.go / csi_util.go `generateSha`).
 pub fn sha256_hex(text: &str) -> String {
     use sha2::Digest;
-    sha2::Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    crate::hash::hex(&sha2::Sha256::digest(text.as_bytes()))
 }
 
 /// `getAttachmentName`: `csi-` + hex sha256(volumeHandle + driver + node).

@@ -13,6 +13,18 @@ const FNV32_OFFSET: u32 = 0x811c_9dc5;
 /// FNV-1a 32-bit prime.
 const FNV32_PRIME: u32 = 0x0100_0193;
 
+/// Lower-case hex of `bytes` (Go's `hex.EncodeToString`), written digit by digit: ids are
+/// minted for every container and sandbox.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    out
+}
+
 /// FNV-1a, 32 bit (Go's `fnv.New32a`).
 pub fn fnv32a(data: &[u8]) -> u32 {
     data.iter().fold(FNV32_OFFSET, |hash, byte| (hash ^ *byte as u32).wrapping_mul(FNV32_PRIME))
@@ -121,6 +133,16 @@ mod tests {
         let cases64: &[(&str, u64)] = &[("", 0xcbf29ce484222325), ("a", 0xaf63dc4c8601ec8c), ("ab", 0x089c4407b545986a), ("abc", 0xe71fa2190541574b)];
         for (input, want) in cases64 {
             assert_eq!(fnv64a(input.as_bytes()), *want, "fnv64a({input:?})");
+        }
+    }
+
+    // Go's encoding/hex TestEncode vectors.
+    #[test]
+    fn hex_matches_go_encoding_hex() {
+        let cases: &[(&[u8], &str)] =
+            &[(b"", ""), (&[0x01, 0xff], "01ff"), (&[0, 1, 2, 3, 4, 5, 6, 7], "0001020304050607"), (&[0xe0, 0xf0, 0xfa, 0xff], "e0f0faff"), (b"g", "67")];
+        for (input, want) in cases {
+            assert_eq!(hex(input), *want);
         }
     }
 

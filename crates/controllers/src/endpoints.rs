@@ -655,13 +655,13 @@ impl Shared {
 
     /// Services whose selector matches the pod (old or new labels).
     fn services_for_pod(&self, pod: &Object, old: Option<&Object>) -> Vec<Key> {
-        let labels = [pod.metadata().labels.clone(), old.and_then(|o| o.metadata().labels.clone())];
+        let labels = [pod.metadata().labels.as_ref(), old.and_then(|o| o.metadata().labels.as_ref())];
         self.services
             .in_namespace(pod.namespace())
             .filter(|s| {
-                as_service(s).and_then(|s| s.spec.as_ref()).and_then(|s| s.selector.clone()).filter(|m| !m.is_empty()).is_some_and(|m| {
-                    let sel = Selector::from_map(&m);
-                    labels.iter().any(|l| l.is_some() && sel.matches(l.as_ref()))
+                as_service(s).and_then(|s| s.spec.as_ref()).and_then(|s| s.selector.as_ref()).filter(|m| !m.is_empty()).is_some_and(|m| {
+                    let sel = Selector::from_map(m);
+                    labels.iter().any(|l| l.is_some() && sel.matches(*l))
                 })
             })
             .map(|s| key_of(s))
@@ -675,19 +675,22 @@ impl Shared {
             ("", "pods") => {
                 // podEndpointsChanged: labels, addresses, readiness, deletion, phase, node,
                 // hostname and subdomain.
-                let relevant = |o: &Object| {
+                // (Borrowed: every pod update of the cluster is compared, by two controllers.)
+                type Relevant<'p> =
+                    (Option<&'p BTreeMap<String, String>>, Option<&'p str>, bool, bool, &'p str, &'p str, Option<(Option<&'p str>, Option<&'p str>)>);
+                fn relevant(o: &Object) -> Option<Relevant<'_>> {
                     o.as_pod().map(|p| {
                         (
-                            p.metadata.labels.clone(),
-                            pod_ip(p),
+                            p.metadata.labels.as_ref(),
+                            p.status.as_ref().and_then(|s| s.pod_ip.as_deref()).filter(|ip| !ip.is_empty()),
                             is_pod_ready(p),
                             p.metadata.deletion_timestamp.is_some(),
-                            pod_phase(p).to_string(),
-                            pod_node(p).to_string(),
-                            p.spec.as_ref().map(|s| (s.hostname.clone(), s.subdomain.clone())),
+                            pod_phase(p),
+                            pod_node(p),
+                            p.spec.as_ref().map(|s| (s.hostname.as_deref(), s.subdomain.as_deref())),
                         )
                     })
-                };
+                }
                 if event.event_type == kubesim_store::EventType::Modified && old.map(relevant) == Some(relevant(&event.object)) {
                     return Vec::new();
                 }

@@ -923,8 +923,8 @@ impl TaintEvictionController {
             self.cancel(key, ctx);
             return;
         }
-        let tolerations = pod.spec.as_ref().and_then(|s| s.tolerations.clone()).unwrap_or_default();
-        match toleration_time(&taints, &tolerations) {
+        let tolerations = pod.spec.as_ref().and_then(|s| s.tolerations.as_deref()).unwrap_or_default();
+        match toleration_time(&taints, tolerations) {
             None => {
                 self.cancel(key, ctx);
                 self.schedule(key.clone(), ctx.now, ctx.now, ctx);
@@ -1018,7 +1018,10 @@ impl Reconciler for TaintEvictionController {
                     }
                     return;
                 }
-                let relevant = |o: &Object| o.as_pod().map(|p| (pod_node(p).to_string(), p.spec.as_ref().and_then(|s| s.tolerations.clone())));
+                // (Borrowed: compared for every pod update of the cluster.)
+                fn relevant(o: &Object) -> Option<(&str, Option<&Vec<Toleration>>)> {
+                    o.as_pod().map(|p| (pod_node(p), p.spec.as_ref().and_then(|s| s.tolerations.as_ref())))
+                }
                 if old.as_deref().map(relevant) == Some(relevant(&event.object)) {
                     return;
                 }

@@ -484,8 +484,8 @@ impl ReplicaSetController {
                     }
                     return;
                 }
-                let cur_ref = controller_of(pod.metadata()).cloned();
-                let old_ref = controller_of(old.metadata()).cloned();
+                let cur_ref = controller_of(pod.metadata());
+                let old_ref = controller_of(old.metadata());
                 let ref_changed = cur_ref != old_ref;
                 if ref_changed {
                     if let Some(key) = old_ref.as_ref().and_then(|r| self.resolve(pod.namespace(), r)) {

@@ -430,7 +430,7 @@ impl Kubelet {
 pub(crate) fn random_id(ctx: &mut Ctx) -> String {
     let mut bytes = [0u8; 32];
     ctx.rng.fill_bytes(&mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    kubesim_api::hash::hex(&bytes)
 }
 
 /// Go's time.Duration.String for the Pulled event ("1.802s", "543ms").

@@ -156,3 +156,38 @@ fn the_fs_is_reachable_through_the_os_of_fake_os() {
     os.fs().write("/root/x", b"1", WriteMode::Truncate).unwrap();
     assert_eq!(os.fs_ref().stat("/root/x").unwrap().mtime_ms, os.unix_time_ms());
 }
+
+#[test]
+fn listings_show_mount_points_and_the_longest_mount_prefix_wins() {
+    let mut vols = Volumes::default();
+    let mut root = registry::busybox_image();
+    let mounts = vec![
+        Mount { path: "/srv".into(), volume: "outer".into(), sub_path: Some("base".into()), read_only: false },
+        Mount { path: "/srv/inner".into(), volume: "inner".into(), sub_path: None, read_only: true },
+        Mount { path: "/srvx".into(), volume: "other".into(), sub_path: None, read_only: false },
+    ];
+    prepare_mountpoints(&mut root, &mounts, &mut vols);
+    // (The mount point of the nested mount, inside the outer volume.)
+    vols.trees.get_mut("outer").unwrap().add_dir("/base/inner", 0o755);
+    vols.trees.get_mut("inner").unwrap().add_file("/f", b"in".to_vec(), 0o600);
+    vols.trees.get_mut("inner").unwrap().set_owner("/", 7, 7);
+    let mut fs = view(&mut root, &mounts, &mut vols);
+    fs.write("/srv/a", b"outer", WriteMode::Truncate).unwrap();
+    fs.mkdir("/srv/inner2", 0o700, false).unwrap();
+    assert_eq!(fs.read("/srv/inner/f").unwrap(), b"in", "the nested mount, not the outer volume");
+    assert_eq!(fs.write("/srv/inner/g", b"", WriteMode::Truncate), Err(Errno::EROFS));
+    fs.chmod("/srv/a", 0o600).unwrap();
+    let listing = fs.read_dir("/srv").unwrap();
+    let entry = |name: &str| listing.iter().find(|e| e.name == name).unwrap_or_else(|| panic!("{name} listed")).meta.clone();
+    assert_eq!(listing.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), ["a", "inner", "inner2"]);
+    // A mount point lists as the mounted tree's root (its owner, read-only); the others as
+    // themselves.
+    assert_eq!((entry("inner").uid, entry("inner").mount_ro), (7, true));
+    assert_eq!((entry("inner2").mode, entry("inner2").mount_ro), (0o700, false));
+    assert_eq!(entry("a").mode, 0o600);
+    let root_listing = fs.read_dir("/").unwrap();
+    assert!(root_listing.iter().any(|e| e.name == "srvx"), "a name extending a mount point's is another entry");
+    drop(fs);
+    assert_eq!(vols.trees["outer"].read_path("/base/a"), Some(&b"outer"[..]), "writes under a sub-path mount land in the volume");
+    assert!(vols.trees["outer"].get_path("/base/inner2").is_some());
+}

@@ -543,18 +543,26 @@ impl Cache {
     /// place (`None`: same labels, newer info; or `Some` again after its node arrived), or
     /// removes them (`remove`).
     fn index_labels(&mut self, info: &Arc<PodInfo>, node: Option<Option<usize>>, remove: bool) {
+        // One key buffer for every label (a pod's labels are indexed at each of its updates);
+        // a key is allocated only for a label not indexed yet.
+        let mut key = String::new();
         for (k, v) in info.labels().into_iter().flatten() {
-            let key = label_key(info.namespace(), k, v);
+            key.clear();
+            key.extend([info.namespace(), "\0", k, "\0", v]);
+            debug_assert_eq!(key, label_key(info.namespace(), k, v));
             if remove {
-                if let Some(pods) = self.by_label.get_mut(&key) {
+                if let Some(pods) = self.by_label.get_mut(key.as_str()) {
                     pods.remove(&info.key);
                     if pods.is_empty() {
-                        self.by_label.remove(&key);
+                        self.by_label.remove(key.as_str());
                     }
                 }
                 continue;
             }
-            let pods = self.by_label.entry(key).or_default();
+            if !self.by_label.contains_key(key.as_str()) {
+                self.by_label.insert(key.clone(), BTreeMap::new());
+            }
+            let pods = self.by_label.get_mut(key.as_str()).expect("inserted");
             match (pods.get_mut(&info.key), node) {
                 (Some(entry), None) => entry.info = info.clone(),
                 (Some(entry), Some(node)) => *entry = Labelled { info: info.clone(), node },

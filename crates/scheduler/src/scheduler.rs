@@ -432,11 +432,11 @@ impl Scheduler {
                 }
                 _ => PodInfo::new(object.clone()),
             };
-            if unchanged && !was_assumed && self.cache.refresh_pod(Arc::new(info.clone()), node) {
+            let info = Arc::new(info);
+            if unchanged && !was_assumed && self.cache.refresh_pod(info.clone(), node) {
                 return;
             }
             let labels_changed = previous.as_ref().is_some_and(|p| p.pod().metadata.labels != pod.metadata.labels);
-            let info = Arc::new(info);
             self.cache.upsert_pod(info.clone(), node);
             if was_assumed {
                 self.cluster_event_for(ClusterEvent::AssignedPodAdd, ctx.now, Some(&info));

@@ -427,7 +427,9 @@ fn parse_block(toks: &[Tok], pos: &mut usize, file: &str, nested: bool) -> Resul
 #[derive(Clone, Debug, PartialEq)]
 enum Seen {
     IsDir(String, Result<bool, Errno>),
-    Read(String, Result<Vec<u8>, Errno>),
+    /// (The file's bytes as the filesystem shares them: a file no one wrote since, in a
+    /// container cloned from the same image, is the same allocation.)
+    Read(String, Result<Arc<Vec<u8>>, Errno>),
     ReadDir(String, Result<Vec<DirEntry>, Errno>),
 }
 
@@ -436,7 +438,10 @@ impl Seen {
     fn holds(&self, fs: &dyn Fs) -> bool {
         match self {
             Seen::IsDir(p, r) => fs.stat(p).map(|m| m.is_dir()) == *r,
-            Seen::Read(p, r) => fs.read(p) == *r,
+            Seen::Read(p, r) => match (fs.read_shared(p), r) {
+                (Ok(now), Ok(then)) => Arc::ptr_eq(&now, then) || now == *then,
+                (now, then) => now == *then,
+            },
             Seen::ReadDir(p, r) => fs.read_dir(p) == *r,
         }
     }
@@ -462,9 +467,10 @@ impl<'a> Reader<'a> {
     }
     /// A file's bytes.
     pub fn read(&self, path: &str) -> Result<Vec<u8>, Errno> {
-        let r = self.fs.read(path);
-        self.seen.borrow_mut().push(Seen::Read(path.to_string(), r.clone()));
-        r
+        let r = self.fs.read_shared(path);
+        let bytes = r.as_ref().map(|d| d.to_vec()).map_err(|e| *e);
+        self.seen.borrow_mut().push(Seen::Read(path.to_string(), r));
+        bytes
     }
     /// A directory's entries.
     pub fn read_dir(&self, path: &str) -> Result<Vec<DirEntry>, Errno> {
