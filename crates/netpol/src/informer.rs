@@ -13,14 +13,17 @@ use crate::policy::{PodInfo, PolicyView};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kubesim_api::object::Object;
 use kubesim_runtime::component::{Component, Ctx, Interest, WatchEvent, WatchFilter};
-use kubesim_store::EventType;
+use kubesim_store::{ByNamespace, EventType};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The informer's caches.
 #[derive(Clone, Debug, Default)]
 pub struct PolicyInformer {
-    pods: BTreeMap<(String, String), PodInfo>,
+    /// The pods the agents see ([`PodInfo::admitted`]), as the store's own versions: what a
+    /// view keeps of each ([`PodInfo::of`]) is derived when a view is published, so a
+    /// cluster without NetworkPolicies (nothing published) pays a pointer per pod update.
+    pods: ByNamespace<Arc<Object>>,
     namespaces: BTreeMap<String, BTreeMap<String, String>>,
     policies: BTreeMap<(String, String), Arc<NetworkPolicy>>,
     armed: bool,
@@ -33,23 +36,29 @@ const PUBLISH: u64 = 1;
 pub const NAME: &str = "kube-network-policies";
 
 impl PolicyInformer {
-    fn apply(&mut self, object: &Object, deleted: bool) -> bool {
-        let key = (object.namespace().to_string(), object.name().to_string());
-        match object {
-            Object::Pod(_) if deleted => self.pods.remove(&key).is_some(),
-            Object::Pod(pod) => match PodInfo::of(pod) {
-                Some(info) => self.pods.insert(key, info.clone()) != Some(info),
-                None => self.pods.remove(&key).is_some(),
-            },
+    /// Applies an informer event; whether a published view would change.
+    fn apply(&mut self, object: &Arc<Object>, deleted: bool) -> bool {
+        let (namespace, name) = (object.namespace(), object.name());
+        match object.as_ref() {
+            Object::Pod(_) if deleted => self.pods.remove(namespace, name).is_some(),
+            Object::Pod(pod) if PodInfo::admitted(pod) => {
+                let old = self.pods.insert(namespace, name, object.clone());
+                // Without policies no view is published from pods (see on_watch).
+                if self.policies.is_empty() && !self.published {
+                    return true;
+                }
+                old.is_none_or(|old| old.as_pod().and_then(PodInfo::of) != PodInfo::of(pod))
+            }
+            Object::Pod(_) => self.pods.remove(namespace, name).is_some(),
             Object::Namespace(_) if deleted => self.namespaces.remove(object.name()).is_some(),
             Object::Namespace(ns) => {
                 let labels = ns.metadata.labels.clone().unwrap_or_default();
                 self.namespaces.insert(object.name().to_string(), labels.clone()) != Some(labels)
             }
-            _ if object.kind() == "NetworkPolicy" && deleted => self.policies.remove(&key).is_some(),
+            _ if object.kind() == "NetworkPolicy" && deleted => self.policies.remove(&(namespace.to_string(), name.to_string())).is_some(),
             _ if object.kind() == "NetworkPolicy" => match object.decode::<NetworkPolicy>() {
                 Some(policy) => {
-                    self.policies.insert(key, Arc::new(policy));
+                    self.policies.insert((namespace.to_string(), name.to_string()), Arc::new(policy));
                     true
                 }
                 None => false,
@@ -69,7 +78,7 @@ impl PolicyInformer {
             return;
         }
         let view = PolicyView::from_parts(
-            self.pods.values().cloned(),
+            self.pods.values().filter_map(|o| o.as_pod().and_then(PodInfo::of)),
             self.namespaces.iter().map(|(n, l)| (n.as_str(), l)),
             self.policies.values().map(|p| p.as_ref()),
         );

@@ -48,11 +48,11 @@ impl PodInfo {
     /// The pod as the policy agent sees it: `None` for host-network pods and finished pods
     /// (their address may already belong to another pod).
     pub fn of(pod: &Pod) -> Option<PodInfo> {
-        let spec = pod.spec.as_ref()?;
-        let status = pod.status.as_ref();
-        if spec.host_network == Some(true) || matches!(status.and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed")) {
+        if !PodInfo::admitted(pod) {
             return None;
         }
+        let spec = pod.spec.as_ref()?;
+        let status = pod.status.as_ref();
         let mut named_ports = BTreeMap::new();
         for c in spec.init_containers.iter().flatten().chain(spec.containers.iter()) {
             for p in c.ports.iter().flatten() {
@@ -70,6 +70,12 @@ impl PodInfo {
             node_ip: status.and_then(|s| s.host_ip.clone()).unwrap_or_default(),
             named_ports,
         })
+    }
+
+    /// Whether the agent sees the pod at all ([`PodInfo::of`] is `Some`).
+    pub fn admitted(pod: &Pod) -> bool {
+        let Some(spec) = pod.spec.as_ref() else { return false };
+        spec.host_network != Some(true) && !matches!(pod.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed"))
     }
 
     /// `namespace/name`, as the netpol e2e names pods.
