@@ -225,8 +225,8 @@ pub fn hostname(pod: &Pod) -> String {
 
 /// The kubelet-managed `/etc/hosts` of a pod (not for hostNetwork pods, which see the node's).
 pub fn hosts_file(pod: &Pod, pod_ip: &str) -> String {
-    let spec = pod.spec.clone().unwrap_or_default();
-    let namespace = pod.metadata.namespace.clone().unwrap_or_default();
+    let spec = kubesim_api::pod::spec(pod);
+    let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
     let name = hostname(pod);
     let mut out = String::from("# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n");
     if !pod_ip.is_empty() {
@@ -235,11 +235,11 @@ pub fn hosts_file(pod: &Pod, pod_ip: &str) -> String {
             None => out.push_str(&format!("{pod_ip}\t{name}\n")),
         }
     }
-    let aliases = spec.host_aliases.clone().unwrap_or_default();
+    let aliases = spec.host_aliases.as_deref().unwrap_or_default();
     if !aliases.is_empty() {
         out.push_str("\n# Entries added by HostAliases.\n");
         for alias in aliases {
-            out.push_str(&format!("{}\t{}\n", alias.ip, alias.hostnames.unwrap_or_default().join("\t")));
+            out.push_str(&format!("{}\t{}\n", alias.ip, alias.hostnames.as_deref().unwrap_or_default().join("\t")));
         }
     }
     out

@@ -200,8 +200,8 @@ impl Kubelet {
         }
     }
 
-    pub(crate) fn note_cri(&self, ctx: &mut Ctx, call: CriCall, detail: String) {
-        ctx.note(format!("cri/{}", self.setup.name), call.name(), detail);
+    pub(crate) fn note_cri(&self, ctx: &mut Ctx, call: CriCall, detail: impl FnOnce() -> String) {
+        ctx.note_with(|| format!("cri/{}", self.setup.name), call.name(), detail);
     }
 
     /// Requeues a pod whose sync ended in an error, after 10–15 s (wait.Jitter(10s, 0.5)).
@@ -241,7 +241,7 @@ impl Kubelet {
                         let _ = host.cri.remove_pod_sandbox(&sandbox);
                         self.release_ip(host, &uid, &sandbox, worker.ip.as_deref(), ctx);
                         let pod_ref = format!("{}/{}", pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default());
-                        self.note_cri(ctx, CriCall::RemovePodSandbox, pod_ref);
+                        self.note_cri(ctx, CriCall::RemovePodSandbox, || pod_ref);
                     }
                     self.forget_pod(host, &uid);
                     self.seq_to_uid.remove(&worker.seq);
@@ -306,7 +306,7 @@ impl Kubelet {
     pub(crate) fn release_ip(&mut self, host: &mut Host, uid: &str, sandbox: &str, ip: Option<&str>, ctx: &mut Ctx) {
         if let Some(ip) = ip.filter(|ip| *ip != self.node_ip()) {
             network::del(host, ctx.fabric, uid, sandbox, ip);
-            ctx.note(format!("cni/{}", self.setup.name), "DEL", format!("{sandbox} {ip}"));
+            ctx.note_with(|| format!("cni/{}", self.setup.name), "DEL", || format!("{sandbox} {ip}"));
         }
     }
 

@@ -47,7 +47,7 @@ impl Kubelet {
         let uids: Vec<String> =
             self.workers.iter().filter(|(_, w)| w.sandbox.as_ref().is_some_and(|s| changed_sandboxes.contains(s))).map(|(uid, _)| uid.clone()).collect();
         if !uids.is_empty() {
-            ctx.note(format!("kubelet/{}", self.setup.name), "PLEG", format!("relist: {} pod(s) changed", uids.len()));
+            ctx.note_with(|| format!("kubelet/{}", self.setup.name), "PLEG", || format!("relist: {} pod(s) changed", uids.len()));
         }
         for uid in uids {
             self.sync(host, &uid, ctx);

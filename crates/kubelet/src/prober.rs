@@ -59,10 +59,12 @@ impl Prober {
 impl Kubelet {
     /// Starts the probe workers of a container that just started (prober_manager AddPod).
     pub(crate) fn add_probes(&mut self, uid: &str, container: &str, container_id: &str, ctx: &mut Ctx) {
-        let Some(spec) = self.workers.get(uid).and_then(|w| w.pod().spec.clone()) else { return };
-        let Some(c) = spec.init_containers.iter().flatten().chain(spec.containers.iter()).find(|c| c.name == container).cloned() else { return };
+        // The pod's version, shared (not its spec copied for each container start).
+        let Some(object) = self.workers.get(uid).map(|w| w.pod.clone()) else { return };
+        let Some(spec) = object.as_pod().and_then(|p| p.spec.as_ref()) else { return };
+        let Some(c) = spec.init_containers.iter().flatten().chain(spec.containers.iter()).find(|c| c.name == container) else { return };
         for kind in [ProbeKind::Startup, ProbeKind::Liveness, ProbeKind::Readiness] {
-            let Some(probe) = kind.of(&c) else { continue };
+            let Some(probe) = kind.of(c) else { continue };
             self.prober.results.remove(&(uid.to_string(), container.to_string(), kind));
             let seq = self.prober.next_seq;
             self.prober.next_seq += 1;
@@ -86,8 +88,8 @@ impl Kubelet {
             self.prober.workers.remove(&seq);
             return;
         };
-        let pod = worker.pod().clone();
         let object = worker.pod.clone();
+        let pod = object.as_pod().expect("pod workers hold pods");
         let pod_ip = worker.ip.clone().unwrap_or_default();
         let latest = worker.instances.get(&probe_worker.container).and_then(|ids| ids.last()).cloned();
         let key = (probe_worker.uid.clone(), probe_worker.container.clone(), probe_worker.kind);

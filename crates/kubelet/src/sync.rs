@@ -153,7 +153,7 @@ impl Kubelet {
         self.remove_pod_volumes(uid, ctx);
         let pod = self.workers[uid].pod();
         let pod_ref = format!("{}/{}", pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default());
-        self.note_cri(ctx, CriCall::StopPodSandbox, pod_ref);
+        self.note_cri(ctx, CriCall::StopPodSandbox, || pod_ref);
     }
 
     fn latest_state(&self, host: &Host, uid: &str, name: &str) -> Option<(ContainerState, Option<i32>)> {
@@ -175,7 +175,8 @@ impl Kubelet {
         let worker = self.workers.get_mut(uid).expect("worker exists");
         let backoff = worker.restart_backoff.entry(container.name.clone()).or_default().clone();
         if backoff.in_backoff_since(finished, ctx.now) {
-            let pod = worker.pod().clone();
+            let pod_object = worker.pod.clone();
+            let pod = pod_object.as_pod().expect("pod workers hold pods");
             let (name, namespace, pod_uid) = (
                 pod.metadata.name.clone().unwrap_or_default(),
                 pod.metadata.namespace.clone().unwrap_or_default(),
@@ -307,7 +308,7 @@ impl Kubelet {
                     self.configure_cni(host, ctx);
                     match network::add(host, ctx.fabric, (&pod_uid, &pod_ref), &id, spec) {
                         Ok(ip) => {
-                            ctx.note(format!("cni/{}", self.setup.name), "ADD", format!("{pod_ref} {ip}"));
+                            ctx.note_with(|| format!("cni/{}", self.setup.name), "ADD", || format!("{pod_ref} {ip}"));
                             ip
                         }
                         Err(err) => {
@@ -333,14 +334,14 @@ impl Kubelet {
                     interfaces,
                 };
                 let _ = host.cri.run_pod_sandbox(&config, id.clone(), ctx.now);
-                self.note_cri(ctx, CriCall::RunPodSandbox, format!("{pod_ref} ip={ip}"));
+                self.note_cri(ctx, CriCall::RunPodSandbox, || format!("{pod_ref} ip={ip}"));
                 let worker = self.workers.get_mut(uid).expect("worker exists");
                 worker.sandbox = Some(id);
                 worker.ip = Some(ip);
                 self.mark_runtime_changed(host, ctx);
             }
             Step::Pull { container, image, started } => {
-                self.note_cri(ctx, CriCall::PullImage(0), image.to_string());
+                self.note_cri(ctx, CriCall::PullImage(0), || image.to_string());
                 match host.cri.pull_image(&image) {
                     Ok(pulled) => {
                         let took = ctx.now - started;
@@ -431,7 +432,7 @@ impl Kubelet {
                 let sandbox = self.workers[uid].sandbox.clone().unwrap_or_default();
                 match host.cri.create_container(&sandbox, config, id.clone(), ctx.now) {
                     Ok(_) => {
-                        self.note_cri(ctx, CriCall::CreateContainer, format!("{pod_ref} {container}"));
+                        self.note_cri(ctx, CriCall::CreateContainer, || format!("{pod_ref} {container}"));
                         ctx.event(&object, "Normal", "Created", format!("Created container: {container}"));
                         let worker = self.workers.get_mut(uid).expect("worker exists");
                         worker.waiting.remove(&container);
@@ -452,7 +453,7 @@ impl Kubelet {
             }
             Step::Start { container, id } => {
                 let _ = host.cri.start_container(&id, ctx.now);
-                self.note_cri(ctx, CriCall::StartContainer, format!("{pod_ref} {container}"));
+                self.note_cri(ctx, CriCall::StartContainer, || format!("{pod_ref} {container}"));
                 let start_error = host.cri.container_status(&id).ok().and_then(|c| c.start_error.clone());
                 match start_error {
                     // runc could not exec the command: the container is created but never ran.
@@ -474,7 +475,7 @@ impl Kubelet {
                     // StopPodSandbox tears down the pod network (status keeps the pod IP).
                     let ip = self.workers[uid].ip.clone();
                     self.release_ip(host, uid, &sandbox, ip.as_deref(), ctx);
-                    self.note_cri(ctx, CriCall::StopPodSandbox, pod_ref);
+                    self.note_cri(ctx, CriCall::StopPodSandbox, || pod_ref);
                 }
                 self.terminate(host, uid, ctx);
                 return;
@@ -521,7 +522,8 @@ impl Kubelet {
         if worker.in_flight.is_some() || !worker.active() {
             return;
         }
-        let pod = worker.pod().clone();
+        let pod_object = worker.pod.clone();
+        let pod = pod_object.as_pod().expect("pod workers hold pods");
         let grace_ms = pod.metadata.deletion_grace_period_seconds.unwrap_or(30).max(0) as u64 * 1000;
         let running: Vec<(String, String)> = worker
             .instances
@@ -550,16 +552,14 @@ impl Kubelet {
                 ctx.note(format!("cri/{}", self.setup.name), "ExecSync", format!("preStop hook {name}: {hook:?}"));
             }
             let _ = host.cri.stop_container(id, grace_ms, hook, ctx.now);
-            self.note_cri(
-                ctx,
-                CriCall::StopContainer,
+            self.note_cri(ctx, CriCall::StopContainer, || {
                 format!(
                     "{}/{} {name} timeout={}s",
                     pod.metadata.namespace.clone().unwrap_or_default(),
                     pod.metadata.name.clone().unwrap_or_default(),
                     grace_ms / 1000
-                ),
-            );
+                )
+            });
             self.workers.get_mut(uid).expect("worker").stop_requested.insert(id.clone());
         }
         if any_new {
@@ -593,7 +593,8 @@ impl Kubelet {
     /// retried when the kubelet relists (`relist_pods`: after a partition, restart or power loss).
     pub(crate) fn finish_deletion(&mut self, host: &mut Host, uid: &str, ctx: &mut Ctx) {
         let Some(worker) = self.workers.get(uid) else { return };
-        let pod = worker.pod().clone();
+        let pod_object = worker.pod.clone();
+        let pod = pod_object.as_pod().expect("pod workers hold pods");
         self.write_status(host, uid, ctx, true);
         let name = pod.metadata.name.clone().unwrap_or_default();
         let namespace = pod.metadata.namespace.clone().unwrap_or_default();

@@ -433,7 +433,7 @@ impl KubeProxy {
         nf.synced_at = Some(now);
         let (vips, endpoints) = (nf.vips.len() + nf.node_ports.len(), entry_endpoints(nf));
         let node = self.node.clone();
-        ctx.note(format!("iptables/{node}"), "iptables-restore", format!("{vips} service ports, {endpoints} endpoints"));
+        ctx.note_with(|| format!("iptables/{node}"), "iptables-restore", || format!("{vips} service ports, {endpoints} endpoints"));
     }
 
     /// Marks a Service's rules for the next sync.

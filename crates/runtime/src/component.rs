@@ -104,6 +104,8 @@ pub struct Ctx<'a> {
     pub timers: &'a mut Vec<TimerRequest>,
     /// Notes recorded during this step.
     pub notes: &'a mut Vec<Note>,
+    /// Whether the runtime keeps notes (it records history): see [`Ctx::note_with`].
+    pub notes_kept: bool,
     /// The host this component runs on (node agents); `None` on the control plane.
     pub host: Option<&'a mut Host>,
     /// Every host, read-only, for control-plane components that query nodes over the network
@@ -194,6 +196,13 @@ impl Ctx<'_> {
     /// Records a non-API message.
     pub fn note(&mut self, target: impl Into<String>, call: impl Into<String>, detail: impl Into<String>) {
         self.notes.push(Note { t_ms: self.now, actor: self.actor.clone(), target: target.into(), call: call.into(), detail: detail.into() });
+    }
+    /// [`Ctx::note`] whose target and detail are formatted only if the runtime keeps notes
+    /// (a run without history, as a benchmark at scale, would drop them: several per pod).
+    pub fn note_with(&mut self, target: impl FnOnce() -> String, call: &str, detail: impl FnOnce() -> String) {
+        if self.notes_kept {
+            self.note(target(), call, detail());
+        }
     }
     /// POST.
     pub fn create(&mut self, object: Object) -> Result<Arc<Object>> {

@@ -319,7 +319,8 @@ pub fn score_state_cached(pod: &PodInfo, view: &ClusterView, hard_weight: i64, c
     // the number of matching terms (a match makes an entry even where weights cancel).
     if view.cache.pods_with_affinity() > 0 {
         let ns_l = ns_labels(listers, pod.namespace());
-        let who = incoming_key(pod, listers);
+        // The incoming pod's memo key, made only when a memo is used (below).
+        let mut who: Option<String> = None;
         for key in view.cache.score_keys() {
             // (summed weight, matching terms) of a node's pods.
             let walk = |node: &NodeInfo| {
@@ -354,6 +355,7 @@ pub fn score_state_cached(pod: &PodInfo, view: &ClusterView, hard_weight: i64, c
                     }
                 }
             } else {
+                let who = who.get_or_insert_with(|| incoming_key(pod, listers));
                 let weights = counter.counts(&format!("score-existing|{key}|{hard_weight}|{who}"), nodes, |node| walk(node).0);
                 let matches = counter.counts(&format!("score-existing-n|{key}|{hard_weight}|{who}"), nodes, |node| walk(node).1);
                 for i in 0..nodes.len() {
