@@ -85,9 +85,11 @@ struct PodFactsIndex {
 }
 
 impl PodFactsIndex {
-    fn facts_of(&mut self, object: &Object) -> Option<PodFacts> {
+    /// The facts of `object`; `kept` is the labels its previous facts share, reused when
+    /// they are still the pod's (most updates): no search of the interned sets.
+    fn facts_of(&mut self, object: &Object, kept: Option<&Arc<BTreeMap<String, String>>>) -> Option<PodFacts> {
         let pod = object.as_pod()?;
-        let labels = pod.metadata.labels.as_ref().map(|l| match self.labels.get(l) {
+        let labels = pod.metadata.labels.as_ref().map(|l| match kept.filter(|shared| ***shared == *l).or_else(|| self.labels.get(l)) {
             Some(shared) => shared.clone(),
             None => {
                 if self.labels.len() >= 2 * self.labels_kept + 64 {
@@ -102,7 +104,8 @@ impl PodFactsIndex {
         Some(PodFacts { active: is_pod_active(pod), ready: is_pod_ready(pod), ready_since: pod_ready_since(pod), labels })
     }
     fn set(&mut self, uid: &str, (namespace, name): (&str, &str), object: Option<&Arc<Object>>) {
-        match object.and_then(|o| self.facts_of(o)) {
+        let kept = self.by_controller.get(uid).and_then(|m| m.get(namespace, name)).and_then(|f| f.labels.clone());
+        match object.and_then(|o| self.facts_of(o, kept.as_ref())) {
             Some(facts) => {
                 // Most updates are of a pod already indexed: no name or uid to allocate.
                 match self.by_controller.get_mut(uid) {

@@ -1,11 +1,12 @@
 //! Checkers of the API machinery itself: revisions and watch delivery.
 
+use kubesim_api::hash::FixedState;
 use kubesim_api::object::Object;
 use kubesim_api::Millis;
 use kubesim_apiserver::ApiServer;
 use kubesim_runtime::{Checker, Interest, WatchEvent, WatchFilter};
 use kubesim_store::{Commit, EventType, Resource};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 /// Every commit's revision is greater than the one before (etcd's global revision), and the
 /// object it carries has that revision as its `metadata.resourceVersion` (deletes too: the
@@ -66,10 +67,11 @@ pub struct WatchesComplete {
     /// By watcher (the runtime's component index: dense, so a vector; a delivery and each
     /// watcher a commit concerns look one up).
     watchers: Vec<Option<Watcher>>,
-    /// Resource → watchers with a cluster-wide or name-selected interest in it.
-    by_resource: BTreeMap<Resource, Vec<(usize, WatchFilter)>>,
+    /// Resource → watchers with a cluster-wide or name-selected interest in it. (Both maps
+    /// hashed: looked up for every commit, never walked.)
+    by_resource: HashMap<Resource, Vec<(usize, WatchFilter)>, FixedState>,
     /// Node → watchers of the pods bound to it.
-    by_node: BTreeMap<String, Vec<usize>>,
+    by_node: HashMap<String, Vec<usize>, FixedState>,
 }
 
 /// The event a watch reports for a commit, given whether the object was and is selected.
