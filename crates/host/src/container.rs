@@ -139,7 +139,7 @@ pub struct ContainerSpec {
     /// The hostname the container sees.
     pub hostname: String,
     /// Files the runtime writes into the root filesystem (/etc/hosts, /etc/hostname,
-    /// /etc/resolv.conf).
+    /// /etc/resolv.conf): moved there at creation, so a created container's spec lists none.
     pub files: Vec<(String, Vec<u8>, u32)>,
     /// memory limit in bytes.
     pub memory_limit: Option<u64>,
@@ -208,13 +208,44 @@ pub enum ProcState {
 enum Sink {
     /// The container's log.
     Log,
-    /// A buffer its parent reads (a spawn with capture_stdout).
-    Capture(Vec<u8>),
+    /// A buffer its parent reads (a spawn with capture_stdout). Boxed: a process's sink is
+    /// nearly always the log, and every process carries one.
+    Capture(Box<Vec<u8>>),
     /// An exec session's output.
     Session(u64),
     /// Nowhere (a lifecycle hook's output, which the kubelet only reports on failure).
     Discard,
 }
+
+/// Signals sent to a process and not delivered yet, oldest first: boxed, as a process
+/// rarely has any and every process carries the list (`Process` stays small: nginx runs a
+/// worker per CPU).
+#[derive(Clone, Debug, Default)]
+struct PendingSignals(Option<Box<Vec<Signal>>>);
+
+impl PendingSignals {
+    fn push(&mut self, signal: Signal) {
+        self.0.get_or_insert_with(Box::default).push(signal);
+    }
+    fn clear(&mut self) {
+        self.0 = None;
+    }
+    fn is_empty(&self) -> bool {
+        self.0.as_ref().is_none_or(|list| list.is_empty())
+    }
+    /// The oldest signal, removed.
+    fn take_first(&mut self) -> Option<Signal> {
+        let list = self.0.as_mut().filter(|list| !list.is_empty())?;
+        let first = list.remove(0);
+        if list.is_empty() {
+            self.0 = None;
+        }
+        Some(first)
+    }
+}
+
+/// [`Process::memory`] when the process's memory is its program's.
+const PROGRAM_MEMORY: u64 = u64::MAX;
 
 /// One process.
 #[derive(Clone, Debug)]
@@ -228,11 +259,14 @@ pub struct Process {
     program: Option<Box<dyn Program>>,
     /// What it is doing.
     pub state: ProcState,
-    memory: Option<u64>,
+    /// Its resident memory when set rather than its program's (a spawned worker's, a program's
+    /// `set_memory`), or [`PROGRAM_MEMORY`]: a sentinel rather than an `Option`, which would
+    /// cost every process eight more bytes.
+    memory: u64,
     /// CPU time used (ms).
     pub cpu_ms: u64,
     sink: Sink,
-    pending: Vec<Signal>,
+    pending: PendingSignals,
     /// The exec session it belongs to (its root pid), if any.
     session: Option<u32>,
     /// Its user id (setuid by gosu or a server dropping privileges; children inherit it).
@@ -610,10 +644,11 @@ fn seed_of(id: &str) -> u64 {
 
 impl Container {
     /// CreateContainer: the root filesystem is the image's tree plus the runtime's files.
-    pub fn new(id: String, sandbox_id: String, spec: ContainerSpec, image_tree: &Tree, volumes: &mut Volumes, now: Millis) -> Container {
+    pub fn new(id: String, sandbox_id: String, mut spec: ContainerSpec, image_tree: &Tree, volumes: &mut Volumes, now: Millis) -> Container {
         let mut rootfs = image_tree.clone();
-        for (path, data, mode) in &spec.files {
-            rootfs.add_file(path, data.clone(), *mode);
+        // The files move into the root filesystem (the spec the container keeps lists none).
+        for (path, data, mode) in std::mem::take(&mut spec.files) {
+            rootfs.add_file(&path, data, mode);
         }
         kubesim_os::fs::prepare_mountpoints(&mut rootfs, &spec.mounts, volumes);
         let rng = seed_of(&id);
@@ -876,7 +911,7 @@ impl Container {
                     let _ = self.io.write(&process.sink, Stream::Stderr, b"fork: Resource temporarily unavailable\n", now);
                     process.state = ProcState::Runnable(Box::new(Wake::Child { code: 126, stdout: Vec::new() }));
                 } else {
-                    let sink = if spawn.capture_stdout { Sink::Capture(Vec::new()) } else { process.sink.clone() };
+                    let sink = if spawn.capture_stdout { Sink::Capture(Box::default()) } else { process.sink.clone() };
                     match self.load(&spawn, volumes, foreign, now) {
                         Ok(program) => {
                             let pid = self.alloc_pid();
@@ -912,7 +947,7 @@ impl Container {
             let _ = (id, code);
         }
         let stdout = match process.sink {
-            Sink::Capture(buffer) => buffer,
+            Sink::Capture(buffer) => *buffer,
             _ => Vec::new(),
         };
         if let Some(parent) = self.procs.get_mut(&process.ppid) {
@@ -1135,7 +1170,7 @@ impl Container {
             }
             Step::Exit(code) => {
                 let stdout = match std::mem::replace(&mut process.sink, Sink::Log) {
-                    Sink::Capture(buffer) => buffer,
+                    Sink::Capture(buffer) => *buffer,
                     _ => Vec::new(),
                 };
                 if let Some(parent) = self.procs.get_mut(&process.ppid) {
@@ -1150,7 +1185,7 @@ impl Container {
                 SessionEvent::Exited(code)
             }
             Step::Spawn(spawn) => {
-                let sink = if spawn.capture_stdout { Sink::Capture(Vec::new()) } else { process.sink.clone() };
+                let sink = if spawn.capture_stdout { Sink::Capture(Box::default()) } else { process.sink.clone() };
                 match self.load(&spawn, volumes, foreign, clock) {
                     Ok(child_program) => {
                         let child = self.alloc_pid();
@@ -1256,10 +1291,10 @@ impl Process {
             argv: argv.into(),
             program: Some(program),
             state: ProcState::Runnable(Box::new(Wake::Start)),
-            memory: None,
+            memory: PROGRAM_MEMORY,
             cpu_ms: 0,
             sink,
-            pending: Vec::new(),
+            pending: PendingSignals::default(),
             session: None,
             uid: 0,
             gid: 0,
@@ -1288,7 +1323,7 @@ impl Process {
     fn take_wake(&mut self, now: Millis) -> Wake {
         let interruptible = matches!(self.state, ProcState::Sleeping(_) | ProcState::Computing(_) | ProcState::Waiting);
         if interruptible && !self.pending.is_empty() {
-            return Wake::Signal(self.pending.remove(0));
+            return Wake::Signal(self.pending.take_first().expect("not empty"));
         }
         match std::mem::replace(&mut self.state, ProcState::Waiting) {
             ProcState::Runnable(w) => *w,
@@ -1301,7 +1336,10 @@ impl Process {
     }
 
     fn rss(&self) -> u64 {
-        self.memory.unwrap_or_else(|| self.program.as_ref().map_or(0, |prog| prog.memory_bytes()))
+        match self.memory {
+            PROGRAM_MEMORY => self.program.as_ref().map_or(0, |prog| prog.memory_bytes()),
+            set => set,
+        }
     }
 
     fn info(&self, rss: u64) -> ProcessInfo {
@@ -1412,7 +1450,10 @@ impl Os for ContainerOs<'_> {
     }
     fn processes(&self) -> Vec<ProcessInfo> {
         let mut list = self.procs.infos();
-        list.push(self.process.info(self.process.memory.unwrap_or(1 << 20)));
+        list.push(self.process.info(match self.process.memory {
+            PROGRAM_MEMORY => 1 << 20,
+            set => set,
+        }));
         if let Some(ns) = self.ns.as_ref() {
             list.extend(ns.peers.iter().cloned());
         }
@@ -1478,7 +1519,7 @@ impl Os for ContainerOs<'_> {
         let pid = self.procs.alloc_pid();
         let mut worker = Process::new(pid, self.process.pid, title, Box::new(Idle), Sink::Discard).with_creds(uid, uid);
         worker.session = self.process.session;
-        worker.memory = Some(1 << 20);
+        worker.memory = 1 << 20;
         self.procs.insert(worker);
         Some(pid)
     }
@@ -1491,7 +1532,7 @@ impl Os for ContainerOs<'_> {
         MemInfo { total, free: total.saturating_sub(used + (512 << 20)), available: total.saturating_sub(used + (256 << 20)) }
     }
     fn set_memory(&mut self, bytes: u64) {
-        self.process.memory = Some(bytes);
+        self.process.memory = bytes.min(PROGRAM_MEMORY - 1);
     }
     fn uptime_ms(&self) -> u64 {
         self.now
@@ -1545,11 +1586,11 @@ mod proc_table_tests {
         let mut table = ProcTable::default();
         for pid in [5, 2, 9, 1] {
             let mut p = process(pid);
-            p.memory = Some(u64::from(pid) << 20);
+            p.memory = u64::from(pid) << 20;
             table.insert(p);
         }
         let mut again = process(9);
-        again.memory = Some(1 << 20);
+        again.memory = 1 << 20;
         table.insert(again);
         assert_eq!(table.values().map(|p| p.pid).collect::<Vec<_>>(), vec![1, 2, 5, 9]);
         assert_eq!(table.memory_bytes(), (1 + 2 + 5 + 1) << 20);
@@ -1567,12 +1608,28 @@ mod proc_table_tests {
     }
 
     /// A process stays small: nginx keeps one idle worker per CPU, so every byte here is paid
-    /// 32 times per pod on a 32-CPU node (the boxed wake keeps a DNS reply out of it).
+    /// 32 times per pod on a 32-CPU node (the boxed wake keeps a DNS reply out of it; the
+    /// pending signals and a captured stdout are boxed too).
     #[test]
     #[cfg(target_pointer_width = "64")]
     fn a_process_stays_small() {
         let size = std::mem::size_of::<Process>();
-        assert!(size <= 144, "Process is {size} bytes");
+        assert!(size <= 112, "Process is {size} bytes");
+    }
+
+    #[test]
+    fn pending_signals_are_delivered_oldest_first() {
+        let mut pending = PendingSignals::default();
+        assert!(pending.is_empty() && pending.take_first().is_none());
+        pending.push(Signal::Term);
+        pending.push(Signal::Int);
+        assert!(!pending.is_empty());
+        assert_eq!(pending.take_first(), Some(Signal::Term));
+        assert_eq!(pending.take_first(), Some(Signal::Int));
+        assert!(pending.is_empty() && pending.0.is_none(), "an emptied list frees its box");
+        pending.push(Signal::Hup);
+        pending.clear();
+        assert!(pending.is_empty());
     }
 }
 
