@@ -725,7 +725,7 @@ impl Container {
     pub fn start(&mut self, volumes: &mut Volumes, foreign: Foreign, now: Millis) {
         self.state = ContainerState::Running;
         self.started_at = Some(now);
-        let spawn = Spawn {
+        let mut spawn = Spawn {
             argv: self.spec.argv.clone(),
             env: self.spec.env.clone(),
             cwd: self.spec.cwd.clone(),
@@ -735,7 +735,7 @@ impl Container {
             tty: self.spec.tty,
             stdin_open: self.spec.stdin_open,
         };
-        match self.load(&spawn, volumes, foreign, now) {
+        match self.load(&mut spawn, volumes, foreign, now) {
             Ok(program) => {
                 let pid = self.alloc_pid();
                 self.main_pid = pid;
@@ -750,17 +750,18 @@ impl Container {
 
     /// Resolves and loads a program for `spawn` (argv[0] through PATH unless `path` is set),
     /// with runc's error text when it cannot be executed.
-    fn load(&mut self, spawn: &Spawn, volumes: &mut Volumes, foreign: Foreign, now: Millis) -> Result<Box<dyn Program>, String> {
+    /// (`spawn.path` is set to the resolved executable: the spawn is not copied, environment
+    /// and all, for it.)
+    fn load(&mut self, spawn: &mut Spawn, volumes: &mut Volumes, foreign: Foreign, now: Millis) -> Result<Box<dyn Program>, String> {
         let unix_ms = unix_ms(now);
         let fs = ContainerFs::new(&mut self.rootfs, &self.spec.mounts, volumes, unix_ms);
         let first = spawn.argv.first().cloned().unwrap_or_default();
-        let path = if spawn.path.is_empty() {
-            kubesim_os::registry::resolve_command(&first, spawn.env.get("PATH").map(String::as_str), &spawn.cwd, &fs).map_err(|e| exec_error(&first, e))?
-        } else {
-            spawn.path.clone()
-        };
-        let spawn = Spawn { path, ..spawn.clone() };
-        match kubesim_os::registry::program_for(&spawn, &fs) {
+        if spawn.path.is_empty() {
+            spawn.path =
+                kubesim_os::registry::resolve_command(&first, spawn.env.get("PATH").map(String::as_str), &spawn.cwd, &fs).map_err(|e| exec_error(&first, e))?;
+        }
+        let spawn = &*spawn;
+        match kubesim_os::registry::program_for(spawn, &fs) {
             Ok(program) => Ok(program),
             Err(not_implemented) => match kubesim_os::registry::inspect(&fs, &spawn.path) {
                 Err(e) => Err(exec_error(&first, e)),
@@ -906,13 +907,13 @@ impl Container {
                 outbox.push(NetRequest { id, container: self.id.clone(), call });
                 process.state = ProcState::Net(id);
             }
-            Step::Spawn(spawn) => {
+            Step::Spawn(mut spawn) => {
                 if self.procs.len() + 1 >= MAX_PROCESSES {
                     let _ = self.io.write(&process.sink, Stream::Stderr, b"fork: Resource temporarily unavailable\n", now);
                     process.state = ProcState::Runnable(Box::new(Wake::Child { code: 126, stdout: Vec::new() }));
                 } else {
                     let sink = if spawn.capture_stdout { Sink::Capture(Box::default()) } else { process.sink.clone() };
-                    match self.load(&spawn, volumes, foreign, now) {
+                    match self.load(&mut spawn, volumes, foreign, now) {
                         Ok(program) => {
                             let pid = self.alloc_pid();
                             self.procs.insert(Process::new(pid, process.pid, spawn.argv.clone(), program, sink).with_creds(process.uid, process.gid));
@@ -1016,8 +1017,8 @@ impl Container {
         }
         match pre_stop {
             Some(PreStop::Exec(argv)) => {
-                let spawn = Spawn { argv: argv.clone(), env: self.spec.env.clone(), cwd: self.spec.cwd.clone(), ..Default::default() };
-                if let Ok(program) = self.load(&spawn, volumes, foreign, now) {
+                let mut spawn = Spawn { argv: argv.clone(), env: self.spec.env.clone(), cwd: self.spec.cwd.clone(), ..Default::default() };
+                if let Ok(program) = self.load(&mut spawn, volumes, foreign, now) {
                     let pid = self.alloc_pid();
                     self.procs.insert(Process::new(pid, 0, argv, program, Sink::Discard).with_creds(self.spec.uid, self.spec.gid));
                     self.hook_pid = Some(pid);
@@ -1119,7 +1120,7 @@ impl Container {
         if self.state != ContainerState::Running {
             return Err("container is not running".to_string());
         }
-        let spawn = Spawn {
+        let mut spawn = Spawn {
             argv: argv.to_vec(),
             env: self.spec.env.clone(),
             cwd: self.spec.cwd.clone(),
@@ -1129,7 +1130,7 @@ impl Container {
             tty,
             stdin_open: false,
         };
-        let program = self.load(&spawn, volumes, foreign, now)?;
+        let program = self.load(&mut spawn, volumes, foreign, now)?;
         let pid = self.alloc_pid();
         self.io.sessions.insert(pid as u64, (Vec::new(), Vec::new()));
         let mut process = Process::new(pid, 0, argv.to_vec(), program, Sink::Session(pid as u64)).with_creds(self.spec.uid, self.spec.gid);
@@ -1184,9 +1185,9 @@ impl Container {
                 }
                 SessionEvent::Exited(code)
             }
-            Step::Spawn(spawn) => {
+            Step::Spawn(mut spawn) => {
                 let sink = if spawn.capture_stdout { Sink::Capture(Box::default()) } else { process.sink.clone() };
-                match self.load(&spawn, volumes, foreign, clock) {
+                match self.load(&mut spawn, volumes, foreign, clock) {
                     Ok(child_program) => {
                         let child = self.alloc_pid();
                         let mut child_process = Process::new(child, pid, spawn.argv.clone(), child_program, sink).with_creds(process.uid, process.gid);
