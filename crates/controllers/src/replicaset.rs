@@ -493,7 +493,7 @@ impl ReplicaSetController {
                     }
                 }
                 if let Some(reference) = cur_ref {
-                    let Some(key) = self.resolve(pod.namespace(), &reference) else { return };
+                    let Some(key) = self.resolve(pod.namespace(), reference) else { return };
                     self.queue.add(key.clone(), ctx);
                     let min_ready = self.rss.get(&key).and_then(|o| as_rs(o)).and_then(|rs| rs.spec.as_ref().and_then(|s| s.min_ready_seconds)).unwrap_or(0);
                     let (was_ready, is_ready) = (old.as_pod().is_some_and(is_pod_ready), pod.as_pod().is_some_and(is_pod_ready));

@@ -209,7 +209,8 @@ enum Sink {
     /// The container's log.
     Log,
     /// A buffer its parent reads (a spawn with capture_stdout). Boxed: a process's sink is
-    /// nearly always the log, and every process carries one.
+    /// nearly always the log, and every process carries one (8 bytes here, not a `Vec`'s 24).
+    #[allow(clippy::box_collection)]
     Capture(Box<Vec<u8>>),
     /// An exec session's output.
     Session(u64),
@@ -221,6 +222,7 @@ enum Sink {
 /// rarely has any and every process carries the list (`Process` stays small: nginx runs a
 /// worker per CPU).
 #[derive(Clone, Debug, Default)]
+#[allow(clippy::box_collection)] // 8 bytes per process, not a `Vec`'s 24
 struct PendingSignals(Option<Box<Vec<Signal>>>);
 
 impl PendingSignals {
@@ -766,7 +768,7 @@ impl Container {
             Err(not_implemented) => match kubesim_os::registry::inspect(&fs, &spawn.path) {
                 Err(e) => Err(exec_error(&first, e)),
                 Ok(kubesim_os::registry::Exe::Unknown) => Err(exec_error(&first, Errno::ENOEXEC)),
-                Ok(_) => Ok(foreign(&not_implemented.name, &spawn, &self.spec.image, &self.spec.ports).unwrap_or_else(|| Box::new(Idle))),
+                Ok(_) => Ok(foreign(&not_implemented.name, spawn, &self.spec.image, &self.spec.ports).unwrap_or_else(|| Box::new(Idle))),
             },
         }
     }

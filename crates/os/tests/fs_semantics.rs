@@ -178,7 +178,7 @@ fn listings_show_mount_points_and_the_longest_mount_prefix_wins() {
     assert_eq!(fs.write("/srv/inner/g", b"", WriteMode::Truncate), Err(Errno::EROFS));
     fs.chmod("/srv/a", 0o600).unwrap();
     let listing = fs.read_dir("/srv").unwrap();
-    let entry = |name: &str| listing.iter().find(|e| e.name == name).unwrap_or_else(|| panic!("{name} listed")).meta.clone();
+    let entry = |name: &str| listing.iter().find(|e| e.name == name).unwrap_or_else(|| panic!("{name} listed")).meta;
     assert_eq!(listing.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), ["a", "inner", "inner2"]);
     // A mount point lists as the mounted tree's root (its owner, read-only); the others as
     // themselves.
@@ -187,7 +187,6 @@ fn listings_show_mount_points_and_the_longest_mount_prefix_wins() {
     assert_eq!(entry("a").mode, 0o600);
     let root_listing = fs.read_dir("/").unwrap();
     assert!(root_listing.iter().any(|e| e.name == "srvx"), "a name extending a mount point's is another entry");
-    drop(fs);
     assert_eq!(vols.trees["outer"].read_path("/base/a"), Some(&b"outer"[..]), "writes under a sub-path mount land in the volume");
     assert!(vols.trees["outer"].get_path("/base/inner2").is_some());
 }
