@@ -18,7 +18,7 @@ pub mod quota;
 pub mod server;
 
 pub use error::ApiError;
-pub use server::{drop_type_dependent_fields, ApiServer, DeleteOptions, Deleted, EventObservation, Propagation, Request, WorldLimits};
+pub use server::{drop_type_dependent_fields, ApiServer, DeleteOptions, Deleted, Propagation, Request, WorldLimits};
 
 /// The world's one RNG type: ChaCha8, seeded once per simulation.
 pub type SimRng = rand_chacha::ChaCha8Rng;

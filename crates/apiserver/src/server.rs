@@ -96,133 +96,45 @@ pub struct EventCaches {
     deletions_at_sweep: u64,
 }
 
-/// One recorder's EventCorrelator state: the event logger's LRU cache (key → what it last
-/// recorded under it, and last use → key) and the aggregator's.
+/// One recorder's LRU cache: key → (namespace, name, last use), and last use → key.
 #[derive(Clone, Debug, Default)]
 struct EventLru {
-    entries: std::collections::BTreeMap<u64, (EventObservation, u64)>,
-    by_use: std::collections::BTreeMap<u64, u64>,
-    clock: u64,
-    aggregates: SmallLru<AggregateRecord>,
-}
-
-/// What a recorder's event logger remembers of the event it recorded under a key
-/// (client-go's `eventLog`): the Event's name, how many occurrences it counted (skipped ones
-/// too) and when the first was.
-#[derive(Clone, Debug, PartialEq)]
-pub struct EventObservation {
-    /// The Event's namespace.
-    pub namespace: String,
-    /// The Event's name.
-    pub name: String,
-    /// Occurrences counted.
-    pub count: i32,
-    /// The first occurrence.
-    pub first_ms: Millis,
-}
-
-/// An LRU cache of [`EVENT_CACHE_ENTRIES`] entries by hashed key (golang/groupcache's `lru`,
-/// which client-go's aggregator uses).
-#[derive(Clone, Debug)]
-struct SmallLru<V> {
-    entries: std::collections::HashMap<u64, (V, u64), kubesim_api::hash::FixedState>,
+    entries: std::collections::BTreeMap<u64, (String, String, u64)>,
     by_use: std::collections::BTreeMap<u64, u64>,
     clock: u64,
 }
-
-impl<V> Default for SmallLru<V> {
-    fn default() -> Self {
-        SmallLru { entries: Default::default(), by_use: Default::default(), clock: 0 }
-    }
-}
-
-impl<V: Default> SmallLru<V> {
-    /// The entry of `key` as the most recently used (a new one from `V::default()`), evicting
-    /// the least recently used beyond [`EVENT_CACHE_ENTRIES`].
-    fn touch(&mut self, key: u64) -> &mut V {
-        self.clock += 1;
-        let clock = self.clock;
-        let entry = self.entries.entry(key).or_insert_with(|| (V::default(), clock));
-        self.by_use.remove(&entry.1);
-        entry.1 = clock;
-        self.by_use.insert(clock, key);
-        while self.entries.len() > EVENT_CACHE_ENTRIES {
-            let Some((_, oldest)) = self.by_use.pop_first() else { break };
-            self.entries.remove(&oldest);
-        }
-        &mut self.entries.get_mut(&key).expect("just touched").0
-    }
-}
-
-/// The aggregator's record of similar events (`aggregateRecord`): the distinct messages
-/// (hashed) seen within [`EVENT_AGGREGATE_INTERVAL_MS`] of each other, and the last time.
-#[derive(Clone, Debug, Default)]
-struct AggregateRecord {
-    local_keys: std::collections::BTreeSet<u64>,
-    last_ms: Option<Millis>,
-}
-
-/// client-go's EventCorrelator (tools/record/events_cache.go): similar events (same source,
-/// object, type and reason) with more than `defaultAggregateMaxEvents` (10) distinct messages
-/// within `defaultAggregateIntervalInSeconds` (600 s) of each other are combined into one.
-pub const EVENT_AGGREGATE_MAX_EVENTS: usize = 10;
-/// See [`EVENT_AGGREGATE_MAX_EVENTS`].
-pub const EVENT_AGGREGATE_INTERVAL_MS: Millis = 600_000;
 
 impl EventCaches {
-    /// What the recorder of `source` recorded under `key`.
-    pub fn get(&self, source: &str, key: u64) -> Option<&EventObservation> {
-        self.sources.get(source)?.entries.get(&key).map(|(observation, _)| observation)
-    }
-
-    fn source(&mut self, source: &str) -> &mut EventLru {
-        if !self.sources.contains_key(source) {
-            self.sources.insert(source.to_string(), EventLru::default());
-        }
-        self.sources.get_mut(source).expect("inserted")
-    }
-
-    /// `EventAggregate`: records a message (`local_key`) among the similar events of
-    /// `aggregate_key` at `now`; whether the event is to be combined with them (the record
-    /// then holds one message fewer, as `PopAny` leaves it — the smallest hash here, where
-    /// upstream drops an arbitrary one).
-    pub fn aggregate(&mut self, source: &str, aggregate_key: u64, local_key: u64, now: Millis) -> bool {
-        let record = self.source(source).aggregates.touch(aggregate_key);
-        if record.last_ms.is_none_or(|last| now.saturating_sub(last) > EVENT_AGGREGATE_INTERVAL_MS) {
-            *record = AggregateRecord::default();
-        }
-        record.local_keys.insert(local_key);
-        record.last_ms = Some(now);
-        if record.local_keys.len() < EVENT_AGGREGATE_MAX_EVENTS {
-            return false;
-        }
-        record.local_keys.pop_first();
-        true
+    /// The name of the event the recorder of `source` recorded under `key`.
+    pub fn get(&self, source: &str, key: u64) -> Option<&str> {
+        self.sources.get(source)?.entries.get(&key).map(|(_, name, _)| name.as_str())
     }
 
     /// Records `namespace/name` under `key` for `source` as its most recently used entry,
     /// evicting the least recently used beyond [`EVENT_CACHE_ENTRIES`]; now and then drops
     /// the entries whose Event no longer exists (`exists`), unless nothing was deleted since
     /// the last time (`deletions`: the store's count of deletes, [`Store::deletions`]).
-    pub fn remember(&mut self, source: &str, key: u64, observation: EventObservation, deletions: u64, exists: impl Fn(&str, &str) -> bool) {
-        let lru = self.source(source);
-        lru.clock += 1;
-        let clock = lru.clock;
-        let added = match lru.entries.get_mut(&key) {
-            Some(entry) => {
-                lru.by_use.remove(&entry.1);
-                *entry = (observation, clock);
-                false
-            }
-            None => {
-                lru.entries.insert(key, (observation, clock));
-                true
-            }
-        };
-        if added {
-            self.len += 1;
+    pub fn remember(&mut self, source: &str, key: u64, namespace: &str, name: &str, deletions: u64, exists: impl Fn(&str, &str) -> bool) {
+        if !self.sources.contains_key(source) {
+            self.sources.insert(source.to_string(), EventLru::default());
         }
         let Some(lru) = self.sources.get_mut(source) else { return };
+        lru.clock += 1;
+        let clock = lru.clock;
+        match lru.entries.get_mut(&key) {
+            Some(entry) => {
+                lru.by_use.remove(&entry.2);
+                if entry.0 != namespace || entry.1 != name {
+                    *entry = (namespace.to_string(), name.to_string(), clock);
+                } else {
+                    entry.2 = clock;
+                }
+            }
+            None => {
+                lru.entries.insert(key, (namespace.to_string(), name.to_string(), clock));
+                self.len += 1;
+            }
+        }
         lru.by_use.insert(clock, key);
         while lru.entries.len() > EVENT_CACHE_ENTRIES {
             let Some((_, oldest)) = lru.by_use.pop_first() else { break };
@@ -241,7 +153,7 @@ impl EventCaches {
     /// Drops the entries whose Event is gone.
     fn sweep(&mut self, exists: impl Fn(&str, &str) -> bool) {
         for lru in self.sources.values_mut() {
-            let gone: Vec<(u64, u64)> = lru.entries.iter().filter(|(_, (o, _))| !exists(&o.namespace, &o.name)).map(|(key, (_, used))| (*key, *used)).collect();
+            let gone: Vec<(u64, u64)> = lru.entries.iter().filter(|(_, (ns, name, _))| !exists(ns, name)).map(|(key, (_, _, used))| (*key, *used)).collect();
             for (key, used) in gone {
                 lru.entries.remove(&key);
                 lru.by_use.remove(&used);
@@ -361,22 +273,17 @@ impl ApiServer {
         &self.store
     }
 
-    /// The event logger of the recorder of `source`: what it recorded under `key`, if it
-    /// still remembers it.
-    pub fn event_observation(&self, source: &str, key: u64) -> Option<&EventObservation> {
+    /// The aggregation cache of the event recorder of `source`: the name of the event it
+    /// recorded under `key`, if it still remembers it.
+    pub fn event_name(&self, source: &str, key: u64) -> Option<&str> {
         self.event_index.get(source, key)
     }
 
-    /// Remembers (or refreshes, as the most recently used entry) what the recorder of `source`
-    /// recorded under `key` ([`EventCaches::remember`]).
-    pub fn remember_event(&mut self, source: &str, key: u64, observation: EventObservation) {
+    /// Remembers (or refreshes, as the most recently used entry) the event `namespace/name` the
+    /// recorder of `source` recorded under `key` ([`EventCaches::remember`]).
+    pub fn remember_event(&mut self, source: &str, key: u64, namespace: &str, name: &str) {
         let store = &self.store;
-        self.event_index.remember(source, key, observation, store.deletions(), |ns, n| store.get(("", "events"), ns, n).is_some());
-    }
-
-    /// The recorder's aggregator ([`EventCaches::aggregate`]).
-    pub fn event_aggregate(&mut self, source: &str, aggregate_key: u64, local_key: u64, now: Millis) -> bool {
-        self.event_index.aggregate(source, aggregate_key, local_key, now)
+        self.event_index.remember(source, key, namespace, name, store.deletions(), |ns, n| store.get(("", "events"), ns, n).is_some());
     }
 
     /// Mutable store access for the world (draining commits, compaction).
@@ -1591,30 +1498,22 @@ pub fn set_pod_condition(conditions: &mut Vec<PodCondition>, mut condition: PodC
 mod event_cache_tests {
     use super::*;
 
-    fn seen(namespace: &str, name: &str) -> EventObservation {
-        EventObservation { namespace: namespace.into(), name: name.into(), count: 1, first_ms: 0 }
-    }
-
-    fn name_of(caches: &EventCaches, source: &str, key: u64) -> Option<String> {
-        caches.get(source, key).map(|o| o.name.clone())
-    }
-
     #[test]
     fn each_recorder_keeps_its_4096_most_recently_used_events() {
         let mut caches = EventCaches::default();
         let live = |_: &str, _: &str| true;
         for key in 0..EVENT_CACHE_ENTRIES as u64 {
-            caches.remember("kubelet/a", key, seen("default", &format!("e{key}")), 0, live);
+            caches.remember("kubelet/a", key, "default", &format!("e{key}"), 0, live);
         }
-        caches.remember("kubelet/a", 0, seen("default", "e0"), 0, live); // used again: now the newest
-        caches.remember("kubelet/b", 7, seen("default", "other"), 0, live); // another recorder's own cache
-        caches.remember("kubelet/a", 99_999, seen("default", "new"), 0, live); // evicts the oldest: key 1
-        assert_eq!(name_of(&caches, "kubelet/a", 0).as_deref(), Some("e0"));
-        assert_eq!(name_of(&caches, "kubelet/a", 1), None);
-        assert_eq!(name_of(&caches, "kubelet/a", 2).as_deref(), Some("e2"));
-        assert_eq!(name_of(&caches, "kubelet/a", 99_999).as_deref(), Some("new"));
-        assert_eq!(name_of(&caches, "kubelet/b", 7).as_deref(), Some("other"));
-        assert_eq!(name_of(&caches, "kubelet/a", 7).as_deref(), Some("e7"));
+        caches.remember("kubelet/a", 0, "default", "e0", 0, live); // used again: now the newest
+        caches.remember("kubelet/b", 7, "default", "other", 0, live); // another recorder's own cache
+        caches.remember("kubelet/a", 99_999, "default", "new", 0, live); // evicts the oldest: key 1
+        assert_eq!(caches.get("kubelet/a", 0), Some("e0"));
+        assert_eq!(caches.get("kubelet/a", 1), None);
+        assert_eq!(caches.get("kubelet/a", 2), Some("e2"));
+        assert_eq!(caches.get("kubelet/a", 99_999), Some("new"));
+        assert_eq!(caches.get("kubelet/b", 7), Some("other"));
+        assert_eq!(caches.get("kubelet/a", 7), Some("e7"));
         assert_eq!(caches.len(), EVENT_CACHE_ENTRIES + 1);
     }
 
@@ -1623,14 +1522,14 @@ mod event_cache_tests {
         let mut caches = EventCaches::default();
         for key in 0..3 * EVENT_CACHE_ENTRIES as u64 {
             // Only the events of even keys still exist (the odd ones were deleted, one each).
-            caches.remember(&format!("controller-{}", key % 3), key, seen("ns", &format!("e{key}")), key / 2, |_, name| {
+            caches.remember(&format!("controller-{}", key % 3), key, "ns", &format!("e{key}"), key / 2, |_, name| {
                 name.trim_start_matches('e').parse::<u64>().is_ok_and(|k| k % 2 == 0)
             });
         }
         // At most the live entries (half) and what was remembered since the last sweep.
         assert!(caches.len() <= 3 * EVENT_CACHE_ENTRIES / 2 + EVENT_CACHE_ENTRIES, "{}", caches.len());
-        assert_eq!(name_of(&caches, "controller-0", 0).as_deref(), Some("e0"));
-        assert_eq!(name_of(&caches, "controller-1", 1), None);
+        assert_eq!(caches.get("controller-0", 0), Some("e0"));
+        assert_eq!(caches.get("controller-1", 1), None);
     }
 
     /// With no deletion since the last sweep no Event can be gone: the sweep (a lookup of
@@ -1639,25 +1538,8 @@ mod event_cache_tests {
     fn no_sweep_without_deletions() {
         let mut caches = EventCaches { deletions_at_sweep: 5, ..Default::default() };
         for key in 0..3 * EVENT_CACHE_ENTRIES as u64 {
-            caches.remember(&format!("controller-{}", key % 3), key, seen("ns", &format!("e{key}")), 5, |_, _| panic!("swept"));
+            caches.remember(&format!("controller-{}", key % 3), key, "ns", &format!("e{key}"), 5, |_, _| panic!("swept"));
         }
         assert_eq!(caches.len(), 3 * EVENT_CACHE_ENTRIES);
-    }
-
-    // client-go events_cache_test.go TestEventAggregatorByReasonFunc/TestEventCorrelator: the
-    // tenth distinct message of similar events within ten minutes is combined, and each one
-    // after it; a repeated message (still in the record) is not.
-    #[test]
-    fn the_tenth_similar_event_is_combined() {
-        let mut caches = EventCaches::default();
-        let combined: Vec<bool> = (0..12).map(|m| caches.aggregate("rs", 1, m, 1_000)).collect();
-        assert_eq!(combined, [false, false, false, false, false, false, false, false, false, true, true, true]);
-        // The record holds nine messages after combining (one popped): an old one repeats uncombined.
-        assert!(!caches.aggregate("rs", 1, 11, 2_000));
-        // Ten minutes of quiet start a fresh record.
-        assert!(!caches.aggregate("rs", 1, 100, 2_000 + EVENT_AGGREGATE_INTERVAL_MS + 1));
-        // Another reason or object is another record, and another recorder has its own.
-        assert!(!caches.aggregate("rs", 2, 100, 3_000));
-        assert!(!caches.aggregate("other", 1, 100, 3_000));
     }
 }

@@ -229,11 +229,8 @@ impl Ctx<'_> {
         let (mut req, api) = self.request()?;
         api.delete(info, namespace, name, options, &mut req)
     }
-    /// Records a v1 Event about `object` through the recorder's EventCorrelator, as client-go's
-    /// event recorder does (tools/record/events_cache.go): the same event again → count + 1 and
-    /// a new lastTimestamp; the tenth distinct message of similar events (same object, type
-    /// and reason) within ten minutes and each after it → one "(combined from similar
-    /// events)" Event. (Its spam filter is not modelled: README, "Deliberate deviations".)
+    /// Records a v1 Event about `object` (aggregating repeats as the event recorder does:
+    /// same object, reason, message and source → count + 1 and a new lastTimestamp).
     pub fn event(&mut self, object: &Object, type_: &str, reason: &str, message: String) {
         if !self.connected {
             return; // the event broadcaster drops what it cannot send
@@ -267,57 +264,28 @@ impl Ctx<'_> {
             field_path: None,
         };
         let source = EventSource { component: Some(component.clone()), host: host.clone() };
-        let hash = |parts: &[&str]| {
+        // Aggregation: the recorder's cache maps (object, reason, message, source) to the event.
+        let key = {
             let mut h = kubesim_api::hash::Fnv64::new();
-            for part in parts {
+            for part in [
+                &namespace,
+                involved.uid.as_deref().unwrap_or(""),
+                involved.name.as_deref().unwrap_or(""),
+                reason,
+                message.as_str(),
+                &component,
+                host.as_deref().unwrap_or(""),
+            ] {
                 h = h.bytes(part.as_bytes()).byte(0xff);
             }
             h.finish()
         };
-        let (kind, api_version) = (object.kind(), object.api_version());
-        let (uid, name) = (involved.uid.as_deref().unwrap_or(""), involved.name.as_deref().unwrap_or(""));
-        let host_name = host.as_deref().unwrap_or("");
-        // The recorder's own EventCorrelator (each component, each kubelet has one).
-        let recorder = format!("{component}/{host_name}");
-        // EventAggregate: similar events (source, object, type, reason) with many distinct
-        // messages are combined. The scheduler records through the events.k8s.io recorder,
-        // which correlates by event series instead: it is left out.
-        let legacy = component != "default-scheduler";
-        let similar = hash(&[&component, host_name, kind, &namespace, name, uid, api_version, type_, reason]);
-        let combined = legacy && self.api.event_aggregate(&recorder, similar, hash(&[message.as_str()]), self.now);
-        let (key, message) = if combined {
-            (similar, format!("(combined from similar events): {message}"))
-        } else {
-            (hash(&[&namespace, uid, name, reason, message.as_str(), &component, host_name]), message)
-        };
-        // eventObserve: the recorder's logger counts the occurrence and names the Event it goes
-        // to.
-        let observed = self.api.event_observation(&recorder, key).cloned();
-        let now = time_at(self.now);
-        let observation = match &observed {
-            Some(seen) => kubesim_apiserver::EventObservation { count: seen.count + 1, ..seen.clone() },
-            None => {
-                // Upstream names events "<object>.<hex unix nanos>"; the sub-millisecond part
-                // is the store's revision, so names stay unique and deterministic and, as real
-                // clocks do, follow the order the events were recorded in (describe lists
-                // events of the same second in name order).
-                let unix_nanos =
-                    (kubesim_api::time::EPOCH_UNIX_SECONDS as u64 * 1_000_000_000) + self.now * 1_000_000 + self.api.store().revision() % 1_000_000;
-                kubesim_apiserver::EventObservation {
-                    namespace: namespace.clone(),
-                    name: format!("{}.{:x}", object.name(), unix_nanos),
-                    count: 1,
-                    first_ms: self.now,
-                }
-            }
-        };
-        self.api.remember_event(&recorder, key, observation.clone());
-        // Deliberately not modelled: the correlator's spam filter (25 events of a source about
-        // one object, then one per 300 s). See README, "Deliberate deviations".
-        // An observed Event is patched (count, lastTimestamp, the combined message); one that is
-        // gone (or never written) is created under the logger's name and count.
-        let existing = observed
-            .and_then(|seen| self.api.lookup(("", "events"), &seen.namespace, &seen.name))
+        // The recorder's own cache (each component, each kubelet has its EventCorrelator).
+        let recorder = format!("{component}/{}", host.as_deref().unwrap_or(""));
+        let existing = self
+            .api
+            .event_name(&recorder, key)
+            .and_then(|name| self.api.lookup(("", "events"), &namespace, name))
             .and_then(|o| match o.as_ref() {
                 Object::Event(e) => Some(e),
                 _ => None,
@@ -326,34 +294,49 @@ impl Ctx<'_> {
                 e.involved_object.uid == involved.uid
                     && e.involved_object.name == involved.name
                     && e.reason.as_deref() == Some(reason)
-                    && (combined || e.message.as_deref() == Some(message.as_str()))
+                    && e.message.as_deref() == Some(message.as_str())
                     && e.source.as_ref() == Some(&source)
             })
             .map(|e| (**e).clone());
+        let now = time_at(self.now);
         let result = match existing {
             Some(mut event) => {
-                event.count = Some(observation.count);
+                event.count = Some(event.count.unwrap_or(1) + 1);
                 event.last_timestamp = Some(now);
-                event.message = Some(message);
-                self.update(Object::Event(Box::new(event)))
+                let updated = self.update(Object::Event(Box::new(event)));
+                if let Ok(object) = &updated {
+                    self.api.remember_event(&recorder, key, &namespace, object.name());
+                }
+                updated
             }
             None => {
+                // Upstream names events "<object>.<hex unix nanos>"; the sub-millisecond part
+                // is the store's revision, so names stay unique and deterministic and, as real
+                // clocks do, follow the order the events were recorded in (describe lists
+                // events of the same second in name order).
+                let unix_nanos =
+                    (kubesim_api::time::EPOCH_UNIX_SECONDS as u64 * 1_000_000_000) + self.now * 1_000_000 + self.api.store().revision() % 1_000_000;
+                let name = format!("{}.{:x}", object.name(), unix_nanos);
                 let event = Event {
-                    metadata: ObjectMeta { name: Some(observation.name), namespace: Some(namespace), ..Default::default() },
+                    metadata: ObjectMeta { name: Some(name), namespace: Some(namespace), ..Default::default() },
                     involved_object: involved,
                     reason: Some(reason.to_string()),
                     message: Some(message),
                     source: Some(source),
-                    first_timestamp: Some(time_at(observation.first_ms)),
+                    first_timestamp: Some(now.clone()),
                     last_timestamp: Some(now),
-                    count: Some(observation.count),
+                    count: Some(1),
                     type_: Some(type_.to_string()),
                     event_time: None,
                     reporting_component: Some(component),
                     reporting_instance: host,
                     ..Default::default()
                 };
-                self.create(Object::Event(Box::new(event)))
+                let created = self.create(Object::Event(Box::new(event)));
+                if let Ok(object) = &created {
+                    self.api.remember_event(&recorder, key, object.namespace(), object.name());
+                }
+                created
             }
         };
         // Event writes are best effort, as the event broadcaster's are.

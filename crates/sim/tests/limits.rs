@@ -1,6 +1,6 @@
 //! The browser's size cap: a runaway workload (a million replicas, a CronJob spawning Jobs
-//! every minute) is refused past the cap with 403s naming it (in the owner's ReplicaFailure
-//! condition and FailedCreate events), and the world goes on.
+//! every minute) is refused past the cap with 403s that controllers record as FailedCreate
+//! events naming it, and the world goes on.
 
 use kubesim_apiserver::WorldLimits;
 use kubesim_sim::loader::{apply, load};
@@ -20,14 +20,6 @@ fn a_million_replicas_stop_at_the_cap_with_a_clear_message() {
     let pods = world.api().store().count(("", "pods"));
     assert_eq!(pods, 60, "the cap holds (CoreDNS's pods included)");
     assert!(world.api().limit_refusals() > 0);
-    // The refusal shows in the ReplicaSet's ReplicaFailure condition and in FailedCreate
-    // events; the SuccessfulCreate events of the pods that fit, from the tenth on, are one
-    // combined event (client-go's EventCorrelator).
-    let failure = world.run_command("kubectl get rs -l app=many -o jsonpath={.items[0].status.conditions[?(@.type==\"ReplicaFailure\")].message}");
-    assert!(
-        failure.stdout.starts_with("pods \"many-") && failure.stdout.contains("is forbidden: this kubesim world holds its limit of 60 pods"),
-        "{failure:?}"
-    );
     let events = world.run_command("kubectl get events --field-selector reason=FailedCreate -o custom-columns=MSG:.message --no-headers");
     let first = events.stdout.lines().next().unwrap_or_default();
     assert!(
@@ -35,11 +27,6 @@ fn a_million_replicas_stop_at_the_cap_with_a_clear_message() {
         "{}",
         events.stdout
     );
-    let created = world.run_command("kubectl get events --field-selector reason=SuccessfulCreate -o custom-columns=COUNT:.count,MSG:.message --no-headers");
-    let app_pods = pods - 2;
-    assert_eq!(created.stdout.lines().count(), 10, "{}", created.stdout);
-    let combined = format!("{} ", app_pods - 9);
-    assert!(created.stdout.lines().any(|l| l.starts_with(&combined) && l.contains("(combined from similar events): Created pod: many-")), "{}", created.stdout);
     // The world goes on: scaling down makes room and the rest of the cluster still works.
     let scale = world.run_command("kubectl scale deployment many --replicas=10");
     assert_eq!(scale.exit_code, 0, "{scale:?}");
