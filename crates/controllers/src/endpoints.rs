@@ -62,8 +62,8 @@ fn as_service(object: &Object) -> Option<&Service> {
     }
 }
 
-fn pod_ip(pod: &Pod) -> Option<String> {
-    pod.status.as_ref().and_then(|s| s.pod_ip.clone()).filter(|ip| !ip.is_empty())
+fn pod_ip(pod: &Pod) -> Option<&str> {
+    pod.status.as_ref().and_then(|s| s.pod_ip.as_deref()).filter(|ip| !ip.is_empty())
 }
 
 fn is_ipv6(ip: &str) -> bool {
@@ -75,7 +75,7 @@ fn pod_ips_of_family(pod: &Pod, ipv6: bool) -> Vec<String> {
     let status = pod.status.as_ref();
     let mut ips: Vec<String> = status.and_then(|s| s.pod_ips.as_ref()).map(|l| l.iter().map(|p| p.ip.clone()).collect()).unwrap_or_default();
     if ips.is_empty() {
-        ips.extend(pod_ip(pod));
+        ips.extend(pod_ip(pod).map(str::to_string));
     }
     ips.retain(|ip| !ip.is_empty() && is_ipv6(ip) == ipv6);
     ips
@@ -682,7 +682,7 @@ impl Shared {
                     o.as_pod().map(|p| {
                         (
                             p.metadata.labels.as_ref(),
-                            p.status.as_ref().and_then(|s| s.pod_ip.as_deref()).filter(|ip| !ip.is_empty()),
+                            pod_ip(p),
                             is_pod_ready(p),
                             p.metadata.deletion_timestamp.is_some(),
                             pod_phase(p),

@@ -1338,11 +1338,13 @@ impl Process {
         }
     }
 
+    /// Its memory when set rather than its program's ([`Process::memory`]).
+    fn memory_set(&self) -> Option<u64> {
+        (self.memory != PROGRAM_MEMORY).then_some(self.memory)
+    }
+
     fn rss(&self) -> u64 {
-        match self.memory {
-            PROGRAM_MEMORY => self.program.as_ref().map_or(0, |prog| prog.memory_bytes()),
-            set => set,
-        }
+        self.memory_set().unwrap_or_else(|| self.program.as_ref().map_or(0, |prog| prog.memory_bytes()))
     }
 
     fn info(&self, rss: u64) -> ProcessInfo {
@@ -1453,10 +1455,7 @@ impl Os for ContainerOs<'_> {
     }
     fn processes(&self) -> Vec<ProcessInfo> {
         let mut list = self.procs.infos();
-        list.push(self.process.info(match self.process.memory {
-            PROGRAM_MEMORY => 1 << 20,
-            set => set,
-        }));
+        list.push(self.process.info(self.process.memory_set().unwrap_or(1 << 20)));
         if let Some(ns) = self.ns.as_ref() {
             list.extend(ns.peers.iter().cloned());
         }

@@ -68,22 +68,22 @@ impl Checker for EndpointSlicesMatchSelectors {
             let terminal = matches!(pod.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed"));
             let gone = commit.event_type == EventType::Deleted;
             let uid = pod.metadata.uid.as_deref().unwrap_or("");
-            // A pod not seen before compares with an empty record (no uid, no labels).
-            let changed = match self.pods.get(namespace, name) {
-                Some(state) => state.uid() != uid || state.labels() != labels_of(&commit.object) || state.terminal != terminal || state.gone != gone,
-                None => !uid.is_empty() || !labels_of(&commit.object).is_empty() || terminal || gone,
-            };
-            match self.pods.get_mut(namespace, name) {
+            // One lookup; a pod not seen before compares with an empty record (no uid, no labels).
+            let changed = match self.pods.get_mut(namespace, name) {
                 Some(state) => {
+                    let changed = state.uid() != uid || state.labels() != labels_of(&commit.object) || state.terminal != terminal || state.gone != gone;
                     state.pod = commit.object.clone();
                     if changed {
                         (state.terminal, state.changed, state.gone) = (terminal, now, gone);
                     }
+                    changed
                 }
                 None => {
+                    let changed = !uid.is_empty() || !labels_of(&commit.object).is_empty() || terminal || gone;
                     self.pods.insert(namespace, name, PodState { pod: commit.object.clone(), terminal, changed: if changed { now } else { 0 }, gone });
+                    changed
                 }
-            }
+            };
             if changed && gone {
                 self.gone.push_back((now, (namespace.to_string(), name.to_string())));
             }
