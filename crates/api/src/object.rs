@@ -105,6 +105,16 @@ macro_rules! copy_status {
     }};
 }
 
+macro_rules! status_eq {
+    (status, $a:ident, $b:ident) => {
+        $a.status == $b.status
+    };
+    (nostatus, $a:ident, $b:ident) => {{
+        let _ = ($a, $b);
+        true
+    }};
+}
+
 /// Declares the typed kinds: `Variant => type, plural, [short names], scope, status|nostatus;`.
 /// To give a JSON-kept kind a typed variant, add it here and remove it from [`DYNAMIC_KINDS`].
 macro_rules! typed_kinds {
@@ -208,6 +218,16 @@ macro_rules! typed_kinds {
                         }
                     },
                     _ => {}
+                }
+            }
+            /// Whether `other` has this object's status: `other` with this object's status
+            /// copied over ([`Object::copy_status_from`]) would equal `other` (for objects that
+            /// are otherwise equal), without copying either.
+            pub fn status_eq(&self, other: &Object) -> bool {
+                match (self, other) {
+                    $( (Object::$variant(a), Object::$variant(b)) => status_eq!($status, a, b), )*
+                    (Object::Dynamic(a), Object::Dynamic(b)) => a.rest.get("status") == b.rest.get("status"),
+                    _ => true,
                 }
             }
             /// Decodes a JSON document of the given kind into its typed form; the error carries

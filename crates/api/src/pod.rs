@@ -234,6 +234,12 @@ pub fn volume_claim(pod_name: &str, volume: &Volume) -> Option<(String, bool)> {
     }
 }
 
+/// Whether any of a pod's volumes uses a claim ([`claim_names`] is not empty), without
+/// naming them.
+pub fn uses_claims(pod: &Pod) -> bool {
+    pod.spec.as_ref().and_then(|s| s.volumes.as_ref()).into_iter().flatten().any(|v| v.persistent_volume_claim.is_some() || v.ephemeral.is_some())
+}
+
 /// Every claim a pod's volumes use, in volume order.
 pub fn claim_names(pod: &Pod) -> Vec<String> {
     let pod_name = pod.metadata.name.as_deref().unwrap_or_default();

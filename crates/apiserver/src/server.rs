@@ -895,7 +895,7 @@ impl ApiServer {
         // (annotations) and only reset the spec (deploymentStatusStrategy.PrepareForUpdate).
         let keeps_metadata = matches!(info.kind, "Deployment" | "ReplicaSet");
         let metadata_same = !keeps_metadata || object.metadata().annotations == current.metadata().annotations;
-        if metadata_same && status_equal(&object, &current) {
+        if metadata_same && Object::status_eq(&object, &current) {
             return Ok(current); // no-op updates do not commit (etcd would not see a change)
         }
         let annotations = keeps_metadata.then(|| object.metadata().annotations.clone());
@@ -1447,19 +1447,6 @@ fn preserve_server_fields(object: &mut Object, current: &Object) {
     meta.deletion_timestamp = cur.deletion_timestamp.clone();
     meta.deletion_grace_period_seconds = cur.deletion_grace_period_seconds;
     meta.namespace = cur.namespace.clone();
-}
-
-/// Whether two objects of the same kind have equal status (cheaper than comparing objects).
-fn status_equal(a: &Object, b: &Object) -> bool {
-    match (a, b) {
-        (Object::Pod(x), Object::Pod(y)) => x.status == y.status,
-        (Object::Node(x), Object::Node(y)) => x.status == y.status,
-        _ => {
-            let mut merged = b.clone();
-            merged.copy_status_from(a);
-            merged == *b
-        }
-    }
 }
 
 /// `current` with `from`'s status (a status update's new object): pods' and nodes' statuses

@@ -4,7 +4,7 @@
 use crate::common::*;
 use crate::deployment_util::*;
 use crate::framework::{Action, Change, Informer, Reconciler};
-use kubesim_api::k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, DeploymentStatus, ReplicaSet, ReplicaSetSpec};
+use kubesim_api::k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, DeploymentSpec, DeploymentStatus, ReplicaSet, ReplicaSetSpec};
 use kubesim_api::k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use kubesim_api::object::{kind_info, Object};
@@ -361,9 +361,10 @@ impl DeploymentController {
     /// syncDeployment for one key.
     pub fn sync(&mut self, key: &Key, ctx: &mut Ctx) -> Result<()> {
         let Some(object) = self.deployments.get(key).cloned() else { return Ok(()) };
-        let Some(d) = as_deployment(&object) else { return Ok(()) };
-        let mut d = d.clone();
-        let spec = d.spec.clone().unwrap_or_default();
+        let Some(stored) = as_deployment(&object) else { return Ok(()) };
+        let mut d = stored.clone();
+        let no_spec = DeploymentSpec::default();
+        let spec = stored.spec.as_ref().unwrap_or(&no_spec);
         let selector_empty =
             spec.selector.match_labels.as_ref().is_none_or(|m| m.is_empty()) && spec.selector.match_expressions.as_ref().is_none_or(|m| m.is_empty());
         if selector_empty {

@@ -60,6 +60,11 @@ impl Reconciler for PvcProtectionController {
         Informer::all(("", "persistentvolumeclaims")) => claims,
         Informer::all(("", "pods")) => pods,
     }
+    fn keeps(&self, resource: kubesim_store::Resource, object: &kubesim_api::Object) -> bool {
+        // Only pods with claims matter here, and a pod's volumes never change: the cache
+        // skips the others (upstream's shared informer holds them; no handler acts on them).
+        resource != ("", "pods") || object.as_pod().is_some_and(kubesim_api::pod::uses_claims)
+    }
     fn changed(&mut self, change: Change, ctx: &mut Ctx) {
         let event = change.event;
         match event.resource {

@@ -422,6 +422,12 @@ pub struct Container {
     pub created_at: Millis,
     /// Start time.
     pub started_at: Option<Millis>,
+    /// Which StartContainer call of its runtime started it ([`ContainerRuntime::starts`]
+    /// then; 0 before): a watcher that last looked at start count `n` finds the containers
+    /// started since as those above `n`.
+    ///
+    /// [`ContainerRuntime::starts`]: crate::cri::ContainerRuntime::starts
+    pub start_serial: u64,
     /// Exit time.
     pub finished_at: Option<Millis>,
     /// Exit code.
@@ -661,6 +667,7 @@ impl Container {
             state: ContainerState::Created,
             created_at: now,
             started_at: None,
+            start_serial: 0,
             finished_at: None,
             exit_code: None,
             reason: None,

@@ -287,6 +287,7 @@ impl ContainerRuntime {
         let container = self.containers.get_mut(id).ok_or_else(|| CriError(format!("container {id} not found")))?;
         container.start(&mut self.volumes, self.foreign, now);
         self.starts += 1;
+        container.start_serial = self.starts;
         self.pid_ns_leave(id);
         Ok(())
     }

@@ -296,8 +296,9 @@ impl Checker for SingleNodeVolumePublishedOnce {
 /// container the first time it is seen started.
 #[derive(Clone, Debug, Default)]
 pub struct ContainersStartAfterPublish {
-    /// Host → its runtime's start count at the last look and the started containers checked.
-    seen: BTreeMap<String, (u64, BTreeSet<String>)>,
+    /// Host → its runtime's start count at the last look: the containers started since are
+    /// those with a higher start serial.
+    seen: BTreeMap<String, u64>,
 }
 
 impl Checker for ContainersStartAfterPublish {
@@ -308,20 +309,21 @@ impl Checker for ContainersStartAfterPublish {
         Ok(())
     }
     fn check_host(&mut self, host: &Host, api: &ApiServer) -> Result<(), String> {
-        if self.seen.get(&host.name).is_some_and(|(starts, _)| *starts == host.cri.starts()) {
-            return Ok(()); // nothing started since the last look
-        }
-        let started: Vec<&kubesim_host::cri::Container> = host.cri.list_containers().into_iter().filter(|c| c.started_at.is_some()).collect();
-        let (starts, seen) = self.seen.entry(host.name.clone()).or_default();
-        *starts = host.cri.starts();
+        let starts = host.cri.starts();
+        let last = match self.seen.get_mut(&host.name) {
+            Some(last) if *last == starts => return Ok(()), // nothing started since the last look
+            // A lower count is a new runtime (the machine was replaced): all of it is new.
+            Some(last) => Some(std::mem::replace(last, starts)).filter(|&l| l < starts).unwrap_or(0),
+            None => {
+                self.seen.insert(host.name.clone(), starts);
+                0
+            }
+        };
         let mut problems = Vec::new();
-        let current: BTreeSet<&str> = started.iter().map(|c| c.id.as_str()).collect();
-        seen.retain(|id| current.contains(id.as_str()));
-        for container in started {
-            if seen.contains(&container.id) {
+        for container in host.cri.list_containers() {
+            if container.start_serial <= last || container.started_at.is_none() {
                 continue;
             }
-            seen.insert(container.id.clone());
             let Ok(sandbox) = host.cri.pod_sandbox_status(&container.sandbox_id) else { continue };
             let Some(pod) = api.store().get(("", "pods"), &sandbox.pod_namespace, &sandbox.pod_name).and_then(|o| o.as_pod()) else { continue };
             if pod.metadata.uid.as_deref() != Some(sandbox.pod_uid.as_str()) {

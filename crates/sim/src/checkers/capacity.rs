@@ -46,8 +46,8 @@ pub struct NodeAllocatableRespected {
     over: BTreeSet<String>,
 }
 
-fn counts(pod: &Pod, seen_unbound: bool) -> Option<String> {
-    let node = pod.spec.as_ref().and_then(|s| s.node_name.clone()).filter(|n| !n.is_empty())?;
+fn counts(pod: &Pod, seen_unbound: bool) -> Option<&str> {
+    let node = pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).filter(|n| !n.is_empty())?;
     let status = pod.status.as_ref();
     if matches!(status.and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed")) {
         return None;
@@ -115,7 +115,7 @@ impl Checker for NodeAllocatableRespected {
         let now = if commit.event_type == EventType::Deleted { None } else { counts(pod, self.unbound.contains(uid)) };
         // The common write (a status update) leaves the pod on its node holding the same: the
         // totals, and so the verdict, stay as they are.
-        if let (Some(node), Some((held_node, held, _))) = (now.as_deref(), self.pods.get(uid)) {
+        if let (Some(node), Some((held_node, held, _))) = (now, self.pods.get(uid)) {
             let requests = pod_requests(pod).requests;
             if node == held_node && *held == (Held { cpu: requests.milli_cpu, memory: requests.memory }) {
                 return Ok(());
@@ -132,7 +132,7 @@ impl Checker for NodeAllocatableRespected {
             t.memory -= held.memory;
             t.pods -= 1;
         }
-        let Some(node) = now else {
+        let Some(node) = now.map(str::to_string) else {
             if let Some(node) = before {
                 let _ = self.check_node(&node); // only clears the over mark
             }

@@ -110,8 +110,6 @@ pub struct DeploymentRolloutBounds {
     replicasets: BTreeMap<String, RsState>,
     /// Deployment uid → the uids of the ReplicaSets it controls.
     owned: BTreeMap<String, BTreeSet<String>>,
-    /// Pod uid → its ReplicaSet's uid.
-    pods: BTreeMap<String, String>,
     faulted: bool,
 }
 
@@ -201,24 +199,17 @@ impl DeploymentRolloutBounds {
 
     fn on_pod(&mut self, commit: &Commit) -> Option<String> {
         let pod = commit.object.as_pod()?;
-        let uid = pod.metadata.uid.as_deref().unwrap_or_default();
-        let rs: std::borrow::Cow<'_, str> = match controller_uid(&commit.object, "ReplicaSet") {
-            Some(rs) if commit.event_type != EventType::Deleted => {
-                // Most writes are status updates of a pod whose owner is already known.
-                if self.pods.get(uid).is_none_or(|known| known != rs) {
-                    self.pods.insert(uid.to_string(), rs.to_string());
-                }
-                rs.into()
-            }
-            _ => self.pods.remove(uid)?.into(),
-        };
+        // The pod's ReplicaSet: its controller now, or (deleted, or released by its
+        // ReplicaSet in this write) the one it had.
+        let now = controller_uid(&commit.object, "ReplicaSet").filter(|_| commit.event_type != EventType::Deleted);
+        let rs = now.or_else(|| controller_uid(commit.previous.as_deref()?, "ReplicaSet")).or_else(|| controller_uid(&commit.object, "ReplicaSet"))?;
         let by_rs_controller = &*commit.actor == "replicaset-controller";
         let was_ready = commit.previous.as_deref().and_then(Object::as_pod).is_some_and(pod_ready);
         let disrupted = (deletion_started(commit) && !by_rs_controller)
             || (was_ready && !pod_ready(pod) && pod.metadata.deletion_timestamp.is_none())
             || (phase(pod) == "Failed" && commit.previous.as_deref().and_then(Object::as_pod).is_some_and(|p| phase(p) != "Failed"));
         if disrupted {
-            let deployment = &self.replicasets.get(&*rs)?.deployment;
+            let deployment = &self.replicasets.get(rs)?.deployment;
             if let Some(d) = self.deployments.get_mut(deployment) {
                 d.armed = false;
             }
