@@ -328,7 +328,7 @@ impl DeploymentController {
             return;
         }
         let rs_list = self.owned_rss(&d);
-        let pods = self.pod_map(&d, &rs_list);
+        let pods = self.pod_map(&d, &rs_list.iter().collect::<Vec<_>>());
         if pods.values().all(|v| v.is_empty()) {
             self.queue.add(key, ctx);
         }
@@ -341,7 +341,7 @@ impl DeploymentController {
     }
 
     /// `getPodMapForDeployment`: pods matching the selector, grouped by owning RS uid.
-    fn pod_map(&self, d: &Deployment, rs_list: &[ReplicaSet]) -> BTreeMap<String, Vec<Pod>> {
+    fn pod_map(&self, d: &Deployment, rs_list: &[&ReplicaSet]) -> BTreeMap<String, Vec<Pod>> {
         let mut map: BTreeMap<String, Vec<Pod>> = rs_list.iter().map(|rs| (uid_of(&rs.metadata).to_string(), Vec::new())).collect();
         let selector = d.spec.as_ref().map(|s| Selector::from_label_selector(&s.selector)).unwrap_or_default();
         let ns = d.metadata.namespace.clone().unwrap_or_default();
@@ -379,7 +379,8 @@ impl DeploymentController {
         let selector = Selector::from_label_selector(&spec.selector);
         let candidates: Vec<Arc<Object>> = self.rss.claim_candidates(&key.0, object.metadata().uid.as_deref().unwrap_or("")).cloned().collect();
         let claimed = claim(ctx, &object, &selector, candidates, &mut self.rss)?;
-        let rs_list: Vec<ReplicaSet> = claimed.iter().filter_map(|o| as_rs(o)).cloned().collect();
+        // Borrowed from the claimed versions: get_all_and_sync_revision copies what it returns.
+        let rs_list: Vec<&ReplicaSet> = claimed.iter().filter_map(|o| as_rs(o)).collect();
         if is_deleting(&d.metadata) {
             let (new_rs, old) = self.get_all_and_sync_revision(&mut d, &rs_list, false, ctx)?;
             return self.sync_status_only(&mut d, new_rs.as_ref(), &old, ctx);
@@ -404,11 +405,13 @@ impl DeploymentController {
     /// them, fall back to a plain update (which bumps metadata.generation — a documented
     /// deviation).
     fn write_status(&mut self, d: &mut Deployment, ctx: &mut Ctx) -> Result<()> {
-        let mut latest = ctx.update_status(Object::Deployment(Box::new(d.clone())))?;
-        let stored_annotations = latest.metadata().annotations.clone();
-        if stored_annotations != d.metadata.annotations {
+        // Sent rather than copied: every caller returns on an error, and on success `d`
+        // becomes the stored version.
+        let annotations = d.metadata.annotations.clone();
+        let mut latest = ctx.update_status(Object::Deployment(Box::new(std::mem::take(d))))?;
+        if latest.metadata().annotations != annotations {
             let mut copy = as_deployment(&latest).cloned().unwrap_or_default();
-            copy.metadata.annotations = d.metadata.annotations.clone();
+            copy.metadata.annotations = annotations;
             latest = ctx.update(Object::Deployment(Box::new(copy)))?;
         }
         self.deployments.put(latest.clone());
@@ -445,13 +448,13 @@ impl DeploymentController {
     fn get_all_and_sync_revision(
         &mut self,
         d: &mut Deployment,
-        rs_list: &[ReplicaSet],
+        rs_list: &[&ReplicaSet],
         create: bool,
         ctx: &mut Ctx,
     ) -> Result<(Option<ReplicaSet>, Vec<ReplicaSet>)> {
         // Sorted by reference, the template borrowed: each ReplicaSet (a pod template each) is
         // copied once, into what this returns (a sync calls this twice).
-        let mut sorted: Vec<&ReplicaSet> = rs_list.iter().collect();
+        let mut sorted: Vec<&ReplicaSet> = rs_list.to_vec();
         kubesim_api::sort::sort_by(&mut sorted, |a, b| {
             created_ms(&a.metadata).cmp(&created_ms(&b.metadata)).then_with(|| a.metadata.name.cmp(&b.metadata.name))
         });
@@ -608,7 +611,7 @@ impl DeploymentController {
         Ok((size_update, updated_rs))
     }
 
-    fn rollout_rolling(&mut self, d: &mut Deployment, rs_list: &[ReplicaSet], ctx: &mut Ctx) -> Result<()> {
+    fn rollout_rolling(&mut self, d: &mut Deployment, rs_list: &[&ReplicaSet], ctx: &mut Ctx) -> Result<()> {
         let (new_rs, mut old) = self.get_all_and_sync_revision(d, rs_list, true, ctx)?;
         let Some(mut new_rs) = new_rs else { return Ok(()) };
         // reconcileNewReplicaSet
@@ -660,7 +663,7 @@ impl DeploymentController {
         self.sync_rollout_status(d, Some(&new_rs), &old, ctx)
     }
 
-    fn rollout_recreate(&mut self, d: &mut Deployment, rs_list: &[ReplicaSet], pod_map: &BTreeMap<String, Vec<Pod>>, ctx: &mut Ctx) -> Result<()> {
+    fn rollout_recreate(&mut self, d: &mut Deployment, rs_list: &[&ReplicaSet], pod_map: &BTreeMap<String, Vec<Pod>>, ctx: &mut Ctx) -> Result<()> {
         let (mut new_rs, mut old) = self.get_all_and_sync_revision(d, rs_list, false, ctx)?;
         let mut scaled = false;
         for rs in old.iter_mut() {
@@ -694,7 +697,7 @@ impl DeploymentController {
         self.sync_rollout_status(d, new_rs.as_ref(), &old, ctx)
     }
 
-    fn is_scaling_event(&mut self, d: &mut Deployment, rs_list: &[ReplicaSet], ctx: &mut Ctx) -> Result<bool> {
+    fn is_scaling_event(&mut self, d: &mut Deployment, rs_list: &[&ReplicaSet], ctx: &mut Ctx) -> Result<bool> {
         let (new_rs, old) = self.get_all_and_sync_revision(d, rs_list, false, ctx)?;
         let desired = d_replicas(d);
         Ok(old
@@ -705,7 +708,7 @@ impl DeploymentController {
     }
 
     /// `sync`: scaling (proportional) and status, for paused deployments and scaling events.
-    fn sync_scale(&mut self, d: &mut Deployment, rs_list: &[ReplicaSet], ctx: &mut Ctx) -> Result<()> {
+    fn sync_scale(&mut self, d: &mut Deployment, rs_list: &[&ReplicaSet], ctx: &mut Ctx) -> Result<()> {
         let (mut new_rs, mut old) = self.get_all_and_sync_revision(d, rs_list, false, ctx)?;
         // scale
         let mut all: Vec<ReplicaSet> = old.clone();
