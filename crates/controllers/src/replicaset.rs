@@ -467,9 +467,20 @@ impl ReplicaSetController {
             }
             EventType::Modified => {
                 let Some(old) = old else {
-                    // First sight of this pod (e.g. entered the cache late): treat as an add.
-                    if let Some(key) = controller_of(pod.metadata()).and_then(|r| self.resolve(pod.namespace(), r)) {
-                        self.queue.add(key, ctx);
+                    // First sight of this pod (it entered the cache late, or was another
+                    // kind's and is ours or an orphan now): treat it as an add.
+                    match controller_of(pod.metadata()) {
+                        Some(reference) => {
+                            if let Some(key) = self.resolve(pod.namespace(), reference) {
+                                self.queue.add(key, ctx);
+                            }
+                        }
+                        None if !is_deleting(pod.metadata()) => {
+                            for key in self.matching_rss(pod) {
+                                self.queue.add(key, ctx);
+                            }
+                        }
+                        None => {}
                     }
                     return;
                 };
@@ -773,6 +784,12 @@ impl Reconciler for ReplicaSetController {
     }
     fn queue(&mut self) -> Option<&mut WorkQueue> {
         Some(&mut self.queue)
+    }
+    fn keeps(&self, resource: Resource, object: &Object) -> bool {
+        // ClaimPods acts only on its own kind's pods and on orphans: the others (a
+        // ReplicationController's pods here, every ReplicaSet's in the replication manager)
+        // stay out of the cache; the handlers still see their events.
+        resource != ("", "pods") || controlled_by_kind_or_orphan(object, self.kind())
     }
     fn changed(&mut self, change: Change, ctx: &mut Ctx) {
         let event = change.event;
