@@ -389,6 +389,8 @@ impl Engine {
             WorldConfig {
                 scheduler_annotations: self.scheduler_annotations,
                 limits: Some(kubesim_sim::world::BROWSER_LIMITS),
+                // The event list reads every Event each refresh: kept as objects.
+                pack_events: false,
                 ..WorldConfig::seeded(self.seed)
             },
             &files,

@@ -283,7 +283,7 @@ impl ApiServer {
     /// recorder of `source` recorded under `key` ([`EventCaches::remember`]).
     pub fn remember_event(&mut self, source: &str, key: u64, namespace: &str, name: &str) {
         let store = &self.store;
-        self.event_index.remember(source, key, namespace, name, store.deletions(), |ns, n| store.get(("", "events"), ns, n).is_some());
+        self.event_index.remember(source, key, namespace, name, store.deletions(), |ns, n| store.contains(("", "events"), ns, n));
     }
 
     /// Mutable store access for the world (draining commits, compaction).

@@ -62,6 +62,8 @@ pub struct RuntimeConfig {
     /// How many of the most recent trace records and notes are kept at least (between this
     /// and twice this many; 0 keeps all: `kubesim run --trace` writes the whole trace).
     pub trace_history: usize,
+    /// Keep Events as JSON in the store, decoded when read ([`kubesim_store::Store::pack_events`]).
+    pub pack_events: bool,
 }
 
 impl RuntimeConfig {
@@ -74,6 +76,7 @@ impl RuntimeConfig {
             watch_history: 20_000,
             record_history: true,
             trace_history: TRACE_HISTORY,
+            pack_events: true,
         }
     }
 }
@@ -328,7 +331,11 @@ impl<E: Clone> Runtime<E> {
             queue: BTreeMap::new(),
             non_periodic: 0,
             rng: SimRng::seed_from_u64(config.seed),
-            api: ApiServer::with_store(kubesim_store::Store::new(config.watch_history)),
+            api: ApiServer::with_store({
+                let mut store = kubesim_store::Store::new(config.watch_history);
+                store.pack_events(config.pack_events);
+                store
+            }),
             slots: Vec::new(),
             hosts: Hosts::new(),
             host_agents: Vec::new(),

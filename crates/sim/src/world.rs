@@ -85,6 +85,9 @@ pub struct WorldConfig {
     pub service_cidr: String,
     /// A cap on the world's size (the browser app sets [`BROWSER_LIMITS`]); none by default.
     pub limits: Option<kubesim_apiserver::WorldLimits>,
+    /// Keep Events as JSON in the store, decoded when first read (the default: ~700 bytes
+    /// less per Event). The browser app, whose event list reads every Event, keeps objects.
+    pub pack_events: bool,
 }
 
 /// The browser app's cap: a runaway workload (a million replicas, a fork bomb of Jobs) is
@@ -105,6 +108,7 @@ impl WorldConfig {
             scheduler_annotations: false,
             service_cidr: DEFAULT_SERVICE_CIDR.to_string(),
             limits: None,
+            pack_events: true,
         }
     }
 }
@@ -174,6 +178,7 @@ impl World {
             watch_history: config.watch_history,
             record_history: config.record_history,
             trace_history: config.trace_history,
+            pack_events: config.pack_events,
             ..RuntimeConfig::seeded(config.seed)
         };
         let mut world = World {

@@ -162,7 +162,7 @@ pub struct Store {
     revision: u64,
     /// The objects of each resource. Hashed: every read and write looks its resource up, and
     /// a search of ~40 resources compared group and resource strings at each step.
-    objects: HashMap<Resource, ByNamespace<Arc<Object>>, FixedState>,
+    objects: HashMap<Resource, ByNamespace<Slot>, FixedState>,
     pods_by_node: BTreeMap<String, BTreeSet<ObjectKey>>,
     by_label: BTreeMap<(Resource, String, String), BTreeSet<ObjectKey>>,
     history: VecDeque<Commit>,
@@ -173,6 +173,8 @@ pub struct Store {
     expiries: VecDeque<Lease>,
     /// How many deletes (expiries included) the store has committed.
     deletions: u64,
+    /// Whether Events are kept as JSON ([`Slot::Packed`]; [`Store::pack_events`]).
+    pack_events: bool,
 }
 
 /// The lease a write of a leased resource granted: it runs out `at`, unless the key was
@@ -186,7 +188,75 @@ pub struct Store {
 struct Lease {
     at: Millis,
     resource: Resource,
-    version: std::sync::Weak<Object>,
+    version: Leased,
+}
+
+/// The version a lease is for, held weakly as its slot holds it.
+#[derive(Clone, Debug)]
+enum Leased {
+    Object(std::sync::Weak<Object>),
+    Packed(std::sync::Weak<Packed>),
+}
+
+/// One stored version: the object itself, or (an Event: written once or a few times, read
+/// rarely, kept an hour, 750,000 of them at 150,000 pods) its JSON, as etcd keeps every
+/// object, decoded on the first read. A k8s-openapi Event is a 1,000-byte struct and ~16
+/// strings; its JSON is ~700 bytes in one allocation. What a write returns, its commit and
+/// its watchers share the decoded object as for every other kind.
+#[derive(Clone, Debug)]
+enum Slot {
+    Live(Arc<Object>),
+    Packed(Arc<Packed>),
+}
+
+/// An object kept as JSON ([`Slot::Packed`]).
+#[derive(Debug)]
+struct Packed {
+    /// `namespace/name` (neither contains a `/`): a lease finds its key without decoding.
+    key: Box<str>,
+    json: Box<[u8]>,
+    /// The object, once read.
+    decoded: std::sync::OnceLock<Arc<Object>>,
+}
+
+impl Slot {
+    /// `object`'s slot: packed for the kinds kept as JSON.
+    fn of(resource: Resource, object: &Arc<Object>, pack_events: bool) -> Slot {
+        let Object::Event(event) = object.as_ref() else { return Slot::Live(object.clone()) };
+        if !pack_events || lease_ms(resource).is_none() {
+            return Slot::Live(object.clone());
+        }
+        let json = serde_json::to_vec(event.as_ref()).expect("API objects always serialize to JSON");
+        let packed = Packed {
+            key: format!("{}/{}", object.namespace(), object.name()).into_boxed_str(),
+            json: json.into_boxed_slice(),
+            decoded: std::sync::OnceLock::new(),
+        };
+        debug_assert!(packed.decode() == **object, "an Event reads back as it was written");
+        Slot::Packed(Arc::new(packed))
+    }
+
+    /// The stored object (a packed one decoded on first use, then kept).
+    fn object(&self) -> &Arc<Object> {
+        match self {
+            Slot::Live(object) => object,
+            Slot::Packed(packed) => packed.decoded.get_or_init(|| Arc::new(packed.decode())),
+        }
+    }
+
+    fn leased(&self) -> Leased {
+        match self {
+            Slot::Live(object) => Leased::Object(Arc::downgrade(object)),
+            Slot::Packed(packed) => Leased::Packed(Arc::downgrade(packed)),
+        }
+    }
+}
+
+impl Packed {
+    fn decode(&self) -> Object {
+        let event = serde_json::from_slice(&self.json).expect("a packed Event was serialized from one");
+        Object::Event(Box::new(event))
+    }
 }
 
 /// kube-apiserver's `--event-ttl` (default one hour): Events are written to etcd with a lease
@@ -222,7 +292,15 @@ impl Store {
             undrained: Vec::new(),
             expiries: VecDeque::new(),
             deletions: 0,
+            pack_events: true,
         }
+    }
+
+    /// Whether Events written from now on are kept as JSON, decoded on their first read (the
+    /// default), or as objects: a viewer that reads every Event anyway (the browser app's
+    /// event list) would hold both.
+    pub fn pack_events(&mut self, pack: bool) {
+        self.pack_events = pack;
     }
 
     /// The current global revision (a list's resourceVersion).
@@ -232,15 +310,20 @@ impl Store {
 
     /// Reads one object.
     pub fn get(&self, resource: Resource, namespace: &str, name: &str) -> Option<&Arc<Object>> {
-        self.objects.get(&resource)?.get(namespace, name)
+        self.objects.get(&resource)?.get(namespace, name).map(Slot::object)
+    }
+
+    /// Whether an object exists (without reading it: a packed Event stays packed).
+    pub fn contains(&self, resource: Resource, namespace: &str, name: &str) -> bool {
+        self.objects.get(&resource).is_some_and(|map| map.get(namespace, name).is_some())
     }
 
     /// Lists a resource, in key order, optionally within one namespace.
     pub fn list<'a>(&'a self, resource: Resource, namespace: Option<&'a str>) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
         let objects: Box<dyn Iterator<Item = &Arc<Object>>> = match (self.objects.get(&resource), namespace) {
             (None, _) => Box::new(std::iter::empty()),
-            (Some(map), None) => Box::new(map.values()),
-            (Some(map), Some(ns)) => Box::new(map.in_namespace(ns)),
+            (Some(map), None) => Box::new(map.values().map(Slot::object)),
+            (Some(map), Some(ns)) => Box::new(map.in_namespace(ns).map(Slot::object)),
         };
         objects
     }
@@ -260,7 +343,7 @@ impl Store {
     /// The pods whose spec.nodeName is `node` (index; the kubelet's field-selector list).
     pub fn pods_on_node<'a>(&'a self, node: &str) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
         let pods = self.objects.get(&("", "pods"));
-        self.pods_by_node.get(node).into_iter().flatten().filter_map(move |key| pods.and_then(|p| p.get(&key.0, &key.1)))
+        self.pods_by_node.get(node).into_iter().flatten().filter_map(move |key| pods.and_then(|p| p.get(&key.0, &key.1)).map(Slot::object))
     }
 
     /// Lists the objects a label selector selects, optionally in one namespace, in key order.
@@ -287,6 +370,7 @@ impl Store {
                 .flatten()
                 .filter(|k| in_namespace(k))
                 .filter_map(|k| map.get(&k.0, &k.1))
+                .map(Slot::object)
                 .filter(|o| selector.matches(o.metadata().labels.as_ref()))
                 .cloned()
                 .collect(),
@@ -304,9 +388,11 @@ impl Store {
         self.revision += 1;
         object.metadata_mut().resource_version = Some(self.revision.to_string());
         let object = Arc::new(object);
-        map.insert(&key.0, &key.1, object.clone());
+        let slot = Slot::of(resource, &object, self.pack_events);
+        let leased = slot.leased();
+        map.insert(&key.0, &key.1, slot);
         self.index(resource, &key, None, Some(&object));
-        self.lease(resource, &object, t_ms);
+        self.lease(resource, leased, t_ms);
         self.record(EventType::Added, resource, object.clone(), None, actor, t_ms);
         Ok(object)
     }
@@ -324,17 +410,19 @@ impl Store {
         let map = self.objects.entry(resource).or_default();
         let slot = map.get_mut(object.namespace(), object.name()).ok_or(StoreError::NotFound)?;
         if let Some(expected) = expected_revision {
-            if slot.resource_version() != expected.to_string() {
+            if slot.object().resource_version() != expected.to_string() {
                 return Err(StoreError::Conflict);
             }
         }
         self.revision += 1;
         object.metadata_mut().resource_version = Some(self.revision.to_string());
         let object = Arc::new(object);
-        let previous = std::mem::replace(slot, object.clone());
+        let new_slot = Slot::of(resource, &object, self.pack_events);
+        let leased = new_slot.leased();
+        let previous = std::mem::replace(slot, new_slot).object().clone();
         let key = (object.namespace().to_string(), object.name().to_string());
         self.index(resource, &key, Some(&previous), Some(&object));
-        self.lease(resource, &object, t_ms);
+        self.lease(resource, leased, t_ms);
         self.record(EventType::Modified, resource, object.clone(), Some(previous), actor, t_ms);
         Ok(object)
     }
@@ -350,7 +438,7 @@ impl Store {
         t_ms: Millis,
     ) -> Result<Arc<Object>, StoreError> {
         let map = self.objects.get_mut(&resource).ok_or(StoreError::NotFound)?;
-        let previous = map.get(namespace, name).cloned().ok_or(StoreError::NotFound)?;
+        let previous = map.get(namespace, name).map(Slot::object).cloned().ok_or(StoreError::NotFound)?;
         if let Some(expected) = expected_revision {
             if previous.resource_version() != expected.to_string() {
                 return Err(StoreError::Conflict);
@@ -372,25 +460,44 @@ impl Store {
 
     /// Grants (or renews) the lease of `version`, written at `t_ms`, if its resource has
     /// leases. The lease of the version it replaces goes stale.
-    fn lease(&mut self, resource: Resource, version: &Arc<Object>, t_ms: Millis) {
+    fn lease(&mut self, resource: Resource, version: Leased, t_ms: Millis) {
         let Some(ttl) = lease_ms(resource) else { return };
         let at = t_ms + ttl;
         debug_assert!(self.expiries.back().is_none_or(|last| last.at <= at), "leases are granted in time order");
-        self.expiries.push_back(Lease { at, resource, version: Arc::downgrade(version) });
+        self.expiries.push_back(Lease { at, resource, version });
         self.drop_stale_leases();
     }
 
-    /// The leased version if `lease` is still live: that version is its key's current one.
-    fn live_lease(&self, lease: &Lease) -> Option<Arc<Object>> {
-        let version = lease.version.upgrade()?;
-        let current = self.get(lease.resource, version.namespace(), version.name())?;
-        Arc::ptr_eq(current, &version).then_some(version)
+    /// Whether `lease` is still live: its version is its key's current one (the same
+    /// allocation: a world's clone shares them, and holds its own). `key` hears the key of a
+    /// live one.
+    fn live_lease(&self, lease: &Lease, key: impl FnOnce(&str, &str)) -> bool {
+        let Some(map) = self.objects.get(&lease.resource) else { return false };
+        match &lease.version {
+            Leased::Object(version) => {
+                let Some(version) = version.upgrade() else { return false };
+                let live = matches!(map.get(version.namespace(), version.name()), Some(Slot::Live(current)) if Arc::ptr_eq(current, &version));
+                if live {
+                    key(version.namespace(), version.name());
+                }
+                live
+            }
+            Leased::Packed(version) => {
+                let Some(version) = version.upgrade() else { return false };
+                let (namespace, name) = version.key.split_once('/').expect("a packed key is namespace/name");
+                let live = matches!(map.get(namespace, name), Some(Slot::Packed(current)) if Arc::ptr_eq(current, &version));
+                if live {
+                    key(namespace, name);
+                }
+                live
+            }
+        }
     }
 
     /// Drops the stale leases at the front of the queue (the first lease is always live).
     fn drop_stale_leases(&mut self) {
         while let Some(first) = self.expiries.front() {
-            if self.live_lease(first).is_some() {
+            if self.live_lease(first, |_, _| {}) {
                 break;
             }
             self.expiries.pop_front();
@@ -415,8 +522,9 @@ impl Store {
         let mut due = Vec::new();
         while self.expiries.front().is_some_and(|lease| lease.at <= now) {
             let lease = self.expiries.pop_front().expect("checked");
-            if let Some(version) = self.live_lease(&lease) {
-                due.push((lease.at, lease.resource, (version.namespace().to_string(), version.name().to_string())));
+            let mut key = None;
+            if self.live_lease(&lease, |namespace, name| key = Some((namespace.to_string(), name.to_string()))) {
+                due.push((lease.at, lease.resource, key.expect("a live lease has a key")));
             }
         }
         due.sort();
@@ -710,5 +818,45 @@ mod tests {
         assert_eq!(deleted, expected, "by expiry time, then resource, namespace and name");
         assert_eq!(store.next_expiry(), None);
         assert!(store.expiries.is_empty(), "stale leases are dropped");
+    }
+
+    #[test]
+    fn events_are_kept_as_json_and_read_back_as_written_in_each_clone_of_the_store() {
+        use kubesim_api::k8s_openapi::api::core::v1::{Event, ObjectReference};
+        const EVENTS: Resource = ("", "events");
+        let event = |count: i32| {
+            Object::Event(Box::new(Event {
+                metadata: ObjectMeta { name: Some("web-1.18c2f3a4b5c6d7e8".into()), namespace: Some("default".into()), ..Default::default() },
+                involved_object: ObjectReference { kind: Some("Pod".into()), name: Some("web-1".into()), ..Default::default() },
+                reason: Some("Started".into()),
+                message: Some("Started container web".into()),
+                count: Some(count),
+                first_timestamp: Some(kubesim_api::time::time_at(1_000)),
+                event_time: Some(kubesim_api::time::micro_time_at(1_234)),
+                ..Default::default()
+            }))
+        };
+        let actor: Arc<str> = "kubelet".into();
+        let etcd: Arc<str> = "etcd".into();
+        let mut store = Store::new(100);
+        let written = store.create(EVENTS, event(1), &actor, 5).unwrap();
+        let slot = store.objects[&EVENTS].get("default", "web-1.18c2f3a4b5c6d7e8").unwrap();
+        assert!(matches!(slot, Slot::Packed(p) if p.decoded.get().is_none()), "kept as JSON, not decoded until read");
+        let read = store.get(EVENTS, "default", "web-1.18c2f3a4b5c6d7e8").unwrap().clone();
+        assert_eq!(*read, *written, "read back as written (the MicroTime's milliseconds too)");
+        assert!(Arc::ptr_eq(&read, store.get(EVENTS, "default", "web-1.18c2f3a4b5c6d7e8").unwrap()), "decoded once");
+        assert_eq!(store.list(EVENTS, Some("default")).count(), 1);
+        // A clone shares the packed version; each store renews and expires its own.
+        let mut fork = store.clone();
+        store.update(EVENTS, event(2), None, &actor, 60_000).unwrap();
+        assert_eq!(fork.expire(5 + EVENT_TTL_MS, &etcd), 1, "the fork's version ran out");
+        assert_eq!(store.expire(5 + EVENT_TTL_MS, &etcd), 0, "the renewed version did not");
+        let kept = store.get(EVENTS, "default", "web-1.18c2f3a4b5c6d7e8").and_then(|o| match o.as_ref() {
+            Object::Event(e) => e.count,
+            _ => None,
+        });
+        assert_eq!(kept, Some(2));
+        assert_eq!(store.expire(60_000 + EVENT_TTL_MS, &etcd), 1);
+        assert_eq!(store.count(EVENTS), 0);
     }
 }
