@@ -14,6 +14,7 @@ use kubesim_api::Millis;
 use kubesim_apiserver::{ApiError, DeleteOptions};
 use kubesim_runtime::{Ctx, WatchEvent};
 use kubesim_store::EventType;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -383,7 +384,7 @@ impl DeploymentController {
         let rs_list: Vec<&ReplicaSet> = claimed.iter().filter_map(|o| as_rs(o)).collect();
         if is_deleting(&d.metadata) {
             let (new_rs, old) = self.get_all_and_sync_revision(&mut d, &rs_list, false, ctx)?;
-            return self.sync_status_only(&mut d, new_rs.as_ref(), &old, ctx);
+            return self.sync_status_only(&mut d, new_rs.as_deref(), &old, ctx);
         }
         self.check_paused_conditions(&mut d, ctx)?;
         if spec.paused == Some(true) {
@@ -445,37 +446,43 @@ impl DeploymentController {
     }
 
     /// `getAllReplicaSetsAndSyncRevision`: (new RS, old RSs).
-    fn get_all_and_sync_revision(
+    fn get_all_and_sync_revision<'r>(
         &mut self,
         d: &mut Deployment,
-        rs_list: &[&ReplicaSet],
+        rs_list: &[&'r ReplicaSet],
         create: bool,
         ctx: &mut Ctx,
-    ) -> Result<(Option<ReplicaSet>, Vec<ReplicaSet>)> {
-        // Sorted by reference, the template borrowed: each ReplicaSet (a pod template each) is
-        // copied once, into what this returns (a sync calls this twice).
-        let mut sorted: Vec<&ReplicaSet> = rs_list.to_vec();
+    ) -> Result<(Option<Cow<'r, ReplicaSet>>, Vec<ReplicaSet>)> {
+        // Sorted by reference, the template borrowed: the old ReplicaSets (a pod template each)
+        // are copied once, into what this returns (a sync calls this twice); the new one is
+        // returned as it is stored unless its annotations are updated.
+        let mut sorted: Vec<&'r ReplicaSet> = rs_list.to_vec();
         kubesim_api::sort::sort_by(&mut sorted, |a, b| {
             created_ms(&a.metadata).cmp(&created_ms(&b.metadata)).then_with(|| a.metadata.name.cmp(&b.metadata.name))
         });
         let no_template = PodTemplateSpec::default();
         let template = d.spec.as_ref().map_or(&no_template, |s| &s.template);
         let new_index = sorted.iter().position(|rs| rs.spec.as_ref().and_then(|s| s.template.as_ref()).is_some_and(|t| equal_ignore_hash(t, template)));
-        let existing_new = new_index.map(|i| sorted[i].clone());
+        let existing_new = new_index.map(|i| sorted[i]);
         let old: Vec<ReplicaSet> = sorted.iter().enumerate().filter(|(i, _)| Some(*i) != new_index).map(|(_, r)| (*r).clone()).collect();
         let max_old_revision = old.iter().map(|r| revision_of(&r.metadata)).max().unwrap_or(0);
         let new_revision = (max_old_revision + 1).to_string();
         let min_ready = d.spec.as_ref().and_then(|s| s.min_ready_seconds);
-        if let Some(mut copy) = existing_new {
-            let annotations_updated = set_new_rs_annotations(d, &mut copy, &new_revision, true);
-            let spec = copy.spec.get_or_insert_with(Default::default);
-            let min_ready_update = spec.min_ready_seconds != min_ready;
+        if let Some(existing) = existing_new {
+            // The annotations alone are tried first: the ReplicaSet is copied only to be updated.
+            let mut trial =
+                ReplicaSet { metadata: ObjectMeta { annotations: existing.metadata.annotations.clone(), ..Default::default() }, ..Default::default() };
+            let annotations_updated = set_new_rs_annotations(d, &mut trial, &new_revision, true);
+            let min_ready_update = existing.spec.as_ref().and_then(|s| s.min_ready_seconds) != min_ready;
             if annotations_updated || min_ready_update {
-                spec.min_ready_seconds = min_ready;
+                let mut copy = existing.clone();
+                copy.metadata.annotations = trial.metadata.annotations;
+                copy.spec.get_or_insert_with(Default::default).min_ready_seconds = min_ready;
                 let updated = ctx.update(Object::ReplicaSet(Box::new(copy)))?;
                 self.rss.put(updated.clone());
-                return Ok((as_rs(&updated).cloned(), old));
+                return Ok((as_rs(&updated).cloned().map(Cow::Owned), old));
             }
+            let copy = existing;
             let revision = annotation(&copy.metadata, REVISION_ANNOTATION).unwrap_or("").to_string();
             let mut needs_update = set_deployment_revision(d, &revision);
             d.status.get_or_insert_with(Default::default);
@@ -493,7 +500,7 @@ impl DeploymentController {
             if needs_update {
                 self.write_status(d, ctx)?;
             }
-            return Ok((Some(copy), old));
+            return Ok((Some(Cow::Borrowed(copy)), old));
         }
         if !create {
             return Ok((None, old));
@@ -545,7 +552,7 @@ impl DeploymentController {
                 let same = rs.spec.as_ref().and_then(|s| s.template.as_ref()).is_some_and(|t| equal_ignore_hash(t, &template));
                 if owned && same {
                     self.rss.put(existing.clone());
-                    return Ok((Some(rs), old));
+                    return Ok((Some(Cow::Owned(rs)), old));
                 }
                 let status = d.status.get_or_insert_with(Default::default);
                 status.collision_count = Some(status.collision_count.unwrap_or(0) + 1);
@@ -573,7 +580,7 @@ impl DeploymentController {
         if needs_update {
             self.write_status(d, ctx)?;
         }
-        Ok((as_rs(&created).cloned(), old))
+        Ok((as_rs(&created).cloned().map(Cow::Owned), old))
     }
 
     /// `scaleReplicaSetAndRecordEvent`.
@@ -621,7 +628,7 @@ impl DeploymentController {
             None => false,
             Some(count) => {
                 let (scaled, updated) = self.scale_and_record(&new_rs, count, d, ctx)?;
-                new_rs = updated;
+                new_rs = Cow::Owned(updated);
                 scaled
             }
         };
@@ -677,10 +684,10 @@ impl DeploymentController {
             }
         }
         if scaled {
-            return self.sync_rollout_status(d, new_rs.as_ref(), &old, ctx);
+            return self.sync_rollout_status(d, new_rs.as_deref(), &old, ctx);
         }
-        if old_pods_running(new_rs.as_ref(), &old, pod_map) {
-            return self.sync_rollout_status(d, new_rs.as_ref(), &old, ctx);
+        if old_pods_running(new_rs.as_deref(), &old, pod_map) {
+            return self.sync_rollout_status(d, new_rs.as_deref(), &old, ctx);
         }
         if new_rs.is_none() {
             let (n, o) = self.get_all_and_sync_revision(d, rs_list, true, ctx)?;
@@ -689,12 +696,12 @@ impl DeploymentController {
         }
         if let Some(rs) = new_rs.clone() {
             let (_, updated) = self.scale_and_record(&rs, d_replicas(d), d, ctx)?;
-            new_rs = Some(updated);
+            new_rs = Some(Cow::Owned(updated));
         }
         if is_complete(d, &d.status.clone().unwrap_or_default()) {
             self.cleanup_deployment(&old, d, ctx)?;
         }
-        self.sync_rollout_status(d, new_rs.as_ref(), &old, ctx)
+        self.sync_rollout_status(d, new_rs.as_deref(), &old, ctx)
     }
 
     fn is_scaling_event(&mut self, d: &mut Deployment, rs_list: &[&ReplicaSet], ctx: &mut Ctx) -> Result<bool> {
@@ -702,7 +709,7 @@ impl DeploymentController {
         let desired = d_replicas(d);
         Ok(old
             .iter()
-            .chain(new_rs.iter())
+            .chain(new_rs.as_deref())
             .filter(|rs| rs_replicas(rs) > 0)
             .any(|rs| annotation(&rs.metadata, DESIRED_REPLICAS_ANNOTATION).and_then(|v| v.parse::<i32>().ok()).is_some_and(|v| v != desired)))
     }
@@ -712,7 +719,7 @@ impl DeploymentController {
         let (mut new_rs, mut old) = self.get_all_and_sync_revision(d, rs_list, false, ctx)?;
         // scale
         let mut all: Vec<ReplicaSet> = old.clone();
-        let new_index = new_rs.as_ref().map(|rs| {
+        let new_index = new_rs.as_deref().map(|rs| {
             all.push(rs.clone());
             all.len() - 1
         });
@@ -736,14 +743,14 @@ impl DeploymentController {
             all[i] = updated;
         }
         if let Some(n) = new_index {
-            new_rs = Some(all[n].clone());
+            new_rs = Some(Cow::Owned(all[n].clone()));
             all.truncate(n);
         }
         old = all;
         if d.spec.as_ref().and_then(|s| s.paused).unwrap_or(false) {
             self.cleanup_deployment(&old, d, ctx)?;
         }
-        self.sync_status_only(d, new_rs.as_ref(), &old, ctx)
+        self.sync_status_only(d, new_rs.as_deref(), &old, ctx)
     }
 
     /// `syncDeploymentStatus`.
