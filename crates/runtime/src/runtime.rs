@@ -62,7 +62,7 @@ pub struct RuntimeConfig {
     /// How many of the most recent trace records and notes are kept at least (between this
     /// and twice this many; 0 keeps all: `kubesim run --trace` writes the whole trace).
     pub trace_history: usize,
-    /// Keep Events as JSON in the store, decoded when read ([`kubesim_store::Store::pack_events`]).
+    /// Keep Events packed in the store, decoded when read ([`kubesim_store::Store::pack_events`]).
     pub pack_events: bool,
 }
 

@@ -85,7 +85,7 @@ pub struct WorldConfig {
     pub service_cidr: String,
     /// A cap on the world's size (the browser app sets [`BROWSER_LIMITS`]); none by default.
     pub limits: Option<kubesim_apiserver::WorldLimits>,
-    /// Keep Events as JSON in the store, decoded when first read (the default: ~700 bytes
+    /// Keep Events packed in the store, decoded when first read (the default: ~900 bytes
     /// less per Event). The browser app, whose event list reads every Event, keeps objects.
     pub pack_events: bool,
 }

@@ -17,6 +17,8 @@ use kubesim_api::{KindInfo, Millis, Object};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
+mod packed;
+
 /// A resource: (API group, plural), e.g. `("", "pods")` or `("apps", "deployments")`.
 pub type Resource = (&'static str, &'static str);
 
@@ -173,7 +175,7 @@ pub struct Store {
     expiries: VecDeque<Lease>,
     /// How many deletes (expiries included) the store has committed.
     deletions: u64,
-    /// Whether Events are kept as JSON ([`Slot::Packed`]; [`Store::pack_events`]).
+    /// Whether Events are kept packed ([`Slot::Packed`]; [`Store::pack_events`]).
     pack_events: bool,
 }
 
@@ -199,37 +201,36 @@ enum Leased {
 }
 
 /// One stored version: the object itself, or (an Event: written once or a few times, read
-/// rarely, kept an hour, 750,000 of them at 150,000 pods) its JSON, as etcd keeps every
-/// object, decoded on the first read. A k8s-openapi Event is a 1,000-byte struct and ~16
-/// strings; its JSON is ~700 bytes in one allocation. What a write returns, its commit and
-/// its watchers share the decoded object as for every other kind.
+/// rarely, kept an hour, 750,000 of them at 150,000 pods) a compact encoding of it
+/// ([`packed`]), decoded on the first read. A k8s-openapi Event is a 1,000-byte struct and
+/// ~16 strings; packed it is ~350 bytes in one allocation. What a write returns, its commit
+/// and its watchers share the decoded object as for every other kind.
 #[derive(Clone, Debug)]
 enum Slot {
     Live(Arc<Object>),
     Packed(Arc<Packed>),
 }
 
-/// An object kept as JSON ([`Slot::Packed`]).
+/// An object kept packed ([`Slot::Packed`]).
 #[derive(Debug)]
 struct Packed {
     /// `namespace/name` (neither contains a `/`): a lease finds its key without decoding.
     key: Box<str>,
-    json: Box<[u8]>,
+    bytes: Box<[u8]>,
     /// The object, once read.
     decoded: std::sync::OnceLock<Arc<Object>>,
 }
 
 impl Slot {
-    /// `object`'s slot: packed for the kinds kept as JSON.
+    /// `object`'s slot: packed for the kinds kept packed.
     fn of(resource: Resource, object: &Arc<Object>, pack_events: bool) -> Slot {
         let Object::Event(event) = object.as_ref() else { return Slot::Live(object.clone()) };
         if !pack_events || lease_ms(resource).is_none() {
             return Slot::Live(object.clone());
         }
-        let json = serde_json::to_vec(event.as_ref()).expect("API objects always serialize to JSON");
         let packed = Packed {
             key: format!("{}/{}", object.namespace(), object.name()).into_boxed_str(),
-            json: json.into_boxed_slice(),
+            bytes: packed::pack(event),
             decoded: std::sync::OnceLock::new(),
         };
         debug_assert!(packed.decode() == **object, "an Event reads back as it was written");
@@ -254,8 +255,7 @@ impl Slot {
 
 impl Packed {
     fn decode(&self) -> Object {
-        let event = serde_json::from_slice(&self.json).expect("a packed Event was serialized from one");
-        Object::Event(Box::new(event))
+        Object::Event(Box::new(packed::unpack(&self.bytes)))
     }
 }
 
@@ -296,7 +296,7 @@ impl Store {
         }
     }
 
-    /// Whether Events written from now on are kept as JSON, decoded on their first read (the
+    /// Whether Events written from now on are kept packed, decoded on their first read (the
     /// default), or as objects: a viewer that reads every Event anyway (the browser app's
     /// event list) would hold both.
     pub fn pack_events(&mut self, pack: bool) {
@@ -841,7 +841,7 @@ mod tests {
         let mut store = Store::new(100);
         let written = store.create(EVENTS, event(1), &actor, 5).unwrap();
         let slot = store.objects[&EVENTS].get("default", "web-1.18c2f3a4b5c6d7e8").unwrap();
-        assert!(matches!(slot, Slot::Packed(p) if p.decoded.get().is_none()), "kept as JSON, not decoded until read");
+        assert!(matches!(slot, Slot::Packed(p) if p.decoded.get().is_none()), "kept packed, not decoded until read");
         let read = store.get(EVENTS, "default", "web-1.18c2f3a4b5c6d7e8").unwrap().clone();
         assert_eq!(*read, *written, "read back as written (the MicroTime's milliseconds too)");
         assert!(Arc::ptr_eq(&read, store.get(EVENTS, "default", "web-1.18c2f3a4b5c6d7e8").unwrap()), "decoded once");
