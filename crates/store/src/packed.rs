@@ -4,8 +4,9 @@
 //! and about half the bytes. Events with managedFields (never written by kubesim's
 //! recorders) are kept as JSON instead; both decode to the Event that was written.
 //!
-//! Every struct is destructured whole, so a field k8s-openapi adds fails to compile here
-//! rather than being dropped.
+//! The reader builds every struct with all its fields named (and the writer destructures the
+//! smaller ones whole), so a field k8s-openapi adds fails to compile here rather than being
+//! dropped.
 
 use kubesim_api::k8s_openapi::api::core::v1::{Event, EventSeries, EventSource, ObjectReference};
 use kubesim_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, OwnerReference, Time};
@@ -155,38 +156,23 @@ impl Writer<'_> {
         self.opt_str(uid);
     }
     fn event(&mut self, e: &Event) {
-        let Event {
-            action,
-            count,
-            event_time,
-            first_timestamp,
-            involved_object,
-            last_timestamp,
-            message,
-            metadata,
-            reason,
-            related,
-            reporting_component,
-            reporting_instance,
-            series,
-            source,
-            type_,
-        } = e;
-        self.metadata(metadata);
-        self.reference(involved_object);
-        self.opt(related.as_ref(), Self::reference);
-        for s in [action, message, reason, reporting_component, reporting_instance, type_] {
+        // In the order `Reader::event` reads them (its struct literal names every field, so a
+        // field k8s-openapi adds fails to compile there).
+        self.metadata(&e.metadata);
+        self.reference(&e.involved_object);
+        self.opt(e.related.as_ref(), Self::reference);
+        for s in [&e.action, &e.message, &e.reason, &e.reporting_component, &e.reporting_instance, &e.type_] {
             self.opt_str(s);
         }
-        self.opt_i32(*count);
-        self.opt_micro_time(event_time);
-        self.opt_time(first_timestamp);
-        self.opt_time(last_timestamp);
-        self.opt(series.as_ref(), |w, EventSeries { count, last_observed_time }| {
+        self.opt_i32(e.count);
+        self.opt_micro_time(&e.event_time);
+        self.opt_time(&e.first_timestamp);
+        self.opt_time(&e.last_timestamp);
+        self.opt(e.series.as_ref(), |w, EventSeries { count, last_observed_time }| {
             w.opt_i32(*count);
             w.opt_micro_time(last_observed_time);
         });
-        self.opt(source.as_ref(), |w, EventSource { component, host }| {
+        self.opt(e.source.as_ref(), |w, EventSource { component, host }| {
             w.opt_str(component);
             w.opt_str(host);
         });
