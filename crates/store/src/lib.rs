@@ -821,7 +821,7 @@ mod tests {
     }
 
     #[test]
-    fn events_are_kept_as_json_and_read_back_as_written_in_each_clone_of_the_store() {
+    fn events_are_kept_packed_and_read_back_as_written_in_each_clone_of_the_store() {
         use kubesim_api::k8s_openapi::api::core::v1::{Event, ObjectReference};
         const EVENTS: Resource = ("", "events");
         let event = |count: i32| {
