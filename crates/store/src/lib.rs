@@ -214,8 +214,7 @@ enum Slot {
 /// An object kept packed ([`Slot::Packed`]).
 #[derive(Debug)]
 struct Packed {
-    /// `namespace/name` (neither contains a `/`): a lease finds its key without decoding.
-    key: Box<str>,
+    /// The encoding ([`packed::pack`]); its key is read without decoding ([`Packed::key`]).
     bytes: Box<[u8]>,
     /// The object, once read.
     decoded: std::sync::OnceLock<Arc<Object>>,
@@ -228,12 +227,9 @@ impl Slot {
         if !pack_events || lease_ms(resource).is_none() {
             return Slot::Live(object.clone());
         }
-        let packed = Packed {
-            key: format!("{}/{}", object.namespace(), object.name()).into_boxed_str(),
-            bytes: packed::pack(event),
-            decoded: std::sync::OnceLock::new(),
-        };
+        let packed = Packed { bytes: packed::pack(event), decoded: std::sync::OnceLock::new() };
         debug_assert!(packed.decode() == **object, "an Event reads back as it was written");
+        debug_assert_eq!(packed.key(), (object.namespace(), object.name()), "a packed Event's key reads back");
         Slot::Packed(Arc::new(packed))
     }
 
@@ -256,6 +252,14 @@ impl Slot {
 impl Packed {
     fn decode(&self) -> Object {
         Object::Event(Box::new(packed::unpack(&self.bytes)))
+    }
+
+    /// (namespace, name): read from the encoding, or (an Event kept as JSON) from the object.
+    fn key(&self) -> (&str, &str) {
+        packed::key(&self.bytes).unwrap_or_else(|| {
+            let object = self.decoded.get_or_init(|| Arc::new(self.decode()));
+            (object.namespace(), object.name())
+        })
     }
 }
 
@@ -484,7 +488,7 @@ impl Store {
             }
             Leased::Packed(version) => {
                 let Some(version) = version.upgrade() else { return false };
-                let (namespace, name) = version.key.split_once('/').expect("a packed key is namespace/name");
+                let (namespace, name) = version.key();
                 let live = matches!(map.get(namespace, name), Some(Slot::Packed(current)) if Arc::ptr_eq(current, &version));
                 if live {
                     key(namespace, name);

@@ -43,6 +43,16 @@ pub fn unpack(bytes: &[u8]) -> Event {
     }
 }
 
+/// The (namespace, name) of a compactly packed Event, read without decoding it; `None` for
+/// one kept as JSON.
+pub fn key(bytes: &[u8]) -> Option<(&str, &str)> {
+    let (&COMPACT, rest) = bytes.split_first()? else { return None };
+    let mut reader = Reader(rest);
+    let name = reader.opt_str_ref().unwrap_or("");
+    let namespace = reader.opt_str_ref().unwrap_or("");
+    Some((namespace, name))
+}
+
 struct Writer<'a>(&'a mut Vec<u8>);
 
 impl Writer<'_> {
@@ -131,6 +141,9 @@ impl Writer<'_> {
             uid,
         } = m;
         debug_assert!(managed_fields.is_none(), "an Event with managedFields is kept as JSON");
+        // The key first: a lease reads it without decoding ([`key`]).
+        self.opt_str(name);
+        self.opt_str(namespace);
         self.opt_map(annotations);
         self.opt_time(creation_timestamp);
         self.opt_i64(*deletion_grace_period_seconds);
@@ -139,8 +152,6 @@ impl Writer<'_> {
         self.opt_str(generate_name);
         self.opt_i64(*generation);
         self.opt_map(labels);
-        self.opt_str(name);
-        self.opt_str(namespace);
         self.opt(owner_references.as_ref(), |w, owners| {
             w.u32(owners.len() as u32);
             for OwnerReference { api_version, block_owner_deletion, controller, kind, name, uid } in owners {
@@ -181,8 +192,8 @@ impl Writer<'_> {
 
 struct Reader<'a>(&'a [u8]);
 
-impl Reader<'_> {
-    fn take(&mut self, n: usize) -> &[u8] {
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> &'a [u8] {
         let (head, rest) = self.0.split_at(n);
         self.0 = rest;
         head
@@ -205,6 +216,13 @@ impl Reader<'_> {
     }
     fn opt_str(&mut self) -> Option<String> {
         self.flag().then(|| self.str())
+    }
+    fn opt_str_ref(&mut self) -> Option<&'a str> {
+        if !self.flag() {
+            return None;
+        }
+        let n = self.u32() as usize;
+        Some(std::str::from_utf8(self.take(n)).expect("packed from a String"))
     }
     fn opt_i32(&mut self) -> Option<i32> {
         self.flag().then(|| self.u32() as i32)
@@ -247,6 +265,8 @@ impl Reader<'_> {
         }
     }
     fn metadata(&mut self) -> ObjectMeta {
+        let name = self.opt_str();
+        let namespace = self.opt_str();
         ObjectMeta {
             annotations: self.opt_map(),
             creation_timestamp: self.opt_time(),
@@ -257,8 +277,8 @@ impl Reader<'_> {
             generation: self.opt_i64(),
             labels: self.opt_map(),
             managed_fields: None,
-            name: self.opt_str(),
-            namespace: self.opt_str(),
+            name,
+            namespace,
             owner_references: self.flag().then(|| {
                 (0..self.u32())
                     .map(|_| OwnerReference {
@@ -367,6 +387,7 @@ mod tests {
         let packed = pack(&full);
         assert_eq!(packed[0], COMPACT);
         assert_eq!(unpack(&packed), full);
+        assert_eq!(key(&packed), Some(("default", "web-1.18c2f3a4b5c6d7e8")), "the key reads without decoding");
         assert_eq!(unpack(&pack(&Event::default())), Event::default());
         // A recorder's Event packs to well under its JSON.
         let json = serde_json::to_vec(&full).unwrap();
@@ -377,5 +398,6 @@ mod tests {
         let packed = pack(&managed);
         assert_eq!(packed[0], JSON);
         assert_eq!(unpack(&packed), managed);
+        assert_eq!(key(&packed), None);
     }
 }
