@@ -23,6 +23,13 @@ pub fn controlled_by_kind_or_orphan(object: &Object, kind: &str) -> bool {
     controller_of(object.metadata()).is_none_or(|r| r.kind == kind)
 }
 
+/// `Reconciler::keeps` for a controller that acts only on pods with claims (a pod's volumes
+/// never change, so a pod is kept or skipped for its whole life): every other object, and
+/// the pods that use a PersistentVolumeClaim or an ephemeral volume.
+pub fn keeps_pods_with_claims(resource: kubesim_store::Resource, object: &Object) -> bool {
+    resource != ("", "pods") || object.as_pod().is_some_and(kubesim_api::pod::uses_claims)
+}
+
 /// The key of an object.
 pub fn key_of(object: &Object) -> Key {
     (object.namespace().to_string(), object.name().to_string())

@@ -329,16 +329,16 @@ impl DeploymentController {
             return;
         }
         let rs_list = self.owned_rss(&d);
-        let pods = self.pod_map(&d, &rs_list.iter().collect::<Vec<_>>());
+        let pods = self.pod_map(&d, &rs_list);
         if pods.values().all(|v| v.is_empty()) {
             self.queue.add(key, ctx);
         }
     }
 
-    fn owned_rss(&self, d: &Deployment) -> Vec<ReplicaSet> {
+    fn owned_rss(&self, d: &Deployment) -> Vec<&ReplicaSet> {
         let uid = uid_of(&d.metadata);
-        let ns = d.metadata.namespace.clone().unwrap_or_default();
-        self.rss.in_namespace(&ns).filter_map(|o| as_rs(o)).filter(|rs| controller_of(&rs.metadata).is_some_and(|r| r.uid == uid)).cloned().collect()
+        let ns = d.metadata.namespace.as_deref().unwrap_or_default();
+        self.rss.in_namespace(ns).filter_map(|o| as_rs(o)).filter(|rs| controller_of(&rs.metadata).is_some_and(|r| r.uid == uid)).collect()
     }
 
     /// `getPodMapForDeployment`: pods matching the selector, grouped by owning RS uid.
@@ -482,8 +482,7 @@ impl DeploymentController {
                 self.rss.put(updated.clone());
                 return Ok((as_rs(&updated).cloned().map(Cow::Owned), old));
             }
-            let copy = existing;
-            let revision = annotation(&copy.metadata, REVISION_ANNOTATION).unwrap_or("").to_string();
+            let revision = annotation(&existing.metadata, REVISION_ANNOTATION).unwrap_or("").to_string();
             let mut needs_update = set_deployment_revision(d, &revision);
             d.status.get_or_insert_with(Default::default);
             if has_progress_deadline(d) && get_condition(d.status.as_ref().expect("set above"), "Progressing").is_none() {
@@ -491,7 +490,7 @@ impl DeploymentController {
                     "Progressing",
                     "True",
                     reasons::FOUND_NEW_RS,
-                    format!("Found new replica set {:?}", copy.metadata.name.clone().unwrap_or_default()),
+                    format!("Found new replica set {:?}", existing.metadata.name.clone().unwrap_or_default()),
                     ctx.now,
                 );
                 set_condition(d.status.as_mut().expect("set above"), cond);
@@ -500,7 +499,7 @@ impl DeploymentController {
             if needs_update {
                 self.write_status(d, ctx)?;
             }
-            return Ok((Some(Cow::Borrowed(copy)), old));
+            return Ok((Some(Cow::Borrowed(existing)), old));
         }
         if !create {
             return Ok((None, old));

@@ -61,9 +61,8 @@ impl Reconciler for PvcProtectionController {
         Informer::all(("", "pods")) => pods,
     }
     fn keeps(&self, resource: kubesim_store::Resource, object: &kubesim_api::Object) -> bool {
-        // Only pods with claims matter here, and a pod's volumes never change: the cache
-        // skips the others (upstream's shared informer holds them; no handler acts on them).
-        resource != ("", "pods") || object.as_pod().is_some_and(kubesim_api::pod::uses_claims)
+        // Upstream's shared informer holds every pod; no handler here acts on one without claims.
+        keeps_pods_with_claims(resource, object)
     }
     fn changed(&mut self, change: Change, ctx: &mut Ctx) {
         let event = change.event;
