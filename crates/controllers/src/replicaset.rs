@@ -355,12 +355,12 @@ fn as_rs(object: &Object) -> Option<std::borrow::Cow<'_, ReplicaSet>> {
 }
 
 /// The object to PUT for a status change of `object` (a ReplicaSet or a ReplicationController).
-fn with_status(object: &Object, rs: &ReplicaSet) -> Object {
+fn with_status(object: &Object, rs: ReplicaSet) -> Object {
     match object {
         Object::Dynamic(_) => {
             let mut rc: ReplicationController = decode(object).unwrap_or_default();
-            rc.metadata = rs.metadata.clone();
-            rc.status = rs.status.clone().map(|s| ReplicationControllerStatus {
+            rc.metadata = rs.metadata;
+            rc.status = rs.status.map(|s| ReplicationControllerStatus {
                 replicas: s.replicas,
                 fully_labeled_replicas: s.fully_labeled_replicas,
                 ready_replicas: s.ready_replicas,
@@ -380,7 +380,7 @@ fn with_status(object: &Object, rs: &ReplicaSet) -> Object {
             });
             encode(&rc, "v1", "ReplicationController")
         }
-        _ => Object::ReplicaSet(Box::new(rs.clone())),
+        _ => Object::ReplicaSet(Box::new(rs)),
     }
 }
 
@@ -566,11 +566,12 @@ impl ReplicaSetController {
         };
         let updated = self.update_status(&object, rs, new_status, ctx)?;
         if let Some(rs) = as_rs(&updated).as_deref() {
-            let spec = rs.spec.clone().unwrap_or_default();
-            let status = rs.status.clone().unwrap_or_default();
-            let min_ready = spec.min_ready_seconds.unwrap_or(0);
-            let replicas = spec.replicas.unwrap_or(1);
-            if manage_error.is_none() && min_ready > 0 && status.ready_replicas.unwrap_or(0) == replicas && status.available_replicas.unwrap_or(0) != replicas {
+            let min_ready = rs.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
+            let replicas = rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+            let status = rs.status.as_ref();
+            let ready = status.and_then(|s| s.ready_replicas).unwrap_or(0);
+            let available = status.and_then(|s| s.available_replicas).unwrap_or(0);
+            if manage_error.is_none() && min_ready > 0 && ready == replicas && available != replicas {
                 self.queue.add_after(key.clone(), (min_ready as Millis) * 1000, ctx);
             }
         }
@@ -587,10 +588,12 @@ impl ReplicaSetController {
         if old == status {
             return Ok(object.clone());
         }
-        let mut current = rs.clone();
+        // The status subresource takes the metadata (name, resourceVersion) and the status;
+        // the API server keeps the stored spec, so none is copied into the request.
+        let mut metadata = std::borrow::Cow::Borrowed(&rs.metadata);
         for attempt in 0..2 {
-            current.status = Some(status.clone());
-            match ctx.update_status(with_status(object, &current)) {
+            let current = ReplicaSet { metadata: metadata.clone().into_owned(), spec: None, status: Some(status.clone()) };
+            match ctx.update_status(with_status(object, current)) {
                 Ok(updated) => {
                     self.rss.put(updated.clone());
                     return Ok(updated);
@@ -599,7 +602,7 @@ impl ReplicaSetController {
                     let info = object.info().expect("served");
                     let fresh = ctx.api.get(info, rs.metadata.namespace.as_deref().unwrap_or(""), rs.metadata.name.as_deref().unwrap_or(""))?;
                     match as_rs(&fresh) {
-                        Some(f) => current = f.into_owned(),
+                        Some(f) => metadata = std::borrow::Cow::Owned(f.into_owned().metadata),
                         None => return Err(e),
                     }
                 }

@@ -120,6 +120,49 @@ impl LogBuffer {
     }
 }
 
+/// A container's environment (CRI `ContainerConfig.envs`), in name order: one allocation of
+/// names and values rather than a map's nodes. Every container keeps its own for as long as it
+/// exists (a process's own environment is a map, built from it at each start or exec), and a
+/// pod's sixteen or so variables cost a B-tree three nodes of mostly empty slots.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Env(Box<[(Box<str>, Box<str>)]>);
+
+impl Env {
+    /// The value of `name`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.binary_search_by(|(n, _)| (**n).cmp(name)).ok().map(|i| &*self.0[i].1)
+    }
+    /// The variables in name order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + '_ {
+        self.0.iter().map(|(n, v)| (&**n, &**v))
+    }
+    /// How many variables.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    /// Whether it has none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// The environment as a process receives it.
+    pub fn to_map(&self) -> BTreeMap<String, String> {
+        self.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect()
+    }
+}
+
+impl From<BTreeMap<String, String>> for Env {
+    fn from(map: BTreeMap<String, String>) -> Env {
+        Env(map.into_iter().map(|(n, v)| (n.into_boxed_str(), v.into_boxed_str())).collect())
+    }
+}
+
+impl FromIterator<(String, String)> for Env {
+    /// Later values of a name replace earlier ones (as a map's inserts would).
+    fn from_iter<I: IntoIterator<Item = (String, String)>>(iter: I) -> Env {
+        Env::from(iter.into_iter().collect::<BTreeMap<_, _>>())
+    }
+}
+
 /// What CreateContainer is told (the CRI ContainerConfig, after the kubelet resolved the
 /// command, environment and mounts).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -131,7 +174,7 @@ pub struct ContainerSpec {
     /// The command line (entrypoint + cmd, as the kubelet built it).
     pub argv: Vec<String>,
     /// The environment.
-    pub env: BTreeMap<String, String>,
+    pub env: Env,
     /// The working directory.
     pub cwd: String,
     /// Volume mounts (volumes live in the host's storage).
@@ -736,7 +779,7 @@ impl Container {
         self.started_at = Some(now);
         let mut spawn = Spawn {
             argv: self.spec.argv.clone(),
-            env: self.spec.env.clone(),
+            env: self.spec.env.to_map(),
             cwd: self.spec.cwd.clone(),
             stdin: Vec::new(),
             capture_stdout: false,
@@ -1026,7 +1069,7 @@ impl Container {
         }
         match pre_stop {
             Some(PreStop::Exec(argv)) => {
-                let mut spawn = Spawn { argv: argv.clone(), env: self.spec.env.clone(), cwd: self.spec.cwd.clone(), ..Default::default() };
+                let mut spawn = Spawn { argv: argv.clone(), env: self.spec.env.to_map(), cwd: self.spec.cwd.clone(), ..Default::default() };
                 if let Ok(program) = self.load(&mut spawn, volumes, foreign, now) {
                     let pid = self.alloc_pid();
                     self.procs.insert(Process::new(pid, 0, argv, program, Sink::Discard).with_creds(self.spec.uid, self.spec.gid));
@@ -1131,7 +1174,7 @@ impl Container {
         }
         let mut spawn = Spawn {
             argv: argv.to_vec(),
-            env: self.spec.env.clone(),
+            env: self.spec.env.to_map(),
             cwd: self.spec.cwd.clone(),
             stdin,
             capture_stdout: false,

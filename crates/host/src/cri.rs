@@ -7,7 +7,7 @@
 //! ExecSync, which must answer synchronously — are routed on the node itself or through the
 //! caller ([`ContainerRuntime::exec_with`]).
 
-pub use crate::container::{Container, ContainerSpec, ContainerState, ExecIo, ExecOutput, LogBuffer, LogLine, NetRequest, PreStop, Stream};
+pub use crate::container::{Container, ContainerSpec, ContainerState, Env, ExecIo, ExecOutput, LogBuffer, LogLine, NetRequest, PreStop, Stream};
 use crate::container::{Foreign, SessionEvent};
 use crate::images::{ImageStore, PulledImage};
 use kubesim_api::Millis;
@@ -137,13 +137,15 @@ pub struct Sandbox {
 pub const PAUSE_IMAGE: &str = "registry.k8s.io/pause:3.10";
 
 /// The runtime's containers by ID. Handing one out mutably clears its cached next wake-up, so
-/// [`ContainerRuntime::next_wakeup`] rescans only the containers that changed.
+/// [`ContainerRuntime::next_wakeup`] rescans only the containers that changed. Boxed: a
+/// container is nearly a kilobyte, and a B-tree node holds eleven slots whether filled or not
+/// (ids are random, so nodes split half-full) and moves them on every split.
 #[derive(Clone, Debug, Default)]
-struct Containers(BTreeMap<String, Container>);
+struct Containers(BTreeMap<String, Box<Container>>);
 
 impl Containers {
     fn get(&self, id: &str) -> Option<&Container> {
-        self.0.get(id)
+        self.0.get(id).map(|c| &**c)
     }
     fn get_mut(&mut self, id: &str) -> Option<&mut Container> {
         let c = self.0.get_mut(id)?;
@@ -151,22 +153,22 @@ impl Containers {
         Some(c)
     }
     fn values(&self) -> impl Iterator<Item = &Container> {
-        self.0.values()
+        self.0.values().map(|c| &**c)
     }
     fn values_mut(&mut self) -> impl Iterator<Item = &mut Container> {
-        self.0.values_mut().inspect(|c| c.wake_cache.set(None))
+        self.0.values_mut().map(|c| &mut **c).inspect(|c| c.wake_cache.set(None))
     }
     fn iter(&self) -> impl Iterator<Item = (&String, &Container)> {
-        self.0.iter()
+        self.0.iter().map(|(id, c)| (id, &**c))
     }
     fn insert(&mut self, id: String, c: Container) {
-        self.0.insert(id, c);
+        self.0.insert(id, Box::new(c));
     }
     fn remove(&mut self, id: &str) -> Option<Container> {
-        self.0.remove(id)
+        self.0.remove(id).map(|c| *c)
     }
-    fn retain(&mut self, keep: impl FnMut(&String, &mut Container) -> bool) {
-        self.0.retain(keep)
+    fn retain(&mut self, mut keep: impl FnMut(&String, &mut Container) -> bool) {
+        self.0.retain(|id, c| keep(id, c))
     }
 }
 

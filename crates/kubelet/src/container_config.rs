@@ -115,7 +115,7 @@ pub fn container_spec(pod: &Pod, container: &Container, volumes: &mut Volumes, c
         name: container.name.clone(),
         image: container.image.clone().unwrap_or_default(),
         argv,
-        env,
+        env: env.into(),
         cwd,
         mounts,
         hostname: if host_network { cx.node.0.to_string() } else { hostname.clone() },

@@ -56,7 +56,7 @@ impl NodeShell {
             name: "shell".into(),
             image: image.into(),
             argv: vec!["sleep".into(), "infinity".into()],
-            env,
+            env: env.into(),
             cwd: "/root".into(),
             hostname: node.into(),
             mounts: NODE_DIRS

@@ -1510,7 +1510,7 @@ pub fn pod_containers(world: &World, namespace: &str, name: &str) -> Vec<Contain
             id: id.chars().take(12).collect(),
             state,
             argv: c.spec.argv.clone(),
-            env: c.spec.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            env: c.spec.env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
             mounts,
             processes: c
                 .processes()

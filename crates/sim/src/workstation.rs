@@ -57,7 +57,7 @@ impl Workstation {
             name: "shell".into(),
             image: WORKSTATION_IMAGE.into(),
             argv: vec!["sleep".into(), "infinity".into()],
-            env,
+            env: env.into(),
             cwd: "/root".into(),
             hostname: "workstation".into(),
             files: vec![

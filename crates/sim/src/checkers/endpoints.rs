@@ -96,6 +96,9 @@ impl Checker for EndpointSlicesMatchSelectors {
             }
             return Ok(());
         }
+        if commit.resource != ("", "services") && commit.resource != ("discovery.k8s.io", "endpointslices") {
+            return Ok(());
+        }
         let key = (commit.object.namespace().to_string(), commit.object.name().to_string());
         if commit.resource == ("", "services") {
             let selector = if commit.event_type == EventType::Deleted {
