@@ -11,11 +11,11 @@ use std::collections::BTreeMap;
 
 /// Admits a pod onto the node, or says why not: (reason, message) as the kubelet's Warning
 /// event words them.
-pub(crate) fn admit(workers: &BTreeMap<String, PodWorker>, node_name: &str, pod: &Pod, ctx: &Ctx) -> Result<(), (String, String)> {
+pub(crate) fn admit(workers: &BTreeMap<String, Box<PodWorker>>, node_name: &str, pod: &Pod, ctx: &Ctx) -> Result<(), (String, String)> {
     let Some(Object::Node(node)) = ctx.api.lookup(("", "nodes"), "", node_name).map(|o| o.as_ref()) else { return Ok(()) };
     let allocatable = node.status.as_ref().and_then(|s| s.allocatable.as_ref());
     let max_pods = allocatable.and_then(|a| a.get("pods")).and_then(|q| parse_milli(&q.0).ok()).map(|m| m / 1000).unwrap_or(110);
-    let active: Vec<&PodWorker> = workers.values().filter(|w| w.active() && !is_terminal(w.pod())).collect();
+    let active: Vec<&PodWorker> = workers.values().map(|w| &**w).filter(|w| w.active() && !is_terminal(w.pod())).collect();
     if active.len() as i128 >= max_pods {
         return Err(("OutOfpods".into(), format!("Node didn't have enough resource: pods, requested: 1, used: {}, capacity: {}", active.len(), max_pods)));
     }

@@ -82,7 +82,7 @@ pub struct NodeSetup {
 pub struct Kubelet {
     pub(crate) actor: String,
     pub(crate) setup: NodeSetup,
-    pub(crate) workers: BTreeMap<String, PodWorker>,
+    pub(crate) workers: BTreeMap<String, Box<PodWorker>>,
     pub(crate) seq_to_uid: BTreeMap<u64, String>,
     pub(crate) next_seq: u64,
     pub(crate) pleg_snapshot: BTreeMap<String, (ContainerState, Option<Millis>)>,
@@ -266,7 +266,7 @@ impl Kubelet {
                         let _ = ctx.update_status(kubesim_api::Object::Pod(Box::new(rejected)));
                         ctx.event(&event.object, "Warning", &reason, message);
                     }
-                    self.workers.insert(uid.clone(), worker);
+                    self.workers.insert(uid.clone(), Box::new(worker));
                 } else if let Some(worker) = self.workers.get_mut(&uid) {
                     // The pod config source ignores status-only updates (config.go checkAndUpdatePod).
                     let old_object = std::mem::replace(&mut worker.pod, event.object.clone());
