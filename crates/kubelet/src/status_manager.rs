@@ -150,7 +150,7 @@ impl Kubelet {
         status.init_container_statuses = if init_statuses.is_empty() { None } else { Some(init_statuses.clone()) };
         // Conditions (status/generate.go), in the kubelet's order.
         let now_time = time_at(now);
-        let mut conditions = status.conditions.clone().unwrap_or_default();
+        let mut conditions = status.conditions.take().unwrap_or_default();
         let sandbox_ready = worker.sandbox.as_ref().and_then(|s| host.cri.pod_sandbox_status(s).ok()).is_some_and(|s| s.state == SandboxState::Ready);
         let cond = |type_: &str, ok: bool, reason: Option<&str>, message: Option<String>| PodCondition {
             type_: type_.into(),
