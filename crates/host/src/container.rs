@@ -99,14 +99,12 @@ impl LogBuffer {
             self.drop_oldest(MAX_LOG_LINES / 10);
         }
         if self.text.capacity() - self.text.len() < line.len() {
-            // At least 256 bytes more: growing by one short line at a time reallocated (and
-            // copied) the buffer at nearly every line of a start-up log.
-            self.text.reserve_exact(quarter_more(self.text.len(), line.len().max(256)));
+            self.text.reserve_exact(quarter_more(self.text.len(), line.len()));
         }
         self.text.push_str(line);
         let end = u32::try_from(self.text.len()).expect("a log holds at most MAX_LOG_LINES lines of 64 KiB");
         if self.marks.len() == self.marks.capacity() {
-            self.marks.reserve_exact(quarter_more(self.marks.len(), 16));
+            self.marks.reserve_exact(quarter_more(self.marks.len(), 4));
         }
         self.marks.push(LineMark { t_ms, end, stream });
     }
