@@ -1758,3 +1758,27 @@ mod log_tests {
         assert!(log.iter().enumerate().all(|(i, l)| l.text == format!("line {}", i + MAX_LOG_LINES / 10)));
     }
 }
+
+#[cfg(test)]
+mod env_tests {
+    use super::*;
+
+    /// A container's environment reads as the map it was built from: name order, lookups by
+    /// name (absent names and prefixes miss), the last value of a repeated name.
+    #[test]
+    fn env_reads_as_the_map_it_was_built_from() {
+        let pairs = [("PATH", "/usr/bin"), ("HOSTNAME", "web-0"), ("KUBERNETES_PORT", "tcp://10.96.0.1:443"), ("HOSTNAME", "web-1"), ("A", "")];
+        let map: BTreeMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let env: Env = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        assert_eq!(env.len(), 4);
+        assert_eq!(env.to_map(), map);
+        assert_eq!(env.iter().map(|(k, _)| k).collect::<Vec<_>>(), ["A", "HOSTNAME", "KUBERNETES_PORT", "PATH"]);
+        assert_eq!(env.get("HOSTNAME"), Some("web-1"));
+        assert_eq!(env.get("A"), Some(""));
+        for absent in ["", "HOST", "KUBERNETES", "Z", "path"] {
+            assert_eq!(env.get(absent), None, "{absent}");
+        }
+        assert!(Env::default().is_empty() && Env::default().get("PATH").is_none());
+        assert_eq!(Env::from(map.clone()), env);
+    }
+}
