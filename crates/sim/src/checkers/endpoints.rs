@@ -96,11 +96,8 @@ impl Checker for EndpointSlicesMatchSelectors {
             }
             return Ok(());
         }
-        if commit.resource != ("", "services") && commit.resource != ("discovery.k8s.io", "endpointslices") {
-            return Ok(());
-        }
-        let key = (commit.object.namespace().to_string(), commit.object.name().to_string());
         if commit.resource == ("", "services") {
+            let key = (commit.object.namespace().to_string(), commit.object.name().to_string());
             let selector = if commit.event_type == EventType::Deleted {
                 None
             } else {
@@ -120,7 +117,7 @@ impl Checker for EndpointSlicesMatchSelectors {
             return Ok(());
         }
         let Some(service) = labels.get("kubernetes.io/service-name") else { return Ok(()) };
-        let ns = key.0.clone();
+        let ns = commit.object.namespace().to_string();
         let (selector, selector_changed) = match self.services.get(&(ns.clone(), service.clone())) {
             Some((selector, changed)) => (selector.clone(), *changed),
             None => (None, 0),
