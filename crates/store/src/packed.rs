@@ -210,19 +210,18 @@ impl<'a> Reader<'a> {
     fn i64(&mut self) -> i64 {
         i64::from_le_bytes(self.take(8).try_into().expect("eight bytes"))
     }
-    fn str(&mut self) -> String {
+    fn str_ref(&mut self) -> &'a str {
         let n = self.u32() as usize;
-        String::from_utf8(self.take(n).to_vec()).expect("packed from a String")
+        std::str::from_utf8(self.take(n)).expect("packed from a String")
+    }
+    fn str(&mut self) -> String {
+        self.str_ref().to_owned()
     }
     fn opt_str(&mut self) -> Option<String> {
         self.flag().then(|| self.str())
     }
     fn opt_str_ref(&mut self) -> Option<&'a str> {
-        if !self.flag() {
-            return None;
-        }
-        let n = self.u32() as usize;
-        Some(std::str::from_utf8(self.take(n)).expect("packed from a String"))
+        self.flag().then(|| self.str_ref())
     }
     fn opt_i32(&mut self) -> Option<i32> {
         self.flag().then(|| self.u32() as i32)
