@@ -602,7 +602,7 @@ impl ReplicaSetController {
                     let info = object.info().expect("served");
                     let fresh = ctx.api.get(info, rs.metadata.namespace.as_deref().unwrap_or(""), rs.metadata.name.as_deref().unwrap_or(""))?;
                     match as_rs(&fresh) {
-                        Some(f) => metadata = std::borrow::Cow::Owned(f.into_owned().metadata),
+                        Some(f) => metadata = std::borrow::Cow::Owned(f.metadata.clone()),
                         None => return Err(e),
                     }
                 }
