@@ -33,6 +33,7 @@ pub mod sort;
 pub mod storage;
 pub mod time;
 pub mod validation;
+pub mod varint;
 
 pub use k8s_openapi;
 pub use object::{kind_info, DynamicObject, KindInfo, Object, Scope};

@@ -35,14 +35,14 @@ pub enum Stream {
 }
 
 /// One line of a container's log.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LogLine<'a> {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogLine {
     /// When it was written (virtual ms).
     pub t_ms: Millis,
     /// Its stream.
     pub stream: Stream,
     /// The text, without its newline.
-    pub text: &'a str,
+    pub text: String,
 }
 
 /// How much room to add to a full buffer holding `len` that must take `needed` more: a
@@ -52,70 +52,125 @@ fn quarter_more(len: usize, needed: usize) -> usize {
     needed.max(len / 4)
 }
 
-/// A container's log, oldest line first: every line's text in one buffer, and per line its
-/// time, stream and end (a line's own allocation and header cost more than its text: nginx
-/// writes some forty short lines per start, one per worker).
+/// A container's log, oldest line first, front-coded: each line is kept as how much it shares
+/// with the line before it and the rest (lines written together share most of their text:
+/// nginx writes some forty lines per start, thirty-odd of them `<time> [notice] 1#1: start
+/// worker process N`, and a log line read from kubectl or the UI is decoded from the oldest).
+/// Per line, in `data`: varints of the time since the previous line, of the shared prefix's
+/// length (shifted left one bit, the stream in the low bit) and of the rest's length, then the
+/// rest's bytes. The last line is also kept whole for the next line's comparison.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LogBuffer {
-    text: String,
-    marks: Vec<LineMark>,
+    data: Vec<u8>,
+    lines: u32,
+    last_t: Millis,
+    last: String,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct LineMark {
+/// Decodes a [`LogBuffer`] from its oldest line.
+struct LogCursor<'a> {
+    data: &'a [u8],
+    pos: usize,
+    left: usize,
     t_ms: Millis,
-    /// Where the line ends in `text` (a u32: at most [`MAX_LOG_LINES`] lines of at most 64 KiB).
-    end: u32,
-    stream: Stream,
+    text: String,
 }
+
+impl LogCursor<'_> {
+    /// The next line's time and stream; its text is left in `self.text`.
+    fn advance(&mut self) -> Option<(Millis, Stream)> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let bad = "a log buffer decodes as it was encoded";
+        let dt = kubesim_api::varint::get(self.data, &mut self.pos).expect(bad);
+        let head = kubesim_api::varint::get(self.data, &mut self.pos).expect(bad);
+        let len = kubesim_api::varint::get(self.data, &mut self.pos).expect(bad) as usize;
+        self.t_ms = self.t_ms.wrapping_add(dt);
+        self.text.truncate((head >> 1) as usize);
+        self.text.push_str(std::str::from_utf8(&self.data[self.pos..self.pos + len]).expect(bad));
+        self.pos += len;
+        Some((self.t_ms, if head & 1 == 0 { Stream::Stdout } else { Stream::Stderr }))
+    }
+}
+
+impl Iterator for LogCursor<'_> {
+    type Item = LogLine;
+    fn next(&mut self) -> Option<LogLine> {
+        let (t_ms, stream) = self.advance()?;
+        Some(LogLine { t_ms, stream, text: self.text.clone() })
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for LogCursor<'_> {}
 
 impl LogBuffer {
     /// How many lines it holds.
     pub fn len(&self) -> usize {
-        self.marks.len()
+        self.lines as usize
     }
 
     /// Whether it holds no line.
     pub fn is_empty(&self) -> bool {
-        self.marks.is_empty()
+        self.lines == 0
     }
 
-    /// Line `i` (0 is the oldest kept).
-    pub fn get(&self, i: usize) -> Option<LogLine<'_>> {
-        let mark = self.marks.get(i)?;
-        let start = if i == 0 { 0 } else { self.marks[i - 1].end as usize };
-        Some(LogLine { t_ms: mark.t_ms, stream: mark.stream, text: &self.text[start..mark.end as usize] })
+    fn cursor(&self) -> LogCursor<'_> {
+        LogCursor { data: &self.data, pos: 0, left: self.len(), t_ms: 0, text: String::new() }
     }
 
     /// The lines, oldest first.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = LogLine<'_>> + ExactSizeIterator + '_ {
-        (0..self.marks.len()).map(|i| self.get(i).expect("in range"))
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = LogLine> + '_ {
+        self.cursor()
+    }
+
+    /// The last `n` lines (or all), oldest first.
+    pub fn tail(&self, n: usize) -> impl ExactSizeIterator<Item = LogLine> + '_ {
+        let mut cursor = self.cursor();
+        for _ in n..self.len() {
+            cursor.advance();
+        }
+        cursor
     }
 
     /// Appends a line (without its newline); at [`MAX_LOG_LINES`] the oldest tenth goes first,
     /// as a rotated log file would.
     pub fn push(&mut self, t_ms: Millis, stream: Stream, line: &str) {
-        if self.marks.len() >= MAX_LOG_LINES {
+        if self.len() >= MAX_LOG_LINES {
             self.drop_oldest(MAX_LOG_LINES / 10);
         }
-        if self.text.capacity() - self.text.len() < line.len() {
-            self.text.reserve_exact(quarter_more(self.text.len(), line.len()));
+        let mut shared = self.last.bytes().zip(line.bytes()).take_while(|(a, b)| a == b).count();
+        while !(self.last.is_char_boundary(shared) && line.is_char_boundary(shared)) {
+            shared -= 1;
         }
-        self.text.push_str(line);
-        let end = u32::try_from(self.text.len()).expect("a log holds at most MAX_LOG_LINES lines of 64 KiB");
-        if self.marks.len() == self.marks.capacity() {
-            self.marks.reserve_exact(quarter_more(self.marks.len(), 4));
+        let rest = &line.as_bytes()[shared..];
+        let needed = rest.len() + 3 * 10;
+        if self.data.capacity() - self.data.len() < needed {
+            self.data.reserve_exact(quarter_more(self.data.len(), needed));
         }
-        self.marks.push(LineMark { t_ms, end, stream });
+        kubesim_api::varint::put(&mut self.data, t_ms.wrapping_sub(self.last_t));
+        kubesim_api::varint::put(&mut self.data, (shared as u64) << 1 | stream as u64);
+        kubesim_api::varint::put(&mut self.data, rest.len() as u64);
+        self.data.extend_from_slice(rest);
+        self.lines += 1;
+        self.last_t = t_ms;
+        self.last.truncate(shared);
+        self.last.push_str(&line[shared..]);
+        // One long line must not leave its room behind for every short one after it.
+        if self.last.capacity() > 256 && self.last.capacity() > 4 * self.last.len() {
+            self.last.shrink_to(2 * self.last.len());
+        }
     }
 
     fn drop_oldest(&mut self, n: usize) {
-        let n = n.min(self.marks.len());
-        let Some(cut) = n.checked_sub(1).map(|last| self.marks[last].end) else { return };
-        self.text.drain(..cut as usize);
-        self.marks.drain(..n);
-        for mark in &mut self.marks {
-            mark.end -= cut;
+        let kept: Vec<LogLine> = self.tail(self.len().saturating_sub(n)).collect();
+        *self = LogBuffer::default();
+        for line in kept {
+            self.push(line.t_ms, line.stream, &line.text);
         }
     }
 }
@@ -1727,21 +1782,24 @@ mod log_tests {
         io.log_bytes(Stream::Stdout, &[b'x'; 40 * 1024], 1);
         io.log_bytes(Stream::Stdout, &[b'y'; 30 * 1024], 2);
         assert_eq!(io.logs.len(), 1);
-        assert_eq!(io.logs.get(0).map(|l| l.text.len()), Some(70 * 1024));
+        assert_eq!(io.logs.iter().next().map(|l| l.text.len()), Some(70 * 1024));
         assert_eq!(io.partial_text(), "");
     }
 
-    /// A log's buffers grow by a quarter: nginx's forty-odd start-up lines leave at most a
-    /// quarter (or one line) unused.
+    /// A log's buffer grows by a quarter: nginx's forty-odd start-up lines leave at most a
+    /// quarter (or one line) unused; front-coded, its thirty worker lines cost a few bytes each.
     #[test]
     fn a_log_keeps_little_unused_room() {
         let mut log = LogBuffer::default();
+        let mut plain = 0;
         for i in 0..46 {
-            log.push(i, Stream::Stderr, &format!("2025/01/01 00:00:00 [notice] 1#1: start worker process {}", i + 30));
+            let line = format!("2025/01/01 00:00:00 [notice] 1#1: start worker process {}", i + 30);
+            plain += line.len();
+            log.push(i, Stream::Stderr, &line);
         }
-        let (text, lines) = (log.text.len(), log.marks.len());
-        assert!(log.text.capacity() <= text + text / 4 + 80, "{} for {text}", log.text.capacity());
-        assert!(log.marks.capacity() <= lines + lines / 4 + 4, "{} for {lines}", log.marks.capacity());
+        let used = log.data.len();
+        assert!(log.data.capacity() <= used + used / 4 + 80, "{} for {used}", log.data.capacity());
+        assert!(used < plain / 5, "{used} bytes for {plain} of text");
     }
 
     /// At MAX_LOG_LINES lines the oldest tenth goes, and the lines left keep their text.
@@ -1752,10 +1810,38 @@ mod log_tests {
             log.push(i as Millis, Stream::Stdout, &format!("line {i}"));
         }
         assert_eq!(log.len(), MAX_LOG_LINES - MAX_LOG_LINES / 10 + 1);
-        let first = log.get(0).expect("a line");
-        assert_eq!((first.t_ms, first.text), ((MAX_LOG_LINES / 10) as Millis, format!("line {}", MAX_LOG_LINES / 10).as_str()));
-        assert_eq!(log.iter().next_back().map(|l| l.text.to_string()), Some(format!("line {MAX_LOG_LINES}")));
+        let first = log.iter().next().expect("a line");
+        assert_eq!((first.t_ms, first.text), ((MAX_LOG_LINES / 10) as Millis, format!("line {}", MAX_LOG_LINES / 10)));
+        assert_eq!(log.tail(1).map(|l| l.text).collect::<Vec<_>>(), [format!("line {MAX_LOG_LINES}")]);
         assert!(log.iter().enumerate().all(|(i, l)| l.text == format!("line {}", i + MAX_LOG_LINES / 10)));
+    }
+
+    /// Lines read back as written: times (equal, rising, even falling), streams, text sharing
+    /// a prefix or none, multi-byte characters that differ after a shared first byte, empty
+    /// lines; `tail` gives the last lines.
+    #[test]
+    fn a_log_reads_back_every_line_as_written() {
+        let written: Vec<(Millis, Stream, &str)> = vec![
+            (1_700_000_000_000, Stream::Stdout, "héllo wörld"),
+            (1_700_000_000_000, Stream::Stderr, "héllo wörld"),
+            (1_700_000_000_005, Stream::Stdout, "hèllo"),
+            (1_700_000_000_005, Stream::Stdout, ""),
+            (1_700_000_000_004, Stream::Stderr, "h"),
+            (1_700_000_100_000, Stream::Stdout, "a completely different line ✓"),
+            (1_700_000_100_000, Stream::Stdout, "a completely different line ✗"),
+        ];
+        let mut log = LogBuffer::default();
+        for (t, stream, text) in &written {
+            log.push(*t, *stream, text);
+        }
+        let read: Vec<(Millis, Stream, String)> = log.iter().map(|l| (l.t_ms, l.stream, l.text)).collect();
+        let expected: Vec<(Millis, Stream, String)> = written.iter().map(|(t, s, x)| (*t, *s, x.to_string())).collect();
+        assert_eq!(read, expected);
+        assert_eq!(log.iter().len(), written.len());
+        let tail: Vec<String> = log.tail(2).map(|l| l.text).collect();
+        assert_eq!(tail, ["a completely different line ✓", "a completely different line ✗"]);
+        assert_eq!(log.tail(100).len(), written.len());
+        assert_eq!(log.tail(0).len(), 0);
     }
 }
 

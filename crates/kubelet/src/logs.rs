@@ -16,9 +16,8 @@ pub fn read_logs(lines: &LogBuffer, opts: &PodLogOptions, now: Millis) -> String
         (None, Some(s)) => Some(now.saturating_sub((s.max(0) as u64).saturating_mul(1000))),
         (None, None) => None,
     };
-    let start = opts.tail_lines.map_or(0, |n| lines.len().saturating_sub(n));
     let mut out = String::new();
-    for line in lines.iter().skip(start) {
+    for line in lines.tail(opts.tail_lines.unwrap_or(usize::MAX)) {
         if since.is_some_and(|s| line.t_ms < s) {
             continue;
         }
@@ -27,7 +26,7 @@ pub fn read_logs(lines: &LogBuffer, opts: &PodLogOptions, now: Millis) -> String
             out.push_str(&kubesim_api::time::rfc3339_nano_fixed(line.t_ms));
             out.push(' ');
         }
-        out.push_str(line.text);
+        out.push_str(&line.text);
         out.push('\n');
         if opts.limit_bytes.is_some_and(|l| out.len() >= l) {
             break;

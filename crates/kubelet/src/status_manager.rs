@@ -292,7 +292,7 @@ fn termination_message(c: &kubesim_host::cri::Container, fallback_to_logs: bool)
         return Some(written);
     }
     if fallback_to_logs && c.exit_code.is_some_and(|code| code != 0) {
-        let lines: Vec<&str> = c.io.logs.iter().filter(|l| matches!(l.stream, Stream::Stdout | Stream::Stderr)).map(|l| l.text).collect();
+        let lines: Vec<String> = c.io.logs.iter().filter(|l| matches!(l.stream, Stream::Stdout | Stream::Stderr)).map(|l| l.text).collect();
         let tail = lines[lines.len().saturating_sub(80)..].iter().map(|l| format!("{l}\n")).collect::<String>();
         let bytes = tail.as_bytes();
         let start = bytes.len().saturating_sub(2048);

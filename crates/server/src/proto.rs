@@ -249,16 +249,9 @@ fn bad(why: &str) -> Failure {
 
 impl<'a> Reader<'a> {
     fn varint(&mut self) -> Result<u64, Failure> {
-        let mut value = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = *self.data.get(self.pos).ok_or_else(|| bad("truncated varint"))?;
-            self.pos += 1;
-            value |= u64::from(b & 0x7F) << shift;
-            if b & 0x80 == 0 {
-                return Ok(value);
-            }
-        }
-        Err(bad("varint too long"))
+        let start = self.pos;
+        kubesim_api::varint::get(self.data, &mut self.pos)
+            .ok_or_else(|| bad(if self.data.len() - start >= 10 { "varint too long" } else { "truncated varint" }))
     }
     fn bytes(&mut self) -> Result<&'a [u8], Failure> {
         let len = self.varint()? as usize;

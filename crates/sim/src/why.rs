@@ -184,8 +184,7 @@ fn terminated_details(world: &World, node: &str, t: &ContainerStateTerminated) -
 /// `kubectl logs` reads), by the container ID its status names.
 fn last_log_lines(world: &World, node: &str, container_id: Option<&str>, n: usize) -> Vec<String> {
     let Some(c) = runtime_container(world, node, container_id) else { return Vec::new() };
-    let lines = &c.io.logs;
-    lines.iter().skip(lines.len().saturating_sub(n)).map(|l| l.text.to_string()).collect()
+    c.io.logs.tail(n).map(|l| l.text).collect()
 }
 
 /// `its 1 container is` / `all 3 containers are`.
