@@ -27,6 +27,31 @@ pub enum FdTarget {
     Capture,
 }
 
+/// One line of a container's mount table.
+pub struct MountEntry {
+    /// What is mounted (`overlay`, `proc`, the node's disk).
+    pub device: &'static str,
+    /// Where.
+    pub point: String,
+    /// The filesystem type.
+    pub fs_type: &'static str,
+    /// Its options (`rw,relatime`).
+    pub options: String,
+}
+
+/// The container's mount table, as `/proc/mounts` and `mount` list it: the root overlay,
+/// /proc, then the volumes (on the node's disk).
+pub fn mount_table(os: &dyn Os) -> Vec<MountEntry> {
+    let mut table = vec![
+        MountEntry { device: "overlay", point: "/".into(), fs_type: "overlay", options: "rw,relatime".into() },
+        MountEntry { device: "proc", point: "/proc".into(), fs_type: "proc", options: "rw,nosuid,nodev,noexec,relatime".into() },
+    ];
+    for (point, _, ro) in os.fs_ref().mounts() {
+        table.push(MountEntry { device: "/dev/sda1", point, fs_type: "ext4", options: format!("{},relatime", if ro { "ro" } else { "rw" }) });
+    }
+    table
+}
+
 fn proc_file(os: &dyn Os, path: &str) -> Option<Result<Vec<u8>, Errno>> {
     let rest = path.strip_prefix("/proc/")?;
     let me = os.pid();
@@ -69,13 +94,7 @@ fn proc_file(os: &dyn Os, path: &str) -> Option<Result<Vec<u8>, Errno>> {
             }
             s
         }
-        (None, "mounts") => {
-            let mut s = String::from("overlay / overlay rw,relatime 0 0\nproc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n");
-            for (p, _, ro) in os.fs_ref().mounts() {
-                s.push_str(&format!("/dev/sda1 {p} ext4 {},relatime 0 0\n", if ro { "ro" } else { "rw" }));
-            }
-            s
-        }
+        (None, "mounts") => mount_table(os).iter().map(|m| format!("{} {} {} {} 0 0\n", m.device, m.point, m.fs_type, m.options)).collect(),
         (None, "sys/kernel/hostname") => format!("{}\n", os.hostname()),
         (Some(p), f) => {
             let procs = os.processes();

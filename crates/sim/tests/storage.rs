@@ -307,3 +307,35 @@ fn a_local_path_teardown_waits_for_its_node() {
     world.run_until(600_000);
     assert!(get(&world, ("", "persistentvolumes"), "", &pv_name).is_none());
 }
+
+/// `mount` lists the container's mount table as /proc/mounts has it (busybox and util-linux
+/// print `<device> on <point> type <type> (<options>)`), `-t` keeps one type, and mounting
+/// anything is refused in an unprivileged container (busybox: exit 1; util-linux: exit 32).
+#[test]
+fn mount_lists_the_mount_table_and_refuses_to_mount() {
+    let mut world = world_with(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: bb}\nspec:\n  containers: [{name: c, image: 'busybox:1.36', command: [sleep, '3600']}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: c, image: 'nginx:1.27'}]\n",
+    );
+    world.run_until(40_000);
+    let proc_mounts = world.run_command("kubectl exec bb -- cat /proc/mounts");
+    let listed = world.run_command("kubectl exec bb -- mount");
+    assert_eq!(listed.exit_code, 0, "{}", listed.stderr);
+    let from_proc: Vec<String> = proc_mounts
+        .stdout
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            format!("{} on {} type {} ({})", f[0], f[1], f[2], f[3])
+        })
+        .collect();
+    assert_eq!(listed.stdout.lines().collect::<Vec<_>>(), from_proc);
+    assert!(listed.stdout.contains("/dev/sda1 on /var/run/secrets/kubernetes.io/serviceaccount type ext4 (ro,relatime)"), "{}", listed.stdout);
+    let ext4 = world.run_command("kubectl exec bb -- mount -t ext4");
+    assert!(!ext4.stdout.contains("overlay") && ext4.stdout.contains("serviceaccount"), "{}", ext4.stdout);
+    let busybox = world.run_command("kubectl exec bb -- mount -t tmpfs tmpfs /mnt");
+    assert_eq!(busybox.exit_code, 1);
+    assert!(format!("{}{}", busybox.stdout, busybox.stderr).contains("mount: permission denied (are you root?)\n"), "{busybox:?}");
+    let gnu = world.run_command("kubectl exec web -- mount -t tmpfs tmpfs /mnt");
+    assert_eq!(gnu.exit_code, 32);
+    assert!(format!("{}{}", gnu.stdout, gnu.stderr).contains("mount: /mnt: must be superuser to use mount.\n"), "{gnu:?}");
+}

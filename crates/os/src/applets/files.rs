@@ -1096,6 +1096,34 @@ pub(crate) fn du(c: &mut Ctx) -> i32 {
     st
 }
 
+/// `mount`: with no operand the mount table (`-t TYPE` keeps that type's lines), as busybox
+/// and util-linux print it from /proc/mounts; mounting anything in a container without
+/// CAP_SYS_ADMIN is refused.
+pub(crate) fn mount(c: &mut Ctx) -> i32 {
+    let (opts, operands) = match getopt(&c.args, "arwnfvi", "toO") {
+        Ok(v) => v,
+        Err(o) => return c.bad_option(&o),
+    };
+    if !operands.is_empty() || opts.iter().any(|(o, _)| *o == 'a') {
+        if c.gnu() {
+            let target = operands.last().cloned().unwrap_or_default();
+            c.err(&format!("{target}: must be superuser to use mount."));
+            return 32;
+        }
+        c.err("permission denied (are you root?)");
+        return 1;
+    }
+    let only = opts.iter().find(|(o, _)| *o == 't').map(|(_, t)| t.clone());
+    let mut out = String::new();
+    for m in crate::sys::mount_table(c.os) {
+        if only.as_deref().is_none_or(|t| t == m.fs_type) {
+            out.push_str(&format!("{} on {} type {} ({})\n", m.device, m.point, m.fs_type, m.options));
+        }
+    }
+    c.outs(&out);
+    0
+}
+
 pub(crate) fn df(c: &mut Ctx) -> i32 {
     let (opts, _) = match getopt(&c.args, "hkPTaim", "t") {
         Ok(v) => v,

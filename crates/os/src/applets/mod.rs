@@ -294,6 +294,7 @@ pub fn sync_applet(name: &str) -> Option<AppletFn> {
         "stat" => files::stat,
         "du" => files::du,
         "df" => files::df,
+        "mount" => files::mount,
         "find" => files::find,
         "readlink" => files::readlink,
         "realpath" => files::realpath,
