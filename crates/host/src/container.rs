@@ -1359,6 +1359,12 @@ impl Container {
         self.procs.infos()
     }
 
+    /// How many processes the container's table has room for (what it costs; [`Container::processes`]
+    /// is what it holds).
+    pub fn process_room(&self) -> usize {
+        self.procs.procs.capacity()
+    }
+
     /// A uid's name in the container's own /etc/passwd (the number when it has none).
     pub fn user_name(&self, uid: u32) -> String {
         let passwd = self.rootfs.read_path("/etc/passwd").map(|d| String::from_utf8_lossy(d).into_owned()).unwrap_or_default();
@@ -1612,7 +1618,10 @@ impl Os for ContainerOs<'_> {
         self.process.gid = gid;
     }
     fn reserve_workers(&mut self, additional: usize) {
-        self.procs.reserve(additional.min(MAX_PROCESSES));
+        // One more for the process asking: it is out of the table while it runs and goes
+        // back in after (without it, nginx's master went back into a full table of its 32
+        // workers, which then grew to 40).
+        self.procs.reserve(additional.min(MAX_PROCESSES) + 1);
     }
     fn spawn_worker(&mut self, argv: Vec<String>, uid: u32) -> Option<u32> {
         if self.procs.len() + 1 >= MAX_PROCESSES {

@@ -170,3 +170,18 @@ fn kubectl_debug_node_runs_a_pod_with_the_nodes_filesystem_at_host() {
     assert_eq!(spec.node_name.as_deref(), Some("node-2"));
     assert_eq!((spec.host_network, spec.host_pid), (Some(true), Some(true)));
 }
+
+/// nginx's master and one worker per CPU fill the room the table reserved for them: the
+/// master, out of the table while it forks its workers, counts itself in (it went back into a
+/// table full of its workers, which then grew by a quarter: 40 rooms for 33 processes).
+#[test]
+fn nginx_and_its_workers_take_no_more_room_than_they_need() {
+    let world = world_with(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: big, labels: {kubernetes.io/hostname: big}}\nstatus:\n  capacity: {cpu: '32', memory: 256Gi, pods: '110'}\n  allocatable: {cpu: '32', memory: 256Gi, pods: '110'}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: {nodeName: big, containers: [{name: nginx, image: 'nginx:1.27'}]}\n",
+    );
+    let host = world.host("big").expect("the node's host");
+    let nginx = host.cri.list_containers().into_iter().find(|c| c.spec.name == "nginx").expect("nginx's container");
+    let held = nginx.processes().len();
+    assert_eq!(held, 33, "a master and a worker per CPU");
+    assert_eq!(nginx.process_room(), held);
+}
