@@ -93,8 +93,8 @@ pub struct VolumeContext<'a> {
 pub fn prepare_mounts(pod: &Pod, container: &Container, volumes: &mut Volumes, cx: &VolumeContext) -> Result<Vec<Mount>, String> {
     let namespace = pod.metadata.namespace.clone().unwrap_or_default();
     let uid = pod.metadata.uid.clone().unwrap_or_default();
-    let pod_volumes = pod.spec.as_ref().and_then(|s| s.volumes.clone()).unwrap_or_default();
-    let mut mounts = Vec::new();
+    let pod_volumes: &[Volume] = pod.spec.as_ref().and_then(|s| s.volumes.as_deref()).unwrap_or_default();
+    let mut mounts = Vec::with_capacity(container.volume_mounts.as_ref().map_or(0, Vec::len));
     for mount in container.volume_mounts.iter().flatten() {
         let Some(volume) = pod_volumes.iter().find(|v| v.name == mount.name) else {
             return Err(format!("volume {:?} not found in the pod", mount.name));
