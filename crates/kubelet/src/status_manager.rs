@@ -214,6 +214,8 @@ impl Kubelet {
         // Order as the kubelet writes them; PodScheduled (from the scheduler) last.
         let order = ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"];
         kubesim_api::sort::sort_by_key(&mut conditions, |c| order.iter().position(|o| *o == c.type_).unwrap_or(order.len()));
+        // The stored Pod keeps this Vec: no room for eight 160-byte conditions for five.
+        conditions.shrink_to_fit();
         status.conditions = Some(conditions);
         // Sorted by name (convertToAPIContainerStatuses: sort.Sort(SortedContainerStatuses));
         // init container statuses stay in spec order (SortStatusesOfInitContainers). The
