@@ -128,12 +128,7 @@ fn admit_service_account(pod: &mut Pod, req: &mut Request) {
     for container in spec.containers.iter_mut().chain(spec.init_containers.iter_mut().flatten()) {
         let mounts = container.volume_mounts.get_or_insert_with(Vec::new);
         mounts.reserve_exact(1);
-        mounts.push(VolumeMount {
-            name: volume_name.clone(),
-            mount_path: MOUNT_PATH.into(),
-            read_only: Some(true),
-            ..Default::default()
-        });
+        mounts.push(VolumeMount { name: volume_name.clone(), mount_path: MOUNT_PATH.into(), read_only: Some(true), ..Default::default() });
     }
 }
 
