@@ -130,11 +130,7 @@ impl LogBuffer {
 
     /// The last `n` lines (or all), oldest first.
     pub fn tail(&self, n: usize) -> impl ExactSizeIterator<Item = LogLine> + '_ {
-        let mut cursor = self.cursor();
-        for _ in n..self.len() {
-            cursor.advance();
-        }
-        cursor
+        self.tail_cursor(n)
     }
 
     /// Appends a line (without its newline); at [`MAX_LOG_LINES`] the oldest tenth goes first,
@@ -166,11 +162,22 @@ impl LogBuffer {
         }
     }
 
+    /// The cursor positioned before the last `n` lines (or all).
+    fn tail_cursor(&self, n: usize) -> LogCursor<'_> {
+        let mut cursor = self.cursor();
+        for _ in n..self.len() {
+            cursor.advance();
+        }
+        cursor
+    }
+
+    /// Re-encodes the buffer without its oldest `n` lines, one line at a time (the kept lines
+    /// are never all decoded at once).
     fn drop_oldest(&mut self, n: usize) {
-        let kept: Vec<LogLine> = self.tail(self.len().saturating_sub(n)).collect();
-        *self = LogBuffer::default();
-        for line in kept {
-            self.push(line.t_ms, line.stream, &line.text);
+        let old = std::mem::take(self);
+        let mut cursor = old.tail_cursor(old.len().saturating_sub(n));
+        while let Some((t_ms, stream)) = cursor.advance() {
+            self.push(t_ms, stream, &cursor.text);
         }
     }
 }
