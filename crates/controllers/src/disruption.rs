@@ -188,13 +188,14 @@ impl Reconciler for DisruptionController {
                 self.queue.add(key_of(&event.object), ctx);
             }
             _ => {
-                let labels = [change.old.as_ref().and_then(|o| o.metadata().labels.clone()), event.object.metadata().labels.clone()];
+                // Borrowed: every pod write reaches here, and most namespaces have no budget.
+                let labels = [change.old.as_ref().and_then(|o| o.metadata().labels.as_ref()), event.object.metadata().labels.as_ref()];
                 let keys: Vec<Key> = self
                     .pdbs
                     .in_namespace(event.object.namespace())
                     .filter(|o| {
                         let sel = decode::<PodDisruptionBudget>(o).and_then(|p| p.spec).and_then(|s| s.selector).map(|s| Selector::from_label_selector(&s));
-                        sel.is_some_and(|sel| labels.iter().any(|l| sel.matches(l.as_ref())))
+                        sel.is_some_and(|sel| labels.iter().any(|l| sel.matches(*l)))
                     })
                     .map(|o| key_of(o))
                     .collect();

@@ -82,6 +82,12 @@ impl ImageStore {
 
     /// The pulled image a reference names, if present.
     pub fn status(&self, image: &str) -> Option<&Arc<PulledImage>> {
+        // The common case from the per-thread resolution memo (the kubelet asks on every
+        // container start and status; parsing and formatting the reference each time was
+        // most of the cost): the image resolves to the reference it was pulled under.
+        if let Some(pulled) = kubesim_images::resolve_shared(image).ok().and_then(|info| self.images.get(&info.reference)) {
+            return Some(pulled);
+        }
         let reference = kubesim_images::parse_reference(image).ok()?.with_default_tag().docker_ref();
         self.images.get(&reference).or_else(|| self.images.values().find(|i| i.info.reference == reference || i.info.repo_digest == reference))
     }

@@ -1222,7 +1222,7 @@ impl NginxEntrypoint {
             log(os, &format!("{me}: No files found in /docker-entrypoint.d/, skipping configuration"));
             return;
         }
-        scripts.sort_by_key(|a| version_sort_key(&a.0));
+        scripts.sort_by_cached_key(|a| version_sort_key(&a.0));
         log(os, &format!("{me}: /docker-entrypoint.d/ is not empty, will attempt to perform configuration"));
         log(os, &format!("{me}: Looking for shell scripts in /docker-entrypoint.d/"));
         let info = if v >= (1, 20, 1) { "info: " } else { "" };
