@@ -3863,10 +3863,13 @@ fn exec(args: &Args, api: &ApiServer, cluster: &mut dyn ClusterView, namespace: 
     let Some(target) = args.positional.first() else {
         return out.fail("error: pod, type/name or --filename must be specified");
     };
-    let mut command: Vec<String> = args.after_dash.clone();
-    if command.is_empty() {
-        command = args.positional[1..].to_vec();
+    // A command without `--` (the pre-1.x form) is refused since kubectl v1.31 (exec.go
+    // Complete: "is not supported anymore", a usage error).
+    if args.after_dash.is_empty() && args.positional.len() > 1 {
+        return out
+            .fail("error: exec [POD] [COMMAND] is not supported anymore. Use exec [POD] -- [COMMAND] instead\nSee 'kubectl exec -h' for help and examples");
     }
+    let command: Vec<String> = args.after_dash.clone();
     if command.is_empty() {
         return out.fail("error: you must specify at least one command for the container");
     }

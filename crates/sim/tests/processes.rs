@@ -185,3 +185,21 @@ fn nginx_and_its_workers_take_no_more_room_than_they_need() {
     assert_eq!(held, 33, "a master and a worker per CPU");
     assert_eq!(nginx.process_room(), held);
 }
+
+/// `kubectl exec POD COMMAND` (no `--`) is a usage error since kubectl v1.31, as the docs'
+/// "Get a Shell to a Running Container" page still writes it (`kubectl exec shell-demo env`);
+/// with `--` the command runs, and `--` alone asks for a command.
+#[test]
+fn kubectl_exec_refuses_a_command_without_the_double_dash() {
+    let mut world = world_with("apiVersion: v1\nkind: Pod\nmetadata: {name: shell-demo}\nspec: {containers: [{name: nginx, image: 'nginx:1.27'}]}\n");
+    let r = world.run_command("kubectl exec shell-demo env");
+    assert_eq!(r.exit_code, 1, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.stdout, "");
+    assert_eq!(
+        r.stderr,
+        "error: exec [POD] [COMMAND] is not supported anymore. Use exec [POD] -- [COMMAND] instead\nSee 'kubectl exec -h' for help and examples\n"
+    );
+    assert!(run(&mut world, "kubectl exec shell-demo -- env").contains("HOSTNAME=shell-demo\n"));
+    let r = world.run_command("kubectl exec shell-demo --");
+    assert_eq!((r.exit_code, r.stderr.as_str()), (1, "error: you must specify at least one command for the container\n"));
+}
