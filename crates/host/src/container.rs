@@ -1531,6 +1531,13 @@ impl Os for ContainerOs<'_> {
     fn hostname(&self) -> String {
         self.spec.hostname.clone()
     }
+    fn runtime_files(&self) -> Vec<String> {
+        // A pod's container (the kubelet always names a termination-message path).
+        if self.spec.termination_message_path.is_empty() {
+            return Vec::new();
+        }
+        ["/etc/hosts", &self.spec.termination_message_path, "/etc/hostname", "/etc/resolv.conf"].map(str::to_string).to_vec()
+    }
     fn interfaces(&self) -> Vec<kubesim_os::net::iface::Interface> {
         if self.spec.interfaces.is_empty() {
             return vec![kubesim_os::net::iface::Interface::loopback()];

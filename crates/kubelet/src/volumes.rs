@@ -105,9 +105,25 @@ pub fn prepare_mounts(pod: &Pod, container: &Container, volumes: &mut Volumes, c
             (Some(sub), None) => Some(sub.to_string()),
             (None, base) => base,
         };
-        mounts.push(Mount { path: mount.mount_path.clone(), volume: id, sub_path, read_only: read_only || mount.read_only.unwrap_or(false) });
+        mounts.push(Mount {
+            path: mount.mount_path.clone(),
+            volume: id,
+            sub_path,
+            read_only: read_only || mount.read_only.unwrap_or(false),
+            memory: memory_backed(volume),
+        });
     }
     Ok(mounts)
+}
+
+/// Whether the volume plugin backs `volume` with memory (a tmpfs): secret, projected and
+/// downwardAPI volumes wrap an emptyDir of medium Memory (pkg/volume/secret, projected,
+/// downwardapi: wrappedVolumeSpec), and an emptyDir asks for it with `medium: Memory`.
+fn memory_backed(volume: &Volume) -> bool {
+    volume.secret.is_some()
+        || volume.projected.is_some()
+        || volume.downward_api.is_some()
+        || volume.empty_dir.as_ref().is_some_and(|e| e.medium.as_deref() == Some("Memory"))
 }
 
 /// Removes a pod's own volumes (`<pod-uid>/<volume>`: emptyDirs and the rendered configMap,

@@ -629,6 +629,9 @@ pub struct Mount {
     pub sub_path: Option<String>,
     /// Read-only mount (`EROFS` on writes).
     pub read_only: bool,
+    /// Backed by memory (a tmpfs): Secret, projected and downward API volumes and emptyDirs
+    /// of medium Memory, as the kubelet's volume plugins mount them; else the node's disk.
+    pub memory: bool,
 }
 
 /// The filesystem interface all programs use. Paths are absolute.
@@ -677,8 +680,9 @@ pub trait Fs {
     }
     /// Sets the clock used for new mtimes (Unix ms).
     fn set_clock(&mut self, unix_ms: u64);
-    /// Mount table entries `(mount point, volume, read-only)` for `df`/`mount`.
-    fn mounts(&self) -> Vec<(String, String, bool)> {
+    /// The volumes mounted into the container, in the order they were given (for `df`,
+    /// `mount` and `/proc/mounts`).
+    fn mounts(&self) -> Vec<Mount> {
         Vec::new()
     }
 }
@@ -1186,8 +1190,8 @@ impl Fs for ContainerFs<'_> {
         self.now_ms = unix_ms;
     }
 
-    fn mounts(&self) -> Vec<(String, String, bool)> {
-        self.mounts.iter().map(|m| (m.path.clone(), m.volume.clone(), m.read_only)).collect()
+    fn mounts(&self) -> Vec<Mount> {
+        self.mounts.to_vec()
     }
 }
 
@@ -1249,7 +1253,7 @@ impl OwnedFs {
         if let Some(t) = tree {
             self.volumes.trees.insert(volume.to_string(), t);
         }
-        self.mounts.push(Mount { path: path.to_string(), volume: volume.to_string(), sub_path: sub_path.map(str::to_string), read_only });
+        self.mounts.push(Mount { path: path.to_string(), volume: volume.to_string(), sub_path: sub_path.map(str::to_string), read_only, memory: false });
         prepare_mountpoints(&mut self.root, &self.mounts, &mut self.volumes);
     }
 
@@ -1339,8 +1343,8 @@ impl Fs for OwnedFs {
     fn set_clock(&mut self, unix_ms: u64) {
         self.now_ms = unix_ms;
     }
-    fn mounts(&self) -> Vec<(String, String, bool)> {
-        self.mounts.iter().map(|m| (m.path.clone(), m.volume.clone(), m.read_only)).collect()
+    fn mounts(&self) -> Vec<Mount> {
+        self.mounts.to_vec()
     }
 }
 

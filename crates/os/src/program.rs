@@ -513,6 +513,12 @@ pub trait Os {
     }
     /// The container's hostname (the pod name, or `spec.hostname`).
     fn hostname(&self) -> String;
+    /// The files the runtime bind-mounts into the container from the node, in the order the
+    /// OCI spec lists them: the kubelet's `/etc/hosts` and termination-message file, then
+    /// containerd's `/etc/hostname` and `/etc/resolv.conf`. None outside a pod.
+    fn runtime_files(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Writes to the process's stdout. `Err(EPIPE)` when the reader is gone (pipelines).
     fn write_stdout(&mut self, data: &[u8]) -> Result<(), Errno>;
     /// Writes to the process's stderr.

@@ -37,19 +37,98 @@ pub struct MountEntry {
     pub fs_type: &'static str,
     /// Its options (`rw,relatime`).
     pub options: String,
+    /// Which filesystem it is (stat's `st_dev`): bind mounts of one filesystem share it (the
+    /// node's disk behind every volume and runtime file, the /dev tmpfs behind the masked
+    /// /proc files), each tmpfs has its own. GNU `df` shows each filesystem once.
+    pub dev: u32,
 }
 
-/// The container's mount table, as `/proc/mounts` and `mount` list it: the root overlay,
-/// /proc, then the volumes (on the node's disk).
+/// The container's mount table, as `/proc/mounts` and `mount` list it, in the order runc
+/// mounts a containerd container's OCI spec: the root overlay; the default mounts (proc, the
+/// /dev tmpfs, devpts, mqueue, sysfs, the cgroup2 hierarchy); then the kubelet's mounts (the
+/// volumes in `volumeMounts` order, `/etc/hosts`, the termination-message file) followed by
+/// containerd's (`/etc/hostname`, `/etc/resolv.conf`, the sandbox's `/dev/shm`), stably
+/// sorted by how many components their paths have (containerd's WithMounts, so a mount never
+/// shadows a deeper one); last the read-only and masked /proc and /sys paths. Volumes on the
+/// node's disk and the runtime's files show the node's disk (`/dev/sda1`, ext4); memory-backed
+/// volumes a tmpfs sized to the node's memory (the kubelet sizes it to the pod's memory limit
+/// when it has one: a simplification); a mount point reached through a symlink (`/var/run`
+/// is `/run` in Debian's images) shows its resolved path, as the kernel does.
 pub fn mount_table(os: &dyn Os) -> Vec<MountEntry> {
+    const PROC: &str = "rw,nosuid,nodev,noexec,relatime";
+    const PROC_RO: &str = "ro,nosuid,nodev,noexec,relatime";
+    // Device numbers: the fixed filesystems, the node's disk, then one per tmpfs.
+    const ROOT: u32 = 1;
+    const PROC_DEV: u32 = 2;
+    const DEV: u32 = 3;
+    const DISK: u32 = 8;
+    let entry = |device: &'static str, point: &str, fs_type: &'static str, options: &str, dev: u32| MountEntry {
+        device,
+        point: point.into(),
+        fs_type,
+        options: options.into(),
+        dev,
+    };
     let mut table = vec![
-        MountEntry { device: "overlay", point: "/".into(), fs_type: "overlay", options: "rw,relatime".into() },
-        MountEntry { device: "proc", point: "/proc".into(), fs_type: "proc", options: "rw,nosuid,nodev,noexec,relatime".into() },
+        entry("overlay", "/", "overlay", "rw,relatime", ROOT),
+        entry("proc", "/proc", "proc", PROC, PROC_DEV),
+        entry("tmpfs", "/dev", "tmpfs", "rw,nosuid,size=65536k,mode=755", DEV),
+        entry("devpts", "/dev/pts", "devpts", "rw,nosuid,noexec,relatime,gid=5,mode=620,ptmxmode=666", 4),
+        entry("mqueue", "/dev/mqueue", "mqueue", PROC, 5),
+        entry("sysfs", "/sys", "sysfs", PROC_RO, 6),
+        entry("cgroup", "/sys/fs/cgroup", "cgroup2", PROC_RO, 7),
     ];
-    for (point, _, ro) in os.fs_ref().mounts() {
-        table.push(MountEntry { device: "/dev/sda1", point, fs_type: "ext4", options: format!("{},relatime", if ro { "ro" } else { "rw" }) });
+    let mut next_dev = DISK + 1;
+    let mut own_dev = || {
+        next_dev += 1;
+        next_dev
+    };
+    let runtime = os.runtime_files();
+    if !runtime.is_empty() || !os.fs_ref().mounts().is_empty() {
+        let tmpfs_size = format!("size={}k", os.mem_info().total / 1024);
+        let disk = |ro: bool| if ro { "ro,relatime" } else { "rw,relatime" };
+        let mut spec: Vec<MountEntry> = os
+            .fs_ref()
+            .mounts()
+            .into_iter()
+            .map(|m| match m.memory {
+                true => MountEntry { device: "tmpfs", point: m.path, fs_type: "tmpfs", options: format!("{},{tmpfs_size}", disk(m.read_only)), dev: own_dev() },
+                false => MountEntry { device: "/dev/sda1", point: m.path, fs_type: "ext4", options: disk(m.read_only).into(), dev: DISK },
+            })
+            .collect();
+        spec.extend(runtime.iter().map(|path| entry("/dev/sda1", path, "ext4", "rw,relatime", DISK)));
+        if !runtime.is_empty() {
+            spec.push(entry("shm", "/dev/shm", "tmpfs", "rw,nosuid,nodev,noexec,relatime,size=65536k", own_dev()));
+        }
+        // Stable: mounts of equal depth keep their order.
+        spec.sort_by_key(|m| m.point.split('/').filter(|c| !c.is_empty()).count());
+        for m in &mut spec {
+            if let Ok(real) = os.fs_ref().realpath(&m.point) {
+                m.point = real;
+            }
+        }
+        table.extend(spec);
+    }
+    for path in ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"] {
+        table.push(entry("proc", path, "proc", PROC_RO, PROC_DEV));
+    }
+    // Masked paths: a directory under an empty read-only tmpfs of its own, a file under
+    // /dev/null (the /dev tmpfs).
+    for (path, dir) in
+        [("/proc/acpi", true), ("/proc/kcore", false), ("/proc/keys", false), ("/proc/timer_list", false), ("/proc/scsi", true), ("/sys/firmware", true)]
+    {
+        table.push(match dir {
+            true => entry("tmpfs", path, "tmpfs", "ro,relatime", own_dev()),
+            false => entry("tmpfs", path, "tmpfs", "rw,nosuid,size=65536k,mode=755", DEV),
+        });
     }
     table
+}
+
+/// `/proc/mounts` (and `/proc/PID/mounts`): the mount table, one `device point type options 0 0`
+/// line per mount.
+fn mounts_file(os: &dyn Os) -> String {
+    mount_table(os).iter().map(|m| format!("{} {} {} {} 0 0\n", m.device, m.point, m.fs_type, m.options)).collect()
 }
 
 fn proc_file(os: &dyn Os, path: &str) -> Option<Result<Vec<u8>, Errno>> {
@@ -94,7 +173,7 @@ fn proc_file(os: &dyn Os, path: &str) -> Option<Result<Vec<u8>, Errno>> {
             }
             s
         }
-        (None, "mounts") => mount_table(os).iter().map(|m| format!("{} {} {} {} 0 0\n", m.device, m.point, m.fs_type, m.options)).collect(),
+        (None, "mounts") => mounts_file(os),
         (None, "sys/kernel/hostname") => format!("{}\n", os.hostname()),
         (Some(p), f) => {
             let procs = os.processes();
@@ -120,6 +199,10 @@ fn proc_file(os: &dyn Os, path: &str) -> Option<Result<Vec<u8>, Errno>> {
                     info.rss_bytes / 1024
                 ),
                 "cgroup" => "0::/\n".into(),
+                // The process's mount namespace: the container's (a process of another
+                // container sharing the pod's PID namespace is shown this container's table,
+                // a simplification: kubesim keeps no mount namespace per process).
+                "mounts" => mounts_file(os),
                 _ => return Some(Err(Errno::ENOENT)),
             }
         }

@@ -33,8 +33,8 @@ fn two_containers_mounting_one_volume_see_the_same_bytes() {
     let mut vols = Volumes::default();
     let mut a_root = registry::busybox_image();
     let mut b_root = registry::debian_image();
-    let a_mounts = vec![Mount { path: "/work-dir".into(), volume: "pod/workdir".into(), sub_path: None, read_only: false }];
-    let b_mounts = vec![Mount { path: "/usr/share/nginx/html".into(), volume: "pod/workdir".into(), sub_path: None, read_only: true }];
+    let a_mounts = vec![Mount { path: "/work-dir".into(), volume: "pod/workdir".into(), sub_path: None, read_only: false, memory: false }];
+    let b_mounts = vec![Mount { path: "/usr/share/nginx/html".into(), volume: "pod/workdir".into(), sub_path: None, read_only: true, memory: false }];
     prepare_mountpoints(&mut a_root, &a_mounts, &mut vols);
     prepare_mountpoints(&mut b_root, &b_mounts, &mut vols);
     view(&mut a_root, &a_mounts, &mut vols).write("/work-dir/index.html", b"<h1>hi</h1>\n", WriteMode::Truncate).unwrap();
@@ -48,7 +48,7 @@ fn two_containers_mounting_one_volume_see_the_same_bytes() {
 fn sub_path_mounts_a_directory_inside_the_volume() {
     let mut vols = Volumes::default();
     let mut root = registry::debian_image();
-    let mounts = vec![Mount { path: "/var/lib/mysql".into(), volume: "pvc-data".into(), sub_path: Some("mysql".into()), read_only: false }];
+    let mounts = vec![Mount { path: "/var/lib/mysql".into(), volume: "pvc-data".into(), sub_path: Some("mysql".into()), read_only: false, memory: false }];
     prepare_mountpoints(&mut root, &mounts, &mut vols);
     view(&mut root, &mounts, &mut vols).write("/var/lib/mysql/ibdata1", b"x", WriteMode::Truncate).unwrap();
     assert_eq!(vols.trees["pvc-data"].read_path("/mysql/ibdata1"), Some(&b"x"[..]));
@@ -85,7 +85,7 @@ fn symlinks_resolve_across_mounts_and_loops_fail() {
     let mut vols = Volumes::default();
     vols.trees.insert("cm".into(), atomic_volume(&[("app.conf", b"x=1\n")], "2026_12_01_09_04_57.1", 0o644));
     let mut root = registry::busybox_image();
-    let mounts = vec![Mount { path: "/etc/app".into(), volume: "cm".into(), sub_path: None, read_only: true }];
+    let mounts = vec![Mount { path: "/etc/app".into(), volume: "cm".into(), sub_path: None, read_only: true, memory: false }];
     prepare_mountpoints(&mut root, &mounts, &mut vols);
     root.add_symlink("/conf", "/etc/app/app.conf");
     root.add_symlink("/loop1", "/loop2");
@@ -103,7 +103,7 @@ fn symlinks_resolve_across_mounts_and_loops_fail() {
 fn rename_across_mounts_is_exdev_and_mount_points_are_busy() {
     let mut vols = Volumes::default();
     let mut root = registry::busybox_image();
-    let mounts = vec![Mount { path: "/data".into(), volume: "v".into(), sub_path: None, read_only: false }];
+    let mounts = vec![Mount { path: "/data".into(), volume: "v".into(), sub_path: None, read_only: false, memory: false }];
     prepare_mountpoints(&mut root, &mounts, &mut vols);
     let mut fs = view(&mut root, &mounts, &mut vols);
     fs.write("/tmp/a", b"a", WriteMode::Truncate).unwrap();
@@ -162,9 +162,9 @@ fn listings_show_mount_points_and_the_longest_mount_prefix_wins() {
     let mut vols = Volumes::default();
     let mut root = registry::busybox_image();
     let mounts = vec![
-        Mount { path: "/srv".into(), volume: "outer".into(), sub_path: Some("base".into()), read_only: false },
-        Mount { path: "/srv/inner".into(), volume: "inner".into(), sub_path: None, read_only: true },
-        Mount { path: "/srvx".into(), volume: "other".into(), sub_path: None, read_only: false },
+        Mount { path: "/srv".into(), volume: "outer".into(), sub_path: Some("base".into()), read_only: false, memory: false },
+        Mount { path: "/srv/inner".into(), volume: "inner".into(), sub_path: None, read_only: true, memory: false },
+        Mount { path: "/srvx".into(), volume: "other".into(), sub_path: None, read_only: false, memory: false },
     ];
     prepare_mountpoints(&mut root, &mounts, &mut vols);
     // (The mount point of the nested mount, inside the outer volume.)

@@ -89,7 +89,7 @@ fn resume(c: &mut Container, vols: &mut Volumes, prog: &mut Box<dyn Program>, no
 #[test]
 fn two_containers_share_an_empty_dir_through_host_owned_storage() {
     let mut vols = Volumes::default();
-    let mount = |path: &str, ro: bool| vec![Mount { path: path.into(), volume: "pod-1/shared".into(), sub_path: None, read_only: ro }];
+    let mount = |path: &str, ro: bool| vec![Mount { path: path.into(), volume: "pod-1/shared".into(), sub_path: None, read_only: ro, memory: false }];
     let mut writer = Container { root: registry::busybox_image(), mounts: mount("/data", false), log: Vec::new(), pid: 1, hostname: "two-containers".into() };
     let mut reader = Container { root: registry::debian_image(), mounts: mount("/pod-data", true), log: Vec::new(), pid: 1, hostname: "two-containers".into() };
     prepare_mountpoints(&mut writer.root, &writer.mounts, &mut vols);

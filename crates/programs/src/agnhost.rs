@@ -41,6 +41,11 @@ pub fn go_signal_name(sig: Signal) -> &'static str {
     }
 }
 
+/// statfs(2) f_type of ext4 (EXT4_SUPER_MAGIC, 0xEF53): the node's disk.
+const EXT4_SUPER_MAGIC: u32 = 0xEF53;
+/// statfs(2) f_type of overlayfs (OVERLAYFS_SUPER_MAGIC, 0x794C7630): a container's root.
+const OVERLAYFS_SUPER_MAGIC: u32 = 0x794C_7630;
+
 const SUBCOMMANDS: &[(&str, &str)] = &[
     ("audit-proxy", "Creates a proxy for the AuditSink"),
     ("connect", "Attempts a TCP connection and returns useful errors"),
@@ -319,15 +324,21 @@ impl Agnhost {
             let v = v.clone().unwrap_or_default();
             match k.as_str() {
                 "fs_type" => {
-                    let t = os
+                    // statfs(2)'s f_type: tmpfs by name, else the magic number (mounttest's
+                    // fsType): the mount holding the path (the deepest whose point is a
+                    // prefix of it), else the root overlay.
+                    let holder = os
                         .fs_ref()
                         .mounts()
                         .into_iter()
-                        .filter(|(p, _, _)| v.starts_with(p.as_str()))
-                        .max_by_key(|(p, _, _)| p.len())
-                        .map(|(_, t, _)| t)
-                        .unwrap_or_else(|| "overlay".into());
-                    common::out(os, &format!("mount type of {v:?}: {}\n", if t.contains("emptyDir") || t.is_empty() { "tmpfs".to_string() } else { t }));
+                        .filter(|m| v == m.path || v.starts_with(&format!("{}/", m.path.trim_end_matches('/'))))
+                        .max_by_key(|m| m.path.len());
+                    let t = match holder {
+                        Some(m) if m.memory => "tmpfs".to_string(),
+                        Some(_) => EXT4_SUPER_MAGIC.to_string(),
+                        None => OVERLAYFS_SUPER_MAGIC.to_string(),
+                    };
+                    common::out(os, &format!("mount type of {v:?}: {t}\n"));
                 }
                 "file_content" => match common::read_file(os, &v, 1 << 20) {
                     Some(b) => common::out(os, &format!("content of file {v:?}: {}\n", String::from_utf8_lossy(&b))),

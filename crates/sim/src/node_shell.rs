@@ -61,7 +61,7 @@ impl NodeShell {
             hostname: node.into(),
             mounts: NODE_DIRS
                 .iter()
-                .map(|d| Mount { path: d.to_string(), volume: NODE_ROOT.into(), sub_path: Some(d.to_string()), read_only: false })
+                .map(|d| Mount { path: d.to_string(), volume: NODE_ROOT.into(), sub_path: Some(d.to_string()), read_only: false, memory: false })
                 .collect(),
             files: vec![
                 ("/usr/bin/sudo".to_string(), b"#!kubesim sudo\n".to_vec(), 0o755),

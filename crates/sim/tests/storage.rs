@@ -329,13 +329,87 @@ fn mount_lists_the_mount_table_and_refuses_to_mount() {
         })
         .collect();
     assert_eq!(listed.stdout.lines().collect::<Vec<_>>(), from_proc);
-    assert!(listed.stdout.contains("/dev/sda1 on /var/run/secrets/kubernetes.io/serviceaccount type ext4 (ro,relatime)"), "{}", listed.stdout);
+    // containerd's order: the root, the OCI defaults, then the kubelet's and containerd's
+    // mounts stably sorted by depth, then the read-only and masked /proc and /sys paths.
+    let points: Vec<&str> = from_proc.iter().map(|l| l.split(' ').nth(2).expect("a mount point")).collect();
+    assert_eq!(
+        points,
+        [
+            "/",
+            "/proc",
+            "/dev",
+            "/dev/pts",
+            "/dev/mqueue",
+            "/sys",
+            "/sys/fs/cgroup",
+            "/etc/hosts",
+            "/dev/termination-log",
+            "/etc/hostname",
+            "/etc/resolv.conf",
+            "/dev/shm",
+            "/var/run/secrets/kubernetes.io/serviceaccount",
+            "/proc/bus",
+            "/proc/fs",
+            "/proc/irq",
+            "/proc/sys",
+            "/proc/sysrq-trigger",
+            "/proc/acpi",
+            "/proc/kcore",
+            "/proc/keys",
+            "/proc/timer_list",
+            "/proc/scsi",
+            "/sys/firmware",
+        ]
+    );
+    // The projected service-account volume is memory-backed; the runtime's files are on
+    // the node's disk.
+    assert!(listed.stdout.contains("tmpfs on /var/run/secrets/kubernetes.io/serviceaccount type tmpfs (ro,relatime,size="), "{}", listed.stdout);
+    assert!(listed.stdout.contains("/dev/sda1 on /etc/hosts type ext4 (rw,relatime)\n"), "{}", listed.stdout);
     let ext4 = world.run_command("kubectl exec bb -- mount -t ext4");
-    assert!(!ext4.stdout.contains("overlay") && ext4.stdout.contains("serviceaccount"), "{}", ext4.stdout);
+    assert!(!ext4.stdout.contains("overlay") && !ext4.stdout.contains("serviceaccount") && ext4.stdout.contains("/etc/resolv.conf"), "{}", ext4.stdout);
+    // /proc/PID/mounts is the process's (the container's) table.
+    assert_eq!(world.run_command("kubectl exec bb -- cat /proc/1/mounts").stdout, proc_mounts.stdout);
     let busybox = world.run_command("kubectl exec bb -- mount -t tmpfs tmpfs /mnt");
     assert_eq!(busybox.exit_code, 1);
     assert!(format!("{}{}", busybox.stdout, busybox.stderr).contains("mount: permission denied (are you root?)\n"), "{busybox:?}");
     let gnu = world.run_command("kubectl exec web -- mount -t tmpfs tmpfs /mnt");
     assert_eq!(gnu.exit_code, 32);
     assert!(format!("{}{}", gnu.stdout, gnu.stderr).contains("mount: /mnt: must be superuser to use mount.\n"), "{gnu:?}");
+}
+
+/// An emptyDir is on the node's disk unless its medium is Memory (a tmpfs as large as the
+/// node's memory), as agnhost's mounttest reads statfs(2) and `df` lists it; GNU df shows
+/// each filesystem once (the node's disk at its first mount), busybox's every mount.
+#[test]
+fn memory_backed_volumes_are_tmpfs_and_df_lists_filesystems() {
+    let mut world = world_with(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: bb}\nspec:\n  containers:\n  - name: c\n    image: 'busybox:1.36'\n    command: [sleep, '3600']\n    volumeMounts: [{name: disk, mountPath: /data}, {name: mem, mountPath: /cache}]\n  - name: t\n    image: 'registry.k8s.io/e2e-test-images/agnhost:2.53'\n    args: [pause]\n    volumeMounts: [{name: disk, mountPath: /data}, {name: mem, mountPath: /cache}]\n  volumes: [{name: disk, emptyDir: {}}, {name: mem, emptyDir: {medium: Memory}}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: c, image: 'nginx:1.27'}]\n",
+    );
+    world.run_until(40_000);
+    let fs_type = |world: &mut World, path: &str| world.run_command(&format!("kubectl exec bb -c t -- /agnhost mounttest --fs_type={path}")).stdout;
+    assert_eq!(fs_type(&mut world, "/cache"), "mount type of \"/cache\": tmpfs\n");
+    assert_eq!(fs_type(&mut world, "/data"), "mount type of \"/data\": 61267\n", "ext4's magic number");
+    assert_eq!(fs_type(&mut world, "/etc"), "mount type of \"/etc\": 2035054128\n", "overlayfs's magic number");
+    let busybox = world.run_command("kubectl exec bb -c c -- df");
+    let mounted_on: Vec<&str> = busybox.stdout.lines().skip(1).map(|l| l.rsplit(' ').next().expect("a column")).collect();
+    assert_eq!(&mounted_on[..5], ["/", "/dev", "/data", "/cache", "/etc/hosts"], "{}", busybox.stdout);
+    assert!(busybox.stdout.lines().any(|l| l.starts_with("tmpfs ") && l.ends_with(" /cache")), "{}", busybox.stdout);
+    let gnu = world.run_command("kubectl exec web -- df -h");
+    let rows: Vec<(&str, &str)> =
+        gnu.stdout.lines().skip(1).map(|l| (l.split(' ').next().expect("a column"), l.rsplit(' ').next().expect("a column"))).collect();
+    assert_eq!(
+        rows,
+        [
+            ("overlay", "/"),
+            ("tmpfs", "/dev"),
+            ("/dev/sda1", "/etc/hosts"),
+            ("shm", "/dev/shm"),
+            ("tmpfs", "/var/run/secrets/kubernetes.io/serviceaccount"),
+            ("tmpfs", "/proc/acpi"),
+            ("tmpfs", "/proc/scsi"),
+            ("tmpfs", "/sys/firmware"),
+        ],
+        "{}",
+        gnu.stdout
+    );
 }

@@ -1130,12 +1130,25 @@ pub(crate) fn df(c: &mut Ctx) -> i32 {
         Err(o) => return c.bad_option(&o),
     };
     let h = opts.iter().any(|(o, _)| *o == 'h');
+    // The node's disk (the root overlay's upper layer and every disk-backed mount); a tmpfs
+    // is as large as its `size=` option, else half the node's memory (the kernel's default).
     let total: u64 = 61_255_492;
     let used_root = 8_311_248u64;
-    let mut rows = vec![("overlay".to_string(), total, used_root, "/".to_string())];
-    rows.push(("tmpfs".into(), 65_536, 0, "/dev".into()));
-    for (p, _, _) in c.os.fs_ref().mounts() {
-        rows.push(("/dev/sda1".into(), total, used_root, p));
+    let half_memory = c.os.mem_info().total / 1024 / 2;
+    let mut rows: Vec<(String, u64, u64, String)> = Vec::new();
+    let mut seen_devs = Vec::new();
+    for m in crate::sys::mount_table(&*c.os) {
+        let (t, u) = match m.fs_type {
+            "overlay" | "ext4" => (total, used_root),
+            "tmpfs" => (m.options.split(',').find_map(|o| o.strip_prefix("size=")?.strip_suffix('k')?.parse().ok()).unwrap_or(half_memory), 0),
+            _ => continue, // proc, sysfs, devpts, mqueue, cgroup2: no blocks
+        };
+        // GNU df shows each filesystem once (its first mount); busybox lists every mount.
+        if c.gnu() && seen_devs.contains(&m.dev) {
+            continue;
+        }
+        seen_devs.push(m.dev);
+        rows.push((m.device.to_string(), t, u, m.point));
     }
     let mut out = String::new();
     if c.gnu() {
