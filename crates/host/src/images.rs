@@ -172,6 +172,17 @@ pub fn image_tree(info: &ImageInfo) -> Tree {
     ] {
         tree.add_dir(dir, 0o755);
     }
+    // The distributions' other top-level directories (what `ls /` shows in a shell in the
+    // container): Debian's and Ubuntu's base images carry boot, lib64, media, mnt, opt and
+    // srv, Alpine's media, mnt, opt and srv.
+    let distribution_dirs: &[&str] = match info.os.flavour.as_str() {
+        "debian" | "ubuntu" => &["/boot", "/lib64", "/media", "/mnt", "/opt", "/srv"],
+        "alpine" => &["/media", "/mnt", "/opt", "/srv"],
+        _ => &[],
+    };
+    for dir in distribution_dirs {
+        tree.add_dir(dir, 0o755);
+    }
     tree.add_dir("/tmp", 0o1777);
     tree.add_dir("/root", 0o700);
     if !info.config.working_dir.is_empty() {
@@ -214,6 +225,20 @@ mod tests {
         assert!(nginx.tree.read_path("/usr/sbin/nginx").is_some_and(|b| b.starts_with(b"#!kubesim nginx")));
         let busybox = store.pull("busybox:1.28").unwrap();
         assert!(busybox.tree.read_path("/bin/sh").is_some_and(|b| b.starts_with(b"#!kubesim busybox")));
+    }
+
+    /// `ls /` in a Debian-based image lists the distribution's top-level directories (the
+    /// nginx image's: bin boot dev … srv sys tmp usr var); busybox's has none of them.
+    #[test]
+    fn a_debian_image_has_the_distributions_top_level_directories() {
+        let mut store = ImageStore::default();
+        let nginx = store.pull("nginx:1.27").unwrap();
+        let is_dir = |tree: &Tree, path: &str| tree.get_path(path).is_some_and(|n| matches!(n.kind, kubesim_os::fs::NodeKind::Dir(_)));
+        for dir in ["/boot", "/lib64", "/media", "/mnt", "/opt", "/srv", "/bin", "/usr", "/var"] {
+            assert!(is_dir(&nginx.tree, dir), "{dir}");
+        }
+        let busybox = store.pull("busybox:1.36").unwrap();
+        assert!(!is_dir(&busybox.tree, "/srv") && !is_dir(&busybox.tree, "/boot"));
     }
 
     #[test]
