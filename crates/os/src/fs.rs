@@ -744,6 +744,12 @@ fn locate(mounts: &[Mount], comps: &[String]) -> Located {
     }
 }
 
+/// The mount that holds `path` (the deepest whose mount point is a prefix of it, as every
+/// read and write locates it), if any: else the path is in the container's root.
+pub fn mount_holding<'m>(mounts: &'m [Mount], path: &str) -> Option<&'m Mount> {
+    locate(mounts, &components(path)).mount.map(|i| &mounts[i])
+}
+
 impl Located {
     /// The path inside the located tree: the mount's sub-path, then the components below the
     /// mount point.

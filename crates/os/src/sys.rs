@@ -84,12 +84,11 @@ pub fn mount_table(os: &dyn Os) -> Vec<MountEntry> {
         next_dev
     };
     let runtime = os.runtime_files();
-    if !runtime.is_empty() || !os.fs_ref().mounts().is_empty() {
+    let volumes = os.fs_ref().mounts();
+    if !runtime.is_empty() || !volumes.is_empty() {
         let tmpfs_size = format!("size={}k", os.mem_info().total / 1024);
         let disk = |ro: bool| if ro { "ro,relatime" } else { "rw,relatime" };
-        let mut spec: Vec<MountEntry> = os
-            .fs_ref()
-            .mounts()
+        let mut spec: Vec<MountEntry> = volumes
             .into_iter()
             .map(|m| match m.memory {
                 true => MountEntry { device: "tmpfs", point: m.path, fs_type: "tmpfs", options: format!("{},{tmpfs_size}", disk(m.read_only)), dev: own_dev() },
@@ -101,7 +100,7 @@ pub fn mount_table(os: &dyn Os) -> Vec<MountEntry> {
             spec.push(entry("shm", "/dev/shm", "tmpfs", "rw,nosuid,nodev,noexec,relatime,size=65536k", own_dev()));
         }
         // Stable: mounts of equal depth keep their order.
-        spec.sort_by_key(|m| m.point.split('/').filter(|c| !c.is_empty()).count());
+        spec.sort_by_key(|m| crate::fs::component_strs(&m.point).count());
         for m in &mut spec {
             if let Ok(real) = os.fs_ref().realpath(&m.point) {
                 m.point = real;

@@ -327,13 +327,8 @@ impl Agnhost {
                     // statfs(2)'s f_type: tmpfs by name, else the magic number (mounttest's
                     // fsType): the mount holding the path (the deepest whose point is a
                     // prefix of it), else the root overlay.
-                    let holder = os
-                        .fs_ref()
-                        .mounts()
-                        .into_iter()
-                        .filter(|m| v == m.path || v.starts_with(&format!("{}/", m.path.trim_end_matches('/'))))
-                        .max_by_key(|m| m.path.len());
-                    let t = match holder {
+                    let mounts = os.fs_ref().mounts();
+                    let t = match kubesim_os::fs::mount_holding(&mounts, &v) {
                         Some(m) if m.memory => "tmpfs".to_string(),
                         Some(_) => EXT4_SUPER_MAGIC.to_string(),
                         None => OVERLAYFS_SUPER_MAGIC.to_string(),
