@@ -186,9 +186,10 @@ fn nginx_and_its_workers_take_no_more_room_than_they_need() {
     assert_eq!(nginx.process_room(), held);
 }
 
-/// `kubectl exec POD COMMAND` (no `--`) is a usage error since kubectl v1.31, as the docs'
-/// "Get a Shell to a Running Container" page still writes it (`kubectl exec shell-demo env`);
-/// with `--` the command runs, and `--` alone asks for a command.
+/// `kubectl exec POD COMMAND` (no `--`) is a usage error since kubectl v1.31
+/// (staging/src/k8s.io/kubectl/pkg/cmd/exec/exec.go, ExecOptions.Complete and Validate), as the
+/// docs' "Get a Shell to a Running Container" page still writes it (`kubectl exec shell-demo
+/// env`); with `--` the command runs, and `--` alone asks for a command.
 #[test]
 fn kubectl_exec_refuses_a_command_without_the_double_dash() {
     let mut world = world_with("apiVersion: v1\nkind: Pod\nmetadata: {name: shell-demo}\nspec: {containers: [{name: nginx, image: 'nginx:1.27'}]}\n");

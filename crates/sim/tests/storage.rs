@@ -330,7 +330,8 @@ fn mount_lists_the_mount_table_and_refuses_to_mount() {
         .collect();
     assert_eq!(listed.stdout.lines().collect::<Vec<_>>(), from_proc);
     // containerd's order: the root, the OCI defaults, then the kubelet's and containerd's
-    // mounts stably sorted by depth, then the read-only and masked /proc and /sys paths.
+    // mounts stably sorted by depth (containerd internal/cri/opts/spec_linux.go WithMounts,
+    // orderedMounts), then runc's read-only and masked /proc and /sys paths.
     let points: Vec<&str> = from_proc.iter().map(|l| l.split(' ').nth(2).expect("a mount point")).collect();
     assert_eq!(
         points,
@@ -378,8 +379,9 @@ fn mount_lists_the_mount_table_and_refuses_to_mount() {
 }
 
 /// An emptyDir is on the node's disk unless its medium is Memory (a tmpfs as large as the
-/// node's memory), as agnhost's mounttest reads statfs(2) and `df` lists it; GNU df shows
-/// each filesystem once (the node's disk at its first mount), busybox's every mount.
+/// node's memory; pkg/volume/emptydir), as agnhost's mounttest reads statfs(2)
+/// (test/images/agnhost/mounttest/mt.go fsType) and `df` lists it; GNU df shows each
+/// filesystem once (the node's disk at its first mount), busybox's every mount.
 #[test]
 fn memory_backed_volumes_are_tmpfs_and_df_lists_filesystems() {
     let mut world = world_with(
